@@ -1,0 +1,103 @@
+# schedext — build, test, run, bench.
+#   make            build build/schedext (release, -O2)
+#   make run        install deps, build, serve the demo cluster on $(LISTEN)
+#   make test       install deps, build, run every unit and integration test
+#   make test SANITIZE=address,undefined | SANITIZE=thread
+#   make bench [QUICK=1], make format, make clean, make install-deps
+
+CC       ?= cc
+LISTEN   ?= 127.0.0.1:8888
+SANITIZE ?=
+comma    := ,
+PKGS     := libmicrohttpd libcjson libcurl yaml-0.1
+DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libcjson-dev libcurl4-openssl-dev \
+            libyaml-dev python3 curl openssl ca-certificates
+
+ifeq ($(SANITIZE),)
+  BUILD  := build
+  OPT    := -O2 -g
+  SANFLAGS :=
+else
+  BUILD  := build-$(subst $(comma),-,$(SANITIZE))
+  OPT    := -O1 -g -fno-omit-frame-pointer
+  SANFLAGS := -fsanitize=$(SANITIZE) -fno-sanitize-recover=all
+endif
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter \
+           $(OPT) $(SANFLAGS) -Iinclude $(PKG_CFLAGS) -MMD -MP -pthread
+LDFLAGS += $(SANFLAGS) -pthread
+LDLIBS  += $(PKG_LIBS) -lm
+
+CORE_SRC   := $(filter-out src/main.c,$(wildcard src/*.c))
+PLUGIN_SRC := $(wildcard plugins/*.c)
+LIB_OBJ    := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC) $(PLUGIN_SRC))
+MAIN_OBJ   := $(BUILD)/obj/src/main.o
+LIB        := $(BUILD)/libschedext.a
+BIN        := $(BUILD)/schedext
+
+TEST_SRC   := $(wildcard test/unit/test_*.c test/plugins/test_*.c)
+TEST_BINS  := $(patsubst test/%.c,$(BUILD)/test/%,$(TEST_SRC))
+TEST_HARNESS := $(BUILD)/obj/test/harness.o
+
+.PHONY: all run test unit integration bench clean format install-deps check-deps tools
+all: $(BIN)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(MAIN_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(LIB) $(LDLIBS)
+
+$(BUILD)/test/%: test/%.c $(LIB) $(TEST_HARNESS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itest -o $@ $< $(TEST_HARNESS) $(LIB) $(LDFLAGS) $(LDLIBS)
+
+# Tools used by tests and bench (the synthetic cluster generator, the C load driver).
+BENCH_SRC  := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+$(BUILD)/bench/%: bench/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+tools: $(BENCH_BINS)
+
+# Installs missing Debian packages; a no-op when pkg-config finds everything.
+install-deps:
+	@if pkg-config --exists $(PKGS) 2>/dev/null && command -v python3 >/dev/null \
+	    && command -v curl >/dev/null && command -v openssl >/dev/null; then \
+	  :; \
+	else \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  echo "installing: $(DEB_PKGS)"; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(DEB_PKGS); \
+	fi
+
+check-deps:
+	@pkg-config --exists $(PKGS) || { echo "missing libraries: run make install-deps"; exit 1; }
+
+run: install-deps
+	@$(MAKE) --no-print-directory all
+	$(BIN) serve --state extender-config/demo-cluster.yaml --listen $(LISTEN)
+
+test: install-deps
+	@$(MAKE) --no-print-directory all tools $(TEST_BINS)
+	@SANITIZE="$(SANITIZE)" BUILD="$(BUILD)" ./test/run.sh $(TEST_BINS)
+
+bench: install-deps
+	@$(MAKE) --no-print-directory all tools
+	@BUILD="$(BUILD)" QUICK="$(QUICK)" ./bench/run.sh
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-*
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,202 @@
+/* The cache: nodes, pods (bound, pending, assumed) and the other kinds,
+ * with per-node NodeInfo sums, and immutable snapshots for scheduling cycles
+ * (reference plugins.md §5).
+ *
+ * Threads: one writer at a time (the state-file loader, the watch, the bind
+ * path) — every mutating call takes the cache's mutex, so they may come from
+ * any thread. Readers never lock NodeInfos: they take a snapshot with
+ * sx_cache_snapshot(), which is immutable and reference counted, and read it
+ * while updates continue.
+ *
+ * Copy on write: a NodeInfo shared with a snapshot (refcount > 1) is cloned
+ * before the cache mutates it, so building a snapshot only copies pointers of
+ * the NodeInfos that changed since the previous snapshot.
+ */
+#ifndef SCHEDEXT_CACHE_H
+#define SCHEDEXT_CACHE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "schedext/model.h"
+
+struct sx_cache;
+
+struct sx_pvc_ref {
+	sx_str ns;
+	sx_str name;
+	int32_t count;
+};
+
+/* Per-node sums plugins need. Immutable once in a snapshot. */
+struct sx_node_info {
+	atomic_int refcount;
+	uint64_t generation;         /* cache generation of the last change */
+	sx_str name;
+	const struct sx_node *node;  /* NULL while pods reference an unknown node */
+	uint32_t npods;
+	const struct sx_pod **pods;  /* bound and assumed pods on the node */
+	uint32_t naffinity;
+	const struct sx_pod **affinity_pods;     /* podAffinity or podAntiAffinity set */
+	uint32_t nanti;
+	const struct sx_pod **required_anti_pods; /* required anti-affinity non-empty */
+	struct sx_resources requested;           /* Σ pod.request (scalar owned) */
+	int64_t nonzero_milli_cpu;               /* Σ pod.nonzero_milli_cpu */
+	int64_t nonzero_memory;
+	uint32_t nports;
+	struct sx_host_port *used_ports;         /* multiset: one entry per claim */
+	uint32_t npvcs;
+	struct sx_pvc_ref *pvcs;                 /* PVCRefCounts */
+	uint32_t cap_pods, cap_affinity, cap_anti, cap_ports, cap_pvcs; /* internal */
+};
+
+struct sx_node_info *sx_node_info_ref(const struct sx_node_info *ni);
+void sx_node_info_unref(const struct sx_node_info *ni);
+
+/* Standalone NodeInfo building blocks (used by preemption dry-runs and the
+ * nominated-pods pass, on private copies). new() returns refcount 1. */
+struct sx_node_info *sx_node_info_new(sx_str name, const struct sx_node *node);
+struct sx_node_info *sx_node_info_clone(const struct sx_node_info *ni);
+int sx_node_info_add_pod(struct sx_node_info *ni, const struct sx_pod *pod);
+/* Removes the pod with the same namespace/name; SX_ENOENT when absent. */
+int sx_node_info_remove_pod(struct sx_node_info *ni, const struct sx_pod *pod);
+/* Replaces the node object (ref taken on the new one). */
+void sx_node_info_set_node(struct sx_node_info *ni, const struct sx_node *node);
+/* Is this host port claim free on the node? (plugins.md §3.5 conflict rule) */
+bool sx_node_info_port_conflicts(const struct sx_node_info *ni, const struct sx_host_port *p);
+
+/* Immutable view of the cluster for one or more scheduling cycles. */
+struct sx_snapshot {
+	atomic_int refcount;
+	uint64_t generation;
+	uint32_t nnodes;
+	struct sx_node_info **nodes;  /* only NodeInfos with a node; node-tree order */
+	uint32_t nwith_affinity;
+	uint32_t *with_affinity;      /* indices into nodes of nodes having affinity pods */
+	uint32_t nwith_required_anti;
+	uint32_t *with_required_anti;
+	/* name -> index (open addressing; internal layout) */
+	uint32_t index_cap;
+	uint32_t *index;              /* UINT32_MAX = empty slot */
+	/* image name -> number of nodes listing it */
+	uint32_t image_cap;
+	struct sx_image_count { sx_str name; uint32_t nodes; } *image_counts;
+	/* Other kinds, each array sorted by (namespace, name) */
+	uint32_t nnamespaces;
+	const struct sx_generic **namespaces;
+	uint32_t nservices;
+	const struct sx_generic **services;
+	uint32_t ncontrollers;        /* ReplicationControllers, ReplicaSets, StatefulSets */
+	const struct sx_generic **controllers;
+	uint32_t npdbs;
+	const struct sx_generic **pdbs;
+	uint32_t nstorage_classes;
+	const struct sx_generic **storage_classes;
+	uint32_t npvs;
+	const struct sx_pv **pvs;
+	uint32_t npvcs;
+	const struct sx_pvc **pvcs;
+	uint32_t ncsi_nodes;
+	const struct sx_csi_node **csi_nodes;
+	void *internal;               /* shared immutable parts, owned */
+};
+
+/* Index of the node named `name`, or -1. */
+int sx_snapshot_find(const struct sx_snapshot *snap, sx_str name);
+/* Number of nodes listing image `name` (ImageStates.NumNodes). */
+uint32_t sx_snapshot_image_nodes(const struct sx_snapshot *snap, sx_str name);
+/* Labels of namespace `ns`, or NULL when unknown. */
+const struct sx_labels *sx_snapshot_namespace_labels(const struct sx_snapshot *snap, sx_str ns);
+const struct sx_pvc *sx_snapshot_find_pvc(const struct sx_snapshot *snap, sx_str ns, sx_str name);
+const struct sx_pv *sx_snapshot_find_pv(const struct sx_snapshot *snap, sx_str name);
+const struct sx_generic *sx_snapshot_find_storage_class(const struct sx_snapshot *snap, sx_str name);
+const struct sx_csi_node *sx_snapshot_find_csi_node(const struct sx_snapshot *snap, sx_str name);
+
+/* A private copy of snap whose nodes named in `nodes` use these node
+ * objects (pods and sums still from snap; nodes unknown to snap get an empty
+ * NodeInfo). Used for extender requests with full Node objects
+ * (nodeCacheCapable: false). Returns refcount 1 or NULL. */
+struct sx_snapshot *sx_snapshot_with_nodes(const struct sx_snapshot *snap,
+					   const struct sx_node *const *nodes, uint32_t n);
+
+struct sx_snapshot *sx_snapshot_ref(const struct sx_snapshot *snap);
+void sx_snapshot_unref(const struct sx_snapshot *snap);
+
+/* ---------- cache ---------- */
+
+struct sx_cache *sx_cache_new(void);
+void sx_cache_free(struct sx_cache *cache);
+
+/* Adds or replaces an object (the cache takes over the object's reference,
+ * whether it succeeds or not). Pods: an unbound pod is stored as pending; a
+ * bound one is counted on its node (once the node exists); a pod that was
+ * assumed is confirmed. Terminal pods (Succeeded/Failed) are removed. */
+int sx_cache_upsert(struct sx_cache *cache, struct sx_object *obj);
+
+/* Deletes by key (namespace SX_STR_EMPTY for cluster kinds). SX_ENOENT when
+ * absent. Deleting an assumed pod releases its resources. */
+int sx_cache_delete(struct sx_cache *cache, enum sx_kind kind, sx_str ns, const char *name);
+
+/* Relist reconciliation: makes the kind's contents equal objs[0..n): adds or
+ * replaces each (taking their references), deletes every other object of
+ * that kind (assumed pods whose binding is still in flight are kept). */
+int sx_cache_replace_all(struct sx_cache *cache, enum sx_kind kind, struct sx_object *objs,
+			 uint32_t n);
+
+/* Applies objs[0..n) atomically: all or nothing (the state-file loader).
+ * References are taken over in every case. */
+int sx_cache_load(struct sx_cache *cache, struct sx_object *objs, uint32_t n);
+
+/* Assumed pods (plugins.md §5.2). assume: the pod (pending or unknown) is
+ * counted on `node` at once; SX_EEXIST when already bound/assumed elsewhere
+ * (assuming the same pod UID on the same node again returns 0: idempotent
+ * bind). confirm is implicit when a bound pod arrives by upsert. forget:
+ * releases an assumed pod (bind failure); SX_ENOENT when not assumed. */
+int sx_cache_assume(struct sx_cache *cache, const struct sx_pod *pod, sx_str node);
+int sx_cache_finish_binding(struct sx_cache *cache, sx_str ns, const char *name);
+int sx_cache_forget(struct sx_cache *cache, sx_str ns, const char *name);
+/* Drops assumed pods whose binding finished more than ttl_s seconds ago
+ * without confirmation (ttl 0 = never). Returns how many. */
+int sx_cache_expire_assumed(struct sx_cache *cache, double ttl_s);
+
+/* A new reference to the current pod object (NULL when absent); node set to
+ * where it is counted (bound or assumed), SX_STR_EMPTY when pending. */
+const struct sx_pod *sx_cache_get_pod(struct sx_cache *cache, sx_str ns, const char *name,
+				      sx_str *node, bool *assumed);
+const struct sx_node *sx_cache_get_node(struct sx_cache *cache, const char *name);
+
+/* Snapshot of the current state (refcount 1 for the caller). Cheap when
+ * nothing changed (returns the previous one with a new reference). */
+struct sx_snapshot *sx_cache_snapshot(struct sx_cache *cache);
+
+/* Global generation: bumped on every change. */
+uint64_t sx_cache_generation(struct sx_cache *cache);
+
+/* Visits every object of a kind under the cache lock, sorted by
+ * (namespace, name). For pods, node is where it is counted. The callback must
+ * not call back into the cache. */
+typedef void (*sx_cache_visit_fn)(void *ctx, const struct sx_object *obj, sx_str node,
+				  bool assumed);
+void sx_cache_visit(struct sx_cache *cache, enum sx_kind kind, sx_cache_visit_fn fn, void *ctx);
+
+struct sx_cache_stats {
+	uint32_t nodes;
+	uint32_t pods;          /* all pods */
+	uint32_t bound_pods;
+	uint32_t pending_pods;
+	uint32_t assumed_pods;
+	uint32_t objects[SX_KIND_COUNT];
+};
+void sx_cache_stats(struct sx_cache *cache, struct sx_cache_stats *out);
+
+/* Pod events for the scheduling queue (standalone mode): called under the
+ * cache lock after each pod/node change; must not call into the cache. */
+struct sx_cache_listener {
+	void (*pod_changed)(void *ctx, const struct sx_pod *old_pod, const struct sx_pod *new_pod);
+	void (*node_changed)(void *ctx, const struct sx_node *old_node, const struct sx_node *new_node);
+	void *ctx;
+};
+void sx_cache_set_listener(struct sx_cache *cache, const struct sx_cache_listener *l);
+
+#endif /* SCHEDEXT_CACHE_H */

@@ -1,0 +1,414 @@
+/* The object model: compact C structs decoded from Kubernetes JSON
+ * (reference kube-api.md §4). Plugins read only these structs, never JSON.
+ *
+ * Ownership: every object kind (sx_pod, sx_node, ...) is allocated by its
+ * decoder as one owner of all its arrays and strings, carries an atomic
+ * reference count starting at 1, and is immutable once published to the
+ * cache (an update replaces the object). sx_*_ref()/sx_*_unref() may be
+ * called from any thread; the last unref frees.
+ *
+ * Strings that repeat across objects (label keys/values, namespaces, node
+ * names, resource names, topology keys, image names) are interned (sx_str);
+ * unique ones (pod name, uid, resourceVersion) are owned char *.
+ */
+#ifndef SCHEDEXT_MODEL_H
+#define SCHEDEXT_MODEL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "schedext/intern.h"
+
+/* ---------- labels and selectors ---------- */
+
+struct sx_label {
+	sx_str key;
+	sx_str value;
+};
+
+/* A label map, sorted by key id (so lookups are a binary search). */
+struct sx_labels {
+	uint32_t n;
+	struct sx_label *items;
+};
+
+enum sx_sel_op {
+	SX_OP_IN,
+	SX_OP_NOT_IN,
+	SX_OP_EXISTS,
+	SX_OP_DOES_NOT_EXIST,
+	SX_OP_GT, /* node selectors only */
+	SX_OP_LT, /* node selectors only */
+	SX_OP_EQUALS, /* matchLabels entry: key = values[0] */
+};
+
+struct sx_requirement {
+	sx_str key;
+	uint8_t op; /* enum sx_sel_op */
+	uint32_t nvalues;
+	sx_str *values;
+};
+
+/* metav1.LabelSelector: matchLabels become SX_OP_EQUALS requirements,
+ * followed by matchExpressions. An empty selector (nreqs 0) matches every
+ * label set; a *null* selector is represented by a NULL pointer and matches
+ * nothing (callers decide). */
+struct sx_label_selector {
+	uint32_t nreqs;
+	struct sx_requirement *reqs;
+};
+
+/* v1.NodeSelectorTerm: all expressions and fields ANDed. matchFields only
+ * support key metadata.name. An empty term matches nothing. */
+struct sx_node_selector_term {
+	uint32_t nexprs;
+	struct sx_requirement *exprs;
+	uint32_t nfields;
+	struct sx_requirement *fields;
+};
+
+/* v1.NodeSelector: terms ORed. No terms matches nothing. */
+struct sx_node_selector {
+	uint32_t nterms;
+	struct sx_node_selector_term *terms;
+};
+
+struct sx_preferred_scheduling_term {
+	int32_t weight;
+	struct sx_node_selector_term preference;
+};
+
+struct sx_node_affinity {
+	struct sx_node_selector *required; /* NULL when absent */
+	uint32_t npreferred;
+	struct sx_preferred_scheduling_term *preferred;
+};
+
+struct sx_pod_affinity_term {
+	struct sx_label_selector *selector; /* NULL = matches no pods */
+	uint32_t nnamespaces;
+	sx_str *namespaces;
+	struct sx_label_selector *ns_selector; /* NULL = absent; empty = all */
+	sx_str topology_key;
+	uint32_t nmatch_label_keys;
+	sx_str *match_label_keys;
+	uint32_t nmismatch_label_keys;
+	sx_str *mismatch_label_keys;
+};
+
+struct sx_weighted_pod_affinity_term {
+	int32_t weight;
+	struct sx_pod_affinity_term term;
+};
+
+struct sx_pod_affinity {
+	uint32_t nrequired;
+	struct sx_pod_affinity_term *required;
+	uint32_t npreferred;
+	struct sx_weighted_pod_affinity_term *preferred;
+};
+
+struct sx_affinity {
+	struct sx_node_affinity *node_affinity;   /* NULL when absent */
+	struct sx_pod_affinity *pod_affinity;      /* NULL when absent */
+	struct sx_pod_affinity *pod_anti_affinity; /* NULL when absent */
+};
+
+/* ---------- taints and tolerations ---------- */
+
+enum sx_taint_effect {
+	SX_EFFECT_NONE = 0, /* empty: matches every effect (tolerations only) */
+	SX_EFFECT_NO_SCHEDULE,
+	SX_EFFECT_PREFER_NO_SCHEDULE,
+	SX_EFFECT_NO_EXECUTE,
+};
+
+struct sx_taint {
+	sx_str key;
+	sx_str value;
+	uint8_t effect; /* enum sx_taint_effect */
+};
+
+enum sx_toleration_op { SX_TOL_EQUAL = 0, SX_TOL_EXISTS };
+
+struct sx_toleration {
+	sx_str key;
+	sx_str value;
+	uint8_t op;     /* enum sx_toleration_op */
+	uint8_t effect; /* enum sx_taint_effect */
+	bool has_seconds;
+	int64_t toleration_seconds;
+};
+
+/* ---------- topology spread ---------- */
+
+enum sx_unsatisfiable { SX_DO_NOT_SCHEDULE = 0, SX_SCHEDULE_ANYWAY };
+enum sx_inclusion_policy { SX_POLICY_DEFAULT = 0, SX_POLICY_HONOR, SX_POLICY_IGNORE };
+
+struct sx_spread_constraint {
+	int32_t max_skew;
+	sx_str topology_key;
+	uint8_t when_unsatisfiable;   /* enum sx_unsatisfiable */
+	uint8_t node_affinity_policy; /* enum sx_inclusion_policy; DEFAULT = Honor */
+	uint8_t node_taints_policy;   /* enum sx_inclusion_policy; DEFAULT = Ignore */
+	int32_t min_domains;          /* 0 when unset (treated as 1) */
+	struct sx_label_selector *selector; /* NULL = matches nothing */
+	uint32_t nmatch_label_keys;
+	sx_str *match_label_keys;
+};
+
+/* ---------- resources ---------- */
+
+struct sx_scalar {
+	sx_str name;
+	int64_t value;
+};
+
+/* A resource list converted to integers: cpu in millicores, memory and
+ * ephemeral-storage in bytes, pods as a count, everything else (extended
+ * resources, hugepages-*) in `scalar`, sorted by name id. */
+struct sx_resources {
+	int64_t milli_cpu;
+	int64_t memory;
+	int64_t ephemeral_storage;
+	int64_t pods;
+	uint32_t nscalar;
+	struct sx_scalar *scalar;
+};
+
+/* Value of a named resource in r (cpu in millicores); 0 when absent. */
+int64_t sx_resources_get(const struct sx_resources *r, sx_str name);
+
+/* ---------- pods ---------- */
+
+enum sx_pod_phase {
+	SX_PHASE_UNKNOWN = 0, /* absent or "Unknown" */
+	SX_PHASE_PENDING,
+	SX_PHASE_RUNNING,
+	SX_PHASE_SUCCEEDED,
+	SX_PHASE_FAILED,
+};
+
+enum sx_protocol { SX_PROTO_TCP = 0, SX_PROTO_UDP, SX_PROTO_SCTP };
+
+struct sx_host_port {
+	sx_str ip; /* SX_STR_EMPTY or "0.0.0.0" means every address */
+	uint8_t protocol; /* enum sx_protocol */
+	uint16_t port;
+};
+
+struct sx_container {
+	sx_str name;
+	sx_str image; /* normalized: ":latest" appended when no tag/digest */
+	bool sidecar; /* init container with restartPolicy: Always */
+	bool has_cpu_request;    /* the requests map has a "cpu" key */
+	bool has_memory_request; /* the requests map has a "memory" key */
+	struct sx_resources requests;
+	struct sx_resources limits;
+};
+
+struct sx_owner_ref {
+	sx_str kind;
+	sx_str name;
+	char *uid;
+	bool controller;
+};
+
+struct sx_meta {
+	char *name;
+	sx_str ns;    /* SX_STR_EMPTY for cluster-scoped kinds */
+	char *uid;
+	char *resource_version;
+	int64_t creation_ts; /* unix seconds; 0 when absent */
+	struct sx_labels labels;
+};
+
+struct sx_pod {
+	atomic_int refcount;
+	struct sx_meta meta;
+	uint32_t nowners;
+	struct sx_owner_ref *owners;
+	bool deleting;           /* metadata.deletionTimestamp set */
+	uint8_t phase;           /* enum sx_pod_phase */
+	sx_str node_name;        /* spec.nodeName; SX_STR_EMPTY = unscheduled */
+	sx_str scheduler_name;   /* defaulted to default-scheduler */
+	int32_t priority;        /* spec.priority, 0 when absent */
+	bool preempt_never;      /* spec.preemptionPolicy == Never */
+	bool host_network;
+	struct sx_labels node_selector;
+	struct sx_affinity *affinity; /* NULL when spec.affinity absent */
+	uint32_t ntolerations;
+	struct sx_toleration *tolerations;
+	uint32_t nspread;
+	struct sx_spread_constraint *spread;
+	uint32_t ncontainers;
+	struct sx_container *containers;
+	uint32_t ninit;
+	struct sx_container *init_containers;
+	struct sx_resources overhead;
+	bool has_overhead;
+	/* Derived at decode time (reference kube-api.md §4.9, plugins.md §5.3): */
+	struct sx_resources request;   /* effective request (fit) */
+	int64_t nonzero_milli_cpu;     /* non-zero variant (scoring) */
+	int64_t nonzero_memory;
+	uint32_t nports;
+	struct sx_host_port *ports;    /* containers + sidecar init containers */
+	uint32_t npvcs;
+	sx_str *pvcs;                  /* claim names (ephemeral: <pod>-<volume>) */
+	uint32_t ngates;
+	sx_str *gates;                 /* spec.schedulingGates[].name */
+	sx_str nominated_node;         /* status.nominatedNodeName */
+	int64_t start_time;            /* status.startTime, unix seconds; 0 = unset */
+};
+
+/* ---------- nodes ---------- */
+
+struct sx_image {
+	uint32_t nnames;
+	sx_str *names; /* normalized like sx_container.image */
+	int64_t size_bytes;
+};
+
+struct sx_node_condition {
+	sx_str type;
+	sx_str status;
+};
+
+struct sx_node {
+	atomic_int refcount;
+	struct sx_meta meta;
+	sx_str name_id;     /* interned meta.name */
+	bool unschedulable;
+	uint32_t ntaints;
+	struct sx_taint *taints;
+	struct sx_resources allocatable;
+	struct sx_resources capacity;
+	uint32_t nimages;
+	struct sx_image *images;
+	uint32_t nconditions;
+	struct sx_node_condition *conditions;
+};
+
+/* ---------- other kinds ---------- */
+
+enum sx_kind {
+	SX_KIND_UNKNOWN = 0,
+	SX_KIND_NODE,
+	SX_KIND_POD,
+	SX_KIND_NAMESPACE,
+	SX_KIND_SERVICE,
+	SX_KIND_REPLICATION_CONTROLLER,
+	SX_KIND_REPLICA_SET,
+	SX_KIND_STATEFUL_SET,
+	SX_KIND_PDB,
+	SX_KIND_PV,
+	SX_KIND_PVC,
+	SX_KIND_STORAGE_CLASS,
+	SX_KIND_CSI_NODE,
+	SX_KIND_COUNT
+};
+
+/* "Node", "Pod", ... (the Kubernetes kind string). */
+const char *sx_kind_name(enum sx_kind kind);
+/* Kind from a kind string ("Pod"); SX_KIND_UNKNOWN when not modelled. */
+enum sx_kind sx_kind_from_name(const char *kind);
+
+/* Namespace, Service, ReplicationController, ReplicaSet, StatefulSet,
+ * PodDisruptionBudget, StorageClass share one struct: the fields each kind
+ * does not have stay zero. */
+struct sx_generic {
+	atomic_int refcount;
+	uint8_t kind;  /* enum sx_kind */
+	struct sx_meta meta;
+	/* Service spec.selector / RC spec.selector (map form). has_map_selector
+	 * false = no selector (selects nothing). */
+	bool has_map_selector;
+	struct sx_labels map_selector;
+	/* ReplicaSet / StatefulSet / PDB spec.selector. */
+	struct sx_label_selector *selector;
+	/* PDB */
+	bool has_min_available, has_max_unavailable;
+	bool min_available_percent, max_unavailable_percent;
+	int32_t min_available, max_unavailable;
+	int32_t disruptions_allowed; /* status.disruptionsAllowed */
+	/* StorageClass */
+	sx_str provisioner;
+	bool wait_for_first_consumer; /* volumeBindingMode */
+};
+
+struct sx_pv {
+	atomic_int refcount;
+	struct sx_meta meta;
+	sx_str storage_class;
+	struct sx_node_selector *node_affinity; /* spec.nodeAffinity.required */
+	sx_str claim_ns, claim_name;            /* spec.claimRef */
+	sx_str csi_driver;
+	int64_t capacity_storage;
+};
+
+struct sx_pvc {
+	atomic_int refcount;
+	struct sx_meta meta;
+	sx_str volume_name;
+	sx_str storage_class;
+	bool has_storage_class;
+	bool bound; /* status.phase == Bound */
+	sx_str selected_node; /* volume.kubernetes.io/selected-node annotation */
+	int64_t request_storage;
+	bool read_write_once_pod;
+};
+
+struct sx_csi_driver_info {
+	sx_str name;
+	bool has_count;
+	int32_t allocatable_count;
+	uint32_t ntopology_keys;
+	sx_str *topology_keys;
+};
+
+struct sx_csi_node {
+	atomic_int refcount;
+	struct sx_meta meta;
+	uint32_t ndrivers;
+	struct sx_csi_driver_info *drivers;
+};
+
+/* Reference counting. ref returns its argument; unref frees at zero and
+ * accepts NULL. */
+struct sx_pod *sx_pod_ref(const struct sx_pod *pod);
+void sx_pod_unref(const struct sx_pod *pod);
+struct sx_node *sx_node_ref(const struct sx_node *node);
+void sx_node_unref(const struct sx_node *node);
+struct sx_generic *sx_generic_ref(const struct sx_generic *obj);
+void sx_generic_unref(const struct sx_generic *obj);
+struct sx_pv *sx_pv_ref(const struct sx_pv *pv);
+void sx_pv_unref(const struct sx_pv *pv);
+struct sx_pvc *sx_pvc_ref(const struct sx_pvc *pvc);
+void sx_pvc_unref(const struct sx_pvc *pvc);
+struct sx_csi_node *sx_csi_node_ref(const struct sx_csi_node *csi);
+void sx_csi_node_unref(const struct sx_csi_node *csi);
+
+/* A decoded object of any kind, as produced by sx_decode_object() and
+ * consumed by the cache. `obj` points to the kind's struct. */
+struct sx_object {
+	enum sx_kind kind;
+	void *obj;
+};
+/* The meta of any object. */
+const struct sx_meta *sx_object_meta(const struct sx_object *o);
+void sx_object_unref(struct sx_object *o);
+
+/* Label value lookup: returns true and sets *value when key is present. */
+bool sx_labels_get(const struct sx_labels *labels, sx_str key, sx_str *value);
+
+/* Pod helpers */
+bool sx_pod_has_affinity(const struct sx_pod *pod);         /* podAffinity or podAntiAffinity non-nil */
+bool sx_pod_has_required_anti_affinity(const struct sx_pod *pod);
+/* Controller owner reference (controller: true), or NULL. */
+const struct sx_owner_ref *sx_pod_controller(const struct sx_pod *pod);
+/* "ns/name" into buf. */
+const char *sx_pod_key(const struct sx_pod *pod, char *buf, size_t len);
+
+#endif /* SCHEDEXT_MODEL_H */

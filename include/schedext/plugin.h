@@ -1,0 +1,173 @@
+/* The plugin API: one const descriptor per plugin (plugins/<name>.c), listed
+ * in plugins/plugins.def. Semantics follow kube-scheduler's framework
+ * (reference plugins.md §1, §3). A NULL hook means "not implemented at this
+ * extension point"; the runtime flattens enabled hooks into per-point arrays
+ * at profile construction, so cycles never test for NULL.
+ *
+ * Threads: filter() and score() are called concurrently for different nodes
+ * of one cycle; they may read (never write) the cycle state slots. Every
+ * other hook runs on the cycle's thread. `self` is the plugin instance made
+ * by init() from its args; it is shared by all cycles of the profile and is
+ * read-only after init.
+ *
+ * Statuses: return NULL for Success, else sx_status_new(...). The runtime
+ * sets status->plugin.
+ */
+#ifndef SCHEDEXT_PLUGIN_H
+#define SCHEDEXT_PLUGIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "schedext/cache.h"
+#include "schedext/common.h"
+#include "schedext/model.h"
+#include "schedext/status.h"
+
+struct cJSON;
+
+#define SX_MAX_NODE_SCORE 100
+#define SX_MIN_NODE_SCORE 0
+#define SX_MAX_EXTENDER_PRIORITY 10
+#define SX_MAX_CUSTOM_PRIORITY_SCORE 10
+
+/* Upper bound on registered plugins (cycle state slots). */
+#define SX_MAX_PLUGINS 48
+
+/* Per-cycle state (kube-scheduler's CycleState). Owned and freed by the
+ * cycle. Slot i belongs to the plugin with registry index i; a plugin stores
+ * what its PreFilter/PreScore computed there and frees it through its
+ * state_free hook. */
+struct sx_cycle_state {
+	void *slots[SX_MAX_PLUGINS];
+	const struct sx_snapshot *snap; /* the cycle's snapshot (borrowed) */
+	bool skip_filter[SX_MAX_PLUGINS]; /* PreFilter returned Skip */
+	bool skip_score[SX_MAX_PLUGINS];  /* PreScore returned Skip */
+};
+
+/* What a PreFilter may narrow the candidates to (PreFilterResult). */
+struct sx_node_set {
+	uint32_t n;
+	sx_str *names;
+};
+
+/* A (node, score) pair for NormalizeScore. */
+struct sx_node_score {
+	sx_str node;
+	int64_t score;
+};
+
+/* A pod in the queue, for QueueSort. */
+struct sx_queued_pod {
+	const struct sx_pod *pod;
+	double timestamp; /* when it was (re)added to the queue, sx_now_s() */
+};
+
+/* PostFilter input: the per-node statuses of the failed attempt. */
+struct sx_filtered_status {
+	const struct sx_snapshot *snap;
+	struct sx_status *const *statuses; /* indexed like snap->nodes; NULL = passed/not evaluated */
+};
+
+struct sx_post_filter_result {
+	sx_str nominated_node; /* SX_STR_EMPTY = none */
+};
+
+struct sx_plugin {
+	const char *name;
+	/* Parses args (the pluginConfig entry's `args`, NULL for defaults) into a
+	 * plugin instance. NULL with err set on invalid args. Plugins without
+	 * args may leave init NULL (self is then NULL). */
+	void *(*init)(const struct cJSON *args, struct sx_error *err);
+	void (*destroy)(void *self);
+
+	/* Per-cycle state management for the plugin's slot. clone is needed
+	 * by the nominated-pods pass and preemption (the state is mutated by
+	 * add_pod/remove_pod on the clone). */
+	void *(*state_clone)(const void *state);
+	void (*state_free)(void *state);
+
+	/* QueueSort: true when a should be popped before b. */
+	bool (*less)(void *self, const struct sx_queued_pod *a, const struct sx_queued_pod *b);
+
+	/* PreEnqueue: non-success gates the pod. */
+	struct sx_status *(*pre_enqueue)(void *self, const struct sx_pod *pod);
+
+	/* PreFilter: may set *result (allocated, owned by the caller) to narrow
+	 * the nodes; Skip disables this plugin's filter/add_pod/remove_pod. */
+	struct sx_status *(*pre_filter)(void *self, struct sx_cycle_state *cs,
+					const struct sx_pod *pod, struct sx_node_set **result);
+	/* PreFilterExtensions: update the plugin's slot for `added`/`removed`
+	 * having been added to / removed from node ni; ni already reflects the
+	 * change (as upstream: the NodeInfo is modified first). */
+	struct sx_status *(*add_pod)(void *self, struct sx_cycle_state *cs,
+				     const struct sx_pod *pod, const struct sx_pod *added,
+				     const struct sx_node_info *ni);
+	struct sx_status *(*remove_pod)(void *self, struct sx_cycle_state *cs,
+					const struct sx_pod *pod, const struct sx_pod *removed,
+					const struct sx_node_info *ni);
+
+	struct sx_status *(*filter)(void *self, const struct sx_cycle_state *cs,
+				    const struct sx_pod *pod, const struct sx_node_info *ni);
+
+	struct sx_status *(*post_filter)(void *self, struct sx_cycle_state *cs,
+					 const struct sx_pod *pod,
+					 const struct sx_filtered_status *filtered,
+					 struct sx_post_filter_result *result);
+
+	/* PreScore over the feasible nodes; Skip disables this plugin's score. */
+	struct sx_status *(*pre_score)(void *self, struct sx_cycle_state *cs,
+				       const struct sx_pod *pod,
+				       struct sx_node_info *const *nodes, uint32_t n);
+	struct sx_status *(*score)(void *self, const struct sx_cycle_state *cs,
+				   const struct sx_pod *pod, const struct sx_node_info *ni,
+				   int64_t *score);
+	struct sx_status *(*normalize_score)(void *self, const struct sx_cycle_state *cs,
+					     const struct sx_pod *pod, struct sx_node_score *scores,
+					     uint32_t n);
+
+	struct sx_status *(*reserve)(void *self, struct sx_cycle_state *cs,
+				     const struct sx_pod *pod, sx_str node);
+	void (*unreserve)(void *self, struct sx_cycle_state *cs, const struct sx_pod *pod,
+			  sx_str node);
+	/* Permit: Wait sets *timeout_ms. */
+	struct sx_status *(*permit)(void *self, struct sx_cycle_state *cs, const struct sx_pod *pod,
+				    sx_str node, uint64_t *timeout_ms);
+	struct sx_status *(*pre_bind)(void *self, struct sx_cycle_state *cs,
+				      const struct sx_pod *pod, sx_str node);
+	/* Bind: Skip declines (next binder). */
+	struct sx_status *(*bind)(void *self, struct sx_cycle_state *cs, const struct sx_pod *pod,
+				  sx_str node);
+	void (*post_bind)(void *self, struct sx_cycle_state *cs, const struct sx_pod *pod,
+			  sx_str node);
+};
+
+/* ---------- registry ---------- */
+
+/* The registry, in plugins.def order (NULL-terminated). */
+extern const struct sx_plugin *const sx_plugins[];
+extern const unsigned sx_plugin_count;
+/* Registry index of a plugin by name, or -1. */
+int sx_plugin_index(const char *name);
+/* Registry index of a descriptor (pointer comparison). */
+int sx_plugin_index_of(const struct sx_plugin *p);
+
+/* ---------- binding to the outside world ---------- */
+
+/* Binder used by DefaultBinder: the extender server and the standalone loop
+ * install one (API server POST or cache-only bind). Returns NULL on success
+ * or an Error status carrying the API server's message. */
+typedef struct sx_status *(*sx_bind_fn)(void *ctx, const struct sx_pod *pod, sx_str node);
+void sx_set_binder(sx_bind_fn fn, void *ctx);
+struct sx_status *sx_call_binder(const struct sx_pod *pod, sx_str node);
+
+/* ---------- helpers shared by plugins ---------- */
+
+/* Go's strings for resource names in reasons ("Insufficient cpu"). */
+/* Default scoring resources {cpu:1, memory:1}. */
+struct sx_resource_weight {
+	sx_str name;
+	int64_t weight;
+};
+
+#endif /* SCHEDEXT_PLUGIN_H */

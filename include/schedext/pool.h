@@ -1,0 +1,27 @@
+/* A fixed pthread pool for data-parallel loops (Filter and Score over
+ * nodes). Several threads may call sx_pool_run() at once (concurrent
+ * extender requests): each call is a job; the caller works on its own job
+ * too, so a job always completes even when every worker is busy.
+ */
+#ifndef SCHEDEXT_POOL_H
+#define SCHEDEXT_POOL_H
+
+#include <stdint.h>
+
+struct sx_pool;
+
+/* fn(ctx, i) for i in [0, n). `worker` is 0 for the calling thread and
+ * 1..nthreads for pool threads (index per-worker scratch with it). */
+typedef void (*sx_pool_fn)(void *ctx, uint32_t i, unsigned worker);
+
+/* nthreads 0 = run everything on the caller. NULL on failure. */
+struct sx_pool *sx_pool_new(unsigned nthreads);
+/* Stops and joins the workers; no job may be running. Accepts NULL. */
+void sx_pool_free(struct sx_pool *pool);
+unsigned sx_pool_threads(const struct sx_pool *pool);
+/* Runs the loop and returns when every index is done. pool NULL runs
+ * sequentially. Indices are handed out in increasing order in small chunks,
+ * so a loop that checks an atomic "stop" flag in ctx ends early. */
+void sx_pool_run(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ctx);
+
+#endif /* SCHEDEXT_POOL_H */

@@ -1,0 +1,64 @@
+/* Plugin status (reference plugins.md §1.1).
+ *
+ * A status is heap allocated; NULL means Success, so the hot path of a
+ * passing Filter allocates nothing. The message is the reasons joined by
+ * ", ". Ownership: whoever receives a status frees it with sx_status_free().
+ */
+#ifndef SCHEDEXT_STATUS_H
+#define SCHEDEXT_STATUS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SX_CODES(X)                                                                     \
+	X(SX_SUCCESS, "Success")                                                        \
+	X(SX_ERROR, "Error")                                                            \
+	X(SX_UNSCHEDULABLE, "Unschedulable")                                            \
+	X(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, "UnschedulableAndUnresolvable")            \
+	X(SX_WAIT, "Wait")                                                              \
+	X(SX_SKIP, "Skip")                                                              \
+	X(SX_PENDING, "Pending")
+
+enum sx_code {
+#define SX_CODE_ENUM(sym, str) sym,
+	SX_CODES(SX_CODE_ENUM)
+#undef SX_CODE_ENUM
+};
+
+const char *sx_code_name(enum sx_code code);
+
+#define SX_STATUS_MAX_REASONS 16
+
+struct sx_status {
+	enum sx_code code;
+	const char *plugin; /* static plugin name, set by the runtime; may be NULL */
+	unsigned nreasons;
+	char *reasons[SX_STATUS_MAX_REASONS];
+};
+
+/* New status with one reason (printf format; NULL fmt = no reason).
+ * Returns NULL only on allocation failure (treated as Error by callers). */
+struct sx_status *sx_status_new(enum sx_code code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Appends a reason (ignored past SX_STATUS_MAX_REASONS). */
+void sx_status_add_reason(struct sx_status *st, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+struct sx_status *sx_status_clone(const struct sx_status *st);
+void sx_status_free(struct sx_status *st);
+
+static inline enum sx_code sx_status_code(const struct sx_status *st)
+{
+	return st ? st->code : SX_SUCCESS;
+}
+static inline bool sx_status_is_success(const struct sx_status *st)
+{
+	return st == NULL || st->code == SX_SUCCESS;
+}
+static inline bool sx_status_is_rejected(const struct sx_status *st)
+{
+	return st && (st->code == SX_UNSCHEDULABLE || st->code == SX_UNSCHEDULABLE_AND_UNRESOLVABLE);
+}
+/* Reasons joined with ", " into buf; returns buf. */
+const char *sx_status_message(const struct sx_status *st, char *buf, size_t len);
+
+#endif /* SCHEDEXT_STATUS_H */
