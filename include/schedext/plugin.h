@@ -34,6 +34,15 @@ struct cJSON;
 /* Upper bound on registered plugins (cycle state slots). */
 #define SX_MAX_PLUGINS 48
 
+/* Registry index of every plugin, from plugins.def: plugin foo owns cycle
+ * state slot SX_SLOT_foo (cs->slots[SX_SLOT_foo]). */
+enum sx_plugin_slot {
+#define SX_PLUGIN(n) SX_SLOT_##n,
+#include "../../plugins/plugins.def"
+#undef SX_PLUGIN
+	SX_SLOT_COUNT
+};
+
 /* Per-cycle state (kube-scheduler's CycleState). Owned and freed by the
  * cycle. Slot i belongs to the plugin with registry index i; a plugin stores
  * what its PreFilter/PreScore computed there and frees it through its

@@ -1,0 +1,145 @@
+/* Error reports, allocation helpers, clocks and logging. */
+#include "schedext/common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int sx_log_verbosity = 1;
+
+int sx_error_set(struct sx_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return code;
+	err->code = code;
+	err->path[0] = '\0';
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* Prepends component to err->path in place. The result is truncated at the
+ * end (the leftmost components, which name the object, are worth keeping). */
+void sx_error_prefix(struct sx_error *err, const char *component)
+{
+	char tmp[sizeof(err->path)];
+	const char *sep;
+
+	if (!err || !component || !*component)
+		return;
+	sep = (err->path[0] == '\0' || err->path[0] == '[') ? "" : ".";
+	snprintf(tmp, sizeof(tmp), "%s%s%s", component, sep, err->path);
+	memcpy(err->path, tmp, sizeof(tmp));
+}
+
+void sx_error_prefixf(struct sx_error *err, const char *fmt, ...)
+{
+	char comp[128];
+	va_list ap;
+
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(comp, sizeof(comp), fmt, ap);
+	va_end(ap);
+	sx_error_prefix(err, comp);
+}
+
+const char *sx_error_string(const struct sx_error *err, char *buf, size_t len)
+{
+	if (!buf || len == 0)
+		return buf;
+	if (!err)
+		snprintf(buf, len, "unknown error");
+	else if (err->path[0])
+		snprintf(buf, len, "%s: %s", err->path, err->msg);
+	else
+		snprintf(buf, len, "%s", err->msg);
+	return buf;
+}
+
+void *sx_calloc(size_t n, size_t size)
+{
+	/* calloc(0, x) may return NULL; callers treat NULL as OOM, so ask for 1. */
+	if (n == 0 || size == 0)
+		return calloc(1, 1);
+	return calloc(n, size);
+}
+
+char *sx_strdup(const char *s)
+{
+	return s ? sx_strndup(s, strlen(s)) : NULL;
+}
+
+/* Copies at most n bytes, stopping early at a NUL. */
+char *sx_strndup(const char *s, size_t n)
+{
+	char *p;
+	const char *nul;
+
+	if (!s)
+		return NULL;
+	nul = memchr(s, '\0', n);
+	if (nul)
+		n = (size_t)(nul - s);
+	p = malloc(n + 1);
+	if (!p)
+		return NULL;
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+uint64_t sx_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+double sx_now_s(void)
+{
+	return (double)sx_now_ns() / 1e9;
+}
+
+static char level_letter(int level)
+{
+	switch (level) {
+	case 0:
+		return 'E';
+	case 1:
+		return 'I';
+	default:
+		return 'D';
+	}
+}
+
+/* One line per call: "E1121 12:54:27.123456 message" (klog-like), written
+ * with a single fprintf so concurrent lines do not interleave. */
+void sx_log(int level, const char *fmt, ...)
+{
+	char msg[1024];
+	struct timespec ts;
+	struct tm tm;
+	va_list ap;
+	size_t n;
+
+	if (level > sx_log_verbosity)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	n = strlen(msg);
+	if (n > 0 && msg[n - 1] == '\n')
+		msg[n - 1] = '\0';
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	fprintf(stderr, "%c%02d%02d %02d:%02d:%02d.%06ld %s\n", level_letter(level), tm.tm_mon + 1,
+		tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000, msg);
+}
