@@ -28,12 +28,21 @@ int sx_error_set(struct sx_error *err, int code, const char *fmt, ...)
 void sx_error_prefix(struct sx_error *err, const char *component)
 {
 	char tmp[sizeof(err->path)];
-	const char *sep;
+	size_t cap = sizeof(tmp) - 1, n, c, sep;
 
 	if (!err || !component || !*component)
 		return;
-	sep = (err->path[0] == '\0' || err->path[0] == '[') ? "" : ".";
-	snprintf(tmp, sizeof(tmp), "%s%s%s", component, sep, err->path);
+	sep = (err->path[0] == '\0' || err->path[0] == '[') ? 0 : 1;
+	c = strlen(component);
+	n = c < cap ? c : cap;
+	memcpy(tmp, component, n);
+	if (sep && n < cap)
+		tmp[n++] = '.';
+	c = strlen(err->path);
+	if (c > cap - n)
+		c = cap - n;
+	memcpy(tmp + n, err->path, c);
+	tmp[n + c] = '\0';
 	memcpy(err->path, tmp, sizeof(tmp));
 }
 
