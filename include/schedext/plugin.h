@@ -179,4 +179,13 @@ struct sx_resource_weight {
 	int64_t weight;
 };
 
+/* ---------- added by the default-plugins engineer ---------- */
+
+/* Upstream helper.DefaultNormalizeScore: scales scores[] in place to
+ * [0, max_priority] by the highest score (integer division); reverse maps the
+ * highest to 0. All-zero scores stay 0, or become max_priority with reverse.
+ * Thread-safe, no allocation. Implemented in plugins/helpers.c. */
+void sx_default_normalize_score(int64_t max_priority, bool reverse, struct sx_node_score *scores,
+				uint32_t n);
+
 #endif /* SCHEDEXT_PLUGIN_H */
