@@ -1,0 +1,119 @@
+/* Plugin status objects (reference plugins.md §1.1). */
+#include "schedext/status.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedext/common.h"
+
+static const char *const code_names[] = {
+#define SX_CODE_NAME(sym, str) [sym] = str,
+	SX_CODES(SX_CODE_NAME)
+#undef SX_CODE_NAME
+};
+
+const char *sx_code_name(enum sx_code code)
+{
+	if ((unsigned)code >= SX_ARRAY_SIZE(code_names))
+		return "Unknown";
+	return code_names[code];
+}
+
+/* Formats a reason into a new heap string; NULL on failure. */
+static char *format_reason(const char *fmt, va_list ap)
+{
+	char *s = NULL;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		return NULL;
+	return s;
+}
+
+struct sx_status *sx_status_new(enum sx_code code, const char *fmt, ...)
+{
+	struct sx_status *st = calloc(1, sizeof(*st));
+	va_list ap;
+
+	if (!st)
+		return NULL;
+	st->code = code;
+	if (!fmt)
+		return st;
+	va_start(ap, fmt);
+	st->reasons[0] = format_reason(fmt, ap);
+	va_end(ap);
+	if (!st->reasons[0]) {
+		free(st);
+		return NULL;
+	}
+	st->nreasons = 1;
+	return st;
+}
+
+/* A reason that cannot be allocated is dropped: the code still says what
+ * happened, and callers cannot do better on OOM. */
+void sx_status_add_reason(struct sx_status *st, const char *fmt, ...)
+{
+	va_list ap;
+	char *r;
+
+	if (!st || !fmt || st->nreasons >= SX_STATUS_MAX_REASONS)
+		return;
+	va_start(ap, fmt);
+	r = format_reason(fmt, ap);
+	va_end(ap);
+	if (r)
+		st->reasons[st->nreasons++] = r;
+}
+
+struct sx_status *sx_status_clone(const struct sx_status *st)
+{
+	struct sx_status *c;
+
+	if (!st)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->code = st->code;
+	c->plugin = st->plugin;
+	for (unsigned i = 0; i < st->nreasons; i++) {
+		c->reasons[i] = sx_strdup(st->reasons[i]);
+		if (!c->reasons[i]) {
+			sx_status_free(c);
+			return NULL;
+		}
+		c->nreasons = i + 1;
+	}
+	return c;
+}
+
+void sx_status_free(struct sx_status *st)
+{
+	if (!st)
+		return;
+	for (unsigned i = 0; i < st->nreasons; i++)
+		free(st->reasons[i]);
+	free(st);
+}
+
+/* Truncates at len - 1 bytes; an empty string for NULL or no reasons. */
+const char *sx_status_message(const struct sx_status *st, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	if (!buf || len == 0)
+		return buf;
+	buf[0] = '\0';
+	if (!st)
+		return buf;
+	for (unsigned i = 0; i < st->nreasons && off < len - 1; i++) {
+		int n = snprintf(buf + off, len - off, "%s%s", i ? ", " : "", st->reasons[i]);
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
+	return buf;
+}
