@@ -9,13 +9,17 @@
 #define SCHEDEXT_KUBE_H
 
 #include <stdbool.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "schedext/cache.h"
 #include "schedext/common.h"
 
 struct sx_kube;
 struct sx_informers;
+struct curl_slist;
 
 struct sx_kube_opts {
 	const char *kubeconfig; /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config (kube-api.md §1.1) */
@@ -60,5 +64,140 @@ bool sx_informers_synced(const struct sx_informers *inf);
 unsigned long sx_informers_restarts(const struct sx_informers *inf);
 /* Stops the threads (in-flight requests aborted) and frees. Accepts NULL. */
 void sx_informers_stop(struct sx_informers *inf);
+
+
+/* ---------- Added by the kube-client engineer (issue 5/6) ----------
+ * Write helpers for the standalone scheduler. All return 0 on a 2xx answer;
+ * otherwise a negative code (SX_ENOENT on 404, SX_ECONFLICT on 409, SX_EIO
+ * on transport failure or other statuses) with err->msg = the API server's
+ * Status message. Callable from any thread. */
+
+/* PATCH /api/v1/namespaces/{ns}/pods/{name}/status with a strategic merge
+ * patch. cond_type NULL: no condition; otherwise one condition
+ * {type, status, reason, message, lastTransitionTime=now}. nominated: NULL
+ * leaves status.nominatedNodeName alone, "" clears it (null). */
+int sx_kube_patch_pod_status(struct sx_kube *kube, const char *ns, const char *name,
+			     const char *cond_type, const char *cond_status,
+			     const char *reason, const char *message, const char *nominated,
+			     struct sx_error *err);
+
+/* DELETE /api/v1/namespaces/{ns}/pods/{name} with preconditions.uid (when
+ * uid is non-NULL). 404 counts as success (already gone). */
+int sx_kube_delete_pod(struct sx_kube *kube, const char *ns, const char *name, const char *uid,
+		       struct sx_error *err);
+
+/* A core/v1 Event about a pod (name "<pod>.<hex ns time>", message
+ * truncated to 1024 bytes ending " ..."). type "Normal"/"Warning". */
+struct sx_kube_event {
+	const char *ns, *pod_name, *pod_uid;
+	const char *type, *reason, *action, *message;
+	const char *component; /* reportingComponent / source.component */
+	const char *instance;  /* reportingInstance */
+};
+int sx_kube_create_event(struct sx_kube *kube, const struct sx_kube_event *ev,
+			 struct sx_error *err);
+
+/* coordination.k8s.io/v1 Lease. Times are MicroTime strings
+ * ("2025-06-01T12:00:06.518211Z"); sx_kube_micro_time formats now. */
+struct sx_lease {
+	char holder[256];
+	int32_t duration_s;
+	char acquire_time[40];
+	char renew_time[40];
+	int32_t transitions;
+	char resource_version[64]; /* "" for create */
+};
+void sx_kube_micro_time(char out[40]);
+/* 0 and *lease filled; SX_ENOENT when absent. */
+int sx_kube_lease_get(struct sx_kube *kube, const char *ns, const char *name,
+		      struct sx_lease *lease, struct sx_error *err);
+/* POST (create) or PUT (update, with lease->resource_version as the
+ * optimistic-concurrency precondition). On success lease->resource_version
+ * is the new RV. SX_ECONFLICT on 409 (AlreadyExists / Conflict). */
+int sx_kube_lease_create(struct sx_kube *kube, const char *ns, const char *name,
+			 struct sx_lease *lease, struct sx_error *err);
+int sx_kube_lease_update(struct sx_kube *kube, const char *ns, const char *name,
+			 struct sx_lease *lease, struct sx_error *err);
+
+/* ---------- kube internals shared by kube.c, kubeconfig.c, informer.c and
+ * test/unit/test_kube.c (not for other modules) ---------- */
+
+/* Resolved connection settings. Every string is owned (free with
+ * sx_kube_config_clear). PEM blobs are raw PEM, already base64-decoded. */
+struct sx_kube_config {
+	char *server;          /* "https://host:port[/prefix]", no trailing '/' */
+	char *source;          /* file the context came from, or "in-cluster" */
+	char *context;         /* context name ("" in-cluster) */
+	char *namespace;       /* context namespace, default "default" */
+	char *ca_file, *ca_data;
+	size_t ca_len;
+	char *cert_file, *cert_data;
+	size_t cert_len;
+	char *key_file, *key_data;
+	size_t key_len;
+	char *token;           /* static token */
+	char *token_file;      /* re-read periodically; wins over token */
+	char *tls_server_name;
+	bool insecure;
+};
+void sx_kube_config_clear(struct sx_kube_config *cfg);
+/* Loads a kubeconfig: `paths` is one path or a ':'-separated list
+ * (first-wins merge, missing files skipped); context NULL = current-context.
+ * Errors name the file and field. */
+int sx_kubeconfig_load(const char *paths, const char *context, struct sx_kube_config *cfg,
+		       struct sx_error *err);
+/* In-cluster settings from KUBERNETES_SERVICE_HOST/PORT and sa_dir
+ * (NULL = /var/run/secrets/kubernetes.io/serviceaccount). */
+int sx_kubeconfig_in_cluster(const char *sa_dir, struct sx_kube_config *cfg,
+			     struct sx_error *err);
+/* The §1.1 order: explicit path; in-cluster when the env is set;
+ * $KUBECONFIG; ~/.kube/config. */
+int sx_kubeconfig_resolve(const char *explicit_path, const char *context,
+			  struct sx_kube_config *cfg, struct sx_error *err);
+/* Decodes standard base64 (whitespace ignored). Caller frees; NULL on
+ * garbage. */
+char *sx_base64_decode(const char *in, size_t *out_len);
+/* Reads a token file whole, trailing whitespace trimmed; NULL on failure or
+ * empty. Caller frees. */
+char *sx_read_token_file(const char *path);
+
+/* Token bucket (client-side QPS/burst): reserves one token at now_ns and
+ * returns how long to wait (ns) before the request may start. Thread-safe. */
+struct sx_token_bucket {
+	double rate, burst, tokens;
+	uint64_t last_ns;
+	pthread_mutex_t mu;
+};
+void sx_token_bucket_init(struct sx_token_bucket *tb, double qps, int burst, uint64_t now_ns);
+uint64_t sx_token_bucket_reserve(struct sx_token_bucket *tb, uint64_t now_ns);
+
+/* Newline-delimited stream splitter: bytes are fed in arbitrary pieces;
+ * fn is called once per complete line (without '\n', NUL-terminated,
+ * empty lines skipped). A line longer than max fails the feed with
+ * SX_ETOOBIG; a negative return from fn stops it and is returned. */
+struct sx_line_buf {
+	char *data;
+	size_t len, cap, max;
+};
+typedef int (*sx_line_fn)(void *ctx, char *line, size_t len);
+void sx_line_buf_init(struct sx_line_buf *lb, size_t max);
+void sx_line_buf_free(struct sx_line_buf *lb);
+int sx_line_buf_feed(struct sx_line_buf *lb, const char *data, size_t n, sx_line_fn fn,
+		     void *ctx);
+
+/* Prepares a curl easy handle (void * = CURL *) for GET/other requests to
+ * server+path: URL, TLS, auth header, User-Agent, Accept, gzip, timeouts.
+ * *headers receives the list to free with curl_slist_free_all after the
+ * transfer. Used by informers for LIST/WATCH. */
+int sx_kube_setup_handle(struct sx_kube *kube, void *curl, const char *path,
+			 struct curl_slist **headers, struct sx_error *err);
+/* Waits for the QPS limiter (returns early when *stop becomes true). */
+void sx_kube_throttle(struct sx_kube *kube, const atomic_bool *stop);
+/* A 401 was seen: drop the cached token so the next request re-reads it. */
+void sx_kube_invalidate_token(struct sx_kube *kube);
+/* Status message of an API error body ("message" of a Status), else a
+ * short generic text. Writes into buf. */
+const char *sx_kube_status_message(const char *body, size_t len, long status, char *buf,
+				   size_t buflen);
 
 #endif /* SCHEDEXT_KUBE_H */
