@@ -1,0 +1,357 @@
+/* The object model: reference counting, freeing, kind names and pod helpers.
+ *
+ * Every free function here accepts partially built objects: decoders
+ * calloc an object, fill it field by field and call the same free on error,
+ * so each array count is set right after its allocation and zeroed entries
+ * must free cleanly.
+ */
+#include "schedext/model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedext/decode.h"
+#include "decode_internal.h"
+
+/* ---------- sub-structure frees (shared with the decoders) ---------- */
+
+void sx_requirements_free(struct sx_requirement *reqs, uint32_t n)
+{
+	if (!reqs)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		free(reqs[i].values);
+	free(reqs);
+}
+
+void sx_label_selector_free(struct sx_label_selector *sel)
+{
+	if (!sel)
+		return;
+	sx_requirements_free(sel->reqs, sel->nreqs);
+	free(sel);
+}
+
+void sx_node_selector_term_clear(struct sx_node_selector_term *term)
+{
+	sx_requirements_free(term->exprs, term->nexprs);
+	sx_requirements_free(term->fields, term->nfields);
+	memset(term, 0, sizeof(*term));
+}
+
+void sx_node_selector_free(struct sx_node_selector *sel)
+{
+	if (!sel)
+		return;
+	for (uint32_t i = 0; sel->terms && i < sel->nterms; i++)
+		sx_node_selector_term_clear(&sel->terms[i]);
+	free(sel->terms);
+	free(sel);
+}
+
+void sx_node_affinity_free(struct sx_node_affinity *na)
+{
+	if (!na)
+		return;
+	sx_node_selector_free(na->required);
+	for (uint32_t i = 0; na->preferred && i < na->npreferred; i++)
+		sx_node_selector_term_clear(&na->preferred[i].preference);
+	free(na->preferred);
+	free(na);
+}
+
+void sx_pod_affinity_term_clear(struct sx_pod_affinity_term *t)
+{
+	sx_label_selector_free(t->selector);
+	free(t->namespaces);
+	sx_label_selector_free(t->ns_selector);
+	free(t->match_label_keys);
+	free(t->mismatch_label_keys);
+	memset(t, 0, sizeof(*t));
+}
+
+void sx_pod_affinity_free(struct sx_pod_affinity *pa)
+{
+	if (!pa)
+		return;
+	for (uint32_t i = 0; pa->required && i < pa->nrequired; i++)
+		sx_pod_affinity_term_clear(&pa->required[i]);
+	free(pa->required);
+	for (uint32_t i = 0; pa->preferred && i < pa->npreferred; i++)
+		sx_pod_affinity_term_clear(&pa->preferred[i].term);
+	free(pa->preferred);
+	free(pa);
+}
+
+void sx_affinity_free(struct sx_affinity *a)
+{
+	if (!a)
+		return;
+	sx_node_affinity_free(a->node_affinity);
+	sx_pod_affinity_free(a->pod_affinity);
+	sx_pod_affinity_free(a->pod_anti_affinity);
+	free(a);
+}
+
+void sx_meta_clear(struct sx_meta *m)
+{
+	free(m->name);
+	free(m->uid);
+	free(m->resource_version);
+	free(m->labels.items);
+	memset(m, 0, sizeof(*m));
+}
+
+static void containers_free(struct sx_container *c, uint32_t n)
+{
+	if (!c)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		free(c[i].requests.scalar);
+		free(c[i].limits.scalar);
+	}
+	free(c);
+}
+
+/* ---------- whole objects ---------- */
+
+void sx_pod_free(struct sx_pod *pod)
+{
+	if (!pod)
+		return;
+	sx_meta_clear(&pod->meta);
+	for (uint32_t i = 0; pod->owners && i < pod->nowners; i++)
+		free(pod->owners[i].uid);
+	free(pod->owners);
+	free(pod->node_selector.items);
+	sx_affinity_free(pod->affinity);
+	free(pod->tolerations);
+	for (uint32_t i = 0; pod->spread && i < pod->nspread; i++) {
+		sx_label_selector_free(pod->spread[i].selector);
+		free(pod->spread[i].match_label_keys);
+	}
+	free(pod->spread);
+	containers_free(pod->containers, pod->ncontainers);
+	containers_free(pod->init_containers, pod->ninit);
+	free(pod->overhead.scalar);
+	free(pod->request.scalar);
+	free(pod->ports);
+	free(pod->pvcs);
+	free(pod->gates);
+	free(pod);
+}
+
+void sx_node_free(struct sx_node *node)
+{
+	if (!node)
+		return;
+	sx_meta_clear(&node->meta);
+	free(node->taints);
+	free(node->allocatable.scalar);
+	free(node->capacity.scalar);
+	for (uint32_t i = 0; node->images && i < node->nimages; i++)
+		free(node->images[i].names);
+	free(node->images);
+	free(node->conditions);
+	free(node);
+}
+
+void sx_generic_free(struct sx_generic *g)
+{
+	if (!g)
+		return;
+	sx_meta_clear(&g->meta);
+	free(g->map_selector.items);
+	sx_label_selector_free(g->selector);
+	free(g);
+}
+
+void sx_pv_free(struct sx_pv *pv)
+{
+	if (!pv)
+		return;
+	sx_meta_clear(&pv->meta);
+	sx_node_selector_free(pv->node_affinity);
+	free(pv);
+}
+
+void sx_pvc_free(struct sx_pvc *pvc)
+{
+	if (!pvc)
+		return;
+	sx_meta_clear(&pvc->meta);
+	free(pvc);
+}
+
+void sx_csi_node_free(struct sx_csi_node *csi)
+{
+	if (!csi)
+		return;
+	sx_meta_clear(&csi->meta);
+	for (uint32_t i = 0; csi->drivers && i < csi->ndrivers; i++)
+		free(csi->drivers[i].topology_keys);
+	free(csi->drivers);
+	free(csi);
+}
+
+/* ---------- reference counting ---------- */
+
+/* Returns true when the caller dropped the last reference. An unref below
+ * zero is a use-after-free in the making: stop right there. */
+static bool drop_ref(atomic_int *rc)
+{
+	int old = atomic_fetch_sub_explicit(rc, 1, memory_order_acq_rel);
+
+	if (old <= 0) {
+		fprintf(stderr, "schedext: model object refcount underflow\n");
+		abort();
+	}
+	return old == 1;
+}
+
+static void take_ref(atomic_int *rc)
+{
+	atomic_fetch_add_explicit(rc, 1, memory_order_relaxed);
+}
+
+#define SX_DEFINE_REF(type, fn_ref, fn_unref, fn_free)            \
+	struct type *fn_ref(const struct type *o)                 \
+	{                                                          \
+		struct type *m = (struct type *)o;                 \
+		if (m)                                             \
+			take_ref(&m->refcount);                    \
+		return m;                                          \
+	}                                                          \
+	void fn_unref(const struct type *o)                       \
+	{                                                          \
+		struct type *m = (struct type *)o;                 \
+		if (m && drop_ref(&m->refcount))                   \
+			fn_free(m);                                \
+	}
+
+SX_DEFINE_REF(sx_pod, sx_pod_ref, sx_pod_unref, sx_pod_free)
+SX_DEFINE_REF(sx_node, sx_node_ref, sx_node_unref, sx_node_free)
+SX_DEFINE_REF(sx_generic, sx_generic_ref, sx_generic_unref, sx_generic_free)
+SX_DEFINE_REF(sx_pv, sx_pv_ref, sx_pv_unref, sx_pv_free)
+SX_DEFINE_REF(sx_pvc, sx_pvc_ref, sx_pvc_unref, sx_pvc_free)
+SX_DEFINE_REF(sx_csi_node, sx_csi_node_ref, sx_csi_node_unref, sx_csi_node_free)
+
+/* ---------- kinds ---------- */
+
+static const char *const kind_names[SX_KIND_COUNT] = {
+	[SX_KIND_UNKNOWN] = "Unknown",
+	[SX_KIND_NODE] = "Node",
+	[SX_KIND_POD] = "Pod",
+	[SX_KIND_NAMESPACE] = "Namespace",
+	[SX_KIND_SERVICE] = "Service",
+	[SX_KIND_REPLICATION_CONTROLLER] = "ReplicationController",
+	[SX_KIND_REPLICA_SET] = "ReplicaSet",
+	[SX_KIND_STATEFUL_SET] = "StatefulSet",
+	[SX_KIND_PDB] = "PodDisruptionBudget",
+	[SX_KIND_PV] = "PersistentVolume",
+	[SX_KIND_PVC] = "PersistentVolumeClaim",
+	[SX_KIND_STORAGE_CLASS] = "StorageClass",
+	[SX_KIND_CSI_NODE] = "CSINode",
+};
+
+const char *sx_kind_name(enum sx_kind kind)
+{
+	if ((unsigned)kind >= SX_KIND_COUNT)
+		return kind_names[SX_KIND_UNKNOWN];
+	return kind_names[kind];
+}
+
+enum sx_kind sx_kind_from_name(const char *kind)
+{
+	if (!kind)
+		return SX_KIND_UNKNOWN;
+	for (int k = SX_KIND_UNKNOWN + 1; k < SX_KIND_COUNT; k++)
+		if (strcmp(kind, kind_names[k]) == 0)
+			return (enum sx_kind)k;
+	return SX_KIND_UNKNOWN;
+}
+
+const struct sx_meta *sx_object_meta(const struct sx_object *o)
+{
+	if (!o || !o->obj)
+		return NULL;
+	switch (o->kind) {
+	case SX_KIND_POD:
+		return &((const struct sx_pod *)o->obj)->meta;
+	case SX_KIND_NODE:
+		return &((const struct sx_node *)o->obj)->meta;
+	case SX_KIND_PV:
+		return &((const struct sx_pv *)o->obj)->meta;
+	case SX_KIND_PVC:
+		return &((const struct sx_pvc *)o->obj)->meta;
+	case SX_KIND_CSI_NODE:
+		return &((const struct sx_csi_node *)o->obj)->meta;
+	case SX_KIND_UNKNOWN:
+	case SX_KIND_COUNT:
+		return NULL;
+	default:
+		return &((const struct sx_generic *)o->obj)->meta;
+	}
+}
+
+void sx_object_unref(struct sx_object *o)
+{
+	if (!o || !o->obj)
+		return;
+	switch (o->kind) {
+	case SX_KIND_POD:
+		sx_pod_unref(o->obj);
+		break;
+	case SX_KIND_NODE:
+		sx_node_unref(o->obj);
+		break;
+	case SX_KIND_PV:
+		sx_pv_unref(o->obj);
+		break;
+	case SX_KIND_PVC:
+		sx_pvc_unref(o->obj);
+		break;
+	case SX_KIND_CSI_NODE:
+		sx_csi_node_unref(o->obj);
+		break;
+	case SX_KIND_UNKNOWN:
+	case SX_KIND_COUNT:
+		break;
+	default:
+		sx_generic_unref(o->obj);
+		break;
+	}
+	o->obj = NULL;
+}
+
+/* ---------- pod helpers ---------- */
+
+bool sx_pod_has_affinity(const struct sx_pod *pod)
+{
+	return pod->affinity &&
+	       (pod->affinity->pod_affinity || pod->affinity->pod_anti_affinity);
+}
+
+bool sx_pod_has_required_anti_affinity(const struct sx_pod *pod)
+{
+	return pod->affinity && pod->affinity->pod_anti_affinity &&
+	       pod->affinity->pod_anti_affinity->nrequired > 0;
+}
+
+const struct sx_owner_ref *sx_pod_controller(const struct sx_pod *pod)
+{
+	for (uint32_t i = 0; i < pod->nowners; i++)
+		if (pod->owners[i].controller)
+			return &pod->owners[i];
+	return NULL;
+}
+
+const char *sx_pod_key(const struct sx_pod *pod, char *buf, size_t len)
+{
+	if (!buf || len == 0)
+		return buf;
+	snprintf(buf, len, "%s/%s", sx_str_get(pod->meta.ns),
+		 pod->meta.name ? pod->meta.name : "");
+	return buf;
+}
