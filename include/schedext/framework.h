@@ -109,6 +109,8 @@ struct sx_cycle_opts {
 	const struct sx_nominator *nominator; /* NULL = no nominated pods */
 	struct sx_pool *pool;       /* NULL = run on the calling thread */
 	bool extenders;             /* an extender filters/prioritizes (disables k=1) */
+	bool always_score;          /* score even a single feasible node (explain) */
+	bool skip_pre_enqueue;      /* the queue already ran PreEnqueue */
 };
 
 struct sx_cycle_result {

@@ -1,0 +1,797 @@
+/* The scheduling cycle (reference plugins.md §1.2-1.8): PreEnqueue check,
+ * PreFilter, parallel Filter with early stop and rotating start index,
+ * PreScore/Score/NormalizeScore with weights, host selection. */
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedext/framework.h"
+#include "schedext/pool.h"
+
+#define MIN_FEASIBLE_NODES_TO_FIND 100
+#define MIN_FEASIBLE_NODES_PERCENTAGE 5
+#define MAX_NOMINATED 256
+
+/* ---------- small helpers ---------- */
+
+static struct sx_status *attach(struct sx_status *st, const char *plugin)
+{
+	if (st && !st->plugin)
+		st->plugin = plugin;
+	return st;
+}
+
+static struct sx_status *oom_status(void)
+{
+	return sx_status_new(SX_ERROR, "out of memory");
+}
+
+/* Wraps a non-rejection failure into an Error with the upstream prefix. */
+static struct sx_status *as_error(struct sx_status *st, const char *fmt, const char *plugin)
+{
+	char msg[1024];
+	struct sx_status *err;
+	sx_status_message(st, msg, sizeof(msg));
+	err = sx_status_new(SX_ERROR, fmt, plugin, msg);
+	if (err)
+		err->plugin = plugin;
+	sx_status_free(st);
+	return err;
+}
+
+uint32_t sx_num_feasible_nodes_to_find(int percentage, uint32_t n)
+{
+	if (n < MIN_FEASIBLE_NODES_TO_FIND)
+		return n;
+	int64_t p = percentage;
+	if (p <= 0) {
+		p = 50 - (int64_t)n / 125;
+		if (p < MIN_FEASIBLE_NODES_PERCENTAGE)
+			p = MIN_FEASIBLE_NODES_PERCENTAGE;
+	}
+	if (p >= 100)
+		return n;
+	uint64_t k = (uint64_t)n * (uint64_t)p / 100;
+	return k < MIN_FEASIBLE_NODES_TO_FIND ? MIN_FEASIBLE_NODES_TO_FIND : (uint32_t)k;
+}
+
+/* ---------- cycle state ---------- */
+
+struct sx_cycle_state *sx_cycle_state_new(const struct sx_snapshot *snap)
+{
+	struct sx_cycle_state *cs = calloc(1, sizeof(*cs));
+	if (cs)
+		cs->snap = snap;
+	return cs;
+}
+
+struct sx_cycle_state *sx_cycle_state_clone(const struct sx_profile *prof,
+					    const struct sx_cycle_state *cs)
+{
+	struct sx_cycle_state *c = malloc(sizeof(*c));
+	if (!c)
+		return NULL;
+	*c = *cs;
+	for (unsigned i = 0; i < SX_SLOT_COUNT; i++) {
+		if (!cs->slots[i])
+			continue;
+		const struct sx_plugin *p = sx_plugins[i];
+		c->slots[i] = p->state_clone ? p->state_clone(cs->slots[i]) : NULL;
+		if (!c->slots[i] && p->state_clone) {
+			sx_cycle_state_free(prof, c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
+void sx_cycle_state_free(const struct sx_profile *prof, struct sx_cycle_state *cs)
+{
+	(void)prof;
+	if (!cs)
+		return;
+	for (unsigned i = 0; i < SX_SLOT_COUNT; i++)
+		if (cs->slots[i] && sx_plugins[i]->state_free)
+			sx_plugins[i]->state_free(cs->slots[i]);
+	free(cs);
+}
+
+/* ---------- points run one plugin after another ---------- */
+
+struct sx_status *sx_run_pre_enqueue(const struct sx_profile *prof, const struct sx_pod *pod)
+{
+	const struct sx_enabled *e = prof->points[SX_PT_PRE_ENQUEUE];
+	for (unsigned i = 0; i < prof->n[SX_PT_PRE_ENQUEUE]; i++) {
+		struct sx_status *st = e[i].plugin->pre_enqueue(e[i].self, pod);
+		if (!sx_status_is_success(st))
+			return attach(st, e[i].plugin->name);
+		sx_status_free(st);
+	}
+	return NULL;
+}
+
+bool sx_queue_less(const struct sx_profile *prof, const struct sx_queued_pod *a,
+		   const struct sx_queued_pod *b)
+{
+	const struct sx_enabled *e = prof->points[SX_PT_QUEUE_SORT];
+	if (prof->n[SX_PT_QUEUE_SORT] == 0)
+		return a->timestamp < b->timestamp;
+	return e[0].plugin->less(e[0].self, a, b);
+}
+
+/* Intersects *acc with set (NULL acc = everything). Takes set. */
+static void intersect_sets(struct sx_node_set **acc, struct sx_node_set *set)
+{
+	if (!*acc) {
+		*acc = set;
+		return;
+	}
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < (*acc)->n; i++) {
+		for (uint32_t j = 0; j < set->n; j++) {
+			if ((*acc)->names[i] == set->names[j]) {
+				(*acc)->names[k++] = (*acc)->names[i];
+				break;
+			}
+		}
+	}
+	(*acc)->n = k;
+	free(set->names);
+	free(set);
+}
+
+static void free_node_set(struct sx_node_set *set)
+{
+	if (set) {
+		free(set->names);
+		free(set);
+	}
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* "[A B]" of the sorted plugin names. */
+static void format_plugin_list(char *buf, size_t len, const char **names, unsigned n)
+{
+	size_t off = 0;
+	qsort(names, n, sizeof(*names), cmp_cstr);
+	off += (size_t)snprintf(buf, len, "[");
+	for (unsigned i = 0; i < n && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? " " : "", names[i]);
+	if (off < len)
+		snprintf(buf + off, len - off, "]");
+}
+
+/* PreFilter of every plugin (plugins.md §1.3). *result receives the merged
+ * PreFilterResult (NULL = all nodes); set_plugins the plugins that gave one. */
+static struct sx_status *run_pre_filter(const struct sx_profile *prof, struct sx_cycle_state *cs,
+					const struct sx_pod *pod, struct sx_node_set **result,
+					const char **set_plugins, unsigned *nset)
+{
+	const struct sx_enabled *e = prof->points[SX_PT_PRE_FILTER];
+	struct sx_status *rejected = NULL;
+	*nset = 0;
+	for (unsigned i = 0; i < prof->n[SX_PT_PRE_FILTER]; i++) {
+		struct sx_node_set *set = NULL;
+		struct sx_status *st = e[i].plugin->pre_filter(e[i].self, cs, pod, &set);
+		attach(st, e[i].plugin->name);
+		enum sx_code code = sx_status_code(st);
+		if (code == SX_SKIP) {
+			cs->skip_filter[e[i].index] = true;
+			sx_status_free(st);
+			free_node_set(set);
+			continue;
+		}
+		if (code == SX_UNSCHEDULABLE_AND_UNRESOLVABLE) {
+			free_node_set(set);
+			sx_status_free(rejected);
+			return st;
+		}
+		if (code == SX_UNSCHEDULABLE) {
+			sx_status_free(rejected);
+			rejected = st;
+			free_node_set(set);
+			continue;
+		}
+		if (code != SX_SUCCESS) {
+			free_node_set(set);
+			sx_status_free(rejected);
+			return as_error(st, "running PreFilter plugin %s: %s", e[i].plugin->name);
+		}
+		if (set) {
+			set_plugins[(*nset)++] = e[i].plugin->name;
+			intersect_sets(result, set);
+		}
+	}
+	if (rejected)
+		return rejected;
+	if (*result && (*result)->n == 0) {
+		if (*nset == 1)
+			return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
+					     "node(s) didn't satisfy plugin %s", set_plugins[0]);
+		char list[512];
+		format_plugin_list(list, sizeof(list), set_plugins, *nset);
+		return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
+				     "node(s) didn't satisfy plugin(s) %s simultaneously", list);
+	}
+	return NULL;
+}
+
+struct sx_status *sx_run_pre_filter(const struct sx_profile *prof, struct sx_cycle_state *cs,
+				    const struct sx_pod *pod)
+{
+	struct sx_node_set *set = NULL;
+	const char *names[SX_MAX_PLUGINS];
+	unsigned nset;
+	struct sx_status *st = run_pre_filter(prof, cs, pod, &set, names, &nset);
+	free_node_set(set);
+	return st;
+}
+
+struct sx_status *sx_run_filters(const struct sx_profile *prof, const struct sx_cycle_state *cs,
+				 const struct sx_pod *pod, const struct sx_node_info *ni)
+{
+	const struct sx_enabled *e = prof->points[SX_PT_FILTER];
+	for (unsigned i = 0; i < prof->n[SX_PT_FILTER]; i++) {
+		if (cs->skip_filter[e[i].index])
+			continue;
+		struct sx_status *st = e[i].plugin->filter(e[i].self, cs, pod, ni);
+		if (sx_status_is_success(st)) {
+			sx_status_free(st);
+			continue;
+		}
+		if (sx_status_is_rejected(st))
+			return attach(st, e[i].plugin->name);
+		return as_error(st, "running \"%s\" filter plugin: %s", e[i].plugin->name);
+	}
+	return NULL;
+}
+
+static struct sx_status *run_extension(const struct sx_profile *prof, struct sx_cycle_state *cs,
+				       const struct sx_pod *pod, const struct sx_pod *other,
+				       const struct sx_node_info *ni, bool add)
+{
+	const struct sx_enabled *e = prof->points[SX_PT_PRE_FILTER];
+	for (unsigned i = 0; i < prof->n[SX_PT_PRE_FILTER]; i++) {
+		const struct sx_plugin *p = e[i].plugin;
+		if (cs->skip_filter[e[i].index])
+			continue;
+		struct sx_status *st = NULL;
+		if (add && p->add_pod)
+			st = p->add_pod(e[i].self, cs, pod, other, ni);
+		else if (!add && p->remove_pod)
+			st = p->remove_pod(e[i].self, cs, pod, other, ni);
+		if (!sx_status_is_success(st))
+			return as_error(st, add ? "running AddPod on PreFilter plugin %s: %s"
+						: "running RemovePod on PreFilter plugin %s: %s",
+					p->name);
+		sx_status_free(st);
+	}
+	return NULL;
+}
+
+struct sx_status *sx_run_add_pod(const struct sx_profile *prof, struct sx_cycle_state *cs,
+				 const struct sx_pod *pod, const struct sx_pod *added,
+				 const struct sx_node_info *ni)
+{
+	return run_extension(prof, cs, pod, added, ni, true);
+}
+
+struct sx_status *sx_run_remove_pod(const struct sx_profile *prof, struct sx_cycle_state *cs,
+				    const struct sx_pod *pod, const struct sx_pod *removed,
+				    const struct sx_node_info *ni)
+{
+	return run_extension(prof, cs, pod, removed, ni, false);
+}
+
+static bool same_pod(const struct sx_pod *a, const struct sx_pod *b)
+{
+	return a->meta.ns == b->meta.ns && strcmp(a->meta.name, b->meta.name) == 0;
+}
+
+/* Pass 1 of §1.5: filters on a copy with the nominated pods added. */
+static struct sx_status *filter_with_nominated_added(const struct sx_profile *prof,
+						     const struct sx_cycle_state *cs,
+						     const struct sx_pod *pod,
+						     const struct sx_node_info *ni,
+						     const struct sx_pod **nominated, uint32_t n)
+{
+	struct sx_node_info *copy = sx_node_info_clone(ni);
+	struct sx_cycle_state *state = sx_cycle_state_clone(prof, cs);
+	struct sx_status *st = NULL;
+	if (!copy || !state) {
+		st = oom_status();
+		goto out;
+	}
+	for (uint32_t i = 0; i < n && !st; i++) {
+		if (sx_node_info_add_pod(copy, nominated[i]) < 0)
+			st = oom_status();
+		else
+			st = sx_run_add_pod(prof, state, pod, nominated[i], copy);
+	}
+	if (!st)
+		st = sx_run_filters(prof, state, pod, copy);
+out:
+	sx_cycle_state_free(prof, state);
+	sx_node_info_unref(copy);
+	return st;
+}
+
+struct sx_status *sx_run_filters_with_nominated(const struct sx_profile *prof,
+						const struct sx_cycle_state *cs,
+						const struct sx_pod *pod,
+						const struct sx_node_info *ni,
+						const struct sx_nominator *nom)
+{
+	const struct sx_pod *found[MAX_NOMINATED];
+	const struct sx_pod *keep[MAX_NOMINATED];
+	uint32_t n = 0, k = 0;
+	if (nom && nom->pods_for_node)
+		n = nom->pods_for_node(nom->ctx, ni->name, found, MAX_NOMINATED);
+	for (uint32_t i = 0; i < n; i++)
+		if (found[i]->priority >= pod->priority && !same_pod(found[i], pod))
+			keep[k++] = found[i];
+	if (k > 0) {
+		struct sx_status *st = filter_with_nominated_added(prof, cs, pod, ni, keep, k);
+		if (!sx_status_is_success(st))
+			return st;
+	}
+	return sx_run_filters(prof, cs, pod, ni);
+}
+
+/* ---------- the parallel filter ---------- */
+
+struct filter_job {
+	const struct sx_profile *prof;
+	const struct sx_cycle_state *cs;
+	const struct sx_pod *pod;
+	const struct sx_snapshot *snap;
+	const struct sx_nominator *nom;
+	const uint32_t *order;        /* snapshot indices in evaluation order */
+	struct sx_status **status;    /* per order position */
+	uint8_t *state;               /* per order position: 0 skipped, 1 pass, 2 fail */
+	uint32_t want;                /* feasible nodes to find */
+	atomic_uint found;
+	atomic_bool error;
+};
+
+static void filter_one(void *ctx, uint32_t i, unsigned worker)
+{
+	struct filter_job *j = ctx;
+	(void)worker;
+	if (atomic_load(&j->found) >= j->want || atomic_load(&j->error))
+		return;
+	const struct sx_node_info *ni = j->snap->nodes[j->order[i]];
+	struct sx_status *st;
+	if (j->prof->n[SX_PT_FILTER] == 0)
+		st = NULL;
+	else
+		st = sx_run_filters_with_nominated(j->prof, j->cs, j->pod, ni, j->nom);
+	if (sx_status_is_success(st)) {
+		sx_status_free(st);
+		if (atomic_fetch_add(&j->found, 1) >= j->want)
+			return; /* over the quota: discarded, as upstream */
+		j->state[i] = 1;
+		return;
+	}
+	if (st && st->code == SX_ERROR)
+		atomic_store(&j->error, true);
+	j->status[i] = st;
+	j->state[i] = 2;
+}
+
+/* ---------- scoring ---------- */
+
+struct score_job {
+	const struct sx_profile *prof;
+	const struct sx_cycle_state *cs;
+	const struct sx_pod *pod;
+	const struct sx_snapshot *snap;
+	struct sx_cycle_result *res;
+	struct sx_status **errors; /* per feasible node, first error */
+};
+
+static void score_one(void *ctx, uint32_t i, unsigned worker)
+{
+	struct score_job *j = ctx;
+	struct sx_cycle_result *res = j->res;
+	const struct sx_enabled *e = res->score_plugins;
+	const struct sx_node_info *ni = j->snap->nodes[res->feasible[i]];
+	(void)worker;
+	for (uint32_t p = 0; p < res->nscore_plugins; p++) {
+		int64_t score = 0;
+		if (res->score_skipped[p])
+			continue;
+		struct sx_status *st = e[p].plugin->score(e[p].self, j->cs, j->pod, ni, &score);
+		if (!sx_status_is_success(st)) {
+			if (!j->errors[i])
+				j->errors[i] = as_error(st, "plugin %s failed with: %s",
+							e[p].plugin->name);
+			else
+				sx_status_free(st);
+			return;
+		}
+		sx_status_free(st);
+		res->raw[(size_t)i * res->nscore_plugins + p] = score;
+	}
+}
+
+static struct sx_status *run_pre_score(const struct sx_profile *prof, struct sx_cycle_state *cs,
+				       const struct sx_pod *pod, struct sx_cycle_result *res,
+				       struct sx_node_info **nodes)
+{
+	const struct sx_enabled *e = prof->points[SX_PT_PRE_SCORE];
+	for (unsigned i = 0; i < prof->n[SX_PT_PRE_SCORE]; i++) {
+		struct sx_status *st = e[i].plugin->pre_score(e[i].self, cs, pod, nodes, res->nfeasible);
+		enum sx_code code = sx_status_code(st);
+		if (code == SX_SKIP) {
+			cs->skip_score[e[i].index] = true;
+		} else if (code != SX_SUCCESS) {
+			return as_error(st, "running PreScore plugin %s: %s", e[i].plugin->name);
+		}
+		sx_status_free(st);
+	}
+	for (uint32_t p = 0; p < res->nscore_plugins; p++)
+		res->score_skipped[p] = cs->skip_score[res->score_plugins[p].index];
+	return NULL;
+}
+
+static struct sx_status *normalize_scores(struct sx_cycle_result *res,
+					  const struct sx_cycle_state *cs, const struct sx_pod *pod)
+{
+	uint32_t np = res->nscore_plugins, nf = res->nfeasible;
+	struct sx_node_score *list = malloc(sizeof(*list) * (nf ? nf : 1));
+	if (!list)
+		return oom_status();
+	for (uint32_t p = 0; p < np; p++) {
+		const struct sx_enabled *e = &res->score_plugins[p];
+		if (res->score_skipped[p])
+			continue;
+		for (uint32_t i = 0; i < nf; i++) {
+			list[i].node = cs->snap->nodes[res->feasible[i]]->name;
+			list[i].score = res->raw[(size_t)i * np + p];
+		}
+		if (e->plugin->normalize_score) {
+			struct sx_status *st =
+				e->plugin->normalize_score(e->self, cs, pod, list, nf);
+			if (!sx_status_is_success(st)) {
+				free(list);
+				return as_error(st, "running Normalize on Score plugin %s: %s",
+						e->plugin->name);
+			}
+		}
+		for (uint32_t i = 0; i < nf; i++) {
+			if (list[i].score < SX_MIN_NODE_SCORE || list[i].score > SX_MAX_NODE_SCORE) {
+				struct sx_status *st = sx_status_new(
+					SX_ERROR,
+					"plugin %s returns an invalid score %lld, it should in the range of [%d, %d] after normalizing",
+					e->plugin->name, (long long)list[i].score, SX_MIN_NODE_SCORE,
+					SX_MAX_NODE_SCORE);
+				free(list);
+				return st;
+			}
+			res->normalized[(size_t)i * np + p] = list[i].score;
+			res->totals[i] += list[i].score * e->weight;
+		}
+	}
+	free(list);
+	return NULL;
+}
+
+static uint64_t next_random(uint64_t *state)
+{
+	uint64_t x = *state ? *state : 0x9E3779B97F4A7C15ull;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*state = x;
+	return x;
+}
+
+/* selectHost: reservoir sampling among the highest totals (§1.8). */
+static int select_host(const struct sx_cycle_result *res, uint64_t *rng)
+{
+	uint64_t local = 0x2545F4914F6CDD1Dull;
+	uint64_t *state = rng ? rng : &local;
+	int best = -1;
+	int64_t max = 0;
+	uint64_t ties = 0;
+	for (uint32_t i = 0; i < res->nfeasible; i++) {
+		if (best < 0 || res->totals[i] > max) {
+			best = (int)i;
+			max = res->totals[i];
+			ties = 1;
+		} else if (res->totals[i] == max) {
+			ties++;
+			if (next_random(state) % ties == 0)
+				best = (int)i;
+		}
+	}
+	return best < 0 ? -1 : (int)res->feasible[best];
+}
+
+static struct sx_status *score_nodes(const struct sx_profile *prof, struct sx_cycle_state *cs,
+				     const struct sx_pod *pod, const struct sx_cycle_opts *opts,
+				     struct sx_cycle_result *res)
+{
+	uint32_t nf = res->nfeasible, np = res->nscore_plugins;
+	size_t cells = (size_t)nf * np;
+	struct sx_node_info **nodes = malloc(sizeof(*nodes) * (nf ? nf : 1));
+	struct sx_status **errors = calloc(nf ? nf : 1, sizeof(*errors));
+	struct sx_status *st = NULL;
+	res->raw = calloc(cells ? cells : 1, sizeof(int64_t));
+	res->normalized = calloc(cells ? cells : 1, sizeof(int64_t));
+	res->totals = calloc(nf ? nf : 1, sizeof(int64_t));
+	if (!nodes || !errors || !res->raw || !res->normalized || !res->totals) {
+		st = oom_status();
+		goto out;
+	}
+	for (uint32_t i = 0; i < nf; i++)
+		nodes[i] = cs->snap->nodes[res->feasible[i]];
+	st = run_pre_score(prof, cs, pod, res, nodes);
+	if (st)
+		goto out;
+	struct score_job job = { prof, cs, pod, cs->snap, res, errors };
+	sx_pool_run(opts->pool, nf, score_one, &job);
+	for (uint32_t i = 0; i < nf && !st; i++) {
+		st = errors[i];
+		errors[i] = NULL;
+	}
+	if (!st)
+		st = normalize_scores(res, cs, pod);
+out:
+	if (errors)
+		for (uint32_t i = 0; i < nf; i++)
+			sx_status_free(errors[i]);
+	free(errors);
+	free(nodes);
+	return st;
+}
+
+/* ---------- the cycle ---------- */
+
+static int alloc_result(struct sx_cycle_result *res, const struct sx_profile *prof, uint32_t n)
+{
+	res->statuses = calloc(n ? n : 1, sizeof(*res->statuses));
+	res->evaluated = calloc(n ? n : 1, sizeof(*res->evaluated));
+	res->feasible = calloc(n ? n : 1, sizeof(*res->feasible));
+	res->nscore_plugins = prof->n[SX_PT_SCORE];
+	res->score_plugins = prof->points[SX_PT_SCORE];
+	res->score_skipped = calloc(res->nscore_plugins + 1, sizeof(bool));
+	if (!res->statuses || !res->evaluated || !res->feasible || !res->score_skipped)
+		return SX_ENOMEM;
+	return 0;
+}
+
+/* Candidate snapshot indices: opts->candidates (names unknown to the
+ * snapshot are left out: callers report them) or every node. */
+static uint32_t *candidate_indices(const struct sx_snapshot *snap, const struct sx_cycle_opts *opts,
+				   uint32_t *n)
+{
+	uint32_t cap = opts->candidates ? opts->ncandidates : snap->nnodes;
+	uint32_t *idx = malloc(sizeof(*idx) * (cap ? cap : 1));
+	*n = 0;
+	if (!idx)
+		return NULL;
+	if (!opts->candidates) {
+		for (uint32_t i = 0; i < snap->nnodes; i++)
+			idx[(*n)++] = i;
+		return idx;
+	}
+	for (uint32_t i = 0; i < opts->ncandidates; i++) {
+		int at = sx_snapshot_find(snap, opts->candidates[i]);
+		if (at >= 0)
+			idx[(*n)++] = (uint32_t)at;
+	}
+	return idx;
+}
+
+static bool in_set(const struct sx_node_set *set, sx_str name)
+{
+	for (uint32_t i = 0; i < set->n; i++)
+		if (set->names[i] == name)
+			return true;
+	return false;
+}
+
+/* Drops candidates outside the PreFilterResult, giving them the absent
+ * status ([1.32+] "node(s) didn't satisfy plugin(s) [A]"). */
+static int apply_pre_filter_result(struct sx_cycle_result *res, const struct sx_snapshot *snap,
+				   const struct sx_node_set *set, const char **names,
+				   unsigned nnames, uint32_t *cand, uint32_t *ncand)
+{
+	char list[512];
+	uint32_t k = 0;
+	format_plugin_list(list, sizeof(list), names, nnames);
+	res->absent_status = sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
+					   "node(s) didn't satisfy plugin(s) %s", list);
+	if (!res->absent_status)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < *ncand; i++) {
+		if (in_set(set, snap->nodes[cand[i]]->name))
+			cand[k++] = cand[i];
+		else
+			res->statuses[cand[i]] = sx_status_clone(res->absent_status);
+	}
+	*ncand = k;
+	return 0;
+}
+
+static uint32_t feasible_wanted(const struct sx_profile *prof, const struct sx_cycle_opts *opts,
+				uint32_t ncand)
+{
+	if (opts->mode == SX_CYCLE_FILTER_ONLY)
+		return ncand;
+	if (prof->n[SX_PT_SCORE] == 0 && !opts->extenders && !opts->always_score)
+		return ncand ? 1 : 0;
+	int pct = opts->percentage;
+	if (pct < 0)
+		pct = prof->percentage_of_nodes_to_score >= 0 ? prof->percentage_of_nodes_to_score
+							      : opts->global_percentage;
+	return sx_num_feasible_nodes_to_find(pct, ncand);
+}
+
+/* Filters cand[] from the rotating start; fills res->feasible/statuses. */
+static int run_filter_phase(const struct sx_profile *prof, struct sx_cycle_state *cs,
+			    const struct sx_pod *pod, const struct sx_cycle_opts *opts,
+			    struct sx_cycle_result *res, const uint32_t *cand, uint32_t ncand)
+{
+	uint32_t start = (opts->next_start_index && ncand) ? *opts->next_start_index % ncand : 0;
+	uint32_t *order = malloc(sizeof(*order) * (ncand ? ncand : 1));
+	struct sx_status **status = calloc(ncand ? ncand : 1, sizeof(*status));
+	uint8_t *state = calloc(ncand ? ncand : 1, 1);
+	if (!order || !status || !state) {
+		free(order);
+		free(status);
+		free(state);
+		return SX_ENOMEM;
+	}
+	for (uint32_t i = 0; i < ncand; i++)
+		order[i] = cand[(start + i) % ncand];
+	struct filter_job job = { .prof = prof, .cs = cs, .pod = pod, .snap = cs->snap,
+				  .nom = opts->nominator, .order = order, .status = status,
+				  .state = state, .want = feasible_wanted(prof, opts, ncand) };
+	atomic_init(&job.found, 0);
+	atomic_init(&job.error, false);
+	sx_pool_run(opts->pool, ncand, filter_one, &job);
+	uint32_t processed = 0;
+	for (uint32_t i = 0; i < ncand; i++) {
+		uint32_t at = order[i];
+		if (state[i] == 0)
+			continue;
+		processed++;
+		res->evaluated[at] = true;
+		if (state[i] == 1) {
+			res->feasible[res->nfeasible++] = at;
+			continue;
+		}
+		if (status[i]->code == SX_ERROR && !res->error) {
+			res->error = status[i];
+			continue;
+		}
+		sx_status_free(res->statuses[at]);
+		res->statuses[at] = status[i];
+	}
+	if (opts->next_start_index && opts->mode == SX_CYCLE_FULL && cs->snap->nnodes)
+		*opts->next_start_index = (start + processed) % cs->snap->nnodes;
+	free(order);
+	free(status);
+	free(state);
+	return 0;
+}
+
+static void set_error(struct sx_cycle_result *res, struct sx_status *st)
+{
+	if (!res->error)
+		res->error = st;
+	else
+		sx_status_free(st);
+}
+
+/* Steps 5-8: PreEnqueue, PreFilter and Filter. Returns 0; the outcome is in res. */
+static int filter_phase(const struct sx_profile *prof, const struct sx_pod *pod,
+			const struct sx_cycle_opts *opts, struct sx_cycle_result *res)
+{
+	struct sx_cycle_state *cs = res->state;
+	struct sx_node_set *set = NULL;
+	const char *set_plugins[SX_MAX_PLUGINS];
+	unsigned nset = 0;
+	uint32_t ncand;
+	struct sx_status *st = opts->skip_pre_enqueue ? NULL : sx_run_pre_enqueue(prof, pod);
+	if (!st)
+		st = run_pre_filter(prof, cs, pod, &set, set_plugins, &nset);
+	if (st) {
+		free_node_set(set);
+		if (sx_status_is_rejected(st))
+			res->pre_filter = st;
+		else
+			set_error(res, st);
+		return 0;
+	}
+	uint32_t *cand = candidate_indices(cs->snap, opts, &ncand);
+	int rc = cand ? 0 : SX_ENOMEM;
+	if (!rc && set)
+		rc = apply_pre_filter_result(res, cs->snap, set, set_plugins, nset, cand, &ncand);
+	if (!rc)
+		rc = run_filter_phase(prof, cs, pod, opts, res, cand, ncand);
+	free(cand);
+	free_node_set(set);
+	return rc;
+}
+
+int sx_schedule(const struct sx_profile *prof, const struct sx_pod *pod,
+		const struct sx_cycle_opts *opts, struct sx_cycle_result *res)
+{
+	const struct sx_snapshot *snap = opts->snap;
+	memset(res, 0, sizeof(*res));
+	res->selected = -1;
+	res->num_all_nodes = snap->nnodes;
+	res->state = sx_cycle_state_new(snap);
+	if (!res->state || alloc_result(res, prof, snap->nnodes) < 0)
+		return SX_ENOMEM;
+	if (opts->mode == SX_CYCLE_SCORE_ONLY) {
+		uint32_t *cand = candidate_indices(snap, opts, &res->nfeasible);
+		if (!cand)
+			return SX_ENOMEM;
+		memcpy(res->feasible, cand, sizeof(*cand) * res->nfeasible);
+		free(cand);
+	} else {
+		if (snap->nnodes == 0 && opts->mode == SX_CYCLE_FULL) {
+			res->error = sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
+						   "no nodes available to schedule pods");
+			res->message = sx_strdup("no nodes available to schedule pods");
+			return 0;
+		}
+		if (filter_phase(prof, pod, opts, res) < 0)
+			return SX_ENOMEM;
+		if (res->error)
+			return 0;
+		if (res->pre_filter || res->nfeasible == 0) {
+			if (opts->mode == SX_CYCLE_FULL)
+				res->message = sx_fit_error_message(res, NULL);
+			return 0;
+		}
+		if (opts->mode == SX_CYCLE_FILTER_ONLY)
+			return 0;
+	}
+	if (res->nfeasible >= 2 || opts->always_score || opts->mode == SX_CYCLE_SCORE_ONLY) {
+		struct sx_status *st = score_nodes(prof, res->state, pod, opts, res);
+		if (st) {
+			set_error(res, st);
+			return 0;
+		}
+	}
+	if (opts->mode == SX_CYCLE_FULL)
+		res->selected = res->nfeasible == 1 ? (int)res->feasible[0]
+						    : select_host(res, opts->rng);
+	return 0;
+}
+
+void sx_cycle_result_free(struct sx_cycle_result *res)
+{
+	if (!res)
+		return;
+	if (res->statuses)
+		for (uint32_t i = 0; i < res->num_all_nodes; i++)
+			sx_status_free(res->statuses[i]);
+	free(res->statuses);
+	sx_status_free(res->pre_filter);
+	sx_status_free(res->error);
+	sx_status_free(res->absent_status);
+	free(res->evaluated);
+	free(res->feasible);
+	free(res->score_skipped);
+	free(res->raw);
+	free(res->normalized);
+	free(res->totals);
+	free(res->message);
+	/* The state's plugin slots are freed by their owners' state_free. */
+	sx_cycle_state_free(NULL, res->state);
+	memset(res, 0, sizeof(*res));
+	res->selected = -1;
+}

@@ -1,0 +1,51 @@
+/* The plugin registry, generated from plugins/plugins.def. */
+#include <string.h>
+
+#include "schedext/plugin.h"
+
+#define SX_PLUGIN(n) extern const struct sx_plugin sx_plugin_##n;
+#include "../plugins/plugins.def"
+#undef SX_PLUGIN
+
+const struct sx_plugin *const sx_plugins[] = {
+#define SX_PLUGIN(n) &sx_plugin_##n,
+#include "../plugins/plugins.def"
+#undef SX_PLUGIN
+	NULL,
+};
+
+const unsigned sx_plugin_count = SX_SLOT_COUNT;
+
+_Static_assert(SX_SLOT_COUNT <= SX_MAX_PLUGINS, "raise SX_MAX_PLUGINS");
+
+int sx_plugin_index(const char *name)
+{
+	for (unsigned i = 0; i < SX_SLOT_COUNT; i++)
+		if (strcmp(sx_plugins[i]->name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+int sx_plugin_index_of(const struct sx_plugin *p)
+{
+	for (unsigned i = 0; i < SX_SLOT_COUNT; i++)
+		if (sx_plugins[i] == p)
+			return (int)i;
+	return -1;
+}
+
+static sx_bind_fn binder_fn;
+static void *binder_ctx;
+
+void sx_set_binder(sx_bind_fn fn, void *ctx)
+{
+	binder_fn = fn;
+	binder_ctx = ctx;
+}
+
+struct sx_status *sx_call_binder(const struct sx_pod *pod, sx_str node)
+{
+	if (!binder_fn)
+		return sx_status_new(SX_ERROR, "no binder configured");
+	return binder_fn(binder_ctx, pod, node);
+}
