@@ -1,0 +1,75 @@
+/* ImageLocality (Score): favours nodes that already have the pod's images,
+ * weighted by image size and by how widely the image is spread over the
+ * cluster, so one node holding a popular image does not attract every pod
+ * (reference plugins.md §3.10). No NormalizeScore. */
+#include "schedext/plugin.h"
+
+#define MB (1024LL * 1024)
+#define MIN_THRESHOLD (23 * MB)
+#define MAX_CONTAINER_THRESHOLD (1000 * MB)
+
+/* Size of the node's image listed under `name` (names are normalized at
+ * decode), or -1 when the node does not have it. */
+static int64_t node_image_size(const struct sx_node *node, sx_str name)
+{
+	for (uint32_t i = 0; i < node->nimages; i++)
+		for (uint32_t j = 0; j < node->images[i].nnames; j++)
+			if (node->images[i].names[j] == name)
+				return node->images[i].size_bytes;
+	return -1;
+}
+
+/* Image size scaled by the fraction of nodes that have it; the float
+ * arithmetic (ratio first, then product, truncated) is upstream's. */
+static int64_t scaled_image_score(const struct sx_snapshot *snap, int64_t size, sx_str name)
+{
+	double spread = (double)sx_snapshot_image_nodes(snap, name) / (double)snap->nnodes;
+
+	return (int64_t)((double)size * spread);
+}
+
+static int64_t sum_containers(const struct sx_snapshot *snap, const struct sx_node *node,
+			      const struct sx_container *cs, uint32_t n)
+{
+	int64_t sum = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t size = node_image_size(node, cs[i].image);
+		if (size >= 0)
+			sum += scaled_image_score(snap, size, cs[i].image);
+	}
+	return sum;
+}
+
+/* Clamps the sum into [min, 1000MB x containers] and maps it linearly to
+ * 0..100 (integer division). */
+static int64_t calculate_priority(int64_t sum, uint32_t ncontainers)
+{
+	int64_t max = MAX_CONTAINER_THRESHOLD * (int64_t)ncontainers;
+
+	if (sum < MIN_THRESHOLD)
+		sum = MIN_THRESHOLD;
+	else if (sum > max)
+		sum = max;
+	return SX_MAX_NODE_SCORE * (sum - MIN_THRESHOLD) / (max - MIN_THRESHOLD);
+}
+
+static struct sx_status *score_image_locality(void *self, const struct sx_cycle_state *cs,
+					      const struct sx_pod *pod,
+					      const struct sx_node_info *ni, int64_t *score)
+{
+	const struct sx_snapshot *snap = cs->snap;
+	int64_t sum = 0;
+
+	if (ni->node && snap && snap->nnodes > 0) {
+		sum += sum_containers(snap, ni->node, pod->init_containers, pod->ninit);
+		sum += sum_containers(snap, ni->node, pod->containers, pod->ncontainers);
+	}
+	*score = calculate_priority(sum, pod->ninit + pod->ncontainers);
+	return NULL;
+}
+
+const struct sx_plugin sx_plugin_image_locality = {
+	.name = "ImageLocality",
+	.score = score_image_locality,
+};

@@ -1,0 +1,413 @@
+/* NodeAffinity (PreFilter, Filter, PreScore, Score, NormalizeScore): the
+ * pod's nodeSelector and required node affinity, plus the scheduler-enforced
+ * `addedAffinity` arg, must match the node; preferred terms (the pod's and
+ * the arg's) add their weights to the score (reference plugins.md §3.6).
+ *
+ * No cycle state: Filter and Score read the (immutable) pod directly, which
+ * is what upstream's fallback does when PreFilter/PreScore did not run. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "schedext/decode.h"
+#include "schedext/plugin.h"
+#include "schedext/selector.h"
+
+#define REASON_POD "node(s) didn't match Pod's node affinity/selector"
+#define REASON_ENFORCED "node(s) didn't match scheduler-enforced node affinity"
+#define REASON_CONFLICT "pod affinity terms conflict"
+
+/* Plugin instance: the parsed addedAffinity (NULL when not configured). */
+struct node_affinity {
+	struct sx_node_affinity *added;
+};
+
+/* ---------- term validation (component-helpers' parse errors) ---------- */
+
+static bool parse_int64(sx_str s)
+{
+	const char *p = sx_str_get(s);
+	char *end;
+
+	if (*p == '\0')
+		return false;
+	errno = 0;
+	(void)strtoll(p, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+/* Why a requirement cannot be parsed into a selector, or NULL when fine;
+ * *field names the offending member. */
+static const char *requirement_error(const struct sx_requirement *r, bool field,
+				     const char **what)
+{
+	*what = "values";
+	if (field && r->key != SX_S_METADATA_NAME) {
+		*what = "key";
+		return "Invalid value: not a supported field selector key";
+	}
+	switch (r->op) {
+	case SX_OP_IN:
+	case SX_OP_NOT_IN:
+		if (field && r->nvalues != 1)
+			return "Invalid value: must have one element";
+		if (r->nvalues == 0)
+			return "Invalid value: for 'in', 'notin' operators, values set can't be empty";
+		return NULL;
+	case SX_OP_EXISTS:
+	case SX_OP_DOES_NOT_EXIST:
+		if (field)
+			break;
+		if (r->nvalues != 0)
+			return "Invalid value: values set must be empty for exists and does not exist";
+		return NULL;
+	case SX_OP_GT:
+	case SX_OP_LT:
+		if (field)
+			break;
+		if (r->nvalues != 1)
+			return "Invalid value: for 'Gt', 'Lt' operators, exactly one value is required";
+		if (!parse_int64(r->values[0])) {
+			*what = "values[0]";
+			return "Invalid value: for 'Gt', 'Lt' operators, the value must be an integer";
+		}
+		return NULL;
+	default:
+		break;
+	}
+	*what = "operator";
+	return "Unsupported value";
+}
+
+static bool reqs_valid(const struct sx_requirement *reqs, uint32_t n, bool field,
+		       struct sx_error *err)
+{
+	const char *why, *what;
+
+	for (uint32_t i = 0; i < n; i++) {
+		why = requirement_error(&reqs[i], field, &what);
+		if (!why)
+			continue;
+		sx_error_set(err, SX_EINVAL, "%s", why);
+		sx_error_prefix(err, what);
+		sx_error_prefixf(err, "[%u]", i);
+		sx_error_prefix(err, field ? "matchFields" : "matchExpressions");
+		return false;
+	}
+	return true;
+}
+
+/* Fills err (path relative to the term) for the first invalid requirement
+ * of a term; returns false then. */
+static bool term_valid(const struct sx_node_selector_term *t, struct sx_error *err)
+{
+	return reqs_valid(t->exprs, t->nexprs, false, err) &&
+	       reqs_valid(t->fields, t->nfields, true, err);
+}
+
+static bool term_empty(const struct sx_node_selector_term *t)
+{
+	return t->nexprs == 0 && t->nfields == 0;
+}
+
+/* Upstream NewPreferredSchedulingTerms: terms with weight 0 or an empty
+ * preference are dropped, every other term must parse. */
+static bool preferred_valid(const struct sx_node_affinity *na, struct sx_error *err)
+{
+	for (uint32_t i = 0; i < na->npreferred; i++) {
+		const struct sx_preferred_scheduling_term *p = &na->preferred[i];
+		if (p->weight == 0 || term_empty(&p->preference))
+			continue;
+		if (!term_valid(&p->preference, err)) {
+			sx_error_prefix(err, "preference");
+			sx_error_prefixf(err, "[%u]", i);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Upstream NewNodeSelector: every non-empty term must parse. */
+static bool required_valid(const struct sx_node_selector *sel, struct sx_error *err)
+{
+	for (uint32_t i = 0; i < sel->nterms; i++) {
+		if (term_empty(&sel->terms[i]))
+			continue;
+		if (!term_valid(&sel->terms[i], err)) {
+			sx_error_prefixf(err, "[%u]", i);
+			sx_error_prefix(err, "nodeSelectorTerms");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ---------- args ---------- */
+
+static void *init_node_affinity(const cJSON *args, struct sx_error *err)
+{
+	struct node_affinity *self = sx_calloc(1, sizeof(*self));
+	const cJSON *added = args ? cJSON_GetObjectItemCaseSensitive(args, "addedAffinity") : NULL;
+
+	if (!self) {
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (!added || cJSON_IsNull(added))
+		return self;
+	self->added = sx_decode_node_affinity(added, err);
+	if (!self->added) {
+		sx_error_prefix(err, "addedAffinity");
+		free(self);
+		return NULL;
+	}
+	if (self->added->required && !required_valid(self->added->required, err)) {
+		sx_error_prefix(err, "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution");
+		goto out_free;
+	}
+	if (!preferred_valid(self->added, err)) {
+		sx_error_prefix(err, "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution");
+		goto out_free;
+	}
+	return self;
+out_free:
+	sx_node_affinity_free(self->added);
+	free(self);
+	return NULL;
+}
+
+static void destroy_node_affinity(void *p)
+{
+	struct node_affinity *self = p;
+
+	if (!self)
+		return;
+	sx_node_affinity_free(self->added);
+	free(self);
+}
+
+/* ---------- PreFilter / Filter ---------- */
+
+static const struct sx_node_selector *pod_required(const struct sx_pod *pod)
+{
+	if (!pod->affinity || !pod->affinity->node_affinity)
+		return NULL;
+	return pod->affinity->node_affinity->required;
+}
+
+/* A growable list of interned node names. */
+struct names {
+	uint32_t n, cap;
+	sx_str *v;
+};
+
+static bool names_has(const struct names *s, sx_str x)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->v[i] == x)
+			return true;
+	return false;
+}
+
+static int names_add(struct names *s, sx_str x)
+{
+	if (names_has(s, x))
+		return 0;
+	if (s->n == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2 : 8;
+		sx_str *v = realloc(s->v, cap * sizeof(*v));
+		if (!v)
+			return SX_ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = x;
+	return 0;
+}
+
+/* Names a term pins the pod to: the intersection of its `metadata.name In`
+ * matchFields. Returns false when the term has no such field (any node may
+ * match it). */
+static bool term_node_names(const struct sx_node_selector_term *t, struct names *out, int *rc)
+{
+	bool found = false;
+
+	out->n = 0;
+	for (uint32_t i = 0; i < t->nfields && *rc == 0; i++) {
+		const struct sx_requirement *r = &t->fields[i];
+		if (r->key != SX_S_METADATA_NAME || r->op != SX_OP_IN)
+			continue;
+		if (!found) {
+			for (uint32_t k = 0; k < r->nvalues && *rc == 0; k++)
+				*rc = names_add(out, r->values[k]);
+			found = true;
+			continue;
+		}
+		uint32_t keep = 0; /* intersect in place */
+		for (uint32_t k = 0; k < out->n; k++) {
+			bool in = false;
+			for (uint32_t m = 0; m < r->nvalues && !in; m++)
+				in = r->values[m] == out->v[k];
+			if (in)
+				out->v[keep++] = out->v[k];
+		}
+		out->n = keep;
+	}
+	return found;
+}
+
+/* Union over terms of their pinned names. Returns 1 with *all set when the
+ * pod is pinned to those names, 0 when some term leaves every node
+ * possible, negative on OOM. */
+static int pinned_names(const struct sx_node_selector *sel, struct names *all)
+{
+	struct names term = {0};
+	int rc = 0;
+
+	for (uint32_t i = 0; i < sel->nterms; i++) {
+		if (!term_node_names(&sel->terms[i], &term, &rc) && rc == 0) {
+			free(term.v);
+			return 0;
+		}
+		for (uint32_t k = 0; k < term.n && rc == 0; k++)
+			rc = names_add(all, term.v[k]);
+		if (rc < 0)
+			break;
+	}
+	free(term.v);
+	return rc < 0 ? rc : 1;
+}
+
+static struct sx_status *pre_filter_node_affinity(void *p, struct sx_cycle_state *cs,
+						  const struct sx_pod *pod,
+						  struct sx_node_set **result)
+{
+	const struct node_affinity *self = p;
+	const struct sx_node_selector *req = pod_required(pod);
+	bool added_req = self && self->added && self->added->required;
+	struct names all = {0};
+	struct sx_node_set *set;
+	int rc;
+
+	if (!req && !added_req && pod->node_selector.n == 0)
+		return sx_status_new(SX_SKIP, NULL);
+	if (!req || req->nterms == 0)
+		return NULL;
+	rc = pinned_names(req, &all);
+	if (rc <= 0) {
+		free(all.v);
+		return rc < 0 ? sx_status_new(SX_ERROR, "out of memory") : NULL;
+	}
+	if (all.n == 0) {
+		free(all.v);
+		return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_CONFLICT);
+	}
+	set = malloc(sizeof(*set));
+	if (!set) {
+		free(all.v);
+		return sx_status_new(SX_ERROR, "out of memory");
+	}
+	set->n = all.n;
+	set->names = all.v; /* the caller frees names, then the set */
+	*result = set;
+	return NULL;
+}
+
+static struct sx_status *filter_node_affinity(void *p, const struct sx_cycle_state *cs,
+					      const struct sx_pod *pod,
+					      const struct sx_node_info *ni)
+{
+	const struct node_affinity *self = p;
+
+	if (!ni->node)
+		return sx_status_new(SX_ERROR, "node not found");
+	if (self && self->added && self->added->required &&
+	    !sx_node_selector_matches(self->added->required, ni->node))
+		return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_ENFORCED);
+	if (!sx_pod_matches_node_selector_and_affinity(pod, ni->node))
+		return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_POD);
+	return NULL;
+}
+
+/* ---------- PreScore / Score ---------- */
+
+static const struct sx_node_affinity *pod_node_affinity(const struct sx_pod *pod)
+{
+	return pod->affinity ? pod->affinity->node_affinity : NULL;
+}
+
+/* Skip when neither the pod nor addedAffinity has preferred terms; Error
+ * when a pod's preferred term cannot be parsed (fails the cycle, as
+ * upstream). */
+static struct sx_status *pre_score_node_affinity(void *p, struct sx_cycle_state *cs,
+						 const struct sx_pod *pod,
+						 struct sx_node_info *const *nodes, uint32_t n)
+{
+	const struct node_affinity *self = p;
+	const struct sx_node_affinity *na = pod_node_affinity(pod);
+	struct sx_error err = {0};
+	char buf[600];
+
+	if (na && !preferred_valid(na, &err)) {
+		return sx_status_new(SX_ERROR, "%s", sx_error_string(&err, buf, sizeof(buf)));
+	}
+	if ((!na || na->npreferred == 0) && !(self && self->added && self->added->npreferred))
+		return sx_status_new(SX_SKIP, NULL);
+	return NULL;
+}
+
+/* Σ weight of the preferred terms that match. Empty terms match nothing
+ * and weight-0 terms add nothing, which is why upstream drops them. */
+static int64_t preferred_score(const struct sx_node_affinity *na, const struct sx_node *node)
+{
+	int64_t sum = 0;
+
+	for (uint32_t i = 0; i < na->npreferred; i++) {
+		const struct sx_preferred_scheduling_term *t = &na->preferred[i];
+		if (t->weight != 0 && !term_empty(&t->preference) &&
+		    sx_node_selector_term_matches(&t->preference, node))
+			sum += t->weight;
+	}
+	return sum;
+}
+
+static struct sx_status *score_node_affinity(void *p, const struct sx_cycle_state *cs,
+					     const struct sx_pod *pod,
+					     const struct sx_node_info *ni, int64_t *score)
+{
+	const struct node_affinity *self = p;
+	const struct sx_node_affinity *na = pod_node_affinity(pod);
+	int64_t sum = 0;
+
+	if (!ni->node)
+		return sx_status_new(SX_ERROR, "node not found");
+	if (self && self->added)
+		sum += preferred_score(self->added, ni->node);
+	if (na)
+		sum += preferred_score(na, ni->node);
+	*score = sum;
+	return NULL;
+}
+
+static struct sx_status *normalize_score_node_affinity(void *self,
+						       const struct sx_cycle_state *cs,
+						       const struct sx_pod *pod,
+						       struct sx_node_score *scores, uint32_t n)
+{
+	sx_default_normalize_score(SX_MAX_NODE_SCORE, false, scores, n);
+	return NULL;
+}
+
+const struct sx_plugin sx_plugin_node_affinity = {
+	.name = "NodeAffinity",
+	.init = init_node_affinity,
+	.destroy = destroy_node_affinity,
+	.pre_filter = pre_filter_node_affinity,
+	.filter = filter_node_affinity,
+	.pre_score = pre_score_node_affinity,
+	.score = score_node_affinity,
+	.normalize_score = normalize_score_node_affinity,
+};

@@ -1,0 +1,86 @@
+/* NodePorts (PreFilter, Filter): the pod's host ports must be free on the
+ * node (reference plugins.md §3.5). The pod's wanted ports are derived at
+ * decode time (regular containers and, as in 1.34, sidecar init
+ * containers); the node's used ports are kept by the cache. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedext/plugin.h"
+
+#define REASON_PORTS "node(s) didn't have free ports for the requested pod ports"
+
+/* PreFilter state: the wanted host ports. Owned by the cycle's slot. */
+struct wanted {
+	uint32_t n;
+	struct sx_host_port ports[]; /* flexible array */
+};
+
+static struct wanted *wanted_new(uint32_t n)
+{
+	struct wanted *w = malloc(sizeof(*w) + (size_t)n * sizeof(w->ports[0]));
+
+	if (w)
+		w->n = 0;
+	return w;
+}
+
+static void *state_clone_node_ports(const void *state)
+{
+	const struct wanted *src = state;
+	struct wanted *dst = wanted_new(src->n);
+
+	if (!dst)
+		return NULL;
+	dst->n = src->n;
+	memcpy(dst->ports, src->ports, (size_t)src->n * sizeof(src->ports[0]));
+	return dst;
+}
+
+static void state_free_node_ports(void *state)
+{
+	free(state);
+}
+
+/* Skip when the pod wants no host port (1.34), so Filter never runs. */
+static struct sx_status *pre_filter_node_ports(void *self, struct sx_cycle_state *cs,
+					       const struct sx_pod *pod,
+					       struct sx_node_set **result)
+{
+	struct wanted *w;
+
+	w = wanted_new(pod->nports);
+	if (!w)
+		return sx_status_new(SX_ERROR, "out of memory");
+	for (uint32_t i = 0; i < pod->nports; i++)
+		if (pod->ports[i].port > 0) /* hostPort 0 is no claim */
+			w->ports[w->n++] = pod->ports[i];
+	if (w->n == 0) {
+		free(w);
+		return sx_status_new(SX_SKIP, NULL);
+	}
+	free(cs->slots[SX_SLOT_node_ports]);
+	cs->slots[SX_SLOT_node_ports] = w;
+	return NULL;
+}
+
+static struct sx_status *filter_node_ports(void *self, const struct sx_cycle_state *cs,
+					   const struct sx_pod *pod, const struct sx_node_info *ni)
+{
+	const struct wanted *w = cs->slots[SX_SLOT_node_ports];
+
+	if (!w)
+		return sx_status_new(SX_ERROR,
+				     "reading \"PreFilterNodePorts\" from cycleState: not found");
+	for (uint32_t i = 0; i < w->n; i++)
+		if (sx_node_info_port_conflicts(ni, &w->ports[i]))
+			return sx_status_new(SX_UNSCHEDULABLE, REASON_PORTS);
+	return NULL;
+}
+
+const struct sx_plugin sx_plugin_node_ports = {
+	.name = "NodePorts",
+	.state_clone = state_clone_node_ports,
+	.state_free = state_free_node_ports,
+	.pre_filter = pre_filter_node_ports,
+	.filter = filter_node_ports,
+};

@@ -1,0 +1,54 @@
+/* SchedulingGates (PreEnqueue): a pod carrying spec.schedulingGates is held
+ * back from the active queue until every gate is removed
+ * (reference plugins.md §3.2). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedext/plugin.h"
+
+/* Gate names separated by single spaces, as Go prints a []string inside
+ * "[...]". Returns a malloc'd string the caller frees, or NULL on OOM. */
+static char *join_gates(const struct sx_pod *pod)
+{
+	size_t len = 1;
+	char *out, *p;
+
+	for (uint32_t i = 0; i < pod->ngates; i++)
+		len += sx_str_len(pod->gates[i]) + 1;
+	out = malloc(len);
+	if (!out)
+		return NULL;
+	p = out;
+	for (uint32_t i = 0; i < pod->ngates; i++) {
+		size_t n = sx_str_len(pod->gates[i]);
+		if (i > 0)
+			*p++ = ' ';
+		memcpy(p, sx_str_get(pod->gates[i]), n);
+		p += n;
+	}
+	*p = '\0';
+	return out;
+}
+
+/* NULL (admit) when the pod has no gates; otherwise
+ * UnschedulableAndUnresolvable naming the gates in spec order. */
+static struct sx_status *pre_enqueue_scheduling_gates(void *self, const struct sx_pod *pod)
+{
+	struct sx_status *st;
+	char *gates;
+
+	if (pod->ngates == 0)
+		return NULL;
+	gates = join_gates(pod);
+	if (!gates)
+		return sx_status_new(SX_ERROR, "out of memory");
+	st = sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for scheduling gates: [%s]",
+			   gates);
+	free(gates);
+	return st;
+}
+
+const struct sx_plugin sx_plugin_scheduling_gates = {
+	.name = "SchedulingGates",
+	.pre_enqueue = pre_enqueue_scheduling_gates,
+};

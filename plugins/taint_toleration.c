@@ -1,0 +1,126 @@
+/* TaintToleration (Filter, PreScore, Score, NormalizeScore): NoSchedule and
+ * NoExecute taints must be tolerated; untolerated PreferNoSchedule taints
+ * lower the score (reference plugins.md §3.7). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedext/plugin.h"
+#include "schedext/selector.h"
+
+#define FILTER_EFFECTS ((1u << SX_EFFECT_NO_SCHEDULE) | (1u << SX_EFFECT_NO_EXECUTE))
+
+/* PreScore state: the pod's tolerations that can tolerate a
+ * PreferNoSchedule taint (effect empty or PreferNoSchedule). Owned by the
+ * cycle's slot. */
+struct prescore {
+	uint32_t n;
+	struct sx_toleration tols[]; /* flexible array */
+};
+
+static struct sx_status *filter_taint_toleration(void *self, const struct sx_cycle_state *cs,
+						 const struct sx_pod *pod,
+						 const struct sx_node_info *ni)
+{
+	const struct sx_taint *t;
+
+	if (!ni->node)
+		return sx_status_new(SX_ERROR, "invalid nodeInfo");
+	t = sx_find_untolerated_taint(ni->node->taints, ni->node->ntaints, pod->tolerations,
+				      pod->ntolerations, FILTER_EFFECTS);
+	if (!t)
+		return NULL;
+	return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
+			     "node(s) had untolerated taint {%s: %s}", sx_str_get(t->key),
+			     sx_str_get(t->value));
+}
+
+static struct prescore *prescore_new(uint32_t n)
+{
+	struct prescore *s = malloc(sizeof(*s) + (size_t)n * sizeof(s->tols[0]));
+
+	if (s)
+		s->n = 0;
+	return s;
+}
+
+static void *state_clone_taint_toleration(const void *state)
+{
+	const struct prescore *src = state;
+	struct prescore *dst = prescore_new(src->n);
+
+	if (!dst)
+		return NULL;
+	dst->n = src->n;
+	memcpy(dst->tols, src->tols, (size_t)src->n * sizeof(src->tols[0]));
+	return dst;
+}
+
+static void state_free_taint_toleration(void *state)
+{
+	free(state);
+}
+
+/* Never skips: every node gets a count, even when the pod has no
+ * tolerations (all untolerated PreferNoSchedule taints count). */
+static struct sx_status *pre_score_taint_toleration(void *self, struct sx_cycle_state *cs,
+						    const struct sx_pod *pod,
+						    struct sx_node_info *const *nodes, uint32_t n)
+{
+	struct prescore *s = prescore_new(pod->ntolerations);
+
+	if (!s)
+		return sx_status_new(SX_ERROR, "out of memory");
+	for (uint32_t i = 0; i < pod->ntolerations; i++) {
+		uint8_t e = pod->tolerations[i].effect;
+		if (e == SX_EFFECT_NONE || e == SX_EFFECT_PREFER_NO_SCHEDULE)
+			s->tols[s->n++] = pod->tolerations[i];
+	}
+	free(cs->slots[SX_SLOT_taint_toleration]);
+	cs->slots[SX_SLOT_taint_toleration] = s;
+	return NULL;
+}
+
+/* Raw score: how many PreferNoSchedule taints of the node the pod does not
+ * tolerate (reversed by NormalizeScore, so fewer is better). */
+static struct sx_status *score_taint_toleration(void *self, const struct sx_cycle_state *cs,
+						const struct sx_pod *pod,
+						const struct sx_node_info *ni, int64_t *score)
+{
+	const struct prescore *s = cs->slots[SX_SLOT_taint_toleration];
+	int64_t count = 0;
+
+	if (!s)
+		return sx_status_new(SX_ERROR,
+				     "failed to read \"PreScoreTaintToleration\" from cycleState: "
+				     "not found");
+	if (!ni->node)
+		return sx_status_new(SX_ERROR, "invalid nodeInfo");
+	for (uint32_t i = 0; i < ni->node->ntaints; i++) {
+		const struct sx_taint *t = &ni->node->taints[i];
+		if (t->effect != SX_EFFECT_PREFER_NO_SCHEDULE)
+			continue;
+		if (!sx_tolerations_tolerate(s->tols, s->n, t))
+			count++;
+	}
+	*score = count;
+	return NULL;
+}
+
+static struct sx_status *normalize_score_taint_toleration(void *self,
+							  const struct sx_cycle_state *cs,
+							  const struct sx_pod *pod,
+							  struct sx_node_score *scores, uint32_t n)
+{
+	sx_default_normalize_score(SX_MAX_NODE_SCORE, true, scores, n);
+	return NULL;
+}
+
+const struct sx_plugin sx_plugin_taint_toleration = {
+	.name = "TaintToleration",
+	.state_clone = state_clone_taint_toleration,
+	.state_free = state_free_taint_toleration,
+	.filter = filter_taint_toleration,
+	.pre_score = pre_score_taint_toleration,
+	.score = score_taint_toleration,
+	.normalize_score = normalize_score_taint_toleration,
+};
