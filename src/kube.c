@@ -1,0 +1,871 @@
+/* Kubernetes API client over libcurl (reference kube-api.md §1.4, §6-8).
+ *
+ * Ownership: struct sx_kube owns its resolved config, the cached bearer
+ * token and a small pool of idle curl easy handles (kept so connections are
+ * reused). Each request borrows one handle for its duration, so any number
+ * of threads may issue requests at once; the token cache, the pool and the
+ * QPS bucket each have their own mutex. */
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "schedext/buf.h"
+#include "schedext/kube.h"
+
+#define POOL_MAX 8
+#define TOKEN_TTL_NS (50ull * 1000000000ull)
+#define MAX_RESPONSE_BYTES ((size_t)512 << 20)
+#define MAX_ATTEMPTS 8
+#define MAX_TOKEN_HDR (64 * 1024 + 64)
+
+struct sx_kube {
+	struct sx_kube_config cfg;
+	char *user_agent;
+	struct sx_token_bucket bucket;
+	pthread_mutex_t mu;      /* guards token, token_ns, pool */
+	char *token;             /* last good token (file) or static token */
+	uint64_t token_ns;       /* when token was read; 0 = re-read now */
+	CURL *pool[POOL_MAX];
+	int npool;
+	struct curl_slist *connect_to; /* tls-server-name redirection, or NULL */
+};
+
+static struct curl_slist *make_connect_to(const struct sx_kube_config *c);
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static void curl_init_once(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* ---------- token bucket ---------- */
+
+void sx_token_bucket_init(struct sx_token_bucket *tb, double qps, int burst, uint64_t now_ns)
+{
+	tb->rate = qps > 0 ? qps : 50;
+	tb->burst = burst > 0 ? burst : 100;
+	tb->tokens = tb->burst;
+	tb->last_ns = now_ns;
+	pthread_mutex_init(&tb->mu, NULL);
+}
+
+uint64_t sx_token_bucket_reserve(struct sx_token_bucket *tb, uint64_t now_ns)
+{
+	uint64_t wait = 0;
+
+	pthread_mutex_lock(&tb->mu);
+	if (now_ns > tb->last_ns) {
+		tb->tokens += (double)(now_ns - tb->last_ns) * 1e-9 * tb->rate;
+		if (tb->tokens > tb->burst)
+			tb->tokens = tb->burst;
+		tb->last_ns = now_ns;
+	}
+	/* Reservation semantics: the token is taken now, possibly driving the
+	 * balance negative; the caller sleeps until it would have been there. */
+	tb->tokens -= 1.0;
+	if (tb->tokens < 0)
+		wait = (uint64_t)(-tb->tokens / tb->rate * 1e9 + 0.5);
+	pthread_mutex_unlock(&tb->mu);
+	return wait;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+void sx_kube_throttle(struct sx_kube *kube, const atomic_bool *stop)
+{
+	uint64_t wait = sx_token_bucket_reserve(&kube->bucket, sx_now_ns());
+
+	while (wait > 0 && !(stop && atomic_load(stop))) {
+		uint64_t step = wait < 100000000ull ? wait : 100000000ull;
+
+		sleep_ns(step);
+		wait -= step;
+	}
+}
+
+/* ---------- construction ---------- */
+
+struct sx_kube *sx_kube_new(const struct sx_kube_opts *opts, struct sx_error *err)
+{
+	struct sx_kube *kube;
+	char ua[128];
+
+	pthread_once(&curl_once, curl_init_once);
+	kube = sx_calloc(1, sizeof(*kube));
+	if (!kube) {
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (sx_kubeconfig_resolve(opts ? opts->kubeconfig : NULL, opts ? opts->context : NULL,
+				  &kube->cfg, err) != 0) {
+		free(kube);
+		return NULL;
+	}
+	if (kube->cfg.insecure)
+		sx_log(0, "warning: insecure-skip-tls-verify is set: the API server's certificate "
+			  "is not verified");
+	snprintf(ua, sizeof(ua), "schedext/%s (linux) schedext/%s", SX_VERSION, SX_VERSION);
+	kube->user_agent = sx_strdup(opts && opts->user_agent ? opts->user_agent : ua);
+	sx_token_bucket_init(&kube->bucket, opts ? opts->qps : 0, opts ? opts->burst : 0,
+			     sx_now_ns());
+	pthread_mutex_init(&kube->mu, NULL);
+	if (kube->cfg.token)
+		kube->token = sx_strdup(kube->cfg.token);
+	kube->connect_to = make_connect_to(&kube->cfg);
+	return kube;
+}
+
+void sx_kube_free(struct sx_kube *kube)
+{
+	if (!kube)
+		return;
+	for (int i = 0; i < kube->npool; i++)
+		curl_easy_cleanup(kube->pool[i]);
+	if (kube->token)
+		memset(kube->token, 0, strlen(kube->token));
+	free(kube->token);
+	free(kube->user_agent);
+	curl_slist_free_all(kube->connect_to);
+	sx_kube_config_clear(&kube->cfg);
+	pthread_mutex_destroy(&kube->mu);
+	pthread_mutex_destroy(&kube->bucket.mu);
+	free(kube);
+}
+
+const char *sx_kube_server(const struct sx_kube *kube)
+{
+	return kube ? kube->cfg.server : "";
+}
+
+/* ---------- tokens ---------- */
+
+void sx_kube_invalidate_token(struct sx_kube *kube)
+{
+	pthread_mutex_lock(&kube->mu);
+	kube->token_ns = 0;
+	pthread_mutex_unlock(&kube->mu);
+}
+
+/* "Authorization: Bearer ..." header into out, or "" without a token.
+ * A token file is re-read after ~50 s or an invalidation; on read failure
+ * the last good token stays. */
+static void auth_header(struct sx_kube *kube, char *out, size_t len)
+{
+	uint64_t now = sx_now_ns();
+
+	out[0] = '\0';
+	pthread_mutex_lock(&kube->mu);
+	if (kube->cfg.token_file && (kube->token_ns == 0 || now - kube->token_ns > TOKEN_TTL_NS)) {
+		char *tok = sx_read_token_file(kube->cfg.token_file);
+
+		if (tok) {
+			free(kube->token);
+			kube->token = tok;
+		} else {
+			sx_log(1, "cannot re-read token file %s; keeping the previous token",
+			       kube->cfg.token_file);
+		}
+		kube->token_ns = now;
+	}
+	if (kube->token)
+		snprintf(out, len, "Authorization: Bearer %s", kube->token);
+	pthread_mutex_unlock(&kube->mu);
+}
+
+/* ---------- handles ---------- */
+
+static CURL *pool_get(struct sx_kube *kube)
+{
+	CURL *h = NULL;
+
+	pthread_mutex_lock(&kube->mu);
+	if (kube->npool > 0)
+		h = kube->pool[--kube->npool];
+	pthread_mutex_unlock(&kube->mu);
+	if (h)
+		curl_easy_reset(h);
+	else
+		h = curl_easy_init();
+	return h;
+}
+
+static void pool_put(struct sx_kube *kube, CURL *h)
+{
+	pthread_mutex_lock(&kube->mu);
+	if (kube->npool < POOL_MAX) {
+		kube->pool[kube->npool++] = h;
+		h = NULL;
+	}
+	pthread_mutex_unlock(&kube->mu);
+	if (h)
+		curl_easy_cleanup(h);
+}
+
+/* Host[:port] part of the server URL, into out. */
+static void server_hostport(const char *server, char *host, size_t hlen, char *port, size_t plen)
+{
+	const char *p = strstr(server, "://"), *end, *colon;
+	bool tls = strncmp(server, "https", 5) == 0;
+
+	p = p ? p + 3 : server;
+	end = p + strcspn(p, "/");
+	if (*p == '[') {
+		const char *rb = memchr(p, ']', (size_t)(end - p));
+
+		colon = rb && rb + 1 < end && rb[1] == ':' ? rb + 1 : NULL;
+	} else {
+		colon = memchr(p, ':', (size_t)(end - p));
+	}
+	snprintf(host, hlen, "%.*s", (int)((colon ? colon : end) - p), p);
+	if (colon)
+		snprintf(port, plen, "%.*s", (int)(end - colon - 1), colon + 1);
+	else
+		snprintf(port, plen, "%s", tls ? "443" : "80");
+}
+
+/* Full URL for path. With tls-server-name the URL names that host (so
+ * SNI and verification use it) and kube->connect_to sends the TCP
+ * connection to the real address. */
+static void build_url(struct sx_kube *kube, const char *path, char *url, size_t len)
+{
+	char host[256], port[16];
+	const char *s = kube->cfg.server, *rest;
+
+	if (!kube->cfg.tls_server_name) {
+		snprintf(url, len, "%s%s", s, path);
+		return;
+	}
+	server_hostport(s, host, sizeof(host), port, sizeof(port));
+	rest = strstr(s, "://");
+	rest = rest ? rest + 3 : s;
+	rest += strcspn(rest, "/");
+	snprintf(url, len, "https://%s:%s%s%s", kube->cfg.tls_server_name, port, rest, path);
+}
+
+static struct curl_slist *make_connect_to(const struct sx_kube_config *c)
+{
+	char host[256], port[16], line[600];
+
+	if (!c->tls_server_name)
+		return NULL;
+	server_hostport(c->server, host, sizeof(host), port, sizeof(port));
+	snprintf(line, sizeof(line), "%s:%s:%s:%s", c->tls_server_name, port, host, port);
+	return curl_slist_append(NULL, line);
+}
+
+static int set_tls(struct sx_kube *kube, CURL *h)
+{
+	const struct sx_kube_config *c = &kube->cfg;
+
+	if (c->insecure) {
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (c->ca_data) {
+		struct curl_blob b = { c->ca_data, c->ca_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
+	} else if (c->ca_file) {
+		curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+	}
+	if (c->cert_data) {
+		struct curl_blob b = { c->cert_data, c->cert_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &b);
+		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+	} else if (c->cert_file) {
+		curl_easy_setopt(h, CURLOPT_SSLCERT, c->cert_file);
+	}
+	if (c->key_data) {
+		struct curl_blob b = { c->key_data, c->key_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &b);
+		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+	} else if (c->key_file) {
+		curl_easy_setopt(h, CURLOPT_SSLKEY, c->key_file);
+	}
+	return 0;
+}
+
+int sx_kube_setup_handle(struct sx_kube *kube, void *curl, const char *path,
+			 struct curl_slist **headers, struct sx_error *err)
+{
+	CURL *h = curl;
+	char url[4096], auth[MAX_TOKEN_HDR];
+	struct curl_slist *hdrs = NULL;
+
+	build_url(kube, path, url, sizeof(url));
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	if (kube->connect_to)
+		curl_easy_setopt(h, CURLOPT_CONNECT_TO, kube->connect_to);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, kube->user_agent);
+	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 30L);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 30L);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	set_tls(kube, h);
+	hdrs = curl_slist_append(hdrs, "Accept: application/json");
+	auth_header(kube, auth, sizeof(auth));
+	if (auth[0])
+		hdrs = curl_slist_append(hdrs, auth);
+	memset(auth, 0, sizeof(auth));
+	*headers = hdrs;
+	if (!hdrs)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* ---------- requests ---------- */
+
+struct resp {
+	struct sx_buf body;
+	double retry_after; /* seconds; <0 when absent */
+};
+
+static size_t on_body(char *data, size_t size, size_t n, void *ctx)
+{
+	struct resp *r = ctx;
+
+	if (r->body.len + size * n > MAX_RESPONSE_BYTES)
+		return 0;
+	sx_buf_put(&r->body, data, size * n);
+	return r->body.failed ? 0 : size * n;
+}
+
+static size_t on_header(char *data, size_t size, size_t n, void *ctx)
+{
+	struct resp *r = ctx;
+	size_t len = size * n;
+
+	if (len > 12 && strncasecmp(data, "Retry-After:", 12) == 0) {
+		char tmp[32];
+
+		snprintf(tmp, sizeof(tmp), "%.*s", (int)(len - 12 < 31 ? len - 12 : 31), data + 12);
+		r->retry_after = atof(tmp);
+	} else if (len > 8 && strncasecmp(data, "Warning:", 8) == 0) {
+		sx_log(2, "API warning:%.*s", (int)(len - 8), data + 8);
+	}
+	return len;
+}
+
+const char *sx_kube_status_message(const char *body, size_t len, long status, char *buf,
+				   size_t buflen)
+{
+	cJSON *j = body && len ? cJSON_ParseWithLength(body, len) : NULL;
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
+
+	if (cJSON_IsString(m) && m->valuestring && *m->valuestring)
+		snprintf(buf, buflen, "%s", m->valuestring);
+	else
+		snprintf(buf, buflen, "HTTP %ld from the API server", status);
+	cJSON_Delete(j);
+	return buf;
+}
+
+/* Explains a transport failure; TLS errors get the "x509:"-style wording. */
+static void transport_error(struct sx_kube *kube, CURLcode rc, const char *ebuf,
+			    struct sx_error *err)
+{
+	const char *detail = ebuf[0] ? ebuf : curl_easy_strerror(rc);
+
+	if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
+	    rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_CONNECT_ERROR)
+		sx_error_set(err, SX_EIO,
+			     "TLS with %s failed: x509: certificate verification failed (%s)",
+			     kube->cfg.server, detail);
+	else
+		sx_error_set(err, SX_EIO, "request to %s failed: %s", kube->cfg.server, detail);
+}
+
+/* One attempt. 0 when a response arrived (status set), else negative. */
+static int attempt(struct sx_kube *kube, const char *method, const char *path,
+		   const char *ctype, const char *body, size_t blen, long *status, struct resp *r,
+		   struct sx_error *err)
+{
+	CURL *h = pool_get(kube);
+	struct curl_slist *hdrs = NULL;
+	char ebuf[CURL_ERROR_SIZE] = "", cth[128];
+	CURLcode rc;
+	int ret;
+
+	if (!h)
+		return sx_error_set(err, SX_ENOMEM, "curl_easy_init failed");
+	ret = sx_kube_setup_handle(kube, h, path, &hdrs, err);
+	if (ret)
+		goto out;
+	if (ctype) {
+		snprintf(cth, sizeof(cth), "Content-Type: %s", ctype);
+		hdrs = curl_slist_append(hdrs, cth);
+	}
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	if (body) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
+	}
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
+	rc = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+	if (rc != CURLE_OK) {
+		transport_error(kube, rc, ebuf, err);
+		*status = 0;
+		ret = SX_EIO;
+	}
+out:
+	curl_slist_free_all(hdrs);
+	pool_put(kube, h);
+	return ret;
+}
+
+/* Backoff for attempt i: 100 ms doubling to 5 s, jitter up to +100 %. */
+static uint64_t backoff_ns(int i, double retry_after)
+{
+	double base = 0.1 * (double)(1u << (i < 6 ? i : 6));
+
+	if (retry_after > 0)
+		return (uint64_t)((retry_after < 30 ? retry_after : 30) * 1e9);
+	if (base > 5)
+		base = 5;
+	return (uint64_t)(base * (1.0 + (double)rand() / RAND_MAX) * 1e9);
+}
+
+int sx_kube_request(struct sx_kube *kube, const char *method, const char *path,
+		    const char *content_type, const char *body, size_t body_len, long *status,
+		    char **resp, size_t *resp_len, struct sx_error *err)
+{
+	struct resp r;
+	bool reauthed = false;
+	int rc = SX_EIO;
+
+	*status = 0;
+	if (resp)
+		*resp = NULL;
+	if (resp_len)
+		*resp_len = 0;
+	sx_buf_init(&r.body);
+	for (int i = 0; i < MAX_ATTEMPTS; i++) {
+		sx_buf_reset(&r.body);
+		r.retry_after = -1;
+		sx_kube_throttle(kube, NULL);
+		rc = attempt(kube, method, path, content_type, body, body_len, status, &r, err);
+		if (rc) {
+			/* Transport failure: only idempotent reads are retried. */
+			if (strcmp(method, "GET") != 0 || i == MAX_ATTEMPTS - 1)
+				break;
+			sleep_ns(backoff_ns(i, -1));
+			continue;
+		}
+		if (*status == 401 && !reauthed && kube->cfg.token_file) {
+			reauthed = true;
+			sx_kube_invalidate_token(kube);
+			continue;
+		}
+		if ((*status == 429 || *status >= 500) && i < MAX_ATTEMPTS - 1) {
+			sx_log(2, "%s %s: HTTP %ld, retrying", method, path, *status);
+			sleep_ns(backoff_ns(i, r.retry_after));
+			continue;
+		}
+		break;
+	}
+	if (rc == 0 && resp) {
+		*resp = sx_buf_take(&r.body, resp_len);
+	}
+	sx_buf_free(&r.body);
+	return rc;
+}
+
+/* ---------- writes ---------- */
+
+static int status_to_code(long status)
+{
+	if (status == 404)
+		return SX_ENOENT;
+	if (status == 409)
+		return SX_ECONFLICT;
+	return SX_EIO;
+}
+
+/* Sends a JSON write; 0 on 2xx. *out (optional) receives the body. */
+static int write_json(struct sx_kube *kube, const char *method, const char *path,
+		      const char *ctype, struct sx_buf *b, char **out, struct sx_error *err)
+{
+	char *resp = NULL, msg[256];
+	size_t rlen = 0;
+	long status = 0;
+	int rc;
+
+	if (b->failed)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	rc = sx_kube_request(kube, method, path, ctype, b->data, b->len, &status, &resp, &rlen,
+			     err);
+	if (rc) {
+		free(resp);
+		return rc;
+	}
+	if (status >= 200 && status < 300) {
+		if (out)
+			*out = resp;
+		else
+			free(resp);
+		return 0;
+	}
+	sx_kube_status_message(resp, rlen, status, msg, sizeof(msg));
+	free(resp);
+	return sx_error_set(err, status_to_code(status), "%s", msg);
+}
+
+/* Percent-encodes a path segment (names are DNS-ish, but stay safe). */
+static void put_segment(struct sx_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '-' || c == '.' || c == '_' || c == '~' || c == ':')
+			sx_buf_putc(b, (char)c);
+		else
+			sx_buf_printf(b, "%%%02X", c);
+	}
+}
+
+static char *ns_path(const char *prefix, const char *ns, const char *resource,
+		     const char *name, const char *sub)
+{
+	struct sx_buf b;
+
+	sx_buf_init(&b);
+	sx_buf_printf(&b, "%s/namespaces/", prefix);
+	put_segment(&b, ns);
+	sx_buf_printf(&b, "/%s", resource);
+	if (name) {
+		sx_buf_putc(&b, '/');
+		put_segment(&b, name);
+	}
+	if (sub)
+		sx_buf_printf(&b, "/%s", sub);
+	return sx_buf_take(&b, NULL);
+}
+
+int sx_kube_bind(struct sx_kube *kube, const char *ns, const char *name, const char *uid,
+		 const char *node, struct sx_error *err)
+{
+	char *path = ns_path("/api/v1", ns, "pods", name, "binding");
+	struct sx_buf b;
+	int rc;
+
+	if (!path)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	sx_buf_init(&b);
+	sx_buf_puts(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{");
+	sx_json_key(&b, "name");
+	sx_json_str(&b, name);
+	sx_buf_putc(&b, ',');
+	sx_json_key(&b, "namespace");
+	sx_json_str(&b, ns);
+	if (uid && *uid) {
+		sx_buf_putc(&b, ',');
+		sx_json_key(&b, "uid");
+		sx_json_str(&b, uid);
+	}
+	sx_buf_puts(&b, "},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":");
+	sx_json_str(&b, node);
+	sx_buf_puts(&b, "}}");
+	rc = write_json(kube, "POST", path, "application/json", &b, NULL, err);
+	sx_buf_free(&b);
+	free(path);
+	return rc;
+}
+
+static void time_str(char *out, size_t len, bool micro)
+{
+	struct timespec ts;
+	struct tm tm;
+	char base[32];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	if (micro)
+		snprintf(out, len, "%.24s.%06dZ", base, (int)(ts.tv_nsec / 1000) % 1000000);
+	else
+		snprintf(out, len, "%sZ", base);
+}
+
+void sx_kube_micro_time(char out[40])
+{
+	time_str(out, 40, true);
+}
+
+int sx_kube_patch_pod_status(struct sx_kube *kube, const char *ns, const char *name,
+			     const char *cond_type, const char *cond_status,
+			     const char *reason, const char *message, const char *nominated,
+			     struct sx_error *err)
+{
+	char *path = ns_path("/api/v1", ns, "pods", name, "status"), now[40];
+	struct sx_buf b;
+	bool comma = false;
+	int rc;
+
+	if (!path)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	sx_buf_init(&b);
+	sx_buf_puts(&b, "{\"status\":{");
+	if (nominated) {
+		sx_json_key(&b, "nominatedNodeName");
+		if (*nominated)
+			sx_json_str(&b, nominated);
+		else
+			sx_buf_puts(&b, "null");
+		comma = true;
+	}
+	if (cond_type) {
+		time_str(now, sizeof(now), false);
+		if (comma)
+			sx_buf_putc(&b, ',');
+		sx_buf_puts(&b, "\"conditions\":[{\"type\":");
+		sx_json_str(&b, cond_type);
+		sx_buf_puts(&b, ",\"status\":");
+		sx_json_str(&b, cond_status ? cond_status : "False");
+		sx_buf_puts(&b, ",\"reason\":");
+		sx_json_str(&b, reason ? reason : "");
+		sx_buf_puts(&b, ",\"message\":");
+		sx_json_str(&b, message ? message : "");
+		sx_buf_puts(&b, ",\"lastProbeTime\":null,\"lastTransitionTime\":");
+		sx_json_str(&b, now);
+		sx_buf_puts(&b, "}]");
+	}
+	sx_buf_puts(&b, "}}");
+	rc = write_json(kube, "PATCH", path, "application/strategic-merge-patch+json", &b, NULL,
+			err);
+	sx_buf_free(&b);
+	free(path);
+	return rc;
+}
+
+int sx_kube_delete_pod(struct sx_kube *kube, const char *ns, const char *name, const char *uid,
+		       struct sx_error *err)
+{
+	char *path = ns_path("/api/v1", ns, "pods", name, NULL);
+	struct sx_buf b;
+	int rc;
+
+	if (!path)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	sx_buf_init(&b);
+	sx_buf_puts(&b, "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\"");
+	if (uid && *uid) {
+		sx_buf_puts(&b, ",\"preconditions\":{\"uid\":");
+		sx_json_str(&b, uid);
+		sx_buf_putc(&b, '}');
+	}
+	sx_buf_puts(&b, ",\"propagationPolicy\":\"Background\"}");
+	rc = write_json(kube, "DELETE", path, "application/json", &b, NULL, err);
+	sx_buf_free(&b);
+	free(path);
+	return rc == SX_ENOENT ? 0 : rc;
+}
+
+/* Appends message truncated to 1024 bytes ending " ..." (kube-scheduler's
+ * rule), cutting on a UTF-8 boundary. */
+static void put_event_message(struct sx_buf *b, const char *m)
+{
+	size_t n = strlen(m), cut = 1020;
+
+	if (n <= 1024) {
+		sx_json_str(b, m);
+		return;
+	}
+	while (cut > 0 && ((unsigned char)m[cut] & 0xC0) == 0x80)
+		cut--;
+	{
+		char tmp[1025];
+
+		memcpy(tmp, m, cut);
+		memcpy(tmp + cut, " ...", 5);
+		sx_json_str(b, tmp);
+	}
+}
+
+int sx_kube_create_event(struct sx_kube *kube, const struct sx_kube_event *ev,
+			 struct sx_error *err)
+{
+	char *path = ns_path("/api/v1", ev->ns, "events", NULL, NULL), now[40], name[512];
+	struct timespec ts;
+	struct sx_buf b;
+	int rc;
+
+	if (!path)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(name, sizeof(name), "%s.%" PRIx64, ev->pod_name,
+		 (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec);
+	time_str(now, sizeof(now), false);
+	sx_buf_init(&b);
+	sx_buf_puts(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":");
+	sx_json_str(&b, name);
+	sx_buf_puts(&b, ",\"namespace\":");
+	sx_json_str(&b, ev->ns);
+	sx_buf_puts(&b, "},\"involvedObject\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":");
+	sx_json_str(&b, ev->ns);
+	sx_buf_puts(&b, ",\"name\":");
+	sx_json_str(&b, ev->pod_name);
+	sx_buf_puts(&b, ",\"uid\":");
+	sx_json_str(&b, ev->pod_uid ? ev->pod_uid : "");
+	sx_buf_puts(&b, "},\"reason\":");
+	sx_json_str(&b, ev->reason);
+	sx_buf_puts(&b, ",\"message\":");
+	put_event_message(&b, ev->message ? ev->message : "");
+	sx_buf_puts(&b, ",\"type\":");
+	sx_json_str(&b, ev->type ? ev->type : "Normal");
+	sx_buf_puts(&b, ",\"action\":");
+	sx_json_str(&b, ev->action ? ev->action : "");
+	sx_buf_puts(&b, ",\"source\":{\"component\":");
+	sx_json_str(&b, ev->component ? ev->component : "schedext");
+	sx_buf_puts(&b, "},\"firstTimestamp\":");
+	sx_json_str(&b, now);
+	sx_buf_puts(&b, ",\"lastTimestamp\":");
+	sx_json_str(&b, now);
+	sx_buf_puts(&b, ",\"count\":1,\"reportingComponent\":");
+	sx_json_str(&b, ev->component ? ev->component : "schedext");
+	sx_buf_puts(&b, ",\"reportingInstance\":");
+	sx_json_str(&b, ev->instance ? ev->instance : "");
+	sx_buf_putc(&b, '}');
+	rc = write_json(kube, "POST", path, "application/json", &b, NULL, err);
+	sx_buf_free(&b);
+	free(path);
+	return rc;
+}
+
+/* ---------- leases ---------- */
+
+static void copy_str(char *dst, size_t len, const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	snprintf(dst, len, "%s", cJSON_IsString(v) && v->valuestring ? v->valuestring : "");
+}
+
+static int parse_lease(const char *body, struct sx_lease *l, struct sx_error *err)
+{
+	cJSON *j = body ? cJSON_Parse(body) : NULL;
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(j, "metadata");
+	const cJSON *v;
+
+	if (!cJSON_IsObject(meta)) {
+		cJSON_Delete(j);
+		return sx_error_set(err, SX_EINVAL, "lease: malformed response");
+	}
+	memset(l, 0, sizeof(*l));
+	copy_str(l->resource_version, sizeof(l->resource_version), meta, "resourceVersion");
+	copy_str(l->holder, sizeof(l->holder), spec, "holderIdentity");
+	copy_str(l->acquire_time, sizeof(l->acquire_time), spec, "acquireTime");
+	copy_str(l->renew_time, sizeof(l->renew_time), spec, "renewTime");
+	v = cJSON_GetObjectItemCaseSensitive(spec, "leaseDurationSeconds");
+	l->duration_s = cJSON_IsNumber(v) ? (int32_t)v->valuedouble : 0;
+	v = cJSON_GetObjectItemCaseSensitive(spec, "leaseTransitions");
+	l->transitions = cJSON_IsNumber(v) ? (int32_t)v->valuedouble : 0;
+	cJSON_Delete(j);
+	return 0;
+}
+
+int sx_kube_lease_get(struct sx_kube *kube, const char *ns, const char *name,
+		      struct sx_lease *lease, struct sx_error *err)
+{
+	char *path = ns_path("/apis/coordination.k8s.io/v1", ns, "leases", name, NULL);
+	char *resp = NULL, msg[256];
+	size_t rlen = 0;
+	long status = 0;
+	int rc;
+
+	if (!path)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	rc = sx_kube_request(kube, "GET", path, NULL, NULL, 0, &status, &resp, &rlen, err);
+	free(path);
+	if (rc == 0 && status == 200)
+		rc = parse_lease(resp, lease, err);
+	else if (rc == 0)
+		rc = sx_error_set(err, status_to_code(status), "%s",
+				  sx_kube_status_message(resp, rlen, status, msg, sizeof(msg)));
+	free(resp);
+	return rc;
+}
+
+static int lease_write(struct sx_kube *kube, const char *method, const char *ns,
+		       const char *name, struct sx_lease *l, struct sx_error *err)
+{
+	char *path = ns_path("/apis/coordination.k8s.io/v1", ns, "leases",
+			     strcmp(method, "PUT") == 0 ? name : NULL, NULL);
+	char *out = NULL;
+	struct sx_buf b;
+	int rc;
+
+	if (!path)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	sx_buf_init(&b);
+	sx_buf_puts(&b, "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\","
+			"\"metadata\":{\"name\":");
+	sx_json_str(&b, name);
+	sx_buf_puts(&b, ",\"namespace\":");
+	sx_json_str(&b, ns);
+	if (l->resource_version[0]) {
+		sx_buf_puts(&b, ",\"resourceVersion\":");
+		sx_json_str(&b, l->resource_version);
+	}
+	sx_buf_puts(&b, "},\"spec\":{\"holderIdentity\":");
+	sx_json_str(&b, l->holder);
+	sx_buf_printf(&b, ",\"leaseDurationSeconds\":%d", (int)l->duration_s);
+	if (l->acquire_time[0]) {
+		sx_buf_puts(&b, ",\"acquireTime\":");
+		sx_json_str(&b, l->acquire_time);
+	}
+	if (l->renew_time[0]) {
+		sx_buf_puts(&b, ",\"renewTime\":");
+		sx_json_str(&b, l->renew_time);
+	}
+	sx_buf_printf(&b, ",\"leaseTransitions\":%d}}", (int)l->transitions);
+	rc = write_json(kube, method, path, "application/json", &b, &out, err);
+	if (rc == 0)
+		rc = parse_lease(out, l, err);
+	free(out);
+	sx_buf_free(&b);
+	free(path);
+	return rc;
+}
+
+int sx_kube_lease_create(struct sx_kube *kube, const char *ns, const char *name,
+			 struct sx_lease *lease, struct sx_error *err)
+{
+	lease->resource_version[0] = '\0';
+	return lease_write(kube, "POST", ns, name, lease, err);
+}
+
+int sx_kube_lease_update(struct sx_kube *kube, const char *ns, const char *name,
+			 struct sx_lease *lease, struct sx_error *err)
+{
+	return lease_write(kube, "PUT", ns, name, lease, err);
+}

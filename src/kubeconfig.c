@@ -1,0 +1,486 @@
+/* Connection settings: kubeconfig files (KUBECONFIG lists, first-wins
+ * merge, relative paths) and in-cluster service-account config
+ * (reference kube-api.md §1.1-1.3).
+ *
+ * Secrets (tokens, keys) are copied into the config but never logged or put
+ * into error messages. */
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "schedext/decode.h"
+#include "schedext/kube.h"
+
+#define MAX_CONFIG_FILES 16
+#define MAX_CONFIG_BYTES (4 << 20)
+#define MAX_PEM_BYTES (1 << 20)
+#define MAX_TOKEN_BYTES (64 << 10)
+#define DEFAULT_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+
+/* One parsed kubeconfig file: its root mapping and directory. */
+struct cfg_file {
+	cJSON *docs; /* owns root */
+	const cJSON *root;
+	char *path;
+	char *dir;
+};
+
+void sx_kube_config_clear(struct sx_kube_config *cfg)
+{
+	if (!cfg)
+		return;
+	free(cfg->server);
+	free(cfg->source);
+	free(cfg->context);
+	free(cfg->namespace);
+	free(cfg->ca_file);
+	free(cfg->ca_data);
+	free(cfg->cert_file);
+	free(cfg->cert_data);
+	if (cfg->key_data)
+		memset(cfg->key_data, 0, cfg->key_len);
+	free(cfg->key_file);
+	free(cfg->key_data);
+	if (cfg->token)
+		memset(cfg->token, 0, strlen(cfg->token));
+	free(cfg->token);
+	free(cfg->token_file);
+	free(cfg->tls_server_name);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+static int b64_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+' || c == '-')
+		return 62;
+	if (c == '/' || c == '_')
+		return 63;
+	return -1;
+}
+
+char *sx_base64_decode(const char *in, size_t *out_len)
+{
+	size_t n = strlen(in), o = 0;
+	unsigned acc = 0;
+	int bits = 0, pad = 0;
+	char *out = malloc(n / 4 * 3 + 4);
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)in[i];
+		int v;
+
+		if (isspace(c))
+			continue;
+		if (c == '=') {
+			pad++;
+			continue;
+		}
+		v = b64_value(c);
+		if (v < 0 || pad)
+			goto out_bad;
+		acc = (acc << 6) | (unsigned)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	if (pad > 2 || bits >= 6)
+		goto out_bad;
+	out[o] = '\0';
+	*out_len = o;
+	return out;
+out_bad:
+	free(out);
+	return NULL;
+}
+
+/* Reads a whole file, bounded; NUL-terminated. NULL with errno set. */
+static char *read_file_bounded(const char *path, size_t max, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	size_t n;
+
+	if (!f)
+		return NULL;
+	buf = malloc(max + 1);
+	if (!buf) {
+		fclose(f);
+		return NULL;
+	}
+	n = fread(buf, 1, max + 1, f);
+	fclose(f);
+	if (n > max) {
+		free(buf);
+		errno = EFBIG;
+		return NULL;
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+char *sx_read_token_file(const char *path)
+{
+	size_t n;
+	char *tok = read_file_bounded(path, MAX_TOKEN_BYTES, &n);
+
+	if (!tok)
+		return NULL;
+	while (n > 0 && isspace((unsigned char)tok[n - 1]))
+		tok[--n] = '\0';
+	if (n == 0 || strchr(tok, '\n') || strchr(tok, '\r')) {
+		free(tok);
+		return NULL;
+	}
+	return tok;
+}
+
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return sx_strdup(".");
+	if (slash == path)
+		return sx_strdup("/");
+	return sx_strndup(path, (size_t)(slash - path));
+}
+
+/* A path from a file, resolved against that file's directory. */
+static char *resolve_path(const char *dir, const char *p)
+{
+	char *out;
+	size_t n;
+
+	if (p[0] == '/')
+		return sx_strdup(p);
+	n = strlen(dir) + strlen(p) + 2;
+	out = malloc(n);
+	if (out)
+		snprintf(out, n, "%s/%s", dir, p);
+	return out;
+}
+
+static const char *get_str(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
+}
+
+/* Loads one file. 1 = loaded, 0 = missing (skipped), negative = error. */
+static int load_file(const char *path, struct cfg_file *cf, struct sx_error *err)
+{
+	size_t len;
+	char *data = read_file_bounded(path, MAX_CONFIG_BYTES, &len);
+	const cJSON *root;
+
+	memset(cf, 0, sizeof(*cf));
+	if (!data && errno == ENOENT)
+		return 0;
+	if (!data)
+		return sx_error_set(err, SX_EIO, "kubeconfig %s: %s", path, strerror(errno));
+	cf->docs = sx_parse_documents(data, len, err);
+	free(data);
+	if (!cf->docs) {
+		char inner[256];
+
+		snprintf(inner, sizeof(inner), "%s", err ? err->msg : "parse error");
+		return sx_error_set(err, SX_EINVAL, "kubeconfig %s: %s", path, inner);
+	}
+	root = cJSON_GetArrayItem(cf->docs, 0);
+	if (root && cJSON_IsNull(root))
+		root = NULL;
+	if (root && !cJSON_IsObject(root)) {
+		cJSON_Delete(cf->docs);
+		cf->docs = NULL;
+		return sx_error_set(err, SX_EINVAL, "kubeconfig %s: not a mapping", path);
+	}
+	cf->root = root;
+	cf->path = sx_strdup(path);
+	cf->dir = dir_of(path);
+	return 1;
+}
+
+static void free_files(struct cfg_file *files, int n)
+{
+	for (int i = 0; i < n; i++) {
+		cJSON_Delete(files[i].docs);
+		free(files[i].path);
+		free(files[i].dir);
+	}
+}
+
+/* The first entry named `name` in list `list` ("clusters", ...) across the
+ * files, and the file it came from. The first file defining it wins. */
+static const cJSON *find_named(struct cfg_file *files, int n, const char *list,
+			       const char *inner, const char *name, struct cfg_file **from)
+{
+	for (int i = 0; i < n; i++) {
+		const cJSON *arr = cJSON_GetObjectItemCaseSensitive(files[i].root, list), *e;
+
+		if (!cJSON_IsArray(arr))
+			continue;
+		cJSON_ArrayForEach(e, arr) {
+			const char *en = get_str(e, "name");
+
+			if (en && strcmp(en, name) == 0) {
+				*from = &files[i];
+				return cJSON_GetObjectItemCaseSensitive(e, inner);
+			}
+		}
+	}
+	return NULL;
+}
+
+/* Reads the *-data (base64) or file form of a PEM item; data wins. */
+static int load_pem(const cJSON *obj, const char *key, struct cfg_file *from, char **file,
+		    char **data, size_t *len, struct sx_error *err)
+{
+	char dkey[64];
+	const char *d, *f;
+
+	snprintf(dkey, sizeof(dkey), "%s-data", key);
+	d = get_str(obj, dkey);
+	f = get_str(obj, key);
+	if (d && *d) {
+		*data = sx_base64_decode(d, len);
+		if (!*data || *len > MAX_PEM_BYTES)
+			return sx_error_set(err, SX_EINVAL, "kubeconfig %s: %s: invalid base64",
+					    from->path, dkey);
+		return 0;
+	}
+	if (f && *f) {
+		*file = resolve_path(from->dir, f);
+		if (!*file)
+			return SX_ENOMEM;
+		if (access(*file, R_OK) != 0)
+			return sx_error_set(err, SX_EIO, "kubeconfig %s: %s: cannot read %s: %s",
+					    from->path, key, *file, strerror(errno));
+	}
+	return 0;
+}
+
+static int apply_cluster(const cJSON *cl, struct cfg_file *from, struct sx_kube_config *cfg,
+			 struct sx_error *err)
+{
+	const char *server = get_str(cl, "server"), *sni = get_str(cl, "tls-server-name");
+	const cJSON *insecure = cJSON_GetObjectItemCaseSensitive(cl, "insecure-skip-tls-verify");
+	size_t n;
+	int rc;
+
+	if (!server || !*server)
+		return sx_error_set(err, SX_EINVAL, "kubeconfig %s: cluster.server: missing",
+				    from->path);
+	if (strncmp(server, "https://", 8) != 0 && strncmp(server, "http://", 7) != 0)
+		return sx_error_set(err, SX_EINVAL,
+				    "kubeconfig %s: cluster.server: not an http(s) URL: %s",
+				    from->path, server);
+	cfg->server = sx_strdup(server);
+	n = strlen(cfg->server);
+	while (n > 0 && cfg->server[n - 1] == '/')
+		cfg->server[--n] = '\0';
+	cfg->insecure = cJSON_IsTrue(insecure) ||
+			(cJSON_IsString(insecure) && strcmp(insecure->valuestring, "true") == 0);
+	if (sni && *sni)
+		cfg->tls_server_name = sx_strdup(sni);
+	rc = load_pem(cl, "certificate-authority", from, &cfg->ca_file, &cfg->ca_data,
+		      &cfg->ca_len, err);
+	if (rc)
+		return rc;
+	if (cfg->insecure && (cfg->ca_file || cfg->ca_data))
+		return sx_error_set(err, SX_EINVAL,
+				    "kubeconfig %s: cluster: specifying a root certificates file "
+				    "with the insecure flag is not allowed", from->path);
+	return 0;
+}
+
+static int apply_user(const cJSON *u, struct cfg_file *from, struct sx_kube_config *cfg,
+		      struct sx_error *err)
+{
+	const char *tok = get_str(u, "token"), *tf = get_str(u, "tokenFile");
+	int rc;
+
+	if (!u)
+		return 0;
+	if (cJSON_GetObjectItemCaseSensitive(u, "exec"))
+		return sx_error_set(err, SX_EINVAL,
+				    "kubeconfig %s: user.exec: exec credential plugins are not "
+				    "supported", from->path);
+	rc = load_pem(u, "client-certificate", from, &cfg->cert_file, &cfg->cert_data,
+		      &cfg->cert_len, err);
+	if (!rc)
+		rc = load_pem(u, "client-key", from, &cfg->key_file, &cfg->key_data,
+			      &cfg->key_len, err);
+	if (rc)
+		return rc;
+	if ((cfg->cert_file || cfg->cert_data) != (cfg->key_file || cfg->key_data))
+		return sx_error_set(err, SX_EINVAL,
+				    "kubeconfig %s: user: client-certificate and client-key must "
+				    "be given together", from->path);
+	if (tok && *tok)
+		cfg->token = sx_strdup(tok);
+	if (tf && *tf)
+		cfg->token_file = resolve_path(from->dir, tf);
+	return 0;
+}
+
+static int apply_context(struct cfg_file *files, int n, const char *ctxname,
+			 struct sx_kube_config *cfg, struct sx_error *err)
+{
+	struct cfg_file *cfrom = NULL, *from = NULL;
+	const cJSON *ctx = find_named(files, n, "contexts", "context", ctxname, &cfrom);
+	const char *cluster, *user, *ns;
+	const cJSON *cl, *u;
+	int rc;
+
+	if (!ctx || !cJSON_IsObject(ctx))
+		return sx_error_set(err, SX_ENOENT, "kubeconfig %s: context \"%s\" not found",
+				    files[0].path, ctxname);
+	cluster = get_str(ctx, "cluster");
+	user = get_str(ctx, "user");
+	ns = get_str(ctx, "namespace");
+	if (!cluster || !*cluster)
+		return sx_error_set(err, SX_EINVAL, "kubeconfig %s: contexts[%s].cluster: missing",
+				    cfrom->path, ctxname);
+	cl = find_named(files, n, "clusters", "cluster", cluster, &from);
+	if (!cl || !cJSON_IsObject(cl))
+		return sx_error_set(err, SX_ENOENT, "kubeconfig %s: cluster \"%s\" not found",
+				    cfrom->path, cluster);
+	rc = apply_cluster(cl, from, cfg, err);
+	if (rc)
+		return rc;
+	if (user && *user) {
+		u = find_named(files, n, "users", "user", user, &from);
+		if (!u)
+			return sx_error_set(err, SX_ENOENT, "kubeconfig %s: user \"%s\" not found",
+					    cfrom->path, user);
+		rc = apply_user(u, from, cfg, err);
+		if (rc)
+			return rc;
+	}
+	cfg->source = sx_strdup(cfrom->path);
+	cfg->context = sx_strdup(ctxname);
+	cfg->namespace = sx_strdup(ns && *ns ? ns : "default");
+	return 0;
+}
+
+static const char *current_context(struct cfg_file *files, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const char *c = get_str(files[i].root, "current-context");
+
+		if (c && *c)
+			return c;
+	}
+	return NULL;
+}
+
+int sx_kubeconfig_load(const char *paths, const char *context, struct sx_kube_config *cfg,
+		       struct sx_error *err)
+{
+	struct cfg_file files[MAX_CONFIG_FILES];
+	char *list = sx_strdup(paths), *save = NULL, *p;
+	int n = 0, rc = 0;
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (!list)
+		return SX_ENOMEM;
+	for (p = strtok_r(list, ":", &save); p && n < MAX_CONFIG_FILES;
+	     p = strtok_r(NULL, ":", &save)) {
+		rc = load_file(p, &files[n], err);
+		if (rc < 0)
+			goto out;
+		n += rc;
+	}
+	rc = 0;
+	if (n == 0) {
+		rc = sx_error_set(err, SX_ENOENT, "kubeconfig %s: no such file", paths);
+		goto out;
+	}
+	if (!context)
+		context = current_context(files, n);
+	if (!context) {
+		rc = sx_error_set(err, SX_EINVAL, "kubeconfig %s: current-context: not set",
+				  files[0].path);
+		goto out;
+	}
+	rc = apply_context(files, n, context, cfg, err);
+out:
+	if (rc)
+		sx_kube_config_clear(cfg);
+	free_files(files, n);
+	free(list);
+	return rc;
+}
+
+int sx_kubeconfig_in_cluster(const char *sa_dir, struct sx_kube_config *cfg,
+			     struct sx_error *err)
+{
+	const char *host = getenv("KUBERNETES_SERVICE_HOST");
+	const char *port = getenv("KUBERNETES_SERVICE_PORT");
+	char url[512], path[512];
+	char *tok;
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (!sa_dir)
+		sa_dir = DEFAULT_SA_DIR;
+	if (!host || !*host || !port || !*port)
+		return sx_error_set(err, SX_ENOENT,
+				    "in-cluster: KUBERNETES_SERVICE_HOST/PORT not set");
+	if (strchr(host, ':'))
+		snprintf(url, sizeof(url), "https://[%s]:%s", host, port);
+	else
+		snprintf(url, sizeof(url), "https://%s:%s", host, port);
+	snprintf(path, sizeof(path), "%s/token", sa_dir);
+	tok = sx_read_token_file(path);
+	if (!tok)
+		return sx_error_set(err, SX_EIO, "in-cluster: cannot read token %s", path);
+	memset(tok, 0, strlen(tok));
+	free(tok);
+	cfg->server = sx_strdup(url);
+	cfg->token_file = sx_strdup(path);
+	snprintf(path, sizeof(path), "%s/ca.crt", sa_dir);
+	cfg->ca_file = sx_strdup(path);
+	snprintf(path, sizeof(path), "%s/namespace", sa_dir);
+	cfg->namespace = sx_read_token_file(path);
+	if (!cfg->namespace)
+		cfg->namespace = sx_strdup("default");
+	cfg->source = sx_strdup("in-cluster");
+	cfg->context = sx_strdup("");
+	return 0;
+}
+
+int sx_kubeconfig_resolve(const char *explicit_path, const char *context,
+			  struct sx_kube_config *cfg, struct sx_error *err)
+{
+	const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
+	char def[1024];
+
+	if (explicit_path && *explicit_path)
+		return sx_kubeconfig_load(explicit_path, context, cfg, err);
+	if (getenv("KUBERNETES_SERVICE_HOST") && getenv("KUBERNETES_SERVICE_PORT"))
+		return sx_kubeconfig_in_cluster(NULL, cfg, err);
+	if (env && *env)
+		return sx_kubeconfig_load(env, context, cfg, err);
+	if (!home || !*home)
+		return sx_error_set(err, SX_ENOENT, "no kubeconfig: $HOME not set");
+	snprintf(def, sizeof(def), "%s/.kube/config", home);
+	return sx_kubeconfig_load(def, context, cfg, err);
+}
