@@ -53,7 +53,7 @@ struct sx_profile {
 	struct sx_enabled *points[SX_PT_COUNT];
 	void *instances[SX_MAX_PLUGINS]; /* by registry index; owned */
 	bool instantiated[SX_MAX_PLUGINS];
-	/* Filled by the config loader, used when a plugin appears only later. */
+	/* pluginConfig args while the profile is being built (cleared after). */
 	const struct cJSON *args[SX_MAX_PLUGINS];
 };
 

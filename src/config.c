@@ -1,0 +1,666 @@
+/* KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) → profiles
+ * (reference plugins.md §1.12, §2).
+ *
+ * Steps, as upstream: (1) the user's plugin sets are merged with the default
+ * multiPoint set (defaults.go mergePluginSet: defaults keep their order,
+ * re-configured ones are updated in place, disabled ones dropped, new ones
+ * appended); (2) at each extension point the explicit list and the
+ * multiPoint plugins implementing that point are combined (framework.go
+ * expandMultiPointPlugins: overrides first, then multiPoint, then the
+ * remaining explicit ones); (3) one instance per plugin from its args. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "schedext/decode.h"
+#include "schedext/framework.h"
+
+#define MAX_CONFIG_BYTES (16u << 20)
+#define MAX_PROFILES 64
+#define MAX_ENTRIES SX_MAX_PLUGINS
+
+static const char *const point_names[SX_PT_COUNT] = {
+	"preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
+	"score", "reserve", "permit", "preBind", "bind", "postBind",
+};
+
+const char *sx_point_name(enum sx_point pt)
+{
+	return pt < SX_PT_COUNT ? point_names[pt] : "?";
+}
+
+/* Upstream plugins schedext does not implement (volume, DRA): accepted in
+ * configs (enabling one is ignored with a warning) so that kube-scheduler's
+ * own configs load. */
+static const char *const unimplemented[] = {
+	"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
+	"DynamicResources", "DefaultPreemption", NULL,
+};
+
+static bool is_unimplemented(const char *name)
+{
+	for (int i = 0; unimplemented[i]; i++)
+		if (strcmp(unimplemented[i], name) == 0)
+			return sx_plugin_index(name) < 0;
+	return false;
+}
+
+/* The default multiPoint set (1.34 order) with score weights. */
+static const struct {
+	const char *name;
+	int weight;
+} default_multipoint[] = {
+	{ "SchedulingGates", 0 },	  { "PrioritySort", 0 },
+	{ "NodeUnschedulable", 0 },	  { "NodeName", 0 },
+	{ "TaintToleration", 3 },	  { "NodeAffinity", 2 },
+	{ "NodePorts", 0 },		  { "NodeResourcesFit", 1 },
+	{ "VolumeRestrictions", 0 },	  { "NodeVolumeLimits", 0 },
+	{ "VolumeBinding", 0 },		  { "VolumeZone", 0 },
+	{ "PodTopologySpread", 2 },	  { "InterPodAffinity", 2 },
+	{ "DefaultPreemption", 0 },	  { "NodeResourcesBalancedAllocation", 1 },
+	{ "ImageLocality", 1 },		  { "DefaultBinder", 0 },
+};
+
+struct entry {
+	const char *name; /* borrowed from the JSON tree or static */
+	int64_t weight;
+};
+
+struct plugin_set {
+	unsigned nenabled, ndisabled;
+	struct entry enabled[MAX_ENTRIES];
+	const char *disabled[MAX_ENTRIES];
+};
+
+static bool implements(const struct sx_plugin *p, enum sx_point pt)
+{
+	switch (pt) {
+	case SX_PT_PRE_ENQUEUE: return p->pre_enqueue != NULL;
+	case SX_PT_QUEUE_SORT: return p->less != NULL;
+	case SX_PT_PRE_FILTER: return p->pre_filter != NULL;
+	case SX_PT_FILTER: return p->filter != NULL;
+	case SX_PT_POST_FILTER: return p->post_filter != NULL;
+	case SX_PT_PRE_SCORE: return p->pre_score != NULL;
+	case SX_PT_SCORE: return p->score != NULL;
+	case SX_PT_RESERVE: return p->reserve != NULL || p->unreserve != NULL;
+	case SX_PT_PERMIT: return p->permit != NULL;
+	case SX_PT_PRE_BIND: return p->pre_bind != NULL;
+	case SX_PT_BIND: return p->bind != NULL;
+	case SX_PT_POST_BIND: return p->post_bind != NULL;
+	default: return false;
+	}
+}
+
+static bool set_has_disabled(const struct plugin_set *s, const char *name)
+{
+	for (unsigned i = 0; i < s->ndisabled; i++)
+		if (strcmp(s->disabled[i], name) == 0 || strcmp(s->disabled[i], "*") == 0)
+			return true;
+	return false;
+}
+
+static int find_enabled(const struct plugin_set *s, const char *name)
+{
+	for (unsigned i = 0; i < s->nenabled; i++)
+		if (strcmp(s->enabled[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* ---------- reading the plugin sets ---------- */
+
+static int read_name(const cJSON *item, const char **name, struct sx_error *err)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(item, "name");
+	if (!cJSON_IsObject(item) || !cJSON_IsString(n) || !n->valuestring[0])
+		return sx_error_set(err, SX_EINVAL, "name: Required value");
+	if (strcmp(n->valuestring, "*") != 0 && sx_plugin_index(n->valuestring) < 0 &&
+	    !is_unimplemented(n->valuestring))
+		return sx_error_set(err, SX_EINVAL, "name: Invalid value: \"%s\": unknown plugin",
+				    n->valuestring);
+	*name = n->valuestring;
+	return 0;
+}
+
+static int read_weight(const cJSON *item, int64_t *weight, struct sx_error *err)
+{
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(item, "weight");
+	*weight = 0;
+	if (!w || cJSON_IsNull(w))
+		return 0;
+	if (!cJSON_IsNumber(w) || w->valuedouble != (double)(int64_t)w->valuedouble ||
+	    w->valuedouble < 0 || w->valuedouble > 2147483647.0)
+		return sx_error_set(err, SX_EINVAL,
+				    "weight: Invalid value: %s: must be an integer in [0, 2147483647]",
+				    cJSON_IsNumber(w) ? "number" : "non-number");
+	*weight = (int64_t)w->valuedouble;
+	return 0;
+}
+
+static int read_entries(const cJSON *list, bool want_weight, struct plugin_set *s, bool disabled,
+			struct sx_error *err)
+{
+	const cJSON *item;
+	unsigned i = 0;
+	if (!list || cJSON_IsNull(list))
+		return 0;
+	if (!cJSON_IsArray(list))
+		return sx_error_set(err, SX_EINVAL, "expected a list");
+	cJSON_ArrayForEach(item, list) {
+		const char *name;
+		int64_t weight = 0;
+		int rc = read_name(item, &name, err);
+		if (!rc && want_weight && !disabled)
+			rc = read_weight(item, &weight, err);
+		if (!rc && (disabled ? s->ndisabled : s->nenabled) >= MAX_ENTRIES)
+			rc = sx_error_set(err, SX_ETOOBIG, "too many plugins");
+		if (!rc && !disabled && find_enabled(s, name) >= 0)
+			rc = sx_error_set(err, SX_EINVAL, "name: Duplicate value: \"%s\"", name);
+		if (rc) {
+			sx_error_prefixf(err, "[%u]", i);
+			return rc;
+		}
+		if (disabled)
+			s->disabled[s->ndisabled++] = name;
+		else
+			s->enabled[s->nenabled++] = (struct entry){ name, weight };
+		i++;
+	}
+	return 0;
+}
+
+static int read_plugin_set(const cJSON *obj, const char *key, struct plugin_set *s,
+			   struct sx_error *err)
+{
+	const cJSON *set = cJSON_GetObjectItemCaseSensitive(obj, key);
+	int rc;
+	memset(s, 0, sizeof(*s));
+	if (!set || cJSON_IsNull(set))
+		return 0;
+	if (!cJSON_IsObject(set))
+		rc = sx_error_set(err, SX_EINVAL, "expected an object");
+	else if ((rc = read_entries(cJSON_GetObjectItemCaseSensitive(set, "enabled"), true, s,
+				    false, err)) < 0)
+		sx_error_prefix(err, "enabled");
+	else if ((rc = read_entries(cJSON_GetObjectItemCaseSensitive(set, "disabled"), false, s,
+				    true, err)) < 0)
+		sx_error_prefix(err, "disabled");
+	if (rc < 0)
+		sx_error_prefix(err, key);
+	return rc;
+}
+
+/* mergePluginSet(defaults, custom) into out. */
+static void merge_plugin_set(const struct plugin_set *def, const struct plugin_set *custom,
+			     struct plugin_set *out)
+{
+	bool replaced[MAX_ENTRIES] = { false };
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < def->nenabled; i++) {
+		if (set_has_disabled(custom, def->enabled[i].name))
+			continue;
+		int c = find_enabled(custom, def->enabled[i].name);
+		if (c >= 0) {
+			out->enabled[out->nenabled++] = custom->enabled[c];
+			replaced[c] = true;
+		} else {
+			out->enabled[out->nenabled++] = def->enabled[i];
+		}
+	}
+	for (unsigned i = 0; i < custom->nenabled && out->nenabled < MAX_ENTRIES; i++)
+		if (!replaced[i])
+			out->enabled[out->nenabled++] = custom->enabled[i];
+	memcpy(out->disabled, custom->disabled, sizeof(custom->disabled));
+	out->ndisabled = custom->ndisabled;
+}
+
+/* ---------- building a profile ---------- */
+
+static int add_enabled(struct sx_profile *prof, enum sx_point pt, const char *name, int64_t weight)
+{
+	int idx = sx_plugin_index(name);
+	if (idx < 0) {
+		sx_log(1, "profile %s: plugin %s is not implemented by schedext; ignored at %s",
+		       prof->scheduler_name, name, point_names[pt]);
+		return 0;
+	}
+	const struct sx_plugin *p = sx_plugins[idx];
+	if (!implements(p, pt))
+		return 0;
+	struct sx_enabled *arr = realloc(prof->points[pt], sizeof(*arr) * (prof->n[pt] + 1));
+	if (!arr)
+		return SX_ENOMEM;
+	prof->points[pt] = arr;
+	arr[prof->n[pt]++] = (struct sx_enabled){ p, idx, NULL, weight > 0 ? weight : 1 };
+	prof->instantiated[idx] = true;
+	return 0;
+}
+
+/* Weight of a Score plugin: the score set's entry if present, else multiPoint's. */
+static int64_t score_weight(const struct plugin_set *score, const struct plugin_set *multi,
+			    const char *name)
+{
+	int i = find_enabled(score, name);
+	if (i >= 0 && score->enabled[i].weight > 0)
+		return score->enabled[i].weight;
+	i = find_enabled(multi, name);
+	return i >= 0 ? multi->enabled[i].weight : 0;
+}
+
+static bool explicitly_implements(const char *name, enum sx_point pt)
+{
+	int idx = sx_plugin_index(name);
+	return idx >= 0 && implements(sx_plugins[idx], pt);
+}
+
+/* expandMultiPointPlugins for one extension point. */
+static int expand_point(struct sx_profile *prof, enum sx_point pt, const struct plugin_set *set,
+			const struct plugin_set *multi, const struct plugin_set *score,
+			struct sx_error *err)
+{
+	bool override[MAX_ENTRIES] = { false };
+	const char *from_multi[MAX_ENTRIES];
+	unsigned nmulti = 0;
+	int rc = 0;
+	bool all_disabled = false;
+	for (unsigned i = 0; i < set->ndisabled; i++)
+		all_disabled |= strcmp(set->disabled[i], "*") == 0;
+	for (unsigned i = 0; i < multi->nenabled && !all_disabled; i++) {
+		const char *name = multi->enabled[i].name;
+		if (!explicitly_implements(name, pt) || set_has_disabled(set, name))
+			continue;
+		int at = find_enabled(set, name);
+		if (at >= 0) {
+			override[at] = true;
+			continue;
+		}
+		from_multi[nmulti++] = name;
+	}
+	for (unsigned i = 0; i < set->nenabled && !rc; i++) {
+		if (!override[i])
+			continue;
+		rc = add_enabled(prof, pt, set->enabled[i].name,
+				 score_weight(score, multi, set->enabled[i].name));
+	}
+	for (unsigned i = 0; i < nmulti && !rc; i++)
+		rc = add_enabled(prof, pt, from_multi[i], score_weight(score, multi, from_multi[i]));
+	for (unsigned i = 0; i < set->nenabled && !rc; i++) {
+		const char *name = set->enabled[i].name;
+		if (override[i])
+			continue;
+		if (sx_plugin_index(name) >= 0 && !explicitly_implements(name, pt)) {
+			rc = sx_error_set(err, SX_EINVAL,
+					  "plugin \"%s\" does not extend %s plugin", name,
+					  point_names[pt]);
+			break;
+		}
+		rc = add_enabled(prof, pt, name, score_weight(score, multi, name));
+	}
+	return rc;
+}
+
+static int read_plugin_config(const cJSON *list, struct sx_profile *prof, struct sx_error *err)
+{
+	const cJSON *item;
+	unsigned i = 0;
+	if (!list || cJSON_IsNull(list))
+		return 0;
+	if (!cJSON_IsArray(list))
+		return sx_error_set(err, SX_EINVAL, "pluginConfig: expected a list");
+	cJSON_ArrayForEach(item, list) {
+		const char *name;
+		int rc = read_name(item, &name, err);
+		int idx = rc ? -1 : sx_plugin_index(name);
+		if (!rc && idx >= 0 && prof->args[idx])
+			rc = sx_error_set(err, SX_EINVAL, "name: Duplicate value: \"%s\"", name);
+		if (rc) {
+			sx_error_prefixf(err, "pluginConfig[%u]", i);
+			return rc;
+		}
+		if (idx >= 0)
+			prof->args[idx] = cJSON_GetObjectItemCaseSensitive(item, "args");
+		i++;
+	}
+	return 0;
+}
+
+/* Upstream requires exactly one QueueSort and at least one Bind plugin; a
+ * profile that enables a single plugin for inspection (explain) gets
+ * PrioritySort and DefaultBinder implicitly instead of being rejected. */
+static int ensure_required(struct sx_profile *prof, struct sx_error *err)
+{
+	int rc = 0;
+	if (prof->n[SX_PT_QUEUE_SORT] > 1)
+		return sx_error_set(err, SX_EINVAL,
+				    "only one queue sort plugin required for profile with scheduler name \"%s\", but got %u",
+				    prof->scheduler_name, prof->n[SX_PT_QUEUE_SORT]);
+	if (prof->n[SX_PT_QUEUE_SORT] == 0)
+		rc = add_enabled(prof, SX_PT_QUEUE_SORT, "PrioritySort", 0);
+	if (!rc && prof->n[SX_PT_BIND] == 0)
+		rc = add_enabled(prof, SX_PT_BIND, "DefaultBinder", 0);
+	return rc;
+}
+
+static int check_weights(const struct sx_profile *prof, struct sx_error *err)
+{
+	__int128 total = 0;
+	for (unsigned i = 0; i < prof->n[SX_PT_SCORE]; i++)
+		total += (__int128)prof->points[SX_PT_SCORE][i].weight * SX_MAX_NODE_SCORE;
+	if (total > (__int128)INT64_MAX)
+		return sx_error_set(err, SX_EINVAL, "total score of Score plugins could overflow");
+	return 0;
+}
+
+static int instantiate(struct sx_profile *prof, struct sx_error *err)
+{
+	for (unsigned idx = 0; idx < SX_SLOT_COUNT; idx++) {
+		const struct sx_plugin *p = sx_plugins[idx];
+		if (!prof->instantiated[idx] || !p->init)
+			continue;
+		prof->instances[idx] = p->init(prof->args[idx], err);
+		if (!prof->instances[idx]) {
+			if (!err || !err->msg[0])
+				sx_error_set(err, SX_EINVAL, "invalid args");
+			sx_error_prefixf(err, "pluginConfig[%s].args", p->name);
+			return SX_EINVAL;
+		}
+	}
+	for (unsigned pt = 0; pt < SX_PT_COUNT; pt++)
+		for (unsigned i = 0; i < prof->n[pt]; i++)
+			prof->points[pt][i].self = prof->instances[prof->points[pt][i].index];
+	/* The args belong to the configuration document, freed after loading. */
+	memset(prof->args, 0, sizeof(prof->args));
+	return 0;
+}
+
+static void profile_free(struct sx_profile *prof)
+{
+	if (!prof)
+		return;
+	for (unsigned idx = 0; idx < SX_SLOT_COUNT; idx++)
+		if (prof->instances[idx] && sx_plugins[idx]->destroy)
+			sx_plugins[idx]->destroy(prof->instances[idx]);
+	for (unsigned pt = 0; pt < SX_PT_COUNT; pt++)
+		free(prof->points[pt]);
+	free(prof->scheduler_name);
+	free(prof);
+}
+
+static void default_set(struct plugin_set *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (unsigned i = 0; i < SX_ARRAY_SIZE(default_multipoint); i++)
+		s->enabled[s->nenabled++] =
+			(struct entry){ default_multipoint[i].name, default_multipoint[i].weight };
+}
+
+static int read_percentage(const cJSON *obj, int *out, struct sx_error *err)
+{
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(obj, "percentageOfNodesToScore");
+	if (!p || cJSON_IsNull(p))
+		return 0;
+	if (!cJSON_IsNumber(p) || p->valuedouble < 0 || p->valuedouble > 100 ||
+	    p->valuedouble != (double)(int)p->valuedouble)
+		return sx_error_set(err, SX_EINVAL,
+				    "percentageOfNodesToScore: Invalid value: not in valid range [0-100]");
+	*out = (int)p->valuedouble;
+	return 0;
+}
+
+/* Builds one profile from its JSON (NULL = the default profile). */
+static struct sx_profile *build_profile(const cJSON *json, struct sx_error *err)
+{
+	struct sx_profile *prof = calloc(1, sizeof(*prof));
+	struct plugin_set *sets = calloc(SX_PT_COUNT + 3, sizeof(*sets));
+	struct plugin_set *multi_def = &sets[SX_PT_COUNT], *multi_custom = &sets[SX_PT_COUNT + 1],
+			  *multi = &sets[SX_PT_COUNT + 2];
+	const cJSON *name = json ? cJSON_GetObjectItemCaseSensitive(json, "schedulerName") : NULL;
+	const cJSON *plugins = json ? cJSON_GetObjectItemCaseSensitive(json, "plugins") : NULL;
+	int rc = 0;
+	if (!prof || !sets)
+		goto oom;
+	prof->percentage_of_nodes_to_score = -1;
+	if (name && !cJSON_IsNull(name) && (!cJSON_IsString(name) || !name->valuestring[0]))
+		rc = sx_error_set(err, SX_EINVAL, "schedulerName: Required value");
+	prof->scheduler_name = sx_strdup(cJSON_IsString(name) ? name->valuestring
+							      : "default-scheduler");
+	if (!prof->scheduler_name)
+		goto oom;
+	if (!rc && json)
+		rc = read_percentage(json, &prof->percentage_of_nodes_to_score, err);
+	if (!rc && plugins && !cJSON_IsNull(plugins) && !cJSON_IsObject(plugins))
+		rc = sx_error_set(err, SX_EINVAL, "plugins: expected an object");
+	for (unsigned pt = 0; pt < SX_PT_COUNT && !rc; pt++)
+		if ((rc = read_plugin_set(plugins, point_names[pt], &sets[pt], err)) < 0)
+			sx_error_prefix(err, "plugins");
+	if (!rc && (rc = read_plugin_set(plugins, "multiPoint", multi_custom, err)) < 0)
+		sx_error_prefix(err, "plugins");
+	if (!rc && json)
+		rc = read_plugin_config(cJSON_GetObjectItemCaseSensitive(json, "pluginConfig"),
+					prof, err);
+	if (!rc) {
+		default_set(multi_def);
+		merge_plugin_set(multi_def, multi_custom, multi);
+	}
+	for (unsigned pt = 0; pt < SX_PT_COUNT && !rc; pt++) {
+		if ((rc = expand_point(prof, pt, &sets[pt], multi, &sets[SX_PT_SCORE], err)) < 0)
+			sx_error_prefixf(err, "plugins.%s", point_names[pt]);
+	}
+	if (!rc)
+		rc = ensure_required(prof, err);
+	if (!rc)
+		rc = check_weights(prof, err);
+	if (!rc)
+		rc = instantiate(prof, err);
+	free(sets);
+	if (rc) {
+		profile_free(prof);
+		return NULL;
+	}
+	return prof;
+oom:
+	free(sets);
+	profile_free(prof);
+	sx_error_set(err, SX_ENOMEM, "out of memory");
+	return NULL;
+}
+
+static struct sx_config *config_new(void)
+{
+	struct sx_config *cfg = calloc(1, sizeof(*cfg));
+	if (!cfg)
+		return NULL;
+	cfg->parallelism = 16;
+	cfg->percentage_of_nodes_to_score = 0;
+	cfg->pod_initial_backoff_s = 1;
+	cfg->pod_max_backoff_s = 10;
+	return cfg;
+}
+
+static int add_profile(struct sx_config *cfg, struct sx_profile *prof)
+{
+	struct sx_profile **p = realloc(cfg->profiles, sizeof(*p) * (cfg->nprofiles + 1));
+	if (!p)
+		return SX_ENOMEM;
+	cfg->profiles = p;
+	p[cfg->nprofiles++] = prof;
+	return 0;
+}
+
+struct sx_config *sx_config_default(struct sx_error *err)
+{
+	struct sx_config *cfg = config_new();
+	struct sx_profile *prof = cfg ? build_profile(NULL, err) : NULL;
+	if (!prof || add_profile(cfg, prof) < 0) {
+		profile_free(prof);
+		sx_config_free(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
+static int read_int_field(const cJSON *root, const char *key, double min, double max, double *out,
+			  struct sx_error *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsNumber(v) || v->valuedouble < min || v->valuedouble > max ||
+	    v->valuedouble != (double)(int64_t)v->valuedouble)
+		return sx_error_set(err, SX_EINVAL, "%s: Invalid value: must be an integer in [%g, %g]",
+				    key, min, max);
+	*out = v->valuedouble;
+	return 0;
+}
+
+static int read_globals(const cJSON *root, struct sx_config *cfg, struct sx_error *err)
+{
+	const cJSON *api = cJSON_GetObjectItemCaseSensitive(root, "apiVersion");
+	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
+	double par = cfg->parallelism, init = cfg->pod_initial_backoff_s, max = cfg->pod_max_backoff_s;
+	int rc;
+	if (!cJSON_IsString(api) || strcmp(api->valuestring, "kubescheduler.config.k8s.io/v1") != 0)
+		return sx_error_set(err, SX_EINVAL,
+				    "apiVersion: must be \"kubescheduler.config.k8s.io/v1\"");
+	if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "KubeSchedulerConfiguration") != 0)
+		return sx_error_set(err, SX_EINVAL, "kind: must be \"KubeSchedulerConfiguration\"");
+	if ((rc = read_int_field(root, "parallelism", 1, 1024, &par, err)) < 0 ||
+	    (rc = read_int_field(root, "podInitialBackoffSeconds", 1, 3600, &init, err)) < 0 ||
+	    (rc = read_int_field(root, "podMaxBackoffSeconds", 0, 3600, &max, err)) < 0 ||
+	    (rc = read_percentage(root, &cfg->percentage_of_nodes_to_score, err)) < 0)
+		return rc;
+	if (max < init)
+		return sx_error_set(err, SX_EINVAL,
+				    "podMaxBackoffSeconds: Invalid value: must be greater than or equal to PodInitialBackoffSeconds");
+	cfg->parallelism = (int)par;
+	cfg->pod_initial_backoff_s = init;
+	cfg->pod_max_backoff_s = max;
+	return 0;
+}
+
+static int read_profiles(const cJSON *root, struct sx_config *cfg, struct sx_error *err)
+{
+	const cJSON *profiles = cJSON_GetObjectItemCaseSensitive(root, "profiles"), *item;
+	unsigned i = 0;
+	if (!profiles || cJSON_IsNull(profiles) || cJSON_GetArraySize(profiles) == 0)
+	{
+		struct sx_profile *prof = build_profile(NULL, err);
+		if (!prof || add_profile(cfg, prof) < 0) {
+			profile_free(prof);
+			return SX_EINVAL;
+		}
+		return 0;
+	}
+	if (!cJSON_IsArray(profiles) || cJSON_GetArraySize(profiles) > MAX_PROFILES)
+		return sx_error_set(err, SX_EINVAL, "profiles: expected a list of at most %d",
+				    MAX_PROFILES);
+	cJSON_ArrayForEach(item, profiles) {
+		struct sx_profile *prof = cJSON_IsObject(item) ? build_profile(item, err) : NULL;
+		if (!cJSON_IsObject(item))
+			sx_error_set(err, SX_EINVAL, "expected an object");
+		if (prof && sx_config_profile(cfg, prof->scheduler_name)) {
+			sx_error_set(err, SX_EINVAL, "schedulerName: Duplicate value: \"%s\"",
+				     prof->scheduler_name);
+			profile_free(prof);
+			prof = NULL;
+		}
+		if (!prof || add_profile(cfg, prof) < 0) {
+			profile_free(prof);
+			sx_error_prefixf(err, "profiles[%u]", i);
+			return SX_EINVAL;
+		}
+		i++;
+	}
+	return 0;
+}
+
+struct sx_config *sx_config_parse(const char *data, size_t len, struct sx_error *err)
+{
+	cJSON *docs = sx_parse_documents(data, len, err);
+	struct sx_config *cfg = NULL;
+	if (!docs)
+		return NULL;
+	const cJSON *root = cJSON_GetArrayItem(docs, 0);
+	if (!cJSON_IsObject(root)) {
+		sx_error_set(err, SX_EINVAL, "expected a KubeSchedulerConfiguration object");
+		goto out;
+	}
+	cfg = config_new();
+	if (!cfg) {
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (read_globals(root, cfg, err) < 0 || read_profiles(root, cfg, err) < 0) {
+		sx_config_free(cfg);
+		cfg = NULL;
+	}
+out:
+	cJSON_Delete(docs);
+	return cfg;
+}
+
+struct sx_config *sx_config_load(const char *path, struct sx_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *data = NULL;
+	size_t len = 0;
+	struct sx_config *cfg = NULL;
+	if (!f) {
+		sx_error_set(err, SX_EIO, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	data = malloc(MAX_CONFIG_BYTES + 1);
+	if (data)
+		len = fread(data, 1, MAX_CONFIG_BYTES + 1, f);
+	fclose(f);
+	if (!data) {
+		sx_error_set(err, SX_ENOMEM, "%s: out of memory", path);
+		return NULL;
+	}
+	if (len > MAX_CONFIG_BYTES) {
+		sx_error_set(err, SX_ETOOBIG, "%s: larger than %u bytes", path, MAX_CONFIG_BYTES);
+	} else {
+		cfg = sx_config_parse(data, len, err);
+		if (!cfg) {
+			char msg[600];
+			sx_error_string(err, msg, sizeof(msg));
+			sx_error_set(err, SX_EINVAL, "%s: %s", path, msg);
+			err->path[0] = 0;
+		}
+	}
+	free(data);
+	return cfg;
+}
+
+void sx_config_free(struct sx_config *cfg)
+{
+	if (!cfg)
+		return;
+	for (unsigned i = 0; i < cfg->nprofiles; i++)
+		profile_free(cfg->profiles[i]);
+	free(cfg->profiles);
+	free(cfg);
+}
+
+const struct sx_profile *sx_config_profile(const struct sx_config *cfg, const char *name)
+{
+	if (!cfg || cfg->nprofiles == 0)
+		return NULL;
+	if (!name)
+		return cfg->profiles[0];
+	for (unsigned i = 0; i < cfg->nprofiles; i++)
+		if (strcmp(cfg->profiles[i]->scheduler_name, name) == 0)
+			return cfg->profiles[i];
+	return NULL;
+}
+
+bool sx_profile_has(const struct sx_profile *prof, enum sx_point pt, const char *plugin)
+{
+	for (unsigned i = 0; i < prof->n[pt]; i++)
+		if (strcmp(prof->points[pt][i].plugin->name, plugin) == 0)
+			return true;
+	return false;
+}
