@@ -1,0 +1,135 @@
+/* NodeResourcesBalancedAllocation (reference plugins.md §3.9, upstream
+ * noderesources/balanced_allocation.go): favours nodes whose resource
+ * fractions (requested incl. the pod / allocatable) are close to each other:
+ * score = (1 - std) * 100, truncated.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "resource_allocation.h"
+#include "schedext/plugin.h"
+
+/* Cycle state: the pod's actual request per configured resource. */
+struct ba_state {
+	int64_t pod_reqs[SX_RA_MAX_RESOURCES];
+};
+
+/* Upstream ValidateNodeResourcesBalancedAllocationArgs: no duplicate names,
+ * every weight exactly 1 (after the v1 default of 0 -> 1). */
+static int validate(const struct sx_ra_scorer *sc, struct sx_error *err)
+{
+	for (uint32_t i = 0; i < sc->nresources; i++) {
+		for (uint32_t j = 0; j < i; j++) {
+			if (sc->resources[j].name == sc->resources[i].name) {
+				sx_error_set(err, SX_EINVAL, "Duplicate value: \"%s\"",
+					     sx_str_get(sc->resources[i].name));
+				sx_error_prefixf(err, "resources[%u].name", i);
+				return SX_EINVAL;
+			}
+		}
+		if (sc->resources[i].weight != 1) {
+			sx_error_set(err, SX_EINVAL, "Invalid value: %lld: must be 1",
+				     (long long)sc->resources[i].weight);
+			sx_error_prefixf(err, "resources[%u].weight", i);
+			return SX_EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void *ba_init(const cJSON *args, struct sx_error *err)
+{
+	struct sx_ra_scorer *sc = calloc(1, sizeof(*sc));
+
+	if (!sc) {
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
+	sc->strategy = SX_RA_BALANCED;
+	sc->use_requested = true;
+	if (args && !cJSON_IsNull(args) && !cJSON_IsObject(args)) {
+		sx_error_set(err, SX_EINVAL, "NodeResourcesBalancedAllocationArgs must be an object");
+		goto out_free;
+	}
+	if (sx_ra_parse_resources(cJSON_GetObjectItemCaseSensitive(args, "resources"), "resources",
+				  sc, err) < 0 ||
+	    validate(sc, err) < 0)
+		goto out_free;
+	return sc;
+out_free:
+	free(sc);
+	return NULL;
+}
+
+static void ba_destroy(void *self)
+{
+	free(self);
+}
+
+static void *ba_state_clone(const void *state)
+{
+	struct ba_state *c = malloc(sizeof(*c));
+
+	if (c)
+		memcpy(c, state, sizeof(*c));
+	return c;
+}
+
+static void ba_state_free(void *state)
+{
+	free(state);
+}
+
+/* Skip for best-effort pods (1.33+): every configured request is 0, so all
+ * nodes would be equal and such pods would pile onto one node. */
+static struct sx_status *ba_pre_score(void *self, struct sx_cycle_state *cs,
+				      const struct sx_pod *pod, struct sx_node_info *const *nodes,
+				      uint32_t n)
+{
+	const struct sx_ra_scorer *sc = self;
+	int64_t reqs[SX_RA_MAX_RESOURCES];
+	struct ba_state *s;
+
+	SX_UNUSED(nodes);
+	SX_UNUSED(n);
+	sx_ra_pod_requests(sc, pod, reqs);
+	if (sx_ra_all_zero(reqs, sc->nresources))
+		return sx_status_new(SX_SKIP, NULL);
+	s = cs->slots[SX_SLOT_node_resources_balanced_allocation];
+	if (!s) {
+		s = malloc(sizeof(*s));
+		if (!s)
+			return sx_status_new(SX_ERROR, "out of memory");
+		cs->slots[SX_SLOT_node_resources_balanced_allocation] = s;
+	}
+	memcpy(s->pod_reqs, reqs, sizeof(reqs));
+	return NULL;
+}
+
+static struct sx_status *ba_score(void *self, const struct sx_cycle_state *cs,
+				  const struct sx_pod *pod, const struct sx_node_info *ni,
+				  int64_t *score)
+{
+	const struct sx_ra_scorer *sc = self;
+	const struct ba_state *s = cs->slots[SX_SLOT_node_resources_balanced_allocation];
+	int64_t local[SX_RA_MAX_RESOURCES];
+
+	/* Without PreScore (as upstream) the request vector is computed here. */
+	if (!s)
+		sx_ra_pod_requests(sc, pod, local);
+	if (sx_ra_score(sc, ni, s ? s->pod_reqs : local, score) < 0)
+		return sx_status_new(SX_ERROR, "resources not found");
+	return NULL;
+}
+
+const struct sx_plugin sx_plugin_node_resources_balanced_allocation = {
+	.name = "NodeResourcesBalancedAllocation",
+	.init = ba_init,
+	.destroy = ba_destroy,
+	.state_clone = ba_state_clone,
+	.state_free = ba_state_free,
+	.pre_score = ba_pre_score,
+	.score = ba_score,
+};

@@ -1,0 +1,531 @@
+/* NodeResourcesFit (reference plugins.md §3.8, upstream
+ * pkg/scheduler/framework/plugins/noderesources/fit.go): does the node have
+ * room for the pod's requests, and how full would it be (LeastAllocated,
+ * MostAllocated, RequestedToCapacityRatio).
+ *
+ * The pod's effective request is computed once at decode (pod->request,
+ * pod->nonzero_*); PreFilter only narrows the scalar resources to the ones
+ * Filter must check (non-zero, scalar, not ignored), PreScore the per-resource
+ * request vector of the scoring strategy.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "resource_allocation.h"
+#include "schedext/plugin.h"
+
+#define MAX_IGNORED 256
+
+/* The plugin instance (read-only after init). */
+struct fit {
+	uint32_t nignored;
+	sx_str *ignored;  /* ignoredResources (extended resource names) */
+	uint32_t ngroups;
+	char **groups;    /* ignoredResourceGroups (prefixes before '/') */
+	struct sx_ra_scorer sc;
+};
+
+/* The cycle state slot (owned by the cycle, freed by state_free). */
+struct fit_state {
+	bool prefiltered;
+	uint32_t nscalar;         /* scalar requests Filter checks */
+	struct sx_scalar *scalar;
+	bool prescored;
+	int64_t pod_reqs[SX_RA_MAX_RESOURCES]; /* per scoringStrategy.resources */
+};
+
+/* ---------- args ---------- */
+
+/* Collects field errors the way upstream's ErrorList.ToAggregate prints
+ * them: one error as "path: detail", several as "[e1, e2]". */
+struct errlist {
+	unsigned n;
+	char first_path[128];
+	char first_msg[256];
+	char all[512];
+};
+
+static void errlist_add(struct errlist *el, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void errlist_add(struct errlist *el, const char *path, const char *fmt, ...)
+{
+	char msg[256];
+	size_t used = strlen(el->all);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (el->n == 0) {
+		snprintf(el->first_path, sizeof(el->first_path), "%s", path);
+		snprintf(el->first_msg, sizeof(el->first_msg), "%s", msg);
+	}
+	if (used < sizeof(el->all))
+		snprintf(el->all + used, sizeof(el->all) - used, "%s%s: %s", el->n ? ", " : "",
+			 path, msg);
+	el->n++;
+}
+
+static int errlist_finish(const struct errlist *el, struct sx_error *err)
+{
+	if (el->n == 0)
+		return 0;
+	if (el->n == 1) {
+		sx_error_set(err, SX_EINVAL, "%s", el->first_msg);
+		sx_error_prefix(err, el->first_path);
+	} else {
+		sx_error_set(err, SX_EINVAL, "[%s]", el->all);
+	}
+	return SX_EINVAL;
+}
+
+static void fit_destroy(void *self)
+{
+	struct fit *f = self;
+
+	if (!f)
+		return;
+	for (uint32_t i = 0; i < f->ngroups; i++)
+		free(f->groups[i]);
+	free(f->groups);
+	free(f->ignored);
+	free(f);
+}
+
+/* A list of strings at args[key]; NULL/absent is empty. */
+static int string_list(const cJSON *args, const char *key, uint32_t *n, struct sx_error *err)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(args, key);
+	const cJSON *it;
+	int i = 0;
+
+	*n = 0;
+	if (!arr || cJSON_IsNull(arr))
+		return 0;
+	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > MAX_IGNORED) {
+		sx_error_set(err, SX_EINVAL, "must be a list of at most %d strings", MAX_IGNORED);
+		sx_error_prefix(err, key);
+		return SX_EINVAL;
+	}
+	cJSON_ArrayForEach(it, arr) {
+		if (!cJSON_IsString(it) || strlen(it->valuestring) > 316) {
+			sx_error_set(err, SX_EINVAL, "must be a string");
+			sx_error_prefixf(err, "%s[%d]", key, i);
+			return SX_EINVAL;
+		}
+		i++;
+	}
+	*n = (uint32_t)i;
+	return 0;
+}
+
+static int parse_ignored(struct fit *f, const cJSON *args, struct errlist *el, struct sx_error *err)
+{
+	const cJSON *it;
+	char msg[512], path[64];
+	uint32_t n, i = 0;
+
+	if (string_list(args, "ignoredResources", &n, err) < 0)
+		return SX_EINVAL;
+	f->ignored = n ? calloc(n, sizeof(*f->ignored)) : NULL;
+	if (n && !f->ignored)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(args, "ignoredResources")) {
+		snprintf(path, sizeof(path), "ignoredResources[%u]", i);
+		if (!sx_qualified_name_ok(it->valuestring, msg, sizeof(msg)))
+			errlist_add(el, path, "Invalid value: \"%s\": %s", it->valuestring, msg);
+		f->ignored[i++] = sx_intern(it->valuestring);
+	}
+	f->nignored = n;
+	return 0;
+}
+
+static int parse_groups(struct fit *f, const cJSON *args, struct errlist *el, struct sx_error *err)
+{
+	const cJSON *it;
+	char msg[512], path[64];
+	uint32_t n, i = 0;
+
+	if (string_list(args, "ignoredResourceGroups", &n, err) < 0)
+		return SX_EINVAL;
+	f->groups = n ? calloc(n, sizeof(*f->groups)) : NULL;
+	if (n && !f->groups)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(args, "ignoredResourceGroups")) {
+		snprintf(path, sizeof(path), "ignoredResourceGroups[%u]", i);
+		if (strchr(it->valuestring, '/'))
+			errlist_add(el, path, "Invalid value: \"%s\": resource group name can't contain '/'",
+				    it->valuestring);
+		if (!sx_qualified_name_ok(it->valuestring, msg, sizeof(msg)))
+			errlist_add(el, path, "Invalid value: \"%s\": %s", it->valuestring, msg);
+		f->groups[i] = strdup(it->valuestring);
+		if (!f->groups[i])
+			return sx_error_set(err, SX_ENOMEM, "out of memory");
+		f->ngroups = ++i;
+	}
+	return 0;
+}
+
+static bool json_int32(const cJSON *it, int64_t *out)
+{
+	if (!cJSON_IsNumber(it) || it->valuedouble != (double)(int64_t)it->valuedouble ||
+	    it->valuedouble < -2147483648.0 || it->valuedouble > 2147483647.0)
+		return false;
+	*out = (int64_t)it->valuedouble;
+	return true;
+}
+
+/* Upstream validateFunctionShape; points are stored scaled ×10. */
+static int parse_shape(struct sx_ra_scorer *sc, const cJSON *rtcr, struct errlist *el,
+		       struct sx_error *err)
+{
+	const cJSON *shape = cJSON_GetObjectItemCaseSensitive(rtcr, "shape");
+	int64_t u[SX_RA_MAX_SHAPE], s[SX_RA_MAX_SHAPE];
+	char path[64];
+	uint32_t n;
+
+	if (shape && !cJSON_IsNull(shape) && !cJSON_IsArray(shape)) {
+		sx_error_set(err, SX_EINVAL, "must be a list");
+		sx_error_prefix(err, "scoringStrategy.requestedToCapacityRatio.shape");
+		return SX_EINVAL;
+	}
+	n = shape ? (uint32_t)cJSON_GetArraySize(shape) : 0;
+	if (n == 0) {
+		errlist_add(el, "scoringStrategy.shape", "Required value: at least one point must be specified");
+		return 0;
+	}
+	if (n > SX_RA_MAX_SHAPE) {
+		sx_error_set(err, SX_EINVAL, "Too many: %u: must have at most %d items", n, SX_RA_MAX_SHAPE);
+		sx_error_prefix(err, "scoringStrategy.requestedToCapacityRatio.shape");
+		return SX_EINVAL;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const cJSON *pt = cJSON_GetArrayItem(shape, (int)i);
+		const cJSON *ju = cJSON_GetObjectItemCaseSensitive(pt, "utilization");
+		const cJSON *js = cJSON_GetObjectItemCaseSensitive(pt, "score");
+
+		u[i] = s[i] = 0;
+		if (!cJSON_IsObject(pt) || (ju && !json_int32(ju, &u[i])) ||
+		    (js && !json_int32(js, &s[i]))) {
+			sx_error_set(err, SX_EINVAL, "must be {utilization: int, score: int}");
+			sx_error_prefixf(err, "scoringStrategy.requestedToCapacityRatio.shape[%u]", i);
+			return SX_EINVAL;
+		}
+	}
+	for (uint32_t i = 1; i < n; i++) {
+		if (u[i - 1] >= u[i]) {
+			snprintf(path, sizeof(path), "scoringStrategy.shape[%u].utilization", i);
+			errlist_add(el, path, "Invalid value: %lld: utilization values must be sorted in increasing order",
+				    (long long)u[i]);
+			break;
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (u[i] < 0 || u[i] > 100) {
+			snprintf(path, sizeof(path), "scoringStrategy.shape[%u].utilization", i);
+			errlist_add(el, path, "Invalid value: %lld: not in valid range [0, 100]", (long long)u[i]);
+		}
+		if (s[i] < 0 || s[i] > SX_MAX_CUSTOM_PRIORITY_SCORE) {
+			snprintf(path, sizeof(path), "scoringStrategy.shape[%u].score", i);
+			errlist_add(el, path, "Invalid value: %lld: not in valid range [0, %d]", (long long)s[i],
+				    SX_MAX_CUSTOM_PRIORITY_SCORE);
+		}
+		sc->shape[i].utilization = u[i];
+		/* The shape's 0..10 scores are scaled to the 0..100 node score range. */
+		sc->shape[i].score = s[i] * (SX_MAX_NODE_SCORE / SX_MAX_CUSTOM_PRIORITY_SCORE);
+	}
+	sc->nshape = n;
+	return 0;
+}
+
+static int parse_type(struct sx_ra_scorer *sc, const cJSON *type, struct errlist *el,
+		      struct sx_error *err)
+{
+	const char *t = cJSON_IsString(type) ? type->valuestring : "";
+
+	if (type && !cJSON_IsNull(type) && !cJSON_IsString(type)) {
+		sx_error_set(err, SX_EINVAL, "must be a string");
+		sx_error_prefix(err, "scoringStrategy.type");
+		return SX_EINVAL;
+	}
+	if (strcmp(t, "LeastAllocated") == 0)
+		sc->strategy = SX_RA_LEAST_ALLOCATED;
+	else if (strcmp(t, "MostAllocated") == 0)
+		sc->strategy = SX_RA_MOST_ALLOCATED;
+	else if (strcmp(t, "RequestedToCapacityRatio") == 0)
+		sc->strategy = SX_RA_REQUESTED_TO_CAPACITY_RATIO;
+	else
+		errlist_add(el, "scoringStrategy.type",
+			    "Unsupported value: \"%.64s\": supported values: \"LeastAllocated\", "
+			    "\"MostAllocated\", \"RequestedToCapacityRatio\"", t);
+	return 0;
+}
+
+static int parse_strategy(struct sx_ra_scorer *sc, const cJSON *ss, struct errlist *el,
+			  struct sx_error *err)
+{
+	const cJSON *rtcr;
+	char path[64];
+
+	if (!ss || cJSON_IsNull(ss)) {
+		sc->strategy = SX_RA_LEAST_ALLOCATED;
+		sx_ra_default_resources(sc);
+		return 0;
+	}
+	if (!cJSON_IsObject(ss)) {
+		sx_error_set(err, SX_EINVAL, "must be an object");
+		sx_error_prefix(err, "scoringStrategy");
+		return SX_EINVAL;
+	}
+	if (parse_type(sc, cJSON_GetObjectItemCaseSensitive(ss, "type"), el, err) < 0 ||
+	    sx_ra_parse_resources(cJSON_GetObjectItemCaseSensitive(ss, "resources"),
+				  "scoringStrategy.resources", sc, err) < 0)
+		return SX_EINVAL;
+	for (uint32_t i = 0; i < sc->nresources; i++) {
+		int64_t w = sc->resources[i].weight;
+
+		if (w <= 0 || w > 100) {
+			snprintf(path, sizeof(path), "scoringStrategy.resources[%u].weight", i);
+			errlist_add(el, path, "Invalid value: %lld: resource weight of %s not in valid range (0, 100]",
+				    (long long)w, sx_str_get(sc->resources[i].name));
+		}
+	}
+	rtcr = cJSON_GetObjectItemCaseSensitive(ss, "requestedToCapacityRatio");
+	if (rtcr && !cJSON_IsNull(rtcr)) {
+		if (!cJSON_IsObject(rtcr)) {
+			sx_error_set(err, SX_EINVAL, "must be an object");
+			sx_error_prefix(err, "scoringStrategy.requestedToCapacityRatio");
+			return SX_EINVAL;
+		}
+		return parse_shape(sc, rtcr, el, err);
+	}
+	/* Upstream would dereference a nil shape here; refuse it clearly. */
+	if (sc->strategy == SX_RA_REQUESTED_TO_CAPACITY_RATIO)
+		errlist_add(el, "scoringStrategy.shape", "Required value: at least one point must be specified");
+	return 0;
+}
+
+static void *fit_init(const cJSON *args, struct sx_error *err)
+{
+	struct fit *f = calloc(1, sizeof(*f));
+	struct errlist el = { 0 };
+
+	if (!f) {
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (args && !cJSON_IsNull(args) && !cJSON_IsObject(args)) {
+		sx_error_set(err, SX_EINVAL, "NodeResourcesFitArgs must be an object");
+		goto out_free;
+	}
+	if (parse_ignored(f, args, &el, err) < 0 || parse_groups(f, args, &el, err) < 0 ||
+	    parse_strategy(&f->sc, cJSON_GetObjectItemCaseSensitive(args, "scoringStrategy"), &el,
+			   err) < 0)
+		goto out_free;
+	if (errlist_finish(&el, err) < 0)
+		goto out_free;
+	return f;
+out_free:
+	fit_destroy(f);
+	return NULL;
+}
+
+/* ---------- cycle state ---------- */
+
+static void fit_state_free(void *state)
+{
+	struct fit_state *s = state;
+
+	if (!s)
+		return;
+	free(s->scalar);
+	free(s);
+}
+
+static void *fit_state_clone(const void *state)
+{
+	const struct fit_state *s = state;
+	struct fit_state *c = malloc(sizeof(*c));
+
+	if (!c)
+		return NULL;
+	*c = *s;
+	c->scalar = NULL;
+	if (s->nscalar) {
+		c->scalar = malloc(s->nscalar * sizeof(*c->scalar));
+		if (!c->scalar) {
+			free(c);
+			return NULL;
+		}
+		memcpy(c->scalar, s->scalar, s->nscalar * sizeof(*c->scalar));
+	}
+	return c;
+}
+
+/* The plugin's slot, created on first use (PreFilter or PreScore). */
+static struct fit_state *state_get(struct sx_cycle_state *cs)
+{
+	struct fit_state *s = cs->slots[SX_SLOT_node_resources_fit];
+
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		cs->slots[SX_SLOT_node_resources_fit] = s;
+	}
+	return s;
+}
+
+/* ---------- PreFilter / Filter ---------- */
+
+/* Is this extended resource to be skipped by the ignore lists? */
+static bool ignored(const struct fit *f, sx_str name)
+{
+	const char *s, *slash;
+
+	for (uint32_t i = 0; i < f->nignored; i++)
+		if (f->ignored[i] == name)
+			return true;
+	if (f->ngroups == 0)
+		return false;
+	s = sx_str_get(name);
+	slash = strchr(s, '/');
+	for (uint32_t i = 0; i < f->ngroups; i++) {
+		size_t n = slash ? (size_t)(slash - s) : strlen(s);
+
+		if (strlen(f->groups[i]) == n && strncmp(f->groups[i], s, n) == 0)
+			return true;
+	}
+	return false;
+}
+
+static struct sx_status *fit_pre_filter(void *self, struct sx_cycle_state *cs,
+					const struct sx_pod *pod, struct sx_node_set **result)
+{
+	const struct fit *f = self;
+	const struct sx_resources *r = &pod->request;
+	struct fit_state *s = state_get(cs);
+
+	SX_UNUSED(result);
+	if (!s)
+		return sx_status_new(SX_ERROR, "out of memory");
+	free(s->scalar);
+	s->scalar = r->nscalar ? malloc(r->nscalar * sizeof(*s->scalar)) : NULL;
+	s->nscalar = 0;
+	if (r->nscalar && !s->scalar)
+		return sx_status_new(SX_ERROR, "out of memory");
+	for (uint32_t i = 0; i < r->nscalar; i++) {
+		const char *name = sx_str_get(r->scalar[i].name);
+
+		if (r->scalar[i].value == 0 || !sx_is_scalar_resource_name(name))
+			continue;
+		if (sx_is_extended_resource_name(name) && ignored(f, r->scalar[i].name))
+			continue;
+		s->scalar[s->nscalar++] = r->scalar[i];
+	}
+	s->prefiltered = true;
+	return NULL;
+}
+
+/* Appends "Insufficient <what>" when req does not fit in alloc - used;
+ * *unresolvable is set when req alone exceeds alloc (1.34: preemption
+ * cannot help). */
+static void check(struct sx_status **st, const char *what, int64_t req, int64_t alloc,
+		  int64_t used, bool *unresolvable)
+{
+	if (req <= 0 || (__int128)req <= (__int128)alloc - used)
+		return;
+	if (req > alloc)
+		*unresolvable = true;
+	if (!*st)
+		*st = sx_status_new(SX_UNSCHEDULABLE, "Insufficient %s", what);
+	else
+		sx_status_add_reason(*st, "Insufficient %s", what);
+}
+
+static struct sx_status *fit_filter(void *self, const struct sx_cycle_state *cs,
+				    const struct sx_pod *pod, const struct sx_node_info *ni)
+{
+	const struct fit_state *s = cs->slots[SX_SLOT_node_resources_fit];
+	const struct sx_resources *req = &pod->request, *used = &ni->requested, *al;
+	struct sx_status *st = NULL;
+	bool unresolvable = false;
+
+	SX_UNUSED(self);
+	if (!s || !s->prefiltered)
+		return sx_status_new(SX_ERROR,
+				     "error reading \"PreFilterNodeResourcesFit\" from cycleState: not found");
+	if (!ni->node)
+		return sx_status_new(SX_ERROR, "node not found");
+	al = &ni->node->allocatable;
+	if ((int64_t)ni->npods + 1 > al->pods)
+		st = sx_status_new(SX_UNSCHEDULABLE, "Too many pods");
+	if (req->milli_cpu == 0 && req->memory == 0 && req->ephemeral_storage == 0 && s->nscalar == 0)
+		goto out;
+	check(&st, "cpu", req->milli_cpu, al->milli_cpu, used->milli_cpu, &unresolvable);
+	check(&st, "memory", req->memory, al->memory, used->memory, &unresolvable);
+	check(&st, "ephemeral-storage", req->ephemeral_storage, al->ephemeral_storage,
+	      used->ephemeral_storage, &unresolvable);
+	for (uint32_t i = 0; i < s->nscalar; i++) {
+		sx_str name = s->scalar[i].name;
+
+		check(&st, sx_str_get(name), s->scalar[i].value, sx_resources_get(al, name),
+		      sx_resources_get(used, name), &unresolvable);
+	}
+out:
+	if (st && unresolvable)
+		st->code = SX_UNSCHEDULABLE_AND_UNRESOLVABLE;
+	return st;
+}
+
+/* ---------- PreScore / Score ---------- */
+
+static struct sx_status *fit_pre_score(void *self, struct sx_cycle_state *cs,
+				       const struct sx_pod *pod, struct sx_node_info *const *nodes,
+				       uint32_t n)
+{
+	const struct fit *f = self;
+	struct fit_state *s = state_get(cs);
+
+	SX_UNUSED(nodes);
+	SX_UNUSED(n);
+	if (!s)
+		return sx_status_new(SX_ERROR, "out of memory");
+	sx_ra_pod_requests(&f->sc, pod, s->pod_reqs);
+	s->prescored = true;
+	return NULL;
+}
+
+static struct sx_status *fit_score(void *self, const struct sx_cycle_state *cs,
+				   const struct sx_pod *pod, const struct sx_node_info *ni,
+				   int64_t *score)
+{
+	const struct fit *f = self;
+	const struct fit_state *s = cs->slots[SX_SLOT_node_resources_fit];
+	int64_t local[SX_RA_MAX_RESOURCES];
+	const int64_t *reqs = local;
+
+	/* Without PreScore (as upstream) the request vector is computed here. */
+	if (s && s->prescored)
+		reqs = s->pod_reqs;
+	else
+		sx_ra_pod_requests(&f->sc, pod, local);
+	if (sx_ra_score(&f->sc, ni, reqs, score) < 0)
+		return sx_status_new(SX_ERROR, "resources not found");
+	return NULL;
+}
+
+const struct sx_plugin sx_plugin_node_resources_fit = {
+	.name = "NodeResourcesFit",
+	.init = fit_init,
+	.destroy = fit_destroy,
+	.state_clone = fit_state_clone,
+	.state_free = fit_state_free,
+	.pre_filter = fit_pre_filter,
+	.filter = fit_filter,
+	.pre_score = fit_pre_score,
+	.score = fit_score,
+};

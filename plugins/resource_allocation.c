@@ -1,0 +1,463 @@
+/* Resource-to-score machinery shared by NodeResourcesFit and
+ * NodeResourcesBalancedAllocation. See resource_allocation.h. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "resource_allocation.h"
+
+/* Resolved kinds of a configured resource name (sx_ra_scorer.kind). */
+enum ra_kind { RA_CPU, RA_MEMORY, RA_EPHEMERAL, RA_SCALAR, RA_OTHER };
+
+#define MAX_UTILIZATION 100
+
+/* ---------- resource names ---------- */
+
+static bool has_prefix(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* [A-Za-z0-9] */
+static bool is_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] over s[0..n) */
+static bool name_part_ok(const char *s, size_t n)
+{
+	if (n == 0 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
+		return false;
+	for (size_t i = 1; i + 1 < n; i++)
+		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return false;
+	return true;
+}
+
+static bool lower_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+/* RFC 1123 subdomain: dot-separated labels [a-z0-9]([-a-z0-9]*[a-z0-9])? */
+static bool subdomain_ok(const char *s, size_t n)
+{
+	size_t start = 0;
+
+	if (n == 0)
+		return false;
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && s[i] != '.') {
+			if (!lower_alnum(s[i]) && s[i] != '-')
+				return false;
+			continue;
+		}
+		if (i == start || !lower_alnum(s[start]) || !lower_alnum(s[i - 1]))
+			return false;
+		start = i + 1;
+	}
+	return true;
+}
+
+#define NAME_FMT_MSG                                                                     \
+	"must consist of alphanumeric characters, '-', '_' or '.', and must start and "  \
+	"end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "        \
+	"'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?"         \
+	"[A-Za-z0-9]')"
+#define DNS1123_SUBDOMAIN_MSG                                                            \
+	"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "         \
+	"characters, '-' or '.', and must start and end with an alphanumeric character " \
+	"(e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*"        \
+	"[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+
+bool sx_qualified_name_ok(const char *name, char *msg, size_t len)
+{
+	const char *slash = strchr(name, '/');
+	const char *part = name;
+
+	if (slash && strchr(slash + 1, '/')) {
+		snprintf(msg, len, "a qualified name " NAME_FMT_MSG " with an optional DNS "
+			 "subdomain prefix and '/' (e.g. 'example.com/MyName')");
+		return false;
+	}
+	if (slash) {
+		size_t plen = (size_t)(slash - name);
+
+		if (plen == 0) {
+			snprintf(msg, len, "prefix part must be non-empty");
+			return false;
+		}
+		if (plen > 253) {
+			snprintf(msg, len, "prefix part must be no more than 253 characters");
+			return false;
+		}
+		if (!subdomain_ok(name, plen)) {
+			snprintf(msg, len, "prefix part " DNS1123_SUBDOMAIN_MSG);
+			return false;
+		}
+		part = slash + 1;
+	}
+	if (*part == '\0') {
+		snprintf(msg, len, "name part must be non-empty");
+		return false;
+	}
+	if (strlen(part) > 63) {
+		snprintf(msg, len, "name part must be no more than 63 characters");
+		return false;
+	}
+	if (!name_part_ok(part, strlen(part))) {
+		snprintf(msg, len, "name part " NAME_FMT_MSG);
+		return false;
+	}
+	return true;
+}
+
+static bool is_prefixed_native(const char *name)
+{
+	return strstr(name, "kubernetes.io/") != NULL;
+}
+
+bool sx_is_extended_resource_name(const char *name)
+{
+	char buf[320], msg[8];
+
+	/* Native: no '/' at all, or in the kubernetes.io namespace. */
+	if (!strchr(name, '/') || is_prefixed_native(name) || has_prefix(name, "requests."))
+		return false;
+	if (snprintf(buf, sizeof(buf), "requests.%s", name) >= (int)sizeof(buf))
+		return false;
+	return sx_qualified_name_ok(buf, msg, sizeof(msg));
+}
+
+bool sx_is_scalar_resource_name(const char *name)
+{
+	return sx_is_extended_resource_name(name) || has_prefix(name, "hugepages-") ||
+	       is_prefixed_native(name) || has_prefix(name, "attachable-volumes-");
+}
+
+/* ---------- lookups ---------- */
+
+/* Scalar entry of r named `name`; *exists tells absent from 0. */
+static int64_t scalar_get(const struct sx_resources *r, sx_str name, bool *exists)
+{
+	for (uint32_t i = 0; i < r->nscalar; i++) {
+		if (r->scalar[i].name == name) {
+			if (exists)
+				*exists = true;
+			return r->scalar[i].value;
+		}
+	}
+	if (exists)
+		*exists = false;
+	return 0;
+}
+
+static enum ra_kind resolve_kind(sx_str name)
+{
+	const char *s = sx_str_get(name);
+
+	if (strcmp(s, "cpu") == 0)
+		return RA_CPU;
+	if (strcmp(s, "memory") == 0)
+		return RA_MEMORY;
+	if (strcmp(s, "ephemeral-storage") == 0)
+		return RA_EPHEMERAL;
+	return sx_is_scalar_resource_name(s) ? RA_SCALAR : RA_OTHER;
+}
+
+/* Saturating add: requests are non-negative in practice, but hostile input
+ * must not hit signed overflow. */
+static int64_t add_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return a > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/* ---------- scoring ---------- */
+
+void sx_ra_pod_requests(const struct sx_ra_scorer *sc, const struct sx_pod *pod, int64_t *out)
+{
+	for (uint32_t i = 0; i < sc->nresources; i++) {
+		sx_str name = sc->resources[i].name;
+
+		switch (sc->kind[i]) {
+		case RA_CPU:
+			out[i] = sc->use_requested ? pod->request.milli_cpu : pod->nonzero_milli_cpu;
+			break;
+		case RA_MEMORY:
+			out[i] = sc->use_requested ? pod->request.memory : pod->nonzero_memory;
+			break;
+		case RA_EPHEMERAL:
+			out[i] = pod->request.ephemeral_storage;
+			break;
+		default:
+			out[i] = name == SX_S_PODS ? pod->request.pods
+						   : scalar_get(&pod->request, name, NULL);
+			break;
+		}
+	}
+}
+
+bool sx_ra_all_zero(const int64_t *reqs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (reqs[i] != 0)
+			return false;
+	return true;
+}
+
+/* (allocatable, requested-including-pod) of resource i on ni; (0, 0) means
+ * "not scored" (upstream calculateResourceAllocatableRequest). */
+static void node_alloc_req(const struct sx_ra_scorer *sc, uint32_t i,
+			   const struct sx_node_info *ni, int64_t pod_req, int64_t *alloc,
+			   int64_t *req)
+{
+	const struct sx_resources *al = &ni->node->allocatable;
+	bool exists;
+
+	*alloc = 0;
+	*req = 0;
+	if (pod_req == 0 && sc->kind[i] == RA_SCALAR)
+		return;
+	switch (sc->kind[i]) {
+	case RA_CPU:
+		*alloc = al->milli_cpu;
+		*req = add_sat(sc->use_requested ? ni->requested.milli_cpu : ni->nonzero_milli_cpu,
+			       pod_req);
+		return;
+	case RA_MEMORY:
+		*alloc = al->memory;
+		*req = add_sat(sc->use_requested ? ni->requested.memory : ni->nonzero_memory, pod_req);
+		return;
+	case RA_EPHEMERAL:
+		*alloc = al->ephemeral_storage;
+		*req = add_sat(ni->requested.ephemeral_storage, pod_req);
+		return;
+	case RA_SCALAR:
+		*alloc = scalar_get(al, sc->resources[i].name, &exists);
+		if (exists)
+			*req = add_sat(scalar_get(&ni->requested, sc->resources[i].name, NULL),
+				       pod_req);
+		else
+			*alloc = 0;
+		return;
+	default:
+		return;
+	}
+}
+
+int64_t sx_ra_least_requested(int64_t requested, int64_t capacity)
+{
+	if (capacity == 0 || requested > capacity)
+		return 0;
+	return (int64_t)((__int128)(capacity - requested) * SX_MAX_NODE_SCORE / capacity);
+}
+
+int64_t sx_ra_most_requested(int64_t requested, int64_t capacity)
+{
+	if (capacity == 0)
+		return 0;
+	/* requested may exceed capacity because of the non-zero defaults. */
+	if (requested > capacity)
+		requested = capacity;
+	return (int64_t)((__int128)requested * SX_MAX_NODE_SCORE / capacity);
+}
+
+int64_t sx_broken_linear(const struct sx_shape_point *shape, uint32_t n, int64_t p)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (p > shape[i].utilization)
+			continue;
+		if (i == 0)
+			return shape[0].score;
+		return shape[i - 1].score + (shape[i].score - shape[i - 1].score) *
+						    (p - shape[i - 1].utilization) /
+						    (shape[i].utilization - shape[i - 1].utilization);
+	}
+	return shape[n - 1].score;
+}
+
+static int64_t rtcr_resource(const struct sx_ra_scorer *sc, int64_t requested, int64_t capacity)
+{
+	int64_t u = MAX_UTILIZATION;
+
+	if (capacity != 0 && requested <= capacity)
+		u = (int64_t)((__int128)requested * MAX_UTILIZATION / capacity);
+	return sx_broken_linear(sc->shape, sc->nshape, u);
+}
+
+static int64_t balanced(const int64_t *requested, const int64_t *allocatable, uint32_t n)
+{
+	double fractions[SX_RA_MAX_RESOURCES], total = 0, std = 0;
+	uint32_t nf = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		double f;
+
+		if (allocatable[i] == 0)
+			continue;
+		f = (double)requested[i] / (double)allocatable[i];
+		if (f > 1)
+			f = 1;
+		total += f;
+		fractions[nf++] = f;
+	}
+	if (nf == 2) {
+		std = fabs((fractions[0] - fractions[1]) / 2);
+	} else if (nf > 2) {
+		double mean = total / (double)nf, sum = 0;
+
+		for (uint32_t i = 0; i < nf; i++)
+			sum = sum + (fractions[i] - mean) * (fractions[i] - mean);
+		std = sqrt(sum / (double)nf);
+	}
+	return (int64_t)((1 - std) * (double)SX_MAX_NODE_SCORE);
+}
+
+int64_t sx_ra_combine(const struct sx_ra_scorer *sc, const int64_t *requested,
+		      const int64_t *allocatable)
+{
+	__int128 node_score = 0;
+	int64_t weight_sum = 0;
+
+	if (sc->strategy == SX_RA_BALANCED)
+		return balanced(requested, allocatable, sc->nresources);
+	for (uint32_t i = 0; i < sc->nresources; i++) {
+		int64_t w = sc->resources[i].weight, s;
+
+		if (allocatable[i] == 0)
+			continue;
+		if (sc->strategy == SX_RA_LEAST_ALLOCATED) {
+			s = sx_ra_least_requested(requested[i], allocatable[i]);
+		} else if (sc->strategy == SX_RA_MOST_ALLOCATED) {
+			s = sx_ra_most_requested(requested[i], allocatable[i]);
+		} else {
+			/* RequestedToCapacityRatio: only resources scoring > 0 count. */
+			s = rtcr_resource(sc, requested[i], allocatable[i]);
+			if (s <= 0)
+				continue;
+		}
+		node_score += (__int128)s * w;
+		weight_sum += w;
+	}
+	if (weight_sum == 0)
+		return 0;
+	if (sc->strategy == SX_RA_REQUESTED_TO_CAPACITY_RATIO)
+		return (int64_t)round((double)node_score / (double)weight_sum);
+	return (int64_t)(node_score / weight_sum);
+}
+
+int sx_ra_score(const struct sx_ra_scorer *sc, const struct sx_node_info *ni,
+		const int64_t *pod_reqs, int64_t *score)
+{
+	int64_t requested[SX_RA_MAX_RESOURCES] = { 0 }, allocatable[SX_RA_MAX_RESOURCES] = { 0 };
+
+	*score = 0;
+	if (sc->nresources == 0)
+		return SX_EINVAL;
+	if (ni->node == NULL)
+		return 0;
+	for (uint32_t i = 0; i < sc->nresources; i++)
+		node_alloc_req(sc, i, ni, pod_reqs[i], &allocatable[i], &requested[i]);
+	*score = sx_ra_combine(sc, requested, allocatable);
+	return 0;
+}
+
+/* ---------- args ---------- */
+
+void sx_ra_default_resources(struct sx_ra_scorer *sc)
+{
+	sc->nresources = 2;
+	sc->resources[0] = (struct sx_resource_weight){ SX_S_CPU, 1 };
+	sc->resources[1] = (struct sx_resource_weight){ SX_S_MEMORY, 1 };
+	sc->kind[0] = RA_CPU;
+	sc->kind[1] = RA_MEMORY;
+}
+
+/* An integral JSON number within [INT32_MIN, INT32_MAX] (upstream int32/int64
+ * fields; weights beyond that range are invalid anyway). */
+static bool json_int(const cJSON *it, int64_t *out)
+{
+	double d;
+
+	if (!cJSON_IsNumber(it))
+		return false;
+	d = it->valuedouble;
+	if (d != floor(d) || d < -2147483648.0 || d > 2147483647.0)
+		return false;
+	*out = (int64_t)d;
+	return true;
+}
+
+static int parse_resource(const cJSON *it, const char *path, uint32_t i, struct sx_ra_scorer *sc,
+			  struct sx_error *err)
+{
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
+	const cJSON *weight = cJSON_GetObjectItemCaseSensitive(it, "weight");
+	int64_t w = 0;
+
+	if (!cJSON_IsObject(it)) {
+		sx_error_set(err, SX_EINVAL, "must be an object");
+		goto out_path;
+	}
+	if (!cJSON_IsString(name) || strlen(name->valuestring) > 253) {
+		sx_error_set(err, SX_EINVAL, "must be a string of at most 253 characters");
+		sx_error_prefix(err, "name");
+		goto out_path;
+	}
+	if (weight && !cJSON_IsNull(weight) && !json_int(weight, &w)) {
+		sx_error_set(err, SX_EINVAL, "must be an integer");
+		sx_error_prefix(err, "weight");
+		goto out_path;
+	}
+	sc->resources[i].name = sx_intern(name->valuestring);
+	if (sc->resources[i].name == SX_STR_INVALID) {
+		sx_error_set(err, SX_ENOMEM, "cannot intern resource name");
+		goto out_path;
+	}
+	/* v1 defaulting turns an unset/zero weight into 1. */
+	sc->resources[i].weight = w == 0 ? 1 : w;
+	sc->kind[i] = (uint8_t)resolve_kind(sc->resources[i].name);
+	return 0;
+out_path:
+	sx_error_prefixf(err, "[%u]", i);
+	sx_error_prefix(err, path);
+	return err ? err->code : SX_EINVAL;
+}
+
+int sx_ra_parse_resources(const cJSON *arr, const char *path, struct sx_ra_scorer *sc,
+			  struct sx_error *err)
+{
+	uint32_t n;
+
+	if (arr == NULL || cJSON_IsNull(arr) || (cJSON_IsArray(arr) && cJSON_GetArraySize(arr) == 0)) {
+		sx_ra_default_resources(sc);
+		return 0;
+	}
+	if (!cJSON_IsArray(arr)) {
+		sx_error_set(err, SX_EINVAL, "must be a list");
+		sx_error_prefix(err, path);
+		return SX_EINVAL;
+	}
+	n = (uint32_t)cJSON_GetArraySize(arr);
+	if (n > SX_RA_MAX_RESOURCES) {
+		sx_error_set(err, SX_EINVAL, "Too many: %u: must have at most %d items", n,
+			     SX_RA_MAX_RESOURCES);
+		sx_error_prefix(err, path);
+		return SX_EINVAL;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		int rc = parse_resource(cJSON_GetArrayItem(arr, (int)i), path, i, sc, err);
+
+		if (rc < 0)
+			return rc;
+	}
+	sc->nresources = n;
+	return 0;
+}

@@ -1,0 +1,99 @@
+/* Resource-to-score machinery shared by NodeResourcesFit and
+ * NodeResourcesBalancedAllocation (upstream noderesources/
+ * resource_allocation.go, least_allocated.go, most_allocated.go,
+ * requested_to_capacity_ratio.go, helper/shape_score.go), plus the
+ * resource-name predicates both need. Not a plugin.
+ *
+ * Everything here is stateless after construction: a struct sx_ra_scorer is
+ * built once by a plugin's init() and only read by its hooks, so any thread
+ * may call the scoring functions concurrently.
+ */
+#ifndef SCHEDEXT_PLUGINS_RESOURCE_ALLOCATION_H
+#define SCHEDEXT_PLUGINS_RESOURCE_ALLOCATION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "schedext/cache.h"
+#include "schedext/common.h"
+#include "schedext/model.h"
+#include "schedext/plugin.h"
+
+struct cJSON;
+
+/* Bound on configured resources and shape points (untrusted config). */
+#define SX_RA_MAX_RESOURCES 64
+#define SX_RA_MAX_SHAPE 64
+
+enum sx_ra_strategy {
+	SX_RA_LEAST_ALLOCATED,
+	SX_RA_MOST_ALLOCATED,
+	SX_RA_REQUESTED_TO_CAPACITY_RATIO,
+	SX_RA_BALANCED, /* std-dev of the fractions (BalancedAllocation) */
+};
+
+/* One point of the RequestedToCapacityRatio shape, score already scaled
+ * from 0..10 to 0..100. */
+struct sx_shape_point {
+	int64_t utilization;
+	int64_t score;
+};
+
+struct sx_ra_scorer {
+	enum sx_ra_strategy strategy;
+	/* true: node side uses Requested for cpu/memory and the pod's actual
+	 * requests (BalancedAllocation); false: NonZeroRequested and the pod's
+	 * non-zero cpu/memory (Fit). */
+	bool use_requested;
+	uint32_t nresources;
+	struct sx_resource_weight resources[SX_RA_MAX_RESOURCES];
+	uint8_t kind[SX_RA_MAX_RESOURCES]; /* internal: resolved resource kind */
+	uint32_t nshape;
+	struct sx_shape_point shape[SX_RA_MAX_SHAPE];
+};
+
+/* ---------- resource names (upstream v1helper / schedutil) ---------- */
+
+/* Extended resource: not native (contains '/', not in *kubernetes.io/),
+ * not "requests."-prefixed, and a valid qualified name once prefixed. */
+bool sx_is_extended_resource_name(const char *name);
+/* Extended, hugepages-..., ...kubernetes.io/... or attachable-volumes-... */
+bool sx_is_scalar_resource_name(const char *name);
+/* IsQualifiedName (label names): true when valid; otherwise writes
+ * upstream's first error message into msg. */
+bool sx_qualified_name_ok(const char *name, char *msg, size_t len);
+
+/* ---------- scoring ---------- */
+
+/* The pod's request for each configured resource, into out[nresources]. */
+void sx_ra_pod_requests(const struct sx_ra_scorer *sc, const struct sx_pod *pod, int64_t *out);
+/* True when every entry of reqs[0..n) is 0. */
+bool sx_ra_all_zero(const int64_t *reqs, uint32_t n);
+/* Node score for a pod whose per-resource requests are pod_reqs. Returns 0
+ * and sets *score, or SX_EINVAL when no resources are configured (upstream
+ * "resources not found"). */
+int sx_ra_score(const struct sx_ra_scorer *sc, const struct sx_node_info *ni,
+		const int64_t *pod_reqs, int64_t *score);
+
+/* Strategy primitives, exposed for direct tests. */
+int64_t sx_ra_least_requested(int64_t requested, int64_t capacity);
+int64_t sx_ra_most_requested(int64_t requested, int64_t capacity);
+/* helper.BuildBrokenLinearFunction evaluated at p; n >= 1. */
+int64_t sx_broken_linear(const struct sx_shape_point *shape, uint32_t n, int64_t p);
+/* Combines per-resource (requested, allocatable) vectors; entries with
+ * allocatable 0 are ignored. */
+int64_t sx_ra_combine(const struct sx_ra_scorer *sc, const int64_t *requested,
+		      const int64_t *allocatable);
+
+/* ---------- args ---------- */
+
+/* Parses a `resources` array of {name, weight} into sc->resources (weight
+ * 0/absent becomes 1, as the v1 defaults do). `path` names the array in
+ * error messages ("scoringStrategy.resources"). Returns 0 or SX_EINVAL. */
+int sx_ra_parse_resources(const struct cJSON *arr, const char *path, struct sx_ra_scorer *sc,
+			  struct sx_error *err);
+/* Sets the default resources {cpu:1, memory:1}. */
+void sx_ra_default_resources(struct sx_ra_scorer *sc);
+
+#endif /* SCHEDEXT_PLUGINS_RESOURCE_ALLOCATION_H */
