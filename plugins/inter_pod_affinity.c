@@ -1,0 +1,751 @@
+/* InterPodAffinity — PreFilter (+AddPod/RemovePod), Filter, PreScore, Score,
+ * NormalizeScore (reference plugins.md §3.11, kube-api.md §4.2).
+ *
+ * PreFilter counts, per topology pair (key, value), the existing pods whose
+ * required anti-affinity matches the incoming pod, and the existing pods
+ * matching the incoming pod's required affinity / anti-affinity terms, so
+ * that Filter is O(terms + node labels) per node. PreScore folds every
+ * preferred term (the pod's and the existing pods') into one score per
+ * topology pair; Score sums the pairs of the node.
+ *
+ * matchLabelKeys / mismatchLabelKeys are applied at match time (`key in
+ * (owner's value)` / `key notin (owner's value)` for keys the term's owner
+ * has), which is what the API server merges into labelSelector; doing it
+ * again on an already merged selector is harmless.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "schedext/cache.h"
+#include "schedext/plugin.h"
+#include "schedext/selector.h"
+#include "schedext/status.h"
+
+#include "topology_map.h"
+
+#define REASON_AFFINITY "node(s) didn't match pod affinity rules"
+#define REASON_ANTI "node(s) didn't match pod anti-affinity rules"
+#define REASON_EXISTING_ANTI "node(s) didn't satisfy existing pods anti-affinity rules"
+
+struct args {
+	int32_t hard_pod_affinity_weight;
+	bool ignore_preferred_of_existing;
+};
+
+/* One term of the incoming pod with its namespace selector resolved into
+ * the namespace set (as upstream does through the Namespace lister). */
+struct term {
+	const struct sx_pod_affinity_term *t; /* borrowed from the incoming pod */
+	int32_t weight;                       /* preferred terms; 0 for required */
+	bool all_ns;                          /* namespaceSelector: {} */
+	uint32_t nns;
+	sx_str *ns; /* owned */
+};
+
+struct terms {
+	uint32_t n;
+	struct term *v;
+};
+
+/* PreFilter result; AddPod/RemovePod mutate the counters of a clone. */
+struct filter_state {
+	const struct sx_pod *pod;          /* the incoming pod (borrowed) */
+	const struct sx_labels *ns_labels; /* its Namespace's labels; NULL = unknown */
+	struct terms aff, anti;            /* its required terms */
+	struct tmap existing_anti;         /* pairs of existing pods' anti terms matching pod */
+	struct tmap affinity;              /* pairs of pods matching all affinity terms */
+	struct tmap anti_counts;           /* pairs of pods matching an anti term */
+};
+
+/* PreScore result. */
+struct score_state {
+	struct tmap scores; /* topology pair -> summed weight */
+	uint32_t nkeys;     /* distinct topology keys in scores */
+	sx_str *keys;
+};
+
+struct state {
+	struct filter_state *f;
+	struct score_state *s;
+};
+
+static const struct sx_labels no_labels = { 0, NULL };
+
+/* ---------- args ---------- */
+
+static void *ipa_init(const cJSON *json, struct sx_error *err)
+{
+	struct args *a = sx_calloc(1, sizeof(*a));
+	if (!a) {
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
+	a->hard_pod_affinity_weight = 1;
+	const cJSON *w = json ? cJSON_GetObjectItemCaseSensitive(json, "hardPodAffinityWeight") : NULL;
+	if (w && !cJSON_IsNull(w)) {
+		if (!cJSON_IsNumber(w) || w->valuedouble != (double)(int64_t)w->valuedouble) {
+			sx_error_set(err, SX_EINVAL, "hardPodAffinityWeight: Invalid value: must be an integer");
+			goto out_free;
+		}
+		if (w->valuedouble < 0 || w->valuedouble > 100) {
+			sx_error_set(err, SX_EINVAL,
+				     "hardPodAffinityWeight: Invalid value: %lld: not in valid range [0-100]",
+				     (long long)w->valuedouble);
+			goto out_free;
+		}
+		a->hard_pod_affinity_weight = (int32_t)w->valuedouble;
+	}
+	const cJSON *ig = json ? cJSON_GetObjectItemCaseSensitive(json,
+								   "ignorePreferredTermsOfExistingPods")
+			       : NULL;
+	if (ig && !cJSON_IsNull(ig)) {
+		if (!cJSON_IsBool(ig)) {
+			sx_error_set(err, SX_EINVAL,
+				     "ignorePreferredTermsOfExistingPods: Invalid value: must be a boolean");
+			goto out_free;
+		}
+		a->ignore_preferred_of_existing = cJSON_IsTrue(ig);
+	}
+	return a;
+out_free:
+	free(a);
+	return NULL;
+}
+
+static void ipa_destroy(void *self)
+{
+	free(self);
+}
+
+/* ---------- term matching ---------- */
+
+static bool has_label_value(const struct sx_labels *labels, sx_str key, sx_str value)
+{
+	sx_str v;
+	return sx_labels_get(labels, key, &v) && v == value;
+}
+
+/* labelSelector of t, with matchLabelKeys/mismatchLabelKeys taken from the
+ * term's owner, matches target's labels. A nil selector matches nothing
+ * (and the API server does not merge label keys into it). */
+static bool term_selects(const struct sx_pod_affinity_term *t, const struct sx_labels *owner,
+			 const struct sx_labels *target)
+{
+	sx_str v;
+	if (!sx_selector_matches(t->selector, target))
+		return false;
+	for (uint32_t i = 0; i < t->nmatch_label_keys; i++)
+		if (sx_labels_get(owner, t->match_label_keys[i], &v) &&
+		    !has_label_value(target, t->match_label_keys[i], v))
+			return false;
+	for (uint32_t i = 0; i < t->nmismatch_label_keys; i++)
+		if (sx_labels_get(owner, t->mismatch_label_keys[i], &v) &&
+		    has_label_value(target, t->mismatch_label_keys[i], v))
+			return false;
+	return true;
+}
+
+/* An incoming-pod term (namespaces resolved) matches target. */
+static bool term_matches(const struct term *tm, const struct sx_pod *owner, const struct sx_pod *target)
+{
+	bool ns_ok = tm->all_ns;
+	for (uint32_t i = 0; !ns_ok && i < tm->nns; i++)
+		ns_ok = tm->ns[i] == target->meta.ns;
+	return ns_ok && term_selects(tm->t, &owner->meta.labels, &target->meta.labels);
+}
+
+/* An existing pod's term matches the incoming pod, whose namespace has the
+ * labels ns_labels (NULL = unknown namespace: empty label set). */
+static bool existing_term_matches(const struct sx_pod_affinity_term *t, const struct sx_pod *owner,
+				  const struct sx_pod *target, const struct sx_labels *ns_labels)
+{
+	bool ns_ok = false;
+	if (t->nnamespaces == 0 && !t->ns_selector)
+		ns_ok = target->meta.ns == owner->meta.ns;
+	for (uint32_t i = 0; !ns_ok && i < t->nnamespaces; i++)
+		ns_ok = t->namespaces[i] == target->meta.ns;
+	if (!ns_ok && t->ns_selector)
+		ns_ok = sx_selector_matches(t->ns_selector, ns_labels ? ns_labels : &no_labels);
+	return ns_ok && term_selects(t, &owner->meta.labels, &target->meta.labels);
+}
+
+static bool matches_all_terms(const struct terms *ts, const struct sx_pod *owner,
+			      const struct sx_pod *target)
+{
+	if (ts->n == 0)
+		return false;
+	for (uint32_t i = 0; i < ts->n; i++)
+		if (!term_matches(&ts->v[i], owner, target))
+			return false;
+	return true;
+}
+
+/* ---------- incoming pod terms ---------- */
+
+static void terms_free(struct terms *ts)
+{
+	for (uint32_t i = 0; i < ts->n; i++)
+		free(ts->v[i].ns);
+	free(ts->v);
+	ts->v = NULL;
+	ts->n = 0;
+}
+
+/* Namespace set of t for owner: the listed namespaces plus those whose
+ * labels match namespaceSelector; only the owner's when neither is set. */
+static int resolve_namespaces(struct term *tm, const struct sx_pod *owner,
+			      const struct sx_snapshot *snap)
+{
+	const struct sx_pod_affinity_term *t = tm->t;
+	if (t->ns_selector && t->ns_selector->nreqs == 0)
+		tm->all_ns = true;
+	uint32_t cap = t->nnamespaces + 1;
+	if (t->ns_selector && !tm->all_ns)
+		cap += snap->nnamespaces;
+	tm->ns = malloc(sizeof(*tm->ns) * cap);
+	if (!tm->ns)
+		return SX_ENOMEM;
+	if (t->nnamespaces == 0 && !t->ns_selector)
+		tm->ns[tm->nns++] = owner->meta.ns;
+	for (uint32_t i = 0; i < t->nnamespaces; i++)
+		tm->ns[tm->nns++] = t->namespaces[i];
+	if (!t->ns_selector || tm->all_ns)
+		return 0;
+	for (uint32_t i = 0; i < snap->nnamespaces; i++) {
+		const struct sx_generic *ns = snap->namespaces[i];
+		if (!sx_selector_matches(t->ns_selector, &ns->meta.labels))
+			continue;
+		sx_str id = sx_intern_lookup_n(ns->meta.name, strlen(ns->meta.name));
+		if (id != SX_STR_INVALID)
+			tm->ns[tm->nns++] = id;
+	}
+	return 0;
+}
+
+static int terms_build(struct terms *ts, const struct sx_pod *pod, const struct sx_snapshot *snap,
+		       const struct sx_pod_affinity_term *req, uint32_t nreq,
+		       const struct sx_weighted_pod_affinity_term *pref, uint32_t npref)
+{
+	uint32_t n = nreq + npref;
+	ts->n = 0;
+	ts->v = n ? sx_calloc(n, sizeof(*ts->v)) : NULL;
+	if (n && !ts->v)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		struct term *tm = &ts->v[ts->n++];
+		tm->t = i < nreq ? &req[i] : &pref[i - nreq].term;
+		tm->weight = i < nreq ? 0 : pref[i - nreq].weight;
+		if (resolve_namespaces(tm, pod, snap) < 0)
+			return SX_ENOMEM;
+	}
+	return 0;
+}
+
+static int terms_clone(struct terms *dst, const struct terms *src)
+{
+	dst->n = 0;
+	dst->v = src->n ? sx_calloc(src->n, sizeof(*dst->v)) : NULL;
+	if (src->n && !dst->v)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < src->n; i++) {
+		struct term *d = &dst->v[dst->n++];
+		*d = src->v[i];
+		d->ns = malloc(sizeof(*d->ns) * (src->v[i].nns + 1));
+		if (!d->ns)
+			return SX_ENOMEM;
+		memcpy(d->ns, src->v[i].ns, sizeof(*d->ns) * src->v[i].nns);
+	}
+	return 0;
+}
+
+/* ---------- state ---------- */
+
+static void filter_state_free(struct filter_state *f)
+{
+	if (!f)
+		return;
+	terms_free(&f->aff);
+	terms_free(&f->anti);
+	tmap_free(&f->existing_anti);
+	tmap_free(&f->affinity);
+	tmap_free(&f->anti_counts);
+	free(f);
+}
+
+static void score_state_free(struct score_state *s)
+{
+	if (!s)
+		return;
+	tmap_free(&s->scores);
+	free(s->keys);
+	free(s);
+}
+
+static void ipa_state_free(void *p)
+{
+	struct state *st = p;
+	if (!st)
+		return;
+	filter_state_free(st->f);
+	score_state_free(st->s);
+	free(st);
+}
+
+static struct filter_state *filter_state_clone(const struct filter_state *f)
+{
+	struct filter_state *c = sx_calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->pod = f->pod;
+	c->ns_labels = f->ns_labels;
+	if (terms_clone(&c->aff, &f->aff) < 0 || terms_clone(&c->anti, &f->anti) < 0 ||
+	    tmap_clone(&c->existing_anti, &f->existing_anti) < 0 ||
+	    tmap_clone(&c->affinity, &f->affinity) < 0 ||
+	    tmap_clone(&c->anti_counts, &f->anti_counts) < 0) {
+		filter_state_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static struct score_state *score_state_clone(const struct score_state *s)
+{
+	struct score_state *c = sx_calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->keys = malloc(sizeof(*c->keys) * (s->nkeys + 1));
+	if (!c->keys || tmap_clone(&c->scores, &s->scores) < 0) {
+		score_state_free(c);
+		return NULL;
+	}
+	memcpy(c->keys, s->keys, sizeof(*c->keys) * s->nkeys);
+	c->nkeys = s->nkeys;
+	return c;
+}
+
+static void *ipa_state_clone(const void *p)
+{
+	const struct state *st = p;
+	struct state *c = sx_calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	if ((st->f && !(c->f = filter_state_clone(st->f))) ||
+	    (st->s && !(c->s = score_state_clone(st->s)))) {
+		ipa_state_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* The plugin's slot, created on first use. */
+static struct state *slot(struct sx_cycle_state *cs)
+{
+	if (!cs->slots[SX_SLOT_inter_pod_affinity])
+		cs->slots[SX_SLOT_inter_pod_affinity] = sx_calloc(1, sizeof(struct state));
+	return cs->slots[SX_SLOT_inter_pod_affinity];
+}
+
+static const struct state *slot_const(const struct sx_cycle_state *cs)
+{
+	return cs->slots[SX_SLOT_inter_pod_affinity];
+}
+
+/* ---------- PreFilter counters ---------- */
+
+static const struct sx_pod_affinity *pod_aff(const struct sx_pod *p)
+{
+	return p->affinity ? p->affinity->pod_affinity : NULL;
+}
+
+static const struct sx_pod_affinity *pod_anti(const struct sx_pod *p)
+{
+	return p->affinity ? p->affinity->pod_anti_affinity : NULL;
+}
+
+/* existing_anti += mult for each required anti-affinity term of `existing`
+ * matching the incoming pod. */
+static int update_existing_anti(struct filter_state *f, const struct sx_pod *existing,
+				const struct sx_node *node, int64_t mult)
+{
+	const struct sx_pod_affinity *a = pod_anti(existing);
+	sx_str v;
+	for (uint32_t i = 0; a && i < a->nrequired; i++) {
+		const struct sx_pod_affinity_term *t = &a->required[i];
+		if (!existing_term_matches(t, existing, f->pod, f->ns_labels))
+			continue;
+		if (sx_labels_get(&node->meta.labels, t->topology_key, &v) &&
+		    tmap_add(&f->existing_anti, tmap_pair(t->topology_key, v), mult) < 0)
+			return SX_ENOMEM;
+	}
+	return 0;
+}
+
+/* affinity += mult on each term's pair when `existing` matches all the
+ * incoming pod's required affinity terms. */
+static int update_affinity(struct filter_state *f, const struct sx_pod *existing,
+			   const struct sx_node *node, int64_t mult)
+{
+	sx_str v;
+	if (!matches_all_terms(&f->aff, f->pod, existing))
+		return 0;
+	for (uint32_t i = 0; i < f->aff.n; i++) {
+		sx_str key = f->aff.v[i].t->topology_key;
+		if (sx_labels_get(&node->meta.labels, key, &v) &&
+		    tmap_add(&f->affinity, tmap_pair(key, v), mult) < 0)
+			return SX_ENOMEM;
+	}
+	return 0;
+}
+
+/* anti_counts += mult for each incoming anti term matching `existing`. */
+static int update_anti(struct filter_state *f, const struct sx_pod *existing,
+		       const struct sx_node *node, int64_t mult)
+{
+	sx_str v;
+	for (uint32_t i = 0; i < f->anti.n; i++) {
+		const struct term *tm = &f->anti.v[i];
+		if (!term_matches(tm, f->pod, existing))
+			continue;
+		if (sx_labels_get(&node->meta.labels, tm->t->topology_key, &v) &&
+		    tmap_add(&f->anti_counts, tmap_pair(tm->t->topology_key, v), mult) < 0)
+			return SX_ENOMEM;
+	}
+	return 0;
+}
+
+static int count_existing(struct filter_state *f, const struct sx_snapshot *snap)
+{
+	for (uint32_t k = 0; k < snap->nwith_required_anti; k++) {
+		const struct sx_node_info *ni = snap->nodes[snap->with_required_anti[k]];
+		for (uint32_t j = 0; ni->node && j < ni->nanti; j++)
+			if (update_existing_anti(f, ni->required_anti_pods[j], ni->node, 1) < 0)
+				return SX_ENOMEM;
+	}
+	if (f->aff.n == 0 && f->anti.n == 0)
+		return 0;
+	for (uint32_t k = 0; k < snap->nnodes; k++) {
+		const struct sx_node_info *ni = snap->nodes[k];
+		for (uint32_t j = 0; ni->node && j < ni->npods; j++) {
+			if (update_affinity(f, ni->pods[j], ni->node, 1) < 0 ||
+			    update_anti(f, ni->pods[j], ni->node, 1) < 0)
+				return SX_ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static struct sx_status *ipa_pre_filter(void *self, struct sx_cycle_state *cs,
+					const struct sx_pod *pod, struct sx_node_set **result)
+{
+	const struct sx_pod_affinity *a = pod_aff(pod), *aa = pod_anti(pod);
+	struct state *st = slot(cs);
+	struct filter_state *f = sx_calloc(1, sizeof(*f));
+	if (!st || !f)
+		goto out_nomem;
+	f->pod = pod;
+	f->ns_labels = sx_snapshot_namespace_labels(cs->snap, pod->meta.ns);
+	if (terms_build(&f->aff, pod, cs->snap, a ? a->required : NULL, a ? a->nrequired : 0, NULL,
+			0) < 0 ||
+	    terms_build(&f->anti, pod, cs->snap, aa ? aa->required : NULL,
+			aa ? aa->nrequired : 0, NULL, 0) < 0 ||
+	    count_existing(f, cs->snap) < 0)
+		goto out_nomem;
+	filter_state_free(st->f);
+	st->f = NULL;
+	if (f->existing_anti.live == 0 && f->aff.n == 0 && f->anti.n == 0) {
+		filter_state_free(f);
+		return sx_status_new(SX_SKIP, NULL);
+	}
+	st->f = f;
+	return NULL;
+out_nomem:
+	filter_state_free(f);
+	return sx_status_new(SX_ERROR, "out of memory");
+}
+
+static struct sx_status *update_with_pod(struct sx_cycle_state *cs, const struct sx_pod *p,
+					 const struct sx_node_info *ni, int64_t mult)
+{
+	struct state *st = cs->slots[SX_SLOT_inter_pod_affinity];
+	if (!st || !st->f)
+		return sx_status_new(SX_ERROR, "error reading \"PreFilterInterPodAffinity\" from cycleState: not found");
+	if (!ni->node)
+		return NULL;
+	if (update_existing_anti(st->f, p, ni->node, mult) < 0 ||
+	    update_affinity(st->f, p, ni->node, mult) < 0 ||
+	    update_anti(st->f, p, ni->node, mult) < 0)
+		return sx_status_new(SX_ERROR, "out of memory");
+	return NULL;
+}
+
+static struct sx_status *ipa_add_pod(void *self, struct sx_cycle_state *cs, const struct sx_pod *pod,
+				     const struct sx_pod *added, const struct sx_node_info *ni)
+{
+	return update_with_pod(cs, added, ni, 1);
+}
+
+static struct sx_status *ipa_remove_pod(void *self, struct sx_cycle_state *cs,
+					const struct sx_pod *pod, const struct sx_pod *removed,
+					const struct sx_node_info *ni)
+{
+	return update_with_pod(cs, removed, ni, -1);
+}
+
+/* ---------- Filter ---------- */
+
+static bool satisfies_affinity(const struct filter_state *f, const struct sx_node *node)
+{
+	bool pods_exist = true;
+	sx_str v;
+	for (uint32_t i = 0; i < f->aff.n; i++) {
+		sx_str key = f->aff.v[i].t->topology_key;
+		if (!sx_labels_get(&node->meta.labels, key, &v))
+			return false; /* every topology key must exist on the node */
+		if (tmap_get(&f->affinity, tmap_pair(key, v)) <= 0)
+			pods_exist = false;
+	}
+	if (pods_exist)
+		return true;
+	/* The first pod of a group with affinity to itself: no pod in the
+	 * cluster matches yet, and the pod matches its own terms. */
+	return f->affinity.live == 0 && matches_all_terms(&f->aff, f->pod, f->pod);
+}
+
+static bool satisfies_anti(const struct filter_state *f, const struct sx_node *node)
+{
+	sx_str v;
+	for (uint32_t i = 0; i < f->anti.n; i++) {
+		sx_str key = f->anti.v[i].t->topology_key;
+		if (sx_labels_get(&node->meta.labels, key, &v) &&
+		    tmap_get(&f->anti_counts, tmap_pair(key, v)) > 0)
+			return false;
+	}
+	return true;
+}
+
+static bool satisfies_existing_anti(const struct filter_state *f, const struct sx_node *node)
+{
+	if (f->existing_anti.live == 0)
+		return true;
+	const struct sx_labels *l = &node->meta.labels;
+	for (uint32_t i = 0; i < l->n; i++)
+		if (tmap_get(&f->existing_anti, tmap_pair(l->items[i].key, l->items[i].value)) > 0)
+			return false;
+	return true;
+}
+
+static struct sx_status *ipa_filter(void *self, const struct sx_cycle_state *cs,
+				    const struct sx_pod *pod, const struct sx_node_info *ni)
+{
+	const struct state *st = slot_const(cs);
+	if (!ni->node)
+		return sx_status_new(SX_ERROR, "node not found");
+	if (!st || !st->f)
+		return sx_status_new(SX_ERROR, "error reading \"PreFilterInterPodAffinity\" from cycleState: not found");
+	if (!satisfies_affinity(st->f, ni->node))
+		return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_AFFINITY);
+	if (!satisfies_anti(st->f, ni->node))
+		return sx_status_new(SX_UNSCHEDULABLE, REASON_ANTI);
+	if (!satisfies_existing_anti(st->f, ni->node))
+		return sx_status_new(SX_UNSCHEDULABLE, REASON_EXISTING_ANTI);
+	return NULL;
+}
+
+/* ---------- PreScore / Score ---------- */
+
+struct scorer {
+	const struct args *args;
+	const struct sx_pod *pod;
+	const struct sx_labels *ns_labels;
+	struct terms pref_aff, pref_anti;
+	struct score_state *s;
+};
+
+static int record(struct score_state *s, sx_str key, sx_str value, int64_t delta)
+{
+	uint32_t i;
+	for (i = 0; i < s->nkeys && s->keys[i] != key; i++)
+		;
+	if (i == s->nkeys) {
+		sx_str *keys = realloc(s->keys, sizeof(*keys) * (s->nkeys + 1));
+		if (!keys)
+			return SX_ENOMEM;
+		s->keys = keys;
+		s->keys[s->nkeys++] = key;
+	}
+	return tmap_add(&s->scores, tmap_pair(key, value), delta);
+}
+
+/* weight × mult on the term's pair of node, when `matched` is true. */
+static int add_term(struct score_state *s, bool matched, sx_str key, int64_t weight,
+		    const struct sx_node *node, int64_t mult)
+{
+	sx_str v;
+	if (!matched || !sx_labels_get(&node->meta.labels, key, &v))
+		return 0;
+	return record(s, key, v, weight * mult);
+}
+
+/* The incoming pod's preferred terms against the existing pod. */
+static int score_incoming_terms(struct scorer *sc, const struct terms *ts,
+				const struct sx_pod *existing, const struct sx_node *node,
+				int64_t mult)
+{
+	for (uint32_t i = 0; i < ts->n; i++) {
+		const struct term *tm = &ts->v[i];
+		if (add_term(sc->s, term_matches(tm, sc->pod, existing), tm->t->topology_key,
+			     tm->weight, node, mult) < 0)
+			return SX_ENOMEM;
+	}
+	return 0;
+}
+
+/* The existing pod's preferred terms against the incoming pod. */
+static int score_existing_terms(struct scorer *sc, const struct sx_pod_affinity *a,
+				const struct sx_pod *existing, const struct sx_node *node,
+				int64_t mult)
+{
+	for (uint32_t i = 0; a && i < a->npreferred; i++) {
+		const struct sx_pod_affinity_term *t = &a->preferred[i].term;
+		bool m = existing_term_matches(t, existing, sc->pod, sc->ns_labels);
+		if (add_term(sc->s, m, t->topology_key, a->preferred[i].weight, node, mult) < 0)
+			return SX_ENOMEM;
+	}
+	return 0;
+}
+
+static int process_existing_pod(struct scorer *sc, const struct sx_pod *existing,
+				const struct sx_node *node)
+{
+	if (node->meta.labels.n == 0)
+		return 0;
+	if (score_incoming_terms(sc, &sc->pref_aff, existing, node, 1) < 0 ||
+	    score_incoming_terms(sc, &sc->pref_anti, existing, node, -1) < 0)
+		return SX_ENOMEM;
+	const struct sx_pod_affinity *a = pod_aff(existing);
+	int64_t hard = sc->args->hard_pod_affinity_weight;
+	for (uint32_t i = 0; hard > 0 && a && i < a->nrequired; i++) {
+		const struct sx_pod_affinity_term *t = &a->required[i];
+		bool m = existing_term_matches(t, existing, sc->pod, sc->ns_labels);
+		if (add_term(sc->s, m, t->topology_key, hard, node, 1) < 0)
+			return SX_ENOMEM;
+	}
+	if (score_existing_terms(sc, a, existing, node, 1) < 0 ||
+	    score_existing_terms(sc, pod_anti(existing), existing, node, -1) < 0)
+		return SX_ENOMEM;
+	return 0;
+}
+
+static int scan_nodes(struct scorer *sc, const struct sx_snapshot *snap, bool all)
+{
+	uint32_t n = all ? snap->nnodes : snap->nwith_affinity;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct sx_node_info *ni = snap->nodes[all ? k : snap->with_affinity[k]];
+		uint32_t np = all ? ni->npods : ni->naffinity;
+		const struct sx_pod *const *pods = all ? ni->pods : ni->affinity_pods;
+		for (uint32_t j = 0; ni->node && j < np; j++)
+			if (process_existing_pod(sc, pods[j], ni->node) < 0)
+				return SX_ENOMEM;
+	}
+	return 0;
+}
+
+static struct sx_status *ipa_pre_score(void *self, struct sx_cycle_state *cs,
+				       const struct sx_pod *pod, struct sx_node_info *const *nodes,
+				       uint32_t n)
+{
+	const struct sx_pod_affinity *a = pod_aff(pod), *aa = pod_anti(pod);
+	bool has_pref = (a && a->npreferred > 0) || (aa && aa->npreferred > 0);
+	struct scorer sc = { .args = self, .pod = pod };
+	struct state *st;
+	int rc;
+
+	if (sc.args->ignore_preferred_of_existing && !has_pref)
+		return sx_status_new(SX_SKIP, NULL);
+	st = slot(cs);
+	sc.s = sx_calloc(1, sizeof(*sc.s));
+	sc.ns_labels = sx_snapshot_namespace_labels(cs->snap, pod->meta.ns);
+	rc = st && sc.s ? 0 : SX_ENOMEM;
+	if (rc == 0)
+		rc = terms_build(&sc.pref_aff, pod, cs->snap, NULL, 0, a ? a->preferred : NULL,
+				 a ? a->npreferred : 0);
+	if (rc == 0)
+		rc = terms_build(&sc.pref_anti, pod, cs->snap, NULL, 0, aa ? aa->preferred : NULL,
+				 aa ? aa->npreferred : 0);
+	if (rc == 0)
+		rc = scan_nodes(&sc, cs->snap, has_pref);
+	terms_free(&sc.pref_aff);
+	terms_free(&sc.pref_anti);
+	if (rc < 0) {
+		score_state_free(sc.s);
+		return sx_status_new(SX_ERROR, "out of memory");
+	}
+	score_state_free(st->s);
+	st->s = NULL;
+	if (sc.s->nkeys == 0) {
+		score_state_free(sc.s);
+		return sx_status_new(SX_SKIP, NULL);
+	}
+	st->s = sc.s;
+	return NULL;
+}
+
+static struct sx_status *ipa_score(void *self, const struct sx_cycle_state *cs,
+				   const struct sx_pod *pod, const struct sx_node_info *ni,
+				   int64_t *score)
+{
+	const struct state *st = slot_const(cs);
+	sx_str v;
+	*score = 0;
+	if (!st || !st->s)
+		return sx_status_new(SX_ERROR, "error reading \"PreScoreInterPodAffinity\" from cycleState: not found");
+	if (!ni->node)
+		return sx_status_new(SX_ERROR, "node not found");
+	for (uint32_t i = 0; i < st->s->nkeys; i++)
+		if (sx_labels_get(&ni->node->meta.labels, st->s->keys[i], &v))
+			*score += tmap_get(&st->s->scores, tmap_pair(st->s->keys[i], v));
+	return NULL;
+}
+
+/* Min-max normalisation to [0, 100], truncating like Go's int64(float64). */
+static struct sx_status *ipa_normalize(void *self, const struct sx_cycle_state *cs,
+				       const struct sx_pod *pod, struct sx_node_score *scores,
+				       uint32_t n)
+{
+	const struct state *st = slot_const(cs);
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	if (!st || !st->s || st->s->nkeys == 0)
+		return NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		if (scores[i].score > hi)
+			hi = scores[i].score;
+		if (scores[i].score < lo)
+			lo = scores[i].score;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		double f = 0;
+		if (hi - lo > 0)
+			f = (double)SX_MAX_NODE_SCORE *
+			    ((double)(scores[i].score - lo) / (double)(hi - lo));
+		scores[i].score = (int64_t)f;
+	}
+	return NULL;
+}
+
+const struct sx_plugin sx_plugin_inter_pod_affinity = {
+	.name = "InterPodAffinity",
+	.init = ipa_init,
+	.destroy = ipa_destroy,
+	.state_clone = ipa_state_clone,
+	.state_free = ipa_state_free,
+	.pre_filter = ipa_pre_filter,
+	.add_pod = ipa_add_pod,
+	.remove_pod = ipa_remove_pod,
+	.filter = ipa_filter,
+	.pre_score = ipa_pre_score,
+	.score = ipa_score,
+	.normalize_score = ipa_normalize,
+};
