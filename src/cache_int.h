@@ -1,0 +1,101 @@
+/* Internals shared by cache.c, node_info.c and snapshot.c (not a public
+ * header): a string-keyed hash map, the generation counter and the shared
+ * immutable blocks that snapshots reference through `internal`. */
+#ifndef SCHEDEXT_CACHE_INT_H
+#define SCHEDEXT_CACHE_INT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "schedext/cache.h"
+
+/* ---------- string-keyed map (open addressing, linear probing) ----------
+ * Keys are copied and owned by the map; values are borrowed. A zeroed
+ * struct is an empty map. Not thread-safe (the cache mutex guards it). */
+struct sx__map_slot {
+	char *key; /* NULL = empty */
+	uint64_t hash;
+	void *value;
+};
+
+struct sx__map {
+	uint32_t cap; /* power of two or 0 */
+	uint32_t n;
+	struct sx__map_slot *slots;
+};
+
+void *sx__map_get(const struct sx__map *m, const char *key);
+/* Inserts or replaces; 0 or SX_ENOMEM. */
+int sx__map_put(struct sx__map *m, const char *key, void *value);
+/* Removes key; returns its value, or NULL when absent. */
+void *sx__map_del(struct sx__map *m, const char *key);
+void sx__map_free(struct sx__map *m);
+
+/* "ns/name" (or "name" when ns is empty) into buf; NULL when it does not
+ * fit (callers reject such names: the decoder bounds them far below). */
+const char *sx__object_key(char *buf, size_t len, sx_str ns, const char *name);
+#define SX__KEY_MAX 1024
+
+/* Process-wide monotonic generation, as upstream's nextGeneration(). */
+uint64_t sx__next_generation(void);
+
+/* ---------- blocks shared between snapshots ---------- */
+
+/* An immutable sorted array of objects of one kind group, holding one
+ * reference on each object. */
+struct sx__kind_block {
+	atomic_int refcount;
+	uint32_t n;
+	struct sx_object *items; /* sorted by (namespace, name, kind) */
+	const void **ptrs;       /* items[i].obj, for the snapshot's arrays */
+};
+
+/* Image name -> number of nodes listing it (open addressing by name id). */
+struct sx__image_block {
+	atomic_int refcount;
+	uint32_t cap; /* power of two */
+	struct sx_image_count *slots; /* name SX_STR_EMPTY = empty slot */
+};
+
+enum sx__group {
+	SX__G_NAMESPACES,
+	SX__G_SERVICES,
+	SX__G_CONTROLLERS,
+	SX__G_PDBS,
+	SX__G_STORAGE_CLASSES,
+	SX__G_PVS,
+	SX__G_PVCS,
+	SX__G_CSI_NODES,
+	SX__G_COUNT
+};
+
+/* Group of a non-node, non-pod kind; -1 otherwise. */
+int sx__kind_group(enum sx_kind kind);
+
+struct sx__snap_internal {
+	struct sx__kind_block *groups[SX__G_COUNT];
+	struct sx__image_block *images;
+};
+
+struct sx__kind_block *sx__kind_block_new(struct sx_object *items, uint32_t n);
+void sx__kind_block_unref(struct sx__kind_block *b);
+/* Builds an image block from (name, count) pairs. */
+struct sx__image_block *sx__image_block_new(const struct sx_image_count *counts, uint32_t n);
+void sx__image_block_unref(struct sx__image_block *b);
+
+/* Allocates a snapshot over nodes[0..n) (references are taken over: the
+ * array itself is adopted), sharing the given blocks (references taken),
+ * and computes the derived lists and the name index. NULL on OOM (the
+ * node references are then released). */
+struct sx_snapshot *sx__snapshot_build(uint64_t generation, struct sx_node_info **nodes,
+				       uint32_t n, struct sx__kind_block *const *groups,
+				       struct sx__image_block *images);
+
+/* Sorts ids[0..n) and drops repeats; returns the new length. */
+size_t sx__unique_ids(sx_str *ids, size_t n);
+
+/* Object helpers */
+void sx__object_ref(const struct sx_object *o);
+int sx__object_cmp(const struct sx_object *a, const struct sx_object *b);
+
+#endif /* SCHEDEXT_CACHE_INT_H */

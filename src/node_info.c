@@ -1,0 +1,320 @@
+/* NodeInfo: the per-node sums plugins read (plugins.md §5.1).
+ *
+ * Ownership: a NodeInfo holds one reference on its node and on every pod in
+ * `pods`; affinity_pods and required_anti_pods borrow from `pods`. Scalar
+ * resources in `requested` are kept sorted by name id with no zero entries,
+ * so two NodeInfos with the same pods have identical sums.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache_int.h"
+#include "schedext/common.h"
+
+struct sx_node_info *sx_node_info_ref(const struct sx_node_info *ni)
+{
+	struct sx_node_info *m = (struct sx_node_info *)ni;
+
+	if (m)
+		atomic_fetch_add_explicit(&m->refcount, 1, memory_order_relaxed);
+	return m;
+}
+
+static void node_info_free(struct sx_node_info *ni)
+{
+	for (uint32_t i = 0; i < ni->npods; i++)
+		sx_pod_unref(ni->pods[i]);
+	sx_node_unref(ni->node);
+	free(ni->pods);
+	free(ni->affinity_pods);
+	free(ni->required_anti_pods);
+	free(ni->requested.scalar);
+	free(ni->used_ports);
+	free(ni->pvcs);
+	free(ni);
+}
+
+void sx_node_info_unref(const struct sx_node_info *ni)
+{
+	struct sx_node_info *m = (struct sx_node_info *)ni;
+	int old;
+
+	if (!m)
+		return;
+	old = atomic_fetch_sub_explicit(&m->refcount, 1, memory_order_acq_rel);
+	if (old <= 0)
+		abort(); /* underflow: a use-after-free in the making */
+	if (old == 1)
+		node_info_free(m);
+}
+
+struct sx_node_info *sx_node_info_new(sx_str name, const struct sx_node *node)
+{
+	struct sx_node_info *ni = sx_calloc(1, sizeof(*ni));
+
+	if (!ni)
+		return NULL;
+	atomic_init(&ni->refcount, 1);
+	ni->name = name;
+	ni->node = sx_node_ref(node);
+	ni->generation = sx__next_generation();
+	return ni;
+}
+
+/* Copies n elements of size sz (an empty array stays NULL). */
+static void *dup_array(const void *src, uint32_t n, size_t sz, bool *failed)
+{
+	void *p;
+
+	if (n == 0)
+		return NULL;
+	p = malloc((size_t)n * sz);
+	if (!p)
+		*failed = true;
+	else
+		memcpy(p, src, (size_t)n * sz);
+	return p;
+}
+
+struct sx_node_info *sx_node_info_clone(const struct sx_node_info *ni)
+{
+	struct sx_node_info *c = sx_calloc(1, sizeof(*c));
+	bool failed = false;
+
+	if (!c)
+		return NULL;
+	*c = (struct sx_node_info){ .generation = ni->generation, .name = ni->name,
+				    .requested = ni->requested };
+	atomic_init(&c->refcount, 1);
+	c->pods = dup_array(ni->pods, ni->npods, sizeof(*ni->pods), &failed);
+	c->affinity_pods = dup_array(ni->affinity_pods, ni->naffinity, sizeof(void *), &failed);
+	c->required_anti_pods = dup_array(ni->required_anti_pods, ni->nanti, sizeof(void *),
+					  &failed);
+	c->requested.scalar = dup_array(ni->requested.scalar, ni->requested.nscalar,
+					sizeof(struct sx_scalar), &failed);
+	c->used_ports = dup_array(ni->used_ports, ni->nports, sizeof(*ni->used_ports), &failed);
+	c->pvcs = dup_array(ni->pvcs, ni->npvcs, sizeof(*ni->pvcs), &failed);
+	if (failed) {
+		node_info_free(c); /* counts are still 0: nothing was referenced */
+		return NULL;
+	}
+	c->npods = c->cap_pods = ni->npods;
+	c->naffinity = c->cap_affinity = ni->naffinity;
+	c->nanti = c->cap_anti = ni->nanti;
+	c->nports = c->cap_ports = ni->nports;
+	c->npvcs = c->cap_pvcs = ni->npvcs;
+	for (uint32_t i = 0; i < c->npods; i++)
+		sx_pod_ref(c->pods[i]);
+	c->node = sx_node_ref(ni->node);
+	return c;
+}
+
+void sx_node_info_set_node(struct sx_node_info *ni, const struct sx_node *node)
+{
+	const struct sx_node *old = ni->node;
+
+	ni->node = sx_node_ref(node);
+	sx_node_unref(old);
+	ni->generation = sx__next_generation();
+}
+
+/* Ensures room for `more` elements in *arr (capacity *cap). */
+static int reserve(void **arr, uint32_t *cap, uint32_t n, uint32_t more, size_t sz)
+{
+	uint64_t need = (uint64_t)n + more, ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	if (need > UINT32_MAX / 2)
+		return SX_ENOMEM;
+	ncap = *cap ? *cap : 4;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*arr, ncap * sz);
+	if (!p)
+		return SX_ENOMEM;
+	*arr = p;
+	*cap = (uint32_t)ncap;
+	return 0;
+}
+
+/* Adds sign * pod's scalar requests into r (sorted, zero entries dropped).
+ * r->scalar must have room for r->nscalar + pod's nscalar entries. */
+static void add_scalars(struct sx_resources *r, const struct sx_resources *p, int sign)
+{
+	for (uint32_t k = 0; k < p->nscalar; k++) {
+		const struct sx_scalar *s = &p->scalar[k];
+		uint32_t lo = 0, hi = r->nscalar;
+
+		while (lo < hi) {
+			uint32_t mid = (lo + hi) / 2;
+			if (r->scalar[mid].name < s->name)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < r->nscalar && r->scalar[lo].name == s->name) {
+			r->scalar[lo].value += sign * s->value;
+			if (r->scalar[lo].value != 0)
+				continue;
+			memmove(&r->scalar[lo], &r->scalar[lo + 1],
+				(r->nscalar - lo - 1) * sizeof(*r->scalar));
+			r->nscalar--;
+		} else if (s->value != 0 && sign > 0) { /* removal never inserts */
+			memmove(&r->scalar[lo + 1], &r->scalar[lo],
+				(r->nscalar - lo) * sizeof(*r->scalar));
+			r->scalar[lo] = (struct sx_scalar){ s->name, sign * s->value };
+			r->nscalar++;
+		}
+	}
+}
+
+static void add_sums(struct sx_node_info *ni, const struct sx_pod *pod, int sign)
+{
+	struct sx_resources *r = &ni->requested;
+
+	r->milli_cpu += sign * pod->request.milli_cpu;
+	r->memory += sign * pod->request.memory;
+	r->ephemeral_storage += sign * pod->request.ephemeral_storage;
+	r->pods += sign * pod->request.pods;
+	add_scalars(r, &pod->request, sign);
+	ni->nonzero_milli_cpu += sign * pod->nonzero_milli_cpu;
+	ni->nonzero_memory += sign * pod->nonzero_memory;
+}
+
+static int find_pvc(const struct sx_node_info *ni, sx_str ns, sx_str name)
+{
+	for (uint32_t i = 0; i < ni->npvcs; i++)
+		if (ni->pvcs[i].ns == ns && ni->pvcs[i].name == name)
+			return (int)i;
+	return -1;
+}
+
+/* Grows every array the pod will need, so the update itself cannot fail. */
+static int reserve_for(struct sx_node_info *ni, const struct sx_pod *pod)
+{
+	uint32_t scap = ni->requested.nscalar;
+	void *p;
+
+	if (reserve((void **)&ni->pods, &ni->cap_pods, ni->npods, 1, sizeof(void *)) ||
+	    reserve((void **)&ni->affinity_pods, &ni->cap_affinity, ni->naffinity, 1,
+		    sizeof(void *)) ||
+	    reserve((void **)&ni->required_anti_pods, &ni->cap_anti, ni->nanti, 1,
+		    sizeof(void *)) ||
+	    reserve((void **)&ni->used_ports, &ni->cap_ports, ni->nports, pod->nports,
+		    sizeof(*ni->used_ports)) ||
+	    reserve((void **)&ni->pvcs, &ni->cap_pvcs, ni->npvcs, pod->npvcs, sizeof(*ni->pvcs)))
+		return SX_ENOMEM;
+	if (pod->request.nscalar == 0)
+		return 0;
+	p = realloc(ni->requested.scalar, ((size_t)scap + pod->request.nscalar) *
+						  sizeof(struct sx_scalar));
+	if (!p)
+		return SX_ENOMEM;
+	ni->requested.scalar = p;
+	return 0;
+}
+
+int sx_node_info_add_pod(struct sx_node_info *ni, const struct sx_pod *pod)
+{
+	if (reserve_for(ni, pod) < 0)
+		return SX_ENOMEM;
+	ni->pods[ni->npods++] = sx_pod_ref(pod);
+	if (sx_pod_has_affinity(pod))
+		ni->affinity_pods[ni->naffinity++] = pod;
+	if (sx_pod_has_required_anti_affinity(pod))
+		ni->required_anti_pods[ni->nanti++] = pod;
+	add_sums(ni, pod, 1);
+	for (uint32_t i = 0; i < pod->nports; i++)
+		if (pod->ports[i].port > 0)
+			ni->used_ports[ni->nports++] = pod->ports[i];
+	for (uint32_t i = 0; i < pod->npvcs; i++) {
+		int j = find_pvc(ni, pod->meta.ns, pod->pvcs[i]);
+
+		if (j >= 0)
+			ni->pvcs[j].count++;
+		else
+			ni->pvcs[ni->npvcs++] = (struct sx_pvc_ref){ pod->meta.ns, pod->pvcs[i], 1 };
+	}
+	ni->generation = sx__next_generation();
+	return 0;
+}
+
+/* Swap-removes the first element equal to p from a pod pointer list. */
+static void drop_ptr(const struct sx_pod **arr, uint32_t *n, const struct sx_pod *p)
+{
+	for (uint32_t i = 0; i < *n; i++)
+		if (arr[i] == p) {
+			arr[i] = arr[--*n];
+			return;
+		}
+}
+
+static bool same_port(const struct sx_host_port *a, const struct sx_host_port *b)
+{
+	return a->ip == b->ip && a->protocol == b->protocol && a->port == b->port;
+}
+
+static void drop_claims(struct sx_node_info *ni, const struct sx_pod *pod)
+{
+	for (uint32_t i = 0; i < pod->nports; i++)
+		for (uint32_t j = 0; j < ni->nports; j++)
+			if (same_port(&ni->used_ports[j], &pod->ports[i])) {
+				ni->used_ports[j] = ni->used_ports[--ni->nports];
+				break;
+			}
+	for (uint32_t i = 0; i < pod->npvcs; i++) {
+		int j = find_pvc(ni, pod->meta.ns, pod->pvcs[i]);
+
+		if (j >= 0 && --ni->pvcs[j].count == 0)
+			ni->pvcs[j] = ni->pvcs[--ni->npvcs];
+	}
+}
+
+static bool same_pod(const struct sx_pod *a, const struct sx_pod *b)
+{
+	return a->meta.ns == b->meta.ns && a->meta.name && b->meta.name &&
+	       strcmp(a->meta.name, b->meta.name) == 0;
+}
+
+/* Subtracts the stored copy's contribution (which may differ from `pod`
+ * when the caller passes a newer version). */
+int sx_node_info_remove_pod(struct sx_node_info *ni, const struct sx_pod *pod)
+{
+	const struct sx_pod *stored = NULL;
+
+	for (uint32_t i = 0; i < ni->npods; i++)
+		if (same_pod(ni->pods[i], pod)) {
+			stored = ni->pods[i];
+			ni->pods[i] = ni->pods[--ni->npods];
+			break;
+		}
+	if (!stored)
+		return SX_ENOENT;
+	drop_ptr(ni->affinity_pods, &ni->naffinity, stored);
+	drop_ptr(ni->required_anti_pods, &ni->nanti, stored);
+	add_sums(ni, stored, -1);
+	drop_claims(ni, stored);
+	ni->generation = sx__next_generation();
+	sx_pod_unref(stored);
+	return 0;
+}
+
+static bool wildcard_ip(sx_str ip)
+{
+	return ip == SX_STR_EMPTY || strcmp(sx_str_get(ip), "0.0.0.0") == 0;
+}
+
+bool sx_node_info_port_conflicts(const struct sx_node_info *ni, const struct sx_host_port *p)
+{
+	for (uint32_t i = 0; i < ni->nports; i++) {
+		const struct sx_host_port *u = &ni->used_ports[i];
+
+		if (u->protocol != p->protocol || u->port != p->port)
+			continue;
+		if (u->ip == p->ip || wildcard_ip(u->ip) || wildcard_ip(p->ip))
+			return true;
+	}
+	return false;
+}

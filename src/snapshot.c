@@ -1,0 +1,425 @@
+/* Snapshots: immutable, reference-counted views of the cache for scheduling
+ * cycles (plugins.md §5.4). A snapshot owns one reference on each NodeInfo
+ * in `nodes` and on the shared blocks in `internal` (the sorted arrays of
+ * other kinds and the image counts), which consecutive snapshots share when
+ * those parts did not change. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache_int.h"
+#include "schedext/common.h"
+
+/* ---------- shared blocks ---------- */
+
+static int cmp_objects(const void *a, const void *b)
+{
+	return sx__object_cmp(a, b);
+}
+
+/* Adopts items[0..n) (the array and the references); sorts them. */
+struct sx__kind_block *sx__kind_block_new(struct sx_object *items, uint32_t n)
+{
+	struct sx__kind_block *b = sx_calloc(1, sizeof(*b));
+
+	if (b)
+		b->ptrs = sx_calloc(n, sizeof(*b->ptrs));
+	if (!b || !b->ptrs) {
+		for (uint32_t i = 0; i < n; i++)
+			sx_object_unref(&items[i]);
+		free(items);
+		free(b);
+		return NULL;
+	}
+	atomic_init(&b->refcount, 1);
+	if (n > 1)
+		qsort(items, n, sizeof(*items), cmp_objects);
+	b->n = n;
+	b->items = items;
+	for (uint32_t i = 0; i < n; i++)
+		b->ptrs[i] = items[i].obj;
+	return b;
+}
+
+void sx__kind_block_unref(struct sx__kind_block *b)
+{
+	if (!b || atomic_fetch_sub(&b->refcount, 1) != 1)
+		return;
+	for (uint32_t i = 0; i < b->n; i++)
+		sx_object_unref(&b->items[i]);
+	free(b->items);
+	free(b->ptrs);
+	free(b);
+}
+
+static uint32_t hash_id(uint32_t id)
+{
+	return id * 2654435761u;
+}
+
+struct sx__image_block *sx__image_block_new(const struct sx_image_count *counts, uint32_t n)
+{
+	struct sx__image_block *b = sx_calloc(1, sizeof(*b));
+	uint32_t cap = 16;
+
+	if (!b)
+		return NULL;
+	while (cap < (uint64_t)n * 2 && cap < (1u << 30))
+		cap *= 2;
+	b->slots = sx_calloc(cap, sizeof(*b->slots));
+	if (!b->slots) {
+		free(b);
+		return NULL;
+	}
+	atomic_init(&b->refcount, 1);
+	b->cap = cap;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t j = hash_id(counts[i].name) & (cap - 1);
+
+		while (b->slots[j].name != SX_STR_EMPTY && b->slots[j].name != counts[i].name)
+			j = (j + 1) & (cap - 1);
+		b->slots[j] = counts[i];
+	}
+	return b;
+}
+
+void sx__image_block_unref(struct sx__image_block *b)
+{
+	if (!b || atomic_fetch_sub(&b->refcount, 1) != 1)
+		return;
+	free(b->slots);
+	free(b);
+}
+
+/* ---------- building ---------- */
+
+static int build_index(struct sx_snapshot *s)
+{
+	uint32_t cap = 16;
+
+	while (cap < (uint64_t)s->nnodes * 2 && cap < (1u << 30))
+		cap *= 2;
+	s->index = malloc((size_t)cap * sizeof(*s->index));
+	if (!s->index)
+		return SX_ENOMEM;
+	memset(s->index, 0xff, (size_t)cap * sizeof(*s->index));
+	s->index_cap = cap;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		uint32_t j = hash_id(s->nodes[i]->name) & (cap - 1);
+
+		while (s->index[j] != UINT32_MAX)
+			j = (j + 1) & (cap - 1);
+		s->index[j] = i;
+	}
+	return 0;
+}
+
+static int build_lists(struct sx_snapshot *s)
+{
+	s->with_affinity = sx_calloc(s->nnodes, sizeof(uint32_t));
+	s->with_required_anti = sx_calloc(s->nnodes, sizeof(uint32_t));
+	if (!s->with_affinity || !s->with_required_anti)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		if (s->nodes[i]->naffinity > 0)
+			s->with_affinity[s->nwith_affinity++] = i;
+		if (s->nodes[i]->nanti > 0)
+			s->with_required_anti[s->nwith_required_anti++] = i;
+	}
+	return 0;
+}
+
+/* Points the snapshot's public arrays at the shared blocks. */
+static void attach_blocks(struct sx_snapshot *s, struct sx__snap_internal *in)
+{
+	struct sx__kind_block *const *g = in->groups;
+
+#define ATTACH(field, nfield, group)                                   \
+	do {                                                           \
+		s->nfield = g[group] ? g[group]->n : 0;                \
+		s->field = g[group] ? (void *)g[group]->ptrs : NULL;   \
+	} while (0)
+	ATTACH(namespaces, nnamespaces, SX__G_NAMESPACES);
+	ATTACH(services, nservices, SX__G_SERVICES);
+	ATTACH(controllers, ncontrollers, SX__G_CONTROLLERS);
+	ATTACH(pdbs, npdbs, SX__G_PDBS);
+	ATTACH(storage_classes, nstorage_classes, SX__G_STORAGE_CLASSES);
+	ATTACH(pvs, npvs, SX__G_PVS);
+	ATTACH(pvcs, npvcs, SX__G_PVCS);
+	ATTACH(csi_nodes, ncsi_nodes, SX__G_CSI_NODES);
+#undef ATTACH
+	if (in->images) {
+		s->image_cap = in->images->cap;
+		s->image_counts = in->images->slots;
+	}
+}
+
+static void snapshot_free(struct sx_snapshot *s)
+{
+	struct sx__snap_internal *in = s->internal;
+
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		sx_node_info_unref(s->nodes[i]);
+	free(s->nodes);
+	free(s->with_affinity);
+	free(s->with_required_anti);
+	free(s->index);
+	if (in) {
+		for (int g = 0; g < SX__G_COUNT; g++)
+			sx__kind_block_unref(in->groups[g]);
+		sx__image_block_unref(in->images);
+		free(in);
+	}
+	free(s);
+}
+
+struct sx_snapshot *sx__snapshot_build(uint64_t generation, struct sx_node_info **nodes,
+				       uint32_t n, struct sx__kind_block *const *groups,
+				       struct sx__image_block *images)
+{
+	struct sx_snapshot *s = sx_calloc(1, sizeof(*s));
+	struct sx__snap_internal *in = sx_calloc(1, sizeof(*in));
+
+	if (!s || !in) {
+		for (uint32_t i = 0; i < n; i++)
+			sx_node_info_unref(nodes[i]);
+		free(nodes);
+		free(s);
+		free(in);
+		return NULL;
+	}
+	atomic_init(&s->refcount, 1);
+	s->generation = generation;
+	s->nodes = nodes;
+	s->nnodes = n;
+	s->internal = in;
+	for (int g = 0; g < SX__G_COUNT; g++) {
+		in->groups[g] = groups[g];
+		if (groups[g])
+			atomic_fetch_add(&groups[g]->refcount, 1);
+	}
+	in->images = images;
+	if (images)
+		atomic_fetch_add(&images->refcount, 1);
+	attach_blocks(s, in);
+	if (build_lists(s) < 0 || build_index(s) < 0) {
+		snapshot_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+struct sx_snapshot *sx_snapshot_ref(const struct sx_snapshot *snap)
+{
+	struct sx_snapshot *s = (struct sx_snapshot *)snap;
+
+	if (s)
+		atomic_fetch_add_explicit(&s->refcount, 1, memory_order_relaxed);
+	return s;
+}
+
+void sx_snapshot_unref(const struct sx_snapshot *snap)
+{
+	struct sx_snapshot *s = (struct sx_snapshot *)snap;
+	int old;
+
+	if (!s)
+		return;
+	old = atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel);
+	if (old <= 0)
+		abort();
+	if (old == 1)
+		snapshot_free(s);
+}
+
+/* ---------- lookups ---------- */
+
+int sx_snapshot_find(const struct sx_snapshot *snap, sx_str name)
+{
+	uint32_t mask, j;
+
+	if (!snap || snap->index_cap == 0)
+		return -1;
+	mask = snap->index_cap - 1;
+	for (j = hash_id(name) & mask; snap->index[j] != UINT32_MAX; j = (j + 1) & mask)
+		if (snap->nodes[snap->index[j]]->name == name)
+			return (int)snap->index[j];
+	return -1;
+}
+
+uint32_t sx_snapshot_image_nodes(const struct sx_snapshot *snap, sx_str name)
+{
+	uint32_t mask, j;
+
+	if (!snap || snap->image_cap == 0 || name == SX_STR_EMPTY)
+		return 0;
+	mask = snap->image_cap - 1;
+	for (j = hash_id(name) & mask; snap->image_counts[j].name != SX_STR_EMPTY;
+	     j = (j + 1) & mask)
+		if (snap->image_counts[j].name == name)
+			return snap->image_counts[j].nodes;
+	return 0;
+}
+
+/* Binary search of a sorted group for (ns, name); NULL when absent. */
+static const struct sx_object *group_find(const struct sx_snapshot *snap, int group, sx_str ns,
+					  const char *name)
+{
+	const struct sx__snap_internal *in = snap ? snap->internal : NULL;
+	const struct sx__kind_block *b = in ? in->groups[group] : NULL;
+	uint32_t lo = 0, hi = b ? b->n : 0;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		const struct sx_meta *m = sx_object_meta(&b->items[mid]);
+		int c = strcmp(sx_str_get(m->ns), sx_str_get(ns));
+
+		if (c == 0)
+			c = strcmp(m->name ? m->name : "", name);
+		if (c == 0)
+			return &b->items[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const struct sx_labels *sx_snapshot_namespace_labels(const struct sx_snapshot *snap, sx_str ns)
+{
+	const struct sx_object *o = group_find(snap, SX__G_NAMESPACES, SX_STR_EMPTY,
+					      sx_str_get(ns));
+
+	return o ? &((const struct sx_generic *)o->obj)->meta.labels : NULL;
+}
+
+const struct sx_pvc *sx_snapshot_find_pvc(const struct sx_snapshot *snap, sx_str ns, sx_str name)
+{
+	const struct sx_object *o = group_find(snap, SX__G_PVCS, ns, sx_str_get(name));
+
+	return o ? o->obj : NULL;
+}
+
+const struct sx_pv *sx_snapshot_find_pv(const struct sx_snapshot *snap, sx_str name)
+{
+	const struct sx_object *o = group_find(snap, SX__G_PVS, SX_STR_EMPTY, sx_str_get(name));
+
+	return o ? o->obj : NULL;
+}
+
+const struct sx_generic *sx_snapshot_find_storage_class(const struct sx_snapshot *snap,
+							sx_str name)
+{
+	const struct sx_object *o = group_find(snap, SX__G_STORAGE_CLASSES, SX_STR_EMPTY,
+					      sx_str_get(name));
+
+	return o ? o->obj : NULL;
+}
+
+const struct sx_csi_node *sx_snapshot_find_csi_node(const struct sx_snapshot *snap, sx_str name)
+{
+	const struct sx_object *o = group_find(snap, SX__G_CSI_NODES, SX_STR_EMPTY,
+					      sx_str_get(name));
+
+	return o ? o->obj : NULL;
+}
+
+/* ---------- snapshots with caller-supplied nodes ---------- */
+
+static int cmp_ids(const void *a, const void *b)
+{
+	sx_str x = *(const sx_str *)a, y = *(const sx_str *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts ids[0..n) and drops repeats; returns the new length. */
+size_t sx__unique_ids(sx_str *ids, size_t n)
+{
+	size_t w = 0;
+
+	qsort(ids, n, sizeof(*ids), cmp_ids);
+	for (size_t t = 0; t < n; t++)
+		if (w == 0 || ids[t] != ids[w - 1])
+			ids[w++] = ids[t];
+	return w;
+}
+
+/* Image counts over the given NodeInfos' nodes (a name counted once per
+ * node). NULL on OOM. */
+static struct sx__image_block *count_images(struct sx_node_info *const *nodes, uint32_t n)
+{
+	size_t total = 0, k = 0, m = 0;
+	sx_str *names;
+	struct sx_image_count *counts;
+	struct sx__image_block *b;
+
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; nodes[i]->node && j < nodes[i]->node->nimages; j++)
+			total += nodes[i]->node->images[j].nnames;
+	names = sx_calloc(total, sizeof(*names));
+	counts = sx_calloc(total, sizeof(*counts));
+	if (!names || !counts)
+		goto out;
+	for (uint32_t i = 0; i < n; i++) {
+		size_t start = k;
+
+		for (uint32_t j = 0; nodes[i]->node && j < nodes[i]->node->nimages; j++)
+			for (uint32_t t = 0; t < nodes[i]->node->images[j].nnames; t++)
+				names[k++] = nodes[i]->node->images[j].names[t];
+		k = start + sx__unique_ids(names + start, k - start);
+	}
+	qsort(names, k, sizeof(*names), cmp_ids);
+	for (size_t t = 0; t < k; t++) {
+		if (m > 0 && counts[m - 1].name == names[t])
+			counts[m - 1].nodes++;
+		else if (names[t] != SX_STR_EMPTY)
+			counts[m++] = (struct sx_image_count){ names[t], 1 };
+	}
+out:
+	b = (names && counts) ? sx__image_block_new(counts, (uint32_t)m) : NULL;
+	free(names);
+	free(counts);
+	return b;
+}
+
+struct sx_snapshot *sx_snapshot_with_nodes(const struct sx_snapshot *snap,
+					   const struct sx_node *const *nodes, uint32_t n)
+{
+	const struct sx__snap_internal *in = snap->internal;
+	uint32_t total = snap->nnodes, extra = 0;
+	struct sx_node_info **list = sx_calloc((size_t)total + n, sizeof(*list));
+	struct sx__image_block *images = NULL;
+	struct sx_snapshot *s;
+
+	if (!list)
+		return NULL;
+	for (uint32_t i = 0; i < total; i++)
+		list[i] = sx_node_info_ref(snap->nodes[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		int at = sx_snapshot_find(snap, nodes[i]->name_id);
+		struct sx_node_info *ni = at >= 0 ? sx_node_info_clone(snap->nodes[at])
+						  : sx_node_info_new(nodes[i]->name_id, NULL);
+
+		if (!ni)
+			goto fail;
+		sx_node_info_set_node(ni, nodes[i]);
+		if (at >= 0) {
+			sx_node_info_unref(list[at]);
+			list[at] = ni;
+		} else {
+			list[total + extra++] = ni;
+		}
+	}
+	images = count_images(list, total + extra);
+	if (!images)
+		goto fail;
+	s = sx__snapshot_build(snap->generation, list, total + extra, in->groups, images);
+	sx__image_block_unref(images);
+	return s;
+fail:
+	for (uint32_t i = 0; i < total + extra; i++)
+		sx_node_info_unref(list[i]);
+	free(list);
+	return NULL;
+}
