@@ -1,0 +1,702 @@
+/* Informers: one thread per watched kind keeping the cache equal to the API
+ * server's state (reference kube-api.md §2-3, client-go's reflector).
+ *
+ * Per kind: paginated LIST -> sx_cache_replace_all -> WATCH from the list's
+ * resourceVersion with bookmarks; ADDED/MODIFIED upsert, DELETED delete,
+ * BOOKMARK only advances the resume point. A clean end of the stream
+ * re-watches at once; 410 (HTTP or ERROR event) re-lists; connection
+ * failures back off (0.8 s doubling to 30 s, jitter up to +100 %).
+ *
+ * Ownership: struct sx_informers owns the threads, one curl handle per
+ * thread and each thread's line buffer. The kube client and the cache are
+ * borrowed and must outlive sx_informers_stop(). */
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "schedext/buf.h"
+#include "schedext/decode.h"
+#include "schedext/kube.h"
+
+#define MAX_EVENT_BYTES ((size_t)16 << 20)
+#define MAX_LIST_BYTES ((size_t)1 << 30)
+#define MAX_ERROR_BODY (64 * 1024)
+#define WATCHDOG_NS (180ull * 1000000000ull)
+#define BACKOFF_MIN 0.8
+#define BACKOFF_MAX 30.0
+#define UNSERVED_RETRY_S 60.0
+
+struct kind_desc {
+	enum sx_kind kind;
+	const char *path;
+	const char *resource;
+	const char *field_selector; /* already percent-encoded, or NULL */
+};
+
+static const struct kind_desc kinds[] = {
+	{ SX_KIND_NODE, "/api/v1/nodes", "nodes", NULL },
+	{ SX_KIND_POD, "/api/v1/pods", "pods",
+	  "status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed" },
+	{ SX_KIND_NAMESPACE, "/api/v1/namespaces", "namespaces", NULL },
+	{ SX_KIND_SERVICE, "/api/v1/services", "services", NULL },
+	{ SX_KIND_REPLICATION_CONTROLLER, "/api/v1/replicationcontrollers",
+	  "replicationcontrollers", NULL },
+	{ SX_KIND_REPLICA_SET, "/apis/apps/v1/replicasets", "replicasets", NULL },
+	{ SX_KIND_STATEFUL_SET, "/apis/apps/v1/statefulsets", "statefulsets", NULL },
+	{ SX_KIND_PDB, "/apis/policy/v1/poddisruptionbudgets", "poddisruptionbudgets", NULL },
+	{ SX_KIND_PV, "/api/v1/persistentvolumes", "persistentvolumes", NULL },
+	{ SX_KIND_PVC, "/api/v1/persistentvolumeclaims", "persistentvolumeclaims", NULL },
+	{ SX_KIND_STORAGE_CLASS, "/apis/storage.k8s.io/v1/storageclasses", "storageclasses",
+	  NULL },
+	{ SX_KIND_CSI_NODE, "/apis/storage.k8s.io/v1/csinodes", "csinodes", NULL },
+};
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+/* Outcome of one LIST or WATCH. */
+enum result {
+	R_OK = 0,      /* list applied / watch ended cleanly */
+	R_GONE,        /* 410: re-list */
+	R_UNSERVED,    /* 404/403 on the collection */
+	R_RETRY,       /* connection failure, 429, 5xx: back off, same RV */
+	R_BROKEN,      /* bad data, other errors: back off, re-list */
+	R_STOPPED,
+};
+
+struct informer {
+	struct sx_informers *parent;
+	const struct kind_desc *d;
+	pthread_t thread;
+	bool started;
+	CURL *h;
+	char rv[128];          /* resume point */
+	atomic_bool synced;
+	bool listed_once;
+	bool unserved_logged;
+	double backoff;
+};
+
+struct sx_informers {
+	struct sx_kube *kube;
+	struct sx_cache *cache;
+	atomic_bool stop;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	atomic_ulong restarts;
+	atomic_bool connected_logged;
+	struct informer inf[NKINDS];
+};
+
+/* Per-transfer state shared with curl callbacks. */
+struct xfer {
+	struct informer *inf;
+	long status;
+	bool watch;
+	struct sx_buf body;        /* LIST body, or error body */
+	struct sx_line_buf lines;  /* WATCH events */
+	enum result result;
+	unsigned long events;
+	uint64_t last_data_ns;
+};
+
+/* ---------- line buffer ---------- */
+
+void sx_line_buf_init(struct sx_line_buf *lb, size_t max)
+{
+	memset(lb, 0, sizeof(*lb));
+	lb->max = max;
+}
+
+void sx_line_buf_free(struct sx_line_buf *lb)
+{
+	free(lb->data);
+	memset(lb, 0, sizeof(*lb));
+}
+
+static int line_append(struct sx_line_buf *lb, const char *p, size_t n)
+{
+	if (lb->len + n > lb->max)
+		return SX_ETOOBIG;
+	if (lb->len + n + 1 > lb->cap) {
+		size_t cap = lb->cap ? lb->cap : 4096;
+		char *d;
+
+		while (cap < lb->len + n + 1)
+			cap *= 2;
+		d = realloc(lb->data, cap);
+		if (!d)
+			return SX_ENOMEM;
+		lb->data = d;
+		lb->cap = cap;
+	}
+	memcpy(lb->data + lb->len, p, n);
+	lb->len += n;
+	lb->data[lb->len] = '\0';
+	return 0;
+}
+
+int sx_line_buf_feed(struct sx_line_buf *lb, const char *data, size_t n, sx_line_fn fn,
+		     void *ctx)
+{
+	while (n > 0) {
+		const char *nl = memchr(data, '\n', n);
+		size_t take = nl ? (size_t)(nl - data) : n;
+		int rc = line_append(lb, data, take);
+
+		if (rc)
+			return rc;
+		if (!nl)
+			return 0;
+		data += take + 1;
+		n -= take + 1;
+		if (lb->len > 0 && lb->data[lb->len - 1] == '\r')
+			lb->data[--lb->len] = '\0';
+		if (lb->len > 0) {
+			size_t len = lb->len;
+
+			lb->len = 0;
+			rc = fn(ctx, lb->data, len);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* ---------- helpers ---------- */
+
+static bool stopping(const struct informer *inf)
+{
+	return atomic_load(&inf->parent->stop);
+}
+
+/* Sleeps up to s seconds; returns early on stop. */
+static void wait_s(struct informer *inf, double s)
+{
+	struct sx_informers *p = inf->parent;
+	struct timespec ts;
+	double end;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	end = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + s;
+	ts.tv_sec = (time_t)end;
+	ts.tv_nsec = (long)((end - (double)ts.tv_sec) * 1e9);
+	pthread_mutex_lock(&p->mu);
+	while (!atomic_load(&p->stop)) {
+		if (pthread_cond_timedwait(&p->cv, &p->mu, &ts) == ETIMEDOUT)
+			break;
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void back_off(struct informer *inf)
+{
+	double j = inf->backoff * (1.0 + (double)rand() / RAND_MAX);
+
+	wait_s(inf, j);
+	inf->backoff *= 2;
+	if (inf->backoff > BACKOFF_MAX)
+		inf->backoff = BACKOFF_MAX;
+}
+
+static const char *meta_str(const cJSON *obj, const char *key)
+{
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static void set_rv(struct informer *inf, const char *rv)
+{
+	if (rv && *rv && strlen(rv) < sizeof(inf->rv))
+		snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
+}
+
+static int delete_key(struct informer *inf, const cJSON *obj)
+{
+	const char *name = meta_str(obj, "name"), *ns = meta_str(obj, "namespace");
+	sx_str nsid = SX_STR_EMPTY;
+
+	if (!name)
+		return SX_EINVAL;
+	if (ns && *ns) {
+		nsid = sx_intern_lookup_n(ns, strlen(ns));
+		if (nsid == SX_STR_INVALID)
+			return SX_ENOENT; /* never interned: cannot be cached */
+	}
+	return sx_cache_delete(inf->parent->cache, inf->d->kind, nsid, name);
+}
+
+/* Decodes and upserts; an undecodable object is dropped from the cache so
+ * a stale copy does not linger. */
+static void upsert(struct informer *inf, const cJSON *obj)
+{
+	struct sx_object o;
+	struct sx_error err = { 0 };
+	char ebuf[600];
+
+	if (sx_decode_object(obj, sx_kind_name(inf->d->kind), &o, &err) != 0) {
+		sx_log(1, "%s: cannot decode %s/%s: %s", inf->d->resource,
+		       meta_str(obj, "namespace") ? meta_str(obj, "namespace") : "",
+		       meta_str(obj, "name") ? meta_str(obj, "name") : "?",
+		       sx_error_string(&err, ebuf, sizeof(ebuf)));
+		delete_key(inf, obj);
+		return;
+	}
+	sx_cache_upsert(inf->parent->cache, &o);
+}
+
+/* ---------- watch events ---------- */
+
+static enum result error_event(struct informer *inf, const cJSON *obj)
+{
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(obj, "code");
+	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(obj, "message");
+	const char *m = cJSON_IsString(msg) ? msg->valuestring : "";
+
+	if (cJSON_IsNumber(code) && code->valuedouble == 410) {
+		sx_log(2, "%s: watch expired (%s); re-listing", inf->d->resource, m);
+		return R_GONE;
+	}
+	sx_log(1, "%s: watch error: %s", inf->d->resource, m);
+	if (cJSON_IsNumber(code) && (code->valuedouble == 429 || code->valuedouble >= 500))
+		return R_RETRY;
+	return R_BROKEN;
+}
+
+static int on_event(void *ctx, char *line, size_t len)
+{
+	struct xfer *x = ctx;
+	struct informer *inf = x->inf;
+	cJSON *ev = cJSON_ParseWithLength(line, len);
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
+	const cJSON *obj = cJSON_GetObjectItemCaseSensitive(ev, "object");
+	const char *t = cJSON_IsString(type) ? type->valuestring : NULL;
+	int rc = 0;
+
+	if (!t || !cJSON_IsObject(obj)) {
+		sx_log(1, "%s: malformed watch event", inf->d->resource);
+		x->result = R_BROKEN;
+		rc = SX_EINVAL;
+	} else if (strcmp(t, "ADDED") == 0 || strcmp(t, "MODIFIED") == 0) {
+		upsert(inf, obj);
+		set_rv(inf, meta_str(obj, "resourceVersion"));
+	} else if (strcmp(t, "DELETED") == 0) {
+		delete_key(inf, obj);
+		set_rv(inf, meta_str(obj, "resourceVersion"));
+	} else if (strcmp(t, "BOOKMARK") == 0) {
+		set_rv(inf, meta_str(obj, "resourceVersion"));
+	} else if (strcmp(t, "ERROR") == 0) {
+		x->result = error_event(inf, obj);
+		rc = SX_EIO;
+	} else {
+		sx_log(2, "%s: ignoring watch event type %s", inf->d->resource, t);
+	}
+	x->events++;
+	cJSON_Delete(ev);
+	return rc;
+}
+
+/* ---------- transfers ---------- */
+
+static size_t on_data(char *data, size_t size, size_t n, void *ctx)
+{
+	struct xfer *x = ctx;
+	size_t len = size * n;
+
+	x->last_data_ns = sx_now_ns();
+	if (x->status == 0)
+		curl_easy_getinfo(x->inf->h, CURLINFO_RESPONSE_CODE, &x->status);
+	if (x->watch && x->status == 200) {
+		int rc = sx_line_buf_feed(&x->lines, data, len, on_event, x);
+
+		if (rc == SX_ETOOBIG || rc == SX_ENOMEM) {
+			sx_log(1, "%s: watch event over %zu bytes", x->inf->d->resource,
+			       (size_t)MAX_EVENT_BYTES);
+			x->result = R_BROKEN;
+		}
+		return rc < 0 ? 0 : len;
+	}
+	if (x->body.len + len > (x->status == 200 ? MAX_LIST_BYTES : MAX_ERROR_BODY))
+		return 0;
+	sx_buf_put(&x->body, data, len);
+	return x->body.failed ? 0 : len;
+}
+
+/* Aborts the transfer on stop or after WATCHDOG_NS without any data. */
+static int on_progress(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	struct xfer *x = ctx;
+
+	if (stopping(x->inf))
+		return 1;
+	return sx_now_ns() - x->last_data_ns > WATCHDOG_NS ? 1 : 0;
+}
+
+/* Runs one GET on the informer's handle. Returns the curl code; x->status
+ * holds the HTTP status. */
+static CURLcode perform(struct informer *inf, const char *path, struct xfer *x, long timeout)
+{
+	struct sx_kube *kube = inf->parent->kube;
+	struct curl_slist *hdrs = NULL;
+	struct sx_error err = { 0 };
+	char ebuf[CURL_ERROR_SIZE] = "";
+	CURLcode rc;
+
+	curl_easy_reset(inf->h);
+	if (sx_kube_setup_handle(kube, inf->h, path, &hdrs, &err) != 0)
+		return CURLE_OUT_OF_MEMORY;
+	curl_easy_setopt(inf->h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(inf->h, CURLOPT_TIMEOUT, timeout);
+	curl_easy_setopt(inf->h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(inf->h, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(inf->h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(inf->h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(inf->h, CURLOPT_XFERINFODATA, x);
+	curl_easy_setopt(inf->h, CURLOPT_ERRORBUFFER, ebuf);
+	x->last_data_ns = sx_now_ns();
+	sx_kube_throttle(kube, &inf->parent->stop);
+	rc = curl_easy_perform(inf->h);
+	if (x->status == 0)
+		curl_easy_getinfo(inf->h, CURLINFO_RESPONSE_CODE, &x->status);
+	if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR && !stopping(inf))
+		sx_log(x->watch ? 2 : 1, "%s: %s: %s", inf->d->resource, x->watch ? "watch" : "list",
+		       ebuf[0] ? ebuf : curl_easy_strerror(rc));
+	curl_easy_setopt(inf->h, CURLOPT_ERRORBUFFER, NULL);
+	curl_slist_free_all(hdrs);
+	return rc;
+}
+
+/* Maps a non-200 HTTP status to what to do next. */
+static enum result status_result(struct informer *inf, long status, struct sx_buf *body)
+{
+	char msg[256];
+
+	if (status == 401)
+		sx_kube_invalidate_token(inf->parent->kube);
+	if (status == 410)
+		return R_GONE;
+	if (status == 404 || status == 403) {
+		if (!inf->unserved_logged)
+			sx_log(0, "%s: %s; continuing without it", inf->d->resource,
+			       sx_kube_status_message(body->data, body->len, status, msg,
+						      sizeof(msg)));
+		inf->unserved_logged = true;
+		return R_UNSERVED;
+	}
+	sx_log(2, "%s: HTTP %ld: %s", inf->d->resource, status,
+	       sx_kube_status_message(body->data, body->len, status, msg, sizeof(msg)));
+	if (status == 401 || status == 429 || status >= 500)
+		return R_RETRY;
+	return R_BROKEN;
+}
+
+static void xfer_init(struct xfer *x, struct informer *inf, bool watch)
+{
+	memset(x, 0, sizeof(*x));
+	x->inf = inf;
+	x->watch = watch;
+	sx_buf_init(&x->body);
+	sx_line_buf_init(&x->lines, MAX_EVENT_BYTES);
+}
+
+static void xfer_free(struct xfer *x)
+{
+	sx_buf_free(&x->body);
+	sx_line_buf_free(&x->lines);
+}
+
+/* ---------- LIST ---------- */
+
+struct objs {
+	struct sx_object *v;
+	uint32_t n, cap;
+};
+
+static void objs_free(struct objs *o)
+{
+	for (uint32_t i = 0; i < o->n; i++)
+		sx_object_unref(&o->v[i]);
+	free(o->v);
+}
+
+static int objs_push(struct objs *o, struct sx_object *obj)
+{
+	if (o->n == o->cap) {
+		uint32_t cap = o->cap ? o->cap * 2 : 64;
+		struct sx_object *v = realloc(o->v, cap * sizeof(*v));
+
+		if (!v)
+			return SX_ENOMEM;
+		o->v = v;
+		o->cap = cap;
+	}
+	o->v[o->n++] = *obj;
+	return 0;
+}
+
+/* Decodes one page; fills *cont with the continue token (owned) and the
+ * list RV into inf->rv when it is the first page. */
+static enum result decode_page(struct informer *inf, const struct sx_buf *body, struct objs *out,
+			       char **cont, char *list_rv, size_t rvlen)
+{
+	cJSON *list = cJSON_ParseWithLength(body->data, body->len);
+	const cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items"), *item;
+	const char *c = meta_str(list, "continue"), *rv = meta_str(list, "resourceVersion");
+	enum result r = R_OK;
+
+	if (!cJSON_IsObject(list) || !(cJSON_IsArray(items) || !items || cJSON_IsNull(items))) {
+		sx_log(1, "%s: malformed list response", inf->d->resource);
+		cJSON_Delete(list);
+		return R_BROKEN;
+	}
+	if (rv && !list_rv[0])
+		snprintf(list_rv, rvlen, "%s", rv);
+	*cont = c && *c ? sx_strdup(c) : NULL;
+	if (!cJSON_IsArray(items))
+		items = NULL;
+	cJSON_ArrayForEach(item, items) {
+		struct sx_object o;
+		struct sx_error err = { 0 };
+		char ebuf[600];
+
+		if (sx_decode_object(item, sx_kind_name(inf->d->kind), &o, &err) != 0) {
+			sx_log(1, "%s: skipping undecodable item %s: %s", inf->d->resource,
+			       meta_str(item, "name") ? meta_str(item, "name") : "?",
+			       sx_error_string(&err, ebuf, sizeof(ebuf)));
+			continue;
+		}
+		if (objs_push(out, &o) != 0) {
+			sx_object_unref(&o);
+			r = R_BROKEN;
+			break;
+		}
+	}
+	cJSON_Delete(list);
+	return r;
+}
+
+static char *list_path(const struct kind_desc *d, const char *cont, bool watch, const char *rv)
+{
+	struct sx_buf b;
+	char *esc = NULL;
+
+	sx_buf_init(&b);
+	sx_buf_puts(&b, d->path);
+	if (watch) {
+		sx_buf_printf(&b, "?watch=1&allowWatchBookmarks=true&timeoutSeconds=%d",
+			      300 + rand() % 300);
+		esc = curl_easy_escape(NULL, rv, 0);
+		sx_buf_printf(&b, "&resourceVersion=%s", esc ? esc : "");
+	} else {
+		sx_buf_puts(&b, "?limit=500");
+		if (cont) {
+			esc = curl_easy_escape(NULL, cont, 0);
+			sx_buf_printf(&b, "&continue=%s", esc ? esc : "");
+		}
+	}
+	curl_free(esc);
+	if (d->field_selector)
+		sx_buf_printf(&b, "&fieldSelector=%s", d->field_selector);
+	return sx_buf_take(&b, NULL);
+}
+
+static void log_listed(struct informer *inf, uint32_t n)
+{
+	bool was = false;
+
+	if (atomic_compare_exchange_strong(&inf->parent->connected_logged, &was, true))
+		sx_log(1, "connected to %s", sx_kube_server(inf->parent->kube));
+	sx_log(inf->listed_once ? 2 : 1, "listed %u %s", n, inf->d->resource);
+	inf->listed_once = true;
+}
+
+static enum result do_list(struct informer *inf)
+{
+	struct objs objs = { 0 };
+	char *cont = NULL, rv[sizeof(inf->rv)] = "";
+	enum result r = R_OK;
+
+	do {
+		char *path = list_path(inf->d, cont, false, NULL), *next = NULL;
+		struct xfer x;
+		CURLcode rc;
+
+		if (!path)
+			r = R_BROKEN;
+		xfer_init(&x, inf, false);
+		rc = path ? perform(inf, path, &x, 300) : CURLE_OUT_OF_MEMORY;
+		free(path);
+		if (stopping(inf))
+			r = R_STOPPED;
+		else if (rc != CURLE_OK)
+			r = R_RETRY;
+		else if (x.status != 200)
+			r = status_result(inf, x.status, &x.body);
+		else
+			r = decode_page(inf, &x.body, &objs, &next, rv, sizeof(rv));
+		xfer_free(&x);
+		free(cont);
+		cont = next;
+	} while (r == R_OK && cont);
+	free(cont);
+	if (r != R_OK) {
+		objs_free(&objs);
+		return r;
+	}
+	sx_cache_replace_all(inf->parent->cache, inf->d->kind, objs.v, objs.n);
+	log_listed(inf, objs.n);
+	free(objs.v);
+	snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
+	return R_OK;
+}
+
+/* ---------- WATCH ---------- */
+
+static enum result do_watch(struct informer *inf, unsigned long *events)
+{
+	char *path = list_path(inf->d, NULL, true, inf->rv);
+	struct xfer x;
+	CURLcode rc;
+	enum result r;
+
+	if (!path)
+		return R_BROKEN;
+	xfer_init(&x, inf, true);
+	x.result = R_OK;
+	rc = perform(inf, path, &x, 700);
+	free(path);
+	*events = x.events;
+	if (stopping(inf))
+		r = R_STOPPED;
+	else if (x.status != 200 && x.status != 0)
+		r = status_result(inf, x.status, &x.body);
+	else if (x.result != R_OK)
+		r = x.result;
+	else if (rc == CURLE_OK)
+		r = R_OK;
+	else
+		r = R_RETRY; /* dropped connection: resume from the last RV */
+	xfer_free(&x);
+	return r;
+}
+
+/* ---------- the loop ---------- */
+
+static void *informer_main(void *arg)
+{
+	struct informer *inf = arg;
+	bool need_list = true;
+
+	inf->backoff = BACKOFF_MIN;
+	while (!stopping(inf)) {
+		enum result r;
+		unsigned long events = 0;
+		uint64_t t0;
+
+		if (need_list) {
+			r = do_list(inf);
+			if (r == R_UNSERVED) {
+				atomic_store(&inf->synced, true);
+				wait_s(inf, UNSERVED_RETRY_S);
+				continue;
+			}
+			if (r != R_OK) {
+				if (r != R_STOPPED)
+					back_off(inf);
+				continue;
+			}
+			need_list = false;
+			atomic_store(&inf->synced, true);
+		}
+		t0 = sx_now_ns();
+		r = do_watch(inf, &events);
+		if (r == R_STOPPED)
+			break;
+		atomic_fetch_add(&inf->parent->restarts, 1);
+		if (r == R_OK && (events > 0 || sx_now_ns() - t0 > 1000000000ull)) {
+			inf->backoff = BACKOFF_MIN;
+			continue;
+		}
+		if (r == R_GONE || r == R_UNSERVED) {
+			need_list = true;
+			continue;
+		}
+		/* A very short empty watch, a dropped connection or an error. */
+		if (events > 0)
+			inf->backoff = BACKOFF_MIN;
+		back_off(inf);
+		if (r == R_BROKEN)
+			need_list = true;
+	}
+	return NULL;
+}
+
+struct sx_informers *sx_informers_start(struct sx_kube *kube, struct sx_cache *cache,
+					struct sx_error *err)
+{
+	struct sx_informers *p = sx_calloc(1, sizeof(*p));
+
+	if (!p) {
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
+	p->kube = kube;
+	p->cache = cache;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	for (size_t i = 0; i < NKINDS; i++) {
+		struct informer *inf = &p->inf[i];
+
+		inf->parent = p;
+		inf->d = &kinds[i];
+		inf->h = curl_easy_init();
+		if (!inf->h || pthread_create(&inf->thread, NULL, informer_main, inf) != 0) {
+			sx_error_set(err, SX_ENOMEM, "cannot start the %s informer",
+				     kinds[i].resource);
+			sx_informers_stop(p);
+			return NULL;
+		}
+		inf->started = true;
+	}
+	return p;
+}
+
+bool sx_informers_synced(const struct sx_informers *inf)
+{
+	if (!inf)
+		return false;
+	for (size_t i = 0; i < NKINDS; i++)
+		if (!atomic_load(&inf->inf[i].synced))
+			return false;
+	return true;
+}
+
+unsigned long sx_informers_restarts(const struct sx_informers *inf)
+{
+	return inf ? atomic_load(&inf->restarts) : 0;
+}
+
+void sx_informers_stop(struct sx_informers *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	atomic_store(&p->stop, true);
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	for (size_t i = 0; i < NKINDS; i++) {
+		if (p->inf[i].started)
+			pthread_join(p->inf[i].thread, NULL);
+		if (p->inf[i].h)
+			curl_easy_cleanup(p->inf[i].h);
+	}
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
