@@ -1,0 +1,55 @@
+/* A small Prometheus registry: counters, gauges and histograms with label
+ * sets, rendered in the text exposition format (version 0.0.4) for
+ * GET /metrics.
+ *
+ * Families are declared once with sx_metrics_define(); series (one per label
+ * set) are created on first use. `labels` is the label part already
+ * formatted, e.g. `verb="filter",code="200"` (NULL or "" = no labels); values
+ * must be escaped by the caller (sx_metrics_label_escape helps).
+ *
+ * Threads: every function may be called from any thread (one mutex per
+ * registry; updates are a short scan over at most a few hundred series).
+ */
+#ifndef SCHEDEXT_METRICS_H
+#define SCHEDEXT_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sx_buf;
+struct sx_metrics;
+
+enum sx_metric_type { SX_METRIC_COUNTER, SX_METRIC_GAUGE, SX_METRIC_HISTOGRAM };
+
+/* Upper bound on the series of one registry: hostile label values cannot
+ * grow it without limit (updates to new series past it are dropped). */
+#define SX_METRICS_MAX_SERIES 1024
+#define SX_METRICS_MAX_BUCKETS 32
+
+struct sx_metrics *sx_metrics_new(void);
+void sx_metrics_free(struct sx_metrics *m);
+
+/* Declares a family. buckets (ascending upper bounds, without +Inf) only
+ * for histograms. Returns 0, SX_EEXIST when already defined, SX_EINVAL. */
+int sx_metrics_define(struct sx_metrics *m, const char *name, enum sx_metric_type type,
+		      const char *help, const double *buckets, unsigned nbuckets);
+
+/* Counter += v. Ignored when the family is unknown or not a counter. */
+void sx_metrics_inc(struct sx_metrics *m, const char *name, const char *labels, uint64_t v);
+/* Gauge = v. */
+void sx_metrics_set(struct sx_metrics *m, const char *name, const char *labels, double v);
+/* Histogram observation (e.g. seconds). */
+void sx_metrics_observe(struct sx_metrics *m, const char *name, const char *labels, double v);
+
+/* Current value of a counter/gauge series (0 when absent); histograms give
+ * their observation count. For tests. */
+double sx_metrics_value(struct sx_metrics *m, const char *name, const char *labels);
+
+/* Appends the exposition text: families in definition order, series in
+ * creation order. */
+void sx_metrics_render(struct sx_metrics *m, struct sx_buf *out);
+
+/* Escapes a label value (backslash, quote, newline) into buf; truncates. */
+const char *sx_metrics_label_escape(const char *s, char *buf, size_t len);
+
+#endif /* SCHEDEXT_METRICS_H */

@@ -1,0 +1,1186 @@
+/* The extender verbs (reference extender-protocol.md §4-5).
+ *
+ * Request decoding: the envelope keys (Pod, Nodes, NodeNames, ...) match in
+ * any letter case (Go's decoder does); a key given twice in different case
+ * is rejected rather than guessed. Keys inside Pod/Node objects are the
+ * decoders' business (case-sensitive). `null` equals absent.
+ *
+ * Replies are written with buf.h in kube-scheduler's PascalCase.
+ */
+#include "schedext/extender.h"
+
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "schedext/buf.h"
+#include "schedext/cache.h"
+#include "schedext/decode.h"
+#include "schedext/framework.h"
+#include "schedext/kube.h"
+#include "schedext/metrics.h"
+#include "schedext/selector.h"
+#include "schedext/status.h"
+
+/* ---------- request parsing ---------- */
+
+/* Length of the UTF-8 sequence at p (1..4), or 0 when invalid (overlong,
+ * surrogates, beyond U+10FFFF, truncated). */
+static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
+{
+	size_t n, i;
+	uint32_t cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xC2 && p[0] <= 0xDF)
+		n = 2, cp = p[0] & 0x1F;
+	else if (p[0] >= 0xE0 && p[0] <= 0xEF)
+		n = 3, cp = p[0] & 0x0F;
+	else if (p[0] >= 0xF0 && p[0] <= 0xF4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if ((size_t)(end - p) < n)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3F);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+		return 0;
+	return n;
+}
+
+/* One pass over the body: UTF-8 validity, no NUL bytes, nesting depth
+ * (counted outside strings). cJSON checks the grammar afterwards. */
+static bool prescan(const char *body, size_t len, char *err, size_t errlen)
+{
+	const unsigned char *p = (const unsigned char *)body, *end = p + len;
+	bool in_str = false;
+	int depth = 0;
+	size_t n;
+
+	while (p < end) {
+		if (*p == 0) {
+			snprintf(err, errlen, "malformed JSON: NUL byte at offset %zu",
+				 (size_t)(p - (const unsigned char *)body));
+			return false;
+		}
+		n = utf8_seq(p, end);
+		if (!n) {
+			snprintf(err, errlen, "invalid UTF-8 at offset %zu",
+				 (size_t)(p - (const unsigned char *)body));
+			return false;
+		}
+		if (n == 1 && in_str && *p == '\\' && p + 1 < end && p[1] < 0x80) {
+			p += 2;
+			continue;
+		}
+		if (n == 1 && *p == '"')
+			in_str = !in_str;
+		else if (n == 1 && !in_str && (*p == '{' || *p == '['))
+			depth++;
+		else if (n == 1 && !in_str && (*p == '}' || *p == ']'))
+			depth--;
+		if (depth > SX_REQ_MAX_DEPTH) {
+			snprintf(err, errlen, "JSON nesting deeper than %d levels", SX_REQ_MAX_DEPTH);
+			return false;
+		}
+		p += n;
+	}
+	return true;
+}
+
+struct cJSON *sx_request_parse(const char *body, size_t len, char *err, size_t errlen)
+{
+	const char *end = NULL;
+	cJSON *root;
+
+	if (len == 0) {
+		snprintf(err, errlen, "empty request body");
+		return NULL;
+	}
+	if (!prescan(body, len, err, errlen))
+		return NULL;
+	root = cJSON_ParseWithLengthOpts(body, len, &end, false);
+	if (!root) {
+		size_t off = end && end >= body ? (size_t)(end - body) : 0;
+		snprintf(err, errlen, "malformed JSON at offset %zu", off);
+		return NULL;
+	}
+	while (end && end < body + len && strchr(" \t\r\n", *end))
+		end++;
+	if (end && end < body + len) {
+		snprintf(err, errlen, "malformed JSON: trailing data at offset %zu",
+			 (size_t)(end - body));
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+void sx_reply_error(struct sx_buf *out, const char *msg)
+{
+	sx_buf_reset(out);
+	sx_buf_puts(out, "{\"error\":");
+	sx_json_str(out, msg);
+	sx_buf_puts(out, "}\n");
+}
+
+/* Formats an error reply and returns the status. */
+__attribute__((format(printf, 4, 5))) static int fail(struct sx_buf *out, struct sx_verb_log *log,
+						      int status, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	sx_reply_error(out, msg);
+	snprintf(log->result, sizeof(log->result), "error: %.110s", msg);
+	return status;
+}
+
+/* Envelope lookup, any letter case. *out = NULL for absent or null. Returns
+ * false (with err) when the key appears twice. */
+static bool env_get(const cJSON *obj, const char *key, const cJSON **out, char *err, size_t errlen)
+{
+	const cJSON *it, *found = NULL;
+
+	for (it = obj ? obj->child : NULL; it; it = it->next) {
+		if (!it->string || strcasecmp(it->string, key) != 0)
+			continue;
+		if (found) {
+			snprintf(err, errlen, "duplicate key %s", key);
+			return false;
+		}
+		found = it;
+	}
+	*out = cJSON_IsNull(found) ? NULL : found;
+	return true;
+}
+
+static const char *type_name(const cJSON *j)
+{
+	if (cJSON_IsObject(j))
+		return "object";
+	if (cJSON_IsArray(j))
+		return "array";
+	if (cJSON_IsString(j))
+		return "string";
+	if (cJSON_IsNumber(j))
+		return "number";
+	if (cJSON_IsBool(j))
+		return "boolean";
+	return "null";
+}
+
+/* Decodes the Pod key of an envelope. NULL with the reply written. */
+static struct sx_pod *decode_pod_key(const cJSON *root, struct sx_buf *out,
+				     struct sx_verb_log *log, int *status)
+{
+	struct sx_error err = { 0 };
+	const cJSON *pj;
+	struct sx_pod *pod;
+	char msg[256], ebuf[600];
+
+	if (!env_get(root, "Pod", &pj, msg, sizeof(msg))) {
+		*status = fail(out, log, 400, "%s", msg);
+		return NULL;
+	}
+	if (!pj) {
+		*status = fail(out, log, 400, "missing Pod");
+		return NULL;
+	}
+	if (!cJSON_IsObject(pj)) {
+		*status = fail(out, log, 400, "Pod: expected object, got %s", type_name(pj));
+		return NULL;
+	}
+	pod = sx_decode_pod(pj, &err);
+	if (!pod) {
+		*status = fail(out, log, 400, "Pod.%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
+		return NULL;
+	}
+	sx_pod_key(pod, log->pod, sizeof(log->pod));
+	return pod;
+}
+
+static void count_attempt(const struct sx_extender *ex, const char *verb, const char *result)
+{
+	char labels[96];
+
+	if (!ex->metrics)
+		return;
+	snprintf(labels, sizeof(labels), "verb=\"%s\",result=\"%s\"", verb, result);
+	sx_metrics_inc(ex->metrics, "schedext_schedule_attempts_total", labels, 1);
+}
+
+/* ---------- filter / prioritize: the shared ExtenderArgs ---------- */
+
+/* Where a requested node came from: its name and, for Nodes mode, the
+ * item's raw bytes in the request (echoed unchanged when it passes). */
+struct req_node {
+	const char *name;
+	size_t name_len;
+	sx_str id;          /* SX_STR_INVALID when unknown to the interner */
+	int at;             /* snapshot index or -1 */
+	bool dup;           /* same name earlier in the request */
+	const char *raw;    /* Nodes mode: item span */
+	size_t raw_len;
+	const cJSON *item;  /* Nodes mode: fallback when no span */
+};
+
+struct ext_args {
+	cJSON *root;
+	struct sx_pod *pod;
+	bool nodes_mode;       /* full Nodes (nodeCacheCapable: false) */
+	uint32_t n;
+	struct req_node *nodes;
+	struct sx_node **decoded; /* Nodes mode: [n] owned */
+	struct sx_snapshot *snap; /* the view used (owned reference) */
+};
+
+static void ext_args_free(struct ext_args *a)
+{
+	uint32_t i;
+
+	if (a->decoded)
+		for (i = 0; i < a->n; i++)
+			sx_node_unref(a->decoded[i]);
+	free(a->decoded);
+	free(a->nodes);
+	sx_pod_unref(a->pod);
+	sx_snapshot_unref(a->snap);
+	cJSON_Delete(a->root);
+}
+
+/* --- locating raw item spans in the body (Nodes mode echo) --- */
+
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+		p++;
+	return p;
+}
+
+/* p at '"': returns past the closing quote, or NULL. */
+static const char *skip_string(const char *p, const char *end)
+{
+	for (p++; p < end; p++) {
+		if (*p == '\\')
+			p++;
+		else if (*p == '"')
+			return p + 1;
+	}
+	return NULL;
+}
+
+/* Past one JSON value at p (already validated by cJSON), or NULL. */
+static const char *skip_value(const char *p, const char *end)
+{
+	int depth = 0;
+
+	p = skip_ws(p, end);
+	if (p >= end)
+		return NULL;
+	if (*p == '"')
+		return skip_string(p, end);
+	if (*p != '{' && *p != '[') {
+		while (p < end && !strchr(",}] \t\r\n", *p))
+			p++;
+		return p;
+	}
+	for (; p < end; p++) {
+		if (*p == '"') {
+			p = skip_string(p, end);
+			if (!p)
+				return NULL;
+			p--;
+		} else if (*p == '{' || *p == '[') {
+			depth++;
+		} else if (*p == '}' || *p == ']') {
+			if (--depth == 0)
+				return p + 1;
+		}
+	}
+	return NULL;
+}
+
+/* p at '{': finds the value of the member whose raw key equals key
+ * (case-insensitively when ci). Returns its start or NULL. First match, as
+ * cJSON's lookups do; callers cross-check the item count. */
+static const char *find_member(const char *p, const char *end, const char *key, bool ci)
+{
+	size_t klen = strlen(key);
+	const char *k, *ke;
+
+	p = skip_ws(p + 1, end);
+	while (p < end && *p == '"') {
+		k = p + 1;
+		ke = skip_string(p, end);
+		if (!ke)
+			return NULL;
+		p = skip_ws(ke, end);
+		if (p >= end || *p != ':')
+			return NULL;
+		p = skip_ws(p + 1, end);
+		if ((size_t)(ke - 1 - k) == klen &&
+		    (ci ? strncasecmp(k, key, klen) : strncmp(k, key, klen)) == 0)
+			return p;
+		p = skip_value(p, end);
+		if (!p)
+			return NULL;
+		p = skip_ws(p, end);
+		if (p < end && *p == ',')
+			p = skip_ws(p + 1, end);
+	}
+	return NULL;
+}
+
+/* Records the raw span of every element of Nodes.items. False when the
+ * layout does not match cJSON's view (escaped keys, ...): callers then
+ * re-print from the tree. */
+static bool find_item_spans(const char *body, size_t len, struct ext_args *a)
+{
+	const char *end = body + len, *p = skip_ws(body, end), *v;
+	uint32_t i = 0;
+
+	if (p >= end || *p != '{' || !(p = find_member(p, end, "Nodes", true)) || *p != '{')
+		return false;
+	if (!(p = find_member(p, end, "items", false)) || *p != '[')
+		return false;
+	p = skip_ws(p + 1, end);
+	while (p < end && *p != ']') {
+		v = skip_value(p, end);
+		if (!v || i >= a->n)
+			return false;
+		a->nodes[i].raw = p;
+		a->nodes[i].raw_len = (size_t)(v - p);
+		i++;
+		p = skip_ws(v, end);
+		if (p < end && *p == ',')
+			p = skip_ws(p + 1, end);
+	}
+	return i == a->n;
+}
+
+/* Marks later duplicates and resolves snapshot indices. */
+static void resolve_nodes(struct ext_args *a)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < a->n; i++) {
+		struct req_node *rn = &a->nodes[i];
+
+		rn->at = rn->id == SX_STR_INVALID ? -1 : sx_snapshot_find(a->snap, rn->id);
+		for (j = 0; j < i && !rn->dup; j++)
+			rn->dup = a->nodes[j].name_len == rn->name_len &&
+				  memcmp(a->nodes[j].name, rn->name, rn->name_len) == 0;
+	}
+}
+
+static int parse_node_names(const cJSON *names, struct ext_args *a, struct sx_buf *out,
+			    struct sx_verb_log *log)
+{
+	const cJSON *it;
+	uint32_t i = 0;
+	int n = cJSON_GetArraySize(names);
+
+	if (!cJSON_IsArray(names))
+		return fail(out, log, 400, "NodeNames: expected array, got %s", type_name(names));
+	a->nodes = sx_calloc((size_t)n + 1, sizeof(*a->nodes));
+	if (!a->nodes)
+		return fail(out, log, 500, "out of memory");
+	cJSON_ArrayForEach(it, names) {
+		if (!cJSON_IsString(it))
+			return fail(out, log, 400, "NodeNames[%u]: expected string, got %s", i,
+				    type_name(it));
+		a->nodes[i].name = it->valuestring;
+		a->nodes[i].name_len = strlen(it->valuestring);
+		a->nodes[i].id = sx_intern_lookup_n(it->valuestring, a->nodes[i].name_len);
+		i++;
+	}
+	a->n = i;
+	return 0;
+}
+
+static int parse_nodes(const cJSON *nodes, const char *body, size_t len, struct ext_args *a,
+		       struct sx_buf *out, struct sx_verb_log *log)
+{
+	struct sx_error err = { 0 };
+	const cJSON *items, *it;
+	char ebuf[600];
+	uint32_t i = 0;
+	int n;
+
+	if (!cJSON_IsObject(nodes))
+		return fail(out, log, 400, "Nodes: expected object, got %s", type_name(nodes));
+	items = cJSON_GetObjectItemCaseSensitive(nodes, "items");
+	if (cJSON_IsNull(items) || !items)
+		items = NULL;
+	else if (!cJSON_IsArray(items))
+		return fail(out, log, 400, "Nodes.items: expected array, got %s", type_name(items));
+	n = items ? cJSON_GetArraySize(items) : 0;
+	a->nodes = sx_calloc((size_t)n + 1, sizeof(*a->nodes));
+	a->decoded = sx_calloc((size_t)n + 1, sizeof(*a->decoded));
+	if (!a->nodes || !a->decoded)
+		return fail(out, log, 500, "out of memory");
+	cJSON_ArrayForEach(it, items) {
+		if (!cJSON_IsObject(it))
+			return fail(out, log, 400, "Nodes.items[%u]: expected object, got %s", i,
+				    type_name(it));
+		a->decoded[i] = sx_decode_node(it, &err);
+		if (!a->decoded[i])
+			return fail(out, log, 400, "Nodes.items[%u].%s", i,
+				    sx_error_string(&err, ebuf, sizeof(ebuf)));
+		a->nodes[i].name = a->decoded[i]->meta.name;
+		a->nodes[i].name_len = strlen(a->decoded[i]->meta.name);
+		a->nodes[i].id = a->decoded[i]->name_id;
+		a->nodes[i].item = it;
+		a->n = ++i;
+	}
+	if (!find_item_spans(body, len, a))
+		for (i = 0; i < a->n; i++)
+			a->nodes[i].raw = NULL;
+	return 0;
+}
+
+/* Parses ExtenderArgs into a. Returns 0 or the HTTP status of the error
+ * reply already written. */
+static int parse_ext_args(const struct sx_extender *ex, const char *body, size_t len,
+			  struct ext_args *a, struct sx_buf *out, struct sx_verb_log *log)
+{
+	const cJSON *nodes, *names;
+	struct sx_snapshot *base;
+	char msg[256];
+	int rc = 0;
+
+	a->root = sx_request_parse(body, len, msg, sizeof(msg));
+	if (!a->root)
+		return fail(out, log, 400, "%s", msg);
+	if (!cJSON_IsObject(a->root))
+		return fail(out, log, 400, "request body must be a JSON object, got %s",
+			    type_name(a->root));
+	if (!env_get(a->root, "Nodes", &nodes, msg, sizeof(msg)) ||
+	    !env_get(a->root, "NodeNames", &names, msg, sizeof(msg)))
+		return fail(out, log, 400, "%s", msg);
+	if (nodes && names)
+		return fail(out, log, 400, "only one of NodeNames and Nodes may be set");
+	if (!nodes && !names)
+		return fail(out, log, 400, "missing NodeNames or Nodes");
+	a->pod = decode_pod_key(a->root, out, log, &rc);
+	if (!a->pod)
+		return rc;
+	a->nodes_mode = nodes != NULL;
+	rc = nodes ? parse_nodes(nodes, body, len, a, out, log) : parse_node_names(names, a, out, log);
+	if (rc)
+		return rc;
+	log->nnodes = a->n;
+	base = sx_cache_snapshot(ex->cache);
+	if (!base)
+		return fail(out, log, 500, "out of memory");
+	if (a->nodes_mode) {
+		a->snap = sx_snapshot_with_nodes(base, (const struct sx_node *const *)a->decoded, a->n);
+		sx_snapshot_unref(base);
+		if (!a->snap)
+			return fail(out, log, 500, "out of memory");
+	} else {
+		a->snap = base;
+	}
+	resolve_nodes(a);
+	return 0;
+}
+
+/* Runs the cycle over the known, distinct requested nodes. */
+static int run_cycle(const struct sx_extender *ex, struct ext_args *a, enum sx_cycle_mode mode,
+		     struct sx_cycle_result *res)
+{
+	sx_str *cand = sx_calloc(a->n + 1, sizeof(*cand));
+	struct sx_cycle_opts opts = { 0 };
+	uint32_t i, n = 0;
+	int rc;
+
+	if (!cand)
+		return SX_ENOMEM;
+	for (i = 0; i < a->n; i++)
+		if (a->nodes[i].at >= 0 && !a->nodes[i].dup)
+			cand[n++] = a->nodes[i].id;
+	opts.snap = a->snap;
+	opts.mode = mode;
+	opts.candidates = cand;
+	opts.ncandidates = n;
+	opts.percentage = 100;
+	opts.global_percentage = ex->cfg ? ex->cfg->percentage_of_nodes_to_score : 0;
+	opts.pool = ex->pool;
+	rc = sx_schedule(ex->profile, a->pod, &opts, res);
+	free(cand);
+	return rc;
+}
+
+/* The status a requested node failed with, NULL when it passed. */
+static const struct sx_status *filter_status(const struct sx_cycle_result *res,
+					     const bool *feasible, int at)
+{
+	if (res->pre_filter)
+		return res->pre_filter;
+	if (feasible[at])
+		return NULL;
+	if (res->statuses[at])
+		return res->statuses[at];
+	return res->absent_status;
+}
+
+/* A failure map entry: "name": "reason". */
+static void put_failure(struct sx_buf *out, bool *first, const struct req_node *rn,
+			const char *reason)
+{
+	if (!*first)
+		sx_buf_putc(out, ',');
+	*first = false;
+	sx_json_strn(out, rn->name, rn->name_len);
+	sx_buf_putc(out, ':');
+	sx_json_str(out, reason);
+}
+
+#define UNKNOWN_NODE_REASON "node(s) not found in the schedext cache"
+
+/* Writes one failure map: unresolvable or not. Returns the count. */
+static uint32_t put_failures(struct sx_buf *out, const struct ext_args *a,
+			     const struct sx_cycle_result *res, const bool *feasible,
+			     bool unresolvable)
+{
+	const struct sx_status *st;
+	char msg[1024];
+	bool first = true;
+	uint32_t i, n = 0;
+
+	sx_buf_putc(out, '{');
+	for (i = 0; i < a->n; i++) {
+		const struct req_node *rn = &a->nodes[i];
+
+		if (rn->dup)
+			continue;
+		if (rn->at < 0) {
+			if (!unresolvable)
+				put_failure(out, &first, rn, UNKNOWN_NODE_REASON), n++;
+			continue;
+		}
+		st = filter_status(res, feasible, rn->at);
+		if (!st)
+			continue;
+		if ((st->code == SX_UNSCHEDULABLE_AND_UNRESOLVABLE) != unresolvable)
+			continue;
+		sx_status_message(st, msg, sizeof(msg));
+		put_failure(out, &first, rn, msg[0] ? msg : sx_code_name(st->code));
+		n++;
+	}
+	sx_buf_putc(out, '}');
+	return n;
+}
+
+/* The passing nodes in the form they came in. Returns the count. */
+static uint32_t put_passing(struct sx_buf *out, const struct ext_args *a, const bool *feasible,
+			    bool pre_rejected)
+{
+	uint32_t i, n = 0;
+	char *printed;
+
+	sx_buf_puts(out, a->nodes_mode ? "{\"Nodes\":{\"metadata\":{},\"items\":[" : "{\"NodeNames\":[");
+	for (i = 0; i < a->n; i++) {
+		const struct req_node *rn = &a->nodes[i];
+
+		if (rn->dup || rn->at < 0 || pre_rejected || !feasible[rn->at])
+			continue;
+		if (n++)
+			sx_buf_putc(out, ',');
+		if (!a->nodes_mode) {
+			sx_json_strn(out, rn->name, rn->name_len);
+		} else if (rn->raw) {
+			sx_buf_put(out, rn->raw, rn->raw_len);
+		} else {
+			printed = cJSON_PrintUnformatted(rn->item);
+			if (!printed)
+				out->failed = true;
+			else
+				sx_buf_puts(out, printed);
+			free(printed);
+		}
+	}
+	sx_buf_puts(out, a->nodes_mode ? "]},\"NodeNames\":null" : "],\"Nodes\":null");
+	return n;
+}
+
+int sx_extender_filter(const struct sx_extender *ex, const char *body, size_t len,
+		       struct sx_buf *out, struct sx_verb_log *log)
+{
+	struct ext_args a = { 0 };
+	struct sx_cycle_result res = { 0 };
+	bool *feasible = NULL;
+	char msg[1024];
+	uint32_t i, npass, nfail;
+	int rc;
+
+	rc = parse_ext_args(ex, body, len, &a, out, log);
+	if (rc)
+		goto out;
+	if (run_cycle(ex, &a, SX_CYCLE_FILTER_ONLY, &res) < 0 ||
+	    !(feasible = sx_calloc(a.snap->nnodes + 1, sizeof(bool)))) {
+		rc = fail(out, log, 500, "out of memory");
+		goto out;
+	}
+	if (res.error) {
+		/* A plugin error fails the whole call (protocol §4.2 Error). */
+		sx_buf_puts(out, "{\"Error\":");
+		sx_json_str(out, sx_status_message(res.error, msg, sizeof(msg)));
+		sx_buf_puts(out, "}\n");
+		snprintf(log->result, sizeof(log->result), "error: %.110s", msg);
+		count_attempt(ex, "filter", "error");
+		rc = 200;
+		goto out;
+	}
+	for (i = 0; i < res.nfeasible; i++)
+		feasible[res.feasible[i]] = true;
+	npass = put_passing(out, &a, feasible, res.pre_filter != NULL);
+	sx_buf_puts(out, ",\"FailedNodes\":");
+	nfail = put_failures(out, &a, &res, feasible, false);
+	sx_buf_puts(out, ",\"FailedAndUnresolvableNodes\":");
+	nfail += put_failures(out, &a, &res, feasible, true);
+	sx_buf_puts(out, ",\"Error\":\"\"}\n");
+	snprintf(log->result, sizeof(log->result), "%u passed, %u failed", npass, nfail);
+	count_attempt(ex, "filter", npass ? "scheduled" : "unschedulable");
+	rc = 200;
+out:
+	free(feasible);
+	sx_cycle_result_free(&res);
+	ext_args_free(&a);
+	return rc;
+}
+
+int64_t sx_extender_score(int64_t total, int64_t max_total)
+{
+	if (max_total <= 0 || total <= 0)
+		return 0;
+	if (total >= max_total)
+		return SX_MAX_EXTENDER_PRIORITY;
+	/* total < max_total here, and totals stay far below INT64_MAX / 10
+	 * (Σ 100 × weight over a few dozen plugins). */
+	return total * SX_MAX_EXTENDER_PRIORITY / max_total;
+}
+
+int sx_extender_prioritize(const struct sx_extender *ex, const char *body, size_t len,
+			   struct sx_buf *out, struct sx_verb_log *log)
+{
+	struct ext_args a = { 0 };
+	struct sx_cycle_result res = { 0 };
+	int64_t *total = NULL, max = 0;
+	char msg[1024];
+	uint32_t i, n = 0;
+	int rc;
+
+	rc = parse_ext_args(ex, body, len, &a, out, log);
+	if (rc)
+		goto out;
+	if (run_cycle(ex, &a, SX_CYCLE_SCORE_ONLY, &res) < 0 ||
+	    !(total = sx_calloc(a.snap->nnodes + 1, sizeof(int64_t)))) {
+		rc = fail(out, log, 500, "out of memory");
+		goto out;
+	}
+	if (res.error || res.pre_filter) {
+		/* Prioritize errors are ignored by kube-scheduler (§5.2): a non-200. */
+		rc = fail(out, log, 500, "scoring failed: %s",
+			  sx_status_message(res.error ? res.error : res.pre_filter, msg, sizeof(msg)));
+		goto out;
+	}
+	for (i = 0; res.totals && i < res.nfeasible; i++) {
+		total[res.feasible[i]] = res.totals[i];
+		if (res.totals[i] > max)
+			max = res.totals[i];
+	}
+	sx_buf_putc(out, '[');
+	for (i = 0; i < a.n; i++) {
+		const struct req_node *rn = &a.nodes[i];
+
+		if (rn->dup)
+			continue;
+		if (n++)
+			sx_buf_putc(out, ',');
+		sx_buf_puts(out, "{\"Host\":");
+		sx_json_strn(out, rn->name, rn->name_len);
+		sx_buf_puts(out, ",\"Score\":");
+		sx_buf_int(out, rn->at >= 0 ? sx_extender_score(total[rn->at], max) : 0);
+		sx_buf_putc(out, '}');
+	}
+	sx_buf_puts(out, "]\n");
+	snprintf(log->result, sizeof(log->result), "%u scored, max total %lld", n, (long long)max);
+	rc = 200;
+out:
+	free(total);
+	sx_cycle_result_free(&res);
+	ext_args_free(&a);
+	return rc;
+}
+
+/* ---------- preempt ---------- */
+
+struct victim {
+	const struct sx_pod *pod; /* the cache's pod on that node (borrowed from snap) */
+	bool pdb_violating;
+	bool kept;
+};
+
+/* MoreImportantPod: higher priority, then earlier start (unset = latest). */
+static int victim_cmp(const void *pa, const void *pb)
+{
+	const struct sx_pod *a = ((const struct victim *)pa)->pod;
+	const struct sx_pod *b = ((const struct victim *)pb)->pod;
+	int64_t sa = a->start_time ? a->start_time : INT64_MAX;
+	int64_t sb = b->start_time ? b->start_time : INT64_MAX;
+
+	if (a->priority != b->priority)
+		return a->priority > b->priority ? -1 : 1;
+	return sa < sb ? -1 : sa > sb ? 1 : 0;
+}
+
+/* Marks victims (in importance order) whose eviction would exceed a
+ * PodDisruptionBudget's disruptionsAllowed, as DefaultPreemption counts. */
+static void mark_pdb_violations(const struct sx_snapshot *snap, struct victim *v, uint32_t nv)
+{
+	int32_t *allowed = sx_calloc(snap->npdbs + 1, sizeof(int32_t));
+	uint32_t i, j;
+
+	if (!allowed)
+		return;
+	for (j = 0; j < snap->npdbs; j++)
+		allowed[j] = snap->pdbs[j]->disruptions_allowed;
+	for (i = 0; i < nv; i++) {
+		for (j = 0; j < snap->npdbs; j++) {
+			const struct sx_generic *pdb = snap->pdbs[j];
+
+			if (pdb->meta.ns != v[i].pod->meta.ns || !pdb->selector ||
+			    pdb->selector->nreqs == 0 ||
+			    !sx_selector_matches(pdb->selector, &v[i].pod->meta.labels))
+				continue;
+			if (--allowed[j] < 0)
+				v[i].pdb_violating = true;
+		}
+	}
+	free(allowed);
+}
+
+/* Removes (add=false) or adds back one victim on the private NodeInfo and
+ * the cycle state. */
+static bool apply_victim(const struct sx_profile *prof, struct sx_cycle_state *cs,
+			 const struct sx_pod *pod, struct sx_node_info *ni, const struct sx_pod *v,
+			 bool add)
+{
+	struct sx_status *st;
+
+	if (add) {
+		if (sx_node_info_add_pod(ni, v) < 0)
+			return false;
+		st = sx_run_add_pod(prof, cs, pod, v, ni);
+	} else {
+		if (sx_node_info_remove_pod(ni, v) < 0)
+			return true; /* not counted there: nothing to undo */
+		st = sx_run_remove_pod(prof, cs, pod, v, ni);
+	}
+	bool ok = sx_status_is_success(st);
+	sx_status_free(st);
+	return ok;
+}
+
+static bool fits(const struct sx_profile *prof, const struct sx_cycle_state *cs,
+		 const struct sx_pod *pod, const struct sx_node_info *ni)
+{
+	struct sx_status *st = sx_run_filters_with_nominated(prof, cs, pod, ni, NULL);
+	bool ok = sx_status_is_success(st);
+
+	sx_status_free(st);
+	return ok;
+}
+
+/* Reprieves victims of one group in importance order: each is added back
+ * and stays when the pod still fits, else it is removed again and kept. */
+static bool reprieve(const struct sx_profile *prof, struct sx_cycle_state *cs,
+		     const struct sx_pod *pod, struct sx_node_info *ni, struct victim *v,
+		     uint32_t nv, bool violating)
+{
+	uint32_t i;
+
+	for (i = 0; i < nv; i++) {
+		if (v[i].pdb_violating != violating)
+			continue;
+		if (!apply_victim(prof, cs, pod, ni, v[i].pod, true))
+			return false;
+		if (fits(prof, cs, pod, ni))
+			continue;
+		if (!apply_victim(prof, cs, pod, ni, v[i].pod, false))
+			return false;
+		v[i].kept = true;
+	}
+	return true;
+}
+
+/* selectVictimsOnNode for the given victims: true when the pod fits on the
+ * node without the kept ones (v[].kept set, v sorted by importance). */
+static bool preempt_node(const struct sx_profile *prof, const struct sx_cycle_state *cs0,
+			 const struct sx_snapshot *snap, const struct sx_pod *pod,
+			 const struct sx_node_info *src, struct victim *v, uint32_t nv)
+{
+	struct sx_node_info *ni = sx_node_info_clone(src);
+	struct sx_cycle_state *cs = sx_cycle_state_clone(prof, cs0);
+	bool ok = ni && cs;
+	uint32_t i;
+
+	for (i = 0; ok && i < nv; i++)
+		ok = apply_victim(prof, cs, pod, ni, v[i].pod, false);
+	ok = ok && fits(prof, cs, pod, ni);
+	if (ok) {
+		qsort(v, nv, sizeof(*v), victim_cmp);
+		mark_pdb_violations(snap, v, nv);
+		ok = reprieve(prof, cs, pod, ni, v, nv, true) &&
+		     reprieve(prof, cs, pod, ni, v, nv, false);
+	}
+	if (cs)
+		sx_cycle_state_free(prof, cs);
+	sx_node_info_unref(ni);
+	return ok;
+}
+
+/* The pod with this uid counted on the node, or NULL. */
+static const struct sx_pod *pod_on_node(const struct sx_node_info *ni, const char *uid)
+{
+	uint32_t i;
+
+	for (i = 0; uid && uid[0] && i < ni->npods; i++)
+		if (ni->pods[i]->meta.uid && strcmp(ni->pods[i]->meta.uid, uid) == 0)
+			return ni->pods[i];
+	return NULL;
+}
+
+/* Reads one victims entry ({Pods, NumPDBViolations}) into v. Unknown UIDs
+ * are skipped: they hold nothing in our view, so evicting them cannot help
+ * the pod fit here. Returns 0 or an HTTP status with the reply written. */
+static int parse_victims(const cJSON *entry, bool meta, const struct sx_node_info *ni,
+			 struct victim *v, uint32_t *nv, struct sx_buf *out,
+			 struct sx_verb_log *log)
+{
+	const cJSON *pods, *it, *uid, *num;
+	struct sx_error err = { 0 };
+	char msg[256], ebuf[600];
+	const char *name = entry->string;
+	uint32_t i = 0;
+
+	if (!cJSON_IsObject(entry))
+		return fail(out, log, 400, "victims of node %.200s: expected object, got %s", name,
+			    type_name(entry));
+	if (!env_get(entry, "Pods", &pods, msg, sizeof(msg)) ||
+	    !env_get(entry, "NumPDBViolations", &num, msg, sizeof(msg)))
+		return fail(out, log, 400, "victims of node %.200s: %s", name, msg);
+	if (num && (!cJSON_IsNumber(num) || num->valuedouble != (double)(int64_t)num->valuedouble ||
+		    num->valuedouble < 0 || num->valuedouble > 1e15))
+		return fail(out, log, 400, "victims of node %.200s: NumPDBViolations: expected a non-negative integer", name);
+	if (pods && !cJSON_IsArray(pods))
+		return fail(out, log, 400, "victims of node %.200s: Pods: expected array, got %s", name,
+			    type_name(pods));
+	*nv = 0;
+	cJSON_ArrayForEach(it, pods) {
+		struct sx_pod *full = NULL;
+		const char *u = NULL;
+
+		if (!cJSON_IsObject(it))
+			return fail(out, log, 400, "victims of node %.200s: Pods[%u]: expected object", name, i);
+		if (meta) {
+			if (!env_get(it, "UID", &uid, msg, sizeof(msg)))
+				return fail(out, log, 400, "victims of node %.200s: Pods[%u]: %s", name, i, msg);
+			if (!cJSON_IsString(uid))
+				return fail(out, log, 400, "victims of node %.200s: Pods[%u].UID: expected string", name, i);
+			u = uid->valuestring;
+		} else {
+			full = sx_decode_pod(it, &err);
+			if (!full)
+				return fail(out, log, 400, "victims of node %.200s: Pods[%u].%s", name, i,
+					    sx_error_string(&err, ebuf, sizeof(ebuf)));
+			u = full->meta.uid;
+		}
+		if (ni && (v[*nv].pod = pod_on_node(ni, u)) != NULL) {
+			uint32_t k;
+			bool dup = false;
+
+			for (k = 0; k < *nv; k++)
+				dup = dup || v[k].pod == v[*nv].pod;
+			if (!dup)
+				v[(*nv)++].kept = false;
+		}
+		sx_pod_unref(full);
+		i++;
+	}
+	return 0;
+}
+
+static void put_meta_victims(struct sx_buf *out, const char *node, const struct victim *v,
+			     uint32_t nv, bool *first)
+{
+	uint32_t i, n = 0, nviol = 0;
+
+	if (!*first)
+		sx_buf_putc(out, ',');
+	*first = false;
+	sx_json_str(out, node);
+	sx_buf_puts(out, ":{\"Pods\":[");
+	for (i = 0; i < nv; i++) {
+		if (!v[i].kept)
+			continue;
+		if (n++)
+			sx_buf_putc(out, ',');
+		sx_buf_puts(out, "{\"UID\":");
+		sx_json_str(out, v[i].pod->meta.uid);
+		sx_buf_putc(out, '}');
+		nviol += v[i].pdb_violating;
+	}
+	sx_buf_puts(out, "],\"NumPDBViolations\":");
+	sx_buf_int(out, nviol);
+	sx_buf_putc(out, '}');
+}
+
+struct preempt_req {
+	cJSON *root;
+	struct sx_pod *pod;
+	const cJSON *map;
+	bool meta;
+	struct sx_snapshot *snap;
+	struct sx_cycle_state *cs0;
+};
+
+static int parse_preempt(const struct sx_extender *ex, const char *body, size_t len,
+			 struct preempt_req *r, struct sx_buf *out, struct sx_verb_log *log)
+{
+	const cJSON *full, *meta;
+	char msg[256];
+	int rc = 0;
+
+	r->root = sx_request_parse(body, len, msg, sizeof(msg));
+	if (!r->root)
+		return fail(out, log, 400, "%s", msg);
+	if (!cJSON_IsObject(r->root))
+		return fail(out, log, 400, "request body must be a JSON object, got %s",
+			    type_name(r->root));
+	if (!env_get(r->root, "NodeNameToVictims", &full, msg, sizeof(msg)) ||
+	    !env_get(r->root, "NodeNameToMetaVictims", &meta, msg, sizeof(msg)))
+		return fail(out, log, 400, "%s", msg);
+	if (full && meta)
+		return fail(out, log, 400, "only one of NodeNameToVictims and NodeNameToMetaVictims may be set");
+	if (!full && !meta)
+		return fail(out, log, 400, "missing NodeNameToMetaVictims or NodeNameToVictims");
+	r->map = meta ? meta : full;
+	r->meta = meta != NULL;
+	if (!cJSON_IsObject(r->map))
+		return fail(out, log, 400, "%s: expected object, got %s",
+			    meta ? "NodeNameToMetaVictims" : "NodeNameToVictims", type_name(r->map));
+	r->pod = decode_pod_key(r->root, out, log, &rc);
+	if (!r->pod)
+		return rc;
+	log->nnodes = (uint32_t)cJSON_GetArraySize(r->map);
+	r->snap = sx_cache_snapshot(ex->cache);
+	r->cs0 = r->snap ? sx_cycle_state_new(r->snap) : NULL;
+	if (!r->cs0)
+		return fail(out, log, 500, "out of memory");
+	return 0;
+}
+
+static void preempt_req_free(const struct sx_extender *ex, struct preempt_req *r)
+{
+	if (r->cs0)
+		sx_cycle_state_free(ex->profile, r->cs0);
+	sx_snapshot_unref(r->snap);
+	sx_pod_unref(r->pod);
+	cJSON_Delete(r->root);
+}
+
+int sx_extender_preempt(const struct sx_extender *ex, const char *body, size_t len,
+			struct sx_buf *out, struct sx_verb_log *log)
+{
+	struct preempt_req r = { 0 };
+	struct victim *v = NULL;
+	struct sx_status *st;
+	const cJSON *entry;
+	bool first = true, pre_ok;
+	uint32_t nv, nkept, nnodes = 0;
+	int rc, at;
+
+	rc = parse_preempt(ex, body, len, &r, out, log);
+	if (rc)
+		goto out;
+	st = sx_run_pre_filter(ex->profile, r.cs0, r.pod);
+	pre_ok = sx_status_is_success(st) || sx_status_code(st) == SX_SKIP;
+	sx_status_free(st);
+	sx_buf_puts(out, "{\"NodeNameToMetaVictims\":{");
+	cJSON_ArrayForEach(entry, r.map) {
+		const struct sx_node_info *ni = NULL;
+		sx_str id = sx_intern_lookup_n(entry->string, strlen(entry->string));
+		uint32_t cap = (uint32_t)cJSON_GetArraySize(cJSON_GetObjectItem(entry, "Pods"));
+
+		at = id == SX_STR_INVALID ? -1 : sx_snapshot_find(r.snap, id);
+		ni = at >= 0 ? r.snap->nodes[at] : NULL;
+		free(v);
+		v = sx_calloc(cap + 1, sizeof(*v));
+		if (!v) {
+			rc = fail(out, log, 500, "out of memory");
+			goto out;
+		}
+		rc = parse_victims(entry, r.meta, ni, v, &nv, out, log);
+		if (rc)
+			goto out;
+		if (!ni || !pre_ok || !preempt_node(ex->profile, r.cs0, r.snap, r.pod, ni, v, nv))
+			continue;
+		for (nkept = 0, at = 0; (uint32_t)at < nv; at++)
+			nkept += v[at].kept;
+		if (nkept == 0)
+			continue; /* kube-scheduler rejects a node without victims */
+		put_meta_victims(out, entry->string, v, nv, &first);
+		nnodes++;
+	}
+	sx_buf_puts(out, "}}\n");
+	snprintf(log->result, sizeof(log->result), "%u of %u nodes kept", nnodes, log->nnodes);
+	count_attempt(ex, "preempt", nnodes ? "preemption" : "unschedulable");
+	rc = 200;
+out:
+	free(v);
+	preempt_req_free(ex, &r);
+	return rc;
+}
+
+/* ---------- bind ---------- */
+
+struct bind_args {
+	const char *name, *ns, *uid, *node;
+};
+
+static int parse_bind(const cJSON *root, struct bind_args *b, struct sx_buf *out,
+		      struct sx_verb_log *log)
+{
+	static const char *const keys[] = { "PodName", "PodNamespace", "PodUID", "Node" };
+	const char **dst[] = { &b->name, &b->ns, &b->uid, &b->node };
+	const cJSON *j;
+	char msg[256];
+	unsigned i;
+
+	if (!cJSON_IsObject(root))
+		return fail(out, log, 400, "request body must be a JSON object, got %s", type_name(root));
+	for (i = 0; i < SX_ARRAY_SIZE(keys); i++) {
+		if (!env_get(root, keys[i], &j, msg, sizeof(msg)))
+			return fail(out, log, 400, "%s", msg);
+		if (!j)
+			return fail(out, log, 400, "missing %s", keys[i]);
+		if (!cJSON_IsString(j))
+			return fail(out, log, 400, "%s: expected string, got %s", keys[i], type_name(j));
+		if (strlen(j->valuestring) > 253 && i != 2)
+			return fail(out, log, 400, "%s: longer than 253 characters", keys[i]);
+		*dst[i] = j->valuestring;
+	}
+	if (!b->name[0] || !b->node[0])
+		return fail(out, log, 400, "%s: must not be empty", b->name[0] ? "Node" : "PodName");
+	if (!b->ns[0])
+		b->ns = "default";
+	snprintf(log->pod, sizeof(log->pod), "%s/%s", b->ns, b->name);
+	log->nnodes = 1;
+	return 0;
+}
+
+/* Writes {"Error": msg} (msg "" = bound). */
+static int bind_reply(struct sx_buf *out, struct sx_verb_log *log, const char *msg,
+		      const struct bind_args *b)
+{
+	sx_buf_puts(out, "{\"Error\":");
+	sx_json_str(out, msg);
+	sx_buf_puts(out, "}\n");
+	if (msg[0])
+		snprintf(log->result, sizeof(log->result), "error: %.110s", msg);
+	else
+		snprintf(log->result, sizeof(log->result), "bound to %.100s", b->node);
+	return 200;
+}
+
+/* Binds through the API server (live cluster) with the pod assumed in the
+ * cache meanwhile; returns the bind_reply status. */
+static int bind_live(const struct sx_extender *ex, const struct bind_args *b,
+		     const struct sx_pod *pod, sx_str ns, sx_str node, struct sx_buf *out,
+		     struct sx_verb_log *log)
+{
+	struct sx_error err = { 0 };
+	bool assumed = pod && sx_cache_assume(ex->cache, pod, node) == 0;
+
+	if (sx_kube_bind(ex->kube, b->ns, b->name, b->uid, b->node, &err) < 0) {
+		if (assumed)
+			sx_cache_forget(ex->cache, ns, b->name);
+		return bind_reply(out, log, err.msg[0] ? err.msg : "binding failed", b);
+	}
+	if (assumed)
+		sx_cache_finish_binding(ex->cache, ns, b->name);
+	return bind_reply(out, log, "", b);
+}
+
+int sx_extender_bind(const struct sx_extender *ex, const char *body, size_t len,
+		     struct sx_buf *out, struct sx_verb_log *log)
+{
+	struct bind_args b = { 0 };
+	const struct sx_pod *pod = NULL;
+	char msg[1024];
+	sx_str ns, node, cur = SX_STR_EMPTY;
+	bool assumed = false;
+	cJSON *root;
+	int rc;
+
+	root = sx_request_parse(body, len, msg, sizeof(msg));
+	if (!root)
+		return fail(out, log, 400, "%s", msg);
+	rc = parse_bind(root, &b, out, log);
+	if (rc)
+		goto out;
+	ns = sx_intern(b.ns);
+	node = sx_intern(b.node);
+	if (ns == SX_STR_INVALID || node == SX_STR_INVALID) {
+		rc = fail(out, log, 500, "string table full");
+		goto out;
+	}
+	pod = sx_cache_get_pod(ex->cache, ns, b.name, &cur, &assumed);
+	if (pod && b.uid[0] && pod->meta.uid && strcmp(pod->meta.uid, b.uid) != 0) {
+		snprintf(msg, sizeof(msg),
+			 "Precondition failed: UID in precondition: %.100s, UID in object meta: %.100s",
+			 b.uid, pod->meta.uid);
+		rc = bind_reply(out, log, msg, &b);
+	} else if (pod && cur == node) {
+		rc = bind_reply(out, log, "", &b); /* idempotent repeat */
+	} else if (pod && cur != SX_STR_EMPTY) {
+		snprintf(msg, sizeof(msg), "pods \"%.253s\" is already assigned to node \"%.253s\"",
+			 b.name, sx_str_get(cur));
+		rc = bind_reply(out, log, msg, &b);
+	} else if (ex->kube) {
+		rc = bind_live(ex, &b, pod, ns, node, out, log);
+	} else if (!pod) {
+		snprintf(msg, sizeof(msg), "pods \"%.253s\" not found", b.name);
+		rc = bind_reply(out, log, msg, &b);
+	} else if (!sx_cache_get_node(ex->cache, b.node)) {
+		snprintf(msg, sizeof(msg), "nodes \"%.253s\" not found", b.node);
+		rc = bind_reply(out, log, msg, &b);
+	} else if ((rc = sx_cache_assume(ex->cache, pod, node)) < 0) {
+		snprintf(msg, sizeof(msg), "cannot assume pod %.253s/%.253s on node %.253s (error %d)",
+			 b.ns, b.name, b.node, rc);
+		rc = bind_reply(out, log, msg, &b);
+	} else {
+		sx_cache_finish_binding(ex->cache, ns, b.name);
+		rc = bind_reply(out, log, "", &b);
+	}
+	count_attempt(ex, "bind", strstr(log->result, "error") ? "error" : "bound");
+out:
+	sx_pod_unref(pod);
+	cJSON_Delete(root);
+	return rc;
+}
