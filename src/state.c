@@ -1,0 +1,317 @@
+/* State files (--state FILE): a v1 List, a single object or a multi-document
+ * JSON/YAML stream whose documents are objects or Lists. Every object is
+ * decoded first; the cache sees them only when the whole file is good
+ * (sx_cache_load), so a bad file loads nothing.
+ *
+ * Error messages (err->msg; err->path stays empty) name the file, where the
+ * object sits, the object when its kind/name are readable, the field and
+ * the reason:
+ *   "demo.yaml: items[3] (pod default/web-1): spec.containers[0].resources.requests.cpu: <msg>"
+ * `where` is items[i] for a file holding one List, documents[d] for the
+ * documents of a stream (or a single object), documents[d].items[i] for a
+ * List inside a stream.
+ */
+#include "schedext/state.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "schedext/decode.h"
+
+#define STATE_MAX_BYTES ((size_t)1 << 30)
+#define MAX_WARNED_KINDS 64
+
+struct loader {
+	const char *name;        /* file name for messages */
+	struct sx_object *objs;  /* decoded, references owned */
+	uint32_t n, cap;
+	char *warned[MAX_WARNED_KINDS]; /* unknown kinds already reported */
+	uint32_t nwarned;
+	struct sx_error *err;
+};
+
+static void loader_free(struct loader *l, bool release_objs)
+{
+	if (release_objs)
+		for (uint32_t i = 0; i < l->n; i++)
+			sx_object_unref(&l->objs[i]);
+	free(l->objs);
+	for (uint32_t i = 0; i < l->nwarned; i++)
+		free(l->warned[i]);
+}
+
+/* One warning per unknown kind and load. */
+static void warn_unknown(struct loader *l, const char *kind)
+{
+	for (uint32_t i = 0; i < l->nwarned; i++)
+		if (strcmp(l->warned[i], kind) == 0)
+			return;
+	sx_log(0, "%s: skipping objects of unknown kind %.64s", l->name, kind);
+	if (l->nwarned < MAX_WARNED_KINDS) {
+		l->warned[l->nwarned] = sx_strndup(kind, 64);
+		if (l->warned[l->nwarned])
+			l->nwarned++;
+	}
+}
+
+static const char *json_str(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
+}
+
+/* " (pod default/web-1)", " (pod)" or "" from whatever the JSON shows. */
+static void describe(const cJSON *item, const char *kind, char *buf, size_t len)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(item, "metadata");
+	const char *name = cJSON_IsObject(meta) ? json_str(meta, "name") : NULL;
+	const char *ns = cJSON_IsObject(meta) ? json_str(meta, "namespace") : NULL;
+	char lower[64];
+	size_t i;
+
+	buf[0] = '\0';
+	if (!kind || !*kind)
+		return;
+	for (i = 0; kind[i] && i + 1 < sizeof(lower); i++)
+		lower[i] = (char)tolower((unsigned char)kind[i]);
+	lower[i] = '\0';
+	if (name && ns && *ns)
+		snprintf(buf, len, " (%s %.64s/%.128s)", lower, ns, name);
+	else if (name)
+		snprintf(buf, len, " (%s %.128s)", lower, name);
+	else
+		snprintf(buf, len, " (%s)", lower);
+}
+
+/* Rewrites err as the full message for the item at `where`. */
+static int item_error(struct loader *l, const char *where, const cJSON *item, const char *kind)
+{
+	struct sx_error *err = l->err;
+	char desc[300], what[380], detail[sizeof(err->path) + sizeof(err->msg) + 2];
+	int code = err->code < 0 ? err->code : SX_EINVAL;
+
+	describe(item, kind, desc, sizeof(desc));
+	snprintf(what, sizeof(what), "%s%s", where, desc);
+	sx_error_string(err, detail, sizeof(detail)); /* "path: msg" (copied: err is rewritten) */
+	sx_error_set(err, code, "%s: %s: %s", l->name, what, detail);
+	return code;
+}
+
+static int push(struct loader *l, const struct sx_object *o)
+{
+	if (l->n == l->cap) {
+		uint32_t cap = l->cap ? l->cap * 2 : 64;
+		struct sx_object *p = cap > l->cap ? realloc(l->objs, cap * sizeof(*p)) : NULL;
+
+		if (!p)
+			return SX_ENOMEM;
+		l->objs = p;
+		l->cap = cap;
+	}
+	l->objs[l->n++] = *o;
+	return 0;
+}
+
+/* Decodes one object. `kind` is the list's item kind or NULL. */
+static int load_item(struct loader *l, const cJSON *item, const char *list_kind,
+		     const char *where)
+{
+	const char *own = cJSON_IsObject(item) ? json_str(item, "kind") : NULL;
+	const char *kind = own && *own ? own : list_kind;
+	struct sx_object o;
+	const struct sx_meta *m;
+	int rc;
+
+	if (kind && sx_kind_from_name(kind) == SX_KIND_UNKNOWN) {
+		warn_unknown(l, kind);
+		return 0;
+	}
+	/* no usable kind: let the decoder report the object's own "kind" */
+	rc = sx_decode_object(item, kind, &o, l->err);
+	if (rc < 0)
+		return item_error(l, where, item, kind);
+	m = sx_object_meta(&o);
+	if (!m || !m->name || !m->name[0]) {
+		sx_object_unref(&o);
+		sx_error_set(l->err, SX_EINVAL, "missing name");
+		sx_error_prefix(l->err, "metadata.name");
+		return item_error(l, where, item, kind);
+	}
+	rc = push(l, &o);
+	if (rc < 0) {
+		sx_object_unref(&o);
+		sx_error_set(l->err, SX_ENOMEM, "%s: out of memory", l->name);
+	}
+	return rc;
+}
+
+static bool ends_with_list(const char *kind)
+{
+	size_t n = kind ? strlen(kind) : 0;
+
+	return n >= 4 && strcmp(kind + n - 4, "List") == 0;
+}
+
+/* A List document: every item, kind from the item or "<X>List". */
+static int load_list(struct loader *l, const cJSON *doc, const char *kind, const char *prefix)
+{
+	const cJSON *items = cJSON_GetObjectItemCaseSensitive(doc, "items");
+	char item_kind[128] = "";
+	char where[64];
+	const cJSON *it;
+	int i = 0;
+
+	if (items && !cJSON_IsNull(items) && !cJSON_IsArray(items)) {
+		sx_error_set(l->err, SX_EINVAL, "%s: %sitems: expected an array", l->name, prefix);
+		return SX_EINVAL;
+	}
+	if (strlen(kind) > 4 && strlen(kind) - 4 < sizeof(item_kind))
+		memcpy(item_kind, kind, strlen(kind) - 4);
+	if (!cJSON_IsArray(items))
+		return 0;
+	cJSON_ArrayForEach(it, items)
+	{
+		int rc;
+
+		snprintf(where, sizeof(where), "%sitems[%d]", prefix, i++);
+		if (!cJSON_IsObject(it)) {
+			sx_error_set(l->err, SX_EINVAL, "%s: %s: expected an object", l->name, where);
+			return SX_EINVAL;
+		}
+		rc = load_item(l, it, item_kind[0] ? item_kind : NULL, where);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int load_document(struct loader *l, const cJSON *doc, int index, bool stream)
+{
+	const char *kind;
+	char prefix[48], where[48];
+
+	snprintf(where, sizeof(where), "documents[%d]", index);
+	if (cJSON_IsNull(doc))
+		return 0; /* an empty YAML document ("---" at the end) */
+	if (!cJSON_IsObject(doc)) {
+		sx_error_set(l->err, SX_EINVAL, "%s: %s: expected an object", l->name, where);
+		return SX_EINVAL;
+	}
+	kind = json_str(doc, "kind");
+	if (!ends_with_list(kind))
+		return load_item(l, doc, NULL, where);
+	snprintf(prefix, sizeof(prefix), "%s", stream ? where : "");
+	if (stream)
+		strcat(prefix, ".");
+	return load_list(l, doc, kind, prefix);
+}
+
+int sx_state_load_buffer(struct sx_cache *cache, const char *name, const char *data, size_t len,
+			 struct sx_error *err)
+{
+	struct sx_error tmp;
+	struct loader l = { .name = name ? name : "state", .err = err ? err : &tmp };
+	cJSON *docs, *doc;
+	int rc = 0, i = 0, ndocs;
+
+	docs = sx_parse_documents(data, len, l.err);
+	if (!docs) {
+		char msg[600];
+
+		sx_error_string(l.err, msg, sizeof(msg));
+		rc = sx_error_set(l.err, l.err->code < 0 ? l.err->code : SX_EINVAL, "%s: %s", l.name,
+				  msg);
+		return rc;
+	}
+	ndocs = cJSON_GetArraySize(docs);
+	cJSON_ArrayForEach(doc, docs)
+	{
+		rc = load_document(&l, doc, i++, ndocs > 1);
+		if (rc < 0)
+			break;
+	}
+	cJSON_Delete(docs);
+	if (rc < 0) {
+		loader_free(&l, true);
+		return rc;
+	}
+	rc = sx_cache_load(cache, l.objs, l.n); /* takes the references */
+	if (rc < 0)
+		sx_error_set(l.err, rc, "%s: cannot load into the cache", l.name);
+	else
+		sx_log(2, "%s: loaded %u objects", l.name, l.n);
+	loader_free(&l, false);
+	return rc;
+}
+
+/* Reads the whole file, bounded by STATE_MAX_BYTES (pipes included). */
+static char *read_bounded(const char *path, size_t *len, struct sx_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 1 << 16, n = 0;
+	char *buf = NULL;
+
+	if (!f) {
+		sx_error_set(err, SX_EIO, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	for (;;) {
+		char *p;
+		size_t got;
+
+		if (n == cap || !buf) {
+			if (buf)
+				cap = cap * 2 > STATE_MAX_BYTES + 1 ? STATE_MAX_BYTES + 1 : cap * 2;
+			p = realloc(buf, cap + 1);
+			if (!p) {
+				sx_error_set(err, SX_ENOMEM, "%s: out of memory", path);
+				goto fail;
+			}
+			buf = p;
+		}
+		got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (n > STATE_MAX_BYTES) {
+			sx_error_set(err, SX_ETOOBIG, "%s: larger than %zu bytes", path,
+				     STATE_MAX_BYTES);
+			goto fail;
+		}
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		sx_error_set(err, SX_EIO, "%s: read error", path);
+		goto fail;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+fail:
+	fclose(f);
+	free(buf);
+	return NULL;
+}
+
+int sx_state_load_file(struct sx_cache *cache, const char *path, struct sx_error *err)
+{
+	struct sx_error tmp;
+	size_t len = 0;
+	char *data;
+	int rc;
+
+	if (!err)
+		err = &tmp;
+	data = read_bounded(path, &len, err);
+	if (!data)
+		return err->code;
+	rc = sx_state_load_buffer(cache, path, data, len, err);
+	free(data);
+	return rc;
+}
