@@ -1,0 +1,230 @@
+/* The explain report (include/schedext/explain.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedext/explain.h"
+
+/* Indices of the candidate nodes sorted by name (stable output order). */
+struct name_index {
+	const char *name;
+	uint32_t at;
+};
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(((const struct name_index *)a)->name, ((const struct name_index *)b)->name);
+}
+
+static struct name_index *sorted_nodes(const struct sx_snapshot *snap, const uint32_t *idx,
+				       uint32_t n)
+{
+	struct name_index *out = malloc(sizeof(*out) * (n ? n : 1));
+	if (!out)
+		return NULL;
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = (struct name_index){ sx_str_get(snap->nodes[idx[i]]->name), idx[i] };
+	qsort(out, n, sizeof(*out), cmp_name);
+	return out;
+}
+
+static void write_status(struct sx_buf *b, const struct sx_status *st)
+{
+	sx_buf_puts(b, "{\"plugin\":");
+	if (st->plugin)
+		sx_json_str(b, st->plugin);
+	else
+		sx_buf_puts(b, "null");
+	sx_buf_puts(b, ",\"code\":");
+	sx_json_str(b, sx_code_name(st->code));
+	sx_buf_puts(b, ",\"reasons\":[");
+	for (unsigned r = 0; r < st->nreasons; r++) {
+		if (r)
+			sx_buf_putc(b, ',');
+		sx_json_str(b, st->reasons[r]);
+	}
+	sx_buf_puts(b, "]}");
+}
+
+/* Status of candidate node `at`: its own, or the PreFilter rejection. */
+static const struct sx_status *node_status(const struct sx_cycle_result *res, uint32_t at)
+{
+	if (res->pre_filter)
+		return res->pre_filter;
+	return res->statuses[at];
+}
+
+/* Position of snapshot index `at` among the feasible nodes, or -1. */
+static int feasible_pos(const struct sx_cycle_result *res, uint32_t at)
+{
+	for (uint32_t i = 0; i < res->nfeasible; i++)
+		if (res->feasible[i] == at)
+			return (int)i;
+	return -1;
+}
+
+static void write_scores_json(struct sx_buf *b, const struct sx_cycle_result *res, int pos)
+{
+	uint32_t np = res->nscore_plugins;
+	sx_buf_puts(b, "{\"total\":");
+	sx_buf_int(b, res->totals ? res->totals[pos] : 0);
+	sx_buf_puts(b, ",\"plugins\":{");
+	bool first = true;
+	for (uint32_t p = 0; p < np && res->raw; p++) {
+		if (res->score_skipped[p])
+			continue;
+		const struct sx_enabled *e = &res->score_plugins[p];
+		int64_t norm = res->normalized[(size_t)pos * np + p];
+		if (!first)
+			sx_buf_putc(b, ',');
+		first = false;
+		sx_json_key(b, e->plugin->name);
+		sx_buf_puts(b, "{\"raw\":");
+		sx_buf_int(b, res->raw[(size_t)pos * np + p]);
+		sx_buf_puts(b, ",\"normalized\":");
+		sx_buf_int(b, norm);
+		sx_buf_puts(b, ",\"weight\":");
+		sx_buf_int(b, e->weight);
+		sx_buf_puts(b, ",\"weighted\":");
+		sx_buf_int(b, norm * e->weight);
+		sx_buf_puts(b, "}");
+	}
+	sx_buf_puts(b, "}}");
+}
+
+static void write_json(struct sx_buf *b, const struct sx_explain_opts *o, const struct sx_pod *pod,
+		       const struct sx_cycle_result *res, const struct name_index *nodes,
+		       uint32_t n)
+{
+	char key[512];
+	sx_buf_puts(b, "{\"pod\":");
+	sx_json_str(b, sx_pod_key(pod, key, sizeof(key)));
+	sx_buf_puts(b, ",\"profile\":");
+	sx_json_str(b, o->profile->scheduler_name);
+	sx_buf_printf(b, ",\"numNodes\":%u,\"feasibleNodes\":[", res->num_all_nodes);
+	bool first = true;
+	for (uint32_t i = 0; i < n; i++) {
+		if (feasible_pos(res, nodes[i].at) < 0)
+			continue;
+		if (!first)
+			sx_buf_putc(b, ',');
+		first = false;
+		sx_json_str(b, nodes[i].name);
+	}
+	sx_buf_puts(b, "],\"selectedNode\":");
+	if (res->selected >= 0)
+		sx_json_str(b, sx_str_get(o->snap->nodes[res->selected]->name));
+	else
+		sx_buf_puts(b, "null");
+	sx_buf_puts(b, ",\"message\":");
+	if (res->message)
+		sx_json_str(b, res->message);
+	else if (res->error) {
+		char msg[2048];
+		sx_json_str(b, sx_status_message(res->error, msg, sizeof(msg)));
+	} else
+		sx_buf_puts(b, "null");
+	sx_buf_puts(b, ",\"preFilter\":");
+	if (res->pre_filter)
+		write_status(b, res->pre_filter);
+	else
+		sx_buf_puts(b, "null");
+	sx_buf_puts(b, ",\"filter\":{");
+	first = true;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct sx_status *st = node_status(res, nodes[i].at);
+		if (!st)
+			continue;
+		if (!first)
+			sx_buf_putc(b, ',');
+		first = false;
+		sx_json_key(b, nodes[i].name);
+		write_status(b, st);
+	}
+	sx_buf_puts(b, "},\"scores\":{");
+	first = true;
+	for (uint32_t i = 0; i < n && res->totals; i++) {
+		int pos = feasible_pos(res, nodes[i].at);
+		if (pos < 0)
+			continue;
+		if (!first)
+			sx_buf_putc(b, ',');
+		first = false;
+		sx_json_key(b, nodes[i].name);
+		write_scores_json(b, res, pos);
+	}
+	sx_buf_puts(b, "}}\n");
+}
+
+static void write_text(struct sx_buf *b, const struct sx_explain_opts *o, const struct sx_pod *pod,
+		       const struct sx_cycle_result *res, const struct name_index *nodes,
+		       uint32_t n)
+{
+	char key[512], msg[2048];
+	sx_buf_printf(b, "Pod:        %s\nProfile:    %s\nNodes:      %u\n",
+		      sx_pod_key(pod, key, sizeof(key)), o->profile->scheduler_name,
+		      res->num_all_nodes);
+	sx_buf_printf(b, "Selected:   %s\n",
+		      res->selected >= 0 ? sx_str_get(o->snap->nodes[res->selected]->name)
+					 : "(none)");
+	if (res->message)
+		sx_buf_printf(b, "Message:    %s\n", res->message);
+	if (res->pre_filter)
+		sx_buf_printf(b, "PreFilter:  %s rejected the pod: %s\n",
+			      res->pre_filter->plugin ? res->pre_filter->plugin : "?",
+			      sx_status_message(res->pre_filter, msg, sizeof(msg)));
+	sx_buf_printf(b, "\n%-28s %-10s %s\n", "NODE", "RESULT", "DETAIL");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct sx_status *st = node_status(res, nodes[i].at);
+		int pos = feasible_pos(res, nodes[i].at);
+		if (st) {
+			sx_buf_printf(b, "%-28s %-10s %s: %s\n", nodes[i].name, "rejected",
+				      st->plugin ? st->plugin : "?",
+				      sx_status_message(st, msg, sizeof(msg)));
+		} else if (pos >= 0) {
+			sx_buf_printf(b, "%-28s %-10s total %lld:", nodes[i].name, "feasible",
+				      (long long)(res->totals ? res->totals[pos] : 0));
+			for (uint32_t p = 0; p < res->nscore_plugins && res->raw; p++) {
+				if (res->score_skipped[p])
+					continue;
+				int64_t norm = res->normalized[(size_t)pos * res->nscore_plugins + p];
+				sx_buf_printf(b, " %s=%lld×%lld", res->score_plugins[p].plugin->name,
+					      (long long)norm, (long long)res->score_plugins[p].weight);
+			}
+			sx_buf_putc(b, '\n');
+		}
+	}
+}
+
+int sx_explain(const struct sx_explain_opts *o, const struct sx_pod *pod, struct sx_buf *out)
+{
+	struct sx_cycle_result res;
+	uint64_t rng = 0x5eed;
+	uint32_t *idx = NULL, n = 0;
+	struct sx_cycle_opts copts = {
+		.snap = o->snap, .mode = SX_CYCLE_FULL, .candidates = o->nodes,
+		.ncandidates = o->nnodes, .percentage = 100, .rng = &rng,
+		.nominator = o->nominator, .pool = o->pool, .always_score = true,
+	};
+	if (sx_schedule(o->profile, pod, &copts, &res) < 0) {
+		sx_cycle_result_free(&res);
+		return SX_ENOMEM;
+	}
+	idx = malloc(sizeof(*idx) * (o->snap->nnodes ? o->snap->nnodes : 1));
+	for (uint32_t i = 0; idx && i < o->snap->nnodes; i++) {
+		bool candidate = !o->nodes;
+		for (uint32_t j = 0; !candidate && j < o->nnodes; j++)
+			candidate = o->nodes[j] == o->snap->nodes[i]->name;
+		if (candidate)
+			idx[n++] = i;
+	}
+	struct name_index *nodes = idx ? sorted_nodes(o->snap, idx, n) : NULL;
+	int rc = nodes ? 0 : SX_ENOMEM;
+	if (nodes && o->text)
+		write_text(out, o, pod, &res, nodes, n);
+	else if (nodes)
+		write_json(out, o, pod, &res, nodes, n);
+	free(nodes);
+	free(idx);
+	sx_cycle_result_free(&res);
+	return rc;
+}
