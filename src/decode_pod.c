@@ -1,0 +1,982 @@
+/* v1.Pod decoding (reference kube-api.md §4.1-4.6, §4.9; plugins.md §5.3).
+ *
+ * Besides copying fields, the decoder derives what every consumer would
+ * otherwise recompute: the effective request (exact nano sums, converted
+ * once), its non-zero scoring variant, the host ports claimed and the PVC
+ * names used.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode_internal.h"
+#include "schedext/decode.h"
+
+/* 100m cpu and 200Mi memory for containers without such a request key
+ * (scheduler util DefaultMilliCPURequest / DefaultMemoryRequest). */
+#define NONZERO_CPU_NANO ((sx_nano)100 * 1000000)
+#define NONZERO_MEM_NANO ((sx_nano)209715200 * SX_NANO_PER_UNIT)
+
+/* State shared by the container decoders of one pod. */
+struct pod_ctx {
+	struct sx_pod *pod;
+	const cJSON *statuses;      /* status.containerStatuses */
+	const cJSON *init_statuses; /* status.initContainerStatuses */
+	bool resize_infeasible;     /* PodResizePending/Infeasible condition */
+	uint32_t ports_cap;
+	struct sx_rlist *eff;       /* per container: requests used for sums */
+	struct sx_rlist *init_eff;  /* per init container */
+};
+
+static int oom(struct sx_error *err)
+{
+	return sx_error_set(err, SX_ENOMEM, "out of memory");
+}
+
+/* Wraps a failing array item's error: "key[i]...". */
+static int item_error(struct sx_error *err, int rc, const char *key, uint32_t i)
+{
+	sx_error_prefixf(err, "[%u]", i);
+	sx_error_prefix(err, key);
+	return rc;
+}
+
+static int not_object(struct sx_error *err, const cJSON *j)
+{
+	return sx_error_set(err, SX_EINVAL, "expected object, got %s", sx_dec_type_name(j));
+}
+
+/* A string field that must be one of names[0..n) (or absent: *out = dflt). */
+static int decode_enum(const cJSON *obj, const char *key, const char *const *names, int n,
+		       int dflt, uint8_t *out, struct sx_error *err)
+{
+	const char *s;
+	int rc = sx_dec_string(obj, key, &s, err);
+
+	*out = (uint8_t)dflt;
+	if (rc < 0 || !s)
+		return rc;
+	for (int i = 0; i < n; i++) {
+		if (names[i] && strcmp(s, names[i]) == 0) {
+			*out = (uint8_t)i;
+			return 0;
+		}
+	}
+	sx_error_set(err, SX_EINVAL, "unknown %s \"%.64s\"", key, s);
+	sx_error_prefix(err, key);
+	return SX_EINVAL;
+}
+
+static const char *const effect_names[] = { "", "NoSchedule", "PreferNoSchedule", "NoExecute" };
+
+/* ---------- metadata ---------- */
+
+static int decode_owner(const cJSON *j, struct sx_owner_ref *o, struct sx_error *err)
+{
+	int rc;
+
+	if (!cJSON_IsObject(j))
+		return not_object(err, j);
+	rc = sx_dec_intern(j, "kind", &o->kind, err);
+	if (rc == 0)
+		rc = sx_dec_intern(j, "name", &o->name, err);
+	if (rc == 0)
+		rc = sx_dec_strdup(j, "uid", &o->uid, err);
+	if (rc == 0)
+		rc = sx_dec_bool(j, "controller", &o->controller, err);
+	return rc;
+}
+
+static int decode_pod_metadata(const cJSON *json, struct sx_pod *pod, struct sx_error *err)
+{
+	const cJSON *md, *arr, *it;
+	uint32_t i = 0;
+	int rc = sx_dec_meta(json, &pod->meta, err);
+
+	if (rc < 0)
+		return rc;
+	md = sx_dec_get(json, "metadata");
+	rc = sx_dec_time(md, "deletionTimestamp", &(int64_t){ 0 }, &pod->deleting, err);
+	if (rc == 0)
+		rc = sx_dec_array(md, "ownerReferences", &arr, &pod->nowners, err);
+	if (rc == 0 && arr) {
+		pod->owners = sx_calloc(pod->nowners, sizeof(*pod->owners));
+		if (!pod->owners) {
+			pod->nowners = 0;
+			rc = oom(err);
+		}
+		cJSON_ArrayForEach(it, arr) {
+			if (rc < 0)
+				break;
+			rc = decode_owner(it, &pod->owners[i], err);
+			if (rc < 0)
+				item_error(err, rc, "ownerReferences", i);
+			i++;
+		}
+	}
+	if (rc < 0)
+		sx_error_prefix(err, "metadata");
+	return rc;
+}
+
+/* ---------- affinity ---------- */
+
+static int decode_pod_affinity_term(const cJSON *j, struct sx_pod_affinity_term *t,
+				    struct sx_error *err)
+{
+	int rc;
+
+	if (!cJSON_IsObject(j))
+		return not_object(err, j);
+	rc = sx_dec_selector_field(j, "labelSelector", &t->selector, err);
+	if (rc == 0)
+		rc = sx_dec_str_list(j, "namespaces", &t->nnamespaces, &t->namespaces, err);
+	if (rc == 0)
+		rc = sx_dec_selector_field(j, "namespaceSelector", &t->ns_selector, err);
+	if (rc == 0)
+		rc = sx_dec_intern(j, "topologyKey", &t->topology_key, err);
+	if (rc == 0)
+		rc = sx_dec_str_list(j, "matchLabelKeys", &t->nmatch_label_keys,
+				     &t->match_label_keys, err);
+	if (rc == 0)
+		rc = sx_dec_str_list(j, "mismatchLabelKeys", &t->nmismatch_label_keys,
+				     &t->mismatch_label_keys, err);
+	return rc;
+}
+
+static int decode_required_terms(const cJSON *j, struct sx_pod_affinity *pa, struct sx_error *err)
+{
+	static const char key[] = "requiredDuringSchedulingIgnoredDuringExecution";
+	const cJSON *arr, *it;
+	uint32_t i = 0;
+	int rc = sx_dec_array(j, key, &arr, &pa->nrequired, err);
+
+	if (rc < 0 || !arr)
+		return rc;
+	pa->required = sx_calloc(pa->nrequired, sizeof(*pa->required));
+	if (!pa->required) {
+		pa->nrequired = 0;
+		return oom(err);
+	}
+	cJSON_ArrayForEach(it, arr) {
+		rc = decode_pod_affinity_term(it, &pa->required[i], err);
+		if (rc < 0)
+			return item_error(err, rc, key, i);
+		i++;
+	}
+	return 0;
+}
+
+static int decode_weighted_term(const cJSON *j, struct sx_weighted_pod_affinity_term *t,
+				struct sx_error *err)
+{
+	const cJSON *term;
+	int rc;
+
+	if (!cJSON_IsObject(j))
+		return not_object(err, j);
+	rc = sx_dec_int32(j, "weight", &t->weight, NULL, err);
+	if (rc == 0)
+		rc = sx_dec_object(j, "podAffinityTerm", &term, err);
+	if (rc == 0 && term) {
+		rc = decode_pod_affinity_term(term, &t->term, err);
+		if (rc < 0)
+			sx_error_prefix(err, "podAffinityTerm");
+	}
+	return rc;
+}
+
+static int decode_preferred_terms(const cJSON *j, struct sx_pod_affinity *pa,
+				  struct sx_error *err)
+{
+	static const char key[] = "preferredDuringSchedulingIgnoredDuringExecution";
+	const cJSON *arr, *it;
+	uint32_t i = 0;
+	int rc = sx_dec_array(j, key, &arr, &pa->npreferred, err);
+
+	if (rc < 0 || !arr)
+		return rc;
+	pa->preferred = sx_calloc(pa->npreferred, sizeof(*pa->preferred));
+	if (!pa->preferred) {
+		pa->npreferred = 0;
+		return oom(err);
+	}
+	cJSON_ArrayForEach(it, arr) {
+		rc = decode_weighted_term(it, &pa->preferred[i], err);
+		if (rc < 0)
+			return item_error(err, rc, key, i);
+		i++;
+	}
+	return 0;
+}
+
+/* affinity[key] as a pod (anti-)affinity; *out NULL when absent. */
+static int decode_pod_affinity(const cJSON *aff, const char *key, struct sx_pod_affinity **out,
+			       struct sx_error *err)
+{
+	const cJSON *j;
+	int rc = sx_dec_object(aff, key, &j, err);
+
+	*out = NULL;
+	if (rc < 0 || !j)
+		return rc;
+	*out = sx_calloc(1, sizeof(**out));
+	if (!*out)
+		return oom(err);
+	rc = decode_required_terms(j, *out, err);
+	if (rc == 0)
+		rc = decode_preferred_terms(j, *out, err);
+	if (rc < 0)
+		sx_error_prefix(err, key);
+	return rc;
+}
+
+static int decode_affinity(const cJSON *spec, struct sx_pod *pod, struct sx_error *err)
+{
+	const cJSON *aff, *na;
+	struct sx_affinity *a;
+	int rc = sx_dec_object(spec, "affinity", &aff, err);
+
+	if (rc < 0 || !aff)
+		return rc;
+	a = pod->affinity = sx_calloc(1, sizeof(*a));
+	if (!a)
+		return oom(err);
+	rc = sx_dec_object(aff, "nodeAffinity", &na, err);
+	if (rc == 0 && na) {
+		a->node_affinity = sx_decode_node_affinity(na, err);
+		if (!a->node_affinity) {
+			sx_error_prefix(err, "nodeAffinity");
+			rc = err->code;
+		}
+	}
+	if (rc == 0)
+		rc = decode_pod_affinity(aff, "podAffinity", &a->pod_affinity, err);
+	if (rc == 0)
+		rc = decode_pod_affinity(aff, "podAntiAffinity", &a->pod_anti_affinity, err);
+	if (rc < 0)
+		sx_error_prefix(err, "affinity");
+	return rc;
+}
+
+/* ---------- tolerations and spread ---------- */
+
+static int decode_toleration(const cJSON *j, struct sx_toleration *t, struct sx_error *err)
+{
+	static const char *const ops[] = { "Equal", "Exists" };
+	const char *op;
+	int rc;
+
+	if (!cJSON_IsObject(j))
+		return not_object(err, j);
+	rc = sx_dec_intern(j, "key", &t->key, err);
+	if (rc == 0)
+		rc = sx_dec_intern(j, "value", &t->value, err);
+	if (rc == 0)
+		rc = sx_dec_string(j, "operator", &op, err);
+	/* "" is Equal, like an absent operator. */
+	if (rc == 0 && op && *op)
+		rc = decode_enum(j, "operator", ops, 2, SX_TOL_EQUAL, &t->op, err);
+	if (rc == 0)
+		rc = decode_enum(j, "effect", effect_names, 4, SX_EFFECT_NONE, &t->effect, err);
+	if (rc == 0)
+		rc = sx_dec_int64(j, "tolerationSeconds", INT64_MIN, INT64_MAX,
+				  &t->toleration_seconds, &t->has_seconds, err);
+	return rc;
+}
+
+static int decode_spread(const cJSON *j, struct sx_spread_constraint *c, struct sx_error *err)
+{
+	static const char *const unsat[] = { "DoNotSchedule", "ScheduleAnyway" };
+	static const char *const policies[] = { NULL, "Honor", "Ignore" };
+	int rc;
+
+	if (!cJSON_IsObject(j))
+		return not_object(err, j);
+	rc = sx_dec_int32(j, "maxSkew", &c->max_skew, NULL, err);
+	if (rc == 0)
+		rc = sx_dec_intern(j, "topologyKey", &c->topology_key, err);
+	if (rc == 0)
+		rc = decode_enum(j, "whenUnsatisfiable", unsat, 2, SX_DO_NOT_SCHEDULE,
+				 &c->when_unsatisfiable, err);
+	if (rc == 0)
+		rc = decode_enum(j, "nodeAffinityPolicy", policies, 3, SX_POLICY_DEFAULT,
+				 &c->node_affinity_policy, err);
+	if (rc == 0)
+		rc = decode_enum(j, "nodeTaintsPolicy", policies, 3, SX_POLICY_DEFAULT,
+				 &c->node_taints_policy, err);
+	if (rc == 0)
+		rc = sx_dec_int32(j, "minDomains", &c->min_domains, NULL, err);
+	if (rc == 0)
+		rc = sx_dec_selector_field(j, "labelSelector", &c->selector, err);
+	if (rc == 0)
+		rc = sx_dec_str_list(j, "matchLabelKeys", &c->nmatch_label_keys,
+				     &c->match_label_keys, err);
+	return rc;
+}
+
+static int decode_tolerations(const cJSON *spec, struct sx_pod *pod, struct sx_error *err)
+{
+	const cJSON *arr, *it;
+	uint32_t i = 0;
+	int rc = sx_dec_array(spec, "tolerations", &arr, &pod->ntolerations, err);
+
+	if (rc < 0 || !arr)
+		return rc;
+	pod->tolerations = sx_calloc(pod->ntolerations, sizeof(*pod->tolerations));
+	if (!pod->tolerations) {
+		pod->ntolerations = 0;
+		return oom(err);
+	}
+	cJSON_ArrayForEach(it, arr) {
+		rc = decode_toleration(it, &pod->tolerations[i], err);
+		if (rc < 0)
+			return item_error(err, rc, "tolerations", i);
+		i++;
+	}
+	return 0;
+}
+
+static int decode_spreads(const cJSON *spec, struct sx_pod *pod, struct sx_error *err)
+{
+	static const char key[] = "topologySpreadConstraints";
+	const cJSON *arr, *it;
+	uint32_t i = 0;
+	int rc = sx_dec_array(spec, key, &arr, &pod->nspread, err);
+
+	if (rc < 0 || !arr)
+		return rc;
+	pod->spread = sx_calloc(pod->nspread, sizeof(*pod->spread));
+	if (!pod->spread) {
+		pod->nspread = 0;
+		return oom(err);
+	}
+	cJSON_ArrayForEach(it, arr) {
+		rc = decode_spread(it, &pod->spread[i], err);
+		if (rc < 0)
+			return item_error(err, rc, key, i);
+		i++;
+	}
+	return 0;
+}
+
+/* ---------- containers ---------- */
+
+static int add_port(struct pod_ctx *ctx, sx_str ip, uint8_t proto, uint16_t port,
+		    struct sx_error *err)
+{
+	struct sx_pod *pod = ctx->pod;
+
+	if (pod->nports == ctx->ports_cap) {
+		uint32_t cap = ctx->ports_cap ? ctx->ports_cap * 2 : 4;
+		struct sx_host_port *grown = realloc(pod->ports, cap * sizeof(*grown));
+
+		if (!grown)
+			return oom(err);
+		pod->ports = grown;
+		ctx->ports_cap = cap;
+	}
+	pod->ports[pod->nports++] = (struct sx_host_port){ .ip = ip, .protocol = proto,
+							   .port = port };
+	return 0;
+}
+
+/* One containerPort entry; claims a host port when counted (regular
+ * containers and sidecars). */
+static int decode_port(const cJSON *j, struct pod_ctx *ctx, bool counted, struct sx_error *err)
+{
+	static const char *const protos[] = { "TCP", "UDP", "SCTP" };
+	int64_t cport = 0, hport = 0;
+	uint8_t proto = SX_PROTO_TCP;
+	sx_str ip = SX_STR_EMPTY;
+	int rc;
+
+	if (!cJSON_IsObject(j))
+		return not_object(err, j);
+	rc = sx_dec_int64(j, "containerPort", INT32_MIN, INT32_MAX, &cport, NULL, err);
+	if (rc == 0)
+		rc = sx_dec_int64(j, "hostPort", INT32_MIN, INT32_MAX, &hport, NULL, err);
+	if (rc == 0)
+		rc = decode_enum(j, "protocol", protos, 3, SX_PROTO_TCP, &proto, err);
+	if (rc == 0)
+		rc = sx_dec_intern(j, "hostIP", &ip, err);
+	if (rc < 0)
+		return rc;
+	/* API defaulting: with hostNetwork the host port is the container port. */
+	if (ctx->pod->host_network && hport == 0)
+		hport = cport;
+	if (hport > 65535) {
+		sx_error_set(err, SX_EINVAL, "port %lld out of range", (long long)hport);
+		sx_error_prefix(err, ctx->pod->host_network && !sx_dec_get(j, "hostPort")
+					     ? "containerPort"
+					     : "hostPort");
+		return SX_EINVAL;
+	}
+	if (!counted || hport <= 0) /* port <= 0 claims nothing */
+		return 0;
+	return add_port(ctx, ip, proto, (uint16_t)hport, err);
+}
+
+static int decode_ports(const cJSON *j, struct pod_ctx *ctx, bool counted, struct sx_error *err)
+{
+	const cJSON *arr, *it;
+	uint32_t n, i = 0;
+	int rc = sx_dec_array(j, "ports", &arr, &n, err);
+
+	if (rc < 0 || !arr)
+		return rc;
+	cJSON_ArrayForEach(it, arr) {
+		rc = decode_port(it, ctx, counted, err);
+		if (rc < 0)
+			return item_error(err, rc, "ports", i);
+		i++;
+	}
+	return 0;
+}
+
+/* The status entry (and its index) for container `name` in arr. */
+static const cJSON *find_status(const cJSON *arr, const char *name, uint32_t *idx)
+{
+	const cJSON *it;
+	uint32_t i = 0;
+
+	cJSON_ArrayForEach(it, arr) {
+		const cJSON *n = sx_dec_get(it, "name");
+
+		if (cJSON_IsString(n) && n->valuestring && strcmp(n->valuestring, name) == 0) {
+			*idx = i;
+			return it;
+		}
+		i++;
+	}
+	return NULL;
+}
+
+/* In-place resize (InPlacePodVerticalScaling, beta-on 1.33): a container
+ * whose status reports resources counts the per-resource max of its spec
+ * request (dropped when the resize is Infeasible), the actuated requests and
+ * the allocated resources. */
+static int apply_status_resources(struct pod_ctx *ctx, bool init, const char *name,
+				  struct sx_rlist *eff, struct sx_error *err)
+{
+	const char *key = init ? "initContainerStatuses" : "containerStatuses";
+	const cJSON *arr = init ? ctx->init_statuses : ctx->statuses, *cs, *res;
+	struct sx_rlist actual = { 0 }, alloc = { 0 };
+	uint32_t idx;
+	int rc;
+
+	if (!arr || !name || !(cs = find_status(arr, name, &idx)) || !cJSON_IsObject(cs))
+		return 0;
+	rc = sx_dec_object(cs, "resources", &res, err);
+	if (rc < 0 || !res)
+		goto out;
+	rc = sx_dec_rlist(res, "requests", true, &actual, NULL, err);
+	if (rc < 0) {
+		sx_error_prefix(err, "resources");
+		goto out;
+	}
+	rc = sx_dec_rlist(cs, "allocatedResources", true, &alloc, NULL, err);
+	if (rc < 0)
+		goto out;
+	if (ctx->resize_infeasible)
+		sx_rlist_clear(eff);
+	if (sx_rlist_merge(eff, &actual, SX_RL_MAX) < 0 ||
+	    sx_rlist_merge(eff, &alloc, SX_RL_MAX) < 0)
+		rc = oom(err);
+out:
+	if (rc < 0) {
+		sx_error_prefixf(err, "[%u]", idx);
+		sx_error_prefix(err, key);
+		sx_error_prefix(err, "status");
+	}
+	sx_rlist_clear(&actual);
+	sx_rlist_clear(&alloc);
+	return rc;
+}
+
+static int decode_resources(const cJSON *j, struct sx_container *c, struct sx_rlist *req,
+			    struct sx_error *err)
+{
+	struct sx_rlist lim = { 0 };
+	const cJSON *res;
+	int rc = sx_dec_object(j, "resources", &res, err);
+
+	if (rc < 0)
+		return rc;
+	rc = sx_dec_rlist(res, "requests", true, req, NULL, err);
+	if (rc == 0)
+		rc = sx_dec_rlist(res, "limits", true, &lim, NULL, err);
+	c->has_cpu_request = sx_rlist_find(req, SX_S_CPU) != NULL;
+	c->has_memory_request = sx_rlist_find(req, SX_S_MEMORY) != NULL;
+	if (rc == 0) {
+		rc = sx_rlist_to_resources(req, &c->requests, err);
+		if (rc < 0)
+			sx_error_prefix(err, "requests");
+	}
+	if (rc == 0) {
+		rc = sx_rlist_to_resources(&lim, &c->limits, err);
+		if (rc < 0)
+			sx_error_prefix(err, "limits");
+	}
+	sx_rlist_clear(&lim);
+	if (rc < 0)
+		sx_error_prefix(err, "resources");
+	return rc;
+}
+
+static int decode_container(const cJSON *j, struct pod_ctx *ctx, bool init,
+			    struct sx_container *c, struct sx_rlist *eff, struct sx_error *err)
+{
+	const char *name, *image, *restart;
+	int rc;
+
+	if (!cJSON_IsObject(j))
+		return not_object(err, j);
+	rc = sx_dec_string(j, "name", &name, err);
+	if (rc == 0)
+		rc = sx_dec_intern(j, "name", &c->name, err);
+	if (rc == 0)
+		rc = sx_dec_string(j, "image", &image, err);
+	if (rc == 0 && image && *image) {
+		c->image = sx_normalized_image(image, strlen(image));
+		if (c->image == SX_STR_INVALID) {
+			c->image = SX_STR_EMPTY;
+			rc = sx_error_set(err, SX_ETOOBIG, "string table full");
+			sx_error_prefix(err, "image");
+		}
+	}
+	if (rc == 0 && init)
+		rc = sx_dec_string(j, "restartPolicy", &restart, err);
+	if (rc < 0)
+		return rc;
+	c->sidecar = init && restart && strcmp(restart, "Always") == 0;
+	rc = decode_resources(j, c, eff, err);
+	if (rc == 0)
+		rc = decode_ports(j, ctx, !init || c->sidecar, err);
+	if (rc == 0 && (!init || c->sidecar))
+		rc = apply_status_resources(ctx, init, name, eff, err);
+	return rc;
+}
+
+static int decode_containers(const cJSON *spec, const char *key, struct pod_ctx *ctx,
+			     struct sx_error *err)
+{
+	bool init = strcmp(key, "initContainers") == 0;
+	struct sx_container **cs = init ? &ctx->pod->init_containers : &ctx->pod->containers;
+	uint32_t *n = init ? &ctx->pod->ninit : &ctx->pod->ncontainers, cnt, i = 0;
+	struct sx_rlist **eff = init ? &ctx->init_eff : &ctx->eff;
+	const cJSON *arr, *it;
+	int rc = sx_dec_array(spec, key, &arr, &cnt, err);
+
+	if (rc < 0 || !arr)
+		return rc;
+	*cs = sx_calloc(cnt, sizeof(**cs));
+	*eff = sx_calloc(cnt, sizeof(**eff));
+	if (!*cs || !*eff)
+		return oom(err);
+	*n = cnt;
+	cJSON_ArrayForEach(it, arr) {
+		rc = decode_container(it, ctx, init, &(*cs)[i], &(*eff)[i], err);
+		if (rc < 0)
+			return item_error(err, rc, key, i);
+		i++;
+	}
+	return 0;
+}
+
+/* ---------- effective requests ---------- */
+
+/* reqs with the non-zero defaults for keys in `defaults` that it lacks. */
+static int with_defaults(const struct sx_rlist *reqs, const struct sx_rlist *defaults,
+			 struct sx_rlist *out)
+{
+	if (sx_rlist_copy(out, reqs) < 0)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < defaults->n; i++)
+		if (!sx_rlist_find(out, defaults->items[i].name) &&
+		    sx_rlist_apply(out, defaults->items[i].name, defaults->items[i].q,
+				   SX_RL_SET) < 0)
+			return SX_ENOMEM;
+	return 0;
+}
+
+/* §4.9 steps 1-3 into *total: containers summed, init containers walked in
+ * order with the running sidecar sum, then the per-resource max. `defaults`
+ * (may be empty) are applied to every container lacking those keys. */
+static int aggregate(const struct pod_ctx *ctx, const struct sx_rlist *defaults,
+		     struct sx_rlist *total)
+{
+	struct sx_rlist sidecars = { 0 }, init_max = { 0 }, r = { 0 }, usage = { 0 };
+	const struct sx_pod *pod = ctx->pod;
+	int rc = 0;
+
+	sx_rlist_clear(total);
+	for (uint32_t i = 0; rc == 0 && i < pod->ncontainers; i++) {
+		rc = with_defaults(&ctx->eff[i], defaults, &r);
+		if (rc == 0)
+			rc = sx_rlist_merge(total, &r, SX_RL_ADD);
+	}
+	for (uint32_t i = 0; rc == 0 && i < pod->ninit; i++) {
+		rc = with_defaults(&ctx->init_eff[i], defaults, &r);
+		if (rc == 0 && pod->init_containers[i].sidecar) {
+			rc = sx_rlist_merge(total, &r, SX_RL_ADD);
+			if (rc == 0)
+				rc = sx_rlist_merge(&sidecars, &r, SX_RL_ADD);
+			if (rc == 0)
+				rc = sx_rlist_merge(&init_max, &sidecars, SX_RL_MAX);
+		} else if (rc == 0) {
+			rc = sx_rlist_copy(&usage, &r);
+			if (rc == 0)
+				rc = sx_rlist_merge(&usage, &sidecars, SX_RL_ADD);
+			if (rc == 0)
+				rc = sx_rlist_merge(&init_max, &usage, SX_RL_MAX);
+		}
+	}
+	if (rc == 0)
+		rc = sx_rlist_merge(total, &init_max, SX_RL_MAX);
+	sx_rlist_clear(&sidecars);
+	sx_rlist_clear(&init_max);
+	sx_rlist_clear(&r);
+	sx_rlist_clear(&usage);
+	return rc;
+}
+
+/* cpu, memory and hugepages-* are the pod-level resources. */
+static bool pod_level_resource(sx_str name)
+{
+	return name == SX_S_CPU || name == SX_S_MEMORY ||
+	       strncmp(sx_str_get(name), "hugepages-", 10) == 0;
+}
+
+/* Steps 4-5 on top of aggregate(). */
+static int pod_requests(const struct pod_ctx *ctx, const struct sx_rlist *pod_level,
+			const struct sx_rlist *overhead, const struct sx_rlist *defaults,
+			struct sx_rlist *total)
+{
+	int rc = aggregate(ctx, defaults, total);
+
+	for (uint32_t i = 0; rc == 0 && i < pod_level->n; i++)
+		if (pod_level_resource(pod_level->items[i].name))
+			rc = sx_rlist_apply(total, pod_level->items[i].name, pod_level->items[i].q,
+					    SX_RL_SET);
+	if (rc == 0)
+		rc = sx_rlist_merge(total, overhead, SX_RL_ADD);
+	return rc;
+}
+
+static bool pod_level_set(const struct sx_rlist *pod_level)
+{
+	for (uint32_t i = 0; i < pod_level->n; i++)
+		if (pod_level_resource(pod_level->items[i].name))
+			return true;
+	return false;
+}
+
+/* The effective request and its non-zero variant (plugins.md §5.3):
+ * defaults apply to every container, or, with pod-level requests, only for
+ * cpu/memory missing from the whole pod total. */
+static int derive_requests(struct pod_ctx *ctx, const struct sx_rlist *pod_level,
+			   const struct sx_rlist *overhead, struct sx_error *err)
+{
+	struct sx_rlist total = { 0 }, defaults = { 0 }, nonzero = { 0 }, none = { 0 };
+	struct sx_pod *pod = ctx->pod;
+	bool pl = pod_level_set(pod_level);
+	const struct sx_rlist *nz = &total;
+	int64_t v = 0;
+	int rc = pod_requests(ctx, pl ? pod_level : &none, overhead, &none, &total);
+
+	if (rc == 0 && (!pl || !sx_rlist_find(&total, SX_S_CPU)))
+		rc = sx_rlist_apply(&defaults, SX_S_CPU, NONZERO_CPU_NANO, SX_RL_SET);
+	if (rc == 0 && (!pl || !sx_rlist_find(&total, SX_S_MEMORY)))
+		rc = sx_rlist_apply(&defaults, SX_S_MEMORY, NONZERO_MEM_NANO, SX_RL_SET);
+	if (rc == 0 && defaults.n) {
+		rc = pod_requests(ctx, pl ? pod_level : &none, overhead, &defaults, &nonzero);
+		nz = &nonzero;
+	}
+	if (rc < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	rc = sx_rlist_to_resources(&total, &pod->request, err);
+	if (rc == 0) {
+		struct sx_rentry *cpu = sx_rlist_find(nz, SX_S_CPU);
+		struct sx_rentry *mem = sx_rlist_find(nz, SX_S_MEMORY);
+
+		if (cpu && sx_quantity_milli(cpu->q, &v) < 0)
+			rc = sx_error_set(err, SX_ETOOBIG, "total cpu request out of range");
+		pod->nonzero_milli_cpu = cpu ? v : 0;
+		if (rc == 0 && mem && sx_quantity_value(mem->q, &v) < 0)
+			rc = sx_error_set(err, SX_ETOOBIG, "total memory request out of range");
+		pod->nonzero_memory = mem ? v : 0;
+	} else {
+		/* Path names the resource; say it is the pod total. */
+		char res[sizeof(err->path)];
+
+		memcpy(res, err->path, sizeof(res));
+		sx_error_set(err, SX_ETOOBIG, "total %.64s request out of range", res);
+	}
+	if (rc < 0)
+		sx_error_prefix(err, "spec");
+out:
+	sx_rlist_clear(&total);
+	sx_rlist_clear(&defaults);
+	sx_rlist_clear(&nonzero);
+	return rc;
+}
+
+/* ---------- volumes and gates ---------- */
+
+static int decode_volume(const cJSON *j, struct sx_pod *pod, struct sx_error *err)
+{
+	const cJSON *pvc, *eph;
+	const char *vname;
+	sx_str claim;
+	int rc;
+
+	if (!cJSON_IsObject(j))
+		return not_object(err, j);
+	rc = sx_dec_string(j, "name", &vname, err);
+	if (rc == 0)
+		rc = sx_dec_object(j, "persistentVolumeClaim", &pvc, err);
+	if (rc == 0)
+		rc = sx_dec_object(j, "ephemeral", &eph, err);
+	if (rc < 0)
+		return rc;
+	if (pvc) {
+		rc = sx_dec_intern(pvc, "claimName", &claim, err);
+		if (rc < 0) {
+			sx_error_prefix(err, "persistentVolumeClaim");
+			return rc;
+		}
+	} else if (eph) {
+		/* A generic ephemeral volume's PVC is named <pod>-<volume>. */
+		size_t a = strlen(pod->meta.name), b = vname ? strlen(vname) : 0;
+		char *s = malloc(a + b + 2);
+
+		if (!s)
+			return oom(err);
+		memcpy(s, pod->meta.name, a);
+		s[a] = '-';
+		memcpy(s + a + 1, vname ? vname : "", b + 1);
+		claim = sx_intern_n(s, a + b + 1);
+		free(s);
+		if (claim == SX_STR_INVALID)
+			return sx_error_set(err, SX_ETOOBIG, "string table full");
+	} else {
+		return 0;
+	}
+	pod->pvcs[pod->npvcs++] = claim;
+	return 0;
+}
+
+static int decode_volumes(const cJSON *spec, struct sx_pod *pod, struct sx_error *err)
+{
+	const cJSON *arr, *it;
+	uint32_t n, i = 0;
+	int rc = sx_dec_array(spec, "volumes", &arr, &n, err);
+
+	if (rc < 0 || !arr)
+		return rc;
+	pod->pvcs = sx_calloc(n, sizeof(*pod->pvcs));
+	if (!pod->pvcs)
+		return oom(err);
+	cJSON_ArrayForEach(it, arr) {
+		rc = decode_volume(it, pod, err);
+		if (rc < 0)
+			return item_error(err, rc, "volumes", i);
+		i++;
+	}
+	return 0;
+}
+
+static int decode_gates(const cJSON *spec, struct sx_pod *pod, struct sx_error *err)
+{
+	const cJSON *arr, *it;
+	uint32_t i = 0;
+	int rc = sx_dec_array(spec, "schedulingGates", &arr, &pod->ngates, err);
+
+	if (rc < 0 || !arr)
+		return rc;
+	pod->gates = sx_calloc(pod->ngates, sizeof(*pod->gates));
+	if (!pod->gates) {
+		pod->ngates = 0;
+		return oom(err);
+	}
+	cJSON_ArrayForEach(it, arr) {
+		rc = cJSON_IsObject(it) ? sx_dec_intern(it, "name", &pod->gates[i], err)
+					: not_object(err, it);
+		if (rc < 0)
+			return item_error(err, rc, "schedulingGates", i);
+		i++;
+	}
+	return 0;
+}
+
+/* ---------- spec and status ---------- */
+
+static int decode_scalars(const cJSON *spec, struct sx_pod *pod, struct sx_error *err)
+{
+	const char *policy;
+	int rc = sx_dec_intern(spec, "nodeName", &pod->node_name, err);
+
+	if (rc == 0)
+		rc = sx_dec_intern(spec, "schedulerName", &pod->scheduler_name, err);
+	if (rc == 0 && pod->scheduler_name == SX_STR_EMPTY)
+		pod->scheduler_name = SX_S_DEFAULT_SCHEDULER;
+	if (rc == 0)
+		rc = sx_dec_int32(spec, "priority", &pod->priority, NULL, err);
+	if (rc == 0)
+		rc = sx_dec_string(spec, "preemptionPolicy", &policy, err);
+	if (rc == 0)
+		pod->preempt_never = policy && strcmp(policy, "Never") == 0;
+	if (rc == 0)
+		rc = sx_dec_bool(spec, "hostNetwork", &pod->host_network, err);
+	if (rc == 0)
+		rc = sx_dec_labels(spec, "nodeSelector", &pod->node_selector, NULL, err);
+	return rc;
+}
+
+/* Reads status fields that the spec decode depends on (resize state). */
+static int decode_status_pre(const cJSON *status, struct pod_ctx *ctx, struct sx_error *err)
+{
+	const cJSON *conds, *it;
+	uint32_t n, i = 0, tmp;
+	int rc = sx_dec_array(status, "containerStatuses", &ctx->statuses, &n, err);
+
+	if (rc == 0)
+		rc = sx_dec_array(status, "initContainerStatuses", &ctx->init_statuses, &tmp, err);
+	if (rc == 0)
+		rc = sx_dec_array(status, "conditions", &conds, &n, err);
+	cJSON_ArrayForEach(it, conds) {
+		const char *type, *reason;
+
+		if (rc < 0)
+			break;
+		if (!cJSON_IsObject(it))
+			rc = not_object(err, it);
+		if (rc == 0)
+			rc = sx_dec_string(it, "type", &type, err);
+		if (rc == 0)
+			rc = sx_dec_string(it, "reason", &reason, err);
+		if (rc < 0) {
+			item_error(err, rc, "conditions", i);
+			break;
+		}
+		if (type && reason && strcmp(type, "PodResizePending") == 0 &&
+		    strcmp(reason, "Infeasible") == 0)
+			ctx->resize_infeasible = true;
+		i++;
+	}
+	if (rc < 0)
+		sx_error_prefix(err, "status");
+	return rc;
+}
+
+static int decode_status(const cJSON *status, struct sx_pod *pod, struct sx_error *err)
+{
+	static const char *const phases[] = { "Unknown", "Pending", "Running", "Succeeded",
+					      "Failed" };
+	int rc = decode_enum(status, "phase", phases, 5, SX_PHASE_UNKNOWN, &pod->phase, err);
+
+	if (rc == 0)
+		rc = sx_dec_intern(status, "nominatedNodeName", &pod->nominated_node, err);
+	if (rc == 0)
+		rc = sx_dec_time(status, "startTime", &pod->start_time, NULL, err);
+	if (rc < 0)
+		sx_error_prefix(err, "status");
+	return rc;
+}
+
+static int decode_spec(const cJSON *spec, struct pod_ctx *ctx, struct sx_error *err)
+{
+	struct sx_rlist pod_level = { 0 }, overhead = { 0 };
+	struct sx_pod *pod = ctx->pod;
+	const cJSON *res;
+	int rc = decode_scalars(spec, pod, err);
+
+	if (rc == 0)
+		rc = decode_affinity(spec, pod, err);
+	if (rc == 0)
+		rc = decode_tolerations(spec, pod, err);
+	if (rc == 0)
+		rc = decode_spreads(spec, pod, err);
+	if (rc == 0)
+		rc = decode_containers(spec, "containers", ctx, err);
+	if (rc == 0)
+		rc = decode_containers(spec, "initContainers", ctx, err);
+	if (rc == 0)
+		rc = sx_dec_rlist(spec, "overhead", true, &overhead, &pod->has_overhead, err);
+	if (rc == 0) {
+		rc = sx_rlist_to_resources(&overhead, &pod->overhead, err);
+		if (rc < 0)
+			sx_error_prefix(err, "overhead");
+	}
+	if (rc == 0)
+		rc = sx_dec_object(spec, "resources", &res, err);
+	if (rc == 0 && res) {
+		rc = sx_dec_rlist(res, "requests", true, &pod_level, NULL, err);
+		if (rc < 0)
+			sx_error_prefix(err, "resources");
+	}
+	if (rc == 0)
+		rc = decode_volumes(spec, pod, err);
+	if (rc == 0)
+		rc = decode_gates(spec, pod, err);
+	if (rc < 0)
+		sx_error_prefix(err, "spec");
+	else
+		rc = derive_requests(ctx, &pod_level, &overhead, err);
+	sx_rlist_clear(&pod_level);
+	sx_rlist_clear(&overhead);
+	return rc;
+}
+
+static void ctx_clear(struct pod_ctx *ctx)
+{
+	for (uint32_t i = 0; ctx->eff && i < ctx->pod->ncontainers; i++)
+		sx_rlist_clear(&ctx->eff[i]);
+	for (uint32_t i = 0; ctx->init_eff && i < ctx->pod->ninit; i++)
+		sx_rlist_clear(&ctx->init_eff[i]);
+	free(ctx->eff);
+	free(ctx->init_eff);
+}
+
+struct sx_pod *sx_decode_pod(const cJSON *json, struct sx_error *err)
+{
+	struct pod_ctx ctx = { 0 };
+	const cJSON *spec, *status;
+	struct sx_error tmp;
+	struct sx_pod *pod;
+	int rc;
+
+	if (!err)
+		err = &tmp;
+	if (!cJSON_IsObject(json)) {
+		not_object(err, json);
+		return NULL;
+	}
+	pod = ctx.pod = sx_calloc(1, sizeof(*pod));
+	if (!pod) {
+		oom(err);
+		return NULL;
+	}
+	atomic_init(&pod->refcount, 1);
+	pod->scheduler_name = SX_S_DEFAULT_SCHEDULER;
+	rc = decode_pod_metadata(json, pod, err);
+	if (rc == 0)
+		rc = sx_dec_object(json, "spec", &spec, err);
+	if (rc == 0)
+		rc = sx_dec_object(json, "status", &status, err);
+	if (rc == 0)
+		rc = decode_status_pre(status, &ctx, err);
+	if (rc == 0)
+		rc = decode_spec(spec, &ctx, err);
+	if (rc == 0)
+		rc = decode_status(status, pod, err);
+	ctx_clear(&ctx);
+	if (rc < 0) {
+		sx_pod_free(pod);
+		return NULL;
+	}
+	return pod;
+}
