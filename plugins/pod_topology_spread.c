@@ -1,0 +1,1002 @@
+/* PodTopologySpread — PreFilter (+AddPod/RemovePod), Filter, PreScore,
+ * Score, NormalizeScore (reference plugins.md §3.12, kube-api.md §4.4).
+ *
+ * PreFilter counts, per hard constraint, the matching pods of every domain
+ * (topology value) over the eligible nodes and keeps the two smallest
+ * domains ("critical paths"), so Filter is O(constraints) per node.
+ * PreScore does the same for the soft constraints over the domains of the
+ * feasible nodes; Score combines them with upstream's log-based weights.
+ *
+ * Pods without constraints get the plugin's default constraints (system
+ * defaults or the args' list) with a selector deduced from the Services,
+ * ReplicationController, ReplicaSet or StatefulSet selecting the pod.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "schedext/cache.h"
+#include "schedext/plugin.h"
+#include "schedext/selector.h"
+#include "schedext/status.h"
+
+#include "topology_map.h"
+
+#define REASON_NOT_MATCH "node(s) didn't match pod topology spread constraints"
+#define REASON_MISSING_LABEL REASON_NOT_MATCH " (missing required label)"
+
+/* ---------- args ---------- */
+
+/* A default constraint from PodTopologySpreadArgs (no selector: it is
+ * deduced per pod). */
+struct dconstraint {
+	int32_t max_skew;
+	sx_str key;
+	uint8_t when;         /* enum sx_unsatisfiable */
+	int32_t min_domains;  /* 0 = unset */
+	uint8_t aff_policy;   /* enum sx_inclusion_policy */
+	uint8_t taint_policy; /* enum sx_inclusion_policy */
+};
+
+struct args {
+	bool system_defaulted; /* defaultingType: System */
+	uint32_t n;
+	struct dconstraint *v;
+};
+
+/* ---------- compiled selectors ---------- */
+
+/* A label selector as the plugin evaluates it: a nil labelSelector matches
+ * nothing; requirements are ANDed. `eq[i]` stores the value of reqs[i] when
+ * the plugin made that requirement (matchLabelKeys, map selectors);
+ * otherwise reqs[i].values is borrowed from the pod or controller, which
+ * outlive the cycle. */
+struct csel {
+	bool nothing;
+	uint32_t n;
+	struct sx_requirement *reqs;
+	sx_str *eq;
+};
+
+struct constraint {
+	int32_t max_skew;
+	sx_str key;
+	int32_t min_domains; /* >= 1 */
+	bool honor_affinity;
+	bool honor_taints;
+	struct csel sel;
+};
+
+struct cset {
+	uint32_t n;
+	struct constraint *v;
+};
+
+struct cpath {
+	sx_str value;
+	int64_t num;
+};
+
+/* PreFilter result (hard constraints). */
+struct filter_state {
+	struct cset cs;
+	struct tmap *counts;      /* [cs.n]: topology value -> matching pods */
+	struct cpath (*paths)[2]; /* [cs.n]: the two domains with fewest pods */
+};
+
+/* PreScore result (soft constraints). */
+struct score_state {
+	struct cset cs;
+	struct tmap ignored; /* names of feasible nodes lacking a constraint key */
+	struct tmap *counts; /* [cs.n]: domain -> matching pods (hostname: unused) */
+	double *weights;     /* [cs.n] */
+};
+
+struct state {
+	struct filter_state *f;
+	struct score_state *s;
+};
+
+static void csel_free(struct csel *s)
+{
+	free(s->reqs);
+	free(s->eq);
+	memset(s, 0, sizeof(*s));
+}
+
+static int csel_reserve(struct csel *s, uint32_t n)
+{
+	s->reqs = sx_calloc(n + 1, sizeof(*s->reqs));
+	s->eq = sx_calloc(n + 1, sizeof(*s->eq));
+	return s->reqs && s->eq ? 0 : SX_ENOMEM;
+}
+
+static void csel_add_eq(struct csel *s, sx_str key, sx_str value)
+{
+	uint32_t i = s->n++;
+	s->eq[i] = value;
+	s->reqs[i] = (struct sx_requirement){ .key = key, .op = SX_OP_EQUALS, .nvalues = 1,
+					      .values = &s->eq[i] };
+}
+
+static int csel_clone(struct csel *dst, const struct csel *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->nothing = src->nothing;
+	if (csel_reserve(dst, src->n) < 0) {
+		csel_free(dst);
+		return SX_ENOMEM;
+	}
+	for (uint32_t i = 0; i < src->n; i++) {
+		dst->reqs[i] = src->reqs[i];
+		dst->eq[i] = src->eq[i];
+		if (src->reqs[i].values == &src->eq[i])
+			dst->reqs[i].values = &dst->eq[i];
+	}
+	dst->n = src->n;
+	return 0;
+}
+
+static bool csel_matches(const struct csel *s, const struct sx_labels *labels)
+{
+	if (s->nothing)
+		return false;
+	for (uint32_t i = 0; i < s->n; i++)
+		if (!sx_requirement_matches(&s->reqs[i], labels))
+			return false;
+	return true;
+}
+
+/* Pods on ni matched by s in namespace ns, terminating pods excluded. An
+ * empty selector ({}) counts nothing (upstream's selector.Empty() check). */
+static int64_t count_matching(const struct sx_node_info *ni, const struct csel *s, sx_str ns)
+{
+	int64_t count = 0;
+	if (!s->nothing && s->n == 0)
+		return 0;
+	for (uint32_t i = 0; i < ni->npods; i++) {
+		const struct sx_pod *p = ni->pods[i];
+		if (p->deleting || p->meta.ns != ns)
+			continue;
+		if (csel_matches(s, &p->meta.labels))
+			count++;
+	}
+	return count;
+}
+
+/* The constraint's labelSelector with `key = value` ANDed for each of its
+ * matchLabelKeys the pod has. A nil selector stays "nothing". */
+static int csel_from_constraint(struct csel *s, const struct sx_spread_constraint *c,
+				const struct sx_pod *pod)
+{
+	const struct sx_label_selector *base = c->selector;
+	sx_str v;
+	memset(s, 0, sizeof(*s));
+	if (!base) {
+		s->nothing = true;
+		return 0;
+	}
+	if (csel_reserve(s, base->nreqs + c->nmatch_label_keys) < 0)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < c->nmatch_label_keys; i++)
+		if (sx_labels_get(&pod->meta.labels, c->match_label_keys[i], &v))
+			csel_add_eq(s, c->match_label_keys[i], v);
+	for (uint32_t i = 0; i < base->nreqs; i++)
+		s->reqs[s->n++] = base->reqs[i];
+	return 0;
+}
+
+/* ---------- default selector (helper.DefaultSelector) ---------- */
+
+static void merge_map(struct csel *s, const struct sx_labels *m)
+{
+	for (uint32_t i = 0; i < m->n; i++) {
+		uint32_t j;
+		for (j = 0; j < s->n && s->reqs[j].key != m->items[i].key; j++)
+			;
+		if (j < s->n)
+			s->eq[j] = m->items[i].value;
+		else
+			csel_add_eq(s, m->items[i].key, m->items[i].value);
+	}
+}
+
+static const struct sx_generic *find_controller(const struct sx_snapshot *snap,
+						const struct sx_pod *pod,
+						const struct sx_owner_ref *owner, enum sx_kind kind)
+{
+	const char *name = sx_str_get(owner->name);
+	for (uint32_t i = 0; i < snap->ncontrollers; i++) {
+		const struct sx_generic *g = snap->controllers[i];
+		if (g->kind == kind && g->meta.ns == pod->meta.ns && strcmp(g->meta.name, name) == 0)
+			return g;
+	}
+	return NULL;
+}
+
+static enum sx_kind owner_kind(const struct sx_owner_ref *owner)
+{
+	const char *k = sx_str_get(owner->kind);
+	if (strcmp(k, "ReplicationController") == 0)
+		return SX_KIND_REPLICATION_CONTROLLER;
+	if (strcmp(k, "ReplicaSet") == 0)
+		return SX_KIND_REPLICA_SET;
+	if (strcmp(k, "StatefulSet") == 0)
+		return SX_KIND_STATEFUL_SET;
+	return SX_KIND_UNKNOWN;
+}
+
+/* Union of the selectors of the Services selecting the pod, plus its
+ * controlling RC (map merge), ReplicaSet or StatefulSet (requirements
+ * appended). */
+static int default_selector(struct csel *s, const struct sx_pod *pod,
+			    const struct sx_snapshot *snap)
+{
+	const struct sx_owner_ref *owner = sx_pod_controller(pod);
+	const struct sx_generic *ctl = NULL;
+	uint32_t cap = 0;
+
+	memset(s, 0, sizeof(*s));
+	for (uint32_t i = 0; i < snap->nservices; i++)
+		if (snap->services[i]->meta.ns == pod->meta.ns)
+			cap += snap->services[i]->map_selector.n;
+	if (owner && owner_kind(owner) != SX_KIND_UNKNOWN)
+		ctl = find_controller(snap, pod, owner, owner_kind(owner));
+	if (ctl)
+		cap += ctl->map_selector.n + (ctl->selector ? ctl->selector->nreqs : 0);
+	if (csel_reserve(s, cap) < 0)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < snap->nservices; i++) {
+		const struct sx_generic *svc = snap->services[i];
+		if (svc->meta.ns != pod->meta.ns || !svc->has_map_selector)
+			continue;
+		if (sx_map_selector_matches(&svc->map_selector, &pod->meta.labels))
+			merge_map(s, &svc->map_selector);
+	}
+	if (ctl && ctl->kind == SX_KIND_REPLICATION_CONTROLLER)
+		merge_map(s, &ctl->map_selector);
+	else if (ctl && ctl->selector)
+		for (uint32_t i = 0; i < ctl->selector->nreqs; i++)
+			s->reqs[s->n++] = ctl->selector->reqs[i];
+	return 0;
+}
+
+/* ---------- constraint sets ---------- */
+
+static void cset_free(struct cset *cs)
+{
+	for (uint32_t i = 0; i < cs->n; i++)
+		csel_free(&cs->v[i].sel);
+	free(cs->v);
+	cs->v = NULL;
+	cs->n = 0;
+}
+
+static int cset_clone(struct cset *dst, const struct cset *src)
+{
+	dst->n = 0;
+	dst->v = sx_calloc(src->n + 1, sizeof(*dst->v));
+	if (!dst->v)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < src->n; i++) {
+		dst->v[i] = src->v[i];
+		if (csel_clone(&dst->v[i].sel, &src->v[i].sel) < 0)
+			return SX_ENOMEM;
+		dst->n++;
+	}
+	return 0;
+}
+
+static void constraint_init(struct constraint *c, int32_t max_skew, sx_str key,
+			    int32_t min_domains, uint8_t aff, uint8_t taint)
+{
+	c->max_skew = max_skew;
+	c->key = key;
+	c->min_domains = min_domains > 0 ? min_domains : 1;
+	c->honor_affinity = aff != SX_POLICY_IGNORE;
+	c->honor_taints = taint == SX_POLICY_HONOR;
+}
+
+/* The pod's own constraints with whenUnsatisfiable == when. */
+static int pod_constraints(struct cset *cs, const struct sx_pod *pod, uint8_t when)
+{
+	cs->n = 0;
+	cs->v = sx_calloc(pod->nspread + 1, sizeof(*cs->v));
+	if (!cs->v)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < pod->nspread; i++) {
+		const struct sx_spread_constraint *c = &pod->spread[i];
+		if (c->when_unsatisfiable != when)
+			continue;
+		struct constraint *d = &cs->v[cs->n];
+		constraint_init(d, c->max_skew, c->topology_key, c->min_domains,
+				c->node_affinity_policy, c->node_taints_policy);
+		if (csel_from_constraint(&d->sel, c, pod) < 0)
+			return SX_ENOMEM;
+		cs->n++;
+	}
+	return 0;
+}
+
+/* The args' default constraints with whenUnsatisfiable == when, all using
+ * the pod's default selector; none when that selector is empty. */
+static int default_constraints(struct cset *cs, const struct args *a, const struct sx_pod *pod,
+			       const struct sx_snapshot *snap, uint8_t when)
+{
+	struct csel sel;
+	uint32_t n = 0;
+	cs->n = 0;
+	cs->v = NULL;
+	for (uint32_t i = 0; i < a->n; i++)
+		n += a->v[i].when == when;
+	if (n == 0)
+		return 0;
+	if (default_selector(&sel, pod, snap) < 0) {
+		csel_free(&sel);
+		return SX_ENOMEM;
+	}
+	if (sel.n == 0) {
+		csel_free(&sel);
+		return 0;
+	}
+	cs->v = sx_calloc(n, sizeof(*cs->v));
+	for (uint32_t i = 0; cs->v && i < a->n; i++) {
+		const struct dconstraint *d = &a->v[i];
+		if (d->when != when)
+			continue;
+		constraint_init(&cs->v[cs->n], d->max_skew, d->key, d->min_domains, d->aff_policy,
+				d->taint_policy);
+		if (csel_clone(&cs->v[cs->n].sel, &sel) < 0)
+			break;
+		cs->n++;
+	}
+	csel_free(&sel);
+	return cs->v && cs->n == n ? 0 : SX_ENOMEM;
+}
+
+static int constraints_for(struct cset *cs, const struct args *a, const struct sx_pod *pod,
+			   const struct sx_snapshot *snap, uint8_t when)
+{
+	if (pod->nspread > 0)
+		return pod_constraints(cs, pod, when);
+	return default_constraints(cs, a, pod, snap, when);
+}
+
+static bool node_has_all_keys(const struct sx_node *node, const struct cset *cs)
+{
+	sx_str v;
+	for (uint32_t i = 0; i < cs->n; i++)
+		if (!sx_labels_get(&node->meta.labels, cs->v[i].key, &v))
+			return false;
+	return true;
+}
+
+/* Node inclusion policies of each constraint, evaluated once per node. */
+struct inclusion {
+	bool affinity_ok;
+	bool taints_ok;
+};
+
+static struct inclusion node_inclusion(const struct cset *cs, const struct sx_pod *pod,
+				       const struct sx_node *node)
+{
+	struct inclusion in = { true, true };
+	bool need_aff = false, need_taints = false;
+	for (uint32_t i = 0; i < cs->n; i++) {
+		need_aff |= cs->v[i].honor_affinity;
+		need_taints |= cs->v[i].honor_taints;
+	}
+	if (need_aff)
+		in.affinity_ok = sx_pod_matches_node_selector_and_affinity(pod, node);
+	if (need_taints)
+		in.taints_ok = !sx_find_untolerated_taint(
+			node->taints, node->ntaints, pod->tolerations, pod->ntolerations,
+			(1u << SX_EFFECT_NO_SCHEDULE) | (1u << SX_EFFECT_NO_EXECUTE));
+	return in;
+}
+
+static bool included(const struct constraint *c, const struct inclusion *in)
+{
+	return (!c->honor_affinity || in->affinity_ok) && (!c->honor_taints || in->taints_ok);
+}
+
+/* ---------- state ---------- */
+
+static void filter_state_free(struct filter_state *f)
+{
+	if (!f)
+		return;
+	for (uint32_t i = 0; f->counts && i < f->cs.n; i++)
+		tmap_free(&f->counts[i]);
+	free(f->counts);
+	free(f->paths);
+	cset_free(&f->cs);
+	free(f);
+}
+
+static void score_state_free(struct score_state *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; s->counts && i < s->cs.n; i++)
+		tmap_free(&s->counts[i]);
+	free(s->counts);
+	free(s->weights);
+	tmap_free(&s->ignored);
+	cset_free(&s->cs);
+	free(s);
+}
+
+static void pts_state_free(void *p)
+{
+	struct state *st = p;
+	if (!st)
+		return;
+	filter_state_free(st->f);
+	score_state_free(st->s);
+	free(st);
+}
+
+static struct filter_state *filter_state_clone(const struct filter_state *f)
+{
+	struct filter_state *c = sx_calloc(1, sizeof(*c));
+	uint32_t n = f->cs.n;
+	if (!c)
+		return NULL;
+	c->counts = sx_calloc(n + 1, sizeof(*c->counts));
+	c->paths = sx_calloc(n + 1, sizeof(*c->paths));
+	if (cset_clone(&c->cs, &f->cs) < 0 || !c->counts || !c->paths)
+		goto out_free;
+	memcpy(c->paths, f->paths, sizeof(*c->paths) * n);
+	for (uint32_t i = 0; i < n; i++)
+		if (tmap_clone(&c->counts[i], &f->counts[i]) < 0)
+			goto out_free;
+	return c;
+out_free:
+	filter_state_free(c);
+	return NULL;
+}
+
+static struct score_state *score_state_clone(const struct score_state *s)
+{
+	struct score_state *c = sx_calloc(1, sizeof(*c));
+	uint32_t n = s->cs.n;
+	if (!c)
+		return NULL;
+	c->counts = sx_calloc(n + 1, sizeof(*c->counts));
+	c->weights = sx_calloc(n + 1, sizeof(*c->weights));
+	if (cset_clone(&c->cs, &s->cs) < 0 || !c->counts || !c->weights ||
+	    tmap_clone(&c->ignored, &s->ignored) < 0)
+		goto out_free;
+	memcpy(c->weights, s->weights, sizeof(*c->weights) * n);
+	for (uint32_t i = 0; i < n; i++)
+		if (tmap_clone(&c->counts[i], &s->counts[i]) < 0)
+			goto out_free;
+	return c;
+out_free:
+	score_state_free(c);
+	return NULL;
+}
+
+static void *pts_state_clone(const void *p)
+{
+	const struct state *st = p;
+	struct state *c = sx_calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	if ((st->f && !(c->f = filter_state_clone(st->f))) ||
+	    (st->s && !(c->s = score_state_clone(st->s)))) {
+		pts_state_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static struct state *slot(struct sx_cycle_state *cs)
+{
+	if (!cs->slots[SX_SLOT_pod_topology_spread])
+		cs->slots[SX_SLOT_pod_topology_spread] = sx_calloc(1, sizeof(struct state));
+	return cs->slots[SX_SLOT_pod_topology_spread];
+}
+
+static const struct state *slot_const(const struct sx_cycle_state *cs)
+{
+	return cs->slots[SX_SLOT_pod_topology_spread];
+}
+
+/* ---------- PreFilter ---------- */
+
+/* criticalPaths.update: keeps the two domains with the fewest pods. */
+static void paths_update(struct cpath p[2], sx_str value, int64_t num)
+{
+	int i = value == p[0].value ? 0 : value == p[1].value ? 1 : -1;
+	if (i >= 0) {
+		p[i].num = num;
+		if (p[0].num > p[1].num) {
+			struct cpath t = p[0];
+			p[0] = p[1];
+			p[1] = t;
+		}
+	} else if (num < p[0].num) {
+		p[1] = p[0];
+		p[0].value = value;
+		p[0].num = num;
+	} else if (num < p[1].num) {
+		p[1].value = value;
+		p[1].num = num;
+	}
+}
+
+static int count_node(struct filter_state *f, const struct sx_pod *pod,
+		      const struct sx_node_info *ni)
+{
+	const struct sx_node *node = ni->node;
+	sx_str v;
+	if (!node || !node_has_all_keys(node, &f->cs))
+		return 0;
+	struct inclusion in = node_inclusion(&f->cs, pod, node);
+	for (uint32_t i = 0; i < f->cs.n; i++) {
+		const struct constraint *c = &f->cs.v[i];
+		if (!included(c, &in))
+			continue;
+		sx_labels_get(&node->meta.labels, c->key, &v);
+		if (tmap_add(&f->counts[i], v, count_matching(ni, &c->sel, pod->meta.ns)) < 0)
+			return SX_ENOMEM;
+	}
+	return 0;
+}
+
+static int build_filter_state(struct filter_state *f, const struct sx_pod *pod,
+			      const struct sx_snapshot *snap)
+{
+	uint32_t n = f->cs.n;
+	f->counts = sx_calloc(n + 1, sizeof(*f->counts));
+	f->paths = sx_calloc(n + 1, sizeof(*f->paths));
+	if (!f->counts || !f->paths)
+		return SX_ENOMEM;
+	for (uint32_t k = 0; k < snap->nnodes; k++)
+		if (count_node(f, pod, snap->nodes[k]) < 0)
+			return SX_ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		struct cpath *p = f->paths[i];
+		const struct tmap *m = &f->counts[i];
+		p[0] = p[1] = (struct cpath){ SX_STR_EMPTY, INT32_MAX };
+		for (uint32_t j = 0; j < m->cap; j++)
+			if (m->used[j])
+				paths_update(p, (sx_str)m->keys[j], m->vals[j]);
+	}
+	return 0;
+}
+
+static struct sx_status *pts_pre_filter(void *self, struct sx_cycle_state *cs,
+					const struct sx_pod *pod, struct sx_node_set **result)
+{
+	struct state *st = slot(cs);
+	struct filter_state *f = sx_calloc(1, sizeof(*f));
+	if (!st || !f || constraints_for(&f->cs, self, pod, cs->snap, SX_DO_NOT_SCHEDULE) < 0)
+		goto out_nomem;
+	filter_state_free(st->f);
+	st->f = NULL;
+	if (f->cs.n == 0) {
+		filter_state_free(f);
+		return sx_status_new(SX_SKIP, NULL);
+	}
+	if (build_filter_state(f, pod, cs->snap) < 0)
+		goto out_nomem;
+	st->f = f;
+	return NULL;
+out_nomem:
+	filter_state_free(f);
+	return sx_status_new(SX_ERROR, "out of memory");
+}
+
+/* preFilterState.updateWithPod: ±1 for each constraint matching p on ni. */
+static struct sx_status *update_with_pod(struct sx_cycle_state *cs, const struct sx_pod *pod,
+					 const struct sx_pod *p, const struct sx_node_info *ni,
+					 int64_t delta)
+{
+	struct state *st = cs->slots[SX_SLOT_pod_topology_spread];
+	struct filter_state *f = st ? st->f : NULL;
+	const struct sx_node *node = ni->node;
+	sx_str v;
+	if (!f)
+		return sx_status_new(SX_ERROR, "error reading \"PreFilterPodTopologySpread\" from cycleState: not found");
+	if (p->meta.ns != pod->meta.ns || !node || !node_has_all_keys(node, &f->cs))
+		return NULL;
+	struct inclusion in = node_inclusion(&f->cs, pod, node);
+	for (uint32_t i = 0; i < f->cs.n; i++) {
+		const struct constraint *c = &f->cs.v[i];
+		if (!included(c, &in) || !csel_matches(&c->sel, &p->meta.labels))
+			continue;
+		sx_labels_get(&node->meta.labels, c->key, &v);
+		if (tmap_add(&f->counts[i], v, delta) < 0)
+			return sx_status_new(SX_ERROR, "out of memory");
+		paths_update(f->paths[i], v, tmap_get(&f->counts[i], v));
+	}
+	return NULL;
+}
+
+static struct sx_status *pts_add_pod(void *self, struct sx_cycle_state *cs, const struct sx_pod *pod,
+				     const struct sx_pod *added, const struct sx_node_info *ni)
+{
+	return update_with_pod(cs, pod, added, ni, 1);
+}
+
+static struct sx_status *pts_remove_pod(void *self, struct sx_cycle_state *cs,
+					const struct sx_pod *pod, const struct sx_pod *removed,
+					const struct sx_node_info *ni)
+{
+	return update_with_pod(cs, pod, removed, ni, -1);
+}
+
+/* ---------- Filter ---------- */
+
+static struct sx_status *pts_filter(void *self, const struct sx_cycle_state *cs,
+				    const struct sx_pod *pod, const struct sx_node_info *ni)
+{
+	const struct state *st = slot_const(cs);
+	const struct filter_state *f = st ? st->f : NULL;
+	sx_str v;
+	if (!ni->node)
+		return sx_status_new(SX_ERROR, "node not found");
+	if (!f)
+		return sx_status_new(SX_ERROR, "error reading \"PreFilterPodTopologySpread\" from cycleState: not found");
+	for (uint32_t i = 0; i < f->cs.n; i++) {
+		const struct constraint *c = &f->cs.v[i];
+		if (!sx_labels_get(&ni->node->meta.labels, c->key, &v))
+			return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_MISSING_LABEL);
+		/* Fewer eligible domains than minDomains: the global minimum is 0. */
+		int64_t min = f->paths[i][0].num;
+		if (f->counts[i].n < (uint32_t)c->min_domains)
+			min = 0;
+		int64_t self_match = csel_matches(&c->sel, &pod->meta.labels) ? 1 : 0;
+		int64_t skew = tmap_get(&f->counts[i], v) + self_match - min;
+		if (skew > c->max_skew)
+			return sx_status_new(SX_UNSCHEDULABLE, REASON_NOT_MATCH);
+	}
+	return NULL;
+}
+
+/* ---------- PreScore / Score ---------- */
+
+/* Domains of the feasible nodes, ignored nodes and per-constraint weights
+ * (initPreScoreState). */
+static int init_score_state(struct score_state *s, struct sx_node_info *const *nodes, uint32_t n,
+			    bool require_all)
+{
+	uint32_t nc = s->cs.n, nignored = 0;
+	sx_str v;
+	s->counts = sx_calloc(nc + 1, sizeof(*s->counts));
+	s->weights = sx_calloc(nc + 1, sizeof(*s->weights));
+	if (!s->counts || !s->weights)
+		return SX_ENOMEM;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct sx_node *node = nodes[k]->node;
+		if (!node)
+			continue;
+		if (require_all && !node_has_all_keys(node, &s->cs)) {
+			if (tmap_add(&s->ignored, nodes[k]->name, 1) < 0)
+				return SX_ENOMEM;
+			nignored++;
+			continue;
+		}
+		for (uint32_t i = 0; i < nc; i++) {
+			if (s->cs.v[i].key == SX_S_HOSTNAME)
+				continue;
+			if (!sx_labels_get(&node->meta.labels, s->cs.v[i].key, &v))
+				v = SX_STR_EMPTY;
+			if (tmap_add(&s->counts[i], v, 0) < 0)
+				return SX_ENOMEM;
+		}
+	}
+	for (uint32_t i = 0; i < nc; i++) {
+		uint32_t size = s->cs.v[i].key == SX_S_HOSTNAME ? n - nignored : s->counts[i].n;
+		s->weights[i] = log((double)size + 2);
+	}
+	return 0;
+}
+
+/* Adds the matching pods of every snapshot node to the domains counted. */
+static void count_domains(struct score_state *s, const struct sx_pod *pod,
+			  const struct sx_snapshot *snap, bool require_all)
+{
+	sx_str v;
+	for (uint32_t k = 0; k < snap->nnodes; k++) {
+		const struct sx_node_info *ni = snap->nodes[k];
+		if (!ni->node || (require_all && !node_has_all_keys(ni->node, &s->cs)))
+			continue;
+		struct inclusion in = node_inclusion(&s->cs, pod, ni->node);
+		for (uint32_t i = 0; i < s->cs.n; i++) {
+			const struct constraint *c = &s->cs.v[i];
+			if (!included(c, &in))
+				continue;
+			if (!sx_labels_get(&ni->node->meta.labels, c->key, &v))
+				v = SX_STR_EMPTY;
+			int64_t slot_i = tmap_find(&s->counts[i], v);
+			if (slot_i >= 0)
+				s->counts[i].vals[slot_i] +=
+					count_matching(ni, &c->sel, pod->meta.ns);
+		}
+	}
+}
+
+static struct sx_status *pts_pre_score(void *self, struct sx_cycle_state *cs,
+				       const struct sx_pod *pod, struct sx_node_info *const *nodes,
+				       uint32_t n)
+{
+	const struct args *a = self;
+	bool require_all = pod->nspread > 0 || !a->system_defaulted;
+	struct state *st;
+	struct score_state *s;
+
+	if (cs->snap->nnodes == 0)
+		return sx_status_new(SX_SKIP, NULL);
+	st = slot(cs);
+	s = sx_calloc(1, sizeof(*s));
+	if (!st || !s || constraints_for(&s->cs, a, pod, cs->snap, SX_SCHEDULE_ANYWAY) < 0)
+		goto out_nomem;
+	score_state_free(st->s);
+	st->s = NULL;
+	if (s->cs.n == 0) {
+		score_state_free(s);
+		return sx_status_new(SX_SKIP, NULL);
+	}
+	if (init_score_state(s, nodes, n, require_all) < 0)
+		goto out_nomem;
+	count_domains(s, pod, cs->snap, require_all);
+	st->s = s;
+	return NULL;
+out_nomem:
+	score_state_free(s);
+	return sx_status_new(SX_ERROR, "out of memory");
+}
+
+static struct sx_status *pts_score(void *self, const struct sx_cycle_state *cs,
+				   const struct sx_pod *pod, const struct sx_node_info *ni,
+				   int64_t *score)
+{
+	const struct state *st = slot_const(cs);
+	const struct score_state *s = st ? st->s : NULL;
+	double total = 0;
+	sx_str v;
+	*score = 0;
+	if (!s)
+		return sx_status_new(SX_ERROR, "error reading \"PreScorePodTopologySpread\" from cycleState: not found");
+	if (!ni->node || tmap_has(&s->ignored, ni->name))
+		return NULL;
+	for (uint32_t i = 0; i < s->cs.n; i++) {
+		const struct constraint *c = &s->cs.v[i];
+		if (!sx_labels_get(&ni->node->meta.labels, c->key, &v))
+			continue;
+		int64_t cnt = c->key == SX_S_HOSTNAME ? count_matching(ni, &c->sel, pod->meta.ns)
+						      : tmap_get(&s->counts[i], v);
+		total += (double)cnt * s->weights[i] + (double)(c->max_skew - 1);
+	}
+	*score = (int64_t)round(total);
+	return NULL;
+}
+
+/* Fewer matching pods score higher; ignored nodes score 0. */
+static struct sx_status *pts_normalize(void *self, const struct sx_cycle_state *cs,
+				       const struct sx_pod *pod, struct sx_node_score *scores,
+				       uint32_t n)
+{
+	const struct state *st = slot_const(cs);
+	const struct score_state *s = st ? st->s : NULL;
+	int64_t lo = INT64_MAX, hi = 0;
+	if (!s)
+		return NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		if (tmap_has(&s->ignored, scores[i].node))
+			continue;
+		if (scores[i].score < lo)
+			lo = scores[i].score;
+		if (scores[i].score > hi)
+			hi = scores[i].score;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (tmap_has(&s->ignored, scores[i].node))
+			scores[i].score = 0;
+		else if (hi == 0)
+			scores[i].score = SX_MAX_NODE_SCORE;
+		else
+			scores[i].score = SX_MAX_NODE_SCORE * (hi + lo - scores[i].score) / hi;
+	}
+	return NULL;
+}
+
+/* ---------- args parsing and validation ---------- */
+
+struct errs {
+	unsigned n;
+	char buf[512];
+};
+
+static void err_add(struct errs *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void err_add(struct errs *e, const char *fmt, ...)
+{
+	size_t len = strlen(e->buf);
+	va_list ap;
+	if (e->n++ && len + 2 < sizeof(e->buf)) {
+		strcat(e->buf, ", ");
+		len += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(e->buf + len, sizeof(e->buf) - len, fmt, ap);
+	va_end(ap);
+}
+
+/* metav1validation.ValidateLabelName's name part (and the prefix as a DNS
+ * subdomain): true when valid. */
+static bool valid_name_part(const char *s, size_t len)
+{
+	if (len == 0 || len > 63)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && ((i == 0 || i == len - 1) || (c != '-' && c != '_' && c != '.')))
+			return false;
+	}
+	return true;
+}
+
+static bool valid_prefix(const char *s, size_t len)
+{
+	if (len == 0 || len > 253)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+		if (!alnum && ((i == 0 || i == len - 1) || (c != '-' && c != '.')))
+			return false;
+	}
+	return true;
+}
+
+static void validate_key(struct errs *e, int idx, const char *key)
+{
+	const char *slash = strchr(key, '/');
+	const char *name = slash ? slash + 1 : key;
+	if (!*key) {
+		err_add(e, "defaultConstraints[%d].topologyKey: Required value: can not be empty", idx);
+		return;
+	}
+	if ((slash && (!valid_prefix(key, (size_t)(slash - key)) || strchr(name, '/'))) ||
+	    !valid_name_part(name, strlen(name)))
+		err_add(e, "defaultConstraints[%d].topologyKey: Invalid value: \"%s\": not a valid label name",
+			idx, key);
+}
+
+static int parse_policy(const cJSON *j, uint8_t *out)
+{
+	if (!j || cJSON_IsNull(j))
+		return 0;
+	if (cJSON_IsString(j) && strcmp(j->valuestring, "Honor") == 0)
+		*out = SX_POLICY_HONOR;
+	else if (cJSON_IsString(j) && strcmp(j->valuestring, "Ignore") == 0)
+		*out = SX_POLICY_IGNORE;
+	else
+		return SX_EINVAL;
+	return 0;
+}
+
+/* One defaultConstraints entry; type errors and validation go to e. */
+static void parse_constraint(struct errs *e, const cJSON *j, int idx, struct dconstraint *d,
+			     const struct dconstraint *prev)
+{
+	const cJSON *skew = cJSON_GetObjectItemCaseSensitive(j, "maxSkew");
+	const cJSON *key = cJSON_GetObjectItemCaseSensitive(j, "topologyKey");
+	const cJSON *when = cJSON_GetObjectItemCaseSensitive(j, "whenUnsatisfiable");
+	const cJSON *sel = cJSON_GetObjectItemCaseSensitive(j, "labelSelector");
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(j, "minDomains");
+	const char *ks = cJSON_IsString(key) ? key->valuestring : "";
+	const char *ws = cJSON_IsString(when) ? when->valuestring : "";
+
+	d->max_skew = cJSON_IsNumber(skew) ? (int32_t)skew->valuedouble : 0;
+	if (d->max_skew <= 0)
+		err_add(e, "defaultConstraints[%d].maxSkew: Invalid value: %d: not in valid range (0, inf)",
+			idx, d->max_skew);
+	validate_key(e, idx, ks);
+	d->key = sx_intern(ks);
+	if (!*ws)
+		err_add(e, "defaultConstraints[%d].whenUnsatisfiable: Required value: can not be empty", idx);
+	else if (strcmp(ws, "DoNotSchedule") == 0)
+		d->when = SX_DO_NOT_SCHEDULE;
+	else if (strcmp(ws, "ScheduleAnyway") == 0)
+		d->when = SX_SCHEDULE_ANYWAY;
+	else
+		err_add(e, "defaultConstraints[%d].whenUnsatisfiable: Unsupported value: \"%s\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\"",
+			idx, ws);
+	if (sel && !cJSON_IsNull(sel))
+		err_add(e, "defaultConstraints[%d].labelSelector: Forbidden: constraint must not define a selector, as they deduced for each pod",
+			idx);
+	d->min_domains = cJSON_IsNumber(md) ? (int32_t)md->valuedouble : 0;
+	if (parse_policy(cJSON_GetObjectItemCaseSensitive(j, "nodeAffinityPolicy"), &d->aff_policy) < 0 ||
+	    parse_policy(cJSON_GetObjectItemCaseSensitive(j, "nodeTaintsPolicy"), &d->taint_policy) < 0)
+		err_add(e, "defaultConstraints[%d]: Unsupported node inclusion policy", idx);
+	for (int i = 0; *ws && i < idx; i++)
+		if (prev[i].key == d->key && prev[i].when == d->when) {
+			err_add(e, "defaultConstraints[%d]: Duplicate value: \"{%s, %s}\"", idx, ks, ws);
+			break;
+		}
+}
+
+static const struct dconstraint system_defaults[] = {
+	{ .max_skew = 3, .when = SX_SCHEDULE_ANYWAY }, /* kubernetes.io/hostname */
+	{ .max_skew = 5, .when = SX_SCHEDULE_ANYWAY }, /* topology.kubernetes.io/zone */
+};
+
+static void *pts_init(const cJSON *json, struct sx_error *err)
+{
+	struct args *a = sx_calloc(1, sizeof(*a));
+	struct errs e = { 0, "" };
+	const cJSON *type = json ? cJSON_GetObjectItemCaseSensitive(json, "defaultingType") : NULL;
+	const cJSON *list = json ? cJSON_GetObjectItemCaseSensitive(json, "defaultConstraints") : NULL;
+	const char *ts = cJSON_IsString(type) ? type->valuestring : "System";
+	int nlist = cJSON_IsArray(list) ? cJSON_GetArraySize(list) : 0;
+
+	if (!a) {
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (list && !cJSON_IsNull(list) && !cJSON_IsArray(list))
+		err_add(&e, "defaultConstraints: Invalid value: must be a list");
+	if (strcmp(ts, "System") != 0 && strcmp(ts, "List") != 0)
+		err_add(&e, "defaultingType: Unsupported value: \"%s\": supported values: \"System\", \"List\"", ts);
+	else if (strcmp(ts, "System") == 0 && nlist > 0)
+		err_add(&e, "defaultingType: Invalid value: \"System\": when .defaultConstraints are not empty");
+	a->v = sx_calloc((size_t)nlist + 2, sizeof(*a->v));
+	if (!a->v) {
+		free(a);
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
+	for (int i = 0; i < nlist && i < 64; i++)
+		parse_constraint(&e, cJSON_GetArrayItem(list, i), i, &a->v[a->n++], a->v);
+	if (e.n) {
+		sx_error_set(err, SX_EINVAL, e.n > 1 ? "[%s]" : "%s", e.buf);
+		free(a->v);
+		free(a);
+		return NULL;
+	}
+	if (strcmp(ts, "System") == 0) {
+		a->system_defaulted = true;
+		a->n = 2;
+		a->v[0] = system_defaults[0];
+		a->v[0].key = SX_S_HOSTNAME;
+		a->v[1] = system_defaults[1];
+		a->v[1].key = SX_S_ZONE;
+	}
+	return a;
+}
+
+static void pts_destroy(void *self)
+{
+	struct args *a = self;
+	if (!a)
+		return;
+	free(a->v);
+	free(a);
+}
+
+const struct sx_plugin sx_plugin_pod_topology_spread = {
+	.name = "PodTopologySpread",
+	.init = pts_init,
+	.destroy = pts_destroy,
+	.state_clone = pts_state_clone,
+	.state_free = pts_state_free,
+	.pre_filter = pts_pre_filter,
+	.add_pod = pts_add_pod,
+	.remove_pod = pts_remove_pod,
+	.filter = pts_filter,
+	.pre_score = pts_pre_score,
+	.score = pts_score,
+	.normalize_score = pts_normalize,
+};
