@@ -39,6 +39,49 @@ static bool parse_int64(sx_str s)
 	return errno == 0 && *end == '\0';
 }
 
+/* Kubernetes label value: empty, or at most 63 chars of [A-Za-z0-9-_.]
+ * starting and ending alphanumeric. */
+static bool alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static bool valid_name_part(const char *s, size_t n, size_t max)
+{
+	if (n == 0 || n > max || !alnum(s[0]) || !alnum(s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return false;
+	return true;
+}
+
+static bool valid_label_value(sx_str v)
+{
+	size_t n = sx_str_len(v);
+
+	return n == 0 || valid_name_part(sx_str_get(v), n, 63);
+}
+
+/* Qualified name: [prefix/]name, prefix a DNS subdomain (lower case). */
+static bool valid_label_key(sx_str k)
+{
+	const char *s = sx_str_get(k), *slash = strchr(s, '/');
+	size_t n = sx_str_len(k);
+
+	if (!slash)
+		return valid_name_part(s, n, 63);
+	size_t plen = (size_t)(slash - s);
+	if (plen == 0 || plen > 253)
+		return false;
+	for (size_t i = 0; i < plen; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'))
+			return false;
+	}
+	return valid_name_part(slash + 1, n - plen - 1, 63);
+}
+
 /* Why a requirement cannot be parsed into a selector, or NULL when fine;
  * *field names the offending member. */
 static const char *requirement_error(const struct sx_requirement *r, bool field,
@@ -49,6 +92,18 @@ static const char *requirement_error(const struct sx_requirement *r, bool field,
 		*what = "key";
 		return "Invalid value: not a supported field selector key";
 	}
+	if (!field && !valid_label_key(r->key)) {
+		*what = "key";
+		return "Invalid value: name part must consist of alphanumeric characters, '-', '_' "
+		       "or '.', and must start and end with an alphanumeric character";
+	}
+	for (uint32_t i = 0; !field && r->op != SX_OP_GT && r->op != SX_OP_LT && i < r->nvalues; i++)
+		if (!valid_label_value(r->values[i])) {
+			*what = "values";
+			return "Invalid value: a valid label must be an empty string or consist of "
+			       "alphanumeric characters, '-', '_' or '.', and must start and end "
+			       "with an alphanumeric character";
+		}
 	switch (r->op) {
 	case SX_OP_IN:
 	case SX_OP_NOT_IN:
@@ -316,6 +371,26 @@ static struct sx_status *pre_filter_node_affinity(void *p, struct sx_cycle_state
 	return NULL;
 }
 
+/* Upstream GetRequiredNodeAffinity(pod).Match: nodeSelector, then the
+ * required terms ORed, where a term that fails to parse never matches
+ * (parse errors are ignored for backwards compatibility). */
+static bool pod_matches(const struct sx_pod *pod, const struct sx_node *node)
+{
+	const struct sx_node_selector *req = pod_required(pod);
+	struct sx_error err;
+
+	if (!sx_map_selector_matches(&pod->node_selector, &node->meta.labels))
+		return false;
+	if (!req)
+		return true;
+	for (uint32_t i = 0; i < req->nterms; i++) {
+		const struct sx_node_selector_term *t = &req->terms[i];
+		if (!term_empty(t) && term_valid(t, &err) && sx_node_selector_term_matches(t, node))
+			return true;
+	}
+	return false;
+}
+
 static struct sx_status *filter_node_affinity(void *p, const struct sx_cycle_state *cs,
 					      const struct sx_pod *pod,
 					      const struct sx_node_info *ni)
@@ -327,7 +402,7 @@ static struct sx_status *filter_node_affinity(void *p, const struct sx_cycle_sta
 	if (self && self->added && self->added->required &&
 	    !sx_node_selector_matches(self->added->required, ni->node))
 		return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_ENFORCED);
-	if (!sx_pod_matches_node_selector_and_affinity(pod, ni->node))
+	if (!pod_matches(pod, ni->node))
 		return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_POD);
 	return NULL;
 }
