@@ -1,0 +1,765 @@
+#!/usr/bin/env python3
+"""A protocol-faithful fake Kubernetes API server for schedext's tests.
+
+Standard library only. Serves, for every kind schedext watches plus events
+and leases (reference kube-api.md §2-3, §6-7):
+
+* LIST with limit/continue (pages of one snapshot at the list RV; tokens
+  expire on compaction with 410) and the list resourceVersion;
+* WATCH (?watch=1) over HTTP/1.1 chunked encoding: events after the given
+  RV, 410 "too old resource version" as an ERROR event when the RV fell out
+  of the history window, BOOKMARKs, timeoutSeconds, field selectors with
+  selector-transition semantics (an object leaving the selector is DELETED);
+* writes: pods/binding (with the real server's conflicts), pods/status PATCH
+  (strategic merge of conditions by type, merge patch), DELETE with
+  preconditions, core/v1 events, generic create/get/update/delete (leases
+  with resourceVersion conflicts).
+
+Tests drive it through /_control/* (never subject to auth or faults):
+
+  POST /_control/objects   {"ops":[{"op":"create|update|upsert|delete","object":{...}}]}
+  GET  /_control/state     {"resourceVersion":"N","objects":{"pods":[...],...}}
+  POST /_control/faults    set fault knobs (see FAULT_DEFAULTS); GET reads them
+  GET  /_control/records   bindings, events, patches, deletes, requests count
+  POST /_control/compact   drop the watch history (old RVs now get 410)
+  POST /_control/token     {"token":"new"}: the old token now gets 401
+  POST /_control/drop      abruptly close every open watch
+
+Usage: fakeapi.py [--port 0] [--token T] [--tls-cert F --tls-key F
+       [--client-ca F]] [--history N] [--bookmark-interval S] [--seed N]
+Prints "listening on <port>" once ready.
+"""
+import argparse
+import base64
+import copy
+import json
+import random
+import socket
+import ssl
+import sys
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit, unquote
+
+# resource -> (api prefix, kind, namespaced)
+RESOURCES = {
+    "nodes": ("/api/v1", "Node", False),
+    "pods": ("/api/v1", "Pod", True),
+    "namespaces": ("/api/v1", "Namespace", False),
+    "services": ("/api/v1", "Service", True),
+    "replicationcontrollers": ("/api/v1", "ReplicationController", True),
+    "persistentvolumes": ("/api/v1", "PersistentVolume", False),
+    "persistentvolumeclaims": ("/api/v1", "PersistentVolumeClaim", True),
+    "events": ("/api/v1", "Event", True),
+    "replicasets": ("/apis/apps/v1", "ReplicaSet", True),
+    "statefulsets": ("/apis/apps/v1", "StatefulSet", True),
+    "poddisruptionbudgets": ("/apis/policy/v1", "PodDisruptionBudget", True),
+    "storageclasses": ("/apis/storage.k8s.io/v1", "StorageClass", False),
+    "csinodes": ("/apis/storage.k8s.io/v1", "CSINode", False),
+    "leases": ("/apis/coordination.k8s.io/v1", "Lease", True),
+}
+KIND_TO_RESOURCE = {v[1]: k for k, v in RESOURCES.items()}
+GROUP_OF = {"/api/v1": "", "/apis/apps/v1": "apps", "/apis/policy/v1": "policy",
+            "/apis/storage.k8s.io/v1": "storage.k8s.io",
+            "/apis/coordination.k8s.io/v1": "coordination.k8s.io"}
+
+FAULT_DEFAULTS = {
+    "split_chunks": False,        # cut watch output into random small chunks
+    "disconnect_prob": 0.0,       # per event: write part of it, then drop the connection
+    "watch_410_start": 0,         # next N watches answer HTTP 410
+    "watch_410_event": 0,         # next N watches send an ERROR 410 event, then close
+    "error_event_prob": 0.0,      # per event: send an ERROR 410 instead and close
+    "slow_ms": 0,                 # pause between watch writes
+    "status_429": 0,              # next N API requests: 429 with Retry-After
+    "status_500": 0,              # next N API requests: 500
+    "retry_after": 1,             # seconds in Retry-After
+    "fail_prob_429": 0.0,         # probability an API request gets 429
+    "fail_prob_500": 0.0,         # probability an API request gets 500
+    "unserved": [],               # resources answering 404
+    "forbidden": [],              # resources answering 403
+    "list_page_max": 0,           # cap page size (0: honour limit)
+}
+
+
+def status_body(code, reason, message, details=None):
+    s = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+         "message": message, "reason": reason, "code": code}
+    if details:
+        s["details"] = details
+    if code < 300:
+        s = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+             "code": code}
+    return s
+
+
+def now_rfc3339():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def match_field_selector(obj, sel):
+    """Only the forms schedext and tests use: a=b, a==b, a!=b, comma AND."""
+    if not sel:
+        return True
+    for req in sel.split(","):
+        if "!=" in req:
+            k, v = req.split("!=", 1)
+            neg = True
+        else:
+            k, v = req.replace("==", "=").split("=", 1)
+            neg = False
+        cur = obj
+        for part in k.split("."):
+            cur = cur.get(part) if isinstance(cur, dict) else None
+        cur = "" if cur is None else str(cur)
+        if (cur == v) == neg:
+            return False
+    return True
+
+
+class ApiError(Exception):
+    def __init__(self, code, reason, message, headers=None):
+        super().__init__(message)
+        self.code, self.reason, self.message = code, reason, message
+        self.headers = headers or {}
+
+
+class Store:
+    """All objects, the global resourceVersion and the watch history."""
+
+    def __init__(self, history, bookmark_interval):
+        self.lock = threading.Condition()
+        self.rv = 1000
+        self.objects = {r: {} for r in RESOURCES}
+        self.history = []            # (rv, resource, type, old, new)
+        self.history_max = history
+        self.compacted_rv = self.rv  # events with rv <= this are gone
+        self.snapshots = {}          # continue token id -> (rv, items)
+        self.bookmark_interval = bookmark_interval
+        self.faults = copy.deepcopy(FAULT_DEFAULTS)
+        self.records = {"bindings": [], "events": [], "patches": [], "deletes": [],
+                        "requests": 0, "watches": 0, "lists": 0}
+        self.token = None
+        self.watch_conns = set()
+        self.rand = random.Random(0)
+
+    # ----- mutations (lock held by caller) -----
+    def _next_rv(self):
+        self.rv += 1
+        return str(self.rv)
+
+    def _emit(self, resource, etype, old, new):
+        self.history.append((self.rv, resource, etype, old, new))
+        while len(self.history) > self.history_max:
+            self.compacted_rv = self.history.pop(0)[0]
+        self.lock.notify_all()
+
+    def key_of(self, resource, obj):
+        md = obj.get("metadata") or {}
+        ns = md.get("namespace", "") if RESOURCES[resource][2] else ""
+        return (ns or "", md.get("name", ""))
+
+    def create(self, resource, obj):
+        prefix, kind, namespaced = RESOURCES[resource]
+        obj = copy.deepcopy(obj)
+        md = obj.setdefault("metadata", {})
+        if not md.get("name"):
+            if md.get("generateName"):
+                md["name"] = md["generateName"] + uuid.uuid4().hex[:5]
+            else:
+                raise ApiError(422, "Invalid", "metadata.name: Required value: name or generateName is required")
+        if namespaced:
+            md.setdefault("namespace", "default")
+        else:
+            md.pop("namespace", None)
+        key = self.key_of(resource, obj)
+        if key in self.objects[resource]:
+            raise ApiError(409, "AlreadyExists", '%s%s "%s" already exists' % (
+                resource, "." + GROUP_OF[prefix] if GROUP_OF[prefix] else "", key[1]))
+        obj["kind"] = kind
+        obj["apiVersion"] = (GROUP_OF[prefix] + "/" if GROUP_OF[prefix] else "") + prefix.rsplit("/", 1)[1]
+        md["uid"] = md.get("uid") or str(uuid.uuid4())
+        md.setdefault("creationTimestamp", now_rfc3339())
+        md["resourceVersion"] = self._next_rv()
+        self.objects[resource][key] = obj
+        self._emit(resource, "ADDED", None, obj)
+        return obj
+
+    def update(self, resource, obj, check_rv=True):
+        key = self.key_of(resource, obj)
+        old = self.objects[resource].get(key)
+        if old is None:
+            raise ApiError(404, "NotFound", '%s "%s" not found' % (resource, key[1]))
+        want = (obj.get("metadata") or {}).get("resourceVersion")
+        if check_rv and want and want != old["metadata"]["resourceVersion"]:
+            raise ApiError(409, "Conflict", 'Operation cannot be fulfilled on %s "%s": the object has been modified; please apply your changes to the latest version and try again' % (self.qualified(resource), key[1]))
+        new = copy.deepcopy(obj)
+        new["kind"], new["apiVersion"] = old["kind"], old["apiVersion"]
+        md = new.setdefault("metadata", {})
+        md["uid"] = old["metadata"]["uid"]
+        md["creationTimestamp"] = old["metadata"].get("creationTimestamp")
+        if RESOURCES[resource][2]:
+            md["namespace"] = key[0]
+        md["resourceVersion"] = self._next_rv()
+        self.objects[resource][key] = new
+        self._emit(resource, "MODIFIED", old, new)
+        return new
+
+    def delete(self, resource, key, uid=None):
+        old = self.objects[resource].get(key)
+        if old is None:
+            raise ApiError(404, "NotFound", '%s "%s" not found' % (resource, key[1]))
+        if uid and uid != old["metadata"]["uid"]:
+            raise ApiError(409, "Conflict", "Precondition failed: UID in precondition: %s, UID in object meta: %s" % (uid, old["metadata"]["uid"]))
+        del self.objects[resource][key]
+        last = copy.deepcopy(old)
+        last["metadata"]["resourceVersion"] = self._next_rv()
+        self._emit(resource, "DELETED", old, last)
+        return last
+
+    def qualified(self, resource):
+        g = GROUP_OF[RESOURCES[resource][0]]
+        return resource + ("." + g if g else "")
+
+    def take_fault(self, name):
+        n = self.faults.get(name, 0)
+        if n:
+            self.faults[name] = n - 1
+            return True
+        return False
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fakeapi/1"
+
+    def log_message(self, fmt, *args):
+        if self.server.verbose:
+            sys.stderr.write("fakeapi: " + fmt % args + "\n")
+
+    @property
+    def store(self):
+        return self.server.store
+
+    # ----- plumbing -----
+    def body_json(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n) if n else b""
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise ApiError(400, "BadRequest", "invalid JSON body")
+
+    def send_json(self, code, obj, headers=None):
+        data = json.dumps(obj, separators=(",", ":")).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def send_error_status(self, e):
+        self.send_json(e.code, status_body(e.code, e.reason, e.message), e.headers)
+
+    def do_GET(self):
+        self.dispatch("GET")
+
+    def do_POST(self):
+        self.dispatch("POST")
+
+    def do_PUT(self):
+        self.dispatch("PUT")
+
+    def do_PATCH(self):
+        self.dispatch("PATCH")
+
+    def do_DELETE(self):
+        self.dispatch("DELETE")
+
+    def dispatch(self, method):
+        u = urlsplit(self.path)
+        q = {k: v[-1] for k, v in parse_qs(u.query, keep_blank_values=True).items()}
+        try:
+            if u.path.startswith("/_control/"):
+                return self.control(method, u.path[len("/_control/"):])
+            self.check_auth_and_faults()
+            self.api(method, u.path, q)
+        except ApiError as e:
+            self.send_error_status(e)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def check_auth_and_faults(self):
+        st = self.store
+        with st.lock:
+            st.records["requests"] += 1
+            if st.token is not None:
+                auth = self.headers.get("Authorization", "")
+                if auth != "Bearer " + st.token:
+                    raise ApiError(401, "Unauthorized", "Unauthorized")
+            ra = {"Retry-After": str(st.faults["retry_after"])}
+            if st.take_fault("status_429") or st.rand.random() < st.faults["fail_prob_429"]:
+                raise ApiError(429, "TooManyRequests", "Too many requests, please try again later.", ra)
+            if st.take_fault("status_500") or st.rand.random() < st.faults["fail_prob_500"]:
+                raise ApiError(500, "InternalError", "Internal error occurred: injected fault")
+
+    # ----- API -----
+    def parse_path(self, path):
+        """-> (resource, namespace or None, name or None, subresource or None)"""
+        for prefix in sorted(set(p for p, _, _ in RESOURCES.values()), key=len, reverse=True):
+            if path == prefix or path.startswith(prefix + "/"):
+                parts = [unquote(p) for p in path[len(prefix):].split("/") if p]
+                break
+        else:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        ns = None
+        if len(parts) >= 2 and parts[0] == "namespaces" and len(parts) != 2:
+            ns, parts = parts[1], parts[2:]
+        if not parts or parts[0] not in RESOURCES or RESOURCES[parts[0]][0] != prefix:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        res = parts[0]
+        name = parts[1] if len(parts) > 1 else None
+        sub = parts[2] if len(parts) > 2 else None
+        if len(parts) > 3:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        with self.store.lock:
+            if res in self.store.faults["unserved"]:
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            if res in self.store.faults["forbidden"]:
+                raise ApiError(403, "Forbidden", '%s is forbidden: User "test" cannot list resource "%s"' % (res, res))
+        return res, ns, name, sub
+
+    def api(self, method, path, q):
+        res, ns, name, sub = self.parse_path(path)
+        namespaced = RESOURCES[res][2]
+        key = (ns or "" if namespaced else "", name)
+        if method == "GET" and name is None:
+            if q.get("watch", "").lower() not in ("", "0", "false"):
+                return self.watch(res, ns, q)
+            return self.list(res, ns, q)
+        if method == "POST" and res == "pods" and sub == "binding":
+            return self.bind(ns, name)
+        if method == "PATCH" and res == "pods" and sub == "status":
+            return self.patch_status(ns, name)
+        if sub:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        st = self.store
+        if method == "GET":
+            with st.lock:
+                obj = st.objects[res].get(key)
+                if obj is None:
+                    raise ApiError(404, "NotFound", '%s "%s" not found' % (st.qualified(res), name))
+                return self.send_json(200, obj)
+        if method == "POST" and name is None:
+            body = self.body_json() or {}
+            if namespaced:
+                body.setdefault("metadata", {})["namespace"] = ns or "default"
+            with st.lock:
+                obj = st.create(res, body)
+                if res == "events":
+                    st.records["events"].append(obj)
+            return self.send_json(201, obj)
+        if method == "PUT" and name:
+            body = self.body_json() or {}
+            md = body.setdefault("metadata", {})
+            if md.get("name") != name:
+                raise ApiError(400, "BadRequest", "the name of the object (%s) does not match the name on the URL (%s)" % (md.get("name"), name))
+            if namespaced:
+                md["namespace"] = ns
+            with st.lock:
+                obj = st.update(res, body)
+            return self.send_json(200, obj)
+        if method == "DELETE" and name:
+            body = self.body_json() or {}
+            uid = ((body.get("preconditions") or {}).get("uid"))
+            with st.lock:
+                obj = st.delete(res, key, uid)
+                st.records["deletes"].append({"resource": res, "namespace": key[0], "name": name,
+                                              "body": body})
+            return self.send_json(200, obj)
+        raise ApiError(405, "MethodNotAllowed", "method not allowed")
+
+    def list(self, res, ns, q):
+        st = self.store
+        limit = int(q.get("limit") or 0)
+        cont = q.get("continue") or ""
+        sel = q.get("fieldSelector", "")
+        with st.lock:
+            st.records["lists"] += 1
+            if st.faults["list_page_max"]:
+                limit = min(limit or 10 ** 9, st.faults["list_page_max"])
+            if cont:
+                try:
+                    tid, off = cont.rsplit(":", 1)
+                    rv, items = st.snapshots[tid]
+                    off = int(off)
+                except (KeyError, ValueError):
+                    raise ApiError(410, "Expired", "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+            else:
+                items = [copy.deepcopy(o) for k, o in sorted(st.objects[res].items())
+                         if (ns is None or k[0] == ns) and match_field_selector(o, sel)]
+                rv, off, tid = str(st.rv), 0, uuid.uuid4().hex
+                st.snapshots[tid] = (rv, items)
+            page = items[off:off + limit] if limit else items[off:]
+            md = {"resourceVersion": rv}
+            if limit and off + limit < len(items):
+                md["continue"] = "%s:%d" % (tid, off + limit)
+            else:
+                st.snapshots.pop(tid, None)
+        for o in page:
+            o.pop("kind", None)
+            o.pop("apiVersion", None)
+        prefix, kind, _ = RESOURCES[res]
+        api_version = (GROUP_OF[prefix] + "/" if GROUP_OF[prefix] else "") + "v1"
+        self.send_json(200, {"kind": kind + "List", "apiVersion": api_version, "metadata": md,
+                             "items": page})
+
+    # ----- watch -----
+    def watch(self, res, ns, q):
+        st = self.store
+        sel = q.get("fieldSelector", "")
+        rv = q.get("resourceVersion", "")
+        timeout = float(q.get("timeoutSeconds") or 1800)
+        bookmarks = q.get("allowWatchBookmarks", "") == "true"
+        with st.lock:
+            st.records["watches"] += 1
+            if st.take_fault("watch_410_start"):
+                raise ApiError(410, "Expired", "too old resource version: %s (%d)" % (rv, st.compacted_rv))
+            error_event = st.take_fault("watch_410_event")
+            initial = []
+            if rv in ("", "0"):
+                initial = [("ADDED", o) for k, o in sorted(st.objects[res].items())
+                           if (ns is None or k[0] == ns) and match_field_selector(o, sel)]
+                cur = st.rv
+            else:
+                try:
+                    cur = int(rv)
+                except ValueError:
+                    raise ApiError(400, "BadRequest", "invalid resource version: %s" % rv)
+                if cur < st.compacted_rv:
+                    error_event = "old"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        conn = self.connection
+        with st.lock:
+            st.watch_conns.add(conn)
+        try:
+            if error_event:
+                with st.lock:
+                    msg = "too old resource version: %s (%d)" % (rv, st.compacted_rv)
+                self.write_events([{"type": "ERROR", "object": status_body(410, "Expired", msg)}])
+                return self.end_chunks()
+            self.write_events([{"type": t, "object": o} for t, o in initial])
+            self.stream(res, ns, sel, cur, time.monotonic() + timeout, bookmarks)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.close_connection = True
+        finally:
+            with st.lock:
+                st.watch_conns.discard(conn)
+
+    def stream(self, res, ns, sel, cur, deadline, bookmarks):
+        """Sends every event of res after cur until the deadline. cur moves
+        to the store RV after each pass (everything up to it was seen), so
+        a live watcher survives compaction; one left behind gets 410."""
+        st = self.store
+        last_bm = time.monotonic()
+        while True:
+            evs, dropped = [], False
+            with st.lock:
+                now = time.monotonic()
+                if now >= deadline:
+                    break
+                if cur >= st.compacted_rv and st.rv == cur:
+                    st.lock.wait(min(0.2, deadline - now))
+                if cur < st.compacted_rv:
+                    dropped = True
+                else:
+                    for rv, r, etype, old, new in st.history:
+                        if rv > cur and r == res:
+                            ev = self.filter_event(etype, old, new, ns, sel)
+                            if ev:
+                                evs.append(ev)
+                    cur = st.rv
+                error_prob = st.faults["error_event_prob"]
+                compacted = st.compacted_rv
+            if dropped:
+                self.write_events([{"type": "ERROR", "object": status_body(410, "Expired", "too old resource version: %d (%d)" % (cur, compacted))}])
+                return self.end_chunks()
+            if evs and st.rand.random() < error_prob * len(evs):
+                self.write_events([{"type": "ERROR", "object": status_body(410, "Expired", "too old resource version: %d (%d)" % (cur, compacted))}])
+                return self.end_chunks()
+            if evs and not self.write_events(evs):
+                return
+            if bookmarks and time.monotonic() - last_bm >= st.bookmark_interval:
+                last_bm = time.monotonic()
+                self.write_events([{"type": "BOOKMARK", "object": {
+                    "kind": RESOURCES[res][1], "apiVersion": "v1",
+                    "metadata": {"resourceVersion": str(cur), "creationTimestamp": None}}}],
+                    faults=False)
+        self.end_chunks()
+
+    def filter_event(self, etype, old, new, ns, sel):
+        def ok(o):
+            if o is None:
+                return False
+            if ns is not None and (o.get("metadata") or {}).get("namespace") != ns:
+                return False
+            return match_field_selector(o, sel)
+        if etype == "ADDED":
+            return {"type": "ADDED", "object": new} if ok(new) else None
+        if etype == "DELETED":
+            return {"type": "DELETED", "object": new} if ok(old) else None
+        was, now = ok(old), ok(new)
+        if was and now:
+            return {"type": "MODIFIED", "object": new}
+        if now:
+            return {"type": "ADDED", "object": new}
+        if was:  # left the selector: DELETED with the previous state at the new RV
+            last = copy.deepcopy(old)
+            last["metadata"]["resourceVersion"] = new["metadata"]["resourceVersion"]
+            return {"type": "DELETED", "object": last}
+        return None
+
+    def write_chunk(self, data):
+        if data:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
+    def end_chunks(self):
+        try:
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
+
+    def write_events(self, evs, faults=True):
+        """Writes events with the configured faults; False when it dropped
+        the connection on purpose."""
+        st = self.store
+        with st.lock:
+            f = dict(st.faults) if faults else dict(FAULT_DEFAULTS)
+        data = b"".join(json.dumps(e, separators=(",", ":")).encode() + b"\n" for e in evs)
+        if not data:
+            return True
+        if f["disconnect_prob"] and evs and st.rand.random() < f["disconnect_prob"] * len(evs):
+            cut = st.rand.randrange(1, len(data))
+            # Never cut exactly after a newline: the point is a torn event.
+            while data[cut - 1:cut] == b"\n" and cut > 1:
+                cut -= 1
+            self.write_chunk(data[:cut])
+            self.abort()
+            return False
+        pieces = [data]
+        if f["split_chunks"]:
+            pieces, i = [], 0
+            while i < len(data):
+                n = st.rand.randint(1, 64)
+                pieces.append(data[i:i + n])
+                i += n
+        for p in pieces:
+            self.write_chunk(p)
+            if f["slow_ms"]:
+                time.sleep(f["slow_ms"] / 1000.0)
+        return True
+
+    def abort(self):
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        raise ConnectionResetError("injected disconnect")
+
+    # ----- pod subresources -----
+    def bind(self, ns, name):
+        st = self.store
+        b = self.body_json() or {}
+        md, target = b.get("metadata") or {}, b.get("target") or {}
+        with st.lock:
+            st.records["bindings"].append(b)
+            if md.get("name") != name:
+                raise ApiError(400, "BadRequest", "name in URL does not match name in Binding object")
+            if target.get("kind", "Node") not in ("", "Node") or not target.get("name"):
+                raise ApiError(422, "Invalid", 'Binding.target.kind: Invalid value: "%s": must be empty or \'Node\'' % target.get("kind"))
+            pod = st.objects["pods"].get((ns, name))
+            if pod is None:
+                raise ApiError(404, "NotFound", 'pods "%s" not found' % name)
+            pre = 'Operation cannot be fulfilled on pods/binding "%s": ' % name
+            if md.get("uid") and md["uid"] != pod["metadata"]["uid"]:
+                raise ApiError(409, "Conflict", pre + "Precondition failed: UID in precondition: %s, UID in object meta: %s" % (md["uid"], pod["metadata"]["uid"]))
+            if pod["metadata"].get("deletionTimestamp"):
+                raise ApiError(409, "Conflict", pre + "pod %s is being deleted, cannot be assigned to a host" % name)
+            node = (pod.get("spec") or {}).get("nodeName")
+            if node:
+                raise ApiError(409, "Conflict", pre + 'pod %s is already assigned to node "%s"' % (name, node))
+            if (pod.get("spec") or {}).get("schedulingGates"):
+                raise ApiError(409, "Conflict", pre + "pod %s has non-empty .spec.schedulingGates" % name)
+            new = copy.deepcopy(pod)
+            new.setdefault("spec", {})["nodeName"] = target["name"]
+            conds = [c for c in new.setdefault("status", {}).get("conditions", [])
+                     if c.get("type") != "PodScheduled"]
+            conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                          "lastTransitionTime": now_rfc3339()})
+            new["status"]["conditions"] = conds
+            st.update("pods", new, check_rv=False)
+        self.send_json(201, status_body(201, "", ""))
+
+    def patch_status(self, ns, name):
+        st = self.store
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+        patch = self.body_json() or {}
+        with st.lock:
+            st.records["patches"].append({"namespace": ns, "name": name, "type": ctype,
+                                          "patch": patch})
+            pod = st.objects["pods"].get((ns, name))
+            if pod is None:
+                raise ApiError(404, "NotFound", 'pods "%s" not found' % name)
+            new = copy.deepcopy(pod)
+            strategic = ctype == "application/strategic-merge-patch+json"
+            if ctype not in ("application/strategic-merge-patch+json", "application/merge-patch+json"):
+                raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format")
+            st_patch = patch.get("status") or {}
+            status = new.setdefault("status", {})
+            for k, v in st_patch.items():
+                if k == "conditions" and strategic and isinstance(v, list):
+                    conds = status.setdefault("conditions", [])
+                    for c in v:
+                        for i, old in enumerate(conds):
+                            if old.get("type") == c.get("type"):
+                                merged = dict(old)
+                                merged.update(c)
+                                conds[i] = merged
+                                break
+                        else:
+                            conds.append(c)
+                elif v is None:
+                    status.pop(k, None)
+                else:
+                    status[k] = v
+            obj = st.update("pods", new, check_rv=False)
+        self.send_json(200, obj)
+
+    # ----- control -----
+    def control(self, method, what):
+        st = self.store
+        if what == "objects" and method == "POST":
+            body = self.body_json() or {}
+            ops = body.get("ops") or [body]
+            out = []
+            with st.lock:
+                for op in ops:
+                    try:
+                        out.append(self.apply_op(op))
+                    except ApiError as e:
+                        out.append(status_body(e.code, e.reason, e.message))
+            return self.send_json(200, {"results": out, "resourceVersion": str(st.rv)})
+        if what == "state":
+            with st.lock:
+                objs = {r: [o for _, o in sorted(d.items())] for r, d in st.objects.items()}
+                return self.send_json(200, {"resourceVersion": str(st.rv), "objects": objs})
+        if what == "faults":
+            if method == "POST":
+                body = self.body_json() or {}
+                with st.lock:
+                    if body.get("reset"):
+                        st.faults = copy.deepcopy(FAULT_DEFAULTS)
+                    for k, v in body.items():
+                        if k in FAULT_DEFAULTS:
+                            st.faults[k] = v
+            with st.lock:
+                return self.send_json(200, st.faults)
+        if what == "records":
+            with st.lock:
+                return self.send_json(200, st.records)
+        if what == "compact" and method == "POST":
+            with st.lock:
+                st.compacted_rv = st.rv
+                st.history = []
+                st.snapshots.clear()
+            return self.send_json(200, {"compactedTo": str(st.compacted_rv)})
+        if what == "token" and method == "POST":
+            body = self.body_json() or {}
+            with st.lock:
+                st.token = body.get("token")
+            return self.send_json(200, {})
+        if what == "drop" and method == "POST":
+            with st.lock:
+                conns = list(st.watch_conns)
+            for c in conns:
+                try:
+                    c.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            return self.send_json(200, {"dropped": len(conns)})
+        raise ApiError(404, "NotFound", "unknown control endpoint")
+
+    def apply_op(self, op):
+        st = self.store
+        obj = op.get("object") or {}
+        res = KIND_TO_RESOURCE.get(obj.get("kind", ""))
+        if res is None:
+            raise ApiError(400, "BadRequest", "unknown kind %r" % obj.get("kind"))
+        kind = op.get("op", "upsert")
+        key = st.key_of(res, dict(obj, metadata=dict(obj.get("metadata") or {}, namespace=(obj.get("metadata") or {}).get("namespace") or ("default" if RESOURCES[res][2] else ""))))
+        if kind == "create":
+            return st.create(res, obj)
+        if kind == "update":
+            return st.update(res, obj, check_rv=False)
+        if kind == "upsert":
+            if key in st.objects[res]:
+                return st.update(res, obj, check_rv=False)
+            return st.create(res, obj)
+        if kind == "delete":
+            return st.delete(res, key)
+        raise ApiError(400, "BadRequest", "unknown op %r" % kind)
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def handle_error(self, request, client_address):
+        pass  # TLS handshake failures and resets are expected in tests
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--token")
+    ap.add_argument("--tls-cert")
+    ap.add_argument("--tls-key")
+    ap.add_argument("--client-ca")
+    ap.add_argument("--history", type=int, default=1000)
+    ap.add_argument("--bookmark-interval", type=float, default=2.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("-v", action="store_true")
+    a = ap.parse_args()
+    srv = Server((a.host, a.port), Handler)
+    srv.verbose = a.v
+    srv.store = Store(a.history, a.bookmark_interval)
+    srv.store.token = a.token
+    srv.store.rand = random.Random(a.seed)
+    if a.tls_cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(a.tls_cert, a.tls_key)
+        if a.client_ca:
+            ctx.load_verify_locations(a.client_ca)
+            ctx.verify_mode = ssl.CERT_REQUIRED
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    print("listening on %d" % srv.server_address[1], flush=True)
+    try:
+        srv.serve_forever(poll_interval=0.1)
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
