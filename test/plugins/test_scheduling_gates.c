@@ -1,0 +1,66 @@
+/* SchedulingGates, PrioritySort and DefaultBinder: the hookless-state
+ * plugins, called directly. */
+#include "plugin_util.h"
+
+extern const struct sx_plugin sx_plugin_scheduling_gates, sx_plugin_priority_sort,
+	sx_plugin_default_binder;
+
+static void test_gates(void)
+{
+	char buf[256];
+	struct sx_pod *gated = tu_pod("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[],"
+				      "\"schedulingGates\":[{\"name\":\"a\"},{\"name\":\"b/c\"},"
+				      "{\"name\":\"d\"}]}}");
+	struct sx_pod *free_pod = tu_pod("{\"metadata\":{\"name\":\"p\"},\"spec\":{}}");
+
+	CHECK_STR(tu_status(sx_plugin_scheduling_gates.pre_enqueue(NULL, gated), buf, sizeof(buf)),
+		  "UnschedulableAndUnresolvable: waiting for scheduling gates: [a b/c d]");
+	CHECK(sx_plugin_scheduling_gates.pre_enqueue(NULL, free_pod) == NULL);
+	sx_pod_unref(gated);
+	sx_pod_unref(free_pod);
+}
+
+static void test_priority_sort(void)
+{
+	struct sx_pod *hi = tu_pod("{\"metadata\":{\"name\":\"h\"},\"spec\":{\"priority\":10}}");
+	struct sx_pod *lo = tu_pod("{\"metadata\":{\"name\":\"l\"},\"spec\":{}}");
+	struct sx_queued_pod a = {hi, 5.0}, b = {lo, 1.0}, c = {lo, 2.0}, d = {lo, 2.0};
+	bool (*less)(void *, const struct sx_queued_pod *, const struct sx_queued_pod *) =
+		sx_plugin_priority_sort.less;
+
+	CHECK(less(NULL, &a, &b));  /* higher priority first, even if later */
+	CHECK(!less(NULL, &b, &a));
+	CHECK(less(NULL, &b, &c));  /* equal priority: earlier first */
+	CHECK(!less(NULL, &c, &b));
+	CHECK(!less(NULL, &c, &d) && !less(NULL, &d, &c)); /* ties unordered */
+	sx_pod_unref(hi);
+	sx_pod_unref(lo);
+}
+
+static int bound;
+
+static struct sx_status *fake_binder(void *ctx, const struct sx_pod *pod, sx_str node)
+{
+	bound++;
+	if (node == sx_intern("bad"))
+		return sx_status_new(SX_UNSCHEDULABLE, "pods \"p\" is forbidden");
+	return NULL;
+}
+
+static void test_default_binder(void)
+{
+	char buf[256];
+	struct sx_pod *pod = tu_pod("{\"metadata\":{\"name\":\"p\"},\"spec\":{}}");
+
+	sx_set_binder(fake_binder, NULL);
+	CHECK(sx_plugin_default_binder.bind(NULL, NULL, pod, sx_intern("good")) == NULL);
+	CHECK_STR(tu_status(sx_plugin_default_binder.bind(NULL, NULL, pod, sx_intern("bad")), buf,
+			    sizeof(buf)), "Error: pods \"p\" is forbidden");
+	CHECK_INT(bound, 2);
+	sx_set_binder(NULL, NULL);
+	CHECK_STR(tu_status(sx_plugin_default_binder.bind(NULL, NULL, pod, sx_intern("good")), buf,
+			    sizeof(buf)), "Error: no binder configured");
+	sx_pod_unref(pod);
+}
+
+SX_TESTS(SX_TEST(test_gates), SX_TEST(test_priority_sort), SX_TEST(test_default_binder))
