@@ -159,7 +159,8 @@ static void update(struct sx_metrics *m, const char *name, const char *labels,
 
 	pthread_mutex_lock(&m->lock);
 	f = find_family(m, name);
-	if (!f || f->type != type)
+	/* A counter may also be set from a monotonic source (watch restarts). */
+	if (!f || (f->type != type && !(type == SX_METRIC_GAUGE && f->type == SX_METRIC_COUNTER)))
 		goto out;
 	s = get_series(m, f, labels, true);
 	if (!s)

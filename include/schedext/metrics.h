@@ -36,7 +36,7 @@ int sx_metrics_define(struct sx_metrics *m, const char *name, enum sx_metric_typ
 
 /* Counter += v. Ignored when the family is unknown or not a counter. */
 void sx_metrics_inc(struct sx_metrics *m, const char *name, const char *labels, uint64_t v);
-/* Gauge = v. */
+/* Gauge = v (also a counter fed from a monotonic source). */
 void sx_metrics_set(struct sx_metrics *m, const char *name, const char *labels, double v);
 /* Histogram observation (e.g. seconds). */
 void sx_metrics_observe(struct sx_metrics *m, const char *name, const char *labels, double v);

@@ -1,0 +1,328 @@
+/* `schedext serve`: options, cluster source (--state file or a live cluster
+ * through informers), the extender context, the HTTP server, and graceful
+ * shutdown on SIGTERM/SIGINT. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedext/cache.h"
+#include "schedext/extender.h"
+#include "schedext/framework.h"
+#include "schedext/intern.h"
+#include "schedext/kube.h"
+#include "schedext/metrics.h"
+#include "schedext/pool.h"
+#include "schedext/server.h"
+#include "schedext/state.h"
+
+#define EXIT_USAGE 2
+#define MAX_PEM_BYTES (1u << 20)
+#define SHUTDOWN_GRACE_S 10.0
+
+static const char usage_serve[] =
+	"usage: schedext serve [options]\n"
+	"\n"
+	"Serves the kube-scheduler extender verbs (POST <prefix>/filter, /prioritize,\n"
+	"/preempt, /bind) and GET /healthz, /readyz, /version, /metrics, /debug/cache,\n"
+	"POST /debug/explain.\n"
+	"\n"
+	"  --listen ADDR:PORT     listen address (default 127.0.0.1:8888; 0.0.0.0:8888 in a pod)\n"
+	"  --threads N            HTTP worker threads (default 4)\n"
+	"  --max-connections N    connection cap (default 1024)\n"
+	"  --connection-timeout S idle/slow client timeout in seconds (default 30)\n"
+	"  --max-body-bytes N     request body limit (default 67108864 = 64 MiB, a 5000-node\n"
+	"                         NodeList); larger requests get 413\n"
+	"  --url-prefix PATH      serve the verbs under PATH (e.g. /scheduler)\n"
+	"  --state FILE           cluster state file (v1 List or YAML stream) instead of a cluster\n"
+	"  --kubeconfig FILE      kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
+	"  --context NAME         kubeconfig context\n"
+	"  --config FILE          KubeSchedulerConfiguration (default: the upstream default profile)\n"
+	"  --extender-profile N   profile (schedulerName) served to kube-scheduler (default: first)\n"
+	"  --tls-cert FILE        serve HTTPS with this certificate (PEM)\n"
+	"  --tls-key FILE         its private key (PEM)\n"
+	"  --tls-client-ca FILE   require client certificates signed by this CA (PEM)\n"
+	"  -v=N                   log verbosity (2: one line per request)\n"
+	"  -h, --help             this help\n";
+
+struct serve_args {
+	const char *listen, *state, *config, *profile, *kubeconfig, *context;
+	const char *tls_cert, *tls_key, *tls_client_ca, *url_prefix;
+	unsigned long threads, max_conns, conn_timeout, max_body;
+};
+
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("schedext serve: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return EXIT_USAGE;
+}
+
+static bool parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return false;
+	*out = (unsigned long)v;
+	return true;
+}
+
+/* Matches "--name VALUE" or "--name=VALUE"; advances *i past the value. */
+static bool opt_value(int argc, char **argv, int *i, const char *name, const char **val,
+		      int *rc)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+
+	if (strncmp(a, name, n) != 0 || (a[n] != '\0' && a[n] != '='))
+		return false;
+	if (a[n] == '=') {
+		*val = a + n + 1;
+	} else if (*i + 1 < argc) {
+		*val = argv[++*i];
+	} else {
+		*rc = usage_error("%s needs a value", name);
+		return true;
+	}
+	return true;
+}
+
+struct num_opt {
+	const char *name;
+	unsigned long *dst;
+	unsigned long min, max;
+};
+
+/* Parses argv[1..]; returns -1 to go on, or an exit code. */
+static int parse_args(int argc, char **argv, struct serve_args *a)
+{
+	const char **strs[] = { &a->listen, &a->state, &a->config, &a->profile, &a->kubeconfig,
+				&a->context, &a->tls_cert, &a->tls_key, &a->tls_client_ca,
+				&a->url_prefix };
+	static const char *const snames[] = { "--listen", "--state", "--config",
+					      "--extender-profile", "--kubeconfig", "--context",
+					      "--tls-cert", "--tls-key", "--tls-client-ca",
+					      "--url-prefix" };
+	struct num_opt nums[] = {
+		{ "--threads", &a->threads, 1, 1024 },
+		{ "--max-connections", &a->max_conns, 1, 1000000 },
+		{ "--connection-timeout", &a->conn_timeout, 1, 86400 },
+		{ "--max-body-bytes", &a->max_body, 1024, (unsigned long)4 << 30 },
+	};
+	const char *val;
+	int rc = -1;
+
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		bool done = false;
+
+		if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+			fputs(usage_serve, stdout);
+			return 0;
+		}
+		if (strncmp(arg, "-v", 2) == 0 && strncmp(arg, "--", 2) != 0) {
+			unsigned long v;
+			const char *s = arg[2] == '=' ? arg + 3 : arg + 2;
+
+			if (!*s && i + 1 < argc)
+				s = argv[++i];
+			if (!parse_ulong(s, 0, 10, &v))
+				return usage_error("-v: expected a level 0..10, got '%s'", s);
+			sx_log_verbosity = (int)v;
+			continue;
+		}
+		for (size_t k = 0; !done && k < SX_ARRAY_SIZE(snames); k++) {
+			done = opt_value(argc, argv, &i, snames[k], &val, &rc);
+			if (done && rc < 0)
+				*strs[k] = val;
+		}
+		for (size_t k = 0; !done && k < SX_ARRAY_SIZE(nums); k++) {
+			done = opt_value(argc, argv, &i, nums[k].name, &val, &rc);
+			if (done && rc < 0 && !parse_ulong(val, nums[k].min, nums[k].max, nums[k].dst))
+				return usage_error("%s: expected an integer in %lu..%lu, got '%s'",
+						   nums[k].name, nums[k].min, nums[k].max, val);
+		}
+		if (rc >= 0)
+			return rc;
+		if (!done)
+			return usage_error("unknown option '%s' (see --help)", arg);
+	}
+	if (a->state && (a->kubeconfig || a->context))
+		return usage_error("--state cannot be combined with --kubeconfig/--context");
+	if (!a->tls_cert != !a->tls_key)
+		return usage_error("--tls-cert and --tls-key go together");
+	if (a->tls_client_ca && !a->tls_cert)
+		return usage_error("--tls-client-ca needs --tls-cert and --tls-key");
+	if (a->url_prefix && a->url_prefix[0] && a->url_prefix[0] != '/')
+		return usage_error("--url-prefix must start with '/', got '%s'", a->url_prefix);
+	return -1;
+}
+
+static char *read_pem(const char *path, struct sx_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *data;
+	size_t n;
+
+	if (!f) {
+		sx_error_set(err, SX_EIO, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	data = malloc(MAX_PEM_BYTES + 1);
+	n = data ? fread(data, 1, MAX_PEM_BYTES + 1, f) : 0;
+	fclose(f);
+	if (!data || n > MAX_PEM_BYTES || n == 0) {
+		free(data);
+		sx_error_set(err, SX_EINVAL, "%s: empty, unreadable or larger than 1 MiB", path);
+		return NULL;
+	}
+	data[n] = '\0';
+	return data;
+}
+
+/* Everything serve owns, torn down in reverse order by serve_free(). */
+struct serve {
+	struct sx_cache *cache;
+	struct sx_config *cfg;
+	struct sx_pool *pool;
+	struct sx_kube *kube;
+	struct sx_informers *inf;
+	struct sx_metrics *metrics;
+	struct sx_extender ex;
+	char *pem[3];
+};
+
+static void serve_free(struct serve *s)
+{
+	sx_informers_stop(s->inf);
+	sx_kube_free(s->kube);
+	sx_pool_free(s->pool);
+	sx_config_free(s->cfg);
+	sx_metrics_free(s->metrics);
+	sx_cache_free(s->cache);
+	for (int i = 0; i < 3; i++)
+		free(s->pem[i]);
+}
+
+/* Builds the profile, cache and cluster source. Returns -1 to go on, or an
+ * exit code (2 for bad configuration, 1 for runtime failures). */
+static int serve_setup(struct serve *s, const struct serve_args *a)
+{
+	struct sx_error err = { 0 };
+	char ebuf[600];
+	const char *pem_paths[3] = { a->tls_cert, a->tls_key, a->tls_client_ca };
+
+	s->cfg = a->config ? sx_config_load(a->config, &err) : sx_config_default(&err);
+	if (!s->cfg)
+		return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
+	s->ex.profile = sx_config_profile(s->cfg, a->profile);
+	if (!s->ex.profile)
+		return usage_error("--extender-profile: no profile named '%s'", a->profile);
+	for (int i = 0; i < 3; i++)
+		if (pem_paths[i] && !(s->pem[i] = read_pem(pem_paths[i], &err)))
+			return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
+	s->cache = sx_cache_new();
+	s->metrics = sx_metrics_new();
+	s->pool = sx_pool_new(s->cfg->parallelism > 1 ? (unsigned)s->cfg->parallelism - 1 : 0);
+	if (!s->cache || !s->metrics || !s->pool) {
+		fprintf(stderr, "schedext serve: out of memory\n");
+		return 1;
+	}
+	if (a->state) {
+		if (sx_state_load_file(s->cache, a->state, &err) < 0)
+			return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
+	} else {
+		struct sx_kube_opts ko = { .kubeconfig = a->kubeconfig, .context = a->context };
+
+		s->kube = sx_kube_new(&ko, &err);
+		if (!s->kube)
+			return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
+		sx_log(1, "connecting to %s", sx_kube_server(s->kube));
+		s->inf = sx_informers_start(s->kube, s->cache, &err);
+		if (!s->inf) {
+			fprintf(stderr, "schedext serve: %s\n", sx_error_string(&err, ebuf, sizeof(ebuf)));
+			return 1;
+		}
+	}
+	s->ex.cache = s->cache;
+	s->ex.cfg = s->cfg;
+	s->ex.pool = s->pool;
+	s->ex.kube = s->kube;
+	s->ex.metrics = s->metrics;
+	return -1;
+}
+
+/* Waits for SIGTERM/SIGINT (blocked in every thread, taken here). */
+static int wait_signal(const sigset_t *set)
+{
+	int sig = 0;
+
+	while (sigwait(set, &sig) != 0)
+		;
+	return sig;
+}
+
+int sx_cmd_serve(int argc, char **argv)
+{
+	struct serve_args a = { .listen = "127.0.0.1:8888", .threads = 4, .max_conns = 1024,
+				.conn_timeout = 30, .max_body = SX_SERVER_DEFAULT_MAX_BODY };
+	struct serve s = { 0 };
+	struct sx_server_opts so = { 0 };
+	struct sx_server *srv;
+	struct sx_error err = { 0 };
+	char ebuf[600];
+	sigset_t set;
+	int rc, sig;
+
+	rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	sx_intern_init();
+	/* Block the stop signals before any thread starts so only sigwait sees them. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	rc = serve_setup(&s, &a);
+	if (rc >= 0)
+		goto out;
+	so.listen = a.listen;
+	so.threads = (unsigned)a.threads;
+	so.max_connections = (unsigned)a.max_conns;
+	so.connection_timeout_s = (unsigned)a.conn_timeout;
+	so.max_body_bytes = a.max_body;
+	so.url_prefix = a.url_prefix;
+	so.tls_cert_pem = s.pem[0];
+	so.tls_key_pem = s.pem[1];
+	so.tls_client_ca_pem = s.pem[2];
+	srv = sx_server_start(&so, &s.ex, s.inf, &err);
+	if (!srv) {
+		fprintf(stderr, "schedext serve: %s\n", sx_error_string(&err, ebuf, sizeof(ebuf)));
+		rc = err.code == SX_EINVAL ? EXIT_USAGE : 1;
+		goto out;
+	}
+	sx_log(1, "listening on %s (port %u, %s, profile %s)", a.listen, sx_server_port(srv),
+	       so.tls_cert_pem ? "https" : "http", s.ex.profile->scheduler_name);
+	sig = wait_signal(&set);
+	sx_log(1, "received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	sx_server_stop(srv, SHUTDOWN_GRACE_S);
+	rc = 0;
+out:
+	serve_free(&s);
+	return rc;
+}
