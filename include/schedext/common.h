@@ -30,7 +30,7 @@
  * Both strings are NUL-terminated and truncated to fit. */
 struct sx_error {
 	int code;
-	char msg[256];
+	char msg[512];
 	char path[256];
 };
 
