@@ -199,7 +199,7 @@ static int load_file(const char *path, struct cfg_file *cf, struct sx_error *err
 	cf->docs = sx_parse_documents(data, len, err);
 	free(data);
 	if (!cf->docs) {
-		char inner[256];
+		char inner[sizeof(((struct sx_error *)0)->msg)];
 
 		snprintf(inner, sizeof(inner), "%s", err ? err->msg : "parse error");
 		return sx_error_set(err, SX_EINVAL, "kubeconfig %s: %s", path, inner);
