@@ -83,8 +83,11 @@ struct sx_node_info *sx_node_info_clone(const struct sx_node_info *ni)
 
 	if (!c)
 		return NULL;
-	*c = (struct sx_node_info){ .generation = ni->generation, .name = ni->name,
-				    .requested = ni->requested };
+	*c = (struct sx_node_info){ .generation = ni->generation,
+				    .name = ni->name,
+				    .requested = ni->requested,
+				    .nonzero_milli_cpu = ni->nonzero_milli_cpu,
+				    .nonzero_memory = ni->nonzero_memory };
 	atomic_init(&c->refcount, 1);
 	c->pods = dup_array(ni->pods, ni->npods, sizeof(*ni->pods), &failed);
 	c->affinity_pods = dup_array(ni->affinity_pods, ni->naffinity, sizeof(void *), &failed);
