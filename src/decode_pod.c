@@ -26,6 +26,8 @@ struct pod_ctx {
 	uint32_t ports_cap;
 	struct sx_rlist *eff;       /* per container: requests used for sums */
 	struct sx_rlist *init_eff;  /* per init container */
+	struct sx_rlist pod_level;  /* spec.resources.requests */
+	struct sx_rlist overhead;   /* spec.overhead */
 };
 
 static int oom(struct sx_error *err)
@@ -494,6 +496,24 @@ out:
 	return rc;
 }
 
+/* Status resources of regular containers and sidecars (after the spec, so
+ * that error paths name status.*). */
+static int apply_statuses(struct pod_ctx *ctx, struct sx_error *err)
+{
+	const struct sx_pod *pod = ctx->pod;
+	int rc = 0;
+
+	for (uint32_t i = 0; rc == 0 && i < pod->ncontainers; i++)
+		rc = apply_status_resources(ctx, false, sx_str_get(pod->containers[i].name),
+					    &ctx->eff[i], err);
+	for (uint32_t i = 0; rc == 0 && i < pod->ninit; i++)
+		if (pod->init_containers[i].sidecar)
+			rc = apply_status_resources(ctx, true,
+						    sx_str_get(pod->init_containers[i].name),
+						    &ctx->init_eff[i], err);
+	return rc;
+}
+
 static int decode_resources(const cJSON *j, struct sx_container *c, struct sx_rlist *req,
 			    struct sx_error *err)
 {
@@ -527,14 +547,12 @@ static int decode_resources(const cJSON *j, struct sx_container *c, struct sx_rl
 static int decode_container(const cJSON *j, struct pod_ctx *ctx, bool init,
 			    struct sx_container *c, struct sx_rlist *eff, struct sx_error *err)
 {
-	const char *name, *image, *restart;
+	const char *image, *restart;
 	int rc;
 
 	if (!cJSON_IsObject(j))
 		return not_object(err, j);
-	rc = sx_dec_string(j, "name", &name, err);
-	if (rc == 0)
-		rc = sx_dec_intern(j, "name", &c->name, err);
+	rc = sx_dec_intern(j, "name", &c->name, err);
 	if (rc == 0)
 		rc = sx_dec_string(j, "image", &image, err);
 	if (rc == 0 && image && *image) {
@@ -553,8 +571,6 @@ static int decode_container(const cJSON *j, struct pod_ctx *ctx, bool init,
 	rc = decode_resources(j, c, eff, err);
 	if (rc == 0)
 		rc = decode_ports(j, ctx, !init || c->sidecar, err);
-	if (rc == 0 && (!init || c->sidecar))
-		rc = apply_status_resources(ctx, init, name, eff, err);
 	return rc;
 }
 
@@ -675,9 +691,9 @@ static bool pod_level_set(const struct sx_rlist *pod_level)
 /* The effective request and its non-zero variant (plugins.md §5.3):
  * defaults apply to every container, or, with pod-level requests, only for
  * cpu/memory missing from the whole pod total. */
-static int derive_requests(struct pod_ctx *ctx, const struct sx_rlist *pod_level,
-			   const struct sx_rlist *overhead, struct sx_error *err)
+static int derive_requests(struct pod_ctx *ctx, struct sx_error *err)
 {
+	const struct sx_rlist *pod_level = &ctx->pod_level, *overhead = &ctx->overhead;
 	struct sx_rlist total = { 0 }, defaults = { 0 }, nonzero = { 0 }, none = { 0 };
 	struct sx_pod *pod = ctx->pod;
 	bool pl = pod_level_set(pod_level);
@@ -889,7 +905,7 @@ static int decode_status(const cJSON *status, struct sx_pod *pod, struct sx_erro
 
 static int decode_spec(const cJSON *spec, struct pod_ctx *ctx, struct sx_error *err)
 {
-	struct sx_rlist pod_level = { 0 }, overhead = { 0 };
+	struct sx_rlist *pod_level = &ctx->pod_level, *overhead = &ctx->overhead;
 	struct sx_pod *pod = ctx->pod;
 	const cJSON *res;
 	int rc = decode_scalars(spec, pod, err);
@@ -905,16 +921,16 @@ static int decode_spec(const cJSON *spec, struct pod_ctx *ctx, struct sx_error *
 	if (rc == 0)
 		rc = decode_containers(spec, "initContainers", ctx, err);
 	if (rc == 0)
-		rc = sx_dec_rlist(spec, "overhead", true, &overhead, &pod->has_overhead, err);
+		rc = sx_dec_rlist(spec, "overhead", true, overhead, &pod->has_overhead, err);
 	if (rc == 0) {
-		rc = sx_rlist_to_resources(&overhead, &pod->overhead, err);
+		rc = sx_rlist_to_resources(overhead, &pod->overhead, err);
 		if (rc < 0)
 			sx_error_prefix(err, "overhead");
 	}
 	if (rc == 0)
 		rc = sx_dec_object(spec, "resources", &res, err);
 	if (rc == 0 && res) {
-		rc = sx_dec_rlist(res, "requests", true, &pod_level, NULL, err);
+		rc = sx_dec_rlist(res, "requests", true, pod_level, NULL, err);
 		if (rc < 0)
 			sx_error_prefix(err, "resources");
 	}
@@ -924,10 +940,6 @@ static int decode_spec(const cJSON *spec, struct pod_ctx *ctx, struct sx_error *
 		rc = decode_gates(spec, pod, err);
 	if (rc < 0)
 		sx_error_prefix(err, "spec");
-	else
-		rc = derive_requests(ctx, &pod_level, &overhead, err);
-	sx_rlist_clear(&pod_level);
-	sx_rlist_clear(&overhead);
 	return rc;
 }
 
@@ -939,6 +951,8 @@ static void ctx_clear(struct pod_ctx *ctx)
 		sx_rlist_clear(&ctx->init_eff[i]);
 	free(ctx->eff);
 	free(ctx->init_eff);
+	sx_rlist_clear(&ctx->pod_level);
+	sx_rlist_clear(&ctx->overhead);
 }
 
 struct sx_pod *sx_decode_pod(const cJSON *json, struct sx_error *err)
@@ -971,6 +985,10 @@ struct sx_pod *sx_decode_pod(const cJSON *json, struct sx_error *err)
 		rc = decode_status_pre(status, &ctx, err);
 	if (rc == 0)
 		rc = decode_spec(spec, &ctx, err);
+	if (rc == 0)
+		rc = apply_statuses(&ctx, err);
+	if (rc == 0)
+		rc = derive_requests(&ctx, err);
 	if (rc == 0)
 		rc = decode_status(status, pod, err);
 	ctx_clear(&ctx);

@@ -81,6 +81,8 @@ static cJSON *parse_json(const char *data, size_t len, size_t *err_off)
 		return NULL;
 	}
 	if (!only_space(end, data + len)) {
+		while (strchr(" \t\r\n", *end)) /* point at the garbage */
+			end++;
 		*err_off = (size_t)(end - data);
 		cJSON_Delete(root);
 		return NULL;
@@ -330,8 +332,7 @@ static cJSON *wrap_document(cJSON *root, struct sx_error *err)
 cJSON *sx_parse_documents(const char *data, size_t len, struct sx_error *err)
 {
 	size_t start = 0, off = 0, line, col, deep;
-	struct sx_error yerr;
-	cJSON *root, *docs;
+	cJSON *root;
 
 	if (!data) {
 		sx_error_set(err, SX_EINVAL, "no data");
@@ -351,14 +352,12 @@ cJSON *sx_parse_documents(const char *data, size_t len, struct sx_error *err)
 				     col, MAX_DEPTH);
 			return NULL;
 		}
+		/* Like kubectl, a document opening with a bracket is JSON and
+		 * only JSON: falling back to YAML flow style would accept
+		 * broken JSON ({"a": } is valid YAML). */
 		root = parse_json(data + start, len - start, &off);
 		if (root)
 			return wrap_document(root, err);
-		/* Maybe YAML flow style; if that fails too, the JSON error is
-		 * the one that makes sense. */
-		docs = parse_yaml(data, len, &yerr);
-		if (docs)
-			return docs;
 		line_col(data, start + off, &line, &col);
 		sx_error_set(err, SX_EINVAL, "JSON line %zu column %zu: syntax error", line, col);
 		return NULL;
