@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "schedext/buf.h"
 #include "schedext/decode.h"
@@ -59,12 +61,12 @@ static const struct kind_desc kinds[] = {
 
 /* Outcome of one LIST or WATCH. */
 enum result {
-	R_OK = 0,      /* list applied / watch ended cleanly */
-	R_GONE,        /* 410: re-list */
-	R_UNSERVED,    /* 404/403 on the collection */
-	R_RETRY,       /* connection failure, 429, 5xx: back off, same RV */
-	R_BROKEN,      /* bad data, other errors: back off, re-list */
-	R_STOPPED,
+	RES_OK = 0,      /* list applied / watch ended cleanly */
+	RES_GONE,        /* 410: re-list */
+	RES_UNSERVED,    /* 404/403 on the collection */
+	RES_RETRY,       /* connection failure, 429, 5xx: back off, same RV */
+	RES_BROKEN,      /* bad data, other errors: back off, re-list */
+	RES_STOPPED,
 };
 
 struct informer {
@@ -73,6 +75,8 @@ struct informer {
 	pthread_t thread;
 	bool started;
 	CURL *h;
+	pthread_mutex_t sock_mu; /* guards sock */
+	curl_socket_t sock;      /* the open connection, for a prompt stop */
 	char rv[128];          /* resume point */
 	atomic_bool synced;
 	bool listed_once;
@@ -261,12 +265,12 @@ static enum result error_event(struct informer *inf, const cJSON *obj)
 
 	if (cJSON_IsNumber(code) && code->valuedouble == 410) {
 		sx_log(2, "%s: watch expired (%s); re-listing", inf->d->resource, m);
-		return R_GONE;
+		return RES_GONE;
 	}
 	sx_log(1, "%s: watch error: %s", inf->d->resource, m);
 	if (cJSON_IsNumber(code) && (code->valuedouble == 429 || code->valuedouble >= 500))
-		return R_RETRY;
-	return R_BROKEN;
+		return RES_RETRY;
+	return RES_BROKEN;
 }
 
 static int on_event(void *ctx, char *line, size_t len)
@@ -281,7 +285,7 @@ static int on_event(void *ctx, char *line, size_t len)
 
 	if (!t || !cJSON_IsObject(obj)) {
 		sx_log(1, "%s: malformed watch event", inf->d->resource);
-		x->result = R_BROKEN;
+		x->result = RES_BROKEN;
 		rc = SX_EINVAL;
 	} else if (strcmp(t, "ADDED") == 0 || strcmp(t, "MODIFIED") == 0) {
 		upsert(inf, obj);
@@ -318,7 +322,7 @@ static size_t on_data(char *data, size_t size, size_t n, void *ctx)
 		if (rc == SX_ETOOBIG || rc == SX_ENOMEM) {
 			sx_log(1, "%s: watch event over %zu bytes", x->inf->d->resource,
 			       (size_t)MAX_EVENT_BYTES);
-			x->result = R_BROKEN;
+			x->result = RES_BROKEN;
 		}
 		return rc < 0 ? 0 : len;
 	}
@@ -336,6 +340,33 @@ static int on_progress(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut, c
 	if (stopping(x->inf))
 		return 1;
 	return sx_now_ns() - x->last_data_ns > WATCHDOG_NS ? 1 : 0;
+}
+
+/* Socket hooks: remember the informer's connection so stop can shut it
+ * down and abort a blocked transfer at once (progress callbacks alone run
+ * only about once a second). */
+static curl_socket_t on_open_socket(void *ctx, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	struct informer *inf = ctx;
+	curl_socket_t fd = socket(a->family, a->socktype, a->protocol);
+
+	pthread_mutex_lock(&inf->sock_mu);
+	inf->sock = fd;
+	if (fd != CURL_SOCKET_BAD && stopping(inf))
+		shutdown(fd, SHUT_RDWR);
+	pthread_mutex_unlock(&inf->sock_mu);
+	return fd;
+}
+
+static int on_close_socket(void *ctx, curl_socket_t fd)
+{
+	struct informer *inf = ctx;
+
+	pthread_mutex_lock(&inf->sock_mu);
+	if (inf->sock == fd)
+		inf->sock = CURL_SOCKET_BAD;
+	pthread_mutex_unlock(&inf->sock_mu);
+	return close(fd);
 }
 
 /* Runs one GET on the informer's handle. Returns the curl code; x->status
@@ -359,6 +390,10 @@ static CURLcode perform(struct informer *inf, const char *path, struct xfer *x, 
 	curl_easy_setopt(inf->h, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(inf->h, CURLOPT_XFERINFODATA, x);
 	curl_easy_setopt(inf->h, CURLOPT_ERRORBUFFER, ebuf);
+	curl_easy_setopt(inf->h, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
+	curl_easy_setopt(inf->h, CURLOPT_OPENSOCKETDATA, inf);
+	curl_easy_setopt(inf->h, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
+	curl_easy_setopt(inf->h, CURLOPT_CLOSESOCKETDATA, inf);
 	x->last_data_ns = sx_now_ns();
 	sx_kube_throttle(kube, &inf->parent->stop);
 	rc = curl_easy_perform(inf->h);
@@ -380,20 +415,20 @@ static enum result status_result(struct informer *inf, long status, struct sx_bu
 	if (status == 401)
 		sx_kube_invalidate_token(inf->parent->kube);
 	if (status == 410)
-		return R_GONE;
+		return RES_GONE;
 	if (status == 404 || status == 403) {
 		if (!inf->unserved_logged)
 			sx_log(0, "%s: %s; continuing without it", inf->d->resource,
 			       sx_kube_status_message(body->data, body->len, status, msg,
 						      sizeof(msg)));
 		inf->unserved_logged = true;
-		return R_UNSERVED;
+		return RES_UNSERVED;
 	}
 	sx_log(2, "%s: HTTP %ld: %s", inf->d->resource, status,
 	       sx_kube_status_message(body->data, body->len, status, msg, sizeof(msg)));
 	if (status == 401 || status == 429 || status >= 500)
-		return R_RETRY;
-	return R_BROKEN;
+		return RES_RETRY;
+	return RES_BROKEN;
 }
 
 static void xfer_init(struct xfer *x, struct informer *inf, bool watch)
@@ -448,12 +483,12 @@ static enum result decode_page(struct informer *inf, const struct sx_buf *body, 
 	cJSON *list = cJSON_ParseWithLength(body->data, body->len);
 	const cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items"), *item;
 	const char *c = meta_str(list, "continue"), *rv = meta_str(list, "resourceVersion");
-	enum result r = R_OK;
+	enum result r = RES_OK;
 
 	if (!cJSON_IsObject(list) || !(cJSON_IsArray(items) || !items || cJSON_IsNull(items))) {
 		sx_log(1, "%s: malformed list response", inf->d->resource);
 		cJSON_Delete(list);
-		return R_BROKEN;
+		return RES_BROKEN;
 	}
 	if (rv && !list_rv[0])
 		snprintf(list_rv, rvlen, "%s", rv);
@@ -473,7 +508,7 @@ static enum result decode_page(struct informer *inf, const struct sx_buf *body, 
 		}
 		if (objs_push(out, &o) != 0) {
 			sx_object_unref(&o);
-			r = R_BROKEN;
+			r = RES_BROKEN;
 			break;
 		}
 	}
@@ -520,7 +555,7 @@ static enum result do_list(struct informer *inf)
 {
 	struct objs objs = { 0 };
 	char *cont = NULL, rv[sizeof(inf->rv)] = "";
-	enum result r = R_OK;
+	enum result r = RES_OK;
 
 	do {
 		char *path = list_path(inf->d, cont, false, NULL), *next = NULL;
@@ -528,14 +563,14 @@ static enum result do_list(struct informer *inf)
 		CURLcode rc;
 
 		if (!path)
-			r = R_BROKEN;
+			r = RES_BROKEN;
 		xfer_init(&x, inf, false);
 		rc = path ? perform(inf, path, &x, 300) : CURLE_OUT_OF_MEMORY;
 		free(path);
 		if (stopping(inf))
-			r = R_STOPPED;
+			r = RES_STOPPED;
 		else if (rc != CURLE_OK)
-			r = R_RETRY;
+			r = RES_RETRY;
 		else if (x.status != 200)
 			r = status_result(inf, x.status, &x.body);
 		else
@@ -543,9 +578,9 @@ static enum result do_list(struct informer *inf)
 		xfer_free(&x);
 		free(cont);
 		cont = next;
-	} while (r == R_OK && cont);
+	} while (r == RES_OK && cont);
 	free(cont);
-	if (r != R_OK) {
+	if (r != RES_OK) {
 		objs_free(&objs);
 		return r;
 	}
@@ -553,7 +588,7 @@ static enum result do_list(struct informer *inf)
 	log_listed(inf, objs.n);
 	free(objs.v);
 	snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
-	return R_OK;
+	return RES_OK;
 }
 
 /* ---------- WATCH ---------- */
@@ -566,22 +601,22 @@ static enum result do_watch(struct informer *inf, unsigned long *events)
 	enum result r;
 
 	if (!path)
-		return R_BROKEN;
+		return RES_BROKEN;
 	xfer_init(&x, inf, true);
-	x.result = R_OK;
+	x.result = RES_OK;
 	rc = perform(inf, path, &x, 700);
 	free(path);
 	*events = x.events;
 	if (stopping(inf))
-		r = R_STOPPED;
+		r = RES_STOPPED;
 	else if (x.status != 200 && x.status != 0)
 		r = status_result(inf, x.status, &x.body);
-	else if (x.result != R_OK)
+	else if (x.result != RES_OK)
 		r = x.result;
 	else if (rc == CURLE_OK)
-		r = R_OK;
+		r = RES_OK;
 	else
-		r = R_RETRY; /* dropped connection: resume from the last RV */
+		r = RES_RETRY; /* dropped connection: resume from the last RV */
 	xfer_free(&x);
 	return r;
 }
@@ -601,13 +636,13 @@ static void *informer_main(void *arg)
 
 		if (need_list) {
 			r = do_list(inf);
-			if (r == R_UNSERVED) {
+			if (r == RES_UNSERVED) {
 				atomic_store(&inf->synced, true);
 				wait_s(inf, UNSERVED_RETRY_S);
 				continue;
 			}
-			if (r != R_OK) {
-				if (r != R_STOPPED)
+			if (r != RES_OK) {
+				if (r != RES_STOPPED)
 					back_off(inf);
 				continue;
 			}
@@ -616,14 +651,14 @@ static void *informer_main(void *arg)
 		}
 		t0 = sx_now_ns();
 		r = do_watch(inf, &events);
-		if (r == R_STOPPED)
+		if (r == RES_STOPPED)
 			break;
 		atomic_fetch_add(&inf->parent->restarts, 1);
-		if (r == R_OK && (events > 0 || sx_now_ns() - t0 > 1000000000ull)) {
+		if (r == RES_OK && (events > 0 || sx_now_ns() - t0 > 1000000000ull)) {
 			inf->backoff = BACKOFF_MIN;
 			continue;
 		}
-		if (r == R_GONE || r == R_UNSERVED) {
+		if (r == RES_GONE || r == RES_UNSERVED) {
 			need_list = true;
 			continue;
 		}
@@ -631,7 +666,7 @@ static void *informer_main(void *arg)
 		if (events > 0)
 			inf->backoff = BACKOFF_MIN;
 		back_off(inf);
-		if (r == R_BROKEN)
+		if (r == RES_BROKEN)
 			need_list = true;
 	}
 	return NULL;
@@ -655,6 +690,8 @@ struct sx_informers *sx_informers_start(struct sx_kube *kube, struct sx_cache *c
 
 		inf->parent = p;
 		inf->d = &kinds[i];
+		inf->sock = CURL_SOCKET_BAD;
+		pthread_mutex_init(&inf->sock_mu, NULL);
 		inf->h = curl_easy_init();
 		if (!inf->h || pthread_create(&inf->thread, NULL, informer_main, inf) != 0) {
 			sx_error_set(err, SX_ENOMEM, "cannot start the %s informer",
@@ -691,10 +728,22 @@ void sx_informers_stop(struct sx_informers *p)
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 	for (size_t i = 0; i < NKINDS; i++) {
+		struct informer *inf = &p->inf[i];
+
+		if (!inf->d)
+			continue;
+		pthread_mutex_lock(&inf->sock_mu);
+		if (inf->sock != CURL_SOCKET_BAD)
+			shutdown(inf->sock, SHUT_RDWR);
+		pthread_mutex_unlock(&inf->sock_mu);
+	}
+	for (size_t i = 0; i < NKINDS; i++) {
 		if (p->inf[i].started)
 			pthread_join(p->inf[i].thread, NULL);
 		if (p->inf[i].h)
 			curl_easy_cleanup(p->inf[i].h);
+		if (p->inf[i].d)
+			pthread_mutex_destroy(&p->inf[i].sock_mu);
 	}
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mu);

@@ -724,6 +724,7 @@ class Handler(BaseHTTPRequestHandler):
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 256
 
     def handle_error(self, request, client_address):
         pass  # TLS handshake failures and resets are expected in tests
