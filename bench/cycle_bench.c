@@ -1,0 +1,173 @@
+/* In-process benchmark: ingest of a state file, memory, and scheduling
+ * cycles per second with the default profile (each scheduled pod is assumed
+ * in the cache, so later cycles see it, as in kube-scheduler).
+ *
+ *   cycle_bench --state FILE [--pending FILE --label NAME] [--threads N]
+ *
+ * Prints `bench <metric> <value> <unit> key=value...` lines. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <malloc.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "schedext/cache.h"
+#include "schedext/decode.h"
+#include "schedext/framework.h"
+#include "schedext/intern.h"
+#include "schedext/pool.h"
+#include "schedext/state.h"
+
+static long rss_kib(void)
+{
+	long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *d = malloc((size_t)n + 1);
+	if (d && fread(d, 1, (size_t)n, f) != (size_t)n) {
+		free(d);
+		d = NULL;
+	}
+	fclose(f);
+	if (d) {
+		d[n] = 0;
+		*len = (size_t)n;
+	}
+	return d;
+}
+
+/* Decodes the pending pods of a List file. */
+static struct sx_pod **load_pending(const char *path, uint32_t *n)
+{
+	size_t len;
+	char *data = slurp(path, &len);
+	cJSON *root = data ? cJSON_ParseWithLength(data, len) : NULL;
+	const cJSON *items = cJSON_GetObjectItemCaseSensitive(root, "items"), *it;
+	struct sx_pod **pods = calloc((size_t)cJSON_GetArraySize(items) + 1, sizeof(*pods));
+	*n = 0;
+	cJSON_ArrayForEach(it, items) {
+		struct sx_error err = { 0 };
+		struct sx_pod *pod = sx_decode_pod(it, &err);
+		if (pod)
+			pods[(*n)++] = pod;
+	}
+	cJSON_Delete(root);
+	free(data);
+	return pods;
+}
+
+static uint32_t sx_cache_snapshot_nodes(struct sx_cache *cache)
+{
+	struct sx_cache_stats st;
+	sx_cache_stats(cache, &st);
+	return st.nodes;
+}
+
+static void bench_cycles(struct sx_cache *cache, const struct sx_config *cfg, const char *path,
+			 const char *label, unsigned threads)
+{
+	uint32_t n;
+	struct sx_pod **pods = load_pending(path, &n);
+	const struct sx_profile *prof = sx_config_profile(cfg, NULL);
+	struct sx_pool *pool = threads > 1 ? sx_pool_new(threads - 1) : NULL;
+	uint32_t next = 0, scheduled = 0, unschedulable = 0;
+	uint64_t rng = 1;
+	double t0 = sx_now_s();
+	for (uint32_t i = 0; i < n; i++) {
+		struct sx_snapshot *snap = sx_cache_snapshot(cache);
+		struct sx_cycle_opts opts = { .snap = snap, .mode = SX_CYCLE_FULL, .percentage = -1,
+					      .global_percentage = cfg->percentage_of_nodes_to_score,
+					      .next_start_index = &next, .rng = &rng, .pool = pool };
+		struct sx_cycle_result res;
+		sx_schedule(prof, pods[i], &opts, &res);
+		if (res.selected >= 0) {
+			sx_cache_assume(cache, pods[i], snap->nodes[res.selected]->name);
+			scheduled++;
+		} else {
+			unschedulable++;
+		}
+		sx_cycle_result_free(&res);
+		sx_snapshot_unref(snap);
+	}
+	double dt = sx_now_s() - t0;
+	printf("bench cycle_%s %.0f pods/s nodes=%u pending=%u scheduled=%u unschedulable=%u threads=%u\n",
+	       label, n / (dt > 0 ? dt : 1e-9), sx_cache_snapshot_nodes(cache), n, scheduled, unschedulable, threads);
+	for (uint32_t i = 0; i < n; i++)
+		sx_pod_unref(pods[i]);
+	free(pods);
+	sx_pool_free(pool);
+}
+
+int main(int argc, char **argv)
+{
+	const char *state = NULL, *pending = NULL, *label = "plain";
+	unsigned threads = 2;
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--state"))
+			state = argv[i + 1];
+		else if (!strcmp(argv[i], "--pending"))
+			pending = argv[i + 1];
+		else if (!strcmp(argv[i], "--label"))
+			label = argv[i + 1];
+		else if (!strcmp(argv[i], "--threads"))
+			threads = (unsigned)atoi(argv[i + 1]);
+	}
+	if (!state) {
+		fprintf(stderr, "usage: cycle_bench --state FILE [--pending FILE --label NAME]\n");
+		return 2;
+	}
+	sx_intern_init();
+	struct sx_error err = { 0 };
+	struct sx_config *cfg = sx_config_default(&err);
+	struct sx_cache *cache = sx_cache_new();
+	long rss0 = rss_kib();
+	double t0 = sx_now_s();
+	if (sx_state_load_file(cache, state, &err) < 0) {
+		fprintf(stderr, "load: %s %s\n", err.msg, err.path);
+		return 1;
+	}
+	double load_s = sx_now_s() - t0;
+	struct sx_snapshot *snap = sx_cache_snapshot(cache);
+	double snap_s = sx_now_s() - t0 - load_s;
+	struct sx_cache_stats st;
+	sx_cache_stats(cache, &st);
+	/* The JSON trees are freed; hand their pages back so RSS shows the model. */
+	malloc_trim(0);
+	long rss = rss_kib();
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	if (!pending) {
+		printf("bench ingest_state_file %.2f s nodes=%u pods=%u (parse+decode+apply, 1 thread)\n",
+		       load_s, st.nodes, st.pods);
+		printf("bench first_snapshot %.1f ms nodes=%u\n", snap_s * 1000, st.nodes);
+		printf("bench rss_after_load %.1f MB nodes=%u pods=%u peak_during_load=%.1fMB\n",
+		       (rss - rss0) / 1024.0, st.nodes, st.pods, ru.ru_maxrss / 1024.0);
+		printf("bench bytes_per_pod %.0f B (rss after load / (pods + nodes*30))\n",
+		       (rss - rss0) * 1024.0 / (st.pods + st.nodes * 30.0));
+		printf("bench intern_strings %zu count bytes=%zu\n", sx_intern_count(),
+		       sx_intern_bytes());
+	}
+	sx_snapshot_unref(snap);
+	if (pending)
+		bench_cycles(cache, cfg, pending, label, threads);
+	sx_cache_free(cache);
+	sx_config_free(cfg);
+	return 0;
+}

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Synthetic cluster generator for `make bench`.
+
+Writes a v1 List (JSON) with N nodes and M running pods, deterministic from
+--seed: nodes over regions/zones with ~16 realistic labels, 0-2 taints,
+varied allocatable, 5-15 images, conditions; pods owned by ReplicaSets with
+matching Services, with requests and, for some, node affinity, pod
+(anti-)affinity, topology spread constraints, host ports and tolerations.
+
+--pending K adds K unscheduled pods of the shape given by --mix
+(plain, spread, affinity, anti-affinity, mixed), written to --pending-out as
+a List, in the shapes of kube-scheduler's scheduler_perf workloads
+(SchedulingBasic, TopologySpreading, PodAffinity, PodAntiAffinity).
+"""
+import argparse
+import json
+import random
+
+REGIONS = ["eu-west-1", "us-east-1"]
+ZONES_PER_REGION = 3
+INSTANCE_TYPES = [("m6i.xlarge", 4, 16), ("m6i.2xlarge", 8, 32), ("c6i.4xlarge", 16, 32),
+                  ("r6i.2xlarge", 8, 64), ("m6i.4xlarge", 16, 64)]
+IMAGES = [f"registry.example.com/team{i % 7}/service{i}:v{i % 5}.{i % 3}" for i in range(60)]
+APPS = [f"app-{i}" for i in range(200)]
+TAINTS = [("dedicated", "batch", "NoSchedule"), ("gpu", "true", "NoSchedule"),
+          ("spot", "true", "PreferNoSchedule"), ("maintenance", "soon", "PreferNoSchedule")]
+
+
+def zone_of(i):
+    r = REGIONS[i % len(REGIONS)]
+    return r, f"{r}{'abc'[(i // len(REGIONS)) % ZONES_PER_REGION]}"
+
+
+def make_node(i, rng):
+    name = f"node-{i:05d}"
+    region, zone = zone_of(i)
+    itype, cpu, mem = INSTANCE_TYPES[rng.randrange(len(INSTANCE_TYPES))]
+    labels = {
+        "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
+        "topology.kubernetes.io/region": region, "topology.kubernetes.io/zone": zone,
+        "failure-domain.beta.kubernetes.io/region": region,
+        "failure-domain.beta.kubernetes.io/zone": zone,
+        "node.kubernetes.io/instance-type": itype,
+        "beta.kubernetes.io/instance-type": itype,
+        "node-pool": f"pool-{i % 8}", "team": f"team-{i % 5}",
+        "disk": "ssd" if i % 3 else "hdd", "network": "10g" if i % 4 else "25g",
+        "kubernetes.io/role": "worker",
+    }
+    taints = [{"key": k, "value": v, "effect": e}
+              for (k, v, e) in rng.sample(TAINTS, rng.choice([0, 0, 0, 1, 2]))]
+    images = [{"names": [img, img.split(":")[0] + "@sha256:" + f"{j:064x}"],
+               "sizeBytes": rng.randrange(20, 900) * 1024 * 1024}
+              for j, img in enumerate(rng.sample(IMAGES, rng.randrange(5, 16)))]
+    alloc = {"cpu": f"{cpu * 1000 - 100}m", "memory": f"{mem * 1024 - 512}Mi",
+             "pods": "110", "ephemeral-storage": "100Gi"}
+    return {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "uid": f"uid-{name}", "resourceVersion": str(1000 + i),
+                     "labels": labels},
+        "spec": {"taints": taints} if taints else {},
+        "status": {"capacity": dict(alloc, cpu=str(cpu), memory=f"{mem}Gi"),
+                   "allocatable": alloc, "images": images,
+                   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"},
+                                  {"type": "MemoryPressure", "status": "False"},
+                                  {"type": "DiskPressure", "status": "False"}]},
+    }
+
+
+def owner(app):
+    return [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{app}-rs",
+             "uid": f"uid-rs-{app}", "controller": True}]
+
+
+def base_pod(name, ns, app, rng, node=None):
+    pod = {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "uid": f"uid-{ns}-{name}",
+                     "resourceVersion": str(rng.randrange(10**6, 10**7)),
+                     "labels": {"app": app, "pod-template-hash": "5d8f7c9b4"},
+                     "ownerReferences": owner(app)},
+        "spec": {"schedulerName": "default-scheduler", "containers": [{
+            "name": "main", "image": IMAGES[hash(app) % len(IMAGES)],
+            "resources": {"requests": {"cpu": f"{rng.choice([50, 100, 100, 200, 250])}m",
+                                       "memory": f"{rng.choice([64, 128, 256, 256, 512])}Mi"}}}]},
+        "status": {"phase": "Running" if node else "Pending"},
+    }
+    if node:
+        pod["spec"]["nodeName"] = node
+    return pod
+
+
+def decorate(pod, i, rng, nnodes):
+    """Adds the occasional constraint to a running pod."""
+    spec = pod["spec"]
+    app = pod["metadata"]["labels"]["app"]
+    r = i % 20
+    if r == 1:
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}]}}}
+    elif r == 2:
+        spec["affinity"] = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 100, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": app}},
+                                                "topologyKey": "kubernetes.io/hostname"}}]}}
+    elif r == 3:
+        spec["topologySpreadConstraints"] = [{"maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone",
+                                              "whenUnsatisfiable": "ScheduleAnyway",
+                                              "labelSelector": {"matchLabels": {"app": app}}}]
+    elif r == 4:
+        spec["tolerations"] = [{"key": "dedicated", "operator": "Equal", "value": "batch",
+                                "effect": "NoSchedule"}]
+    elif r == 5 and i % 200 == 5:
+        spec["containers"][0]["ports"] = [{"containerPort": 8080, "hostPort": 30000 + i % 1000}]
+    return pod
+
+
+def pending_pod(i, mix, rng):
+    kind = mix if mix != "mixed" else ["plain", "spread", "affinity", "anti-affinity"][i % 4]
+    app = {"plain": "basic", "spread": "spread", "affinity": "affine",
+           "anti-affinity": f"anti-{i}"}[kind]
+    pod = base_pod(f"pending-{kind}-{i:06d}", "bench", app, rng)
+    spec = pod["spec"]
+    if kind == "spread":
+        spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                                              "whenUnsatisfiable": "DoNotSchedule",
+                                              "labelSelector": {"matchLabels": {"app": app}}}]
+    elif kind == "affinity":
+        spec["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "affine"}},
+             "topologyKey": "topology.kubernetes.io/zone"}]}}
+    elif kind == "anti-affinity":
+        pod["metadata"]["labels"]["group"] = "anti"
+        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"group": "anti"}},
+             "topologyKey": "kubernetes.io/hostname"}]}}
+    return pod
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--nodes", type=int, default=5000)
+    ap.add_argument("--pods", type=int, default=150000)
+    ap.add_argument("--pending", type=int, default=0)
+    ap.add_argument("--mix", default="mixed")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--pending-out")
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    items = [make_node(i, rng) for i in range(a.nodes)]
+    items.append({"apiVersion": "v1", "kind": "Namespace",
+                  "metadata": {"name": "bench", "labels": {"team": "bench"}}})
+    for app in APPS:
+        items.append({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                      "metadata": {"name": f"{app}-rs", "namespace": "default", "uid": f"uid-rs-{app}"},
+                      "spec": {"selector": {"matchLabels": {"app": app}}}})
+        items.append({"apiVersion": "v1", "kind": "Service",
+                      "metadata": {"name": app, "namespace": "default"},
+                      "spec": {"selector": {"app": app}}})
+    for i in range(a.pods):
+        node = f"node-{rng.randrange(a.nodes):05d}"
+        pod = base_pod(f"pod-{i:06d}", "default", APPS[i % len(APPS)], rng, node)
+        items.append(decorate(pod, i, rng, a.nodes))
+    with open(a.out, "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f, separators=(",", ":"))
+    if a.pending_out:
+        pend = [pending_pod(i, a.mix, rng) for i in range(a.pending)]
+        with open(a.pending_out, "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "List", "items": pend}, f, separators=(",", ":"))
+
+
+if __name__ == "__main__":
+    main()
