@@ -34,7 +34,7 @@ static void test_error_truncation(void)
 	struct sx_error err;
 	char comp[400];
 
-	sx_error_set(&err, SX_ETOOBIG, "%0400d", 1);
+	sx_error_set(&err, SX_ETOOBIG, "%01000d", 1);
 	CHECK_INT(strlen(err.msg), sizeof(err.msg) - 1);
 	memset(comp, 'a', sizeof(comp) - 1);
 	comp[sizeof(comp) - 1] = '\0';
