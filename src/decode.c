@@ -292,6 +292,10 @@ static int labels_from_map(const cJSON *map, struct sx_labels *out, struct sx_er
 	if (!tmp)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
 	cJSON_ArrayForEach(it, map) {
+		if (!it->string) { /* only hand-built trees lack member names */
+			rc = sx_error_set(err, SX_EINVAL, "member without a name");
+			goto out_free;
+		}
 		if (strlen(it->string) > SX_DECODE_MAX_STRING) {
 			rc = sx_error_set(err, SX_ETOOBIG, "key longer than %d bytes",
 					  SX_DECODE_MAX_STRING);
@@ -778,7 +782,9 @@ int sx_dec_rlist(const cJSON *obj, const char *key, bool nonneg, struct sx_rlist
 		sx_nano q;
 		sx_str name;
 
-		if (strlen(it->string) > SX_DECODE_MAX_STRING)
+		if (!it->string)
+			rc = sx_error_set(err, SX_EINVAL, "member without a name");
+		else if (strlen(it->string) > SX_DECODE_MAX_STRING)
 			rc = sx_error_set(err, SX_ETOOBIG, "key longer than %d bytes",
 					  SX_DECODE_MAX_STRING);
 		else if ((name = sx_intern(it->string)) == SX_STR_INVALID)

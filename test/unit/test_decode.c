@@ -1004,7 +1004,75 @@ static void test_numeric_quantities(void)
 	sx_pod_unref(pod);
 }
 
-SX_TESTS(SX_TEST(test_full_pod), SX_TEST(test_pod_defaults), SX_TEST(test_effective_request_example),
+/* Pre-order walk: the k-th node below root (root excluded) and its parent. */
+static cJSON *nth_node(cJSON *root, int *k, cJSON **parent)
+{
+	cJSON *it, *found;
+
+	cJSON_ArrayForEach(it, root) {
+		if ((*k)-- == 0) {
+			*parent = root;
+			return it;
+		}
+		if ((found = nth_node(it, k, parent)))
+			return found;
+	}
+	return NULL;
+}
+
+/* Every node of the full pod and node replaced by every JSON type in turn:
+ * each decode either succeeds or fails with a path, never crashes, and
+ * frees everything (ASan). */
+static void test_type_mutations(void)
+{
+	const char *docs[] = { full_pod, full_node };
+	int decoded = 0, rejected = 0;
+
+	for (int d = 0; d < 2; d++) {
+		cJSON *orig = parse(docs[d]);
+
+		for (int k = 0;; k++) {
+			cJSON *copy = cJSON_Duplicate(orig, true), *parent = NULL;
+			int idx = k;
+			cJSON *victim = nth_node(copy, &idx, &parent);
+
+			if (!victim) {
+				cJSON_Delete(copy);
+				break;
+			}
+			for (int t = 0; t < 5; t++) {
+				cJSON *rep = t == 0   ? cJSON_CreateNumber(-3.5)
+					     : t == 1 ? cJSON_CreateString("x")
+					     : t == 2 ? cJSON_CreateArray()
+					     : t == 3 ? cJSON_CreateObject()
+						      : cJSON_CreateNull();
+				cJSON *mut = cJSON_Duplicate(copy, true), *mparent = NULL;
+				int j = k;
+				cJSON *mv = nth_node(mut, &j, &mparent);
+				struct sx_error err = { 0 };
+				struct sx_object o;
+
+				if (mv->string) /* keep the member name */
+					rep->string = strdup(mv->string);
+				cJSON_ReplaceItemViaPointer(mparent, mv, rep);
+				if (sx_decode_object(mut, d ? "Node" : "Pod", &o, &err) == 0) {
+					decoded++;
+					sx_object_unref(&o);
+				} else {
+					rejected++;
+					CHECK(err.msg[0] != '\0');
+				}
+				cJSON_Delete(mut);
+			}
+			cJSON_Delete(copy);
+		}
+		cJSON_Delete(orig);
+	}
+	CHECK(decoded > 100);
+	CHECK(rejected > 100);
+}
+
+SX_TESTS(SX_TEST(test_full_pod), SX_TEST(test_type_mutations), SX_TEST(test_pod_defaults), SX_TEST(test_effective_request_example),
 	 SX_TEST(test_exact_sums), SX_TEST(test_nonzero_defaults), SX_TEST(test_overhead_and_pod_level),
 	 SX_TEST(test_resize_status), SX_TEST(test_host_network_ports), SX_TEST(test_full_node),
 	 SX_TEST(test_other_kinds), SX_TEST(test_kind_names), SX_TEST(test_decode_object_kind_arg),
