@@ -398,17 +398,21 @@ static enum MHD_Result begin_request(struct sx_server *srv, struct MHD_Connectio
 	char msg[160];
 	unsigned long long n;
 
+	/* Early replies close the connection only when an unread body may follow. */
+	bool bodyless = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
+			strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+
 	rq->route = find_route(srv, url);
 	if (srv->tls_client_auth && !client_cert_ok(srv, conn))
 		return send_error(srv, conn, rq, 403, "a valid client certificate is required", true);
 	if (rq->route == R_NOT_FOUND) {
 		snprintf(msg, sizeof(msg), "no such path: %.120s", url);
-		return send_error(srv, conn, rq, 404, msg, true);
+		return send_error(srv, conn, rq, 404, msg, !bodyless);
 	}
 	if (!method_matches(rq->route, method)) {
 		snprintf(msg, sizeof(msg), "method %.20s not allowed on %s (use %s)", method,
 			 routes[rq->route].name, routes[rq->route].post ? "POST" : "GET");
-		return send_error(srv, conn, rq, 405, msg, true);
+		return send_error(srv, conn, rq, 405, msg, !bodyless);
 	}
 	cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (cl && sscanf(cl, "%llu", &n) == 1 && n > srv->max_body) {
@@ -430,7 +434,7 @@ static enum MHD_Result collect(struct sx_server *srv, struct request *rq, const 
 	}
 	if (rq->too_big) {
 		rq->discarded += size;
-		return rq->discarded > srv->max_body ? MHD_NO : MHD_YES;
+		return rq->discarded > 4 * srv->max_body + ((size_t)1 << 20) ? MHD_NO : MHD_YES;
 	}
 	sx_buf_put(&rq->body, data, size);
 	return rq->body.failed ? MHD_NO : MHD_YES;
@@ -622,6 +626,7 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 
 	srv->daemon = MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, srv,
+		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 		MHD_OPTION_THREAD_POOL_SIZE, threads,
 		MHD_OPTION_CONNECTION_LIMIT, o->max_connections ? o->max_connections : 1024,
@@ -629,7 +634,6 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
-		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
 		MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024,
 		MHD_OPTION_ARRAY, tls,
 		MHD_OPTION_END);
