@@ -22,9 +22,9 @@
 
 /* 2^63-1 units in nano-units: the largest magnitude we accept. */
 #define MAX_NANO ((sx_nano)INT64_MAX * SX_NANO_PER_UNIT)
-/* Exponents are clamped here: beyond it a non-zero value overflows (or
- * rounds to one nano-unit) anyway. */
-#define EXP_CLAMP 100000
+/* Exponents are clamped here: far beyond any input length, so a clamped
+ * exponent still overflows (or rounds to one nano-unit) like the real one. */
+#define EXP_CLAMP 1000000000000000L
 
 struct scan {
 	bool negative;

@@ -229,6 +229,14 @@ static void test_long_inputs(void)
 	CHECK_INT(v, 10);
 	memcpy(s + n, "e-99980", 7);
 	CHECK_INT(sx_quantity_parse(s, n + 7, &q), SX_ETOOBIG);
+	/* an exponent beyond any clamp still makes the long number tiny */
+	s = realloc(s, n + 40);
+	memcpy(s + n, "e-99999999999999999999999", 25);
+	CHECK_INT(sx_quantity_parse(s, n + 25, &q), 0);
+	CHECK_INT(sx_quantity_value(q, &v), 0);
+	CHECK_INT(v, 1);
+	memcpy(s + n, "e+99999999999999999999999", 25);
+	CHECK_INT(sx_quantity_parse(s, n + 25, &q), SX_ETOOBIG);
 	free(s);
 }
 
