@@ -163,7 +163,7 @@ static int load_list(struct loader *l, const cJSON *doc, const char *kind, const
 {
 	const cJSON *items = cJSON_GetObjectItemCaseSensitive(doc, "items");
 	char item_kind[128] = "";
-	char where[64];
+	char where[96];
 	const cJSON *it;
 	int i = 0;
 

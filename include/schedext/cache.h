@@ -164,6 +164,8 @@ int sx_cache_expire_assumed(struct sx_cache *cache, double ttl_s);
  * where it is counted (bound or assumed), SX_STR_EMPTY when pending. */
 const struct sx_pod *sx_cache_get_pod(struct sx_cache *cache, sx_str ns, const char *name,
 				      sx_str *node, bool *assumed);
+/* (clarified by the cache author) A new reference to the node object, or
+ * NULL when the node is unknown; release it with sx_node_unref(). */
 const struct sx_node *sx_cache_get_node(struct sx_cache *cache, const char *name);
 
 /* Snapshot of the current state (refcount 1 for the caller). Cheap when

@@ -1,5 +1,7 @@
 /* Cache, NodeInfo, snapshots and the state-file loader. */
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,7 +227,7 @@ struct model {
 	struct model_pod pods[RN_PODS];
 };
 
-static char node_names[RN_NODES][16];
+static char node_names[RN_NODES][24];
 
 static struct sx_pod *random_pod(int i, int uid, int node, const char *phase)
 {
@@ -949,9 +951,57 @@ static void test_demo_cluster(void)
 	sx_cache_free(c);
 }
 
+/* ---------- concurrency (meaningful under SANITIZE=thread) ---------- */
+
+static atomic_bool writer_done;
+
+static void *writer(void *arg)
+{
+	struct sx_cache *c = arg;
+
+	for (int i = 0; i < 400; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "p%d", i % 40);
+		if (i % 3 == 2)
+			sx_cache_delete(c, SX_KIND_POD, sx_intern("default"), name);
+		else
+			upsert_pod(c, simple_pod("default", name, "u", i % 2 ? "n1" : "n2", "10m"));
+	}
+	atomic_store(&writer_done, true);
+	return NULL;
+}
+
+static void test_concurrent_snapshots(void)
+{
+	struct sx_cache *c = sx_cache_new();
+	pthread_t t;
+	struct sx_snapshot *old = NULL;
+
+	setup();
+	upsert_node(c, zoned_node("n1", "r", "a"));
+	upsert_node(c, zoned_node("n2", "r", "b"));
+	atomic_store(&writer_done, false);
+	pthread_create(&t, NULL, writer, c);
+	while (!atomic_load(&writer_done)) {
+		struct sx_snapshot *s = sx_cache_snapshot(c);
+
+		/* every snapshot is self-consistent: 10m per counted pod */
+		for (uint32_t i = 0; i < s->nnodes; i++)
+			CHECK_INT(s->nodes[i]->requested.milli_cpu, 10 * (int64_t)s->nodes[i]->npods);
+		sx_snapshot_unref(old);
+		old = s;
+	}
+	pthread_join(t, NULL);
+	sx_cache_free(c); /* snapshots outlive the cache */
+	CHECK_INT(old->nnodes, 2);
+	sx_snapshot_unref(old);
+}
+
 SX_TESTS(SX_TEST(test_node_info_ports), SX_TEST(test_node_info_sums_and_clone),
 	 SX_TEST(test_random_sequences), SX_TEST(test_pod_before_node),
 	 SX_TEST(test_assume_confirm_forget), SX_TEST(test_snapshot_isolation_and_reuse),
 	 SX_TEST(test_snapshot_images_and_with_nodes), SX_TEST(test_node_tree_order),
 	 SX_TEST(test_replace_all), SX_TEST(test_load_all_or_nothing), SX_TEST(test_state_files),
-	 SX_TEST(test_state_contents), SX_TEST(test_demo_cluster))
+	 SX_TEST(test_state_contents), SX_TEST(test_demo_cluster),
+	 SX_TEST(test_concurrent_snapshots))
