@@ -369,6 +369,26 @@ static int on_close_socket(void *ctx, curl_socket_t fd)
 	return close(fd);
 }
 
+static bool tls_failure(CURLcode rc)
+{
+	return rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
+	       rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_CONNECT_ERROR;
+}
+
+/* TLS problems are configuration errors: say so plainly, at level 0. */
+static void log_transport(struct informer *inf, const struct xfer *x, CURLcode rc,
+			  const char *ebuf)
+{
+	const char *detail = ebuf[0] ? ebuf : curl_easy_strerror(rc);
+
+	if (tls_failure(rc))
+		sx_log(0, "%s: TLS with %s failed: x509: certificate verification failed (%s)",
+		       inf->d->resource, sx_kube_server(inf->parent->kube), detail);
+	else
+		sx_log(x->watch ? 2 : 1, "%s: %s: %s", inf->d->resource,
+		       x->watch ? "watch" : "list", detail);
+}
+
 /* Runs one GET on the informer's handle. Returns the curl code; x->status
  * holds the HTTP status. */
 static CURLcode perform(struct informer *inf, const char *path, struct xfer *x, long timeout)
@@ -400,8 +420,7 @@ static CURLcode perform(struct informer *inf, const char *path, struct xfer *x, 
 	if (x->status == 0)
 		curl_easy_getinfo(inf->h, CURLINFO_RESPONSE_CODE, &x->status);
 	if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR && !stopping(inf))
-		sx_log(x->watch ? 2 : 1, "%s: %s: %s", inf->d->resource, x->watch ? "watch" : "list",
-		       ebuf[0] ? ebuf : curl_easy_strerror(rc));
+		log_transport(inf, x, rc, ebuf);
 	curl_easy_setopt(inf->h, CURLOPT_ERRORBUFFER, NULL);
 	curl_slist_free_all(hdrs);
 	return rc;

@@ -1,0 +1,430 @@
+#!/usr/bin/env python3
+"""Live-cluster client against test/fakeapi/fakeapi.py (issue 5):
+
+(a) convergence: thousands of random node/pod changes while every fault is
+    injected; afterwards /debug/cache equals the server's state exactly;
+(b) a bind through /bind arrives as a correct v1 Binding, and conflicts
+    come back with the API server's message;
+(c) TLS with a test CA and client certificate works (also through
+    tls-server-name); a wrong CA fails with a clear message.
+"""
+import base64
+import json
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.environ.get("SCHEDEXT_BIN", os.path.join(ROOT, "build", "schedext"))
+FAKEAPI = os.path.join(ROOT, "test", "fakeapi", "fakeapi.py")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, flush=True)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def http(method, url, body=None, timeout=10):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            raw = r.read()
+            try:
+                return r.status, json.loads(raw or b"null")
+            except ValueError:
+                return r.status, raw.decode(errors="replace")
+    except urllib.error.HTTPError as e:
+        raw = e.read()
+        try:
+            return e.code, json.loads(raw)
+        except ValueError:
+            return e.code, raw.decode(errors="replace")
+
+
+class FakeApi:
+    def __init__(self, tmp, *args):
+        self.log = open(os.path.join(tmp, "fakeapi.log"), "w")
+        self.p = subprocess.Popen([sys.executable, FAKEAPI, "--port", "0"] + list(args),
+                                  stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.p.stdout.readline()
+        assert line.startswith("listening on "), line
+        self.port = int(line.split()[-1])
+        self.ctl = "http://127.0.0.1:%d/_control/" % self.port
+
+    def control(self, what, body=None):
+        code, out = http("POST" if body is not None else "GET", self.ctl + what, body)
+        assert code == 200, (what, code, out)
+        return out
+
+    def apply(self, ops):
+        return self.control("objects", {"ops": ops})
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait()
+        self.log.close()
+
+
+class Schedext:
+    def __init__(self, tmp, kubeconfig, name="schedext"):
+        self.port = free_port()
+        self.logpath = os.path.join(tmp, name + ".log")
+        self.log = open(self.logpath, "w")
+        self.p = subprocess.Popen([BIN, "serve", "--kubeconfig", kubeconfig, "--listen",
+                                   "127.0.0.1:%d" % self.port],
+                                  stdout=self.log, stderr=subprocess.STDOUT)
+        self.url = "http://127.0.0.1:%d" % self.port
+
+    def wait_ready(self, timeout=15):
+        end = time.time() + timeout
+        while time.time() < end:
+            try:
+                code, _ = http("GET", self.url + "/readyz", timeout=2)
+                if code == 200:
+                    return True
+            except OSError:
+                pass
+            time.sleep(0.1)
+        return False
+
+    def cache(self):
+        code, out = http("GET", self.url + "/debug/cache")
+        assert code == 200, (code, out)
+        return out
+
+    def logtext(self):
+        self.log.flush()
+        with open(self.logpath) as f:
+            return f.read()
+
+    def stop(self):
+        self.p.terminate()
+        try:
+            rc = self.p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = -9
+        self.log.close()
+        return rc
+
+
+def write_kubeconfig(path, server, user=None, cluster_extra=None):
+    cluster = {"server": server}
+    cluster.update(cluster_extra or {})
+    cfg = {"apiVersion": "v1", "kind": "Config", "current-context": "test",
+           "clusters": [{"name": "fake", "cluster": cluster}],
+           "users": [{"name": "u", "user": user or {}}],
+           "contexts": [{"name": "test", "context": {"cluster": "fake", "user": "u"}}]}
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+
+
+def node(name, labels=None, cpu="4"):
+    return {"kind": "Node", "metadata": {"name": name, "labels": labels or {}},
+            "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
+                       "capacity": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}}
+
+
+def pod(ns, name, node_name="", phase="Pending", labels=None, cpu="100m"):
+    spec = {"containers": [{"name": "c", "image": "busybox",
+                            "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}}}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    return {"kind": "Pod", "metadata": {"name": name, "namespace": ns, "labels": labels or {}},
+            "spec": spec, "status": {"phase": phase}}
+
+
+def expected_state(api):
+    st = api.control("state")["objects"]
+    nodes = {n["metadata"]["name"]: n["metadata"]["resourceVersion"] for n in st["nodes"]}
+    pods = {}
+    for p in st["pods"]:
+        if p.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        md = p["metadata"]
+        pods[(md["namespace"], md["name"])] = (md["resourceVersion"],
+                                               p.get("spec", {}).get("nodeName", ""))
+    return nodes, pods
+
+
+def cache_state(sx):
+    c = sx.cache()
+    nodes = {n["name"]: n["resourceVersion"] for n in c["nodes"]}
+    pods = {(p["namespace"], p["name"]): (p["resourceVersion"], p["nodeName"]) for p in c["pods"]}
+    return nodes, pods
+
+
+def diff(exp, got):
+    missing = sorted(set(exp) - set(got))[:5]
+    extra = sorted(set(got) - set(exp))[:5]
+    wrong = sorted(k for k in set(exp) & set(got) if exp[k] != got[k])[:5]
+    return "missing %s extra %s wrong %s" % (missing, extra, [(k, exp[k], got[k]) for k in wrong])
+
+
+# ---------------------------------------------------------------- (a)
+def random_op(rng, nodes, pods):
+    r = rng.random()
+    if r < 0.12 or not nodes:
+        name = "node-%d" % rng.randrange(200)
+        return {"op": "upsert", "object": node(name, {"zone": rng.choice("abc")})}, ("n", name)
+    if r < 0.20:
+        name = rng.choice(sorted(nodes))
+        return {"op": "delete", "object": {"kind": "Node", "metadata": {"name": name}}}, ("nd", name)
+    if r < 0.55 or not pods:
+        ns = rng.choice(["default", "team-a", "team-b"])
+        name = "pod-%d" % rng.randrange(1500)
+        nn = rng.choice(sorted(nodes)) if rng.random() < 0.6 else ""
+        return {"op": "upsert", "object": pod(ns, name, nn, labels={"v": str(rng.randrange(9))})}, ("p", (ns, name))
+    key = rng.choice(sorted(pods))
+    if r < 0.75:
+        return {"op": "delete", "object": {"kind": "Pod", "metadata": {"namespace": key[0], "name": key[1]}}}, ("pd", key)
+    if r < 0.82:  # terminal: leaves the field selector, cache must drop it
+        return {"op": "update", "object": pod(key[0], key[1], pods[key], phase="Succeeded")}, ("pt", key)
+    return {"op": "update", "object": pod(key[0], key[1], pods[key], phase="Running",
+                                          labels={"v": str(rng.randrange(9))})}, ("p", key)
+
+
+def run_ops(api, rng, count, nodes, pods, between=None):
+    done = 0
+    while done < count:
+        batch = []
+        for _ in range(min(25, count - done)):
+            op, (what, key) = random_op(rng, nodes, pods)
+            batch.append(op)
+            if what == "n":
+                nodes.add(key)
+            elif what == "nd":
+                nodes.discard(key)
+            elif what == "p":
+                pods[key] = op["object"]["spec"].get("nodeName", "")
+            elif what in ("pd", "pt"):
+                pods.pop(key, None)
+        api.apply(batch)
+        done += len(batch)
+        if between:
+            between(done)
+        time.sleep(0.02)
+
+
+def test_convergence(tmp):
+    token_file = os.path.join(tmp, "token")
+    with open(token_file, "w") as f:
+        f.write("token-1\n")
+    api = FakeApi(tmp, "--token", "token-1", "--history", "300", "--bookmark-interval", "0.5",
+                  "--seed", "5")
+    kc = os.path.join(tmp, "kubeconfig")
+    write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port, {"tokenFile": token_file})
+    rng = random.Random(42)
+    nodes, pods = set(), {}
+    api.apply([{"op": "create", "object": node("node-%d" % i)} for i in range(40)])
+    nodes.update("node-%d" % i for i in range(40))
+    # More than one LIST page (limit=500) for pods.
+    initial = [pod("default", "seed-%d" % i, "node-%d" % (i % 40)) for i in range(700)]
+    for i in range(0, 700, 100):
+        api.apply([{"op": "create", "object": o} for o in initial[i:i + 100]])
+    pods.update({("default", "seed-%d" % i): "node-%d" % (i % 40) for i in range(700)})
+    sx = Schedext(tmp, kc)
+    try:
+        check(sx.wait_ready(), "readyz turns 200 after the initial lists")
+        log = sx.logtext()
+        check("connected to http://127.0.0.1:%d" % api.port in log, "logs the server it connected to")
+        check("listed 700 pods" in log and "listed 40 nodes" in log, "logs per-kind list counts")
+        exp, got = expected_state(api), cache_state(sx)
+        check(exp == got, "initial list equals server state: " + diff(exp[1], got[1]))
+
+        api.control("faults", {"split_chunks": True, "disconnect_prob": 0.01,
+                               "error_event_prob": 0.005, "watch_410_start": 3,
+                               "watch_410_event": 3, "status_429": 5, "status_500": 5,
+                               "fail_prob_429": 0.03, "fail_prob_500": 0.03, "slow_ms": 1})
+
+        def chaos(done):
+            if done % 500 == 0:
+                api.control("drop", {})
+            if done % 750 == 0:
+                api.control("compact", {})
+            if done == 1500:  # token rotation: the old one is now rejected
+                with open(token_file, "w") as f:
+                    f.write("token-2\n")
+                api.control("token", {"token": "token-2"})
+
+        run_ops(api, rng, 3000, nodes, pods, chaos)
+        api.control("faults", {"reset": True})
+        end, ok = time.time() + 20, False
+        while time.time() < end and not ok:
+            exp, got = expected_state(api), cache_state(sx)
+            ok = exp == got
+            if not ok:
+                time.sleep(0.25)
+        check(ok, "cache converges to the server state: nodes " + diff(exp[0], got[0]) +
+              "; pods " + diff(exp[1], got[1]))
+        rec = api.control("records")
+        print("convergence: %d nodes, %d pods, %d watches, %d lists, %.1fs" % (
+            len(exp[0]), len(exp[1]), rec["watches"], rec["lists"], 20 - (end - time.time())))
+        check(rec["watches"] > 40, "watches were restarted by the faults")
+        check(sx.stop() == 0, "schedext exits cleanly")
+    finally:
+        if sx.p.poll() is None:
+            sx.stop()
+        api.stop()
+
+
+# ---------------------------------------------------------------- (b)
+def test_bind(tmp):
+    api = FakeApi(tmp)
+    kc = os.path.join(tmp, "kubeconfig-bind")
+    write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port)
+    api.apply([{"op": "create", "object": node("n1")}, {"op": "create", "object": node("n2")},
+               {"op": "create", "object": pod("shop", "api-0", cpu="1")}])
+    uid = [p for p in api.control("state")["objects"]["pods"]][0]["metadata"]["uid"]
+    sx = Schedext(tmp, kc, "schedext-bind")
+    try:
+        check(sx.wait_ready(), "bind: ready")
+        code, out = http("POST", sx.url + "/bind", {"PodName": "api-0", "PodNamespace": "shop",
+                                                     "PodUID": uid, "Node": "n2"})
+        check(code == 200 and not (out or {}).get("Error"), "bind succeeds: %r %r" % (code, out))
+        bindings = api.control("records")["bindings"]
+        check(bindings == [{"apiVersion": "v1", "kind": "Binding",
+                            "metadata": {"name": "api-0", "namespace": "shop", "uid": uid},
+                            "target": {"apiVersion": "v1", "kind": "Node", "name": "n2"}}],
+              "the server received a correct v1 Binding: %r" % bindings)
+        end = time.time() + 5
+        while time.time() < end:
+            pods = cache_state(sx)[1]
+            if pods.get(("shop", "api-0"), ("", ""))[1] == "n2":
+                break
+            time.sleep(0.1)
+        check(cache_state(sx)[1].get(("shop", "api-0"), ("", ""))[1] == "n2",
+              "the watch confirms the pod on n2")
+        # A second binding elsewhere: the API server's conflict message.
+        # (The extender may answer from its cache; either way the error
+        # must name the conflict.)
+        code, out = http("POST", sx.url + "/bind", {"PodName": "api-0", "PodNamespace": "shop",
+                                                     "PodUID": uid, "Node": "n1"})
+        err = (out or {}).get("Error", "") if isinstance(out, dict) else str(out)
+        check("already" in err or "n2" in err, "conflicting bind reports an error: %r" % (out,))
+        check(sx.stop() == 0, "bind: clean exit")
+    finally:
+        if sx.p.poll() is None:
+            sx.stop()
+        api.stop()
+
+
+# ---------------------------------------------------------------- (c)
+def openssl(*args, cwd):
+    subprocess.run(["openssl"] + list(args), cwd=cwd, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def make_ca(d, name):
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+            "/CN=%s" % name, "-keyout", name + ".key", "-out", name + ".crt", cwd=d)
+
+
+def make_cert(d, ca, name, san, client=False):
+    ext = os.path.join(d, name + ".ext")
+    with open(ext, "w") as f:
+        f.write("subjectAltName=%s\n" % san if san else "")
+        f.write("extendedKeyUsage=%s\n" % ("clientAuth" if client else "serverAuth"))
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=%s" % name,
+            "-keyout", name + ".key", "-out", name + ".csr", cwd=d)
+    openssl("x509", "-req", "-in", name + ".csr", "-CA", ca + ".crt", "-CAkey", ca + ".key",
+            "-CAcreateserial", "-days", "2", "-extfile", ext, "-out", name + ".crt", cwd=d)
+
+
+def test_tls(tmp):
+    d = os.path.join(tmp, "pki")
+    os.makedirs(d)
+    make_ca(d, "ca")
+    make_ca(d, "other-ca")
+    make_cert(d, "ca", "server", "IP:127.0.0.1,DNS:kubernetes")
+    make_cert(d, "ca", "client", None, client=True)
+    api = FakeApi(tmp, "--tls-cert", os.path.join(d, "server.crt"), "--tls-key",
+                  os.path.join(d, "server.key"), "--client-ca", os.path.join(d, "ca.crt"))
+    api_ctl = "http://"  # control goes over TLS too: use the client cert with urllib
+    import ssl
+    ctx = ssl.create_default_context(cafile=os.path.join(d, "ca.crt"))
+    ctx.load_cert_chain(os.path.join(d, "client.crt"), os.path.join(d, "client.key"))
+    body = json.dumps({"ops": [{"op": "create", "object": node("tls-node")}]}).encode()
+    req = urllib.request.Request("https://127.0.0.1:%d/_control/objects" % api.port, data=body,
+                                 method="POST", headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(req, context=ctx, timeout=10).read()
+    del api_ctl
+    with open(os.path.join(d, "ca.crt"), "rb") as f:
+        ca_data = base64.b64encode(f.read()).decode()
+    user = {"client-certificate": "pki/client.crt", "client-key": "pki/client.key"}
+    try:
+        # Good CA (as -data), client cert by relative path.
+        kc = os.path.join(tmp, "kc-tls")
+        write_kubeconfig(kc, "https://127.0.0.1:%d" % api.port, user,
+                         {"certificate-authority-data": ca_data})
+        sx = Schedext(tmp, kc, "schedext-tls")
+        ok = sx.wait_ready()
+        check(ok, "TLS with the right CA and a client certificate: ready")
+        if ok:
+            check("tls-node" in cache_state(sx)[0], "TLS: nodes listed")
+        sx.stop()
+        # tls-server-name: the certificate names "kubernetes", not the URL host.
+        kc = os.path.join(tmp, "kc-sni")
+        write_kubeconfig(kc, "https://localhost:%d" % api.port, user,
+                         {"certificate-authority": "pki/ca.crt", "tls-server-name": "kubernetes"})
+        sx = Schedext(tmp, kc, "schedext-sni")
+        check(sx.wait_ready(), "TLS via tls-server-name: ready")
+        sx.stop()
+        # Wrong CA: never ready, and the log says why.
+        kc = os.path.join(tmp, "kc-bad")
+        write_kubeconfig(kc, "https://127.0.0.1:%d" % api.port, user,
+                         {"certificate-authority": "pki/other-ca.crt"})
+        sx = Schedext(tmp, kc, "schedext-badca")
+        check(not sx.wait_ready(3), "TLS with the wrong CA is never ready")
+        log = sx.logtext()
+        check("x509: certificate verification failed" in log and "https://127.0.0.1" in log,
+              "wrong CA gives a clear message: %r" % log[-400:])
+        check("BEGIN" not in log, "no key material in the log")
+        sx.stop()
+    finally:
+        api.stop()
+
+
+def main():
+    if not os.path.exists(BIN):
+        print("SKIP: %s not built" % BIN)
+        return 0
+    tmp = tempfile.mkdtemp(prefix="schedext-kube-")
+    try:
+        for t in (test_bind, test_tls, test_convergence):
+            t0 = time.time()
+            try:
+                t(tmp)
+            except Exception as e:  # a crash in one test must not hide the others
+                check(False, "%s raised %r" % (t.__name__, e))
+            print("%s: %.1fs" % (t.__name__, time.time() - t0), flush=True)
+    finally:
+        if not failures:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print("logs kept in", tmp)
+    print("test_kube.py: %d failed" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
