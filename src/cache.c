@@ -614,29 +614,30 @@ int sx_cache_forget(struct sx_cache *c, sx_str ns, const char *name)
 int sx_cache_expire_assumed(struct sx_cache *c, double ttl_s)
 {
 	double now = sx_now_s();
+	char **keys;
 	int n = 0;
-	bool again = true;
 
 	if (ttl_s <= 0)
 		return 0;
 	pthread_mutex_lock(&c->mu);
-	/* deleting moves slots around: rescan after each removal */
-	while (again) {
-		again = false;
-		for (uint32_t i = 0; i < c->pods.cap && !again; i++) {
-			struct pod_entry *e = c->pods.slots[i].value;
-			char key[SX__KEY_MAX];
+	/* collect first: removals move slots of the open-addressing map */
+	keys = sx_calloc(c->pods.n, sizeof(*keys));
+	for (uint32_t i = 0; keys && i < c->pods.cap; i++) {
+		const struct pod_entry *e = c->pods.slots[i].value;
 
-			if (!c->pods.slots[i].key || !e->assumed || !e->binding_finished ||
-			    now - e->finished_at <= ttl_s)
-				continue;
-			snprintf(key, sizeof(key), "%s", c->pods.slots[i].key);
-			forget_locked(c, key, e);
+		if (!c->pods.slots[i].key || !e->assumed || !e->binding_finished ||
+		    now - e->finished_at <= ttl_s)
+			continue;
+		keys[n] = sx_strdup(c->pods.slots[i].key);
+		if (keys[n])
 			n++;
-			again = true;
-		}
+	}
+	for (int i = 0; i < n; i++) {
+		forget_locked(c, keys[i], sx__map_get(&c->pods, keys[i]));
+		free(keys[i]);
 	}
 	pthread_mutex_unlock(&c->mu);
+	free(keys);
 	return n;
 }
 
