@@ -14,7 +14,7 @@ DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libcjson-dev libcurl4-o
             libyaml-dev python3 curl openssl ca-certificates
 
 ifeq ($(SANITIZE),)
-  BUILD  := build
+  BUILD  ?= build
   OPT    := -O2 -g
   SANFLAGS :=
 else
