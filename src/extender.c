@@ -1127,6 +1127,14 @@ static int bind_live(const struct sx_extender *ex, const struct bind_args *b,
 	return bind_reply(out, log, "", b);
 }
 
+static bool node_known(struct sx_cache *cache, const char *name)
+{
+	const struct sx_node *n = sx_cache_get_node(cache, name);
+
+	sx_node_unref(n);
+	return n != NULL;
+}
+
 int sx_extender_bind(const struct sx_extender *ex, const char *body, size_t len,
 		     struct sx_buf *out, struct sx_verb_log *log)
 {
@@ -1167,7 +1175,7 @@ int sx_extender_bind(const struct sx_extender *ex, const char *body, size_t len,
 	} else if (!pod) {
 		snprintf(msg, sizeof(msg), "pods \"%.253s\" not found", b.name);
 		rc = bind_reply(out, log, msg, &b);
-	} else if (!sx_cache_get_node(ex->cache, b.node)) {
+	} else if (!node_known(ex->cache, b.node)) {
 		snprintf(msg, sizeof(msg), "nodes \"%.253s\" not found", b.node);
 		rc = bind_reply(out, log, msg, &b);
 	} else if ((rc = sx_cache_assume(ex->cache, pod, node)) < 0) {
