@@ -1,0 +1,127 @@
+/* The scheduling queue of the standalone scheduler (reference plugins.md §4):
+ * activeQ (a heap ordered by the profiles' QueueSort), backoffQ (a heap by
+ * backoff expiry), unschedulablePods (failed pods waiting for a cluster
+ * event, and pods gated by PreEnqueue), the in-flight set (popped pods) and
+ * the nominator (node -> pods nominated to it by preemption).
+ *
+ * Which pods enter: spec.schedulerName names a profile of the config, no
+ * spec.nodeName, not being deleted, not terminal (kube-api.md §4.8). A pod
+ * that becomes bound or deleted leaves every place.
+ *
+ * Cluster events (a simple, correct policy without queueing hints): a node
+ * added or updated, or any pod deleted or updated/added while bound, moves
+ * every unschedulable pod to backoffQ (still backing off) or activeQ;
+ * gated pods move only when PreEnqueue now admits them. Unschedulable pods
+ * older than 5 minutes are flushed the same way.
+ *
+ * Threads: every function may be called from any thread (one mutex). The
+ * cache listener calls the event functions under the cache lock, so the
+ * queue never calls into the cache. sx_queue_pop blocks on a condition
+ * variable. Time comes from a clock function (sx_now_s by default) so tests
+ * can drive backoff deterministically.
+ */
+#ifndef SCHEDEXT_QUEUE_H
+#define SCHEDEXT_QUEUE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "schedext/framework.h"
+
+struct sx_queue;
+
+/* How long a pod may stay in unschedulablePods (DefaultPodMaxInUnschedulablePodsDuration). */
+#define SX_QUEUE_UNSCHEDULABLE_MAX_S 300.0
+
+/* cfg must outlive the queue (profiles: schedulerName, QueueSort of the
+ * first profile, PreEnqueue; backoff settings). NULL on failure. */
+struct sx_queue *sx_queue_new(const struct sx_config *cfg);
+/* Frees every entry. No thread may be blocked in pop (close first). */
+void sx_queue_free(struct sx_queue *q);
+/* Replaces the clock (tests). now() returns seconds on any monotonic scale. */
+void sx_queue_set_clock(struct sx_queue *q, double (*now)(void *ctx), void *ctx);
+
+/* initial * 2^(count-1) capped at max; 0 for count 0 or max 0. */
+double sx_queue_backoff_duration(double initial_s, double max_s, uint32_t count);
+
+/* ---------- events (from the cache listener or tests) ---------- */
+
+/* A pod appeared or changed (old may be NULL). Adds, updates, or removes
+ * it (bound/deleting/terminal/not ours). A bound pod also counts as a
+ * cluster event. */
+void sx_queue_pod_update(struct sx_queue *q, const struct sx_pod *old_pod,
+			 const struct sx_pod *new_pod);
+/* A pod was deleted: leaves every place and the nominator; cluster event. */
+void sx_queue_pod_delete(struct sx_queue *q, const struct sx_pod *pod);
+/* A node was added/updated (or deleted, node NULL: no move). */
+void sx_queue_node_event(struct sx_queue *q, const struct sx_node *old_node,
+			 const struct sx_node *new_node);
+/* Moves every unschedulable pod (event name for logs/metrics). */
+void sx_queue_move_all(struct sx_queue *q, const char *event);
+
+/* ---------- the scheduling side ---------- */
+
+struct sx_queue_item {
+	const struct sx_pod *pod;          /* new reference, caller unrefs */
+	const struct sx_profile *profile;  /* the pod's profile */
+	uint32_t attempts;                 /* pops so far, this one included */
+	double initial_attempt;            /* when the pod first entered activeQ */
+	double timestamp;                  /* when it was last queued */
+};
+
+/* Moves completed backoffs to activeQ and flushes unschedulable pods older
+ * than SX_QUEUE_UNSCHEDULABLE_MAX_S. pop calls it; tests call it after
+ * advancing their clock. */
+void sx_queue_flush(struct sx_queue *q);
+
+/* Pops the best pod of activeQ into *out (it becomes in flight). Waits at
+ * most timeout_s (0: do not wait). Returns 0, SX_ENOENT on timeout, or
+ * SX_EIO once the queue is closed. */
+int sx_queue_pop(struct sx_queue *q, double timeout_s, struct sx_queue_item *out);
+
+/* The attempt of an in-flight pod failed (AddUnschedulableIfNotPresent):
+ * rejected = the failure was Unschedulable (not an error). The pod (its
+ * latest object) goes to unschedulablePods, or to backoffQ when a move
+ * happened while it was in flight or it failed with an error. Dropped when
+ * it was deleted or bound meanwhile. Returns 0, SX_ENOENT when dropped. */
+int sx_queue_requeue(struct sx_queue *q, const struct sx_pod *pod, bool rejected);
+/* The in-flight pod is done (bound, or dropped). */
+void sx_queue_done(struct sx_queue *q, const struct sx_pod *pod);
+/* Puts an in-flight pod straight back to activeQ without counting an
+ * attempt (e.g. popped just as leadership was lost). */
+void sx_queue_return(struct sx_queue *q, const struct sx_pod *pod);
+
+/* Wakes and fails every pop; further pops return SX_EIO. */
+void sx_queue_close(struct sx_queue *q);
+
+struct sx_queue_lengths {
+	uint32_t active, backoff, unschedulable, gated, in_flight;
+};
+void sx_queue_lengths(struct sx_queue *q, struct sx_queue_lengths *out);
+/* Where the pod is: "active", "backoff", "unschedulable", "gated",
+ * "inflight", or NULL when absent (tests, debug). */
+const char *sx_queue_where(struct sx_queue *q, sx_str ns, const char *name);
+/* Backoff expiry of a queued pod (its clock), or -1. */
+double sx_queue_backoff_expiry(struct sx_queue *q, sx_str ns, const char *name);
+
+/* ---------- nominator (plugins.md §4.7) ---------- */
+
+/* Nominates pod to node (SX_STR_EMPTY clears). Bound pods are not added. */
+void sx_queue_nominate(struct sx_queue *q, const struct sx_pod *pod, sx_str node);
+
+/* An immutable copy of the nominations with references held: its `nom`
+ * serves the cycle's two-pass filter (pods_for_node returns the latest
+ * objects of the pods nominated to a node). Free with
+ * sx_nominated_set_free. NULL on OOM. */
+struct sx_nominated_set {
+	struct sx_nominator nom;
+	uint32_t n;
+	struct sx_nominated_entry {
+		sx_str node;
+		const struct sx_pod *pod;
+	} *items;
+};
+struct sx_nominated_set *sx_queue_nominated(struct sx_queue *q);
+void sx_nominated_set_free(struct sx_nominated_set *set);
+
+#endif /* SCHEDEXT_QUEUE_H */
