@@ -84,6 +84,9 @@ class FakeApi:
         self.log.close()
 
 
+LIVE = []  # every started schedext, stopped at exit whatever happens
+
+
 class Schedext:
     def __init__(self, tmp, kubeconfig, name="schedext"):
         self.port = free_port()
@@ -93,6 +96,7 @@ class Schedext:
                                    "127.0.0.1:%d" % self.port],
                                   stdout=self.log, stderr=subprocess.STDOUT)
         self.url = "http://127.0.0.1:%d" % self.port
+        LIVE.append(self)
 
     def wait_ready(self, timeout=15):
         end = time.time() + timeout
@@ -419,6 +423,10 @@ def main():
                 check(False, "%s raised %r" % (t.__name__, e))
             print("%s: %.1fs" % (t.__name__, time.time() - t0), flush=True)
     finally:
+        for sx in LIVE:
+            if sx.p.poll() is None:
+                sx.p.kill()
+                sx.p.wait()
         if not failures:
             shutil.rmtree(tmp, ignore_errors=True)
         else:
