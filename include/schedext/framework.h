@@ -208,4 +208,21 @@ struct sx_status *sx_run_pre_enqueue(const struct sx_profile *prof, const struct
 bool sx_queue_less(const struct sx_profile *prof, const struct sx_queued_pod *a,
 		   const struct sx_queued_pod *b);
 
+/* ---------- added by the standalone-scheduler engineer (issue 6) ---------- */
+
+/* PostFilter plugins in order (plugins.md §1.11): Success stops and fills
+ * *result (returns NULL); UnschedulableAndUnresolvable stops; another
+ * non-rejected code stops as Error; Unschedulable collects its reasons,
+ * keeps its nomination (when it makes one) and goes on. Returns the final
+ * status (Unschedulable with every collected reason, plugin = the first
+ * rejector), owned by the caller; its message is the FitError's
+ * PostFilterMsg. Without PostFilter plugins: Unschedulable, no reasons
+ * (callers check prof->n[SX_PT_POST_FILTER] first, as upstream). The
+ * nomination is in result->nominated_node (SX_STR_EMPTY = none).
+ * Implemented in src/post_filter.c. */
+struct sx_status *sx_run_post_filter(const struct sx_profile *prof, struct sx_cycle_state *cs,
+				     const struct sx_pod *pod,
+				     const struct sx_filtered_status *filtered,
+				     struct sx_post_filter_result *result);
+
 #endif /* SCHEDEXT_FRAMEWORK_H */
