@@ -144,10 +144,19 @@ def main():
     ap.add_argument("--pending", type=int, default=0)
     ap.add_argument("--mix", default="mixed")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", help="cluster List file (omit to write only --pending-out)")
     ap.add_argument("--pending-out")
     a = ap.parse_args()
     rng = random.Random(a.seed)
+    if a.out:
+        write_cluster(a, rng)
+    if a.pending_out:
+        pend = [pending_pod(i, a.mix, rng) for i in range(a.pending)]
+        with open(a.pending_out, "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "List", "items": pend}, f, separators=(",", ":"))
+
+
+def write_cluster(a, rng):
     items = [make_node(i, rng) for i in range(a.nodes)]
     items.append({"apiVersion": "v1", "kind": "Namespace",
                   "metadata": {"name": "bench", "labels": {"team": "bench"}}})
@@ -164,10 +173,6 @@ def main():
         items.append(decorate(pod, i, rng, a.nodes))
     with open(a.out, "w") as f:
         json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f, separators=(",", ":"))
-    if a.pending_out:
-        pend = [pending_pod(i, a.mix, rng) for i in range(a.pending)]
-        with open(a.pending_out, "w") as f:
-            json.dump({"apiVersion": "v1", "kind": "List", "items": pend}, f, separators=(",", ":"))
 
 
 if __name__ == "__main__":

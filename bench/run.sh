@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# make bench: builds a synthetic cluster, runs the in-process and HTTP
+# benchmarks and prints one `bench <metric> <value> <unit> key=value...`
+# line per figure at the end. QUICK=1 uses a smaller cluster (< 2 minutes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+BIN=$BUILD/schedext
+OUT=${BENCH_OUT:-$BUILD/bench-data}
+mkdir -p "$OUT"
+if [ -n "${QUICK:-}" ]; then NODES=5000; PODS=150000; PENDING=300; DUR=3; else NODES=5000; PODS=150000; PENDING=2000; DUR=10; fi
+NODES=${BENCH_NODES:-$NODES}; PODS=${BENCH_PODS:-$PODS}
+RESULTS=$OUT/results.txt; : > "$RESULTS"
+say() { echo "$*" | tee -a "$RESULTS"; }
+
+command -v wrk >/dev/null || { SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo; $SUDO apt-get install -y -qq wrk >/dev/null; }
+
+cores=$(nproc); model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//; s/ /_/g')
+say "bench machine $cores cores model=$model"
+
+echo "generating $NODES nodes / $PODS pods ..." >&2
+python3 bench/gen.py --nodes "$NODES" --pods "$PODS" --seed 1 --out "$OUT/cluster.json"
+for mix in plain spread affinity anti-affinity; do
+  python3 bench/gen.py --pending "$PENDING" --mix "$mix" --seed 1 --pending-out "$OUT/pending-$mix.json"
+done
+
+"$BUILD/bench/cycle_bench" --state "$OUT/cluster.json" | tee -a "$RESULTS"
+for mix in plain spread affinity anti-affinity; do
+  "$BUILD/bench/cycle_bench" --state "$OUT/cluster.json" --pending "$OUT/pending-$mix.json" \
+    --label "$mix" --threads "$cores" | tee -a "$RESULTS"
+done
+
+# HTTP extender verbs over loopback, driven by wrk.
+python3 bench/payloads.py "$OUT/cluster.json" "$OUT/pending-plain.json" "$OUT" 500
+PORT=18899
+"$BIN" serve --state "$OUT/cluster.json" --listen 127.0.0.1:$PORT --threads "$cores" >"$OUT/serve.log" 2>&1 &
+SPID=$!
+trap 'kill $SPID 2>/dev/null || true' EXIT
+for _ in $(seq 1 120); do curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && break; sleep 0.5; done
+run_wrk() { # verb body label conns
+  local verb=$1 body=$2 label=$3 conns=$4 out
+  out=$(BODY="$body" wrk -t1 -c"$conns" -d"${DUR}s" --latency -s bench/post.lua "http://127.0.0.1:$PORT/$verb" 2>&1)
+  local rps p50 p99 non2xx
+  rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+  p50=$(echo "$out" | awk '$1=="50%" {print $2}')
+  p99=$(echo "$out" | awk '$1=="99%" {print $2}')
+  non2xx=$(echo "$out" | awk '/Non-2xx/ {print $4}')
+  say "bench http_${verb}_${label} $rps req/s p50=$p50 p99=$p99 concurrency=$conns nodes=$NODES pods=$PODS errors=${non2xx:-0}"
+}
+for c in 1 16; do
+  run_wrk filter "$OUT/names.json" names500 $c
+  run_wrk prioritize "$OUT/names.json" names500 $c
+  run_wrk filter "$OUT/nodes.json" fullnodes500 $c
+done
+kill $SPID 2>/dev/null || true
+echo
+echo "==== figures ===="
+cat "$RESULTS"
