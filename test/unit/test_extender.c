@@ -1,0 +1,216 @@
+/* The extender verbs in-process: request parsing limits, the score mapping,
+ * and exact replies of filter/prioritize/preempt/bind on a small cluster. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "schedext/buf.h"
+#include "schedext/cache.h"
+#include "schedext/extender.h"
+#include "schedext/framework.h"
+#include "schedext/intern.h"
+#include "schedext/state.h"
+
+static const char state[] =
+	"{\"kind\":\"List\",\"items\":["
+	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"a\"},\"status\":{\"allocatable\":"
+	"{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}},"
+	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"b\"},\"status\":{\"allocatable\":"
+	"{\"cpu\":\"2\",\"memory\":\"4Gi\",\"pods\":\"110\"}}},"
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"low\",\"namespace\":\"default\",\"uid\":\"u-low\"},"
+	"\"spec\":{\"nodeName\":\"b\",\"priority\":0,\"containers\":[{\"name\":\"c\",\"resources\":"
+	"{\"requests\":{\"cpu\":\"1500m\"}}}]},\"status\":{\"phase\":\"Running\"}},"
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"mid\",\"namespace\":\"default\",\"uid\":\"u-mid\"},"
+	"\"spec\":{\"nodeName\":\"b\",\"priority\":5,\"containers\":[{\"name\":\"c\",\"resources\":"
+	"{\"requests\":{\"cpu\":\"200m\"}}}]},\"status\":{\"phase\":\"Running\"}},"
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"pend\",\"namespace\":\"default\",\"uid\":\"u-pend\"},"
+	"\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}"
+	"]}";
+
+#define POD(cpu, prio)                                                                        \
+	"{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\",\"uid\":\"u-p\"},\"spec\":{"   \
+	"\"priority\":" prio ",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{"  \
+	"\"cpu\":\"" cpu "\"}}}]}}"
+
+struct fixture {
+	struct sx_cache *cache;
+	struct sx_config *cfg;
+	struct sx_extender ex;
+	struct sx_buf out;
+	struct sx_verb_log log;
+};
+
+static void setup(struct fixture *f)
+{
+	struct sx_error err = { 0 };
+
+	sx_intern_init();
+	memset(f, 0, sizeof(*f));
+	f->cache = sx_cache_new();
+	f->cfg = sx_config_default(&err);
+	CHECK(f->cache && f->cfg);
+	CHECK_INT(sx_state_load_buffer(f->cache, "state", state, strlen(state), &err), 0);
+	f->ex.cache = f->cache;
+	f->ex.cfg = f->cfg;
+	f->ex.profile = sx_config_profile(f->cfg, NULL);
+	sx_buf_init(&f->out);
+}
+
+static void teardown(struct fixture *f)
+{
+	sx_buf_free(&f->out);
+	sx_config_free(f->cfg);
+	sx_cache_free(f->cache);
+}
+
+typedef int (*verb_fn)(const struct sx_extender *, const char *, size_t, struct sx_buf *,
+		       struct sx_verb_log *);
+
+static const char *call(struct fixture *f, verb_fn fn, const char *body, int want_status)
+{
+	sx_buf_reset(&f->out);
+	memset(&f->log, 0, sizeof(f->log));
+	CHECK_INT(fn(&f->ex, body, strlen(body), &f->out, &f->log), want_status);
+	return sx_buf_cstr(&f->out);
+}
+
+static void test_request_parse(void)
+{
+	static const struct {
+		const char *body;
+		const char *err;
+	} bad[] = {
+		{ "", "empty request body" },
+		{ "{", "malformed JSON at offset 0" },
+		{ "{\"a\":tru}", "malformed JSON at offset 5" },
+		{ "{} x", "malformed JSON: trailing data at offset 3" },
+		{ "\"\xc3\x28\"", "invalid UTF-8 at offset 1" },
+		{ "\"\xed\xa0\x80\"", "invalid UTF-8 at offset 1" }, /* surrogate */
+		{ "\"\xf4\x90\x80\x80\"", "invalid UTF-8 at offset 1" }, /* > U+10FFFF */
+	};
+	char err[128], deep[200];
+	cJSON *j;
+
+	for (size_t i = 0; i < SX_ARRAY_SIZE(bad); i++) {
+		err[0] = '\0';
+		CHECK(sx_request_parse(bad[i].body, strlen(bad[i].body), err, sizeof(err)) == NULL);
+		CHECK_STR(err, bad[i].err);
+	}
+	memset(deep, '[', 65);
+	memset(deep + 65, ']', 65);
+	CHECK(sx_request_parse(deep, 130, err, sizeof(err)) == NULL);
+	CHECK_STR(err, "JSON nesting deeper than 64 levels");
+	j = sx_request_parse(deep + 1, 128, err, sizeof(err)); /* 64 levels: fine */
+	CHECK(j != NULL);
+	cJSON_Delete(j);
+	const char *str = " {\"a\":\"[{\\\"\"} \n"; /* brackets inside a string */
+	j = sx_request_parse(str, strlen(str), err, sizeof(err));
+	CHECK(j != NULL);
+	cJSON_Delete(j);
+}
+
+static void test_score_mapping(void)
+{
+	CHECK_INT(sx_extender_score(0, 0), 0);
+	CHECK_INT(sx_extender_score(50, 0), 0);
+	CHECK_INT(sx_extender_score(473, 473), 10);
+	CHECK_INT(sx_extender_score(472, 473), 9);
+	CHECK_INT(sx_extender_score(47, 473), 0);
+	CHECK_INT(sx_extender_score(48, 473), 1);
+	CHECK_INT(sx_extender_score(-5, 100), 0);
+}
+
+static void test_filter_names(void)
+{
+	struct fixture f;
+
+	setup(&f);
+	CHECK_STR(call(&f, sx_extender_filter,
+		       "{\"pod\":" POD("1", "0") ",\"NODENAMES\":[\"a\",\"b\",\"zz\",\"a\"],\"Nodes\":null}", 200),
+		  "{\"NodeNames\":[\"a\"],\"Nodes\":null,\"FailedNodes\":{\"b\":\"Insufficient cpu\","
+		  "\"zz\":\"node(s) not found in the schedext cache\"},\"FailedAndUnresolvableNodes\":{},"
+		  "\"Error\":\"\"}\n");
+	CHECK_STR(f.log.pod, "default/p");
+	CHECK_INT(f.log.nnodes, 4);
+	CHECK_STR(f.log.result, "1 passed, 2 failed");
+	CHECK_STR(call(&f, sx_extender_filter, "{\"Pod\":{},\"NodeNames\":[],\"nodenames\":[]}", 400),
+		  "{\"error\":\"duplicate key NodeNames\"}\n");
+	teardown(&f);
+}
+
+static void test_filter_nodes_echo(void)
+{
+	/* Spacing and key order of the passing item are preserved byte for byte. */
+	const char *item = "{ \"metadata\" : {\"name\":\"b\"},\"status\":{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"9\"}} }";
+	char body[1024];
+	struct fixture f;
+
+	setup(&f);
+	snprintf(body, sizeof(body),
+		 "{\"Pod\":" POD("2", "0") ",\"Nodes\":{\"metadata\":{},\"items\":[%s,"
+		 "{\"metadata\":{\"name\":\"n\"},\"status\":{\"allocatable\":{\"cpu\":\"1\",\"pods\":\"9\"}}}]}}", item);
+	const char *out = call(&f, sx_extender_filter, body, 200);
+	char want[1024];
+	snprintf(want, sizeof(want),
+		 "{\"Nodes\":{\"metadata\":{},\"items\":[%s]},\"NodeNames\":null,\"FailedNodes\":{},"
+		 "\"FailedAndUnresolvableNodes\":{\"n\":\"Insufficient cpu\"},\"Error\":\"\"}\n", item);
+	CHECK_STR(out, want);
+	teardown(&f);
+}
+
+static void test_prioritize(void)
+{
+	struct fixture f;
+
+	setup(&f);
+	CHECK_STR(call(&f, sx_extender_prioritize, "{\"Pod\":" POD("100m", "0") ",\"NodeNames\":[\"a\",\"x\"]}", 200),
+		  "[{\"Host\":\"a\",\"Score\":10},{\"Host\":\"x\",\"Score\":0}]\n");
+	teardown(&f);
+}
+
+static void test_preempt_reprieve(void)
+{
+	struct fixture f;
+
+	setup(&f);
+	/* b has 300m free; the pod needs 1500m: evicting low suffices, mid is reprieved. */
+	CHECK_STR(call(&f, sx_extender_preempt,
+		       "{\"Pod\":" POD("1500m", "100") ",\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":"
+		       "[{\"UID\":\"u-mid\"},{\"uid\":\"u-low\"}],\"NumPDBViolations\":0},"
+		       "\"a\":{\"Pods\":[{\"UID\":\"u-low\"}]}}}", 200),
+		  "{\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],\"NumPDBViolations\":0}}}\n");
+	/* Does not fit even without every victim: node dropped. */
+	CHECK_STR(call(&f, sx_extender_preempt,
+		       "{\"Pod\":" POD("3", "100") ",\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":"
+		       "[{\"UID\":\"u-low\"},{\"UID\":\"u-mid\"}]}}}", 200),
+		  "{\"NodeNameToMetaVictims\":{}}\n");
+	teardown(&f);
+}
+
+static void test_bind(void)
+{
+	const char *args = "{\"PodName\":\"pend\",\"PodNamespace\":\"default\",\"PodUID\":\"u-pend\",\"Node\":\"a\"}";
+	struct sx_cache_stats st;
+	struct fixture f;
+
+	setup(&f);
+	CHECK_STR(call(&f, sx_extender_bind, args, 200), "{\"Error\":\"\"}\n");
+	CHECK_STR(f.log.result, "bound to a");
+	CHECK_STR(call(&f, sx_extender_bind, args, 200), "{\"Error\":\"\"}\n");
+	sx_cache_stats(f.cache, &st);
+	CHECK_INT(st.pending_pods, 0);
+	CHECK_STR(call(&f, sx_extender_bind,
+		       "{\"PodName\":\"pend\",\"PodNamespace\":\"default\",\"PodUID\":\"u-pend\",\"Node\":\"b\"}", 200),
+		  "{\"Error\":\"pods \\\"pend\\\" is already assigned to node \\\"a\\\"\"}\n");
+	CHECK_STR(call(&f, sx_extender_bind,
+		       "{\"PodName\":\"low\",\"PodNamespace\":\"default\",\"PodUID\":\"u-low\",\"Node\":\"nowhere\"}", 200),
+		  "{\"Error\":\"pods \\\"low\\\" is already assigned to node \\\"b\\\"\"}\n");
+	CHECK_STR(call(&f, sx_extender_bind, "{\"PodName\":\"x\"}", 400),
+		  "{\"error\":\"missing PodNamespace\"}\n");
+	teardown(&f);
+}
+
+SX_TESTS(SX_TEST(test_request_parse), SX_TEST(test_score_mapping), SX_TEST(test_filter_names),
+	 SX_TEST(test_filter_nodes_echo), SX_TEST(test_prioritize), SX_TEST(test_preempt_reprieve),
+	 SX_TEST(test_bind))

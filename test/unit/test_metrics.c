@@ -1,0 +1,84 @@
+/* Prometheus registry: definitions, label series, histogram buckets and the
+ * exact exposition text. */
+#include <stdlib.h>
+
+#include "harness.h"
+#include "schedext/buf.h"
+#include "schedext/common.h"
+#include "schedext/metrics.h"
+
+static void test_counter_and_gauge(void)
+{
+	struct sx_metrics *m = sx_metrics_new();
+	struct sx_buf b;
+
+	sx_buf_init(&b);
+	CHECK_INT(sx_metrics_define(m, "req_total", SX_METRIC_COUNTER, "Requests.", NULL, 0), 0);
+	CHECK_INT(sx_metrics_define(m, "req_total", SX_METRIC_COUNTER, "again", NULL, 0), SX_EEXIST);
+	CHECK_INT(sx_metrics_define(m, "nodes", SX_METRIC_GAUGE, "Nodes.", NULL, 0), 0);
+	sx_metrics_inc(m, "req_total", "verb=\"filter\",code=\"200\"", 2);
+	sx_metrics_inc(m, "req_total", "verb=\"filter\",code=\"200\"", 1);
+	sx_metrics_inc(m, "req_total", "verb=\"bind\",code=\"400\"", 1);
+	sx_metrics_inc(m, "undefined_total", NULL, 1); /* ignored */
+	sx_metrics_observe(m, "req_total", NULL, 1);   /* wrong type: ignored */
+	sx_metrics_set(m, "nodes", NULL, 6);
+	sx_metrics_set(m, "nodes", NULL, 5);
+	CHECK(sx_metrics_value(m, "req_total", "verb=\"filter\",code=\"200\"") == 3);
+	CHECK(sx_metrics_value(m, "nodes", "") == 5);
+	sx_metrics_render(m, &b);
+	CHECK_STR(sx_buf_cstr(&b), "# HELP req_total Requests.\n"
+				   "# TYPE req_total counter\n"
+				   "req_total{verb=\"filter\",code=\"200\"} 3\n"
+				   "req_total{verb=\"bind\",code=\"400\"} 1\n"
+				   "# HELP nodes Nodes.\n"
+				   "# TYPE nodes gauge\n"
+				   "nodes 5\n");
+	sx_buf_free(&b);
+	sx_metrics_free(m);
+}
+
+static void test_histogram(void)
+{
+	static const double bounds[] = { 0.01, 0.1, 1 };
+	struct sx_metrics *m = sx_metrics_new();
+	struct sx_buf b;
+
+	sx_buf_init(&b);
+	CHECK_INT(sx_metrics_define(m, "lat_seconds", SX_METRIC_HISTOGRAM, "Latency.", bounds, 3), 0);
+	sx_metrics_observe(m, "lat_seconds", "verb=\"filter\"", 0.005);
+	sx_metrics_observe(m, "lat_seconds", "verb=\"filter\"", 0.05);
+	sx_metrics_observe(m, "lat_seconds", "verb=\"filter\"", 0.1); /* le is inclusive */
+	sx_metrics_observe(m, "lat_seconds", "verb=\"filter\"", 7);
+	sx_metrics_render(m, &b);
+	CHECK_STR(sx_buf_cstr(&b), "# HELP lat_seconds Latency.\n"
+				   "# TYPE lat_seconds histogram\n"
+				   "lat_seconds_bucket{verb=\"filter\",le=\"0.01\"} 1\n"
+				   "lat_seconds_bucket{verb=\"filter\",le=\"0.1\"} 3\n"
+				   "lat_seconds_bucket{verb=\"filter\",le=\"1\"} 3\n"
+				   "lat_seconds_bucket{verb=\"filter\",le=\"+Inf\"} 4\n"
+				   "lat_seconds_sum{verb=\"filter\"} 7.155\n"
+				   "lat_seconds_count{verb=\"filter\"} 4\n");
+	CHECK(sx_metrics_value(m, "lat_seconds", "verb=\"filter\"") == 4);
+	sx_buf_free(&b);
+	sx_metrics_free(m);
+}
+
+static void test_series_cap_and_escape(void)
+{
+	struct sx_metrics *m = sx_metrics_new();
+	char labels[64], esc[32];
+
+	sx_metrics_define(m, "x_total", SX_METRIC_COUNTER, "X.", NULL, 0);
+	for (int i = 0; i < SX_METRICS_MAX_SERIES + 10; i++) {
+		snprintf(labels, sizeof(labels), "i=\"%d\"", i);
+		sx_metrics_inc(m, "x_total", labels, 1);
+	}
+	CHECK(sx_metrics_value(m, "x_total", "i=\"0\"") == 1);
+	snprintf(labels, sizeof(labels), "i=\"%d\"", SX_METRICS_MAX_SERIES + 5);
+	CHECK(sx_metrics_value(m, "x_total", labels) == 0); /* past the cap: dropped */
+	CHECK_STR(sx_metrics_label_escape("a\"b\\c\nd", esc, sizeof(esc)), "a\\\"b\\\\c\\nd");
+	sx_metrics_free(m);
+}
+
+SX_TESTS(SX_TEST(test_counter_and_gauge), SX_TEST(test_histogram),
+	 SX_TEST(test_series_cap_and_escape))
