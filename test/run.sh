@@ -5,7 +5,8 @@
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-export SCHEDEXT_BIN="$PWD/$BUILD/schedext" SCHEDEXT_BUILD="$PWD/$BUILD"
+case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
+export SCHEDEXT_BIN="$BUILD/schedext" SCHEDEXT_BUILD="$BUILD"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
