@@ -18,7 +18,7 @@ ifeq ($(SANITIZE),)
   OPT    := -O2 -g
   SANFLAGS :=
 else
-  BUILD  := build-$(subst $(comma),-,$(SANITIZE))
+  BUILD  ?= build-$(subst $(comma),-,$(SANITIZE))
   OPT    := -O1 -g -fno-omit-frame-pointer
   SANFLAGS := -fsanitize=$(SANITIZE) -fno-sanitize-recover=all
 endif
