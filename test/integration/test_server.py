@@ -468,8 +468,9 @@ def test_demo_examples():
             if not name.endswith(".json"):
                 continue
             verb = name.split("-")[0].split(".")[0]
+            path = "/debug/explain" if verb == "explain" else "/" + verb
             with open(os.path.join(exdir, name), "rb") as f:
-                status, _, raw = srv.request("POST", "/" + verb, f.read())
+                status, _, raw = srv.request("POST", path, f.read())
             T.eq(status, 200, "example %s: status" % name)
             body = json.loads(raw)
             if verb == "filter":
@@ -481,6 +482,8 @@ def test_demo_examples():
                 T.check(len(body.get("NodeNameToMetaVictims") or {}) >= 1, "example %s: a node kept" % name, body)
             elif verb == "bind":
                 T.eq(body, {"Error": ""}, "example %s" % name)
+            elif verb == "explain":
+                T.eq(body.get("pod"), "shop/web-7c9d8f6b5-p6vnq", "example %s" % name)
     finally:
         T.eq(srv.stop(), 0, "demo: exit code")
 
