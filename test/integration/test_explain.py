@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""`schedext explain` end to end: runs the real binary on the demo cluster and
+on small generated states, and checks the JSON shape, exact reasons and
+FitError messages, text output, --nodes, single-plugin profiles and the exit
+codes for bad input."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ.get("SCHEDEXT_BIN", "build/schedext")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+DEMO = os.path.join(ROOT, "extender-config", "demo-cluster.yaml")
+DEMO_POD = os.path.join(ROOT, "extender-config", "demo-pod.yaml")
+failures = 0
+checks = 0
+
+
+def check(cond, what):
+    global failures, checks
+    checks += 1
+    if not cond:
+        failures += 1
+        print(f"FAIL: {what}", file=sys.stderr)
+
+
+def run(*args):
+    p = subprocess.run([BIN, "explain", *args], capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def write(tmp, name, obj):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write(obj if isinstance(obj, str) else json.dumps(obj))
+    return path
+
+
+def node(name, cpu="4", taints=None, labels=None):
+    n = {"apiVersion": "v1", "kind": "Node",
+         "metadata": {"name": name, "labels": dict({"kubernetes.io/hostname": name}, **(labels or {}))},
+         "spec": {},
+         "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}}
+    if taints:
+        n["spec"]["taints"] = taints
+    return n
+
+
+def pod(name, cpu="1", **spec):
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "uid": "uid-" + name},
+            "spec": dict({"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}, **spec)}
+
+
+def test_demo_json():
+    rc, out, err = run("--state", DEMO, "--pod", DEMO_POD)
+    check(rc == 0, f"demo explain exit {rc}: {err}")
+    r = json.loads(out)
+    for key in ("pod", "profile", "numNodes", "feasibleNodes", "selectedNode", "message",
+                "preFilter", "filter", "scores"):
+        check(key in r, f"key {key} in explain output")
+    check(r["profile"] == "default-scheduler", "default profile")
+    check(r["numNodes"] == 7, f"numNodes {r['numNodes']}")
+    check(r["selectedNode"] in r["feasibleNodes"], "selected node is feasible")
+    check(r["message"] is None and r["preFilter"] is None, "fits: no message")
+    cp = r["filter"].get("control-plane-1")
+    check(cp == {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable",
+                 "reasons": ["node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"]},
+          f"control-plane status {cp}")
+    check(r["filter"].get("worker-b3", {}).get("reasons") == ["node(s) were unschedulable"],
+          "cordoned node reason")
+    check(sorted(r["scores"]) == r["feasibleNodes"], "every feasible node scored")
+    for name, s in r["scores"].items():
+        total = sum(p["weighted"] for p in s["plugins"].values())
+        check(total == s["total"], f"{name}: total {s['total']} == sum {total}")
+        for pname, p in s["plugins"].items():
+            check(p["weighted"] == p["normalized"] * p["weight"], f"{name}/{pname} weighted")
+            check(0 <= p["normalized"] <= 100, f"{name}/{pname} normalized range")
+    best = max(s["total"] for s in r["scores"].values())
+    check(r["scores"][r["selectedNode"]]["total"] == best, "selected node has the best total")
+    rc, text, _ = run("--state", DEMO, "--pod", DEMO_POD, "--format", "text")
+    check(rc == 0 and "Selected:" in text and "TaintToleration: node(s) had untolerated taint" in text,
+          "text format")
+
+
+def test_no_fit_message(tmp):
+    state = write(tmp, "s.json", {"apiVersion": "v1", "kind": "List", "items": [
+        node("n1", cpu="1"), node("n2", cpu="1"),
+        node("n3", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}])]})
+    p = write(tmp, "p.json", pod("big", cpu="2"))
+    rc, out, err = run("--state", state, "--pod", p)
+    r = json.loads(out)
+    check(rc == 0, "exit 0 when nothing fits")
+    check(r["selectedNode"] is None and r["feasibleNodes"] == [], "nothing feasible")
+    check(r["message"] == "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, "
+          "2 Insufficient cpu.", f"FitError: {r['message']}")
+    check(r["filter"]["n1"]["plugin"] == "NodeResourcesFit", "n1 rejected by fit")
+    # --nodes: only n3 is a candidate, the others are not reported
+    rc, out, _ = run("--state", state, "--pod", p, "--nodes", "n3")
+    r = json.loads(out)
+    check(list(r["filter"]) == ["n3"] and r["numNodes"] == 3, f"--nodes subset {r['filter']}")
+
+
+def test_gated_pod(tmp):
+    state = write(tmp, "s.json", {"apiVersion": "v1", "kind": "List", "items": [node("n1"), node("n2")]})
+    p = write(tmp, "gated.json", pod("gated", schedulingGates=[{"name": "example.com/wait"}]))
+    rc, out, _ = run("--state", state, "--pod", p)
+    r = json.loads(out)
+    want = {"plugin": "SchedulingGates", "code": "UnschedulableAndUnresolvable",
+            "reasons": ["waiting for scheduling gates: [example.com/wait]"]}
+    check(r["preFilter"] == want, f"gated preFilter {r['preFilter']}")
+    check(r["filter"].get("n1") == want and r["filter"].get("n2") == want, "every node carries it")
+
+
+def test_single_plugin_profile(tmp):
+    state = write(tmp, "s.json", {"apiVersion": "v1", "kind": "List", "items": [
+        node("n1", cpu="1"), node("n2", taints=[{"key": "k", "value": "v", "effect": "PreferNoSchedule"}])]})
+    p = write(tmp, "p.json", pod("p", cpu="2"))
+    cfg = write(tmp, "cfg.yaml", """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: only-taints
+  plugins:
+    multiPoint:
+      enabled: [{name: TaintToleration}]
+      disabled: [{name: "*"}]
+""")
+    rc, out, err = run("--state", state, "--pod", p, "--config", cfg)
+    r = json.loads(out)
+    check(rc == 0 and r["profile"] == "only-taints", f"single-plugin profile: {err}")
+    check(r["feasibleNodes"] == ["n1", "n2"], "resources are not checked by this profile")
+    check(set(r["scores"]["n1"]["plugins"]) == {"TaintToleration"}, "only TaintToleration scores")
+    check(r["scores"]["n1"]["plugins"]["TaintToleration"]["normalized"] == 100 and
+          r["scores"]["n2"]["plugins"]["TaintToleration"]["normalized"] == 0, "taint scores")
+
+
+def test_bad_input(tmp):
+    state = write(tmp, "s.json", {"apiVersion": "v1", "kind": "List", "items": [node("n1")]})
+    good = write(tmp, "p.json", pod("p"))
+    cases = [
+        (["--pod", good], "--state is required"),
+        (["--state", state], "--pod is required"),
+        (["--state", state, "--pod", good, "--format", "xml"], "--format must be json or text"),
+        (["--state", "/nonexistent", "--pod", good], "/nonexistent"),
+        (["--state", state, "--pod", write(tmp, "bad.json", "{not json")], "bad.json"),
+        (["--state", state, "--pod", write(tmp, "badq.json", pod("q", cpu="1Gb"))], "invalid quantity"),
+        (["--state", write(tmp, "bads.json", {"kind": "List", "items": [{"kind": "Node", "metadata": 5}]}),
+          "--pod", good], "items[0]"),
+        (["--state", state, "--pod", good, "--config", write(tmp, "badc.yaml", "apiVersion: x\n")],
+         "apiVersion"),
+        (["--state", state, "--pod", good, "--profile", "nope"], "no profile named 'nope'"),
+        (["--state", state, "--pod", good, "--bogus"], "unknown or incomplete option"),
+    ]
+    for args, needle in cases:
+        rc, out, err = run(*args)
+        check(rc == 2, f"exit 2 for {args}: got {rc}")
+        check(needle in err, f"stderr names the problem ({needle!r}): {err.strip()}")
+        check(err.count("\n") <= 2, f"short error for {args}")
+
+
+def main():
+    if not os.path.exists(BIN):
+        print(f"FAIL: {BIN} not built", file=sys.stderr)
+        sys.exit(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        test_demo_json()
+        test_no_fit_message(tmp)
+        test_gated_pod(tmp)
+        test_single_plugin_profile(tmp)
+        test_bad_input(tmp)
+    print(f"test_explain: {checks - failures} checks passed, {failures} failed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
