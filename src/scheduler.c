@@ -1,0 +1,907 @@
+/* The standalone scheduling loop (reference plugins.md §1.2, §1.9-1.11):
+ * one scheduling cycle at a time on the loop thread; binding cycles on a
+ * binder pool; events through a bounded, rate-limited sender; leadership
+ * gating every write. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "schedext/cache.h"
+#include "schedext/framework.h"
+#include "schedext/kube.h"
+#include "schedext/leader.h"
+#include "schedext/metrics.h"
+#include "schedext/preemption.h"
+#include "schedext/queue.h"
+#include "schedext/scheduler.h"
+
+#define EVENT_QUEUE_CAP 4096
+#define EVENT_QPS 50.0
+#define EVENT_BURST 100.0
+#define DEFAULT_BINDERS 8
+#define SA_NAMESPACE_FILE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+/* ---------- events: bounded queue, one sender thread ---------- */
+
+struct event {
+	char *ns, *name, *uid, *type, *reason, *action, *message, *component;
+};
+
+struct events {
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	struct event ring[EVENT_QUEUE_CAP];
+	unsigned head, n;
+	bool stop;
+	pthread_t thread;
+	struct sx_kube *kube;
+	char instance_suffix[128]; /* "-<hostname>" */
+	atomic_ulong dropped;
+};
+
+static void event_clear(struct event *e)
+{
+	free(e->ns);
+	free(e->name);
+	free(e->uid);
+	free(e->type);
+	free(e->reason);
+	free(e->action);
+	free(e->message);
+	free(e->component);
+	memset(e, 0, sizeof(*e));
+}
+
+/* ---------- the scheduler ---------- */
+
+struct bind_job {
+	struct bind_job *next;
+	const struct sx_profile *prof;
+	const struct sx_pod *pod;        /* reference */
+	sx_str node;
+	struct sx_cycle_state *cs;       /* owned */
+	struct sx_snapshot *snap;        /* reference kept for cs->snap */
+	struct sx_waiting_pod *waiting;  /* owned, may be NULL */
+	double start;                    /* attempt start, for e2e latency */
+};
+
+struct sx_scheduler {
+	struct sx_scheduler_opts o;
+	struct sx_queue *q;
+	struct sx_kube *event_kube, *lease_kube; /* owned when created here */
+	struct sx_leader *leader;
+	struct events ev;
+	pthread_t loop;
+	atomic_bool stop;
+	/* binder pool */
+	pthread_mutex_t bmu;
+	pthread_cond_t bcond;
+	struct bind_job *jobs_head, *jobs_tail;
+	bool bstop;
+	unsigned nbinders;
+	pthread_t *binders;
+	/* loop-thread state */
+	uint32_t next_start;
+	uint64_t rng;
+	double last_gauges;
+	struct sx_nominated_set *cur_nom; /* the running cycle's nominations */
+	struct sx_nominator nom_proxy;    /* for DefaultPreemption: reads cur_nom */
+};
+
+static bool leading(struct sx_scheduler *s)
+{
+	return !s->o.leader_elect || sx_leader_is_leader(s->leader);
+}
+
+static void *event_thread(void *arg);
+
+static int events_start(struct events *ev, struct sx_kube *kube)
+{
+	char host[100] = "localhost";
+
+	gethostname(host, sizeof(host) - 1);
+	snprintf(ev->instance_suffix, sizeof(ev->instance_suffix), "-%s", host);
+	ev->kube = kube;
+	pthread_mutex_init(&ev->mu, NULL);
+	pthread_cond_init(&ev->cond, NULL);
+	if (pthread_create(&ev->thread, NULL, event_thread, ev) != 0) {
+		pthread_mutex_destroy(&ev->mu);
+		pthread_cond_destroy(&ev->cond);
+		return SX_ENOMEM;
+	}
+	return 0;
+}
+
+static void events_stop(struct events *ev)
+{
+	pthread_mutex_lock(&ev->mu);
+	ev->stop = true;
+	pthread_cond_broadcast(&ev->cond);
+	pthread_mutex_unlock(&ev->mu);
+	pthread_join(ev->thread, NULL);
+	for (unsigned i = 0; i < ev->n; i++)
+		event_clear(&ev->ring[(ev->head + i) % EVENT_QUEUE_CAP]);
+	pthread_mutex_destroy(&ev->mu);
+	pthread_cond_destroy(&ev->cond);
+}
+
+/* Queues an event about pod; drops it (counted) when the queue is full:
+ * events never block scheduling. */
+static void emit(struct sx_scheduler *s, const struct sx_pod *pod, const char *type,
+		 const char *reason, const char *action, const char *message,
+		 const char *component)
+{
+	struct events *ev = &s->ev;
+	struct event e = {
+		sx_strdup(sx_str_get(pod->meta.ns)), sx_strdup(pod->meta.name),
+		sx_strdup(pod->meta.uid ? pod->meta.uid : ""), sx_strdup(type),
+		sx_strdup(reason), sx_strdup(action), sx_strdup(message),
+		sx_strdup(component),
+	};
+
+	if (!e.ns || !e.name || !e.uid || !e.type || !e.reason || !e.action || !e.message ||
+	    !e.component || !leading(s)) {
+		event_clear(&e);
+		return;
+	}
+	pthread_mutex_lock(&ev->mu);
+	if (ev->n == EVENT_QUEUE_CAP) {
+		pthread_mutex_unlock(&ev->mu);
+		atomic_fetch_add(&ev->dropped, 1);
+		if (s->o.metrics)
+			sx_metrics_inc(s->o.metrics, "schedext_events_dropped_total", NULL, 1);
+		event_clear(&e);
+		return;
+	}
+	ev->ring[(ev->head + ev->n++) % EVENT_QUEUE_CAP] = e;
+	pthread_cond_signal(&ev->cond);
+	pthread_mutex_unlock(&ev->mu);
+}
+
+static void send_event(struct events *ev, const struct event *e)
+{
+	char instance[400];
+	struct sx_error err = { 0 };
+	struct sx_kube_event ke = {
+		.ns = e->ns, .pod_name = e->name, .pod_uid = e->uid, .type = e->type,
+		.reason = e->reason, .action = e->action, .message = e->message,
+		.component = e->component, .instance = instance,
+	};
+
+	snprintf(instance, sizeof(instance), "%.250s%s", e->component, ev->instance_suffix);
+	if (sx_kube_create_event(ev->kube, &ke, &err) < 0)
+		sx_log(2, "event %s for %s/%s: %s", e->reason, e->ns, e->name, err.msg);
+}
+
+/* Token bucket on the sender thread: waits for one token. */
+static void rate_limit(double *tokens, double *last)
+{
+	double now = sx_now_s();
+
+	*tokens += (now - *last) * EVENT_QPS;
+	if (*tokens > EVENT_BURST)
+		*tokens = EVENT_BURST;
+	*last = now;
+	if (*tokens < 1) {
+		double wait = (1 - *tokens) / EVENT_QPS;
+		struct timespec ts = { (time_t)wait, (long)((wait - (time_t)wait) * 1e9) };
+
+		nanosleep(&ts, NULL);
+		*tokens = 1;
+		*last = sx_now_s();
+	}
+	*tokens -= 1;
+}
+
+static void *event_thread(void *arg)
+{
+	struct events *ev = arg;
+	double tokens = EVENT_BURST, last = sx_now_s();
+
+	for (;;) {
+		struct event e;
+
+		pthread_mutex_lock(&ev->mu);
+		while (ev->n == 0 && !ev->stop)
+			pthread_cond_wait(&ev->cond, &ev->mu);
+		if (ev->n == 0) {
+			pthread_mutex_unlock(&ev->mu);
+			break;
+		}
+		e = ev->ring[ev->head];
+		ev->head = (ev->head + 1) % EVENT_QUEUE_CAP;
+		ev->n--;
+		pthread_mutex_unlock(&ev->mu);
+		rate_limit(&tokens, &last);
+		send_event(ev, &e);
+		event_clear(&e);
+	}
+	return NULL;
+}
+
+/* ---------- metrics ---------- */
+
+static const char *profile_name(const struct sx_profile *prof)
+{
+	return prof->scheduler_name;
+}
+
+static void define_metrics(struct sx_metrics *m)
+{
+	static const double lat[] = { 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128,
+				      0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384 };
+	static const double victims[] = { 1, 2, 4, 8, 16, 32, 64 };
+
+	if (!m)
+		return;
+	sx_metrics_define(m, "scheduler_schedule_attempts_total", SX_METRIC_COUNTER,
+			  "Number of attempts to schedule pods, by the result and profile.", NULL, 0);
+	sx_metrics_define(m, "scheduler_scheduling_attempt_duration_seconds",
+			  SX_METRIC_HISTOGRAM,
+			  "Scheduling attempt latency in seconds (scheduling algorithm + binding).",
+			  lat, SX_ARRAY_SIZE(lat));
+	sx_metrics_define(m, "scheduler_scheduling_algorithm_duration_seconds",
+			  SX_METRIC_HISTOGRAM, "Scheduling algorithm latency in seconds.", lat,
+			  SX_ARRAY_SIZE(lat));
+	sx_metrics_define(m, "scheduler_pending_pods", SX_METRIC_GAUGE,
+			  "Number of pending pods, by the queue type.", NULL, 0);
+	sx_metrics_define(m, "scheduler_preemption_attempts_total", SX_METRIC_COUNTER,
+			  "Total preemption attempts in the cluster till now.", NULL, 0);
+	sx_metrics_define(m, "scheduler_preemption_victims", SX_METRIC_HISTOGRAM,
+			  "Number of selected preemption victims.", victims,
+			  SX_ARRAY_SIZE(victims));
+	sx_metrics_define(m, "schedext_events_dropped_total", SX_METRIC_COUNTER,
+			  "Events dropped because the event queue was full.", NULL, 0);
+	sx_metrics_define(m, "schedext_leader", SX_METRIC_GAUGE,
+			  "1 while this process may schedule (holds the lease or no election).",
+			  NULL, 0);
+}
+
+static void count_attempt(struct sx_scheduler *s, const struct sx_profile *prof,
+			  const char *result, double start)
+{
+	char labels[512], esc[300];
+
+	if (!s->o.metrics)
+		return;
+	snprintf(labels, sizeof(labels), "result=\"%s\",profile=\"%s\"", result,
+		 sx_metrics_label_escape(profile_name(prof), esc, sizeof(esc)));
+	sx_metrics_inc(s->o.metrics, "scheduler_schedule_attempts_total", labels, 1);
+	sx_metrics_observe(s->o.metrics, "scheduler_scheduling_attempt_duration_seconds", labels,
+			   sx_now_s() - start);
+}
+
+static void update_gauges(struct sx_scheduler *s)
+{
+	struct sx_queue_lengths l;
+	double now = sx_now_s();
+
+	if (!s->o.metrics || now - s->last_gauges < 1.0)
+		return;
+	s->last_gauges = now;
+	sx_queue_lengths(s->q, &l);
+	sx_metrics_set(s->o.metrics, "scheduler_pending_pods", "queue=\"active\"", l.active);
+	sx_metrics_set(s->o.metrics, "scheduler_pending_pods", "queue=\"backoff\"", l.backoff);
+	sx_metrics_set(s->o.metrics, "scheduler_pending_pods", "queue=\"unschedulable\"",
+		       l.unschedulable);
+	sx_metrics_set(s->o.metrics, "scheduler_pending_pods", "queue=\"gated\"", l.gated);
+	sx_metrics_set(s->o.metrics, "schedext_leader", NULL, leading(s) ? 1 : 0);
+}
+
+/* ---------- failures (plugins.md §1.11) ---------- */
+
+/* Condition, event, nomination and requeue for a failed attempt. msg is the
+ * FitError text or the error; nominated: SX_STR_EMPTY = leave it, unless
+ * clear_nominated (binding failures clear it). */
+static void handle_failure(struct sx_scheduler *s, const struct sx_profile *prof,
+			   const struct sx_pod *pod, const char *msg, bool rejected,
+			   sx_str nominated, bool clear_nominated, double start)
+{
+	struct sx_error err = { 0 };
+	const char *nom = NULL;
+
+	count_attempt(s, prof, rejected ? "unschedulable" : "error", start);
+	if (!leading(s)) { /* a former leader writes nothing */
+		sx_queue_requeue(s->q, pod, rejected);
+		return;
+	}
+	sx_log(2, "scheduling %s/%s failed: %s", sx_str_get(pod->meta.ns), pod->meta.name, msg);
+	if (nominated != SX_STR_EMPTY) {
+		sx_queue_nominate(s->q, pod, nominated);
+		nom = sx_str_get(nominated);
+	} else if (clear_nominated && pod->nominated_node != SX_STR_EMPTY) {
+		sx_queue_nominate(s->q, pod, SX_STR_EMPTY);
+		nom = "";
+	}
+	emit(s, pod, "Warning", "FailedScheduling", "Scheduling", msg, profile_name(prof));
+	if (sx_kube_patch_pod_status(s->o.kube, sx_str_get(pod->meta.ns), pod->meta.name,
+				     "PodScheduled", "False",
+				     rejected ? "Unschedulable" : "SchedulerError", msg, nom,
+				     &err) < 0)
+		sx_log(1, "patching status of %s/%s: %s", sx_str_get(pod->meta.ns),
+		       pod->meta.name, err.msg);
+	sx_queue_requeue(s->q, pod, rejected);
+}
+
+/* "0/1 nodes are available: 1 <reason>." for Reserve/Permit rejections. */
+static char *one_node_message(struct sx_status *st)
+{
+	struct sx_status *statuses[1] = { st };
+	struct sx_cycle_result r = { .num_all_nodes = 1, .statuses = statuses };
+
+	return sx_fit_error_message(&r, NULL);
+}
+
+static void fail_status(struct sx_scheduler *s, const struct sx_profile *prof,
+			const struct sx_pod *pod, struct sx_status *st, bool clear_nominated,
+			double start)
+{
+	char buf[2048];
+	bool rejected = sx_status_is_rejected(st);
+	char *msg = rejected ? one_node_message(st) : NULL;
+
+	if (!msg)
+		sx_status_message(st, buf, sizeof(buf));
+	handle_failure(s, prof, pod, msg ? msg : buf, rejected, SX_STR_EMPTY, clear_nominated,
+		       start);
+	free(msg);
+}
+
+/* ---------- binding cycle (plugins.md §1.10) ---------- */
+
+static void free_job(struct bind_job *j)
+{
+	sx_cycle_state_free(j->prof, j->cs);
+	sx_snapshot_unref(j->snap);
+	sx_waiting_pod_free(j->waiting);
+	sx_pod_unref(j->pod);
+	free(j);
+}
+
+static struct sx_status *binding_cycle(struct bind_job *j)
+{
+	struct sx_status *st = NULL;
+
+	if (j->waiting)
+		st = sx_waiting_pod_wait(j->waiting);
+	if (!st)
+		st = sx_run_pre_bind(j->prof, j->cs, j->pod, j->node);
+	if (!st)
+		st = sx_run_bind(j->prof, j->cs, j->pod, j->node);
+	if (st && st->code == SX_SKIP) {
+		sx_status_free(st);
+		st = sx_status_new(SX_ERROR, "no bind plugin bound pod \"%s\"", j->pod->meta.name);
+	}
+	return st;
+}
+
+static void run_job(struct sx_scheduler *s, struct bind_job *j)
+{
+	struct sx_status *st = binding_cycle(j);
+	const struct sx_pod *pod = j->pod;
+	char msg[600];
+
+	if (!st) {
+		sx_cache_finish_binding(s->o.cache, pod->meta.ns, pod->meta.name);
+		snprintf(msg, sizeof(msg), "Successfully assigned %s/%s to %s",
+			 sx_str_get(pod->meta.ns), pod->meta.name, sx_str_get(j->node));
+		sx_log(2, "%s", msg);
+		emit(s, pod, "Normal", "Scheduled", "Binding", msg, profile_name(j->prof));
+		sx_run_post_bind(j->prof, j->cs, pod, j->node);
+		count_attempt(s, j->prof, "scheduled", j->start);
+		sx_queue_done(s->q, pod);
+		return;
+	}
+	sx_run_unreserve(j->prof, j->cs, pod, j->node);
+	sx_cache_forget(s->o.cache, pod->meta.ns, pod->meta.name);
+	sx_queue_move_all(s->q, "AssignedPodDelete");
+	fail_status(s, j->prof, pod, st, true, j->start);
+	sx_status_free(st);
+}
+
+static void *binder_thread(void *arg)
+{
+	struct sx_scheduler *s = arg;
+
+	for (;;) {
+		struct bind_job *j;
+
+		pthread_mutex_lock(&s->bmu);
+		while (!s->jobs_head && !s->bstop)
+			pthread_cond_wait(&s->bcond, &s->bmu);
+		j = s->jobs_head;
+		if (j) {
+			s->jobs_head = j->next;
+			if (!s->jobs_head)
+				s->jobs_tail = NULL;
+		}
+		pthread_mutex_unlock(&s->bmu);
+		if (!j)
+			break;
+		run_job(s, j);
+		free_job(j);
+	}
+	return NULL;
+}
+
+static void submit_job(struct sx_scheduler *s, struct bind_job *j)
+{
+	pthread_mutex_lock(&s->bmu);
+	if (s->jobs_tail)
+		s->jobs_tail->next = j;
+	else
+		s->jobs_head = j;
+	s->jobs_tail = j;
+	pthread_cond_signal(&s->bcond);
+	pthread_mutex_unlock(&s->bmu);
+}
+
+/* DefaultBinder's binder: POST the Binding (only while leading). "Already
+ * assigned to the node we chose" means an earlier attempt got through. */
+static struct sx_status *api_binder(void *ctx, const struct sx_pod *pod, sx_str node)
+{
+	struct sx_scheduler *s = ctx;
+	struct sx_error err = { 0 };
+	char same[300];
+
+	if (!leading(s))
+		return sx_status_new(SX_ERROR, "not the leader: binding of %s/%s abandoned",
+				     sx_str_get(pod->meta.ns), pod->meta.name);
+	if (sx_kube_bind(s->o.kube, sx_str_get(pod->meta.ns), pod->meta.name, pod->meta.uid,
+			 sx_str_get(node), &err) == 0)
+		return NULL;
+	snprintf(same, sizeof(same), "is already assigned to node \"%s\"", sx_str_get(node));
+	if (strstr(err.msg, same))
+		return NULL;
+	return sx_status_new(SX_ERROR, "%s", err.msg);
+}
+
+/* ---------- scheduling cycle (plugins.md §1.2) ---------- */
+
+/* Assume, Reserve, Permit, then hand the binding cycle to the binders.
+ * Takes res->state. */
+static void assume_and_bind(struct sx_scheduler *s, const struct sx_profile *prof,
+			    const struct sx_pod *pod, struct sx_snapshot *snap,
+			    struct sx_cycle_result *res, double start)
+{
+	sx_str node = snap->nodes[res->selected]->name;
+	struct sx_waiting_pod *waiting = NULL;
+	struct bind_job *j;
+	struct sx_status *st;
+	char msg[600];
+
+	if (sx_cache_assume(s->o.cache, pod, node) < 0) {
+		snprintf(msg, sizeof(msg), "pod %s/%s is already assumed or bound in the cache",
+			 sx_str_get(pod->meta.ns), pod->meta.name);
+		handle_failure(s, prof, pod, msg, false, SX_STR_EMPTY, false, start);
+		return;
+	}
+	sx_queue_nominate(s->q, pod, SX_STR_EMPTY);
+	st = sx_run_reserve(prof, res->state, pod, node);
+	if (!st) {
+		st = sx_run_permit(prof, res->state, pod, node, &waiting);
+		if (st && st->code == SX_WAIT && waiting) {
+			sx_status_free(st);
+			st = NULL;
+		}
+	}
+	if (st) {
+		sx_run_unreserve(prof, res->state, pod, node);
+		sx_cache_forget(s->o.cache, pod->meta.ns, pod->meta.name);
+		sx_waiting_pod_free(waiting);
+		fail_status(s, prof, pod, st, false, start);
+		sx_status_free(st);
+		return;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		sx_waiting_pod_free(waiting);
+		sx_run_unreserve(prof, res->state, pod, node);
+		sx_cache_forget(s->o.cache, pod->meta.ns, pod->meta.name);
+		handle_failure(s, prof, pod, "out of memory", false, SX_STR_EMPTY, false, start);
+		return;
+	}
+	*j = (struct bind_job){ .prof = prof, .pod = sx_pod_ref(pod), .node = node,
+				.cs = res->state, .snap = sx_snapshot_ref(snap),
+				.waiting = waiting, .start = start };
+	res->state = NULL;
+	submit_job(s, j);
+}
+
+/* Node statuses for PostFilter: after a PreFilter rejection every node
+ * carries it; nodes without a status get the absent status. */
+static struct sx_status **post_filter_statuses(const struct sx_cycle_result *res)
+{
+	struct sx_status **st = calloc(res->num_all_nodes ? res->num_all_nodes : 1, sizeof(*st));
+
+	for (uint32_t i = 0; st && i < res->num_all_nodes; i++) {
+		if (res->pre_filter)
+			st[i] = res->pre_filter;
+		else
+			st[i] = res->statuses[i] ? res->statuses[i] : res->absent_status;
+	}
+	return st;
+}
+
+/* FitError path: PostFilter (preemption), then the failure handler. */
+static void fit_error(struct sx_scheduler *s, const struct sx_profile *prof,
+		      const struct sx_pod *pod, struct sx_snapshot *snap,
+		      struct sx_cycle_result *res, double start)
+{
+	struct sx_post_filter_result pfr = { SX_STR_EMPTY };
+	char pf_msg[4096] = "";
+	char *msg;
+
+	if (prof->n[SX_PT_POST_FILTER] > 0) {
+		struct sx_status **statuses = post_filter_statuses(res);
+		struct sx_filtered_status filtered = { snap, statuses };
+		struct sx_status *st;
+
+		st = statuses ? sx_run_post_filter(prof, res->state, pod, &filtered, &pfr) : NULL;
+		if (st)
+			sx_status_message(st, pf_msg, sizeof(pf_msg));
+		if (st && !sx_status_is_rejected(st))
+			sx_log(0, "PostFilter for %s/%s: %s", sx_str_get(pod->meta.ns),
+			       pod->meta.name, pf_msg);
+		sx_status_free(st);
+		free(statuses);
+		if (s->o.metrics)
+			sx_metrics_inc(s->o.metrics, "scheduler_preemption_attempts_total", NULL, 1);
+	}
+	msg = res->message && !pf_msg[0] ? NULL : sx_fit_error_message(res, pf_msg);
+	handle_failure(s, prof, pod, msg ? msg : res->message ? res->message : "", true,
+		       pfr.nominated_node, false, start);
+	free(msg);
+}
+
+static void run_cycle(struct sx_scheduler *s, const struct sx_profile *prof,
+		      const struct sx_pod *pod, double start)
+{
+	struct sx_snapshot *snap = sx_cache_snapshot(s->o.cache);
+	struct sx_cycle_result res;
+	struct sx_cycle_opts opts = {
+		.mode = SX_CYCLE_FULL, .percentage = -1,
+		.global_percentage = s->o.cfg->percentage_of_nodes_to_score,
+		.next_start_index = &s->next_start, .rng = &s->rng, .pool = s->o.pool,
+		.skip_pre_enqueue = true,
+	};
+	double t0 = sx_now_s();
+	char buf[2048];
+	int rc;
+
+	memset(&res, 0, sizeof(res));
+	s->cur_nom = sx_queue_nominated(s->q);
+	opts.snap = snap;
+	opts.nominator = s->cur_nom ? &s->cur_nom->nom : NULL;
+	rc = snap ? sx_schedule(prof, pod, &opts, &res) : SX_ENOMEM;
+	if (s->o.metrics)
+		sx_metrics_observe(s->o.metrics, "scheduler_scheduling_algorithm_duration_seconds",
+				   NULL, sx_now_s() - t0);
+	if (rc < 0)
+		handle_failure(s, prof, pod, "out of memory", false, SX_STR_EMPTY, false, start);
+	else if (res.selected >= 0)
+		assume_and_bind(s, prof, pod, snap, &res, start);
+	else if (res.error)
+		handle_failure(s, prof, pod, sx_status_message(res.error, buf, sizeof(buf)),
+			       sx_status_is_rejected(res.error), SX_STR_EMPTY, false, start);
+	else
+		fit_error(s, prof, pod, snap, &res, start);
+	if (snap)
+		sx_cycle_result_free(&res); /* filled by sx_schedule in every case */
+	sx_nominated_set_free(s->cur_nom);
+	s->cur_nom = NULL;
+	sx_snapshot_unref(snap);
+}
+
+static void schedule_one(struct sx_scheduler *s, struct sx_queue_item *it)
+{
+	const struct sx_pod *pod = it->pod, *cur;
+	double start = sx_now_s();
+	sx_str node = SX_STR_EMPTY;
+	bool assumed = false;
+	char msg[600];
+
+	if (pod->deleting) {
+		snprintf(msg, sizeof(msg), "skip schedule deleting pod: %s/%s",
+			 sx_str_get(pod->meta.ns), pod->meta.name);
+		emit(s, pod, "Warning", "FailedScheduling", "Scheduling", msg,
+		     profile_name(it->profile));
+		sx_queue_done(s->q, pod);
+		return;
+	}
+	cur = sx_cache_get_pod(s->o.cache, pod->meta.ns, pod->meta.name, &node, &assumed);
+	if (!cur || assumed || node != SX_STR_EMPTY || cur->deleting) {
+		sx_pod_unref(cur); /* gone, already bound or assumed: drop silently */
+		sx_queue_done(s->q, pod);
+		return;
+	}
+	run_cycle(s, it->profile, cur, start);
+	sx_pod_unref(cur);
+}
+
+static void *loop_thread(void *arg)
+{
+	struct sx_scheduler *s = arg;
+
+	while (!atomic_load(&s->stop) && s->o.inf && !sx_informers_synced(s->o.inf))
+		usleep(50000);
+	sx_log(1, "standalone scheduler: %s", s->o.leader_elect ? "waiting for the lease"
+								: "scheduling");
+	while (!atomic_load(&s->stop)) {
+		struct sx_queue_item it;
+		int rc;
+
+		update_gauges(s);
+		if (!leading(s)) {
+			usleep(100000);
+			continue;
+		}
+		rc = sx_queue_pop(s->q, 0.5, &it);
+		if (rc == SX_EIO)
+			break;
+		if (rc < 0)
+			continue;
+		if (leading(s))
+			schedule_one(s, &it);
+		else
+			sx_queue_return(s->q, it.pod);
+		sx_pod_unref(it.pod);
+	}
+	return NULL;
+}
+
+/* ---------- preemption hooks ---------- */
+
+/* DefaultPreemption reads nominations through this proxy: the running
+ * cycle's set on the loop thread, none elsewhere (extender requests). */
+static uint32_t proxy_pods_for_node(void *ctx, sx_str node, const struct sx_pod **out,
+				    uint32_t max)
+{
+	struct sx_scheduler *s = ctx;
+
+	if (!pthread_equal(pthread_self(), s->loop) || !s->cur_nom)
+		return 0;
+	return s->cur_nom->nom.pods_for_node(s->cur_nom->nom.ctx, node, out, max);
+}
+
+/* Evicts the victims (DELETE with the UID precondition), emits Preempted
+ * events and clears lower-priority nominations (plugins.md §3.17). */
+static struct sx_status *apply_preemption(void *ctx, const struct sx_pod *preemptor,
+					  const struct sx_preempt_result *r)
+{
+	struct sx_scheduler *s = ctx;
+	struct sx_error err = { 0 };
+	char msg[600];
+
+	if (!leading(s))
+		return sx_status_new(SX_ERROR, "not the leader");
+	snprintf(msg, sizeof(msg), "Preempted by pod %s on node %s",
+		 preemptor->meta.uid ? preemptor->meta.uid : "", sx_str_get(r->nominated_node));
+	for (uint32_t i = 0; i < r->victims.n; i++) {
+		const struct sx_pod *v = r->victims.pods[i];
+
+		if (v->deleting)
+			continue;
+		if (sx_kube_delete_pod(s->o.kube, sx_str_get(v->meta.ns), v->meta.name,
+				       v->meta.uid, &err) < 0)
+			return sx_status_new(SX_ERROR, "%s", err.msg);
+		emit(s, v, "Normal", "Preempted", "Preempting", msg, "schedext");
+	}
+	for (uint32_t i = 0; i < r->nlower_nominated; i++) {
+		const struct sx_pod *p = r->lower_nominated[i];
+
+		sx_queue_nominate(s->q, p, SX_STR_EMPTY);
+		sx_kube_patch_pod_status(s->o.kube, sx_str_get(p->meta.ns), p->meta.name, NULL,
+					 NULL, NULL, NULL, "", &err);
+	}
+	if (s->o.metrics)
+		sx_metrics_observe(s->o.metrics, "scheduler_preemption_victims", NULL,
+				   r->victims.n);
+	return NULL;
+}
+
+/* ---------- cache listener ---------- */
+
+static void on_pod(void *ctx, const struct sx_pod *old_pod, const struct sx_pod *new_pod)
+{
+	struct sx_scheduler *s = ctx;
+
+	if (new_pod)
+		sx_queue_pod_update(s->q, old_pod, new_pod);
+	else if (old_pod)
+		sx_queue_pod_delete(s->q, old_pod);
+}
+
+static void on_node(void *ctx, const struct sx_node *old_node, const struct sx_node *new_node)
+{
+	struct sx_scheduler *s = ctx;
+
+	sx_queue_node_event(s->q, old_node, new_node);
+}
+
+static void visit_pod(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)
+{
+	struct sx_scheduler *s = ctx;
+
+	if (!assumed && node == SX_STR_EMPTY)
+		sx_queue_pod_update(s->q, NULL, obj->obj);
+}
+
+/* ---------- start / stop ---------- */
+
+static void lease_namespace(const char *given, char *out, size_t len)
+{
+	FILE *f;
+
+	if (given && *given) {
+		snprintf(out, len, "%s", given);
+		return;
+	}
+	snprintf(out, len, "kube-system");
+	f = fopen(SA_NAMESPACE_FILE, "r");
+	if (f) {
+		char buf[254] = "";
+
+		if (fgets(buf, sizeof(buf), f) && buf[0]) {
+			buf[strcspn(buf, "\r\n \t")] = '\0';
+			if (buf[0])
+				snprintf(out, len, "%s", buf);
+		}
+		fclose(f);
+	}
+}
+
+/* Separate clients for events and leases (own rate limiters). */
+static int make_clients(struct sx_scheduler *s, struct sx_error *err)
+{
+	struct sx_kube_opts ko;
+
+	if (!s->o.kube_opts) {
+		s->event_kube = s->lease_kube = NULL;
+		return 0;
+	}
+	ko = *s->o.kube_opts;
+	ko.user_agent = "schedext/" SX_VERSION " (events)";
+	s->event_kube = sx_kube_new(&ko, err);
+	if (!s->event_kube)
+		return err->code ? err->code : SX_EINVAL;
+	if (s->o.leader_elect) {
+		ko.user_agent = "schedext/" SX_VERSION "/leader-election";
+		s->lease_kube = sx_kube_new(&ko, err);
+		if (!s->lease_kube)
+			return err->code ? err->code : SX_EINVAL;
+	}
+	return 0;
+}
+
+static int start_leader(struct sx_scheduler *s, struct sx_error *err)
+{
+	char ns[254];
+	struct sx_leader_opts lo = {
+		.kube = s->lease_kube ? s->lease_kube : s->o.kube,
+		.name = s->o.lease_name,
+		.lease_duration_s = s->o.lease_duration_s,
+		.renew_deadline_s = s->o.renew_deadline_s,
+		.retry_period_s = s->o.retry_period_s,
+	};
+
+	if (!s->o.leader_elect)
+		return 0;
+	lease_namespace(s->o.lease_namespace, ns, sizeof(ns));
+	lo.ns = ns;
+	s->leader = sx_leader_start(&lo, err);
+	return s->leader ? 0 : (err->code ? err->code : SX_EINVAL);
+}
+
+static int start_threads(struct sx_scheduler *s, struct sx_error *err)
+{
+	s->nbinders = s->o.binders ? s->o.binders : DEFAULT_BINDERS;
+	s->binders = calloc(s->nbinders, sizeof(*s->binders));
+	if (!s->binders)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	for (unsigned i = 0; i < s->nbinders; i++) {
+		if (pthread_create(&s->binders[i], NULL, binder_thread, s) != 0) {
+			s->nbinders = i;
+			return sx_error_set(err, SX_ENOMEM, "cannot start binder threads");
+		}
+	}
+	if (events_start(&s->ev, s->event_kube ? s->event_kube : s->o.kube) < 0)
+		return sx_error_set(err, SX_ENOMEM, "cannot start the event thread");
+	if (pthread_create(&s->loop, NULL, loop_thread, s) != 0) {
+		events_stop(&s->ev);
+		return sx_error_set(err, SX_ENOMEM, "cannot start the scheduling thread");
+	}
+	return 1; /* everything running */
+}
+
+static void stop_binders(struct sx_scheduler *s)
+{
+	pthread_mutex_lock(&s->bmu);
+	s->bstop = true;
+	pthread_cond_broadcast(&s->bcond);
+	pthread_mutex_unlock(&s->bmu);
+	for (unsigned i = 0; i < s->nbinders; i++)
+		pthread_join(s->binders[i], NULL);
+	free(s->binders);
+	s->binders = NULL;
+	s->nbinders = 0;
+}
+
+static void free_scheduler(struct sx_scheduler *s)
+{
+	stop_binders(s);
+	sx_leader_stop(s->leader);
+	sx_kube_free(s->event_kube);
+	sx_kube_free(s->lease_kube);
+	sx_queue_free(s->q);
+	pthread_mutex_destroy(&s->bmu);
+	pthread_cond_destroy(&s->bcond);
+	free(s);
+}
+
+int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler **out,
+		       struct sx_error *err)
+{
+	struct sx_scheduler *s = calloc(1, sizeof(*s));
+	struct sx_cache_listener l;
+	struct sx_preemption_env env;
+	int rc;
+
+	*out = NULL;
+	if (!s)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	s->o = *opts;
+	s->rng = sx_now_ns() | 1;
+	pthread_mutex_init(&s->bmu, NULL);
+	pthread_cond_init(&s->bcond, NULL);
+	if (!opts->cache || !opts->cfg || !opts->kube) {
+		free_scheduler(s);
+		return sx_error_set(err, SX_EINVAL, "--standalone needs a cluster (--kubeconfig)");
+	}
+	s->q = sx_queue_new(opts->cfg);
+	rc = s->q ? make_clients(s, err) : sx_error_set(err, SX_ENOMEM, "out of memory");
+	if (rc == 0)
+		rc = start_leader(s, err);
+	if (rc < 0) {
+		free_scheduler(s);
+		return rc;
+	}
+	define_metrics(opts->metrics);
+	sx_set_binder(api_binder, s);
+	s->nom_proxy = (struct sx_nominator){ proxy_pods_for_node, s };
+	env = (struct sx_preemption_env){ .config = opts->cfg, .apply = apply_preemption,
+					  .apply_ctx = s, .nominator = &s->nom_proxy,
+					  .seed = sx_now_ns() };
+	l = (struct sx_cache_listener){ on_pod, on_node, s };
+	sx_cache_set_listener(opts->cache, &l);
+	sx_cache_visit(opts->cache, SX_KIND_POD, visit_pod, s);
+	rc = start_threads(s, err);
+	if (rc < 0) {
+		sx_cache_set_listener(opts->cache, NULL);
+		sx_set_binder(NULL, NULL);
+		free_scheduler(s);
+		return rc;
+	}
+	sx_preemption_set_env(&env);
+	*out = s;
+	return 0;
+}
+
+void sx_scheduler_stop(struct sx_scheduler *s)
+{
+	if (!s)
+		return;
+	atomic_store(&s->stop, true);
+	sx_queue_close(s->q);
+	pthread_join(s->loop, NULL);
+	sx_preemption_set_env(NULL);
+	stop_binders(s); /* in-flight bindings finish first */
+	sx_cache_set_listener(s->o.cache, NULL);
+	sx_set_binder(NULL, NULL);
+	events_stop(&s->ev);
+	free_scheduler(s);
+}
