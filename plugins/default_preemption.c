@@ -1,0 +1,101 @@
+/* DefaultPreemption — PostFilter (reference plugins.md §3.17): when a pod
+ * fits nowhere, find the node where evicting the fewest, least important
+ * lower-priority pods lets it fit, nominate it and have the victims
+ * evicted. The work is done by the preemption engine (src/preemption.c);
+ * evicting goes through the applier the standalone loop installs with
+ * sx_preemption_set_env, so this plugin never talks to the API server.
+ * The async-preemption PreEnqueue gate (1.33+) is not implemented: the
+ * applier evicts synchronously, as kube-scheduler ≤1.32 did. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+
+#include "schedext/preemption.h"
+
+static void *dp_init(const cJSON *json, struct sx_error *err)
+{
+	struct sx_preempt_args *a = sx_calloc(1, sizeof(*a));
+	if (!a) {
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (sx_preempt_args_parse(json, a, err) < 0) {
+		free(a);
+		return NULL;
+	}
+	return a;
+}
+
+static void dp_destroy(void *self)
+{
+	free(self);
+}
+
+/* The profile whose DefaultPreemption instance is `self`. */
+static const struct sx_profile *own_profile(const struct sx_config *cfg, const void *self)
+{
+	for (unsigned i = 0; cfg && i < cfg->nprofiles; i++)
+		if (cfg->profiles[i]->instances[SX_SLOT_default_preemption] == self)
+			return cfg->profiles[i];
+	return NULL;
+}
+
+/* Hands a successful result to the applier; its failure becomes the
+ * PostFilter error ("preemption: <err>"), as prepareCandidate's does. */
+static struct sx_status *apply(const struct sx_preemption_env *env, const struct sx_pod *pod,
+			       const struct sx_preempt_result *r)
+{
+	char msg[1024];
+	struct sx_status *st = env->apply ? env->apply(env->apply_ctx, pod, r) : NULL;
+	struct sx_status *out;
+	if (sx_status_is_success(st)) {
+		sx_status_free(st);
+		return NULL;
+	}
+	out = sx_status_new(SX_ERROR, "preemption: %s", sx_status_message(st, msg, sizeof(msg)));
+	sx_status_free(st);
+	return out;
+}
+
+static struct sx_status *dp_post_filter(void *self, struct sx_cycle_state *cs,
+					const struct sx_pod *pod,
+					const struct sx_filtered_status *filtered,
+					struct sx_post_filter_result *result)
+{
+	struct sx_preemption_env env;
+	struct sx_preempt_result r;
+	uint64_t rng;
+	sx_preemption_get_env(&env);
+	const struct sx_profile *prof = own_profile(env.config, self);
+	if (!prof)
+		return sx_status_new(SX_ERROR, "preemption: profile not registered with the "
+					       "preemption environment");
+	struct sx_preempt_input in = {
+		.snap = filtered->snap,
+		.statuses = filtered->statuses,
+		.nominator = env.nominator,
+		.args = self,
+		.offset = -1,
+		.rng = sx_preemption_next_rng(&rng) ? &rng : NULL,
+	};
+	sx_preempt(prof, cs, pod, &in, &r);
+	struct sx_status *st = r.status;
+	r.status = NULL;
+	result->nominated_node = r.nominated_node;
+	if (!st && r.nominated_node != SX_STR_EMPTY) {
+		st = apply(&env, pod, &r);
+		sx_preemption_count(st ? 0 : r.victims.n);
+		if (st)
+			result->nominated_node = SX_STR_EMPTY;
+	} else {
+		sx_preemption_count(0);
+	}
+	sx_preempt_result_free(&r);
+	return st;
+}
+
+const struct sx_plugin sx_plugin_default_preemption = {
+	.name = "DefaultPreemption",
+	.init = dp_init,
+	.destroy = dp_destroy,
+	.post_filter = dp_post_filter,
+};

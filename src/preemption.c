@@ -1,0 +1,713 @@
+/* The preemption engine (reference plugins.md §3.17): eligibility, victim
+ * selection on one node with PDB-aware reprieve, the dry run over the
+ * candidate nodes, and upstream's pickOneNodeForPreemption. Everything runs
+ * on clones; nothing here evicts. */
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedext/preemption.h"
+#include "schedext/selector.h"
+
+#define NO_VICTIMS "No preemption victims found for incoming pod"
+#define NOT_HELPFUL "Preemption is not helpful for scheduling"
+#define MAX_NOMINATED 256
+
+/* ---------- victims ---------- */
+
+void sx_victims_free(struct sx_victims *v)
+{
+	if (!v)
+		return;
+	for (uint32_t i = 0; i < v->n; i++)
+		sx_pod_unref(v->pods[i]);
+	free(v->pods);
+	memset(v, 0, sizeof(*v));
+}
+
+/* GetPodStartTime: an unset start time is "now", later than any recorded. */
+static int64_t start_of(const struct sx_pod *p)
+{
+	return p->start_time ? p->start_time : INT64_MAX;
+}
+
+bool sx_pod_more_important(const struct sx_pod *a, const struct sx_pod *b)
+{
+	if (a->priority != b->priority)
+		return a->priority > b->priority;
+	return start_of(a) < start_of(b);
+}
+
+/* Stable insertion sort, most important first (lists are per node: small). */
+static void sort_by_importance(const struct sx_pod **p, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		const struct sx_pod *x = p[i];
+		uint32_t j = i;
+		while (j > 0 && sx_pod_more_important(x, p[j - 1])) {
+			p[j] = p[j - 1];
+			j--;
+		}
+		p[j] = x;
+	}
+}
+
+static bool same_pod(const struct sx_pod *a, const struct sx_pod *b)
+{
+	return a->meta.ns == b->meta.ns && strcmp(a->meta.name, b->meta.name) == 0;
+}
+
+/* filterPodsWithPDBViolation: walks pods (sorted) decrementing a copy of
+ * every matching budget's disruptionsAllowed; a pod that drives one below
+ * zero is violating. A PDB with a null or empty selector matches nothing;
+ * a pod without labels matches no PDB. (status.disruptedPods is not
+ * modelled: every matching pod is counted.) */
+static int mark_violations(const struct sx_snapshot *snap, const struct sx_pod **pods, uint32_t n,
+			   bool *violating)
+{
+	int32_t *allowed = sx_calloc(snap->npdbs + 1, sizeof(*allowed));
+	if (!allowed)
+		return SX_ENOMEM;
+	for (uint32_t j = 0; j < snap->npdbs; j++)
+		allowed[j] = snap->pdbs[j]->disruptions_allowed;
+	for (uint32_t i = 0; i < n; i++) {
+		violating[i] = false;
+		if (pods[i]->meta.labels.n == 0)
+			continue;
+		for (uint32_t j = 0; j < snap->npdbs; j++) {
+			const struct sx_generic *pdb = snap->pdbs[j];
+			if (pdb->meta.ns != pods[i]->meta.ns || !pdb->selector ||
+			    pdb->selector->nreqs == 0 ||
+			    !sx_selector_matches(pdb->selector, &pods[i]->meta.labels))
+				continue;
+			if (--allowed[j] < 0)
+				violating[i] = true;
+		}
+	}
+	free(allowed);
+	return 0;
+}
+
+/* ---------- SelectVictimsOnNode ---------- */
+
+struct dry_node {
+	const struct sx_profile *prof;
+	struct sx_cycle_state *cs; /* private clone */
+	struct sx_node_info *ni;   /* private clone */
+	const struct sx_pod *pod;
+	const struct sx_nominator *nom;
+};
+
+static struct sx_status *oom(void)
+{
+	return sx_status_new(SX_ERROR, "out of memory");
+}
+
+static struct sx_status *remove_victim(struct dry_node *d, const struct sx_pod *v)
+{
+	if (sx_node_info_remove_pod(d->ni, v) < 0)
+		return NULL; /* not counted there: nothing to undo */
+	return sx_run_remove_pod(d->prof, d->cs, d->pod, v, d->ni);
+}
+
+static struct sx_status *add_victim(struct dry_node *d, const struct sx_pod *v)
+{
+	if (sx_node_info_add_pod(d->ni, v) < 0)
+		return oom();
+	return sx_run_add_pod(d->prof, d->cs, d->pod, v, d->ni);
+}
+
+/* Potential victims as the node's own pod pointers: the lower-priority
+ * pods, or the caller's list restricted to pods on the node. */
+static uint32_t collect(const struct sx_node_info *ni, const struct sx_pod *pod,
+			const struct sx_pod *const *given, uint32_t ngiven,
+			const struct sx_pod **out)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < ni->npods; i++) {
+		const struct sx_pod *p = ni->pods[i];
+		if (!given) {
+			if (p->priority < pod->priority)
+				out[n++] = p;
+			continue;
+		}
+		for (uint32_t j = 0; j < ngiven; j++)
+			if (given[j] && same_pod(given[j], p)) {
+				out[n++] = p;
+				break;
+			}
+	}
+	return n;
+}
+
+/* Adds a pod back; keeps it when the pod still fits, else removes it again
+ * and appends it to the victims. *kept tells which. */
+static struct sx_status *reprieve(struct dry_node *d, const struct sx_pod *v,
+				  struct sx_victims *out, bool *kept)
+{
+	struct sx_status *st = add_victim(d, v);
+	if (st)
+		return st;
+	st = sx_run_filters_with_nominated(d->prof, d->cs, d->pod, d->ni, d->nom);
+	*kept = sx_status_is_success(st);
+	sx_status_free(st);
+	if (*kept)
+		return NULL;
+	st = remove_victim(d, v);
+	if (!st)
+		out->pods[out->n++] = sx_pod_ref(v);
+	return st;
+}
+
+/* Steps 3-6 once the pod fits without the victims: sort, split by PDB,
+ * reprieve violating then non-violating pods. */
+static struct sx_status *reprieve_all(struct dry_node *d, const struct sx_snapshot *snap,
+				      const struct sx_pod **pods, uint32_t n,
+				      struct sx_victims *out)
+{
+	bool *violating = sx_calloc(n, sizeof(*violating));
+	struct sx_status *st = NULL;
+	uint32_t nviolating = 0;
+	bool kept;
+	out->pods = sx_calloc(n, sizeof(*out->pods));
+	if (!violating || !out->pods || mark_violations(snap, pods, n, violating) < 0) {
+		free(violating);
+		return oom();
+	}
+	for (uint32_t i = 0; i < n; i++)
+		nviolating += violating[i];
+	for (int pass = 1; pass >= 0 && !st; pass--) {
+		for (uint32_t i = 0; i < n && !st; i++) {
+			if (violating[i] != (pass == 1))
+				continue;
+			st = reprieve(d, pods[i], out, &kept);
+			if (!st && !kept && pass == 1)
+				out->num_pdb_violations++;
+		}
+	}
+	if (!st && nviolating && nviolating < n)
+		sort_by_importance(out->pods, out->n);
+	free(violating);
+	return st;
+}
+
+struct sx_status *sx_preempt_select_victims_on_node(const struct sx_profile *prof,
+						    const struct sx_cycle_state *cs,
+						    const struct sx_pod *pod,
+						    const struct sx_node_info *ni,
+						    const struct sx_snapshot *snap,
+						    const struct sx_pod *const *potential_victims,
+						    uint32_t n, const struct sx_nominator *nom,
+						    struct sx_victims *out)
+{
+	struct dry_node d = { .prof = prof, .pod = pod, .nom = nom };
+	const struct sx_pod **pods = sx_calloc(ni->npods + 1, sizeof(*pods));
+	struct sx_status *st = NULL;
+	uint32_t npods;
+	memset(out, 0, sizeof(*out));
+	if (!pods)
+		return oom();
+	npods = collect(ni, pod, potential_victims, n, pods);
+	d.ni = sx_node_info_clone(ni);
+	d.cs = sx_cycle_state_clone(prof, cs);
+	if (!d.ni || !d.cs)
+		st = oom();
+	for (uint32_t i = 0; i < npods && !st; i++)
+		st = remove_victim(&d, pods[i]);
+	if (!st && npods == 0)
+		st = sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS);
+	if (!st)
+		st = sx_run_filters_with_nominated(prof, d.cs, pod, d.ni, nom);
+	if (!st) {
+		sort_by_importance(pods, npods);
+		st = reprieve_all(&d, snap, pods, npods, out);
+	}
+	if (st)
+		sx_victims_free(out);
+	sx_cycle_state_free(prof, d.cs);
+	sx_node_info_unref(d.ni);
+	free(pods);
+	return st;
+}
+
+/* ---------- args ---------- */
+
+static int read_int32(const cJSON *json, const char *key, int32_t *out, struct sx_error *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(json, key);
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble ||
+	    v->valuedouble < INT32_MIN || v->valuedouble > INT32_MAX)
+		return sx_error_set(err, SX_EINVAL, "%s: Invalid value: must be a 32-bit integer",
+				    key);
+	*out = (int32_t)v->valuedouble;
+	return 0;
+}
+
+/* Joins field errors as Go's aggregate does: one alone, several in [a, b]. */
+static int args_errors(struct sx_error *err, char msgs[][160], int n)
+{
+	char buf[512] = "";
+	size_t len = 0;
+	if (n == 1)
+		return sx_error_set(err, SX_EINVAL, "%s", msgs[0]);
+	for (int i = 0; i < n && len < sizeof(buf); i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? ", " : "[",
+					msgs[i]);
+	return sx_error_set(err, SX_EINVAL, "%s]", buf);
+}
+
+int sx_preempt_args_parse(const cJSON *json, struct sx_preempt_args *out, struct sx_error *err)
+{
+	char msgs[4][160];
+	int n = 0;
+	*out = SX_PREEMPT_ARGS_DEFAULT;
+	if (json && !cJSON_IsNull(json) && !cJSON_IsObject(json))
+		return sx_error_set(err, SX_EINVAL, "expected an object");
+	if (json && cJSON_IsObject(json)) {
+		int rc = read_int32(json, "minCandidateNodesPercentage",
+				    &out->min_candidate_nodes_percentage, err);
+		if (!rc)
+			rc = read_int32(json, "minCandidateNodesAbsolute",
+					&out->min_candidate_nodes_absolute, err);
+		if (rc)
+			return rc;
+	}
+	int32_t pct = out->min_candidate_nodes_percentage, abs = out->min_candidate_nodes_absolute;
+	if (pct < 0 || pct > 100)
+		snprintf(msgs[n++], sizeof(msgs[0]),
+			 "minCandidateNodesPercentage: Invalid value: %d: not in valid range [0, 100]",
+			 pct);
+	if (abs < 0)
+		snprintf(msgs[n++], sizeof(msgs[0]),
+			 "minCandidateNodesAbsolute: Invalid value: %d: not in valid range [0, inf)",
+			 abs);
+	if (pct == 0 && abs == 0) {
+		snprintf(msgs[n++], sizeof(msgs[0]),
+			 "minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same "
+			 "time as minCandidateNodesAbsolute");
+		snprintf(msgs[n++], sizeof(msgs[0]),
+			 "minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same "
+			 "time as minCandidateNodesPercentage");
+	}
+	return n ? args_errors(err, msgs, n) : 0;
+}
+
+uint32_t sx_preempt_num_candidates(const struct sx_preempt_args *args, uint32_t n)
+{
+	const struct sx_preempt_args def = SX_PREEMPT_ARGS_DEFAULT;
+	if (!args)
+		args = &def;
+	int64_t k = (int64_t)n * args->min_candidate_nodes_percentage / 100;
+	if (k < args->min_candidate_nodes_absolute)
+		k = args->min_candidate_nodes_absolute;
+	if (k > n)
+		k = n;
+	return (uint32_t)k;
+}
+
+/* ---------- eligibility ---------- */
+
+bool sx_preempt_pod_eligible(const struct sx_pod *pod, const struct sx_snapshot *snap,
+			     enum sx_code nominated_code, const char **reason)
+{
+	*reason = NULL;
+	if (pod->preempt_never) {
+		*reason = "not eligible due to preemptionPolicy=Never.";
+		return false;
+	}
+	if (pod->nominated_node == SX_STR_EMPTY ||
+	    nominated_code == SX_UNSCHEDULABLE_AND_UNRESOLVABLE)
+		return true;
+	int at = sx_snapshot_find(snap, pod->nominated_node);
+	if (at < 0)
+		return true;
+	const struct sx_node_info *ni = snap->nodes[at];
+	for (uint32_t i = 0; i < ni->npods; i++) {
+		if (ni->pods[i]->priority < pod->priority && ni->pods[i]->deleting) {
+			*reason = "not eligible due to a terminating pod on the nominated node.";
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ---------- dry run ---------- */
+
+void sx_preempt_candidates_free(struct sx_preempt_candidate *c, uint32_t n)
+{
+	for (uint32_t i = 0; c && i < n; i++)
+		sx_victims_free(&c[i].victims);
+	free(c);
+}
+
+/* upstream candidateList: fixed capacity, adds beyond it are dropped. */
+struct cand_list {
+	struct sx_preempt_candidate *items;
+	uint32_t n, cap;
+};
+
+static void cand_add(struct cand_list *l, sx_str node, struct sx_victims *v)
+{
+	if (l->n >= l->cap) {
+		sx_victims_free(v);
+		return;
+	}
+	l->items[l->n++] = (struct sx_preempt_candidate){ node, *v };
+}
+
+static void record_failure(struct sx_status *st, uint32_t at, struct sx_status **node_status,
+			   struct sx_status **first_error)
+{
+	if (st->code == SX_ERROR && first_error && !*first_error)
+		*first_error = sx_status_clone(st);
+	sx_status_free(node_status[at]);
+	node_status[at] = st;
+}
+
+static int merge_lists(struct cand_list *good, struct cand_list *bad,
+		       struct sx_preempt_candidate **cands, uint32_t *ncands)
+{
+	*cands = sx_calloc(good->n + bad->n + 1, sizeof(**cands));
+	if (!*cands)
+		return SX_ENOMEM;
+	memcpy(*cands, good->items, sizeof(**cands) * good->n);
+	memcpy(*cands + good->n, bad->items, sizeof(**cands) * bad->n);
+	*ncands = good->n + bad->n;
+	good->n = bad->n = 0;
+	return 0;
+}
+
+int sx_preempt_dry_run(const struct sx_profile *prof, const struct sx_cycle_state *cs,
+		       const struct sx_pod *pod, const struct sx_snapshot *snap,
+		       const uint32_t *potential, uint32_t npotential, uint32_t offset,
+		       uint32_t num_candidates, const struct sx_nominator *nom,
+		       struct sx_preempt_candidate **cands, uint32_t *ncands,
+		       struct sx_status **node_status, struct sx_status **first_error)
+{
+	struct cand_list good = { sx_calloc(num_candidates + 1, sizeof(*good.items)), 0,
+				  num_candidates };
+	struct cand_list bad = { sx_calloc(num_candidates + 1, sizeof(*bad.items)), 0,
+				 num_candidates };
+	int rc = good.items && bad.items ? 0 : SX_ENOMEM;
+	*cands = NULL;
+	*ncands = 0;
+	for (uint32_t i = 0; i < npotential && !rc; i++) {
+		uint32_t at = potential[(offset + i) % npotential];
+		const struct sx_node_info *ni = snap->nodes[at];
+		struct sx_victims v;
+		struct sx_status *st = sx_preempt_select_victims_on_node(prof, cs, pod, ni, snap,
+									NULL, 0, nom, &v);
+		if (!st && v.n == 0)
+			st = sx_status_new(SX_ERROR, "expected at least one victim pod on node \"%s\"",
+					   sx_str_get(ni->name));
+		if (st) {
+			record_failure(st, at, node_status, first_error);
+			continue;
+		}
+		cand_add(v.num_pdb_violations ? &bad : &good, ni->name, &v);
+		if (good.n > 0 && good.n + bad.n >= num_candidates)
+			break;
+	}
+	if (!rc)
+		rc = merge_lists(&good, &bad, cands, ncands);
+	sx_preempt_candidates_free(good.items, good.n);
+	sx_preempt_candidates_free(bad.items, bad.n);
+	return rc;
+}
+
+/* ---------- pickOneNodeForPreemption ---------- */
+
+/* Earliest start time among the highest-priority victims. */
+static int64_t earliest_top_start(const struct sx_victims *v)
+{
+	int32_t top = v->pods[0]->priority;
+	int64_t earliest = start_of(v->pods[0]);
+	for (uint32_t i = 1; i < v->n; i++) {
+		const struct sx_pod *p = v->pods[i];
+		if (p->priority == top && start_of(p) < earliest) {
+			earliest = start_of(p);
+		} else if (p->priority > top) {
+			top = p->priority;
+			earliest = start_of(p);
+		}
+	}
+	return earliest;
+}
+
+/* The i-th criterion as a score, higher is better. */
+static int64_t criterion(const struct sx_preempt_candidate *c, int which)
+{
+	const struct sx_victims *v = &c->victims;
+	int64_t sum = 0;
+	switch (which) {
+	case 0:
+		return -(int64_t)v->num_pdb_violations;
+	case 1:
+		return v->n ? -(int64_t)v->pods[0]->priority : INT64_MIN;
+	case 2:
+		for (uint32_t i = 0; i < v->n; i++)
+			sum += (int64_t)v->pods[i]->priority + ((int64_t)INT32_MAX + 1);
+		return -sum;
+	case 3:
+		return -(int64_t)v->n;
+	default:
+		return v->n ? earliest_top_start(v) : INT64_MIN;
+	}
+}
+
+int sx_preempt_pick_one(const struct sx_preempt_candidate *c, uint32_t n)
+{
+	uint32_t *keep = sx_calloc(n + 1, sizeof(*keep));
+	uint32_t nkeep = n;
+	int best;
+	if (n == 0 || !keep) {
+		free(keep);
+		return n ? 0 : -1;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		keep[i] = i;
+	for (int which = 0; which < 5 && nkeep > 1; which++) {
+		int64_t max = INT64_MIN;
+		uint32_t k = 0;
+		for (uint32_t i = 0; i < nkeep; i++) {
+			int64_t s = criterion(&c[keep[i]], which);
+			if (s > max) {
+				max = s;
+				k = 0;
+			}
+			if (s == max)
+				keep[k++] = keep[i];
+		}
+		nkeep = k;
+	}
+	best = (int)keep[0];
+	free(keep);
+	return best;
+}
+
+/* ---------- Evaluator.Preempt ---------- */
+
+static enum sx_code code_of(const struct sx_preempt_input *in, uint32_t at)
+{
+	if (in->statuses && in->statuses[at])
+		return in->statuses[at]->code;
+	return in->absent ? in->absent->code : SX_UNSCHEDULABLE_AND_UNRESOLVABLE;
+}
+
+static enum sx_code nominated_code(const struct sx_preempt_input *in, const struct sx_pod *pod)
+{
+	int at = pod->nominated_node ? sx_snapshot_find(in->snap, pod->nominated_node) : -1;
+	if (at < 0)
+		return in->absent ? in->absent->code : SX_UNSCHEDULABLE_AND_UNRESOLVABLE;
+	return code_of(in, (uint32_t)at);
+}
+
+static uint32_t random_below(uint64_t *rng, uint32_t n)
+{
+	if (!rng || n == 0)
+		return 0;
+	uint64_t z = (*rng += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	z ^= z >> 31;
+	return (uint32_t)(z % n);
+}
+
+static void fail(struct sx_preempt_result *out, enum sx_code code, const char *msg)
+{
+	out->status = sx_status_new(code, "preemption: %s", msg);
+}
+
+/* The FitError over the dry-run statuses, nodes without one being "not
+ * helpful" (step 7). */
+static int no_candidate(struct sx_preempt_result *out, const struct sx_snapshot *snap,
+			struct sx_status **node_status)
+{
+	struct sx_cycle_result tmp = { .num_all_nodes = snap->nnodes, .statuses = node_status };
+	tmp.absent_status = sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NOT_HELPFUL);
+	char *msg = tmp.absent_status ? sx_fit_error_message(&tmp, NULL) : NULL;
+	sx_status_free(tmp.absent_status);
+	if (!msg)
+		return SX_ENOMEM;
+	fail(out, SX_UNSCHEDULABLE, msg);
+	free(msg);
+	out->mode = SX_NOMINATE_OVERRIDE;
+	out->nominated_node = SX_STR_EMPTY;
+	return 0;
+}
+
+static void lower_nominated(struct sx_preempt_result *out, const struct sx_pod *pod,
+			    const struct sx_nominator *nom)
+{
+	const struct sx_pod *found[MAX_NOMINATED];
+	uint32_t n = 0;
+	if (nom && nom->pods_for_node)
+		n = nom->pods_for_node(nom->ctx, out->nominated_node, found, MAX_NOMINATED);
+	out->lower_nominated = sx_calloc(n + 1, sizeof(*out->lower_nominated));
+	for (uint32_t i = 0; i < n && out->lower_nominated; i++)
+		if (found[i]->priority < pod->priority)
+			out->lower_nominated[out->nlower_nominated++] = sx_pod_ref(found[i]);
+}
+
+/* Steps 3-9 once the pod is eligible. */
+static int find_and_pick(const struct sx_profile *prof, const struct sx_cycle_state *cs,
+			 const struct sx_pod *pod, const struct sx_preempt_input *in,
+			 uint32_t *potential, struct sx_status **node_status,
+			 struct sx_preempt_result *out)
+{
+	const struct sx_snapshot *snap = in->snap;
+	struct sx_preempt_candidate *cands = NULL;
+	struct sx_status *err = NULL;
+	uint32_t npot = 0, ncands = 0;
+	int rc = 0;
+	for (uint32_t i = 0; i < snap->nnodes; i++)
+		if (code_of(in, i) == SX_UNSCHEDULABLE)
+			potential[npot++] = i;
+	if (npot > 0) {
+		uint32_t offset = in->offset >= 0 ? (uint32_t)(in->offset % npot)
+						  : random_below(in->rng, npot);
+		rc = sx_preempt_dry_run(prof, cs, pod, snap, potential, npot, offset,
+					sx_preempt_num_candidates(in->args, npot), in->nominator,
+					&cands, &ncands, node_status, &err);
+	}
+	if (rc)
+		goto out;
+	if (err && ncands == 0) {
+		char msg[2048];
+		fail(out, SX_ERROR, sx_status_message(err, msg, sizeof(msg)));
+	} else if (ncands == 0) {
+		rc = no_candidate(out, snap, node_status);
+	} else {
+		int best = sx_preempt_pick_one(cands, ncands);
+		out->mode = SX_NOMINATE_OVERRIDE;
+		out->nominated_node = cands[best].node;
+		out->victims = cands[best].victims;
+		memset(&cands[best].victims, 0, sizeof(cands[best].victims));
+		lower_nominated(out, pod, in->nominator);
+	}
+out:
+	sx_status_free(err);
+	sx_preempt_candidates_free(cands, ncands);
+	return rc;
+}
+
+int sx_preempt(const struct sx_profile *prof, const struct sx_cycle_state *cs,
+	       const struct sx_pod *pod, const struct sx_preempt_input *in,
+	       struct sx_preempt_result *out)
+{
+	const struct sx_snapshot *snap = in->snap;
+	const char *reason;
+	int rc;
+	memset(out, 0, sizeof(*out));
+	if (!sx_preempt_pod_eligible(pod, snap, nominated_code(in, pod), &reason)) {
+		fail(out, SX_UNSCHEDULABLE, reason);
+		return out->status ? 0 : SX_ENOMEM;
+	}
+	if (snap->nnodes == 0) {
+		fail(out, SX_ERROR, "no nodes available");
+		return out->status ? 0 : SX_ENOMEM;
+	}
+	uint32_t *potential = sx_calloc(snap->nnodes, sizeof(*potential));
+	struct sx_status **node_status = sx_calloc(snap->nnodes, sizeof(*node_status));
+	rc = potential && node_status ? find_and_pick(prof, cs, pod, in, potential, node_status, out)
+				      : SX_ENOMEM;
+	for (uint32_t i = 0; node_status && i < snap->nnodes; i++)
+		sx_status_free(node_status[i]);
+	free(node_status);
+	free(potential);
+	if (rc == 0 && !out->status && out->nominated_node == SX_STR_EMPTY &&
+	    out->mode == SX_NOMINATE_NOOP)
+		rc = SX_ENOMEM; /* a failure path could not allocate its status */
+	if (rc)
+		fail(out, SX_ERROR, "out of memory");
+	return rc;
+}
+
+int sx_preempt_for_result(const struct sx_profile *prof, const struct sx_pod *pod,
+			  const struct sx_cycle_result *res, const struct sx_nominator *nom,
+			  const struct sx_preempt_args *args, uint64_t *rng,
+			  struct sx_preempt_result *out)
+{
+	struct sx_preempt_input in = {
+		.snap = res->state->snap,
+		.statuses = res->statuses,
+		.absent = res->pre_filter,
+		.nominator = nom,
+		.args = args,
+		.offset = -1,
+		.rng = rng,
+	};
+	return sx_preempt(prof, res->state, pod, &in, out);
+}
+
+void sx_preempt_result_free(struct sx_preempt_result *r)
+{
+	if (!r)
+		return;
+	sx_status_free(r->status);
+	sx_victims_free(&r->victims);
+	for (uint32_t i = 0; i < r->nlower_nominated; i++)
+		sx_pod_unref(r->lower_nominated[i]);
+	free(r->lower_nominated);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---------- environment (standalone loop) ---------- */
+
+static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sx_preemption_env env;
+static uint64_t env_rng;
+static atomic_uint_fast64_t attempts, victims_total;
+
+void sx_preemption_set_env(const struct sx_preemption_env *e)
+{
+	pthread_mutex_lock(&env_lock);
+	if (e)
+		env = *e;
+	else
+		memset(&env, 0, sizeof(env));
+	env_rng = env.seed;
+	pthread_mutex_unlock(&env_lock);
+}
+
+void sx_preemption_get_env(struct sx_preemption_env *out)
+{
+	pthread_mutex_lock(&env_lock);
+	*out = env;
+	pthread_mutex_unlock(&env_lock);
+}
+
+bool sx_preemption_next_rng(uint64_t *state)
+{
+	bool on;
+	pthread_mutex_lock(&env_lock);
+	on = env.seed != 0;
+	if (on) {
+		env_rng += 0x9E3779B97F4A7C15ull;
+		*state = env_rng;
+	}
+	pthread_mutex_unlock(&env_lock);
+	return on;
+}
+
+void sx_preemption_count(uint32_t victims)
+{
+	atomic_fetch_add(&attempts, 1);
+	atomic_fetch_add(&victims_total, victims);
+}
+
+uint64_t sx_preemption_attempts(void)
+{
+	return atomic_load(&attempts);
+}
+
+uint64_t sx_preemption_victims(void)
+{
+	return atomic_load(&victims_total);
+}
