@@ -39,7 +39,7 @@ struct sx_status *sx_run_reserve(const struct sx_profile *prof, struct sx_cycle_
 			st->plugin = e[i].plugin->name;
 			return st;
 		}
-		return wrap_error(st, "running Reserve plugin %s: %s", e[i].plugin->name);
+		return wrap_error(st, "running Reserve plugin \"%s\": %s", e[i].plugin->name);
 	}
 	return NULL;
 }
@@ -133,7 +133,7 @@ struct sx_status *sx_run_permit(const struct sx_profile *prof, struct sx_cycle_s
 			};
 			sx_status_free(st);
 		} else {
-			return wrap_error(st, "running Permit plugin %s: %s", e[i].plugin->name);
+			return wrap_error(st, "running Permit plugin \"%s\": %s", e[i].plugin->name);
 		}
 	}
 	if (npending == 0)
@@ -251,7 +251,7 @@ struct sx_status *sx_run_pre_bind(const struct sx_profile *prof, struct sx_cycle
 			st->plugin = e[i].plugin->name;
 			return st;
 		}
-		return wrap_error(st, "running PreBind plugin %s: %s", e[i].plugin->name);
+		return wrap_error(st, "running PreBind plugin \"%s\": %s", e[i].plugin->name);
 	}
 	return NULL;
 }
@@ -272,7 +272,7 @@ struct sx_status *sx_run_bind(const struct sx_profile *prof, struct sx_cycle_sta
 			st->plugin = e[i].plugin->name;
 			return st;
 		}
-		return wrap_error(st, "running Bind plugin %s: %s", e[i].plugin->name);
+		return wrap_error(st, "running Bind plugin \"%s\": %s", e[i].plugin->name);
 	}
 	return sx_status_new(SX_SKIP, NULL);
 }

@@ -201,7 +201,7 @@ static struct sx_status *run_pre_filter(const struct sx_profile *prof, struct sx
 		if (code != SX_SUCCESS) {
 			free_node_set(set);
 			sx_status_free(rejected);
-			return as_error(st, "running PreFilter plugin %s: %s", e[i].plugin->name);
+			return as_error(st, "running PreFilter plugin \"%s\": %s", e[i].plugin->name);
 		}
 		if (set) {
 			set_plugins[(*nset)++] = e[i].plugin->name;
@@ -267,8 +267,8 @@ static struct sx_status *run_extension(const struct sx_profile *prof, struct sx_
 		else if (!add && p->remove_pod)
 			st = p->remove_pod(e[i].self, cs, pod, other, ni);
 		if (!sx_status_is_success(st))
-			return as_error(st, add ? "running AddPod on PreFilter plugin %s: %s"
-						: "running RemovePod on PreFilter plugin %s: %s",
+			return as_error(st, add ? "running AddPod on PreFilter plugin \"%s\": %s"
+						: "running RemovePod on PreFilter plugin \"%s\": %s",
 					p->name);
 		sx_status_free(st);
 	}
@@ -410,7 +410,7 @@ static void score_one(void *ctx, uint32_t i, unsigned worker)
 		struct sx_status *st = e[p].plugin->score(e[p].self, j->cs, j->pod, ni, &score);
 		if (!sx_status_is_success(st)) {
 			if (!j->errors[i])
-				j->errors[i] = as_error(st, "plugin %s failed with: %s",
+				j->errors[i] = as_error(st, "plugin \"%s\" failed with: %s",
 							e[p].plugin->name);
 			else
 				sx_status_free(st);
@@ -432,7 +432,7 @@ static struct sx_status *run_pre_score(const struct sx_profile *prof, struct sx_
 		if (code == SX_SKIP) {
 			cs->skip_score[e[i].index] = true;
 		} else if (code != SX_SUCCESS) {
-			return as_error(st, "running PreScore plugin %s: %s", e[i].plugin->name);
+			return as_error(st, "running PreScore plugin \"%s\": %s", e[i].plugin->name);
 		}
 		sx_status_free(st);
 	}
@@ -461,7 +461,7 @@ static struct sx_status *normalize_scores(struct sx_cycle_result *res,
 				e->plugin->normalize_score(e->self, cs, pod, list, nf);
 			if (!sx_status_is_success(st)) {
 				free(list);
-				return as_error(st, "running Normalize on Score plugin %s: %s",
+				return as_error(st, "running Normalize on Score plugin \"%s\": %s",
 						e->plugin->name);
 			}
 		}
@@ -469,7 +469,7 @@ static struct sx_status *normalize_scores(struct sx_cycle_result *res,
 			if (list[i].score < SX_MIN_NODE_SCORE || list[i].score > SX_MAX_NODE_SCORE) {
 				struct sx_status *st = sx_status_new(
 					SX_ERROR,
-					"plugin %s returns an invalid score %lld, it should in the range of [%d, %d] after normalizing",
+					"plugin \"%s\" returns an invalid score %lld, it should in the range of [%d, %d] after normalizing",
 					e->plugin->name, (long long)list[i].score, SX_MIN_NODE_SCORE,
 					SX_MAX_NODE_SCORE);
 				free(list);

@@ -400,7 +400,7 @@ static void test_invalid_score(void)
 	CHECK(res.error != NULL);
 	char msg[512];
 	CHECK_STR(sx_status_message(res.error, msg, sizeof(msg)),
-		  "plugin BadScore returns an invalid score 101, it should in the range of [0, 100] after normalizing");
+		  "plugin \"BadScore\" returns an invalid score 101, it should in the range of [0, 100] after normalizing");
 	sx_cycle_result_free(&res);
 	sx_pod_unref(pod);
 	sx_cache_free(cache);
