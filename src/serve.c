@@ -16,6 +16,8 @@
 #include "schedext/kube.h"
 #include "schedext/metrics.h"
 #include "schedext/pool.h"
+#include "schedext/leader.h"
+#include "schedext/scheduler.h"
 #include "schedext/server.h"
 #include "schedext/state.h"
 
@@ -45,6 +47,13 @@ static const char usage_serve[] =
 	"  --tls-cert FILE        serve HTTPS with this certificate (PEM)\n"
 	"  --tls-key FILE         its private key (PEM)\n"
 	"  --tls-client-ca FILE   require client certificates signed by this CA (PEM)\n"
+	"  --standalone           also schedule pods whose schedulerName is a profile (needs a\n"
+	"                         cluster: --kubeconfig or in-cluster)\n"
+	"  --leader-elect         with --standalone: schedule only while holding a Lease\n"
+	"  --leader-elect-lease-name N  Lease name (default schedext)\n"
+	"  --leader-elect-namespace NS  Lease namespace (default: in-cluster namespace or kube-system)\n"
+	"  --leader-elect-lease-duration D, --leader-elect-renew-deadline D,\n"
+	"  --leader-elect-retry-period D  election timing (default 15s, 10s, 2s)\n"
 	"  -v=N                   log verbosity (2: one line per request)\n"
 	"  -h, --help             this help\n";
 
@@ -52,6 +61,9 @@ struct serve_args {
 	const char *listen, *state, *config, *profile, *kubeconfig, *context;
 	const char *tls_cert, *tls_key, *tls_client_ca, *url_prefix;
 	unsigned long threads, max_conns, conn_timeout, max_body;
+	/* standalone scheduler (issue 6) */
+	const char *le_name, *le_ns, *le_dur, *le_renew, *le_retry;
+	bool standalone, leader_elect;
 };
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
@@ -112,11 +124,16 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 {
 	const char **strs[] = { &a->listen, &a->state, &a->config, &a->profile, &a->kubeconfig,
 				&a->context, &a->tls_cert, &a->tls_key, &a->tls_client_ca,
-				&a->url_prefix };
+				&a->url_prefix, &a->le_name, &a->le_ns, &a->le_dur,
+				&a->le_renew, &a->le_retry };
 	static const char *const snames[] = { "--listen", "--state", "--config",
 					      "--extender-profile", "--kubeconfig", "--context",
 					      "--tls-cert", "--tls-key", "--tls-client-ca",
-					      "--url-prefix" };
+					      "--url-prefix", "--leader-elect-lease-name",
+					      "--leader-elect-namespace",
+					      "--leader-elect-lease-duration",
+					      "--leader-elect-renew-deadline",
+					      "--leader-elect-retry-period" };
 	struct num_opt nums[] = {
 		{ "--threads", &a->threads, 1, 1024 },
 		{ "--max-connections", &a->max_conns, 1, 1000000 },
@@ -133,6 +150,14 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 		if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
 			fputs(usage_serve, stdout);
 			return 0;
+		}
+		if (strcmp(arg, "--standalone") == 0 || strcmp(arg, "--leader-elect") == 0 ||
+		    strcmp(arg, "--leader-elect=true") == 0 || strcmp(arg, "--leader-elect=false") == 0) {
+			if (arg[2] == 's')
+				a->standalone = true;
+			else
+				a->leader_elect = strcmp(arg, "--leader-elect=false") != 0;
+			continue;
 		}
 		if (strncmp(arg, "-v", 2) == 0 && strncmp(arg, "--", 2) != 0) {
 			unsigned long v;
@@ -167,6 +192,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 		return usage_error("--tls-cert and --tls-key go together");
 	if (a->tls_client_ca && !a->tls_cert)
 		return usage_error("--tls-client-ca needs --tls-cert and --tls-key");
+	if (a->standalone && a->state)
+		return usage_error("--standalone needs a cluster, not --state");
 	if (a->url_prefix && a->url_prefix[0] && a->url_prefix[0] != '/')
 		return usage_error("--url-prefix must start with '/', got '%s'", a->url_prefix);
 	return -1;
@@ -204,6 +231,8 @@ struct serve {
 	struct sx_metrics *metrics;
 	struct sx_extender ex;
 	char *pem[3];
+	struct sx_kube_opts ko;
+	struct sx_scheduler *sched;
 };
 
 static void serve_free(struct serve *s)
@@ -246,9 +275,8 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 		if (sx_state_load_file(s->cache, a->state, &err) < 0)
 			return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
 	} else {
-		struct sx_kube_opts ko = { .kubeconfig = a->kubeconfig, .context = a->context };
-
-		s->kube = sx_kube_new(&ko, &err);
+		s->ko = (struct sx_kube_opts){ .kubeconfig = a->kubeconfig, .context = a->context };
+		s->kube = sx_kube_new(&s->ko, &err);
 		if (!s->kube)
 			return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
 		sx_log(1, "connecting to %s", sx_kube_server(s->kube));
@@ -263,6 +291,25 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	s->ex.pool = s->pool;
 	s->ex.kube = s->kube;
 	s->ex.metrics = s->metrics;
+	return -1;
+}
+
+/* --standalone: the scheduling loop on the same cache (issue 6). */
+static int start_standalone(struct serve *s, const struct serve_args *a)
+{
+	struct sx_scheduler_opts o = { .cache = s->cache, .cfg = s->cfg, .kube = s->kube,
+				       .kube_opts = &s->ko, .inf = s->inf, .pool = s->pool,
+				       .metrics = s->metrics, .leader_elect = a->leader_elect,
+				       .lease_name = a->le_name, .lease_namespace = a->le_ns };
+	const char *d[3] = { a->le_dur, a->le_renew, a->le_retry };
+	double *v[3] = { &o.lease_duration_s, &o.renew_deadline_s, &o.retry_period_s };
+	struct sx_error err = { 0 };
+
+	for (int i = 0; i < 3; i++)
+		if (d[i] && sx_parse_duration(d[i], v[i]) < 0)
+			return usage_error("invalid duration '%s'", d[i]);
+	if (sx_scheduler_start(&o, &s->sched, &err) < 0)
+		return usage_error("%s", err.msg);
 	return -1;
 }
 
@@ -310,6 +357,8 @@ int sx_cmd_serve(int argc, char **argv)
 	so.tls_cert_pem = s.pem[0];
 	so.tls_key_pem = s.pem[1];
 	so.tls_client_ca_pem = s.pem[2];
+	if (a.standalone && (rc = start_standalone(&s, &a)) >= 0)
+		goto out;
 	srv = sx_server_start(&so, &s.ex, s.inf, &err);
 	if (!srv) {
 		fprintf(stderr, "schedext serve: %s\n", sx_error_string(&err, ebuf, sizeof(ebuf)));
@@ -320,9 +369,12 @@ int sx_cmd_serve(int argc, char **argv)
 	       so.tls_cert_pem ? "https" : "http", s.ex.profile->scheduler_name);
 	sig = wait_signal(&set);
 	sx_log(1, "received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	sx_scheduler_stop(s.sched);
+	s.sched = NULL;
 	sx_server_stop(srv, SHUTDOWN_GRACE_S);
 	rc = 0;
 out:
+	sx_scheduler_stop(s.sched);
 	serve_free(&s);
 	return rc;
 }

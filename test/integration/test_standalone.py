@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+"""Standalone scheduler against test/fakeapi/fakeapi.py (issue 6):
+
+(a) 1,000 pending pods over 100 nodes (requests, node affinity, taints and
+    tolerations, anti-affinity, topology spread) are all bound, and every
+    binding satisfies every constraint -- checked here from the server's
+    state, not by trusting the scheduler;
+(b) pods that fit nowhere get PodScheduled=False/Unschedulable and a
+    FailedScheduling event with the exact FitError message, and are bound
+    once a fitting node is added;
+(c) two processes with --leader-elect: exactly one schedules; killing it
+    hands over within the lease duration; no pod is bound twice; a clean
+    shutdown releases the lease.
+"""
+import collections
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_kube import BIN, FakeApi, check, failures, free_port, http, write_kubeconfig  # noqa: E402
+
+ZONES = ["zone-a", "zone-b", "zone-c", "zone-d"]
+LIVE = []
+CPU_MILLI = {"m": 1}
+
+
+def milli(q):
+    return int(q[:-1]) if q.endswith("m") else int(float(q) * 1000)
+
+
+def mem_bytes(q):
+    units = {"Ki": 1024, "Mi": 1024 ** 2, "Gi": 1024 ** 3}
+    for u, f in units.items():
+        if q.endswith(u):
+            return int(q[:-2]) * f
+    return int(q)
+
+
+class Sched:
+    def __init__(self, tmp, kubeconfig, name, *extra):
+        self.logpath = os.path.join(tmp, name + ".log")
+        self.log = open(self.logpath, "w")
+        self.p = subprocess.Popen([BIN, "serve", "--kubeconfig", kubeconfig, "--listen",
+                                   "127.0.0.1:%d" % free_port(), "--standalone", "-v=2"]
+                                  + list(extra), stdout=self.log, stderr=subprocess.STDOUT)
+        LIVE.append(self)
+
+    def logtext(self):
+        self.log.flush()
+        with open(self.logpath) as f:
+            return f.read()
+
+    def assigned(self):
+        return self.logtext().count("Successfully assigned")
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.p.poll() is None:
+            self.p.send_signal(sig)
+            try:
+                self.p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        return self.p.returncode
+
+
+def node(i, cpu="8", taint=False, labels=None):
+    name = "node-%03d" % i if isinstance(i, int) else i
+    lb = {"kubernetes.io/hostname": name}
+    if isinstance(i, int):
+        lb["topology.kubernetes.io/zone"] = ZONES[i % 4]
+        if i % 10 < 3:
+            lb["disktype"] = "ssd"
+    lb.update(labels or {})
+    n = {"kind": "Node", "metadata": {"name": name, "labels": lb},
+         "spec": {}, "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "110"},
+                                "capacity": {"cpu": cpu, "memory": "16Gi", "pods": "110"}}}
+    if taint:
+        n["spec"]["taints"] = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+    return n
+
+
+def pod(name, cpu, mem, labels=None, **spec):
+    s = {"containers": [{"name": "c", "image": "busybox",
+                         "resources": {"requests": {"cpu": cpu, "memory": mem}}}]}
+    s.update(spec)
+    return {"kind": "Pod", "metadata": {"name": name, "namespace": "work",
+                                        "labels": labels or {}},
+            "spec": s, "status": {"phase": "Pending"}}
+
+
+def workload(rng):
+    pods = []
+    for i in range(500):
+        pods.append(pod("plain-%d" % i, "%dm" % rng.choice([100, 200, 300, 500]),
+                        "%dMi" % rng.choice([128, 256, 512])))
+    ssd = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "disktype", "operator": "In", "values": ["ssd"]}]}]}}}
+    for i in range(150):
+        pods.append(pod("ssd-%d" % i, "200m", "256Mi", affinity=ssd))
+    tol = [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+    for i in range(120):
+        pods.append(pod("gpu-%d" % i, "300m", "256Mi", tolerations=tol))
+    for g in range(5):
+        anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "anti-%d" % g}},
+             "topologyKey": "kubernetes.io/hostname"}]}}
+        for i in range(10):
+            pods.append(pod("anti-%d-%d" % (g, i), "100m", "128Mi", {"app": "anti-%d" % g},
+                            affinity=anti))
+    for g in range(6):
+        tsc = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "spread-%d" % g}}}]
+        for i in range(30):
+            pods.append(pod("spread-%d-%d" % (g, i), "100m", "128Mi", {"app": "spread-%d" % g},
+                            topologySpreadConstraints=tsc))
+    rng.shuffle(pods)
+    return pods  # 500 + 150 + 120 + 50 + 180 = 1000
+
+
+def tolerates(p, taint):
+    for t in p["spec"].get("tolerations") or []:
+        if t.get("effect") and t["effect"] != taint["effect"]:
+            continue
+        if t.get("operator") == "Exists" and (not t.get("key") or t["key"] == taint["key"]):
+            return True
+        if t.get("key") == taint["key"] and t.get("value", "") == taint.get("value", ""):
+            return True
+    return False
+
+
+def affinity_ok(p, n):
+    na = ((p["spec"].get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution")
+    if not na:
+        return True
+    labels = n["metadata"].get("labels") or {}
+    for term in na["nodeSelectorTerms"]:
+        if all(e["operator"] == "In" and labels.get(e["key"]) in e["values"]
+               for e in term.get("matchExpressions") or []):
+            return True
+    return False
+
+
+def verify(state, what):
+    """Every constraint, recomputed from the server's objects."""
+    nodes = {n["metadata"]["name"]: n for n in state["objects"]["nodes"]}
+    pods = [p for p in state["objects"]["pods"] if p["metadata"]["namespace"] == "work"]
+    by_node = collections.defaultdict(list)
+    for p in pods:
+        nn = p["spec"].get("nodeName")
+        if nn:
+            check(nn in nodes, "%s: %s bound to unknown node %s" % (what, p["metadata"]["name"], nn))
+            by_node[nn].append(p)
+    bad = []
+    for nn, ps in by_node.items():
+        n = nodes.get(nn)
+        if not n:
+            continue
+        alloc = n["status"]["allocatable"]
+        cpu = sum(milli(p["spec"]["containers"][0]["resources"]["requests"]["cpu"]) for p in ps)
+        mem = sum(mem_bytes(p["spec"]["containers"][0]["resources"]["requests"]["memory"])
+                  for p in ps)
+        if cpu > milli(alloc["cpu"]) or mem > mem_bytes(alloc["memory"]) or \
+                len(ps) > int(alloc["pods"]):
+            bad.append("%s over capacity (cpu %dm)" % (nn, cpu))
+        for p in ps:
+            for t in (n["spec"].get("taints") or []):
+                if t["effect"] == "NoSchedule" and not tolerates(p, t):
+                    bad.append("%s on tainted %s" % (p["metadata"]["name"], nn))
+            if not affinity_ok(p, n):
+                bad.append("%s violates node affinity on %s" % (p["metadata"]["name"], nn))
+        apps = collections.Counter(p["metadata"]["labels"].get("app", "") for p in ps)
+        for app, c in apps.items():
+            if app.startswith("anti-") and c > 1:
+                bad.append("%d pods of %s share %s" % (c, app, nn))
+    for g in range(6):
+        counts = collections.Counter({z: 0 for z in ZONES})
+        for p in pods:
+            if p["metadata"]["labels"].get("app") == "spread-%d" % g and p["spec"].get("nodeName"):
+                counts[nodes[p["spec"]["nodeName"]]["metadata"]["labels"]
+                       ["topology.kubernetes.io/zone"]] += 1
+        if max(counts.values()) - min(counts.values()) > 1:
+            bad.append("spread-%d skew %r" % (g, dict(counts)))
+    check(not bad, "%s: constraint violations: %s" % (what, bad[:10]))
+    return pods
+
+
+def wait_for(fn, timeout, step=0.25):
+    end = time.time() + timeout
+    while time.time() < end:
+        if fn():
+            return True
+        time.sleep(step)
+    return fn()
+
+
+def unbound(api, prefix=""):
+    st = api.control("state")
+    return [p["metadata"]["name"] for p in st["objects"]["pods"]
+            if p["metadata"]["namespace"] == "work" and not p["spec"].get("nodeName")
+            and p["metadata"]["name"].startswith(prefix)]
+
+
+def test_thousand_pods(tmp):
+    api = FakeApi(tmp)
+    kc = os.path.join(tmp, "kubeconfig")
+    write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port)
+    rng = random.Random(6)
+    try:
+        api.apply([{"op": "create", "object": {"kind": "Namespace", "metadata": {"name": "work"}}}])
+        api.apply([{"op": "create", "object": node(i, taint=(i % 10 == 9))} for i in range(100)])
+        pods = workload(rng)
+        big = [pod("huge-%d" % i, "20", "1Gi") for i in range(5)]
+        for k in range(0, len(pods), 250):
+            api.apply([{"op": "create", "object": p} for p in pods[k:k + 250]])
+        api.apply([{"op": "create", "object": p} for p in big])
+        sx = Sched(tmp, kc, "sx-main")
+        t0 = time.time()
+        ok = wait_for(lambda: len(unbound(api)) == len(big), 120, 1.0)
+        print("bound 1000 pods in %.1fs" % (time.time() - t0), flush=True)
+        check(ok, "all feasible pods bound (unbound: %s)" % unbound(api)[:10])
+        verify(api.control("state"), "1000 pods")
+        # The exact FitError: 10 tainted nodes, 90 without 20 CPUs. 20 CPUs exceed
+        # every node's allocatable, so NodeResourcesFit's rejection is
+        # unresolvable and preemption cannot help anywhere.
+        want = ("0/100 nodes are available: 10 node(s) had untolerated taint {dedicated: gpu}, "
+                "90 Insufficient cpu. preemption: 0/100 nodes are available: "
+                "100 Preemption is not helpful for scheduling.")
+
+        def condition_set():
+            st = api.control("state")
+            for p in st["objects"]["pods"]:
+                if p["metadata"]["name"].startswith("huge-"):
+                    conds = [c for c in p["status"].get("conditions") or []
+                             if c["type"] == "PodScheduled"]
+                    if not conds or conds[0]["message"] != want:
+                        return False
+            return True
+        check(wait_for(condition_set, 15), "PodScheduled condition with the FitError")
+        st = api.control("state")
+        for p in st["objects"]["pods"]:
+            if p["metadata"]["name"] == "huge-0":
+                c = [c for c in p["status"]["conditions"] if c["type"] == "PodScheduled"][0]
+                check(c["status"] == "False" and c["reason"] == "Unschedulable",
+                      "condition False/Unschedulable: %r" % c)
+                check(c["message"] == want, "condition message %r" % c["message"])
+
+        def events_ok():
+            ev = api.control("records")["events"]
+            got = {e["involvedObject"]["name"] for e in ev
+                   if e.get("reason") == "FailedScheduling" and e.get("message") == want}
+            return got >= {p["metadata"]["name"] for p in big}
+        check(wait_for(events_ok, 15), "FailedScheduling events with the FitError")
+        ev = api.control("records")["events"]
+        sched = [e for e in ev if e.get("reason") == "Scheduled"]
+        check(any(e["message"].startswith("Successfully assigned work/") and
+                  e["type"] == "Normal" for e in sched), "Scheduled events")
+        fails = [e for e in ev if e.get("reason") == "FailedScheduling"]
+        check(all(e["type"] == "Warning" and e.get("action") == "Scheduling" for e in fails),
+              "FailedScheduling is a Warning with action Scheduling")
+        # A fitting node arrives: the five are retried and bound there.
+        api.apply([{"op": "create", "object": node("big-node", cpu="128",
+                                                   labels={"topology.kubernetes.io/zone": "zone-a"})}])
+        check(wait_for(lambda: not unbound(api), 30), "huge pods bound once big-node exists")
+        st = api.control("state")
+        huge = [p for p in st["objects"]["pods"] if p["metadata"]["name"].startswith("huge-")]
+        check(all(p["spec"].get("nodeName") == "big-node" for p in huge), "huge pods on big-node")
+        verify(st, "after big-node")
+        binds = collections.Counter(b["metadata"]["name"] for b in api.control("records")["bindings"])
+        check(all(c == 1 for c in binds.values()), "one Binding per pod: %r" %
+              [k for k, c in binds.items() if c > 1][:5])
+        rc = sx.stop()
+        check(rc == 0, "clean exit (rc %r)" % rc)
+    finally:
+        api.stop()
+
+
+def lease_of(api, name="schedext", ns="kube-system"):
+    code, out = http("GET", "http://127.0.0.1:%d/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s"
+                     % (api.port, ns, name))
+    return out if code == 200 else None
+
+
+def test_leader_election(tmp):
+    api = FakeApi(tmp)
+    kc = os.path.join(tmp, "kubeconfig-le")
+    write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port)
+    le = ["--leader-elect", "--leader-elect-lease-duration", "4s",
+          "--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "1s"]
+    try:
+        api.apply([{"op": "create", "object": node(i)} for i in range(10)])
+        a = Sched(tmp, kc, "sx-a", *le)
+        b = Sched(tmp, kc, "sx-b", *le)
+        check(wait_for(lambda: (lease_of(api) or {}).get("spec", {}).get("holderIdentity"), 10),
+              "a lease holder appears")
+        api.apply([{"op": "create", "object": pod("first-%d" % i, "100m", "64Mi")}
+                   for i in range(40)])
+        check(wait_for(lambda: not unbound(api), 30), "first batch bound")
+        na, nb = a.assigned(), b.assigned()
+        check(sorted([na, nb]) == [0, 40], "exactly one scheduler bound the first batch (%d/%d)"
+              % (na, nb))
+        leader, other = (a, b) if na else (b, a)
+        holder = lease_of(api)["spec"]["holderIdentity"]
+        leader.stop(signal.SIGKILL)
+        t0 = time.time()
+        api.apply([{"op": "create", "object": pod("second-%d" % i, "100m", "64Mi")}
+                   for i in range(40)])
+        check(wait_for(lambda: not unbound(api), 30, 0.1), "second batch bound after failover")
+        took = time.time() - t0
+        print("failover: second batch bound %.1fs after killing the leader" % took, flush=True)
+        # lease 4s + one jittered retry (<= 2.2s) + scheduling
+        check(took < 4 + 2.2 + 2.0, "handover within the lease duration (+retry): %.1fs" % took)
+        check(other.assigned() == 40, "the survivor bound the second batch")
+        new = lease_of(api)["spec"]
+        check(new["holderIdentity"] not in ("", holder), "lease changed hands")
+        check(new.get("leaseTransitions", 0) >= 1, "leaseTransitions counted")
+        binds = collections.Counter(b_["metadata"]["name"] for b_ in api.control("records")["bindings"])
+        check(len(binds) == 80 and all(c == 1 for c in binds.values()), "no pod bound twice")
+        check(other.stop() == 0, "survivor exits cleanly")
+        rel = lease_of(api)["spec"]
+        check(rel.get("holderIdentity", "") == "" and rel.get("leaseDurationSeconds") == 1,
+              "clean shutdown releases the lease: %r" % rel)
+    finally:
+        api.stop()
+
+
+def main():
+    if not os.path.exists(BIN):
+        print("SKIP: %s not built" % BIN)
+        return 0
+    tmp = tempfile.mkdtemp(prefix="schedext-standalone-")
+    try:
+        for t in (test_thousand_pods, test_leader_election):
+            t0 = time.time()
+            try:
+                t(tmp)
+            except Exception as e:  # a crash in one test must not hide the others
+                check(False, "%s raised %r" % (t.__name__, e))
+            print("%s: %.1fs" % (t.__name__, time.time() - t0), flush=True)
+    finally:
+        for sx in LIVE:
+            if sx.p.poll() is None:
+                sx.p.kill()
+                sx.p.wait()
+        if not failures:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print("logs kept in", tmp)
+    print("test_standalone.py: %d failed" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
