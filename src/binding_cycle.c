@@ -11,37 +11,57 @@
 
 #define MAX_PERMIT_TIMEOUT_MS (15ull * 60 * 1000) /* maxTimeout = 15 minutes */
 
-static struct sx_status *wrap_error(struct sx_status *st, const char *fmt, const char *plugin)
+typedef struct sx_status *(*node_hook_fn)(void *self, struct sx_cycle_state *cs,
+					  const struct sx_pod *pod, sx_str node);
+
+static node_hook_fn node_hook(const struct sx_plugin *p, enum sx_point pt)
 {
-	char msg[1024];
-	struct sx_status *err;
-	sx_status_message(st, msg, sizeof(msg));
-	err = sx_status_new(SX_ERROR, fmt, plugin, msg);
-	if (err)
-		err->plugin = plugin;
-	sx_status_free(st);
-	return err;
+	switch (pt) {
+	case SX_PT_RESERVE: return p->reserve;
+	case SX_PT_PRE_BIND: return p->pre_bind;
+	case SX_PT_BIND: return p->bind;
+	default: return NULL;
+	}
 }
 
-struct sx_status *sx_run_reserve(const struct sx_profile *prof, struct sx_cycle_state *cs,
-				 const struct sx_pod *pod, sx_str node)
+/* Runs one point's hooks in order; the first failure stops (rejections keep
+ * their code, others become Error "running <What> plugin ..."). Skip passes
+ * to the next plugin (Bind); *all_skipped tells whether nobody acted. */
+static struct sx_status *run_node_point(const struct sx_profile *prof, enum sx_point pt,
+					struct sx_cycle_state *cs, const struct sx_pod *pod,
+					sx_str node, const char *error_fmt, bool *all_skipped)
 {
-	const struct sx_enabled *e = prof->points[SX_PT_RESERVE];
-	for (unsigned i = 0; i < prof->n[SX_PT_RESERVE]; i++) {
-		if (!e[i].plugin->reserve)
+	const struct sx_enabled *e = prof->points[pt];
+	*all_skipped = true;
+	for (unsigned i = 0; i < prof->n[pt]; i++) {
+		node_hook_fn fn = node_hook(e[i].plugin, pt);
+		struct sx_status *st = fn ? fn(e[i].self, cs, pod, node) : NULL;
+		if (!fn || sx_status_code(st) == SX_SKIP) {
+			sx_status_free(st);
 			continue;
-		struct sx_status *st = e[i].plugin->reserve(e[i].self, cs, pod, node);
+		}
+		*all_skipped = false;
 		if (sx_status_is_success(st)) {
 			sx_status_free(st);
+			if (pt == SX_PT_BIND)
+				return NULL; /* the first binder that binds is final */
 			continue;
 		}
 		if (sx_status_is_rejected(st)) {
 			st->plugin = e[i].plugin->name;
 			return st;
 		}
-		return wrap_error(st, "running Reserve plugin \"%s\": %s", e[i].plugin->name);
+		return sx_status_as_error(st, error_fmt, e[i].plugin->name);
 	}
 	return NULL;
+}
+
+struct sx_status *sx_run_reserve(const struct sx_profile *prof, struct sx_cycle_state *cs,
+				 const struct sx_pod *pod, sx_str node)
+{
+	bool skipped;
+	return run_node_point(prof, SX_PT_RESERVE, cs, pod, node,
+			      "running Reserve plugin \"%s\": %s", &skipped);
 }
 
 void sx_run_unreserve(const struct sx_profile *prof, struct sx_cycle_state *cs,
@@ -133,7 +153,7 @@ struct sx_status *sx_run_permit(const struct sx_profile *prof, struct sx_cycle_s
 			};
 			sx_status_free(st);
 		} else {
-			return wrap_error(st, "running Permit plugin \"%s\": %s", e[i].plugin->name);
+			return sx_status_as_error(st, "running Permit plugin \"%s\": %s", e[i].plugin->name);
 		}
 	}
 	if (npending == 0)
@@ -240,41 +260,20 @@ void sx_waiting_pod_free(struct sx_waiting_pod *wp)
 struct sx_status *sx_run_pre_bind(const struct sx_profile *prof, struct sx_cycle_state *cs,
 				  const struct sx_pod *pod, sx_str node)
 {
-	const struct sx_enabled *e = prof->points[SX_PT_PRE_BIND];
-	for (unsigned i = 0; i < prof->n[SX_PT_PRE_BIND]; i++) {
-		struct sx_status *st = e[i].plugin->pre_bind(e[i].self, cs, pod, node);
-		if (sx_status_is_success(st)) {
-			sx_status_free(st);
-			continue;
-		}
-		if (sx_status_is_rejected(st)) {
-			st->plugin = e[i].plugin->name;
-			return st;
-		}
-		return wrap_error(st, "running PreBind plugin \"%s\": %s", e[i].plugin->name);
-	}
-	return NULL;
+	bool skipped;
+	return run_node_point(prof, SX_PT_PRE_BIND, cs, pod, node,
+			      "running PreBind plugin \"%s\": %s", &skipped);
 }
 
 struct sx_status *sx_run_bind(const struct sx_profile *prof, struct sx_cycle_state *cs,
 			      const struct sx_pod *pod, sx_str node)
 {
-	const struct sx_enabled *e = prof->points[SX_PT_BIND];
-	for (unsigned i = 0; i < prof->n[SX_PT_BIND]; i++) {
-		struct sx_status *st = e[i].plugin->bind(e[i].self, cs, pod, node);
-		if (sx_status_code(st) == SX_SKIP) {
-			sx_status_free(st);
-			continue;
-		}
-		if (sx_status_is_success(st))
-			return NULL;
-		if (sx_status_is_rejected(st)) {
-			st->plugin = e[i].plugin->name;
-			return st;
-		}
-		return wrap_error(st, "running Bind plugin \"%s\": %s", e[i].plugin->name);
-	}
-	return sx_status_new(SX_SKIP, NULL);
+	bool skipped;
+	struct sx_status *st = run_node_point(prof, SX_PT_BIND, cs, pod, node,
+					      "running Bind plugin \"%s\": %s", &skipped);
+	if (!st && skipped)
+		return sx_status_new(SX_SKIP, NULL);
+	return st;
 }
 
 void sx_run_post_bind(const struct sx_profile *prof, struct sx_cycle_state *cs,

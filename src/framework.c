@@ -28,18 +28,6 @@ static struct sx_status *oom_status(void)
 	return sx_status_new(SX_ERROR, "out of memory");
 }
 
-/* Wraps a non-rejection failure into an Error with the upstream prefix. */
-static struct sx_status *as_error(struct sx_status *st, const char *fmt, const char *plugin)
-{
-	char msg[1024];
-	struct sx_status *err;
-	sx_status_message(st, msg, sizeof(msg));
-	err = sx_status_new(SX_ERROR, fmt, plugin, msg);
-	if (err)
-		err->plugin = plugin;
-	sx_status_free(st);
-	return err;
-}
 
 uint32_t sx_num_feasible_nodes_to_find(int percentage, uint32_t n)
 {
@@ -201,7 +189,7 @@ static struct sx_status *run_pre_filter(const struct sx_profile *prof, struct sx
 		if (code != SX_SUCCESS) {
 			free_node_set(set);
 			sx_status_free(rejected);
-			return as_error(st, "running PreFilter plugin \"%s\": %s", e[i].plugin->name);
+			return sx_status_as_error(st, "running PreFilter plugin \"%s\": %s", e[i].plugin->name);
 		}
 		if (set) {
 			set_plugins[(*nset)++] = e[i].plugin->name;
@@ -247,7 +235,7 @@ struct sx_status *sx_run_filters(const struct sx_profile *prof, const struct sx_
 		}
 		if (sx_status_is_rejected(st))
 			return attach(st, e[i].plugin->name);
-		return as_error(st, "running \"%s\" filter plugin: %s", e[i].plugin->name);
+		return sx_status_as_error(st, "running \"%s\" filter plugin: %s", e[i].plugin->name);
 	}
 	return NULL;
 }
@@ -267,7 +255,7 @@ static struct sx_status *run_extension(const struct sx_profile *prof, struct sx_
 		else if (!add && p->remove_pod)
 			st = p->remove_pod(e[i].self, cs, pod, other, ni);
 		if (!sx_status_is_success(st))
-			return as_error(st, add ? "running AddPod on PreFilter plugin \"%s\": %s"
+			return sx_status_as_error(st, add ? "running AddPod on PreFilter plugin \"%s\": %s"
 						: "running RemovePod on PreFilter plugin \"%s\": %s",
 					p->name);
 		sx_status_free(st);
@@ -410,7 +398,7 @@ static void score_one(void *ctx, uint32_t i, unsigned worker)
 		struct sx_status *st = e[p].plugin->score(e[p].self, j->cs, j->pod, ni, &score);
 		if (!sx_status_is_success(st)) {
 			if (!j->errors[i])
-				j->errors[i] = as_error(st, "plugin \"%s\" failed with: %s",
+				j->errors[i] = sx_status_as_error(st, "plugin \"%s\" failed with: %s",
 							e[p].plugin->name);
 			else
 				sx_status_free(st);
@@ -432,7 +420,7 @@ static struct sx_status *run_pre_score(const struct sx_profile *prof, struct sx_
 		if (code == SX_SKIP) {
 			cs->skip_score[e[i].index] = true;
 		} else if (code != SX_SUCCESS) {
-			return as_error(st, "running PreScore plugin \"%s\": %s", e[i].plugin->name);
+			return sx_status_as_error(st, "running PreScore plugin \"%s\": %s", e[i].plugin->name);
 		}
 		sx_status_free(st);
 	}
@@ -461,7 +449,7 @@ static struct sx_status *normalize_scores(struct sx_cycle_result *res,
 				e->plugin->normalize_score(e->self, cs, pod, list, nf);
 			if (!sx_status_is_success(st)) {
 				free(list);
-				return as_error(st, "running Normalize on Score plugin \"%s\": %s",
+				return sx_status_as_error(st, "running Normalize on Score plugin \"%s\": %s",
 						e->plugin->name);
 			}
 		}

@@ -117,3 +117,18 @@ const char *sx_status_message(const struct sx_status *st, char *buf, size_t len)
 	}
 	return buf;
 }
+
+struct sx_status *sx_status_as_error(struct sx_status *st, const char *fmt, const char *plugin)
+{
+	char msg[1024];
+	struct sx_status *err;
+	sx_status_message(st, msg, sizeof(msg));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	err = sx_status_new(SX_ERROR, fmt, plugin, msg);
+#pragma GCC diagnostic pop
+	if (err)
+		err->plugin = plugin;
+	sx_status_free(st);
+	return err;
+}

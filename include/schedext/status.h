@@ -58,6 +58,10 @@ static inline bool sx_status_is_rejected(const struct sx_status *st)
 {
 	return st && (st->code == SX_UNSCHEDULABLE || st->code == SX_UNSCHEDULABLE_AND_UNRESOLVABLE);
 }
+/* Turns a failed status into an Error whose message is fmt with the plugin
+ * name and the original message (fmt takes two %s, in that order), e.g.
+ * "running Reserve plugin \"%s\": %s". Takes st; returns the new status. */
+struct sx_status *sx_status_as_error(struct sx_status *st, const char *fmt, const char *plugin);
 /* Reasons joined with ", " into buf; returns buf. */
 const char *sx_status_message(const struct sx_status *st, char *buf, size_t len);
 

@@ -117,6 +117,30 @@ static struct sx_status *permit_wait(void *self, struct sx_cycle_state *cs,
 	return sx_status_new(SX_WAIT, NULL);
 }
 
+static struct sx_status *bind_skip(void *self, struct sx_cycle_state *cs,
+				   const struct sx_pod *pod, sx_str node)
+{
+	strcat(order_log, "S");
+	return sx_status_new(SX_SKIP, NULL);
+}
+
+static struct sx_status *bind_ok(void *self, struct sx_cycle_state *cs, const struct sx_pod *pod,
+				 sx_str node)
+{
+	strcat(order_log, "B");
+	return NULL;
+}
+
+static struct sx_status *bind_fail(void *self, struct sx_cycle_state *cs,
+				   const struct sx_pod *pod, sx_str node)
+{
+	return sx_status_new(SX_ERROR, "conflict");
+}
+
+static const struct sx_plugin p_bind_skip = { .name = "Skipper", .bind = bind_skip };
+static const struct sx_plugin p_bind_ok = { .name = "Binder", .bind = bind_ok };
+static const struct sx_plugin p_bind_fail = { .name = "Failer", .bind = bind_fail };
+
 static const struct sx_plugin p_false1 = { .name = "FalseFilter-1", .filter = false_filter };
 static const struct sx_plugin p_false2 = { .name = "FalseFilter-2", .filter = false_filter };
 static const struct sx_plugin p_true = { .name = "TrueFilter", .filter = true_filter };
@@ -467,6 +491,31 @@ static void test_unreserve_reverse_order(void)
 	sx_pod_unref(pod);
 }
 
+static void test_bind_order(void)
+{
+	struct sx_pod *pod = make_pod("p", 0, NULL);
+	struct profile_builder b = { 0 };
+	char msg[256];
+	add(&b, SX_PT_BIND, &p_bind_skip, NULL);
+	add(&b, SX_PT_BIND, &p_bind_ok, NULL);
+	add(&b, SX_PT_BIND, &p_bind_skip, NULL);
+	order_log[0] = 0;
+	CHECK(sx_run_bind(&b.prof, NULL, pod, sx_intern("n")) == NULL);
+	CHECK_STR(order_log, "SB"); /* the first binder that binds is final */
+	struct profile_builder b2 = { 0 };
+	add(&b2, SX_PT_BIND, &p_bind_skip, NULL);
+	struct sx_status *st = sx_run_bind(&b2.prof, NULL, pod, sx_intern("n"));
+	CHECK_INT(sx_status_code(st), SX_SKIP);
+	sx_status_free(st);
+	struct profile_builder b3 = { 0 };
+	add(&b3, SX_PT_BIND, &p_bind_fail, NULL);
+	st = sx_run_bind(&b3.prof, NULL, pod, sx_intern("n"));
+	CHECK_INT(sx_status_code(st), SX_ERROR);
+	CHECK_STR(sx_status_message(st, msg, sizeof(msg)), "running Bind plugin \"Failer\": conflict");
+	sx_status_free(st);
+	sx_pod_unref(pod);
+}
+
 struct allow_arg {
 	struct sx_waiting_pod *wp;
 	bool reject;
@@ -622,5 +671,5 @@ SX_TESTS(SX_TEST(test_num_feasible_nodes), SX_TEST(test_fit_error_all_fail),
 	 SX_TEST(test_pre_filter_result), SX_TEST(test_rotating_start_and_early_stop),
 	 SX_TEST(test_parallel_filter_matches_sequential), SX_TEST(test_tie_breaking),
 	 SX_TEST(test_invalid_score), SX_TEST(test_nominated_pods),
-	 SX_TEST(test_unreserve_reverse_order), SX_TEST(test_permit_wait_allow_reject_timeout),
+	 SX_TEST(test_unreserve_reverse_order), SX_TEST(test_bind_order), SX_TEST(test_permit_wait_allow_reject_timeout),
 	 SX_TEST(test_default_config_profile), SX_TEST(test_config_profiles))
