@@ -58,8 +58,17 @@ struct sx_cache {
 	bool images_dirty;
 	struct sx__image_block *image_block;
 	struct sx_snapshot *last;
+	/* Since `last` was built: did the node tree change (then the next
+	 * snapshot is built from scratch), and which NodeInfos were replaced
+	 * in `nodes` (the next one patches a copy of last's list). */
+	bool tree_dirty;
+	bool replaced_overflow; /* too many to list: build from scratch */
+	uint32_t nreplaced, cap_replaced;
+	sx_str *replaced;
 	struct sx_cache_listener listener;
 };
+
+#define REPLACED_MAX 4096
 
 static void touch(struct sx_cache *c)
 {
@@ -81,6 +90,7 @@ struct sx_cache *sx_cache_new(void)
 	for (int g = 0; g < SX__G_COUNT; g++)
 		c->group_dirty[g] = true;
 	c->images_dirty = true;
+	c->tree_dirty = true;
 	touch(c);
 	return c;
 }
@@ -119,6 +129,7 @@ void sx_cache_free(struct sx_cache *c)
 		free(c->zones[z].names);
 	free(c->zones);
 	free(c->images);
+	free(c->replaced);
 	sx__image_block_unref(c->image_block);
 	sx_snapshot_unref(c->last);
 	pthread_mutex_destroy(&c->mu);
@@ -175,6 +186,7 @@ static int tree_add(struct sx_cache *c, const struct sx_node *node)
 	}
 	z->names[z->n++] = node->name_id;
 	c->tree_size++;
+	c->tree_dirty = true;
 	return 0;
 }
 
@@ -195,6 +207,7 @@ static void tree_remove(struct sx_cache *c, const struct sx_node *node)
 		memmove(&z->names[i], &z->names[i + 1], (z->n - i - 1) * sizeof(sx_str));
 		z->n--;
 		c->tree_size--;
+		c->tree_dirty = true;
 		break;
 	}
 	if (z->n == 0) {
@@ -326,6 +339,26 @@ static struct sx_node_info *ni_get(struct sx_cache *c, sx_str name)
 	return sx__map_get(&c->nodes, sx_str_get(name));
 }
 
+/* Notes that the NodeInfo of name was replaced in the map, so the next
+ * snapshot takes the new one. */
+static void note_replaced(struct sx_cache *c, sx_str name)
+{
+	if (c->replaced_overflow)
+		return;
+	if (c->nreplaced == c->cap_replaced) {
+		uint32_t cap = c->cap_replaced ? c->cap_replaced * 2 : 16;
+		sx_str *p = cap <= REPLACED_MAX ? realloc(c->replaced, cap * sizeof(*p)) : NULL;
+
+		if (!p) {
+			c->replaced_overflow = true;
+			return;
+		}
+		c->replaced = p;
+		c->cap_replaced = cap;
+	}
+	c->replaced[c->nreplaced++] = name;
+}
+
 /* The NodeInfo for name, private to the cache (cloned when a snapshot shares
  * it), created node-less when `create`. NULL when absent or on OOM. */
 static struct sx_node_info *ni_for_write(struct sx_cache *c, sx_str name, bool create)
@@ -340,6 +373,8 @@ static struct sx_node_info *ni_for_write(struct sx_cache *c, sx_str name, bool c
 			sx_node_info_unref(ni);
 			return NULL;
 		}
+		if (ni)
+			note_replaced(c, name);
 		return ni;
 	}
 	if (atomic_load(&ni->refcount) == 1)
@@ -348,6 +383,7 @@ static struct sx_node_info *ni_for_write(struct sx_cache *c, sx_str name, bool c
 	if (!copy)
 		return NULL;
 	sx__map_put(&c->nodes, sx_str_get(name), copy); /* key exists: cannot fail */
+	note_replaced(c, name);
 	sx_node_info_unref(ni);
 	return copy;
 }
@@ -1010,13 +1046,54 @@ static int refresh_shared(struct sx_cache *c)
 	return 0;
 }
 
-static struct sx_snapshot *build_snapshot(struct sx_cache *c)
+/* A copy of last's node list with the replaced NodeInfos swapped in (the
+ * node tree did not change, so names and order are the same). NULL when
+ * that does not apply (then the list is built from scratch). */
+static struct sx_node_info **patch_list(struct sx_cache *c, uint32_t *n)
+{
+	const struct sx_snapshot *last = c->last;
+	struct sx_node_info **list;
+
+	if (!last || c->tree_dirty || c->replaced_overflow || last->nnodes != c->tree_size)
+		return NULL;
+	list = malloc(((size_t)last->nnodes + 1) * sizeof(*list));
+	if (!list)
+		return NULL;
+	memcpy(list, last->nodes, (size_t)last->nnodes * sizeof(*list));
+	for (uint32_t i = 0; i < c->nreplaced; i++) {
+		int at = sx_snapshot_find(last, c->replaced[i]);
+		struct sx_node_info *ni = at >= 0 ? ni_get(c, c->replaced[i]) : NULL;
+
+		if (at < 0)
+			continue; /* node-less NodeInfo: not in snapshots */
+		if (!ni || !ni->node) {
+			free(list);
+			return NULL;
+		}
+		list[at] = ni;
+	}
+	for (uint32_t i = 0; i < last->nnodes; i++)
+		sx_node_info_ref(list[i]);
+	*n = last->nnodes;
+	return list;
+}
+
+static void clear_replaced(struct sx_cache *c)
+{
+	c->tree_dirty = false;
+	c->replaced_overflow = false;
+	c->nreplaced = 0;
+}
+
+/* The node list in node-tree order, each with a reference. */
+static struct sx_node_info **full_list(struct sx_cache *c, uint32_t *n)
 {
 	sx_str *names = sx_calloc(c->tree_size, sizeof(*names));
 	struct sx_node_info **list = sx_calloc(c->tree_size, sizeof(*list));
-	uint32_t n = 0, k;
+	uint32_t k;
 
-	if (!names || !list || refresh_shared(c) < 0) {
+	*n = 0;
+	if (!names || !list) {
 		free(names);
 		free(list);
 		return NULL;
@@ -1026,10 +1103,35 @@ static struct sx_snapshot *build_snapshot(struct sx_cache *c)
 		struct sx_node_info *ni = ni_get(c, names[i]);
 
 		if (ni && ni->node)
-			list[n++] = sx_node_info_ref(ni);
+			list[(*n)++] = sx_node_info_ref(ni);
 	}
 	free(names);
-	return sx__snapshot_build(c->generation, list, n, c->groups, c->image_block);
+	return list;
+}
+
+/* Patches the last snapshot's list when the node tree did not change (only
+ * the replaced NodeInfos differ, and the name index is shared); builds it
+ * from scratch otherwise. */
+static struct sx_snapshot *build_snapshot(struct sx_cache *c)
+{
+	const struct sx_snapshot *same_order = c->last;
+	struct sx_node_info **list;
+	struct sx_snapshot *s;
+	uint32_t n = 0;
+
+	if (refresh_shared(c) < 0)
+		return NULL;
+	list = patch_list(c, &n);
+	if (!list) {
+		same_order = NULL;
+		list = full_list(c, &n);
+	}
+	if (!list)
+		return NULL;
+	s = sx__snapshot_build(c->generation, list, n, c->groups, c->image_block, same_order);
+	if (s)
+		clear_replaced(c);
+	return s;
 }
 
 struct sx_snapshot *sx_cache_snapshot(struct sx_cache *c)

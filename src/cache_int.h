@@ -72,9 +72,18 @@ enum sx__group {
 /* Group of a non-node, non-pod kind; -1 otherwise. */
 int sx__kind_group(enum sx_kind kind);
 
+/* The name index of a snapshot (name -> position): it depends only on the
+ * node order, so snapshots with the same node list share it. */
+struct sx__index_block {
+	atomic_int refcount;
+	uint32_t cap;     /* power of two */
+	uint32_t slots[]; /* UINT32_MAX = empty */
+};
+
 struct sx__snap_internal {
 	struct sx__kind_block *groups[SX__G_COUNT];
 	struct sx__image_block *images;
+	struct sx__index_block *index;
 };
 
 struct sx__kind_block *sx__kind_block_new(struct sx_object *items, uint32_t n);
@@ -85,11 +94,14 @@ void sx__image_block_unref(struct sx__image_block *b);
 
 /* Allocates a snapshot over nodes[0..n) (references are taken over: the
  * array itself is adopted), sharing the given blocks (references taken),
- * and computes the derived lists and the name index. NULL on OOM (the
- * node references are then released). */
+ * and computes the derived lists and the name index. When same_order is
+ * not NULL, its nodes have the same names in the same order, and its name
+ * index is shared instead of rebuilt. NULL on OOM (the node references are
+ * then released). */
 struct sx_snapshot *sx__snapshot_build(uint64_t generation, struct sx_node_info **nodes,
 				       uint32_t n, struct sx__kind_block *const *groups,
-				       struct sx__image_block *images);
+				       struct sx__image_block *images,
+				       const struct sx_snapshot *same_order);
 
 /* Sorts ids[0..n) and drops repeats; returns the new length. */
 size_t sx__unique_ids(sx_str *ids, size_t n);

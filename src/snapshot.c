@@ -92,24 +92,42 @@ void sx__image_block_unref(struct sx__image_block *b)
 
 /* ---------- building ---------- */
 
-static int build_index(struct sx_snapshot *s)
+static void index_block_unref(struct sx__index_block *b)
 {
+	if (b && atomic_fetch_sub(&b->refcount, 1) == 1)
+		free(b);
+}
+
+/* Shares same_order's index, or builds one over s's node names. */
+static int build_index(struct sx_snapshot *s, const struct sx_snapshot *same_order)
+{
+	struct sx__snap_internal *in = s->internal;
+	struct sx__index_block *b = same_order ? ((struct sx__snap_internal *)same_order->internal)->index
+					       : NULL;
 	uint32_t cap = 16;
 
-	while (cap < (uint64_t)s->nnodes * 2 && cap < (1u << 30))
-		cap *= 2;
-	s->index = malloc((size_t)cap * sizeof(*s->index));
-	if (!s->index)
-		return SX_ENOMEM;
-	memset(s->index, 0xff, (size_t)cap * sizeof(*s->index));
-	s->index_cap = cap;
-	for (uint32_t i = 0; i < s->nnodes; i++) {
-		uint32_t j = hash_id(s->nodes[i]->name) & (cap - 1);
+	if (b) {
+		atomic_fetch_add(&b->refcount, 1);
+	} else {
+		while (cap < (uint64_t)s->nnodes * 2 && cap < (1u << 30))
+			cap *= 2;
+		b = malloc(sizeof(*b) + (size_t)cap * sizeof(b->slots[0]));
+		if (!b)
+			return SX_ENOMEM;
+		atomic_init(&b->refcount, 1);
+		b->cap = cap;
+		memset(b->slots, 0xff, (size_t)cap * sizeof(b->slots[0]));
+		for (uint32_t i = 0; i < s->nnodes; i++) {
+			uint32_t j = hash_id(s->nodes[i]->name) & (cap - 1);
 
-		while (s->index[j] != UINT32_MAX)
-			j = (j + 1) & (cap - 1);
-		s->index[j] = i;
+			while (b->slots[j] != UINT32_MAX)
+				j = (j + 1) & (cap - 1);
+			b->slots[j] = i;
+		}
 	}
+	in->index = b;
+	s->index = b->slots;
+	s->index_cap = b->cap;
 	return 0;
 }
 
@@ -162,8 +180,8 @@ static void snapshot_free(struct sx_snapshot *s)
 	free(s->nodes);
 	free(s->with_affinity);
 	free(s->with_required_anti);
-	free(s->index);
 	if (in) {
+		index_block_unref(in->index);
 		for (int g = 0; g < SX__G_COUNT; g++)
 			sx__kind_block_unref(in->groups[g]);
 		sx__image_block_unref(in->images);
@@ -174,7 +192,8 @@ static void snapshot_free(struct sx_snapshot *s)
 
 struct sx_snapshot *sx__snapshot_build(uint64_t generation, struct sx_node_info **nodes,
 				       uint32_t n, struct sx__kind_block *const *groups,
-				       struct sx__image_block *images)
+				       struct sx__image_block *images,
+				       const struct sx_snapshot *same_order)
 {
 	struct sx_snapshot *s = sx_calloc(1, sizeof(*s));
 	struct sx__snap_internal *in = sx_calloc(1, sizeof(*in));
@@ -201,7 +220,7 @@ struct sx_snapshot *sx__snapshot_build(uint64_t generation, struct sx_node_info 
 	if (images)
 		atomic_fetch_add(&images->refcount, 1);
 	attach_blocks(s, in);
-	if (build_lists(s) < 0 || build_index(s) < 0) {
+	if (build_lists(s) < 0 || build_index(s, same_order) < 0) {
 		snapshot_free(s);
 		return NULL;
 	}
@@ -414,7 +433,8 @@ struct sx_snapshot *sx_snapshot_with_nodes(const struct sx_snapshot *snap,
 	images = count_images(list, total + extra);
 	if (!images)
 		goto fail;
-	s = sx__snapshot_build(snap->generation, list, total + extra, in->groups, images);
+	s = sx__snapshot_build(snap->generation, list, total + extra, in->groups, images,
+			       extra == 0 ? snap : NULL);
 	sx__image_block_unref(images);
 	return s;
 fail:
