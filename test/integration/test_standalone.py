@@ -319,7 +319,7 @@ def test_leader_election(tmp):
         print("failover: second batch bound %.1fs after killing the leader" % took, flush=True)
         # lease 4s + one jittered retry (<= 2.2s) + scheduling
         check(took < 4 + 2.2 + 2.0, "handover within the lease duration (+retry): %.1fs" % took)
-        check(other.assigned() == 40, "the survivor bound the second batch")
+        check(wait_for(lambda: other.assigned() == 40, 5), "the survivor bound the second batch (%d)" % other.assigned())
         new = lease_of(api)["spec"]
         check(new["holderIdentity"] not in ("", holder), "lease changed hands")
         check(new.get("leaseTransitions", 0) >= 1, "leaseTransitions counted")
