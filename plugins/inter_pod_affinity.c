@@ -416,10 +416,50 @@ static int update_anti(struct filter_state *f, const struct sx_pod *existing,
 	return 0;
 }
 
+/* ---------- namespace pre-checks ----------
+ * Terms select pods of known namespaces only, so a node holding no pod of
+ * those namespaces cannot change any counter: these checks skip it without
+ * touching its pods. They only ever skip work whose result is zero. */
+
+/* ni may hold a pod matched by one of ts's terms. */
+static bool node_has_term_ns(const struct sx_node_info *ni, const struct terms *ts)
+{
+	for (uint32_t i = 0; i < ts->n; i++) {
+		if (ts->v[i].all_ns)
+			return ni->npods > 0;
+		for (uint32_t j = 0; j < ts->v[i].nns; j++)
+			if (sx_node_info_ns(ni, ts->v[i].ns[j]))
+				return true;
+	}
+	return false;
+}
+
+/* One of ni's affinity pods may have a term selecting a pod of ns. */
+static bool node_affinity_may_select(const struct sx_node_info *ni, sx_str ns)
+{
+	const struct sx_ns_count *c;
+	if (ni->naffinity_any_ns > 0)
+		return true;
+	c = sx_node_info_ns(ni, ns);
+	return c && c->affinity > 0;
+}
+
+/* Same for the required anti-affinity terms of ni's pods. */
+static bool node_anti_may_select(const struct sx_node_info *ni, sx_str ns)
+{
+	const struct sx_ns_count *c;
+	if (ni->nanti_any_ns > 0)
+		return true;
+	c = sx_node_info_ns(ni, ns);
+	return c && c->anti > 0;
+}
+
 static int count_existing(struct filter_state *f, const struct sx_snapshot *snap)
 {
 	for (uint32_t k = 0; k < snap->nwith_required_anti; k++) {
 		const struct sx_node_info *ni = snap->nodes[snap->with_required_anti[k]];
+		if (!node_anti_may_select(ni, f->pod->meta.ns))
+			continue;
 		for (uint32_t j = 0; ni->node && j < ni->nanti; j++)
 			if (update_existing_anti(f, ni->required_anti_pods[j], ni->node, 1) < 0)
 				return SX_ENOMEM;
@@ -428,6 +468,8 @@ static int count_existing(struct filter_state *f, const struct sx_snapshot *snap
 		return 0;
 	for (uint32_t k = 0; k < snap->nnodes; k++) {
 		const struct sx_node_info *ni = snap->nodes[k];
+		if (!node_has_term_ns(ni, &f->aff) && !node_has_term_ns(ni, &f->anti))
+			continue;
 		for (uint32_t j = 0; ni->node && j < ni->npods; j++) {
 			if (update_affinity(f, ni->pods[j], ni->node, 1) < 0 ||
 			    update_anti(f, ni->pods[j], ni->node, 1) < 0)
@@ -644,6 +686,10 @@ static int scan_nodes(struct scorer *sc, const struct sx_snapshot *snap, bool al
 	uint32_t n = all ? snap->nnodes : snap->nwith_affinity;
 	for (uint32_t k = 0; k < n; k++) {
 		const struct sx_node_info *ni = snap->nodes[all ? k : snap->with_affinity[k]];
+		if (!node_affinity_may_select(ni, sc->pod->meta.ns) &&
+		    (!all || (!node_has_term_ns(ni, &sc->pref_aff) &&
+			      !node_has_term_ns(ni, &sc->pref_anti))))
+			continue;
 		uint32_t np = all ? ni->npods : ni->naffinity;
 		const struct sx_pod *const *pods = all ? ni->pods : ni->affinity_pods;
 		for (uint32_t j = 0; ni->node && j < np; j++)

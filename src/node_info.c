@@ -31,6 +31,7 @@ static void node_info_free(struct sx_node_info *ni)
 	free(ni->requested.scalar);
 	free(ni->used_ports);
 	free(ni->pvcs);
+	free(ni->ns_counts);
 	free(ni);
 }
 
@@ -97,6 +98,7 @@ struct sx_node_info *sx_node_info_clone(const struct sx_node_info *ni)
 					sizeof(struct sx_scalar), &failed);
 	c->used_ports = dup_array(ni->used_ports, ni->nports, sizeof(*ni->used_ports), &failed);
 	c->pvcs = dup_array(ni->pvcs, ni->npvcs, sizeof(*ni->pvcs), &failed);
+	c->ns_counts = dup_array(ni->ns_counts, ni->nns, sizeof(*ni->ns_counts), &failed);
 	if (failed) {
 		node_info_free(c); /* counts are still 0: nothing was referenced */
 		return NULL;
@@ -106,6 +108,9 @@ struct sx_node_info *sx_node_info_clone(const struct sx_node_info *ni)
 	c->nanti = c->cap_anti = ni->nanti;
 	c->nports = c->cap_ports = ni->nports;
 	c->npvcs = c->cap_pvcs = ni->npvcs;
+	c->nns = c->cap_ns = ni->nns;
+	c->naffinity_any_ns = ni->naffinity_any_ns;
+	c->nanti_any_ns = ni->nanti_any_ns;
 	for (uint32_t i = 0; i < c->npods; i++)
 		sx_pod_ref(c->pods[i]);
 	c->node = sx_node_ref(ni->node);
@@ -194,6 +199,8 @@ static int find_pvc(const struct sx_node_info *ni, sx_str ns, sx_str name)
 	return -1;
 }
 
+static void count_ns(struct sx_node_info *ni, const struct sx_pod *pod, int sign);
+
 /* Grows every array the pod will need, so the update itself cannot fail. */
 static int reserve_for(struct sx_node_info *ni, const struct sx_pod *pod)
 {
@@ -207,7 +214,8 @@ static int reserve_for(struct sx_node_info *ni, const struct sx_pod *pod)
 		    sizeof(void *)) ||
 	    reserve((void **)&ni->used_ports, &ni->cap_ports, ni->nports, pod->nports,
 		    sizeof(*ni->used_ports)) ||
-	    reserve((void **)&ni->pvcs, &ni->cap_pvcs, ni->npvcs, pod->npvcs, sizeof(*ni->pvcs)))
+	    reserve((void **)&ni->pvcs, &ni->cap_pvcs, ni->npvcs, pod->npvcs, sizeof(*ni->pvcs)) ||
+	    reserve((void **)&ni->ns_counts, &ni->cap_ns, ni->nns, 1, sizeof(*ni->ns_counts)))
 		return SX_ENOMEM;
 	if (pod->request.nscalar == 0)
 		return 0;
@@ -229,6 +237,7 @@ int sx_node_info_add_pod(struct sx_node_info *ni, const struct sx_pod *pod)
 	if (sx_pod_has_required_anti_affinity(pod))
 		ni->required_anti_pods[ni->nanti++] = pod;
 	add_sums(ni, pod, 1);
+	count_ns(ni, pod, 1);
 	for (uint32_t i = 0; i < pod->nports; i++)
 		if (pod->ports[i].port > 0)
 			ni->used_ports[ni->nports++] = pod->ports[i];
@@ -252,6 +261,73 @@ static void drop_ptr(const struct sx_pod **arr, uint32_t *n, const struct sx_pod
 			arr[i] = arr[--*n];
 			return;
 		}
+}
+
+/* ---------- namespace counts ---------- */
+
+/* A term selects only pods of its owner's namespace. */
+static bool term_local(const struct sx_pod_affinity_term *t)
+{
+	return t->nnamespaces == 0 && !t->ns_selector;
+}
+
+static bool terms_local(const struct sx_pod_affinity *a)
+{
+	for (uint32_t i = 0; a && i < a->nrequired; i++)
+		if (!term_local(&a->required[i]))
+			return false;
+	for (uint32_t i = 0; a && i < a->npreferred; i++)
+		if (!term_local(&a->preferred[i].term))
+			return false;
+	return true;
+}
+
+static bool affinity_any_ns(const struct sx_pod *pod)
+{
+	return pod->affinity && (!terms_local(pod->affinity->pod_affinity) ||
+				 !terms_local(pod->affinity->pod_anti_affinity));
+}
+
+static bool anti_any_ns(const struct sx_pod *pod)
+{
+	const struct sx_pod_affinity *a = pod->affinity ? pod->affinity->pod_anti_affinity : NULL;
+
+	for (uint32_t i = 0; a && i < a->nrequired; i++)
+		if (!term_local(&a->required[i]))
+			return true;
+	return false;
+}
+
+const struct sx_ns_count *sx_node_info_ns(const struct sx_node_info *ni, sx_str ns)
+{
+	for (uint32_t i = 0; i < ni->nns; i++)
+		if (ni->ns_counts[i].ns == ns)
+			return &ni->ns_counts[i];
+	return NULL;
+}
+
+/* Counts pod (sign +1) or uncounts it (-1); room was reserved for a new
+ * entry. An entry reaching zero pods is swap-removed. */
+static void count_ns(struct sx_node_info *ni, const struct sx_pod *pod, int sign)
+{
+	struct sx_ns_count *e = (struct sx_ns_count *)sx_node_info_ns(ni, pod->meta.ns);
+	bool aff = sx_pod_has_affinity(pod), anti = sx_pod_has_required_anti_affinity(pod);
+
+	if (!e) {
+		if (sign < 0)
+			return;
+		e = &ni->ns_counts[ni->nns++];
+		*e = (struct sx_ns_count){ .ns = pod->meta.ns };
+	}
+	e->pods += sign;
+	e->affinity += aff ? sign : 0;
+	e->anti += anti ? sign : 0;
+	if (aff && affinity_any_ns(pod))
+		ni->naffinity_any_ns += sign;
+	if (anti && anti_any_ns(pod))
+		ni->nanti_any_ns += sign;
+	if (e->pods == 0)
+		*e = ni->ns_counts[--ni->nns];
 }
 
 static bool same_port(const struct sx_host_port *a, const struct sx_host_port *b)
@@ -298,6 +374,7 @@ int sx_node_info_remove_pod(struct sx_node_info *ni, const struct sx_pod *pod)
 	drop_ptr(ni->affinity_pods, &ni->naffinity, stored);
 	drop_ptr(ni->required_anti_pods, &ni->nanti, stored);
 	add_sums(ni, stored, -1);
+	count_ns(ni, stored, -1);
 	drop_claims(ni, stored);
 	ni->generation = sx__next_generation();
 	sx_pod_unref(stored);

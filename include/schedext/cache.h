@@ -49,7 +49,24 @@ struct sx_node_info {
 	uint32_t npvcs;
 	struct sx_pvc_ref *pvcs;                 /* PVCRefCounts */
 	uint32_t cap_pods, cap_affinity, cap_anti, cap_ports, cap_pvcs; /* internal */
+	/* (appended for the cycle's fast paths) Pods per namespace, so plugins
+	 * skip nodes holding nothing their terms can select. Unordered. */
+	uint32_t nns, cap_ns;
+	struct sx_ns_count *ns_counts;
+	uint32_t naffinity_any_ns; /* affinity pods with a term that may select another namespace */
+	uint32_t nanti_any_ns;     /* required-anti pods with such a required anti term */
 };
+
+/* (appended) Pods of one namespace on a NodeInfo. */
+struct sx_ns_count {
+	sx_str ns;
+	uint32_t pods;     /* all pods of ns */
+	uint32_t affinity; /* of which in affinity_pods */
+	uint32_t anti;     /* of which in required_anti_pods */
+};
+
+/* (appended) Counts of namespace ns on ni; NULL when ni has no pod of ns. */
+const struct sx_ns_count *sx_node_info_ns(const struct sx_node_info *ni, sx_str ns);
 
 struct sx_node_info *sx_node_info_ref(const struct sx_node_info *ni);
 void sx_node_info_unref(const struct sx_node_info *ni);
