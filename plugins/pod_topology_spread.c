@@ -159,6 +159,8 @@ static int64_t count_matching(const struct sx_node_info *ni, const struct csel *
 	int64_t count = 0;
 	if (!s->nothing && s->n == 0)
 		return 0;
+	if (s->nothing || !sx_node_info_ns(ni, ns))
+		return 0; /* no pod of ns here: skip the pod list */
 	for (uint32_t i = 0; i < ni->npods; i++) {
 		const struct sx_pod *p = ni->pods[i];
 		if (p->deleting || p->meta.ns != ns)
