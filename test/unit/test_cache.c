@@ -179,6 +179,12 @@ static void test_node_info_sums_and_clone(void)
 	CHECK_INT(ni->npvcs, 1);
 	CHECK_INT(ni->pvcs[0].count, 2);
 	CHECK_STR(sx_str_get(ni->pvcs[0].name), "data");
+	CHECK_INT(ni->nns, 1);
+	CHECK_INT(sx_node_info_ns(ni, sx_intern("ns"))->pods, 2);
+	CHECK_INT(sx_node_info_ns(ni, sx_intern("ns"))->affinity, 1);
+	CHECK_INT(sx_node_info_ns(ni, sx_intern("ns"))->anti, 1);
+	CHECK(sx_node_info_ns(ni, sx_intern("other")) == NULL);
+	CHECK_INT(ni->naffinity_any_ns + ni->nanti_any_ns, 0); /* b's term is local */
 
 	c = sx_node_info_clone(ni);
 	CHECK_INT(sx_node_info_remove_pod(ni, a), 0);
@@ -186,9 +192,10 @@ static void test_node_info_sums_and_clone(void)
 	CHECK_INT(ni->requested.milli_cpu, 0);
 	CHECK_INT(ni->pvcs[0].count, 1);
 	CHECK_INT(sx_node_info_remove_pod(ni, b), 0);
-	CHECK_INT(ni->naffinity + ni->nanti + ni->npvcs + ni->npods, 0);
+	CHECK_INT(ni->naffinity + ni->nanti + ni->npvcs + ni->npods + ni->nns, 0);
 	/* the clone is untouched */
 	CHECK_INT(c->npods, 2);
+	CHECK_INT(sx_node_info_ns(c, sx_intern("ns"))->pods, 2);
 	CHECK_INT(sx_resources_get(&c->requested, gpu), 1);
 	CHECK_INT(c->pvcs[0].count, 2);
 	sx_node_info_unref(c);
@@ -245,7 +252,7 @@ static struct sx_pod *random_pod(int i, int uid, int node, const char *phase)
 			 rnd(2) ? "podAntiAffinity" : "podAffinity",
 			 rnd(2) ? "requiredDuringSchedulingIgnoredDuringExecution"
 				: "preferredDuringSchedulingIgnoredDuringExecution",
-			 "");
+			 rnd(2) ? ",\"namespaces\":[\"shop\"]" : ""); /* any-namespace counts */
 	if (aff[0] && strstr(aff, "preferred")) /* preferred terms wrap the term */
 		snprintf(aff, sizeof(aff), ",\"affinity\":{\"podAntiAffinity\":{"
 			 "\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":5,"
@@ -311,6 +318,19 @@ static void check_node(const struct model *m, int n, const struct sx_node_info *
 	CHECK_INT(ni->nports, want->nports);
 	for (uint32_t k = 0; k < want->nports; k++) /* multiset equality */
 		CHECK_INT(port_count(ni, &want->used_ports[k]), port_count(want, &want->used_ports[k]));
+	CHECK_INT(ni->nns, want->nns);
+	for (uint32_t k = 0; k < want->nns; k++) {
+		const struct sx_ns_count *got = sx_node_info_ns(ni, want->ns_counts[k].ns);
+
+		CHECK(got != NULL);
+		if (!got)
+			continue;
+		CHECK_INT(got->pods, want->ns_counts[k].pods);
+		CHECK_INT(got->affinity, want->ns_counts[k].affinity);
+		CHECK_INT(got->anti, want->ns_counts[k].anti);
+	}
+	CHECK_INT(ni->naffinity_any_ns, want->naffinity_any_ns);
+	CHECK_INT(ni->nanti_any_ns, want->nanti_any_ns);
 	CHECK_INT(ni->npvcs, want->npvcs);
 	for (uint32_t k = 0; k < want->npvcs; k++) {
 		bool found = false;
