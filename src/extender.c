@@ -22,6 +22,7 @@
 #include "schedext/framework.h"
 #include "schedext/kube.h"
 #include "schedext/metrics.h"
+#include "schedext/preemption.h"
 #include "schedext/selector.h"
 #include "schedext/status.h"
 
@@ -729,130 +730,10 @@ out:
 
 /* ---------- preempt ---------- */
 
-struct victim {
-	const struct sx_pod *pod; /* the cache's pod on that node (borrowed from snap) */
-	bool pdb_violating;
-	bool kept;
-};
-
-/* MoreImportantPod: higher priority, then earlier start (unset = latest). */
-static int victim_cmp(const void *pa, const void *pb)
-{
-	const struct sx_pod *a = ((const struct victim *)pa)->pod;
-	const struct sx_pod *b = ((const struct victim *)pb)->pod;
-	int64_t sa = a->start_time ? a->start_time : INT64_MAX;
-	int64_t sb = b->start_time ? b->start_time : INT64_MAX;
-
-	if (a->priority != b->priority)
-		return a->priority > b->priority ? -1 : 1;
-	return sa < sb ? -1 : sa > sb ? 1 : 0;
-}
-
-/* Marks victims (in importance order) whose eviction would exceed a
- * PodDisruptionBudget's disruptionsAllowed, as DefaultPreemption counts. */
-static void mark_pdb_violations(const struct sx_snapshot *snap, struct victim *v, uint32_t nv)
-{
-	int32_t *allowed = sx_calloc(snap->npdbs + 1, sizeof(int32_t));
-	uint32_t i, j;
-
-	if (!allowed)
-		return;
-	for (j = 0; j < snap->npdbs; j++)
-		allowed[j] = snap->pdbs[j]->disruptions_allowed;
-	for (i = 0; i < nv; i++) {
-		for (j = 0; j < snap->npdbs; j++) {
-			const struct sx_generic *pdb = snap->pdbs[j];
-
-			if (pdb->meta.ns != v[i].pod->meta.ns || !pdb->selector ||
-			    pdb->selector->nreqs == 0 ||
-			    !sx_selector_matches(pdb->selector, &v[i].pod->meta.labels))
-				continue;
-			if (--allowed[j] < 0)
-				v[i].pdb_violating = true;
-		}
-	}
-	free(allowed);
-}
-
-/* Removes (add=false) or adds back one victim on the private NodeInfo and
- * the cycle state. */
-static bool apply_victim(const struct sx_profile *prof, struct sx_cycle_state *cs,
-			 const struct sx_pod *pod, struct sx_node_info *ni, const struct sx_pod *v,
-			 bool add)
-{
-	struct sx_status *st;
-
-	if (add) {
-		if (sx_node_info_add_pod(ni, v) < 0)
-			return false;
-		st = sx_run_add_pod(prof, cs, pod, v, ni);
-	} else {
-		if (sx_node_info_remove_pod(ni, v) < 0)
-			return true; /* not counted there: nothing to undo */
-		st = sx_run_remove_pod(prof, cs, pod, v, ni);
-	}
-	bool ok = sx_status_is_success(st);
-	sx_status_free(st);
-	return ok;
-}
-
-static bool fits(const struct sx_profile *prof, const struct sx_cycle_state *cs,
-		 const struct sx_pod *pod, const struct sx_node_info *ni)
-{
-	struct sx_status *st = sx_run_filters_with_nominated(prof, cs, pod, ni, NULL);
-	bool ok = sx_status_is_success(st);
-
-	sx_status_free(st);
-	return ok;
-}
-
-/* Reprieves victims of one group in importance order: each is added back
- * and stays when the pod still fits, else it is removed again and kept. */
-static bool reprieve(const struct sx_profile *prof, struct sx_cycle_state *cs,
-		     const struct sx_pod *pod, struct sx_node_info *ni, struct victim *v,
-		     uint32_t nv, bool violating)
-{
-	uint32_t i;
-
-	for (i = 0; i < nv; i++) {
-		if (v[i].pdb_violating != violating)
-			continue;
-		if (!apply_victim(prof, cs, pod, ni, v[i].pod, true))
-			return false;
-		if (fits(prof, cs, pod, ni))
-			continue;
-		if (!apply_victim(prof, cs, pod, ni, v[i].pod, false))
-			return false;
-		v[i].kept = true;
-	}
-	return true;
-}
-
-/* selectVictimsOnNode for the given victims: true when the pod fits on the
- * node without the kept ones (v[].kept set, v sorted by importance). */
-static bool preempt_node(const struct sx_profile *prof, const struct sx_cycle_state *cs0,
-			 const struct sx_snapshot *snap, const struct sx_pod *pod,
-			 const struct sx_node_info *src, struct victim *v, uint32_t nv)
-{
-	struct sx_node_info *ni = sx_node_info_clone(src);
-	struct sx_cycle_state *cs = sx_cycle_state_clone(prof, cs0);
-	bool ok = ni && cs;
-	uint32_t i;
-
-	for (i = 0; ok && i < nv; i++)
-		ok = apply_victim(prof, cs, pod, ni, v[i].pod, false);
-	ok = ok && fits(prof, cs, pod, ni);
-	if (ok) {
-		qsort(v, nv, sizeof(*v), victim_cmp);
-		mark_pdb_violations(snap, v, nv);
-		ok = reprieve(prof, cs, pod, ni, v, nv, true) &&
-		     reprieve(prof, cs, pod, ni, v, nv, false);
-	}
-	if (cs)
-		sx_cycle_state_free(prof, cs);
-	sx_node_info_unref(ni);
-	return ok;
-}
+/* The victims kube-scheduler proposes are checked by the shared engine
+ * (preemption.h, SelectVictimsOnNode with the given pods): the pod must fit
+ * without them, and those not needed are reprieved as DefaultPreemption
+ * does. */
 
 /* The pod with this uid counted on the node, or NULL. */
 static const struct sx_pod *pod_on_node(const struct sx_node_info *ni, const char *uid)
@@ -869,7 +750,7 @@ static const struct sx_pod *pod_on_node(const struct sx_node_info *ni, const cha
  * are skipped: they hold nothing in our view, so evicting them cannot help
  * the pod fit here. Returns 0 or an HTTP status with the reply written. */
 static int parse_victims(const cJSON *entry, bool meta, const struct sx_node_info *ni,
-			 struct victim *v, uint32_t *nv, struct sx_buf *out,
+			 const struct sx_pod **v, uint32_t *nv, struct sx_buf *out,
 			 struct sx_verb_log *log)
 {
 	const cJSON *pods, *it, *uid, *num;
@@ -910,44 +791,12 @@ static int parse_victims(const cJSON *entry, bool meta, const struct sx_node_inf
 					    sx_error_string(&err, ebuf, sizeof(ebuf)));
 			u = full->meta.uid;
 		}
-		if (ni && (v[*nv].pod = pod_on_node(ni, u)) != NULL) {
-			uint32_t k;
-			bool dup = false;
-
-			for (k = 0; k < *nv; k++)
-				dup = dup || v[k].pod == v[*nv].pod;
-			if (!dup)
-				v[(*nv)++].kept = false;
-		}
+		if (ni && (v[*nv] = pod_on_node(ni, u)) != NULL)
+			(*nv)++; /* duplicates are harmless: the engine walks the node's pods */
 		sx_pod_unref(full);
 		i++;
 	}
 	return 0;
-}
-
-static void put_meta_victims(struct sx_buf *out, const char *node, const struct victim *v,
-			     uint32_t nv, bool *first)
-{
-	uint32_t i, n = 0, nviol = 0;
-
-	if (!*first)
-		sx_buf_putc(out, ',');
-	*first = false;
-	sx_json_str(out, node);
-	sx_buf_puts(out, ":{\"Pods\":[");
-	for (i = 0; i < nv; i++) {
-		if (!v[i].kept)
-			continue;
-		if (n++)
-			sx_buf_putc(out, ',');
-		sx_buf_puts(out, "{\"UID\":");
-		sx_json_str(out, v[i].pod->meta.uid);
-		sx_buf_putc(out, '}');
-		nviol += v[i].pdb_violating;
-	}
-	sx_buf_puts(out, "],\"NumPDBViolations\":");
-	sx_buf_int(out, nviol);
-	sx_buf_putc(out, '}');
 }
 
 struct preempt_req {
@@ -958,6 +807,54 @@ struct preempt_req {
 	struct sx_snapshot *snap;
 	struct sx_cycle_state *cs0;
 };
+
+/* "node":{"Pods":[{"UID":...}...],"NumPDBViolations":n}, victims most
+ * important first as the engine orders them. */
+static void put_meta_victims(struct sx_buf *out, const char *node, const struct sx_victims *v,
+			     bool *first)
+{
+	uint32_t i;
+
+	if (!*first)
+		sx_buf_putc(out, ',');
+	*first = false;
+	sx_json_str(out, node);
+	sx_buf_puts(out, ":{\"Pods\":[");
+	for (i = 0; i < v->n; i++) {
+		if (i)
+			sx_buf_putc(out, ',');
+		sx_buf_puts(out, "{\"UID\":");
+		sx_json_str(out, v->pods[i]->meta.uid ? v->pods[i]->meta.uid : "");
+		sx_buf_putc(out, '}');
+	}
+	sx_buf_puts(out, "],\"NumPDBViolations\":");
+	sx_buf_int(out, v->num_pdb_violations);
+	sx_buf_putc(out, '}');
+}
+
+/* Victims for one node entry; false when the node is dropped (unknown, the
+ * pod does not fit even without the victims, or none is needed). */
+static bool preempt_node(const struct sx_extender *ex, const struct preempt_req *r,
+			 const struct sx_node_info *ni, const struct sx_pod *const *v,
+			 uint32_t nv, struct sx_victims *out)
+{
+	struct sx_status *st;
+
+	memset(out, 0, sizeof(*out));
+	if (!ni || nv == 0)
+		return false;
+	st = sx_preempt_select_victims_on_node(ex->profile, r->cs0, r->pod, ni, r->snap, v, nv,
+					       NULL, out);
+	if (st) {
+		sx_status_free(st);
+		return false;
+	}
+	if (out->n == 0) {
+		sx_victims_free(out); /* kube-scheduler rejects a node without victims */
+		return false;
+	}
+	return true;
+}
 
 static int parse_preempt(const struct sx_extender *ex, const char *body, size_t len,
 			 struct preempt_req *r, struct sx_buf *out, struct sx_verb_log *log)
@@ -1008,11 +905,12 @@ int sx_extender_preempt(const struct sx_extender *ex, const char *body, size_t l
 			struct sx_buf *out, struct sx_verb_log *log)
 {
 	struct preempt_req r = { 0 };
-	struct victim *v = NULL;
+	const struct sx_pod **v = NULL;
+	struct sx_victims vict;
 	struct sx_status *st;
 	const cJSON *entry;
 	bool first = true, pre_ok;
-	uint32_t nv, nkept, nnodes = 0;
+	uint32_t nv, nnodes = 0;
 	int rc, at;
 
 	rc = parse_preempt(ex, body, len, &r, out, log);
@@ -1038,13 +936,10 @@ int sx_extender_preempt(const struct sx_extender *ex, const char *body, size_t l
 		rc = parse_victims(entry, r.meta, ni, v, &nv, out, log);
 		if (rc)
 			goto out;
-		if (!ni || !pre_ok || !preempt_node(ex->profile, r.cs0, r.snap, r.pod, ni, v, nv))
+		if (!pre_ok || !preempt_node(ex, &r, ni, v, nv, &vict))
 			continue;
-		for (nkept = 0, at = 0; (uint32_t)at < nv; at++)
-			nkept += v[at].kept;
-		if (nkept == 0)
-			continue; /* kube-scheduler rejects a node without victims */
-		put_meta_victims(out, entry->string, v, nv, &first);
+		put_meta_victims(out, entry->string, &vict, &first);
+		sx_victims_free(&vict);
 		nnodes++;
 	}
 	sx_buf_puts(out, "}}\n");
