@@ -372,19 +372,67 @@ static bool find_item_spans(const char *body, size_t len, struct ext_args *a)
 	return i == a->n;
 }
 
-/* Marks later duplicates and resolves snapshot indices. */
-static void resolve_nodes(struct ext_args *a)
+/* Orders unknown names by bytes, then by position. */
+static int cmp_req_name(const void *pa, const void *pb)
 {
-	uint32_t i, j;
+	const struct req_node *a = *(const struct req_node *const *)pa;
+	const struct req_node *b = *(const struct req_node *const *)pb;
+	size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
+	int c = memcmp(a->name, b->name, n);
 
+	if (c)
+		return c;
+	if (a->name_len != b->name_len)
+		return a->name_len < b->name_len ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Marks later repeats among names unknown to the snapshot: sorted, so
+ * O(u log u) even for a hostile body of only unknown names. */
+static int mark_unknown_dups(struct ext_args *a, uint32_t nunknown)
+{
+	struct req_node **u = sx_calloc((size_t)nunknown + 1, sizeof(*u));
+	uint32_t i, k = 0;
+
+	if (!u)
+		return SX_ENOMEM;
+	for (i = 0; i < a->n; i++)
+		if (a->nodes[i].at < 0)
+			u[k++] = &a->nodes[i];
+	qsort(u, k, sizeof(*u), cmp_req_name);
+	for (i = 1; i < k; i++)
+		u[i]->dup = u[i]->name_len == u[i - 1]->name_len &&
+			    memcmp(u[i]->name, u[i - 1]->name, u[i]->name_len) == 0;
+	free(u);
+	return 0;
+}
+
+/* Resolves snapshot indices and marks later duplicates. Known names are
+ * deduplicated by snapshot index (one byte per node): the pairwise name
+ * comparison it replaces was most of a 500-name request's time. */
+static int resolve_nodes(struct ext_args *a)
+{
+	uint8_t *seen = sx_calloc((size_t)a->snap->nnodes + 1, 1);
+	uint32_t i, nunknown = 0;
+	int rc = 0;
+
+	if (!seen)
+		return SX_ENOMEM;
 	for (i = 0; i < a->n; i++) {
 		struct req_node *rn = &a->nodes[i];
 
 		rn->at = rn->id == SX_STR_INVALID ? -1 : sx_snapshot_find(a->snap, rn->id);
-		for (j = 0; j < i && !rn->dup; j++)
-			rn->dup = a->nodes[j].name_len == rn->name_len &&
-				  memcmp(a->nodes[j].name, rn->name, rn->name_len) == 0;
+		if (rn->at < 0) {
+			nunknown++;
+			continue;
+		}
+		rn->dup = seen[rn->at];
+		seen[rn->at] = 1;
 	}
+	free(seen);
+	if (nunknown > 1)
+		rc = mark_unknown_dups(a, nunknown);
+	return rc;
 }
 
 static int parse_node_names(const cJSON *names, struct ext_args *a, struct sx_buf *out,
@@ -495,7 +543,8 @@ static int parse_ext_args(const struct sx_extender *ex, const char *body, size_t
 	} else {
 		a->snap = base;
 	}
-	resolve_nodes(a);
+	if (resolve_nodes(a) < 0)
+		return fail(out, log, 500, "out of memory");
 	return 0;
 }
 
