@@ -244,7 +244,8 @@ struct ext_args {
 	bool nodes_mode;       /* full Nodes (nodeCacheCapable: false) */
 	uint32_t n;
 	struct req_node *nodes;
-	struct sx_node **decoded; /* Nodes mode: [n] owned */
+	struct sx_node **decoded; /* Nodes mode: the items not in the cache, owned */
+	uint32_t ndecoded;
 	struct sx_snapshot *snap; /* the view used (owned reference) */
 };
 
@@ -253,7 +254,7 @@ static void ext_args_free(struct ext_args *a)
 	uint32_t i;
 
 	if (a->decoded)
-		for (i = 0; i < a->n; i++)
+		for (i = 0; i < a->ndecoded; i++)
 			sx_node_unref(a->decoded[i]);
 	free(a->decoded);
 	free(a->nodes);
@@ -460,8 +461,42 @@ static int parse_node_names(const cJSON *names, struct ext_args *a, struct sx_bu
 	return 0;
 }
 
+/* A string member of obj, or NULL. */
+static const char *str_member(const cJSON *obj, const char *key)
+{
+	const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsString(j) ? j->valuestring : NULL;
+}
+
+/* Index of the cached node this request item is a copy of (same name, uid
+ * and non-empty resourceVersion), or -1. kube-scheduler sends the Nodes of
+ * its own informer, normally the very objects in our cache: those need no
+ * decode and no private snapshot, which were most of a 500-node request. */
+static int cached_copy(const cJSON *item, const struct sx_snapshot *snap, struct req_node *rn)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(item, "metadata");
+	const char *name = str_member(meta, "name"), *rv = str_member(meta, "resourceVersion");
+	const char *uid = str_member(meta, "uid");
+	const struct sx_node *cached;
+	int at;
+
+	if (!name || !name[0] || !rv || !rv[0])
+		return -1;
+	rn->name = name;
+	rn->name_len = strlen(name);
+	rn->id = sx_intern_lookup_n(name, rn->name_len);
+	at = rn->id == SX_STR_INVALID ? -1 : sx_snapshot_find(snap, rn->id);
+	cached = at >= 0 ? snap->nodes[at]->node : NULL;
+	if (!cached || !cached->meta.resource_version ||
+	    strcmp(cached->meta.resource_version, rv) != 0 ||
+	    strcmp(cached->meta.uid ? cached->meta.uid : "", uid ? uid : "") != 0)
+		return -1;
+	return at;
+}
+
 static int parse_nodes(const cJSON *nodes, const char *body, size_t len, struct ext_args *a,
-		       struct sx_buf *out, struct sx_verb_log *log)
+		       const struct sx_snapshot *base, struct sx_buf *out, struct sx_verb_log *log)
 {
 	struct sx_error err = { 0 };
 	const cJSON *items, *it;
@@ -485,14 +520,19 @@ static int parse_nodes(const cJSON *nodes, const char *body, size_t len, struct 
 		if (!cJSON_IsObject(it))
 			return fail(out, log, 400, "Nodes.items[%u]: expected object, got %s", i,
 				    type_name(it));
-		a->decoded[i] = sx_decode_node(it, &err);
-		if (!a->decoded[i])
+		a->nodes[i].item = it;
+		if (cached_copy(it, base, &a->nodes[i]) >= 0) {
+			a->n = ++i;
+			continue;
+		}
+		a->decoded[a->ndecoded] = sx_decode_node(it, &err);
+		if (!a->decoded[a->ndecoded])
 			return fail(out, log, 400, "Nodes.items[%u].%s", i,
 				    sx_error_string(&err, ebuf, sizeof(ebuf)));
-		a->nodes[i].name = a->decoded[i]->meta.name;
-		a->nodes[i].name_len = strlen(a->decoded[i]->meta.name);
-		a->nodes[i].id = a->decoded[i]->name_id;
-		a->nodes[i].item = it;
+		a->nodes[i].name = a->decoded[a->ndecoded]->meta.name;
+		a->nodes[i].name_len = strlen(a->nodes[i].name);
+		a->nodes[i].id = a->decoded[a->ndecoded]->name_id;
+		a->ndecoded++;
 		a->n = ++i;
 	}
 	if (!find_item_spans(body, len, a))
@@ -528,20 +568,23 @@ static int parse_ext_args(const struct sx_extender *ex, const char *body, size_t
 	if (!a->pod)
 		return rc;
 	a->nodes_mode = nodes != NULL;
-	rc = nodes ? parse_nodes(nodes, body, len, a, out, log) : parse_node_names(names, a, out, log);
-	if (rc)
-		return rc;
-	log->nnodes = a->n;
 	base = sx_cache_snapshot(ex->cache);
 	if (!base)
 		return fail(out, log, 500, "out of memory");
-	if (a->nodes_mode) {
-		a->snap = sx_snapshot_with_nodes(base, (const struct sx_node *const *)a->decoded, a->n);
+	rc = nodes ? parse_nodes(nodes, body, len, a, base, out, log)
+		   : parse_node_names(names, a, out, log);
+	log->nnodes = a->n;
+	if (rc || a->ndecoded == 0) {
+		a->snap = base; /* freed with a */
+		if (rc)
+			return rc;
+	} else {
+		/* Items that differ from the cache get a private view. */
+		a->snap = sx_snapshot_with_nodes(base, (const struct sx_node *const *)a->decoded,
+						 a->ndecoded);
 		sx_snapshot_unref(base);
 		if (!a->snap)
 			return fail(out, log, 500, "out of memory");
-	} else {
-		a->snap = base;
 	}
 	if (resolve_nodes(a) < 0)
 		return fail(out, log, 500, "out of memory");
