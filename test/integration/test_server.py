@@ -488,6 +488,43 @@ def test_demo_examples():
         T.eq(srv.stop(), 0, "demo: exit code")
 
 
+def readme_examples():
+    """(command, expected output) pairs of the console block in README.md's
+    Extender section."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = f.read()
+    sec = text.split("\n## Extender\n", 1)[1].split("\n## ", 1)[0]
+    block = sec.split("```console\n", 1)[1].split("```", 1)[0]
+    pairs = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            pairs.append([line[2:], []])
+        elif pairs:
+            pairs[-1][1].append(line)
+    return [(cmd, "\n".join(out)) for cmd, out in pairs]
+
+
+def test_readme_examples():
+    """README.md's curl examples print what the README says, against the
+    demo cluster that `make run` serves (localhost:8888 -> the test port)."""
+    import subprocess as sp
+    demo = os.path.join(ROOT, "extender-config", "demo-cluster.yaml")
+    examples = readme_examples()
+    T.check(len(examples) >= 6, "README Extender examples found", examples)
+    srv = Server("--state", demo)
+    try:
+        for cmd, want in examples:
+            if "| jq" in cmd and not shutil.which("jq"):
+                print("skipping README example (no jq): %s" % cmd)
+                continue
+            run = cmd.replace("localhost:8888", "127.0.0.1:%d" % srv.port)
+            r = sp.run(["bash", "-c", "set -o pipefail; " + run], cwd=ROOT, capture_output=True, timeout=60)
+            T.eq(r.returncode, 0, "README example exit code: %s" % cmd)
+            T.eq(r.stdout.decode().strip(), want.strip(), "README example output: %s" % cmd)
+    finally:
+        T.eq(srv.stop(), 0, "README examples: exit code")
+
+
 def main():
     state = os.path.join(TMP, "state.yaml")
     with open(state, "w") as f:
@@ -509,6 +546,7 @@ def main():
     test_tls(state)
     test_usage()
     test_demo_examples()
+    test_readme_examples()
     shutil.rmtree(TMP, ignore_errors=True)
     T.done()
 
