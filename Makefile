@@ -11,7 +11,7 @@ SANITIZE ?=
 comma    := ,
 PKGS     := libmicrohttpd libcjson libcurl yaml-0.1
 DEB_PKGS := build-essential pkg-config libmicrohttpd-dev libcjson-dev libcurl4-openssl-dev \
-            libyaml-dev python3 curl openssl ca-certificates
+            libyaml-dev python3 curl openssl ca-certificates jq
 
 ifeq ($(SANITIZE),)
   BUILD  ?= build
@@ -70,7 +70,8 @@ tools: $(BENCH_BINS)
 # Installs missing Debian packages; a no-op when pkg-config finds everything.
 install-deps:
 	@if pkg-config --exists $(PKGS) 2>/dev/null && command -v python3 >/dev/null \
-	    && command -v curl >/dev/null && command -v openssl >/dev/null; then \
+	    && command -v curl >/dev/null && command -v openssl >/dev/null \
+	    && command -v jq >/dev/null; then \
 	  :; \
 	else \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
