@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""End-to-end figures against test/fakeapi/fakeapi.py for `make bench`.
+
+  e2e.py standalone BIN CLUSTER PENDING NODES
+      Loads NODES nodes (the first ones of the generated CLUSTER List) and
+      the unbound pods of PENDING into the fake API server, starts
+      `schedext serve --standalone`, and prints
+      `bench standalone_e2e <pods/s> pods/s ...`: bound pods over the time
+      from the first pod leaving the pending state to the last Binding
+      observed back in schedext's cache (schedext's /metrics, polled every
+      20 ms). The fake server's Binding records confirm the count.
+
+  e2e.py watch BIN CLUSTER NODES PODS UPDATES
+      Loads NODES nodes and PODS bound pods, starts `schedext serve
+      --kubeconfig` (extender mode, no scheduling), then applies UPDATES pod
+      label updates through /_control/objects as fast as the server accepts
+      them, and prints `bench watch_events <events/s> events/s ...`: UPDATES
+      over the time from the first update sent to the last resourceVersion
+      seen in schedext's /debug/cache.
+
+Both report the fake server's and schedext's CPU use over the measured
+window (from /proc) and `bound_by=fakeapi` when the single-threaded Python
+server used more than 85% of a core: then the figure is the fake server's
+limit, not schedext's.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FAKEAPI = os.path.join(ROOT, "test", "fakeapi", "fakeapi.py")
+TICK = os.sysconf("SC_CLK_TCK")
+BATCH = 250
+CLIENT_QPS, CLIENT_BURST = 50, 100
+
+
+def http(method, url, body=None, timeout=120):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"Content-Type": "application/json"} if data else {})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return r.read()
+
+
+def cpu_s(pid):
+    """utime + stime of a process, in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+class FakeApi:
+    def __init__(self, tmp, history):
+        self.log = open(os.path.join(tmp, "fakeapi.log"), "w")
+        self.p = subprocess.Popen([sys.executable, FAKEAPI, "--port", "0", "--history", str(history)],
+                                  stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.p.stdout.readline()
+        if not line.startswith("listening on "):
+            raise RuntimeError("fakeapi did not start: %r" % line)
+        self.base = "http://127.0.0.1:%d" % int(line.split()[-1])
+
+    def apply(self, ops):
+        for k in range(0, len(ops), BATCH):
+            out = json.loads(http("POST", self.base + "/_control/objects", {"ops": ops[k:k + BATCH]}))
+            bad = [r for r in out["results"] if r.get("kind") == "Status"]
+            if bad:
+                raise RuntimeError("fakeapi rejected an op: %r" % bad[0])
+        return out
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait()
+        self.log.close()
+
+
+class Schedext:
+    def __init__(self, tmp, binary, kubeconfig, *extra):
+        self.logpath = os.path.join(tmp, "schedext.log")
+        self.log = open(self.logpath, "w")
+        self.p = subprocess.Popen([binary, "serve", "--kubeconfig", kubeconfig,
+                                   "--listen", "127.0.0.1:0"] + list(extra),
+                                  stdout=subprocess.DEVNULL, stderr=self.log)
+        self.base = None
+        end = time.time() + 30
+        while time.time() < end and self.base is None:
+            with open(self.logpath, errors="replace") as f:
+                m = re.search(r"listening on \S+ \(port (\d+)", f.read())
+            if m:
+                self.base = "http://127.0.0.1:%s" % m.group(1)
+            elif self.p.poll() is not None:
+                raise RuntimeError("schedext exited with %d" % self.p.returncode)
+            else:
+                time.sleep(0.02)
+        if self.base is None:
+            raise RuntimeError("schedext did not start")
+
+    def wait_ready(self, timeout=120):
+        end = time.time() + timeout
+        while time.time() < end:
+            try:
+                http("GET", self.base + "/readyz", timeout=5)
+                return
+            except Exception:
+                time.sleep(0.05)
+        raise RuntimeError("schedext not ready")
+
+    def metrics(self):
+        text = http("GET", self.base + "/metrics").decode()
+        out = {}
+        for line in text.splitlines():
+            m = re.match(r'(schedext_cache_pods\{state="(\w+)"\}|schedext_watch_restarts_total) (\S+)', line)
+            if m:
+                out[m.group(2) or "restarts"] = float(m.group(3))
+        return out
+
+    def stop(self):
+        """SIGTERM, then SIGKILL after 3 s: a graceful stop drains the
+        rate-limited event queue, which is not part of the figures."""
+        if self.p.poll() is None:
+            self.p.terminate()
+            try:
+                self.p.wait(3)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        self.log.close()
+
+
+def kubeconfig(tmp, server):
+    path = os.path.join(tmp, "kubeconfig")
+    cfg = {"apiVersion": "v1", "kind": "Config", "current-context": "bench",
+           "clusters": [{"name": "fake", "cluster": {"server": server}}],
+           "users": [{"name": "u", "user": {}}],
+           "contexts": [{"name": "bench", "context": {"cluster": "fake", "user": "u"}}]}
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+    return path
+
+
+def load_items(path):
+    with open(path) as f:
+        return json.load(f)["items"]
+
+
+def nodes_of(cluster, n):
+    """The first n Nodes, without the server-owned fields."""
+    out = []
+    for o in cluster:
+        if o.get("kind") == "Node":
+            o = dict(o, metadata={k: v for k, v in o["metadata"].items()
+                                  if k not in ("uid", "resourceVersion")})
+            out.append({"op": "create", "object": o})
+            if len(out) == n:
+                break
+    return out
+
+
+def namespace(name):
+    return {"op": "create", "object": {"kind": "Namespace", "metadata": {"name": name}}}
+
+
+def fresh_pod(p, node=None):
+    p = json.loads(json.dumps(p))
+    for k in ("uid", "resourceVersion"):
+        p["metadata"].pop(k, None)
+    if node:
+        p["spec"]["nodeName"] = node
+        p.setdefault("status", {})["phase"] = "Running"
+    return p
+
+
+def cpu_note(api, sx, t0_cpu, wall, bound=None):
+    """CPU use of both processes over the window and what bounds the figure:
+    the caller's finding, else the fake server when its one Python thread
+    was near a full core, else schedext."""
+    fa = (cpu_s(api.p.pid) - t0_cpu[0]) / wall
+    sc = (cpu_s(sx.p.pid) - t0_cpu[1]) / wall
+    if bound is None:
+        bound = "fakeapi" if fa > 0.85 else "schedext"
+    return "fakeapi_cpu=%d%% schedext_cpu=%d%% bound_by=%s" % (fa * 100, sc * 100, bound)
+
+
+def standalone(binary, cluster_path, pending_path, nnodes):
+    tmp = tempfile.mkdtemp(prefix="bench-e2e-")
+    api = FakeApi(tmp, 1000)
+    sx = None
+    try:
+        cluster = load_items(cluster_path)
+        pending = [fresh_pod(p) for p in load_items(pending_path)]
+        ns = sorted({p["metadata"]["namespace"] for p in pending})
+        api.apply([namespace(n) for n in ns])
+        t = time.time()
+        api.apply(nodes_of(cluster, nnodes))
+        api.apply([{"op": "create", "object": p} for p in pending])
+        load_s = time.time() - t
+        del cluster
+        total = len(pending)
+        sx = Schedext(tmp, binary, kubeconfig(tmp, api.base), "--standalone")
+        sx.wait_ready()
+        t0 = t_last = None
+        cpu0 = None
+        deadline = time.time() + 600
+        while time.time() < deadline:
+            m = sx.metrics()
+            now = time.time()
+            done = m.get("bound", 0)
+            if t0 is None and done + m.get("assumed", 0) > 0:
+                t0, cpu0 = now, (cpu_s(api.p.pid), cpu_s(sx.p.pid))
+            if done >= total:
+                t_last = now
+                break
+            time.sleep(0.02)
+        if t_last is None:
+            raise RuntimeError("only %d of %d pods bound" % (done, total))
+        wall = max(t_last - t0, 1e-3)
+        # schedext's API client has client-go's default token bucket (QPS 50,
+        # burst 100; include/schedext/kube.h) and nothing sets it higher, so
+        # one Binding POST per pod cannot go faster than that.
+        bucket = max(total - CLIENT_BURST, 0) / CLIENT_QPS
+        limited = total / wall < 1.2 * CLIENT_QPS and wall > 0.85 * bucket
+        note = cpu_note(api, sx, cpu0, wall, "client_qps" if limited else None)
+        rec = json.loads(http("GET", api.base + "/_control/records"))
+        names = [b["metadata"]["name"] for b in rec["bindings"]]
+        print("bench standalone_e2e %.0f pods/s nodes=%d pending=%d seconds=%.2f bindings=%d "
+              "duplicate_bindings=%d load_s=%.1f %s"
+              % (total / wall, nnodes, total, wall, len(names), len(names) - len(set(names)),
+                 load_s, note), flush=True)
+    finally:
+        if sx:
+            sx.stop()
+        api.stop()
+
+
+def watch(binary, cluster_path, nnodes, npods, updates):
+    tmp = tempfile.mkdtemp(prefix="bench-watch-")
+    # Every pass of a fake-server watcher must find its last RV in the history.
+    api = FakeApi(tmp, 4 * BATCH)
+    sx = None
+    try:
+        cluster = load_items(cluster_path)
+        node_ops = nodes_of(cluster, nnodes)
+        names = [o["object"]["metadata"]["name"] for o in node_ops]
+        pods = [o for o in cluster if o.get("kind") == "Pod"][:npods]
+        del cluster
+        pods = [fresh_pod(p, names[i % len(names)]) for i, p in enumerate(pods)]
+        api.apply([namespace(n) for n in sorted({p["metadata"]["namespace"] for p in pods})])
+        api.apply(node_ops)
+        api.apply([{"op": "create", "object": p} for p in pods])
+        sx = Schedext(tmp, binary, kubeconfig(tmp, api.base))
+        sx.wait_ready()
+        restarts0 = sx.metrics().get("restarts", 0)
+        ops = []
+        for k in range(updates):
+            p = pods[k % len(pods)]
+            p["metadata"].setdefault("labels", {})["bench-rev"] = str(k)
+            ops.append({"op": "update", "object": json.loads(json.dumps(p))})
+        last = ops[-1]["object"]["metadata"]
+        cpu0 = (cpu_s(api.p.pid), cpu_s(sx.p.pid))
+        t0 = time.time()
+        out = api.apply(ops)
+        t_sent = time.time()
+        want = out["results"][-1]["metadata"]["resourceVersion"]
+        t_seen = None
+        while time.time() < t_sent + 300:
+            cache = json.loads(http("GET", sx.base + "/debug/cache"))
+            if any(p["name"] == last["name"] and p["namespace"] == last["namespace"]
+                   and p["resourceVersion"] == want for p in cache["pods"]):
+                t_seen = time.time()
+                break
+            time.sleep(0.01)
+        if t_seen is None:
+            raise RuntimeError("resourceVersion %s never reached the cache" % want)
+        wall = t_seen - t0
+        # The cache caught up within 10% of the window after the last update
+        # was accepted: the figure is the rate the fake server (and this
+        # Python producer) accepted updates, not schedext's limit.
+        producer = (t_seen - t_sent) < 0.1 * wall
+        note = cpu_note(api, sx, cpu0, wall, "fakeapi_apply" if producer else None)
+        restarts = sx.metrics().get("restarts", 0) - restarts0
+        print("bench watch_events %.0f events/s updates=%d nodes=%d pods=%d seconds=%.2f "
+              "applied_per_s=%.0f lag_after_last_ms=%.0f watch_restarts=%d %s"
+              % (updates / wall, updates, nnodes, npods, wall, updates / (t_sent - t0),
+                 (t_seen - t_sent) * 1000, restarts, note), flush=True)
+    finally:
+        if sx:
+            sx.stop()
+        api.stop()
+
+
+def main(argv):
+    if len(argv) == 6 and argv[1] == "standalone":
+        standalone(argv[2], argv[3], argv[4], int(argv[5]))
+    elif len(argv) == 7 and argv[1] == "watch":
+        watch(argv[2], argv[3], int(argv[4]), int(argv[5]), int(argv[6]))
+    else:
+        sys.stderr.write(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
