@@ -26,6 +26,7 @@ limit, not schedext's.
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -234,6 +235,7 @@ def standalone(binary, cluster_path, pending_path, nnodes):
         if sx:
             sx.stop()
         api.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def watch(binary, cluster_path, nnodes, npods, updates):
@@ -290,6 +292,7 @@ def watch(binary, cluster_path, nnodes, npods, updates):
         if sx:
             sx.stop()
         api.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main(argv):
