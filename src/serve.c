@@ -42,6 +42,8 @@ static const char usage_serve[] =
 	"  --state FILE           cluster state file (v1 List or YAML stream) instead of a cluster\n"
 	"  --kubeconfig FILE      kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
 	"  --context NAME         kubeconfig context\n"
+	"  --kube-api-qps N       API server requests per second (default 50, as client-go)\n"
+	"  --kube-api-burst N     burst above that rate (default 100)\n"
 	"  --config FILE          KubeSchedulerConfiguration (default: the upstream default profile)\n"
 	"  --extender-profile N   profile (schedulerName) served to kube-scheduler (default: first)\n"
 	"  --tls-cert FILE        serve HTTPS with this certificate (PEM)\n"
@@ -61,6 +63,7 @@ struct serve_args {
 	const char *listen, *state, *config, *profile, *kubeconfig, *context;
 	const char *tls_cert, *tls_key, *tls_client_ca, *url_prefix;
 	unsigned long threads, max_conns, conn_timeout, max_body;
+	unsigned long kube_qps, kube_burst; /* 0 = client defaults (50 / 100) */
 	/* standalone scheduler (issue 6) */
 	const char *le_name, *le_ns, *le_dur, *le_renew, *le_retry;
 	bool standalone, leader_elect;
@@ -139,6 +142,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 		{ "--max-connections", &a->max_conns, 1, 1000000 },
 		{ "--connection-timeout", &a->conn_timeout, 1, 86400 },
 		{ "--max-body-bytes", &a->max_body, 1024, (unsigned long)4 << 30 },
+		{ "--kube-api-qps", &a->kube_qps, 1, 100000 },
+		{ "--kube-api-burst", &a->kube_burst, 1, 100000 },
 	};
 	const char *val;
 	int rc = -1;
@@ -275,7 +280,8 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 		if (sx_state_load_file(s->cache, a->state, &err) < 0)
 			return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
 	} else {
-		s->ko = (struct sx_kube_opts){ .kubeconfig = a->kubeconfig, .context = a->context };
+		s->ko = (struct sx_kube_opts){ .kubeconfig = a->kubeconfig, .context = a->context,
+					       .qps = (double)a->kube_qps, .burst = (int)a->kube_burst };
 		s->kube = sx_kube_new(&s->ko, &err);
 		if (!s->kube)
 			return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
