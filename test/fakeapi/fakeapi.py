@@ -31,7 +31,9 @@ Prints "listening on <port>" once ready.
 """
 import argparse
 import base64
+import bisect
 import copy
+import itertools
 import json
 import random
 import socket
@@ -129,12 +131,21 @@ class Store:
     """All objects, the global resourceVersion and the watch history."""
 
     def __init__(self, history, bookmark_interval):
-        self.lock = threading.Condition()
+        # One mutex; the global condition plus one per resource, so an
+        # event wakes only the watchers of its own resource.
+        mutex = threading.RLock()
+        self.lock = threading.Condition(mutex)
+        self.changed = {r: threading.Condition(mutex) for r in RESOURCES}
         self.rv = 1000
         self.objects = {r: {} for r in RESOURCES}
         self.history = []            # (rv, resource, type, old, new)
         self.history_max = history
         self.compacted_rv = self.rv  # events with rv <= this are gone
+        # Per resource: rv of its newest event and of its newest compacted
+        # one. A watcher is too old only when it missed events of its own
+        # resource (as with the API server's per-resource watch cache).
+        self.last_rv = {r: self.rv for r in RESOURCES}
+        self.compacted_res = {r: self.rv for r in RESOURCES}
         self.snapshots = {}          # continue token id -> (rv, items)
         self.bookmark_interval = bookmark_interval
         self.faults = copy.deepcopy(FAULT_DEFAULTS)
@@ -151,9 +162,13 @@ class Store:
 
     def _emit(self, resource, etype, old, new):
         self.history.append((self.rv, resource, etype, old, new))
+        self.last_rv[resource] = self.rv
         while len(self.history) > self.history_max:
-            self.compacted_rv = self.history.pop(0)[0]
+            gone = self.history.pop(0)
+            self.compacted_rv = gone[0]
+            self.compacted_res[gone[1]] = gone[0]
         self.lock.notify_all()
+        self.changed[resource].notify_all()
 
     def key_of(self, resource, obj):
         md = obj.get("metadata") or {}
@@ -186,7 +201,9 @@ class Store:
         self._emit(resource, "ADDED", None, obj)
         return obj
 
-    def update(self, resource, obj, check_rv=True):
+    def update(self, resource, obj, check_rv=True, owned=False):
+        """owned: obj is a fresh object the caller gives away (its nested
+        values may be shared with the stored one but are never mutated)."""
         key = self.key_of(resource, obj)
         old = self.objects[resource].get(key)
         if old is None:
@@ -194,9 +211,9 @@ class Store:
         want = (obj.get("metadata") or {}).get("resourceVersion")
         if check_rv and want and want != old["metadata"]["resourceVersion"]:
             raise ApiError(409, "Conflict", 'Operation cannot be fulfilled on %s "%s": the object has been modified; please apply your changes to the latest version and try again' % (self.qualified(resource), key[1]))
-        new = copy.deepcopy(obj)
+        new = obj if owned else copy.deepcopy(obj)
         new["kind"], new["apiVersion"] = old["kind"], old["apiVersion"]
-        md = new.setdefault("metadata", {})
+        md = new["metadata"] = dict(new.get("metadata") or {})
         md["uid"] = old["metadata"]["uid"]
         md["creationTimestamp"] = old["metadata"].get("creationTimestamp")
         if RESOURCES[resource][2]:
@@ -453,7 +470,7 @@ class Handler(BaseHTTPRequestHandler):
                     cur = int(rv)
                 except ValueError:
                     raise ApiError(400, "BadRequest", "invalid resource version: %s" % rv)
-                if cur < st.compacted_rv:
+                if cur < st.compacted_res[res]:
                     error_event = "old"
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -488,13 +505,16 @@ class Handler(BaseHTTPRequestHandler):
                 now = time.monotonic()
                 if now >= deadline:
                     break
-                if cur >= st.compacted_rv and st.rv == cur:
-                    st.lock.wait(min(0.2, deadline - now))
-                if cur < st.compacted_rv:
+                if cur >= st.compacted_res[res] and st.last_rv[res] <= cur:
+                    st.changed[res].wait(min(0.2, deadline - now))
+                if cur < st.compacted_res[res]:
                     dropped = True
                 else:
-                    for rv, r, etype, old, new in st.history:
-                        if rv > cur and r == res:
+                    # history is in rv order: start after cur, so a wake-up
+                    # costs the new events, not the whole history.
+                    start = bisect.bisect_right(st.history, cur, key=lambda h: h[0])
+                    for rv, r, etype, old, new in itertools.islice(st.history, start, None):
+                        if r == res:
                             ev = self.filter_event(etype, old, new, ns, sel)
                             if ev:
                                 evs.append(ev)
@@ -613,14 +633,15 @@ class Handler(BaseHTTPRequestHandler):
                 raise ApiError(409, "Conflict", pre + 'pod %s is already assigned to node "%s"' % (name, node))
             if (pod.get("spec") or {}).get("schedulingGates"):
                 raise ApiError(409, "Conflict", pre + "pod %s has non-empty .spec.schedulingGates" % name)
-            new = copy.deepcopy(pod)
-            new.setdefault("spec", {})["nodeName"] = target["name"]
-            conds = [c for c in new.setdefault("status", {}).get("conditions", [])
+            # Copy only what changes: stored objects are never mutated.
+            new = dict(pod)
+            new["spec"] = dict(pod.get("spec") or {}, nodeName=target["name"])
+            conds = [c for c in (pod.get("status") or {}).get("conditions", [])
                      if c.get("type") != "PodScheduled"]
             conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
                           "lastTransitionTime": now_rfc3339()})
-            new["status"]["conditions"] = conds
-            st.update("pods", new, check_rv=False)
+            new["status"] = dict(pod.get("status") or {}, conditions=conds)
+            st.update("pods", new, check_rv=False, owned=True)
         self.send_json(201, status_body(201, "", ""))
 
     def patch_status(self, ns, name):
@@ -693,6 +714,7 @@ class Handler(BaseHTTPRequestHandler):
         if what == "compact" and method == "POST":
             with st.lock:
                 st.compacted_rv = st.rv
+                st.compacted_res = {r: st.rv for r in RESOURCES}
                 st.history = []
                 st.snapshots.clear()
             return self.send_json(200, {"compactedTo": str(st.compacted_rv)})
