@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "decode_internal.h"
+#include "decode_util.h"
 #include "schedext/quantity.h"
 
 /* ---------- typed field readers ---------- */
@@ -91,6 +92,110 @@ int sx_dec_array(const cJSON *obj, const char *key, const cJSON **out, uint32_t 
 	return 0;
 }
 
+/* ---------- shared decoder shapes (decode_util.h) ---------- */
+
+int sx_dec_oom(struct sx_error *err)
+{
+	return sx_error_set(err, SX_ENOMEM, "out of memory");
+}
+
+int sx_dec_not_object(struct sx_error *err, const cJSON *j)
+{
+	return sx_error_set(err, SX_EINVAL, "expected object, got %s", sx_dec_type_name(j));
+}
+
+void *sx_dec_new(const cJSON *json, size_t size, struct sx_error *err)
+{
+	void *p;
+
+	if (!cJSON_IsObject(json)) {
+		sx_dec_not_object(err, json);
+		return NULL;
+	}
+	p = sx_calloc(1, size);
+	if (!p)
+		sx_dec_oom(err);
+	return p;
+}
+
+static int walk(const cJSON *arr, const char *key, bool objects, void *base, size_t size,
+		sx_dec_item_fn fn, void *arg, struct sx_error *err)
+{
+	const cJSON *it;
+	uint32_t i = 0;
+
+	cJSON_ArrayForEach(it, arr) {
+		void *elem = base ? (char *)base + (size_t)i * size : NULL;
+		int rc = objects && !cJSON_IsObject(it) ? sx_dec_not_object(err, it)
+						       : fn(it, elem, arg, err);
+
+		if (rc < 0) {
+			sx_error_prefixf(err, "[%u]", i);
+			sx_error_prefix(err, key);
+			return rc;
+		}
+		i++;
+	}
+	return 0;
+}
+
+int sx_dec_each(const cJSON *arr, const char *key, void *base, size_t size, sx_dec_item_fn fn,
+		void *arg, struct sx_error *err)
+{
+	return walk(arr, key, false, base, size, fn, arg, err);
+}
+
+int sx_dec_each_object(const cJSON *arr, const char *key, void *base, size_t size,
+		       sx_dec_item_fn fn, void *arg, struct sx_error *err)
+{
+	return walk(arr, key, true, base, size, fn, arg, err);
+}
+
+static int alloc_walk(const cJSON *obj, const char *key, bool objects, size_t size, void *items,
+		      uint32_t *n, sx_dec_item_fn fn, void *arg, struct sx_error *err)
+{
+	const cJSON *arr;
+	uint32_t cnt;
+	void *p = NULL;
+	int rc = sx_dec_array(obj, key, &arr, &cnt, err);
+
+	*n = 0;
+	if (rc == 0 && arr && !(p = sx_calloc(cnt, size)))
+		rc = sx_dec_oom(err);
+	/* items is a T **: store through memcpy, not as a void **. */
+	memcpy(items, &p, sizeof(p));
+	if (rc < 0 || !arr)
+		return rc;
+	*n = cnt;
+	return walk(arr, key, objects, p, size, fn, arg, err);
+}
+
+int sx_dec_items_(const cJSON *obj, const char *key, size_t size, void *items, uint32_t *n,
+		  sx_dec_item_fn fn, void *arg, struct sx_error *err)
+{
+	return alloc_walk(obj, key, false, size, items, n, fn, arg, err);
+}
+
+int sx_dec_objects_(const cJSON *obj, const char *key, size_t size, void *items, uint32_t *n,
+		    sx_dec_item_fn fn, void *arg, struct sx_error *err)
+{
+	return alloc_walk(obj, key, true, size, items, n, fn, arg, err);
+}
+
+int sx_dec_sub(const cJSON *obj, const char *key, sx_dec_item_fn fn, void *elem, void *arg,
+	       struct sx_error *err)
+{
+	const cJSON *v;
+	int rc = sx_dec_object(obj, key, &v, err);
+
+	if (rc < 0 || !v)
+		return rc;
+	rc = fn(v, elem, arg, err);
+	if (rc < 0)
+		sx_error_prefix(err, key);
+	return rc;
+}
+
 /* Checks a string value's length; no path. */
 static int check_string(const cJSON *v, struct sx_error *err)
 {
@@ -129,11 +234,11 @@ int sx_dec_strdup(const cJSON *obj, const char *key, char **out, struct sx_error
 		return rc;
 	*out = sx_strdup(s ? s : "");
 	if (!*out)
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
+		return sx_dec_oom(err);
 	return 0;
 }
 
-int sx_dec_intern_value(const cJSON *s, sx_str *out, struct sx_error *err)
+int sx_dec_string_value(const cJSON *s, const char **out, struct sx_error *err)
 {
 	int rc;
 
@@ -143,7 +248,18 @@ int sx_dec_intern_value(const cJSON *s, sx_str *out, struct sx_error *err)
 	rc = check_string(s, err);
 	if (rc < 0)
 		return rc;
-	*out = sx_intern(s->valuestring);
+	*out = s->valuestring;
+	return 0;
+}
+
+int sx_dec_intern_value(const cJSON *s, sx_str *out, struct sx_error *err)
+{
+	const char *v;
+	int rc = sx_dec_string_value(s, &v, err);
+
+	if (rc < 0)
+		return rc;
+	*out = sx_intern(v);
 	if (*out == SX_STR_INVALID)
 		return sx_error_set(err, SX_ETOOBIG, "string table full");
 	return 0;
@@ -238,32 +354,22 @@ int sx_dec_time(const cJSON *obj, const char *key, int64_t *out, bool *present,
 	return 0;
 }
 
+static int intern_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	return sx_dec_intern_value(j, elem, err);
+}
+
 int sx_dec_str_list(const cJSON *obj, const char *key, uint32_t *n, sx_str **out,
 		    struct sx_error *err)
 {
-	const cJSON *arr, *it;
-	uint32_t i = 0;
-	int rc = sx_dec_array(obj, key, &arr, n, err);
+	int rc = sx_dec_items(obj, key, out, n, intern_item, NULL, err);
 
-	*out = NULL;
-	if (rc < 0 || !arr)
-		return rc;
-	*out = sx_calloc(*n, sizeof(**out));
-	if (!*out)
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	cJSON_ArrayForEach(it, arr) {
-		rc = sx_dec_intern_value(it, &(*out)[i], err);
-		if (rc < 0) {
-			sx_error_prefixf(err, "[%u]", i);
-			sx_error_prefix(err, key);
-			free(*out);
-			*out = NULL;
-			*n = 0;
-			return rc;
-		}
-		i++;
+	if (rc < 0) { /* a failed list leaves nothing behind */
+		free(*out);
+		*out = NULL;
+		*n = 0;
 	}
-	return 0;
+	return rc;
 }
 
 /* Orders labels by key id, then by position so that the last duplicate can
@@ -290,7 +396,7 @@ static int labels_from_map(const cJSON *map, struct sx_labels *out, struct sx_er
 	int rc = 0;
 
 	if (!tmp)
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
+		return sx_dec_oom(err);
 	cJSON_ArrayForEach(it, map) {
 		if (!it->string) { /* only hand-built trees lack member names */
 			rc = sx_error_set(err, SX_EINVAL, "member without a name");
@@ -317,7 +423,7 @@ static int labels_from_map(const cJSON *map, struct sx_labels *out, struct sx_er
 	qsort(tmp, n, sizeof(*tmp), label_pos_cmp);
 	out->items = sx_calloc(n, sizeof(*out->items));
 	if (!out->items) {
-		rc = sx_error_set(err, SX_ENOMEM, "out of memory");
+		rc = sx_dec_oom(err);
 		goto out_free;
 	}
 	for (i = 0; i < n; i++) {
@@ -383,17 +489,15 @@ static const char *const op_names[] = {
 	[SX_OP_LT] = "Lt",
 };
 
-/* One {key, operator, values} expression; node selectors allow Gt/Lt. */
-static int decode_requirement(const cJSON *j, bool node, struct sx_requirement *req,
-			      struct sx_error *err)
+/* One {key, operator, values} expression into elem (struct sx_requirement);
+ * *(bool *)node allows the node selector operators Gt/Lt. */
+static int decode_requirement(const cJSON *j, void *elem, void *node, struct sx_error *err)
 {
+	struct sx_requirement *req = elem;
+	int nops = *(bool *)node ? SX_OP_LT + 1 : SX_OP_DOES_NOT_EXIST + 1;
 	const char *op;
-	int rc, nops = node ? SX_OP_LT + 1 : SX_OP_DOES_NOT_EXIST + 1;
+	int rc = sx_dec_intern(j, "key", &req->key, err);
 
-	if (!cJSON_IsObject(j))
-		return sx_error_set(err, SX_EINVAL, "expected object, got %s",
-				    sx_dec_type_name(j));
-	rc = sx_dec_intern(j, "key", &req->key, err);
 	if (rc < 0)
 		return rc;
 	rc = sx_dec_string(j, "operator", &op, err);
@@ -414,35 +518,25 @@ static int decode_requirement(const cJSON *j, bool node, struct sx_requirement *
 static int decode_requirements(const cJSON *obj, const char *key, bool node,
 			       struct sx_requirement **reqs, uint32_t *n, struct sx_error *err)
 {
-	const cJSON *arr, *it;
-	uint32_t cnt, i = 0;
+	const cJSON *arr;
+	uint32_t cnt, old = *n;
 	int rc = sx_dec_array(obj, key, &arr, &cnt, err);
 
 	if (rc < 0 || !arr || cnt == 0)
 		return rc;
-	if (*n + cnt > SX_DECODE_MAX_ITEMS) {
+	if (old + cnt > SX_DECODE_MAX_ITEMS) {
 		sx_error_set(err, SX_ETOOBIG, "more than %d requirements", SX_DECODE_MAX_ITEMS);
 		sx_error_prefix(err, key);
 		return SX_ETOOBIG;
 	}
-	struct sx_requirement *grown = realloc(*reqs, (*n + cnt) * sizeof(**reqs));
+	struct sx_requirement *grown = realloc(*reqs, (old + cnt) * sizeof(**reqs));
 	if (!grown)
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
+		return sx_dec_oom(err);
 	*reqs = grown;
-	memset(grown + *n, 0, cnt * sizeof(*grown));
-	cJSON_ArrayForEach(it, arr) {
-		struct sx_requirement *r = &grown[*n];
-
-		(*n)++; /* counted before decoding so that a free sees it */
-		rc = decode_requirement(it, node, r, err);
-		if (rc < 0) {
-			sx_error_prefixf(err, "[%u]", i);
-			sx_error_prefix(err, key);
-			return rc;
-		}
-		i++;
-	}
-	return 0;
+	memset(grown + old, 0, cnt * sizeof(*grown));
+	*n = old + cnt; /* counted before decoding so that a free sees them */
+	return sx_dec_each_object(arr, key, grown + old, sizeof(*grown), decode_requirement, &node,
+				  err);
 }
 
 /* matchLabels into SX_OP_EQUALS requirements. */
@@ -458,7 +552,7 @@ static int decode_match_labels(const cJSON *j, struct sx_label_selector *sel, st
 	sel->reqs = sx_calloc(ml.n, sizeof(*sel->reqs));
 	if (!sel->reqs) {
 		free(ml.items);
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
+		return sx_dec_oom(err);
 	}
 	for (uint32_t i = 0; i < ml.n; i++) {
 		struct sx_requirement *r = &sel->reqs[sel->nreqs++];
@@ -468,7 +562,7 @@ static int decode_match_labels(const cJSON *j, struct sx_label_selector *sel, st
 		r->values = sx_calloc(1, sizeof(sx_str));
 		if (!r->values) {
 			free(ml.items);
-			return sx_error_set(err, SX_ENOMEM, "out of memory");
+			return sx_dec_oom(err);
 		}
 		r->nvalues = 1;
 		r->values[0] = ml.items[i].value;
@@ -482,15 +576,9 @@ static struct sx_label_selector *decode_selector_value(const cJSON *j, struct sx
 {
 	struct sx_label_selector *sel;
 
-	if (!cJSON_IsObject(j)) {
-		sx_error_set(err, SX_EINVAL, "expected object, got %s", sx_dec_type_name(j));
+	sel = sx_dec_new(j, sizeof(*sel), err);
+	if (!sel)
 		return NULL;
-	}
-	sel = sx_calloc(1, sizeof(*sel));
-	if (!sel) {
-		sx_error_set(err, SX_ENOMEM, "out of memory");
-		return NULL;
-	}
 	if (decode_match_labels(j, sel, err) < 0 ||
 	    decode_requirements(j, "matchExpressions", false, &sel->reqs, &sel->nreqs, err) < 0) {
 		sx_label_selector_free(sel);
@@ -534,8 +622,7 @@ int sx_dec_node_selector_term(const cJSON *j, struct sx_node_selector_term *term
 	int rc;
 
 	if (!cJSON_IsObject(j))
-		return sx_error_set(err, SX_EINVAL, "expected object, got %s",
-				    sx_dec_type_name(j));
+		return sx_dec_not_object(err, j);
 	rc = decode_requirements(j, "matchExpressions", true, &term->exprs, &term->nexprs, err);
 	if (rc == 0)
 		rc = decode_requirements(j, "matchFields", true, &term->fields, &term->nfields,
@@ -543,75 +630,36 @@ int sx_dec_node_selector_term(const cJSON *j, struct sx_node_selector_term *term
 	return rc;
 }
 
+static int node_selector_term_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	return sx_dec_node_selector_term(j, elem, err);
+}
+
 struct sx_node_selector *sx_dec_node_selector(const cJSON *j, struct sx_error *err)
 {
 	struct sx_node_selector *sel;
-	const cJSON *arr, *it;
-	uint32_t n, i = 0;
 
-	if (!cJSON_IsObject(j)) {
-		sx_error_set(err, SX_EINVAL, "expected object, got %s", sx_dec_type_name(j));
+	sel = sx_dec_new(j, sizeof(*sel), err);
+	if (!sel)
 		return NULL;
-	}
-	if (sx_dec_array(j, "nodeSelectorTerms", &arr, &n, err) < 0)
+	if (sx_dec_objects(j, "nodeSelectorTerms", &sel->terms, &sel->nterms,
+			   node_selector_term_item, NULL, err) < 0) {
+		sx_node_selector_free(sel);
 		return NULL;
-	sel = sx_calloc(1, sizeof(*sel));
-	if (!sel || !(sel->terms = sx_calloc(n, sizeof(*sel->terms)))) {
-		free(sel);
-		sx_error_set(err, SX_ENOMEM, "out of memory");
-		return NULL;
-	}
-	sel->nterms = n;
-	cJSON_ArrayForEach(it, arr) {
-		if (sx_dec_node_selector_term(it, &sel->terms[i], err) < 0) {
-			sx_error_prefixf(err, "[%u]", i);
-			sx_error_prefix(err, "nodeSelectorTerms");
-			sx_node_selector_free(sel);
-			return NULL;
-		}
-		i++;
 	}
 	return sel;
 }
 
-static int decode_preferred_terms(const cJSON *j, struct sx_node_affinity *na,
-				  struct sx_error *err)
+/* A v1.PreferredSchedulingTerm into elem. */
+static int decode_preferred_term(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
-	static const char key[] = "preferredDuringSchedulingIgnoredDuringExecution";
-	const cJSON *arr, *it, *pref;
-	uint32_t i = 0;
-	int rc = sx_dec_array(j, key, &arr, &na->npreferred, err);
+	struct sx_preferred_scheduling_term *t = elem;
+	int rc = sx_dec_int32(j, "weight", &t->weight, NULL, err);
 
-	if (rc < 0 || !arr)
-		return rc;
-	na->preferred = sx_calloc(na->npreferred, sizeof(*na->preferred));
-	if (!na->preferred) {
-		na->npreferred = 0;
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	}
-	cJSON_ArrayForEach(it, arr) {
-		struct sx_preferred_scheduling_term *t = &na->preferred[i];
-
-		if (!cJSON_IsObject(it))
-			rc = sx_error_set(err, SX_EINVAL, "expected object, got %s",
-					  sx_dec_type_name(it));
-		if (rc == 0)
-			rc = sx_dec_int32(it, "weight", &t->weight, NULL, err);
-		if (rc == 0)
-			rc = sx_dec_object(it, "preference", &pref, err);
-		if (rc == 0 && pref) {
-			rc = sx_dec_node_selector_term(pref, &t->preference, err);
-			if (rc < 0)
-				sx_error_prefix(err, "preference");
-		}
-		if (rc < 0) {
-			sx_error_prefixf(err, "[%u]", i);
-			sx_error_prefix(err, key);
-			return rc;
-		}
-		i++;
-	}
-	return 0;
+	if (rc == 0)
+		rc = sx_dec_sub(j, "preference", node_selector_term_item, &t->preference, NULL,
+				err);
+	return rc;
 }
 
 struct sx_node_affinity *sx_decode_node_affinity(const cJSON *json, struct sx_error *err)
@@ -623,15 +671,9 @@ struct sx_node_affinity *sx_decode_node_affinity(const cJSON *json, struct sx_er
 
 	if (!err)
 		err = &tmp;
-	if (!cJSON_IsObject(json)) {
-		sx_error_set(err, SX_EINVAL, "expected object, got %s", sx_dec_type_name(json));
+	na = sx_dec_new(json, sizeof(*na), err);
+	if (!na)
 		return NULL;
-	}
-	na = sx_calloc(1, sizeof(*na));
-	if (!na) {
-		sx_error_set(err, SX_ENOMEM, "out of memory");
-		return NULL;
-	}
 	req = sx_dec_get(json, req_key);
 	if (req) {
 		na->required = sx_dec_node_selector(req, err);
@@ -640,7 +682,8 @@ struct sx_node_affinity *sx_decode_node_affinity(const cJSON *json, struct sx_er
 			goto out_free;
 		}
 	}
-	if (decode_preferred_terms(json, na, err) < 0)
+	if (sx_dec_objects(json, "preferredDuringSchedulingIgnoredDuringExecution",
+			   &na->preferred, &na->npreferred, decode_preferred_term, NULL, err) < 0)
 		goto out_free;
 	return na;
 out_free:
@@ -792,7 +835,7 @@ int sx_dec_rlist(const cJSON *obj, const char *key, bool nonneg, struct sx_rlist
 		else if ((rc = sx_dec_quantity_value(it, nonneg, &q, err)) < 0)
 			sx_error_prefix(err, it->string);
 		else if (sx_rlist_apply(l, name, q, SX_RL_SET) < 0)
-			rc = sx_error_set(err, SX_ENOMEM, "out of memory");
+			rc = sx_dec_oom(err);
 		if (rc < 0) {
 			sx_error_prefix(err, key);
 			sx_rlist_clear(l);
@@ -818,7 +861,7 @@ int sx_rlist_to_resources(const struct sx_rlist *l, struct sx_resources *out,
 	if (nscalar) {
 		out->scalar = sx_calloc(nscalar, sizeof(*out->scalar));
 		if (!out->scalar)
-			return sx_error_set(err, SX_ENOMEM, "out of memory");
+			return sx_dec_oom(err);
 	}
 	for (uint32_t i = 0; i < l->n; i++) {
 		const struct sx_rentry *e = &l->items[i];
@@ -944,8 +987,7 @@ int sx_decode_object(const cJSON *json, const char *kind, struct sx_object *out,
 	out->kind = SX_KIND_UNKNOWN;
 	out->obj = NULL;
 	if (!cJSON_IsObject(json))
-		return sx_error_set(err, SX_EINVAL, "expected object, got %s",
-				    sx_dec_type_name(json));
+		return sx_dec_not_object(err, json);
 	if (!kind) {
 		int rc = sx_dec_string(json, "kind", &kind, err);
 

@@ -8,17 +8,8 @@
 #include <string.h>
 
 #include "decode_internal.h"
+#include "decode_util.h"
 #include "schedext/decode.h"
-
-static int oom(struct sx_error *err)
-{
-	return sx_error_set(err, SX_ENOMEM, "out of memory");
-}
-
-static int not_object(struct sx_error *err, const cJSON *j)
-{
-	return sx_error_set(err, SX_EINVAL, "expected object, got %s", sx_dec_type_name(j));
-}
 
 /* IntOrString (PDB minAvailable/maxUnavailable): an integer or "N%". */
 static int decode_int_or_percent(const cJSON *obj, const char *key, bool *has, bool *percent,
@@ -113,12 +104,15 @@ static int decode_generic_body(const cJSON *json, struct sx_generic *g, struct s
 	return g->kind == SX_KIND_PDB ? decode_pdb(json, g, err) : 0;
 }
 
-/* Checks that spec and status, when present, are objects. */
-static int check_spec_status(const cJSON *json, struct sx_error *err)
+/* metadata into meta, and checks that spec and status, when present, are
+ * objects. */
+static int decode_head(const cJSON *json, struct sx_meta *meta, struct sx_error *err)
 {
 	const cJSON *o;
-	int rc = sx_dec_object(json, "spec", &o, err);
+	int rc = sx_dec_meta(json, meta, err);
 
+	if (rc == 0)
+		rc = sx_dec_object(json, "spec", &o, err);
 	return rc < 0 ? rc : sx_dec_object(json, "status", &o, err);
 }
 
@@ -127,20 +121,12 @@ struct sx_generic *sx_decode_generic(const cJSON *json, enum sx_kind kind, struc
 	struct sx_generic *g;
 	int rc;
 
-	if (!cJSON_IsObject(json)) {
-		not_object(err, json);
+	g = sx_dec_new(json, sizeof(*g), err);
+	if (!g)
 		return NULL;
-	}
-	g = sx_calloc(1, sizeof(*g));
-	if (!g) {
-		oom(err);
-		return NULL;
-	}
 	atomic_init(&g->refcount, 1);
 	g->kind = (uint8_t)kind;
-	rc = sx_dec_meta(json, &g->meta, err);
-	if (rc == 0)
-		rc = check_spec_status(json, err);
+	rc = decode_head(json, &g->meta, err);
 	if (rc == 0)
 		rc = decode_generic_body(json, g, err);
 	if (rc < 0) {
@@ -150,9 +136,24 @@ struct sx_generic *sx_decode_generic(const cJSON *json, enum sx_kind kind, struc
 	return g;
 }
 
+/* spec.claimRef (elem: the sx_pv). */
+static int decode_claim_ref(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	struct sx_pv *pv = elem;
+	int rc = sx_dec_intern(j, "namespace", &pv->claim_ns, err);
+
+	return rc < 0 ? rc : sx_dec_intern(j, "name", &pv->claim_name, err);
+}
+
+/* spec.csi (elem: the sx_pv). */
+static int decode_pv_csi(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	return sx_dec_intern(j, "driver", &((struct sx_pv *)elem)->csi_driver, err);
+}
+
 static int decode_pv_spec(const cJSON *spec, struct sx_pv *pv, struct sx_error *err)
 {
-	const cJSON *na, *req, *ref, *csi;
+	const cJSON *na, *req;
 	struct sx_rlist cap = { 0 };
 	int rc = sx_dec_intern(spec, "storageClassName", &pv->storage_class, err);
 
@@ -166,21 +167,9 @@ static int decode_pv_spec(const cJSON *spec, struct sx_pv *pv, struct sx_error *
 		}
 	}
 	if (rc == 0)
-		rc = sx_dec_object(spec, "claimRef", &ref, err);
-	if (rc == 0 && ref) {
-		rc = sx_dec_intern(ref, "namespace", &pv->claim_ns, err);
-		if (rc == 0)
-			rc = sx_dec_intern(ref, "name", &pv->claim_name, err);
-		if (rc < 0)
-			sx_error_prefix(err, "claimRef");
-	}
+		rc = sx_dec_sub(spec, "claimRef", decode_claim_ref, pv, NULL, err);
 	if (rc == 0)
-		rc = sx_dec_object(spec, "csi", &csi, err);
-	if (rc == 0 && csi) {
-		rc = sx_dec_intern(csi, "driver", &pv->csi_driver, err);
-		if (rc < 0)
-			sx_error_prefix(err, "csi");
-	}
+		rc = sx_dec_sub(spec, "csi", decode_pv_csi, pv, NULL, err);
 	if (rc == 0)
 		rc = sx_dec_rlist(spec, "capacity", true, &cap, NULL, err);
 	if (rc == 0) {
@@ -201,19 +190,11 @@ struct sx_pv *sx_decode_pv(const cJSON *json, struct sx_error *err)
 	struct sx_pv *pv;
 	int rc;
 
-	if (!cJSON_IsObject(json)) {
-		not_object(err, json);
+	pv = sx_dec_new(json, sizeof(*pv), err);
+	if (!pv)
 		return NULL;
-	}
-	pv = sx_calloc(1, sizeof(*pv));
-	if (!pv) {
-		oom(err);
-		return NULL;
-	}
 	atomic_init(&pv->refcount, 1);
-	rc = sx_dec_meta(json, &pv->meta, err);
-	if (rc == 0)
-		rc = check_spec_status(json, err);
+	rc = decode_head(json, &pv->meta, err);
 	if (rc == 0) {
 		spec = sx_dec_get(json, "spec");
 		rc = decode_pv_spec(spec, pv, err);
@@ -227,11 +208,21 @@ struct sx_pv *sx_decode_pv(const cJSON *json, struct sx_error *err)
 	return pv;
 }
 
+/* One spec.accessModes entry (elem: the sx_pvc). */
+static int decode_access_mode(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	if (!cJSON_IsString(j) || !j->valuestring)
+		return sx_error_set(err, SX_EINVAL, "expected string, got %s", sx_dec_type_name(j));
+	if (strcmp(j->valuestring, "ReadWriteOncePod") == 0)
+		((struct sx_pvc *)arg)->read_write_once_pod = true;
+	return 0;
+}
+
 static int decode_pvc_spec(const cJSON *spec, struct sx_pvc *pvc, struct sx_error *err)
 {
 	struct sx_rlist req = { 0 };
-	const cJSON *res, *modes, *it;
-	uint32_t n, i = 0;
+	const cJSON *res, *modes;
+	uint32_t n;
 	int rc = sx_dec_intern(spec, "volumeName", &pvc->volume_name, err);
 
 	if (rc == 0)
@@ -239,18 +230,8 @@ static int decode_pvc_spec(const cJSON *spec, struct sx_pvc *pvc, struct sx_erro
 	pvc->has_storage_class = sx_dec_get(spec, "storageClassName") != NULL;
 	if (rc == 0)
 		rc = sx_dec_array(spec, "accessModes", &modes, &n, err);
-	cJSON_ArrayForEach(it, modes) {
-		if (rc < 0)
-			break;
-		if (!cJSON_IsString(it) || !it->valuestring) {
-			rc = sx_error_set(err, SX_EINVAL, "expected string, got %s",
-					  sx_dec_type_name(it));
-			sx_error_prefixf(err, "accessModes[%u]", i);
-		} else if (strcmp(it->valuestring, "ReadWriteOncePod") == 0) {
-			pvc->read_write_once_pod = true;
-		}
-		i++;
-	}
+	if (rc == 0)
+		rc = sx_dec_each(modes, "accessModes", NULL, 0, decode_access_mode, pvc, err);
 	if (rc == 0)
 		rc = sx_dec_object(spec, "resources", &res, err);
 	if (rc == 0) {
@@ -301,19 +282,11 @@ struct sx_pvc *sx_decode_pvc(const cJSON *json, struct sx_error *err)
 	struct sx_pvc *pvc;
 	int rc;
 
-	if (!cJSON_IsObject(json)) {
-		not_object(err, json);
+	pvc = sx_dec_new(json, sizeof(*pvc), err);
+	if (!pvc)
 		return NULL;
-	}
-	pvc = sx_calloc(1, sizeof(*pvc));
-	if (!pvc) {
-		oom(err);
-		return NULL;
-	}
 	atomic_init(&pvc->refcount, 1);
-	rc = sx_dec_meta(json, &pvc->meta, err);
-	if (rc == 0)
-		rc = check_spec_status(json, err);
+	rc = decode_head(json, &pvc->meta, err);
 	if (rc == 0)
 		rc = decode_pvc_spec(sx_dec_get(json, "spec"), pvc, err);
 	if (rc == 0)
@@ -325,21 +298,22 @@ struct sx_pvc *sx_decode_pvc(const cJSON *json, struct sx_error *err)
 	return pvc;
 }
 
-static int decode_driver(const cJSON *j, struct sx_csi_driver_info *d, struct sx_error *err)
+/* A driver's allocatable (elem: the sx_csi_driver_info). */
+static int decode_driver_allocatable(const cJSON *j, void *elem, void *arg,
+				     struct sx_error *err)
 {
-	const cJSON *alloc;
-	int rc;
+	struct sx_csi_driver_info *d = elem;
 
-	if (!cJSON_IsObject(j))
-		return not_object(err, j);
-	rc = sx_dec_intern(j, "name", &d->name, err);
+	return sx_dec_int32(j, "count", &d->allocatable_count, &d->has_count, err);
+}
+
+static int decode_driver(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	struct sx_csi_driver_info *d = elem;
+	int rc = sx_dec_intern(j, "name", &d->name, err);
+
 	if (rc == 0)
-		rc = sx_dec_object(j, "allocatable", &alloc, err);
-	if (rc == 0 && alloc) {
-		rc = sx_dec_int32(alloc, "count", &d->allocatable_count, &d->has_count, err);
-		if (rc < 0)
-			sx_error_prefix(err, "allocatable");
-	}
+		rc = sx_dec_sub(j, "allocatable", decode_driver_allocatable, d, NULL, err);
 	if (rc == 0)
 		rc = sx_dec_str_list(j, "topologyKeys", &d->ntopology_keys, &d->topology_keys, err);
 	return rc;
@@ -347,43 +321,19 @@ static int decode_driver(const cJSON *j, struct sx_csi_driver_info *d, struct sx
 
 struct sx_csi_node *sx_decode_csi_node(const cJSON *json, struct sx_error *err)
 {
-	const cJSON *arr = NULL, *it;
 	struct sx_csi_node *csi;
-	uint32_t i = 0, n = 0;
 	int rc;
 
-	if (!cJSON_IsObject(json)) {
-		not_object(err, json);
+	csi = sx_dec_new(json, sizeof(*csi), err);
+	if (!csi)
 		return NULL;
-	}
-	csi = sx_calloc(1, sizeof(*csi));
-	if (!csi) {
-		oom(err);
-		return NULL;
-	}
 	atomic_init(&csi->refcount, 1);
-	rc = sx_dec_meta(json, &csi->meta, err);
-	if (rc == 0)
-		rc = check_spec_status(json, err);
+	rc = decode_head(json, &csi->meta, err);
 	if (rc == 0) {
-		rc = sx_dec_array(sx_dec_get(json, "spec"), "drivers", &arr, &n, err);
+		rc = sx_dec_objects(sx_dec_get(json, "spec"), "drivers", &csi->drivers,
+				    &csi->ndrivers, decode_driver, NULL, err);
 		if (rc < 0)
 			sx_error_prefix(err, "spec");
-	}
-	if (rc == 0 && arr) {
-		csi->drivers = sx_calloc(n, sizeof(*csi->drivers));
-		if (!csi->drivers)
-			rc = oom(err);
-		else
-			csi->ndrivers = n;
-	}
-	cJSON_ArrayForEach(it, arr) {
-		if (rc < 0)
-			break;
-		rc = decode_driver(it, &csi->drivers[i], err);
-		if (rc < 0)
-			sx_error_prefixf(err, "spec.drivers[%u]", i);
-		i++;
 	}
 	if (rc < 0) {
 		sx_csi_node_free(csi);

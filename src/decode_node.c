@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "decode_internal.h"
+#include "decode_util.h"
 #include "schedext/decode.h"
 
 sx_str sx_normalized_image(const char *name, size_t len)
@@ -35,25 +36,13 @@ sx_str sx_normalized_image(const char *name, size_t len)
 	return id;
 }
 
-static int oom(struct sx_error *err)
-{
-	return sx_error_set(err, SX_ENOMEM, "out of memory");
-}
-
-static int not_object(struct sx_error *err, const cJSON *j)
-{
-	return sx_error_set(err, SX_EINVAL, "expected object, got %s", sx_dec_type_name(j));
-}
-
-static int decode_taint(const cJSON *j, struct sx_taint *t, struct sx_error *err)
+static int decode_taint(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
 	static const char *const effects[] = { "", "NoSchedule", "PreferNoSchedule", "NoExecute" };
+	struct sx_taint *t = elem;
 	const char *effect;
-	int rc;
+	int rc = sx_dec_intern(j, "key", &t->key, err);
 
-	if (!cJSON_IsObject(j))
-		return not_object(err, j);
-	rc = sx_dec_intern(j, "key", &t->key, err);
 	if (rc == 0)
 		rc = sx_dec_intern(j, "value", &t->value, err);
 	if (rc == 0)
@@ -73,29 +62,11 @@ static int decode_taint(const cJSON *j, struct sx_taint *t, struct sx_error *err
 
 static int decode_spec(const cJSON *spec, struct sx_node *node, struct sx_error *err)
 {
-	const cJSON *arr, *it;
-	uint32_t i = 0;
 	int rc = sx_dec_bool(spec, "unschedulable", &node->unschedulable, err);
 
 	if (rc == 0)
-		rc = sx_dec_array(spec, "taints", &arr, &node->ntaints, err);
-	if (rc == 0 && arr) {
-		node->taints = sx_calloc(node->ntaints, sizeof(*node->taints));
-		if (!node->taints) {
-			node->ntaints = 0;
-			rc = oom(err);
-		}
-		cJSON_ArrayForEach(it, arr) {
-			if (rc < 0)
-				break;
-			rc = decode_taint(it, &node->taints[i], err);
-			if (rc < 0) {
-				sx_error_prefixf(err, "[%u]", i);
-				sx_error_prefix(err, "taints");
-			}
-			i++;
-		}
-	}
+		rc = sx_dec_objects(spec, "taints", &node->taints, &node->ntaints, decode_taint, NULL,
+				    err);
 	if (rc < 0)
 		sx_error_prefix(err, "spec");
 	return rc;
@@ -116,100 +87,42 @@ static int decode_resource_field(const cJSON *status, const char *key, struct sx
 	return rc;
 }
 
-static int decode_image(const cJSON *j, struct sx_image *img, struct sx_error *err)
+/* One images[].names entry, normalized like a container image. */
+static int decode_image_name(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
-	const cJSON *arr, *it;
-	uint32_t n, i = 0;
-	int rc;
+	sx_str *name = elem;
+	const char *s;
+	int rc = sx_dec_string_value(j, &s, err);
 
-	if (!cJSON_IsObject(j))
-		return not_object(err, j);
-	rc = sx_dec_int64(j, "sizeBytes", 0, INT64_MAX, &img->size_bytes, NULL, err);
+	if (rc < 0)
+		return rc;
+	*name = sx_normalized_image(s, strlen(s));
+	if (*name == SX_STR_INVALID) {
+		*name = SX_STR_EMPTY;
+		return sx_error_set(err, SX_ETOOBIG, "string table full");
+	}
+	return 0;
+}
+
+static int decode_image(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	struct sx_image *img = elem;
+	int rc = sx_dec_int64(j, "sizeBytes", 0, INT64_MAX, &img->size_bytes, NULL, err);
+
 	if (rc == 0)
-		rc = sx_dec_array(j, "names", &arr, &n, err);
-	if (rc < 0 || !arr)
-		return rc;
-	img->names = sx_calloc(n, sizeof(*img->names));
-	if (!img->names)
-		return oom(err);
-	cJSON_ArrayForEach(it, arr) {
-		if (!cJSON_IsString(it) || !it->valuestring) {
-			rc = sx_error_set(err, SX_EINVAL, "expected string, got %s",
-					  sx_dec_type_name(it));
-		} else if (strlen(it->valuestring) > SX_DECODE_MAX_STRING) {
-			rc = sx_error_set(err, SX_ETOOBIG, "string longer than %d bytes",
-					  SX_DECODE_MAX_STRING);
-		} else {
-			img->names[i] = sx_normalized_image(it->valuestring,
-							    strlen(it->valuestring));
-			if (img->names[i] == SX_STR_INVALID) {
-				img->names[i] = SX_STR_EMPTY;
-				rc = sx_error_set(err, SX_ETOOBIG, "string table full");
-			}
-		}
-		if (rc < 0) {
-			sx_error_prefixf(err, "[%u]", i);
-			sx_error_prefix(err, "names");
-			return rc;
-		}
-		img->nnames = ++i;
-	}
-	return 0;
+		rc = sx_dec_items(j, "names", &img->names, &img->nnames, decode_image_name, NULL,
+				  err);
+	return rc;
 }
 
-static int decode_images(const cJSON *status, struct sx_node *node, struct sx_error *err)
+static int decode_condition(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
-	const cJSON *arr, *it;
-	uint32_t i = 0;
-	int rc = sx_dec_array(status, "images", &arr, &node->nimages, err);
+	struct sx_node_condition *c = elem;
+	int rc = sx_dec_intern(j, "type", &c->type, err);
 
-	if (rc < 0 || !arr)
-		return rc;
-	node->images = sx_calloc(node->nimages, sizeof(*node->images));
-	if (!node->images) {
-		node->nimages = 0;
-		return oom(err);
-	}
-	cJSON_ArrayForEach(it, arr) {
-		rc = decode_image(it, &node->images[i], err);
-		if (rc < 0) {
-			sx_error_prefixf(err, "[%u]", i);
-			sx_error_prefix(err, "images");
-			return rc;
-		}
-		i++;
-	}
-	return 0;
-}
-
-static int decode_conditions(const cJSON *status, struct sx_node *node, struct sx_error *err)
-{
-	const cJSON *arr, *it;
-	uint32_t i = 0;
-	int rc = sx_dec_array(status, "conditions", &arr, &node->nconditions, err);
-
-	if (rc < 0 || !arr)
-		return rc;
-	node->conditions = sx_calloc(node->nconditions, sizeof(*node->conditions));
-	if (!node->conditions) {
-		node->nconditions = 0;
-		return oom(err);
-	}
-	cJSON_ArrayForEach(it, arr) {
-		struct sx_node_condition *c = &node->conditions[i];
-
-		rc = cJSON_IsObject(it) ? sx_dec_intern(it, "type", &c->type, err)
-					: not_object(err, it);
-		if (rc == 0)
-			rc = sx_dec_intern(it, "status", &c->status, err);
-		if (rc < 0) {
-			sx_error_prefixf(err, "[%u]", i);
-			sx_error_prefix(err, "conditions");
-			return rc;
-		}
-		i++;
-	}
-	return 0;
+	if (rc == 0)
+		rc = sx_dec_intern(j, "status", &c->status, err);
+	return rc;
 }
 
 static int decode_status(const cJSON *status, struct sx_node *node, struct sx_error *err)
@@ -219,9 +132,11 @@ static int decode_status(const cJSON *status, struct sx_node *node, struct sx_er
 	if (rc == 0)
 		rc = decode_resource_field(status, "capacity", &node->capacity, err);
 	if (rc == 0)
-		rc = decode_images(status, node, err);
+		rc = sx_dec_objects(status, "images", &node->images, &node->nimages, decode_image,
+				    NULL, err);
 	if (rc == 0)
-		rc = decode_conditions(status, node, err);
+		rc = sx_dec_objects(status, "conditions", &node->conditions, &node->nconditions,
+				    decode_condition, NULL, err);
 	if (rc < 0)
 		sx_error_prefix(err, "status");
 	return rc;
@@ -236,15 +151,9 @@ struct sx_node *sx_decode_node(const cJSON *json, struct sx_error *err)
 
 	if (!err)
 		err = &tmp;
-	if (!cJSON_IsObject(json)) {
-		not_object(err, json);
+	node = sx_dec_new(json, sizeof(*node), err);
+	if (!node)
 		return NULL;
-	}
-	node = sx_calloc(1, sizeof(*node));
-	if (!node) {
-		oom(err);
-		return NULL;
-	}
 	atomic_init(&node->refcount, 1);
 	rc = sx_dec_meta(json, &node->meta, err);
 	if (rc == 0) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "decode_internal.h"
+#include "decode_util.h"
 #include "schedext/decode.h"
 
 /* 100m cpu and 200Mi memory for containers without such a request key
@@ -29,24 +30,6 @@ struct pod_ctx {
 	struct sx_rlist pod_level;  /* spec.resources.requests */
 	struct sx_rlist overhead;   /* spec.overhead */
 };
-
-static int oom(struct sx_error *err)
-{
-	return sx_error_set(err, SX_ENOMEM, "out of memory");
-}
-
-/* Wraps a failing array item's error: "key[i]...". */
-static int item_error(struct sx_error *err, int rc, const char *key, uint32_t i)
-{
-	sx_error_prefixf(err, "[%u]", i);
-	sx_error_prefix(err, key);
-	return rc;
-}
-
-static int not_object(struct sx_error *err, const cJSON *j)
-{
-	return sx_error_set(err, SX_EINVAL, "expected object, got %s", sx_dec_type_name(j));
-}
 
 /* A string field that must be one of names[0..n) (or absent: *out = dflt). */
 static int decode_enum(const cJSON *obj, const char *key, const char *const *names, int n,
@@ -73,13 +56,11 @@ static const char *const effect_names[] = { "", "NoSchedule", "PreferNoSchedule"
 
 /* ---------- metadata ---------- */
 
-static int decode_owner(const cJSON *j, struct sx_owner_ref *o, struct sx_error *err)
+static int decode_owner(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
-	int rc;
+	struct sx_owner_ref *o = elem;
+	int rc = sx_dec_intern(j, "kind", &o->kind, err);
 
-	if (!cJSON_IsObject(j))
-		return not_object(err, j);
-	rc = sx_dec_intern(j, "kind", &o->kind, err);
 	if (rc == 0)
 		rc = sx_dec_intern(j, "name", &o->name, err);
 	if (rc == 0)
@@ -91,8 +72,7 @@ static int decode_owner(const cJSON *j, struct sx_owner_ref *o, struct sx_error 
 
 static int decode_pod_metadata(const cJSON *json, struct sx_pod *pod, struct sx_error *err)
 {
-	const cJSON *md, *arr, *it;
-	uint32_t i = 0;
+	const cJSON *md;
 	int rc = sx_dec_meta(json, &pod->meta, err);
 
 	if (rc < 0)
@@ -100,22 +80,8 @@ static int decode_pod_metadata(const cJSON *json, struct sx_pod *pod, struct sx_
 	md = sx_dec_get(json, "metadata");
 	rc = sx_dec_time(md, "deletionTimestamp", &(int64_t){ 0 }, &pod->deleting, err);
 	if (rc == 0)
-		rc = sx_dec_array(md, "ownerReferences", &arr, &pod->nowners, err);
-	if (rc == 0 && arr) {
-		pod->owners = sx_calloc(pod->nowners, sizeof(*pod->owners));
-		if (!pod->owners) {
-			pod->nowners = 0;
-			rc = oom(err);
-		}
-		cJSON_ArrayForEach(it, arr) {
-			if (rc < 0)
-				break;
-			rc = decode_owner(it, &pod->owners[i], err);
-			if (rc < 0)
-				item_error(err, rc, "ownerReferences", i);
-			i++;
-		}
-	}
+		rc = sx_dec_objects(md, "ownerReferences", &pod->owners, &pod->nowners, decode_owner,
+				    NULL, err);
 	if (rc < 0)
 		sx_error_prefix(err, "metadata");
 	return rc;
@@ -123,14 +89,12 @@ static int decode_pod_metadata(const cJSON *json, struct sx_pod *pod, struct sx_
 
 /* ---------- affinity ---------- */
 
-static int decode_pod_affinity_term(const cJSON *j, struct sx_pod_affinity_term *t,
+static int decode_pod_affinity_term(const cJSON *j, void *elem, void *arg,
 				    struct sx_error *err)
 {
-	int rc;
+	struct sx_pod_affinity_term *t = elem;
+	int rc = sx_dec_selector_field(j, "labelSelector", &t->selector, err);
 
-	if (!cJSON_IsObject(j))
-		return not_object(err, j);
-	rc = sx_dec_selector_field(j, "labelSelector", &t->selector, err);
 	if (rc == 0)
 		rc = sx_dec_str_list(j, "namespaces", &t->nnamespaces, &t->namespaces, err);
 	if (rc == 0)
@@ -146,70 +110,15 @@ static int decode_pod_affinity_term(const cJSON *j, struct sx_pod_affinity_term 
 	return rc;
 }
 
-static int decode_required_terms(const cJSON *j, struct sx_pod_affinity *pa, struct sx_error *err)
+static int decode_weighted_term(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
-	static const char key[] = "requiredDuringSchedulingIgnoredDuringExecution";
-	const cJSON *arr, *it;
-	uint32_t i = 0;
-	int rc = sx_dec_array(j, key, &arr, &pa->nrequired, err);
+	struct sx_weighted_pod_affinity_term *t = elem;
+	int rc = sx_dec_int32(j, "weight", &t->weight, NULL, err);
 
-	if (rc < 0 || !arr)
-		return rc;
-	pa->required = sx_calloc(pa->nrequired, sizeof(*pa->required));
-	if (!pa->required) {
-		pa->nrequired = 0;
-		return oom(err);
-	}
-	cJSON_ArrayForEach(it, arr) {
-		rc = decode_pod_affinity_term(it, &pa->required[i], err);
-		if (rc < 0)
-			return item_error(err, rc, key, i);
-		i++;
-	}
-	return 0;
-}
-
-static int decode_weighted_term(const cJSON *j, struct sx_weighted_pod_affinity_term *t,
-				struct sx_error *err)
-{
-	const cJSON *term;
-	int rc;
-
-	if (!cJSON_IsObject(j))
-		return not_object(err, j);
-	rc = sx_dec_int32(j, "weight", &t->weight, NULL, err);
 	if (rc == 0)
-		rc = sx_dec_object(j, "podAffinityTerm", &term, err);
-	if (rc == 0 && term) {
-		rc = decode_pod_affinity_term(term, &t->term, err);
-		if (rc < 0)
-			sx_error_prefix(err, "podAffinityTerm");
-	}
+		rc = sx_dec_sub(j, "podAffinityTerm", decode_pod_affinity_term, &t->term, NULL,
+				err);
 	return rc;
-}
-
-static int decode_preferred_terms(const cJSON *j, struct sx_pod_affinity *pa,
-				  struct sx_error *err)
-{
-	static const char key[] = "preferredDuringSchedulingIgnoredDuringExecution";
-	const cJSON *arr, *it;
-	uint32_t i = 0;
-	int rc = sx_dec_array(j, key, &arr, &pa->npreferred, err);
-
-	if (rc < 0 || !arr)
-		return rc;
-	pa->preferred = sx_calloc(pa->npreferred, sizeof(*pa->preferred));
-	if (!pa->preferred) {
-		pa->npreferred = 0;
-		return oom(err);
-	}
-	cJSON_ArrayForEach(it, arr) {
-		rc = decode_weighted_term(it, &pa->preferred[i], err);
-		if (rc < 0)
-			return item_error(err, rc, key, i);
-		i++;
-	}
-	return 0;
 }
 
 /* affinity[key] as a pod (anti-)affinity; *out NULL when absent. */
@@ -224,10 +133,14 @@ static int decode_pod_affinity(const cJSON *aff, const char *key, struct sx_pod_
 		return rc;
 	*out = sx_calloc(1, sizeof(**out));
 	if (!*out)
-		return oom(err);
-	rc = decode_required_terms(j, *out, err);
+		return sx_dec_oom(err);
+	rc = sx_dec_objects(j, "requiredDuringSchedulingIgnoredDuringExecution",
+			    &(*out)->required, &(*out)->nrequired, decode_pod_affinity_term, NULL,
+			    err);
 	if (rc == 0)
-		rc = decode_preferred_terms(j, *out, err);
+		rc = sx_dec_objects(j, "preferredDuringSchedulingIgnoredDuringExecution",
+				    &(*out)->preferred, &(*out)->npreferred, decode_weighted_term,
+				    NULL, err);
 	if (rc < 0)
 		sx_error_prefix(err, key);
 	return rc;
@@ -243,7 +156,7 @@ static int decode_affinity(const cJSON *spec, struct sx_pod *pod, struct sx_erro
 		return rc;
 	a = pod->affinity = sx_calloc(1, sizeof(*a));
 	if (!a)
-		return oom(err);
+		return sx_dec_oom(err);
 	rc = sx_dec_object(aff, "nodeAffinity", &na, err);
 	if (rc == 0 && na) {
 		a->node_affinity = sx_decode_node_affinity(na, err);
@@ -263,15 +176,13 @@ static int decode_affinity(const cJSON *spec, struct sx_pod *pod, struct sx_erro
 
 /* ---------- tolerations and spread ---------- */
 
-static int decode_toleration(const cJSON *j, struct sx_toleration *t, struct sx_error *err)
+static int decode_toleration(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
 	static const char *const ops[] = { "Equal", "Exists" };
+	struct sx_toleration *t = elem;
 	const char *op;
-	int rc;
+	int rc = sx_dec_intern(j, "key", &t->key, err);
 
-	if (!cJSON_IsObject(j))
-		return not_object(err, j);
-	rc = sx_dec_intern(j, "key", &t->key, err);
 	if (rc == 0)
 		rc = sx_dec_intern(j, "value", &t->value, err);
 	if (rc == 0)
@@ -287,15 +198,13 @@ static int decode_toleration(const cJSON *j, struct sx_toleration *t, struct sx_
 	return rc;
 }
 
-static int decode_spread(const cJSON *j, struct sx_spread_constraint *c, struct sx_error *err)
+static int decode_spread(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
 	static const char *const unsat[] = { "DoNotSchedule", "ScheduleAnyway" };
 	static const char *const policies[] = { NULL, "Honor", "Ignore" };
-	int rc;
+	struct sx_spread_constraint *c = elem;
+	int rc = sx_dec_int32(j, "maxSkew", &c->max_skew, NULL, err);
 
-	if (!cJSON_IsObject(j))
-		return not_object(err, j);
-	rc = sx_dec_int32(j, "maxSkew", &c->max_skew, NULL, err);
 	if (rc == 0)
 		rc = sx_dec_intern(j, "topologyKey", &c->topology_key, err);
 	if (rc == 0)
@@ -317,51 +226,6 @@ static int decode_spread(const cJSON *j, struct sx_spread_constraint *c, struct 
 	return rc;
 }
 
-static int decode_tolerations(const cJSON *spec, struct sx_pod *pod, struct sx_error *err)
-{
-	const cJSON *arr, *it;
-	uint32_t i = 0;
-	int rc = sx_dec_array(spec, "tolerations", &arr, &pod->ntolerations, err);
-
-	if (rc < 0 || !arr)
-		return rc;
-	pod->tolerations = sx_calloc(pod->ntolerations, sizeof(*pod->tolerations));
-	if (!pod->tolerations) {
-		pod->ntolerations = 0;
-		return oom(err);
-	}
-	cJSON_ArrayForEach(it, arr) {
-		rc = decode_toleration(it, &pod->tolerations[i], err);
-		if (rc < 0)
-			return item_error(err, rc, "tolerations", i);
-		i++;
-	}
-	return 0;
-}
-
-static int decode_spreads(const cJSON *spec, struct sx_pod *pod, struct sx_error *err)
-{
-	static const char key[] = "topologySpreadConstraints";
-	const cJSON *arr, *it;
-	uint32_t i = 0;
-	int rc = sx_dec_array(spec, key, &arr, &pod->nspread, err);
-
-	if (rc < 0 || !arr)
-		return rc;
-	pod->spread = sx_calloc(pod->nspread, sizeof(*pod->spread));
-	if (!pod->spread) {
-		pod->nspread = 0;
-		return oom(err);
-	}
-	cJSON_ArrayForEach(it, arr) {
-		rc = decode_spread(it, &pod->spread[i], err);
-		if (rc < 0)
-			return item_error(err, rc, key, i);
-		i++;
-	}
-	return 0;
-}
-
 /* ---------- containers ---------- */
 
 static int add_port(struct pod_ctx *ctx, sx_str ip, uint8_t proto, uint16_t port,
@@ -374,7 +238,7 @@ static int add_port(struct pod_ctx *ctx, sx_str ip, uint8_t proto, uint16_t port
 		struct sx_host_port *grown = realloc(pod->ports, cap * sizeof(*grown));
 
 		if (!grown)
-			return oom(err);
+			return sx_dec_oom(err);
 		pod->ports = grown;
 		ctx->ports_cap = cap;
 	}
@@ -383,19 +247,25 @@ static int add_port(struct pod_ctx *ctx, sx_str ip, uint8_t proto, uint16_t port
 	return 0;
 }
 
-/* One containerPort entry; claims a host port when counted (regular
- * containers and sidecars). */
-static int decode_port(const cJSON *j, struct pod_ctx *ctx, bool counted, struct sx_error *err)
+/* The container whose ports are read: claimed only for regular containers
+ * and sidecars. */
+struct port_args {
+	struct pod_ctx *ctx;
+	bool counted;
+};
+
+/* One containerPort entry (arg: struct port_args); claims a host port when
+ * counted. */
+static int decode_port(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
 	static const char *const protos[] = { "TCP", "UDP", "SCTP" };
+	struct pod_ctx *ctx = ((struct port_args *)arg)->ctx;
+	bool counted = ((struct port_args *)arg)->counted;
 	int64_t cport = 0, hport = 0;
 	uint8_t proto = SX_PROTO_TCP;
 	sx_str ip = SX_STR_EMPTY;
-	int rc;
+	int rc = sx_dec_int64(j, "containerPort", INT32_MIN, INT32_MAX, &cport, NULL, err);
 
-	if (!cJSON_IsObject(j))
-		return not_object(err, j);
-	rc = sx_dec_int64(j, "containerPort", INT32_MIN, INT32_MAX, &cport, NULL, err);
 	if (rc == 0)
 		rc = sx_dec_int64(j, "hostPort", INT32_MIN, INT32_MAX, &hport, NULL, err);
 	if (rc == 0)
@@ -421,19 +291,12 @@ static int decode_port(const cJSON *j, struct pod_ctx *ctx, bool counted, struct
 
 static int decode_ports(const cJSON *j, struct pod_ctx *ctx, bool counted, struct sx_error *err)
 {
-	const cJSON *arr, *it;
-	uint32_t n, i = 0;
+	struct port_args args = { ctx, counted };
+	const cJSON *arr;
+	uint32_t n;
 	int rc = sx_dec_array(j, "ports", &arr, &n, err);
 
-	if (rc < 0 || !arr)
-		return rc;
-	cJSON_ArrayForEach(it, arr) {
-		rc = decode_port(it, ctx, counted, err);
-		if (rc < 0)
-			return item_error(err, rc, "ports", i);
-		i++;
-	}
-	return 0;
+	return rc < 0 ? rc : sx_dec_each_object(arr, "ports", NULL, 0, decode_port, &args, err);
 }
 
 /* The status entry (and its index) for container `name` in arr. */
@@ -484,7 +347,7 @@ static int apply_status_resources(struct pod_ctx *ctx, bool init, const char *na
 		sx_rlist_clear(eff);
 	if (sx_rlist_merge(eff, &actual, SX_RL_MAX) < 0 ||
 	    sx_rlist_merge(eff, &alloc, SX_RL_MAX) < 0)
-		rc = oom(err);
+		rc = sx_dec_oom(err);
 out:
 	if (rc < 0) {
 		sx_error_prefixf(err, "[%u]", idx);
@@ -544,15 +407,25 @@ static int decode_resources(const cJSON *j, struct sx_container *c, struct sx_rl
 	return rc;
 }
 
-static int decode_container(const cJSON *j, struct pod_ctx *ctx, bool init,
-			    struct sx_container *c, struct sx_rlist *eff, struct sx_error *err)
-{
-	const char *image, *restart;
-	int rc;
+/* One of a pod's two container lists, being decoded. */
+struct container_list {
+	struct pod_ctx *ctx;
+	bool init;                 /* initContainers */
+	struct sx_container *items;
+	struct sx_rlist *eff;      /* parallel to items */
+};
 
-	if (!cJSON_IsObject(j))
-		return not_object(err, j);
-	rc = sx_dec_intern(j, "name", &c->name, err);
+/* One container into elem, one of l->items (arg: struct container_list). */
+static int decode_container(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	const struct container_list *l = arg;
+	struct sx_container *c = elem;
+	struct sx_rlist *eff = &l->eff[c - l->items];
+	struct pod_ctx *ctx = l->ctx;
+	bool init = l->init;
+	const char *image, *restart;
+	int rc = sx_dec_intern(j, "name", &c->name, err);
+
 	if (rc == 0)
 		rc = sx_dec_string(j, "image", &image, err);
 	if (rc == 0 && image && *image) {
@@ -579,9 +452,9 @@ static int decode_containers(const cJSON *spec, const char *key, struct pod_ctx 
 {
 	bool init = strcmp(key, "initContainers") == 0;
 	struct sx_container **cs = init ? &ctx->pod->init_containers : &ctx->pod->containers;
-	uint32_t *n = init ? &ctx->pod->ninit : &ctx->pod->ncontainers, cnt, i = 0;
+	uint32_t *n = init ? &ctx->pod->ninit : &ctx->pod->ncontainers, cnt;
 	struct sx_rlist **eff = init ? &ctx->init_eff : &ctx->eff;
-	const cJSON *arr, *it;
+	const cJSON *arr;
 	int rc = sx_dec_array(spec, key, &arr, &cnt, err);
 
 	if (rc < 0 || !arr)
@@ -589,15 +462,10 @@ static int decode_containers(const cJSON *spec, const char *key, struct pod_ctx 
 	*cs = sx_calloc(cnt, sizeof(**cs));
 	*eff = sx_calloc(cnt, sizeof(**eff));
 	if (!*cs || !*eff)
-		return oom(err);
+		return sx_dec_oom(err);
 	*n = cnt;
-	cJSON_ArrayForEach(it, arr) {
-		rc = decode_container(it, ctx, init, &(*cs)[i], &(*eff)[i], err);
-		if (rc < 0)
-			return item_error(err, rc, key, i);
-		i++;
-	}
-	return 0;
+	struct container_list l = { ctx, init, *cs, *eff };
+	return sx_dec_each_object(arr, key, *cs, sizeof(**cs), decode_container, &l, err);
 }
 
 /* ---------- effective requests ---------- */
@@ -710,7 +578,7 @@ static int derive_requests(struct pod_ctx *ctx, struct sx_error *err)
 		nz = &nonzero;
 	}
 	if (rc < 0) {
-		rc = oom(err);
+		rc = sx_dec_oom(err);
 		goto out;
 	}
 	rc = sx_rlist_to_resources(&total, &pod->request, err);
@@ -742,16 +610,15 @@ out:
 
 /* ---------- volumes and gates ---------- */
 
-static int decode_volume(const cJSON *j, struct sx_pod *pod, struct sx_error *err)
+/* One volume (arg: the pod); appends its claim to pod->pvcs. */
+static int decode_volume(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
+	struct sx_pod *pod = arg;
 	const cJSON *pvc, *eph;
 	const char *vname;
 	sx_str claim;
-	int rc;
+	int rc = sx_dec_string(j, "name", &vname, err);
 
-	if (!cJSON_IsObject(j))
-		return not_object(err, j);
-	rc = sx_dec_string(j, "name", &vname, err);
 	if (rc == 0)
 		rc = sx_dec_object(j, "persistentVolumeClaim", &pvc, err);
 	if (rc == 0)
@@ -770,7 +637,7 @@ static int decode_volume(const cJSON *j, struct sx_pod *pod, struct sx_error *er
 		char *s = malloc(a + b + 2);
 
 		if (!s)
-			return oom(err);
+			return sx_dec_oom(err);
 		memcpy(s, pod->meta.name, a);
 		s[a] = '-';
 		memcpy(s + a + 1, vname ? vname : "", b + 1);
@@ -787,45 +654,21 @@ static int decode_volume(const cJSON *j, struct sx_pod *pod, struct sx_error *er
 
 static int decode_volumes(const cJSON *spec, struct sx_pod *pod, struct sx_error *err)
 {
-	const cJSON *arr, *it;
-	uint32_t n, i = 0;
+	const cJSON *arr;
+	uint32_t n;
 	int rc = sx_dec_array(spec, "volumes", &arr, &n, err);
 
 	if (rc < 0 || !arr)
 		return rc;
 	pod->pvcs = sx_calloc(n, sizeof(*pod->pvcs));
 	if (!pod->pvcs)
-		return oom(err);
-	cJSON_ArrayForEach(it, arr) {
-		rc = decode_volume(it, pod, err);
-		if (rc < 0)
-			return item_error(err, rc, "volumes", i);
-		i++;
-	}
-	return 0;
+		return sx_dec_oom(err);
+	return sx_dec_each_object(arr, "volumes", NULL, 0, decode_volume, pod, err);
 }
 
-static int decode_gates(const cJSON *spec, struct sx_pod *pod, struct sx_error *err)
+static int decode_gate(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
-	const cJSON *arr, *it;
-	uint32_t i = 0;
-	int rc = sx_dec_array(spec, "schedulingGates", &arr, &pod->ngates, err);
-
-	if (rc < 0 || !arr)
-		return rc;
-	pod->gates = sx_calloc(pod->ngates, sizeof(*pod->gates));
-	if (!pod->gates) {
-		pod->ngates = 0;
-		return oom(err);
-	}
-	cJSON_ArrayForEach(it, arr) {
-		rc = cJSON_IsObject(it) ? sx_dec_intern(it, "name", &pod->gates[i], err)
-					: not_object(err, it);
-		if (rc < 0)
-			return item_error(err, rc, "schedulingGates", i);
-		i++;
-	}
-	return 0;
+	return sx_dec_intern(j, "name", elem, err);
 }
 
 /* ---------- spec and status ---------- */
@@ -852,37 +695,35 @@ static int decode_scalars(const cJSON *spec, struct sx_pod *pod, struct sx_error
 	return rc;
 }
 
+/* One status.conditions entry (arg: the pod_ctx): notes an Infeasible
+ * resize. */
+static int decode_condition(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	struct pod_ctx *ctx = arg;
+	const char *type, *reason;
+	int rc = sx_dec_string(j, "type", &type, err);
+
+	if (rc == 0)
+		rc = sx_dec_string(j, "reason", &reason, err);
+	if (rc == 0 && type && reason && strcmp(type, "PodResizePending") == 0 &&
+	    strcmp(reason, "Infeasible") == 0)
+		ctx->resize_infeasible = true;
+	return rc;
+}
+
 /* Reads status fields that the spec decode depends on (resize state). */
 static int decode_status_pre(const cJSON *status, struct pod_ctx *ctx, struct sx_error *err)
 {
-	const cJSON *conds, *it;
-	uint32_t n, i = 0, tmp;
+	const cJSON *conds;
+	uint32_t n;
 	int rc = sx_dec_array(status, "containerStatuses", &ctx->statuses, &n, err);
 
 	if (rc == 0)
-		rc = sx_dec_array(status, "initContainerStatuses", &ctx->init_statuses, &tmp, err);
+		rc = sx_dec_array(status, "initContainerStatuses", &ctx->init_statuses, &n, err);
 	if (rc == 0)
 		rc = sx_dec_array(status, "conditions", &conds, &n, err);
-	cJSON_ArrayForEach(it, conds) {
-		const char *type, *reason;
-
-		if (rc < 0)
-			break;
-		if (!cJSON_IsObject(it))
-			rc = not_object(err, it);
-		if (rc == 0)
-			rc = sx_dec_string(it, "type", &type, err);
-		if (rc == 0)
-			rc = sx_dec_string(it, "reason", &reason, err);
-		if (rc < 0) {
-			item_error(err, rc, "conditions", i);
-			break;
-		}
-		if (type && reason && strcmp(type, "PodResizePending") == 0 &&
-		    strcmp(reason, "Infeasible") == 0)
-			ctx->resize_infeasible = true;
-		i++;
-	}
+	if (rc == 0)
+		rc = sx_dec_each_object(conds, "conditions", NULL, 0, decode_condition, ctx, err);
 	if (rc < 0)
 		sx_error_prefix(err, "status");
 	return rc;
@@ -913,9 +754,11 @@ static int decode_spec(const cJSON *spec, struct pod_ctx *ctx, struct sx_error *
 	if (rc == 0)
 		rc = decode_affinity(spec, pod, err);
 	if (rc == 0)
-		rc = decode_tolerations(spec, pod, err);
+		rc = sx_dec_objects(spec, "tolerations", &pod->tolerations, &pod->ntolerations,
+				    decode_toleration, NULL, err);
 	if (rc == 0)
-		rc = decode_spreads(spec, pod, err);
+		rc = sx_dec_objects(spec, "topologySpreadConstraints", &pod->spread, &pod->nspread,
+				    decode_spread, NULL, err);
 	if (rc == 0)
 		rc = decode_containers(spec, "containers", ctx, err);
 	if (rc == 0)
@@ -937,7 +780,8 @@ static int decode_spec(const cJSON *spec, struct pod_ctx *ctx, struct sx_error *
 	if (rc == 0)
 		rc = decode_volumes(spec, pod, err);
 	if (rc == 0)
-		rc = decode_gates(spec, pod, err);
+		rc = sx_dec_objects(spec, "schedulingGates", &pod->gates, &pod->ngates, decode_gate,
+				    NULL, err);
 	if (rc < 0)
 		sx_error_prefix(err, "spec");
 	return rc;
@@ -965,15 +809,9 @@ struct sx_pod *sx_decode_pod(const cJSON *json, struct sx_error *err)
 
 	if (!err)
 		err = &tmp;
-	if (!cJSON_IsObject(json)) {
-		not_object(err, json);
+	pod = ctx.pod = sx_dec_new(json, sizeof(*pod), err);
+	if (!pod)
 		return NULL;
-	}
-	pod = ctx.pod = sx_calloc(1, sizeof(*pod));
-	if (!pod) {
-		oom(err);
-		return NULL;
-	}
 	atomic_init(&pod->refcount, 1);
 	pod->scheduler_name = SX_S_DEFAULT_SCHEDULER;
 	rc = decode_pod_metadata(json, pod, err);

@@ -2,6 +2,7 @@
  * JSON in the tests is written with single quotes, turned into double quotes
  * by parse() so the literals stay readable. */
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -758,6 +759,115 @@ static void test_malformed(void)
 	cJSON_Delete(j);
 }
 
+/* Nulls and wrong types as array elements and sub-objects, in every kind
+ * (the shared helpers of src/decode_util.h build these paths). */
+static void test_element_edges(void)
+{
+	static const struct {
+		const char *kind, *json, *path, *msg;
+	} cases[] = {
+		{ "Pod", "{'spec':{'tolerations':[{},null]}}", "spec.tolerations[1]",
+		  "expected object, got null" },
+		{ "Pod", "{'spec':{'topologySpreadConstraints':[[]]}}",
+		  "spec.topologySpreadConstraints[0]", "expected object, got array" },
+		{ "Pod", "{'spec':{'containers':[{'ports':[null]}]}}", "spec.containers[0].ports[0]",
+		  "expected object, got null" },
+		{ "Pod", "{'spec':{'volumes':[{'name':'v'},7]}}", "spec.volumes[1]",
+		  "expected object, got number" },
+		{ "Pod", "{'status':{'conditions':[{'type':'Ready'},{'reason':false}]}}",
+		  "status.conditions[1].reason", "expected string, got boolean" },
+		{ "Pod", "{'metadata':{'ownerReferences':[null]}}", "metadata.ownerReferences[0]",
+		  "expected object, got null" },
+		{ "Pod",
+		  "{'spec':{'affinity':{'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':"
+		  "[{'weight':1,'podAffinityTerm':[]}]}}}}",
+		  "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]"
+		  ".podAffinityTerm",
+		  "expected object, got array" },
+		{ "Pod",
+		  "{'spec':{'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
+		  "[{'namespaces':['a',null]}]}}}}",
+		  "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
+		  ".namespaces[1]",
+		  "expected string, got null" },
+		{ "Node", "{'spec':{'taints':[null]}}", "spec.taints[0]", "expected object, got null" },
+		{ "Node", "{'status':{'conditions':[{'type':1}]}}", "status.conditions[0].type",
+		  "expected string, got number" },
+		{ "Node", "{'status':{'images':[{'names':'a'}]}}", "status.images[0].names",
+		  "expected array, got string" },
+		{ "CSINode", "{'spec':{'drivers':[null]}}", "spec.drivers[0]",
+		  "expected object, got null" },
+		{ "CSINode", "{'spec':{'drivers':[{'allocatable':5}]}}", "spec.drivers[0].allocatable",
+		  "expected object, got number" },
+		{ "PersistentVolumeClaim", "{'spec':{'accessModes':['ReadWriteOnce',null]}}",
+		  "spec.accessModes[1]", "expected string, got null" },
+		{ "PersistentVolume", "{'spec':{'claimRef':[]}}", "spec.claimRef",
+		  "expected object, got array" },
+		{ "PersistentVolume", "{'spec':{'csi':{'driver':{}}}}", "spec.csi.driver",
+		  "expected string, got object" },
+		{ "PersistentVolume",
+		  "{'spec':{'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchFields':[null]}]}}}}",
+		  "spec.nodeAffinity.required.nodeSelectorTerms[0].matchFields[0]",
+		  "expected object, got null" },
+	};
+
+	for (size_t i = 0; i < SX_ARRAY_SIZE(cases); i++) {
+		cJSON *j = parse(cases[i].json);
+		struct sx_error err = { 0 };
+		struct sx_object o;
+
+		CHECK_INT(sx_decode_object(j, cases[i].kind, &o, &err), SX_EINVAL);
+		CHECK_STR(err.path, cases[i].path);
+		CHECK_STR(err.msg, cases[i].msg);
+		cJSON_Delete(j);
+	}
+}
+
+static cJSON *nth_node(cJSON *root, int *k, cJSON **parent);
+
+/* Every array field of a full pod and node over the limit. */
+static void test_array_limits(void)
+{
+	const char *docs[] = { full_pod, full_node };
+
+	for (int d = 0; d < 2; d++) {
+		cJSON *orig = parse(docs[d]);
+		int over = 0;
+
+		for (int k = 0;; k++) {
+			cJSON *copy = cJSON_Duplicate(orig, true), *parent = NULL;
+			int idx = k;
+			cJSON *v = nth_node(copy, &idx, &parent), *big;
+			struct sx_error err = { 0 };
+			struct sx_object o;
+			char want[sizeof(err.path)];
+
+			if (!v) {
+				cJSON_Delete(copy);
+				break;
+			}
+			if (!cJSON_IsArray(v) || !v->string || !v->child) {
+				cJSON_Delete(copy);
+				continue;
+			}
+			big = cJSON_CreateArray();
+			for (int i = 0; i <= SX_DECODE_MAX_ITEMS; i++)
+				cJSON_AddItemToArray(big, cJSON_Duplicate(v->child, true));
+			cJSON_ReplaceItemInObjectCaseSensitive(parent, v->string, big);
+			CHECK(sx_decode_object(copy, d ? "Node" : "Pod", &o, &err) < 0);
+			CHECK_INT(err.code, SX_ETOOBIG);
+			/* the path ends at the array's own key */
+			snprintf(want, sizeof(want), "%s", big->string);
+			size_t pl = strlen(err.path), wl = strlen(want);
+			CHECK(pl >= wl && strcmp(err.path + pl - wl, want) == 0);
+			over++;
+			cJSON_Delete(copy);
+		}
+		CHECK(over >= (d ? 4 : 15));
+		cJSON_Delete(orig);
+	}
+}
+
 /* Arrays and strings over the limits. */
 static void test_limits(void)
 {
@@ -1080,4 +1190,5 @@ SX_TESTS(SX_TEST(test_full_pod), SX_TEST(test_type_mutations), SX_TEST(test_pod_
 	 SX_TEST(test_decode_free_cycle), SX_TEST(test_label_duplicates),
 	 SX_TEST(test_node_affinity_api), SX_TEST(test_parse_json_documents),
 	 SX_TEST(test_parse_deep), SX_TEST(test_parse_yaml), SX_TEST(test_parse_yaml_errors),
-	 SX_TEST(test_numeric_quantities))
+	 SX_TEST(test_numeric_quantities), SX_TEST(test_element_edges),
+	 SX_TEST(test_array_limits))
