@@ -1046,19 +1046,26 @@ static int refresh_shared(struct sx_cache *c)
 	return 0;
 }
 
-/* A copy of last's node list with the replaced NodeInfos swapped in (the
- * node tree did not change, so names and order are the same). NULL when
- * that does not apply (then the list is built from scratch). */
-static struct sx_node_info **patch_list(struct sx_cache *c, uint32_t *n)
+/* A snapshot patched from last with the replaced NodeInfos swapped in
+ * (the node tree did not change, so names and order are the same). NULL
+ * with *fallback set when that does not apply (then the list is built from
+ * scratch); NULL with *fallback clear on OOM. */
+static struct sx_snapshot *patch_snapshot(struct sx_cache *c, bool *fallback)
 {
 	const struct sx_snapshot *last = c->last;
-	struct sx_node_info **list;
+	struct sx_node_info **list, **changed;
+	uint32_t nchanged = 0;
 
+	*fallback = true;
 	if (!last || c->tree_dirty || c->replaced_overflow || last->nnodes != c->tree_size)
 		return NULL;
 	list = malloc(((size_t)last->nnodes + 1) * sizeof(*list));
-	if (!list)
+	changed = malloc(((size_t)c->nreplaced + 1) * sizeof(*changed));
+	if (!list || !changed) {
+		free(list);
+		free(changed);
 		return NULL;
+	}
 	memcpy(list, last->nodes, (size_t)last->nnodes * sizeof(*list));
 	for (uint32_t i = 0; i < c->nreplaced; i++) {
 		int at = sx_snapshot_find(last, c->replaced[i]);
@@ -1068,14 +1075,17 @@ static struct sx_node_info **patch_list(struct sx_cache *c, uint32_t *n)
 			continue; /* node-less NodeInfo: not in snapshots */
 		if (!ni || !ni->node) {
 			free(list);
+			free(changed);
 			return NULL;
 		}
+		if (list[at] == ni)
+			continue; /* replaced twice, already swapped in */
 		list[at] = ni;
+		changed[nchanged++] = ni;
 	}
-	for (uint32_t i = 0; i < last->nnodes; i++)
-		sx_node_info_ref(list[i]);
-	*n = last->nnodes;
-	return list;
+	*fallback = false;
+	return sx__snapshot_patch(last, c->generation, list, changed, nchanged, c->groups,
+				  c->image_block);
 }
 
 static void clear_replaced(struct sx_cache *c)
@@ -1109,26 +1119,25 @@ static struct sx_node_info **full_list(struct sx_cache *c, uint32_t *n)
 	return list;
 }
 
-/* Patches the last snapshot's list when the node tree did not change (only
- * the replaced NodeInfos differ, and the name index is shared); builds it
- * from scratch otherwise. */
+/* Patches the last snapshot when the node tree did not change (only the
+ * replaced NodeInfos differ, and the name index is shared); builds it from
+ * scratch otherwise. */
 static struct sx_snapshot *build_snapshot(struct sx_cache *c)
 {
-	const struct sx_snapshot *same_order = c->last;
 	struct sx_node_info **list;
 	struct sx_snapshot *s;
 	uint32_t n = 0;
+	bool fallback;
 
 	if (refresh_shared(c) < 0)
 		return NULL;
-	list = patch_list(c, &n);
-	if (!list) {
-		same_order = NULL;
+	s = patch_snapshot(c, &fallback);
+	if (!s && fallback) {
 		list = full_list(c, &n);
+		if (!list)
+			return NULL;
+		s = sx__snapshot_build(c->generation, list, n, c->groups, c->image_block, NULL);
 	}
-	if (!list)
-		return NULL;
-	s = sx__snapshot_build(c->generation, list, n, c->groups, c->image_block, same_order);
 	if (s)
 		clear_replaced(c);
 	return s;

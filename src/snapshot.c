@@ -171,16 +171,55 @@ static void attach_blocks(struct sx_snapshot *s, struct sx__snap_internal *in)
 	}
 }
 
+/* Drops b's reference and those of the ancestors it was the last holder
+ * of (a loop: chains may be long). */
+static void node_block_unref(struct sx__node_block *b)
+{
+	while (b && atomic_fetch_sub(&b->refcount, 1) == 1) {
+		struct sx__node_block *parent = b->parent;
+
+		for (uint32_t i = 0; i < b->n; i++)
+			sx_node_info_unref(b->own[i]);
+		free(b->own);
+		free(b);
+		b = parent;
+	}
+}
+
+/* A block adopting own[0..n) and its references; on OOM they are dropped. */
+static struct sx__node_block *node_block_new(struct sx_node_info **own, uint32_t n,
+					     struct sx__node_block *parent)
+{
+	struct sx__node_block *b = sx_calloc(1, sizeof(*b));
+
+	if (!b) {
+		for (uint32_t i = 0; i < n; i++)
+			sx_node_info_unref(own[i]);
+		free(own);
+		return NULL;
+	}
+	atomic_init(&b->refcount, 1);
+	b->own = own;
+	b->n = n;
+	if (parent) {
+		atomic_fetch_add(&parent->refcount, 1);
+		b->parent = parent;
+		b->depth = parent->depth + 1;
+		b->chain_owned = parent->chain_owned + n;
+	}
+	return b;
+}
+
 static void snapshot_free(struct sx_snapshot *s)
 {
 	struct sx__snap_internal *in = s->internal;
 
-	for (uint32_t i = 0; i < s->nnodes; i++)
-		sx_node_info_unref(s->nodes[i]);
-	free(s->nodes);
+	if (in && in->nodes_array_owned)
+		free(s->nodes);
 	free(s->with_affinity);
 	free(s->with_required_anti);
 	if (in) {
+		node_block_unref(in->nodes);
 		index_block_unref(in->index);
 		for (int g = 0; g < SX__G_COUNT; g++)
 			sx__kind_block_unref(in->groups[g]);
@@ -190,26 +229,20 @@ static void snapshot_free(struct sx_snapshot *s)
 	free(s);
 }
 
-struct sx_snapshot *sx__snapshot_build(uint64_t generation, struct sx_node_info **nodes,
-				       uint32_t n, struct sx__kind_block *const *groups,
-				       struct sx__image_block *images,
-				       const struct sx_snapshot *same_order)
+/* The snapshot shell: blocks attached, no nodes yet. NULL on OOM. */
+static struct sx_snapshot *snapshot_shell(uint64_t generation, struct sx__kind_block *const *groups,
+					  struct sx__image_block *images)
 {
 	struct sx_snapshot *s = sx_calloc(1, sizeof(*s));
 	struct sx__snap_internal *in = sx_calloc(1, sizeof(*in));
 
 	if (!s || !in) {
-		for (uint32_t i = 0; i < n; i++)
-			sx_node_info_unref(nodes[i]);
-		free(nodes);
 		free(s);
 		free(in);
 		return NULL;
 	}
 	atomic_init(&s->refcount, 1);
 	s->generation = generation;
-	s->nodes = nodes;
-	s->nnodes = n;
 	s->internal = in;
 	for (int g = 0; g < SX__G_COUNT; g++) {
 		in->groups[g] = groups[g];
@@ -220,7 +253,103 @@ struct sx_snapshot *sx__snapshot_build(uint64_t generation, struct sx_node_info 
 	if (images)
 		atomic_fetch_add(&images->refcount, 1);
 	attach_blocks(s, in);
+	return s;
+}
+
+struct sx_snapshot *sx__snapshot_build(uint64_t generation, struct sx_node_info **nodes,
+				       uint32_t n, struct sx__kind_block *const *groups,
+				       struct sx__image_block *images,
+				       const struct sx_snapshot *same_order)
+{
+	struct sx_snapshot *s = snapshot_shell(generation, groups, images);
+	struct sx__node_block *b = node_block_new(nodes, n, NULL);
+
+	if (!s || !b) {
+		if (s)
+			snapshot_free(s);
+		node_block_unref(b);
+		return NULL;
+	}
+	((struct sx__snap_internal *)s->internal)->nodes = b;
+	s->nodes = nodes; /* the block's array: not freed by the snapshot */
+	s->nnodes = n;
 	if (build_lists(s) < 0 || build_index(s, same_order) < 0) {
+		snapshot_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Chains longer than this, or holding more superseded NodeInfos than
+ * nnodes / FLATTEN_FRACTION + FLATTEN_SLACK, are replaced by a full block:
+ * the amortised cost stays near nnodes / MAX_DEPTH references per snapshot,
+ * and memory held by superseded NodeInfos stays bounded. */
+#define MAX_DEPTH 64
+#define FLATTEN_FRACTION 8
+#define FLATTEN_SLACK 64
+
+static bool should_flatten(const struct sx__node_block *parent, uint32_t nnodes, uint32_t nchanged)
+{
+	return !parent || parent->depth + 1 > MAX_DEPTH ||
+	       parent->chain_owned + nchanged > nnodes / FLATTEN_FRACTION + FLATTEN_SLACK;
+}
+
+/* Copies last's derived lists when no swapped NodeInfo changed membership;
+ * rebuilds them otherwise. */
+static int patch_lists(struct sx_snapshot *s, const struct sx_snapshot *last,
+		       struct sx_node_info *const *changed, uint32_t nchanged)
+{
+	for (uint32_t i = 0; i < nchanged; i++) {
+		int at = sx_snapshot_find(last, changed[i]->name);
+
+		if (at < 0 || (last->nodes[at]->naffinity > 0) != (changed[i]->naffinity > 0) ||
+		    (last->nodes[at]->nanti > 0) != (changed[i]->nanti > 0))
+			return build_lists(s);
+	}
+	s->with_affinity = sx_calloc(s->nnodes, sizeof(uint32_t));
+	s->with_required_anti = sx_calloc(s->nnodes, sizeof(uint32_t));
+	if (!s->with_affinity || !s->with_required_anti)
+		return SX_ENOMEM;
+	s->nwith_affinity = last->nwith_affinity;
+	s->nwith_required_anti = last->nwith_required_anti;
+	memcpy(s->with_affinity, last->with_affinity, last->nwith_affinity * sizeof(uint32_t));
+	memcpy(s->with_required_anti, last->with_required_anti,
+	       last->nwith_required_anti * sizeof(uint32_t));
+	return 0;
+}
+
+struct sx_snapshot *sx__snapshot_patch(const struct sx_snapshot *last, uint64_t generation,
+				       struct sx_node_info **nodes, struct sx_node_info **changed,
+				       uint32_t nchanged, struct sx__kind_block *const *groups,
+				       struct sx__image_block *images)
+{
+	struct sx__node_block *parent = ((const struct sx__snap_internal *)last->internal)->nodes;
+	uint32_t n = last->nnodes;
+	struct sx_snapshot *s;
+	struct sx__node_block *b;
+
+	if (should_flatten(parent, n, nchanged)) {
+		free(changed);
+		for (uint32_t i = 0; i < n; i++)
+			sx_node_info_ref(nodes[i]);
+		return sx__snapshot_build(generation, nodes, n, groups, images, last);
+	}
+	for (uint32_t i = 0; i < nchanged; i++)
+		sx_node_info_ref(changed[i]);
+	b = node_block_new(changed, nchanged, parent);
+	s = snapshot_shell(generation, groups, images);
+	if (!s || !b) {
+		if (s)
+			snapshot_free(s);
+		node_block_unref(b);
+		free(nodes);
+		return NULL;
+	}
+	((struct sx__snap_internal *)s->internal)->nodes = b;
+	((struct sx__snap_internal *)s->internal)->nodes_array_owned = true;
+	s->nodes = nodes;
+	s->nnodes = n;
+	if (patch_lists(s, last, changed, nchanged) < 0 || build_index(s, last) < 0) {
 		snapshot_free(s);
 		return NULL;
 	}

@@ -679,6 +679,57 @@ static void test_snapshot_isolation_and_reuse(void)
 	sx_cache_free(c);
 }
 
+/* Snapshots patched from the previous one hold only the swapped NodeInfos
+ * and a reference on the previous chain (flattened now and then): every
+ * snapshot kept alive must keep seeing its own sums, across flattening. */
+static void test_snapshot_chain(void)
+{
+	enum { NODES = 6, ROUNDS = 300, KEEP = 16 };
+	struct sx_cache *c = sx_cache_new();
+	struct sx_snapshot *kept[KEEP] = { 0 };
+	int64_t want[KEEP][NODES];
+	char name[32];
+
+	setup();
+	for (int n = 0; n < NODES; n++) {
+		snprintf(name, sizeof(name), "n%d", n);
+		upsert_node(c, zoned_node(name, "r", "z"));
+	}
+	for (int r = 0; r < ROUNDS && !sx_test_failures; r++) {
+		struct sx_snapshot *s = sx_cache_snapshot(c);
+		struct sx_pod *p;
+		int k = r % KEEP;
+
+		CHECK(s != NULL);
+		CHECK_INT(s->nnodes, NODES);
+		if (kept[k]) { /* still as it was when taken */
+			for (int n = 0; n < NODES; n++)
+				CHECK_INT(kept[k]->nodes[n]->requested.milli_cpu, want[k][n]);
+			sx_snapshot_unref(kept[k]);
+		}
+		kept[k] = s;
+		for (int n = 0; n < NODES; n++)
+			want[k][n] = s->nodes[n]->requested.milli_cpu;
+		snprintf(name, sizeof(name), "p%d", r);
+		p = simple_pod("default", name, name, NULL, "10m");
+		snprintf(name, sizeof(name), "n%d", (r * 7) % NODES);
+		CHECK_INT(sx_cache_assume(c, p, sx_intern(name)), 0);
+		sx_pod_unref(p);
+	}
+	{
+		struct sx_snapshot *s = sx_cache_snapshot(c);
+		int64_t total = 0;
+
+		for (int n = 0; n < NODES; n++)
+			total += s->nodes[n]->requested.milli_cpu;
+		CHECK_INT(total, (int64_t)ROUNDS * 10);
+		sx_snapshot_unref(s);
+	}
+	for (int k = 0; k < KEEP; k++)
+		sx_snapshot_unref(kept[k]);
+	sx_cache_free(c);
+}
+
 static void test_snapshot_images_and_with_nodes(void)
 {
 	struct sx_cache *c = sx_cache_new();
@@ -1020,7 +1071,7 @@ static void test_concurrent_snapshots(void)
 
 SX_TESTS(SX_TEST(test_node_info_ports), SX_TEST(test_node_info_sums_and_clone),
 	 SX_TEST(test_random_sequences), SX_TEST(test_pod_before_node),
-	 SX_TEST(test_assume_confirm_forget), SX_TEST(test_snapshot_isolation_and_reuse),
+	 SX_TEST(test_assume_confirm_forget), SX_TEST(test_snapshot_isolation_and_reuse), SX_TEST(test_snapshot_chain),
 	 SX_TEST(test_snapshot_images_and_with_nodes), SX_TEST(test_node_tree_order),
 	 SX_TEST(test_replace_all), SX_TEST(test_load_all_or_nothing), SX_TEST(test_state_files),
 	 SX_TEST(test_state_contents), SX_TEST(test_demo_cluster),
