@@ -11,6 +11,7 @@
 #include <string.h>
 #include <malloc.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "schedext/cache.h"
@@ -30,6 +31,16 @@ static long rss_kib(void)
 		fclose(f);
 	}
 	return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* CPU time of the whole process (all threads), seconds: less sensitive to
+ * other load on the machine than wall time. */
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -89,7 +100,7 @@ static void bench_cycles(struct sx_cache *cache, const struct sx_config *cfg, co
 	struct sx_pool *pool = threads > 1 ? sx_pool_new(threads - 1) : NULL;
 	uint32_t next = 0, scheduled = 0, unschedulable = 0;
 	uint64_t rng = 1;
-	double t0 = sx_now_s();
+	double t0 = sx_now_s(), c0 = cpu_s();
 	for (uint32_t i = 0; i < n; i++) {
 		struct sx_snapshot *snap = sx_cache_snapshot(cache);
 		struct sx_cycle_opts opts = { .snap = snap, .mode = SX_CYCLE_FULL, .percentage = -1,
@@ -106,9 +117,10 @@ static void bench_cycles(struct sx_cache *cache, const struct sx_config *cfg, co
 		sx_cycle_result_free(&res);
 		sx_snapshot_unref(snap);
 	}
-	double dt = sx_now_s() - t0;
-	printf("bench cycle_%s %.0f pods/s nodes=%u pending=%u scheduled=%u unschedulable=%u threads=%u\n",
-	       label, n / (dt > 0 ? dt : 1e-9), sx_cache_snapshot_nodes(cache), n, scheduled, unschedulable, threads);
+	double dt = sx_now_s() - t0, dc = cpu_s() - c0;
+	printf("bench cycle_%s %.0f pods/s nodes=%u pending=%u scheduled=%u unschedulable=%u threads=%u cpu_us_per_pod=%.0f\n",
+	       label, n / (dt > 0 ? dt : 1e-9), sx_cache_snapshot_nodes(cache), n, scheduled,
+	       unschedulable, threads, n ? dc * 1e6 / n : 0.0);
 	for (uint32_t i = 0; i < n; i++)
 		sx_pod_unref(pods[i]);
 	free(pods);

@@ -28,13 +28,17 @@ static int64_t scaled_image_score(const struct sx_snapshot *snap, int64_t size, 
 	return (int64_t)((double)size * spread);
 }
 
-static int64_t sum_containers(const struct sx_snapshot *snap, const struct sx_node *node,
+static int64_t sum_containers(const struct sx_snapshot *snap, const struct sx_node_info *ni,
 			      const struct sx_container *cs, uint32_t n)
 {
 	int64_t sum = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		int64_t size = node_image_size(node, cs[i].image);
+		int64_t size;
+
+		if (!sx_node_info_may_have_image(ni, cs[i].image))
+			continue; /* most nodes: no walk over their image lists */
+		size = node_image_size(ni->node, cs[i].image);
 		if (size >= 0)
 			sum += scaled_image_score(snap, size, cs[i].image);
 	}
@@ -62,8 +66,8 @@ static struct sx_status *score_image_locality(void *self, const struct sx_cycle_
 	int64_t sum = 0;
 
 	if (ni->node && snap && snap->nnodes > 0) {
-		sum += sum_containers(snap, ni->node, pod->init_containers, pod->ninit);
-		sum += sum_containers(snap, ni->node, pod->containers, pod->ncontainers);
+		sum += sum_containers(snap, ni, pod->init_containers, pod->ninit);
+		sum += sum_containers(snap, ni, pod->containers, pod->ncontainers);
 	}
 	*score = calculate_priority(sum, pod->ninit + pod->ncontainers);
 	return NULL;

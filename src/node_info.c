@@ -49,6 +49,22 @@ void sx_node_info_unref(const struct sx_node_info *ni)
 		node_info_free(m);
 }
 
+/* Recomputes the image-name filter for ni->node. */
+static void compute_image_bloom(struct sx_node_info *ni)
+{
+	const struct sx_node *node = ni->node;
+
+	ni->image_bloom[0] = ni->image_bloom[1] = 0;
+	for (uint32_t i = 0; node && i < node->nimages; i++) {
+		for (uint32_t j = 0; j < node->images[i].nnames; j++) {
+			unsigned bit = sx_node_info_image_bit(node->images[i].names[j]);
+
+			ni->image_bloom[bit >> 6] |= 1ull << (bit & 63);
+		}
+	}
+	ni->image_bloom_node = node;
+}
+
 struct sx_node_info *sx_node_info_new(sx_str name, const struct sx_node *node)
 {
 	struct sx_node_info *ni = sx_calloc(1, sizeof(*ni));
@@ -59,6 +75,7 @@ struct sx_node_info *sx_node_info_new(sx_str name, const struct sx_node *node)
 	ni->name = name;
 	ni->node = sx_node_ref(node);
 	ni->generation = sx__next_generation();
+	compute_image_bloom(ni);
 	return ni;
 }
 
@@ -114,6 +131,9 @@ struct sx_node_info *sx_node_info_clone(const struct sx_node_info *ni)
 	for (uint32_t i = 0; i < c->npods; i++)
 		sx_pod_ref(c->pods[i]);
 	c->node = sx_node_ref(ni->node);
+	c->image_bloom_node = ni->image_bloom_node;
+	c->image_bloom[0] = ni->image_bloom[0];
+	c->image_bloom[1] = ni->image_bloom[1];
 	return c;
 }
 
@@ -124,6 +144,7 @@ void sx_node_info_set_node(struct sx_node_info *ni, const struct sx_node *node)
 	ni->node = sx_node_ref(node);
 	sx_node_unref(old);
 	ni->generation = sx__next_generation();
+	compute_image_bloom(ni);
 }
 
 /* Ensures room for `more` elements in *arr (capacity *cap). */

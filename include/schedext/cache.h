@@ -55,7 +55,28 @@ struct sx_node_info {
 	struct sx_ns_count *ns_counts;
 	uint32_t naffinity_any_ns; /* affinity pods with a term that may select another namespace */
 	uint32_t nanti_any_ns;     /* required-anti pods with such a required anti term */
+	/* (appended) Bloom filter of node->images' names (one bit per name,
+	 * sx_node_info_image_bit), valid while image_bloom_node == node: lets
+	 * ImageLocality skip the image walk on nodes lacking the pod's images. */
+	const struct sx_node *image_bloom_node;
+	uint64_t image_bloom[2];
 };
+
+/* (appended) The bloom bit of image name id: word (bit >> 6), bit (bit & 63). */
+static inline unsigned sx_node_info_image_bit(sx_str name)
+{
+	return (unsigned)(((uint64_t)name * 0x9E3779B97F4A7C15ull) >> 57);
+}
+
+/* (appended) False when ni's node certainly lists no image named `name`. */
+static inline bool sx_node_info_may_have_image(const struct sx_node_info *ni, sx_str name)
+{
+	unsigned bit = sx_node_info_image_bit(name);
+
+	if (ni->image_bloom_node != ni->node)
+		return true; /* filter stale or never computed */
+	return (ni->image_bloom[bit >> 6] >> (bit & 63)) & 1;
+}
 
 /* (appended) Pods of one namespace on a NodeInfo. */
 struct sx_ns_count {
