@@ -12,134 +12,13 @@ import base64
 import json
 import os
 import random
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.error
 import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.environ.get("SCHEDEXT_BIN", os.path.join(ROOT, "build", "schedext"))
-FAKEAPI = os.path.join(ROOT, "test", "fakeapi", "fakeapi.py")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def http(method, url, body=None, timeout=10):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            raw = r.read()
-            try:
-                return r.status, json.loads(raw or b"null")
-            except ValueError:
-                return r.status, raw.decode(errors="replace")
-    except urllib.error.HTTPError as e:
-        raw = e.read()
-        try:
-            return e.code, json.loads(raw)
-        except ValueError:
-            return e.code, raw.decode(errors="replace")
-
-
-class FakeApi:
-    def __init__(self, tmp, *args):
-        self.log = open(os.path.join(tmp, "fakeapi.log"), "w")
-        self.p = subprocess.Popen([sys.executable, FAKEAPI, "--port", "0"] + list(args),
-                                  stdout=subprocess.PIPE, stderr=self.log, text=True)
-        line = self.p.stdout.readline()
-        assert line.startswith("listening on "), line
-        self.port = int(line.split()[-1])
-        self.ctl = "http://127.0.0.1:%d/_control/" % self.port
-
-    def control(self, what, body=None):
-        code, out = http("POST" if body is not None else "GET", self.ctl + what, body)
-        assert code == 200, (what, code, out)
-        return out
-
-    def apply(self, ops):
-        return self.control("objects", {"ops": ops})
-
-    def stop(self):
-        self.p.terminate()
-        self.p.wait()
-        self.log.close()
-
-
-LIVE = []  # every started schedext, stopped at exit whatever happens
-
-
-class Schedext:
-    def __init__(self, tmp, kubeconfig, name="schedext"):
-        self.port = free_port()
-        self.logpath = os.path.join(tmp, name + ".log")
-        self.log = open(self.logpath, "w")
-        self.p = subprocess.Popen([BIN, "serve", "--kubeconfig", kubeconfig, "--listen",
-                                   "127.0.0.1:%d" % self.port],
-                                  stdout=self.log, stderr=subprocess.STDOUT)
-        self.url = "http://127.0.0.1:%d" % self.port
-        LIVE.append(self)
-
-    def wait_ready(self, timeout=15):
-        end = time.time() + timeout
-        while time.time() < end:
-            try:
-                code, _ = http("GET", self.url + "/readyz", timeout=2)
-                if code == 200:
-                    return True
-            except OSError:
-                pass
-            time.sleep(0.1)
-        return False
-
-    def cache(self):
-        code, out = http("GET", self.url + "/debug/cache")
-        assert code == 200, (code, out)
-        return out
-
-    def logtext(self):
-        self.log.flush()
-        with open(self.logpath) as f:
-            return f.read()
-
-    def stop(self):
-        self.p.terminate()
-        try:
-            rc = self.p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            rc = -9
-        self.log.close()
-        return rc
-
-
-def write_kubeconfig(path, server, user=None, cluster_extra=None):
-    cluster = {"server": server}
-    cluster.update(cluster_extra or {})
-    cfg = {"apiVersion": "v1", "kind": "Config", "current-context": "test",
-           "clusters": [{"name": "fake", "cluster": cluster}],
-           "users": [{"name": "u", "user": user or {}}],
-           "contexts": [{"name": "test", "context": {"cluster": "fake", "user": "u"}}]}
-    with open(path, "w") as f:
-        json.dump(cfg, f)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sxtest import FakeApi, Serve, check, http, run_tests, write_kubeconfig  # noqa: E402
 
 
 def node(name, labels=None, cpu="4"):
@@ -246,7 +125,7 @@ def test_convergence(tmp):
     for i in range(0, 700, 100):
         api.apply([{"op": "create", "object": o} for o in initial[i:i + 100]])
     pods.update({("default", "seed-%d" % i): "node-%d" % (i % 40) for i in range(700)})
-    sx = Schedext(tmp, kc)
+    sx = Serve(tmp, kc, "schedext")
     try:
         check(sx.wait_ready(), "readyz turns 200 after the initial lists")
         log = sx.logtext()
@@ -300,7 +179,7 @@ def test_bind(tmp):
     api.apply([{"op": "create", "object": node("n1")}, {"op": "create", "object": node("n2")},
                {"op": "create", "object": pod("shop", "api-0", cpu="1")}])
     uid = [p for p in api.control("state")["objects"]["pods"]][0]["metadata"]["uid"]
-    sx = Schedext(tmp, kc, "schedext-bind")
+    sx = Serve(tmp, kc, "schedext-bind")
     try:
         check(sx.wait_ready(), "bind: ready")
         code, out = http("POST", sx.url + "/bind", {"PodName": "api-0", "PodNamespace": "shop",
@@ -381,7 +260,7 @@ def test_tls(tmp):
         kc = os.path.join(tmp, "kc-tls")
         write_kubeconfig(kc, "https://127.0.0.1:%d" % api.port, user,
                          {"certificate-authority-data": ca_data})
-        sx = Schedext(tmp, kc, "schedext-tls")
+        sx = Serve(tmp, kc, "schedext-tls")
         ok = sx.wait_ready()
         check(ok, "TLS with the right CA and a client certificate: ready")
         if ok:
@@ -391,14 +270,14 @@ def test_tls(tmp):
         kc = os.path.join(tmp, "kc-sni")
         write_kubeconfig(kc, "https://localhost:%d" % api.port, user,
                          {"certificate-authority": "pki/ca.crt", "tls-server-name": "kubernetes"})
-        sx = Schedext(tmp, kc, "schedext-sni")
+        sx = Serve(tmp, kc, "schedext-sni")
         check(sx.wait_ready(), "TLS via tls-server-name: ready")
         sx.stop()
         # Wrong CA: never ready, and the log says why.
         kc = os.path.join(tmp, "kc-bad")
         write_kubeconfig(kc, "https://127.0.0.1:%d" % api.port, user,
                          {"certificate-authority": "pki/other-ca.crt"})
-        sx = Schedext(tmp, kc, "schedext-badca")
+        sx = Serve(tmp, kc, "schedext-badca")
         check(not sx.wait_ready(3), "TLS with the wrong CA is never ready")
         log = sx.logtext()
         check("x509: certificate verification failed" in log and "https://127.0.0.1" in log,
@@ -410,29 +289,7 @@ def test_tls(tmp):
 
 
 def main():
-    if not os.path.exists(BIN):
-        print("SKIP: %s not built" % BIN)
-        return 0
-    tmp = tempfile.mkdtemp(prefix="schedext-kube-")
-    try:
-        for t in (test_bind, test_tls, test_convergence):
-            t0 = time.time()
-            try:
-                t(tmp)
-            except Exception as e:  # a crash in one test must not hide the others
-                check(False, "%s raised %r" % (t.__name__, e))
-            print("%s: %.1fs" % (t.__name__, time.time() - t0), flush=True)
-    finally:
-        for sx in LIVE:
-            if sx.p.poll() is None:
-                sx.p.kill()
-                sx.p.wait()
-        if not failures:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            print("logs kept in", tmp)
-    print("test_kube.py: %d failed" % len(failures))
-    return 1 if failures else 0
+    return run_tests("test_kube.py", (test_bind, test_tls, test_convergence))
 
 
 if __name__ == "__main__":

@@ -23,18 +23,14 @@
 import collections
 import os
 import random
-import shutil
 import signal
-import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_kube import BIN, FakeApi, check, failures, free_port, http, write_kubeconfig  # noqa: E402
+from sxtest import FakeApi, Serve, check, http, run_tests, write_kubeconfig  # noqa: E402
 
 ZONES = ["zone-a", "zone-b", "zone-c", "zone-d"]
-LIVE = []
 CPU_MILLI = {"m": 1}
 
 
@@ -50,32 +46,14 @@ def mem_bytes(q):
     return int(q)
 
 
-class Sched:
-    def __init__(self, tmp, kubeconfig, name, *extra):
-        self.logpath = os.path.join(tmp, name + ".log")
-        self.log = open(self.logpath, "w")
-        self.p = subprocess.Popen([BIN, "serve", "--kubeconfig", kubeconfig, "--listen",
-                                   "127.0.0.1:%d" % free_port(), "--standalone", "-v=2"]
-                                  + list(extra), stdout=self.log, stderr=subprocess.STDOUT)
-        LIVE.append(self)
+class Sched(Serve):
+    """schedext serve --standalone -v=2 against the fake API server."""
 
-    def logtext(self):
-        self.log.flush()
-        with open(self.logpath) as f:
-            return f.read()
+    def __init__(self, tmp, kubeconfig, name, *extra):
+        super().__init__(tmp, kubeconfig, name, "--standalone", "-v=2", *extra)
 
     def assigned(self):
         return self.logtext().count("Successfully assigned")
-
-    def stop(self, sig=signal.SIGTERM):
-        if self.p.poll() is None:
-            self.p.send_signal(sig)
-            try:
-                self.p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-        return self.p.returncode
 
 
 def node(i, cpu="8", taint=False, labels=None):
@@ -558,30 +536,9 @@ def test_preemption_policy_never(tmp):
 
 
 def main():
-    if not os.path.exists(BIN):
-        print("SKIP: %s not built" % BIN)
-        return 0
-    tmp = tempfile.mkdtemp(prefix="schedext-standalone-")
-    try:
-        for t in (test_thousand_pods, test_leader_election, test_preemption_minimal_victims,
-                  test_preemption_respects_pdb, test_preemption_policy_never):
-            t0 = time.time()
-            try:
-                t(tmp)
-            except Exception as e:  # a crash in one test must not hide the others
-                check(False, "%s raised %r" % (t.__name__, e))
-            print("%s: %.1fs" % (t.__name__, time.time() - t0), flush=True)
-    finally:
-        for sx in LIVE:
-            if sx.p.poll() is None:
-                sx.p.kill()
-                sx.p.wait()
-        if not failures:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            print("logs kept in", tmp)
-    print("test_standalone.py: %d failed" % len(failures))
-    return 1 if failures else 0
+    return run_tests("test_standalone.py",
+                     (test_thousand_pods, test_leader_election, test_preemption_minimal_victims,
+                      test_preemption_respects_pdb, test_preemption_policy_never))
 
 
 if __name__ == "__main__":
