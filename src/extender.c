@@ -20,6 +20,7 @@
 #include "schedext/cache.h"
 #include "schedext/decode.h"
 #include "schedext/framework.h"
+#include "schedext/json_scan.h"
 #include "schedext/kube.h"
 #include "schedext/metrics.h"
 #include "schedext/preemption.h"
@@ -27,36 +28,6 @@
 #include "schedext/status.h"
 
 /* ---------- request parsing ---------- */
-
-/* Length of the UTF-8 sequence at p (1..4), or 0 when invalid (overlong,
- * surrogates, beyond U+10FFFF, truncated). */
-static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
-{
-	size_t n, i;
-	uint32_t cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xC2 && p[0] <= 0xDF)
-		n = 2, cp = p[0] & 0x1F;
-	else if (p[0] >= 0xE0 && p[0] <= 0xEF)
-		n = 3, cp = p[0] & 0x0F;
-	else if (p[0] >= 0xF0 && p[0] <= 0xF4)
-		n = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if ((size_t)(end - p) < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3F);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-		return 0;
-	return n;
-}
 
 /* One pass over the body: UTF-8 validity, no NUL bytes, nesting depth
  * (counted outside strings). cJSON checks the grammar afterwards. */
@@ -73,7 +44,7 @@ static bool prescan(const char *body, size_t len, char *err, size_t errlen)
 				 (size_t)(p - (const unsigned char *)body));
 			return false;
 		}
-		n = utf8_seq(p, end);
+		n = sx_utf8_seq(p, end);
 		if (!n) {
 			snprintf(err, errlen, "invalid UTF-8 at offset %zu",
 				 (size_t)(p - (const unsigned char *)body));
@@ -247,6 +218,8 @@ struct ext_args {
 	struct sx_node **decoded; /* Nodes mode: the items not in the cache, owned */
 	uint32_t ndecoded;
 	struct sx_snapshot *snap; /* the view used (owned reference) */
+	char *strs;            /* decoded escaped strings the nodes point into, owned */
+	size_t strs_len, strs_cap;
 };
 
 static void ext_args_free(struct ext_args *a)
@@ -258,6 +231,7 @@ static void ext_args_free(struct ext_args *a)
 			sx_node_unref(a->decoded[i]);
 	free(a->decoded);
 	free(a->nodes);
+	free(a->strs);
 	sx_pod_unref(a->pod);
 	sx_snapshot_unref(a->snap);
 	cJSON_Delete(a->root);
@@ -541,10 +515,32 @@ static int parse_nodes(const cJSON *nodes, const char *body, size_t len, struct 
 	return 0;
 }
 
-/* Parses ExtenderArgs into a. Returns 0 or the HTTP status of the error
- * reply already written. */
-static int parse_ext_args(const struct sx_extender *ex, const char *body, size_t len,
-			  struct ext_args *a, struct sx_buf *out, struct sx_verb_log *log)
+/* Sets a->snap (base, or a private view when items were decoded) and
+ * resolves the requested nodes. rc: the node list's parse result. */
+static int finish_args(struct ext_args *a, struct sx_snapshot *base, int rc, struct sx_buf *out,
+		       struct sx_verb_log *log)
+{
+	log->nnodes = a->n;
+	if (rc || a->ndecoded == 0) {
+		a->snap = base; /* freed with a */
+		if (rc)
+			return rc;
+	} else {
+		/* Items that differ from the cache get a private view. */
+		a->snap = sx_snapshot_with_nodes(base, (const struct sx_node *const *)a->decoded,
+						 a->ndecoded);
+		sx_snapshot_unref(base);
+		if (!a->snap)
+			return fail(out, log, 500, "out of memory");
+	}
+	if (resolve_nodes(a) < 0)
+		return fail(out, log, 500, "out of memory");
+	return 0;
+}
+
+/* The tree path: the whole body as one cJSON tree. */
+static int parse_ext_args_tree(const struct sx_extender *ex, const char *body, size_t len,
+			       struct ext_args *a, struct sx_buf *out, struct sx_verb_log *log)
 {
 	const cJSON *nodes, *names;
 	struct sx_snapshot *base;
@@ -573,23 +569,418 @@ static int parse_ext_args(const struct sx_extender *ex, const char *body, size_t
 		return fail(out, log, 500, "out of memory");
 	rc = nodes ? parse_nodes(nodes, body, len, a, base, out, log)
 		   : parse_node_names(names, a, out, log);
-	log->nnodes = a->n;
-	if (rc || a->ndecoded == 0) {
-		a->snap = base; /* freed with a */
-		if (rc)
-			return rc;
-	} else {
-		/* Items that differ from the cache get a private view. */
-		a->snap = sx_snapshot_with_nodes(base, (const struct sx_node *const *)a->decoded,
-						 a->ndecoded);
-		sx_snapshot_unref(base);
-		if (!a->snap)
-			return fail(out, log, 500, "out of memory");
+	return finish_args(a, base, rc, out, log);
+}
+
+/* --- ExtenderArgs without a tree (the common case) ---
+ *
+ * The body is walked once by json_scan.h: the envelope keys, Nodes.items or
+ * NodeNames, and for each Node item its metadata name, uid and
+ * resourceVersion. Everything else is validated and skipped. Only the Pod
+ * and the Node items that differ from the cache are parsed, each from its
+ * own span, and their trees are deleted right after decoding. Bodies the
+ * scanner refuses (malformed, or valid JSON outside its strict subset:
+ * escaped envelope keys, a BOM, lone surrogates, ...) take the tree path
+ * below, which also writes every syntax error: replies never depend on the
+ * path taken. */
+
+#define SCAN_FALLBACK (-1)
+
+/* One element of Nodes.items or NodeNames. */
+struct scan_item {
+	struct sx_json_val v;
+	struct sx_json_val name, uid, rv; /* Node items: first metadata fields, or type NONE */
+};
+
+struct scan_key {
+	struct sx_json_val v; /* first occurrence */
+	unsigned count;
+};
+
+struct scan {
+	struct scan_key pod, nodes, names;
+	struct sx_json_val items; /* Nodes.items (first), type NONE when absent */
+	struct scan_item *it;     /* its elements, or NodeNames' */
+	uint32_t n, cap;
+	bool claimed;             /* it holds Nodes.items or NodeNames */
+};
+
+static struct scan_item *scan_push(struct scan *s, const struct sx_json_val *v)
+{
+	struct scan_item *it;
+
+	if (s->n == s->cap) {
+		uint32_t ncap = s->cap ? s->cap * 2 : 512;
+
+		it = realloc(s->it, (size_t)ncap * sizeof(*it));
+		if (!it)
+			return NULL;
+		s->it = it;
+		s->cap = ncap;
 	}
-	if (resolve_nodes(a) < 0)
-		return fail(out, log, 500, "out of memory");
+	it = &s->it[s->n++];
+	memset(it, 0, sizeof(*it));
+	it->v = *v;
+	return it;
+}
+
+/* Records the first name/uid/resourceVersion of an object metadata value
+ * (cJSON's lookups take the first match). */
+static int scan_meta(struct sx_json_cur *item, struct scan_item *it)
+{
+	struct sx_json_cur mc;
+	struct sx_json_val k, v;
+	int rc;
+
+	sx_json_enter(item, &mc);
+	while ((rc = sx_json_next_member(&mc, &k, &v)) == 1) {
+		if (it->name.type == SX_JSON_NONE && sx_json_str_eq(&k, "name", false))
+			it->name = v;
+		else if (it->uid.type == SX_JSON_NONE && sx_json_str_eq(&k, "uid", false))
+			it->uid = v;
+		else if (it->rv.type == SX_JSON_NONE && sx_json_str_eq(&k, "resourceVersion", false))
+			it->rv = v;
+	}
+	return rc;
+}
+
+static int scan_node_item(struct sx_json_cur *items, struct scan_item *it)
+{
+	struct sx_json_cur ic;
+	struct sx_json_val k, v;
+	bool seen = false;
+	int rc;
+
+	sx_json_enter(items, &ic);
+	while ((rc = sx_json_next_member(&ic, &k, &v)) == 1) {
+		if (seen || !sx_json_str_eq(&k, "metadata", false))
+			continue;
+		seen = true;
+		if (v.type == SX_JSON_OBJECT && scan_meta(&ic, it) < 0)
+			return -1;
+	}
+	return rc;
+}
+
+/* Elements of an array value just returned by c; Node items when nodes. */
+static int scan_array(struct sx_json_cur *c, struct scan *s, bool nodes)
+{
+	struct sx_json_cur ac;
+	struct sx_json_val v;
+	struct scan_item *it;
+	int rc;
+
+	s->claimed = true;
+	sx_json_enter(c, &ac);
+	while ((rc = sx_json_next(&ac, &v)) == 1) {
+		if (!(it = scan_push(s, &v)))
+			return SX_ENOMEM;
+		if (nodes && v.type == SX_JSON_OBJECT && scan_node_item(&ac, it) < 0)
+			return -1;
+		if (!(it->v.end = sx_json_finish(&ac)))
+			return -1;
+	}
+	return rc;
+}
+
+/* The Nodes object just returned by env: finds items. */
+static int scan_nodes(struct sx_json_cur *env, struct scan *s)
+{
+	struct sx_json_cur nc;
+	struct sx_json_val k, v;
+	int rc;
+
+	sx_json_enter(env, &nc);
+	while ((rc = sx_json_next_member(&nc, &k, &v)) == 1) {
+		if (k.escaped)
+			return -1; /* the tree path finds "items" and echoes as before */
+		if (s->items.type != SX_JSON_NONE || !sx_json_str_eq(&k, "items", false))
+			continue;
+		s->items = v;
+		if (v.type == SX_JSON_ARRAY && (rc = scan_array(&nc, s, true)) != 0)
+			return rc;
+	}
+	return rc;
+}
+
+/* One envelope member. */
+static int scan_member(struct sx_json_cur *env, struct scan *s, const struct sx_json_val *k,
+		       const struct sx_json_val *v)
+{
+	struct scan_key *key;
+
+	if (k->escaped)
+		return -1; /* the tree path compares decoded keys */
+	if (sx_json_str_eq(k, "Pod", true))
+		key = &s->pod;
+	else if (sx_json_str_eq(k, "Nodes", true))
+		key = &s->nodes;
+	else if (sx_json_str_eq(k, "NodeNames", true))
+		key = &s->names;
+	else
+		return 0;
+	if (key->count++)
+		return 0;
+	key->v = *v;
+	if (key == &s->pod)
+		return (key->v.end = sx_json_finish(env)) ? 0 : -1;
+	if (s->claimed)
+		return 0; /* both forms: an error once the body is known valid */
+	if (key == &s->nodes && v->type == SX_JSON_OBJECT)
+		return scan_nodes(env, s);
+	if (key == &s->names && v->type == SX_JSON_ARRAY)
+		return scan_array(env, s, false);
 	return 0;
 }
+
+/* Walks the whole body. 0, SX_ENOMEM, or -1 for the tree path. */
+static int scan_body(const char *body, size_t len, struct scan *s)
+{
+	struct sx_json_cur doc, env;
+	struct sx_json_val root, k, v;
+	int rc;
+
+	sx_json_doc(&doc, body, len, SX_REQ_MAX_DEPTH);
+	if (sx_json_next(&doc, &root) != 1 || root.type != SX_JSON_OBJECT)
+		return -1;
+	sx_json_enter(&doc, &env);
+	while ((rc = sx_json_next_member(&env, &k, &v)) == 1)
+		if ((rc = scan_member(&env, s, &k, &v)) != 0)
+			return rc;
+	if (rc < 0 || sx_json_next(&doc, &root) != 0)
+		return -1;
+	return 0;
+}
+
+/* A string value decoded as cJSON would (cut at a NUL): points into the
+ * body when it has no escape, else into a->strs. False when v is not a
+ * string or memory runs out. */
+static bool scan_str(struct ext_args *a, size_t body_len, const struct sx_json_val *v,
+		     const char **p, size_t *n)
+{
+	size_t raw;
+
+	if (v->type != SX_JSON_STRING)
+		return false;
+	raw = (size_t)(v->end - v->p) - 2;
+	if (!v->escaped) {
+		*p = v->p + 1;
+		*n = raw;
+		return true;
+	}
+	if (!a->strs) { /* decoded strings never outgrow the body */
+		a->strs = malloc(body_len + 1);
+		a->strs_cap = body_len + 1;
+		if (!a->strs)
+			return false;
+	}
+	if (a->strs_cap - a->strs_len < raw)
+		return false;
+	*p = a->strs + a->strs_len;
+	*n = sx_json_unescape(v, a->strs + a->strs_len, raw);
+	a->strs_len += *n;
+	return true;
+}
+
+static bool span_is(const char *p, size_t n, const char *s)
+{
+	return strlen(s) == n && memcmp(p, s, n) == 0;
+}
+
+/* cached_copy for a scanned item. */
+static int scan_cached_copy(struct ext_args *a, size_t body_len, const struct scan_item *it,
+			    const struct sx_snapshot *snap, struct req_node *rn)
+{
+	const char *rv, *uid = "";
+	size_t rv_len, uid_len = 0;
+	const struct sx_node *cached;
+	int at;
+
+	if (!scan_str(a, body_len, &it->name, &rn->name, &rn->name_len) || !rn->name_len ||
+	    !scan_str(a, body_len, &it->rv, &rv, &rv_len) || !rv_len)
+		return -1;
+	if (it->uid.type == SX_JSON_STRING && !scan_str(a, body_len, &it->uid, &uid, &uid_len))
+		return -1;
+	rn->id = sx_intern_lookup_n(rn->name, rn->name_len);
+	at = rn->id == SX_STR_INVALID ? -1 : sx_snapshot_find(snap, rn->id);
+	cached = at >= 0 ? snap->nodes[at]->node : NULL;
+	if (!cached || !cached->meta.resource_version ||
+	    !span_is(rv, rv_len, cached->meta.resource_version) ||
+	    !span_is(uid, uid_len, cached->meta.uid ? cached->meta.uid : ""))
+		return -1;
+	return at;
+}
+
+/* Decodes one Node item from its span. */
+static struct sx_node *decode_node_span(const struct sx_json_val *v, struct sx_error *err)
+{
+	cJSON *j = cJSON_ParseWithLength(v->p, (size_t)(v->end - v->p));
+	struct sx_node *node;
+
+	if (!j) {
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
+	node = sx_decode_node(j, err);
+	cJSON_Delete(j);
+	return node;
+}
+
+static int scan_parse_nodes(const struct scan *s, size_t body_len, struct ext_args *a,
+			    const struct sx_snapshot *base, struct sx_buf *out,
+			    struct sx_verb_log *log)
+{
+	struct sx_error err = { 0 };
+	char ebuf[600];
+	uint32_t i, n;
+
+	if (s->nodes.v.type != SX_JSON_OBJECT)
+		return fail(out, log, 400, "Nodes: expected object, got %s",
+			    sx_json_type_name(s->nodes.v.type));
+	if (s->items.type != SX_JSON_NONE && s->items.type != SX_JSON_NULL &&
+	    s->items.type != SX_JSON_ARRAY)
+		return fail(out, log, 400, "Nodes.items: expected array, got %s",
+			    sx_json_type_name(s->items.type));
+	n = s->items.type == SX_JSON_ARRAY ? s->n : 0;
+	a->nodes = sx_calloc((size_t)n + 1, sizeof(*a->nodes));
+	a->decoded = sx_calloc((size_t)n + 1, sizeof(*a->decoded));
+	if (!a->nodes || !a->decoded)
+		return fail(out, log, 500, "out of memory");
+	for (i = 0; i < n; i++) {
+		const struct scan_item *it = &s->it[i];
+		struct req_node *rn = &a->nodes[i];
+		struct sx_node *node;
+
+		if (it->v.type != SX_JSON_OBJECT)
+			return fail(out, log, 400, "Nodes.items[%u]: expected object, got %s", i,
+				    sx_json_type_name(it->v.type));
+		rn->raw = it->v.p;
+		rn->raw_len = (size_t)(it->v.end - it->v.p);
+		a->n = i + 1;
+		if (scan_cached_copy(a, body_len, it, base, rn) >= 0)
+			continue;
+		node = decode_node_span(&it->v, &err);
+		if (!node)
+			return fail(out, log, err.code == SX_ENOMEM ? 500 : 400, "Nodes.items[%u].%s",
+				    i, sx_error_string(&err, ebuf, sizeof(ebuf)));
+		a->decoded[a->ndecoded++] = node;
+		rn->name = node->meta.name;
+		rn->name_len = strlen(rn->name);
+		rn->id = node->name_id;
+	}
+	return 0;
+}
+
+static int scan_parse_names(const struct scan *s, size_t body_len, struct ext_args *a,
+			    struct sx_buf *out, struct sx_verb_log *log)
+{
+	uint32_t i;
+
+	if (s->names.v.type != SX_JSON_ARRAY)
+		return fail(out, log, 400, "NodeNames: expected array, got %s",
+			    sx_json_type_name(s->names.v.type));
+	a->nodes = sx_calloc((size_t)s->n + 1, sizeof(*a->nodes));
+	if (!a->nodes)
+		return fail(out, log, 500, "out of memory");
+	for (i = 0; i < s->n; i++) {
+		struct req_node *rn = &a->nodes[i];
+
+		if (s->it[i].v.type != SX_JSON_STRING)
+			return fail(out, log, 400, "NodeNames[%u]: expected string, got %s", i,
+				    sx_json_type_name(s->it[i].v.type));
+		if (!scan_str(a, body_len, &s->it[i].v, &rn->name, &rn->name_len))
+			return fail(out, log, 500, "out of memory");
+		rn->id = sx_intern_lookup_n(rn->name, rn->name_len);
+		a->n = i + 1;
+	}
+	return 0;
+}
+
+/* The Pod of a scanned envelope, parsed from its span. */
+static struct sx_pod *scan_decode_pod(const struct scan *s, struct sx_buf *out,
+				      struct sx_verb_log *log, int *status)
+{
+	struct sx_error err = { 0 };
+	struct sx_pod *pod;
+	char ebuf[600];
+	cJSON *j;
+
+	if (s->pod.count > 1) {
+		*status = fail(out, log, 400, "duplicate key Pod");
+		return NULL;
+	}
+	if (!s->pod.count || s->pod.v.type == SX_JSON_NULL) {
+		*status = fail(out, log, 400, "missing Pod");
+		return NULL;
+	}
+	if (s->pod.v.type != SX_JSON_OBJECT) {
+		*status = fail(out, log, 400, "Pod: expected object, got %s",
+			       sx_json_type_name(s->pod.v.type));
+		return NULL;
+	}
+	j = cJSON_ParseWithLength(s->pod.v.p, (size_t)(s->pod.v.end - s->pod.v.p));
+	if (!j) {
+		*status = fail(out, log, 500, "out of memory");
+		return NULL;
+	}
+	pod = sx_decode_pod(j, &err);
+	cJSON_Delete(j);
+	if (!pod) {
+		*status = fail(out, log, 400, "Pod.%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
+		return NULL;
+	}
+	sx_pod_key(pod, log->pod, sizeof(log->pod));
+	return pod;
+}
+
+/* parse_ext_args over a scanned body, in the tree path's order of checks. */
+static int scan_ext_args(const struct sx_extender *ex, const struct scan *s, size_t len,
+			 struct ext_args *a, struct sx_buf *out, struct sx_verb_log *log)
+{
+	struct sx_snapshot *base;
+	bool nodes, names;
+	int rc = 0;
+
+	if (s->nodes.count > 1)
+		return fail(out, log, 400, "duplicate key Nodes");
+	if (s->names.count > 1)
+		return fail(out, log, 400, "duplicate key NodeNames");
+	nodes = s->nodes.count && s->nodes.v.type != SX_JSON_NULL;
+	names = s->names.count && s->names.v.type != SX_JSON_NULL;
+	if (nodes && names)
+		return fail(out, log, 400, "only one of NodeNames and Nodes may be set");
+	if (!nodes && !names)
+		return fail(out, log, 400, "missing NodeNames or Nodes");
+	a->pod = scan_decode_pod(s, out, log, &rc);
+	if (!a->pod)
+		return rc;
+	a->nodes_mode = nodes;
+	base = sx_cache_snapshot(ex->cache);
+	if (!base)
+		return fail(out, log, 500, "out of memory");
+	rc = nodes ? scan_parse_nodes(s, len, a, base, out, log)
+		   : scan_parse_names(s, len, a, out, log);
+	return finish_args(a, base, rc, out, log);
+}
+
+/* Parses ExtenderArgs into a. Returns 0 or the HTTP status of the error
+ * reply already written. */
+static int parse_ext_args(const struct sx_extender *ex, const char *body, size_t len,
+			  struct ext_args *a, struct sx_buf *out, struct sx_verb_log *log)
+{
+	struct scan s = { 0 };
+	int rc = scan_body(body, len, &s);
+
+	if (rc == 0)
+		rc = scan_ext_args(ex, &s, len, a, out, log);
+	else if (rc == SX_ENOMEM)
+		rc = fail(out, log, 500, "out of memory");
+	else
+		rc = parse_ext_args_tree(ex, body, len, a, out, log);
+	free(s.it);
+	return rc;
+}
+
 
 /* Runs the cycle over the known, distinct requested nodes. */
 static int run_cycle(const struct sx_extender *ex, struct ext_args *a, enum sx_cycle_mode mode,
