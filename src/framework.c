@@ -340,13 +340,23 @@ struct filter_job {
 	const struct sx_pod *pod;
 	const struct sx_snapshot *snap;
 	const struct sx_nominator *nom;
-	const uint32_t *order;        /* snapshot indices in evaluation order */
+	const uint32_t *cand;         /* snapshot indices of the candidates */
+	uint32_t ncand, start;        /* order position i is cand[(start + i) % ncand] */
 	struct sx_status **status;    /* per order position */
 	uint8_t *state;               /* per order position: 0 skipped, 1 pass, 2 fail */
 	uint32_t want;                /* feasible nodes to find */
 	atomic_uint found;
 	atomic_bool error;
+	atomic_bool stop;             /* want reached or error: start no more chunks */
 };
+
+/* Snapshot index of order position i (no division: start < ncand). */
+static uint32_t order_at(const struct filter_job *j, uint32_t i)
+{
+	uint32_t pos = j->start + i;
+
+	return j->cand[pos >= j->ncand ? pos - j->ncand : pos];
+}
 
 static void filter_one(void *ctx, uint32_t i, unsigned worker)
 {
@@ -354,7 +364,7 @@ static void filter_one(void *ctx, uint32_t i, unsigned worker)
 	(void)worker;
 	if (atomic_load(&j->found) >= j->want || atomic_load(&j->error))
 		return;
-	const struct sx_node_info *ni = j->snap->nodes[j->order[i]];
+	const struct sx_node_info *ni = j->snap->nodes[order_at(j, i)];
 	struct sx_status *st;
 	if (j->prof->n[SX_PT_FILTER] == 0)
 		st = NULL;
@@ -362,13 +372,18 @@ static void filter_one(void *ctx, uint32_t i, unsigned worker)
 		st = sx_run_filters_with_nominated(j->prof, j->cs, j->pod, ni, j->nom);
 	if (sx_status_is_success(st)) {
 		sx_status_free(st);
-		if (atomic_fetch_add(&j->found, 1) >= j->want)
+		uint32_t before = atomic_fetch_add(&j->found, 1);
+		if (before + 1 >= j->want)
+			atomic_store_explicit(&j->stop, true, memory_order_relaxed);
+		if (before >= j->want)
 			return; /* over the quota: discarded, as upstream */
 		j->state[i] = 1;
 		return;
 	}
-	if (st && st->code == SX_ERROR)
+	if (st && st->code == SX_ERROR) {
 		atomic_store(&j->error, true);
+		atomic_store_explicit(&j->stop, true, memory_order_relaxed);
+	}
 	j->status[i] = st;
 	j->state[i] = 2;
 }
@@ -630,26 +645,24 @@ static int run_filter_phase(const struct sx_profile *prof, struct sx_cycle_state
 			    struct sx_cycle_result *res, const uint32_t *cand, uint32_t ncand)
 {
 	uint32_t start = (opts->next_start_index && ncand) ? *opts->next_start_index % ncand : 0;
-	uint32_t *order = malloc(sizeof(*order) * (ncand ? ncand : 1));
 	struct sx_status **status = calloc(ncand ? ncand : 1, sizeof(*status));
 	uint8_t *state = calloc(ncand ? ncand : 1, 1);
-	if (!order || !status || !state) {
-		free(order);
+	if (!status || !state) {
 		free(status);
 		free(state);
 		return SX_ENOMEM;
 	}
-	for (uint32_t i = 0; i < ncand; i++)
-		order[i] = cand[(start + i) % ncand];
 	struct filter_job job = { .prof = prof, .cs = cs, .pod = pod, .snap = cs->snap,
-				  .nom = opts->nominator, .order = order, .status = status,
-				  .state = state, .want = feasible_wanted(prof, opts, ncand) };
+				  .nom = opts->nominator, .cand = cand, .ncand = ncand,
+				  .start = start, .status = status, .state = state,
+				  .want = feasible_wanted(prof, opts, ncand) };
 	atomic_init(&job.found, 0);
 	atomic_init(&job.error, false);
-	sx_pool_run(opts->pool, ncand, filter_one, &job);
+	atomic_init(&job.stop, job.want == 0);
+	sx_pool_run_until(opts->pool, ncand, filter_one, &job, &job.stop);
 	uint32_t processed = 0;
 	for (uint32_t i = 0; i < ncand; i++) {
-		uint32_t at = order[i];
+		uint32_t at = order_at(&job, i);
 		if (state[i] == 0)
 			continue;
 		processed++;
@@ -667,7 +680,6 @@ static int run_filter_phase(const struct sx_profile *prof, struct sx_cycle_state
 	}
 	if (opts->next_start_index && opts->mode == SX_CYCLE_FULL && cs->snap->nnodes)
 		*opts->next_start_index = (start + processed) % cs->snap->nnodes;
-	free(order);
 	free(status);
 	free(state);
 	return 0;
@@ -766,7 +778,8 @@ void sx_cycle_result_free(struct sx_cycle_result *res)
 		return;
 	if (res->statuses)
 		for (uint32_t i = 0; i < res->num_all_nodes; i++)
-			sx_status_free(res->statuses[i]);
+			if (res->statuses[i]) /* mostly NULL: no call per node */
+				sx_status_free(res->statuses[i]);
 	free(res->statuses);
 	sx_status_free(res->pre_filter);
 	sx_status_free(res->error);

@@ -2,23 +2,35 @@
  *
  * Each sx_pool_run() call is a job pushed on a list; workers and the caller
  * take chunks of indices from the job with an atomic counter, so concurrent
- * jobs share the workers and a job finishes even with every worker busy. */
+ * jobs share the workers and a job finishes even with every worker busy.
+ *
+ * Hand-off latency matters more than throughput here: a scheduling cycle
+ * runs two parallel loops of ~50 µs each, a few tens of µs apart, and a
+ * futex wake-up costs about as much as the loop. So an idle worker spins
+ * (with `pause`) for SPIN_NS before it sleeps on
+ * the condition variable, the caller wakes sleepers only when there are
+ * any, and the caller waits for stragglers by spinning on an atomic count
+ * before falling back to the condition variable. */
 #include "schedext/pool.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
-#define CHUNK 8 /* indices per grab: small, so early stop is prompt */
+#define CHUNK 8            /* indices per grab: small, so early stop is prompt */
+#define SPIN_NS 100000     /* how long an idle worker looks for work before sleeping */
+#define WAIT_SPIN_NS 50000 /* how long the caller spins for workers inside its job */
+#define CLOCK_EVERY 256    /* spin iterations between clock reads */
 
 struct job {
 	sx_pool_fn fn;
 	void *ctx;
+	const atomic_bool *stop; /* optional: no more chunks once true */
 	uint32_t n;
 	atomic_uint next;     /* next index to hand out */
-	atomic_uint done;     /* indices completed */
-	unsigned active;      /* workers inside the job (under pool lock) */
+	atomic_uint active;   /* workers inside the job (incremented under the pool lock) */
 	struct job *link;
 };
 
@@ -27,32 +39,76 @@ struct sx_pool {
 	pthread_cond_t work;  /* a job was queued or stop */
 	pthread_cond_t idle;  /* a worker left a job */
 	struct job *jobs;     /* jobs with indices left */
-	bool stop;
+	atomic_uint njobs;    /* length of jobs, readable without the lock */
+	unsigned sleepers;    /* workers waiting on `work` (under lock) */
+	atomic_bool stop;
 	unsigned nthreads;
 	pthread_t *threads;
 };
 
-/* Runs chunks of job until none is left; returns how many it completed. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Runs chunks of job until none is left or job->stop is set. */
 static void work_on(struct job *job, unsigned worker)
 {
 	for (;;) {
+		if (job->stop && atomic_load_explicit(job->stop, memory_order_relaxed))
+			return;
 		uint32_t start = atomic_fetch_add(&job->next, CHUNK);
 		if (start >= job->n)
 			return;
 		uint32_t end = start + CHUNK < job->n ? start + CHUNK : job->n;
 		for (uint32_t i = start; i < end; i++)
 			job->fn(job->ctx, i, worker);
-		atomic_fetch_add(&job->done, end - start);
 	}
 }
 
+static bool job_exhausted(const struct job *job)
+{
+	return atomic_load(&job->next) >= job->n ||
+	       (job->stop && atomic_load_explicit(job->stop, memory_order_relaxed));
+}
+
+/* Under the lock. */
 static void unlink_job(struct sx_pool *pool, struct job *job)
 {
 	for (struct job **p = &pool->jobs; *p; p = &(*p)->link) {
 		if (*p == job) {
 			*p = job->link;
+			atomic_fetch_sub(&pool->njobs, 1);
 			return;
 		}
+	}
+}
+
+/* Spins up to SPIN_NS for a queued job or stop; true when one showed up. */
+static bool spin_for_work(struct sx_pool *pool)
+{
+	uint64_t deadline = now_ns() + SPIN_NS;
+
+	for (unsigned i = 1;; i++) {
+		if (atomic_load_explicit(&pool->njobs, memory_order_relaxed) > 0 ||
+		    atomic_load_explicit(&pool->stop, memory_order_relaxed))
+			return true;
+		cpu_relax();
+		/* No sched_yield(): on a busy machine it hands the core to another
+		 * process for a whole slice, and the next job runs on the caller
+		 * alone (measured: 2 threads no faster than 1). */
+		if (i % CLOCK_EVERY == 0 && now_ns() > deadline)
+			return false;
 	}
 }
 
@@ -67,26 +123,41 @@ static void *worker_main(void *arg)
 	struct sx_pool *pool = wa->pool;
 	unsigned id = wa->id;
 	free(wa);
-	pthread_mutex_lock(&pool->lock);
 	for (;;) {
-		while (!pool->stop && !pool->jobs)
-			pthread_cond_wait(&pool->work, &pool->lock);
-		if (pool->stop)
+		if (!spin_for_work(pool)) {
+			pthread_mutex_lock(&pool->lock);
+			while (!atomic_load(&pool->stop) && !pool->jobs) {
+				pool->sleepers++;
+				pthread_cond_wait(&pool->work, &pool->lock);
+				pool->sleepers--;
+			}
+			pthread_mutex_unlock(&pool->lock);
+		}
+		pthread_mutex_lock(&pool->lock);
+		if (atomic_load(&pool->stop)) {
+			pthread_mutex_unlock(&pool->lock);
 			break;
+		}
 		struct job *job = pool->jobs;
-		if (atomic_load(&job->next) >= job->n) {
-			unlink_job(pool, job); /* exhausted: no one else should pick it */
+		if (!job) {
+			pthread_mutex_unlock(&pool->lock);
 			continue;
 		}
-		job->active++;
+		if (job_exhausted(job)) {
+			unlink_job(pool, job); /* no one else should pick it */
+			pthread_mutex_unlock(&pool->lock);
+			continue;
+		}
+		atomic_fetch_add(&job->active, 1);
 		pthread_mutex_unlock(&pool->lock);
 		work_on(job, id);
 		pthread_mutex_lock(&pool->lock);
-		job->active--;
 		unlink_job(pool, job);
+		/* The last access to job: its owner may return once it reads 0. */
+		atomic_fetch_sub(&job->active, 1);
 		pthread_cond_broadcast(&pool->idle);
+		pthread_mutex_unlock(&pool->lock);
 	}
-	pthread_mutex_unlock(&pool->lock);
 	return NULL;
 }
 
@@ -98,6 +169,8 @@ struct sx_pool *sx_pool_new(unsigned nthreads)
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_cond_init(&pool->work, NULL);
 	pthread_cond_init(&pool->idle, NULL);
+	atomic_init(&pool->njobs, 0);
+	atomic_init(&pool->stop, false);
 	pool->threads = calloc(nthreads ? nthreads : 1, sizeof(pthread_t));
 	if (!pool->threads) {
 		sx_pool_free(pool);
@@ -123,7 +196,7 @@ void sx_pool_free(struct sx_pool *pool)
 	if (!pool)
 		return;
 	pthread_mutex_lock(&pool->lock);
-	pool->stop = true;
+	atomic_store(&pool->stop, true);
 	pthread_cond_broadcast(&pool->work);
 	pthread_mutex_unlock(&pool->lock);
 	for (unsigned i = 0; i < pool->nthreads; i++)
@@ -140,11 +213,32 @@ unsigned sx_pool_threads(const struct sx_pool *pool)
 	return pool ? pool->nthreads : 0;
 }
 
-void sx_pool_run(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ctx)
+/* Returns once no worker is inside job (it lives on the caller's stack). */
+static void wait_workers(struct sx_pool *pool, struct job *job)
 {
-	struct job job = { .fn = fn, .ctx = ctx, .n = n };
+	uint64_t deadline = 0;
+
+	for (unsigned i = 1; atomic_load(&job->active) > 0; i++) {
+		cpu_relax();
+		if (i % CLOCK_EVERY != 0)
+			continue;
+		if (!deadline)
+			deadline = now_ns() + WAIT_SPIN_NS;
+		else if (now_ns() > deadline)
+			break;
+	}
+	pthread_mutex_lock(&pool->lock);
+	while (atomic_load(&job->active) > 0)
+		pthread_cond_wait(&pool->idle, &pool->lock);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+void sx_pool_run_until(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ctx,
+		       const atomic_bool *stop)
+{
+	struct job job = { .fn = fn, .ctx = ctx, .stop = stop, .n = n };
 	atomic_init(&job.next, 0);
-	atomic_init(&job.done, 0);
+	atomic_init(&job.active, 0);
 	if (!pool || pool->nthreads == 0 || n <= CHUNK) {
 		work_on(&job, 0);
 		return;
@@ -152,15 +246,20 @@ void sx_pool_run(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ctx)
 	pthread_mutex_lock(&pool->lock);
 	job.link = pool->jobs;
 	pool->jobs = &job;
-	pthread_cond_broadcast(&pool->work);
+	atomic_fetch_add(&pool->njobs, 1);
+	if (pool->sleepers > 0)
+		pthread_cond_broadcast(&pool->work);
 	pthread_mutex_unlock(&pool->lock);
 
 	work_on(&job, 0);
 
-	/* The job lives on our stack: wait until no worker is inside it. */
 	pthread_mutex_lock(&pool->lock);
 	unlink_job(pool, &job);
-	while (job.active > 0)
-		pthread_cond_wait(&pool->idle, &pool->lock);
 	pthread_mutex_unlock(&pool->lock);
+	wait_workers(pool, &job);
+}
+
+void sx_pool_run(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ctx)
+{
+	sx_pool_run_until(pool, n, fn, ctx, NULL);
 }

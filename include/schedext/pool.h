@@ -6,6 +6,8 @@
 #ifndef SCHEDEXT_POOL_H
 #define SCHEDEXT_POOL_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct sx_pool;
@@ -23,5 +25,10 @@ unsigned sx_pool_threads(const struct sx_pool *pool);
  * sequentially. Indices are handed out in increasing order in small chunks,
  * so a loop that checks an atomic "stop" flag in ctx ends early. */
 void sx_pool_run(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ctx);
+/* Same, but no further chunk is started once *stop reads true (fn still
+ * runs for the indices of chunks already started): loops that stop early
+ * skip the rest without a call per index. stop NULL = sx_pool_run. */
+void sx_pool_run_until(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ctx,
+		       const atomic_bool *stop);
 
 #endif /* SCHEDEXT_POOL_H */
