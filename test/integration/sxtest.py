@@ -2,7 +2,7 @@
 talk HTTP to it; start/stop the fake Kubernetes API server
 (test/fakeapi/fakeapi.py) and run schedext against it (python3 standard
 library only)."""
-import http.client
+from http.client import HTTPConnection
 import json
 import os
 import re
@@ -50,7 +50,7 @@ class Server:
 
     def request(self, method, path, body=None, headers=None, timeout=30):
         """Returns (status, headers dict (lower-case keys), body bytes)."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        conn = HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
             if isinstance(body, (dict, list)):
                 body = json.dumps(body)
