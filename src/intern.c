@@ -7,8 +7,16 @@
  * an atomic stored with release order after the entry is written. So an id
  * handed out by one thread can be resolved by any thread that received it.
  *
+ * Lookups (sx_intern_lookup_n, one per node name of an extender request)
+ * take no lock either: a slot is one 64-bit atomic (hash, id + 1) stored with
+ * release order after its entry is published, and a grown table is filled
+ * before its pointer is published. A lookup racing an insert may miss the
+ * new string, as it would had it taken the lock first.
+ *
  * Nothing is ever freed: the strings live for the life of the process and
- * stay reachable from the globals here (so leak checkers stay quiet).
+ * stay reachable from the globals here (so leak checkers stay quiet). Tables
+ * replaced by growth are kept too (a reader may still be probing one); they
+ * sum to less than the current table.
  */
 #include "schedext/intern.h"
 
@@ -28,9 +36,10 @@ struct entry {
 	uint32_t len;
 };
 
-struct slot {
-	uint32_t hash;
-	uint32_t id_plus1; /* 0 = empty slot */
+/* Open-addressing table of slots (hash << 32 | id + 1), 0 = empty. */
+struct table {
+	size_t cap; /* power of two */
+	_Atomic uint64_t slots[];
 };
 
 static _Atomic(struct entry *) chunks[NCHUNKS];
@@ -39,8 +48,7 @@ static atomic_size_t nbytes;       /* string bytes, NULs included */
 
 /* Everything below is protected by lock. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct slot *table;
-static size_t table_cap; /* power of two */
+static _Atomic(struct table *) table; /* published with release order */
 static char *block;      /* bump allocator for string copies */
 static size_t block_left;
 static char **blocks;    /* every block, kept reachable */
@@ -141,48 +149,58 @@ static char *store_string(const char *s, size_t len)
 	return p;
 }
 
-/* Slot for (s, hash): the matching one or the empty one where it belongs. */
-static struct slot *probe(const char *s, size_t len, uint32_t hash)
+static uint64_t slot_make(uint32_t hash, sx_str id)
 {
-	size_t mask = table_cap - 1;
+	return (uint64_t)hash << 32 | (uint64_t)(id + 1);
+}
+
+/* Index of the slot for (s, hash) in t: the matching one or the empty one
+ * where it belongs. Any thread; t must have an empty slot. */
+static size_t probe(const struct table *t, const char *s, size_t len, uint32_t hash)
+{
+	size_t mask = t->cap - 1;
 
 	for (size_t i = hash & mask;; i = (i + 1) & mask) {
-		struct slot *sl = &table[i];
+		uint64_t v = atomic_load_explicit(&t->slots[i], memory_order_acquire);
 		const struct entry *e;
 
-		if (sl->id_plus1 == 0)
-			return sl;
-		if (sl->hash != hash)
+		if (v == 0)
+			return i;
+		if ((uint32_t)(v >> 32) != hash)
 			continue;
-		e = entry_of(sl->id_plus1 - 1);
-		if (e->len == len && memcmp(e->s, s, len) == 0)
-			return sl;
+		e = entry_of((uint32_t)v - 1);
+		if (e && e->len == len && memcmp(e->s, s, len) == 0)
+			return i;
 	}
 }
 
 /* Doubles the hash table; 0 or -1 on allocation failure. Locked. */
 static int grow_table(void)
 {
-	size_t ncap = table_cap ? table_cap * 2 : 1024;
-	struct slot *nt = calloc(ncap, sizeof(*nt));
-	struct slot *old = table;
-	size_t ocap = table_cap;
+	struct table *old = atomic_load_explicit(&table, memory_order_relaxed);
+	size_t ocap = old ? old->cap : 0, ncap = ocap ? ocap * 2 : 1024;
+	struct table *nt = calloc(1, sizeof(*nt) + ncap * sizeof(nt->slots[0]));
 
 	if (!nt)
 		return -1;
-	table = nt;
-	table_cap = ncap;
+	if (old && remember((char *)old) != 0) {
+		free(nt);
+		return -1;
+	}
+	nt->cap = ncap;
 	for (size_t i = 0; i < ocap; i++) {
-		if (old[i].id_plus1 == 0)
+		uint64_t v = atomic_load_explicit(&old->slots[i], memory_order_relaxed);
+
+		if (v == 0)
 			continue;
-		for (size_t j = old[i].hash & (ncap - 1);; j = (j + 1) & (ncap - 1)) {
-			if (nt[j].id_plus1 == 0) {
-				nt[j] = old[i];
+		for (size_t j = (v >> 32) & (ncap - 1);; j = (j + 1) & (ncap - 1)) {
+			if (atomic_load_explicit(&nt->slots[j], memory_order_relaxed) == 0) {
+				atomic_store_explicit(&nt->slots[j], v, memory_order_relaxed);
 				break;
 			}
 		}
 	}
-	free(old);
+	atomic_store_explicit(&table, nt, memory_order_release);
 	return 0;
 }
 
@@ -222,16 +240,21 @@ static void base_init(void)
 static sx_str intern_locked(const char *s, size_t len)
 {
 	uint32_t hash = hash_bytes(s, len);
-	struct slot *sl;
+	struct table *t = atomic_load_explicit(&table, memory_order_relaxed);
+	uint64_t v;
+	size_t at;
 	char *copy;
 	sx_str id;
 
-	if ((atomic_load_explicit(&nids, memory_order_relaxed) + 1) * 2 > table_cap &&
-	    grow_table() != 0)
-		return SX_STR_INVALID;
-	sl = probe(s, len, hash);
-	if (sl->id_plus1)
-		return sl->id_plus1 - 1;
+	if ((!t || (atomic_load_explicit(&nids, memory_order_relaxed) + 1) * 2 > t->cap)) {
+		if (grow_table() != 0)
+			return SX_STR_INVALID;
+		t = atomic_load_explicit(&table, memory_order_relaxed);
+	}
+	at = probe(t, s, len, hash);
+	v = atomic_load_explicit(&t->slots[at], memory_order_relaxed);
+	if (v)
+		return (uint32_t)v - 1;
 	if (len >= UINT32_MAX || atomic_load(&nbytes) + len + 1 > SX_INTERN_MAX_BYTES)
 		return SX_STR_INVALID;
 	copy = store_string(s, len);
@@ -240,8 +263,9 @@ static sx_str intern_locked(const char *s, size_t len)
 	id = append_entry(copy, len);
 	if (id == SX_STR_INVALID)
 		return id; /* the copy stays in the arena; harmless */
-	sl->hash = hash;
-	sl->id_plus1 = id + 1;
+	/* after append_entry's release store of nids: a reader that sees the
+	 * slot sees the entry */
+	atomic_store_explicit(&t->slots[at], slot_make(hash, id), memory_order_release);
 	atomic_fetch_add(&nbytes, len + 1);
 	return id;
 }
@@ -268,22 +292,20 @@ sx_str sx_intern(const char *s)
 
 sx_str sx_intern_lookup_n(const char *s, size_t len)
 {
-	sx_str id = SX_STR_INVALID;
-	struct slot *sl;
+	const struct table *t;
+	uint64_t v;
 
 	pthread_once(&base_once, base_init);
 	if (len == 0)
 		return SX_STR_EMPTY;
 	if (!s)
 		return SX_STR_INVALID;
-	pthread_mutex_lock(&lock);
-	if (table_cap) {
-		sl = probe(s, len, hash_bytes(s, len));
-		if (sl->id_plus1)
-			id = sl->id_plus1 - 1;
-	}
-	pthread_mutex_unlock(&lock);
-	return id;
+	t = atomic_load_explicit(&table, memory_order_acquire);
+	if (!t)
+		return SX_STR_INVALID;
+	v = atomic_load_explicit(&t->slots[probe(t, s, len, hash_bytes(s, len))],
+				 memory_order_acquire);
+	return v ? (uint32_t)v - 1 : SX_STR_INVALID;
 }
 
 const char *sx_str_get(sx_str id)

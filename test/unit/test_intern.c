@@ -1,8 +1,10 @@
 /* Interned strings: ids, lookups, the well-known strings, growth across
- * chunks, and concurrent interning with lock-free readers. */
+ * chunks, concurrent interning with lock-free readers, and lock-free lookups
+ * while the table grows. */
 #include "harness.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "schedext/intern.h"
@@ -199,7 +201,59 @@ static void test_threads(void)
 	CHECK_INT(sx_intern_count() - before, SHARED + THREADS * UNIQUE);
 }
 
+/* Lock-free lookups while another thread interns (and grows the table):
+ * a string interned before the lookups started is always found with its
+ * id; one being interned concurrently is found with its id or not at all. */
+struct lookup_arg {
+	sx_str known[SHARED];
+	_Atomic int stop;
+	int bad;
+};
+
+static void *lookup_worker(void *arg)
+{
+	struct lookup_arg *a = arg;
+	char buf[48];
+
+	while (!atomic_load(&a->stop)) {
+		for (int i = 0; i < SHARED; i++) {
+			int n = snprintf(buf, sizeof(buf), "lk-known-%d", i);
+
+			if (sx_intern_lookup_n(buf, (size_t)n) != a->known[i])
+				a->bad++;
+			n = snprintf(buf, sizeof(buf), "lk-new-%d", i);
+			sx_str id = sx_intern_lookup_n(buf, (size_t)n);
+			if (id != SX_STR_INVALID && strcmp(sx_str_get(id), buf) != 0)
+				a->bad++;
+		}
+	}
+	return NULL;
+}
+
+static void test_lookup_while_interning(void)
+{
+	static struct lookup_arg a;
+	pthread_t th;
+	char buf[48];
+
+	for (int i = 0; i < SHARED; i++) {
+		int n = snprintf(buf, sizeof(buf), "lk-known-%d", i);
+
+		a.known[i] = sx_intern_n(buf, (size_t)n);
+	}
+	CHECK_INT(pthread_create(&th, NULL, lookup_worker, &a), 0);
+	for (int i = 0; i < 20000; i++) { /* several table doublings */
+		int n = snprintf(buf, sizeof(buf), i < SHARED ? "lk-new-%d" : "lk-more-%d", i);
+
+		sx_intern_n(buf, (size_t)n);
+	}
+	atomic_store(&a.stop, 1);
+	pthread_join(th, NULL);
+	CHECK_INT(a.bad, 0);
+	CHECK(sx_intern_lookup_n("lk-new-3", 8) != SX_STR_INVALID);
+}
+
 SX_TESTS(SX_TEST(test_empty_is_zero), SX_TEST(test_equal_strings_equal_ids),
 	 SX_TEST(test_embedded_nul), SX_TEST(test_lookup_does_not_add), SX_TEST(test_unknown_ids),
 	 SX_TEST(test_well_known), SX_TEST(test_growth), SX_TEST(test_long_string),
-	 SX_TEST(test_threads))
+	 SX_TEST(test_threads), SX_TEST(test_lookup_while_interning))
