@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define ONES 0x0101010101010101ull
 #define HIGH 0x8080808080808080ull
@@ -68,16 +71,45 @@ static const char *skip_ws(const char *p, const char *end)
 	return p;
 }
 
-/* True when none of the eight bytes ends the fast path of a string. */
-static bool plain8(const char *p)
+/* Offset of the first byte in p[0..n) that ends the fast path of a string
+ * (a quote, a backslash, a control character or a non-ASCII byte), or n.
+ * Sixteen bytes at a time with SSE2 (x86-64 baseline), else eight. */
+static size_t plain_run(const char *p, size_t n)
 {
-	uint64_t x, q, b, t;
+	size_t i = 0;
 
-	memcpy(&x, p, 8);
-	q = x ^ (ONES * '"');
-	b = x ^ (ONES * '\\');
-	t = ((q - ONES) & ~q) | ((b - ONES) & ~b) | ((x - ONES * 0x20) & ~x) | x;
-	return (t & HIGH) == 0;
+#ifdef __SSE2__
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+	const __m128i space = _mm_set1_epi8(0x20);
+
+	for (; n - i >= 16; i += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		/* signed: bytes >= 0x80 are negative, so below 0x20 as well */
+		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+					 _mm_cmplt_epi8(x, space));
+		unsigned mask = (unsigned)_mm_movemask_epi8(m);
+
+		if (mask)
+			return i + (size_t)__builtin_ctz(mask);
+	}
+#endif
+	for (; n - i >= 8; i += 8) {
+		uint64_t x, q, b, t;
+
+		memcpy(&x, p + i, 8);
+		q = x ^ (ONES * '"');
+		b = x ^ (ONES * '\\');
+		t = (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((x - ONES * 0x20) & ~x) | x) & HIGH;
+		if (t) /* the lowest flagged byte is a true match (borrows run upward) */
+			return i + (size_t)__builtin_ctzll(t) / 8;
+	}
+	for (; i < n; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80)
+			return i;
+	}
+	return n;
 }
 
 static int hexval(unsigned char c)
@@ -144,8 +176,7 @@ static const char *scan_string(const char *p, const char *end, bool *escaped)
 
 	p++;
 	for (;;) {
-		while (end - p >= 8 && plain8(p))
-			p += 8;
+		p += plain_run(p, (size_t)(end - p));
 		if (p >= end)
 			return NULL;
 		if (*p == '"')
@@ -162,8 +193,6 @@ static const char *scan_string(const char *p, const char *end, bool *escaped)
 			if (!n)
 				return NULL;
 			p += n;
-		} else {
-			p++;
 		}
 	}
 }

@@ -113,6 +113,42 @@ static void test_depth(void)
 	free(big);
 }
 
+/* A special byte at every offset of strings of every length up to 70:
+ * covers the 16- and 8-byte fast paths and the byte tail. */
+static void test_string_offsets(void)
+{
+	static const struct {
+		const char *ins;
+		bool ok;
+	} specials[] = {
+		{ "\\n", true }, { "\xc3\xa9", true }, { "\\u00e9", true }, { "\x01", false },
+		{ "\x7f", true }, { "\xc3", false }, { "\"", false }, { "\\", false },
+	};
+	char buf[128];
+
+	for (size_t len = 0; len <= 70; len++) {
+		for (size_t at = 0; at <= len; at++) {
+			for (size_t k = 0; k < SX_ARRAY_SIZE(specials); k++) {
+				size_t n = 0, il = strlen(specials[k].ins);
+
+				buf[n++] = '"';
+				memset(buf + n, 'a', at);
+				n += at;
+				memcpy(buf + n, specials[k].ins, il);
+				n += il;
+				memset(buf + n, 'c', len - at); /* backslash-c is no escape */
+				n += len - at;
+				buf[n++] = '"';
+				char *exact = malloc(n);
+				memcpy(exact, buf, n);
+				if (valid(exact, n, 64) != specials[k].ok)
+					sx_test_fail(__FILE__, __LINE__, "len %zu at %zu special %zu", len, at, k);
+				free(exact);
+			}
+		}
+	}
+}
+
 /* Long numbers: some cJSON 1.7 releases cut a number at 63 bytes and fail,
  * so 64+ are refused (callers fall back to cJSON itself). */
 static void test_numbers(void)
@@ -282,5 +318,5 @@ static void test_mutations(void)
 }
 
 SX_TESTS(SX_TEST(test_valid), SX_TEST(test_malformed), SX_TEST(test_truncated),
-	 SX_TEST(test_depth), SX_TEST(test_numbers), SX_TEST(test_cursor),
+	 SX_TEST(test_depth), SX_TEST(test_numbers), SX_TEST(test_string_offsets), SX_TEST(test_cursor),
 	 SX_TEST(test_unescape), SX_TEST(test_mutations))
