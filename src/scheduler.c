@@ -879,14 +879,17 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	l = (struct sx_cache_listener){ on_pod, on_node, s };
 	sx_cache_set_listener(opts->cache, &l);
 	sx_cache_visit(opts->cache, SX_KIND_POD, visit_pod, s);
+	/* Before the loop starts: its first PostFilter may run at once (pods
+	 * already queued) and fails "profile not registered" without an env. */
+	sx_preemption_set_env(&env);
 	rc = start_threads(s, err);
 	if (rc < 0) {
+		sx_preemption_set_env(NULL);
 		sx_cache_set_listener(opts->cache, NULL);
 		sx_set_binder(NULL, NULL);
 		free_scheduler(s);
 		return rc;
 	}
-	sx_preemption_set_env(&env);
 	*out = s;
 	return 0;
 }
