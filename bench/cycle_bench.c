@@ -3,9 +3,16 @@
  * in the cache, so later cycles see it, as in kube-scheduler).
  *
  *   cycle_bench --state FILE [--pending FILE --label NAME] [--threads N]
+ *   cycle_bench --state FILE --pending FILE --latency [--gap-us US] [--threads N]
+ *
+ * --latency reports the p50/p99 of single Filter and PreScore+Score passes
+ * over 500 named nodes (the extender's nodeCacheCapable work per request);
+ * --gap-us keeps the caller busy that long between passes (a request's
+ * HTTP share), so idle pool workers may go to sleep as in the server.
  *
  * Prints `bench <metric> <value> <unit> key=value...` lines. */
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,22 +134,99 @@ static void bench_cycles(struct sx_cache *cache, const struct sx_config *cfg, co
 	sx_pool_free(pool);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Busy for us microseconds: the caller's share of a request (HTTP parse,
+ * reply) between two passes, during which pool workers may go to sleep. */
+static void busy_us(double us)
+{
+	double end = sx_now_s() + us / 1e6;
+
+	while (sx_now_s() < end)
+		;
+}
+
+/* p50/p99 of single Filter (FILTER_ONLY) and PreScore+Score (SCORE_ONLY)
+ * passes over 500 named nodes, as the extender runs them for one
+ * nodeCacheCapable request: a fresh window of names per call. */
+static void bench_latency(struct sx_cache *cache, const struct sx_config *cfg, const char *path,
+			  unsigned threads, double gap_us)
+{
+	enum { NAMES = 500, CALLS = 2000 };
+	static const char *const mode_name[] = { "filter", "prioritize" };
+	uint32_t npods;
+	struct sx_pod **pods = load_pending(path, &npods);
+	const struct sx_profile *prof = sx_config_profile(cfg, NULL);
+	struct sx_pool *pool = threads > 1 ? sx_pool_new(threads - 1) : NULL;
+	struct sx_snapshot *snap = sx_cache_snapshot(cache);
+	sx_str *names = calloc(NAMES, sizeof(*names));
+	double *lat = calloc(CALLS, sizeof(*lat));
+
+	for (int m = 0; m < 2 && npods > 0 && snap->nnodes >= NAMES; m++) {
+		for (uint32_t c = 0; c < CALLS; c++) {
+			uint32_t base = (c * 7919u) % snap->nnodes;
+			for (uint32_t k = 0; k < NAMES; k++)
+				names[k] = snap->nodes[(base + k * 9u) % snap->nnodes]->name;
+			busy_us(gap_us);
+			double t0 = sx_now_s();
+			struct sx_snapshot *s = sx_cache_snapshot(cache);
+			struct sx_cycle_opts opts = {
+				.snap = s, .mode = m == 0 ? SX_CYCLE_FILTER_ONLY : SX_CYCLE_SCORE_ONLY,
+				.candidates = names, .ncandidates = NAMES, .percentage = 100,
+				.global_percentage = cfg->percentage_of_nodes_to_score, .pool = pool
+			};
+			struct sx_cycle_result res;
+			sx_schedule(prof, pods[c % npods], &opts, &res);
+			sx_cycle_result_free(&res);
+			sx_snapshot_unref(s);
+			lat[c] = sx_now_s() - t0;
+		}
+		qsort(lat, CALLS, sizeof(*lat), cmp_double);
+		printf("bench latency_%s_names500 %.3f ms p50 p99=%.3fms threads=%u gap_us=%.0f calls=%u\n",
+		       mode_name[m], lat[CALLS / 2] * 1e3, lat[CALLS * 99 / 100] * 1e3, threads,
+		       gap_us, (unsigned)CALLS);
+	}
+	sx_snapshot_unref(snap);
+	free(names);
+	free(lat);
+	for (uint32_t i = 0; i < npods; i++)
+		sx_pod_unref(pods[i]);
+	free(pods);
+	sx_pool_free(pool);
+}
+
 int main(int argc, char **argv)
 {
 	const char *state = NULL, *pending = NULL, *label = "plain";
 	unsigned threads = 2;
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--state"))
-			state = argv[i + 1];
+	bool latency = false;
+	double gap_us = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--latency")) {
+			latency = true;
+			continue;
+		}
+		if (i + 1 >= argc)
+			break;
+		if (!strcmp(argv[i], "--gap-us"))
+			gap_us = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--state"))
+			state = argv[++i];
 		else if (!strcmp(argv[i], "--pending"))
-			pending = argv[i + 1];
+			pending = argv[++i];
 		else if (!strcmp(argv[i], "--label"))
-			label = argv[i + 1];
+			label = argv[++i];
 		else if (!strcmp(argv[i], "--threads"))
-			threads = (unsigned)atoi(argv[i + 1]);
+			threads = (unsigned)atoi(argv[++i]);
 	}
 	if (!state) {
-		fprintf(stderr, "usage: cycle_bench --state FILE [--pending FILE --label NAME]\n");
+		fprintf(stderr, "usage: cycle_bench --state FILE [--pending FILE --label NAME] "
+				"[--threads N] [--latency [--gap-us US]]\n");
 		return 2;
 	}
 	sx_intern_init();
@@ -177,7 +261,9 @@ int main(int argc, char **argv)
 		       sx_intern_bytes());
 	}
 	sx_snapshot_unref(snap);
-	if (pending)
+	if (pending && latency)
+		bench_latency(cache, cfg, pending, threads, gap_us);
+	else if (pending)
 		bench_cycles(cache, cfg, pending, label, threads);
 	sx_cache_free(cache);
 	sx_config_free(cfg);

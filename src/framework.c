@@ -358,12 +358,10 @@ static uint32_t order_at(const struct filter_job *j, uint32_t i)
 	return j->cand[pos >= j->ncand ? pos - j->ncand : pos];
 }
 
-static void filter_one(void *ctx, uint32_t i, unsigned worker)
+/* Runs the filters on order position i: true when the node passed;
+ * otherwise its status is recorded (state 2). */
+static bool filter_one(struct filter_job *j, uint32_t i)
 {
-	struct filter_job *j = ctx;
-	(void)worker;
-	if (atomic_load(&j->found) >= j->want || atomic_load(&j->error))
-		return;
 	const struct sx_node_info *ni = j->snap->nodes[order_at(j, i)];
 	struct sx_status *st;
 	if (j->prof->n[SX_PT_FILTER] == 0)
@@ -372,13 +370,7 @@ static void filter_one(void *ctx, uint32_t i, unsigned worker)
 		st = sx_run_filters_with_nominated(j->prof, j->cs, j->pod, ni, j->nom);
 	if (sx_status_is_success(st)) {
 		sx_status_free(st);
-		uint32_t before = atomic_fetch_add(&j->found, 1);
-		if (before + 1 >= j->want)
-			atomic_store_explicit(&j->stop, true, memory_order_relaxed);
-		if (before >= j->want)
-			return; /* over the quota: discarded, as upstream */
-		j->state[i] = 1;
-		return;
+		return true;
 	}
 	if (st && st->code == SX_ERROR) {
 		atomic_store(&j->error, true);
@@ -386,6 +378,42 @@ static void filter_one(void *ctx, uint32_t i, unsigned worker)
 	}
 	j->status[i] = st;
 	j->state[i] = 2;
+	return false;
+}
+
+/* Filters order positions [start, end) until `want` nodes passed overall.
+ * Passing nodes are tallied locally and published once per chunk: a
+ * shared counter bumped per node moved its cache line between the
+ * threads on every node. The quota check reads the shared count plus the
+ * local tally, so one thread keeps exactly the first `want` passing nodes
+ * in order; with several, passes beyond the quota are discarded, as
+ * upstream does. */
+static void filter_chunk(void *ctx, uint32_t start, uint32_t end, unsigned worker)
+{
+	struct filter_job *j = ctx;
+	uint32_t mine = 0;
+	(void)worker;
+	for (uint32_t i = start; i < end; i++) {
+		if (atomic_load_explicit(&j->found, memory_order_relaxed) + mine >= j->want ||
+		    atomic_load(&j->error))
+			break;
+		if (filter_one(j, i)) {
+			j->state[i] = 1;
+			mine++;
+		}
+	}
+	if (mine == 0)
+		return;
+	uint32_t before = atomic_fetch_add(&j->found, mine);
+	if (before + mine >= j->want)
+		atomic_store_explicit(&j->stop, true, memory_order_relaxed);
+	uint32_t excess = before >= j->want ? mine : before + mine > j->want ? before + mine - j->want : 0;
+	for (uint32_t i = end; excess > 0 && i-- > start;) {
+		if (j->state[i] == 1) {
+			j->state[i] = 0; /* over the quota: discarded */
+			excess--;
+		}
+	}
 }
 
 /* ---------- scoring ---------- */
@@ -659,7 +687,7 @@ static int run_filter_phase(const struct sx_profile *prof, struct sx_cycle_state
 	atomic_init(&job.found, 0);
 	atomic_init(&job.error, false);
 	atomic_init(&job.stop, job.want == 0);
-	sx_pool_run_until(opts->pool, ncand, filter_one, &job, &job.stop);
+	sx_pool_run_chunks(opts->pool, ncand, filter_chunk, &job, &job.stop);
 	uint32_t processed = 0;
 	for (uint32_t i = 0; i < ncand; i++) {
 		uint32_t at = order_at(&job, i);
@@ -728,6 +756,8 @@ int sx_schedule(const struct sx_profile *prof, const struct sx_pod *pod,
 		const struct sx_cycle_opts *opts, struct sx_cycle_result *res)
 {
 	const struct sx_snapshot *snap = opts->snap;
+	/* A sleeping worker wakes during PreFilter/PreScore, not after. */
+	sx_pool_prepare(opts->pool);
 	memset(res, 0, sizeof(*res));
 	res->selected = -1;
 	res->num_all_nodes = snap->nnodes;

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #define CHUNK 8            /* indices per grab: small, so early stop is prompt */
 #define SPIN_NS 100000     /* how long an idle worker looks for work before sleeping */
@@ -25,7 +26,8 @@
 #define CLOCK_EVERY 256    /* spin iterations between clock reads */
 
 struct job {
-	sx_pool_fn fn;
+	sx_pool_fn fn;             /* per index, or NULL when range is set */
+	sx_pool_range_fn range;    /* per chunk */
 	void *ctx;
 	const atomic_bool *stop; /* optional: no more chunks once true */
 	uint32_t n;
@@ -41,6 +43,8 @@ struct sx_pool {
 	struct job *jobs;     /* jobs with indices left */
 	atomic_uint njobs;    /* length of jobs, readable without the lock */
 	unsigned sleepers;    /* workers waiting on `work` (under lock) */
+	atomic_uint spinning; /* workers spinning in spin_for_work */
+	unsigned max_awake;   /* workers worth running at once: online CPUs - 1 */
 	atomic_bool stop;
 	unsigned nthreads;
 	pthread_t *threads;
@@ -71,6 +75,10 @@ static void work_on(struct job *job, unsigned worker)
 		if (start >= job->n)
 			return;
 		uint32_t end = start + CHUNK < job->n ? start + CHUNK : job->n;
+		if (job->range) {
+			job->range(job->ctx, start, end, worker);
+			continue;
+		}
 		for (uint32_t i = start; i < end; i++)
 			job->fn(job->ctx, i, worker);
 	}
@@ -124,7 +132,13 @@ static void *worker_main(void *arg)
 	unsigned id = wa->id;
 	free(wa);
 	for (;;) {
-		if (!spin_for_work(pool)) {
+		/* At most max_awake spinners: with parallelism 16 on two cores,
+		 * fifteen spinning workers would starve the callers. */
+		bool found = false;
+		if (atomic_fetch_add(&pool->spinning, 1) < pool->max_awake)
+			found = spin_for_work(pool);
+		atomic_fetch_sub(&pool->spinning, 1);
+		if (!found) {
 			pthread_mutex_lock(&pool->lock);
 			while (!atomic_load(&pool->stop) && !pool->jobs) {
 				pool->sleepers++;
@@ -166,11 +180,21 @@ struct sx_pool *sx_pool_new(unsigned nthreads)
 	struct sx_pool *pool = calloc(1, sizeof(*pool));
 	if (!pool)
 		return NULL;
-	pthread_mutex_init(&pool->lock, NULL);
+	/* Adaptive: critical sections are a few instructions, and a worker
+	 * that found a job while spinning must not sleep in the kernel
+	 * because the caller still held the lock (a futex round trip each). */
+	pthread_mutexattr_t attr;
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&pool->lock, &attr);
+	pthread_mutexattr_destroy(&attr);
 	pthread_cond_init(&pool->work, NULL);
 	pthread_cond_init(&pool->idle, NULL);
 	atomic_init(&pool->njobs, 0);
+	atomic_init(&pool->spinning, 0);
 	atomic_init(&pool->stop, false);
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	pool->max_awake = cpus > 2 ? (unsigned)cpus - 1 : 1;
 	pool->threads = calloc(nthreads ? nthreads : 1, sizeof(pthread_t));
 	if (!pool->threads) {
 		sx_pool_free(pool);
@@ -213,6 +237,19 @@ unsigned sx_pool_threads(const struct sx_pool *pool)
 	return pool ? pool->nthreads : 0;
 }
 
+/* Under the lock: wakes sleepers so that up to max_awake workers (spinners
+ * included) help with a job of n indices; no futex call when a spinner
+ * will take it. */
+static void wake_workers(struct sx_pool *pool, uint32_t n)
+{
+	unsigned awake = atomic_load(&pool->spinning);
+	unsigned chunks = (n + CHUNK - 1) / CHUNK;
+	unsigned want = pool->max_awake < chunks - 1 ? pool->max_awake : chunks - 1;
+
+	for (unsigned k = awake; k < want && k - awake < pool->sleepers; k++)
+		pthread_cond_signal(&pool->work);
+}
+
 /* Returns once no worker is inside job (it lives on the caller's stack). */
 static void wait_workers(struct sx_pool *pool, struct job *job)
 {
@@ -233,33 +270,57 @@ static void wait_workers(struct sx_pool *pool, struct job *job)
 	pthread_mutex_unlock(&pool->lock);
 }
 
+/* Runs job on the caller and whichever workers join. */
+static void run_job(struct sx_pool *pool, struct job *job)
+{
+	atomic_init(&job->next, 0);
+	atomic_init(&job->active, 0);
+	if (!pool || pool->nthreads == 0 || job->n <= CHUNK) {
+		work_on(job, 0);
+		return;
+	}
+	pthread_mutex_lock(&pool->lock);
+	job->link = pool->jobs;
+	pool->jobs = job;
+	atomic_fetch_add(&pool->njobs, 1);
+	wake_workers(pool, job->n);
+	pthread_mutex_unlock(&pool->lock);
+
+	work_on(job, 0);
+
+	pthread_mutex_lock(&pool->lock);
+	unlink_job(pool, job);
+	pthread_mutex_unlock(&pool->lock);
+	wait_workers(pool, job);
+}
+
 void sx_pool_run_until(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ctx,
 		       const atomic_bool *stop)
 {
 	struct job job = { .fn = fn, .ctx = ctx, .stop = stop, .n = n };
-	atomic_init(&job.next, 0);
-	atomic_init(&job.active, 0);
-	if (!pool || pool->nthreads == 0 || n <= CHUNK) {
-		work_on(&job, 0);
-		return;
-	}
-	pthread_mutex_lock(&pool->lock);
-	job.link = pool->jobs;
-	pool->jobs = &job;
-	atomic_fetch_add(&pool->njobs, 1);
-	if (pool->sleepers > 0)
-		pthread_cond_broadcast(&pool->work);
-	pthread_mutex_unlock(&pool->lock);
 
-	work_on(&job, 0);
+	run_job(pool, &job);
+}
 
-	pthread_mutex_lock(&pool->lock);
-	unlink_job(pool, &job);
-	pthread_mutex_unlock(&pool->lock);
-	wait_workers(pool, &job);
+void sx_pool_run_chunks(struct sx_pool *pool, uint32_t n, sx_pool_range_fn fn, void *ctx,
+			const atomic_bool *stop)
+{
+	struct job job = { .range = fn, .ctx = ctx, .stop = stop, .n = n };
+
+	run_job(pool, &job);
 }
 
 void sx_pool_run(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ctx)
 {
 	sx_pool_run_until(pool, n, fn, ctx, NULL);
+}
+
+void sx_pool_prepare(struct sx_pool *pool)
+{
+	if (!pool || pool->nthreads == 0 || atomic_load(&pool->spinning) > 0)
+		return;
+	pthread_mutex_lock(&pool->lock);
+	if (pool->sleepers > 0 && atomic_load(&pool->spinning) == 0)
+		pthread_cond_signal(&pool->work);
+	pthread_mutex_unlock(&pool->lock);
 }

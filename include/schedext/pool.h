@@ -16,6 +16,9 @@ struct sx_pool;
  * 1..nthreads for pool threads (index per-worker scratch with it). */
 typedef void (*sx_pool_fn)(void *ctx, uint32_t i, unsigned worker);
 
+/* fn(ctx, i) for i in [start, end): one chunk of indices. */
+typedef void (*sx_pool_range_fn)(void *ctx, uint32_t start, uint32_t end, unsigned worker);
+
 /* nthreads 0 = run everything on the caller. NULL on failure. */
 struct sx_pool *sx_pool_new(unsigned nthreads);
 /* Stops and joins the workers; no job may be running. Accepts NULL. */
@@ -30,5 +33,14 @@ void sx_pool_run(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ctx);
  * skip the rest without a call per index. stop NULL = sx_pool_run. */
 void sx_pool_run_until(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ctx,
 		       const atomic_bool *stop);
+/* Same with one call per chunk of consecutive indices (chunks are handed
+ * out in increasing order), so a loop can batch its shared-counter
+ * updates per chunk instead of per index. */
+void sx_pool_run_chunks(struct sx_pool *pool, uint32_t n, sx_pool_range_fn fn, void *ctx,
+			const atomic_bool *stop);
+/* A hint that a parallel loop follows shortly (after a serial prelude):
+ * wakes a sleeping worker now so the wake-up overlaps the prelude. Cheap
+ * when a worker is already awake. Accepts NULL. */
+void sx_pool_prepare(struct sx_pool *pool);
 
 #endif /* SCHEDEXT_POOL_H */
