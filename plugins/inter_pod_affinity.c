@@ -456,7 +456,11 @@ static bool node_anti_may_select(const struct sx_node_info *ni, sx_str ns)
 
 static int count_existing(struct filter_state *f, const struct sx_snapshot *snap)
 {
-	for (uint32_t k = 0; k < snap->nwith_required_anti; k++) {
+	/* No required-anti pod anywhere can select the pod's namespace: every
+	 * node fails node_anti_may_select, skip touching them. */
+	uint32_t nanti = sx_snapshot_may_select_anti(snap, f->pod->meta.ns) ? snap->nwith_required_anti
+									    : 0;
+	for (uint32_t k = 0; k < nanti; k++) {
 		const struct sx_node_info *ni = snap->nodes[snap->with_required_anti[k]];
 		if (!node_anti_may_select(ni, f->pod->meta.ns))
 			continue;
@@ -684,6 +688,11 @@ static int process_existing_pod(struct scorer *sc, const struct sx_pod *existing
 static int scan_nodes(struct scorer *sc, const struct sx_snapshot *snap, bool all)
 {
 	uint32_t n = all ? snap->nnodes : snap->nwith_affinity;
+	/* Without preferred terms of its own, only nodes passing
+	 * node_affinity_may_select count: none when no affinity pod anywhere
+	 * can select the pod's namespace (the common case for plain pods). */
+	if (!all && !sx_snapshot_may_select_affinity(snap, sc->pod->meta.ns))
+		return 0;
 	for (uint32_t k = 0; k < n; k++) {
 		const struct sx_node_info *ni = snap->nodes[all ? k : snap->with_affinity[k]];
 		if (!node_affinity_may_select(ni, sc->pod->meta.ns) &&

@@ -171,6 +171,8 @@ static void attach_blocks(struct sx_snapshot *s, struct sx__snap_internal *in)
 	}
 }
 
+static int build_ns_totals(struct sx_snapshot *s);
+
 /* Drops b's reference and those of the ancestors it was the last holder
  * of (a loop: chains may be long). */
 static void node_block_unref(struct sx__node_block *b)
@@ -218,6 +220,7 @@ static void snapshot_free(struct sx_snapshot *s)
 		free(s->nodes);
 	free(s->with_affinity);
 	free(s->with_required_anti);
+	free(s->ns_totals);
 	if (in) {
 		node_block_unref(in->nodes);
 		index_block_unref(in->index);
@@ -273,11 +276,148 @@ struct sx_snapshot *sx__snapshot_build(uint64_t generation, struct sx_node_info 
 	((struct sx__snap_internal *)s->internal)->nodes = b;
 	s->nodes = nodes; /* the block's array: not freed by the snapshot */
 	s->nnodes = n;
-	if (build_lists(s) < 0 || build_index(s, same_order) < 0) {
+	if (build_lists(s) < 0 || build_index(s, same_order) < 0 || build_ns_totals(s) < 0) {
 		snapshot_free(s);
 		return NULL;
 	}
 	return s;
+}
+
+/* ---------- per-namespace totals ---------- */
+
+static int cmp_ns_count(const void *a, const void *b)
+{
+	sx_str x = ((const struct sx_ns_count *)a)->ns, y = ((const struct sx_ns_count *)b)->ns;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Totals over every node: all entries collected, sorted, merged. */
+static int build_ns_totals(struct sx_snapshot *s)
+{
+	size_t total = 0, k = 0, m = 0;
+	struct sx_ns_count *all;
+
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		total += s->nodes[i]->nns;
+		s->affinity_any_ns += s->nodes[i]->naffinity_any_ns;
+		s->anti_any_ns += s->nodes[i]->nanti_any_ns;
+	}
+	all = sx_calloc(total, sizeof(*all));
+	if (!all)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		for (uint32_t j = 0; j < s->nodes[i]->nns; j++)
+			all[k++] = s->nodes[i]->ns_counts[j];
+	qsort(all, k, sizeof(*all), cmp_ns_count);
+	for (size_t t = 0; t < k; t++) {
+		if (m > 0 && all[m - 1].ns == all[t].ns) {
+			all[m - 1].pods += all[t].pods;
+			all[m - 1].affinity += all[t].affinity;
+			all[m - 1].anti += all[t].anti;
+		} else {
+			all[m++] = all[t];
+		}
+	}
+	s->ns_totals = all;
+	s->nns_totals = (uint32_t)m;
+	s->has_ns_totals = true;
+	return 0;
+}
+
+static struct sx_ns_count *find_ns_total(const struct sx_snapshot *s, sx_str ns)
+{
+	uint32_t lo = 0, hi = s->nns_totals;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (s->ns_totals[mid].ns < ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nns_totals && s->ns_totals[lo].ns == ns ? &s->ns_totals[lo] : NULL;
+}
+
+/* Adds sign x ni's counts into s's totals (room reserved for new ns). */
+static void add_ns_totals(struct sx_snapshot *s, const struct sx_node_info *ni, int sign)
+{
+	s->affinity_any_ns += (uint64_t)(int64_t)sign * ni->naffinity_any_ns;
+	s->anti_any_ns += (uint64_t)(int64_t)sign * ni->nanti_any_ns;
+	for (uint32_t j = 0; j < ni->nns; j++) {
+		const struct sx_ns_count *c = &ni->ns_counts[j];
+		struct sx_ns_count *t = find_ns_total(s, c->ns);
+
+		if (!t) { /* only when adding: removals find what was added */
+			uint32_t at = 0;
+
+			while (at < s->nns_totals && s->ns_totals[at].ns < c->ns)
+				at++;
+			memmove(&s->ns_totals[at + 1], &s->ns_totals[at],
+				(s->nns_totals - at) * sizeof(*t));
+			s->nns_totals++;
+			t = &s->ns_totals[at];
+			*t = (struct sx_ns_count){ .ns = c->ns };
+		}
+		t->pods += (uint32_t)sign * c->pods;
+		t->affinity += (uint32_t)sign * c->affinity;
+		t->anti += (uint32_t)sign * c->anti;
+	}
+}
+
+/* last's totals with each swapped NodeInfo's counts replaced. */
+static int patch_ns_totals(struct sx_snapshot *s, const struct sx_snapshot *last,
+			   struct sx_node_info *const *changed, uint32_t nchanged)
+{
+	size_t room = last->nns_totals;
+
+	if (!last->has_ns_totals)
+		return build_ns_totals(s);
+	for (uint32_t i = 0; i < nchanged; i++)
+		room += changed[i]->nns;
+	s->ns_totals = sx_calloc(room, sizeof(*s->ns_totals));
+	if (!s->ns_totals)
+		return SX_ENOMEM;
+	memcpy(s->ns_totals, last->ns_totals, last->nns_totals * sizeof(*s->ns_totals));
+	s->nns_totals = last->nns_totals;
+	s->affinity_any_ns = last->affinity_any_ns;
+	s->anti_any_ns = last->anti_any_ns;
+	for (uint32_t i = 0; i < nchanged; i++) {
+		int at = sx_snapshot_find(last, changed[i]->name);
+
+		if (at < 0) { /* cannot happen: same node list */
+			free(s->ns_totals);
+			s->ns_totals = NULL;
+			s->nns_totals = 0;
+			s->affinity_any_ns = s->anti_any_ns = 0;
+			return build_ns_totals(s);
+		}
+		add_ns_totals(s, last->nodes[at], -1);
+		add_ns_totals(s, changed[i], 1);
+	}
+	s->has_ns_totals = true;
+	return 0;
+}
+
+bool sx_snapshot_may_select_affinity(const struct sx_snapshot *snap, sx_str ns)
+{
+	const struct sx_ns_count *t;
+
+	if (!snap->has_ns_totals || snap->affinity_any_ns > 0)
+		return true;
+	t = find_ns_total(snap, ns);
+	return t && t->affinity > 0;
+}
+
+bool sx_snapshot_may_select_anti(const struct sx_snapshot *snap, sx_str ns)
+{
+	const struct sx_ns_count *t;
+
+	if (!snap->has_ns_totals || snap->anti_any_ns > 0)
+		return true;
+	t = find_ns_total(snap, ns);
+	return t && t->anti > 0;
 }
 
 /* Chains longer than this, or holding more superseded NodeInfos than
@@ -349,7 +489,8 @@ struct sx_snapshot *sx__snapshot_patch(const struct sx_snapshot *last, uint64_t 
 	((struct sx__snap_internal *)s->internal)->nodes_array_owned = true;
 	s->nodes = nodes;
 	s->nnodes = n;
-	if (patch_lists(s, last, changed, nchanged) < 0 || build_index(s, last) < 0) {
+	if (patch_lists(s, last, changed, nchanged) < 0 || build_index(s, last) < 0 ||
+	    patch_ns_totals(s, last, changed, nchanged) < 0) {
 		snapshot_free(s);
 		return NULL;
 	}

@@ -138,7 +138,22 @@ struct sx_snapshot {
 	uint32_t ncsi_nodes;
 	const struct sx_csi_node **csi_nodes;
 	void *internal;               /* shared immutable parts, owned */
+	/* (appended) Σ over nodes of their ns_counts, sorted by ns (entries
+	 * may be all zero), and of naffinity_any_ns / nanti_any_ns: lets a
+	 * plugin skip a scan over every node when no pod anywhere can match.
+	 * Valid only when has_ns_totals (snapshots built by the cache). */
+	bool has_ns_totals;
+	uint32_t nns_totals;
+	struct sx_ns_count *ns_totals;
+	uint64_t affinity_any_ns, anti_any_ns;
 };
+
+/* (appended) False when no NodeInfo of snap holds an affinity pod (resp. a
+ * required-anti-affinity pod) whose terms could select a pod of namespace
+ * ns: node_affinity_may_select-style checks fail on every node. True when
+ * unknown. */
+bool sx_snapshot_may_select_affinity(const struct sx_snapshot *snap, sx_str ns);
+bool sx_snapshot_may_select_anti(const struct sx_snapshot *snap, sx_str ns);
 
 /* Index of the node named `name`, or -1. */
 int sx_snapshot_find(const struct sx_snapshot *snap, sx_str name);

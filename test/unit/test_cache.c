@@ -345,6 +345,52 @@ static void check_node(const struct model *m, int n, const struct sx_node_info *
 	sx_node_info_unref(want);
 }
 
+/* The snapshot's per-namespace totals equal the sums over its NodeInfos. */
+static void check_ns_totals(const struct sx_snapshot *s)
+{
+	uint64_t aff_any = 0, anti_any = 0;
+	uint32_t nonzero = 0;
+
+	CHECK(s->has_ns_totals);
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		aff_any += s->nodes[i]->naffinity_any_ns;
+		anti_any += s->nodes[i]->nanti_any_ns;
+	}
+	CHECK_INT(s->affinity_any_ns, aff_any);
+	CHECK_INT(s->anti_any_ns, anti_any);
+	for (uint32_t t = 0; t < s->nns_totals; t++) {
+		struct sx_ns_count sum = { .ns = s->ns_totals[t].ns };
+
+		if (t > 0)
+			CHECK(s->ns_totals[t - 1].ns < s->ns_totals[t].ns);
+		for (uint32_t i = 0; i < s->nnodes; i++) {
+			const struct sx_ns_count *c = sx_node_info_ns(s->nodes[i], sum.ns);
+
+			if (c) {
+				sum.pods += c->pods;
+				sum.affinity += c->affinity;
+				sum.anti += c->anti;
+			}
+		}
+		CHECK_INT(s->ns_totals[t].pods, sum.pods);
+		CHECK_INT(s->ns_totals[t].affinity, sum.affinity);
+		CHECK_INT(s->ns_totals[t].anti, sum.anti);
+		CHECK_INT(sx_snapshot_may_select_affinity(s, sum.ns), sum.affinity > 0 || aff_any > 0);
+		CHECK_INT(sx_snapshot_may_select_anti(s, sum.ns), sum.anti > 0 || anti_any > 0);
+		nonzero += sum.pods > 0;
+	}
+	/* every namespace present on a node has an entry */
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		for (uint32_t j = 0; j < s->nodes[i]->nns; j++) {
+			uint32_t t = 0;
+
+			while (t < s->nns_totals && s->ns_totals[t].ns != s->nodes[i]->ns_counts[j].ns)
+				t++;
+			CHECK(t < s->nns_totals);
+		}
+	(void)nonzero;
+}
+
 static void check_all(struct sx_cache *c, const struct model *m)
 {
 	struct sx_snapshot *s = sx_cache_snapshot(c);
@@ -360,6 +406,7 @@ static void check_all(struct sx_cache *c, const struct model *m)
 		nodes += m->node_exists[n];
 	}
 	CHECK_INT(s->nnodes, nodes);
+	check_ns_totals(s);
 	for (int i = 0; i < RN_PODS; i++) {
 		const struct model_pod *p = &m->pods[i];
 
@@ -710,8 +757,20 @@ static void test_snapshot_chain(void)
 		kept[k] = s;
 		for (int n = 0; n < NODES; n++)
 			want[k][n] = s->nodes[n]->requested.milli_cpu;
+		check_ns_totals(s);
 		snprintf(name, sizeof(name), "p%d", r);
-		p = simple_pod("default", name, name, NULL, "10m");
+		if (r % 3 == 0) /* required anti-affinity, another namespace */
+			p = make_pod("{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns%d\","
+				     "\"uid\":\"%s\",\"labels\":{\"app\":\"a\"}},\"spec\":{"
+				     "\"affinity\":{\"podAntiAffinity\":{"
+				     "\"requiredDuringSchedulingIgnoredDuringExecution\":[{"
+				     "\"labelSelector\":{\"matchLabels\":{\"app\":\"a\"}},"
+				     "\"topologyKey\":\"kubernetes.io/hostname\"}]}},"
+				     "\"containers\":[{\"name\":\"c\",\"image\":\"x\","
+				     "\"resources\":{\"requests\":{\"cpu\":\"10m\"}}}]}}",
+				     name, r % 5, name);
+		else
+			p = simple_pod("default", name, name, NULL, "10m");
 		snprintf(name, sizeof(name), "n%d", (r * 7) % NODES);
 		CHECK_INT(sx_cache_assume(c, p, sx_intern(name)), 0);
 		sx_pod_unref(p);
