@@ -8,17 +8,6 @@
 #define MIN_THRESHOLD (23 * MB)
 #define MAX_CONTAINER_THRESHOLD (1000 * MB)
 
-/* Size of the node's image listed under `name` (names are normalized at
- * decode), or -1 when the node does not have it. */
-static int64_t node_image_size(const struct sx_node *node, sx_str name)
-{
-	for (uint32_t i = 0; i < node->nimages; i++)
-		for (uint32_t j = 0; j < node->images[i].nnames; j++)
-			if (node->images[i].names[j] == name)
-				return node->images[i].size_bytes;
-	return -1;
-}
-
 /* Image size scaled by the fraction of nodes that have it; the float
  * arithmetic (ratio first, then product, truncated) is upstream's. */
 static int64_t scaled_image_score(const struct sx_snapshot *snap, int64_t size, sx_str name)
@@ -38,7 +27,7 @@ static int64_t sum_containers(const struct sx_snapshot *snap, const struct sx_no
 
 		if (!sx_node_info_may_have_image(ni, cs[i].image))
 			continue; /* most nodes: no walk over their image lists */
-		size = node_image_size(ni->node, cs[i].image);
+		size = sx_node_info_image_size(ni, cs[i].image);
 		if (size >= 0)
 			sum += scaled_image_score(snap, size, cs[i].image);
 	}

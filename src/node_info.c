@@ -11,6 +11,12 @@
 #include "cache_int.h"
 #include "schedext/common.h"
 
+static void images_unref(struct sx_node_images *im)
+{
+	if (im && atomic_fetch_sub(&im->refcount, 1) == 1)
+		free(im);
+}
+
 struct sx_node_info *sx_node_info_ref(const struct sx_node_info *ni)
 {
 	struct sx_node_info *m = (struct sx_node_info *)ni;
@@ -32,6 +38,7 @@ static void node_info_free(struct sx_node_info *ni)
 	free(ni->used_ports);
 	free(ni->pvcs);
 	free(ni->ns_counts);
+	images_unref(ni->images);
 	free(ni);
 }
 
@@ -49,20 +56,102 @@ void sx_node_info_unref(const struct sx_node_info *ni)
 		node_info_free(m);
 }
 
-/* Recomputes the image-name filter for ni->node. */
+struct image_tmp {
+	sx_str name;
+	uint32_t order; /* position in the node's lists: the first one wins */
+	int64_t size;
+};
+
+static int cmp_image_tmp(const void *a, const void *b)
+{
+	const struct image_tmp *x = a, *y = b;
+
+	if (x->name != y->name)
+		return x->name < y->name ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* node's image names, each once with its first image's size, sorted by
+ * name (O(n log n): the lists come from untrusted Node objects). NULL on
+ * OOM or when the node lists no image. */
+static struct sx_node_images *flatten_images(const struct sx_node *node)
+{
+	size_t total = 0, k = 0;
+	struct image_tmp *tmp;
+	struct sx_node_images *im;
+
+	for (uint32_t i = 0; node && i < node->nimages; i++)
+		total += node->images[i].nnames;
+	if (total == 0 || total > UINT32_MAX / 2)
+		return NULL;
+	tmp = malloc(total * sizeof(*tmp));
+	im = malloc(sizeof(*im) + total * sizeof(im->e[0]));
+	if (!tmp || !im) {
+		free(tmp);
+		free(im);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < node->nimages; i++)
+		for (uint32_t j = 0; j < node->images[i].nnames; j++, k++)
+			tmp[k] = (struct image_tmp){ node->images[i].names[j], (uint32_t)k,
+						     node->images[i].size_bytes };
+	qsort(tmp, total, sizeof(*tmp), cmp_image_tmp);
+	k = 0;
+	for (size_t t = 0; t < total; t++)
+		if (t == 0 || tmp[t].name != tmp[t - 1].name)
+			im->e[k++] = (struct sx_node_image){ tmp[t].name, tmp[t].size };
+	free(tmp);
+	atomic_init(&im->refcount, 1);
+	im->n = (uint32_t)k;
+	return im;
+}
+
+/* Recomputes the image-name filter and index for ni->node. On OOM the
+ * filter stays invalid and readers walk node->images. */
 static void compute_image_bloom(struct sx_node_info *ni)
 {
 	const struct sx_node *node = ni->node;
 
+	images_unref(ni->images);
+	ni->images = NULL;
+	ni->image_bloom_node = NULL;
 	ni->image_bloom[0] = ni->image_bloom[1] = 0;
-	for (uint32_t i = 0; node && i < node->nimages; i++) {
-		for (uint32_t j = 0; j < node->images[i].nnames; j++) {
-			unsigned bit = sx_node_info_image_bit(node->images[i].names[j]);
+	if (node && node->nimages > 0) {
+		ni->images = flatten_images(node);
+		if (!ni->images)
+			return;
+	}
+	for (uint32_t i = 0; ni->images && i < ni->images->n; i++) {
+		unsigned bit = sx_node_info_image_bit(ni->images->e[i].name);
 
-			ni->image_bloom[bit >> 6] |= 1ull << (bit & 63);
-		}
+		ni->image_bloom[bit >> 6] |= 1ull << (bit & 63);
 	}
 	ni->image_bloom_node = node;
+}
+
+int64_t sx_node_info_image_size(const struct sx_node_info *ni, sx_str name)
+{
+	const struct sx_node *node = ni->node;
+
+	if (node && ni->image_bloom_node == node) {
+		const struct sx_node_images *im = ni->images;
+		uint32_t lo = 0, hi = im ? im->n : 0;
+
+		while (lo < hi) {
+			uint32_t mid = (lo + hi) / 2;
+
+			if (im->e[mid].name < name)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return im && lo < im->n && im->e[lo].name == name ? im->e[lo].size : -1;
+	}
+	for (uint32_t i = 0; node && i < node->nimages; i++)
+		for (uint32_t j = 0; j < node->images[i].nnames; j++)
+			if (node->images[i].names[j] == name)
+				return node->images[i].size_bytes;
+	return -1;
 }
 
 struct sx_node_info *sx_node_info_new(sx_str name, const struct sx_node *node)
@@ -134,6 +223,9 @@ struct sx_node_info *sx_node_info_clone(const struct sx_node_info *ni)
 	c->image_bloom_node = ni->image_bloom_node;
 	c->image_bloom[0] = ni->image_bloom[0];
 	c->image_bloom[1] = ni->image_bloom[1];
+	c->images = ni->images;
+	if (c->images)
+		atomic_fetch_add(&c->images->refcount, 1);
 	return c;
 }
 

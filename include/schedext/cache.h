@@ -60,7 +60,22 @@ struct sx_node_info {
 	 * ImageLocality skip the image walk on nodes lacking the pod's images. */
 	const struct sx_node *image_bloom_node;
 	uint64_t image_bloom[2];
+	/* (appended) node->images flattened: each name once with the size of
+	 * the first image listing it, sorted by name; valid with the filter
+	 * (image_bloom_node == node). Shared between clones. */
+	struct sx_node_images *images;
 };
+
+/* (appended) See sx_node_info.images. */
+struct sx_node_images {
+	atomic_int refcount;
+	uint32_t n;
+	struct sx_node_image { sx_str name; int64_t size; } e[];
+};
+
+/* (appended) Size of the first image of ni's node listing `name`, -1 when
+ * none does (what a walk over node->images returns). */
+int64_t sx_node_info_image_size(const struct sx_node_info *ni, sx_str name);
 
 /* (appended) The bloom bit of image name id: word (bit >> 6), bit (bit & 63). */
 static inline unsigned sx_node_info_image_bit(sx_str name)
