@@ -1,29 +1,15 @@
 /* Decoding of the object model (src/decode*.c, src/yamljson.c, src/model.c).
  * JSON in the tests is written with single quotes, turned into double quotes
- * by parse() so the literals stay readable. */
+ * by parse() (test_decode_parse.h) so the literals stay readable. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
+#include "test_decode_parse.h"
 #include "schedext/decode.h"
 #include "schedext/model.h"
-
-static cJSON *parse(const char *text)
-{
-	char *s = strdup(text);
-	cJSON *j;
-
-	for (char *p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	j = cJSON_Parse(s);
-	free(s);
-	if (!j)
-		sx_test_fail(__FILE__, __LINE__, "test JSON does not parse: %.60s", text);
-	return j;
-}
 
 static struct sx_pod *pod_of(const char *text, struct sx_error *err)
 {

@@ -9,22 +9,8 @@
 #include "../../src/decode_internal.h"
 #include "../../src/decode_util.h"
 #include "harness.h"
+#include "test_decode_parse.h"
 #include "schedext/decode.h"
-
-static cJSON *parse(const char *text)
-{
-	char *s = strdup(text);
-	cJSON *j;
-
-	for (char *p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	j = cJSON_Parse(s);
-	free(s);
-	if (!j)
-		sx_test_fail(__FILE__, __LINE__, "test JSON does not parse: %.60s", text);
-	return j;
-}
 
 struct item {
 	int32_t v;
