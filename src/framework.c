@@ -348,6 +348,7 @@ struct filter_job {
 	atomic_uint found;
 	atomic_bool error;
 	atomic_bool stop;             /* want reached or error: start no more chunks */
+	atomic_uint hi;               /* positions >= hi were never started */
 };
 
 /* Snapshot index of order position i (no division: start < ncand). */
@@ -413,8 +414,10 @@ static bool filter_one(struct filter_job *j, uint32_t i)
 static void filter_chunk(void *ctx, uint32_t start, uint32_t end, unsigned worker)
 {
 	struct filter_job *j = ctx;
-	uint32_t mine = 0;
+	uint32_t mine = 0, hi = atomic_load_explicit(&j->hi, memory_order_relaxed);
 	(void)worker;
+	while (hi < end && !atomic_compare_exchange_weak(&j->hi, &hi, end))
+		;
 	for (uint32_t i = start; i < end; i++)
 		prefetch_node_info(j->snap->nodes[order_at(j, i)]);
 	for (uint32_t i = start; i < end; i++) {
@@ -515,14 +518,21 @@ static struct sx_status *normalize_scores(struct sx_cycle_result *res,
 {
 	uint32_t np = res->nscore_plugins, nf = res->nfeasible;
 	struct sx_node_score *list = malloc(sizeof(*list) * (nf ? nf : 1));
-	if (!list)
+	sx_str *names = malloc(sizeof(*names) * (nf ? nf : 1));
+	if (!list || !names) {
+		free(list);
+		free(names);
 		return oom_status();
+	}
+	/* Once, not per plugin: each is a NodeInfo load. */
+	for (uint32_t i = 0; i < nf; i++)
+		names[i] = cs->snap->nodes[res->feasible[i]]->name;
 	for (uint32_t p = 0; p < np; p++) {
 		const struct sx_enabled *e = &res->score_plugins[p];
 		if (res->score_skipped[p])
 			continue;
 		for (uint32_t i = 0; i < nf; i++) {
-			list[i].node = cs->snap->nodes[res->feasible[i]]->name;
+			list[i].node = names[i];
 			list[i].score = res->raw[(size_t)i * np + p];
 		}
 		if (e->plugin->normalize_score) {
@@ -530,6 +540,7 @@ static struct sx_status *normalize_scores(struct sx_cycle_result *res,
 				e->plugin->normalize_score(e->self, cs, pod, list, nf);
 			if (!sx_status_is_success(st)) {
 				free(list);
+				free(names);
 				return sx_status_as_error(st, "running Normalize on Score plugin \"%s\": %s",
 						e->plugin->name);
 			}
@@ -542,6 +553,7 @@ static struct sx_status *normalize_scores(struct sx_cycle_result *res,
 					e->plugin->name, (long long)list[i].score, SX_MIN_NODE_SCORE,
 					SX_MAX_NODE_SCORE);
 				free(list);
+				free(names);
 				return st;
 			}
 			res->normalized[(size_t)i * np + p] = list[i].score;
@@ -549,6 +561,7 @@ static struct sx_status *normalize_scores(struct sx_cycle_result *res,
 		}
 	}
 	free(list);
+	free(names);
 	return NULL;
 }
 
@@ -725,9 +738,10 @@ static int run_filter_phase(const struct sx_profile *prof, struct sx_cycle_state
 	atomic_init(&job.found, 0);
 	atomic_init(&job.error, false);
 	atomic_init(&job.stop, job.want == 0);
+	atomic_init(&job.hi, 0);
 	sx_pool_run_chunks(opts->pool, ncand, filter_chunk, &job, &job.stop);
-	uint32_t processed = 0;
-	for (uint32_t i = 0; i < ncand; i++) {
+	uint32_t processed = 0, hi = atomic_load(&job.hi);
+	for (uint32_t i = 0; i < hi; i++) { /* state[] is 0 beyond hi */
 		uint32_t at = order_at(&job, i);
 		if (state[i] == 0)
 			continue;
@@ -794,8 +808,6 @@ int sx_schedule(const struct sx_profile *prof, const struct sx_pod *pod,
 		const struct sx_cycle_opts *opts, struct sx_cycle_result *res)
 {
 	const struct sx_snapshot *snap = opts->snap;
-	/* A sleeping worker wakes during PreFilter/PreScore, not after. */
-	sx_pool_prepare(opts->pool);
 	memset(res, 0, sizeof(*res));
 	res->selected = -1;
 	res->num_all_nodes = snap->nnodes;

@@ -24,6 +24,12 @@
 #define SPIN_NS 100000     /* how long an idle worker looks for work before sleeping */
 #define WAIT_SPIN_NS 50000 /* how long the caller spins for workers inside its job */
 #define CLOCK_EVERY 256    /* spin iterations between clock reads */
+/* Jobs smaller than this do not wake sleeping workers: the wake-up (a
+ * futex call, then a cold core) costs about as much as ~1000 nodes of
+ * Filter, and the caller waits for the late worker's chunk. Measured on
+ * 500-node extender passes with the worker asleep: p50 0.061 ms inline vs
+ * 0.078 ms woken. */
+#define WAKE_MIN 1024
 
 struct job {
 	sx_pool_fn fn;             /* per index, or NULL when range is set */
@@ -243,6 +249,8 @@ unsigned sx_pool_threads(const struct sx_pool *pool)
 static void wake_workers(struct sx_pool *pool, uint32_t n)
 {
 	unsigned awake = atomic_load(&pool->spinning);
+	if (n < WAKE_MIN)
+		return; /* spinners may help; a sleeper would arrive too late */
 	unsigned chunks = (n + CHUNK - 1) / CHUNK;
 	unsigned want = pool->max_awake < chunks - 1 ? pool->max_awake : chunks - 1;
 
@@ -313,14 +321,4 @@ void sx_pool_run_chunks(struct sx_pool *pool, uint32_t n, sx_pool_range_fn fn, v
 void sx_pool_run(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ctx)
 {
 	sx_pool_run_until(pool, n, fn, ctx, NULL);
-}
-
-void sx_pool_prepare(struct sx_pool *pool)
-{
-	if (!pool || pool->nthreads == 0 || atomic_load(&pool->spinning) > 0)
-		return;
-	pthread_mutex_lock(&pool->lock);
-	if (pool->sleepers > 0 && atomic_load(&pool->spinning) == 0)
-		pthread_cond_signal(&pool->work);
-	pthread_mutex_unlock(&pool->lock);
 }

@@ -25,7 +25,9 @@ struct sx_pool *sx_pool_new(unsigned nthreads);
 void sx_pool_free(struct sx_pool *pool);
 unsigned sx_pool_threads(const struct sx_pool *pool);
 /* Runs the loop and returns when every index is done. pool NULL runs
- * sequentially. Indices are handed out in increasing order in small chunks,
+ * sequentially. Awake (spinning) workers join any loop; sleeping ones are
+ * woken only for loops of 1024 indices or more, smaller ones being done
+ * sooner by the caller alone than with a worker that arrives late. Indices are handed out in increasing order in small chunks,
  * so a loop that checks an atomic "stop" flag in ctx ends early. */
 void sx_pool_run(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ctx);
 /* Same, but no further chunk is started once *stop reads true (fn still
@@ -38,9 +40,5 @@ void sx_pool_run_until(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ct
  * updates per chunk instead of per index. */
 void sx_pool_run_chunks(struct sx_pool *pool, uint32_t n, sx_pool_range_fn fn, void *ctx,
 			const atomic_bool *stop);
-/* A hint that a parallel loop follows shortly (after a serial prelude):
- * wakes a sleeping worker now so the wake-up overlaps the prelude. Cheap
- * when a worker is already awake. Accepts NULL. */
-void sx_pool_prepare(struct sx_pool *pool);
 
 #endif /* SCHEDEXT_POOL_H */
