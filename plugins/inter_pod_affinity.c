@@ -461,6 +461,7 @@ static int count_existing(struct filter_state *f, const struct sx_snapshot *snap
 	uint32_t nanti = sx_snapshot_may_select_anti(snap, f->pod->meta.ns) ? snap->nwith_required_anti
 									    : 0;
 	for (uint32_t k = 0; k < nanti; k++) {
+		sx_snapshot_prefetch(snap, snap->with_required_anti, nanti, k);
 		const struct sx_node_info *ni = snap->nodes[snap->with_required_anti[k]];
 		if (!node_anti_may_select(ni, f->pod->meta.ns))
 			continue;
@@ -471,6 +472,7 @@ static int count_existing(struct filter_state *f, const struct sx_snapshot *snap
 	if (f->aff.n == 0 && f->anti.n == 0)
 		return 0;
 	for (uint32_t k = 0; k < snap->nnodes; k++) {
+		sx_snapshot_prefetch(snap, NULL, snap->nnodes, k);
 		const struct sx_node_info *ni = snap->nodes[k];
 		if (!node_has_term_ns(ni, &f->aff) && !node_has_term_ns(ni, &f->anti))
 			continue;
@@ -694,6 +696,7 @@ static int scan_nodes(struct scorer *sc, const struct sx_snapshot *snap, bool al
 	if (!all && !sx_snapshot_may_select_affinity(snap, sc->pod->meta.ns))
 		return 0;
 	for (uint32_t k = 0; k < n; k++) {
+		sx_snapshot_prefetch(snap, all ? NULL : snap->with_affinity, n, k);
 		const struct sx_node_info *ni = snap->nodes[all ? k : snap->with_affinity[k]];
 		if (!node_affinity_may_select(ni, sc->pod->meta.ns) &&
 		    (!all || (!node_has_term_ns(ni, &sc->pref_aff) &&
