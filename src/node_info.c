@@ -1,7 +1,14 @@
 /* NodeInfo: the per-node sums plugins read (plugins.md §5.1).
  *
- * Ownership: a NodeInfo holds one reference on its node and on every pod in
- * `pods`; affinity_pods and required_anti_pods borrow from `pods`. Scalar
+ * Ownership: a NodeInfo holds one reference on its node and one on its
+ * pods block, which holds one reference on each pod it lists; `pods` is
+ * the block's array; affinity_pods and required_anti_pods borrow from
+ * it. Clones share the block (Go-slice style) instead of copying the
+ * array and taking a reference per pod, which cost two atomic operations
+ * on a cold pod per pod of the node for every pod the cache assumed: a
+ * clone that adds a pod appends in place when nothing was appended past
+ * its length (claimed with a CAS, as two clones may race); any other
+ * change to a shared block copies it first. Scalar
  * resources in `requested` are kept sorted by name id with no zero entries,
  * so two NodeInfos with the same pods have identical sums.
  */
@@ -10,6 +17,93 @@
 
 #include "cache_int.h"
 #include "schedext/common.h"
+
+/* pods[0..used) hold one reference each (NULL = claimed, never filled). */
+struct sx__pods_block {
+	atomic_int refcount;
+	atomic_uint used;
+	uint32_t cap;
+	const struct sx_pod *pods[];
+};
+
+static void pods_block_unref(struct sx__pods_block *b)
+{
+	if (!b || atomic_fetch_sub(&b->refcount, 1) != 1)
+		return;
+	for (uint32_t i = 0; i < atomic_load(&b->used); i++)
+		sx_pod_unref(b->pods[i]);
+	free(b);
+}
+
+/* A private block with room for cap pods holding ni's pods (a reference
+ * taken on each), replacing ni's; SX_ENOMEM leaves ni unchanged. */
+static int pods_copy(struct sx_node_info *ni, uint32_t cap)
+{
+	struct sx__pods_block *b;
+
+	if (cap < 4)
+		cap = 4;
+	b = malloc(sizeof(*b) + (size_t)cap * sizeof(b->pods[0]));
+	if (!b)
+		return SX_ENOMEM;
+	atomic_init(&b->refcount, 1);
+	atomic_init(&b->used, ni->npods);
+	b->cap = cap;
+	for (uint32_t i = 0; i < ni->npods; i++)
+		b->pods[i] = sx_pod_ref(ni->pods[i]);
+	pods_block_unref(ni->pods_block);
+	ni->pods_block = b;
+	ni->pods = b->pods;
+	ni->cap_pods = cap;
+	return 0;
+}
+
+/* Makes ni's block private, with used == npods (slots past npods dropped). */
+static int pods_own(struct sx_node_info *ni)
+{
+	struct sx__pods_block *b = ni->pods_block;
+
+	if (!b || atomic_load(&b->refcount) != 1)
+		return pods_copy(ni, b ? b->cap : ni->npods);
+	for (uint32_t i = ni->npods; i < atomic_load(&b->used); i++)
+		sx_pod_unref(b->pods[i]);
+	atomic_store(&b->used, ni->npods);
+	return 0;
+}
+
+/* Makes slot pods[npods] writable by ni (it is then counted in used,
+ * holding NULL). Last step of reserve_for: nothing after it may fail. */
+static int pods_claim_slot(struct sx_node_info *ni)
+{
+	struct sx__pods_block *b = ni->pods_block;
+	unsigned expected = ni->npods;
+
+	if (b && atomic_load(&b->refcount) > 1 && ni->npods < b->cap &&
+	    atomic_compare_exchange_strong(&b->used, &expected, ni->npods + 1)) {
+		b->pods[ni->npods] = NULL; /* appended in place, shared */
+		return 0;
+	}
+	if (pods_own(ni) < 0)
+		return SX_ENOMEM;
+	b = ni->pods_block;
+	if (ni->npods == b->cap) {
+		uint64_t cap = (uint64_t)b->cap * 2;
+		struct sx__pods_block *nb;
+
+		if (cap > UINT32_MAX / 2)
+			return SX_ENOMEM;
+		nb = realloc(b, sizeof(*b) + cap * sizeof(b->pods[0]));
+		if (!nb)
+			return SX_ENOMEM;
+		nb->cap = (uint32_t)cap;
+		ni->pods_block = b = nb;
+		ni->pods = b->pods;
+		ni->cap_pods = b->cap;
+	}
+	b->pods[ni->npods] = NULL;
+	atomic_store(&b->used, ni->npods + 1);
+	return 0;
+}
 
 static void images_unref(struct sx_node_images *im)
 {
@@ -28,10 +122,8 @@ struct sx_node_info *sx_node_info_ref(const struct sx_node_info *ni)
 
 static void node_info_free(struct sx_node_info *ni)
 {
-	for (uint32_t i = 0; i < ni->npods; i++)
-		sx_pod_unref(ni->pods[i]);
+	pods_block_unref(ni->pods_block);
 	sx_node_unref(ni->node);
-	free(ni->pods);
 	free(ni->affinity_pods);
 	free(ni->required_anti_pods);
 	free(ni->requested.scalar);
@@ -196,7 +288,6 @@ struct sx_node_info *sx_node_info_clone(const struct sx_node_info *ni)
 				    .nonzero_milli_cpu = ni->nonzero_milli_cpu,
 				    .nonzero_memory = ni->nonzero_memory };
 	atomic_init(&c->refcount, 1);
-	c->pods = dup_array(ni->pods, ni->npods, sizeof(*ni->pods), &failed);
 	c->affinity_pods = dup_array(ni->affinity_pods, ni->naffinity, sizeof(void *), &failed);
 	c->required_anti_pods = dup_array(ni->required_anti_pods, ni->nanti, sizeof(void *),
 					  &failed);
@@ -209,7 +300,13 @@ struct sx_node_info *sx_node_info_clone(const struct sx_node_info *ni)
 		node_info_free(c); /* counts are still 0: nothing was referenced */
 		return NULL;
 	}
-	c->npods = c->cap_pods = ni->npods;
+	c->npods = ni->npods;
+	c->pods_block = ni->pods_block; /* shared: see the head comment */
+	if (c->pods_block) {
+		atomic_fetch_add(&c->pods_block->refcount, 1);
+		c->pods = ni->pods;
+		c->cap_pods = ni->cap_pods;
+	}
 	c->naffinity = c->cap_affinity = ni->naffinity;
 	c->nanti = c->cap_anti = ni->nanti;
 	c->nports = c->cap_ports = ni->nports;
@@ -217,8 +314,6 @@ struct sx_node_info *sx_node_info_clone(const struct sx_node_info *ni)
 	c->nns = c->cap_ns = ni->nns;
 	c->naffinity_any_ns = ni->naffinity_any_ns;
 	c->nanti_any_ns = ni->nanti_any_ns;
-	for (uint32_t i = 0; i < c->npods; i++)
-		sx_pod_ref(c->pods[i]);
 	c->node = sx_node_ref(ni->node);
 	c->image_bloom_node = ni->image_bloom_node;
 	c->image_bloom[0] = ni->image_bloom[0];
@@ -320,8 +415,7 @@ static int reserve_for(struct sx_node_info *ni, const struct sx_pod *pod)
 	uint32_t scap = ni->requested.nscalar;
 	void *p;
 
-	if (reserve((void **)&ni->pods, &ni->cap_pods, ni->npods, 1, sizeof(void *)) ||
-	    reserve((void **)&ni->affinity_pods, &ni->cap_affinity, ni->naffinity, 1,
+	if (reserve((void **)&ni->affinity_pods, &ni->cap_affinity, ni->naffinity, 1,
 		    sizeof(void *)) ||
 	    reserve((void **)&ni->required_anti_pods, &ni->cap_anti, ni->nanti, 1,
 		    sizeof(void *)) ||
@@ -330,14 +424,14 @@ static int reserve_for(struct sx_node_info *ni, const struct sx_pod *pod)
 	    reserve((void **)&ni->pvcs, &ni->cap_pvcs, ni->npvcs, pod->npvcs, sizeof(*ni->pvcs)) ||
 	    reserve((void **)&ni->ns_counts, &ni->cap_ns, ni->nns, 1, sizeof(*ni->ns_counts)))
 		return SX_ENOMEM;
-	if (pod->request.nscalar == 0)
-		return 0;
-	p = realloc(ni->requested.scalar, ((size_t)scap + pod->request.nscalar) *
-						  sizeof(struct sx_scalar));
-	if (!p)
-		return SX_ENOMEM;
-	ni->requested.scalar = p;
-	return 0;
+	if (pod->request.nscalar > 0) {
+		p = realloc(ni->requested.scalar, ((size_t)scap + pod->request.nscalar) *
+							  sizeof(struct sx_scalar));
+		if (!p)
+			return SX_ENOMEM;
+		ni->requested.scalar = p;
+	}
+	return pods_claim_slot(ni);
 }
 
 int sx_node_info_add_pod(struct sx_node_info *ni, const struct sx_pod *pod)
@@ -475,15 +569,17 @@ static bool same_pod(const struct sx_pod *a, const struct sx_pod *b)
 int sx_node_info_remove_pod(struct sx_node_info *ni, const struct sx_pod *pod)
 {
 	const struct sx_pod *stored = NULL;
+	uint32_t at = 0;
 
-	for (uint32_t i = 0; i < ni->npods; i++)
-		if (same_pod(ni->pods[i], pod)) {
-			stored = ni->pods[i];
-			ni->pods[i] = ni->pods[--ni->npods];
-			break;
-		}
-	if (!stored)
+	while (at < ni->npods && !same_pod(ni->pods[at], pod))
+		at++;
+	if (at == ni->npods)
 		return SX_ENOENT;
+	if (pods_own(ni) < 0)
+		return SX_ENOMEM;
+	stored = ni->pods[at];
+	ni->pods[at] = ni->pods[--ni->npods];
+	atomic_store(&ni->pods_block->used, ni->npods);
 	drop_ptr(ni->affinity_pods, &ni->naffinity, stored);
 	drop_ptr(ni->required_anti_pods, &ni->nanti, stored);
 	add_sums(ni, stored, -1);

@@ -30,13 +30,15 @@ struct sx_pvc_ref {
 };
 
 /* Per-node sums plugins need. Immutable once in a snapshot. */
+struct sx__pods_block;
+
 struct sx_node_info {
 	atomic_int refcount;
 	uint64_t generation;         /* cache generation of the last change */
 	sx_str name;
 	const struct sx_node *node;  /* NULL while pods reference an unknown node */
 	uint32_t npods;
-	const struct sx_pod **pods;  /* bound and assumed pods on the node */
+	const struct sx_pod **pods;  /* bound and assumed pods on the node (pods_block's array) */
 	uint32_t naffinity;
 	const struct sx_pod **affinity_pods;     /* podAffinity or podAntiAffinity set */
 	uint32_t nanti;
@@ -64,6 +66,9 @@ struct sx_node_info {
 	 * the first image listing it, sorted by name; valid with the filter
 	 * (image_bloom_node == node). Shared between clones. */
 	struct sx_node_images *images;
+	/* (appended) Holder of `pods` and of the references on them, shared
+	 * between a NodeInfo and its clones (internal, node_info.c). */
+	struct sx__pods_block *pods_block;
 };
 
 /* (appended) See sx_node_info.images. */
@@ -112,7 +117,8 @@ void sx_node_info_unref(const struct sx_node_info *ni);
 struct sx_node_info *sx_node_info_new(sx_str name, const struct sx_node *node);
 struct sx_node_info *sx_node_info_clone(const struct sx_node_info *ni);
 int sx_node_info_add_pod(struct sx_node_info *ni, const struct sx_pod *pod);
-/* Removes the pod with the same namespace/name; SX_ENOENT when absent. */
+/* Removes the pod with the same namespace/name; SX_ENOENT when absent,
+ * SX_ENOMEM when a pod list shared with clones could not be copied. */
 int sx_node_info_remove_pod(struct sx_node_info *ni, const struct sx_pod *pod);
 /* Replaces the node object (ref taken on the new one). */
 void sx_node_info_set_node(struct sx_node_info *ni, const struct sx_node *node);

@@ -726,6 +726,69 @@ static void test_snapshot_isolation_and_reuse(void)
 	sx_cache_free(c);
 }
 
+static bool has_pod(const struct sx_node_info *ni, const char *name)
+{
+	for (uint32_t i = 0; i < ni->npods; i++)
+		if (strcmp(ni->pods[i]->meta.name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Clones share their pod list; appends past the shared length land in
+ * place for the first clone only, every other change copies: each
+ * NodeInfo keeps seeing exactly its own pods, whatever dies first. */
+static void test_node_info_shared_pods(void)
+{
+	struct sx_pod *p[6];
+	struct sx_node_info *a, *b, *c;
+	char name[16];
+
+	setup();
+	for (int i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "p%d", i);
+		p[i] = simple_pod("default", name, name, "n", "10m");
+	}
+	a = sx_node_info_new(sx_intern("n"), NULL);
+	CHECK_INT(sx_node_info_add_pod(a, p[0]), 0);
+	CHECK_INT(sx_node_info_add_pod(a, p[1]), 0);
+	b = sx_node_info_clone(a);
+	c = sx_node_info_clone(a);
+	CHECK(b->pods == a->pods); /* shared */
+	CHECK_INT(sx_node_info_add_pod(b, p[2]), 0); /* in place */
+	CHECK(b->pods == a->pods);
+	CHECK_INT(sx_node_info_add_pod(c, p[3]), 0); /* slot taken by b: copy */
+	CHECK(c->pods != a->pods);
+	CHECK_INT(sx_node_info_add_pod(a, p[4]), 0); /* a too must copy */
+	CHECK(a->pods != b->pods);
+	CHECK_INT(a->npods, 3);
+	CHECK_INT(b->npods, 3);
+	CHECK_INT(c->npods, 3);
+	CHECK(has_pod(a, "p4") && !has_pod(a, "p2") && !has_pod(a, "p3"));
+	CHECK(has_pod(b, "p2") && !has_pod(b, "p4"));
+	CHECK(has_pod(c, "p3") && !has_pod(c, "p2"));
+	CHECK_INT(b->requested.milli_cpu, 30);
+	/* removal from a shared list copies; the sharer keeps its pods */
+	sx_node_info_unref(a);
+	a = sx_node_info_clone(b);
+	CHECK_INT(sx_node_info_remove_pod(a, p[0]), 0);
+	CHECK_INT(a->npods, 2);
+	CHECK(!has_pod(a, "p0") && has_pod(b, "p0"));
+	CHECK_INT(sx_node_info_remove_pod(a, p[0]), SX_ENOENT);
+	/* the appender dies first: the survivor reuses the slot */
+	sx_node_info_unref(c);
+	c = sx_node_info_clone(b);
+	CHECK_INT(sx_node_info_add_pod(c, p[5]), 0);
+	sx_node_info_unref(c);
+	CHECK_INT(sx_node_info_add_pod(b, p[4]), 0);
+	CHECK_INT(b->npods, 4);
+	CHECK(has_pod(b, "p4") && !has_pod(b, "p5"));
+	for (int i = 0; i < 6; i++)
+		sx_pod_unref(p[i]); /* NodeInfos keep their own references */
+	CHECK(has_pod(b, "p2"));
+	sx_node_info_unref(a);
+	sx_node_info_unref(b);
+}
+
 /* Snapshots patched from the previous one hold only the swapped NodeInfos
  * and a reference on the previous chain (flattened now and then): every
  * snapshot kept alive must keep seeing its own sums, across flattening. */
@@ -1130,7 +1193,7 @@ static void test_concurrent_snapshots(void)
 
 SX_TESTS(SX_TEST(test_node_info_ports), SX_TEST(test_node_info_sums_and_clone),
 	 SX_TEST(test_random_sequences), SX_TEST(test_pod_before_node),
-	 SX_TEST(test_assume_confirm_forget), SX_TEST(test_snapshot_isolation_and_reuse), SX_TEST(test_snapshot_chain),
+	 SX_TEST(test_assume_confirm_forget), SX_TEST(test_snapshot_isolation_and_reuse), SX_TEST(test_snapshot_chain), SX_TEST(test_node_info_shared_pods),
 	 SX_TEST(test_snapshot_images_and_with_nodes), SX_TEST(test_node_tree_order),
 	 SX_TEST(test_replace_all), SX_TEST(test_load_all_or_nothing), SX_TEST(test_state_files),
 	 SX_TEST(test_state_contents), SX_TEST(test_demo_cluster),
