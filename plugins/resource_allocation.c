@@ -252,11 +252,21 @@ static void node_alloc_req(const struct sx_ra_scorer *sc, uint32_t i,
 	}
 }
 
+/* x * 100 / d for x >= 0, d > 0, exact: in 64 bits when x * 100 cannot
+ * overflow (always, for real quantities), else in 128 (a libgcc call per
+ * node and resource that showed in profiles). */
+static int64_t scale_div(int64_t x, int64_t d)
+{
+	if (x >= 0 && x <= INT64_MAX / SX_MAX_NODE_SCORE)
+		return x * SX_MAX_NODE_SCORE / d;
+	return (int64_t)((__int128)x * SX_MAX_NODE_SCORE / d);
+}
+
 int64_t sx_ra_least_requested(int64_t requested, int64_t capacity)
 {
 	if (capacity == 0 || requested > capacity)
 		return 0;
-	return (int64_t)((__int128)(capacity - requested) * SX_MAX_NODE_SCORE / capacity);
+	return scale_div(capacity - requested, capacity);
 }
 
 int64_t sx_ra_most_requested(int64_t requested, int64_t capacity)
@@ -266,7 +276,7 @@ int64_t sx_ra_most_requested(int64_t requested, int64_t capacity)
 	/* requested may exceed capacity because of the non-zero defaults. */
 	if (requested > capacity)
 		requested = capacity;
-	return (int64_t)((__int128)requested * SX_MAX_NODE_SCORE / capacity);
+	return scale_div(requested, capacity);
 }
 
 int64_t sx_broken_linear(const struct sx_shape_point *shape, uint32_t n, int64_t p)

@@ -381,6 +381,14 @@ static void prefetch_node(const struct sx_node_info *ni)
 		__builtin_prefetch(p + off);
 }
 
+/* The node's separately allocated taints (TaintToleration reads them on
+ * every node); call once the node itself had time to arrive. */
+static void prefetch_node_taints(const struct sx_node_info *ni)
+{
+	if (ni->node && ni->node->ntaints > 0)
+		__builtin_prefetch(ni->node->taints);
+}
+
 /* Runs the filters on order position i: true when the node passed;
  * otherwise its status is recorded (state 2). */
 static bool filter_one(struct filter_job *j, uint32_t i)
@@ -420,12 +428,17 @@ static void filter_chunk(void *ctx, uint32_t start, uint32_t end, unsigned worke
 		;
 	for (uint32_t i = start; i < end; i++)
 		prefetch_node_info(j->snap->nodes[order_at(j, i)]);
+	prefetch_node(j->snap->nodes[order_at(j, start)]);
+	if (start + 1 < end)
+		prefetch_node(j->snap->nodes[order_at(j, start + 1)]);
 	for (uint32_t i = start; i < end; i++) {
 		if (atomic_load_explicit(&j->found, memory_order_relaxed) + mine >= j->want ||
 		    atomic_load(&j->error))
 			break;
+		if (i + 2 < end)
+			prefetch_node(j->snap->nodes[order_at(j, i + 2)]);
 		if (i + 1 < end)
-			prefetch_node(j->snap->nodes[order_at(j, i + 1)]);
+			prefetch_node_taints(j->snap->nodes[order_at(j, i + 1)]);
 		if (filter_one(j, i)) {
 			j->state[i] = 1;
 			mine++;
@@ -486,9 +499,14 @@ static void score_chunk(void *ctx, uint32_t start, uint32_t end, unsigned worker
 	(void)worker;
 	for (uint32_t i = start; i < end; i++)
 		prefetch_node_info(j->snap->nodes[feasible[i]]);
+	prefetch_node(j->snap->nodes[feasible[start]]);
+	if (start + 1 < end)
+		prefetch_node(j->snap->nodes[feasible[start + 1]]);
 	for (uint32_t i = start; i < end; i++) {
+		if (i + 2 < end)
+			prefetch_node(j->snap->nodes[feasible[i + 2]]);
 		if (i + 1 < end)
-			prefetch_node(j->snap->nodes[feasible[i + 1]]);
+			prefetch_node_taints(j->snap->nodes[feasible[i + 1]]);
 		score_one(j, i);
 	}
 }
