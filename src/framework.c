@@ -381,12 +381,16 @@ static void prefetch_node(const struct sx_node_info *ni)
 		__builtin_prefetch(p + off);
 }
 
-/* The node's separately allocated taints (TaintToleration reads them on
- * every node); call once the node itself had time to arrive. */
+/* The node's separately allocated taints and labels (TaintToleration
+ * reads the taints of every node; affinity and spreading the labels);
+ * call once the node itself had time to arrive. */
 static void prefetch_node_taints(const struct sx_node_info *ni)
 {
-	if (ni->node && ni->node->ntaints > 0)
+	if (!ni->node)
+		return;
+	if (ni->node->ntaints > 0)
 		__builtin_prefetch(ni->node->taints);
+	__builtin_prefetch(ni->node->meta.labels.items);
 }
 
 /* Runs the filters on order position i: true when the node passed;
