@@ -360,6 +360,10 @@ int64_t sx_ra_combine(const struct sx_ra_scorer *sc, const int64_t *requested,
 		return 0;
 	if (sc->strategy == SX_RA_REQUESTED_TO_CAPACITY_RATIO)
 		return (int64_t)round((double)node_score / (double)weight_sum);
+	/* Same truncated quotient in 64 bits (no libgcc call) when it fits,
+	 * which bounded weights always give. */
+	if (node_score >= INT64_MIN && node_score <= INT64_MAX)
+		return (int64_t)node_score / weight_sum;
 	return (int64_t)(node_score / weight_sum);
 }
 
