@@ -202,36 +202,39 @@ static const char *ascii_escape(unsigned char c, char tmp[8])
 	}
 }
 
+/* Bytes written as they are: printable ASCII other than '"' and '\\'. */
+static inline bool plain_byte(unsigned char c)
+{
+	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
 void sx_json_strn(struct sx_buf *b, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, run = 0; /* run: bytes since the last escape, copied in bulk */
+	size_t i = 0;
 	char tmp[8];
 
 	sx_buf_putc(b, '"');
 	while (i < n) {
-		const char *esc = NULL;
-		size_t len = 1;
+		/* Runs of plain bytes (all of a node name) are copied in bulk. */
+		size_t start = i, len;
 
+		while (i < n && plain_byte(u[i]))
+			i++;
+		sx_buf_put(b, s + start, i - start);
+		if (i == n)
+			break;
 		if (u[i] < 0x80) {
-			esc = ascii_escape(u[i], tmp);
+			sx_buf_puts(b, ascii_escape(u[i], tmp));
+			i++;
+		} else if ((len = utf8_seq_len(u + i, n - i)) == 0) {
+			sx_buf_puts(b, "\\ufffd");
+			i++;
 		} else {
-			len = utf8_seq_len(u + i, n - i);
-			if (len == 0) {
-				esc = "\\ufffd";
-				len = 1;
-			}
+			sx_buf_put(b, s + i, len);
+			i += len;
 		}
-		if (esc) {
-			sx_buf_put(b, s + i - run, run);
-			sx_buf_puts(b, esc);
-			run = 0;
-		} else {
-			run += len;
-		}
-		i += len;
 	}
-	sx_buf_put(b, s + n - run, run);
 	sx_buf_putc(b, '"');
 }
 

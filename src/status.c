@@ -2,6 +2,7 @@
 #include "schedext/status.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +22,65 @@ const char *sx_code_name(enum sx_code code)
 	return code_names[code];
 }
 
+/* True when fmt's only conversions are %s (and %%): nearly every reason
+ * string, formatted for each rejected node on the filter hot path. */
+static bool only_string_conversions(const char *fmt)
+{
+	for (const char *p = fmt; (p = strchr(p, '%')); p += 2)
+		if (p[1] != 's' && p[1] != '%')
+			return false;
+	return true;
+}
+
+/* fmt with %s conversions only, in one allocation (vasprintf is ~10x
+ * slower); NULL arguments print as glibc does. */
+static char *format_strings(const char *fmt, va_list ap)
+{
+	va_list ap2;
+	size_t len = 0, off = 0;
+	const char *p;
+	char *out;
+
+	va_copy(ap2, ap);
+	for (p = fmt; *p; p++) {
+		if (*p != '%') {
+			len++;
+		} else if (*++p == '%') {
+			len++;
+		} else {
+			const char *a = va_arg(ap2, const char *);
+			len += strlen(a ? a : "(null)");
+		}
+	}
+	va_end(ap2);
+	if (!(out = malloc(len + 1)))
+		return NULL;
+	for (p = fmt; *p; p++) {
+		if (*p != '%') {
+			out[off++] = *p;
+		} else if (*++p == '%') {
+			out[off++] = '%';
+		} else {
+			const char *a = va_arg(ap, const char *);
+			size_t n;
+
+			a = a ? a : "(null)";
+			n = strlen(a);
+			memcpy(out + off, a, n);
+			off += n;
+		}
+	}
+	out[off] = '\0';
+	return out;
+}
+
 /* Formats a reason into a new heap string; NULL on failure. */
 static char *format_reason(const char *fmt, va_list ap)
 {
 	char *s = NULL;
 
+	if (only_string_conversions(fmt))
+		return format_strings(fmt, ap);
 	if (vasprintf(&s, fmt, ap) < 0)
 		return NULL;
 	return s;
@@ -99,6 +154,21 @@ void sx_status_free(struct sx_status *st)
 	free(st);
 }
 
+/* Appends s to buf (len bytes, NUL-terminated at off), truncating at
+ * len - 1; returns the new end. */
+static size_t append_trunc(char *buf, size_t len, size_t off, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (off >= len - 1)
+		return off;
+	if (n > len - 1 - off)
+		n = len - 1 - off;
+	memcpy(buf + off, s, n);
+	buf[off + n] = '\0';
+	return off + n;
+}
+
 /* Truncates at len - 1 bytes; an empty string for NULL or no reasons. */
 const char *sx_status_message(const struct sx_status *st, char *buf, size_t len)
 {
@@ -109,11 +179,11 @@ const char *sx_status_message(const struct sx_status *st, char *buf, size_t len)
 	buf[0] = '\0';
 	if (!st)
 		return buf;
+	/* Plain copies: the extender writes one message per rejected node. */
 	for (unsigned i = 0; i < st->nreasons && off < len - 1; i++) {
-		int n = snprintf(buf + off, len - off, "%s%s", i ? ", " : "", st->reasons[i]);
-		if (n < 0)
-			break;
-		off += (size_t)n;
+		if (i)
+			off = append_trunc(buf, len, off, ", ");
+		off = append_trunc(buf, len, off, st->reasons[i] ? st->reasons[i] : "(null)");
 	}
 	return buf;
 }

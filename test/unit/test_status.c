@@ -77,5 +77,28 @@ static void test_no_reason_and_clone(void)
 	sx_status_free(c);
 }
 
+/* Reasons with only %s conversions take a fast path; others go through
+ * vasprintf. Both must format exactly as printf does. */
+static void test_reason_formats(void)
+{
+	char buf[128];
+	struct sx_status *st;
+
+	st = sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
+			   "node(s) had untolerated taint {%s: %s}", "gpu", "");
+	CHECK_STR(sx_status_message(st, buf, sizeof(buf)), "node(s) had untolerated taint {gpu: }");
+	sx_status_add_reason(st, "100%% of %s", "y");
+	sx_status_add_reason(st, "%d of %s%%", 3, "x");
+	CHECK_INT(st->nreasons, 3);
+	CHECK_STR(st->reasons[1], "100% of y");
+	CHECK_STR(st->reasons[2], "3 of x%");
+	sx_status_free(st);
+
+	st = sx_status_new(SX_UNSCHEDULABLE, "%s%s%s", "a", "bc", "");
+	CHECK_STR(st->reasons[0], "abc");
+	CHECK_STR(sx_status_message(st, buf, 3), "ab");
+	sx_status_free(st);
+}
+
 SX_TESTS(SX_TEST(test_code_names), SX_TEST(test_null_is_success), SX_TEST(test_reasons),
-	 SX_TEST(test_no_reason_and_clone))
+	 SX_TEST(test_no_reason_and_clone), SX_TEST(test_reason_formats))
