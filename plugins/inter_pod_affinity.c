@@ -340,12 +340,9 @@ static void *ipa_state_clone(const void *p)
 	return c;
 }
 
-/* The plugin's slot, created on first use. */
 static struct state *slot(struct sx_cycle_state *cs)
 {
-	if (!cs->slots[SX_SLOT_inter_pod_affinity])
-		cs->slots[SX_SLOT_inter_pod_affinity] = sx_calloc(1, sizeof(struct state));
-	return cs->slots[SX_SLOT_inter_pod_affinity];
+	return sx_cycle_state_slot(cs, SX_SLOT_inter_pod_affinity, sizeof(struct state));
 }
 
 static const struct state *slot_const(const struct sx_cycle_state *cs)

@@ -97,13 +97,9 @@ static struct sx_status *ba_pre_score(void *self, struct sx_cycle_state *cs,
 	sx_ra_pod_requests(sc, pod, reqs);
 	if (sx_ra_all_zero(reqs, sc->nresources))
 		return sx_status_new(SX_SKIP, NULL);
-	s = cs->slots[SX_SLOT_node_resources_balanced_allocation];
-	if (!s) {
-		s = malloc(sizeof(*s));
-		if (!s)
-			return sx_status_new(SX_ERROR, "out of memory");
-		cs->slots[SX_SLOT_node_resources_balanced_allocation] = s;
-	}
+	s = sx_cycle_state_slot(cs, SX_SLOT_node_resources_balanced_allocation, sizeof(*s));
+	if (!s)
+		return sx_status_new(SX_ERROR, "out of memory");
 	memcpy(s->pod_reqs, reqs, sizeof(reqs));
 	return NULL;
 }

@@ -370,13 +370,7 @@ static void *fit_state_clone(const void *state)
 /* The plugin's slot, created on first use (PreFilter or PreScore). */
 static struct fit_state *state_get(struct sx_cycle_state *cs)
 {
-	struct fit_state *s = cs->slots[SX_SLOT_node_resources_fit];
-
-	if (!s) {
-		s = calloc(1, sizeof(*s));
-		cs->slots[SX_SLOT_node_resources_fit] = s;
-	}
-	return s;
+	return sx_cycle_state_slot(cs, SX_SLOT_node_resources_fit, sizeof(struct fit_state));
 }
 
 /* ---------- PreFilter / Filter ---------- */

@@ -501,9 +501,7 @@ static void *pts_state_clone(const void *p)
 
 static struct state *slot(struct sx_cycle_state *cs)
 {
-	if (!cs->slots[SX_SLOT_pod_topology_spread])
-		cs->slots[SX_SLOT_pod_topology_spread] = sx_calloc(1, sizeof(struct state));
-	return cs->slots[SX_SLOT_pod_topology_spread];
+	return sx_cycle_state_slot(cs, SX_SLOT_pod_topology_spread, sizeof(struct state));
 }
 
 static const struct state *slot_const(const struct sx_cycle_state *cs)

@@ -55,6 +55,13 @@ struct sx_cycle_state *sx_cycle_state_new(const struct sx_snapshot *snap)
 	return cs;
 }
 
+void *sx_cycle_state_slot(struct sx_cycle_state *cs, unsigned slot, size_t size)
+{
+	if (!cs->slots[slot])
+		cs->slots[slot] = sx_calloc(1, size);
+	return cs->slots[slot];
+}
+
 struct sx_cycle_state *sx_cycle_state_clone(const struct sx_profile *prof,
 					    const struct sx_cycle_state *cs)
 {

@@ -390,19 +390,25 @@ static bool method_matches(enum route r, const char *method)
 	return strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 }
 
+/* Content-Length honoured up to this (a 500-Node body is ~2.5 MB); past
+ * it the buffer grows with the data actually received, so a client cannot
+ * make each of many idle connections reserve max_body bytes up front. */
+#define PRESIZE_MAX ((size_t)4 << 20)
+
 /* Allocates an empty b for a body of n bytes (within the limit), so a
  * 1.5 MB body is not copied through a dozen doublings. A failure leaves b
  * empty: collect() grows it as usual. */
 static void presize(struct sx_buf *b, size_t n)
 {
-	char *p = malloc(n + 1);
+	size_t cap = (n < PRESIZE_MAX ? n : PRESIZE_MAX) + 1;
+	char *p = malloc(cap);
 
 	if (!p)
 		return;
 	p[0] = '\0';
 	sx_buf_free(b);
 	b->data = p;
-	b->cap = n + 1;
+	b->cap = cap;
 }
 
 /* First call for a request: route, method, auth and size checks. */

@@ -54,6 +54,10 @@ struct sx_cycle_state {
 	bool skip_score[SX_MAX_PLUGINS];  /* PreScore returned Skip */
 };
 
+/* A plugin's slot in cs, zero-allocated with size bytes on first use (the
+ * plugin's state_free frees it); NULL when out of memory. */
+void *sx_cycle_state_slot(struct sx_cycle_state *cs, unsigned slot, size_t size);
+
 /* What a PreFilter may narrow the candidates to (PreFilterResult). */
 struct sx_node_set {
 	uint32_t n;
