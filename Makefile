@@ -30,10 +30,10 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter \
 LDFLAGS += $(SANFLAGS) -pthread
 LDLIBS  += $(PKG_LIBS) -lm
 
-CORE_SRC   := $(filter-out src/main.c,$(wildcard src/*.c))
+CORE_SRC   := $(filter-out src/cmd/main.c,$(wildcard src/*/*.c))
 PLUGIN_SRC := $(wildcard plugins/*.c)
 LIB_OBJ    := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC) $(PLUGIN_SRC))
-MAIN_OBJ   := $(BUILD)/obj/src/main.o
+MAIN_OBJ   := $(BUILD)/obj/src/cmd/main.o
 LIB        := $(BUILD)/libschedext.a
 BIN        := $(BUILD)/schedext
 
@@ -88,6 +88,7 @@ run: install-deps
 	$(BIN) serve --state extender-config/demo-cluster.yaml --listen $(LISTEN)
 
 test: install-deps
+	@./test/check_layers.py
 	@$(MAKE) --no-print-directory all tools $(TEST_BINS)
 	@SANITIZE="$(SANITIZE)" BUILD="$(BUILD)" ./test/run.sh $(TEST_BINS)
 

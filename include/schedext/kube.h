@@ -14,11 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "schedext/cache.h"
 #include "schedext/common.h"
 
 struct sx_kube;
-struct sx_informers;
 struct curl_slist;
 
 struct sx_kube_opts {
@@ -52,18 +50,6 @@ int sx_kube_request(struct sx_kube *kube, const char *method, const char *path,
 int sx_kube_bind(struct sx_kube *kube, const char *ns, const char *name, const char *uid,
 		 const char *node, struct sx_error *err);
 
-/* Starts one informer per modelled kind (kube-api.md §2-3): paginated LIST,
- * then WATCH with bookmarks; relist on 410; reconnect with jittered
- * backoff; a kind the server does not serve (404/403) is reported once and
- * counts as synced. Returns NULL on failure. */
-struct sx_informers *sx_informers_start(struct sx_kube *kube, struct sx_cache *cache,
-					struct sx_error *err);
-/* True once every initial LIST has been applied to the cache. */
-bool sx_informers_synced(const struct sx_informers *inf);
-/* Number of watch restarts so far (for /metrics). */
-unsigned long sx_informers_restarts(const struct sx_informers *inf);
-/* Stops the threads (in-flight requests aborted) and frees. Accepts NULL. */
-void sx_informers_stop(struct sx_informers *inf);
 
 
 /* ---------- Added by the kube-client engineer (issue 5/6) ----------

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/decode_internal.h"
-#include "../../src/decode_util.h"
+#include "../../src/api/decode_internal.h"
+#include "../../src/api/decode_util.h"
 #include "harness.h"
 #include "test_decode_parse.h"
 #include "schedext/decode.h"

@@ -13,6 +13,7 @@
 #include "schedext/extender.h"
 #include "schedext/framework.h"
 #include "schedext/intern.h"
+#include "schedext/informer.h"
 #include "schedext/kube.h"
 #include "schedext/metrics.h"
 #include "schedext/pool.h"

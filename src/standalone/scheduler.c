@@ -12,6 +12,7 @@
 
 #include "schedext/cache.h"
 #include "schedext/framework.h"
+#include "schedext/informer.h"
 #include "schedext/kube.h"
 #include "schedext/leader.h"
 #include "schedext/metrics.h"

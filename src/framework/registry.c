@@ -4,12 +4,12 @@
 #include "schedext/plugin.h"
 
 #define SX_PLUGIN(n) extern const struct sx_plugin sx_plugin_##n;
-#include "../plugins/plugins.def"
+#include "../../plugins/plugins.def"
 #undef SX_PLUGIN
 
 const struct sx_plugin *const sx_plugins[] = {
 #define SX_PLUGIN(n) &sx_plugin_##n,
-#include "../plugins/plugins.def"
+#include "../../plugins/plugins.def"
 #undef SX_PLUGIN
 	NULL,
 };

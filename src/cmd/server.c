@@ -30,6 +30,7 @@
 #include "schedext/explain.h"
 #include "schedext/extender.h"
 #include "schedext/framework.h"
+#include "schedext/informer.h"
 #include "schedext/kube.h"
 #include "schedext/metrics.h"
 

@@ -23,6 +23,7 @@
 
 #include "schedext/buf.h"
 #include "schedext/decode.h"
+#include "schedext/informer.h"
 #include "schedext/kube.h"
 
 #define MAX_EVENT_BYTES ((size_t)16 << 20)

@@ -1,0 +1,29 @@
+/* Informers: the watch feed of the cache (kube-api.md §2-3).
+ *
+ * They sit above the API client (they issue its LIST and WATCH requests)
+ * and below everything that reads the cache: each decoded object is
+ * applied to the cache by the informer's own thread.
+ */
+#ifndef SCHEDEXT_INFORMER_H
+#define SCHEDEXT_INFORMER_H
+
+#include "schedext/cache.h"
+#include "schedext/common.h"
+
+struct sx_kube;
+struct sx_informers;
+
+/* Starts one informer per modelled kind (kube-api.md §2-3): paginated LIST,
+ * then WATCH with bookmarks; relist on 410; reconnect with jittered
+ * backoff; a kind the server does not serve (404/403) is reported once and
+ * counts as synced. Returns NULL on failure. */
+struct sx_informers *sx_informers_start(struct sx_kube *kube, struct sx_cache *cache,
+					struct sx_error *err);
+/* True once every initial LIST has been applied to the cache. */
+bool sx_informers_synced(const struct sx_informers *inf);
+/* Number of watch restarts so far (for /metrics). */
+unsigned long sx_informers_restarts(const struct sx_informers *inf);
+/* Stops the threads (in-flight requests aborted) and frees. Accepts NULL. */
+void sx_informers_stop(struct sx_informers *inf);
+
+#endif
