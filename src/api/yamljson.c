@@ -61,10 +61,15 @@ static size_t json_too_deep(const char *data, size_t len)
 	return (size_t)-1;
 }
 
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
 static bool only_space(const char *p, const char *end)
 {
 	for (; p < end; p++)
-		if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+		if (!is_space(*p))
 			return false;
 	return true;
 }
@@ -81,7 +86,10 @@ static cJSON *parse_json(const char *data, size_t len, size_t *err_off)
 		return NULL;
 	}
 	if (!only_space(end, data + len)) {
-		while (strchr(" \t\r\n", *end)) /* point at the garbage */
+		/* Point at the garbage. Bounded by len and blind to NUL: a
+		 * buffer is not a C string (strchr matched the terminator and
+		 * walked off the end of a document followed by NUL bytes). */
+		while (end < data + len && is_space(*end))
 			end++;
 		*err_off = (size_t)(end - data);
 		cJSON_Delete(root);
@@ -341,7 +349,7 @@ cJSON *sx_parse_documents(const char *data, size_t len, struct sx_error *err)
 	/* A UTF-8 byte order mark is not content. */
 	if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0)
 		start = 3;
-	while (start < len && strchr(" \t\r\n", data[start]) && data[start])
+	while (start < len && is_space(data[start]))
 		start++;
 	if (start < len && (data[start] == '{' || data[start] == '[')) {
 		deep = json_too_deep(data + start, len - start);

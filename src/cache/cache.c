@@ -309,8 +309,10 @@ static bool same_images(const struct sx_node *a, const struct sx_node *b)
 	for (uint32_t i = 0; i < a->nimages; i++) {
 		const struct sx_image *x = &a->images[i], *y = &b->images[i];
 
+		/* An image with no names has names == NULL: memcmp(NULL,
+		 * NULL, 0) is undefined, so compare only non-empty lists. */
 		if (x->nnames != y->nnames ||
-		    memcmp(x->names, y->names, x->nnames * sizeof(sx_str)) != 0)
+		    (x->nnames && memcmp(x->names, y->names, x->nnames * sizeof(sx_str)) != 0))
 			return false;
 	}
 	return true;
