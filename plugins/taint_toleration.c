@@ -29,9 +29,14 @@ static struct sx_status *filter_taint_toleration(void *self, const struct sx_cyc
 				      pod->ntolerations, FILTER_EFFECTS);
 	if (!t)
 		return NULL;
+	/* Keys and values can be sensitive: statuses and events name no taint
+	 * (kubernetes PR 134740); the log keeps it at a verbose level. */
+	if (sx_log_verbosity >= 4)
+		sx_log(4, "node %s had untolerated taint {%s: %s} for pod %s/%s",
+		       sx_str_get(ni->name), sx_str_get(t->key), sx_str_get(t->value),
+		       sx_str_get(pod->meta.ns), pod->meta.name);
 	return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
-			     "node(s) had untolerated taint {%s: %s}", sx_str_get(t->key),
-			     sx_str_get(t->value));
+			     "node(s) had untolerated taint(s)");
 }
 
 static struct prescore *prescore_new(uint32_t n)

@@ -66,7 +66,7 @@ def test_demo_json():
     check(r["message"] is None and r["preFilter"] is None, "fits: no message")
     cp = r["filter"].get("control-plane-1")
     check(cp == {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable",
-                 "reasons": ["node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"]},
+                 "reasons": ["node(s) had untolerated taint(s)"]},
           f"control-plane status {cp}")
     check(r["filter"].get("worker-b3", {}).get("reasons") == ["node(s) were unschedulable"],
           "cordoned node reason")
@@ -93,7 +93,7 @@ def test_no_fit_message(tmp):
     r = json.loads(out)
     check(rc == 0, "exit 0 when nothing fits")
     check(r["selectedNode"] is None and r["feasibleNodes"] == [], "nothing feasible")
-    check(r["message"] == "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, "
+    check(r["message"] == "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
           "2 Insufficient cpu.", f"FitError: {r['message']}")
     check(r["filter"]["n1"]["plugin"] == "NodeResourcesFit", "n1 rejected by fit")
     # --nodes: only n3 is a candidate, the others are not reported

@@ -98,7 +98,7 @@ FILTER_WANT = {
     "FailedNodes": {"node-b": "Insufficient cpu",
                     "ghost": "node(s) not found in the schedext cache"},
     "FailedAndUnresolvableNodes": {
-        "cp": "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }",
+        "cp": "node(s) had untolerated taint(s)",
         "node-u": "node(s) were unschedulable"},
     "Error": "",
 }
