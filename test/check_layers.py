@@ -30,7 +30,7 @@ HEADERS = {
     "pool.h": "util", "quantity.h": "util", "metrics.h": "util", "arena.h": "util",
     "model.h": "api", "selector.h": "api", "decode.h": "api", "kube.h": "api",
     "leader.h": "api", "kubeconfig.h": "api", "yamljson.h": "api",
-    "cel.h": "cel",
+    "cel.h": "cel", "dra.h": "api",
     "cache.h": "cache", "state.h": "cache", "informer.h": "cache", "snapshot.h": "cache",
     "node_info.h": "cache",
     "status.h": "framework", "plugin.h": "framework", "framework.h": "framework",

@@ -158,6 +158,15 @@ struct sx_snapshot {
 	const struct sx_pvc **pvcs;
 	uint32_t ncsi_nodes;
 	const struct sx_csi_node **csi_nodes;
+	/* (appended) resource.k8s.io/v1 kinds (dra.h), same order */
+	uint32_t ndevice_classes;
+	const struct sx_dra_object **device_classes;
+	uint32_t nresource_slices;
+	const struct sx_dra_object **resource_slices;
+	uint32_t nresource_claims;
+	const struct sx_dra_object **resource_claims;
+	uint32_t nclaim_templates;
+	const struct sx_dra_object **claim_templates;
 	void *internal;               /* shared immutable parts, owned */
 	/* (appended) Σ over nodes of their ns_counts, sorted by ns (entries
 	 * may be all zero), and of naffinity_any_ns / nanti_any_ns: lets a
@@ -210,6 +219,10 @@ const struct sx_pvc *sx_snapshot_find_pvc(const struct sx_snapshot *snap, sx_str
 const struct sx_pv *sx_snapshot_find_pv(const struct sx_snapshot *snap, sx_str name);
 const struct sx_generic *sx_snapshot_find_storage_class(const struct sx_snapshot *snap, sx_str name);
 const struct sx_csi_node *sx_snapshot_find_csi_node(const struct sx_snapshot *snap, sx_str name);
+/* (appended) A DRA object of kind (DeviceClass: ns SX_STR_EMPTY), or NULL. */
+struct sx_dra_object;
+const struct sx_dra_object *sx_snapshot_find_dra(const struct sx_snapshot *snap, enum sx_kind kind,
+						 sx_str ns, sx_str name);
 
 /* A private copy of snap whose nodes named in `nodes` use these node
  * objects (pods and sums still from snap; nodes unknown to snap get an empty

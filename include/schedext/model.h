@@ -225,6 +225,15 @@ struct sx_meta {
 	struct sx_labels labels;
 };
 
+/* spec.resourceClaims[i] with its status.resourceClaimStatuses entry. */
+struct sx_pod_claim {
+	char *name;           /* the pod-level name */
+	char *claim_name;     /* resourceClaimName, or NULL */
+	char *template_name;  /* resourceClaimTemplateName, or NULL */
+	bool has_status;      /* a resourceClaimStatuses entry with this name */
+	char *status_claim;   /* its resourceClaimName (NULL: none generated) */
+};
+
 struct sx_pod {
 	atomic_int refcount;
 	struct sx_meta meta;
@@ -260,6 +269,8 @@ struct sx_pod {
 	uint32_t ngates;
 	sx_str *gates;                 /* spec.schedulingGates[].name */
 	sx_str nominated_node;         /* status.nominatedNodeName */
+	uint32_t nresource_claims;
+	struct sx_pod_claim *resource_claims; /* spec.resourceClaims (dra.h decodes) */
 	int64_t start_time;            /* status.startTime, unix seconds; 0 = unset */
 };
 
@@ -307,6 +318,10 @@ enum sx_kind {
 	SX_KIND_PVC,
 	SX_KIND_STORAGE_CLASS,
 	SX_KIND_CSI_NODE,
+	SX_KIND_DEVICE_CLASS,   /* resource.k8s.io/v1 (dra.h) */
+	SX_KIND_RESOURCE_SLICE,
+	SX_KIND_RESOURCE_CLAIM,
+	SX_KIND_CLAIM_TEMPLATE, /* ResourceClaimTemplate */
 	SX_KIND_COUNT
 };
 

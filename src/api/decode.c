@@ -12,6 +12,7 @@
 #include "decode_internal.h"
 #include "decode_util.h"
 #include "schedext/quantity.h"
+#include "schedext/dra.h"
 
 /* ---------- typed field readers ---------- */
 
@@ -1015,6 +1016,10 @@ int sx_decode_object(const cJSON *json, const char *kind, struct sx_object *out,
 		break;
 	case SX_KIND_CSI_NODE:
 		out->obj = sx_decode_csi_node(json, err);
+		break;
+	case SX_KIND_DEVICE_CLASS: case SX_KIND_RESOURCE_SLICE:
+	case SX_KIND_RESOURCE_CLAIM: case SX_KIND_CLAIM_TEMPLATE:
+		out->obj = sx_decode_dra(json, k, err);
 		break;
 	case SX_KIND_UNKNOWN:
 	case SX_KIND_COUNT:

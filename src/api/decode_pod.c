@@ -12,6 +12,7 @@
 #include "decode_internal.h"
 #include "decode_util.h"
 #include "schedext/decode.h"
+#include "schedext/dra.h"
 
 /* 100m cpu and 200Mi memory for containers without such a request key
  * (scheduler util DefaultMilliCPURequest / DefaultMemoryRequest). */
@@ -829,6 +830,8 @@ struct sx_pod *sx_decode_pod(const cJSON *json, struct sx_error *err)
 		rc = derive_requests(&ctx, err);
 	if (rc == 0)
 		rc = decode_status(status, pod, err);
+	if (rc == 0)
+		rc = sx_dec_pod_resource_claims(json, pod, err);
 	ctx_clear(&ctx);
 	if (rc < 0) {
 		sx_pod_free(pod);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "schedext/decode.h"
+#include "schedext/dra.h"
 #include "decode_internal.h"
 
 /* ---------- sub-structure frees (shared with the decoders) ---------- */
@@ -139,6 +140,7 @@ void sx_pod_free(struct sx_pod *pod)
 	free(pod->ports);
 	free(pod->pvcs);
 	free(pod->gates);
+	sx_pod_resource_claims_free(pod);
 	free(pod);
 }
 
@@ -253,6 +255,10 @@ static const char *const kind_names[SX_KIND_COUNT] = {
 	[SX_KIND_PVC] = "PersistentVolumeClaim",
 	[SX_KIND_STORAGE_CLASS] = "StorageClass",
 	[SX_KIND_CSI_NODE] = "CSINode",
+	[SX_KIND_DEVICE_CLASS] = "DeviceClass",
+	[SX_KIND_RESOURCE_SLICE] = "ResourceSlice",
+	[SX_KIND_RESOURCE_CLAIM] = "ResourceClaim",
+	[SX_KIND_CLAIM_TEMPLATE] = "ResourceClaimTemplate",
 };
 
 const char *sx_kind_name(enum sx_kind kind)
@@ -287,6 +293,9 @@ const struct sx_meta *sx_object_meta(const struct sx_object *o)
 		return &((const struct sx_pvc *)o->obj)->meta;
 	case SX_KIND_CSI_NODE:
 		return &((const struct sx_csi_node *)o->obj)->meta;
+	case SX_KIND_DEVICE_CLASS: case SX_KIND_RESOURCE_SLICE:
+	case SX_KIND_RESOURCE_CLAIM: case SX_KIND_CLAIM_TEMPLATE:
+		return &((const struct sx_dra_object *)o->obj)->meta;
 	case SX_KIND_UNKNOWN:
 	case SX_KIND_COUNT:
 		return NULL;
@@ -314,6 +323,10 @@ void sx_object_unref(struct sx_object *o)
 		break;
 	case SX_KIND_CSI_NODE:
 		sx_csi_node_unref(o->obj);
+		break;
+	case SX_KIND_DEVICE_CLASS: case SX_KIND_RESOURCE_SLICE:
+	case SX_KIND_RESOURCE_CLAIM: case SX_KIND_CLAIM_TEMPLATE:
+		sx_dra_unref(o->obj);
 		break;
 	case SX_KIND_UNKNOWN:
 	case SX_KIND_COUNT:

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "schedext/common.h"
+#include "schedext/dra.h"
 
 static atomic_uint_fast64_t generation_counter;
 
@@ -163,6 +164,10 @@ void sx__object_ref(const struct sx_object *o)
 	case SX_KIND_CSI_NODE:
 		sx_csi_node_ref(o->obj);
 		break;
+	case SX_KIND_DEVICE_CLASS: case SX_KIND_RESOURCE_SLICE:
+	case SX_KIND_RESOURCE_CLAIM: case SX_KIND_CLAIM_TEMPLATE:
+		sx_dra_ref(o->obj);
+		break;
 	case SX_KIND_UNKNOWN:
 	case SX_KIND_COUNT:
 		break;
@@ -210,6 +215,14 @@ int sx__kind_group(enum sx_kind kind)
 		return SX__G_PVCS;
 	case SX_KIND_CSI_NODE:
 		return SX__G_CSI_NODES;
+	case SX_KIND_DEVICE_CLASS:
+		return SX__G_DEVICE_CLASSES;
+	case SX_KIND_RESOURCE_SLICE:
+		return SX__G_RESOURCE_SLICES;
+	case SX_KIND_RESOURCE_CLAIM:
+		return SX__G_RESOURCE_CLAIMS;
+	case SX_KIND_CLAIM_TEMPLATE:
+		return SX__G_CLAIM_TEMPLATES;
 	default:
 		return -1;
 	}

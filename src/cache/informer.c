@@ -57,6 +57,13 @@ static const struct kind_desc kinds[] = {
 	{ SX_KIND_STORAGE_CLASS, "/apis/storage.k8s.io/v1/storageclasses", "storageclasses",
 	  NULL },
 	{ SX_KIND_CSI_NODE, "/apis/storage.k8s.io/v1/csinodes", "csinodes", NULL },
+	{ SX_KIND_DEVICE_CLASS, "/apis/resource.k8s.io/v1/deviceclasses", "deviceclasses", NULL },
+	{ SX_KIND_RESOURCE_SLICE, "/apis/resource.k8s.io/v1/resourceslices", "resourceslices",
+	  NULL },
+	{ SX_KIND_RESOURCE_CLAIM, "/apis/resource.k8s.io/v1/resourceclaims", "resourceclaims",
+	  NULL },
+	{ SX_KIND_CLAIM_TEMPLATE, "/apis/resource.k8s.io/v1/resourceclaimtemplates",
+	  "resourceclaimtemplates", NULL },
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 

@@ -164,6 +164,10 @@ static void attach_blocks(struct sx_snapshot *s, struct sx__snap_internal *in)
 	ATTACH(pvs, npvs, SX__G_PVS);
 	ATTACH(pvcs, npvcs, SX__G_PVCS);
 	ATTACH(csi_nodes, ncsi_nodes, SX__G_CSI_NODES);
+	ATTACH(device_classes, ndevice_classes, SX__G_DEVICE_CLASSES);
+	ATTACH(resource_slices, nresource_slices, SX__G_RESOURCE_SLICES);
+	ATTACH(resource_claims, nresource_claims, SX__G_RESOURCE_CLAIMS);
+	ATTACH(claim_templates, nclaim_templates, SX__G_CLAIM_TEMPLATES);
 #undef ATTACH
 	if (in->images) {
 		s->image_cap = in->images->cap;
@@ -712,4 +716,12 @@ fail:
 		sx_node_info_unref(list[i]);
 	free(list);
 	return NULL;
+}
+
+const struct sx_dra_object *sx_snapshot_find_dra(const struct sx_snapshot *snap, enum sx_kind kind,
+						 sx_str ns, sx_str name)
+{
+	const struct sx_object *o = group_find(snap, sx__kind_group(kind), ns, sx_str_get(name));
+
+	return o ? o->obj : NULL;
 }

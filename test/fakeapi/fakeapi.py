@@ -61,11 +61,16 @@ RESOURCES = {
     "storageclasses": ("/apis/storage.k8s.io/v1", "StorageClass", False),
     "csinodes": ("/apis/storage.k8s.io/v1", "CSINode", False),
     "leases": ("/apis/coordination.k8s.io/v1", "Lease", True),
+    "deviceclasses": ("/apis/resource.k8s.io/v1", "DeviceClass", False),
+    "resourceslices": ("/apis/resource.k8s.io/v1", "ResourceSlice", False),
+    "resourceclaims": ("/apis/resource.k8s.io/v1", "ResourceClaim", True),
+    "resourceclaimtemplates": ("/apis/resource.k8s.io/v1", "ResourceClaimTemplate", True),
 }
 KIND_TO_RESOURCE = {v[1]: k for k, v in RESOURCES.items()}
 GROUP_OF = {"/api/v1": "", "/apis/apps/v1": "apps", "/apis/policy/v1": "policy",
             "/apis/storage.k8s.io/v1": "storage.k8s.io",
-            "/apis/coordination.k8s.io/v1": "coordination.k8s.io"}
+            "/apis/coordination.k8s.io/v1": "coordination.k8s.io",
+            "/apis/resource.k8s.io/v1": "resource.k8s.io"}
 
 FAULT_DEFAULTS = {
     "split_chunks": False,        # cut watch output into random small chunks

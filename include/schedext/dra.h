@@ -1,0 +1,213 @@
+/* Dynamic Resource Allocation objects (resource.k8s.io/v1): DeviceClass,
+ * ResourceSlice, ResourceClaim and ResourceClaimTemplate, decoded into
+ * compact immutable structs (model.h conventions: refcounted, published
+ * once, replaced on update).
+ *
+ * All four kinds share struct sx_dra_object (kind tag + meta + a union),
+ * so the cache's kind switches need one line for them. Every string and
+ * array of an object is owned by it and freed with its last reference.
+ * Driver, pool and device names are interned (they key allocated-device
+ * sets); attribute and request names are plain owned strings.
+ *
+ * Thread safety: decoders may run concurrently; objects are read-only
+ * after decode and may be read from any thread.
+ */
+#ifndef SCHEDEXT_DRA_H
+#define SCHEDEXT_DRA_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "schedext/common.h"
+#include "schedext/intern.h"
+#include "schedext/model.h"
+#include "schedext/quantity.h"
+
+struct cJSON;
+
+/* API limits (k8s.io/api/resource/v1) the allocator relies on. */
+#define SX_DRA_ALLOCATION_RESULTS_MAX 32 /* AllocationResultsMaxSize */
+#define SX_DRA_FINALIZER "resource.kubernetes.io/delete-protection"
+
+enum sx_dra_attr_type {
+	SX_DRA_ATTR_INT,
+	SX_DRA_ATTR_BOOL,
+	SX_DRA_ATTR_STRING,
+	SX_DRA_ATTR_VERSION,
+};
+
+/* devices[].attributes[name]: name as written in the slice ("model" or
+ * "domain/model"); exactly one value. */
+struct sx_dra_attr {
+	const char *name;
+	uint8_t type; /* enum sx_dra_attr_type */
+	bool b;
+	int64_t i;
+	const char *s; /* string and version values */
+};
+
+struct sx_dra_capacity {
+	const char *name;
+	sx_nano value;
+};
+
+struct sx_dra_device {
+	sx_str name;
+	uint32_t nattrs;
+	struct sx_dra_attr *attrs; /* sorted by name */
+	uint32_t ncaps;
+	struct sx_dra_capacity *caps;
+	/* Per-device node selection (slice perDeviceNodeSelection: true). */
+	sx_str node_name; /* SX_STR_EMPTY = unset */
+	bool all_nodes;
+	struct sx_node_selector *node_selector; /* NULL = unset */
+	bool consumes_counters;  /* consumesCounters non-empty */
+	bool binding_conditions; /* bindingConditions non-empty */
+	bool tainted;            /* taints non-empty (DRADeviceTaints off: ignored) */
+};
+
+struct sx_dra_slice {
+	sx_str driver;
+	sx_str pool;
+	int64_t generation;
+	int64_t slice_count; /* pool.resourceSliceCount */
+	sx_str node_name;    /* SX_STR_EMPTY = unset */
+	bool all_nodes;
+	struct sx_node_selector *node_selector; /* NULL = unset */
+	bool has_per_device;   /* perDeviceNodeSelection present (set, any value) */
+	bool per_device;       /* perDeviceNodeSelection: true */
+	bool shared_counters;  /* sharedCounters non-empty */
+	uint32_t ndevices;
+	struct sx_dra_device *devices;
+};
+
+struct sx_dra_class_config {
+	uint32_t nrequests;
+	char **requests;  /* claim configs: the requests they apply to */
+	char *opaque;     /* the `opaque` object as compact JSON (driver + parameters) */
+};
+
+enum sx_dra_mode { SX_DRA_EXACT_COUNT = 0, SX_DRA_ALL };
+
+/* ExactDeviceRequest, or one DeviceSubRequest of firstAvailable. */
+struct sx_dra_exact {
+	char *name;       /* the request's (or subrequest's) own name */
+	char *class_name; /* NULL = missing */
+	uint32_t nselectors;
+	char **selectors; /* CEL expressions; NULL entry = selector without cel */
+	uint8_t mode;     /* enum sx_dra_mode */
+	bool bad_mode;    /* allocationMode not ExactCount/All */
+	char *mode_name;  /* as written when bad_mode */
+	int64_t count;
+	bool has_admin_access;
+	bool admin_access;
+};
+
+struct sx_dra_request {
+	char *name;
+	bool has_exactly;
+	struct sx_dra_exact exactly;
+	uint32_t nsub;
+	struct sx_dra_exact *first_available;
+};
+
+struct sx_dra_constraint {
+	uint32_t nrequests;
+	char **requests;
+	char *match_attribute; /* NULL = no known constraint type */
+};
+
+struct sx_dra_claim_spec {
+	uint32_t nrequests;
+	struct sx_dra_request *requests;
+	uint32_t nconstraints;
+	struct sx_dra_constraint *constraints;
+	uint32_t nconfig;
+	struct sx_dra_class_config *config;
+};
+
+struct sx_dra_result {
+	char *request; /* "req" or "req/sub" */
+	sx_str driver, pool, device;
+	bool has_admin_access, admin_access;
+};
+
+enum sx_dra_config_source { SX_DRA_FROM_CLASS = 0, SX_DRA_FROM_CLAIM };
+
+struct sx_dra_alloc_config {
+	uint8_t source; /* enum sx_dra_config_source */
+	uint32_t nrequests;
+	char **requests;
+	char *opaque;
+};
+
+struct sx_dra_allocation {
+	uint32_t nresults;
+	struct sx_dra_result *results;
+	uint32_t nconfig;
+	struct sx_dra_alloc_config *config;
+	struct sx_node_selector *node_selector; /* NULL = every node */
+};
+
+struct sx_dra_consumer {
+	char *api_group;
+	char *resource;
+	char *name;
+	char *uid;
+};
+
+struct sx_dra_claim {
+	struct sx_dra_claim_spec spec;
+	struct sx_dra_allocation *allocation; /* NULL = not allocated */
+	uint32_t nreserved;
+	struct sx_dra_consumer *reserved; /* status.reservedFor */
+	bool deleting;
+	bool has_finalizer; /* SX_DRA_FINALIZER among metadata.finalizers */
+	sx_str owner_kind;  /* controller owner, SX_STR_EMPTY = none */
+	char *owner_uid;
+};
+
+struct sx_dra_class {
+	uint32_t nselectors;
+	char **selectors;
+	uint32_t nconfig;
+	struct sx_dra_class_config *config; /* requests unused */
+};
+
+struct sx_dra_object {
+	atomic_int refcount;
+	uint8_t kind; /* SX_KIND_DEVICE_CLASS ... SX_KIND_CLAIM_TEMPLATE */
+	struct sx_meta meta;
+	sx_str name_id; /* interned meta.name */
+	union {
+		struct sx_dra_class cls;
+		struct sx_dra_slice slice;
+		struct sx_dra_claim claim;     /* ResourceClaim */
+		struct sx_dra_claim_spec tmpl; /* ResourceClaimTemplate spec.spec */
+	} u;
+	void *arena; /* internal: every allocation of the object */
+};
+
+/* Any of the four kinds (kind from the caller, as sx_decode_object). NULL
+ * with err set (path relative to the object) on invalid input. */
+struct sx_dra_object *sx_decode_dra(const struct cJSON *json, enum sx_kind kind,
+				    struct sx_error *err);
+struct sx_dra_object *sx_dra_ref(const struct sx_dra_object *o);
+void sx_dra_unref(const struct sx_dra_object *o);
+/* True for the four DRA kinds. */
+bool sx_kind_is_dra(enum sx_kind kind);
+
+/* Pod spec.resourceClaims joined with status.resourceClaimStatuses
+ * (decode_pod.c calls these). */
+int sx_dec_pod_resource_claims(const struct cJSON *pod_json, struct sx_pod *pod,
+			       struct sx_error *err);
+void sx_pod_resource_claims_free(struct sx_pod *pod);
+
+/* An attribute of a device by fully qualified name ("domain/id"), with
+ * upstream's lookup: the exact key first, then "id" when domain is the
+ * device's driver. NULL when absent. */
+const struct sx_dra_attr *sx_dra_lookup_attr(const struct sx_dra_device *dev, sx_str driver,
+					     const char *qualified);
+
+#endif /* SCHEDEXT_DRA_H */

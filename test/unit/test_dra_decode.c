@@ -1,0 +1,121 @@
+/* resource.k8s.io/v1 decoding (src/api/decode_dra.c). */
+#include <stdlib.h>
+
+#include "harness.h"
+#include "schedext/decode.h"
+#include "schedext/dra.h"
+#include "unit/test_decode_parse.h"
+
+static struct sx_dra_object *dec(const char *text, struct sx_error *err)
+{
+	cJSON *j = parse(text);
+	struct sx_object o;
+	int rc = sx_decode_object(j, NULL, &o, err);
+
+	cJSON_Delete(j);
+	return rc == 0 ? o.obj : NULL;
+}
+
+static void test_slice(void)
+{
+	struct sx_error err = { 0 };
+	struct sx_dra_object *o = dec(
+		"{'kind':'ResourceSlice','metadata':{'name':'s1'},'spec':{'driver':'gpu.example.com',"
+		"'pool':{'name':'node-a','generation':2,'resourceSliceCount':1},'nodeName':'node-a',"
+		"'devices':[{'name':'gpu-0','attributes':{'model':{'string':'a100'},"
+		"'gpu.example.com/index':{'int':0},'ecc':{'bool':true},'fw':{'version':'1.2.3'}},"
+		"'capacity':{'memory':{'value':'40Gi'}}}]}}", &err);
+	const struct sx_dra_device *d;
+
+	CHECK(o != NULL);
+	if (!o)
+		return;
+	CHECK_INT(o->kind, SX_KIND_RESOURCE_SLICE);
+	CHECK_STR(sx_str_get(o->u.slice.driver), "gpu.example.com");
+	CHECK_STR(sx_str_get(o->u.slice.pool), "node-a");
+	CHECK_INT(o->u.slice.generation, 2);
+	CHECK_INT(o->u.slice.slice_count, 1);
+	CHECK_STR(sx_str_get(o->u.slice.node_name), "node-a");
+	CHECK_INT(o->u.slice.ndevices, 1);
+	d = &o->u.slice.devices[0];
+	CHECK_INT(d->nattrs, 4);
+	CHECK(sx_dra_lookup_attr(d, o->u.slice.driver, "gpu.example.com/model") != NULL);
+	CHECK(sx_dra_lookup_attr(d, o->u.slice.driver, "other.com/model") == NULL);
+	CHECK_INT(sx_dra_lookup_attr(d, o->u.slice.driver, "gpu.example.com/index")->i, 0);
+	CHECK_INT(d->ncaps, 1);
+	CHECK(d->caps[0].value == (sx_nano)40 * 1024 * 1024 * 1024 * SX_NANO_PER_UNIT);
+	sx_dra_unref(o);
+}
+
+static void test_claim(void)
+{
+	struct sx_error err = { 0 };
+	struct sx_dra_object *o = dec(
+		"{'kind':'ResourceClaim','metadata':{'name':'c','namespace':'ns','uid':'u1',"
+		"'resourceVersion':'7','finalizers':['resource.kubernetes.io/delete-protection'],"
+		"'ownerReferences':[{'kind':'Pod','name':'p','uid':'pu','controller':true}]},"
+		"'spec':{'devices':{'requests':[{'name':'r','exactly':{'deviceClassName':'gpu',"
+		"'selectors':[{'cel':{'expression':'true'}}]}},{'name':'f','firstAvailable':["
+		"{'name':'a','deviceClassName':'x','allocationMode':'All'}]}],"
+		"'constraints':[{'requests':['r'],'matchAttribute':'gpu.example.com/numa'}],"
+		"'config':[{'requests':['r'],'opaque':{'driver':'d','parameters':{'a':1}}}]}},"
+		"'status':{'allocation':{'devices':{'results':[{'request':'r','driver':'d','pool':'p',"
+		"'device':'g0'}]},'nodeSelector':{'nodeSelectorTerms':[{'matchFields':[{'key':"
+		"'metadata.name','operator':'In','values':['n1']}]}]}},'reservedFor':[{'resource':"
+		"'pods','name':'p','uid':'pu'}]}}", &err);
+	const struct sx_dra_claim *c;
+
+	CHECK(o != NULL);
+	if (!o)
+		return;
+	c = &o->u.claim;
+	CHECK(c->has_finalizer);
+	CHECK_STR(c->owner_uid, "pu");
+	CHECK_INT(c->spec.nrequests, 2);
+	CHECK_INT(c->spec.requests[0].exactly.count, 1);
+	CHECK_STR(c->spec.requests[0].exactly.selectors[0], "true");
+	CHECK_INT(c->spec.requests[1].nsub, 1);
+	CHECK_INT(c->spec.requests[1].first_available[0].mode, SX_DRA_ALL);
+	CHECK_STR(c->spec.constraints[0].match_attribute, "gpu.example.com/numa");
+	CHECK_STR(c->spec.config[0].opaque, "{\"driver\":\"d\",\"parameters\":{\"a\":1}}");
+	CHECK(c->allocation && c->allocation->nresults == 1 && c->allocation->node_selector);
+	CHECK_INT(c->nreserved, 1);
+	CHECK_STR(c->reserved[0].uid, "pu");
+	sx_dra_unref(o);
+}
+
+static void test_errors(void)
+{
+	struct sx_error err = { 0 };
+
+	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'devices':[{'name':'d',"
+		  "'attributes':{'a':{}}}]}}", &err) == NULL);
+	CHECK_STR(err.path, "spec.devices[0].attributes.a");
+	CHECK(dec("{'kind':'ResourceClaim','metadata':{'name':'c'},'spec':{'devices':{'requests':"
+		  "[{'name':'r','exactly':{'count':'x'}}]}}}", &err) == NULL);
+	CHECK_STR(err.path, "spec.devices.requests[0].exactly.count");
+}
+
+static void test_pod_claims(void)
+{
+	struct sx_error err = { 0 };
+	cJSON *j = parse("{'metadata':{'name':'p','namespace':'ns'},'spec':{'containers':[],"
+			 "'resourceClaims':[{'name':'gpu','resourceClaimTemplateName':'t'},"
+			 "{'name':'shared','resourceClaimName':'c'}]},'status':{"
+			 "'resourceClaimStatuses':[{'name':'gpu','resourceClaimName':'p-gpu-x'}]}}");
+	struct sx_pod *pod = sx_decode_pod(j, &err);
+
+	cJSON_Delete(j);
+	CHECK(pod != NULL);
+	if (!pod)
+		return;
+	CHECK_INT(pod->nresource_claims, 2);
+	CHECK_STR(pod->resource_claims[0].template_name, "t");
+	CHECK(pod->resource_claims[0].has_status);
+	CHECK_STR(pod->resource_claims[0].status_claim, "p-gpu-x");
+	CHECK_STR(pod->resource_claims[1].claim_name, "c");
+	CHECK(!pod->resource_claims[1].has_status);
+	sx_pod_unref(pod);
+}
+
+SX_TESTS(SX_TEST(test_slice), SX_TEST(test_claim), SX_TEST(test_errors), SX_TEST(test_pod_claims))
