@@ -508,7 +508,7 @@ static struct sx_status *ipa_pre_filter(void *self, struct sx_cycle_state *cs,
 	return NULL;
 out_nomem:
 	filter_state_free(f);
-	return sx_status_new(SX_ERROR, "out of memory");
+	return sx_status_oom();
 }
 
 static struct sx_status *update_with_pod(struct sx_cycle_state *cs, const struct sx_pod *p,
@@ -522,7 +522,7 @@ static struct sx_status *update_with_pod(struct sx_cycle_state *cs, const struct
 	if (update_existing_anti(st->f, p, ni->node, mult) < 0 ||
 	    update_affinity(st->f, p, ni->node, mult) < 0 ||
 	    update_anti(st->f, p, ni->node, mult) < 0)
-		return sx_status_new(SX_ERROR, "out of memory");
+		return sx_status_oom();
 	return NULL;
 }
 
@@ -736,7 +736,7 @@ static struct sx_status *ipa_pre_score(void *self, struct sx_cycle_state *cs,
 	terms_free(&sc.pref_anti);
 	if (rc < 0) {
 		score_state_free(sc.s);
-		return sx_status_new(SX_ERROR, "out of memory");
+		return sx_status_oom();
 	}
 	score_state_free(st->s);
 	st->s = NULL;

@@ -354,7 +354,7 @@ static struct sx_status *pre_filter_node_affinity(void *p, struct sx_cycle_state
 	rc = pinned_names(req, &all);
 	if (rc <= 0) {
 		free(all.v);
-		return rc < 0 ? sx_status_new(SX_ERROR, "out of memory") : NULL;
+		return rc < 0 ? sx_status_oom() : NULL;
 	}
 	if (all.n == 0) {
 		free(all.v);
@@ -363,7 +363,7 @@ static struct sx_status *pre_filter_node_affinity(void *p, struct sx_cycle_state
 	set = malloc(sizeof(*set));
 	if (!set) {
 		free(all.v);
-		return sx_status_new(SX_ERROR, "out of memory");
+		return sx_status_oom();
 	}
 	set->n = all.n;
 	set->names = all.v; /* the caller frees names, then the set */

@@ -50,7 +50,7 @@ static struct sx_status *pre_filter_node_ports(void *self, struct sx_cycle_state
 
 	w = wanted_new(pod->nports);
 	if (!w)
-		return sx_status_new(SX_ERROR, "out of memory");
+		return sx_status_oom();
 	for (uint32_t i = 0; i < pod->nports; i++)
 		if (pod->ports[i].port > 0) /* hostPort 0 is no claim */
 			w->ports[w->n++] = pod->ports[i];

@@ -99,7 +99,7 @@ static struct sx_status *ba_pre_score(void *self, struct sx_cycle_state *cs,
 		return sx_status_new(SX_SKIP, NULL);
 	s = sx_cycle_state_slot(cs, SX_SLOT_node_resources_balanced_allocation, sizeof(*s));
 	if (!s)
-		return sx_status_new(SX_ERROR, "out of memory");
+		return sx_status_oom();
 	memcpy(s->pod_reqs, reqs, sizeof(reqs));
 	return NULL;
 }

@@ -405,12 +405,12 @@ static struct sx_status *fit_pre_filter(void *self, struct sx_cycle_state *cs,
 
 	SX_UNUSED(result);
 	if (!s)
-		return sx_status_new(SX_ERROR, "out of memory");
+		return sx_status_oom();
 	free(s->scalar);
 	s->scalar = r->nscalar ? malloc(r->nscalar * sizeof(*s->scalar)) : NULL;
 	s->nscalar = 0;
 	if (r->nscalar && !s->scalar)
-		return sx_status_new(SX_ERROR, "out of memory");
+		return sx_status_oom();
 	for (uint32_t i = 0; i < r->nscalar; i++) {
 		const char *name = sx_str_get(r->scalar[i].name);
 
@@ -487,7 +487,7 @@ static struct sx_status *fit_pre_score(void *self, struct sx_cycle_state *cs,
 	SX_UNUSED(nodes);
 	SX_UNUSED(n);
 	if (!s)
-		return sx_status_new(SX_ERROR, "out of memory");
+		return sx_status_oom();
 	sx_ra_pod_requests(&f->sc, pod, s->pod_reqs);
 	s->prescored = true;
 	return NULL;

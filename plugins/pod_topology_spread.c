@@ -592,7 +592,7 @@ static struct sx_status *pts_pre_filter(void *self, struct sx_cycle_state *cs,
 	return NULL;
 out_nomem:
 	filter_state_free(f);
-	return sx_status_new(SX_ERROR, "out of memory");
+	return sx_status_oom();
 }
 
 /* preFilterState.updateWithPod: ±1 for each constraint matching p on ni. */
@@ -615,7 +615,7 @@ static struct sx_status *update_with_pod(struct sx_cycle_state *cs, const struct
 			continue;
 		sx_labels_get(&node->meta.labels, c->key, &v);
 		if (tmap_add(&f->counts[i], v, delta) < 0)
-			return sx_status_new(SX_ERROR, "out of memory");
+			return sx_status_oom();
 		paths_update(f->paths[i], v, tmap_get(&f->counts[i], v));
 	}
 	return NULL;
@@ -753,7 +753,7 @@ static struct sx_status *pts_pre_score(void *self, struct sx_cycle_state *cs,
 	return NULL;
 out_nomem:
 	score_state_free(s);
-	return sx_status_new(SX_ERROR, "out of memory");
+	return sx_status_oom();
 }
 
 static struct sx_status *pts_score(void *self, const struct sx_cycle_state *cs,

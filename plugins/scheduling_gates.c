@@ -41,7 +41,7 @@ static struct sx_status *pre_enqueue_scheduling_gates(void *self, const struct s
 		return NULL;
 	gates = join_gates(pod);
 	if (!gates)
-		return sx_status_new(SX_ERROR, "out of memory");
+		return sx_status_oom();
 	st = sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for scheduling gates: [%s]",
 			   gates);
 	free(gates);

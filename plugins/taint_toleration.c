@@ -74,7 +74,7 @@ static struct sx_status *pre_score_taint_toleration(void *self, struct sx_cycle_
 	struct prescore *s = prescore_new(pod->ntolerations);
 
 	if (!s)
-		return sx_status_new(SX_ERROR, "out of memory");
+		return sx_status_oom();
 	for (uint32_t i = 0; i < pod->ntolerations; i++) {
 		uint8_t e = pod->tolerations[i].effect;
 		if (e == SX_EFFECT_NONE || e == SX_EFFECT_PREFER_NO_SCHEDULE)

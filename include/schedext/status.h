@@ -3,6 +3,11 @@
  * A status is heap allocated; NULL means Success, so the hot path of a
  * passing Filter allocates nothing. The message is the reasons joined by
  * ", ". Ownership: whoever receives a status frees it with sx_status_free().
+ *
+ * NULL only ever means Success: a status that cannot be allocated is the
+ * shared, preallocated Error "out of memory" (sx_status_oom()), which is
+ * never freed and never modified (free, add_reason and set_plugin ignore
+ * it), as Redis keeps shared error objects.
  */
 #ifndef SCHEDEXT_STATUS_H
 #define SCHEDEXT_STATUS_H
@@ -37,14 +42,25 @@ struct sx_status {
 };
 
 /* New status with one reason (printf format; NULL fmt = no reason).
- * Returns NULL only on allocation failure (treated as Error by callers). */
+ * Never NULL: on allocation failure, the shared sx_status_oom(). */
 struct sx_status *sx_status_new(enum sx_code code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Appends a reason (ignored past SX_STATUS_MAX_REASONS). */
 void sx_status_add_reason(struct sx_status *st, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* NULL for NULL; the shared sx_status_oom() when the copy cannot be made. */
 struct sx_status *sx_status_clone(const struct sx_status *st);
 void sx_status_free(struct sx_status *st);
+
+/* The shared Error status "out of memory": never NULL, never freed. */
+struct sx_status *sx_status_oom(void);
+/* Sets st->plugin (the runtime names the plugin that returned st); a NULL
+ * or the shared status is left alone. Returns st. */
+struct sx_status *sx_status_set_plugin(struct sx_status *st, const char *plugin);
+
+/* Test hook: the next n status allocations fail (as on out of memory), so
+ * tests can show that such a failure reads as Error, never as Success. */
+void sx_status_fail_next_allocs(unsigned n);
 
 static inline enum sx_code sx_status_code(const struct sx_status *st)
 {

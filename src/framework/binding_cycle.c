@@ -48,8 +48,7 @@ static struct sx_status *run_node_point(const struct sx_profile *prof, enum sx_p
 			continue;
 		}
 		if (sx_status_is_rejected(st)) {
-			st->plugin = e[i].plugin->name;
-			return st;
+			return sx_status_set_plugin(st, e[i].plugin->name);
 		}
 		return sx_status_as_error(st, error_fmt, e[i].plugin->name);
 	}
@@ -143,8 +142,7 @@ struct sx_status *sx_run_permit(const struct sx_profile *prof, struct sx_cycle_s
 		if (code == SX_SUCCESS) {
 			sx_status_free(st);
 		} else if (sx_status_is_rejected(st)) {
-			st->plugin = e[i].plugin->name;
-			return st;
+			return sx_status_set_plugin(st, e[i].plugin->name);
 		} else if (code == SX_WAIT) {
 			if (timeout_ms > MAX_PERMIT_TIMEOUT_MS)
 				timeout_ms = MAX_PERMIT_TIMEOUT_MS;
@@ -160,7 +158,7 @@ struct sx_status *sx_run_permit(const struct sx_profile *prof, struct sx_cycle_s
 		return NULL;
 	struct sx_waiting_pod *wp = waiting_pod_new(pod);
 	if (!wp)
-		return sx_status_new(SX_ERROR, "out of memory");
+		return sx_status_oom();
 	memcpy(wp->pending, pending, sizeof(pending[0]) * npending);
 	wp->npending = npending;
 	*waiting = wp;
@@ -173,9 +171,7 @@ static void reject_locked(struct sx_waiting_pod *wp, const char *plugin, const c
 {
 	if (wp->done)
 		return;
-	wp->result = sx_status_new(SX_UNSCHEDULABLE, "%s", msg);
-	if (wp->result)
-		wp->result->plugin = plugin;
+	wp->result = sx_status_set_plugin(sx_status_new(SX_UNSCHEDULABLE, "%s", msg), plugin);
 	wp->done = true;
 	pthread_cond_broadcast(&wp->cond);
 }

@@ -19,13 +19,8 @@
 static struct sx_status *attach(struct sx_status *st, const char *plugin)
 {
 	if (st && !st->plugin)
-		st->plugin = plugin;
+		sx_status_set_plugin(st, plugin);
 	return st;
-}
-
-static struct sx_status *oom_status(void)
-{
-	return sx_status_new(SX_ERROR, "out of memory");
 }
 
 
@@ -300,12 +295,12 @@ static struct sx_status *filter_with_nominated_added(const struct sx_profile *pr
 	struct sx_cycle_state *state = sx_cycle_state_clone(prof, cs);
 	struct sx_status *st = NULL;
 	if (!copy || !state) {
-		st = oom_status();
+		st = sx_status_oom();
 		goto out;
 	}
 	for (uint32_t i = 0; i < n && !st; i++) {
 		if (sx_node_info_add_pod(copy, nominated[i]) < 0)
-			st = oom_status();
+			st = sx_status_oom();
 		else
 			st = sx_run_add_pod(prof, state, pod, nominated[i], copy);
 	}
@@ -551,7 +546,7 @@ static struct sx_status *normalize_scores(struct sx_cycle_result *res,
 	if (!list || !names) {
 		free(list);
 		free(names);
-		return oom_status();
+		return sx_status_oom();
 	}
 	/* Once, not per plugin: each is a NodeInfo load. */
 	for (uint32_t i = 0; i < nf; i++)
@@ -639,7 +634,7 @@ static struct sx_status *score_nodes(const struct sx_profile *prof, struct sx_cy
 	res->normalized = calloc(cells ? cells : 1, sizeof(int64_t));
 	res->totals = calloc(nf ? nf : 1, sizeof(int64_t));
 	if (!nodes || !errors || !res->raw || !res->normalized || !res->totals) {
-		st = oom_status();
+		st = sx_status_oom();
 		goto out;
 	}
 	for (uint32_t i = 0; i < nf; i++)

@@ -18,9 +18,7 @@ static struct sx_status *as_error(struct sx_status *st, const char *plugin)
 	sx_status_message(st, msg, sizeof(msg));
 	sx_status_free(st);
 	err = sx_status_new(SX_ERROR, "%s", msg);
-	if (err)
-		err->plugin = plugin;
-	return err;
+	return sx_status_set_plugin(err, plugin);
 }
 
 struct sx_status *sx_run_post_filter(const struct sx_profile *prof, struct sx_cycle_state *cs,
@@ -32,7 +30,7 @@ struct sx_status *sx_run_post_filter(const struct sx_profile *prof, struct sx_cy
 	struct sx_status *acc = sx_status_new(SX_UNSCHEDULABLE, NULL);
 	sx_str nominated = SX_STR_EMPTY;
 
-	for (unsigned i = 0; acc && i < prof->n[SX_PT_POST_FILTER]; i++) {
+	for (unsigned i = 0; acc != sx_status_oom() && i < prof->n[SX_PT_POST_FILTER]; i++) {
 		struct sx_post_filter_result r = { SX_STR_EMPTY };
 		struct sx_status *st = e[i].plugin->post_filter(e[i].self, cs, pod, filtered, &r);
 
@@ -47,15 +45,14 @@ struct sx_status *sx_run_post_filter(const struct sx_profile *prof, struct sx_cy
 			result->nominated_node = r.nominated_node;
 			if (st->code != SX_UNSCHEDULABLE_AND_UNRESOLVABLE)
 				return as_error(st, e[i].plugin->name);
-			st->plugin = e[i].plugin->name;
-			return st;
+			return sx_status_set_plugin(st, e[i].plugin->name);
 		}
 		if (r.nominated_node != SX_STR_EMPTY)
 			nominated = r.nominated_node;
 		if (!acc->plugin)
-			acc->plugin = e[i].plugin->name;
+			sx_status_set_plugin(acc, e[i].plugin->name);
 		collect_reasons(acc, st);
 	}
 	result->nominated_node = nominated;
-	return acc ? acc : sx_status_new(SX_ERROR, "out of memory");
+	return acc;
 }

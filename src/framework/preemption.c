@@ -102,11 +102,6 @@ struct dry_node {
 	const struct sx_nominator *nom;
 };
 
-static struct sx_status *oom(void)
-{
-	return sx_status_new(SX_ERROR, "out of memory");
-}
-
 static struct sx_status *remove_victim(struct dry_node *d, const struct sx_pod *v)
 {
 	if (sx_node_info_remove_pod(d->ni, v) < 0)
@@ -117,7 +112,7 @@ static struct sx_status *remove_victim(struct dry_node *d, const struct sx_pod *
 static struct sx_status *add_victim(struct dry_node *d, const struct sx_pod *v)
 {
 	if (sx_node_info_add_pod(d->ni, v) < 0)
-		return oom();
+		return sx_status_oom();
 	return sx_run_add_pod(d->prof, d->cs, d->pod, v, d->ni);
 }
 
@@ -176,7 +171,7 @@ static struct sx_status *reprieve_all(struct dry_node *d, const struct sx_snapsh
 	out->pods = sx_calloc(n, sizeof(*out->pods));
 	if (!violating || !out->pods || mark_violations(snap, pods, n, violating) < 0) {
 		free(violating);
-		return oom();
+		return sx_status_oom();
 	}
 	for (uint32_t i = 0; i < n; i++)
 		nviolating += violating[i];
@@ -210,12 +205,12 @@ struct sx_status *sx_preempt_select_victims_on_node(const struct sx_profile *pro
 	uint32_t npods;
 	memset(out, 0, sizeof(*out));
 	if (!pods)
-		return oom();
+		return sx_status_oom();
 	npods = collect(ni, pod, potential_victims, n, pods);
 	d.ni = sx_node_info_clone(ni);
 	d.cs = sx_cycle_state_clone(prof, cs);
 	if (!d.ni || !d.cs)
-		st = oom();
+		st = sx_status_oom();
 	for (uint32_t i = 0; i < npods && !st; i++)
 		st = remove_victim(&d, pods[i]);
 	if (!st && npods == 0)

@@ -2,6 +2,7 @@
 #include "schedext/status.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,48 @@ static const char *const code_names[] = {
 	SX_CODES(SX_CODE_NAME)
 #undef SX_CODE_NAME
 };
+
+/* The shared Error returned when a status cannot be allocated. */
+static char oom_reason[] = "out of memory";
+static struct sx_status oom = { .code = SX_ERROR, .nreasons = 1, .reasons = { oom_reason } };
+
+/* Allocations still to fail (sx_status_fail_next_allocs). */
+static atomic_uint fail_next;
+
+struct sx_status *sx_status_oom(void)
+{
+	return &oom;
+}
+
+void sx_status_fail_next_allocs(unsigned n)
+{
+	atomic_store(&fail_next, n);
+}
+
+/* True when the test hook asks this allocation to fail (takes one). */
+static bool injected_failure(void)
+{
+	unsigned n = atomic_load_explicit(&fail_next, memory_order_relaxed);
+
+	while (n > 0)
+		if (atomic_compare_exchange_weak(&fail_next, &n, n - 1))
+			return true;
+	return false;
+}
+
+static struct sx_status *status_alloc(void)
+{
+	if (injected_failure())
+		return NULL;
+	return calloc(1, sizeof(struct sx_status));
+}
+
+struct sx_status *sx_status_set_plugin(struct sx_status *st, const char *plugin)
+{
+	if (st && st != &oom)
+		st->plugin = plugin;
+	return st;
+}
 
 const char *sx_code_name(enum sx_code code)
 {
@@ -88,11 +131,11 @@ static char *format_reason(const char *fmt, va_list ap)
 
 struct sx_status *sx_status_new(enum sx_code code, const char *fmt, ...)
 {
-	struct sx_status *st = calloc(1, sizeof(*st));
+	struct sx_status *st = status_alloc();
 	va_list ap;
 
 	if (!st)
-		return NULL;
+		return &oom;
 	st->code = code;
 	if (!fmt)
 		return st;
@@ -101,7 +144,7 @@ struct sx_status *sx_status_new(enum sx_code code, const char *fmt, ...)
 	va_end(ap);
 	if (!st->reasons[0]) {
 		free(st);
-		return NULL;
+		return &oom;
 	}
 	st->nreasons = 1;
 	return st;
@@ -114,7 +157,7 @@ void sx_status_add_reason(struct sx_status *st, const char *fmt, ...)
 	va_list ap;
 	char *r;
 
-	if (!st || !fmt || st->nreasons >= SX_STATUS_MAX_REASONS)
+	if (!st || st == &oom || !fmt || st->nreasons >= SX_STATUS_MAX_REASONS)
 		return;
 	va_start(ap, fmt);
 	r = format_reason(fmt, ap);
@@ -127,18 +170,18 @@ struct sx_status *sx_status_clone(const struct sx_status *st)
 {
 	struct sx_status *c;
 
-	if (!st)
-		return NULL;
-	c = calloc(1, sizeof(*c));
+	if (!st || st == &oom)
+		return (struct sx_status *)st;
+	c = status_alloc();
 	if (!c)
-		return NULL;
+		return &oom;
 	c->code = st->code;
 	c->plugin = st->plugin;
 	for (unsigned i = 0; i < st->nreasons; i++) {
 		c->reasons[i] = sx_strdup(st->reasons[i]);
 		if (!c->reasons[i]) {
 			sx_status_free(c);
-			return NULL;
+			return &oom;
 		}
 		c->nreasons = i + 1;
 	}
@@ -147,7 +190,7 @@ struct sx_status *sx_status_clone(const struct sx_status *st)
 
 void sx_status_free(struct sx_status *st)
 {
-	if (!st)
+	if (!st || st == &oom)
 		return;
 	for (unsigned i = 0; i < st->nreasons; i++)
 		free(st->reasons[i]);
@@ -197,8 +240,7 @@ struct sx_status *sx_status_as_error(struct sx_status *st, const char *fmt, cons
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 	err = sx_status_new(SX_ERROR, fmt, plugin, msg);
 #pragma GCC diagnostic pop
-	if (err)
-		err->plugin = plugin;
+	sx_status_set_plugin(err, plugin);
 	sx_status_free(st);
 	return err;
 }

@@ -470,6 +470,58 @@ static void test_nominated_pods(void)
 	sx_cache_free(cache);
 }
 
+/* A status that cannot be allocated reads as Error, never as Success
+ * (NULL): the nominated-pods pass of a node whose nominated blocker
+ * rejects it must not let the node through when that rejection's status
+ * cannot be made. */
+static void test_status_alloc_failure_is_error(void)
+{
+	struct profile_builder b = { 0 };
+	add(&b, SX_PT_FILTER, &p_blocker, NULL);
+	struct sx_cache *cache = make_cluster(1);
+	struct sx_snapshot *snap = sx_cache_snapshot(cache);
+	struct sx_pod *pod = make_pod("p", 10, NULL);
+	struct sx_nominator nom = { nominated_for, NULL };
+	struct sx_cycle_state *cs = sx_cycle_state_new(snap);
+	struct sx_status *st;
+
+	nominated_pod = make_pod("high", 100, "\"blocker\":\"true\"");
+	sx_status_fail_next_allocs(1);
+	st = sx_run_filters_with_nominated(&b.prof, cs, pod, snap->nodes[0], &nom);
+	sx_status_fail_next_allocs(0);
+	CHECK(st != NULL);
+	CHECK_INT(sx_status_code(st), SX_ERROR);
+	CHECK_STR(st->reasons[0], "running \"Blocker\" filter plugin: out of memory");
+	sx_status_free(st);
+	sx_status_free(sx_status_oom()); /* the shared status survives a free */
+	CHECK_INT(sx_status_code(sx_status_oom()), SX_ERROR);
+
+	/* The whole cycle: the node is not selected, the cycle errs. */
+	struct sx_cycle_opts opts = { .nominator = &nom };
+	sx_status_fail_next_allocs(1);
+	struct sx_cycle_result res = run(&b.prof, cache, pod, &opts);
+	sx_status_fail_next_allocs(0);
+	CHECK_INT(res.selected, -1);
+	CHECK(res.error != NULL);
+	CHECK_INT(sx_status_code(res.error), SX_ERROR);
+	sx_cycle_result_free(&res);
+
+	/* Clones and errors made from the shared status stay Errors. */
+	CHECK(sx_status_clone(sx_status_oom()) == sx_status_oom());
+	st = sx_status_new(SX_UNSCHEDULABLE, "x");
+	sx_status_fail_next_allocs(1);
+	st = sx_status_as_error(st, "%s: %s", "P");
+	sx_status_fail_next_allocs(0);
+	CHECK(st == sx_status_oom());
+	CHECK(st->plugin == NULL); /* never written */
+
+	sx_cycle_state_free(&b.prof, cs);
+	sx_pod_unref(nominated_pod);
+	sx_pod_unref(pod);
+	sx_snapshot_unref(snap);
+	sx_cache_free(cache);
+}
+
 static void test_unreserve_reverse_order(void)
 {
 	struct profile_builder b = { 0 };
@@ -671,5 +723,6 @@ SX_TESTS(SX_TEST(test_num_feasible_nodes), SX_TEST(test_fit_error_all_fail),
 	 SX_TEST(test_pre_filter_result), SX_TEST(test_rotating_start_and_early_stop),
 	 SX_TEST(test_parallel_filter_matches_sequential), SX_TEST(test_tie_breaking),
 	 SX_TEST(test_invalid_score), SX_TEST(test_nominated_pods),
+	 SX_TEST(test_status_alloc_failure_is_error),
 	 SX_TEST(test_unreserve_reverse_order), SX_TEST(test_bind_order), SX_TEST(test_permit_wait_allow_reject_timeout),
 	 SX_TEST(test_default_config_profile), SX_TEST(test_config_profiles))
