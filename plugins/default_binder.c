@@ -3,6 +3,7 @@
  * cache-only); reference plugins.md §3.18. Any failure is an Error status
  * carrying the binder's message. */
 #include "schedext/plugin.h"
+#include "schedext/registry.h"
 
 static struct sx_status *bind_default_binder(void *self, struct sx_cycle_state *cs,
 					     const struct sx_pod *pod, sx_str node)

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 
 #include "schedext/preemption.h"
+#include "schedext/config.h"
+#include "slots.h"
 
 static void *dp_init(const cJSON *json, struct sx_error *err)
 {

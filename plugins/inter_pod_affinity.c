@@ -25,6 +25,7 @@
 #include "schedext/status.h"
 
 #include "topology_map.h"
+#include "slots.h"
 
 #define REASON_AFFINITY "node(s) didn't match pod affinity rules"
 #define REASON_ANTI "node(s) didn't match pod anti-affinity rules"

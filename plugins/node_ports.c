@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "schedext/plugin.h"
+#include "slots.h"
 
 #define REASON_PORTS "node(s) didn't have free ports for the requested pod ports"
 

@@ -10,6 +10,7 @@
 
 #include "resource_allocation.h"
 #include "schedext/plugin.h"
+#include "slots.h"
 
 /* Cycle state: the pod's actual request per configured resource. */
 struct ba_state {

@@ -17,6 +17,7 @@
 
 #include "resource_allocation.h"
 #include "schedext/plugin.h"
+#include "slots.h"
 
 #define MAX_IGNORED 256
 

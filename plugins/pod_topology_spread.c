@@ -26,6 +26,7 @@
 #include "schedext/status.h"
 
 #include "topology_map.h"
+#include "slots.h"
 
 #define REASON_NOT_MATCH "node(s) didn't match pod topology spread constraints"
 #define REASON_MISSING_LABEL REASON_NOT_MATCH " (missing required label)"

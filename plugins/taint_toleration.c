@@ -6,6 +6,7 @@
 
 #include "schedext/plugin.h"
 #include "schedext/selector.h"
+#include "slots.h"
 
 #define FILTER_EFFECTS ((1u << SX_EFFECT_NO_SCHEDULE) | (1u << SX_EFFECT_NO_EXECUTE))
 

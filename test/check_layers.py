@@ -37,9 +37,14 @@ HEADERS = {
     "preemption.h": "framework", "queue.h": "framework", "config.h": "framework",
     "profile.h": "framework", "registry.h": "framework", "binder.h": "framework",
     "fit_error.h": "framework", "cycle.h": "framework", "plugin_args.h": "framework",
+    "binding_cycle.h": "framework", "post_filter.h": "framework",
     "extender.h": "extender", "scheduler.h": "standalone", "explain.h": "explain",
     "server.h": "cmd",
 }
+
+# The plugin list is read by the registry (and the slot enum beside it).
+PLUGIN_LIST_READERS = {os.path.join("src", "framework", "registry.c"),
+                       os.path.join("plugins", "slots.h")}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -84,6 +89,12 @@ def main():
             continue
         for inc in INCLUDE.findall(open(f, encoding="utf-8", errors="replace").read()):
             name = os.path.basename(inc)
+            if f.startswith("include" + os.sep) and not inc.startswith("schedext/"):
+                errors.append(f"{f}: a public header includes only schedext/ headers, not {inc}")
+                continue
+            if inc.endswith("plugins.def") and f not in PLUGIN_LIST_READERS:
+                errors.append(f"{f}: only the registry reads the plugin list ({inc})")
+                continue
             if inc.startswith("schedext/"):
                 dst = HEADERS.get(name)
                 if dst is None:

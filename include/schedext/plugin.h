@@ -1,5 +1,6 @@
 /* The plugin API: one const descriptor per plugin (plugins/<name>.c), listed
- * in plugins/plugins.def. Semantics follow kube-scheduler's framework
+ * in plugins/plugins.def, which only the registry (registry.h) and
+ * plugins/slots.h read. Semantics follow kube-scheduler's framework
  * (reference plugins.md §1, §3). A NULL hook means "not implemented at this
  * extension point"; the runtime flattens enabled hooks into per-point arrays
  * at profile construction, so cycles never test for NULL.
@@ -34,17 +35,9 @@ struct cJSON;
 /* Upper bound on registered plugins (cycle state slots). */
 #define SX_MAX_PLUGINS 48
 
-/* Registry index of every plugin, from plugins.def: plugin foo owns cycle
- * state slot SX_SLOT_foo (cs->slots[SX_SLOT_foo]). */
-enum sx_plugin_slot {
-#define SX_PLUGIN(n) SX_SLOT_##n,
-#include "../../plugins/plugins.def"
-#undef SX_PLUGIN
-	SX_SLOT_COUNT
-};
-
 /* Per-cycle state (kube-scheduler's CycleState). Owned and freed by the
- * cycle. Slot i belongs to the plugin with registry index i; a plugin stores
+ * cycle. Slot i belongs to the plugin with registry index i (a plugin foo
+ * of plugins/ finds its index as SX_SLOT_foo in plugins/slots.h); a plugin stores
  * what its PreFilter/PreScore computed there and frees it through its
  * state_free hook. */
 struct sx_cycle_state {
@@ -154,25 +147,6 @@ struct sx_plugin {
 	void (*post_bind)(void *self, struct sx_cycle_state *cs, const struct sx_pod *pod,
 			  sx_str node);
 };
-
-/* ---------- registry ---------- */
-
-/* The registry, in plugins.def order (NULL-terminated). */
-extern const struct sx_plugin *const sx_plugins[];
-extern const unsigned sx_plugin_count;
-/* Registry index of a plugin by name, or -1. */
-int sx_plugin_index(const char *name);
-/* Registry index of a descriptor (pointer comparison). */
-int sx_plugin_index_of(const struct sx_plugin *p);
-
-/* ---------- binding to the outside world ---------- */
-
-/* Binder used by DefaultBinder: the extender server and the standalone loop
- * install one (API server POST or cache-only bind). Returns NULL on success
- * or an Error status carrying the API server's message. */
-typedef struct sx_status *(*sx_bind_fn)(void *ctx, const struct sx_pod *pod, sx_str node);
-void sx_set_binder(sx_bind_fn fn, void *ctx);
-struct sx_status *sx_call_binder(const struct sx_pod *pod, sx_str node);
 
 /* ---------- helpers shared by plugins ---------- */
 

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "schedext/framework.h"
+#include "schedext/binding_cycle.h"
 
 #define MAX_PERMIT_TIMEOUT_MS (15ull * 60 * 1000) /* maxTimeout = 15 minutes */
 

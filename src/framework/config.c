@@ -17,6 +17,7 @@
 
 #include "schedext/decode.h"
 #include "schedext/framework.h"
+#include "schedext/registry.h"
 
 #define MAX_CONFIG_BYTES (16u << 20)
 #define MAX_PROFILES 64
@@ -356,7 +357,7 @@ static int check_weights(const struct sx_profile *prof, struct sx_error *err)
 
 static int instantiate(struct sx_profile *prof, struct sx_error *err)
 {
-	for (unsigned idx = 0; idx < SX_SLOT_COUNT; idx++) {
+	for (unsigned idx = 0; idx < sx_plugin_count; idx++) {
 		const struct sx_plugin *p = sx_plugins[idx];
 		if (!prof->instantiated[idx] || !p->init)
 			continue;
@@ -380,7 +381,7 @@ static void profile_free(struct sx_profile *prof)
 {
 	if (!prof)
 		return;
-	for (unsigned idx = 0; idx < SX_SLOT_COUNT; idx++)
+	for (unsigned idx = 0; idx < sx_plugin_count; idx++)
 		if (prof->instances[idx] && sx_plugins[idx]->destroy)
 			sx_plugins[idx]->destroy(prof->instances[idx]);
 	for (unsigned pt = 0; pt < SX_PT_COUNT; pt++)

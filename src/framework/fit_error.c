@@ -6,6 +6,7 @@
 
 #include "schedext/buf.h"
 #include "schedext/framework.h"
+#include "schedext/fit_error.h"
 
 struct reason_count {
 	const char *reason;

@@ -9,6 +9,8 @@
 
 #include "schedext/framework.h"
 #include "schedext/pool.h"
+#include "schedext/fit_error.h"
+#include "schedext/registry.h"
 
 #define MIN_FEASIBLE_NODES_TO_FIND 100
 #define MIN_FEASIBLE_NODES_PERCENTAGE 5
@@ -64,7 +66,7 @@ struct sx_cycle_state *sx_cycle_state_clone(const struct sx_profile *prof,
 	if (!c)
 		return NULL;
 	*c = *cs;
-	for (unsigned i = 0; i < SX_SLOT_COUNT; i++) {
+	for (unsigned i = 0; i < sx_plugin_count; i++) {
 		if (!cs->slots[i])
 			continue;
 		const struct sx_plugin *p = sx_plugins[i];
@@ -82,7 +84,7 @@ void sx_cycle_state_free(const struct sx_profile *prof, struct sx_cycle_state *c
 	(void)prof;
 	if (!cs)
 		return;
-	for (unsigned i = 0; i < SX_SLOT_COUNT; i++)
+	for (unsigned i = 0; i < sx_plugin_count; i++)
 		if (cs->slots[i] && sx_plugins[i]->state_free)
 			sx_plugins[i]->state_free(cs->slots[i]);
 	free(cs);

@@ -1,6 +1,7 @@
 /* PostFilter runner (reference plugins.md §1.11): plugins in order until
  * one succeeds or one says the pod cannot be helped. */
 #include "schedext/framework.h"
+#include "schedext/post_filter.h"
 
 /* Moves st's reasons into acc (st is freed). */
 static void collect_reasons(struct sx_status *acc, struct sx_status *st)

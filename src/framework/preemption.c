@@ -12,6 +12,7 @@
 
 #include "schedext/preemption.h"
 #include "schedext/selector.h"
+#include "schedext/fit_error.h"
 
 #define NO_VICTIMS "No preemption victims found for incoming pod"
 #define NOT_HELPFUL "Preemption is not helpful for scheduling"

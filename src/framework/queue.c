@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "schedext/queue.h"
+#include "schedext/config.h"
 
 enum where { W_NONE, W_ACTIVE, W_BACKOFF, W_UNSCHED, W_INFLIGHT };
 

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "schedext/plugin.h"
+#include "schedext/registry.h"
 
 #define SX_PLUGIN(n) extern const struct sx_plugin sx_plugin_##n;
 #include "../../plugins/plugins.def"
@@ -14,13 +15,15 @@ const struct sx_plugin *const sx_plugins[] = {
 	NULL,
 };
 
-const unsigned sx_plugin_count = SX_SLOT_COUNT;
+#define NPLUGINS (sizeof(sx_plugins) / sizeof(sx_plugins[0]) - 1)
 
-_Static_assert(SX_SLOT_COUNT <= SX_MAX_PLUGINS, "raise SX_MAX_PLUGINS");
+const unsigned sx_plugin_count = NPLUGINS;
+
+_Static_assert(NPLUGINS <= SX_MAX_PLUGINS, "raise SX_MAX_PLUGINS");
 
 int sx_plugin_index(const char *name)
 {
-	for (unsigned i = 0; i < SX_SLOT_COUNT; i++)
+	for (unsigned i = 0; i < NPLUGINS; i++)
 		if (strcmp(sx_plugins[i]->name, name) == 0)
 			return (int)i;
 	return -1;
@@ -28,7 +31,7 @@ int sx_plugin_index(const char *name)
 
 int sx_plugin_index_of(const struct sx_plugin *p)
 {
-	for (unsigned i = 0; i < SX_SLOT_COUNT; i++)
+	for (unsigned i = 0; i < NPLUGINS; i++)
 		if (sx_plugins[i] == p)
 			return (int)i;
 	return -1;

@@ -19,6 +19,10 @@
 #include "schedext/preemption.h"
 #include "schedext/queue.h"
 #include "schedext/scheduler.h"
+#include "schedext/binding_cycle.h"
+#include "schedext/fit_error.h"
+#include "schedext/post_filter.h"
+#include "schedext/registry.h"
 
 #define EVENT_QUEUE_CAP 4096
 #define EVENT_QPS 50.0

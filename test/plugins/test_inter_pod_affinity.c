@@ -1,6 +1,7 @@
 /* Direct tests of InterPodAffinity: args validation, and AddPod/RemovePod
  * on a cloned cycle state (the nominated-pods / preemption path). */
 #include "plugin_util.h"
+#include "../../plugins/slots.h"
 
 extern const struct sx_plugin sx_plugin_inter_pod_affinity;
 #define P sx_plugin_inter_pod_affinity

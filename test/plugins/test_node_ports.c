@@ -1,5 +1,6 @@
 /* NodePorts hooks called directly: Skip, missing state, conflicts. */
 #include "plugin_util.h"
+#include "../../plugins/slots.h"
 
 extern const struct sx_plugin sx_plugin_node_ports;
 #define P (&sx_plugin_node_ports)

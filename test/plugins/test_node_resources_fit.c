@@ -4,6 +4,7 @@
 
 #include "../../plugins/resource_allocation.h"
 #include "plugin_util.h"
+#include "../../plugins/slots.h"
 
 extern const struct sx_plugin sx_plugin_node_resources_fit;
 extern const struct sx_plugin sx_plugin_node_resources_balanced_allocation;

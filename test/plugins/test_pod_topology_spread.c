@@ -1,6 +1,7 @@
 /* Direct tests of PodTopologySpread: args validation, and AddPod/RemovePod
  * updating the domain counts and minimum on a cloned state. */
 #include "plugin_util.h"
+#include "../../plugins/slots.h"
 
 extern const struct sx_plugin sx_plugin_pod_topology_spread;
 #define P sx_plugin_pod_topology_spread

@@ -1,6 +1,7 @@
 /* SchedulingGates, PrioritySort and DefaultBinder: the hookless-state
  * plugins, called directly. */
 #include "plugin_util.h"
+#include "schedext/registry.h"
 
 extern const struct sx_plugin sx_plugin_scheduling_gates, sx_plugin_priority_sort,
 	sx_plugin_default_binder;

@@ -1,5 +1,6 @@
 /* TaintToleration and the shared default normalizer, called directly. */
 #include "plugin_util.h"
+#include "../../plugins/slots.h"
 
 extern const struct sx_plugin sx_plugin_taint_toleration;
 

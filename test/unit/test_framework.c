@@ -14,6 +14,8 @@
 #include "schedext/framework.h"
 #include "schedext/pool.h"
 #include "schedext/selector.h"
+#include "schedext/binding_cycle.h"
+#include "schedext/registry.h"
 
 /* ---------- test plugins ---------- */
 
@@ -167,7 +169,7 @@ struct profile_builder {
 static void add(struct profile_builder *b, enum sx_point pt, const struct sx_plugin *p, void *self)
 {
 	if (!b->next_slot)
-		b->next_slot = SX_SLOT_COUNT;
+		b->next_slot = sx_plugin_count;
 	b->items[pt][b->prof.n[pt]] = (struct sx_enabled){ p, b->next_slot++, self, 1 };
 	b->prof.points[pt] = b->items[pt];
 	b->prof.n[pt]++;

@@ -19,6 +19,8 @@
 #include "schedext/decode.h"
 #include "schedext/framework.h"
 #include "schedext/preemption.h"
+#include "../../plugins/slots.h"
+#include "schedext/registry.h"
 
 #define LOW 0
 #define MID 100
@@ -538,7 +540,7 @@ static void test_post_filter_extension_errors(void)
 		/* The configured profile plus test-plugin at PreFilter. */
 		prof = *w.prof;
 		memcpy(pre, prof.points[SX_PT_PRE_FILTER], sizeof(pre[0]) * prof.n[SX_PT_PRE_FILTER]);
-		pre[prof.n[SX_PT_PRE_FILTER]] = (struct sx_enabled){ &test_plugin, SX_SLOT_COUNT,
+		pre[prof.n[SX_PT_PRE_FILTER]] = (struct sx_enabled){ &test_plugin, sx_plugin_count,
 								     NULL, 1 };
 		prof.points[SX_PT_PRE_FILTER] = pre;
 		prof.n[SX_PT_PRE_FILTER]++;

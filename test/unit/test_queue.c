@@ -12,6 +12,7 @@
 #include "harness.h"
 #include "schedext/decode.h"
 #include "schedext/queue.h"
+#include "schedext/config.h"
 
 static double fake_now;
 

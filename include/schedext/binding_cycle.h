@@ -1,0 +1,46 @@
+/* The binding cycle's extension points, run one plugin after another on
+ * the cycle's thread: Reserve/Unreserve, Permit and waiting pods,
+ * PreBind, Bind, PostBind (reference plugins.md §1.9-1.10). Implemented
+ * in src/framework/binding_cycle.c.
+ *
+ * Threads: the sx_run_* calls run on the thread that owns the cycle
+ * state; a waiting pod may be allowed or rejected from any thread.
+ */
+#ifndef SCHEDEXT_BINDING_CYCLE_H
+#define SCHEDEXT_BINDING_CYCLE_H
+
+#include "schedext/common.h"
+#include "schedext/status.h"
+
+struct sx_cycle_state;
+struct sx_pod;
+struct sx_profile;
+
+struct sx_status *sx_run_reserve(const struct sx_profile *prof, struct sx_cycle_state *cs,
+				 const struct sx_pod *pod, sx_str node);
+/* Unreserve of every Reserve plugin in reverse order. */
+void sx_run_unreserve(const struct sx_profile *prof, struct sx_cycle_state *cs,
+		      const struct sx_pod *pod, sx_str node);
+
+/* Permit. On Wait, *waiting is a new waiting pod (see below). */
+struct sx_waiting_pod;
+struct sx_status *sx_run_permit(const struct sx_profile *prof, struct sx_cycle_state *cs,
+				const struct sx_pod *pod, sx_str node,
+				struct sx_waiting_pod **waiting);
+/* Blocks until every waiting plugin allowed (NULL), one rejected, or a
+ * timer fired (Unschedulable "rejected due to timeout after waiting <d> at
+ * plugin <name>"). */
+struct sx_status *sx_waiting_pod_wait(struct sx_waiting_pod *wp);
+void sx_waiting_pod_allow(struct sx_waiting_pod *wp, const char *plugin);
+void sx_waiting_pod_reject(struct sx_waiting_pod *wp, const char *plugin, const char *msg);
+void sx_waiting_pod_free(struct sx_waiting_pod *wp);
+
+struct sx_status *sx_run_pre_bind(const struct sx_profile *prof, struct sx_cycle_state *cs,
+				  const struct sx_pod *pod, sx_str node);
+/* Bind plugins in order (Skip -> next); all Skip -> Skip status. */
+struct sx_status *sx_run_bind(const struct sx_profile *prof, struct sx_cycle_state *cs,
+			      const struct sx_pod *pod, sx_str node);
+void sx_run_post_bind(const struct sx_profile *prof, struct sx_cycle_state *cs,
+		      const struct sx_pod *pod, sx_str node);
+
+#endif /* SCHEDEXT_BINDING_CYCLE_H */

@@ -1,0 +1,82 @@
+/* Profiles and the configuration they come from: a
+ * KubeSchedulerConfiguration (YAML or JSON) read into one sx_profile per
+ * schedulerName, each with the enabled plugins flattened into one array
+ * per extension point (reference plugins.md §2). Implemented in
+ * src/framework/config.c.
+ *
+ * Threads: a configuration and its profiles are immutable once built and
+ * may be read by any thread; sx_config_free is the owner's alone.
+ */
+#ifndef SCHEDEXT_CONFIG_H
+#define SCHEDEXT_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "schedext/common.h"
+#include "schedext/plugin.h"
+
+struct cJSON;
+
+enum sx_point {
+	SX_PT_PRE_ENQUEUE,
+	SX_PT_QUEUE_SORT,
+	SX_PT_PRE_FILTER,
+	SX_PT_FILTER,
+	SX_PT_POST_FILTER,
+	SX_PT_PRE_SCORE,
+	SX_PT_SCORE,
+	SX_PT_RESERVE,
+	SX_PT_PERMIT,
+	SX_PT_PRE_BIND,
+	SX_PT_BIND,
+	SX_PT_POST_BIND,
+	SX_PT_COUNT
+};
+
+/* Config key of an extension point ("preFilter", ...). */
+const char *sx_point_name(enum sx_point pt);
+
+/* One enabled plugin at one extension point. */
+struct sx_enabled {
+	const struct sx_plugin *plugin;
+	int index;      /* registry index (cycle state slot) */
+	void *self;     /* the profile's instance */
+	int64_t weight; /* Score only: >= 1 */
+};
+
+struct sx_profile {
+	char *scheduler_name;
+	int percentage_of_nodes_to_score; /* -1: use the global setting */
+	unsigned n[SX_PT_COUNT];
+	struct sx_enabled *points[SX_PT_COUNT];
+	void *instances[SX_MAX_PLUGINS]; /* by registry index; owned */
+	bool instantiated[SX_MAX_PLUGINS];
+	/* pluginConfig args while the profile is being built (cleared after). */
+	const struct cJSON *args[SX_MAX_PLUGINS];
+};
+
+struct sx_config {
+	int parallelism;                  /* default 16 */
+	int percentage_of_nodes_to_score; /* default 0 (adaptive) */
+	double pod_initial_backoff_s;     /* default 1 */
+	double pod_max_backoff_s;         /* default 10 */
+	unsigned nprofiles;
+	struct sx_profile **profiles;
+};
+
+/* The upstream default configuration (one profile, default-scheduler). */
+struct sx_config *sx_config_default(struct sx_error *err);
+/* Loads a KubeSchedulerConfiguration (YAML or JSON). NULL with err naming
+ * the file and field on failure. */
+struct sx_config *sx_config_load(const char *path, struct sx_error *err);
+struct sx_config *sx_config_parse(const char *data, size_t len, struct sx_error *err);
+void sx_config_free(struct sx_config *cfg);
+/* Profile by schedulerName; name NULL = the first. */
+const struct sx_profile *sx_config_profile(const struct sx_config *cfg, const char *name);
+
+/* Is the plugin enabled at this point in the profile? */
+bool sx_profile_has(const struct sx_profile *prof, enum sx_point pt, const char *plugin);
+
+#endif /* SCHEDEXT_CONFIG_H */
