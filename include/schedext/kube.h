@@ -105,6 +105,28 @@ int sx_kube_lease_create(struct sx_kube *kube, const char *ns, const char *name,
 int sx_kube_lease_update(struct sx_kube *kube, const char *ns, const char *name,
 			 struct sx_lease *lease, struct sx_error *err);
 
+/* ---------- Added by the volume-binding engineer (issue 12) ----------
+ * The API writes of VolumeBinding's PreBind (upstream binder.go
+ * bindAPIUpdate). Upstream sends the whole object with PUT; these send JSON
+ * merge patches carrying metadata.resourceVersion = rv, which the API
+ * server checks the same way: SX_ECONFLICT (409 "the object has been
+ * modified") when the object changed since rv. 0 on success, new_rv (when
+ * non-NULL) receiving the object's new resourceVersion; otherwise as the
+ * other writes (err->msg = the API server's message). Any thread. */
+struct sx_kube_claim_ref {
+	const char *ns, *name, *uid, *resource_version;
+};
+/* PATCH /api/v1/persistentvolumes/{pv}: spec.claimRef = the claim, and
+ * pv.kubernetes.io/bound-by-controller: "yes" when bound_by_controller. */
+int sx_kube_bind_pv(struct sx_kube *kube, const char *pv, const char *rv,
+		    const struct sx_kube_claim_ref *claim, bool bound_by_controller, char *new_rv,
+		    size_t len, struct sx_error *err);
+/* PATCH /api/v1/namespaces/{ns}/persistentvolumeclaims/{name}: sets one
+ * annotation (volume.kubernetes.io/selected-node). */
+int sx_kube_annotate_pvc(struct sx_kube *kube, const char *ns, const char *name, const char *rv,
+			 const char *key, const char *value, char *new_rv, size_t len,
+			 struct sx_error *err);
+
 /* ---------- kube internals shared by kube.c, kubeconfig.c, informer.c and
  * test/unit/test_kube.c (not for other modules) ---------- */
 

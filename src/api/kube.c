@@ -869,3 +869,90 @@ int sx_kube_lease_update(struct sx_kube *kube, const char *ns, const char *name,
 {
 	return lease_write(kube, "PUT", ns, name, lease, err);
 }
+
+/* ---------- volume binding writes ---------- */
+
+/* Sends a merge patch; on success copies metadata.resourceVersion of the
+ * answer into new_rv. */
+static int merge_patch(struct sx_kube *kube, const char *path, struct sx_buf *b, char *new_rv,
+		       size_t len, struct sx_error *err)
+{
+	char *out = NULL;
+	int rc = write_json(kube, "PATCH", path, "application/merge-patch+json", b, &out, err);
+
+	if (rc == 0 && new_rv && len) {
+		cJSON *j = out ? cJSON_Parse(out) : NULL;
+
+		copy_str(new_rv, len, cJSON_GetObjectItemCaseSensitive(j, "metadata"),
+			 "resourceVersion");
+		cJSON_Delete(j);
+	}
+	free(out);
+	return rc;
+}
+
+/* The metadata part of a patch: the resourceVersion precondition. */
+static void put_rv_precondition(struct sx_buf *b, const char *rv)
+{
+	sx_buf_puts(b, "\"metadata\":{\"resourceVersion\":");
+	sx_json_str(b, rv ? rv : "");
+}
+
+int sx_kube_bind_pv(struct sx_kube *kube, const char *pv, const char *rv,
+		    const struct sx_kube_claim_ref *claim, bool bound_by_controller, char *new_rv,
+		    size_t len, struct sx_error *err)
+{
+	struct sx_buf b, pb;
+	char *path;
+	int rc;
+
+	sx_buf_init(&pb);
+	sx_buf_puts(&pb, "/api/v1/persistentvolumes/");
+	put_segment(&pb, pv);
+	path = sx_buf_take(&pb, NULL);
+	if (!path)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	sx_buf_init(&b);
+	sx_buf_putc(&b, '{');
+	put_rv_precondition(&b, rv);
+	if (bound_by_controller)
+		sx_buf_puts(&b, ",\"annotations\":{\"pv.kubernetes.io/bound-by-controller\":\"yes\"}");
+	sx_buf_puts(&b, "},\"spec\":{\"claimRef\":{\"kind\":\"PersistentVolumeClaim\","
+			"\"apiVersion\":\"v1\",\"namespace\":");
+	sx_json_str(&b, claim->ns);
+	sx_buf_puts(&b, ",\"name\":");
+	sx_json_str(&b, claim->name);
+	sx_buf_puts(&b, ",\"uid\":");
+	sx_json_str(&b, claim->uid ? claim->uid : "");
+	sx_buf_puts(&b, ",\"resourceVersion\":");
+	sx_json_str(&b, claim->resource_version ? claim->resource_version : "");
+	sx_buf_puts(&b, "}}}");
+	rc = merge_patch(kube, path, &b, new_rv, len, err);
+	sx_buf_free(&b);
+	free(path);
+	return rc;
+}
+
+int sx_kube_annotate_pvc(struct sx_kube *kube, const char *ns, const char *name, const char *rv,
+			 const char *key, const char *value, char *new_rv, size_t len,
+			 struct sx_error *err)
+{
+	char *path = ns_path("/api/v1", ns, "persistentvolumeclaims", name, NULL);
+	struct sx_buf b;
+	int rc;
+
+	if (!path)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	sx_buf_init(&b);
+	sx_buf_putc(&b, '{');
+	put_rv_precondition(&b, rv);
+	sx_buf_puts(&b, ",\"annotations\":{");
+	sx_json_str(&b, key);
+	sx_buf_putc(&b, ':');
+	sx_json_str(&b, value);
+	sx_buf_puts(&b, "}}}");
+	rc = merge_patch(kube, path, &b, new_rv, len, err);
+	sx_buf_free(&b);
+	free(path);
+	return rc;
+}

@@ -13,7 +13,15 @@ and leases (reference kube-api.md §2-3, §6-7):
 * writes: pods/binding (with the real server's conflicts), pods/status PATCH
   (strategic merge of conditions by type, merge patch), DELETE with
   preconditions, core/v1 events, generic create/get/update/delete (leases
-  with resourceVersion conflicts).
+  with resourceVersion conflicts), generic PATCH (JSON merge patch; a
+  metadata.resourceVersion in the patch is a precondition: 409 Conflict);
+* the two storage controllers of a real cluster (class Controllers): the PV
+  controller completes a binding once a PV carries a claimRef (PV phase
+  Bound; claim spec.volumeName, phase Bound, pv.kubernetes.io/bind-completed),
+  and an external provisioner creates a PV for a claim annotated with
+  volume.kubernetes.io/selected-node whose class's provisioner it serves,
+  with node affinity to the selected node's zone (its hostname when the node
+  has no zone label). Each can be switched off to test timeouts.
 
 Tests drive it through /_control/* (never subject to auth or faults):
 
@@ -24,9 +32,14 @@ Tests drive it through /_control/* (never subject to auth or faults):
   POST /_control/compact   drop the watch history (old RVs now get 410)
   POST /_control/token     {"token":"new"}: the old token now gets 401
   POST /_control/drop      abruptly close every open watch
+  POST /_control/controllers {"pvController": bool, "provisioner": bool,
+                            "provisioners": [names] or null (= every one but
+                            kubernetes.io/no-provisioner), "delayMs": N};
+                            GET reads them
 
 Usage: fakeapi.py [--port 0] [--token T] [--tls-cert F --tls-key F
        [--client-ca F]] [--history N] [--bookmark-interval S] [--seed N]
+       [--no-pv-controller] [--no-provisioner] [--provisioners a,b]
 Prints "listening on <port>" once ready.
 """
 import argparse
@@ -60,6 +73,9 @@ RESOURCES = {
     "poddisruptionbudgets": ("/apis/policy/v1", "PodDisruptionBudget", True),
     "storageclasses": ("/apis/storage.k8s.io/v1", "StorageClass", False),
     "csinodes": ("/apis/storage.k8s.io/v1", "CSINode", False),
+    "csidrivers": ("/apis/storage.k8s.io/v1", "CSIDriver", False),
+    "csistoragecapacities": ("/apis/storage.k8s.io/v1", "CSIStorageCapacity", True),
+    "volumeattachments": ("/apis/storage.k8s.io/v1", "VolumeAttachment", False),
     "leases": ("/apis/coordination.k8s.io/v1", "Lease", True),
     "deviceclasses": ("/apis/resource.k8s.io/v1", "DeviceClass", False),
     "resourceslices": ("/apis/resource.k8s.io/v1", "ResourceSlice", False),
@@ -103,6 +119,19 @@ def status_body(code, reason, message, details=None):
 
 def now_rfc3339():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def merge_patch(target, patch):
+    """RFC 7386 JSON merge patch; returns a new value (target untouched)."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(out.get(k), v)
+    return out
 
 
 def match_field_selector(obj, sel):
@@ -251,6 +280,179 @@ class Store:
             return True
         return False
 
+ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
+ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
+ANN_PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
+NO_PROVISIONER = "kubernetes.io/no-provisioner"
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+
+
+class Controllers:
+    """The PV controller and an external provisioner, on one thread that
+    wakes on every store change (and every 0.2 s). Both act only through
+    Store.create/update, so their writes are watch events like any other.
+    delay_ms holds every action back that long after the change that
+    triggered it (a slow controller)."""
+
+    def __init__(self, store, pv_controller=True, provisioner=True, provisioners=None):
+        self.store = store
+        self.pv_controller = pv_controller
+        self.provisioner = provisioner
+        self.provisioners = provisioners  # None: every provisioner but NO_PROVISIONER
+        self.delay_ms = 0
+        self.seen_rv = -1
+        t = threading.Thread(target=self.run, name="controllers", daemon=True)
+        t.start()
+
+    def settings(self):
+        with self.store.lock:
+            return {"pvController": self.pv_controller, "provisioner": self.provisioner,
+                    "provisioners": self.provisioners, "delayMs": self.delay_ms}
+
+    def configure(self, body):
+        with self.store.lock:
+            if "pvController" in body:
+                self.pv_controller = bool(body["pvController"])
+            if "provisioner" in body:
+                self.provisioner = bool(body["provisioner"])
+            if "provisioners" in body:
+                self.provisioners = body["provisioners"]
+            if "delayMs" in body:
+                self.delay_ms = int(body["delayMs"] or 0)
+            self.seen_rv = -1  # re-examine everything with the new settings
+            self.store.lock.notify_all()
+
+    def run(self):
+        st = self.store
+        while True:
+            with st.lock:
+                while st.rv == self.seen_rv:
+                    st.lock.wait(0.2)
+                delay = self.delay_ms
+            if delay:
+                time.sleep(delay / 1000.0)
+            with st.lock:
+                self.seen_rv = st.rv
+                try:
+                    if self.provisioner:
+                        self.provision_all()
+                    if self.pv_controller:
+                        self.bind_all()
+                except ApiError as e:  # a test deleted something under us: next pass
+                    sys.stderr.write("fakeapi: controllers: %s\n" % e.message)
+
+    # ----- external provisioner -----
+    def serves(self, provisioner):
+        if not provisioner or provisioner == NO_PROVISIONER:
+            return False
+        return self.provisioners is None or provisioner in self.provisioners
+
+    def provision_all(self):
+        st = self.store
+        for (ns, name), pvc in list(st.objects["persistentvolumeclaims"].items()):
+            md, spec = pvc.get("metadata") or {}, pvc.get("spec") or {}
+            node_name = (md.get("annotations") or {}).get(ANN_SELECTED_NODE)
+            if not node_name or spec.get("volumeName") or md.get("deletionTimestamp"):
+                continue
+            cls = st.objects["storageclasses"].get(("", claim_class(pvc)))
+            if cls is None or not self.serves(cls.get("provisioner")):
+                continue
+            pv_name = "pvc-" + md["uid"]
+            if ("", pv_name) in st.objects["persistentvolumes"]:
+                continue
+            node = st.objects["nodes"].get(("", node_name))
+            if node is None:  # provisioning failed for good: give the claim back
+                ann = dict(md.get("annotations") or {})
+                ann.pop(ANN_SELECTED_NODE, None)
+                st.update("persistentvolumeclaims",
+                          dict(pvc, metadata=dict(md, annotations=ann)), check_rv=False)
+                continue
+            st.create("persistentvolumes", self.new_pv(pv_name, pvc, cls, node))
+
+    def new_pv(self, name, pvc, cls, node):
+        md, spec = pvc["metadata"], pvc.get("spec") or {}
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        for key in ZONE_LABELS:
+            if key in labels:
+                term = {"key": key, "operator": "In", "values": [labels[key]]}
+                break
+        else:
+            host = labels.get("kubernetes.io/hostname", node["metadata"]["name"])
+            term = {"key": "kubernetes.io/hostname", "operator": "In", "values": [host]}
+        request = ((spec.get("resources") or {}).get("requests") or {}).get("storage", "1Gi")
+        pv_spec = {
+            "capacity": {"storage": request},
+            "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
+            "storageClassName": claim_class(pvc),
+            "persistentVolumeReclaimPolicy": cls.get("reclaimPolicy", "Delete"),
+            "volumeMode": spec.get("volumeMode", "Filesystem"),
+            "csi": {"driver": cls["provisioner"], "volumeHandle": name},
+            "claimRef": {"kind": "PersistentVolumeClaim", "apiVersion": "v1",
+                         "namespace": md["namespace"], "name": md["name"], "uid": md["uid"],
+                         "resourceVersion": md["resourceVersion"]},
+            "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [term]}]}},
+        }
+        return {"kind": "PersistentVolume", "apiVersion": "v1",
+                "metadata": {"name": name, "annotations": {ANN_PROVISIONED_BY: cls["provisioner"]}},
+                "spec": pv_spec, "status": {"phase": "Pending"}}
+
+    # ----- PV controller (binding completion) -----
+    def bind_all(self):
+        st = self.store
+        for key, pv in list(st.objects["persistentvolumes"].items()):
+            ref = (pv.get("spec") or {}).get("claimRef")
+            if not ref or pv.get("metadata", {}).get("deletionTimestamp"):
+                continue
+            pvc = st.objects["persistentvolumeclaims"].get((ref.get("namespace") or "default",
+                                                            ref.get("name")))
+            if pvc is None:
+                continue
+            uid = pvc["metadata"]["uid"]
+            if ref.get("uid") and ref["uid"] != uid:
+                continue  # bound to an older claim of that name
+            other = (pvc.get("spec") or {}).get("volumeName")
+            if other and other != key[1]:
+                continue  # the claim is bound to another volume
+            self.bind_pv(pv, uid)
+            self.bind_claim(pvc, st.objects["persistentvolumes"][key])
+
+    def bind_pv(self, pv, uid):
+        ref = pv["spec"]["claimRef"]
+        if ref.get("uid") == uid and (pv.get("status") or {}).get("phase") == "Bound":
+            return
+        spec = dict(pv["spec"], claimRef=dict(ref, uid=uid))
+        self.store.update("persistentvolumes",
+                          dict(pv, spec=spec, status=dict(pv.get("status") or {}, phase="Bound")),
+                          check_rv=False, owned=True)
+
+    def bind_claim(self, pvc, pv):
+        md, spec, status = pvc["metadata"], pvc.get("spec") or {}, pvc.get("status") or {}
+        ann = md.get("annotations") or {}
+        if (spec.get("volumeName") == pv["metadata"]["name"] and ANN_BIND_COMPLETED in ann
+                and status.get("phase") == "Bound"):
+            return
+        ann = dict(ann)
+        ann[ANN_BIND_COMPLETED] = "yes"
+        if not spec.get("volumeName"):
+            ann[ANN_BOUND_BY_CONTROLLER] = "yes"
+        status = dict(status, phase="Bound",
+                      accessModes=pv["spec"].get("accessModes") or [],
+                      capacity=pv["spec"].get("capacity") or {})
+        self.store.update("persistentvolumeclaims",
+                          dict(pvc, metadata=dict(md, annotations=ann),
+                               spec=dict(spec, volumeName=pv["metadata"]["name"]), status=status),
+                          check_rv=False, owned=True)
+
+
+def claim_class(pvc):
+    """GetPersistentVolumeClaimClass: the beta annotation wins."""
+    ann = (pvc.get("metadata") or {}).get("annotations") or {}
+    if "volume.beta.kubernetes.io/storage-class" in ann:
+        return ann["volume.beta.kubernetes.io/storage-class"]
+    return (pvc.get("spec") or {}).get("storageClassName") or ""
+
+
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -398,6 +600,8 @@ class Handler(BaseHTTPRequestHandler):
                 if res == "events":
                     st.records["events"].append(obj)
             return self.send_json(201, obj)
+        if method == "PATCH" and name:
+            return self.patch_object(res, key)
         if method == "PUT" and name:
             body = self.body_json() or {}
             md = body.setdefault("metadata", {})
@@ -614,6 +818,32 @@ class Handler(BaseHTTPRequestHandler):
             pass
         raise ConnectionResetError("injected disconnect")
 
+    def patch_object(self, res, key):
+        """JSON merge patch (RFC 7386); strategic merge patches are applied
+        the same way (enough for maps such as annotations and claimRef).
+        metadata.resourceVersion in the patch is a precondition, as on the
+        real server."""
+        st = self.store
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+        if ctype not in ("application/merge-patch+json", "application/strategic-merge-patch+json"):
+            raise ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format")
+        patch = self.body_json()
+        if not isinstance(patch, dict):
+            raise ApiError(400, "BadRequest", "the patch must be a JSON object")
+        with st.lock:
+            st.records["patches"].append({"resource": res, "namespace": key[0], "name": key[1],
+                                          "type": ctype, "patch": patch})
+            old = st.objects[res].get(key)
+            if old is None:
+                raise ApiError(404, "NotFound", '%s "%s" not found' % (st.qualified(res), key[1]))
+            want = (patch.get("metadata") or {}).get("resourceVersion")
+            if want and want != old["metadata"]["resourceVersion"]:
+                raise ApiError(409, "Conflict", 'Operation cannot be fulfilled on %s "%s": the object has been modified; please apply your changes to the latest version and try again' % (st.qualified(res), key[1]))
+            new = merge_patch(old, patch)
+            new.setdefault("metadata", {})["name"] = key[1]
+            obj = st.update(res, new, check_rv=False, owned=True)
+        self.send_json(200, obj)
+
     # ----- pod subresources -----
     def bind(self, ns, name):
         st = self.store
@@ -737,6 +967,11 @@ class Handler(BaseHTTPRequestHandler):
                 except OSError:
                     pass
             return self.send_json(200, {"dropped": len(conns)})
+        if what == "controllers":
+            ctl = self.server.controllers
+            if method == "POST":
+                ctl.configure(self.body_json() or {})
+            return self.send_json(200, ctl.settings())
         raise ApiError(404, "NotFound", "unknown control endpoint")
 
     def apply_op(self, op):
@@ -780,6 +1015,9 @@ def main():
     ap.add_argument("--history", type=int, default=1000)
     ap.add_argument("--bookmark-interval", type=float, default=2.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-pv-controller", action="store_true")
+    ap.add_argument("--no-provisioner", action="store_true")
+    ap.add_argument("--provisioners", help="comma-separated provisioner names to serve")
     ap.add_argument("-v", action="store_true")
     a = ap.parse_args()
     srv = Server((a.host, a.port), Handler)
@@ -787,6 +1025,8 @@ def main():
     srv.store = Store(a.history, a.bookmark_interval)
     srv.store.token = a.token
     srv.store.rand = random.Random(a.seed)
+    srv.controllers = Controllers(srv.store, not a.no_pv_controller, not a.no_provisioner,
+                                  a.provisioners.split(",") if a.provisioners else None)
     if a.tls_cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(a.tls_cert, a.tls_key)
