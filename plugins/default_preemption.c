@@ -13,7 +13,7 @@
 #include "schedext/config.h"
 #include "slots.h"
 
-static void *dp_init(const cJSON *json, struct sx_error *err)
+static void *init_default_preemption(const cJSON *json, struct sx_error *err)
 {
 	struct sx_preempt_args *a = sx_calloc(1, sizeof(*a));
 	if (!a) {
@@ -27,7 +27,7 @@ static void *dp_init(const cJSON *json, struct sx_error *err)
 	return a;
 }
 
-static void dp_destroy(void *self)
+static void destroy_default_preemption(void *self)
 {
 	free(self);
 }
@@ -58,10 +58,10 @@ static struct sx_status *apply(const struct sx_preemption_env *env, const struct
 	return out;
 }
 
-static struct sx_status *dp_post_filter(void *self, struct sx_cycle_state *cs,
-					const struct sx_pod *pod,
-					const struct sx_filtered_status *filtered,
-					struct sx_post_filter_result *result)
+static struct sx_status *post_filter_default_preemption(void *self, struct sx_cycle_state *cs,
+							const struct sx_pod *pod,
+							const struct sx_filtered_status *filtered,
+							struct sx_post_filter_result *result)
 {
 	struct sx_preemption_env env;
 	struct sx_preempt_result r;
@@ -97,7 +97,7 @@ static struct sx_status *dp_post_filter(void *self, struct sx_cycle_state *cs,
 
 const struct sx_plugin sx_plugin_default_preemption = {
 	.name = "DefaultPreemption",
-	.init = dp_init,
-	.destroy = dp_destroy,
-	.post_filter = dp_post_filter,
+	.init = init_default_preemption,
+	.destroy = destroy_default_preemption,
+	.post_filter = post_filter_default_preemption,
 };

@@ -77,7 +77,7 @@ static const struct sx_labels no_labels = { 0, NULL };
 
 /* ---------- args ---------- */
 
-static void *ipa_init(const cJSON *json, struct sx_error *err)
+static void *init_inter_pod_affinity(const cJSON *json, struct sx_error *err)
 {
 	struct args *a = sx_calloc(1, sizeof(*a));
 	if (!a) {
@@ -116,7 +116,7 @@ out_free:
 	return NULL;
 }
 
-static void ipa_destroy(void *self)
+static void destroy_inter_pod_affinity(void *self)
 {
 	free(self);
 }
@@ -285,7 +285,7 @@ static void score_state_free(struct score_state *s)
 	free(s);
 }
 
-static void ipa_state_free(void *p)
+static void state_free_inter_pod_affinity(void *p)
 {
 	struct state *st = p;
 	if (!st)
@@ -327,7 +327,7 @@ static struct score_state *score_state_clone(const struct score_state *s)
 	return c;
 }
 
-static void *ipa_state_clone(const void *p)
+static void *state_clone_inter_pod_affinity(const void *p)
 {
 	const struct state *st = p;
 	struct state *c = sx_calloc(1, sizeof(*c));
@@ -335,7 +335,7 @@ static void *ipa_state_clone(const void *p)
 		return NULL;
 	if ((st->f && !(c->f = filter_state_clone(st->f))) ||
 	    (st->s && !(c->s = score_state_clone(st->s)))) {
-		ipa_state_free(c);
+		state_free_inter_pod_affinity(c);
 		return NULL;
 	}
 	return c;
@@ -483,8 +483,9 @@ static int count_existing(struct filter_state *f, const struct sx_snapshot *snap
 	return 0;
 }
 
-static struct sx_status *ipa_pre_filter(void *self, struct sx_cycle_state *cs,
-					const struct sx_pod *pod, struct sx_node_set **result)
+static struct sx_status *pre_filter_inter_pod_affinity(void *self, struct sx_cycle_state *cs,
+						       const struct sx_pod *pod,
+						       struct sx_node_set **result)
 {
 	const struct sx_pod_affinity *a = pod_aff(pod), *aa = pod_anti(pod);
 	struct state *st = slot(cs);
@@ -527,15 +528,18 @@ static struct sx_status *update_with_pod(struct sx_cycle_state *cs, const struct
 	return NULL;
 }
 
-static struct sx_status *ipa_add_pod(void *self, struct sx_cycle_state *cs, const struct sx_pod *pod,
-				     const struct sx_pod *added, const struct sx_node_info *ni)
+static struct sx_status *add_pod_inter_pod_affinity(void *self, struct sx_cycle_state *cs,
+						    const struct sx_pod *pod,
+						    const struct sx_pod *added,
+						    const struct sx_node_info *ni)
 {
 	return update_with_pod(cs, added, ni, 1);
 }
 
-static struct sx_status *ipa_remove_pod(void *self, struct sx_cycle_state *cs,
-					const struct sx_pod *pod, const struct sx_pod *removed,
-					const struct sx_node_info *ni)
+static struct sx_status *remove_pod_inter_pod_affinity(void *self, struct sx_cycle_state *cs,
+						       const struct sx_pod *pod,
+						       const struct sx_pod *removed,
+						       const struct sx_node_info *ni)
 {
 	return update_with_pod(cs, removed, ni, -1);
 }
@@ -583,8 +587,9 @@ static bool satisfies_existing_anti(const struct filter_state *f, const struct s
 	return true;
 }
 
-static struct sx_status *ipa_filter(void *self, const struct sx_cycle_state *cs,
-				    const struct sx_pod *pod, const struct sx_node_info *ni)
+static struct sx_status *filter_inter_pod_affinity(void *self, const struct sx_cycle_state *cs,
+						   const struct sx_pod *pod,
+						   const struct sx_node_info *ni)
 {
 	const struct state *st = slot_const(cs);
 	if (!ni->node)
@@ -709,9 +714,9 @@ static int scan_nodes(struct scorer *sc, const struct sx_snapshot *snap, bool al
 	return 0;
 }
 
-static struct sx_status *ipa_pre_score(void *self, struct sx_cycle_state *cs,
-				       const struct sx_pod *pod, struct sx_node_info *const *nodes,
-				       uint32_t n)
+static struct sx_status *pre_score_inter_pod_affinity(void *self, struct sx_cycle_state *cs,
+						      const struct sx_pod *pod,
+						      struct sx_node_info *const *nodes, uint32_t n)
 {
 	const struct sx_pod_affinity *a = pod_aff(pod), *aa = pod_anti(pod);
 	bool has_pref = (a && a->npreferred > 0) || (aa && aa->npreferred > 0);
@@ -749,9 +754,9 @@ static struct sx_status *ipa_pre_score(void *self, struct sx_cycle_state *cs,
 	return NULL;
 }
 
-static struct sx_status *ipa_score(void *self, const struct sx_cycle_state *cs,
-				   const struct sx_pod *pod, const struct sx_node_info *ni,
-				   int64_t *score)
+static struct sx_status *score_inter_pod_affinity(void *self, const struct sx_cycle_state *cs,
+						  const struct sx_pod *pod,
+						  const struct sx_node_info *ni, int64_t *score)
 {
 	const struct state *st = slot_const(cs);
 	sx_str v;
@@ -767,9 +772,11 @@ static struct sx_status *ipa_score(void *self, const struct sx_cycle_state *cs,
 }
 
 /* Min-max normalisation to [0, 100], truncating like Go's int64(float64). */
-static struct sx_status *ipa_normalize(void *self, const struct sx_cycle_state *cs,
-				       const struct sx_pod *pod, struct sx_node_score *scores,
-				       uint32_t n)
+static struct sx_status *normalize_score_inter_pod_affinity(void *self,
+							    const struct sx_cycle_state *cs,
+							    const struct sx_pod *pod,
+							    struct sx_node_score *scores,
+							    uint32_t n)
 {
 	const struct state *st = slot_const(cs);
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -793,15 +800,15 @@ static struct sx_status *ipa_normalize(void *self, const struct sx_cycle_state *
 
 const struct sx_plugin sx_plugin_inter_pod_affinity = {
 	.name = "InterPodAffinity",
-	.init = ipa_init,
-	.destroy = ipa_destroy,
-	.state_clone = ipa_state_clone,
-	.state_free = ipa_state_free,
-	.pre_filter = ipa_pre_filter,
-	.add_pod = ipa_add_pod,
-	.remove_pod = ipa_remove_pod,
-	.filter = ipa_filter,
-	.pre_score = ipa_pre_score,
-	.score = ipa_score,
-	.normalize_score = ipa_normalize,
+	.init = init_inter_pod_affinity,
+	.destroy = destroy_inter_pod_affinity,
+	.state_clone = state_clone_inter_pod_affinity,
+	.state_free = state_free_inter_pod_affinity,
+	.pre_filter = pre_filter_inter_pod_affinity,
+	.add_pod = add_pod_inter_pod_affinity,
+	.remove_pod = remove_pod_inter_pod_affinity,
+	.filter = filter_inter_pod_affinity,
+	.pre_score = pre_score_inter_pod_affinity,
+	.score = score_inter_pod_affinity,
+	.normalize_score = normalize_score_inter_pod_affinity,
 };

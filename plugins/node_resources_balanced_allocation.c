@@ -40,7 +40,7 @@ static int validate(const struct sx_ra_scorer *sc, struct sx_error *err)
 	return 0;
 }
 
-static void *ba_init(const cJSON *args, struct sx_error *err)
+static void *init_node_resources_balanced_allocation(const cJSON *args, struct sx_error *err)
 {
 	struct sx_ra_scorer *sc = calloc(1, sizeof(*sc));
 
@@ -64,12 +64,12 @@ out_free:
 	return NULL;
 }
 
-static void ba_destroy(void *self)
+static void destroy_node_resources_balanced_allocation(void *self)
 {
 	free(self);
 }
 
-static void *ba_state_clone(const void *state)
+static void *state_clone_node_resources_balanced_allocation(const void *state)
 {
 	struct ba_state *c = malloc(sizeof(*c));
 
@@ -78,16 +78,17 @@ static void *ba_state_clone(const void *state)
 	return c;
 }
 
-static void ba_state_free(void *state)
+static void state_free_node_resources_balanced_allocation(void *state)
 {
 	free(state);
 }
 
 /* Skip for best-effort pods (1.33+): every configured request is 0, so all
  * nodes would be equal and such pods would pile onto one node. */
-static struct sx_status *ba_pre_score(void *self, struct sx_cycle_state *cs,
-				      const struct sx_pod *pod, struct sx_node_info *const *nodes,
-				      uint32_t n)
+static struct sx_status *
+pre_score_node_resources_balanced_allocation(void *self, struct sx_cycle_state *cs,
+					     const struct sx_pod *pod,
+					     struct sx_node_info *const *nodes, uint32_t n)
 {
 	const struct sx_ra_scorer *sc = self;
 	int64_t reqs[SX_RA_MAX_RESOURCES];
@@ -105,9 +106,11 @@ static struct sx_status *ba_pre_score(void *self, struct sx_cycle_state *cs,
 	return NULL;
 }
 
-static struct sx_status *ba_score(void *self, const struct sx_cycle_state *cs,
-				  const struct sx_pod *pod, const struct sx_node_info *ni,
-				  int64_t *score)
+static struct sx_status *score_node_resources_balanced_allocation(void *self,
+								  const struct sx_cycle_state *cs,
+								  const struct sx_pod *pod,
+								  const struct sx_node_info *ni,
+								  int64_t *score)
 {
 	const struct sx_ra_scorer *sc = self;
 	const struct ba_state *s = cs->slots[SX_SLOT_node_resources_balanced_allocation];
@@ -123,10 +126,10 @@ static struct sx_status *ba_score(void *self, const struct sx_cycle_state *cs,
 
 const struct sx_plugin sx_plugin_node_resources_balanced_allocation = {
 	.name = "NodeResourcesBalancedAllocation",
-	.init = ba_init,
-	.destroy = ba_destroy,
-	.state_clone = ba_state_clone,
-	.state_free = ba_state_free,
-	.pre_score = ba_pre_score,
-	.score = ba_score,
+	.init = init_node_resources_balanced_allocation,
+	.destroy = destroy_node_resources_balanced_allocation,
+	.state_clone = state_clone_node_resources_balanced_allocation,
+	.state_free = state_free_node_resources_balanced_allocation,
+	.pre_score = pre_score_node_resources_balanced_allocation,
+	.score = score_node_resources_balanced_allocation,
 };

@@ -85,7 +85,7 @@ static int errlist_finish(const struct errlist *el, struct sx_error *err)
 	return SX_EINVAL;
 }
 
-static void fit_destroy(void *self)
+static void destroy_node_resources_fit(void *self)
 {
 	struct fit *f = self;
 
@@ -311,7 +311,7 @@ static int parse_strategy(struct sx_ra_scorer *sc, const cJSON *ss, struct errli
 	return 0;
 }
 
-static void *fit_init(const cJSON *args, struct sx_error *err)
+static void *init_node_resources_fit(const cJSON *args, struct sx_error *err)
 {
 	struct fit *f = calloc(1, sizeof(*f));
 	struct errlist el = { 0 };
@@ -332,13 +332,13 @@ static void *fit_init(const cJSON *args, struct sx_error *err)
 		goto out_free;
 	return f;
 out_free:
-	fit_destroy(f);
+	destroy_node_resources_fit(f);
 	return NULL;
 }
 
 /* ---------- cycle state ---------- */
 
-static void fit_state_free(void *state)
+static void state_free_node_resources_fit(void *state)
 {
 	struct fit_state *s = state;
 
@@ -348,7 +348,7 @@ static void fit_state_free(void *state)
 	free(s);
 }
 
-static void *fit_state_clone(const void *state)
+static void *state_clone_node_resources_fit(const void *state)
 {
 	const struct fit_state *s = state;
 	struct fit_state *c = malloc(sizeof(*c));
@@ -397,8 +397,9 @@ static bool ignored(const struct fit *f, sx_str name)
 	return false;
 }
 
-static struct sx_status *fit_pre_filter(void *self, struct sx_cycle_state *cs,
-					const struct sx_pod *pod, struct sx_node_set **result)
+static struct sx_status *pre_filter_node_resources_fit(void *self, struct sx_cycle_state *cs,
+						       const struct sx_pod *pod,
+						       struct sx_node_set **result)
 {
 	const struct fit *f = self;
 	const struct sx_resources *r = &pod->request;
@@ -441,8 +442,9 @@ static void check(struct sx_status **st, const char *what, int64_t req, int64_t 
 		sx_status_add_reason(*st, "Insufficient %s", what);
 }
 
-static struct sx_status *fit_filter(void *self, const struct sx_cycle_state *cs,
-				    const struct sx_pod *pod, const struct sx_node_info *ni)
+static struct sx_status *filter_node_resources_fit(void *self, const struct sx_cycle_state *cs,
+						   const struct sx_pod *pod,
+						   const struct sx_node_info *ni)
 {
 	const struct fit_state *s = cs->slots[SX_SLOT_node_resources_fit];
 	const struct sx_resources *req = &pod->request, *used = &ni->requested, *al;
@@ -478,9 +480,9 @@ out:
 
 /* ---------- PreScore / Score ---------- */
 
-static struct sx_status *fit_pre_score(void *self, struct sx_cycle_state *cs,
-				       const struct sx_pod *pod, struct sx_node_info *const *nodes,
-				       uint32_t n)
+static struct sx_status *pre_score_node_resources_fit(void *self, struct sx_cycle_state *cs,
+						      const struct sx_pod *pod,
+						      struct sx_node_info *const *nodes, uint32_t n)
 {
 	const struct fit *f = self;
 	struct fit_state *s = state_get(cs);
@@ -494,9 +496,9 @@ static struct sx_status *fit_pre_score(void *self, struct sx_cycle_state *cs,
 	return NULL;
 }
 
-static struct sx_status *fit_score(void *self, const struct sx_cycle_state *cs,
-				   const struct sx_pod *pod, const struct sx_node_info *ni,
-				   int64_t *score)
+static struct sx_status *score_node_resources_fit(void *self, const struct sx_cycle_state *cs,
+						  const struct sx_pod *pod,
+						  const struct sx_node_info *ni, int64_t *score)
 {
 	const struct fit *f = self;
 	const struct fit_state *s = cs->slots[SX_SLOT_node_resources_fit];
@@ -515,12 +517,12 @@ static struct sx_status *fit_score(void *self, const struct sx_cycle_state *cs,
 
 const struct sx_plugin sx_plugin_node_resources_fit = {
 	.name = "NodeResourcesFit",
-	.init = fit_init,
-	.destroy = fit_destroy,
-	.state_clone = fit_state_clone,
-	.state_free = fit_state_free,
-	.pre_filter = fit_pre_filter,
-	.filter = fit_filter,
-	.pre_score = fit_pre_score,
-	.score = fit_score,
+	.init = init_node_resources_fit,
+	.destroy = destroy_node_resources_fit,
+	.state_clone = state_clone_node_resources_fit,
+	.state_free = state_free_node_resources_fit,
+	.pre_filter = pre_filter_node_resources_fit,
+	.filter = filter_node_resources_fit,
+	.pre_score = pre_score_node_resources_fit,
+	.score = score_node_resources_fit,
 };

@@ -435,7 +435,7 @@ static void score_state_free(struct score_state *s)
 	free(s);
 }
 
-static void pts_state_free(void *p)
+static void state_free_pod_topology_spread(void *p)
 {
 	struct state *st = p;
 	if (!st)
@@ -486,7 +486,7 @@ out_free:
 	return NULL;
 }
 
-static void *pts_state_clone(const void *p)
+static void *state_clone_pod_topology_spread(const void *p)
 {
 	const struct state *st = p;
 	struct state *c = sx_calloc(1, sizeof(*c));
@@ -494,7 +494,7 @@ static void *pts_state_clone(const void *p)
 		return NULL;
 	if ((st->f && !(c->f = filter_state_clone(st->f))) ||
 	    (st->s && !(c->s = score_state_clone(st->s)))) {
-		pts_state_free(c);
+		state_free_pod_topology_spread(c);
 		return NULL;
 	}
 	return c;
@@ -574,8 +574,9 @@ static int build_filter_state(struct filter_state *f, const struct sx_pod *pod,
 	return 0;
 }
 
-static struct sx_status *pts_pre_filter(void *self, struct sx_cycle_state *cs,
-					const struct sx_pod *pod, struct sx_node_set **result)
+static struct sx_status *pre_filter_pod_topology_spread(void *self, struct sx_cycle_state *cs,
+							const struct sx_pod *pod,
+							struct sx_node_set **result)
 {
 	struct state *st = slot(cs);
 	struct filter_state *f = sx_calloc(1, sizeof(*f));
@@ -622,23 +623,27 @@ static struct sx_status *update_with_pod(struct sx_cycle_state *cs, const struct
 	return NULL;
 }
 
-static struct sx_status *pts_add_pod(void *self, struct sx_cycle_state *cs, const struct sx_pod *pod,
-				     const struct sx_pod *added, const struct sx_node_info *ni)
+static struct sx_status *add_pod_pod_topology_spread(void *self, struct sx_cycle_state *cs,
+						     const struct sx_pod *pod,
+						     const struct sx_pod *added,
+						     const struct sx_node_info *ni)
 {
 	return update_with_pod(cs, pod, added, ni, 1);
 }
 
-static struct sx_status *pts_remove_pod(void *self, struct sx_cycle_state *cs,
-					const struct sx_pod *pod, const struct sx_pod *removed,
-					const struct sx_node_info *ni)
+static struct sx_status *remove_pod_pod_topology_spread(void *self, struct sx_cycle_state *cs,
+							const struct sx_pod *pod,
+							const struct sx_pod *removed,
+							const struct sx_node_info *ni)
 {
 	return update_with_pod(cs, pod, removed, ni, -1);
 }
 
 /* ---------- Filter ---------- */
 
-static struct sx_status *pts_filter(void *self, const struct sx_cycle_state *cs,
-				    const struct sx_pod *pod, const struct sx_node_info *ni)
+static struct sx_status *filter_pod_topology_spread(void *self, const struct sx_cycle_state *cs,
+						    const struct sx_pod *pod,
+						    const struct sx_node_info *ni)
 {
 	const struct state *st = slot_const(cs);
 	const struct filter_state *f = st ? st->f : NULL;
@@ -726,9 +731,10 @@ static void count_domains(struct score_state *s, const struct sx_pod *pod,
 	}
 }
 
-static struct sx_status *pts_pre_score(void *self, struct sx_cycle_state *cs,
-				       const struct sx_pod *pod, struct sx_node_info *const *nodes,
-				       uint32_t n)
+static struct sx_status *pre_score_pod_topology_spread(void *self, struct sx_cycle_state *cs,
+						       const struct sx_pod *pod,
+						       struct sx_node_info *const *nodes,
+						       uint32_t n)
 {
 	const struct args *a = self;
 	bool require_all = pod->nspread > 0 || !a->system_defaulted;
@@ -757,9 +763,9 @@ out_nomem:
 	return sx_status_oom();
 }
 
-static struct sx_status *pts_score(void *self, const struct sx_cycle_state *cs,
-				   const struct sx_pod *pod, const struct sx_node_info *ni,
-				   int64_t *score)
+static struct sx_status *score_pod_topology_spread(void *self, const struct sx_cycle_state *cs,
+						   const struct sx_pod *pod,
+						   const struct sx_node_info *ni, int64_t *score)
 {
 	const struct state *st = slot_const(cs);
 	const struct score_state *s = st ? st->s : NULL;
@@ -783,9 +789,11 @@ static struct sx_status *pts_score(void *self, const struct sx_cycle_state *cs,
 }
 
 /* Fewer matching pods score higher; ignored nodes score 0. */
-static struct sx_status *pts_normalize(void *self, const struct sx_cycle_state *cs,
-				       const struct sx_pod *pod, struct sx_node_score *scores,
-				       uint32_t n)
+static struct sx_status *normalize_score_pod_topology_spread(void *self,
+							     const struct sx_cycle_state *cs,
+							     const struct sx_pod *pod,
+							     struct sx_node_score *scores,
+							     uint32_t n)
 {
 	const struct state *st = slot_const(cs);
 	const struct score_state *s = st ? st->s : NULL;
@@ -934,7 +942,7 @@ static const struct dconstraint system_defaults[] = {
 	{ .max_skew = 5, .when = SX_SCHEDULE_ANYWAY }, /* topology.kubernetes.io/zone */
 };
 
-static void *pts_init(const cJSON *json, struct sx_error *err)
+static void *init_pod_topology_spread(const cJSON *json, struct sx_error *err)
 {
 	struct args *a = sx_calloc(1, sizeof(*a));
 	struct errs e = { 0, "" };
@@ -978,7 +986,7 @@ static void *pts_init(const cJSON *json, struct sx_error *err)
 	return a;
 }
 
-static void pts_destroy(void *self)
+static void destroy_pod_topology_spread(void *self)
 {
 	struct args *a = self;
 	if (!a)
@@ -989,15 +997,15 @@ static void pts_destroy(void *self)
 
 const struct sx_plugin sx_plugin_pod_topology_spread = {
 	.name = "PodTopologySpread",
-	.init = pts_init,
-	.destroy = pts_destroy,
-	.state_clone = pts_state_clone,
-	.state_free = pts_state_free,
-	.pre_filter = pts_pre_filter,
-	.add_pod = pts_add_pod,
-	.remove_pod = pts_remove_pod,
-	.filter = pts_filter,
-	.pre_score = pts_pre_score,
-	.score = pts_score,
-	.normalize_score = pts_normalize,
+	.init = init_pod_topology_spread,
+	.destroy = destroy_pod_topology_spread,
+	.state_clone = state_clone_pod_topology_spread,
+	.state_free = state_free_pod_topology_spread,
+	.pre_filter = pre_filter_pod_topology_spread,
+	.add_pod = add_pod_pod_topology_spread,
+	.remove_pod = remove_pod_pod_topology_spread,
+	.filter = filter_pod_topology_spread,
+	.pre_score = pre_score_pod_topology_spread,
+	.score = score_pod_topology_spread,
+	.normalize_score = normalize_score_pod_topology_spread,
 };
