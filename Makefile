@@ -4,6 +4,7 @@
 #   make test       install deps, build, run every unit and integration test
 #   make test SANITIZE=address,undefined | SANITIZE=thread
 #   make bench [QUICK=1], make format, make clean, make install-deps
+#   make fuzz [FUZZ_SECONDS=N] [FUZZ_TARGETS="a b"]   (test/fuzz/README.md)
 
 CC       ?= cc
 LISTEN   ?= 127.0.0.1:8888
@@ -25,6 +26,17 @@ endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
+# FUZZ_ENGINE=1 (set by make fuzz): objects get libFuzzer's coverage hooks
+# and fuzz targets link libFuzzer's main instead of test/fuzz/replay.c.
+ifeq ($(FUZZ_ENGINE),1)
+  SANFLAGS += -fsanitize=fuzzer-no-link
+  FUZZ_MAIN :=
+  FUZZ_LINK := -fsanitize=fuzzer
+else
+  FUZZ_MAIN := test/fuzz/replay.c
+  FUZZ_LINK :=
+endif
+
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter \
            $(OPT) $(SANFLAGS) -Iinclude $(PKG_CFLAGS) -MMD -MP -pthread
 LDFLAGS += $(SANFLAGS) -pthread
@@ -41,7 +53,16 @@ TEST_SRC   := $(wildcard test/unit/test_*.c test/plugins/test_*.c)
 TEST_BINS  := $(patsubst test/%.c,$(BUILD)/test/%,$(TEST_SRC))
 TEST_HARNESS := $(BUILD)/obj/test/harness.o
 
-.PHONY: all run test unit integration bench clean format install-deps check-deps tools
+# Fuzz targets: one file test/fuzz/fuzz_<name>.c each (plus seeds in
+# test/fuzz/corpus/<name>/). make test runs them over their corpus and
+# regressions; make fuzz runs them under libFuzzer.
+FUZZ_SRC     := $(wildcard test/fuzz/fuzz_*.c)
+FUZZ_BINS    := $(patsubst test/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD   := build-fuzz
+
+.PHONY: all run test unit integration bench clean format install-deps check-deps tools \
+	fuzz fuzz-bins install-fuzz-deps
 all: $(BIN)
 
 $(BUILD)/obj/%.o: %.c
@@ -58,6 +79,12 @@ $(BIN): $(MAIN_OBJ) $(LIB)
 $(BUILD)/test/%: test/%.c $(LIB) $(TEST_HARNESS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itest -o $@ $< $(TEST_HARNESS) $(LIB) $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_MAIN) $(LIB) $(wildcard test/fuzz/*.h) test/recount.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itest -Itest/fuzz -DFUZZ_NAME='"$*"' -o $@ $< $(FUZZ_MAIN) $(LIB) \
+	  $(LDFLAGS) $(FUZZ_LINK) $(LDLIBS)
+fuzz-bins: $(FUZZ_BINS)
 
 # Tools used by tests and bench (the synthetic cluster generator, the C load driver).
 BENCH_SRC  := $(wildcard bench/*.c)
@@ -80,6 +107,23 @@ install-deps:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(DEB_PKGS); \
 	fi
 
+# make fuzz only: Debian's clang and its libFuzzer runtime.
+FUZZ_RT = $(shell clang -print-resource-dir 2>/dev/null)/lib/linux/libclang_rt.fuzzer-x86_64.a
+install-fuzz-deps: install-deps
+	@if command -v clang >/dev/null && [ -e "$(FUZZ_RT)" ]; then :; else \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  echo "installing: clang libclang-rt-14-dev"; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq clang libclang-rt-14-dev; \
+	fi
+
+# Builds every target with clang + libFuzzer + ASan/UBSan in build-fuzz and
+# runs each for FUZZ_SECONDS (test/fuzz/run.sh); fails on any finding.
+fuzz: install-fuzz-deps
+	@$(MAKE) --no-print-directory CC=clang SANITIZE=address,undefined BUILD=$(FUZZ_BUILD) \
+	  FUZZ_ENGINE=1 fuzz-bins
+	@FUZZ_SECONDS="$(FUZZ_SECONDS)" ./test/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_TARGETS)
+
 check-deps:
 	@pkg-config --exists $(PKGS) || { echo "missing libraries: run make install-deps"; exit 1; }
 
@@ -89,8 +133,8 @@ run: install-deps
 
 test: install-deps
 	@./test/check_layers.py
-	@$(MAKE) --no-print-directory all tools $(TEST_BINS)
-	@SANITIZE="$(SANITIZE)" BUILD="$(BUILD)" ./test/run.sh $(TEST_BINS)
+	@$(MAKE) --no-print-directory all tools $(TEST_BINS) $(FUZZ_BINS)
+	@SANITIZE="$(SANITIZE)" BUILD="$(BUILD)" ./test/run.sh $(TEST_BINS) $(FUZZ_BINS)
 
 bench: install-deps
 	@$(MAKE) --no-print-directory all tools

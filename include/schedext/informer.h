@@ -26,4 +26,16 @@ unsigned long sx_informers_restarts(const struct sx_informers *inf);
 /* Stops the threads (in-flight requests aborted) and frees. Accepts NULL. */
 void sx_informers_stop(struct sx_informers *inf);
 
+/* Replay entry points for tests, the fuzz targets and the allocation
+ * sweep: the production code paths without a connection. _watch feeds a
+ * WATCH response body (newline-delimited events) for kind through the same
+ * line splitter and event handler as a live stream; _list decodes one LIST
+ * response page and reconciles the kind as a relist does. rv receives the
+ * resume point (may be NULL). 0, or negative when the stream or page is
+ * broken (then the informer would re-list or back off). */
+int sx_informer_replay_watch(struct sx_cache *cache, enum sx_kind kind, const char *data,
+			     size_t len, char *rv, size_t rvlen);
+int sx_informer_replay_list(struct sx_cache *cache, enum sx_kind kind, const char *data,
+			    size_t len, char *rv, size_t rvlen);
+
 #endif

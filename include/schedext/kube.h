@@ -154,6 +154,10 @@ void sx_kube_config_clear(struct sx_kube_config *cfg);
  * Errors name the file and field. */
 int sx_kubeconfig_load(const char *paths, const char *context, struct sx_kube_config *cfg,
 		       struct sx_error *err);
+/* The same from one file's bytes in memory (data[0..len), no terminator
+ * needed); path names the file in messages and anchors relative paths. */
+int sx_kubeconfig_parse(const char *data, size_t len, const char *path, const char *context,
+			struct sx_kube_config *cfg, struct sx_error *err);
 /* In-cluster settings from KUBERNETES_SERVICE_HOST/PORT and sa_dir
  * (NULL = /var/run/secrets/kubernetes.io/serviceaccount). */
 int sx_kubeconfig_in_cluster(const char *sa_dir, struct sx_kube_config *cfg,

@@ -184,20 +184,15 @@ static const char *get_str(const cJSON *obj, const char *key)
 	return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
 }
 
-/* Loads one file. 1 = loaded, 0 = missing (skipped), negative = error. */
-static int load_file(const char *path, struct cfg_file *cf, struct sx_error *err)
+/* Parses one file's bytes (path names it and anchors its relative paths).
+ * 1 = loaded, negative = error. */
+static int parse_file(const char *path, const char *data, size_t len, struct cfg_file *cf,
+		      struct sx_error *err)
 {
-	size_t len;
-	char *data = read_file_bounded(path, MAX_CONFIG_BYTES, &len);
 	const cJSON *root;
 
 	memset(cf, 0, sizeof(*cf));
-	if (!data && errno == ENOENT)
-		return 0;
-	if (!data)
-		return sx_error_set(err, SX_EIO, "kubeconfig %s: %s", path, strerror(errno));
 	cf->docs = sx_parse_documents(data, len, err);
-	free(data);
 	if (!cf->docs) {
 		char inner[sizeof(((struct sx_error *)0)->msg)];
 
@@ -215,7 +210,31 @@ static int load_file(const char *path, struct cfg_file *cf, struct sx_error *err
 	cf->root = root;
 	cf->path = sx_strdup(path);
 	cf->dir = dir_of(path);
+	if (!cf->path || !cf->dir) {
+		cJSON_Delete(cf->docs);
+		free(cf->path);
+		free(cf->dir);
+		memset(cf, 0, sizeof(*cf));
+		return sx_error_set(err, SX_ENOMEM, "kubeconfig %s: out of memory", path);
+	}
 	return 1;
+}
+
+/* Loads one file. 1 = loaded, 0 = missing (skipped), negative = error. */
+static int load_file(const char *path, struct cfg_file *cf, struct sx_error *err)
+{
+	size_t len;
+	char *data = read_file_bounded(path, MAX_CONFIG_BYTES, &len);
+	int rc;
+
+	memset(cf, 0, sizeof(*cf));
+	if (!data && errno == ENOENT)
+		return 0;
+	if (!data)
+		return sx_error_set(err, SX_EIO, "kubeconfig %s: %s", path, strerror(errno));
+	rc = parse_file(path, data, len, cf, err);
+	free(data);
+	return rc;
 }
 
 static void free_files(struct cfg_file *files, int n)
@@ -249,6 +268,11 @@ static const cJSON *find_named(struct cfg_file *files, int n, const char *list,
 	return NULL;
 }
 
+static int oom(const struct cfg_file *from, struct sx_error *err)
+{
+	return sx_error_set(err, SX_ENOMEM, "kubeconfig %s: out of memory", from->path);
+}
+
 /* Reads the *-data (base64) or file form of a PEM item; data wins. */
 static int load_pem(const cJSON *obj, const char *key, struct cfg_file *from, char **file,
 		    char **data, size_t *len, struct sx_error *err)
@@ -269,7 +293,7 @@ static int load_pem(const cJSON *obj, const char *key, struct cfg_file *from, ch
 	if (f && *f) {
 		*file = resolve_path(from->dir, f);
 		if (!*file)
-			return SX_ENOMEM;
+			return oom(from, err);
 		if (access(*file, R_OK) != 0)
 			return sx_error_set(err, SX_EIO, "kubeconfig %s: %s: cannot read %s: %s",
 					    from->path, key, *file, strerror(errno));
@@ -293,13 +317,18 @@ static int apply_cluster(const cJSON *cl, struct cfg_file *from, struct sx_kube_
 				    "kubeconfig %s: cluster.server: not an http(s) URL: %s",
 				    from->path, server);
 	cfg->server = sx_strdup(server);
+	if (!cfg->server)
+		return oom(from, err);
 	n = strlen(cfg->server);
 	while (n > 0 && cfg->server[n - 1] == '/')
 		cfg->server[--n] = '\0';
 	cfg->insecure = cJSON_IsTrue(insecure) ||
 			(cJSON_IsString(insecure) && strcmp(insecure->valuestring, "true") == 0);
-	if (sni && *sni)
+	if (sni && *sni) {
 		cfg->tls_server_name = sx_strdup(sni);
+		if (!cfg->tls_server_name)
+			return oom(from, err);
+	}
 	rc = load_pem(cl, "certificate-authority", from, &cfg->ca_file, &cfg->ca_data,
 		      &cfg->ca_len, err);
 	if (rc)
@@ -334,10 +363,16 @@ static int apply_user(const cJSON *u, struct cfg_file *from, struct sx_kube_conf
 		return sx_error_set(err, SX_EINVAL,
 				    "kubeconfig %s: user: client-certificate and client-key must "
 				    "be given together", from->path);
-	if (tok && *tok)
+	if (tok && *tok) {
 		cfg->token = sx_strdup(tok);
-	if (tf && *tf)
+		if (!cfg->token)
+			return oom(from, err);
+	}
+	if (tf && *tf) {
 		cfg->token_file = resolve_path(from->dir, tf);
+		if (!cfg->token_file)
+			return oom(from, err);
+	}
 	return 0;
 }
 
@@ -378,6 +413,8 @@ static int apply_context(struct cfg_file *files, int n, const char *ctxname,
 	cfg->source = sx_strdup(cfrom->path);
 	cfg->context = sx_strdup(ctxname);
 	cfg->namespace = sx_strdup(ns && *ns ? ns : "default");
+	if (!cfg->source || !cfg->context || !cfg->namespace)
+		return oom(cfrom, err);
 	return 0;
 }
 
@@ -390,6 +427,35 @@ static const char *current_context(struct cfg_file *files, int n)
 			return c;
 	}
 	return NULL;
+}
+
+/* The context (NULL = current-context) resolved over loaded files. */
+static int apply_files(struct cfg_file *files, int n, const char *context,
+		       struct sx_kube_config *cfg, struct sx_error *err)
+{
+	if (!context)
+		context = current_context(files, n);
+	if (!context)
+		return sx_error_set(err, SX_EINVAL, "kubeconfig %s: current-context: not set",
+				    files[0].path);
+	return apply_context(files, n, context, cfg, err);
+}
+
+int sx_kubeconfig_parse(const char *data, size_t len, const char *path, const char *context,
+			struct sx_kube_config *cfg, struct sx_error *err)
+{
+	struct cfg_file file;
+	int rc;
+
+	memset(cfg, 0, sizeof(*cfg));
+	rc = parse_file(path, data, len, &file, err);
+	if (rc < 0)
+		return rc;
+	rc = apply_files(&file, 1, context, cfg, err);
+	if (rc)
+		sx_kube_config_clear(cfg);
+	free_files(&file, 1);
+	return rc;
 }
 
 int sx_kubeconfig_load(const char *paths, const char *context, struct sx_kube_config *cfg,
@@ -409,19 +475,8 @@ int sx_kubeconfig_load(const char *paths, const char *context, struct sx_kube_co
 			goto out;
 		n += rc;
 	}
-	rc = 0;
-	if (n == 0) {
-		rc = sx_error_set(err, SX_ENOENT, "kubeconfig %s: no such file", paths);
-		goto out;
-	}
-	if (!context)
-		context = current_context(files, n);
-	if (!context) {
-		rc = sx_error_set(err, SX_EINVAL, "kubeconfig %s: current-context: not set",
-				  files[0].path);
-		goto out;
-	}
-	rc = apply_context(files, n, context, cfg, err);
+	rc = n == 0 ? sx_error_set(err, SX_ENOENT, "kubeconfig %s: no such file", paths)
+		    : apply_files(files, n, context, cfg, err);
 out:
 	if (rc)
 		sx_kube_config_clear(cfg);

@@ -776,3 +776,59 @@ void sx_informers_stop(struct sx_informers *p)
 	pthread_mutex_destroy(&p->mu);
 	free(p);
 }
+
+/* ---------- replay entry points (tests, fuzzing, allocation sweep) ---------- */
+
+static const struct kind_desc *desc_of(enum sx_kind kind)
+{
+	for (size_t i = 0; i < NKINDS; i++)
+		if (kinds[i].kind == kind)
+			return &kinds[i];
+	return NULL;
+}
+
+int sx_informer_replay_watch(struct sx_cache *cache, enum sx_kind kind, const char *data,
+			     size_t len, char *rv, size_t rvlen)
+{
+	struct sx_informers p = { .cache = cache };
+	struct informer inf = { .parent = &p, .d = desc_of(kind) };
+	struct xfer x = { .inf = &inf, .status = 200, .watch = true, .result = RES_OK };
+	int rc;
+
+	if (!inf.d)
+		return SX_EINVAL;
+	sx_line_buf_init(&x.lines, MAX_EVENT_BYTES);
+	rc = sx_line_buf_feed(&x.lines, data, len, on_event, &x);
+	sx_line_buf_free(&x.lines);
+	if (rv && rvlen)
+		snprintf(rv, rvlen, "%s", inf.rv);
+	if (rc == 0 && x.result != RES_OK)
+		rc = SX_EIO;
+	return rc < 0 ? rc : 0;
+}
+
+int sx_informer_replay_list(struct sx_cache *cache, enum sx_kind kind, const char *data,
+			    size_t len, char *rv, size_t rvlen)
+{
+	struct sx_informers p = { .cache = cache };
+	struct informer inf = { .parent = &p, .d = desc_of(kind) };
+	struct sx_buf body = { .data = (char *)data, .len = len };
+	struct objs objs = { 0 };
+	char list_rv[sizeof(inf.rv)] = "", *cont = NULL;
+	enum result r;
+	int rc;
+
+	if (!inf.d)
+		return SX_EINVAL;
+	r = decode_page(&inf, &body, &objs, &cont, list_rv, sizeof(list_rv));
+	free(cont);
+	if (r != RES_OK) {
+		objs_free(&objs);
+		return SX_EINVAL;
+	}
+	rc = sx_cache_replace_all(cache, kind, objs.v, objs.n);
+	free(objs.v);
+	if (rv && rvlen)
+		snprintf(rv, rvlen, "%s", list_rv);
+	return rc;
+}
