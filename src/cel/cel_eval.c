@@ -1,0 +1,421 @@
+/* CEL evaluator: walks a checked AST against one device. Errors are values
+ * (K_ERR) so that && and || absorb them as CEL specifies; cost is charged
+ * as cel-go's tracker does and evaluation stops once it passes the limit. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cel_int.h"
+#include "schedext/common.h"
+
+#define CEL_LIST_COST 10 /* common.ListCreateBaseCost */
+
+struct cel_val cel_err(struct cel_eval *ev, const char *fmt, ...)
+{
+	struct cel_val v = { .kind = K_ERR, .err = "out of memory" };
+	char buf[SX_CEL_ERR_LEN];
+	va_list ap;
+	char *p;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return v;
+	p = cel_arena_alloc(&ev->arena, strlen(buf) + 1);
+	if (p) {
+		strcpy(p, buf);
+		v.err = p;
+	}
+	return v;
+}
+
+bool cel_charge(struct cel_eval *ev, uint64_t c)
+{
+	ev->cost += c;
+	if (ev->cost > ev->limit)
+		ev->cancelled = true;
+	return !ev->cancelled;
+}
+
+static struct cel_val cancelled(void)
+{
+	return (struct cel_val){ .kind = K_ERR,
+				 .err = "operation cancelled: actual cost limit exceeded" };
+}
+
+size_t cel_utf8_len(const char *s, size_t n)
+{
+	size_t cnt = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			cnt++;
+	return cnt;
+}
+
+uint64_t cel_val_size(struct cel_eval *ev, const struct cel_val *v)
+{
+	switch (v->kind) {
+	case K_STRING: return cel_utf8_len(v->s.p, v->s.n);
+	case K_BYTES: return v->s.n;
+	case K_LIST: return v->l.n;
+	default: return 1;
+	}
+}
+
+/* ---- device maps ---- */
+
+/* Splits a qualified name into domain (driver when absent) and id. */
+static void split_name(const char *name, const char *driver, const char **dom, size_t *dom_len,
+		       const char **id)
+{
+	const char *slash = strchr(name, '/');
+
+	if (!slash) {
+		*dom = driver;
+		*dom_len = strlen(driver);
+		*id = name;
+	} else {
+		*dom = name;
+		*dom_len = (size_t)(slash - name);
+		*id = slash + 1;
+	}
+}
+
+static const char *entry_name(const struct sx_cel_device *d, bool caps, size_t i)
+{
+	return caps ? d->caps[i].name : d->attrs[i].name;
+}
+
+static size_t entry_count(const struct sx_cel_device *d, bool caps)
+{
+	return caps ? d->n_caps : d->n_attrs;
+}
+
+static const char *driver_of(const struct sx_cel_device *d)
+{
+	return d->driver ? d->driver : "";
+}
+
+static bool domain_present(const struct sx_cel_device *d, bool caps, const char *dom,
+			   size_t len)
+{
+	for (size_t i = 0; i < entry_count(d, caps); i++) {
+		const char *ed, *id;
+		size_t el;
+
+		split_name(entry_name(d, caps, i), driver_of(d), &ed, &el, &id);
+		if (el == len && memcmp(ed, dom, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+static struct cel_val entry_value(struct cel_eval *ev, bool caps, size_t i)
+{
+	const struct sx_cel_attr *a;
+	struct cel_val v = { .kind = K_QTY };
+
+	if (caps) {
+		v.q = ev->dev->caps[i].value;
+		return v;
+	}
+	a = &ev->dev->attrs[i];
+	switch (a->type) {
+	case SX_CEL_ATTR_INT: v.kind = K_INT; v.i = a->i; break;
+	case SX_CEL_ATTR_BOOL: v.kind = K_BOOL; v.b = a->b; break;
+	case SX_CEL_ATTR_STRING:
+		v.kind = K_STRING;
+		v.s.p = a->s ? a->s : "";
+		v.s.n = strlen(v.s.p);
+		break;
+	case SX_CEL_ATTR_VERSION: v.kind = K_SEMVER; v.v = ev->versions[i]; break;
+	}
+	return v;
+}
+
+bool cel_map_find(struct cel_eval *ev, const struct cel_val *m, const char *key, size_t key_len,
+		  bool real, struct cel_val *out)
+{
+	bool caps = m->m.which == CEL_MAP_CAPS || m->m.which == CEL_MAP_CAP_DOM;
+	const struct sx_cel_device *d = ev->dev;
+
+	if (m->m.which == CEL_MAP_ATTRS || m->m.which == CEL_MAP_CAPS) {
+		out->kind = K_MAP;
+		out->m.which = caps ? CEL_MAP_CAP_DOM : CEL_MAP_ATTR_DOM;
+		out->m.dom = key;
+		out->m.dom_len = key_len;
+		/* upstream's outer maps answer any lookup with an empty map */
+		return !real || domain_present(d, caps, key, key_len);
+	}
+	for (size_t i = entry_count(d, caps); i-- > 0;) {
+		const char *ed, *id;
+		size_t el;
+
+		split_name(entry_name(d, caps, i), driver_of(d), &ed, &el, &id);
+		if (el == m->m.dom_len && memcmp(ed, m->m.dom, el) == 0 && strlen(id) == key_len &&
+		    memcmp(id, key, key_len) == 0) {
+			*out = entry_value(ev, caps, i);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Distinct keys: domains of an outer map, ids of a domain. */
+size_t cel_map_size(struct cel_eval *ev, const struct cel_val *m)
+{
+	bool caps = m->m.which == CEL_MAP_CAPS || m->m.which == CEL_MAP_CAP_DOM;
+	bool outer = m->m.which == CEL_MAP_ATTRS || m->m.which == CEL_MAP_CAPS;
+	const struct sx_cel_device *d = ev->dev;
+	size_t n = entry_count(d, caps), cnt = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *di, *ii, *dj, *ij;
+		size_t li, lj;
+		bool dup = false;
+
+		split_name(entry_name(d, caps, i), driver_of(d), &di, &li, &ii);
+		if (!outer && (li != m->m.dom_len || memcmp(di, m->m.dom, li) != 0))
+			continue;
+		for (size_t j = 0; j < i && !dup; j++) {
+			split_name(entry_name(d, caps, j), driver_of(d), &dj, &lj, &ij);
+			dup = lj == li && memcmp(di, dj, li) == 0 && (outer || strcmp(ii, ij) == 0);
+		}
+		cnt += !dup;
+	}
+	return cnt;
+}
+
+/* ---- equality ---- */
+
+static bool is_num(enum cel_kind k)
+{
+	return k == K_INT || k == K_UINT || k == K_DOUBLE;
+}
+
+static bool num_equal(const struct cel_val *a, const struct cel_val *b)
+{
+	if (a->kind == K_DOUBLE && b->kind == K_DOUBLE)
+		return a->d == b->d;
+	if (a->kind == K_DOUBLE || b->kind == K_DOUBLE) {
+		const struct cel_val *x = a->kind == K_DOUBLE ? b : a, *d = a->kind == K_DOUBLE ? a : b;
+
+		if (x->kind == K_INT)
+			return d->d >= -9223372036854775808.0 && d->d < 9223372036854775808.0 &&
+			       (double)x->i == d->d;
+		return d->d >= 0 && d->d < 18446744073709551616.0 && (double)x->u == d->d;
+	}
+	if (a->kind == b->kind)
+		return a->u == b->u;
+	if (a->kind == K_INT)
+		return a->i >= 0 && (uint64_t)a->i == b->u;
+	return b->i >= 0 && (uint64_t)b->i == a->u;
+}
+
+struct cel_val cel_equals(struct cel_eval *ev, const struct cel_val *a, const struct cel_val *b)
+{
+	struct cel_val r = { .kind = K_BOOL, .b = false };
+
+	if (is_num(a->kind) && is_num(b->kind)) {
+		r.b = num_equal(a, b);
+		return r;
+	}
+	if (a->kind != b->kind)
+		return r;
+	switch (a->kind) {
+	case K_NULL: r.b = true; break;
+	case K_BOOL: r.b = a->b == b->b; break;
+	case K_STRING:
+	case K_BYTES: r.b = a->s.n == b->s.n && memcmp(a->s.p, b->s.p, a->s.n) == 0; break;
+	case K_QTY: r.b = a->q == b->q; break;
+	case K_SEMVER: r.b = cel_semver_cmp(&a->v, &b->v) == 0; break;
+	case K_LIST:
+		if (a->l.n != b->l.n)
+			break;
+		r.b = true;
+		for (size_t i = 0; i < a->l.n && r.b; i++)
+			r = cel_equals(ev, &a->l.items[i], &b->l.items[i]);
+		break;
+	default:
+		return cel_err(ev, "no such overload");
+	}
+	return r;
+}
+
+/* ---- nodes ---- */
+
+static struct cel_val eval_select(struct cel_eval *ev, const struct cel_node *n, bool test)
+{
+	struct cel_val x = cel_eval_node(ev, n->args[0]), out;
+
+	if (x.kind == K_ERR)
+		return x;
+	if (!cel_charge(ev, 1))
+		return cancelled();
+	if (x.kind == K_DEVICE) {
+		if (test)
+			return (struct cel_val){ .kind = K_BOOL, .b = true };
+		if (n->name[0] == 'd') {
+			out.kind = K_STRING;
+			out.s.p = driver_of(ev->dev);
+			out.s.n = strlen(out.s.p);
+		} else {
+			out.kind = K_MAP;
+			out.m.which = n->name[0] == 'a' ? CEL_MAP_ATTRS : CEL_MAP_CAPS;
+			out.m.dom = NULL;
+			out.m.dom_len = 0;
+		}
+		return out;
+	}
+	if (x.kind != K_MAP)
+		return cel_err(ev, "no such overload");
+	if (cel_map_find(ev, &x, n->name, n->name_len, false, &out))
+		return test ? (struct cel_val){ .kind = K_BOOL, .b = true } : out;
+	if (test)
+		return (struct cel_val){ .kind = K_BOOL, .b = false };
+	return cel_err(ev, "no such key: %.*s", (int)n->name_len, n->name);
+}
+
+static struct cel_val eval_index(struct cel_eval *ev, const struct cel_node *n)
+{
+	struct cel_val x = cel_eval_node(ev, n->args[0]), out, i;
+
+	if (x.kind == K_ERR)
+		return x;
+	i = cel_eval_node(ev, n->args[1]);
+	if (i.kind == K_ERR)
+		return i;
+	if (!cel_charge(ev, 1))
+		return cancelled();
+	if (x.kind == K_MAP) {
+		if (i.kind != K_STRING)
+			return cel_err(ev, "no such overload");
+		if (cel_map_find(ev, &x, i.s.p, i.s.n, false, &out))
+			return out;
+		return cel_err(ev, "no such key: %.*s", (int)i.s.n, i.s.p);
+	}
+	if (x.kind != K_LIST || i.kind != K_INT)
+		return cel_err(ev, "no such overload");
+	if (i.i < 0 || (uint64_t)i.i >= x.l.n)
+		return cel_err(ev, "index '%lld' out of range in list size '%zu'", (long long)i.i,
+			       x.l.n);
+	return x.l.items[i.i];
+}
+
+static struct cel_val eval_list(struct cel_eval *ev, const struct cel_node *n)
+{
+	struct cel_val r = { .kind = K_LIST };
+	struct cel_val *items;
+
+	if (!cel_charge(ev, CEL_LIST_COST))
+		return cancelled();
+	items = cel_arena_alloc(&ev->arena, (n->nargs ? n->nargs : 1) * sizeof(*items));
+	if (!items)
+		return cel_err(ev, "evaluation exceeded its memory limit");
+	for (size_t i = 0; i < n->nargs; i++) {
+		items[i] = cel_eval_node(ev, n->args[i]);
+		if (items[i].kind == K_ERR)
+			return items[i];
+	}
+	r.l.items = items;
+	r.l.n = n->nargs;
+	return r;
+}
+
+/* n-ary && / ||: the first absorbing value wins, else the first error. */
+static struct cel_val eval_logic(struct cel_eval *ev, const struct cel_node *n)
+{
+	bool absorb = n->kind == N_OR; /* true for ||, false for && */
+	struct cel_val err = { .kind = K_BOOL };
+
+	for (size_t i = 0; i < n->nargs; i++) {
+		struct cel_val v = cel_eval_node(ev, n->args[i]);
+
+		if (ev->cancelled)
+			return cancelled();
+		if (v.kind == K_BOOL && v.b == absorb)
+			return v;
+		if (v.kind != K_BOOL && err.kind != K_ERR)
+			err = v.kind == K_ERR ? v : cel_err(ev, "no such overload");
+	}
+	if (err.kind == K_ERR)
+		return err;
+	return (struct cel_val){ .kind = K_BOOL, .b = !absorb };
+}
+
+static struct cel_val eval_cond(struct cel_eval *ev, const struct cel_node *n)
+{
+	struct cel_val c = cel_eval_node(ev, n->args[0]);
+
+	if (c.kind == K_ERR)
+		return c;
+	if (c.kind != K_BOOL)
+		return cel_err(ev, "no such overload");
+	return cel_eval_node(ev, n->args[c.b ? 1 : 2]);
+}
+
+static bool ov_matches(const struct cel_overload *ov, const struct cel_node *n,
+		       const struct cel_val *a)
+{
+	if (ov->member != n->member || ov->nargs != n->nargs)
+		return false;
+	for (size_t i = 0; i < n->nargs; i++)
+		if (!cel_arg_accepts(ov->args[i], a[i].kind))
+			return false;
+	return true;
+}
+
+static struct cel_val eval_call(struct cel_eval *ev, const struct cel_node *n)
+{
+	struct cel_val a[3];
+	const struct cel_overload *ov = n->ov;
+
+	for (size_t i = 0; i < n->nargs; i++) {
+		a[i] = cel_eval_node(ev, n->args[i]);
+		if (a[i].kind == K_ERR)
+			return a[i];
+	}
+	if (!ov || !ov_matches(ov, n, a)) {
+		for (ov = n->ov_first; ov < n->ov_end; ov++)
+			if (ov_matches(ov, n, a))
+				break;
+		if (ov == n->ov_end)
+			return cel_err(ev, "no such overload");
+	}
+	if (!cel_charge(ev, cel_call_cost(ov, a)))
+		return cancelled();
+	return ov->fn(ev, n, a);
+}
+
+struct cel_val cel_eval_node(struct cel_eval *ev, const struct cel_node *n)
+{
+	if (ev->cancelled)
+		return cancelled();
+	switch (n->kind) {
+	case N_LIT:
+		return *n->lit;
+	case N_IDENT:
+		if (!cel_charge(ev, 1))
+			return cancelled();
+		return (struct cel_val){ .kind = K_DEVICE };
+	case N_SELECT:
+		return eval_select(ev, n, false);
+	case N_HAS:
+		return eval_select(ev, n, true);
+	case N_INDEX:
+		return eval_index(ev, n);
+	case N_LIST:
+		return eval_list(ev, n);
+	case N_AND:
+	case N_OR:
+		return eval_logic(ev, n);
+	case N_COND:
+		return eval_cond(ev, n);
+	case N_CALL:
+		return eval_call(ev, n);
+	}
+	return cel_err(ev, "internal error: unknown node");
+}
