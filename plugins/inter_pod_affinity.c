@@ -22,6 +22,7 @@
 #include "schedext/cache.h"
 #include "schedext/plugin.h"
 #include "schedext/selector.h"
+#include "pod_hints.h"
 #include "schedext/status.h"
 
 #include "topology_map.h"
@@ -811,4 +812,5 @@ const struct sx_plugin sx_plugin_inter_pod_affinity = {
 	.pre_score = pre_score_inter_pod_affinity,
 	.score = score_inter_pod_affinity,
 	.normalize_score = normalize_score_inter_pod_affinity,
+	.events = sx_events_inter_pod_affinity,
 };

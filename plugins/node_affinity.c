@@ -476,6 +476,32 @@ static struct sx_status *normalize_score_node_affinity(void *self,
 	return NULL;
 }
 
+/* ---------- queueing hints ---------- */
+
+/* isSchedulableAfterNodeChange: the node (added, or whose labels changed)
+ * matches the enforced and the pod's required affinity, and did not match
+ * before. */
+static enum sx_hint hint_node_node_affinity(void *p, const struct sx_pod *pod,
+					    const void *old_obj, const void *new_obj)
+{
+	const struct node_affinity *self = p;
+	const struct sx_node *o = old_obj, *n = new_obj;
+
+	if (!n)
+		return SX_QUEUE_SKIP;
+	if (self && self->added && self->added->required &&
+	    !sx_node_selector_matches(self->added->required, n))
+		return SX_QUEUE_SKIP;
+	if (!pod_matches(pod, n))
+		return SX_QUEUE_SKIP;
+	return !o || !pod_matches(pod, o) ? SX_QUEUE : SX_QUEUE_SKIP;
+}
+
+static const struct sx_event_reg events_node_affinity[] = {
+	{ SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_LABEL, hint_node_node_affinity },
+	SX_EVENTS_END,
+};
+
 const struct sx_plugin sx_plugin_node_affinity = {
 	.name = "NodeAffinity",
 	.init = init_node_affinity,
@@ -485,4 +511,5 @@ const struct sx_plugin sx_plugin_node_affinity = {
 	.pre_score = pre_score_node_affinity,
 	.score = score_node_affinity,
 	.normalize_score = normalize_score_node_affinity,
+	.events = events_node_affinity,
 };

@@ -14,7 +14,29 @@ static struct sx_status *filter_node_name(void *self, const struct sx_cycle_stat
 	return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_NODE_NAME);
 }
 
+/* isSchedulableAfterNodeAdd: only the node the pod names helps. */
+static enum sx_hint hint_node_node_name(void *self, const struct sx_pod *pod,
+					const void *old_obj, const void *new_obj)
+{
+	const struct sx_node *n = new_obj;
+
+	SX_UNUSED(self);
+	SX_UNUSED(old_obj);
+	if (!n)
+		return SX_QUEUE_SKIP;
+	return pod->node_name == SX_STR_EMPTY || pod->node_name == n->name_id ? SX_QUEUE
+									       : SX_QUEUE_SKIP;
+}
+
+/* With queueing hints only Node/Add (upstream drops the Update actions
+ * that served the pre-check). */
+static const struct sx_event_reg events_node_name[] = {
+	{ SX_RES_NODE, SX_ACT_ADD, hint_node_node_name },
+	SX_EVENTS_END,
+};
+
 const struct sx_plugin sx_plugin_node_name = {
 	.name = "NodeName",
 	.filter = filter_node_name,
+	.events = events_node_name,
 };

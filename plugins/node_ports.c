@@ -78,10 +78,48 @@ static struct sx_status *filter_node_ports(void *self, const struct sx_cycle_sta
 	return NULL;
 }
 
+/* ---------- queueing hints ---------- */
+
+static bool ports_conflict(const struct sx_host_port *a, const struct sx_host_port *b)
+{
+	sx_str any = sx_intern("0.0.0.0");
+
+	if (a->port != b->port || a->protocol != b->protocol)
+		return false;
+	return a->ip == b->ip || a->ip == SX_STR_EMPTY || b->ip == SX_STR_EMPTY || a->ip == any ||
+	       b->ip == any;
+}
+
+/* isSchedulableAfterPodDeleted: a scheduled (or nominated) pod holding one
+ * of the host ports the pod wants went away. */
+static enum sx_hint hint_pod_node_ports(void *self, const struct sx_pod *pod,
+					const void *old_obj, const void *new_obj)
+{
+	const struct sx_pod *d = old_obj;
+
+	SX_UNUSED(self);
+	SX_UNUSED(new_obj);
+	if (!d || (d->node_name == SX_STR_EMPTY && d->nominated_node == SX_STR_EMPTY))
+		return SX_QUEUE_SKIP;
+	for (uint32_t i = 0; i < d->nports; i++)
+		for (uint32_t j = 0; d->ports[i].port > 0 && j < pod->nports; j++)
+			if (ports_conflict(&d->ports[i], &pod->ports[j]))
+				return SX_QUEUE;
+	return SX_QUEUE_SKIP;
+}
+
+/* Pod updates cannot change ports (immutable); a new node always helps. */
+static const struct sx_event_reg events_node_ports[] = {
+	{ SX_RES_POD, SX_ACT_DELETE, hint_pod_node_ports },
+	{ SX_RES_NODE, SX_ACT_ADD, NULL },
+	SX_EVENTS_END,
+};
+
 const struct sx_plugin sx_plugin_node_ports = {
 	.name = "NodePorts",
 	.state_clone = state_clone_node_ports,
 	.state_free = state_free_node_ports,
 	.pre_filter = pre_filter_node_ports,
 	.filter = filter_node_ports,
+	.events = events_node_ports,
 };

@@ -515,6 +515,116 @@ static struct sx_status *score_node_resources_fit(void *self, const struct sx_cy
 	return NULL;
 }
 
+/* ---------- queueing hints (upstream fit.go EventsToRegister) ---------- */
+
+/* Does the pod's request fit the node's allocatable alone (isFit: an empty
+ * NodeInfo of the node)? */
+static bool fits_empty_node(const struct fit *f, const struct sx_pod *pod,
+			    const struct sx_node *node)
+{
+	const struct sx_resources *req = &pod->request, *al = &node->allocatable;
+
+	if (al->pods < 1)
+		return false;
+	if (req->milli_cpu > al->milli_cpu || req->memory > al->memory ||
+	    req->ephemeral_storage > al->ephemeral_storage)
+		return false;
+	for (uint32_t i = 0; i < req->nscalar; i++) {
+		sx_str name = req->scalar[i].name;
+		const char *s = sx_str_get(name);
+
+		if (req->scalar[i].value == 0 || !sx_is_scalar_resource_name(s))
+			continue;
+		if (sx_is_extended_resource_name(s) && ignored(f, name))
+			continue;
+		if (req->scalar[i].value > sx_resources_get(al, name))
+			return false;
+	}
+	return true;
+}
+
+/* haveAnyRequestedResourcesIncreased: pods, or a resource the pod asks for. */
+static bool requested_increased(const struct sx_pod *pod, const struct sx_node *o,
+				const struct sx_node *n)
+{
+	const struct sx_resources *req = &pod->request, *a = &o->allocatable, *b = &n->allocatable;
+
+	if (b->pods > a->pods)
+		return true;
+	if ((req->milli_cpu > 0 && b->milli_cpu > a->milli_cpu) ||
+	    (req->memory > 0 && b->memory > a->memory) ||
+	    (req->ephemeral_storage > 0 && b->ephemeral_storage > a->ephemeral_storage))
+		return true;
+	for (uint32_t i = 0; i < req->nscalar; i++) {
+		sx_str name = req->scalar[i].name;
+
+		if (sx_resources_get(b, name) > sx_resources_get(a, name))
+			return true;
+	}
+	return false;
+}
+
+/* isSchedulableAfterNodeChange: a node added or grown where the pod fits. */
+static enum sx_hint hint_node_node_resources_fit(void *self, const struct sx_pod *pod, const void *old_obj,
+				  const void *new_obj)
+{
+	const struct sx_node *o = old_obj, *n = new_obj;
+
+	if (!n || !fits_empty_node(self, pod, n))
+		return SX_QUEUE_SKIP;
+	if (!o)
+		return SX_QUEUE;
+	return requested_increased(pod, o, n) ? SX_QUEUE : SX_QUEUE_SKIP;
+}
+
+/* A resource the target pod requests went down on the other pod. */
+static bool scaled_down_for(const struct sx_pod *target, const struct sx_pod *o,
+			    const struct sx_pod *n)
+{
+	const struct sx_resources *t = &target->request, *a = &o->request, *b = &n->request;
+
+	if ((t->milli_cpu > 0 && b->milli_cpu < a->milli_cpu) ||
+	    (t->memory > 0 && b->memory < a->memory) ||
+	    (t->ephemeral_storage > 0 && b->ephemeral_storage < a->ephemeral_storage))
+		return true;
+	for (uint32_t i = 0; i < t->nscalar; i++) {
+		sx_str name = t->scalar[i].name;
+
+		if (t->scalar[i].value > 0 && sx_resources_get(b, name) < sx_resources_get(a, name))
+			return true;
+	}
+	return false;
+}
+
+/* isSchedulableAfterPodEvent: a scheduled (or nominated) pod deleted, or a
+ * pod's requests scaled down (the target itself, or one on a node). */
+static enum sx_hint hint_pod_node_resources_fit(void *self, const struct sx_pod *pod, const void *old_obj,
+				 const void *new_obj)
+{
+	const struct sx_pod *o = old_obj, *n = new_obj;
+
+	SX_UNUSED(self);
+	if (!n)
+		return (o->node_name == SX_STR_EMPTY && o->nominated_node == SX_STR_EMPTY)
+			       ? SX_QUEUE_SKIP
+			       : SX_QUEUE;
+	if (!o)
+		return SX_QUEUE_SKIP;
+	if (n->meta.uid && pod->meta.uid && strcmp(n->meta.uid, pod->meta.uid) == 0)
+		return SX_QUEUE; /* the pod itself asks for less now */
+	if (n->node_name == SX_STR_EMPTY)
+		return SX_QUEUE_SKIP;
+	return scaled_down_for(pod, o, n) ? SX_QUEUE : SX_QUEUE_SKIP;
+}
+
+/* InPlacePodVerticalScaling is beta (on) in 1.34: UpdatePodScaleDown too;
+ * with queueing hints only Add and UpdateNodeAllocatable for nodes. */
+static const struct sx_event_reg events_node_resources_fit[] = {
+	{ SX_RES_POD, SX_ACT_DELETE | SX_ACT_UPDATE_POD_SCALE_DOWN, hint_pod_node_resources_fit },
+	{ SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_ALLOCATABLE, hint_node_node_resources_fit },
+	SX_EVENTS_END,
+};
+
 const struct sx_plugin sx_plugin_node_resources_fit = {
 	.name = "NodeResourcesFit",
 	.init = init_node_resources_fit,
@@ -525,4 +635,5 @@ const struct sx_plugin sx_plugin_node_resources_fit = {
 	.filter = filter_node_resources_fit,
 	.pre_score = pre_score_node_resources_fit,
 	.score = score_node_resources_fit,
+	.events = events_node_resources_fit,
 };

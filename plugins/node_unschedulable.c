@@ -1,6 +1,8 @@
 /* NodeUnschedulable (Filter): rejects nodes with spec.unschedulable unless
  * the pod tolerates the node.kubernetes.io/unschedulable:NoSchedule taint
  * (reference plugins.md §3.4). */
+#include <string.h>
+
 #include "schedext/plugin.h"
 #include "schedext/selector.h"
 
@@ -28,7 +30,45 @@ static struct sx_status *filter_node_unschedulable(void *self, const struct sx_c
 	return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_UNSCHEDULABLE);
 }
 
+/* ---------- queueing hints ---------- */
+
+/* isSchedulableAfterNodeChange: the node became (or was added) schedulable. */
+static enum sx_hint hint_node_node_unschedulable(void *self, const struct sx_pod *pod,
+						 const void *old_obj, const void *new_obj)
+{
+	const struct sx_node *o = old_obj, *n = new_obj;
+	bool was = o && !o->unschedulable;
+
+	SX_UNUSED(self);
+	SX_UNUSED(pod);
+	return n && !was && !n->unschedulable ? SX_QUEUE : SX_QUEUE_SKIP;
+}
+
+/* isSchedulableAfterPodTolerationChange: the pod itself now tolerates the
+ * unschedulable taint. */
+static enum sx_hint hint_pod_node_unschedulable(void *self, const struct sx_pod *pod,
+						const void *old_obj, const void *new_obj)
+{
+	const struct sx_pod *n = new_obj;
+	const struct sx_taint taint = { SX_S_UNSCHEDULABLE_TAINT, SX_STR_EMPTY,
+					SX_EFFECT_NO_SCHEDULE };
+
+	SX_UNUSED(self);
+	SX_UNUSED(old_obj);
+	if (!n || !n->meta.uid || !pod->meta.uid || strcmp(n->meta.uid, pod->meta.uid) != 0)
+		return SX_QUEUE_SKIP;
+	return sx_tolerations_tolerate(n->tolerations, n->ntolerations, &taint) ? SX_QUEUE
+										  : SX_QUEUE_SKIP;
+}
+
+static const struct sx_event_reg events_node_unschedulable[] = {
+	{ SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_TAINT, hint_node_node_unschedulable },
+	{ SX_RES_POD, SX_ACT_UPDATE_POD_TOLERATION, hint_pod_node_unschedulable },
+	SX_EVENTS_END,
+};
+
 const struct sx_plugin sx_plugin_node_unschedulable = {
 	.name = "NodeUnschedulable",
 	.filter = filter_node_unschedulable,
+	.events = events_node_unschedulable,
 };

@@ -23,6 +23,7 @@
 #include "schedext/cache.h"
 #include "schedext/plugin.h"
 #include "schedext/selector.h"
+#include "pod_hints.h"
 #include "schedext/status.h"
 
 #include "topology_map.h"
@@ -1008,4 +1009,5 @@ const struct sx_plugin sx_plugin_pod_topology_spread = {
 	.pre_score = pre_score_pod_topology_spread,
 	.score = score_pod_topology_spread,
 	.normalize_score = normalize_score_pod_topology_spread,
+	.events = sx_events_pod_topology_spread,
 };

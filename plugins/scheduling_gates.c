@@ -48,7 +48,34 @@ static struct sx_status *pre_enqueue_scheduling_gates(void *self, const struct s
 	return st;
 }
 
+/* ---------- queueing hints ---------- */
+
+static bool same_pod(const struct sx_pod *a, const struct sx_pod *b)
+{
+	if (a->meta.uid && b->meta.uid)
+		return strcmp(a->meta.uid, b->meta.uid) == 0;
+	return a->meta.ns == b->meta.ns && strcmp(a->meta.name, b->meta.name) == 0;
+}
+
+/* isSchedulableAfterUpdatePodSchedulingGatesEliminated: only the pod's own
+ * gates going away helps it. */
+static enum sx_hint hint_gates_scheduling_gates(void *self, const struct sx_pod *pod,
+						const void *old_obj, const void *new_obj)
+{
+	const struct sx_pod *n = new_obj;
+
+	SX_UNUSED(self);
+	SX_UNUSED(old_obj);
+	return n && same_pod(n, pod) ? SX_QUEUE : SX_QUEUE_SKIP;
+}
+
+static const struct sx_event_reg events_scheduling_gates[] = {
+	{ SX_RES_POD, SX_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED, hint_gates_scheduling_gates },
+	SX_EVENTS_END,
+};
+
 const struct sx_plugin sx_plugin_scheduling_gates = {
 	.name = "SchedulingGates",
 	.pre_enqueue = pre_enqueue_scheduling_gates,
+	.events = events_scheduling_gates,
 };

@@ -121,6 +121,46 @@ static struct sx_status *normalize_score_taint_toleration(void *self,
 	return NULL;
 }
 
+/* ---------- queueing hints ---------- */
+
+static bool untolerated(const struct sx_node *node, const struct sx_pod *pod)
+{
+	return sx_find_untolerated_taint(node->taints, node->ntaints, pod->tolerations,
+					 pod->ntolerations, FILTER_EFFECTS) != NULL;
+}
+
+/* isSchedulableAfterNodeChange: the node was added, or had an untolerated
+ * taint before, and has none now. */
+static enum sx_hint hint_node_taint_toleration(void *self, const struct sx_pod *pod,
+					       const void *old_obj, const void *new_obj)
+{
+	const struct sx_node *o = old_obj, *n = new_obj;
+
+	SX_UNUSED(self);
+	if (!n || untolerated(n, pod))
+		return SX_QUEUE_SKIP;
+	return !o || untolerated(o, pod) ? SX_QUEUE : SX_QUEUE_SKIP;
+}
+
+/* isSchedulableAfterPodTolerationChange: the pod itself got a toleration. */
+static enum sx_hint hint_pod_taint_toleration(void *self, const struct sx_pod *pod,
+					      const void *old_obj, const void *new_obj)
+{
+	const struct sx_pod *n = new_obj;
+
+	SX_UNUSED(self);
+	SX_UNUSED(old_obj);
+	if (!n || !n->meta.uid || !pod->meta.uid)
+		return SX_QUEUE_SKIP;
+	return strcmp(n->meta.uid, pod->meta.uid) == 0 ? SX_QUEUE : SX_QUEUE_SKIP;
+}
+
+static const struct sx_event_reg events_taint_toleration[] = {
+	{ SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_TAINT, hint_node_taint_toleration },
+	{ SX_RES_POD, SX_ACT_UPDATE_POD_TOLERATION, hint_pod_taint_toleration },
+	SX_EVENTS_END,
+};
+
 const struct sx_plugin sx_plugin_taint_toleration = {
 	.name = "TaintToleration",
 	.state_clone = state_clone_taint_toleration,
@@ -129,4 +169,5 @@ const struct sx_plugin sx_plugin_taint_toleration = {
 	.pre_score = pre_score_taint_toleration,
 	.score = score_taint_toleration,
 	.normalize_score = normalize_score_taint_toleration,
+	.events = events_taint_toleration,
 };

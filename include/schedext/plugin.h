@@ -79,6 +79,117 @@ struct sx_post_filter_result {
 	sx_str nominated_node; /* SX_STR_EMPTY = none */
 };
 
+/* ---------- cluster events and queueing hints (plugins.md §4.6) ----------
+ *
+ * How a plugin says which cluster changes may make a pod it rejected
+ * schedulable (upstream EnqueueExtensions.EventsToRegister). A plugin lists
+ * (resource, actions, hint) rows in a const table ending with SX_EVENTS_END
+ * and points its descriptor's `.events` at it:
+ *
+ *	static const struct sx_event_reg events_foo[] = {
+ *		{ SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_LABEL, hint_node_foo },
+ *		{ SX_RES_POD, SX_ACT_DELETE, NULL },	// NULL hint = always Queue
+ *		SX_EVENTS_END,
+ *	};
+ *
+ * `.events == NULL` means "interested in every event" (upstream: a plugin
+ * without EnqueueExtensions); a table holding only SX_EVENTS_END means "no
+ * event ever helps". Only plugins enabled at PreEnqueue, PreFilter, Filter,
+ * Reserve or Permit are consulted, and only for pods they rejected.
+ *
+ * A hint is called by the scheduling queue, under its lock, on whichever
+ * thread delivered the event (informer, binder, scheduling loop): it must
+ * be quick, must not block or call into the queue or the cache, and may
+ * only read `self` (the profile's instance, as for filter). `pod` is the
+ * unschedulable pod. old_obj/new_obj are the event's objects, typed by
+ * resource: struct sx_pod for the pod resources, struct sx_node for
+ * SX_RES_NODE, struct sx_object for the others; old_obj is NULL for Add,
+ * new_obj NULL for Delete. Return SX_QUEUE when the change may make the
+ * pod schedulable, SX_QUEUE_SKIP when it surely does not.
+ */
+
+/* upstream fwk.EventResource */
+enum sx_event_resource {
+	SX_RES_NONE = 0,        /* terminates an events table */
+	SX_RES_POD,             /* registrations: matches both kinds below */
+	SX_RES_ASSIGNED_POD,    /* incoming events: a pod with spec.nodeName */
+	SX_RES_UNSCHEDULED_POD, /* incoming events: a pod without it */
+	SX_RES_NODE,
+	SX_RES_PV,
+	SX_RES_PVC,
+	SX_RES_STORAGE_CLASS,
+	SX_RES_CSI_NODE,
+	SX_RES_CSI_DRIVER,
+	SX_RES_CSI_STORAGE_CAPACITY,
+	SX_RES_VOLUME_ATTACHMENT,
+	SX_RES_RESOURCE_CLAIM,
+	SX_RES_RESOURCE_SLICE,
+	SX_RES_DEVICE_CLASS,
+	SX_RES_WILDCARD,        /* "*": matches every resource */
+	SX_RES_COUNT
+};
+
+/* upstream fwk.ActionType (1.34 names): bits, combined with |. */
+enum sx_action {
+	SX_ACT_ADD = 1u << 0,
+	SX_ACT_DELETE = 1u << 1,
+	SX_ACT_UPDATE_NODE_ALLOCATABLE = 1u << 2,
+	SX_ACT_UPDATE_NODE_LABEL = 1u << 3,
+	SX_ACT_UPDATE_NODE_TAINT = 1u << 4, /* taints, or spec.unschedulable cleared */
+	SX_ACT_UPDATE_NODE_CONDITION = 1u << 5,
+	SX_ACT_UPDATE_NODE_ANNOTATION = 1u << 6,
+	SX_ACT_UPDATE_POD_LABEL = 1u << 7,
+	SX_ACT_UPDATE_POD_SCALE_DOWN = 1u << 8, /* some resource request went down */
+	SX_ACT_UPDATE_POD_TOLERATION = 1u << 9,
+	SX_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1u << 10,
+	SX_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM = 1u << 11,
+	SX_ACT_ALL = (1u << 12) - 1,
+	/* Any update; as an incoming action: "an update none of the specific
+	 * ones describes", matched only by registrations holding every bit. */
+	SX_ACT_UPDATE = SX_ACT_ALL & ~(SX_ACT_ADD | SX_ACT_DELETE),
+};
+
+enum sx_hint { SX_QUEUE_SKIP = 0, SX_QUEUE = 1 };
+
+typedef enum sx_hint (*sx_hint_fn)(void *self, const struct sx_pod *pod, const void *old_obj,
+				   const void *new_obj);
+
+/* One registration (upstream ClusterEventWithHint). */
+struct sx_event_reg {
+	uint8_t resource; /* enum sx_event_resource */
+	uint32_t actions; /* enum sx_action bits */
+	sx_hint_fn hint;  /* NULL = SX_QUEUE */
+};
+#define SX_EVENTS_END { SX_RES_NONE, 0, NULL }
+
+/* An incoming cluster event (a resource and one action, or SX_ACT_UPDATE). */
+struct sx_cluster_event {
+	uint8_t resource; /* enum sx_event_resource */
+	uint32_t action;
+	const char *label; /* custom label ("UnschedulableTimeout"), or NULL */
+};
+
+/* upstream ClusterEvent.Match: a registration matches an incoming event
+ * when it is a wildcard, or its resource equals the event's (SX_RES_POD
+ * covering assigned and unscheduled pods) and the event's action bits are
+ * all among the registered ones. Implemented in src/framework/events.c. */
+bool sx_event_matches(const struct sx_event_reg *reg, const struct sx_cluster_event *ev);
+/* The specific update actions between two versions of a pod / node
+ * (upstream PodSchedulingPropertiesChange / NodeSchedulingPropertiesChange):
+ * a bit set, 0 when none applies (then the event is SX_ACT_UPDATE for pods;
+ * nodes with no bit produce no event). */
+uint32_t sx_pod_update_actions(const struct sx_pod *old_pod, const struct sx_pod *new_pod);
+uint32_t sx_node_update_actions(const struct sx_node *old_node, const struct sx_node *new_node);
+/* upstream ClusterEvent.Label(): "NodeAdd", "AssignedPodDelete",
+ * "NodeUpdateNodeLabel", or the custom label. Returns buf. */
+const char *sx_event_label(const struct sx_cluster_event *ev, char *buf, size_t len);
+/* Name of one action bit ("UpdateNodeLabel") or of a resource ("Node"). */
+const char *sx_action_name(uint32_t action);
+const char *sx_event_resource_name(unsigned resource);
+
+/* Label-set equality (interned, sorted: a plain array comparison). */
+bool sx_labels_equal(const struct sx_labels *a, const struct sx_labels *b);
+
 struct sx_plugin {
 	const char *name;
 	/* Parses args (the pluginConfig entry's `args`, NULL for defaults) into a
@@ -146,6 +257,10 @@ struct sx_plugin {
 				  sx_str node);
 	void (*post_bind)(void *self, struct sx_cycle_state *cs, const struct sx_pod *pod,
 			  sx_str node);
+
+	/* EventsToRegister: see "cluster events and queueing hints" above.
+	 * NULL = every event may help. */
+	const struct sx_event_reg *events;
 };
 
 /* ---------- helpers shared by plugins ---------- */

@@ -8,11 +8,22 @@
  * spec.nodeName, not being deleted, not terminal (kube-api.md §4.8). A pod
  * that becomes bound or deleted leaves every place.
  *
- * Cluster events (a simple, correct policy without queueing hints): a node
- * added or updated, or any pod deleted or updated/added while bound, moves
- * every unschedulable pod to backoffQ (still backing off) or activeQ;
- * gated pods move only when PreEnqueue now admits them. Unschedulable pods
- * older than 5 minutes are flushed the same way.
+ * Cluster events and queueing hints (plugins.md §4.5-4.6, 1.34 with
+ * SchedulerQueueingHints GA): a pod that failed remembers its rejector
+ * plugins (the plugins whose statuses rejected it, Pending ones apart).
+ * An event moves an unschedulable pod only when a registration of one of
+ * its rejectors (plugin.h: `.events`) matches the event and its hint says
+ * Queue: to activeQ at once for a Pending rejector, else after backoff.
+ * A pod without rejectors (an error) moves on any event. Events arriving
+ * while pods are in flight are kept and replayed when such a pod fails.
+ * Pods gated by SchedulingGates move only through their own updates.
+ * Unschedulable pods older than 5 minutes are flushed after backoff.
+ *
+ * SchedulerPopFromBackoffQ (beta, on in 1.34): when activeQ is empty, pop
+ * takes the head of the backoff heap of rejected pods even before its
+ * backoff ends (never an error-backoff pod); backoff expiry and "now" are
+ * compared in whole seconds, and pods of one second are ordered by
+ * QueueSort.
  *
  * Threads: every function may be called from any thread (one mutex). The
  * cache listener calls the event functions under the cache lock, so the
@@ -56,8 +67,21 @@ void sx_queue_pod_delete(struct sx_queue *q, const struct sx_pod *pod);
 /* A node was added/updated (or deleted, node NULL: no move). */
 void sx_queue_node_event(struct sx_queue *q, const struct sx_node *old_node,
 			 const struct sx_node *new_node);
-/* Moves every unschedulable pod (event name for logs/metrics). */
+/* Moves every unschedulable pod after backoff (a wildcard event; the
+ * name is its label for logs/metrics). */
 void sx_queue_move_all(struct sx_queue *q, const char *event);
+/* An event on another resource (storage, DRA kinds): old/new typed as
+ * plugin.h says (struct sx_object); both may be NULL. Objects are not kept
+ * for in-flight replay (hints then see NULL objects and are not called:
+ * Queue). */
+void sx_queue_cluster_event(struct sx_queue *q, enum sx_event_resource res, uint32_t action,
+			    const void *old_obj, const void *new_obj);
+/* AssignedPodDelete for an assumed pod whose binding failed; the pod
+ * itself is skipped when skip_self (its failure was a rejection). */
+void sx_queue_assigned_pod_deleted(struct sx_queue *q, const struct sx_pod *pod, bool skip_self);
+/* ForceActivate: the pod (unschedulable or backing off) goes to activeQ
+ * through PreEnqueue. */
+void sx_queue_activate(struct sx_queue *q, const struct sx_pod *pod);
 
 /* ---------- the scheduling side ---------- */
 
@@ -79,12 +103,33 @@ void sx_queue_flush(struct sx_queue *q);
  * SX_EIO once the queue is closed. */
 int sx_queue_pop(struct sx_queue *q, double timeout_s, struct sx_queue_item *out);
 
+/* Rejector plugins of a failed attempt: bit i = registry index i. */
+#define SX_REJ_EXTENDER (1ull << 63) /* pseudo-plugin "Extender": any event */
+#define SX_REJ_ANY (1ull << 62)      /* unknown rejector: any event */
+struct sx_rejectors {
+	uint64_t unschedulable; /* rejected (Unschedulable[AndUnresolvable]) */
+	uint64_t pending;       /* returned Pending */
+};
+/* Adds the plugin of a rejected or Pending status (by name; "Extender" and
+ * unknown names set their bits). Success/Error statuses add nothing. */
+void sx_rejectors_add_status(struct sx_rejectors *r, const struct sx_status *st);
+/* Every rejector of a failed cycle (PreFilter rejection, node statuses,
+ * the absent-node status). */
+void sx_rejectors_from_result(struct sx_rejectors *r, const struct sx_cycle_result *res);
+
 /* The attempt of an in-flight pod failed (AddUnschedulableIfNotPresent):
  * rejected = the failure was Unschedulable (not an error). The pod (its
  * latest object) goes to unschedulablePods, or to backoffQ when a move
  * happened while it was in flight or it failed with an error. Dropped when
  * it was deleted or bound meanwhile. Returns 0, SX_ENOENT when dropped. */
 int sx_queue_requeue(struct sx_queue *q, const struct sx_pod *pod, bool rejected);
+/* Same with the attempt's rejectors (AddUnschedulableIfNotPresent): none
+ * (rej NULL or empty) = an error, after backoff; otherwise the events seen
+ * while the pod was in flight are replayed through the rejectors' hints:
+ * activeQ, backoffQ or unschedulablePods. sx_queue_requeue(rejected)
+ * passes SX_REJ_ANY. */
+int sx_queue_requeue_rejectors(struct sx_queue *q, const struct sx_pod *pod,
+			       const struct sx_rejectors *rej);
 /* The in-flight pod is done (bound, or dropped). */
 void sx_queue_done(struct sx_queue *q, const struct sx_pod *pod);
 /* Puts an in-flight pod straight back to activeQ without counting an
@@ -98,6 +143,17 @@ struct sx_queue_lengths {
 	uint32_t active, backoff, unschedulable, gated, in_flight;
 };
 void sx_queue_lengths(struct sx_queue *q, struct sx_queue_lengths *out);
+/* Counters since creation (bench, metrics). */
+struct sx_queue_stats {
+	uint64_t events;        /* cluster events handled */
+	uint64_t moved;         /* pods moved out of unschedulablePods by events */
+	uint64_t hint_calls;    /* queueing hint functions called */
+	uint64_t backoff_pops;  /* pops from backoffQ with activeQ empty */
+};
+void sx_queue_stats(struct sx_queue *q, struct sx_queue_stats *out);
+/* SchedulerPopFromBackoffQ (default on); tests of plain backoff turn it off. */
+void sx_queue_set_pop_from_backoff(struct sx_queue *q, bool on);
+
 /* Where the pod is: "active", "backoff", "unschedulable", "gated",
  * "inflight", or NULL when absent (tests, debug). */
 const char *sx_queue_where(struct sx_queue *q, sx_str ns, const char *name);

@@ -1,6 +1,7 @@
-/* The scheduling queue (reference plugins.md §4): activeQ and backoffQ
- * heaps, unschedulable and gated pods, the in-flight set and the nominator,
- * all entries in one hash by "ns/name". One mutex guards everything. */
+/* The scheduling queue (reference plugins.md §4): activeQ and the two
+ * backoff heaps, unschedulable and gated pods, the in-flight set and the
+ * nominator, all entries in one hash by "ns/name". One mutex guards
+ * everything. Cluster events and queueing hints: queue_events.c. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -9,49 +10,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "queue_int.h"
 #include "schedext/queue.h"
 #include "schedext/config.h"
-
-enum where { W_NONE, W_ACTIVE, W_BACKOFF, W_UNSCHED, W_INFLIGHT };
-
-struct qpod {
-	char *key;
-	struct qpod *hnext;
-	const struct sx_pod *pod;      /* latest object, one reference */
-	const struct sx_profile *prof;
-	enum where where;
-	bool gated;                    /* in W_UNSCHED because PreEnqueue said no */
-	bool gone;                     /* deleted or bound while in flight */
-	double timestamp;              /* last (re)queue time */
-	double initial_attempt;        /* first time in activeQ; 0 = never */
-	double expiry;                 /* backoff expiry */
-	uint32_t attempts, unsched_count, err_count;
-	uint64_t pop_moves;            /* q->moves when popped */
-	int heap_idx;                  /* index in activeQ or backoffQ heap */
-	sx_str nominated;              /* nominated node, SX_STR_EMPTY = none */
-};
-
-struct heap {
-	struct qpod **items;
-	uint32_t n, cap;
-	bool (*less)(const struct sx_queue *q, const struct qpod *a, const struct qpod *b);
-};
-
-struct sx_queue {
-	pthread_mutex_t mu;
-	pthread_cond_t cond;
-	const struct sx_config *cfg;
-	const struct sx_profile *sort_prof;
-	double (*now)(void *ctx);
-	void *now_ctx;
-	struct qpod **buckets;
-	uint32_t nbuckets, count;
-	struct heap active, backoff;
-	uint32_t nunsched, ngated, ninflight, nnominated;
-	uint64_t moves;                /* cluster events that moved pods */
-	double last_unsched_flush;
-	bool closed;
-};
 
 static double default_now(void *ctx)
 {
@@ -148,7 +109,27 @@ static bool active_less(const struct sx_queue *q, const struct qpod *a, const st
 	return sx_queue_less(q->sort_prof, &qa, &qb);
 }
 
+/* Backoff expiry as compared: whole seconds with PopFromBackoffQ. */
+static double window(const struct sx_queue *q, double t)
+{
+	return q->pop_from_backoff ? floor(t) : t;
+}
+
+/* Rejection backoff: by expiry window, then QueueSort within a window
+ * (PopFromBackoffQ); otherwise by expiry, then timestamp. */
 static bool backoff_less(const struct sx_queue *q, const struct qpod *a, const struct qpod *b)
+{
+	double ea = window(q, a->expiry), eb = window(q, b->expiry);
+
+	if (ea != eb)
+		return ea < eb;
+	if (q->pop_from_backoff)
+		return active_less(q, a, b);
+	return a->timestamp < b->timestamp;
+}
+
+static bool err_backoff_less(const struct sx_queue *q, const struct qpod *a,
+			     const struct qpod *b)
 {
 	(void)q;
 	return a->expiry < b->expiry || (a->expiry == b->expiry && a->timestamp < b->timestamp);
@@ -226,6 +207,11 @@ static void heap_fix(const struct sx_queue *q, struct heap *h, struct qpod *e)
 
 /* ---------- places ---------- */
 
+static struct heap *backoff_heap(struct sx_queue *q, const struct qpod *e)
+{
+	return e->err_backoff ? &q->err_backoff : &q->backoff;
+}
+
 /* Takes e out of whichever place it is in (the entry stays in the hash). */
 static void detach(struct sx_queue *q, struct qpod *e)
 {
@@ -234,7 +220,7 @@ static void detach(struct sx_queue *q, struct qpod *e)
 		heap_remove(q, &q->active, e);
 		break;
 	case W_BACKOFF:
-		heap_remove(q, &q->backoff, e);
+		heap_remove(q, backoff_heap(q, e), e);
 		break;
 	case W_UNSCHED:
 		q->nunsched--;
@@ -243,6 +229,7 @@ static void detach(struct sx_queue *q, struct qpod *e)
 		break;
 	case W_INFLIGHT:
 		q->ninflight--;
+		sx__queue_inflight_remove(q, e);
 		break;
 	case W_NONE:
 		break;
@@ -251,7 +238,7 @@ static void detach(struct sx_queue *q, struct qpod *e)
 	e->gated = false;
 }
 
-static void to_unsched(struct sx_queue *q, struct qpod *e, bool gated)
+void sx__queue_to_unsched(struct sx_queue *q, struct qpod *e, bool gated)
 {
 	detach(q, e);
 	e->where = W_UNSCHED;
@@ -261,51 +248,85 @@ static void to_unsched(struct sx_queue *q, struct qpod *e, bool gated)
 		q->ngated++;
 }
 
-/* PreEnqueue, then activeQ; gated pods go to unschedulablePods. */
-static void to_active(struct sx_queue *q, struct qpod *e)
+/* PreEnqueue: true when admitted; otherwise the gating plugin is recorded
+ * (and counted among the rejectors, as upstream) and e goes to
+ * unschedulablePods. */
+static bool pre_enqueue(struct sx_queue *q, struct qpod *e)
 {
 	struct sx_status *st = sx_run_pre_enqueue(e->prof, e->pod);
+	int idx;
 
-	if (!sx_status_is_success(st)) {
-		sx_status_free(st);
-		to_unsched(q, e, true);
-		return;
+	if (sx_status_is_success(st)) {
+		e->gating = -1;
+		return true;
 	}
+	idx = st->plugin ? sx_plugin_index(st->plugin) : -1;
+	sx_status_free(st);
+	e->gating = idx;
+	e->unsched |= idx >= 0 ? 1ull << idx : SX_REJ_ANY;
+	sx__queue_to_unsched(q, e, true);
+	return false;
+}
+
+/* PreEnqueue (unless it ran when the pod entered backoffQ), then activeQ;
+ * gated pods go to unschedulablePods. */
+static bool to_active(struct sx_queue *q, struct qpod *e)
+{
+	bool checked = q->pop_from_backoff && e->where == W_BACKOFF;
+
+	if (!checked && !pre_enqueue(q, e))
+		return false;
 	detach(q, e);
 	if (heap_push(q, &q->active, e) < 0) {
-		to_unsched(q, e, false); /* OOM: retried by the next flush */
-		return;
+		sx__queue_to_unsched(q, e, false); /* OOM: retried by the next flush */
+		return false;
 	}
 	e->where = W_ACTIVE;
 	if (e->initial_attempt == 0)
 		e->initial_attempt = q->now(q->now_ctx);
 	pthread_cond_signal(&q->cond);
+	return true;
 }
 
-static void to_backoff(struct sx_queue *q, struct qpod *e)
+/* Into the backoff heap of its kind; with PopFromBackoffQ PreEnqueue runs
+ * here (the pod may be popped from backoffQ directly). */
+static bool to_backoff(struct sx_queue *q, struct qpod *e)
 {
+	if (q->pop_from_backoff && !pre_enqueue(q, e))
+		return false;
 	detach(q, e);
-	if (heap_push(q, &q->backoff, e) < 0) {
-		to_unsched(q, e, false);
-		return;
+	if (heap_push(q, backoff_heap(q, e), e) < 0) {
+		sx__queue_to_unsched(q, e, false);
+		return false;
 	}
 	e->where = W_BACKOFF;
 	pthread_cond_signal(&q->cond); /* the popper's wait may need shortening */
+	return true;
 }
 
+/* isPodBackingoff: gated pods never are. */
 static bool backing_off(const struct sx_queue *q, const struct qpod *e, double now)
 {
-	(void)q;
-	return e->expiry > now;
+	return !e->gated && window(q, e->expiry) > window(q, now);
+}
+
+enum where sx__queue_requeue_strategy(struct sx_queue *q, struct qpod *e, enum strategy s,
+				      double now)
+{
+	if (s == S_SKIP) {
+		if (e->where != W_UNSCHED)
+			sx__queue_to_unsched(q, e, false);
+		return W_UNSCHED;
+	}
+	if (s == S_AFTER_BACKOFF && backing_off(q, e, now))
+		return to_backoff(q, e) ? W_BACKOFF : W_UNSCHED;
+	return to_active(q, e) ? W_ACTIVE : W_UNSCHED;
 }
 
 /* "After backoff": backoffQ while still backing off, else activeQ. */
 static void to_active_or_backoff(struct sx_queue *q, struct qpod *e, double now)
 {
-	if (backing_off(q, e, now))
-		to_backoff(q, e);
-	else
-		to_active(q, e);
+	sx__queue_requeue_strategy(q, e, S_AFTER_BACKOFF, now);
 }
 
 static void set_nominated(struct sx_queue *q, struct qpod *e, sx_str node)
@@ -344,10 +365,17 @@ struct sx_queue *sx_queue_new(const struct sx_config *cfg)
 	q->now = default_now;
 	q->active.less = active_less;
 	q->backoff.less = backoff_less;
+	q->err_backoff.less = err_backoff_less;
+	q->pop_from_backoff = true;
+	q->gates_idx = sx_plugin_index("SchedulingGates");
+	if (sx__queue_build_hints(q) < 0)
+		goto fail;
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->cond, NULL);
 	return q;
 fail:
+	if (q)
+		free(q->buckets);
 	free(q);
 	return NULL;
 }
@@ -362,6 +390,9 @@ void sx_queue_free(struct sx_queue *q)
 	free(q->buckets);
 	free(q->active.items);
 	free(q->backoff.items);
+	free(q->err_backoff.items);
+	sx__queue_free_events(q);
+	sx__queue_free_hints(q);
 	pthread_mutex_destroy(&q->mu);
 	pthread_cond_destroy(&q->cond);
 	free(q);
@@ -389,13 +420,16 @@ double sx_queue_backoff_duration(double initial_s, double max_s, uint32_t count)
 
 /* ---------- events ---------- */
 
-static const struct sx_profile *profile_of(const struct sx_queue *q, const struct sx_pod *pod)
+static const struct sx_profile *profile_of(const struct sx_queue *q, const struct sx_pod *pod,
+					   unsigned *idx)
 {
 	const char *name = sx_str_get(pod->scheduler_name);
 
 	for (unsigned i = 0; i < q->cfg->nprofiles; i++)
-		if (strcmp(q->cfg->profiles[i]->scheduler_name, name ? name : "") == 0)
+		if (strcmp(q->cfg->profiles[i]->scheduler_name, name ? name : "") == 0) {
+			*idx = i;
 			return q->cfg->profiles[i];
+		}
 	return NULL;
 }
 
@@ -420,27 +454,37 @@ static void remove_locked(struct sx_queue *q, const char *key)
 	free_entry(q, e);
 }
 
-static void move_all_locked(struct sx_queue *q)
+/* An update of an unschedulable pod: each specific change is an event
+ * judged by the pod's own rejectors' hints; the first that moves it wins
+ * (upstream PriorityQueue.Update with queueing hints). */
+static void update_unsched_locked(struct sx_queue *q, struct qpod *e, const struct sx_pod *old_pod)
 {
+	uint32_t acts = old_pod ? sx_pod_update_actions(old_pod, e->pod) : 0;
 	double now = q->now(q->now_ctx);
 
-	q->moves++;
-	if (q->nunsched == 0)
+	if (!old_pod) {
+		to_active_or_backoff(q, e, now); /* re-listed: no diff to judge */
 		return;
-	for (uint32_t i = 0; i < q->nbuckets; i++) {
-		struct qpod *e = q->buckets[i], *next;
+	}
+	for (uint32_t bit = 1; acts == 0 || bit <= acts; bit <<= 1) {
+		struct sx_cluster_event ev = { SX_RES_UNSCHEDULED_POD, acts ? bit : SX_ACT_UPDATE,
+					       NULL };
+		enum strategy st;
 
-		for (; e; e = next) {
-			next = e->hnext;
-			if (e->where == W_UNSCHED)
-				to_active_or_backoff(q, e, now);
-		}
+		if (acts && !(acts & bit))
+			continue;
+		st = sx__queue_worth(q, e, &ev, old_pod, e->pod);
+		if (st != S_SKIP && sx__queue_requeue_strategy(q, e, st, now) != W_UNSCHED)
+			return;
+		if (!acts)
+			return;
 	}
 }
 
 /* Add or update of a pod we schedule. */
 static void upsert_locked(struct sx_queue *q, const struct sx_pod *old_pod,
-			  const struct sx_pod *pod, const struct sx_profile *prof, const char *key)
+			  const struct sx_pod *pod, const struct sx_profile *prof,
+			  unsigned prof_idx, const char *key)
 {
 	struct qpod *e = lookup(q, key);
 
@@ -450,17 +494,22 @@ static void upsert_locked(struct sx_queue *q, const struct sx_pod *old_pod,
 			return;
 		e->pod = sx_pod_ref(pod);
 		e->prof = prof;
+		e->prof_idx = prof_idx;
+		e->gating = -1;
 		e->timestamp = q->now(q->now_ctx);
 		to_active(q, e);
 	} else {
 		sx_pod_unref(e->pod);
 		e->pod = sx_pod_ref(pod);
 		e->prof = prof;
+		e->prof_idx = prof_idx;
 		e->gone = false;
 		if (e->where == W_ACTIVE)
 			heap_fix(q, &q->active, e);
+		else if (e->where == W_BACKOFF)
+			heap_fix(q, backoff_heap(q, e), e);
 		else if (e->where == W_UNSCHED)
-			to_active_or_backoff(q, e, q->now(q->now_ctx)); /* the update may help */
+			update_unsched_locked(q, e, old_pod);
 	}
 	/* Nominator: a nomination in the object wins; a cleared one clears. */
 	if (pod->nominated_node != SX_STR_EMPTY)
@@ -469,54 +518,134 @@ static void upsert_locked(struct sx_queue *q, const struct sx_pod *old_pod,
 		set_nominated(q, e, SX_STR_EMPTY);
 }
 
+/* Events about a pod that is not (or no longer) ours to schedule. */
+static void foreign_pod_event(struct sx_queue *q, const struct sx_pod *old_pod,
+			      const struct sx_pod *new_pod)
+{
+	struct sx_cluster_event ev = { SX_RES_ASSIGNED_POD, SX_ACT_ADD, NULL };
+	uint32_t acts;
+
+	if (new_pod->node_name == SX_STR_EMPTY)
+		return; /* another scheduler's pending pod: not watched upstream */
+	if (!old_pod || old_pod->node_name == SX_STR_EMPTY) {
+		sx__queue_event_locked(q, &ev, NULL, new_pod, NULL);
+		return;
+	}
+	acts = sx_pod_update_actions(old_pod, new_pod);
+	ev.action = SX_ACT_UPDATE;
+	if (!acts)
+		sx__queue_event_locked(q, &ev, old_pod, new_pod, NULL);
+	for (uint32_t bit = 1; acts && bit <= acts; bit <<= 1)
+		if (acts & bit) {
+			ev.action = bit;
+			sx__queue_event_locked(q, &ev, old_pod, new_pod, NULL);
+		}
+}
+
 void sx_queue_pod_update(struct sx_queue *q, const struct sx_pod *old_pod,
 			 const struct sx_pod *new_pod)
 {
 	char key[512];
 	const struct sx_profile *prof;
+	unsigned idx = 0;
 
 	if (!new_pod)
 		return;
 	pod_key(new_pod, key, sizeof(key));
-	prof = profile_of(q, new_pod);
+	prof = profile_of(q, new_pod, &idx);
 	pthread_mutex_lock(&q->mu);
 	if (prof && schedulable(new_pod)) {
-		upsert_locked(q, old_pod, new_pod, prof, key);
+		upsert_locked(q, old_pod, new_pod, prof, idx, key);
 	} else {
 		remove_locked(q, key);
-		if (new_pod->node_name != SX_STR_EMPTY)
-			move_all_locked(q); /* an assigned pod changed */
+		foreign_pod_event(q, old_pod, new_pod);
 	}
 	pthread_mutex_unlock(&q->mu);
 }
 
 void sx_queue_pod_delete(struct sx_queue *q, const struct sx_pod *pod)
 {
+	struct sx_cluster_event ev = { SX_RES_ASSIGNED_POD, SX_ACT_DELETE, NULL };
 	char key[512];
+	unsigned idx;
 
 	pod_key(pod, key, sizeof(key));
+	if (pod->node_name == SX_STR_EMPTY) {
+		if (!profile_of(q, pod, &idx))
+			return; /* not watched upstream */
+		ev.resource = SX_RES_UNSCHEDULED_POD;
+	}
 	pthread_mutex_lock(&q->mu);
 	remove_locked(q, key);
-	move_all_locked(q);
+	sx__queue_event_locked(q, &ev, pod, NULL, NULL);
 	pthread_mutex_unlock(&q->mu);
 }
 
 void sx_queue_node_event(struct sx_queue *q, const struct sx_node *old_node,
 			 const struct sx_node *new_node)
 {
-	(void)old_node;
-	if (!new_node)
-		return; /* a node going away never makes a pod fit */
+	struct sx_cluster_event ev = { SX_RES_NODE, SX_ACT_ADD, NULL };
+	uint32_t acts;
+
+	if (!old_node && !new_node)
+		return;
 	pthread_mutex_lock(&q->mu);
-	move_all_locked(q);
+	if (!old_node || !new_node) {
+		ev.action = old_node ? SX_ACT_DELETE : SX_ACT_ADD;
+		sx__queue_event_locked(q, &ev, old_node, new_node, NULL);
+		pthread_mutex_unlock(&q->mu);
+		return;
+	}
+	acts = sx_node_update_actions(old_node, new_node);
+	for (uint32_t bit = 1; acts && bit <= acts; bit <<= 1)
+		if (acts & bit) {
+			ev.action = bit;
+			sx__queue_event_locked(q, &ev, old_node, new_node, NULL);
+		}
 	pthread_mutex_unlock(&q->mu);
 }
 
 void sx_queue_move_all(struct sx_queue *q, const char *event)
 {
-	(void)event;
+	struct sx_cluster_event ev = { SX_RES_WILDCARD, SX_ACT_ALL, event };
+
 	pthread_mutex_lock(&q->mu);
-	move_all_locked(q);
+	sx__queue_event_locked(q, &ev, NULL, NULL, NULL);
+	pthread_mutex_unlock(&q->mu);
+}
+
+void sx_queue_cluster_event(struct sx_queue *q, enum sx_event_resource res, uint32_t action,
+			    const void *old_obj, const void *new_obj)
+{
+	struct sx_cluster_event ev = { (uint8_t)res, action, NULL };
+
+	pthread_mutex_lock(&q->mu);
+	sx__queue_event_locked(q, &ev, old_obj, new_obj, NULL);
+	pthread_mutex_unlock(&q->mu);
+}
+
+void sx_queue_assigned_pod_deleted(struct sx_queue *q, const struct sx_pod *pod, bool skip_self)
+{
+	struct sx_cluster_event ev = { SX_RES_ASSIGNED_POD, SX_ACT_DELETE, NULL };
+	char key[512];
+
+	pthread_mutex_lock(&q->mu);
+	sx__queue_event_locked(q, &ev, pod, NULL,
+			       skip_self ? lookup(q, pod_key(pod, key, sizeof(key))) : NULL);
+	pthread_mutex_unlock(&q->mu);
+}
+
+void sx_queue_activate(struct sx_queue *q, const struct sx_pod *pod)
+{
+	char key[512];
+	struct qpod *e;
+
+	pthread_mutex_lock(&q->mu);
+	e = lookup(q, pod_key(pod, key, sizeof(key)));
+	if (e && (e->where == W_UNSCHED || e->where == W_BACKOFF)) {
+		to_active(q, e);
+		q->stats.moved++;
+	}
 	pthread_mutex_unlock(&q->mu);
 }
 
@@ -528,6 +657,8 @@ static void flush_locked(struct sx_queue *q)
 
 	while (q->backoff.n > 0 && !backing_off(q, q->backoff.items[0], now))
 		to_active(q, q->backoff.items[0]);
+	while (q->err_backoff.n > 0 && !backing_off(q, q->err_backoff.items[0], now))
+		to_active(q, q->err_backoff.items[0]);
 	if (q->nunsched == 0 || now - q->last_unsched_flush < 1.0)
 		return;
 	q->last_unsched_flush = now;
@@ -550,15 +681,19 @@ void sx_queue_flush(struct sx_queue *q)
 	pthread_mutex_unlock(&q->mu);
 }
 
-static void pop_locked(struct sx_queue *q, struct sx_queue_item *out)
+/* Pops e (the head of activeQ or of the rejection backoff heap): it is in
+ * flight, its rejectors are reset for the new attempt. */
+static void pop_locked(struct sx_queue *q, struct qpod *e, struct sx_queue_item *out)
 {
-	struct qpod *e = q->active.items[0];
-
 	detach(q, e);
 	e->where = W_INFLIGHT;
 	q->ninflight++;
+	sx__queue_inflight_add(q, e);
 	e->attempts++;
-	e->pop_moves = q->moves;
+	e->unsched = e->pending = 0;
+	e->gating = -1;
+	if (e->initial_attempt == 0)
+		e->initial_attempt = q->now(q->now_ctx);
 	out->pod = sx_pod_ref(e->pod);
 	out->profile = e->prof;
 	out->attempts = e->attempts;
@@ -581,6 +716,24 @@ static void timed_wait(struct sx_queue *q, double s)
 	pthread_cond_timedwait(&q->cond, &q->mu, &ts);
 }
 
+/* Seconds until the next backoff completes, at most `wait`. */
+static double next_backoff_wait(struct sx_queue *q, double wait)
+{
+	const struct heap *hs[2] = { &q->backoff, &q->err_backoff };
+
+	for (int i = 0; i < 2; i++) {
+		double due;
+
+		if (hs[i]->n == 0)
+			continue;
+		due = window(q, hs[i]->items[0]->expiry) + (q->pop_from_backoff ? 1 : 0) -
+		      q->now(q->now_ctx);
+		if (due < wait)
+			wait = due > 0.001 ? due : 0.001;
+	}
+	return wait;
+}
+
 int sx_queue_pop(struct sx_queue *q, double timeout_s, struct sx_queue_item *out)
 {
 	double deadline = sx_now_s() + timeout_s;
@@ -589,29 +742,24 @@ int sx_queue_pop(struct sx_queue *q, double timeout_s, struct sx_queue_item *out
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&q->mu);
 	for (;;) {
-		double left, wait;
+		double left;
 
 		if (q->closed) {
 			rc = SX_EIO;
 			break;
 		}
 		flush_locked(q);
-		if (q->active.n > 0) {
-			pop_locked(q, out);
+		if (q->active.n > 0 || (q->pop_from_backoff && q->backoff.n > 0)) {
+			if (q->active.n == 0)
+				q->stats.backoff_pops++;
+			pop_locked(q, q->active.n ? q->active.items[0] : q->backoff.items[0], out);
 			rc = 0;
 			break;
 		}
 		left = deadline - sx_now_s();
 		if (left <= 0)
 			break;
-		wait = left < 1.0 ? left : 1.0; /* backoff flush period */
-		if (q->backoff.n > 0) {
-			double due = q->backoff.items[0]->expiry - q->now(q->now_ctx);
-
-			if (due < wait)
-				wait = due > 0.001 ? due : 0.001;
-		}
-		timed_wait(q, wait);
+		timed_wait(q, next_backoff_wait(q, left < 1.0 ? left : 1.0));
 	}
 	pthread_mutex_unlock(&q->mu);
 	return rc;
@@ -625,8 +773,11 @@ static struct qpod *inflight_entry(struct sx_queue *q, const struct sx_pod *pod)
 	return (e && e->where == W_INFLIGHT) ? e : NULL;
 }
 
-int sx_queue_requeue(struct sx_queue *q, const struct sx_pod *pod, bool rejected)
+int sx_queue_requeue_rejectors(struct sx_queue *q, const struct sx_pod *pod,
+			       const struct sx_rejectors *rej)
 {
+	bool rejected = rej && (rej->unschedulable | rej->pending);
+	enum strategy st;
 	struct qpod *e;
 	double now;
 	int rc = 0;
@@ -643,20 +794,28 @@ int sx_queue_requeue(struct sx_queue *q, const struct sx_pod *pod, bool rejected
 	if (rejected) {
 		e->unsched_count++;
 		e->err_count = 0;
+		e->unsched = rej->unschedulable;
+		e->pending = rej->pending;
 	} else {
 		e->err_count++;
 	}
+	e->err_backoff = !rejected;
 	e->timestamp = now;
 	e->expiry = now + sx_queue_backoff_duration(q->cfg->pod_initial_backoff_s,
 						    q->cfg->pod_max_backoff_s,
 						    rejected ? e->unsched_count : e->err_count);
-	if (!rejected || q->moves != e->pop_moves)
-		to_active_or_backoff(q, e, now);
-	else
-		to_unsched(q, e, false);
+	st = rejected ? sx__queue_replay(q, e) : S_AFTER_BACKOFF;
+	sx__queue_requeue_strategy(q, e, st, now);
 out:
 	pthread_mutex_unlock(&q->mu);
 	return rc;
+}
+
+int sx_queue_requeue(struct sx_queue *q, const struct sx_pod *pod, bool rejected)
+{
+	struct sx_rejectors r = { rejected ? SX_REJ_ANY : 0, 0 };
+
+	return sx_queue_requeue_rejectors(q, pod, &r);
 }
 
 void sx_queue_done(struct sx_queue *q, const struct sx_pod *pod)
@@ -697,10 +856,24 @@ void sx_queue_lengths(struct sx_queue *q, struct sx_queue_lengths *out)
 {
 	pthread_mutex_lock(&q->mu);
 	out->active = q->active.n;
-	out->backoff = q->backoff.n;
+	out->backoff = q->backoff.n + q->err_backoff.n;
 	out->unschedulable = q->nunsched - q->ngated;
 	out->gated = q->ngated;
 	out->in_flight = q->ninflight;
+	pthread_mutex_unlock(&q->mu);
+}
+
+void sx_queue_stats(struct sx_queue *q, struct sx_queue_stats *out)
+{
+	pthread_mutex_lock(&q->mu);
+	*out = q->stats;
+	pthread_mutex_unlock(&q->mu);
+}
+
+void sx_queue_set_pop_from_backoff(struct sx_queue *q, bool on)
+{
+	pthread_mutex_lock(&q->mu);
+	q->pop_from_backoff = on;
 	pthread_mutex_unlock(&q->mu);
 }
 

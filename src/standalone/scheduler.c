@@ -302,16 +302,21 @@ static void update_gauges(struct sx_scheduler *s)
 /* Condition, event, nomination and requeue for a failed attempt. msg is the
  * FitError text or the error; nominated: SX_STR_EMPTY = leave it, unless
  * clear_nominated (binding failures clear it). */
-static void handle_failure(struct sx_scheduler *s, const struct sx_profile *prof,
-			   const struct sx_pod *pod, const char *msg, bool rejected,
-			   sx_str nominated, bool clear_nominated, double start)
+static void handle_failure_rej(struct sx_scheduler *s, const struct sx_profile *prof,
+			       const struct sx_pod *pod, const char *msg, bool rejected,
+			       sx_str nominated, bool clear_nominated, double start,
+			       const struct sx_rejectors *rej)
 {
 	struct sx_error err = { 0 };
+	struct sx_rejectors any = { rejected ? SX_REJ_ANY : 0, 0 };
 	const char *nom = NULL;
+
+	if (!rej || !rejected)
+		rej = &any;
 
 	count_attempt(s, prof, rejected ? "unschedulable" : "error", start);
 	if (!leading(s)) { /* a former leader writes nothing */
-		sx_queue_requeue(s->q, pod, rejected);
+		sx_queue_requeue_rejectors(s->q, pod, rej);
 		return;
 	}
 	sx_log(2, "scheduling %s/%s failed: %s", sx_str_get(pod->meta.ns), pod->meta.name, msg);
@@ -329,7 +334,15 @@ static void handle_failure(struct sx_scheduler *s, const struct sx_profile *prof
 				     &err) < 0)
 		sx_log(1, "patching status of %s/%s: %s", sx_str_get(pod->meta.ns),
 		       pod->meta.name, err.msg);
-	sx_queue_requeue(s->q, pod, rejected);
+	sx_queue_requeue_rejectors(s->q, pod, rej);
+}
+
+/* A failure whose rejectors are unknown (SX_REJ_ANY when rejected). */
+static void handle_failure(struct sx_scheduler *s, const struct sx_profile *prof,
+			   const struct sx_pod *pod, const char *msg, bool rejected,
+			   sx_str nominated, bool clear_nominated, double start)
+{
+	handle_failure_rej(s, prof, pod, msg, rejected, nominated, clear_nominated, start, NULL);
 }
 
 /* "0/1 nodes are available: 1 <reason>." for Reserve/Permit rejections. */
@@ -348,11 +361,13 @@ static void fail_status(struct sx_scheduler *s, const struct sx_profile *prof,
 	char buf[2048];
 	bool rejected = sx_status_is_rejected(st);
 	char *msg = rejected ? one_node_message(st) : NULL;
+	struct sx_rejectors rej = { 0, 0 };
 
+	sx_rejectors_add_status(&rej, st);
 	if (!msg)
 		sx_status_message(st, buf, sizeof(buf));
-	handle_failure(s, prof, pod, msg ? msg : buf, rejected, SX_STR_EMPTY, clear_nominated,
-		       start);
+	handle_failure_rej(s, prof, pod, msg ? msg : buf, rejected, SX_STR_EMPTY,
+			   clear_nominated, start, &rej);
 	free(msg);
 }
 
@@ -403,7 +418,7 @@ static void run_job(struct sx_scheduler *s, struct bind_job *j)
 	}
 	sx_run_unreserve(j->prof, j->cs, pod, j->node);
 	sx_cache_forget(s->o.cache, pod->meta.ns, pod->meta.name);
-	sx_queue_move_all(s->q, "AssignedPodDelete");
+	sx_queue_assigned_pod_deleted(s->q, pod, sx_status_is_rejected(st));
 	fail_status(s, j->prof, pod, st, true, j->start);
 	sx_status_free(st);
 }
@@ -538,6 +553,7 @@ static void fit_error(struct sx_scheduler *s, const struct sx_profile *prof,
 		      struct sx_cycle_result *res, double start)
 {
 	struct sx_post_filter_result pfr = { SX_STR_EMPTY };
+	struct sx_rejectors rej = { 0, 0 };
 	char pf_msg[4096] = "";
 	char *msg;
 
@@ -558,8 +574,9 @@ static void fit_error(struct sx_scheduler *s, const struct sx_profile *prof,
 			sx_metrics_inc(s->o.metrics, "scheduler_preemption_attempts_total", NULL, 1);
 	}
 	msg = res->message && !pf_msg[0] ? NULL : sx_fit_error_message(res, pf_msg);
-	handle_failure(s, prof, pod, msg ? msg : res->message ? res->message : "", true,
-		       pfr.nominated_node, false, start);
+	sx_rejectors_from_result(&rej, res);
+	handle_failure_rej(s, prof, pod, msg ? msg : res->message ? res->message : "", true,
+			   pfr.nominated_node, false, start, &rej);
 	free(msg);
 }
 
