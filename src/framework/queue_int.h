@@ -7,6 +7,7 @@
 #include <pthread.h>
 
 #include "schedext/queue.h"
+#include "schedext/registry.h"
 
 enum where { W_NONE, W_ACTIVE, W_BACKOFF, W_UNSCHED, W_INFLIGHT };
 

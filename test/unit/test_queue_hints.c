@@ -12,6 +12,9 @@
 #include "harness.h"
 #include "schedext/decode.h"
 #include "schedext/queue.h"
+#include "schedext/registry.h"
+
+#define BIT(name) (1ull << sx_plugin_index(name))
 
 static double fake_now;
 
@@ -147,7 +150,7 @@ static void test_fit_rejected_5000(void)
 
 	setup(&f);
 	rej = rejectors_of(&f, probe);
-	CHECK(rej.unschedulable == 1ull << SX_SLOT_node_resources_fit);
+	CHECK(rej.unschedulable == BIT("NodeResourcesFit"));
 	CHECK(rej.pending == 0);
 	fill_unschedulable(&f, 5000, &rej);
 	sx_queue_lengths(f.q, &l);
@@ -182,7 +185,7 @@ static void test_fit_rejected_5000(void)
 static void test_fit_allocatable_growth(void)
 {
 	struct fixture f;
-	struct sx_rejectors rej = { 1ull << SX_SLOT_node_resources_fit, 0 };
+	struct sx_rejectors rej = { BIT("NodeResourcesFit"), 0 };
 	struct sx_node *small = make_node("n", 1000, ""), *grown = make_node("n", 4000, "");
 
 	setup(&f);
@@ -202,8 +205,8 @@ static void test_fit_allocatable_growth(void)
 static void test_only_rejectors_hints_count(void)
 {
 	struct fixture f;
-	struct sx_rejectors fit = { 1ull << SX_SLOT_node_resources_fit, 0 };
-	struct sx_rejectors taint = { 1ull << SX_SLOT_taint_toleration, 0 };
+	struct sx_rejectors fit = { BIT("NodeResourcesFit"), 0 };
+	struct sx_rejectors taint = { BIT("TaintToleration"), 0 };
 	struct sx_queue_item it;
 	struct sx_pod *a = make_pod("a", NULL), *b = make_pod("b", NULL);
 	struct sx_pod *gone = make_pod("gone", "\"nodeName\":\"n1\"");
@@ -232,7 +235,7 @@ static void test_only_rejectors_hints_count(void)
 static void test_in_flight_events_replayed(void)
 {
 	struct fixture f;
-	struct sx_rejectors fit = { 1ull << SX_SLOT_node_resources_fit, 0 };
+	struct sx_rejectors fit = { BIT("NodeResourcesFit"), 0 };
 	struct sx_queue_item it;
 	struct sx_pod *a = make_pod("a", "\"containers\":[{\"name\":\"c\",\"resources\":"
 					 "{\"requests\":{\"cpu\":\"2\"}}}]");
@@ -265,7 +268,7 @@ static void test_in_flight_events_replayed(void)
 static void test_pending_and_error(void)
 {
 	struct fixture f;
-	struct sx_rejectors pend = { 0, 1ull << SX_SLOT_node_resources_fit };
+	struct sx_rejectors pend = { 0, BIT("NodeResourcesFit") };
 	struct sx_queue_item it;
 	struct sx_pod *a = make_pod("a", NULL);
 	struct sx_node *big = make_node("big", 64000, "");
