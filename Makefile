@@ -4,6 +4,7 @@
 #   make test       install deps, build, run every unit and integration test
 #   make test SANITIZE=address,undefined | SANITIZE=thread
 #   make bench [QUICK=1], make format, make clean, make install-deps
+#   make soak [SOAK_MINUTES=N] [BUILD=build-soak]   (test/soak/soak.py)
 #   make fuzz [FUZZ_SECONDS=N] [FUZZ_TARGETS="a b"]   (test/fuzz/README.md)
 
 CC       ?= cc
@@ -62,7 +63,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := build-fuzz
 
 .PHONY: all run test unit integration bench clean format install-deps check-deps tools \
-	fuzz fuzz-bins install-fuzz-deps
+	fuzz fuzz-bins install-fuzz-deps soak
 all: $(BIN)
 
 $(BUILD)/obj/%.o: %.c
@@ -123,6 +124,14 @@ fuzz: install-fuzz-deps
 	@$(MAKE) --no-print-directory CC=clang SANITIZE=address,undefined BUILD=$(FUZZ_BUILD) \
 	  FUZZ_ENGINE=1 fuzz-bins
 	@FUZZ_SECONDS="$(FUZZ_SECONDS)" ./test/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_TARGETS)
+
+# Extender load + watch churn under every fake-API fault + standalone
+# scheduling for SOAK_MINUTES; prints RSS/fds/threads/cache every minute and
+# the final convergence check; fails on a crash, divergence or growth.
+SOAK_MINUTES ?= 10
+soak: install-deps
+	@$(MAKE) --no-print-directory all
+	nice -n 10 python3 test/soak/soak.py --bin $(BIN) --minutes $(SOAK_MINUTES)
 
 check-deps:
 	@pkg-config --exists $(PKGS) || { echo "missing libraries: run make install-deps"; exit 1; }
