@@ -36,7 +36,7 @@ import urllib.error
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FAKEAPI = os.path.join(ROOT, "test", "fakeapi", "fakeapi.py")
+FAKEAPI = os.environ.get("FAKEAPI") or os.path.join(ROOT, "test", "fakeapi", "fakeapi.py")
 GROWTH = 0.05
 ZONES = ["z1", "z2", "z3"]
 
