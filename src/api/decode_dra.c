@@ -668,6 +668,8 @@ const struct sx_dra_attr *sx_dra_lookup_attr(const struct sx_dra_device *dev, sx
 	const char *slash = strchr(qualified, '/');
 	size_t dlen;
 
+	if (dev->nattrs == 0)
+		return NULL;
 	a = bsearch(&key, dev->attrs, dev->nattrs, sizeof(*a), attr_cmp);
 	if (a || !slash)
 		return a;

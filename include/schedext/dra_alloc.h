@@ -1,0 +1,149 @@
+/* The structured-parameters allocator of Dynamic Resource Allocation, as
+ * kube-scheduler 1.34's "stable" implementation
+ * (staging/src/k8s.io/dynamic-resource-allocation/structured) with the
+ * 1.34 default feature gates: DRAAdminAccess and DRAPrioritizedList on,
+ * DRAPartitionableDevices, DRADeviceTaints, DRAConsumableCapacity,
+ * DRADeviceBindingConditions and DRAExtendedResource off (devices that
+ * consume counters or carry binding conditions are never picked; slices
+ * using perDeviceNodeSelection or sharedCounters are ignored).
+ *
+ * Pieces:
+ *  - sx_dra_index: the snapshot's ResourceSlices indexed by node name and
+ *    by pool (built once per slice set, shared, thread-safe to read);
+ *  - sx_dra_allocated: the set of devices in use (allocated claims plus
+ *    allocations in flight);
+ *  - sx_dra_allocate(): the backtracking search for one node, in
+ *    upstream's order (claims, requests, subrequests in order; pools
+ *    sorted by driver then pool name, slices by name, devices in order),
+ *    so the same inputs give the same allocation.
+ *
+ * Device selectors are evaluated by a callback so the allocator does not
+ * depend on the CEL module; results are memoized per (slice object,
+ * device, expression) because they do not depend on the node.
+ */
+#ifndef SCHEDEXT_DRA_ALLOC_H
+#define SCHEDEXT_DRA_ALLOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "schedext/cache.h"
+#include "schedext/dra.h"
+
+struct sx_dra_index;
+struct sx_dra_allocated;
+
+#define SX_DRA_ERR_LEN 512
+
+/* ---------- selector evaluation ---------- */
+
+enum sx_dra_match {
+	SX_DRA_NO_MATCH = 0,
+	SX_DRA_MATCH = 1,
+	SX_DRA_COMPILE_ERROR = -1, /* message in err: the compiler's text */
+	SX_DRA_RUNTIME_ERROR = -2, /* message in err: the evaluator's text */
+};
+
+/* Evaluates one selector expression against a device of `driver`. Called
+ * concurrently from Filter threads. */
+typedef int (*sx_dra_match_fn)(void *ctx, const char *expr, sx_str driver, sx_str pool,
+			       const struct sx_dra_device *dev, char *err, size_t errlen);
+
+/* ---------- the slice index ---------- */
+
+/* Indexes snap's ResourceSlices. NULL on OOM. Refcounted, immutable. */
+struct sx_dra_index *sx_dra_index_new(const struct sx_snapshot *snap);
+struct sx_dra_index *sx_dra_index_ref(struct sx_dra_index *ix);
+void sx_dra_index_unref(struct sx_dra_index *ix);
+/* The index of snap, shared by every snapshot with the same slice set
+ * (one cached per process); a new reference, NULL on OOM. */
+struct sx_dra_index *sx_dra_index_get(const struct sx_snapshot *snap);
+
+/* ---------- devices in use ---------- */
+
+struct sx_dra_allocated *sx_dra_allocated_new(void);
+void sx_dra_allocated_free(struct sx_dra_allocated *a);
+/* Adds a device; 0 or SX_ENOMEM. */
+int sx_dra_allocated_add(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device);
+bool sx_dra_allocated_has(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+			  sx_str device);
+/* Adds the non-admin-access results of an allocation. */
+int sx_dra_allocated_add_allocation(struct sx_dra_allocated *a,
+				    const struct sx_dra_allocation *alloc);
+
+/* ---------- allocation ---------- */
+
+struct sx_dra_features {
+	bool admin_access;     /* DRAAdminAccess (1.34: beta, on) */
+	bool prioritized_list; /* DRAPrioritizedList (1.34: beta, on) */
+};
+
+/* A claim to allocate: its identity (for messages) and spec. */
+struct sx_dra_claim_in {
+	const char *ns, *name;
+	const struct sx_dra_claim_spec *spec;
+};
+
+/* Everything the allocator reads; all borrowed. */
+struct sx_dra_alloc_env {
+	struct sx_dra_features features;
+	const struct sx_dra_index *index;
+	const struct sx_dra_allocated *allocated;
+	/* Class lookup by name: NULL when the class does not exist. */
+	const struct sx_dra_object *(*get_class)(void *ctx, const char *name);
+	void *class_ctx;
+	sx_dra_match_fn match;
+	void *match_ctx;
+	uint64_t deadline_ns; /* sx_now_ns() limit (filterTimeout); 0 = none */
+};
+
+/* A device picked for a request. */
+struct sx_dra_pick {
+	char request[256]; /* "req" or "req/sub" */
+	sx_str driver, pool, device;
+	bool admin_access;  /* set from adminAccess: true */
+	const struct sx_dra_object *slice; /* where it came from (borrowed) */
+};
+
+struct sx_dra_claim_out {
+	uint32_t npicks;
+	struct sx_dra_pick picks[SX_DRA_ALLOCATION_RESULTS_MAX];
+	/* Configs in upstream order: class configs once per class (requests
+	 * listed), then the claim's; opaque JSON borrowed from class/claim. */
+	uint32_t nconfig;
+	struct sx_dra_out_config {
+		uint8_t source; /* enum sx_dra_config_source */
+		uint32_t nrequests; /* 0 = every request */
+		const char *requests[SX_DRA_ALLOCATION_RESULTS_MAX];
+		const char *opaque;
+	} *config;
+	/* The allocation's node selector: node_name set = matchFields on
+	 * metadata.name; else nterm requirements of one term (labels and
+	 * fields, from slice selectors), none = every node. */
+	sx_str node_name;
+	uint32_t nexprs, nfields;
+	const struct sx_requirement *exprs[16], *fields[16];
+};
+
+enum sx_dra_alloc_rc {
+	SX_DRA_ALLOCATED = 1,
+	SX_DRA_UNSATISFIED = 0,
+	SX_DRA_TIMEOUT = -1000,   /* filterTimeout expired */
+	SX_DRA_NODE_FAILED = -1001, /* ErrFailedAllocationOnNode: message in err */
+	SX_DRA_FATAL = -1002,     /* broken claim/class/selector: message in err */
+};
+
+/* Allocates claims[0..n) for node. On SX_DRA_ALLOCATED out[0..n) are
+ * filled (free with sx_dra_claim_out_clear). Thread-safe: any number of
+ * calls may run at once on one env. */
+int sx_dra_allocate(const struct sx_dra_alloc_env *env, const struct sx_node *node,
+		    const struct sx_dra_claim_in *claims, uint32_t n,
+		    struct sx_dra_claim_out *out, char *err, size_t errlen);
+void sx_dra_claim_out_clear(struct sx_dra_claim_out *out);
+
+/* upstream NodeMatches for a slice/device: nodeName, allNodes, selector. */
+bool sx_dra_node_matches(const struct sx_node *node, sx_str node_name, bool all_nodes,
+			 const struct sx_node_selector *sel);
+
+#endif /* SCHEDEXT_DRA_ALLOC_H */

@@ -1,0 +1,478 @@
+/* The backtracking search of the structured allocator (dra_alloc.h), a
+ * port of upstream's stable allocator: claims in order, requests in order,
+ * one subrequest of a firstAvailable list after the other, and for each
+ * required device the candidates in pool order. The first full solution
+ * wins. Results and configs are assembled in dra_result.c. */
+#include "dra_alloc_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ERR_MAXSIZE (-2000) /* errAllocationResultMaxSizeExceeded */
+
+static int fail(struct alloc *a, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct alloc *a, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(a->err, a->errlen, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+const char *sx__dra_kobj(const struct sx_dra_claim_in *c, char *buf, size_t len)
+{
+	if (c->ns && *c->ns)
+		snprintf(buf, len, "%s/%s", c->ns, c->name ? c->name : "");
+	else
+		snprintf(buf, len, "%s", c->name ? c->name : "");
+	return buf;
+}
+
+static const char *claim_kobj(struct alloc *a, uint32_t ci)
+{
+	return sx__dra_kobj(&a->claims[ci], a->kobj, sizeof(a->kobj));
+}
+
+/* ---------- pools for the node ---------- */
+
+static int slice_pool_cmp(const void *x, const void *y, void *arg)
+{
+	const struct sx_dra_index *ix = arg;
+	const struct sx_dra_slice *a = &ix->slices[*(const uint32_t *)x]->u.slice;
+	const struct sx_dra_slice *b = &ix->slices[*(const uint32_t *)y]->u.slice;
+	int c = sx__dra_pool_cmp(a->driver, a->pool, b->driver, b->pool);
+
+	if (c)
+		return c;
+	return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
+static bool slice_usable(const struct sx_dra_slice *s)
+{
+	/* DRAPartitionableDevices off: such slices are ignored. */
+	return !s->has_per_device && !s->shared_counters;
+}
+
+static bool duplicate_names(const struct sx_dra_index *ix, const uint32_t *sl, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct sx_dra_slice *a = &ix->slices[sl[i]]->u.slice;
+
+		for (uint32_t d = 0; d < a->ndevices; d++)
+			for (uint32_t j = i; j < n; j++) {
+				const struct sx_dra_slice *b = &ix->slices[sl[j]]->u.slice;
+
+				for (uint32_t e = j == i ? d + 1 : 0; e < b->ndevices; e++)
+					if (a->devices[d].name == b->devices[e].name)
+						return true;
+			}
+	}
+	return false;
+}
+
+/* One pool from the node-relevant slices sl[0..n) of one (driver, pool). */
+static void make_pool(struct alloc *a, uint32_t *sl, uint32_t n)
+{
+	const struct sx_dra_index *ix = a->env->index;
+	const struct sx_dra_slice *first = &ix->slices[sl[0]]->u.slice;
+	const struct dra_pool_info *pi = sx__dra_pool_find(ix, first->driver, first->pool);
+	struct pool *p = &a->pools[a->npools];
+	int64_t gen = 0;
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (ix->slices[sl[i]]->u.slice.generation > gen)
+			gen = ix->slices[sl[i]]->u.slice.generation;
+	for (uint32_t i = 0; i < n; i++)
+		if (ix->slices[sl[i]]->u.slice.generation == gen)
+			sl[k++] = sl[i];
+	*p = (struct pool){ first->driver, first->pool, false, false, k, sl };
+	if ((int64_t)k != ix->slices[sl[0]]->u.slice.slice_count) {
+		/* Slices irrelevant for the node may complete the pool, or a
+		 * newer generation may be under way (then skip the pool). */
+		if (pi && pi->max_gen > gen)
+			return;
+		if (!pi || (int64_t)pi->count_at_max != ix->slices[sl[0]]->u.slice.slice_count) {
+			p->incomplete = true;
+			a->npools++;
+			return;
+		}
+	}
+	p->invalid = duplicate_names(ix, sl, k);
+	a->npools++;
+}
+
+int sx__dra_gather_pools(struct alloc *a)
+{
+	const struct sx_dra_index *ix = a->env->index;
+	uint32_t first, n = 0, nn;
+
+	nn = a->node ? sx__dra_node_slices(ix, a->node->name_id, &first) : 0;
+	a->pool_slices = sx_calloc(nn + ix->nglobal + 1, sizeof(uint32_t));
+	a->pools = sx_calloc(nn + ix->nglobal + 1, sizeof(*a->pools));
+	if (!a->pool_slices || !a->pools)
+		return fail(a, SX_DRA_FATAL, "out of memory");
+	for (uint32_t i = 0; i < nn; i++)
+		if (slice_usable(&ix->slices[ix->by_node[first + i].slice]->u.slice))
+			a->pool_slices[n++] = ix->by_node[first + i].slice;
+	for (uint32_t i = 0; i < ix->nglobal; i++) {
+		const struct sx_dra_slice *s = &ix->slices[ix->global[i]]->u.slice;
+
+		if (slice_usable(s) && sx_dra_node_matches(a->node, SX_STR_EMPTY, s->all_nodes,
+							     s->node_selector))
+			a->pool_slices[n++] = ix->global[i];
+	}
+	qsort_r(a->pool_slices, n, sizeof(uint32_t), slice_pool_cmp, (void *)ix);
+	for (uint32_t i = 0; i < n;) {
+		const struct sx_dra_slice *s = &ix->slices[a->pool_slices[i]]->u.slice;
+		uint32_t j = i + 1;
+
+		while (j < n && sx__dra_pool_cmp(s->driver, s->pool,
+						 ix->slices[a->pool_slices[j]]->u.slice.driver,
+						 ix->slices[a->pool_slices[j]]->u.slice.pool) == 0)
+			j++;
+		make_pool(a, a->pool_slices + i, j - i);
+		i = j;
+	}
+	return 0;
+}
+
+/* ---------- selectors ---------- */
+
+static int memo_get(const struct sx_dra_index *ix, uint32_t row, sx_str id)
+{
+	for (int k = 0; k < SX__DRA_MEMO; k++) {
+		uint64_t v = atomic_load_explicit(&ix->memo[(size_t)row * SX__DRA_MEMO + k],
+						  memory_order_relaxed);
+
+		if (v && (sx_str)(v >> 2) == id)
+			return (int)(v & 3) - 1;
+	}
+	return -1;
+}
+
+static void memo_put(const struct sx_dra_index *ix, uint32_t row, sx_str id, bool match)
+{
+	_Atomic uint64_t *m = &ix->memo[(size_t)row * SX__DRA_MEMO];
+	uint64_t v = ((uint64_t)id << 2) | (match ? 2 : 1);
+	int k = atomic_load_explicit(&m[0], memory_order_relaxed) == 0 ? 0 : 1;
+
+	atomic_store_explicit(&m[k], v, memory_order_relaxed);
+}
+
+/* Every selector matches: 1, 0, or SX_DRA_FATAL with the message. */
+static int selectors_match(struct alloc *a, uint32_t ci, const struct sx_dra_object *cls,
+			   char *const *exprs, const sx_str *ids, uint32_t n, struct devref d)
+{
+	const struct sx_dra_slice *s = &d.slice->u.slice;
+	const struct sx_dra_device *dev = &s->devices[d.dev];
+	uint32_t row = a->env->index->dev_base[d.slice_ix] + d.dev;
+	char msg[SX_DRA_ERR_LEN];
+
+	for (uint32_t i = 0; i < n; i++) {
+		int m = memo_get(a->env->index, row, ids[i]);
+
+		if (m < 0) {
+			msg[0] = '\0';
+			m = a->env->match(a->env->match_ctx, exprs[i], s->driver, s->pool, dev, msg,
+					  sizeof(msg));
+			if (m == SX_DRA_COMPILE_ERROR)
+				return cls ? fail(a, SX_DRA_FATAL, "class %s: selector #%u: CEL compile error: %s",
+						  cls->meta.name, i, msg)
+					   : fail(a, SX_DRA_FATAL, "claim %s: selector #%u: CEL compile error: %s",
+						  claim_kobj(a, ci), i, msg);
+			if (m < 0)
+				return cls ? fail(a, SX_DRA_FATAL,
+						  "class %s: selector #%u on device %s/%s/%s: CEL runtime error: %s",
+						  cls->meta.name, i, sx_str_get(s->driver), sx_str_get(s->pool),
+						  sx_str_get(dev->name), msg)
+					   : fail(a, SX_DRA_FATAL,
+						  "claim %s: selector #%u on device %s/%s/%s: CEL runtime error: %s",
+						  claim_kobj(a, ci), i, sx_str_get(s->driver), sx_str_get(s->pool),
+						  sx_str_get(dev->name), msg);
+			memo_put(a->env->index, row, ids[i], m == SX_DRA_MATCH);
+		}
+		if (!m)
+			return 0;
+	}
+	return 1;
+}
+
+int sx__dra_selectable(struct alloc *a, uint32_t ci, const struct rdata *rd, struct devref d)
+{
+	int rc;
+
+	if (d.slice->u.slice.devices[d.dev].binding_conditions)
+		return 0; /* DRADeviceBindingConditions off */
+	rc = selectors_match(a, ci, rd->cls, rd->cls->u.cls.selectors, rd->class_ids,
+			     rd->cls->u.cls.nselectors, d);
+	if (rc != 1)
+		return rc;
+	return selectors_match(a, ci, NULL, rd->req->selectors, rd->req_ids, rd->req->nselectors, d);
+}
+
+/* ---------- constraints and devices in use ---------- */
+
+static bool constraint_applies(const struct cons *c, const char *req, const char *sub)
+{
+	char full[512];
+
+	if (c->c->nrequests == 0)
+		return true;
+	if (sub)
+		snprintf(full, sizeof(full), "%s/%s", req, sub);
+	for (uint32_t i = 0; i < c->c->nrequests; i++)
+		if (strcmp(c->c->requests[i], req) == 0 || (sub && strcmp(c->c->requests[i], full) == 0))
+			return true;
+	return false;
+}
+
+static bool attr_equal(const struct sx_dra_attr *x, const struct sx_dra_attr *y)
+{
+	if (x->type != y->type)
+		return false;
+	switch (x->type) {
+	case SX_DRA_ATTR_INT:
+		return x->i == y->i;
+	case SX_DRA_ATTR_BOOL:
+		return x->b == y->b;
+	default:
+		return strcmp(x->s, y->s) == 0;
+	}
+}
+
+static bool cons_add(struct cons *c, const char *req, const char *sub, struct devref d)
+{
+	const struct sx_dra_slice *s = &d.slice->u.slice;
+	const struct sx_dra_attr *at;
+
+	if (!constraint_applies(c, req, sub))
+		return true;
+	at = sx_dra_lookup_attr(&s->devices[d.dev], s->driver, c->c->match_attribute);
+	if (!at)
+		return false;
+	if (c->n == 0) {
+		c->attr = at;
+		c->n = 1;
+		return true;
+	}
+	if (!attr_equal(at, c->attr))
+		return false;
+	c->n++;
+	return true;
+}
+
+static void cons_remove(struct cons *c, const char *req, const char *sub)
+{
+	if (constraint_applies(c, req, sub))
+		c->n--;
+}
+
+static bool allocating(const struct alloc *a, sx_str drv, sx_str pool, sx_str dev, int claim)
+{
+	for (uint32_t i = 0; i < a->nstack; i++)
+		if (a->stack[i].device == dev && a->stack[i].pool == pool &&
+		    a->stack[i].driver == drv && (claim < 0 || a->stack[i].claim == (uint32_t)claim))
+			return true;
+	return false;
+}
+
+static bool in_use(const struct alloc *a, const struct rdata *rd, uint32_t ci, struct devref d)
+{
+	const struct sx_dra_slice *s = &d.slice->u.slice;
+	sx_str name = s->devices[d.dev].name;
+
+	if (rd->req->admin_access)
+		return allocating(a, s->driver, s->pool, name, (int)ci);
+	return sx_dra_allocated_has(a->env->allocated, s->driver, s->pool, name) ||
+	       allocating(a, s->driver, s->pool, name, -1);
+}
+
+static void names_of(const struct rdata *rd, const char **req, const char **sub)
+{
+	*req = rd->parent ? rd->parent->name : rd->req->name;
+	*sub = rd->parent ? rd->req->name : NULL;
+}
+
+/* 1 allocated (undo with deallocate), 0 not usable, SX_DRA_FATAL. */
+static int allocate_device(struct alloc *a, uint32_t ci, const struct rdata *rd, struct devref d,
+			   bool must)
+{
+	const struct sx_dra_slice *s = &d.slice->u.slice;
+	struct sx_dra_claim_out *out = &a->out[ci];
+	const char *req, *sub;
+	struct sx_dra_pick *p;
+
+	if (in_use(a, rd, ci, d) || s->devices[d.dev].consumes_counters)
+		return 0;
+	names_of(rd, &req, &sub);
+	for (uint32_t i = 0; i < a->ncons[ci]; i++) {
+		if (cons_add(&a->cons[ci][i], req, sub, d))
+			continue;
+		if (must)
+			return fail(a, SX_DRA_FATAL, "claim %s, request %s: cannot add device %s/%s/%s because a claim constraint would not be satisfied",
+				    claim_kobj(a, ci), rd->req->name, sx_str_get(s->driver),
+				    sx_str_get(s->pool), sx_str_get(s->devices[d.dev].name));
+		while (i-- > 0)
+			cons_remove(&a->cons[ci][i], req, sub);
+		return 0;
+	}
+	a->stack[a->nstack++] = (struct inflight){ s->driver, s->pool, s->devices[d.dev].name, ci };
+	p = &out->picks[out->npicks++];
+	if (sub)
+		snprintf(p->request, sizeof(p->request), "%s/%s", req, sub);
+	else
+		snprintf(p->request, sizeof(p->request), "%s", req);
+	p->driver = s->driver;
+	p->pool = s->pool;
+	p->device = s->devices[d.dev].name;
+	p->admin_access = rd->req->admin_access;
+	p->slice = d.slice;
+	return 1;
+}
+
+static void deallocate(struct alloc *a, uint32_t ci, const struct rdata *rd)
+{
+	const char *req, *sub;
+
+	names_of(rd, &req, &sub);
+	for (uint32_t i = 0; i < a->ncons[ci]; i++)
+		cons_remove(&a->cons[ci][i], req, sub);
+	a->nstack--;
+	a->out[ci].npicks--;
+}
+
+/* ---------- the search ---------- */
+
+static int allocate_one(struct alloc *a, uint32_t ci, uint32_t ri, uint32_t si, int di,
+			bool sub_mode);
+
+static int next_claim(struct alloc *a, uint32_t ci)
+{
+	int rc = allocate_one(a, ci + 1, 0, 0, 0, false);
+
+	return rc == ERR_MAXSIZE ? 0 : rc;
+}
+
+static int try_subrequests(struct alloc *a, uint32_t ci, uint32_t ri)
+{
+	struct rreq *rq = &a->reqs[ci][ri];
+	bool all_exceeded = true;
+
+	for (uint32_t si = 0; si < rq->n; si++) {
+		int rc = allocate_one(a, ci, ri, si, 0, true);
+
+		if (rc == ERR_MAXSIZE)
+			continue;
+		all_exceeded = false;
+		if (rc < 0)
+			return rc;
+		if (rc == 1) {
+			rq->selected = si;
+			return 1;
+		}
+	}
+	return all_exceeded ? ERR_MAXSIZE : 0;
+}
+
+static int allocate_all(struct alloc *a, uint32_t ci, uint32_t ri, uint32_t si, int di,
+			bool sub_mode, const struct rdata *rd)
+{
+	int rc = allocate_device(a, ci, rd, rd->all[di], true);
+
+	if (rc <= 0)
+		return rc;
+	rc = allocate_one(a, ci, ri, si, di + 1, sub_mode);
+	if (rc != 1)
+		deallocate(a, ci, rd);
+	return rc;
+}
+
+static int try_candidates(struct alloc *a, uint32_t ci, uint32_t ri, uint32_t si, int di,
+			  bool sub_mode, const struct rdata *rd)
+{
+	const struct sx_dra_index *ix = a->env->index;
+
+	for (uint32_t p = 0; p < a->npools; p++) {
+		const struct pool *pl = &a->pools[p];
+
+		if (pl->incomplete || pl->invalid)
+			continue;
+		for (uint32_t k = 0; k < pl->nslices; k++) {
+			const struct sx_dra_object *so = ix->slices[pl->slices[k]];
+
+			for (uint32_t dv = 0; dv < so->u.slice.ndevices; dv++) {
+				struct devref d = { so, pl->slices[k], dv };
+				int rc;
+
+				if (in_use(a, rd, ci, d))
+					continue;
+				rc = sx__dra_selectable(a, ci, rd, d);
+				if (rc <= 0) {
+					if (rc < 0)
+						return rc;
+					continue;
+				}
+				rc = allocate_device(a, ci, rd, d, false);
+				if (rc < 0)
+					return rc;
+				if (rc == 0)
+					continue;
+				rc = allocate_one(a, ci, ri, si, di + 1, sub_mode);
+				if (rc == 1)
+					return 1;
+				deallocate(a, ci, rd);
+				if (rc < 0)
+					return rc;
+			}
+		}
+	}
+	return 0;
+}
+
+static int allocate_one(struct alloc *a, uint32_t ci, uint32_t ri, uint32_t si, int di,
+			bool sub_mode)
+{
+	struct rreq *rq;
+	const struct rdata *rd;
+
+	if (a->env->deadline_ns && (++a->calls & 63) == 0 && sx_now_ns() > a->env->deadline_ns)
+		return SX_DRA_TIMEOUT;
+	if (ci >= a->nclaims)
+		return 1;
+	if (ri >= a->claims[ci].spec->nrequests)
+		return next_claim(a, ci);
+	rq = &a->reqs[ci][ri];
+	if (!sub_mode && rq->sub)
+		return try_subrequests(a, ci, ri);
+	rd = &rq->rd[si];
+	if (rd->req->mode == SX_DRA_ALL && rd->nall == 0)
+		return 0;
+	if (di >= rd->num_devices)
+		return allocate_one(a, ci, ri + 1, 0, 0, false);
+	if ((int64_t)a->out[ci].npicks + rd->num_devices - di > SX_DRA_ALLOCATION_RESULTS_MAX)
+		return ERR_MAXSIZE;
+	if (rd->req->mode == SX_DRA_ALL)
+		return allocate_all(a, ci, ri, si, di, sub_mode, rd);
+	return try_candidates(a, ci, ri, si, di, sub_mode, rd);
+}
+
+int sx__dra_search(struct alloc *a)
+{
+	int rc = allocate_one(a, 0, 0, 0, 0, false);
+
+	if (rc == ERR_MAXSIZE)
+		return 0;
+	if (rc == 0) {
+		for (uint32_t p = 0; p < a->npools; p++)
+			if (a->pools[p].invalid)
+				return fail(a, SX_DRA_NODE_FAILED, "invalid resource pools were encountered");
+	}
+	return rc;
+}

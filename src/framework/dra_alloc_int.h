@@ -1,0 +1,81 @@
+/* Internals of one sx_dra_allocate() call, shared by dra_alloc.c (the
+ * search) and dra_result.c (setup and results). Not a public header. */
+#ifndef SCHEDEXT_DRA_ALLOC_INT_H
+#define SCHEDEXT_DRA_ALLOC_INT_H
+
+#include "dra_int.h"
+
+/* A device of a slice of the index. */
+struct devref {
+	const struct sx_dra_object *slice;
+	uint32_t slice_ix; /* index in the index's slices */
+	uint32_t dev;
+};
+
+/* A pool of the node: its newest relevant slices (indices). */
+struct pool {
+	sx_str driver, pool;
+	bool incomplete, invalid;
+	uint32_t nslices;
+	uint32_t *slices;
+};
+
+/* requestData: one request, or one subrequest of a firstAvailable list. */
+struct rdata {
+	const struct sx_dra_exact *req;
+	const struct sx_dra_request *parent; /* NULL unless a subrequest */
+	const struct sx_dra_object *cls;
+	sx_str *class_ids, *req_ids; /* interned selector expressions (memo keys) */
+	int num_devices;
+	uint32_t nall;
+	struct devref *all; /* allocationMode All: the devices, found at setup */
+};
+
+struct rreq {
+	bool sub;          /* firstAvailable */
+	uint32_t n;        /* entries in rd */
+	struct rdata *rd;
+	uint32_t selected; /* the subrequest that got picked */
+};
+
+struct cons {
+	const struct sx_dra_constraint *c;
+	const struct sx_dra_attr *attr;
+	int n;
+};
+
+struct inflight {
+	sx_str driver, pool, device;
+	uint32_t claim;
+};
+
+struct alloc {
+	const struct sx_dra_alloc_env *env;
+	const struct sx_node *node;
+	const struct sx_dra_claim_in *claims;
+	uint32_t nclaims;
+	struct sx_dra_claim_out *out;
+	uint32_t npools;
+	struct pool *pools;
+	uint32_t *pool_slices;
+	struct rreq **reqs;  /* [claim][request] */
+	struct cons **cons;  /* [claim][constraint] */
+	uint32_t *ncons;
+	uint32_t nstack;
+	struct inflight *stack;
+	uint64_t calls;
+	char *err;
+	size_t errlen;
+	char kobj[320];
+	void **mem; /* allocations of this call */
+	uint32_t nmem, capmem;
+};
+
+const char *sx__dra_kobj(const struct sx_dra_claim_in *c, char *buf, size_t len);
+int sx__dra_gather_pools(struct alloc *a);
+/* 1 selectable, 0 not, SX_DRA_FATAL. */
+int sx__dra_selectable(struct alloc *a, uint32_t ci, const struct rdata *rd, struct devref d);
+/* The search: SX_DRA_ALLOCATED, SX_DRA_UNSATISFIED or a negative. */
+int sx__dra_search(struct alloc *a);
+
+#endif /* SCHEDEXT_DRA_ALLOC_INT_H */

@@ -1,0 +1,309 @@
+/* ResourceSlices indexed for the allocator (dra_alloc.h): by node name,
+ * the slices every node must check (allNodes, nodeSelector), and per pool
+ * the newest generation and how many slices it has; plus the set of
+ * devices in use. */
+#include "dra_int.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedext/selector.h"
+
+/* ---------- building ---------- */
+
+static int node_ent_cmp(const void *a, const void *b)
+{
+	const struct dra_node_ent *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return x->slice < y->slice ? -1 : x->slice > y->slice;
+}
+
+int sx__dra_pool_cmp(sx_str da, sx_str pa, sx_str db, sx_str pb)
+{
+	int c = da == db ? 0 : strcmp(sx_str_get(da), sx_str_get(db));
+
+	if (c == 0 && pa != pb)
+		c = strcmp(sx_str_get(pa), sx_str_get(pb));
+	return c;
+}
+
+static int pool_info_cmp(const void *a, const void *b)
+{
+	const struct dra_pool_info *x = a, *y = b;
+
+	return sx__dra_pool_cmp(x->driver, x->pool, y->driver, y->pool);
+}
+
+/* Sorted unique pools with the newest generation's slice count. */
+static int build_pools(struct sx_dra_index *ix)
+{
+	struct dra_pool_info *p = sx_calloc(ix->nslices + 1, sizeof(*p));
+	uint32_t n = 0;
+
+	if (!p)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < ix->nslices; i++) {
+		const struct sx_dra_slice *s = &ix->slices[i]->u.slice;
+
+		p[n++] = (struct dra_pool_info){ s->driver, s->pool, s->generation, 0 };
+	}
+	qsort(p, n, sizeof(*p), pool_info_cmp);
+	ix->npools = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct dra_pool_info *last = ix->npools ? &p[ix->npools - 1] : NULL;
+
+		if (last && pool_info_cmp(last, &p[i]) == 0) {
+			if (p[i].max_gen > last->max_gen)
+				last->max_gen = p[i].max_gen;
+			continue;
+		}
+		p[ix->npools++] = p[i];
+	}
+	for (uint32_t i = 0; i < ix->nslices; i++) {
+		const struct sx_dra_slice *s = &ix->slices[i]->u.slice;
+		struct dra_pool_info key = { s->driver, s->pool, 0, 0 }, *pi;
+
+		pi = bsearch(&key, p, ix->npools, sizeof(*p), pool_info_cmp);
+		if (pi && s->generation == pi->max_gen)
+			pi->count_at_max++;
+	}
+	ix->pools = p;
+	return 0;
+}
+
+static int build_nodes(struct sx_dra_index *ix)
+{
+	ix->by_node = sx_calloc(ix->nslices + 1, sizeof(*ix->by_node));
+	ix->global = sx_calloc(ix->nslices + 1, sizeof(*ix->global));
+	ix->dev_base = sx_calloc(ix->nslices + 1, sizeof(*ix->dev_base));
+	if (!ix->by_node || !ix->global || !ix->dev_base)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < ix->nslices; i++) {
+		const struct sx_dra_slice *s = &ix->slices[i]->u.slice;
+
+		ix->dev_base[i] = ix->ndevices;
+		ix->ndevices += s->ndevices;
+		if (s->node_name != SX_STR_EMPTY)
+			ix->by_node[ix->nby_node++] = (struct dra_node_ent){ s->node_name, i };
+		else
+			ix->global[ix->nglobal++] = i;
+	}
+	qsort(ix->by_node, ix->nby_node, sizeof(*ix->by_node), node_ent_cmp);
+	ix->memo = sx_calloc((size_t)ix->ndevices * SX__DRA_MEMO + 1, sizeof(*ix->memo));
+	return ix->memo ? 0 : SX_ENOMEM;
+}
+
+static void index_free(struct sx_dra_index *ix)
+{
+	for (uint32_t i = 0; ix->slices && i < ix->nslices; i++)
+		sx_dra_unref(ix->slices[i]);
+	free(ix->slices);
+	free(ix->pools);
+	free(ix->by_node);
+	free(ix->global);
+	free(ix->dev_base);
+	free(ix->memo);
+	free(ix);
+}
+
+struct sx_dra_index *sx_dra_index_new(const struct sx_snapshot *snap)
+{
+	struct sx_dra_index *ix = sx_calloc(1, sizeof(*ix));
+	uint32_t n = snap ? snap->nresource_slices : 0;
+
+	if (!ix)
+		return NULL;
+	atomic_init(&ix->refcount, 1);
+	ix->slices = sx_calloc(n + 1, sizeof(*ix->slices));
+	if (!ix->slices) {
+		free(ix);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		ix->slices[i] = sx_dra_ref(snap->resource_slices[i]);
+	ix->nslices = n;
+	if (build_pools(ix) < 0 || build_nodes(ix) < 0) {
+		index_free(ix);
+		return NULL;
+	}
+	return ix;
+}
+
+struct sx_dra_index *sx_dra_index_ref(struct sx_dra_index *ix)
+{
+	if (ix)
+		atomic_fetch_add(&ix->refcount, 1);
+	return ix;
+}
+
+void sx_dra_index_unref(struct sx_dra_index *ix)
+{
+	if (ix && atomic_fetch_sub(&ix->refcount, 1) == 1)
+		index_free(ix);
+}
+
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct sx_dra_index *cached;
+
+static bool same_slices(const struct sx_dra_index *ix, const struct sx_snapshot *snap)
+{
+	return ix->nslices == snap->nresource_slices &&
+	       (ix->nslices == 0 || memcmp(ix->slices, snap->resource_slices,
+					   ix->nslices * sizeof(*ix->slices)) == 0);
+}
+
+struct sx_dra_index *sx_dra_index_get(const struct sx_snapshot *snap)
+{
+	struct sx_dra_index *ix = NULL, *old = NULL;
+
+	pthread_mutex_lock(&cache_mu);
+	if (cached && same_slices(cached, snap))
+		ix = sx_dra_index_ref(cached);
+	pthread_mutex_unlock(&cache_mu);
+	if (ix)
+		return ix;
+	ix = sx_dra_index_new(snap);
+	if (!ix)
+		return NULL;
+	pthread_mutex_lock(&cache_mu);
+	old = cached;
+	cached = sx_dra_index_ref(ix);
+	pthread_mutex_unlock(&cache_mu);
+	sx_dra_index_unref(old);
+	return ix;
+}
+
+/* ---------- lookups ---------- */
+
+const struct dra_pool_info *sx__dra_pool_find(const struct sx_dra_index *ix, sx_str driver,
+					      sx_str pool)
+{
+	struct dra_pool_info key = { driver, pool, 0, 0 };
+
+	return bsearch(&key, ix->pools, ix->npools, sizeof(key), pool_info_cmp);
+}
+
+uint32_t sx__dra_node_slices(const struct sx_dra_index *ix, sx_str node, uint32_t *first)
+{
+	uint32_t lo = 0, hi = ix->nby_node, end;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (ix->by_node[mid].node < node)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	for (end = lo; end < ix->nby_node && ix->by_node[end].node == node; end++)
+		;
+	return end - lo;
+}
+
+bool sx_dra_node_matches(const struct sx_node *node, sx_str node_name, bool all_nodes,
+			 const struct sx_node_selector *sel)
+{
+	if (node_name != SX_STR_EMPTY)
+		return node && node->name_id == node_name;
+	if (all_nodes)
+		return true;
+	if (sel)
+		return node && sx_node_selector_matches(sel, node);
+	return false;
+}
+
+/* ---------- devices in use ---------- */
+
+struct dev_key {
+	sx_str driver, pool, device; /* device SX_STR_EMPTY = empty slot */
+};
+
+struct sx_dra_allocated {
+	uint32_t n, cap; /* cap: power of two */
+	struct dev_key *slots;
+};
+
+static uint32_t dev_hash(sx_str d, sx_str p, sx_str v)
+{
+	uint64_t h = ((uint64_t)d * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)p * 0xC2B2AE3D27D4EB4Full) ^
+		     ((uint64_t)v * 0x165667B19E3779F9ull);
+
+	return (uint32_t)(h ^ (h >> 29));
+}
+
+struct sx_dra_allocated *sx_dra_allocated_new(void)
+{
+	return sx_calloc(1, sizeof(struct sx_dra_allocated));
+}
+
+void sx_dra_allocated_free(struct sx_dra_allocated *a)
+{
+	if (!a)
+		return;
+	free(a->slots);
+	free(a);
+}
+
+bool sx_dra_allocated_has(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+			  sx_str device)
+{
+	if (!a || a->n == 0)
+		return false;
+	for (uint32_t i = dev_hash(driver, pool, device) & (a->cap - 1);; i = (i + 1) & (a->cap - 1)) {
+		const struct dev_key *k = &a->slots[i];
+
+		if (k->device == SX_STR_EMPTY)
+			return false;
+		if (k->device == device && k->pool == pool && k->driver == driver)
+			return true;
+	}
+}
+
+static void put(struct dev_key *slots, uint32_t cap, struct dev_key k)
+{
+	uint32_t i = dev_hash(k.driver, k.pool, k.device) & (cap - 1);
+
+	while (slots[i].device != SX_STR_EMPTY)
+		i = (i + 1) & (cap - 1);
+	slots[i] = k;
+}
+
+int sx_dra_allocated_add(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device)
+{
+	if (device == SX_STR_EMPTY || sx_dra_allocated_has(a, driver, pool, device))
+		return 0;
+	if ((a->n + 1) * 2 > a->cap) {
+		uint32_t cap = a->cap ? a->cap * 2 : 64;
+		struct dev_key *s = sx_calloc(cap, sizeof(*s));
+
+		if (!s)
+			return SX_ENOMEM;
+		for (uint32_t i = 0; i < a->cap; i++)
+			if (a->slots[i].device != SX_STR_EMPTY)
+				put(s, cap, a->slots[i]);
+		free(a->slots);
+		a->slots = s;
+		a->cap = cap;
+	}
+	put(a->slots, a->cap, (struct dev_key){ driver, pool, device });
+	a->n++;
+	return 0;
+}
+
+int sx_dra_allocated_add_allocation(struct sx_dra_allocated *a,
+				    const struct sx_dra_allocation *alloc)
+{
+	for (uint32_t i = 0; alloc && i < alloc->nresults; i++) {
+		const struct sx_dra_result *r = &alloc->results[i];
+
+		if (r->admin_access)
+			continue; /* admin access does not make a device unavailable */
+		if (sx_dra_allocated_add(a, r->driver, r->pool, r->device) < 0)
+			return SX_ENOMEM;
+	}
+	return 0;
+}

@@ -1,0 +1,45 @@
+/* Internals of the DRA allocator (dra_index.c, dra_alloc.c, dra_result.c):
+ * the slice index layout. Not a public header. */
+#ifndef SCHEDEXT_DRA_INT_H
+#define SCHEDEXT_DRA_INT_H
+
+#include <stdatomic.h>
+
+#include "schedext/dra_alloc.h"
+
+struct dra_node_ent {
+	sx_str node;
+	uint32_t slice; /* index into slices */
+};
+
+struct dra_pool_info {
+	sx_str driver, pool;
+	int64_t max_gen;       /* newest generation over all slices of the pool */
+	uint32_t count_at_max; /* slices with that generation */
+};
+
+/* Memo slots per device: (expression id << 2) | result + 1. */
+#define SX__DRA_MEMO 2
+
+struct sx_dra_index {
+	atomic_int refcount;
+	uint32_t nslices;
+	const struct sx_dra_object **slices; /* one reference each, snapshot order */
+	uint32_t npools;
+	struct dra_pool_info *pools; /* sorted by driver, pool */
+	uint32_t nby_node;
+	struct dra_node_ent *by_node; /* slices with spec.nodeName, sorted by node id */
+	uint32_t nglobal;
+	uint32_t *global;             /* the other slices */
+	uint32_t ndevices;
+	uint32_t *dev_base;           /* per slice: its first device's memo row */
+	_Atomic uint64_t *memo;       /* [ndevices * SX__DRA_MEMO] */
+};
+
+int sx__dra_pool_cmp(sx_str da, sx_str pa, sx_str db, sx_str pb);
+const struct dra_pool_info *sx__dra_pool_find(const struct sx_dra_index *ix, sx_str driver,
+					      sx_str pool);
+/* Slices with nodeName == node: count, first entry in *first. */
+uint32_t sx__dra_node_slices(const struct sx_dra_index *ix, sx_str node, uint32_t *first);
+
+#endif /* SCHEDEXT_DRA_INT_H */

@@ -1,0 +1,434 @@
+/* sx_dra_allocate(): request validation and setup before the search
+ * (dra_alloc.c), then the allocation results: configs and node selector,
+ * as upstream's stable allocator builds them. */
+#include "dra_alloc_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(struct alloc *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct alloc *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(a->err, a->errlen, fmt, ap);
+	va_end(ap);
+	return SX_DRA_FATAL;
+}
+
+static void *amem(struct alloc *a, size_t n, size_t size)
+{
+	void *p;
+
+	if (a->nmem == a->capmem) {
+		uint32_t cap = a->capmem ? a->capmem * 2 : 16;
+		void **m = realloc(a->mem, cap * sizeof(*m));
+
+		if (!m)
+			return NULL;
+		a->mem = m;
+		a->capmem = cap;
+	}
+	p = sx_calloc(n ? n : 1, size);
+	if (p)
+		a->mem[a->nmem++] = p;
+	return p;
+}
+
+static const char *kobj(struct alloc *a, uint32_t ci)
+{
+	return sx__dra_kobj(&a->claims[ci], a->kobj, sizeof(a->kobj));
+}
+
+static sx_str *intern_all(struct alloc *a, char *const *exprs, uint32_t n)
+{
+	sx_str *ids = amem(a, n, sizeof(*ids));
+
+	for (uint32_t i = 0; ids && i < n; i++)
+		ids[i] = exprs[i] ? sx_intern(exprs[i]) : SX_STR_EMPTY;
+	return ids;
+}
+
+/* allocationMode All: every selectable device of every pool. */
+static int collect_all(struct alloc *a, uint32_t ci, struct rdata *rd)
+{
+	const struct sx_dra_index *ix = a->env->index;
+	uint32_t total = 0;
+
+	for (uint32_t p = 0; p < a->npools; p++) {
+		const struct pool *pl = &a->pools[p];
+
+		if (pl->incomplete)
+			return fail(a, "claim %s, request %s: asks for all devices, but resource pool %s/%s is currently being updated",
+				    kobj(a, ci), rd->req->name, sx_str_get(pl->driver), sx_str_get(pl->pool));
+		if (pl->invalid)
+			return fail(a, "claim %s, request %s: asks for all devices, but resource pool %s/%s is currently invalid",
+				    kobj(a, ci), rd->req->name, sx_str_get(pl->driver), sx_str_get(pl->pool));
+		for (uint32_t k = 0; k < pl->nslices; k++)
+			total += ix->slices[pl->slices[k]]->u.slice.ndevices;
+	}
+	rd->all = amem(a, total, sizeof(*rd->all));
+	if (!rd->all)
+		return fail(a, "out of memory");
+	for (uint32_t p = 0; p < a->npools; p++)
+		for (uint32_t k = 0; k < a->pools[p].nslices; k++) {
+			uint32_t si = a->pools[p].slices[k];
+
+			for (uint32_t d = 0; d < ix->slices[si]->u.slice.ndevices; d++) {
+				struct devref dr = { ix->slices[si], si, d };
+				int rc = sx__dra_selectable(a, ci, rd, dr);
+
+				if (rc < 0)
+					return rc;
+				if (rc)
+					rd->all[rd->nall++] = dr;
+			}
+		}
+	rd->num_devices = (int)rd->nall;
+	return 0;
+}
+
+/* validateDeviceRequest */
+static int validate(struct alloc *a, uint32_t ci, struct rdata *rd)
+{
+	const struct sx_dra_exact *r = rd->req;
+
+	for (uint32_t i = 0; i < r->nselectors; i++)
+		if (!r->selectors[i])
+			return fail(a, "claim %s, request %s, selector #%u: CEL expression empty (unsupported selector type?)",
+				    kobj(a, ci), r->name, i);
+	if (!a->env->features.admin_access && r->has_admin_access)
+		return fail(a, "claim %s, request %s: admin access is requested, but the feature is disabled",
+			    kobj(a, ci), r->name);
+	if (!r->class_name || !*r->class_name)
+		return fail(a, "claim %s, request %s: missing device class name (unsupported request type?)",
+			    kobj(a, ci), r->name);
+	rd->cls = a->env->get_class(a->env->class_ctx, r->class_name);
+	if (!rd->cls)
+		return fail(a, "claim %s, request %s: could not retrieve device class %s: deviceclass.resource.k8s.io \"%s\" not found",
+			    kobj(a, ci), r->name, r->class_name, r->class_name);
+	rd->class_ids = intern_all(a, rd->cls->u.cls.selectors, rd->cls->u.cls.nselectors);
+	rd->req_ids = intern_all(a, r->selectors, r->nselectors);
+	if (!rd->class_ids || !rd->req_ids)
+		return fail(a, "out of memory");
+	if (r->bad_mode)
+		return fail(a, "claim %s, request %s: unsupported count mode %s", kobj(a, ci), r->name,
+			    r->mode_name);
+	if (r->mode == SX_DRA_ALL)
+		return collect_all(a, ci, rd);
+	if (r->count > INT32_MAX)
+		return fail(a, "claim %s, request %s: exact count %lld is too large", kobj(a, ci),
+			    r->name, (long long)r->count);
+	rd->num_devices = (int)r->count;
+	return 0;
+}
+
+static int setup_request(struct alloc *a, uint32_t ci, uint32_t ri, int *min_devices)
+{
+	const struct sx_dra_request *req = &a->claims[ci].spec->requests[ri];
+	struct rreq *rq = &a->reqs[ci][ri];
+	int rc, min = INT32_MAX;
+
+	rq->sub = req->nsub > 0;
+	if (rq->sub && !a->env->features.prioritized_list)
+		return fail(a, "claim %s, request %s: has subrequests, but the DRAPrioritizedList feature is disabled",
+			    kobj(a, ci), req->name);
+	rq->n = rq->sub ? req->nsub : 1;
+	rq->rd = amem(a, rq->n, sizeof(*rq->rd));
+	if (!rq->rd)
+		return fail(a, "out of memory");
+	for (uint32_t s = 0; s < rq->n; s++) {
+		rq->rd[s].req = rq->sub ? &req->first_available[s] : &req->exactly;
+		rq->rd[s].parent = rq->sub ? req : NULL;
+		rc = validate(a, ci, &rq->rd[s]);
+		if (rc < 0)
+			return rc;
+		if (rq->rd[s].num_devices < min)
+			min = rq->rd[s].num_devices;
+	}
+	*min_devices += min;
+	return 0;
+}
+
+static int setup_claim(struct alloc *a, uint32_t ci)
+{
+	const struct sx_dra_claim_spec *spec = a->claims[ci].spec;
+	int min = 0, rc;
+
+	a->reqs[ci] = amem(a, spec->nrequests, sizeof(**a->reqs));
+	a->cons[ci] = amem(a, spec->nconstraints, sizeof(**a->cons));
+	if (!a->reqs[ci] || !a->cons[ci])
+		return fail(a, "out of memory");
+	for (uint32_t ri = 0; ri < spec->nrequests; ri++) {
+		rc = setup_request(a, ci, ri, &min);
+		if (rc < 0)
+			return rc;
+	}
+	if (min > SX_DRA_ALLOCATION_RESULTS_MAX)
+		return fail(a, "claim %s: number of requested devices %d exceeds the claim limit of %d",
+			    kobj(a, ci), min, SX_DRA_ALLOCATION_RESULTS_MAX);
+	for (uint32_t i = 0; i < spec->nconstraints; i++) {
+		if (!spec->constraints[i].match_attribute)
+			return fail(a, "claim %s, constraint #%u: empty constraint (unsupported constraint type?)",
+				    kobj(a, ci), i);
+		a->cons[ci][i].c = &spec->constraints[i];
+	}
+	a->ncons[ci] = spec->nconstraints;
+	return 0;
+}
+
+/* ---------- results ---------- */
+
+static bool has_name(const char *const *names, uint32_t n, const char *name)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return true;
+	return false;
+}
+
+static const struct rdata *chosen(const struct alloc *a, uint32_t ci, uint32_t ri)
+{
+	const struct rreq *rq = &a->reqs[ci][ri];
+
+	return &rq->rd[rq->sub ? rq->selected : 0];
+}
+
+static const char *request_name(struct alloc *a, const struct rdata *rd)
+{
+	char *s;
+	size_t n;
+
+	if (!rd->parent)
+		return rd->req->name;
+	n = strlen(rd->parent->name) + strlen(rd->req->name) + 2;
+	s = amem(a, n, 1);
+	if (s)
+		snprintf(s, n, "%s/%s", rd->parent->name, rd->req->name);
+	return s ? s : rd->req->name;
+}
+
+/* The request's name as stored in the output (a pick's buffer outlives this
+ * call; the claim's own strings outlive the output). */
+static const char *out_name(struct alloc *a, const struct sx_dra_claim_out *o,
+			    const struct rdata *rd)
+{
+	const char *name = request_name(a, rd);
+
+	if (!rd->parent)
+		return name;
+	for (uint32_t i = 0; i < o->npicks; i++)
+		if (strcmp(o->picks[i].request, name) == 0)
+			return o->picks[i].request;
+	return rd->req->name;
+}
+
+static struct sx_dra_out_config *add_config(struct sx_dra_claim_out *o, uint8_t source,
+					    const char *opaque)
+{
+	struct sx_dra_out_config *c = &o->config[o->nconfig++];
+
+	memset(c, 0, sizeof(*c));
+	c->source = source;
+	c->opaque = opaque;
+	return c;
+}
+
+static void add_request(struct sx_dra_out_config *c, const char *name)
+{
+	if (c->nrequests < SX_DRA_ALLOCATION_RESULTS_MAX)
+		c->requests[c->nrequests++] = name;
+}
+
+static void claim_configs(struct alloc *a, uint32_t ci, struct sx_dra_claim_out *o)
+{
+	const struct sx_dra_claim_spec *spec = a->claims[ci].spec;
+
+	for (uint32_t k = 0; k < spec->nconfig; k++) {
+		const struct sx_dra_class_config *cc = &spec->config[k];
+		const char *const *names = (const char *const *)cc->requests;
+
+		if (cc->nrequests == 0) {
+			add_config(o, SX_DRA_FROM_CLAIM, cc->opaque);
+			continue;
+		}
+		for (uint32_t ri = 0; ri < spec->nrequests; ri++) {
+			const struct rdata *rd = chosen(a, ci, ri);
+			struct sx_dra_out_config *c;
+
+			if (!has_name(names, cc->nrequests, spec->requests[ri].name) &&
+			    !(rd->parent && has_name(names, cc->nrequests, request_name(a, rd))))
+				continue;
+			c = add_config(o, SX_DRA_FROM_CLAIM, cc->opaque);
+			for (uint32_t i = 0; i < cc->nrequests; i++)
+				add_request(c, cc->requests[i]);
+		}
+	}
+}
+
+static int build_configs(struct alloc *a, uint32_t ci, struct sx_dra_claim_out *o)
+{
+	const struct sx_dra_claim_spec *spec = a->claims[ci].spec;
+	uint32_t cap = spec->nconfig * (spec->nrequests + 1) + 1;
+	uint32_t start[SX_DRA_ALLOCATION_RESULTS_MAX * 4], end[SX_DRA_ALLOCATION_RESULTS_MAX * 4];
+	const struct sx_dra_object *seen[SX_DRA_ALLOCATION_RESULTS_MAX * 4];
+	uint32_t nseen = 0;
+
+	for (uint32_t ri = 0; ri < spec->nrequests; ri++)
+		cap += chosen(a, ci, ri)->cls->u.cls.nconfig;
+	o->config = sx_calloc(cap, sizeof(*o->config));
+	if (!o->config)
+		return fail(a, "out of memory");
+	for (uint32_t ri = 0; ri < spec->nrequests && ri < SX_DRA_ALLOCATION_RESULTS_MAX * 4; ri++) {
+		const struct rdata *rd = chosen(a, ci, ri);
+		const char *name = out_name(a, o, rd);
+		uint32_t s;
+
+		for (s = 0; s < nseen && seen[s] != rd->cls; s++)
+			;
+		if (s < nseen) {
+			for (uint32_t i = start[s]; i < end[s]; i++)
+				add_request(&o->config[i], name);
+			continue;
+		}
+		seen[nseen] = rd->cls;
+		start[nseen] = o->nconfig;
+		for (uint32_t i = 0; i < rd->cls->u.cls.nconfig; i++)
+			add_request(add_config(o, SX_DRA_FROM_CLASS, rd->cls->u.cls.config[i].opaque),
+				    name);
+		end[nseen++] = o->nconfig;
+	}
+	claim_configs(a, ci, o);
+	return 0;
+}
+
+static bool same_requirement(const struct sx_requirement *x, const struct sx_requirement *y)
+{
+	if (x->key != y->key || x->op != y->op)
+		return false;
+	for (uint32_t i = 0; i < x->nvalues; i++) {
+		uint32_t j;
+
+		for (j = 0; j < y->nvalues && y->values[j] != x->values[i]; j++)
+			;
+		if (j == y->nvalues)
+			return false;
+	}
+	for (uint32_t i = 0; i < y->nvalues; i++) {
+		uint32_t j;
+
+		for (j = 0; j < x->nvalues && x->values[j] != y->values[i]; j++)
+			;
+		if (j == x->nvalues)
+			return false;
+	}
+	return true;
+}
+
+static void add_reqs(const struct sx_requirement *from, uint32_t n,
+		     const struct sx_requirement **to, uint32_t *nto)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t j;
+
+		for (j = 0; j < *nto && !same_requirement(to[j], &from[i]); j++)
+			;
+		if (j == *nto && *nto < 16)
+			to[(*nto)++] = &from[i];
+	}
+}
+
+static int build_node_selector(struct alloc *a, uint32_t ci, struct sx_dra_claim_out *o)
+{
+	for (uint32_t i = 0; i < o->npicks; i++) {
+		const struct sx_dra_slice *s = &o->picks[i].slice->u.slice;
+
+		if (s->node_name != SX_STR_EMPTY) {
+			o->nexprs = o->nfields = 0;
+			o->node_name = s->node_name;
+			return 0;
+		}
+		if (!s->node_selector || s->node_selector->nterms == 0)
+			continue;
+		if (s->node_selector->nterms > 1)
+			return fail(a, "create NodeSelector for claim %s: unsupported ResourceSlice.NodeSelector with %u terms",
+				    a->claims[ci].name, s->node_selector->nterms);
+		add_reqs(s->node_selector->terms[0].fields, s->node_selector->terms[0].nfields,
+			 o->fields, &o->nfields);
+		add_reqs(s->node_selector->terms[0].exprs, s->node_selector->terms[0].nexprs,
+			 o->exprs, &o->nexprs);
+	}
+	return 0;
+}
+
+/* ---------- entry ---------- */
+
+static void alloc_free(struct alloc *a)
+{
+	for (uint32_t i = 0; i < a->nmem; i++)
+		free(a->mem[i]);
+	free(a->mem);
+}
+
+void sx_dra_claim_out_clear(struct sx_dra_claim_out *out)
+{
+	free(out->config);
+	memset(out, 0, sizeof(*out));
+}
+
+static int setup(struct alloc *a)
+{
+	int rc = sx__dra_gather_pools(a);
+
+	a->mem[a->nmem++] = a->pools;
+	a->mem[a->nmem++] = a->pool_slices;
+	if (rc < 0)
+		return rc;
+	a->reqs = amem(a, a->nclaims, sizeof(*a->reqs));
+	a->cons = amem(a, a->nclaims, sizeof(*a->cons));
+	a->ncons = amem(a, a->nclaims, sizeof(*a->ncons));
+	a->stack = amem(a, (size_t)a->nclaims * SX_DRA_ALLOCATION_RESULTS_MAX, sizeof(*a->stack));
+	if (!a->reqs || !a->cons || !a->ncons || !a->stack)
+		return fail(a, "out of memory");
+	for (uint32_t ci = 0; ci < a->nclaims; ci++) {
+		rc = setup_claim(a, ci);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int sx_dra_allocate(const struct sx_dra_alloc_env *env, const struct sx_node *node,
+		    const struct sx_dra_claim_in *claims, uint32_t n, struct sx_dra_claim_out *out,
+		    char *err, size_t errlen)
+{
+	struct alloc a = { .env = env, .node = node, .claims = claims, .nclaims = n, .out = out,
+			   .err = err, .errlen = errlen };
+	int rc;
+
+	err[0] = '\0';
+	memset(out, 0, n * sizeof(*out));
+	a.mem = malloc(16 * sizeof(*a.mem));
+	if (!a.mem)
+		return SX_DRA_FATAL;
+	a.capmem = 16;
+	rc = setup(&a);
+	if (rc == 0)
+		rc = sx__dra_search(&a);
+	for (uint32_t ci = 0; rc == 1 && ci < n; ci++) {
+		rc = build_configs(&a, ci, &out[ci]);
+		if (rc == 0)
+			rc = build_node_selector(&a, ci, &out[ci]);
+		if (rc == 0)
+			rc = 1;
+	}
+	if (rc != 1)
+		for (uint32_t ci = 0; ci < n; ci++)
+			sx_dra_claim_out_clear(&out[ci]);
+	alloc_free(&a);
+	return rc == 1 ? SX_DRA_ALLOCATED : rc;
+}

@@ -1,0 +1,337 @@
+/* The structured allocator (src/framework/dra_*.c) against upstream's
+ * allocator test table, transcribed in
+ * test/fixtures/DRAAllocator/allocator_test.cases (made by gen.py there):
+ * same allocations (results in order, configs, node selector) and the
+ * same errors (substring, as upstream's table checks them). Selectors are
+ * answered from the table's precomputed truth table, so this tests the
+ * allocator alone. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "schedext/decode.h"
+#include "schedext/dra.h"
+#include "schedext/dra_alloc.h"
+
+#define CASES "test/fixtures/DRAAllocator/allocator_test.cases"
+
+struct tcase {
+	const cJSON *j;
+	struct sx_node *node;
+	uint32_t nclasses, nslices, nclaims;
+	struct sx_dra_object *classes[16], *slices[64], *claims[8];
+	const cJSON *selectors;
+};
+
+static const struct sx_dra_object *get_class(void *ctx, const char *name)
+{
+	struct tcase *t = ctx;
+
+	for (uint32_t i = 0; i < t->nclasses; i++)
+		if (strcmp(t->classes[i]->meta.name, name) == 0)
+			return t->classes[i];
+	return NULL;
+}
+
+static int match(void *ctx, const char *expr, sx_str driver, sx_str pool,
+		 const struct sx_dra_device *dev, char *err, size_t errlen)
+{
+	struct tcase *t = ctx;
+	const cJSON *row = cJSON_GetObjectItemCaseSensitive(t->selectors, expr), *v;
+	char key[512];
+
+	snprintf(key, sizeof(key), "%s/%s/%s", sx_str_get(driver), sx_str_get(pool),
+		 sx_str_get(dev->name));
+	v = cJSON_GetObjectItemCaseSensitive(row, key);
+	if (cJSON_IsBool(v))
+		return cJSON_IsTrue(v) ? SX_DRA_MATCH : SX_DRA_NO_MATCH;
+	if (cJSON_IsObject(v) && cJSON_GetObjectItem(v, "compileError")) {
+		snprintf(err, errlen, "%s", cJSON_GetObjectItem(v, "compileError")->valuestring);
+		return SX_DRA_COMPILE_ERROR;
+	}
+	if (cJSON_IsObject(v) && cJSON_GetObjectItem(v, "runtimeError")) {
+		snprintf(err, errlen, "%s", cJSON_GetObjectItem(v, "runtimeError")->valuestring);
+		return SX_DRA_RUNTIME_ERROR;
+	}
+	sx_test_fail(__FILE__, __LINE__, "no selector answer for %s on %s", expr, key);
+	return SX_DRA_NO_MATCH;
+}
+
+static struct sx_dra_object *decode(const cJSON *j, const char *name)
+{
+	struct sx_error err = { 0 };
+	struct sx_object o;
+
+	if (sx_decode_object(j, NULL, &o, &err) < 0) {
+		sx_test_fail(__FILE__, __LINE__, "%s: decode: %s: %s", name, err.path, err.msg);
+		return NULL;
+	}
+	return o.obj;
+}
+
+static bool load(struct tcase *t, const char *name)
+{
+	const cJSON *e;
+	struct sx_error err = { 0 };
+	const cJSON *node = cJSON_GetObjectItem(t->j, "node");
+
+	if (cJSON_IsObject(node)) {
+		t->node = sx_decode_node(node, &err);
+		if (!t->node)
+			return false;
+	}
+#define LOAD(key, arr, n, max)                                                   \
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(t->j, key))                    \
+	{                                                                        \
+		if (t->n == (max) || !(t->arr[t->n] = decode(e, name)))          \
+			return false;                                            \
+		t->n++;                                                          \
+	}
+	LOAD("classes", classes, nclasses, 16)
+	LOAD("slices", slices, nslices, 64)
+	LOAD("claims", claims, nclaims, 8)
+#undef LOAD
+	return true;
+}
+
+static void unload(struct tcase *t)
+{
+	for (uint32_t i = 0; i < t->nclasses; i++)
+		sx_dra_unref(t->classes[i]);
+	for (uint32_t i = 0; i < t->nslices; i++)
+		sx_dra_unref(t->slices[i]);
+	for (uint32_t i = 0; i < t->nclaims; i++)
+		sx_dra_unref(t->claims[i]);
+	sx_node_unref(t->node);
+}
+
+/* ---------- canonical node selectors ---------- */
+
+static const char *const op_names[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
+					"In" };
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "E:key op v1,v2" with values sorted. */
+static char *req_text(char kind, const char *key, const char *op, const char **vals, int n)
+{
+	char buf[1024];
+	int w = snprintf(buf, sizeof(buf), "%c:%s %s ", kind, key, op);
+
+	qsort(vals, n, sizeof(*vals), cmp_str);
+	for (int i = 0; i < n; i++)
+		w += snprintf(buf + w, sizeof(buf) - w, "%s%s", i ? "," : "", vals[i]);
+	return strdup(buf);
+}
+
+static void join(char **items, int n, char *out, size_t len)
+{
+	size_t w = 0;
+
+	qsort(items, n, sizeof(*items), cmp_str);
+	out[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		w += snprintf(out + w, len - w, "%s;", items[i]);
+		free(items[i]);
+	}
+}
+
+static void selector_of_out(const struct sx_dra_claim_out *o, char *out, size_t len)
+{
+	char *items[40];
+	int n = 0;
+
+	if (o->node_name != SX_STR_EMPTY) {
+		const char *v = sx_str_get(o->node_name);
+
+		items[n++] = req_text('F', "metadata.name", "In", &v, 1);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		uint32_t cnt = pass ? o->nfields : o->nexprs;
+
+		for (uint32_t i = 0; i < cnt; i++) {
+			const struct sx_requirement *r = pass ? o->fields[i] : o->exprs[i];
+			const char *vals[16];
+
+			for (uint32_t k = 0; k < r->nvalues && k < 16; k++)
+				vals[k] = sx_str_get(r->values[k]);
+			items[n++] = req_text(pass ? 'F' : 'E', sx_str_get(r->key), op_names[r->op], vals,
+					      (int)r->nvalues);
+		}
+	}
+	join(items, n, out, len);
+}
+
+static void selector_of_json(const cJSON *sel, char *out, size_t len)
+{
+	const cJSON *term = cJSON_GetArrayItem(cJSON_GetObjectItem(sel, "nodeSelectorTerms"), 0), *r;
+	char *items[40];
+	int n = 0;
+
+	for (int pass = 0; pass < 2; pass++)
+		cJSON_ArrayForEach(r, cJSON_GetObjectItem(term, pass ? "matchFields" : "matchExpressions"))
+		{
+			const char *vals[16];
+			const cJSON *v;
+			int k = 0;
+
+			cJSON_ArrayForEach(v, cJSON_GetObjectItem(r, "values")) vals[k++] = v->valuestring;
+			items[n++] = req_text(pass ? 'F' : 'E', cJSON_GetObjectItem(r, "key")->valuestring,
+					      cJSON_GetObjectItem(r, "operator")->valuestring, vals, k);
+		}
+	join(items, n, out, len);
+}
+
+/* ---------- comparing ---------- */
+
+static void check_config(const char *name, uint32_t ci, const struct sx_dra_claim_out *o,
+			 const cJSON *want)
+{
+	const cJSON *c;
+	uint32_t i = 0;
+
+	if ((uint32_t)cJSON_GetArraySize(want) != o->nconfig) {
+		sx_test_fail(__FILE__, __LINE__, "%s: claim %u: %u configs, want %d", name, ci,
+			     o->nconfig, cJSON_GetArraySize(want));
+		return;
+	}
+	cJSON_ArrayForEach(c, want)
+	{
+		const struct sx_dra_out_config *g = &o->config[i++];
+		const cJSON *reqs = cJSON_GetArrayItem(c, 1), *r;
+		cJSON *opaque = cJSON_Parse(g->opaque ? g->opaque : "null");
+		uint32_t k = 0;
+		bool ok = strcmp(cJSON_GetArrayItem(c, 0)->valuestring,
+				 g->source == SX_DRA_FROM_CLASS ? "FromClass" : "FromClaim") == 0 &&
+			  (uint32_t)cJSON_GetArraySize(reqs) == g->nrequests &&
+			  cJSON_Compare(opaque, cJSON_GetArrayItem(c, 2), true);
+
+		cJSON_ArrayForEach(r, reqs) ok = ok && strcmp(r->valuestring, g->requests[k++]) == 0;
+		if (!ok)
+			sx_test_fail(__FILE__, __LINE__, "%s: claim %u: config %u differs", name, ci, i - 1);
+		cJSON_Delete(opaque);
+	}
+}
+
+static void check_claim(const char *name, uint32_t ci, const struct sx_dra_claim_out *o,
+			const cJSON *want)
+{
+	const cJSON *results = cJSON_GetObjectItem(want, "results"), *r;
+	const cJSON *sel = cJSON_GetObjectItem(want, "nodeSelector");
+	char got_sel[2048], want_sel[2048] = "";
+	uint32_t i = 0;
+
+	if ((uint32_t)cJSON_GetArraySize(results) != o->npicks) {
+		sx_test_fail(__FILE__, __LINE__, "%s: claim %u: %u devices, want %d", name, ci,
+			     o->npicks, cJSON_GetArraySize(results));
+		return;
+	}
+	cJSON_ArrayForEach(r, results)
+	{
+		const struct sx_dra_pick *p = &o->picks[i++];
+
+		if (strcmp(p->request, cJSON_GetArrayItem(r, 0)->valuestring) ||
+		    strcmp(sx_str_get(p->driver), cJSON_GetArrayItem(r, 1)->valuestring) ||
+		    strcmp(sx_str_get(p->pool), cJSON_GetArrayItem(r, 2)->valuestring) ||
+		    strcmp(sx_str_get(p->device), cJSON_GetArrayItem(r, 3)->valuestring) ||
+		    p->admin_access != cJSON_IsTrue(cJSON_GetArrayItem(r, 4)))
+			sx_test_fail(__FILE__, __LINE__, "%s: claim %u result %u: got %s %s/%s/%s%s",
+				     name, ci, i - 1, p->request, sx_str_get(p->driver),
+				     sx_str_get(p->pool), sx_str_get(p->device),
+				     p->admin_access ? " admin" : "");
+	}
+	selector_of_out(o, got_sel, sizeof(got_sel));
+	if (cJSON_IsObject(sel))
+		selector_of_json(sel, want_sel, sizeof(want_sel));
+	if (strcmp(got_sel, want_sel) != 0)
+		sx_test_fail(__FILE__, __LINE__, "%s: claim %u: node selector %s, want %s", name, ci,
+			     got_sel, want_sel);
+	check_config(name, ci, o, cJSON_GetObjectItem(want, "config"));
+}
+
+static int run_case(const cJSON *j, const char *name)
+{
+	struct tcase t = { .j = j, .selectors = cJSON_GetObjectItem(j, "selectors") };
+	const cJSON *features = cJSON_GetObjectItem(j, "features"), *dev;
+	const cJSON *expect = cJSON_GetObjectItem(j, "expect"), *error = cJSON_GetObjectItem(j, "error");
+	struct sx_dra_claim_in in[8];
+	struct sx_dra_claim_out out[8];
+	struct sx_snapshot snap = { 0 };
+	struct sx_dra_allocated *allocated = sx_dra_allocated_new();
+	struct sx_dra_index *ix;
+	char err[SX_DRA_ERR_LEN];
+	int rc;
+
+	if (!load(&t, name)) {
+		unload(&t);
+		sx_dra_allocated_free(allocated);
+		return 1;
+	}
+	snap.nresource_slices = t.nslices;
+	snap.resource_slices = (const struct sx_dra_object **)t.slices;
+	ix = sx_dra_index_new(&snap);
+	cJSON_ArrayForEach(dev, cJSON_GetObjectItem(j, "allocated"))
+		sx_dra_allocated_add(allocated, sx_intern(cJSON_GetArrayItem(dev, 0)->valuestring),
+				     sx_intern(cJSON_GetArrayItem(dev, 1)->valuestring),
+				     sx_intern(cJSON_GetArrayItem(dev, 2)->valuestring));
+	struct sx_dra_alloc_env env = {
+		.features = { cJSON_IsTrue(cJSON_GetObjectItem(features, "adminAccess")),
+			      cJSON_IsTrue(cJSON_GetObjectItem(features, "prioritizedList")) },
+		.index = ix, .allocated = allocated, .get_class = get_class, .class_ctx = &t,
+		.match = match, .match_ctx = &t,
+	};
+	for (uint32_t i = 0; i < t.nclaims; i++)
+		in[i] = (struct sx_dra_claim_in){ NULL, t.claims[i]->meta.name, &t.claims[i]->u.claim.spec };
+	rc = sx_dra_allocate(&env, t.node, in, t.nclaims, out, err, sizeof(err));
+	if (cJSON_IsString(error)) {
+		if (rc >= 0 || !strstr(err, error->valuestring))
+			sx_test_fail(__FILE__, __LINE__, "%s: rc %d err \"%s\", want error \"%s\"", name,
+				     rc, err, error->valuestring);
+	} else if (!cJSON_IsArray(expect)) {
+		if (rc != SX_DRA_UNSATISFIED && !(rc == SX_DRA_ALLOCATED && t.nclaims == 0))
+			sx_test_fail(__FILE__, __LINE__, "%s: rc %d (%s), want no allocation", name, rc,
+				     err);
+	} else if (rc != SX_DRA_ALLOCATED) {
+		sx_test_fail(__FILE__, __LINE__, "%s: rc %d (%s), want an allocation", name, rc, err);
+	} else {
+		for (uint32_t i = 0; i < t.nclaims; i++)
+			check_claim(name, i, &out[i], cJSON_GetArrayItem(expect, (int)i));
+	}
+	if (rc == SX_DRA_ALLOCATED)
+		for (uint32_t i = 0; i < t.nclaims; i++)
+			sx_dra_claim_out_clear(&out[i]);
+	sx_dra_index_unref(ix);
+	sx_dra_allocated_free(allocated);
+	unload(&t);
+	return 0;
+}
+
+static void test_upstream_table(void)
+{
+	size_t len;
+	char *data = sx_test_read_file(CASES, &len);
+	cJSON *root = data ? cJSON_Parse(data) : NULL;
+	const cJSON *c;
+	int n = 0, before;
+
+	CHECK(root != NULL);
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(root, "cases"))
+	{
+		const char *name = cJSON_GetObjectItem(c, "name")->valuestring;
+
+		before = sx_test_failures;
+		run_case(c, name);
+		if (sx_test_failures != before)
+			printf("  case %s failed\n", name);
+		n++;
+	}
+	printf("allocator table cases run: %d\n", n);
+	cJSON_Delete(root);
+	free(data);
+}
+
+SX_TESTS(SX_TEST(test_upstream_table))
