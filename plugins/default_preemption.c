@@ -4,8 +4,8 @@
  * evicted. The work is done by the preemption engine (src/preemption.c);
  * evicting goes through the applier the standalone loop installs with
  * sx_preemption_set_env, so this plugin never talks to the API server.
- * The async-preemption PreEnqueue gate (1.33+) is not implemented: the
- * applier evicts synchronously, as kube-scheduler ≤1.32 did. */
+ * Asynchronous preemption (1.33+, on in 1.34): the applier evicts off the
+ * scheduling thread and PreEnqueue holds the preemptor back meanwhile. */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 
@@ -95,9 +95,33 @@ static struct sx_status *post_filter_default_preemption(void *self, struct sx_cy
 	return st;
 }
 
+/* PreEnqueue: the preemptor waits until its victims are being deleted. */
+static struct sx_status *pre_enqueue_default_preemption(void *self, const struct sx_pod *pod)
+{
+	if (!sx_preemption_running(pod->meta.uid))
+		return NULL;
+	return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
+			     "waiting for the preemption for this pod to be finished");
+}
+
+/* isPodSchedulableAfterPodDeletion: a deletion (of a victim) helps once
+ * the preemption has let go of the pod. */
+static enum sx_hint hint_pod_default_preemption(void *self, const struct sx_pod *pod,
+						const void *old_obj, const void *new_obj)
+{
+	return sx_preemption_running(pod->meta.uid) ? SX_QUEUE_SKIP : SX_QUEUE;
+}
+
+static const struct sx_event_reg events_default_preemption[] = {
+	{ SX_RES_POD, SX_ACT_DELETE, hint_pod_default_preemption },
+	SX_EVENTS_END,
+};
+
 const struct sx_plugin sx_plugin_default_preemption = {
 	.name = "DefaultPreemption",
 	.init = init_default_preemption,
 	.destroy = destroy_default_preemption,
+	.pre_enqueue = pre_enqueue_default_preemption,
 	.post_filter = post_filter_default_preemption,
+	.events = events_default_preemption,
 };

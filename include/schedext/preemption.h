@@ -95,7 +95,7 @@ uint32_t sx_preempt_num_candidates(const struct sx_preempt_args *args, uint32_t 
  * upstream's text ("not eligible due to preemptionPolicy=Never." or "not
  * eligible due to a terminating pod on the nominated node.").
  * Divergence: a victim "terminating because of preemption" is any pod with
- * deletionTimestamp (the DisruptionTarget condition is not modelled). */
+ * deletionTimestamp (the DisruptionTarget condition is not decoded). */
 bool sx_preempt_pod_eligible(const struct sx_pod *pod, const struct sx_snapshot *snap,
 			     enum sx_code nominated_code, const char **reason);
 
@@ -214,6 +214,19 @@ void sx_preemption_set_env(const struct sx_preemption_env *env);
  * untouched; use offset 0) when the seed is 0. */
 void sx_preemption_get_env(struct sx_preemption_env *out);
 bool sx_preemption_next_rng(uint64_t *state);
+
+/* ---------- asynchronous preemption (SchedulerAsyncPreemption) ----------
+ *
+ * Beta and on in 1.34: the victims are evicted off the scheduling thread.
+ * The applier marks the preemptor with sx_preemption_begin before it
+ * returns and calls sx_preemption_end once every victim but the last is
+ * gone (before deleting the last one, so that deletion's event finds the
+ * preemptor released). Meanwhile DefaultPreemption's PreEnqueue gates the
+ * preemptor: UnschedulableAndUnresolvable "waiting for the preemption for
+ * this pod to be finished". Any thread; src/framework/preempting.c. */
+int sx_preemption_begin(const char *preemptor_uid); /* 0, SX_EINVAL, SX_ENOMEM */
+void sx_preemption_end(const char *preemptor_uid);
+bool sx_preemption_running(const char *preemptor_uid);
 
 /* Counted by the DefaultPreemption plugin. */
 void sx_preemption_count(uint32_t victims);

@@ -799,6 +799,44 @@ static void set_error(struct sx_cycle_result *res, struct sx_status *st)
 		sx_status_free(st);
 }
 
+/* Step 7 (evaluateNominatedNode): a pod nominated by an earlier
+ * preemption tries that node alone first. True when it passed: it is the
+ * only feasible node, nothing else is filtered or scored. Otherwise its
+ * status is kept (the full search may replace it); an Error is dropped,
+ * as upstream only logs it. Not done with extenders (their filter runs
+ * outside the cycle) nor for a restricted candidate list. */
+static bool nominated_fast_path(const struct sx_profile *prof, struct sx_cycle_state *cs,
+				const struct sx_pod *pod, const struct sx_cycle_opts *opts,
+				struct sx_cycle_result *res)
+{
+	struct sx_status *st = NULL;
+	int idx;
+
+	if (opts->mode != SX_CYCLE_FULL || pod->nominated_node == SX_STR_EMPTY ||
+	    opts->extenders || opts->candidates)
+		return false;
+	idx = sx_snapshot_find(cs->snap, pod->nominated_node);
+	if (idx < 0)
+		return false;
+	if (prof->n[SX_PT_FILTER] > 0)
+		st = sx_run_filters_with_nominated(prof, cs, pod, cs->snap->nodes[idx],
+						   opts->nominator);
+	if (opts->next_start_index)
+		*opts->next_start_index = (*opts->next_start_index + 1) % cs->snap->nnodes;
+	if (st && st->code == SX_ERROR) {
+		sx_status_free(st);
+		return false;
+	}
+	res->evaluated[idx] = true;
+	if (!sx_status_is_success(st)) {
+		res->statuses[idx] = st;
+		return false;
+	}
+	sx_status_free(st);
+	res->feasible[res->nfeasible++] = (uint32_t)idx;
+	return true;
+}
+
 /* Steps 5-8: PreEnqueue, PreFilter and Filter. Returns 0; the outcome is in res. */
 static int filter_phase(const struct sx_profile *prof, const struct sx_pod *pod,
 			const struct sx_cycle_opts *opts, struct sx_cycle_result *res)
@@ -817,6 +855,10 @@ static int filter_phase(const struct sx_profile *prof, const struct sx_pod *pod,
 			res->pre_filter = st;
 		else
 			set_error(res, st);
+		return 0;
+	}
+	if (nominated_fast_path(prof, cs, pod, opts, res)) {
+		free_node_set(set);
 		return 0;
 	}
 	uint32_t *cand = candidate_indices(cs->snap, opts, &ncand);

@@ -19,6 +19,8 @@
 #include "schedext/preemption.h"
 #include "schedext/queue.h"
 #include "schedext/scheduler.h"
+
+#include "preempter.h"
 #include "schedext/binding_cycle.h"
 #include "schedext/fit_error.h"
 #include "schedext/post_filter.h"
@@ -95,6 +97,7 @@ struct sx_scheduler {
 	double last_gauges;
 	struct sx_nominated_set *cur_nom; /* the running cycle's nominations */
 	struct sx_nominator nom_proxy;    /* for DefaultPreemption: reads cur_nom */
+	struct sx_preempter *preempter;   /* evicts victims off the loop thread */
 };
 
 static bool leading(struct sx_scheduler *s)
@@ -690,36 +693,30 @@ static uint32_t proxy_pods_for_node(void *ctx, sx_str node, const struct sx_pod 
 	return s->cur_nom->nom.pods_for_node(s->cur_nom->nom.ctx, node, out, max);
 }
 
-/* Evicts the victims (DELETE with the UID precondition), emits Preempted
- * events and clears lower-priority nominations (plugins.md §3.17). */
+/* The Preempted event, on the preempter's thread. */
+static void on_preempted(void *ctx, const struct sx_pod *victim, const struct sx_pod *preemptor,
+			 sx_str node)
+{
+	struct sx_scheduler *s = ctx;
+	char msg[600];
+
+	snprintf(msg, sizeof(msg), "Preempted by pod %s on node %s",
+		 preemptor->meta.uid ? preemptor->meta.uid : "", sx_str_get(node));
+	emit(s, victim, "Normal", "Preempted", "Preempting", msg, "schedext");
+}
+
+/* Hands the preemption to the preempter (asynchronous preemption, 1.34's
+ * default; plugins.md §3.17 step 10): the preemptor is gated by
+ * DefaultPreemption's PreEnqueue until its victims are going. */
 static struct sx_status *apply_preemption(void *ctx, const struct sx_pod *preemptor,
 					  const struct sx_preempt_result *r)
 {
 	struct sx_scheduler *s = ctx;
-	struct sx_error err = { 0 };
-	char msg[600];
 
 	if (!leading(s))
 		return sx_status_new(SX_ERROR, "not the leader");
-	snprintf(msg, sizeof(msg), "Preempted by pod %s on node %s",
-		 preemptor->meta.uid ? preemptor->meta.uid : "", sx_str_get(r->nominated_node));
-	for (uint32_t i = 0; i < r->victims.n; i++) {
-		const struct sx_pod *v = r->victims.pods[i];
-
-		if (v->deleting)
-			continue;
-		if (sx_kube_delete_pod(s->o.kube, sx_str_get(v->meta.ns), v->meta.name,
-				       v->meta.uid, &err) < 0)
-			return sx_status_new(SX_ERROR, "%s", err.msg);
-		emit(s, v, "Normal", "Preempted", "Preempting", msg, "schedext");
-	}
-	for (uint32_t i = 0; i < r->nlower_nominated; i++) {
-		const struct sx_pod *p = r->lower_nominated[i];
-
-		sx_queue_nominate(s->q, p, SX_STR_EMPTY);
-		sx_kube_patch_pod_status(s->o.kube, sx_str_get(p->meta.ns), p->meta.name, NULL,
-					 NULL, NULL, NULL, "", &err);
-	}
+	if (sx_preempter_submit(s->preempter, preemptor, r) < 0)
+		return sx_status_new(SX_ERROR, "out of memory");
 	if (s->o.metrics)
 		sx_metrics_observe(s->o.metrics, "scheduler_preemption_victims", NULL,
 				   r->victims.n);
@@ -855,6 +852,8 @@ static void stop_binders(struct sx_scheduler *s)
 
 static void free_scheduler(struct sx_scheduler *s)
 {
+	sx_preempter_stop(s->preempter);
+	s->preempter = NULL;
 	stop_binders(s);
 	sx_leader_stop(s->leader);
 	sx_kube_free(s->event_kube);
@@ -885,7 +884,9 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 		return sx_error_set(err, SX_EINVAL, "--standalone needs a cluster (--kubeconfig)");
 	}
 	s->q = sx_queue_new(opts->cfg);
-	rc = s->q ? make_clients(s, err) : sx_error_set(err, SX_ENOMEM, "out of memory");
+	if (s->q)
+		s->preempter = sx_preempter_start(opts->kube, s->q, on_preempted, s);
+	rc = s->preempter ? make_clients(s, err) : sx_error_set(err, SX_ENOMEM, "out of memory");
 	if (rc == 0)
 		rc = start_leader(s, err);
 	if (rc < 0) {
@@ -924,6 +925,8 @@ void sx_scheduler_stop(struct sx_scheduler *s)
 	sx_queue_close(s->q);
 	pthread_join(s->loop, NULL);
 	sx_preemption_set_env(NULL);
+	sx_preempter_stop(s->preempter); /* its events go out before events_stop */
+	s->preempter = NULL;
 	stop_binders(s); /* in-flight bindings finish first */
 	sx_cache_set_listener(s->o.cache, NULL);
 	sx_set_binder(NULL, NULL);

@@ -186,10 +186,15 @@ class Store:
         self.records = {"bindings": [], "events": [], "patches": [], "deletes": [],
                         "requests": 0, "watches": 0, "lists": 0}
         self.token = None
+        self.write_seq = 0           # orders the records of writes
         self.watch_conns = set()
         self.rand = random.Random(0)
 
     # ----- mutations (lock held by caller) -----
+    def next_seq(self):
+        self.write_seq += 1
+        return self.write_seq
+
     def _next_rv(self):
         self.rv += 1
         return str(self.rv)
@@ -618,7 +623,7 @@ class Handler(BaseHTTPRequestHandler):
             with st.lock:
                 obj = st.delete(res, key, uid)
                 st.records["deletes"].append({"resource": res, "namespace": key[0], "name": name,
-                                              "body": body})
+                                              "body": body, "seq": st.next_seq()})
             return self.send_json(200, obj)
         raise ApiError(405, "MethodNotAllowed", "method not allowed")
 
@@ -885,7 +890,7 @@ class Handler(BaseHTTPRequestHandler):
         patch = self.body_json() or {}
         with st.lock:
             st.records["patches"].append({"namespace": ns, "name": name, "type": ctype,
-                                          "patch": patch})
+                                          "patch": patch, "seq": st.next_seq()})
             pod = st.objects["pods"].get((ns, name))
             if pod is None:
                 raise ApiError(404, "NotFound", 'pods "%s" not found' % name)

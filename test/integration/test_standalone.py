@@ -424,6 +424,17 @@ def run_preemption(tmp, tag, nodes, pods, preemptor, pdbs, hand_node, hand_victi
         for d in rec["deletes"]:
             pre = (d["body"] or {}).get("preconditions") or {}
             check(pre.get("uid"), "%s: DELETE of %s carries a UID precondition" % (tag, d["name"]))
+            # Async preemption: the DisruptionTarget condition is patched first.
+            dt = [p for p in rec["patches"] if p["name"] == d["name"] and
+                  any(c.get("type") == "DisruptionTarget"
+                      for c in (p["patch"].get("status") or {}).get("conditions") or [])]
+            check(dt and dt[0]["seq"] < d["seq"],
+                  "%s: DisruptionTarget patched on %s before its DELETE" % (tag, d["name"]))
+            c = [c for c in (dt[0]["patch"]["status"]["conditions"] if dt else [])
+                 if c.get("type") == "DisruptionTarget"]
+            check(c and c[0].get("status") == "True" and c[0].get("reason") == "PreemptionByScheduler"
+                  and c[0].get("message") == "default-scheduler: preempting to accommodate a "
+                  "higher priority pod", "%s: DisruptionTarget condition %r" % (tag, c))
         noms = [(p["patch"].get("status") or {}).get("nominatedNodeName") for p in rec["patches"]
                 if p["name"] == name and "nominatedNodeName" in (p["patch"].get("status") or {})]
         check(noms[:1] == [want_node], "%s: status.nominatedNodeName patched to %s (%r)"

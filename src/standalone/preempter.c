@@ -1,0 +1,196 @@
+/* Asynchronous preemption: a job queue and one worker thread (see
+ * preempter.h). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "preempter.h"
+
+#define REASON_PREEMPTION "PreemptionByScheduler"
+
+struct job {
+	struct job *next;
+	const struct sx_pod *preemptor;
+	sx_str node;
+	uint32_t nvictims, nlower;
+	const struct sx_pod **victims; /* then the lower nominated pods */
+};
+
+struct sx_preempter {
+	struct sx_kube *kube;
+	struct sx_queue *q;
+	sx_preempted_fn on_preempted;
+	void *ctx;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	struct job *head, *tail;
+	bool stop;
+	pthread_t thread;
+};
+
+static void job_free(struct job *j)
+{
+	for (uint32_t i = 0; i < j->nvictims + j->nlower; i++)
+		sx_pod_unref(j->victims[i]);
+	free(j->victims);
+	sx_pod_unref(j->preemptor);
+	free(j);
+}
+
+/* PreemptPod: DisruptionTarget first, then the DELETE. 0 when the victim
+ * is gone (or was already). */
+static int evict(struct sx_preempter *p, const struct job *j, const struct sx_pod *v)
+{
+	struct sx_error err = { 0 };
+	const char *ns = sx_str_get(v->meta.ns);
+	char msg[400];
+	int rc;
+
+	snprintf(msg, sizeof(msg), "%s: preempting to accommodate a higher priority pod",
+		 sx_str_get(j->preemptor->scheduler_name));
+	rc = sx_kube_patch_pod_status(p->kube, ns, v->meta.name, "DisruptionTarget", "True",
+				      REASON_PREEMPTION, msg, NULL, &err);
+	if (rc == 0)
+		rc = sx_kube_delete_pod(p->kube, ns, v->meta.name, v->meta.uid, &err);
+	if (rc == SX_ENOENT)
+		return 0;
+	if (rc < 0) {
+		sx_log(0, "preempting %s/%s for %s/%s: %s", ns, v->meta.name,
+		       sx_str_get(j->preemptor->meta.ns), j->preemptor->meta.name, err.msg);
+		return rc;
+	}
+	if (p->on_preempted)
+		p->on_preempted(p->ctx, v, j->preemptor, j->node);
+	return 0;
+}
+
+static void clear_lower(struct sx_preempter *p, const struct job *j)
+{
+	struct sx_error err = { 0 };
+
+	for (uint32_t i = 0; i < j->nlower; i++) {
+		const struct sx_pod *lp = j->victims[j->nvictims + i];
+
+		sx_queue_nominate(p->q, lp, SX_STR_EMPTY);
+		if (sx_kube_patch_pod_status(p->kube, sx_str_get(lp->meta.ns), lp->meta.name, NULL,
+					     NULL, NULL, NULL, "", &err) < 0)
+			sx_log(1, "clearing the nomination of %s/%s: %s",
+			       sx_str_get(lp->meta.ns), lp->meta.name, err.msg);
+	}
+}
+
+static void run(struct sx_preempter *p, const struct job *j)
+{
+	int failed = 0;
+
+	clear_lower(p, j);
+	for (uint32_t i = 0; i + 1 < j->nvictims; i++)
+		if (!j->victims[i]->deleting && evict(p, j, j->victims[i]) < 0)
+			failed = 1;
+	sx_preemption_end(j->preemptor->meta.uid);
+	if (j->nvictims && !j->victims[j->nvictims - 1]->deleting &&
+	    evict(p, j, j->victims[j->nvictims - 1]) < 0)
+		failed = 1;
+	if (failed)
+		sx_queue_activate(p->q, j->preemptor);
+}
+
+static void *worker(void *arg)
+{
+	struct sx_preempter *p = arg;
+
+	for (;;) {
+		struct job *j;
+
+		pthread_mutex_lock(&p->mu);
+		while (!p->head && !p->stop)
+			pthread_cond_wait(&p->cond, &p->mu);
+		j = p->head;
+		if (j) {
+			p->head = j->next;
+			if (!p->head)
+				p->tail = NULL;
+		}
+		pthread_mutex_unlock(&p->mu);
+		if (!j)
+			return NULL;
+		run(p, j);
+		job_free(j);
+	}
+}
+
+struct sx_preempter *sx_preempter_start(struct sx_kube *kube, struct sx_queue *q,
+					sx_preempted_fn on_preempted, void *ctx)
+{
+	struct sx_preempter *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	*p = (struct sx_preempter){ .kube = kube, .q = q, .on_preempted = on_preempted,
+				    .ctx = ctx };
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	if (pthread_create(&p->thread, NULL, worker, p) != 0) {
+		pthread_mutex_destroy(&p->mu);
+		pthread_cond_destroy(&p->cond);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static struct job *job_new(const struct sx_pod *preemptor, const struct sx_preempt_result *r)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	uint32_t n = r->victims.n + r->nlower_nominated;
+
+	if (!j || !(j->victims = calloc(n ? n : 1, sizeof(*j->victims)))) {
+		free(j);
+		return NULL;
+	}
+	j->preemptor = sx_pod_ref(preemptor);
+	j->node = r->nominated_node;
+	j->nvictims = r->victims.n;
+	j->nlower = r->nlower_nominated;
+	for (uint32_t i = 0; i < r->victims.n; i++)
+		j->victims[i] = sx_pod_ref(r->victims.pods[i]);
+	for (uint32_t i = 0; i < r->nlower_nominated; i++)
+		j->victims[r->victims.n + i] = sx_pod_ref(r->lower_nominated[i]);
+	return j;
+}
+
+int sx_preempter_submit(struct sx_preempter *p, const struct sx_pod *preemptor,
+			const struct sx_preempt_result *r)
+{
+	struct job *j = job_new(preemptor, r);
+
+	if (!j)
+		return SX_ENOMEM;
+	if (sx_preemption_begin(preemptor->meta.uid) == SX_ENOMEM) {
+		job_free(j);
+		return SX_ENOMEM;
+	}
+	pthread_mutex_lock(&p->mu);
+	if (p->tail)
+		p->tail->next = j;
+	else
+		p->head = j;
+	p->tail = j;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->mu);
+	return 0;
+}
+
+void sx_preempter_stop(struct sx_preempter *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->thread, NULL);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cond);
+	free(p);
+}

@@ -1,0 +1,40 @@
+/* Asynchronous preemption for the standalone loop (reference plugins.md
+ * §3.17 step 10, SchedulerAsyncPreemption on in 1.34): one worker thread
+ * carries out the preemptions DefaultPreemption decided, off the
+ * scheduling thread, as upstream's prepareCandidateAsync goroutine. */
+#ifndef SCHEDEXT_STANDALONE_PREEMPTER_H
+#define SCHEDEXT_STANDALONE_PREEMPTER_H
+
+#include "schedext/kube.h"
+#include "schedext/preemption.h"
+#include "schedext/queue.h"
+
+struct sx_preempter;
+
+/* Called on the worker once a victim's DELETE succeeded (the Preempted
+ * event). */
+typedef void (*sx_preempted_fn)(void *ctx, const struct sx_pod *victim,
+				const struct sx_pod *preemptor, sx_str node);
+
+/* kube, q and ctx must outlive the preempter. NULL on failure. */
+struct sx_preempter *sx_preempter_start(struct sx_kube *kube, struct sx_queue *q,
+					sx_preempted_fn on_preempted, void *ctx);
+
+/* Queues the preemption of r (references taken; r may be freed after).
+ * The preemptor is marked running (sx_preemption_begin) before this
+ * returns. Then, on the worker: the lower-priority nominations on the node
+ * are cleared (queue and status.nominatedNodeName), each victim not yet
+ * terminating gets the DisruptionTarget condition (True,
+ * PreemptionByScheduler, "<schedulerName>: preempting to accommodate a
+ * higher priority pod") by a status PATCH and is then deleted with its UID
+ * as precondition (NotFound counts as done); sx_preemption_end comes
+ * before the last victim's deletion. A failure activates the preemptor
+ * again (upstream: Activate after a failed goroutine). Returns 0 or
+ * SX_ENOMEM. */
+int sx_preempter_submit(struct sx_preempter *p, const struct sx_pod *preemptor,
+			const struct sx_preempt_result *r);
+
+/* Finishes the queued preemptions, then stops the worker. */
+void sx_preempter_stop(struct sx_preempter *p);
+
+#endif /* SCHEDEXT_STANDALONE_PREEMPTER_H */
