@@ -9,6 +9,7 @@
 #define SCHEDEXT_REGISTRY_H
 
 #include "schedext/common.h"
+#include "schedext/intern.h"
 #include "schedext/status.h"
 
 struct sx_plugin;

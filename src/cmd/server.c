@@ -49,26 +49,6 @@ enum route {
 	R_COUNT
 };
 
-/* Route table: name (also the metrics "verb" label), path, POST or GET. */
-static const struct {
-	const char *name;
-	const char *path; /* verbs: appended to the URL prefix */
-	bool post;
-	bool verb;
-} routes[R_COUNT] = {
-	[R_NOT_FOUND] = { "unknown", NULL, false, false },
-	[R_FILTER] = { "filter", "/filter", true, true },
-	[R_PRIORITIZE] = { "prioritize", "/prioritize", true, true },
-	[R_PREEMPT] = { "preempt", "/preempt", true, true },
-	[R_BIND] = { "bind", "/bind", true, true },
-	[R_HEALTHZ] = { "healthz", "/healthz", false, false },
-	[R_READYZ] = { "readyz", "/readyz", false, false },
-	[R_VERSION] = { "version", "/version", false, false },
-	[R_METRICS] = { "metrics", "/metrics", false, false },
-	[R_EXPLAIN] = { "explain", "/debug/explain", true, false },
-	[R_CACHE] = { "cache", "/debug/cache", false, false },
-};
-
 struct sx_server {
 	struct MHD_Daemon *daemon;
 	const struct sx_extender *ex;
@@ -90,6 +70,46 @@ struct request {
 	size_t discarded;  /* bytes dropped past the limit */
 	bool too_big;
 	bool replied;      /* a response was queued at the first call */
+};
+
+/* Endpoints of this file (below). */
+static unsigned op_healthz(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
+static unsigned op_readyz(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
+static unsigned op_version(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
+static unsigned op_metrics(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
+static unsigned op_explain(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
+static unsigned op_cache(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
+
+#define CT_JSON "application/json"
+#define CT_TEXT "text/plain; charset=utf-8"
+#define CT_PROM "text/plain; version=0.0.4; charset=utf-8"
+
+/* Route table: name (also the metrics "verb" label), path, POST or GET,
+ * content type, and what answers: an extender verb, or an endpoint of
+ * this file. logged: one line per call with the verb's log fields. */
+static const struct route_def {
+	const char *name;
+	const char *path; /* verbs: appended to the URL prefix */
+	bool post;
+	bool verb;
+	bool logged;
+	const char *ctype;
+	int (*verb_fn)(const struct sx_extender *ex, const char *body, size_t len,
+		       struct sx_buf *out, struct sx_verb_log *log);
+	unsigned (*handle)(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
+} routes[R_COUNT] = {
+	[R_NOT_FOUND] = { "unknown", NULL, false, false, false, CT_JSON, NULL, NULL },
+	[R_FILTER] = { "filter", "/filter", true, true, true, CT_JSON, sx_extender_filter, NULL },
+	[R_PRIORITIZE] = { "prioritize", "/prioritize", true, true, true, CT_JSON,
+			   sx_extender_prioritize, NULL },
+	[R_PREEMPT] = { "preempt", "/preempt", true, true, true, CT_JSON, sx_extender_preempt, NULL },
+	[R_BIND] = { "bind", "/bind", true, true, true, CT_JSON, sx_extender_bind, NULL },
+	[R_HEALTHZ] = { "healthz", "/healthz", false, false, false, CT_TEXT, NULL, op_healthz },
+	[R_READYZ] = { "readyz", "/readyz", false, false, false, CT_TEXT, NULL, op_readyz },
+	[R_VERSION] = { "version", "/version", false, false, false, CT_JSON, NULL, op_version },
+	[R_METRICS] = { "metrics", "/metrics", false, false, false, CT_PROM, NULL, op_metrics },
+	[R_EXPLAIN] = { "explain", "/debug/explain", true, false, true, CT_JSON, NULL, op_explain },
+	[R_CACHE] = { "cache", "/debug/cache", false, false, false, CT_JSON, NULL, op_cache },
 };
 
 /* Per-connection state (socket context). */
@@ -183,7 +203,7 @@ static enum MHD_Result send_error(struct sx_server *srv, struct MHD_Connection *
 
 /* ---------- operations endpoints ---------- */
 
-static unsigned op_readyz(struct sx_server *srv, struct sx_buf *b)
+static unsigned op_readyz(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
 	bool ready = !srv->inf || sx_informers_synced(srv->inf);
 
@@ -191,14 +211,15 @@ static unsigned op_readyz(struct sx_server *srv, struct sx_buf *b)
 	return ready ? 200 : 503;
 }
 
-static void op_version(struct sx_buf *b)
+static unsigned op_version(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
 	sx_buf_puts(b, "{\"version\":");
 	sx_json_str(b, SX_VERSION);
 	sx_buf_puts(b, ",\"extenderAPI\":\"k8s.io/kube-scheduler/extender/v1\"}\n");
+	return 200;
 }
 
-static void op_metrics(struct sx_server *srv, struct sx_buf *b)
+static unsigned op_metrics(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
 	struct sx_metrics *m = srv->ex->metrics;
 	struct sx_cache_stats st = { 0 };
@@ -212,6 +233,7 @@ static void op_metrics(struct sx_server *srv, struct sx_buf *b)
 		       srv->inf ? (double)sx_informers_restarts(srv->inf) : 0);
 	sx_metrics_set(m, "schedext_uptime_seconds", NULL, sx_now_s() - srv->started);
 	sx_metrics_render(m, b);
+	return 200;
 }
 
 struct cache_dump {
@@ -247,7 +269,7 @@ static void dump_pod(void *ctx, const struct sx_object *obj, sx_str node, bool a
 	sx_buf_puts(d->b, assumed ? ",\"assumed\":true}" : ",\"assumed\":false}");
 }
 
-static void op_cache(struct sx_server *srv, struct sx_buf *b)
+static unsigned op_cache(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
 	struct cache_dump d = { b, 0 };
 
@@ -257,6 +279,7 @@ static void op_cache(struct sx_server *srv, struct sx_buf *b)
 	d.n = 0;
 	sx_cache_visit(srv->ex->cache, SX_KIND_POD, dump_pod, &d);
 	sx_buf_puts(b, "]}\n");
+	return 200;
 }
 
 /* POST /debug/explain: a v1 Pod in, the explain JSON out. */
@@ -297,65 +320,37 @@ static unsigned op_explain(struct sx_server *srv, const struct request *rq, stru
 	return code;
 }
 
+static unsigned op_healthz(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
+{
+	sx_buf_puts(b, "ok\n");
+	return 200;
+}
+
 /* ---------- dispatch ---------- */
 
 static enum MHD_Result dispatch(struct sx_server *srv, struct MHD_Connection *conn,
 				struct request *rq, const char *method)
 {
-	const struct sx_extender *ex = srv->ex;
+	const struct route_def *r = &routes[rq->route];
 	struct sx_verb_log log = { .pod = "", .result = "" };
-	const char *ctype = "application/json";
 	struct sx_buf b;
 	unsigned code = 200;
 
 	sx_buf_init(&b);
-	switch (rq->route) {
-	case R_FILTER:
-		code = (unsigned)sx_extender_filter(ex, rq->body.data, rq->body.len, &b, &log);
-		break;
-	case R_PRIORITIZE:
-		code = (unsigned)sx_extender_prioritize(ex, rq->body.data, rq->body.len, &b, &log);
-		break;
-	case R_PREEMPT:
-		code = (unsigned)sx_extender_preempt(ex, rq->body.data, rq->body.len, &b, &log);
-		break;
-	case R_BIND:
-		code = (unsigned)sx_extender_bind(ex, rq->body.data, rq->body.len, &b, &log);
-		break;
-	case R_HEALTHZ:
-		sx_buf_puts(&b, "ok\n");
-		ctype = "text/plain; charset=utf-8";
-		break;
-	case R_READYZ:
-		code = op_readyz(srv, &b);
-		ctype = "text/plain; charset=utf-8";
-		break;
-	case R_VERSION:
-		op_version(&b);
-		break;
-	case R_METRICS:
-		op_metrics(srv, &b);
-		ctype = "text/plain; version=0.0.4; charset=utf-8";
-		break;
-	case R_EXPLAIN:
-		code = op_explain(srv, rq, &b);
-		break;
-	case R_CACHE:
-		op_cache(srv, &b);
-		break;
-	default:
-		break;
-	}
-	if (routes[rq->route].verb || rq->route == R_EXPLAIN)
+	if (r->verb_fn)
+		code = (unsigned)r->verb_fn(srv->ex, rq->body.data, rq->body.len, &b, &log);
+	else if (r->handle)
+		code = r->handle(srv, rq, &b);
+	if (r->logged)
 		sx_log(code == 200 ? 2 : code >= 500 ? 0 : 1,
-		       "%s pod=%s nodes=%u code=%u result=%s duration=%.3fms", routes[rq->route].name,
+		       "%s pod=%s nodes=%u code=%u result=%s duration=%.3fms", r->name,
 		       log.pod[0] ? log.pod : "-", log.nnodes, code, log.result[0] ? log.result : "ok",
 		       (double)(sx_now_ns() - rq->start_ns) / 1e6);
 	else
-		sx_log(3, "%s %s code=%u", method, routes[rq->route].name, code);
+		sx_log(3, "%s %s code=%u", method, r->name, code);
 	if (strcmp(method, MHD_HTTP_METHOD_HEAD) == 0)
 		sx_buf_reset(&b);
-	return send_buf(srv, conn, rq, code, &b, ctype, false);
+	return send_buf(srv, conn, rq, code, &b, r->ctype, false);
 }
 
 /* ---------- TLS client certificates ---------- */

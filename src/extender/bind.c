@@ -1,0 +1,146 @@
+/* The bind verb (reference extender-protocol.md §7). */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "extender_int.h"
+#include "schedext/buf.h"
+#include "schedext/cache.h"
+#include "schedext/extender.h"
+#include "schedext/intern.h"
+#include "schedext/kube.h"
+
+struct bind_args {
+	const char *name, *ns, *uid, *node;
+};
+
+static int parse_bind(const cJSON *root, struct bind_args *b, struct sx_buf *out,
+		      struct sx_verb_log *log)
+{
+	static const char *const keys[] = { "PodName", "PodNamespace", "PodUID", "Node" };
+	const char **dst[] = { &b->name, &b->ns, &b->uid, &b->node };
+	const cJSON *j;
+	char msg[256];
+	unsigned i;
+
+	if (!cJSON_IsObject(root))
+		return sx_ext_fail(out, log, 400, "request body must be a JSON object, got %s", sx_ext_type_name(root));
+	for (i = 0; i < SX_ARRAY_SIZE(keys); i++) {
+		if (!sx_ext_env_get(root, keys[i], &j, msg, sizeof(msg)))
+			return sx_ext_fail(out, log, 400, "%s", msg);
+		if (!j)
+			return sx_ext_fail(out, log, 400, "missing %s", keys[i]);
+		if (!cJSON_IsString(j))
+			return sx_ext_fail(out, log, 400, "%s: expected string, got %s", keys[i], sx_ext_type_name(j));
+		if (strlen(j->valuestring) > 253 && i != 2)
+			return sx_ext_fail(out, log, 400, "%s: longer than 253 characters", keys[i]);
+		*dst[i] = j->valuestring;
+	}
+	if (!b->name[0] || !b->node[0])
+		return sx_ext_fail(out, log, 400, "%s: must not be empty", b->name[0] ? "Node" : "PodName");
+	if (!b->ns[0])
+		b->ns = "default";
+	snprintf(log->pod, sizeof(log->pod), "%s/%s", b->ns, b->name);
+	log->nnodes = 1;
+	return 0;
+}
+
+/* Writes {"Error": msg} (msg "" = bound). */
+static int bind_reply(struct sx_buf *out, struct sx_verb_log *log, const char *msg,
+		      const struct bind_args *b)
+{
+	sx_buf_puts(out, "{\"Error\":");
+	sx_json_str(out, msg);
+	sx_buf_puts(out, "}\n");
+	if (msg[0])
+		snprintf(log->result, sizeof(log->result), "error: %.110s", msg);
+	else
+		snprintf(log->result, sizeof(log->result), "bound to %.100s", b->node);
+	return 200;
+}
+
+/* Binds through the API server (live cluster) with the pod assumed in the
+ * cache meanwhile; returns the bind_reply status. */
+static int bind_live(const struct sx_extender *ex, const struct bind_args *b,
+		     const struct sx_pod *pod, sx_str ns, sx_str node, struct sx_buf *out,
+		     struct sx_verb_log *log)
+{
+	struct sx_error err = { 0 };
+	bool assumed = pod && sx_cache_assume(ex->cache, pod, node) == 0;
+
+	if (sx_kube_bind(ex->kube, b->ns, b->name, b->uid, b->node, &err) < 0) {
+		if (assumed)
+			sx_cache_forget(ex->cache, ns, b->name);
+		return bind_reply(out, log, err.msg[0] ? err.msg : "binding failed", b);
+	}
+	if (assumed)
+		sx_cache_finish_binding(ex->cache, ns, b->name);
+	return bind_reply(out, log, "", b);
+}
+
+static bool node_known(struct sx_cache *cache, const char *name)
+{
+	const struct sx_node *n = sx_cache_get_node(cache, name);
+
+	sx_node_unref(n);
+	return n != NULL;
+}
+
+int sx_extender_bind(const struct sx_extender *ex, const char *body, size_t len,
+		     struct sx_buf *out, struct sx_verb_log *log)
+{
+	struct bind_args b = { 0 };
+	const struct sx_pod *pod = NULL;
+	char msg[1024];
+	sx_str ns, node, cur = SX_STR_EMPTY;
+	bool assumed = false;
+	cJSON *root;
+	int rc;
+
+	root = sx_request_parse(body, len, msg, sizeof(msg));
+	if (!root)
+		return sx_ext_fail(out, log, 400, "%s", msg);
+	rc = parse_bind(root, &b, out, log);
+	if (rc)
+		goto out;
+	ns = sx_intern(b.ns);
+	node = sx_intern(b.node);
+	if (ns == SX_STR_INVALID || node == SX_STR_INVALID) {
+		rc = sx_ext_fail(out, log, 500, "string table full");
+		goto out;
+	}
+	pod = sx_cache_get_pod(ex->cache, ns, b.name, &cur, &assumed);
+	if (pod && b.uid[0] && pod->meta.uid && strcmp(pod->meta.uid, b.uid) != 0) {
+		snprintf(msg, sizeof(msg),
+			 "Precondition failed: UID in precondition: %.100s, UID in object meta: %.100s",
+			 b.uid, pod->meta.uid);
+		rc = bind_reply(out, log, msg, &b);
+	} else if (pod && cur == node) {
+		rc = bind_reply(out, log, "", &b); /* idempotent repeat */
+	} else if (pod && cur != SX_STR_EMPTY) {
+		snprintf(msg, sizeof(msg), "pods \"%.253s\" is already assigned to node \"%.253s\"",
+			 b.name, sx_str_get(cur));
+		rc = bind_reply(out, log, msg, &b);
+	} else if (ex->kube) {
+		rc = bind_live(ex, &b, pod, ns, node, out, log);
+	} else if (!pod) {
+		snprintf(msg, sizeof(msg), "pods \"%.253s\" not found", b.name);
+		rc = bind_reply(out, log, msg, &b);
+	} else if (!node_known(ex->cache, b.node)) {
+		snprintf(msg, sizeof(msg), "nodes \"%.253s\" not found", b.node);
+		rc = bind_reply(out, log, msg, &b);
+	} else if ((rc = sx_cache_assume(ex->cache, pod, node)) < 0) {
+		snprintf(msg, sizeof(msg), "cannot assume pod %.253s/%.253s on node %.253s (error %d)",
+			 b.ns, b.name, b.node, rc);
+		rc = bind_reply(out, log, msg, &b);
+	} else {
+		sx_cache_finish_binding(ex->cache, ns, b.name);
+		rc = bind_reply(out, log, "", &b);
+	}
+	sx_ext_count_attempt(ex, "bind", strstr(log->result, "error") ? "error" : "bound");
+out:
+	sx_pod_unref(pod);
+	cJSON_Delete(root);
+	return rc;
+}
