@@ -1,0 +1,67 @@
+/* The kind dispatcher (decode.h): an object of any known kind to its
+ * decoder. It sits above the per-kind decoders (decode_pod.c, decode_node.c,
+ * decode_misc.c, decode_dra.c), which sit above the field readers of
+ * decode.c; nothing below calls back up here.
+ */
+#include "schedext/decode.h"
+
+#include "decode_internal.h"
+#include "decode_util.h"
+#include "schedext/dra.h"
+
+int sx_decode_object(const cJSON *json, const char *kind, struct sx_object *out,
+		     struct sx_error *err)
+{
+	struct sx_error tmp;
+	enum sx_kind k;
+
+	if (!err)
+		err = &tmp;
+	out->kind = SX_KIND_UNKNOWN;
+	out->obj = NULL;
+	if (!cJSON_IsObject(json))
+		return sx_dec_not_object(err, json);
+	if (!kind) {
+		int rc = sx_dec_string(json, "kind", &kind, err);
+
+		if (rc < 0)
+			return rc;
+		if (!kind) {
+			sx_error_set(err, SX_EINVAL, "missing kind");
+			sx_error_prefix(err, "kind");
+			return SX_EINVAL;
+		}
+	}
+	k = sx_kind_from_name(kind);
+	switch (k) {
+	case SX_KIND_POD:
+		out->obj = sx_decode_pod(json, err);
+		break;
+	case SX_KIND_NODE:
+		out->obj = sx_decode_node(json, err);
+		break;
+	case SX_KIND_PV:
+		out->obj = sx_decode_pv(json, err);
+		break;
+	case SX_KIND_PVC:
+		out->obj = sx_decode_pvc(json, err);
+		break;
+	case SX_KIND_CSI_NODE:
+		out->obj = sx_decode_csi_node(json, err);
+		break;
+	case SX_KIND_DEVICE_CLASS: case SX_KIND_RESOURCE_SLICE:
+	case SX_KIND_RESOURCE_CLAIM: case SX_KIND_CLAIM_TEMPLATE:
+		out->obj = sx_decode_dra(json, k, err);
+		break;
+	case SX_KIND_UNKNOWN:
+	case SX_KIND_COUNT:
+		return sx_error_set(err, SX_ENOENT, "unknown kind %.64s", kind);
+	default:
+		out->obj = sx_decode_generic(json, k, err);
+		break;
+	}
+	if (!out->obj)
+		return err->code < 0 ? err->code : SX_EINVAL;
+	out->kind = k;
+	return 0;
+}
