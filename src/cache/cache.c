@@ -22,54 +22,6 @@
 #include "cache_int.h"
 #include "schedext/common.h"
 
-struct pod_entry {
-	const struct sx_pod *pod;     /* latest from the API; NULL = known only as assumed */
-	const struct sx_pod *assumed; /* counted copy while the binding is in flight */
-	sx_str node;                  /* where counted; SX_STR_EMPTY = nowhere (pending) */
-	bool binding_finished;
-	double finished_at;           /* sx_now_s() at finish_binding */
-};
-
-/* Node tree (plugins.md §5.4): zones in insertion order, names in each. */
-struct zone {
-	sx_str region, zone;
-	uint32_t n, cap;
-	sx_str *names;
-};
-
-struct image_slot {
-	sx_str name; /* SX_STR_EMPTY = empty slot; entries are never removed */
-	uint32_t nodes;
-};
-
-struct sx_cache {
-	pthread_mutex_t mu;
-	uint64_t generation;
-	struct sx__map pods;  /* "ns/name" -> struct pod_entry */
-	struct sx__map nodes; /* node name -> struct sx_node_info (with or without node) */
-	uint32_t nnode_objects;
-	uint32_t nzones, cap_zones, tree_size;
-	struct zone *zones;
-	struct sx__map kinds[SX_KIND_COUNT]; /* other kinds: key -> object */
-	bool group_dirty[SX__G_COUNT];
-	struct sx__kind_block *groups[SX__G_COUNT];
-	uint32_t image_cap, image_n;
-	struct image_slot *images;
-	bool images_dirty;
-	struct sx__image_block *image_block;
-	struct sx_snapshot *last;
-	/* Since `last` was built: did the node tree change (then the next
-	 * snapshot is built from scratch), and which NodeInfos were replaced
-	 * in `nodes` (the next one patches a copy of last's list). */
-	bool tree_dirty;
-	bool replaced_overflow; /* too many to list: build from scratch */
-	uint32_t nreplaced, cap_replaced;
-	sx_str *replaced;
-	struct sx_cache_listener listener;
-};
-
-#define REPLACED_MAX 4096
-
 static void touch(struct sx_cache *c)
 {
 	c->generation = sx__next_generation();
@@ -220,22 +172,6 @@ static void tree_remove(struct sx_cache *c, const struct sx_node *node)
 }
 
 /* Round-robin over zones: 1st node of every zone, then the 2nd, ... */
-static uint32_t tree_list(const struct sx_cache *c, sx_str *out)
-{
-	uint32_t k = 0, exhausted = 0;
-
-	for (uint32_t idx = 0; exhausted < c->nzones; idx++) {
-		exhausted = 0;
-		for (uint32_t z = 0; z < c->nzones; z++) {
-			if (idx >= c->zones[z].n)
-				exhausted++;
-			else
-				out[k++] = c->zones[z].names[idx];
-		}
-	}
-	return k;
-}
-
 /* ---------- image counts ---------- */
 
 static struct image_slot *image_slot(struct sx_cache *c, sx_str name)
@@ -318,28 +254,7 @@ static bool same_images(const struct sx_node *a, const struct sx_node *b)
 	return true;
 }
 
-static struct sx__image_block *image_block(struct sx_cache *c)
-{
-	struct sx_image_count *counts = sx_calloc(c->image_n, sizeof(*counts));
-	struct sx__image_block *b;
-	uint32_t m = 0;
-
-	if (!counts)
-		return NULL;
-	for (uint32_t i = 0; i < c->image_cap; i++)
-		if (c->images[i].name != SX_STR_EMPTY && c->images[i].nodes > 0)
-			counts[m++] = (struct sx_image_count){ c->images[i].name, c->images[i].nodes };
-	b = sx__image_block_new(counts, m);
-	free(counts);
-	return b;
-}
-
 /* ---------- NodeInfos ---------- */
-
-static struct sx_node_info *ni_get(struct sx_cache *c, sx_str name)
-{
-	return sx__map_get(&c->nodes, sx_str_get(name));
-}
 
 /* Notes that the NodeInfo of name was replaced in the map, so the next
  * snapshot takes the new one. */
@@ -365,7 +280,7 @@ static void note_replaced(struct sx_cache *c, sx_str name)
  * it), created node-less when `create`. NULL when absent or on OOM. */
 static struct sx_node_info *ni_for_write(struct sx_cache *c, sx_str name, bool create)
 {
-	struct sx_node_info *ni = ni_get(c, name), *copy;
+	struct sx_node_info *ni = sx__cache_node_info(c, name), *copy;
 
 	if (!ni) {
 		if (!create)
@@ -446,11 +361,6 @@ void sx_cache_set_listener(struct sx_cache *c, const struct sx_cache_listener *l
 
 /* ---------- pods ---------- */
 
-static const struct sx_pod *visible(const struct pod_entry *e)
-{
-	return e->assumed ? e->assumed : e->pod;
-}
-
 static bool same_uid(const struct sx_pod *a, const struct sx_pod *b)
 {
 	const char *x = a->meta.uid ? a->meta.uid : "", *y = b->meta.uid ? b->meta.uid : "";
@@ -475,7 +385,7 @@ static void release_assumed(struct sx_cache *c, struct pod_entry *e)
 /* Uncounts and frees the entry stored under key. */
 static void remove_entry(struct sx_cache *c, const char *key, struct pod_entry *e)
 {
-	const struct sx_pod *old = sx_pod_ref(visible(e));
+	const struct sx_pod *old = sx_pod_ref(sx__pod_entry_visible(e));
 
 	if (e->assumed)
 		release_assumed(c, e);
@@ -536,7 +446,7 @@ static int upsert_pod(struct sx_cache *c, const struct sx_pod *pod)
 		sx_pod_unref(pod);
 		return SX_ENOMEM;
 	}
-	old = sx_pod_ref(visible(e));
+	old = sx_pod_ref(sx__pod_entry_visible(e));
 	if (e->assumed && same_uid(e->assumed, pod) && pod->node_name == SX_STR_EMPTY) {
 		/* the API still shows it pending: the binding is in flight */
 		sx_pod_unref(e->pod);
@@ -547,7 +457,7 @@ static int upsert_pod(struct sx_cache *c, const struct sx_pod *pod)
 			release_assumed(c, e);
 		rc = set_api_pod(c, e, pod);
 	}
-	notify_pod(c, old, visible(e));
+	notify_pod(c, old, sx__pod_entry_visible(e));
 	sx_pod_unref(old);
 	return rc;
 }
@@ -575,7 +485,7 @@ int sx_cache_assume(struct sx_cache *c, const struct sx_pod *pod, sx_str node)
 	e = sx__map_get(&c->pods, key);
 	if (e && (e->assumed || e->node != SX_STR_EMPTY)) {
 		/* idempotent for the same pod on the same node */
-		rc = (same_uid(visible(e), pod) && e->node == node) ? 0 : SX_EEXIST;
+		rc = (same_uid(sx__pod_entry_visible(e), pod) && e->node == node) ? 0 : SX_EEXIST;
 		goto out;
 	}
 	e = entry_for(c, key);
@@ -690,7 +600,7 @@ const struct sx_pod *sx_cache_get_pod(struct sx_cache *c, sx_str ns, const char 
 	pthread_mutex_lock(&c->mu);
 	e = key ? sx__map_get(&c->pods, key) : NULL;
 	if (e)
-		pod = sx_pod_ref(visible(e));
+		pod = sx_pod_ref(sx__pod_entry_visible(e));
 	if (node)
 		*node = e ? e->node : SX_STR_EMPTY;
 	if (assumed)
@@ -741,7 +651,7 @@ static int upsert_node(struct sx_cache *c, const struct sx_node *node)
 static int delete_node(struct sx_cache *c, const char *name)
 {
 	sx_str id = sx_intern_lookup_n(name, strlen(name));
-	struct sx_node_info *ni = id == SX_STR_INVALID ? NULL : ni_get(c, id);
+	struct sx_node_info *ni = id == SX_STR_INVALID ? NULL : sx__cache_node_info(c, id);
 	const struct sx_node *old;
 
 	if (!ni || !ni->node)
@@ -769,7 +679,7 @@ const struct sx_node *sx_cache_get_node(struct sx_cache *c, const char *name)
 	const struct sx_node *node = NULL;
 
 	pthread_mutex_lock(&c->mu);
-	ni = id == SX_STR_INVALID ? NULL : ni_get(c, id);
+	ni = id == SX_STR_INVALID ? NULL : sx__cache_node_info(c, id);
 	if (ni)
 		node = sx_node_ref(ni->node);
 	pthread_mutex_unlock(&c->mu);
@@ -995,274 +905,4 @@ int sx_cache_replace_all(struct sx_cache *c, enum sx_kind kind, struct sx_object
 	free(keys);
 	sx__map_free(&listed);
 	return keys ? rc : SX_ENOMEM;
-}
-
-/* ---------- snapshots ---------- */
-
-/* Rebuilds the sorted array of a kind group from the maps. */
-static int rebuild_group(struct sx_cache *c, int g)
-{
-	uint32_t total = 0, k = 0;
-	struct sx_object *items;
-	struct sx__kind_block *b;
-
-	for (int kind = 0; kind < SX_KIND_COUNT; kind++)
-		if (sx__kind_group(kind) == g)
-			total += c->kinds[kind].n;
-	items = sx_calloc(total, sizeof(*items));
-	if (!items)
-		return SX_ENOMEM;
-	for (int kind = 0; kind < SX_KIND_COUNT; kind++) {
-		if (sx__kind_group(kind) != g)
-			continue;
-		for (uint32_t i = 0; i < c->kinds[kind].cap; i++) {
-			if (!c->kinds[kind].slots[i].key)
-				continue;
-			items[k] = (struct sx_object){ (enum sx_kind)kind, c->kinds[kind].slots[i].value };
-			sx__object_ref(&items[k++]);
-		}
-	}
-	b = sx__kind_block_new(items, k);
-	if (!b)
-		return SX_ENOMEM;
-	sx__kind_block_unref(c->groups[g]);
-	c->groups[g] = b;
-	c->group_dirty[g] = false;
-	return 0;
-}
-
-static int refresh_shared(struct sx_cache *c)
-{
-	for (int g = 0; g < SX__G_COUNT; g++)
-		if (c->group_dirty[g] && rebuild_group(c, g) < 0)
-			return SX_ENOMEM;
-	if (c->images_dirty) {
-		struct sx__image_block *b = image_block(c);
-
-		if (!b)
-			return SX_ENOMEM;
-		sx__image_block_unref(c->image_block);
-		c->image_block = b;
-		c->images_dirty = false;
-	}
-	return 0;
-}
-
-/* A snapshot patched from last with the replaced NodeInfos swapped in
- * (the node tree did not change, so names and order are the same). NULL
- * with *fallback set when that does not apply (then the list is built from
- * scratch); NULL with *fallback clear on OOM. */
-static struct sx_snapshot *patch_snapshot(struct sx_cache *c, bool *fallback)
-{
-	const struct sx_snapshot *last = c->last;
-	struct sx_node_info **list, **changed;
-	uint32_t nchanged = 0;
-
-	*fallback = true;
-	if (!last || c->tree_dirty || c->replaced_overflow || last->nnodes != c->tree_size)
-		return NULL;
-	list = malloc(((size_t)last->nnodes + 1) * sizeof(*list));
-	changed = malloc(((size_t)c->nreplaced + 1) * sizeof(*changed));
-	if (!list || !changed) {
-		free(list);
-		free(changed);
-		return NULL;
-	}
-	memcpy(list, last->nodes, (size_t)last->nnodes * sizeof(*list));
-	for (uint32_t i = 0; i < c->nreplaced; i++) {
-		int at = sx_snapshot_find(last, c->replaced[i]);
-		struct sx_node_info *ni = at >= 0 ? ni_get(c, c->replaced[i]) : NULL;
-
-		if (at < 0)
-			continue; /* node-less NodeInfo: not in snapshots */
-		if (!ni || !ni->node) {
-			free(list);
-			free(changed);
-			return NULL;
-		}
-		if (list[at] == ni)
-			continue; /* replaced twice, already swapped in */
-		list[at] = ni;
-		changed[nchanged++] = ni;
-	}
-	*fallback = false;
-	return sx__snapshot_patch(last, c->generation, list, changed, nchanged, c->groups,
-				  c->image_block);
-}
-
-static void clear_replaced(struct sx_cache *c)
-{
-	c->tree_dirty = false;
-	c->replaced_overflow = false;
-	c->nreplaced = 0;
-}
-
-/* The node list in node-tree order, each with a reference. */
-static struct sx_node_info **full_list(struct sx_cache *c, uint32_t *n)
-{
-	sx_str *names = sx_calloc(c->tree_size, sizeof(*names));
-	struct sx_node_info **list = sx_calloc(c->tree_size, sizeof(*list));
-	uint32_t k;
-
-	*n = 0;
-	if (!names || !list) {
-		free(names);
-		free(list);
-		return NULL;
-	}
-	k = tree_list(c, names);
-	for (uint32_t i = 0; i < k; i++) {
-		struct sx_node_info *ni = ni_get(c, names[i]);
-
-		if (ni && ni->node)
-			list[(*n)++] = sx_node_info_ref(ni);
-	}
-	free(names);
-	return list;
-}
-
-/* Patches the last snapshot when the node tree did not change (only the
- * replaced NodeInfos differ, and the name index is shared); builds it from
- * scratch otherwise. */
-static struct sx_snapshot *build_snapshot(struct sx_cache *c)
-{
-	struct sx_node_info **list;
-	struct sx_snapshot *s;
-	uint32_t n = 0;
-	bool fallback;
-
-	if (refresh_shared(c) < 0)
-		return NULL;
-	s = patch_snapshot(c, &fallback);
-	if (!s && fallback) {
-		list = full_list(c, &n);
-		if (!list)
-			return NULL;
-		s = sx__snapshot_build(c->generation, list, n, c->groups, c->image_block, NULL);
-	}
-	if (s)
-		clear_replaced(c);
-	return s;
-}
-
-struct sx_snapshot *sx_cache_snapshot(struct sx_cache *c)
-{
-	struct sx_snapshot *s;
-
-	pthread_mutex_lock(&c->mu);
-	if (!c->last || c->last->generation != c->generation) {
-		s = build_snapshot(c);
-		if (s) {
-			sx_snapshot_unref(c->last);
-			c->last = s;
-		}
-	}
-	s = sx_snapshot_ref(c->last);
-	if (c->last && c->last->generation != c->generation) {
-		/* building failed: never hand out a stale view */
-		sx_snapshot_unref(s);
-		s = NULL;
-	}
-	pthread_mutex_unlock(&c->mu);
-	return s;
-}
-
-uint64_t sx_cache_generation(struct sx_cache *c)
-{
-	uint64_t g;
-
-	pthread_mutex_lock(&c->mu);
-	g = c->generation;
-	pthread_mutex_unlock(&c->mu);
-	return g;
-}
-
-/* ---------- visiting and statistics ---------- */
-
-struct visit_item {
-	struct sx_object o;
-	sx_str node;
-	bool assumed;
-};
-
-static int cmp_visit(const void *a, const void *b)
-{
-	return sx__object_cmp(&((const struct visit_item *)a)->o,
-			      &((const struct visit_item *)b)->o);
-}
-
-static uint32_t collect(struct sx_cache *c, enum sx_kind kind, struct visit_item *out)
-{
-	const struct sx__map *m = kind == SX_KIND_POD ? &c->pods
-				  : kind == SX_KIND_NODE ? &c->nodes
-							 : &c->kinds[kind];
-	uint32_t k = 0;
-
-	for (uint32_t i = 0; i < m->cap; i++) {
-		void *v = m->slots[i].value;
-
-		if (!m->slots[i].key)
-			continue;
-		if (kind == SX_KIND_POD) {
-			const struct pod_entry *e = v;
-
-			out[k++] = (struct visit_item){ { kind, (void *)visible(e) }, e->node,
-							e->assumed != NULL };
-		} else if (kind == SX_KIND_NODE) {
-			const struct sx_node_info *ni = v;
-
-			if (ni->node)
-				out[k++] = (struct visit_item){ { kind, (void *)ni->node }, ni->name,
-								false };
-		} else {
-			out[k++] = (struct visit_item){ { kind, v }, SX_STR_EMPTY, false };
-		}
-	}
-	return k;
-}
-
-void sx_cache_visit(struct sx_cache *c, enum sx_kind kind, sx_cache_visit_fn fn, void *ctx)
-{
-	struct visit_item *items;
-	uint32_t n;
-
-	if (kind <= SX_KIND_UNKNOWN || kind >= SX_KIND_COUNT)
-		return;
-	pthread_mutex_lock(&c->mu);
-	n = kind == SX_KIND_POD ? c->pods.n : kind == SX_KIND_NODE ? c->nodes.n : c->kinds[kind].n;
-	items = sx_calloc(n, sizeof(*items));
-	if (items) {
-		n = collect(c, kind, items);
-		qsort(items, n, sizeof(*items), cmp_visit);
-		for (uint32_t i = 0; i < n; i++)
-			fn(ctx, &items[i].o, items[i].node, items[i].assumed);
-	}
-	pthread_mutex_unlock(&c->mu);
-	free(items);
-}
-
-void sx_cache_stats(struct sx_cache *c, struct sx_cache_stats *out)
-{
-	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&c->mu);
-	out->nodes = c->nnode_objects;
-	for (uint32_t i = 0; i < c->pods.cap; i++) {
-		const struct pod_entry *e = c->pods.slots[i].value;
-
-		if (!c->pods.slots[i].key)
-			continue;
-		out->pods++;
-		if (e->assumed)
-			out->assumed_pods++;
-		else if (e->node != SX_STR_EMPTY)
-			out->bound_pods++;
-		else
-			out->pending_pods++;
-	}
-	out->objects[SX_KIND_NODE] = out->nodes;
-	out->objects[SX_KIND_POD] = out->pods;
-	for (int k = 0; k < SX_KIND_COUNT; k++)
-		if (k != SX_KIND_NODE && k != SX_KIND_POD)
-			out->objects[k] = c->kinds[k].n;
-	pthread_mutex_unlock(&c->mu);
 }

@@ -1,9 +1,11 @@
-/* Internals shared by cache.c, node_info.c and snapshot.c (not a public
- * header): a string-keyed hash map, the generation counter and the shared
- * immutable blocks that snapshots reference through `internal`. */
+/* Internals shared by cache.c, node_info.c, snapshot.c and cache_visit.c
+ * (not a public header): a string-keyed hash map, the generation counter,
+ * the shared immutable blocks that snapshots reference through `internal`,
+ * and the cache's own state. */
 #ifndef SCHEDEXT_CACHE_INT_H
 #define SCHEDEXT_CACHE_INT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -143,5 +145,69 @@ size_t sx__unique_ids(sx_str *ids, size_t n);
 /* Object helpers */
 void sx__object_ref(const struct sx_object *o);
 int sx__object_cmp(const struct sx_object *a, const struct sx_object *b);
+
+
+/* ---------- the cache's state ----------
+ * Written by cache.c under c->mu; read by the snapshot builder in
+ * snapshot.c and by cache_visit.c, both under the same mutex. */
+
+struct pod_entry {
+	const struct sx_pod *pod;     /* latest from the API; NULL = known only as assumed */
+	const struct sx_pod *assumed; /* counted copy while the binding is in flight */
+	sx_str node;                  /* where counted; SX_STR_EMPTY = nowhere (pending) */
+	bool binding_finished;
+	double finished_at;           /* sx_now_s() at finish_binding */
+};
+
+/* Node tree (plugins.md §5.4): zones in insertion order, names in each. */
+struct zone {
+	sx_str region, zone;
+	uint32_t n, cap;
+	sx_str *names;
+};
+
+struct image_slot {
+	sx_str name; /* SX_STR_EMPTY = empty slot; entries are never removed */
+	uint32_t nodes;
+};
+
+struct sx_cache {
+	pthread_mutex_t mu;
+	uint64_t generation;
+	struct sx__map pods;  /* "ns/name" -> struct pod_entry */
+	struct sx__map nodes; /* node name -> struct sx_node_info (with or without node) */
+	uint32_t nnode_objects;
+	uint32_t nzones, cap_zones, tree_size;
+	struct zone *zones;
+	struct sx__map kinds[SX_KIND_COUNT]; /* other kinds: key -> object */
+	bool group_dirty[SX__G_COUNT];
+	struct sx__kind_block *groups[SX__G_COUNT];
+	uint32_t image_cap, image_n;
+	struct image_slot *images;
+	bool images_dirty;
+	struct sx__image_block *image_block;
+	struct sx_snapshot *last;
+	/* Since `last` was built: did the node tree change (then the next
+	 * snapshot is built from scratch), and which NodeInfos were replaced
+	 * in `nodes` (the next one patches a copy of last's list). */
+	bool tree_dirty;
+	bool replaced_overflow; /* too many to list: build from scratch */
+	uint32_t nreplaced, cap_replaced;
+	sx_str *replaced;
+	struct sx_cache_listener listener;
+};
+
+#define REPLACED_MAX 4096
+
+static inline struct sx_node_info *sx__cache_node_info(struct sx_cache *c, sx_str name)
+{
+	return sx__map_get(&c->nodes, sx_str_get(name));
+}
+
+/* The pod a reader sees: the assumed copy while a binding is in flight. */
+static inline const struct sx_pod *sx__pod_entry_visible(const struct pod_entry *e)
+{
+	return e->assumed ? e->assumed : e->pod;
+}
 
 #endif /* SCHEDEXT_CACHE_INT_H */

@@ -2,7 +2,12 @@
  * cycles (plugins.md §5.4). A snapshot owns one reference on each NodeInfo
  * in `nodes` and on the shared blocks in `internal` (the sorted arrays of
  * other kinds and the image counts), which consecutive snapshots share when
- * those parts did not change. */
+ * those parts did not change.
+ *
+ * The one home of snapshot building: sx_cache_snapshot (at the end) patches
+ * the last snapshot when the node tree did not change and builds one from
+ * the cache's state otherwise; cache.c only records what changed. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -724,4 +729,218 @@ const struct sx_dra_object *sx_snapshot_find_dra(const struct sx_snapshot *snap,
 	const struct sx_object *o = group_find(snap, sx__kind_group(kind), ns, sx_str_get(name));
 
 	return o ? o->obj : NULL;
+}
+
+/* ---------- from the cache: build or patch (sx_cache_snapshot) ---------- */
+
+/* The node names in node-tree order (zones round-robin). */
+static uint32_t tree_list(const struct sx_cache *c, sx_str *out)
+{
+	uint32_t k = 0, exhausted = 0;
+
+	for (uint32_t idx = 0; exhausted < c->nzones; idx++) {
+		exhausted = 0;
+		for (uint32_t z = 0; z < c->nzones; z++) {
+			if (idx >= c->zones[z].n)
+				exhausted++;
+			else
+				out[k++] = c->zones[z].names[idx];
+		}
+	}
+	return k;
+}
+
+/* The cache's image counts as a shared block. */
+static struct sx__image_block *cache_image_block(struct sx_cache *c)
+{
+	struct sx_image_count *counts = sx_calloc(c->image_n, sizeof(*counts));
+	struct sx__image_block *b;
+	uint32_t m = 0;
+
+	if (!counts)
+		return NULL;
+	for (uint32_t i = 0; i < c->image_cap; i++)
+		if (c->images[i].name != SX_STR_EMPTY && c->images[i].nodes > 0)
+			counts[m++] = (struct sx_image_count){ c->images[i].name, c->images[i].nodes };
+	b = sx__image_block_new(counts, m);
+	free(counts);
+	return b;
+}
+
+/* Rebuilds the sorted array of a kind group from the maps. */
+static int rebuild_group(struct sx_cache *c, int g)
+{
+	uint32_t total = 0, k = 0;
+	struct sx_object *items;
+	struct sx__kind_block *b;
+
+	for (int kind = 0; kind < SX_KIND_COUNT; kind++)
+		if (sx__kind_group(kind) == g)
+			total += c->kinds[kind].n;
+	items = sx_calloc(total, sizeof(*items));
+	if (!items)
+		return SX_ENOMEM;
+	for (int kind = 0; kind < SX_KIND_COUNT; kind++) {
+		if (sx__kind_group(kind) != g)
+			continue;
+		for (uint32_t i = 0; i < c->kinds[kind].cap; i++) {
+			if (!c->kinds[kind].slots[i].key)
+				continue;
+			items[k] = (struct sx_object){ (enum sx_kind)kind, c->kinds[kind].slots[i].value };
+			sx__object_ref(&items[k++]);
+		}
+	}
+	b = sx__kind_block_new(items, k);
+	if (!b)
+		return SX_ENOMEM;
+	sx__kind_block_unref(c->groups[g]);
+	c->groups[g] = b;
+	c->group_dirty[g] = false;
+	return 0;
+}
+
+static int refresh_shared(struct sx_cache *c)
+{
+	for (int g = 0; g < SX__G_COUNT; g++)
+		if (c->group_dirty[g] && rebuild_group(c, g) < 0)
+			return SX_ENOMEM;
+	if (c->images_dirty) {
+		struct sx__image_block *b = cache_image_block(c);
+
+		if (!b)
+			return SX_ENOMEM;
+		sx__image_block_unref(c->image_block);
+		c->image_block = b;
+		c->images_dirty = false;
+	}
+	return 0;
+}
+
+/* A snapshot patched from last with the replaced NodeInfos swapped in
+ * (the node tree did not change, so names and order are the same). NULL
+ * with *fallback set when that does not apply (then the list is built from
+ * scratch); NULL with *fallback clear on OOM. */
+static struct sx_snapshot *patch_snapshot(struct sx_cache *c, bool *fallback)
+{
+	const struct sx_snapshot *last = c->last;
+	struct sx_node_info **list, **changed;
+	uint32_t nchanged = 0;
+
+	*fallback = true;
+	if (!last || c->tree_dirty || c->replaced_overflow || last->nnodes != c->tree_size)
+		return NULL;
+	list = malloc(((size_t)last->nnodes + 1) * sizeof(*list));
+	changed = malloc(((size_t)c->nreplaced + 1) * sizeof(*changed));
+	if (!list || !changed) {
+		free(list);
+		free(changed);
+		return NULL;
+	}
+	memcpy(list, last->nodes, (size_t)last->nnodes * sizeof(*list));
+	for (uint32_t i = 0; i < c->nreplaced; i++) {
+		int at = sx_snapshot_find(last, c->replaced[i]);
+		struct sx_node_info *ni = at >= 0 ? sx__cache_node_info(c, c->replaced[i]) : NULL;
+
+		if (at < 0)
+			continue; /* node-less NodeInfo: not in snapshots */
+		if (!ni || !ni->node) {
+			free(list);
+			free(changed);
+			return NULL;
+		}
+		if (list[at] == ni)
+			continue; /* replaced twice, already swapped in */
+		list[at] = ni;
+		changed[nchanged++] = ni;
+	}
+	*fallback = false;
+	return sx__snapshot_patch(last, c->generation, list, changed, nchanged, c->groups,
+				  c->image_block);
+}
+
+static void clear_replaced(struct sx_cache *c)
+{
+	c->tree_dirty = false;
+	c->replaced_overflow = false;
+	c->nreplaced = 0;
+}
+
+/* The node list in node-tree order, each with a reference. */
+static struct sx_node_info **full_list(struct sx_cache *c, uint32_t *n)
+{
+	sx_str *names = sx_calloc(c->tree_size, sizeof(*names));
+	struct sx_node_info **list = sx_calloc(c->tree_size, sizeof(*list));
+	uint32_t k;
+
+	*n = 0;
+	if (!names || !list) {
+		free(names);
+		free(list);
+		return NULL;
+	}
+	k = tree_list(c, names);
+	for (uint32_t i = 0; i < k; i++) {
+		struct sx_node_info *ni = sx__cache_node_info(c, names[i]);
+
+		if (ni && ni->node)
+			list[(*n)++] = sx_node_info_ref(ni);
+	}
+	free(names);
+	return list;
+}
+
+/* Patches the last snapshot when the node tree did not change (only the
+ * replaced NodeInfos differ, and the name index is shared); builds it from
+ * scratch otherwise. */
+static struct sx_snapshot *build_snapshot(struct sx_cache *c)
+{
+	struct sx_node_info **list;
+	struct sx_snapshot *s;
+	uint32_t n = 0;
+	bool fallback;
+
+	if (refresh_shared(c) < 0)
+		return NULL;
+	s = patch_snapshot(c, &fallback);
+	if (!s && fallback) {
+		list = full_list(c, &n);
+		if (!list)
+			return NULL;
+		s = sx__snapshot_build(c->generation, list, n, c->groups, c->image_block, NULL);
+	}
+	if (s)
+		clear_replaced(c);
+	return s;
+}
+
+struct sx_snapshot *sx_cache_snapshot(struct sx_cache *c)
+{
+	struct sx_snapshot *s;
+
+	pthread_mutex_lock(&c->mu);
+	if (!c->last || c->last->generation != c->generation) {
+		s = build_snapshot(c);
+		if (s) {
+			sx_snapshot_unref(c->last);
+			c->last = s;
+		}
+	}
+	s = sx_snapshot_ref(c->last);
+	if (c->last && c->last->generation != c->generation) {
+		/* building failed: never hand out a stale view */
+		sx_snapshot_unref(s);
+		s = NULL;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return s;
+}
+
+uint64_t sx_cache_generation(struct sx_cache *c)
+{
+	uint64_t g;
+
+	pthread_mutex_lock(&c->mu);
+	g = c->generation;
+	pthread_mutex_unlock(&c->mu);
+	return g;
 }
