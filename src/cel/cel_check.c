@@ -31,8 +31,19 @@ static const struct cel_type *const kind_types[] = {
 	[K_SEMVER] = &cel_t_semver, [K_DEVICE] = &cel_t_device,
 };
 
+#define CEL_MAX_SCOPES 32 /* nested cel.bind */
+
+struct scope {
+	const char *name;
+	size_t len;
+	const struct cel_type *type;
+	int slot;
+};
+
 struct checker {
 	struct cel_prog_build *b;
+	struct scope scopes[CEL_MAX_SCOPES];
+	int n_scopes;
 };
 
 void cel_type_str(const struct cel_type *t, char *buf, size_t len)
@@ -346,6 +357,45 @@ static int check_regex_literal(struct checker *c, struct cel_node *n)
 	return 0;
 }
 
+static const struct cel_type *check(struct checker *c, struct cel_node *n);
+
+static const struct cel_type *check_ident(struct checker *c, struct cel_node *n)
+{
+	for (int i = c->n_scopes - 1; i >= 0; i--) {
+		if (c->scopes[i].len == n->name_len &&
+		    memcmp(c->scopes[i].name, n->name, n->name_len) == 0) {
+			n->slot = c->scopes[i].slot + 1;
+			return c->scopes[i].type;
+		}
+	}
+	if (!name_is(n, "device")) {
+		cel_compile_error(c->b, n->pos, "undeclared reference to '%.*s' (in container '')",
+				  (int)n->name_len, n->name);
+		return NULL;
+	}
+	n->slot = 0;
+	return &cel_t_device;
+}
+
+/* cel.bind: the init is checked outside the variable's scope, the body
+ * inside it. */
+static const struct cel_type *check_bind(struct checker *c, struct cel_node *n)
+{
+	const struct cel_type *init = check(c, n->args[0]), *body;
+
+	if (!init)
+		return NULL;
+	if (c->n_scopes == CEL_MAX_SCOPES) {
+		cel_compile_error(c->b, n->pos, "cel.bind nested more than %d deep", CEL_MAX_SCOPES);
+		return NULL;
+	}
+	n->slot = c->b->n_slots++ + 1;
+	c->scopes[c->n_scopes++] = (struct scope){ n->name, n->name_len, init, n->slot - 1 };
+	body = check(c, n->args[1]);
+	c->n_scopes--;
+	return body;
+}
+
 /* Names outside the table are reported before their arguments are
  * checked, so macros such as all(x, p) name themselves, not x. */
 static bool known_function(struct checker *c, const struct cel_node *n)
@@ -369,7 +419,8 @@ static const struct cel_type *check(struct checker *c, struct cel_node *n)
 		return NULL;
 	if (n->kind == N_CALL && !known_function(c, n))
 		return NULL;
-	for (size_t i = 0; i < n->nargs && n->kind != N_SELECT && n->kind != N_HAS; i++)
+	for (size_t i = 0; i < n->nargs && n->kind != N_SELECT && n->kind != N_HAS &&
+			   n->kind != N_BIND; i++)
 		if (!check(c, n->args[i]))
 			return NULL;
 	switch (n->kind) {
@@ -377,12 +428,10 @@ static const struct cel_type *check(struct checker *c, struct cel_node *n)
 		n->type = kind_types[n->lit->kind];
 		break;
 	case N_IDENT:
-		if (!name_is(n, "device")) {
-			cel_compile_error(c->b, n->pos, "undeclared reference to '%.*s' (in container '')",
-					  (int)n->name_len, n->name);
-			return NULL;
-		}
-		n->type = &cel_t_device;
+		n->type = check_ident(c, n);
+		break;
+	case N_BIND:
+		n->type = check_bind(c, n);
 		break;
 	case N_SELECT:
 		n->type = check_select(c, n);

@@ -12,11 +12,13 @@
 #define CEL_COMPILE_MEM (16u << 20) /* arena bound for one program */
 #define CEL_EVAL_MEM (64u << 20)    /* arena bound for one evaluation */
 #define CEL_CHUNK 4096
+#define CEL_STACK_VERSIONS 32     /* ResourceSliceMaxAttributesAndCapacitiesPerDevice */
 
 struct sx_cel_program {
 	int refs; /* atomic */
 	struct cel_arena arena;
 	struct cel_node *root;
+	int n_slots; /* cel.bind variables */
 	char *expr;
 };
 
@@ -161,6 +163,7 @@ struct sx_cel_program *sx_cel_compile(const char *expr, size_t len, char *err, s
 	p->root = cel_parse(&b);
 	if (p->root && cel_check(&b, p->root) != 0)
 		b.failed = true;
+	p->n_slots = b.n_slots;
 	if (b.failed || !p->root) {
 		if (!b.failed)
 			set_err(err, errlen, "out of memory");
@@ -190,7 +193,8 @@ const char *sx_cel_program_expr(const struct sx_cel_program *p)
 
 /* Parses the device's version attributes as upstream does before
  * evaluating: an invalid one fails the evaluation. */
-static int parse_versions(struct cel_eval *ev, char *err, size_t errlen)
+static int parse_versions(struct cel_eval *ev, struct cel_semver *stack, char *err,
+			  size_t errlen)
 {
 	const struct sx_cel_device *d = ev->dev;
 	struct cel_semver *v = NULL;
@@ -202,7 +206,9 @@ static int parse_versions(struct cel_eval *ev, char *err, size_t errlen)
 		if (a->type != SX_CEL_ATTR_VERSION)
 			continue;
 		if (!v) {
-			v = cel_arena_alloc(&ev->arena, d->n_attrs * sizeof(*v));
+			v = d->n_attrs <= CEL_STACK_VERSIONS
+				    ? stack
+				    : cel_arena_alloc(&ev->arena, d->n_attrs * sizeof(*v));
 			if (!v) {
 				set_err(err, errlen, "out of memory");
 				return SX_ENOMEM;
@@ -229,12 +235,27 @@ int sx_cel_eval_device_limit(const struct sx_cel_program *p, const struct sx_cel
 			     size_t errlen)
 {
 	struct cel_eval ev = { .dev = dev, .limit = limit };
+	struct cel_semver versions[CEL_STACK_VERSIONS];
+	struct cel_name names[2][CEL_STACK_VERSIONS];
 	struct cel_val v;
 	int rc = 0;
 
 	ev.arena.limit = CEL_EVAL_MEM;
 	*result = false;
-	rc = parse_versions(&ev, err, errlen);
+	if (p->n_slots) {
+		ev.slots = cel_arena_alloc(&ev.arena, (size_t)p->n_slots * sizeof(*ev.slots));
+		if (!ev.slots) {
+			set_err(err, errlen, "out of memory");
+			return SX_ENOMEM;
+		}
+	}
+	if (dev->n_attrs <= CEL_STACK_VERSIONS)
+		ev.names[0] = names[0];
+	if (dev->n_caps <= CEL_STACK_VERSIONS)
+		ev.names[1] = names[1];
+	ev.driver = dev->driver ? dev->driver : "";
+	ev.driver_len = strlen(ev.driver);
+	rc = parse_versions(&ev, versions, err, errlen);
 	if (rc == 0) {
 		v = cel_eval_node(&ev, p->root);
 		if (ev.cancelled)

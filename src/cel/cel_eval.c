@@ -67,26 +67,39 @@ uint64_t cel_val_size(struct cel_eval *ev, const struct cel_val *v)
 
 /* ---- device maps ---- */
 
-/* Splits a qualified name into domain (driver when absent) and id. */
-static void split_name(const char *name, const char *driver, const char **dom, size_t *dom_len,
-		       const char **id)
+/* The device's qualified names split into domain (the driver's when
+ * absent) and id, once per evaluation and map kind. */
+static const struct cel_name *names(struct cel_eval *ev, bool caps)
 {
-	const char *slash = strchr(name, '/');
+	const struct sx_cel_device *d = ev->dev;
+	size_t n = caps ? d->n_caps : d->n_attrs;
+	struct cel_name *out = ev->names[caps];
 
-	if (!slash) {
-		*dom = driver;
-		*dom_len = strlen(driver);
-		*id = name;
-	} else {
-		*dom = name;
-		*dom_len = (size_t)(slash - name);
-		*id = slash + 1;
+	if (ev->names_done[caps])
+		return out;
+	if (!out && n) {
+		out = cel_arena_alloc(&ev->arena, n * sizeof(*out));
+		if (!out)
+			return NULL;
+		ev->names[caps] = out;
 	}
-}
+	for (size_t i = 0; i < n; i++) {
+		const char *name = caps ? d->caps[i].name : d->attrs[i].name;
+		const char *slash = strchr(name, '/');
 
-static const char *entry_name(const struct sx_cel_device *d, bool caps, size_t i)
-{
-	return caps ? d->caps[i].name : d->attrs[i].name;
+		if (!slash) {
+			out[i].dom = ev->driver;
+			out[i].dom_len = ev->driver_len;
+			out[i].id = name;
+		} else {
+			out[i].dom = name;
+			out[i].dom_len = (size_t)(slash - name);
+			out[i].id = slash + 1;
+		}
+		out[i].id_len = strlen(out[i].id);
+	}
+	ev->names_done[caps] = true;
+	return out;
 }
 
 static size_t entry_count(const struct sx_cel_device *d, bool caps)
@@ -94,22 +107,18 @@ static size_t entry_count(const struct sx_cel_device *d, bool caps)
 	return caps ? d->n_caps : d->n_attrs;
 }
 
-static const char *driver_of(const struct sx_cel_device *d)
+static bool same_domain(const struct cel_name *nm, const char *dom, size_t len)
 {
-	return d->driver ? d->driver : "";
+	return nm->dom_len == len && memcmp(nm->dom, dom, len) == 0;
 }
 
-static bool domain_present(const struct sx_cel_device *d, bool caps, const char *dom,
-			   size_t len)
+static bool domain_present(struct cel_eval *ev, bool caps, const char *dom, size_t len)
 {
-	for (size_t i = 0; i < entry_count(d, caps); i++) {
-		const char *ed, *id;
-		size_t el;
+	const struct cel_name *nm = names(ev, caps);
 
-		split_name(entry_name(d, caps, i), driver_of(d), &ed, &el, &id);
-		if (el == len && memcmp(ed, dom, len) == 0)
+	for (size_t i = 0; nm && i < entry_count(ev->dev, caps); i++)
+		if (same_domain(&nm[i], dom, len))
 			return true;
-	}
 	return false;
 }
 
@@ -140,7 +149,7 @@ bool cel_map_find(struct cel_eval *ev, const struct cel_val *m, const char *key,
 		  bool real, struct cel_val *out)
 {
 	bool caps = m->m.which == CEL_MAP_CAPS || m->m.which == CEL_MAP_CAP_DOM;
-	const struct sx_cel_device *d = ev->dev;
+	const struct cel_name *nm;
 
 	if (m->m.which == CEL_MAP_ATTRS || m->m.which == CEL_MAP_CAPS) {
 		out->kind = K_MAP;
@@ -148,15 +157,12 @@ bool cel_map_find(struct cel_eval *ev, const struct cel_val *m, const char *key,
 		out->m.dom = key;
 		out->m.dom_len = key_len;
 		/* upstream's outer maps answer any lookup with an empty map */
-		return !real || domain_present(d, caps, key, key_len);
+		return !real || domain_present(ev, caps, key, key_len);
 	}
-	for (size_t i = entry_count(d, caps); i-- > 0;) {
-		const char *ed, *id;
-		size_t el;
-
-		split_name(entry_name(d, caps, i), driver_of(d), &ed, &el, &id);
-		if (el == m->m.dom_len && memcmp(ed, m->m.dom, el) == 0 && strlen(id) == key_len &&
-		    memcmp(id, key, key_len) == 0) {
+	nm = names(ev, caps);
+	for (size_t i = entry_count(ev->dev, caps); nm && i-- > 0;) {
+		if (nm[i].id_len == key_len && memcmp(nm[i].id, key, key_len) == 0 &&
+		    same_domain(&nm[i], m->m.dom, m->m.dom_len)) {
 			*out = entry_value(ev, caps, i);
 			return true;
 		}
@@ -169,21 +175,18 @@ size_t cel_map_size(struct cel_eval *ev, const struct cel_val *m)
 {
 	bool caps = m->m.which == CEL_MAP_CAPS || m->m.which == CEL_MAP_CAP_DOM;
 	bool outer = m->m.which == CEL_MAP_ATTRS || m->m.which == CEL_MAP_CAPS;
-	const struct sx_cel_device *d = ev->dev;
-	size_t n = entry_count(d, caps), cnt = 0;
+	const struct cel_name *nm = names(ev, caps);
+	size_t n = entry_count(ev->dev, caps), cnt = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		const char *di, *ii, *dj, *ij;
-		size_t li, lj;
+	for (size_t i = 0; nm && i < n; i++) {
 		bool dup = false;
 
-		split_name(entry_name(d, caps, i), driver_of(d), &di, &li, &ii);
-		if (!outer && (li != m->m.dom_len || memcmp(di, m->m.dom, li) != 0))
+		if (!outer && !same_domain(&nm[i], m->m.dom, m->m.dom_len))
 			continue;
-		for (size_t j = 0; j < i && !dup; j++) {
-			split_name(entry_name(d, caps, j), driver_of(d), &dj, &lj, &ij);
-			dup = lj == li && memcmp(di, dj, li) == 0 && (outer || strcmp(ii, ij) == 0);
-		}
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = same_domain(&nm[j], nm[i].dom, nm[i].dom_len) &&
+			      (outer || (nm[j].id_len == nm[i].id_len &&
+					 memcmp(nm[j].id, nm[i].id, nm[i].id_len) == 0));
 		cnt += !dup;
 	}
 	return cnt;
@@ -260,8 +263,8 @@ static struct cel_val eval_select(struct cel_eval *ev, const struct cel_node *n,
 			return (struct cel_val){ .kind = K_BOOL, .b = true };
 		if (n->name[0] == 'd') {
 			out.kind = K_STRING;
-			out.s.p = driver_of(ev->dev);
-			out.s.n = strlen(out.s.p);
+			out.s.p = ev->driver;
+			out.s.n = ev->driver_len;
 		} else {
 			out.kind = K_MAP;
 			out.m.which = n->name[0] == 'a' ? CEL_MAP_ATTRS : CEL_MAP_CAPS;
@@ -400,7 +403,15 @@ struct cel_val cel_eval_node(struct cel_eval *ev, const struct cel_node *n)
 	case N_IDENT:
 		if (!cel_charge(ev, 1))
 			return cancelled();
+		if (n->slot)
+			return ev->slots[n->slot - 1];
 		return (struct cel_val){ .kind = K_DEVICE };
+	case N_BIND:
+		/* the init is evaluated once; an error surfaces where it is used */
+		ev->slots[n->slot - 1] = cel_eval_node(ev, n->args[0]);
+		if (ev->cancelled)
+			return cancelled();
+		return cel_eval_node(ev, n->args[1]);
 	case N_SELECT:
 		return eval_select(ev, n, false);
 	case N_HAS:

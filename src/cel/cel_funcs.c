@@ -589,7 +589,7 @@ uint64_t cel_call_cost(const struct cel_overload *ov, const struct cel_val *a)
 /* Functions of upstream's environment outside this evaluator's subset:
  * rejected by name so the message says so. */
 static const char *const unsupported[] = {
-	"all", "exists", "exists_one", "map", "filter", "bind", "int", "uint", "double", "string",
+	"all", "exists", "exists_one", "map", "filter", "int", "uint", "double", "string",
 	"bytes", "bool", "dyn", "type", "duration", "timestamp", "split", "join", "replace",
 	"indexOf", "lastIndexOf", "substring", "trim", "charAt", "format", "quote", "reverse",
 	"find", "findAll", "url", "isURL", "ip", "isIP", "cidr", "isCIDR", "isSorted", "sum",

@@ -73,6 +73,7 @@ enum cel_node_kind {
 	N_AND,
 	N_OR,
 	N_COND,   /* a ? b : c */
+	N_BIND,   /* cel.bind(name, args[0], args[1]) */
 };
 
 struct cel_overload;
@@ -91,6 +92,7 @@ struct cel_node {
 	const struct cel_overload *ov_end;
 	regex_t *re;             /* matches() with a literal pattern */
 	struct cel_val *lit;     /* N_LIT */
+	int slot;                /* N_IDENT, N_BIND: 0 = device, k = cel.bind slot k - 1 */
 };
 
 /* ---- runtime values ---- */
@@ -181,6 +183,7 @@ struct cel_prog_build {
 	char *err;
 	size_t errlen;
 	bool failed;
+	int n_slots;  /* cel.bind variables, set by the checker */
 };
 
 /* Sets the compile error (first one wins) in cel-go's display format. */
@@ -195,13 +198,23 @@ bool cel_unsupported_function(const char *name, size_t len);
 
 /* ---- evaluation ---- */
 
+struct cel_name {
+	const char *dom, *id;
+	size_t dom_len, id_len;
+};
+
 struct cel_eval {
 	const struct sx_cel_device *dev;
+	const char *driver; /* dev->driver, "" when NULL */
+	size_t driver_len;
 	const struct cel_semver *versions; /* parsed version attributes, by attr index */
 	struct cel_arena arena;            /* runtime strings and lists */
 	uint64_t cost;
 	uint64_t limit;
 	bool cancelled;                    /* cost limit hit: unwind */
+	struct cel_val *slots;             /* cel.bind values */
+	struct cel_name *names[2];         /* split attribute [0] / capacity [1] names */
+	bool names_done[2];
 };
 
 struct cel_val cel_eval_node(struct cel_eval *ev, const struct cel_node *n);

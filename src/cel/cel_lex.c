@@ -98,22 +98,24 @@ static const char *unescape_one(const char *s, size_t end, size_t *i, bool bytes
 		if (c >= '0' && c <= '3') {
 			if (*i + 2 > end || s[*i] < '0' || s[*i] > '7' || s[*i + 1] < '0' ||
 			    s[*i + 1] > '7')
-				return "invalid octal escape";
+				return "unable to unescape octal sequence in string";
 			cp = (uint32_t)((c - '0') * 64 + (s[*i] - '0') * 8 + (s[*i + 1] - '0'));
 			*i += 2;
 			goto emit;
 		}
-		return "invalid escape sequence";
+		return "unable to unescape string";
 	}
 	if (digits < 0)
-		return "invalid escape sequence in bytes literal";
+		return "unable to unescape string";
 	for (int k = 0; k < digits; k++) {
 		if (*i >= end || !is_hex(s[*i]))
-			return "invalid hex escape";
+			return "unable to unescape string";
 		cp = cp * 16 + (uint32_t)hexval(s[(*i)++]);
 	}
-	if (cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000))
-		return "invalid unicode code point";
+	if (cp > 0x10ffff)
+		return "unable to unescape string";
+	if (cp >= 0xd800 && cp < 0xe000 && !bytes)
+		cp = 0xfffd; /* as Go's utf8.EncodeRune */
 emit:
 	if (bytes)
 		out[(*n)++] = (char)cp;
@@ -136,7 +138,7 @@ static int lex_string(struct cel_lexer *lx, struct cel_token *t, bool raw, bool 
 		return lex_error(lx, t, "out of memory");
 	for (;;) {
 		if (i >= lx->len)
-			return lex_error(lx, t, "unterminated string literal");
+			return lex_error(lx, t, "Syntax error: unterminated string literal");
 		if (triple && i + 2 < lx->len && s[i] == q && s[i + 1] == q && s[i + 2] == q) {
 			i += 3;
 			break;
@@ -146,13 +148,19 @@ static int lex_string(struct cel_lexer *lx, struct cel_token *t, bool raw, bool 
 			break;
 		}
 		if (!triple && (s[i] == '\n' || s[i] == '\r'))
-			return lex_error(lx, t, "newline in string literal");
+			return lex_error(lx, t, "Syntax error: newline in string literal");
+		if (s[i] == '\r') {
+			/* newlines normalize to \n, as cel-go's unescape does */
+			out[n++] = '\n';
+			i += i + 1 < lx->len && s[i + 1] == '\n' ? 2 : 1;
+			continue;
+		}
 		if (s[i] == '\\' && !raw) {
 			const char *e;
 
 			i++;
 			if (i >= lx->len)
-				return lex_error(lx, t, "unterminated string literal");
+				return lex_error(lx, t, "Syntax error: unterminated string literal");
 			e = unescape_one(s, lx->len, &i, bytes, out, &n);
 			if (e)
 				return lex_error(lx, t, e);
@@ -180,7 +188,7 @@ static int lex_number(struct cel_lexer *lx, struct cel_token *t)
 
 		i += 2;
 		if (i >= lx->len || !is_hex(s[i]))
-			return lex_error(lx, t, "invalid hex literal");
+			return lex_error(lx, t, "Syntax error: invalid hex literal");
 		for (; i < lx->len && is_hex(s[i]); i++) {
 			if (v > UINT64_MAX / 16)
 				over = true;
@@ -215,7 +223,7 @@ static int lex_number(struct cel_lexer *lx, struct cel_token *t)
 		size_t n = i - lx->pos;
 
 		if (n >= sizeof(buf))
-			return lex_error(lx, t, "invalid double literal");
+			return lex_error(lx, t, "Syntax error: invalid double literal");
 		memcpy(buf, s + lx->pos, n);
 		buf[n] = '\0';
 		t->kind = T_DOUBLE;
@@ -324,5 +332,5 @@ int cel_lex_next(struct cel_lexer *lx, struct cel_token *t)
 		}
 	}
 	t->len = 1;
-	return lex_error(lx, t, "token recognition error");
+	return lex_error(lx, t, "Syntax error: token recognition error");
 }

@@ -15,6 +15,12 @@
 
 static bool only(const char *s, size_t n, const char *set)
 {
+	if (set[0] == '0' && !set[10]) { /* DIGITS */
+		for (size_t i = 0; i < n; i++)
+			if (s[i] < '0' || s[i] > '9')
+				return false;
+		return true;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (!s[i] || !strchr(set, s[i]))
 			return false;

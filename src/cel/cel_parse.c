@@ -24,7 +24,7 @@ static void next(struct parser *p)
 	if (p->b->failed)
 		return;
 	if (cel_lex_next(&p->lx, &p->tok) != 0)
-		cel_compile_error(p->b, p->tok.pos, "Syntax error: %s", p->tok.text);
+		cel_compile_error(p->b, p->tok.pos, "%s", p->tok.text);
 }
 
 static void syntax_error(struct parser *p, const char *expecting)
@@ -313,6 +313,31 @@ static struct cel_node *parse_primary(struct parser *p, bool neg)
 	}
 }
 
+/* cel.bind(var, init, body) from ext.Bindings: receiver `cel`, 3 args. */
+static bool is_bind(const struct cel_node *x, const char *name, size_t len, size_t nargs)
+{
+	return x->kind == N_IDENT && x->name_len == 3 && memcmp(x->name, "cel", 3) == 0 &&
+	       len == 4 && memcmp(name, "bind", 4) == 0 && nargs == 4;
+}
+
+static struct cel_node *bind(struct parser *p, uint32_t pos, struct vec *v)
+{
+	struct cel_node *var = v->items[1], *n;
+
+	if (var->kind != N_IDENT) {
+		cel_compile_error(p->b, var->pos, "cel.bind() variable names must be simple identifiers");
+		return NULL;
+	}
+	n = new_node(p, N_BIND, pos);
+	if (!n)
+		return NULL;
+	n->name = var->name;
+	n->name_len = var->name_len;
+	n->args = v->items + 2;
+	n->nargs = 2;
+	return n;
+}
+
 static struct cel_node *parse_member(struct parser *p, bool neg)
 {
 	struct cel_node *x = parse_primary(p, neg);
@@ -339,9 +364,16 @@ static struct cel_node *parse_member(struct parser *p, bool neg)
 				next(p);
 				if (!vec_push(p, &v, x) || !parse_args(p, &v, T_RPAREN, "')'"))
 					return NULL;
-				n = new_node(p, N_CALL, pos);
+				if (is_bind(x, name, len, v.n))
+					n = bind(p, pos, &v);
+				else
+					n = new_node(p, N_CALL, pos);
 				if (!n)
 					return NULL;
+				if (n->kind == N_BIND) {
+					x = n;
+					goto next_suffix;
+				}
 				n->member = true;
 				n->args = v.items;
 				n->nargs = v.n;
@@ -377,6 +409,7 @@ static struct cel_node *parse_member(struct parser *p, bool neg)
 		} else {
 			break;
 		}
+next_suffix:
 		if (!enter(p, pos))
 			return NULL;
 	}
