@@ -62,9 +62,22 @@ FUZZ_BINS    := $(patsubst test/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := build-fuzz
 
-.PHONY: all run test unit integration bench clean format install-deps check-deps tools \
+PREFIX   ?= /usr/local
+KUBECTL_PLUGIN := $(BUILD)/kubectl-schedext
+
+.PHONY: all run test unit integration bench clean format install install-deps check-deps tools \
 	fuzz fuzz-bins install-fuzz-deps soak
-all: $(BIN)
+all: $(BIN) $(KUBECTL_PLUGIN)
+
+# kubectl finds plugins by name (kubectl-<name> on PATH): the same binary,
+# dispatching on the name it was started by.
+$(KUBECTL_PLUGIN): $(BIN)
+	ln -sf schedext $@
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/schedext
+	ln -sf schedext $(DESTDIR)$(PREFIX)/bin/kubectl-schedext
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -39,6 +39,7 @@ HEADERS = {
     "fit_error.h": "framework", "cycle.h": "framework", "plugin_args.h": "framework",
     "binding_cycle.h": "framework", "post_filter.h": "framework", "dra_alloc.h": "framework",
     "extender.h": "extender", "scheduler.h": "standalone", "explain.h": "explain",
+    "whatif.h": "explain", "pending.h": "explain",
     "server.h": "cmd",
 }
 

@@ -38,4 +38,10 @@ int sx_informer_replay_watch(struct sx_cache *cache, enum sx_kind kind, const ch
 int sx_informer_replay_list(struct sx_cache *cache, enum sx_kind kind, const char *data,
 			    size_t len, char *rv, size_t rvlen);
 
+/* The collections the informers list and watch, in order: path (e.g.
+ * "/api/v1/pods") and the percent-encoded field selector or NULL. Used by
+ * one-shot listers (kubectl schedext) so both see the same kinds. */
+unsigned sx_informer_nkinds(void);
+const char *sx_informer_kind_path(unsigned i, const char **field_selector);
+
 #endif

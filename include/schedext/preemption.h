@@ -35,6 +35,13 @@ struct sx_victims {
 };
 void sx_victims_free(struct sx_victims *v);
 
+/* Whether evicting pods[0..n), in that order, violates a
+ * PodDisruptionBudget of snap (filterPodsWithPDBViolation: each matching
+ * budget's disruptionsAllowed is decremented per pod; a pod that drives one
+ * below zero violates it). violating[i] is set per pod. 0 or SX_ENOMEM. */
+int sx_preempt_mark_pdb_violations(const struct sx_snapshot *snap, const struct sx_pod *const *pods,
+				   uint32_t n, bool *violating);
+
 /* util.MoreImportantPod: higher priority, or equal priority and earlier
  * status.startTime (an unset start time counts as "now", i.e. latest). */
 bool sx_pod_more_important(const struct sx_pod *a, const struct sx_pod *b);

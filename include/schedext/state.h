@@ -17,4 +17,14 @@ int sx_state_load_file(struct sx_cache *cache, const char *path, struct sx_error
 int sx_state_load_buffer(struct sx_cache *cache, const char *name, const char *data, size_t len,
 			 struct sx_error *err);
 
+/* Loads already parsed documents (as sx_parse_documents returns them: an
+ * array of objects or Lists); same rules and messages as the file form.
+ * docs stays the caller's. */
+struct cJSON;
+int sx_state_load_documents(struct sx_cache *cache, const char *name, const struct cJSON *docs,
+			    struct sx_error *err);
+/* The whole file (at most 1 GiB, pipes included), NUL-terminated; caller
+ * frees. NULL with err naming the file. */
+char *sx_state_read_file(const char *path, size_t *len, struct sx_error *err);
+
 #endif /* SCHEDEXT_STATE_H */

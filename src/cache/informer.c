@@ -67,6 +67,17 @@ static const struct kind_desc kinds[] = {
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
+unsigned sx_informer_nkinds(void)
+{
+	return NKINDS;
+}
+
+const char *sx_informer_kind_path(unsigned i, const char **field_selector)
+{
+	*field_selector = kinds[i].field_selector;
+	return kinds[i].path;
+}
+
 /* Outcome of one LIST or WATCH. */
 enum result {
 	RES_OK = 0,      /* list applied / watch ended cleanly */

@@ -212,31 +212,20 @@ static int load_document(struct loader *l, const cJSON *doc, int index, bool str
 	return load_list(l, doc, kind, prefix);
 }
 
-int sx_state_load_buffer(struct sx_cache *cache, const char *name, const char *data, size_t len,
-			 struct sx_error *err)
+int sx_state_load_documents(struct sx_cache *cache, const char *name, const struct cJSON *docs,
+			    struct sx_error *err)
 {
 	struct sx_error tmp;
 	struct loader l = { .name = name ? name : "state", .err = err ? err : &tmp };
-	cJSON *docs, *doc;
-	int rc = 0, i = 0, ndocs;
+	const cJSON *doc;
+	int rc = 0, i = 0, ndocs = cJSON_GetArraySize(docs);
 
-	docs = sx_parse_documents(data, len, l.err);
-	if (!docs) {
-		char msg[600];
-
-		sx_error_string(l.err, msg, sizeof(msg));
-		rc = sx_error_set(l.err, l.err->code < 0 ? l.err->code : SX_EINVAL, "%s: %s", l.name,
-				  msg);
-		return rc;
-	}
-	ndocs = cJSON_GetArraySize(docs);
 	cJSON_ArrayForEach(doc, docs)
 	{
 		rc = load_document(&l, doc, i++, ndocs > 1);
 		if (rc < 0)
 			break;
 	}
-	cJSON_Delete(docs);
 	if (rc < 0) {
 		loader_free(&l, true);
 		return rc;
@@ -250,8 +239,29 @@ int sx_state_load_buffer(struct sx_cache *cache, const char *name, const char *d
 	return rc;
 }
 
+int sx_state_load_buffer(struct sx_cache *cache, const char *name, const char *data, size_t len,
+			 struct sx_error *err)
+{
+	struct sx_error tmp;
+	cJSON *docs;
+	int rc;
+
+	err = err ? err : &tmp;
+	docs = sx_parse_documents(data, len, err);
+	if (!docs) {
+		char msg[600];
+
+		sx_error_string(err, msg, sizeof(msg));
+		return sx_error_set(err, err->code < 0 ? err->code : SX_EINVAL, "%s: %s",
+				    name ? name : "state", msg);
+	}
+	rc = sx_state_load_documents(cache, name, docs, err);
+	cJSON_Delete(docs);
+	return rc;
+}
+
 /* Reads the whole file, bounded by STATE_MAX_BYTES (pipes included). */
-static char *read_bounded(const char *path, size_t *len, struct sx_error *err)
+char *sx_state_read_file(const char *path, size_t *len, struct sx_error *err)
 {
 	FILE *f = fopen(path, "rb");
 	size_t cap = 1 << 16, n = 0;
@@ -308,7 +318,7 @@ int sx_state_load_file(struct sx_cache *cache, const char *path, struct sx_error
 
 	if (!err)
 		err = &tmp;
-	data = read_bounded(path, &len, err);
+	data = sx_state_read_file(path, &len, err);
 	if (!data)
 		return err->code;
 	rc = sx_state_load_buffer(cache, path, data, len, err);

@@ -17,6 +17,7 @@
 #include "schedext/pool.h"
 #include "schedext/server.h"
 #include "schedext/state.h"
+#include "kubectl.h"
 
 #define EXIT_USAGE 2
 #define MAX_POD_FILE_BYTES (4u << 20)
@@ -28,6 +29,9 @@ static const char usage_main[] =
 	"Commands:\n"
 	"  serve     run the extender HTTP server (and, with --standalone, the scheduler)\n"
 	"  explain   explain where a pod would be scheduled and why\n"
+	"  why, pending, what-if\n"
+	"            the operator's commands, also installed as kubectl-schedext\n"
+	"            (kubectl schedext why POD); see 'schedext why --help'\n"
 	"  version   print the version\n"
 	"\n"
 	"Run 'schedext <command> --help' for the options of a command.\n";
@@ -247,9 +251,18 @@ static int cmd_explain(int argc, char **argv)
 	return 0;
 }
 
+/* The name the binary was started by, without its directory. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
 int main(int argc, char **argv)
 {
 	sx_intern_init();
+	if (argc > 0 && strcmp(base_name(argv[0]), "kubectl-schedext") == 0)
+		return sx_cmd_kubectl(argc, argv);
 	if (argc < 2)
 		return usage_error("%s", "missing command (serve, explain, version); see --help");
 	const char *cmd = argv[1];
@@ -271,5 +284,7 @@ int main(int argc, char **argv)
 		return sx_cmd_serve(argc - 1, argv + 1);
 	if (strcmp(cmd, "explain") == 0)
 		return cmd_explain(argc - 1, argv + 1);
+	if (strcmp(cmd, "why") == 0 || strcmp(cmd, "pending") == 0 || strcmp(cmd, "what-if") == 0)
+		return sx_cmd_kubectl(argc, argv);
 	return usage_error("unknown command '%s' (serve, explain, version)", cmd);
 }

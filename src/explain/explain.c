@@ -3,6 +3,17 @@
 #include <string.h>
 
 #include "schedext/explain.h"
+#include "schedext/preemption.h"
+
+/* What PostFilter (DefaultPreemption, as a dry run) says when no node fits:
+ * the message kube-scheduler's FailedScheduling event would carry, and the
+ * node it would nominate with the victims it would evict. */
+struct post_filter_report {
+	bool ran;
+	struct sx_preempt_result pr;
+	char *message;   /* FitError text with the "preemption: ..." part */
+	bool *violating; /* per victim: evicting it violates a PDB */
+};
 
 /* Indices of the candidate nodes sorted by name (stable output order). */
 struct name_index {
@@ -91,9 +102,45 @@ static void write_scores_json(struct sx_buf *b, const struct sx_cycle_result *re
 	sx_buf_puts(b, "}}");
 }
 
+static void write_victims_json(struct sx_buf *b, const struct post_filter_report *pf)
+{
+	char key[512];
+	sx_buf_puts(b, "[");
+	for (uint32_t i = 0; i < pf->pr.victims.n; i++) {
+		const struct sx_pod *v = pf->pr.victims.pods[i];
+		sx_buf_puts(b, i ? ",{\"pod\":" : "{\"pod\":");
+		sx_json_str(b, sx_pod_key(v, key, sizeof(key)));
+		sx_buf_printf(b, ",\"priority\":%d,\"pdbViolated\":%s}", v->priority,
+			      pf->violating && pf->violating[i] ? "true" : "false");
+	}
+	sx_buf_puts(b, "]");
+}
+
+/* "postFilter":{"plugin","code","message","nominatedNode","victims"}. */
+static void write_post_filter_json(struct sx_buf *b, const struct post_filter_report *pf)
+{
+	char msg[2048];
+	const struct sx_status *st = pf->pr.status;
+	sx_buf_puts(b, ",\"postFilter\":{\"plugin\":\"DefaultPreemption\",\"code\":");
+	sx_json_str(b, sx_code_name(st ? st->code : SX_SUCCESS));
+	sx_buf_puts(b, ",\"message\":");
+	if (st)
+		sx_json_str(b, sx_status_message(st, msg, sizeof(msg)));
+	else
+		sx_buf_puts(b, "null");
+	sx_buf_puts(b, ",\"nominatedNode\":");
+	if (!st && pf->pr.nominated_node != SX_STR_EMPTY)
+		sx_json_str(b, sx_str_get(pf->pr.nominated_node));
+	else
+		sx_buf_puts(b, "null");
+	sx_buf_puts(b, ",\"victims\":");
+	write_victims_json(b, pf);
+	sx_buf_puts(b, "}");
+}
+
 static void write_json(struct sx_buf *b, const struct sx_explain_opts *o, const struct sx_pod *pod,
-		       const struct sx_cycle_result *res, const struct name_index *nodes,
-		       uint32_t n)
+		       const struct sx_cycle_result *res, const struct post_filter_report *pf,
+		       const struct name_index *nodes, uint32_t n)
 {
 	char key[512];
 	sx_buf_puts(b, "{\"pod\":");
@@ -116,7 +163,9 @@ static void write_json(struct sx_buf *b, const struct sx_explain_opts *o, const 
 	else
 		sx_buf_puts(b, "null");
 	sx_buf_puts(b, ",\"message\":");
-	if (res->message)
+	if (pf->message)
+		sx_json_str(b, pf->message);
+	else if (res->message)
 		sx_json_str(b, res->message);
 	else if (res->error) {
 		char msg[2048];
@@ -152,12 +201,33 @@ static void write_json(struct sx_buf *b, const struct sx_explain_opts *o, const 
 		sx_json_key(b, nodes[i].name);
 		write_scores_json(b, res, pos);
 	}
-	sx_buf_puts(b, "}}\n");
+	sx_buf_puts(b, "}");
+	if (pf->ran)
+		write_post_filter_json(b, pf);
+	sx_buf_puts(b, "}\n");
+}
+
+static void write_post_filter_text(struct sx_buf *b, const struct post_filter_report *pf)
+{
+	char key[512];
+	if (pf->pr.status || pf->pr.nominated_node == SX_STR_EMPTY) {
+		sx_buf_puts(b, "Preemption: would not help\n");
+		return;
+	}
+	sx_buf_printf(b, "Preemption: would nominate %s and evict %u pod(s):\n",
+		      sx_str_get(pf->pr.nominated_node), pf->pr.victims.n);
+	for (uint32_t i = 0; i < pf->pr.victims.n; i++) {
+		const struct sx_pod *v = pf->pr.victims.pods[i];
+		sx_buf_printf(b, "  %s (priority %d%s)\n", sx_pod_key(v, key, sizeof(key)),
+			      v->priority,
+			      pf->violating && pf->violating[i] ? ", violates its PodDisruptionBudget"
+								 : "");
+	}
 }
 
 static void write_text(struct sx_buf *b, const struct sx_explain_opts *o, const struct sx_pod *pod,
-		       const struct sx_cycle_result *res, const struct name_index *nodes,
-		       uint32_t n)
+		       const struct sx_cycle_result *res, const struct post_filter_report *pf,
+		       const struct name_index *nodes, uint32_t n)
 {
 	char key[512], msg[2048];
 	sx_buf_printf(b, "Pod:        %s\nProfile:    %s\nNodes:      %u\n",
@@ -166,8 +236,10 @@ static void write_text(struct sx_buf *b, const struct sx_explain_opts *o, const 
 	sx_buf_printf(b, "Selected:   %s\n",
 		      res->selected >= 0 ? sx_str_get(o->snap->nodes[res->selected]->name)
 					 : "(none)");
-	if (res->message)
-		sx_buf_printf(b, "Message:    %s\n", res->message);
+	if (pf->message || res->message)
+		sx_buf_printf(b, "Message:    %s\n", pf->message ? pf->message : res->message);
+	if (pf->ran)
+		write_post_filter_text(b, pf);
 	if (res->pre_filter)
 		sx_buf_printf(b, "PreFilter:  %s rejected the pod: %s\n",
 			      res->pre_filter->plugin ? res->pre_filter->plugin : "?",
@@ -195,8 +267,50 @@ static void write_text(struct sx_buf *b, const struct sx_explain_opts *o, const 
 	}
 }
 
+/* The profile's DefaultPreemption (its args), or NULL when PostFilter does
+ * not run it. */
+static const struct sx_enabled *default_preemption(const struct sx_profile *prof)
+{
+	const struct sx_enabled *e = prof->points[SX_PT_POST_FILTER];
+	for (unsigned i = 0; i < prof->n[SX_PT_POST_FILTER]; i++)
+		if (strcmp(e[i].plugin->name, "DefaultPreemption") == 0)
+			return &e[i];
+	return NULL;
+}
+
+/* PostFilter as a dry run when no node fits: nothing is evicted. The
+ * candidate offset is 0 (upstream picks it at random), so the same state
+ * gives the same answer. 0 or SX_ENOMEM. */
+static int run_post_filter(const struct sx_explain_opts *o, const struct sx_pod *pod,
+			   const struct sx_cycle_result *res, struct post_filter_report *pf)
+{
+	const struct sx_enabled *dp = default_preemption(o->profile);
+	char msg[2048] = "";
+	if (res->selected >= 0 || res->error || !res->state || !dp)
+		return 0;
+	pf->ran = true;
+	if (sx_preempt_for_result(o->profile, pod, res, o->nominator, dp->self, NULL, &pf->pr) < 0)
+		return SX_ENOMEM;
+	if (pf->pr.status)
+		sx_status_message(pf->pr.status, msg, sizeof(msg));
+	pf->message = sx_fit_error_message(res, msg);
+	pf->violating = sx_calloc(pf->pr.victims.n + 1, sizeof(*pf->violating));
+	if (!pf->message || !pf->violating)
+		return SX_ENOMEM;
+	return sx_preempt_mark_pdb_violations(o->snap, pf->pr.victims.pods, pf->pr.victims.n,
+					      pf->violating);
+}
+
+static void post_filter_report_free(struct post_filter_report *pf)
+{
+	sx_preempt_result_free(&pf->pr);
+	free(pf->message);
+	free(pf->violating);
+}
+
 int sx_explain(const struct sx_explain_opts *o, const struct sx_pod *pod, struct sx_buf *out)
 {
+	struct post_filter_report pf = { 0 };
 	struct sx_cycle_result res;
 	uint64_t rng = 0x5eed;
 	uint32_t *idx = NULL, n = 0;
@@ -218,11 +332,12 @@ int sx_explain(const struct sx_explain_opts *o, const struct sx_pod *pod, struct
 			idx[n++] = i;
 	}
 	struct name_index *nodes = idx ? sorted_nodes(o->snap, idx, n) : NULL;
-	int rc = nodes ? 0 : SX_ENOMEM;
-	if (nodes && o->text)
-		write_text(out, o, pod, &res, nodes, n);
-	else if (nodes)
-		write_json(out, o, pod, &res, nodes, n);
+	int rc = nodes ? run_post_filter(o, pod, &res, &pf) : SX_ENOMEM;
+	if (rc == 0 && o->text)
+		write_text(out, o, pod, &res, &pf, nodes, n);
+	else if (rc == 0)
+		write_json(out, o, pod, &res, &pf, nodes, n);
+	post_filter_report_free(&pf);
 	free(nodes);
 	free(idx);
 	sx_cycle_result_free(&res);

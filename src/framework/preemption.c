@@ -93,6 +93,12 @@ static int mark_violations(const struct sx_snapshot *snap, const struct sx_pod *
 	return 0;
 }
 
+int sx_preempt_mark_pdb_violations(const struct sx_snapshot *snap, const struct sx_pod *const *pods,
+				   uint32_t n, bool *violating)
+{
+	return mark_violations(snap, (const struct sx_pod **)pods, n, violating);
+}
+
 /* ---------- SelectVictimsOnNode ---------- */
 
 struct dry_node {

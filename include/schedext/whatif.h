@@ -1,0 +1,104 @@
+/* Operator tools over a whole cluster: the cluster as a document (a dump,
+ * or one short-lived LIST of the live API server), "what if" edits of it,
+ * and placing pods one after another with assume, as the scheduler would.
+ *
+ * Ownership: a struct sx_cluster_doc owns its cJSON items; every function
+ * that takes a doc leaves it the caller's. Nothing here is thread-safe:
+ * one doc, one caller. Nothing here ever writes to the API server.
+ */
+#ifndef SCHEDEXT_WHATIF_H
+#define SCHEDEXT_WHATIF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "schedext/buf.h"
+#include "schedext/cache.h"
+#include "schedext/common.h"
+#include "schedext/framework.h"
+
+struct cJSON;
+struct sx_kube;
+struct sx_pool;
+
+/* Upper bound of copies one --add-node/--pods FILExN or --scale asks for. */
+#define SX_WHATIF_MAX_COPIES 100000u
+
+struct sx_cluster_doc {
+	struct cJSON *items; /* array of objects, each with its "kind" */
+};
+
+/* Reads a state file (a v1 List or a stream of objects or Lists, JSON or
+ * YAML) into doc. 0, or negative with err naming the file. */
+int sx_cluster_doc_read(struct sx_cluster_doc *doc, const char *path, struct sx_error *err);
+/* Lists every kind the informers watch (plus apps/v1 Deployments) from the
+ * API server, page by page; kinds the server does not serve are skipped. */
+int sx_cluster_doc_list(struct sx_cluster_doc *doc, struct sx_kube *kube, struct sx_error *err);
+void sx_cluster_doc_free(struct sx_cluster_doc *doc);
+/* The object of that kind and name (ns NULL for cluster kinds), or NULL. */
+struct cJSON *sx_cluster_doc_find(const struct sx_cluster_doc *doc, const char *kind,
+				  const char *ns, const char *name);
+/* Loads the doc into a fresh cache (all or nothing). */
+int sx_cluster_doc_load(const struct sx_cluster_doc *doc, struct sx_cache *cache,
+			struct sx_error *err);
+
+/* ---------- what-if edits ---------- */
+
+struct sx_whatif {
+	struct sx_cluster_doc *doc;
+	/* Pods to place, in order (names "ns/name"); filled by the edits below. */
+	uint32_t npending, cap;
+	char **pending;
+	char summary[1024]; /* what was changed, one clause per edit */
+};
+
+/* Each edit returns 0 or negative with err saying which argument is wrong. */
+/* N copies of the Node in obj (JSON or YAML text of one Node), named
+ * <name>, <name>-2, ... (N > 1). */
+int sx_whatif_add_node(struct sx_whatif *w, const char *text, size_t len, uint32_t copies,
+		       struct sx_error *err);
+/* Removes the node; every pod bound to it is re-placed (DaemonSet pods
+ * and mirror pods go with the node). */
+int sx_whatif_remove_node(struct sx_whatif *w, const char *node, struct sx_error *err);
+/* kubectl drain: cordon the node; its pods (not DaemonSet or mirror pods)
+ * are evicted and re-placed. */
+int sx_whatif_drain(struct sx_whatif *w, const char *node, struct sx_error *err);
+/* kubectl cordon: spec.unschedulable = true. */
+int sx_whatif_cordon(struct sx_whatif *w, const char *node, struct sx_error *err);
+/* N copies of the Pod in text, named <name>, <name>-2, ... (pending). */
+int sx_whatif_add_pods(struct sx_whatif *w, const char *text, size_t len, uint32_t copies,
+		       struct sx_error *err);
+/* Scales ns/deployment to replicas: the pod template is repeated for the
+ * replicas above spec.replicas (pending pods <deployment>-whatif-<i>). */
+int sx_whatif_scale(struct sx_whatif *w, const char *ns, const char *deployment,
+		    uint32_t replicas, struct sx_error *err);
+void sx_whatif_free(struct sx_whatif *w);
+
+/* ---------- placing pods one after another ---------- */
+
+struct sx_placement {
+	char *pod;      /* "ns/name" */
+	sx_str node;    /* SX_STR_EMPTY: did not fit */
+	char *message;  /* when it did not fit: the FitError text */
+};
+
+struct sx_placements {
+	uint32_t n, placed;
+	struct sx_placement *v;
+};
+void sx_placements_free(struct sx_placements *p);
+
+/* Schedules the named pending pods of cache in order with prof, as the
+ * scheduler does (percentageOfNodesToScore of cfg, rotating start index,
+ * a fixed tie-break seed so runs repeat), assuming each placed pod before
+ * the next. Nothing is preempted. pool may be NULL. 0 or SX_ENOMEM. */
+int sx_place_pods(struct sx_cache *cache, const struct sx_config *cfg,
+		  const struct sx_profile *prof, struct sx_pool *pool, char *const *pods, uint32_t n,
+		  struct sx_placements *out);
+
+/* The what-if report: JSON ({"summary","pods","placed","unschedulable",
+ * "byNode":{node:count},"placements":[{pod,node,message}]}) or text. */
+void sx_placements_write(struct sx_buf *b, const struct sx_placements *p, const char *summary,
+			 bool text);
+
+#endif /* SCHEDEXT_WHATIF_H */

@@ -1,0 +1,286 @@
+/* Whole-cluster pending report (include/schedext/pending.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedext/pending.h"
+
+#define TEXT_NAMES_PER_GROUP 10
+
+/* One pending pod's verdict. */
+struct verdict {
+	const struct sx_pod *pod; /* reference */
+	const char *plugin;       /* static plugin name; NULL = fits now */
+	char *reason;             /* the blocking reason, or "schedulable now" */
+	char *message;            /* FitError text, NULL when it fits */
+	sx_str node;              /* where it would go when it fits */
+	uint32_t rejected, num_nodes;
+};
+
+struct collect {
+	const struct sx_config *cfg;
+	const char *ns;
+	uint32_t n, cap;
+	struct verdict *v;
+	bool failed;
+};
+
+static void collect_pod(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)
+{
+	struct collect *c = ctx;
+	const struct sx_pod *pod = obj->obj;
+
+	if (node != SX_STR_EMPTY || assumed || pod->deleting || c->failed)
+		return;
+	if (c->ns && strcmp(sx_str_get(pod->meta.ns), c->ns) != 0)
+		return;
+	if (!sx_config_profile(c->cfg, sx_str_get(pod->scheduler_name)))
+		return; /* another scheduler's pod */
+	if (c->n == c->cap) {
+		uint32_t cap = c->cap ? 2 * c->cap : 64;
+		struct verdict *v = realloc(c->v, cap * sizeof(*v));
+		if (!v) {
+			c->failed = true;
+			return;
+		}
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->n++] = (struct verdict){ .pod = sx_pod_ref(pod), .node = SX_STR_EMPTY };
+}
+
+/* (plugin, reason) rejecting the most nodes; ties: the smaller pair. */
+struct tally {
+	const char *plugin, *reason;
+	uint32_t n;
+};
+
+static void count_reason(struct tally *t, uint32_t *nt, uint32_t max, const char *plugin,
+			 const char *reason, uint32_t by)
+{
+	for (uint32_t i = 0; i < *nt; i++) {
+		if (t[i].plugin == plugin && strcmp(t[i].reason, reason) == 0) {
+			t[i].n += by;
+			return;
+		}
+	}
+	if (*nt < max)
+		t[(*nt)++] = (struct tally){ plugin, reason, by };
+}
+
+static bool tally_better(const struct tally *a, const struct tally *b)
+{
+	int c;
+	if (a->n != b->n)
+		return a->n > b->n;
+	c = strcmp(a->plugin ? a->plugin : "", b->plugin ? b->plugin : "");
+	return c ? c < 0 : strcmp(a->reason, b->reason) < 0;
+}
+
+#define MAX_DISTINCT_REASONS 256
+
+/* The blocking reason of a failed cycle into v. */
+static int blocking_reason(const struct sx_cycle_result *res, struct verdict *v)
+{
+	struct tally t[MAX_DISTINCT_REASONS];
+	uint32_t nt = 0, best = 0;
+	char msg[2048];
+
+	if (res->pre_filter) {
+		v->plugin = res->pre_filter->plugin;
+		v->rejected = res->num_all_nodes;
+		v->reason = strdup(sx_status_message(res->pre_filter, msg, sizeof(msg)));
+		return v->reason ? 0 : SX_ENOMEM;
+	}
+	for (uint32_t i = 0; i < res->num_all_nodes; i++) {
+		const struct sx_status *st = res->statuses[i] ? res->statuses[i] : res->absent_status;
+		if (!st)
+			continue;
+		v->rejected++;
+		for (unsigned r = 0; r < st->nreasons; r++)
+			count_reason(t, &nt, MAX_DISTINCT_REASONS, st->plugin, st->reasons[r], 1);
+	}
+	for (uint32_t i = 1; i < nt; i++)
+		if (tally_better(&t[i], &t[best]))
+			best = i;
+	v->plugin = nt ? t[best].plugin : NULL;
+	v->reason = strdup(nt ? t[best].reason : "no node fits");
+	return v->reason ? 0 : SX_ENOMEM;
+}
+
+static int judge(const struct sx_config *cfg, struct sx_pool *pool,
+		 const struct sx_snapshot *snap, struct verdict *v)
+{
+	const struct sx_profile *prof = sx_config_profile(cfg, sx_str_get(v->pod->scheduler_name));
+	uint64_t rng = 0x5eed;
+	struct sx_cycle_opts opts = { .snap = snap, .mode = SX_CYCLE_FULL, .percentage = 100,
+				      .rng = &rng, .pool = pool };
+	struct sx_cycle_result res;
+	char msg[2048];
+	int rc = sx_schedule(prof, v->pod, &opts, &res);
+
+	v->num_nodes = res.num_all_nodes;
+	if (rc < 0) {
+		sx_cycle_result_free(&res);
+		return rc;
+	}
+	bool fits = res.selected >= 0;
+	if (fits) {
+		v->node = snap->nodes[res.selected]->name;
+		v->reason = strdup("schedulable now");
+	} else if (res.error) {
+		v->plugin = res.error->plugin;
+		v->reason = strdup(sx_status_message(res.error, msg, sizeof(msg)));
+		v->message = strdup(v->reason ? v->reason : "");
+	} else {
+		rc = blocking_reason(&res, v);
+		v->message = strdup(res.message ? res.message : "");
+	}
+	sx_cycle_result_free(&res);
+	return rc < 0 || !v->reason || (!fits && !v->message) ? SX_ENOMEM : 0;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct verdict *x = a, *y = b;
+	int c = strcmp(x->plugin ? x->plugin : "", y->plugin ? y->plugin : "");
+	char kx[512], ky[512];
+	if (c)
+		return c;
+	c = strcmp(x->reason, y->reason);
+	if (c)
+		return c;
+	return strcmp(sx_pod_key(x->pod, kx, sizeof(kx)), sx_pod_key(y->pod, ky, sizeof(ky)));
+}
+
+static bool same_group(const struct verdict *a, const struct verdict *b)
+{
+	return a->plugin == b->plugin && strcmp(a->reason, b->reason) == 0;
+}
+
+/* Group boundaries [start[i], start[i+1]) of the sorted verdicts, ordered
+ * by size (descending), then by (plugin, reason). */
+struct group {
+	uint32_t start, n;
+};
+
+static int cmp_size(const void *a, const void *b, void *ctx)
+{
+	const struct group *x = a, *y = b;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+static struct group *make_groups(const struct verdict *v, uint32_t n, uint32_t *ng)
+{
+	struct group *g = calloc(n + 1, sizeof(*g));
+	*ng = 0;
+	for (uint32_t i = 0; g && i < n; i++) {
+		if (*ng && same_group(&v[g[*ng - 1].start], &v[i]))
+			g[*ng - 1].n++;
+		else
+			g[(*ng)++] = (struct group){ i, 1 };
+	}
+	if (g)
+		qsort_r(g, *ng, sizeof(*g), cmp_size, NULL);
+	return g;
+}
+
+static void write_json(struct sx_buf *b, const struct verdict *v, uint32_t n,
+		       const struct group *g, uint32_t ng)
+{
+	char key[512];
+	sx_buf_printf(b, "{\"pods\":%u,\"groups\":[", n);
+	for (uint32_t i = 0; i < ng; i++) {
+		const struct verdict *first = &v[g[i].start];
+		sx_buf_puts(b, i ? ",{\"plugin\":" : "{\"plugin\":");
+		if (first->plugin)
+			sx_json_str(b, first->plugin);
+		else
+			sx_buf_puts(b, "null");
+		sx_buf_puts(b, ",\"reason\":");
+		sx_json_str(b, first->reason);
+		sx_buf_printf(b, ",\"count\":%u,\"pods\":[", g[i].n);
+		for (uint32_t j = g[i].start; j < g[i].start + g[i].n; j++) {
+			sx_buf_puts(b, j > g[i].start ? ",{\"pod\":" : "{\"pod\":");
+			sx_json_str(b, sx_pod_key(v[j].pod, key, sizeof(key)));
+			sx_buf_printf(b, ",\"nodesRejected\":%u,\"numNodes\":%u,\"message\":",
+				      v[j].rejected, v[j].num_nodes);
+			if (v[j].message)
+				sx_json_str(b, v[j].message);
+			else
+				sx_buf_puts(b, "null");
+			sx_buf_puts(b, ",\"node\":");
+			if (v[j].node != SX_STR_EMPTY)
+				sx_json_str(b, sx_str_get(v[j].node));
+			else
+				sx_buf_puts(b, "null");
+			sx_buf_putc(b, '}');
+		}
+		sx_buf_puts(b, "]}");
+	}
+	sx_buf_puts(b, "]}\n");
+}
+
+static void write_text(struct sx_buf *b, const struct verdict *v, uint32_t n,
+		       const struct group *g, uint32_t ng)
+{
+	char key[512];
+	sx_buf_printf(b, "%u pending pod(s)\n", n);
+	if (ng)
+		sx_buf_printf(b, "\n%-6s %-28s %s\n", "PODS", "PLUGIN", "REASON");
+	for (uint32_t i = 0; i < ng; i++) {
+		const struct verdict *first = &v[g[i].start];
+		uint32_t shown = g[i].n < TEXT_NAMES_PER_GROUP ? g[i].n : TEXT_NAMES_PER_GROUP;
+		sx_buf_printf(b, "%-6u %-28s %s\n", g[i].n, first->plugin ? first->plugin : "-",
+			      first->reason);
+		sx_buf_puts(b, "       ");
+		for (uint32_t j = 0; j < shown; j++) {
+			sx_buf_puts(b, j ? ", " : "");
+			sx_buf_puts(b, sx_pod_key(v[g[i].start + j].pod, key, sizeof(key)));
+		}
+		if (g[i].n > shown)
+			sx_buf_printf(b, " and %u more", g[i].n - shown);
+		sx_buf_putc(b, '\n');
+	}
+}
+
+static void verdicts_free(struct collect *c)
+{
+	for (uint32_t i = 0; i < c->n; i++) {
+		sx_pod_unref(c->v[i].pod);
+		free(c->v[i].reason);
+		free(c->v[i].message);
+	}
+	free(c->v);
+}
+
+int sx_pending_report(struct sx_cache *cache, const struct sx_pending_opts *o, struct sx_buf *out)
+{
+	struct collect c = { .cfg = o->cfg, .ns = o->ns };
+	struct sx_snapshot *snap = sx_cache_snapshot(cache);
+	struct group *g = NULL;
+	uint32_t ng = 0;
+	int rc = snap ? 0 : SX_ENOMEM;
+
+	if (rc == 0)
+		sx_cache_visit(cache, SX_KIND_POD, collect_pod, &c);
+	if (c.failed)
+		rc = SX_ENOMEM;
+	for (uint32_t i = 0; rc == 0 && i < c.n; i++)
+		rc = judge(o->cfg, o->pool, snap, &c.v[i]);
+	if (rc == 0) {
+		qsort(c.v, c.n, sizeof(*c.v), cmp_group);
+		g = make_groups(c.v, c.n, &ng);
+		rc = g ? 0 : SX_ENOMEM;
+	}
+	if (rc == 0 && o->text)
+		write_text(out, c.v, c.n, g, ng);
+	else if (rc == 0)
+		write_json(out, c.v, c.n, g, ng);
+	free(g);
+	verdicts_free(&c);
+	sx_snapshot_unref(snap);
+	return rc;
+}

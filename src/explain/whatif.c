@@ -1,0 +1,388 @@
+/* What-if edits of a cluster document and placing pods one after another
+ * (include/schedext/whatif.h). Edits work on the JSON objects, before the
+ * cache sees them, so a what-if cluster is loaded by the same loader as a
+ * real one. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedext/decode.h"
+#include "schedext/whatif.h"
+
+static const char *str_of(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static cJSON *object_of(cJSON *obj, const char *key)
+{
+	cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	if (cJSON_IsObject(v))
+		return v;
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	return cJSON_AddObjectToObject(obj, key);
+}
+
+/* Replaces obj[key] by a string; false when out of memory. */
+static bool set_str(cJSON *obj, const char *key, const char *value)
+{
+	cJSON *v = cJSON_CreateString(value);
+	if (!v)
+		return false;
+	if (cJSON_GetObjectItemCaseSensitive(obj, key))
+		return cJSON_ReplaceItemInObjectCaseSensitive(obj, key, v);
+	return cJSON_AddItemToObject(obj, key, v);
+}
+
+static void note(struct sx_whatif *w, const char *fmt, const char *a, unsigned n)
+{
+	size_t len = strlen(w->summary);
+	if (len + 3 >= sizeof(w->summary))
+		return;
+	if (len)
+		len += (size_t)snprintf(w->summary + len, sizeof(w->summary) - len, "; ");
+	snprintf(w->summary + len, sizeof(w->summary) - len, fmt, a, n);
+}
+
+static int push_pending(struct sx_whatif *w, const char *ns, const char *name)
+{
+	if (w->npending == w->cap) {
+		uint32_t cap = w->cap ? 2 * w->cap : 64;
+		char **v = realloc(w->pending, cap * sizeof(*v));
+		if (!v)
+			return SX_ENOMEM;
+		w->pending = v;
+		w->cap = cap;
+	}
+	if (asprintf(&w->pending[w->npending], "%s/%s", ns, name) < 0)
+		return SX_ENOMEM;
+	w->npending++;
+	return 0;
+}
+
+/* The single object of kind `kind` in text (JSON or YAML); caller frees. */
+static cJSON *parse_one(const char *text, size_t len, const char *kind, struct sx_error *err)
+{
+	cJSON *docs = sx_parse_documents(text, len, err), *obj;
+	const char *k;
+
+	if (!docs)
+		return NULL;
+	obj = cJSON_GetArraySize(docs) == 1 ? cJSON_DetachItemFromArray(docs, 0) : NULL;
+	cJSON_Delete(docs);
+	k = str_of(obj, "kind");
+	if (!cJSON_IsObject(obj) || !k || strcmp(k, kind) != 0) {
+		cJSON_Delete(obj);
+		sx_error_set(err, SX_EINVAL, "expected exactly one object of kind %s", kind);
+		return NULL;
+	}
+	if (!str_of(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name")) {
+		cJSON_Delete(obj);
+		sx_error_set(err, SX_EINVAL, "%s: metadata.name: required", kind);
+		return NULL;
+	}
+	return obj;
+}
+
+/* A copy of template named name (suffix 0) or name-<suffix>. */
+static cJSON *named_copy(const cJSON *tmpl, const char *name, uint32_t suffix)
+{
+	cJSON *c = cJSON_Duplicate(tmpl, true), *meta;
+	char buf[300];
+
+	if (!c)
+		return NULL;
+	meta = object_of(c, "metadata");
+	if (suffix == 0)
+		snprintf(buf, sizeof(buf), "%s", name);
+	else
+		snprintf(buf, sizeof(buf), "%s-%u", name, suffix);
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "resourceVersion");
+	if (!meta || !set_str(meta, "name", buf)) {
+		cJSON_Delete(c);
+		return NULL;
+	}
+	char uid[340];
+	snprintf(uid, sizeof(uid), "whatif-%s", buf);
+	if (!set_str(meta, "uid", uid)) {
+		cJSON_Delete(c);
+		return NULL;
+	}
+	return c;
+}
+
+static int check_copies(uint32_t copies, struct sx_error *err)
+{
+	if (copies == 0 || copies > SX_WHATIF_MAX_COPIES)
+		return sx_error_set(err, SX_EINVAL, "copies must be between 1 and %u, not %u",
+				    SX_WHATIF_MAX_COPIES, copies);
+	return 0;
+}
+
+int sx_whatif_add_node(struct sx_whatif *w, const char *text, size_t len, uint32_t copies,
+		       struct sx_error *err)
+{
+	cJSON *node;
+	const char *name;
+	int rc = check_copies(copies, err);
+
+	if (rc < 0 || !(node = parse_one(text, len, "Node", err)))
+		return rc < 0 ? rc : SX_EINVAL;
+	name = str_of(cJSON_GetObjectItemCaseSensitive(node, "metadata"), "name");
+	for (uint32_t i = 0; rc == 0 && i < copies; i++) {
+		cJSON *c = named_copy(node, name, i ? i + 1 : 0);
+		const char *cname = c ? str_of(cJSON_GetObjectItemCaseSensitive(c, "metadata"), "name")
+				      : NULL;
+		if (!c)
+			rc = sx_error_set(err, SX_ENOMEM, "out of memory");
+		else if (sx_cluster_doc_find(w->doc, "Node", NULL, cname))
+			rc = sx_error_set(err, SX_EEXIST, "node %s already exists", cname);
+		if (rc == 0)
+			cJSON_AddItemToArray(w->doc->items, c);
+		else
+			cJSON_Delete(c);
+	}
+	if (rc == 0)
+		note(w, "added %2$u node(s) like %1$s", name, copies);
+	cJSON_Delete(node);
+	return rc;
+}
+
+static cJSON *find_node(struct sx_whatif *w, const char *name, struct sx_error *err)
+{
+	cJSON *n = sx_cluster_doc_find(w->doc, "Node", NULL, name);
+	if (!n)
+		sx_error_set(err, SX_ENOENT, "node %s not found", name);
+	return n;
+}
+
+/* DaemonSet pods and mirror (static) pods belong to their node. */
+static bool pod_stays_with_node(const cJSON *pod)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+	const cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+	const cJSON *ref;
+
+	if (cJSON_GetObjectItemCaseSensitive(ann, "kubernetes.io/config.mirror"))
+		return true;
+	cJSON_ArrayForEach(ref, cJSON_GetObjectItemCaseSensitive(meta, "ownerReferences"))
+	{
+		const cJSON *ctl = cJSON_GetObjectItemCaseSensitive(ref, "controller");
+		const char *kind = str_of(ref, "kind");
+		if (cJSON_IsTrue(ctl) && kind && strcmp(kind, "DaemonSet") == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Turns a bound pod into a pending one (as its controller would recreate
+ * it) and queues it for placement. */
+static int make_pending(struct sx_whatif *w, cJSON *pod)
+{
+	cJSON *spec = object_of(pod, "spec"), *status;
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+	const char *ns = str_of(meta, "namespace");
+
+	if (!spec)
+		return SX_ENOMEM;
+	cJSON_DeleteItemFromObjectCaseSensitive(spec, "nodeName");
+	cJSON_DeleteItemFromObjectCaseSensitive(pod, "status");
+	status = cJSON_AddObjectToObject(pod, "status");
+	if (!status || !cJSON_AddStringToObject(status, "phase", "Pending"))
+		return SX_ENOMEM;
+	return push_pending(w, ns ? ns : "default", str_of(meta, "name"));
+}
+
+/* Pods bound to node: re-placed, or (remove) deleted with it. */
+static int evict_pods(struct sx_whatif *w, const char *node, bool removing, unsigned *moved)
+{
+	cJSON *it = w->doc->items->child;
+	int rc = 0;
+
+	*moved = 0;
+	while (it && rc == 0) {
+		cJSON *next = it->next;
+		const char *kind = str_of(it, "kind");
+		const char *on = str_of(cJSON_GetObjectItemCaseSensitive(it, "spec"), "nodeName");
+		const char *phase = str_of(cJSON_GetObjectItemCaseSensitive(it, "status"), "phase");
+		bool terminal = phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
+
+		if (kind && !strcmp(kind, "Pod") && on && !strcmp(on, node) && !terminal) {
+			if (!pod_stays_with_node(it)) {
+				rc = make_pending(w, it);
+				(*moved)++;
+			} else if (removing) {
+				cJSON_Delete(cJSON_DetachItemViaPointer(w->doc->items, it));
+			}
+		}
+		it = next;
+	}
+	return rc;
+}
+
+static bool cordon(cJSON *node)
+{
+	cJSON *spec = object_of(node, "spec");
+	cJSON_DeleteItemFromObjectCaseSensitive(spec, "unschedulable");
+	return spec && cJSON_AddTrueToObject(spec, "unschedulable");
+}
+
+int sx_whatif_remove_node(struct sx_whatif *w, const char *name, struct sx_error *err)
+{
+	cJSON *node = find_node(w, name, err);
+	unsigned moved;
+
+	if (!node)
+		return SX_ENOENT;
+	cJSON_Delete(cJSON_DetachItemViaPointer(w->doc->items, node));
+	if (evict_pods(w, name, true, &moved) < 0)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	note(w, "removed node %s (%u pod(s) to re-place)", name, moved);
+	return 0;
+}
+
+int sx_whatif_drain(struct sx_whatif *w, const char *name, struct sx_error *err)
+{
+	cJSON *node = find_node(w, name, err);
+	unsigned moved;
+
+	if (!node)
+		return SX_ENOENT;
+	if (!cordon(node) || evict_pods(w, name, false, &moved) < 0)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	note(w, "drained node %s (%u pod(s) to re-place)", name, moved);
+	return 0;
+}
+
+int sx_whatif_cordon(struct sx_whatif *w, const char *name, struct sx_error *err)
+{
+	cJSON *node = find_node(w, name, err);
+
+	if (!node)
+		return SX_ENOENT;
+	if (!cordon(node))
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	note(w, "cordoned node %s%.0u", name, 0);
+	return 0;
+}
+
+/* Adds pending copies of pod named <name>-<first> .. <name>-<first+copies-1>,
+ * the first one plain <name> when bare_first; ns defaults to "default". */
+static int add_pod_copies(struct sx_whatif *w, const cJSON *pod, const char *name,
+			  uint32_t first, uint32_t copies, bool bare_first, struct sx_error *err)
+{
+	const char *ns = str_of(cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "namespace");
+	int rc = 0;
+
+	for (uint32_t i = first; rc == 0 && i < first + copies; i++) {
+		cJSON *c = named_copy(pod, name, bare_first && i == first ? 0 : i);
+		const char *cname = c ? str_of(cJSON_GetObjectItemCaseSensitive(c, "metadata"), "name")
+				      : NULL;
+		if (!c || !set_str(cJSON_GetObjectItemCaseSensitive(c, "metadata"), "namespace",
+				   ns ? ns : "default")) {
+			cJSON_Delete(c);
+			return sx_error_set(err, SX_ENOMEM, "out of memory");
+		}
+		if (sx_cluster_doc_find(w->doc, "Pod", ns ? ns : "default", cname)) {
+			rc = sx_error_set(err, SX_EEXIST, "pod %s/%s already exists",
+					  ns ? ns : "default", cname);
+			cJSON_Delete(c);
+			break;
+		}
+		cJSON_AddItemToArray(w->doc->items, c);
+		rc = make_pending(w, c);
+		if (rc < 0)
+			rc = sx_error_set(err, SX_ENOMEM, "out of memory");
+	}
+	return rc;
+}
+
+int sx_whatif_add_pods(struct sx_whatif *w, const char *text, size_t len, uint32_t copies,
+		       struct sx_error *err)
+{
+	cJSON *pod;
+	int rc = check_copies(copies, err);
+	char name[256];
+
+	if (rc < 0 || !(pod = parse_one(text, len, "Pod", err)))
+		return rc < 0 ? rc : SX_EINVAL;
+	snprintf(name, sizeof(name), "%s",
+		 str_of(cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "name"));
+	rc = add_pod_copies(w, pod, name, 1, copies, true, err);
+	if (rc == 0)
+		note(w, "added %2$u pod(s) like %1$s", name, copies);
+	cJSON_Delete(pod);
+	return rc;
+}
+
+/* A Pod built from a Deployment's spec.template. */
+static cJSON *pod_from_template(const cJSON *dep, const char *ns, struct sx_error *err)
+{
+	const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(dep, "spec"), "template");
+	const cJSON *tspec = cJSON_GetObjectItemCaseSensitive(tmpl, "spec");
+	const cJSON *tmeta = cJSON_GetObjectItemCaseSensitive(tmpl, "metadata");
+	cJSON *pod = cJSON_CreateObject(), *meta;
+
+	if (!cJSON_IsObject(tspec)) {
+		cJSON_Delete(pod);
+		sx_error_set(err, SX_EINVAL, "deployment %s: spec.template.spec: required", ns);
+		return NULL;
+	}
+	meta = cJSON_IsObject(tmeta) ? cJSON_Duplicate(tmeta, true) : cJSON_CreateObject();
+	if (!pod || !meta || !cJSON_AddStringToObject(pod, "apiVersion", "v1") ||
+	    !cJSON_AddStringToObject(pod, "kind", "Pod") ||
+	    !cJSON_AddItemToObject(pod, "metadata", meta) || !set_str(meta, "namespace", ns) ||
+	    !set_str(meta, "name", "x") ||
+	    !cJSON_AddItemToObject(pod, "spec", cJSON_Duplicate(tspec, true))) {
+		if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(pod, "metadata")))
+			cJSON_Delete(meta);
+		cJSON_Delete(pod);
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
+	return pod;
+}
+
+int sx_whatif_scale(struct sx_whatif *w, const char *ns, const char *deployment,
+		    uint32_t replicas, struct sx_error *err)
+{
+	cJSON *dep = sx_cluster_doc_find(w->doc, "Deployment", ns, deployment), *pod;
+	const cJSON *cur;
+	char name[300], what[600];
+	uint32_t have = 1;
+	int rc;
+
+	if (!dep)
+		return sx_error_set(err, SX_ENOENT, "deployment %s/%s not found", ns, deployment);
+	if (replicas > SX_WHATIF_MAX_COPIES)
+		return check_copies(replicas, err);
+	cur = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(dep, "spec"),
+					       "replicas");
+	if (cJSON_IsNumber(cur))
+		have = cur->valuedouble < 0 ? 0 : (uint32_t)cur->valuedouble;
+	snprintf(what, sizeof(what), "%s/%s", ns, deployment);
+	if (replicas <= have) {
+		note(w, "scaled %s to %u replicas (nothing new to place)", what, replicas);
+		return 0;
+	}
+	if (!(pod = pod_from_template(dep, ns, err)))
+		return err->code;
+	snprintf(name, sizeof(name), "%s-whatif", deployment);
+	rc = add_pod_copies(w, pod, name, have + 1, replicas - have, false, err);
+	cJSON_Delete(pod);
+	if (rc == 0)
+		note(w, "scaled %s to %u replicas", what, replicas);
+	return rc;
+}
+
+void sx_whatif_free(struct sx_whatif *w)
+{
+	for (uint32_t i = 0; i < w->npending; i++)
+		free(w->pending[i]);
+	free(w->pending);
+	w->pending = NULL;
+	w->npending = w->cap = 0;
+}
