@@ -100,6 +100,9 @@ $(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_MAIN) $(LIB) $(wildcard test/fuz
 	  $(LDFLAGS) $(FUZZ_LINK) $(LDLIBS)
 fuzz-bins: $(FUZZ_BINS)
 
+# The page is linked in with .incbin (src/cmd/ui.c), which -MMD cannot see.
+$(BUILD)/obj/src/cmd/ui.o: src/cmd/ui.html
+
 # Tools used by tests and bench (the synthetic cluster generator, the C load driver).
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))

@@ -34,6 +34,7 @@ struct sx_server_opts {
 	const char *tls_cert_pem;
 	const char *tls_key_pem;
 	const char *tls_client_ca_pem;  /* non-NULL: clients must present a cert it signed */
+	const char *state_path;         /* --state: re-read by /debug/whatif; NULL = live */
 };
 
 /* Starts serving. ex and inf (NULL = always ready, e.g. --state) must

@@ -72,6 +72,11 @@ int sx_whatif_add_pods(struct sx_whatif *w, const char *text, size_t len, uint32
  * replicas above spec.replicas (pending pods <deployment>-whatif-<i>). */
 int sx_whatif_scale(struct sx_whatif *w, const char *ns, const char *deployment,
 		    uint32_t replicas, struct sx_error *err);
+/* Queues the pods of the cluster that are pending now (no nodeName, not
+ * terminal, not being deleted) and belong to a profile of cfg, in
+ * document order: what-if's pods when the edits create none (--add-node,
+ * --cordon: "would my pending pods fit then?"). */
+int sx_whatif_add_cluster_pending(struct sx_whatif *w, const struct sx_config *cfg);
 void sx_whatif_free(struct sx_whatif *w);
 
 /* ---------- placing pods one after another ---------- */

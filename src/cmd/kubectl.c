@@ -44,7 +44,10 @@ static const char usage_kubectl[] =
 	"  --web [--listen ADDR]  why: serve the page for the pod instead of printing\n"
 	"What-if (repeatable, applied in order; FILExN means N copies):\n"
 	"  --add-node FILE[xN]  --remove-node NAME  --drain NODE  --cordon NODE\n"
-	"  --pods FILE[xN]      --scale NS/DEPLOYMENT=N\n";
+	"  --pods FILE[xN]      --scale NS/DEPLOYMENT=N\n"
+	"  The pods the edits make pending (drained, removed node's, --pods, --scale)\n"
+	"  are placed one after another; when the edits make none, the cluster's\n"
+	"  pending pods are placed.\n";
 
 enum edit_kind { E_ADD_NODE, E_REMOVE_NODE, E_DRAIN, E_CORDON, E_PODS, E_SCALE };
 
@@ -481,6 +484,8 @@ static int cmd_what_if(const struct kargs *a, struct env *e)
 		if (rc < 0)
 			rc = fail(&err);
 	}
+	if (rc == 0 && w.npending == 0 && sx_whatif_add_cluster_pending(&w, e->cfg) < 0)
+		rc = usage_error("%s", "out of memory");
 	if (rc == 0)
 		rc = load(e);
 	sx_buf_init(&out);

@@ -361,6 +361,7 @@ int sx_cmd_serve(int argc, char **argv)
 	so.connection_timeout_s = (unsigned)a.conn_timeout;
 	so.max_body_bytes = a.max_body;
 	so.url_prefix = a.url_prefix;
+	so.state_path = a.state;
 	so.tls_cert_pem = s.pem[0];
 	so.tls_key_pem = s.pem[1];
 	so.tls_client_ca_pem = s.pem[2];

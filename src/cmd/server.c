@@ -33,6 +33,7 @@
 #include "schedext/informer.h"
 #include "schedext/kube.h"
 #include "schedext/metrics.h"
+#include "ui.h"
 
 enum route {
 	R_NOT_FOUND,
@@ -46,6 +47,9 @@ enum route {
 	R_METRICS,
 	R_EXPLAIN,
 	R_CACHE,
+	R_UI,
+	R_PENDING,
+	R_WHATIF,
 	R_COUNT
 };
 
@@ -54,6 +58,7 @@ struct sx_server {
 	const struct sx_extender *ex;
 	struct sx_informers *inf;
 	size_t max_body;
+	const char *state_path; /* what-if re-reads it; NULL on a live cluster */
 	char prefix[256];
 	bool tls_client_auth;
 	uint16_t port;
@@ -70,6 +75,8 @@ struct request {
 	size_t discarded;  /* bytes dropped past the limit */
 	bool too_big;
 	bool replied;      /* a response was queued at the first call */
+	bool get;          /* GET or HEAD (else POST) */
+	struct MHD_Connection *conn; /* for query arguments */
 };
 
 /* Endpoints of this file (below). */
@@ -79,10 +86,14 @@ static unsigned op_version(struct sx_server *srv, const struct request *rq, stru
 static unsigned op_metrics(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
 static unsigned op_explain(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
 static unsigned op_cache(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
+static unsigned op_ui(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
+static unsigned op_pending(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
+static unsigned op_whatif(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
 
 #define CT_JSON "application/json"
 #define CT_TEXT "text/plain; charset=utf-8"
 #define CT_PROM "text/plain; version=0.0.4; charset=utf-8"
+#define CT_HTML "text/html; charset=utf-8"
 
 /* Route table: name (also the metrics "verb" label), path, POST or GET,
  * content type, and what answers: an extender verb, or an endpoint of
@@ -110,6 +121,9 @@ static const struct route_def {
 	[R_METRICS] = { "metrics", "/metrics", false, false, false, CT_PROM, NULL, op_metrics },
 	[R_EXPLAIN] = { "explain", "/debug/explain", true, false, true, CT_JSON, NULL, op_explain },
 	[R_CACHE] = { "cache", "/debug/cache", false, false, false, CT_JSON, NULL, op_cache },
+	[R_UI] = { "ui", "/ui", false, false, false, CT_HTML, NULL, op_ui },
+	[R_PENDING] = { "pending", "/debug/pending", false, false, false, CT_JSON, NULL, op_pending },
+	[R_WHATIF] = { "whatif", "/debug/whatif", true, false, true, CT_JSON, NULL, op_whatif },
 };
 
 /* Per-connection state (socket context). */
@@ -283,8 +297,33 @@ static unsigned op_cache(struct sx_server *srv, const struct request *rq, struct
 }
 
 /* POST /debug/explain: a v1 Pod in, the explain JSON out. */
+/* GET /ui: the operators' page; GET /debug/pending[?namespace=NS];
+ * POST /debug/whatif (src/cmd/ui.c). */
+static unsigned op_ui(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
+{
+	return sx_ui_page(b);
+}
+
+static unsigned op_pending(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
+{
+	return sx_ui_pending(srv->ex, MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND,
+								  "namespace"),
+			     b);
+}
+
+static unsigned op_whatif(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
+{
+	return sx_ui_whatif(srv->ex, srv->state_path, rq->body.data, rq->body.len, b);
+}
+
+/* GET /debug/explain?pod=NS/NAME explains a pod of the cache; POST takes
+ * the Pod in the body. */
 static unsigned op_explain(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
+	if (rq->get)
+		return sx_ui_explain_pod(srv->ex, MHD_lookup_connection_value(
+							  rq->conn, MHD_GET_ARGUMENT_KIND, "pod"),
+					 b);
 	const struct sx_extender *ex = srv->ex;
 	struct sx_explain_opts opts = { 0 };
 	struct sx_error err = { 0 };
@@ -381,6 +420,9 @@ static bool client_cert_ok(struct sx_server *srv, struct MHD_Connection *conn)
 
 static bool method_matches(enum route r, const char *method)
 {
+	/* /debug/explain: POST a Pod, or GET ?pod=NS/NAME for a pod of the cache */
+	if (r == R_EXPLAIN && strcmp(method, MHD_HTTP_METHOD_GET) == 0)
+		return true;
 	if (routes[r].post)
 		return strcmp(method, MHD_HTTP_METHOD_POST) == 0;
 	return strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
@@ -420,6 +462,8 @@ static enum MHD_Result begin_request(struct sx_server *srv, struct MHD_Connectio
 			strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 
 	rq->route = find_route(srv, url);
+	rq->get = bodyless;
+	rq->conn = conn;
 	if (srv->tls_client_auth && !client_cert_ok(srv, conn))
 		return send_error(srv, conn, rq, 403, "a valid client certificate is required", true);
 	if (rq->route == R_NOT_FOUND) {
@@ -609,6 +653,7 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 	srv->ex = ex;
 	srv->inf = inf;
 	srv->max_body = o->max_body_bytes ? o->max_body_bytes : SX_SERVER_DEFAULT_MAX_BODY;
+	srv->state_path = o->state_path;
 	srv->started = sx_now_s();
 	snprintf(srv->prefix, sizeof(srv->prefix), "%s", o->url_prefix ? o->url_prefix : "");
 	while (srv->prefix[0] && srv->prefix[strlen(srv->prefix) - 1] == '/')

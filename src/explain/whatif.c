@@ -378,6 +378,33 @@ int sx_whatif_scale(struct sx_whatif *w, const char *ns, const char *deployment,
 	return rc;
 }
 
+int sx_whatif_add_cluster_pending(struct sx_whatif *w, const struct sx_config *cfg)
+{
+	const cJSON *it;
+	int rc = 0;
+
+	cJSON_ArrayForEach(it, w->doc->items)
+	{
+		const cJSON *meta = cJSON_GetObjectItemCaseSensitive(it, "metadata");
+		const cJSON *spec = cJSON_GetObjectItemCaseSensitive(it, "spec");
+		const char *kind = str_of(it, "kind"), *name = str_of(meta, "name");
+		const char *ns = str_of(meta, "namespace"), *sched = str_of(spec, "schedulerName");
+		const char *phase = str_of(cJSON_GetObjectItemCaseSensitive(it, "status"), "phase");
+
+		if (!kind || strcmp(kind, "Pod") != 0 || !name || str_of(spec, "nodeName") ||
+		    cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp"))
+			continue;
+		if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
+			continue;
+		if (!sx_config_profile(cfg, sched ? sched : "default-scheduler"))
+			continue;
+		rc = push_pending(w, ns ? ns : "default", name);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 void sx_whatif_free(struct sx_whatif *w)
 {
 	for (uint32_t i = 0; i < w->npending; i++)
