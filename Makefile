@@ -65,8 +65,8 @@ FUZZ_BUILD   := build-fuzz
 PREFIX   ?= /usr/local
 KUBECTL_PLUGIN := $(BUILD)/kubectl-schedext
 
-.PHONY: all run test unit integration bench clean format install install-deps check-deps tools \
-	fuzz fuzz-bins install-fuzz-deps soak
+.PHONY: all run test unit integration bench clean format install install-deps install-test-deps \
+	check-deps tools fuzz fuzz-bins install-fuzz-deps soak
 all: $(BIN) $(KUBECTL_PLUGIN)
 
 # kubectl finds plugins by name (kubectl-<name> on PATH): the same binary,
@@ -149,6 +149,17 @@ soak: install-deps
 	@$(MAKE) --no-print-directory all
 	nice -n 10 python3 test/soak/soak.py --bin $(BIN) --minutes $(SOAK_MINUTES)
 
+
+# What only the tests need: headless Chromium for the operators' page test.
+TEST_DEB_PKGS := chromium
+install-test-deps: install-deps
+	@if command -v chromium >/dev/null; then :; else \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  echo "installing: $(TEST_DEB_PKGS)"; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(TEST_DEB_PKGS); \
+	fi
+
 check-deps:
 	@pkg-config --exists $(PKGS) || { echo "missing libraries: run make install-deps"; exit 1; }
 
@@ -156,7 +167,7 @@ run: install-deps
 	@$(MAKE) --no-print-directory all
 	$(BIN) serve --state extender-config/demo-cluster.yaml --listen $(LISTEN)
 
-test: install-deps
+test: install-test-deps
 	@./test/check_layers.py
 	@$(MAKE) --no-print-directory all tools $(TEST_BINS) $(FUZZ_BINS)
 	@SANITIZE="$(SANITIZE)" BUILD="$(BUILD)" ./test/run.sh $(TEST_BINS) $(FUZZ_BINS)

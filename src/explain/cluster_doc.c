@@ -24,7 +24,7 @@ static const char *str_of(const cJSON *obj, const char *key)
 static bool is_list_kind(const char *kind)
 {
 	size_t n = kind ? strlen(kind) : 0;
-	return n > 4 && strcmp(kind + n - 4, "List") == 0;
+	return n >= 4 && strcmp(kind + n - 4, "List") == 0;
 }
 
 /* Moves every item of list (a parsed XList) into out, giving items without

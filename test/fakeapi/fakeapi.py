@@ -70,6 +70,7 @@ RESOURCES = {
     "events": ("/api/v1", "Event", True),
     "replicasets": ("/apis/apps/v1", "ReplicaSet", True),
     "statefulsets": ("/apis/apps/v1", "StatefulSet", True),
+    "deployments": ("/apis/apps/v1", "Deployment", True),
     "poddisruptionbudgets": ("/apis/policy/v1", "PodDisruptionBudget", True),
     "storageclasses": ("/apis/storage.k8s.io/v1", "StorageClass", False),
     "csinodes": ("/apis/storage.k8s.io/v1", "CSINode", False),

@@ -1,0 +1,351 @@
+#!/usr/bin/env python3
+"""kubectl-schedext end to end: why, pending and what-if on dumps and against
+the fake API server (through a kubeconfig, as kubectl runs a plugin),
+asserting the exact text and JSON an operator sees, and the one-line errors
+and exit code 2 for bad input."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sxtest import FakeApi, write_kubeconfig  # noqa: E402
+
+BIN = os.environ.get("SCHEDEXT_BIN", "build/schedext")
+PLUGIN = os.path.join(os.path.dirname(os.path.abspath(BIN)), "kubectl-schedext")
+failures = 0
+checks = 0
+
+
+def check(cond, what):
+    global failures, checks
+    checks += 1
+    if not cond:
+        failures += 1
+        print(f"FAIL: {what}", file=sys.stderr)
+
+
+def kubectl(*args, timeout=120):
+    """Runs the plugin by its kubectl name, as `kubectl schedext ...` does."""
+    p = subprocess.run([PLUGIN, *args], capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def node(name, cpu="4", taints=None, labels=None, pods="110"):
+    labels = dict({"kubernetes.io/hostname": name}, **(labels or {}))
+    spec = {"taints": taints} if taints else {}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+            "spec": spec,
+            "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": pods},
+                       "capacity": {"cpu": cpu, "memory": "16Gi", "pods": pods}}}
+
+
+def pod(name, cpu="1", ns="default", node_name=None, priority=None, labels=None, **spec):
+    s = {"containers": [{"name": "c", "image": "nginx",
+                         "resources": {"requests": {"cpu": cpu}}}]}
+    s.update(spec)
+    if node_name:
+        s["nodeName"] = node_name
+    if priority is not None:
+        s["priority"] = priority
+    meta = {"name": name, "namespace": ns, "uid": "uid-" + ns + "-" + name}
+    if labels:
+        meta["labels"] = labels
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": s,
+            "status": {"phase": "Running" if node_name else "Pending"}}
+
+
+def namespace(name):
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def dump(tmp, name, items):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f)
+    return path
+
+
+def write(tmp, name, obj):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write(obj if isinstance(obj, str) else json.dumps(obj))
+    return path
+
+
+TAINT = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+
+
+def blocked_cluster():
+    """Three pending pods, each blocked by one thing, on three nodes."""
+    return [namespace("default"), namespace("shop"),
+            node("n1", cpu="2"), node("n2", cpu="2"), node("gpu1", taints=TAINT),
+            pod("low-1", cpu="1500m", node_name="n1", priority=0),
+            pod("low-2", cpu="1500m", node_name="n2", priority=10, labels={"app": "db"}),
+            pod("needs-gpu", cpu="100m", ns="shop", nodeSelector={"dedicated": "gpu"}),
+            pod("zone-z", cpu="100m", ns="shop", nodeSelector={"zone": "z"}),
+            pod("important", cpu="1", ns="shop", priority=100),
+            {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+             "metadata": {"name": "db", "namespace": "default"},
+             "spec": {"selector": {"matchLabels": {"app": "db"}}},
+             "status": {"disruptionsAllowed": 0}}]
+
+
+def test_why_taints(tmp):
+    st = dump(tmp, "blocked.json", blocked_cluster())
+    rc, out, err = kubectl("why", "needs-gpu", "-n", "shop", "--state", st, "-o", "json")
+    check(rc == 0, f"why taints rc {rc} {err}")
+    r = json.loads(out)
+    check(r["selectedNode"] is None, "needs-gpu does not fit")
+    check(r["filter"]["gpu1"]["reasons"] == ["node(s) had untolerated taint(s)"],
+          f"taint reason: {r['filter']['gpu1']}")
+    check(r["filter"]["n1"]["reasons"] == ["node(s) didn't match Pod's node affinity/selector"],
+          f"selector reason: {r['filter']['n1']}")
+    check(r["message"] == "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
+          "2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are "
+          "available: 3 Preemption is not helpful for scheduling.", f"message: {r['message']}")
+    check(r["postFilter"]["code"] == "Unschedulable" and r["postFilter"]["victims"] == [],
+          f"postFilter: {r['postFilter']}")
+
+
+def test_why_affinity_text(tmp):
+    st = dump(tmp, "blocked.json", blocked_cluster())
+    rc, out, err = kubectl("why", "zone-z", "--namespace", "shop", "--state", st)
+    check(rc == 0, f"why affinity rc {rc} {err}")
+    lines = out.splitlines()
+    check(lines[0] == "Pod:        shop/zone-z" and lines[3] == "Selected:   (none)",
+          f"text head: {lines[:4]}")
+    check("Preemption: would not help" in lines, f"text preemption line: {out}")
+    check("n1                           rejected   NodeAffinity: node(s) didn't match Pod's "
+          "node affinity/selector" in lines, f"text node line: {out}")
+
+
+def test_why_preemption_victims(tmp):
+    st = dump(tmp, "blocked.json", blocked_cluster())
+    rc, out, err = kubectl("why", "important", "-n", "shop", "--state", st, "-o", "json")
+    check(rc == 0, f"why preemption rc {rc} {err}")
+    r = json.loads(out)
+    check(r["message"] == "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
+          "2 Insufficient cpu.", f"message when preemption helps: {r['message']}")
+    pf = r["postFilter"]
+    # n1's victim has priority 0 and no PDB: the least disruptive choice.
+    check(pf == {"plugin": "DefaultPreemption", "code": "Success", "message": None,
+                 "nominatedNode": "n1",
+                 "victims": [{"pod": "default/low-1", "priority": 0, "pdbViolated": False}]},
+          f"postFilter: {pf}")
+    rc, out, _ = kubectl("why", "important", "-n", "shop", "--state", st)
+    check("Preemption: would nominate n1 and evict 1 pod(s):" in out and
+          "  default/low-1 (priority 0)" in out, f"text victims: {out}")
+
+
+def test_why_pdb(tmp):
+    items = blocked_cluster()
+    items[5] = pod("low-1", cpu="1500m", node_name="n1", priority=50)  # now above low-2
+    st = dump(tmp, "pdb.json", items)
+    rc, out, err = kubectl("why", "important", "-n", "shop", "--state", st, "-o", "json")
+    pf = json.loads(out)["postFilter"]
+    # Both nodes need one eviction; n2's would violate the db PDB, so n1 wins
+    # even though its victim has the higher priority.
+    check(pf["nominatedNode"] == "n1" and pf["victims"] ==
+          [{"pod": "default/low-1", "priority": 50, "pdbViolated": False}], f"pdb choice: {pf}")
+    items = [i for i in items if i["metadata"]["name"] != "low-1"] + \
+        [pod("low-1", cpu="1500m", node_name="n1", priority=200)]
+    st = dump(tmp, "pdb2.json", items)
+    rc, out, err = kubectl("why", "important", "-n", "shop", "--state", st, "-o", "json")
+    pf = json.loads(out)["postFilter"]
+    check(pf["nominatedNode"] == "n2" and pf["victims"] ==
+          [{"pod": "default/low-2", "priority": 10, "pdbViolated": True}],
+          f"only a PDB-violating victim is left: {pf}")
+    rc, out, _ = kubectl("why", "important", "-n", "shop", "--state", st)
+    check("  default/low-2 (priority 10, violates its PodDisruptionBudget)" in out,
+          f"text pdb: {out}")
+
+
+def test_why_yaml(tmp):
+    st = dump(tmp, "blocked.json", blocked_cluster())
+    rc, out, _ = kubectl("why", "important", "-n", "shop", "--state", st, "-o", "yaml")
+    check(rc == 0 and out.startswith('pod: "shop/important"\nprofile: "default-scheduler"\n'
+                                     "numNodes: 3\nfeasibleNodes: []\nselectedNode: null\n"),
+          f"yaml head: {out[:200]}")
+    check('  nominatedNode: "n1"\n  victims:\n  - pod: "default/low-1"\n    priority: 0\n'
+          "    pdbViolated: false\n" in out, f"yaml victims: {out[-300:]}")
+
+
+def test_pending_groups(tmp):
+    items = [namespace("default"), node("n1", cpu="4"), node("n2", cpu="4"),
+             node("n3", cpu="4"), node("t1", taints=TAINT)]
+    items += [pod("big-%03d" % i, cpu="8") for i in range(120)]
+    items += [pod("sel-%03d" % i, cpu="100m", nodeSelector={"disk": "ssd"}) for i in range(50)]
+    items += [pod("fit-%03d" % i, cpu="100m") for i in range(30)]
+    st = dump(tmp, "pending.json", items)
+    rc, out, err = kubectl("pending", "-A", "--state", st, "-o", "json")
+    check(rc == 0, f"pending rc {rc} {err}")
+    r = json.loads(out)
+    got = [(g["plugin"], g["reason"], g["count"]) for g in r["groups"]]
+    check(r["pods"] == 200 and got == [
+        ("NodeResourcesFit", "Insufficient cpu", 120),
+        ("NodeAffinity", "node(s) didn't match Pod's node affinity/selector", 50),
+        (None, "schedulable now", 30)], f"groups: {got}")
+    first = r["groups"][0]["pods"][0]
+    check(first == {"pod": "default/big-000", "nodesRejected": 4, "numNodes": 4,
+                    "message": "0/4 nodes are available: 1 node(s) had untolerated taint(s), "
+                               "3 Insufficient cpu.", "node": None}, f"first pod: {first}")
+    rc, out, _ = kubectl("pending", "-A", "--state", st)
+    lines = out.splitlines()
+    check(lines[0] == "200 pending pod(s)" and
+          lines[2] == "PODS   PLUGIN                       REASON" and
+          lines[3] == "120    NodeResourcesFit             Insufficient cpu" and
+          lines[4].endswith("default/big-009 and 110 more") and
+          lines[7] == "30     -                            schedulable now", f"text: {lines[:8]}")
+
+
+def test_what_if_drain(tmp):
+    items = [node("n1", cpu="4"), node("n2", cpu="4"),
+             pod("a", cpu="1", node_name="n1"), pod("b", cpu="1", node_name="n1"),
+             pod("c", cpu="3", node_name="n1"), pod("d", cpu="2", node_name="n2")]
+    ds = pod("ds", cpu="100m", node_name="n1")
+    ds["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet",
+                                          "name": "x", "uid": "u", "controller": True}]
+    st = dump(tmp, "drain.json", items + [ds])
+    rc, out, err = kubectl("what-if", "--state", st, "--drain", "n1", "-o", "json")
+    check(rc == 0, f"drain rc {rc} {err}")
+    r = json.loads(out)
+    check(r["summary"] == "drained node n1 (3 pod(s) to re-place)" and r["pods"] == 3 and
+          r["placed"] == 2 and r["byNode"] == {"n2": 2}, f"drain: {r}")
+    bad = [p for p in r["placements"] if p["node"] is None]
+    check(len(bad) == 1 and bad[0]["pod"] == "default/c" and bad[0]["message"] ==
+          "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were unschedulable.",
+          f"drain misfit: {bad}")
+    rc, out, _ = kubectl("what-if", "--state", st, "--drain", "n1")
+    check("Placed 2 of 3 pod(s)." in out and "  1 pod(s): 0/2 nodes are available: 1 "
+          "Insufficient cpu, 1 node(s) were unschedulable.\n    default/c\n" in out,
+          f"drain text: {out}")
+
+
+def deployment(name, replicas, cpu):
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx",
+                                                           "resources": {"requests":
+                                                                         {"cpu": cpu}}}]}}}}
+
+
+def scale_cluster():
+    # 3 nodes of 4 CPUs with 1 CPU used each: room for exactly 9 more 1-CPU replicas.
+    items = [node("n%d" % i, cpu="4") for i in range(3)]
+    items += [pod("web-%d" % i, cpu="1", node_name="n%d" % i, labels={"app": "web"})
+              for i in range(3)]
+    return items + [deployment("web", 3, "1")]
+
+
+def test_what_if_scale(tmp):
+    st = dump(tmp, "scale.json", scale_cluster())
+    rc, out, err = kubectl("what-if", "--state", st, "--scale", "default/web=20", "-o", "json")
+    check(rc == 0, f"scale rc {rc} {err}")
+    r = json.loads(out)
+    check(r["pods"] == 17 and r["placed"] == 9 and r["byNode"] == {"n0": 3, "n1": 3, "n2": 3},
+          f"scale: pods {r['pods']} placed {r['placed']} {r['byNode']}")
+    check(r["placements"][0]["pod"] == "default/web-whatif-4", r["placements"][0])
+    rc, out, _ = kubectl("what-if", "--state", st, "--scale", "default/web=12")
+    check(out.splitlines()[:2] == ["What if: scaled default/web to 12 replicas",
+                                   "Placed 9 of 9 pod(s)."], f"scale text: {out}")
+    # More nodes like n0 answer "how many nodes would I need?"
+    rc, out, _ = kubectl("what-if", "--state", st, "--scale", "default/web=20",
+                         "--add-node", write(tmp, "n.json", node("extra", cpu="4")) + "x2",
+                         "-o", "json")
+    r = json.loads(out)
+    check(r["placed"] == 17 and r["summary"] == "scaled default/web to 20 replicas; "
+          "added 2 node(s) like extra", f"scale+add: {r['summary']} {r['placed']}")
+
+
+def test_what_if_pending_after_add(tmp):
+    items = [node("n1", cpu="2"), pod("p1", cpu="3"), pod("p2", cpu="3")]
+    st = dump(tmp, "add.json", items)
+    nf = write(tmp, "big.yaml", "apiVersion: v1\nkind: Node\nmetadata:\n  name: big\n"
+               "status:\n  allocatable: {cpu: '4', memory: 8Gi, pods: '110'}\n")
+    rc, out, err = kubectl("what-if", "--state", st, "--add-node", nf, "-o", "json")
+    r = json.loads(out)
+    check(rc == 0 and r["pods"] == 2 and r["placed"] == 1 and r["byNode"] == {"big": 1},
+          f"pending after add-node: {r}")
+
+
+def test_bad_input(tmp):
+    st = dump(tmp, "blocked.json", blocked_cluster())
+    cases = [
+        (["why", "nope", "-n", "shop", "--state", st],
+         'kubectl-schedext: pod "nope" not found in namespace "shop"\n'),
+        (["why", "x", "-n", "nosuch", "--state", st],
+         'kubectl-schedext: namespace "nosuch" not found\n'),
+        (["what-if", "--state", st, "--add-node", write(tmp, "bad.yaml", "kind: Node\nmetadata: [\n")],
+         None),
+        (["what-if", "--state", st, "--add-node", write(tmp, "pod.json", pod("x")) + "x2"],
+         None),
+        (["what-if", "--state", st, "--pods", write(tmp, "p.json", pod("x")) + "x99999999"],
+         None),
+        (["what-if", "--state", st, "--scale", "default/web=5"],
+         "kubectl-schedext: deployment default/web not found\n"),
+        (["what-if", "--state", st, "--scale", "web=-1"], None),
+        (["why", "--state", st], None),
+        (["frobnicate"], "kubectl-schedext: unknown command 'frobnicate' (why, pending, what-if)\n"),
+        (["pending", "--state", os.path.join(tmp, "missing.json")], None),
+    ]
+    for args, want in cases:
+        rc, out, err = kubectl(*args)
+        check(rc == 2 and out == "" and err.count("\n") == 1 and
+              err.startswith("kubectl-schedext: ") and (want is None or err == want),
+              f"bad input {args[:2]}: rc {rc} err {err!r}")
+    rc, out, err = kubectl("what-if", "--state", st, "--add-node",
+                           os.path.join(tmp, "bad.yaml"))
+    check("bad.yaml" in err, f"malformed node file named: {err!r}")
+    rc, out, err = kubectl("what-if", "--state", st, "--pods",
+                           os.path.join(tmp, "p.json") + "x99999999")
+    check("copies must be between 1 and 100000" in err, f"absurd N: {err!r}")
+
+
+def test_live(tmp):
+    api = FakeApi(tmp)
+    try:
+        ops = [{"op": "upsert", "object": o} for o in blocked_cluster() + [deployment("web", 1, "1")]]
+        api.apply(ops)
+        kc = os.path.join(tmp, "kubeconfig")
+        write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port)
+        rc, out, err = kubectl("why", "important", "-n", "shop", "--kubeconfig", kc, "-o", "json")
+        check(rc == 0, f"live why rc {rc} {err}")
+        r = json.loads(out) if rc == 0 else {}
+        check(r.get("postFilter", {}).get("nominatedNode") == "n1", f"live why: {out[:300]}")
+        env = dict(os.environ, KUBECONFIG=kc)
+        p = subprocess.run([PLUGIN, "pending", "-A", "-o", "json"], capture_output=True,
+                           text=True, env=env, timeout=60)
+        r = json.loads(p.stdout) if p.returncode == 0 else {}
+        check(r.get("pods") == 3, f"live pending via $KUBECONFIG: {p.stdout[:300]} {p.stderr}")
+        rc, out, err = kubectl("what-if", "--kubeconfig", kc, "--scale", "default/web=3",
+                               "-o", "json")
+        r = json.loads(out) if rc == 0 else {}
+        check(r.get("pods") == 2, f"live what-if scale: {out[:300]} {err}")
+        rc, out, err = kubectl("why", "important", "-n", "shop", "--kubeconfig", kc,
+                               "--context", "nosuch")
+        check(rc == 2 and "nosuch" in err, f"unknown context: {rc} {err!r}")
+    finally:
+        api.stop()
+
+
+def main():
+    start = time.time()
+    with tempfile.TemporaryDirectory() as tmp:
+        for t in (test_why_taints, test_why_affinity_text, test_why_preemption_victims,
+                  test_why_pdb, test_why_yaml, test_pending_groups, test_what_if_drain,
+                  test_what_if_scale, test_what_if_pending_after_add, test_bad_input,
+                  test_live):
+            t0 = time.time()
+            t(tmp)
+            print(f"{t.__name__}: {time.time() - t0:.1f}s")
+    print(f"test_kubectl.py: {checks} checks, {failures} failed ({time.time() - start:.1f}s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
