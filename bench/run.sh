@@ -74,6 +74,8 @@ python3 bench/gen.py --nodes "$E2E_NODES" --pods "$W_PODS" --seed 1 --out "$OUT/
 python3 bench/gen.py --pending "$E2E_PENDING" --mix plain --seed 1 --pending-out "$OUT/pending-e2e.json"
 python3 bench/e2e.py standalone "$BIN" "$OUT/e2e-cluster.json" "$OUT/pending-e2e.json" "$E2E_NODES" | tee -a "$RESULTS"
 python3 bench/e2e.py watch "$BIN" "$OUT/e2e-cluster.json" "$E2E_NODES" "$W_PODS" "$W_UPDATES" | tee -a "$RESULTS"
+# Operator tools: what-if --scale and pending at 5,000 nodes (bench/ops.py).
+python3 bench/ops.py "$BIN" "$OUT" | tee -a "$RESULTS"
 echo
 echo "==== figures ===="
 cat "$RESULTS"

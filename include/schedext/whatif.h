@@ -29,7 +29,8 @@ struct sx_cluster_doc {
 };
 
 /* Reads a state file (a v1 List or a stream of objects or Lists, JSON or
- * YAML) into doc. 0, or negative with err naming the file. */
+ * YAML) into doc, after what it holds already (doc zeroed: empty). 0, or
+ * negative with err naming the file; on error doc is freed. */
 int sx_cluster_doc_read(struct sx_cluster_doc *doc, const char *path, struct sx_error *err);
 /* Lists every kind the informers watch (plus apps/v1 Deployments) from the
  * API server, page by page; kinds the server does not serve are skipped. */
@@ -46,6 +47,9 @@ int sx_cluster_doc_load(const struct sx_cluster_doc *doc, struct sx_cache *cache
 
 struct sx_whatif {
 	struct sx_cluster_doc *doc;
+	/* Names in use ("Kind/ns/name"), so N copies are checked in O(N),
+	 * built on first use; private to whatif.c. */
+	struct sx_name_set *names;
 	/* Pods to place, in order (names "ns/name"); filled by the edits below. */
 	uint32_t npending, cap;
 	char **pending;

@@ -34,7 +34,7 @@ static const char usage_kubectl[] =
 	"\n"
 	"Cluster (default: the current context of $KUBECONFIG or ~/.kube/config):\n"
 	"  --kubeconfig FILE   --context NAME   --state FILE (a dump: kubectl get\n"
-	"                      nodes,pods,pvc,pv,... -A -o json)\n"
+	"                      nodes,pods,pvc,pv,... -A -o json; repeat to add files)\n"
 	"Options:\n"
 	"  -n, --namespace NS  namespace (default: the context's)\n"
 	"  -A, --all-namespaces  pending: every namespace\n"
@@ -57,7 +57,10 @@ struct edit {
 };
 
 struct kargs {
-	const char *cmd, *pod, *kubeconfig, *context, *state, *config, *profile, *ns, *output;
+	const char *cmd, *pod, *kubeconfig, *context, *config, *profile, *ns, *output;
+	const char *state;      /* the first --state: set when offline */
+	unsigned nstates;
+	const char *states[8];  /* --state FILE, repeatable: a dump plus more objects */
 	const char *listen;
 	bool all_ns, web;
 	unsigned nedits;
@@ -115,7 +118,12 @@ static int parse_args(int argc, char **argv, struct kargs *a)
 		switch (c) {
 		case 'k': a->kubeconfig = optarg; break;
 		case 'C': a->context = optarg; break;
-		case 's': a->state = optarg; break;
+		case 's':
+			if (a->nstates == sizeof(a->states) / sizeof(a->states[0]))
+				return usage_error("at most %s --state files", "8");
+			a->states[a->nstates++] = optarg;
+			a->state = a->states[0];
+			break;
 		case 'c': a->config = optarg; break;
 		case 'P': a->profile = optarg; break;
 		case 'n': a->ns = optarg; break;
@@ -179,8 +187,13 @@ static int read_cluster(const struct kargs *a, struct env *e, struct sx_error *e
 	struct sx_kube *kube;
 	int rc;
 
+	for (unsigned i = 0; i < a->nstates; i++) {
+		int rc = sx_cluster_doc_read(&e->doc, a->states[i], err);
+		if (rc < 0)
+			return rc;
+	}
 	if (a->state)
-		return sx_cluster_doc_read(&e->doc, a->state, err);
+		return 0;
 	kube = sx_kube_new(&ko, err);
 	if (!kube)
 		return err->code < 0 ? err->code : SX_EINVAL;
@@ -315,6 +328,8 @@ static int cmd_why(const struct kargs *a, struct env *e)
 		       EXIT_USAGE;
 	if (a->web) {
 		sx_pod_unref(pod);
+		if (a->nstates > 1)
+			return usage_error("why --web: %s", "give one --state file");
 		return serve_web(a, e->ns, a->pod);
 	}
 	const struct sx_profile *prof = pick_profile(e, a->profile, pod);

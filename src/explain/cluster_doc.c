@@ -58,7 +58,6 @@ int sx_cluster_doc_read(struct sx_cluster_doc *doc, const char *path, struct sx_
 	cJSON *docs;
 	int rc = 0;
 
-	doc->items = NULL;
 	if (!data)
 		return err->code < 0 ? err->code : SX_EIO;
 	docs = sx_parse_documents(data, len, err);
@@ -68,7 +67,8 @@ int sx_cluster_doc_read(struct sx_cluster_doc *doc, const char *path, struct sx_
 		sx_error_string(err, msg, sizeof(msg));
 		return sx_error_set(err, SX_EINVAL, "%s: %s", path, msg);
 	}
-	doc->items = cJSON_CreateArray();
+	if (!doc->items)
+		doc->items = cJSON_CreateArray();
 	while (doc->items && docs->child && rc == 0) {
 		cJSON *d = cJSON_DetachItemViaPointer(docs, docs->child);
 		const char *kind = str_of(d, "kind");

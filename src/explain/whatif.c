@@ -16,6 +16,148 @@ static const char *str_of(const cJSON *obj, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* ---------- names in use: an open-addressing set of "Kind/ns/name" ---------- */
+
+struct sx_name_set {
+	uint32_t cap, used; /* cap: a power of two; used counts tombstones too */
+	char **keys;        /* NULL = empty slot, TOMBSTONE = deleted */
+};
+static char tombstone;
+#define TOMBSTONE (&tombstone)
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* The slot of key, or of the first free slot where it would go. */
+static char **name_slot(const struct sx_name_set *set, const char *key)
+{
+	char **free_slot = NULL;
+	for (uint32_t i = (uint32_t)fnv1a(key) & (set->cap - 1);; i = (i + 1) & (set->cap - 1)) {
+		char **slot = &set->keys[i];
+		if (!*slot)
+			return free_slot ? free_slot : slot;
+		if (*slot == TOMBSTONE)
+			free_slot = free_slot ? free_slot : slot;
+		else if (strcmp(*slot, key) == 0)
+			return slot;
+	}
+}
+
+static int name_set_grow(struct sx_name_set *set)
+{
+	struct sx_name_set big = { set->cap ? set->cap * 2 : 1024, 0, NULL };
+	big.keys = calloc(big.cap, sizeof(*big.keys));
+	if (!big.keys)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < set->cap; i++) {
+		if (set->keys[i] && set->keys[i] != TOMBSTONE) {
+			*name_slot(&big, set->keys[i]) = set->keys[i];
+			big.used++;
+		}
+	}
+	free(set->keys);
+	*set = big;
+	return 0;
+}
+
+static void key_of(char *buf, size_t len, const char *kind, const char *ns, const char *name)
+{
+	snprintf(buf, len, "%s/%s/%s", kind, ns ? ns : "", name);
+}
+
+static bool name_set_has(const struct sx_name_set *set, const char *key)
+{
+	char **slot = name_slot(set, key);
+	return *slot && *slot != TOMBSTONE;
+}
+
+static int name_set_add(struct sx_name_set *set, const char *key)
+{
+	char **slot;
+	if ((set->used + 1) * 2 > set->cap && name_set_grow(set) < 0)
+		return SX_ENOMEM;
+	slot = name_slot(set, key);
+	if (*slot && *slot != TOMBSTONE)
+		return 0;
+	if (!*slot)
+		set->used++;
+	*slot = strdup(key);
+	return *slot ? 0 : SX_ENOMEM;
+}
+
+static void name_set_del(struct sx_name_set *set, const char *key)
+{
+	char **slot = set->cap ? name_slot(set, key) : NULL;
+	if (slot && *slot && *slot != TOMBSTONE) {
+		free(*slot);
+		*slot = TOMBSTONE;
+	}
+}
+
+static void name_set_free(struct sx_name_set *set)
+{
+	for (uint32_t i = 0; set && i < set->cap; i++)
+		if (set->keys[i] != TOMBSTONE)
+			free(set->keys[i]);
+	if (set)
+		free(set->keys);
+	free(set);
+}
+
+/* The kind/ns/name key of a document object (cluster kinds: ns ""). */
+static void object_key(char *buf, size_t len, const cJSON *obj)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	const char *kind = str_of(obj, "kind"), *ns = str_of(meta, "namespace");
+	if (kind && !strcmp(kind, "Pod") && !ns)
+		ns = "default";
+	key_of(buf, len, kind ? kind : "", kind && !strcmp(kind, "Node") ? "" : ns,
+	       str_of(meta, "name") ? str_of(meta, "name") : "");
+}
+
+/* The set of names in use, built from the document on first call. */
+static struct sx_name_set *names(struct sx_whatif *w)
+{
+	const cJSON *it;
+	char key[800];
+
+	if (w->names)
+		return w->names;
+	w->names = calloc(1, sizeof(*w->names));
+	if (!w->names || name_set_grow(w->names) < 0)
+		goto fail;
+	cJSON_ArrayForEach(it, w->doc->items)
+	{
+		object_key(key, sizeof(key), it);
+		if (name_set_add(w->names, key) < 0)
+			goto fail;
+	}
+	return w->names;
+fail:
+	name_set_free(w->names);
+	w->names = NULL;
+	return NULL;
+}
+
+/* 1 when the object's name is taken, 0 after recording it, or SX_ENOMEM. */
+static int claim_name(struct sx_whatif *w, const cJSON *obj)
+{
+	struct sx_name_set *set = names(w);
+	char key[800];
+
+	if (!set)
+		return SX_ENOMEM;
+	object_key(key, sizeof(key), obj);
+	if (name_set_has(set, key))
+		return 1;
+	return name_set_add(set, key);
+}
+
 static cJSON *object_of(cJSON *obj, const char *key)
 {
 	cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -135,9 +277,10 @@ int sx_whatif_add_node(struct sx_whatif *w, const char *text, size_t len, uint32
 		cJSON *c = named_copy(node, name, i ? i + 1 : 0);
 		const char *cname = c ? str_of(cJSON_GetObjectItemCaseSensitive(c, "metadata"), "name")
 				      : NULL;
-		if (!c)
+		int taken = c ? claim_name(w, c) : SX_ENOMEM;
+		if (taken < 0)
 			rc = sx_error_set(err, SX_ENOMEM, "out of memory");
-		else if (sx_cluster_doc_find(w->doc, "Node", NULL, cname))
+		else if (taken)
 			rc = sx_error_set(err, SX_EEXIST, "node %s already exists", cname);
 		if (rc == 0)
 			cJSON_AddItemToArray(w->doc->items, c);
@@ -236,6 +379,11 @@ int sx_whatif_remove_node(struct sx_whatif *w, const char *name, struct sx_error
 
 	if (!node)
 		return SX_ENOENT;
+	if (w->names) {
+		char key[800];
+		object_key(key, sizeof(key), node);
+		name_set_del(w->names, key);
+	}
 	cJSON_Delete(cJSON_DetachItemViaPointer(w->doc->items, node));
 	if (evict_pods(w, name, true, &moved) < 0)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
@@ -285,9 +433,11 @@ static int add_pod_copies(struct sx_whatif *w, const cJSON *pod, const char *nam
 			cJSON_Delete(c);
 			return sx_error_set(err, SX_ENOMEM, "out of memory");
 		}
-		if (sx_cluster_doc_find(w->doc, "Pod", ns ? ns : "default", cname)) {
-			rc = sx_error_set(err, SX_EEXIST, "pod %s/%s already exists",
-					  ns ? ns : "default", cname);
+		int taken = claim_name(w, c);
+		if (taken) {
+			rc = taken < 0 ? sx_error_set(err, SX_ENOMEM, "out of memory")
+				       : sx_error_set(err, SX_EEXIST, "pod %s/%s already exists",
+						      ns ? ns : "default", cname);
 			cJSON_Delete(c);
 			break;
 		}
@@ -407,6 +557,8 @@ int sx_whatif_add_cluster_pending(struct sx_whatif *w, const struct sx_config *c
 
 void sx_whatif_free(struct sx_whatif *w)
 {
+	name_set_free(w->names);
+	w->names = NULL;
 	for (uint32_t i = 0; i < w->npending; i++)
 		free(w->pending[i]);
 	free(w->pending);

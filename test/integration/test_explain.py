@@ -93,8 +93,15 @@ def test_no_fit_message(tmp):
     r = json.loads(out)
     check(rc == 0, "exit 0 when nothing fits")
     check(r["selectedNode"] is None and r["feasibleNodes"] == [], "nothing feasible")
+    # PostFilter runs as a dry run: the message is the FailedScheduling event's
     check(r["message"] == "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
-          "2 Insufficient cpu.", f"FitError: {r['message']}")
+          "2 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not "
+          "helpful for scheduling.", f"FitError: {r['message']}")
+    check(r["postFilter"] == {"plugin": "DefaultPreemption", "code": "Unschedulable",
+                              "message": "preemption: 0/3 nodes are available: 3 Preemption is "
+                                         "not helpful for scheduling.",
+                              "nominatedNode": None, "victims": []},
+          f"postFilter: {r.get('postFilter')}")
     check(r["filter"]["n1"]["plugin"] == "NodeResourcesFit", "n1 rejected by fit")
     # --nodes: only n3 is a candidate, the others are not reported
     rc, out, _ = run("--state", state, "--pod", p, "--nodes", "n3")

@@ -1176,7 +1176,9 @@ static void test_concurrent_snapshots(void)
 	upsert_node(c, zoned_node("n2", "r", "b"));
 	atomic_store(&writer_done, false);
 	pthread_create(&t, NULL, writer, c);
-	while (!atomic_load(&writer_done)) {
+	/* at least one snapshot, even when the writer finishes first */
+	for (bool done = false; !done;) {
+		done = atomic_load(&writer_done);
 		struct sx_snapshot *s = sx_cache_snapshot(c);
 
 		/* every snapshot is self-consistent: 10m per counted pod */
