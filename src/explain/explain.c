@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "schedext/explain.h"
+#include "schedext/fit_error.h"
 #include "schedext/preemption.h"
 
 /* What PostFilter (DefaultPreemption, as a dry run) says when no node fits:
