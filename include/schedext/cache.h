@@ -176,6 +176,13 @@ struct sx_snapshot {
 	uint32_t nns_totals;
 	struct sx_ns_count *ns_totals;
 	uint64_t affinity_any_ns, anti_any_ns;
+	/* (appended) Storage kinds, each sorted by (namespace, name). */
+	uint32_t ncsi_drivers;
+	const struct sx_csi_driver **csi_drivers;
+	uint32_t ncsi_capacities;
+	const struct sx_csi_capacity **csi_capacities;
+	uint32_t nvolume_attachments;
+	const struct sx_volume_attachment **volume_attachments;
 };
 
 /* (appended) For loops over many nodes of a snapshot that read each
@@ -215,14 +222,36 @@ int sx_snapshot_find(const struct sx_snapshot *snap, sx_str name);
 uint32_t sx_snapshot_image_nodes(const struct sx_snapshot *snap, sx_str name);
 /* Labels of namespace `ns`, or NULL when unknown. */
 const struct sx_labels *sx_snapshot_namespace_labels(const struct sx_snapshot *snap, sx_str ns);
+
+/* ---- storage listers (plugins.md §3.13-3.16) ----
+ * Objects and arrays belong to the snapshot: valid while the caller holds
+ * it, never freed by the caller. Lookups return NULL (n 0) when absent. */
+/* PVC namespace/name. */
 const struct sx_pvc *sx_snapshot_find_pvc(const struct sx_snapshot *snap, sx_str ns, sx_str name);
+/* PV, StorageClass, CSINode (by node name), CSIDriver by name. */
 const struct sx_pv *sx_snapshot_find_pv(const struct sx_snapshot *snap, sx_str name);
-const struct sx_generic *sx_snapshot_find_storage_class(const struct sx_snapshot *snap, sx_str name);
+const struct sx_storage_class *sx_snapshot_find_storage_class(const struct sx_snapshot *snap,
+							      sx_str name);
 const struct sx_csi_node *sx_snapshot_find_csi_node(const struct sx_snapshot *snap, sx_str name);
 /* (appended) A DRA object of kind (DeviceClass: ns SX_STR_EMPTY), or NULL. */
 struct sx_dra_object;
 const struct sx_dra_object *sx_snapshot_find_dra(const struct sx_snapshot *snap, enum sx_kind kind,
 						 sx_str ns, sx_str name);
+const struct sx_csi_driver *sx_snapshot_find_csi_driver(const struct sx_snapshot *snap,
+							sx_str name);
+/* Every PV whose (effective) storage class is cls (SX_STR_EMPTY: PVs
+ * without a class), ordered by name; *n their count. */
+const struct sx_pv *const *sx_snapshot_pvs_by_class(const struct sx_snapshot *snap, sx_str cls,
+						    uint32_t *n);
+/* CSIStorageCapacities of storage class cls (any namespace). */
+const struct sx_csi_capacity *const *sx_snapshot_capacities_by_class(
+	const struct sx_snapshot *snap, sx_str cls, uint32_t *n);
+/* VolumeAttachments whose spec.nodeName is node. */
+const struct sx_volume_attachment *const *sx_snapshot_attachments_on_node(
+	const struct sx_snapshot *snap, sx_str node, uint32_t *n);
+/* Is claim ns/name used by a pod bound or assumed to a node
+ * (StorageInfos().IsPVCUsedByPods)? */
+bool sx_snapshot_pvc_in_use(const struct sx_snapshot *snap, sx_str ns, sx_str name);
 
 /* A private copy of snap whose nodes named in `nodes` use these node
  * objects (pods and sums still from snap; nodes unknown to snap get an empty
@@ -309,6 +338,10 @@ struct sx_cache_listener {
 	void (*pod_changed)(void *ctx, const struct sx_pod *old_pod, const struct sx_pod *new_pod);
 	void (*node_changed)(void *ctx, const struct sx_node *old_node, const struct sx_node *new_node);
 	void *ctx;
+	/* (appended, optional) Any other kind added (old NULL), updated, or
+	 * deleted (new NULL): the storage kinds' cluster events. */
+	void (*object_changed)(void *ctx, enum sx_kind kind, const void *old_obj,
+			       const void *new_obj);
 };
 void sx_cache_set_listener(struct sx_cache *cache, const struct sx_cache_listener *l);
 

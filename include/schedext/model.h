@@ -272,6 +272,9 @@ struct sx_pod {
 	uint32_t nresource_claims;
 	struct sx_pod_claim *resource_claims; /* spec.resourceClaims (dra.h decodes) */
 	int64_t start_time;            /* status.startTime, unix seconds; 0 = unset */
+	/* (appended) spec.volumes, in order. */
+	uint32_t nvolumes;
+	struct sx_volume *volumes;
 };
 
 /* ---------- nodes ---------- */
@@ -322,6 +325,9 @@ enum sx_kind {
 	SX_KIND_RESOURCE_SLICE,
 	SX_KIND_RESOURCE_CLAIM,
 	SX_KIND_CLAIM_TEMPLATE, /* ResourceClaimTemplate */
+	SX_KIND_CSI_DRIVER,
+	SX_KIND_CSI_STORAGE_CAPACITY,
+	SX_KIND_VOLUME_ATTACHMENT,
 	SX_KIND_COUNT
 };
 
@@ -331,7 +337,7 @@ const char *sx_kind_name(enum sx_kind kind);
 enum sx_kind sx_kind_from_name(const char *kind);
 
 /* Namespace, Service, ReplicationController, ReplicaSet, StatefulSet,
- * PodDisruptionBudget, StorageClass share one struct: the fields each kind
+ * PodDisruptionBudget share one struct: the fields each kind
  * does not have stay zero. */
 struct sx_generic {
 	atomic_int refcount;
@@ -348,37 +354,149 @@ struct sx_generic {
 	bool min_available_percent, max_unavailable_percent;
 	int32_t min_available, max_unavailable;
 	int32_t disruptions_allowed; /* status.disruptionsAllowed */
-	/* StorageClass */
-	sx_str provisioner;
-	bool wait_for_first_consumer; /* volumeBindingMode */
+};
+
+/* ---------- storage (plugins.md §3.13-3.16) ---------- */
+
+/* Access modes as a bit set (PV and PVC spec.accessModes). */
+enum sx_access_mode {
+	SX_ACCESS_RWO = 1u << 0,  /* ReadWriteOnce */
+	SX_ACCESS_ROX = 1u << 1,  /* ReadOnlyMany */
+	SX_ACCESS_RWX = 1u << 2,  /* ReadWriteMany */
+	SX_ACCESS_RWOP = 1u << 3, /* ReadWriteOncePod */
+};
+
+/* spec.volumeMode; absent is Filesystem (the API default). */
+enum sx_volume_mode { SX_VOLUME_FILESYSTEM = 0, SX_VOLUME_BLOCK };
+
+enum sx_pv_phase {
+	SX_PV_PHASE_NONE = 0, /* status.phase absent */
+	SX_PV_PENDING,
+	SX_PV_AVAILABLE,
+	SX_PV_BOUND,
+	SX_PV_RELEASED,
+	SX_PV_FAILED,
+};
+
+enum sx_pvc_phase { SX_PVC_PHASE_NONE = 0, SX_PVC_PENDING, SX_PVC_BOUND, SX_PVC_LOST };
+
+/* The volume source of a pod volume or a PV, as far as the volume plugins
+ * tell them apart. SX_VSRC_OTHER: any other source (configMap, emptyDir,
+ * hostPath, nfs, local, ...). */
+enum sx_volume_source {
+	SX_VSRC_OTHER = 0,
+	SX_VSRC_PVC,        /* pod only: persistentVolumeClaim */
+	SX_VSRC_EPHEMERAL,  /* pod only: generic ephemeral (claim <pod>-<volume>) */
+	SX_VSRC_CSI,        /* csi (inline on a pod, or a PV's) */
+	SX_VSRC_GCE_PD,     /* gcePersistentDisk */
+	SX_VSRC_AWS_EBS,    /* awsElasticBlockStore */
+	SX_VSRC_AZURE_DISK, /* azureDisk */
+	SX_VSRC_AZURE_FILE, /* azureFile */
+	SX_VSRC_CINDER,     /* cinder */
+	SX_VSRC_VSPHERE,    /* vsphereVolume */
+	SX_VSRC_PORTWORX,   /* portworxVolume */
+	SX_VSRC_RBD,        /* rbd */
+	SX_VSRC_ISCSI,      /* iscsi */
+};
+
+/* In-tree plugin name ("kubernetes.io/gce-pd") and CSI driver name
+ * ("pd.csi.storage.gke.io") of a migratable in-tree source; NULL for the
+ * others (CSI, RBD, iSCSI, PVC, ...). */
+const char *sx_volume_source_plugin(enum sx_volume_source src);
+const char *sx_volume_source_csi_driver(enum sx_volume_source src);
+/* The in-tree source whose plugin name is `plugin` (a StorageClass
+ * provisioner such as "kubernetes.io/aws-ebs"), or SX_VSRC_OTHER. */
+enum sx_volume_source sx_volume_source_from_plugin(const char *plugin);
+
+/* One entry of pod.spec.volumes. `id` is what identifies the disk:
+ * gcePersistentDisk.pdName, awsElasticBlockStore.volumeID, azureDisk.diskURI,
+ * azureFile.shareName, cinder.volumeID, vsphereVolume.volumePath,
+ * portworxVolume.volumeID, iscsi.iqn, rbd.image; csi: the driver. */
+struct sx_volume {
+	sx_str name;
+	uint8_t source; /* enum sx_volume_source */
+	bool read_only; /* persistentVolumeClaim/gce/ebs/rbd/iscsi/... readOnly */
+	sx_str claim;   /* PVC: claimName; ephemeral: <pod>-<volume> */
+	sx_str id;
+	sx_str pool;    /* rbd.pool ("rbd" when absent, the API default) */
+	uint32_t nmonitors;
+	sx_str *monitors; /* rbd.monitors */
 };
 
 struct sx_pv {
 	atomic_int refcount;
 	struct sx_meta meta;
+	bool deleting;           /* metadata.deletionTimestamp set */
+	/* volume.beta.kubernetes.io/storage-class annotation, else
+	 * spec.storageClassName (GetPersistentVolumeClass). */
 	sx_str storage_class;
-	struct sx_node_selector *node_affinity; /* spec.nodeAffinity.required */
+	sx_str vac;              /* spec.volumeAttributesClassName */
+	struct sx_node_selector *node_affinity; /* spec.nodeAffinity.required; NULL when absent */
+	bool has_claim_ref;      /* spec.claimRef set */
 	sx_str claim_ns, claim_name;            /* spec.claimRef */
-	sx_str csi_driver;
-	int64_t capacity_storage;
+	char *claim_uid;         /* spec.claimRef.uid; NULL when absent */
+	bool has_capacity;
+	int64_t capacity_storage; /* spec.capacity.storage, bytes */
+	uint8_t access_modes;    /* enum sx_access_mode bits */
+	uint8_t volume_mode;     /* enum sx_volume_mode */
+	uint8_t phase;           /* enum sx_pv_phase */
+	uint8_t source;          /* enum sx_volume_source (SX_VSRC_CSI or in-tree) */
+	sx_str csi_driver;       /* spec.csi.driver */
+	sx_str volume_handle;    /* spec.csi.volumeHandle, or the in-tree id */
+	bool bound_by_controller; /* pv.kubernetes.io/bound-by-controller: "yes" */
+	sx_str provisioned_by;   /* pv.kubernetes.io/provisioned-by */
 };
 
 struct sx_pvc {
 	atomic_int refcount;
 	struct sx_meta meta;
-	sx_str volume_name;
+	bool deleting;            /* metadata.deletionTimestamp set */
+	sx_str volume_name;       /* spec.volumeName */
+	/* volume.beta.kubernetes.io/storage-class annotation, else
+	 * spec.storageClassName (GetPersistentVolumeClaimClass). */
 	sx_str storage_class;
-	bool has_storage_class;
-	bool bound; /* status.phase == Bound */
-	sx_str selected_node; /* volume.kubernetes.io/selected-node annotation */
-	int64_t request_storage;
-	bool read_write_once_pod;
+	bool has_storage_class;   /* either of the two is set (possibly "") */
+	sx_str vac;               /* spec.volumeAttributesClassName */
+	bool bound;               /* status.phase == Bound */
+	uint8_t phase;            /* enum sx_pvc_phase */
+	uint8_t access_modes;     /* enum sx_access_mode bits */
+	uint8_t volume_mode;      /* enum sx_volume_mode */
+	bool read_write_once_pod; /* access_modes has SX_ACCESS_RWOP */
+	bool has_request;
+	int64_t request_storage;  /* spec.resources.requests.storage, bytes */
+	struct sx_label_selector *selector; /* spec.selector; NULL when absent */
+	bool has_data_source;     /* spec.dataSource or dataSourceRef set */
+	/* annotations */
+	sx_str selected_node;     /* volume.kubernetes.io/selected-node */
+	bool bind_completed;      /* pv.kubernetes.io/bind-completed present */
+	bool bound_by_controller; /* pv.kubernetes.io/bound-by-controller present */
+	sx_str storage_provisioner;      /* volume.kubernetes.io/storage-provisioner */
+	sx_str beta_storage_provisioner; /* volume.beta.kubernetes.io/storage-provisioner */
+	char *controller_uid;     /* uid of the controller ownerReference, or NULL */
+};
+
+enum sx_binding_mode {
+	SX_BINDING_UNSET = 0, /* volumeBindingMode absent (the API defaults it) */
+	SX_BINDING_IMMEDIATE,
+	SX_BINDING_WAIT_FOR_FIRST_CONSUMER,
+};
+
+struct sx_storage_class {
+	atomic_int refcount;
+	struct sx_meta meta;
+	sx_str provisioner;
+	uint8_t binding_mode; /* enum sx_binding_mode */
+	bool wait_for_first_consumer; /* binding_mode == WaitForFirstConsumer */
+	/* allowedTopologies: each term's matchLabelExpressions as In
+	 * requirements of one node selector term (terms ORed); NULL when
+	 * absent or empty (every node). */
+	struct sx_node_selector *allowed_topologies;
 };
 
 struct sx_csi_driver_info {
 	sx_str name;
 	bool has_count;
-	int32_t allocatable_count;
+	int32_t allocatable_count; /* allocatable.count, >= 0 */
 	uint32_t ntopology_keys;
 	sx_str *topology_keys;
 };
@@ -388,6 +506,45 @@ struct sx_csi_node {
 	struct sx_meta meta;
 	uint32_t ndrivers;
 	struct sx_csi_driver_info *drivers;
+	/* storage.alpha.kubernetes.io/migrated-plugins annotation, split on
+	 * commas: in-tree plugin names migrated to CSI on this node. */
+	uint32_t nmigrated;
+	sx_str *migrated;
+};
+
+/* Driver `name` of a CSINode, or NULL. */
+const struct sx_csi_driver_info *sx_csi_node_driver(const struct sx_csi_node *csi, sx_str name);
+/* Is in-tree plugin `plugin` ("kubernetes.io/gce-pd") migrated on csi's node?
+ * False when csi is NULL. */
+bool sx_csi_node_migrated(const struct sx_csi_node *csi, const char *plugin);
+
+struct sx_csi_driver {
+	atomic_int refcount;
+	struct sx_meta meta;      /* meta.name is the driver name */
+	sx_str name_id;           /* interned meta.name */
+	bool attach_required;     /* spec.attachRequired, default true */
+	bool storage_capacity;    /* spec.storageCapacity, default false */
+};
+
+struct sx_csi_capacity {
+	atomic_int refcount;
+	struct sx_meta meta;
+	sx_str storage_class;     /* storageClassName */
+	/* nodeTopology; NULL when absent (matches no node). */
+	struct sx_label_selector *node_topology;
+	bool has_capacity;
+	int64_t capacity;         /* bytes */
+	bool has_max_size;
+	int64_t maximum_volume_size; /* bytes */
+};
+
+struct sx_volume_attachment {
+	atomic_int refcount;
+	struct sx_meta meta;
+	sx_str attacher;          /* spec.attacher (a CSI driver name) */
+	sx_str node_name;         /* spec.nodeName */
+	sx_str pv_name;           /* spec.source.persistentVolumeName; empty when inline */
+	bool attached;            /* status.attached */
 };
 
 /* Reference counting. ref returns its argument; unref frees at zero and
@@ -404,6 +561,14 @@ struct sx_pvc *sx_pvc_ref(const struct sx_pvc *pvc);
 void sx_pvc_unref(const struct sx_pvc *pvc);
 struct sx_csi_node *sx_csi_node_ref(const struct sx_csi_node *csi);
 void sx_csi_node_unref(const struct sx_csi_node *csi);
+struct sx_storage_class *sx_storage_class_ref(const struct sx_storage_class *sc);
+void sx_storage_class_unref(const struct sx_storage_class *sc);
+struct sx_csi_driver *sx_csi_driver_ref(const struct sx_csi_driver *d);
+void sx_csi_driver_unref(const struct sx_csi_driver *d);
+struct sx_csi_capacity *sx_csi_capacity_ref(const struct sx_csi_capacity *c);
+void sx_csi_capacity_unref(const struct sx_csi_capacity *c);
+struct sx_volume_attachment *sx_volume_attachment_ref(const struct sx_volume_attachment *va);
+void sx_volume_attachment_unref(const struct sx_volume_attachment *va);
 
 /* A decoded object of any kind, as produced by sx_decode_object() and
  * consumed by the cache. `obj` points to the kind's struct. */
@@ -419,6 +584,8 @@ void sx_object_unref(struct sx_object *o);
 bool sx_labels_get(const struct sx_labels *labels, sx_str key, sx_str *value);
 
 /* Pod helpers */
+/* Does the pod have a volume of this source? */
+bool sx_pod_has_volume_source(const struct sx_pod *pod, enum sx_volume_source src);
 bool sx_pod_has_affinity(const struct sx_pod *pod);         /* podAffinity or podAntiAffinity non-nil */
 bool sx_pod_has_required_anti_affinity(const struct sx_pod *pod);
 /* Controller owner reference (controller: true), or NULL. */

@@ -31,6 +31,10 @@ void sx_generic_free(struct sx_generic *g);
 void sx_pv_free(struct sx_pv *pv);
 void sx_pvc_free(struct sx_pvc *pvc);
 void sx_csi_node_free(struct sx_csi_node *csi);
+void sx_storage_class_free(struct sx_storage_class *sc);
+void sx_csi_driver_free(struct sx_csi_driver *d);
+void sx_csi_capacity_free(struct sx_csi_capacity *c);
+void sx_volume_attachment_free(struct sx_volume_attachment *va);
 
 /* ---- field readers (src/decode.c) ----
  * All take the parent object and a key; an absent key or JSON null leaves
@@ -119,6 +123,16 @@ struct sx_generic *sx_decode_generic(const cJSON *json, enum sx_kind kind, struc
 struct sx_pv *sx_decode_pv(const cJSON *json, struct sx_error *err);
 struct sx_pvc *sx_decode_pvc(const cJSON *json, struct sx_error *err);
 struct sx_csi_node *sx_decode_csi_node(const cJSON *json, struct sx_error *err);
+
+/* ---- storage kinds (src/decode_storage.c) ---- */
+struct sx_storage_class *sx_decode_storage_class(const cJSON *json, struct sx_error *err);
+struct sx_csi_driver *sx_decode_csi_driver(const cJSON *json, struct sx_error *err);
+struct sx_csi_capacity *sx_decode_csi_capacity(const cJSON *json, struct sx_error *err);
+struct sx_volume_attachment *sx_decode_volume_attachment(const cJSON *json,
+							  struct sx_error *err);
+/* One pod.spec.volumes entry into vol (pod: its metadata.name is set). */
+int sx_decode_volume(const cJSON *j, struct sx_volume *vol, const struct sx_pod *pod,
+		     struct sx_error *err);
 
 /* Image name normalisation (imagelocality): appends ":latest" when the
  * name has no tag or digest. Interned. */

@@ -53,6 +53,18 @@ int sx_decode_object(const cJSON *json, const char *kind, struct sx_object *out,
 	case SX_KIND_RESOURCE_CLAIM: case SX_KIND_CLAIM_TEMPLATE:
 		out->obj = sx_decode_dra(json, k, err);
 		break;
+	case SX_KIND_STORAGE_CLASS:
+		out->obj = sx_decode_storage_class(json, err);
+		break;
+	case SX_KIND_CSI_DRIVER:
+		out->obj = sx_decode_csi_driver(json, err);
+		break;
+	case SX_KIND_CSI_STORAGE_CAPACITY:
+		out->obj = sx_decode_csi_capacity(json, err);
+		break;
+	case SX_KIND_VOLUME_ATTACHMENT:
+		out->obj = sx_decode_volume_attachment(json, err);
+		break;
 	case SX_KIND_UNKNOWN:
 	case SX_KIND_COUNT:
 		return sx_error_set(err, SX_ENOENT, "unknown kind %.64s", kind);

@@ -611,46 +611,17 @@ out:
 
 /* ---------- volumes and gates ---------- */
 
-/* One volume (arg: the pod); appends its claim to pod->pvcs. */
+/* One volume into elem (arg: the pod); a PVC or generic ephemeral volume
+ * also appends its claim to pod->pvcs. */
 static int decode_volume(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
 	struct sx_pod *pod = arg;
-	const cJSON *pvc, *eph;
-	const char *vname;
-	sx_str claim;
-	int rc = sx_dec_string(j, "name", &vname, err);
+	struct sx_volume *vol = elem;
+	int rc = sx_decode_volume(j, vol, pod, err);
 
-	if (rc == 0)
-		rc = sx_dec_object(j, "persistentVolumeClaim", &pvc, err);
-	if (rc == 0)
-		rc = sx_dec_object(j, "ephemeral", &eph, err);
-	if (rc < 0)
-		return rc;
-	if (pvc) {
-		rc = sx_dec_intern(pvc, "claimName", &claim, err);
-		if (rc < 0) {
-			sx_error_prefix(err, "persistentVolumeClaim");
-			return rc;
-		}
-	} else if (eph) {
-		/* A generic ephemeral volume's PVC is named <pod>-<volume>. */
-		size_t a = strlen(pod->meta.name), b = vname ? strlen(vname) : 0;
-		char *s = malloc(a + b + 2);
-
-		if (!s)
-			return sx_dec_oom(err);
-		memcpy(s, pod->meta.name, a);
-		s[a] = '-';
-		memcpy(s + a + 1, vname ? vname : "", b + 1);
-		claim = sx_intern_n(s, a + b + 1);
-		free(s);
-		if (claim == SX_STR_INVALID)
-			return sx_error_set(err, SX_ETOOBIG, "string table full");
-	} else {
-		return 0;
-	}
-	pod->pvcs[pod->npvcs++] = claim;
-	return 0;
+	if (rc == 0 && (vol->source == SX_VSRC_PVC || vol->source == SX_VSRC_EPHEMERAL))
+		pod->pvcs[pod->npvcs++] = vol->claim;
+	return rc;
 }
 
 static int decode_volumes(const cJSON *spec, struct sx_pod *pod, struct sx_error *err)
@@ -664,7 +635,8 @@ static int decode_volumes(const cJSON *spec, struct sx_pod *pod, struct sx_error
 	pod->pvcs = sx_calloc(n, sizeof(*pod->pvcs));
 	if (!pod->pvcs)
 		return sx_dec_oom(err);
-	return sx_dec_each_object(arr, "volumes", NULL, 0, decode_volume, pod, err);
+	return sx_dec_objects(spec, "volumes", &pod->volumes, &pod->nvolumes, decode_volume, pod,
+			      err);
 }
 
 static int decode_gate(const cJSON *j, void *elem, void *arg, struct sx_error *err)

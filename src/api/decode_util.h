@@ -69,4 +69,9 @@ int sx_dec_objects_(const cJSON *obj, const char *key, size_t size, void *items,
 int sx_dec_sub(const cJSON *obj, const char *key, sx_dec_item_fn fn, void *elem, void *arg,
 	       struct sx_error *err);
 
+/* metadata into meta, and checks that spec and status, when present, are
+ * objects (decode_misc.c). */
+struct sx_meta;
+int sx_dec_head(const cJSON *json, struct sx_meta *meta, struct sx_error *err);
+
 #endif /* SCHEDEXT_DECODE_UTIL_H */

@@ -139,6 +139,9 @@ void sx_pod_free(struct sx_pod *pod)
 	free(pod->request.scalar);
 	free(pod->ports);
 	free(pod->pvcs);
+	for (uint32_t i = 0; pod->volumes && i < pod->nvolumes; i++)
+		free(pod->volumes[i].monitors);
+	free(pod->volumes);
 	free(pod->gates);
 	sx_pod_resource_claims_free(pod);
 	free(pod);
@@ -175,6 +178,7 @@ void sx_pv_free(struct sx_pv *pv)
 		return;
 	sx_meta_clear(&pv->meta);
 	sx_node_selector_free(pv->node_affinity);
+	free(pv->claim_uid);
 	free(pv);
 }
 
@@ -183,6 +187,8 @@ void sx_pvc_free(struct sx_pvc *pvc)
 	if (!pvc)
 		return;
 	sx_meta_clear(&pvc->meta);
+	sx_label_selector_free(pvc->selector);
+	free(pvc->controller_uid);
 	free(pvc);
 }
 
@@ -194,7 +200,42 @@ void sx_csi_node_free(struct sx_csi_node *csi)
 	for (uint32_t i = 0; csi->drivers && i < csi->ndrivers; i++)
 		free(csi->drivers[i].topology_keys);
 	free(csi->drivers);
+	free(csi->migrated);
 	free(csi);
+}
+
+void sx_storage_class_free(struct sx_storage_class *sc)
+{
+	if (!sc)
+		return;
+	sx_meta_clear(&sc->meta);
+	sx_node_selector_free(sc->allowed_topologies);
+	free(sc);
+}
+
+void sx_csi_driver_free(struct sx_csi_driver *d)
+{
+	if (!d)
+		return;
+	sx_meta_clear(&d->meta);
+	free(d);
+}
+
+void sx_csi_capacity_free(struct sx_csi_capacity *c)
+{
+	if (!c)
+		return;
+	sx_meta_clear(&c->meta);
+	sx_label_selector_free(c->node_topology);
+	free(c);
+}
+
+void sx_volume_attachment_free(struct sx_volume_attachment *va)
+{
+	if (!va)
+		return;
+	sx_meta_clear(&va->meta);
+	free(va);
 }
 
 /* ---------- reference counting ---------- */
@@ -238,6 +279,13 @@ SX_DEFINE_REF(sx_generic, sx_generic_ref, sx_generic_unref, sx_generic_free)
 SX_DEFINE_REF(sx_pv, sx_pv_ref, sx_pv_unref, sx_pv_free)
 SX_DEFINE_REF(sx_pvc, sx_pvc_ref, sx_pvc_unref, sx_pvc_free)
 SX_DEFINE_REF(sx_csi_node, sx_csi_node_ref, sx_csi_node_unref, sx_csi_node_free)
+SX_DEFINE_REF(sx_storage_class, sx_storage_class_ref, sx_storage_class_unref,
+	      sx_storage_class_free)
+SX_DEFINE_REF(sx_csi_driver, sx_csi_driver_ref, sx_csi_driver_unref, sx_csi_driver_free)
+SX_DEFINE_REF(sx_csi_capacity, sx_csi_capacity_ref, sx_csi_capacity_unref,
+	      sx_csi_capacity_free)
+SX_DEFINE_REF(sx_volume_attachment, sx_volume_attachment_ref, sx_volume_attachment_unref,
+	      sx_volume_attachment_free)
 
 /* ---------- kinds ---------- */
 
@@ -259,6 +307,9 @@ static const char *const kind_names[SX_KIND_COUNT] = {
 	[SX_KIND_RESOURCE_SLICE] = "ResourceSlice",
 	[SX_KIND_RESOURCE_CLAIM] = "ResourceClaim",
 	[SX_KIND_CLAIM_TEMPLATE] = "ResourceClaimTemplate",
+	[SX_KIND_CSI_DRIVER] = "CSIDriver",
+	[SX_KIND_CSI_STORAGE_CAPACITY] = "CSIStorageCapacity",
+	[SX_KIND_VOLUME_ATTACHMENT] = "VolumeAttachment",
 };
 
 const char *sx_kind_name(enum sx_kind kind)
@@ -296,6 +347,14 @@ const struct sx_meta *sx_object_meta(const struct sx_object *o)
 	case SX_KIND_DEVICE_CLASS: case SX_KIND_RESOURCE_SLICE:
 	case SX_KIND_RESOURCE_CLAIM: case SX_KIND_CLAIM_TEMPLATE:
 		return &((const struct sx_dra_object *)o->obj)->meta;
+	case SX_KIND_STORAGE_CLASS:
+		return &((const struct sx_storage_class *)o->obj)->meta;
+	case SX_KIND_CSI_DRIVER:
+		return &((const struct sx_csi_driver *)o->obj)->meta;
+	case SX_KIND_CSI_STORAGE_CAPACITY:
+		return &((const struct sx_csi_capacity *)o->obj)->meta;
+	case SX_KIND_VOLUME_ATTACHMENT:
+		return &((const struct sx_volume_attachment *)o->obj)->meta;
 	case SX_KIND_UNKNOWN:
 	case SX_KIND_COUNT:
 		return NULL;
@@ -327,6 +386,18 @@ void sx_object_unref(struct sx_object *o)
 	case SX_KIND_DEVICE_CLASS: case SX_KIND_RESOURCE_SLICE:
 	case SX_KIND_RESOURCE_CLAIM: case SX_KIND_CLAIM_TEMPLATE:
 		sx_dra_unref(o->obj);
+		break;
+	case SX_KIND_STORAGE_CLASS:
+		sx_storage_class_unref(o->obj);
+		break;
+	case SX_KIND_CSI_DRIVER:
+		sx_csi_driver_unref(o->obj);
+		break;
+	case SX_KIND_CSI_STORAGE_CAPACITY:
+		sx_csi_capacity_unref(o->obj);
+		break;
+	case SX_KIND_VOLUME_ATTACHMENT:
+		sx_volume_attachment_unref(o->obj);
 		break;
 	case SX_KIND_UNKNOWN:
 	case SX_KIND_COUNT:
@@ -367,4 +438,72 @@ const char *sx_pod_key(const struct sx_pod *pod, char *buf, size_t len)
 	snprintf(buf, len, "%s/%s", sx_str_get(pod->meta.ns),
 		 pod->meta.name ? pod->meta.name : "");
 	return buf;
+}
+
+bool sx_pod_has_volume_source(const struct sx_pod *pod, enum sx_volume_source src)
+{
+	for (uint32_t i = 0; i < pod->nvolumes; i++)
+		if (pod->volumes[i].source == src)
+			return true;
+	return false;
+}
+
+/* ---------- storage helpers ---------- */
+
+/* In-tree plugins migrated to CSI (csi-translation-lib). */
+static const struct {
+	uint8_t source;
+	const char *plugin;
+	const char *driver;
+} migratable[] = {
+	{ SX_VSRC_GCE_PD, "kubernetes.io/gce-pd", "pd.csi.storage.gke.io" },
+	{ SX_VSRC_AWS_EBS, "kubernetes.io/aws-ebs", "ebs.csi.aws.com" },
+	{ SX_VSRC_AZURE_DISK, "kubernetes.io/azure-disk", "disk.csi.azure.com" },
+	{ SX_VSRC_AZURE_FILE, "kubernetes.io/azure-file", "file.csi.azure.com" },
+	{ SX_VSRC_CINDER, "kubernetes.io/cinder", "cinder.csi.openstack.org" },
+	{ SX_VSRC_VSPHERE, "kubernetes.io/vsphere-volume", "csi.vsphere.vmware.com" },
+	{ SX_VSRC_PORTWORX, "kubernetes.io/portworx-volume", "pxd.portworx.com" },
+};
+#define NMIGRATABLE (sizeof(migratable) / sizeof(migratable[0]))
+
+const char *sx_volume_source_plugin(enum sx_volume_source src)
+{
+	for (size_t i = 0; i < NMIGRATABLE; i++)
+		if (migratable[i].source == src)
+			return migratable[i].plugin;
+	return NULL;
+}
+
+const char *sx_volume_source_csi_driver(enum sx_volume_source src)
+{
+	for (size_t i = 0; i < NMIGRATABLE; i++)
+		if (migratable[i].source == src)
+			return migratable[i].driver;
+	return NULL;
+}
+
+enum sx_volume_source sx_volume_source_from_plugin(const char *plugin)
+{
+	for (size_t i = 0; plugin && i < NMIGRATABLE; i++)
+		if (strcmp(migratable[i].plugin, plugin) == 0)
+			return (enum sx_volume_source)migratable[i].source;
+	return SX_VSRC_OTHER;
+}
+
+const struct sx_csi_driver_info *sx_csi_node_driver(const struct sx_csi_node *csi, sx_str name)
+{
+	for (uint32_t i = 0; csi && i < csi->ndrivers; i++)
+		if (csi->drivers[i].name == name)
+			return &csi->drivers[i];
+	return NULL;
+}
+
+bool sx_csi_node_migrated(const struct sx_csi_node *csi, const char *plugin)
+{
+	sx_str id = plugin ? sx_intern_lookup_n(plugin, strlen(plugin)) : SX_STR_INVALID;
+
+	for (uint32_t i = 0; csi && id != SX_STR_INVALID && i < csi->nmigrated; i++)
+		if (csi->migrated[i] == id)
+			return true;
+	return false;
 }

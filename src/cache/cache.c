@@ -83,6 +83,8 @@ void sx_cache_free(struct sx_cache *c)
 	free(c->images);
 	free(c->replaced);
 	sx__image_block_unref(c->image_block);
+	sx__pvc_set_free(&c->used_pvcs);
+	sx__pvc_block_unref(c->used_pvcs_block);
 	sx_snapshot_unref(c->last);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
@@ -317,11 +319,17 @@ static void ni_maybe_drop(struct sx_cache *c, struct sx_node_info *ni)
 static int count_pod(struct sx_cache *c, sx_str node, const struct sx_pod *pod)
 {
 	struct sx_node_info *ni = ni_for_write(c, node, true);
+	int rc;
 
 	if (!ni)
 		return SX_ENOMEM;
 	touch(c);
-	return sx_node_info_add_pod(ni, pod);
+	rc = sx_node_info_add_pod(ni, pod);
+	if (rc == 0 && pod->npvcs > 0) {
+		c->used_pvcs_dirty = true;
+		rc = sx__pvc_set_apply(&c->used_pvcs, pod, 1);
+	}
+	return rc;
 }
 
 static void uncount_pod(struct sx_cache *c, sx_str node, const struct sx_pod *pod)
@@ -330,7 +338,12 @@ static void uncount_pod(struct sx_cache *c, sx_str node, const struct sx_pod *po
 
 	if (!ni)
 		return;
-	sx_node_info_remove_pod(ni, pod);
+	if (pod->npvcs > 0 && sx_node_info_remove_pod(ni, pod) == 0) {
+		c->used_pvcs_dirty = true;
+		sx__pvc_set_apply(&c->used_pvcs, pod, -1);
+	} else if (pod->npvcs == 0) {
+		sx_node_info_remove_pod(ni, pod);
+	}
 	ni_maybe_drop(c, ni);
 	touch(c);
 }
@@ -347,6 +360,13 @@ static void notify_node(struct sx_cache *c, const struct sx_node *old, const str
 {
 	if (c->listener.node_changed)
 		c->listener.node_changed(c->listener.ctx, old, new);
+}
+
+static void notify_object(struct sx_cache *c, enum sx_kind kind, const void *old,
+			  const void *new)
+{
+	if (c->listener.object_changed)
+		c->listener.object_changed(c->listener.ctx, kind, old, new);
 }
 
 void sx_cache_set_listener(struct sx_cache *c, const struct sx_cache_listener *l)
@@ -699,6 +719,7 @@ static int upsert_other(struct sx_cache *c, struct sx_object *o)
 		sx_object_unref(o);
 		return SX_ENOMEM;
 	}
+	notify_object(c, o->kind, old.obj, o->obj);
 	sx_object_unref(&old);
 	c->group_dirty[sx__kind_group(o->kind)] = true;
 	touch(c);
@@ -711,6 +732,7 @@ static int delete_other(struct sx_cache *c, enum sx_kind kind, const char *key)
 
 	if (!old.obj)
 		return SX_ENOENT;
+	notify_object(c, kind, old.obj, NULL);
 	sx_object_unref(&old);
 	c->group_dirty[sx__kind_group(kind)] = true;
 	touch(c);

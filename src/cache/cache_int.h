@@ -51,7 +51,40 @@ struct sx__kind_block {
 	uint32_t n;
 	struct sx_object *items; /* sorted by (namespace, name, kind) */
 	const void **ptrs;       /* items[i].obj, for the snapshot's arrays */
+	/* The same objects ordered by a secondary key id, then name (PVs by
+	 * storage class, CSIStorageCapacities by storage class,
+	 * VolumeAttachments by node); NULL for the other groups. */
+	const void **by_key;
+	sx_str *keys;            /* keys[i] is by_key[i]'s key */
 };
+
+/* Fills b->by_key/keys when b's kind has a secondary key; SX_ENOMEM. */
+int sx__kind_block_index(struct sx__kind_block *b);
+/* The secondary key of an object (see sx__kind_block.by_key), or false
+ * when its kind has none. */
+bool sx__object_alt_key(const struct sx_object *o, sx_str *key);
+
+/* ---------- PVCs in use by pods on nodes ---------- */
+
+/* A multiset of (namespace, claim) pairs: open addressing over interned
+ * ids, backward-shift deletion. A zeroed struct is empty. */
+struct sx__pvc_set {
+	uint32_t cap, n; /* cap a power of two or 0 */
+	struct sx_pvc_ref *slots; /* count 0 = empty slot */
+};
+
+/* Adds (sign 1) or removes (sign -1) one use of each claim of pod. */
+int sx__pvc_set_apply(struct sx__pvc_set *s, const struct sx_pod *pod, int sign);
+bool sx__pvc_set_has(const struct sx__pvc_set *s, sx_str ns, sx_str name);
+void sx__pvc_set_free(struct sx__pvc_set *s);
+
+/* An immutable copy of a PVC set shared by snapshots. */
+struct sx__pvc_block {
+	atomic_int refcount;
+	struct sx__pvc_set set;
+};
+struct sx__pvc_block *sx__pvc_block_new(const struct sx__pvc_set *s);
+void sx__pvc_block_unref(struct sx__pvc_block *b);
 
 /* Image name -> number of nodes listing it (open addressing by name id). */
 struct sx__image_block {
@@ -73,6 +106,9 @@ enum sx__group {
 	SX__G_RESOURCE_SLICES,
 	SX__G_RESOURCE_CLAIMS,
 	SX__G_CLAIM_TEMPLATES,
+	SX__G_CSI_DRIVERS,
+	SX__G_CSI_CAPACITIES,
+	SX__G_VOLUME_ATTACHMENTS,
 	SX__G_COUNT
 };
 
@@ -106,6 +142,7 @@ struct sx__node_block {
 
 struct sx__snap_internal {
 	struct sx__kind_block *groups[SX__G_COUNT];
+	struct sx__pvc_block *used_pvcs; /* NULL: no claim in use */
 	struct sx__image_block *images;
 	struct sx__index_block *index;
 	struct sx__node_block *nodes; /* keeps the snapshot's NodeInfos alive */
@@ -138,6 +175,9 @@ struct sx_snapshot *sx__snapshot_patch(const struct sx_snapshot *last, uint64_t 
 				       struct sx_node_info **nodes, struct sx_node_info **changed,
 				       uint32_t nchanged, struct sx__kind_block *const *groups,
 				       struct sx__image_block *images);
+
+/* Shares b (a reference is taken; NULL: none) as s's PVCs in use. */
+void sx__snapshot_set_used_pvcs(struct sx_snapshot *s, struct sx__pvc_block *b);
 
 /* Sorts ids[0..n) and drops repeats; returns the new length. */
 size_t sx__unique_ids(sx_str *ids, size_t n);
@@ -195,6 +235,10 @@ struct sx_cache {
 	uint32_t nreplaced, cap_replaced;
 	sx_str *replaced;
 	struct sx_cache_listener listener;
+	/* PVCs used by pods counted on nodes, and its copy for snapshots. */
+	struct sx__pvc_set used_pvcs;
+	bool used_pvcs_dirty;
+	struct sx__pvc_block *used_pvcs_block;
 };
 
 #define REPLACED_MAX 4096

@@ -168,6 +168,18 @@ void sx__object_ref(const struct sx_object *o)
 	case SX_KIND_RESOURCE_CLAIM: case SX_KIND_CLAIM_TEMPLATE:
 		sx_dra_ref(o->obj);
 		break;
+	case SX_KIND_STORAGE_CLASS:
+		sx_storage_class_ref(o->obj);
+		break;
+	case SX_KIND_CSI_DRIVER:
+		sx_csi_driver_ref(o->obj);
+		break;
+	case SX_KIND_CSI_STORAGE_CAPACITY:
+		sx_csi_capacity_ref(o->obj);
+		break;
+	case SX_KIND_VOLUME_ATTACHMENT:
+		sx_volume_attachment_ref(o->obj);
+		break;
 	case SX_KIND_UNKNOWN:
 	case SX_KIND_COUNT:
 		break;
@@ -223,6 +235,12 @@ int sx__kind_group(enum sx_kind kind)
 		return SX__G_RESOURCE_CLAIMS;
 	case SX_KIND_CLAIM_TEMPLATE:
 		return SX__G_CLAIM_TEMPLATES;
+	case SX_KIND_CSI_DRIVER:
+		return SX__G_CSI_DRIVERS;
+	case SX_KIND_CSI_STORAGE_CAPACITY:
+		return SX__G_CSI_CAPACITIES;
+	case SX_KIND_VOLUME_ATTACHMENT:
+		return SX__G_VOLUME_ATTACHMENTS;
 	default:
 		return -1;
 	}

@@ -64,6 +64,11 @@ static const struct kind_desc kinds[] = {
 	  NULL },
 	{ SX_KIND_CLAIM_TEMPLATE, "/apis/resource.k8s.io/v1/resourceclaimtemplates",
 	  "resourceclaimtemplates", NULL },
+	{ SX_KIND_CSI_DRIVER, "/apis/storage.k8s.io/v1/csidrivers", "csidrivers", NULL },
+	{ SX_KIND_CSI_STORAGE_CAPACITY, "/apis/storage.k8s.io/v1/csistoragecapacities",
+	  "csistoragecapacities", NULL },
+	{ SX_KIND_VOLUME_ATTACHMENT, "/apis/storage.k8s.io/v1/volumeattachments",
+	  "volumeattachments", NULL },
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 

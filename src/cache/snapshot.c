@@ -42,6 +42,10 @@ struct sx__kind_block *sx__kind_block_new(struct sx_object *items, uint32_t n)
 	b->items = items;
 	for (uint32_t i = 0; i < n; i++)
 		b->ptrs[i] = items[i].obj;
+	if (sx__kind_block_index(b) < 0) {
+		sx__kind_block_unref(b);
+		return NULL;
+	}
 	return b;
 }
 
@@ -53,6 +57,8 @@ void sx__kind_block_unref(struct sx__kind_block *b)
 		sx_object_unref(&b->items[i]);
 	free(b->items);
 	free(b->ptrs);
+	free(b->by_key);
+	free(b->keys);
 	free(b);
 }
 
@@ -173,6 +179,9 @@ static void attach_blocks(struct sx_snapshot *s, struct sx__snap_internal *in)
 	ATTACH(resource_slices, nresource_slices, SX__G_RESOURCE_SLICES);
 	ATTACH(resource_claims, nresource_claims, SX__G_RESOURCE_CLAIMS);
 	ATTACH(claim_templates, nclaim_templates, SX__G_CLAIM_TEMPLATES);
+	ATTACH(csi_drivers, ncsi_drivers, SX__G_CSI_DRIVERS);
+	ATTACH(csi_capacities, ncsi_capacities, SX__G_CSI_CAPACITIES);
+	ATTACH(volume_attachments, nvolume_attachments, SX__G_VOLUME_ATTACHMENTS);
 #undef ATTACH
 	if (in->images) {
 		s->image_cap = in->images->cap;
@@ -235,6 +244,7 @@ static void snapshot_free(struct sx_snapshot *s)
 		index_block_unref(in->index);
 		for (int g = 0; g < SX__G_COUNT; g++)
 			sx__kind_block_unref(in->groups[g]);
+		sx__pvc_block_unref(in->used_pvcs);
 		sx__image_block_unref(in->images);
 		free(in);
 	}
@@ -529,6 +539,16 @@ void sx_snapshot_unref(const struct sx_snapshot *snap)
 		snapshot_free(s);
 }
 
+void sx__snapshot_set_used_pvcs(struct sx_snapshot *s, struct sx__pvc_block *b)
+{
+	struct sx__snap_internal *in = s->internal;
+
+	if (b)
+		atomic_fetch_add(&b->refcount, 1);
+	sx__pvc_block_unref(in->used_pvcs);
+	in->used_pvcs = b;
+}
+
 /* ---------- lookups ---------- */
 
 int sx_snapshot_find(const struct sx_snapshot *snap, sx_str name)
@@ -605,8 +625,8 @@ const struct sx_pv *sx_snapshot_find_pv(const struct sx_snapshot *snap, sx_str n
 	return o ? o->obj : NULL;
 }
 
-const struct sx_generic *sx_snapshot_find_storage_class(const struct sx_snapshot *snap,
-							sx_str name)
+const struct sx_storage_class *sx_snapshot_find_storage_class(const struct sx_snapshot *snap,
+							      sx_str name)
 {
 	const struct sx_object *o = group_find(snap, SX__G_STORAGE_CLASSES, SX_STR_EMPTY,
 					      sx_str_get(name));
@@ -617,6 +637,15 @@ const struct sx_generic *sx_snapshot_find_storage_class(const struct sx_snapshot
 const struct sx_csi_node *sx_snapshot_find_csi_node(const struct sx_snapshot *snap, sx_str name)
 {
 	const struct sx_object *o = group_find(snap, SX__G_CSI_NODES, SX_STR_EMPTY,
+					      sx_str_get(name));
+
+	return o ? o->obj : NULL;
+}
+
+const struct sx_csi_driver *sx_snapshot_find_csi_driver(const struct sx_snapshot *snap,
+							sx_str name)
+{
+	const struct sx_object *o = group_find(snap, SX__G_CSI_DRIVERS, SX_STR_EMPTY,
 					      sx_str_get(name));
 
 	return o ? o->obj : NULL;
@@ -715,6 +744,8 @@ struct sx_snapshot *sx_snapshot_with_nodes(const struct sx_snapshot *snap,
 	s = sx__snapshot_build(snap->generation, list, total + extra, in->groups, images,
 			       extra == 0 ? snap : NULL);
 	sx__image_block_unref(images);
+	if (s)
+		sx__snapshot_set_used_pvcs(s, in->used_pvcs);
 	return s;
 fail:
 	for (uint32_t i = 0; i < total + extra; i++)
@@ -804,6 +835,15 @@ static int refresh_shared(struct sx_cache *c)
 	for (int g = 0; g < SX__G_COUNT; g++)
 		if (c->group_dirty[g] && rebuild_group(c, g) < 0)
 			return SX_ENOMEM;
+	if (c->used_pvcs_dirty || !c->used_pvcs_block) {
+		struct sx__pvc_block *p = sx__pvc_block_new(&c->used_pvcs);
+
+		if (!p)
+			return SX_ENOMEM;
+		sx__pvc_block_unref(c->used_pvcs_block);
+		c->used_pvcs_block = p;
+		c->used_pvcs_dirty = false;
+	}
 	if (c->images_dirty) {
 		struct sx__image_block *b = cache_image_block(c);
 
@@ -908,8 +948,10 @@ static struct sx_snapshot *build_snapshot(struct sx_cache *c)
 			return NULL;
 		s = sx__snapshot_build(c->generation, list, n, c->groups, c->image_block, NULL);
 	}
-	if (s)
+	if (s) {
+		sx__snapshot_set_used_pvcs(s, c->used_pvcs_block);
 		clear_replaced(c);
+	}
 	return s;
 }
 

@@ -742,6 +742,28 @@ static void on_node(void *ctx, const struct sx_node *old_node, const struct sx_n
 	sx_queue_node_event(s->q, old_node, new_node);
 }
 
+/* A storage object changed: a pod rejected for a volume reason may now
+ * fit (plugins.md §4.6; every matching event counts as Queue). Kinds no
+ * plugin registers for (Service, Namespace, ...) move nothing. */
+static void on_object(void *ctx, enum sx_kind kind, const void *old_obj, const void *new_obj)
+{
+	struct sx_scheduler *s = ctx;
+
+	switch (kind) {
+	case SX_KIND_PV:
+	case SX_KIND_PVC:
+	case SX_KIND_STORAGE_CLASS:
+	case SX_KIND_CSI_NODE:
+	case SX_KIND_CSI_DRIVER:
+	case SX_KIND_CSI_STORAGE_CAPACITY:
+	case SX_KIND_VOLUME_ATTACHMENT:
+		sx_queue_move_all(s->q, sx_kind_name(kind));
+		break;
+	default:
+		break;
+	}
+}
+
 static void visit_pod(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)
 {
 	struct sx_scheduler *s = ctx;
@@ -899,7 +921,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	env = (struct sx_preemption_env){ .config = opts->cfg, .apply = apply_preemption,
 					  .apply_ctx = s, .nominator = &s->nom_proxy,
 					  .seed = sx_now_ns() };
-	l = (struct sx_cache_listener){ on_pod, on_node, s };
+	l = (struct sx_cache_listener){ on_pod, on_node, s, on_object };
 	sx_cache_set_listener(opts->cache, &l);
 	sx_cache_visit(opts->cache, SX_KIND_POD, visit_pod, s);
 	/* Before the loop starts: its first PostFilter may run at once (pods

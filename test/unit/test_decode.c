@@ -560,7 +560,7 @@ static void test_other_kinds(void)
 	pdb = objs[7].obj;
 	CHECK(pdb->has_max_unavailable && !pdb->max_unavailable_percent);
 	CHECK_INT(pdb->max_unavailable, 1);
-	const struct sx_generic *sc = objs[8].obj;
+	const struct sx_storage_class *sc = objs[8].obj;
 	CHECK_STR(S(sc->provisioner), "ebs.csi.aws.com");
 	CHECK(sc->wait_for_first_consumer);
 	CHECK_INT(objs[9].kind, SX_KIND_PV);

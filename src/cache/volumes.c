@@ -1,0 +1,244 @@
+/* The cache's storage indexes (plugins.md §3.13-3.16): PVs and
+ * CSIStorageCapacities by storage class, VolumeAttachments by node (a
+ * secondary order of their kind blocks), and the set of PVCs used by pods
+ * on nodes (snapshot.usedPVCSet, for ReadWriteOncePod), with the snapshot
+ * accessors the volume plugins use.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache_int.h"
+#include "schedext/common.h"
+
+/* ---------- secondary order of kind blocks ---------- */
+
+bool sx__object_alt_key(const struct sx_object *o, sx_str *key)
+{
+	switch (o->kind) {
+	case SX_KIND_PV:
+		*key = ((const struct sx_pv *)o->obj)->storage_class;
+		return true;
+	case SX_KIND_CSI_STORAGE_CAPACITY:
+		*key = ((const struct sx_csi_capacity *)o->obj)->storage_class;
+		return true;
+	case SX_KIND_VOLUME_ATTACHMENT:
+		*key = ((const struct sx_volume_attachment *)o->obj)->node_name;
+		return true;
+	default:
+		return false;
+	}
+}
+
+struct alt_item {
+	sx_str key;
+	uint32_t pos; /* position in the (namespace, name) order */
+	const void *obj;
+};
+
+static int cmp_alt(const void *a, const void *b)
+{
+	const struct alt_item *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+int sx__kind_block_index(struct sx__kind_block *b)
+{
+	struct alt_item *tmp;
+	sx_str key;
+
+	if (b->n == 0 || !sx__object_alt_key(&b->items[0], &key))
+		return 0;
+	tmp = sx_calloc(b->n, sizeof(*tmp));
+	b->by_key = sx_calloc(b->n, sizeof(*b->by_key));
+	b->keys = sx_calloc(b->n, sizeof(*b->keys));
+	if (!tmp || !b->by_key || !b->keys) {
+		free(tmp);
+		return SX_ENOMEM;
+	}
+	for (uint32_t i = 0; i < b->n; i++) {
+		sx__object_alt_key(&b->items[i], &tmp[i].key);
+		tmp[i].pos = i;
+		tmp[i].obj = b->items[i].obj;
+	}
+	qsort(tmp, b->n, sizeof(*tmp), cmp_alt);
+	for (uint32_t i = 0; i < b->n; i++) {
+		b->by_key[i] = tmp[i].obj;
+		b->keys[i] = tmp[i].key;
+	}
+	free(tmp);
+	return 0;
+}
+
+/* The run of group g's objects whose secondary key is `key`. */
+static const void *const *by_key(const struct sx_snapshot *snap, int g, sx_str key, uint32_t *n)
+{
+	const struct sx__snap_internal *in = snap ? snap->internal : NULL;
+	const struct sx__kind_block *b = in ? in->groups[g] : NULL;
+	uint32_t lo = 0, hi = b && b->by_key ? b->n : 0, end;
+
+	*n = 0;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (b->keys[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!b || !b->by_key)
+		return NULL;
+	for (end = lo; end < b->n && b->keys[end] == key; end++)
+		;
+	*n = end - lo;
+	return *n ? &b->by_key[lo] : NULL;
+}
+
+const struct sx_pv *const *sx_snapshot_pvs_by_class(const struct sx_snapshot *snap, sx_str cls,
+						    uint32_t *n)
+{
+	return (const struct sx_pv *const *)by_key(snap, SX__G_PVS, cls, n);
+}
+
+const struct sx_csi_capacity *const *sx_snapshot_capacities_by_class(
+	const struct sx_snapshot *snap, sx_str cls, uint32_t *n)
+{
+	return (const struct sx_csi_capacity *const *)by_key(snap, SX__G_CSI_CAPACITIES, cls, n);
+}
+
+const struct sx_volume_attachment *const *sx_snapshot_attachments_on_node(
+	const struct sx_snapshot *snap, sx_str node, uint32_t *n)
+{
+	return (const struct sx_volume_attachment *const *)by_key(snap, SX__G_VOLUME_ATTACHMENTS,
+								  node, n);
+}
+
+/* ---------- PVCs in use ---------- */
+
+static uint32_t pair_hash(sx_str ns, sx_str name)
+{
+	uint64_t h = ((uint64_t)ns << 32 | name) * 0x9E3779B97F4A7C15ull;
+
+	return (uint32_t)(h >> 32);
+}
+
+/* The slot of (ns, name), or the empty slot where it would go. */
+static uint32_t pvc_probe(const struct sx__pvc_set *s, sx_str ns, sx_str name)
+{
+	uint32_t mask = s->cap - 1, i = pair_hash(ns, name) & mask;
+
+	while (s->slots[i].count > 0 && (s->slots[i].ns != ns || s->slots[i].name != name))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int pvc_grow(struct sx__pvc_set *s)
+{
+	struct sx__pvc_set bigger = { s->cap ? s->cap * 2 : 16, s->n, NULL };
+
+	bigger.slots = sx_calloc(bigger.cap, sizeof(*bigger.slots));
+	if (!bigger.slots)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < s->cap; i++)
+		if (s->slots[i].count > 0)
+			bigger.slots[pvc_probe(&bigger, s->slots[i].ns, s->slots[i].name)] =
+				s->slots[i];
+	free(s->slots);
+	*s = bigger;
+	return 0;
+}
+
+/* Backward-shift removal of slot i. */
+static void pvc_remove_slot(struct sx__pvc_set *s, uint32_t i)
+{
+	uint32_t mask = s->cap - 1, j;
+
+	s->slots[i].count = 0;
+	s->n--;
+	for (j = (i + 1) & mask; s->slots[j].count > 0; j = (j + 1) & mask) {
+		uint32_t home = pair_hash(s->slots[j].ns, s->slots[j].name) & mask;
+
+		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
+			continue;
+		s->slots[i] = s->slots[j];
+		s->slots[j].count = 0;
+		i = j;
+	}
+}
+
+static int pvc_add(struct sx__pvc_set *s, sx_str ns, sx_str name, int sign)
+{
+	uint32_t i;
+
+	if (sign > 0 && (uint64_t)(s->n + 1) * 4 > (uint64_t)s->cap * 3 && pvc_grow(s) < 0)
+		return SX_ENOMEM;
+	if (s->cap == 0)
+		return 0;
+	i = pvc_probe(s, ns, name);
+	if (s->slots[i].count == 0) {
+		if (sign < 0)
+			return 0; /* removing what was never added */
+		s->slots[i] = (struct sx_pvc_ref){ ns, name, 0 };
+		s->n++;
+	}
+	s->slots[i].count += sign;
+	if (s->slots[i].count <= 0)
+		pvc_remove_slot(s, i);
+	return 0;
+}
+
+int sx__pvc_set_apply(struct sx__pvc_set *s, const struct sx_pod *pod, int sign)
+{
+	for (uint32_t i = 0; i < pod->npvcs; i++)
+		if (pvc_add(s, pod->meta.ns, pod->pvcs[i], sign) < 0)
+			return SX_ENOMEM;
+	return 0;
+}
+
+bool sx__pvc_set_has(const struct sx__pvc_set *s, sx_str ns, sx_str name)
+{
+	return s && s->cap > 0 && s->slots[pvc_probe(s, ns, name)].count > 0;
+}
+
+void sx__pvc_set_free(struct sx__pvc_set *s)
+{
+	free(s->slots);
+	memset(s, 0, sizeof(*s));
+}
+
+struct sx__pvc_block *sx__pvc_block_new(const struct sx__pvc_set *s)
+{
+	struct sx__pvc_block *b = sx_calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	atomic_init(&b->refcount, 1);
+	b->set.cap = s->cap;
+	b->set.n = s->n;
+	if (s->cap > 0) {
+		b->set.slots = sx_calloc(s->cap, sizeof(*s->slots));
+		if (!b->set.slots) {
+			free(b);
+			return NULL;
+		}
+		memcpy(b->set.slots, s->slots, s->cap * sizeof(*s->slots));
+	}
+	return b;
+}
+
+void sx__pvc_block_unref(struct sx__pvc_block *b)
+{
+	if (!b || atomic_fetch_sub(&b->refcount, 1) != 1)
+		return;
+	free(b->set.slots);
+	free(b);
+}
+
+bool sx_snapshot_pvc_in_use(const struct sx_snapshot *snap, sx_str ns, sx_str name)
+{
+	const struct sx__snap_internal *in = snap ? snap->internal : NULL;
+
+	return in && in->used_pvcs && sx__pvc_set_has(&in->used_pvcs->set, ns, name);
+}
