@@ -188,10 +188,10 @@ void sx_ra_pod_requests(const struct sx_ra_scorer *sc, const struct sx_pod *pod,
 
 		switch (sc->kind[i]) {
 		case RA_CPU:
-			out[i] = sc->use_requested ? pod->request.milli_cpu : pod->nonzero_milli_cpu;
+			out[i] = sc->use_requested ? pod->request.milli_cpu : pod->fit_score_milli_cpu;
 			break;
 		case RA_MEMORY:
-			out[i] = sc->use_requested ? pod->request.memory : pod->nonzero_memory;
+			out[i] = sc->use_requested ? pod->request.memory : pod->fit_score_memory;
 			break;
 		case RA_EPHEMERAL:
 			out[i] = pod->request.ephemeral_storage;

@@ -262,6 +262,10 @@ struct sx_pod {
 	struct sx_resources request;   /* effective request (fit) */
 	int64_t nonzero_milli_cpu;     /* non-zero variant (scoring) */
 	int64_t nonzero_memory;
+	/* NodeResourcesFit's score: the non-zero cpu/memory of the containers
+	 * alone, pod-level spec.resources ignored (as upstream's Fit scorer) */
+	int64_t fit_score_milli_cpu;
+	int64_t fit_score_memory;
 	uint32_t nports;
 	struct sx_host_port *ports;    /* containers + sidecar init containers */
 	uint32_t npvcs;

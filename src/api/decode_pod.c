@@ -557,6 +557,47 @@ static bool pod_level_set(const struct sx_rlist *pod_level)
 	return false;
 }
 
+/* NodeResourcesFit's score request (plugins.md §3.8): upstream builds that
+ * scorer without the PodLevelResources option, so it sums the containers'
+ * requests with non-zero cpu/memory defaults (plus overhead) even when
+ * spec.resources sets pod-level requests. Only cpu and memory are kept:
+ * the other resources are the same unless hugepages are requested at pod
+ * level and scored. */
+static int fit_score_requests(struct pod_ctx *ctx, bool pl, struct sx_error *err)
+{
+	struct sx_rlist defaults = { 0 }, r = { 0 }, none = { 0 };
+	struct sx_pod *pod = ctx->pod;
+	struct sx_rentry *cpu, *mem;
+	int64_t v = 0;
+	int rc;
+
+	pod->fit_score_milli_cpu = pod->nonzero_milli_cpu;
+	pod->fit_score_memory = pod->nonzero_memory;
+	if (!pl)
+		return 0;
+	rc = sx_rlist_apply(&defaults, SX_S_CPU, NONZERO_CPU_NANO, SX_RL_SET);
+	if (rc == 0)
+		rc = sx_rlist_apply(&defaults, SX_S_MEMORY, NONZERO_MEM_NANO, SX_RL_SET);
+	if (rc == 0)
+		rc = pod_requests(ctx, &none, &ctx->overhead, &defaults, &r);
+	if (rc < 0) {
+		rc = sx_dec_oom(err);
+		goto out;
+	}
+	cpu = sx_rlist_find(&r, SX_S_CPU);
+	mem = sx_rlist_find(&r, SX_S_MEMORY);
+	if (cpu && sx_quantity_milli(cpu->q, &v) < 0)
+		rc = sx_error_set(err, SX_ETOOBIG, "total cpu request out of range");
+	pod->fit_score_milli_cpu = cpu ? v : 0;
+	if (rc == 0 && mem && sx_quantity_value(mem->q, &v) < 0)
+		rc = sx_error_set(err, SX_ETOOBIG, "total memory request out of range");
+	pod->fit_score_memory = mem ? v : 0;
+out:
+	sx_rlist_clear(&defaults);
+	sx_rlist_clear(&r);
+	return rc;
+}
+
 /* The effective request and its non-zero variant (plugins.md §5.3):
  * defaults apply to every container, or, with pod-level requests, only for
  * cpu/memory missing from the whole pod total. */
@@ -600,6 +641,8 @@ static int derive_requests(struct pod_ctx *ctx, struct sx_error *err)
 		memcpy(res, err->path, sizeof(res));
 		sx_error_set(err, SX_ETOOBIG, "total %.64s request out of range", res);
 	}
+	if (rc == 0)
+		rc = fit_score_requests(ctx, pl, err);
 	if (rc < 0)
 		sx_error_prefix(err, "spec");
 out:
