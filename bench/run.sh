@@ -34,6 +34,10 @@ for mix in plain spread affinity anti-affinity; do
     --label "$mix" --threads "$cores" | tee -a "$RESULTS"
 done
 
+# Queueing hints: pods moved out of unschedulablePods per node event, with
+# 5,000 pods rejected by NodeResourcesFit (before the hints: all of them).
+"$BUILD/bench/requeue_bench" --pods 5000 | tee -a "$RESULTS"
+
 # HTTP extender verbs over loopback, driven by wrk.
 python3 bench/payloads.py "$OUT/cluster.json" "$OUT/pending-plain.json" "$OUT" 500
 PORT=18899
