@@ -103,6 +103,11 @@ fuzz-bins: $(FUZZ_BINS)
 # The page is linked in with .incbin (src/cmd/ui.c), which -MMD cannot see.
 $(BUILD)/obj/src/cmd/ui.o: src/cmd/ui.html
 
+# The allocation-failure sweep wraps the allocator of everything linked
+# statically (test/unit/test_failalloc.c).
+FAILALLOC_WRAP := $(foreach f,malloc calloc realloc strdup strndup asprintf vasprintf,-Wl,--wrap=$(f))
+$(BUILD)/test/unit/test_failalloc: LDFLAGS += $(FAILALLOC_WRAP)
+
 # Tools used by tests and bench (the synthetic cluster generator, the C load driver).
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))

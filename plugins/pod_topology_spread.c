@@ -115,7 +115,10 @@ static int csel_reserve(struct csel *s, uint32_t n)
 {
 	s->reqs = sx_calloc(n + 1, sizeof(*s->reqs));
 	s->eq = sx_calloc(n + 1, sizeof(*s->eq));
-	return s->reqs && s->eq ? 0 : SX_ENOMEM;
+	if (s->reqs && s->eq)
+		return 0;
+	csel_free(s); /* callers do not free a selector they failed to fill */
+	return SX_ENOMEM;
 }
 
 static void csel_add_eq(struct csel *s, sx_str key, sx_str value)

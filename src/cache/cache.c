@@ -225,8 +225,10 @@ static int images_apply(struct sx_cache *c, const struct sx_node *node, int sign
 
 		if (names[i] == SX_STR_EMPTY || names[i] == SX_STR_INVALID)
 			continue;
-		if ((uint64_t)(c->image_n + 1) * 2 > c->image_cap && images_grow(c) < 0)
-			break;
+		if ((uint64_t)(c->image_n + 1) * 2 > c->image_cap && images_grow(c) < 0) {
+			free(names); /* partly applied: the caller marks it broken */
+			return SX_ENOMEM;
+		}
 		s = image_slot(c, names[i]);
 		if (s->name == SX_STR_EMPTY) {
 			s->name = names[i];
@@ -443,7 +445,14 @@ static int set_api_pod(struct sx_cache *c, struct pod_entry *e, const struct sx_
 	if (pod->node_name == SX_STR_EMPTY)
 		return 0;
 	e->node = pod->node_name;
-	return count_pod(c, pod->node_name, pod);
+	if (count_pod(c, pod->node_name, pod) < 0) {
+		/* not counted anywhere: say so (pending) rather than claim a
+		 * node that does not hold it; the caller's ENOMEM makes the
+		 * informer re-list, which counts it again */
+		e->node = SX_STR_EMPTY;
+		return SX_ENOMEM;
+	}
+	return 0;
 }
 
 static int upsert_pod(struct sx_cache *c, const struct sx_pod *pod)
@@ -631,6 +640,29 @@ const struct sx_pod *sx_cache_get_pod(struct sx_cache *c, sx_str ns, const char 
 
 /* ---------- nodes ---------- */
 
+/* The tree order becomes the map's order. */
+int sx__cache_rebuild_derived(struct sx_cache *c)
+{
+	for (uint32_t z = 0; z < c->nzones; z++)
+		free(c->zones[z].names);
+	c->nzones = 0;
+	c->tree_size = 0;
+	for (uint32_t i = 0; i < c->image_cap; i++)
+		c->images[i].nodes = 0;
+	c->tree_dirty = true;
+	c->images_dirty = true;
+	for (uint32_t i = 0; i < c->nodes.cap; i++) {
+		const struct sx_node_info *ni = c->nodes.slots[i].value;
+
+		if (!c->nodes.slots[i].key || !ni->node)
+			continue;
+		if (tree_add(c, ni->node) < 0 || images_apply(c, ni->node, 1) < 0)
+			return SX_ENOMEM; /* still broken: retried next time */
+	}
+	c->derived_broken = false;
+	return 0;
+}
+
 static int upsert_node(struct sx_cache *c, const struct sx_node *node)
 {
 	struct sx_node_info *ni = ni_for_write(c, node->name_id, true);
@@ -646,15 +678,15 @@ static int upsert_node(struct sx_cache *c, const struct sx_node *node)
 	sx_node_info_set_node(ni, node);
 	sx_node_unref(node); /* set_node took its own reference */
 	if (old) {
-		if (!same_images(old, node)) {
-			images_apply(c, old, -1);
-			rc = images_apply(c, node, 1);
-		}
+		if (!same_images(old, node) &&
+		    (images_apply(c, old, -1) < 0 || images_apply(c, node, 1) < 0))
+			rc = SX_ENOMEM;
 		zone_of(old, &r0, &z0);
 		zone_of(node, &r1, &z1);
 		if (r0 != r1 || z0 != z1) {
 			tree_remove(c, old);
-			rc = tree_add(c, node);
+			if (tree_add(c, node) < 0)
+				rc = SX_ENOMEM;
 		}
 	} else {
 		c->nnode_objects++;
@@ -662,6 +694,8 @@ static int upsert_node(struct sx_cache *c, const struct sx_node *node)
 		if (rc == 0)
 			rc = images_apply(c, node, 1);
 	}
+	if (rc < 0)
+		c->derived_broken = true;
 	touch(c);
 	notify_node(c, old, node);
 	sx_node_unref(old);
@@ -678,7 +712,8 @@ static int delete_node(struct sx_cache *c, const char *name)
 		return SX_ENOENT;
 	old = sx_node_ref(ni->node);
 	tree_remove(c, old);
-	images_apply(c, old, -1);
+	if (images_apply(c, old, -1) < 0)
+		c->derived_broken = true;
 	c->nnode_objects--;
 	ni = ni_for_write(c, id, false);
 	if (ni) {
@@ -817,26 +852,88 @@ int sx_cache_delete(struct sx_cache *c, enum sx_kind kind, sx_str ns, const char
 	return rc;
 }
 
+/* A new reference to the API object stored under o's key, or obj NULL. */
+static struct sx_object stored_object(struct sx_cache *c, const struct sx_object *o)
+{
+	const struct sx_meta *m = sx_object_meta(o);
+	char buf[SX__KEY_MAX];
+	const char *key = sx__object_key(buf, sizeof(buf), m->ns, m->name);
+	struct sx_object r = { o->kind, NULL };
+	const struct pod_entry *e;
+	const struct sx_node_info *ni;
+
+	if (o->kind == SX_KIND_POD) {
+		e = sx__map_get(&c->pods, key);
+		r.obj = e ? (void *)e->pod : NULL;
+	} else if (o->kind == SX_KIND_NODE) {
+		ni = sx__cache_node_info(c, ((const struct sx_node *)o->obj)->name_id);
+		r.obj = ni ? (void *)ni->node : NULL;
+	} else {
+		r.obj = sx__map_get(&c->kinds[o->kind], key);
+	}
+	if (r.obj)
+		sx__object_ref(&r);
+	return r;
+}
+
+/* Undoes the first n upserts of a failed load: each key gets back its
+ * previous object (prev) or is deleted (loaded names it). */
+static void unload(struct sx_cache *c, struct sx_object *prev, struct sx_object *loaded,
+		   uint32_t n)
+{
+	while (n-- > 0) {
+		const struct sx_meta *m = sx_object_meta(&loaded[n]);
+
+		if (prev[n].obj)
+			upsert_locked(c, &prev[n]);
+		else
+			delete_locked(c, loaded[n].kind, m->ns, m->name);
+		sx_object_unref(&loaded[n]);
+	}
+}
+
 int sx_cache_load(struct sx_cache *c, struct sx_object *objs, uint32_t n)
 {
+	struct sx_object *prev = NULL, *loaded = NULL;
+	uint32_t i;
 	int rc = 0;
 
-	for (uint32_t i = 0; i < n && rc == 0; i++)
+	for (i = 0; i < n && rc == 0; i++)
 		rc = validate(&objs[i]);
+	if (rc == 0) {
+		/* what each key held, to undo a load that fails half-way */
+		prev = sx_calloc((size_t)n + 1, sizeof(*prev));
+		loaded = sx_calloc((size_t)n + 1, sizeof(*loaded));
+		rc = prev && loaded ? 0 : SX_ENOMEM;
+	}
 	if (rc < 0) {
-		for (uint32_t i = 0; i < n; i++)
+		for (i = 0; i < n; i++)
 			sx_object_unref(&objs[i]);
+		free(prev);
+		free(loaded);
 		return rc;
 	}
 	/* one lock hold: no snapshot can see a half-loaded state */
 	pthread_mutex_lock(&c->mu);
-	for (uint32_t i = 0; i < n; i++) {
-		int r = upsert_locked(c, &objs[i]);
-
-		if (r < 0 && rc == 0)
-			rc = r;
+	for (i = 0; i < n && rc == 0; i++) {
+		prev[i] = stored_object(c, &objs[i]);
+		loaded[i] = objs[i];
+		sx__object_ref(&loaded[i]);
+		rc = upsert_locked(c, &objs[i]);
+	}
+	if (rc < 0) {
+		unload(c, prev, loaded, i);
+		for (; i < n; i++)
+			sx_object_unref(&objs[i]);
+	} else {
+		for (i = 0; i < n; i++) {
+			sx_object_unref(&prev[i]);
+			sx_object_unref(&loaded[i]);
+		}
 	}
 	pthread_mutex_unlock(&c->mu);
+	free(prev);
+	free(loaded);
 	return rc;
 }
 
@@ -858,8 +955,13 @@ static char **stored_keys(struct sx_cache *c, enum sx_kind kind, uint32_t *n)
 		if (kind == SX_KIND_NODE && !((struct sx_node_info *)m->slots[i].value)->node)
 			continue;
 		keys[*n] = sx_strdup(m->slots[i].key);
-		if (keys[*n])
-			(*n)++;
+		if (!keys[*n]) { /* a partial list would keep deleted objects */
+			while (*n > 0)
+				free(keys[--*n]);
+			free(keys);
+			return NULL;
+		}
+		(*n)++;
 	}
 	return keys;
 }

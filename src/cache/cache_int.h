@@ -231,6 +231,11 @@ struct sx_cache {
 	 * snapshot is built from scratch), and which NodeInfos were replaced
 	 * in `nodes` (the next one patches a copy of last's list). */
 	bool tree_dirty;
+	/* An allocation failed while the node tree or the image counts were
+	 * updated: both are recomputed from the nodes before the next
+	 * snapshot (sx__cache_rebuild_derived), so a failed upsert never
+	 * leaves a node out of the tree or an image count off for good. */
+	bool derived_broken;
 	bool replaced_overflow; /* too many to list: build from scratch */
 	uint32_t nreplaced, cap_replaced;
 	sx_str *replaced;
@@ -242,6 +247,10 @@ struct sx_cache {
 };
 
 #define REPLACED_MAX 4096
+
+/* Recomputes the node tree and the image counts from the node objects
+ * (cache.c; under the lock, when derived_broken). 0 or SX_ENOMEM. */
+int sx__cache_rebuild_derived(struct sx_cache *c);
 
 static inline struct sx_node_info *sx__cache_node_info(struct sx_cache *c, sx_str name)
 {

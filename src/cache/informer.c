@@ -261,22 +261,26 @@ static int delete_key(struct informer *inf, const cJSON *obj)
 }
 
 /* Decodes and upserts; an undecodable object is dropped from the cache so
- * a stale copy does not linger. */
-static void upsert(struct informer *inf, const cJSON *obj)
+ * a stale copy does not linger. Returns SX_ENOMEM when memory ran out
+ * (decoding or applying): the event is lost, so the stream is broken and
+ * the informer must re-list rather than carry on without it. */
+static int upsert(struct informer *inf, const cJSON *obj)
 {
 	struct sx_object o;
 	struct sx_error err = { 0 };
 	char ebuf[600];
+	int rc = sx_decode_object(obj, sx_kind_name(inf->d->kind), &o, &err);
 
-	if (sx_decode_object(obj, sx_kind_name(inf->d->kind), &o, &err) != 0) {
+	if (rc == SX_ENOMEM || err.code == SX_ENOMEM)
+		return SX_ENOMEM;
+	if (rc != 0) {
 		sx_log(1, "%s: cannot decode %s/%s: %s", inf->d->resource,
 		       meta_str(obj, "namespace") ? meta_str(obj, "namespace") : "",
 		       meta_str(obj, "name") ? meta_str(obj, "name") : "?",
 		       sx_error_string(&err, ebuf, sizeof(ebuf)));
-		delete_key(inf, obj);
-		return;
+		return delete_key(inf, obj) == SX_ENOMEM ? SX_ENOMEM : 0;
 	}
-	sx_cache_upsert(inf->parent->cache, &o);
+	return sx_cache_upsert(inf->parent->cache, &o) == SX_ENOMEM ? SX_ENOMEM : 0;
 }
 
 /* ---------- watch events ---------- */
@@ -312,11 +316,13 @@ static int on_event(void *ctx, char *line, size_t len)
 		x->result = RES_BROKEN;
 		rc = SX_EINVAL;
 	} else if (strcmp(t, "ADDED") == 0 || strcmp(t, "MODIFIED") == 0) {
-		upsert(inf, obj);
-		set_rv(inf, meta_str(obj, "resourceVersion"));
+		rc = upsert(inf, obj);
+		if (rc == 0)
+			set_rv(inf, meta_str(obj, "resourceVersion"));
 	} else if (strcmp(t, "DELETED") == 0) {
-		delete_key(inf, obj);
-		set_rv(inf, meta_str(obj, "resourceVersion"));
+		rc = delete_key(inf, obj) == SX_ENOMEM ? SX_ENOMEM : 0;
+		if (rc == 0)
+			set_rv(inf, meta_str(obj, "resourceVersion"));
 	} else if (strcmp(t, "BOOKMARK") == 0) {
 		set_rv(inf, meta_str(obj, "resourceVersion"));
 	} else if (strcmp(t, "ERROR") == 0) {
@@ -324,6 +330,11 @@ static int on_event(void *ctx, char *line, size_t len)
 		rc = SX_EIO;
 	} else {
 		sx_log(2, "%s: ignoring watch event type %s", inf->d->resource, t);
+	}
+	if (rc == SX_ENOMEM) {
+		sx_log(1, "%s: out of memory applying a watch event; re-listing",
+		       inf->d->resource);
+		x->result = RES_BROKEN;
 	}
 	x->events++;
 	cJSON_Delete(ev);
@@ -536,6 +547,10 @@ static enum result decode_page(struct informer *inf, const struct sx_buf *body, 
 	if (rv && !list_rv[0])
 		snprintf(list_rv, rvlen, "%s", rv);
 	*cont = c && *c ? sx_strdup(c) : NULL;
+	if (c && *c && !*cont) { /* the next pages would be lost */
+		cJSON_Delete(list);
+		return RES_BROKEN;
+	}
 	if (!cJSON_IsArray(items))
 		items = NULL;
 	cJSON_ArrayForEach(item, items) {
@@ -627,7 +642,12 @@ static enum result do_list(struct informer *inf)
 		objs_free(&objs);
 		return r;
 	}
-	sx_cache_replace_all(inf->parent->cache, inf->d->kind, objs.v, objs.n);
+	if (sx_cache_replace_all(inf->parent->cache, inf->d->kind, objs.v, objs.n) == SX_ENOMEM) {
+		/* partly applied: list again after a back-off */
+		sx_log(1, "%s: out of memory applying the list", inf->d->resource);
+		free(objs.v);
+		return RES_BROKEN;
+	}
 	log_listed(inf, objs.n);
 	free(objs.v);
 	snprintf(inf->rv, sizeof(inf->rv), "%s", rv);

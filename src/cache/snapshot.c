@@ -939,6 +939,8 @@ static struct sx_snapshot *build_snapshot(struct sx_cache *c)
 	uint32_t n = 0;
 	bool fallback;
 
+	if (c->derived_broken && sx__cache_rebuild_derived(c) < 0)
+		return NULL;
 	if (refresh_shared(c) < 0)
 		return NULL;
 	s = patch_snapshot(c, &fallback);

@@ -60,6 +60,29 @@ static int bind_reply(struct sx_buf *out, struct sx_verb_log *log, const char *m
 	return 200;
 }
 
+/* Binds in the cache only (--state). The success reply is written first:
+ * when even that cannot be allocated (the server answers 500), the cache
+ * must not hold a binding kube-scheduler was told failed. */
+static int bind_cached(const struct sx_extender *ex, const struct bind_args *b,
+		       const struct sx_pod *pod, sx_str ns, sx_str node, struct sx_buf *out,
+		       struct sx_verb_log *log)
+{
+	char msg[1024];
+	int rc = bind_reply(out, log, "", b);
+
+	if (out->failed)
+		return rc;
+	rc = sx_cache_assume(ex->cache, pod, node);
+	if (rc < 0) {
+		snprintf(msg, sizeof(msg), "cannot assume pod %.253s/%.253s on node %.253s (error %d)",
+			 b->ns, b->name, b->node, rc);
+		sx_buf_reset(out);
+		return bind_reply(out, log, msg, b);
+	}
+	sx_cache_finish_binding(ex->cache, ns, b->name);
+	return 200;
+}
+
 /* Binds through the API server (live cluster) with the pod assumed in the
  * cache meanwhile; returns the bind_reply status. */
 static int bind_live(const struct sx_extender *ex, const struct bind_args *b,
@@ -100,7 +123,7 @@ int sx_extender_bind(const struct sx_extender *ex, const char *body, size_t len,
 
 	root = sx_request_parse(body, len, msg, sizeof(msg));
 	if (!root)
-		return sx_ext_fail(out, log, 400, "%s", msg);
+		return sx_ext_fail(out, log, sx_ext_parse_status(msg), "%s", msg);
 	rc = parse_bind(root, &b, out, log);
 	if (rc)
 		goto out;
@@ -130,13 +153,8 @@ int sx_extender_bind(const struct sx_extender *ex, const char *body, size_t len,
 	} else if (!node_known(ex->cache, b.node)) {
 		snprintf(msg, sizeof(msg), "nodes \"%.253s\" not found", b.node);
 		rc = bind_reply(out, log, msg, &b);
-	} else if ((rc = sx_cache_assume(ex->cache, pod, node)) < 0) {
-		snprintf(msg, sizeof(msg), "cannot assume pod %.253s/%.253s on node %.253s (error %d)",
-			 b.ns, b.name, b.node, rc);
-		rc = bind_reply(out, log, msg, &b);
 	} else {
-		sx_cache_finish_binding(ex->cache, ns, b.name);
-		rc = bind_reply(out, log, "", &b);
+		rc = bind_cached(ex, &b, pod, ns, node, out, log);
 	}
 	sx_ext_count_attempt(ex, "bind", strstr(log->result, "error") ? "error" : "bound");
 out:

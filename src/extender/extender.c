@@ -83,10 +83,19 @@ struct cJSON *sx_request_parse(const char *body, size_t len, char *err, size_t e
 	root = cJSON_ParseWithLengthOpts(body, len, &end, false);
 	if (!root) {
 		size_t off = end && end >= body ? (size_t)(end - body) : 0;
-		snprintf(err, errlen, "malformed JSON at offset %zu", off);
+
+		/* cJSON says NULL for both; a value our non-allocating
+		 * validator accepts failed for want of memory. */
+		if (sx_json_skip(body, body + len, 0, SX_REQ_MAX_DEPTH))
+			snprintf(err, errlen, "%s", SX_EXT_OUT_OF_MEMORY);
+		else
+			snprintf(err, errlen, "malformed JSON at offset %zu", off);
 		return NULL;
 	}
-	while (end && end < body + len && strchr(" \t\r\n", *end))
+	/* not strchr: it matches the NUL terminator, and a NUL byte after
+	 * the value is trailing data, not whitespace */
+	while (end && end < body + len &&
+	       (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n'))
 		end++;
 	if (end && end < body + len) {
 		snprintf(err, errlen, "malformed JSON: trailing data at offset %zu",
@@ -172,7 +181,8 @@ struct sx_pod *sx_ext_decode_pod_key(const cJSON *root, struct sx_buf *out,
 	}
 	pod = sx_decode_pod(pj, &err);
 	if (!pod) {
-		*status = sx_ext_fail(out, log, 400, "Pod.%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
+		*status = sx_ext_fail(out, log, sx_ext_decode_status(&err), "Pod.%s",
+				      sx_error_string(&err, ebuf, sizeof(ebuf)));
 		return NULL;
 	}
 	sx_pod_key(pod, log->pod, sizeof(log->pod));

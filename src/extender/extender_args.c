@@ -484,7 +484,8 @@ static struct sx_pod *scan_decode_pod(const struct scan *s, struct sx_buf *out,
 	pod = sx_decode_pod(j, &err);
 	cJSON_Delete(j);
 	if (!pod) {
-		*status = sx_ext_fail(out, log, 400, "Pod.%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
+		*status = sx_ext_fail(out, log, sx_ext_decode_status(&err), "Pod.%s",
+				      sx_error_string(&err, ebuf, sizeof(ebuf)));
 		return NULL;
 	}
 	sx_pod_key(pod, log->pod, sizeof(log->pod));
@@ -534,7 +535,7 @@ static int normalise(const char *body, size_t len, struct ext_args *a, struct sx
 	cJSON *root = sx_request_parse(body, len, msg, sizeof(msg));
 
 	if (!root)
-		return sx_ext_fail(out, log, 400, "%s", msg);
+		return sx_ext_fail(out, log, sx_ext_parse_status(msg), "%s", msg);
 	a->norm = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
 	if (!a->norm)

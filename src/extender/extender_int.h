@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <string.h>
+
 #include "schedext/common.h"
 #include "schedext/intern.h"
 
@@ -57,6 +59,22 @@ void sx_ext_args_free(struct ext_args *a);
 
 /* Writes the error reply {"error": fmt...} to out, notes it in log, and
  * returns status. */
+/* sx_request_parse's message when memory ran out (cJSON says NULL for a
+ * malformed body and for a failed allocation alike). */
+#define SX_EXT_OUT_OF_MEMORY "out of memory"
+
+/* The HTTP status of a failed sx_request_parse: 500 when memory ran out. */
+static inline int sx_ext_parse_status(const char *msg)
+{
+	return strcmp(msg, SX_EXT_OUT_OF_MEMORY) == 0 ? 500 : 400;
+}
+
+/* The HTTP status of a decode error: 500 when memory ran out. */
+static inline int sx_ext_decode_status(const struct sx_error *err)
+{
+	return err->code == SX_ENOMEM ? 500 : 400;
+}
+
 int sx_ext_fail(struct sx_buf *out, struct sx_verb_log *log, int status, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* schedext_schedule_attempts_total{verb,result} += 1 (no metrics: no-op). */

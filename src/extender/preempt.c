@@ -71,7 +71,8 @@ static int parse_victims(const cJSON *entry, bool meta, const struct sx_node_inf
 		} else {
 			full = sx_decode_pod(it, &err);
 			if (!full)
-				return sx_ext_fail(out, log, 400, "victims of node %.200s: Pods[%u].%s", name, i,
+				return sx_ext_fail(out, log, sx_ext_decode_status(&err),
+						   "victims of node %.200s: Pods[%u].%s", name, i,
 					    sx_error_string(&err, ebuf, sizeof(ebuf)));
 			u = full->meta.uid;
 		}
@@ -116,28 +117,35 @@ static void put_meta_victims(struct sx_buf *out, const char *node, const struct 
 	sx_buf_putc(out, '}');
 }
 
-/* Victims for one node entry; false when the node is dropped (unknown, the
- * pod does not fit even without the victims, or none is needed). */
-static bool preempt_node(const struct sx_extender *ex, const struct preempt_req *r,
-			 const struct sx_node_info *ni, const struct sx_pod *const *v,
-			 uint32_t nv, struct sx_victims *out)
+/* Victims for one node entry: 1 kept, 0 when the node is dropped (unknown,
+ * the pod does not fit even without the victims, or none is needed), or
+ * negative with *err (owned by the caller) on an Error status (out of
+ * memory, a failing AddPod/RemovePod): dropping the node would answer
+ * with missing data. */
+static int preempt_node(const struct sx_extender *ex, const struct preempt_req *r,
+			const struct sx_node_info *ni, const struct sx_pod *const *v,
+			uint32_t nv, struct sx_victims *out, struct sx_status **err)
 {
 	struct sx_status *st;
 
 	memset(out, 0, sizeof(*out));
 	if (!ni || nv == 0)
-		return false;
+		return 0;
 	st = sx_preempt_select_victims_on_node(ex->profile, r->cs0, r->pod, ni, r->snap, v, nv,
 					       NULL, out);
+	if (sx_status_code(st) == SX_ERROR) {
+		*err = st;
+		return SX_EIO;
+	}
 	if (st) {
 		sx_status_free(st);
-		return false;
+		return 0;
 	}
 	if (out->n == 0) {
 		sx_victims_free(out); /* kube-scheduler rejects a node without victims */
-		return false;
+		return 0;
 	}
-	return true;
+	return 1;
 }
 
 static int parse_preempt(const struct sx_extender *ex, const char *body, size_t len,
@@ -149,7 +157,7 @@ static int parse_preempt(const struct sx_extender *ex, const char *body, size_t 
 
 	r->root = sx_request_parse(body, len, msg, sizeof(msg));
 	if (!r->root)
-		return sx_ext_fail(out, log, 400, "%s", msg);
+		return sx_ext_fail(out, log, sx_ext_parse_status(msg), "%s", msg);
 	if (!cJSON_IsObject(r->root))
 		return sx_ext_fail(out, log, 400, "request body must be a JSON object, got %s",
 			    sx_ext_type_name(r->root));
@@ -194,14 +202,21 @@ int sx_extender_preempt(const struct sx_extender *ex, const char *body, size_t l
 	struct sx_status *st;
 	const cJSON *entry;
 	bool first = true, pre_ok;
-	uint32_t nv, nnodes = 0;
-	int rc, at;
+	uint32_t nv = 0, nnodes = 0;
+	char sbuf[256];
+	int rc, at, kept;
 
 	rc = parse_preempt(ex, body, len, &r, out, log);
 	if (rc)
 		goto out;
 	st = sx_run_pre_filter(ex->profile, r.cs0, r.pod);
 	pre_ok = sx_status_is_success(st) || sx_status_code(st) == SX_SKIP;
+	if (sx_status_code(st) == SX_ERROR) {
+		rc = sx_ext_fail(out, log, 500, "PreFilter: %s",
+				 sx_status_message(st, sbuf, sizeof(sbuf)));
+		sx_status_free(st);
+		goto out;
+	}
 	sx_status_free(st);
 	sx_buf_puts(out, "{\"NodeNameToMetaVictims\":{");
 	cJSON_ArrayForEach(entry, r.map) {
@@ -220,7 +235,14 @@ int sx_extender_preempt(const struct sx_extender *ex, const char *body, size_t l
 		rc = parse_victims(entry, r.meta, ni, v, &nv, out, log);
 		if (rc)
 			goto out;
-		if (!pre_ok || !preempt_node(ex, &r, ni, v, nv, &vict))
+		kept = pre_ok ? preempt_node(ex, &r, ni, v, nv, &vict, &st) : 0;
+		if (kept < 0) {
+			rc = sx_ext_fail(out, log, 500, "node %.200s: %s", entry->string,
+					 sx_status_message(st, sbuf, sizeof(sbuf)));
+			sx_status_free(st);
+			goto out;
+		}
+		if (!kept)
 			continue;
 		put_meta_victims(out, entry->string, &vict, &first);
 		sx_victims_free(&vict);

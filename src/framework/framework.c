@@ -66,6 +66,8 @@ struct sx_cycle_state *sx_cycle_state_clone(const struct sx_profile *prof,
 	if (!c)
 		return NULL;
 	*c = *cs;
+	/* No slot of c may alias cs's: a failed clone frees c's slots. */
+	memset(c->slots, 0, sizeof(c->slots));
 	for (unsigned i = 0; i < sx_plugin_count; i++) {
 		if (!cs->slots[i])
 			continue;

@@ -111,8 +111,12 @@ struct dry_node {
 
 static struct sx_status *remove_victim(struct dry_node *d, const struct sx_pod *v)
 {
-	if (sx_node_info_remove_pod(d->ni, v) < 0)
+	int rc = sx_node_info_remove_pod(d->ni, v);
+
+	if (rc == SX_ENOENT)
 		return NULL; /* not counted there: nothing to undo */
+	if (rc < 0)
+		return sx_status_oom(); /* still counted: the dry run would lie */
 	return sx_run_remove_pod(d->prof, d->cs, d->pod, v, d->ni);
 }
 
@@ -155,6 +159,8 @@ static struct sx_status *reprieve(struct dry_node *d, const struct sx_pod *v,
 	if (st)
 		return st;
 	st = sx_run_filters_with_nominated(d->prof, d->cs, d->pod, d->ni, d->nom);
+	if (sx_status_code(st) == SX_ERROR)
+		return st; /* not a verdict on the pod (out of memory) */
 	*kept = sx_status_is_success(st);
 	sx_status_free(st);
 	if (*kept)
@@ -174,7 +180,7 @@ static struct sx_status *reprieve_all(struct dry_node *d, const struct sx_snapsh
 	bool *violating = sx_calloc(n, sizeof(*violating));
 	struct sx_status *st = NULL;
 	uint32_t nviolating = 0;
-	bool kept;
+	bool kept = false;
 	out->pods = sx_calloc(n, sizeof(*out->pods));
 	if (!violating || !out->pods || mark_violations(snap, pods, n, violating) < 0) {
 		free(violating);
