@@ -396,6 +396,93 @@ static const struct cel_type *check_bind(struct checker *c, struct cel_node *n)
 	return body;
 }
 
+static bool is_bool(const struct cel_type *t)
+{
+	return t->kind == K_BOOL || t->kind == K_DYN;
+}
+
+/* A predicate of a macro: cel-go reports the operator of its expansion. */
+static bool check_pred(struct checker *c, const struct cel_node *n, const struct cel_type *t,
+		       const struct cel_type *var)
+{
+	char pt[128], vt[128];
+
+	if (is_bool(t))
+		return true;
+	cel_type_str(t, pt, sizeof(pt));
+	cel_type_str(var, vt, sizeof(vt));
+	if (n->macro == M_ALL || n->macro == M_EXISTS)
+		cel_compile_error(c->b, n->args[1]->pos,
+				  "found no matching overload for '%s' applied to '(bool, %s)'",
+				  n->macro == M_ALL ? "_&&_" : "_||_", pt);
+	else if (n->macro == M_EXISTS_ONE)
+		cel_compile_error(c->b, n->args[1]->pos,
+				  "found no matching overload for '_?_:_' applied to '(%s, int, int)'", pt);
+	else
+		cel_compile_error(c->b, n->args[1]->pos,
+				  "found no matching overload for '_?_:_' applied to '(%s, list(%s), list(%s))'",
+				  pt, vt, vt);
+	return false;
+}
+
+static const struct cel_type *list_of(struct checker *c, const struct cel_type *elem)
+{
+	struct cel_type *t = cel_arena_alloc(c->b->arena, sizeof(*t));
+
+	if (!t)
+		return &cel_t_list_dyn;
+	t->kind = K_LIST;
+	t->elem = elem;
+	t->key = NULL;
+	return t;
+}
+
+/* all, exists, exists_one, map, filter over a list (elements) or a map
+ * (keys); the variable is in scope in the predicate and transform only. */
+static const struct cel_type *check_comprehension(struct checker *c, struct cel_node *n)
+{
+	const struct cel_type *range = check(c, n->args[0]), *var, *t = NULL, *p;
+	char buf[128];
+
+	if (!range)
+		return NULL;
+	if (range->kind == K_LIST) {
+		var = range->elem;
+	} else if (range->kind == K_MAP) {
+		var = range->key;
+	} else if (range->kind == K_DYN) {
+		var = &cel_t_dyn;
+	} else {
+		cel_type_str(range, buf, sizeof(buf));
+		cel_compile_error(c->b, n->args[0]->pos, "expression of type '%s' cannot be range of "
+				  "a comprehension (must be list, map, or dynamic)", buf);
+		return NULL;
+	}
+	if (c->n_scopes == CEL_MAX_SCOPES) {
+		cel_compile_error(c->b, n->pos, "comprehensions nested more than %d deep",
+				  CEL_MAX_SCOPES);
+		return NULL;
+	}
+	n->slot = c->b->n_slots++ + 1;
+	c->scopes[c->n_scopes++] = (struct scope){ n->name, n->name_len, var, n->slot - 1 };
+	p = check(c, n->args[1]);
+	if (p && n->nargs == 3)
+		t = check(c, n->args[2]);
+	c->n_scopes--;
+	if (!p || (n->nargs == 3 && !t))
+		return NULL;
+	switch (n->macro) {
+	case M_MAP:
+		return list_of(c, p);
+	case M_MAP_FILTER:
+		return check_pred(c, n, p, var) ? list_of(c, t) : NULL;
+	case M_FILTER:
+		return check_pred(c, n, p, var) ? list_of(c, var) : NULL;
+	default:
+		return check_pred(c, n, p, var) ? &cel_t_bool : NULL;
+	}
+}
+
 /* Names outside the table are reported before their arguments are
  * checked, so macros such as all(x, p) name themselves, not x. */
 static bool known_function(struct checker *c, const struct cel_node *n)
@@ -420,7 +507,7 @@ static const struct cel_type *check(struct checker *c, struct cel_node *n)
 	if (n->kind == N_CALL && !known_function(c, n))
 		return NULL;
 	for (size_t i = 0; i < n->nargs && n->kind != N_SELECT && n->kind != N_HAS &&
-			   n->kind != N_BIND; i++)
+			   n->kind != N_BIND && n->kind != N_COMP; i++)
 		if (!check(c, n->args[i]))
 			return NULL;
 	switch (n->kind) {
@@ -432,6 +519,9 @@ static const struct cel_type *check(struct checker *c, struct cel_node *n)
 		break;
 	case N_BIND:
 		n->type = check_bind(c, n);
+		break;
+	case N_COMP:
+		n->type = check_comprehension(c, n);
 		break;
 	case N_SELECT:
 		n->type = check_select(c, n);

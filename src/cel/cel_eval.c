@@ -55,6 +55,30 @@ size_t cel_utf8_len(const char *s, size_t n)
 	return cnt;
 }
 
+bool cel_utf8_valid(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t len = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 :
+			     c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+		uint32_t cp;
+
+		if (!len || i + len > n)
+			return false;
+		cp = len == 1 ? c : c & (0x7f >> len);
+		for (size_t k = 1; k < len; k++) {
+			if (((unsigned char)s[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | ((unsigned char)s[i + k] & 0x3f);
+		}
+		if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp < 0xe000))) ||
+		    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+			return false;
+		i += len;
+	}
+	return true;
+}
+
 uint64_t cel_val_size(struct cel_eval *ev, const struct cel_val *v)
 {
 	switch (v->kind) {
@@ -376,6 +400,8 @@ static struct cel_val eval_call(struct cel_eval *ev, const struct cel_node *n)
 	struct cel_val a[3];
 	const struct cel_overload *ov = n->ov;
 
+	if (n->nargs > 3)
+		return cel_err(ev, "no such overload");
 	for (size_t i = 0; i < n->nargs; i++) {
 		a[i] = cel_eval_node(ev, n->args[i]);
 		if (a[i].kind == K_ERR)
@@ -391,6 +417,155 @@ static struct cel_val eval_call(struct cel_eval *ev, const struct cel_node *n)
 	if (!cel_charge(ev, cel_call_cost(ov, a)))
 		return cancelled();
 	return ov->fn(ev, n, a);
+}
+
+/* The n-th key of a device map: its distinct domains or ids. */
+static bool map_key(struct cel_eval *ev, const struct cel_val *m, size_t *pos, struct cel_val *key)
+{
+	bool caps = m->m.which == CEL_MAP_CAPS || m->m.which == CEL_MAP_CAP_DOM;
+	bool outer = m->m.which == CEL_MAP_ATTRS || m->m.which == CEL_MAP_CAPS;
+	const struct cel_name *nm = names(ev, caps);
+
+	for (; nm && *pos < entry_count(ev->dev, caps); (*pos)++) {
+		size_t i = *pos;
+		bool dup = false;
+
+		if (!outer && !same_domain(&nm[i], m->m.dom, m->m.dom_len))
+			continue;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = same_domain(&nm[j], nm[i].dom, nm[i].dom_len) &&
+			      (outer || (nm[j].id_len == nm[i].id_len &&
+					 memcmp(nm[j].id, nm[i].id, nm[i].id_len) == 0));
+		if (dup)
+			continue;
+		key->kind = K_STRING;
+		key->s.p = outer ? nm[i].dom : nm[i].id;
+		key->s.n = outer ? nm[i].dom_len : nm[i].id_len;
+		(*pos)++;
+		return true;
+	}
+	return false;
+}
+
+static const char *go_type(enum cel_kind k)
+{
+	switch (k) {
+	case K_NULL: return "types.Null";
+	case K_BOOL: return "types.Bool";
+	case K_INT: return "types.Int";
+	case K_UINT: return "types.Uint";
+	case K_DOUBLE: return "types.Double";
+	case K_STRING: return "types.String";
+	case K_BYTES: return "types.Bytes";
+	case K_QTY: return "cel.Quantity";
+	case K_SEMVER: return "cel.Semver";
+	default: return "object";
+	}
+}
+
+/* Appends v to a result list, doubling its arena storage. */
+static bool push(struct cel_eval *ev, struct cel_val *list, size_t *cap, const struct cel_val *v)
+{
+	if (list->l.n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 4;
+		struct cel_val *items = cel_arena_alloc(&ev->arena, ncap * sizeof(*items));
+
+		if (!items)
+			return false;
+		if (list->l.n)
+			memcpy(items, list->l.items, list->l.n * sizeof(*items));
+		list->l.items = items;
+		*cap = ncap;
+	}
+	((struct cel_val *)list->l.items)[list->l.n++] = *v;
+	return true;
+}
+
+/* The macros as cel-go expands them: per element, the loop condition
+ * (all: not_strictly_false(accu) = 2, exists: not_strictly_false(!accu)
+ * = 3, others: true = 0) then the step; all/exists stop once decided. */
+static struct cel_val eval_comp(struct cel_eval *ev, const struct cel_node *n)
+{
+	struct cel_val range = cel_eval_node(ev, n->args[0]), x, p, acc = { .kind = K_BOOL };
+	struct cel_val *slot = &ev->slots[n->slot - 1];
+	size_t i = 0, cap = 0;
+	int64_t count = 0;
+	bool decided = false;
+
+	if (range.kind == K_ERR)
+		return range;
+	if (range.kind != K_LIST && range.kind != K_MAP)
+		return cel_err(ev, "got '%s', expected iterable type", go_type(range.kind));
+	acc.b = n->macro == M_ALL;
+	if (n->macro >= M_MAP) {
+		acc.kind = K_LIST;
+		acc.l.items = NULL;
+		acc.l.n = 0;
+		if (!cel_charge(ev, 10))
+			return cancelled();
+	}
+	for (;;) {
+		if (range.kind == K_LIST) {
+			if (i == range.l.n)
+				break;
+			x = range.l.items[i++];
+		} else if (!map_key(ev, &range, &i, &x)) {
+			break;
+		}
+		if (!cel_charge(ev, n->macro == M_ALL ? 2 : n->macro == M_EXISTS ? 3 : 0))
+			return cancelled();
+		if (decided)
+			break;
+		*slot = x;
+		p = cel_eval_node(ev, n->args[1]);
+		if (ev->cancelled || !cel_charge(ev, 1))
+			return cancelled();
+		if (p.kind != K_BOOL && p.kind != K_ERR && n->macro != M_MAP)
+			p = cel_err(ev, "no such overload");
+		switch (n->macro) {
+		case M_ALL:
+		case M_EXISTS:
+			if (p.kind == K_BOOL && p.b == (n->macro == M_EXISTS)) {
+				acc = p;
+				decided = true;
+			} else if (p.kind == K_ERR && acc.kind != K_ERR) {
+				acc = p;
+			}
+			break;
+		case M_EXISTS_ONE:
+			if (p.kind == K_ERR)
+				return p;
+			if (p.b) {
+				count++;
+				if (!cel_charge(ev, 1))
+					return cancelled();
+			}
+			break;
+		default:
+			if (p.kind == K_ERR)
+				return p;
+			if (n->macro == M_MAP_FILTER || n->macro == M_FILTER) {
+				if (!p.b)
+					break;
+				if (n->macro == M_MAP_FILTER)
+					p = cel_eval_node(ev, n->args[2]);
+				else
+					p = x;
+				if (p.kind == K_ERR)
+					return p;
+			}
+			/* accu + [x]: the list and the add (accu charged above) */
+			if (!cel_charge(ev, n->macro == M_FILTER ? 12 : 11))
+				return cancelled();
+			if (!push(ev, &acc, &cap, &p))
+				return cel_err(ev, "evaluation exceeded its memory limit");
+		}
+	}
+	if (!cel_charge(ev, n->macro == M_EXISTS_ONE ? 2 : 1))
+		return cancelled();
+	if (n->macro == M_EXISTS_ONE)
+		return (struct cel_val){ .kind = K_BOOL, .b = count == 1 };
+	return acc;
 }
 
 struct cel_val cel_eval_node(struct cel_eval *ev, const struct cel_node *n)
@@ -427,6 +602,8 @@ struct cel_val cel_eval_node(struct cel_eval *ev, const struct cel_node *n)
 		return eval_cond(ev, n);
 	case N_CALL:
 		return eval_call(ev, n);
+	case N_COMP:
+		return eval_comp(ev, n);
 	}
 	return cel_err(ev, "internal error: unknown node");
 }

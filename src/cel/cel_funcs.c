@@ -2,7 +2,9 @@
  * operators, string functions, and the Kubernetes quantity and semver
  * libraries, with cel-go's runtime errors ("integer overflow", "division
  * by zero", "no such key: x", ...). */
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -473,6 +475,205 @@ static struct cel_val semver_part(struct cel_eval *ev, const struct cel_node *n,
 	return v_int((int64_t)a[0].v.minor);
 }
 
+/* ---- conversions (cel-go's ConvertToType) ---- */
+
+static struct cel_val to_int(struct cel_eval *ev, const struct cel_node *n, const struct cel_val *a)
+{
+	char buf[64];
+	char *end;
+	long long v;
+
+	switch (a[0].kind) {
+	case K_INT:
+		return a[0];
+	case K_UINT:
+		if (a[0].u > INT64_MAX)
+			return cel_err(ev, "integer overflow");
+		return v_int((int64_t)a[0].u);
+	case K_DOUBLE:
+		if (isnan(a[0].d) || a[0].d <= -9223372036854775808.0 ||
+		    a[0].d >= 9223372036854775808.0)
+			return cel_err(ev, "integer overflow");
+		return v_int((int64_t)a[0].d);
+	default:
+		break;
+	}
+	if (a[0].s.n == 0 || a[0].s.n >= sizeof(buf) || memchr(a[0].s.p, '\0', a[0].s.n))
+		goto bad;
+	memcpy(buf, a[0].s.p, a[0].s.n);
+	buf[a[0].s.n] = '\0';
+	if (!(buf[0] == '-' || buf[0] == '+' || (buf[0] >= '0' && buf[0] <= '9')))
+		goto bad;
+	errno = 0;
+	v = strtoll(buf, &end, 10);
+	if (*end || end == buf || (end == buf + 1 && (buf[0] == '-' || buf[0] == '+')))
+		goto bad;
+	if (errno == ERANGE)
+		return cel_err(ev, "strconv.ParseInt: parsing \"%s\": value out of range", buf);
+	return v_int(v);
+bad:
+	return cel_err(ev, "strconv.ParseInt: parsing \"%.*s\": invalid syntax", (int)a[0].s.n,
+		       a[0].s.p);
+}
+
+static struct cel_val to_uint(struct cel_eval *ev, const struct cel_node *n,
+			      const struct cel_val *a)
+{
+	char buf[64];
+	char *end;
+	unsigned long long v;
+
+	switch (a[0].kind) {
+	case K_UINT:
+		return a[0];
+	case K_INT:
+		if (a[0].i < 0)
+			return cel_err(ev, "unsigned integer overflow");
+		return v_uint((uint64_t)a[0].i);
+	case K_DOUBLE:
+		if (isnan(a[0].d) || a[0].d < 0 || a[0].d >= 18446744073709551616.0)
+			return cel_err(ev, "unsigned integer overflow");
+		return v_uint((uint64_t)a[0].d);
+	default:
+		break;
+	}
+	if (a[0].s.n == 0 || a[0].s.n >= sizeof(buf) || memchr(a[0].s.p, '\0', a[0].s.n))
+		goto bad;
+	memcpy(buf, a[0].s.p, a[0].s.n);
+	buf[a[0].s.n] = '\0';
+	if (!(buf[0] >= '0' && buf[0] <= '9'))
+		goto bad;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (*end)
+		goto bad;
+	if (errno == ERANGE)
+		return cel_err(ev, "strconv.ParseUint: parsing \"%s\": value out of range", buf);
+	return v_uint(v);
+bad:
+	return cel_err(ev, "strconv.ParseUint: parsing \"%.*s\": invalid syntax", (int)a[0].s.n,
+		       a[0].s.p);
+}
+
+static struct cel_val to_double(struct cel_eval *ev, const struct cel_node *n,
+				const struct cel_val *a)
+{
+	char buf[128];
+	char *end;
+	double d;
+
+	switch (a[0].kind) {
+	case K_DOUBLE: return a[0];
+	case K_INT: return v_double((double)a[0].i);
+	case K_UINT: return v_double((double)a[0].u);
+	default: break;
+	}
+	if (a[0].s.n == 0 || a[0].s.n >= sizeof(buf) || memchr(a[0].s.p, '\0', a[0].s.n))
+		goto bad;
+	memcpy(buf, a[0].s.p, a[0].s.n);
+	buf[a[0].s.n] = '\0';
+	/* decimal forms and inf/nan only: Go's hex floats and underscores are
+	 * not C's */
+	for (size_t i = 0; i < a[0].s.n; i++)
+		if (!strchr("0123456789+-.eEinftyaINFTYA", buf[i]))
+			goto bad;
+	errno = 0;
+	d = strtod(buf, &end);
+	if (*end || end == buf)
+		goto bad;
+	if (errno == ERANGE && (d == HUGE_VAL || d == -HUGE_VAL))
+		return cel_err(ev, "strconv.ParseFloat: parsing \"%s\": value out of range", buf);
+	return v_double(d);
+bad:
+	return cel_err(ev, "strconv.ParseFloat: parsing \"%.*s\": invalid syntax", (int)a[0].s.n,
+		       a[0].s.p);
+}
+
+/* Go's fmt %g (cel-go's string(double)): the shortest digits that read
+ * back as d, exponent form below 1e-4 and from 1e6 on. */
+static int format_double(double d, char *out, size_t len)
+{
+	char tmp[40];
+	int prec, exp;
+
+	if (isnan(d))
+		return snprintf(out, len, "NaN");
+	if (isinf(d))
+		return snprintf(out, len, d > 0 ? "+Inf" : "-Inf");
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, d);
+		if (strtod(tmp, NULL) == d)
+			break;
+	}
+	exp = atoi(strchr(tmp, 'e') + 1);
+	if (exp < -4 || exp >= 6)
+		return snprintf(out, len, "%s", tmp);
+	return snprintf(out, len, "%.*f", prec - 1 - exp > 0 ? prec - 1 - exp : 0, d);
+}
+
+static struct cel_val to_string(struct cel_eval *ev, const struct cel_node *n,
+				const struct cel_val *a)
+{
+	struct cel_val r = { .kind = K_STRING };
+	char buf[64];
+	char *p;
+	int len = 0;
+
+	switch (a[0].kind) {
+	case K_STRING:
+		return a[0];
+	case K_BYTES:
+		if (!cel_utf8_valid(a[0].s.p, a[0].s.n))
+			return cel_err(ev, "invalid UTF-8 in bytes, cannot convert to string");
+		r.s = a[0].s;
+		return r;
+	case K_BOOL: len = snprintf(buf, sizeof(buf), "%s", a[0].b ? "true" : "false"); break;
+	case K_INT: len = snprintf(buf, sizeof(buf), "%lld", (long long)a[0].i); break;
+	case K_UINT: len = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)a[0].u); break;
+	default: len = format_double(a[0].d, buf, sizeof(buf)); break;
+	}
+	p = cel_arena_alloc(&ev->arena, (size_t)len + 1);
+	if (!p)
+		return cel_err(ev, "evaluation exceeded its memory limit");
+	memcpy(p, buf, (size_t)len + 1);
+	r.s.p = p;
+	r.s.n = (size_t)len;
+	return r;
+}
+
+static struct cel_val to_bool(struct cel_eval *ev, const struct cel_node *n,
+			      const struct cel_val *a)
+{
+	static const char *const yes[] = { "1", "t", "T", "TRUE", "true", "True" };
+	static const char *const no[] = { "0", "f", "F", "FALSE", "false", "False" };
+
+	if (a[0].kind == K_BOOL)
+		return a[0];
+	for (size_t i = 0; i < 6; i++) {
+		if (strlen(yes[i]) == a[0].s.n && memcmp(yes[i], a[0].s.p, a[0].s.n) == 0)
+			return v_bool(true);
+		if (strlen(no[i]) == a[0].s.n && memcmp(no[i], a[0].s.p, a[0].s.n) == 0)
+			return v_bool(false);
+	}
+	return cel_err(ev, "strconv.ParseBool: parsing \"%.*s\": invalid syntax", (int)a[0].s.n,
+		       a[0].s.p);
+}
+
+static struct cel_val to_bytes(struct cel_eval *ev, const struct cel_node *n,
+			       const struct cel_val *a)
+{
+	struct cel_val r = a[0];
+
+	r.kind = K_BYTES;
+	return r;
+}
+
+static struct cel_val identity(struct cel_eval *ev, const struct cel_node *n,
+			       const struct cel_val *a)
+{
+	return a[0];
+}
+
 /* ---- the table, grouped by name (the checker relies on it) ---- */
 
 #define OV(nm, mem, n, a0, a1, a2, res, cost, fn) \
@@ -545,6 +746,29 @@ const struct cel_overload cel_overloads[] = {
 	OV("semver", 0, 2, STRING, BOOL, NONE, SEMVER, ARG0, semver_fn),
 	OV("isSemver", 0, 1, STRING, NONE, NONE, BOOL, ARG0, semver_fn),
 	OV("isSemver", 0, 2, STRING, BOOL, NONE, BOOL, ARG0, semver_fn),
+	OV("int", 0, 1, INT, NONE, NONE, INT, ONE, to_int),
+	OV("int", 0, 1, UINT, NONE, NONE, INT, ONE, to_int),
+	OV("int", 0, 1, DOUBLE, NONE, NONE, INT, ONE, to_int),
+	OV("int", 0, 1, STRING, NONE, NONE, INT, ONE, to_int),
+	OV("uint", 0, 1, INT, NONE, NONE, UINT, ONE, to_uint),
+	OV("uint", 0, 1, UINT, NONE, NONE, UINT, ONE, to_uint),
+	OV("uint", 0, 1, DOUBLE, NONE, NONE, UINT, ONE, to_uint),
+	OV("uint", 0, 1, STRING, NONE, NONE, UINT, ONE, to_uint),
+	OV("double", 0, 1, INT, NONE, NONE, DOUBLE, ONE, to_double),
+	OV("double", 0, 1, UINT, NONE, NONE, DOUBLE, ONE, to_double),
+	OV("double", 0, 1, DOUBLE, NONE, NONE, DOUBLE, ONE, to_double),
+	OV("double", 0, 1, STRING, NONE, NONE, DOUBLE, ONE, to_double),
+	OV("string", 0, 1, STRING, NONE, NONE, STRING, ONE, to_string),
+	OV("string", 0, 1, BYTES, NONE, NONE, STRING, ONE, to_string),
+	OV("string", 0, 1, BOOL, NONE, NONE, STRING, ONE, to_string),
+	OV("string", 0, 1, INT, NONE, NONE, STRING, ONE, to_string),
+	OV("string", 0, 1, UINT, NONE, NONE, STRING, ONE, to_string),
+	OV("string", 0, 1, DOUBLE, NONE, NONE, STRING, ONE, to_string),
+	OV("bool", 0, 1, BOOL, NONE, NONE, BOOL, ONE, to_bool),
+	OV("bool", 0, 1, STRING, NONE, NONE, BOOL, ONE, to_bool),
+	OV("bytes", 0, 1, BYTES, NONE, NONE, BYTES, ONE, to_bytes),
+	OV("bytes", 0, 1, STRING, NONE, NONE, BYTES, ONE, to_bytes),
+	OV("dyn", 0, 1, ANY, NONE, NONE, DYN, ONE, identity),
 	OV("major", 1, 1, SEMVER, NONE, NONE, INT, ONE, semver_part),
 	OV("minor", 1, 1, SEMVER, NONE, NONE, INT, ONE, semver_part),
 	OV("patch", 1, 1, SEMVER, NONE, NONE, INT, ONE, semver_part),
@@ -589,8 +813,7 @@ uint64_t cel_call_cost(const struct cel_overload *ov, const struct cel_val *a)
 /* Functions of upstream's environment outside this evaluator's subset:
  * rejected by name so the message says so. */
 static const char *const unsupported[] = {
-	"all", "exists", "exists_one", "map", "filter", "int", "uint", "double", "string",
-	"bytes", "bool", "dyn", "type", "duration", "timestamp", "split", "join", "replace",
+	"all", "exists", "exists_one", "map", "filter", "type", "duration", "timestamp", "split", "join", "replace",
 	"indexOf", "lastIndexOf", "substring", "trim", "charAt", "format", "quote", "reverse",
 	"find", "findAll", "url", "isURL", "ip", "isIP", "cidr", "isCIDR", "isSorted", "sum",
 	"min", "max", "mul", "div", "divInt", "includes", "getHours", "getMinutes", "getSeconds",

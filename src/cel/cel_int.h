@@ -74,6 +74,7 @@ enum cel_node_kind {
 	N_OR,
 	N_COND,   /* a ? b : c */
 	N_BIND,   /* cel.bind(name, args[0], args[1]) */
+	N_COMP,   /* args[0].all(name, args[1]) and the other macros: `macro` */
 };
 
 struct cel_overload;
@@ -92,8 +93,11 @@ struct cel_node {
 	const struct cel_overload *ov_end;
 	regex_t *re;             /* matches() with a literal pattern */
 	struct cel_val *lit;     /* N_LIT */
-	int slot;                /* N_IDENT, N_BIND: 0 = device, k = cel.bind slot k - 1 */
+	int slot;                /* N_IDENT, N_BIND, N_COMP: 0 = device, k = variable slot k - 1 */
+	int macro;               /* N_COMP: enum cel_macro */
 };
+
+enum cel_macro { M_ALL, M_EXISTS, M_EXISTS_ONE, M_MAP, M_MAP_FILTER, M_FILTER };
 
 /* ---- runtime values ---- */
 
@@ -244,6 +248,7 @@ int cel_semver_cmp(const struct cel_semver *a, const struct cel_semver *b);
 int cel_regex_compile(const char *pat, size_t n, regex_t *re, char *err, size_t errlen);
 
 size_t cel_utf8_len(const char *s, size_t n);
+bool cel_utf8_valid(const char *s, size_t n);
 
 #define CEL_STR_COST(n) (((uint64_t)(n) + 9) / 10) /* ceil(n * 0.1) */
 

@@ -296,6 +296,8 @@ int cel_semver_cmp(const struct cel_semver *a, const struct cel_semver *b)
 
 /* ---- regular expressions ---- */
 
+#define CEL_REGEX_MAX 10240 /* pattern bytes; literal ones are bounded by the expression */
+
 struct rx {
 	const char *p;
 	size_t n, i;
@@ -303,6 +305,10 @@ struct rx {
 	size_t o, cap;
 	bool dotall;
 	bool icase;
+	/* expanded size per group depth, and of the last atom, for repeats */
+	uint64_t size[102];
+	uint64_t last;
+	int depth;
 	char *err;
 	size_t errlen;
 };
@@ -591,6 +597,18 @@ static int parse_repeat(struct rx *r)
 	if (lo > 1000 || hi > 1000 || (hi >= 0 && hi < lo))
 		return rx_fail(r, "error parsing regexp: invalid repeat count: `%.*s`", r->p + r->i,
 			       i + 1 - r->i);
+	/* POSIX regcomp expands counted repetitions and nested ones multiply:
+	 * bound the expanded size instead of modelling RE2's size limit. */
+	{
+		uint64_t bound = (uint64_t)(hi > lo ? hi : lo);
+
+		r->size[r->depth] += r->last * (bound ? bound - 1 : 0);
+		r->last *= bound ? bound : 1;
+		if (r->size[r->depth] > 2000 || r->last > 2000)
+			return rx_fail(r, "regular expression syntax `%.*s`: repetitions expanding to "
+				       "over 2000 atoms are not supported by this evaluator",
+				       r->p + r->i, i + 1 - r->i);
+	}
 	emit(r, r->p + r->i, i + 1 - r->i);
 	r->i = i + 1;
 	return 1;
@@ -633,6 +651,14 @@ static int rx_flags(struct rx *r)
 		r->i = 4;
 	}
 	return 0;
+}
+
+/* One more atom at the current depth; returns true (a quantifier may follow). */
+static bool rx_atom(struct rx *r)
+{
+	r->last = 1;
+	r->size[r->depth]++;
+	return true;
 }
 
 static int translate(struct rx *r)
@@ -678,6 +704,8 @@ static int translate(struct rx *r)
 		if (c == '(') {
 			if (++depth > 100)
 				return rx_unsupported(r, at, 1);
+			r->depth = depth;
+			r->size[depth] = 0;
 			r->i++;
 			if (r->i < r->n && r->p[r->i] == '?') {
 				if (r->i + 1 < r->n && r->p[r->i + 1] == ':') {
@@ -699,6 +727,9 @@ static int translate(struct rx *r)
 		if (c == ')') {
 			if (--depth < 0)
 				return rx_fail(r, "error parsing regexp: unexpected ): `%.*s`", r->p, r->n);
+			r->last = r->size[depth + 1] ? r->size[depth + 1] : 1;
+			r->depth = depth;
+			r->size[depth] += r->last;
 			emits(r, ")");
 			r->i++;
 			atom = true;
@@ -718,14 +749,14 @@ static int translate(struct rx *r)
 				set['\n'] = false;
 			emit_set(r, set, true);
 			r->i++;
-			atom = true;
+			atom = rx_atom(r);
 			continue;
 		}
 		if (c == '[') {
 			r->i++;
 			if (parse_class(r) != 0)
 				return -1;
-			atom = true;
+			atom = rx_atom(r);
 			continue;
 		}
 		if (c == '\\') {
@@ -749,7 +780,7 @@ static int translate(struct rx *r)
 			}
 			if (perl_class(e, set)) {
 				emit_set(r, set, false);
-				atom = true;
+				atom = rx_atom(r);
 				continue;
 			}
 			if (e == 'D' || e == 'S' || e == 'W') {
@@ -757,14 +788,14 @@ static int translate(struct rx *r)
 				for (int k = 1; k < 128; k++)
 					set[k] = !set[k];
 				emit_set(r, set, true);
-				atom = true;
+				atom = rx_atom(r);
 				continue;
 			}
 			lit = escape_char(e);
 			if (lit < 0)
 				return rx_unsupported(r, at, 2);
 			emit_literal(r, (unsigned char)lit);
-			atom = true;
+			atom = rx_atom(r);
 			continue;
 		}
 		if (c >= 0x80) {
@@ -778,7 +809,7 @@ static int translate(struct rx *r)
 			emit(r, r->p + r->i, len);
 			emits(r, ")");
 			r->i += len;
-			atom = true;
+			atom = rx_atom(r);
 			continue;
 		}
 literal:
@@ -786,7 +817,7 @@ literal:
 			return rx_unsupported(r, at, 1);
 		emit_literal(r, c);
 		r->i++;
-		atom = true;
+		atom = rx_atom(r);
 	}
 	if (depth != 0)
 		return rx_fail(r, "error parsing regexp: missing closing ): `%.*s`", r->p, r->n);
@@ -798,6 +829,10 @@ int cel_regex_compile(const char *pat, size_t n, regex_t *re, char *err, size_t 
 	struct rx r = { .p = pat, .n = n, .err = err, .errlen = errlen };
 	int rc;
 
+	if (n > CEL_REGEX_MAX) {
+		snprintf(err, errlen, "error parsing regexp: expression too large");
+		return -1;
+	}
 	r.cap = n * 80 + 64;
 	r.out = malloc(r.cap);
 	if (!r.out) {

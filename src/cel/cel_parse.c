@@ -263,7 +263,7 @@ static struct cel_node *parse_primary(struct parser *p, bool neg)
 	struct cel_node *n;
 	struct vec v = { 0 };
 
-	if (neg && p->tok.kind != T_INT && p->tok.kind != T_DOUBLE && p->tok.kind != T_UINT)
+	if (neg && p->tok.kind != T_INT && p->tok.kind != T_DOUBLE)
 		neg = false; /* caller handles it */
 	switch (p->tok.kind) {
 	case T_INT:
@@ -338,6 +338,46 @@ static struct cel_node *bind(struct parser *p, uint32_t pos, struct vec *v)
 	return n;
 }
 
+/* The comprehension macros of the standard environment, by name and
+ * argument count (receiver included); -1 for an ordinary call. */
+static int macro_of(const char *name, size_t len, size_t nargs)
+{
+	static const struct {
+		const char *name;
+		size_t nargs;
+		int macro;
+	} macros[] = {
+		{ "all", 3, M_ALL },          { "exists", 3, M_EXISTS }, { "exists_one", 3, M_EXISTS_ONE },
+		{ "map", 3, M_MAP },          { "map", 4, M_MAP_FILTER }, { "filter", 3, M_FILTER },
+	};
+
+	for (size_t i = 0; i < sizeof(macros) / sizeof(macros[0]); i++)
+		if (strlen(macros[i].name) == len && memcmp(macros[i].name, name, len) == 0 &&
+		    macros[i].nargs == nargs)
+			return macros[i].macro;
+	return -1;
+}
+
+static struct cel_node *comprehension(struct parser *p, uint32_t pos, int macro, struct vec *v)
+{
+	struct cel_node *var = v->items[1], *n;
+
+	if (var->kind != N_IDENT) {
+		cel_compile_error(p->b, var->pos, "argument must be a simple name");
+		return NULL;
+	}
+	n = new_node(p, N_COMP, pos);
+	if (!n)
+		return NULL;
+	n->macro = macro;
+	n->name = var->name;
+	n->name_len = var->name_len;
+	v->items[1] = v->items[0]; /* range first, then predicate / transform */
+	n->args = v->items + 1;
+	n->nargs = v->n - 1;
+	return n;
+}
+
 static struct cel_node *parse_member(struct parser *p, bool neg)
 {
 	struct cel_node *x = parse_primary(p, neg);
@@ -366,11 +406,13 @@ static struct cel_node *parse_member(struct parser *p, bool neg)
 					return NULL;
 				if (is_bind(x, name, len, v.n))
 					n = bind(p, pos, &v);
+				else if (macro_of(name, len, v.n) >= 0)
+					n = comprehension(p, pos, macro_of(name, len, v.n), &v);
 				else
 					n = new_node(p, N_CALL, pos);
 				if (!n)
 					return NULL;
-				if (n->kind == N_BIND) {
+				if (n->kind == N_BIND || n->kind == N_COMP) {
 					x = n;
 					goto next_suffix;
 				}
@@ -441,7 +483,7 @@ static struct cel_node *parse_unary(struct parser *p)
 			if (!enter(p, pos))
 				return NULL;
 		}
-		if (p->tok.kind == T_INT || p->tok.kind == T_DOUBLE || p->tok.kind == T_UINT) {
+		if (p->tok.kind == T_INT || p->tok.kind == T_DOUBLE) {
 			x = parse_member(p, true);
 			k--;
 		} else {

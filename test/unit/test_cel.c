@@ -99,8 +99,15 @@ static const struct ccase table[] = {
 	{ A("model") ".matches(\"[^a]?100\")", T },
 	{ "device.attributes[\"dra.example.com\"].services.split(\"x\").size() >= 2", CERR,
 	  "function 'split' is not supported by this evaluator" },
-	{ "device.attributes.exists_one(x, x == \"dra.example.com\")", CERR,
-	  "function 'exists_one' is not supported by this evaluator" },
+	{ "device.attributes.exists_one(x, x == \"dra.example.com\")", T },
+	{ "device.attributes[\"dra.example.com\"].exists_one(x, x == \"model\")", T },
+	{ "device.capacity.exists_one(x, x == \"dra.example.com\")", T },
+	{ "device.capacity[\"dra.example.com\"].exists_one(x, x == \"memory\")", T },
+	{ A("cores") ".exists(x, x > 0)", ERR, "got 'types.Int', expected iterable type" },
+	{ A("healthy") ".exists(x, x == true)", ERR, "got 'types.Bool', expected iterable type" },
+	{ A("model") ".exists(x, x == \"fish\")", ERR, "got 'types.String', expected iterable type" },
+	{ A("driverVersion") ".exists(x, x.isGreaterThan(semver(\"0.0.1\")))", ERR,
+	  "got 'cel.Semver', expected iterable type" },
 	{ "cel.bind(dra, device.attributes[\"dra.example.com\"], dra.healthy)", T },
 	{ "cel.bind(dra, device.attributes[\"dra.example.com\"], dra.cores > 100 && dra.model == \"a100\")", T },
 	{ "cel.bind(x, 1 / 0, true)", T },
@@ -325,6 +332,8 @@ static const struct ccase table[] = {
 	{ "1 + 1u == 2u", CERR, "found no matching overload for '_+_' applied to '(int, uint)'" },
 	{ "1 + \"a\" == \"1a\"", CERR, "found no matching overload for '_+_' applied to '(int, string)'" },
 	{ "-(1) == -1 && --1 == 1", T },
+	{ "-1u == 1u", CERR, "found no matching overload for '-_' applied to '(uint)'" },
+	{ "-1.5 < 0.0 && -(-1.5) > 0.0", T },
 	{ "0x10 == 16 && 0x10u == 16u", T },
 	{ "1e3 == 1000.0 && .5 == 0.5", T },
 	{ A("cores") " * 2 == 216", T },
@@ -381,6 +390,9 @@ static const struct ccase table[] = {
 	{ A("model") ".matches(\"[a\")", CERR, "error parsing regexp: missing closing ]" },
 	{ A("model") ".matches(\"*a\")", CERR, "missing argument to repetition operator" },
 	{ A("model") ".matches(\"a{1001}\")", CERR, "invalid repeat count" },
+	{ A("model") ".matches(\"((a{100}){100}){100}\")", CERR,
+	  "repetitions expanding to over 2000 atoms are not supported by this evaluator" },
+	{ A("model") ".matches(\"^a{1,3}1{1}0{2}$\") && \"abab\".matches(\"^(ab){2}$\")", T },
 	{ A("model") ".matches(" A("uuid") ")", F },
 	{ A("model") ".matches(" A("model") " + \"(\")", ERR, "error parsing regexp: missing closing ): `a100(`" },
 
@@ -406,8 +418,53 @@ static const struct ccase table[] = {
 	{ "1 = 1", CERR, "Syntax error" },
 	{ "a#b", CERR, "Syntax error: token recognition error" },
 	{ "foo(1)", CERR, "undeclared reference to 'foo' (in container '')" },
-	{ "int(\"1\") == 1", CERR, "function 'int' is not supported by this evaluator" },
-	{ "[1].all(x, x > 0)", CERR, "function 'all' is not supported by this evaluator" },
+	{ "int(\"1\") == 1 && int(\"-9223372036854775808\") < 0 && int(2.9) == 2 && int(-2.9) == -2 && int(3u) == 3", T },
+	{ "int(\"1x\") == 1", ERR, "strconv.ParseInt: parsing \"1x\": invalid syntax" },
+	{ "int(\"9223372036854775808\") == 1", ERR, "strconv.ParseInt: parsing \"9223372036854775808\": value out of range" },
+	{ "int(1e19) == 1", ERR, "integer overflow" },
+	{ "int(18446744073709551615u) == 1", ERR, "integer overflow" },
+	{ "uint(-1) == 1u", ERR, "unsigned integer overflow" },
+	{ "uint(\"42\") == 42u && uint(42) == 42u && uint(42.5) == 42u", T },
+	{ "double(\"1.5\") == 1.5 && double(2) == 2.0 && double(\"1e3\") == 1000.0", T },
+	{ "double(\"x\") == 1.0", ERR, "strconv.ParseFloat: parsing \"x\": invalid syntax" },
+	{ "string(1) == \"1\" && string(-2) == \"-2\" && string(3u) == \"3\" && string(true) == \"true\"", T },
+	{ "string(1.5) == \"1.5\" && string(100000.0) == \"100000\" && string(1e6) == \"1e+06\" && string(0.0001) == \"0.0001\" && string(0.00001) == \"1e-05\"", T },
+	{ "string(0.1 + 0.2) == \"0.30000000000000004\" && string(1.0 / 0.0) == \"+Inf\"", T },
+	{ "string(b\"abc\") == \"abc\"", T },
+	{ "string(b\"\\xff\") == \"\"", ERR, "invalid UTF-8 in bytes, cannot convert to string" },
+	{ "bool(\"true\") && !bool(\"F\") && bool(\"1\")", T },
+	{ "bool(\"yes\")", ERR, "strconv.ParseBool: parsing \"yes\": invalid syntax" },
+	{ "bytes(\"a\") == b\"a\" && dyn(1) == 1 && dyn(\"a\") != 1", T },
+	{ "int(" A("model") ") == 1", ERR, "strconv.ParseInt: parsing \"a100\": invalid syntax" },
+	{ "string(" A("cores") ") == \"108\"", T },
+	{ "int(true) == 1", CERR, "found no matching overload for 'int' applied to '(bool)'" },
+	{ "type(1) == int", CERR, "function 'type' is not supported by this evaluator" },
+	{ "[1, 2, 3].all(x, x > 0)", T },
+	{ "[1, 2, 3].all(x, x > 1)", F },
+	{ "[1, 2, 3].exists(x, x > 2)", T },
+	{ "[1, 2, 3].exists(x, x > 3)", F },
+	{ "[1, 2, 3].exists_one(x, x > 1)", F },
+	{ "[1, 2, 3].exists_one(x, x > 2)", T },
+	{ "[1, 2, 3].map(x, x * 2) == [2, 4, 6]", T },
+	{ "[1, 2, 3].filter(x, x % 2 == 1) == [1, 3]", T },
+	{ "[1, 2, 3].map(x, x > 1, x * 10) == [20, 30]", T },
+	{ "[1, 2, 3].map(x, [x]).size() == 3 && [].map(x, x).size() == 0", T },
+	{ "[0, 1].all(x, 1 / x > 0)", ERR, "division by zero" },
+	{ "[0, -1].all(x, 1 / x > 0)", F },
+	{ "[0, 1].exists(x, 1 / x > 0)", T },
+	{ "[0, 1].exists_one(x, 1 / x > 0)", ERR, "division by zero" },
+	{ "[0, 1].map(x, 1 / x).size() == 2", ERR, "division by zero" },
+	{ "[1, 2].all(x, [3].all(x, x == 3)) && [1].all(y, [2].all(x, y == 1))", T },
+	{ "[1].all(x, true) && x == 1", CERR, "undeclared reference to 'x' (in container '')" },
+	{ "[1].all(1, true)", CERR, "argument must be a simple name" },
+	{ "[1].all(x, x)", CERR, "found no matching overload for '_&&_' applied to '(bool, int)'" },
+	{ "[1].filter(x, x)", CERR, "found no matching overload for '_?_:_' applied to '(int, list(int), list(int))'" },
+	{ "1.0.all(x, true)", CERR, "expression of type 'double' cannot be range of a comprehension (must be list, map, or dynamic)" },
+	{ "[\"a\", 1].exists(x, x == 1)", T },
+	{ "device.attributes[\"dra.example.com\"].filter(k, k.startsWith(\"m\")) == [\"model\"]", T },
+	{ "device.attributes.all(d, device.attributes[d].size() > 0)", T },
+	{ "device.attributes[\"dra.example.com\"].exists(k, k == \"pcie\")", F },
+	{ "[1].all()", CERR, "function 'all' is not supported by this evaluator" },
 	{ "{\"a\": 1}[\"a\"] == 1", CERR, "map literals are not supported by this evaluator" },
 	{ "device.attributes[?\"x\"]", CERR, "optional syntax is not supported" },
 	{ "\"a\"", CERR, "must evaluate to bool or the unknown type, not string" },
@@ -466,6 +523,7 @@ static void test_table(void)
 	for (size_t i = 0; i < SX_ARRAY_SIZE(table); i++)
 		run_case(i, &table[i]);
 	CHECK(SX_ARRAY_SIZE(table) >= 150);
+	printf("cel table: %zu expressions\n", SX_ARRAY_SIZE(table));
 }
 
 /* The whole message, caret line included, as cel-go displays it. */
@@ -597,6 +655,33 @@ static void test_hostile(void)
 		x = repeat("(", "\"abcdefghijklmnopqrstuvwxyz\" + ", 300, "\"\").size() > 0");
 		expect_compile_error(x, "max recursion depth exceeded");
 		free(x);
+	}
+	/* upstream's "expensive" case (compile_test.go), its innermost
+	 * int('1'.find(...)) replaced by a comparison: 10^7 iterations stop
+	 * at the cost limit */
+	{
+		const char *l = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]";
+		char x[1024];
+		char err[SX_CEL_ERR_LEN];
+		struct sx_cel_program *p;
+		uint64_t t0 = sx_now_ns(), cost = 0;
+		bool r = false;
+
+		snprintf(x, sizeof(x), "%s.all(x, %s.all(y, %s.all(z, %s.all(z2, %s.all(z3, "
+			 "%s.all(z4, %s.all(z5, z5 < 100)))))))", l, l, l, l, l, l, l);
+		p = sx_cel_compile(x, strlen(x), err, sizeof(err));
+		CHECK(p && sx_cel_eval_device(p, &gpu, &r, &cost, err, sizeof(err)) == SX_EINVAL);
+		CHECK_STR(err, "operation cancelled: actual cost limit exceeded");
+		CHECK(cost > SX_CEL_MAX_COST && cost < SX_CEL_MAX_COST + 100);
+		CHECK(sx_now_ns() - t0 < 2000000000ull);
+		sx_cel_program_unref(p);
+		/* nested map() building lists: memory stays bounded by the cost */
+		snprintf(x, sizeof(x), "%s.map(a, %s.map(b, %s.map(c, %s.map(d, %s.map(e, %s)))))"
+			 ".size() > 0", l, l, l, l, l, l);
+		p = sx_cel_compile(x, strlen(x), err, sizeof(err));
+		CHECK(p && sx_cel_eval_device(p, &gpu, &r, &cost, err, sizeof(err)) == SX_EINVAL);
+		CHECK_STR(err, "operation cancelled: actual cost limit exceeded");
+		sx_cel_program_unref(p);
 	}
 	/* contains() over the same 1,000-byte string, 40 times: 10,000 each */
 	{
