@@ -39,6 +39,7 @@ struct sx_status {
 	const char *plugin; /* static plugin name, set by the runtime; may be NULL */
 	unsigned nreasons;
 	char *reasons[SX_STATUS_MAX_REASONS];
+	bool shared; /* see sx_status_share() */
 };
 
 /* New status with one reason (printf format; NULL fmt = no reason).
@@ -57,6 +58,16 @@ struct sx_status *sx_status_oom(void);
 /* Sets st->plugin (the runtime names the plugin that returned st); a NULL
  * or the shared status is left alone. Returns st. */
 struct sx_status *sx_status_set_plugin(struct sx_status *st, const char *plugin);
+
+/* Makes st shared, attributed to plugin: like the out-of-memory status,
+ * sx_status_free, add_reason and set_plugin then leave it alone, so a
+ * plugin can return the same immutable rejection from any thread for
+ * every node it rejects that way (no allocation per node). The plugin
+ * keeps it for its lifetime and releases it with sx_status_unshare().
+ * Returns st (the shared out-of-memory status when st is NULL). */
+struct sx_status *sx_status_share(struct sx_status *st, const char *plugin);
+/* Frees a status made by sx_status_share (NULL ignored). */
+void sx_status_unshare(struct sx_status *st);
 
 /* Test hook: the next n status allocations fail (as on out of memory), so
  * tests can show that such a failure reads as Error, never as Success. */

@@ -53,9 +53,26 @@ static struct sx_status *status_alloc(void)
 
 struct sx_status *sx_status_set_plugin(struct sx_status *st, const char *plugin)
 {
-	if (st && st != &oom)
+	if (st && st != &oom && !st->shared)
 		st->plugin = plugin;
 	return st;
+}
+
+struct sx_status *sx_status_share(struct sx_status *st, const char *plugin)
+{
+	if (!st || st == &oom)
+		return &oom;
+	st->plugin = plugin;
+	st->shared = true;
+	return st;
+}
+
+void sx_status_unshare(struct sx_status *st)
+{
+	if (!st || st == &oom)
+		return;
+	st->shared = false;
+	sx_status_free(st);
 }
 
 const char *sx_code_name(enum sx_code code)
@@ -157,7 +174,7 @@ void sx_status_add_reason(struct sx_status *st, const char *fmt, ...)
 	va_list ap;
 	char *r;
 
-	if (!st || st == &oom || !fmt || st->nreasons >= SX_STATUS_MAX_REASONS)
+	if (!st || st == &oom || st->shared || !fmt || st->nreasons >= SX_STATUS_MAX_REASONS)
 		return;
 	va_start(ap, fmt);
 	r = format_reason(fmt, ap);
@@ -190,7 +207,7 @@ struct sx_status *sx_status_clone(const struct sx_status *st)
 
 void sx_status_free(struct sx_status *st)
 {
-	if (!st || st == &oom)
+	if (!st || st == &oom || st->shared)
 		return;
 	for (unsigned i = 0; i < st->nreasons; i++)
 		free(st->reasons[i]);

@@ -100,5 +100,27 @@ static void test_reason_formats(void)
 	sx_status_free(st);
 }
 
+/* A shared status survives the runtime's free/set_plugin/add_reason and
+ * is released once by its owner (ASan: no leak, no double free). */
+static void test_shared(void)
+{
+	struct sx_status *st = sx_status_share(sx_status_new(SX_UNSCHEDULABLE, "r"), "Mine");
+	struct sx_status *copy;
+	char buf[64];
+
+	CHECK(st->shared);
+	sx_status_set_plugin(st, "Other");
+	sx_status_add_reason(st, "more");
+	sx_status_free(st);
+	sx_status_free(st);
+	CHECK_STR(st->plugin, "Mine");
+	CHECK_STR(sx_status_message(st, buf, sizeof(buf)), "r");
+	copy = sx_status_clone(st); /* an ordinary status */
+	CHECK(!copy->shared);
+	sx_status_free(copy);
+	sx_status_unshare(st);
+	CHECK(sx_status_share(NULL, "x") == sx_status_oom());
+}
+
 SX_TESTS(SX_TEST(test_code_names), SX_TEST(test_null_is_success), SX_TEST(test_reasons),
-	 SX_TEST(test_no_reason_and_clone), SX_TEST(test_reason_formats))
+	 SX_TEST(test_no_reason_and_clone), SX_TEST(test_reason_formats), SX_TEST(test_shared))
