@@ -34,6 +34,7 @@ HEADERS = {
     "cache.h": "cache", "state.h": "cache", "informer.h": "cache", "snapshot.h": "cache",
     "node_info.h": "cache",
     "status.h": "framework", "plugin.h": "framework", "framework.h": "framework",
+    "volume_binding.h": "framework",
     "preemption.h": "framework", "queue.h": "framework", "config.h": "framework",
     "profile.h": "framework", "registry.h": "framework", "binder.h": "framework",
     "fit_error.h": "framework", "cycle.h": "framework", "plugin_args.h": "framework",

@@ -19,6 +19,7 @@
 #include "schedext/preemption.h"
 #include "schedext/queue.h"
 #include "schedext/scheduler.h"
+#include "schedext/volume_binding.h"
 
 #include "preempter.h"
 #include "schedext/binding_cycle.h"
@@ -30,6 +31,10 @@
 #define EVENT_QPS 50.0
 #define EVENT_BURST 100.0
 #define DEFAULT_BINDERS 8
+/* The pool grows past its size while every binder is busy: a PreBind may
+ * wait for volumes up to bindTimeoutSeconds, and binding cycles must not
+ * queue behind it (upstream runs each in its own goroutine). */
+#define MAX_BINDERS_FACTOR 32
 #define SA_NAMESPACE_FILE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 /* ---------- events: bounded queue, one sender thread ---------- */
@@ -89,8 +94,9 @@ struct sx_scheduler {
 	pthread_cond_t bcond;
 	struct bind_job *jobs_head, *jobs_tail;
 	bool bstop;
-	unsigned nbinders;
-	pthread_t *binders;
+	unsigned nbinders, max_binders;
+	unsigned nidle, njobs;           /* binders waiting for a job; jobs queued */
+	pthread_t *binders;              /* [max_binders] */
 	/* loop-thread state */
 	uint32_t next_start;
 	uint64_t rng;
@@ -434,13 +440,16 @@ static void *binder_thread(void *arg)
 		struct bind_job *j;
 
 		pthread_mutex_lock(&s->bmu);
+		s->nidle++;
 		while (!s->jobs_head && !s->bstop)
 			pthread_cond_wait(&s->bcond, &s->bmu);
+		s->nidle--;
 		j = s->jobs_head;
 		if (j) {
 			s->jobs_head = j->next;
 			if (!s->jobs_head)
 				s->jobs_tail = NULL;
+			s->njobs--;
 		}
 		pthread_mutex_unlock(&s->bmu);
 		if (!j)
@@ -459,6 +468,10 @@ static void submit_job(struct sx_scheduler *s, struct bind_job *j)
 	else
 		s->jobs_head = j;
 	s->jobs_tail = j;
+	s->njobs++;
+	if (s->njobs > s->nidle && s->nbinders < s->max_binders &&
+	    pthread_create(&s->binders[s->nbinders], NULL, binder_thread, s) == 0)
+		s->nbinders++;
 	pthread_cond_signal(&s->bcond);
 	pthread_mutex_unlock(&s->bmu);
 }
@@ -749,6 +762,8 @@ static void on_object(void *ctx, enum sx_kind kind, const void *old_obj, const v
 {
 	struct sx_scheduler *s = ctx;
 
+	if (kind == SX_KIND_PV || kind == SX_KIND_PVC)
+		sx_volume_binding_notify(); /* VolumeBinding PreBinds waiting for them */
 	switch (kind) {
 	case SX_KIND_PV:
 	case SX_KIND_PVC:
@@ -841,7 +856,8 @@ static int start_leader(struct sx_scheduler *s, struct sx_error *err)
 static int start_threads(struct sx_scheduler *s, struct sx_error *err)
 {
 	s->nbinders = s->o.binders ? s->o.binders : DEFAULT_BINDERS;
-	s->binders = calloc(s->nbinders, sizeof(*s->binders));
+	s->max_binders = s->nbinders * MAX_BINDERS_FACTOR;
+	s->binders = calloc(s->max_binders, sizeof(*s->binders));
 	if (!s->binders)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
 	for (unsigned i = 0; i < s->nbinders; i++) {
@@ -865,7 +881,7 @@ static void stop_binders(struct sx_scheduler *s)
 	s->bstop = true;
 	pthread_cond_broadcast(&s->bcond);
 	pthread_mutex_unlock(&s->bmu);
-	for (unsigned i = 0; i < s->nbinders; i++)
+	for (unsigned i = 0; i < s->nbinders; i++) /* no job submitted any more */
 		pthread_join(s->binders[i], NULL);
 	free(s->binders);
 	s->binders = NULL;
@@ -927,8 +943,10 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	/* Before the loop starts: its first PostFilter may run at once (pods
 	 * already queued) and fails "profile not registered" without an env. */
 	sx_preemption_set_env(&env);
+	sx_volume_binding_set_env(opts->kube, opts->cache);
 	rc = start_threads(s, err);
 	if (rc < 0) {
+		sx_volume_binding_set_env(NULL, NULL);
 		sx_preemption_set_env(NULL);
 		sx_cache_set_listener(opts->cache, NULL);
 		sx_set_binder(NULL, NULL);
@@ -949,6 +967,7 @@ void sx_scheduler_stop(struct sx_scheduler *s)
 	sx_preemption_set_env(NULL);
 	sx_preempter_stop(s->preempter); /* its events go out before events_stop */
 	s->preempter = NULL;
+	sx_volume_binding_set_env(NULL, NULL); /* waiting volume PreBinds give up */
 	stop_binders(s); /* in-flight bindings finish first */
 	sx_cache_set_listener(s->o.cache, NULL);
 	sx_set_binder(NULL, NULL);

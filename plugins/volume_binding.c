@@ -1,0 +1,394 @@
+/* VolumeBinding — PreFilter, Filter, PreScore, Score, Reserve, PreBind
+ * (+Unreserve) (reference plugins.md §3.16; upstream
+ * volumebinding/volume_binding.go). PreFilter sorts the pod's claims into
+ * bound and unbound delayed-binding ones (rejecting missing, lost,
+ * deleting and unbound immediate claims); Filter runs FindPodVolumes for
+ * the node; Reserve assumes the chosen bindings; PreBind makes them
+ * through the API server and waits for the PV controller. Scoring needs
+ * the StorageCapacityScoring gate (alpha, off in 1.34): PreScore says Skip.
+ * The binder itself is in volume_binder.c and volume_prebind.c. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "slots.h"
+#include "volume_binder.h"
+
+#define DEFAULT_BIND_TIMEOUT_S 600
+
+extern const struct sx_plugin sx_plugin_volume_binding;
+
+#define NREASONS 4
+
+struct vb_plugin {
+	int64_t timeout_s;        /* bindTimeoutSeconds */
+	struct vb_assume *assume; /* the profile's assume cache */
+	/* Filter's rejections, one shared status per set of reasons (index:
+	 * enum vb_reason bits), so rejecting thousands of nodes allocates
+	 * nothing. */
+	struct sx_status *rejected[1u << NREASONS];
+};
+
+/* VolumeBindingArgs, validated as ValidateVolumeBindingArgsWithOptions
+ * with StorageCapacityScoring off. */
+static int parse_args(const cJSON *args, struct vb_plugin *p, struct sx_error *err)
+{
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(args, "bindTimeoutSeconds");
+	const cJSON *shape = cJSON_GetObjectItemCaseSensitive(args, "shape");
+
+	p->timeout_s = DEFAULT_BIND_TIMEOUT_S;
+	if (t && !cJSON_IsNull(t)) {
+		if (!cJSON_IsNumber(t) || t->valuedouble != (double)(int64_t)t->valuedouble)
+			return sx_error_set(err, SX_EINVAL,
+					    "bindTimeoutSeconds: Invalid value: must be an integer");
+		p->timeout_s = (int64_t)t->valuedouble;
+		if (p->timeout_s < 0)
+			return sx_error_set(err, SX_EINVAL,
+					    "bindTimeoutSeconds: Invalid value: %lld: invalid "
+					    "BindTimeoutSeconds, should not be a negative value",
+					    (long long)p->timeout_s);
+	}
+	if (shape && !cJSON_IsNull(shape))
+		return sx_error_set(err, SX_EINVAL,
+				    "shape: Invalid value: unexpected field `shape`, remove it or "
+				    "turn on the feature gate StorageCapacityScoring");
+	return 0;
+}
+
+static const char *const reason_text[] = {
+	"node(s) didn't match PersistentVolume's node affinity",
+	"node(s) didn't find available persistent volumes to bind",
+	"node(s) did not have enough free storage",
+	"node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)",
+};
+
+/* UnschedulableAndUnresolvable with the reasons of the set bits, in
+ * FindPodVolumes' order. */
+static struct sx_status *reasons_status(unsigned reasons)
+{
+	struct sx_status *st = sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NULL);
+
+	for (unsigned i = 0; i < NREASONS; i++)
+		if (reasons & (1u << i))
+			sx_status_add_reason(st, "%s", reason_text[i]);
+	return st;
+}
+
+static void *init_volume_binding(const cJSON *args, struct sx_error *err)
+{
+	struct vb_plugin *p = sx_calloc(1, sizeof(*p));
+
+	if (!p || !(p->assume = vb_assume_new())) {
+		free(p);
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (parse_args(args, p, err) < 0) {
+		vb_assume_free(p->assume);
+		free(p);
+		return NULL;
+	}
+	for (unsigned r = 1; r < SX_ARRAY_SIZE(p->rejected); r++)
+		p->rejected[r] = sx_status_share(reasons_status(r), sx_plugin_volume_binding.name);
+	return p;
+}
+
+static void destroy_volume_binding(void *self)
+{
+	struct vb_plugin *p = self;
+
+	if (!p)
+		return;
+	for (unsigned r = 1; r < SX_ARRAY_SIZE(p->rejected); r++)
+		sx_status_unshare(p->rejected[r]);
+	vb_assume_free(p->assume);
+	free(p);
+}
+
+/* ---------- the cycle state (shared by clones, as upstream's Clone) ---------- */
+
+static void *state_clone_volume_binding(const void *state)
+{
+	struct vb_state *st = (struct vb_state *)state;
+
+	atomic_fetch_add(&st->refcount, 1);
+	return st;
+}
+
+static void state_free_volume_binding(void *state)
+{
+	struct vb_state *st = state;
+
+	if (atomic_fetch_sub(&st->refcount, 1) != 1)
+		return;
+	vb_state_clear(st);
+	free(st);
+}
+
+static struct vb_state *get_state(const struct sx_cycle_state *cs)
+{
+	return cs->slots[SX_SLOT_volume_binding];
+}
+
+/* ---------- PreFilter / Filter ---------- */
+
+static struct sx_status *pre_filter_volume_binding(void *self, struct sx_cycle_state *cs,
+						   const struct sx_pod *pod,
+						   struct sx_node_set **result)
+{
+	struct vb_plugin *p = self;
+	struct vb_state *st = sx_cycle_state_slot(cs, SX_SLOT_volume_binding, sizeof(*st));
+	struct sx_status *bad;
+
+	if (!st)
+		return sx_status_new(SX_ERROR, "out of memory");
+	if (atomic_load(&st->refcount) == 0)
+		atomic_store(&st->refcount, 1); /* new slot */
+	vb_state_clear(st);
+	bad = vb_pod_claims(p->assume, cs->snap, pod, st);
+	if (bad)
+		return bad;
+	return st->skip ? sx_status_new(SX_SKIP, NULL) : NULL;
+}
+
+static struct sx_status *filter_volume_binding(void *self, const struct sx_cycle_state *cs,
+					       const struct sx_pod *pod,
+					       const struct sx_node_info *ni)
+{
+	const struct vb_plugin *p = self;
+	const struct vb_state *st = get_state(cs);
+	struct sx_error err = { 0 };
+	unsigned reasons;
+
+	if (!st || st->skip)
+		return NULL;
+	if (vb_find(st, cs->snap, ni->node, &reasons, NULL, &err) < 0)
+		return sx_status_new(SX_ERROR, "%s", err.msg);
+	return reasons ? p->rejected[reasons] : NULL;
+}
+
+/* ---------- PreScore / Score (StorageCapacityScoring off) ---------- */
+
+static struct sx_status *pre_score_volume_binding(void *self, struct sx_cycle_state *cs,
+						  const struct sx_pod *pod,
+						  struct sx_node_info *const *nodes, uint32_t n)
+{
+	return sx_status_new(SX_SKIP, NULL); /* no scorer without the gate */
+}
+
+static struct sx_status *score_volume_binding(void *self, const struct sx_cycle_state *cs,
+					      const struct sx_pod *pod,
+					      const struct sx_node_info *ni, int64_t *score)
+{
+	*score = 0;
+	return NULL;
+}
+
+/* ---------- Reserve / Unreserve / PreBind ---------- */
+
+static struct sx_status *reserve_volume_binding(void *self, struct sx_cycle_state *cs,
+						const struct sx_pod *pod, sx_str node)
+{
+	struct vb_plugin *p = self;
+	struct vb_state *st = cs->slots[SX_SLOT_volume_binding];
+	struct sx_error err = { 0 };
+	unsigned reasons = 0;
+	int at;
+
+	if (!st || st->skip) {
+		if (st)
+			st->all_bound = true;
+		return NULL;
+	}
+	at = sx_snapshot_find(cs->snap, node);
+	vb_volumes_clear(&st->vols);
+	st->reserved = false;
+	st->all_bound = true; /* no volumes for the node: nothing to bind */
+	if (at < 0 || vb_find(st, cs->snap, cs->snap->nodes[at]->node, &reasons, &st->vols,
+			      &err) < 0 || reasons) {
+		vb_volumes_clear(&st->vols);
+		return err.msg[0] ? sx_status_new(SX_ERROR, "%s", err.msg) : NULL;
+	}
+	if (vb_assume_volumes(p->assume, cs->snap, pod, node, &st->vols, &st->all_bound, &err) < 0)
+		return sx_status_new(SX_ERROR, "%s", err.msg);
+	st->reserved = true;
+	st->node = node;
+	return NULL;
+}
+
+static void unreserve_volume_binding(void *self, struct sx_cycle_state *cs,
+				     const struct sx_pod *pod, sx_str node)
+{
+	struct vb_plugin *p = self;
+	struct vb_state *st = cs->slots[SX_SLOT_volume_binding];
+
+	if (!st || !st->reserved || st->node != node)
+		return;
+	vb_revert(p->assume, &st->vols);
+	if (!st->all_bound)
+		sx_log(2, "pod %s/%s: assumed volume bindings reverted", sx_str_get(pod->meta.ns),
+		       pod->meta.name);
+}
+
+static struct sx_status *pre_bind_volume_binding(void *self, struct sx_cycle_state *cs,
+						 const struct sx_pod *pod, sx_str node)
+{
+	const struct vb_plugin *p = self;
+	struct vb_state *st = cs->slots[SX_SLOT_volume_binding];
+	struct sx_status *res;
+
+	if (!st || st->skip || st->all_bound)
+		return NULL;
+	if (!st->reserved || st->node != node)
+		return sx_status_new(SX_ERROR, "no pod volumes found for node \"%s\"",
+				     sx_str_get(node));
+	sx_log(2, "binding volumes of pod %s/%s", sx_str_get(pod->meta.ns), pod->meta.name);
+	res = vb_bind(pod, node, &st->vols, p->timeout_s);
+	if (res)
+		sx_log(2, "binding volumes of pod %s/%s failed", sx_str_get(pod->meta.ns),
+		       pod->meta.name);
+	return res;
+}
+
+/* ---------- cluster events (EventsToRegister, 1.34 with queueing hints) ---------- */
+
+static bool requirements_equal(const struct sx_requirement *a, const struct sx_requirement *b,
+			       uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (a[i].key != b[i].key || a[i].op != b[i].op || a[i].nvalues != b[i].nvalues)
+			return false;
+		for (uint32_t v = 0; v < a[i].nvalues; v++)
+			if (a[i].values[v] != b[i].values[v])
+				return false;
+	}
+	return true;
+}
+
+static bool topologies_equal(const struct sx_node_selector *a, const struct sx_node_selector *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->nterms != b->nterms)
+		return false;
+	for (uint32_t t = 0; t < a->nterms; t++)
+		if (a->terms[t].nexprs != b->terms[t].nexprs ||
+		    !requirements_equal(a->terms[t].exprs, b->terms[t].exprs, a->terms[t].nexprs))
+			return false;
+	return true;
+}
+
+static const void *event_obj(const void *o)
+{
+	return o ? ((const struct sx_object *)o)->obj : NULL;
+}
+
+/* isSchedulableAfterStorageClassChange: a new class, or allowedTopologies
+ * changed (the binding mode is immutable). */
+static enum sx_hint hint_storage_class_volume_binding(void *self, const struct sx_pod *pod,
+						      const void *old_obj, const void *new_obj)
+{
+	const struct sx_storage_class *o = event_obj(old_obj), *n = event_obj(new_obj);
+
+	if (!o || !n)
+		return SX_QUEUE;
+	return topologies_equal(o->allowed_topologies, n->allowed_topologies) ? SX_QUEUE_SKIP
+										: SX_QUEUE;
+}
+
+/* isSchedulableAfterPersistentVolumeClaimChange: a claim of the pod. */
+static enum sx_hint hint_pvc_volume_binding(void *self, const struct sx_pod *pod,
+					    const void *old_obj, const void *new_obj)
+{
+	const struct sx_pvc *n = event_obj(new_obj);
+
+	if (!n || n->meta.ns != pod->meta.ns)
+		return n ? SX_QUEUE_SKIP : SX_QUEUE;
+	for (uint32_t i = 0; i < pod->nvolumes; i++)
+		if ((pod->volumes[i].source == SX_VSRC_PVC ||
+		     pod->volumes[i].source == SX_VSRC_EPHEMERAL) &&
+		    strcmp(sx_str_get(pod->volumes[i].claim), n->meta.name) == 0)
+			return SX_QUEUE;
+	return SX_QUEUE_SKIP;
+}
+
+/* isSchedulableAfterCSINodeChange: a new CSINode, or its migrated plugins
+ * changed. */
+static enum sx_hint hint_csi_node_volume_binding(void *self, const struct sx_pod *pod,
+						 const void *old_obj, const void *new_obj)
+{
+	const struct sx_csi_node *o = event_obj(old_obj), *n = event_obj(new_obj);
+
+	if (!o || !n)
+		return SX_QUEUE;
+	if (o->nmigrated != n->nmigrated)
+		return SX_QUEUE;
+	for (uint32_t i = 0; i < o->nmigrated; i++)
+		if (o->migrated[i] != n->migrated[i])
+			return SX_QUEUE;
+	return SX_QUEUE_SKIP;
+}
+
+/* isSchedulableAfterCSIDriverChange: storage capacity turned off for a
+ * driver of the pod's inline CSI volumes. */
+static enum sx_hint hint_csi_driver_volume_binding(void *self, const struct sx_pod *pod,
+						   const void *old_obj, const void *new_obj)
+{
+	const struct sx_csi_driver *o = event_obj(old_obj), *n = event_obj(new_obj);
+
+	if (!o || !n)
+		return SX_QUEUE;
+	for (uint32_t i = 0; i < pod->nvolumes; i++)
+		if (pod->volumes[i].source == SX_VSRC_CSI && pod->volumes[i].id == n->name_id &&
+		    o->storage_capacity && !n->storage_capacity)
+			return SX_QUEUE;
+	return SX_QUEUE_SKIP;
+}
+
+/* volumeLimit: maximumVolumeSize, else capacity; false when neither. */
+static bool volume_limit(const struct sx_csi_capacity *c, int64_t *limit)
+{
+	*limit = c->has_max_size ? c->maximum_volume_size : c->capacity;
+	return c->has_max_size || c->has_capacity;
+}
+
+/* isSchedulableAfterCSIStorageCapacityChange: new, or its limit grew. */
+static enum sx_hint hint_capacity_volume_binding(void *self, const struct sx_pod *pod,
+						 const void *old_obj, const void *new_obj)
+{
+	const struct sx_csi_capacity *o = event_obj(old_obj), *n = event_obj(new_obj);
+	int64_t ol, nl;
+
+	if (!o || !n)
+		return SX_QUEUE;
+	if (volume_limit(n, &nl) && (!volume_limit(o, &ol) || nl > ol))
+		return SX_QUEUE;
+	return SX_QUEUE_SKIP;
+}
+
+static const struct sx_event_reg events_volume_binding[] = {
+	{ SX_RES_STORAGE_CLASS, SX_ACT_ADD | SX_ACT_UPDATE, hint_storage_class_volume_binding },
+	{ SX_RES_PVC, SX_ACT_ADD | SX_ACT_UPDATE, hint_pvc_volume_binding },
+	{ SX_RES_PV, SX_ACT_ADD | SX_ACT_UPDATE, NULL },
+	{ SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_LABEL, NULL },
+	{ SX_RES_CSI_NODE, SX_ACT_ADD | SX_ACT_UPDATE, hint_csi_node_volume_binding },
+	{ SX_RES_CSI_DRIVER, SX_ACT_UPDATE, hint_csi_driver_volume_binding },
+	{ SX_RES_CSI_STORAGE_CAPACITY, SX_ACT_ADD | SX_ACT_UPDATE, hint_capacity_volume_binding },
+	SX_EVENTS_END,
+};
+
+const struct sx_plugin sx_plugin_volume_binding = {
+	.name = "VolumeBinding",
+	.init = init_volume_binding,
+	.destroy = destroy_volume_binding,
+	.state_clone = state_clone_volume_binding,
+	.state_free = state_free_volume_binding,
+	.pre_filter = pre_filter_volume_binding,
+	.filter = filter_volume_binding,
+	.pre_score = pre_score_volume_binding,
+	.score = score_volume_binding,
+	.reserve = reserve_volume_binding,
+	.unreserve = unreserve_volume_binding,
+	.pre_bind = pre_bind_volume_binding,
+	.events = events_volume_binding,
+};
