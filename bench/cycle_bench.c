@@ -2,11 +2,14 @@
  * cycles per second with the default profile (each scheduled pod is assumed
  * in the cache, so later cycles see it, as in kube-scheduler).
  *
- *   cycle_bench --state FILE [--pending FILE --label NAME] [--threads N]
+ *   cycle_bench --state FILE [--extra-state FILE] [--pending FILE --label NAME] [--threads N]
  *   cycle_bench --state FILE --pending FILE --latency [--gap-us US] [--threads N]
  *
  * --latency reports the p50/p99 of single Filter and PreScore+Score passes
  * over 500 named nodes (the extender's nodeCacheCapable work per request);
+ * --extra-state loads a second state file on top (the volumes mix's claims
+ * and PVs); each cycle that selects a node also runs Reserve there, as the
+ * scheduler does (VolumeBinding assumes its bindings);
  * --gap-us keeps the caller busy that long between passes (a request's
  * HTTP share), so idle pool workers may go to sleep as in the server.
  *
@@ -27,6 +30,7 @@
 #include "schedext/intern.h"
 #include "schedext/pool.h"
 #include "schedext/state.h"
+#include "schedext/binding_cycle.h" /* after the headers it needs */
 
 static long rss_kib(void)
 {
@@ -117,6 +121,8 @@ static void bench_cycles(struct sx_cache *cache, const struct sx_config *cfg, co
 		sx_schedule(prof, pods[i], &opts, &res);
 		if (res.selected >= 0) {
 			sx_cache_assume(cache, pods[i], snap->nodes[res.selected]->name);
+			sx_status_free(sx_run_reserve(prof, res.state, pods[i],
+						      snap->nodes[res.selected]->name));
 			scheduled++;
 		} else {
 			unschedulable++;
@@ -202,7 +208,7 @@ static void bench_latency(struct sx_cache *cache, const struct sx_config *cfg, c
 
 int main(int argc, char **argv)
 {
-	const char *state = NULL, *pending = NULL, *label = "plain";
+	const char *state = NULL, *extra = NULL, *pending = NULL, *label = "plain";
 	unsigned threads = 2;
 	bool latency = false;
 	double gap_us = 0;
@@ -217,6 +223,8 @@ int main(int argc, char **argv)
 			gap_us = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--state"))
 			state = argv[++i];
+		else if (!strcmp(argv[i], "--extra-state"))
+			extra = argv[++i];
 		else if (!strcmp(argv[i], "--pending"))
 			pending = argv[++i];
 		else if (!strcmp(argv[i], "--label"))
@@ -237,6 +245,10 @@ int main(int argc, char **argv)
 	double t0 = sx_now_s();
 	if (sx_state_load_file(cache, state, &err) < 0) {
 		fprintf(stderr, "load: %s %s\n", err.msg, err.path);
+		return 1;
+	}
+	if (extra && sx_state_load_file(cache, extra, &err) < 0) {
+		fprintf(stderr, "load %s: %s %s\n", extra, err.msg, err.path);
 		return 1;
 	}
 	double load_s = sx_now_s() - t0;

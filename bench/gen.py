@@ -8,9 +8,12 @@ matching Services, with requests and, for some, node affinity, pod
 (anti-)affinity, topology spread constraints, host ports and tolerations.
 
 --pending K adds K unscheduled pods of the shape given by --mix
-(plain, spread, affinity, anti-affinity, mixed), written to --pending-out as
-a List, in the shapes of kube-scheduler's scheduler_perf workloads
-(SchedulingBasic, TopologySpreading, PodAffinity, PodAntiAffinity).
+(plain, spread, affinity, anti-affinity, mixed, volumes), written to
+--pending-out as a List, in the shapes of kube-scheduler's scheduler_perf
+workloads (SchedulingBasic, TopologySpreading, PodAffinity, PodAntiAffinity).
+The volumes mix is plain pods of which 30% mount a claim: half bound to a
+zonal PV, half unbound of a WaitForFirstConsumer class (SchedulingWithPVs-
+like); --storage-out receives those claims, PVs and their StorageClass.
 """
 import argparse
 import json
@@ -115,7 +118,47 @@ def decorate(pod, i, rng, nnodes):
     return pod
 
 
-def pending_pod(i, mix, rng):
+STORAGE_CLASS = "bench-zonal"
+
+
+def add_volume(pod, i, storage, rng):
+    """Every 10 pods, 3 mount a claim: bound zonal PV or WaitForFirstConsumer."""
+    if i % 10 >= 3:
+        return
+    name = pod["metadata"]["name"]
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+             "metadata": {"name": "data-" + name, "namespace": "bench", "uid": "uid-data-" + name,
+                          "resourceVersion": "1"},
+             "spec": {"storageClassName": STORAGE_CLASS, "accessModes": ["ReadWriteOnce"],
+                      "resources": {"requests": {"storage": "10Gi"}}},
+             "status": {"phase": "Pending"}}
+    if (i // 10 * 3 + i % 10) % 2 == 0:  # every other volume pod: bound to a PV in one zone
+        _, zone = zone_of(rng.randrange(len(REGIONS) * ZONES_PER_REGION))
+        pv = {"apiVersion": "v1", "kind": "PersistentVolume",
+              "metadata": {"name": "pv-" + name, "resourceVersion": "1",
+                           "annotations": {"pv.kubernetes.io/provisioned-by": "zonal.csi.example.com"}},
+              "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
+                       "storageClassName": STORAGE_CLASS,
+                       "csi": {"driver": "zonal.csi.example.com", "volumeHandle": "vol-" + name},
+                       "claimRef": {"kind": "PersistentVolumeClaim", "namespace": "bench",
+                                    "name": "data-" + name, "uid": "uid-data-" + name},
+                       "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                           {"key": "topology.kubernetes.io/zone", "operator": "In",
+                            "values": [zone]}]}]}}},
+              "status": {"phase": "Bound"}}
+        claim["spec"]["volumeName"] = pv["metadata"]["name"]
+        claim["metadata"]["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+        claim["status"]["phase"] = "Bound"
+        storage.append(pv)
+    storage.append(claim)
+    pod["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data-" + name}}]
+
+
+def pending_pod(i, mix, rng, storage=None):
+    if mix == "volumes":
+        pod = base_pod(f"pending-volumes-{i:06d}", "bench", "basic", rng)
+        add_volume(pod, i, storage, rng)
+        return pod
     kind = mix if mix != "mixed" else ["plain", "spread", "affinity", "anti-affinity"][i % 4]
     app = {"plain": "basic", "spread": "spread", "affinity": "affine",
            "anti-affinity": f"anti-{i}"}[kind]
@@ -146,14 +189,24 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", help="cluster List file (omit to write only --pending-out)")
     ap.add_argument("--pending-out")
+    ap.add_argument("--storage-out", help="--mix volumes: the claims/PVs/class (a List)")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     if a.out:
         write_cluster(a, rng)
     if a.pending_out:
-        pend = [pending_pod(i, a.mix, rng) for i in range(a.pending)]
+        storage = []
+        pend = [pending_pod(i, a.mix, rng, storage) for i in range(a.pending)]
         with open(a.pending_out, "w") as f:
             json.dump({"apiVersion": "v1", "kind": "List", "items": pend}, f, separators=(",", ":"))
+        if a.storage_out:
+            storage.insert(0, {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                               "metadata": {"name": STORAGE_CLASS},
+                               "provisioner": "zonal.csi.example.com",
+                               "volumeBindingMode": "WaitForFirstConsumer"})
+            with open(a.storage_out, "w") as f:
+                json.dump({"apiVersion": "v1", "kind": "List", "items": storage}, f,
+                          separators=(",", ":"))
 
 
 def write_cluster(a, rng):
