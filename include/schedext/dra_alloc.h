@@ -100,7 +100,7 @@ struct sx_dra_alloc_env {
 
 /* A device picked for a request. */
 struct sx_dra_pick {
-	char request[256]; /* "req" or "req/sub" */
+	char request[128]; /* "req" or "req/sub" (names are DNS labels) */
 	sx_str driver, pool, device;
 	bool admin_access;  /* set from adminAccess: true */
 	const struct sx_dra_object *slice; /* where it came from (borrowed) */
@@ -145,5 +145,63 @@ void sx_dra_claim_out_clear(struct sx_dra_claim_out *out);
 /* upstream NodeMatches for a slice/device: nodeName, allNodes, selector. */
 bool sx_dra_node_matches(const struct sx_node *node, sx_str node_name, bool all_nodes,
 			 const struct sx_node_selector *sel);
+
+/* ---------- claims in flight and assumed (dra_claims.c) ----------
+ *
+ * Process-wide, thread-safe. An allocation made by Reserve is "pending"
+ * until PreBind finishes (upstream inFlightAllocations): its devices are
+ * in use and other pods needing the claim wait. After PreBind wrote the
+ * claim, the written object is "assumed" (upstream's assume cache) until
+ * the snapshot holds that resourceVersion or newer. */
+
+struct sx_dra_devref {
+	sx_str driver, pool, device;
+	bool admin_access;
+};
+
+/* Records a pending allocation of claim uid (devices copied). 0 or SX_ENOMEM. */
+int sx_dra_pending_add(const char *uid, const struct sx_dra_claim_out *out);
+/* Drops it; true when there was one. */
+bool sx_dra_pending_remove(const char *uid);
+bool sx_dra_pending_has(const char *uid);
+/* Stores the claim as written through the API (a reference is taken). */
+void sx_dra_assume(const struct sx_dra_object *claim);
+/* Forgets the assumed object of claim uid. */
+void sx_dra_assume_drop(const char *uid);
+/* The claim to use for the snapshot's object `snap_claim` (or for a claim
+ * missing from the snapshot, NULL, found by ns/name): the assumed one when
+ * newer, else snap_claim. A new reference (NULL when neither exists).
+ * Assumed objects the snapshot caught up with are dropped. */
+const struct sx_dra_object *sx_dra_claim_current(const struct sx_dra_object *snap_claim,
+						 sx_str ns, const char *name);
+/* Adds every device in use to a: allocated claims of the snapshot (or
+ * their newer assumed versions) and pending allocations. */
+int sx_dra_collect_allocated(const struct sx_snapshot *snap, struct sx_dra_allocated *a);
+
+/* ---------- the API (dra_claims.c) ----------
+ * Installed by the standalone scheduler; NULL (explain, extender, tests)
+ * makes PreBind keep its result in memory only. All calls may run on any
+ * thread. They return 0, SX_ECONFLICT on HTTP 409, SX_ENOENT on 404, other
+ * negatives with msg set to the API server's message. */
+struct sx_kube;
+void sx_dra_set_kube(struct sx_kube *kube);
+bool sx_dra_has_api(void);
+/* JSON merge patch of .../resourceclaims/{name}[/status]; *out (may be
+ * NULL) receives the decoded result. */
+int sx_dra_patch_claim(const char *ns, const char *name, bool status, const char *body,
+		       struct sx_dra_object **out, char *msg, size_t len);
+int sx_dra_get_claim(const char *ns, const char *name, struct sx_dra_object **out, char *msg,
+		     size_t len);
+
+/* Claims by namespace/name for PreEnqueue, fed from the cache listener by
+ * the standalone scheduler (sx_dra_track_claims(true) first). */
+void sx_dra_track_claims(bool on);
+void sx_dra_claim_event(const struct sx_dra_object *old_claim, const struct sx_dra_object *new_claim);
+/* -1 when not tracking; 0 absent; 1 present (*out: a new reference). */
+int sx_dra_claim_known(sx_str ns, const char *name, const struct sx_dra_object **out);
+
+/* The allocation as resource.k8s.io/v1 AllocationResult JSON (dra_result.c);
+ * NULL on OOM. */
+struct cJSON *sx_dra_allocation_json(const struct sx_dra_claim_out *o);
 
 #endif /* SCHEDEXT_DRA_ALLOC_H */

@@ -682,16 +682,29 @@ const struct sx_dra_attr *sx_dra_lookup_attr(const struct sx_dra_device *dev, sx
 
 /* ---------- pod fields ---------- */
 
+/* An optional string field: NULL when absent or null (sx_dec_strdup gives ""). */
+static int opt_strdup(const cJSON *j, const char *key, char **out, struct sx_error *err)
+{
+	const char *s;
+	int rc = sx_dec_string(j, key, &s, err);
+
+	*out = NULL;
+	if (rc < 0 || !s)
+		return rc;
+	*out = strdup(s);
+	return *out ? 0 : sx_dec_oom(err);
+}
+
 static int pod_claim_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
 	struct sx_pod_claim *c = elem;
 	int rc = sx_dec_strdup(j, "name", &c->name, err);
 
 	if (rc == 0)
-		rc = sx_dec_strdup(j, "resourceClaimName", &c->claim_name, err);
+		rc = opt_strdup(j, "resourceClaimName", &c->claim_name, err);
 	if (rc == 0)
-		rc = sx_dec_strdup(j, "resourceClaimTemplateName", &c->template_name, err);
-	if (rc == 0 && !c->name)
+		rc = opt_strdup(j, "resourceClaimTemplateName", &c->template_name, err);
+	if (rc == 0 && !*c->name)
 		rc = sx_error_set(err, SX_EINVAL, "name: Required value");
 	return rc;
 }

@@ -61,7 +61,7 @@ static const struct {
 	{ "VolumeRestrictions", 0 },	  { "NodeVolumeLimits", 0 },
 	{ "VolumeBinding", 0 },		  { "VolumeZone", 0 },
 	{ "PodTopologySpread", 2 },	  { "InterPodAffinity", 2 },
-	{ "DefaultPreemption", 0 },	  { "NodeResourcesBalancedAllocation", 1 },
+	{ "DynamicResources", 0 },	  { "DefaultPreemption", 0 },	  { "NodeResourcesBalancedAllocation", 1 },
 	{ "ImageLocality", 1 },		  { "DefaultBinder", 0 },
 };
 

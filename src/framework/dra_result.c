@@ -3,6 +3,7 @@
  * as upstream's stable allocator builds them. */
 #include "dra_alloc_int.h"
 
+#include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -431,4 +432,104 @@ int sx_dra_allocate(const struct sx_dra_alloc_env *env, const struct sx_node *no
 			sx_dra_claim_out_clear(&out[ci]);
 	alloc_free(&a);
 	return rc == 1 ? SX_DRA_ALLOCATED : rc;
+}
+
+/* ---------- JSON ---------- */
+
+static cJSON *requirement_json(const struct sx_requirement *r)
+{
+	static const char *const ops[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
+					   "In" };
+	cJSON *j = cJSON_CreateObject(), *vals = cJSON_CreateArray();
+
+	cJSON_AddStringToObject(j, "key", sx_str_get(r->key));
+	cJSON_AddStringToObject(j, "operator", ops[r->op]);
+	for (uint32_t i = 0; i < r->nvalues; i++)
+		cJSON_AddItemToArray(vals, cJSON_CreateString(sx_str_get(r->values[i])));
+	cJSON_AddItemToObject(j, "values", vals);
+	return j;
+}
+
+static cJSON *node_selector_json(const struct sx_dra_claim_out *o)
+{
+	cJSON *sel, *terms, *term, *exprs, *fields;
+
+	if (o->node_name == SX_STR_EMPTY && !o->nexprs && !o->nfields)
+		return cJSON_CreateNull();
+	sel = cJSON_CreateObject();
+	terms = cJSON_AddArrayToObject(sel, "nodeSelectorTerms");
+	term = cJSON_CreateObject();
+	cJSON_AddItemToArray(terms, term);
+	if (o->node_name != SX_STR_EMPTY) {
+		cJSON *f = cJSON_CreateObject(), *vals = cJSON_CreateArray();
+
+		fields = cJSON_AddArrayToObject(term, "matchFields");
+		cJSON_AddStringToObject(f, "key", "metadata.name");
+		cJSON_AddStringToObject(f, "operator", "In");
+		cJSON_AddItemToArray(vals, cJSON_CreateString(sx_str_get(o->node_name)));
+		cJSON_AddItemToObject(f, "values", vals);
+		cJSON_AddItemToArray(fields, f);
+		return sel;
+	}
+	if (o->nexprs) {
+		exprs = cJSON_AddArrayToObject(term, "matchExpressions");
+		for (uint32_t i = 0; i < o->nexprs; i++)
+			cJSON_AddItemToArray(exprs, requirement_json(o->exprs[i]));
+	}
+	if (o->nfields) {
+		fields = cJSON_AddArrayToObject(term, "matchFields");
+		for (uint32_t i = 0; i < o->nfields; i++)
+			cJSON_AddItemToArray(fields, requirement_json(o->fields[i]));
+	}
+	return sel;
+}
+
+cJSON *sx_dra_allocation_json(const struct sx_dra_claim_out *o)
+{
+	cJSON *j = cJSON_CreateObject(), *devs = cJSON_CreateObject();
+	cJSON *results = cJSON_CreateArray(), *config = cJSON_CreateArray();
+
+	if (!j || !devs || !results || !config) {
+		cJSON_Delete(j);
+		cJSON_Delete(devs);
+		cJSON_Delete(results);
+		cJSON_Delete(config);
+		return NULL;
+	}
+	cJSON_AddItemToObject(j, "devices", devs);
+	cJSON_AddItemToObject(devs, "results", results);
+	for (uint32_t i = 0; i < o->npicks; i++) {
+		const struct sx_dra_pick *p = &o->picks[i];
+		cJSON *r = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(r, "request", p->request);
+		cJSON_AddStringToObject(r, "driver", sx_str_get(p->driver));
+		cJSON_AddStringToObject(r, "pool", sx_str_get(p->pool));
+		cJSON_AddStringToObject(r, "device", sx_str_get(p->device));
+		if (p->admin_access)
+			cJSON_AddTrueToObject(r, "adminAccess");
+		cJSON_AddItemToArray(results, r);
+	}
+	for (uint32_t i = 0; i < o->nconfig; i++) {
+		const struct sx_dra_out_config *c = &o->config[i];
+		cJSON *cj = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(cj, "source",
+					c->source == SX_DRA_FROM_CLASS ? "FromClass" : "FromClaim");
+		if (c->nrequests) {
+			cJSON *reqs = cJSON_AddArrayToObject(cj, "requests");
+
+			for (uint32_t k = 0; k < c->nrequests; k++)
+				cJSON_AddItemToArray(reqs, cJSON_CreateString(c->requests[k]));
+		}
+		if (c->opaque)
+			cJSON_AddItemToObject(cj, "opaque", cJSON_Parse(c->opaque));
+		cJSON_AddItemToArray(config, cj);
+	}
+	if (o->nconfig)
+		cJSON_AddItemToObject(devs, "config", config);
+	else
+		cJSON_Delete(config);
+	cJSON_AddItemToObject(j, "nodeSelector", node_selector_json(o));
+	return j;
 }

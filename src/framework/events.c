@@ -113,6 +113,21 @@ static bool scaled_down(const struct sx_resources *o, const struct sx_resources 
 	return false;
 }
 
+/* status.resourceClaimStatuses changed (DynamicResources). */
+static bool claim_statuses_changed(const struct sx_pod *o, const struct sx_pod *n)
+{
+	if (o->nresource_claims != n->nresource_claims)
+		return true;
+	for (uint32_t i = 0; i < n->nresource_claims; i++) {
+		const struct sx_pod_claim *a = &o->resource_claims[i], *b = &n->resource_claims[i];
+
+		if (a->has_status != b->has_status || !a->status_claim != !b->status_claim ||
+		    (a->status_claim && strcmp(a->status_claim, b->status_claim) != 0))
+			return true;
+	}
+	return false;
+}
+
 uint32_t sx_pod_update_actions(const struct sx_pod *o, const struct sx_pod *n)
 {
 	uint32_t a = 0;
@@ -125,6 +140,8 @@ uint32_t sx_pod_update_actions(const struct sx_pod *o, const struct sx_pod *n)
 		a |= SX_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED;
 	if (n->ntolerations != o->ntolerations)
 		a |= SX_ACT_UPDATE_POD_TOLERATION;
+	if (claim_statuses_changed(o, n))
+		a |= SX_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM;
 	return a;
 }
 

@@ -26,6 +26,7 @@
 #include "schedext/fit_error.h"
 #include "schedext/post_filter.h"
 #include "schedext/registry.h"
+#include "schedext/dra_alloc.h"
 
 #define EVENT_QUEUE_CAP 4096
 #define EVENT_QPS 50.0
@@ -756,11 +757,15 @@ static void on_node(void *ctx, const struct sx_node *old_node, const struct sx_n
 }
 
 /* A storage object changed: a pod rejected for a volume reason may now
- * fit (plugins.md §4.6; every matching event counts as Queue). Kinds no
- * plugin registers for (Service, Namespace, ...) move nothing. */
+ * fit (plugins.md §4.6; every matching event counts as Queue). DRA kinds
+ * go to the queue as cluster events with their hints (claims also feed
+ * DynamicResources' PreEnqueue table). Kinds no plugin registers for
+ * (Service, Namespace, ...) move nothing. */
 static void on_object(void *ctx, enum sx_kind kind, const void *old_obj, const void *new_obj)
 {
 	struct sx_scheduler *s = ctx;
+	struct sx_object o = { kind, (void *)old_obj }, n = { kind, (void *)new_obj };
+	enum sx_event_resource res;
 
 	if (kind == SX_KIND_PV || kind == SX_KIND_PVC)
 		sx_volume_binding_notify(); /* VolumeBinding PreBinds waiting for them */
@@ -773,10 +778,28 @@ static void on_object(void *ctx, enum sx_kind kind, const void *old_obj, const v
 	case SX_KIND_CSI_STORAGE_CAPACITY:
 	case SX_KIND_VOLUME_ATTACHMENT:
 		sx_queue_move_all(s->q, sx_kind_name(kind));
+		return;
+	case SX_KIND_RESOURCE_CLAIM:
+		sx_dra_claim_event(old_obj, new_obj);
+		res = SX_RES_RESOURCE_CLAIM;
+		break;
+	case SX_KIND_RESOURCE_SLICE:
+		res = SX_RES_RESOURCE_SLICE;
+		break;
+	case SX_KIND_DEVICE_CLASS:
+		res = SX_RES_DEVICE_CLASS;
 		break;
 	default:
-		break;
+		return;
 	}
+	sx_queue_cluster_event(s->q, res,
+			       !old_obj ? SX_ACT_ADD : !new_obj ? SX_ACT_DELETE : SX_ACT_UPDATE,
+			       old_obj ? &o : NULL, new_obj ? &n : NULL);
+}
+
+static void visit_claim(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)
+{
+	sx_dra_claim_event(NULL, obj->obj);
 }
 
 static void visit_pod(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)
@@ -938,7 +961,10 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 					  .apply_ctx = s, .nominator = &s->nom_proxy,
 					  .seed = sx_now_ns() };
 	l = (struct sx_cache_listener){ on_pod, on_node, s, on_object };
+	sx_dra_set_kube(s->o.kube);
+	sx_dra_track_claims(true);
 	sx_cache_set_listener(opts->cache, &l);
+	sx_cache_visit(opts->cache, SX_KIND_RESOURCE_CLAIM, visit_claim, s);
 	sx_cache_visit(opts->cache, SX_KIND_POD, visit_pod, s);
 	/* Before the loop starts: its first PostFilter may run at once (pods
 	 * already queued) and fails "profile not registered" without an env. */
@@ -949,6 +975,8 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 		sx_volume_binding_set_env(NULL, NULL);
 		sx_preemption_set_env(NULL);
 		sx_cache_set_listener(opts->cache, NULL);
+		sx_dra_track_claims(false);
+		sx_dra_set_kube(NULL);
 		sx_set_binder(NULL, NULL);
 		free_scheduler(s);
 		return rc;
@@ -970,6 +998,8 @@ void sx_scheduler_stop(struct sx_scheduler *s)
 	sx_volume_binding_set_env(NULL, NULL); /* waiting volume PreBinds give up */
 	stop_binders(s); /* in-flight bindings finish first */
 	sx_cache_set_listener(s->o.cache, NULL);
+	sx_dra_track_claims(false);
+	sx_dra_set_kube(NULL);
 	sx_set_binder(NULL, NULL);
 	events_stop(&s->ev);
 	free_scheduler(s);

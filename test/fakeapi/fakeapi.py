@@ -104,6 +104,7 @@ FAULT_DEFAULTS = {
     "unserved": [],               # resources answering 404
     "forbidden": [],              # resources answering 403
     "list_page_max": 0,           # cap page size (0: honour limit)
+    "claim_status_409": 0,        # next N resourceclaims/status patches: bump RV, answer 409
 }
 
 
@@ -588,6 +589,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.bind(ns, name)
         if method == "PATCH" and res == "pods" and sub == "status":
             return self.patch_status(ns, name)
+        if method == "PATCH" and res == "resourceclaims" and sub == "status":
+            return self.patch_object(res, key, status_only=True)
         if sub:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         st = self.store
@@ -824,7 +827,7 @@ class Handler(BaseHTTPRequestHandler):
             pass
         raise ConnectionResetError("injected disconnect")
 
-    def patch_object(self, res, key):
+    def patch_object(self, res, key, status_only=False):
         """JSON merge patch (RFC 7386); strategic merge patches are applied
         the same way (enough for maps such as annotations and claimRef).
         metadata.resourceVersion in the patch is a precondition, as on the
@@ -842,9 +845,18 @@ class Handler(BaseHTTPRequestHandler):
             old = st.objects[res].get(key)
             if old is None:
                 raise ApiError(404, "NotFound", '%s "%s" not found' % (st.qualified(res), key[1]))
+            if status_only and st.take_fault("claim_status_409"):
+                # a concurrent writer got there first: new RV, then 409
+                st.update(res, copy.deepcopy(old), check_rv=False, owned=True)
+                raise ApiError(409, "Conflict", 'Operation cannot be fulfilled on %s "%s": the object has been modified; please apply your changes to the latest version and try again' % (st.qualified(res), key[1]))
+            uid = (patch.get("metadata") or {}).get("uid")
+            if uid and uid != old["metadata"]["uid"]:
+                raise ApiError(409, "Conflict", "Precondition failed: UID in precondition: %s, UID in object meta: %s" % (uid, old["metadata"]["uid"]))
             want = (patch.get("metadata") or {}).get("resourceVersion")
             if want and want != old["metadata"]["resourceVersion"]:
                 raise ApiError(409, "Conflict", 'Operation cannot be fulfilled on %s "%s": the object has been modified; please apply your changes to the latest version and try again' % (st.qualified(res), key[1]))
+            if status_only:  # the status subresource ignores everything else
+                patch = {"status": patch.get("status")} if "status" in patch else {}
             new = merge_patch(old, patch)
             new.setdefault("metadata", {})["name"] = key[1]
             obj = st.update(res, new, check_rv=False, owned=True)

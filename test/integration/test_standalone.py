@@ -219,7 +219,8 @@ def test_thousand_pods(tmp):
         # every node's allocatable, so NodeResourcesFit's rejection is
         # unresolvable and preemption cannot help anywhere.
         want = ("0/100 nodes are available: 10 node(s) had untolerated taint(s), "
-                "90 Insufficient cpu. preemption: 0/100 nodes are available: "
+                "90 Insufficient cpu. no new claims to deallocate, "
+                "preemption: 0/100 nodes are available: "
                 "100 Preemption is not helpful for scheduling.")
 
         def condition_set():
@@ -514,7 +515,8 @@ def test_preemption_policy_never(tmp):
     pods = [running("lo-%d-%d" % (i, k), "nv-%d" % i, "2", 0, 2 * i + k)
             for i in range(1, 4) for k in range(2)]
     never = pod("never", "2", "64Mi", priority=1000, preemptionPolicy="Never")
-    want = ("0/3 nodes are available: 3 Insufficient cpu. "
+    # DynamicResources (default profile since 1.34) runs first at PostFilter.
+    want = ("0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, "
             "preemption: not eligible due to preemptionPolicy=Never.")
     try:
         api.apply([{"op": "create", "object": {"kind": "Namespace", "metadata": {"name": "work"}}}])

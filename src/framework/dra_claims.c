@@ -1,0 +1,389 @@
+/* Claims in flight and assumed (upstream's inFlightAllocations and the
+ * ResourceClaim assume cache), the devices in use, and the claim writes
+ * through the API server (dra_alloc.h). */
+#include "schedext/dra_alloc.h"
+
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedext/decode.h"
+#include "schedext/kube.h"
+
+struct entry {
+	char *uid;
+	bool pending;                     /* Reserve..PreBind */
+	uint32_t ndevs;
+	struct sx_dra_devref *devs;       /* pending: the devices */
+	const struct sx_dra_object *claim; /* assumed: as written */
+	struct entry *next;
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct entry *entries;
+static struct sx_kube *kube;
+
+static struct entry **find(const char *uid, bool pending)
+{
+	struct entry **e;
+
+	for (e = &entries; *e; e = &(*e)->next)
+		if ((*e)->pending == pending && strcmp((*e)->uid, uid) == 0)
+			return e;
+	return NULL;
+}
+
+static void entry_free(struct entry *e)
+{
+	free(e->uid);
+	free(e->devs);
+	sx_dra_unref(e->claim);
+	free(e);
+}
+
+int sx_dra_pending_add(const char *uid, const struct sx_dra_claim_out *out)
+{
+	struct entry *e = calloc(1, sizeof(*e));
+
+	if (!e || !(e->uid = strdup(uid ? uid : "")) ||
+	    !(e->devs = calloc(out->npicks + 1, sizeof(*e->devs)))) {
+		if (e)
+			free(e->uid);
+		free(e);
+		return SX_ENOMEM;
+	}
+	e->pending = true;
+	for (uint32_t i = 0; i < out->npicks; i++)
+		e->devs[e->ndevs++] = (struct sx_dra_devref){ out->picks[i].driver, out->picks[i].pool,
+							      out->picks[i].device,
+							      out->picks[i].admin_access };
+	pthread_mutex_lock(&mu);
+	e->next = entries;
+	entries = e;
+	pthread_mutex_unlock(&mu);
+	return 0;
+}
+
+static bool remove_entry(const char *uid, bool pending)
+{
+	struct entry **e, *dead = NULL;
+
+	pthread_mutex_lock(&mu);
+	e = find(uid ? uid : "", pending);
+	if (e) {
+		dead = *e;
+		*e = dead->next;
+	}
+	pthread_mutex_unlock(&mu);
+	if (dead)
+		entry_free(dead);
+	return dead != NULL;
+}
+
+bool sx_dra_pending_remove(const char *uid)
+{
+	return remove_entry(uid, true);
+}
+
+bool sx_dra_pending_has(const char *uid)
+{
+	bool has;
+
+	pthread_mutex_lock(&mu);
+	has = find(uid ? uid : "", true) != NULL;
+	pthread_mutex_unlock(&mu);
+	return has;
+}
+
+void sx_dra_assume(const struct sx_dra_object *claim)
+{
+	struct entry *e = calloc(1, sizeof(*e));
+
+	sx_dra_assume_drop(claim->meta.uid);
+	if (!e || !(e->uid = strdup(claim->meta.uid ? claim->meta.uid : ""))) {
+		free(e);
+		return; /* the claim is simply not assumed: the watch catches up */
+	}
+	e->claim = sx_dra_ref(claim);
+	pthread_mutex_lock(&mu);
+	e->next = entries;
+	entries = e;
+	pthread_mutex_unlock(&mu);
+}
+
+void sx_dra_assume_drop(const char *uid)
+{
+	remove_entry(uid, false);
+}
+
+/* Numeric resourceVersion comparison (the assume cache's rule); a
+ * non-numeric version counts as newer. */
+static bool newer_or_same(const char *snap_rv, const char *assumed_rv)
+{
+	char *end;
+	unsigned long long a, b;
+
+	if (!snap_rv || !assumed_rv)
+		return snap_rv != NULL;
+	a = strtoull(snap_rv, &end, 10);
+	if (*end)
+		return true;
+	b = strtoull(assumed_rv, &end, 10);
+	return *end || a >= b;
+}
+
+const struct sx_dra_object *sx_dra_claim_current(const struct sx_dra_object *snap_claim,
+						 sx_str ns, const char *name)
+{
+	const struct sx_dra_object *out = NULL;
+	struct entry **e, *dead = NULL;
+
+	pthread_mutex_lock(&mu);
+	for (e = &entries; *e; e = &(*e)->next) {
+		const struct sx_dra_object *c = (*e)->claim;
+
+		if ((*e)->pending || c->meta.ns != ns || strcmp(c->meta.name, name) != 0)
+			continue;
+		if (snap_claim && (strcmp(snap_claim->meta.uid ? snap_claim->meta.uid : "",
+					  c->meta.uid ? c->meta.uid : "") != 0 ||
+				   newer_or_same(snap_claim->meta.resource_version,
+						 c->meta.resource_version))) {
+			dead = *e;
+			*e = dead->next;
+		} else {
+			out = sx_dra_ref(c);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&mu);
+	if (dead)
+		entry_free(dead);
+	return out ? out : sx_dra_ref(snap_claim);
+}
+
+int sx_dra_collect_allocated(const struct sx_snapshot *snap, struct sx_dra_allocated *a)
+{
+	int rc = 0;
+	bool any;
+
+	pthread_mutex_lock(&mu);
+	any = entries != NULL;
+	pthread_mutex_unlock(&mu);
+	for (uint32_t i = 0; rc == 0 && i < snap->nresource_claims; i++) {
+		const struct sx_dra_object *c = snap->resource_claims[i];
+		const struct sx_dra_object *cur;
+
+		if (!any) {
+			rc = sx_dra_allocated_add_allocation(a, c->u.claim.allocation);
+			continue;
+		}
+		cur = sx_dra_claim_current(c, c->meta.ns, c->meta.name);
+		rc = sx_dra_allocated_add_allocation(a, cur->u.claim.allocation);
+		sx_dra_unref(cur);
+	}
+	pthread_mutex_lock(&mu);
+	for (struct entry *e = entries; rc == 0 && e; e = e->next) {
+		if (!e->pending) {
+			rc = sx_dra_allocated_add_allocation(a, e->claim->u.claim.allocation);
+			continue;
+		}
+		for (uint32_t i = 0; rc == 0 && i < e->ndevs; i++)
+			if (!e->devs[i].admin_access)
+				rc = sx_dra_allocated_add(a, e->devs[i].driver, e->devs[i].pool,
+							  e->devs[i].device);
+	}
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
+/* ---------- API ---------- */
+
+void sx_dra_set_kube(struct sx_kube *k)
+{
+	pthread_mutex_lock(&mu);
+	kube = k;
+	pthread_mutex_unlock(&mu);
+}
+
+bool sx_dra_has_api(void)
+{
+	bool has;
+
+	pthread_mutex_lock(&mu);
+	has = kube != NULL;
+	pthread_mutex_unlock(&mu);
+	return has;
+}
+
+static int decode_claim(const char *body, size_t len, struct sx_dra_object **out, char *msg,
+			size_t mlen)
+{
+	cJSON *j = cJSON_ParseWithLength(body, len);
+	struct sx_error err = { 0 };
+	struct sx_object o;
+	int rc;
+
+	if (!j) {
+		snprintf(msg, mlen, "undecodable ResourceClaim in the API response");
+		return SX_EINVAL;
+	}
+	rc = sx_decode_object(j, "ResourceClaim", &o, &err);
+	cJSON_Delete(j);
+	if (rc < 0) {
+		snprintf(msg, mlen, "decode ResourceClaim: %s: %s", err.path, err.msg);
+		return rc;
+	}
+	*out = o.obj;
+	return 0;
+}
+
+static int request(const char *method, const char *ns, const char *name, bool status,
+		   const char *body, struct sx_dra_object **out, char *msg, size_t mlen)
+{
+	char path[1024], *resp = NULL;
+	struct sx_error err = { 0 };
+	size_t rlen = 0;
+	long code = 0;
+	struct sx_kube *k;
+	int rc;
+
+	pthread_mutex_lock(&mu);
+	k = kube;
+	pthread_mutex_unlock(&mu);
+	if (out)
+		*out = NULL;
+	if (!k) {
+		snprintf(msg, mlen, "no API client");
+		return SX_EIO;
+	}
+	snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s%s",
+		 ns, name, status ? "/status" : "");
+	rc = sx_kube_request(k, method, path, body ? "application/merge-patch+json" : NULL, body,
+			     body ? strlen(body) : 0, &code, &resp, &rlen, &err);
+	if (rc < 0) {
+		snprintf(msg, mlen, "%s", err.msg);
+		free(resp);
+		return SX_EIO;
+	}
+	if (code / 100 != 2) {
+		sx_kube_status_message(resp, rlen, code, msg, mlen);
+		free(resp);
+		return code == 409 ? SX_ECONFLICT : code == 404 ? SX_ENOENT : SX_EIO;
+	}
+	rc = out ? decode_claim(resp ? resp : "", rlen, out, msg, mlen) : 0;
+	free(resp);
+	return rc;
+}
+
+int sx_dra_patch_claim(const char *ns, const char *name, bool status, const char *body,
+		       struct sx_dra_object **out, char *msg, size_t len)
+{
+	return request("PATCH", ns, name, status, body, out, msg, len);
+}
+
+int sx_dra_get_claim(const char *ns, const char *name, struct sx_dra_object **out, char *msg,
+		     size_t len)
+{
+	return request("GET", ns, name, false, NULL, out, msg, len);
+}
+
+/* ---------- claims known to PreEnqueue ----------
+ * PreEnqueue runs under the queue's lock, which the cache listener holds
+ * while it is under the cache's: it cannot take a snapshot. The scheduler
+ * feeds this table from the cache listener instead (lock order: cache,
+ * queue, this table). */
+
+#define KNOWN_BUCKETS 4096
+
+struct known {
+	const struct sx_dra_object *claim;
+	struct known *next;
+};
+
+static pthread_mutex_t known_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct known *known[KNOWN_BUCKETS];
+static bool tracking;
+
+static unsigned known_bucket(sx_str ns, const char *name)
+{
+	uint64_t h = (uint64_t)ns * 0x9E3779B97F4A7C15ull;
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 0x100000001B3ull;
+	return (unsigned)(h % KNOWN_BUCKETS);
+}
+
+static struct known **known_find(sx_str ns, const char *name)
+{
+	struct known **k = &known[known_bucket(ns, name)];
+
+	for (; *k; k = &(*k)->next)
+		if ((*k)->claim->meta.ns == ns && strcmp((*k)->claim->meta.name, name) == 0)
+			return k;
+	return k;
+}
+
+void sx_dra_track_claims(bool on)
+{
+	pthread_mutex_lock(&known_mu);
+	tracking = on;
+	for (unsigned i = 0; !on && i < KNOWN_BUCKETS; i++)
+		while (known[i]) {
+			struct known *k = known[i];
+
+			known[i] = k->next;
+			sx_dra_unref(k->claim);
+			free(k);
+		}
+	pthread_mutex_unlock(&known_mu);
+}
+
+void sx_dra_claim_event(const struct sx_dra_object *old_claim, const struct sx_dra_object *new_claim)
+{
+	const struct sx_dra_object *c = new_claim ? new_claim : old_claim;
+	struct known **k, *dead = NULL;
+
+	if (!c || !c->meta.name)
+		return;
+	pthread_mutex_lock(&known_mu);
+	if (!tracking)
+		goto out;
+	k = known_find(c->meta.ns, c->meta.name);
+	if (!new_claim) {
+		dead = *k;
+		if (dead)
+			*k = dead->next;
+	} else if (*k) {
+		sx_dra_unref((*k)->claim);
+		(*k)->claim = sx_dra_ref(new_claim);
+	} else if ((*k = calloc(1, sizeof(**k)))) {
+		(*k)->claim = sx_dra_ref(new_claim);
+	}
+out:
+	pthread_mutex_unlock(&known_mu);
+	if (dead) {
+		sx_dra_unref(dead->claim);
+		free(dead);
+	}
+}
+
+int sx_dra_claim_known(sx_str ns, const char *name, const struct sx_dra_object **out)
+{
+	struct known **k;
+	int rc;
+
+	*out = NULL;
+	pthread_mutex_lock(&known_mu);
+	if (!tracking) {
+		pthread_mutex_unlock(&known_mu);
+		return -1;
+	}
+	k = known_find(ns, name);
+	rc = *k != NULL;
+	if (*k)
+		*out = sx_dra_ref((*k)->claim);
+	pthread_mutex_unlock(&known_mu);
+	return rc;
+}
