@@ -107,6 +107,7 @@ $(BUILD)/obj/src/cmd/ui.o: src/cmd/ui.html
 # statically (test/unit/test_failalloc.c).
 FAILALLOC_WRAP := $(foreach f,malloc calloc realloc strdup strndup asprintf vasprintf,-Wl,--wrap=$(f))
 $(BUILD)/test/unit/test_failalloc: LDFLAGS += $(FAILALLOC_WRAP)
+$(BUILD)/test/unit/test_cel_failalloc: LDFLAGS += $(FAILALLOC_WRAP)
 
 # Tools used by tests and bench (the synthetic cluster generator, the C load driver).
 BENCH_SRC  := $(wildcard bench/*.c)

@@ -29,8 +29,10 @@ void *cel_arena_alloc(struct cel_arena *a, size_t n)
 	struct cel_chunk *c = a->head;
 	size_t need = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
 
-	if (need < n || a->total + need > a->limit)
+	if (need < n || a->total + need > a->limit) {
+		a->limited = true;
 		return NULL;
+	}
 	if (!c || c->cap - c->used < need) {
 		size_t cap = need > CEL_CHUNK ? need : CEL_CHUNK;
 
@@ -73,6 +75,11 @@ void cel_compile_error(struct cel_prog_build *b, uint32_t pos, const char *fmt, 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (strcmp(msg, "out of memory") == 0) {
+		b->oom = true;
+		snprintf(b->err, b->errlen, "%s", msg);
+		return;
+	}
 	if (pos > b->len)
 		pos = (uint32_t)b->len;
 	for (size_t i = 0; i < pos; i++) {
@@ -135,7 +142,10 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-struct sx_cel_program *sx_cel_compile(const char *expr, size_t len, char *err, size_t errlen)
+/* sx_cel_compile; *oom tells a failure for lack of memory from an
+ * invalid expression. */
+static struct sx_cel_program *compile(const char *expr, size_t len, char *err, size_t errlen,
+				      bool *oom)
 {
 	char local[SX_CEL_ERR_LEN];
 	struct cel_prog_build b = { .err = err ? err : local, .errlen = err ? errlen : sizeof(local) };
@@ -151,6 +161,7 @@ struct sx_cel_program *sx_cel_compile(const char *expr, size_t len, char *err, s
 	if (!p || !(p->expr = malloc(len + 1))) {
 		free(p);
 		set_err(err, errlen, "out of memory");
+		*oom = true;
 		return NULL;
 	}
 	memcpy(p->expr, expr, len);
@@ -167,10 +178,18 @@ struct sx_cel_program *sx_cel_compile(const char *expr, size_t len, char *err, s
 	if (b.failed || !p->root) {
 		if (!b.failed)
 			set_err(err, errlen, "out of memory");
+		*oom = b.oom || !b.failed;
 		program_free(p);
 		return NULL;
 	}
 	return p;
+}
+
+struct sx_cel_program *sx_cel_compile(const char *expr, size_t len, char *err, size_t errlen)
+{
+	bool oom = false;
+
+	return compile(expr, len, err, errlen, &oom);
 }
 
 struct sx_cel_program *sx_cel_program_ref(struct sx_cel_program *p)
@@ -246,6 +265,7 @@ int sx_cel_eval_device_limit(const struct sx_cel_program *p, const struct sx_cel
 		ev.slots = cel_arena_alloc(&ev.arena, (size_t)p->n_slots * sizeof(*ev.slots));
 		if (!ev.slots) {
 			set_err(err, errlen, "out of memory");
+			cel_arena_free(&ev.arena);
 			return SX_ENOMEM;
 		}
 	}
@@ -277,6 +297,12 @@ int sx_cel_eval_device_limit(const struct sx_cel_program *p, const struct sx_cel
 			set_err(err, errlen, "CEL result of type %s could not be converted to bool", t);
 			rc = SX_EINVAL;
 		}
+	}
+	if (ev.oom && rc != SX_ENOMEM) {
+		/* a lookup or value went missing: the answer cannot be trusted */
+		*result = false;
+		set_err(err, errlen, "out of memory");
+		rc = SX_ENOMEM;
 	}
 	if (cost)
 		*cost = ev.cost;
@@ -385,6 +411,7 @@ struct sx_cel_program *sx_cel_cache_get(struct sx_cel_cache *c, const char *expr
 	char msg[SX_CEL_ERR_LEN];
 	struct sx_cel_program *p;
 	struct cache_entry *e;
+	bool oom = false;
 
 	pthread_mutex_lock(&c->lock);
 	e = lookup(c, expr, len);
@@ -397,7 +424,11 @@ struct sx_cel_program *sx_cel_cache_get(struct sx_cel_cache *c, const char *expr
 	pthread_mutex_unlock(&c->lock);
 
 	/* compile outside the lock; a racing thread may compile it too */
-	p = sx_cel_compile(expr, len, msg, sizeof(msg));
+	p = compile(expr, len, msg, sizeof(msg), &oom);
+	if (!p && oom) {
+		set_err(err, errlen, "%s", msg); /* transient: not cached */
+		return NULL;
+	}
 	e = calloc(1, sizeof(*e));
 	if (e) {
 		e->expr = malloc(len + 1);

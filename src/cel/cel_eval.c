@@ -24,9 +24,20 @@ struct cel_val cel_err(struct cel_eval *ev, const char *fmt, ...)
 	if (n < 0)
 		return v;
 	p = cel_arena_alloc(&ev->arena, strlen(buf) + 1);
-	if (p) {
-		strcpy(p, buf);
-		v.err = p;
+	if (!p)
+		return cel_oom(ev);
+	strcpy(p, buf);
+	v.err = p;
+	return v;
+}
+
+struct cel_val cel_oom(struct cel_eval *ev)
+{
+	struct cel_val v = { .kind = K_ERR, .err = "evaluation exceeded its memory limit" };
+
+	if (!ev->arena.limited) {
+		ev->oom = true;
+		v.err = "out of memory";
 	}
 	return v;
 }
@@ -103,8 +114,10 @@ static const struct cel_name *names(struct cel_eval *ev, bool caps)
 		return out;
 	if (!out && n) {
 		out = cel_arena_alloc(&ev->arena, n * sizeof(*out));
-		if (!out)
+		if (!out) {
+			cel_oom(ev);
 			return NULL;
+		}
 		ev->names[caps] = out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -341,7 +354,7 @@ static struct cel_val eval_list(struct cel_eval *ev, const struct cel_node *n)
 		return cancelled();
 	items = cel_arena_alloc(&ev->arena, (n->nargs ? n->nargs : 1) * sizeof(*items));
 	if (!items)
-		return cel_err(ev, "evaluation exceeded its memory limit");
+		return cel_oom(ev);
 	for (size_t i = 0; i < n->nargs; i++) {
 		items[i] = cel_eval_node(ev, n->args[i]);
 		if (items[i].kind == K_ERR)
@@ -558,7 +571,7 @@ static struct cel_val eval_comp(struct cel_eval *ev, const struct cel_node *n)
 			if (!cel_charge(ev, n->macro == M_FILTER ? 12 : 11))
 				return cancelled();
 			if (!push(ev, &acc, &cap, &p))
-				return cel_err(ev, "evaluation exceeded its memory limit");
+				return cel_oom(ev);
 		}
 	}
 	if (!cel_charge(ev, n->macro == M_EXISTS_ONE ? 2 : 1))

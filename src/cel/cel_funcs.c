@@ -127,7 +127,7 @@ static struct cel_val concat(struct cel_eval *ev, const struct cel_node *n, cons
 		struct cel_val *items = cel_arena_alloc(&ev->arena, (cnt ? cnt : 1) * sizeof(*items));
 
 		if (!items)
-			return cel_err(ev, "evaluation exceeded its memory limit");
+			return cel_oom(ev);
 		if (a[0].l.n)
 			memcpy(items, a[0].l.items, a[0].l.n * sizeof(*items));
 		if (a[1].l.n)
@@ -139,7 +139,7 @@ static struct cel_val concat(struct cel_eval *ev, const struct cel_node *n, cons
 	char *p = cel_arena_alloc(&ev->arena, a[0].s.n + a[1].s.n + 1);
 
 	if (!p)
-		return cel_err(ev, "evaluation exceeded its memory limit");
+		return cel_oom(ev);
 	memcpy(p, a[0].s.p, a[0].s.n);
 	memcpy(p + a[0].s.n, a[1].s.p, a[1].s.n);
 	p[a[0].s.n + a[1].s.n] = '\0';
@@ -283,7 +283,7 @@ static struct cel_val str_case(struct cel_eval *ev, const struct cel_node *n,
 	struct cel_val r = { .kind = K_STRING };
 
 	if (!p)
-		return cel_err(ev, "evaluation exceeded its memory limit");
+		return cel_oom(ev);
 	for (size_t i = 0; i < a[0].s.n; i++) {
 		char c = a[0].s.p[i];
 
@@ -312,7 +312,7 @@ static struct cel_val matches(struct cel_eval *ev, const struct cel_node *n,
 		return cel_err(ev, "matches: NUL bytes are not supported by this evaluator");
 	if (!re) {
 		if (cel_regex_compile(a[1].s.p, a[1].s.n, &local, msg, sizeof(msg)) != 0)
-			return cel_err(ev, "%s", msg);
+			return strcmp(msg, "out of memory") ? cel_err(ev, "%s", msg) : cel_oom(ev);
 		re = &local;
 	}
 	m[0].rm_so = 0;
@@ -458,10 +458,12 @@ static struct cel_val semver_fn(struct cel_eval *ev, const struct cel_node *n,
 	int rc = cel_semver_parse(a[0].s.p, a[0].s.n, normalize, &r.v, msg, sizeof(msg),
 				  &ev->arena);
 
+	if (rc != 0 && strcmp(msg, "out of memory") == 0)
+		return cel_oom(ev);
 	if (name_eq(n, "isSemver"))
 		return v_bool(rc == 0);
 	if (rc != 0)
-		return cel_err(ev, "%s", msg);
+		return strcmp(msg, "out of memory") ? cel_err(ev, "%s", msg) : cel_oom(ev);
 	return r;
 }
 
@@ -634,7 +636,7 @@ static struct cel_val to_string(struct cel_eval *ev, const struct cel_node *n,
 	}
 	p = cel_arena_alloc(&ev->arena, (size_t)len + 1);
 	if (!p)
-		return cel_err(ev, "evaluation exceeded its memory limit");
+		return cel_oom(ev);
 	memcpy(p, buf, (size_t)len + 1);
 	r.s.p = p;
 	r.s.n = (size_t)len;

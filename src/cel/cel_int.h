@@ -23,6 +23,7 @@ struct cel_arena {
 	struct cel_chunk *head;
 	size_t total;  /* bytes handed out */
 	size_t limit;  /* allocation fails beyond this */
+	bool limited;  /* an allocation failed on the limit, not for lack of memory */
 };
 
 void *cel_arena_alloc(struct cel_arena *a, size_t n);
@@ -187,6 +188,7 @@ struct cel_prog_build {
 	char *err;
 	size_t errlen;
 	bool failed;
+	bool oom;     /* failed for lack of memory: do not cache the message */
 	int n_slots;  /* cel.bind variables, set by the checker */
 };
 
@@ -216,6 +218,7 @@ struct cel_eval {
 	uint64_t cost;
 	uint64_t limit;
 	bool cancelled;                    /* cost limit hit: unwind */
+	bool oom;                          /* an allocation failed: the answer is SX_ENOMEM */
 	struct cel_val *slots;             /* cel.bind values */
 	struct cel_name *names[2];         /* split attribute [0] / capacity [1] names */
 	bool names_done[2];
@@ -224,6 +227,8 @@ struct cel_eval {
 struct cel_val cel_eval_node(struct cel_eval *ev, const struct cel_node *n);
 struct cel_val cel_err(struct cel_eval *ev, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* An allocation failed: the arena's limit, or lack of memory (sets oom). */
+struct cel_val cel_oom(struct cel_eval *ev);
 /* Adds cost; false (and ev->cancelled) when the limit is exceeded. */
 bool cel_charge(struct cel_eval *ev, uint64_t c);
 
