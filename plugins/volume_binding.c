@@ -27,6 +27,7 @@ struct vb_plugin {
 	 * enum vb_reason bits), so rejecting thousands of nodes allocates
 	 * nothing. */
 	struct sx_status *rejected[1u << NREASONS];
+	struct sx_status *skip;   /* shared Skip for pods without claims */
 };
 
 /* VolumeBindingArgs, validated as ValidateVolumeBindingArgsWithOptions
@@ -74,6 +75,35 @@ static struct sx_status *reasons_status(unsigned reasons)
 	return st;
 }
 
+static void destroy_volume_binding(void *self)
+{
+	struct vb_plugin *p = self;
+
+	if (!p)
+		return;
+	for (unsigned r = 1; r < SX_ARRAY_SIZE(p->rejected); r++)
+		sx_status_unshare(p->rejected[r]);
+	sx_status_unshare(p->skip);
+	vb_assume_free(p->assume);
+	free(p);
+}
+
+/* The shared statuses; false when one could not be made whole. */
+static bool make_statuses(struct vb_plugin *p)
+{
+	const char *name = sx_plugin_volume_binding.name;
+	bool ok;
+
+	p->skip = sx_status_share(sx_status_new(SX_SKIP, NULL), name);
+	ok = p->skip != sx_status_oom();
+	for (unsigned r = 1; r < SX_ARRAY_SIZE(p->rejected); r++) {
+		p->rejected[r] = sx_status_share(reasons_status(r), name);
+		ok = ok && p->rejected[r] != sx_status_oom() &&
+		     p->rejected[r]->nreasons == (unsigned)__builtin_popcount(r);
+	}
+	return ok;
+}
+
 static void *init_volume_binding(const cJSON *args, struct sx_error *err)
 {
 	struct vb_plugin *p = sx_calloc(1, sizeof(*p));
@@ -88,21 +118,12 @@ static void *init_volume_binding(const cJSON *args, struct sx_error *err)
 		free(p);
 		return NULL;
 	}
-	for (unsigned r = 1; r < SX_ARRAY_SIZE(p->rejected); r++)
-		p->rejected[r] = sx_status_share(reasons_status(r), sx_plugin_volume_binding.name);
+	if (!make_statuses(p)) {
+		destroy_volume_binding(p);
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
 	return p;
-}
-
-static void destroy_volume_binding(void *self)
-{
-	struct vb_plugin *p = self;
-
-	if (!p)
-		return;
-	for (unsigned r = 1; r < SX_ARRAY_SIZE(p->rejected); r++)
-		sx_status_unshare(p->rejected[r]);
-	vb_assume_free(p->assume);
-	free(p);
 }
 
 /* ---------- the cycle state (shared by clones, as upstream's Clone) ---------- */
@@ -137,9 +158,16 @@ static struct sx_status *pre_filter_volume_binding(void *self, struct sx_cycle_s
 						   struct sx_node_set **result)
 {
 	struct vb_plugin *p = self;
-	struct vb_state *st = sx_cycle_state_slot(cs, SX_SLOT_volume_binding, sizeof(*st));
+	struct vb_state *st;
 	struct sx_status *bad;
+	uint32_t i = 0;
 
+	while (i < pod->nvolumes && pod->volumes[i].source != SX_VSRC_PVC &&
+	       pod->volumes[i].source != SX_VSRC_EPHEMERAL)
+		i++;
+	if (i == pod->nvolumes)
+		return p->skip; /* no claim: nothing to do in any later point */
+	st = sx_cycle_state_slot(cs, SX_SLOT_volume_binding, sizeof(*st));
 	if (!st)
 		return sx_status_new(SX_ERROR, "out of memory");
 	if (atomic_load(&st->refcount) == 0)

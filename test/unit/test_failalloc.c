@@ -14,8 +14,9 @@
  *     rejected change left it as it was.
  *
  * Scenarios: each extender verb (both node modes), one scheduling cycle of
- * a pod touching every default plugin, one state-file load, one watch event
- * of each kind for nodes and pods, one binding cycle. */
+ * a pod touching every default plugin, one with claims of each kind
+ * VolumeBinding handles (with Reserve and Unreserve), one state-file load,
+ * one watch event of each kind for nodes and pods, one binding cycle. */
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <pthread.h>
@@ -590,6 +591,110 @@ static void test_watch_events(void)
 		    "\"too old\"}}\n");
 }
 
+/* ---------- one scheduling cycle with volumes (VolumeBinding) ---------- */
+
+/* Claims of every kind VolumeBinding handles: bound to a zonal PV, static
+ * (a local PV on a), provisioned (WaitForFirstConsumer with a provisioner). */
+static const char volumes[] =
+	"{\"kind\":\"List\",\"items\":["
+	"{\"kind\":\"StorageClass\",\"apiVersion\":\"storage.k8s.io/v1\",\"metadata\":{\"name\":\"local\"},"
+	"\"provisioner\":\"kubernetes.io/no-provisioner\",\"volumeBindingMode\":\"WaitForFirstConsumer\"},"
+	"{\"kind\":\"StorageClass\",\"apiVersion\":\"storage.k8s.io/v1\",\"metadata\":{\"name\":\"zonal\"},"
+	"\"provisioner\":\"csi.x\",\"volumeBindingMode\":\"WaitForFirstConsumer\"},"
+	"{\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"pv-local\",\"resourceVersion\":\"3\"},"
+	"\"spec\":{\"storageClassName\":\"local\",\"capacity\":{\"storage\":\"5Gi\"},\"accessModes\":"
+	"[\"ReadWriteOnce\"],\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{\"matchExpressions\":"
+	"[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\",\"values\":[\"a\"]}]}]}}},"
+	"\"status\":{\"phase\":\"Available\"}},"
+	"{\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"pv-zonal\",\"resourceVersion\":\"4\"},"
+	"\"spec\":{\"storageClassName\":\"zonal\",\"capacity\":{\"storage\":\"5Gi\"},\"claimRef\":"
+	"{\"namespace\":\"default\",\"name\":\"c-bound\"},\"nodeAffinity\":{\"required\":{"
+	"\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\","
+	"\"operator\":\"In\",\"values\":[\"z1\"]}]}]}}},\"status\":{\"phase\":\"Bound\"}},"
+	"{\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"c-bound\",\"namespace\":\"default\","
+	"\"uid\":\"u-cb\",\"resourceVersion\":\"5\",\"annotations\":{\"pv.kubernetes.io/bind-completed\":"
+	"\"yes\"}},\"spec\":{\"storageClassName\":\"zonal\",\"volumeName\":\"pv-zonal\"},"
+	"\"status\":{\"phase\":\"Bound\"}},"
+	"{\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"c-static\",\"namespace\":"
+	"\"default\",\"uid\":\"u-cs\",\"resourceVersion\":\"6\"},\"spec\":{\"storageClassName\":\"local\","
+	"\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":{\"storage\":\"1Gi\"}}}},"
+	"{\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"c-dyn\",\"namespace\":\"default\","
+	"\"uid\":\"u-cd\",\"resourceVersion\":\"7\"},\"spec\":{\"storageClassName\":\"zonal\","
+	"\"resources\":{\"requests\":{\"storage\":\"1Gi\"}}}}"
+	"]}";
+
+/* A cycle, then Reserve and Unreserve on the chosen node (the assume
+ * cache, shared by every run through the profile, is empty again after). */
+static struct cycle_out run_volume_cycle(struct fixture *f, const struct sx_pod *pod, long n)
+{
+	struct sx_cycle_opts opts = { 0 };
+	struct sx_cycle_result res;
+	struct cycle_out o = { 0 };
+	struct sx_snapshot *snap = sx_cache_snapshot(f->cache);
+
+	arm(n);
+	opts.snap = snap;
+	opts.percentage = 100;
+	o.rc = sx_schedule(f->ex.profile, pod, &opts, &res);
+	o.error = o.rc < 0 || res.error != NULL;
+	if (!o.error && res.selected >= 0) {
+		sx_str node = snap->nodes[res.selected]->name;
+		struct sx_status *st = sx_run_reserve(f->ex.profile, res.state, pod, node);
+
+		o.error = st != NULL;
+		sx_status_free(st);
+		sx_run_unreserve(f->ex.profile, res.state, pod, node);
+	}
+	disarm();
+	o.selected = res.selected;
+	o.nfeasible = res.nfeasible;
+	sx_cycle_result_free(&res);
+	sx_snapshot_unref(snap);
+	return o;
+}
+
+static void volume_fixture(struct fixture *f)
+{
+	struct sx_error err = { 0 };
+
+	fixture_init(f);
+	CHECK_INT(sx_state_load_buffer(f->cache, "volumes", volumes, strlen(volumes), &err), 0);
+}
+
+static void test_volume_cycle(void)
+{
+	struct sx_pod *pod = decode_pod(
+		"{\"metadata\":{\"name\":\"v\",\"namespace\":\"default\",\"uid\":\"u-v\"},\"spec\":"
+		"{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}],"
+		"\"volumes\":[{\"name\":\"a\",\"persistentVolumeClaim\":{\"claimName\":\"c-bound\"}},"
+		"{\"name\":\"b\",\"persistentVolumeClaim\":{\"claimName\":\"c-static\"}},"
+		"{\"name\":\"d\",\"persistentVolumeClaim\":{\"claimName\":\"c-dyn\"}}]}}");
+	struct fixture f;
+	struct cycle_out ref, o;
+	long total;
+
+	volume_fixture(&f);
+	ref = run_volume_cycle(&f, pod, LONG_MAX);
+	total = allocs;
+	fixture_free(&f);
+	CHECK(!ref.error && ref.selected >= 0 && ref.nfeasible == 1); /* only a: PVs on a, in z1 */
+	for (long n = 1; n <= total; n++) {
+		volume_fixture(&f);
+		o = run_volume_cycle(&f, pod, n);
+		if (!o.error && (o.selected != ref.selected || o.nfeasible != ref.nfeasible))
+			violation("volume cycle", n,
+				  "success differing from the reference: selected %d (want %d), "
+				  "%u feasible (want %u)", o.selected, ref.selected, o.nfeasible,
+				  ref.nfeasible);
+		after_run(f.cache, "volume cycle", n);
+		fixture_free(&f);
+	}
+	sx_pod_unref(pod);
+	leak_check("volume cycle", total);
+	printf("  volume cycle: %ld allocations swept, %d violations\n", total, wrong);
+	wrong = 0;
+}
+
 /* ---------- one binding cycle ---------- */
 
 static struct sx_status *cache_binder(void *ctx, const struct sx_pod *pod, sx_str node)
@@ -702,4 +807,4 @@ static void setup_suite(void)
 }
 
 SX_TESTS(SX_TEST(test_state_load), SX_TEST(test_watch_events), SX_TEST(test_extender_verbs),
-	 SX_TEST(test_scheduling_cycle), SX_TEST(test_binding_cycle))
+	 SX_TEST(test_scheduling_cycle), SX_TEST(test_volume_cycle), SX_TEST(test_binding_cycle))
