@@ -18,6 +18,7 @@
 struct sx_extender;
 struct sx_informers;
 struct sx_server;
+struct sx_authz;
 
 /* Default request body limit: a 5000-node NodeList at ~12 KB per node is
  * ~60 MB of JSON. */
@@ -35,6 +36,9 @@ struct sx_server_opts {
 	const char *tls_key_pem;
 	const char *tls_client_ca_pem;  /* non-NULL: clients must present a cert it signed */
 	const char *state_path;         /* --state: re-read by /debug/whatif; NULL = live */
+	/* Delegated authn/authz of every endpoint but the verbs (src/cmd/authz.h);
+	 * NULL = no check. Not owned; outlives the server. */
+	struct sx_authz *authz;
 };
 
 /* Starts serving. ex and inf (NULL = always ready, e.g. --state) must

@@ -21,6 +21,7 @@
 #include "schedext/scheduler.h"
 #include "schedext/server.h"
 #include "schedext/state.h"
+#include "authz.h"
 
 #define EXIT_USAGE 2
 #define MAX_PEM_BYTES (1u << 20)
@@ -57,17 +58,23 @@ static const char usage_serve[] =
 	"  --leader-elect-namespace NS  Lease namespace (default: in-cluster namespace or kube-system)\n"
 	"  --leader-elect-lease-duration D, --leader-elect-renew-deadline D,\n"
 	"  --leader-elect-retry-period D  election timing (default 15s, 10s, 2s)\n"
+	"  --authorization-always-allow-paths LIST\n"
+	"                         paths served without authentication (default\n"
+	"                         /healthz,/readyz,/livez); every other path but the verbs\n"
+	"                         needs a TokenReview'd user that a SubjectAccessReview allows\n"
+	"  --debug-allow-remote   with --state (no cluster to ask): serve /metrics, /debug/*,\n"
+	"                         /ui to non-loopback clients too\n"
 	"  -v=N                   log verbosity (2: one line per request)\n"
 	"  -h, --help             this help\n";
 
 struct serve_args {
 	const char *listen, *state, *config, *profile, *kubeconfig, *context;
-	const char *tls_cert, *tls_key, *tls_client_ca, *url_prefix;
+	const char *tls_cert, *tls_key, *tls_client_ca, *url_prefix, *always_allow;
 	unsigned long threads, max_conns, conn_timeout, max_body;
 	unsigned long kube_qps, kube_burst; /* 0 = client defaults (50 / 100) */
 	/* standalone scheduler (issue 6) */
 	const char *le_name, *le_ns, *le_dur, *le_renew, *le_retry;
-	bool standalone, leader_elect;
+	bool standalone, leader_elect, debug_allow_remote;
 };
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
@@ -129,7 +136,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 	const char **strs[] = { &a->listen, &a->state, &a->config, &a->profile, &a->kubeconfig,
 				&a->context, &a->tls_cert, &a->tls_key, &a->tls_client_ca,
 				&a->url_prefix, &a->le_name, &a->le_ns, &a->le_dur,
-				&a->le_renew, &a->le_retry };
+				&a->le_renew, &a->le_retry, &a->always_allow };
 	static const char *const snames[] = { "--listen", "--state", "--config",
 					      "--extender-profile", "--kubeconfig", "--context",
 					      "--tls-cert", "--tls-key", "--tls-client-ca",
@@ -137,7 +144,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 					      "--leader-elect-namespace",
 					      "--leader-elect-lease-duration",
 					      "--leader-elect-renew-deadline",
-					      "--leader-elect-retry-period" };
+					      "--leader-elect-retry-period",
+					      "--authorization-always-allow-paths" };
 	struct num_opt nums[] = {
 		{ "--threads", &a->threads, 1, 1024 },
 		{ "--max-connections", &a->max_conns, 1, 1000000 },
@@ -163,6 +171,10 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 				a->standalone = true;
 			else
 				a->leader_elect = strcmp(arg, "--leader-elect=false") != 0;
+			continue;
+		}
+		if (strcmp(arg, "--debug-allow-remote") == 0) {
+			a->debug_allow_remote = true;
 			continue;
 		}
 		if (strncmp(arg, "-v", 2) == 0 && strncmp(arg, "--", 2) != 0) {
@@ -239,10 +251,12 @@ struct serve {
 	char *pem[3];
 	struct sx_kube_opts ko;
 	struct sx_scheduler *sched;
+	struct sx_authz *authz;
 };
 
 static void serve_free(struct serve *s)
 {
+	sx_authz_free(s->authz);
 	sx_informers_stop(s->inf);
 	sx_kube_free(s->kube);
 	sx_pool_free(s->pool);
@@ -298,6 +312,13 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	s->ex.pool = s->pool;
 	s->ex.kube = s->kube;
 	s->ex.metrics = s->metrics;
+	s->authz = sx_authz_new(&(struct sx_authz_opts){ .kube = s->kube,
+							  .always_allow = a->always_allow,
+							  .allow_remote = a->debug_allow_remote });
+	if (!s->authz) {
+		fprintf(stderr, "schedext serve: out of memory\n");
+		return 1;
+	}
 	return -1;
 }
 
@@ -362,6 +383,7 @@ int sx_cmd_serve(int argc, char **argv)
 	so.max_body_bytes = a.max_body;
 	so.url_prefix = a.url_prefix;
 	so.state_path = a.state;
+	so.authz = s.authz;
 	so.tls_cert_pem = s.pem[0];
 	so.tls_key_pem = s.pem[1];
 	so.tls_client_ca_pem = s.pem[2];

@@ -33,6 +33,7 @@
 #include "schedext/informer.h"
 #include "schedext/kube.h"
 #include "schedext/metrics.h"
+#include "authz.h"
 #include "ui.h"
 
 enum route {
@@ -42,6 +43,7 @@ enum route {
 	R_PREEMPT,
 	R_BIND,
 	R_HEALTHZ,
+	R_LIVEZ,
 	R_READYZ,
 	R_VERSION,
 	R_METRICS,
@@ -59,6 +61,8 @@ struct sx_server {
 	struct sx_informers *inf;
 	size_t max_body;
 	const char *state_path; /* what-if re-reads it; NULL on a live cluster */
+	struct sx_authz *authz; /* who may read the non-verb endpoints; not owned */
+	atomic_bool stopping;   /* graceful shutdown began: readyz fails */
 	char prefix[256];
 	bool tls_client_auth;
 	uint16_t port;
@@ -81,6 +85,7 @@ struct request {
 
 /* Endpoints of this file (below). */
 static unsigned op_healthz(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
+static unsigned op_livez(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
 static unsigned op_readyz(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
 static unsigned op_version(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
 static unsigned op_metrics(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
@@ -116,6 +121,7 @@ static const struct route_def {
 	[R_PREEMPT] = { "preempt", "/preempt", true, true, true, CT_JSON, sx_extender_preempt, NULL },
 	[R_BIND] = { "bind", "/bind", true, true, true, CT_JSON, sx_extender_bind, NULL },
 	[R_HEALTHZ] = { "healthz", "/healthz", false, false, false, CT_TEXT, NULL, op_healthz },
+	[R_LIVEZ] = { "livez", "/livez", false, false, false, CT_TEXT, NULL, op_livez },
 	[R_READYZ] = { "readyz", "/readyz", false, false, false, CT_TEXT, NULL, op_readyz },
 	[R_VERSION] = { "version", "/version", false, false, false, CT_JSON, NULL, op_version },
 	[R_METRICS] = { "metrics", "/metrics", false, false, false, CT_PROM, NULL, op_metrics },
@@ -217,12 +223,68 @@ static enum MHD_Result send_error(struct sx_server *srv, struct MHD_Connection *
 
 /* ---------- operations endpoints ---------- */
 
+/* One health check: name and NULL (ok) or why it fails. */
+struct check {
+	const char *name;
+	const char *failure;
+};
+
+/* The apiserver-style health answer: "ok", or with ?verbose (or on a
+ * failure) one "[+]name ok" / "[-]name failed: reason withheld" line per
+ * check and "<endpoint> check passed|failed"; 500 on a failure. */
+static unsigned write_checks(const struct request *rq, const char *endpoint,
+			     const struct check *c, unsigned n, struct sx_buf *b)
+{
+	const char *val = NULL;
+	size_t vlen = 0;
+	/* "?verbose" has no value: ask whether the key is present at all */
+	bool verbose = MHD_lookup_connection_value_n(rq->conn, MHD_GET_ARGUMENT_KIND, "verbose", 7,
+						     &val, &vlen) == MHD_YES;
+	bool ok = true;
+
+	for (unsigned i = 0; i < n; i++)
+		ok = ok && !c[i].failure;
+	if (ok && !verbose) {
+		sx_buf_puts(b, "ok");
+		return 200;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (c[i].failure) {
+			sx_buf_printf(b, "[-]%s failed: reason withheld\n", c[i].name);
+			sx_log(1, "%s check %s failed: %s", endpoint, c[i].name, c[i].failure);
+		} else {
+			sx_buf_printf(b, "[+]%s ok\n", c[i].name);
+		}
+	}
+	sx_buf_printf(b, "%s check %s\n", endpoint, ok ? "passed" : "failed");
+	return ok ? 200 : 500;
+}
+
+static unsigned op_healthz(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
+{
+	const struct check c[] = { { "ping", NULL }, { "log", NULL } };
+	return write_checks(rq, "healthz", c, 2, b);
+}
+
+static unsigned op_livez(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
+{
+	const struct check c[] = { { "ping", NULL }, { "log", NULL } };
+	return write_checks(rq, "livez", c, 2, b);
+}
+
+/* Ready once every informer's initial LIST is in the cache, until the
+ * graceful shutdown begins (kube-scheduler's sched-handler-sync and
+ * shutdown checks). */
 static unsigned op_readyz(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
-	bool ready = !srv->inf || sx_informers_synced(srv->inf);
-
-	sx_buf_puts(b, ready ? "ok\n" : "cache not synced\n");
-	return ready ? 200 : 503;
+	bool synced = !srv->inf || sx_informers_synced(srv->inf);
+	const struct check c[] = {
+		{ "ping", NULL },
+		{ "log", NULL },
+		{ "sched-handler-sync", synced ? NULL : "cache not synced" },
+		{ "shutdown", atomic_load(&srv->stopping) ? "shutting down" : NULL },
+	};
+	return write_checks(rq, "readyz", c, 4, b);
 }
 
 static unsigned op_version(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
@@ -359,11 +421,6 @@ static unsigned op_explain(struct sx_server *srv, const struct request *rq, stru
 	return code;
 }
 
-static unsigned op_healthz(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
-{
-	sx_buf_puts(b, "ok\n");
-	return 200;
-}
 
 /* ---------- dispatch ---------- */
 
@@ -474,6 +531,17 @@ static enum MHD_Result begin_request(struct sx_server *srv, struct MHD_Connectio
 		snprintf(msg, sizeof(msg), "method %.20s not allowed on %s (use %s)", method,
 			 routes[rq->route].name, routes[rq->route].post ? "POST" : "GET");
 		return send_error(srv, conn, rq, 405, msg, !bodyless);
+	}
+	if (!routes[rq->route].verb && srv->authz) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		char why[400];
+		unsigned code = sx_authz_check(
+			srv->authz, routes[rq->route].path, method,
+			MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+			ci ? ci->client_addr : NULL, why, sizeof(why));
+		if (code)
+			return send_error(srv, conn, rq, code, why, !bodyless);
 	}
 	cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (cl && sscanf(cl, "%llu", &n) == 1 && n > srv->max_body) {
@@ -654,6 +722,7 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 	srv->inf = inf;
 	srv->max_body = o->max_body_bytes ? o->max_body_bytes : SX_SERVER_DEFAULT_MAX_BODY;
 	srv->state_path = o->state_path;
+	srv->authz = o->authz;
 	srv->started = sx_now_s();
 	snprintf(srv->prefix, sizeof(srv->prefix), "%s", o->url_prefix ? o->url_prefix : "");
 	while (srv->prefix[0] && srv->prefix[strlen(srv->prefix) - 1] == '/')
@@ -726,6 +795,7 @@ void sx_server_stop(struct sx_server *srv, double grace_s)
 
 	if (!srv)
 		return;
+	atomic_store(&srv->stopping, true);
 	s = MHD_quiesce_daemon(srv->daemon);
 	if (s != MHD_INVALID_SOCKET)
 		close(s);

@@ -84,6 +84,8 @@ RESOURCES = {
     "resourceclaimtemplates": ("/apis/resource.k8s.io/v1", "ResourceClaimTemplate", True),
 }
 KIND_TO_RESOURCE = {v[1]: k for k, v in RESOURCES.items()}
+REVIEW_PATHS = ("/apis/authentication.k8s.io/v1/tokenreviews",
+                "/apis/authorization.k8s.io/v1/subjectaccessreviews")
 GROUP_OF = {"/api/v1": "", "/apis/apps/v1": "apps", "/apis/policy/v1": "policy",
             "/apis/storage.k8s.io/v1": "storage.k8s.io",
             "/apis/coordination.k8s.io/v1": "coordination.k8s.io",
@@ -188,6 +190,7 @@ class Store:
         self.records = {"bindings": [], "events": [], "patches": [], "deletes": [],
                         "requests": 0, "watches": 0, "lists": 0}
         self.token = None
+        self.authn = None  # TokenReview/SubjectAccessReview policy: None = allow all
         self.write_seq = 0           # orders the records of writes
         self.watch_conns = set()
         self.rand = random.Random(0)
@@ -531,6 +534,8 @@ class Handler(BaseHTTPRequestHandler):
             if u.path.startswith("/_control/"):
                 return self.control(method, u.path[len("/_control/"):])
             self.check_auth_and_faults()
+            if method == "POST" and u.path in REVIEW_PATHS:
+                return self.review(u.path)
             self.api(method, u.path, q)
         except ApiError as e:
             self.send_error_status(e)
@@ -550,6 +555,40 @@ class Handler(BaseHTTPRequestHandler):
                 raise ApiError(429, "TooManyRequests", "Too many requests, please try again later.", ra)
             if st.take_fault("status_500") or st.rand.random() < st.faults["fail_prob_500"]:
                 raise ApiError(500, "InternalError", "Internal error occurred: injected fault")
+
+    # ----- delegated authn/authz (TokenReview, SubjectAccessReview) -----
+    def review(self, path):
+        """The schedext server's delegated checks. Policy (set through
+        /_control/authn): "tokens" maps a bearer token to a user
+        {"username", "groups"}; "rules" lists {"user" or "group", "path",
+        "verb"} that are allowed ("*" matches anything). With no policy
+        set, every token is the user "admin" and everything is allowed."""
+        body = self.body_json() or {}
+        spec = body.get("spec") or {}
+        st = self.store
+        with st.lock:
+            policy = st.authn
+            st.records.setdefault("reviews", []).append({"path": path, "spec": {
+                k: v for k, v in spec.items() if k != "token"}})
+        if path.endswith("tokenreviews"):
+            if policy is None:
+                user = {"username": "admin", "groups": ["system:masters"]}
+            else:
+                user = (policy.get("tokens") or {}).get(spec.get("token"))
+            status = {"authenticated": user is not None}
+            if user is not None:
+                status["user"] = user
+            return self.send_json(201, dict(body, status=status))
+        attrs = spec.get("nonResourceAttributes") or {}
+        allowed = policy is None
+        for r in (policy or {}).get("rules") or []:
+            who = r.get("user") == spec.get("user") or r.get("group") in (spec.get("groups") or [])
+            if who and r.get("path") in ("*", attrs.get("path")) and r.get("verb") in ("*", attrs.get("verb")):
+                allowed = True
+        status = {"allowed": allowed}
+        if not allowed:
+            status["reason"] = "no RBAC policy matched"
+        return self.send_json(201, dict(body, status=status))
 
     # ----- API -----
     def parse_path(self, path):
@@ -971,6 +1010,10 @@ class Handler(BaseHTTPRequestHandler):
                 st.history = []
                 st.snapshots.clear()
             return self.send_json(200, {"compactedTo": str(st.compacted_rv)})
+        if what == "authn" and method == "POST":
+            with st.lock:
+                st.authn = self.body_json()
+            return self.send_json(200, {})
         if what == "token" and method == "POST":
             body = self.body_json() or {}
             with st.lock:
