@@ -223,11 +223,8 @@ static void merge_plugin_set(const struct plugin_set *def, const struct plugin_s
 static int add_enabled(struct sx_profile *prof, enum sx_point pt, const char *name, int64_t weight)
 {
 	int idx = sx_plugin_index(name);
-	if (idx < 0) {
-		sx_log(1, "profile %s: plugin %s is not implemented by schedext; ignored at %s",
-		       prof->scheduler_name, name, point_names[pt]);
-		return 0;
-	}
+	if (idx < 0)
+		return 0; /* unimplemented: warned once by warn_unimplemented */
 	const struct sx_plugin *p = sx_plugins[idx];
 	if (!implements(p, pt))
 		return 0;
@@ -255,6 +252,37 @@ static bool explicitly_implements(const char *name, enum sx_point pt)
 {
 	int idx = sx_plugin_index(name);
 	return idx >= 0 && implements(sx_plugins[idx], pt);
+}
+
+/* Logs one warning per plugin the configuration enables (its multiPoint
+ * or any extension point; not the defaults) that schedext does not
+ * implement: it is accepted so that kube-scheduler's configs load, and
+ * ignored. */
+static void warn_unimplemented(const struct sx_profile *prof, const struct plugin_set *sets,
+			       unsigned nsets, const struct plugin_set *multi)
+{
+	const char *warned[MAX_ENTRIES];
+	unsigned nwarned = 0;
+
+	for (unsigned s = 0; s <= nsets; s++) {
+		const struct plugin_set *set = s < nsets ? &sets[s] : multi;
+
+		for (unsigned i = 0; i < set->nenabled; i++) {
+			const char *name = set->enabled[i].name;
+			unsigned w = 0;
+
+			if (strcmp(name, "*") == 0 || sx_plugin_index(name) >= 0)
+				continue;
+			while (w < nwarned && strcmp(warned[w], name) != 0)
+				w++;
+			if (w < nwarned || nwarned == MAX_ENTRIES)
+				continue;
+			warned[nwarned++] = name;
+			sx_log(0, "warning: profile %s: plugin %s is not implemented by schedext; "
+				  "ignored",
+			       prof->scheduler_name, name);
+		}
+	}
 }
 
 /* expandMultiPointPlugins for one extension point. */
@@ -450,6 +478,8 @@ static struct sx_profile *build_profile(const cJSON *json, struct sx_error *err)
 		if ((rc = expand_point(prof, pt, &sets[pt], multi, &sets[SX_PT_SCORE], err)) < 0)
 			sx_error_prefixf(err, "plugins.%s", point_names[pt]);
 	}
+	if (!rc)
+		warn_unimplemented(prof, sets, SX_PT_COUNT, multi_custom);
 	if (!rc)
 		rc = ensure_required(prof, err);
 	if (!rc)

@@ -756,45 +756,53 @@ static void on_node(void *ctx, const struct sx_node *old_node, const struct sx_n
 	sx_queue_node_event(s->q, old_node, new_node);
 }
 
-/* A storage object changed: a pod rejected for a volume reason may now
- * fit (plugins.md §4.6; every matching event counts as Queue). DRA kinds
- * go to the queue as cluster events with their hints (claims also feed
- * DynamicResources' PreEnqueue table). Kinds no plugin registers for
- * (Service, Namespace, ...) move nothing. */
+/* The event resource of a non-pod, non-node kind; SX_RES_NONE for kinds no
+ * plugin registers for (Service, Namespace, ...). */
+static enum sx_event_resource event_resource(enum sx_kind kind)
+{
+	switch (kind) {
+	case SX_KIND_PV:
+		return SX_RES_PV;
+	case SX_KIND_PVC:
+		return SX_RES_PVC;
+	case SX_KIND_STORAGE_CLASS:
+		return SX_RES_STORAGE_CLASS;
+	case SX_KIND_CSI_NODE:
+		return SX_RES_CSI_NODE;
+	case SX_KIND_CSI_DRIVER:
+		return SX_RES_CSI_DRIVER;
+	case SX_KIND_CSI_STORAGE_CAPACITY:
+		return SX_RES_CSI_STORAGE_CAPACITY;
+	case SX_KIND_VOLUME_ATTACHMENT:
+		return SX_RES_VOLUME_ATTACHMENT;
+	case SX_KIND_RESOURCE_CLAIM:
+		return SX_RES_RESOURCE_CLAIM;
+	case SX_KIND_RESOURCE_SLICE:
+		return SX_RES_RESOURCE_SLICE;
+	case SX_KIND_DEVICE_CLASS:
+		return SX_RES_DEVICE_CLASS;
+	default:
+		return SX_RES_NONE;
+	}
+}
+
+/* Another kind changed (storage, DRA): a cluster event for the queue's
+ * hints, objects as struct sx_object (plugin.h); kinds no plugin
+ * registers for (Service, Namespace, ...) move nothing. */
 static void on_object(void *ctx, enum sx_kind kind, const void *old_obj, const void *new_obj)
 {
 	struct sx_scheduler *s = ctx;
+	enum sx_event_resource res = event_resource(kind);
 	struct sx_object o = { kind, (void *)old_obj }, n = { kind, (void *)new_obj };
-	enum sx_event_resource res;
+	uint32_t action = !old_obj ? SX_ACT_ADD : !new_obj ? SX_ACT_DELETE : SX_ACT_UPDATE;
 
 	if (kind == SX_KIND_PV || kind == SX_KIND_PVC)
 		sx_volume_binding_notify(); /* VolumeBinding PreBinds waiting for them */
-	switch (kind) {
-	case SX_KIND_PV:
-	case SX_KIND_PVC:
-	case SX_KIND_STORAGE_CLASS:
-	case SX_KIND_CSI_NODE:
-	case SX_KIND_CSI_DRIVER:
-	case SX_KIND_CSI_STORAGE_CAPACITY:
-	case SX_KIND_VOLUME_ATTACHMENT:
-		sx_queue_move_all(s->q, sx_kind_name(kind));
+	if (kind == SX_KIND_RESOURCE_CLAIM)
+		sx_dra_claim_event(old_obj, new_obj); /* DynamicResources' PreEnqueue table */
+	if (res == SX_RES_NONE)
 		return;
-	case SX_KIND_RESOURCE_CLAIM:
-		sx_dra_claim_event(old_obj, new_obj);
-		res = SX_RES_RESOURCE_CLAIM;
-		break;
-	case SX_KIND_RESOURCE_SLICE:
-		res = SX_RES_RESOURCE_SLICE;
-		break;
-	case SX_KIND_DEVICE_CLASS:
-		res = SX_RES_DEVICE_CLASS;
-		break;
-	default:
-		return;
-	}
-	sx_queue_cluster_event(s->q, res,
-			       !old_obj ? SX_ACT_ADD : !new_obj ? SX_ACT_DELETE : SX_ACT_UPDATE,
-			       old_obj ? &o : NULL, new_obj ? &n : NULL);
+	sx_queue_cluster_event(s->q, res, action, old_obj ? &o : NULL, new_obj ? &n : NULL);
 }
 
 static void visit_claim(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)

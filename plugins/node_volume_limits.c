@@ -1,0 +1,462 @@
+/* NodeVolumeLimits (PreFilter, Filter): CSI attach limits from
+ * CSINode.spec.drivers[].allocatable.count (reference plugins.md §3.15;
+ * upstream nodevolumelimits/csi.go, 1.34). The in-tree EBS/GCE/Azure
+ * limits plugins are gone since 1.32; in-tree volumes count against their
+ * CSI driver when migration applies on the node.
+ *
+ * A volume is identified as driver + handle, upstream's "<driver>/<handle>":
+ * a PV's CSI handle, an in-tree id as csi-translation-lib renders it, or,
+ * for a claim with no usable PV, the claim itself (upstream's random-prefix
+ * handle, unique per claim).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedext/plugin.h"
+#include "slots.h"
+
+#define REASON_MAX_COUNT "node(s) exceed max volume count"
+
+enum handle_kind {
+	H_HANDLE,    /* a: the volume handle */
+	H_CLAIM,     /* a/b: namespace/claim of an unbound claim */
+	H_GCE,       /* a: zone ("UNSPECIFIED" inline), b: disk name */
+};
+
+struct vol_id {
+	sx_str driver;
+	uint8_t kind; /* enum handle_kind */
+	sx_str a, b;
+};
+
+/* A small set of volume ids (per node and pod: a handful). */
+struct vol_set {
+	uint32_t n, cap;
+	struct vol_id *v;
+	struct vol_id inline_buf[16];
+};
+
+static void set_init(struct vol_set *s)
+{
+	s->n = 0;
+	s->cap = 16;
+	s->v = s->inline_buf;
+}
+
+static void set_free(struct vol_set *s)
+{
+	if (s->v != s->inline_buf)
+		free(s->v);
+}
+
+static bool same_id(const struct vol_id *x, const struct vol_id *y)
+{
+	return x->driver == y->driver && x->kind == y->kind && x->a == y->a && x->b == y->b;
+}
+
+static int set_find(const struct vol_set *s, const struct vol_id *id)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		if (same_id(&s->v[i], id))
+			return (int)i;
+	return -1;
+}
+
+static int set_add(struct vol_set *s, const struct vol_id *id)
+{
+	if (set_find(s, id) >= 0)
+		return 0;
+	if (s->n == s->cap) {
+		struct vol_id *p = malloc((size_t)s->cap * 2 * sizeof(*p));
+
+		if (!p)
+			return SX_ENOMEM;
+		memcpy(p, s->v, (size_t)s->n * sizeof(*p));
+		set_free(s);
+		s->v = p;
+		s->cap *= 2;
+	}
+	s->v[s->n++] = *id;
+	return 0;
+}
+
+static void set_remove_at(struct vol_set *s, uint32_t i)
+{
+	s->v[i] = s->v[--s->n];
+}
+
+/* ---------- CSI migration (csi-translation-lib, 1.34 gates) ---------- */
+
+/* isCSIMigrationOn: EBS, GCE PD, Azure Disk and Cinder migration is GA;
+ * Portworx needs the node's migrated-plugins annotation; the others
+ * (Azure File, vSphere) are not counted by this plugin. */
+static bool migration_on(const struct sx_csi_node *csi, enum sx_volume_source src)
+{
+	if (!csi)
+		return false;
+	switch (src) {
+	case SX_VSRC_AWS_EBS:
+	case SX_VSRC_GCE_PD:
+	case SX_VSRC_AZURE_DISK:
+	case SX_VSRC_CINDER:
+		return true;
+	case SX_VSRC_PORTWORX:
+		return sx_csi_node_migrated(csi, sx_volume_source_plugin(src));
+	default:
+		return false;
+	}
+}
+
+static sx_str unspecified(void)
+{
+	return sx_intern("UNSPECIFIED");
+}
+
+/* The CSI id of an in-tree source with disk id `id`; zone applies to GCE
+ * (the PV's zone label, UNSPECIFIED inline). */
+static struct vol_id translated(enum sx_volume_source src, sx_str id, sx_str zone)
+{
+	struct vol_id v = { sx_intern(sx_volume_source_csi_driver(src)), H_HANDLE, id, 0 };
+
+	if (src == SX_VSRC_GCE_PD) {
+		v.kind = H_GCE;
+		v.a = zone;
+		v.b = id;
+	}
+	return v;
+}
+
+/* ---------- resolving volumes ---------- */
+
+struct resolve_ctx {
+	const struct sx_snapshot *snap;
+	const struct sx_csi_node *csi;
+	const struct sx_pod *pod;
+	bool new_pod;
+	struct vol_set *out;
+};
+
+/* getCSIDriverInfoFromSC: the class's driver, the claim as handle. */
+static int from_class(struct resolve_ctx *c, const struct sx_pvc *pvc, sx_str claim)
+{
+	const struct sx_storage_class *sc;
+	enum sx_volume_source src;
+	struct vol_id v = { 0, H_CLAIM, c->pod->meta.ns, claim };
+
+	if (pvc->storage_class == SX_STR_EMPTY)
+		return 0; /* Immediate binding: bound before scheduling */
+	sc = sx_snapshot_find_storage_class(c->snap, pvc->storage_class);
+	if (!sc)
+		return 0;
+	src = sx_volume_source_from_plugin(sx_str_get(sc->provisioner));
+	if (src != SX_VSRC_OTHER) {
+		if (!migration_on(c->csi, src))
+			return 0;
+		v.driver = sx_intern(sx_volume_source_csi_driver(src));
+	} else {
+		v.driver = sc->provisioner;
+	}
+	return set_add(c->out, &v);
+}
+
+/* getCSIDriverInfo: from the bound PV, else from the class. */
+static int from_claim(struct resolve_ctx *c, const struct sx_pvc *pvc, sx_str claim)
+{
+	const struct sx_pv *pv = pvc->volume_name == SX_STR_EMPTY
+					 ? NULL
+					 : sx_snapshot_find_pv(c->snap, pvc->volume_name);
+	struct vol_id v;
+	sx_str zone = 0;
+
+	if (!pv)
+		return from_class(c, pvc, claim);
+	if (pv->source == SX_VSRC_CSI) {
+		if (pv->csi_driver == SX_STR_EMPTY || pv->volume_handle == SX_STR_EMPTY)
+			return 0;
+		v = (struct vol_id){ pv->csi_driver, H_HANDLE, pv->volume_handle, 0 };
+		return set_add(c->out, &v);
+	}
+	if (!sx_volume_source_csi_driver(pv->source) || !migration_on(c->csi, pv->source))
+		return 0;
+	if (!sx_labels_get(&pv->meta.labels, SX_S_ZONE, &zone) &&
+	    !sx_labels_get(&pv->meta.labels, SX_S_ZONE_BETA, &zone))
+		zone = unspecified();
+	v = translated(pv->source, pv->volume_handle, zone);
+	return set_add(c->out, &v);
+}
+
+/* An inline in-tree volume, counted when migrated on the node. */
+static int from_inline(struct resolve_ctx *c, const struct sx_volume *vol)
+{
+	struct vol_id v;
+	sx_str id = vol->id;
+
+	if (!sx_volume_source_csi_driver(vol->source) || !migration_on(c->csi, vol->source))
+		return 0;
+	if (vol->source == SX_VSRC_AWS_EBS && strncmp(sx_str_get(id), "aws://", 6) == 0)
+		id = sx_intern(strrchr(sx_str_get(id), '/') + 1);
+	v = translated(vol->source, id, unspecified());
+	return set_add(c->out, &v);
+}
+
+/* filterAttachableVolumes for one claim-backed volume. 0, or *st set. */
+static int resolve_claim(struct resolve_ctx *c, const struct sx_volume *vol,
+			 struct sx_status **st)
+{
+	const struct sx_pod *pod = c->pod;
+	const struct sx_pvc *pvc;
+
+	if (vol->claim == SX_STR_EMPTY) {
+		*st = sx_status_new(SX_ERROR, "PersistentVolumeClaim had no name");
+		return -1;
+	}
+	pvc = sx_snapshot_find_pvc(c->snap, pod->meta.ns, vol->claim);
+	if (!pvc) {
+		if (c->new_pod)
+			*st = sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
+					    "looking up PVC %s/%s: persistentvolumeclaim \"%s\" not "
+					    "found",
+					    sx_str_get(pod->meta.ns), sx_str_get(vol->claim),
+					    sx_str_get(vol->claim));
+		return c->new_pod ? -1 : 0;
+	}
+	if (vol->source == SX_VSRC_EPHEMERAL &&
+	    (!pvc->controller_uid || !pod->meta.uid || strcmp(pvc->controller_uid, pod->meta.uid))) {
+		*st = sx_status_new(SX_ERROR, "PVC %s/%s was not created for pod %s/%s (pod is not "
+					      "owner)",
+				    sx_str_get(pod->meta.ns), sx_str_get(vol->claim),
+				    sx_str_get(pod->meta.ns), pod->meta.name ? pod->meta.name : "");
+		return -1;
+	}
+	return from_claim(c, pvc, vol->claim);
+}
+
+/* Every attachable volume of c->pod into c->out; a status on failure. */
+static struct sx_status *resolve_pod(struct resolve_ctx *c)
+{
+	struct sx_status *st = NULL;
+
+	for (uint32_t i = 0; i < c->pod->nvolumes; i++) {
+		const struct sx_volume *vol = &c->pod->volumes[i];
+		int rc = vol->source == SX_VSRC_PVC || vol->source == SX_VSRC_EPHEMERAL
+				 ? resolve_claim(c, vol, &st)
+				 : from_inline(c, vol);
+
+		if (rc < 0)
+			return st ? st : sx_status_oom();
+	}
+	return NULL;
+}
+
+/* ---------- PreFilter / Filter ---------- */
+
+/* IsInlineMigratable: an in-tree source csi-translation-lib translates. */
+static bool inline_migratable(const struct sx_volume *v)
+{
+	return v->source != SX_VSRC_PVC && v->source != SX_VSRC_EPHEMERAL &&
+	       sx_volume_source_csi_driver(v->source) != NULL;
+}
+
+static bool counts_volumes(const struct sx_pod *pod)
+{
+	for (uint32_t i = 0; i < pod->nvolumes; i++) {
+		const struct sx_volume *v = &pod->volumes[i];
+
+		if (v->source == SX_VSRC_PVC || v->source == SX_VSRC_EPHEMERAL ||
+		    inline_migratable(v))
+			return true;
+	}
+	return false;
+}
+
+/* Skip unless the pod has a claim, a generic ephemeral volume or a
+ * migratable in-tree inline volume. */
+static struct sx_status *pre_filter_node_volume_limits(void *self, struct sx_cycle_state *cs,
+						       const struct sx_pod *pod,
+						       struct sx_node_set **result)
+{
+	return counts_volumes(pod) ? NULL : sx_status_new(SX_SKIP, NULL);
+}
+
+/* Volumes attached by VolumeAttachments of the node, not already counted
+ * from its pods, per driver (added to counts of driver `driver`). */
+static int64_t attachments_of(const struct sx_snapshot *snap, sx_str node, sx_str driver,
+			      const struct vol_set *attached)
+{
+	uint32_t n;
+	const struct sx_volume_attachment *const *vas = sx_snapshot_attachments_on_node(snap, node, &n);
+	int64_t count = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct sx_pv *pv;
+		struct vol_id v;
+
+		if (vas[i]->attacher != driver || vas[i]->pv_name == SX_STR_EMPTY)
+			continue;
+		pv = sx_snapshot_find_pv(snap, vas[i]->pv_name);
+		if (!pv || pv->source != SX_VSRC_CSI)
+			continue;
+		v = (struct vol_id){ vas[i]->attacher, H_HANDLE, pv->volume_handle, 0 };
+		count += set_find(attached, &v) < 0;
+	}
+	return count;
+}
+
+static int64_t count_driver(const struct vol_set *s, sx_str driver)
+{
+	int64_t n = 0;
+
+	for (uint32_t i = 0; i < s->n; i++)
+		n += s->v[i].driver == driver;
+	return n;
+}
+
+/* attached + new > limit for a driver with a limit? */
+static bool over_limit(const struct sx_csi_node *csi, const struct sx_snapshot *snap,
+		       sx_str node, const struct vol_set *fresh, const struct vol_set *attached)
+{
+	for (uint32_t i = 0; i < fresh->n; i++) {
+		const struct sx_csi_driver_info *d = sx_csi_node_driver(csi, fresh->v[i].driver);
+		int64_t total;
+
+		if (!d || !d->has_count)
+			continue;
+		total = count_driver(attached, d->name) + count_driver(fresh, d->name) +
+			attachments_of(snap, node, d->name, attached);
+		if (total > d->allocatable_count)
+			return true;
+	}
+	return false;
+}
+
+static bool has_limits(const struct sx_csi_node *csi)
+{
+	for (uint32_t i = 0; csi && i < csi->ndrivers; i++)
+		if (csi->drivers[i].has_count)
+			return true;
+	return false;
+}
+
+/* The volumes of the node's pods; a status on failure. */
+static struct sx_status *attached_volumes(struct resolve_ctx *c, const struct sx_node_info *ni)
+{
+	struct sx_status *st;
+
+	c->new_pod = false;
+	for (uint32_t i = 0; i < ni->npods; i++) {
+		if (ni->pods[i]->nvolumes == 0)
+			continue;
+		c->pod = ni->pods[i];
+		st = resolve_pod(c);
+		if (st)
+			return st;
+	}
+	return NULL;
+}
+
+static struct sx_status *filter_node_volume_limits(void *self, const struct sx_cycle_state *cs,
+						   const struct sx_pod *pod,
+						   const struct sx_node_info *ni)
+{
+	sx_str node = ni->node ? ni->node->name_id : ni->name;
+	const struct sx_csi_node *csi = sx_snapshot_find_csi_node(cs->snap, node);
+	struct vol_set fresh, attached;
+	struct resolve_ctx c = { cs->snap, csi, pod, true, &fresh };
+	struct sx_status *st;
+
+	if (pod->nvolumes == 0)
+		return NULL;
+	set_init(&fresh);
+	set_init(&attached);
+	st = resolve_pod(&c);
+	if (st || fresh.n == 0 || !has_limits(csi))
+		goto out;
+	c.out = &attached;
+	st = attached_volumes(&c, ni);
+	if (st)
+		goto out;
+	for (uint32_t i = fresh.n; i-- > 0;) /* one attachment serves every pod */
+		if (set_find(&attached, &fresh.v[i]) >= 0)
+			set_remove_at(&fresh, i);
+	if (over_limit(csi, cs->snap, node, &fresh, &attached))
+		st = sx_status_new(SX_UNSCHEDULABLE, REASON_MAX_COUNT);
+out:
+	set_free(&fresh);
+	set_free(&attached);
+	return st;
+}
+
+/* ---------- queueing hints ---------- */
+
+/* isSchedulableAfterPodDeleted: a scheduled pod with a claim, an ephemeral
+ * or a migratable inline volume went away. */
+static enum sx_hint hint_pod_node_volume_limits(void *self, const struct sx_pod *pod,
+						const void *old_obj, const void *new_obj)
+{
+	const struct sx_pod *d = old_obj;
+
+	SX_UNUSED(self);
+	SX_UNUSED(pod);
+	SX_UNUSED(new_obj);
+	if (!d || d->nvolumes == 0 || d->node_name == SX_STR_EMPTY)
+		return SX_QUEUE_SKIP;
+	return counts_volumes(d) ? SX_QUEUE : SX_QUEUE_SKIP;
+}
+
+/* isSchedulableAfterPVCAdded: a claim of the pod (ephemeral included). */
+static enum sx_hint hint_pvc_node_volume_limits(void *self, const struct sx_pod *pod,
+						const void *old_obj, const void *new_obj)
+{
+	const struct sx_object *o = new_obj;
+	const struct sx_pvc *pvc = o ? o->obj : NULL;
+	sx_str name;
+
+	SX_UNUSED(self);
+	SX_UNUSED(old_obj);
+	if (!pvc || pvc->meta.ns != pod->meta.ns || !pvc->meta.name)
+		return SX_QUEUE_SKIP;
+	name = sx_intern_lookup_n(pvc->meta.name, strlen(pvc->meta.name));
+	for (uint32_t i = 0; i < pod->npvcs; i++)
+		if (pod->pvcs[i] == name)
+			return SX_QUEUE;
+	return SX_QUEUE_SKIP;
+}
+
+/* isSchedulableAfterVolumeAttachmentDeleted, without the claim lister:
+ * the pod has a claim, or an inline volume of the attacher's driver. */
+static enum sx_hint hint_va_node_volume_limits(void *self, const struct sx_pod *pod,
+					       const void *old_obj, const void *new_obj)
+{
+	const struct sx_object *o = old_obj;
+	const struct sx_volume_attachment *va = o ? o->obj : NULL;
+
+	SX_UNUSED(self);
+	SX_UNUSED(new_obj);
+	if (!va)
+		return SX_QUEUE;
+	for (uint32_t i = 0; i < pod->nvolumes; i++) {
+		const struct sx_volume *v = &pod->volumes[i];
+		const char *driver = sx_volume_source_csi_driver(v->source);
+
+		if (v->source == SX_VSRC_PVC || v->source == SX_VSRC_EPHEMERAL)
+			return SX_QUEUE;
+		if (driver && strcmp(driver, sx_str_get(va->attacher)) == 0)
+			return SX_QUEUE;
+	}
+	return SX_QUEUE_SKIP;
+}
+
+static const struct sx_event_reg events_node_volume_limits[] = {
+	{ SX_RES_CSI_NODE, SX_ACT_ADD, NULL },
+	{ SX_RES_POD, SX_ACT_DELETE, hint_pod_node_volume_limits },
+	{ SX_RES_PVC, SX_ACT_ADD, hint_pvc_node_volume_limits },
+	{ SX_RES_VOLUME_ATTACHMENT, SX_ACT_DELETE, hint_va_node_volume_limits },
+	SX_EVENTS_END,
+};
+
+const struct sx_plugin sx_plugin_node_volume_limits = {
+	.name = "NodeVolumeLimits",
+	.pre_filter = pre_filter_node_volume_limits,
+	.filter = filter_node_volume_limits,
+	.events = events_node_volume_limits,
+};
