@@ -523,6 +523,8 @@ static const struct cel_type *check(struct checker *c, struct cel_node *n)
 	case N_COMP:
 		n->type = check_comprehension(c, n);
 		break;
+	case N_ATTR:
+		break; /* made after checking */
 	case N_SELECT:
 		n->type = check_select(c, n);
 		break;
@@ -549,6 +551,67 @@ static const struct cel_type *check(struct checker *c, struct cel_node *n)
 	return n->type;
 }
 
+/* A constant string operand: the field of a select, the literal key of an
+ * index. */
+static bool const_key(const struct cel_node *n, const char **s, size_t *len)
+{
+	if (n->kind == N_SELECT) {
+		*s = n->name;
+		*len = n->name_len;
+		return true;
+	}
+	if (n->kind == N_INDEX && n->args[1]->kind == N_LIT && n->args[1]->lit->kind == K_STRING) {
+		*s = n->args[1]->lit->s.p;
+		*len = n->args[1]->lit->s.n;
+		return true;
+	}
+	return false;
+}
+
+/* Rewrites device.attributes["dom"].id (any mix of select and literal
+ * index, has() too) into one N_ATTR node: same value, errors and cost,
+ * one lookup instead of four steps. */
+static void fuse(struct cel_node *n)
+{
+	const struct cel_node *outer, *var;
+	const char *id, *dom;
+	size_t id_len, dom_len;
+
+	if ((n->kind != N_SELECT && n->kind != N_HAS && n->kind != N_INDEX) || n->nargs < 1)
+		goto children;
+	outer = n->args[0];
+	if (n->kind == N_HAS) {
+		id = n->name;
+		id_len = n->name_len;
+	} else if (!const_key(n, &id, &id_len)) {
+		goto children;
+	}
+	if (!const_key(outer, &dom, &dom_len) || outer->args[0]->kind != N_SELECT)
+		goto children;
+	var = outer->args[0]->args[0];
+	if (var->kind != N_IDENT || var->slot != 0 || outer->args[0]->type->kind != K_MAP)
+		goto children;
+	n->member = n->kind == N_HAS;
+	n->macro = outer->args[0]->name[0] == 'c'; /* capacity */
+	n->kind = N_ATTR;
+	n->name = id;
+	n->name_len = id_len;
+	n->dom = dom;
+	n->dom_len = dom_len;
+	n->nargs = 0;
+	return;
+children:
+	if (n->kind == N_LIT)
+		return;
+	for (size_t i = 0; i < n->nargs; i++)
+		fuse(n->args[i]);
+}
+
+void cel_fuse(struct cel_node *n)
+{
+	fuse(n);
+}
+
 int cel_check(struct cel_prog_build *b, struct cel_node *root)
 {
 	struct checker c = { .b = b };
@@ -563,5 +626,6 @@ int cel_check(struct cel_prog_build *b, struct cel_node *root)
 		b->failed = true;
 		return -1;
 	}
+	fuse(root);
 	return 0;
 }

@@ -314,6 +314,7 @@ int sx_cel_eval_device_limit(const struct sx_cel_program *p, const struct sx_cel
 
 struct cache_entry {
 	struct cache_entry *prev, *next;
+	uint64_t hash;
 	char *expr;
 	size_t len;
 	struct sx_cel_program *prog; /* NULL: compile failed, msg holds why */
@@ -385,13 +386,26 @@ static void push_front(struct sx_cel_cache *c, struct cache_entry *e)
 	c->n++;
 }
 
+/* FNV-1a, computed outside the lock. */
+static uint64_t hash_expr(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
 /* Under the lock: the entry for expr, moved to the front, or NULL. */
-static struct cache_entry *lookup(struct sx_cel_cache *c, const char *expr, size_t len)
+static struct cache_entry *lookup(struct sx_cel_cache *c, uint64_t hash, const char *expr,
+				  size_t len)
 {
 	for (struct cache_entry *e = c->head; e; e = e->next) {
-		if (e->len == len && memcmp(e->expr, expr, len) == 0) {
-			unlink_entry(c, e);
-			push_front(c, e);
+		if (e->hash == hash && e->len == len && memcmp(e->expr, expr, len) == 0) {
+			if (e != c->head) {
+				unlink_entry(c, e);
+				push_front(c, e);
+			}
 			return e;
 		}
 	}
@@ -412,9 +426,10 @@ struct sx_cel_program *sx_cel_cache_get(struct sx_cel_cache *c, const char *expr
 	struct sx_cel_program *p;
 	struct cache_entry *e;
 	bool oom = false;
+	uint64_t hash = hash_expr(expr, len);
 
 	pthread_mutex_lock(&c->lock);
-	e = lookup(c, expr, len);
+	e = lookup(c, hash, expr, len);
 	if (e) {
 		p = answer(e, err, errlen);
 		pthread_mutex_unlock(&c->lock);
@@ -447,9 +462,10 @@ struct sx_cel_program *sx_cel_cache_get(struct sx_cel_cache *c, const char *expr
 	memcpy(e->expr, expr, len);
 	e->expr[len] = '\0';
 	e->len = len;
+	e->hash = hash;
 	e->prog = p;
 	pthread_mutex_lock(&c->lock);
-	struct cache_entry *old = lookup(c, expr, len);
+	struct cache_entry *old = lookup(c, hash, expr, len);
 
 	if (old) {
 		/* another thread won the race: use its entry */

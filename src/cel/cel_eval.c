@@ -182,11 +182,51 @@ static struct cel_val entry_value(struct cel_eval *ev, bool caps, size_t i)
 	return v;
 }
 
+/* name[0..n) equals s[0..n) and ends there; never reads past name's NUL. */
+static bool name_eq(const char *name, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (name[i] == '\0' || name[i] != s[i])
+			return false;
+	return name[n] == '\0';
+}
+
+/* name starts with s[0..n); never reads past name's NUL. */
+static bool prefix_eq(const char *name, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (name[i] == '\0' || name[i] != s[i])
+			return false;
+	return true;
+}
+
+/* The entry whose qualified name is dom/key, or key alone when dom is the
+ * driver's domain; the last one wins. Compares the raw names, without
+ * splitting them (the hot path of every selector). */
+bool cel_find_id(struct cel_eval *ev, bool caps, const char *dom, size_t dom_len, const char *key,
+		 size_t key_len, struct cel_val *out)
+{
+	const struct sx_cel_device *d = ev->dev;
+	bool short_ok = dom_len == ev->driver_len && memcmp(dom, ev->driver, dom_len) == 0 &&
+			!memchr(key, '/', key_len);
+
+	for (size_t i = entry_count(d, caps); i-- > 0;) {
+		const char *name = caps ? d->caps[i].name : d->attrs[i].name;
+
+		if ((short_ok && name_eq(name, key, key_len)) ||
+		    (prefix_eq(name, dom, dom_len) && name[dom_len] == '/' &&
+		     !memchr(dom, '/', dom_len) && name_eq(name + dom_len + 1, key, key_len))) {
+			*out = entry_value(ev, caps, i);
+			return true;
+		}
+	}
+	return false;
+}
+
 bool cel_map_find(struct cel_eval *ev, const struct cel_val *m, const char *key, size_t key_len,
 		  bool real, struct cel_val *out)
 {
 	bool caps = m->m.which == CEL_MAP_CAPS || m->m.which == CEL_MAP_CAP_DOM;
-	const struct cel_name *nm;
 
 	if (m->m.which == CEL_MAP_ATTRS || m->m.which == CEL_MAP_CAPS) {
 		out->kind = K_MAP;
@@ -196,15 +236,7 @@ bool cel_map_find(struct cel_eval *ev, const struct cel_val *m, const char *key,
 		/* upstream's outer maps answer any lookup with an empty map */
 		return !real || domain_present(ev, caps, key, key_len);
 	}
-	nm = names(ev, caps);
-	for (size_t i = entry_count(ev->dev, caps); nm && i-- > 0;) {
-		if (nm[i].id_len == key_len && memcmp(nm[i].id, key, key_len) == 0 &&
-		    same_domain(&nm[i], m->m.dom, m->m.dom_len)) {
-			*out = entry_value(ev, caps, i);
-			return true;
-		}
-	}
-	return false;
+	return cel_find_id(ev, caps, m->m.dom, m->m.dom_len, key, key_len, out);
 }
 
 /* Distinct keys: domains of an outer map, ids of a domain. */
@@ -581,6 +613,23 @@ static struct cel_val eval_comp(struct cel_eval *ev, const struct cel_node *n)
 	return acc;
 }
 
+/* A fused device.attributes[dom].id: the cost of its four steps (the
+ * variable and three qualifiers), one lookup. */
+static struct cel_val eval_attr(struct cel_eval *ev, const struct cel_node *n)
+{
+	struct cel_val out;
+	bool found;
+
+	if (!cel_charge(ev, 4))
+		return cancelled();
+	found = cel_find_id(ev, n->macro, n->dom, n->dom_len, n->name, n->name_len, &out);
+	if (n->member)
+		return (struct cel_val){ .kind = K_BOOL, .b = found };
+	if (!found)
+		return cel_err(ev, "no such key: %.*s", (int)n->name_len, n->name);
+	return out;
+}
+
 struct cel_val cel_eval_node(struct cel_eval *ev, const struct cel_node *n)
 {
 	if (ev->cancelled)
@@ -617,6 +666,8 @@ struct cel_val cel_eval_node(struct cel_eval *ev, const struct cel_node *n)
 		return eval_call(ev, n);
 	case N_COMP:
 		return eval_comp(ev, n);
+	case N_ATTR:
+		return eval_attr(ev, n);
 	}
 	return cel_err(ev, "internal error: unknown node");
 }

@@ -76,6 +76,7 @@ enum cel_node_kind {
 	N_COND,   /* a ? b : c */
 	N_BIND,   /* cel.bind(name, args[0], args[1]) */
 	N_COMP,   /* args[0].all(name, args[1]) and the other macros: `macro` */
+	N_ATTR,   /* device.attributes|capacity[dom].id fused: `name` = id, `dom`, `macro` = 1 for capacity, `member` = has() */
 };
 
 struct cel_overload;
@@ -96,6 +97,8 @@ struct cel_node {
 	struct cel_val *lit;     /* N_LIT */
 	int slot;                /* N_IDENT, N_BIND, N_COMP: 0 = device, k = variable slot k - 1 */
 	int macro;               /* N_COMP: enum cel_macro */
+	const char *dom;         /* N_ATTR: domain */
+	size_t dom_len;
 };
 
 enum cel_macro { M_ALL, M_EXISTS, M_EXISTS_ONE, M_MAP, M_MAP_FILTER, M_FILTER };
@@ -241,6 +244,11 @@ struct cel_val cel_equals(struct cel_eval *ev, const struct cel_val *a, const st
 bool cel_map_find(struct cel_eval *ev, const struct cel_val *m, const char *key, size_t key_len,
 		  bool real, struct cel_val *out);
 size_t cel_map_size(struct cel_eval *ev, const struct cel_val *m);
+/* The value of dom/id in the device's attributes (caps false) or capacity. */
+bool cel_find_id(struct cel_eval *ev, bool caps, const char *dom, size_t dom_len, const char *id,
+		 size_t id_len, struct cel_val *out);
+/* device.attributes[dom].id and friends rewritten into N_ATTR nodes. */
+void cel_fuse(struct cel_node *n);
 
 /* ---- library helpers ---- */
 
