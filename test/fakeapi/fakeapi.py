@@ -28,7 +28,8 @@ Tests drive it through /_control/* (never subject to auth or faults):
   POST /_control/objects   {"ops":[{"op":"create|update|upsert|delete","object":{...}}]}
   GET  /_control/state     {"resourceVersion":"N","objects":{"pods":[...],...}}
   POST /_control/faults    set fault knobs (see FAULT_DEFAULTS); GET reads them
-  GET  /_control/records   bindings, events, patches, deletes, requests count
+  GET  /_control/records   bindings (as received), accepted_bindings (the ones
+                           that bound a pod), events, patches, deletes, requests
   POST /_control/compact   drop the watch history (old RVs now get 410)
   POST /_control/token     {"token":"new"}: the old token now gets 401
   POST /_control/drop      abruptly close every open watch
@@ -187,7 +188,7 @@ class Store:
         self.snapshots = {}          # continue token id -> (rv, items)
         self.bookmark_interval = bookmark_interval
         self.faults = copy.deepcopy(FAULT_DEFAULTS)
-        self.records = {"bindings": [], "events": [], "patches": [], "deletes": [],
+        self.records = {"bindings": [], "accepted_bindings": [], "events": [], "patches": [], "deletes": [],
                         "requests": 0, "watches": 0, "lists": 0}
         self.token = None
         self.authn = None  # TokenReview/SubjectAccessReview policy: None = allow all
@@ -934,6 +935,9 @@ class Handler(BaseHTTPRequestHandler):
                           "lastTransitionTime": now_rfc3339()})
             new["status"] = dict(pod.get("status") or {}, conditions=conds)
             st.update("pods", new, check_rv=False, owned=True)
+            st.records["accepted_bindings"].append(
+                {"namespace": ns, "name": name, "uid": pod["metadata"].get("uid"),
+                 "node": target["name"]})
         self.send_json(201, status_body(201, "", ""))
 
     def patch_status(self, ns, name):
