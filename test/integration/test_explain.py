@@ -166,6 +166,30 @@ def test_bad_input(tmp):
         check(err.count("\n") <= 2, f"short error for {args}")
 
 
+def test_demo_volume_pod(tmp):
+    """The README's volume example: a pod mounting shop/media (PV pinned to
+    eu-west-1b) on the demo cluster; and a claim that does not exist."""
+    rc, out, err = run("--state", DEMO, "--pod", os.path.join(ROOT, "extender-config", "demo-volume-pod.yaml"))
+    check(rc == 0, f"volume pod explain exit {rc}: {err}")
+    r = json.loads(out)
+    check(r["selectedNode"] == "worker-b2", f"volume pod lands on worker-b2: {r['selectedNode']}")
+    for n in ("worker-a1", "worker-a2", "worker-a3"):
+        check(r["filter"].get(n) == {"plugin": "VolumeBinding", "code": "UnschedulableAndUnresolvable",
+                                     "reasons": ["node(s) didn't match PersistentVolume's node affinity"]},
+              f"{n}: {r['filter'].get(n)}")
+    check(r["filter"].get("worker-b1") == {"plugin": "NodeVolumeLimits", "code": "Unschedulable",
+                                           "reasons": ["node(s) exceed max volume count"]},
+          f"worker-b1: {r['filter'].get('worker-b1')}")
+    missing = pod("needs-claim", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "does-not-exist"}}])
+    missing["metadata"]["namespace"] = "shop"
+    rc, out, err = run("--state", DEMO, "--pod", write(tmp, "missing-claim.json", missing))
+    r = json.loads(out)
+    check(r["selectedNode"] is None and r["preFilter"] is not None
+          and r["preFilter"]["code"] == "UnschedulableAndUnresolvable"
+          and r["preFilter"]["reasons"] == ['persistentvolumeclaim "does-not-exist" not found'],
+          f"missing claim rejected at PreFilter: {r['preFilter']}")
+
+
 def main():
     if not os.path.exists(BIN):
         print(f"FAIL: {BIN} not built", file=sys.stderr)
@@ -176,6 +200,7 @@ def main():
         test_gated_pod(tmp)
         test_single_plugin_profile(tmp)
         test_bad_input(tmp)
+        test_demo_volume_pod(tmp)
     print(f"test_explain: {checks - failures} checks passed, {failures} failed")
     sys.exit(1 if failures else 0)
 
