@@ -27,7 +27,7 @@ RANK = {"util": 0, "api": 1, "cel": 1, "cache": 2, "framework": 3, "plugins": 3,
 
 HEADERS = {
     "buf.h": "util", "common.h": "util", "intern.h": "util", "json_scan.h": "util",
-    "pool.h": "util", "quantity.h": "util", "metrics.h": "util", "arena.h": "util",
+    "pool.h": "util", "procstat.h": "util", "quantity.h": "util", "metrics.h": "util", "arena.h": "util",
     "model.h": "api", "selector.h": "api", "decode.h": "api", "kube.h": "api",
     "leader.h": "api", "kubeconfig.h": "api", "yamljson.h": "api",
     "cel.h": "cel", "dra.h": "api",

@@ -33,6 +33,7 @@
 #include "schedext/informer.h"
 #include "schedext/kube.h"
 #include "schedext/metrics.h"
+#include "schedext/procstat.h"
 #include "authz.h"
 #include "ui.h"
 
@@ -308,6 +309,7 @@ static unsigned op_metrics(struct sx_server *srv, const struct request *rq, stru
 	sx_metrics_set(m, "schedext_watch_restarts_total", NULL,
 		       srv->inf ? (double)sx_informers_restarts(srv->inf) : 0);
 	sx_metrics_set(m, "schedext_uptime_seconds", NULL, sx_now_s() - srv->started);
+	sx_procstat_update(m);
 	sx_metrics_render(m, b);
 	return 200;
 }
@@ -697,6 +699,7 @@ static void define_metrics(struct sx_metrics *m)
 			  "Watch restarts of the informers.", NULL, 0);
 	sx_metrics_define(m, "schedext_uptime_seconds", SX_METRIC_GAUGE,
 			  "Seconds since the server started.", NULL, 0);
+	sx_procstat_define(m);
 }
 
 struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct sx_extender *ex,
