@@ -6,7 +6,7 @@
  *
  * A hint has no snapshot, so where upstream reads listers (default spread
  * constraints deduced from Services, namespaceSelector terms) it answers
- * Queue: a hint may only be more eager than upstream, never miss a move. */
+ * Queue: a hint may be more eager than upstream, never miss a move. */
 #include <string.h>
 
 #include "pod_hints.h"
@@ -47,8 +47,35 @@ static bool involved(const struct sx_pod *p, const struct sx_pod *pod)
 	return same_uid(p, pod) || (p->node_name != SX_STR_EMPTY && p->meta.ns == pod->meta.ns);
 }
 
-static enum sx_hint hint_pod_pod_topology_spread(void *self, const struct sx_pod *pod, const void *old_obj,
-				 const void *new_obj)
+static bool honors_taints(const struct sx_pod *pod)
+{
+	for (uint32_t i = 0; i < pod->nspread; i++)
+		if (hard(&pod->spread[i]) && pod->spread[i].node_taints_policy == SX_POLICY_HONOR)
+			return true;
+	return false;
+}
+
+static bool tolerations_differ(const struct sx_pod *a, const struct sx_pod *b)
+{
+	if (a->ntolerations != b->ntolerations)
+		return true;
+	for (uint32_t i = 0; i < a->ntolerations; i++) {
+		const struct sx_toleration *x = &a->tolerations[i], *y = &b->tolerations[i];
+
+		if (x->key != y->key || x->value != y->value || x->op != y->op ||
+		    x->effect != y->effect || x->has_seconds != y->has_seconds ||
+		    x->toleration_seconds != y->toleration_seconds)
+			return true;
+	}
+	return false;
+}
+
+/* isSchedulableAfterPodChange: the pod itself got a toleration (with a
+ * NodeTaintsPolicy Honor constraint); a scheduled pod of its namespace
+ * added or deleted that a constraint selects, or relabelled into or out
+ * of a constraint's selector. */
+static enum sx_hint hint_pod_pod_topology_spread(void *self, const struct sx_pod *pod,
+						 const void *old_obj, const void *new_obj)
 {
 	const struct sx_pod *o = old_obj, *n = new_obj, *p = n ? n : o;
 
@@ -57,6 +84,10 @@ static enum sx_hint hint_pod_pod_topology_spread(void *self, const struct sx_pod
 		return SX_QUEUE_SKIP;
 	if (pod->nspread == 0)
 		return SX_QUEUE; /* default constraints: not known here */
+	if (o && n && same_uid(n, pod) && tolerations_differ(o, n) && honors_taints(pod))
+		return SX_QUEUE;
+	if (o && n && sx_labels_equal(&o->meta.labels, &n->meta.labels))
+		return SX_QUEUE_SKIP;
 	for (uint32_t i = 0; i < pod->nspread; i++) {
 		const struct sx_spread_constraint *c = &pod->spread[i];
 
@@ -97,24 +128,16 @@ static bool keys_changed(const struct sx_node *o, const struct sx_node *n,
 	return false;
 }
 
-static bool honors_taints(const struct sx_pod *pod)
-{
-	for (uint32_t i = 0; i < pod->nspread; i++)
-		if (hard(&pod->spread[i]) && pod->spread[i].node_taints_policy == SX_POLICY_HONOR)
-			return true;
-	return false;
-}
-
 static bool node_taints_differ(const struct sx_node *a, const struct sx_node *b)
 {
 	return (sx_node_update_actions(a, b) & SX_ACT_UPDATE_NODE_TAINT) != 0;
 }
 
-/* A node with every topology key added or deleted; a node gaining or
- * losing the keys, or changing a key's value; taints changing under a
- * NodeTaintsPolicy Honor constraint. */
-static enum sx_hint hint_node_pod_topology_spread(void *self, const struct sx_pod *pod, const void *old_obj,
-				  const void *new_obj)
+/* isSchedulableAfterNodeChange: a node with every topology key added or
+ * deleted; an update making the node gain or lose them, or, while it has
+ * them, changing a key's value or the taints. */
+static enum sx_hint hint_node_pod_topology_spread(void *self, const struct sx_pod *pod,
+						  const void *old_obj, const void *new_obj)
 {
 	const struct sx_node *o = old_obj, *n = new_obj;
 	bool om, nm;
@@ -126,15 +149,17 @@ static enum sx_hint hint_node_pod_topology_spread(void *self, const struct sx_po
 		return node_has_keys(o ? o : n, pod) ? SX_QUEUE : SX_QUEUE_SKIP;
 	om = node_has_keys(o, pod);
 	nm = node_has_keys(n, pod);
-	if (om != nm || (om && keys_changed(o, n, pod)))
+	if (om != nm)
 		return SX_QUEUE;
-	if (honors_taints(pod) && node_taints_differ(o, n))
+	if (nm && (keys_changed(o, n, pod) || node_taints_differ(o, n)))
 		return SX_QUEUE;
 	return SX_QUEUE_SKIP;
 }
 
 const struct sx_event_reg sx_events_pod_topology_spread[] = {
-	{ SX_RES_POD, SX_ACT_ADD | SX_ACT_UPDATE_POD_LABEL | SX_ACT_DELETE, hint_pod_pod_topology_spread },
+	{ SX_RES_POD,
+	  SX_ACT_ADD | SX_ACT_UPDATE_POD_LABEL | SX_ACT_UPDATE_POD_TOLERATION | SX_ACT_DELETE,
+	  hint_pod_pod_topology_spread },
 	{ SX_RES_NODE,
 	  SX_ACT_ADD | SX_ACT_DELETE | SX_ACT_UPDATE_NODE_LABEL | SX_ACT_UPDATE_NODE_TAINT,
 	  hint_node_pod_topology_spread },
@@ -188,26 +213,37 @@ static bool matches_all(const struct sx_pod *pod, const struct sx_pod *p)
 	return true;
 }
 
-static bool matches_any_anti(const struct sx_pod *pod, const struct sx_pod *p)
+/* podMatchesAllAffinityTerms over the anti-affinity terms. */
+static bool matches_all_anti(const struct sx_pod *pod, const struct sx_pod *p)
 {
 	const struct sx_pod_affinity *a = affinity_of(pod, true);
 
+	if (!a || a->nrequired == 0)
+		return false;
+	for (uint32_t i = 0; i < a->nrequired; i++)
+		if (!term_selects(&a->required[i], pod, p))
+			return false;
+	return true;
+}
+
+/* An existing pod whose own required anti-affinity selects the pod (not
+ * checked upstream, whose hints then never requeue on that pod's
+ * deletion; checked here so such a pod is not left to the 5-minute
+ * flush). */
+static bool blocks_by_own_anti(const struct sx_pod *existing, const struct sx_pod *pod)
+{
+	const struct sx_pod_affinity *a = affinity_of(existing, true);
+
 	for (uint32_t i = 0; a && i < a->nrequired; i++)
-		if (term_selects(&a->required[i], pod, p))
+		if (term_selects(&a->required[i], existing, pod))
 			return true;
 	return false;
 }
 
-/* An existing pod whose own required anti-affinity selects the pod. */
-static bool blocks_by_own_anti(const struct sx_pod *existing, const struct sx_pod *pod)
-{
-	return matches_any_anti(existing, pod);
-}
-
-/* Scheduled pods only. Added: it satisfies the affinity. Updated: it starts
- * satisfying the affinity or stops matching the anti-affinity (either way
- * round). Deleted: it matched the anti-affinity or its own anti-affinity
- * selected the pod. */
+/* Scheduled pods only. Added: it satisfies every affinity term. Updated:
+ * it starts satisfying them, or stops matching the anti-affinity terms (or
+ * its own anti-affinity stops selecting the pod). Deleted: it matched the
+ * anti-affinity terms, or its own anti-affinity selected the pod. */
 static enum sx_hint hint_pod_inter_pod_affinity(void *self, const struct sx_pod *pod, const void *old_obj,
 				 const void *new_obj)
 {
@@ -219,44 +255,35 @@ static enum sx_hint hint_pod_inter_pod_affinity(void *self, const struct sx_pod 
 	if (o && n) {
 		if (!matches_all(pod, o) && matches_all(pod, n))
 			return SX_QUEUE;
-		if (matches_any_anti(pod, o) && !matches_any_anti(pod, n))
+		if (matches_all_anti(pod, o) && !matches_all_anti(pod, n))
 			return SX_QUEUE;
 		return blocks_by_own_anti(o, pod) && !blocks_by_own_anti(n, pod) ? SX_QUEUE
 										 : SX_QUEUE_SKIP;
 	}
 	if (n)
 		return matches_all(pod, n) ? SX_QUEUE : SX_QUEUE_SKIP;
-	return matches_any_anti(pod, o) || blocks_by_own_anti(o, pod) ? SX_QUEUE : SX_QUEUE_SKIP;
+	return matches_all_anti(pod, o) || blocks_by_own_anti(o, pod) ? SX_QUEUE : SX_QUEUE_SKIP;
 }
 
-/* For each affinity term: a new node with the key, a node gaining it, or a
- * changed value. For each anti-affinity term: a new node, a node losing the
- * key, or a changed value. A pod without terms was kept off by existing
- * pods' anti-affinity: a new node may help. */
-static enum sx_hint hint_node_inter_pod_affinity(void *self, const struct sx_pod *pod, const void *old_obj,
-				  const void *new_obj)
+/* A node added or updated that has the topology key of one of the pod's
+ * required affinity or anti-affinity terms (upstream asks no more). */
+static enum sx_hint hint_node_inter_pod_affinity(void *self, const struct sx_pod *pod,
+						 const void *old_obj, const void *new_obj)
 {
-	const struct sx_node *o = old_obj, *n = new_obj;
+	const struct sx_node *n = new_obj;
+	sx_str v;
 
 	SX_UNUSED(self);
+	SX_UNUSED(old_obj);
 	if (!n)
 		return SX_QUEUE_SKIP;
 	for (int anti = 0; anti < 2; anti++) {
 		const struct sx_pod_affinity *a = affinity_of(pod, anti);
 
-		for (uint32_t i = 0; a && i < a->nrequired; i++) {
-			sx_str key = a->required[i].topology_key, ov, nv;
-			bool oh = o && sx_labels_get(&o->meta.labels, key, &ov);
-			bool nh = sx_labels_get(&n->meta.labels, key, &nv);
-
-			if (!o && (anti || nh))
+		for (uint32_t i = 0; a && i < a->nrequired; i++)
+			if (sx_labels_get(&n->meta.labels, a->required[i].topology_key, &v))
 				return SX_QUEUE;
-			if (o && ((anti ? oh && !nh : !oh && nh) || (oh && nh && ov != nv)))
-				return SX_QUEUE;
-		}
 	}
-	if (!o && !affinity_of(pod, false) && !affinity_of(pod, true))
-		return SX_QUEUE;
 	return SX_QUEUE_SKIP;
 }
 

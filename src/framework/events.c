@@ -149,11 +149,14 @@ uint32_t sx_pod_update_actions(const struct sx_pod *o, const struct sx_pod *n)
 
 static bool resources_equal(const struct sx_resources *a, const struct sx_resources *b)
 {
-	return a->milli_cpu == b->milli_cpu && a->memory == b->memory &&
-	       a->ephemeral_storage == b->ephemeral_storage && a->pods == b->pods &&
-	       a->nscalar == b->nscalar &&
-	       (a->nscalar == 0 ||
-		memcmp(a->scalar, b->scalar, a->nscalar * sizeof(*a->scalar)) == 0);
+	if (a->milli_cpu != b->milli_cpu || a->memory != b->memory ||
+	    a->ephemeral_storage != b->ephemeral_storage || a->pods != b->pods ||
+	    a->nscalar != b->nscalar)
+		return false;
+	for (uint32_t i = 0; i < a->nscalar; i++)
+		if (a->scalar[i].name != b->scalar[i].name || a->scalar[i].value != b->scalar[i].value)
+			return false;
+	return true;
 }
 
 static bool taints_equal(const struct sx_node *a, const struct sx_node *b)

@@ -31,13 +31,13 @@ static uint32_t hash_key(const char *s)
 	return h;
 }
 
-static const char *pod_key(const struct sx_pod *pod, char *buf, size_t len)
+const char *sx__queue_pod_key(const struct sx_pod *pod, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%s", sx_str_get(pod->meta.ns), pod->meta.name);
 	return buf;
 }
 
-static struct qpod *lookup(const struct sx_queue *q, const char *key)
+struct qpod *sx__queue_lookup(const struct sx_queue *q, const char *key)
 {
 	struct qpod *e = q->buckets[hash_key(key) & (q->nbuckets - 1)];
 
@@ -329,7 +329,7 @@ static void to_active_or_backoff(struct sx_queue *q, struct qpod *e, double now)
 	sx__queue_requeue_strategy(q, e, S_AFTER_BACKOFF, now);
 }
 
-static void set_nominated(struct sx_queue *q, struct qpod *e, sx_str node)
+void sx__queue_set_nominated(struct sx_queue *q, struct qpod *e, sx_str node)
 {
 	if (e->nominated != SX_STR_EMPTY)
 		q->nnominated--;
@@ -341,7 +341,7 @@ static void set_nominated(struct sx_queue *q, struct qpod *e, sx_str node)
 static void free_entry(struct sx_queue *q, struct qpod *e)
 {
 	detach(q, e);
-	set_nominated(q, e, SX_STR_EMPTY);
+	sx__queue_set_nominated(q, e, SX_STR_EMPTY);
 	unlink_entry(q, e);
 	sx_pod_unref(e->pod);
 	free(e->key);
@@ -442,13 +442,13 @@ static bool schedulable(const struct sx_pod *pod)
 /* Drops the entry, or marks it gone while a cycle holds it. */
 static void remove_locked(struct sx_queue *q, const char *key)
 {
-	struct qpod *e = lookup(q, key);
+	struct qpod *e = sx__queue_lookup(q, key);
 
 	if (!e)
 		return;
 	if (e->where == W_INFLIGHT) {
 		e->gone = true;
-		set_nominated(q, e, SX_STR_EMPTY);
+		sx__queue_set_nominated(q, e, SX_STR_EMPTY);
 		return;
 	}
 	free_entry(q, e);
@@ -481,12 +481,29 @@ static void update_unsched_locked(struct sx_queue *q, struct qpod *e, const stru
 	}
 }
 
+/* An update of a pod in flight is kept for its own replay (upstream
+ * addEventsIfPodInFlight): a gate or toleration added meanwhile counts. */
+static void record_own_update(struct sx_queue *q, const struct sx_pod *old_pod,
+			      const struct sx_pod *pod)
+{
+	uint32_t acts = sx_pod_update_actions(old_pod, pod);
+	struct sx_cluster_event ev = { SX_RES_UNSCHEDULED_POD, SX_ACT_UPDATE, NULL };
+
+	if (!acts)
+		sx__queue_record_locked(q, &ev, old_pod, pod);
+	for (uint32_t bit = 1; acts && bit <= acts; bit <<= 1)
+		if (acts & bit) {
+			ev.action = bit;
+			sx__queue_record_locked(q, &ev, old_pod, pod);
+		}
+}
+
 /* Add or update of a pod we schedule. */
 static void upsert_locked(struct sx_queue *q, const struct sx_pod *old_pod,
 			  const struct sx_pod *pod, const struct sx_profile *prof,
 			  unsigned prof_idx, const char *key)
 {
-	struct qpod *e = lookup(q, key);
+	struct qpod *e = sx__queue_lookup(q, key);
 
 	if (!e) {
 		e = insert(q, key);
@@ -510,12 +527,14 @@ static void upsert_locked(struct sx_queue *q, const struct sx_pod *old_pod,
 			heap_fix(q, backoff_heap(q, e), e);
 		else if (e->where == W_UNSCHED)
 			update_unsched_locked(q, e, old_pod);
+		else if (e->where == W_INFLIGHT && old_pod)
+			record_own_update(q, old_pod, pod);
 	}
 	/* Nominator: a nomination in the object wins; a cleared one clears. */
 	if (pod->nominated_node != SX_STR_EMPTY)
-		set_nominated(q, e, pod->nominated_node);
+		sx__queue_set_nominated(q, e, pod->nominated_node);
 	else if (old_pod && old_pod->nominated_node != SX_STR_EMPTY)
-		set_nominated(q, e, SX_STR_EMPTY);
+		sx__queue_set_nominated(q, e, SX_STR_EMPTY);
 }
 
 /* Events about a pod that is not (or no longer) ours to schedule. */
@@ -551,7 +570,7 @@ void sx_queue_pod_update(struct sx_queue *q, const struct sx_pod *old_pod,
 
 	if (!new_pod)
 		return;
-	pod_key(new_pod, key, sizeof(key));
+	sx__queue_pod_key(new_pod, key, sizeof(key));
 	prof = profile_of(q, new_pod, &idx);
 	pthread_mutex_lock(&q->mu);
 	if (prof && schedulable(new_pod)) {
@@ -569,7 +588,7 @@ void sx_queue_pod_delete(struct sx_queue *q, const struct sx_pod *pod)
 	char key[512];
 	unsigned idx;
 
-	pod_key(pod, key, sizeof(key));
+	sx__queue_pod_key(pod, key, sizeof(key));
 	if (pod->node_name == SX_STR_EMPTY) {
 		if (!profile_of(q, pod, &idx))
 			return; /* not watched upstream */
@@ -631,7 +650,7 @@ void sx_queue_assigned_pod_deleted(struct sx_queue *q, const struct sx_pod *pod,
 
 	pthread_mutex_lock(&q->mu);
 	sx__queue_event_locked(q, &ev, pod, NULL,
-			       skip_self ? lookup(q, pod_key(pod, key, sizeof(key))) : NULL);
+			       skip_self ? sx__queue_lookup(q, sx__queue_pod_key(pod, key, sizeof(key))) : NULL);
 	pthread_mutex_unlock(&q->mu);
 }
 
@@ -641,7 +660,7 @@ void sx_queue_activate(struct sx_queue *q, const struct sx_pod *pod)
 	struct qpod *e;
 
 	pthread_mutex_lock(&q->mu);
-	e = lookup(q, pod_key(pod, key, sizeof(key)));
+	e = sx__queue_lookup(q, sx__queue_pod_key(pod, key, sizeof(key)));
 	if (e && (e->where == W_UNSCHED || e->where == W_BACKOFF)) {
 		to_active(q, e);
 		q->stats.moved++;
@@ -768,7 +787,7 @@ int sx_queue_pop(struct sx_queue *q, double timeout_s, struct sx_queue_item *out
 static struct qpod *inflight_entry(struct sx_queue *q, const struct sx_pod *pod)
 {
 	char key[512];
-	struct qpod *e = lookup(q, pod_key(pod, key, sizeof(key)));
+	struct qpod *e = sx__queue_lookup(q, sx__queue_pod_key(pod, key, sizeof(key)));
 
 	return (e && e->where == W_INFLIGHT) ? e : NULL;
 }
@@ -882,7 +901,7 @@ static struct qpod *find(struct sx_queue *q, sx_str ns, const char *name)
 	char key[512];
 
 	snprintf(key, sizeof(key), "%s/%s", sx_str_get(ns), name);
-	return lookup(q, key);
+	return sx__queue_lookup(q, key);
 }
 
 const char *sx_queue_where(struct sx_queue *q, sx_str ns, const char *name)
@@ -910,61 +929,4 @@ double sx_queue_backoff_expiry(struct sx_queue *q, sx_str ns, const char *name)
 	v = e ? e->expiry : -1;
 	pthread_mutex_unlock(&q->mu);
 	return v;
-}
-
-/* ---------- nominator ---------- */
-
-void sx_queue_nominate(struct sx_queue *q, const struct sx_pod *pod, sx_str node)
-{
-	char key[512];
-	struct qpod *e;
-
-	pthread_mutex_lock(&q->mu);
-	e = lookup(q, pod_key(pod, key, sizeof(key)));
-	if (e && !e->gone)
-		set_nominated(q, e, node);
-	pthread_mutex_unlock(&q->mu);
-}
-
-static uint32_t nominated_for_node(void *ctx, sx_str node, const struct sx_pod **out,
-				   uint32_t max)
-{
-	const struct sx_nominated_set *set = ctx;
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < set->n && n < max; i++)
-		if (set->items[i].node == node)
-			out[n++] = set->items[i].pod;
-	return n;
-}
-
-struct sx_nominated_set *sx_queue_nominated(struct sx_queue *q)
-{
-	struct sx_nominated_set *set = calloc(1, sizeof(*set));
-
-	if (!set)
-		return NULL;
-	set->nom.pods_for_node = nominated_for_node;
-	set->nom.ctx = set;
-	pthread_mutex_lock(&q->mu);
-	if (q->nnominated)
-		set->items = calloc(q->nnominated, sizeof(*set->items));
-	for (uint32_t i = 0; set->items && i < q->nbuckets; i++)
-		for (struct qpod *e = q->buckets[i]; e; e = e->hnext)
-			if (e->nominated != SX_STR_EMPTY && set->n < q->nnominated)
-				set->items[set->n++] = (struct sx_nominated_entry){
-					e->nominated, sx_pod_ref(e->pod)
-				};
-	pthread_mutex_unlock(&q->mu);
-	return set;
-}
-
-void sx_nominated_set_free(struct sx_nominated_set *set)
-{
-	if (!set)
-		return;
-	for (uint32_t i = 0; i < set->n; i++)
-		sx_pod_unref(set->items[i].pod);
-	free(set->items);
-	free(set);
 }

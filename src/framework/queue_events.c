@@ -142,7 +142,6 @@ void sx__queue_event_locked(struct sx_queue *q, const struct sx_cluster_event *e
 			    const void *old_obj, const void *new_obj, const struct qpod *skip)
 {
 	double now = q->now(q->now_ctx);
-	struct qevent *rec;
 
 	q->stats.events++;
 	for (uint32_t i = 0; q->nunsched && i < q->nbuckets; i++) {
@@ -163,6 +162,14 @@ void sx__queue_event_locked(struct sx_queue *q, const struct sx_cluster_event *e
 				q->stats.moved++;
 		}
 	}
+	sx__queue_record_locked(q, ev, old_obj, new_obj);
+}
+
+void sx__queue_record_locked(struct sx_queue *q, const struct sx_cluster_event *ev,
+			     const void *old_obj, const void *new_obj)
+{
+	struct qevent *rec;
+
 	if (!q->inf_head)
 		return;
 	if (q->ev_n == q->ev_cap) {

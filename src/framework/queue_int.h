@@ -88,6 +88,9 @@ struct sx_queue {
 };
 
 /* queue.c */
+const char *sx__queue_pod_key(const struct sx_pod *pod, char *buf, size_t len);
+struct qpod *sx__queue_lookup(const struct sx_queue *q, const char *key);
+void sx__queue_set_nominated(struct sx_queue *q, struct qpod *e, sx_str node);
 void sx__queue_to_unsched(struct sx_queue *q, struct qpod *e, bool gated);
 /* Puts e where strategy says (upstream requeuePodWithQueueingStrategy);
  * returns its new place. */
@@ -105,6 +108,9 @@ enum strategy sx__queue_worth(struct sx_queue *q, const struct qpod *e,
  * the in-flight pods; skip (may be NULL) is left alone. */
 void sx__queue_event_locked(struct sx_queue *q, const struct sx_cluster_event *ev,
 			    const void *old_obj, const void *new_obj, const struct qpod *skip);
+/* Keeps ev for the in-flight pods' replay (no move). */
+void sx__queue_record_locked(struct sx_queue *q, const struct sx_cluster_event *ev,
+			     const void *old_obj, const void *new_obj);
 /* determineSchedulingHintForInFlightPod. */
 enum strategy sx__queue_replay(struct sx_queue *q, const struct qpod *e);
 void sx__queue_inflight_add(struct sx_queue *q, struct qpod *e);

@@ -428,8 +428,14 @@ static void run_job(struct sx_scheduler *s, struct bind_job *j)
 	}
 	sx_run_unreserve(j->prof, j->cs, pod, j->node);
 	sx_cache_forget(s->o.cache, pod->meta.ns, pod->meta.name);
-	sx_queue_assigned_pod_deleted(s->q, pod, sx_status_is_rejected(st));
+	/* AssignedPodDelete; after a rejection it comes after the pod is
+	 * requeued and skips it (upstream defers it: the pod's own failure
+	 * must not count as an event that may help it). */
+	if (!sx_status_is_rejected(st))
+		sx_queue_assigned_pod_deleted(s->q, pod, false);
 	fail_status(s, j->prof, pod, st, true, j->start);
+	if (sx_status_is_rejected(st))
+		sx_queue_assigned_pod_deleted(s->q, pod, true);
 	sx_status_free(st);
 }
 

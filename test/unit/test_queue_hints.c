@@ -263,6 +263,28 @@ static void test_in_flight_events_replayed(void)
 	teardown(&f);
 }
 
+/* The pod's own update during its attempt is replayed too: a toleration
+ * added meanwhile answers its TaintToleration rejection. */
+static void test_own_update_in_flight(void)
+{
+	struct fixture f;
+	struct sx_rejectors taint = { BIT("TaintToleration"), 0 };
+	struct sx_queue_item it;
+	struct sx_pod *a = make_pod("a", NULL);
+	struct sx_pod *tol = make_pod("a", "\"tolerations\":[{\"operator\":\"Exists\"}]");
+
+	setup(&f);
+	sx_queue_pod_update(f.q, NULL, a);
+	CHECK_INT(sx_queue_pop(f.q, 0, &it), 0);
+	sx_queue_pod_update(f.q, a, tol);
+	sx_queue_requeue_rejectors(f.q, it.pod, &taint);
+	sx_pod_unref(it.pod);
+	CHECK_STR(where(&f, "a"), "backoff");
+	sx_pod_unref(a);
+	sx_pod_unref(tol);
+	teardown(&f);
+}
+
 /* A Pending rejector whose hint says Queue skips the backoff; an error
  * (no rejector) moves on any event. */
 static void test_pending_and_error(void)
@@ -358,4 +380,4 @@ static void test_scheduling_gates_events(void)
 SX_TESTS(SX_TEST(test_fit_rejected_5000), SX_TEST(test_fit_allocatable_growth),
 	 SX_TEST(test_only_rejectors_hints_count), SX_TEST(test_in_flight_events_replayed),
 	 SX_TEST(test_pending_and_error), SX_TEST(test_pop_from_backoff),
-	 SX_TEST(test_scheduling_gates_events))
+	 SX_TEST(test_scheduling_gates_events), SX_TEST(test_own_update_in_flight))
