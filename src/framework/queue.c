@@ -304,10 +304,17 @@ static bool to_backoff(struct sx_queue *q, struct qpod *e)
 	return true;
 }
 
-/* isPodBackingoff: gated pods never are. */
+/* isPodBackingoff: gated pods never are. With PopFromBackoffQ the expiry
+ * is truncated to its 1-second window and a pod still backs off while that
+ * window is not before now's (1.34: !expiry.Before(alignToWindow(now))),
+ * so a 1 s backoff ends 1-2 s after the failure. */
 static bool backing_off(const struct sx_queue *q, const struct qpod *e, double now)
 {
-	return !e->gated && window(q, e->expiry) > window(q, now);
+	if (e->gated)
+		return false;
+	if (q->pop_from_backoff)
+		return window(q, e->expiry) >= window(q, now);
+	return e->expiry > now;
 }
 
 enum where sx__queue_requeue_strategy(struct sx_queue *q, struct qpod *e, enum strategy s,

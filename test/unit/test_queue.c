@@ -184,6 +184,9 @@ static void test_backoff_durations(void)
 	CHECK(sx_queue_backoff_duration(1, 0, 3) == 0);
 	CHECK(sx_queue_backoff_duration(1, 10, 4000000000u) == 10);
 	setup(&f);
+	/* exact durations: without PopFromBackoffQ's 1-second windows
+	 * (test_queue_hints.c checks those) */
+	sx_queue_set_pop_from_backoff(f.q, false);
 	add(&f, pod_p("p", 0));
 	for (unsigned i = 0; i < SX_ARRAY_SIZE(want); i++) {
 		double exp;

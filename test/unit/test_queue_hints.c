@@ -352,6 +352,31 @@ static void test_pop_from_backoff(void)
 	teardown(&f);
 }
 
+/* With PopFromBackoffQ the expiry is truncated to its second and the pod
+ * backs off while that window is not before now's: failing at 1000.3 with
+ * 1 s of backoff, it is still backing off at 1001.99 and done at 1002. */
+static void test_backoff_windows(void)
+{
+	struct fixture f;
+	struct sx_queue_item it;
+	struct sx_pod *a = make_pod("a", NULL);
+
+	setup(&f);
+	fake_now = 1000.3;
+	sx_queue_pod_update(f.q, NULL, a);
+	sx_queue_pop(f.q, 0, &it);
+	sx_queue_requeue_rejectors(f.q, it.pod, NULL); /* an error: never popped early */
+	sx_pod_unref(it.pod);
+	fake_now = 1001.99;
+	sx_queue_flush(f.q);
+	CHECK_STR(where(&f, "a"), "backoff");
+	fake_now = 1002.0;
+	sx_queue_flush(f.q);
+	CHECK_STR(where(&f, "a"), "active");
+	sx_pod_unref(a);
+	teardown(&f);
+}
+
 /* Gated by SchedulingGates: node events never look at it; removing the
  * gates (its own update) releases it. */
 static void test_scheduling_gates_events(void)
@@ -380,4 +405,5 @@ static void test_scheduling_gates_events(void)
 SX_TESTS(SX_TEST(test_fit_rejected_5000), SX_TEST(test_fit_allocatable_growth),
 	 SX_TEST(test_only_rejectors_hints_count), SX_TEST(test_in_flight_events_replayed),
 	 SX_TEST(test_pending_and_error), SX_TEST(test_pop_from_backoff),
-	 SX_TEST(test_scheduling_gates_events), SX_TEST(test_own_update_in_flight))
+	 SX_TEST(test_scheduling_gates_events), SX_TEST(test_own_update_in_flight),
+	 SX_TEST(test_backoff_windows))
