@@ -201,10 +201,11 @@ bool vb_pv_node_affinity_matches(const struct sx_pv *pv, const struct sx_node *n
 }
 
 /* IsVolumeBoundToClaim on the effective claimRef. */
-static bool bound_to_claim(const struct vb_pv *v, const struct sx_pvc *pvc)
+static bool bound_to_claim(const struct vb_pv *v, const struct vb_claim *c)
 {
-	if (!v->has_claim_ref || v->claim_ns != pvc->meta.ns ||
-	    strcmp(sx_str_get(v->claim_name), pvc->meta.name) != 0)
+	const struct sx_pvc *pvc = c->pvc;
+
+	if (!v->has_claim_ref || v->claim_ns != pvc->meta.ns || v->claim_name != c->name)
 		return false;
 	return !v->claim_uid || !*v->claim_uid ||
 	       (pvc->meta.uid && strcmp(v->claim_uid, pvc->meta.uid) == 0);
@@ -294,16 +295,17 @@ static sx_str selected_node(struct vb_assume *a, const struct sx_pvc *pvc)
 
 /* The node-independent half of FindMatchingVolume's checks, in its order:
  * may v ever be returned for claim c? */
-static bool candidate(const struct vb_pv *v, const struct sx_pvc *pvc)
+static bool candidate(const struct vb_pv *v, const struct vb_claim *c)
 {
 	const struct sx_pv *pv = v->pv;
+	const struct sx_pvc *pvc = c->pvc;
 
-	if (v->has_claim_ref && !bound_to_claim(v, pvc))
+	if (v->has_claim_ref && !bound_to_claim(v, c))
 		return false;
 	if (pv->capacity_storage < pvc->request_storage || pv->volume_mode != pvc->volume_mode ||
 	    pv->deleting)
 		return false;
-	if (bound_to_claim(v, pvc))
+	if (bound_to_claim(v, c))
 		return true; /* pre-bound: returned whatever its phase */
 	return pv->phase == SX_PV_AVAILABLE &&
 	       (!pvc->selector || sx_selector_matches(pvc->selector, &pv->meta.labels)) &&
@@ -339,7 +341,7 @@ static int candidates(struct vb_assume *a, const struct sx_snapshot *snap, struc
 		const char *uid;
 		struct vb_pv v = effective(a, pvs[i], &uid);
 
-		if (!candidate(&v, c->pvc))
+		if (!candidate(&v, c))
 			continue;
 		if (!c->cand && !(c->cand = sx_calloc(n - i, sizeof(*c->cand))))
 			rc = SX_ENOMEM;
@@ -409,7 +411,9 @@ static struct sx_status *classify(struct vb_assume *a, const struct sx_snapshot 
 			return sx_status_new(SX_ERROR, "%s", err.msg);
 		if (delay && pvc->volume_name == SX_STR_EMPTY)
 			st->unbound[st->nunbound++] =
-				(struct vb_claim){ .pvc = pvc, .selected_node = selected_node(a, pvc) };
+				(struct vb_claim){ .pvc = pvc, .selected_node = selected_node(a, pvc),
+						   .name = sx_intern_lookup_n(pvc->meta.name,
+									      strlen(pvc->meta.name)) };
 		else
 			immediate = true;
 	}
@@ -498,7 +502,7 @@ static const struct vb_pv *find_matching(const struct vb_claim *c, const struct 
 
 		if (excluded(chosen, nchosen, pv))
 			continue;
-		if (bound_to_claim(v, c->pvc))
+		if (bound_to_claim(v, c))
 			return vb_pv_node_affinity_matches(pv, node) ? v : NULL;
 		if (best && best->pv->capacity_storage <= pv->capacity_storage)
 			continue; /* cannot win: skip the affinity check */
@@ -535,7 +539,7 @@ static bool match_claims(const struct vb_state *st, const struct sx_node *node,
 			b->pv = v->pv;
 			b->pvc = todo[i]->pvc;
 			/* GetBindVolumeToClaim */
-			b->set_bbc = !bound_to_claim(v, b->pvc) && !v->pv->bound_by_controller;
+			b->set_bbc = !bound_to_claim(v, todo[i]) && !v->pv->bound_by_controller;
 			b->dirty = b->set_bbc || !v->has_claim_ref || !v->claim_uid ||
 				   !b->pvc->meta.uid || strcmp(v->claim_uid, b->pvc->meta.uid) != 0;
 		}

@@ -31,6 +31,7 @@ enum vb_reason {
 /* A claim of the pod as PreFilter saw it, with the assume cache applied. */
 struct vb_claim {
 	const struct sx_pvc *pvc;  /* the snapshot's object */
+	sx_str name;               /* pvc's name if interned (PV claimRefs are), else invalid */
 	sx_str selected_node;      /* effective volume.kubernetes.io/selected-node */
 	const struct sx_pv *pv;    /* bound claims: their PV, NULL when missing */
 	/* Unbound claims: the PVs of the class that pass every check of
