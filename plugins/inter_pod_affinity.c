@@ -27,6 +27,7 @@
 
 #include "topology_map.h"
 #include "slots.h"
+#include "state_pair.h"
 
 #define REASON_AFFINITY "node(s) didn't match pod affinity rules"
 #define REASON_ANTI "node(s) didn't match pod anti-affinity rules"
@@ -67,11 +68,6 @@ struct score_state {
 	struct tmap scores; /* topology pair -> summed weight */
 	uint32_t nkeys;     /* distinct topology keys in scores */
 	sx_str *keys;
-};
-
-struct state {
-	struct filter_state *f;
-	struct score_state *s;
 };
 
 static const struct sx_labels no_labels = { 0, NULL };
@@ -265,8 +261,10 @@ static int terms_clone(struct terms *dst, const struct terms *src)
 
 /* ---------- state ---------- */
 
-static void filter_state_free(struct filter_state *f)
+static void filter_state_free(void *p)
 {
+	struct filter_state *f = p;
+
 	if (!f)
 		return;
 	terms_free(&f->aff);
@@ -277,8 +275,10 @@ static void filter_state_free(struct filter_state *f)
 	free(f);
 }
 
-static void score_state_free(struct score_state *s)
+static void score_state_free(void *p)
 {
+	struct score_state *s = p;
+
 	if (!s)
 		return;
 	tmap_free(&s->scores);
@@ -286,18 +286,9 @@ static void score_state_free(struct score_state *s)
 	free(s);
 }
 
-static void state_free_inter_pod_affinity(void *p)
+static void *filter_state_clone(const void *p)
 {
-	struct state *st = p;
-	if (!st)
-		return;
-	filter_state_free(st->f);
-	score_state_free(st->s);
-	free(st);
-}
-
-static struct filter_state *filter_state_clone(const struct filter_state *f)
-{
+	const struct filter_state *f = p;
 	struct filter_state *c = sx_calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
@@ -313,8 +304,9 @@ static struct filter_state *filter_state_clone(const struct filter_state *f)
 	return c;
 }
 
-static struct score_state *score_state_clone(const struct score_state *s)
+static void *score_state_clone(const void *p)
 {
+	const struct score_state *s = p;
 	struct score_state *c = sx_calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
@@ -328,26 +320,26 @@ static struct score_state *score_state_clone(const struct score_state *s)
 	return c;
 }
 
+static const struct sx_state_pair_ops parts = {
+	filter_state_clone, filter_state_free, score_state_clone, score_state_free,
+};
+
 static void *state_clone_inter_pod_affinity(const void *p)
 {
-	const struct state *st = p;
-	struct state *c = sx_calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	if ((st->f && !(c->f = filter_state_clone(st->f))) ||
-	    (st->s && !(c->s = score_state_clone(st->s)))) {
-		state_free_inter_pod_affinity(c);
-		return NULL;
-	}
-	return c;
+	return sx_state_pair_clone(&parts, p);
 }
 
-static struct state *slot(struct sx_cycle_state *cs)
+static void state_free_inter_pod_affinity(void *p)
 {
-	return sx_cycle_state_slot(cs, SX_SLOT_inter_pod_affinity, sizeof(struct state));
+	sx_state_pair_free(&parts, p);
 }
 
-static const struct state *slot_const(const struct sx_cycle_state *cs)
+static struct sx_state_pair *slot(struct sx_cycle_state *cs)
+{
+	return sx_state_pair_slot(cs, SX_SLOT_inter_pod_affinity);
+}
+
+static const struct sx_state_pair *slot_const(const struct sx_cycle_state *cs)
 {
 	return cs->slots[SX_SLOT_inter_pod_affinity];
 }
@@ -489,7 +481,7 @@ static struct sx_status *pre_filter_inter_pod_affinity(void *self, struct sx_cyc
 						       struct sx_node_set **result)
 {
 	const struct sx_pod_affinity *a = pod_aff(pod), *aa = pod_anti(pod);
-	struct state *st = slot(cs);
+	struct sx_state_pair *st = slot(cs);
 	struct filter_state *f = sx_calloc(1, sizeof(*f));
 	if (!st || !f)
 		goto out_nomem;
@@ -517,7 +509,7 @@ out_nomem:
 static struct sx_status *update_with_pod(struct sx_cycle_state *cs, const struct sx_pod *p,
 					 const struct sx_node_info *ni, int64_t mult)
 {
-	struct state *st = cs->slots[SX_SLOT_inter_pod_affinity];
+	struct sx_state_pair *st = cs->slots[SX_SLOT_inter_pod_affinity];
 	if (!st || !st->f)
 		return sx_status_new(SX_ERROR, "error reading \"PreFilterInterPodAffinity\" from cycleState: not found");
 	if (!ni->node)
@@ -592,7 +584,7 @@ static struct sx_status *filter_inter_pod_affinity(void *self, const struct sx_c
 						   const struct sx_pod *pod,
 						   const struct sx_node_info *ni)
 {
-	const struct state *st = slot_const(cs);
+	const struct sx_state_pair *st = slot_const(cs);
 	if (!ni->node)
 		return sx_status_new(SX_ERROR, "node not found");
 	if (!st || !st->f)
@@ -722,7 +714,7 @@ static struct sx_status *pre_score_inter_pod_affinity(void *self, struct sx_cycl
 	const struct sx_pod_affinity *a = pod_aff(pod), *aa = pod_anti(pod);
 	bool has_pref = (a && a->npreferred > 0) || (aa && aa->npreferred > 0);
 	struct scorer sc = { .args = self, .pod = pod };
-	struct state *st;
+	struct sx_state_pair *st;
 	int rc;
 
 	if (sc.args->ignore_preferred_of_existing && !has_pref)
@@ -759,16 +751,17 @@ static struct sx_status *score_inter_pod_affinity(void *self, const struct sx_cy
 						  const struct sx_pod *pod,
 						  const struct sx_node_info *ni, int64_t *score)
 {
-	const struct state *st = slot_const(cs);
+	const struct sx_state_pair *st = slot_const(cs);
+	const struct score_state *s = st ? st->s : NULL;
 	sx_str v;
 	*score = 0;
-	if (!st || !st->s)
+	if (!s)
 		return sx_status_new(SX_ERROR, "error reading \"PreScoreInterPodAffinity\" from cycleState: not found");
 	if (!ni->node)
 		return sx_status_new(SX_ERROR, "node not found");
-	for (uint32_t i = 0; i < st->s->nkeys; i++)
-		if (sx_labels_get(&ni->node->meta.labels, st->s->keys[i], &v))
-			*score += tmap_get(&st->s->scores, tmap_pair(st->s->keys[i], v));
+	for (uint32_t i = 0; i < s->nkeys; i++)
+		if (sx_labels_get(&ni->node->meta.labels, s->keys[i], &v))
+			*score += tmap_get(&s->scores, tmap_pair(s->keys[i], v));
 	return NULL;
 }
 
@@ -779,9 +772,10 @@ static struct sx_status *normalize_score_inter_pod_affinity(void *self,
 							    struct sx_node_score *scores,
 							    uint32_t n)
 {
-	const struct state *st = slot_const(cs);
+	const struct sx_state_pair *st = slot_const(cs);
+	const struct score_state *s = st ? st->s : NULL;
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	if (!st || !st->s || st->s->nkeys == 0)
+	if (!s || s->nkeys == 0)
 		return NULL;
 	for (uint32_t i = 0; i < n; i++) {
 		if (scores[i].score > hi)

@@ -28,6 +28,7 @@
 
 #include "topology_map.h"
 #include "slots.h"
+#include "state_pair.h"
 
 #define REASON_NOT_MATCH "node(s) didn't match pod topology spread constraints"
 #define REASON_MISSING_LABEL REASON_NOT_MATCH " (missing required label)"
@@ -97,11 +98,6 @@ struct score_state {
 	struct tmap ignored; /* names of feasible nodes lacking a constraint key */
 	struct tmap *counts; /* [cs.n]: domain -> matching pods (hostname: unused) */
 	double *weights;     /* [cs.n] */
-};
-
-struct state {
-	struct filter_state *f;
-	struct score_state *s;
 };
 
 static void csel_free(struct csel *s)
@@ -414,8 +410,10 @@ static bool included(const struct constraint *c, const struct inclusion *in)
 
 /* ---------- state ---------- */
 
-static void filter_state_free(struct filter_state *f)
+static void filter_state_free(void *p)
 {
+	struct filter_state *f = p;
+
 	if (!f)
 		return;
 	for (uint32_t i = 0; f->counts && i < f->cs.n; i++)
@@ -426,8 +424,10 @@ static void filter_state_free(struct filter_state *f)
 	free(f);
 }
 
-static void score_state_free(struct score_state *s)
+static void score_state_free(void *p)
 {
+	struct score_state *s = p;
+
 	if (!s)
 		return;
 	for (uint32_t i = 0; s->counts && i < s->cs.n; i++)
@@ -439,18 +439,9 @@ static void score_state_free(struct score_state *s)
 	free(s);
 }
 
-static void state_free_pod_topology_spread(void *p)
+static void *filter_state_clone(const void *p)
 {
-	struct state *st = p;
-	if (!st)
-		return;
-	filter_state_free(st->f);
-	score_state_free(st->s);
-	free(st);
-}
-
-static struct filter_state *filter_state_clone(const struct filter_state *f)
-{
+	const struct filter_state *f = p;
 	struct filter_state *c = sx_calloc(1, sizeof(*c));
 	uint32_t n = f->cs.n;
 	if (!c)
@@ -469,8 +460,9 @@ out_free:
 	return NULL;
 }
 
-static struct score_state *score_state_clone(const struct score_state *s)
+static void *score_state_clone(const void *p)
 {
+	const struct score_state *s = p;
 	struct score_state *c = sx_calloc(1, sizeof(*c));
 	uint32_t n = s->cs.n;
 	if (!c)
@@ -490,26 +482,26 @@ out_free:
 	return NULL;
 }
 
+static const struct sx_state_pair_ops parts = {
+	filter_state_clone, filter_state_free, score_state_clone, score_state_free,
+};
+
 static void *state_clone_pod_topology_spread(const void *p)
 {
-	const struct state *st = p;
-	struct state *c = sx_calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	if ((st->f && !(c->f = filter_state_clone(st->f))) ||
-	    (st->s && !(c->s = score_state_clone(st->s)))) {
-		state_free_pod_topology_spread(c);
-		return NULL;
-	}
-	return c;
+	return sx_state_pair_clone(&parts, p);
 }
 
-static struct state *slot(struct sx_cycle_state *cs)
+static void state_free_pod_topology_spread(void *p)
 {
-	return sx_cycle_state_slot(cs, SX_SLOT_pod_topology_spread, sizeof(struct state));
+	sx_state_pair_free(&parts, p);
 }
 
-static const struct state *slot_const(const struct sx_cycle_state *cs)
+static struct sx_state_pair *slot(struct sx_cycle_state *cs)
+{
+	return sx_state_pair_slot(cs, SX_SLOT_pod_topology_spread);
+}
+
+static const struct sx_state_pair *slot_const(const struct sx_cycle_state *cs)
 {
 	return cs->slots[SX_SLOT_pod_topology_spread];
 }
@@ -582,7 +574,7 @@ static struct sx_status *pre_filter_pod_topology_spread(void *self, struct sx_cy
 							const struct sx_pod *pod,
 							struct sx_node_set **result)
 {
-	struct state *st = slot(cs);
+	struct sx_state_pair *st = slot(cs);
 	struct filter_state *f = sx_calloc(1, sizeof(*f));
 	if (!st || !f || constraints_for(&f->cs, self, pod, cs->snap, SX_DO_NOT_SCHEDULE) < 0)
 		goto out_nomem;
@@ -606,7 +598,7 @@ static struct sx_status *update_with_pod(struct sx_cycle_state *cs, const struct
 					 const struct sx_pod *p, const struct sx_node_info *ni,
 					 int64_t delta)
 {
-	struct state *st = cs->slots[SX_SLOT_pod_topology_spread];
+	struct sx_state_pair *st = cs->slots[SX_SLOT_pod_topology_spread];
 	struct filter_state *f = st ? st->f : NULL;
 	const struct sx_node *node = ni->node;
 	sx_str v;
@@ -649,7 +641,7 @@ static struct sx_status *filter_pod_topology_spread(void *self, const struct sx_
 						    const struct sx_pod *pod,
 						    const struct sx_node_info *ni)
 {
-	const struct state *st = slot_const(cs);
+	const struct sx_state_pair *st = slot_const(cs);
 	const struct filter_state *f = st ? st->f : NULL;
 	sx_str v;
 	if (!ni->node)
@@ -742,7 +734,7 @@ static struct sx_status *pre_score_pod_topology_spread(void *self, struct sx_cyc
 {
 	const struct args *a = self;
 	bool require_all = pod->nspread > 0 || !a->system_defaulted;
-	struct state *st;
+	struct sx_state_pair *st;
 	struct score_state *s;
 
 	if (cs->snap->nnodes == 0)
@@ -771,7 +763,7 @@ static struct sx_status *score_pod_topology_spread(void *self, const struct sx_c
 						   const struct sx_pod *pod,
 						   const struct sx_node_info *ni, int64_t *score)
 {
-	const struct state *st = slot_const(cs);
+	const struct sx_state_pair *st = slot_const(cs);
 	const struct score_state *s = st ? st->s : NULL;
 	double total = 0;
 	sx_str v;
@@ -799,7 +791,7 @@ static struct sx_status *normalize_score_pod_topology_spread(void *self,
 							     struct sx_node_score *scores,
 							     uint32_t n)
 {
-	const struct state *st = slot_const(cs);
+	const struct sx_state_pair *st = slot_const(cs);
 	const struct score_state *s = st ? st->s : NULL;
 	int64_t lo = INT64_MAX, hi = 0;
 	if (!s)
