@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define SX_VERSION "0.1.0"
 
@@ -55,6 +56,12 @@ char *sx_strndup(const char *s, size_t n);
 /* Monotonic clock in nanoseconds / seconds as double. */
 uint64_t sx_now_ns(void);
 double sx_now_s(void);
+
+/* The CLOCK_REALTIME instant ns nanoseconds from now, as
+ * pthread_cond_timedwait wants its deadline (normalised timespec). */
+struct timespec sx_deadline_after_ns(uint64_t ns);
+/* The same, s seconds (>= 0) from now. */
+struct timespec sx_deadline_after_s(double s);
 
 /* Logging: level 0 = errors, 1 = info, 2 = per request (-v=2). */
 extern int sx_log_verbosity;

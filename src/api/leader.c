@@ -190,16 +190,9 @@ const char *sx_leader_holder(const struct sx_leader *l)
 /* Sleeps up to s seconds; returns true when asked to stop. */
 static bool sleep_or_stop(struct sx_leader *l, double s)
 {
-	struct timespec ts;
+	struct timespec ts = sx_deadline_after_s(s);
 	bool stop;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += (time_t)s;
-	ts.tv_nsec += (long)((s - floor(s)) * 1e9);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&l->mu);
 	if (!l->stop)
 		pthread_cond_timedwait(&l->cond, &l->mu, &ts);

@@ -225,15 +225,7 @@ struct sx_status *sx_waiting_pod_wait(struct sx_waiting_pod *wp)
 			reject_locked(wp, p->name, msg);
 			break;
 		}
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t wait_ns = p->deadline_ns - now;
-		ts.tv_sec += (time_t)(wait_ns / 1000000000ull);
-		ts.tv_nsec += (long)(wait_ns % 1000000000ull);
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		struct timespec ts = sx_deadline_after_ns(p->deadline_ns - now);
 		pthread_cond_timedwait(&wp->cond, &wp->lock, &ts);
 	}
 	result = wp->result;

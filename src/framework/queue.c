@@ -730,15 +730,8 @@ static void pop_locked(struct sx_queue *q, struct qpod *e, struct sx_queue_item 
 /* Waits on the real clock for at most `s` seconds. */
 static void timed_wait(struct sx_queue *q, double s)
 {
-	struct timespec ts;
+	struct timespec ts = sx_deadline_after_s(s);
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += (time_t)s;
-	ts.tv_nsec += (long)((s - floor(s)) * 1e9);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
 	pthread_cond_timedwait(&q->cond, &q->mu, &ts);
 }
 

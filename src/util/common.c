@@ -112,6 +112,25 @@ uint64_t sx_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+struct timespec sx_deadline_after_ns(uint64_t ns)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)(ns / 1000000000u);
+	ts.tv_nsec += (long)(ns % 1000000000u);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
+struct timespec sx_deadline_after_s(double s)
+{
+	return sx_deadline_after_ns(s > 0 ? (uint64_t)(s * 1e9) : 0);
+}
+
 double sx_now_s(void)
 {
 	return (double)sx_now_ns() / 1e9;
