@@ -14,6 +14,7 @@
  * again on an already merged selector is harmless.
  */
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,7 @@
 #include "schedext/status.h"
 
 #include "topology_map.h"
+#include "schedext/plugin_args.h"
 #include "slots.h"
 #include "state_pair.h"
 
@@ -74,43 +76,28 @@ static const struct sx_labels no_labels = { 0, NULL };
 
 /* ---------- args ---------- */
 
+static const struct sx_arg ipa_args[] = {
+	{ "hardPodAffinityWeight", SX_ARG_INT, offsetof(struct args, hard_pod_affinity_weight), 1,
+	  0, 100, "an integer", "[0-100]" },
+	{ "ignorePreferredTermsOfExistingPods", SX_ARG_BOOL,
+	  offsetof(struct args, ignore_preferred_of_existing), 0, 0, 0, "a boolean", NULL },
+};
+
 static void *init_inter_pod_affinity(const cJSON *json, struct sx_error *err)
 {
 	struct args *a = sx_calloc(1, sizeof(*a));
+	struct sx_arg_errors e = { 0 };
+
 	if (!a) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		return NULL;
 	}
-	a->hard_pod_affinity_weight = 1;
-	const cJSON *w = json ? cJSON_GetObjectItemCaseSensitive(json, "hardPodAffinityWeight") : NULL;
-	if (w && !cJSON_IsNull(w)) {
-		if (!cJSON_IsNumber(w) || w->valuedouble != (double)(int64_t)w->valuedouble) {
-			sx_error_set(err, SX_EINVAL, "hardPodAffinityWeight: Invalid value: must be an integer");
-			goto out_free;
-		}
-		if (w->valuedouble < 0 || w->valuedouble > 100) {
-			sx_error_set(err, SX_EINVAL,
-				     "hardPodAffinityWeight: Invalid value: %lld: not in valid range [0-100]",
-				     (long long)w->valuedouble);
-			goto out_free;
-		}
-		a->hard_pod_affinity_weight = (int32_t)w->valuedouble;
-	}
-	const cJSON *ig = json ? cJSON_GetObjectItemCaseSensitive(json,
-								   "ignorePreferredTermsOfExistingPods")
-			       : NULL;
-	if (ig && !cJSON_IsNull(ig)) {
-		if (!cJSON_IsBool(ig)) {
-			sx_error_set(err, SX_EINVAL,
-				     "ignorePreferredTermsOfExistingPods: Invalid value: must be a boolean");
-			goto out_free;
-		}
-		a->ignore_preferred_of_existing = cJSON_IsTrue(ig);
+	if (sx_args_read(json, ipa_args, SX_ARRAY_SIZE(ipa_args), a, &e, err) < 0 ||
+	    sx_arg_errors_finish(&e, err) < 0) {
+		free(a);
+		return NULL;
 	}
 	return a;
-out_free:
-	free(a);
-	return NULL;
 }
 
 static void destroy_inter_pod_affinity(void *self)

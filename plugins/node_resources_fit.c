@@ -17,6 +17,7 @@
 
 #include "resource_allocation.h"
 #include "schedext/plugin.h"
+#include "schedext/plugin_args.h"
 #include "slots.h"
 
 #define MAX_IGNORED 256
@@ -40,50 +41,6 @@ struct fit_state {
 };
 
 /* ---------- args ---------- */
-
-/* Collects field errors the way upstream's ErrorList.ToAggregate prints
- * them: one error as "path: detail", several as "[e1, e2]". */
-struct errlist {
-	unsigned n;
-	char first_path[128];
-	char first_msg[256];
-	char all[512];
-};
-
-static void errlist_add(struct errlist *el, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void errlist_add(struct errlist *el, const char *path, const char *fmt, ...)
-{
-	char msg[256];
-	size_t used = strlen(el->all);
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (el->n == 0) {
-		snprintf(el->first_path, sizeof(el->first_path), "%s", path);
-		snprintf(el->first_msg, sizeof(el->first_msg), "%s", msg);
-	}
-	if (used < sizeof(el->all))
-		snprintf(el->all + used, sizeof(el->all) - used, "%s%s: %s", el->n ? ", " : "",
-			 path, msg);
-	el->n++;
-}
-
-static int errlist_finish(const struct errlist *el, struct sx_error *err)
-{
-	if (el->n == 0)
-		return 0;
-	if (el->n == 1) {
-		sx_error_set(err, SX_EINVAL, "%s", el->first_msg);
-		sx_error_prefix(err, el->first_path);
-	} else {
-		sx_error_set(err, SX_EINVAL, "[%s]", el->all);
-	}
-	return SX_EINVAL;
-}
 
 static void destroy_node_resources_fit(void *self)
 {
@@ -125,7 +82,7 @@ static int string_list(const cJSON *args, const char *key, uint32_t *n, struct s
 	return 0;
 }
 
-static int parse_ignored(struct fit *f, const cJSON *args, struct errlist *el, struct sx_error *err)
+static int parse_ignored(struct fit *f, const cJSON *args, struct sx_arg_errors *el, struct sx_error *err)
 {
 	const cJSON *it;
 	char msg[512], path[64];
@@ -139,14 +96,14 @@ static int parse_ignored(struct fit *f, const cJSON *args, struct errlist *el, s
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(args, "ignoredResources")) {
 		snprintf(path, sizeof(path), "ignoredResources[%u]", i);
 		if (!sx_qualified_name_ok(it->valuestring, msg, sizeof(msg)))
-			errlist_add(el, path, "Invalid value: \"%s\": %s", it->valuestring, msg);
+			sx_arg_errors_add(el, path, "Invalid value: \"%s\": %s", it->valuestring, msg);
 		f->ignored[i++] = sx_intern(it->valuestring);
 	}
 	f->nignored = n;
 	return 0;
 }
 
-static int parse_groups(struct fit *f, const cJSON *args, struct errlist *el, struct sx_error *err)
+static int parse_groups(struct fit *f, const cJSON *args, struct sx_arg_errors *el, struct sx_error *err)
 {
 	const cJSON *it;
 	char msg[512], path[64];
@@ -160,10 +117,10 @@ static int parse_groups(struct fit *f, const cJSON *args, struct errlist *el, st
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(args, "ignoredResourceGroups")) {
 		snprintf(path, sizeof(path), "ignoredResourceGroups[%u]", i);
 		if (strchr(it->valuestring, '/'))
-			errlist_add(el, path, "Invalid value: \"%s\": resource group name can't contain '/'",
+			sx_arg_errors_add(el, path, "Invalid value: \"%s\": resource group name can't contain '/'",
 				    it->valuestring);
 		if (!sx_qualified_name_ok(it->valuestring, msg, sizeof(msg)))
-			errlist_add(el, path, "Invalid value: \"%s\": %s", it->valuestring, msg);
+			sx_arg_errors_add(el, path, "Invalid value: \"%s\": %s", it->valuestring, msg);
 		f->groups[i] = strdup(it->valuestring);
 		if (!f->groups[i])
 			return sx_error_set(err, SX_ENOMEM, "out of memory");
@@ -182,7 +139,7 @@ static bool json_int32(const cJSON *it, int64_t *out)
 }
 
 /* Upstream validateFunctionShape; points are stored scaled ×10. */
-static int parse_shape(struct sx_ra_scorer *sc, const cJSON *rtcr, struct errlist *el,
+static int parse_shape(struct sx_ra_scorer *sc, const cJSON *rtcr, struct sx_arg_errors *el,
 		       struct sx_error *err)
 {
 	const cJSON *shape = cJSON_GetObjectItemCaseSensitive(rtcr, "shape");
@@ -197,7 +154,7 @@ static int parse_shape(struct sx_ra_scorer *sc, const cJSON *rtcr, struct errlis
 	}
 	n = shape ? (uint32_t)cJSON_GetArraySize(shape) : 0;
 	if (n == 0) {
-		errlist_add(el, "scoringStrategy.shape", "Required value: at least one point must be specified");
+		sx_arg_errors_add(el, "scoringStrategy.shape", "Required value: at least one point must be specified");
 		return 0;
 	}
 	if (n > SX_RA_MAX_SHAPE) {
@@ -221,7 +178,7 @@ static int parse_shape(struct sx_ra_scorer *sc, const cJSON *rtcr, struct errlis
 	for (uint32_t i = 1; i < n; i++) {
 		if (u[i - 1] >= u[i]) {
 			snprintf(path, sizeof(path), "scoringStrategy.shape[%u].utilization", i);
-			errlist_add(el, path, "Invalid value: %lld: utilization values must be sorted in increasing order",
+			sx_arg_errors_add(el, path, "Invalid value: %lld: utilization values must be sorted in increasing order",
 				    (long long)u[i]);
 			break;
 		}
@@ -229,11 +186,11 @@ static int parse_shape(struct sx_ra_scorer *sc, const cJSON *rtcr, struct errlis
 	for (uint32_t i = 0; i < n; i++) {
 		if (u[i] < 0 || u[i] > 100) {
 			snprintf(path, sizeof(path), "scoringStrategy.shape[%u].utilization", i);
-			errlist_add(el, path, "Invalid value: %lld: not in valid range [0, 100]", (long long)u[i]);
+			sx_arg_errors_add(el, path, "Invalid value: %lld: not in valid range [0, 100]", (long long)u[i]);
 		}
 		if (s[i] < 0 || s[i] > SX_MAX_CUSTOM_PRIORITY_SCORE) {
 			snprintf(path, sizeof(path), "scoringStrategy.shape[%u].score", i);
-			errlist_add(el, path, "Invalid value: %lld: not in valid range [0, %d]", (long long)s[i],
+			sx_arg_errors_add(el, path, "Invalid value: %lld: not in valid range [0, %d]", (long long)s[i],
 				    SX_MAX_CUSTOM_PRIORITY_SCORE);
 		}
 		sc->shape[i].utilization = u[i];
@@ -244,7 +201,7 @@ static int parse_shape(struct sx_ra_scorer *sc, const cJSON *rtcr, struct errlis
 	return 0;
 }
 
-static int parse_type(struct sx_ra_scorer *sc, const cJSON *type, struct errlist *el,
+static int parse_type(struct sx_ra_scorer *sc, const cJSON *type, struct sx_arg_errors *el,
 		      struct sx_error *err)
 {
 	const char *t = cJSON_IsString(type) ? type->valuestring : "";
@@ -261,13 +218,13 @@ static int parse_type(struct sx_ra_scorer *sc, const cJSON *type, struct errlist
 	else if (strcmp(t, "RequestedToCapacityRatio") == 0)
 		sc->strategy = SX_RA_REQUESTED_TO_CAPACITY_RATIO;
 	else
-		errlist_add(el, "scoringStrategy.type",
+		sx_arg_errors_add(el, "scoringStrategy.type",
 			    "Unsupported value: \"%.64s\": supported values: \"LeastAllocated\", "
 			    "\"MostAllocated\", \"RequestedToCapacityRatio\"", t);
 	return 0;
 }
 
-static int parse_strategy(struct sx_ra_scorer *sc, const cJSON *ss, struct errlist *el,
+static int parse_strategy(struct sx_ra_scorer *sc, const cJSON *ss, struct sx_arg_errors *el,
 			  struct sx_error *err)
 {
 	const cJSON *rtcr;
@@ -292,7 +249,7 @@ static int parse_strategy(struct sx_ra_scorer *sc, const cJSON *ss, struct errli
 
 		if (w <= 0 || w > 100) {
 			snprintf(path, sizeof(path), "scoringStrategy.resources[%u].weight", i);
-			errlist_add(el, path, "Invalid value: %lld: resource weight of %s not in valid range (0, 100]",
+			sx_arg_errors_add(el, path, "Invalid value: %lld: resource weight of %s not in valid range (0, 100]",
 				    (long long)w, sx_str_get(sc->resources[i].name));
 		}
 	}
@@ -307,14 +264,14 @@ static int parse_strategy(struct sx_ra_scorer *sc, const cJSON *ss, struct errli
 	}
 	/* Upstream would dereference a nil shape here; refuse it clearly. */
 	if (sc->strategy == SX_RA_REQUESTED_TO_CAPACITY_RATIO)
-		errlist_add(el, "scoringStrategy.shape", "Required value: at least one point must be specified");
+		sx_arg_errors_add(el, "scoringStrategy.shape", "Required value: at least one point must be specified");
 	return 0;
 }
 
 static void *init_node_resources_fit(const cJSON *args, struct sx_error *err)
 {
 	struct fit *f = calloc(1, sizeof(*f));
-	struct errlist el = { 0 };
+	struct sx_arg_errors el = { 0 };
 
 	if (!f) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
@@ -328,7 +285,7 @@ static void *init_node_resources_fit(const cJSON *args, struct sx_error *err)
 	    parse_strategy(&f->sc, cJSON_GetObjectItemCaseSensitive(args, "scoringStrategy"), &el,
 			   err) < 0)
 		goto out_free;
-	if (errlist_finish(&el, err) < 0)
+	if (sx_arg_errors_finish(&el, err) < 0)
 		goto out_free;
 	return f;
 out_free:

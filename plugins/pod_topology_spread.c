@@ -27,6 +27,7 @@
 #include "schedext/status.h"
 
 #include "topology_map.h"
+#include "schedext/plugin_args.h"
 #include "slots.h"
 #include "state_pair.h"
 
@@ -817,26 +818,6 @@ static struct sx_status *normalize_score_pod_topology_spread(void *self,
 
 /* ---------- args parsing and validation ---------- */
 
-struct errs {
-	unsigned n;
-	char buf[512];
-};
-
-static void err_add(struct errs *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void err_add(struct errs *e, const char *fmt, ...)
-{
-	size_t len = strlen(e->buf);
-	va_list ap;
-	if (e->n++ && len + 2 < sizeof(e->buf)) {
-		strcat(e->buf, ", ");
-		len += 2;
-	}
-	va_start(ap, fmt);
-	vsnprintf(e->buf + len, sizeof(e->buf) - len, fmt, ap);
-	va_end(ap);
-}
-
 /* metav1validation.ValidateLabelName's name part (and the prefix as a DNS
  * subdomain): true when valid. */
 static bool valid_name_part(const char *s, size_t len)
@@ -865,17 +846,17 @@ static bool valid_prefix(const char *s, size_t len)
 	return true;
 }
 
-static void validate_key(struct errs *e, int idx, const char *key)
+static void validate_key(struct sx_arg_errors *e, int idx, const char *key)
 {
 	const char *slash = strchr(key, '/');
 	const char *name = slash ? slash + 1 : key;
 	if (!*key) {
-		err_add(e, "defaultConstraints[%d].topologyKey: Required value: can not be empty", idx);
+		sx_arg_errors_add(e, NULL, "defaultConstraints[%d].topologyKey: Required value: can not be empty", idx);
 		return;
 	}
 	if ((slash && (!valid_prefix(key, (size_t)(slash - key)) || strchr(name, '/'))) ||
 	    !valid_name_part(name, strlen(name)))
-		err_add(e, "defaultConstraints[%d].topologyKey: Invalid value: \"%s\": not a valid label name",
+		sx_arg_errors_add(e, NULL, "defaultConstraints[%d].topologyKey: Invalid value: \"%s\": not a valid label name",
 			idx, key);
 }
 
@@ -893,7 +874,7 @@ static int parse_policy(const cJSON *j, uint8_t *out)
 }
 
 /* One defaultConstraints entry; type errors and validation go to e. */
-static void parse_constraint(struct errs *e, const cJSON *j, int idx, struct dconstraint *d,
+static void parse_constraint(struct sx_arg_errors *e, const cJSON *j, int idx, struct dconstraint *d,
 			     const struct dconstraint *prev)
 {
 	const cJSON *skew = cJSON_GetObjectItemCaseSensitive(j, "maxSkew");
@@ -906,29 +887,29 @@ static void parse_constraint(struct errs *e, const cJSON *j, int idx, struct dco
 
 	d->max_skew = cJSON_IsNumber(skew) ? (int32_t)skew->valuedouble : 0;
 	if (d->max_skew <= 0)
-		err_add(e, "defaultConstraints[%d].maxSkew: Invalid value: %d: not in valid range (0, inf)",
+		sx_arg_errors_add(e, NULL, "defaultConstraints[%d].maxSkew: Invalid value: %d: not in valid range (0, inf)",
 			idx, d->max_skew);
 	validate_key(e, idx, ks);
 	d->key = sx_intern(ks);
 	if (!*ws)
-		err_add(e, "defaultConstraints[%d].whenUnsatisfiable: Required value: can not be empty", idx);
+		sx_arg_errors_add(e, NULL, "defaultConstraints[%d].whenUnsatisfiable: Required value: can not be empty", idx);
 	else if (strcmp(ws, "DoNotSchedule") == 0)
 		d->when = SX_DO_NOT_SCHEDULE;
 	else if (strcmp(ws, "ScheduleAnyway") == 0)
 		d->when = SX_SCHEDULE_ANYWAY;
 	else
-		err_add(e, "defaultConstraints[%d].whenUnsatisfiable: Unsupported value: \"%s\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\"",
+		sx_arg_errors_add(e, NULL, "defaultConstraints[%d].whenUnsatisfiable: Unsupported value: \"%s\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\"",
 			idx, ws);
 	if (sel && !cJSON_IsNull(sel))
-		err_add(e, "defaultConstraints[%d].labelSelector: Forbidden: constraint must not define a selector, as they deduced for each pod",
+		sx_arg_errors_add(e, NULL, "defaultConstraints[%d].labelSelector: Forbidden: constraint must not define a selector, as they deduced for each pod",
 			idx);
 	d->min_domains = cJSON_IsNumber(md) ? (int32_t)md->valuedouble : 0;
 	if (parse_policy(cJSON_GetObjectItemCaseSensitive(j, "nodeAffinityPolicy"), &d->aff_policy) < 0 ||
 	    parse_policy(cJSON_GetObjectItemCaseSensitive(j, "nodeTaintsPolicy"), &d->taint_policy) < 0)
-		err_add(e, "defaultConstraints[%d]: Unsupported node inclusion policy", idx);
+		sx_arg_errors_add(e, NULL, "defaultConstraints[%d]: Unsupported node inclusion policy", idx);
 	for (int i = 0; *ws && i < idx; i++)
 		if (prev[i].key == d->key && prev[i].when == d->when) {
-			err_add(e, "defaultConstraints[%d]: Duplicate value: \"{%s, %s}\"", idx, ks, ws);
+			sx_arg_errors_add(e, NULL, "defaultConstraints[%d]: Duplicate value: \"{%s, %s}\"", idx, ks, ws);
 			break;
 		}
 }
@@ -941,7 +922,7 @@ static const struct dconstraint system_defaults[] = {
 static void *init_pod_topology_spread(const cJSON *json, struct sx_error *err)
 {
 	struct args *a = sx_calloc(1, sizeof(*a));
-	struct errs e = { 0, "" };
+	struct sx_arg_errors e = { 0 };
 	const cJSON *type = json ? cJSON_GetObjectItemCaseSensitive(json, "defaultingType") : NULL;
 	const cJSON *list = json ? cJSON_GetObjectItemCaseSensitive(json, "defaultConstraints") : NULL;
 	const char *ts = cJSON_IsString(type) ? type->valuestring : "System";
@@ -952,11 +933,11 @@ static void *init_pod_topology_spread(const cJSON *json, struct sx_error *err)
 		return NULL;
 	}
 	if (list && !cJSON_IsNull(list) && !cJSON_IsArray(list))
-		err_add(&e, "defaultConstraints: Invalid value: must be a list");
+		sx_arg_errors_add(&e, NULL, "defaultConstraints: Invalid value: must be a list");
 	if (strcmp(ts, "System") != 0 && strcmp(ts, "List") != 0)
-		err_add(&e, "defaultingType: Unsupported value: \"%s\": supported values: \"System\", \"List\"", ts);
+		sx_arg_errors_add(&e, NULL, "defaultingType: Unsupported value: \"%s\": supported values: \"System\", \"List\"", ts);
 	else if (strcmp(ts, "System") == 0 && nlist > 0)
-		err_add(&e, "defaultingType: Invalid value: \"System\": when .defaultConstraints are not empty");
+		sx_arg_errors_add(&e, NULL, "defaultingType: Invalid value: \"System\": when .defaultConstraints are not empty");
 	a->v = sx_calloc((size_t)nlist + 2, sizeof(*a->v));
 	if (!a->v) {
 		free(a);
@@ -965,8 +946,7 @@ static void *init_pod_topology_spread(const cJSON *json, struct sx_error *err)
 	}
 	for (int i = 0; i < nlist && i < 64; i++)
 		parse_constraint(&e, cJSON_GetArrayItem(list, i), i, &a->v[a->n++], a->v);
-	if (e.n) {
-		sx_error_set(err, SX_EINVAL, e.n > 1 ? "[%s]" : "%s", e.buf);
+	if (sx_arg_errors_finish(&e, err) < 0) {
 		free(a->v);
 		free(a);
 		return NULL;

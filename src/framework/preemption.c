@@ -7,10 +7,12 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "schedext/preemption.h"
+#include "schedext/plugin_args.h"
 #include "schedext/selector.h"
 #include "schedext/fit_error.h"
 
@@ -244,66 +246,35 @@ struct sx_status *sx_preempt_select_victims_on_node(const struct sx_profile *pro
 
 /* ---------- args ---------- */
 
-static int read_int32(const cJSON *json, const char *key, int32_t *out, struct sx_error *err)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(json, key);
-	if (!v || cJSON_IsNull(v))
-		return 0;
-	if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble ||
-	    v->valuedouble < INT32_MIN || v->valuedouble > INT32_MAX)
-		return sx_error_set(err, SX_EINVAL, "%s: Invalid value: must be a 32-bit integer",
-				    key);
-	*out = (int32_t)v->valuedouble;
-	return 0;
-}
-
-/* Joins field errors as Go's aggregate does: one alone, several in [a, b]. */
-static int args_errors(struct sx_error *err, char msgs[][160], int n)
-{
-	char buf[512] = "";
-	size_t len = 0;
-	if (n == 1)
-		return sx_error_set(err, SX_EINVAL, "%s", msgs[0]);
-	for (int i = 0; i < n && len < sizeof(buf); i++)
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? ", " : "[",
-					msgs[i]);
-	return sx_error_set(err, SX_EINVAL, "%s]", buf);
-}
+static const struct sx_arg preempt_args[] = {
+	{ "minCandidateNodesPercentage", SX_ARG_INT32,
+	  offsetof(struct sx_preempt_args, min_candidate_nodes_percentage), 10, 0, 100,
+	  "a 32-bit integer", "[0, 100]" },
+	{ "minCandidateNodesAbsolute", SX_ARG_INT32,
+	  offsetof(struct sx_preempt_args, min_candidate_nodes_absolute), 100, 0, INT32_MAX,
+	  "a 32-bit integer", "[0, inf)" },
+};
 
 int sx_preempt_args_parse(const cJSON *json, struct sx_preempt_args *out, struct sx_error *err)
 {
-	char msgs[4][160];
-	int n = 0;
+	struct sx_arg_errors e = { 0 };
+	int rc;
+
 	*out = SX_PREEMPT_ARGS_DEFAULT;
 	if (json && !cJSON_IsNull(json) && !cJSON_IsObject(json))
 		return sx_error_set(err, SX_EINVAL, "expected an object");
-	if (json && cJSON_IsObject(json)) {
-		int rc = read_int32(json, "minCandidateNodesPercentage",
-				    &out->min_candidate_nodes_percentage, err);
-		if (!rc)
-			rc = read_int32(json, "minCandidateNodesAbsolute",
-					&out->min_candidate_nodes_absolute, err);
-		if (rc)
-			return rc;
+	rc = sx_args_read(json, preempt_args, SX_ARRAY_SIZE(preempt_args), out, &e, err);
+	if (rc)
+		return rc;
+	if (out->min_candidate_nodes_percentage == 0 && out->min_candidate_nodes_absolute == 0) {
+		sx_arg_errors_add(&e, "minCandidateNodesPercentage",
+				  "Invalid value: 0: cannot be zero at the same time as "
+				  "minCandidateNodesAbsolute");
+		sx_arg_errors_add(&e, "minCandidateNodesAbsolute",
+				  "Invalid value: 0: cannot be zero at the same time as "
+				  "minCandidateNodesPercentage");
 	}
-	int32_t pct = out->min_candidate_nodes_percentage, abs = out->min_candidate_nodes_absolute;
-	if (pct < 0 || pct > 100)
-		snprintf(msgs[n++], sizeof(msgs[0]),
-			 "minCandidateNodesPercentage: Invalid value: %d: not in valid range [0, 100]",
-			 pct);
-	if (abs < 0)
-		snprintf(msgs[n++], sizeof(msgs[0]),
-			 "minCandidateNodesAbsolute: Invalid value: %d: not in valid range [0, inf)",
-			 abs);
-	if (pct == 0 && abs == 0) {
-		snprintf(msgs[n++], sizeof(msgs[0]),
-			 "minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same "
-			 "time as minCandidateNodesAbsolute");
-		snprintf(msgs[n++], sizeof(msgs[0]),
-			 "minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same "
-			 "time as minCandidateNodesPercentage");
-	}
-	return n ? args_errors(err, msgs, n) : 0;
+	return sx_arg_errors_finish(&e, err);
 }
 
 uint32_t sx_preempt_num_candidates(const struct sx_preempt_args *args, uint32_t n)
