@@ -26,6 +26,7 @@
 #include "schedext/status.h"
 
 struct cJSON;
+struct sx_binder;
 
 #define SX_MAX_NODE_SCORE 100
 #define SX_MIN_NODE_SCORE 0
@@ -45,6 +46,9 @@ struct sx_cycle_state {
 	const struct sx_snapshot *snap; /* the cycle's snapshot (borrowed) */
 	bool skip_filter[SX_MAX_PLUGINS]; /* PreFilter returned Skip */
 	bool skip_score[SX_MAX_PLUGINS];  /* PreScore returned Skip */
+	/* How Bind plugins bind (binder.h), set by the front end that runs
+	 * the binding cycle; NULL: none configured. Borrowed. */
+	const struct sx_binder *binder;
 };
 
 /* A plugin's slot in cs, zero-allocated with size bytes on first use (the

@@ -23,13 +23,4 @@ int sx_plugin_index(const char *name);
 /* Registry index of a descriptor (pointer comparison). */
 int sx_plugin_index_of(const struct sx_plugin *p);
 
-/* ---------- binding to the outside world ---------- */
-
-/* Binder used by DefaultBinder: the extender server and the standalone loop
- * install one (API server POST or cache-only bind). Returns NULL on success
- * or an Error status carrying the API server's message. */
-typedef struct sx_status *(*sx_bind_fn)(void *ctx, const struct sx_pod *pod, sx_str node);
-void sx_set_binder(sx_bind_fn fn, void *ctx);
-struct sx_status *sx_call_binder(const struct sx_pod *pod, sx_str node);
-
 #endif /* SCHEDEXT_REGISTRY_H */

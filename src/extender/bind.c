@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "extender_int.h"
+#include "schedext/binder.h"
 #include "schedext/buf.h"
 #include "schedext/cache.h"
 #include "schedext/extender.h"
@@ -67,19 +68,20 @@ static int bind_cached(const struct sx_extender *ex, const struct bind_args *b,
 		       const struct sx_pod *pod, sx_str ns, sx_str node, struct sx_buf *out,
 		       struct sx_verb_log *log)
 {
+	const struct sx_binder binder = { .cache = ex->cache };
 	char msg[1024];
 	int rc = bind_reply(out, log, "", b);
 
 	if (out->failed)
 		return rc;
-	rc = sx_cache_assume(ex->cache, pod, node);
+	rc = sx_binder_assume(&binder, pod, node);
 	if (rc < 0) {
 		snprintf(msg, sizeof(msg), "cannot assume pod %.253s/%.253s on node %.253s (error %d)",
 			 b->ns, b->name, b->node, rc);
 		sx_buf_reset(out);
 		return bind_reply(out, log, msg, b);
 	}
-	sx_cache_finish_binding(ex->cache, ns, b->name);
+	sx_binder_done(&binder, ns, b->name, true);
 	return 200;
 }
 
@@ -89,17 +91,13 @@ static int bind_live(const struct sx_extender *ex, const struct bind_args *b,
 		     const struct sx_pod *pod, sx_str ns, sx_str node, struct sx_buf *out,
 		     struct sx_verb_log *log)
 {
-	struct sx_error err = { 0 };
-	bool assumed = pod && sx_cache_assume(ex->cache, pod, node) == 0;
+	const struct sx_binder binder = { .cache = ex->cache, .kube = ex->kube };
+	struct sx_status *st = sx_binder_bind(&binder, pod, b->ns, b->name, b->uid, node);
+	char msg[1024];
+	int rc = bind_reply(out, log, sx_status_message(st, msg, sizeof(msg)), b);
 
-	if (sx_kube_bind(ex->kube, b->ns, b->name, b->uid, b->node, &err) < 0) {
-		if (assumed)
-			sx_cache_forget(ex->cache, ns, b->name);
-		return bind_reply(out, log, err.msg[0] ? err.msg : "binding failed", b);
-	}
-	if (assumed)
-		sx_cache_finish_binding(ex->cache, ns, b->name);
-	return bind_reply(out, log, "", b);
+	sx_status_free(st);
+	return rc;
 }
 
 static bool node_known(struct sx_cache *cache, const char *name)

@@ -36,19 +36,3 @@ int sx_plugin_index_of(const struct sx_plugin *p)
 			return (int)i;
 	return -1;
 }
-
-static sx_bind_fn binder_fn;
-static void *binder_ctx;
-
-void sx_set_binder(sx_bind_fn fn, void *ctx)
-{
-	binder_fn = fn;
-	binder_ctx = ctx;
-}
-
-struct sx_status *sx_call_binder(const struct sx_pod *pod, sx_str node)
-{
-	if (!binder_fn)
-		return sx_status_new(SX_ERROR, "no binder configured");
-	return binder_fn(binder_ctx, pod, node);
-}

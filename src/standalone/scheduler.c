@@ -25,6 +25,7 @@
 #include "schedext/binding_cycle.h"
 #include "schedext/fit_error.h"
 #include "schedext/post_filter.h"
+#include "schedext/binder.h"
 #include "schedext/registry.h"
 #include "schedext/dra_alloc.h"
 
@@ -98,6 +99,7 @@ struct sx_scheduler {
 	unsigned nbinders, max_binders;
 	unsigned nidle, njobs;           /* binders waiting for a job; jobs queued */
 	pthread_t *binders;              /* [max_binders] */
+	struct sx_binder binder;         /* assume/bind/finish; Bind plugins see it in the state */
 	/* loop-thread state */
 	uint32_t next_start;
 	uint64_t rng;
@@ -416,7 +418,7 @@ static void run_job(struct sx_scheduler *s, struct bind_job *j)
 	char msg[600];
 
 	if (!st) {
-		sx_cache_finish_binding(s->o.cache, pod->meta.ns, pod->meta.name);
+		sx_binder_done(&s->binder, pod->meta.ns, pod->meta.name, true);
 		snprintf(msg, sizeof(msg), "Successfully assigned %s/%s to %s",
 			 sx_str_get(pod->meta.ns), pod->meta.name, sx_str_get(j->node));
 		sx_log(2, "%s", msg);
@@ -427,7 +429,7 @@ static void run_job(struct sx_scheduler *s, struct bind_job *j)
 		return;
 	}
 	sx_run_unreserve(j->prof, j->cs, pod, j->node);
-	sx_cache_forget(s->o.cache, pod->meta.ns, pod->meta.name);
+	sx_binder_done(&s->binder, pod->meta.ns, pod->meta.name, false);
 	/* AssignedPodDelete; after a rejection it comes after the pod is
 	 * requeued and skips it (upstream defers it: the pod's own failure
 	 * must not count as an event that may help it). */
@@ -483,24 +485,26 @@ static void submit_job(struct sx_scheduler *s, struct bind_job *j)
 	pthread_mutex_unlock(&s->bmu);
 }
 
-/* DefaultBinder's binder: POST the Binding (only while leading). "Already
- * assigned to the node we chose" means an earlier attempt got through. */
+/* The binder's API step for DefaultBinder: POST the Binding, only while
+ * leading. "Already assigned to the node we chose" means an earlier
+ * attempt got through. */
 static struct sx_status *api_binder(void *ctx, const struct sx_pod *pod, sx_str node)
 {
 	struct sx_scheduler *s = ctx;
-	struct sx_error err = { 0 };
+	struct sx_status *st;
 	char same[300];
 
 	if (!leading(s))
 		return sx_status_new(SX_ERROR, "not the leader: binding of %s/%s abandoned",
 				     sx_str_get(pod->meta.ns), pod->meta.name);
-	if (sx_kube_bind(s->o.kube, sx_str_get(pod->meta.ns), pod->meta.name, pod->meta.uid,
-			 sx_str_get(node), &err) == 0)
-		return NULL;
+	st = sx_binder_post(&s->binder, sx_str_get(pod->meta.ns), pod->meta.name, pod->meta.uid,
+			    sx_str_get(node));
 	snprintf(same, sizeof(same), "is already assigned to node \"%s\"", sx_str_get(node));
-	if (strstr(err.msg, same))
+	if (st && st->nreasons && strstr(st->reasons[0], same)) {
+		sx_status_free(st);
 		return NULL;
-	return sx_status_new(SX_ERROR, "%s", err.msg);
+	}
+	return st;
 }
 
 /* ---------- scheduling cycle (plugins.md §1.2) ---------- */
@@ -517,7 +521,7 @@ static void assume_and_bind(struct sx_scheduler *s, const struct sx_profile *pro
 	struct sx_status *st;
 	char msg[600];
 
-	if (sx_cache_assume(s->o.cache, pod, node) < 0) {
+	if (sx_binder_assume(&s->binder, pod, node) < 0) {
 		snprintf(msg, sizeof(msg), "pod %s/%s is already assumed or bound in the cache",
 			 sx_str_get(pod->meta.ns), pod->meta.name);
 		handle_failure(s, prof, pod, msg, false, SX_STR_EMPTY, false, start);
@@ -534,7 +538,7 @@ static void assume_and_bind(struct sx_scheduler *s, const struct sx_profile *pro
 	}
 	if (st) {
 		sx_run_unreserve(prof, res->state, pod, node);
-		sx_cache_forget(s->o.cache, pod->meta.ns, pod->meta.name);
+		sx_binder_done(&s->binder, pod->meta.ns, pod->meta.name, false);
 		sx_waiting_pod_free(waiting);
 		fail_status(s, prof, pod, st, false, start);
 		sx_status_free(st);
@@ -544,13 +548,14 @@ static void assume_and_bind(struct sx_scheduler *s, const struct sx_profile *pro
 	if (!j) {
 		sx_waiting_pod_free(waiting);
 		sx_run_unreserve(prof, res->state, pod, node);
-		sx_cache_forget(s->o.cache, pod->meta.ns, pod->meta.name);
+		sx_binder_done(&s->binder, pod->meta.ns, pod->meta.name, false);
 		handle_failure(s, prof, pod, "out of memory", false, SX_STR_EMPTY, false, start);
 		return;
 	}
 	*j = (struct bind_job){ .prof = prof, .pod = sx_pod_ref(pod), .node = node,
 				.cs = res->state, .snap = sx_snapshot_ref(snap),
 				.waiting = waiting, .start = start };
+	j->cs->binder = &s->binder;
 	res->state = NULL;
 	submit_job(s, j);
 }
@@ -969,7 +974,8 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 		return rc;
 	}
 	define_metrics(opts->metrics);
-	sx_set_binder(api_binder, s);
+	s->binder = (struct sx_binder){ .cache = opts->cache, .kube = opts->kube, .post = api_binder,
+					.ctx = s };
 	s->nom_proxy = (struct sx_nominator){ proxy_pods_for_node, s };
 	env = (struct sx_preemption_env){ .config = opts->cfg, .apply = apply_preemption,
 					  .apply_ctx = s, .nominator = &s->nom_proxy,
@@ -991,7 +997,6 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 		sx_cache_set_listener(opts->cache, NULL);
 		sx_dra_track_claims(false);
 		sx_dra_set_kube(NULL);
-		sx_set_binder(NULL, NULL);
 		free_scheduler(s);
 		return rc;
 	}
@@ -1014,7 +1019,6 @@ void sx_scheduler_stop(struct sx_scheduler *s)
 	sx_cache_set_listener(s->o.cache, NULL);
 	sx_dra_track_claims(false);
 	sx_dra_set_kube(NULL);
-	sx_set_binder(NULL, NULL);
 	events_stop(&s->ev);
 	free_scheduler(s);
 }

@@ -1,6 +1,7 @@
 /* SchedulingGates, PrioritySort and DefaultBinder: the hookless-state
  * plugins, called directly. */
 #include "plugin_util.h"
+#include "schedext/binder.h"
 #include "schedext/registry.h"
 
 extern const struct sx_plugin sx_plugin_scheduling_gates, sx_plugin_priority_sort,
@@ -52,15 +53,19 @@ static void test_default_binder(void)
 {
 	char buf[256];
 	struct sx_pod *pod = tu_pod("{\"metadata\":{\"name\":\"p\"},\"spec\":{}}");
+	const struct sx_binder binder = { .post = fake_binder };
+	struct sx_cycle_state cs = { .binder = &binder };
 
-	sx_set_binder(fake_binder, NULL);
-	CHECK(sx_plugin_default_binder.bind(NULL, NULL, pod, sx_intern("good")) == NULL);
-	CHECK_STR(tu_status(sx_plugin_default_binder.bind(NULL, NULL, pod, sx_intern("bad")), buf,
+	CHECK(sx_plugin_default_binder.bind(NULL, &cs, pod, sx_intern("good")) == NULL);
+	CHECK_STR(tu_status(sx_plugin_default_binder.bind(NULL, &cs, pod, sx_intern("bad")), buf,
 			    sizeof(buf)), "Error: pods \"p\" is forbidden");
 	CHECK_INT(bound, 2);
-	sx_set_binder(NULL, NULL);
-	CHECK_STR(tu_status(sx_plugin_default_binder.bind(NULL, NULL, pod, sx_intern("good")), buf,
+	cs.binder = NULL;
+	CHECK_STR(tu_status(sx_plugin_default_binder.bind(NULL, &cs, pod, sx_intern("good")), buf,
 			    sizeof(buf)), "Error: no binder configured");
+	/* A binder without an API server or cache binds at once. */
+	cs.binder = &(const struct sx_binder){ 0 };
+	CHECK(sx_plugin_default_binder.bind(NULL, &cs, pod, sx_intern("good")) == NULL);
 	sx_pod_unref(pod);
 }
 

@@ -34,6 +34,7 @@
 
 #include "harness.h"
 #include "recount.h"
+#include "schedext/binder.h"
 #include "schedext/binding_cycle.h"
 #include "schedext/buf.h"
 #include "schedext/cache.h"
@@ -702,6 +703,8 @@ static struct sx_status *cache_binder(void *ctx, const struct sx_pod *pod, sx_st
 	return NULL; /* the API server accepted the Binding */
 }
 
+static const struct sx_binder accepting_binder = { .post = cache_binder };
+
 /* Assume, Reserve, Permit, PreBind, Bind, finish, PostBind; on any error
  * Unreserve and forget, as the binding cycle does. Returns the error or
  * NULL. */
@@ -714,6 +717,8 @@ static bool binding_cycle(struct fixture *f, const struct sx_pod *pod, sx_str no
 	struct sx_status *st = NULL;
 	bool assumed = false;
 
+	if (cs)
+		cs->binder = &accepting_binder;
 	arm(n);
 	if (!cs || sx_cache_assume(f->cache, pod, node) != 0)
 		st = sx_status_new(SX_ERROR, "assume failed");
@@ -763,7 +768,6 @@ static void test_binding_cycle(void)
 	bool ok, assumed;
 	sx_str where;
 
-	sx_set_binder(cache_binder, NULL);
 	fixture_init(&f);
 	CHECK(binding_cycle(&f, pod, node, LONG_MAX));
 	total = allocs;
@@ -784,7 +788,6 @@ static void test_binding_cycle(void)
 		after_run(f.cache, "binding cycle", n);
 		fixture_free(&f);
 	}
-	sx_set_binder(NULL, NULL);
 	sx_pod_unref(pod);
 	leak_check("binding cycle", total);
 	printf("  binding cycle: %ld allocations swept, %d violations\n", total, wrong);

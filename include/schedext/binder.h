@@ -1,0 +1,57 @@
+/* The binder: the one way a pod gets bound, for both front ends
+ * (reference plugins.md §3.18, extender-protocol.md §7). A binding is
+ *   1. assume: the pod is counted on the node in the cache,
+ *   2. bind: a Binding is POSTed to the API server with the pod's UID as
+ *      precondition (without an API server the cache's word is final),
+ *   3. finish on success, forget on failure.
+ * The extender's /bind runs all three (sx_binder_bind); the standalone
+ * loop assumes before Reserve and finishes after the binding cycle, and
+ * DefaultBinder runs step 2 (sx_binder_post_pod) with the binder the
+ * front end put in the cycle state. No binder is process-global.
+ * Implemented in src/framework/binder.c.
+ *
+ * Threads: a binder is read-only once set up; any thread may bind.
+ */
+#ifndef SCHEDEXT_BINDER_H
+#define SCHEDEXT_BINDER_H
+
+#include <stdbool.h>
+
+#include "schedext/common.h"
+#include "schedext/intern.h"
+#include "schedext/status.h"
+
+struct sx_cache;
+struct sx_kube;
+struct sx_pod;
+
+struct sx_binder {
+	struct sx_cache *cache; /* assume/finish/forget here; NULL: no bookkeeping */
+	struct sx_kube *kube;   /* POST Bindings here; NULL: cache-only */
+	/* Step 2 replaced (the standalone loop's leader gate, tests): NULL
+	 * on success, else the failure. NULL post: sx_binder_post. */
+	struct sx_status *(*post)(void *ctx, const struct sx_pod *pod, sx_str node);
+	void *ctx;
+};
+
+/* Step 1: 0, or negative when the pod is already assumed or bound. */
+int sx_binder_assume(const struct sx_binder *b, const struct sx_pod *pod, sx_str node);
+/* Step 3: finishes the binding (bound) or forgets the assumed pod. */
+void sx_binder_done(const struct sx_binder *b, sx_str ns, const char *name, bool bound);
+
+/* Step 2 through the API server: POST the Binding ns/name -> node with
+ * uid as precondition. NULL when bound (always without an API server),
+ * else an Error carrying the API server's message. */
+struct sx_status *sx_binder_post(const struct sx_binder *b, const char *ns, const char *name,
+				 const char *uid, const char *node);
+/* Step 2 for DefaultBinder: b->post, or sx_binder_post of the pod's
+ * identity. b NULL: Error "no binder configured". */
+struct sx_status *sx_binder_post_pod(const struct sx_binder *b, const struct sx_pod *pod,
+				     sx_str node);
+
+/* Steps 1-3 (the extender's /bind): pod is the cached pod (NULL when the
+ * cache does not know it: then nothing is assumed). NULL when bound. */
+struct sx_status *sx_binder_bind(const struct sx_binder *b, const struct sx_pod *pod,
+				 const char *ns, const char *name, const char *uid, sx_str node);
+
+#endif /* SCHEDEXT_BINDER_H */
