@@ -21,7 +21,9 @@
 #include "schedext/scheduler.h"
 #include "schedext/volume_binding.h"
 
+#include "events.h"
 #include "preempter.h"
+#include "sched_metrics.h"
 #include "schedext/binding_cycle.h"
 #include "schedext/fit_error.h"
 #include "schedext/post_filter.h"
@@ -29,46 +31,12 @@
 #include "schedext/registry.h"
 #include "schedext/dra_alloc.h"
 
-#define EVENT_QUEUE_CAP 4096
-#define EVENT_QPS 50.0
-#define EVENT_BURST 100.0
 #define DEFAULT_BINDERS 8
 /* The pool grows past its size while every binder is busy: a PreBind may
  * wait for volumes up to bindTimeoutSeconds, and binding cycles must not
  * queue behind it (upstream runs each in its own goroutine). */
 #define MAX_BINDERS_FACTOR 32
 #define SA_NAMESPACE_FILE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-
-/* ---------- events: bounded queue, one sender thread ---------- */
-
-struct event {
-	char *ns, *name, *uid, *type, *reason, *action, *message, *component;
-};
-
-struct events {
-	pthread_mutex_t mu;
-	pthread_cond_t cond;
-	struct event ring[EVENT_QUEUE_CAP];
-	unsigned head, n;
-	bool stop;
-	pthread_t thread;
-	struct sx_kube *kube;
-	char instance_suffix[128]; /* "-<hostname>" */
-	atomic_ulong dropped;
-};
-
-static void event_clear(struct event *e)
-{
-	free(e->ns);
-	free(e->name);
-	free(e->uid);
-	free(e->type);
-	free(e->reason);
-	free(e->action);
-	free(e->message);
-	free(e->component);
-	memset(e, 0, sizeof(*e));
-}
 
 /* ---------- the scheduler ---------- */
 
@@ -88,7 +56,7 @@ struct sx_scheduler {
 	struct sx_queue *q;
 	struct sx_kube *event_kube, *lease_kube; /* owned when created here */
 	struct sx_leader *leader;
-	struct events ev;
+	struct sx_events ev;
 	pthread_t loop;
 	atomic_bool stop;
 	/* binder pool */
@@ -114,182 +82,21 @@ static bool leading(struct sx_scheduler *s)
 	return !s->o.leader_elect || sx_leader_is_leader(s->leader);
 }
 
-static void *event_thread(void *arg);
+/* ---------- events and metrics (events.c, sched_metrics.c) ---------- */
 
-static int events_start(struct events *ev, struct sx_kube *kube)
-{
-	char host[100] = "localhost";
-
-	gethostname(host, sizeof(host) - 1);
-	snprintf(ev->instance_suffix, sizeof(ev->instance_suffix), "-%s", host);
-	ev->kube = kube;
-	pthread_mutex_init(&ev->mu, NULL);
-	pthread_cond_init(&ev->cond, NULL);
-	if (pthread_create(&ev->thread, NULL, event_thread, ev) != 0) {
-		pthread_mutex_destroy(&ev->mu);
-		pthread_cond_destroy(&ev->cond);
-		return SX_ENOMEM;
-	}
-	return 0;
-}
-
-static void events_stop(struct events *ev)
-{
-	pthread_mutex_lock(&ev->mu);
-	ev->stop = true;
-	pthread_cond_broadcast(&ev->cond);
-	pthread_mutex_unlock(&ev->mu);
-	pthread_join(ev->thread, NULL);
-	for (unsigned i = 0; i < ev->n; i++)
-		event_clear(&ev->ring[(ev->head + i) % EVENT_QUEUE_CAP]);
-	pthread_mutex_destroy(&ev->mu);
-	pthread_cond_destroy(&ev->cond);
-}
-
-/* Queues an event about pod; drops it (counted) when the queue is full:
- * events never block scheduling. */
+/* A former leader writes nothing, events included. */
 static void emit(struct sx_scheduler *s, const struct sx_pod *pod, const char *type,
 		 const char *reason, const char *action, const char *message,
 		 const char *component)
 {
-	struct events *ev = &s->ev;
-	struct event e = {
-		sx_strdup(sx_str_get(pod->meta.ns)), sx_strdup(pod->meta.name),
-		sx_strdup(pod->meta.uid ? pod->meta.uid : ""), sx_strdup(type),
-		sx_strdup(reason), sx_strdup(action), sx_strdup(message),
-		sx_strdup(component),
-	};
-
-	if (!e.ns || !e.name || !e.uid || !e.type || !e.reason || !e.action || !e.message ||
-	    !e.component || !leading(s)) {
-		event_clear(&e);
-		return;
-	}
-	pthread_mutex_lock(&ev->mu);
-	if (ev->n == EVENT_QUEUE_CAP) {
-		pthread_mutex_unlock(&ev->mu);
-		atomic_fetch_add(&ev->dropped, 1);
-		if (s->o.metrics)
-			sx_metrics_inc(s->o.metrics, "schedext_events_dropped_total", NULL, 1);
-		event_clear(&e);
-		return;
-	}
-	ev->ring[(ev->head + ev->n++) % EVENT_QUEUE_CAP] = e;
-	pthread_cond_signal(&ev->cond);
-	pthread_mutex_unlock(&ev->mu);
-}
-
-static void send_event(struct events *ev, const struct event *e)
-{
-	char instance[400];
-	struct sx_error err = { 0 };
-	struct sx_kube_event ke = {
-		.ns = e->ns, .pod_name = e->name, .pod_uid = e->uid, .type = e->type,
-		.reason = e->reason, .action = e->action, .message = e->message,
-		.component = e->component, .instance = instance,
-	};
-
-	snprintf(instance, sizeof(instance), "%.250s%s", e->component, ev->instance_suffix);
-	if (sx_kube_create_event(ev->kube, &ke, &err) < 0)
-		sx_log(2, "event %s for %s/%s: %s", e->reason, e->ns, e->name, err.msg);
-}
-
-/* Token bucket on the sender thread: waits for one token. */
-static void rate_limit(double *tokens, double *last)
-{
-	double now = sx_now_s();
-
-	*tokens += (now - *last) * EVENT_QPS;
-	if (*tokens > EVENT_BURST)
-		*tokens = EVENT_BURST;
-	*last = now;
-	if (*tokens < 1) {
-		double wait = (1 - *tokens) / EVENT_QPS;
-		struct timespec ts = { (time_t)wait, (long)((wait - (time_t)wait) * 1e9) };
-
-		nanosleep(&ts, NULL);
-		*tokens = 1;
-		*last = sx_now_s();
-	}
-	*tokens -= 1;
-}
-
-static void *event_thread(void *arg)
-{
-	struct events *ev = arg;
-	double tokens = EVENT_BURST, last = sx_now_s();
-
-	for (;;) {
-		struct event e;
-
-		pthread_mutex_lock(&ev->mu);
-		while (ev->n == 0 && !ev->stop)
-			pthread_cond_wait(&ev->cond, &ev->mu);
-		if (ev->n == 0) {
-			pthread_mutex_unlock(&ev->mu);
-			break;
-		}
-		e = ev->ring[ev->head];
-		ev->head = (ev->head + 1) % EVENT_QUEUE_CAP;
-		ev->n--;
-		pthread_mutex_unlock(&ev->mu);
-		rate_limit(&tokens, &last);
-		send_event(ev, &e);
-		event_clear(&e);
-	}
-	return NULL;
-}
-
-/* ---------- metrics ---------- */
-
-static const char *profile_name(const struct sx_profile *prof)
-{
-	return prof->scheduler_name;
-}
-
-static void define_metrics(struct sx_metrics *m)
-{
-	static const double lat[] = { 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128,
-				      0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384 };
-	static const double victims[] = { 1, 2, 4, 8, 16, 32, 64 };
-
-	if (!m)
-		return;
-	sx_metrics_define(m, "scheduler_schedule_attempts_total", SX_METRIC_COUNTER,
-			  "Number of attempts to schedule pods, by the result and profile.", NULL, 0);
-	sx_metrics_define(m, "scheduler_scheduling_attempt_duration_seconds",
-			  SX_METRIC_HISTOGRAM,
-			  "Scheduling attempt latency in seconds (scheduling algorithm + binding).",
-			  lat, SX_ARRAY_SIZE(lat));
-	sx_metrics_define(m, "scheduler_scheduling_algorithm_duration_seconds",
-			  SX_METRIC_HISTOGRAM, "Scheduling algorithm latency in seconds.", lat,
-			  SX_ARRAY_SIZE(lat));
-	sx_metrics_define(m, "scheduler_pending_pods", SX_METRIC_GAUGE,
-			  "Number of pending pods, by the queue type.", NULL, 0);
-	sx_metrics_define(m, "scheduler_preemption_attempts_total", SX_METRIC_COUNTER,
-			  "Total preemption attempts in the cluster till now.", NULL, 0);
-	sx_metrics_define(m, "scheduler_preemption_victims", SX_METRIC_HISTOGRAM,
-			  "Number of selected preemption victims.", victims,
-			  SX_ARRAY_SIZE(victims));
-	sx_metrics_define(m, "schedext_events_dropped_total", SX_METRIC_COUNTER,
-			  "Events dropped because the event queue was full.", NULL, 0);
-	sx_metrics_define(m, "schedext_leader", SX_METRIC_GAUGE,
-			  "1 while this process may schedule (holds the lease or no election).",
-			  NULL, 0);
+	if (leading(s))
+		sx_events_emit(&s->ev, pod, type, reason, action, message, component);
 }
 
 static void count_attempt(struct sx_scheduler *s, const struct sx_profile *prof,
 			  const char *result, double start)
 {
-	char labels[512], esc[300];
-
-	if (!s->o.metrics)
-		return;
-	snprintf(labels, sizeof(labels), "result=\"%s\",profile=\"%s\"", result,
-		 sx_metrics_label_escape(profile_name(prof), esc, sizeof(esc)));
-	sx_metrics_inc(s->o.metrics, "scheduler_schedule_attempts_total", labels, 1);
-	sx_metrics_observe(s->o.metrics, "scheduler_scheduling_attempt_duration_seconds", labels,
-			   sx_now_s() - start);
+	sx_sched_metrics_attempt(s->o.metrics, prof, result, start);
 }
 
 static void update_gauges(struct sx_scheduler *s)
@@ -301,12 +108,7 @@ static void update_gauges(struct sx_scheduler *s)
 		return;
 	s->last_gauges = now;
 	sx_queue_lengths(s->q, &l);
-	sx_metrics_set(s->o.metrics, "scheduler_pending_pods", "queue=\"active\"", l.active);
-	sx_metrics_set(s->o.metrics, "scheduler_pending_pods", "queue=\"backoff\"", l.backoff);
-	sx_metrics_set(s->o.metrics, "scheduler_pending_pods", "queue=\"unschedulable\"",
-		       l.unschedulable);
-	sx_metrics_set(s->o.metrics, "scheduler_pending_pods", "queue=\"gated\"", l.gated);
-	sx_metrics_set(s->o.metrics, "schedext_leader", NULL, leading(s) ? 1 : 0);
+	sx_sched_metrics_gauges(s->o.metrics, &l, leading(s));
 }
 
 /* ---------- failures (plugins.md §1.11) ---------- */
@@ -339,7 +141,7 @@ static void handle_failure_rej(struct sx_scheduler *s, const struct sx_profile *
 		sx_queue_nominate(s->q, pod, SX_STR_EMPTY);
 		nom = "";
 	}
-	emit(s, pod, "Warning", "FailedScheduling", "Scheduling", msg, profile_name(prof));
+	emit(s, pod, "Warning", "FailedScheduling", "Scheduling", msg, sx_sched_profile_name(prof));
 	if (sx_kube_patch_pod_status(s->o.kube, sx_str_get(pod->meta.ns), pod->meta.name,
 				     "PodScheduled", "False",
 				     rejected ? "Unschedulable" : "SchedulerError", msg, nom,
@@ -422,7 +224,7 @@ static void run_job(struct sx_scheduler *s, struct bind_job *j)
 		snprintf(msg, sizeof(msg), "Successfully assigned %s/%s to %s",
 			 sx_str_get(pod->meta.ns), pod->meta.name, sx_str_get(j->node));
 		sx_log(2, "%s", msg);
-		emit(s, pod, "Normal", "Scheduled", "Binding", msg, profile_name(j->prof));
+		emit(s, pod, "Normal", "Scheduled", "Binding", msg, sx_sched_profile_name(j->prof));
 		sx_run_post_bind(j->prof, j->cs, pod, j->node);
 		count_attempt(s, j->prof, "scheduled", j->start);
 		sx_queue_done(s->q, pod);
@@ -659,7 +461,7 @@ static void schedule_one(struct sx_scheduler *s, struct sx_queue_item *it)
 		snprintf(msg, sizeof(msg), "skip schedule deleting pod: %s/%s",
 			 sx_str_get(pod->meta.ns), pod->meta.name);
 		emit(s, pod, "Warning", "FailedScheduling", "Scheduling", msg,
-		     profile_name(it->profile));
+		     sx_sched_profile_name(it->profile));
 		sx_queue_done(s->q, pod);
 		return;
 	}
@@ -908,10 +710,10 @@ static int start_threads(struct sx_scheduler *s, struct sx_error *err)
 			return sx_error_set(err, SX_ENOMEM, "cannot start binder threads");
 		}
 	}
-	if (events_start(&s->ev, s->event_kube ? s->event_kube : s->o.kube) < 0)
+	if (sx_events_start(&s->ev, s->event_kube ? s->event_kube : s->o.kube, s->o.metrics) < 0)
 		return sx_error_set(err, SX_ENOMEM, "cannot start the event thread");
 	if (pthread_create(&s->loop, NULL, loop_thread, s) != 0) {
-		events_stop(&s->ev);
+		sx_events_stop(&s->ev);
 		return sx_error_set(err, SX_ENOMEM, "cannot start the scheduling thread");
 	}
 	return 1; /* everything running */
@@ -973,7 +775,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 		free_scheduler(s);
 		return rc;
 	}
-	define_metrics(opts->metrics);
+	sx_sched_metrics_define(opts->metrics);
 	s->binder = (struct sx_binder){ .cache = opts->cache, .kube = opts->kube, .post = api_binder,
 					.ctx = s };
 	s->nom_proxy = (struct sx_nominator){ proxy_pods_for_node, s };
@@ -1019,6 +821,6 @@ void sx_scheduler_stop(struct sx_scheduler *s)
 	sx_cache_set_listener(s->o.cache, NULL);
 	sx_dra_track_claims(false);
 	sx_dra_set_kube(NULL);
-	events_stop(&s->ev);
+	sx_events_stop(&s->ev);
 	free_scheduler(s);
 }
