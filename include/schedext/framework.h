@@ -18,6 +18,7 @@
 #include "schedext/plugin.h"
 #include "schedext/status.h"
 
+struct sx_arena;
 struct sx_pool;
 
 /* ---------- nominated pods ---------- */
@@ -73,6 +74,10 @@ struct sx_cycle_result {
 	int selected;                      /* snapshot index, or -1 */
 	char *message;                     /* FitError text when no node fits */
 	struct sx_cycle_state *state;      /* for Reserve/Permit/Bind/PostFilter */
+	/* Owns the arrays above (statuses, evaluated, feasible, score_skipped,
+	 * raw, normalized, totals) and the cycle's candidate lists and scratch
+	 * arrays; freed at once by sx_cycle_result_free (arena.h). */
+	struct sx_arena *arena;
 };
 
 /* Runs one scheduling cycle of `pod` (plugins.md §1.2 steps 5-9). Always

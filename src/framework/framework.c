@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "schedext/framework.h"
+#include "schedext/arena.h"
 #include "schedext/pool.h"
 #include "schedext/fit_error.h"
 #include "schedext/registry.h"
@@ -545,13 +546,10 @@ static struct sx_status *normalize_scores(struct sx_cycle_result *res,
 					  const struct sx_cycle_state *cs, const struct sx_pod *pod)
 {
 	uint32_t np = res->nscore_plugins, nf = res->nfeasible;
-	struct sx_node_score *list = malloc(sizeof(*list) * (nf ? nf : 1));
-	sx_str *names = malloc(sizeof(*names) * (nf ? nf : 1));
-	if (!list || !names) {
-		free(list);
-		free(names);
+	struct sx_node_score *list = sx_arena_alloc(res->arena, sizeof(*list) * nf);
+	sx_str *names = sx_arena_alloc(res->arena, sizeof(*names) * nf);
+	if (!list || !names)
 		return sx_status_oom();
-	}
 	/* Once, not per plugin: each is a NodeInfo load. */
 	for (uint32_t i = 0; i < nf; i++)
 		names[i] = cs->snap->nodes[res->feasible[i]]->name;
@@ -567,8 +565,6 @@ static struct sx_status *normalize_scores(struct sx_cycle_result *res,
 			struct sx_status *st =
 				e->plugin->normalize_score(e->self, cs, pod, list, nf);
 			if (!sx_status_is_success(st)) {
-				free(list);
-				free(names);
 				return sx_status_as_error(st, "running Normalize on Score plugin \"%s\": %s",
 						e->plugin->name);
 			}
@@ -580,16 +576,12 @@ static struct sx_status *normalize_scores(struct sx_cycle_result *res,
 					"plugin \"%s\" returns an invalid score %lld, it should in the range of [%d, %d] after normalizing",
 					e->plugin->name, (long long)list[i].score, SX_MIN_NODE_SCORE,
 					SX_MAX_NODE_SCORE);
-				free(list);
-				free(names);
 				return st;
 			}
 			res->normalized[(size_t)i * np + p] = list[i].score;
 			res->totals[i] += list[i].score * e->weight;
 		}
 	}
-	free(list);
-	free(names);
 	return NULL;
 }
 
@@ -631,12 +623,12 @@ static struct sx_status *score_nodes(const struct sx_profile *prof, struct sx_cy
 {
 	uint32_t nf = res->nfeasible, np = res->nscore_plugins;
 	size_t cells = (size_t)nf * np;
-	struct sx_node_info **nodes = malloc(sizeof(*nodes) * (nf ? nf : 1));
-	struct sx_status **errors = calloc(nf ? nf : 1, sizeof(*errors));
+	struct sx_node_info **nodes = sx_arena_alloc(res->arena, sizeof(*nodes) * nf);
+	struct sx_status **errors = sx_arena_calloc(res->arena, nf, sizeof(*errors));
 	struct sx_status *st = NULL;
-	res->raw = calloc(cells ? cells : 1, sizeof(int64_t));
-	res->normalized = calloc(cells ? cells : 1, sizeof(int64_t));
-	res->totals = calloc(nf ? nf : 1, sizeof(int64_t));
+	res->raw = sx_arena_calloc(res->arena, cells, sizeof(int64_t));
+	res->normalized = sx_arena_calloc(res->arena, cells, sizeof(int64_t));
+	res->totals = sx_arena_calloc(res->arena, nf, sizeof(int64_t));
 	if (!nodes || !errors || !res->raw || !res->normalized || !res->totals) {
 		st = sx_status_oom();
 		goto out;
@@ -658,8 +650,6 @@ out:
 	if (errors)
 		for (uint32_t i = 0; i < nf; i++)
 			sx_status_free(errors[i]);
-	free(errors);
-	free(nodes);
 	return st;
 }
 
@@ -667,12 +657,15 @@ out:
 
 static int alloc_result(struct sx_cycle_result *res, const struct sx_profile *prof, uint32_t n)
 {
-	res->statuses = calloc(n ? n : 1, sizeof(*res->statuses));
-	res->evaluated = calloc(n ? n : 1, sizeof(*res->evaluated));
-	res->feasible = calloc(n ? n : 1, sizeof(*res->feasible));
+	res->arena = sx_arena_new();
+	if (!res->arena)
+		return SX_ENOMEM;
+	res->statuses = sx_arena_calloc(res->arena, n, sizeof(*res->statuses));
+	res->evaluated = sx_arena_calloc(res->arena, n, sizeof(*res->evaluated));
+	res->feasible = sx_arena_calloc(res->arena, n, sizeof(*res->feasible));
 	res->nscore_plugins = prof->n[SX_PT_SCORE];
 	res->score_plugins = prof->points[SX_PT_SCORE];
-	res->score_skipped = calloc(res->nscore_plugins + 1, sizeof(bool));
+	res->score_skipped = sx_arena_calloc(res->arena, res->nscore_plugins, sizeof(bool));
 	if (!res->statuses || !res->evaluated || !res->feasible || !res->score_skipped)
 		return SX_ENOMEM;
 	return 0;
@@ -680,11 +673,11 @@ static int alloc_result(struct sx_cycle_result *res, const struct sx_profile *pr
 
 /* Candidate snapshot indices: opts->candidates (names unknown to the
  * snapshot are left out: callers report them) or every node. */
-static uint32_t *candidate_indices(const struct sx_snapshot *snap, const struct sx_cycle_opts *opts,
-				   uint32_t *n)
+static uint32_t *candidate_indices(struct sx_arena *arena, const struct sx_snapshot *snap,
+				   const struct sx_cycle_opts *opts, uint32_t *n)
 {
 	uint32_t cap = opts->candidates ? opts->ncandidates : snap->nnodes;
-	uint32_t *idx = malloc(sizeof(*idx) * (cap ? cap : 1));
+	uint32_t *idx = sx_arena_alloc(arena, sizeof(*idx) * cap);
 	*n = 0;
 	if (!idx)
 		return NULL;
@@ -752,11 +745,9 @@ static int run_filter_phase(const struct sx_profile *prof, struct sx_cycle_state
 			    struct sx_cycle_result *res, const uint32_t *cand, uint32_t ncand)
 {
 	uint32_t start = (opts->next_start_index && ncand) ? *opts->next_start_index % ncand : 0;
-	struct sx_status **status = calloc(ncand ? ncand : 1, sizeof(*status));
-	uint8_t *state = calloc(ncand ? ncand : 1, 1);
+	struct sx_status **status = sx_arena_calloc(res->arena, ncand, sizeof(*status));
+	uint8_t *state = sx_arena_calloc(res->arena, ncand, 1);
 	if (!status || !state) {
-		free(status);
-		free(state);
 		return SX_ENOMEM;
 	}
 	struct filter_job job = { .prof = prof, .cs = cs, .pod = pod, .snap = cs->snap,
@@ -788,8 +779,6 @@ static int run_filter_phase(const struct sx_profile *prof, struct sx_cycle_state
 	}
 	if (opts->next_start_index && opts->mode == SX_CYCLE_FULL && cs->snap->nnodes)
 		*opts->next_start_index = (start + processed) % cs->snap->nnodes;
-	free(status);
-	free(state);
 	return 0;
 }
 
@@ -863,13 +852,12 @@ static int filter_phase(const struct sx_profile *prof, const struct sx_pod *pod,
 		free_node_set(set);
 		return 0;
 	}
-	uint32_t *cand = candidate_indices(cs->snap, opts, &ncand);
+	uint32_t *cand = candidate_indices(res->arena, cs->snap, opts, &ncand);
 	int rc = cand ? 0 : SX_ENOMEM;
 	if (!rc && set)
 		rc = apply_pre_filter_result(res, cs->snap, set, set_plugins, nset, cand, &ncand);
 	if (!rc)
 		rc = run_filter_phase(prof, cs, pod, opts, res, cand, ncand);
-	free(cand);
 	free_node_set(set);
 	return rc;
 }
@@ -885,11 +873,10 @@ int sx_schedule(const struct sx_profile *prof, const struct sx_pod *pod,
 	if (!res->state || alloc_result(res, prof, snap->nnodes) < 0)
 		return SX_ENOMEM;
 	if (opts->mode == SX_CYCLE_SCORE_ONLY) {
-		uint32_t *cand = candidate_indices(snap, opts, &res->nfeasible);
+		uint32_t *cand = candidate_indices(res->arena, snap, opts, &res->nfeasible);
 		if (!cand)
 			return SX_ENOMEM;
 		memcpy(res->feasible, cand, sizeof(*cand) * res->nfeasible);
-		free(cand);
 	} else {
 		if (snap->nnodes == 0 && opts->mode == SX_CYCLE_FULL) {
 			res->error = sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
@@ -930,17 +917,12 @@ void sx_cycle_result_free(struct sx_cycle_result *res)
 		for (uint32_t i = 0; i < res->num_all_nodes; i++)
 			if (res->statuses[i]) /* mostly NULL: no call per node */
 				sx_status_free(res->statuses[i]);
-	free(res->statuses);
 	sx_status_free(res->pre_filter);
 	sx_status_free(res->error);
 	sx_status_free(res->absent_status);
-	free(res->evaluated);
-	free(res->feasible);
-	free(res->score_skipped);
-	free(res->raw);
-	free(res->normalized);
-	free(res->totals);
 	free(res->message);
+	/* Every array of the result, and the cycle's scratch lists. */
+	sx_arena_free(res->arena);
 	/* The state's plugin slots are freed by their owners' state_free. */
 	sx_cycle_state_free(NULL, res->state);
 	memset(res, 0, sizeof(*res));
