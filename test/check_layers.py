@@ -37,7 +37,7 @@ HEADERS = {
     "volume_binding.h": "framework",
     "preemption.h": "framework", "queue.h": "framework", "config.h": "framework",
     "profile.h": "framework", "registry.h": "framework", "binder.h": "framework",
-    "fit_error.h": "framework", "cycle.h": "framework", "plugin_args.h": "framework",
+    "fit_error.h": "framework", "framework_metrics.h": "framework", "cycle.h": "framework", "plugin_args.h": "framework",
     "binding_cycle.h": "framework", "post_filter.h": "framework", "dra_alloc.h": "framework",
     "extender.h": "extender", "scheduler.h": "standalone", "explain.h": "explain",
     "whatif.h": "explain", "pending.h": "explain",

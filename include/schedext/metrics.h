@@ -41,6 +41,13 @@ void sx_metrics_set(struct sx_metrics *m, const char *name, const char *labels, 
 /* Histogram observation (e.g. seconds). */
 void sx_metrics_observe(struct sx_metrics *m, const char *name, const char *labels, double v);
 
+/* Replaces a histogram series' state with counts accumulated elsewhere
+ * (per-bucket, not cumulative; observations above the last bound count
+ * only in count), e.g. lock-free accumulators copied at scrape time.
+ * Ignored unless name is a histogram with exactly nbuckets bounds. */
+void sx_metrics_set_histogram(struct sx_metrics *m, const char *name, const char *labels,
+			      const uint64_t *buckets, unsigned nbuckets, uint64_t count, double sum);
+
 /* Current value of a counter/gauge series (0 when absent); histograms give
  * their observation count. For tests. */
 double sx_metrics_value(struct sx_metrics *m, const char *name, const char *labels);

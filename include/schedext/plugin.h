@@ -49,6 +49,7 @@ struct sx_cycle_state {
 	/* How Bind plugins bind (binder.h), set by the front end that runs
 	 * the binding cycle; NULL: none configured. Borrowed. */
 	const struct sx_binder *binder;
+	bool record_plugin_metrics;       /* a sampled cycle: every plugin call is timed */
 };
 
 /* A plugin's slot in cs, zero-allocated with size bytes on first use (the

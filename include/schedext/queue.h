@@ -151,6 +151,23 @@ struct sx_queue_stats {
 	uint64_t backoff_pops;  /* pops from backoffQ with activeQ empty */
 };
 void sx_queue_stats(struct sx_queue *q, struct sx_queue_stats *out);
+
+/* scheduler_queue_incoming_pods_total{queue,event}: fn is called once per
+ * (queue, event) pair seen so far, under the queue lock (fn must not call
+ * back into the queue). queue is "active", "backoff", "unschedulable" or
+ * "gated"; event is upstream's label ("PodAdd", "ScheduleAttemptFailure",
+ * "BackoffComplete", "UnschedulableTimeout", "ForceActivate", "PodUpdate",
+ * or a cluster event such as "NodeAdd"). */
+#define SX_QUEUE_MAX_INCOMING 128
+typedef void (*sx_queue_incoming_fn)(void *ctx, const char *queue, const char *event,
+				     uint64_t n);
+void sx_queue_incoming(struct sx_queue *q, sx_queue_incoming_fn fn, void *ctx);
+
+/* scheduler_unschedulable_pods{plugin,profile}: per profile index and
+ * registry index of plugin, how many pods in unschedulablePods that plugin
+ * rejected (a pod counts for every plugin that rejected it). counts has
+ * nprofiles * SX_MAX_PLUGINS entries, filled here. */
+void sx_queue_unschedulable_by_plugin(struct sx_queue *q, uint32_t *counts, unsigned nprofiles);
 /* SchedulerPopFromBackoffQ (default on); tests of plain backoff turn it off. */
 void sx_queue_set_pop_from_backoff(struct sx_queue *q, bool on);
 

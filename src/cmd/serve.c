@@ -18,6 +18,7 @@
 #include "schedext/metrics.h"
 #include "schedext/pool.h"
 #include "schedext/leader.h"
+#include "schedext/framework_metrics.h"
 #include "schedext/scheduler.h"
 #include "schedext/server.h"
 #include "schedext/state.h"
@@ -286,6 +287,8 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 			return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
 	s->cache = sx_cache_new();
 	s->metrics = sx_metrics_new();
+	if (s->metrics)
+		sx_fw_metrics_define(s->metrics); /* the same families in every mode */
 	s->pool = sx_pool_new(s->cfg->parallelism > 1 ? (unsigned)s->cfg->parallelism - 1 : 0);
 	if (!s->cache || !s->metrics || !s->pool) {
 		fprintf(stderr, "schedext serve: out of memory\n");

@@ -34,6 +34,7 @@
 #include "schedext/kube.h"
 #include "schedext/metrics.h"
 #include "schedext/procstat.h"
+#include "schedext/framework_metrics.h"
 #include "authz.h"
 #include "ui.h"
 
@@ -310,6 +311,11 @@ static unsigned op_metrics(struct sx_server *srv, const struct request *rq, stru
 		       srv->inf ? (double)sx_informers_restarts(srv->inf) : 0);
 	sx_metrics_set(m, "schedext_uptime_seconds", NULL, sx_now_s() - srv->started);
 	sx_procstat_update(m);
+	sx_metrics_set(m, "scheduler_scheduler_cache_size", "type=\"nodes\"", st.nodes);
+	sx_metrics_set(m, "scheduler_scheduler_cache_size", "type=\"pods\"", st.pods);
+	sx_metrics_set(m, "scheduler_scheduler_cache_size", "type=\"assumed_pods\"",
+		       st.assumed_pods);
+	sx_fw_metrics_export(m, srv->ex->cfg);
 	sx_metrics_render(m, b);
 	return 200;
 }

@@ -10,6 +10,7 @@
 #include "schedext/framework.h"
 #include "schedext/arena.h"
 #include "schedext/pool.h"
+#include "schedext/framework_metrics.h"
 #include "schedext/fit_error.h"
 #include "schedext/registry.h"
 
@@ -18,6 +19,36 @@
 #define MAX_NOMINATED 256
 
 /* ---------- small helpers ---------- */
+
+/* ---------- metrics (include/schedext/framework_metrics.h) ---------- */
+
+/* Filter and Score calls counted on the calling thread and published once
+ * per chunk: a shared counter per call would bounce between the threads. */
+static _Thread_local uint32_t tl_evals[2][SX_MAX_PLUGINS];
+enum { EV_FILTER, EV_SCORE };
+
+static void flush_evals(const struct sx_profile *prof, int which, enum sx_ext_point ep)
+{
+	for (unsigned p = 0; p < SX_MAX_PLUGINS; p++) {
+		if (tl_evals[which][p]) {
+			sx_fw_metrics_evals(prof, (int)p, ep, tl_evals[which][p]);
+			tl_evals[which][p] = 0;
+		}
+	}
+}
+
+/* Start of a timed call: 0 (not timed) unless the cycle is sampled. */
+static inline uint64_t plugin_clock(const struct sx_cycle_state *cs)
+{
+	return cs->record_plugin_metrics ? sx_fw_metrics_ticks() : 0;
+}
+
+static inline void plugin_done(uint64_t t0, int plugin, enum sx_ext_point ep,
+			       const struct sx_status *st)
+{
+	if (t0)
+		sx_fw_metrics_plugin(plugin, ep, sx_status_code(st), sx_fw_metrics_ticks() - t0);
+}
 
 static struct sx_status *attach(struct sx_status *st, const char *plugin)
 {
@@ -173,9 +204,13 @@ static struct sx_status *run_pre_filter(const struct sx_profile *prof, struct sx
 	*nset = 0;
 	for (unsigned i = 0; i < prof->n[SX_PT_PRE_FILTER]; i++) {
 		struct sx_node_set *set = NULL;
+		uint64_t t0 = plugin_clock(cs);
 		struct sx_status *st = e[i].plugin->pre_filter(e[i].self, cs, pod, &set);
+		plugin_done(t0, e[i].index, SX_EP_PRE_FILTER, st);
 		attach(st, e[i].plugin->name);
 		enum sx_code code = sx_status_code(st);
+		if (code != SX_SKIP)
+			sx_fw_metrics_evals(prof, e[i].index, SX_EP_PRE_FILTER, 1);
 		if (code == SX_SKIP) {
 			cs->skip_filter[e[i].index] = true;
 			sx_status_free(st);
@@ -235,7 +270,10 @@ struct sx_status *sx_run_filters(const struct sx_profile *prof, const struct sx_
 	for (unsigned i = 0; i < prof->n[SX_PT_FILTER]; i++) {
 		if (cs->skip_filter[e[i].index])
 			continue;
+		tl_evals[EV_FILTER][e[i].index]++;
+		uint64_t t0 = plugin_clock(cs);
 		struct sx_status *st = e[i].plugin->filter(e[i].self, cs, pod, ni);
+		plugin_done(t0, e[i].index, SX_EP_FILTER, st);
 		if (sx_status_is_success(st)) {
 			sx_status_free(st);
 			continue;
@@ -455,6 +493,7 @@ static void filter_chunk(void *ctx, uint32_t start, uint32_t end, unsigned worke
 			mine++;
 		}
 	}
+	flush_evals(j->prof, EV_FILTER, SX_EP_FILTER);
 	if (mine == 0)
 		return;
 	uint32_t before = atomic_fetch_add(&j->found, mine);
@@ -489,7 +528,10 @@ static void score_one(struct score_job *j, uint32_t i)
 		int64_t score = 0;
 		if (res->score_skipped[p])
 			continue;
+		tl_evals[EV_SCORE][e[p].index]++;
+		uint64_t t0 = plugin_clock(j->cs);
 		struct sx_status *st = e[p].plugin->score(e[p].self, j->cs, j->pod, ni, &score);
+		plugin_done(t0, e[p].index, SX_EP_SCORE, st);
 		if (!sx_status_is_success(st)) {
 			if (!j->errors[i])
 				j->errors[i] = sx_status_as_error(st, "plugin \"%s\" failed with: %s",
@@ -520,6 +562,7 @@ static void score_chunk(void *ctx, uint32_t start, uint32_t end, unsigned worker
 			prefetch_node_taints(j->snap->nodes[feasible[i + 1]]);
 		score_one(j, i);
 	}
+	flush_evals(j->prof, EV_SCORE, SX_EP_SCORE);
 }
 
 static struct sx_status *run_pre_score(const struct sx_profile *prof, struct sx_cycle_state *cs,
@@ -528,8 +571,12 @@ static struct sx_status *run_pre_score(const struct sx_profile *prof, struct sx_
 {
 	const struct sx_enabled *e = prof->points[SX_PT_PRE_SCORE];
 	for (unsigned i = 0; i < prof->n[SX_PT_PRE_SCORE]; i++) {
+		uint64_t t0 = plugin_clock(cs);
 		struct sx_status *st = e[i].plugin->pre_score(e[i].self, cs, pod, nodes, res->nfeasible);
 		enum sx_code code = sx_status_code(st);
+		plugin_done(t0, e[i].index, SX_EP_PRE_SCORE, st);
+		if (code != SX_SKIP)
+			sx_fw_metrics_evals(prof, e[i].index, SX_EP_PRE_SCORE, 1);
 		if (code == SX_SKIP) {
 			cs->skip_score[e[i].index] = true;
 		} else if (code != SX_SUCCESS) {
@@ -635,9 +682,12 @@ static struct sx_status *score_nodes(const struct sx_profile *prof, struct sx_cy
 	}
 	for (uint32_t i = 0; i < nf; i++)
 		nodes[i] = cs->snap->nodes[res->feasible[i]];
+	uint64_t t0 = sx_fw_metrics_now();
 	st = run_pre_score(prof, cs, pod, res, nodes);
+	sx_fw_metrics_point(prof, SX_EP_PRE_SCORE, sx_status_code(st), sx_fw_metrics_now() - t0);
 	if (st)
 		goto out;
+	t0 = sx_fw_metrics_now();
 	struct score_job job = { prof, cs, pod, cs->snap, res, errors };
 	sx_pool_run_chunks(opts->pool, nf, score_chunk, &job, NULL);
 	for (uint32_t i = 0; i < nf && !st; i++) {
@@ -646,6 +696,7 @@ static struct sx_status *score_nodes(const struct sx_profile *prof, struct sx_cy
 	}
 	if (!st)
 		st = normalize_scores(res, cs, pod);
+	sx_fw_metrics_point(prof, SX_EP_SCORE, sx_status_code(st), sx_fw_metrics_now() - t0);
 out:
 	if (errors)
 		for (uint32_t i = 0; i < nf; i++)
@@ -838,8 +889,12 @@ static int filter_phase(const struct sx_profile *prof, const struct sx_pod *pod,
 	unsigned nset = 0;
 	uint32_t ncand;
 	struct sx_status *st = opts->skip_pre_enqueue ? NULL : sx_run_pre_enqueue(prof, pod);
-	if (!st)
+	if (!st) {
+		uint64_t t0 = sx_fw_metrics_now();
 		st = run_pre_filter(prof, cs, pod, &set, set_plugins, &nset);
+		sx_fw_metrics_point(prof, SX_EP_PRE_FILTER, sx_status_code(st),
+				       sx_fw_metrics_now() - t0);
+	}
 	if (st) {
 		free_node_set(set);
 		if (sx_status_is_rejected(st))
@@ -872,6 +927,7 @@ int sx_schedule(const struct sx_profile *prof, const struct sx_pod *pod,
 	res->state = sx_cycle_state_new(snap);
 	if (!res->state || alloc_result(res, prof, snap->nnodes) < 0)
 		return SX_ENOMEM;
+	res->state->record_plugin_metrics = sx_fw_metrics_sample();
 	if (opts->mode == SX_CYCLE_SCORE_ONLY) {
 		uint32_t *cand = candidate_indices(res->arena, snap, opts, &res->nfeasible);
 		if (!cand)

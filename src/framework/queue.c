@@ -238,8 +238,56 @@ static void detach(struct sx_queue *q, struct qpod *e)
 	e->gated = false;
 }
 
+static const char *const queue_names[] = { "active", "backoff", "unschedulable", "gated" };
+enum { QN_ACTIVE, QN_BACKOFF, QN_UNSCHED, QN_GATED };
+
+void sx__queue_count_incoming(struct sx_queue *q, unsigned queue)
+{
+	const char *ev = q->cur_event ? q->cur_event : "PodAdd";
+	uint32_t i;
+
+	for (i = 0; i < q->nincoming; i++)
+		if (q->incoming[i].queue == queue && strcmp(q->incoming[i].event, ev) == 0)
+			break;
+	if (i == q->nincoming) {
+		if (i == SX_QUEUE_MAX_INCOMING)
+			return;
+		q->nincoming++;
+		q->incoming[i].queue = (uint8_t)queue;
+		q->incoming[i].n = 0;
+		snprintf(q->incoming[i].event, sizeof(q->incoming[i].event), "%s", ev);
+	}
+	q->incoming[i].n++;
+}
+
+void sx_queue_incoming(struct sx_queue *q, sx_queue_incoming_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&q->mu);
+	for (uint32_t i = 0; i < q->nincoming; i++)
+		fn(ctx, queue_names[q->incoming[i].queue], q->incoming[i].event, q->incoming[i].n);
+	pthread_mutex_unlock(&q->mu);
+}
+
+void sx_queue_unschedulable_by_plugin(struct sx_queue *q, uint32_t *counts, unsigned nprofiles)
+{
+	memset(counts, 0, sizeof(*counts) * nprofiles * SX_MAX_PLUGINS);
+	pthread_mutex_lock(&q->mu);
+	for (uint32_t i = 0; q->nunsched && i < q->nbuckets; i++) {
+		for (const struct qpod *e = q->buckets[i]; e; e = e->hnext) {
+			uint64_t rej = e->unsched | e->pending;
+			if (e->where != W_UNSCHED || e->prof_idx >= nprofiles)
+				continue;
+			for (unsigned p = 0; p < SX_MAX_PLUGINS && p < 62; p++)
+				if (rej & (1ull << p))
+					counts[e->prof_idx * SX_MAX_PLUGINS + p]++;
+		}
+	}
+	pthread_mutex_unlock(&q->mu);
+}
+
 void sx__queue_to_unsched(struct sx_queue *q, struct qpod *e, bool gated)
 {
+	sx__queue_count_incoming(q, gated ? QN_GATED : QN_UNSCHED);
 	detach(q, e);
 	e->where = W_UNSCHED;
 	e->gated = gated;
@@ -282,6 +330,7 @@ static bool to_active(struct sx_queue *q, struct qpod *e)
 		return false;
 	}
 	e->where = W_ACTIVE;
+	sx__queue_count_incoming(q, QN_ACTIVE);
 	if (e->initial_attempt == 0)
 		e->initial_attempt = q->now(q->now_ctx);
 	pthread_cond_signal(&q->cond);
@@ -300,6 +349,7 @@ static bool to_backoff(struct sx_queue *q, struct qpod *e)
 		return false;
 	}
 	e->where = W_BACKOFF;
+	sx__queue_count_incoming(q, QN_BACKOFF);
 	pthread_cond_signal(&q->cond); /* the popper's wait may need shortening */
 	return true;
 }
@@ -521,8 +571,10 @@ static void upsert_locked(struct sx_queue *q, const struct sx_pod *old_pod,
 		e->prof_idx = prof_idx;
 		e->gating = -1;
 		e->timestamp = q->now(q->now_ctx);
+		q->cur_event = "PodAdd";
 		to_active(q, e);
 	} else {
+		q->cur_event = "PodUpdate";
 		sx_pod_unref(e->pod);
 		e->pod = sx_pod_ref(pod);
 		e->prof = prof;
@@ -669,6 +721,7 @@ void sx_queue_activate(struct sx_queue *q, const struct sx_pod *pod)
 	pthread_mutex_lock(&q->mu);
 	e = sx__queue_lookup(q, sx__queue_pod_key(pod, key, sizeof(key)));
 	if (e && (e->where == W_UNSCHED || e->where == W_BACKOFF)) {
+		q->cur_event = "ForceActivate";
 		to_active(q, e);
 		q->stats.moved++;
 	}
@@ -681,6 +734,7 @@ static void flush_locked(struct sx_queue *q)
 {
 	double now = q->now(q->now_ctx);
 
+	q->cur_event = "BackoffComplete";
 	while (q->backoff.n > 0 && !backing_off(q, q->backoff.items[0], now))
 		to_active(q, q->backoff.items[0]);
 	while (q->err_backoff.n > 0 && !backing_off(q, q->err_backoff.items[0], now))
@@ -688,6 +742,7 @@ static void flush_locked(struct sx_queue *q)
 	if (q->nunsched == 0 || now - q->last_unsched_flush < 1.0)
 		return;
 	q->last_unsched_flush = now;
+	q->cur_event = "UnschedulableTimeout";
 	for (uint32_t i = 0; i < q->nbuckets; i++) {
 		struct qpod *e = q->buckets[i], *next;
 
@@ -824,6 +879,7 @@ int sx_queue_requeue_rejectors(struct sx_queue *q, const struct sx_pod *pod,
 						    q->cfg->pod_max_backoff_s,
 						    rejected ? e->unsched_count : e->err_count);
 	st = rejected ? sx__queue_replay(q, e) : S_AFTER_BACKOFF;
+	q->cur_event = "ScheduleAttemptFailure";
 	sx__queue_requeue_strategy(q, e, st, now);
 out:
 	pthread_mutex_unlock(&q->mu);
@@ -858,6 +914,7 @@ void sx_queue_return(struct sx_queue *q, const struct sx_pod *pod)
 		free_entry(q, e);
 	} else if (e) {
 		e->attempts--;
+		q->cur_event = "ScheduleAttemptFailure";
 		to_active(q, e);
 	}
 	pthread_mutex_unlock(&q->mu);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schedext/framework_metrics.h"
 #include "queue_int.h"
 
 /* A plugin without an events table is interested in everything. */
@@ -122,8 +123,11 @@ enum strategy sx__queue_worth(struct sx_queue *q, const struct qpod *e,
 		if (!(rej & bit) || !sx_event_matches(r->reg, ev))
 			continue;
 		if (r->reg->hint && (old_obj || new_obj || has_objects(ev))) {
+			uint64_t t0 = sx_fw_metrics_now();
 			q->stats.hint_calls++;
 			h = r->reg->hint(r->self, e->pod, old_obj, new_obj);
+			sx_fw_metrics_hint(r->plugin, q->cur_event ? q->cur_event : "",
+					      h == SX_QUEUE, sx_fw_metrics_now() - t0);
 		}
 		if (h == SX_QUEUE_SKIP)
 			continue;
@@ -142,8 +146,10 @@ void sx__queue_event_locked(struct sx_queue *q, const struct sx_cluster_event *e
 			    const void *old_obj, const void *new_obj, const struct qpod *skip)
 {
 	double now = q->now(q->now_ctx);
+	char label[64];
 
 	q->stats.events++;
+	q->cur_event = sx_event_label(ev, label, sizeof(label));
 	for (uint32_t i = 0; q->nunsched && i < q->nbuckets; i++) {
 		struct qpod *e = q->buckets[i], *next;
 
@@ -162,6 +168,7 @@ void sx__queue_event_locked(struct sx_queue *q, const struct sx_cluster_event *e
 				q->stats.moved++;
 		}
 	}
+	q->cur_event = NULL; /* label is a local */
 	sx__queue_record_locked(q, ev, old_obj, new_obj);
 }
 

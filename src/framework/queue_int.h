@@ -85,12 +85,20 @@ struct sx_queue {
 	struct sx_queue_stats stats;
 	double last_unsched_flush;
 	bool closed;
+	/* scheduler_queue_incoming_pods_total: what moved the pod (cur_event,
+	 * set by each entry point) and where it went */
+	const char *cur_event;
+	uint32_t nincoming;
+	struct { char event[64]; uint8_t queue; uint64_t n; } incoming[SX_QUEUE_MAX_INCOMING];
 };
 
 /* queue.c */
 const char *sx__queue_pod_key(const struct sx_pod *pod, char *buf, size_t len);
 struct qpod *sx__queue_lookup(const struct sx_queue *q, const char *key);
 void sx__queue_set_nominated(struct sx_queue *q, struct qpod *e, sx_str node);
+/* Counts one pod entering queue ("active", "backoff", "unschedulable",
+ * "gated") because of q->cur_event. */
+void sx__queue_count_incoming(struct sx_queue *q, unsigned queue);
 void sx__queue_to_unsched(struct sx_queue *q, struct qpod *e, bool gated);
 /* Puts e where strategy says (upstream requeuePodWithQueueingStrategy);
  * returns its new place. */

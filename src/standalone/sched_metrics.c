@@ -6,7 +6,9 @@
 #include "schedext/common.h"
 #include "schedext/config.h"
 #include "schedext/metrics.h"
+#include "schedext/framework_metrics.h"
 #include "schedext/queue.h"
+#include "schedext/registry.h"
 
 const char *sx_sched_profile_name(const struct sx_profile *prof)
 {
@@ -21,6 +23,7 @@ void sx_sched_metrics_define(struct sx_metrics *m)
 
 	if (!m)
 		return;
+	sx_fw_metrics_define(m); /* upstream's families first: those below then exist */
 	sx_metrics_define(m, "scheduler_schedule_attempts_total", SX_METRIC_COUNTER,
 			  "Number of attempts to schedule pods, by the result and profile.", NULL, 0);
 	sx_metrics_define(m, "scheduler_scheduling_attempt_duration_seconds",
@@ -65,4 +68,70 @@ void sx_sched_metrics_gauges(struct sx_metrics *m, const struct sx_queue_lengths
 	sx_metrics_set(m, "scheduler_pending_pods", "queue=\"unschedulable\"", l->unschedulable);
 	sx_metrics_set(m, "scheduler_pending_pods", "queue=\"gated\"", l->gated);
 	sx_metrics_set(m, "schedext_leader", NULL, leader ? 1 : 0);
+}
+
+void sx_sched_metrics_scheduled(struct sx_metrics *m, uint32_t attempts, double initial_attempt)
+{
+	char labels[48];
+
+	if (!m || attempts == 0)
+		return;
+	snprintf(labels, sizeof(labels), "attempts=\"%u\"", attempts);
+	sx_metrics_observe(m, "scheduler_pod_scheduling_sli_duration_seconds", labels,
+			   sx_now_s() - initial_attempt);
+	sx_metrics_observe(m, "scheduler_pod_scheduling_attempts", NULL, attempts);
+}
+
+void sx_sched_metrics_permit_wait(struct sx_metrics *m, bool success, double seconds)
+{
+	if (m)
+		sx_metrics_observe(m, "scheduler_permit_wait_duration_seconds",
+				   success ? "result=\"success\"" : "result=\"reject\"", seconds);
+}
+
+void sx_sched_metrics_event(struct sx_metrics *m, const char *what, const void *old_obj,
+			    const void *new_obj, uint64_t ns)
+{
+	char labels[96];
+
+	if (!m)
+		return;
+	snprintf(labels, sizeof(labels), "event=\"%s%s\"", what,
+		 !old_obj ? "Add" : !new_obj ? "Delete" : "Update");
+	sx_metrics_observe(m, "scheduler_event_handling_duration_seconds", labels, (double)ns / 1e9);
+}
+
+static void set_incoming(void *ctx, const char *queue, const char *event, uint64_t n)
+{
+	char labels[160];
+
+	snprintf(labels, sizeof(labels), "queue=\"%s\",event=\"%s\"", queue, event);
+	sx_metrics_set(ctx, "scheduler_queue_incoming_pods_total", labels, (double)n);
+}
+
+#define MAX_GAUGE_PROFILES 16
+
+/* scheduler_unschedulable_pods{plugin,profile}: every plugin that rejected
+ * a pod now in unschedulablePods; a series, once there, drops to 0. */
+void sx_sched_metrics_queue(struct sx_metrics *m, struct sx_queue *q, const struct sx_config *cfg)
+{
+	unsigned np = cfg->nprofiles < MAX_GAUGE_PROFILES ? cfg->nprofiles : MAX_GAUGE_PROFILES;
+	uint32_t counts[MAX_GAUGE_PROFILES * SX_MAX_PLUGINS];
+	char labels[400], esc[300];
+
+	if (!m)
+		return;
+	sx_queue_incoming(q, set_incoming, m);
+	sx_queue_unschedulable_by_plugin(q, counts, np);
+	for (unsigned p = 0; p < np; p++) {
+		for (unsigned i = 0; i < sx_plugin_count && i < SX_MAX_PLUGINS; i++) {
+			uint32_t n = counts[p * SX_MAX_PLUGINS + i];
+			snprintf(labels, sizeof(labels), "plugin=\"%s\",profile=\"%s\"",
+				 sx_plugins[i]->name,
+				 sx_metrics_label_escape(cfg->profiles[p]->scheduler_name, esc,
+							 sizeof(esc)));
+			if (n || sx_metrics_value(m, "scheduler_unschedulable_pods", labels))
+				sx_metrics_set(m, "scheduler_unschedulable_pods", labels, n);
+		}
+	}
 }

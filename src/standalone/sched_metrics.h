@@ -6,6 +6,7 @@
 #define SCHEDEXT_STANDALONE_SCHED_METRICS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct sx_metrics;
 struct sx_profile;
@@ -20,5 +21,19 @@ void sx_sched_metrics_attempt(struct sx_metrics *m, const struct sx_profile *pro
 			      const char *result, double start);
 /* The pending-pods gauges and schedext_leader. */
 void sx_sched_metrics_gauges(struct sx_metrics *m, const struct sx_queue_lengths *l, bool leader);
+
+struct sx_queue;
+struct sx_config;
+/* A pod bound after `attempts` attempts, first queued at initial_attempt
+ * (sx_now_s()): scheduler_pod_scheduling_sli_duration_seconds{attempts}
+ * and scheduler_pod_scheduling_attempts. */
+void sx_sched_metrics_scheduled(struct sx_metrics *m, uint32_t attempts, double initial_attempt);
+/* scheduler_permit_wait_duration_seconds{result="success"|"reject"}. */
+void sx_sched_metrics_permit_wait(struct sx_metrics *m, bool success, double seconds);
+/* scheduler_event_handling_duration_seconds{event="<what>Add|Update|Delete"}. */
+void sx_sched_metrics_event(struct sx_metrics *m, const char *what, const void *old_obj,
+			    const void *new_obj, uint64_t ns);
+/* The queue's incoming-pods counters and unschedulable-pods-by-plugin gauges. */
+void sx_sched_metrics_queue(struct sx_metrics *m, struct sx_queue *q, const struct sx_config *cfg);
 
 #endif /* SCHEDEXT_STANDALONE_SCHED_METRICS_H */

@@ -23,6 +23,7 @@
 
 #include "events.h"
 #include "preempter.h"
+#include "schedext/framework_metrics.h"
 #include "sched_metrics.h"
 #include "schedext/binding_cycle.h"
 #include "schedext/fit_error.h"
@@ -49,9 +50,13 @@ struct bind_job {
 	struct sx_snapshot *snap;        /* reference kept for cs->snap */
 	struct sx_waiting_pod *waiting;  /* owned, may be NULL */
 	double start;                    /* attempt start, for e2e latency */
+	uint32_t attempts;               /* the pod's scheduling attempts, this one included */
+	double initial_attempt;          /* when it first entered activeQ (SLI) */
 };
 
 struct sx_scheduler {
+	uint32_t cur_attempts;           /* the popped pod's, for its bind job */
+	double cur_initial_attempt;
 	struct sx_scheduler_opts o;
 	struct sx_queue *q;
 	struct sx_kube *event_kube, *lease_kube; /* owned when created here */
@@ -109,6 +114,7 @@ static void update_gauges(struct sx_scheduler *s)
 	s->last_gauges = now;
 	sx_queue_lengths(s->q, &l);
 	sx_sched_metrics_gauges(s->o.metrics, &l, leading(s));
+	sx_sched_metrics_queue(s->o.metrics, s->q, s->o.cfg);
 }
 
 /* ---------- failures (plugins.md §1.11) ---------- */
@@ -196,16 +202,31 @@ static void free_job(struct bind_job *j)
 	free(j);
 }
 
-static struct sx_status *binding_cycle(struct bind_job *j)
+/* PreBind or Bind (bind), timed as an extension point. */
+static struct sx_status *timed_bind_point(struct bind_job *j, bool bind)
+{
+	uint64_t t0 = sx_fw_metrics_now();
+	struct sx_status *st = bind ? sx_run_bind(j->prof, j->cs, j->pod, j->node)
+				    : sx_run_pre_bind(j->prof, j->cs, j->pod, j->node);
+
+	sx_fw_metrics_point(j->prof, bind ? SX_EP_BIND : SX_EP_PRE_BIND, sx_status_code(st),
+			    sx_fw_metrics_now() - t0);
+	return st;
+}
+
+static struct sx_status *binding_cycle(struct sx_scheduler *s, struct bind_job *j)
 {
 	struct sx_status *st = NULL;
 
-	if (j->waiting)
+	if (j->waiting) {
+		double t0 = sx_now_s();
 		st = sx_waiting_pod_wait(j->waiting);
+		sx_sched_metrics_permit_wait(s->o.metrics, st == NULL, sx_now_s() - t0);
+	}
 	if (!st)
-		st = sx_run_pre_bind(j->prof, j->cs, j->pod, j->node);
+		st = timed_bind_point(j, false);
 	if (!st)
-		st = sx_run_bind(j->prof, j->cs, j->pod, j->node);
+		st = timed_bind_point(j, true);
 	if (st && st->code == SX_SKIP) {
 		sx_status_free(st);
 		st = sx_status_new(SX_ERROR, "no bind plugin bound pod \"%s\"", j->pod->meta.name);
@@ -215,7 +236,7 @@ static struct sx_status *binding_cycle(struct bind_job *j)
 
 static void run_job(struct sx_scheduler *s, struct bind_job *j)
 {
-	struct sx_status *st = binding_cycle(j);
+	struct sx_status *st = binding_cycle(s, j);
 	const struct sx_pod *pod = j->pod;
 	char msg[600];
 
@@ -225,8 +246,11 @@ static void run_job(struct sx_scheduler *s, struct bind_job *j)
 			 sx_str_get(pod->meta.ns), pod->meta.name, sx_str_get(j->node));
 		sx_log(2, "%s", msg);
 		emit(s, pod, "Normal", "Scheduled", "Binding", msg, sx_sched_profile_name(j->prof));
+		uint64_t t0 = sx_fw_metrics_now();
 		sx_run_post_bind(j->prof, j->cs, pod, j->node);
+		sx_fw_metrics_point(j->prof, SX_EP_POST_BIND, SX_SUCCESS, sx_fw_metrics_now() - t0);
 		count_attempt(s, j->prof, "scheduled", j->start);
+		sx_sched_metrics_scheduled(s->o.metrics, j->attempts, j->initial_attempt);
 		sx_queue_done(s->q, pod);
 		return;
 	}
@@ -330,9 +354,13 @@ static void assume_and_bind(struct sx_scheduler *s, const struct sx_profile *pro
 		return;
 	}
 	sx_queue_nominate(s->q, pod, SX_STR_EMPTY);
+	uint64_t t0 = sx_fw_metrics_now();
 	st = sx_run_reserve(prof, res->state, pod, node);
+	sx_fw_metrics_point(prof, SX_EP_RESERVE, sx_status_code(st), sx_fw_metrics_now() - t0);
 	if (!st) {
+		t0 = sx_fw_metrics_now();
 		st = sx_run_permit(prof, res->state, pod, node, &waiting);
+		sx_fw_metrics_point(prof, SX_EP_PERMIT, sx_status_code(st), sx_fw_metrics_now() - t0);
 		if (st && st->code == SX_WAIT && waiting) {
 			sx_status_free(st);
 			st = NULL;
@@ -356,7 +384,8 @@ static void assume_and_bind(struct sx_scheduler *s, const struct sx_profile *pro
 	}
 	*j = (struct bind_job){ .prof = prof, .pod = sx_pod_ref(pod), .node = node,
 				.cs = res->state, .snap = sx_snapshot_ref(snap),
-				.waiting = waiting, .start = start };
+				.waiting = waiting, .start = start, .attempts = s->cur_attempts,
+				.initial_attempt = s->cur_initial_attempt };
 	j->cs->binder = &s->binder;
 	res->state = NULL;
 	submit_job(s, j);
@@ -392,7 +421,10 @@ static void fit_error(struct sx_scheduler *s, const struct sx_profile *prof,
 		struct sx_filtered_status filtered = { snap, statuses };
 		struct sx_status *st;
 
+		uint64_t t0 = sx_fw_metrics_now();
 		st = statuses ? sx_run_post_filter(prof, res->state, pod, &filtered, &pfr) : NULL;
+		sx_fw_metrics_point(prof, SX_EP_POST_FILTER, sx_status_code(st),
+				    sx_fw_metrics_now() - t0);
 		if (st)
 			sx_status_message(st, pf_msg, sizeof(pf_msg));
 		if (st && !sx_status_is_rejected(st))
@@ -471,6 +503,8 @@ static void schedule_one(struct sx_scheduler *s, struct sx_queue_item *it)
 		sx_queue_done(s->q, pod);
 		return;
 	}
+	s->cur_attempts = it->attempts;
+	s->cur_initial_attempt = it->initial_attempt;
 	run_cycle(s, it->profile, cur, start);
 	sx_pod_unref(cur);
 }
@@ -555,18 +589,26 @@ static struct sx_status *apply_preemption(void *ctx, const struct sx_pod *preemp
 static void on_pod(void *ctx, const struct sx_pod *old_pod, const struct sx_pod *new_pod)
 {
 	struct sx_scheduler *s = ctx;
+	const struct sx_pod *p = new_pod ? new_pod : old_pod;
+	uint64_t t0 = sx_fw_metrics_now();
 
 	if (new_pod)
 		sx_queue_pod_update(s->q, old_pod, new_pod);
 	else if (old_pod)
 		sx_queue_pod_delete(s->q, old_pod);
+	if (p)
+		sx_sched_metrics_event(s->o.metrics,
+				       p->node_name != SX_STR_EMPTY ? "AssignedPod" : "UnscheduledPod",
+				       old_pod, new_pod, sx_fw_metrics_now() - t0);
 }
 
 static void on_node(void *ctx, const struct sx_node *old_node, const struct sx_node *new_node)
 {
 	struct sx_scheduler *s = ctx;
+	uint64_t t0 = sx_fw_metrics_now();
 
 	sx_queue_node_event(s->q, old_node, new_node);
+	sx_sched_metrics_event(s->o.metrics, "Node", old_node, new_node, sx_fw_metrics_now() - t0);
 }
 
 /* The event resource of a non-pod, non-node kind; SX_RES_NONE for kinds no

@@ -196,6 +196,25 @@ void sx_metrics_set(struct sx_metrics *m, const char *name, const char *labels, 
 	update(m, name, labels, SX_METRIC_GAUGE, v);
 }
 
+void sx_metrics_set_histogram(struct sx_metrics *m, const char *name, const char *labels,
+			      const uint64_t *buckets, unsigned nbuckets, uint64_t count, double sum)
+{
+	struct family *f;
+	struct series *s;
+
+	pthread_mutex_lock(&m->lock);
+	f = find_family(m, name);
+	s = f && f->type == SX_METRIC_HISTOGRAM && f->nbuckets == nbuckets
+		    ? get_series(m, f, labels, true)
+		    : NULL;
+	if (s) {
+		memcpy(s->buckets, buckets, nbuckets * sizeof(*buckets));
+		s->count = count;
+		s->sum = sum;
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
 void sx_metrics_observe(struct sx_metrics *m, const char *name, const char *labels, double v)
 {
 	if (isnan(v))
