@@ -14,6 +14,10 @@ workloads (SchedulingBasic, TopologySpreading, PodAffinity, PodAntiAffinity).
 The volumes mix is plain pods of which 30% mount a claim: half bound to a
 zonal PV, half unbound of a WaitForFirstConsumer class (SchedulingWithPVs-
 like); --storage-out receives those claims, PVs and their StorageClass.
+The dra mix is plain pods each with one ResourceClaim for a GPU picked by a
+CEL selector on two attributes; --storage-out receives the claims, the
+DeviceClass and one ResourceSlice per node (--nodes) of 8 devices with 6
+attributes each.
 """
 import argparse
 import json
@@ -154,7 +158,51 @@ def add_volume(pod, i, storage, rng):
     pod["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data-" + name}}]
 
 
+DRA_DRIVER = "gpu.bench.example.com"
+DRA_MODELS = ["a100", "a100", "a100", "a100", "h100", "h100", "l4", "l4"]
+DRA_MEMORY = {"a100": 80, "h100": 80, "l4": 24}
+
+
+def dra_objects(nodes):
+    """The DeviceClass and one ResourceSlice of 8 GPUs per node."""
+    items = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+              "metadata": {"name": "bench-gpu"},
+              "spec": {"selectors": [{"cel": {"expression": 'device.driver == "%s"' % DRA_DRIVER}}]}}]
+    for n in range(nodes):
+        node = f"node-{n:05d}"
+        devs = []
+        for d, model in enumerate(DRA_MODELS):
+            devs.append({"name": f"gpu-{d}", "attributes": {
+                "model": {"string": model}, "memory": {"int": DRA_MEMORY[model]},
+                "index": {"int": d}, "numa": {"int": d // 4},
+                "driverVersion": {"version": "550.54.15"}, "ecc": {"bool": d % 2 == 0}},
+                "capacity": {"memory": {"value": "%dGi" % DRA_MEMORY[model]}}})
+        items.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                      "metadata": {"name": f"{node}-gpu"},
+                      "spec": {"driver": DRA_DRIVER, "nodeName": node,
+                               "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                               "devices": devs}})
+    return items
+
+
+def add_claim(pod, storage):
+    name = pod["metadata"]["name"]
+    expr = ('device.attributes["%s"].model == "a100" && device.attributes["%s"].memory >= 40'
+            % (DRA_DRIVER, DRA_DRIVER))
+    storage.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                    "metadata": {"name": "gpu-" + name, "namespace": "bench", "uid": "uid-gpu-" + name,
+                                 "resourceVersion": "1"},
+                    "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                        "deviceClassName": "bench-gpu", "allocationMode": "ExactCount", "count": 1,
+                        "selectors": [{"cel": {"expression": expr}}]}}]}}})
+    pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "gpu-" + name}]
+
+
 def pending_pod(i, mix, rng, storage=None):
+    if mix == "dra":
+        pod = base_pod(f"pending-dra-{i:06d}", "bench", "basic", rng)
+        add_claim(pod, storage)
+        return pod
     if mix == "volumes":
         pod = base_pod(f"pending-volumes-{i:06d}", "bench", "basic", rng)
         add_volume(pod, i, storage, rng)
@@ -189,7 +237,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", help="cluster List file (omit to write only --pending-out)")
     ap.add_argument("--pending-out")
-    ap.add_argument("--storage-out", help="--mix volumes: the claims/PVs/class (a List)")
+    ap.add_argument("--storage-out", help="--mix volumes: the claims/PVs/class; --mix dra: the "
+                    "claims, class and slices (a List)")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     if a.out:
@@ -199,7 +248,11 @@ def main():
         pend = [pending_pod(i, a.mix, rng, storage) for i in range(a.pending)]
         with open(a.pending_out, "w") as f:
             json.dump({"apiVersion": "v1", "kind": "List", "items": pend}, f, separators=(",", ":"))
-        if a.storage_out:
+        if a.storage_out and a.mix == "dra":
+            with open(a.storage_out, "w") as f:
+                json.dump({"apiVersion": "v1", "kind": "List", "items": dra_objects(a.nodes) + storage},
+                          f, separators=(",", ":"))
+        elif a.storage_out:
             storage.insert(0, {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
                                "metadata": {"name": STORAGE_CLASS},
                                "provisioner": "zonal.csi.example.com",

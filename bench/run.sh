@@ -29,6 +29,8 @@ for mix in plain spread affinity anti-affinity; do
 done
 python3 bench/gen.py --pending "$PENDING" --mix volumes --seed 1 \
   --pending-out "$OUT/pending-volumes.json" --storage-out "$OUT/storage-volumes.json"
+python3 bench/gen.py --nodes "$NODES" --pending "$PENDING" --mix dra --seed 1 \
+  --pending-out "$OUT/pending-dra.json" --storage-out "$OUT/storage-dra.json"
 
 "$BUILD/bench/cycle_bench" --state "$OUT/cluster.json" | tee -a "$RESULTS"
 for mix in plain spread affinity anti-affinity; do
@@ -39,6 +41,10 @@ done
 # target: at least 70% of cycle_plain's rate.
 "$BUILD/bench/cycle_bench" --state "$OUT/cluster.json" --extra-state "$OUT/storage-volumes.json" \
   --pending "$OUT/pending-volumes.json" --label volumes --threads "$cores" | tee -a "$RESULTS"
+# Every pod claims one of 40,000 GPUs (5000 nodes x 8 devices x 6 attributes)
+# by a CEL selector on two attributes; target: at least 50% of cycle_plain.
+"$BUILD/bench/cycle_bench" --state "$OUT/cluster.json" --extra-state "$OUT/storage-dra.json" \
+  --pending "$OUT/pending-dra.json" --label dra --threads "$cores" | tee -a "$RESULTS"
 
 # Queueing hints: pods moved out of unschedulablePods per node event, with
 # 5,000 pods rejected by NodeResourcesFit (before the hints: all of them).

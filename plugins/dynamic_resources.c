@@ -43,8 +43,9 @@ struct dra_state {
 	uint32_t nalloc;
 	struct sx_dra_claim_in *in;
 	struct sx_dra_index *ix;
-	struct sx_dra_allocated *allocated;
+	struct sx_dra_allocated *allocated, *inflight;
 	struct sx_dra_alloc_env env;
+	struct sx_dra_prep *prep; /* the claims validated once for every node */
 	_Atomic uint64_t unavailable; /* bit i: claim i unusable on some node (PostFilter) */
 	struct sx_dra_claim_out *reserved; /* [nalloc], Reserve's allocation */
 	sx_str reserved_node;
@@ -211,9 +212,11 @@ static void state_free_dynamic_resources(void *state)
 		sx_dra_claim_out_clear(&s->reserved[i]);
 	free(s->reserved);
 	free(s->c);
+	sx_dra_prep_free(s->prep);
 	free(s->in);
 	sx_dra_index_unref(s->ix);
 	sx_dra_allocated_free(s->allocated);
+	sx_dra_allocated_free(s->inflight);
 	free(s);
 }
 
@@ -325,9 +328,11 @@ static struct sx_status *prepare_allocator(struct dra_self *self, struct dra_sta
 					   const struct sx_snapshot *snap)
 {
 	s->in = calloc(s->nalloc + 1, sizeof(*s->in));
-	s->allocated = sx_dra_allocated_new();
+	s->allocated = sx_dra_allocated_base(snap);
+	s->inflight = sx_dra_allocated_new();
 	s->ix = sx_dra_index_get(snap);
-	if (!s->in || !s->allocated || !s->ix || sx_dra_collect_allocated(snap, s->allocated) < 0)
+	if (!s->in || !s->allocated || !s->inflight || !s->ix ||
+	    sx_dra_collect_inflight(snap, s->inflight) < 0)
 		return sx_status_oom();
 	for (uint32_t i = 0; i < s->n; i++)
 		if (s->c[i].to_allocate)
@@ -337,11 +342,12 @@ static struct sx_status *prepare_allocator(struct dra_self *self, struct dra_sta
 			};
 	s->env = (struct sx_dra_alloc_env){
 		.features = { .admin_access = true, .prioritized_list = true },
-		.index = s->ix, .allocated = s->allocated,
+		.index = s->ix, .allocated = s->allocated, .allocated2 = s->inflight,
 		.get_class = get_class, .class_ctx = (void *)snap,
 		.match = match_cel, .match_ctx = self,
 	};
-	return NULL;
+	s->prep = sx_dra_prepare(&s->env, s->in, s->nalloc);
+	return s->prep ? NULL : sx_status_oom();
 }
 
 static struct sx_status *pre_filter_dynamic_resources(void *self, struct sx_cycle_state *cs,
@@ -388,15 +394,13 @@ static struct sx_status *pre_filter_dynamic_resources(void *self, struct sx_cycl
 /* Allocates the pod's claims for node into out[nalloc] (cleared by the
  * caller on SX_DRA_ALLOCATED). A Filter status, or NULL on success. */
 static struct sx_status *allocate(struct dra_self *self, const struct dra_state *s,
-				  const struct sx_node *node, struct sx_dra_claim_out *out)
+				  const struct sx_node *node, bool results, struct sx_dra_claim_out *out)
 {
-	struct sx_dra_alloc_env env = s->env;
+	uint64_t deadline = self->filter_timeout_ns ? sx_now_ns() + self->filter_timeout_ns : 0;
 	char err[SX_DRA_ERR_LEN];
 	int rc;
 
-	if (self->filter_timeout_ns)
-		env.deadline_ns = sx_now_ns() + self->filter_timeout_ns;
-	rc = sx_dra_allocate(&env, node, s->in, s->nalloc, out, err, sizeof(err));
+	rc = sx_dra_allocate_prepared(s->prep, node, deadline, results, out, err, sizeof(err));
 	switch (rc) {
 	case SX_DRA_ALLOCATED:
 		return NULL;
@@ -429,15 +433,13 @@ static struct sx_status *filter_dynamic_resources(void *self, const struct sx_cy
 			unavailable |= 1ull << (i & 63);
 	}
 	if (s->nalloc) {
-		struct sx_dra_claim_out *out = calloc(s->nalloc, sizeof(*out));
+		struct sx_dra_claim_out one, *out = s->nalloc == 1 ? &one : calloc(s->nalloc, sizeof(*out));
 
 		if (!out)
 			return sx_status_oom();
-		st = allocate(self, s, ni->node, out);
-		if (!st)
-			for (uint32_t i = 0; i < s->nalloc; i++)
-				sx_dra_claim_out_clear(&out[i]);
-		free(out);
+		st = allocate(self, s, ni->node, false, out);
+		if (out != &one)
+			free(out);
 		if (st)
 			return st;
 	}
@@ -504,7 +506,7 @@ static struct sx_status *reserve_dynamic_resources(void *self, struct sx_cycle_s
 	s->reserved = calloc(s->nalloc, sizeof(*s->reserved));
 	if (!s->reserved)
 		return sx_status_oom();
-	st = allocate(self, s, node_of(cs, node), s->reserved);
+	st = allocate(self, s, node_of(cs, node), true, s->reserved);
 	if (st) {
 		free(s->reserved);
 		s->reserved = NULL;
@@ -683,6 +685,42 @@ static struct sx_status *pre_bind_dynamic_resources(void *self, struct sx_cycle_
 			sx_dra_pending_remove(c->meta.uid);
 	}
 	return st;
+}
+
+/* ---------- explain ---------- */
+
+cJSON *sx_dra_explain_devices(const struct sx_cycle_state *cs, const struct sx_node *node)
+{
+	const struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
+	struct sx_dra_claim_out *out;
+	char err[SX_DRA_ERR_LEN], k[320];
+	cJSON *arr;
+
+	if (!s || s->n == 0)
+		return NULL;
+	out = calloc(s->nalloc + 1, sizeof(*out));
+	arr = cJSON_CreateArray();
+	if (!out || !arr || (s->nalloc && sx_dra_allocate_prepared(s->prep, node, 0, true, out, err,
+								  sizeof(err)) != SX_DRA_ALLOCATED)) {
+		free(out);
+		cJSON_Delete(arr);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct sx_dra_object *c = s->c[i].claim;
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "claim", kobj(c, k, sizeof(k)));
+		cJSON_AddBoolToObject(o, "allocatedBefore", !s->c[i].to_allocate);
+		if (s->c[i].to_allocate)
+			cJSON_AddItemToObject(o, "allocation",
+					      sx_dra_allocation_json(&out[s->c[i].alloc_ix]));
+		cJSON_AddItemToArray(arr, o);
+	}
+	for (uint32_t i = 0; i < s->nalloc; i++)
+		sx_dra_claim_out_clear(&out[i]);
+	free(out);
+	return arr;
 }
 
 /* ---------- queueing hints ---------- */

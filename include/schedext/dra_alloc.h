@@ -62,7 +62,10 @@ struct sx_dra_index *sx_dra_index_get(const struct sx_snapshot *snap);
 
 /* ---------- devices in use ---------- */
 
+/* Refcounted; new() holds one reference, free() drops one. Read-only
+ * once shared. */
 struct sx_dra_allocated *sx_dra_allocated_new(void);
+struct sx_dra_allocated *sx_dra_allocated_ref(struct sx_dra_allocated *a);
 void sx_dra_allocated_free(struct sx_dra_allocated *a);
 /* Adds a device; 0 or SX_ENOMEM. */
 int sx_dra_allocated_add(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device);
@@ -90,6 +93,7 @@ struct sx_dra_alloc_env {
 	struct sx_dra_features features;
 	const struct sx_dra_index *index;
 	const struct sx_dra_allocated *allocated;
+	const struct sx_dra_allocated *allocated2; /* a second set (may be NULL) */
 	/* Class lookup by name: NULL when the class does not exist. */
 	const struct sx_dra_object *(*get_class)(void *ctx, const char *name);
 	void *class_ctx;
@@ -142,6 +146,20 @@ int sx_dra_allocate(const struct sx_dra_alloc_env *env, const struct sx_node *no
 		    struct sx_dra_claim_out *out, char *err, size_t errlen);
 void sx_dra_claim_out_clear(struct sx_dra_claim_out *out);
 
+/* The same in two steps, so a scheduling cycle validates requests, looks
+ * classes up and interns selectors once rather than per node: prepare
+ * (env and claims are borrowed until the prep is freed; NULL on OOM), then
+ * allocate per node (thread-safe on one prep). results false skips the
+ * configs and node selector (Filter only needs feasibility); deadline_ns
+ * replaces env's. */
+struct sx_dra_prep;
+struct sx_dra_prep *sx_dra_prepare(const struct sx_dra_alloc_env *env,
+				   const struct sx_dra_claim_in *claims, uint32_t n);
+int sx_dra_allocate_prepared(const struct sx_dra_prep *p, const struct sx_node *node,
+			     uint64_t deadline_ns, bool results, struct sx_dra_claim_out *out,
+			     char *err, size_t errlen);
+void sx_dra_prep_free(struct sx_dra_prep *p);
+
 /* upstream NodeMatches for a slice/device: nodeName, allNodes, selector. */
 bool sx_dra_node_matches(const struct sx_node *node, sx_str node_name, bool all_nodes,
 			 const struct sx_node_selector *sel);
@@ -174,9 +192,13 @@ void sx_dra_assume_drop(const char *uid);
  * Assumed objects the snapshot caught up with are dropped. */
 const struct sx_dra_object *sx_dra_claim_current(const struct sx_dra_object *snap_claim,
 						 sx_str ns, const char *name);
-/* Adds every device in use to a: allocated claims of the snapshot (or
- * their newer assumed versions) and pending allocations. */
-int sx_dra_collect_allocated(const struct sx_snapshot *snap, struct sx_dra_allocated *a);
+/* The devices allocated by the snapshot's claims: shared by every
+ * snapshot with the same claim objects (one cached per process); a new
+ * reference, NULL on OOM. */
+struct sx_dra_allocated *sx_dra_allocated_base(const struct sx_snapshot *snap);
+/* Adds the devices in use beyond that base: allocations pending and the
+ * assumed claims' (written but not yet in snap; the others are dropped). */
+int sx_dra_collect_inflight(const struct sx_snapshot *snap, struct sx_dra_allocated *a);
 
 /* ---------- the API (dra_claims.c) ----------
  * Installed by the standalone scheduler; NULL (explain, extender, tests)
@@ -199,6 +221,13 @@ void sx_dra_track_claims(bool on);
 void sx_dra_claim_event(const struct sx_dra_object *old_claim, const struct sx_dra_object *new_claim);
 /* -1 when not tracking; 0 absent; 1 present (*out: a new reference). */
 int sx_dra_claim_known(sx_str ns, const char *name, const struct sx_dra_object **out);
+
+/* For explain (plugins/dynamic_resources.c): the pod's claims after a
+ * cycle cs, each {"claim", "allocatedBefore", "allocation"} with the
+ * devices that would be allocated on node; NULL when DynamicResources did
+ * not run or cannot allocate there. Caller deletes. */
+struct sx_cycle_state;
+struct cJSON *sx_dra_explain_devices(const struct sx_cycle_state *cs, const struct sx_node *node);
 
 /* The allocation as resource.k8s.io/v1 AllocationResult JSON (dra_result.c);
  * NULL on OOM. */

@@ -2,6 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
+#include "schedext/dra_alloc.h"
 #include "schedext/explain.h"
 #include "schedext/fit_error.h"
 #include "schedext/preemption.h"
@@ -139,6 +142,23 @@ static void write_post_filter_json(struct sx_buf *b, const struct post_filter_re
 	sx_buf_puts(b, "}");
 }
 
+/* ,"deviceAllocations":[...] for the selected node of a pod with claims. */
+static void write_devices_json(struct sx_buf *b, const struct sx_explain_opts *o,
+			       const struct sx_cycle_result *res)
+{
+	cJSON *d = res->selected >= 0 && res->state
+			   ? sx_dra_explain_devices(res->state, o->snap->nodes[res->selected]->node)
+			   : NULL;
+	char *text = d ? cJSON_PrintUnformatted(d) : NULL;
+
+	if (text) {
+		sx_buf_puts(b, ",\"deviceAllocations\":");
+		sx_buf_puts(b, text);
+	}
+	cJSON_free(text);
+	cJSON_Delete(d);
+}
+
 static void write_json(struct sx_buf *b, const struct sx_explain_opts *o, const struct sx_pod *pod,
 		       const struct sx_cycle_result *res, const struct post_filter_report *pf,
 		       const struct name_index *nodes, uint32_t n)
@@ -163,6 +183,7 @@ static void write_json(struct sx_buf *b, const struct sx_explain_opts *o, const 
 		sx_json_str(b, sx_str_get(o->snap->nodes[res->selected]->name));
 	else
 		sx_buf_puts(b, "null");
+	write_devices_json(b, o, res);
 	sx_buf_puts(b, ",\"message\":");
 	if (pf->message)
 		sx_json_str(b, pf->message);

@@ -81,7 +81,7 @@ static void make_pool(struct alloc *a, uint32_t *sl, uint32_t n)
 {
 	const struct sx_dra_index *ix = a->env->index;
 	const struct sx_dra_slice *first = &ix->slices[sl[0]]->u.slice;
-	const struct dra_pool_info *pi = sx__dra_pool_find(ix, first->driver, first->pool);
+	const struct dra_pool_info *pi = &ix->pools[ix->slice_pool[sl[0]]];
 	struct pool *p = &a->pools[a->npools];
 	int64_t gen = 0;
 	uint32_t k = 0;
@@ -96,15 +96,16 @@ static void make_pool(struct alloc *a, uint32_t *sl, uint32_t n)
 	if ((int64_t)k != ix->slices[sl[0]]->u.slice.slice_count) {
 		/* Slices irrelevant for the node may complete the pool, or a
 		 * newer generation may be under way (then skip the pool). */
-		if (pi && pi->max_gen > gen)
+		if (pi->max_gen > gen)
 			return;
-		if (!pi || (int64_t)pi->count_at_max != ix->slices[sl[0]]->u.slice.slice_count) {
+		if ((int64_t)pi->count_at_max != ix->slices[sl[0]]->u.slice.slice_count) {
 			p->incomplete = true;
 			a->npools++;
 			return;
 		}
 	}
-	p->invalid = duplicate_names(ix, sl, k);
+	p->invalid = k == pi->count_at_max && gen == pi->max_gen ? pi->duplicates
+							       : duplicate_names(ix, sl, k);
 	a->npools++;
 }
 
@@ -114,8 +115,8 @@ int sx__dra_gather_pools(struct alloc *a)
 	uint32_t first, n = 0, nn;
 
 	nn = a->node ? sx__dra_node_slices(ix, a->node->name_id, &first) : 0;
-	a->pool_slices = sx_calloc(nn + ix->nglobal + 1, sizeof(uint32_t));
-	a->pools = sx_calloc(nn + ix->nglobal + 1, sizeof(*a->pools));
+	a->pool_slices = sx__dra_amem(a, nn + ix->nglobal + 1, sizeof(uint32_t));
+	a->pools = sx__dra_amem(a, nn + ix->nglobal + 1, sizeof(*a->pools));
 	if (!a->pool_slices || !a->pools)
 		return fail(a, SX_DRA_FATAL, "out of memory");
 	for (uint32_t i = 0; i < nn; i++)
@@ -128,14 +129,12 @@ int sx__dra_gather_pools(struct alloc *a)
 							     s->node_selector))
 			a->pool_slices[n++] = ix->global[i];
 	}
-	qsort_r(a->pool_slices, n, sizeof(uint32_t), slice_pool_cmp, (void *)ix);
+	if (n > 1)
+		qsort_r(a->pool_slices, n, sizeof(uint32_t), slice_pool_cmp, (void *)ix);
 	for (uint32_t i = 0; i < n;) {
-		const struct sx_dra_slice *s = &ix->slices[a->pool_slices[i]]->u.slice;
 		uint32_t j = i + 1;
 
-		while (j < n && sx__dra_pool_cmp(s->driver, s->pool,
-						 ix->slices[a->pool_slices[j]]->u.slice.driver,
-						 ix->slices[a->pool_slices[j]]->u.slice.pool) == 0)
+		while (j < n && ix->slice_pool[a->pool_slices[j]] == ix->slice_pool[a->pool_slices[i]])
 			j++;
 		make_pool(a, a->pool_slices + i, j - i);
 		i = j;
@@ -291,6 +290,7 @@ static bool in_use(const struct alloc *a, const struct rdata *rd, uint32_t ci, s
 	if (rd->req->admin_access)
 		return allocating(a, s->driver, s->pool, name, (int)ci);
 	return sx_dra_allocated_has(a->env->allocated, s->driver, s->pool, name) ||
+	       sx_dra_allocated_has(a->env->allocated2, s->driver, s->pool, name) ||
 	       allocating(a, s->driver, s->pool, name, -1);
 }
 
@@ -442,7 +442,7 @@ static int allocate_one(struct alloc *a, uint32_t ci, uint32_t ri, uint32_t si, 
 	struct rreq *rq;
 	const struct rdata *rd;
 
-	if (a->env->deadline_ns && (++a->calls & 63) == 0 && sx_now_ns() > a->env->deadline_ns)
+	if (a->deadline_ns && (++a->calls & 63) == 0 && sx_now_ns() > a->deadline_ns)
 		return SX_DRA_TIMEOUT;
 	if (ci >= a->nclaims)
 		return 1;

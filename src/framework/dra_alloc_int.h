@@ -67,9 +67,27 @@ struct alloc {
 	char *err;
 	size_t errlen;
 	char kobj[320];
-	void **mem; /* allocations of this call */
+	uint64_t deadline_ns; /* 0 = none */
+	bool prep_mode;       /* validating once for every node (sx_dra_prepare) */
+	void **mem;           /* heap allocations of this call */
 	uint32_t nmem, capmem;
+	unsigned char *scratch; /* bump allocations first (may be NULL) */
+	size_t scratch_len, scratch_used;
 };
+
+/* A prepared allocation: the node-independent validation done once. */
+struct sx_dra_prep {
+	struct sx_dra_alloc_env env;
+	struct alloc a;     /* prep-mode setup: requests, classes, constraints */
+	uint32_t err_claim; /* first node-independent error; nclaims = none */
+	uint32_t err_req;
+	bool err_constraint; /* the error is the claim's constraints' */
+	int err_rc;
+	char err[SX_DRA_ERR_LEN];
+};
+
+/* Zeroed memory owned by the call (scratch, else heap). */
+void *sx__dra_amem(struct alloc *a, size_t n, size_t size);
 
 const char *sx__dra_kobj(const struct sx_dra_claim_in *c, char *buf, size_t len);
 int sx__dra_gather_pools(struct alloc *a);

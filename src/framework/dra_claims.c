@@ -23,6 +23,7 @@ struct entry {
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct entry *entries;
+static uint32_t nassumed; /* entries that are not pending */
 static struct sx_kube *kube;
 
 static struct entry **find(const char *uid, bool pending)
@@ -75,6 +76,7 @@ static bool remove_entry(const char *uid, bool pending)
 	if (e) {
 		dead = *e;
 		*e = dead->next;
+		nassumed -= !pending;
 	}
 	pthread_mutex_unlock(&mu);
 	if (dead)
@@ -110,6 +112,7 @@ void sx_dra_assume(const struct sx_dra_object *claim)
 	pthread_mutex_lock(&mu);
 	e->next = entries;
 	entries = e;
+	nassumed++;
 	pthread_mutex_unlock(&mu);
 }
 
@@ -141,7 +144,7 @@ const struct sx_dra_object *sx_dra_claim_current(const struct sx_dra_object *sna
 	struct entry **e, *dead = NULL;
 
 	pthread_mutex_lock(&mu);
-	for (e = &entries; *e; e = &(*e)->next) {
+	for (e = &entries; nassumed && *e; e = &(*e)->next) {
 		const struct sx_dra_object *c = (*e)->claim;
 
 		if ((*e)->pending || c->meta.ns != ns || strcmp(c->meta.name, name) != 0)
@@ -152,6 +155,7 @@ const struct sx_dra_object *sx_dra_claim_current(const struct sx_dra_object *sna
 						 c->meta.resource_version))) {
 			dead = *e;
 			*e = dead->next;
+			nassumed--;
 		} else {
 			out = sx_dra_ref(c);
 		}
@@ -163,38 +167,100 @@ const struct sx_dra_object *sx_dra_claim_current(const struct sx_dra_object *sna
 	return out ? out : sx_dra_ref(snap_claim);
 }
 
-int sx_dra_collect_allocated(const struct sx_snapshot *snap, struct sx_dra_allocated *a)
+/* The base set of the last snapshot's claims (pointers compared, the
+ * claims held so they cannot be reused meanwhile). */
+static pthread_mutex_t base_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	uint32_t n;
+	const struct sx_dra_object **claims;
+	struct sx_dra_allocated *set;
+} base;
+
+static void base_clear(void)
 {
-	int rc = 0;
-	bool any;
+	for (uint32_t i = 0; i < base.n; i++)
+		sx_dra_unref(base.claims[i]);
+	free(base.claims);
+	sx_dra_allocated_free(base.set);
+	memset(&base, 0, sizeof(base));
+}
 
-	pthread_mutex_lock(&mu);
-	any = entries != NULL;
-	pthread_mutex_unlock(&mu);
-	for (uint32_t i = 0; rc == 0 && i < snap->nresource_claims; i++) {
-		const struct sx_dra_object *c = snap->resource_claims[i];
-		const struct sx_dra_object *cur;
+struct sx_dra_allocated *sx_dra_allocated_base(const struct sx_snapshot *snap)
+{
+	uint32_t n = snap->nresource_claims;
+	struct sx_dra_allocated *set = NULL;
+	const struct sx_dra_object **copy;
 
-		if (!any) {
-			rc = sx_dra_allocated_add_allocation(a, c->u.claim.allocation);
-			continue;
+	pthread_mutex_lock(&base_mu);
+	if (base.set && base.n == n &&
+	    (n == 0 || memcmp(base.claims, snap->resource_claims, n * sizeof(*copy)) == 0))
+		set = sx_dra_allocated_ref(base.set);
+	pthread_mutex_unlock(&base_mu);
+	if (set)
+		return set;
+	set = sx_dra_allocated_new();
+	copy = calloc(n + 1, sizeof(*copy));
+	for (uint32_t i = 0; set && copy && i < n; i++) {
+		copy[i] = sx_dra_ref(snap->resource_claims[i]);
+		if (sx_dra_allocated_add_allocation(set, copy[i]->u.claim.allocation) < 0) {
+			for (uint32_t k = 0; k <= i; k++)
+				sx_dra_unref(copy[k]);
+			free(copy);
+			sx_dra_allocated_free(set);
+			return NULL;
 		}
-		cur = sx_dra_claim_current(c, c->meta.ns, c->meta.name);
-		rc = sx_dra_allocated_add_allocation(a, cur->u.claim.allocation);
-		sx_dra_unref(cur);
 	}
+	if (!set || !copy) {
+		free(copy);
+		sx_dra_allocated_free(set);
+		return NULL;
+	}
+	pthread_mutex_lock(&base_mu);
+	base_clear();
+	base.n = n;
+	base.claims = copy;
+	base.set = sx_dra_allocated_ref(set);
+	pthread_mutex_unlock(&base_mu);
+	return set;
+}
+
+int sx_dra_collect_inflight(const struct sx_snapshot *snap, struct sx_dra_allocated *a)
+{
+	struct entry *dead = NULL;
+	int rc = 0;
+
 	pthread_mutex_lock(&mu);
-	for (struct entry *e = entries; rc == 0 && e; e = e->next) {
+	for (struct entry **pe = &entries, *e; rc == 0 && (e = *pe);) {
 		if (!e->pending) {
-			rc = sx_dra_allocated_add_allocation(a, e->claim->u.claim.allocation);
+			const struct sx_dra_object *c = e->claim;
+			const struct sx_dra_object *sc = sx_snapshot_find_dra(
+				snap, SX_KIND_RESOURCE_CLAIM, c->meta.ns, sx_intern(c->meta.name));
+
+			if (sc && (strcmp(sc->meta.uid ? sc->meta.uid : "", c->meta.uid ? c->meta.uid : "") ||
+				   newer_or_same(sc->meta.resource_version, c->meta.resource_version))) {
+				*pe = e->next; /* the snapshot caught up */
+				e->next = dead;
+				dead = e;
+				nassumed--;
+				continue;
+			}
+			rc = sx_dra_allocated_add_allocation(a, c->u.claim.allocation);
+			pe = &e->next;
 			continue;
 		}
+		pe = &e->next;
 		for (uint32_t i = 0; rc == 0 && i < e->ndevs; i++)
 			if (!e->devs[i].admin_access)
 				rc = sx_dra_allocated_add(a, e->devs[i].driver, e->devs[i].pool,
 							  e->devs[i].device);
 	}
 	pthread_mutex_unlock(&mu);
+	while (dead) {
+		struct entry *next = dead->next;
+
+		entry_free(dead);
+		dead = next;
+	}
 	return rc;
 }
 

@@ -37,6 +37,59 @@ static int pool_info_cmp(const void *a, const void *b)
 	return sx__dra_pool_cmp(x->driver, x->pool, y->driver, y->pool);
 }
 
+static int by_pool(const void *a, const void *b, void *arg)
+{
+	const uint32_t *sp = arg;
+	uint32_t x = sp[*(const uint32_t *)a], y = sp[*(const uint32_t *)b];
+
+	return x < y ? -1 : x > y;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	sx_str x = *(const sx_str *)a, y = *(const sx_str *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Per pool: do its newest slices repeat a device name (upstream's invalid
+ * pool)? Nodes seeing the whole newest generation use this answer. */
+static void mark_duplicates(struct sx_dra_index *ix)
+{
+	uint32_t *order = sx_calloc(ix->nslices + 1, sizeof(*order)), n = 0;
+
+	for (uint32_t i = 0; order && i < ix->nslices; i++)
+		order[n++] = i;
+	if (n > 1)
+		qsort_r(order, n, sizeof(*order), by_pool, ix->slice_pool);
+	for (uint32_t i = 0; order && i < n;) {
+		uint32_t pool = ix->slice_pool[order[i]], j = i, ndev = 0, k = 0;
+		sx_str *names;
+
+		while (j < n && ix->slice_pool[order[j]] == pool)
+			j++;
+		for (uint32_t x = i; x < j; x++)
+			ndev += ix->slices[order[x]]->u.slice.ndevices;
+		names = sx_calloc(ndev + 1, sizeof(*names));
+		for (uint32_t x = i; names && x < j; x++) {
+			const struct sx_dra_slice *s = &ix->slices[order[x]]->u.slice;
+
+			if (s->generation != ix->pools[pool].max_gen)
+				continue;
+			for (uint32_t d = 0; d < s->ndevices; d++)
+				names[k++] = s->devices[d].name;
+		}
+		if (names) {
+			qsort(names, k, sizeof(*names), name_cmp);
+			for (uint32_t x = 1; x < k; x++)
+				ix->pools[pool].duplicates |= names[x] == names[x - 1];
+		}
+		free(names);
+		i = j;
+	}
+	free(order);
+}
+
 /* Sorted unique pools with the newest generation's slice count. */
 static int build_pools(struct sx_dra_index *ix)
 {
@@ -48,7 +101,7 @@ static int build_pools(struct sx_dra_index *ix)
 	for (uint32_t i = 0; i < ix->nslices; i++) {
 		const struct sx_dra_slice *s = &ix->slices[i]->u.slice;
 
-		p[n++] = (struct dra_pool_info){ s->driver, s->pool, s->generation, 0 };
+		p[n++] = (struct dra_pool_info){ s->driver, s->pool, s->generation, 0, false };
 	}
 	qsort(p, n, sizeof(*p), pool_info_cmp);
 	ix->npools = 0;
@@ -62,15 +115,22 @@ static int build_pools(struct sx_dra_index *ix)
 		}
 		p[ix->npools++] = p[i];
 	}
+	ix->slice_pool = sx_calloc(ix->nslices + 1, sizeof(*ix->slice_pool));
+	if (!ix->slice_pool) {
+		free(p);
+		return SX_ENOMEM;
+	}
 	for (uint32_t i = 0; i < ix->nslices; i++) {
 		const struct sx_dra_slice *s = &ix->slices[i]->u.slice;
-		struct dra_pool_info key = { s->driver, s->pool, 0, 0 }, *pi;
+		struct dra_pool_info key = { s->driver, s->pool, 0, 0, false }, *pi;
 
 		pi = bsearch(&key, p, ix->npools, sizeof(*p), pool_info_cmp);
-		if (pi && s->generation == pi->max_gen)
+		ix->slice_pool[i] = (uint32_t)(pi - p);
+		if (s->generation == pi->max_gen)
 			pi->count_at_max++;
 	}
 	ix->pools = p;
+	mark_duplicates(ix);
 	return 0;
 }
 
@@ -105,6 +165,7 @@ static void index_free(struct sx_dra_index *ix)
 	free(ix->by_node);
 	free(ix->global);
 	free(ix->dev_base);
+	free(ix->slice_pool);
 	free(ix->memo);
 	free(ix);
 }
@@ -181,7 +242,7 @@ struct sx_dra_index *sx_dra_index_get(const struct sx_snapshot *snap)
 const struct dra_pool_info *sx__dra_pool_find(const struct sx_dra_index *ix, sx_str driver,
 					      sx_str pool)
 {
-	struct dra_pool_info key = { driver, pool, 0, 0 };
+	struct dra_pool_info key = { driver, pool, 0, 0, false };
 
 	return bsearch(&key, ix->pools, ix->npools, sizeof(key), pool_info_cmp);
 }
@@ -223,6 +284,7 @@ struct dev_key {
 };
 
 struct sx_dra_allocated {
+	atomic_int refcount;
 	uint32_t n, cap; /* cap: power of two */
 	struct dev_key *slots;
 };
@@ -237,12 +299,23 @@ static uint32_t dev_hash(sx_str d, sx_str p, sx_str v)
 
 struct sx_dra_allocated *sx_dra_allocated_new(void)
 {
-	return sx_calloc(1, sizeof(struct sx_dra_allocated));
+	struct sx_dra_allocated *a = sx_calloc(1, sizeof(*a));
+
+	if (a)
+		atomic_init(&a->refcount, 1);
+	return a;
+}
+
+struct sx_dra_allocated *sx_dra_allocated_ref(struct sx_dra_allocated *a)
+{
+	if (a)
+		atomic_fetch_add(&a->refcount, 1);
+	return a;
 }
 
 void sx_dra_allocated_free(struct sx_dra_allocated *a)
 {
-	if (!a)
+	if (!a || atomic_fetch_sub(&a->refcount, 1) > 1)
 		return;
 	free(a->slots);
 	free(a);

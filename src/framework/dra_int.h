@@ -16,6 +16,7 @@ struct dra_pool_info {
 	sx_str driver, pool;
 	int64_t max_gen;       /* newest generation over all slices of the pool */
 	uint32_t count_at_max; /* slices with that generation */
+	bool duplicates;       /* those slices repeat a device name */
 };
 
 /* Memo slots per device: (expression id << 2) | result + 1. */
@@ -33,6 +34,7 @@ struct sx_dra_index {
 	uint32_t *global;             /* the other slices */
 	uint32_t ndevices;
 	uint32_t *dev_base;           /* per slice: its first device's memo row */
+	uint32_t *slice_pool;         /* per slice: its entry in pools */
 	_Atomic uint64_t *memo;       /* [ndevices * SX__DRA_MEMO] */
 };
 

@@ -21,10 +21,15 @@ static int fail(struct alloc *a, const char *fmt, ...)
 	return SX_DRA_FATAL;
 }
 
-static void *amem(struct alloc *a, size_t n, size_t size)
+void *sx__dra_amem(struct alloc *a, size_t n, size_t size)
 {
+	size_t bytes = (n ? n : 1) * size, at = (a->scratch_used + 15) & ~(size_t)15;
 	void *p;
 
+	if (a->scratch && at + bytes <= a->scratch_len) {
+		a->scratch_used = at + bytes;
+		return memset(a->scratch + at, 0, bytes);
+	}
 	if (a->nmem == a->capmem) {
 		uint32_t cap = a->capmem ? a->capmem * 2 : 16;
 		void **m = realloc(a->mem, cap * sizeof(*m));
@@ -39,6 +44,8 @@ static void *amem(struct alloc *a, size_t n, size_t size)
 		a->mem[a->nmem++] = p;
 	return p;
 }
+
+#define amem sx__dra_amem
 
 static const char *kobj(struct alloc *a, uint32_t ci)
 {
@@ -120,7 +127,7 @@ static int validate(struct alloc *a, uint32_t ci, struct rdata *rd)
 		return fail(a, "claim %s, request %s: unsupported count mode %s", kobj(a, ci), r->name,
 			    r->mode_name);
 	if (r->mode == SX_DRA_ALL)
-		return collect_all(a, ci, rd);
+		return a->prep_mode ? 0 : collect_all(a, ci, rd);
 	if (r->count > INT32_MAX)
 		return fail(a, "claim %s, request %s: exact count %lld is too large", kobj(a, ci),
 			    r->name, (long long)r->count);
@@ -155,8 +162,12 @@ static int setup_request(struct alloc *a, uint32_t ci, uint32_t ri, int *min_dev
 	return 0;
 }
 
-static int setup_claim(struct alloc *a, uint32_t ci)
+/* Node-independent setup of claim ci (prep mode). On error the prep
+ * records where it happened: a node reports it after the node-dependent
+ * checks that upstream makes before that point. */
+static int prep_claim(struct sx_dra_prep *p, uint32_t ci)
 {
+	struct alloc *a = &p->a;
 	const struct sx_dra_claim_spec *spec = a->claims[ci].spec;
 	int min = 0, rc;
 
@@ -166,18 +177,65 @@ static int setup_claim(struct alloc *a, uint32_t ci)
 		return fail(a, "out of memory");
 	for (uint32_t ri = 0; ri < spec->nrequests; ri++) {
 		rc = setup_request(a, ci, ri, &min);
-		if (rc < 0)
+		if (rc < 0) {
+			p->err_req = ri;
 			return rc;
+		}
 	}
+	p->err_req = spec->nrequests;
+	for (uint32_t i = 0; i < spec->nconstraints; i++) {
+		if (!spec->constraints[i].match_attribute) {
+			p->err_constraint = true;
+			return fail(a, "claim %s, constraint #%u: empty constraint (unsupported constraint type?)",
+				    kobj(a, ci), i);
+		}
+		a->cons[ci][i].c = &spec->constraints[i];
+	}
+	a->ncons[ci] = spec->nconstraints;
+	return 0;
+}
+
+/* Per node: copies claim ci's prepared requests, collects the devices of
+ * allocationMode All, checks the claim limit; reports the prep's error
+ * where upstream would meet it. */
+static int node_claim(struct alloc *a, const struct sx_dra_prep *p, uint32_t ci)
+{
+	const struct sx_dra_claim_spec *spec = a->claims[ci].spec;
+	uint32_t stop = ci == p->err_claim ? p->err_req : spec->nrequests;
+	int min = 0, rc;
+
+	a->reqs[ci] = amem(a, spec->nrequests, sizeof(**a->reqs));
+	a->cons[ci] = amem(a, spec->nconstraints, sizeof(**a->cons));
+	if (!a->reqs[ci] || !a->cons[ci])
+		return fail(a, "out of memory");
+	for (uint32_t ri = 0; ri < stop; ri++) {
+		struct rreq *rq = &a->reqs[ci][ri];
+		int m = INT32_MAX;
+
+		*rq = p->a.reqs[ci][ri];
+		rq->rd = amem(a, rq->n, sizeof(*rq->rd));
+		if (!rq->rd)
+			return fail(a, "out of memory");
+		memcpy(rq->rd, p->a.reqs[ci][ri].rd, rq->n * sizeof(*rq->rd));
+		for (uint32_t s = 0; s < rq->n; s++) {
+			if (rq->rd[s].req->mode == SX_DRA_ALL && !rq->rd[s].req->bad_mode) {
+				rc = collect_all(a, ci, &rq->rd[s]);
+				if (rc < 0)
+					return rc;
+			}
+			if (rq->rd[s].num_devices < m)
+				m = rq->rd[s].num_devices;
+		}
+		min += m;
+	}
+	if (ci == p->err_claim && !p->err_constraint)
+		return fail(a, "%s", p->err);
 	if (min > SX_DRA_ALLOCATION_RESULTS_MAX)
 		return fail(a, "claim %s: number of requested devices %d exceeds the claim limit of %d",
 			    kobj(a, ci), min, SX_DRA_ALLOCATION_RESULTS_MAX);
-	for (uint32_t i = 0; i < spec->nconstraints; i++) {
-		if (!spec->constraints[i].match_attribute)
-			return fail(a, "claim %s, constraint #%u: empty constraint (unsupported constraint type?)",
-				    kobj(a, ci), i);
-		a->cons[ci][i].c = &spec->constraints[i];
-	}
+	if (ci == p->err_claim)
+		return fail(a, "%s", p->err);
+	memcpy(a->cons[ci], p->a.cons[ci], spec->nconstraints * sizeof(**a->cons));
 	a->ncons[ci] = spec->nconstraints;
 	return 0;
 }
@@ -375,63 +433,120 @@ static void alloc_free(struct alloc *a)
 	free(a->mem);
 }
 
+/* Resets what a caller may read (picks[] beyond npicks are never read). */
+static void out_reset(struct sx_dra_claim_out *out)
+{
+	out->npicks = out->nconfig = out->nexprs = out->nfields = 0;
+	out->config = NULL;
+	out->node_name = SX_STR_EMPTY;
+}
+
 void sx_dra_claim_out_clear(struct sx_dra_claim_out *out)
 {
 	free(out->config);
-	memset(out, 0, sizeof(*out));
+	out_reset(out);
 }
 
-static int setup(struct alloc *a)
+static int alloc_arrays(struct alloc *a)
 {
-	int rc = sx__dra_gather_pools(a);
-
-	a->mem[a->nmem++] = a->pools;
-	a->mem[a->nmem++] = a->pool_slices;
-	if (rc < 0)
-		return rc;
 	a->reqs = amem(a, a->nclaims, sizeof(*a->reqs));
 	a->cons = amem(a, a->nclaims, sizeof(*a->cons));
 	a->ncons = amem(a, a->nclaims, sizeof(*a->ncons));
 	a->stack = amem(a, (size_t)a->nclaims * SX_DRA_ALLOCATION_RESULTS_MAX, sizeof(*a->stack));
-	if (!a->reqs || !a->cons || !a->ncons || !a->stack)
-		return fail(a, "out of memory");
-	for (uint32_t ci = 0; ci < a->nclaims; ci++) {
-		rc = setup_claim(a, ci);
-		if (rc < 0)
-			return rc;
+	return a->reqs && a->cons && a->ncons && a->stack ? 0 : fail(a, "out of memory");
+}
+
+struct sx_dra_prep *sx_dra_prepare(const struct sx_dra_alloc_env *env,
+				   const struct sx_dra_claim_in *claims, uint32_t n)
+{
+	struct sx_dra_prep *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->env = *env;
+	p->a = (struct alloc){ .env = &p->env, .claims = claims, .nclaims = n, .err = p->err,
+			       .errlen = sizeof(p->err), .prep_mode = true };
+	p->err_claim = n;
+	p->err_rc = alloc_arrays(&p->a);
+	if (p->err_rc < 0) {
+		sx_dra_prep_free(p);
+		return NULL;
 	}
-	return 0;
+	for (uint32_t ci = 0; ci < n; ci++) {
+		p->err_rc = prep_claim(p, ci);
+		if (p->err_rc < 0) {
+			p->err_claim = ci;
+			break;
+		}
+	}
+	return p;
+}
+
+void sx_dra_prep_free(struct sx_dra_prep *p)
+{
+	if (!p)
+		return;
+	alloc_free(&p->a);
+	free(p);
+}
+
+static int build_results(struct alloc *a)
+{
+	int rc = 0;
+
+	for (uint32_t ci = 0; rc == 0 && ci < a->nclaims; ci++) {
+		rc = build_configs(a, ci, &a->out[ci]);
+		if (rc == 0)
+			rc = build_node_selector(a, ci, &a->out[ci]);
+	}
+	return rc;
+}
+
+int sx_dra_allocate_prepared(const struct sx_dra_prep *p, const struct sx_node *node,
+			     uint64_t deadline_ns, bool results, struct sx_dra_claim_out *out,
+			     char *err, size_t errlen)
+{
+	unsigned char scratch[24 * 1024];
+	struct alloc a = { .env = &p->env, .node = node, .claims = p->a.claims,
+			   .nclaims = p->a.nclaims, .out = out, .err = err, .errlen = errlen,
+			   .deadline_ns = deadline_ns, .scratch = scratch,
+			   .scratch_len = sizeof(scratch) };
+	int rc;
+
+	err[0] = '\0';
+	for (uint32_t ci = 0; ci < a.nclaims; ci++)
+		out_reset(&out[ci]);
+	rc = sx__dra_gather_pools(&a);
+	if (rc == 0)
+		rc = alloc_arrays(&a);
+	for (uint32_t ci = 0; rc == 0 && ci < a.nclaims; ci++)
+		rc = node_claim(&a, p, ci);
+	if (rc == 0)
+		rc = sx__dra_search(&a);
+	if (rc == 1 && results && build_results(&a) < 0)
+		rc = SX_DRA_FATAL;
+	if (rc != 1)
+		for (uint32_t ci = 0; ci < a.nclaims; ci++)
+			sx_dra_claim_out_clear(&out[ci]);
+	alloc_free(&a);
+	return rc == 1 ? SX_DRA_ALLOCATED : rc;
 }
 
 int sx_dra_allocate(const struct sx_dra_alloc_env *env, const struct sx_node *node,
 		    const struct sx_dra_claim_in *claims, uint32_t n, struct sx_dra_claim_out *out,
 		    char *err, size_t errlen)
 {
-	struct alloc a = { .env = env, .node = node, .claims = claims, .nclaims = n, .out = out,
-			   .err = err, .errlen = errlen };
+	struct sx_dra_prep *p = sx_dra_prepare(env, claims, n);
 	int rc;
 
-	err[0] = '\0';
-	memset(out, 0, n * sizeof(*out));
-	a.mem = malloc(16 * sizeof(*a.mem));
-	if (!a.mem)
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		memset(out, 0, n * sizeof(*out));
 		return SX_DRA_FATAL;
-	a.capmem = 16;
-	rc = setup(&a);
-	if (rc == 0)
-		rc = sx__dra_search(&a);
-	for (uint32_t ci = 0; rc == 1 && ci < n; ci++) {
-		rc = build_configs(&a, ci, &out[ci]);
-		if (rc == 0)
-			rc = build_node_selector(&a, ci, &out[ci]);
-		if (rc == 0)
-			rc = 1;
 	}
-	if (rc != 1)
-		for (uint32_t ci = 0; ci < n; ci++)
-			sx_dra_claim_out_clear(&out[ci]);
-	alloc_free(&a);
-	return rc == 1 ? SX_DRA_ALLOCATED : rc;
+	rc = sx_dra_allocate_prepared(p, node, env->deadline_ns, true, out, err, errlen);
+	sx_dra_prep_free(p);
+	return rc;
 }
 
 /* ---------- JSON ---------- */

@@ -259,8 +259,42 @@ def test_prebind_conflict(tmp):
         check(cl.stop() == 0, "conflict: clean exit")
 
 
+def test_explain(tmp):
+    """explain: DynamicResources' verdict per node and, for the selected
+    node, the devices each claim would get; a missing claim is reported."""
+    import json
+    import subprocess
+    from sxtest import BIN
+    state = {"apiVersion": "v1", "kind": "List", "items": [
+        node("worker-a1"), node("worker-a3"), dclass("gpu"),
+        rslice("worker-a3", device("gpu-0", model="a100")),
+        claim("c", request("gpu", "gpu", 'device.attributes["%s"].model == "a100"' % DRIVER))]}
+    sp, pp, mp = (os.path.join(tmp, n) for n in ("state.json", "pod.json", "missing.json"))
+    with open(sp, "w") as f:
+        json.dump(state, f)
+    with open(pp, "w") as f:
+        json.dump(pod("p", ("gpu", {"resourceClaimName": "c"})), f)
+    with open(mp, "w") as f:
+        json.dump(pod("q", ("gpu", {"resourceClaimName": "nope"})), f)
+    out = json.loads(subprocess.run([BIN, "explain", "--state", sp, "--pod", pp], check=True,
+                                    capture_output=True, text=True).stdout)
+    check(out["selectedNode"] == "worker-a3", "explain: selected %r" % out["selectedNode"])
+    check(out["filter"].get("worker-a1") == {"plugin": "DynamicResources", "code": "UnschedulableAndUnresolvable",
+                                             "reasons": ["cannot allocate all claims"]},
+          "explain: verdict on worker-a1 %r" % out["filter"].get("worker-a1"))
+    da = out.get("deviceAllocations") or [{}]
+    check(da[0].get("claim") == "work/c" and
+          da[0]["allocation"]["devices"]["results"] == [{"request": "gpu", "driver": DRIVER, "pool": "worker-a3",
+                                                         "device": "gpu-0"}],
+          "explain: devices %r" % da)
+    out = json.loads(subprocess.run([BIN, "explain", "--state", sp, "--pod", mp], check=True,
+                                    capture_output=True, text=True).stdout)
+    check(out["selectedNode"] is None and out["preFilter"]["reasons"] ==
+          ['resourceclaim.resource.k8s.io "nope" not found'], "explain: missing claim %r" % out["preFilter"])
+
+
 def main():
-    return run_tests("test_dra.py", (test_template_claims, test_competing_pods, test_shared_claim,
+    return run_tests("test_dra.py", (test_explain, test_template_claims, test_competing_pods, test_shared_claim,
                                      test_match_attribute, test_prebind_conflict))
 
 
