@@ -77,7 +77,7 @@ int sx_kube_delete_pod(struct sx_kube *kube, const char *ns, const char *name, c
 struct sx_kube_event {
 	const char *ns, *pod_name, *pod_uid;
 	const char *type, *reason, *action, *message;
-	const char *component; /* reportingComponent / source.component */
+	const char *component; /* reportingController (the scheduler name) */
 	const char *instance;  /* reportingInstance */
 };
 int sx_kube_create_event(struct sx_kube *kube, const struct sx_kube_event *ev,

@@ -710,10 +710,14 @@ static void put_event_message(struct sx_buf *b, const char *m)
 	}
 }
 
+/* An events.k8s.io/v1 Event about a pod, as kube-scheduler's event
+ * recorder writes it: regarding the pod, reportingController the
+ * scheduler's name, eventTime a MicroTime, note the message. */
 int sx_kube_create_event(struct sx_kube *kube, const struct sx_kube_event *ev,
 			 struct sx_error *err)
 {
-	char *path = ns_path("/api/v1", ev->ns, "events", NULL, NULL), now[40], name[512];
+	char *path = ns_path("/apis/events.k8s.io/v1", ev->ns, "events", NULL, NULL), now[40];
+	char name[512];
 	struct timespec ts;
 	struct sx_buf b;
 	int rc;
@@ -723,36 +727,33 @@ int sx_kube_create_event(struct sx_kube *kube, const struct sx_kube_event *ev,
 	clock_gettime(CLOCK_REALTIME, &ts);
 	snprintf(name, sizeof(name), "%s.%" PRIx64, ev->pod_name,
 		 (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec);
-	time_str(now, sizeof(now), false);
+	time_str(now, sizeof(now), true);
 	sx_buf_init(&b);
-	sx_buf_puts(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":");
+	sx_buf_puts(&b, "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":"
+			"{\"name\":");
 	sx_json_str(&b, name);
 	sx_buf_puts(&b, ",\"namespace\":");
 	sx_json_str(&b, ev->ns);
-	sx_buf_puts(&b, "},\"involvedObject\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":");
+	sx_buf_puts(&b, "},\"eventTime\":");
+	sx_json_str(&b, now);
+	sx_buf_puts(&b, ",\"reportingController\":");
+	sx_json_str(&b, ev->component ? ev->component : "schedext");
+	sx_buf_puts(&b, ",\"reportingInstance\":");
+	sx_json_str(&b, ev->instance ? ev->instance : "");
+	sx_buf_puts(&b, ",\"action\":");
+	sx_json_str(&b, ev->action ? ev->action : "");
+	sx_buf_puts(&b, ",\"reason\":");
+	sx_json_str(&b, ev->reason);
+	sx_buf_puts(&b, ",\"regarding\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":");
 	sx_json_str(&b, ev->ns);
 	sx_buf_puts(&b, ",\"name\":");
 	sx_json_str(&b, ev->pod_name);
 	sx_buf_puts(&b, ",\"uid\":");
 	sx_json_str(&b, ev->pod_uid ? ev->pod_uid : "");
-	sx_buf_puts(&b, "},\"reason\":");
-	sx_json_str(&b, ev->reason);
-	sx_buf_puts(&b, ",\"message\":");
+	sx_buf_puts(&b, "},\"note\":");
 	put_event_message(&b, ev->message ? ev->message : "");
 	sx_buf_puts(&b, ",\"type\":");
 	sx_json_str(&b, ev->type ? ev->type : "Normal");
-	sx_buf_puts(&b, ",\"action\":");
-	sx_json_str(&b, ev->action ? ev->action : "");
-	sx_buf_puts(&b, ",\"source\":{\"component\":");
-	sx_json_str(&b, ev->component ? ev->component : "schedext");
-	sx_buf_puts(&b, "},\"firstTimestamp\":");
-	sx_json_str(&b, now);
-	sx_buf_puts(&b, ",\"lastTimestamp\":");
-	sx_json_str(&b, now);
-	sx_buf_puts(&b, ",\"count\":1,\"reportingComponent\":");
-	sx_json_str(&b, ev->component ? ev->component : "schedext");
-	sx_buf_puts(&b, ",\"reportingInstance\":");
-	sx_json_str(&b, ev->instance ? ev->instance : "");
 	sx_buf_putc(&b, '}');
 	rc = write_json(kube, "POST", path, "application/json", &b, NULL, err);
 	sx_buf_free(&b);

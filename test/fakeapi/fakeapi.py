@@ -50,6 +50,7 @@ import copy
 import itertools
 import json
 import random
+import re
 import socket
 import ssl
 import sys
@@ -85,6 +86,7 @@ RESOURCES = {
     "resourceclaimtemplates": ("/apis/resource.k8s.io/v1", "ResourceClaimTemplate", True),
 }
 KIND_TO_RESOURCE = {v[1]: k for k, v in RESOURCES.items()}
+EVENTS_V1 = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([^/]+)/events$")
 REVIEW_PATHS = ("/apis/authentication.k8s.io/v1/tokenreviews",
                 "/apis/authorization.k8s.io/v1/subjectaccessreviews")
 GROUP_OF = {"/api/v1": "", "/apis/apps/v1": "apps", "/apis/policy/v1": "policy",
@@ -537,6 +539,8 @@ class Handler(BaseHTTPRequestHandler):
             self.check_auth_and_faults()
             if method == "POST" and u.path in REVIEW_PATHS:
                 return self.review(u.path)
+            if method == "POST" and EVENTS_V1.match(u.path):
+                return self.create_event_v1(EVENTS_V1.match(u.path).group(1))
             self.api(method, u.path, q)
         except ApiError as e:
             self.send_error_status(e)
@@ -556,6 +560,21 @@ class Handler(BaseHTTPRequestHandler):
                 raise ApiError(429, "TooManyRequests", "Too many requests, please try again later.", ra)
             if st.take_fault("status_500") or st.rand.random() < st.faults["fail_prob_500"]:
                 raise ApiError(500, "InternalError", "Internal error occurred: injected fault")
+
+    # ----- events.k8s.io/v1 (what kube-scheduler's recorder writes) -----
+    def create_event_v1(self, ns):
+        body = self.body_json() or {}
+        for field in ("eventTime", "reportingController", "reportingInstance", "action",
+                      "reason", "regarding"):
+            if not body.get(field):
+                raise ApiError(422, "Invalid", "Event.events.k8s.io is invalid: %s: Required value" % field)
+        body.setdefault("metadata", {})["namespace"] = ns
+        st = self.store
+        with st.lock:
+            obj = dict(body, metadata=dict(body["metadata"], uid=str(uuid.uuid4()),
+                                           resourceVersion=str(st._next_rv())))
+            st.records["events"].append(obj)
+        return self.send_json(201, obj)
 
     # ----- delegated authn/authz (TokenReview, SubjectAccessReview) -----
     def review(self, path):

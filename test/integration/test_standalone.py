@@ -23,6 +23,7 @@
 import collections
 import os
 import random
+import re
 import signal
 import sys
 import time
@@ -243,17 +244,24 @@ def test_thousand_pods(tmp):
 
         def events_ok():
             ev = api.control("records")["events"]
-            got = {e["involvedObject"]["name"] for e in ev
-                   if e.get("reason") == "FailedScheduling" and e.get("message") == want}
+            got = {e["regarding"]["name"] for e in ev
+                   if e.get("reason") == "FailedScheduling" and e.get("note") == want}
             return got >= {p["metadata"]["name"] for p in big}
         check(wait_for(events_ok, 15), "FailedScheduling events with the FitError")
         ev = api.control("records")["events"]
         sched = [e for e in ev if e.get("reason") == "Scheduled"]
-        check(any(e["message"].startswith("Successfully assigned work/") and
+        check(any(e["note"].startswith("Successfully assigned work/") and
                   e["type"] == "Normal" for e in sched), "Scheduled events")
         fails = [e for e in ev if e.get("reason") == "FailedScheduling"]
         check(all(e["type"] == "Warning" and e.get("action") == "Scheduling" for e in fails),
               "FailedScheduling is a Warning with action Scheduling")
+        # events.k8s.io/v1, as kube-scheduler's recorder writes them
+        check(all(e["apiVersion"] == "events.k8s.io/v1" and
+                  e["reportingController"] == "default-scheduler" and
+                  e["reportingInstance"].startswith("default-scheduler") and
+                  re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", e["eventTime"]) and
+                  e["regarding"]["kind"] == "Pod" and e["regarding"]["uid"] for e in ev),
+              "events.k8s.io/v1 shape: %r" % ev[:1])
         # A fitting node arrives: the five are retried and bound there.
         api.apply([{"op": "create", "object": node("big-node", cpu="128",
                                                    labels={"topology.kubernetes.io/zone": "zone-a"})}])
@@ -447,10 +455,10 @@ def run_preemption(tmp, tag, nodes, pods, preemptor, pdbs, hand_node, hand_victi
         # PostFilter message; every node lacked CPU.
         fit = "0/%d nodes are available: %d Insufficient cpu." % (len(nodes), len(nodes))
         ev = rec["events"]
-        failed = [e["message"] for e in ev if e.get("reason") == "FailedScheduling"
-                  and e["involvedObject"]["name"] == name]
+        failed = [e["note"] for e in ev if e.get("reason") == "FailedScheduling"
+                  and e["regarding"]["name"] == name]
         check(failed[:1] == [fit], "%s: FailedScheduling %r, want %r" % (tag, failed[:1], fit))
-        preempted = sorted(e["involvedObject"]["name"] for e in ev if e.get("reason") == "Preempted")
+        preempted = sorted(e["regarding"]["name"] for e in ev if e.get("reason") == "Preempted")
         check(preempted == want_victims, "%s: Preempted events for %r" % (tag, preempted))
         left = {p["metadata"]["name"] for p in api.control("state")["objects"]["pods"]}
         check(all(v not in left for v in want_victims) and
@@ -533,9 +541,9 @@ def test_preemption_policy_never(tmp):
         check(c.get("status") == "False" and c.get("reason") == "Unschedulable",
               "never: PodScheduled False/Unschedulable (%r)" % c)
         ev = [e for e in api.control("records")["events"] if e.get("reason") == "FailedScheduling"
-              and e["involvedObject"]["name"] == "never"]
-        check(ev and ev[0]["message"] == want, "never: FailedScheduling event %r"
-              % [e["message"] for e in ev[:1]])
+              and e["regarding"]["name"] == "never"]
+        check(ev and ev[0]["note"] == want, "never: FailedScheduling event %r"
+              % [e["note"] for e in ev[:1]])
         time.sleep(1.0)  # a late eviction would show up here
         rec = api.control("records")
         check(rec["deletes"] == [], "never: no pod deleted (%r)" % rec["deletes"])

@@ -251,7 +251,7 @@ def test_bind_timeout(tmp):
               "assumed bindings reverted")
         check(wait_for(lambda: [e for e in api.control("records")["events"]
                                 if e.get("reason") == "FailedScheduling" and
-                                e.get("message") == TIMEOUT_ERR], 10),
+                                e.get("note") == TIMEOUT_ERR], 10),
               "FailedScheduling event with the timeout error")
         # Retried: a second attempt times out again while the controller is off.
         check(wait_for(lambda: sx.logtext().count("assumed volume bindings reverted") >= 2, 30),
@@ -298,7 +298,7 @@ def test_claim_deleted_while_waiting(tmp):
                            'for scheduling.'), 20),
               "binding cycle failed on the deleted claim")
         def failed_events():
-            return [e["message"] for e in api.control("records")["events"]
+            return [e["note"] for e in api.control("records")["events"]
                     if e.get("reason") == "FailedScheduling"]
         check(wait_for(lambda: want in failed_events(), 10),
               "FailedScheduling with %r (got %r)" % (want, failed_events()[:3]))
