@@ -109,6 +109,7 @@ FAULT_DEFAULTS = {
     "unserved": [],               # resources answering 404
     "forbidden": [],              # resources answering 403
     "list_page_max": 0,           # cap page size (0: honour limit)
+    "conflict_patches": 0,        # next N generic PATCHes: 409 as if the object had moved
     "claim_status_409": 0,        # next N resourceclaims/status patches: bump RV, answer 409
 }
 
@@ -912,7 +913,8 @@ class Handler(BaseHTTPRequestHandler):
             if uid and uid != old["metadata"]["uid"]:
                 raise ApiError(409, "Conflict", "Precondition failed: UID in precondition: %s, UID in object meta: %s" % (uid, old["metadata"]["uid"]))
             want = (patch.get("metadata") or {}).get("resourceVersion")
-            if want and want != old["metadata"]["resourceVersion"]:
+            if st.take_fault("conflict_patches") or (
+                    want and want != old["metadata"]["resourceVersion"]):
                 raise ApiError(409, "Conflict", 'Operation cannot be fulfilled on %s "%s": the object has been modified; please apply your changes to the latest version and try again' % (st.qualified(res), key[1]))
             if status_only:  # the status subresource ignores everything else
                 patch = {"status": patch.get("status")} if "status" in patch else {}

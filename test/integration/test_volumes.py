@@ -18,7 +18,10 @@ test/fakeapi/fakeapi.py with its PV controller and external provisioner.
 (d) a claim deleted while PreBind waits fails the binding cycle with
     upstream's error;
 (e) binding cycles waiting for volumes (more than the binder pool's 8
-    threads) do not hold back the binding of other pods.
+    threads) do not hold back the binding of other pods;
+(f) a conflicting write (the PV changed since the cycle's snapshot: 409)
+    fails the binding cycle with the API server's error, the assumed
+    bindings are reverted and the retried pod is bound.
 """
 import json
 import os
@@ -330,7 +333,38 @@ def test_waiting_bindings_do_not_block(tmp):
         api.stop()
 
 
+def test_conflicting_write(tmp):
+    api, kc, extra = setup(tmp, "conflict")
+    sx = None
+    try:
+        host = {"key": HOST, "operator": "In", "values": ["zone-c-2"]}
+        api.apply([{"op": "create", "object": pv("disk", "local", "10Gi", host)},
+                   {"op": "create", "object": claim("mine", "local", "5Gi")}])
+        api.control("faults", {"conflict_patches": 1})
+        api.apply([{"op": "create", "object": pod("racer", ["mine"])}])
+        sx = sched(tmp, kc, "sx-conflict", extra)
+        want = ('running PreBind plugin "VolumeBinding": Operation cannot be fulfilled on '
+                'persistentvolumes "disk": the object has been modified; please apply your '
+                'changes to the latest version and try again')
+
+        def failed_events():
+            return [e["message"] for e in api.control("records")["events"]
+                    if e.get("reason") == "FailedScheduling"]
+        check(wait_for(lambda: want in failed_events(), 20),
+              "FailedScheduling with the conflict (got %r)" % failed_events()[:3])
+        check(wait_for(lambda: pods_of(api, "racer")["racer"]["spec"].get("nodeName") ==
+                       "zone-c-2", 30), "retried and bound on the PV's node")
+        check("assumed volume bindings reverted" in sx.logtext(), "assumed bindings reverted")
+        check(objects(api, "persistentvolumeclaims")["mine"]["spec"].get("volumeName") == "disk",
+              "the claim bound to the PV")
+    finally:
+        if sx:
+            check(sx.stop() == 0, "%s: clean exit (no sanitizer report)" % sx.logpath)
+        api.stop()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(os.path.basename(__file__), [
         test_statefulset_zonal, test_prebound_and_static, test_bind_timeout,
-        test_claim_deleted_while_waiting, test_waiting_bindings_do_not_block]))
+        test_claim_deleted_while_waiting, test_waiting_bindings_do_not_block,
+        test_conflicting_write]))
