@@ -348,7 +348,7 @@ def test_conflicting_write(tmp):
                 'changes to the latest version and try again')
 
         def failed_events():
-            return [e["message"] for e in api.control("records")["events"]
+            return [e["note"] for e in api.control("records")["events"]
                     if e.get("reason") == "FailedScheduling"]
         check(wait_for(lambda: want in failed_events(), 20),
               "FailedScheduling with the conflict (got %r)" % failed_events()[:3])
