@@ -1,0 +1,143 @@
+/* DynamicResources: PreFilter, Filter, Reserve and Unreserve over a table
+ * shaped like upstream's dynamicresources_test.go (claims missing, being
+ * deleted, in use, for another owner, classes missing, allocated on
+ * another node, no devices, a successful allocation). */
+#include "plugin_util.h"
+#include "schedext/dra_alloc.h"
+#include "schedext/framework.h"
+
+extern const struct sx_plugin sx_plugin_dynamic_resources;
+
+#define NODE(n) "{\"metadata\":{\"name\":\"" n "\",\"labels\":{\"kubernetes.io/hostname\":\"" n "\"}}," \
+	"\"status\":{\"allocatable\":{\"cpu\":\"4\",\"pods\":\"110\"}}}"
+#define CLASS "{\"metadata\":{\"name\":\"class\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":" \
+	"\"device.driver == 'd.example.com'\"}}]}}"
+#define SLICE "{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d.example.com\",\"nodeName\":\"worker\"," \
+	"\"pool\":{\"name\":\"worker\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":[{\"name\":\"dev-1\"}]}}"
+#define REQ "\"spec\":{\"devices\":{\"requests\":[{\"name\":\"req-1\",\"exactly\":{\"deviceClassName\":\"class\"}}]}}"
+#define ALLOC_ON(node) "\"allocation\":{\"devices\":{\"results\":[{\"request\":\"req-1\",\"driver\":\"d.example.com\"," \
+	"\"pool\":\"" node "\",\"device\":\"dev-1\"}]},\"nodeSelector\":{\"nodeSelectorTerms\":[{\"matchFields\":" \
+	"[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"" node "\"]}]}]}}"
+
+struct tcase {
+	const char *name;
+	const char *claim;     /* ResourceClaim JSON (namespace default), or NULL */
+	const char *pod_claim; /* the pod's spec.resourceClaims[0] */
+	const char *status;    /* the pod's status, or NULL */
+	bool no_class;
+	const char *pre_filter; /* expected PreFilter status */
+	const char *filter_worker, *filter_other; /* expected Filter statuses */
+};
+
+static const struct tcase cases[] = {
+	{ "empty", NULL, NULL, NULL, false, "Skip", NULL, NULL },
+	{ "claim-reference-missing", NULL, "{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}", NULL, false,
+	  "UnschedulableAndUnresolvable: resourceclaim.resource.k8s.io \"my-claim\" not found", NULL, NULL },
+	{ "deleted-claim", "{\"metadata\":{\"name\":\"my-claim\",\"namespace\":\"default\",\"uid\":\"c1\","
+	  "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"}," REQ "}",
+	  "{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}", NULL, false,
+	  "UnschedulableAndUnresolvable: resourceclaim \"my-claim\" is being deleted", NULL, NULL },
+	{ "template-not-created-yet", NULL, "{\"name\":\"r\",\"resourceClaimTemplateName\":\"t\"}", NULL, false,
+	  "UnschedulableAndUnresolvable: pod \"default/my-pod\": ResourceClaim not created yet", NULL, NULL },
+	{ "template-claim-of-other-pod", "{\"metadata\":{\"name\":\"gen\",\"namespace\":\"default\",\"uid\":\"c2\","
+	  "\"ownerReferences\":[{\"kind\":\"Pod\",\"name\":\"x\",\"uid\":\"other\",\"controller\":true}]}," REQ "}",
+	  "{\"name\":\"r\",\"resourceClaimTemplateName\":\"t\"}",
+	  "{\"resourceClaimStatuses\":[{\"name\":\"r\",\"resourceClaimName\":\"gen\"}]}", false,
+	  "UnschedulableAndUnresolvable: ResourceClaim default/gen was not created for pod default/my-pod "
+	  "(pod is not owner)", NULL, NULL },
+	{ "template-claim-not-generated", NULL, "{\"name\":\"r\",\"resourceClaimTemplateName\":\"t\"}",
+	  "{\"resourceClaimStatuses\":[{\"name\":\"r\"}]}", false, "Skip", NULL, NULL },
+	{ "missing-class", "{\"metadata\":{\"name\":\"my-claim\",\"namespace\":\"default\",\"uid\":\"c3\"}," REQ "}",
+	  "{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}", NULL, true,
+	  "UnschedulableAndUnresolvable: request req-1: device class class does not exist", NULL, NULL },
+	{ "allocated-claim-other-node", "{\"metadata\":{\"name\":\"my-claim\",\"namespace\":\"default\",\"uid\":\"c4\"},"
+	  REQ ",\"status\":{" ALLOC_ON("other") "}}", "{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}", NULL, false,
+	  "Success", "UnschedulableAndUnresolvable: resourceclaim not available on the node", "Success" },
+	{ "structured-allocation", "{\"metadata\":{\"name\":\"my-claim\",\"namespace\":\"default\",\"uid\":\"c5\"}," REQ "}",
+	  "{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}", NULL, false,
+	  "Success", "Success", "UnschedulableAndUnresolvable: cannot allocate all claims" },
+};
+
+static char *pod_json(const struct tcase *t, char *buf, size_t len)
+{
+	snprintf(buf, len,
+		 "{\"metadata\":{\"name\":\"my-pod\",\"namespace\":\"default\",\"uid\":\"pod-uid\"},"
+		 "\"spec\":{\"containers\":[]%s%s%s}%s%s%s}",
+		 t->pod_claim ? ",\"resourceClaims\":[" : "", t->pod_claim ? t->pod_claim : "",
+		 t->pod_claim ? "]" : "", t->status ? ",\"status\":" : "", t->status ? t->status : "",
+		 "");
+	return buf;
+}
+
+static void run(const struct tcase *t, void *self)
+{
+	struct sx_cache *c = sx_cache_new();
+	char buf[2048], st[512];
+	struct sx_pod *pod = tu_pod(pod_json(t, buf, sizeof(buf)));
+	struct sx_snapshot *snap;
+	struct sx_cycle_state *cs;
+	struct sx_node_set *result = NULL;
+	struct sx_status *pf;
+
+	tu_add(c, "Node", NODE("worker"));
+	tu_add(c, "Node", NODE("other"));
+	tu_add(c, "ResourceSlice", SLICE);
+	if (!t->no_class)
+		tu_add(c, "DeviceClass", CLASS);
+	if (t->claim)
+		tu_add(c, "ResourceClaim", t->claim);
+	snap = sx_cache_snapshot(c);
+	cs = sx_cycle_state_new(snap);
+	pf = sx_plugin_dynamic_resources.pre_filter(self, cs, pod, &result);
+	if (strcmp(tu_status(pf, st, sizeof(st)), t->pre_filter) != 0)
+		sx_test_fail(__FILE__, __LINE__, "%s: PreFilter %s, want %s", t->name, st, t->pre_filter);
+	if (t->filter_worker) {
+		tu_status(sx_plugin_dynamic_resources.filter(self, cs, pod, tu_ni(snap, "worker")), st,
+			  sizeof(st));
+		if (strcmp(st, t->filter_worker))
+			sx_test_fail(__FILE__, __LINE__, "%s: Filter(worker) %s", t->name, st);
+		tu_status(sx_plugin_dynamic_resources.filter(self, cs, pod, tu_ni(snap, "other")), st,
+			  sizeof(st));
+		if (strcmp(st, t->filter_other))
+			sx_test_fail(__FILE__, __LINE__, "%s: Filter(other) %s", t->name, st);
+	}
+	if (t->filter_worker && !strcmp(t->filter_worker, "Success")) {
+		/* Reserve holds the allocation in flight; Unreserve drops it. */
+		CHECK(sx_plugin_dynamic_resources.reserve(self, cs, pod, sx_intern("worker")) == NULL);
+		CHECK(sx_dra_pending_has(strstr(t->claim, "c5") ? "c5" : "c4") == (strstr(t->claim, "c5") != NULL));
+		sx_plugin_dynamic_resources.unreserve(self, cs, pod, sx_intern("worker"));
+		CHECK(!sx_dra_pending_has("c5"));
+	}
+	free(result);
+	sx_cycle_state_free(NULL, cs);
+	sx_snapshot_unref(snap);
+	sx_pod_unref(pod);
+	sx_cache_free(c);
+}
+
+static void test_table(void)
+{
+	struct sx_error err = { 0 };
+	void *self = sx_plugin_dynamic_resources.init(NULL, &err);
+
+	CHECK(self != NULL);
+	for (size_t i = 0; self && i < sizeof(cases) / sizeof(cases[0]); i++)
+		run(&cases[i], self);
+	sx_plugin_dynamic_resources.destroy(self);
+}
+
+static void test_args(void)
+{
+	struct sx_error err = { 0 };
+	cJSON *bad = cJSON_Parse("{\"filterTimeout\":\"soon\"}"), *ok = cJSON_Parse("{\"filterTimeout\":\"0s\"}");
+	void *self;
+
+	CHECK(sx_plugin_dynamic_resources.init(bad, &err) == NULL);
+	self = sx_plugin_dynamic_resources.init(ok, &err);
+	CHECK(self != NULL);
+	sx_plugin_dynamic_resources.destroy(self);
+	cJSON_Delete(bad);
+	cJSON_Delete(ok);
+}
+
+SX_TESTS(SX_TEST(test_table), SX_TEST(test_args))
