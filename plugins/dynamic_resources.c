@@ -607,6 +607,37 @@ static char *status_body(const struct sx_dra_object *c, const struct sx_pod *pod
 	return body;
 }
 
+/* Adds the delete-protection finalizer in a normal update (upstream does
+ * so before writing an allocation): 0, or negative with msg. *c becomes
+ * the updated claim. */
+static int add_finalizer(const struct sx_dra_object **c, char *msg, size_t len)
+{
+	cJSON *patch = cJSON_CreateObject(), *md, *fin;
+	struct sx_dra_object *updated = NULL;
+	char *body;
+	int rc;
+
+	md = cJSON_AddObjectToObject(patch, "metadata");
+	cJSON_AddStringToObject(md, "uid", (*c)->meta.uid ? (*c)->meta.uid : "");
+	cJSON_AddStringToObject(md, "resourceVersion",
+				(*c)->meta.resource_version ? (*c)->meta.resource_version : "");
+	fin = cJSON_AddArrayToObject(md, "finalizers");
+	for (uint32_t i = 0; i < (*c)->u.claim.nfinalizers; i++)
+		cJSON_AddItemToArray(fin, cJSON_CreateString((*c)->u.claim.finalizers[i]));
+	cJSON_AddItemToArray(fin, cJSON_CreateString(SX_DRA_FINALIZER));
+	body = cJSON_PrintUnformatted(patch);
+	cJSON_Delete(patch);
+	rc = body ? sx_dra_patch_claim(sx_str_get((*c)->meta.ns), (*c)->meta.name, false, body,
+				       &updated, msg, len)
+		  : SX_ENOMEM;
+	cJSON_free(body);
+	if (rc == 0) {
+		sx_dra_unref(*c);
+		*c = updated;
+	}
+	return rc;
+}
+
 /* upstream bindClaim: writes allocation (when this cycle made one) and the
  * reservation, retrying conflicts on a fresh copy. */
 static struct sx_status *bind_claim(struct dra_state *s, uint32_t i, const struct sx_pod *pod)
@@ -644,6 +675,16 @@ static struct sx_status *bind_claim(struct dra_state *s, uint32_t i, const struc
 			st = sx_status_new(SX_ERROR, "claim %s got allocated elsewhere in the meantime",
 					   kobj(c, k, sizeof(k)));
 			break;
+		}
+		if (alloc && !c->u.claim.has_finalizer) {
+			rc = add_finalizer(&c, msg, sizeof(msg));
+			if (rc == SX_ECONFLICT)
+				continue;
+			if (rc < 0) {
+				st = sx_status_new(SX_ERROR, "add finalizer to claim %s: %s",
+						   kobj(c, k, sizeof(k)), msg);
+				break;
+			}
 		}
 		body = status_body(c, pod, alloc);
 		rc = body ? sx_dra_patch_claim(sx_str_get(c->meta.ns), c->meta.name, true, body,

@@ -164,6 +164,8 @@ struct sx_dra_claim {
 	struct sx_dra_consumer *reserved; /* status.reservedFor */
 	bool deleting;
 	bool has_finalizer; /* SX_DRA_FINALIZER among metadata.finalizers */
+	uint32_t nfinalizers;
+	char **finalizers;  /* metadata.finalizers */
 	sx_str owner_kind;  /* controller owner, SX_STR_EMPTY = none */
 	char *owner_uid;
 };

@@ -499,10 +499,9 @@ static int owner_item(const cJSON *j, void *elem, void *arg, struct sx_error *er
 
 static int finalizer_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
-	const char *s;
-	int rc = sx_dec_string_value(j, &s, err);
+	int rc = str_item(j, elem, arg, err);
 
-	if (rc == 0 && strcmp(s, SX_DRA_FINALIZER) == 0)
+	if (rc == 0 && strcmp(*(char **)elem, SX_DRA_FINALIZER) == 0)
 		((struct sx_dra_object *)arg)->u.claim.has_finalizer = true;
 	return rc;
 }
@@ -519,9 +518,8 @@ static int dec_claim(struct sx_dra_object *o, const cJSON *json, struct sx_error
 		if (rc == 0)
 			rc = sx_dec_each_object(arr, "ownerReferences", NULL, 0, owner_item, o, err);
 		if (rc == 0)
-			rc = sx_dec_array(md, "finalizers", &arr, &n, err);
-		if (rc == 0)
-			rc = sx_dec_each(arr, "finalizers", NULL, 0, finalizer_item, o, err);
+			rc = dec_arr(o, md, "finalizers", sizeof(char *), (void **)&o->u.claim.finalizers,
+				     &o->u.claim.nfinalizers, finalizer_item, false, err);
 		if (rc < 0) {
 			sx_error_prefix(err, "metadata");
 			return rc;

@@ -152,6 +152,8 @@ def test_template_claims(tmp):
             c = get(cl.api, "resourceclaims", "t-%d-gpu" % i)
             check(bound(cl.api, "t-%d" % i) == "node-a3", "template: t-%d on the a100 node" % i)
             check(reserved(c) == ["t-%d" % i], "template: claim %d reserved for its pod (%r)" % (i, reserved(c)))
+            check("resource.kubernetes.io/delete-protection" in (c["metadata"].get("finalizers") or []),
+                  "template: claim %d has the finalizer" % i)
             ns = c["status"]["allocation"].get("nodeSelector")
             check(ns == {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
                                                                  "values": ["node-a3"]}]}]},
@@ -238,7 +240,7 @@ def test_prebind_conflict(tmp):
         check(wait_for(lambda: bound(cl.api, "k1"), 15), "conflict: bound despite two conflicts")
         pats = [p for p in cl.api.control("records")["patches"] if p.get("name") == "k1"
                 and p.get("resource") == "resourceclaims"]
-        check(len(pats) == 3, "conflict: three status writes (%d)" % len(pats))
+        check(len(pats) == 4, "conflict: finalizer and three status writes (%d)" % len(pats))
         check(reserved(get(cl.api, "resourceclaims", "k1")) == ["k1"], "conflict: reserved once")
 
         cl.api.control("faults", {"claim_status_409": 6})
