@@ -1,6 +1,7 @@
 /* CEL device selectors of Dynamic Resource Allocation (resource.k8s.io/v1
  * DeviceClass and ResourceClaim `selectors[].cel.expression`), with
- * kube-scheduler 1.34 semantics for the subset listed in src/cel/README.md.
+ * kube-scheduler 1.34 semantics for the subset listed in src/cel/README.md;
+ * anything outside it is a compile error saying so.
  *
  * Life cycle:
  *  1. sx_cel_compile() parses and type-checks one expression into an
@@ -84,9 +85,10 @@ const char *sx_cel_program_expr(const struct sx_cel_program *p);
 
 /* Evaluates p against dev. Returns 0 and sets *result, or SX_EINVAL for a
  * runtime error (missing key, overflow, cost limit, bad version attribute,
- * ...) with the message in err, or SX_ENOMEM. Never modifies p; safe to
- * call concurrently on one program. *cost (may be NULL) receives the
- * actual cost spent. */
+ * ...) with the message in err, or SX_ENOMEM ("out of memory": transient,
+ * *result is false and says nothing). Never modifies p; safe to call
+ * concurrently on one program. *cost (may be NULL) receives the actual
+ * cost spent. dev and its strings are only read, during the call. */
 int sx_cel_eval_device(const struct sx_cel_program *p, const struct sx_cel_device *dev,
 		       bool *result, uint64_t *cost, char *err, size_t errlen);
 
@@ -103,7 +105,9 @@ struct sx_cel_cache *sx_cel_cache_new(size_t max_entries);
 void sx_cel_cache_free(struct sx_cel_cache *c);
 
 /* Returns a referenced program for expr (compiling it on a miss), or NULL
- * with the (cached) compile error in err. The caller unrefs the result. */
+ * with the (cached) compile error in err. A failure for lack of memory is
+ * reported ("out of memory") but not cached. The caller unrefs the
+ * result. */
 struct sx_cel_program *sx_cel_cache_get(struct sx_cel_cache *c, const char *expr, size_t len,
 					char *err, size_t errlen);
 

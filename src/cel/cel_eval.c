@@ -308,7 +308,7 @@ struct cel_val cel_equals(struct cel_eval *ev, const struct cel_val *a, const st
 		if (a->l.n != b->l.n)
 			break;
 		r.b = true;
-		for (size_t i = 0; i < a->l.n && r.b; i++)
+		for (size_t i = 0; i < a->l.n && r.kind == K_BOOL && r.b; i++)
 			r = cel_equals(ev, &a->l.items[i], &b->l.items[i]);
 		break;
 	default:

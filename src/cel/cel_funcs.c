@@ -235,13 +235,18 @@ static struct cel_val in(struct cel_eval *ev, const struct cel_node *n, const st
 	}
 	if (a[1].kind != K_LIST)
 		return cel_err(ev, "no such overload");
+	/* cel-go: true if any element is equal, else the first error */
+	struct cel_val err = { .kind = K_BOOL };
+
 	for (size_t i = 0; i < a[1].l.n; i++) {
 		struct cel_val r = cel_equals(ev, &a[0], &a[1].l.items[i]);
 
 		if (r.kind == K_BOOL && r.b)
 			return r;
+		if (r.kind == K_ERR && err.kind != K_ERR)
+			err = r;
 	}
-	return v_bool(false);
+	return err.kind == K_ERR ? err : v_bool(false);
 }
 
 /* ---- strings ---- */

@@ -57,6 +57,30 @@ static const struct sx_cel_device bad_ver = {
 	.n_attrs = 1,
 };
 
+/* The device of upstream's "all" and "many" cases (compile_test.go). */
+static const struct sx_cel_attr up_attrs[] = {
+	{ .name = "bool", .type = SX_CEL_ATTR_BOOL, .b = true },
+	{ .name = "int", .type = SX_CEL_ATTR_INT, .i = 1 },
+	{ .name = "string", .type = SX_CEL_ATTR_STRING, .s = "fish" },
+	{ .name = "version", .type = SX_CEL_ATTR_VERSION, .s = "1.0.0" },
+	{ .name = "services", .type = SX_CEL_ATTR_STRING, .s = "asymetric" },
+	{ .name = "a", .type = SX_CEL_ATTR_BOOL, .b = true },
+	{ .name = "b", .type = SX_CEL_ATTR_BOOL, .b = true },
+	{ .name = "c", .type = SX_CEL_ATTR_BOOL, .b = true },
+};
+
+static const struct sx_cel_capacity up_caps[] = {
+	{ .name = "quantity", .value = (sx_nano)1048576 * SX_NANO_PER_UNIT },
+};
+
+static const struct sx_cel_device up = {
+	.driver = "dra.example.com",
+	.attrs = up_attrs,
+	.n_attrs = SX_ARRAY_SIZE(up_attrs),
+	.caps = up_caps,
+	.n_caps = 1,
+};
+
 /* ---- the table ---- */
 
 enum want { T, F, ERR, CERR };
@@ -124,6 +148,23 @@ static const struct ccase table[] = {
 	  "undefined field 'allowMultipleAllocations'" },
 	{ "device.attributes[\"dra.example.com\"].x.includes(1)", CERR,
 	  "function 'includes' is not supported" },
+
+	{ "device.capacity[\"dra.example.com\"].quantity.isGreaterThan(quantity(\"1Ki\")) &&\n"
+	  "device.attributes[\"dra.example.com\"].bool &&\n"
+	  "device.attributes[\"dra.example.com\"].int > 0 &&\n"
+	  "device.attributes[\"dra.example.com\"].string == \"fish\" &&\n"
+	  "device.attributes[\"dra.example.com\"].version.isGreaterThan(semver(\"0.0.1\")) &&\n"
+	  "device.capacity[\"dra.example.com\"][\"quantity\"].isGreaterThan(quantity(\"1Ki\")) &&\n"
+	  "device.attributes[\"dra.example.com\"][\"bool\"] &&\n"
+	  "device.attributes[\"dra.example.com\"][\"int\"] > 0 &&\n"
+	  "device.attributes[\"dra.example.com\"][\"string\"] == \"fish\" &&\n"
+	  "device.attributes[\"dra.example.com\"][\"version\"].isGreaterThan(semver(\"0.0.1\"))", T, NULL, &up },
+	{ "device.attributes[\"dra.example.com\"].a && device.attributes[\"dra.example.com\"].b && "
+	  "device.attributes[\"dra.example.com\"].c", T, NULL, &up },
+	{ "device.attributes[\"dra.example.com\"].services.matches(\"[^a]?sym\")", T, NULL, &up },
+	{ "device.attributes[\"dra.example.com\"].version.isGreaterThan(semver(\"v0.0.1\", true)) && "
+	  "isSemver(\"v1.0.0\", true)", T, NULL, &up },
+	{ "device.attributes[\"dra.example.com\"].exists_one(x, x == \"services\")", T, NULL, &up },
 
 	/* attributes of each type, short name and domain forms */
 	{ A("cores") " == 108", T },
@@ -414,6 +455,9 @@ static const struct ccase table[] = {
 	{ "[[1], [2]][1][0] == 2", T },
 	{ "[\"a\", 1][0] == \"a\"", T },
 	{ "\"x\" in device.capacity", F },
+	{ "dyn(device.attributes[\"a\"]) in [dyn(device.attributes[\"b\"])]", ERR, "no such overload" },
+	{ "[dyn(device.attributes[\"a\"])] == [dyn(device.attributes[\"b\"])]", ERR, "no such overload" },
+	{ "dyn(device.attributes[\"a\"]) in [1, dyn(device.attributes[\"b\"]), dyn(device.attributes[\"a\"])]", ERR, "no such overload" },
 	{ "\"dra.example.com\" in device.capacity && \"memory\" in device.capacity[\"dra.example.com\"]", T },
 	{ "1 in device.attributes", CERR, "found no matching overload for '@in' applied to '(int, map(string, map(string, dyn)))'" },
 
