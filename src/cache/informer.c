@@ -1,5 +1,6 @@
-/* Informers: one thread per watched kind keeping the cache equal to the API
- * server's state (reference kube-api.md §2-3, client-go's reflector).
+/* Informers: one thread for every watched kind (libcurl's multi
+ * interface) keeping the cache equal to the API server's state (reference
+ * kube-api.md §2-3, client-go's reflector).
  *
  * Per kind: paginated LIST -> sx_cache_replace_all -> WATCH from the list's
  * resourceVersion with bookmarks; ADDED/MODIFIED upsert, DELETED delete,
@@ -7,8 +8,8 @@
  * re-watches at once; 410 (HTTP or ERROR event) re-lists; connection
  * failures back off (0.8 s doubling to 30 s, jitter up to +100 %).
  *
- * Ownership: struct sx_informers owns the threads, one curl handle per
- * thread and each thread's line buffer. The kube client and the cache are
+ * Ownership: struct sx_informers owns its thread, the multi handle, one
+ * easy handle per kind and each transfer's buffers. The kube client and the cache are
  * borrowed and must outlive sx_informers_stop(). */
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -93,32 +94,6 @@ enum result {
 	RES_STOPPED,
 };
 
-struct informer {
-	struct sx_informers *parent;
-	const struct kind_desc *d;
-	pthread_t thread;
-	bool started;
-	CURL *h;
-	pthread_mutex_t sock_mu; /* guards sock */
-	curl_socket_t sock;      /* the open connection, for a prompt stop */
-	char rv[128];          /* resume point */
-	atomic_bool synced;
-	bool listed_once;
-	bool unserved_logged;
-	double backoff;
-};
-
-struct sx_informers {
-	struct sx_kube *kube;
-	struct sx_cache *cache;
-	atomic_bool stop;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	atomic_ulong restarts;
-	atomic_bool connected_logged;
-	struct informer inf[NKINDS];
-};
-
 /* Per-transfer state shared with curl callbacks. */
 struct xfer {
 	struct informer *inf;
@@ -129,6 +104,49 @@ struct xfer {
 	enum result result;
 	unsigned long events;
 	uint64_t last_data_ns;
+};
+
+/* LIST pages decoded so far (applied at once with the last page). */
+struct objs {
+	struct sx_object *v;
+	uint32_t n, cap;
+};
+
+enum phase { PH_LIST, PH_WATCH };
+
+/* One watched kind: a small state machine driven by the informers'
+ * thread. Between transfers it waits until wake_at (back-off). */
+struct informer {
+	struct sx_informers *parent;
+	const struct kind_desc *d;
+	CURL *h;
+	struct curl_slist *hdrs;
+	bool busy;               /* h is in the multi handle */
+	enum phase phase;        /* the current or next transfer */
+	double wake_at;          /* start no transfer before (sx_now_s()) */
+	struct xfer x;           /* the current transfer */
+	struct objs objs;        /* LIST pages so far */
+	char *cont;              /* the next LIST page's continue token */
+	char list_rv[128];       /* the LIST's resourceVersion */
+	uint64_t watch_t0;
+	char rv[128];            /* resume point */
+	char ebuf[CURL_ERROR_SIZE];
+	atomic_bool synced;
+	bool listed_once;
+	bool unserved_logged;
+	double backoff;
+};
+
+struct sx_informers {
+	struct sx_kube *kube;
+	struct sx_cache *cache;
+	atomic_bool stop;
+	CURLM *multi;
+	pthread_t thread;
+	bool started;
+	atomic_ulong restarts;
+	atomic_bool connected_logged;
+	struct informer inf[NKINDS];
 };
 
 /* ---------- line buffer ---------- */
@@ -200,35 +218,6 @@ int sx_line_buf_feed(struct sx_line_buf *lb, const char *data, size_t n, sx_line
 static bool stopping(const struct informer *inf)
 {
 	return atomic_load(&inf->parent->stop);
-}
-
-/* Sleeps up to s seconds; returns early on stop. */
-static void wait_s(struct informer *inf, double s)
-{
-	struct sx_informers *p = inf->parent;
-	struct timespec ts;
-	double end;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	end = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + s;
-	ts.tv_sec = (time_t)end;
-	ts.tv_nsec = (long)((end - (double)ts.tv_sec) * 1e9);
-	pthread_mutex_lock(&p->mu);
-	while (!atomic_load(&p->stop)) {
-		if (pthread_cond_timedwait(&p->cv, &p->mu, &ts) == ETIMEDOUT)
-			break;
-	}
-	pthread_mutex_unlock(&p->mu);
-}
-
-static void back_off(struct informer *inf)
-{
-	double j = inf->backoff * (1.0 + (double)rand() / RAND_MAX);
-
-	wait_s(inf, j);
-	inf->backoff *= 2;
-	if (inf->backoff > BACKOFF_MAX)
-		inf->backoff = BACKOFF_MAX;
 }
 
 static const char *meta_str(const cJSON *obj, const char *key)
@@ -377,33 +366,6 @@ static int on_progress(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut, c
 	return sx_now_ns() - x->last_data_ns > WATCHDOG_NS ? 1 : 0;
 }
 
-/* Socket hooks: remember the informer's connection so stop can shut it
- * down and abort a blocked transfer at once (progress callbacks alone run
- * only about once a second). */
-static curl_socket_t on_open_socket(void *ctx, curlsocktype purpose, struct curl_sockaddr *a)
-{
-	struct informer *inf = ctx;
-	curl_socket_t fd = socket(a->family, a->socktype, a->protocol);
-
-	pthread_mutex_lock(&inf->sock_mu);
-	inf->sock = fd;
-	if (fd != CURL_SOCKET_BAD && stopping(inf))
-		shutdown(fd, SHUT_RDWR);
-	pthread_mutex_unlock(&inf->sock_mu);
-	return fd;
-}
-
-static int on_close_socket(void *ctx, curl_socket_t fd)
-{
-	struct informer *inf = ctx;
-
-	pthread_mutex_lock(&inf->sock_mu);
-	if (inf->sock == fd)
-		inf->sock = CURL_SOCKET_BAD;
-	pthread_mutex_unlock(&inf->sock_mu);
-	return close(fd);
-}
-
 static bool tls_failure(CURLcode rc)
 {
 	return rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
@@ -422,43 +384,6 @@ static void log_transport(struct informer *inf, const struct xfer *x, CURLcode r
 	else
 		sx_log(x->watch ? 2 : 1, "%s: %s: %s", inf->d->resource,
 		       x->watch ? "watch" : "list", detail);
-}
-
-/* Runs one GET on the informer's handle. Returns the curl code; x->status
- * holds the HTTP status. */
-static CURLcode perform(struct informer *inf, const char *path, struct xfer *x, long timeout)
-{
-	struct sx_kube *kube = inf->parent->kube;
-	struct curl_slist *hdrs = NULL;
-	struct sx_error err = { 0 };
-	char ebuf[CURL_ERROR_SIZE] = "";
-	CURLcode rc;
-
-	curl_easy_reset(inf->h);
-	if (sx_kube_setup_handle(kube, inf->h, path, &hdrs, &err) != 0)
-		return CURLE_OUT_OF_MEMORY;
-	curl_easy_setopt(inf->h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(inf->h, CURLOPT_TIMEOUT, timeout);
-	curl_easy_setopt(inf->h, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(inf->h, CURLOPT_WRITEDATA, x);
-	curl_easy_setopt(inf->h, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(inf->h, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(inf->h, CURLOPT_XFERINFODATA, x);
-	curl_easy_setopt(inf->h, CURLOPT_ERRORBUFFER, ebuf);
-	curl_easy_setopt(inf->h, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
-	curl_easy_setopt(inf->h, CURLOPT_OPENSOCKETDATA, inf);
-	curl_easy_setopt(inf->h, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
-	curl_easy_setopt(inf->h, CURLOPT_CLOSESOCKETDATA, inf);
-	x->last_data_ns = sx_now_ns();
-	sx_kube_throttle(kube, &inf->parent->stop);
-	rc = curl_easy_perform(inf->h);
-	if (x->status == 0)
-		curl_easy_getinfo(inf->h, CURLINFO_RESPONSE_CODE, &x->status);
-	if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR && !stopping(inf))
-		log_transport(inf, x, rc, ebuf);
-	curl_easy_setopt(inf->h, CURLOPT_ERRORBUFFER, NULL);
-	curl_slist_free_all(hdrs);
-	return rc;
 }
 
 /* Maps a non-200 HTTP status to what to do next. */
@@ -502,16 +427,13 @@ static void xfer_free(struct xfer *x)
 
 /* ---------- LIST ---------- */
 
-struct objs {
-	struct sx_object *v;
-	uint32_t n, cap;
-};
-
+/* Drops the objects and empties o (it is reused by the next LIST). */
 static void objs_free(struct objs *o)
 {
 	for (uint32_t i = 0; i < o->n; i++)
 		sx_object_unref(&o->v[i]);
 	free(o->v);
+	memset(o, 0, sizeof(*o));
 }
 
 static int objs_push(struct objs *o, struct sx_object *obj)
@@ -609,128 +531,218 @@ static void log_listed(struct informer *inf, uint32_t n)
 	inf->listed_once = true;
 }
 
-static enum result do_list(struct informer *inf)
+/* ---------- the engine: every kind on one thread (curl multi) ---------- */
+
+static void schedule_backoff(struct informer *inf)
 {
-	struct objs objs = { 0 };
-	char *cont = NULL, rv[sizeof(inf->rv)] = "";
-	enum result r = RES_OK;
+	inf->wake_at = sx_now_s() + inf->backoff * (1.0 + (double)rand() / RAND_MAX);
+	inf->backoff *= 2;
+	if (inf->backoff > BACKOFF_MAX)
+		inf->backoff = BACKOFF_MAX;
+}
 
-	do {
-		char *path = list_path(inf->d, cont, false, NULL), *next = NULL;
-		struct xfer x;
-		CURLcode rc;
+/* Starts the informer's next transfer (a LIST page or a WATCH); false
+ * when it could not be set up (then it backs off). */
+static bool start_transfer(struct informer *inf)
+{
+	struct sx_informers *p = inf->parent;
+	bool watch = inf->phase == PH_WATCH;
+	char *path = list_path(inf->d, watch ? NULL : inf->cont, watch, inf->rv);
+	struct sx_error err = { 0 };
 
-		if (!path)
-			r = RES_BROKEN;
-		xfer_init(&x, inf, false);
-		rc = path ? perform(inf, path, &x, 300) : CURLE_OUT_OF_MEMORY;
+	xfer_init(&inf->x, inf, watch);
+	inf->x.result = RES_OK;
+	curl_easy_reset(inf->h);
+	if (!path || sx_kube_setup_handle(p->kube, inf->h, path, &inf->hdrs, &err) != 0) {
 		free(path);
-		if (stopping(inf))
-			r = RES_STOPPED;
-		else if (rc != CURLE_OK)
-			r = RES_RETRY;
-		else if (x.status != 200)
-			r = status_result(inf, x.status, &x.body);
-		else
-			r = decode_page(inf, &x.body, &objs, &next, rv, sizeof(rv));
-		xfer_free(&x);
-		free(cont);
-		cont = next;
-	} while (r == RES_OK && cont);
-	free(cont);
-	if (r != RES_OK) {
-		objs_free(&objs);
-		return r;
+		xfer_free(&inf->x);
+		return false;
 	}
-	if (sx_cache_replace_all(inf->parent->cache, inf->d->kind, objs.v, objs.n) == SX_ENOMEM) {
+	free(path);
+	inf->ebuf[0] = '\0';
+	curl_easy_setopt(inf->h, CURLOPT_HTTPHEADER, inf->hdrs);
+	curl_easy_setopt(inf->h, CURLOPT_TIMEOUT, watch ? 700L : 300L);
+	curl_easy_setopt(inf->h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(inf->h, CURLOPT_WRITEDATA, &inf->x);
+	curl_easy_setopt(inf->h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(inf->h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(inf->h, CURLOPT_XFERINFODATA, &inf->x);
+	curl_easy_setopt(inf->h, CURLOPT_ERRORBUFFER, inf->ebuf);
+	curl_easy_setopt(inf->h, CURLOPT_PRIVATE, inf);
+	sx_kube_throttle(p->kube, &p->stop);
+	inf->x.last_data_ns = inf->watch_t0 = sx_now_ns();
+	if (curl_multi_add_handle(p->multi, inf->h) != CURLM_OK) {
+		curl_slist_free_all(inf->hdrs);
+		inf->hdrs = NULL;
+		xfer_free(&inf->x);
+		return false;
+	}
+	inf->busy = true;
+	return true;
+}
+
+/* The last LIST page arrived: the whole list replaces the kind's objects. */
+static enum result apply_list(struct informer *inf)
+{
+	if (sx_cache_replace_all(inf->parent->cache, inf->d->kind, inf->objs.v, inf->objs.n) ==
+	    SX_ENOMEM) {
 		/* partly applied: list again after a back-off */
 		sx_log(1, "%s: out of memory applying the list", inf->d->resource);
-		free(objs.v);
+		free(inf->objs.v);
+		memset(&inf->objs, 0, sizeof(inf->objs));
 		return RES_BROKEN;
 	}
-	log_listed(inf, objs.n);
-	free(objs.v);
-	snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
+	log_listed(inf, inf->objs.n);
+	free(inf->objs.v);
+	memset(&inf->objs, 0, sizeof(inf->objs));
+	snprintf(inf->rv, sizeof(inf->rv), "%s", inf->list_rv);
 	return RES_OK;
 }
 
-/* ---------- WATCH ---------- */
-
-static enum result do_watch(struct informer *inf, unsigned long *events)
+static void list_done(struct informer *inf, CURLcode rc)
 {
-	char *path = list_path(inf->d, NULL, true, inf->rv);
-	struct xfer x;
-	CURLcode rc;
+	struct xfer *x = &inf->x;
+	char *next = NULL;
 	enum result r;
 
-	if (!path)
-		return RES_BROKEN;
-	xfer_init(&x, inf, true);
-	x.result = RES_OK;
-	rc = perform(inf, path, &x, 700);
-	free(path);
-	*events = x.events;
-	if (stopping(inf))
-		r = RES_STOPPED;
-	else if (x.status != 200 && x.status != 0)
-		r = status_result(inf, x.status, &x.body);
-	else if (x.result != RES_OK)
-		r = x.result;
+	if (rc != CURLE_OK)
+		r = RES_RETRY;
+	else if (x->status != 200)
+		r = status_result(inf, x->status, &x->body);
+	else
+		r = decode_page(inf, &x->body, &inf->objs, &next, inf->list_rv,
+				sizeof(inf->list_rv));
+	free(inf->cont);
+	inf->cont = next;
+	if (r == RES_OK && inf->cont) {
+		inf->wake_at = 0; /* the next page at once */
+		return;
+	}
+	if (r == RES_OK)
+		r = apply_list(inf);
+	inf->list_rv[0] = '\0';
+	if (r == RES_OK) {
+		inf->phase = PH_WATCH;
+		inf->wake_at = 0;
+		atomic_store(&inf->synced, true);
+		return;
+	}
+	objs_free(&inf->objs);
+	free(inf->cont);
+	inf->cont = NULL;
+	if (r == RES_UNSERVED) {
+		atomic_store(&inf->synced, true);
+		inf->wake_at = sx_now_s() + UNSERVED_RETRY_S;
+	} else {
+		schedule_backoff(inf);
+	}
+}
+
+static void watch_done(struct informer *inf, CURLcode rc)
+{
+	struct xfer *x = &inf->x;
+	unsigned long events = x->events;
+	enum result r;
+
+	if (x->status != 200 && x->status != 0)
+		r = status_result(inf, x->status, &x->body);
+	else if (x->result != RES_OK)
+		r = x->result;
 	else if (rc == CURLE_OK)
 		r = RES_OK;
 	else
 		r = RES_RETRY; /* dropped connection: resume from the last RV */
-	xfer_free(&x);
-	return r;
-}
-
-/* ---------- the loop ---------- */
-
-static void *informer_main(void *arg)
-{
-	struct informer *inf = arg;
-	bool need_list = true;
-
-	inf->backoff = BACKOFF_MIN;
-	while (!stopping(inf)) {
-		enum result r;
-		unsigned long events = 0;
-		uint64_t t0;
-
-		if (need_list) {
-			r = do_list(inf);
-			if (r == RES_UNSERVED) {
-				atomic_store(&inf->synced, true);
-				wait_s(inf, UNSERVED_RETRY_S);
-				continue;
-			}
-			if (r != RES_OK) {
-				if (r != RES_STOPPED)
-					back_off(inf);
-				continue;
-			}
-			need_list = false;
-			atomic_store(&inf->synced, true);
-		}
-		t0 = sx_now_ns();
-		r = do_watch(inf, &events);
-		if (r == RES_STOPPED)
-			break;
-		atomic_fetch_add(&inf->parent->restarts, 1);
-		if (r == RES_OK && (events > 0 || sx_now_ns() - t0 > 1000000000ull)) {
-			inf->backoff = BACKOFF_MIN;
-			continue;
-		}
-		if (r == RES_GONE || r == RES_UNSERVED) {
-			need_list = true;
-			continue;
-		}
+	atomic_fetch_add(&inf->parent->restarts, 1);
+	if (r == RES_OK && (events > 0 || sx_now_ns() - inf->watch_t0 > 1000000000ull)) {
+		inf->backoff = BACKOFF_MIN;
+		inf->wake_at = 0;
+	} else if (r == RES_GONE || r == RES_UNSERVED) {
+		inf->phase = PH_LIST;
+		inf->wake_at = 0;
+	} else {
 		/* A very short empty watch, a dropped connection or an error. */
 		if (events > 0)
 			inf->backoff = BACKOFF_MIN;
-		back_off(inf);
+		schedule_backoff(inf);
 		if (r == RES_BROKEN)
-			need_list = true;
+			inf->phase = PH_LIST;
+	}
+}
+
+/* A transfer of inf ended with rc: the state machine's next step. */
+static void transfer_done(struct informer *inf, CURLcode rc)
+{
+	struct sx_informers *p = inf->parent;
+
+	curl_multi_remove_handle(p->multi, inf->h);
+	inf->busy = false;
+	if (inf->x.status == 0)
+		curl_easy_getinfo(inf->h, CURLINFO_RESPONSE_CODE, &inf->x.status);
+	if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR && !stopping(inf))
+		log_transport(inf, &inf->x, rc, inf->ebuf);
+	curl_slist_free_all(inf->hdrs);
+	inf->hdrs = NULL;
+	if (!stopping(inf)) {
+		if (inf->phase == PH_LIST)
+			list_done(inf, rc);
+		else
+			watch_done(inf, rc);
+	}
+	xfer_free(&inf->x);
+}
+
+/* Starts what is due; returns how long the poll may sleep (ms). */
+static int start_due(struct sx_informers *p)
+{
+	double now = sx_now_s(), next = now + 1.0;
+
+	for (size_t i = 0; i < NKINDS && !atomic_load(&p->stop); i++) {
+		struct informer *inf = &p->inf[i];
+
+		if (inf->busy)
+			continue;
+		if (inf->wake_at > now) {
+			if (inf->wake_at < next)
+				next = inf->wake_at;
+			continue;
+		}
+		if (!start_transfer(inf))
+			schedule_backoff(inf);
+	}
+	return (int)((next - now) * 1000) + 1;
+}
+
+static void *informers_main(void *arg)
+{
+	struct sx_informers *p = arg;
+
+	while (!atomic_load(&p->stop)) {
+		int ms = start_due(p), running = 0, left;
+		CURLMsg *m;
+
+		curl_multi_perform(p->multi, &running);
+		while ((m = curl_multi_info_read(p->multi, &left))) {
+			struct informer *inf = NULL;
+
+			if (m->msg != CURLMSG_DONE)
+				continue;
+			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&inf);
+			if (inf)
+				transfer_done(inf, m->data.result);
+		}
+		if (!atomic_load(&p->stop))
+			curl_multi_poll(p->multi, NULL, 0, ms > 1000 ? 1000 : ms, NULL);
+	}
+	for (size_t i = 0; i < NKINDS; i++) {
+		struct informer *inf = &p->inf[i];
+
+		if (inf->busy) {
+			curl_multi_remove_handle(p->multi, inf->h);
+			inf->busy = false;
+			curl_slist_free_all(inf->hdrs);
+			inf->hdrs = NULL;
+			xfer_free(&inf->x);
+		}
 	}
 	return NULL;
 }
@@ -746,24 +758,25 @@ struct sx_informers *sx_informers_start(struct sx_kube *kube, struct sx_cache *c
 	}
 	p->kube = kube;
 	p->cache = cache;
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
-	for (size_t i = 0; i < NKINDS; i++) {
+	p->multi = curl_multi_init();
+	for (size_t i = 0; p->multi && i < NKINDS; i++) {
 		struct informer *inf = &p->inf[i];
 
 		inf->parent = p;
 		inf->d = &kinds[i];
-		inf->sock = CURL_SOCKET_BAD;
-		pthread_mutex_init(&inf->sock_mu, NULL);
+		inf->phase = PH_LIST;
+		inf->backoff = BACKOFF_MIN;
 		inf->h = curl_easy_init();
-		if (!inf->h || pthread_create(&inf->thread, NULL, informer_main, inf) != 0) {
-			sx_error_set(err, SX_ENOMEM, "cannot start the %s informer",
-				     kinds[i].resource);
-			sx_informers_stop(p);
-			return NULL;
-		}
-		inf->started = true;
+		if (!inf->h)
+			break;
 	}
+	if (!p->multi || !p->inf[NKINDS - 1].h ||
+	    pthread_create(&p->thread, NULL, informers_main, p) != 0) {
+		sx_error_set(err, SX_ENOMEM, "cannot start the informers");
+		sx_informers_stop(p);
+		return NULL;
+	}
+	p->started = true;
 	return p;
 }
 
@@ -782,34 +795,25 @@ unsigned long sx_informers_restarts(const struct sx_informers *inf)
 	return inf ? atomic_load(&inf->restarts) : 0;
 }
 
+/* Stop: the flag makes every transfer's progress callback abort it and
+ * the wakeup ends the poll at once; the thread then drops its transfers. */
 void sx_informers_stop(struct sx_informers *p)
 {
 	if (!p)
 		return;
-	pthread_mutex_lock(&p->mu);
 	atomic_store(&p->stop, true);
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
+	if (p->multi)
+		curl_multi_wakeup(p->multi);
+	if (p->started)
+		pthread_join(p->thread, NULL);
 	for (size_t i = 0; i < NKINDS; i++) {
-		struct informer *inf = &p->inf[i];
-
-		if (!inf->d)
-			continue;
-		pthread_mutex_lock(&inf->sock_mu);
-		if (inf->sock != CURL_SOCKET_BAD)
-			shutdown(inf->sock, SHUT_RDWR);
-		pthread_mutex_unlock(&inf->sock_mu);
-	}
-	for (size_t i = 0; i < NKINDS; i++) {
-		if (p->inf[i].started)
-			pthread_join(p->inf[i].thread, NULL);
+		objs_free(&p->inf[i].objs);
+		free(p->inf[i].cont);
 		if (p->inf[i].h)
 			curl_easy_cleanup(p->inf[i].h);
-		if (p->inf[i].d)
-			pthread_mutex_destroy(&p->inf[i].sock_mu);
 	}
-	pthread_cond_destroy(&p->cv);
-	pthread_mutex_destroy(&p->mu);
+	if (p->multi)
+		curl_multi_cleanup(p->multi);
 	free(p);
 }
 

@@ -2,12 +2,14 @@
  * through informers), the extender context, the HTTP server, and graceful
  * shutdown on SIGTERM/SIGINT. */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "schedext/cache.h"
 #include "schedext/extender.h"
@@ -36,7 +38,7 @@ static const char usage_serve[] =
 	"POST /debug/explain.\n"
 	"\n"
 	"  --listen ADDR:PORT     listen address (default 127.0.0.1:8888; 0.0.0.0:8888 in a pod)\n"
-	"  --threads N            HTTP worker threads (default 4)\n"
+	"  --threads N            HTTP worker threads (default: one per core, 2 to 16)\n"
 	"  --max-connections N    connection cap (default 1024)\n"
 	"  --connection-timeout S idle/slow client timeout in seconds (default 30)\n"
 	"  --max-body-bytes N     request body limit (default 67108864 = 64 MiB, a 5000-node\n"
@@ -240,6 +242,36 @@ static char *read_pem(const char *path, struct sx_error *err)
 	return data;
 }
 
+/* Filter and Score are CPU-bound: more workers than cores only adds
+ * switches and memory (kube-scheduler's `parallelism` goroutines run on
+ * GOMAXPROCS = cores). The calling thread works too, hence the - 1. */
+/* HTTP workers: one per core (at least 2, so a slow client cannot stall
+ * the probes), unless --threads says otherwise. */
+static unsigned http_threads(void)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return cores > 2 ? (unsigned)(cores < 16 ? cores : 16) : 2;
+}
+
+static unsigned pool_threads(int parallelism)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	long n = parallelism < cores || cores < 1 ? parallelism : cores;
+
+	return n > 1 ? (unsigned)n - 1 : 0;
+}
+
+/* glibc gives each thread that allocates its own arena, up to 8 per core,
+ * so the peak depended on which threads happened to allocate during the
+ * initial lists; a fixed small number makes it repeatable. */
+static void bound_malloc_arenas(void)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	mallopt(M_ARENA_MAX, cores > 2 ? (int)cores : 2);
+}
+
 /* Everything serve owns, torn down in reverse order by serve_free(). */
 struct serve {
 	struct sx_cache *cache;
@@ -289,7 +321,7 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	s->metrics = sx_metrics_new();
 	if (s->metrics)
 		sx_fw_metrics_define(s->metrics); /* the same families in every mode */
-	s->pool = sx_pool_new(s->cfg->parallelism > 1 ? (unsigned)s->cfg->parallelism - 1 : 0);
+	s->pool = sx_pool_new(pool_threads(s->cfg->parallelism));
 	if (!s->cache || !s->metrics || !s->pool) {
 		fprintf(stderr, "schedext serve: out of memory\n");
 		return 1;
@@ -356,7 +388,7 @@ static int wait_signal(const sigset_t *set)
 
 int sx_cmd_serve(int argc, char **argv)
 {
-	struct serve_args a = { .listen = "127.0.0.1:8888", .threads = 4, .max_conns = 1024,
+	struct serve_args a = { .listen = "127.0.0.1:8888", .threads = 0, .max_conns = 1024,
 				.conn_timeout = 30, .max_body = SX_SERVER_DEFAULT_MAX_BODY };
 	struct serve s = { 0 };
 	struct sx_server_opts so = { 0 };
@@ -366,6 +398,7 @@ int sx_cmd_serve(int argc, char **argv)
 	sigset_t set;
 	int rc, sig;
 
+	bound_malloc_arenas();
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
 		return rc;
@@ -380,7 +413,7 @@ int sx_cmd_serve(int argc, char **argv)
 	if (rc >= 0)
 		goto out;
 	so.listen = a.listen;
-	so.threads = (unsigned)a.threads;
+	so.threads = a.threads ? (unsigned)a.threads : http_threads();
 	so.max_connections = (unsigned)a.max_conns;
 	so.connection_timeout_s = (unsigned)a.conn_timeout;
 	so.max_body_bytes = a.max_body;

@@ -35,8 +35,11 @@
 #define DEFAULT_BINDERS 8
 /* The pool grows past its size while every binder is busy: a PreBind may
  * wait for volumes up to bindTimeoutSeconds, and binding cycles must not
- * queue behind it (upstream runs each in its own goroutine). */
-#define MAX_BINDERS_FACTOR 32
+ * queue behind it (upstream runs each in its own goroutine). Bounded, so
+ * a slow API server cannot make it spawn hundreds of threads (each with
+ * its stack and malloc arena): binding round trips beyond that many wait
+ * their turn. */
+#define MAX_BINDERS 64
 #define SA_NAMESPACE_FILE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 /* ---------- the scheduler ---------- */
@@ -742,7 +745,7 @@ static int start_leader(struct sx_scheduler *s, struct sx_error *err)
 static int start_threads(struct sx_scheduler *s, struct sx_error *err)
 {
 	s->nbinders = s->o.binders ? s->o.binders : DEFAULT_BINDERS;
-	s->max_binders = s->nbinders * MAX_BINDERS_FACTOR;
+	s->max_binders = s->nbinders > MAX_BINDERS ? s->nbinders : MAX_BINDERS;
 	s->binders = calloc(s->max_binders, sizeof(*s->binders));
 	if (!s->binders)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
