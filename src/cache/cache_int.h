@@ -263,4 +263,13 @@ static inline const struct sx_pod *sx__pod_entry_visible(const struct pod_entry 
 	return e->assumed ? e->assumed : e->pod;
 }
 
+/* Single-object writers of cache.c, for cache_bulk.c; c->mu held. */
+int sx__cache_validate(const struct sx_object *o);
+/* Takes over o's reference. */
+int sx__cache_upsert_locked(struct sx_cache *c, struct sx_object *o);
+int sx__cache_delete_locked(struct sx_cache *c, enum sx_kind kind, sx_str ns, const char *name);
+void sx__cache_remove_entry(struct sx_cache *c, const char *key, struct pod_entry *e);
+int sx__cache_delete_node(struct sx_cache *c, const char *name);
+int sx__cache_delete_other(struct sx_cache *c, enum sx_kind kind, const char *key);
+
 #endif /* SCHEDEXT_CACHE_INT_H */
