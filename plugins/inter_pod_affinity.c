@@ -307,29 +307,7 @@ static void *score_state_clone(const void *p)
 	return c;
 }
 
-static const struct sx_state_pair_ops parts = {
-	filter_state_clone, filter_state_free, score_state_clone, score_state_free,
-};
-
-static void *state_clone_inter_pod_affinity(const void *p)
-{
-	return sx_state_pair_clone(&parts, p);
-}
-
-static void state_free_inter_pod_affinity(void *p)
-{
-	sx_state_pair_free(&parts, p);
-}
-
-static struct sx_state_pair *slot(struct sx_cycle_state *cs)
-{
-	return sx_state_pair_slot(cs, SX_SLOT_inter_pod_affinity);
-}
-
-static const struct sx_state_pair *slot_const(const struct sx_cycle_state *cs)
-{
-	return cs->slots[SX_SLOT_inter_pod_affinity];
-}
+SX_STATE_PAIR_HOOKS(inter_pod_affinity)
 
 /* ---------- PreFilter counters ---------- */
 

@@ -483,29 +483,7 @@ out_free:
 	return NULL;
 }
 
-static const struct sx_state_pair_ops parts = {
-	filter_state_clone, filter_state_free, score_state_clone, score_state_free,
-};
-
-static void *state_clone_pod_topology_spread(const void *p)
-{
-	return sx_state_pair_clone(&parts, p);
-}
-
-static void state_free_pod_topology_spread(void *p)
-{
-	sx_state_pair_free(&parts, p);
-}
-
-static struct sx_state_pair *slot(struct sx_cycle_state *cs)
-{
-	return sx_state_pair_slot(cs, SX_SLOT_pod_topology_spread);
-}
-
-static const struct sx_state_pair *slot_const(const struct sx_cycle_state *cs)
-{
-	return cs->slots[SX_SLOT_pod_topology_spread];
-}
+SX_STATE_PAIR_HOOKS(pod_topology_spread)
 
 /* ---------- PreFilter ---------- */
 
