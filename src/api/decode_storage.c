@@ -375,7 +375,7 @@ static int decode_pv_meta(const cJSON *json, struct sx_pv *pv, struct sx_error *
 	static const char *const phases[] = { "", "Pending", "Available", "Bound", "Released",
 					      "Failed" };
 	const cJSON *ann;
-	sx_str beta, bbc;
+	sx_str beta = SX_STR_EMPTY, bbc = SX_STR_EMPTY;
 	int rc = annotations(json, &ann, err);
 
 	if (rc == 0)
