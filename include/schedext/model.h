@@ -273,6 +273,8 @@ struct sx_pod {
 	uint32_t ngates;
 	sx_str *gates;                 /* spec.schedulingGates[].name */
 	sx_str nominated_node;         /* status.nominatedNodeName */
+	bool preemption_target;        /* first DisruptionTarget condition: True,
+					* reason PreemptionByScheduler */
 	uint32_t nresource_claims;
 	struct sx_pod_claim *resource_claims; /* spec.resourceClaims (dra.h decodes) */
 	int64_t start_time;            /* status.startTime, unix seconds; 0 = unset */

@@ -101,8 +101,8 @@ uint32_t sx_preempt_num_candidates(const struct sx_preempt_args *args, uint32_t 
  * when the node has no status). Returns true, or false with *reason set to
  * upstream's text ("not eligible due to preemptionPolicy=Never." or "not
  * eligible due to a terminating pod on the nominated node.").
- * Divergence: a victim "terminating because of preemption" is any pod with
- * deletionTimestamp (the DisruptionTarget condition is not decoded). */
+ * A pod "terminating because of preemption" has a deletionTimestamp and,
+ * as its first DisruptionTarget condition, True/PreemptionByScheduler. */
 bool sx_preempt_pod_eligible(const struct sx_pod *pod, const struct sx_snapshot *snap,
 			     enum sx_code nominated_code, const char **reason);
 

@@ -25,6 +25,7 @@ struct pod_ctx {
 	const cJSON *statuses;      /* status.containerStatuses */
 	const cJSON *init_statuses; /* status.initContainerStatuses */
 	bool resize_infeasible;     /* PodResizePending/Infeasible condition */
+	bool disruption_seen;       /* a DisruptionTarget condition was read */
 	uint32_t ports_cap;
 	struct sx_rlist *eff;       /* per container: requests used for sums */
 	struct sx_rlist *init_eff;  /* per init container */
@@ -724,6 +725,15 @@ static int decode_condition(const cJSON *j, void *elem, void *arg, struct sx_err
 	if (rc == 0 && type && reason && strcmp(type, "PodResizePending") == 0 &&
 	    strcmp(reason, "Infeasible") == 0)
 		ctx->resize_infeasible = true;
+	if (rc == 0 && type && strcmp(type, "DisruptionTarget") == 0 && !ctx->disruption_seen) {
+		const char *status;
+
+		/* the first DisruptionTarget decides (podTerminatingByPreemption) */
+		ctx->disruption_seen = true;
+		rc = sx_dec_string(j, "status", &status, err);
+		ctx->pod->preemption_target = rc == 0 && status && strcmp(status, "True") == 0 &&
+					      reason && strcmp(reason, "PreemptionByScheduler") == 0;
+	}
 	return rc;
 }
 

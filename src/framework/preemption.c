@@ -308,7 +308,10 @@ bool sx_preempt_pod_eligible(const struct sx_pod *pod, const struct sx_snapshot 
 		return true;
 	const struct sx_node_info *ni = snap->nodes[at];
 	for (uint32_t i = 0; i < ni->npods; i++) {
-		if (ni->pods[i]->priority < pod->priority && ni->pods[i]->deleting) {
+		const struct sx_pod *p = ni->pods[i];
+
+		/* podTerminatingByPreemption: being deleted for a preemption */
+		if (p->priority < pod->priority && p->deleting && p->preemption_target) {
 			*reason = "not eligible due to a terminating pod on the nominated node.";
 			return false;
 		}

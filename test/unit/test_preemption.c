@@ -47,6 +47,7 @@ struct pod_spec {
 	const char *nominated;
 	bool deleting;
 	bool never;
+	bool preempted; /* DisruptionTarget True / PreemptionByScheduler */
 };
 
 static struct sx_pod *make_pod(const struct pod_spec *s)
@@ -67,11 +68,15 @@ static struct sx_pod *make_pod(const struct pod_spec *s)
 	snprintf(json, sizeof(json),
 		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"%s\","
 		 "\"labels\":{%s}%s},\"spec\":{%s\"priority\":%d,%s%s\"containers\":"
-		 "[{\"name\":\"c\"%s}]},\"status\":{%s%s}}",
+		 "[{\"name\":\"c\"%s}]},\"status\":{%s%s%s%s}}",
 		 s->name, s->name, s->labels ? s->labels : "",
 		 s->deleting ? ",\"deletionTimestamp\":\"2024-01-01T00:00:00Z\"" : "", node,
 		 s->priority, s->never ? "\"preemptionPolicy\":\"Never\"," : "",
-		 s->extra ? s->extra : "", res, start, nom);
+		 s->extra ? s->extra : "", res, start, nom,
+		 s->preempted && (s->start || s->nominated) ? "," : "",
+		 s->preempted ? "\"conditions\":[{\"type\":\"DisruptionTarget\",\"status\":"
+				"\"True\",\"reason\":\"PreemptionByScheduler\"}]"
+			      : "");
 	cJSON *j = cJSON_Parse(json);
 	struct sx_pod *pod = sx_decode_pod(j, &err);
 	cJSON_Delete(j);
@@ -874,6 +879,10 @@ static void test_eligibility(void)
 	world_start(&w, FIT, NULL);
 	add_node(w.cache, "node1", VERY_LARGE, 32);
 	add_pod(w.cache, &(struct pod_spec){ .name = "p-terminating", .node = "node1",
+					     .priority = LOW, .deleting = true, .preempted = true });
+	/* terminating for another reason: does not block (podTerminatingByPreemption) */
+	add_node(w.cache, "node2", VERY_LARGE, 32);
+	add_pod(w.cache, &(struct pod_spec){ .name = "p-leaving", .node = "node2",
 					     .priority = LOW, .deleting = true });
 	w.snap = sx_cache_snapshot(w.cache);
 
@@ -884,6 +893,9 @@ static void test_eligibility(void)
 	/* "Pod with nominated node, but without nominated node status" */
 	CHECK(!sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, &reason));
 	CHECK_STR(reason, "not eligible due to a terminating pod on the nominated node.");
+	sx_pod_unref(pod);
+	pod = make_pod(&(struct pod_spec){ .name = "p", .priority = HIGH, .nominated = "node2" });
+	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, &reason));
 	sx_pod_unref(pod);
 	/* "Pod without nominated node" */
 	pod = make_pod(&(struct pod_spec){ .name = "p", .priority = HIGH });
