@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +147,7 @@ struct sx_informers {
 	bool started;
 	atomic_ulong restarts;
 	atomic_bool connected_logged;
+	bool trimmed;           /* malloc_trim after the first full sync */
 	struct informer inf[NKINDS];
 };
 
@@ -599,6 +601,16 @@ static enum result apply_list(struct informer *inf)
 	return RES_OK;
 }
 
+/* Once every kind's first LIST is in the cache, the pages' document trees
+ * are gone: give their memory back, or it stays resident for good. */
+static void trim_after_sync(struct sx_informers *p)
+{
+	if (p->trimmed || !sx_informers_synced(p))
+		return;
+	p->trimmed = true;
+	malloc_trim(0);
+}
+
 static void list_done(struct informer *inf, CURLcode rc)
 {
 	struct xfer *x = &inf->x;
@@ -625,6 +637,7 @@ static void list_done(struct informer *inf, CURLcode rc)
 		inf->phase = PH_WATCH;
 		inf->wake_at = 0;
 		atomic_store(&inf->synced, true);
+		trim_after_sync(inf->parent);
 		return;
 	}
 	objs_free(&inf->objs);
@@ -632,6 +645,7 @@ static void list_done(struct informer *inf, CURLcode rc)
 	inf->cont = NULL;
 	if (r == RES_UNSERVED) {
 		atomic_store(&inf->synced, true);
+		trim_after_sync(inf->parent);
 		inf->wake_at = sx_now_s() + UNSERVED_RETRY_S;
 	} else {
 		schedule_backoff(inf);

@@ -329,6 +329,9 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	if (a->state) {
 		if (sx_state_load_file(s->cache, a->state, &err) < 0)
 			return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
+		/* The file's document tree is gone: give its pages back, or
+		 * they stay resident for the life of the process. */
+		malloc_trim(0);
 	} else {
 		s->ko = (struct sx_kube_opts){ .kubeconfig = a->kubeconfig, .context = a->context,
 					       .qps = (double)a->kube_qps, .burst = (int)a->kube_burst };
