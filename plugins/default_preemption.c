@@ -78,6 +78,7 @@ static struct sx_status *post_filter_default_preemption(void *self, struct sx_cy
 		.args = self,
 		.offset = -1,
 		.rng = sx_preemption_next_rng(&rng) ? &rng : NULL,
+		.extenders = env.extenders,
 	};
 	sx_preempt(prof, cs, pod, &in, &r);
 	struct sx_status *st = r.status;

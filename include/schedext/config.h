@@ -57,6 +57,25 @@ struct sx_profile {
 	const struct cJSON *args[SX_MAX_PLUGINS];
 };
 
+/* clientConnection (componentbase ClientConnectionConfiguration). Unset
+ * fields are 0/NULL; `schedext serve` flags given explicitly win. */
+struct sx_client_connection {
+	char *kubeconfig;
+	double qps;      /* 0 = unset (client default 50); < 0 = no client-side limit */
+	int burst;       /* 0 = unset (100) */
+	char *content_type, *accept_content_types;
+};
+
+/* leaderElection (componentbase LeaderElectionConfiguration). */
+struct sx_leader_election {
+	bool set;          /* leaderElect appeared in the file */
+	bool leader_elect;
+	double lease_duration_s, renew_deadline_s, retry_period_s; /* 0 = unset */
+	char *resource_lock, *resource_name, *resource_namespace;  /* NULL = unset */
+};
+
+struct sx_extender_cfg;
+
 struct sx_config {
 	int parallelism;                  /* default 16 */
 	int percentage_of_nodes_to_score; /* default 0 (adaptive) */
@@ -64,6 +83,14 @@ struct sx_config {
 	double pod_max_backoff_s;         /* default 10 */
 	unsigned nprofiles;
 	struct sx_profile **profiles;
+	/* The component part (src/framework/config_component.c). */
+	struct sx_client_connection client;
+	struct sx_leader_election leader;
+	bool delay_cache_until_active;
+	unsigned nextenders;
+	struct sx_extender_cfg *extenders; /* extender_client.h; shared by the profiles */
+	/* Fields read but not acted on, "a, b" (for one startup warning), or NULL. */
+	char *unsupported;
 };
 
 /* The upstream default configuration (one profile, default-scheduler). */

@@ -15,6 +15,7 @@
 #ifndef SCHEDEXT_DECODE_H
 #define SCHEDEXT_DECODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "schedext/common.h"
@@ -35,6 +36,11 @@ struct sx_node *sx_decode_node(const struct cJSON *json, struct sx_error *err);
  * "unknown kind X") when the kind is not modelled; other negatives on error. */
 int sx_decode_object(const struct cJSON *json, const char *kind, struct sx_object *out,
 		     struct sx_error *err);
+
+/* From now on sx_decode_object keeps the JSON of objects of `kind` in
+ * meta.raw (on = false stops it). Used when extenders are configured;
+ * costs one serialization per decoded object. Thread-safe. */
+void sx_decode_keep_raw(enum sx_kind kind, bool on);
 
 /* Building blocks, also used by the configuration loader (NodeAffinityArgs
  * addedAffinity, default spread constraints). */

@@ -20,6 +20,7 @@
 
 struct sx_arena;
 struct sx_pool;
+struct sx_extenders;
 
 /* ---------- nominated pods ---------- */
 
@@ -51,6 +52,9 @@ struct sx_cycle_opts {
 	const struct sx_nominator *nominator; /* NULL = no nominated pods */
 	struct sx_pool *pool;       /* NULL = run on the calling thread */
 	bool extenders;             /* an extender filters/prioritizes (disables k=1) */
+	/* Extenders to call (FULL mode: filter after the Filter plugins,
+	 * prioritize after Score; extender_client.h); NULL = none. */
+	struct sx_extenders *ext;
 	bool always_score;          /* score even a single feasible node (explain) */
 	bool skip_pre_enqueue;      /* the queue already ran PreEnqueue */
 };

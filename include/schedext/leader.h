@@ -47,8 +47,8 @@ void sx_leader_stop(struct sx_leader *l);
 /* "<hostname>_<random UUID v4>" into buf. */
 void sx_leader_identity(char *buf, size_t len);
 
-/* Parses a Go duration limited to "<n>s", "<n>ms", "<n>m", "<n>h" (decimal n)
- * or plain seconds. Returns 0 or SX_EINVAL. */
+/* Parses a Go duration ("15s", "1m30s", "500ms", "1.5h"; units ns, us,
+ * ms, s, m, h) or plain seconds ("15"). Returns 0 or SX_EINVAL. */
 int sx_parse_duration(const char *s, double *out_s);
 
 #endif /* SCHEDEXT_LEADER_H */

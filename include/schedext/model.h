@@ -223,6 +223,10 @@ struct sx_meta {
 	char *resource_version;
 	int64_t creation_ts; /* unix seconds; 0 when absent */
 	struct sx_labels labels;
+	/* The object's JSON as received, kept only for the kinds
+	 * sx_decode_keep_raw() asks for (extenders are sent pods and nodes
+	 * exactly as the informer saw them); NULL otherwise. Owned. */
+	char *raw;
 };
 
 /* spec.resourceClaims[i] with its status.resourceClaimStatuses entry. */

@@ -22,6 +22,7 @@
 #include "schedext/framework.h"
 
 struct cJSON;
+struct sx_extenders;
 
 /* ---------- victims of one node ---------- */
 
@@ -156,6 +157,7 @@ struct sx_preempt_input {
 	const struct sx_preempt_args *args;   /* NULL = defaults */
 	int64_t offset;                       /* >= 0: fixed dry-run offset (tests) */
 	uint64_t *rng;                        /* offset < 0: random state (in/out); NULL = 0 */
+	struct sx_extenders *extenders;       /* their preempt verbs prune candidates; NULL = none */
 };
 
 struct sx_preempt_result {
@@ -210,6 +212,7 @@ struct sx_preemption_env {
 	void *apply_ctx;
 	const struct sx_nominator *nominator; /* the queue's nominator; NULL = none */
 	uint64_t seed;                        /* candidate offset randomness; 0 = offset 0 */
+	struct sx_extenders *extenders;       /* configured extenders (preempt verb); may be NULL */
 };
 
 /* Installs the environment used by the DefaultPreemption plugin (copied).

@@ -26,6 +26,7 @@ struct sx_kube_opts;
 struct sx_informers;
 struct sx_pool;
 struct sx_metrics;
+struct sx_extenders;
 struct sx_scheduler;
 
 struct sx_scheduler_opts {
@@ -38,6 +39,7 @@ struct sx_scheduler_opts {
 	struct sx_informers *inf;             /* scheduling waits for its sync; may be NULL */
 	struct sx_pool *pool;                 /* Filter/Score fan-out; may be NULL */
 	struct sx_metrics *metrics;           /* may be NULL */
+	struct sx_extenders *extenders;       /* the config's extenders; may be NULL */
 	unsigned binders;                     /* binding threads (default 8) */
 	bool leader_elect;
 	const char *lease_name;               /* default "schedext" */

@@ -5,9 +5,33 @@
  */
 #include "schedext/decode.h"
 
+#include <stdatomic.h>
+
 #include "decode_internal.h"
 #include "decode_util.h"
 #include "schedext/dra.h"
+
+static atomic_uint keep_raw_kinds; /* bit per enum sx_kind */
+
+void sx_decode_keep_raw(enum sx_kind kind, bool on)
+{
+	if (on)
+		atomic_fetch_or(&keep_raw_kinds, 1u << kind);
+	else
+		atomic_fetch_and(&keep_raw_kinds, ~(1u << kind));
+}
+
+/* meta.raw for the kinds asked for (extenders send them as received). */
+static void keep_raw(const cJSON *json, struct sx_object *o)
+{
+	struct sx_meta *m;
+
+	if (!(atomic_load_explicit(&keep_raw_kinds, memory_order_relaxed) & (1u << o->kind)))
+		return;
+	m = (struct sx_meta *)sx_object_meta(o);
+	if (m)
+		m->raw = cJSON_PrintUnformatted(json);
+}
 
 int sx_decode_object(const cJSON *json, const char *kind, struct sx_object *out,
 		     struct sx_error *err)
@@ -75,5 +99,6 @@ int sx_decode_object(const cJSON *json, const char *kind, struct sx_object *out,
 	if (!out->obj)
 		return err->code < 0 ? err->code : SX_EINVAL;
 	out->kind = k;
+	keep_raw(json, out);
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* Lease-based leader election (reference kube-api.md §7.2): acquire by
  * retrying every retryPeriod with jitter; renew every retryPeriod; give up
  * after renewDeadline without success; release on clean shutdown. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -55,26 +56,57 @@ void sx_leader_identity(char *buf, size_t len)
 		 r[13], r[14], r[15]);
 }
 
+/* Seconds per unit of a Go duration suffix, or 0 when unknown. */
+static double unit_seconds(const char *u, size_t n)
+{
+	static const struct { const char *name; double s; } units[] = {
+		{ "ns", 1e-9 }, { "us", 1e-6 }, { "\xc2\xb5s", 1e-6 }, { "\xce\xbcs", 1e-6 },
+		{ "ms", 1e-3 }, { "s", 1 },      { "m", 60 },         { "h", 3600 },
+	};
+
+	for (size_t i = 0; i < SX_ARRAY_SIZE(units); i++)
+		if (strlen(units[i].name) == n && memcmp(units[i].name, u, n) == 0)
+			return units[i].s;
+	return 0;
+}
+
 int sx_parse_duration(const char *s, double *out_s)
 {
+	double total = 0;
 	char *end;
-	double v;
 
-	if (!s || !*s)
+	if (!s || !*s || *s == '-')
 		return SX_EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v) || v < 0)
-		return SX_EINVAL;
-	if (strcmp(end, "ms") == 0)
-		v /= 1000;
-	else if (strcmp(end, "m") == 0)
-		v *= 60;
-	else if (strcmp(end, "h") == 0)
-		v *= 3600;
-	else if (*end && strcmp(end, "s") != 0)
-		return SX_EINVAL;
-	*out_s = v;
+	if (*s == '+')
+		s++;
+	if (strcmp(s, "0") == 0) {
+		*out_s = 0;
+		return 0;
+	}
+	while (*s) {
+		const char *u;
+		double v, mul;
+
+		errno = 0;
+		v = strtod(s, &end);
+		if (errno || end == s || !isfinite(v) || v < 0)
+			return SX_EINVAL;
+		u = end;
+		while (*end && (isalpha((unsigned char)*end) || (unsigned char)*end >= 0x80))
+			end++;
+		if (end == u) { /* plain seconds, the whole string */
+			if (total != 0)
+				return SX_EINVAL;
+			*out_s = v;
+			return 0;
+		}
+		mul = unit_seconds(u, (size_t)(end - u));
+		if (mul == 0)
+			return SX_EINVAL;
+		total += v * mul;
+		s = end;
+	}
+	*out_s = total;
 	return 0;
 }
 

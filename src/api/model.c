@@ -101,6 +101,7 @@ void sx_meta_clear(struct sx_meta *m)
 	free(m->uid);
 	free(m->resource_version);
 	free(m->labels.items);
+	free(m->raw);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "schedext/cache.h"
+#include "schedext/decode.h"
 #include "schedext/extender.h"
+#include "schedext/extender_client.h"
 #include "schedext/framework.h"
 #include "schedext/intern.h"
 #include "schedext/informer.h"
@@ -67,6 +69,11 @@ static const char usage_serve[] =
 	"                         needs a TokenReview'd user that a SubjectAccessReview allows\n"
 	"  --debug-allow-remote   with --state (no cluster to ask): serve /metrics, /debug/*,\n"
 	"                         /ui to non-loopback clients too\n"
+	"  --leader-elect-resource-name N, --leader-elect-resource-namespace NS,\n"
+	"  --leader-elect-resource-lock leases  kube-scheduler's names for the above\n"
+	"  --kube-api-content-type T  API content type (only application/json is spoken)\n"
+	"                         Flags given explicitly override the --config file's\n"
+	"                         clientConnection and leaderElection.\n"
 	"  -v=N                   log verbosity (2: one line per request)\n"
 	"  -h, --help             this help\n";
 
@@ -76,8 +83,9 @@ struct serve_args {
 	unsigned long threads, max_conns, conn_timeout, max_body;
 	unsigned long kube_qps, kube_burst; /* 0 = client defaults (50 / 100) */
 	/* standalone scheduler (issue 6) */
-	const char *le_name, *le_ns, *le_dur, *le_renew, *le_retry;
-	bool standalone, leader_elect, debug_allow_remote;
+	const char *le_name, *le_ns, *le_dur, *le_renew, *le_retry, *le_lock;
+	const char *content_type;
+	bool standalone, leader_elect, leader_elect_set, debug_allow_remote;
 };
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
@@ -139,7 +147,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 	const char **strs[] = { &a->listen, &a->state, &a->config, &a->profile, &a->kubeconfig,
 				&a->context, &a->tls_cert, &a->tls_key, &a->tls_client_ca,
 				&a->url_prefix, &a->le_name, &a->le_ns, &a->le_dur,
-				&a->le_renew, &a->le_retry, &a->always_allow };
+				&a->le_renew, &a->le_retry, &a->always_allow, &a->le_name, &a->le_ns,
+				&a->le_lock, &a->content_type };
 	static const char *const snames[] = { "--listen", "--state", "--config",
 					      "--extender-profile", "--kubeconfig", "--context",
 					      "--tls-cert", "--tls-key", "--tls-client-ca",
@@ -148,7 +157,11 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 					      "--leader-elect-lease-duration",
 					      "--leader-elect-renew-deadline",
 					      "--leader-elect-retry-period",
-					      "--authorization-always-allow-paths" };
+					      "--authorization-always-allow-paths",
+					      "--leader-elect-resource-name",
+					      "--leader-elect-resource-namespace",
+					      "--leader-elect-resource-lock",
+					      "--kube-api-content-type" };
 	struct num_opt nums[] = {
 		{ "--threads", &a->threads, 1, 1024 },
 		{ "--max-connections", &a->max_conns, 1, 1000000 },
@@ -174,6 +187,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 				a->standalone = true;
 			else
 				a->leader_elect = strcmp(arg, "--leader-elect=false") != 0;
+			if (arg[2] != 's')
+				a->leader_elect_set = true;
 			continue;
 		}
 		if (strcmp(arg, "--debug-allow-remote") == 0) {
@@ -285,12 +300,18 @@ struct serve {
 	struct sx_kube_opts ko;
 	struct sx_scheduler *sched;
 	struct sx_authz *authz;
+	struct sx_extenders *extenders;
+	/* leader election after merging the file and the flags */
+	bool leader_elect;
+	const char *le_name, *le_ns;
+	double le_s[3]; /* lease duration, renew deadline, retry period */
 };
 
 static void serve_free(struct serve *s)
 {
 	sx_authz_free(s->authz);
 	sx_informers_stop(s->inf);
+	sx_extenders_free(s->extenders);
 	sx_kube_free(s->kube);
 	sx_pool_free(s->pool);
 	sx_config_free(s->cfg);
@@ -300,6 +321,70 @@ static void serve_free(struct serve *s)
 		free(s->pem[i]);
 }
 
+/* clientConnection of the file, each flag given explicitly winning. */
+static void client_options(struct serve *s, const struct serve_args *a)
+{
+	const struct sx_client_connection *c = &s->cfg->client;
+
+	s->ko = (struct sx_kube_opts){
+		.kubeconfig = a->kubeconfig ? a->kubeconfig : c->kubeconfig,
+		.context = a->context,
+		.qps = a->kube_qps ? (double)a->kube_qps : c->qps,
+		.burst = a->kube_burst ? (int)a->kube_burst : c->burst,
+	};
+	if (s->ko.qps < 0) /* client-go: a negative QPS disables the limiter */
+		s->ko.qps = 1e9;
+	sx_log(1, "API client: %g requests/s, burst %d", s->ko.qps > 0 ? s->ko.qps : 50.0,
+	       s->ko.burst > 0 ? s->ko.burst : 100);
+}
+
+/* leaderElection of the file, each flag given explicitly winning (as
+ * kube-scheduler's ApplyLeaderElectionTo). */
+static int leader_options(struct serve *s, const struct serve_args *a)
+{
+	const struct sx_leader_election *l = &s->cfg->leader;
+	const char *d[3] = { a->le_dur, a->le_renew, a->le_retry };
+	const double file[3] = { l->lease_duration_s, l->renew_deadline_s, l->retry_period_s };
+
+	s->leader_elect = a->leader_elect_set ? a->leader_elect : l->set && l->leader_elect;
+	s->le_name = a->le_name ? a->le_name : l->resource_name;
+	s->le_ns = a->le_ns ? a->le_ns : l->resource_namespace;
+	for (int i = 0; i < 3; i++) {
+		s->le_s[i] = file[i];
+		if (d[i] && sx_parse_duration(d[i], &s->le_s[i]) < 0)
+			return usage_error("invalid duration '%s'", d[i]);
+	}
+	if (a->le_lock && strcmp(a->le_lock, "leases") != 0)
+		return usage_error("--leader-elect-resource-lock: only \"leases\" is supported, "
+				   "not '%s'", a->le_lock);
+	if (a->content_type && strcmp(a->content_type, "application/json") != 0)
+		sx_log(0, "warning: --kube-api-content-type %s ignored: schedext speaks "
+			  "application/json", a->content_type);
+	return -1;
+}
+
+/* The config's extenders, for the standalone loop. Pods (and nodes, for an
+ * extender that is not nodeCacheCapable) keep their JSON from now on. */
+static int setup_extenders(struct serve *s)
+{
+	struct sx_error err = { 0 };
+	char ebuf[600];
+	bool nodes = false;
+
+	if (s->cfg->nextenders == 0)
+		return -1;
+	s->extenders = sx_extenders_new(s->cfg->extenders, s->cfg->nextenders, s->metrics, &err);
+	if (!s->extenders)
+		return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
+	for (unsigned i = 0; i < s->cfg->nextenders; i++)
+		nodes |= !s->cfg->extenders[i].node_cache_capable;
+	sx_decode_keep_raw(SX_KIND_POD, true);
+	if (nodes)
+		sx_decode_keep_raw(SX_KIND_NODE, true);
+	sx_log(1, "calling %u extender(s)", s->cfg->nextenders);
+	return -1;
+}
+
 /* Builds the profile, cache and cluster source. Returns -1 to go on, or an
  * exit code (2 for bad configuration, 1 for runtime failures). */
 static int serve_setup(struct serve *s, const struct serve_args *a)
@@ -307,6 +392,7 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	struct sx_error err = { 0 };
 	char ebuf[600];
 	const char *pem_paths[3] = { a->tls_cert, a->tls_key, a->tls_client_ca };
+	int rc;
 
 	s->cfg = a->config ? sx_config_load(a->config, &err) : sx_config_default(&err);
 	if (!s->cfg)
@@ -317,6 +403,8 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	for (int i = 0; i < 3; i++)
 		if (pem_paths[i] && !(s->pem[i] = read_pem(pem_paths[i], &err)))
 			return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
+	if ((rc = leader_options(s, a)) >= 0)
+		return rc;
 	s->cache = sx_cache_new();
 	s->metrics = sx_metrics_new();
 	if (s->metrics)
@@ -326,6 +414,11 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 		fprintf(stderr, "schedext serve: out of memory\n");
 		return 1;
 	}
+	if (s->cfg->unsupported)
+		sx_log(0, "warning: the configuration asks for what schedext does not support "
+			  "(ignored): %s", s->cfg->unsupported);
+	if (a->standalone && (rc = setup_extenders(s)) >= 0)
+		return rc;
 	if (a->state) {
 		if (sx_state_load_file(s->cache, a->state, &err) < 0)
 			return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
@@ -333,8 +426,7 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 		 * they stay resident for the life of the process. */
 		malloc_trim(0);
 	} else {
-		s->ko = (struct sx_kube_opts){ .kubeconfig = a->kubeconfig, .context = a->context,
-					       .qps = (double)a->kube_qps, .burst = (int)a->kube_burst };
+		client_options(s, a);
 		s->kube = sx_kube_new(&s->ko, &err);
 		if (!s->kube)
 			return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
@@ -365,15 +457,13 @@ static int start_standalone(struct serve *s, const struct serve_args *a)
 {
 	struct sx_scheduler_opts o = { .cache = s->cache, .cfg = s->cfg, .kube = s->kube,
 				       .kube_opts = &s->ko, .inf = s->inf, .pool = s->pool,
-				       .metrics = s->metrics, .leader_elect = a->leader_elect,
-				       .lease_name = a->le_name, .lease_namespace = a->le_ns };
-	const char *d[3] = { a->le_dur, a->le_renew, a->le_retry };
-	double *v[3] = { &o.lease_duration_s, &o.renew_deadline_s, &o.retry_period_s };
+				       .metrics = s->metrics, .extenders = s->extenders,
+				       .leader_elect = s->leader_elect, .lease_name = s->le_name,
+				       .lease_namespace = s->le_ns, .lease_duration_s = s->le_s[0],
+				       .renew_deadline_s = s->le_s[1], .retry_period_s = s->le_s[2] };
 	struct sx_error err = { 0 };
 
-	for (int i = 0; i < 3; i++)
-		if (d[i] && sx_parse_duration(d[i], v[i]) < 0)
-			return usage_error("invalid duration '%s'", d[i]);
+	(void)a;
 	if (sx_scheduler_start(&o, &s->sched, &err) < 0)
 		return usage_error("%s", err.msg);
 	return -1;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config_int.h"
 #include "schedext/decode.h"
 #include "schedext/framework.h"
 #include "schedext/registry.h"
@@ -624,7 +625,9 @@ struct sx_config *sx_config_parse(const char *data, size_t len, struct sx_error 
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		goto out;
 	}
-	if (read_globals(root, cfg, err) < 0 || read_profiles(root, cfg, err) < 0) {
+	if (read_globals(root, cfg, err) < 0 ||
+	    sx_config_read_component((cJSON *)root, cfg, err) < 0 ||
+	    read_profiles(root, cfg, err) < 0) {
 		sx_config_free(cfg);
 		cfg = NULL;
 	}
@@ -673,6 +676,7 @@ void sx_config_free(struct sx_config *cfg)
 	for (unsigned i = 0; i < cfg->nprofiles; i++)
 		profile_free(cfg->profiles[i]);
 	free(cfg->profiles);
+	sx_config_component_free(cfg);
 	free(cfg);
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schedext/extender_client.h"
 #include "schedext/framework.h"
 #include "schedext/arena.h"
 #include "schedext/pool.h"
@@ -942,6 +943,9 @@ int sx_schedule(const struct sx_profile *prof, const struct sx_pod *pod,
 		}
 		if (filter_phase(prof, pod, opts, res) < 0)
 			return SX_ENOMEM;
+		if (opts->ext && opts->mode == SX_CYCLE_FULL && !res->error && !res->pre_filter &&
+		    sx_extenders_filter(opts->ext, pod, res) < 0)
+			return SX_ENOMEM;
 		if (res->error)
 			return 0;
 		if (res->pre_filter || res->nfeasible == 0) {
@@ -958,6 +962,8 @@ int sx_schedule(const struct sx_profile *prof, const struct sx_pod *pod,
 			set_error(res, st);
 			return 0;
 		}
+		if (opts->ext && opts->mode == SX_CYCLE_FULL)
+			sx_extenders_prioritize(opts->ext, pod, res);
 	}
 	if (opts->mode == SX_CYCLE_FULL)
 		res->selected = res->nfeasible == 1 ? (int)res->feasible[0]

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schedext/extender_client.h"
 #include "schedext/preemption.h"
 #include "schedext/plugin_args.h"
 #include "schedext/selector.h"
@@ -565,6 +566,12 @@ static int find_and_pick(const struct sx_profile *prof, const struct sx_cycle_st
 		fail(out, SX_ERROR, sx_status_message(err, msg, sizeof(msg)));
 	} else if (ncands == 0) {
 		rc = no_candidate(out, snap, node_status);
+	} else if (in->extenders &&
+		   (err = sx_extenders_preempt(in->extenders, pod, snap, &cands, &ncands))) {
+		char msg[2048];
+		fail(out, SX_ERROR, sx_status_message(err, msg, sizeof(msg)));
+	} else if (ncands == 0) { /* the extenders dropped every candidate */
+		fail(out, SX_UNSCHEDULABLE, "no candidate node for preemption");
 	} else {
 		int best = sx_preempt_pick_one(cands, ncands);
 		out->mode = SX_NOMINATE_OVERRIDE;

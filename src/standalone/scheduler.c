@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "schedext/cache.h"
+#include "schedext/extender_client.h"
 #include "schedext/framework.h"
 #include "schedext/informer.h"
 #include "schedext/kube.h"
@@ -220,6 +221,7 @@ static struct sx_status *timed_bind_point(struct bind_job *j, bool bind)
 static struct sx_status *binding_cycle(struct sx_scheduler *s, struct bind_job *j)
 {
 	struct sx_status *st = NULL;
+	bool bound = false;
 
 	if (j->waiting) {
 		double t0 = sx_now_s();
@@ -228,7 +230,10 @@ static struct sx_status *binding_cycle(struct sx_scheduler *s, struct bind_job *
 	}
 	if (!st)
 		st = timed_bind_point(j, false);
-	if (!st)
+	/* An interested binder extender binds instead of the Bind plugins. */
+	if (!st && s->o.extenders)
+		st = sx_extenders_bind(s->o.extenders, j->pod, j->node, &bound);
+	if (!st && !bound)
 		st = timed_bind_point(j, true);
 	if (st && st->code == SX_SKIP) {
 		sx_status_free(st);
@@ -454,7 +459,8 @@ static void run_cycle(struct sx_scheduler *s, const struct sx_profile *prof,
 		.mode = SX_CYCLE_FULL, .percentage = -1,
 		.global_percentage = s->o.cfg->percentage_of_nodes_to_score,
 		.next_start_index = &s->next_start, .rng = &s->rng, .pool = s->o.pool,
-		.skip_pre_enqueue = true,
+		.skip_pre_enqueue = true, .ext = s->o.extenders,
+		.extenders = sx_extenders_affect_search(s->o.extenders),
 	};
 	double t0 = sx_now_s();
 	char buf[2048];
@@ -826,7 +832,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	s->nom_proxy = (struct sx_nominator){ proxy_pods_for_node, s };
 	env = (struct sx_preemption_env){ .config = opts->cfg, .apply = apply_preemption,
 					  .apply_ctx = s, .nominator = &s->nom_proxy,
-					  .seed = sx_now_ns() };
+					  .seed = sx_now_ns(), .extenders = opts->extenders };
 	l = (struct sx_cache_listener){ on_pod, on_node, s, on_object };
 	sx_dra_set_kube(s->o.kube);
 	sx_dra_track_claims(true);
