@@ -846,8 +846,10 @@ static void set_error(struct sx_cycle_result *res, struct sx_status *st)
  * preemption tries that node alone first. True when it passed: it is the
  * only feasible node, nothing else is filtered or scored. Otherwise its
  * status is kept (the full search may replace it); an Error is dropped,
- * as upstream only logs it. Not done with extenders (their filter runs
- * outside the cycle) nor for a restricted candidate list. */
+ * as upstream only logs it. Configured extenders (opts->ext) filter the
+ * node too, as findNodesThatPassExtenders does there; without them a
+ * cycle that only knows some extender exists (opts->extenders) skips the
+ * fast path, as it does for a restricted candidate list. */
 static bool nominated_fast_path(const struct sx_profile *prof, struct sx_cycle_state *cs,
 				const struct sx_pod *pod, const struct sx_cycle_opts *opts,
 				struct sx_cycle_result *res)
@@ -856,7 +858,7 @@ static bool nominated_fast_path(const struct sx_profile *prof, struct sx_cycle_s
 	int idx;
 
 	if (opts->mode != SX_CYCLE_FULL || pod->nominated_node == SX_STR_EMPTY ||
-	    opts->extenders || opts->candidates)
+	    (opts->extenders && !opts->ext) || opts->candidates)
 		return false;
 	idx = sx_snapshot_find(cs->snap, pod->nominated_node);
 	if (idx < 0)
@@ -877,7 +879,12 @@ static bool nominated_fast_path(const struct sx_profile *prof, struct sx_cycle_s
 	}
 	sx_status_free(st);
 	res->feasible[res->nfeasible++] = (uint32_t)idx;
-	return true;
+	if (opts->ext && (sx_extenders_filter(opts->ext, pod, res) < 0 || res->error)) {
+		sx_status_free(res->error); /* logged upstream; the full search follows */
+		res->error = NULL;
+		res->nfeasible = 0;
+	}
+	return res->nfeasible == 1;
 }
 
 /* Steps 5-8: PreEnqueue, PreFilter and Filter. Returns 0; the outcome is in res. */
@@ -914,6 +921,8 @@ static int filter_phase(const struct sx_profile *prof, const struct sx_pod *pod,
 		rc = apply_pre_filter_result(res, cs->snap, set, set_plugins, nset, cand, &ncand);
 	if (!rc)
 		rc = run_filter_phase(prof, cs, pod, opts, res, cand, ncand);
+	if (!rc && opts->ext && opts->mode == SX_CYCLE_FULL && !res->error)
+		rc = sx_extenders_filter(opts->ext, pod, res);
 	free_node_set(set);
 	return rc;
 }
@@ -942,9 +951,6 @@ int sx_schedule(const struct sx_profile *prof, const struct sx_pod *pod,
 			return 0;
 		}
 		if (filter_phase(prof, pod, opts, res) < 0)
-			return SX_ENOMEM;
-		if (opts->ext && opts->mode == SX_CYCLE_FULL && !res->error && !res->pre_filter &&
-		    sx_extenders_filter(opts->ext, pod, res) < 0)
 			return SX_ENOMEM;
 		if (res->error)
 			return 0;
