@@ -12,6 +12,7 @@
 #include "schedext/dra.h"
 
 static atomic_uint keep_raw_kinds; /* bit per enum sx_kind */
+_Static_assert(SX_KIND_COUNT <= 32, "keep_raw_kinds holds a bit per kind");
 
 void sx_decode_keep_raw(enum sx_kind kind, bool on)
 {
