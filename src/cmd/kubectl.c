@@ -39,6 +39,8 @@ static const char usage_kubectl[] =
 	"  -n, --namespace NS  namespace (default: the context's)\n"
 	"  -A, --all-namespaces  pending: every namespace\n"
 	"  --config FILE       KubeSchedulerConfiguration (default: the upstream default)\n"
+	"  --config-map NS/NAME[/KEY]  the one the cluster runs, from a ConfigMap (of the\n"
+	"                      live cluster, or of the dump); KEY defaults to its only key\n"
 	"  --profile NAME      profile to use (default: the pod's schedulerName)\n"
 	"  -o, --output text|json|yaml  (default text)\n"
 	"  --web [--listen ADDR]  why: serve the page for the pod instead of printing\n"
@@ -62,6 +64,7 @@ struct kargs {
 	unsigned nstates;
 	const char *states[8];  /* --state FILE, repeatable: a dump plus more objects */
 	const char *listen;
+	const char *config_map; /* NS/NAME[/KEY]: the cluster's KubeSchedulerConfiguration */
 	bool all_ns, web;
 	unsigned nedits;
 	struct edit edits[MAX_EDITS];
@@ -101,6 +104,7 @@ static int parse_args(int argc, char **argv, struct kargs *a)
 		{ "add-node", required_argument, 0, 1 },     { "remove-node", required_argument, 0, 2 },
 		{ "drain", required_argument, 0, 3 },	     { "cordon", required_argument, 0, 4 },
 		{ "pods", required_argument, 0, 5 },	     { "scale", required_argument, 0, 6 },
+		{ "config-map", required_argument, 0, 'M' },
 		{ "help", no_argument, 0, 'h' },	     { 0, 0, 0, 0 },
 	};
 	int c, rc = 0;
@@ -131,6 +135,7 @@ static int parse_args(int argc, char **argv, struct kargs *a)
 		case 'o': a->output = optarg; break;
 		case 'w': a->web = true; break;
 		case 'l': a->listen = optarg; break;
+		case 'M': a->config_map = optarg; break;
 		case 1: case 2: case 3: case 4: case 5: case 6:
 			rc = add_edit(a, (enum edit_kind)(c - 1), optarg);
 			break;
@@ -145,6 +150,8 @@ static int parse_args(int argc, char **argv, struct kargs *a)
 		return usage_error("--output must be text, json or yaml, not '%s'", a->output);
 	if (a->state && (a->kubeconfig || a->context))
 		return usage_error("%s", "--state cannot be combined with --kubeconfig/--context");
+	if (a->config && a->config_map)
+		return usage_error("%s", "--config and --config-map exclude each other");
 	return 0;
 }
 
@@ -202,14 +209,83 @@ static int read_cluster(const struct kargs *a, struct env *e, struct sx_error *e
 	return rc;
 }
 
+/* The ConfigMap ns/name: from the dump, else GET from the live cluster.
+ * Caller deletes. */
+static cJSON *find_config_map(const struct kargs *a, struct env *e, const char *ns,
+			      const char *name, struct sx_error *err)
+{
+	cJSON *cm = sx_cluster_doc_find(&e->doc, "ConfigMap", ns, name);
+	struct sx_kube_opts ko = { .kubeconfig = a->kubeconfig, .context = a->context };
+	char path[600], *resp = NULL;
+	size_t len = 0;
+	long status = 0;
+	struct sx_kube *kube;
+
+	if (cm || a->state) {
+		if (!cm)
+			sx_error_set(err, SX_ENOENT, "configmap %s/%s not found in the dump", ns, name);
+		return cm ? cJSON_Duplicate(cm, true) : NULL;
+	}
+	if (!(kube = sx_kube_new(&ko, err)))
+		return NULL;
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", ns, name);
+	if (sx_kube_request(kube, "GET", path, NULL, NULL, 0, &status, &resp, &len, err) == 0 &&
+	    status != 200)
+		sx_error_set(err, SX_ENOENT, "configmap %s/%s: HTTP %ld", ns, name, status);
+	cm = status == 200 ? cJSON_ParseWithLength(resp ? resp : "", len) : NULL;
+	free(resp);
+	sx_kube_free(kube);
+	return cm;
+}
+
+/* --config-map NS/NAME[/KEY]: the KubeSchedulerConfiguration in data[KEY]
+ * (KEY: the ConfigMap's only key when omitted). */
+static struct sx_config *config_from_map(const struct kargs *a, struct env *e,
+					 struct sx_error *err)
+{
+	char ns[254], name[254], key[254] = "";
+	const char *spec = a->config_map, *s1 = strchr(spec, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
+	const cJSON *data, *val = NULL;
+	struct sx_config *cfg = NULL;
+	cJSON *cm;
+
+	if (!s1 || s1 == spec || !s1[1] || (size_t)(s1 - spec) >= sizeof(ns) || strlen(s1) > 500) {
+		sx_error_set(err, SX_EINVAL, "--config-map %s: expected NS/NAME[/KEY]", spec);
+		return NULL;
+	}
+	snprintf(ns, sizeof(ns), "%.*s", (int)(s1 - spec), spec);
+	snprintf(name, sizeof(name), "%.*s", (int)(s2 ? s2 - s1 - 1 : (long)strlen(s1 + 1)), s1 + 1);
+	if (s2)
+		snprintf(key, sizeof(key), "%s", s2 + 1);
+	if (!(cm = find_config_map(a, e, ns, name, err)))
+		return NULL;
+	data = cJSON_GetObjectItemCaseSensitive(cm, "data");
+	if (key[0])
+		val = cJSON_GetObjectItemCaseSensitive(data, key);
+	else if (cJSON_GetArraySize(data) == 1)
+		val = data->child;
+	if (!cJSON_IsString(val))
+		sx_error_set(err, SX_EINVAL, "configmap %s/%s: %s", ns, name,
+			     key[0] ? "data has no such key" : "name the key (NS/NAME/KEY)");
+	else if (!(cfg = sx_config_parse(val->valuestring, strlen(val->valuestring), err))) {
+		char msg[600];
+		snprintf(msg, sizeof(msg), "%s", err->msg);
+		sx_error_set(err, SX_EINVAL, "configmap %s/%s: %s", ns, name, msg);
+	}
+	cJSON_Delete(cm);
+	return cfg;
+}
+
 static int setup(const struct kargs *a, struct env *e)
 {
 	struct sx_error err = { 0 };
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
-	e->cfg = a->config ? sx_config_load(a->config, &err) : sx_config_default(&err);
-	if (!e->cfg)
-		return fail(&err);
+	if (!a->config_map) {
+		e->cfg = a->config ? sx_config_load(a->config, &err) : sx_config_default(&err);
+		if (!e->cfg)
+			return fail(&err);
+	}
 	if (a->ns)
 		e->ns = strdup(a->ns);
 	else if (!a->state)
@@ -217,6 +293,8 @@ static int setup(const struct kargs *a, struct env *e)
 	if (!e->ns)
 		e->ns = strdup("default");
 	if (read_cluster(a, e, &err) < 0)
+		return fail(&err);
+	if (a->config_map && !(e->cfg = config_from_map(a, e, &err)))
 		return fail(&err);
 	e->pool = sx_pool_new(cores > 1 ? (unsigned)cores - 1 : 0);
 	e->cache = sx_cache_new();

@@ -271,7 +271,8 @@ int sx_pending_report(struct sx_cache *cache, const struct sx_pending_opts *o, s
 	for (uint32_t i = 0; rc == 0 && i < c.n; i++)
 		rc = judge(o->cfg, o->pool, snap, &c.v[i]);
 	if (rc == 0) {
-		qsort(c.v, c.n, sizeof(*c.v), cmp_group);
+		if (c.n) /* c.v is NULL when nothing is pending */
+			qsort(c.v, c.n, sizeof(*c.v), cmp_group);
 		g = make_groups(c.v, c.n, &ng);
 		rc = g ? 0 : SX_ENOMEM;
 	}

@@ -273,6 +273,32 @@ def test_what_if_pending_after_add(tmp):
           f"pending after add-node: {r}")
 
 
+def test_config_map(tmp):
+    """--config-map NS/NAME[/KEY]: the configuration the cluster runs, from a
+    ConfigMap of the dump (here one that disables NodeResourcesFit)."""
+    cfg = ("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+           "profiles:\n- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n"
+           "      disabled:\n      - name: NodeResourcesFit\n")
+    cm = {"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": "sched-config", "namespace": "kube-system"},
+          "data": {"config.yaml": cfg}}
+    st = dump(tmp, "cm.json", blocked_cluster() + [cm])
+    rc, out, err = kubectl("why", "important", "-n", "shop", "--state", st, "-o", "json")
+    check(json.loads(out)["selectedNode"] is None, "default profile: no room")
+    rc, out, err = kubectl("why", "important", "-n", "shop", "--state", st, "-o", "json",
+                           "--config-map", "kube-system/sched-config")
+    r = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and r.get("selectedNode") in ("n1", "n2"),
+          f"profile from the ConfigMap (no NodeResourcesFit): {rc} {err} {out[:200]}")
+    rc, out, err = kubectl("why", "important", "-n", "shop", "--state", st,
+                           "--config-map", "kube-system/sched-config/nokey")
+    check(rc == 2 and err == "kubectl-schedext: configmap kube-system/sched-config: data has "
+          "no such key\n", f"missing key: {err!r}")
+    rc, out, err = kubectl("why", "important", "-n", "shop", "--state", st,
+                           "--config-map", "kube-system/nope")
+    check(rc == 2 and "configmap kube-system/nope not found" in err, f"missing map: {err!r}")
+
+
 def test_bad_input(tmp):
     st = dump(tmp, "blocked.json", blocked_cluster())
     cases = [
@@ -337,7 +363,7 @@ def main():
     start = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         for t in (test_why_taints, test_why_affinity_text, test_why_preemption_victims,
-                  test_why_pdb, test_why_yaml, test_pending_groups, test_what_if_drain,
+                  test_why_pdb, test_why_yaml, test_pending_groups, test_what_if_drain, test_config_map,
                   test_what_if_scale, test_what_if_pending_after_add, test_bad_input,
                   test_live):
             t0 = time.time()
