@@ -100,6 +100,13 @@ struct sx_config *sx_config_default(struct sx_error *err);
 struct sx_config *sx_config_load(const char *path, struct sx_error *err);
 struct sx_config *sx_config_parse(const char *data, size_t len, struct sx_error *err);
 void sx_config_free(struct sx_config *cfg);
+
+/* GET /configz: {"componentconfig": the effective KubeSchedulerConfiguration
+ * (defaults applied; plugins enabled per extension point with their
+ * weights; pluginConfig args are not kept after the profiles are built
+ * and are left out)}. */
+struct sx_buf;
+void sx_config_write_json(struct sx_buf *b, const struct sx_config *cfg);
 /* Profile by schedulerName; name NULL = the first. */
 const struct sx_profile *sx_config_profile(const struct sx_config *cfg, const char *name);
 

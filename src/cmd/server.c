@@ -26,6 +26,7 @@
 
 #include "schedext/buf.h"
 #include "schedext/cache.h"
+#include "schedext/config.h"
 #include "schedext/decode.h"
 #include "schedext/explain.h"
 #include "schedext/extender.h"
@@ -51,6 +52,7 @@ enum route {
 	R_METRICS,
 	R_EXPLAIN,
 	R_CACHE,
+	R_CONFIGZ,
 	R_UI,
 	R_PENDING,
 	R_WHATIF,
@@ -94,6 +96,7 @@ static unsigned op_metrics(struct sx_server *srv, const struct request *rq, stru
 static unsigned op_explain(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
 static unsigned op_cache(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
 static unsigned op_ui(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
+static unsigned op_configz(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
 static unsigned op_pending(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
 static unsigned op_whatif(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
 
@@ -129,6 +132,7 @@ static const struct route_def {
 	[R_METRICS] = { "metrics", "/metrics", false, false, false, CT_PROM, NULL, op_metrics },
 	[R_EXPLAIN] = { "explain", "/debug/explain", true, false, true, CT_JSON, NULL, op_explain },
 	[R_CACHE] = { "cache", "/debug/cache", false, false, false, CT_JSON, NULL, op_cache },
+	[R_CONFIGZ] = { "configz", "/configz", false, false, false, CT_JSON, NULL, op_configz },
 	[R_UI] = { "ui", "/ui", false, false, false, CT_HTML, NULL, op_ui },
 	[R_PENDING] = { "pending", "/debug/pending", false, false, false, CT_JSON, NULL, op_pending },
 	[R_WHATIF] = { "whatif", "/debug/whatif", true, false, true, CT_JSON, NULL, op_whatif },
@@ -367,6 +371,13 @@ static unsigned op_cache(struct sx_server *srv, const struct request *rq, struct
 }
 
 /* POST /debug/explain: a v1 Pod in, the explain JSON out. */
+/* GET /configz: the effective configuration (behind delegated authz). */
+static unsigned op_configz(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
+{
+	sx_config_write_json(b, srv->ex->cfg);
+	return 200;
+}
+
 /* GET /ui: the operators' page; GET /debug/pending[?namespace=NS];
  * POST /debug/whatif (src/cmd/ui.c). */
 static unsigned op_ui(struct sx_server *srv, const struct request *rq, struct sx_buf *b)

@@ -71,6 +71,15 @@ def test_delegated(tmp):
         check(code == 200 and "schedext_http_requests_total" in body, f"prometheus: {code}")
         code, body = get(u + "/debug/cache", "prom-token")
         check(code == 403, f"prometheus may not read /debug/cache: {code}")
+        code, body = get(u + "/configz")
+        check(code == 403, f"anonymous /configz: {code}")
+        code, body = get(u + "/configz", "ops-token")
+        cz = json.loads(body).get("componentconfig", {}) if code == 200 else {}
+        check(cz.get("kind") == "KubeSchedulerConfiguration" and
+              cz["profiles"][0]["schedulerName"] == "default-scheduler" and
+              {"name": "NodeResourcesFit", "weight": 1} in cz["profiles"][0]["plugins"]["score"]["enabled"]
+              and cz["clientConnection"]["contentType"] == "application/json",
+              f"/configz: {code} {body[:300]}")
         for path in ("/debug/cache", "/ui", "/debug/pending"):
             code, _ = get(u + path, "ops-token")
             check(code == 200, f"ops reads {path}: {code}")
