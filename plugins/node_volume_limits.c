@@ -18,9 +18,9 @@
 #define REASON_MAX_COUNT "node(s) exceed max volume count"
 
 enum handle_kind {
-	H_HANDLE,    /* a: the volume handle */
-	H_CLAIM,     /* a/b: namespace/claim of an unbound claim */
-	H_GCE,       /* a: zone ("UNSPECIFIED" inline), b: disk name */
+	H_HANDLE, /* a: the volume handle */
+	H_CLAIM,  /* a/b: namespace/claim of an unbound claim */
+	H_GCE,	  /* a: zone ("UNSPECIFIED" inline), b: disk name */
 };
 
 struct vol_id {
@@ -116,7 +116,7 @@ static sx_str unspecified(void)
  * (the PV's zone label, UNSPECIFIED inline). */
 static struct vol_id translated(enum sx_volume_source src, sx_str id, sx_str zone)
 {
-	struct vol_id v = { sx_intern(sx_volume_source_csi_driver(src)), H_HANDLE, id, 0 };
+	struct vol_id v = {sx_intern(sx_volume_source_csi_driver(src)), H_HANDLE, id, 0};
 
 	if (src == SX_VSRC_GCE_PD) {
 		v.kind = H_GCE;
@@ -141,7 +141,7 @@ static int from_class(struct resolve_ctx *c, const struct sx_pvc *pvc, sx_str cl
 {
 	const struct sx_storage_class *sc;
 	enum sx_volume_source src;
-	struct vol_id v = { 0, H_CLAIM, c->pod->meta.ns, claim };
+	struct vol_id v = {0, H_CLAIM, c->pod->meta.ns, claim};
 
 	if (pvc->storage_class == SX_STR_EMPTY)
 		return 0; /* Immediate binding: bound before scheduling */
@@ -173,7 +173,7 @@ static int from_claim(struct resolve_ctx *c, const struct sx_pvc *pvc, sx_str cl
 	if (pv->source == SX_VSRC_CSI) {
 		if (pv->csi_driver == SX_STR_EMPTY || pv->volume_handle == SX_STR_EMPTY)
 			return 0;
-		v = (struct vol_id){ pv->csi_driver, H_HANDLE, pv->volume_handle, 0 };
+		v = (struct vol_id){pv->csi_driver, H_HANDLE, pv->volume_handle, 0};
 		return set_add(c->out, &v);
 	}
 	if (!sx_volume_source_csi_driver(pv->source) || !migration_on(c->csi, pv->source))
@@ -200,8 +200,7 @@ static int from_inline(struct resolve_ctx *c, const struct sx_volume *vol)
 }
 
 /* filterAttachableVolumes for one claim-backed volume. 0, or *st set. */
-static int resolve_claim(struct resolve_ctx *c, const struct sx_volume *vol,
-			 struct sx_status **st)
+static int resolve_claim(struct resolve_ctx *c, const struct sx_volume *vol, struct sx_status **st)
 {
 	const struct sx_pod *pod = c->pod;
 	const struct sx_pvc *pvc;
@@ -213,17 +212,19 @@ static int resolve_claim(struct resolve_ctx *c, const struct sx_volume *vol,
 	pvc = sx_snapshot_find_pvc(c->snap, pod->meta.ns, vol->claim);
 	if (!pvc) {
 		if (c->new_pod)
-			*st = sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
-					    "looking up PVC %s/%s: persistentvolumeclaim \"%s\" not "
-					    "found",
-					    sx_str_get(pod->meta.ns), sx_str_get(vol->claim),
-					    sx_str_get(vol->claim));
+			*st = sx_status_new(
+				SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
+				"looking up PVC %s/%s: persistentvolumeclaim \"%s\" not "
+				"found",
+				sx_str_get(pod->meta.ns), sx_str_get(vol->claim),
+				sx_str_get(vol->claim));
 		return c->new_pod ? -1 : 0;
 	}
-	if (vol->source == SX_VSRC_EPHEMERAL &&
-	    (!pvc->controller_uid || !pod->meta.uid || strcmp(pvc->controller_uid, pod->meta.uid))) {
-		*st = sx_status_new(SX_ERROR, "PVC %s/%s was not created for pod %s/%s (pod is not "
-					      "owner)",
+	if (vol->source == SX_VSRC_EPHEMERAL && (!pvc->controller_uid || !pod->meta.uid ||
+						 strcmp(pvc->controller_uid, pod->meta.uid))) {
+		*st = sx_status_new(SX_ERROR,
+				    "PVC %s/%s was not created for pod %s/%s (pod is not "
+				    "owner)",
 				    sx_str_get(pod->meta.ns), sx_str_get(vol->claim),
 				    sx_str_get(pod->meta.ns), pod->meta.name ? pod->meta.name : "");
 		return -1;
@@ -284,7 +285,8 @@ static int64_t attachments_of(const struct sx_snapshot *snap, sx_str node, sx_st
 			      const struct vol_set *attached)
 {
 	uint32_t n;
-	const struct sx_volume_attachment *const *vas = sx_snapshot_attachments_on_node(snap, node, &n);
+	const struct sx_volume_attachment *const *vas =
+		sx_snapshot_attachments_on_node(snap, node, &n);
 	int64_t count = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -296,7 +298,7 @@ static int64_t attachments_of(const struct sx_snapshot *snap, sx_str node, sx_st
 		pv = sx_snapshot_find_pv(snap, vas[i]->pv_name);
 		if (!pv || pv->source != SX_VSRC_CSI)
 			continue;
-		v = (struct vol_id){ vas[i]->attacher, H_HANDLE, pv->volume_handle, 0 };
+		v = (struct vol_id){vas[i]->attacher, H_HANDLE, pv->volume_handle, 0};
 		count += set_find(attached, &v) < 0;
 	}
 	return count;
@@ -312,8 +314,8 @@ static int64_t count_driver(const struct vol_set *s, sx_str driver)
 }
 
 /* attached + new > limit for a driver with a limit? */
-static bool over_limit(const struct sx_csi_node *csi, const struct sx_snapshot *snap,
-		       sx_str node, const struct vol_set *fresh, const struct vol_set *attached)
+static bool over_limit(const struct sx_csi_node *csi, const struct sx_snapshot *snap, sx_str node,
+		       const struct vol_set *fresh, const struct vol_set *attached)
 {
 	for (uint32_t i = 0; i < fresh->n; i++) {
 		const struct sx_csi_driver_info *d = sx_csi_node_driver(csi, fresh->v[i].driver);
@@ -361,7 +363,7 @@ static struct sx_status *filter_node_volume_limits(void *self, const struct sx_c
 	sx_str node = ni->node ? ni->node->name_id : ni->name;
 	const struct sx_csi_node *csi = sx_snapshot_find_csi_node(cs->snap, node);
 	struct vol_set fresh, attached;
-	struct resolve_ctx c = { cs->snap, csi, pod, true, &fresh };
+	struct resolve_ctx c = {cs->snap, csi, pod, true, &fresh};
 	struct sx_status *st;
 
 	if (pod->nvolumes == 0)
@@ -447,10 +449,10 @@ static enum sx_hint hint_va_node_volume_limits(void *self, const struct sx_pod *
 }
 
 static const struct sx_event_reg events_node_volume_limits[] = {
-	{ SX_RES_CSI_NODE, SX_ACT_ADD, NULL },
-	{ SX_RES_POD, SX_ACT_DELETE, hint_pod_node_volume_limits },
-	{ SX_RES_PVC, SX_ACT_ADD, hint_pvc_node_volume_limits },
-	{ SX_RES_VOLUME_ATTACHMENT, SX_ACT_DELETE, hint_va_node_volume_limits },
+	{SX_RES_CSI_NODE, SX_ACT_ADD, NULL},
+	{SX_RES_POD, SX_ACT_DELETE, hint_pod_node_volume_limits},
+	{SX_RES_PVC, SX_ACT_ADD, hint_pvc_node_volume_limits},
+	{SX_RES_VOLUME_ATTACHMENT, SX_ACT_DELETE, hint_va_node_volume_limits},
 	SX_EVENTS_END,
 };
 

@@ -10,8 +10,8 @@
 #include "slots.h"
 
 #define REASON_DISK "node(s) had no available disk"
-#define REASON_RWOP                                                                         \
-	"node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode " \
+#define REASON_RWOP                                                                                \
+	"node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "      \
 	"already in-use by another pod"
 
 /* PreFilter state: the pod's ReadWriteOncePod claim names and how many
@@ -163,7 +163,8 @@ static int64_t rwop_refs(const struct rwop_state *s, const struct sx_pod *other)
 	int64_t n = 0;
 
 	for (uint32_t i = 0; i < other->nvolumes; i++)
-		n += other->volumes[i].source == SX_VSRC_PVC && has_claim(s, other->volumes[i].claim);
+		n += other->volumes[i].source == SX_VSRC_PVC &&
+		     has_claim(s, other->volumes[i].claim);
 	return n;
 }
 
@@ -261,9 +262,9 @@ static enum sx_hint hint_pvc_volume_restrictions(void *self, const struct sx_pod
 /* Pod volumes are immutable: only deletions free a disk; with queueing
  * hints a Node/Add is the only node event (1.34). */
 static const struct sx_event_reg events_volume_restrictions[] = {
-	{ SX_RES_POD, SX_ACT_DELETE, hint_pod_volume_restrictions },
-	{ SX_RES_NODE, SX_ACT_ADD, NULL },
-	{ SX_RES_PVC, SX_ACT_ADD, hint_pvc_volume_restrictions },
+	{SX_RES_POD, SX_ACT_DELETE, hint_pod_volume_restrictions},
+	{SX_RES_NODE, SX_ACT_ADD, NULL},
+	{SX_RES_PVC, SX_ACT_ADD, hint_pvc_volume_restrictions},
 	SX_EVENTS_END,
 };
 

@@ -9,17 +9,21 @@
 #include "slots.h"
 
 #define REASON_CONFLICT "node(s) had no available volume zone"
-#define MAX_ZONES 64 /* values of one label value split on "__" */
+#define MAX_ZONES	64 /* values of one label value split on "__" */
 
 /* The four topology labels, in upstream's order (beta zone, beta region,
  * GA zone, GA region). */
 static sx_str topology_label(unsigned i)
 {
 	switch (i) {
-	case 0: return SX_S_ZONE_BETA;
-	case 1: return SX_S_REGION_BETA;
-	case 2: return SX_S_ZONE;
-	default: return SX_S_REGION;
+	case 0:
+		return SX_S_ZONE_BETA;
+	case 1:
+		return SX_S_REGION_BETA;
+	case 2:
+		return SX_S_ZONE;
+	default:
+		return SX_S_REGION;
 	}
 }
 
@@ -223,7 +227,8 @@ static struct sx_status *filter_volume_zone(void *self, const struct sx_cycle_st
 	for (uint32_t i = 0; i < s->n; i++) {
 		const struct pv_topology *t = &s->items[i];
 
-		if ((!sx_labels_get(labels, t->key, &v) && !sx_labels_get(labels, ga_label(t->key), &v)) ||
+		if ((!sx_labels_get(labels, t->key, &v) &&
+		     !sx_labels_get(labels, ga_label(t->key), &v)) ||
 		    !has_value(t, v))
 			return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_CONFLICT);
 	}
@@ -238,8 +243,8 @@ static sx_str lookup(const char *s)
 }
 
 /* IsPVCRequestedFromPod: a claim of the pod's persistentVolumeClaim volumes. */
-static enum sx_hint hint_pvc_volume_zone(void *self, const struct sx_pod *pod,
-					 const void *old_obj, const void *new_obj)
+static enum sx_hint hint_pvc_volume_zone(void *self, const struct sx_pod *pod, const void *old_obj,
+					 const void *new_obj)
 {
 	const struct sx_object *o = new_obj;
 	const struct sx_pvc *pvc = o ? o->obj : NULL;
@@ -257,8 +262,8 @@ static enum sx_hint hint_pvc_volume_zone(void *self, const struct sx_pod *pod,
 }
 
 /* isSchedulableAfterStorageClassAdded: only a WaitForFirstConsumer class. */
-static enum sx_hint hint_sc_volume_zone(void *self, const struct sx_pod *pod,
-					const void *old_obj, const void *new_obj)
+static enum sx_hint hint_sc_volume_zone(void *self, const struct sx_pod *pod, const void *old_obj,
+					const void *new_obj)
 {
 	const struct sx_object *o = new_obj;
 	const struct sx_storage_class *sc = o ? o->obj : NULL;
@@ -271,8 +276,8 @@ static enum sx_hint hint_sc_volume_zone(void *self, const struct sx_pod *pod,
 
 /* isSchedulableAfterPersistentVolumeChange: an added PV, or a change of
  * its topology labels. */
-static enum sx_hint hint_pv_volume_zone(void *self, const struct sx_pod *pod,
-					const void *old_obj, const void *new_obj)
+static enum sx_hint hint_pv_volume_zone(void *self, const struct sx_pod *pod, const void *old_obj,
+					const void *new_obj)
 {
 	const struct sx_object *o = old_obj, *n = new_obj;
 	const struct sx_pv *old_pv = o ? o->obj : NULL, *new_pv = n ? n->obj : NULL;
@@ -293,10 +298,10 @@ static enum sx_hint hint_pv_volume_zone(void *self, const struct sx_pod *pod,
 }
 
 static const struct sx_event_reg events_volume_zone[] = {
-	{ SX_RES_STORAGE_CLASS, SX_ACT_ADD, hint_sc_volume_zone },
-	{ SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_LABEL | SX_ACT_UPDATE_NODE_TAINT, NULL },
-	{ SX_RES_PVC, SX_ACT_ADD | SX_ACT_UPDATE, hint_pvc_volume_zone },
-	{ SX_RES_PV, SX_ACT_ADD | SX_ACT_UPDATE, hint_pv_volume_zone },
+	{SX_RES_STORAGE_CLASS, SX_ACT_ADD, hint_sc_volume_zone},
+	{SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_LABEL | SX_ACT_UPDATE_NODE_TAINT, NULL},
+	{SX_RES_PVC, SX_ACT_ADD | SX_ACT_UPDATE, hint_pvc_volume_zone},
+	{SX_RES_PV, SX_ACT_ADD | SX_ACT_UPDATE, hint_pv_volume_zone},
 	SX_EVENTS_END,
 };
 

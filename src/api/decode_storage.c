@@ -94,7 +94,10 @@ static int storage_of(const cJSON *obj, const char *key, int64_t *out, bool *pre
 }
 
 static const char *const access_mode_names[] = {
-	"ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod",
+	"ReadWriteOnce",
+	"ReadOnlyMany",
+	"ReadWriteMany",
+	"ReadWriteOncePod",
 };
 
 /* One accessModes entry, OR-ed into *(uint8_t *)arg. */
@@ -166,19 +169,19 @@ static int phase(const cJSON *json, const char *const *names, int n, uint8_t *ou
 
 static const struct {
 	const char *key;    /* the source's field in a Volume / PV spec */
-	uint8_t source;     /* enum sx_volume_source */
+	uint8_t source;	    /* enum sx_volume_source */
 	const char *id_key; /* the field identifying the disk */
 } sources[] = {
-	{ "csi", SX_VSRC_CSI, "driver" },
-	{ "gcePersistentDisk", SX_VSRC_GCE_PD, "pdName" },
-	{ "awsElasticBlockStore", SX_VSRC_AWS_EBS, "volumeID" },
-	{ "azureDisk", SX_VSRC_AZURE_DISK, "diskURI" },
-	{ "azureFile", SX_VSRC_AZURE_FILE, "shareName" },
-	{ "cinder", SX_VSRC_CINDER, "volumeID" },
-	{ "vsphereVolume", SX_VSRC_VSPHERE, "volumePath" },
-	{ "portworxVolume", SX_VSRC_PORTWORX, "volumeID" },
-	{ "rbd", SX_VSRC_RBD, "image" },
-	{ "iscsi", SX_VSRC_ISCSI, "iqn" },
+	{"csi", SX_VSRC_CSI, "driver"},
+	{"gcePersistentDisk", SX_VSRC_GCE_PD, "pdName"},
+	{"awsElasticBlockStore", SX_VSRC_AWS_EBS, "volumeID"},
+	{"azureDisk", SX_VSRC_AZURE_DISK, "diskURI"},
+	{"azureFile", SX_VSRC_AZURE_FILE, "shareName"},
+	{"cinder", SX_VSRC_CINDER, "volumeID"},
+	{"vsphereVolume", SX_VSRC_VSPHERE, "volumePath"},
+	{"portworxVolume", SX_VSRC_PORTWORX, "volumeID"},
+	{"rbd", SX_VSRC_RBD, "image"},
+	{"iscsi", SX_VSRC_ISCSI, "iqn"},
 };
 #define NSOURCES (sizeof(sources) / sizeof(sources[0]))
 
@@ -372,8 +375,8 @@ static int decode_pv_spec(const cJSON *spec, struct sx_pv *pv, struct sx_error *
 
 static int decode_pv_meta(const cJSON *json, struct sx_pv *pv, struct sx_error *err)
 {
-	static const char *const phases[] = { "", "Pending", "Available", "Bound", "Released",
-					      "Failed" };
+	static const char *const phases[] = {"",      "Pending",  "Available",
+					     "Bound", "Released", "Failed"};
 	const cJSON *ann;
 	sx_str beta = SX_STR_EMPTY, bbc = SX_STR_EMPTY;
 	int rc = annotations(json, &ann, err);
@@ -469,7 +472,8 @@ static int decode_pvc_annotations(const cJSON *json, struct sx_pvc *pvc, struct 
 		pvc->has_storage_class = true;
 	}
 	if (rc == 0)
-		rc = annotation(ann, "volume.kubernetes.io/selected-node", &pvc->selected_node, err);
+		rc = annotation(ann, "volume.kubernetes.io/selected-node", &pvc->selected_node,
+				err);
 	if (rc == 0)
 		rc = annotation(ann, "volume.kubernetes.io/storage-provisioner",
 				&pvc->storage_provisioner, err);
@@ -483,7 +487,7 @@ static int decode_pvc_annotations(const cJSON *json, struct sx_pvc *pvc, struct 
 
 static int decode_pvc_meta(const cJSON *json, struct sx_pvc *pvc, struct sx_error *err)
 {
-	static const char *const phases[] = { "", "Pending", "Bound", "Lost" };
+	static const char *const phases[] = {"", "Pending", "Bound", "Lost"};
 	const cJSON *md = sx_dec_get(json, "metadata"), *owners;
 	uint32_t n;
 	int rc = decode_pvc_annotations(json, pvc, err);
@@ -561,8 +565,7 @@ static int decode_allowed_topologies(const cJSON *json, struct sx_storage_class 
 			      &sc->allowed_topologies->nterms, decode_topology_term, NULL, err);
 }
 
-static int decode_binding_mode(const cJSON *json, struct sx_storage_class *sc,
-			       struct sx_error *err)
+static int decode_binding_mode(const cJSON *json, struct sx_storage_class *sc, struct sx_error *err)
 {
 	const char *mode;
 	int rc = sx_dec_string(json, "volumeBindingMode", &mode, err);
@@ -607,8 +610,7 @@ struct sx_storage_class *sx_decode_storage_class(const cJSON *json, struct sx_er
 /* ---------- CSINode ---------- */
 
 /* A driver's allocatable (elem: the sx_csi_driver_info). */
-static int decode_driver_allocatable(const cJSON *j, void *elem, void *arg,
-				     struct sx_error *err)
+static int decode_driver_allocatable(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
 	struct sx_csi_driver_info *d = elem;
 	int rc = sx_dec_int32(j, "count", &d->allocatable_count, &d->has_count, err);
@@ -751,8 +753,7 @@ static int decode_va_source(const cJSON *j, void *elem, void *arg, struct sx_err
 			     &((struct sx_volume_attachment *)elem)->pv_name, err);
 }
 
-struct sx_volume_attachment *sx_decode_volume_attachment(const cJSON *json,
-							  struct sx_error *err)
+struct sx_volume_attachment *sx_decode_volume_attachment(const cJSON *json, struct sx_error *err)
 {
 	struct sx_volume_attachment *va = sx_dec_new(json, sizeof(*va), err);
 	const cJSON *spec;

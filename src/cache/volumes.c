@@ -102,14 +102,14 @@ const struct sx_pv *const *sx_snapshot_pvs_by_class(const struct sx_snapshot *sn
 	return (const struct sx_pv *const *)by_key(snap, SX__G_PVS, cls, n);
 }
 
-const struct sx_csi_capacity *const *sx_snapshot_capacities_by_class(
-	const struct sx_snapshot *snap, sx_str cls, uint32_t *n)
+const struct sx_csi_capacity *const *sx_snapshot_capacities_by_class(const struct sx_snapshot *snap,
+								     sx_str cls, uint32_t *n)
 {
 	return (const struct sx_csi_capacity *const *)by_key(snap, SX__G_CSI_CAPACITIES, cls, n);
 }
 
-const struct sx_volume_attachment *const *sx_snapshot_attachments_on_node(
-	const struct sx_snapshot *snap, sx_str node, uint32_t *n)
+const struct sx_volume_attachment *const *
+sx_snapshot_attachments_on_node(const struct sx_snapshot *snap, sx_str node, uint32_t *n)
 {
 	return (const struct sx_volume_attachment *const *)by_key(snap, SX__G_VOLUME_ATTACHMENTS,
 								  node, n);
@@ -136,7 +136,7 @@ static uint32_t pvc_probe(const struct sx__pvc_set *s, sx_str ns, sx_str name)
 
 static int pvc_grow(struct sx__pvc_set *s)
 {
-	struct sx__pvc_set bigger = { s->cap ? s->cap * 2 : 16, s->n, NULL };
+	struct sx__pvc_set bigger = {s->cap ? s->cap * 2 : 16, s->n, NULL};
 
 	bigger.slots = sx_calloc(bigger.cap, sizeof(*bigger.slots));
 	if (!bigger.slots)
@@ -180,7 +180,7 @@ static int pvc_add(struct sx__pvc_set *s, sx_str ns, sx_str name, int sign)
 	if (s->slots[i].count == 0) {
 		if (sign < 0)
 			return 0; /* removing what was never added */
-		s->slots[i] = (struct sx_pvc_ref){ ns, name, 0 };
+		s->slots[i] = (struct sx_pvc_ref){ns, name, 0};
 		s->n++;
 	}
 	s->slots[i].count += sign;

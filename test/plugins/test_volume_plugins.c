@@ -7,25 +7,26 @@
 extern const struct sx_plugin sx_plugin_volume_restrictions;
 extern const struct sx_plugin sx_plugin_volume_zone;
 extern const struct sx_plugin sx_plugin_node_volume_limits;
-#define VR (&sx_plugin_volume_restrictions)
-#define VZ (&sx_plugin_volume_zone)
+#define VR  (&sx_plugin_volume_restrictions)
+#define VZ  (&sx_plugin_volume_zone)
 #define NVL (&sx_plugin_node_volume_limits)
 
-#define RWOP_POD(name, node)                                                               \
-	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"d\"},\"spec\":{" node          \
+#define RWOP_POD(name, node)                                                                       \
+	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"d\"},\"spec\":{" node                \
 	"\"volumes\":[{\"name\":\"v\",\"persistentVolumeClaim\":{\"claimName\":\"c1\"}}]}}"
 
 /* AddPod/RemovePod move the ReadWriteOncePod reference count. */
 static void test_rwop_add_remove(void)
 {
-	struct sx_cycle_state cs = { 0 };
+	struct sx_cycle_state cs = {0};
 	struct sx_node_set *set = NULL;
 	struct sx_cache *c = sx_cache_new();
 	char buf[256];
 
 	tu_add(c, "Node", "{\"metadata\":{\"name\":\"n\"}}");
-	tu_add(c, "PersistentVolumeClaim", "{\"metadata\":{\"name\":\"c1\",\"namespace\":\"d\"},"
-					   "\"spec\":{\"accessModes\":[\"ReadWriteOncePod\"]}}");
+	tu_add(c, "PersistentVolumeClaim",
+	       "{\"metadata\":{\"name\":\"c1\",\"namespace\":\"d\"},"
+	       "\"spec\":{\"accessModes\":[\"ReadWriteOncePod\"]}}");
 	tu_add(c, "Pod", RWOP_POD("holder", "\"nodeName\":\"n\","));
 	struct sx_snapshot *snap = sx_cache_snapshot(c);
 	struct sx_pod *pod = tu_pod(RWOP_POD("p", ""));
@@ -45,9 +46,9 @@ static void test_rwop_add_remove(void)
 	VR->state_free(clone);
 	VR->state_free(cs.slots[SX_SLOT_volume_restrictions]);
 	cs.slots[SX_SLOT_volume_restrictions] = NULL;
-	CHECK_STR(tu_status(VR->add_pod(NULL, &cs, pod, holder, tu_ni(snap, "n")), buf,
-			    sizeof(buf)),
-		  "Error: cannot read \"PreFilterVolumeRestrictions\" from cycleState");
+	CHECK_STR(
+		tu_status(VR->add_pod(NULL, &cs, pod, holder, tu_ni(snap, "n")), buf, sizeof(buf)),
+		"Error: cannot read \"PreFilterVolumeRestrictions\" from cycleState");
 	sx_pod_unref(pod);
 	sx_pod_unref(holder);
 	sx_snapshot_unref(snap);
@@ -57,7 +58,7 @@ static void test_rwop_add_remove(void)
 /* csi_test.go "ephemeral volume not owned": an Error status. */
 static void test_ephemeral_not_owned(void)
 {
-	struct sx_cycle_state cs = { 0 };
+	struct sx_cycle_state cs = {0};
 	struct sx_node_set *set = NULL;
 	struct sx_cache *c = sx_cache_new();
 	char buf[256];
@@ -84,16 +85,19 @@ static void test_ephemeral_not_owned(void)
 static void test_zone_clone(void)
 {
 	char buf[256];
-	struct sx_cycle_state cs = { 0 };
+	struct sx_cycle_state cs = {0};
 	struct sx_node_set *set = NULL;
 	struct sx_cache *c = sx_cache_new();
 
-	tu_add(c, "Node", "{\"metadata\":{\"name\":\"n\",\"labels\":{"
-			  "\"topology.kubernetes.io/zone\":\"b\"}}}");
-	tu_add(c, "PersistentVolume", "{\"metadata\":{\"name\":\"pv\",\"labels\":{"
-				      "\"topology.kubernetes.io/zone\":\"a__c\"}}}");
-	tu_add(c, "PersistentVolumeClaim", "{\"metadata\":{\"name\":\"c1\",\"namespace\":\"d\"},"
-					   "\"spec\":{\"volumeName\":\"pv\"}}");
+	tu_add(c, "Node",
+	       "{\"metadata\":{\"name\":\"n\",\"labels\":{"
+	       "\"topology.kubernetes.io/zone\":\"b\"}}}");
+	tu_add(c, "PersistentVolume",
+	       "{\"metadata\":{\"name\":\"pv\",\"labels\":{"
+	       "\"topology.kubernetes.io/zone\":\"a__c\"}}}");
+	tu_add(c, "PersistentVolumeClaim",
+	       "{\"metadata\":{\"name\":\"c1\",\"namespace\":\"d\"},"
+	       "\"spec\":{\"volumeName\":\"pv\"}}");
 	struct sx_snapshot *snap = sx_cache_snapshot(c);
 	struct sx_pod *pod = tu_pod(RWOP_POD("p", ""));
 
@@ -123,9 +127,10 @@ static sx_hint_fn hint_of(const struct sx_plugin *p, unsigned res)
 static void test_hints(void)
 {
 	struct sx_pod *pod = tu_pod(RWOP_POD("p", ""));
-	struct sx_pod *other_ns = tu_pod("{\"metadata\":{\"name\":\"q\",\"namespace\":\"e\"},"
-					 "\"spec\":{\"nodeName\":\"n\",\"volumes\":[{\"name\":\"v\","
-					 "\"persistentVolumeClaim\":{\"claimName\":\"c1\"}}]}}");
+	struct sx_pod *other_ns =
+		tu_pod("{\"metadata\":{\"name\":\"q\",\"namespace\":\"e\"},"
+		       "\"spec\":{\"nodeName\":\"n\",\"volumes\":[{\"name\":\"v\","
+		       "\"persistentVolumeClaim\":{\"claimName\":\"c1\"}}]}}");
 	struct sx_pod *same = tu_pod(RWOP_POD("q", "\"nodeName\":\"n\","));
 	struct sx_pod *novol = tu_pod("{\"metadata\":{\"name\":\"q\",\"namespace\":\"d\"},"
 				      "\"spec\":{\"nodeName\":\"n\"}}");
@@ -142,5 +147,5 @@ static void test_hints(void)
 	sx_pod_unref(novol);
 }
 
-SX_TESTS(SX_TEST(test_rwop_add_remove), SX_TEST(test_ephemeral_not_owned),
-	 SX_TEST(test_zone_clone), SX_TEST(test_hints))
+SX_TESTS(SX_TEST(test_rwop_add_remove), SX_TEST(test_ephemeral_not_owned), SX_TEST(test_zone_clone),
+	 SX_TEST(test_hints))

@@ -17,7 +17,7 @@ static void put(struct sx_cache *c, const char *text)
 {
 	cJSON *j = parse(text);
 	struct sx_object o;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	int rc = sx_decode_object(j, NULL, &o, &err);
 
 	cJSON_Delete(j);
@@ -31,7 +31,7 @@ static void put(struct sx_cache *c, const char *text)
 static struct sx_pod *pod_of(const char *text)
 {
 	cJSON *j = parse(text);
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_pod *pod = sx_decode_pod(j, &err);
 
 	cJSON_Delete(j);
@@ -46,9 +46,12 @@ static void test_listers(void)
 	uint32_t n;
 
 	put(c, "{'kind':'Node','metadata':{'name':'n1'}}");
-	put(c, "{'kind':'PersistentVolume','metadata':{'name':'pv-b'},'spec':{'storageClassName':'fast'}}");
-	put(c, "{'kind':'PersistentVolume','metadata':{'name':'pv-a'},'spec':{'storageClassName':'fast'}}");
-	put(c, "{'kind':'PersistentVolume','metadata':{'name':'pv-c'},'spec':{'storageClassName':'slow'}}");
+	put(c, "{'kind':'PersistentVolume','metadata':{'name':'pv-b'},'spec':{'storageClassName':'"
+	       "fast'}}");
+	put(c, "{'kind':'PersistentVolume','metadata':{'name':'pv-a'},'spec':{'storageClassName':'"
+	       "fast'}}");
+	put(c, "{'kind':'PersistentVolume','metadata':{'name':'pv-c'},'spec':{'storageClassName':'"
+	       "slow'}}");
 	put(c, "{'kind':'PersistentVolume','metadata':{'name':'pv-d'},'spec':{}}");
 	put(c, "{'kind':'StorageClass','metadata':{'name':'fast'},'provisioner':'p',"
 	       "'volumeBindingMode':'Immediate'}");
@@ -123,16 +126,16 @@ static void test_pvcs_in_use(void)
 
 	put(c, "{'kind':'Node','metadata':{'name':'n1'}}");
 	/* pending pods use nothing */
-	o = (struct sx_object){ SX_KIND_POD, volume_pod("p0", NULL) };
+	o = (struct sx_object){SX_KIND_POD, volume_pod("p0", NULL)};
 	CHECK_INT(sx_cache_upsert(c, &o), 0);
 	s = sx_cache_snapshot(c);
 	CHECK(!sx_snapshot_pvc_in_use(s, prod, data));
 	sx_snapshot_unref(s);
 
 	/* two bound pods share the claim; the ephemeral one is <pod>-<volume> */
-	o = (struct sx_object){ SX_KIND_POD, volume_pod("p1", "n1") };
+	o = (struct sx_object){SX_KIND_POD, volume_pod("p1", "n1")};
 	CHECK_INT(sx_cache_upsert(c, &o), 0);
-	o = (struct sx_object){ SX_KIND_POD, volume_pod("p2", "n1") };
+	o = (struct sx_object){SX_KIND_POD, volume_pod("p2", "n1")};
 	CHECK_INT(sx_cache_upsert(c, &o), 0);
 	s = sx_cache_snapshot(c);
 	CHECK(sx_snapshot_pvc_in_use(s, prod, data));
@@ -179,7 +182,7 @@ static void test_pvc_set_growth(void)
 			 "'nodeName':'n1','volumes':[{'name':'d','persistentVolumeClaim':"
 			 "{'claimName':'c%d'}}]}}",
 			 i, i % 7, i, i);
-		struct sx_object o = { SX_KIND_POD, pod_of(buf) };
+		struct sx_object o = {SX_KIND_POD, pod_of(buf)};
 		CHECK_INT(sx_cache_upsert(c, &o), 0);
 	}
 	for (int i = 0; i < 300; i += 2) {
@@ -219,8 +222,8 @@ static void on_object(void *ctx, enum sx_kind kind, const void *old_obj, const v
 static void test_listener(void)
 {
 	struct sx_cache *c = sx_cache_new();
-	struct events ev = { 0 };
-	struct sx_cache_listener l = { .ctx = &ev, .object_changed = on_object };
+	struct events ev = {0};
+	struct sx_cache_listener l = {.ctx = &ev, .object_changed = on_object};
 
 	sx_cache_set_listener(c, &l);
 	put(c, "{'kind':'CSIStorageCapacity','metadata':{'name':'c1','namespace':'ns'}}");

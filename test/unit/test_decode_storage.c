@@ -31,21 +31,21 @@ static int decode(const char *text, struct sx_object *o, struct sx_error *err)
 static void test_pv(void)
 {
 	struct sx_object o;
-	struct sx_error err = { 0 };
-	int rc = decode(
-		"{'kind':'PersistentVolume','metadata':{'name':'pv1','uid':'u1','resourceVersion':'7',"
-		" 'labels':{'topology.kubernetes.io/zone':'a__b'},"
-		" 'annotations':{'pv.kubernetes.io/bound-by-controller':'yes',"
-		"  'pv.kubernetes.io/provisioned-by':'ebs.csi.aws.com',"
-		"  'volume.beta.kubernetes.io/storage-class':'beta'}},"
-		" 'spec':{'storageClassName':'fast','capacity':{'storage':'10Gi'},"
-		"  'accessModes':['ReadWriteOnce','ReadOnlyMany'],'volumeMode':'Block',"
-		"  'csi':{'driver':'ebs.csi.aws.com','volumeHandle':'vol-1'},"
-		"  'claimRef':{'namespace':'prod','name':'data','uid':'c1'},"
-		"  'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchExpressions':"
-		"   [{'key':'zone','operator':'In','values':['a']}]}]}}},"
-		" 'status':{'phase':'Bound'}}",
-		&o, &err);
+	struct sx_error err = {0};
+	int rc = decode("{'kind':'PersistentVolume','metadata':{'name':'pv1','uid':'u1','"
+			"resourceVersion':'7',"
+			" 'labels':{'topology.kubernetes.io/zone':'a__b'},"
+			" 'annotations':{'pv.kubernetes.io/bound-by-controller':'yes',"
+			"  'pv.kubernetes.io/provisioned-by':'ebs.csi.aws.com',"
+			"  'volume.beta.kubernetes.io/storage-class':'beta'}},"
+			" 'spec':{'storageClassName':'fast','capacity':{'storage':'10Gi'},"
+			"  'accessModes':['ReadWriteOnce','ReadOnlyMany'],'volumeMode':'Block',"
+			"  'csi':{'driver':'ebs.csi.aws.com','volumeHandle':'vol-1'},"
+			"  'claimRef':{'namespace':'prod','name':'data','uid':'c1'},"
+			"  'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchExpressions':"
+			"   [{'key':'zone','operator':'In','values':['a']}]}]}}},"
+			" 'status':{'phase':'Bound'}}",
+			&o, &err);
 
 	CHECK_INT(rc, 0);
 	CHECK_INT(o.kind, SX_KIND_PV);
@@ -89,15 +89,19 @@ static void test_pv(void)
 static void test_pvc(void)
 {
 	struct sx_object o;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	int rc = decode(
-		"{'kind':'PersistentVolumeClaim','metadata':{'name':'data','namespace':'prod','uid':'c1',"
+		"{'kind':'PersistentVolumeClaim','metadata':{'name':'data','namespace':'prod','uid'"
+		":'c1',"
 		" 'ownerReferences':[{'uid':'x'},{'uid':'pod-uid','controller':true}],"
 		" 'annotations':{'volume.kubernetes.io/selected-node':'node-a',"
-		"  'pv.kubernetes.io/bind-completed':'yes','pv.kubernetes.io/bound-by-controller':'yes',"
+		"  "
+		"'pv.kubernetes.io/bind-completed':'yes','pv.kubernetes.io/"
+		"bound-by-controller':'yes',"
 		"  'volume.kubernetes.io/storage-provisioner':'p1',"
 		"  'volume.beta.kubernetes.io/storage-provisioner':'p2'}},"
-		" 'spec':{'volumeName':'pv1','storageClassName':'fast','accessModes':['ReadWriteOncePod'],"
+		" 'spec':{'volumeName':'pv1','storageClassName':'fast','accessModes':['"
+		"ReadWriteOncePod'],"
 		"  'selector':{'matchLabels':{'tier':'gold'}},'volumeAttributesClassName':'silver',"
 		"  'resources':{'requests':{'storage':'5Gi'}}},'status':{'phase':'Bound'}}",
 		&o, &err);
@@ -134,12 +138,13 @@ static void test_pvc(void)
 static void test_storage_class(void)
 {
 	struct sx_object o;
-	struct sx_error err = { 0 };
-	int rc = decode(
-		"{'kind':'StorageClass','metadata':{'name':'zonal'},'provisioner':'ebs.csi.aws.com',"
-		" 'volumeBindingMode':'WaitForFirstConsumer','allowedTopologies':[{'matchLabelExpressions':"
-		" [{'key':'topology.kubernetes.io/zone','values':['a','b']}]}]}",
-		&o, &err);
+	struct sx_error err = {0};
+	int rc = decode("{'kind':'StorageClass','metadata':{'name':'zonal'},'provisioner':'ebs.csi."
+			"aws.com',"
+			" 'volumeBindingMode':'WaitForFirstConsumer','allowedTopologies':[{'"
+			"matchLabelExpressions':"
+			" [{'key':'topology.kubernetes.io/zone','values':['a','b']}]}]}",
+			&o, &err);
 
 	CHECK_INT(rc, 0);
 	CHECK_INT(o.kind, SX_KIND_STORAGE_CLASS);
@@ -164,7 +169,7 @@ static void test_storage_class(void)
 static void test_csi_kinds(void)
 {
 	struct sx_object o;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	int rc = decode("{'kind':'CSINode','metadata':{'name':'n1','annotations':"
 			"{'storage.alpha.kubernetes.io/migrated-plugins':"
 			"'kubernetes.io/aws-ebs,kubernetes.io/gce-pd'}},"
@@ -194,10 +199,11 @@ static void test_csi_kinds(void)
 	CHECK_STR(S(d->name_id), "ebs.csi.aws.com");
 	sx_object_unref(&o);
 
-	rc = decode("{'kind':'CSIStorageCapacity','metadata':{'name':'c1','namespace':'kube-system'},"
-		    "'storageClassName':'zonal','capacity':'100Gi','maximumVolumeSize':'10Gi',"
-		    "'nodeTopology':{'matchLabels':{'topology.kubernetes.io/zone':'a'}}}",
-		    &o, &err);
+	rc = decode(
+		"{'kind':'CSIStorageCapacity','metadata':{'name':'c1','namespace':'kube-system'},"
+		"'storageClassName':'zonal','capacity':'100Gi','maximumVolumeSize':'10Gi',"
+		"'nodeTopology':{'matchLabels':{'topology.kubernetes.io/zone':'a'}}}",
+		&o, &err);
 	CHECK_INT(rc, 0);
 	const struct sx_csi_capacity *c = o.obj;
 	CHECK_STR(S(c->storage_class), "zonal");
@@ -221,17 +227,17 @@ static void test_csi_kinds(void)
 
 static void test_pod_volumes(void)
 {
-	cJSON *j = parse(
-		"{'metadata':{'name':'web-0','namespace':'prod'},'spec':{'volumes':["
-		"{'name':'data','persistentVolumeClaim':{'claimName':'data-web-0','readOnly':true}},"
-		"{'name':'scratch','ephemeral':{'volumeClaimTemplate':{'spec':{}}}},"
-		"{'name':'cfg','configMap':{'name':'c'}},"
-		"{'name':'pd','gcePersistentDisk':{'pdName':'disk-1','readOnly':true}},"
-		"{'name':'ebs','awsElasticBlockStore':{'volumeID':'vol-1'}},"
-		"{'name':'r','rbd':{'monitors':['m1','m2'],'image':'img'}},"
-		"{'name':'i','iscsi':{'iqn':'iqn.1','targetPortal':'t'}},"
-		"{'name':'c','csi':{'driver':'inline.csi'}}]}}");
-	struct sx_error err = { 0 };
+	cJSON *j = parse("{'metadata':{'name':'web-0','namespace':'prod'},'spec':{'volumes':["
+			 "{'name':'data','persistentVolumeClaim':{'claimName':'data-web-0','"
+			 "readOnly':true}},"
+			 "{'name':'scratch','ephemeral':{'volumeClaimTemplate':{'spec':{}}}},"
+			 "{'name':'cfg','configMap':{'name':'c'}},"
+			 "{'name':'pd','gcePersistentDisk':{'pdName':'disk-1','readOnly':true}},"
+			 "{'name':'ebs','awsElasticBlockStore':{'volumeID':'vol-1'}},"
+			 "{'name':'r','rbd':{'monitors':['m1','m2'],'image':'img'}},"
+			 "{'name':'i','iscsi':{'iqn':'iqn.1','targetPortal':'t'}},"
+			 "{'name':'c','csi':{'driver':'inline.csi'}}]}}");
+	struct sx_error err = {0};
 	struct sx_pod *pod = sx_decode_pod(j, &err);
 
 	cJSON_Delete(j);
@@ -274,64 +280,69 @@ static void test_malformed(void)
 	static const struct {
 		const char *json, *path, *msg;
 	} cases[] = {
-		{ "{'kind':'PersistentVolume','spec':{'nodeAffinity':{'required':{'nodeSelectorTerms':"
-		  "[{'matchExpressions':[{'key':'zone','operator':'Near','values':['a']}]}]}}}}",
-		  "spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].operator",
-		  "unknown operator \"Near\"" },
-		{ "{'kind':'PersistentVolume','spec':{'nodeAffinity':{'required':{'nodeSelectorTerms':"
-		  "{}}}}}",
-		  "spec.nodeAffinity.required.nodeSelectorTerms", "expected array, got object" },
-		{ "{'kind':'PersistentVolume','spec':{'nodeAffinity':{'required':[]}}}",
-		  "spec.nodeAffinity.required", "expected object, got array" },
-		{ "{'kind':'PersistentVolume','spec':{'capacity':{'storage':'ten gigs'}}}",
-		  "spec.capacity.storage", "invalid quantity \"ten gigs\"" },
-		{ "{'kind':'PersistentVolume','spec':{'capacity':{'storage':'-1Gi'}}}",
-		  "spec.capacity.storage", "negative quantity \"-1Gi\"" },
-		{ "{'kind':'PersistentVolume','spec':{'accessModes':['ReadWriteSometimes']}}",
-		  "spec.accessModes[0]", "unsupported access mode \"ReadWriteSometimes\"" },
-		{ "{'kind':'PersistentVolume','spec':{'accessModes':'ReadWriteOnce'}}",
-		  "spec.accessModes", "expected array, got string" },
-		{ "{'kind':'PersistentVolume','spec':{'volumeMode':'Raw'}}", "spec.volumeMode",
-		  "unsupported volume mode \"Raw\"" },
-		{ "{'kind':'PersistentVolume','spec':{'claimRef':{'name':3}}}", "spec.claimRef.name",
-		  "expected string, got number" },
-		{ "{'kind':'PersistentVolume','metadata':{'annotations':"
-		  "{'pv.kubernetes.io/provisioned-by':1}}}",
-		  "metadata.annotations.pv.kubernetes.io/provisioned-by",
-		  "expected string, got number" },
-		{ "{'kind':'PersistentVolumeClaim','spec':{'accessModes':[1]}}", "spec.accessModes[0]",
-		  "expected string, got number" },
-		{ "{'kind':'PersistentVolumeClaim','spec':{'resources':{'requests':{'storage':'1Qi'}}}}",
-		  "spec.resources.requests.storage", "invalid quantity \"1Qi\"" },
-		{ "{'kind':'PersistentVolumeClaim','metadata':{'annotations':"
-		  "{'volume.kubernetes.io/selected-node':false}}}",
-		  "metadata.annotations.volume.kubernetes.io/selected-node",
-		  "expected string, got boolean" },
-		{ "{'kind':'StorageClass','volumeBindingMode':'Later'}", "volumeBindingMode",
-		  "unsupported volume binding mode \"Later\"" },
-		{ "{'kind':'StorageClass','allowedTopologies':[{'matchLabelExpressions':[{'key':'z',"
-		  "'values':'a'}]}]}",
-		  "allowedTopologies[0].matchLabelExpressions[0].values", "expected array, got string" },
-		{ "{'kind':'CSINode','spec':{'drivers':[{'name':'d','allocatable':{'count':-1}}]}}",
-		  "spec.drivers[0].allocatable.count", "must be non-negative, got -1" },
-		{ "{'kind':'CSIDriver','spec':{'attachRequired':'yes'}}", "spec.attachRequired",
-		  "expected boolean, got string" },
-		{ "{'kind':'CSIStorageCapacity','capacity':'lots'}", "capacity",
-		  "invalid quantity \"lots\"" },
-		{ "{'kind':'CSIStorageCapacity','nodeTopology':{'matchExpressions':[{'key':'a',"
-		  "'operator':'Gt'}]}}",
-		  "nodeTopology.matchExpressions[0].operator", "unknown operator \"Gt\"" },
-		{ "{'kind':'VolumeAttachment','spec':{'source':{'persistentVolumeName':[]}}}",
-		  "spec.source.persistentVolumeName", "expected string, got array" },
-		{ "{'kind':'Pod','spec':{'volumes':[{'name':'r','rbd':{'monitors':'m1'}}]}}",
-		  "spec.volumes[0].rbd.monitors", "expected array, got string" },
-		{ "{'kind':'Pod','spec':{'volumes':[{'name':'g','gcePersistentDisk':{'readOnly':1}}]}}",
-		  "spec.volumes[0].gcePersistentDisk.readOnly", "expected boolean, got number" },
+		{"{'kind':'PersistentVolume','spec':{'nodeAffinity':{'required':{'"
+		 "nodeSelectorTerms':"
+		 "[{'matchExpressions':[{'key':'zone','operator':'Near','values':['a']}]}]}}}}",
+		 "spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].operator",
+		 "unknown operator \"Near\""},
+		{"{'kind':'PersistentVolume','spec':{'nodeAffinity':{'required':{'"
+		 "nodeSelectorTerms':"
+		 "{}}}}}",
+		 "spec.nodeAffinity.required.nodeSelectorTerms", "expected array, got object"},
+		{"{'kind':'PersistentVolume','spec':{'nodeAffinity':{'required':[]}}}",
+		 "spec.nodeAffinity.required", "expected object, got array"},
+		{"{'kind':'PersistentVolume','spec':{'capacity':{'storage':'ten gigs'}}}",
+		 "spec.capacity.storage", "invalid quantity \"ten gigs\""},
+		{"{'kind':'PersistentVolume','spec':{'capacity':{'storage':'-1Gi'}}}",
+		 "spec.capacity.storage", "negative quantity \"-1Gi\""},
+		{"{'kind':'PersistentVolume','spec':{'accessModes':['ReadWriteSometimes']}}",
+		 "spec.accessModes[0]", "unsupported access mode \"ReadWriteSometimes\""},
+		{"{'kind':'PersistentVolume','spec':{'accessModes':'ReadWriteOnce'}}",
+		 "spec.accessModes", "expected array, got string"},
+		{"{'kind':'PersistentVolume','spec':{'volumeMode':'Raw'}}", "spec.volumeMode",
+		 "unsupported volume mode \"Raw\""},
+		{"{'kind':'PersistentVolume','spec':{'claimRef':{'name':3}}}", "spec.claimRef.name",
+		 "expected string, got number"},
+		{"{'kind':'PersistentVolume','metadata':{'annotations':"
+		 "{'pv.kubernetes.io/provisioned-by':1}}}",
+		 "metadata.annotations.pv.kubernetes.io/provisioned-by",
+		 "expected string, got number"},
+		{"{'kind':'PersistentVolumeClaim','spec':{'accessModes':[1]}}",
+		 "spec.accessModes[0]", "expected string, got number"},
+		{"{'kind':'PersistentVolumeClaim','spec':{'resources':{'requests':{'storage':'1Qi'}"
+		 "}}}",
+		 "spec.resources.requests.storage", "invalid quantity \"1Qi\""},
+		{"{'kind':'PersistentVolumeClaim','metadata':{'annotations':"
+		 "{'volume.kubernetes.io/selected-node':false}}}",
+		 "metadata.annotations.volume.kubernetes.io/selected-node",
+		 "expected string, got boolean"},
+		{"{'kind':'StorageClass','volumeBindingMode':'Later'}", "volumeBindingMode",
+		 "unsupported volume binding mode \"Later\""},
+		{"{'kind':'StorageClass','allowedTopologies':[{'matchLabelExpressions':[{'key':'z',"
+		 "'values':'a'}]}]}",
+		 "allowedTopologies[0].matchLabelExpressions[0].values",
+		 "expected array, got string"},
+		{"{'kind':'CSINode','spec':{'drivers':[{'name':'d','allocatable':{'count':-1}}]}}",
+		 "spec.drivers[0].allocatable.count", "must be non-negative, got -1"},
+		{"{'kind':'CSIDriver','spec':{'attachRequired':'yes'}}", "spec.attachRequired",
+		 "expected boolean, got string"},
+		{"{'kind':'CSIStorageCapacity','capacity':'lots'}", "capacity",
+		 "invalid quantity \"lots\""},
+		{"{'kind':'CSIStorageCapacity','nodeTopology':{'matchExpressions':[{'key':'a',"
+		 "'operator':'Gt'}]}}",
+		 "nodeTopology.matchExpressions[0].operator", "unknown operator \"Gt\""},
+		{"{'kind':'VolumeAttachment','spec':{'source':{'persistentVolumeName':[]}}}",
+		 "spec.source.persistentVolumeName", "expected string, got array"},
+		{"{'kind':'Pod','spec':{'volumes':[{'name':'r','rbd':{'monitors':'m1'}}]}}",
+		 "spec.volumes[0].rbd.monitors", "expected array, got string"},
+		{"{'kind':'Pod','spec':{'volumes':[{'name':'g','gcePersistentDisk':{'readOnly':1}}]"
+		 "}}",
+		 "spec.volumes[0].gcePersistentDisk.readOnly", "expected boolean, got number"},
 	};
 
 	for (size_t i = 0; i < SX_ARRAY_SIZE(cases); i++) {
 		struct sx_object o;
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 
 		CHECK(decode(cases[i].json, &o, &err) < 0);
 		CHECK(o.obj == NULL);
@@ -348,7 +359,7 @@ static void test_state_error_names_object(void)
 		"'spec':{'drivers':[{'name':'ebs.csi.aws.com','allocatable':{'count':-3}}]}}]}";
 	char *s = strdup(doc);
 	struct sx_cache *cache = sx_cache_new();
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	for (char *p = s; *p; p++)
 		if (*p == '\'')
