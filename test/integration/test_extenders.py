@@ -274,6 +274,33 @@ def test_bind_and_managed(tmp):
         api.stop()
 
 
+def test_client_qps_from_file(tmp):
+    """clientConnection.qps/burst from the file is what the client uses:
+    500 bindings finish well inside the 8 s a 50/s limiter would need."""
+    api = FakeApi(tmp)
+    try:
+        api.apply([{"op": "create", "object": node(i, True)} for i in range(10)])
+        kc = os.path.join(tmp, "kc-qps.json")
+        write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port)
+        cfg = write(os.path.join(tmp, "qps.json"), {
+            "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {"qps": 5000, "burst": 5000}})
+        sx = Serve(tmp, kc, "qps", "--standalone", "-v=1", "--config", cfg)
+        check(sx.wait_ready(), "qps: ready")
+        check("API client: 5000 requests/s, burst 5000" in sx.logtext(),
+              "qps: the client runs at the file's rate")
+        t0 = time.time()
+        api.apply([{"op": "create", "object": pod("q-%d" % i)} for i in range(500)])
+        check(wait_for(lambda: all(p["spec"].get("nodeName") for p in pods_state(api, "q-")), 30),
+              "qps: 500 pods bound")
+        dt = time.time() - t0
+        check(dt < 8.0, "qps: not throttled at 50/s (500 bindings took %.1f s)" % dt)
+        sx.stop()
+    finally:
+        api.stop()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(os.path.basename(__file__),
-                       [test_schedext_extender, test_failing_extender, test_bind_and_managed]))
+                       [test_schedext_extender, test_failing_extender, test_bind_and_managed,
+                        test_client_qps_from_file]))
