@@ -131,7 +131,7 @@ static int parse_groups(struct fit *f, const cJSON *args, struct sx_arg_errors *
 
 static bool json_int32(const cJSON *it, int64_t *out)
 {
-	if (!cJSON_IsNumber(it) || it->valuedouble != (double)(int64_t)it->valuedouble ||
+	if (!cJSON_IsNumber(it) || !sx_double_is_int64(it->valuedouble) ||
 	    it->valuedouble < -2147483648.0 || it->valuedouble > 2147483647.0)
 		return false;
 	*out = (int64_t)it->valuedouble;

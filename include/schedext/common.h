@@ -70,4 +70,12 @@ void sx_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 #define SX_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define SX_UNUSED(x) ((void)(x))
 
+/* v is an integer an int64_t holds. The range is tested before the
+ * conversion, which is undefined behaviour for inf (JSON "1e999"), NaN or
+ * any value out of range. */
+static inline bool sx_double_is_int64(double v)
+{
+	return v >= -9.2e18 && v <= 9.2e18 && v == (double)(int64_t)v;
+}
+
 #endif /* SCHEDEXT_COMMON_H */

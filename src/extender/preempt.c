@@ -49,7 +49,9 @@ static int parse_victims(const cJSON *entry, bool meta, const struct sx_node_inf
 	if (!sx_ext_env_get(entry, "Pods", &pods, msg, sizeof(msg)) ||
 	    !sx_ext_env_get(entry, "NumPDBViolations", &num, msg, sizeof(msg)))
 		return sx_ext_fail(out, log, 400, "victims of node %.200s: %s", name, msg);
-	if (num && (!cJSON_IsNumber(num) || num->valuedouble != (double)(int64_t)num->valuedouble ||
+	/* range first: converting inf (from "1e999") or beyond to an integer
+	 * is undefined behaviour (found by fuzz_extender_preempt) */
+	if (num && (!cJSON_IsNumber(num) || !sx_double_is_int64(num->valuedouble) ||
 		    num->valuedouble < 0 || num->valuedouble > 1e15))
 		return sx_ext_fail(out, log, 400, "victims of node %.200s: NumPDBViolations: expected a non-negative integer", name);
 	if (pods && !cJSON_IsArray(pods))

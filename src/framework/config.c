@@ -133,7 +133,7 @@ static int read_weight(const cJSON *item, int64_t *weight, struct sx_error *err)
 	*weight = 0;
 	if (!w || cJSON_IsNull(w))
 		return 0;
-	if (!cJSON_IsNumber(w) || w->valuedouble != (double)(int64_t)w->valuedouble ||
+	if (!cJSON_IsNumber(w) || !sx_double_is_int64(w->valuedouble) ||
 	    w->valuedouble < 0 || w->valuedouble > 2147483647.0)
 		return sx_error_set(err, SX_EINVAL,
 				    "weight: Invalid value: %s: must be an integer in [0, 2147483647]",
@@ -541,7 +541,7 @@ static int read_int_field(const cJSON *root, const char *key, double min, double
 	if (!v || cJSON_IsNull(v))
 		return 0;
 	if (!cJSON_IsNumber(v) || v->valuedouble < min || v->valuedouble > max ||
-	    v->valuedouble != (double)(int64_t)v->valuedouble)
+	    !sx_double_is_int64(v->valuedouble))
 		return sx_error_set(err, SX_EINVAL, "%s: Invalid value: must be an integer in [%g, %g]",
 				    key, min, max);
 	*out = v->valuedouble;

@@ -598,10 +598,16 @@ static void *prioritize_one(void *arg)
 		const cJSON *score = cJSON_GetObjectItem(it, "Score");
 		int at = cJSON_IsString(host) ? find_node(snap, host->valuestring) : -1;
 
-		if (at < 0 || j->pos[at] < 0 || !cJSON_IsNumber(score))
-			continue;
-		j->add[j->pos[at]] += (int64_t)score->valuedouble * j->e->cfg->weight *
-				      (SX_MAX_NODE_SCORE / MAX_EXTENDER_PRIORITY);
+		int64_t inc, sum;
+
+		if (at < 0 || j->pos[at] < 0 || !cJSON_IsNumber(score) ||
+		    !sx_double_is_int64(score->valuedouble))
+			continue; /* a score no int64 holds cannot be decoded, as upstream */
+		if (__builtin_mul_overflow((int64_t)score->valuedouble, j->e->cfg->weight, &inc) ||
+		    __builtin_mul_overflow(inc, SX_MAX_NODE_SCORE / MAX_EXTENDER_PRIORITY, &inc) ||
+		    __builtin_add_overflow(j->add[j->pos[at]], inc, &sum))
+			continue; /* no wrap-around into a nonsense total */
+		j->add[j->pos[at]] = sum;
 	}
 	cJSON_Delete(reply);
 	return NULL;

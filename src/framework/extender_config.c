@@ -206,7 +206,7 @@ static int read_weight(const cJSON *obj, int64_t *out, struct sx_error *err)
 	*out = 0;
 	if (!w || cJSON_IsNull(w))
 		return 0;
-	if (!cJSON_IsNumber(w) || w->valuedouble != (double)(int64_t)w->valuedouble ||
+	if (!cJSON_IsNumber(w) || !sx_double_is_int64(w->valuedouble) ||
 	    w->valuedouble > 9.2e18 || w->valuedouble < -9.2e18) {
 		sx_error_set(err, SX_EINVAL, "expected an integer");
 		sx_error_prefix(err, "weight");

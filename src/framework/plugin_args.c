@@ -35,7 +35,7 @@ int sx_arg_errors_finish(const struct sx_arg_errors *e, struct sx_error *err)
 /* An integral JSON number (within int32 when narrow). */
 static bool integral(const cJSON *v, bool narrow)
 {
-	if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble)
+	if (!cJSON_IsNumber(v) || !sx_double_is_int64(v->valuedouble))
 		return false;
 	return !narrow || (v->valuedouble >= INT32_MIN && v->valuedouble <= INT32_MAX);
 }
