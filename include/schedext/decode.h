@@ -59,4 +59,9 @@ int sx_parse_time(const char *s, int64_t *out);
  * caller, or NULL with err set (msg names line/column). */
 struct cJSON *sx_parse_documents(const char *data, size_t len, struct sx_error *err);
 
+/* obj[key] when it is a string, else NULL (obj may be NULL). */
+const char *sx_json_string(const struct cJSON *obj, const char *key);
+/* "List" or "<Kind>List": a list document whose items are objects. */
+bool sx_kind_is_list(const char *kind);
+
 #endif /* SCHEDEXT_DECODE_H */

@@ -560,3 +560,17 @@ int sx_parse_time(const char *s, int64_t *out)
 	       sign * (oh * 3600 + om * 60);
 	return 0;
 }
+
+const char *sx_json_string(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
+}
+
+bool sx_kind_is_list(const char *kind)
+{
+	size_t n = kind ? strlen(kind) : 0;
+
+	return n >= 4 && strcmp(kind + n - 4, "List") == 0;
+}

@@ -59,19 +59,12 @@ static void warn_unknown(struct loader *l, const char *kind)
 	}
 }
 
-static const char *json_str(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
-}
-
 /* " (pod default/web-1)", " (pod)" or "" from whatever the JSON shows. */
 static void describe(const cJSON *item, const char *kind, char *buf, size_t len)
 {
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(item, "metadata");
-	const char *name = cJSON_IsObject(meta) ? json_str(meta, "name") : NULL;
-	const char *ns = cJSON_IsObject(meta) ? json_str(meta, "namespace") : NULL;
+	const char *name = cJSON_IsObject(meta) ? sx_json_string(meta, "name") : NULL;
+	const char *ns = cJSON_IsObject(meta) ? sx_json_string(meta, "namespace") : NULL;
 	char lower[64];
 	size_t i;
 
@@ -122,7 +115,7 @@ static int push(struct loader *l, const struct sx_object *o)
 static int load_item(struct loader *l, const cJSON *item, const char *list_kind,
 		     const char *where)
 {
-	const char *own = cJSON_IsObject(item) ? json_str(item, "kind") : NULL;
+	const char *own = cJSON_IsObject(item) ? sx_json_string(item, "kind") : NULL;
 	const char *kind = own && *own ? own : list_kind;
 	struct sx_object o;
 	const struct sx_meta *m;
@@ -149,13 +142,6 @@ static int load_item(struct loader *l, const cJSON *item, const char *list_kind,
 		sx_error_set(l->err, SX_ENOMEM, "%s: out of memory", l->name);
 	}
 	return rc;
-}
-
-static bool ends_with_list(const char *kind)
-{
-	size_t n = kind ? strlen(kind) : 0;
-
-	return n >= 4 && strcmp(kind + n - 4, "List") == 0;
 }
 
 /* A List document: every item, kind from the item or "<X>List". */
@@ -203,8 +189,8 @@ static int load_document(struct loader *l, const cJSON *doc, int index, bool str
 		sx_error_set(l->err, SX_EINVAL, "%s: %s: expected an object", l->name, where);
 		return SX_EINVAL;
 	}
-	kind = json_str(doc, "kind");
-	if (!ends_with_list(kind))
+	kind = sx_json_string(doc, "kind");
+	if (!sx_kind_is_list(kind))
 		return load_item(l, doc, NULL, where);
 	snprintf(prefix, sizeof(prefix), "%s", stream ? where : "");
 	if (stream)

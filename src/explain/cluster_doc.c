@@ -15,18 +15,6 @@
 #define LIST_PAGE 500
 #define MAX_LIST_PAGES 100000
 
-static const char *str_of(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static bool is_list_kind(const char *kind)
-{
-	size_t n = kind ? strlen(kind) : 0;
-	return n >= 4 && strcmp(kind + n - 4, "List") == 0;
-}
-
 /* Moves every item of list (a parsed XList) into out, giving items without
  * a kind the list's item kind. */
 static int take_list_items(cJSON *out, cJSON *list, const char *list_kind)
@@ -71,8 +59,8 @@ int sx_cluster_doc_read(struct sx_cluster_doc *doc, const char *path, struct sx_
 		doc->items = cJSON_CreateArray();
 	while (doc->items && docs->child && rc == 0) {
 		cJSON *d = cJSON_DetachItemViaPointer(docs, docs->child);
-		const char *kind = str_of(d, "kind");
-		if (cJSON_IsObject(d) && is_list_kind(kind)) {
+		const char *kind = sx_json_string(d, "kind");
+		if (cJSON_IsObject(d) && sx_kind_is_list(kind)) {
 			rc = take_list_items(doc->items, d, kind);
 			cJSON_Delete(d);
 		} else if (cJSON_IsObject(d)) {
@@ -167,10 +155,10 @@ static int list_collection(struct sx_cluster_doc *doc, struct sx_kube *kube, con
 		if (rc != 0)
 			return rc > 0 ? 0 : rc;
 		const cJSON *meta = cJSON_GetObjectItemCaseSensitive(list, "metadata");
-		const char *next = str_of(meta, "continue");
+		const char *next = sx_json_string(meta, "continue");
 		if (next && *next)
 			cont = escape_query(next);
-		rc = take_list_items(doc->items, list, str_of(list, "kind"));
+		rc = take_list_items(doc->items, list, sx_json_string(list, "kind"));
 		cJSON_Delete(list);
 		if (rc < 0 || (next && *next && !cont)) {
 			free(cont);
@@ -215,8 +203,8 @@ struct cJSON *sx_cluster_doc_find(const struct sx_cluster_doc *doc, const char *
 	cJSON_ArrayForEach(it, doc->items)
 	{
 		const cJSON *meta = cJSON_GetObjectItemCaseSensitive(it, "metadata");
-		const char *k = str_of(it, "kind"), *n = str_of(meta, "name");
-		const char *itns = str_of(meta, "namespace");
+		const char *k = sx_json_string(it, "kind"), *n = sx_json_string(meta, "name");
+		const char *itns = sx_json_string(meta, "namespace");
 		if (!k || !n || strcmp(k, kind) != 0 || strcmp(n, name) != 0)
 			continue;
 		if (!ns || strcmp(itns ? itns : "default", ns) == 0)
@@ -237,7 +225,7 @@ int sx_cluster_doc_load(const struct sx_cluster_doc *doc, struct sx_cache *cache
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
 	cJSON_ArrayForEach(it, doc->items)
 	{
-		const char *kind = str_of(it, "kind");
+		const char *kind = sx_json_string(it, "kind");
 		if (kind && sx_kind_from_name(kind) == SX_KIND_UNKNOWN)
 			continue;
 		if (!cJSON_AddItemReferenceToArray(docs, it)) {

@@ -10,12 +10,6 @@
 #include "schedext/decode.h"
 #include "schedext/whatif.h"
 
-static const char *str_of(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* ---------- names in use: an open-addressing set of "Kind/ns/name" ---------- */
 
 struct sx_name_set {
@@ -113,11 +107,11 @@ static void name_set_free(struct sx_name_set *set)
 static void object_key(char *buf, size_t len, const cJSON *obj)
 {
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-	const char *kind = str_of(obj, "kind"), *ns = str_of(meta, "namespace");
+	const char *kind = sx_json_string(obj, "kind"), *ns = sx_json_string(meta, "namespace");
 	if (kind && !strcmp(kind, "Pod") && !ns)
 		ns = "default";
 	key_of(buf, len, kind ? kind : "", kind && !strcmp(kind, "Node") ? "" : ns,
-	       str_of(meta, "name") ? str_of(meta, "name") : "");
+	       sx_json_string(meta, "name") ? sx_json_string(meta, "name") : "");
 }
 
 /* The set of names in use, built from the document on first call. */
@@ -214,13 +208,13 @@ static cJSON *parse_one(const char *text, size_t len, const char *kind, struct s
 		return NULL;
 	obj = cJSON_GetArraySize(docs) == 1 ? cJSON_DetachItemFromArray(docs, 0) : NULL;
 	cJSON_Delete(docs);
-	k = str_of(obj, "kind");
+	k = sx_json_string(obj, "kind");
 	if (!cJSON_IsObject(obj) || !k || strcmp(k, kind) != 0) {
 		cJSON_Delete(obj);
 		sx_error_set(err, SX_EINVAL, "expected exactly one object of kind %s", kind);
 		return NULL;
 	}
-	if (!str_of(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name")) {
+	if (!sx_json_string(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name")) {
 		cJSON_Delete(obj);
 		sx_error_set(err, SX_EINVAL, "%s: metadata.name: required", kind);
 		return NULL;
@@ -272,10 +266,10 @@ int sx_whatif_add_node(struct sx_whatif *w, const char *text, size_t len, uint32
 
 	if (rc < 0 || !(node = parse_one(text, len, "Node", err)))
 		return rc < 0 ? rc : SX_EINVAL;
-	name = str_of(cJSON_GetObjectItemCaseSensitive(node, "metadata"), "name");
+	name = sx_json_string(cJSON_GetObjectItemCaseSensitive(node, "metadata"), "name");
 	for (uint32_t i = 0; rc == 0 && i < copies; i++) {
 		cJSON *c = named_copy(node, name, i ? i + 1 : 0);
-		const char *cname = c ? str_of(cJSON_GetObjectItemCaseSensitive(c, "metadata"), "name")
+		const char *cname = c ? sx_json_string(cJSON_GetObjectItemCaseSensitive(c, "metadata"), "name")
 				      : NULL;
 		int taken = c ? claim_name(w, c) : SX_ENOMEM;
 		if (taken < 0)
@@ -313,7 +307,7 @@ static bool pod_stays_with_node(const cJSON *pod)
 	cJSON_ArrayForEach(ref, cJSON_GetObjectItemCaseSensitive(meta, "ownerReferences"))
 	{
 		const cJSON *ctl = cJSON_GetObjectItemCaseSensitive(ref, "controller");
-		const char *kind = str_of(ref, "kind");
+		const char *kind = sx_json_string(ref, "kind");
 		if (cJSON_IsTrue(ctl) && kind && strcmp(kind, "DaemonSet") == 0)
 			return true;
 	}
@@ -326,7 +320,7 @@ static int make_pending(struct sx_whatif *w, cJSON *pod)
 {
 	cJSON *spec = object_of(pod, "spec"), *status;
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
-	const char *ns = str_of(meta, "namespace");
+	const char *ns = sx_json_string(meta, "namespace");
 
 	if (!spec)
 		return SX_ENOMEM;
@@ -335,7 +329,7 @@ static int make_pending(struct sx_whatif *w, cJSON *pod)
 	status = cJSON_AddObjectToObject(pod, "status");
 	if (!status || !cJSON_AddStringToObject(status, "phase", "Pending"))
 		return SX_ENOMEM;
-	return push_pending(w, ns ? ns : "default", str_of(meta, "name"));
+	return push_pending(w, ns ? ns : "default", sx_json_string(meta, "name"));
 }
 
 /* Pods bound to node: re-placed, or (remove) deleted with it. */
@@ -347,9 +341,9 @@ static int evict_pods(struct sx_whatif *w, const char *node, bool removing, unsi
 	*moved = 0;
 	while (it && rc == 0) {
 		cJSON *next = it->next;
-		const char *kind = str_of(it, "kind");
-		const char *on = str_of(cJSON_GetObjectItemCaseSensitive(it, "spec"), "nodeName");
-		const char *phase = str_of(cJSON_GetObjectItemCaseSensitive(it, "status"), "phase");
+		const char *kind = sx_json_string(it, "kind");
+		const char *on = sx_json_string(cJSON_GetObjectItemCaseSensitive(it, "spec"), "nodeName");
+		const char *phase = sx_json_string(cJSON_GetObjectItemCaseSensitive(it, "status"), "phase");
 		bool terminal = phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
 
 		if (kind && !strcmp(kind, "Pod") && on && !strcmp(on, node) && !terminal) {
@@ -421,12 +415,12 @@ int sx_whatif_cordon(struct sx_whatif *w, const char *name, struct sx_error *err
 static int add_pod_copies(struct sx_whatif *w, const cJSON *pod, const char *name,
 			  uint32_t first, uint32_t copies, bool bare_first, struct sx_error *err)
 {
-	const char *ns = str_of(cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "namespace");
+	const char *ns = sx_json_string(cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "namespace");
 	int rc = 0;
 
 	for (uint32_t i = first; rc == 0 && i < first + copies; i++) {
 		cJSON *c = named_copy(pod, name, bare_first && i == first ? 0 : i);
-		const char *cname = c ? str_of(cJSON_GetObjectItemCaseSensitive(c, "metadata"), "name")
+		const char *cname = c ? sx_json_string(cJSON_GetObjectItemCaseSensitive(c, "metadata"), "name")
 				      : NULL;
 		if (!c || !set_str(cJSON_GetObjectItemCaseSensitive(c, "metadata"), "namespace",
 				   ns ? ns : "default")) {
@@ -459,7 +453,7 @@ int sx_whatif_add_pods(struct sx_whatif *w, const char *text, size_t len, uint32
 	if (rc < 0 || !(pod = parse_one(text, len, "Pod", err)))
 		return rc < 0 ? rc : SX_EINVAL;
 	snprintf(name, sizeof(name), "%s",
-		 str_of(cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "name"));
+		 sx_json_string(cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "name"));
 	rc = add_pod_copies(w, pod, name, 1, copies, true, err);
 	if (rc == 0)
 		note(w, "added %2$u pod(s) like %1$s", name, copies);
@@ -537,11 +531,11 @@ int sx_whatif_add_cluster_pending(struct sx_whatif *w, const struct sx_config *c
 	{
 		const cJSON *meta = cJSON_GetObjectItemCaseSensitive(it, "metadata");
 		const cJSON *spec = cJSON_GetObjectItemCaseSensitive(it, "spec");
-		const char *kind = str_of(it, "kind"), *name = str_of(meta, "name");
-		const char *ns = str_of(meta, "namespace"), *sched = str_of(spec, "schedulerName");
-		const char *phase = str_of(cJSON_GetObjectItemCaseSensitive(it, "status"), "phase");
+		const char *kind = sx_json_string(it, "kind"), *name = sx_json_string(meta, "name");
+		const char *ns = sx_json_string(meta, "namespace"), *sched = sx_json_string(spec, "schedulerName");
+		const char *phase = sx_json_string(cJSON_GetObjectItemCaseSensitive(it, "status"), "phase");
 
-		if (!kind || strcmp(kind, "Pod") != 0 || !name || str_of(spec, "nodeName") ||
+		if (!kind || strcmp(kind, "Pod") != 0 || !name || sx_json_string(spec, "nodeName") ||
 		    cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp"))
 			continue;
 		if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
