@@ -156,8 +156,9 @@ soak: install-deps
 	nice -n 10 python3 test/soak/soak.py --bin $(BIN) --minutes $(SOAK_MINUTES)
 
 
-# What only the tests need: headless Chromium for the operators' page test.
-TEST_DEB_PKGS := chromium
+# What only the tests need: headless Chromium for the operators' page test,
+# and a font for its screenshot where apt is set to skip Recommends.
+TEST_DEB_PKGS := chromium fonts-liberation
 install-test-deps: install-deps
 	@if command -v chromium >/dev/null; then :; else \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
