@@ -322,6 +322,10 @@ static int apply_cluster(const cJSON *cl, struct cfg_file *from, struct sx_kube_
 	n = strlen(cfg->server);
 	while (n > 0 && cfg->server[n - 1] == '/')
 		cfg->server[--n] = '\0';
+	/* "https:///" strips to the bare scheme: a URL with no host. */
+	if (!strchr(cfg->server, ':') || strlen(strchr(cfg->server, ':')) <= 3)
+		return sx_error_set(err, SX_EINVAL, "kubeconfig %s: cluster.server: no host: %s",
+				    from->path, server);
 	cfg->insecure = cJSON_IsTrue(insecure) ||
 			(cJSON_IsString(insecure) && strcmp(insecure->valuestring, "true") == 0);
 	if (sni && *sni) {

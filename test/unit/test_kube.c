@@ -336,6 +336,8 @@ static void test_kubeconfig_errors(void)
 	expect_error(buf, NULL, "kubeconfig %s: cluster.server: missing");
 	snprintf(buf, sizeof(buf), "%sclusters:\n- name: c\n  cluster: {server: ftp://x}\n", ctx);
 	expect_error(buf, NULL, "kubeconfig %s: cluster.server: not an http(s) URL: ftp://x");
+	snprintf(buf, sizeof(buf), "%sclusters:\n- name: c\n  cluster: {server: 'http:///'}\n", ctx);
+	expect_error(buf, NULL, "kubeconfig %s: cluster.server: no host: http:///");
 	snprintf(buf, sizeof(buf),
 		 "%sclusters:\n- name: c\n  cluster: {server: 'https://x', certificate-authority-data: '%%%%'}\n",
 		 ctx);
