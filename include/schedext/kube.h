@@ -31,6 +31,10 @@ struct sx_kube_opts {
  * NULL with err naming the file/field on failure. */
 struct sx_kube *sx_kube_new(const struct sx_kube_opts *opts, struct sx_error *err);
 void sx_kube_free(struct sx_kube *kube);
+/* Obtains the credential now (an exec credential plugin runs if none is
+ * cached), so a front end can fail at startup with the plugin's error
+ * instead of retrying in the background. 0 when no credential is needed. */
+int sx_kube_authenticate(struct sx_kube *kube, struct sx_error *err);
 /* Server URL (for the "connected to" log line). */
 const char *sx_kube_server(const struct sx_kube *kube);
 
@@ -130,6 +134,80 @@ int sx_kube_annotate_pvc(struct sx_kube *kube, const char *ns, const char *name,
 /* ---------- kube internals shared by kube.c, kubeconfig.c, informer.c and
  * test/unit/test_kube.c (not for other modules) ---------- */
 
+/* users[].user.exec of a kubeconfig (client-go api.ExecConfig, apiVersion
+ * client.authentication.k8s.io/v1 or v1beta1). Parsing never runs the
+ * command; the client runs it on first use (sx_exec_auth_apply). Every
+ * string is owned and freed by sx_exec_config_free. */
+enum sx_exec_interactive { SX_EXEC_NEVER, SX_EXEC_IF_AVAILABLE, SX_EXEC_ALWAYS };
+struct sx_exec_config {
+	char *command;        /* with a '/': resolved against the kubeconfig's
+			       * directory; a bare name is looked up in PATH */
+	char **args;          /* nargs of them */
+	size_t nargs;
+	char **env;           /* "NAME=value", nenv of them, added to the environment */
+	size_t nenv;
+	char *api_version;    /* client.authentication.k8s.io/v1 or v1beta1 */
+	char *install_hint;   /* shown when the command is not found, or NULL */
+	char *cluster_config; /* JSON of the cluster's client.authentication.k8s.io/exec
+			       * extension (spec.cluster.config), or NULL */
+	char *user;           /* the users[] entry's name, for messages */
+	char *source;         /* the kubeconfig file that entry came from */
+	enum sx_exec_interactive interactive;
+	bool provide_cluster_info;
+	unsigned timeout_ms;  /* wall-clock bound of one run; 0 = 30 s */
+	size_t max_output;    /* bound of stdout; 0 = 1 MiB */
+};
+void sx_exec_config_free(struct sx_exec_config *x);
+
+/* What one run of the plugin returned (status of its ExecCredential).
+ * PEM blobs as text. Clear with sx_exec_credential_clear (wipes secrets). */
+struct sx_exec_credential {
+	char *token;                /* NULL when only a client certificate */
+	char *cert_data, *key_data; /* both or neither */
+	size_t cert_len, key_len;
+	int64_t expiry;             /* unix seconds; 0 = none (good until a 401) */
+};
+void sx_exec_credential_clear(struct sx_exec_credential *c);
+
+struct sx_kube_config;
+/* Decodes a plugin's stdout (data[0..len)) against x (apiVersion must
+ * match). 0 and *c filled, else negative with err naming the kubeconfig,
+ * the user and the field; secrets never appear in messages. */
+int sx_exec_credential_parse(const struct sx_exec_config *x, const char *data, size_t len,
+			     struct sx_exec_credential *c, struct sx_error *err);
+/* KUBERNETES_EXEC_INFO's value: an ExecCredential with spec.interactive
+ * false and, with provideClusterInfo, spec.cluster from cfg. Caller frees;
+ * NULL when out of memory. */
+char *sx_exec_info(const struct sx_exec_config *x, const struct sx_kube_config *cfg);
+/* Runs the plugin once (fork + execve, no shell; stdin /dev/null, its own
+ * process group, bounded by x->timeout_ms and x->max_output; stderr kept
+ * up to 4 KiB for the error message) and decodes its output. Callable from
+ * any thread. 0 and *c filled, else negative with err set. */
+int sx_exec_run(const struct sx_exec_config *x, const struct sx_kube_config *cfg,
+		struct sx_exec_credential *c, struct sx_error *err);
+
+/* The credential cache of one client (client-go's exec Authenticator):
+ * runs the plugin on first use, when the credential's expirationTimestamp
+ * passed, and after a 401. Thread-safe: one mutex serializes the plugin's
+ * runs, so concurrent requests wait for one run instead of starting many. */
+struct sx_exec_auth;
+/* cfg (borrowed, must outlive the result) has cfg->exec set. */
+struct sx_exec_auth *sx_exec_auth_new(const struct sx_kube_config *cfg);
+void sx_exec_auth_free(struct sx_exec_auth *a);
+/* Puts the current credential on curl handle h (void * = CURL *): the
+ * "Authorization: Bearer" header line into hdr ("" when the credential has
+ * no token) and the client certificate and key as PEM blobs. *gen names
+ * the credential for sx_exec_auth_invalidate. Negative with err set when
+ * the plugin fails. */
+int sx_exec_auth_apply(struct sx_exec_auth *a, void *h, char *hdr, size_t len, uint64_t *gen,
+		       struct sx_error *err);
+/* A request made with credential gen got 401: the next apply runs the
+ * plugin again, unless it already did since (gen 0 = unknown: ignored when
+ * the credential is less than a second old). */
+void sx_exec_auth_invalidate(struct sx_exec_auth *a, uint64_t gen);
+/* How many times the plugin ran (tests). */
+unsigned sx_exec_auth_runs(struct sx_exec_auth *a);
+
 /* Resolved connection settings. Every string is owned (free with
  * sx_kube_config_clear). PEM blobs are raw PEM, already base64-decoded. */
 struct sx_kube_config {
@@ -147,6 +225,7 @@ struct sx_kube_config {
 	char *token_file;      /* re-read periodically; wins over token */
 	char *tls_server_name;
 	bool insecure;
+	struct sx_exec_config *exec; /* credential plugin, or NULL */
 };
 void sx_kube_config_clear(struct sx_kube_config *cfg);
 /* Loads a kubeconfig: `paths` is one path or a ':'-separated list

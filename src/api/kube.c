@@ -35,6 +35,7 @@ struct sx_kube {
 	CURL *pool[POOL_MAX];
 	int npool;
 	struct curl_slist *connect_to; /* tls-server-name redirection, or NULL */
+	struct sx_exec_auth *exec;     /* exec credential plugin's cache, or NULL */
 };
 
 static struct curl_slist *make_connect_to(const struct sx_kube_config *c);
@@ -44,37 +45,6 @@ static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static void curl_init_once(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-/* ---------- token bucket ---------- */
-
-void sx_token_bucket_init(struct sx_token_bucket *tb, double qps, int burst, uint64_t now_ns)
-{
-	tb->rate = qps > 0 ? qps : 50;
-	tb->burst = burst > 0 ? burst : 100;
-	tb->tokens = tb->burst;
-	tb->last_ns = now_ns;
-	pthread_mutex_init(&tb->mu, NULL);
-}
-
-uint64_t sx_token_bucket_reserve(struct sx_token_bucket *tb, uint64_t now_ns)
-{
-	uint64_t wait = 0;
-
-	pthread_mutex_lock(&tb->mu);
-	if (now_ns > tb->last_ns) {
-		tb->tokens += (double)(now_ns - tb->last_ns) * 1e-9 * tb->rate;
-		if (tb->tokens > tb->burst)
-			tb->tokens = tb->burst;
-		tb->last_ns = now_ns;
-	}
-	/* Reservation semantics: the token is taken now, possibly driving the
-	 * balance negative; the caller sleeps until it would have been there. */
-	tb->tokens -= 1.0;
-	if (tb->tokens < 0)
-		wait = (uint64_t)(-tb->tokens / tb->rate * 1e9 + 0.5);
-	pthread_mutex_unlock(&tb->mu);
-	return wait;
 }
 
 static void sleep_ns(uint64_t ns)
@@ -126,6 +96,13 @@ struct sx_kube *sx_kube_new(const struct sx_kube_opts *opts, struct sx_error *er
 	if (kube->cfg.token)
 		kube->token = sx_strdup(kube->cfg.token);
 	kube->connect_to = make_connect_to(&kube->cfg);
+	/* client-go ignores exec when a token or client certificate is set. */
+	if (kube->cfg.exec && !kube->cfg.token && !kube->cfg.token_file && !kube->cfg.cert_file &&
+	    !kube->cfg.cert_data && !(kube->exec = sx_exec_auth_new(&kube->cfg))) {
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		sx_kube_free(kube);
+		return NULL;
+	}
 	return kube;
 }
 
@@ -140,6 +117,7 @@ void sx_kube_free(struct sx_kube *kube)
 	free(kube->token);
 	free(kube->user_agent);
 	curl_slist_free_all(kube->connect_to);
+	sx_exec_auth_free(kube->exec);
 	sx_kube_config_clear(&kube->cfg);
 	pthread_mutex_destroy(&kube->mu);
 	pthread_mutex_destroy(&kube->bucket.mu);
@@ -158,6 +136,18 @@ void sx_kube_invalidate_token(struct sx_kube *kube)
 	pthread_mutex_lock(&kube->mu);
 	kube->token_ns = 0;
 	pthread_mutex_unlock(&kube->mu);
+	if (kube->exec)
+		sx_exec_auth_invalidate(kube->exec, 0);
+}
+
+int sx_kube_authenticate(struct sx_kube *kube, struct sx_error *err)
+{
+	char auth[MAX_TOKEN_HDR];
+	int rc = kube->exec ? sx_exec_auth_apply(kube->exec, NULL, auth, sizeof(auth), NULL, err)
+			    : 0;
+
+	memset(auth, 0, sizeof(auth));
+	return rc;
 }
 
 /* "Authorization: Bearer ..." header into out, or "" without a token.
@@ -301,10 +291,26 @@ static int set_tls(struct sx_kube *kube, CURL *h)
 	return 0;
 }
 
-int sx_kube_setup_handle(struct sx_kube *kube, void *curl, const char *path,
-			 struct curl_slist **headers, struct sx_error *err)
+/* The credential onto h: *gen names an exec plugin's credential. */
+static int authenticate(struct sx_kube *kube, CURL *h, char *auth, size_t len, uint64_t *gen,
+			struct sx_error *err)
 {
-	CURL *h = curl;
+	char msg[sizeof(err->msg)];
+
+	if (!kube->exec) {
+		auth_header(kube, auth, len);
+		return 0;
+	}
+	if (sx_exec_auth_apply(kube->exec, h, auth, len, gen, err) == 0)
+		return 0;
+	snprintf(msg, sizeof(msg), "%s", err->msg);
+	sx_log(0, "getting credentials: %s", msg);
+	return sx_error_set(err, SX_EINVAL, "getting credentials: %s", msg);
+}
+
+static int setup_handle(struct sx_kube *kube, CURL *h, const char *path,
+			struct curl_slist **headers, uint64_t *gen, struct sx_error *err)
+{
 	char url[4096], auth[MAX_TOKEN_HDR];
 	struct curl_slist *hdrs = NULL;
 
@@ -322,8 +328,10 @@ int sx_kube_setup_handle(struct sx_kube *kube, void *curl, const char *path,
 	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	set_tls(kube, h);
+	*headers = NULL;
+	if (authenticate(kube, h, auth, sizeof(auth), gen, err))
+		return SX_EINVAL;
 	hdrs = curl_slist_append(hdrs, "Accept: application/json");
-	auth_header(kube, auth, sizeof(auth));
 	if (auth[0])
 		hdrs = curl_slist_append(hdrs, auth);
 	memset(auth, 0, sizeof(auth));
@@ -331,6 +339,12 @@ int sx_kube_setup_handle(struct sx_kube *kube, void *curl, const char *path,
 	if (!hdrs)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
 	return 0;
+}
+
+int sx_kube_setup_handle(struct sx_kube *kube, void *curl, const char *path,
+			 struct curl_slist **headers, struct sx_error *err)
+{
+	return setup_handle(kube, curl, path, headers, NULL, err);
 }
 
 /* ---------- requests ---------- */
@@ -398,7 +412,7 @@ static void transport_error(struct sx_kube *kube, CURLcode rc, const char *ebuf,
 /* One attempt. 0 when a response arrived (status set), else negative. */
 static int attempt(struct sx_kube *kube, const char *method, const char *path,
 		   const char *ctype, const char *body, size_t blen, long *status, struct resp *r,
-		   struct sx_error *err)
+		   uint64_t *gen, struct sx_error *err)
 {
 	CURL *h = pool_get(kube);
 	struct curl_slist *hdrs = NULL;
@@ -408,7 +422,7 @@ static int attempt(struct sx_kube *kube, const char *method, const char *path,
 
 	if (!h)
 		return sx_error_set(err, SX_ENOMEM, "curl_easy_init failed");
-	ret = sx_kube_setup_handle(kube, h, path, &hdrs, err);
+	ret = setup_handle(kube, h, path, &hdrs, gen, err);
 	if (ret)
 		goto out;
 	if (ctype) {
@@ -459,6 +473,7 @@ int sx_kube_request(struct sx_kube *kube, const char *method, const char *path,
 {
 	struct resp r;
 	bool reauthed = false;
+	uint64_t gen = 0;
 	int rc = SX_EIO;
 
 	*status = 0;
@@ -471,17 +486,22 @@ int sx_kube_request(struct sx_kube *kube, const char *method, const char *path,
 		sx_buf_reset(&r.body);
 		r.retry_after = -1;
 		sx_kube_throttle(kube, NULL);
-		rc = attempt(kube, method, path, content_type, body, body_len, status, &r, err);
+		rc = attempt(kube, method, path, content_type, body, body_len, status, &r, &gen,
+			     err);
 		if (rc) {
-			/* Transport failure: only idempotent reads are retried. */
-			if (strcmp(method, "GET") != 0 || i == MAX_ATTEMPTS - 1)
+			/* Transport failure: only idempotent reads are retried
+			 * (a failed credential plugin is not a transport one). */
+			if (strcmp(method, "GET") != 0 || i == MAX_ATTEMPTS - 1 || rc == SX_EINVAL)
 				break;
 			sleep_ns(backoff_ns(i, -1));
 			continue;
 		}
-		if (*status == 401 && !reauthed && kube->cfg.token_file) {
+		if (*status == 401 && !reauthed && (kube->cfg.token_file || kube->exec)) {
 			reauthed = true;
-			sx_kube_invalidate_token(kube);
+			if (kube->exec)
+				sx_exec_auth_invalidate(kube->exec, gen);
+			else
+				sx_kube_invalidate_token(kube);
 			continue;
 		}
 		if ((*status == 429 || *status >= 500) && i < MAX_ATTEMPTS - 1) {

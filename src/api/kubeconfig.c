@@ -51,6 +51,7 @@ void sx_kube_config_clear(struct sx_kube_config *cfg)
 	free(cfg->token);
 	free(cfg->token_file);
 	free(cfg->tls_server_name);
+	sx_exec_config_free(cfg->exec);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -344,20 +345,185 @@ static int apply_cluster(const cJSON *cl, struct cfg_file *from, struct sx_kube_
 	return 0;
 }
 
-static int apply_user(const cJSON *u, struct cfg_file *from, struct sx_kube_config *cfg,
-		      struct sx_error *err)
+#define EXEC_V1 "client.authentication.k8s.io/v1"
+#define EXEC_V1BETA1 "client.authentication.k8s.io/v1beta1"
+
+static int exec_error(const struct cfg_file *from, const char *user, const char *field,
+		      const char *what, const char *value, struct sx_error *err)
+{
+	return sx_error_set(err, SX_EINVAL,
+			    "kubeconfig %s: users[%s].user.exec.%s: %s%s%.200s%s", from->path,
+			    user, field, what, value ? " \"" : "", value ? value : "",
+			    value ? "\"" : "");
+}
+
+/* exec.args: a list of strings (NULL/absent = none). */
+static int exec_args(const cJSON *arr, struct sx_exec_config *x, const struct cfg_file *from,
+		     struct sx_error *err)
+{
+	const cJSON *it;
+
+	if (!arr || cJSON_IsNull(arr))
+		return 0;
+	if (!cJSON_IsArray(arr))
+		return exec_error(from, x->user, "args", "not a list", NULL, err);
+	x->args = sx_calloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof(*x->args));
+	if (!x->args)
+		return oom(from, err);
+	cJSON_ArrayForEach(it, arr) {
+		if (!cJSON_IsString(it))
+			return exec_error(from, x->user, "args", "not a list of strings", NULL, err);
+		x->args[x->nargs] = sx_strdup(it->valuestring);
+		if (!x->args[x->nargs++])
+			return oom(from, err);
+	}
+	return 0;
+}
+
+/* exec.env: a list of {name, value} into "NAME=value" strings. */
+static int exec_env(const cJSON *arr, struct sx_exec_config *x, const struct cfg_file *from,
+		    struct sx_error *err)
+{
+	char what[300];
+	const cJSON *it;
+
+	if (!arr || cJSON_IsNull(arr))
+		return 0;
+	if (!cJSON_IsArray(arr))
+		return exec_error(from, x->user, "env", "not a list", NULL, err);
+	x->env = sx_calloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof(*x->env));
+	if (!x->env)
+		return oom(from, err);
+	cJSON_ArrayForEach(it, arr) {
+		const char *name = get_str(it, "name"), *value = get_str(it, "value");
+		size_t n;
+
+		snprintf(what, sizeof(what), "env variable name must be specified for %s to use "
+			 "exec authentication plugin", x->user);
+		if (!name || !*name || strchr(name, '='))
+			return exec_error(from, x->user, "env", what, NULL, err);
+		n = strlen(name) + (value ? strlen(value) : 0) + 2;
+		x->env[x->nenv] = malloc(n);
+		if (!x->env[x->nenv])
+			return oom(from, err);
+		snprintf(x->env[x->nenv++], n, "%s=%s", name, value ? value : "");
+	}
+	return 0;
+}
+
+/* exec.interactiveMode: required for v1, IfAvailable by default for
+ * v1beta1 (clientcmd's defaulting and validation). */
+static int exec_mode(const cJSON *e, struct sx_exec_config *x, const struct cfg_file *from,
+		     struct sx_error *err)
+{
+	const char *mode = get_str(e, "interactiveMode");
+	char what[300];
+
+	if (!mode || !*mode) {
+		x->interactive = SX_EXEC_IF_AVAILABLE;
+		if (strcmp(x->api_version, EXEC_V1BETA1) == 0)
+			return 0;
+		snprintf(what, sizeof(what), "interactiveMode must be specified for %s to use "
+			 "exec authentication plugin", x->user);
+		return exec_error(from, x->user, "interactiveMode", what, NULL, err);
+	}
+	if (strcmp(mode, "Never") == 0)
+		x->interactive = SX_EXEC_NEVER;
+	else if (strcmp(mode, "IfAvailable") == 0)
+		x->interactive = SX_EXEC_IF_AVAILABLE;
+	else if (strcmp(mode, "Always") == 0)
+		x->interactive = SX_EXEC_ALWAYS;
+	else {
+		snprintf(what, sizeof(what), "invalid interactiveMode for %s:", x->user);
+		return exec_error(from, x->user, "interactiveMode", what, mode, err);
+	}
+	return 0;
+}
+
+static bool json_true(const cJSON *v)
+{
+	return cJSON_IsTrue(v) || (cJSON_IsString(v) && strcmp(v->valuestring, "true") == 0);
+}
+
+/* user.exec (client-go api.ExecConfig), validated as clientcmd does. The
+ * command is only recorded here; nothing runs until the client's first
+ * request. */
+static int load_exec(const cJSON *e, const char *user, struct cfg_file *from,
+		     struct sx_kube_config *cfg, struct sx_error *err)
+{
+	const char *api = get_str(e, "apiVersion"), *cmd = get_str(e, "command");
+	const char *hint = get_str(e, "installHint");
+	struct sx_exec_config *x;
+	char what[300];
+	int rc;
+
+	if (!e || cJSON_IsNull(e))
+		return 0;
+	if (!cJSON_IsObject(e))
+		return sx_error_set(err, SX_EINVAL, "kubeconfig %s: users[%s].user.exec: not a "
+				    "mapping", from->path, user);
+	x = cfg->exec = sx_calloc(1, sizeof(*x));
+	if (!x || !(x->user = sx_strdup(user)) || !(x->source = sx_strdup(from->path)))
+		return oom(from, err);
+	if (!cmd || !*cmd) {
+		snprintf(what, sizeof(what), "command must be specified for %s to use exec "
+			 "authentication plugin", user);
+		return exec_error(from, user, "command", what, NULL, err);
+	}
+	if (!api || !*api) {
+		snprintf(what, sizeof(what), "apiVersion must be specified for %s to use exec "
+			 "authentication plugin", user);
+		return exec_error(from, user, "apiVersion", what, NULL, err);
+	}
+	if (strcmp(api, EXEC_V1) != 0 && strcmp(api, EXEC_V1BETA1) != 0)
+		return exec_error(from, user, "apiVersion", "exec plugin: invalid apiVersion", api,
+				  err);
+	x->api_version = sx_strdup(api);
+	x->command = strchr(cmd, '/') ? resolve_path(from->dir, cmd) : sx_strdup(cmd);
+	if (!x->api_version || !x->command || (hint && !(x->install_hint = sx_strdup(hint))))
+		return oom(from, err);
+	x->provide_cluster_info = json_true(cJSON_GetObjectItemCaseSensitive(e,
+									     "provideClusterInfo"));
+	rc = exec_mode(e, x, from, err);
+	if (!rc)
+		rc = exec_args(cJSON_GetObjectItemCaseSensitive(e, "args"), x, from, err);
+	if (!rc)
+		rc = exec_env(cJSON_GetObjectItemCaseSensitive(e, "env"), x, from, err);
+	return rc;
+}
+
+/* clusters[].cluster.extensions[client.authentication.k8s.io/exec]: passed
+ * to a plugin with provideClusterInfo as spec.cluster.config. */
+static int exec_cluster_config(const cJSON *cl, struct sx_exec_config *x)
+{
+	const cJSON *exts = cJSON_GetObjectItemCaseSensitive(cl, "extensions"), *it;
+
+	if (!cJSON_IsArray(exts))
+		return 0;
+	cJSON_ArrayForEach(it, exts) {
+		const char *name = get_str(it, "name");
+		const cJSON *ext = cJSON_GetObjectItemCaseSensitive(it, "extension");
+
+		if (!name || strcmp(name, "client.authentication.k8s.io/exec") != 0 || !ext)
+			continue;
+		x->cluster_config = cJSON_PrintUnformatted(ext);
+		return x->cluster_config ? 0 : SX_ENOMEM;
+	}
+	return 0;
+}
+
+static int apply_user(const cJSON *u, const char *user, struct cfg_file *from,
+		      struct sx_kube_config *cfg, struct sx_error *err)
 {
 	const char *tok = get_str(u, "token"), *tf = get_str(u, "tokenFile");
 	int rc;
 
 	if (!u)
 		return 0;
-	if (cJSON_GetObjectItemCaseSensitive(u, "exec"))
-		return sx_error_set(err, SX_EINVAL,
-				    "kubeconfig %s: user.exec: exec credential plugins are not "
-				    "supported", from->path);
-	rc = load_pem(u, "client-certificate", from, &cfg->cert_file, &cfg->cert_data,
-		      &cfg->cert_len, err);
+	rc = load_exec(cJSON_GetObjectItemCaseSensitive(u, "exec"), user, from, cfg, err);
+	if (!rc)
+		rc = load_pem(u, "client-certificate", from, &cfg->cert_file, &cfg->cert_data,
+			      &cfg->cert_len, err);
 	if (!rc)
 		rc = load_pem(u, "client-key", from, &cfg->key_file, &cfg->key_data,
 			      &cfg->key_len, err);
@@ -410,7 +576,9 @@ static int apply_context(struct cfg_file *files, int n, const char *ctxname,
 		if (!u)
 			return sx_error_set(err, SX_ENOENT, "kubeconfig %s: user \"%s\" not found",
 					    cfrom->path, user);
-		rc = apply_user(u, from, cfg, err);
+		rc = apply_user(u, user, from, cfg, err);
+		if (!rc && cfg->exec && exec_cluster_config(cl, cfg->exec))
+			rc = oom(from, err);
 		if (rc)
 			return rc;
 	}

@@ -431,6 +431,12 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 		if (!s->kube)
 			return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
 		sx_log(1, "connecting to %s", sx_kube_server(s->kube));
+		/* An exec credential plugin that fails is a startup error. */
+		if (sx_kube_authenticate(s->kube, &err) != 0) {
+			fprintf(stderr, "schedext serve: %s\n",
+				sx_error_string(&err, ebuf, sizeof(ebuf)));
+			return 1;
+		}
 		s->inf = sx_informers_start(s->kube, s->cache, &err);
 		if (!s->inf) {
 			fprintf(stderr, "schedext serve: %s\n", sx_error_string(&err, ebuf, sizeof(ebuf)));

@@ -352,7 +352,8 @@ static void test_kubeconfig_errors(void)
 		 "%sclusters:\n- name: c\n  cluster: {server: 'https://x'}\nusers:\n- name: u\n  user: {exec: {command: aws}}\n",
 		 ctx);
 	expect_error(buf, NULL,
-		     "kubeconfig %s: user.exec: exec credential plugins are not supported");
+		     "kubeconfig %s: users[u].user.exec.apiVersion: apiVersion must be specified "
+		     "for u to use exec authentication plugin");
 	snprintf(buf, sizeof(buf),
 		 "%sclusters:\n- name: c\n  cluster: {server: 'https://x'}\nusers:\n- name: u\n  user: {client-certificate-data: UEVN}\n",
 		 ctx);
