@@ -37,6 +37,10 @@ struct sx_scheduler_opts {
 	 * rate limiters, kube-api.md §7.2); NULL = share `kube`. */
 	const struct sx_kube_opts *kube_opts;
 	struct sx_informers *inf;             /* scheduling waits for its sync; may be NULL */
+	/* delayCacheUntilActive with leader election: inf is NULL and the
+	 * scheduler starts the informers into `cache` (through `kube`) only
+	 * once it holds the lease, as kube-scheduler does. */
+	bool delay_cache_until_active;
 	struct sx_pool *pool;                 /* Filter/Score fan-out; may be NULL */
 	struct sx_metrics *metrics;           /* may be NULL */
 	struct sx_extenders *extenders;       /* the config's extenders; may be NULL */

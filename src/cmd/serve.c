@@ -385,6 +385,13 @@ static int setup_extenders(struct serve *s)
 	return -1;
 }
 
+/* delayCacheUntilActive only matters to a standalone scheduler that
+ * elects a leader: the standby keeps no cache (upstream's semantics). */
+static bool delay_cache(const struct serve *s, const struct serve_args *a)
+{
+	return a->standalone && s->leader_elect && s->cfg->delay_cache_until_active;
+}
+
 /* Builds the profile, cache and cluster source. Returns -1 to go on, or an
  * exit code (2 for bad configuration, 1 for runtime failures). */
 static int serve_setup(struct serve *s, const struct serve_args *a)
@@ -437,8 +444,9 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 				sx_error_string(&err, ebuf, sizeof(ebuf)));
 			return 1;
 		}
-		s->inf = sx_informers_start(s->kube, s->cache, &err);
-		if (!s->inf) {
+		/* delayed: the scheduler starts them once it leads */
+		s->inf = delay_cache(s, a) ? NULL : sx_informers_start(s->kube, s->cache, &err);
+		if (!s->inf && !delay_cache(s, a)) {
 			fprintf(stderr, "schedext serve: %s\n", sx_error_string(&err, ebuf, sizeof(ebuf)));
 			return 1;
 		}
@@ -466,10 +474,10 @@ static int start_standalone(struct serve *s, const struct serve_args *a)
 				       .metrics = s->metrics, .extenders = s->extenders,
 				       .leader_elect = s->leader_elect, .lease_name = s->le_name,
 				       .lease_namespace = s->le_ns, .lease_duration_s = s->le_s[0],
-				       .renew_deadline_s = s->le_s[1], .retry_period_s = s->le_s[2] };
+				       .renew_deadline_s = s->le_s[1], .retry_period_s = s->le_s[2],
+				       .delay_cache_until_active = delay_cache(s, a) };
 	struct sx_error err = { 0 };
 
-	(void)a;
 	if (sx_scheduler_start(&o, &s->sched, &err) < 0)
 		return usage_error("%s", err.msg);
 	return -1;

@@ -84,6 +84,7 @@ struct sx_scheduler {
 	struct sx_nominated_set *cur_nom; /* the running cycle's nominations */
 	struct sx_nominator nom_proxy;    /* for DefaultPreemption: reads cur_nom */
 	struct sx_preempter *preempter;   /* evicts victims off the loop thread */
+	struct sx_informers *own_inf;     /* started on leadership (delayCacheUntilActive) */
 };
 
 static bool leading(struct sx_scheduler *s)
@@ -518,11 +519,37 @@ static void schedule_one(struct sx_scheduler *s, struct sx_queue_item *it)
 	sx_pod_unref(cur);
 }
 
+/* delayCacheUntilActive: a standby fills no cache (no LIST, no watch)
+ * until it leads; then the informers start and scheduling waits for their
+ * sync like at startup. A failed start is retried every second. */
+static void start_cache_when_leading(struct sx_scheduler *s)
+{
+	struct sx_error err = { 0 };
+
+	sx_log(1, "standalone scheduler: delayCacheUntilActive: the cache fills once leading");
+	while (!atomic_load(&s->stop) && !leading(s))
+		usleep(100000);
+	while (!atomic_load(&s->stop) && !s->own_inf) {
+		s->own_inf = sx_informers_start(s->o.kube, s->o.cache, &err);
+		if (!s->own_inf) {
+			sx_log(0, "standalone scheduler: cannot start informers: %s", err.msg);
+			usleep(1000000);
+		}
+	}
+	if (s->own_inf)
+		sx_log(1, "standalone scheduler: leading: informers started");
+}
+
 static void *loop_thread(void *arg)
 {
 	struct sx_scheduler *s = arg;
+	const struct sx_informers *inf = s->o.inf;
 
-	while (!atomic_load(&s->stop) && s->o.inf && !sx_informers_synced(s->o.inf))
+	if (s->o.delay_cache_until_active) {
+		start_cache_when_leading(s);
+		inf = s->own_inf;
+	}
+	while (!atomic_load(&s->stop) && inf && !sx_informers_synced(inf))
 		usleep(50000);
 	sx_log(1, "standalone scheduler: %s", s->o.leader_elect ? "waiting for the lease"
 								: "scheduling");
@@ -864,6 +891,8 @@ void sx_scheduler_stop(struct sx_scheduler *s)
 	atomic_store(&s->stop, true);
 	sx_queue_close(s->q);
 	pthread_join(s->loop, NULL);
+	sx_informers_stop(s->own_inf); /* no cache event reaches the listener after this */
+	s->own_inf = NULL;
 	sx_preemption_set_env(NULL);
 	sx_preempter_stop(s->preempter); /* its events go out before events_stop */
 	s->preempter = NULL;

@@ -556,10 +556,53 @@ def test_preemption_policy_never(tmp):
         api.stop()
 
 
+def test_delay_cache_until_active(tmp):
+    """delayCacheUntilActive with leader election: a standby lists and
+    watches nothing while another instance holds the lease; once the lease
+    is free it fills its cache and schedules (kube-scheduler's semantics)."""
+    api = FakeApi(tmp)
+    kc = os.path.join(tmp, "kubeconfig-delay")
+    write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port)
+    cfg = os.path.join(tmp, "delay.yaml")
+    with open(cfg, "w") as f:
+        f.write("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                "delayCacheUntilActive: true\nleaderElection:\n  leaderElect: true\n"
+                "  leaseDuration: 4s\n  renewDeadline: 3s\n  retryPeriod: 1s\n"
+                "  resourceName: delayed\n  resourceNamespace: kube-system\n")
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+    try:
+        api.apply([{"op": "create", "object": node(i)} for i in range(3)] +
+                  [{"op": "create", "object": pod("p-%d" % i, "100m", "64Mi")} for i in range(5)] +
+                  [{"op": "create", "object": {
+                      "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                      "metadata": {"name": "delayed", "namespace": "kube-system"},
+                      "spec": {"holderIdentity": "someone-else", "leaseDurationSeconds": 600,
+                               "acquireTime": now, "renewTime": now}}}])
+        lists0 = api.control("records")["lists"]
+        sx = Sched(tmp, kc, "sx-delay", "--config", cfg)
+        check(sx.wait_ready(), "the standby is ready")
+        time.sleep(2.5)
+        check(api.control("records")["lists"] == lists0,
+              "a standby lists nothing (%d lists)" % (api.control("records")["lists"] - lists0))
+        check(len(unbound(api)) == 5, "a standby binds nothing")
+        # the other holder goes away: its lease is released
+        lease = lease_of(api, "delayed")
+        lease["spec"].update({"holderIdentity": "", "leaseDurationSeconds": 1})
+        api.apply([{"op": "update", "object": lease}])
+        check(wait_for(lambda: not unbound(api), 20), "the new leader fills its cache and binds")
+        check(api.control("records")["lists"] > lists0, "it listed once leading")
+        check(lease_of(api, "delayed")["spec"]["holderIdentity"] not in ("", "someone-else"),
+              "it holds the lease")
+        check(sx.stop() == 0, "clean exit")
+    finally:
+        api.stop()
+
+
 def main():
     return run_tests("test_standalone.py",
                      (test_thousand_pods, test_leader_election, test_preemption_minimal_victims,
-                      test_preemption_respects_pdb, test_preemption_policy_never))
+                      test_preemption_respects_pdb, test_preemption_policy_never,
+                      test_delay_cache_until_active))
 
 
 if __name__ == "__main__":
