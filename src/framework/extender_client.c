@@ -50,6 +50,20 @@ static void curl_init_once(void)
 
 /* ---------- construction ---------- */
 
+static void define_metrics(struct sx_metrics *m)
+{
+	/* 1 ms .. 16 s, doubling: httpTimeout defaults to 5 s */
+	double buckets[15];
+
+	for (unsigned i = 0; i < SX_ARRAY_SIZE(buckets); i++)
+		buckets[i] = 0.001 * (double)(1u << i);
+	sx_metrics_define(m, "schedext_extender_requests_total", SX_METRIC_COUNTER,
+			  "Calls to configured extenders, by extender, verb and result.", NULL, 0);
+	sx_metrics_define(m, "schedext_extender_request_duration_seconds", SX_METRIC_HISTOGRAM,
+			  "Round-trip time of calls to configured extenders, by extender and verb.",
+			  buckets, SX_ARRAY_SIZE(buckets));
+}
+
 struct sx_extenders *sx_extenders_new(const struct sx_extender_cfg *cfgs, unsigned n,
 				      struct sx_metrics *metrics, struct sx_error *err)
 {
@@ -88,9 +102,7 @@ struct sx_extenders *sx_extenders_new(const struct sx_extender_cfg *cfgs, unsign
 	x->n = k;
 	x->metrics = metrics;
 	if (metrics)
-		sx_metrics_define(metrics, "schedext_extender_requests_total", SX_METRIC_COUNTER,
-				  "Calls to configured extenders, by extender, verb and result.",
-				  NULL, 0);
+		define_metrics(metrics);
 	for (unsigned i = 0; i < k; i++) {
 		if (!x->ext[i].base) {
 			sx_extenders_free(x);
@@ -243,15 +255,21 @@ static void transport_error(CURLcode rc, const char *url, const char *ebuf,
 	sx_error_set(err, SX_EIO, "Post \"%s\": %s", url, why);
 }
 
+/* One call: its result and its round-trip time (transport and decoding),
+ * so that a slow extender shows in the dashboards before it times out. */
 static void count(struct sx_extenders *x, const struct ext *e, const char *verb,
-		  const char *result)
+		  const char *result, double start)
 {
 	char labels[600], esc[400];
+	int n;
 
 	if (!x->metrics)
 		return;
-	snprintf(labels, sizeof(labels), "extender=\"%s\",verb=\"%s\",result=\"%s\"",
-		 sx_metrics_label_escape(e->cfg->url_prefix, esc, sizeof(esc)), verb, result);
+	n = snprintf(labels, sizeof(labels), "extender=\"%s\",verb=\"%s\"",
+		     sx_metrics_label_escape(e->cfg->url_prefix, esc, sizeof(esc)), verb);
+	sx_metrics_observe(x->metrics, "schedext_extender_request_duration_seconds", labels,
+			   sx_now_s() - start);
+	snprintf(labels + n, sizeof(labels) - (size_t)n, ",result=\"%s\"", result);
 	sx_metrics_inc(x->metrics, "schedext_extender_requests_total", labels, 1);
 }
 
@@ -267,6 +285,7 @@ static int send_verb(struct sx_extenders *x, struct ext *e, const char *verb,
 	long status = 0;
 	CURLcode rc;
 	int ret = 0;
+	double start = sx_now_s();
 
 	*reply = NULL;
 	snprintf(url, sizeof(url), "%s/%s", e->base, verb);
@@ -326,7 +345,7 @@ static int send_verb(struct sx_extenders *x, struct ext *e, const char *verb,
 						    "of value", *p);
 	}
 	sx_buf_free(&resp);
-	count(x, e, verb, ret ? "error" : "success");
+	count(x, e, verb, ret ? "error" : "success", start);
 	return ret;
 }
 

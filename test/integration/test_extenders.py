@@ -194,6 +194,19 @@ def test_schedext_extender(tmp):
         # (PostFilter parts follow: DRA's, then "preemption: ...".)
         check(wait_for(lambda: ((cond() or {}).get("message") or "").startswith(want), 15),
               "FitError from the extender's FailedAndUnresolvableNodes: %r" % (cond(),))
+        # The extender client's own series: calls by verb and result, and their latency.
+        code, text = http("GET", sx.url + "/metrics")
+        lbl = 'extender="%s/",verb="filter"' % ext.url
+        calls = [l for l in text.splitlines()
+                 if l.startswith('schedext_extender_requests_total{%s,result="success"} ' % lbl)]
+        check(calls and int(float(calls[0].split()[-1])) >= 61,
+              "filter calls counted per extender: %r" % calls)
+        hist = [l for l in text.splitlines()
+                if l.startswith('schedext_extender_request_duration_seconds_count{%s} ' % lbl)]
+        check(hist and calls and hist[0].split()[-1] == calls[0].split()[-1],
+              "every filter call timed: %r" % hist)
+        check('schedext_extender_request_duration_seconds_bucket{%s,le="0.001"}' % lbl in text,
+              "latency buckets from 1 ms")
         sx.stop()
         ext.stop()
     finally:
