@@ -87,11 +87,7 @@ void vb_assume_free(struct vb_assume *a)
 
 static unsigned bucket(const char *key)
 {
-	uint32_t h = 2166136261u;
-
-	for (; *key; key++)
-		h = (h ^ (unsigned char)*key) * 16777619u;
-	return h % ASSUME_BUCKETS;
+	return sx_hash_str(key) % ASSUME_BUCKETS;
 }
 
 static void pvc_key(char *buf, size_t len, sx_str ns, const char *name)

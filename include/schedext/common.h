@@ -78,4 +78,15 @@ static inline bool sx_double_is_int64(double v)
 	return v >= -9.2e18 && v <= 9.2e18 && v == (double)(int64_t)v;
 }
 
+/* FNV-1a (32-bit) of a NUL-terminated string: the bucket hash of the
+ * small string-keyed tables (queue index, assume cache, name sets). */
+static inline uint32_t sx_hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
 #endif /* SCHEDEXT_COMMON_H */

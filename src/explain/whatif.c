@@ -19,19 +19,11 @@ struct sx_name_set {
 static char tombstone;
 #define TOMBSTONE (&tombstone)
 
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 /* The slot of key, or of the first free slot where it would go. */
 static char **name_slot(const struct sx_name_set *set, const char *key)
 {
 	char **free_slot = NULL;
-	for (uint32_t i = (uint32_t)fnv1a(key) & (set->cap - 1);; i = (i + 1) & (set->cap - 1)) {
+	for (uint32_t i = sx_hash_str(key) & (set->cap - 1);; i = (i + 1) & (set->cap - 1)) {
 		char **slot = &set->keys[i];
 		if (!*slot)
 			return free_slot ? free_slot : slot;

@@ -22,14 +22,6 @@ static double default_now(void *ctx)
 
 /* ---------- hash ---------- */
 
-static uint32_t hash_key(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
 
 const char *sx__queue_pod_key(const struct sx_pod *pod, char *buf, size_t len)
 {
@@ -39,7 +31,7 @@ const char *sx__queue_pod_key(const struct sx_pod *pod, char *buf, size_t len)
 
 struct qpod *sx__queue_lookup(const struct sx_queue *q, const char *key)
 {
-	struct qpod *e = q->buckets[hash_key(key) & (q->nbuckets - 1)];
+	struct qpod *e = q->buckets[sx_hash_str(key) & (q->nbuckets - 1)];
 
 	while (e && strcmp(e->key, key) != 0)
 		e = e->hnext;
@@ -57,7 +49,7 @@ static int grow(struct sx_queue *q)
 		struct qpod *e = q->buckets[i], *next;
 
 		for (; e; e = next) {
-			uint32_t h = hash_key(e->key) & (n - 1);
+			uint32_t h = sx_hash_str(e->key) & (n - 1);
 
 			next = e->hnext;
 			e->hnext = b[h];
@@ -82,7 +74,7 @@ static struct qpod *insert(struct sx_queue *q, const char *key)
 		free(e);
 		return NULL;
 	}
-	h = hash_key(key) & (q->nbuckets - 1);
+	h = sx_hash_str(key) & (q->nbuckets - 1);
 	e->hnext = q->buckets[h];
 	q->buckets[h] = e;
 	e->heap_idx = -1;
@@ -92,7 +84,7 @@ static struct qpod *insert(struct sx_queue *q, const char *key)
 
 static void unlink_entry(struct sx_queue *q, struct qpod *e)
 {
-	struct qpod **pp = &q->buckets[hash_key(e->key) & (q->nbuckets - 1)];
+	struct qpod **pp = &q->buckets[sx_hash_str(e->key) & (q->nbuckets - 1)];
 
 	while (*pp != e)
 		pp = &(*pp)->hnext;
