@@ -12,6 +12,8 @@
  * scheduler does (VolumeBinding assumes its bindings);
  * --gap-us keeps the caller busy that long between passes (a request's
  * HTTP share), so idle pool workers may go to sleep as in the server.
+ * With SX_PERF_CTL=FIFO, writes enable/disable around the measured cycles
+ * for `perf record -D -1 --control=fifo:FIFO`.
  *
  * Prints `bench <metric> <value> <unit> key=value...` lines. */
 #include <cjson/cJSON.h>
@@ -95,6 +97,19 @@ static struct sx_pod **load_pending(const char *path, uint32_t *n)
 	return pods;
 }
 
+/* perf record --control=fifo:CTL: with SX_PERF_CTL=CTL set, only the
+ * measured cycles are profiled (not the load or the teardown). */
+static void perf_ctl(const char *cmd)
+{
+	const char *path = getenv("SX_PERF_CTL");
+	FILE *f = path ? fopen(path, "w") : NULL;
+
+	if (f) {
+		fputs(cmd, f);
+		fclose(f);
+	}
+}
+
 static uint32_t sx_cache_snapshot_nodes(struct sx_cache *cache)
 {
 	struct sx_cache_stats st;
@@ -111,6 +126,7 @@ static void bench_cycles(struct sx_cache *cache, const struct sx_config *cfg, co
 	struct sx_pool *pool = threads > 1 ? sx_pool_new(threads - 1) : NULL;
 	uint32_t next = 0, scheduled = 0, unschedulable = 0;
 	uint64_t rng = 1;
+	perf_ctl("enable\n");
 	double t0 = sx_now_s(), c0 = cpu_s();
 	for (uint32_t i = 0; i < n; i++) {
 		struct sx_snapshot *snap = sx_cache_snapshot(cache);
@@ -131,6 +147,7 @@ static void bench_cycles(struct sx_cache *cache, const struct sx_config *cfg, co
 		sx_snapshot_unref(snap);
 	}
 	double dt = sx_now_s() - t0, dc = cpu_s() - c0;
+	perf_ctl("disable\n");
 	printf("bench cycle_%s %.0f pods/s nodes=%u pending=%u scheduled=%u unschedulable=%u threads=%u cpu_us_per_pod=%.0f\n",
 	       label, n / (dt > 0 ? dt : 1e-9), sx_cache_snapshot_nodes(cache), n, scheduled,
 	       unschedulable, threads, n ? dc * 1e6 / n : 0.0);

@@ -9,6 +9,7 @@
  * for a claim with no usable PV, the claim itself (upstream's random-prefix
  * handle, unique per claim).
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,13 +129,57 @@ static struct vol_id translated(enum sx_volume_source src, sx_str id, sx_str zon
 
 /* ---------- resolving volumes ---------- */
 
+/* A volume id of the pod as PreFilter resolved it, counted on a node
+ * unless `mig` (an in-tree source, SX_VSRC_OTHER for none) is not migrated
+ * to CSI there. */
+struct vol_cand {
+	struct vol_id id;
+	uint8_t mig; /* enum sx_volume_source */
+};
+
+/* PreFilter state: the pod's claims, PVs and classes looked up once, not
+ * on every node. Immutable after PreFilter; clones share it (refcount). */
+struct nvl_state {
+	atomic_int refcount;
+	struct sx_status *err; /* resolving failed: Filter returns a copy */
+	uint32_t n, cap;
+	struct vol_cand *v;
+};
+
 struct resolve_ctx {
 	const struct sx_snapshot *snap;
-	const struct sx_csi_node *csi;
+	const struct sx_csi_node *csi; /* unused when cands is set */
 	const struct sx_pod *pod;
 	bool new_pod;
 	struct vol_set *out;
+	struct nvl_state *cands; /* PreFilter: every id with its condition */
 };
+
+static int cands_push(struct nvl_state *s, const struct vol_id *id, enum sx_volume_source mig)
+{
+	if (s->n == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2 : 4;
+		struct vol_cand *p = realloc(s->v, cap * sizeof(*p));
+
+		if (!p)
+			return SX_ENOMEM;
+		s->v = p;
+		s->cap = cap;
+	}
+	s->v[s->n++] = (struct vol_cand){*id, (uint8_t)mig};
+	return 0;
+}
+
+/* Counts id on the node when `mig` is SX_VSRC_OTHER or migrated there;
+ * in PreFilter, records it with that condition. */
+static int add_id(struct resolve_ctx *c, const struct vol_id *id, enum sx_volume_source mig)
+{
+	if (c->cands)
+		return cands_push(c->cands, id, mig);
+	if (mig != SX_VSRC_OTHER && !migration_on(c->csi, mig))
+		return 0;
+	return set_add(c->out, id);
+}
 
 /* getCSIDriverInfoFromSC: the class's driver, the claim as handle. */
 static int from_class(struct resolve_ctx *c, const struct sx_pvc *pvc, sx_str claim)
@@ -149,14 +194,11 @@ static int from_class(struct resolve_ctx *c, const struct sx_pvc *pvc, sx_str cl
 	if (!sc)
 		return 0;
 	src = sx_volume_source_from_plugin(sx_str_get(sc->provisioner));
-	if (src != SX_VSRC_OTHER) {
-		if (!migration_on(c->csi, src))
-			return 0;
-		v.driver = sx_intern(sx_volume_source_csi_driver(src));
-	} else {
-		v.driver = sc->provisioner;
-	}
-	return set_add(c->out, &v);
+	if (src != SX_VSRC_OTHER && !c->cands && !migration_on(c->csi, src))
+		return 0;
+	v.driver = src != SX_VSRC_OTHER ? sx_intern(sx_volume_source_csi_driver(src))
+					: sc->provisioner;
+	return add_id(c, &v, src);
 }
 
 /* getCSIDriverInfo: from the bound PV, else from the class. */
@@ -174,15 +216,17 @@ static int from_claim(struct resolve_ctx *c, const struct sx_pvc *pvc, sx_str cl
 		if (pv->csi_driver == SX_STR_EMPTY || pv->volume_handle == SX_STR_EMPTY)
 			return 0;
 		v = (struct vol_id){pv->csi_driver, H_HANDLE, pv->volume_handle, 0};
-		return set_add(c->out, &v);
+		return add_id(c, &v, SX_VSRC_OTHER);
 	}
-	if (!sx_volume_source_csi_driver(pv->source) || !migration_on(c->csi, pv->source))
+	if (!sx_volume_source_csi_driver(pv->source))
+		return 0;
+	if (!c->cands && !migration_on(c->csi, pv->source))
 		return 0;
 	if (!sx_labels_get(&pv->meta.labels, SX_S_ZONE, &zone) &&
 	    !sx_labels_get(&pv->meta.labels, SX_S_ZONE_BETA, &zone))
 		zone = unspecified();
 	v = translated(pv->source, pv->volume_handle, zone);
-	return set_add(c->out, &v);
+	return add_id(c, &v, pv->source);
 }
 
 /* An inline in-tree volume, counted when migrated on the node. */
@@ -191,12 +235,14 @@ static int from_inline(struct resolve_ctx *c, const struct sx_volume *vol)
 	struct vol_id v;
 	sx_str id = vol->id;
 
-	if (!sx_volume_source_csi_driver(vol->source) || !migration_on(c->csi, vol->source))
+	if (!sx_volume_source_csi_driver(vol->source))
 		return 0;
+	if (!c->cands && !migration_on(c->csi, vol->source))
+		return 0; /* not counted: the id need not be made */
 	if (vol->source == SX_VSRC_AWS_EBS && strncmp(sx_str_get(id), "aws://", 6) == 0)
 		id = sx_intern(strrchr(sx_str_get(id), '/') + 1);
 	v = translated(vol->source, id, unspecified());
-	return set_add(c->out, &v);
+	return add_id(c, &v, vol->source);
 }
 
 /* filterAttachableVolumes for one claim-backed volume. 0, or *st set. */
@@ -270,13 +316,47 @@ static bool counts_volumes(const struct sx_pod *pod)
 	return false;
 }
 
+static void state_free_node_volume_limits(void *state)
+{
+	struct nvl_state *s = state;
+
+	if (!s || atomic_fetch_sub(&s->refcount, 1) != 1)
+		return;
+	sx_status_free(s->err);
+	free(s->v);
+	free(s);
+}
+
+static void *state_clone_node_volume_limits(const void *state)
+{
+	struct nvl_state *s = (struct nvl_state *)state;
+
+	atomic_fetch_add(&s->refcount, 1);
+	return s;
+}
+
 /* Skip unless the pod has a claim, a generic ephemeral volume or a
- * migratable in-tree inline volume. */
+ * migratable in-tree inline volume. Otherwise resolves them into the
+ * state; a failure (a missing claim) is Filter's answer on every node, as
+ * upstream finds it there. */
 static struct sx_status *pre_filter_node_volume_limits(void *self, struct sx_cycle_state *cs,
 						       const struct sx_pod *pod,
 						       struct sx_node_set **result)
 {
-	return counts_volumes(pod) ? NULL : sx_status_new(SX_SKIP, NULL);
+	struct nvl_state *s;
+	struct resolve_ctx c = {cs->snap, NULL, pod, true, NULL, NULL};
+
+	if (!counts_volumes(pod))
+		return sx_status_new(SX_SKIP, NULL);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return sx_status_new(SX_ERROR, "out of memory");
+	atomic_init(&s->refcount, 1);
+	c.cands = s;
+	s->err = resolve_pod(&c);
+	state_free_node_volume_limits(cs->slots[SX_SLOT_node_volume_limits]);
+	cs->slots[SX_SLOT_node_volume_limits] = s;
+	return NULL;
 }
 
 /* Volumes attached by VolumeAttachments of the node, not already counted
@@ -356,6 +436,25 @@ static struct sx_status *attached_volumes(struct resolve_ctx *c, const struct sx
 	return NULL;
 }
 
+/* The pod's volumes counted on a node with CSINode csi: PreFilter's ids
+ * whose in-tree source is migrated there; a status on failure. */
+static struct sx_status *fresh_volumes(const struct nvl_state *s, struct resolve_ctx *c)
+{
+	if (!s)
+		return resolve_pod(c); /* no PreFilter state: look them up here */
+	if (s->err)
+		return sx_status_clone(s->err);
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct vol_cand *v = &s->v[i];
+
+		if (v->mig != SX_VSRC_OTHER && !migration_on(c->csi, v->mig))
+			continue;
+		if (set_add(c->out, &v->id) < 0)
+			return sx_status_oom();
+	}
+	return NULL;
+}
+
 static struct sx_status *filter_node_volume_limits(void *self, const struct sx_cycle_state *cs,
 						   const struct sx_pod *pod,
 						   const struct sx_node_info *ni)
@@ -363,14 +462,14 @@ static struct sx_status *filter_node_volume_limits(void *self, const struct sx_c
 	sx_str node = ni->node ? ni->node->name_id : ni->name;
 	const struct sx_csi_node *csi = sx_snapshot_find_csi_node(cs->snap, node);
 	struct vol_set fresh, attached;
-	struct resolve_ctx c = {cs->snap, csi, pod, true, &fresh};
+	struct resolve_ctx c = {cs->snap, csi, pod, true, &fresh, NULL};
 	struct sx_status *st;
 
 	if (pod->nvolumes == 0)
 		return NULL;
 	set_init(&fresh);
 	set_init(&attached);
-	st = resolve_pod(&c);
+	st = fresh_volumes(cs->slots[SX_SLOT_node_volume_limits], &c);
 	if (st || fresh.n == 0 || !has_limits(csi))
 		goto out;
 	c.out = &attached;
@@ -458,6 +557,8 @@ static const struct sx_event_reg events_node_volume_limits[] = {
 
 const struct sx_plugin sx_plugin_node_volume_limits = {
 	.name = "NodeVolumeLimits",
+	.state_clone = state_clone_node_volume_limits,
+	.state_free = state_free_node_volume_limits,
 	.pre_filter = pre_filter_node_volume_limits,
 	.filter = filter_node_volume_limits,
 	.events = events_node_volume_limits,

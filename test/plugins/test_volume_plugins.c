@@ -76,7 +76,58 @@ static void test_ephemeral_not_owned(void)
 	CHECK(NVL->pre_filter(NULL, &cs, pod, &set) == NULL);
 	CHECK_STR(tu_status(NVL->filter(NULL, &cs, pod, tu_ni(snap, "n")), buf, sizeof(buf)),
 		  "Error: PVC test/abc-xyz was not created for pod test/abc (pod is not owner)");
+	NVL->state_free(cs.slots[SX_SLOT_node_volume_limits]);
 	sx_pod_unref(pod);
+	sx_snapshot_unref(snap);
+	sx_cache_free(c);
+}
+
+#define PX_CSI_NODE(name, annotations)                                                             \
+	"{\"metadata\":{\"name\":\"" name "\"" annotations "},\"spec\":{\"drivers\":[{"            \
+	"\"name\":\"pxd.portworx.com\",\"nodeID\":\"" name "\",\"allocatable\":{\"count\":1}}]}}"
+
+/* NodeVolumeLimits resolves the pod's volumes once in PreFilter; whether
+ * an in-tree one counts is still decided per node (its CSINode's migrated
+ * plugins), on the original state and on a clone; a missing claim
+ * rejects every node. */
+static void test_limits_state_per_node(void)
+{
+	struct sx_cycle_state cs = {0};
+	struct sx_node_set *set = NULL;
+	struct sx_cache *c = sx_cache_new();
+	char buf[256];
+
+	tu_add(c, "Node", "{\"metadata\":{\"name\":\"a\"}}");
+	tu_add(c, "Node", "{\"metadata\":{\"name\":\"b\"}}");
+	tu_add(c, "CSINode",
+	       PX_CSI_NODE("a", ",\"annotations\":{\"storage.alpha.kubernetes.io/migrated-"
+				"plugins\":\"kubernetes.io/portworx-volume\"}"));
+	tu_add(c, "CSINode", PX_CSI_NODE("b", ""));
+	struct sx_snapshot *snap = sx_cache_snapshot(c);
+	struct sx_pod *pod =
+		tu_pod("{\"metadata\":{\"name\":\"p\",\"namespace\":\"d\"},\"spec\":{\"volumes\":["
+		       "{\"name\":\"x\",\"portworxVolume\":{\"volumeID\":\"px1\"}},"
+		       "{\"name\":\"y\",\"portworxVolume\":{\"volumeID\":\"px2\"}}]}}");
+	struct sx_pod *missing = tu_pod(RWOP_POD("m", ""));
+
+	cs.snap = snap;
+	CHECK(NVL->pre_filter(NULL, &cs, pod, &set) == NULL);
+	void *clone = NVL->state_clone(cs.slots[SX_SLOT_node_volume_limits]);
+	NVL->state_free(cs.slots[SX_SLOT_node_volume_limits]);
+	cs.slots[SX_SLOT_node_volume_limits] = clone;
+	CHECK_STR(tu_status(NVL->filter(NULL, &cs, pod, tu_ni(snap, "a")), buf, sizeof(buf)),
+		  "Unschedulable: node(s) exceed max volume count");
+	CHECK(NVL->filter(NULL, &cs, pod, tu_ni(snap, "b")) == NULL);
+	CHECK(NVL->pre_filter(NULL, &cs, missing, &set) == NULL); /* replaces the state */
+	for (int i = 0; i < 2; i++)
+		CHECK_STR(
+			tu_status(NVL->filter(NULL, &cs, missing, tu_ni(snap, i ? "b" : "a")), buf,
+				  sizeof(buf)),
+			"UnschedulableAndUnresolvable: looking up PVC d/c1: persistentvolumeclaim "
+			"\"c1\" not found");
+	NVL->state_free(cs.slots[SX_SLOT_node_volume_limits]);
+	sx_pod_unref(pod);
+	sx_pod_unref(missing);
 	sx_snapshot_unref(snap);
 	sx_cache_free(c);
 }
@@ -148,4 +199,4 @@ static void test_hints(void)
 }
 
 SX_TESTS(SX_TEST(test_rwop_add_remove), SX_TEST(test_ephemeral_not_owned), SX_TEST(test_zone_clone),
-	 SX_TEST(test_hints))
+	 SX_TEST(test_limits_state_per_node), SX_TEST(test_hints))
