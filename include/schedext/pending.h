@@ -18,12 +18,17 @@ struct sx_pending_opts {
 	struct sx_pool *pool;        /* may be NULL */
 	const char *ns;              /* only this namespace; NULL = all */
 	bool text;                   /* table instead of JSON */
+	/* sx_now_s() after which the remaining pods are not evaluated (a
+	 * served request's budget); 0 = evaluate them all. */
+	double deadline;
 };
 
 /* Appends the report: JSON {"pods":N,"groups":[{"plugin","reason","count",
  * "pods":[{"pod","nodesRejected","numNodes","message","node"}]}]}, groups by
  * count (descending) then plugin and reason; pods that fit now form the
- * group with plugin null and reason "schedulable now". 0 or SX_ENOMEM. */
+ * group with plugin null and reason "schedulable now". Pods left when the
+ * deadline passes are counted in "notEvaluated" (present only then) and
+ * belong to no group. 0 or SX_ENOMEM. */
 int sx_pending_report(struct sx_cache *cache, const struct sx_pending_opts *o, struct sx_buf *out);
 
 #endif /* SCHEDEXT_PENDING_H */

@@ -23,6 +23,8 @@ struct sx_authz;
 /* Default request body limit: a 5000-node NodeList at ~12 KB per node is
  * ~60 MB of JSON. */
 #define SX_SERVER_DEFAULT_MAX_BODY ((size_t)64 << 20)
+/* under --connection-timeout's default of 30 s, with room to write */
+#define SX_SERVER_DEFAULT_DEBUG_BUDGET_S 10.0
 
 struct sx_server_opts {
 	const char *listen;             /* "ADDR:PORT", "[v6]:PORT"; port 0 = any */
@@ -36,6 +38,9 @@ struct sx_server_opts {
 	const char *tls_key_pem;
 	const char *tls_client_ca_pem;  /* non-NULL: clients must present a cert it signed */
 	const char *state_path;         /* --state: re-read by /debug/whatif; NULL = live */
+	/* Time one /debug/pending or /debug/whatif request may spend
+	 * evaluating pods; the rest are reported as not evaluated. */
+	double debug_budget_s;          /* 0 = SX_SERVER_DEFAULT_DEBUG_BUDGET_S */
 	/* Delegated authn/authz of every endpoint but the verbs (src/cmd/authz.h);
 	 * NULL = no check. Not owned; outlives the server. */
 	struct sx_authz *authz;

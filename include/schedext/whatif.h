@@ -93,6 +93,7 @@ struct sx_placement {
 
 struct sx_placements {
 	uint32_t n, placed;
+	uint32_t not_evaluated; /* pods left when the deadline passed */
 	struct sx_placement *v;
 };
 void sx_placements_free(struct sx_placements *p);
@@ -100,13 +101,16 @@ void sx_placements_free(struct sx_placements *p);
 /* Schedules the named pending pods of cache in order with prof, as the
  * scheduler does (percentageOfNodesToScore of cfg, rotating start index,
  * a fixed tie-break seed so runs repeat), assuming each placed pod before
- * the next. Nothing is preempted. pool may be NULL. 0 or SX_ENOMEM. */
+ * the next. Nothing is preempted. pool may be NULL. Once sx_now_s() passes
+ * deadline (0 = none), the remaining pods are only counted in
+ * not_evaluated. 0 or SX_ENOMEM. */
 int sx_place_pods(struct sx_cache *cache, const struct sx_config *cfg,
 		  const struct sx_profile *prof, struct sx_pool *pool, char *const *pods, uint32_t n,
-		  struct sx_placements *out);
+		  double deadline, struct sx_placements *out);
 
 /* The what-if report: JSON ({"summary","pods","placed","unschedulable",
- * "byNode":{node:count},"placements":[{pod,node,message}]}) or text. */
+ * ["notEvaluated" when the deadline cut it short,] "byNode":{node:count},
+ * "placements":[{pod,node,message}]}) or text. */
 void sx_placements_write(struct sx_buf *b, const struct sx_placements *p, const char *summary,
 			 bool text);
 

@@ -72,6 +72,9 @@ static const char usage_serve[] =
 	"  --leader-elect-resource-name N, --leader-elect-resource-namespace NS,\n"
 	"  --leader-elect-resource-lock leases  kube-scheduler's names for the above\n"
 	"  --kube-api-content-type T  API content type (only application/json is spoken)\n"
+	"  --debug-time-budget D  time one /debug/pending or /debug/whatif request may\n"
+	"                         spend placing pods (default 10s); the rest are\n"
+	"                         reported as notEvaluated\n"
 	"                         Flags given explicitly override the --config file's\n"
 	"                         clientConnection and leaderElection.\n"
 	"  -v=N                   log verbosity (2: one line per request)\n"
@@ -85,6 +88,8 @@ struct serve_args {
 	/* standalone scheduler (issue 6) */
 	const char *le_name, *le_ns, *le_dur, *le_renew, *le_retry, *le_lock;
 	const char *content_type;
+	const char *debug_budget; /* --debug-time-budget */
+	double debug_budget_s;
 	bool standalone, leader_elect, leader_elect_set, debug_allow_remote;
 };
 
@@ -148,7 +153,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 				&a->context, &a->tls_cert, &a->tls_key, &a->tls_client_ca,
 				&a->url_prefix, &a->le_name, &a->le_ns, &a->le_dur,
 				&a->le_renew, &a->le_retry, &a->always_allow, &a->le_name, &a->le_ns,
-				&a->le_lock, &a->content_type };
+				&a->le_lock, &a->content_type, &a->debug_budget };
 	static const char *const snames[] = { "--listen", "--state", "--config",
 					      "--extender-profile", "--kubeconfig", "--context",
 					      "--tls-cert", "--tls-key", "--tls-client-ca",
@@ -161,7 +166,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 					      "--leader-elect-resource-name",
 					      "--leader-elect-resource-namespace",
 					      "--leader-elect-resource-lock",
-					      "--kube-api-content-type" };
+					      "--kube-api-content-type", "--debug-time-budget" };
 	struct num_opt nums[] = {
 		{ "--threads", &a->threads, 1, 1024 },
 		{ "--max-connections", &a->max_conns, 1, 1000000 },
@@ -232,6 +237,10 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 		return usage_error("--standalone needs a cluster, not --state");
 	if (a->url_prefix && a->url_prefix[0] && a->url_prefix[0] != '/')
 		return usage_error("--url-prefix must start with '/', got '%s'", a->url_prefix);
+	if (a->debug_budget && (sx_parse_duration(a->debug_budget, &a->debug_budget_s) < 0 ||
+				a->debug_budget_s <= 0 || a->debug_budget_s > 3600))
+		return usage_error("--debug-time-budget: expected a duration in (0s, 1h], got '%s'",
+				   a->debug_budget);
 	return -1;
 }
 
@@ -526,6 +535,7 @@ int sx_cmd_serve(int argc, char **argv)
 	so.max_body_bytes = a.max_body;
 	so.url_prefix = a.url_prefix;
 	so.state_path = a.state;
+	so.debug_budget_s = a.debug_budget_s;
 	so.authz = s.authz;
 	so.tls_cert_pem = s.pem[0];
 	so.tls_key_pem = s.pem[1];

@@ -65,6 +65,7 @@ struct sx_server {
 	struct sx_informers *inf;
 	size_t max_body;
 	const char *state_path; /* what-if re-reads it; NULL on a live cluster */
+	double debug_budget_s;  /* per /debug/pending or /debug/whatif request */
 	struct sx_authz *authz; /* who may read the non-verb endpoints; not owned */
 	atomic_bool stopping;   /* graceful shutdown began: readyz fails */
 	char prefix[256];
@@ -389,12 +390,13 @@ static unsigned op_pending(struct sx_server *srv, const struct request *rq, stru
 {
 	return sx_ui_pending(srv->ex, MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND,
 								  "namespace"),
-			     b);
+			     srv->debug_budget_s, b);
 }
 
 static unsigned op_whatif(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
-	return sx_ui_whatif(srv->ex, srv->state_path, rq->body.data, rq->body.len, b);
+	return sx_ui_whatif(srv->ex, srv->state_path, rq->body.data, rq->body.len,
+			    srv->debug_budget_s, b);
 }
 
 /* GET /debug/explain?pod=NS/NAME explains a pod of the cache; POST takes
@@ -742,6 +744,8 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 	srv->inf = inf;
 	srv->max_body = o->max_body_bytes ? o->max_body_bytes : SX_SERVER_DEFAULT_MAX_BODY;
 	srv->state_path = o->state_path;
+	srv->debug_budget_s = o->debug_budget_s > 0 ? o->debug_budget_s
+						    : SX_SERVER_DEFAULT_DEBUG_BUDGET_S;
 	srv->authz = o->authz;
 	srv->started = sx_now_s();
 	snprintf(srv->prefix, sizeof(srv->prefix), "%s", o->url_prefix ? o->url_prefix : "");

@@ -62,9 +62,11 @@ unsigned sx_ui_explain_pod(const struct sx_extender *ex, const char *key, struct
 	return 200;
 }
 
-unsigned sx_ui_pending(const struct sx_extender *ex, const char *ns, struct sx_buf *b)
+unsigned sx_ui_pending(const struct sx_extender *ex, const char *ns, double budget_s,
+		       struct sx_buf *b)
 {
-	struct sx_pending_opts o = { .cfg = ex->cfg, .pool = ex->pool, .ns = ns };
+	struct sx_pending_opts o = { .cfg = ex->cfg, .pool = ex->pool, .ns = ns,
+				     .deadline = sx_now_s() + budget_s };
 	if (sx_pending_report(ex->cache, &o, b) < 0) {
 		sx_buf_reset(b);
 		sx_reply_error(b, "out of memory");
@@ -128,7 +130,7 @@ static int read_doc(const struct sx_extender *ex, const char *state_path,
 }
 
 unsigned sx_ui_whatif(const struct sx_extender *ex, const char *state_path, const char *body,
-		      size_t len, struct sx_buf *b)
+		      size_t len, double budget_s, struct sx_buf *b)
 {
 	char msg[600] = "";
 	cJSON *req = sx_request_parse(body, len, msg, sizeof(msg));
@@ -153,7 +155,7 @@ unsigned sx_ui_whatif(const struct sx_extender *ex, const char *state_path, cons
 	if (!msg[0] && (!(cache = sx_cache_new()) || sx_cluster_doc_load(&doc, cache, &err) < 0))
 		snprintf(msg, sizeof(msg), "%s", cache ? err.msg : "out of memory");
 	if (!msg[0] && sx_place_pods(cache, ex->cfg, ex->profile, ex->pool, w.pending, w.npending,
-				     &p) < 0)
+				     sx_now_s() + budget_s, &p) < 0)
 		snprintf(msg, sizeof(msg), "out of memory");
 	if (msg[0]) {
 		sx_reply_error(b, msg);

@@ -13,12 +13,14 @@
 /* The page: one self-contained HTML document (no external assets). */
 unsigned sx_ui_page(struct sx_buf *b);
 unsigned sx_ui_explain_pod(const struct sx_extender *ex, const char *key, struct sx_buf *b);
-unsigned sx_ui_pending(const struct sx_extender *ex, const char *ns, struct sx_buf *b);
+/* budget_s: evaluation time; pods beyond it are counted as not evaluated. */
+unsigned sx_ui_pending(const struct sx_extender *ex, const char *ns, double budget_s,
+		       struct sx_buf *b);
 /* body: {"addNodes":[{"like":"NODE","count":N}]} (at most 16 entries, N in
  * 1..1000): N copies of an existing node, then the cluster's pending pods
  * are placed. The cluster is re-read: state_path, else a LIST through
  * ex->kube. */
 unsigned sx_ui_whatif(const struct sx_extender *ex, const char *state_path, const char *body,
-		      size_t len, struct sx_buf *b);
+		      size_t len, double budget_s, struct sx_buf *b);
 
 #endif

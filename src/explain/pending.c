@@ -188,10 +188,13 @@ static struct group *make_groups(const struct verdict *v, uint32_t n, uint32_t *
 }
 
 static void write_json(struct sx_buf *b, const struct verdict *v, uint32_t n,
-		       const struct group *g, uint32_t ng)
+		       uint32_t skipped, const struct group *g, uint32_t ng)
 {
 	char key[512];
-	sx_buf_printf(b, "{\"pods\":%u,\"groups\":[", n);
+	sx_buf_printf(b, "{\"pods\":%u,", n + skipped);
+	if (skipped)
+		sx_buf_printf(b, "\"notEvaluated\":%u,", skipped);
+	sx_buf_puts(b, "\"groups\":[");
 	for (uint32_t i = 0; i < ng; i++) {
 		const struct verdict *first = &v[g[i].start];
 		sx_buf_puts(b, i ? ",{\"plugin\":" : "{\"plugin\":");
@@ -224,10 +227,12 @@ static void write_json(struct sx_buf *b, const struct verdict *v, uint32_t n,
 }
 
 static void write_text(struct sx_buf *b, const struct verdict *v, uint32_t n,
-		       const struct group *g, uint32_t ng)
+		       uint32_t skipped, const struct group *g, uint32_t ng)
 {
 	char key[512];
-	sx_buf_printf(b, "%u pending pod(s)\n", n);
+	sx_buf_printf(b, "%u pending pod(s)\n", n + skipped);
+	if (skipped)
+		sx_buf_printf(b, "%u pod(s) not evaluated within the time budget\n", skipped);
 	if (ng)
 		sx_buf_printf(b, "\n%-6s %-28s %s\n", "PODS", "PLUGIN", "REASON");
 	for (uint32_t i = 0; i < ng; i++) {
@@ -261,25 +266,26 @@ int sx_pending_report(struct sx_cache *cache, const struct sx_pending_opts *o, s
 	struct collect c = { .cfg = o->cfg, .ns = o->ns };
 	struct sx_snapshot *snap = sx_cache_snapshot(cache);
 	struct group *g = NULL;
-	uint32_t ng = 0;
+	uint32_t ng = 0, judged = 0;
 	int rc = snap ? 0 : SX_ENOMEM;
 
 	if (rc == 0)
 		sx_cache_visit(cache, SX_KIND_POD, collect_pod, &c);
 	if (c.failed)
 		rc = SX_ENOMEM;
-	for (uint32_t i = 0; rc == 0 && i < c.n; i++)
-		rc = judge(o->cfg, o->pool, snap, &c.v[i]);
+	/* pods in the cache's order; past the deadline the rest are counted */
+	for (; rc == 0 && judged < c.n && (!o->deadline || sx_now_s() < o->deadline); judged++)
+		rc = judge(o->cfg, o->pool, snap, &c.v[judged]);
 	if (rc == 0) {
-		if (c.n) /* c.v is NULL when nothing is pending */
-			qsort(c.v, c.n, sizeof(*c.v), cmp_group);
-		g = make_groups(c.v, c.n, &ng);
+		if (judged) /* c.v is NULL when nothing is pending */
+			qsort(c.v, judged, sizeof(*c.v), cmp_group);
+		g = make_groups(c.v, judged, &ng);
 		rc = g ? 0 : SX_ENOMEM;
 	}
 	if (rc == 0 && o->text)
-		write_text(out, c.v, c.n, g, ng);
+		write_text(out, c.v, judged, c.n - judged, g, ng);
 	else if (rc == 0)
-		write_json(out, c.v, c.n, g, ng);
+		write_json(out, c.v, judged, c.n - judged, g, ng);
 	free(g);
 	verdicts_free(&c);
 	sx_snapshot_unref(snap);

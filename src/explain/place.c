@@ -60,7 +60,7 @@ static int place_one(struct sx_cache *cache, const struct sx_cycle_opts *base,
 
 int sx_place_pods(struct sx_cache *cache, const struct sx_config *cfg,
 		  const struct sx_profile *prof, struct sx_pool *pool, char *const *pods, uint32_t n,
-		  struct sx_placements *out)
+		  double deadline, struct sx_placements *out)
 {
 	uint32_t next_start = 0;
 	uint64_t rng = 0x5eed;
@@ -76,6 +76,10 @@ int sx_place_pods(struct sx_cache *cache, const struct sx_config *cfg,
 	if (!out->v)
 		return SX_ENOMEM;
 	for (uint32_t i = 0; rc == 0 && i < n; i++) {
+		if (deadline && sx_now_s() >= deadline) {
+			out->not_evaluated = n - i;
+			break;
+		}
 		rc = place_one(cache, &base, prof, pods[i], &out->v[i]);
 		out->n = i + 1;
 		out->placed += out->v[i].node != SX_STR_EMPTY;
@@ -130,8 +134,11 @@ static void write_json(struct sx_buf *b, const struct sx_placements *p, const ch
 
 	sx_buf_puts(b, "{\"summary\":");
 	sx_json_str(b, summary ? summary : "");
-	sx_buf_printf(b, ",\"pods\":%u,\"placed\":%u,\"unschedulable\":%u,\"byNode\":{", p->n,
-		      p->placed, p->n - p->placed);
+	sx_buf_printf(b, ",\"pods\":%u,\"placed\":%u,\"unschedulable\":%u,",
+		      p->n + p->not_evaluated, p->placed, p->n - p->placed);
+	if (p->not_evaluated)
+		sx_buf_printf(b, "\"notEvaluated\":%u,", p->not_evaluated);
+	sx_buf_puts(b, "\"byNode\":{");
 	for (uint32_t i = 0; by_node && i < nn; i++) {
 		if (i)
 			sx_buf_putc(b, ',');
@@ -185,7 +192,10 @@ static void write_text(struct sx_buf *b, const struct sx_placements *p, const ch
 	struct count *by_msg = tally(p, false, &nm);
 
 	sx_buf_printf(b, "What if: %s\n", summary && *summary ? summary : "no change");
-	sx_buf_printf(b, "Placed %u of %u pod(s).\n", p->placed, p->n);
+	sx_buf_printf(b, "Placed %u of %u pod(s).\n", p->placed, p->n + p->not_evaluated);
+	if (p->not_evaluated)
+		sx_buf_printf(b, "%u pod(s) not evaluated within the time budget.\n",
+			      p->not_evaluated);
 	if (nn)
 		sx_buf_printf(b, "\n%-40s %s\n", "NODE", "PODS");
 	for (uint32_t i = 0; by_node && i < nn; i++)

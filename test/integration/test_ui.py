@@ -129,8 +129,28 @@ def main():
             check(status == 400, "explain ?pod without a name")
             status, _, data = srv.request("GET", "/debug/explain?pod=default/nope")
             check(status == 404, "explain ?pod unknown")
+            status, _, data = srv.request("GET", "/debug/pending")
+            body = json.loads(data)
+            check(status == 200 and body["pods"] == 2 and "notEvaluated" not in body,
+                  f"pending within the default budget: {body}")
         finally:
             srv.kill()
+        # A budget that is over before the first pod: every pod is counted, none judged.
+        srv = Server("--state", cluster(tmp), "--debug-time-budget", "1ns")
+        try:
+            status, _, data = srv.request("GET", "/debug/pending")
+            body = json.loads(data)
+            check(status == 200 and body == {"pods": 2, "notEvaluated": 2, "groups": []},
+                  f"pending past its budget: {body}")
+            status, body = srv.post_json("/debug/whatif", {"addNodes": [{"like": "b", "count": 1}]})
+            check(status == 200 and body["pods"] == 2 and body["notEvaluated"] == 2 and
+                  body["placed"] == 0 and body["placements"] == [], f"what-if past its budget: {body}")
+        finally:
+            srv.kill()
+        p = subprocess.run([os.path.join(BUILD, "schedext"), "serve", "--state", cluster(tmp),
+                            "--debug-time-budget", "0s"], capture_output=True, text=True, timeout=20)
+        check(p.returncode == 2 and "--debug-time-budget: expected a duration in (0s, 1h], got '0s'"
+              in p.stderr, f"a zero budget is refused: {p.returncode} {p.stderr!r}")
     print(f"test_ui.py: {checks} checks, {failures} failed")
     return 1 if failures else 0
 
