@@ -372,6 +372,47 @@ static int leader_options(struct serve *s, const struct serve_args *a)
 	return -1;
 }
 
+/* Replaces *dst with a copy of val (kept when val is NULL). */
+static int set_str(char **dst, const char *val)
+{
+	char *copy;
+
+	if (!val)
+		return 0;
+	copy = sx_strdup(val);
+	if (!copy)
+		return SX_ENOMEM;
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+/* /configz shows what runs: the file's clientConnection and leaderElection
+ * with the flags merged in (schedext elects no leader unless asked, and
+ * its lease is "schedext" unless named). */
+static int record_effective(struct serve *s, const struct serve_args *a)
+{
+	struct sx_leader_election *l = &s->cfg->leader;
+	struct sx_client_connection *c = &s->cfg->client;
+
+	l->set = true;
+	l->leader_elect = s->leader_elect;
+	l->lease_duration_s = s->le_s[0];
+	l->renew_deadline_s = s->le_s[1];
+	l->retry_period_s = s->le_s[2];
+	if (a->kube_qps)
+		c->qps = (double)a->kube_qps;
+	if (a->kube_burst)
+		c->burst = (int)a->kube_burst;
+	if (set_str(&l->resource_name, s->le_name ? s->le_name : "schedext") ||
+	    set_str(&l->resource_namespace, s->le_ns) || set_str(&c->kubeconfig, a->kubeconfig))
+		return SX_ENOMEM;
+	/* le_name/le_ns may point into the file's strings just replaced */
+	s->le_name = l->resource_name;
+	s->le_ns = l->resource_namespace;
+	return 0;
+}
+
 /* The config's extenders, for the standalone loop. Pods (and nodes, for an
  * extender that is not nodeCacheCapable) keep their JSON from now on. */
 static int setup_extenders(struct serve *s)
@@ -421,6 +462,10 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 			return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
 	if ((rc = leader_options(s, a)) >= 0)
 		return rc;
+	if (record_effective(s, a) < 0) {
+		fprintf(stderr, "schedext serve: out of memory\n");
+		return 1;
+	}
 	s->cache = sx_cache_new();
 	s->metrics = sx_metrics_new();
 	if (s->metrics)

@@ -46,7 +46,7 @@ def test_delegated(tmp):
         api.control("authn", POLICY)
         kc = os.path.join(tmp, "kubeconfig")
         write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port)
-        sx = Serve(tmp, kc, "authz")
+        sx = Serve(tmp, kc, "authz", "--kube-api-burst", "333", "--leader-elect-lease-name", "mylease")
         check(sx.wait_ready(), "ready")
         u = sx.url
         for path in ("/healthz", "/livez", "/readyz"):
@@ -80,6 +80,13 @@ def test_delegated(tmp):
               {"name": "NodeResourcesFit", "weight": 1} in cz["profiles"][0]["plugins"]["score"]["enabled"]
               and cz["clientConnection"]["contentType"] == "application/json",
               f"/configz: {code} {body[:300]}")
+        # flags merged into what /configz shows: it is what runs
+        check(cz.get("clientConnection", {}).get("burst") == 333 and
+              cz["clientConnection"]["qps"] == 50 and cz["clientConnection"]["kubeconfig"] == kc and
+              cz["leaderElection"]["leaderElect"] is False and
+              cz["leaderElection"]["resourceName"] == "mylease",
+              f"/configz effective client and leader election: {cz.get('clientConnection')} "
+              f"{cz.get('leaderElection')}")
         for path in ("/debug/cache", "/ui", "/debug/pending"):
             code, _ = get(u + path, "ops-token")
             check(code == 200, f"ops reads {path}: {code}")
