@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "schedext/common.h"
+#include "schedext/json_scan.h"
 #include "schedext/model.h"
 
 struct cJSON;
@@ -26,6 +27,8 @@ struct cJSON;
 /* Limits against absurd input: each array or map in an object. */
 #define SX_DECODE_MAX_ITEMS 10000
 #define SX_DECODE_MAX_STRING (64 * 1024)
+/* Deepest nesting of a document sx_parse_documents accepts. */
+#define SX_DECODE_MAX_DEPTH 64
 
 struct sx_pod *sx_decode_pod(const struct cJSON *json, struct sx_error *err);
 struct sx_node *sx_decode_node(const struct cJSON *json, struct sx_error *err);
@@ -58,6 +61,39 @@ int sx_parse_time(const char *s, int64_t *out);
  * holding every document of the stream (a JSON file gives one), owned by the
  * caller, or NULL with err set (msg names line/column). */
 struct cJSON *sx_parse_documents(const char *data, size_t len, struct sx_error *err);
+
+/* A List document decoded item by item (json_items.c): LIST responses and
+ * state files never become one tree.
+ *
+ * sx_json_list_split walks text (one JSON object, whitespace around it)
+ * with the streaming scanner, validating all of it, and parses every member
+ * but the first "items" into head (as cJSON would: keys unescaped, duplicates
+ * kept in order). When that first "items" is an array, its text is left in
+ * items/items_len for sx_json_items_*; otherwise it is in head like the
+ * rest. Returns 0; SX_EINVAL when text is not one object nested at most
+ * max_depth deep that the scanner accepts (the caller then parses it whole
+ * with cJSON, for cJSON's verdict and error position); SX_ENOMEM. On error
+ * nothing is left to free. */
+struct sx_json_list {
+	struct cJSON *head;  /* owned: sx_json_list_free */
+	const char *items;   /* points into text, or NULL */
+	size_t items_len;
+};
+int sx_json_list_split(const char *text, size_t len, int max_depth, struct sx_json_list *out);
+void sx_json_list_free(struct sx_json_list *l);
+
+/* Iterates the elements of an array text (as split leaves it, so already
+ * validated): sx_json_items_next returns 1 with *item the next element
+ * parsed alone (the caller deletes it) and *at (may be NULL) its first
+ * byte, 0 after the last, SX_EINVAL when malformed, SX_ENOMEM.
+ * sx_json_items_pos is how far the text has been read. The iterator holds
+ * pointers into itself: do not copy it while iterating. */
+struct sx_json_items {
+	struct sx_json_cur doc, arr;
+};
+void sx_json_items_start(struct sx_json_items *it, const char *items, size_t len);
+int sx_json_items_next(struct sx_json_items *it, struct cJSON **item, const char **at);
+const char *sx_json_items_pos(const struct sx_json_items *it);
 
 /* obj[key] when it is a string, else NULL (obj may be NULL). */
 const char *sx_json_string(const struct cJSON *obj, const char *key);

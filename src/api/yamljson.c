@@ -16,7 +16,7 @@
 
 #include "schedext/decode.h"
 
-#define MAX_DEPTH 64
+#define MAX_DEPTH SX_DECODE_MAX_DEPTH
 
 /* 1-based line and column of offset off in data. */
 static void line_col(const char *data, size_t off, size_t *line, size_t *col)

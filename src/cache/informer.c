@@ -453,15 +453,60 @@ static int objs_push(struct objs *o, struct sx_object *obj)
 	return 0;
 }
 
-/* Decodes one page; fills *cont with the continue token (owned) and the
- * list RV into inf->rv when it is the first page. */
+/* A page's items: the elements of the split "items" text one at a time
+ * (json_items.c), or of the whole tree when the body was parsed whole. */
+struct page_items {
+	const cJSON *next;        /* tree: the next element */
+	struct sx_json_items s;   /* split: the scanner over items */
+	bool split;
+};
+
+/* 1 with *item (and *owned, to delete, when split), 0 after the last, <0. */
+static int page_next(struct page_items *pi, const cJSON **item, cJSON **owned)
+{
+	int rc;
+
+	*owned = NULL;
+	if (!pi->split) {
+		*item = pi->next;
+		pi->next = pi->next ? pi->next->next : NULL;
+		return *item ? 1 : 0;
+	}
+	rc = sx_json_items_next(&pi->s, owned, NULL);
+	*item = *owned;
+	return rc < 0 ? -1 : rc;
+}
+
+/* The page's head (everything but the split items; the whole tree when
+ * the scanner refused the body: cJSON's verdict then) and its items. */
+static cJSON *page_open(const struct sx_buf *body, struct page_items *pi)
+{
+	struct sx_json_list l;
+	cJSON *head;
+
+	memset(pi, 0, sizeof(*pi));
+	if (sx_json_list_split(body->data, body->len, SX_JSON_DEPTH_CAP, &l) != 0)
+		return cJSON_ParseWithLength(body->data, body->len);
+	head = l.head;
+	if (l.items) {
+		pi->split = true;
+		sx_json_items_start(&pi->s, l.items, l.items_len);
+	}
+	return head;
+}
+
+/* Decodes one page item by item (the page never is one tree); fills
+ * *cont with the continue token (owned) and the list RV into list_rv when
+ * it is the first page. */
 static enum result decode_page(struct informer *inf, const struct sx_buf *body, struct objs *out,
 			       char **cont, char *list_rv, size_t rvlen)
 {
-	cJSON *list = cJSON_ParseWithLength(body->data, body->len);
+	struct page_items pi;
+	cJSON *list = page_open(body, &pi), *owned;
 	const cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items"), *item;
 	const char *c = meta_str(list, "continue"), *rv = meta_str(list, "resourceVersion");
 	enum result r = RES_OK;
+	int got;
 
 	if (!cJSON_IsObject(list) || !(cJSON_IsArray(items) || !items || cJSON_IsNull(items))) {
 		sx_log(1, "%s: malformed list response", inf->d->resource);
@@ -475,25 +520,27 @@ static enum result decode_page(struct informer *inf, const struct sx_buf *body, 
 		cJSON_Delete(list);
 		return RES_BROKEN;
 	}
-	if (!cJSON_IsArray(items))
-		items = NULL;
-	cJSON_ArrayForEach(item, items) {
+	pi.next = cJSON_IsArray(items) ? items->child : NULL;
+	while ((got = page_next(&pi, &item, &owned)) == 1) {
 		struct sx_object o;
 		struct sx_error err = { 0 };
 		char ebuf[600];
+		int rc = sx_decode_object(item, sx_kind_name(inf->d->kind), &o, &err);
 
-		if (sx_decode_object(item, sx_kind_name(inf->d->kind), &o, &err) != 0) {
+		if (rc != 0) {
 			sx_log(1, "%s: skipping undecodable item %s: %s", inf->d->resource,
 			       meta_str(item, "name") ? meta_str(item, "name") : "?",
 			       sx_error_string(&err, ebuf, sizeof(ebuf)));
-			continue;
-		}
-		if (objs_push(out, &o) != 0) {
+		} else if (objs_push(out, &o) != 0) {
 			sx_object_unref(&o);
-			r = RES_BROKEN;
-			break;
+			got = -1;
 		}
+		cJSON_Delete(owned);
+		if (got < 0)
+			break;
 	}
+	if (got < 0) /* out of memory: list again */
+		r = RES_BROKEN;
 	cJSON_Delete(list);
 	return r;
 }

@@ -18,12 +18,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "schedext/decode.h"
 
 #define STATE_MAX_BYTES ((size_t)1 << 30)
+#define STREAM_FAILED 1 /* not an error: decode the whole tree instead */
+#define PAGE_BYTES ((uintptr_t)4096)
+#define RELEASE_STEP ((uintptr_t)8 << 20) /* release read pages 8 MB at a time */
 #define MAX_WARNED_KINDS 64
 
 struct loader {
@@ -33,6 +40,8 @@ struct loader {
 	char *warned[MAX_WARNED_KINDS]; /* unknown kinds already reported */
 	uint32_t nwarned;
 	struct sx_error *err;
+	const char *map;         /* the file when mapped (pages released as read) */
+	const char *released;    /* map's pages before this are released */
 };
 
 static void loader_free(struct loader *l, bool release_objs)
@@ -144,33 +153,75 @@ static int load_item(struct loader *l, const cJSON *item, const char *list_kind,
 	return rc;
 }
 
-/* A List document: every item, kind from the item or "<X>List". */
-static int load_list(struct loader *l, const cJSON *doc, const char *kind, const char *prefix)
+/* One element of a List at items[i]. */
+static int load_element(struct loader *l, const cJSON *it, const char *item_kind,
+			const char *prefix, int i)
+{
+	char where[96];
+
+	snprintf(where, sizeof(where), "%sitems[%d]", prefix, i);
+	if (!cJSON_IsObject(it)) {
+		sx_error_set(l->err, SX_EINVAL, "%s: %s: expected an object", l->name, where);
+		return SX_EINVAL;
+	}
+	return load_item(l, it, item_kind, where);
+}
+
+/* Gives back the pages of a mapped file read so far (they would stay
+ * resident, on top of the objects decoded from them). */
+static void release_read(struct loader *l, const char *pos)
+{
+	uintptr_t base = (uintptr_t)l->map, upto = (uintptr_t)pos & ~(uintptr_t)(PAGE_BYTES - 1);
+
+	if (!l->map || !pos || upto < (uintptr_t)l->released + RELEASE_STEP)
+		return;
+	madvise((void *)base, upto - base, MADV_DONTNEED);
+	l->released = (const char *)upto;
+}
+
+/* The elements of a List read one at a time from its text: one item's
+ * tree at a time. STREAM_FAILED when the text fails now though the scanner
+ * accepted it (out of memory): the caller starts over the whole-tree way. */
+static int load_streamed_items(struct loader *l, struct sx_json_items *s, const char *item_kind)
+{
+	for (int i = 0;; i++) {
+		cJSON *it;
+		int rc = sx_json_items_next(s, &it, NULL);
+
+		if (rc <= 0)
+			return rc < 0 ? STREAM_FAILED : 0;
+		rc = load_element(l, it, item_kind, "", i);
+		cJSON_Delete(it);
+		if (rc < 0)
+			return rc;
+		release_read(l, sx_json_items_pos(s));
+	}
+}
+
+/* A List document: every item, kind from the item or "<X>List"; the items
+ * from doc, or from s when the document was split (json_items.c). */
+static int load_list(struct loader *l, const cJSON *doc, const char *kind, const char *prefix,
+		     struct sx_json_items *s)
 {
 	const cJSON *items = cJSON_GetObjectItemCaseSensitive(doc, "items");
 	char item_kind[128] = "";
-	char where[96];
 	const cJSON *it;
 	int i = 0;
 
+	if (strlen(kind) > 4 && strlen(kind) - 4 < sizeof(item_kind))
+		memcpy(item_kind, kind, strlen(kind) - 4);
+	if (s)
+		return load_streamed_items(l, s, item_kind[0] ? item_kind : NULL);
 	if (items && !cJSON_IsNull(items) && !cJSON_IsArray(items)) {
 		sx_error_set(l->err, SX_EINVAL, "%s: %sitems: expected an array", l->name, prefix);
 		return SX_EINVAL;
 	}
-	if (strlen(kind) > 4 && strlen(kind) - 4 < sizeof(item_kind))
-		memcpy(item_kind, kind, strlen(kind) - 4);
 	if (!cJSON_IsArray(items))
 		return 0;
 	cJSON_ArrayForEach(it, items)
 	{
-		int rc;
+		int rc = load_element(l, it, item_kind[0] ? item_kind : NULL, prefix, i++);
 
-		snprintf(where, sizeof(where), "%sitems[%d]", prefix, i++);
-		if (!cJSON_IsObject(it)) {
-			sx_error_set(l->err, SX_EINVAL, "%s: %s: expected an object", l->name, where);
-			return SX_EINVAL;
-		}
-		rc = load_item(l, it, item_kind[0] ? item_kind : NULL, where);
 		if (rc < 0)
 			return rc;
 	}
@@ -195,7 +246,7 @@ static int load_document(struct loader *l, const cJSON *doc, int index, bool str
 	snprintf(prefix, sizeof(prefix), "%s", stream ? where : "");
 	if (stream)
 		strcat(prefix, ".");
-	return load_list(l, doc, kind, prefix);
+	return load_list(l, doc, kind, prefix, NULL);
 }
 
 /* Decodes every document into l; 0 or negative (l->err set). */
@@ -238,28 +289,83 @@ int sx_state_load_documents(struct sx_cache *cache, const char *name, const stru
 	return apply_decoded(cache, &l, decode_documents(&l, docs));
 }
 
+/* Decodes the whole tree of data into l (the file's error messages). */
+static int decode_tree(struct loader *l, const char *data, size_t len)
+{
+	cJSON *docs = sx_parse_documents(data, len, l->err);
+	int rc;
+
+	if (!docs) {
+		char msg[600];
+
+		sx_error_string(l->err, msg, sizeof(msg));
+		return sx_error_set(l->err, l->err->code < 0 ? l->err->code : SX_EINVAL, "%s: %s",
+				    l->name, msg);
+	}
+	rc = decode_documents(l, docs);
+	/* The tree goes before the cache fills: the objects and the first
+	 * snapshot then reuse its pages instead of faulting in new ones (the
+	 * first snapshot of 5,000 nodes took 100 ms instead of 1 ms). */
+	cJSON_Delete(docs);
+	return rc;
+}
+
+/* A JSON List decoded item by item (json_items.c), so that a 150,000-pod
+ * file never is one tree: the same objects and messages as decode_tree,
+ * which JSON this does not take (not one object, or one the scanner
+ * refuses) goes to instead: STREAM_FAILED. */
+static int decode_streamed(struct loader *l, const char *data, size_t len)
+{
+	struct sx_json_list list;
+	struct sx_json_items s;
+	const char *kind;
+	size_t start = 0;
+	int rc;
+
+	if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0)
+		start = 3; /* as sx_parse_documents */
+	while (start < len && strchr(" \t\r\n", data[start]) && data[start])
+		start++;
+	if (start == len || data[start] != '{')
+		return STREAM_FAILED;
+	if (sx_json_list_split(data + start, len - start, SX_DECODE_MAX_DEPTH, &list) < 0)
+		return STREAM_FAILED;
+	kind = sx_json_string(list.head, "kind");
+	if (!list.items) {
+		rc = load_document(l, list.head, 0, false); /* head is the whole object */
+	} else if (sx_kind_is_list(kind)) {
+		release_read(l, data + len); /* the scan's pages */
+		sx_json_items_start(&s, list.items, list.items_len);
+		rc = load_list(l, list.head, kind, "", &s);
+	} else {
+		rc = STREAM_FAILED; /* an object with an "items" array: rare */
+	}
+	sx_json_list_free(&list);
+	return rc;
+}
+
+/* Decodes data into l, streaming when it can. */
+static int decode_data(struct loader *l, const char *data, size_t len)
+{
+	int rc = decode_streamed(l, data, len);
+
+	if (rc != STREAM_FAILED)
+		return rc;
+	for (uint32_t i = 0; i < l->n; i++) /* what the stream decoded */
+		sx_object_unref(&l->objs[i]);
+	l->n = 0;
+	return decode_tree(l, data, len);
+}
+
 int sx_state_load_buffer(struct sx_cache *cache, const char *name, const char *data, size_t len,
 			 struct sx_error *err)
 {
 	struct sx_error tmp;
 	struct loader l = { .name = name ? name : "state", .err = err ? err : &tmp };
-	cJSON *docs;
-	int rc;
 
-	docs = sx_parse_documents(data, len, l.err);
-	if (!docs) {
-		char msg[600];
-
-		sx_error_string(l.err, msg, sizeof(msg));
-		return sx_error_set(l.err, l.err->code < 0 ? l.err->code : SX_EINVAL, "%s: %s",
-				    l.name, msg);
-	}
-	rc = decode_documents(&l, docs);
-	/* The tree goes before the cache fills: the objects and the first
-	 * snapshot then reuse its pages instead of faulting in new ones (the
-	 * first snapshot of 5,000 nodes took 100 ms instead of 1 ms). */
-	cJSON_Delete(docs);
-	return apply_decoded(cache, &l, rc);
+	if (!data) /* sx_parse_documents' message */
+		return apply_decoded(cache, &l, decode_tree(&l, data, len));
+	return apply_decoded(cache, &l, decode_data(&l, data, len));
 }
 
 /* Reads the whole file, bounded by STATE_MAX_BYTES (pipes included). */
@@ -311,15 +417,56 @@ fail:
 	return NULL;
 }
 
+/* Maps a regular file read-only (NULL for anything else: pipes, empty or
+ * oversized files go through sx_state_read_file). */
+static const char *map_file(const char *path, size_t *len)
+{
+	struct stat st;
+	void *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > STATE_MAX_BYTES) {
+		close(fd);
+		return NULL;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return NULL;
+	*len = (size_t)st.st_size;
+	return p;
+}
+
+/* A mapped file: its pages are released as the items are decoded, so the
+ * peak is the objects, not the objects plus the file. */
+static int load_mapped(struct sx_cache *cache, const char *path, const char *map, size_t len,
+		       struct sx_error *err)
+{
+	struct loader l = { .name = path, .err = err, .map = map, .released = map };
+	int rc;
+
+	madvise((void *)map, len, MADV_SEQUENTIAL);
+	rc = decode_data(&l, map, len);
+	munmap((void *)map, len);
+	return apply_decoded(cache, &l, rc);
+}
+
 int sx_state_load_file(struct sx_cache *cache, const char *path, struct sx_error *err)
 {
 	struct sx_error tmp;
+	const char *map;
 	size_t len = 0;
 	char *data;
 	int rc;
 
 	if (!err)
 		err = &tmp;
+	map = map_file(path, &len);
+	if (map)
+		return load_mapped(cache, path, map, len, err);
 	data = sx_state_read_file(path, &len, err);
 	if (!data)
 		return err->code;
