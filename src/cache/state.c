@@ -334,7 +334,8 @@ static int decode_streamed(struct loader *l, const char *data, size_t len)
 	if (!list.items) {
 		rc = load_document(l, list.head, 0, false); /* head is the whole object */
 	} else if (sx_kind_is_list(kind)) {
-		release_read(l, data + len); /* the scan's pages */
+		release_read(l, data + len); /* the scan's pages; then again as read */
+		l->released = l->map;
 		sx_json_items_start(&s, list.items, list.items_len);
 		rc = load_list(l, list.head, kind, "", &s);
 	} else {
