@@ -24,6 +24,16 @@
 #define RESERVED_FOR_MAX 256 /* ResourceClaimReservedForMaxSize */
 #define BIND_RETRIES 5       /* retry.DefaultRetry steps */
 
+/* Filter's rejections, the same for every node (no allocation per node). */
+static struct sx_status reject_unsatisfied =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME, "cannot allocate all claims");
+static struct sx_status reject_timed_out =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME,
+			 "timed out trying to allocate devices");
+static struct sx_status reject_not_available =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME,
+			 "resourceclaim not available on the node");
+
 struct dra_self {
 	uint64_t filter_timeout_ns; /* 0 = none */
 	struct sx_cel_cache *cel;
@@ -329,10 +339,9 @@ static struct sx_status *prepare_allocator(struct dra_self *self, struct dra_sta
 {
 	s->in = calloc(s->nalloc + 1, sizeof(*s->in));
 	s->allocated = sx_dra_allocated_base(snap);
-	s->inflight = sx_dra_allocated_new();
+	s->inflight = sx_dra_inflight(snap);
 	s->ix = sx_dra_index_get(snap);
-	if (!s->in || !s->allocated || !s->inflight || !s->ix ||
-	    sx_dra_collect_inflight(snap, s->inflight) < 0)
+	if (!s->in || !s->allocated || !s->inflight || !s->ix)
 		return sx_status_oom();
 	for (uint32_t i = 0; i < s->n; i++)
 		if (s->c[i].to_allocate)
@@ -396,19 +405,18 @@ static struct sx_status *pre_filter_dynamic_resources(void *self, struct sx_cycl
 static struct sx_status *allocate(struct dra_self *self, const struct dra_state *s,
 				  const struct sx_node *node, bool results, struct sx_dra_claim_out *out)
 {
-	uint64_t deadline = self->filter_timeout_ns ? sx_now_ns() + self->filter_timeout_ns : 0;
 	char err[SX_DRA_ERR_LEN];
 	int rc;
 
-	rc = sx_dra_allocate_prepared(s->prep, node, deadline, results, out, err, sizeof(err));
+	rc = sx_dra_allocate_prepared(s->prep, node, self->filter_timeout_ns, results, out, err,
+				      sizeof(err));
 	switch (rc) {
 	case SX_DRA_ALLOCATED:
 		return NULL;
 	case SX_DRA_UNSATISFIED:
-		return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims");
+		return &reject_unsatisfied;
 	case SX_DRA_TIMEOUT:
-		return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
-				     "timed out trying to allocate devices");
+		return &reject_timed_out;
 	case SX_DRA_NODE_FAILED:
 		return unresolvable(err);
 	default:
@@ -445,8 +453,7 @@ static struct sx_status *filter_dynamic_resources(void *self, const struct sx_cy
 	}
 	if (unavailable) {
 		atomic_fetch_or(&((struct dra_state *)s)->unavailable, unavailable);
-		return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
-				     "resourceclaim not available on the node");
+		return &reject_not_available;
 	}
 	return NULL;
 }

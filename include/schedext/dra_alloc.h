@@ -67,6 +67,8 @@ struct sx_dra_index *sx_dra_index_get(const struct sx_snapshot *snap);
 struct sx_dra_allocated *sx_dra_allocated_new(void);
 struct sx_dra_allocated *sx_dra_allocated_ref(struct sx_dra_allocated *a);
 void sx_dra_allocated_free(struct sx_dra_allocated *a);
+/* A copy holding one reference; NULL on OOM. */
+struct sx_dra_allocated *sx_dra_allocated_clone(const struct sx_dra_allocated *a);
 /* Adds a device; 0 or SX_ENOMEM. */
 int sx_dra_allocated_add(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device);
 bool sx_dra_allocated_has(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
@@ -150,13 +152,15 @@ void sx_dra_claim_out_clear(struct sx_dra_claim_out *out);
  * classes up and interns selectors once rather than per node: prepare
  * (env and claims are borrowed until the prep is freed; NULL on OOM), then
  * allocate per node (thread-safe on one prep). results false skips the
- * configs and node selector (Filter only needs feasibility); deadline_ns
- * replaces env's. */
+ * configs and node selector (Filter only needs feasibility); timeout_ns
+ * (0 = none) replaces env's deadline: it runs from the search's first
+ * clock check, 64 steps in, so the many searches that end sooner never
+ * read the clock. */
 struct sx_dra_prep;
 struct sx_dra_prep *sx_dra_prepare(const struct sx_dra_alloc_env *env,
 				   const struct sx_dra_claim_in *claims, uint32_t n);
 int sx_dra_allocate_prepared(const struct sx_dra_prep *p, const struct sx_node *node,
-			     uint64_t deadline_ns, bool results, struct sx_dra_claim_out *out,
+			     uint64_t timeout_ns, bool results, struct sx_dra_claim_out *out,
 			     char *err, size_t errlen);
 void sx_dra_prep_free(struct sx_dra_prep *p);
 
@@ -196,9 +200,11 @@ const struct sx_dra_object *sx_dra_claim_current(const struct sx_dra_object *sna
  * snapshot with the same claim objects (one cached per process); a new
  * reference, NULL on OOM. */
 struct sx_dra_allocated *sx_dra_allocated_base(const struct sx_snapshot *snap);
-/* Adds the devices in use beyond that base: allocations pending and the
- * assumed claims' (written but not yet in snap; the others are dropped). */
-int sx_dra_collect_inflight(const struct sx_snapshot *snap, struct sx_dra_allocated *a);
+/* The devices in use beyond that base: allocations pending and the
+ * assumed claims' (written but not yet in snap; the others are dropped).
+ * A new reference to a read-only set, shared by the cycles until the next
+ * pending allocation comes or goes; NULL on OOM. */
+struct sx_dra_allocated *sx_dra_inflight(const struct sx_snapshot *snap);
 
 /* ---------- the API (dra_claims.c) ----------
  * Installed by the standalone scheduler; NULL (explain, extender, tests)

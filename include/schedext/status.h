@@ -69,6 +69,20 @@ struct sx_status *sx_status_share(struct sx_status *st, const char *plugin);
 /* Frees a status made by sx_status_share (NULL ignored). */
 void sx_status_unshare(struct sx_status *st);
 
+/* Initializer of a status that never varies, for a plugin to return for
+ * every node it rejects that way without allocating: shared from the
+ * start (as by sx_status_share, never unshared) and attributed to
+ * `plugin`, which must be the plugin's registered name.
+ *
+ *	static struct sx_status rejected =
+ *		SX_STATUS_STATIC(SX_UNSCHEDULABLE, "NodePorts", REASON_PORTS);
+ *	...
+ *	return &rejected;
+ */
+#define SX_STATUS_STATIC(code_, plugin_, reason_)                                        \
+	{ .code = (code_), .plugin = (plugin_), .nreasons = 1, .reasons = { (reason_) }, \
+	  .shared = true }
+
 /* Test hook: the next n status allocations fail (as on out of memory), so
  * tests can show that such a failure reads as Error, never as Success. */
 void sx_status_fail_next_allocs(unsigned n);

@@ -300,7 +300,9 @@ static void names_of(const struct rdata *rd, const char **req, const char **sub)
 	*sub = rd->parent ? rd->req->name : NULL;
 }
 
-/* 1 allocated (undo with deallocate), 0 not usable, SX_DRA_FATAL. */
+/* 1 allocated (undo with deallocate), 0 not usable, SX_DRA_FATAL. Unless
+ * `must` (allocationMode All), the caller has just seen that d is not in
+ * use. */
 static int allocate_device(struct alloc *a, uint32_t ci, const struct rdata *rd, struct devref d,
 			   bool must)
 {
@@ -309,7 +311,7 @@ static int allocate_device(struct alloc *a, uint32_t ci, const struct rdata *rd,
 	const char *req, *sub;
 	struct sx_dra_pick *p;
 
-	if (in_use(a, rd, ci, d) || s->devices[d.dev].consumes_counters)
+	if ((must && in_use(a, rd, ci, d)) || s->devices[d.dev].consumes_counters)
 		return 0;
 	names_of(rd, &req, &sub);
 	for (uint32_t i = 0; i < a->ncons[ci]; i++) {
@@ -442,8 +444,14 @@ static int allocate_one(struct alloc *a, uint32_t ci, uint32_t ri, uint32_t si, 
 	struct rreq *rq;
 	const struct rdata *rd;
 
-	if (a->deadline_ns && (++a->calls & 63) == 0 && sx_now_ns() > a->deadline_ns)
-		return SX_DRA_TIMEOUT;
+	if (a->timeout_ns && (++a->calls & 63) == 0) {
+		uint64_t now = sx_now_ns();
+
+		if (!a->deadline_ns)
+			a->deadline_ns = now + a->timeout_ns; /* the first check starts it */
+		else if (now > a->deadline_ns)
+			return SX_DRA_TIMEOUT;
+	}
 	if (ci >= a->nclaims)
 		return 1;
 	if (ri >= a->claims[ci].spec->nrequests)

@@ -67,7 +67,8 @@ struct alloc {
 	char *err;
 	size_t errlen;
 	char kobj[320];
-	uint64_t deadline_ns; /* 0 = none */
+	uint64_t timeout_ns;  /* 0 = none */
+	uint64_t deadline_ns; /* set at the first clock check */
 	bool prep_mode;       /* validating once for every node (sx_dra_prepare) */
 	void **mem;           /* heap allocations of this call */
 	uint32_t nmem, capmem;

@@ -14,6 +14,7 @@
 
 struct entry {
 	char *uid;
+	uint32_t hash;                    /* sx_hash_str(uid) */
 	bool pending;                     /* Reserve..PreBind */
 	uint32_t ndevs;
 	struct sx_dra_devref *devs;       /* pending: the devices */
@@ -21,17 +22,38 @@ struct entry {
 	struct entry *next;
 };
 
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static struct entry *entries;
-static uint32_t nassumed; /* entries that are not pending */
-static struct sx_kube *kube;
+#define PENDING_BUCKETS 256 /* power of two */
 
-static struct entry **find(const char *uid, bool pending)
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct entry *pending[PENDING_BUCKETS]; /* by uid hash */
+static struct entry *entries;                  /* the assumed ones */
+static uint32_t nassumed;
+static struct sx_kube *kube;
+/* The devices of the pending entries, kept as entries are added (rebuilt
+ * after a removal: dirty), and a copy frozen for the cycles until the
+ * next change (gen counts the changes), so a PreFilter takes a reference
+ * instead of walking every pending allocation. */
+static struct sx_dra_allocated *pending_devs, *frozen;
+static bool pending_dirty = true;
+static uint64_t gen, frozen_gen;
+
+static struct entry **find_pending(const char *uid)
+{
+	uint32_t h = sx_hash_str(uid);
+	struct entry **e;
+
+	for (e = &pending[h & (PENDING_BUCKETS - 1)]; *e; e = &(*e)->next)
+		if ((*e)->hash == h && strcmp((*e)->uid, uid) == 0)
+			return e;
+	return NULL;
+}
+
+static struct entry **find_assumed(const char *uid)
 {
 	struct entry **e;
 
 	for (e = &entries; *e; e = &(*e)->next)
-		if ((*e)->pending == pending && strcmp((*e)->uid, uid) == 0)
+		if (strcmp((*e)->uid, uid) == 0)
 			return e;
 	return NULL;
 }
@@ -44,9 +66,21 @@ static void entry_free(struct entry *e)
 	free(e);
 }
 
+/* Adds e's devices (not those of admin access) to a. */
+static int add_pending_devs(struct sx_dra_allocated *a, const struct entry *e)
+{
+	for (uint32_t i = 0; i < e->ndevs; i++)
+		if (!e->devs[i].admin_access &&
+		    sx_dra_allocated_add(a, e->devs[i].driver, e->devs[i].pool,
+					 e->devs[i].device) < 0)
+			return SX_ENOMEM;
+	return 0;
+}
+
 int sx_dra_pending_add(const char *uid, const struct sx_dra_claim_out *out)
 {
 	struct entry *e = calloc(1, sizeof(*e));
+	struct entry **b;
 
 	if (!e || !(e->uid = strdup(uid ? uid : "")) ||
 	    !(e->devs = calloc(out->npicks + 1, sizeof(*e->devs)))) {
@@ -56,27 +90,36 @@ int sx_dra_pending_add(const char *uid, const struct sx_dra_claim_out *out)
 		return SX_ENOMEM;
 	}
 	e->pending = true;
+	e->hash = sx_hash_str(e->uid);
 	for (uint32_t i = 0; i < out->npicks; i++)
 		e->devs[e->ndevs++] = (struct sx_dra_devref){ out->picks[i].driver, out->picks[i].pool,
 							      out->picks[i].device,
 							      out->picks[i].admin_access };
 	pthread_mutex_lock(&mu);
-	e->next = entries;
-	entries = e;
+	b = &pending[e->hash & (PENDING_BUCKETS - 1)];
+	e->next = *b;
+	*b = e;
+	if (!pending_dirty && add_pending_devs(pending_devs, e) < 0)
+		pending_dirty = true;
+	gen++;
 	pthread_mutex_unlock(&mu);
 	return 0;
 }
 
-static bool remove_entry(const char *uid, bool pending)
+static bool remove_entry(const char *uid, bool is_pending)
 {
 	struct entry **e, *dead = NULL;
 
 	pthread_mutex_lock(&mu);
-	e = find(uid ? uid : "", pending);
+	e = is_pending ? find_pending(uid ? uid : "") : find_assumed(uid ? uid : "");
 	if (e) {
 		dead = *e;
 		*e = dead->next;
-		nassumed -= !pending;
+		nassumed -= !is_pending;
+		if (is_pending) {
+			pending_dirty = true;
+			gen++;
+		}
 	}
 	pthread_mutex_unlock(&mu);
 	if (dead)
@@ -94,7 +137,7 @@ bool sx_dra_pending_has(const char *uid)
 	bool has;
 
 	pthread_mutex_lock(&mu);
-	has = find(uid ? uid : "", true) != NULL;
+	has = find_pending(uid ? uid : "") != NULL;
 	pthread_mutex_unlock(&mu);
 	return has;
 }
@@ -147,7 +190,7 @@ const struct sx_dra_object *sx_dra_claim_current(const struct sx_dra_object *sna
 	for (e = &entries; nassumed && *e; e = &(*e)->next) {
 		const struct sx_dra_object *c = (*e)->claim;
 
-		if ((*e)->pending || c->meta.ns != ns || strcmp(c->meta.name, name) != 0)
+		if (c->meta.ns != ns || strcmp(c->meta.name, name) != 0)
 			continue;
 		if (snap_claim && (strcmp(snap_claim->meta.uid ? snap_claim->meta.uid : "",
 					  c->meta.uid ? c->meta.uid : "") != 0 ||
@@ -224,35 +267,82 @@ struct sx_dra_allocated *sx_dra_allocated_base(const struct sx_snapshot *snap)
 	return set;
 }
 
-int sx_dra_collect_inflight(const struct sx_snapshot *snap, struct sx_dra_allocated *a)
+/* The pending devices as of now, frozen (mu held); NULL on OOM. */
+static struct sx_dra_allocated *frozen_pending(void)
 {
-	struct entry *dead = NULL;
-	int rc = 0;
+	if (pending_dirty) {
+		struct sx_dra_allocated *a = sx_dra_allocated_new();
 
-	pthread_mutex_lock(&mu);
-	for (struct entry **pe = &entries, *e; rc == 0 && (e = *pe);) {
-		if (!e->pending) {
-			const struct sx_dra_object *c = e->claim;
-			const struct sx_dra_object *sc = sx_snapshot_find_dra(
-				snap, SX_KIND_RESOURCE_CLAIM, c->meta.ns, sx_intern(c->meta.name));
+		for (uint32_t b = 0; a && b < PENDING_BUCKETS; b++)
+			for (const struct entry *e = pending[b]; e; e = e->next)
+				if (add_pending_devs(a, e) < 0) {
+					sx_dra_allocated_free(a);
+					return NULL;
+				}
+		if (!a)
+			return NULL;
+		sx_dra_allocated_free(pending_devs);
+		pending_devs = a;
+		pending_dirty = false;
+	}
+	if (!frozen || frozen_gen != gen) {
+		struct sx_dra_allocated *f = sx_dra_allocated_clone(pending_devs);
 
-			if (sc && (strcmp(sc->meta.uid ? sc->meta.uid : "", c->meta.uid ? c->meta.uid : "") ||
-				   newer_or_same(sc->meta.resource_version, c->meta.resource_version))) {
-				*pe = e->next; /* the snapshot caught up */
-				e->next = dead;
-				dead = e;
-				nassumed--;
-				continue;
-			}
-			rc = sx_dra_allocated_add_allocation(a, c->u.claim.allocation);
-			pe = &e->next;
+		if (!f)
+			return NULL;
+		sx_dra_allocated_free(frozen);
+		frozen = f;
+		frozen_gen = gen;
+	}
+	return frozen;
+}
+
+/* Adds the allocations of the assumed claims the snapshot has not caught
+ * up with to *a (copied from the shared set first); drops the others onto
+ * *dead. */
+static int add_assumed(const struct sx_snapshot *snap, struct sx_dra_allocated **a,
+		       struct entry **dead)
+{
+	for (struct entry **pe = &entries, *e; (e = *pe);) {
+		const struct sx_dra_object *c = e->claim;
+		const struct sx_dra_object *sc = sx_snapshot_find_dra(
+			snap, SX_KIND_RESOURCE_CLAIM, c->meta.ns, sx_intern(c->meta.name));
+
+		if (sc && (strcmp(sc->meta.uid ? sc->meta.uid : "", c->meta.uid ? c->meta.uid : "") ||
+			   newer_or_same(sc->meta.resource_version, c->meta.resource_version))) {
+			*pe = e->next; /* the snapshot caught up */
+			e->next = *dead;
+			*dead = e;
+			nassumed--;
 			continue;
 		}
 		pe = &e->next;
-		for (uint32_t i = 0; rc == 0 && i < e->ndevs; i++)
-			if (!e->devs[i].admin_access)
-				rc = sx_dra_allocated_add(a, e->devs[i].driver, e->devs[i].pool,
-							  e->devs[i].device);
+		if (!c->u.claim.allocation || c->u.claim.allocation->nresults == 0)
+			continue;
+		if (*a == frozen) {
+			struct sx_dra_allocated *own = sx_dra_allocated_clone(frozen);
+
+			sx_dra_allocated_free(*a);
+			*a = own;
+			if (!own)
+				return SX_ENOMEM;
+		}
+		if (sx_dra_allocated_add_allocation(*a, c->u.claim.allocation) < 0)
+			return SX_ENOMEM;
+	}
+	return 0;
+}
+
+struct sx_dra_allocated *sx_dra_inflight(const struct sx_snapshot *snap)
+{
+	struct entry *dead = NULL;
+	struct sx_dra_allocated *a;
+
+	pthread_mutex_lock(&mu);
+	a = sx_dra_allocated_ref(frozen_pending());
+	if (a && add_assumed(snap, &a, &dead) < 0) {
+		sx_dra_allocated_free(a);
+		a = NULL;
 	}
 	pthread_mutex_unlock(&mu);
 	while (dead) {
@@ -261,7 +351,7 @@ int sx_dra_collect_inflight(const struct sx_snapshot *snap, struct sx_dra_alloca
 		entry_free(dead);
 		dead = next;
 	}
-	return rc;
+	return a;
 }
 
 /* ---------- API ---------- */

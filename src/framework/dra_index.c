@@ -321,6 +321,23 @@ void sx_dra_allocated_free(struct sx_dra_allocated *a)
 	free(a);
 }
 
+struct sx_dra_allocated *sx_dra_allocated_clone(const struct sx_dra_allocated *a)
+{
+	struct sx_dra_allocated *c = sx_dra_allocated_new();
+
+	if (!c || !a || a->cap == 0)
+		return c;
+	c->slots = sx_calloc(a->cap, sizeof(*c->slots));
+	if (!c->slots) {
+		free(c);
+		return NULL;
+	}
+	memcpy(c->slots, a->slots, a->cap * sizeof(*c->slots));
+	c->n = a->n;
+	c->cap = a->cap;
+	return c;
+}
+
 bool sx_dra_allocated_has(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
 			  sx_str device)
 {

@@ -503,13 +503,13 @@ static int build_results(struct alloc *a)
 }
 
 int sx_dra_allocate_prepared(const struct sx_dra_prep *p, const struct sx_node *node,
-			     uint64_t deadline_ns, bool results, struct sx_dra_claim_out *out,
+			     uint64_t timeout_ns, bool results, struct sx_dra_claim_out *out,
 			     char *err, size_t errlen)
 {
 	unsigned char scratch[24 * 1024];
 	struct alloc a = { .env = &p->env, .node = node, .claims = p->a.claims,
 			   .nclaims = p->a.nclaims, .out = out, .err = err, .errlen = errlen,
-			   .deadline_ns = deadline_ns, .scratch = scratch,
+			   .timeout_ns = timeout_ns, .scratch = scratch,
 			   .scratch_len = sizeof(scratch) };
 	int rc;
 
@@ -532,6 +532,17 @@ int sx_dra_allocate_prepared(const struct sx_dra_prep *p, const struct sx_node *
 	return rc == 1 ? SX_DRA_ALLOCATED : rc;
 }
 
+/* The timeout until an sx_now_ns() deadline (0 = none; at least 1). */
+static uint64_t time_left(uint64_t deadline_ns)
+{
+	uint64_t now;
+
+	if (!deadline_ns)
+		return 0;
+	now = sx_now_ns();
+	return deadline_ns > now ? deadline_ns - now : 1;
+}
+
 int sx_dra_allocate(const struct sx_dra_alloc_env *env, const struct sx_node *node,
 		    const struct sx_dra_claim_in *claims, uint32_t n, struct sx_dra_claim_out *out,
 		    char *err, size_t errlen)
@@ -544,7 +555,7 @@ int sx_dra_allocate(const struct sx_dra_alloc_env *env, const struct sx_node *no
 		memset(out, 0, n * sizeof(*out));
 		return SX_DRA_FATAL;
 	}
-	rc = sx_dra_allocate_prepared(p, node, env->deadline_ns, true, out, err, errlen);
+	rc = sx_dra_allocate_prepared(p, node, time_left(env->deadline_ns), true, out, err, errlen);
 	sx_dra_prep_free(p);
 	return rc;
 }
