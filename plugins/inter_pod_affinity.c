@@ -34,6 +34,14 @@
 #define REASON_AFFINITY "node(s) didn't match pod affinity rules"
 #define REASON_ANTI "node(s) didn't match pod anti-affinity rules"
 #define REASON_EXISTING_ANTI "node(s) didn't satisfy existing pods anti-affinity rules"
+#define NAME "InterPodAffinity"
+
+/* Filter's rejections, the same for every node (no allocation per node). */
+static struct sx_status reject_affinity =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME, REASON_AFFINITY);
+static struct sx_status reject_anti_affinity = SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_ANTI);
+static struct sx_status reject_existing_anti_affinity =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_EXISTING_ANTI);
 
 struct args {
 	int32_t hard_pod_affinity_weight;
@@ -555,11 +563,11 @@ static struct sx_status *filter_inter_pod_affinity(void *self, const struct sx_c
 	if (!st || !st->f)
 		return sx_status_new(SX_ERROR, "error reading \"PreFilterInterPodAffinity\" from cycleState: not found");
 	if (!satisfies_affinity(st->f, ni->node))
-		return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_AFFINITY);
+		return &reject_affinity;
 	if (!satisfies_anti(st->f, ni->node))
-		return sx_status_new(SX_UNSCHEDULABLE, REASON_ANTI);
+		return &reject_anti_affinity;
 	if (!satisfies_existing_anti(st->f, ni->node))
-		return sx_status_new(SX_UNSCHEDULABLE, REASON_EXISTING_ANTI);
+		return &reject_existing_anti_affinity;
 	return NULL;
 }
 
@@ -759,7 +767,7 @@ static struct sx_status *normalize_score_inter_pod_affinity(void *self,
 }
 
 const struct sx_plugin sx_plugin_inter_pod_affinity = {
-	.name = "InterPodAffinity",
+	.name = NAME,
 	.init = init_inter_pod_affinity,
 	.destroy = destroy_inter_pod_affinity,
 	.state_clone = state_clone_inter_pod_affinity,

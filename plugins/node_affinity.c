@@ -19,6 +19,13 @@
 #define REASON_POD "node(s) didn't match Pod's node affinity/selector"
 #define REASON_ENFORCED "node(s) didn't match scheduler-enforced node affinity"
 #define REASON_CONFLICT "pod affinity terms conflict"
+#define NAME "NodeAffinity"
+
+/* Filter's rejections, the same for every node (no allocation per node). */
+static struct sx_status reject_enforced =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME, REASON_ENFORCED);
+static struct sx_status reject_pod_affinity =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME, REASON_POD);
 
 /* Plugin instance: the parsed addedAffinity (NULL when not configured). */
 struct node_affinity {
@@ -401,9 +408,9 @@ static struct sx_status *filter_node_affinity(void *p, const struct sx_cycle_sta
 		return sx_status_new(SX_ERROR, "node not found");
 	if (self && self->added && self->added->required &&
 	    !sx_node_selector_matches(self->added->required, ni->node))
-		return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_ENFORCED);
+		return &reject_enforced;
 	if (!pod_matches(pod, ni->node))
-		return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_POD);
+		return &reject_pod_affinity;
 	return NULL;
 }
 
@@ -503,7 +510,7 @@ static const struct sx_event_reg events_node_affinity[] = {
 };
 
 const struct sx_plugin sx_plugin_node_affinity = {
-	.name = "NodeAffinity",
+	.name = NAME,
 	.init = init_node_affinity,
 	.destroy = destroy_node_affinity,
 	.pre_filter = pre_filter_node_affinity,

@@ -3,6 +3,11 @@
 #include "schedext/plugin.h"
 
 #define REASON_NODE_NAME "node(s) didn't match the requested node name"
+#define NAME "NodeName"
+
+/* Filter's rejections, the same for every node (no allocation per node). */
+static struct sx_status reject_other_node =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME, REASON_NODE_NAME);
 
 static struct sx_status *filter_node_name(void *self, const struct sx_cycle_state *cs,
 					  const struct sx_pod *pod, const struct sx_node_info *ni)
@@ -11,7 +16,7 @@ static struct sx_status *filter_node_name(void *self, const struct sx_cycle_stat
 
 	if (pod->node_name == SX_STR_EMPTY || pod->node_name == name)
 		return NULL;
-	return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_NODE_NAME);
+	return &reject_other_node;
 }
 
 /* isSchedulableAfterNodeAdd: only the node the pod names helps. */
@@ -36,7 +41,7 @@ static const struct sx_event_reg events_node_name[] = {
 };
 
 const struct sx_plugin sx_plugin_node_name = {
-	.name = "NodeName",
+	.name = NAME,
 	.filter = filter_node_name,
 	.events = events_node_name,
 };

@@ -9,6 +9,10 @@
 #include "slots.h"
 
 #define REASON_PORTS "node(s) didn't have free ports for the requested pod ports"
+#define NAME "NodePorts"
+
+/* Filter's rejections, the same for every node (no allocation per node). */
+static struct sx_status reject_ports = SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_PORTS);
 
 /* PreFilter state: the wanted host ports. Owned by the cycle's slot. */
 struct wanted {
@@ -74,7 +78,7 @@ static struct sx_status *filter_node_ports(void *self, const struct sx_cycle_sta
 				     "reading \"PreFilterNodePorts\" from cycleState: not found");
 	for (uint32_t i = 0; i < w->n; i++)
 		if (sx_node_info_port_conflicts(ni, &w->ports[i]))
-			return sx_status_new(SX_UNSCHEDULABLE, REASON_PORTS);
+			return &reject_ports;
 	return NULL;
 }
 
@@ -116,7 +120,7 @@ static const struct sx_event_reg events_node_ports[] = {
 };
 
 const struct sx_plugin sx_plugin_node_ports = {
-	.name = "NodePorts",
+	.name = NAME,
 	.state_clone = state_clone_node_ports,
 	.state_free = state_free_node_ports,
 	.pre_filter = pre_filter_node_ports,

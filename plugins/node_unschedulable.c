@@ -10,6 +10,13 @@
 /* Upstream's old answer for a NodeInfo without a Node; 1.34 never reaches
  * it (the snapshot holds only NodeInfos with a node), kept as a guard. */
 #define REASON_UNKNOWN_CONDITION "node(s) had unknown conditions"
+#define NAME "NodeUnschedulable"
+
+/* Filter's rejections, the same for every node (no allocation per node). */
+static struct sx_status reject_unknown_condition =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME, REASON_UNKNOWN_CONDITION);
+static struct sx_status reject_unschedulable =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME, REASON_UNSCHEDULABLE);
 
 static struct sx_status *filter_node_unschedulable(void *self, const struct sx_cycle_state *cs,
 						   const struct sx_pod *pod,
@@ -22,12 +29,12 @@ static struct sx_status *filter_node_unschedulable(void *self, const struct sx_c
 	};
 
 	if (!ni || !ni->node)
-		return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_UNKNOWN_CONDITION);
+		return &reject_unknown_condition;
 	if (!ni->node->unschedulable)
 		return NULL;
 	if (sx_tolerations_tolerate(pod->tolerations, pod->ntolerations, &taint))
 		return NULL;
-	return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_UNSCHEDULABLE);
+	return &reject_unschedulable;
 }
 
 /* ---------- queueing hints ---------- */
@@ -68,7 +75,7 @@ static const struct sx_event_reg events_node_unschedulable[] = {
 };
 
 const struct sx_plugin sx_plugin_node_unschedulable = {
-	.name = "NodeUnschedulable",
+	.name = NAME,
 	.filter = filter_node_unschedulable,
 	.events = events_node_unschedulable,
 };

@@ -17,6 +17,10 @@
 #include "slots.h"
 
 #define REASON_MAX_COUNT "node(s) exceed max volume count"
+#define NAME "NodeVolumeLimits"
+
+/* Filter's rejections, the same for every node (no allocation per node). */
+static struct sx_status reject_max_count = SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_MAX_COUNT);
 
 enum handle_kind {
 	H_HANDLE, /* a: the volume handle */
@@ -480,7 +484,7 @@ static struct sx_status *filter_node_volume_limits(void *self, const struct sx_c
 		if (set_find(&attached, &fresh.v[i]) >= 0)
 			set_remove_at(&fresh, i);
 	if (over_limit(csi, cs->snap, node, &fresh, &attached))
-		st = sx_status_new(SX_UNSCHEDULABLE, REASON_MAX_COUNT);
+		st = &reject_max_count;
 out:
 	set_free(&fresh);
 	set_free(&attached);
@@ -556,7 +560,7 @@ static const struct sx_event_reg events_node_volume_limits[] = {
 };
 
 const struct sx_plugin sx_plugin_node_volume_limits = {
-	.name = "NodeVolumeLimits",
+	.name = NAME,
 	.state_clone = state_clone_node_volume_limits,
 	.state_free = state_free_node_volume_limits,
 	.pre_filter = pre_filter_node_volume_limits,

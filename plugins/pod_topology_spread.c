@@ -33,6 +33,12 @@
 
 #define REASON_NOT_MATCH "node(s) didn't match pod topology spread constraints"
 #define REASON_MISSING_LABEL REASON_NOT_MATCH " (missing required label)"
+#define NAME "PodTopologySpread"
+
+/* Filter's rejections, the same for every node (no allocation per node). */
+static struct sx_status reject_missing_label =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME, REASON_MISSING_LABEL);
+static struct sx_status reject_skew = SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_NOT_MATCH);
 
 /* ---------- args ---------- */
 
@@ -630,7 +636,7 @@ static struct sx_status *filter_pod_topology_spread(void *self, const struct sx_
 	for (uint32_t i = 0; i < f->cs.n; i++) {
 		const struct constraint *c = &f->cs.v[i];
 		if (!sx_labels_get(&ni->node->meta.labels, c->key, &v))
-			return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_MISSING_LABEL);
+			return &reject_missing_label;
 		/* Fewer eligible domains than minDomains: the global minimum is 0. */
 		int64_t min = f->paths[i][0].num;
 		if (f->counts[i].n < (uint32_t)c->min_domains)
@@ -638,7 +644,7 @@ static struct sx_status *filter_pod_topology_spread(void *self, const struct sx_
 		int64_t self_match = csel_matches(&c->sel, &pod->meta.labels) ? 1 : 0;
 		int64_t skew = tmap_get(&f->counts[i], v) + self_match - min;
 		if (skew > c->max_skew)
-			return sx_status_new(SX_UNSCHEDULABLE, REASON_NOT_MATCH);
+			return &reject_skew;
 	}
 	return NULL;
 }
@@ -950,7 +956,7 @@ static void destroy_pod_topology_spread(void *self)
 }
 
 const struct sx_plugin sx_plugin_pod_topology_spread = {
-	.name = "PodTopologySpread",
+	.name = NAME,
 	.init = init_pod_topology_spread,
 	.destroy = destroy_pod_topology_spread,
 	.state_clone = state_clone_pod_topology_spread,

@@ -8,6 +8,13 @@
 #include "schedext/selector.h"
 #include "slots.h"
 
+#define NAME "TaintToleration"
+
+/* Filter's rejections, the same for every node (no allocation per node). */
+static struct sx_status reject_untolerated =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME,
+			 "node(s) had untolerated taint(s)");
+
 #define FILTER_EFFECTS ((1u << SX_EFFECT_NO_SCHEDULE) | (1u << SX_EFFECT_NO_EXECUTE))
 
 /* PreScore state: the pod's tolerations that can tolerate a
@@ -36,8 +43,7 @@ static struct sx_status *filter_taint_toleration(void *self, const struct sx_cyc
 		sx_log(4, "node %s had untolerated taint {%s: %s} for pod %s/%s",
 		       sx_str_get(ni->name), sx_str_get(t->key), sx_str_get(t->value),
 		       sx_str_get(pod->meta.ns), pod->meta.name);
-	return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
-			     "node(s) had untolerated taint(s)");
+	return &reject_untolerated;
 }
 
 static struct prescore *prescore_new(uint32_t n)
@@ -162,7 +168,7 @@ static const struct sx_event_reg events_taint_toleration[] = {
 };
 
 const struct sx_plugin sx_plugin_taint_toleration = {
-	.name = "TaintToleration",
+	.name = NAME,
 	.state_clone = state_clone_taint_toleration,
 	.state_free = state_free_taint_toleration,
 	.filter = filter_taint_toleration,

@@ -13,6 +13,11 @@
 #define REASON_RWOP                                                                                \
 	"node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "      \
 	"already in-use by another pod"
+#define NAME "VolumeRestrictions"
+
+/* Filter's rejections, the same for every node (no allocation per node). */
+static struct sx_status reject_disk_conflict = SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_DISK);
+static struct sx_status reject_rwop_conflict = SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_RWOP);
 
 /* PreFilter state: the pod's ReadWriteOncePod claim names and how many
  * references scheduled pods hold on them. Owned by the cycle's slot. */
@@ -204,12 +209,12 @@ static struct sx_status *filter_volume_restrictions(void *self, const struct sx_
 
 	for (uint32_t i = 0; i < ni->npods; i++)
 		if (pod_conflicts_with(pod, ni->pods[i]))
-			return sx_status_new(SX_UNSCHEDULABLE, REASON_DISK);
+			return &reject_disk_conflict;
 	if (!s)
 		return sx_status_new(SX_ERROR, "cannot read \"PreFilterVolumeRestrictions\" from "
 					       "cycleState");
 	if (s->conflicts > 0)
-		return sx_status_new(SX_UNSCHEDULABLE, REASON_RWOP);
+		return &reject_rwop_conflict;
 	return NULL;
 }
 
@@ -269,7 +274,7 @@ static const struct sx_event_reg events_volume_restrictions[] = {
 };
 
 const struct sx_plugin sx_plugin_volume_restrictions = {
-	.name = "VolumeRestrictions",
+	.name = NAME,
 	.state_clone = state_clone_volume_restrictions,
 	.state_free = state_free_volume_restrictions,
 	.pre_filter = pre_filter_volume_restrictions,

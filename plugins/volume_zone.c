@@ -9,6 +9,11 @@
 #include "slots.h"
 
 #define REASON_CONFLICT "node(s) had no available volume zone"
+#define NAME "VolumeZone"
+
+/* Filter's rejections, the same for every node (no allocation per node). */
+static struct sx_status reject_zone_conflict =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME, REASON_CONFLICT);
 #define MAX_ZONES	64 /* values of one label value split on "__" */
 
 /* The four topology labels, in upstream's order (beta zone, beta region,
@@ -230,7 +235,7 @@ static struct sx_status *filter_volume_zone(void *self, const struct sx_cycle_st
 		if ((!sx_labels_get(labels, t->key, &v) &&
 		     !sx_labels_get(labels, ga_label(t->key), &v)) ||
 		    !has_value(t, v))
-			return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_CONFLICT);
+			return &reject_zone_conflict;
 	}
 	return NULL;
 }
@@ -306,7 +311,7 @@ static const struct sx_event_reg events_volume_zone[] = {
 };
 
 const struct sx_plugin sx_plugin_volume_zone = {
-	.name = "VolumeZone",
+	.name = NAME,
 	.state_clone = state_clone_volume_zone,
 	.state_free = state_free_volume_zone,
 	.pre_filter = pre_filter_volume_zone,
