@@ -140,4 +140,57 @@ static void test_args(void)
 	cJSON_Delete(ok);
 }
 
-SX_TESTS(SX_TEST(test_table), SX_TEST(test_args))
+/* One pending allocation of device dev (pool p, driver d.example.com). */
+static void pend(const char *uid, const char *dev)
+{
+	static struct sx_dra_claim_out out; /* large: not on the stack */
+
+	memset(&out, 0, sizeof(out));
+	out.npicks = 1;
+	out.picks[0].driver = sx_intern("d.example.com");
+	out.picks[0].pool = sx_intern("p");
+	out.picks[0].device = sx_intern(dev);
+	CHECK(sx_dra_pending_add(uid, &out) == 0);
+}
+
+static bool has_dev(const struct sx_dra_allocated *a, const char *dev)
+{
+	return sx_dra_allocated_has(a, sx_intern("d.example.com"), sx_intern("p"), sx_intern(dev));
+}
+
+/* The devices in flight: one read-only set shared by the cycles until a
+ * pending allocation comes or goes; a set taken earlier keeps what it saw. */
+static void test_inflight_shared(void)
+{
+	struct sx_cache *c = sx_cache_new();
+	struct sx_snapshot *snap = sx_cache_snapshot(c);
+	struct sx_dra_allocated *a, *b, *d;
+
+	pend("u1", "dev-1");
+	a = sx_dra_inflight(snap);
+	b = sx_dra_inflight(snap);
+	CHECK(a != NULL && a == b);
+	CHECK(has_dev(a, "dev-1") && !has_dev(a, "dev-2"));
+	CHECK(sx_dra_pending_has("u1") && !sx_dra_pending_has("u2"));
+	pend("u2", "dev-2");
+	sx_dra_allocated_free(b);
+	b = sx_dra_inflight(snap);
+	CHECK(b != a && has_dev(b, "dev-1") && has_dev(b, "dev-2"));
+	CHECK(!has_dev(a, "dev-2")); /* frozen at its PreFilter */
+	CHECK(sx_dra_pending_remove("u1"));
+	CHECK(!sx_dra_pending_remove("u1"));
+	d = sx_dra_inflight(snap);
+	CHECK(!has_dev(d, "dev-1") && has_dev(d, "dev-2"));
+	CHECK(has_dev(b, "dev-1"));
+	CHECK(sx_dra_pending_remove("u2"));
+	sx_dra_allocated_free(a);
+	sx_dra_allocated_free(b);
+	sx_dra_allocated_free(d);
+	d = sx_dra_inflight(snap);
+	CHECK(!has_dev(d, "dev-2"));
+	sx_dra_allocated_free(d);
+	sx_snapshot_unref(snap);
+	sx_cache_free(c);
+}
+
+SX_TESTS(SX_TEST(test_table), SX_TEST(test_args), SX_TEST(test_inflight_shared))

@@ -122,5 +122,26 @@ static void test_shared(void)
 	CHECK(sx_status_share(NULL, "x") == sx_status_oom());
 }
 
+/* A static status (SX_STATUS_STATIC) is shared from the start: the
+ * runtime's free/set_plugin/add_reason leave it as it was. */
+static void test_static(void)
+{
+	static struct sx_status st = SX_STATUS_STATIC(SX_UNSCHEDULABLE, "Mine", "r");
+	struct sx_status *copy;
+	char buf[64];
+
+	sx_status_set_plugin(&st, "Other");
+	sx_status_add_reason(&st, "more");
+	sx_status_free(&st);
+	CHECK(st.shared && sx_status_is_rejected(&st));
+	CHECK_STR(st.plugin, "Mine");
+	CHECK_STR(sx_status_message(&st, buf, sizeof(buf)), "r");
+	copy = sx_status_clone(&st);
+	CHECK(!copy->shared);
+	CHECK_STR(copy->reasons[0], "r");
+	sx_status_free(copy);
+}
+
 SX_TESTS(SX_TEST(test_code_names), SX_TEST(test_null_is_success), SX_TEST(test_reasons),
-	 SX_TEST(test_no_reason_and_clone), SX_TEST(test_reason_formats), SX_TEST(test_shared))
+	 SX_TEST(test_no_reason_and_clone), SX_TEST(test_reason_formats), SX_TEST(test_shared),
+	 SX_TEST(test_static))
