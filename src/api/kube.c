@@ -140,11 +140,22 @@ void sx_kube_invalidate_token(struct sx_kube *kube)
 		sx_exec_auth_invalidate(kube->exec, 0);
 }
 
+/* The exec plugin's error, prefixed as client-go's round tripper does. */
+static int exec_auth(struct sx_kube *kube, CURL *h, char *auth, size_t len, uint64_t *gen,
+		     struct sx_error *err)
+{
+	char msg[sizeof(err->msg)];
+
+	if (sx_exec_auth_apply(kube->exec, h, auth, len, gen, err) == 0)
+		return 0;
+	snprintf(msg, sizeof(msg), "%s", err->msg);
+	return sx_error_set(err, SX_EINVAL, "getting credentials: %s", msg);
+}
+
 int sx_kube_authenticate(struct sx_kube *kube, struct sx_error *err)
 {
 	char auth[MAX_TOKEN_HDR];
-	int rc = kube->exec ? sx_exec_auth_apply(kube->exec, NULL, auth, sizeof(auth), NULL, err)
-			    : 0;
+	int rc = kube->exec ? exec_auth(kube, NULL, auth, sizeof(auth), NULL, err) : 0;
 
 	memset(auth, 0, sizeof(auth));
 	return rc;
@@ -291,21 +302,19 @@ static int set_tls(struct sx_kube *kube, CURL *h)
 	return 0;
 }
 
-/* The credential onto h: *gen names an exec plugin's credential. */
+/* The credential onto h: *gen names an exec plugin's credential. A
+ * failure is logged too (informers retry it quietly otherwise). */
 static int authenticate(struct sx_kube *kube, CURL *h, char *auth, size_t len, uint64_t *gen,
 			struct sx_error *err)
 {
-	char msg[sizeof(err->msg)];
-
 	if (!kube->exec) {
 		auth_header(kube, auth, len);
 		return 0;
 	}
-	if (sx_exec_auth_apply(kube->exec, h, auth, len, gen, err) == 0)
+	if (exec_auth(kube, h, auth, len, gen, err) == 0)
 		return 0;
-	snprintf(msg, sizeof(msg), "%s", err->msg);
-	sx_log(0, "getting credentials: %s", msg);
-	return sx_error_set(err, SX_EINVAL, "getting credentials: %s", msg);
+	sx_log(0, "%s", err->msg);
+	return SX_EINVAL;
 }
 
 static int setup_handle(struct sx_kube *kube, CURL *h, const char *path,

@@ -479,7 +479,13 @@ static int load_exec(const cJSON *e, const char *user, struct cfg_file *from,
 		return exec_error(from, user, "apiVersion", "exec plugin: invalid apiVersion", api,
 				  err);
 	x->api_version = sx_strdup(api);
-	x->command = strchr(cmd, '/') ? resolve_path(from->dir, cmd) : sx_strdup(cmd);
+	if (strchr(cmd, '/')) {
+		while (cmd[0] == '.' && cmd[1] == '/' && cmd[2]) /* as filepath.Join cleans */
+			cmd += 2 + strspn(cmd + 2, "/");
+		x->command = resolve_path(from->dir, cmd);
+	} else {
+		x->command = sx_strdup(cmd);
+	}
 	if (!x->api_version || !x->command || (hint && !(x->install_hint = sx_strdup(hint))))
 		return oom(from, err);
 	x->provide_cluster_info = json_true(cJSON_GetObjectItemCaseSensitive(e,

@@ -32,6 +32,11 @@ Tests drive it through /_control/* (never subject to auth or faults):
                            that bound a pod), events, patches, deletes, requests
   POST /_control/compact   drop the watch history (old RVs now get 410)
   POST /_control/token     {"token":"new"}: the old token now gets 401
+  POST /_control/tokens    expiring bearer tokens (exec credential plugins):
+                           {"add":{"tok":<unix expiry or null>}} accepts tok
+                           until its expiry (plus 1 s of skew), {"revoke":
+                           "all"|[toks]} drops some; the first call turns the
+                           check on. GET: {"tokens":{...}, "unauthorized":N}
   POST /_control/drop      abruptly close every open watch
   POST /_control/controllers {"pvController": bool, "provisioner": bool,
                             "provisioners": [names] or null (= every one but
@@ -194,6 +199,8 @@ class Store:
         self.records = {"bindings": [], "accepted_bindings": [], "events": [], "patches": [], "deletes": [],
                         "requests": 0, "watches": 0, "lists": 0}
         self.token = None
+        self.exec_tokens = None  # token -> unix expiry (None = none); None = off
+        self.unauthorized = 0    # 401s answered for a missing/expired/revoked token
         self.authn = None  # TokenReview/SubjectAccessReview policy: None = allow all
         self.write_seq = 0           # orders the records of writes
         self.watch_conns = set()
@@ -555,6 +562,13 @@ class Handler(BaseHTTPRequestHandler):
             if st.token is not None:
                 auth = self.headers.get("Authorization", "")
                 if auth != "Bearer " + st.token:
+                    raise ApiError(401, "Unauthorized", "Unauthorized")
+            if st.exec_tokens is not None:
+                auth = self.headers.get("Authorization", "")
+                tok = auth[7:] if auth.startswith("Bearer ") else None
+                exp = st.exec_tokens.get(tok, 0) if tok else 0
+                if exp == 0 or (exp is not None and time.time() > exp + 1):
+                    st.unauthorized += 1
                     raise ApiError(401, "Unauthorized", "Unauthorized")
             ra = {"Retry-After": str(st.faults["retry_after"])}
             if st.take_fault("status_429") or st.rand.random() < st.faults["fail_prob_429"]:
@@ -1044,6 +1058,21 @@ class Handler(BaseHTTPRequestHandler):
             with st.lock:
                 st.token = body.get("token")
             return self.send_json(200, {})
+        if what == "tokens":
+            body = (self.body_json() or {}) if method == "POST" else {}
+            with st.lock:
+                if method == "POST":
+                    if st.exec_tokens is None:
+                        st.exec_tokens = {}
+                    revoke = body.get("revoke") or []
+                    if revoke == "all":
+                        st.exec_tokens.clear()
+                    else:
+                        for t in revoke:
+                            st.exec_tokens.pop(t, None)
+                    st.exec_tokens.update(body.get("add") or {})
+                return self.send_json(200, {"tokens": st.exec_tokens or {},
+                                            "unauthorized": st.unauthorized})
         if what == "drop" and method == "POST":
             with st.lock:
                 conns = list(st.watch_conns)

@@ -128,6 +128,15 @@ static void test_exec_stanza_parsed(void)
 	CHECK_INT(c.exec->interactive, SX_EXEC_IF_AVAILABLE);
 	CHECK(!c.exec->provide_cluster_info && c.exec->nargs == 0 && c.exec->nenv == 0);
 	sx_kube_config_clear(&c);
+	/* "./" is cleaned away, and "./x" is relative to the file, not PATH. */
+	CHECK_INT(load("      apiVersion: client.authentication.k8s.io/v1beta1\n"
+		       "      command: ././/bin/plugin\n", &c, &err), 0);
+	CHECK_STR(c.exec->command, tpath("bin/plugin"));
+	sx_kube_config_clear(&c);
+	CHECK_INT(load("      apiVersion: client.authentication.k8s.io/v1beta1\n"
+		       "      command: ./plugin\n", &c, &err), 0);
+	CHECK_STR(c.exec->command, tpath("plugin"));
+	sx_kube_config_clear(&c);
 	/* An absolute command is kept as it is. */
 	CHECK_INT(load("      apiVersion: client.authentication.k8s.io/v1\n"
 		       "      command: /usr/bin/aws\n      interactiveMode: Always\n", &c, &err), 0);
