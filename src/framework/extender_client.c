@@ -29,6 +29,11 @@
 struct ext {
 	const struct sx_extender_cfg *cfg;
 	char *base; /* urlPrefix without trailing '/' */
+	/* tlsConfig.serverName: curl's URL names serverName (SNI, the
+	 * certificate check and the Host header use it) and route dials
+	 * base's host:port instead. Both NULL without it. */
+	char *sni_base;
+	struct curl_slist *route; /* "serverName:port:host:port" */
 	pthread_mutex_t mu;
 	CURL *idle[IDLE_HANDLES];
 	int nidle;
@@ -40,6 +45,8 @@ struct sx_extenders {
 	bool any_filter, any_prioritize;
 	struct sx_metrics *metrics;
 };
+
+static int server_name_route(struct ext *e);
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 
@@ -104,13 +111,56 @@ struct sx_extenders *sx_extenders_new(const struct sx_extender_cfg *cfgs, unsign
 	if (metrics)
 		define_metrics(metrics);
 	for (unsigned i = 0; i < k; i++) {
-		if (!x->ext[i].base) {
+		if (!x->ext[i].base || server_name_route(&x->ext[i])) {
 			sx_extenders_free(x);
 			sx_error_set(err, SX_ENOMEM, "out of memory");
 			return NULL;
 		}
 	}
 	return x;
+}
+
+/* Splits https://host[:port]/rest of base: host (brackets kept for IPv6),
+ * port (default 443) and rest. */
+static void split_url(const char *base, char *host, size_t hlen, char *port, size_t plen,
+		      const char **rest)
+{
+	const char *p = strstr(base, "://"), *end, *colon = NULL;
+
+	p = p ? p + 3 : base;
+	end = p + strcspn(p, "/");
+	if (*p == '[') {
+		const char *rb = memchr(p, ']', (size_t)(end - p));
+
+		colon = rb && rb + 1 < end && rb[1] == ':' ? rb + 1 : NULL;
+	} else {
+		colon = memchr(p, ':', (size_t)(end - p));
+	}
+	snprintf(host, hlen, "%.*s", (int)((colon ? colon : end) - p), p);
+	snprintf(port, plen, "%.*s", colon ? (int)(end - colon - 1) : 3, colon ? colon + 1 : "443");
+	*rest = end;
+}
+
+/* makeTransport's tlsConfig.serverName (Go's tls.Config.ServerName): the
+ * extender's certificate is verified against serverName while the URL's
+ * host is dialled. 0, or SX_ENOMEM. */
+static int server_name_route(struct ext *e)
+{
+	const char *sn = e->cfg->tls.server_name, *rest;
+	char host[300], port[16], line[700];
+	size_t n;
+
+	if (!e->cfg->has_tls || !sn || !*sn || strncmp(e->base, "https://", 8) != 0)
+		return 0;
+	split_url(e->base, host, sizeof(host), port, sizeof(port), &rest);
+	n = strlen(sn) + strlen(port) + strlen(rest) + 16;
+	e->sni_base = malloc(n);
+	if (!e->sni_base)
+		return SX_ENOMEM;
+	snprintf(e->sni_base, n, "https://%s:%s%s", sn, port, rest);
+	snprintf(line, sizeof(line), "%s:%s:%s:%s", sn, port, host, port);
+	e->route = curl_slist_append(NULL, line);
+	return e->route ? 0 : SX_ENOMEM;
 }
 
 void sx_extenders_free(struct sx_extenders *x)
@@ -122,6 +172,8 @@ void sx_extenders_free(struct sx_extenders *x)
 			curl_easy_cleanup(x->ext[i].idle[j]);
 		pthread_mutex_destroy(&x->ext[i].mu);
 		free(x->ext[i].base);
+		free(x->ext[i].sni_base);
+		curl_slist_free_all(x->ext[i].route);
 	}
 	free(x->ext);
 	free(x);
@@ -278,7 +330,7 @@ static void count(struct sx_extenders *x, const struct ext *e, const char *verb,
 static int send_verb(struct sx_extenders *x, struct ext *e, const char *verb,
 		     const struct sx_buf *body, cJSON **reply, struct sx_error *err)
 {
-	char url[2048], ebuf[CURL_ERROR_SIZE] = "";
+	char url[2048], curl_url[2048], ebuf[CURL_ERROR_SIZE] = "";
 	struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
 	struct sx_buf resp;
 	CURL *h = handle_get(e);
@@ -289,6 +341,7 @@ static int send_verb(struct sx_extenders *x, struct ext *e, const char *verb,
 
 	*reply = NULL;
 	snprintf(url, sizeof(url), "%s/%s", e->base, verb);
+	snprintf(curl_url, sizeof(curl_url), "%s/%s", e->sni_base ? e->sni_base : e->base, verb);
 	if (!h || !hdrs || body->failed) {
 		curl_slist_free_all(hdrs);
 		if (h)
@@ -297,7 +350,7 @@ static int send_verb(struct sx_extenders *x, struct ext *e, const char *verb,
 	}
 	sx_buf_init(&resp);
 	curl_easy_reset(h);
-	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_URL, curl_url);
 	curl_easy_setopt(h, CURLOPT_POST, 1L);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body->data);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->len);
@@ -311,10 +364,8 @@ static int send_verb(struct sx_extenders *x, struct ext *e, const char *verb,
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "schedext/" SX_VERSION);
-	if (e->cfg->has_tls && e->cfg->tls.server_name) {
-		/* SNI and verification use serverName; the URL's host is dialled. */
-		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-	}
+	if (e->route)
+		curl_easy_setopt(h, CURLOPT_CONNECT_TO, e->route);
 	set_tls(e->cfg, h);
 	rc = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
