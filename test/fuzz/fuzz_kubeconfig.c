@@ -1,7 +1,8 @@
 /* Kubeconfig files (YAML or JSON bytes), parsed from memory as
  * sx_kubeconfig_load does after reading the file. Invariants: a resolved
  * config has an http(s) server without a trailing '/', a context and a
- * namespace; client cert and key come together; a rejection says why. */
+ * namespace; client cert and key come together; an exec plugin is only
+ * recorded (its command resolved), never run; a rejection says why. */
 #include <string.h>
 
 #include "fuzz.h"
@@ -27,6 +28,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(!(cfg.cert_file || cfg.cert_data) == !(cfg.key_file || cfg.key_data),
 		   "cert without key");
 	FUZZ_CHECK(!cfg.token_file || cfg.token_file[0] == '/', "relative token file");
+	/* Parsing records an exec plugin, it never runs it (the client does). */
+	FUZZ_CHECK(!cfg.exec || (cfg.exec->command && cfg.exec->command[0] &&
+				 cfg.exec->api_version && cfg.exec->user && cfg.exec->source),
+		   "exec stanza without its command or apiVersion");
+	FUZZ_CHECK(!cfg.exec || !strchr(cfg.exec->command, '/') || cfg.exec->command[0] == '/',
+		   "relative exec command %s", cfg.exec ? cfg.exec->command : "");
 	sx_kube_config_clear(&cfg);
 	return 0;
 }

@@ -15,13 +15,20 @@ test/fakeapi/fakeapi.py with expiring bearer tokens (/_control/tokens):
 (c) a failing plugin (exit 1) and a missing one (with installHint): serve
     exits at startup with the plugin's error naming the kubeconfig and the
     user; the kubectl plugin (explain's entry point) reads the cluster
-    through the exec plugin, and reports a failing one.
+    through the exec plugin, and reports a failing one;
+(d) a v1beta1 plugin returning a client certificate: the API server
+    requires mutual TLS and schedext lists through the plugin's certificate;
+    KUBERNETES_EXEC_INFO carries the CA file's bytes.
 """
+import base64
 import json
 import os
+import shutil
+import ssl
 import subprocess
 import sys
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sxtest import BIN, FakeApi, Serve, check, run_tests, write_kubeconfig  # noqa: E402
@@ -226,5 +233,85 @@ def test_failing_plugin(tmp):
         api.stop()
 
 
+CERT_PLUGIN = r'''#!/usr/bin/env python3
+import json, os, sys
+d = os.environ["SX_EXEC_DIR"]
+with open(os.path.join(d, "info-tls.json"), "w") as f:
+    f.write(os.environ.get("KUBERNETES_EXEC_INFO", ""))
+with open(os.path.join(d, "tls-runs"), "a") as f:
+    f.write("x")
+print(json.dumps({"kind": "ExecCredential", "apiVersion": "client.authentication.k8s.io/v1beta1",
+                  "status": {"clientCertificateData": open(sys.argv[1]).read(),
+                             "clientKeyData": open(sys.argv[2]).read()}}))
+'''
+
+
+def openssl(d, *args):
+    subprocess.run(["openssl"] + list(args), cwd=d, check=True, capture_output=True)
+
+
+def make_pki(d):
+    """A CA, a server certificate for 127.0.0.1, a client certificate."""
+    os.makedirs(d)
+    openssl(d, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=ca",
+            "-keyout", "ca.key", "-out", "ca.crt")
+    for name, ext in (("server", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"),
+                      ("client", "extendedKeyUsage=clientAuth\n")):
+        with open(os.path.join(d, name + ".ext"), "w") as f:
+            f.write(ext)
+        openssl(d, "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=" + name, "-keyout",
+                name + ".key", "-out", name + ".csr")
+        openssl(d, "x509", "-req", "-in", name + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+                "-CAcreateserial", "-days", "2", "-extfile", name + ".ext", "-out", name + ".crt")
+
+
+def test_client_certificate(tmp):
+    """(d) The plugin returns a client certificate (v1beta1): the API server
+    requires one (mutual TLS) and schedext lists through it."""
+    if not shutil.which("openssl"):
+        check(False, "exec TLS: openssl is required")
+        return
+    d = os.path.join(tmp, "pki")
+    make_pki(d)
+    api = FakeApi(tmp, "--tls-cert", os.path.join(d, "server.crt"), "--tls-key",
+                  os.path.join(d, "server.key"), "--client-ca", os.path.join(d, "ca.crt"))
+    ctx = ssl.create_default_context(cafile=os.path.join(d, "ca.crt"))
+    ctx.load_cert_chain(os.path.join(d, "client.crt"), os.path.join(d, "client.key"))
+    body = json.dumps({"ops": [{"op": "create", "object": node("tls-node")}]}).encode()
+    req = urllib.request.Request("https://127.0.0.1:%d/_control/objects" % api.port, data=body,
+                                 method="POST", headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(req, context=ctx, timeout=10).read()
+    try:
+        write_plugin(tmp, "cert.py", CERT_PLUGIN)
+        kc = os.path.join(tmp, "kc-cert")
+        url = "https://127.0.0.1:%d" % api.port
+        write_kubeconfig(kc, url, user={"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1", "command": "plugins/cert.py",
+            "args": [os.path.join(d, "client.crt"), os.path.join(d, "client.key")],
+            "env": [{"name": "SX_EXEC_DIR", "value": tmp}], "provideClusterInfo": True}},
+            cluster_extra={"certificate-authority": "pki/ca.crt"})
+        sx = Serve(tmp, kc, "exec-tls")
+        ok = sx.wait_ready()
+        check(ok, "mutual TLS with the plugin's client certificate: ready")
+        if ok:
+            check("tls-node" in json.dumps(sx.cache()), "nodes listed over mutual TLS")
+        try:
+            info = json.load(open(os.path.join(tmp, "info-tls.json")))
+        except (OSError, ValueError):
+            info = {}
+        with open(os.path.join(d, "ca.crt"), "rb") as f:
+            ca = base64.b64encode(f.read()).decode()
+        check(info.get("apiVersion") == "client.authentication.k8s.io/v1beta1" and
+              info.get("spec", {}).get("cluster") == {"server": url,
+                                                      "certificate-authority-data": ca},
+              "v1beta1 exec info with the CA file's bytes: %s" % info)
+        log = sx.logtext()
+        check("BEGIN" not in log, "no key material in the log")
+        sx.stop()
+    finally:
+        api.stop()
+
+
 if __name__ == "__main__":
-    sys.exit(run_tests("test_exec_plugin.py", [test_expiry_and_401, test_failing_plugin]))
+    sys.exit(run_tests("test_exec_plugin.py", [test_expiry_and_401, test_failing_plugin,
+                                                   test_client_certificate]))
