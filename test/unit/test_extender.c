@@ -166,6 +166,56 @@ static void test_filter_nodes_echo(void)
 #define NODE_N "{\"metadata\":{\"name\":\"n\"},\"status\":{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"9\"}}}"
 #define P1 "{\"Pod\":" POD("1", "0")
 
+/* Compares got with the recording at path line by line (SX_RECORD=1
+ * rewrites the recording instead). */
+static void check_recording(const char *path, struct sx_buf *got)
+{
+	size_t len;
+
+	if (getenv("SX_RECORD")) {
+		FILE *fp = fopen(path, "w");
+
+		CHECK(fp != NULL);
+		if (fp) {
+			fputs(sx_buf_cstr(got), fp);
+			fclose(fp);
+		}
+	} else {
+		char *want = sx_test_read_file(path, &len);
+		const char *g = sx_buf_cstr(got), *w = want;
+
+		CHECK(want != NULL);
+		while (want && *g && *w) { /* first differing line */
+			size_t gl = strcspn(g, "\n"), wl = strcspn(w, "\n");
+
+			if (gl != wl || memcmp(g, w, gl) != 0) {
+				sx_test_fail(__FILE__, __LINE__, "got  %.*s\nwant %.*s", (int)gl, g,
+					     (int)wl, w);
+				break;
+			}
+			g += gl + (g[gl] != 0);
+			w += wl + (w[wl] != 0);
+		}
+		CHECK(want && !*g && !*w);
+		free(want);
+	}
+}
+
+/* The body as it is, behind an escaped key ({"\u0058":0, ...}, ignored)
+ * or behind a BOM (normalised, then scanned): variant k of b in alt. */
+static const char *const variants[] = { "plain", "escaped-key", "bom" };
+
+static const char *body_variant(const char *b, size_t k, char *alt, size_t cap)
+{
+	if (k == 1 && b[0] == '{')
+		snprintf(alt, cap, "{\"\\u0058\":0,%s", b + 1);
+	else if (k == 2)
+		snprintf(alt, cap, "\xef\xbb\xbf%s", b);
+	else
+		snprintf(alt, cap, "%s", b);
+	return alt;
+}
+
 /* Filter and prioritize give the recorded reply (recorded from the
  * two-reader code these replaced, test/fixtures/extender/args_replies.txt)
  * down every path: the body as it is (scanned), behind an escaped key
@@ -226,7 +276,6 @@ static void test_replies_recorded(void)
 		"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
 	};
 	static const verb_fn verbs[] = { sx_extender_filter, sx_extender_prioritize };
-	static const char *const variants[] = { "plain", "escaped-key", "bom" };
 	struct sx_error err = { 0 };
 	const char *extra = "{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":{\"name\":\"c\","
 			    "\"uid\":\"u-c\",\"resourceVersion\":\"7\"},\"status\":{\"allocatable\":"
@@ -234,7 +283,6 @@ static void test_replies_recorded(void)
 	struct sx_buf got;
 	struct fixture f;
 	char alt[2048];
-	size_t len;
 
 	setup(&f);
 	sx_buf_init(&got);
@@ -242,17 +290,9 @@ static void test_replies_recorded(void)
 	for (size_t i = 0; i < SX_ARRAY_SIZE(bodies); i++) {
 		for (size_t v = 0; v < SX_ARRAY_SIZE(verbs); v++) {
 			for (size_t k = 0; k < SX_ARRAY_SIZE(variants); k++) {
-				const char *b = bodies[i];
 				int st;
 
-				if (k == 1 && b[0] == '{')
-					snprintf(alt, sizeof(alt), "{\"\\u0058\":0,%s", b + 1);
-				else if (k == 1)
-					snprintf(alt, sizeof(alt), "%s", b);
-				else if (k == 2)
-					snprintf(alt, sizeof(alt), "\xef\xbb\xbf%s", b);
-				else
-					snprintf(alt, sizeof(alt), "%s", b);
+				body_variant(bodies[i], k, alt, sizeof(alt));
 				sx_buf_reset(&f.out);
 				memset(&f.log, 0, sizeof(f.log));
 				st = verbs[v](&f.ex, alt, strlen(alt), &f.out, &f.log);
@@ -261,33 +301,7 @@ static void test_replies_recorded(void)
 			}
 		}
 	}
-	if (getenv("SX_RECORD")) {
-		FILE *fp = fopen(REPLIES, "w");
-
-		CHECK(fp != NULL);
-		if (fp) {
-			fputs(sx_buf_cstr(&got), fp);
-			fclose(fp);
-		}
-	} else {
-		char *want = sx_test_read_file(REPLIES, &len);
-		const char *g = sx_buf_cstr(&got), *w = want;
-
-		CHECK(want != NULL);
-		while (want && *g && *w) { /* first differing line */
-			size_t gl = strcspn(g, "\n"), wl = strcspn(w, "\n");
-
-			if (gl != wl || memcmp(g, w, gl) != 0) {
-				sx_test_fail(__FILE__, __LINE__, "got  %.*s\nwant %.*s", (int)gl, g,
-					     (int)wl, w);
-				break;
-			}
-			g += gl + (g[gl] != 0);
-			w += wl + (w[wl] != 0);
-		}
-		CHECK(want && !*g && !*w);
-		free(want);
-	}
+	check_recording(REPLIES, &got);
 	/* a later item of the same name is a duplicate; its fresher copy is the
 	 * one the cycle sees (a private view), the first item is echoed */
 	CHECK_STR(call(&f, sx_extender_filter, bodies[3], 200),
@@ -296,6 +310,165 @@ static void test_replies_recorded(void)
 		  "\"Error\":\"\"}\n");
 	sx_buf_free(&got);
 	teardown(&f);
+}
+
+/* Preempt and bind give the recorded reply (recorded from the cJSON tree
+ * readers these verbs had before the streaming scanner,
+ * test/fixtures/extender/preempt_bind_replies.txt) down every path, with
+ * the log's pod, node count and result. Each body runs on a fresh cache:
+ * a bind that succeeds changes it. SX_RECORD=1 rewrites the recording. */
+#define VERB_REPLIES "test/fixtures/extender/preempt_bind_replies.txt"
+#define X50 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+#define X254 X50 X50 X50 X50 X50 "xxxx"
+#define META(map) "{\"Pod\":" POD("1500m", "100") ",\"NodeNameToMetaVictims\":" map "}"
+#define FULL(map) "{\"Pod\":" POD("1500m", "100") ",\"NodeNameToVictims\":" map "}"
+#define VPOD(name, uid) "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\",\"uid\":\"" uid "\"}}"
+#define BIND(name, ns, uid, node)                                                             \
+	"{\"PodName\":" name ",\"PodNamespace\":" ns ",\"PodUID\":" uid ",\"Node\":" node "}"
+
+static const char *const preempt_bodies[] = {
+	META("{\"b\":{\"Pods\":[{\"UID\":\"u-mid\"},{\"uid\":\"u-low\"}],\"NumPDBViolations\":0},"
+	     "\"a\":{\"Pods\":[{\"UID\":\"u-low\"}]}}"),
+	"{\"Pod\":" POD("3", "100") ",\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":"
+	"[{\"UID\":\"u-low\"},{\"UID\":\"u-mid\"}]}}}",
+	"{\"pod\":" POD("1500m", "100") ",\"nodenametometavictims\":{\"b\":{\"pods\":"
+	"[{\"uid\":\"u-low\",\"x\":[1,{}]}],\"numpdbviolations\":2},\"zz\":{\"Pods\":[{\"UID\":\"u-low\"}]},"
+	"\"b\":{\"Pods\":[{\"UID\":\"u-low\"},{\"UID\":\"nobody\"},{\"UID\":\"u-low\"}]},"
+	"\"a\":{},\"b\":{\"Pods\":null,\"NumPDBViolations\":null},\"b\":{\"Pods\":[]}}}",
+	META("{\"\\u0062\":{\"Pods\":[{\"UID\":\"u-\\u006cow\"}]},\"b\\u0000x\":{\"Pods\":[{\"UID\":"
+	     "\"u-low\\u0000y\"}]},\"b\\n\":{\"Pods\":[{\"UID\":\"u-low\"}]}}"),
+	FULL("{\"b\":{\"Pods\":[" VPOD("low", "u-low") "," VPOD("mid", "u-mid") "],\"NumPDBViolations\":1},"
+	     "\"a\":{\"Pods\":[" VPOD("x", "u-x") "]}}"),
+	FULL("{\"b\":{\"Pods\":[{\"metadata\":{\"name\":\"low\"}}]}}"),
+	"{\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}]}},\"Pod\":" POD("1500m", "100")
+	",\"NodeNameToVictims\":null}",
+	"{\"Pod\":" POD("1500m", "100") ",\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}]}},"
+	"\"Pod\":null}",
+	META("{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],\"NumPDBViolations\":1.0}}"),
+	META("{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],\"NumPDBViolations\":-0}}"),
+	META("{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],\"NumPDBViolations\":1e15}}"),
+	META("{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],\"NumPDBViolations\":1E2}}"),
+	/* errors */
+	META("{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],\"NumPDBViolations\":1e16}}"),
+	META("{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],\"NumPDBViolations\":1e999}}"),
+	META("{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],\"NumPDBViolations\":-1}}"),
+	META("{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],\"NumPDBViolations\":1.5}}"),
+	META("{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],\"NumPDBViolations\":\"1\"}}"),
+	META("{\"b\":{\"Pods\":{},\"NumPDBViolations\":true}}"),
+	META("{\"b\":{\"Pods\":{}}}"),
+	META("{\"b\":{\"Pods\":\"u-low\"}}"),
+	META("{\"b\":{\"Pods\":[],\"pods\":[]}}"),
+	META("{\"b\":{\"NumPDBViolations\":1,\"numPDBViolations\":1}}"),
+	META("{\"b\":[]}"),
+	META("{\"a\":{\"Pods\":[{\"UID\":\"u-low\"}]},\"b\":7}"),
+	META("{\"b\":{\"Pods\":[{\"UID\":\"u-low\"},[]]}}"),
+	META("{\"b\":{\"Pods\":[{\"UID\":\"u-low\",\"uid\":\"u-mid\"}]}}"),
+	META("{\"b\":{\"Pods\":[{\"name\":\"low\"}]}}"),
+	META("{\"b\":{\"Pods\":[{\"UID\":null}]}}"),
+	META("{\"b\":{\"Pods\":[{\"UID\":5}]}}"),
+	FULL("{\"b\":{\"Pods\":[{\"spec\":{\"priority\":\"x\"}}]}}"),
+	FULL("{\"b\":{\"Pods\":[\"low\"]}}"),
+	META("[]"),
+	META("\"x\""),
+	META("null"),
+	"{\"Pod\":" POD("1", "0") ",\"NodeNameToMetaVictims\":{},\"NodeNameToVictims\":{}}",
+	"{\"Pod\":" POD("1", "0") ",\"NodeNameToMetaVictims\":{},\"nodeNameToMetaVictims\":null}",
+	"{\"Pod\":" POD("1", "0") ",\"NodeNameToVictims\":{},\"NODENAMETOVICTIMS\":{}}",
+	"{\"Pod\":" POD("1", "0") "}",
+	"{\"NodeNameToMetaVictims\":{}}",
+	"{\"Pod\":null,\"NodeNameToMetaVictims\":{}}",
+	"{\"Pod\":[],\"NodeNameToMetaVictims\":{}}",
+	"{\"Pod\":{},\"POD\":{},\"NodeNameToMetaVictims\":{}}",
+	"{\"Pod\":{\"spec\":{\"priority\":\"x\"}},\"NodeNameToMetaVictims\":{}}",
+	/* outside the scanner's subset */
+	META("{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],\"NumPDBViolations\":0}, \"a\\/\":{\"Pods\":[]}}"),
+	META("{\"b\t\":{\"Pods\":[{\"UID\":\"u-low\"}]}}"),
+	/* syntax errors */
+	"",
+	"{",
+	"{\"Pod\":tru}",
+	"{} x",
+	"[1,2]",
+	"7",
+	"\"\xc3\x28\"",
+	"{\"Pod\":\"\\ud800\"}",
+};
+
+static const char *const bind_bodies[] = {
+	BIND("\"pend\"", "\"default\"", "\"u-pend\"", "\"a\""),
+	"{\"podname\":\"pend\",\"PODNAMESPACE\":\"default\",\"podUid\":\"\",\"node\":\"b\",\"x\":{}}",
+	BIND("\"pend\"", "\"\"", "\"u-pend\"", "\"a\""),
+	BIND("\"p\\u0065nd\"", "\"def\\u0061ult\"", "\"u-pend\"", "\"\\u0061\""),
+	BIND("\"pend\\u0000x\"", "\"default\"", "\"u-pend\"", "\"a\\u0000b\""),
+	BIND("\"pend\"", "\"default\"", "\"u-other\"", "\"a\""),
+	BIND("\"low\"", "\"default\"", "\"u-low\"", "\"b\""),
+	BIND("\"low\"", "\"default\"", "\"u-low\"", "\"a\""),
+	BIND("\"gone\"", "\"default\"", "\"\"", "\"a\""),
+	BIND("\"pend\"", "\"default\"", "\"u-pend\"", "\"nowhere\""),
+	BIND("\"pend\"", "\"other\"", "\"u-pend\"", "\"a\""),
+	BIND("\"pend\"", "\"default\"", "\"" X254 "\"", "\"a\""),
+	/* errors */
+	BIND("\"" X254 "\"", "\"default\"", "\"u-pend\"", "\"a\""),
+	BIND("\"pend\"", "\"" X254 "\"", "\"u-pend\"", "\"a\""),
+	BIND("\"pend\"", "\"default\"", "\"u-pend\"", "\"" X254 "\""),
+	BIND("\"\"", "\"default\"", "\"u-pend\"", "\"a\""),
+	BIND("\"pend\"", "\"default\"", "\"u-pend\"", "\"\""),
+	BIND("\"\"", "\"default\"", "\"u-pend\"", "\"\""),
+	BIND("\"\\u0000pend\"", "\"default\"", "\"u-pend\"", "\"a\""),
+	BIND("null", "\"default\"", "\"u-pend\"", "\"a\""),
+	BIND("\"pend\"", "5", "\"u-pend\"", "\"a\""),
+	BIND("\"pend\"", "\"default\"", "[]", "\"a\""),
+	BIND("\"pend\"", "\"default\"", "\"u-pend\"", "{}"),
+	BIND("\"pend\"", "\"default\"", "\"u-pend\"", "true"),
+	"{\"PodName\":\"pend\",\"podname\":\"pend\",\"PodNamespace\":\"default\",\"PodUID\":\"\",\"Node\":\"a\"}",
+	"{\"PodName\":\"pend\",\"PodNamespace\":\"default\",\"PodUID\":\"\",\"Node\":\"a\",\"NODE\":null}",
+	"{\"PodName\":\"x\"}",
+	"{\"PodName\":\"x\",\"PodNamespace\":\"default\",\"Node\":\"a\"}",
+	"{}",
+	"[\"pend\"]",
+	"null",
+	/* outside the scanner's subset */
+	BIND("\"pend\"", "\"default\"", "\"u-pend\"", "\"a\\/\""),
+	BIND("\"pe\tnd\"", "\"default\"", "\"u-pend\"", "\"a\""),
+	/* syntax errors */
+	"",
+	"{",
+	"{\"PodName\":tru}",
+	"{} x",
+	"\"\xc3\x28\"",
+	"{\"PodName\":\"\\ud800\"}",
+};
+
+static void record_verb(struct sx_buf *got, const char *name, verb_fn fn,
+			const char *const *bodies, size_t n)
+{
+	struct fixture f;
+	char alt[2048];
+
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < SX_ARRAY_SIZE(variants); k++) {
+			int st;
+
+			setup(&f);
+			body_variant(bodies[i], k, alt, sizeof(alt));
+			st = fn(&f.ex, alt, strlen(alt), &f.out, &f.log);
+			sx_buf_printf(got, "%s %zu %s %d [%s|%u|%s] %s", name, i, variants[k], st,
+				      f.log.pod, f.log.nnodes, f.log.result, sx_buf_cstr(&f.out));
+			teardown(&f);
+		}
+	}
+}
+
+static void test_verb_replies_recorded(void)
+{
+	struct sx_buf got;
+
+	sx_buf_init(&got);
+	record_verb(&got, "preempt", sx_extender_preempt, preempt_bodies,
+		    SX_ARRAY_SIZE(preempt_bodies));
+	record_verb(&got, "bind", sx_extender_bind, bind_bodies, SX_ARRAY_SIZE(bind_bodies));
+	check_recording(VERB_REPLIES, &got);
+	sx_buf_free(&got);
 }
 
 static void test_prioritize(void)
@@ -352,4 +525,5 @@ static void test_bind(void)
 
 SX_TESTS(SX_TEST(test_request_parse), SX_TEST(test_score_mapping), SX_TEST(test_filter_names),
 	 SX_TEST(test_filter_nodes_echo), SX_TEST(test_prioritize), SX_TEST(test_preempt_reprieve),
-	 SX_TEST(test_bind), SX_TEST(test_replies_recorded))
+	 SX_TEST(test_bind), SX_TEST(test_replies_recorded),
+	 SX_TEST(test_verb_replies_recorded))
