@@ -1,5 +1,5 @@
 /* The bind verb (reference extender-protocol.md §7). */
-#include <cjson/cJSON.h>
+#include <cjson/cJSON.h> /* cJSON_free of the normalised body */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,31 +12,52 @@
 #include "schedext/intern.h"
 #include "schedext/kube.h"
 
+static const char *const bind_keys[] = { "PodName", "PodNamespace", "PodUID", "Node" };
+
 struct bind_args {
+	struct sx_ext_key keys[4]; /* bind_keys */
+	char *str[4];              /* their values decoded (free()) */
 	const char *name, *ns, *uid, *node;
 };
 
-static int parse_bind(const cJSON *root, struct bind_args *b, struct sx_buf *out,
-		      struct sx_verb_log *log)
+static int bind_member(void *ctx, struct sx_json_cur *env, const struct sx_json_val *k,
+		       const struct sx_json_val *v)
 {
-	static const char *const keys[] = { "PodName", "PodNamespace", "PodUID", "Node" };
+	struct bind_args *b = ctx;
+
+	return sx_ext_key_take(env, bind_keys, b->keys, 4, k, v);
+}
+
+static void bind_reset(void *ctx)
+{
+	struct bind_args *b = ctx;
+
+	memset(b->keys, 0, sizeof(b->keys));
+}
+
+/* Checks the four keys in order (each: once, present, a string, at most
+ * 253 characters but the UID). Returns 0 or an HTTP status with the reply
+ * written. */
+static int parse_bind(struct bind_args *b, struct sx_buf *out, struct sx_verb_log *log)
+{
 	const char **dst[] = { &b->name, &b->ns, &b->uid, &b->node };
-	const cJSON *j;
-	char msg[256];
 	unsigned i;
 
-	if (!cJSON_IsObject(root))
-		return sx_ext_fail(out, log, 400, "request body must be a JSON object, got %s", sx_ext_type_name(root));
-	for (i = 0; i < SX_ARRAY_SIZE(keys); i++) {
-		if (!sx_ext_env_get(root, keys[i], &j, msg, sizeof(msg)))
-			return sx_ext_fail(out, log, 400, "%s", msg);
-		if (!j)
-			return sx_ext_fail(out, log, 400, "missing %s", keys[i]);
-		if (!cJSON_IsString(j))
-			return sx_ext_fail(out, log, 400, "%s: expected string, got %s", keys[i], sx_ext_type_name(j));
-		if (strlen(j->valuestring) > 253 && i != 2)
-			return sx_ext_fail(out, log, 400, "%s: longer than 253 characters", keys[i]);
-		*dst[i] = j->valuestring;
+	for (i = 0; i < SX_ARRAY_SIZE(bind_keys); i++) {
+		const struct sx_ext_key *k = &b->keys[i];
+
+		if (k->count > 1)
+			return sx_ext_fail(out, log, 400, "duplicate key %s", bind_keys[i]);
+		if (sx_ext_key_absent(k))
+			return sx_ext_fail(out, log, 400, "missing %s", bind_keys[i]);
+		if (k->v.type != SX_JSON_STRING)
+			return sx_ext_fail(out, log, 400, "%s: expected string, got %s", bind_keys[i],
+					   sx_json_type_name(k->v.type));
+		if (!(b->str[i] = sx_ext_str_dup(&k->v)))
+			return sx_ext_fail(out, log, 500, "out of memory");
+		if (strlen(b->str[i]) > 253 && i != 2)
+			return sx_ext_fail(out, log, 400, "%s: longer than 253 characters", bind_keys[i]);
+		*dst[i] = b->str[i];
 	}
 	if (!b->name[0] || !b->node[0])
 		return sx_ext_fail(out, log, 400, "%s: must not be empty", b->name[0] ? "Node" : "PodName");
@@ -112,17 +133,16 @@ int sx_extender_bind(const struct sx_extender *ex, const char *body, size_t len,
 		     struct sx_buf *out, struct sx_verb_log *log)
 {
 	struct bind_args b = { 0 };
+	struct sx_ext_scanner sc = { .member = bind_member, .reset = bind_reset, .ctx = &b };
 	const struct sx_pod *pod = NULL;
 	char msg[1024];
 	sx_str ns, node, cur = SX_STR_EMPTY;
 	bool assumed = false;
-	cJSON *root;
 	int rc;
 
-	root = sx_request_parse(body, len, msg, sizeof(msg));
-	if (!root)
-		return sx_ext_fail(out, log, sx_ext_parse_status(msg), "%s", msg);
-	rc = parse_bind(root, &b, out, log);
+	rc = sx_ext_scan(&sc, body, len, out, log);
+	if (rc == 0)
+		rc = parse_bind(&b, out, log);
 	if (rc)
 		goto out;
 	ns = sx_intern(b.ns);
@@ -157,6 +177,8 @@ int sx_extender_bind(const struct sx_extender *ex, const char *body, size_t len,
 	sx_ext_count_attempt(ex, "bind", strstr(log->result, "error") ? "error" : "bound");
 out:
 	sx_pod_unref(pod);
-	cJSON_Delete(root);
+	for (unsigned i = 0; i < SX_ARRAY_SIZE(b.str); i++)
+		free(b.str[i]);
+	cJSON_free(sc.norm);
 	return rc;
 }

@@ -127,68 +127,6 @@ int sx_ext_fail(struct sx_buf *out, struct sx_verb_log *log, int status, const c
 	return status;
 }
 
-bool sx_ext_env_get(const cJSON *obj, const char *key, const cJSON **out, char *err, size_t errlen)
-{
-	const cJSON *it, *found = NULL;
-
-	for (it = obj ? obj->child : NULL; it; it = it->next) {
-		if (!it->string || strcasecmp(it->string, key) != 0)
-			continue;
-		if (found) {
-			snprintf(err, errlen, "duplicate key %s", key);
-			return false;
-		}
-		found = it;
-	}
-	*out = cJSON_IsNull(found) ? NULL : found;
-	return true;
-}
-
-const char *sx_ext_type_name(const cJSON *j)
-{
-	if (cJSON_IsObject(j))
-		return "object";
-	if (cJSON_IsArray(j))
-		return "array";
-	if (cJSON_IsString(j))
-		return "string";
-	if (cJSON_IsNumber(j))
-		return "number";
-	if (cJSON_IsBool(j))
-		return "boolean";
-	return "null";
-}
-
-struct sx_pod *sx_ext_decode_pod_key(const cJSON *root, struct sx_buf *out,
-				     struct sx_verb_log *log, int *status)
-{
-	struct sx_error err = { 0 };
-	const cJSON *pj;
-	struct sx_pod *pod;
-	char msg[256], ebuf[600];
-
-	if (!sx_ext_env_get(root, "Pod", &pj, msg, sizeof(msg))) {
-		*status = sx_ext_fail(out, log, 400, "%s", msg);
-		return NULL;
-	}
-	if (!pj) {
-		*status = sx_ext_fail(out, log, 400, "missing Pod");
-		return NULL;
-	}
-	if (!cJSON_IsObject(pj)) {
-		*status = sx_ext_fail(out, log, 400, "Pod: expected object, got %s", sx_ext_type_name(pj));
-		return NULL;
-	}
-	pod = sx_decode_pod(pj, &err);
-	if (!pod) {
-		*status = sx_ext_fail(out, log, sx_ext_decode_status(&err), "Pod.%s",
-				      sx_error_string(&err, ebuf, sizeof(ebuf)));
-		return NULL;
-	}
-	sx_pod_key(pod, log->pod, sizeof(log->pod));
-	return pod;
-}
-
 void sx_ext_count_attempt(const struct sx_extender *ex, const char *verb, const char *result)
 {
 	char labels[96];

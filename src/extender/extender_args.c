@@ -1,4 +1,6 @@
-/* The ExtenderArgs reader of filter and prioritize (reference
+/* The reader of every extender request body (extender_int.h): the
+ * envelope scan with its normalise-once fallback, shared by the four
+ * verbs, and the ExtenderArgs of filter and prioritize (reference
  * extender-protocol.md §4): one streaming scan of the body (json_scan.h),
  * the Pod and the Node items not in the cache decoded from their spans,
  * and the requested nodes resolved against the cache's snapshot.
@@ -9,6 +11,7 @@
  * (case-sensitive). `null` equals absent.
  */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,7 +136,6 @@ static int finish_args(struct ext_args *a, struct sx_snapshot *base, int rc, str
  * normalised once (normalise() below) and scanned again; normalising also
  * writes every syntax error. */
 
-#define SCAN_FALLBACK (-1)
 #define SCAN_NOT_OBJECT (-2) /* a valid text whose root is not an object */
 
 /* One element of Nodes.items or NodeNames. */
@@ -142,18 +144,12 @@ struct scan_item {
 	struct sx_json_val name, uid, rv; /* Node items: first metadata fields, or type NONE */
 };
 
-struct scan_key {
-	struct sx_json_val v; /* first occurrence */
-	unsigned count;
-};
-
 struct scan {
-	struct scan_key pod, nodes, names;
+	struct sx_ext_key pod, nodes, names;
 	struct sx_json_val items; /* Nodes.items (first), type NONE when absent */
 	struct scan_item *it;     /* its elements, or NodeNames' */
 	uint32_t n, cap;
 	bool claimed;             /* it holds Nodes.items or NodeNames */
-	enum sx_json_type root_type;
 };
 
 static struct scan_item *scan_push(struct scan *s, const struct sx_json_val *v)
@@ -246,7 +242,7 @@ static int scan_nodes(struct sx_json_cur *env, struct scan *s)
 		if (!sx_json_str_eq(&k, "items", false))
 			continue;
 		if (k.escaped)
-			return SCAN_FALLBACK; /* items are echoed as normalised */
+			return SX_EXT_SCAN_FALLBACK; /* items are echoed as normalised */
 		if (s->items.type != SX_JSON_NONE)
 			continue;
 		s->items = v;
@@ -256,16 +252,17 @@ static int scan_nodes(struct sx_json_cur *env, struct scan *s)
 	return rc;
 }
 
-/* One envelope member. */
-static int scan_member(struct sx_json_cur *env, struct scan *s, const struct sx_json_val *k,
+/* One envelope member (sx_ext_member_fn). */
+static int scan_member(void *ctx, struct sx_json_cur *env, const struct sx_json_val *k,
 		       const struct sx_json_val *v)
 {
-	struct scan_key *key;
+	struct scan *s = ctx;
+	struct sx_ext_key *key;
 
 	if (sx_json_str_eq(k, "Pod", true))
 		key = &s->pod;
 	else if (sx_json_str_eq(k, "Nodes", true) && k->escaped)
-		return SCAN_FALLBACK; /* items are echoed as normalised */
+		return SX_EXT_SCAN_FALLBACK; /* items are echoed as normalised */
 	else if (sx_json_str_eq(k, "Nodes", true))
 		key = &s->nodes;
 	else if (sx_json_str_eq(k, "NodeNames", true))
@@ -283,30 +280,6 @@ static int scan_member(struct sx_json_cur *env, struct scan *s, const struct sx_
 		return scan_nodes(env, s);
 	if (key == &s->names && v->type == SX_JSON_ARRAY)
 		return scan_array(env, s, false);
-	return 0;
-}
-
-/* Walks the whole body. 0, SX_ENOMEM, SCAN_NOT_OBJECT (s->root_type set)
- * or SCAN_FALLBACK. */
-static int scan_body(const char *body, size_t len, struct scan *s)
-{
-	struct sx_json_cur doc, env;
-	struct sx_json_val root, k, v;
-	int rc;
-
-	sx_json_doc(&doc, body, len, SX_REQ_MAX_DEPTH);
-	if (sx_json_next(&doc, &root) != 1)
-		return SCAN_FALLBACK;
-	if (root.type != SX_JSON_OBJECT) {
-		s->root_type = root.type;
-		return sx_json_next(&doc, &v) == 0 ? SCAN_NOT_OBJECT : SCAN_FALLBACK;
-	}
-	sx_json_enter(&doc, &env);
-	while ((rc = sx_json_next_member(&env, &k, &v)) == 1)
-		if ((rc = scan_member(&env, s, &k, &v)) != 0)
-			return rc;
-	if (rc < 0 || sx_json_next(&doc, &root) != 0)
-		return SCAN_FALLBACK;
 	return 0;
 }
 
@@ -369,17 +342,24 @@ static int scan_cached_copy(struct ext_args *a, size_t body_len, const struct sc
 	return at;
 }
 
+/* The tree of a consumed object span, to hand to a decoder (the caller
+ * deletes it). The span is valid JSON: NULL (err set) means out of
+ * memory. */
+static cJSON *span_tree(const struct sx_json_val *v, struct sx_error *err)
+{
+	cJSON *j = cJSON_ParseWithLength(v->p, (size_t)(v->end - v->p));
+
+	if (!j)
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+	return j;
+}
+
 /* Decodes one Node item from its span. */
 static struct sx_node *decode_node_span(const struct sx_json_val *v, struct sx_error *err)
 {
-	cJSON *j = cJSON_ParseWithLength(v->p, (size_t)(v->end - v->p));
-	struct sx_node *node;
+	cJSON *j = span_tree(v, err);
+	struct sx_node *node = j ? sx_decode_node(j, err) : NULL;
 
-	if (!j) {
-		sx_error_set(err, SX_ENOMEM, "out of memory");
-		return NULL;
-	}
-	node = sx_decode_node(j, err);
 	cJSON_Delete(j);
 	return node;
 }
@@ -454,35 +434,36 @@ static int scan_parse_names(const struct scan *s, size_t body_len, struct ext_ar
 	return 0;
 }
 
-/* The Pod of a scanned envelope, parsed from its span. */
-static struct sx_pod *scan_decode_pod(const struct scan *s, struct sx_buf *out,
-				      struct sx_verb_log *log, int *status)
+struct sx_pod *sx_ext_pod_from_span(const struct sx_json_val *v, struct sx_error *err)
+{
+	cJSON *j = span_tree(v, err);
+	struct sx_pod *pod = j ? sx_decode_pod(j, err) : NULL;
+
+	cJSON_Delete(j);
+	return pod;
+}
+
+struct sx_pod *sx_ext_decode_pod(const struct sx_ext_key *key, struct sx_buf *out,
+				 struct sx_verb_log *log, int *status)
 {
 	struct sx_error err = { 0 };
 	struct sx_pod *pod;
 	char ebuf[600];
-	cJSON *j;
 
-	if (s->pod.count > 1) {
+	if (key->count > 1) {
 		*status = sx_ext_fail(out, log, 400, "duplicate key Pod");
 		return NULL;
 	}
-	if (!s->pod.count || s->pod.v.type == SX_JSON_NULL) {
+	if (sx_ext_key_absent(key)) {
 		*status = sx_ext_fail(out, log, 400, "missing Pod");
 		return NULL;
 	}
-	if (s->pod.v.type != SX_JSON_OBJECT) {
+	if (key->v.type != SX_JSON_OBJECT) {
 		*status = sx_ext_fail(out, log, 400, "Pod: expected object, got %s",
-			       sx_json_type_name(s->pod.v.type));
+				      sx_json_type_name(key->v.type));
 		return NULL;
 	}
-	j = cJSON_ParseWithLength(s->pod.v.p, (size_t)(s->pod.v.end - s->pod.v.p));
-	if (!j) {
-		*status = sx_ext_fail(out, log, 500, "out of memory");
-		return NULL;
-	}
-	pod = sx_decode_pod(j, &err);
-	cJSON_Delete(j);
+	pod = sx_ext_pod_from_span(&key->v, &err);
 	if (!pod) {
 		*status = sx_ext_fail(out, log, sx_ext_decode_status(&err), "Pod.%s",
 				      sx_error_string(&err, ebuf, sizeof(ebuf)));
@@ -511,7 +492,7 @@ static int scan_ext_args(const struct sx_extender *ex, const struct scan *s, siz
 		return sx_ext_fail(out, log, 400, "only one of NodeNames and Nodes may be set");
 	if (!nodes && !names)
 		return sx_ext_fail(out, log, 400, "missing NodeNames or Nodes");
-	a->pod = scan_decode_pod(s, out, log, &rc);
+	a->pod = sx_ext_decode_pod(&s->pod, out, log, &rc);
 	if (!a->pod)
 		return rc;
 	a->nodes_mode = nodes;
@@ -523,12 +504,42 @@ static int scan_ext_args(const struct sx_extender *ex, const struct scan *s, siz
 	return finish_args(a, base, rc, out, log);
 }
 
-/* Re-prints a body the scanner refused, compactly, into a->norm: once
- * parsed by cJSON, the text is inside the scanner's subset (no BOM, control
+/* ---------- the envelope scan, every verb ---------- */
+
+/* cJSON prints a number beyond the double range (1e999, or 400 digits) as
+ * null: such numbers become 1e999 or -1e999 again, which read back as the
+ * same infinity, so a normalised body means what the body meant. Values
+ * only; nesting is bounded by sx_request_parse. False when memory ran
+ * out. */
+static bool keep_infinities(cJSON *j)
+{
+	cJSON *it, *next, *raw;
+	size_t n;
+
+	for (it = j->child; it; it = next) {
+		next = it->next;
+		if (cJSON_IsNumber(it) && isinf(it->valuedouble)) {
+			raw = cJSON_CreateRaw(it->valuedouble < 0 ? "-1e999" : "1e999");
+			n = it->string ? strlen(it->string) + 1 : 0;
+			if (raw && n && (raw->string = cJSON_malloc(n)) != NULL)
+				memcpy(raw->string, it->string, n); /* the key stays */
+			if (!raw || (n && !raw->string) || !cJSON_ReplaceItemViaPointer(j, it, raw)) {
+				cJSON_Delete(raw);
+				return false;
+			}
+		} else if (it->child && !keep_infinities(it)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Re-prints a body the scanner refused, compactly, into *norm: once parsed
+ * by cJSON, the text is inside the scanner's subset (no BOM, control
  * characters escaped, keys and strings decoded and re-escaped). The syntax
  * errors are sx_request_parse's. Returns 0 or the HTTP status of the reply
  * written. */
-static int normalise(const char *body, size_t len, struct ext_args *a, struct sx_buf *out,
+static int normalise(const char *body, size_t len, char **norm, struct sx_buf *out,
 		     struct sx_verb_log *log)
 {
 	char msg[256];
@@ -536,38 +547,120 @@ static int normalise(const char *body, size_t len, struct ext_args *a, struct sx
 
 	if (!root)
 		return sx_ext_fail(out, log, sx_ext_parse_status(msg), "%s", msg);
-	a->norm = cJSON_PrintUnformatted(root);
+	*norm = keep_infinities(root) ? cJSON_PrintUnformatted(root) : NULL;
 	cJSON_Delete(root);
-	if (!a->norm)
+	if (!*norm)
 		return sx_ext_fail(out, log, 500, "out of memory");
 	return 0;
+}
+
+/* Walks the whole text, each envelope member through sc->member. 0,
+ * SX_ENOMEM, SCAN_NOT_OBJECT (*root set) or SX_EXT_SCAN_FALLBACK. */
+static int scan_envelope(struct sx_ext_scanner *sc, const char *text, size_t len,
+			 enum sx_json_type *root)
+{
+	struct sx_json_cur doc, env;
+	struct sx_json_val r, k, v;
+	int rc;
+
+	sx_json_doc(&doc, text, len, SX_REQ_MAX_DEPTH);
+	if (sx_json_next(&doc, &r) != 1)
+		return SX_EXT_SCAN_FALLBACK;
+	if (r.type != SX_JSON_OBJECT) {
+		*root = r.type;
+		return sx_json_next(&doc, &v) == 0 ? SCAN_NOT_OBJECT : SX_EXT_SCAN_FALLBACK;
+	}
+	sx_json_enter(&doc, &env);
+	while ((rc = sx_json_next_member(&env, &k, &v)) == 1)
+		if ((rc = sc->member(sc->ctx, &env, &k, &v)) != 0)
+			return rc == SX_ENOMEM ? rc : SX_EXT_SCAN_FALLBACK;
+	if (rc < 0 || sx_json_next(&doc, &r) != 0)
+		return SX_EXT_SCAN_FALLBACK;
+	return 0;
+}
+
+int sx_ext_scan(struct sx_ext_scanner *sc, const char *body, size_t len, struct sx_buf *out,
+		struct sx_verb_log *log)
+{
+	enum sx_json_type root = SX_JSON_NONE;
+	int rc = scan_envelope(sc, body, len, &root);
+
+	sc->text = body;
+	sc->len = len;
+	if (rc == SX_EXT_SCAN_FALLBACK) {
+		sc->reset(sc->ctx);
+		rc = normalise(body, len, &sc->norm, out, log);
+		if (rc)
+			return rc;
+		sc->text = sc->norm;
+		sc->len = strlen(sc->norm);
+		rc = scan_envelope(sc, sc->text, sc->len, &root);
+	}
+	if (rc == 0)
+		return 0;
+	if (rc == SX_ENOMEM)
+		return sx_ext_fail(out, log, 500, "out of memory");
+	if (rc == SCAN_NOT_OBJECT)
+		return sx_ext_fail(out, log, 400, "request body must be a JSON object, got %s",
+				   sx_json_type_name(root));
+	/* a normalised text is always inside the subset */
+	return sx_ext_fail(out, log, 500, "request body unreadable after normalising");
+}
+
+int sx_ext_key_take(struct sx_json_cur *c, const char *const *names, struct sx_ext_key *keys,
+		    size_t n, const struct sx_json_val *k, const struct sx_json_val *v)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (sx_json_str_eq(k, names[i], true))
+			break;
+	if (i == n || keys[i].count++)
+		return 0;
+	keys[i].v = *v;
+	return (keys[i].v.end = sx_json_finish(c)) ? 0 : -1;
+}
+
+void sx_ext_span_enter(const struct sx_json_val *v, struct sx_json_cur *doc,
+		       struct sx_json_cur *c)
+{
+	struct sx_json_val self;
+
+	sx_json_doc(doc, v->p, (size_t)(v->end - v->p), SX_JSON_DEPTH_CAP);
+	sx_json_next(doc, &self);
+	sx_json_enter(doc, c);
+}
+
+char *sx_ext_str_dup(const struct sx_json_val *v)
+{
+	size_t raw = (size_t)(v->end - v->p) - 2, n;
+	char *s = malloc(raw + 1);
+
+	if (!s)
+		return NULL;
+	n = sx_json_unescape(v, s, raw);
+	s[n] = '\0';
+	return s;
+}
+
+static void args_reset(void *ctx)
+{
+	struct scan *s = ctx;
+
+	free(s->it);
+	memset(s, 0, sizeof(*s));
 }
 
 int sx_ext_args_parse(const struct sx_extender *ex, const char *body, size_t len,
 		      struct ext_args *a, struct sx_buf *out, struct sx_verb_log *log)
 {
 	struct scan s = { 0 };
-	int rc = scan_body(body, len, &s);
+	struct sx_ext_scanner sc = { .member = scan_member, .reset = args_reset, .ctx = &s };
+	int rc = sx_ext_scan(&sc, body, len, out, log);
 
-	if (rc == SCAN_FALLBACK) {
-		free(s.it);
-		memset(&s, 0, sizeof(s));
-		rc = normalise(body, len, a, out, log);
-		if (rc)
-			return rc;
-		body = a->norm;
-		len = strlen(a->norm);
-		rc = scan_body(body, len, &s);
-	}
+	a->norm = sc.norm;
 	if (rc == 0)
-		rc = scan_ext_args(ex, &s, len, a, out, log);
-	else if (rc == SX_ENOMEM)
-		rc = sx_ext_fail(out, log, 500, "out of memory");
-	else if (rc == SCAN_NOT_OBJECT)
-		rc = sx_ext_fail(out, log, 400, "request body must be a JSON object, got %s",
-				 sx_json_type_name(s.root_type));
-	else /* a normalised text is always inside the subset */
-		rc = sx_ext_fail(out, log, 500, "request body unreadable after normalising");
+		rc = scan_ext_args(ex, &s, sc.len, a, out, log);
 	free(s.it);
 	return rc;
 }

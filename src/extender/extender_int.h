@@ -10,14 +10,82 @@
 
 #include "schedext/common.h"
 #include "schedext/intern.h"
+#include "schedext/json_scan.h"
 
-struct cJSON;
 struct sx_buf;
 struct sx_extender;
 struct sx_node;
 struct sx_pod;
 struct sx_snapshot;
 struct sx_verb_log;
+
+/* ---------- request bodies, every verb: extender_args.c ----------
+ *
+ * One reader for every body: the streaming scanner (json_scan.h) walks the
+ * envelope (the root object) and hands each member to the verb; a body
+ * outside the scanner's subset is normalised once (parsed and re-printed
+ * compactly) and scanned again, so syntax errors have one text. */
+
+/* The scanner refuses the text: normalise it and scan again. */
+#define SX_EXT_SCAN_FALLBACK (-1)
+
+/* A key of a request object, matched in any letter case (Go's decoder
+ * does): its first value and how often it came. A value that is null
+ * counts as absent, but still as a duplicate. */
+struct sx_ext_key {
+	struct sx_json_val v; /* first occurrence, consumed (v.end set) */
+	unsigned count;
+};
+
+/* The verb's view of one envelope member. Returns 0 to go on, SX_ENOMEM,
+ * -1 when malformed, or SX_EXT_SCAN_FALLBACK. */
+typedef int (*sx_ext_member_fn)(void *ctx, struct sx_json_cur *env, const struct sx_json_val *key,
+				const struct sx_json_val *v);
+
+struct sx_ext_scanner {
+	sx_ext_member_fn member;
+	void (*reset)(void *ctx); /* forgets what a refused scan recorded */
+	void *ctx;
+	char *norm;       /* the body re-printed, when it had to be normalised (cJSON_free) */
+	const char *text; /* what was scanned: the body or norm; spans point into it */
+	size_t len;
+};
+
+/* Scans body with sc->member (sc zeroed but for member, reset and ctx).
+ * Returns 0, or the HTTP status of the error reply written to out (syntax,
+ * a root that is not an object, out of memory). Either way the caller
+ * frees sc->norm with cJSON_free, after the last use of a span. */
+int sx_ext_scan(struct sx_ext_scanner *sc, const char *body, size_t len, struct sx_buf *out,
+		struct sx_verb_log *log);
+
+/* When k matches names[i] (any letter case), counts it in keys[i] and keeps
+ * its first value, consumed. Returns 0, or -1 when that value is
+ * malformed. */
+int sx_ext_key_take(struct sx_json_cur *c, const char *const *names, struct sx_ext_key *keys,
+		    size_t n, const struct sx_json_val *k, const struct sx_json_val *v);
+
+/* True when the key is absent or null. */
+static inline bool sx_ext_key_absent(const struct sx_ext_key *k)
+{
+	return k->count == 0 || k->v.type == SX_JSON_NULL;
+}
+
+/* Iterates the object or array span v (a value the scanner has consumed:
+ * it cannot fail) from its first member or element with c. */
+void sx_ext_span_enter(const struct sx_json_val *v, struct sx_json_cur *doc,
+		       struct sx_json_cur *c);
+
+/* The string value v decoded as cJSON would (cut at a NUL), NUL-terminated,
+ * in malloc'ed memory (free()); NULL when memory runs out. */
+char *sx_ext_str_dup(const struct sx_json_val *v);
+
+/* Decodes the Pod key of an envelope. NULL with the reply written and
+ * *status set. */
+struct sx_pod *sx_ext_decode_pod(const struct sx_ext_key *pod, struct sx_buf *out,
+				 struct sx_verb_log *log, int *status);
+
+/* Decodes a pod from its object span (v consumed); NULL with err. */
+struct sx_pod *sx_ext_pod_from_span(const struct sx_json_val *v, struct sx_error *err);
 
 /* ---------- ExtenderArgs (filter, prioritize): extender_args.c ---------- */
 
@@ -57,8 +125,6 @@ void sx_ext_args_free(struct ext_args *a);
 
 /* ---------- shared by the verbs: extender.c ---------- */
 
-/* Writes the error reply {"error": fmt...} to out, notes it in log, and
- * returns status. */
 /* sx_request_parse's message when memory ran out (cJSON says NULL for a
  * malformed body and for a failed allocation alike). */
 #define SX_EXT_OUT_OF_MEMORY "out of memory"
@@ -75,21 +141,11 @@ static inline int sx_ext_decode_status(const struct sx_error *err)
 	return err->code == SX_ENOMEM ? 500 : 400;
 }
 
+/* Writes the error reply {"error": fmt...} to out, notes it in log, and
+ * returns status. */
 int sx_ext_fail(struct sx_buf *out, struct sx_verb_log *log, int status, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* schedext_schedule_attempts_total{verb,result} += 1 (no metrics: no-op). */
 void sx_ext_count_attempt(const struct sx_extender *ex, const char *verb, const char *result);
-
-/* Envelope lookup in a cJSON object (preempt, bind), any letter case.
- * *out = NULL for absent or null. False (with err) when the key appears
- * twice. */
-bool sx_ext_env_get(const struct cJSON *obj, const char *key, const struct cJSON **out,
-		    char *err, size_t errlen);
-/* "object", "array", "string", "number", "boolean" or "null". */
-const char *sx_ext_type_name(const struct cJSON *j);
-/* Decodes the Pod key of a cJSON envelope. NULL with the reply written
- * and *status set. */
-struct sx_pod *sx_ext_decode_pod_key(const struct cJSON *root, struct sx_buf *out,
-				     struct sx_verb_log *log, int *status);
 
 #endif /* SCHEDEXT_EXTENDER_INT_H */
