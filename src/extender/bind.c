@@ -20,21 +20,6 @@ struct bind_args {
 	const char *name, *ns, *uid, *node;
 };
 
-static int bind_member(void *ctx, struct sx_json_cur *env, const struct sx_json_val *k,
-		       const struct sx_json_val *v)
-{
-	struct bind_args *b = ctx;
-
-	return sx_ext_key_take(env, bind_keys, b->keys, 4, k, v);
-}
-
-static void bind_reset(void *ctx)
-{
-	struct bind_args *b = ctx;
-
-	memset(b->keys, 0, sizeof(b->keys));
-}
-
 /* Checks the four keys in order (each: once, present, a string, at most
  * 253 characters but the UID). Returns 0 or an HTTP status with the reply
  * written. */
@@ -133,7 +118,9 @@ int sx_extender_bind(const struct sx_extender *ex, const char *body, size_t len,
 		     struct sx_buf *out, struct sx_verb_log *log)
 {
 	struct bind_args b = { 0 };
-	struct sx_ext_scanner sc = { .member = bind_member, .reset = bind_reset, .ctx = &b };
+	struct sx_ext_envelope env = { bind_keys, b.keys, SX_ARRAY_SIZE(b.keys) };
+	struct sx_ext_scanner sc = { .member = sx_ext_envelope_member,
+				     .reset = sx_ext_envelope_reset, .ctx = &env };
 	const struct sx_pod *pod = NULL;
 	char msg[1024];
 	sx_str ns, node, cur = SX_STR_EMPTY;

@@ -621,6 +621,21 @@ int sx_ext_key_take(struct sx_json_cur *c, const char *const *names, struct sx_e
 	return (keys[i].v.end = sx_json_finish(c)) ? 0 : -1;
 }
 
+int sx_ext_envelope_member(void *ctx, struct sx_json_cur *env, const struct sx_json_val *key,
+			   const struct sx_json_val *v)
+{
+	struct sx_ext_envelope *e = ctx;
+
+	return sx_ext_key_take(env, e->names, e->keys, e->n, key, v);
+}
+
+void sx_ext_envelope_reset(void *ctx)
+{
+	struct sx_ext_envelope *e = ctx;
+
+	memset(e->keys, 0, e->n * sizeof(*e->keys));
+}
+
 void sx_ext_span_enter(const struct sx_json_val *v, struct sx_json_cur *doc,
 		       struct sx_json_cur *c)
 {

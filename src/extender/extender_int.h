@@ -64,6 +64,19 @@ int sx_ext_scan(struct sx_ext_scanner *sc, const char *body, size_t len, struct 
 int sx_ext_key_take(struct sx_json_cur *c, const char *const *names, struct sx_ext_key *keys,
 		    size_t n, const struct sx_json_val *k, const struct sx_json_val *v);
 
+/* The ctx of a verb whose envelope is a few keys (preempt, bind): each
+ * member goes through sx_ext_key_take. */
+struct sx_ext_envelope {
+	const char *const *names;
+	struct sx_ext_key *keys; /* [n], zeroed */
+	size_t n;
+};
+
+/* sx_ext_member_fn and reset of a struct sx_ext_envelope ctx. */
+int sx_ext_envelope_member(void *ctx, struct sx_json_cur *env, const struct sx_json_val *key,
+			   const struct sx_json_val *v);
+void sx_ext_envelope_reset(void *ctx);
+
 /* True when the key is absent or null. */
 static inline bool sx_ext_key_absent(const struct sx_ext_key *k)
 {

@@ -187,21 +187,6 @@ struct preempt_req {
 
 static const char *const preempt_keys[] = { "Pod", "NodeNameToVictims", "NodeNameToMetaVictims" };
 
-static int preempt_member(void *ctx, struct sx_json_cur *env, const struct sx_json_val *k,
-			  const struct sx_json_val *v)
-{
-	struct preempt_req *r = ctx;
-
-	return sx_ext_key_take(env, preempt_keys, r->keys, 3, k, v);
-}
-
-static void preempt_reset(void *ctx)
-{
-	struct preempt_req *r = ctx;
-
-	memset(r->keys, 0, sizeof(r->keys));
-}
-
 /* The members of the victims map, in order (a name given twice is two
  * entries, as cJSON keeps it). 0 or SX_ENOMEM. */
 static int read_entries(const struct sx_json_val *map, struct preempt_req *r)
@@ -289,7 +274,9 @@ static int preempt_node(const struct sx_extender *ex, const struct preempt_req *
 static int parse_preempt(const struct sx_extender *ex, const char *body, size_t len,
 			 struct preempt_req *r, struct sx_buf *out, struct sx_verb_log *log)
 {
-	struct sx_ext_scanner sc = { .member = preempt_member, .reset = preempt_reset, .ctx = r };
+	struct sx_ext_envelope env = { preempt_keys, r->keys, SX_ARRAY_SIZE(r->keys) };
+	struct sx_ext_scanner sc = { .member = sx_ext_envelope_member,
+				     .reset = sx_ext_envelope_reset, .ctx = &env };
 	const struct sx_ext_key *full = &r->keys[1], *meta = &r->keys[2], *map;
 	int rc = sx_ext_scan(&sc, body, len, out, log);
 
