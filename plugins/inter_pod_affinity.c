@@ -85,10 +85,11 @@ static const struct sx_labels no_labels = { 0, NULL };
 /* ---------- args ---------- */
 
 static const struct sx_arg ipa_args[] = {
-	{ "hardPodAffinityWeight", SX_ARG_INT, offsetof(struct args, hard_pod_affinity_weight), 1,
-	  0, 100, "an integer", "[0-100]" },
-	{ "ignorePreferredTermsOfExistingPods", SX_ARG_BOOL,
-	  offsetof(struct args, ignore_preferred_of_existing), 0, 0, 0, "a boolean", NULL },
+	{ .name = "hardPodAffinityWeight", .type = SX_ARG_INT,
+	  .offset = offsetof(struct args, hard_pod_affinity_weight), .def = 1, .min = 0, .max = 100,
+	  .type_desc = "an integer", .range_desc = "[0-100]" },
+	{ .name = "ignorePreferredTermsOfExistingPods", .type = SX_ARG_BOOL,
+	  .offset = offsetof(struct args, ignore_preferred_of_existing), .type_desc = "a boolean" },
 };
 
 static void *init_inter_pod_affinity(const cJSON *json, struct sx_error *err)

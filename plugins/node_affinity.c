@@ -6,14 +6,14 @@
  * No cycle state: Filter and Score read the (immutable) pod directly, which
  * is what upstream's fallback does when PreFilter/PreScore did not run. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "schedext/decode.h"
 #include "schedext/plugin.h"
+#include "schedext/plugin_args.h"
 #include "schedext/selector.h"
 
 #define REASON_POD "node(s) didn't match Pod's node affinity/selector"
@@ -209,23 +209,42 @@ static bool required_valid(const struct sx_node_selector *sel, struct sx_error *
 
 /* ---------- args ---------- */
 
-static void *init_node_affinity(const cJSON *args, struct sx_error *err)
+/* addedAffinity, a NodeAffinity, to its typed decoder (SX_ARG_DECODE). */
+static int decode_added(const struct cJSON *v, void *field, struct sx_error *err)
+{
+	struct sx_node_affinity **na = field;
+
+	*na = sx_decode_node_affinity(v, err);
+	return *na ? 0 : err->code ? err->code : SX_EINVAL;
+}
+
+static void release_added(void *field)
+{
+	struct sx_node_affinity **na = field;
+
+	sx_node_affinity_free(*na);
+	*na = NULL;
+}
+
+static const struct sx_arg node_affinity_fields[] = {
+	{ .name = "addedAffinity", .type = SX_ARG_DECODE,
+	  .offset = offsetof(struct node_affinity, added), .decode = decode_added,
+	  .release = release_added },
+};
+
+static void *init_node_affinity(const struct cJSON *args, struct sx_error *err)
 {
 	struct node_affinity *self = sx_calloc(1, sizeof(*self));
-	const cJSON *added = args ? cJSON_GetObjectItemCaseSensitive(args, "addedAffinity") : NULL;
+	struct sx_arg_errors e = { 0 };
 
 	if (!self) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		return NULL;
 	}
-	if (!added || cJSON_IsNull(added))
+	if (sx_args_read(args, node_affinity_fields, 1, self, &e, err) < 0)
+		goto out_free;
+	if (!self->added)
 		return self;
-	self->added = sx_decode_node_affinity(added, err);
-	if (!self->added) {
-		sx_error_prefix(err, "addedAffinity");
-		free(self);
-		return NULL;
-	}
 	if (self->added->required && !required_valid(self->added->required, err)) {
 		sx_error_prefix(err, "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution");
 		goto out_free;
@@ -236,7 +255,7 @@ static void *init_node_affinity(const cJSON *args, struct sx_error *err)
 	}
 	return self;
 out_free:
-	sx_node_affinity_free(self->added);
+	sx_args_free(node_affinity_fields, 1, self);
 	free(self);
 	return NULL;
 }

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
 
 #include "resource_allocation.h"
 #include "schedext/plugin.h"
@@ -40,9 +39,20 @@ static int validate(const struct sx_ra_scorer *sc, struct sx_error *err)
 	return 0;
 }
 
-static void *init_node_resources_balanced_allocation(const cJSON *args, struct sx_error *err)
+struct ba_args {
+	struct sx_ra_resource_arg *res;
+	uint32_t nres;
+};
+
+static const struct sx_arg ba_fields[] = {
+	SX_RA_RESOURCES_ARG("resources", struct ba_args, res, nres),
+};
+
+static void *init_node_resources_balanced_allocation(const struct cJSON *args, struct sx_error *err)
 {
 	struct sx_ra_scorer *sc = calloc(1, sizeof(*sc));
+	struct sx_arg_errors e = { 0 };
+	struct ba_args a = { 0 };
 
 	if (!sc) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
@@ -50,16 +60,14 @@ static void *init_node_resources_balanced_allocation(const cJSON *args, struct s
 	}
 	sc->strategy = SX_RA_BALANCED;
 	sc->use_requested = true;
-	if (args && !cJSON_IsNull(args) && !cJSON_IsObject(args)) {
-		sx_error_set(err, SX_EINVAL, "NodeResourcesBalancedAllocationArgs must be an object");
+	if (!sx_args_is_object(args, "NodeResourcesBalancedAllocationArgs", err) ||
+	    sx_args_read(args, ba_fields, SX_ARRAY_SIZE(ba_fields), &a, &e, err) < 0 ||
+	    sx_ra_set_resources(sc, a.res, a.nres, "resources", err) < 0 || validate(sc, err) < 0)
 		goto out_free;
-	}
-	if (sx_ra_parse_resources(cJSON_GetObjectItemCaseSensitive(args, "resources"), "resources",
-				  sc, err) < 0 ||
-	    validate(sc, err) < 0)
-		goto out_free;
+	sx_args_free(ba_fields, SX_ARRAY_SIZE(ba_fields), &a);
 	return sc;
 out_free:
+	sx_args_free(ba_fields, SX_ARRAY_SIZE(ba_fields), &a);
 	free(sc);
 	return NULL;
 }

@@ -9,11 +9,10 @@
  * request vector of the scoring strategy.
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <cjson/cJSON.h>
 
 #include "resource_allocation.h"
 #include "schedext/plugin.h"
@@ -42,6 +41,97 @@ struct fit_state {
 
 /* ---------- args ---------- */
 
+/* NodeResourcesFitArgs as read (plugin_args.h); freed by sx_args_free. */
+struct shape_arg {
+	int32_t utilization, score;
+};
+
+struct fit_args {
+	char **ignored;  /* ignoredResources */
+	uint32_t nignored;
+	char **groups;   /* ignoredResourceGroups */
+	uint32_t ngroups;
+	struct strategy_arg {
+		int32_t type; /* enum sx_ra_strategy (LeastAllocated when absent) */
+		struct sx_ra_resource_arg *res;
+		uint32_t nres;
+		struct shape_arg *shape; /* requestedToCapacityRatio.shape */
+		uint32_t nshape;
+		bool rtcr;    /* requestedToCapacityRatio given */
+	} ss;
+	bool has_ss;
+};
+
+static void check_ignored(const char *s, const char *path, struct sx_arg_errors *e)
+{
+	char msg[512];
+
+	if (!sx_qualified_name_ok(s, msg, sizeof(msg)))
+		sx_arg_errors_add(e, path, "Invalid value: \"%s\": %s", s, msg);
+}
+
+static void check_group(const char *s, const char *path, struct sx_arg_errors *e)
+{
+	if (strchr(s, '/'))
+		sx_arg_errors_add(e, path, "Invalid value: \"%s\": resource group name can't contain '/'", s);
+	check_ignored(s, path, e);
+}
+
+static const struct sx_arg ignored_elem[] = {
+	{ .type = SX_ARG_STRING, .max = 316, .flags = SX_ARG_REQUIRED, .type_err = "must be a string",
+	  .check = check_ignored },
+};
+
+static const struct sx_arg group_elem[] = {
+	{ .type = SX_ARG_STRING, .max = 316, .flags = SX_ARG_REQUIRED, .type_err = "must be a string",
+	  .check = check_group },
+};
+
+static const struct sx_arg shape_fields[] = {
+	{ .name = "utilization", .type = SX_ARG_INT32, .offset = offsetof(struct shape_arg, utilization),
+	  .min = INT32_MIN, .max = INT32_MAX, .flags = SX_ARG_NULL_IS_VALUE },
+	{ .name = "score", .type = SX_ARG_INT32, .offset = offsetof(struct shape_arg, score),
+	  .min = INT32_MIN, .max = INT32_MAX, .flags = SX_ARG_NULL_IS_VALUE },
+};
+
+static const struct sx_arg shape_elem[] = {
+	{ .type = SX_ARG_OBJECT, .type_err = "must be {utilization: int, score: int}",
+	  .sub = shape_fields, .nsub = SX_ARRAY_SIZE(shape_fields) },
+};
+
+static const struct sx_arg rtcr_fields[] = {
+	{ .name = "shape", .type = SX_ARG_LIST, .offset = offsetof(struct strategy_arg, shape),
+	  .max = SX_RA_MAX_SHAPE, .flags = SX_ARG_WHOLE, .type_err = "must be a list", .sub = shape_elem,
+	  .nsub = 1, .elem_size = sizeof(struct shape_arg), .count = offsetof(struct strategy_arg, nshape) },
+};
+
+static const char *const strategy_types[] = { "LeastAllocated", "MostAllocated",
+					      "RequestedToCapacityRatio", NULL };
+
+static const struct sx_arg strategy_fields[] = {
+	{ .name = "type", .type = SX_ARG_ENUM, .offset = offsetof(struct strategy_arg, type), .def = -1,
+	  .max = 64, .type_err = "must be a string", .values = strategy_types },
+	SX_RA_RESOURCES_ARG("resources", struct strategy_arg, res, nres),
+	/* the shape's fields are read in place: rtcr_fields' offsets are the strategy's */
+	{ .name = "requestedToCapacityRatio", .type = SX_ARG_OBJECT, .offset = 0,
+	  .flags = SX_ARG_PRESENCE, .type_err = "must be an object", .sub = rtcr_fields,
+	  .nsub = SX_ARRAY_SIZE(rtcr_fields), .count = offsetof(struct strategy_arg, rtcr) },
+};
+
+static const struct sx_arg fit_fields[] = {
+	{ .name = "ignoredResources", .type = SX_ARG_LIST, .offset = offsetof(struct fit_args, ignored),
+	  .max = MAX_IGNORED, .flags = SX_ARG_TOO_MANY_IS_TYPE,
+	  .type_err = "must be a list of at most 256 strings", .sub = ignored_elem, .nsub = 1,
+	  .elem_size = sizeof(char *), .count = offsetof(struct fit_args, nignored) },
+	{ .name = "ignoredResourceGroups", .type = SX_ARG_LIST, .offset = offsetof(struct fit_args, groups),
+	  .max = MAX_IGNORED, .flags = SX_ARG_TOO_MANY_IS_TYPE,
+	  .type_err = "must be a list of at most 256 strings", .sub = group_elem, .nsub = 1,
+	  .elem_size = sizeof(char *), .count = offsetof(struct fit_args, ngroups) },
+	{ .name = "scoringStrategy", .type = SX_ARG_OBJECT, .offset = offsetof(struct fit_args, ss),
+	  .flags = SX_ARG_PRESENCE, .type_err = "must be an object", .sub = strategy_fields,
+	  .nsub = SX_ARRAY_SIZE(strategy_fields), .count = offsetof(struct fit_args, has_ss) },
+};
+
 static void destroy_node_resources_fit(void *self)
 {
 	struct fit *f = self;
@@ -55,195 +145,52 @@ static void destroy_node_resources_fit(void *self)
 	free(f);
 }
 
-/* A list of strings at args[key]; NULL/absent is empty. */
-static int string_list(const cJSON *args, const char *key, uint32_t *n, struct sx_error *err)
-{
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(args, key);
-	const cJSON *it;
-	int i = 0;
-
-	*n = 0;
-	if (!arr || cJSON_IsNull(arr))
-		return 0;
-	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > MAX_IGNORED) {
-		sx_error_set(err, SX_EINVAL, "must be a list of at most %d strings", MAX_IGNORED);
-		sx_error_prefix(err, key);
-		return SX_EINVAL;
-	}
-	cJSON_ArrayForEach(it, arr) {
-		if (!cJSON_IsString(it) || strlen(it->valuestring) > 316) {
-			sx_error_set(err, SX_EINVAL, "must be a string");
-			sx_error_prefixf(err, "%s[%d]", key, i);
-			return SX_EINVAL;
-		}
-		i++;
-	}
-	*n = (uint32_t)i;
-	return 0;
-}
-
-static int parse_ignored(struct fit *f, const cJSON *args, struct sx_arg_errors *el, struct sx_error *err)
-{
-	const cJSON *it;
-	char msg[512], path[64];
-	uint32_t n, i = 0;
-
-	if (string_list(args, "ignoredResources", &n, err) < 0)
-		return SX_EINVAL;
-	f->ignored = n ? calloc(n, sizeof(*f->ignored)) : NULL;
-	if (n && !f->ignored)
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(args, "ignoredResources")) {
-		snprintf(path, sizeof(path), "ignoredResources[%u]", i);
-		if (!sx_qualified_name_ok(it->valuestring, msg, sizeof(msg)))
-			sx_arg_errors_add(el, path, "Invalid value: \"%s\": %s", it->valuestring, msg);
-		f->ignored[i++] = sx_intern(it->valuestring);
-	}
-	f->nignored = n;
-	return 0;
-}
-
-static int parse_groups(struct fit *f, const cJSON *args, struct sx_arg_errors *el, struct sx_error *err)
-{
-	const cJSON *it;
-	char msg[512], path[64];
-	uint32_t n, i = 0;
-
-	if (string_list(args, "ignoredResourceGroups", &n, err) < 0)
-		return SX_EINVAL;
-	f->groups = n ? calloc(n, sizeof(*f->groups)) : NULL;
-	if (n && !f->groups)
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(args, "ignoredResourceGroups")) {
-		snprintf(path, sizeof(path), "ignoredResourceGroups[%u]", i);
-		if (strchr(it->valuestring, '/'))
-			sx_arg_errors_add(el, path, "Invalid value: \"%s\": resource group name can't contain '/'",
-				    it->valuestring);
-		if (!sx_qualified_name_ok(it->valuestring, msg, sizeof(msg)))
-			sx_arg_errors_add(el, path, "Invalid value: \"%s\": %s", it->valuestring, msg);
-		f->groups[i] = strdup(it->valuestring);
-		if (!f->groups[i])
-			return sx_error_set(err, SX_ENOMEM, "out of memory");
-		f->ngroups = ++i;
-	}
-	return 0;
-}
-
-static bool json_int32(const cJSON *it, int64_t *out)
-{
-	if (!cJSON_IsNumber(it) || !sx_double_is_int64(it->valuedouble) ||
-	    it->valuedouble < -2147483648.0 || it->valuedouble > 2147483647.0)
-		return false;
-	*out = (int64_t)it->valuedouble;
-	return true;
-}
-
 /* Upstream validateFunctionShape; points are stored scaled ×10. */
-static int parse_shape(struct sx_ra_scorer *sc, const cJSON *rtcr, struct sx_arg_errors *el,
-		       struct sx_error *err)
+static void set_shape(struct sx_ra_scorer *sc, const struct strategy_arg *ss,
+		      struct sx_arg_errors *el)
 {
-	const cJSON *shape = cJSON_GetObjectItemCaseSensitive(rtcr, "shape");
-	int64_t u[SX_RA_MAX_SHAPE], s[SX_RA_MAX_SHAPE];
+	const struct shape_arg *p = ss->shape;
 	char path[64];
-	uint32_t n;
+	uint32_t n = ss->nshape;
 
-	if (shape && !cJSON_IsNull(shape) && !cJSON_IsArray(shape)) {
-		sx_error_set(err, SX_EINVAL, "must be a list");
-		sx_error_prefix(err, "scoringStrategy.requestedToCapacityRatio.shape");
-		return SX_EINVAL;
-	}
-	n = shape ? (uint32_t)cJSON_GetArraySize(shape) : 0;
 	if (n == 0) {
 		sx_arg_errors_add(el, "scoringStrategy.shape", "Required value: at least one point must be specified");
-		return 0;
-	}
-	if (n > SX_RA_MAX_SHAPE) {
-		sx_error_set(err, SX_EINVAL, "Too many: %u: must have at most %d items", n, SX_RA_MAX_SHAPE);
-		sx_error_prefix(err, "scoringStrategy.requestedToCapacityRatio.shape");
-		return SX_EINVAL;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		const cJSON *pt = cJSON_GetArrayItem(shape, (int)i);
-		const cJSON *ju = cJSON_GetObjectItemCaseSensitive(pt, "utilization");
-		const cJSON *js = cJSON_GetObjectItemCaseSensitive(pt, "score");
-
-		u[i] = s[i] = 0;
-		if (!cJSON_IsObject(pt) || (ju && !json_int32(ju, &u[i])) ||
-		    (js && !json_int32(js, &s[i]))) {
-			sx_error_set(err, SX_EINVAL, "must be {utilization: int, score: int}");
-			sx_error_prefixf(err, "scoringStrategy.requestedToCapacityRatio.shape[%u]", i);
-			return SX_EINVAL;
-		}
+		return;
 	}
 	for (uint32_t i = 1; i < n; i++) {
-		if (u[i - 1] >= u[i]) {
+		if (p[i - 1].utilization >= p[i].utilization) {
 			snprintf(path, sizeof(path), "scoringStrategy.shape[%u].utilization", i);
-			sx_arg_errors_add(el, path, "Invalid value: %lld: utilization values must be sorted in increasing order",
-				    (long long)u[i]);
+			sx_arg_errors_add(el, path, "Invalid value: %d: utilization values must be sorted in increasing order",
+				    p[i].utilization);
 			break;
 		}
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		if (u[i] < 0 || u[i] > 100) {
+		if (p[i].utilization < 0 || p[i].utilization > 100) {
 			snprintf(path, sizeof(path), "scoringStrategy.shape[%u].utilization", i);
-			sx_arg_errors_add(el, path, "Invalid value: %lld: not in valid range [0, 100]", (long long)u[i]);
+			sx_arg_errors_add(el, path, "Invalid value: %d: not in valid range [0, 100]", p[i].utilization);
 		}
-		if (s[i] < 0 || s[i] > SX_MAX_CUSTOM_PRIORITY_SCORE) {
+		if (p[i].score < 0 || p[i].score > SX_MAX_CUSTOM_PRIORITY_SCORE) {
 			snprintf(path, sizeof(path), "scoringStrategy.shape[%u].score", i);
-			sx_arg_errors_add(el, path, "Invalid value: %lld: not in valid range [0, %d]", (long long)s[i],
+			sx_arg_errors_add(el, path, "Invalid value: %d: not in valid range [0, %d]", p[i].score,
 				    SX_MAX_CUSTOM_PRIORITY_SCORE);
 		}
-		sc->shape[i].utilization = u[i];
+		sc->shape[i].utilization = p[i].utilization;
 		/* The shape's 0..10 scores are scaled to the 0..100 node score range. */
-		sc->shape[i].score = s[i] * (SX_MAX_NODE_SCORE / SX_MAX_CUSTOM_PRIORITY_SCORE);
+		sc->shape[i].score = (int64_t)p[i].score * (SX_MAX_NODE_SCORE / SX_MAX_CUSTOM_PRIORITY_SCORE);
 	}
 	sc->nshape = n;
-	return 0;
 }
 
-static int parse_type(struct sx_ra_scorer *sc, const cJSON *type, struct sx_arg_errors *el,
-		      struct sx_error *err)
+/* The scoring strategy from what was read, with upstream's validation. */
+static int set_strategy(struct sx_ra_scorer *sc, const struct fit_args *a, struct sx_arg_errors *el,
+			struct sx_error *err)
 {
-	const char *t = cJSON_IsString(type) ? type->valuestring : "";
-
-	if (type && !cJSON_IsNull(type) && !cJSON_IsString(type)) {
-		sx_error_set(err, SX_EINVAL, "must be a string");
-		sx_error_prefix(err, "scoringStrategy.type");
-		return SX_EINVAL;
-	}
-	if (strcmp(t, "LeastAllocated") == 0)
-		sc->strategy = SX_RA_LEAST_ALLOCATED;
-	else if (strcmp(t, "MostAllocated") == 0)
-		sc->strategy = SX_RA_MOST_ALLOCATED;
-	else if (strcmp(t, "RequestedToCapacityRatio") == 0)
-		sc->strategy = SX_RA_REQUESTED_TO_CAPACITY_RATIO;
-	else
-		sx_arg_errors_add(el, "scoringStrategy.type",
-			    "Unsupported value: \"%.64s\": supported values: \"LeastAllocated\", "
-			    "\"MostAllocated\", \"RequestedToCapacityRatio\"", t);
-	return 0;
-}
-
-static int parse_strategy(struct sx_ra_scorer *sc, const cJSON *ss, struct sx_arg_errors *el,
-			  struct sx_error *err)
-{
-	const cJSON *rtcr;
 	char path[64];
 
-	if (!ss || cJSON_IsNull(ss)) {
-		sc->strategy = SX_RA_LEAST_ALLOCATED;
-		sx_ra_default_resources(sc);
-		return 0;
-	}
-	if (!cJSON_IsObject(ss)) {
-		sx_error_set(err, SX_EINVAL, "must be an object");
-		sx_error_prefix(err, "scoringStrategy");
-		return SX_EINVAL;
-	}
-	if (parse_type(sc, cJSON_GetObjectItemCaseSensitive(ss, "type"), el, err) < 0 ||
-	    sx_ra_parse_resources(cJSON_GetObjectItemCaseSensitive(ss, "resources"),
-				  "scoringStrategy.resources", sc, err) < 0)
-		return SX_EINVAL;
+	sc->strategy = (enum sx_ra_strategy)a->ss.type;
+	if (sx_ra_set_resources(sc, a->ss.res, a->ss.nres, "scoringStrategy.resources", err) < 0)
+		return SX_ENOMEM;
 	for (uint32_t i = 0; i < sc->nresources; i++) {
 		int64_t w = sc->resources[i].weight;
 
@@ -253,42 +200,50 @@ static int parse_strategy(struct sx_ra_scorer *sc, const cJSON *ss, struct sx_ar
 				    (long long)w, sx_str_get(sc->resources[i].name));
 		}
 	}
-	rtcr = cJSON_GetObjectItemCaseSensitive(ss, "requestedToCapacityRatio");
-	if (rtcr && !cJSON_IsNull(rtcr)) {
-		if (!cJSON_IsObject(rtcr)) {
-			sx_error_set(err, SX_EINVAL, "must be an object");
-			sx_error_prefix(err, "scoringStrategy.requestedToCapacityRatio");
-			return SX_EINVAL;
-		}
-		return parse_shape(sc, rtcr, el, err);
-	}
+	if (a->ss.rtcr)
+		set_shape(sc, &a->ss, el);
 	/* Upstream would dereference a nil shape here; refuse it clearly. */
-	if (sc->strategy == SX_RA_REQUESTED_TO_CAPACITY_RATIO)
+	else if (a->has_ss && sc->strategy == SX_RA_REQUESTED_TO_CAPACITY_RATIO)
 		sx_arg_errors_add(el, "scoringStrategy.shape", "Required value: at least one point must be specified");
 	return 0;
 }
 
-static void *init_node_resources_fit(const cJSON *args, struct sx_error *err)
+/* Moves what was read into f (the ignored names interned, the groups'
+ * strings taken over). */
+static int set_ignored(struct fit *f, struct fit_args *a, struct sx_error *err)
+{
+	f->ignored = a->nignored ? calloc(a->nignored, sizeof(*f->ignored)) : NULL;
+	if (a->nignored && !f->ignored)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < a->nignored; i++)
+		f->ignored[i] = sx_intern(a->ignored[i]);
+	f->nignored = a->nignored;
+	f->groups = a->groups;
+	f->ngroups = a->ngroups;
+	a->groups = NULL;
+	a->ngroups = 0;
+	return 0;
+}
+
+static void *init_node_resources_fit(const struct cJSON *args, struct sx_error *err)
 {
 	struct fit *f = calloc(1, sizeof(*f));
 	struct sx_arg_errors el = { 0 };
+	struct fit_args a = { 0 };
 
 	if (!f) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		return NULL;
 	}
-	if (args && !cJSON_IsNull(args) && !cJSON_IsObject(args)) {
-		sx_error_set(err, SX_EINVAL, "NodeResourcesFitArgs must be an object");
+	if (!sx_args_is_object(args, "NodeResourcesFitArgs", err) ||
+	    sx_args_read(args, fit_fields, SX_ARRAY_SIZE(fit_fields), &a, &el, err) < 0 ||
+	    set_ignored(f, &a, err) < 0 || set_strategy(&f->sc, &a, &el, err) < 0 ||
+	    sx_arg_errors_finish(&el, err) < 0)
 		goto out_free;
-	}
-	if (parse_ignored(f, args, &el, err) < 0 || parse_groups(f, args, &el, err) < 0 ||
-	    parse_strategy(&f->sc, cJSON_GetObjectItemCaseSensitive(args, "scoringStrategy"), &el,
-			   err) < 0)
-		goto out_free;
-	if (sx_arg_errors_finish(&el, err) < 0)
-		goto out_free;
+	sx_args_free(fit_fields, SX_ARRAY_SIZE(fit_fields), &a);
 	return f;
 out_free:
+	sx_args_free(fit_fields, SX_ARRAY_SIZE(fit_fields), &a);
 	destroy_node_resources_fit(f);
 	return NULL;
 }

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
 
 #include "schedext/cache.h"
 #include "schedext/plugin.h"
@@ -802,29 +801,19 @@ static struct sx_status *normalize_score_pod_topology_spread(void *self,
 
 /* ---------- args parsing and validation ---------- */
 
-/* metav1validation.ValidateLabelName's name part (and the prefix as a DNS
- * subdomain): true when valid. */
-static bool valid_name_part(const char *s, size_t len)
+/* metav1validation.ValidateLabelName's parts, true when valid: the name
+ * (alphanumerics, '-', '_', '.'; at most 63) or the prefix, a DNS subdomain
+ * (lower case, '-', '.'; at most 253). */
+static bool valid_label_part(const char *s, size_t len, bool prefix)
 {
-	if (len == 0 || len > 63)
+	if (len == 0 || len > (prefix ? 253 : 63))
 		return false;
 	for (size_t i = 0; i < len; i++) {
 		char c = s[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-		if (!alnum && ((i == 0 || i == len - 1) || (c != '-' && c != '_' && c != '.')))
-			return false;
-	}
-	return true;
-}
-
-static bool valid_prefix(const char *s, size_t len)
-{
-	if (len == 0 || len > 253)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		char c = s[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-		if (!alnum && ((i == 0 || i == len - 1) || (c != '-' && c != '.')))
+		bool alnum = (c >= 'a' && c <= 'z') || (!prefix && c >= 'A' && c <= 'Z') ||
+			     (c >= '0' && c <= '9');
+		if (!alnum && ((i == 0 || i == len - 1) ||
+			       (c != '-' && c != '.' && (prefix || c != '_'))))
 			return false;
 	}
 	return true;
@@ -838,38 +827,79 @@ static void validate_key(struct sx_arg_errors *e, int idx, const char *key)
 		sx_arg_errors_add(e, NULL, "defaultConstraints[%d].topologyKey: Required value: can not be empty", idx);
 		return;
 	}
-	if ((slash && (!valid_prefix(key, (size_t)(slash - key)) || strchr(name, '/'))) ||
-	    !valid_name_part(name, strlen(name)))
+	if ((slash && (!valid_label_part(key, (size_t)(slash - key), true) || strchr(name, '/'))) ||
+	    !valid_label_part(name, strlen(name), false))
 		sx_arg_errors_add(e, NULL, "defaultConstraints[%d].topologyKey: Invalid value: \"%s\": not a valid label name",
 			idx, key);
 }
 
-static int parse_policy(const cJSON *j, uint8_t *out)
+/* One defaultConstraints entry as read (plugin_args.h), leniently: a value
+ * of the wrong type reads as absent (maxSkew 0, topologyKey empty). */
+struct constraint_arg {
+	int32_t max_skew, min_domains; /* any number, truncated */
+	char *key, *when;              /* NULL: absent or not a string */
+	bool selector;                 /* labelSelector given (and not null) */
+	int32_t aff, taint;            /* index in policies, -1 absent, SX_ARG_ENUM_BAD */
+};
+
+struct pts_args {
+	struct constraint_arg *list; /* defaultConstraints, the first 64 */
+	uint32_t n;
+	int32_t type;                /* index in defaulting_types */
+};
+
+static const char *const policies[] = { "Honor", "Ignore", NULL }; /* SX_POLICY_* - 1 */
+static const char *const defaulting_types[] = { "System", "List", NULL };
+#define DEFAULTING_SYSTEM 0
+
+/* labelSelector: only whether it is given matters (it is forbidden). */
+static int note_given(const struct cJSON *v, void *field, struct sx_error *err)
 {
-	if (!j || cJSON_IsNull(j))
-		return 0;
-	if (cJSON_IsString(j) && strcmp(j->valuestring, "Honor") == 0)
-		*out = SX_POLICY_HONOR;
-	else if (cJSON_IsString(j) && strcmp(j->valuestring, "Ignore") == 0)
-		*out = SX_POLICY_IGNORE;
-	else
-		return SX_EINVAL;
+	*(bool *)field = true;
 	return 0;
 }
 
-/* One defaultConstraints entry; type errors and validation go to e. */
-static void parse_constraint(struct sx_arg_errors *e, const cJSON *j, int idx, struct dconstraint *d,
-			     const struct dconstraint *prev)
-{
-	const cJSON *skew = cJSON_GetObjectItemCaseSensitive(j, "maxSkew");
-	const cJSON *key = cJSON_GetObjectItemCaseSensitive(j, "topologyKey");
-	const cJSON *when = cJSON_GetObjectItemCaseSensitive(j, "whenUnsatisfiable");
-	const cJSON *sel = cJSON_GetObjectItemCaseSensitive(j, "labelSelector");
-	const cJSON *md = cJSON_GetObjectItemCaseSensitive(j, "minDomains");
-	const char *ks = cJSON_IsString(key) ? key->valuestring : "";
-	const char *ws = cJSON_IsString(when) ? when->valuestring : "";
+static const struct sx_arg constraint_fields[] = {
+	{ .name = "maxSkew", .type = SX_ARG_INT32, .offset = offsetof(struct constraint_arg, max_skew),
+	  .min = INT32_MIN, .max = INT32_MAX, .flags = SX_ARG_LENIENT | SX_ARG_TRUNCATE },
+	{ .name = "topologyKey", .type = SX_ARG_STRING, .offset = offsetof(struct constraint_arg, key),
+	  .flags = SX_ARG_LENIENT },
+	{ .name = "whenUnsatisfiable", .type = SX_ARG_STRING,
+	  .offset = offsetof(struct constraint_arg, when), .flags = SX_ARG_LENIENT },
+	{ .name = "labelSelector", .type = SX_ARG_DECODE,
+	  .offset = offsetof(struct constraint_arg, selector), .decode = note_given },
+	{ .name = "minDomains", .type = SX_ARG_INT32, .offset = offsetof(struct constraint_arg, min_domains),
+	  .min = INT32_MIN, .max = INT32_MAX, .flags = SX_ARG_LENIENT | SX_ARG_TRUNCATE },
+	{ .name = "nodeAffinityPolicy", .type = SX_ARG_ENUM, .offset = offsetof(struct constraint_arg, aff),
+	  .def = -1, .flags = SX_ARG_QUIET, .values = policies },
+	{ .name = "nodeTaintsPolicy", .type = SX_ARG_ENUM, .offset = offsetof(struct constraint_arg, taint),
+	  .def = -1, .flags = SX_ARG_QUIET, .values = policies },
+};
 
-	d->max_skew = cJSON_IsNumber(skew) ? (int32_t)skew->valuedouble : 0;
+static const struct sx_arg constraint_elem[] = {
+	{ .type = SX_ARG_OBJECT, .flags = SX_ARG_LENIENT, .sub = constraint_fields,
+	  .nsub = SX_ARRAY_SIZE(constraint_fields) },
+};
+
+/* The list's type error is collected, so that defaultingType's errors
+ * follow it; entries beyond 64 are not read. */
+static const struct sx_arg pts_fields[] = {
+	{ .name = "defaultConstraints", .type = SX_ARG_LIST, .offset = offsetof(struct pts_args, list),
+	  .max = 64, .flags = SX_ARG_SOFT | SX_ARG_AT_MOST, .type_err = "Invalid value: must be a list",
+	  .sub = constraint_elem, .nsub = 1, .elem_size = sizeof(struct constraint_arg),
+	  .count = offsetof(struct pts_args, n) },
+	{ .name = "defaultingType", .type = SX_ARG_ENUM, .offset = offsetof(struct pts_args, type),
+	  .def = DEFAULTING_SYSTEM, .flags = SX_ARG_LENIENT, .values = defaulting_types },
+};
+
+/* One entry checked (upstream's wording) into d; errors go to e. */
+static void check_constraint(struct sx_arg_errors *e, const struct constraint_arg *c, int idx,
+			     struct dconstraint *d, const struct dconstraint *prev)
+{
+	const char *ks = c->key ? c->key : "";
+	const char *ws = c->when ? c->when : "";
+
+	d->max_skew = c->max_skew;
 	if (d->max_skew <= 0)
 		sx_arg_errors_add(e, NULL, "defaultConstraints[%d].maxSkew: Invalid value: %d: not in valid range (0, inf)",
 			idx, d->max_skew);
@@ -884,13 +914,14 @@ static void parse_constraint(struct sx_arg_errors *e, const cJSON *j, int idx, s
 	else
 		sx_arg_errors_add(e, NULL, "defaultConstraints[%d].whenUnsatisfiable: Unsupported value: \"%s\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\"",
 			idx, ws);
-	if (sel && !cJSON_IsNull(sel))
+	if (c->selector)
 		sx_arg_errors_add(e, NULL, "defaultConstraints[%d].labelSelector: Forbidden: constraint must not define a selector, as they deduced for each pod",
 			idx);
-	d->min_domains = cJSON_IsNumber(md) ? (int32_t)md->valuedouble : 0;
-	if (parse_policy(cJSON_GetObjectItemCaseSensitive(j, "nodeAffinityPolicy"), &d->aff_policy) < 0 ||
-	    parse_policy(cJSON_GetObjectItemCaseSensitive(j, "nodeTaintsPolicy"), &d->taint_policy) < 0)
+	d->min_domains = c->min_domains;
+	if (c->aff == SX_ARG_ENUM_BAD || c->taint == SX_ARG_ENUM_BAD)
 		sx_arg_errors_add(e, NULL, "defaultConstraints[%d]: Unsupported node inclusion policy", idx);
+	d->aff_policy = (uint8_t)(c->aff + 1);   /* absent (-1): SX_POLICY_DEFAULT */
+	d->taint_policy = (uint8_t)(c->taint + 1);
 	for (int i = 0; *ws && i < idx; i++)
 		if (prev[i].key == d->key && prev[i].when == d->when) {
 			sx_arg_errors_add(e, NULL, "defaultConstraints[%d]: Duplicate value: \"{%s, %s}\"", idx, ks, ws);
@@ -903,39 +934,31 @@ static const struct dconstraint system_defaults[] = {
 	{ .max_skew = 5, .when = SX_SCHEDULE_ANYWAY }, /* topology.kubernetes.io/zone */
 };
 
-static void *init_pod_topology_spread(const cJSON *json, struct sx_error *err)
+static void *init_pod_topology_spread(const struct cJSON *json, struct sx_error *err)
 {
 	struct args *a = sx_calloc(1, sizeof(*a));
 	struct sx_arg_errors e = { 0 };
-	const cJSON *type = json ? cJSON_GetObjectItemCaseSensitive(json, "defaultingType") : NULL;
-	const cJSON *list = json ? cJSON_GetObjectItemCaseSensitive(json, "defaultConstraints") : NULL;
-	const char *ts = cJSON_IsString(type) ? type->valuestring : "System";
-	int nlist = cJSON_IsArray(list) ? cJSON_GetArraySize(list) : 0;
+	struct pts_args in = { 0 };
 
 	if (!a) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		return NULL;
 	}
-	if (list && !cJSON_IsNull(list) && !cJSON_IsArray(list))
-		sx_arg_errors_add(&e, NULL, "defaultConstraints: Invalid value: must be a list");
-	if (strcmp(ts, "System") != 0 && strcmp(ts, "List") != 0)
-		sx_arg_errors_add(&e, NULL, "defaultingType: Unsupported value: \"%s\": supported values: \"System\", \"List\"", ts);
-	else if (strcmp(ts, "System") == 0 && nlist > 0)
+	if (sx_args_read(json, pts_fields, SX_ARRAY_SIZE(pts_fields), &in, &e, err) < 0)
+		goto out_free;
+	if (in.type == DEFAULTING_SYSTEM && in.n > 0)
 		sx_arg_errors_add(&e, NULL, "defaultingType: Invalid value: \"System\": when .defaultConstraints are not empty");
-	a->v = sx_calloc((size_t)nlist + 2, sizeof(*a->v));
+	a->v = sx_calloc((size_t)in.n + 2, sizeof(*a->v));
 	if (!a->v) {
-		free(a);
 		sx_error_set(err, SX_ENOMEM, "out of memory");
-		return NULL;
+		goto out_free;
 	}
-	for (int i = 0; i < nlist && i < 64; i++)
-		parse_constraint(&e, cJSON_GetArrayItem(list, i), i, &a->v[a->n++], a->v);
-	if (sx_arg_errors_finish(&e, err) < 0) {
-		free(a->v);
-		free(a);
-		return NULL;
-	}
-	if (strcmp(ts, "System") == 0) {
+	for (uint32_t i = 0; i < in.n; i++)
+		check_constraint(&e, &in.list[i], (int)i, &a->v[a->n++], a->v);
+	if (sx_arg_errors_finish(&e, err) < 0)
+		goto out_free;
+	sx_args_free(pts_fields, SX_ARRAY_SIZE(pts_fields), &in);
+	if (in.type == DEFAULTING_SYSTEM) {
 		a->system_defaulted = true;
 		a->n = 2;
 		a->v[0] = system_defaults[0];
@@ -944,6 +967,11 @@ static void *init_pod_topology_spread(const cJSON *json, struct sx_error *err)
 		a->v[1].key = SX_S_ZONE;
 	}
 	return a;
+out_free:
+	sx_args_free(pts_fields, SX_ARRAY_SIZE(pts_fields), &in);
+	free(a->v);
+	free(a);
+	return NULL;
 }
 
 static void destroy_pod_topology_spread(void *self)

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
 
 #include "resource_allocation.h"
 
@@ -397,83 +396,34 @@ void sx_ra_default_resources(struct sx_ra_scorer *sc)
 	sc->kind[1] = RA_MEMORY;
 }
 
-/* An integral JSON number within [INT32_MIN, INT32_MAX] (upstream int32/int64
- * fields; weights beyond that range are invalid anyway). */
-static bool json_int(const cJSON *it, int64_t *out)
+static const struct sx_arg resource_fields[] = {
+	{ .name = "name", .type = SX_ARG_STRING, .offset = offsetof(struct sx_ra_resource_arg, name),
+	  .max = 253, .flags = SX_ARG_REQUIRED, .type_err = "must be a string of at most 253 characters" },
+	{ .name = "weight", .type = SX_ARG_INT32, .offset = offsetof(struct sx_ra_resource_arg, weight),
+	  .min = INT32_MIN, .max = INT32_MAX, .type_err = "must be an integer" },
+};
+
+const struct sx_arg sx_ra_resource_elem[1] = {
+	{ .type = SX_ARG_OBJECT, .type_err = "must be an object", .sub = resource_fields,
+	  .nsub = SX_ARRAY_SIZE(resource_fields) },
+};
+
+int sx_ra_set_resources(struct sx_ra_scorer *sc, const struct sx_ra_resource_arg *r, uint32_t n,
+			const char *path, struct sx_error *err)
 {
-	double d;
-
-	if (!cJSON_IsNumber(it))
-		return false;
-	d = it->valuedouble;
-	if (d != floor(d) || d < -2147483648.0 || d > 2147483647.0)
-		return false;
-	*out = (int64_t)d;
-	return true;
-}
-
-static int parse_resource(const cJSON *it, const char *path, uint32_t i, struct sx_ra_scorer *sc,
-			  struct sx_error *err)
-{
-	const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
-	const cJSON *weight = cJSON_GetObjectItemCaseSensitive(it, "weight");
-	int64_t w = 0;
-
-	if (!cJSON_IsObject(it)) {
-		sx_error_set(err, SX_EINVAL, "must be an object");
-		goto out_path;
-	}
-	if (!cJSON_IsString(name) || strlen(name->valuestring) > 253) {
-		sx_error_set(err, SX_EINVAL, "must be a string of at most 253 characters");
-		sx_error_prefix(err, "name");
-		goto out_path;
-	}
-	if (weight && !cJSON_IsNull(weight) && !json_int(weight, &w)) {
-		sx_error_set(err, SX_EINVAL, "must be an integer");
-		sx_error_prefix(err, "weight");
-		goto out_path;
-	}
-	sc->resources[i].name = sx_intern(name->valuestring);
-	if (sc->resources[i].name == SX_STR_INVALID) {
-		sx_error_set(err, SX_ENOMEM, "cannot intern resource name");
-		goto out_path;
-	}
-	/* v1 defaulting turns an unset/zero weight into 1. */
-	sc->resources[i].weight = w == 0 ? 1 : w;
-	sc->kind[i] = (uint8_t)resolve_kind(sc->resources[i].name);
-	return 0;
-out_path:
-	sx_error_prefixf(err, "[%u]", i);
-	sx_error_prefix(err, path);
-	return err ? err->code : SX_EINVAL;
-}
-
-int sx_ra_parse_resources(const cJSON *arr, const char *path, struct sx_ra_scorer *sc,
-			  struct sx_error *err)
-{
-	uint32_t n;
-
-	if (arr == NULL || cJSON_IsNull(arr) || (cJSON_IsArray(arr) && cJSON_GetArraySize(arr) == 0)) {
+	if (n == 0) {
 		sx_ra_default_resources(sc);
 		return 0;
 	}
-	if (!cJSON_IsArray(arr)) {
-		sx_error_set(err, SX_EINVAL, "must be a list");
-		sx_error_prefix(err, path);
-		return SX_EINVAL;
-	}
-	n = (uint32_t)cJSON_GetArraySize(arr);
-	if (n > SX_RA_MAX_RESOURCES) {
-		sx_error_set(err, SX_EINVAL, "Too many: %u: must have at most %d items", n,
-			     SX_RA_MAX_RESOURCES);
-		sx_error_prefix(err, path);
-		return SX_EINVAL;
-	}
 	for (uint32_t i = 0; i < n; i++) {
-		int rc = parse_resource(cJSON_GetArrayItem(arr, (int)i), path, i, sc, err);
-
-		if (rc < 0)
-			return rc;
+		sc->resources[i].name = sx_intern(r[i].name);
+		if (sc->resources[i].name == SX_STR_INVALID) {
+			sx_error_set(err, SX_ENOMEM, "cannot intern resource name");
+			sx_error_prefixf(err, "%s[%u]", path, i);
+			return SX_ENOMEM;
+		}
+		sc->resources[i].weight = r[i].weight == 0 ? 1 : r[i].weight;
+		sc->kind[i] = (uint8_t)resolve_kind(sc->resources[i].name);
 	}
 	sc->nresources = n;
 	return 0;

@@ -19,6 +19,7 @@
 #include "schedext/common.h"
 #include "schedext/model.h"
 #include "schedext/plugin.h"
+#include "schedext/plugin_args.h"
 
 struct cJSON;
 
@@ -88,11 +89,29 @@ int64_t sx_ra_combine(const struct sx_ra_scorer *sc, const int64_t *requested,
 
 /* ---------- args ---------- */
 
-/* Parses a `resources` array of {name, weight} into sc->resources (weight
- * 0/absent becomes 1, as the v1 defaults do). `path` names the array in
- * error messages ("scoringStrategy.resources"). Returns 0 or SX_EINVAL. */
-int sx_ra_parse_resources(const struct cJSON *arr, const char *path, struct sx_ra_scorer *sc,
-			  struct sx_error *err);
+/* One entry of a `resources` list ({name, weight}) as the table reader
+ * reads it (plugin_args.h). */
+struct sx_ra_resource_arg {
+	char *name;
+	int32_t weight;
+};
+
+/* The table field of a `resources` list named key, into a
+ * struct sx_ra_resource_arg array at offsetof(st, arr) with its length
+ * at offsetof(st, n). Type errors: "<path>: must be a list", "Too many",
+ * "<path>[i]: must be an object", "<path>[i].name: must be a string of at
+ * most 253 characters", "<path>[i].weight: must be an integer". */
+#define SX_RA_RESOURCES_ARG(key, st, arr, n)                                                  \
+	{ .name = key, .type = SX_ARG_LIST, .offset = offsetof(st, arr), .max = SX_RA_MAX_RESOURCES, \
+	  .type_err = "must be a list", .sub = sx_ra_resource_elem, .nsub = 1,                 \
+	  .elem_size = sizeof(struct sx_ra_resource_arg), .count = offsetof(st, n) }
+extern const struct sx_arg sx_ra_resource_elem[1];
+
+/* Sets sc->resources from the n entries read (none: the defaults below;
+ * weight 0 or absent becomes 1, as the v1 defaults do). path names the list
+ * in errors. Returns 0 or SX_ENOMEM (a name the interner cannot hold). */
+int sx_ra_set_resources(struct sx_ra_scorer *sc, const struct sx_ra_resource_arg *r, uint32_t n,
+			const char *path, struct sx_error *err);
 /* Sets the default resources {cpu:1, memory:1}. */
 void sx_ra_default_resources(struct sx_ra_scorer *sc);
 

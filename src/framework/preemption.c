@@ -248,12 +248,12 @@ struct sx_status *sx_preempt_select_victims_on_node(const struct sx_profile *pro
 /* ---------- args ---------- */
 
 static const struct sx_arg preempt_args[] = {
-	{ "minCandidateNodesPercentage", SX_ARG_INT32,
-	  offsetof(struct sx_preempt_args, min_candidate_nodes_percentage), 10, 0, 100,
-	  "a 32-bit integer", "[0, 100]" },
-	{ "minCandidateNodesAbsolute", SX_ARG_INT32,
-	  offsetof(struct sx_preempt_args, min_candidate_nodes_absolute), 100, 0, INT32_MAX,
-	  "a 32-bit integer", "[0, inf)" },
+	{ .name = "minCandidateNodesPercentage", .type = SX_ARG_INT32,
+	  .offset = offsetof(struct sx_preempt_args, min_candidate_nodes_percentage), .def = 10,
+	  .min = 0, .max = 100, .type_desc = "a 32-bit integer", .range_desc = "[0, 100]" },
+	{ .name = "minCandidateNodesAbsolute", .type = SX_ARG_INT32,
+	  .offset = offsetof(struct sx_preempt_args, min_candidate_nodes_absolute), .def = 100,
+	  .min = 0, .max = INT32_MAX, .type_desc = "a 32-bit integer", .range_desc = "[0, inf)" },
 };
 
 int sx_preempt_args_parse(const cJSON *json, struct sx_preempt_args *out, struct sx_error *err)
