@@ -56,9 +56,13 @@ uint64_t sx_fw_metrics_now(void);
  * differences of two readings mean anything. */
 uint64_t sx_fw_metrics_ticks(void);
 /* One plugin call (plugin: its registry index) of a sampled cycle, its
- * duration in sx_fw_metrics_ticks() units. */
+ * duration in sx_fw_metrics_ticks() units. Filter and Score calls are
+ * kept by the calling thread until it calls sx_fw_metrics_flush. */
 void sx_fw_metrics_plugin(int plugin, enum sx_ext_point ep, enum sx_code code,
 			     uint64_t ticks);
+/* Adds the calling thread's Filter and Score calls to the histograms (the
+ * framework does at the end of each chunk of nodes). */
+void sx_fw_metrics_flush(void);
 /* n evaluations of a plugin at PreFilter, Filter, PreScore or Score
  * (scheduler_plugin_evaluation_total). */
 void sx_fw_metrics_evals(const struct sx_profile *prof, int plugin, enum sx_ext_point ep,

@@ -220,11 +220,69 @@ static int profile_slot(const struct sx_profile *prof)
 	return -1;
 }
 
+/* Filter and Score calls of a sampled cycle are tallied per thread and
+ * added to the shared histograms once per chunk (sx_fw_metrics_flush):
+ * an atomic add per call, both threads on the same lines, cost as much as
+ * the calls it timed. */
+#define TL_ENTRIES 32
+struct tl_hist {
+	uint16_t key; /* (plugin * SX_EP_COUNT + ep) * NCODES + code */
+	uint32_t buckets[PLUGIN_BUCKETS + 1];
+	uint64_t sum_ns;
+};
+static _Thread_local struct {
+	uint32_t n;
+	struct tl_hist h[TL_ENTRIES];
+} tl;
+
+void sx_fw_metrics_flush(void)
+{
+	for (uint32_t i = 0; i < tl.n; i++) {
+		const struct tl_hist *t = &tl.h[i];
+		unsigned code = t->key % NCODES, ep = t->key / NCODES % SX_EP_COUNT;
+		struct hist *h = &plugin_hist[t->key / NCODES / SX_EP_COUNT][ep][code];
+
+		for (unsigned b = 0; b <= PLUGIN_BUCKETS; b++)
+			if (t->buckets[b])
+				atomic_fetch_add_explicit(&h->buckets[b], t->buckets[b],
+							  memory_order_relaxed);
+		atomic_fetch_add_explicit(&h->sum_ns, t->sum_ns, memory_order_relaxed);
+	}
+	tl.n = 0;
+}
+
+static void tally(int plugin, enum sx_ext_point ep, enum sx_code code, uint64_t ns)
+{
+	uint16_t key = (uint16_t)(((unsigned)plugin * SX_EP_COUNT + ep) * NCODES + code);
+	unsigned b = 0;
+	uint32_t i;
+
+	for (i = 0; i < tl.n && tl.h[i].key != key; i++)
+		;
+	if (i == tl.n) {
+		if (tl.n == TL_ENTRIES) {
+			sx_fw_metrics_flush();
+			i = 0;
+		}
+		memset(&tl.h[i], 0, sizeof(tl.h[i]));
+		tl.h[i].key = key;
+		tl.n = i + 1;
+	}
+	while (b < PLUGIN_BUCKETS && ns > plugin_bounds_ns[b])
+		b++;
+	tl.h[i].buckets[b]++;
+	tl.h[i].sum_ns += ns;
+}
+
 void sx_fw_metrics_plugin(int plugin, enum sx_ext_point ep, enum sx_code code, uint64_t ticks)
 {
 	uint64_t ns = ns_per_tick > 0 ? (uint64_t)((double)ticks * ns_per_tick) : ticks;
 	init_bounds();
-	if (plugin >= 0 && plugin < SX_MAX_PLUGINS && ep < SX_EP_COUNT && (unsigned)code < NCODES)
+	if (plugin < 0 || plugin >= SX_MAX_PLUGINS || ep >= SX_EP_COUNT || (unsigned)code >= NCODES)
+		return;
+	if (ep == SX_EP_FILTER || ep == SX_EP_SCORE)
+		tally(plugin, ep, code, ns);
+	else
 		add(&plugin_hist[plugin][ep][code], plugin_bounds_ns, PLUGIN_BUCKETS, ns);
 }
 

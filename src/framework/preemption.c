@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "schedext/extender_client.h"
+#include "schedext/framework_metrics.h"
 #include "schedext/preemption.h"
 #include "schedext/plugin_args.h"
 #include "schedext/selector.h"
@@ -242,6 +243,7 @@ struct sx_status *sx_preempt_select_victims_on_node(const struct sx_profile *pro
 	sx_cycle_state_free(prof, d.cs);
 	sx_node_info_unref(d.ni);
 	free(pods);
+	sx_fw_metrics_flush(); /* the Filter calls timed above */
 	return st;
 }
 
