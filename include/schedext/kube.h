@@ -186,13 +186,17 @@ char *sx_exec_info(const struct sx_exec_config *x, const struct sx_kube_config *
 int sx_exec_run(const struct sx_exec_config *x, const struct sx_kube_config *cfg,
 		struct sx_exec_credential *c, struct sx_error *err);
 
-/* The credential cache of one client (client-go's exec Authenticator):
- * runs the plugin on first use, when the credential's expirationTimestamp
- * passed, and after a 401. Thread-safe: one mutex serializes the plugin's
- * runs, so concurrent requests wait for one run instead of starting many. */
+/* The credential cache (client-go's exec Authenticator): runs the plugin
+ * on first use, when the credential's expirationTimestamp passed, and
+ * after a 401. Thread-safe: one mutex serializes the plugin's runs, so
+ * concurrent requests wait for one run instead of starting many. */
 struct sx_exec_auth;
-/* cfg (borrowed, must outlive the result) has cfg->exec set. */
+/* The process-wide cache for cfg's exec stanza and cluster (cfg->exec
+ * set; copied, not borrowed): clients built from the same kubeconfig user
+ * share one, as client-go's globalCache does. Reference-counted; NULL when
+ * out of memory. */
 struct sx_exec_auth *sx_exec_auth_new(const struct sx_kube_config *cfg);
+/* Drops a reference; the last one frees the cache and wipes its secrets. */
 void sx_exec_auth_free(struct sx_exec_auth *a);
 /* Puts the current credential on curl handle h (void * = CURL *): the
  * "Authorization: Bearer" header line into hdr ("" when the credential has

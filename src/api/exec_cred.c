@@ -637,8 +637,14 @@ int sx_exec_run(const struct sx_exec_config *x, const struct sx_kube_config *cfg
 
 /* ---------- the cache ---------- */
 
+/* One cache per plugin configuration, shared by every client of the
+ * process (client-go's globalCache): standalone's API, events and lease
+ * clients run the plugin once per credential, not once each. */
 struct sx_exec_auth {
-	const struct sx_kube_config *cfg;
+	struct sx_kube_config cfg;      /* own copy: the cluster fields and exec */
+	char *key;                      /* identity in the registry */
+	unsigned refs;                  /* under registry_mu */
+	struct sx_exec_auth *next;      /* under registry_mu */
 	pthread_mutex_t mu;             /* guards the rest; held while the plugin runs */
 	struct sx_exec_credential cred; /* valid when gen != 0 */
 	uint64_t gen;                   /* bumped per successful run; 0 = none yet */
@@ -647,24 +653,152 @@ struct sx_exec_auth {
 	unsigned runs;
 };
 
-struct sx_exec_auth *sx_exec_auth_new(const struct sx_kube_config *cfg)
+static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct sx_exec_auth *registry;
+
+static bool dup_opt(char **dst, const char *src)
+{
+	*dst = src ? sx_strdup(src) : NULL;
+	return !src || *dst;
+}
+
+static bool dup_list(char ***dst, char **src, size_t n)
+{
+	*dst = src ? sx_calloc(n + 1, sizeof(**dst)) : NULL;
+	if (src && !*dst)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!dup_opt(&(*dst)[i], src[i]))
+			return false;
+	return true;
+}
+
+static struct sx_exec_config *exec_copy(const struct sx_exec_config *x)
+{
+	struct sx_exec_config *c = sx_calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->nargs = x->nargs;
+	c->nenv = x->nenv;
+	c->interactive = x->interactive;
+	c->provide_cluster_info = x->provide_cluster_info;
+	c->timeout_ms = x->timeout_ms;
+	c->max_output = x->max_output;
+	if (dup_opt(&c->command, x->command) && dup_list(&c->args, x->args, x->nargs) &&
+	    dup_list(&c->env, x->env, x->nenv) && dup_opt(&c->api_version, x->api_version) &&
+	    dup_opt(&c->install_hint, x->install_hint) &&
+	    dup_opt(&c->cluster_config, x->cluster_config) && dup_opt(&c->user, x->user) &&
+	    dup_opt(&c->source, x->source))
+		return c;
+	sx_exec_config_free(c);
+	return NULL;
+}
+
+/* What the plugin's runs depend on: the exec stanza and the cluster. */
+static char *auth_key(const struct sx_kube_config *cfg)
+{
+	const struct sx_exec_config *x = cfg->exec;
+	struct sx_buf b;
+
+	sx_buf_init(&b);
+	sx_buf_printf(&b, "%s\n%s\n%s\n%s\n%d%d%u/%zu\n%s\n%s\n", x->source, x->user,
+		      x->command, x->api_version, (int)x->interactive, x->provide_cluster_info,
+		      x->timeout_ms, x->max_output, x->install_hint ? x->install_hint : "",
+		      x->cluster_config ? x->cluster_config : "");
+	for (size_t i = 0; i < x->nargs; i++)
+		sx_buf_printf(&b, "a%zu=%s\n", strlen(x->args[i]), x->args[i]);
+	for (size_t i = 0; i < x->nenv; i++)
+		sx_buf_printf(&b, "e%zu=%s\n", strlen(x->env[i]), x->env[i]);
+	sx_buf_printf(&b, "%s\n%s\n%d\n%s\n%zu:", cfg->server ? cfg->server : "",
+		      cfg->tls_server_name ? cfg->tls_server_name : "", cfg->insecure,
+		      cfg->ca_file ? cfg->ca_file : "", cfg->ca_len);
+	if (cfg->ca_data)
+		sx_buf_put(&b, cfg->ca_data, cfg->ca_len);
+	if (b.failed) {
+		sx_buf_free(&b);
+		return NULL;
+	}
+	return sx_buf_take(&b, NULL);
+}
+
+static void auth_destroy(struct sx_exec_auth *a)
+{
+	sx_exec_credential_clear(&a->cred);
+	sx_kube_config_clear(&a->cfg);
+	free(a->key);
+	pthread_mutex_destroy(&a->mu);
+	free(a);
+}
+
+/* A new cache holding its own copy of what running the plugin needs. */
+static struct sx_exec_auth *auth_create(const struct sx_kube_config *cfg, char *key)
 {
 	struct sx_exec_auth *a = sx_calloc(1, sizeof(*a));
 
-	if (!a)
+	if (!a) {
+		free(key);
 		return NULL;
-	a->cfg = cfg;
+	}
 	pthread_mutex_init(&a->mu, NULL);
+	a->key = key;
+	a->refs = 1;
+	a->cfg.insecure = cfg->insecure;
+	a->cfg.ca_len = cfg->ca_len;
+	a->cfg.ca_data = cfg->ca_data ? malloc(cfg->ca_len + 1) : NULL;
+	if (a->cfg.ca_data) {
+		memcpy(a->cfg.ca_data, cfg->ca_data, cfg->ca_len);
+		a->cfg.ca_data[cfg->ca_len] = '\0';
+	}
+	a->cfg.exec = exec_copy(cfg->exec);
+	if ((cfg->ca_data && !a->cfg.ca_data) || !a->cfg.exec ||
+	    !dup_opt(&a->cfg.server, cfg->server) || !dup_opt(&a->cfg.ca_file, cfg->ca_file) ||
+	    !dup_opt(&a->cfg.tls_server_name, cfg->tls_server_name)) {
+		auth_destroy(a);
+		return NULL;
+	}
+	return a;
+}
+
+struct sx_exec_auth *sx_exec_auth_new(const struct sx_kube_config *cfg)
+{
+	char *key = auth_key(cfg);
+	struct sx_exec_auth *a;
+
+	if (!key)
+		return NULL;
+	pthread_mutex_lock(&registry_mu);
+	for (a = registry; a && strcmp(a->key, key) != 0; a = a->next)
+		;
+	if (a) {
+		a->refs++;
+		free(key);
+	} else if ((a = auth_create(cfg, key))) {
+		a->next = registry;
+		registry = a;
+	}
+	pthread_mutex_unlock(&registry_mu);
 	return a;
 }
 
 void sx_exec_auth_free(struct sx_exec_auth *a)
 {
+	struct sx_exec_auth **pp;
+	bool last;
+
 	if (!a)
 		return;
-	sx_exec_credential_clear(&a->cred);
-	pthread_mutex_destroy(&a->mu);
-	free(a);
+	pthread_mutex_lock(&registry_mu);
+	last = --a->refs == 0;
+	for (pp = &registry; last && *pp; pp = &(*pp)->next) {
+		if (*pp == a) {
+			*pp = a->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&registry_mu);
+	if (last)
+		auth_destroy(a);
 }
 
 static bool expired(const struct sx_exec_credential *c)
@@ -675,12 +809,12 @@ static bool expired(const struct sx_exec_credential *c)
 /* Runs the plugin with a->mu held; keeps the old credential on failure. */
 static int refresh_locked(struct sx_exec_auth *a, struct sx_error *err)
 {
-	const struct sx_exec_config *x = a->cfg->exec;
+	const struct sx_exec_config *x = a->cfg.exec;
 	struct sx_exec_credential c;
 	int rc;
 
 	a->runs++;
-	rc = sx_exec_run(x, a->cfg, &c, err);
+	rc = sx_exec_run(x, &a->cfg, &c, err);
 	if (rc)
 		return rc;
 	sx_exec_credential_clear(&a->cred);

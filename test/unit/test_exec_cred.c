@@ -589,6 +589,45 @@ static void test_exec_auth_threads(void)
 	sx_kube_config_clear(&c);
 }
 
+/* Clients built from the same kubeconfig user share one cache (standalone
+ * has three clients): one run for all of them. */
+static void test_exec_auth_shared(void)
+{
+	struct sx_kube_config c;
+	struct sx_error err;
+	struct sx_exec_auth *a, *b;
+	struct sx_kube *k1, *k2;
+	char *count;
+
+	setup_dir();
+	counter_plugin("");
+	CHECK_INT(load(EXEC_V1 "      command: bin/counter\n", &c, &err), 0);
+	a = sx_exec_auth_new(&c);
+	b = sx_exec_auth_new(&c);
+	CHECK(a == b);
+	sx_kube_config_clear(&c); /* the cache keeps its own copy */
+	apply_expect(a, "Authorization: Bearer token-1", NULL);
+	apply_expect(b, "Authorization: Bearer token-1", NULL);
+	CHECK_INT(sx_exec_auth_runs(b), 1);
+	sx_exec_auth_free(a);
+	sx_exec_auth_free(b);
+
+	counter_plugin("");
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	k1 = sx_kube_new(&(struct sx_kube_opts){ .kubeconfig = tpath("config") }, &err);
+	k2 = sx_kube_new(&(struct sx_kube_opts){ .kubeconfig = tpath("config") }, &err);
+	CHECK(k1 && k2);
+	if (k1 && k2) {
+		CHECK_INT(sx_kube_authenticate(k1, &err), 0);
+		CHECK_INT(sx_kube_authenticate(k2, &err), 0);
+	}
+	count = slurp("count");
+	CHECK_STR(count, "1\n");
+	free(count);
+	sx_kube_free(k1);
+	sx_kube_free(k2);
+}
+
 static void test_zz_cleanup(void)
 {
 	char cmd[400];
@@ -602,4 +641,5 @@ SX_TESTS(SX_TEST(test_exec_stanza_parsed), SX_TEST(test_exec_stanza_errors),
 	 SX_TEST(test_exec_run_timeout_kills_group), SX_TEST(test_exec_run_output_cap),
 	 SX_TEST(test_exec_run_failures), SX_TEST(test_exec_run_path_lookup),
 	 SX_TEST(test_exec_auth_cache_and_401), SX_TEST(test_exec_auth_threads),
+	 SX_TEST(test_exec_auth_shared),
 	 SX_TEST(test_zz_cleanup))
