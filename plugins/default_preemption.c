@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 
+#include "schedext/buf.h"
 #include "schedext/preemption.h"
 #include "schedext/config.h"
 #include "slots.h"
@@ -30,6 +31,14 @@ static void *init_default_preemption(const cJSON *json, struct sx_error *err)
 static void destroy_default_preemption(void *self)
 {
 	free(self);
+}
+
+static void write_args_default_preemption(const void *self, struct sx_buf *b)
+{
+	const struct sx_preempt_args *a = self;
+
+	sx_buf_printf(b, ",\"minCandidateNodesPercentage\":%d,\"minCandidateNodesAbsolute\":%d",
+		      a->min_candidate_nodes_percentage, a->min_candidate_nodes_absolute);
 }
 
 /* The profile whose DefaultPreemption instance is `self`. */
@@ -122,6 +131,8 @@ const struct sx_plugin sx_plugin_default_preemption = {
 	.name = "DefaultPreemption",
 	.init = init_default_preemption,
 	.destroy = destroy_default_preemption,
+	.args_kind = "DefaultPreemptionArgs",
+	.write_args = write_args_default_preemption,
 	.pre_enqueue = pre_enqueue_default_preemption,
 	.post_filter = post_filter_default_preemption,
 	.events = events_default_preemption,

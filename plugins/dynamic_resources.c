@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schedext/buf.h"
 #include "schedext/cel.h"
 #include "schedext/dra.h"
 #include "schedext/dra_alloc.h"
@@ -97,6 +98,15 @@ static void destroy_dynamic_resources(void *self)
 		return;
 	sx_cel_cache_free(s->cel);
 	free(s);
+}
+
+static void write_args_dynamic_resources(const void *self, struct sx_buf *b)
+{
+	const struct dra_self *s = self;
+	char d[64];
+
+	sx_format_duration((double)s->filter_timeout_ns / 1e9, d, sizeof(d));
+	sx_buf_printf(b, ",\"filterTimeout\":\"%s\"", d);
 }
 
 /* ---------- CEL ---------- */
@@ -855,6 +865,8 @@ const struct sx_plugin sx_plugin_dynamic_resources = {
 	.name = NAME,
 	.init = init_dynamic_resources,
 	.destroy = destroy_dynamic_resources,
+	.args_kind = "DynamicResourcesArgs",
+	.write_args = write_args_dynamic_resources,
 	.state_clone = state_clone_dynamic_resources,
 	.state_free = state_free_dynamic_resources,
 	.pre_enqueue = pre_enqueue_dynamic_resources,

@@ -20,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "schedext/buf.h"
 #include "schedext/cache.h"
 #include "schedext/plugin.h"
 #include "schedext/selector.h"
@@ -112,6 +113,14 @@ static void *init_inter_pod_affinity(const cJSON *json, struct sx_error *err)
 static void destroy_inter_pod_affinity(void *self)
 {
 	free(self);
+}
+
+static void write_args_inter_pod_affinity(const void *self, struct sx_buf *b)
+{
+	const struct args *a = self;
+
+	sx_buf_printf(b, ",\"hardPodAffinityWeight\":%d,\"ignorePreferredTermsOfExistingPods\":%s",
+		      a->hard_pod_affinity_weight, a->ignore_preferred_of_existing ? "true" : "false");
 }
 
 /* ---------- term matching ---------- */
@@ -771,6 +780,8 @@ const struct sx_plugin sx_plugin_inter_pod_affinity = {
 	.name = NAME,
 	.init = init_inter_pod_affinity,
 	.destroy = destroy_inter_pod_affinity,
+	.args_kind = "InterPodAffinityArgs",
+	.write_args = write_args_inter_pod_affinity,
 	.state_clone = state_clone_inter_pod_affinity,
 	.state_free = state_free_inter_pod_affinity,
 	.pre_filter = pre_filter_inter_pod_affinity,

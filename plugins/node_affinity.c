@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schedext/buf.h"
 #include "schedext/decode.h"
 #include "schedext/plugin.h"
 #include "schedext/plugin_args.h"
@@ -30,6 +31,7 @@ static struct sx_status reject_pod_affinity =
 /* Plugin instance: the parsed addedAffinity (NULL when not configured). */
 struct node_affinity {
 	struct sx_node_affinity *added;
+	char *added_json; /* addedAffinity as given, for /configz (no defaults apply) */
 };
 
 /* ---------- term validation (component-helpers' parse errors) ---------- */
@@ -245,6 +247,11 @@ static void *init_node_affinity(const struct cJSON *args, struct sx_error *err)
 		goto out_free;
 	if (!self->added)
 		return self;
+	self->added_json = sx_args_raw(args, "addedAffinity");
+	if (!self->added_json) {
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		goto out_free;
+	}
 	if (self->added->required && !required_valid(self->added->required, err)) {
 		sx_error_prefix(err, "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution");
 		goto out_free;
@@ -256,6 +263,7 @@ static void *init_node_affinity(const struct cJSON *args, struct sx_error *err)
 	return self;
 out_free:
 	sx_args_free(node_affinity_fields, 1, self);
+	free(self->added_json);
 	free(self);
 	return NULL;
 }
@@ -267,7 +275,18 @@ static void destroy_node_affinity(void *p)
 	if (!self)
 		return;
 	sx_node_affinity_free(self->added);
+	free(self->added_json);
 	free(self);
+}
+
+static void write_args_node_affinity(const void *p, struct sx_buf *b)
+{
+	const struct node_affinity *self = p;
+
+	if (self->added_json) {
+		sx_buf_puts(b, ",\"addedAffinity\":");
+		sx_buf_puts(b, self->added_json);
+	}
 }
 
 /* ---------- PreFilter / Filter ---------- */
@@ -532,6 +551,8 @@ const struct sx_plugin sx_plugin_node_affinity = {
 	.name = NAME,
 	.init = init_node_affinity,
 	.destroy = destroy_node_affinity,
+	.args_kind = "NodeAffinityArgs",
+	.write_args = write_args_node_affinity,
 	.pre_filter = pre_filter_node_affinity,
 	.filter = filter_node_affinity,
 	.pre_score = pre_score_node_affinity,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 
+#include "schedext/buf.h"
 #include "resource_allocation.h"
 #include "schedext/plugin.h"
 #include "slots.h"
@@ -77,6 +78,11 @@ static void destroy_node_resources_balanced_allocation(void *self)
 	free(self);
 }
 
+static void write_args_node_resources_balanced_allocation(const void *self, struct sx_buf *b)
+{
+	sx_ra_write_args(b, self);
+}
+
 static void *state_clone_node_resources_balanced_allocation(const void *state)
 {
 	struct ba_state *c = malloc(sizeof(*c));
@@ -136,6 +142,8 @@ const struct sx_plugin sx_plugin_node_resources_balanced_allocation = {
 	.name = "NodeResourcesBalancedAllocation",
 	.init = init_node_resources_balanced_allocation,
 	.destroy = destroy_node_resources_balanced_allocation,
+	.args_kind = "NodeResourcesBalancedAllocationArgs",
+	.write_args = write_args_node_resources_balanced_allocation,
 	.state_clone = state_clone_node_resources_balanced_allocation,
 	.state_free = state_free_node_resources_balanced_allocation,
 	.pre_score = pre_score_node_resources_balanced_allocation,

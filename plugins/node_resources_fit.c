@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schedext/buf.h"
 #include "resource_allocation.h"
 #include "schedext/plugin.h"
 #include "schedext/plugin_args.h"
@@ -223,6 +224,28 @@ static int set_ignored(struct fit *f, struct fit_args *a, struct sx_error *err)
 	a->groups = NULL;
 	a->ngroups = 0;
 	return 0;
+}
+
+static void write_args_node_resources_fit(const void *self, struct sx_buf *b)
+{
+	static const char *const types[] = { "LeastAllocated", "MostAllocated",
+					     "RequestedToCapacityRatio" };
+	const struct fit *f = self;
+
+	/* upstream omits empty lists (omitempty) */
+	for (uint32_t i = 0; i < f->nignored; i++) {
+		sx_buf_puts(b, i ? "," : ",\"ignoredResources\":[");
+		sx_json_str(b, sx_str_get(f->ignored[i]));
+	}
+	sx_buf_puts(b, f->nignored ? "]" : "");
+	for (uint32_t i = 0; i < f->ngroups; i++) {
+		sx_buf_puts(b, i ? "," : ",\"ignoredResourceGroups\":[");
+		sx_json_str(b, f->groups[i]);
+	}
+	sx_buf_puts(b, f->ngroups ? "]" : "");
+	sx_buf_printf(b, ",\"scoringStrategy\":{\"type\":\"%s\"", types[f->sc.strategy]);
+	sx_ra_write_args(b, &f->sc);
+	sx_buf_putc(b, '}');
 }
 
 static void *init_node_resources_fit(const struct cJSON *args, struct sx_error *err)
@@ -541,6 +564,8 @@ const struct sx_plugin sx_plugin_node_resources_fit = {
 	.name = "NodeResourcesFit",
 	.init = init_node_resources_fit,
 	.destroy = destroy_node_resources_fit,
+	.args_kind = "NodeResourcesFitArgs",
+	.write_args = write_args_node_resources_fit,
 	.state_clone = state_clone_node_resources_fit,
 	.state_free = state_free_node_resources_fit,
 	.pre_filter = pre_filter_node_resources_fit,

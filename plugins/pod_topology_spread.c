@@ -19,6 +19,7 @@
 #include <string.h>
 
 
+#include "schedext/buf.h"
 #include "schedext/cache.h"
 #include "schedext/plugin.h"
 #include "schedext/selector.h"
@@ -983,10 +984,41 @@ static void destroy_pod_topology_spread(void *self)
 	free(a);
 }
 
+/* System defaulting keeps no constraints in the args (upstream applies
+ * its built-in ones at run time), List shows them. */
+static void write_args_pod_topology_spread(const void *self, struct sx_buf *b)
+{
+	const struct args *a = self;
+
+	if (a->system_defaulted) {
+		sx_buf_puts(b, ",\"defaultingType\":\"System\"");
+		return;
+	}
+	sx_buf_puts(b, ",\"defaultConstraints\":[");
+	for (uint32_t i = 0; i < a->n; i++) {
+		const struct dconstraint *d = &a->v[i];
+
+		sx_buf_printf(b, "%s{\"maxSkew\":%d,\"topologyKey\":", i ? "," : "", d->max_skew);
+		sx_json_str(b, sx_str_get(d->key));
+		sx_buf_printf(b, ",\"whenUnsatisfiable\":\"%s\"",
+			      d->when == SX_DO_NOT_SCHEDULE ? "DoNotSchedule" : "ScheduleAnyway");
+		if (d->min_domains)
+			sx_buf_printf(b, ",\"minDomains\":%d", d->min_domains);
+		if (d->aff_policy)
+			sx_buf_printf(b, ",\"nodeAffinityPolicy\":\"%s\"", policies[d->aff_policy - 1]);
+		if (d->taint_policy)
+			sx_buf_printf(b, ",\"nodeTaintsPolicy\":\"%s\"", policies[d->taint_policy - 1]);
+		sx_buf_putc(b, '}');
+	}
+	sx_buf_puts(b, "],\"defaultingType\":\"List\"");
+}
+
 const struct sx_plugin sx_plugin_pod_topology_spread = {
 	.name = NAME,
 	.init = init_pod_topology_spread,
 	.destroy = destroy_pod_topology_spread,
+	.args_kind = "PodTopologySpreadArgs",
+	.write_args = write_args_pod_topology_spread,
 	.state_clone = state_clone_pod_topology_spread,
 	.state_free = state_free_pod_topology_spread,
 	.pre_filter = pre_filter_pod_topology_spread,

@@ -6,6 +6,7 @@
 
 
 #include "resource_allocation.h"
+#include "schedext/buf.h"
 
 /* Resolved kinds of a configured resource name (sx_ra_scorer.kind). */
 enum ra_kind { RA_CPU, RA_MEMORY, RA_EPHEMERAL, RA_SCALAR, RA_OTHER };
@@ -394,6 +395,26 @@ void sx_ra_default_resources(struct sx_ra_scorer *sc)
 	sc->resources[1] = (struct sx_resource_weight){ SX_S_MEMORY, 1 };
 	sc->kind[0] = RA_CPU;
 	sc->kind[1] = RA_MEMORY;
+}
+
+void sx_ra_write_args(struct sx_buf *b, const struct sx_ra_scorer *sc)
+{
+	sx_buf_puts(b, ",\"resources\":[");
+	for (uint32_t i = 0; i < sc->nresources; i++) {
+		sx_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
+		sx_json_str(b, sx_str_get(sc->resources[i].name));
+		sx_buf_printf(b, ",\"weight\":%lld}", (long long)sc->resources[i].weight);
+	}
+	sx_buf_putc(b, ']');
+	if (sc->strategy != SX_RA_REQUESTED_TO_CAPACITY_RATIO)
+		return;
+	sx_buf_puts(b, ",\"requestedToCapacityRatio\":{\"shape\":[");
+	for (uint32_t i = 0; i < sc->nshape; i++)
+		sx_buf_printf(b, "%s{\"utilization\":%lld,\"score\":%lld}", i ? "," : "",
+			      (long long)sc->shape[i].utilization,
+			      (long long)(sc->shape[i].score /
+					   (SX_MAX_NODE_SCORE / SX_MAX_CUSTOM_PRIORITY_SCORE)));
+	sx_buf_puts(b, "]}");
 }
 
 static const struct sx_arg resource_fields[] = {

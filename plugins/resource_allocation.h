@@ -115,4 +115,10 @@ int sx_ra_set_resources(struct sx_ra_scorer *sc, const struct sx_ra_resource_arg
 /* Sets the default resources {cpu:1, memory:1}. */
 void sx_ra_default_resources(struct sx_ra_scorer *sc);
 
+struct sx_buf;
+/* /configz: ,"resources":[{"name","weight"}...] and, for
+ * RequestedToCapacityRatio, ,"requestedToCapacityRatio":{"shape":[...]}
+ * with the scores back on upstream's 0..10 scale. */
+void sx_ra_write_args(struct sx_buf *b, const struct sx_ra_scorer *sc);
+
 #endif /* SCHEDEXT_PLUGINS_RESOURCE_ALLOCATION_H */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schedext/buf.h"
 #include "slots.h"
 #include "volume_binder.h"
 
@@ -86,6 +87,13 @@ static void destroy_volume_binding(void *self)
 	sx_status_unshare(p->skip);
 	vb_assume_free(p->assume);
 	free(p);
+}
+
+static void write_args_volume_binding(const void *self, struct sx_buf *b)
+{
+	const struct vb_plugin *p = self;
+
+	sx_buf_printf(b, ",\"bindTimeoutSeconds\":%lld", (long long)p->timeout_s);
 }
 
 /* The shared statuses; false when one could not be made whole. */
@@ -409,6 +417,8 @@ const struct sx_plugin sx_plugin_volume_binding = {
 	.name = "VolumeBinding",
 	.init = init_volume_binding,
 	.destroy = destroy_volume_binding,
+	.args_kind = "VolumeBindingArgs",
+	.write_args = write_args_volume_binding,
 	.state_clone = state_clone_volume_binding,
 	.state_free = state_free_volume_binding,
 	.pre_filter = pre_filter_volume_binding,

@@ -55,6 +55,10 @@ struct sx_profile {
 	bool instantiated[SX_MAX_PLUGINS];
 	/* pluginConfig args while the profile is being built (cleared after). */
 	const struct cJSON *args[SX_MAX_PLUGINS];
+	/* registry indexes in the file's pluginConfig order (/configz lists
+	 * them first, then the defaulted ones by name, as upstream does) */
+	unsigned short config_order[SX_MAX_PLUGINS];
+	unsigned nconfig;
 };
 
 /* clientConnection (componentbase ClientConnectionConfiguration). Unset

@@ -50,5 +50,8 @@ void sx_leader_identity(char *buf, size_t len);
 /* Parses a Go duration ("15s", "1m30s", "500ms", "1.5h"; units ns, us,
  * ms, s, m, h) or plain seconds ("15"). Returns 0 or SX_EINVAL. */
 int sx_parse_duration(const char *s, double *out_s);
+/* Go's time.Duration String() of s seconds (>= 0, rounded to the
+ * nanosecond): "0s", "500ms", "1.5s", "1m30s", "1h0m0s". */
+void sx_format_duration(double s, char *buf, size_t len);
 
 #endif /* SCHEDEXT_LEADER_H */

@@ -25,6 +25,8 @@
 #include "schedext/model.h"
 #include "schedext/status.h"
 
+struct sx_buf;
+
 struct cJSON;
 struct sx_binder;
 
@@ -202,6 +204,12 @@ struct sx_plugin {
 	 * args may leave init NULL (self is then NULL). */
 	void *(*init)(const struct cJSON *args, struct sx_error *err);
 	void (*destroy)(void *self);
+	/* Plugins with args: the args object the instance runs with, every
+	 * default applied, as /configz shows it (upstream's v1 field names and
+	 * kind args_kind, e.g. "NodeResourcesFitArgs"): appends ,"field":value
+	 * for each field (the caller writes the braces, kind and apiVersion). */
+	const char *args_kind;
+	void (*write_args)(const void *self, struct sx_buf *b);
 
 	/* Per-cycle state management for the plugin's slot. clone is needed
 	 * by the nominated-pods pass and preemption (the state is mutated by

@@ -116,6 +116,11 @@ int sx_args_read(const struct cJSON *json, const struct sx_arg *table, size_t n,
  * per the table (dst itself stays). */
 void sx_args_free(const struct sx_arg *table, size_t n, void *dst);
 
+/* The value of field name of json as compact JSON text (caller frees), for
+ * args that /configz shows as given; NULL when absent, null or out of
+ * memory. */
+char *sx_args_raw(const struct cJSON *json, const char *name);
+
 /* False, with "<kind> must be an object" in err, when json is given and
  * not an object (null counts as absent). */
 bool sx_args_is_object(const struct cJSON *json, const char *kind, struct sx_error *err);

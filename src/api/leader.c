@@ -70,6 +70,48 @@ static double unit_seconds(const char *u, size_t n)
 	return 0;
 }
 
+/* "<whole>[.<frac>]<unit>" of v units of size unit (ns), the fraction
+ * without trailing zeros, as Go prints. */
+static int put_unit(char *buf, size_t len, uint64_t v, uint64_t unit, const char *name)
+{
+	char all[24], *frac;
+	int digits = 0;
+
+	for (uint64_t u = unit; u > 1 && digits < 9; u /= 10)
+		digits++;
+	snprintf(all, sizeof(all), "%09llu", (unsigned long long)(v % unit % 1000000000ull));
+	frac = all + 9 - digits; /* unit <= 1e9: the last `digits` digits */
+	for (int i = digits - 1; i >= 0 && frac[i] == '0'; i--)
+		frac[i] = '\0';
+	return snprintf(buf, len, "%llu%s%s%s", (unsigned long long)(v / unit), frac[0] ? "." : "",
+			frac, name);
+}
+
+void sx_format_duration(double s, char *buf, size_t len)
+{
+	/* capped at 1e9 s (31 years) so that the nanoseconds fit 64 bits */
+	uint64_t ns = s > 0 ? (uint64_t)llround((s < 1e9 ? s : 1e9) * 1e9) : 0;
+	uint64_t h = ns / 3600000000000ull, m = ns / 60000000000ull % 60;
+	int n = 0;
+
+	if (ns == 0) {
+		snprintf(buf, len, "0s");
+	} else if (ns < 1000) {
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+	} else if (ns < 1000000) {
+		put_unit(buf, len, ns, 1000, "\u00b5s");
+	} else if (ns < 1000000000) {
+		put_unit(buf, len, ns, 1000000, "ms");
+	} else {
+		if (h)
+			n = snprintf(buf, len, "%lluh", (unsigned long long)h);
+		if ((h || m) && n >= 0 && (size_t)n < len)
+			n += snprintf(buf + n, len - (size_t)n, "%llum", (unsigned long long)m);
+		if (n >= 0 && (size_t)n < len)
+			put_unit(buf + n, len - (size_t)n, ns % 60000000000ull, 1000000000, "s");
+	}
+}
+
 int sx_parse_duration(const char *s, double *out_s)
 {
 	double total = 0;

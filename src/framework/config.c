@@ -352,6 +352,8 @@ static int read_plugin_config(const cJSON *list, struct sx_profile *prof, struct
 		}
 		if (idx >= 0)
 			prof->args[idx] = cJSON_GetObjectItemCaseSensitive(item, "args");
+		if (idx >= 0 && prof->nconfig < SX_MAX_PLUGINS)
+			prof->config_order[prof->nconfig++] = (unsigned short)idx;
 		i++;
 	}
 	return 0;

@@ -2,10 +2,14 @@
  * (include/schedext/config.h): {"componentconfig": KubeSchedulerConfiguration}
  * with every default applied. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "schedext/buf.h"
 #include "schedext/config.h"
 #include "schedext/extender_client.h"
+#include "schedext/plugin.h"
+#include "schedext/registry.h"
 
 /* Upstream's field names of the extension points (plugins.<point>). */
 static const char *const point_fields[SX_PT_COUNT] = {
@@ -47,6 +51,52 @@ static void write_leader(struct sx_buf *b, const struct sx_leader_election *l)
 	sx_buf_puts(b, ",\"resourceNamespace\":");
 	sx_json_str(b, l->resource_namespace ? l->resource_namespace : "kube-system");
 	sx_buf_putc(b, '}');
+}
+
+/* One pluginConfig entry {"name","args":{"kind","apiVersion",...}} of
+ * registry index idx, when it runs and has args. */
+static void write_config_entry(struct sx_buf *b, const struct sx_profile *p, unsigned idx,
+			       bool *first)
+{
+	const struct sx_plugin *pl = sx_plugins[idx];
+
+	if (!p->instantiated[idx] || !pl->write_args)
+		return;
+	sx_buf_puts(b, *first ? "{\"name\":" : ",{\"name\":");
+	*first = false;
+	sx_json_str(b, pl->name);
+	sx_buf_puts(b, ",\"args\":{\"kind\":");
+	sx_json_str(b, pl->args_kind);
+	sx_buf_puts(b, ",\"apiVersion\":\"kubescheduler.config.k8s.io/v1\"");
+	pl->write_args(p->instances[idx], b);
+	sx_buf_puts(b, "}}");
+}
+
+static int cmp_plugin_name(const void *a, const void *b)
+{
+	return strcmp(sx_plugins[*(const unsigned *)a]->name, sx_plugins[*(const unsigned *)b]->name);
+}
+
+/* pluginConfig as upstream's defaulting leaves it: the file's entries in
+ * its order, then one defaulted entry per other running plugin with args,
+ * by name. */
+static void write_plugin_config(struct sx_buf *b, const struct sx_profile *p)
+{
+	unsigned rest[SX_MAX_PLUGINS], nrest = 0;
+	bool given[SX_MAX_PLUGINS] = { false }, first = true;
+
+	sx_buf_puts(b, "\"pluginConfig\":[");
+	for (unsigned i = 0; i < p->nconfig; i++) {
+		given[p->config_order[i]] = true;
+		write_config_entry(b, p, p->config_order[i], &first);
+	}
+	for (unsigned i = 0; i < sx_plugin_count && nrest < SX_MAX_PLUGINS; i++)
+		if (!given[i])
+			rest[nrest++] = i;
+	qsort(rest, nrest, sizeof(rest[0]), cmp_plugin_name);
+	for (unsigned i = 0; i < nrest; i++)
+		write_config_entry(b, p, rest[i], &first);
+	sx_buf_putc(b, ']');
 }
 
 /* plugins: every point's enabled plugins in order, with score weights. */
@@ -115,6 +165,8 @@ void sx_config_write_json(struct sx_buf *b, const struct sx_config *cfg)
 				      p->percentage_of_nodes_to_score);
 		sx_buf_putc(b, ',');
 		write_plugins(b, p);
+		sx_buf_putc(b, ',');
+		write_plugin_config(b, p);
 		sx_buf_putc(b, '}');
 	}
 	sx_buf_puts(b, "],\"extenders\":[");

@@ -304,6 +304,13 @@ void sx_args_free(const struct sx_arg *table, size_t n, void *dst)
 		free_field(&table[i], (char *)dst + table[i].offset);
 }
 
+char *sx_args_raw(const cJSON *json, const char *name)
+{
+	const cJSON *v = cJSON_IsObject(json) ? cJSON_GetObjectItemCaseSensitive(json, name) : NULL;
+
+	return v && !cJSON_IsNull(v) ? cJSON_PrintUnformatted(v) : NULL;
+}
+
 bool sx_args_is_object(const cJSON *json, const char *kind, struct sx_error *err)
 {
 	if (!json || cJSON_IsNull(json) || cJSON_IsObject(json))

@@ -9,7 +9,10 @@
 #include "harness.h"
 #include "schedext/extender_client.h"
 #include "schedext/framework.h"
+#include "schedext/buf.h"
+#include "schedext/config.h"
 #include "schedext/intern.h"
+#include "schedext/leader.h"
 
 #define HEAD "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
@@ -154,11 +157,97 @@ static void test_file_named(void)
 	unlink(path);
 }
 
+/* /configz's pluginConfig: the file's entries first, in its order, then a
+ * defaulted entry for every other running plugin with args, by name; every
+ * default applied (upstream's v1 defaulting). */
+static void test_configz_plugin_config(void)
+{
+	struct sx_error err;
+	struct sx_config *cfg = parse(
+		HEAD "profiles:\n- schedulerName: default-scheduler\n  pluginConfig:\n"
+		     "  - name: NodeResourcesFit\n    args:\n      ignoredResources: [example.com/a]\n"
+		     "      scoringStrategy:\n        type: RequestedToCapacityRatio\n"
+		     "        resources: [{name: cpu, weight: 2}]\n"
+		     "        requestedToCapacityRatio:\n"
+		     "          shape: [{utilization: 0, score: 10}, {utilization: 100, score: 0}]\n"
+		     "  - name: DynamicResources\n    args: {filterTimeout: 1m30s}\n"
+		     "  - name: PodTopologySpread\n    args:\n      defaultingType: List\n"
+		     "      defaultConstraints: [{maxSkew: 2, topologyKey: zone, "
+		     "whenUnsatisfiable: DoNotSchedule, nodeTaintsPolicy: Honor}]\n",
+		&err);
+	struct sx_buf b;
+	const char *pc;
+
+	CHECK(cfg != NULL);
+	if (!cfg)
+		return;
+	sx_buf_init(&b);
+	sx_config_write_json(&b, cfg);
+	sx_buf_putc(&b, '\0');
+	pc = b.data ? strstr(b.data, "\"pluginConfig\":") : NULL;
+	CHECK(pc != NULL);
+	if (pc) {
+		const char *want =
+			"\"pluginConfig\":[{\"name\":\"NodeResourcesFit\",\"args\":{\"kind\":"
+			"\"NodeResourcesFitArgs\",\"apiVersion\":\"kubescheduler.config.k8s.io/v1\","
+			"\"ignoredResources\":[\"example.com/a\"],\"scoringStrategy\":{\"type\":"
+			"\"RequestedToCapacityRatio\",\"resources\":[{\"name\":\"cpu\",\"weight\":2}],"
+			"\"requestedToCapacityRatio\":{\"shape\":[{\"utilization\":0,\"score\":10},"
+			"{\"utilization\":100,\"score\":0}]}}}},"
+			"{\"name\":\"DynamicResources\",\"args\":{\"kind\":\"DynamicResourcesArgs\","
+			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"filterTimeout\":\"1m30s\"}},"
+			"{\"name\":\"PodTopologySpread\",\"args\":{\"kind\":\"PodTopologySpreadArgs\","
+			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"defaultConstraints\":"
+			"[{\"maxSkew\":2,\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"DoNotSchedule\","
+			"\"nodeTaintsPolicy\":\"Honor\"}],\"defaultingType\":\"List\"}},"
+			"{\"name\":\"DefaultPreemption\",\"args\":{\"kind\":\"DefaultPreemptionArgs\","
+			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\","
+			"\"minCandidateNodesPercentage\":10,\"minCandidateNodesAbsolute\":100}},"
+			"{\"name\":\"InterPodAffinity\",\"args\":{\"kind\":\"InterPodAffinityArgs\","
+			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"hardPodAffinityWeight\":1,"
+			"\"ignorePreferredTermsOfExistingPods\":false}},"
+			"{\"name\":\"NodeAffinity\",\"args\":{\"kind\":\"NodeAffinityArgs\","
+			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\"}},"
+			"{\"name\":\"NodeResourcesBalancedAllocation\",\"args\":{\"kind\":"
+			"\"NodeResourcesBalancedAllocationArgs\",\"apiVersion\":"
+			"\"kubescheduler.config.k8s.io/v1\",\"resources\":[{\"name\":\"cpu\",\"weight\":1},"
+			"{\"name\":\"memory\",\"weight\":1}]}},"
+			"{\"name\":\"VolumeBinding\",\"args\":{\"kind\":\"VolumeBindingArgs\","
+			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"bindTimeoutSeconds\":600}}]";
+
+		CHECK(strncmp(pc, want, strlen(want)) == 0);
+		if (strncmp(pc, want, strlen(want)) != 0)
+			fprintf(stderr, "got  %.*s\nwant %s\n", (int)strlen(want), pc, want);
+	}
+	sx_buf_free(&b);
+	sx_config_free(cfg);
+}
+
+/* Go's Duration.String(), as /configz prints filterTimeout. */
+static void test_format_duration(void)
+{
+	static const struct {
+		double s;
+		const char *want;
+	} rows[] = {
+		{ 0, "0s" },         { 10, "10s" },          { 90, "1m30s" },     { 3600, "1h0m0s" },
+		{ 1.5, "1.5s" },     { 0.5, "500ms" },       { 0.0015, "1.5ms" }, { 2e-6, "2\u00b5s" },
+		{ 1e-9, "1ns" },     { 3661.25, "1h1m1.25s" }, { -3, "0s" },
+	};
+	char buf[64];
+
+	for (size_t i = 0; i < SX_ARRAY_SIZE(rows); i++) {
+		sx_format_duration(rows[i].s, buf, sizeof(buf));
+		CHECK_STR(buf, rows[i].want);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct sx_test_case cases[] = {
 		SX_TEST(test_client_and_leader), SX_TEST(test_extenders), SX_TEST(test_bad_input),
-		SX_TEST(test_file_named),
+		SX_TEST(test_file_named), SX_TEST(test_configz_plugin_config),
+		SX_TEST(test_format_duration),
 	};
 
 	sx_intern_init();
