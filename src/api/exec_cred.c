@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -298,6 +299,7 @@ struct child {
 	char *info;   /* "KUBERNETES_EXEC_INFO=..." */
 	int devnull;
 	int out[2], err[2], fail[2]; /* stdout, stderr, execve's errno */
+	int max_fd;   /* highest fd to close without close_range */
 	pid_t pid;
 };
 
@@ -404,6 +406,19 @@ static void child_clear(struct child *ch)
 	free(ch->path);
 }
 
+/* Closes every fd from 3 up but keep: descriptors some library opened
+ * without close-on-exec (a listening socket, a connection) must not leak
+ * into the plugin or whatever it leaves running. */
+static void close_others(const struct child *ch, int keep)
+{
+	if (close_range(3, (unsigned)keep - 1, 0) == 0 &&
+	    close_range((unsigned)keep + 1, ~0u, 0) == 0)
+		return;
+	for (int fd = 3; fd <= ch->max_fd; fd++)
+		if (fd != keep)
+			close(fd);
+}
+
 /* In the child: async-signal-safe calls only. */
 static void child_exec(const struct child *ch)
 {
@@ -415,8 +430,10 @@ static void child_exec(const struct child *ch)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	sigaction(SIGPIPE, &dfl, NULL);
-	if (dup2(ch->devnull, 0) >= 0 && dup2(ch->out[1], 1) >= 0 && dup2(ch->err[1], 2) >= 0)
+	if (dup2(ch->devnull, 0) >= 0 && dup2(ch->out[1], 1) >= 0 && dup2(ch->err[1], 2) >= 0) {
+		close_others(ch, ch->fail[1]);
 		execve(ch->path, ch->argv, ch->envp);
+	}
 	e = errno;
 	if (write(ch->fail[1], &e, sizeof(e)) < 0)
 		_exit(126);
@@ -564,12 +581,16 @@ static int child_prepare(struct child *ch, const struct sx_exec_config *x,
 {
 	char *info = sx_exec_info(x, cfg);
 	int rc = info ? child_env(ch, x, info) : SX_ENOMEM;
+	struct rlimit lim;
 
 	free(info);
 	if (!rc)
 		rc = child_argv(ch, x);
 	if (rc)
 		return rc;
+	lim.rlim_cur = 0;
+	getrlimit(RLIMIT_NOFILE, &lim);
+	ch->max_fd = lim.rlim_cur > 0 && lim.rlim_cur < 65536 ? (int)lim.rlim_cur - 1 : 65535;
 	ch->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (ch->devnull < 0 || pipe2(ch->out, O_CLOEXEC) < 0 || pipe2(ch->err, O_CLOEXEC) < 0 ||
 	    pipe2(ch->fail, O_CLOEXEC) < 0)

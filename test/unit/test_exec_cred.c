@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,6 +273,8 @@ static const char DUMP_PLUGIN[] =
 	"env > \"$d/env.out\"\n"
 	"printf '%s' \"$KUBERNETES_EXEC_INFO\" > \"$d/info.out\"\n"
 	"if [ -t 0 ]; then echo tty > \"$d/stdin.out\"; else cat > \"$d/stdin.out\"; fi\n"
+	"if [ -n \"$SX_LEAK_FD\" ] && [ -e /proc/$$/fd/$SX_LEAK_FD ]; then echo leaked; "
+	"else echo closed; fi > \"$d/fd.out\"\n"
 	"echo 'a warning on stderr' >&2\n"
 	"echo '{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\","
 	"\"status\":{\"token\":\"dumped\"}}'\n";
@@ -288,9 +291,9 @@ static void test_exec_run_env_and_info(void)
 	struct sx_kube_config c;
 	struct sx_exec_credential cred;
 	struct sx_error err;
-	char *env, *args, *info, *in;
+	char *env, *args, *info, *in, *fdout, leak[16];
 	cJSON *j;
-	int fds;
+	int fds, leaky;
 
 	setup_dir();
 	write_file("bin/dump", DUMP_PLUGIN, 0755);
@@ -302,6 +305,9 @@ static void test_exec_run_env_and_info(void)
 		       &c, &err), 0);
 	setenv("SX_PROCESS_VAR", "inherited", 1);
 	setenv("KUBERNETES_EXEC_INFO", "stale", 1);
+	leaky = open("/dev/null", O_RDONLY); /* no O_CLOEXEC: the child closes it */
+	snprintf(leak, sizeof(leak), "%d", leaky);
+	setenv("SX_LEAK_FD", leak, 1);
 	fds = count_fds();
 	CHECK_INT(sx_exec_run(c.exec, &c, &cred, &err), 0);
 	CHECK_STR(cred.token, "dumped");
@@ -318,6 +324,11 @@ static void test_exec_run_env_and_info(void)
 	CHECK(env && strstr(env, "\nHOME=/plugin-home\n")); /* exec.env wins */
 	CHECK(env && strstr(env, "KUBERNETES_EXEC_INFO=stale") == NULL);
 	CHECK_STR(in, ""); /* /dev/null, not a terminal */
+	fdout = slurp("fd.out");
+	CHECK_STR(fdout, "closed\n");
+	free(fdout);
+	close(leaky);
+	unsetenv("SX_LEAK_FD");
 	CHECK_STR(info, "{\"spec\":{\"cluster\":{\"server\":\"https://api.example:6443\","
 			"\"tls-server-name\":\"kube.example\",\"certificate-authority-data\":"
 			"\"UEVNLUNB\",\"config\":{\"audience\":\"sched\",\"n\":3}},"
