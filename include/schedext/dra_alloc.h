@@ -152,7 +152,8 @@ void sx_dra_claim_out_clear(struct sx_dra_claim_out *out);
  * classes up and interns selectors once rather than per node: prepare
  * (env and claims are borrowed until the prep is freed; NULL on OOM), then
  * allocate per node (thread-safe on one prep). results false skips the
- * configs and node selector (Filter only needs feasibility); timeout_ns
+ * configs, node selector and the picks' request names (Filter only needs
+ * feasibility); timeout_ns
  * (0 = none) replaces env's deadline: it runs from the search's first
  * clock check, 64 steps in, so the many searches that end sooner never
  * read the clock. */

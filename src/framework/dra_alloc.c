@@ -327,7 +327,9 @@ static int allocate_device(struct alloc *a, uint32_t ci, const struct rdata *rd,
 	}
 	a->stack[a->nstack++] = (struct inflight){ s->driver, s->pool, s->devices[d.dev].name, ci };
 	p = &out->picks[out->npicks++];
-	if (sub)
+	if (!a->results)
+		p->request[0] = '\0'; /* Filter: only whether a device fits */
+	else if (sub)
 		snprintf(p->request, sizeof(p->request), "%s/%s", req, sub);
 	else
 		snprintf(p->request, sizeof(p->request), "%s", req);

@@ -70,6 +70,7 @@ struct alloc {
 	uint64_t timeout_ns;  /* 0 = none */
 	uint64_t deadline_ns; /* set at the first clock check */
 	bool prep_mode;       /* validating once for every node (sx_dra_prepare) */
+	bool results;         /* picks need their request names (not in Filter) */
 	void **mem;           /* heap allocations of this call */
 	uint32_t nmem, capmem;
 	unsigned char *scratch; /* bump allocations first (may be NULL) */

@@ -134,6 +134,36 @@ static int build_pools(struct sx_dra_index *ix)
 	return 0;
 }
 
+static uint32_t node_hash(sx_str node)
+{
+	return (uint32_t)(((uint64_t)node * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
+/* node_tab over the sorted by_node: one probe per Filter call instead of
+ * a binary search over every node's slices. */
+static int build_node_tab(struct sx_dra_index *ix)
+{
+	uint32_t cap = 16;
+
+	while (cap < 2 * ix->nby_node)
+		cap *= 2;
+	ix->node_tab = sx_calloc(cap, sizeof(*ix->node_tab));
+	if (!ix->node_tab)
+		return SX_ENOMEM;
+	ix->node_mask = cap - 1;
+	for (uint32_t i = 0; i < ix->nby_node;) {
+		uint32_t j = i + 1, h = node_hash(ix->by_node[i].node) & ix->node_mask;
+
+		while (j < ix->nby_node && ix->by_node[j].node == ix->by_node[i].node)
+			j++;
+		while (ix->node_tab[h].node != SX_STR_EMPTY)
+			h = (h + 1) & ix->node_mask;
+		ix->node_tab[h] = (struct dra_node_span){ ix->by_node[i].node, i, j - i };
+		i = j;
+	}
+	return 0;
+}
+
 static int build_nodes(struct sx_dra_index *ix)
 {
 	ix->by_node = sx_calloc(ix->nslices + 1, sizeof(*ix->by_node));
@@ -152,6 +182,8 @@ static int build_nodes(struct sx_dra_index *ix)
 			ix->global[ix->nglobal++] = i;
 	}
 	qsort(ix->by_node, ix->nby_node, sizeof(*ix->by_node), node_ent_cmp);
+	if (build_node_tab(ix) < 0)
+		return SX_ENOMEM;
 	ix->memo = sx_calloc((size_t)ix->ndevices * SX__DRA_MEMO + 1, sizeof(*ix->memo));
 	return ix->memo ? 0 : SX_ENOMEM;
 }
@@ -163,6 +195,7 @@ static void index_free(struct sx_dra_index *ix)
 	free(ix->slices);
 	free(ix->pools);
 	free(ix->by_node);
+	free(ix->node_tab);
 	free(ix->global);
 	free(ix->dev_base);
 	free(ix->slice_pool);
@@ -250,6 +283,21 @@ const struct dra_pool_info *sx__dra_pool_find(const struct sx_dra_index *ix, sx_
 uint32_t sx__dra_node_slices(const struct sx_dra_index *ix, sx_str node, uint32_t *first)
 {
 	uint32_t lo = 0, hi = ix->nby_node, end;
+
+	if (ix->node_tab && node != SX_STR_EMPTY) {
+		for (uint32_t h = node_hash(node) & ix->node_mask;; h = (h + 1) & ix->node_mask) {
+			const struct dra_node_span *sp = &ix->node_tab[h];
+
+			if (sp->node == node) {
+				*first = sp->first;
+				return sp->n;
+			}
+			if (sp->node == SX_STR_EMPTY) {
+				*first = 0;
+				return 0;
+			}
+		}
+	}
 
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;

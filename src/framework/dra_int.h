@@ -12,6 +12,12 @@ struct dra_node_ent {
 	uint32_t slice; /* index into slices */
 };
 
+/* The slices of one node: by_node[first .. first + n). */
+struct dra_node_span {
+	sx_str node; /* SX_STR_EMPTY: a free slot */
+	uint32_t first, n;
+};
+
 struct dra_pool_info {
 	sx_str driver, pool;
 	int64_t max_gen;       /* newest generation over all slices of the pool */
@@ -30,6 +36,8 @@ struct sx_dra_index {
 	struct dra_pool_info *pools; /* sorted by driver, pool */
 	uint32_t nby_node;
 	struct dra_node_ent *by_node; /* slices with spec.nodeName, sorted by node id */
+	uint32_t node_mask;              /* node_tab: open addressing, mask + 1 slots */
+	struct dra_node_span *node_tab;  /* by node id: its run of by_node */
 	uint32_t nglobal;
 	uint32_t *global;             /* the other slices */
 	uint32_t ndevices;

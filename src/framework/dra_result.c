@@ -509,7 +509,7 @@ int sx_dra_allocate_prepared(const struct sx_dra_prep *p, const struct sx_node *
 	unsigned char scratch[24 * 1024];
 	struct alloc a = { .env = &p->env, .node = node, .claims = p->a.claims,
 			   .nclaims = p->a.nclaims, .out = out, .err = err, .errlen = errlen,
-			   .timeout_ns = timeout_ns, .scratch = scratch,
+			   .timeout_ns = timeout_ns, .results = results, .scratch = scratch,
 			   .scratch_len = sizeof(scratch) };
 	int rc;
 
