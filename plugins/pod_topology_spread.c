@@ -853,13 +853,6 @@ static const char *const policies[] = { "Honor", "Ignore", NULL }; /* SX_POLICY_
 static const char *const defaulting_types[] = { "System", "List", NULL };
 #define DEFAULTING_SYSTEM 0
 
-/* labelSelector: only whether it is given matters (it is forbidden). */
-static int note_given(const struct cJSON *v, void *field, struct sx_error *err)
-{
-	*(bool *)field = true;
-	return 0;
-}
-
 static const struct sx_arg constraint_fields[] = {
 	{ .name = "maxSkew", .type = SX_ARG_INT32, .offset = offsetof(struct constraint_arg, max_skew),
 	  .min = INT32_MIN, .max = INT32_MAX, .flags = SX_ARG_LENIENT | SX_ARG_TRUNCATE },
@@ -867,8 +860,8 @@ static const struct sx_arg constraint_fields[] = {
 	  .flags = SX_ARG_LENIENT },
 	{ .name = "whenUnsatisfiable", .type = SX_ARG_STRING,
 	  .offset = offsetof(struct constraint_arg, when), .flags = SX_ARG_LENIENT },
-	{ .name = "labelSelector", .type = SX_ARG_DECODE,
-	  .offset = offsetof(struct constraint_arg, selector), .decode = note_given },
+	{ .name = "labelSelector", .type = SX_ARG_GIVEN, /* forbidden: only "given" matters */
+	  .offset = offsetof(struct constraint_arg, selector) },
 	{ .name = "minDomains", .type = SX_ARG_INT32, .offset = offsetof(struct constraint_arg, min_domains),
 	  .min = INT32_MIN, .max = INT32_MAX, .flags = SX_ARG_LENIENT | SX_ARG_TRUNCATE },
 	{ .name = "nodeAffinityPolicy", .type = SX_ARG_ENUM, .offset = offsetof(struct constraint_arg, aff),

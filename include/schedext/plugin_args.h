@@ -42,6 +42,7 @@ enum sx_arg_type {
 	SX_ARG_LIST,   /* an array: elements read per elem[0] into a calloc'ed array at
 			* offset (a pointer), their number at count (a uint32_t) */
 	SX_ARG_DECODE, /* the value, as it is, to decode() (a typed decoder) */
+	SX_ARG_GIVEN,  /* bool: the key is given (not absent, not null), any type */
 };
 
 /* Flags of a field. */

@@ -78,7 +78,8 @@ static bool type_ok(const struct sx_arg *a, const cJSON *v)
 	case SX_ARG_STRING: return cJSON_IsString(v);
 	case SX_ARG_OBJECT: return cJSON_IsObject(v);
 	case SX_ARG_LIST: return cJSON_IsArray(v);
-	case SX_ARG_DECODE: return true;
+	case SX_ARG_DECODE:
+	case SX_ARG_GIVEN: return true;
 	}
 	return false;
 }
@@ -257,6 +258,9 @@ static int read_field(const struct sx_arg *a, const cJSON *v, void *field, const
 		if (rc)
 			sx_error_prefix(err, path);
 		return rc;
+	case SX_ARG_GIVEN:
+		*(bool *)field = true;
+		return 0;
 	}
 	return 0;
 }

@@ -92,6 +92,7 @@ struct nested {
 	char **tags;
 	uint32_t ntags;
 	int32_t *decoded;
+	bool given;
 };
 
 static void check_tag(const char *s, const char *path, struct sx_arg_errors *e)
@@ -167,6 +168,7 @@ static const struct sx_arg nested_args[] = {
 	  .sub = tag_elem, .nsub = 1, .elem_size = sizeof(char *), .count = offsetof(struct nested, ntags) },
 	{ .name = "box", .type = SX_ARG_DECODE, .offset = offsetof(struct nested, decoded),
 	  .decode = decode_box, .release = release_box },
+	{ .name = "given", .type = SX_ARG_GIVEN, .offset = offsetof(struct nested, given) },
 };
 
 /* Reads json into d (preset: obj.depth 99); returns the error text. d's
@@ -198,10 +200,10 @@ static void test_structured_values(void)
 	CHECK_INT(d.level, 0);
 	CHECK(!d.has_obj);
 	CHECK_INT(d.obj.depth, 99); /* an absent object leaves its struct */
-	CHECK(d.items == NULL && d.nitems == 0 && d.decoded == NULL);
+	CHECK(d.items == NULL && d.nitems == 0 && d.decoded == NULL && !d.given);
 	CHECK_STR(read_nested("{\"mode\":\"Alpha\",\"level\":\"Beta\",\"obj\":{\"lenient\":\"x\"},"
 			      "\"label\":\"abcd\",\"items\":[{\"name\":\"a\"},{\"name\":\"b\",\"weight\":3}],"
-			      "\"tags\":[\"x\",\"y\"],\"box\":42}",
+			      "\"tags\":[\"x\",\"y\"],\"box\":42,\"given\":[]}",
 			      &d, b, sizeof(b)),
 		  "");
 	CHECK_INT(d.mode, 0);
@@ -218,6 +220,7 @@ static void test_structured_values(void)
 	CHECK_INT(d.ntags, 2);
 	CHECK_STR(d.tags[1], "y");
 	CHECK(d.decoded && *d.decoded == 42);
+	CHECK(d.given);
 	sx_args_free(nested_args, SX_ARRAY_SIZE(nested_args), &d);
 	CHECK(d.label == NULL && d.items == NULL && d.nitems == 0 && d.tags == NULL &&
 	      d.decoded == NULL);
