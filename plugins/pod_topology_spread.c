@@ -27,7 +27,7 @@
 #include "schedext/status.h"
 
 #include "topology_map.h"
-#include "schedext/plugin_args.h"
+#include "topology_spread_args.h"
 #include "slots.h"
 #include "state_pair.h"
 
@@ -39,25 +39,6 @@
 static struct sx_status reject_missing_label =
 	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME, REASON_MISSING_LABEL);
 static struct sx_status reject_skew = SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_NOT_MATCH);
-
-/* ---------- args ---------- */
-
-/* A default constraint from PodTopologySpreadArgs (no selector: it is
- * deduced per pod). */
-struct dconstraint {
-	int32_t max_skew;
-	sx_str key;
-	uint8_t when;         /* enum sx_unsatisfiable */
-	int32_t min_domains;  /* 0 = unset */
-	uint8_t aff_policy;   /* enum sx_inclusion_policy */
-	uint8_t taint_policy; /* enum sx_inclusion_policy */
-};
-
-struct args {
-	bool system_defaulted; /* defaultingType: System */
-	uint32_t n;
-	struct dconstraint *v;
-};
 
 /* ---------- compiled selectors ---------- */
 
@@ -335,7 +316,7 @@ static int pod_constraints(struct cset *cs, const struct sx_pod *pod, uint8_t wh
 
 /* The args' default constraints with whenUnsatisfiable == when, all using
  * the pod's default selector; none when that selector is empty. */
-static int default_constraints(struct cset *cs, const struct args *a, const struct sx_pod *pod,
+static int default_constraints(struct cset *cs, const struct sx_pts_args *a, const struct sx_pod *pod,
 			       const struct sx_snapshot *snap, uint8_t when)
 {
 	struct csel sel;
@@ -356,7 +337,7 @@ static int default_constraints(struct cset *cs, const struct args *a, const stru
 	}
 	cs->v = sx_calloc(n, sizeof(*cs->v));
 	for (uint32_t i = 0; cs->v && i < a->n; i++) {
-		const struct dconstraint *d = &a->v[i];
+		const struct sx_pts_dconstraint *d = &a->v[i];
 		if (d->when != when)
 			continue;
 		constraint_init(&cs->v[cs->n], d->max_skew, d->key, d->min_domains, d->aff_policy,
@@ -369,7 +350,7 @@ static int default_constraints(struct cset *cs, const struct args *a, const stru
 	return cs->v && cs->n == n ? 0 : SX_ENOMEM;
 }
 
-static int constraints_for(struct cset *cs, const struct args *a, const struct sx_pod *pod,
+static int constraints_for(struct cset *cs, const struct sx_pts_args *a, const struct sx_pod *pod,
 			   const struct sx_snapshot *snap, uint8_t when)
 {
 	if (pod->nspread > 0)
@@ -717,7 +698,7 @@ static struct sx_status *pre_score_pod_topology_spread(void *self, struct sx_cyc
 						       struct sx_node_info *const *nodes,
 						       uint32_t n)
 {
-	const struct args *a = self;
+	const struct sx_pts_args *a = self;
 	bool require_all = pod->nspread > 0 || !a->system_defaulted;
 	struct sx_state_pair *st;
 	struct score_state *s;
@@ -800,177 +781,26 @@ static struct sx_status *normalize_score_pod_topology_spread(void *self,
 	return NULL;
 }
 
-/* ---------- args parsing and validation ---------- */
-
-/* metav1validation.ValidateLabelName's parts, true when valid: the name
- * (alphanumerics, '-', '_', '.'; at most 63) or the prefix, a DNS subdomain
- * (lower case, '-', '.'; at most 253). */
-static bool valid_label_part(const char *s, size_t len, bool prefix)
-{
-	if (len == 0 || len > (prefix ? 253 : 63))
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		char c = s[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (!prefix && c >= 'A' && c <= 'Z') ||
-			     (c >= '0' && c <= '9');
-		if (!alnum && ((i == 0 || i == len - 1) ||
-			       (c != '-' && c != '.' && (prefix || c != '_'))))
-			return false;
-	}
-	return true;
-}
-
-static void validate_key(struct sx_arg_errors *e, int idx, const char *key)
-{
-	const char *slash = strchr(key, '/');
-	const char *name = slash ? slash + 1 : key;
-	if (!*key) {
-		sx_arg_errors_add(e, NULL, "defaultConstraints[%d].topologyKey: Required value: can not be empty", idx);
-		return;
-	}
-	if ((slash && (!valid_label_part(key, (size_t)(slash - key), true) || strchr(name, '/'))) ||
-	    !valid_label_part(name, strlen(name), false))
-		sx_arg_errors_add(e, NULL, "defaultConstraints[%d].topologyKey: Invalid value: \"%s\": not a valid label name",
-			idx, key);
-}
-
-/* One defaultConstraints entry as read (plugin_args.h), leniently: a value
- * of the wrong type reads as absent (maxSkew 0, topologyKey empty). */
-struct constraint_arg {
-	int32_t max_skew, min_domains; /* any number, truncated */
-	char *key, *when;              /* NULL: absent or not a string */
-	bool selector;                 /* labelSelector given (and not null) */
-	int32_t aff, taint;            /* index in policies, -1 absent, SX_ARG_ENUM_BAD */
-};
-
-struct pts_args {
-	struct constraint_arg *list; /* defaultConstraints, the first 64 */
-	uint32_t n;
-	int32_t type;                /* index in defaulting_types */
-};
-
-static const char *const policies[] = { "Honor", "Ignore", NULL }; /* SX_POLICY_* - 1 */
-static const char *const defaulting_types[] = { "System", "List", NULL };
-#define DEFAULTING_SYSTEM 0
-
-static const struct sx_arg constraint_fields[] = {
-	{ .name = "maxSkew", .type = SX_ARG_INT32, .offset = offsetof(struct constraint_arg, max_skew),
-	  .min = INT32_MIN, .max = INT32_MAX, .flags = SX_ARG_LENIENT | SX_ARG_TRUNCATE },
-	{ .name = "topologyKey", .type = SX_ARG_STRING, .offset = offsetof(struct constraint_arg, key),
-	  .flags = SX_ARG_LENIENT },
-	{ .name = "whenUnsatisfiable", .type = SX_ARG_STRING,
-	  .offset = offsetof(struct constraint_arg, when), .flags = SX_ARG_LENIENT },
-	{ .name = "labelSelector", .type = SX_ARG_GIVEN, /* forbidden: only "given" matters */
-	  .offset = offsetof(struct constraint_arg, selector) },
-	{ .name = "minDomains", .type = SX_ARG_INT32, .offset = offsetof(struct constraint_arg, min_domains),
-	  .min = INT32_MIN, .max = INT32_MAX, .flags = SX_ARG_LENIENT | SX_ARG_TRUNCATE },
-	{ .name = "nodeAffinityPolicy", .type = SX_ARG_ENUM, .offset = offsetof(struct constraint_arg, aff),
-	  .def = -1, .flags = SX_ARG_QUIET, .values = policies },
-	{ .name = "nodeTaintsPolicy", .type = SX_ARG_ENUM, .offset = offsetof(struct constraint_arg, taint),
-	  .def = -1, .flags = SX_ARG_QUIET, .values = policies },
-};
-
-static const struct sx_arg constraint_elem[] = {
-	{ .type = SX_ARG_OBJECT, .flags = SX_ARG_LENIENT, .sub = constraint_fields,
-	  .nsub = SX_ARRAY_SIZE(constraint_fields) },
-};
-
-/* The list's type error is collected, so that defaultingType's errors
- * follow it; entries beyond 64 are not read. */
-static const struct sx_arg pts_fields[] = {
-	{ .name = "defaultConstraints", .type = SX_ARG_LIST, .offset = offsetof(struct pts_args, list),
-	  .max = 64, .flags = SX_ARG_SOFT | SX_ARG_AT_MOST, .type_err = "Invalid value: must be a list",
-	  .sub = constraint_elem, .nsub = 1, .elem_size = sizeof(struct constraint_arg),
-	  .count = offsetof(struct pts_args, n) },
-	{ .name = "defaultingType", .type = SX_ARG_ENUM, .offset = offsetof(struct pts_args, type),
-	  .def = DEFAULTING_SYSTEM, .flags = SX_ARG_LENIENT, .values = defaulting_types },
-};
-
-/* One entry checked (upstream's wording) into d; errors go to e. */
-static void check_constraint(struct sx_arg_errors *e, const struct constraint_arg *c, int idx,
-			     struct dconstraint *d, const struct dconstraint *prev)
-{
-	const char *ks = c->key ? c->key : "";
-	const char *ws = c->when ? c->when : "";
-
-	d->max_skew = c->max_skew;
-	if (d->max_skew <= 0)
-		sx_arg_errors_add(e, NULL, "defaultConstraints[%d].maxSkew: Invalid value: %d: not in valid range (0, inf)",
-			idx, d->max_skew);
-	validate_key(e, idx, ks);
-	d->key = sx_intern(ks);
-	if (!*ws)
-		sx_arg_errors_add(e, NULL, "defaultConstraints[%d].whenUnsatisfiable: Required value: can not be empty", idx);
-	else if (strcmp(ws, "DoNotSchedule") == 0)
-		d->when = SX_DO_NOT_SCHEDULE;
-	else if (strcmp(ws, "ScheduleAnyway") == 0)
-		d->when = SX_SCHEDULE_ANYWAY;
-	else
-		sx_arg_errors_add(e, NULL, "defaultConstraints[%d].whenUnsatisfiable: Unsupported value: \"%s\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\"",
-			idx, ws);
-	if (c->selector)
-		sx_arg_errors_add(e, NULL, "defaultConstraints[%d].labelSelector: Forbidden: constraint must not define a selector, as they deduced for each pod",
-			idx);
-	d->min_domains = c->min_domains;
-	if (c->aff == SX_ARG_ENUM_BAD || c->taint == SX_ARG_ENUM_BAD)
-		sx_arg_errors_add(e, NULL, "defaultConstraints[%d]: Unsupported node inclusion policy", idx);
-	d->aff_policy = (uint8_t)(c->aff + 1);   /* absent (-1): SX_POLICY_DEFAULT */
-	d->taint_policy = (uint8_t)(c->taint + 1);
-	for (int i = 0; *ws && i < idx; i++)
-		if (prev[i].key == d->key && prev[i].when == d->when) {
-			sx_arg_errors_add(e, NULL, "defaultConstraints[%d]: Duplicate value: \"{%s, %s}\"", idx, ks, ws);
-			break;
-		}
-}
-
-static const struct dconstraint system_defaults[] = {
-	{ .max_skew = 3, .when = SX_SCHEDULE_ANYWAY }, /* kubernetes.io/hostname */
-	{ .max_skew = 5, .when = SX_SCHEDULE_ANYWAY }, /* topology.kubernetes.io/zone */
-};
+/* ---------- args ---------- */
 
 static void *init_pod_topology_spread(const struct cJSON *json, struct sx_error *err)
 {
-	struct args *a = sx_calloc(1, sizeof(*a));
-	struct sx_arg_errors e = { 0 };
-	struct pts_args in = { 0 };
+	struct sx_pts_args *a = sx_calloc(1, sizeof(*a));
 
 	if (!a) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		return NULL;
 	}
-	if (sx_args_read(json, pts_fields, SX_ARRAY_SIZE(pts_fields), &in, &e, err) < 0)
-		goto out_free;
-	if (in.type == DEFAULTING_SYSTEM && in.n > 0)
-		sx_arg_errors_add(&e, NULL, "defaultingType: Invalid value: \"System\": when .defaultConstraints are not empty");
-	a->v = sx_calloc((size_t)in.n + 2, sizeof(*a->v));
-	if (!a->v) {
-		sx_error_set(err, SX_ENOMEM, "out of memory");
-		goto out_free;
-	}
-	for (uint32_t i = 0; i < in.n; i++)
-		check_constraint(&e, &in.list[i], (int)i, &a->v[a->n++], a->v);
-	if (sx_arg_errors_finish(&e, err) < 0)
-		goto out_free;
-	sx_args_free(pts_fields, SX_ARRAY_SIZE(pts_fields), &in);
-	if (in.type == DEFAULTING_SYSTEM) {
-		a->system_defaulted = true;
-		a->n = 2;
-		a->v[0] = system_defaults[0];
-		a->v[0].key = SX_S_HOSTNAME;
-		a->v[1] = system_defaults[1];
-		a->v[1].key = SX_S_ZONE;
+	if (sx_pts_args_read(json, a, err) < 0) {
+		free(a);
+		return NULL;
 	}
 	return a;
-out_free:
-	sx_args_free(pts_fields, SX_ARRAY_SIZE(pts_fields), &in);
-	free(a->v);
-	free(a);
-	return NULL;
 }
 
 static void destroy_pod_topology_spread(void *self)
 {
-	struct args *a = self;
+	struct sx_pts_args *a = self;
 	if (!a)
 		return;
 	free(a->v);
@@ -981,7 +811,7 @@ static void destroy_pod_topology_spread(void *self)
  * its built-in ones at run time), List shows them. */
 static void write_args_pod_topology_spread(const void *self, struct sx_buf *b)
 {
-	const struct args *a = self;
+	const struct sx_pts_args *a = self;
 
 	if (a->system_defaulted) {
 		sx_buf_puts(b, ",\"defaultingType\":\"System\"");
@@ -989,7 +819,7 @@ static void write_args_pod_topology_spread(const void *self, struct sx_buf *b)
 	}
 	sx_buf_puts(b, ",\"defaultConstraints\":[");
 	for (uint32_t i = 0; i < a->n; i++) {
-		const struct dconstraint *d = &a->v[i];
+		const struct sx_pts_dconstraint *d = &a->v[i];
 
 		sx_buf_printf(b, "%s{\"maxSkew\":%d,\"topologyKey\":", i ? "," : "", d->max_skew);
 		sx_json_str(b, sx_str_get(d->key));
@@ -998,9 +828,9 @@ static void write_args_pod_topology_spread(const void *self, struct sx_buf *b)
 		if (d->min_domains)
 			sx_buf_printf(b, ",\"minDomains\":%d", d->min_domains);
 		if (d->aff_policy)
-			sx_buf_printf(b, ",\"nodeAffinityPolicy\":\"%s\"", policies[d->aff_policy - 1]);
+			sx_buf_printf(b, ",\"nodeAffinityPolicy\":\"%s\"", sx_pts_policies[d->aff_policy - 1]);
 		if (d->taint_policy)
-			sx_buf_printf(b, ",\"nodeTaintsPolicy\":\"%s\"", policies[d->taint_policy - 1]);
+			sx_buf_printf(b, ",\"nodeTaintsPolicy\":\"%s\"", sx_pts_policies[d->taint_policy - 1]);
 		sx_buf_putc(b, '}');
 	}
 	sx_buf_puts(b, "],\"defaultingType\":\"List\"");
