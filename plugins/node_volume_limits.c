@@ -467,13 +467,16 @@ static struct sx_status *filter_node_volume_limits(void *self, const struct sx_c
 	const struct sx_csi_node *csi = sx_snapshot_find_csi_node(cs->snap, node);
 	struct vol_set fresh, attached;
 	struct resolve_ctx c = {cs->snap, csi, pod, true, &fresh, NULL};
+	const struct nvl_state *s = cs->slots[SX_SLOT_node_volume_limits];
 	struct sx_status *st;
 
 	if (pod->nvolumes == 0)
 		return NULL;
+	if (s && !s->err && !has_limits(csi))
+		return NULL; /* nothing counted here: the volumes need not be listed */
 	set_init(&fresh);
 	set_init(&attached);
-	st = fresh_volumes(cs->slots[SX_SLOT_node_volume_limits], &c);
+	st = fresh_volumes(s, &c);
 	if (st || fresh.n == 0 || !has_limits(csi))
 		goto out;
 	c.out = &attached;

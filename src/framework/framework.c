@@ -400,6 +400,7 @@ struct filter_job {
 	const struct sx_pod *pod;
 	const struct sx_snapshot *snap;
 	const struct sx_nominator *nom;
+	bool labels;                  /* prefetch all label lines (reads_labels) */
 	const uint32_t *cand;         /* snapshot indices of the candidates */
 	uint32_t ncand, start;        /* order position i is cand[(start + i) % ncand] */
 	struct sx_status **status;    /* per order position */
@@ -443,14 +444,30 @@ static void prefetch_node(const struct sx_node_info *ni)
 
 /* The node's separately allocated taints and labels (TaintToleration
  * reads the taints of every node; affinity and spreading the labels);
- * call once the node itself had time to arrive. */
-static void prefetch_node_taints(const struct sx_node_info *ni)
+ * call once the node itself had time to arrive. all_labels: the pod's
+ * plugins look labels up (binary search: the middle first), so every
+ * line of them, not only the first. */
+static void prefetch_node_taints(const struct sx_node_info *ni, bool all_labels)
 {
+	const struct sx_labels *l;
+
 	if (!ni->node)
 		return;
 	if (ni->node->ntaints > 0)
 		__builtin_prefetch(ni->node->taints);
-	__builtin_prefetch(ni->node->meta.labels.items);
+	l = &ni->node->meta.labels;
+	__builtin_prefetch(l->items);
+	for (size_t off = 64; all_labels && off < l->n * sizeof(*l->items); off += 64)
+		__builtin_prefetch((const char *)l->items + off);
+}
+
+/* Whether Filter will look the nodes' labels up for pod: node selector or
+ * affinity, spreading, claims (VolumeBinding's PV node affinity,
+ * VolumeZone). Only a prefetch hint. */
+static bool reads_labels(const struct sx_pod *pod)
+{
+	return pod->node_selector.n > 0 || pod->affinity || pod->nspread > 0 ||
+	       pod->npvcs > 0;
 }
 
 /* Runs the filters on order position i: true when the node passed;
@@ -502,7 +519,7 @@ static void filter_chunk(void *ctx, uint32_t start, uint32_t end, unsigned worke
 		if (i + 2 < end)
 			prefetch_node(j->snap->nodes[order_at(j, i + 2)]);
 		if (i + 1 < end)
-			prefetch_node_taints(j->snap->nodes[order_at(j, i + 1)]);
+			prefetch_node_taints(j->snap->nodes[order_at(j, i + 1)], j->labels);
 		if (filter_one(j, i)) {
 			j->state[i] = 1;
 			mine++;
@@ -575,7 +592,7 @@ static void score_chunk(void *ctx, uint32_t start, uint32_t end, unsigned worker
 		if (i + 2 < end)
 			prefetch_node(j->snap->nodes[feasible[i + 2]]);
 		if (i + 1 < end)
-			prefetch_node_taints(j->snap->nodes[feasible[i + 1]]);
+			prefetch_node_taints(j->snap->nodes[feasible[i + 1]], false);
 		score_one(j, i);
 	}
 	flush_evals(j->prof, EV_SCORE, SX_EP_SCORE);
@@ -819,7 +836,8 @@ static int run_filter_phase(const struct sx_profile *prof, struct sx_cycle_state
 		return SX_ENOMEM;
 	}
 	struct filter_job job = { .prof = prof, .cs = cs, .pod = pod, .snap = cs->snap,
-				  .nom = opts->nominator, .cand = cand, .ncand = ncand,
+				  .nom = opts->nominator, .labels = reads_labels(pod),
+				  .cand = cand, .ncand = ncand,
 				  .start = start, .status = status, .state = state,
 				  .want = feasible_wanted(prof, opts, ncand) };
 	atomic_init(&job.found, 0);
