@@ -26,16 +26,26 @@
 /* Filter and Score calls counted on the calling thread and published once
  * per chunk: a shared counter per call would bounce between the threads. */
 static _Thread_local uint32_t tl_evals[2][SX_MAX_PLUGINS];
+static _Thread_local uint64_t tl_evals_used[2]; /* bit p: tl_evals[.][p] > 0 */
 enum { EV_FILTER, EV_SCORE };
+
+_Static_assert(SX_MAX_PLUGINS <= 64, "tl_evals_used has a bit per plugin");
+
+static inline void count_eval(int which, unsigned plugin)
+{
+	tl_evals[which][plugin]++;
+	tl_evals_used[which] |= 1ull << plugin;
+}
 
 static void flush_evals(const struct sx_profile *prof, int which, enum sx_ext_point ep)
 {
-	for (unsigned p = 0; p < SX_MAX_PLUGINS; p++) {
-		if (tl_evals[which][p]) {
-			sx_fw_metrics_evals(prof, (int)p, ep, tl_evals[which][p]);
-			tl_evals[which][p] = 0;
-		}
+	for (uint64_t m = tl_evals_used[which]; m; m &= m - 1) {
+		unsigned p = (unsigned)__builtin_ctzll(m);
+
+		sx_fw_metrics_evals(prof, (int)p, ep, tl_evals[which][p]);
+		tl_evals[which][p] = 0;
 	}
+	tl_evals_used[which] = 0;
 }
 
 /* Start of a timed call: 0 (not timed) unless the cycle is sampled. */
@@ -286,7 +296,7 @@ struct sx_status *sx_run_filters(const struct sx_profile *prof, const struct sx_
 	for (unsigned i = 0; i < prof->n[SX_PT_FILTER]; i++) {
 		if (cs->skip_filter[e[i].index])
 			continue;
-		tl_evals[EV_FILTER][e[i].index]++;
+		count_eval(EV_FILTER, e[i].index);
 		struct sx_status *st = e[i].plugin->filter(e[i].self, cs, pod, ni);
 		t = plugin_lap(t, e[i].index, SX_EP_FILTER, st);
 		if (sx_status_is_success(st)) {
@@ -562,7 +572,7 @@ static void score_one(struct score_job *j, uint32_t i)
 		int64_t score = 0;
 		if (res->score_skipped[p])
 			continue;
-		tl_evals[EV_SCORE][e[p].index]++;
+		count_eval(EV_SCORE, e[p].index);
 		struct sx_status *st = e[p].plugin->score(e[p].self, j->cs, j->pod, ni, &score);
 		t = plugin_lap(t, e[p].index, SX_EP_SCORE, st);
 		if (!sx_status_is_success(st)) {

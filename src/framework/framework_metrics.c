@@ -19,7 +19,7 @@
 
 #define NCODES 7
 #define POINT_BUCKETS 12  /* ExponentialBuckets(0.0001, 2, 12) */
-#define PLUGIN_BUCKETS 20 /* ExponentialBuckets(0.00001, 1.5, 20) */
+#define PLUGIN_BUCKETS 20 /* ExponentialBuckets(0.00001, 1.5, 20); < 32 (tl_hist.used) */
 #define SAMPLE_EVERY 10   /* pluginMetricsSamplePercent = 10 */
 
 static const char *const ep_labels[SX_EP_COUNT] = {
@@ -226,7 +226,8 @@ static int profile_slot(const struct sx_profile *prof)
  * the calls it timed. */
 #define TL_ENTRIES 32
 struct tl_hist {
-	uint16_t key; /* (plugin * SX_EP_COUNT + ep) * NCODES + code */
+	uint16_t key;  /* (plugin * SX_EP_COUNT + ep) * NCODES + code */
+	uint32_t used; /* bit b: buckets[b] > 0 */
 	uint32_t buckets[PLUGIN_BUCKETS + 1];
 	uint64_t sum_ns;
 };
@@ -242,10 +243,12 @@ void sx_fw_metrics_flush(void)
 		unsigned code = t->key % NCODES, ep = t->key / NCODES % SX_EP_COUNT;
 		struct hist *h = &plugin_hist[t->key / NCODES / SX_EP_COUNT][ep][code];
 
-		for (unsigned b = 0; b <= PLUGIN_BUCKETS; b++)
-			if (t->buckets[b])
-				atomic_fetch_add_explicit(&h->buckets[b], t->buckets[b],
-							  memory_order_relaxed);
+		for (uint32_t m = t->used; m; m &= m - 1) {
+			unsigned b = (unsigned)__builtin_ctz(m);
+
+			atomic_fetch_add_explicit(&h->buckets[b], t->buckets[b],
+						  memory_order_relaxed);
+		}
 		atomic_fetch_add_explicit(&h->sum_ns, t->sum_ns, memory_order_relaxed);
 	}
 	tl.n = 0;
@@ -271,6 +274,7 @@ static void tally(int plugin, enum sx_ext_point ep, enum sx_code code, uint64_t 
 	while (b < PLUGIN_BUCKETS && ns > plugin_bounds_ns[b])
 		b++;
 	tl.h[i].buckets[b]++;
+	tl.h[i].used |= 1u << b;
 	tl.h[i].sum_ns += ns;
 }
 
