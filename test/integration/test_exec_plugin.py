@@ -15,7 +15,9 @@ test/fakeapi/fakeapi.py with expiring bearer tokens (/_control/tokens):
 (c) a failing plugin (exit 1) and a missing one (with installHint): serve
     exits at startup with the plugin's error naming the kubeconfig and the
     user; the kubectl plugin (explain's entry point) reads the cluster
-    through the exec plugin, and reports a failing one;
+    through the exec plugin, and reports a failing one; a token the server
+    never accepts is fetched again once after the 401, then the request
+    fails;
 (d) a v1beta1 plugin returning a client certificate: the API server
     requires mutual TLS and schedext lists through the plugin's certificate;
     KUBERNETES_EXEC_INFO carries the CA file's bytes.
@@ -55,7 +57,8 @@ if not os.path.exists(os.path.join(d, "noexpiry")):
     status["expirationTimestamp"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(exp))
 req = urllib.request.Request(ctl + "tokens", data=json.dumps({"add": {tok: exp}}).encode(),
                              method="POST", headers={"Content-Type": "application/json"})
-urllib.request.urlopen(req, timeout=10).read()
+if not os.environ.get("SX_NO_REGISTER"):  # else the server never accepts it
+    urllib.request.urlopen(req, timeout=10).read()
 print(json.dumps({"kind": "ExecCredential", "apiVersion": "client.authentication.k8s.io/v1",
                   "status": status}))
 '''
@@ -229,6 +232,21 @@ def test_failing_plugin(tmp):
                            capture_output=True, text=True, timeout=60)
         check(p.returncode != 0 and "boom: no credentials" in p.stderr,
               "kubectl with a failing exec plugin: rc %d %r" % (p.returncode, p.stderr))
+
+        # Tokens the server never accepts: the first GET gets 401, runs the
+        # plugin once more, gets 401 again and fails (once per request).
+        d = os.path.join(tmp, "unreg")
+        os.makedirs(d)
+        kc4 = os.path.join(tmp, "kc-unreg")
+        write_kubeconfig(kc4, url, user=exec_user(
+            "plugins/token.py", [api.ctl, "60"], [{"name": "SX_EXEC_DIR", "value": d},
+                                                  {"name": "SX_NO_REGISTER", "value": "1"}]))
+        p = subprocess.run([PLUGIN, "pending", "-A", "--kubeconfig", kc4],
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode != 0 and "Unauthorized" in p.stderr,
+              "a rejected token fails the command: rc %d %r" % (p.returncode, p.stderr))
+        check(runs(d) == 2, "one re-run after the 401, then the request failed (%d runs)"
+              % runs(d))
     finally:
         api.stop()
 
