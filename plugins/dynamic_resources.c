@@ -8,6 +8,7 @@
  * Device selectors are CEL programs from a compile cache. */
 #include <cjson/cJSON.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "schedext/dra_alloc.h"
 #include "schedext/leader.h"
 #include "schedext/plugin.h"
+#include "schedext/plugin_args.h"
 #include "schedext/selector.h"
 #include "slots.h"
 
@@ -64,18 +66,52 @@ struct dra_state {
 
 /* ---------- args ---------- */
 
-static void *init_dynamic_resources(const cJSON *args, struct sx_error *err)
+/* DynamicResourcesArgs as read (plugin_args.h). */
+struct dra_args {
+	char *filter_timeout; /* NULL: absent, or not a string */
+	bool given;           /* filterTimeout present and not null */
+};
+
+static const struct sx_arg dra_fields[] = {
+	{ .name = "filterTimeout", .type = SX_ARG_STRING, .max = 64, .flags = SX_ARG_LENIENT,
+	  .offset = offsetof(struct dra_args, filter_timeout) },
+	{ .name = "filterTimeout", .type = SX_ARG_GIVEN, .offset = offsetof(struct dra_args, given) },
+};
+
+/* filterTimeout (default 10s) in seconds, or -1 when it is not a Go
+ * duration a time.Duration holds (about 292 years). */
+static double filter_timeout_s(const struct dra_args *a)
+{
+	double secs = 10;
+
+	if (!a->given)
+		return secs;
+	if (!a->filter_timeout || sx_parse_duration(a->filter_timeout, &secs) < 0 || secs < 0 ||
+	    secs > 9.2e9)
+		return -1;
+	return secs;
+}
+
+static void *init_dynamic_resources(const struct cJSON *args, struct sx_error *err)
 {
 	struct dra_self *s = calloc(1, sizeof(*s));
-	const cJSON *ft = args ? cJSON_GetObjectItemCaseSensitive(args, "filterTimeout") : NULL;
-	double secs = 10;
+	struct sx_arg_errors e = { 0 };
+	struct dra_args a = { 0 };
+	double secs;
 
 	if (!s) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		return NULL;
 	}
-	if (ft && !cJSON_IsNull(ft) &&
-	    (!cJSON_IsString(ft) || sx_parse_duration(ft->valuestring, &secs) < 0 || secs < 0)) {
+	if (!sx_args_is_object(args, "DynamicResourcesArgs", err) ||
+	    sx_args_read(args, dra_fields, SX_ARRAY_SIZE(dra_fields), &a, &e, err) < 0) {
+		sx_args_free(dra_fields, SX_ARRAY_SIZE(dra_fields), &a);
+		free(s);
+		return NULL;
+	}
+	secs = filter_timeout_s(&a);
+	sx_args_free(dra_fields, SX_ARRAY_SIZE(dra_fields), &a);
+	if (secs < 0) {
 		free(s);
 		sx_error_set(err, SX_EINVAL, "filterTimeout: invalid duration");
 		return NULL;

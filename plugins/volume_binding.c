@@ -7,11 +7,12 @@
  * through the API server and waits for the PV controller. Scoring needs
  * the StorageCapacityScoring gate (alpha, off in 1.34): PreScore says Skip.
  * The binder itself is in volume_binder.c and volume_prebind.c. */
-#include <cjson/cJSON.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "schedext/buf.h"
+#include "schedext/plugin_args.h"
 #include "slots.h"
 #include "volume_binder.h"
 
@@ -31,26 +32,36 @@ struct vb_plugin {
 	struct sx_status *skip;   /* shared Skip for pods without claims */
 };
 
+/* VolumeBindingArgs as read (plugin_args.h). */
+struct vb_args {
+	int64_t timeout_s;
+	bool shape; /* given: only valid with StorageCapacityScoring */
+};
+
+static const struct sx_arg vb_fields[] = {
+	{ .name = "bindTimeoutSeconds", .type = SX_ARG_INT64,
+	  .offset = offsetof(struct vb_args, timeout_s), .def = DEFAULT_BIND_TIMEOUT_S,
+	  .min = INT64_MIN, .max = INT64_MAX, .type_desc = "an integer" },
+	{ .name = "shape", .type = SX_ARG_GIVEN, .offset = offsetof(struct vb_args, shape) },
+};
+
 /* VolumeBindingArgs, validated as ValidateVolumeBindingArgsWithOptions
  * with StorageCapacityScoring off. */
-static int parse_args(const cJSON *args, struct vb_plugin *p, struct sx_error *err)
+static int parse_args(const struct cJSON *args, struct vb_plugin *p, struct sx_error *err)
 {
-	const cJSON *t = cJSON_GetObjectItemCaseSensitive(args, "bindTimeoutSeconds");
-	const cJSON *shape = cJSON_GetObjectItemCaseSensitive(args, "shape");
+	struct sx_arg_errors e = { 0 };
+	struct vb_args a = { 0 };
 
-	p->timeout_s = DEFAULT_BIND_TIMEOUT_S;
-	if (t && !cJSON_IsNull(t)) {
-		if (!cJSON_IsNumber(t) || t->valuedouble != (double)(int64_t)t->valuedouble)
-			return sx_error_set(err, SX_EINVAL,
-					    "bindTimeoutSeconds: Invalid value: must be an integer");
-		p->timeout_s = (int64_t)t->valuedouble;
-		if (p->timeout_s < 0)
-			return sx_error_set(err, SX_EINVAL,
-					    "bindTimeoutSeconds: Invalid value: %lld: invalid "
-					    "BindTimeoutSeconds, should not be a negative value",
-					    (long long)p->timeout_s);
-	}
-	if (shape && !cJSON_IsNull(shape))
+	if (!sx_args_is_object(args, "VolumeBindingArgs", err) ||
+	    sx_args_read(args, vb_fields, SX_ARRAY_SIZE(vb_fields), &a, &e, err) < 0)
+		return SX_EINVAL;
+	p->timeout_s = a.timeout_s;
+	if (a.timeout_s < 0)
+		return sx_error_set(err, SX_EINVAL,
+				    "bindTimeoutSeconds: Invalid value: %lld: invalid "
+				    "BindTimeoutSeconds, should not be a negative value",
+				    (long long)a.timeout_s);
+	if (a.shape)
 		return sx_error_set(err, SX_EINVAL,
 				    "shape: Invalid value: unexpected field `shape`, remove it or "
 				    "turn on the feature gate StorageCapacityScoring");
@@ -112,7 +123,7 @@ static bool make_statuses(struct vb_plugin *p)
 	return ok;
 }
 
-static void *init_volume_binding(const cJSON *args, struct sx_error *err)
+static void *init_volume_binding(const struct cJSON *args, struct sx_error *err)
 {
 	struct vb_plugin *p = sx_calloc(1, sizeof(*p));
 

@@ -36,6 +36,7 @@ enum sx_arg_type {
 	SX_ARG_INT,    /* int32_t: an integral number, then checked against [min, max] */
 	SX_ARG_INT32,  /* int32_t: an integral number within int32 (a type error otherwise) */
 	SX_ARG_BOOL,   /* bool */
+	SX_ARG_INT64,  /* int64_t: an integral number, then checked against [min, max] */
 	SX_ARG_ENUM,   /* int32_t: the index of a string among values[] */
 	SX_ARG_STRING, /* char *: a copy (sx_args_free frees it) */
 	SX_ARG_OBJECT, /* a struct at offset: the object's fields per sub[] */

@@ -46,6 +46,8 @@ static void store(const struct sx_arg *a, void *field, int64_t v)
 {
 	if (a->type == SX_ARG_BOOL)
 		*(bool *)field = v != 0;
+	else if (a->type == SX_ARG_INT64)
+		*(int64_t *)field = v;
 	else
 		*(int32_t *)field = (int32_t)v;
 }
@@ -70,7 +72,8 @@ static int type_error(const struct sx_arg *a, const char *path, struct sx_arg_er
 static bool type_ok(const struct sx_arg *a, const cJSON *v)
 {
 	switch (a->type) {
-	case SX_ARG_INT: return integral(v, false);
+	case SX_ARG_INT:
+	case SX_ARG_INT64: return integral(v, false);
 	case SX_ARG_INT32:
 		return (a->flags & SX_ARG_TRUNCATE) ? cJSON_IsNumber(v) : integral(v, true);
 	case SX_ARG_BOOL: return cJSON_IsBool(v);
@@ -230,6 +233,7 @@ static int read_field(const struct sx_arg *a, const cJSON *v, void *field, const
 	switch (a->type) {
 	case SX_ARG_INT:
 	case SX_ARG_INT32:
+	case SX_ARG_INT64:
 	case SX_ARG_BOOL:
 		if (a->type == SX_ARG_BOOL)
 			x = cJSON_IsTrue(v);

@@ -128,16 +128,30 @@ static void test_table(void)
 
 static void test_args(void)
 {
-	struct sx_error err = { 0 };
-	cJSON *bad = cJSON_Parse("{\"filterTimeout\":\"soon\"}"), *ok = cJSON_Parse("{\"filterTimeout\":\"0s\"}");
-	void *self;
+	/* not a duration, not a string, beyond a time.Duration, negative */
+	static const char *const bad[] = { "{\"filterTimeout\":\"soon\"}", "{\"filterTimeout\":10}",
+					   "{\"filterTimeout\":\"1e300h\"}",
+					   "{\"filterTimeout\":\"-1s\"}" };
+	static const char *const ok[] = { "{\"filterTimeout\":\"0s\"}", "{\"filterTimeout\":null}",
+					  "{}", "null" };
 
-	CHECK(sx_plugin_dynamic_resources.init(bad, &err) == NULL);
-	self = sx_plugin_dynamic_resources.init(ok, &err);
-	CHECK(self != NULL);
-	sx_plugin_dynamic_resources.destroy(self);
-	cJSON_Delete(bad);
-	cJSON_Delete(ok);
+	for (size_t i = 0; i < SX_ARRAY_SIZE(bad); i++) {
+		struct sx_error err = { 0 };
+		cJSON *args = cJSON_Parse(bad[i]);
+
+		CHECK(sx_plugin_dynamic_resources.init(args, &err) == NULL);
+		CHECK_STR(err.msg, "filterTimeout: invalid duration");
+		cJSON_Delete(args);
+	}
+	for (size_t i = 0; i < SX_ARRAY_SIZE(ok); i++) {
+		struct sx_error err = { 0 };
+		cJSON *args = cJSON_Parse(ok[i]);
+		void *self = sx_plugin_dynamic_resources.init(args, &err);
+
+		CHECK(self != NULL);
+		sx_plugin_dynamic_resources.destroy(self);
+		cJSON_Delete(args);
+	}
 }
 
 /* One pending allocation of device dev (pool p, driver d.example.com). */

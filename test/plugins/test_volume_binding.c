@@ -42,6 +42,21 @@ static void test_args(void)
 	CHECK(strstr(sx_error_string(&err, msg, sizeof(msg)),
 		     "unexpected field `shape`, remove it or turn on the feature gate "
 		     "StorageCapacityScoring") != NULL);
+	/* a type error, a number no int64 holds, and shape: null (absent) */
+	static const char *const bad[] = { "{\"bindTimeoutSeconds\":\"30\"}",
+					   "{\"bindTimeoutSeconds\":1e999}",
+					   "{\"bindTimeoutSeconds\":2.5}" };
+	for (size_t i = 0; i < SX_ARRAY_SIZE(bad); i++) {
+		memset(&err, 0, sizeof(err));
+		cfg = config_with_args(bad[i], &err);
+		CHECK(cfg == NULL);
+		CHECK(strstr(sx_error_string(&err, msg, sizeof(msg)),
+			     "bindTimeoutSeconds: Invalid value: must be an integer") != NULL);
+		sx_config_free(cfg);
+	}
+	cfg = config_with_args("{\"bindTimeoutSeconds\":null,\"shape\":null}", &err);
+	CHECK(cfg != NULL);
+	sx_config_free(cfg);
 }
 
 #define LOCAL_PV(name, size)                                                                 \
