@@ -217,6 +217,8 @@ struct sx_owner_ref {
 };
 
 struct sx_meta {
+	/* name, uid and resource_version are one block at name (never NULL
+	 * once decoded; "" when absent), freed by sx_meta_clear. */
 	char *name;
 	sx_str ns;    /* SX_STR_EMPTY for cluster-scoped kinds */
 	char *uid;
@@ -238,30 +240,36 @@ struct sx_pod_claim {
 	char *status_claim;   /* its resourceClaimName (NULL: none generated) */
 };
 
+/* Fields are ordered to leave no padding (a pod is the object there are
+ * most of: 150,000 in the bench cluster); arrays are a count, then, with
+ * the next array's count, the pointers. */
 struct sx_pod {
 	atomic_int refcount;
-	struct sx_meta meta;
-	uint32_t nowners;
-	struct sx_owner_ref *owners;
-	bool deleting;           /* metadata.deletionTimestamp set */
-	uint8_t phase;           /* enum sx_pod_phase */
 	sx_str node_name;        /* spec.nodeName; SX_STR_EMPTY = unscheduled */
+	struct sx_meta meta;
 	sx_str scheduler_name;   /* defaulted to default-scheduler */
 	int32_t priority;        /* spec.priority, 0 when absent */
+	sx_str nominated_node;   /* status.nominatedNodeName */
+	uint8_t phase;           /* enum sx_pod_phase */
+	bool deleting;           /* metadata.deletionTimestamp set */
 	bool preempt_never;      /* spec.preemptionPolicy == Never */
 	bool host_network;
+	bool has_overhead;
+	bool preemption_target;  /* first DisruptionTarget condition: True,
+				  * reason PreemptionByScheduler */
+	uint32_t nowners;
+	struct sx_owner_ref *owners;
 	struct sx_labels node_selector;
 	struct sx_affinity *affinity; /* NULL when spec.affinity absent */
 	uint32_t ntolerations;
-	struct sx_toleration *tolerations;
 	uint32_t nspread;
+	struct sx_toleration *tolerations;
 	struct sx_spread_constraint *spread;
 	uint32_t ncontainers;
-	struct sx_container *containers;
 	uint32_t ninit;
+	struct sx_container *containers;
 	struct sx_container *init_containers;
 	struct sx_resources overhead;
-	bool has_overhead;
 	/* Derived at decode time (reference kube-api.md §4.9, plugins.md §5.3): */
 	struct sx_resources request;   /* effective request (fit) */
 	int64_t nonzero_milli_cpu;     /* non-zero variant (scoring) */
@@ -271,20 +279,16 @@ struct sx_pod {
 	int64_t fit_score_milli_cpu;
 	int64_t fit_score_memory;
 	uint32_t nports;
-	struct sx_host_port *ports;    /* containers + sidecar init containers */
 	uint32_t npvcs;
+	struct sx_host_port *ports;    /* containers + sidecar init containers */
 	sx_str *pvcs;                  /* claim names (ephemeral: <pod>-<volume>) */
 	uint32_t ngates;
-	sx_str *gates;                 /* spec.schedulingGates[].name */
-	sx_str nominated_node;         /* status.nominatedNodeName */
-	bool preemption_target;        /* first DisruptionTarget condition: True,
-					* reason PreemptionByScheduler */
 	uint32_t nresource_claims;
+	sx_str *gates;                 /* spec.schedulingGates[].name */
 	struct sx_pod_claim *resource_claims; /* spec.resourceClaims (dra.h decodes) */
 	int64_t start_time;            /* status.startTime, unix seconds; 0 = unset */
-	/* (appended) spec.volumes, in order. */
 	uint32_t nvolumes;
-	struct sx_volume *volumes;
+	struct sx_volume *volumes;     /* spec.volumes, in order */
 };
 
 /* ---------- nodes ---------- */

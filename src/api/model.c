@@ -97,9 +97,7 @@ void sx_affinity_free(struct sx_affinity *a)
 
 void sx_meta_clear(struct sx_meta *m)
 {
-	free(m->name);
-	free(m->uid);
-	free(m->resource_version);
+	free(m->name); /* uid and resource_version too (sx_dec_meta) */
 	free(m->labels.items);
 	free(m->raw);
 	memset(m, 0, sizeof(*m));
