@@ -142,11 +142,26 @@ static int build_index(struct sx_snapshot *s, const struct sx_snapshot *same_ord
 	return 0;
 }
 
+/* The lists sized to what they hold (at least one entry): a snapshot
+ * pinned by a binding in flight keeps them, and nnodes entries each
+ * (40 KB at 5000 nodes) made the standalone peak follow how many bindings
+ * were in flight. */
+static int alloc_lists(struct sx_snapshot *s, uint32_t naff, uint32_t nanti)
+{
+	s->with_affinity = sx_calloc(naff ? naff : 1, sizeof(uint32_t));
+	s->with_required_anti = sx_calloc(nanti ? nanti : 1, sizeof(uint32_t));
+	return s->with_affinity && s->with_required_anti ? 0 : SX_ENOMEM;
+}
+
 static int build_lists(struct sx_snapshot *s)
 {
-	s->with_affinity = sx_calloc(s->nnodes, sizeof(uint32_t));
-	s->with_required_anti = sx_calloc(s->nnodes, sizeof(uint32_t));
-	if (!s->with_affinity || !s->with_required_anti)
+	uint32_t naff = 0, nanti = 0;
+
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		naff += s->nodes[i]->naffinity > 0;
+		nanti += s->nodes[i]->nanti > 0;
+	}
+	if (alloc_lists(s, naff, nanti) < 0)
 		return SX_ENOMEM;
 	for (uint32_t i = 0; i < s->nnodes; i++) {
 		if (s->nodes[i]->naffinity > 0)
@@ -465,9 +480,7 @@ static int patch_lists(struct sx_snapshot *s, const struct sx_snapshot *last,
 		    (last->nodes[at]->nanti > 0) != (changed[i]->nanti > 0))
 			return build_lists(s);
 	}
-	s->with_affinity = sx_calloc(s->nnodes, sizeof(uint32_t));
-	s->with_required_anti = sx_calloc(s->nnodes, sizeof(uint32_t));
-	if (!s->with_affinity || !s->with_required_anti)
+	if (alloc_lists(s, last->nwith_affinity, last->nwith_required_anti) < 0)
 		return SX_ENOMEM;
 	s->nwith_affinity = last->nwith_affinity;
 	s->nwith_required_anti = last->nwith_required_anti;
