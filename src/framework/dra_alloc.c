@@ -44,8 +44,8 @@ static const char *claim_kobj(struct alloc *a, uint32_t ci)
 static int slice_pool_cmp(const void *x, const void *y, void *arg)
 {
 	const struct sx_dra_index *ix = arg;
-	const struct sx_dra_slice *a = &ix->slices[*(const uint32_t *)x]->u.slice;
-	const struct sx_dra_slice *b = &ix->slices[*(const uint32_t *)y]->u.slice;
+	const struct dra_slice_meta *a = &ix->meta[*(const uint32_t *)x];
+	const struct dra_slice_meta *b = &ix->meta[*(const uint32_t *)y];
 	int c = sx__dra_pool_cmp(a->driver, a->pool, b->driver, b->pool);
 
 	if (c)
@@ -80,32 +80,33 @@ static bool duplicate_names(const struct sx_dra_index *ix, const uint32_t *sl, u
 static void make_pool(struct alloc *a, uint32_t *sl, uint32_t n)
 {
 	const struct sx_dra_index *ix = a->env->index;
-	const struct sx_dra_slice *first = &ix->slices[sl[0]]->u.slice;
-	const struct dra_pool_info *pi = &ix->pools[ix->slice_pool[sl[0]]];
+	const struct dra_slice_meta *first = &ix->meta[sl[0]];
 	struct pool *p = &a->pools[a->npools];
 	int64_t gen = 0;
 	uint32_t k = 0;
 
 	for (uint32_t i = 0; i < n; i++)
-		if (ix->slices[sl[i]]->u.slice.generation > gen)
-			gen = ix->slices[sl[i]]->u.slice.generation;
+		if (ix->meta[sl[i]].generation > gen)
+			gen = ix->meta[sl[i]].generation;
 	for (uint32_t i = 0; i < n; i++)
-		if (ix->slices[sl[i]]->u.slice.generation == gen)
+		if (ix->meta[sl[i]].generation == gen)
 			sl[k++] = sl[i];
+	first = &ix->meta[sl[0]];
 	*p = (struct pool){ first->driver, first->pool, false, false, k, sl };
-	if ((int64_t)k != ix->slices[sl[0]]->u.slice.slice_count) {
+	if ((int64_t)k != first->slice_count) {
 		/* Slices irrelevant for the node may complete the pool, or a
 		 * newer generation may be under way (then skip the pool). */
-		if (pi->max_gen > gen)
+		if (first->pool_max_gen > gen)
 			return;
-		if ((int64_t)pi->count_at_max != ix->slices[sl[0]]->u.slice.slice_count) {
+		if ((int64_t)first->pool_count_at_max != first->slice_count) {
 			p->incomplete = true;
 			a->npools++;
 			return;
 		}
 	}
-	p->invalid = k == pi->count_at_max && gen == pi->max_gen ? pi->duplicates
-							       : duplicate_names(ix, sl, k);
+	p->invalid = k == first->pool_count_at_max && gen == first->pool_max_gen
+			     ? first->pool_duplicates
+			     : duplicate_names(ix, sl, k);
 	a->npools++;
 }
 
@@ -120,7 +121,7 @@ int sx__dra_gather_pools(struct alloc *a)
 	if (!a->pool_slices || !a->pools)
 		return fail(a, SX_DRA_FATAL, "out of memory");
 	for (uint32_t i = 0; i < nn; i++)
-		if (slice_usable(&ix->slices[ix->by_node[first + i].slice]->u.slice))
+		if (ix->meta[ix->by_node[first + i].slice].usable)
 			a->pool_slices[n++] = ix->by_node[first + i].slice;
 	for (uint32_t i = 0; i < ix->nglobal; i++) {
 		const struct sx_dra_slice *s = &ix->slices[ix->global[i]]->u.slice;
@@ -134,7 +135,7 @@ int sx__dra_gather_pools(struct alloc *a)
 	for (uint32_t i = 0; i < n;) {
 		uint32_t j = i + 1;
 
-		while (j < n && ix->slice_pool[a->pool_slices[j]] == ix->slice_pool[a->pool_slices[i]])
+		while (j < n && ix->meta[a->pool_slices[j]].pool_ix == ix->meta[a->pool_slices[i]].pool_ix)
 			j++;
 		make_pool(a, a->pool_slices + i, j - i);
 		i = j;
@@ -171,7 +172,7 @@ static int selectors_match(struct alloc *a, uint32_t ci, const struct sx_dra_obj
 {
 	const struct sx_dra_slice *s = &d.slice->u.slice;
 	const struct sx_dra_device *dev = &s->devices[d.dev];
-	uint32_t row = a->env->index->dev_base[d.slice_ix] + d.dev;
+	uint32_t row = a->env->index->meta[d.slice_ix].dev_base + d.dev;
 	char msg[SX_DRA_ERR_LEN];
 
 	for (uint32_t i = 0; i < n; i++) {

@@ -188,6 +188,26 @@ static int build_nodes(struct sx_dra_index *ix)
 	return ix->memo ? 0 : SX_ENOMEM;
 }
 
+static int build_meta(struct sx_dra_index *ix)
+{
+	ix->meta = sx_calloc(ix->nslices + 1, sizeof(*ix->meta));
+	if (!ix->meta)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < ix->nslices; i++) {
+		const struct sx_dra_slice *s = &ix->slices[i]->u.slice;
+		const struct dra_pool_info *pi = &ix->pools[ix->slice_pool[i]];
+
+		ix->meta[i] = (struct dra_slice_meta){
+			.driver = s->driver, .pool = s->pool, .pool_ix = ix->slice_pool[i],
+			.dev_base = ix->dev_base[i], .generation = s->generation,
+			.slice_count = s->slice_count, .pool_max_gen = pi->max_gen,
+			.pool_count_at_max = pi->count_at_max, .pool_duplicates = pi->duplicates,
+			.usable = !s->has_per_device && !s->shared_counters,
+		};
+	}
+	return 0;
+}
+
 static void index_free(struct sx_dra_index *ix)
 {
 	for (uint32_t i = 0; ix->slices && i < ix->nslices; i++)
@@ -199,6 +219,7 @@ static void index_free(struct sx_dra_index *ix)
 	free(ix->global);
 	free(ix->dev_base);
 	free(ix->slice_pool);
+	free(ix->meta);
 	free(ix->memo);
 	free(ix);
 }
@@ -219,7 +240,7 @@ struct sx_dra_index *sx_dra_index_new(const struct sx_snapshot *snap)
 	for (uint32_t i = 0; i < n; i++)
 		ix->slices[i] = sx_dra_ref(snap->resource_slices[i]);
 	ix->nslices = n;
-	if (build_pools(ix) < 0 || build_nodes(ix) < 0) {
+	if (build_pools(ix) < 0 || build_nodes(ix) < 0 || build_meta(ix) < 0) {
 		index_free(ix);
 		return NULL;
 	}

@@ -25,6 +25,20 @@ struct dra_pool_info {
 	bool duplicates;       /* those slices repeat a device name */
 };
 
+/* What Filter reads of a slice to gather a node's pools, in one place
+ * (one cache line instead of the slice object, slice_pool, pools and
+ * dev_base, each a miss at 5000 nodes). */
+struct dra_slice_meta {
+	sx_str driver, pool;
+	uint32_t pool_ix;      /* slice_pool */
+	uint32_t dev_base;     /* dev_base */
+	int64_t generation, slice_count;
+	int64_t pool_max_gen;  /* pools[pool_ix] */
+	uint32_t pool_count_at_max;
+	bool pool_duplicates;
+	bool usable;           /* neither perDeviceNodeSelection nor sharedCounters */
+};
+
 /* Memo slots per device: (expression id << 2) | result + 1. */
 #define SX__DRA_MEMO 2
 
@@ -43,6 +57,7 @@ struct sx_dra_index {
 	uint32_t ndevices;
 	uint32_t *dev_base;           /* per slice: its first device's memo row */
 	uint32_t *slice_pool;         /* per slice: its entry in pools */
+	struct dra_slice_meta *meta;  /* per slice */
 	_Atomic uint64_t *memo;       /* [ndevices * SX__DRA_MEMO] */
 };
 
