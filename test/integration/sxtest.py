@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 import urllib.error
 import urllib.request
 
@@ -274,6 +275,7 @@ def run_tests(name, tests):
             try:
                 t(tmp)
             except Exception as e:  # a crash in one test must not hide the others
+                traceback.print_exc()
                 check(False, "%s raised %r" % (t.__name__, e))
             print("%s: %.1fs" % (t.__name__, time.time() - t0), flush=True)
     finally:
