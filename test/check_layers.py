@@ -71,6 +71,10 @@ def may_include(src_layer, dst_layer):
     return RANK[dst_layer] < RANK[src_layer]
 
 
+# No source file grows past this (issue 11: one job per file).
+MAX_LINES = 1000
+
+
 def main():
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     os.chdir(root)
@@ -80,6 +84,11 @@ def main():
         for d, _, names in os.walk(top):
             files += [os.path.join(d, n) for n in names if n.endswith((".c", ".h"))]
     for f in sorted(files):
+        if f.endswith(".c"):
+            with open(f, encoding="utf-8", errors="replace") as fh:
+                lines = sum(1 for _ in fh)
+            if lines > MAX_LINES:
+                errors.append(f"{f}: {lines} lines, over {MAX_LINES}: split it by job")
         if f.startswith("src" + os.sep) and f.count(os.sep) < 2:
             errors.append(f"{f}: source files live in a layer folder of src/")
             continue

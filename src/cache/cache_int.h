@@ -272,4 +272,11 @@ void sx__cache_remove_entry(struct sx_cache *c, const char *key, struct pod_entr
 int sx__cache_delete_node(struct sx_cache *c, const char *name);
 int sx__cache_delete_other(struct sx_cache *c, enum sx_kind kind, const char *key);
 
+/* Multiplicative hash of an interned string id, for the open-addressing
+ * node index and image counts of a snapshot. */
+static inline uint32_t sx__hash_id(uint32_t id)
+{
+	return id * 2654435761u;
+}
+
 #endif /* SCHEDEXT_CACHE_INT_H */

@@ -62,11 +62,6 @@ void sx__kind_block_unref(struct sx__kind_block *b)
 	free(b);
 }
 
-static uint32_t hash_id(uint32_t id)
-{
-	return id * 2654435761u;
-}
-
 struct sx__image_block *sx__image_block_new(const struct sx_image_count *counts, uint32_t n)
 {
 	struct sx__image_block *b = sx_calloc(1, sizeof(*b));
@@ -84,7 +79,7 @@ struct sx__image_block *sx__image_block_new(const struct sx_image_count *counts,
 	atomic_init(&b->refcount, 1);
 	b->cap = cap;
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t j = hash_id(counts[i].name) & (cap - 1);
+		uint32_t j = sx__hash_id(counts[i].name) & (cap - 1);
 
 		while (b->slots[j].name != SX_STR_EMPTY && b->slots[j].name != counts[i].name)
 			j = (j + 1) & (cap - 1);
@@ -129,7 +124,7 @@ static int build_index(struct sx_snapshot *s, const struct sx_snapshot *same_ord
 		b->cap = cap;
 		memset(b->slots, 0xff, (size_t)cap * sizeof(b->slots[0]));
 		for (uint32_t i = 0; i < s->nnodes; i++) {
-			uint32_t j = hash_id(s->nodes[i]->name) & (cap - 1);
+			uint32_t j = sx__hash_id(s->nodes[i]->name) & (cap - 1);
 
 			while (b->slots[j] != UINT32_MAX)
 				j = (j + 1) & (cap - 1);
@@ -562,108 +557,6 @@ void sx__snapshot_set_used_pvcs(struct sx_snapshot *s, struct sx__pvc_block *b)
 	in->used_pvcs = b;
 }
 
-/* ---------- lookups ---------- */
-
-int sx_snapshot_find(const struct sx_snapshot *snap, sx_str name)
-{
-	uint32_t mask, j;
-
-	if (!snap || snap->index_cap == 0)
-		return -1;
-	mask = snap->index_cap - 1;
-	for (j = hash_id(name) & mask; snap->index[j] != UINT32_MAX; j = (j + 1) & mask)
-		if (snap->nodes[snap->index[j]]->name == name)
-			return (int)snap->index[j];
-	return -1;
-}
-
-uint32_t sx_snapshot_image_nodes(const struct sx_snapshot *snap, sx_str name)
-{
-	uint32_t mask, j;
-
-	if (!snap || snap->image_cap == 0 || name == SX_STR_EMPTY)
-		return 0;
-	mask = snap->image_cap - 1;
-	for (j = hash_id(name) & mask; snap->image_counts[j].name != SX_STR_EMPTY;
-	     j = (j + 1) & mask)
-		if (snap->image_counts[j].name == name)
-			return snap->image_counts[j].nodes;
-	return 0;
-}
-
-/* Binary search of a sorted group for (ns, name); NULL when absent. */
-static const struct sx_object *group_find(const struct sx_snapshot *snap, int group, sx_str ns,
-					  const char *name)
-{
-	const struct sx__snap_internal *in = snap ? snap->internal : NULL;
-	const struct sx__kind_block *b = in ? in->groups[group] : NULL;
-	uint32_t lo = 0, hi = b ? b->n : 0;
-
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		const struct sx_meta *m = sx_object_meta(&b->items[mid]);
-		int c = strcmp(sx_str_get(m->ns), sx_str_get(ns));
-
-		if (c == 0)
-			c = strcmp(m->name ? m->name : "", name);
-		if (c == 0)
-			return &b->items[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-const struct sx_labels *sx_snapshot_namespace_labels(const struct sx_snapshot *snap, sx_str ns)
-{
-	const struct sx_object *o = group_find(snap, SX__G_NAMESPACES, SX_STR_EMPTY,
-					      sx_str_get(ns));
-
-	return o ? &((const struct sx_generic *)o->obj)->meta.labels : NULL;
-}
-
-const struct sx_pvc *sx_snapshot_find_pvc(const struct sx_snapshot *snap, sx_str ns, sx_str name)
-{
-	const struct sx_object *o = group_find(snap, SX__G_PVCS, ns, sx_str_get(name));
-
-	return o ? o->obj : NULL;
-}
-
-const struct sx_pv *sx_snapshot_find_pv(const struct sx_snapshot *snap, sx_str name)
-{
-	const struct sx_object *o = group_find(snap, SX__G_PVS, SX_STR_EMPTY, sx_str_get(name));
-
-	return o ? o->obj : NULL;
-}
-
-const struct sx_storage_class *sx_snapshot_find_storage_class(const struct sx_snapshot *snap,
-							      sx_str name)
-{
-	const struct sx_object *o = group_find(snap, SX__G_STORAGE_CLASSES, SX_STR_EMPTY,
-					      sx_str_get(name));
-
-	return o ? o->obj : NULL;
-}
-
-const struct sx_csi_node *sx_snapshot_find_csi_node(const struct sx_snapshot *snap, sx_str name)
-{
-	const struct sx_object *o = group_find(snap, SX__G_CSI_NODES, SX_STR_EMPTY,
-					      sx_str_get(name));
-
-	return o ? o->obj : NULL;
-}
-
-const struct sx_csi_driver *sx_snapshot_find_csi_driver(const struct sx_snapshot *snap,
-							sx_str name)
-{
-	const struct sx_object *o = group_find(snap, SX__G_CSI_DRIVERS, SX_STR_EMPTY,
-					      sx_str_get(name));
-
-	return o ? o->obj : NULL;
-}
-
 /* ---------- snapshots with caller-supplied nodes ---------- */
 
 static int cmp_ids(const void *a, const void *b)
@@ -765,14 +658,6 @@ fail:
 		sx_node_info_unref(list[i]);
 	free(list);
 	return NULL;
-}
-
-const struct sx_dra_object *sx_snapshot_find_dra(const struct sx_snapshot *snap, enum sx_kind kind,
-						 sx_str ns, sx_str name)
-{
-	const struct sx_object *o = group_find(snap, sx__kind_group(kind), ns, sx_str_get(name));
-
-	return o ? o->obj : NULL;
 }
 
 /* ---------- from the cache: build or patch (sx_cache_snapshot) ---------- */
