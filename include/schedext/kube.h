@@ -295,4 +295,16 @@ void sx_kube_invalidate_token(struct sx_kube *kube);
 const char *sx_kube_status_message(const char *body, size_t len, long status, char *buf,
 				   size_t buflen);
 
+/* The PEM material of one TLS client: each of CA, certificate and key as
+ * raw PEM bytes (which win) or a file path; NULL = not given. */
+struct sx_tls_pems {
+	const char *ca_data, *cert_data, *key_data;
+	size_t ca_len, cert_len, key_len;
+	const char *ca_file, *cert_file, *key_file;
+};
+
+/* Sets pems on a libcurl easy handle (a CURL *): the API client's and the
+ * extender client's one way of handing certificates to curl. */
+void sx_curl_set_pems(void *curl, const struct sx_tls_pems *pems);
+
 #endif /* SCHEDEXT_KUBE_H */

@@ -864,17 +864,12 @@ int sx_exec_auth_apply(struct sx_exec_auth *a, void *h, char *hdr, size_t len, u
 	if (!rc) {
 		if (a->cred.token)
 			snprintf(hdr, len, "Authorization: Bearer %s", a->cred.token);
-		if (a->cred.cert_data && h) {
-			struct curl_blob cb = { a->cred.cert_data, a->cred.cert_len,
-						CURL_BLOB_COPY };
-			struct curl_blob kb = { a->cred.key_data, a->cred.key_len,
-						CURL_BLOB_COPY };
-
-			curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cb);
-			curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-			curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &kb);
-			curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-		}
+		if (a->cred.cert_data && h)
+			sx_curl_set_pems(h, &(struct sx_tls_pems){
+						    .cert_data = a->cred.cert_data,
+						    .cert_len = a->cred.cert_len,
+						    .key_data = a->cred.key_data,
+						    .key_len = a->cred.key_len });
 		if (gen)
 			*gen = a->gen;
 	}

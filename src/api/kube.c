@@ -268,7 +268,36 @@ static struct curl_slist *make_connect_to(const struct sx_kube_config *c)
 	return curl_slist_append(NULL, line);
 }
 
-static int set_tls(struct sx_kube *kube, CURL *h)
+void sx_curl_set_pems(void *curl, const struct sx_tls_pems *p)
+{
+	CURL *h = curl;
+
+	if (p->ca_data) {
+		struct curl_blob b = { (void *)p->ca_data, p->ca_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
+	} else if (p->ca_file) {
+		curl_easy_setopt(h, CURLOPT_CAINFO, p->ca_file);
+	}
+	if (p->cert_data) {
+		struct curl_blob b = { (void *)p->cert_data, p->cert_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &b);
+		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+	} else if (p->cert_file) {
+		curl_easy_setopt(h, CURLOPT_SSLCERT, p->cert_file);
+	}
+	if (p->key_data) {
+		struct curl_blob b = { (void *)p->key_data, p->key_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &b);
+		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+	} else if (p->key_file) {
+		curl_easy_setopt(h, CURLOPT_SSLKEY, p->key_file);
+	}
+}
+
+static void set_tls(struct sx_kube *kube, CURL *h)
 {
 	const struct sx_kube_config *c = &kube->cfg;
 
@@ -276,30 +305,11 @@ static int set_tls(struct sx_kube *kube, CURL *h)
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
-	if (c->ca_data) {
-		struct curl_blob b = { c->ca_data, c->ca_len, CURL_BLOB_COPY };
-
-		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
-	} else if (c->ca_file) {
-		curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
-	}
-	if (c->cert_data) {
-		struct curl_blob b = { c->cert_data, c->cert_len, CURL_BLOB_COPY };
-
-		curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &b);
-		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-	} else if (c->cert_file) {
-		curl_easy_setopt(h, CURLOPT_SSLCERT, c->cert_file);
-	}
-	if (c->key_data) {
-		struct curl_blob b = { c->key_data, c->key_len, CURL_BLOB_COPY };
-
-		curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &b);
-		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-	} else if (c->key_file) {
-		curl_easy_setopt(h, CURLOPT_SSLKEY, c->key_file);
-	}
-	return 0;
+	sx_curl_set_pems(h, &(struct sx_tls_pems){
+				    .ca_data = c->ca_data, .ca_len = c->ca_len, .ca_file = c->ca_file,
+				    .cert_data = c->cert_data, .cert_len = c->cert_len,
+				    .cert_file = c->cert_file, .key_data = c->key_data,
+				    .key_len = c->key_len, .key_file = c->key_file });
 }
 
 /* The credential onto h: *gen names an exec plugin's credential. A

@@ -27,7 +27,7 @@ static const char *const leader_keys[] = {
 	"resourceName", "resourceNamespace", NULL,
 };
 
-static int strict(const cJSON *obj, const char *const *known, struct sx_error *err)
+int sx__config_strict(const cJSON *obj, const char *const *known, struct sx_error *err)
 {
 	const cJSON *it;
 
@@ -45,16 +45,18 @@ static int strict(const cJSON *obj, const char *const *known, struct sx_error *e
 	return 0;
 }
 
-static int get_str(const cJSON *obj, const char *key, char **out, struct sx_error *err)
+int sx__config_str(const cJSON *obj, const char *key, char **out, struct sx_error *err)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
+	free(*out);
+	*out = NULL;
 	if (!v || cJSON_IsNull(v))
 		return 0;
 	if (!cJSON_IsString(v))
 		return sx_error_set(err, SX_EINVAL, "%s: expected a string", key);
-	free(*out);
-	*out = v->valuestring[0] ? sx_strdup(v->valuestring) : NULL;
+	if (v->valuestring[0] && !(*out = sx_strdup(v->valuestring)))
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -97,9 +99,9 @@ static int read_client(const cJSON *obj, struct sx_client_connection *c, struct 
 		return 0;
 	if (!cJSON_IsObject(obj))
 		return sx_error_set(err, SX_EINVAL, "expected an object");
-	if ((rc = strict(obj, client_keys, err)) || (rc = get_str(obj, "kubeconfig", &c->kubeconfig, err)) ||
-	    (rc = get_str(obj, "contentType", &c->content_type, err)) ||
-	    (rc = get_str(obj, "acceptContentTypes", &c->accept_content_types, err)))
+	if ((rc = sx__config_strict(obj, client_keys, err)) || (rc = sx__config_str(obj, "kubeconfig", &c->kubeconfig, err)) ||
+	    (rc = sx__config_str(obj, "contentType", &c->content_type, err)) ||
+	    (rc = sx__config_str(obj, "acceptContentTypes", &c->accept_content_types, err)))
 		return rc;
 	if (qps && !cJSON_IsNull(qps)) {
 		if (!cJSON_IsNumber(qps) || qps->valuedouble > 1e9)
@@ -141,14 +143,14 @@ static int read_leader(const cJSON *obj, struct sx_leader_election *l, struct sx
 		return 0;
 	if (!cJSON_IsObject(obj))
 		return sx_error_set(err, SX_EINVAL, "expected an object");
-	if ((rc = strict(obj, leader_keys, err)) ||
+	if ((rc = sx__config_strict(obj, leader_keys, err)) ||
 	    (rc = get_bool(obj, "leaderElect", &l->leader_elect, &l->set, err)) ||
 	    (rc = get_duration(obj, "leaseDuration", &l->lease_duration_s, err)) ||
 	    (rc = get_duration(obj, "renewDeadline", &l->renew_deadline_s, err)) ||
 	    (rc = get_duration(obj, "retryPeriod", &l->retry_period_s, err)) ||
-	    (rc = get_str(obj, "resourceLock", &l->resource_lock, err)) ||
-	    (rc = get_str(obj, "resourceName", &l->resource_name, err)) ||
-	    (rc = get_str(obj, "resourceNamespace", &l->resource_namespace, err)))
+	    (rc = sx__config_str(obj, "resourceLock", &l->resource_lock, err)) ||
+	    (rc = sx__config_str(obj, "resourceName", &l->resource_name, err)) ||
+	    (rc = sx__config_str(obj, "resourceNamespace", &l->resource_namespace, err)))
 		return rc;
 	return validate_leader(l, err);
 }
@@ -275,7 +277,7 @@ int sx_config_read_component(cJSON *root, struct sx_config *cfg, struct sx_error
 {
 	int rc;
 
-	if ((rc = strict(root, top_keys, err)))
+	if ((rc = sx__config_strict(root, top_keys, err)))
 		return rc;
 	if ((rc = read_client(cJSON_GetObjectItemCaseSensitive(root, "clientConnection"),
 			      &cfg->client, err))) {

@@ -19,6 +19,7 @@
 #include "schedext/extender_client.h"
 #include "schedext/framework.h"
 #include "schedext/intern.h"
+#include "schedext/kube.h"
 #include "schedext/metrics.h"
 #include "schedext/preemption.h"
 
@@ -261,29 +262,11 @@ static void set_tls(const struct sx_extender_cfg *c, CURL *h)
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
-	if (t->ca_data) {
-		struct curl_blob b = { t->ca_data, t->ca_len, CURL_BLOB_COPY };
-
-		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
-	} else if (t->ca_file) {
-		curl_easy_setopt(h, CURLOPT_CAINFO, t->ca_file);
-	}
-	if (t->cert_data) {
-		struct curl_blob b = { t->cert_data, t->cert_len, CURL_BLOB_COPY };
-
-		curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &b);
-		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-	} else if (t->cert_file) {
-		curl_easy_setopt(h, CURLOPT_SSLCERT, t->cert_file);
-	}
-	if (t->key_data) {
-		struct curl_blob b = { t->key_data, t->key_len, CURL_BLOB_COPY };
-
-		curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &b);
-		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-	} else if (t->key_file) {
-		curl_easy_setopt(h, CURLOPT_SSLKEY, t->key_file);
-	}
+	sx_curl_set_pems(h, &(struct sx_tls_pems){
+				    .ca_data = t->ca_data, .ca_len = t->ca_len, .ca_file = t->ca_file,
+				    .cert_data = t->cert_data, .cert_len = t->cert_len,
+				    .cert_file = t->cert_file, .key_data = t->key_data,
+				    .key_len = t->key_len, .key_file = t->key_file });
 }
 
 static size_t on_body(char *data, size_t size, size_t n, void *ctx)

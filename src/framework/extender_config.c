@@ -10,6 +10,7 @@
 #include "schedext/extender_client.h"
 #include "schedext/kube.h"
 #include "schedext/leader.h"
+#include "config_int.h"
 
 #define MAX_EXTENDERS 64
 #define MAX_MANAGED 256
@@ -26,42 +27,6 @@ static const char *const tls_keys[] = {
 	"caData", NULL,
 };
 static const char *const managed_keys[] = { "name", "ignoredByScheduler", NULL };
-
-static int unknown_keys(const cJSON *obj, const char *const *known, struct sx_error *err)
-{
-	const cJSON *it;
-
-	cJSON_ArrayForEach(it, obj) {
-		bool ok = false;
-
-		for (int i = 0; known[i] && !ok; i++)
-			ok = strcmp(known[i], it->string) == 0;
-		if (!ok) {
-			sx_error_set(err, SX_EINVAL, "unknown field \"%s\"", it->string);
-			sx_error_prefix(err, it->string);
-			return SX_EINVAL;
-		}
-	}
-	return 0;
-}
-
-/* An optional string field; "" stays NULL. */
-static int opt_str(const cJSON *obj, const char *key, char **out, struct sx_error *err)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	*out = NULL;
-	if (!v || cJSON_IsNull(v))
-		return 0;
-	if (!cJSON_IsString(v)) {
-		sx_error_set(err, SX_EINVAL, "expected a string");
-		sx_error_prefix(err, key);
-		return SX_EINVAL;
-	}
-	if (v->valuestring[0] && !(*out = sx_strdup(v->valuestring)))
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	return 0;
-}
 
 static int opt_bool(const cJSON *obj, const char *key, bool *out, struct sx_error *err)
 {
@@ -83,8 +48,8 @@ static int opt_bool(const cJSON *obj, const char *key, bool *out, struct sx_erro
 static int opt_bytes(const cJSON *obj, const char *key, char **out, size_t *len,
 		     struct sx_error *err)
 {
-	char *s;
-	int rc = opt_str(obj, key, &s, err);
+	char *s = NULL;
+	int rc = sx__config_str(obj, key, &s, err);
 
 	*out = NULL;
 	*len = 0;
@@ -108,11 +73,11 @@ static int read_tls(const cJSON *obj, struct sx_extender_tls *t, struct sx_error
 
 	if (!cJSON_IsObject(obj))
 		return sx_error_set(err, SX_EINVAL, "expected an object");
-	if ((rc = unknown_keys(obj, tls_keys, err)) || (rc = opt_bool(obj, "insecure", &t->insecure, err)) ||
-	    (rc = opt_str(obj, "serverName", &t->server_name, err)) ||
-	    (rc = opt_str(obj, "certFile", &t->cert_file, err)) ||
-	    (rc = opt_str(obj, "keyFile", &t->key_file, err)) ||
-	    (rc = opt_str(obj, "caFile", &t->ca_file, err)) ||
+	if ((rc = sx__config_strict(obj, tls_keys, err)) || (rc = opt_bool(obj, "insecure", &t->insecure, err)) ||
+	    (rc = sx__config_str(obj, "serverName", &t->server_name, err)) ||
+	    (rc = sx__config_str(obj, "certFile", &t->cert_file, err)) ||
+	    (rc = sx__config_str(obj, "keyFile", &t->key_file, err)) ||
+	    (rc = sx__config_str(obj, "caFile", &t->ca_file, err)) ||
 	    (rc = opt_bytes(obj, "certData", &t->cert_data, &t->cert_len, err)) ||
 	    (rc = opt_bytes(obj, "keyData", &t->key_data, &t->key_len, err)) ||
 	    (rc = opt_bytes(obj, "caData", &t->ca_data, &t->ca_len, err)))
@@ -180,8 +145,8 @@ static int read_managed(const cJSON *list, struct sx_extender_cfg *e, struct sx_
 		struct sx_managed_resource *m = &e->managed[i];
 		int rc = cJSON_IsObject(it) ? 0 : sx_error_set(err, SX_EINVAL, "expected an object");
 
-		if (!rc && !(rc = unknown_keys(it, managed_keys, err)) &&
-		    !(rc = opt_str(it, "name", &m->name, err)))
+		if (!rc && !(rc = sx__config_strict(it, managed_keys, err)) &&
+		    !(rc = sx__config_str(it, "name", &m->name, err)))
 			rc = opt_bool(it, "ignoredByScheduler", &m->ignored_by_scheduler, err);
 		e->nmanaged = i + 1;
 		if (!rc && (!m->name || !extended_resource_name(m->name))) {
@@ -242,12 +207,12 @@ static int read_extender(const cJSON *obj, struct sx_extender_cfg *e, struct sx_
 
 	if (!cJSON_IsObject(obj))
 		return sx_error_set(err, SX_EINVAL, "expected an object");
-	if ((rc = unknown_keys(obj, extender_keys, err)) ||
-	    (rc = opt_str(obj, "urlPrefix", &e->url_prefix, err)) ||
-	    (rc = opt_str(obj, "filterVerb", &e->filter_verb, err)) ||
-	    (rc = opt_str(obj, "preemptVerb", &e->preempt_verb, err)) ||
-	    (rc = opt_str(obj, "prioritizeVerb", &e->prioritize_verb, err)) ||
-	    (rc = opt_str(obj, "bindVerb", &e->bind_verb, err)) ||
+	if ((rc = sx__config_strict(obj, extender_keys, err)) ||
+	    (rc = sx__config_str(obj, "urlPrefix", &e->url_prefix, err)) ||
+	    (rc = sx__config_str(obj, "filterVerb", &e->filter_verb, err)) ||
+	    (rc = sx__config_str(obj, "preemptVerb", &e->preempt_verb, err)) ||
+	    (rc = sx__config_str(obj, "prioritizeVerb", &e->prioritize_verb, err)) ||
+	    (rc = sx__config_str(obj, "bindVerb", &e->bind_verb, err)) ||
 	    (rc = read_weight(obj, &e->weight, err)) ||
 	    (rc = opt_bool(obj, "enableHTTPS", &e->enable_https, err)) ||
 	    (rc = opt_bool(obj, "nodeCacheCapable", &e->node_cache_capable, err)) ||
