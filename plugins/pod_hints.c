@@ -200,23 +200,11 @@ static bool term_selects(const struct sx_pod_affinity_term *t, const struct sx_p
 	return true;
 }
 
-/* podMatchesAllAffinityTerms: false without terms. */
-static bool matches_all(const struct sx_pod *pod, const struct sx_pod *p)
+/* podMatchesAllAffinityTerms over the affinity (or anti-affinity) terms:
+ * false without terms. */
+static bool matches_all(const struct sx_pod *pod, const struct sx_pod *p, bool anti)
 {
-	const struct sx_pod_affinity *a = affinity_of(pod, false);
-
-	if (!a || a->nrequired == 0)
-		return false;
-	for (uint32_t i = 0; i < a->nrequired; i++)
-		if (!term_selects(&a->required[i], pod, p))
-			return false;
-	return true;
-}
-
-/* podMatchesAllAffinityTerms over the anti-affinity terms. */
-static bool matches_all_anti(const struct sx_pod *pod, const struct sx_pod *p)
-{
-	const struct sx_pod_affinity *a = affinity_of(pod, true);
+	const struct sx_pod_affinity *a = affinity_of(pod, anti);
 
 	if (!a || a->nrequired == 0)
 		return false;
@@ -253,16 +241,16 @@ static enum sx_hint hint_pod_inter_pod_affinity(void *self, const struct sx_pod 
 	if ((n && n->node_name == SX_STR_EMPTY) || (o && o->node_name == SX_STR_EMPTY))
 		return SX_QUEUE_SKIP;
 	if (o && n) {
-		if (!matches_all(pod, o) && matches_all(pod, n))
+		if (!matches_all(pod, o, false) && matches_all(pod, n, false))
 			return SX_QUEUE;
-		if (matches_all_anti(pod, o) && !matches_all_anti(pod, n))
+		if (matches_all(pod, o, true) && !matches_all(pod, n, true))
 			return SX_QUEUE;
 		return blocks_by_own_anti(o, pod) && !blocks_by_own_anti(n, pod) ? SX_QUEUE
 										 : SX_QUEUE_SKIP;
 	}
 	if (n)
-		return matches_all(pod, n) ? SX_QUEUE : SX_QUEUE_SKIP;
-	return matches_all_anti(pod, o) || blocks_by_own_anti(o, pod) ? SX_QUEUE : SX_QUEUE_SKIP;
+		return matches_all(pod, n, false) ? SX_QUEUE : SX_QUEUE_SKIP;
+	return matches_all(pod, o, true) || blocks_by_own_anti(o, pod) ? SX_QUEUE : SX_QUEUE_SKIP;
 }
 
 /* A node added or updated that has the topology key of one of the pod's

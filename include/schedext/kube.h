@@ -295,6 +295,11 @@ void sx_kube_invalidate_token(struct sx_kube *kube);
 const char *sx_kube_status_message(const char *body, size_t len, long status, char *buf,
 				   size_t buflen);
 
+/* The host (IPv6 brackets kept) and port (default 443 for https, else 80)
+ * of url's authority, and where its path starts (rest may be NULL). */
+void sx_url_hostport(const char *url, char *host, size_t hlen, char *port, size_t plen,
+		     const char **rest);
+
 /* The PEM material of one TLS client: each of CA, certificate and key as
  * raw PEM bytes (which win) or a file path; NULL = not given. */
 struct sx_tls_pems {

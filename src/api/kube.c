@@ -216,13 +216,13 @@ static void pool_put(struct sx_kube *kube, CURL *h)
 		curl_easy_cleanup(h);
 }
 
-/* Host[:port] part of the server URL, into out. */
-static void server_hostport(const char *server, char *host, size_t hlen, char *port, size_t plen)
+void sx_url_hostport(const char *url, char *host, size_t hlen, char *port, size_t plen,
+		     const char **rest)
 {
-	const char *p = strstr(server, "://"), *end, *colon;
-	bool tls = strncmp(server, "https", 5) == 0;
+	const char *p = strstr(url, "://"), *end, *colon;
+	bool tls = strncmp(url, "https", 5) == 0;
 
-	p = p ? p + 3 : server;
+	p = p ? p + 3 : url;
 	end = p + strcspn(p, "/");
 	if (*p == '[') {
 		const char *rb = memchr(p, ']', (size_t)(end - p));
@@ -236,6 +236,8 @@ static void server_hostport(const char *server, char *host, size_t hlen, char *p
 		snprintf(port, plen, "%.*s", (int)(end - colon - 1), colon + 1);
 	else
 		snprintf(port, plen, "%s", tls ? "443" : "80");
+	if (rest)
+		*rest = end;
 }
 
 /* Full URL for path. With tls-server-name the URL names that host (so
@@ -250,7 +252,7 @@ static void build_url(struct sx_kube *kube, const char *path, char *url, size_t 
 		snprintf(url, len, "%s%s", s, path);
 		return;
 	}
-	server_hostport(s, host, sizeof(host), port, sizeof(port));
+	sx_url_hostport(s, host, sizeof(host), port, sizeof(port), NULL);
 	rest = strstr(s, "://");
 	rest = rest ? rest + 3 : s;
 	rest += strcspn(rest, "/");
@@ -263,7 +265,7 @@ static struct curl_slist *make_connect_to(const struct sx_kube_config *c)
 
 	if (!c->tls_server_name)
 		return NULL;
-	server_hostport(c->server, host, sizeof(host), port, sizeof(port));
+	sx_url_hostport(c->server, host, sizeof(host), port, sizeof(port), NULL);
 	snprintf(line, sizeof(line), "%s:%s:%s:%s", c->tls_server_name, port, host, port);
 	return curl_slist_append(NULL, line);
 }

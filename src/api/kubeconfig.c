@@ -307,6 +307,7 @@ static int apply_cluster(const cJSON *cl, struct cfg_file *from, struct sx_kube_
 {
 	const char *server = get_str(cl, "server"), *sni = get_str(cl, "tls-server-name");
 	const cJSON *insecure = cJSON_GetObjectItemCaseSensitive(cl, "insecure-skip-tls-verify");
+	char host[256], port[16];
 	size_t n;
 	int rc;
 
@@ -323,8 +324,9 @@ static int apply_cluster(const cJSON *cl, struct cfg_file *from, struct sx_kube_
 	n = strlen(cfg->server);
 	while (n > 0 && cfg->server[n - 1] == '/')
 		cfg->server[--n] = '\0';
-	/* "https:///" strips to the bare scheme: a URL with no host. */
-	if (!strchr(cfg->server, ':') || strlen(strchr(cfg->server, ':')) <= 3)
+	/* "https:///" strips to the bare scheme, "http://:80" names no host */
+	sx_url_hostport(cfg->server, host, sizeof(host), port, sizeof(port), NULL);
+	if (!host[0])
 		return sx_error_set(err, SX_EINVAL, "kubeconfig %s: cluster.server: no host: %s",
 				    from->path, server);
 	cfg->insecure = cJSON_IsTrue(insecure) ||

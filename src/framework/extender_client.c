@@ -121,27 +121,6 @@ struct sx_extenders *sx_extenders_new(const struct sx_extender_cfg *cfgs, unsign
 	return x;
 }
 
-/* Splits https://host[:port]/rest of base: host (brackets kept for IPv6),
- * port (default 443) and rest. */
-static void split_url(const char *base, char *host, size_t hlen, char *port, size_t plen,
-		      const char **rest)
-{
-	const char *p = strstr(base, "://"), *end, *colon = NULL;
-
-	p = p ? p + 3 : base;
-	end = p + strcspn(p, "/");
-	if (*p == '[') {
-		const char *rb = memchr(p, ']', (size_t)(end - p));
-
-		colon = rb && rb + 1 < end && rb[1] == ':' ? rb + 1 : NULL;
-	} else {
-		colon = memchr(p, ':', (size_t)(end - p));
-	}
-	snprintf(host, hlen, "%.*s", (int)((colon ? colon : end) - p), p);
-	snprintf(port, plen, "%.*s", colon ? (int)(end - colon - 1) : 3, colon ? colon + 1 : "443");
-	*rest = end;
-}
-
 /* makeTransport's tlsConfig.serverName (Go's tls.Config.ServerName): the
  * extender's certificate is verified against serverName while the URL's
  * host is dialled. 0, or SX_ENOMEM. */
@@ -153,7 +132,7 @@ static int server_name_route(struct ext *e)
 
 	if (!e->cfg->has_tls || !sn || !*sn || strncmp(e->base, "https://", 8) != 0)
 		return 0;
-	split_url(e->base, host, sizeof(host), port, sizeof(port), &rest);
+	sx_url_hostport(e->base, host, sizeof(host), port, sizeof(port), &rest);
 	n = strlen(sn) + strlen(port) + strlen(rest) + 16;
 	e->sni_base = malloc(n);
 	if (!e->sni_base)

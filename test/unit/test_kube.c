@@ -338,6 +338,8 @@ static void test_kubeconfig_errors(void)
 	expect_error(buf, NULL, "kubeconfig %s: cluster.server: not an http(s) URL: ftp://x");
 	snprintf(buf, sizeof(buf), "%sclusters:\n- name: c\n  cluster: {server: 'http:///'}\n", ctx);
 	expect_error(buf, NULL, "kubeconfig %s: cluster.server: no host: http:///");
+	snprintf(buf, sizeof(buf), "%sclusters:\n- name: c\n  cluster: {server: 'https://:6443'}\n", ctx);
+	expect_error(buf, NULL, "kubeconfig %s: cluster.server: no host: https://:6443");
 	snprintf(buf, sizeof(buf),
 		 "%sclusters:\n- name: c\n  cluster: {server: 'https://x', certificate-authority-data: '%%%%'}\n",
 		 ctx);
