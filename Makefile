@@ -119,7 +119,8 @@ tools: $(BENCH_BINS)
 
 # Installs missing Debian packages; a no-op when pkg-config finds everything.
 install-deps:
-	@if pkg-config --exists $(PKGS) 2>/dev/null && command -v python3 >/dev/null \
+	@if command -v cc >/dev/null && pkg-config --exists $(PKGS) 2>/dev/null \
+	    && command -v python3 >/dev/null \
 	    && command -v curl >/dev/null && command -v openssl >/dev/null \
 	    && command -v jq >/dev/null; then \
 	  :; \
