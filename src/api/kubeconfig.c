@@ -325,7 +325,7 @@ static int apply_cluster(const cJSON *cl, struct cfg_file *from, struct sx_kube_
 	while (n > 0 && cfg->server[n - 1] == '/')
 		cfg->server[--n] = '\0';
 	/* "https:///" strips to the bare scheme, "http://:80" names no host */
-	sx_url_hostport(cfg->server, host, sizeof(host), port, sizeof(port), NULL);
+	sx_url_hostport(server, host, sizeof(host), port, sizeof(port), NULL);
 	if (!host[0])
 		return sx_error_set(err, SX_EINVAL, "kubeconfig %s: cluster.server: no host: %s",
 				    from->path, server);
