@@ -204,11 +204,12 @@ static struct sx_status *filter_volume_binding(void *self, const struct sx_cycle
 {
 	const struct vb_plugin *p = self;
 	const struct vb_state *st = get_state(cs);
-	struct sx_error err = { 0 };
+	struct sx_error err; /* set by vb_find when it fails: no 772-byte clear per node */
 	unsigned reasons;
 
 	if (!st || st->skip)
 		return NULL;
+	err.msg[0] = '\0';
 	if (vb_find(st, cs->snap, ni->node, &reasons, NULL, &err) < 0)
 		return sx_status_new(SX_ERROR, "%s", err.msg);
 	return reasons ? p->rejected[reasons] : NULL;
