@@ -4,6 +4,8 @@
  *
  *   cycle_bench --state FILE [--extra-state FILE] [--pending FILE --label NAME] [--threads N]
  *   cycle_bench --state FILE --pending FILE --latency [--gap-us US] [--threads N]
+ *   cycle_bench --state FILE [--extra-state FILE] --pending A --label NAME
+ *               --compare B --compare-label NAME2 --rounds R [--threads N]
  *
  * --latency reports the p50/p99 of single Filter and PreScore+Score passes
  * over 500 named nodes (the extender's nodeCacheCapable work per request);
@@ -12,6 +14,14 @@
  * scheduler does (VolumeBinding assumes its bindings);
  * --gap-us keeps the caller busy that long between passes (a request's
  * HTTP share), so idle pool workers may go to sleep as in the server.
+ * --compare runs mix A then mix B R times in one process, on one loaded
+ * cluster (each run's pods are forgotten afterwards, each run gets a fresh
+ * configuration, so plugin state such as VolumeBinding's assume cache
+ * starts empty), and prints B's rate as a fraction of A's: the median of
+ * the per-round ratios. On a shared VM the machine's speed drifts by tens
+ * of percent over seconds, so two mixes measured in separate processes a
+ * minute apart compare the machine as much as the mixes; back to back,
+ * round by round, the drift mostly cancels.
  * With SX_PERF_CTL=FIFO, writes enable/disable around the measured cycles
  * for `perf record -D -1 --control=fifo:FIFO`.
  *
@@ -117,40 +127,55 @@ static uint32_t sx_cache_snapshot_nodes(struct sx_cache *cache)
 	return st.nodes;
 }
 
-static void bench_cycles(struct sx_cache *cache, const struct sx_config *cfg, const char *path,
-			 const char *label, unsigned threads)
+/* Schedules pods[0..n) one cycle after another with cfg's default
+ * profile; each pod placed is assumed in the cache and Reserved there, as
+ * the scheduler does (VolumeBinding assumes its bindings). placed[i]
+ * (optional) says whether pods[i] was assumed. Returns how many were. */
+static uint32_t run_pods(struct sx_cache *cache, const struct sx_config *cfg, struct sx_pod **pods,
+			 uint32_t n, struct sx_pool *pool, bool *placed)
 {
-	uint32_t n;
-	struct sx_pod **pods = load_pending(path, &n);
 	const struct sx_profile *prof = sx_config_profile(cfg, NULL);
-	struct sx_pool *pool = threads > 1 ? sx_pool_new(threads - 1) : NULL;
-	uint32_t next = 0, scheduled = 0, unschedulable = 0;
+	uint32_t next = 0, scheduled = 0;
 	uint64_t rng = 1;
-	perf_ctl("enable\n");
-	double t0 = sx_now_s(), c0 = cpu_s();
-	for (uint32_t i = 0; i < n; i++) {
+
+	for (uint32_t i = 0; prof && i < n; i++) {
 		struct sx_snapshot *snap = sx_cache_snapshot(cache);
 		struct sx_cycle_opts opts = { .snap = snap, .mode = SX_CYCLE_FULL, .percentage = -1,
 					      .global_percentage = cfg->percentage_of_nodes_to_score,
 					      .next_start_index = &next, .rng = &rng, .pool = pool };
 		struct sx_cycle_result res;
+		bool ok = false;
+
 		sx_schedule(prof, pods[i], &opts, &res);
 		if (res.selected >= 0) {
-			sx_cache_assume(cache, pods[i], snap->nodes[res.selected]->name);
-			sx_status_free(sx_run_reserve(prof, res.state, pods[i],
-						      snap->nodes[res.selected]->name));
+			sx_str node = snap->nodes[res.selected]->name;
+
+			ok = sx_cache_assume(cache, pods[i], node) == 0;
+			sx_status_free(sx_run_reserve(prof, res.state, pods[i], node));
 			scheduled++;
-		} else {
-			unschedulable++;
 		}
+		if (placed)
+			placed[i] = ok;
 		sx_cycle_result_free(&res);
 		sx_snapshot_unref(snap);
 	}
+	return scheduled;
+}
+
+static void bench_cycles(struct sx_cache *cache, const struct sx_config *cfg, const char *path,
+			 const char *label, unsigned threads)
+{
+	uint32_t n;
+	struct sx_pod **pods = load_pending(path, &n);
+	struct sx_pool *pool = threads > 1 ? sx_pool_new(threads - 1) : NULL;
+	perf_ctl("enable\n");
+	double t0 = sx_now_s(), c0 = cpu_s();
+	uint32_t scheduled = run_pods(cache, cfg, pods, n, pool, NULL);
 	double dt = sx_now_s() - t0, dc = cpu_s() - c0;
 	perf_ctl("disable\n");
 	printf("bench cycle_%s %.0f pods/s nodes=%u pending=%u scheduled=%u unschedulable=%u threads=%u cpu_us_per_pod=%.0f\n",
 	       label, n / (dt > 0 ? dt : 1e-9), sx_cache_snapshot_nodes(cache), n, scheduled,
-	       unschedulable, threads, n ? dc * 1e6 / n : 0.0);
+	       n - scheduled, threads, n ? dc * 1e6 / n : 0.0);
 	for (uint32_t i = 0; i < n; i++)
 		sx_pod_unref(pods[i]);
 	free(pods);
@@ -162,6 +187,73 @@ static int cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* One run of pods[0..n) through fresh plugin state; the scheduled pods
+ * are forgotten afterwards, so the next run starts from the same cluster.
+ * Returns pods/s; *cpu_us CPU microseconds per pod. */
+static double compare_run(struct sx_cache *cache, struct sx_pod **pods, uint32_t n,
+			  unsigned threads, double *cpu_us)
+{
+	struct sx_error err = { 0 };
+	struct sx_config *cfg = sx_config_default(&err);
+	struct sx_pool *pool = threads > 1 ? sx_pool_new(threads - 1) : NULL;
+	bool *placed = calloc(n ? n : 1, sizeof(*placed));
+	double t0 = sx_now_s(), c0 = cpu_s(), dt;
+
+	if (cfg && placed)
+		run_pods(cache, cfg, pods, n, pool, placed);
+	dt = sx_now_s() - t0;
+	*cpu_us = n ? (cpu_s() - c0) * 1e6 / n : 0;
+	for (uint32_t i = 0; placed && i < n; i++)
+		if (placed[i])
+			sx_cache_forget(cache, pods[i]->meta.ns, pods[i]->meta.name);
+	free(placed);
+	sx_pool_free(pool);
+	sx_config_free(cfg);
+	return n / (dt > 0 ? dt : 1e-9);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+enum { MAX_ROUNDS = 50 };
+
+static void bench_compare(struct sx_cache *cache, const char *path_a, const char *label_a,
+			  const char *path_b, const char *label_b, int rounds, unsigned threads)
+{
+	uint32_t na, nb;
+	struct sx_pod **a = load_pending(path_a, &na), **b = load_pending(path_b, &nb);
+	double ra[MAX_ROUNDS], rb[MAX_ROUNDS], ratio[MAX_ROUNDS], ca[MAX_ROUNDS], cb[MAX_ROUNDS];
+
+	if (rounds > MAX_ROUNDS)
+		rounds = MAX_ROUNDS;
+	for (int r = 0; r < rounds; r++) {
+		ra[r] = compare_run(cache, a, na, threads, &ca[r]);
+		rb[r] = compare_run(cache, b, nb, threads, &cb[r]);
+		ratio[r] = rb[r] / ra[r];
+		fprintf(stderr, "round %d: %s %.0f pods/s, %s %.0f pods/s, ratio %.3f\n", r, label_a,
+			ra[r], label_b, rb[r], ratio[r]);
+	}
+	double lo = ratio[0], hi = ratio[0];
+	for (int r = 1; r < rounds; r++) {
+		lo = ratio[r] < lo ? ratio[r] : lo;
+		hi = ratio[r] > hi ? ratio[r] : hi;
+	}
+	printf("bench cycle_%s_of_%s %.3f ratio rounds=%d min=%.3f max=%.3f %s=%.0f %s=%.0f "
+	       "%s_cpu_us_per_pod=%.0f %s_cpu_us_per_pod=%.0f threads=%u (medians, back to back)\n",
+	       label_b, label_a, median(ratio, rounds), rounds, lo, hi, label_a, median(ra, rounds),
+	       label_b, median(rb, rounds), label_a, median(ca, rounds), label_b, median(cb, rounds),
+	       threads);
+	for (uint32_t i = 0; i < na; i++)
+		sx_pod_unref(a[i]);
+	for (uint32_t i = 0; i < nb; i++)
+		sx_pod_unref(b[i]);
+	free(a);
+	free(b);
 }
 
 /* Busy for us microseconds: the caller's share of a request (HTTP parse,
@@ -226,6 +318,8 @@ static void bench_latency(struct sx_cache *cache, const struct sx_config *cfg, c
 int main(int argc, char **argv)
 {
 	const char *state = NULL, *extra = NULL, *pending = NULL, *label = "plain";
+	const char *compare = NULL, *compare_label = "other";
+	int rounds = 5;
 	unsigned threads = 2;
 	bool latency = false;
 	double gap_us = 0;
@@ -248,9 +342,16 @@ int main(int argc, char **argv)
 			label = argv[++i];
 		else if (!strcmp(argv[i], "--threads"))
 			threads = (unsigned)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--compare"))
+			compare = argv[++i];
+		else if (!strcmp(argv[i], "--compare-label"))
+			compare_label = argv[++i];
+		else if (!strcmp(argv[i], "--rounds"))
+			rounds = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 1;
 	}
 	if (!state) {
-		fprintf(stderr, "usage: cycle_bench --state FILE [--pending FILE --label NAME] "
+		fprintf(stderr, "usage: cycle_bench --state FILE [--extra-state FILE] [--pending FILE "
+				"--label NAME [--compare FILE --compare-label NAME --rounds N]] "
 				"[--threads N] [--latency [--gap-us US]]\n");
 		return 2;
 	}
@@ -290,7 +391,9 @@ int main(int argc, char **argv)
 		       sx_intern_bytes());
 	}
 	sx_snapshot_unref(snap);
-	if (pending && latency)
+	if (pending && compare)
+		bench_compare(cache, pending, label, compare, compare_label, rounds, threads);
+	else if (pending && latency)
 		bench_latency(cache, cfg, pending, threads, gap_us);
 	else if (pending)
 		bench_cycles(cache, cfg, pending, label, threads);

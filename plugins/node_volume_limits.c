@@ -459,21 +459,16 @@ static struct sx_status *fresh_volumes(const struct nvl_state *s, struct resolve
 	return NULL;
 }
 
-static struct sx_status *filter_node_volume_limits(void *self, const struct sx_cycle_state *cs,
-						   const struct sx_pod *pod,
-						   const struct sx_node_info *ni)
+/* The node's attach limits against the pod's volumes that are new there
+ * (the pod has volumes and the node a CSINode with a limit). */
+static struct sx_status *check_limits(const struct nvl_state *s, const struct sx_cycle_state *cs,
+				      const struct sx_pod *pod, const struct sx_node_info *ni,
+				      sx_str node, const struct sx_csi_node *csi)
 {
-	sx_str node = ni->node ? ni->node->name_id : ni->name;
-	const struct sx_csi_node *csi = sx_snapshot_find_csi_node(cs->snap, node);
 	struct vol_set fresh, attached;
 	struct resolve_ctx c = {cs->snap, csi, pod, true, &fresh, NULL};
-	const struct nvl_state *s = cs->slots[SX_SLOT_node_volume_limits];
 	struct sx_status *st;
 
-	if (pod->nvolumes == 0)
-		return NULL;
-	if (s && !s->err && !has_limits(csi))
-		return NULL; /* nothing counted here: the volumes need not be listed */
 	set_init(&fresh);
 	set_init(&attached);
 	st = fresh_volumes(s, &c);
@@ -492,6 +487,23 @@ out:
 	set_free(&fresh);
 	set_free(&attached);
 	return st;
+}
+
+static struct sx_status *filter_node_volume_limits(void *self, const struct sx_cycle_state *cs,
+						   const struct sx_pod *pod,
+						   const struct sx_node_info *ni)
+{
+	const struct nvl_state *s = cs->slots[SX_SLOT_node_volume_limits];
+	sx_str node;
+	const struct sx_csi_node *csi;
+
+	if (pod->nvolumes == 0)
+		return NULL;
+	node = ni->node ? ni->node->name_id : ni->name;
+	csi = sx_snapshot_find_csi_node(cs->snap, node);
+	if (s && !s->err && !has_limits(csi))
+		return NULL; /* nothing counted here: the volumes need not be listed */
+	return check_limits(s, cs, pod, ni, node, csi);
 }
 
 /* ---------- queueing hints ---------- */

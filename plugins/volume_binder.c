@@ -381,6 +381,16 @@ static void sort_by_size(struct vb_claim *c, uint32_t n)
 	}
 }
 
+/* See vb_claim.single. */
+static const struct sx_requirement *single_requirement(const struct sx_pv *pv)
+{
+	const struct sx_node_selector *sel = pv ? pv->node_affinity : NULL;
+
+	if (!sel || sel->nterms != 1 || sel->terms[0].nexprs != 1 || sel->terms[0].nfields != 0)
+		return NULL;
+	return &sel->terms[0].exprs[0];
+}
+
 /* GetPodVolumeClaims after podHasPVCs' checks. */
 static struct sx_status *classify(struct vb_assume *a, const struct sx_snapshot *snap,
 				  const struct sx_pod *pod, struct vb_state *st)
@@ -397,8 +407,10 @@ static struct sx_status *classify(struct vb_assume *a, const struct sx_snapshot 
 			continue;
 		pvc = sx_snapshot_find_pvc(snap, pod->meta.ns, v->claim);
 		if (vb_fully_bound(pvc)) {
+			const struct sx_pv *pv = sx_snapshot_find_pv(snap, pvc->volume_name);
+
 			st->bound[st->nbound++] = (struct vb_claim){
-				.pvc = pvc, .pv = sx_snapshot_find_pv(snap, pvc->volume_name)
+				.pvc = pvc, .pv = pv, .single = single_requirement(pv)
 			};
 			continue;
 		}
@@ -462,15 +474,17 @@ void vb_volumes_clear(struct vb_volumes *v)
 	memset(v, 0, sizeof(*v));
 }
 
-/* checkBoundClaims: the first missing PV or mismatching affinity. */
-static unsigned check_bound(const struct vb_state *st, const struct sx_node *node)
+unsigned vb_check_bound(const struct vb_state *st, const struct sx_node *node)
 {
 	for (uint32_t i = 0; i < st->nbound; i++) {
-		const struct sx_pv *pv = st->bound[i].pv;
+		const struct vb_claim *c = &st->bound[i];
+		bool ok;
 
-		if (!pv)
+		if (!c->pv)
 			return VB_PV_MISSING;
-		if (!vb_pv_node_affinity_matches(pv, node))
+		ok = c->single ? sx_requirement_matches(c->single, &node->meta.labels)
+			       : vb_pv_node_affinity_matches(c->pv, node);
+		if (!ok)
 			return VB_NODE_CONFLICT;
 	}
 	return 0;
@@ -650,7 +664,7 @@ int vb_find(const struct vb_state *st, const struct sx_snapshot *snap,
 {
 	int rc;
 
-	*reasons = check_bound(st, node);
+	*reasons = vb_check_bound(st, node);
 	if (out && alloc_volumes(out, st->nunbound) < 0)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
 	if (st->nunbound == 0)

@@ -34,6 +34,10 @@ struct vb_claim {
 	sx_str name;               /* pvc's name if interned (PV claimRefs are), else invalid */
 	sx_str selected_node;      /* effective volume.kubernetes.io/selected-node */
 	const struct sx_pv *pv;    /* bound claims: their PV, NULL when missing */
+	/* Bound claims: the PV's node affinity when it is one term of one
+	 * label requirement (zonal and local PVs), which Filter checks on
+	 * every node without walking the selector; NULL otherwise. */
+	const struct sx_requirement *single;
 	/* Unbound claims: the PVs of the class that pass every check of
 	 * FindMatchingVolume but the node's (affinity, PVs chosen for other
 	 * claims), in the class's order (ListPVs). */
@@ -116,6 +120,10 @@ int vb_find(const struct vb_state *st, const struct sx_snapshot *snap,
 	    const struct sx_node *node, unsigned *reasons, struct vb_volumes *out,
 	    struct sx_error *err);
 void vb_volumes_clear(struct vb_volumes *v);
+/* checkBoundClaims, vb_find's first step: the reason bits of the first
+ * bound claim whose PV is missing or whose node affinity node fails; all
+ * of vb_find when the pod has no unbound claim. */
+unsigned vb_check_bound(const struct vb_state *st, const struct sx_node *node);
 
 /* ---------- Reserve / Unreserve ---------- */
 

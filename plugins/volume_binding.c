@@ -209,6 +209,10 @@ static struct sx_status *filter_volume_binding(void *self, const struct sx_cycle
 
 	if (!st || st->skip)
 		return NULL;
+	if (st->nunbound == 0) { /* bound claims only: no matching, no error */
+		reasons = vb_check_bound(st, ni->node);
+		return reasons ? p->rejected[reasons] : NULL;
+	}
 	err.msg[0] = '\0';
 	if (vb_find(st, cs->snap, ni->node, &reasons, NULL, &err) < 0)
 		return sx_status_new(SX_ERROR, "%s", err.msg);

@@ -286,7 +286,7 @@ static enum sx_hint hint_pv_volume_zone(void *self, const struct sx_pod *pod, co
 {
 	const struct sx_object *o = old_obj, *n = new_obj;
 	const struct sx_pv *old_pv = o ? o->obj : NULL, *new_pv = n ? n->obj : NULL;
-	sx_str a, b;
+	sx_str a = SX_STR_EMPTY, b = SX_STR_EMPTY;
 
 	SX_UNUSED(self);
 	SX_UNUSED(pod);

@@ -30,6 +30,9 @@ struct sx_nominator {
 	uint32_t (*pods_for_node)(void *ctx, sx_str node, const struct sx_pod **out,
 				  uint32_t max);
 	void *ctx;
+	/* No pod is nominated anywhere (pods_for_node finds none): Filter
+	 * skips the lookup per node. False when unknown. */
+	bool none;
 };
 
 /* ---------- the cycle ---------- */

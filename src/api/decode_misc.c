@@ -102,6 +102,17 @@ int sx_dec_head(const cJSON *json, struct sx_meta *meta, struct sx_error *err)
 	return rc < 0 ? rc : sx_dec_object(json, "status", &o, err);
 }
 
+int sx_dec_name_id(const struct sx_meta *meta, sx_str *id, struct sx_error *err)
+{
+	*id = sx_intern(meta->name);
+	if (*id != SX_STR_INVALID)
+		return 0;
+	*id = SX_STR_EMPTY;
+	sx_error_set(err, SX_ETOOBIG, "string table full");
+	sx_error_prefix(err, "metadata.name");
+	return SX_ETOOBIG;
+}
+
 struct sx_generic *sx_decode_generic(const cJSON *json, enum sx_kind kind, struct sx_error *err)
 {
 	struct sx_generic *g;

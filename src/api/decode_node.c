@@ -156,14 +156,8 @@ struct sx_node *sx_decode_node(const cJSON *json, struct sx_error *err)
 		return NULL;
 	atomic_init(&node->refcount, 1);
 	rc = sx_dec_meta(json, &node->meta, err);
-	if (rc == 0) {
-		node->name_id = sx_intern(node->meta.name);
-		if (node->name_id == SX_STR_INVALID) {
-			node->name_id = SX_STR_EMPTY;
-			rc = sx_error_set(err, SX_ETOOBIG, "string table full");
-			sx_error_prefix(err, "metadata.name");
-		}
-	}
+	if (rc == 0)
+		rc = sx_dec_name_id(&node->meta, &node->name_id, err);
 	if (rc == 0)
 		rc = sx_dec_object(json, "spec", &spec, err);
 	if (rc == 0)

@@ -676,6 +676,8 @@ struct sx_csi_node *sx_decode_csi_node(const cJSON *json, struct sx_error *err)
 		return NULL;
 	atomic_init(&csi->refcount, 1);
 	rc = sx_dec_head(json, &csi->meta, err);
+	if (rc == 0)
+		rc = sx_dec_name_id(&csi->meta, &csi->name_id, err);
 	if (rc == 0) {
 		rc = sx_dec_objects(sx_dec_get(json, "spec"), "drivers", &csi->drivers,
 				    &csi->ndrivers, decode_driver, NULL, err);

@@ -73,5 +73,9 @@ int sx_dec_sub(const cJSON *obj, const char *key, sx_dec_item_fn fn, void *elem,
  * objects (decode_misc.c). */
 struct sx_meta;
 int sx_dec_head(const cJSON *json, struct sx_meta *meta, struct sx_error *err);
+/* The interned metadata.name of a decoded meta, into *id (objects other
+ * kinds find by name id: Node, CSINode); SX_ETOOBIG when the string table
+ * is full (*id then "") (decode_misc.c). */
+int sx_dec_name_id(const struct sx_meta *meta, sx_str *id, struct sx_error *err);
 
 #endif /* SCHEDEXT_DECODE_UTIL_H */

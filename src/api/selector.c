@@ -1,7 +1,7 @@
 /* Label selectors, node selector terms, node affinity and tolerations
- * (reference kube-api.md §4.2-4.3), plus the two pure label/resource
- * lookups of model.h. Everything here is a pure function over immutable
- * structs: any thread may call it.
+ * (reference kube-api.md §4.2-4.3), plus the pure resource lookup of
+ * model.h (the label lookup is inline there). Everything here is a pure
+ * function over immutable structs: any thread may call it.
  *
  * Invalid requirements never match, as upstream, where converting them to a
  * selector fails and the term (or selector) is skipped: In/NotIn without
@@ -13,30 +13,6 @@
 #include <stdint.h>
 
 #include "schedext/model.h"
-
-bool sx_labels_get(const struct sx_labels *labels, sx_str key, sx_str *value)
-{
-	uint32_t lo = 0, hi;
-
-	if (!labels || !labels->items)
-		return false;
-	hi = labels->n;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		sx_str k = labels->items[mid].key;
-
-		if (k == key) {
-			if (value)
-				*value = labels->items[mid].value;
-			return true;
-		}
-		if (k < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
 
 int64_t sx_resources_get(const struct sx_resources *r, sx_str name)
 {

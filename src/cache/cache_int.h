@@ -53,7 +53,7 @@ struct sx__kind_block {
 	const void **ptrs;       /* items[i].obj, for the snapshot's arrays */
 	/* The same objects ordered by a secondary key id, then name (PVs by
 	 * storage class, CSIStorageCapacities by storage class,
-	 * VolumeAttachments by node); NULL for the other groups. */
+	 * VolumeAttachments and CSINodes by node); NULL for the other groups. */
 	const void **by_key;
 	sx_str *keys;            /* keys[i] is by_key[i]'s key */
 };

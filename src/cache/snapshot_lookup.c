@@ -93,14 +93,6 @@ const struct sx_storage_class *sx_snapshot_find_storage_class(const struct sx_sn
 	return o ? o->obj : NULL;
 }
 
-const struct sx_csi_node *sx_snapshot_find_csi_node(const struct sx_snapshot *snap, sx_str name)
-{
-	const struct sx_object *o = group_find(snap, SX__G_CSI_NODES, SX_STR_EMPTY,
-					      sx_str_get(name));
-
-	return o ? o->obj : NULL;
-}
-
 const struct sx_csi_driver *sx_snapshot_find_csi_driver(const struct sx_snapshot *snap,
 							sx_str name)
 {

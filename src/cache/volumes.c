@@ -1,8 +1,8 @@
 /* The cache's storage indexes (plugins.md §3.13-3.16): PVs and
- * CSIStorageCapacities by storage class, VolumeAttachments by node (a
- * secondary order of their kind blocks), and the set of PVCs used by pods
- * on nodes (snapshot.usedPVCSet, for ReadWriteOncePod), with the snapshot
- * accessors the volume plugins use.
+ * CSIStorageCapacities by storage class, VolumeAttachments and CSINodes
+ * by node (a secondary order of their kind blocks), and the set of PVCs
+ * used by pods on nodes (snapshot.usedPVCSet, for ReadWriteOncePod), with
+ * the snapshot accessors the volume plugins use.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +23,9 @@ bool sx__object_alt_key(const struct sx_object *o, sx_str *key)
 		return true;
 	case SX_KIND_VOLUME_ATTACHMENT:
 		*key = ((const struct sx_volume_attachment *)o->obj)->node_name;
+		return true;
+	case SX_KIND_CSI_NODE:
+		*key = ((const struct sx_csi_node *)o->obj)->name_id;
 		return true;
 	default:
 		return false;
@@ -106,6 +109,16 @@ const struct sx_csi_capacity *const *sx_snapshot_capacities_by_class(const struc
 								     sx_str cls, uint32_t *n)
 {
 	return (const struct sx_csi_capacity *const *)by_key(snap, SX__G_CSI_CAPACITIES, cls, n);
+}
+
+/* NodeVolumeLimits asks on every node it filters: an id search, no
+ * string compares. */
+const struct sx_csi_node *sx_snapshot_find_csi_node(const struct sx_snapshot *snap, sx_str name)
+{
+	uint32_t n;
+	const void *const *found = by_key(snap, SX__G_CSI_NODES, name, &n);
+
+	return n ? found[0] : NULL;
 }
 
 const struct sx_volume_attachment *const *

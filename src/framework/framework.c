@@ -1,6 +1,6 @@
 /* The scheduling cycle (reference plugins.md §1.2-1.8): PreEnqueue check,
  * PreFilter, parallel Filter with early stop and rotating start index,
- * PreScore/Score/NormalizeScore with weights, host selection. */
+ * then scoring and host selection (score_phase.c). */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -14,61 +14,24 @@
 #include "schedext/framework_metrics.h"
 #include "schedext/fit_error.h"
 #include "schedext/registry.h"
+#include "framework_int.h"
 
 #define MAX_NOMINATED 256
 
-/* ---------- metrics (include/schedext/framework_metrics.h) ---------- */
+/* ---------- metrics (framework_int.h) ---------- */
 
-/* Filter and Score calls counted on the calling thread and published once
- * per chunk: a shared counter per call would bounce between the threads. */
-static _Thread_local uint32_t tl_evals[2][SX_MAX_PLUGINS];
-static _Thread_local uint64_t tl_evals_used[2]; /* bit p: tl_evals[.][p] > 0 */
-enum { EV_FILTER, EV_SCORE };
+_Thread_local uint32_t sx__tl_evals[2][SX_MAX_PLUGINS];
+_Thread_local uint64_t sx__tl_evals_used[2];
 
-_Static_assert(SX_MAX_PLUGINS <= 64, "tl_evals_used has a bit per plugin");
-
-static inline void count_eval(int which, unsigned plugin)
+void sx__flush_evals(const struct sx_profile *prof, int which, enum sx_ext_point ep)
 {
-	tl_evals[which][plugin]++;
-	tl_evals_used[which] |= 1ull << plugin;
-}
-
-static void flush_evals(const struct sx_profile *prof, int which, enum sx_ext_point ep)
-{
-	for (uint64_t m = tl_evals_used[which]; m; m &= m - 1) {
+	for (uint64_t m = sx__tl_evals_used[which]; m; m &= m - 1) {
 		unsigned p = (unsigned)__builtin_ctzll(m);
 
-		sx_fw_metrics_evals(prof, (int)p, ep, tl_evals[which][p]);
-		tl_evals[which][p] = 0;
+		sx_fw_metrics_evals(prof, (int)p, ep, sx__tl_evals[which][p]);
+		sx__tl_evals[which][p] = 0;
 	}
-	tl_evals_used[which] = 0;
-}
-
-/* Start of a timed call: 0 (not timed) unless the cycle is sampled. */
-static inline uint64_t plugin_clock(const struct sx_cycle_state *cs)
-{
-	return cs->record_plugin_metrics ? sx_fw_metrics_ticks() : 0;
-}
-
-static inline void plugin_done(uint64_t t0, int plugin, enum sx_ext_point ep,
-			       const struct sx_status *st)
-{
-	if (t0)
-		sx_fw_metrics_plugin(plugin, ep, sx_status_code(st), sx_fw_metrics_ticks() - t0);
-}
-
-/* Ends a call timed from t (0: not timed) and returns the start of the
- * next: the plugins of one node share each clock read. */
-static inline uint64_t plugin_lap(uint64_t t, int plugin, enum sx_ext_point ep,
-				  const struct sx_status *st)
-{
-	uint64_t now;
-
-	if (!t)
-		return 0;
-	now = sx_fw_metrics_ticks();
-	sx_fw_metrics_plugin(plugin, ep, sx_status_code(st), now - t);
-	return now;
+	sx__tl_evals_used[which] = 0;
 }
 
 static struct sx_status *attach(struct sx_status *st, const char *plugin)
@@ -218,26 +181,86 @@ struct sx_status *sx_run_pre_filter(const struct sx_profile *prof, struct sx_cyc
 	return st;
 }
 
+/* The Filter plugins whose PreFilter did not return Skip, in profile
+ * order: computed once per cycle, not checked per plugin on every node. */
+static unsigned active_filters(const struct sx_profile *prof, const struct sx_cycle_state *cs,
+			       const struct sx_enabled **out)
+{
+	const struct sx_enabled *e = prof->points[SX_PT_FILTER];
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < prof->n[SX_PT_FILTER]; i++)
+		if (!cs->skip_filter[e[i].index])
+			out[n++] = &e[i];
+	return n;
+}
+
+/* A Filter plugin's non-NULL status: NULL when it is a Success (freed
+ * here), else what the node's filtering returns: the rejection with the
+ * plugin's name, or an Error naming the plugin. */
+static struct sx_status *filter_verdict(struct sx_status *st, const struct sx_enabled *e)
+{
+	if (st->code == SX_SUCCESS) {
+		sx_status_free(st);
+		return NULL;
+	}
+	if (sx_status_is_rejected(st))
+		return attach(st, e->plugin->name);
+	return sx_status_as_error(st, "running \"%s\" filter plugin: %s", e->plugin->name);
+}
+
+/* run_filter_list in a cycle whose plugin calls are timed (one in ten). */
+static struct sx_status *run_filter_list_timed(const struct sx_enabled *const *list, unsigned n,
+					       const struct sx_cycle_state *cs,
+					       const struct sx_pod *pod,
+					       const struct sx_node_info *ni, unsigned *ran)
+{
+	uint64_t t = plugin_clock(cs);
+	for (unsigned i = 0; i < n; i++) {
+		const struct sx_enabled *e = list[i];
+		struct sx_status *st = e->plugin->filter(e->self, cs, pod, ni);
+		t = plugin_lap(t, e->index, SX_EP_FILTER, st);
+		if (st && (st = filter_verdict(st, e))) {
+			*ran = i + 1;
+			return st;
+		}
+	}
+	*ran = n;
+	return NULL;
+}
+
+/* Runs list[0..n) on ni until one rejects it; *ran = how many ran, which
+ * the caller counts as evaluations (scheduler_plugin_evaluation_total).
+ * The untimed loop is separate: it runs for every node of nine cycles in
+ * ten, and without the clock calls it keeps its values in registers. */
+static struct sx_status *run_filter_list(const struct sx_enabled *const *list, unsigned n,
+					 const struct sx_cycle_state *cs, const struct sx_pod *pod,
+					 const struct sx_node_info *ni, unsigned *ran)
+{
+	if (cs->record_plugin_metrics)
+		return run_filter_list_timed(list, n, cs, pod, ni, ran);
+	for (unsigned i = 0; i < n; i++) {
+		const struct sx_enabled *e = list[i];
+		struct sx_status *st = e->plugin->filter(e->self, cs, pod, ni);
+		if (st && (st = filter_verdict(st, e))) {
+			*ran = i + 1;
+			return st;
+		}
+	}
+	*ran = n;
+	return NULL;
+}
+
 struct sx_status *sx_run_filters(const struct sx_profile *prof, const struct sx_cycle_state *cs,
 				 const struct sx_pod *pod, const struct sx_node_info *ni)
 {
-	const struct sx_enabled *e = prof->points[SX_PT_FILTER];
-	uint64_t t = plugin_clock(cs);
-	for (unsigned i = 0; i < prof->n[SX_PT_FILTER]; i++) {
-		if (cs->skip_filter[e[i].index])
-			continue;
-		count_eval(EV_FILTER, e[i].index);
-		struct sx_status *st = e[i].plugin->filter(e[i].self, cs, pod, ni);
-		t = plugin_lap(t, e[i].index, SX_EP_FILTER, st);
-		if (sx_status_is_success(st)) {
-			sx_status_free(st);
-			continue;
-		}
-		if (sx_status_is_rejected(st))
-			return attach(st, e[i].plugin->name);
-		return sx_status_as_error(st, "running \"%s\" filter plugin: %s", e[i].plugin->name);
-	}
-	return NULL;
+	const struct sx_enabled *list[SX_MAX_PLUGINS];
+	unsigned n = active_filters(prof, cs, list), ran = 0;
+	struct sx_status *st = run_filter_list(list, n, cs, pod, ni, &ran);
+
+	for (unsigned i = 0; i < ran; i++)
+		count_eval(EV_FILTER, list[i]->index);
+	return st;
 }
 
 static struct sx_status *run_extension(const struct sx_profile *prof, struct sx_cycle_state *cs,
@@ -310,23 +333,43 @@ out:
 	return st;
 }
 
+/* Filters ni with the nominated pods that count for pod (priority at
+ * least pod's, not pod itself) added: NULL when there are none or ni
+ * passes with them (upstream's first pass of
+ * RunFilterPluginsWithNominatedPods). */
+static struct sx_status *filter_nominated_pass(const struct sx_profile *prof,
+					       const struct sx_cycle_state *cs,
+					       const struct sx_pod *pod,
+					       const struct sx_node_info *ni,
+					       const struct sx_nominator *nom)
+{
+	const struct sx_pod *found[MAX_NOMINATED];
+	const struct sx_pod *keep[MAX_NOMINATED];
+	uint32_t n = nom->pods_for_node(nom->ctx, ni->name, found, MAX_NOMINATED), k = 0;
+	struct sx_status *st;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (found[i]->priority >= pod->priority && !same_pod(found[i], pod))
+			keep[k++] = found[i];
+	if (k == 0)
+		return NULL;
+	st = filter_with_nominated_added(prof, cs, pod, ni, keep, k);
+	if (sx_status_is_success(st)) {
+		sx_status_free(st);
+		return NULL;
+	}
+	return st;
+}
+
 struct sx_status *sx_run_filters_with_nominated(const struct sx_profile *prof,
 						const struct sx_cycle_state *cs,
 						const struct sx_pod *pod,
 						const struct sx_node_info *ni,
 						const struct sx_nominator *nom)
 {
-	const struct sx_pod *found[MAX_NOMINATED];
-	const struct sx_pod *keep[MAX_NOMINATED];
-	uint32_t n = 0, k = 0;
-	if (nom && nom->pods_for_node)
-		n = nom->pods_for_node(nom->ctx, ni->name, found, MAX_NOMINATED);
-	for (uint32_t i = 0; i < n; i++)
-		if (found[i]->priority >= pod->priority && !same_pod(found[i], pod))
-			keep[k++] = found[i];
-	if (k > 0) {
-		struct sx_status *st = filter_with_nominated_added(prof, cs, pod, ni, keep, k);
-		if (!sx_status_is_success(st))
+	if (nom && nom->pods_for_node) {
+		struct sx_status *st = filter_nominated_pass(prof, cs, pod, ni, nom);
+		if (st)
 			return st;
 	}
 	return sx_run_filters(prof, cs, pod, ni);
@@ -340,7 +383,8 @@ struct filter_job {
 	const struct sx_pod *pod;
 	const struct sx_snapshot *snap;
 	const struct sx_nominator *nom;
-	bool labels;                  /* prefetch all label lines (reads_labels) */
+	unsigned nfilters;            /* Filter plugins PreFilter did not skip */
+	const struct sx_enabled *filters[SX_MAX_PLUGINS];
 	const uint32_t *cand;         /* snapshot indices of the candidates */
 	uint32_t ncand, start;        /* order position i is cand[(start + i) % ncand] */
 	struct sx_status **status;    /* per order position */
@@ -360,77 +404,107 @@ static uint32_t order_at(const struct filter_job *j, uint32_t i)
 	return j->cand[pos >= j->ncand ? pos - j->ncand : pos];
 }
 
-/* Starts loading the NodeInfos a chunk will read (4 lines each: node,
- * requested, nonzero sums, image filter), then each one's node before it
- * is needed: a cycle visits ~500 of 5000 nodes whose data is rarely still
- * in cache, and the loads otherwise come one miss after another. */
-static void prefetch_node_info(const struct sx_node_info *ni)
+/* Filter evaluations of this thread's current chunk by how many plugins
+ * of the job's list ran on a node (one add per node, not per plugin);
+ * flush_depths turns them into per-plugin counts. */
+static _Thread_local uint32_t tl_depth[SX_MAX_PLUGINS + 1];
+
+static void flush_depths(const struct filter_job *j)
 {
-	const char *p = (const char *)ni;
+	uint32_t reached = 0; /* nodes on which list[k] ran: depth > k */
 
-	for (size_t off = 0; off < sizeof(*ni); off += 64)
-		__builtin_prefetch(p + off);
-}
-
-static void prefetch_node(const struct sx_node_info *ni)
-{
-	const char *p = (const char *)ni->node;
-
-	if (!p)
-		return;
-	for (size_t off = 0; off < sizeof(struct sx_node); off += 64)
-		__builtin_prefetch(p + off);
-}
-
-/* The node's separately allocated taints and labels (TaintToleration
- * reads the taints of every node; affinity and spreading the labels);
- * call once the node itself had time to arrive. all_labels: the pod's
- * plugins look labels up (binary search: the middle first), so every
- * line of them, not only the first. */
-static void prefetch_node_taints(const struct sx_node_info *ni, bool all_labels)
-{
-	const struct sx_labels *l;
-
-	if (!ni->node)
-		return;
-	if (ni->node->ntaints > 0)
-		__builtin_prefetch(ni->node->taints);
-	l = &ni->node->meta.labels;
-	__builtin_prefetch(l->items);
-	for (size_t off = 64; all_labels && off < l->n * sizeof(*l->items); off += 64)
-		__builtin_prefetch((const char *)l->items + off);
-}
-
-/* Whether Filter will look the nodes' labels up for pod: node selector or
- * affinity, spreading, claims (VolumeBinding's PV node affinity,
- * VolumeZone). Only a prefetch hint. */
-static bool reads_labels(const struct sx_pod *pod)
-{
-	return pod->node_selector.n > 0 || pod->affinity || pod->nspread > 0 ||
-	       pod->npvcs > 0;
-}
-
-/* Runs the filters on order position i: true when the node passed;
- * otherwise its status is recorded (state 2). */
-static bool filter_one(struct filter_job *j, uint32_t i)
-{
-	const struct sx_node_info *ni = j->snap->nodes[order_at(j, i)];
-	struct sx_status *st;
-	if (j->prof->n[SX_PT_FILTER] == 0)
-		st = NULL;
-	else
-		st = sx_run_filters_with_nominated(j->prof, j->cs, j->pod, ni, j->nom);
-	if (sx_status_is_success(st)) {
-		sx_status_free(st);
-		return true;
+	for (unsigned k = j->nfilters; k-- > 0;) {
+		reached += tl_depth[k + 1];
+		tl_depth[k + 1] = 0;
+		if (reached)
+			sx_fw_metrics_evals(j->prof, j->filters[k]->index, SX_EP_FILTER, reached);
 	}
-	if (st && st->code == SX_ERROR) {
+	tl_depth[0] = 0;
+}
+
+/* Records the verdict of order position i: passed (st NULL) or its
+ * status (state 2; an Error stops the phase). */
+static void record_verdict(struct filter_job *j, uint32_t i, struct sx_status *st)
+{
+	if (!st) {
+		j->state[i] = 1;
+		return;
+	}
+	if (st->code == SX_ERROR) {
 		atomic_store(&j->error, true);
 		atomic_store_explicit(&j->stop, true, memory_order_relaxed);
 	}
 	j->status[i] = st;
 	j->state[i] = 2;
-	return false;
+}
+
+/* The verdict of one node, node by node: the nominated pods' pass first
+ * when there are any, the plugins timed in a sampled cycle. */
+static struct sx_status *filter_one(struct filter_job *j, const struct sx_node_info *ni)
+{
+	struct sx_status *st = NULL;
+	unsigned ran = 0;
+
+	if (j->nfilters == 0)
+		return NULL;
+	if (j->nom && j->nom->pods_for_node && !j->nom->none)
+		st = filter_nominated_pass(j->prof, j->cs, j->pod, ni, j->nom);
+	if (!st) {
+		st = run_filter_list(j->filters, j->nfilters, j->cs, j->pod, ni, &ran);
+		tl_depth[ran]++;
+	}
+	return st;
+}
+
+/* Nodes filtered together by filter_batch. */
+enum { FILTER_BATCH = 8 };
+/* Order positions per chunk: a few batches, few enough that the nodes
+ * filtered past `want` by another thread stay few (they are discarded). */
+enum { FILTER_CHUNK = 32 };
+
+/* The verdicts of nis[0..n) (n <= FILTER_BATCH), plugin by plugin: each
+ * plugin runs on every node of the batch that passed the ones before it,
+ * then the next plugin. Each node sees the same plugins in the same order
+ * as node by node and its first rejection wins, so the verdicts are the
+ * same; but one plugin's reads of different nodes do not depend on each
+ * other, so their cache misses (NodeInfo, Node, taints, labels) overlap
+ * instead of coming one after another, as they did for a node that an
+ * early plugin rejects in ~100 ns. Not for a sampled cycle (its calls are
+ * timed one node at a time) nor with nominated pods (filter_one). */
+static void filter_batch(struct filter_job *j, const struct sx_node_info *const *nis, uint32_t n,
+			 struct sx_status **verdict)
+{
+	uint8_t alive[FILTER_BATCH];
+	uint32_t nalive = n;
+
+	for (uint32_t b = 0; b < n; b++) {
+		alive[b] = (uint8_t)b;
+		verdict[b] = NULL;
+	}
+	for (unsigned p = 0; p < j->nfilters && nalive > 0; p++) {
+		const struct sx_enabled *e = j->filters[p];
+		uint32_t keep = 0;
+
+		for (uint32_t a = 0; a < nalive; a++) {
+			uint32_t b = alive[a];
+			struct sx_status *st = e->plugin->filter(e->self, j->cs, j->pod, nis[b]);
+
+			if (st && (st = filter_verdict(st, e))) {
+				verdict[b] = st;
+				tl_depth[p + 1]++;
+			} else {
+				alive[keep++] = (uint8_t)b;
+			}
+		}
+		nalive = keep;
+	}
+	tl_depth[j->nfilters] += nalive;
+}
+
+static bool batchable(const struct filter_job *j)
+{
+	return !j->cs->record_plugin_metrics &&
+	       !(j->nom && j->nom->pods_for_node && !j->nom->none);
 }
 
 /* Filters order positions [start, end) until `want` nodes passed overall.
@@ -438,34 +512,39 @@ static bool filter_one(struct filter_job *j, uint32_t i)
  * shared counter bumped per node moved its cache line between the
  * threads on every node. The quota check reads the shared count plus the
  * local tally, so one thread keeps exactly the first `want` passing nodes
- * in order; with several, passes beyond the quota are discarded, as
- * upstream does. */
+ * in order (a batch's nodes past the quota count as never filtered); with
+ * several, passes beyond the quota are discarded, as upstream does. */
 static void filter_chunk(void *ctx, uint32_t start, uint32_t end, unsigned worker)
 {
 	struct filter_job *j = ctx;
 	uint32_t mine = 0, hi = atomic_load_explicit(&j->hi, memory_order_relaxed);
+	const struct sx_node_info *nis[FILTER_BATCH];
+	struct sx_status *verdict[FILTER_BATCH];
+	bool batch = batchable(j);
 	(void)worker;
 	while (hi < end && !atomic_compare_exchange_weak(&j->hi, &hi, end))
 		;
-	for (uint32_t i = start; i < end; i++)
-		prefetch_node_info(j->snap->nodes[order_at(j, i)]);
-	prefetch_node(j->snap->nodes[order_at(j, start)]);
-	if (start + 1 < end)
-		prefetch_node(j->snap->nodes[order_at(j, start + 1)]);
-	for (uint32_t i = start; i < end; i++) {
-		if (atomic_load_explicit(&j->found, memory_order_relaxed) + mine >= j->want ||
-		    atomic_load(&j->error))
-			break;
-		if (i + 2 < end)
-			prefetch_node(j->snap->nodes[order_at(j, i + 2)]);
-		if (i + 1 < end)
-			prefetch_node_taints(j->snap->nodes[order_at(j, i + 1)], j->labels);
-		if (filter_one(j, i)) {
-			j->state[i] = 1;
-			mine++;
+	for (uint32_t i = start; i < end;) {
+		uint32_t n = end - i < FILTER_BATCH ? end - i : FILTER_BATCH;
+
+		for (uint32_t b = 0; b < n; b++)
+			nis[b] = j->snap->nodes[order_at(j, i + b)];
+		if (batch)
+			filter_batch(j, nis, n, verdict);
+		for (uint32_t b = 0; b < n; b++, i++) {
+			if (atomic_load_explicit(&j->found, memory_order_relaxed) + mine >= j->want ||
+			    atomic_load(&j->error)) {
+				for (; batch && b < n; b++)
+					sx_status_free(verdict[b]); /* past the quota: never filtered */
+				i = end;
+				break;
+			}
+			record_verdict(j, i, batch ? verdict[b] : filter_one(j, nis[b]));
+			mine += j->state[i] == 1;
 		}
 	}
-	flush_evals(j->prof, EV_FILTER, SX_EP_FILTER);
+	flush_depths(j);
+	sx__flush_evals(j->prof, EV_FILTER, SX_EP_FILTER);
 	sx_fw_metrics_flush();
 	if (mine == 0)
 		return;
@@ -479,203 +558,6 @@ static void filter_chunk(void *ctx, uint32_t start, uint32_t end, unsigned worke
 			excess--;
 		}
 	}
-}
-
-/* ---------- scoring ---------- */
-
-struct score_job {
-	const struct sx_profile *prof;
-	const struct sx_cycle_state *cs;
-	const struct sx_pod *pod;
-	const struct sx_snapshot *snap;
-	struct sx_cycle_result *res;
-	struct sx_status **errors; /* per feasible node, first error */
-};
-
-static void score_one(struct score_job *j, uint32_t i)
-{
-	struct sx_cycle_result *res = j->res;
-	const struct sx_enabled *e = res->score_plugins;
-	const struct sx_node_info *ni = j->snap->nodes[res->feasible[i]];
-	uint64_t t = plugin_clock(j->cs);
-	for (uint32_t p = 0; p < res->nscore_plugins; p++) {
-		int64_t score = 0;
-		if (res->score_skipped[p])
-			continue;
-		count_eval(EV_SCORE, e[p].index);
-		struct sx_status *st = e[p].plugin->score(e[p].self, j->cs, j->pod, ni, &score);
-		t = plugin_lap(t, e[p].index, SX_EP_SCORE, st);
-		if (!sx_status_is_success(st)) {
-			if (!j->errors[i])
-				j->errors[i] = sx_status_as_error(st, "plugin \"%s\" failed with: %s",
-							e[p].plugin->name);
-			else
-				sx_status_free(st);
-			return;
-		}
-		sx_status_free(st);
-		res->raw[(size_t)i * res->nscore_plugins + p] = score;
-	}
-}
-
-static void score_chunk(void *ctx, uint32_t start, uint32_t end, unsigned worker)
-{
-	struct score_job *j = ctx;
-	const uint32_t *feasible = j->res->feasible;
-	(void)worker;
-	for (uint32_t i = start; i < end; i++)
-		prefetch_node_info(j->snap->nodes[feasible[i]]);
-	prefetch_node(j->snap->nodes[feasible[start]]);
-	if (start + 1 < end)
-		prefetch_node(j->snap->nodes[feasible[start + 1]]);
-	for (uint32_t i = start; i < end; i++) {
-		if (i + 2 < end)
-			prefetch_node(j->snap->nodes[feasible[i + 2]]);
-		if (i + 1 < end)
-			prefetch_node_taints(j->snap->nodes[feasible[i + 1]], false);
-		score_one(j, i);
-	}
-	flush_evals(j->prof, EV_SCORE, SX_EP_SCORE);
-	sx_fw_metrics_flush();
-}
-
-static struct sx_status *run_pre_score(const struct sx_profile *prof, struct sx_cycle_state *cs,
-				       const struct sx_pod *pod, struct sx_cycle_result *res,
-				       struct sx_node_info **nodes)
-{
-	const struct sx_enabled *e = prof->points[SX_PT_PRE_SCORE];
-	for (unsigned i = 0; i < prof->n[SX_PT_PRE_SCORE]; i++) {
-		uint64_t t0 = plugin_clock(cs);
-		struct sx_status *st = e[i].plugin->pre_score(e[i].self, cs, pod, nodes, res->nfeasible);
-		enum sx_code code = sx_status_code(st);
-		plugin_done(t0, e[i].index, SX_EP_PRE_SCORE, st);
-		if (code != SX_SKIP)
-			sx_fw_metrics_evals(prof, e[i].index, SX_EP_PRE_SCORE, 1);
-		if (code == SX_SKIP) {
-			cs->skip_score[e[i].index] = true;
-		} else if (code != SX_SUCCESS) {
-			return sx_status_as_error(st, "running PreScore plugin \"%s\": %s", e[i].plugin->name);
-		}
-		sx_status_free(st);
-	}
-	for (uint32_t p = 0; p < res->nscore_plugins; p++)
-		res->score_skipped[p] = cs->skip_score[res->score_plugins[p].index];
-	return NULL;
-}
-
-static struct sx_status *normalize_scores(struct sx_cycle_result *res,
-					  const struct sx_cycle_state *cs, const struct sx_pod *pod)
-{
-	uint32_t np = res->nscore_plugins, nf = res->nfeasible;
-	struct sx_node_score *list = sx_arena_alloc(res->arena, sizeof(*list) * nf);
-	sx_str *names = sx_arena_alloc(res->arena, sizeof(*names) * nf);
-	if (!list || !names)
-		return sx_status_oom();
-	/* Once, not per plugin: each is a NodeInfo load. */
-	for (uint32_t i = 0; i < nf; i++)
-		names[i] = cs->snap->nodes[res->feasible[i]]->name;
-	for (uint32_t p = 0; p < np; p++) {
-		const struct sx_enabled *e = &res->score_plugins[p];
-		if (res->score_skipped[p])
-			continue;
-		for (uint32_t i = 0; i < nf; i++) {
-			list[i].node = names[i];
-			list[i].score = res->raw[(size_t)i * np + p];
-		}
-		if (e->plugin->normalize_score) {
-			struct sx_status *st =
-				e->plugin->normalize_score(e->self, cs, pod, list, nf);
-			if (!sx_status_is_success(st)) {
-				return sx_status_as_error(st, "running Normalize on Score plugin \"%s\": %s",
-						e->plugin->name);
-			}
-		}
-		for (uint32_t i = 0; i < nf; i++) {
-			if (list[i].score < SX_MIN_NODE_SCORE || list[i].score > SX_MAX_NODE_SCORE) {
-				struct sx_status *st = sx_status_new(
-					SX_ERROR,
-					"plugin \"%s\" returns an invalid score %lld, it should in the range of [%d, %d] after normalizing",
-					e->plugin->name, (long long)list[i].score, SX_MIN_NODE_SCORE,
-					SX_MAX_NODE_SCORE);
-				return st;
-			}
-			res->normalized[(size_t)i * np + p] = list[i].score;
-			res->totals[i] += list[i].score * e->weight;
-		}
-	}
-	return NULL;
-}
-
-static uint64_t next_random(uint64_t *state)
-{
-	uint64_t x = *state ? *state : 0x9E3779B97F4A7C15ull;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	*state = x;
-	return x;
-}
-
-/* selectHost: reservoir sampling among the highest totals (§1.8). */
-static int select_host(const struct sx_cycle_result *res, uint64_t *rng)
-{
-	uint64_t local = 0x2545F4914F6CDD1Dull;
-	uint64_t *state = rng ? rng : &local;
-	int best = -1;
-	int64_t max = 0;
-	uint64_t ties = 0;
-	for (uint32_t i = 0; i < res->nfeasible; i++) {
-		if (best < 0 || res->totals[i] > max) {
-			best = (int)i;
-			max = res->totals[i];
-			ties = 1;
-		} else if (res->totals[i] == max) {
-			ties++;
-			if (next_random(state) % ties == 0)
-				best = (int)i;
-		}
-	}
-	return best < 0 ? -1 : (int)res->feasible[best];
-}
-
-static struct sx_status *score_nodes(const struct sx_profile *prof, struct sx_cycle_state *cs,
-				     const struct sx_pod *pod, const struct sx_cycle_opts *opts,
-				     struct sx_cycle_result *res)
-{
-	uint32_t nf = res->nfeasible, np = res->nscore_plugins;
-	size_t cells = (size_t)nf * np;
-	struct sx_node_info **nodes = sx_arena_alloc(res->arena, sizeof(*nodes) * nf);
-	struct sx_status **errors = sx_arena_calloc(res->arena, nf, sizeof(*errors));
-	struct sx_status *st = NULL;
-	res->raw = sx_arena_calloc(res->arena, cells, sizeof(int64_t));
-	res->normalized = sx_arena_calloc(res->arena, cells, sizeof(int64_t));
-	res->totals = sx_arena_calloc(res->arena, nf, sizeof(int64_t));
-	if (!nodes || !errors || !res->raw || !res->normalized || !res->totals) {
-		st = sx_status_oom();
-		goto out;
-	}
-	for (uint32_t i = 0; i < nf; i++)
-		nodes[i] = cs->snap->nodes[res->feasible[i]];
-	uint64_t t0 = sx_fw_metrics_now();
-	st = run_pre_score(prof, cs, pod, res, nodes);
-	sx_fw_metrics_point(prof, SX_EP_PRE_SCORE, sx_status_code(st), sx_fw_metrics_now() - t0);
-	if (st)
-		goto out;
-	t0 = sx_fw_metrics_now();
-	struct score_job job = { prof, cs, pod, cs->snap, res, errors };
-	sx_pool_run_chunks(opts->pool, nf, score_chunk, &job, NULL);
-	for (uint32_t i = 0; i < nf && !st; i++) {
-		st = errors[i];
-		errors[i] = NULL;
-	}
-	if (!st)
-		st = normalize_scores(res, cs, pod);
-	sx_fw_metrics_point(prof, SX_EP_SCORE, sx_status_code(st), sx_fw_metrics_now() - t0);
-out:
-	if (errors)
-		for (uint32_t i = 0; i < nf; i++)
-			sx_status_free(errors[i]);
-	return st;
 }
 
 /* ---------- the cycle ---------- */
@@ -776,7 +658,7 @@ static int run_filter_phase(const struct sx_profile *prof, struct sx_cycle_state
 		return SX_ENOMEM;
 	}
 	struct filter_job job = { .prof = prof, .cs = cs, .pod = pod, .snap = cs->snap,
-				  .nom = opts->nominator, .labels = reads_labels(pod),
+				  .nom = opts->nominator,
 				  .cand = cand, .ncand = ncand,
 				  .start = start, .status = status, .state = state,
 				  .want = feasible_wanted(prof, opts, ncand) };
@@ -784,7 +666,8 @@ static int run_filter_phase(const struct sx_profile *prof, struct sx_cycle_state
 	atomic_init(&job.error, false);
 	atomic_init(&job.stop, job.want == 0);
 	atomic_init(&job.hi, 0);
-	sx_pool_run_chunks(opts->pool, ncand, filter_chunk, &job, &job.stop);
+	job.nfilters = active_filters(prof, cs, job.filters);
+	sx_pool_run_chunks(opts->pool, ncand, FILTER_CHUNK, filter_chunk, &job, &job.stop);
 	uint32_t processed = 0, hi = atomic_load(&job.hi);
 	for (uint32_t i = 0; i < hi; i++) { /* state[] is 0 beyond hi */
 		uint32_t at = order_at(&job, i);
@@ -938,7 +821,7 @@ int sx_schedule(const struct sx_profile *prof, const struct sx_pod *pod,
 			return 0;
 	}
 	if (res->nfeasible >= 2 || opts->always_score || opts->mode == SX_CYCLE_SCORE_ONLY) {
-		struct sx_status *st = score_nodes(prof, res->state, pod, opts, res);
+		struct sx_status *st = sx__score_nodes(prof, res->state, pod, opts, res);
 		if (st) {
 			set_error(res, st);
 			return 0;
@@ -948,7 +831,7 @@ int sx_schedule(const struct sx_profile *prof, const struct sx_pod *pod,
 	}
 	if (opts->mode == SX_CYCLE_FULL)
 		res->selected = res->nfeasible == 1 ? (int)res->feasible[0]
-						    : select_host(res, opts->rng);
+						    : sx__select_host(res, opts->rng);
 	return 0;
 }
 

@@ -231,9 +231,12 @@ struct tl_hist {
 	uint32_t buckets[PLUGIN_BUCKETS + 1];
 	uint64_t sum_ns;
 };
+#define TL_KEYS (SX_MAX_PLUGINS * SX_EP_COUNT * NCODES)
+_Static_assert(TL_KEYS <= 65536 && TL_ENTRIES < 256, "tl_hist.key and tl.slot hold them");
 static _Thread_local struct {
 	uint32_t n;
 	struct tl_hist h[TL_ENTRIES];
+	uint8_t slot[TL_KEYS]; /* key -> its index in h + 1; 0: not in h */
 } tl;
 
 void sx_fw_metrics_flush(void)
@@ -250,6 +253,7 @@ void sx_fw_metrics_flush(void)
 						  memory_order_relaxed);
 		}
 		atomic_fetch_add_explicit(&h->sum_ns, t->sum_ns, memory_order_relaxed);
+		tl.slot[t->key] = 0;
 	}
 	tl.n = 0;
 }
@@ -258,18 +262,15 @@ static void tally(int plugin, enum sx_ext_point ep, enum sx_code code, uint64_t 
 {
 	uint16_t key = (uint16_t)(((unsigned)plugin * SX_EP_COUNT + ep) * NCODES + code);
 	unsigned b = 0;
-	uint32_t i;
+	uint32_t i = tl.slot[key];
 
-	for (i = 0; i < tl.n && tl.h[i].key != key; i++)
-		;
-	if (i == tl.n) {
-		if (tl.n == TL_ENTRIES) {
+	if (i-- == 0) { /* a direct index: this runs for every call of a sampled cycle */
+		if (tl.n == TL_ENTRIES)
 			sx_fw_metrics_flush();
-			i = 0;
-		}
+		i = tl.n++;
 		memset(&tl.h[i], 0, sizeof(tl.h[i]));
 		tl.h[i].key = key;
-		tl.n = i + 1;
+		tl.slot[key] = (uint8_t)(i + 1);
 	}
 	while (b < PLUGIN_BUCKETS && ns > plugin_bounds_ns[b])
 		b++;

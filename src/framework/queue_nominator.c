@@ -46,6 +46,7 @@ struct sx_nominated_set *sx_queue_nominated(struct sx_queue *q)
 					e->nominated, sx_pod_ref(e->pod)
 				};
 	pthread_mutex_unlock(&q->mu);
+	set->nom.none = set->n == 0;
 	return set;
 }
 

@@ -856,7 +856,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	sx_sched_metrics_define(opts->metrics);
 	s->binder = (struct sx_binder){ .cache = opts->cache, .kube = opts->kube, .post = api_binder,
 					.ctx = s };
-	s->nom_proxy = (struct sx_nominator){ proxy_pods_for_node, s };
+	s->nom_proxy = (struct sx_nominator){ .pods_for_node = proxy_pods_for_node, .ctx = s };
 	env = (struct sx_preemption_env){ .config = opts->cfg, .apply = apply_preemption,
 					  .apply_ctx = s, .nominator = &s->nom_proxy,
 					  .seed = sx_now_ns(), .extenders = opts->extenders };

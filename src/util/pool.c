@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHUNK 8            /* indices per grab: small, so early stop is prompt */
+#define CHUNK 8            /* default indices per grab: small, so early stop is prompt */
 #define SPIN_NS 100000     /* how long an idle worker looks for work before sleeping */
 #define WAIT_SPIN_NS 50000 /* how long the caller spins for workers inside its job */
 #define CLOCK_EVERY 256    /* spin iterations between clock reads */
@@ -37,6 +37,7 @@ struct job {
 	void *ctx;
 	const atomic_bool *stop; /* optional: no more chunks once true */
 	uint32_t n;
+	uint32_t chunk;       /* indices per grab */
 	atomic_uint next;     /* next index to hand out */
 	atomic_uint active;   /* workers inside the job (incremented under the pool lock) */
 	struct job *link;
@@ -77,10 +78,10 @@ static void work_on(struct job *job, unsigned worker)
 	for (;;) {
 		if (job->stop && atomic_load_explicit(job->stop, memory_order_relaxed))
 			return;
-		uint32_t start = atomic_fetch_add(&job->next, CHUNK);
+		uint32_t start = atomic_fetch_add(&job->next, job->chunk);
 		if (start >= job->n)
 			return;
-		uint32_t end = start + CHUNK < job->n ? start + CHUNK : job->n;
+		uint32_t end = start + job->chunk < job->n ? start + job->chunk : job->n;
 		if (job->range) {
 			job->range(job->ctx, start, end, worker);
 			continue;
@@ -246,12 +247,12 @@ unsigned sx_pool_threads(const struct sx_pool *pool)
 /* Under the lock: wakes sleepers so that up to max_awake workers (spinners
  * included) help with a job of n indices; no futex call when a spinner
  * will take it. */
-static void wake_workers(struct sx_pool *pool, uint32_t n)
+static void wake_workers(struct sx_pool *pool, uint32_t n, uint32_t chunk)
 {
 	unsigned awake = atomic_load(&pool->spinning);
 	if (n < WAKE_MIN)
 		return; /* spinners may help; a sleeper would arrive too late */
-	unsigned chunks = (n + CHUNK - 1) / CHUNK;
+	unsigned chunks = (n + chunk - 1) / chunk;
 	unsigned want = pool->max_awake < chunks - 1 ? pool->max_awake : chunks - 1;
 
 	for (unsigned k = awake; k < want && k - awake < pool->sleepers; k++)
@@ -281,9 +282,11 @@ static void wait_workers(struct sx_pool *pool, struct job *job)
 /* Runs job on the caller and whichever workers join. */
 static void run_job(struct sx_pool *pool, struct job *job)
 {
+	if (job->chunk == 0)
+		job->chunk = CHUNK;
 	atomic_init(&job->next, 0);
 	atomic_init(&job->active, 0);
-	if (!pool || pool->nthreads == 0 || job->n <= CHUNK) {
+	if (!pool || pool->nthreads == 0 || job->n <= job->chunk) {
 		work_on(job, 0);
 		return;
 	}
@@ -291,7 +294,7 @@ static void run_job(struct sx_pool *pool, struct job *job)
 	job->link = pool->jobs;
 	pool->jobs = job;
 	atomic_fetch_add(&pool->njobs, 1);
-	wake_workers(pool, job->n);
+	wake_workers(pool, job->n, job->chunk);
 	pthread_mutex_unlock(&pool->lock);
 
 	work_on(job, 0);
@@ -310,10 +313,10 @@ void sx_pool_run_until(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ct
 	run_job(pool, &job);
 }
 
-void sx_pool_run_chunks(struct sx_pool *pool, uint32_t n, sx_pool_range_fn fn, void *ctx,
-			const atomic_bool *stop)
+void sx_pool_run_chunks(struct sx_pool *pool, uint32_t n, uint32_t chunk, sx_pool_range_fn fn,
+			void *ctx, const atomic_bool *stop)
 {
-	struct job job = { .range = fn, .ctx = ctx, .stop = stop, .n = n };
+	struct job job = { .range = fn, .ctx = ctx, .stop = stop, .n = n, .chunk = chunk };
 
 	run_job(pool, &job);
 }

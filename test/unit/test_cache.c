@@ -706,7 +706,7 @@ static void test_snapshot_isolation_and_reuse(void)
 		cJSON *j = cJSON_Parse("{\"kind\":\"Namespace\",\"metadata\":{\"name\":\"shop\","
 				       "\"labels\":{\"team\":\"a\"}}}");
 		struct sx_object o;
-		sx_str v;
+		sx_str v = SX_STR_EMPTY;
 
 		CHECK_INT(sx_decode_object(j, NULL, &o, &err), 0);
 		cJSON_Delete(j);

@@ -3,6 +3,7 @@
  * PreFilterResult, Permit wait/allow/reject/timeout, Unreserve order. */
 #include <cjson/cJSON.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,25 @@ static struct sx_status *odd_filter(void *self, const struct sx_cycle_state *cs,
 	int last = name[strlen(name) - 1] - '0';
 	if (last % 2)
 		return sx_status_new(SX_UNSCHEDULABLE, "Insufficient cpu");
+	return NULL;
+}
+
+/* Fails nodes whose number is a multiple of 3; counts its calls. */
+static atomic_uint third_calls, pass_calls;
+static struct sx_status *third_filter(void *self, const struct sx_cycle_state *cs,
+				      const struct sx_pod *pod, const struct sx_node_info *ni)
+{
+	const char *name = sx_str_get(ni->name);
+	atomic_fetch_add(&third_calls, 1);
+	if (atoi(strrchr(name, '-') + 1) % 3 == 0)
+		return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had a third");
+	return NULL;
+}
+
+static struct sx_status *counting_filter(void *self, const struct sx_cycle_state *cs,
+					 const struct sx_pod *pod, const struct sx_node_info *ni)
+{
+	atomic_fetch_add(&pass_calls, 1);
 	return NULL;
 }
 
@@ -148,6 +168,8 @@ static const struct sx_plugin p_false2 = { .name = "FalseFilter-2", .filter = fa
 static const struct sx_plugin p_true = { .name = "TrueFilter", .filter = true_filter };
 static const struct sx_plugin p_odd = { .name = "OddFilter", .filter = odd_filter };
 static const struct sx_plugin p_blocker = { .name = "Blocker", .filter = blocker_filter };
+static const struct sx_plugin p_third = { .name = "ThirdFilter", .filter = third_filter };
+static const struct sx_plugin p_counting = { .name = "Counting", .filter = counting_filter };
 static const struct sx_plugin p_false_pre = { .name = "FalsePreFilter",
 					      .pre_filter = false_pre_filter };
 static const struct sx_plugin p_narrow = { .name = "Narrow", .pre_filter = narrow_pre_filter };
@@ -381,6 +403,75 @@ static void test_parallel_filter_matches_sequential(void)
 	sx_cache_free(cache);
 }
 
+/* Filter runs plugin by plugin over batches of nodes: every node's
+ * verdict is still the first failing plugin in profile order, and each
+ * plugin runs exactly on the nodes that passed the ones before it (37
+ * nodes: not a whole number of batches), alone or with 4 workers. */
+static void test_batched_filter_verdicts(void)
+{
+	struct profile_builder b = { 0 };
+	add(&b, SX_PT_FILTER, &p_odd, NULL);
+	add(&b, SX_PT_FILTER, &p_third, NULL);
+	add(&b, SX_PT_FILTER, &p_counting, NULL);
+	struct sx_cache *cache = make_cluster(37);
+	struct sx_pod *pod = make_pod("p", 0, NULL);
+	for (int workers = 0; workers <= 4; workers += 4) {
+		struct sx_pool *pool = workers ? sx_pool_new((unsigned)workers) : NULL;
+		struct sx_cycle_opts opts = { .percentage = 100, .pool = pool,
+					      .mode = SX_CYCLE_FILTER_ONLY };
+		atomic_store(&third_calls, 0);
+		atomic_store(&pass_calls, 0);
+		struct sx_cycle_result res = run(&b.prof, cache, pod, &opts);
+		CHECK_INT(res.nfeasible, 12); /* even, not a multiple of 3: 2, 4, 8, ..., 34 */
+		CHECK_INT(atomic_load(&third_calls), 19); /* the even ones */
+		CHECK_INT(atomic_load(&pass_calls), 12);
+		for (uint32_t i = 0; i < res.num_all_nodes; i++) {
+			const struct sx_status *st = res.statuses[i];
+			int k = atoi(strrchr(sx_str_get(res.state->snap->nodes[i]->name), '-') + 1);
+			if (k % 2) {
+				CHECK_STR(st ? st->plugin : "", "OddFilter");
+				CHECK_STR(st && st->nreasons ? st->reasons[0] : "", "Insufficient cpu");
+			} else if (k % 3 == 0) {
+				CHECK_STR(st ? st->plugin : "", "ThirdFilter");
+				CHECK_INT(st ? (int)st->code : -1, SX_UNSCHEDULABLE_AND_UNRESOLVABLE);
+			} else {
+				CHECK(st == NULL);
+			}
+		}
+		sx_cycle_result_free(&res);
+		sx_pool_free(pool);
+	}
+	sx_pod_unref(pod);
+	sx_cache_free(cache);
+}
+
+/* One thread keeps exactly the first `want` passing nodes in order: a
+ * batch's nodes past the quota count as never filtered. 200 nodes want
+ * 100 feasible; the even ones pass, so node-198 (position 198) is the
+ * 100th and node-199, in the same batch, was not evaluated. */
+static void test_batched_filter_quota(void)
+{
+	struct profile_builder b = { 0 };
+	add(&b, SX_PT_FILTER, &p_odd, NULL);
+	add(&b, SX_PT_SCORE, &p_zero, NULL);
+	struct sx_cache *cache = make_cluster(200);
+	struct sx_pod *pod = make_pod("p", 0, NULL);
+	uint32_t next = 0, evaluated = 0, failed = 0;
+	struct sx_cycle_opts opts = { .next_start_index = &next };
+	struct sx_cycle_result res = run(&b.prof, cache, pod, &opts);
+	CHECK_INT(res.nfeasible, 100);
+	CHECK_INT(next, 199);
+	for (uint32_t i = 0; i < res.num_all_nodes; i++) {
+		evaluated += res.evaluated[i];
+		failed += res.statuses[i] != NULL;
+	}
+	CHECK_INT(evaluated, 199);
+	CHECK_INT(failed, 99);
+	sx_cycle_result_free(&res);
+	sx_pod_unref(pod);
+	sx_cache_free(cache);
+}
+
 static void test_tie_breaking(void)
 {
 	struct profile_builder b = { 0 };
@@ -448,7 +539,7 @@ static void test_nominated_pods(void)
 	add(&b, SX_PT_FILTER, &p_blocker, NULL);
 	struct sx_cache *cache = make_cluster(1);
 	struct sx_pod *pod = make_pod("p", 10, NULL);
-	struct sx_nominator nom = { nominated_for, NULL };
+	struct sx_nominator nom = { .pods_for_node = nominated_for };
 	struct sx_cycle_opts opts = { .nominator = &nom };
 	/* A higher-priority blocker nominated to node-0 counts as present. */
 	nominated_pod = make_pod("high", 100, "\"blocker\":\"true\"");
@@ -483,7 +574,7 @@ static void test_status_alloc_failure_is_error(void)
 	struct sx_cache *cache = make_cluster(1);
 	struct sx_snapshot *snap = sx_cache_snapshot(cache);
 	struct sx_pod *pod = make_pod("p", 10, NULL);
-	struct sx_nominator nom = { nominated_for, NULL };
+	struct sx_nominator nom = { .pods_for_node = nominated_for };
 	struct sx_cycle_state *cs = sx_cycle_state_new(snap);
 	struct sx_status *st;
 
@@ -723,7 +814,8 @@ static void test_config_profiles(void)
 SX_TESTS(SX_TEST(test_num_feasible_nodes), SX_TEST(test_fit_error_all_fail),
 	 SX_TEST(test_fit_error_sorted_as_strings), SX_TEST(test_fit_error_pre_filter),
 	 SX_TEST(test_pre_filter_result), SX_TEST(test_rotating_start_and_early_stop),
-	 SX_TEST(test_parallel_filter_matches_sequential), SX_TEST(test_tie_breaking),
+	 SX_TEST(test_parallel_filter_matches_sequential), SX_TEST(test_batched_filter_verdicts),
+	 SX_TEST(test_batched_filter_quota), SX_TEST(test_tie_breaking),
 	 SX_TEST(test_invalid_score), SX_TEST(test_nominated_pods),
 	 SX_TEST(test_status_alloc_failure_is_error),
 	 SX_TEST(test_unreserve_reverse_order), SX_TEST(test_bind_order), SX_TEST(test_permit_wait_allow_reject_timeout),
