@@ -350,7 +350,7 @@ static int update_existing_anti(struct filter_state *f, const struct sx_pod *exi
 		const struct sx_pod_affinity_term *t = &a->required[i];
 		if (!existing_term_matches(t, existing, f->pod, f->ns_labels))
 			continue;
-		if (sx_labels_get(&node->meta.labels, t->topology_key, &v) &&
+		if (sx_node_label(node, t->topology_key, &v) &&
 		    tmap_add(&f->existing_anti, tmap_pair(t->topology_key, v), mult) < 0)
 			return SX_ENOMEM;
 	}
@@ -367,7 +367,7 @@ static int update_affinity(struct filter_state *f, const struct sx_pod *existing
 		return 0;
 	for (uint32_t i = 0; i < f->aff.n; i++) {
 		sx_str key = f->aff.v[i].t->topology_key;
-		if (sx_labels_get(&node->meta.labels, key, &v) &&
+		if (sx_node_label(node, key, &v) &&
 		    tmap_add(&f->affinity, tmap_pair(key, v), mult) < 0)
 			return SX_ENOMEM;
 	}
@@ -383,7 +383,7 @@ static int update_anti(struct filter_state *f, const struct sx_pod *existing,
 		const struct term *tm = &f->anti.v[i];
 		if (!term_matches(tm, f->pod, existing))
 			continue;
-		if (sx_labels_get(&node->meta.labels, tm->t->topology_key, &v) &&
+		if (sx_node_label(node, tm->t->topology_key, &v) &&
 		    tmap_add(&f->anti_counts, tmap_pair(tm->t->topology_key, v), mult) < 0)
 			return SX_ENOMEM;
 	}
@@ -528,7 +528,7 @@ static bool satisfies_affinity(const struct filter_state *f, const struct sx_nod
 	sx_str v;
 	for (uint32_t i = 0; i < f->aff.n; i++) {
 		sx_str key = f->aff.v[i].t->topology_key;
-		if (!sx_labels_get(&node->meta.labels, key, &v))
+		if (!sx_node_label(node, key, &v))
 			return false; /* every topology key must exist on the node */
 		if (tmap_get(&f->affinity, tmap_pair(key, v)) <= 0)
 			pods_exist = false;
@@ -545,7 +545,7 @@ static bool satisfies_anti(const struct filter_state *f, const struct sx_node *n
 	sx_str v;
 	for (uint32_t i = 0; i < f->anti.n; i++) {
 		sx_str key = f->anti.v[i].t->topology_key;
-		if (sx_labels_get(&node->meta.labels, key, &v) &&
+		if (sx_node_label(node, key, &v) &&
 		    tmap_get(&f->anti_counts, tmap_pair(key, v)) > 0)
 			return false;
 	}
@@ -611,7 +611,7 @@ static int add_term(struct score_state *s, bool matched, sx_str key, int64_t wei
 		    const struct sx_node *node, int64_t mult)
 {
 	sx_str v;
-	if (!matched || !sx_labels_get(&node->meta.labels, key, &v))
+	if (!matched || !sx_node_label(node, key, &v))
 		return 0;
 	return record(s, key, v, weight * mult);
 }
@@ -743,7 +743,7 @@ static struct sx_status *score_inter_pod_affinity(void *self, const struct sx_cy
 	if (!ni->node)
 		return sx_status_new(SX_ERROR, "node not found");
 	for (uint32_t i = 0; i < s->nkeys; i++)
-		if (sx_labels_get(&ni->node->meta.labels, s->keys[i], &v))
+		if (sx_node_label(ni->node, s->keys[i], &v))
 			*score += tmap_get(&s->scores, tmap_pair(s->keys[i], v));
 	return NULL;
 }

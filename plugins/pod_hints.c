@@ -110,7 +110,7 @@ static bool node_has_keys(const struct sx_node *node, const struct sx_pod *pod)
 
 	for (uint32_t i = 0; i < pod->nspread; i++)
 		if (hard(&pod->spread[i]) &&
-		    !sx_labels_get(&node->meta.labels, pod->spread[i].topology_key, &v))
+		    !sx_node_label(node, pod->spread[i].topology_key, &v))
 			return false;
 	return true;
 }

@@ -362,7 +362,7 @@ static bool node_has_all_keys(const struct sx_node *node, const struct cset *cs)
 {
 	sx_str v;
 	for (uint32_t i = 0; i < cs->n; i++)
-		if (!sx_labels_get(&node->meta.labels, cs->v[i].key, &v))
+		if (!sx_node_label(node, cs->v[i].key, &v))
 			return false;
 	return true;
 }
@@ -507,7 +507,7 @@ static int count_node(struct filter_state *f, const struct sx_pod *pod,
 		const struct constraint *c = &f->cs.v[i];
 		if (!included(c, &in))
 			continue;
-		sx_labels_get(&node->meta.labels, c->key, &v);
+		sx_node_label(node, c->key, &v);
 		if (tmap_add(&f->counts[i], v, count_matching(ni, &c->sel, pod->meta.ns)) < 0)
 			return SX_ENOMEM;
 	}
@@ -577,7 +577,7 @@ static struct sx_status *update_with_pod(struct sx_cycle_state *cs, const struct
 		const struct constraint *c = &f->cs.v[i];
 		if (!included(c, &in) || !csel_matches(&c->sel, &p->meta.labels))
 			continue;
-		sx_labels_get(&node->meta.labels, c->key, &v);
+		sx_node_label(node, c->key, &v);
 		if (tmap_add(&f->counts[i], v, delta) < 0)
 			return sx_status_oom();
 		paths_update(f->paths[i], v, tmap_get(&f->counts[i], v));
@@ -616,7 +616,7 @@ static struct sx_status *filter_pod_topology_spread(void *self, const struct sx_
 		return sx_status_new(SX_ERROR, "error reading \"PreFilterPodTopologySpread\" from cycleState: not found");
 	for (uint32_t i = 0; i < f->cs.n; i++) {
 		const struct constraint *c = &f->cs.v[i];
-		if (!sx_labels_get(&ni->node->meta.labels, c->key, &v))
+		if (!sx_node_label(ni->node, c->key, &v))
 			return &reject_missing_label;
 		/* Fewer eligible domains than minDomains: the global minimum is 0. */
 		int64_t min = f->paths[i][0].num;
@@ -656,7 +656,7 @@ static int init_score_state(struct score_state *s, struct sx_node_info *const *n
 		for (uint32_t i = 0; i < nc; i++) {
 			if (s->cs.v[i].key == SX_S_HOSTNAME)
 				continue;
-			if (!sx_labels_get(&node->meta.labels, s->cs.v[i].key, &v))
+			if (!sx_node_label(node, s->cs.v[i].key, &v))
 				v = SX_STR_EMPTY;
 			if (tmap_add(&s->counts[i], v, 0) < 0)
 				return SX_ENOMEM;
@@ -683,7 +683,7 @@ static void count_domains(struct score_state *s, const struct sx_pod *pod,
 			const struct constraint *c = &s->cs.v[i];
 			if (!included(c, &in))
 				continue;
-			if (!sx_labels_get(&ni->node->meta.labels, c->key, &v))
+			if (!sx_node_label(ni->node, c->key, &v))
 				v = SX_STR_EMPTY;
 			int64_t slot_i = tmap_find(&s->counts[i], v);
 			if (slot_i >= 0)
@@ -740,7 +740,7 @@ static struct sx_status *score_pod_topology_spread(void *self, const struct sx_c
 		return NULL;
 	for (uint32_t i = 0; i < s->cs.n; i++) {
 		const struct constraint *c = &s->cs.v[i];
-		if (!sx_labels_get(&ni->node->meta.labels, c->key, &v))
+		if (!sx_node_label(ni->node, c->key, &v))
 			continue;
 		int64_t cnt = c->key == SX_S_HOSTNAME ? count_matching(ni, &c->sel, pod->meta.ns)
 						      : tmap_get(&s->counts[i], v);

@@ -183,7 +183,7 @@ bool vb_pv_node_affinity_matches(const struct sx_pv *pv, const struct sx_node *n
 		bool ok = term->nexprs + term->nfields > 0;
 
 		for (uint32_t i = 0; ok && i < term->nexprs; i++)
-			ok = sx_requirement_matches(&term->exprs[i], &node->meta.labels);
+			ok = sx_node_requirement_matches(&term->exprs[i], node);
 		for (uint32_t i = 0; ok && i < term->nfields; i++) {
 			const struct sx_requirement *r = &term->fields[i];
 			bool in = r->nvalues == 1 && r->values[0] == SX_STR_EMPTY;
@@ -482,7 +482,7 @@ unsigned vb_check_bound(const struct vb_state *st, const struct sx_node *node)
 
 		if (!c->pv)
 			return VB_PV_MISSING;
-		ok = c->single ? sx_requirement_matches(c->single, &node->meta.labels)
+		ok = c->single ? sx_node_requirement_matches(c->single, node)
 			       : vb_pv_node_affinity_matches(c->pv, node);
 		if (!ok)
 			return VB_NODE_CONFLICT;

@@ -218,22 +218,20 @@ static struct sx_status *filter_volume_zone(void *self, const struct sx_cycle_st
 					    const struct sx_pod *pod, const struct sx_node_info *ni)
 {
 	const struct zone_state *s = cs->slots[SX_SLOT_volume_zone];
-	const struct sx_labels *labels;
+	const struct sx_node *node = ni->node;
 	bool constrained = false;
 	sx_str v;
 
-	if (pod->nvolumes == 0 || !s || !ni->node)
+	if (pod->nvolumes == 0 || !s || !node)
 		return NULL;
-	labels = &ni->node->meta.labels;
 	for (unsigned k = 0; k < 4 && !constrained; k++)
-		constrained = sx_labels_get(labels, topology_label(k), &v);
+		constrained = sx_node_label(node, topology_label(k), &v);
 	if (!constrained)
 		return NULL; /* single-zone clusters: nodes without topology labels */
 	for (uint32_t i = 0; i < s->n; i++) {
 		const struct pv_topology *t = &s->items[i];
 
-		if ((!sx_labels_get(labels, t->key, &v) &&
-		     !sx_labels_get(labels, ga_label(t->key), &v)) ||
+		if ((!sx_node_label(node, t->key, &v) && !sx_node_label(node, ga_label(t->key), &v)) ||
 		    !has_value(t, v))
 			return &reject_zone_conflict;
 	}

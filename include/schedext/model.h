@@ -304,11 +304,21 @@ struct sx_node_condition {
 	sx_str status;
 };
 
+/* Labels of a node kept beside meta.labels (sx_node_label): the
+ * topology keys that Filter and Score look up on every node they visit. */
+enum sx_node_topology { SX_TOPO_HOSTNAME, SX_TOPO_ZONE, SX_TOPO_REGION, SX_TOPO_COUNT };
+
 struct sx_node {
 	atomic_int refcount;
 	struct sx_meta meta;
 	sx_str name_id;     /* interned meta.name */
 	bool unschedulable;
+	/* Values of kubernetes.io/hostname, topology.kubernetes.io/zone and
+	 * region (enum sx_node_topology), bit k of topo_has set when label k
+	 * is present: read with the node's first lines instead of a search of
+	 * meta.labels, whose items are a separate allocation. */
+	uint8_t topo_has;
+	sx_str topo[SX_TOPO_COUNT];
 	uint32_t ntaints;
 	struct sx_taint *taints;
 	struct sx_resources allocatable;
@@ -620,6 +630,28 @@ static inline bool sx_labels_get(const struct sx_labels *labels, sx_str key, sx_
 		return false;
 	if (value)
 		*value = base->value;
+	return true;
+}
+
+/* Fills node->topo from node->meta.labels: the decoder calls it, and so
+ * must anything else that sets a node's labels. */
+void sx_node_index_labels(struct sx_node *node);
+
+/* A node's label: sx_labels_get on node->meta.labels, with the topology
+ * labels (sx_node.topo) read from the node itself. */
+static inline bool sx_node_label(const struct sx_node *node, sx_str key, sx_str *value)
+{
+	int k = key == SX_S_HOSTNAME ? SX_TOPO_HOSTNAME
+		: key == SX_S_ZONE   ? SX_TOPO_ZONE
+		: key == SX_S_REGION ? SX_TOPO_REGION
+				     : -1;
+
+	if (k < 0)
+		return sx_labels_get(&node->meta.labels, key, value);
+	if (!(node->topo_has >> k & 1))
+		return false;
+	if (value)
+		*value = node->topo[k];
 	return true;
 }
 

@@ -13,6 +13,9 @@
  * Gt/Lt parse the label value and the single requirement value as int64;
  * a parse failure does not match. */
 bool sx_requirement_matches(const struct sx_requirement *req, const struct sx_labels *labels);
+/* The same against a node's labels (sx_node_label: its topology labels
+ * without a search). */
+bool sx_node_requirement_matches(const struct sx_requirement *req, const struct sx_node *node);
 
 /* Label selector: every requirement holds. sel == NULL matches nothing;
  * an empty selector matches everything. */

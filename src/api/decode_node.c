@@ -159,6 +159,8 @@ struct sx_node *sx_decode_node(const cJSON *json, struct sx_error *err)
 	if (rc == 0)
 		rc = sx_dec_name_id(&node->meta, &node->name_id, err);
 	if (rc == 0)
+		sx_node_index_labels(node);
+	if (rc == 0)
 		rc = sx_dec_object(json, "spec", &spec, err);
 	if (rc == 0)
 		rc = decode_spec(spec, node, err);

@@ -506,3 +506,15 @@ bool sx_csi_node_migrated(const struct sx_csi_node *csi, const char *plugin)
 			return true;
 	return false;
 }
+
+void sx_node_index_labels(struct sx_node *node)
+{
+	const sx_str keys[SX_TOPO_COUNT] = { [SX_TOPO_HOSTNAME] = SX_S_HOSTNAME,
+					     [SX_TOPO_ZONE] = SX_S_ZONE,
+					     [SX_TOPO_REGION] = SX_S_REGION };
+
+	node->topo_has = 0;
+	for (int k = 0; k < SX_TOPO_COUNT; k++)
+		if (sx_labels_get(&node->meta.labels, keys[k], &node->topo[k]))
+			node->topo_has |= (uint8_t)(1u << k);
+}

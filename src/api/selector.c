@@ -86,14 +86,9 @@ static bool compare_matches(const struct sx_requirement *req, bool has, sx_str v
 	return req->op == SX_OP_GT ? lv > rv : lv < rv;
 }
 
-bool sx_requirement_matches(const struct sx_requirement *req, const struct sx_labels *labels)
+/* req given the lookup of its key: has, and the value when has. */
+static bool requirement_holds(const struct sx_requirement *req, bool has, sx_str value)
 {
-	sx_str value = SX_STR_EMPTY;
-	bool has;
-
-	if (!req)
-		return false;
-	has = sx_labels_get(labels, req->key, &value);
 	switch (req->op) {
 	case SX_OP_IN:
 		return has && values_contain(req, value);
@@ -112,6 +107,28 @@ bool sx_requirement_matches(const struct sx_requirement *req, const struct sx_la
 	default:
 		return false;
 	}
+}
+
+bool sx_requirement_matches(const struct sx_requirement *req, const struct sx_labels *labels)
+{
+	sx_str value = SX_STR_EMPTY;
+	bool has;
+
+	if (!req)
+		return false;
+	has = sx_labels_get(labels, req->key, &value);
+	return requirement_holds(req, has, value);
+}
+
+bool sx_node_requirement_matches(const struct sx_requirement *req, const struct sx_node *node)
+{
+	sx_str value = SX_STR_EMPTY;
+	bool has;
+
+	if (!req || !node)
+		return false;
+	has = sx_node_label(node, req->key, &value);
+	return requirement_holds(req, has, value);
 }
 
 bool sx_selector_matches(const struct sx_label_selector *sel, const struct sx_labels *labels)
@@ -157,7 +174,7 @@ bool sx_node_selector_term_matches(const struct sx_node_selector_term *term,
 	if (!term || !node || (term->nexprs == 0 && term->nfields == 0))
 		return false;
 	for (uint32_t i = 0; i < term->nexprs; i++)
-		if (!sx_requirement_matches(&term->exprs[i], &node->meta.labels))
+		if (!sx_node_requirement_matches(&term->exprs[i], node))
 			return false;
 	for (uint32_t i = 0; i < term->nfields; i++)
 		if (!field_matches(&term->fields[i], node))

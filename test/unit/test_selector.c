@@ -2,6 +2,7 @@
  * (kube-api.md §4.2-4.3), and the label/resource lookups of model.h. */
 #include "harness.h"
 
+#include "schedext/common.h"
 #include "schedext/intern.h"
 #include "schedext/model.h"
 #include "schedext/selector.h"
@@ -216,6 +217,7 @@ static void mk_node(struct sx_node *n, struct lset *l, const char *name, const c
 	n->name_id = sx_intern(name);
 	n->meta.labels = *LABELS(l, "kubernetes.io/hostname", name, "topology.kubernetes.io/zone",
 				zone);
+	sx_node_index_labels(n);
 }
 
 static void test_node_selector_terms(void)
@@ -445,7 +447,59 @@ static void test_resources_get(void)
 	CHECK_INT(sx_resources_get(NULL, SX_S_CPU), 0);
 }
 
-SX_TESTS(SX_TEST(test_labels_get), SX_TEST(test_op_in_notin), SX_TEST(test_op_exists_equals),
+/* A node's topology labels are read from the node itself
+ * (sx_node_label): every requirement gives the same answer as on
+ * meta.labels, for present, empty and absent labels of each key. */
+static void test_node_label_topology(void)
+{
+	static const char *const keys[] = { "kubernetes.io/hostname", "topology.kubernetes.io/zone",
+					    "topology.kubernetes.io/region", "disk",
+					    "failure-domain.beta.kubernetes.io/zone" };
+	static const struct {
+		enum sx_sel_op op;
+		const char *csv;
+	} reqs[] = { { SX_OP_IN, "n1,eu-1a" }, { SX_OP_IN, "other" }, { SX_OP_NOT_IN, "eu-1a" },
+		     { SX_OP_NOT_IN, "x" },     { SX_OP_EXISTS, "" },   { SX_OP_DOES_NOT_EXIST, "" },
+		     { SX_OP_GT, "3" },         { SX_OP_LT, "9" },      { SX_OP_IN, "" } };
+	struct lset l;
+	struct sx_node node;
+	struct rq q;
+	sx_str v = SX_STR_EMPTY;
+
+	for (int shape = 0; shape < 3; shape++) {
+		memset(&node, 0, sizeof(node));
+		if (shape == 0) /* hostname, zone, an empty region, a beta zone */
+			node.meta.labels = *LABELS(&l, "kubernetes.io/hostname", "n1",
+						   "topology.kubernetes.io/zone", "eu-1a",
+						   "topology.kubernetes.io/region", "",
+						   "failure-domain.beta.kubernetes.io/zone", "eu-1a");
+		else if (shape == 1) /* numeric values, no zone */
+			node.meta.labels = *LABELS(&l, "kubernetes.io/hostname", "5", "disk", "7");
+		else
+			node.meta.labels = *NO_LABELS(&l);
+		sx_node_index_labels(&node);
+		for (size_t k = 0; k < SX_ARRAY_SIZE(keys); k++) {
+			sx_str key = sx_intern(keys[k]);
+			sx_str a = SX_STR_INVALID, b = SX_STR_INVALID;
+			CHECK_INT(sx_node_label(&node, key, &a), sx_labels_get(&node.meta.labels, key, &b));
+			CHECK_INT(a, b);
+			for (size_t r = 0; r < SX_ARRAY_SIZE(reqs); r++) {
+				const struct sx_requirement *req = mk_req(&q, keys[k], reqs[r].op, reqs[r].csv);
+				CHECK_INT(sx_node_requirement_matches(req, &node),
+					  sx_requirement_matches(req, &node.meta.labels));
+			}
+		}
+	}
+	memset(&node, 0, sizeof(node));
+	node.meta.labels = *LABELS(&l, "topology.kubernetes.io/zone", "eu-1b");
+	sx_node_index_labels(&node);
+	CHECK(sx_node_label(&node, SX_S_ZONE, &v));
+	CHECK_STR(sx_str_get(v), "eu-1b");
+	CHECK(!sx_node_label(&node, SX_S_HOSTNAME, &v));
+	CHECK(!sx_node_requirement_matches(NULL, &node));
+}
+
+SX_TESTS(SX_TEST(test_labels_get), SX_TEST(test_node_label_topology), SX_TEST(test_op_in_notin), SX_TEST(test_op_exists_equals),
 	 SX_TEST(test_op_gt_lt), SX_TEST(test_selector_null_vs_empty), SX_TEST(test_map_selector),
 	 SX_TEST(test_node_selector_terms), SX_TEST(test_node_selector_or),
 	 SX_TEST(test_pod_node_selector_and_affinity), SX_TEST(test_toleration_tolerates),
