@@ -481,13 +481,21 @@ static void filter_batch(struct filter_job *j, const struct sx_node_info *const 
 		alive[b] = (uint8_t)b;
 		verdict[b] = NULL;
 	}
+	const struct sx_cycle_state *cs = j->cs;
+	const struct sx_pod *pod = j->pod;
 	for (unsigned p = 0; p < j->nfilters && nalive > 0; p++) {
 		const struct sx_enabled *e = j->filters[p];
+		/* Locals: the calls could write any memory, so fields read
+		 * through e or j would be read again for every node. */
+		struct sx_status *(*filter)(void *, const struct sx_cycle_state *,
+					    const struct sx_pod *, const struct sx_node_info *) =
+			e->plugin->filter;
+		void *self = e->self;
 		uint32_t keep = 0;
 
 		for (uint32_t a = 0; a < nalive; a++) {
 			uint32_t b = alive[a];
-			struct sx_status *st = e->plugin->filter(e->self, j->cs, j->pod, nis[b]);
+			struct sx_status *st = filter(self, cs, pod, nis[b]);
 
 			if (st && (st = filter_verdict(st, e))) {
 				verdict[b] = st;
