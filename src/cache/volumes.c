@@ -116,7 +116,11 @@ const struct sx_csi_capacity *const *sx_snapshot_capacities_by_class(const struc
 const struct sx_csi_node *sx_snapshot_find_csi_node(const struct sx_snapshot *snap, sx_str name)
 {
 	uint32_t n;
-	const void *const *found = by_key(snap, SX__G_CSI_NODES, name, &n);
+	const void *const *found;
+
+	if (!snap || snap->ncsi_nodes == 0)
+		return NULL; /* a cluster without CSI drivers */
+	found = by_key(snap, SX__G_CSI_NODES, name, &n);
 
 	return n ? found[0] : NULL;
 }
