@@ -162,17 +162,27 @@ static bool tsc_usable(void)
 #endif
 }
 
+/* plugin_bounds_ns in ticks: a Filter or Score call of a sampled cycle is
+ * put in its bucket without converting its duration (calibrate). */
+static uint64_t plugin_bounds_ticks[PLUGIN_BUCKETS];
+
 static void calibrate(void)
 {
 #if defined(__x86_64__)
+	init_bounds();
 	if (tsc_usable()) {
 		uint64_t t0 = sx_fw_metrics_now(), c0 = __rdtsc(), t1, c1;
 		do {
 			t1 = sx_fw_metrics_now();
 		} while (t1 - t0 < 2000000);
 		c1 = __rdtsc();
-		if (c1 > c0)
-			ns_per_tick = (double)(t1 - t0) / (double)(c1 - c0);
+		if (c1 > c0) {
+			double per_tick = (double)(t1 - t0) / (double)(c1 - c0);
+
+			for (unsigned b = 0; b < PLUGIN_BUCKETS; b++)
+				plugin_bounds_ticks[b] = (uint64_t)((double)plugin_bounds_ns[b] / per_tick);
+			ns_per_tick = per_tick; /* last: a reader that sees it sees the bounds */
+		}
 	}
 #endif
 }
@@ -229,7 +239,7 @@ struct tl_hist {
 	uint16_t key;  /* (plugin * SX_EP_COUNT + ep) * NCODES + code */
 	uint32_t used; /* bit b: buckets[b] > 0 */
 	uint32_t buckets[PLUGIN_BUCKETS + 1];
-	uint64_t sum_ns;
+	uint64_t sum_ticks; /* sx_fw_metrics_ticks units, converted at flush */
 };
 #define TL_KEYS (SX_MAX_PLUGINS * SX_EP_COUNT * NCODES)
 _Static_assert(TL_KEYS <= 65536 && TL_ENTRIES < 256, "tl_hist.key and tl.slot hold them");
@@ -238,6 +248,11 @@ static _Thread_local struct {
 	struct tl_hist h[TL_ENTRIES];
 	uint8_t slot[TL_KEYS]; /* key -> its index in h + 1; 0: not in h */
 } tl;
+
+static uint64_t ticks_to_ns(uint64_t ticks)
+{
+	return ns_per_tick > 0 ? (uint64_t)((double)ticks * ns_per_tick) : ticks;
+}
 
 void sx_fw_metrics_flush(void)
 {
@@ -252,19 +267,23 @@ void sx_fw_metrics_flush(void)
 			atomic_fetch_add_explicit(&h->buckets[b], t->buckets[b],
 						  memory_order_relaxed);
 		}
-		atomic_fetch_add_explicit(&h->sum_ns, t->sum_ns, memory_order_relaxed);
+		atomic_fetch_add_explicit(&h->sum_ns, ticks_to_ns(t->sum_ticks), memory_order_relaxed);
 		tl.slot[t->key] = 0;
 	}
 	tl.n = 0;
 }
 
-static void tally(int plugin, enum sx_ext_point ep, enum sx_code code, uint64_t ns)
+/* One Filter or Score call of a sampled cycle, in ticks: a direct index
+ * and the bucket found among bounds in ticks, since this runs for every
+ * call (thousands per cycle). */
+static void tally(int plugin, enum sx_ext_point ep, enum sx_code code, uint64_t ticks)
 {
 	uint16_t key = (uint16_t)(((unsigned)plugin * SX_EP_COUNT + ep) * NCODES + code);
+	const uint64_t *bounds = ns_per_tick > 0 ? plugin_bounds_ticks : plugin_bounds_ns;
 	unsigned b = 0;
 	uint32_t i = tl.slot[key];
 
-	if (i-- == 0) { /* a direct index: this runs for every call of a sampled cycle */
+	if (i-- == 0) {
 		if (tl.n == TL_ENTRIES)
 			sx_fw_metrics_flush();
 		i = tl.n++;
@@ -272,23 +291,23 @@ static void tally(int plugin, enum sx_ext_point ep, enum sx_code code, uint64_t 
 		tl.h[i].key = key;
 		tl.slot[key] = (uint8_t)(i + 1);
 	}
-	while (b < PLUGIN_BUCKETS && ns > plugin_bounds_ns[b])
+	while (b < PLUGIN_BUCKETS && ticks > bounds[b])
 		b++;
 	tl.h[i].buckets[b]++;
 	tl.h[i].used |= 1u << b;
-	tl.h[i].sum_ns += ns;
+	tl.h[i].sum_ticks += ticks;
 }
 
 void sx_fw_metrics_plugin(int plugin, enum sx_ext_point ep, enum sx_code code, uint64_t ticks)
 {
-	uint64_t ns = ns_per_tick > 0 ? (uint64_t)((double)ticks * ns_per_tick) : ticks;
-	init_bounds();
 	if (plugin < 0 || plugin >= SX_MAX_PLUGINS || ep >= SX_EP_COUNT || (unsigned)code >= NCODES)
 		return;
+	init_bounds();
 	if (ep == SX_EP_FILTER || ep == SX_EP_SCORE)
-		tally(plugin, ep, code, ns);
+		tally(plugin, ep, code, ticks);
 	else
-		add(&plugin_hist[plugin][ep][code], plugin_bounds_ns, PLUGIN_BUCKETS, ns);
+		add(&plugin_hist[plugin][ep][code], plugin_bounds_ns, PLUGIN_BUCKETS,
+		    ticks_to_ns(ticks));
 }
 
 void sx_fw_metrics_evals(const struct sx_profile *prof, int plugin, enum sx_ext_point ep,
