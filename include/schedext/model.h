@@ -605,8 +605,8 @@ struct sx_object {
 const struct sx_meta *sx_object_meta(const struct sx_object *o);
 void sx_object_unref(struct sx_object *o);
 
-/* Label value lookup: returns true and sets *value when key is present.
- * Inline, and without a branch on the comparison (labels are sorted by
+/* Label value lookup: returns true and sets *value when key is present;
+ * false, *value set to "" (SX_STR_EMPTY), when it is not. Inline, and without a branch on the comparison (labels are sorted by
  * key id; the search halves the range with a conditional move): Filter
  * looks labels up on thousands of nodes per cycle, where a call and a
  * branchy search that mispredicted about half of its steps cost more
@@ -616,6 +616,8 @@ static inline bool sx_labels_get(const struct sx_labels *labels, sx_str key, sx_
 	const struct sx_label *base;
 	uint32_t n;
 
+	if (value)
+		*value = SX_STR_EMPTY;
 	if (!labels || !labels->items || labels->n == 0)
 		return false;
 	base = labels->items;
@@ -648,6 +650,8 @@ static inline bool sx_node_label(const struct sx_node *node, sx_str key, sx_str 
 
 	if (k < 0)
 		return sx_labels_get(&node->meta.labels, key, value);
+	if (value)
+		*value = SX_STR_EMPTY;
 	if (!(node->topo_has >> k & 1))
 		return false;
 	if (value)

@@ -69,6 +69,9 @@ static void test_labels_get(void)
 	struct sx_labels *ls = LABELS(&l, "zone", "a", "app", "web", "empty", "", "tier", "db");
 	sx_str v = 42;
 
+	CHECK(!sx_labels_get(NULL, sx_intern("app"), &v));
+	CHECK_INT(v, SX_STR_EMPTY); /* absent: "" */
+
 	for (uint32_t i = 1; i < ls->n; i++)
 		CHECK(ls->items[i - 1].key < ls->items[i].key);
 	CHECK(sx_labels_get(ls, sx_intern("app"), &v));
