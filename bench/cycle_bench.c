@@ -191,9 +191,10 @@ static int cmp_double(const void *a, const void *b)
 
 /* One run of pods[0..n) through fresh plugin state; the scheduled pods
  * are forgotten afterwards, so the next run starts from the same cluster.
- * Returns pods/s; *cpu_us CPU microseconds per pod. */
+ * Returns pods/s; *cpu_us CPU microseconds per pod, *scheduled how many
+ * were placed (the same in every round when the rounds do the same work). */
 static double compare_run(struct sx_cache *cache, struct sx_pod **pods, uint32_t n,
-			  unsigned threads, double *cpu_us)
+			  unsigned threads, double *cpu_us, uint32_t *scheduled)
 {
 	struct sx_error err = { 0 };
 	struct sx_config *cfg = sx_config_default(&err);
@@ -201,8 +202,7 @@ static double compare_run(struct sx_cache *cache, struct sx_pod **pods, uint32_t
 	bool *placed = calloc(n ? n : 1, sizeof(*placed));
 	double t0 = sx_now_s(), c0 = cpu_s(), dt;
 
-	if (cfg && placed)
-		run_pods(cache, cfg, pods, n, pool, placed);
+	*scheduled = cfg && placed ? run_pods(cache, cfg, pods, n, pool, placed) : 0;
 	dt = sx_now_s() - t0;
 	*cpu_us = n ? (cpu_s() - c0) * 1e6 / n : 0;
 	for (uint32_t i = 0; placed && i < n; i++)
@@ -231,12 +231,20 @@ static void bench_compare(struct sx_cache *cache, const char *path_a, const char
 
 	if (rounds > MAX_ROUNDS)
 		rounds = MAX_ROUNDS;
+	uint32_t sa = 0, sb = 0;
+	bool same = true;
+
 	for (int r = 0; r < rounds; r++) {
-		ra[r] = compare_run(cache, a, na, threads, &ca[r]);
-		rb[r] = compare_run(cache, b, nb, threads, &cb[r]);
+		uint32_t xa, xb;
+
+		ra[r] = compare_run(cache, a, na, threads, &ca[r], &xa);
+		rb[r] = compare_run(cache, b, nb, threads, &cb[r], &xb);
+		same = same && (r == 0 || (xa == sa && xb == sb));
+		sa = xa;
+		sb = xb;
 		ratio[r] = rb[r] / ra[r];
-		fprintf(stderr, "round %d: %s %.0f pods/s, %s %.0f pods/s, ratio %.3f\n", r, label_a,
-			ra[r], label_b, rb[r], ratio[r]);
+		fprintf(stderr, "round %d: %s %.0f pods/s (%u scheduled), %s %.0f pods/s (%u), ratio %.3f\n",
+			r, label_a, ra[r], xa, label_b, rb[r], xb, ratio[r]);
 	}
 	double lo = ratio[0], hi = ratio[0];
 	for (int r = 1; r < rounds; r++) {
@@ -244,10 +252,11 @@ static void bench_compare(struct sx_cache *cache, const char *path_a, const char
 		hi = ratio[r] > hi ? ratio[r] : hi;
 	}
 	printf("bench cycle_%s_of_%s %.3f ratio rounds=%d min=%.3f max=%.3f %s=%.0f %s=%.0f "
-	       "%s_cpu_us_per_pod=%.0f %s_cpu_us_per_pod=%.0f threads=%u (medians, back to back)\n",
+	       "%s_cpu_us_per_pod=%.0f %s_cpu_us_per_pod=%.0f scheduled=%u/%u,%u/%u%s threads=%u "
+	       "(medians, back to back)\n",
 	       label_b, label_a, median(ratio, rounds), rounds, lo, hi, label_a, median(ra, rounds),
 	       label_b, median(rb, rounds), label_a, median(ca, rounds), label_b, median(cb, rounds),
-	       threads);
+	       sa, na, sb, nb, same ? "" : " ROUNDS_DIFFER", threads);
 	for (uint32_t i = 0; i < na; i++)
 		sx_pod_unref(a[i]);
 	for (uint32_t i = 0; i < nb; i++)

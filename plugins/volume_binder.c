@@ -474,22 +474,6 @@ void vb_volumes_clear(struct vb_volumes *v)
 	memset(v, 0, sizeof(*v));
 }
 
-unsigned vb_check_bound(const struct vb_state *st, const struct sx_node *node)
-{
-	for (uint32_t i = 0; i < st->nbound; i++) {
-		const struct vb_claim *c = &st->bound[i];
-		bool ok;
-
-		if (!c->pv)
-			return VB_PV_MISSING;
-		ok = c->single ? sx_node_requirement_matches(c->single, node)
-			       : vb_pv_node_affinity_matches(c->pv, node);
-		if (!ok)
-			return VB_NODE_CONFLICT;
-	}
-	return 0;
-}
-
 static bool excluded(const struct sx_pv *const *chosen, uint32_t n, const struct sx_pv *pv)
 {
 	for (uint32_t i = 0; i < n; i++)

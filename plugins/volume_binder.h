@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "schedext/plugin.h"
+#include "schedext/selector.h"
 
 #define VB_ANN_SELECTED_NODE "volume.kubernetes.io/selected-node"
 
@@ -120,10 +121,44 @@ int vb_find(const struct vb_state *st, const struct sx_snapshot *snap,
 	    const struct sx_node *node, unsigned *reasons, struct vb_volumes *out,
 	    struct sx_error *err);
 void vb_volumes_clear(struct vb_volumes *v);
+/* volume.CheckNodeAffinity: the PV's required node affinity against node. */
+bool vb_pv_node_affinity_matches(const struct sx_pv *pv, const struct sx_node *node);
+
+/* A bound claim's PV node affinity on node: the single In requirement of
+ * a zonal or local PV inline (Filter runs it on every node it visits),
+ * anything else through the selector walk. */
+static inline bool vb_bound_claim_fits(const struct vb_claim *c, const struct sx_node *node)
+{
+	const struct sx_requirement *r = c->single;
+	sx_str v;
+
+	if (!r)
+		return vb_pv_node_affinity_matches(c->pv, node);
+	if (r->op != SX_OP_IN)
+		return sx_node_requirement_matches(r, node);
+	if (!sx_node_label(node, r->key, &v))
+		return false;
+	for (uint32_t i = 0; i < r->nvalues; i++) /* no values: never matches */
+		if (r->values[i] == v)
+			return true;
+	return false;
+}
+
 /* checkBoundClaims, vb_find's first step: the reason bits of the first
  * bound claim whose PV is missing or whose node affinity node fails; all
  * of vb_find when the pod has no unbound claim. */
-unsigned vb_check_bound(const struct vb_state *st, const struct sx_node *node);
+static inline unsigned vb_check_bound(const struct vb_state *st, const struct sx_node *node)
+{
+	for (uint32_t i = 0; i < st->nbound; i++) {
+		const struct vb_claim *c = &st->bound[i];
+
+		if (!c->pv)
+			return VB_PV_MISSING;
+		if (!vb_bound_claim_fits(c, node))
+			return VB_NODE_CONFLICT;
+	}
+	return 0;
+}
 
 /* ---------- Reserve / Unreserve ---------- */
 
@@ -148,8 +183,6 @@ struct sx_status *vb_bind(const struct sx_pod *pod, sx_str node, struct vb_volum
 
 /* resourceVersions compared as integers (as upstream): <0, 0, >0. */
 int vb_rv_cmp(const char *a, const char *b);
-/* volume.CheckNodeAffinity against the node's labels. */
-bool vb_pv_node_affinity_matches(const struct sx_pv *pv, const struct sx_node *node);
 /* The PV controller finished binding the claim (isPVCFullyBound). */
 static inline bool vb_fully_bound(const struct sx_pvc *pvc)
 {
