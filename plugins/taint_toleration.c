@@ -33,6 +33,8 @@ static struct sx_status *filter_taint_toleration(void *self, const struct sx_cyc
 
 	if (!ni->node)
 		return sx_status_new(SX_ERROR, "invalid nodeInfo");
+	if (ni->node->ntaints == 0)
+		return NULL; /* most nodes: nothing to tolerate */
 	t = sx_find_untolerated_taint(ni->node->taints, ni->node->ntaints, pod->tolerations,
 				      pod->ntolerations, FILTER_EFFECTS);
 	if (!t)

@@ -396,12 +396,12 @@ struct filter_job {
 	atomic_uint hi;               /* positions >= hi were never started */
 };
 
-/* Snapshot index of order position i (no division: start < ncand). */
-static uint32_t order_at(const struct filter_job *j, uint32_t i)
+/* Index into cand of order position i (no division: start < ncand). */
+static uint32_t order_pos(const struct filter_job *j, uint32_t i)
 {
 	uint32_t pos = j->start + i;
 
-	return j->cand[pos >= j->ncand ? pos - j->ncand : pos];
+	return pos >= j->ncand ? pos - j->ncand : pos;
 }
 
 /* Filter evaluations of this thread's current chunk by how many plugins
@@ -535,8 +535,8 @@ static void filter_chunk(void *ctx, uint32_t start, uint32_t end, unsigned worke
 	for (uint32_t i = start; i < end;) {
 		uint32_t n = end - i < FILTER_BATCH ? end - i : FILTER_BATCH;
 
-		for (uint32_t b = 0; b < n; b++)
-			nis[b] = j->snap->nodes[order_at(j, i + b)];
+		for (uint32_t b = 0, pos = order_pos(j, i); b < n; b++, pos = pos + 1 == j->ncand ? 0 : pos + 1)
+			nis[b] = j->snap->nodes[j->cand[pos]];
 		if (batch)
 			filter_batch(j, nis, n, verdict);
 		for (uint32_t b = 0; b < n; b++, i++) {
@@ -677,8 +677,8 @@ static int run_filter_phase(const struct sx_profile *prof, struct sx_cycle_state
 	job.nfilters = active_filters(prof, cs, job.filters);
 	sx_pool_run_chunks(opts->pool, ncand, FILTER_CHUNK, filter_chunk, &job, &job.stop);
 	uint32_t processed = 0, hi = atomic_load(&job.hi);
-	for (uint32_t i = 0; i < hi; i++) { /* state[] is 0 beyond hi */
-		uint32_t at = order_at(&job, i);
+	for (uint32_t i = 0, pos = start; i < hi; i++, pos = pos + 1 == ncand ? 0 : pos + 1) {
+		uint32_t at = cand[pos]; /* position i, stepped; state[] is 0 beyond hi */
 		if (state[i] == 0)
 			continue;
 		processed++;
@@ -691,7 +691,8 @@ static int run_filter_phase(const struct sx_profile *prof, struct sx_cycle_state
 			res->error = status[i];
 			continue;
 		}
-		sx_status_free(res->statuses[at]);
+		if (res->statuses[at])
+			sx_status_free(res->statuses[at]);
 		res->statuses[at] = status[i];
 	}
 	if (opts->next_start_index && opts->mode == SX_CYCLE_FULL && cs->snap->nnodes)
