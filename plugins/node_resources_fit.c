@@ -361,16 +361,49 @@ static struct sx_status *pre_filter_node_resources_fit(void *self, struct sx_cyc
 	return NULL;
 }
 
+/* The rejections without a scalar resource, shared (no allocation on the
+ * nodes Filter rejects): [unresolvable][reason bits], bit 0 "Too many
+ * pods", then cpu, memory and ephemeral-storage, in the order check()
+ * appends them. */
+#define FIT_PODS "Too many pods"
+#define FIT_CPU "Insufficient cpu"
+#define FIT_MEM "Insufficient memory"
+#define FIT_EPH "Insufficient ephemeral-storage"
+#define FIT_REJECT(code_, n_, ...)                                                        \
+	{ .code = (code_), .plugin = "NodeResourcesFit", .nreasons = (n_),                 \
+	  .reasons = { __VA_ARGS__ }, .shared = true }
+#define FIT_ROW(c)                                                                        \
+	{ { .code = SX_SUCCESS }, FIT_REJECT(c, 1, FIT_PODS), FIT_REJECT(c, 1, FIT_CPU),     \
+	  FIT_REJECT(c, 2, FIT_PODS, FIT_CPU), FIT_REJECT(c, 1, FIT_MEM),                      \
+	  FIT_REJECT(c, 2, FIT_PODS, FIT_MEM), FIT_REJECT(c, 2, FIT_CPU, FIT_MEM),             \
+	  FIT_REJECT(c, 3, FIT_PODS, FIT_CPU, FIT_MEM), FIT_REJECT(c, 1, FIT_EPH),             \
+	  FIT_REJECT(c, 2, FIT_PODS, FIT_EPH), FIT_REJECT(c, 2, FIT_CPU, FIT_EPH),             \
+	  FIT_REJECT(c, 3, FIT_PODS, FIT_CPU, FIT_EPH), FIT_REJECT(c, 2, FIT_MEM, FIT_EPH),    \
+	  FIT_REJECT(c, 3, FIT_PODS, FIT_MEM, FIT_EPH),                                        \
+	  FIT_REJECT(c, 3, FIT_CPU, FIT_MEM, FIT_EPH),                                         \
+	  FIT_REJECT(c, 4, FIT_PODS, FIT_CPU, FIT_MEM, FIT_EPH) }
+static struct sx_status fit_rejected[2][16] = { FIT_ROW(SX_UNSCHEDULABLE),
+						FIT_ROW(SX_UNSCHEDULABLE_AND_UNRESOLVABLE) };
+
+/* Does req not fit in alloc - used (computed in 128 bits)? *unresolvable
+ * when req alone exceeds alloc (1.34: preemption cannot help). */
+static bool insufficient(int64_t req, int64_t alloc, int64_t used, bool *unresolvable)
+{
+	if (req <= 0 || (__int128)req <= (__int128)alloc - used)
+		return false;
+	if (req > alloc)
+		*unresolvable = true;
+	return true;
+}
+
 /* Appends "Insufficient <what>" when req does not fit in alloc - used;
  * *unresolvable is set when req alone exceeds alloc (1.34: preemption
  * cannot help). */
 static void check(struct sx_status **st, const char *what, int64_t req, int64_t alloc,
 		  int64_t used, bool *unresolvable)
 {
-	if (req <= 0 || (__int128)req <= (__int128)alloc - used)
+	if (!insufficient(req, alloc, used, unresolvable))
 		return;
-	if (req > alloc)
-		*unresolvable = true;
 	if (!*st)
 		*st = sx_status_new(SX_UNSCHEDULABLE, "Insufficient %s", what);
 	else
@@ -415,6 +448,17 @@ static struct sx_status *filter_node_resources_fit(void *self, const struct sx_c
 	al = &ni->node->allocatable;
 	if (fits_plainly(req, al, used, ni->npods, s->nscalar))
 		return NULL;
+	if (s->nscalar == 0) {
+		unsigned bits = (int64_t)ni->npods + 1 > al->pods;
+
+		bits |= (unsigned)insufficient(req->milli_cpu, al->milli_cpu, used->milli_cpu,
+					       &unresolvable) << 1;
+		bits |= (unsigned)insufficient(req->memory, al->memory, used->memory,
+					       &unresolvable) << 2;
+		bits |= (unsigned)insufficient(req->ephemeral_storage, al->ephemeral_storage,
+					       used->ephemeral_storage, &unresolvable) << 3;
+		return bits ? &fit_rejected[unresolvable][bits] : NULL;
+	}
 	if ((int64_t)ni->npods + 1 > al->pods)
 		st = sx_status_new(SX_UNSCHEDULABLE, "Too many pods");
 	if (req->milli_cpu == 0 && req->memory == 0 && req->ephemeral_storage == 0 && s->nscalar == 0)
