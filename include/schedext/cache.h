@@ -38,12 +38,15 @@ struct sx_node_info {
 	sx_str name;
 	const struct sx_node *node;  /* NULL while pods reference an unknown node */
 	uint32_t npods;
+	/* Σ pod.request (scalar owned); right after npods so that what
+	 * NodeResourcesFit's Filter reads of a NodeInfo (node, npods, cpu,
+	 * memory, ephemeral storage) is in its first cache line. */
+	struct sx_resources requested;
 	const struct sx_pod **pods;  /* bound and assumed pods on the node (pods_block's array) */
 	uint32_t naffinity;
 	const struct sx_pod **affinity_pods;     /* podAffinity or podAntiAffinity set */
 	uint32_t nanti;
 	const struct sx_pod **required_anti_pods; /* required anti-affinity non-empty */
-	struct sx_resources requested;           /* Σ pod.request (scalar owned) */
 	int64_t nonzero_milli_cpu;               /* Σ pod.nonzero_milli_cpu */
 	int64_t nonzero_memory;
 	uint32_t nports;
