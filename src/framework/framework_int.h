@@ -1,14 +1,13 @@
 /* Internals of the scheduling cycle shared by framework.c (PreFilter,
  * the parallel Filter, the cycle) and score_phase.c (PreScore, Score,
- * NormalizeScore, host selection): the per-thread evaluation counts, the
- * sampled plugin timings and the NodeInfo prefetches both phases use. */
+ * NormalizeScore, host selection): the per-thread evaluation counts and
+ * the sampled plugin timings both phases use. */
 #ifndef SCHEDEXT_FRAMEWORK_INT_H
 #define SCHEDEXT_FRAMEWORK_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "schedext/cache.h"
 #include "schedext/framework.h"
 #include "schedext/framework_metrics.h"
 
@@ -56,49 +55,6 @@ static inline uint64_t plugin_lap(uint64_t t, int plugin, enum sx_ext_point ep,
 	now = sx_fw_metrics_ticks();
 	sx_fw_metrics_plugin(plugin, ep, sx_status_code(st), now - t);
 	return now;
-}
-
-/* ---------- prefetching ---------- */
-
-/* Starts loading the NodeInfos a chunk will read (4 lines each: node,
- * requested, nonzero sums, image filter), then each one's node before it
- * is needed: a cycle visits ~500 of 5000 nodes whose data is rarely still
- * in cache, and the loads otherwise come one miss after another. */
-static inline void prefetch_node_info(const struct sx_node_info *ni)
-{
-	const char *p = (const char *)ni;
-
-	for (size_t off = 0; off < sizeof(*ni); off += 64)
-		__builtin_prefetch(p + off);
-}
-
-static inline void prefetch_node(const struct sx_node_info *ni)
-{
-	const char *p = (const char *)ni->node;
-
-	if (!p)
-		return;
-	for (size_t off = 0; off < sizeof(struct sx_node); off += 64)
-		__builtin_prefetch(p + off);
-}
-
-/* The node's separately allocated taints and labels (TaintToleration
- * reads the taints of every node; affinity and spreading the labels);
- * call once the node itself had time to arrive. all_labels: the pod's
- * plugins look labels up (binary search: the middle first), so every
- * line of them, not only the first. */
-static inline void prefetch_node_taints(const struct sx_node_info *ni, bool all_labels)
-{
-	const struct sx_labels *l;
-
-	if (!ni->node)
-		return;
-	if (ni->node->ntaints > 0)
-		__builtin_prefetch(ni->node->taints);
-	l = &ni->node->meta.labels;
-	__builtin_prefetch(l->items);
-	for (size_t off = 64; all_labels && off < l->n * sizeof(*l->items); off += 64)
-		__builtin_prefetch((const char *)l->items + off);
 }
 
 /* ---------- the score phase (score_phase.c) ---------- */
