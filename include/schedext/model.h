@@ -606,11 +606,12 @@ const struct sx_meta *sx_object_meta(const struct sx_object *o);
 void sx_object_unref(struct sx_object *o);
 
 /* Label value lookup: returns true and sets *value when key is present;
- * false, *value set to "" (SX_STR_EMPTY), when it is not. Inline, and without a branch on the comparison (labels are sorted by
- * key id; the search halves the range with a conditional move): Filter
- * looks labels up on thousands of nodes per cycle, where a call and a
- * branchy search that mispredicted about half of its steps cost more
- * than the lookup itself. */
+ * false, with *value set to "" (SX_STR_EMPTY), when it is not. Inline
+ * and without a branch on the comparison (labels are sorted by key id;
+ * the search halves the range with a conditional move): Filter looks
+ * labels up on thousands of nodes per cycle, where a call and a branchy
+ * search that mispredicted about half of its steps cost more than the
+ * lookup itself. */
 static inline bool sx_labels_get(const struct sx_labels *labels, sx_str key, sx_str *value)
 {
 	const struct sx_label *base;

@@ -37,8 +37,8 @@ void sx_pool_run_until(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ct
 		       const atomic_bool *stop);
 /* Same with one call per chunk of `chunk` consecutive indices (0: the
  * default of 8; chunks are handed out in increasing order), so a loop can
- * batch its shared-counter updates per chunk instead of per index, and
- * prefetch further ahead within a longer chunk. */
+ * batch its shared-counter updates per chunk instead of per index (and
+ * its work within a longer chunk). */
 void sx_pool_run_chunks(struct sx_pool *pool, uint32_t n, uint32_t chunk, sx_pool_range_fn fn,
 			void *ctx, const atomic_bool *stop);
 
