@@ -410,26 +410,6 @@ static void check(struct sx_status **st, const char *what, int64_t req, int64_t 
 		sx_status_add_reason(*st, "Insufficient %s", what);
 }
 
-/* The common verdict first: room for one more pod and for each of cpu,
- * memory and ephemeral storage, no scalar resource to check. One of
- * these false (or a value so large that alloc - used could overflow)
- * leaves it to the checks below, which build the reasons. */
-static bool fits_plainly(const struct sx_resources *req, const struct sx_resources *al,
-			 const struct sx_resources *used, uint32_t npods, uint32_t nscalar)
-{
-	const uint64_t big = UINT64_C(1) << 62;
-
-	if (nscalar != 0 || (int64_t)npods + 1 > al->pods)
-		return false;
-	if ((uint64_t)al->milli_cpu >= big || (uint64_t)al->memory >= big ||
-	    (uint64_t)al->ephemeral_storage >= big || (uint64_t)used->milli_cpu >= big ||
-	    (uint64_t)used->memory >= big || (uint64_t)used->ephemeral_storage >= big)
-		return false; /* negative or huge: alloc - used is computed below in 128 bits */
-	return req->milli_cpu <= al->milli_cpu - used->milli_cpu &&
-	       req->memory <= al->memory - used->memory &&
-	       req->ephemeral_storage <= al->ephemeral_storage - used->ephemeral_storage;
-}
-
 static struct sx_status *filter_node_resources_fit(void *self, const struct sx_cycle_state *cs,
 						   const struct sx_pod *pod,
 						   const struct sx_node_info *ni)
@@ -446,9 +426,7 @@ static struct sx_status *filter_node_resources_fit(void *self, const struct sx_c
 	if (!ni->node)
 		return sx_status_new(SX_ERROR, "node not found");
 	al = &ni->node->allocatable;
-	if (fits_plainly(req, al, used, ni->npods, s->nscalar))
-		return NULL;
-	if (s->nscalar == 0) {
+	if (s->nscalar == 0) { /* the common case: a shared status, no allocation */
 		unsigned bits = (int64_t)ni->npods + 1 > al->pods;
 
 		bits |= (unsigned)insufficient(req->milli_cpu, al->milli_cpu, used->milli_cpu,

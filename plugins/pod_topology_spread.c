@@ -499,7 +499,7 @@ static int count_node(struct filter_state *f, const struct sx_pod *pod,
 		      const struct sx_node_info *ni)
 {
 	const struct sx_node *node = ni->node;
-	sx_str v = SX_STR_EMPTY; /* node_has_all_keys: always set below */
+	sx_str v;
 	if (!node || !node_has_all_keys(node, &f->cs))
 		return 0;
 	struct inclusion in = node_inclusion(&f->cs, pod, node);
@@ -567,7 +567,7 @@ static struct sx_status *update_with_pod(struct sx_cycle_state *cs, const struct
 	struct sx_state_pair *st = cs->slots[SX_SLOT_pod_topology_spread];
 	struct filter_state *f = st ? st->f : NULL;
 	const struct sx_node *node = ni->node;
-	sx_str v = SX_STR_EMPTY; /* node_has_all_keys: always set below */
+	sx_str v;
 	if (!f)
 		return sx_status_new(SX_ERROR, "error reading \"PreFilterPodTopologySpread\" from cycleState: not found");
 	if (p->meta.ns != pod->meta.ns || !node || !node_has_all_keys(node, &f->cs))
