@@ -40,7 +40,8 @@ HEADERS = {
     "fit_error.h": "framework", "framework_metrics.h": "framework", "cycle.h": "framework", "plugin_args.h": "framework",
     "binding_cycle.h": "framework", "post_filter.h": "framework", "dra_alloc.h": "framework",
     "extender_client.h": "framework",
-    "extender.h": "extender", "scheduler.h": "standalone", "explain.h": "explain",
+    "extender.h": "extender", "node_memo.h": "extender", "bufpool.h": "util",
+    "scheduler.h": "standalone", "explain.h": "explain",
     "whatif.h": "explain", "pending.h": "explain",
     "server.h": "cmd",
 }

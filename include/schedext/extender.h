@@ -28,6 +28,8 @@ struct sx_profile;
 /* Limits against hostile requests (beyond the server's body limit). */
 #define SX_REQ_MAX_DEPTH 64 /* JSON nesting */
 
+struct sx_node_memo;
+
 struct sx_extender {
 	struct sx_cache *cache;           /* shared, not owned */
 	const struct sx_config *cfg;      /* for the global percentage */
@@ -35,6 +37,9 @@ struct sx_extender {
 	struct sx_pool *pool;             /* Filter/Score fan-out; NULL = serial */
 	struct sx_kube *kube;             /* NULL: bind in the cache only (--state) */
 	struct sx_metrics *metrics;       /* scheduling attempts by result; may be NULL */
+	/* Node items of full-Node bodies validated before (node_memo.h); NULL
+	 * scans every item in full. Owned by whoever built the extender. */
+	struct sx_node_memo *node_memo;
 };
 
 /* What one call did, for the per-request log line and metrics. */

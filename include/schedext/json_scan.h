@@ -83,6 +83,11 @@ void sx_json_enter(struct sx_json_cur *c, struct sx_json_cur *child);
 /* Consumes the value c last returned (skipping a container not entered or
  * not iterated to its end) and returns its end, or NULL when malformed. */
 const char *sx_json_finish(struct sx_json_cur *c);
+/* The container c last returned is known to end at end, because the
+ * caller validated the same bytes before (src/extender/node_memo.h): c
+ * goes on after it without scanning it. Returns end. */
+const char *sx_json_consume_known(struct sx_json_cur *c, const char *end);
+
 
 /* Validates one value starting at p (leading whitespace allowed) with depth
  * containers already open around it. Returns the byte past it or NULL. */

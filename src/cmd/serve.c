@@ -14,6 +14,7 @@
 #include "schedext/cache.h"
 #include "schedext/decode.h"
 #include "schedext/extender.h"
+#include "schedext/node_memo.h"
 #include "schedext/extender_client.h"
 #include "schedext/framework.h"
 #include "schedext/intern.h"
@@ -304,6 +305,12 @@ static void bound_malloc_arenas(void)
 	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
 }
 
+/* Full-Node extender bodies: validated Node items kept for byte
+ * comparison (node_memo.h), at most this many bytes and items. 32 MB holds
+ * 5,000 typical Nodes; a larger cluster evicts the least recently sent. */
+#define NODE_MEMO_BYTES ((size_t)32 << 20)
+#define NODE_MEMO_ITEMS 65536u
+
 /* Everything serve owns, torn down in reverse order by serve_free(). */
 struct serve {
 	struct sx_cache *cache;
@@ -334,6 +341,7 @@ static void serve_free(struct serve *s)
 	sx_config_free(s->cfg);
 	sx_metrics_free(s->metrics);
 	sx_cache_free(s->cache);
+	sx_node_memo_free(s->ex.node_memo);
 	for (int i = 0; i < 3; i++)
 		free(s->pem[i]);
 }
@@ -518,6 +526,11 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	s->ex.pool = s->pool;
 	s->ex.kube = s->kube;
 	s->ex.metrics = s->metrics;
+	s->ex.node_memo = sx_node_memo_new(NODE_MEMO_BYTES, NODE_MEMO_ITEMS);
+	if (!s->ex.node_memo) {
+		fprintf(stderr, "schedext serve: out of memory\n");
+		return 1;
+	}
 	s->authz = sx_authz_new(&(struct sx_authz_opts){ .kube = s->kube,
 							  .always_allow = a->always_allow,
 							  .allow_remote = a->debug_allow_remote });

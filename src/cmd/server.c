@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "schedext/buf.h"
+#include "schedext/bufpool.h"
 #include "schedext/cache.h"
 #include "schedext/config.h"
 #include "schedext/decode.h"
@@ -74,7 +75,14 @@ struct sx_server {
 	atomic_int inflight; /* requests between first callback and completion */
 	double started;
 	int (*verify_peers)(void *session, unsigned int *status); /* gnutls, via dlsym */
+	struct sx_bufpool bufs; /* request bodies and replies, reused (bufpool.h) */
 };
+
+/* Bodies and replies above POOLED_MIN come from, and go back to, the
+ * server's buffer pool; below it glibc's heap serves them well. At most
+ * BUFPOOL_BUDGET bytes stay kept between requests. */
+#define POOLED_MIN ((size_t)64 << 10)
+#define BUFPOOL_BUDGET ((size_t)16 << 20)
 
 /* Per-request state (MHD's con_cls). */
 struct request {
@@ -183,6 +191,47 @@ static void record(struct sx_server *srv, const struct request *rq, unsigned cod
 	sx_metrics_observe(m, "schedext_http_request_duration_seconds", labels, secs);
 }
 
+/* A reply MHD is sending: its buffer goes back to the pool when MHD is
+ * done with it (reply_done). */
+struct reply {
+	struct sx_bufpool *pool;
+	char *data;
+	size_t cap;
+};
+
+static void reply_done(void *cls)
+{
+	struct reply *r = cls;
+
+	sx_bufpool_give(r->pool, r->data, r->cap);
+	free(r);
+}
+
+/* The response for b's contents; b's allocation passes to it (and back to
+ * the pool afterwards). NULL when out of memory (b is then freed). */
+static struct MHD_Response *reply_response(struct sx_server *srv, struct sx_buf *b)
+{
+	struct MHD_Response *resp;
+	struct reply *r;
+
+	if (!b->data || !b->len) {
+		sx_bufpool_give_buf(&srv->bufs, b);
+		return MHD_create_response_from_buffer(0, (char *)"", MHD_RESPMEM_PERSISTENT);
+	}
+	r = malloc(sizeof(*r));
+	if (!r) {
+		sx_buf_free(b);
+		return NULL;
+	}
+	*r = (struct reply){ &srv->bufs, b->data, b->cap };
+	resp = MHD_create_response_from_buffer_with_free_callback_cls(b->len, b->data, reply_done,
+								      r);
+	if (!resp)
+		reply_done(r);
+	sx_buf_init(b);
+	return resp;
+}
+
 /* Queues b's contents as the reply (ownership passes to MHD). */
 static enum MHD_Result send_buf(struct sx_server *srv, struct MHD_Connection *conn,
 				struct request *rq, unsigned code, struct sx_buf *b,
@@ -190,20 +239,15 @@ static enum MHD_Result send_buf(struct sx_server *srv, struct MHD_Connection *co
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
-	size_t len;
-	char *data;
 
 	if (b->failed) {
 		sx_buf_free(b);
 		code = 500;
 		sx_buf_puts(b, "{\"error\":\"out of memory\"}\n");
 	}
-	data = sx_buf_take(b, &len);
-	resp = MHD_create_response_from_buffer(len, data ? data : (char *)"", data ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-	if (!resp) {
-		free(data);
+	resp = reply_response(srv, b);
+	if (!resp)
 		return MHD_NO;
-	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	if (close)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
@@ -454,6 +498,10 @@ static enum MHD_Result dispatch(struct sx_server *srv, struct MHD_Connection *co
 	unsigned code = 200;
 
 	sx_buf_init(&b);
+	/* A full-Node /filter echoes most of its body: start from a kept
+	 * buffer of that size rather than doubling a fresh one. */
+	if (r->verb_fn && rq->body.len > POOLED_MIN)
+		sx_bufpool_take(&srv->bufs, &b, rq->body.len + 1);
 	if (r->verb_fn)
 		code = (unsigned)r->verb_fn(srv->ex, rq->body.data, rq->body.len, &b, &log);
 	else if (r->handle)
@@ -511,15 +559,20 @@ static bool method_matches(enum route r, const char *method)
  * make each of many idle connections reserve max_body bytes up front. */
 #define PRESIZE_MAX ((size_t)4 << 20)
 
-/* Allocates an empty b for a body of n bytes (within the limit), so a
- * 1.5 MB body is not copied through a dozen doublings. A failure leaves b
- * empty: collect() grows it as usual. */
-static void presize(struct sx_buf *b, size_t n)
+/* Gives b room for a body of n bytes (within the limit), so a 1.5 MB
+ * body is not copied through a dozen doublings, from the pool so its
+ * pages are not faulted in afresh. A failure leaves b empty: collect()
+ * grows it as usual. */
+static void presize(struct sx_server *srv, struct sx_buf *b, size_t n)
 {
 	size_t cap = (n < PRESIZE_MAX ? n : PRESIZE_MAX) + 1;
-	char *p = malloc(cap);
+	char *p;
 
-	if (!p)
+	if (cap > POOLED_MIN) {
+		sx_bufpool_take(&srv->bufs, b, cap);
+		return;
+	}
+	if (!(p = malloc(cap)))
 		return;
 	p[0] = '\0';
 	sx_buf_free(b);
@@ -571,7 +624,7 @@ static enum MHD_Result begin_request(struct sx_server *srv, struct MHD_Connectio
 		return send_error(srv, conn, rq, 413, msg, true);
 	}
 	if (cl && n > 0)
-		presize(&rq->body, (size_t)n);
+		presize(srv, &rq->body, (size_t)n);
 	return MHD_YES;
 }
 
@@ -635,7 +688,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 	if (!rq)
 		return;
-	sx_buf_free(&rq->body);
+	sx_bufpool_give_buf(&srv->bufs, &rq->body);
 	free(rq);
 	*con_cls = NULL;
 	atomic_fetch_sub(&srv->inflight, 1);
@@ -740,6 +793,11 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		return NULL;
 	}
+	if (sx_bufpool_init(&srv->bufs, 2 * threads + 2, BUFPOOL_BUDGET) < 0) {
+		sx_error_set(err, SX_ENOMEM, "cannot initialise the buffer pool");
+		free(srv);
+		return NULL;
+	}
 	srv->ex = ex;
 	srv->inf = inf;
 	srv->max_body = o->max_body_bytes ? o->max_body_bytes : SX_SERVER_DEFAULT_MAX_BODY;
@@ -762,6 +820,7 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 		*(void **)&srv->verify_peers = dlsym(RTLD_DEFAULT, "gnutls_certificate_verify_peers2");
 		if (!srv->verify_peers) {
 			sx_error_set(err, SX_EINVAL, "--tls-client-ca: GnuTLS verification unavailable");
+			sx_bufpool_destroy(&srv->bufs);
 			free(srv);
 			return NULL;
 		}
@@ -797,6 +856,7 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 	if (!srv->daemon) {
 		sx_error_set(err, SX_EIO, "cannot listen on %s%s", o->listen,
 			     o->tls_cert_pem ? " (check the TLS certificate and key)" : "");
+		sx_bufpool_destroy(&srv->bufs);
 		free(srv);
 		return NULL;
 	}
@@ -830,5 +890,6 @@ void sx_server_stop(struct sx_server *srv, double grace_s)
 		sx_log(0, "shutdown: %d request(s) still in flight after %.0fs",
 		       atomic_load(&srv->inflight), grace_s);
 	MHD_stop_daemon(srv->daemon);
+	sx_bufpool_destroy(&srv->bufs);
 	free(srv);
 }

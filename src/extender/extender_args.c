@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "extender_int.h"
+#include "schedext/node_memo.h"
 #include "schedext/cache.h"
 #include "schedext/decode.h"
 #include "schedext/extender.h"
@@ -150,6 +151,7 @@ struct scan {
 	struct scan_item *it;     /* its elements, or NodeNames' */
 	uint32_t n, cap;
 	bool claimed;             /* it holds Nodes.items or NodeNames */
+	struct sx_node_memo *memo; /* Node items validated before; may be NULL */
 };
 
 static struct scan_item *scan_push(struct scan *s, const struct sx_json_val *v)
@@ -209,6 +211,36 @@ static int scan_node_item(struct sx_json_cur *items, struct scan_item *it)
 	return rc;
 }
 
+/* A Node item byte-identical to one validated before: its fields from
+ * the memo, the cursor moved past it unscanned. False when none is. */
+static bool scan_node_memo(struct sx_json_cur *ac, struct sx_node_memo *memo,
+			   struct scan_item *it)
+{
+	struct sx_node_memo_fields f;
+	size_t n = sx_node_memo_match(memo, it->v.p, ac->end, &f);
+
+	if (!n)
+		return false;
+	it->name = f.name;
+	it->uid = f.uid;
+	it->rv = f.rv;
+	it->v.end = sx_json_consume_known(ac, it->v.p + n);
+	return true;
+}
+
+/* A Node item scanned in full: its fields, validated, kept in the memo. */
+static int scan_node_full(struct sx_json_cur *ac, struct sx_node_memo *memo,
+			  struct scan_item *it)
+{
+	struct sx_node_memo_fields f;
+
+	if (scan_node_item(ac, it) < 0 || !(it->v.end = sx_json_finish(ac)))
+		return -1;
+	f = (struct sx_node_memo_fields){ it->name, it->uid, it->rv };
+	sx_node_memo_add(memo, it->v.p, (size_t)(it->v.end - it->v.p), &f);
+	return 0;
+}
+
 /* Elements of an array value just returned by c; Node items when nodes. */
 static int scan_array(struct sx_json_cur *c, struct scan *s, bool nodes)
 {
@@ -222,10 +254,12 @@ static int scan_array(struct sx_json_cur *c, struct scan *s, bool nodes)
 	while ((rc = sx_json_next(&ac, &v)) == 1) {
 		if (!(it = scan_push(s, &v)))
 			return SX_ENOMEM;
-		if (nodes && v.type == SX_JSON_OBJECT && scan_node_item(&ac, it) < 0)
+		if (nodes && v.type == SX_JSON_OBJECT) {
+			if (!scan_node_memo(&ac, s->memo, it) && scan_node_full(&ac, s->memo, it) < 0)
+				return -1;
+		} else if (!(it->v.end = sx_json_finish(&ac))) {
 			return -1;
-		if (!(it->v.end = sx_json_finish(&ac)))
-			return -1;
+		}
 	}
 	return rc;
 }
@@ -661,15 +695,17 @@ char *sx_ext_str_dup(const struct sx_json_val *v)
 static void args_reset(void *ctx)
 {
 	struct scan *s = ctx;
+	struct sx_node_memo *memo = s->memo;
 
 	free(s->it);
 	memset(s, 0, sizeof(*s));
+	s->memo = memo;
 }
 
 int sx_ext_args_parse(const struct sx_extender *ex, const char *body, size_t len,
 		      struct ext_args *a, struct sx_buf *out, struct sx_verb_log *log)
 {
-	struct scan s = { 0 };
+	struct scan s = { .memo = ex->node_memo };
 	struct sx_ext_scanner sc = { .member = scan_member, .reset = args_reset, .ctx = &s };
 	int rc = sx_ext_scan(&sc, body, len, out, log);
 

@@ -354,6 +354,13 @@ const char *sx_json_finish(struct sx_json_cur *c)
 	return e;
 }
 
+const char *sx_json_consume_known(struct sx_json_cur *c, const char *end)
+{
+	c->last.end = end;
+	c->p = end;
+	return end;
+}
+
 /* Reads the value at c->p (whitespace skipped): containers only their
  * opening byte. Returns 1 or -1. */
 static int read_value(struct sx_json_cur *c, struct sx_json_val *v)

@@ -10,6 +10,7 @@
 #include "schedext/extender.h"
 #include "schedext/framework.h"
 #include "schedext/intern.h"
+#include "schedext/node_memo.h"
 #include "schedext/state.h"
 
 static const char state[] =
@@ -500,6 +501,73 @@ static void test_normalised_infinity(void)
 	teardown(&f);
 }
 
+/* Full-Node bodies repeat their items: the second and later calls match
+ * them in the node memo (node_memo.h) and reply byte for byte as the
+ * first; an item that differs anywhere, even past the memo's key prefix,
+ * is scanned again (a changed Node gets its new verdict, a malformed one
+ * its 400). */
+#define LONG_LABELS                                                                           \
+	"\"labels\":{\"kubernetes.io/hostname\":\"c\",\"topology.kubernetes.io/zone\":\"z1\","     \
+	"\"node.kubernetes.io/instance-type\":\"m6i.2xlarge\",\"team\":\"t\"}"
+#define MEMO_NODE(name, uid, rv, cpu)                                                         \
+	"{\"metadata\":{\"name\":\"" name "\",\"uid\":\"" uid "\",\"resourceVersion\":\"" rv     \
+	"\"," LONG_LABELS "},\"status\":{\"allocatable\":{\"cpu\":" cpu ",\"pods\":\"9\"}}}"
+#define MEMO_BODY(a, b) P1 ",\"Nodes\":{\"metadata\":{},\"items\":[" a "," b "]}}"
+
+static void test_filter_node_memo(void)
+{
+	static const char *const bodies[] = {
+		MEMO_BODY(MEMO_NODE("c", "u-c", "7", "\"1\""), MEMO_NODE("q", "u-q", "1", "\"8\"")),
+		/* q's cpu changed after the memo's key prefix: new verdict */
+		MEMO_BODY(MEMO_NODE("c", "u-c", "7", "\"1\""), MEMO_NODE("q", "u-q", "1", "\"0\"")),
+		/* the same prefix, malformed later: the scanner's 400 */
+		MEMO_BODY(MEMO_NODE("c", "u-c", "7", "\"1\""), MEMO_NODE("q", "u-q", "1", "8x")),
+	};
+	struct fixture plain, memo;
+	uint64_t hits, misses;
+	uint32_t entries;
+
+	for (size_t i = 0; i < SX_ARRAY_SIZE(bodies); i++) {
+		setup(&plain);
+		setup(&memo);
+		memo.ex.node_memo = sx_node_memo_new((size_t)1 << 20, 64);
+		CHECK(memo.ex.node_memo != NULL);
+		for (int round = 0; round < 3; round++) {
+			int want = i == 2 ? 400 : 200;
+			char *first = strdup(call(&plain, sx_extender_filter, bodies[i], want));
+
+			CHECK_STR(call(&memo, sx_extender_filter, bodies[i], want), first);
+			CHECK_STR(call(&memo, sx_extender_prioritize, bodies[i], want),
+				  call(&plain, sx_extender_prioritize, bodies[i], want));
+			free(first);
+		}
+		sx_node_memo_stats(memo.ex.node_memo, &entries, &hits, &misses);
+		/* six calls of two items: the valid ones all match after the first */
+		CHECK_INT(entries, i == 2 ? 1 : 2);
+		CHECK_INT(hits, i == 2 ? 5 : 10);
+		CHECK_INT(misses, i == 2 ? 7 : 2);
+		sx_node_memo_free(memo.ex.node_memo);
+		teardown(&plain);
+		teardown(&memo);
+	}
+	/* One memo across the bodies: q's changed bytes miss, c's match. */
+	setup(&memo);
+	memo.ex.node_memo = sx_node_memo_new((size_t)1 << 20, 64);
+	setup(&plain);
+	for (size_t i = 0; i < SX_ARRAY_SIZE(bodies); i++) {
+		char *want = strdup(call(&plain, sx_extender_filter, bodies[i], i == 2 ? 400 : 200));
+
+		CHECK_STR(call(&memo, sx_extender_filter, bodies[i], i == 2 ? 400 : 200), want);
+		free(want);
+	}
+	sx_node_memo_stats(memo.ex.node_memo, &entries, &hits, &misses);
+	CHECK_INT(hits, 2);
+	CHECK_INT(misses, 4);
+	sx_node_memo_free(memo.ex.node_memo);
+	teardown(&plain);
+	teardown(&memo);
+}
+
 static void test_prioritize(void)
 {
 	struct fixture f;
@@ -555,4 +623,4 @@ static void test_bind(void)
 SX_TESTS(SX_TEST(test_request_parse), SX_TEST(test_score_mapping), SX_TEST(test_filter_names),
 	 SX_TEST(test_filter_nodes_echo), SX_TEST(test_prioritize), SX_TEST(test_preempt_reprieve),
 	 SX_TEST(test_bind), SX_TEST(test_replies_recorded),
-	 SX_TEST(test_verb_replies_recorded), SX_TEST(test_normalised_infinity))
+	 SX_TEST(test_verb_replies_recorded), SX_TEST(test_normalised_infinity), SX_TEST(test_filter_node_memo))
