@@ -3,7 +3,8 @@
 #   make run        install deps, build, serve the demo cluster on $(LISTEN)
 #   make test       install deps, build, run every unit and integration test
 #   make test SANITIZE=address,undefined | SANITIZE=thread
-#   make bench [QUICK=1], make format, make clean, make install-deps
+#   make bench [QUICK=1], make perf-check [UPDATE=1], make format, make clean,
+#   make install-deps
 #   make soak [SOAK_MINUTES=N] [BUILD=build-soak]   (test/soak/soak.py)
 #   make fuzz [FUZZ_SECONDS=N] [FUZZ_TARGETS="a b"]   (test/fuzz/README.md)
 
@@ -65,7 +66,7 @@ FUZZ_BUILD   := build-fuzz
 PREFIX   ?= /usr/local
 KUBECTL_PLUGIN := $(BUILD)/kubectl-schedext
 
-.PHONY: all run test unit integration bench clean format install install-deps install-test-deps \
+.PHONY: all run test unit integration bench perf-check clean format install install-deps install-test-deps \
 	check-deps tools fuzz fuzz-bins install-fuzz-deps soak
 all: $(BIN) $(KUBECTL_PLUGIN)
 
@@ -116,6 +117,9 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 tools: $(BENCH_BINS)
+# perf_check counts the allocations of schedext's own code (bench/perf_check.c).
+PERFCHECK_WRAP := $(foreach f,malloc calloc realloc strdup strndup,-Wl,--wrap=$(f))
+$(BUILD)/bench/perf_check: LDFLAGS += $(PERFCHECK_WRAP)
 
 # Installs missing Debian packages; a no-op when pkg-config finds everything.
 install-deps:
@@ -184,6 +188,17 @@ test: install-test-deps
 bench: install-deps
 	@$(MAKE) --no-print-directory all tools
 	@BUILD="$(BUILD)" QUICK="$(QUICK)" ./bench/run.sh
+
+# Deterministic counters of the hot paths against bench/perf-baseline.txt
+# (bench/perf_check.sh): instructions (callgrind), minor faults and heap
+# allocations per request, per cycle and per ingest. UPDATE=1 rewrites the
+# baseline; PERF_TOLERANCE=N sets the allowed growth in percent (25).
+perf-check: install-deps
+	@command -v valgrind >/dev/null && [ -e /usr/include/valgrind/callgrind.h ] || { \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; echo "installing: valgrind"; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq valgrind; }
+	@$(MAKE) --no-print-directory $(BUILD)/bench/perf_check
+	@BUILD="$(BUILD)" UPDATE="$(UPDATE)" ./bench/perf_check.sh
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -110,3 +110,8 @@ python3 bench/mem.py "$BIN" "$OUT/cluster.json" 5000 5000 "$MEM_RUNS" | tee -a "
 echo
 echo "==== figures ===="
 cat "$RESULTS"
+# Beside the last committed figures (bench/last-results.txt: copy
+# $RESULTS there and commit it when a change moves them on purpose).
+echo
+echo "==== against bench/last-results.txt (committed) ===="
+python3 bench/compare_last.py "$RESULTS" bench/last-results.txt

@@ -78,6 +78,12 @@ static inline bool sx_double_is_int64(double v)
 	return v >= -9.2e18 && v <= 9.2e18 && v == (double)(int64_t)v;
 }
 
+/* The process's malloc settings (src/util/common.c): a bounded number of
+ * arenas and a fixed mmap threshold, glibc's initial one. Called first
+ * thing by serve, and by bench/perf_check.c to measure as serve runs. */
+#define SX_MMAP_THRESHOLD (128 * 1024)
+void sx_malloc_bound(void);
+
 /* FNV-1a (32-bit) of a NUL-terminated string: the bucket hash of the
  * small string-keyed tables (queue index, assume cache, name sets). */
 static inline uint32_t sx_hash_str(const char *s)

@@ -32,7 +32,6 @@
 #define EXIT_USAGE 2
 #define MAX_PEM_BYTES (1u << 20)
 #define SHUTDOWN_GRACE_S 10.0
-#define MMAP_THRESHOLD (128 * 1024) /* glibc's initial value, kept fixed */
 
 static const char usage_serve[] =
 	"usage: schedext serve [options]\n"
@@ -288,22 +287,6 @@ static unsigned pool_threads(int parallelism)
 	return n > 1 ? (unsigned)n - 1 : 0;
 }
 
-/* glibc gives each thread that allocates its own arena, up to 8 per core,
- * so the peak depended on which threads happened to allocate during the
- * initial lists. Even two arenas left it to chance (standalone, 5000 nodes
- * and 5000 pods: 40-50 MB over runs, and 37-66 MB with one arena alone):
- * memory freed in one arena is not reused by threads of the other, and
- * glibc raises its mmap threshold to the size of every large block freed,
- * so page-sized bodies and arrays later land in the heap and pin it. One
- * arena per four cores (the threads' tcaches take most small blocks
- * without the lock) and a fixed threshold made it 43.4-43.9 MB. */
-static void bound_malloc_arenas(void)
-{
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-
-	mallopt(M_ARENA_MAX, cores > 4 ? (int)(cores / 4) : 1);
-	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
-}
 
 /* Full-Node extender bodies: validated Node items kept for byte
  * comparison (node_memo.h), at most this many bytes and items. 32 MB holds
@@ -580,7 +563,7 @@ int sx_cmd_serve(int argc, char **argv)
 	sigset_t set;
 	int rc, sig;
 
-	bound_malloc_arenas();
+	sx_malloc_bound();
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
 		return rc;

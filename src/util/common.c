@@ -1,6 +1,9 @@
 /* Error reports, allocation helpers, clocks and logging. */
 #include "schedext/common.h"
 
+#include <malloc.h>
+#include <unistd.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,4 +173,23 @@ void sx_log(int level, const char *fmt, ...)
 	gmtime_r(&ts.tv_sec, &tm);
 	fprintf(stderr, "%c%02d%02d %02d:%02d:%02d.%06ld %s\n", level_letter(level), tm.tm_mon + 1,
 		tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000, msg);
+}
+
+/* glibc gives each thread that allocates its own arena, up to 8 per core,
+ * so the peak depended on which threads happened to allocate during the
+ * initial lists. Even two arenas left it to chance (standalone, 5000 nodes
+ * and 5000 pods: 40-50 MB over runs, and 37-66 MB with one arena alone):
+ * memory freed in one arena is not reused by threads of the other, and
+ * glibc raises its mmap threshold to the size of every large block freed,
+ * so page-sized bodies and arrays later land in the heap and pin it. One
+ * arena per four cores (the threads' tcaches take most small blocks
+ * without the lock) and a fixed threshold made it 43.4-43.9 MB. The cost:
+ * every block above the threshold is mapped fresh, so large buffers that
+ * recur per request are pooled (bufpool.h). */
+void sx_malloc_bound(void)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	mallopt(M_ARENA_MAX, cores > 4 ? (int)(cores / 4) : 1);
+	mallopt(M_MMAP_THRESHOLD, SX_MMAP_THRESHOLD);
 }
