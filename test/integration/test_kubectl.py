@@ -104,8 +104,9 @@ def test_why_taints(tmp):
     check(r["filter"]["n1"]["reasons"] == ["node(s) didn't match Pod's node affinity/selector"],
           f"selector reason: {r['filter']['n1']}")
     check(r["message"] == "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
-          "2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are "
-          "available: 3 Preemption is not helpful for scheduling.", f"message: {r['message']}")
+          "2 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, "
+          "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+          f"message: {r['message']}")
     check(r["postFilter"]["code"] == "Unschedulable" and r["postFilter"]["victims"] == [],
           f"postFilter: {r['postFilter']}")
 
@@ -163,6 +164,22 @@ def test_why_pdb(tmp):
           f"text pdb: {out}")
 
 
+def test_why_missing_claim(tmp):
+    """why and pending on a pod whose PersistentVolumeClaim does not exist give
+    kube-scheduler's message: PostFilter stops at DynamicResources' error
+    ("not found": its PreFilter never ran), without the preemption part."""
+    items = [namespace("default"), node("n1"), node("n2"),
+             pod("vol", volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "no-such-claim"}}])]
+    st = dump(tmp, "claim.json", items)
+    want = '0/2 nodes are available: persistentvolumeclaim "no-such-claim" not found. not found'
+    rc, out, err = kubectl("why", "vol", "--state", st)
+    check(rc == 0 and "Message:    " + want in out.splitlines(), f"why missing claim: {rc} {out} {err}")
+    rc, out, err = kubectl("pending", "--state", st, "-o", "json")
+    r = json.loads(out) if rc == 0 else {}
+    got = [p["message"] for g in r.get("groups", []) for p in g["pods"]]
+    check(got == [want], f"pending missing claim: {got} {err}")
+
+
 def test_why_yaml(tmp):
     st = dump(tmp, "blocked.json", blocked_cluster())
     rc, out, _ = kubectl("why", "important", "-n", "shop", "--state", st, "-o", "yaml")
@@ -191,7 +208,9 @@ def test_pending_groups(tmp):
     first = r["groups"][0]["pods"][0]
     check(first == {"pod": "default/big-000", "nodesRejected": 4, "numNodes": 4,
                     "message": "0/4 nodes are available: 1 node(s) had untolerated taint(s), "
-                               "3 Insufficient cpu.", "node": None}, f"first pod: {first}")
+                               "3 Insufficient cpu. no new claims to deallocate, preemption: "
+                               "0/4 nodes are available: 4 Preemption is not helpful for "
+                               "scheduling.", "node": None}, f"first pod: {first}")
     rc, out, _ = kubectl("pending", "-A", "--state", st)
     lines = out.splitlines()
     check(lines[0] == "200 pending pod(s)" and
@@ -363,7 +382,7 @@ def main():
     start = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         for t in (test_why_taints, test_why_affinity_text, test_why_preemption_victims,
-                  test_why_pdb, test_why_yaml, test_pending_groups, test_what_if_drain, test_config_map,
+                  test_why_pdb, test_why_missing_claim, test_why_yaml, test_pending_groups, test_what_if_drain, test_config_map,
                   test_what_if_scale, test_what_if_pending_after_add, test_bad_input,
                   test_live):
             t0 = time.time()

@@ -112,8 +112,11 @@ def main():
             rc, dom2, _ = chromium(base + "#pod=default/web&sort=-total", tmp, ["--dump-dom"])
             check([x[0] for x in rows(dom2)][:2] == ["b", "a"], f"sort by total: {rows(dom2)}")
             rc, dom3, _ = chromium(base + "#pod=default/huge", tmp, ["--dump-dom"])
-            check("0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu."
-                  in dom3 and "Preemption would not help." in dom3, "unschedulable pod message")
+            huge_msg = ("0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient "
+                        "cpu. no new claims to deallocate, preemption: 0/3 nodes are available: 3 "
+                        "Preemption is not helpful for scheduling.")
+            check(huge_msg + "\nPreemption would not help." in dom3,
+                  "unschedulable pod message, every PostFilter part")
             shot = os.path.abspath(os.path.join(shots, "ui.png"))
             rc, _, err = chromium(base + "#pod=default/web", tmp, ["--screenshot=" + shot])
             check(rc == 0 and os.path.getsize(shot) > 10000, f"screenshot {shot}")
@@ -133,6 +136,13 @@ def main():
             body = json.loads(data)
             check(status == 200 and body["pods"] == 2 and "notEvaluated" not in body,
                   f"pending within the default budget: {body}")
+            got = [p["message"] for g in body["groups"] for p in g["pods"] if p["pod"] == "default/huge"]
+            check(got == [huge_msg], f"/debug/pending message: {got}")
+            status, _, data = srv.request("GET", "/debug/explain?pod=default/huge")
+            body = json.loads(data)
+            check(status == 200 and body["message"] == huge_msg and
+                  body["postFilter"]["message"] == huge_msg[huge_msg.index("no new"):],
+                  f"/debug/explain message: {body.get('message')} {body.get('postFilter')}")
         finally:
             srv.kill()
         # A budget that is over before the first pod: every pod is counted, none judged.
