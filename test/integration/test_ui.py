@@ -157,6 +157,29 @@ def main():
                   body["placed"] == 0 and body["placements"] == [], f"what-if past its budget: {body}")
         finally:
             srv.kill()
+        # /debug/whatif places the pending pods in the profile's QueueSort order:
+        # hi (priority 1000, created later) takes the copy of n8 and big stays
+        # pending, as kube-scheduler pops the higher priority first.
+        hi = pod("hi", "3")
+        hi["spec"]["priority"] = 1000
+        hi["metadata"]["creationTimestamp"] = "2026-01-01T00:05:00Z"
+        big = pod("big", "6")
+        big["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+        path = os.path.join(tmp, "order.json")
+        with open(path, "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "List",
+                       "items": [node("n8", "8"), pod("fill", "7", "n8"), big, hi]}, f)
+        srv = Server("--state", path)
+        try:
+            status, body = srv.post_json("/debug/whatif", {"addNodes": [{"like": "n8", "count": 1}]})
+            check(status == 200 and body["placements"] == [
+                {"pod": "default/hi", "node": "n8-whatif", "message": None},
+                {"pod": "default/big", "node": None, "message":
+                 "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, "
+                 "preemption: 0/2 nodes are available: 2 No preemption victims found for "
+                 "incoming pod."}], f"what-if in queue order: {status} {body}")
+        finally:
+            srv.kill()
         p = subprocess.run([os.path.join(BUILD, "schedext"), "serve", "--state", cluster(tmp),
                             "--debug-time-budget", "0s"], capture_output=True, text=True, timeout=20)
         check(p.returncode == 2 and "--debug-time-budget: expected a duration in (0s, 1h], got '0s'"
