@@ -67,32 +67,47 @@ static struct sx_status *apply(const struct sx_preemption_env *env, const struct
 	return out;
 }
 
+/* A dry run (filtered->dry_run) finds the same victims as a real one
+ * with the caller's profile and nominator and a fixed candidate offset of
+ * 0 (upstream picks it at random), hands the whole answer to the caller
+ * and evicts nothing; a real run takes them from the preemption
+ * environment and has the applier evict. */
 static struct sx_status *post_filter_default_preemption(void *self, struct sx_cycle_state *cs,
 							const struct sx_pod *pod,
 							const struct sx_filtered_status *filtered,
 							struct sx_post_filter_result *result)
 {
+	const struct sx_post_filter_dry_run *dry = filtered->dry_run;
 	struct sx_preemption_env env;
 	struct sx_preempt_result r;
 	uint64_t rng;
 	sx_preemption_get_env(&env);
-	const struct sx_profile *prof = own_profile(env.config, self);
+	const struct sx_profile *prof = dry ? dry->profile : own_profile(env.config, self);
 	if (!prof)
 		return sx_status_new(SX_ERROR, "preemption: profile not registered with the "
 					       "preemption environment");
 	struct sx_preempt_input in = {
 		.snap = filtered->snap,
 		.statuses = filtered->statuses,
-		.nominator = env.nominator,
+		.nominator = dry ? dry->nominator : env.nominator,
 		.args = self,
 		.offset = -1,
-		.rng = sx_preemption_next_rng(&rng) ? &rng : NULL,
-		.extenders = env.extenders,
+		.rng = !dry && sx_preemption_next_rng(&rng) ? &rng : NULL,
+		.extenders = dry ? NULL : env.extenders,
 	};
 	sx_preempt(prof, cs, pod, &in, &r);
 	struct sx_status *st = r.status;
 	r.status = NULL;
 	result->nominated_node = r.nominated_node;
+	if (dry) {
+		if (dry->preemption) {
+			sx_preempt_result_free(dry->preemption);
+			*dry->preemption = r;
+		} else {
+			sx_preempt_result_free(&r);
+		}
+		return st;
+	}
 	if (!st && r.nominated_node != SX_STR_EMPTY) {
 		st = apply(&env, pod, &r);
 		sx_preemption_count(st ? 0 : r.victims.n);

@@ -515,6 +515,14 @@ static struct sx_status *post_filter_dynamic_resources(void *self, struct sx_cyc
 	uint64_t bits = s ? atomic_load(&s->unavailable) : 0;
 	char msg[512], body[512];
 
+	/* getStateData fails when PreFilter never ran (an earlier PreFilter
+	 * plugin returned UnschedulableAndUnresolvable): upstream
+	 * dynamicresources.go PostFilter returns that error, CycleState.Read's
+	 * "not found", and RunPostFilterPlugins stops there with an Error. A
+	 * PreFilter that ran but found no claims said Skip (upstream wrote an
+	 * empty state first). */
+	if (!s && !cs->skip_filter[SX_SLOT_dynamic_resources])
+		return sx_status_new(SX_ERROR, "not found");
 	if (!s || s->n == 0)
 		return sx_status_new(SX_UNSCHEDULABLE, "no new claims to deallocate");
 	for (uint32_t i = 0; i < s->n && i < 64; i++) {
@@ -524,6 +532,8 @@ static struct sx_status *post_filter_dynamic_resources(void *self, struct sx_cyc
 			continue;
 		if (c->u.claim.nreserved > 1 || (c->u.claim.nreserved == 1 && !reserved_for(c, pod)))
 			continue;
+		if (filtered->dry_run) /* what the real run would answer, nothing written */
+			return sx_status_new(SX_UNSCHEDULABLE, "deallocation of ResourceClaim completed");
 		if (!sx_dra_has_api())
 			break;
 		snprintf(body, sizeof(body),

@@ -29,6 +29,9 @@ struct sx_buf;
 
 struct cJSON;
 struct sx_binder;
+struct sx_nominator;
+struct sx_preempt_result;
+struct sx_profile;
 
 #define SX_MAX_NODE_SCORE 100
 #define SX_MIN_NODE_SCORE 0
@@ -76,10 +79,25 @@ struct sx_queued_pod {
 	double timestamp; /* when it was (re)added to the queue, sx_now_s() */
 };
 
+/* A PostFilter run that changes nothing (explain, pending, what-if): no
+ * pod is evicted, no claim deallocated, nothing written to the API server
+ * and no metric counted; plugins answer what they would do. What a real
+ * run takes from the preemption environment (preemption.h) comes from
+ * here instead. */
+struct sx_post_filter_dry_run {
+	const struct sx_profile *profile;     /* the profile running PostFilter */
+	const struct sx_nominator *nominator; /* nominated pods; NULL = none */
+	/* Out: DefaultPreemption's whole answer (victims, the lower-priority
+	 * nominations it clears), moved here when it runs; zeroed by the
+	 * caller, who frees it with sx_preempt_result_free. */
+	struct sx_preempt_result *preemption;
+};
+
 /* PostFilter input: the per-node statuses of the failed attempt. */
 struct sx_filtered_status {
 	const struct sx_snapshot *snap;
 	struct sx_status *const *statuses; /* indexed like snap->nodes; NULL = passed/not evaluated */
+	const struct sx_post_filter_dry_run *dry_run; /* NULL = a real run */
 };
 
 struct sx_post_filter_result {

@@ -88,7 +88,9 @@ void sx_whatif_free(struct sx_whatif *w);
 struct sx_placement {
 	char *pod;      /* "ns/name" */
 	sx_str node;    /* SX_STR_EMPTY: did not fit */
-	char *message;  /* when it did not fit: the FitError text */
+	char *message;  /* when it did not fit: the FailedScheduling message */
+	uint32_t nvictims;
+	char **victims; /* "ns/name" of the pods its preemption evicted */
 };
 
 struct sx_placements {
@@ -98,19 +100,29 @@ struct sx_placements {
 };
 void sx_placements_free(struct sx_placements *p);
 
-/* Schedules the named pending pods of cache in order with prof, as the
- * scheduler does (percentageOfNodesToScore of cfg, rotating start index,
- * a fixed tie-break seed so runs repeat), assuming each placed pod before
- * the next. Nothing is preempted. pool may be NULL. Once sx_now_s() passes
- * deadline (0 = none), the remaining pods are only counted in
- * not_evaluated. 0 or SX_ENOMEM. */
-int sx_place_pods(struct sx_cache *cache, const struct sx_config *cfg,
-		  const struct sx_profile *prof, struct sx_pool *pool, char *const *pods, uint32_t n,
-		  double deadline, struct sx_placements *out);
+/* Schedules the named pending pods of cache with prof as the scheduler
+ * does: popped in the order of the profile's QueueSort (PrioritySort:
+ * higher priority first, then the earlier creationTimestamp standing for
+ * the queue's timestamp, then the order given), each assumed before the
+ * next, with percentageOfNodesToScore of cfg, a rotating start index and
+ * a fixed tie-break seed so runs repeat. Pods nominated in the cluster
+ * (pending, status.nominatedNodeName) are honoured. A pod no node fits
+ * runs PostFilter as a dry run; when DefaultPreemption would nominate a
+ * node, its victims are evicted from cache and become pending (decoded
+ * again from doc without spec.nodeName; doc may be NULL: then they are
+ * only deleted) and queued, and the pod is placed on that node. pool may
+ * be NULL. Once sx_now_s() passes deadline (0 = none), the pods still
+ * queued are only counted in not_evaluated. Rows are in the order of the
+ * pods' first attempts; each pod has one row, its last outcome.
+ * 0 or SX_ENOMEM. */
+int sx_place_pods(struct sx_cache *cache, const struct sx_cluster_doc *doc,
+		  const struct sx_config *cfg, const struct sx_profile *prof, struct sx_pool *pool,
+		  char *const *pods, uint32_t n, double deadline, struct sx_placements *out);
 
 /* The what-if report: JSON ({"summary","pods","placed","unschedulable",
  * ["notEvaluated" when the deadline cut it short,] "byNode":{node:count},
- * "placements":[{pod,node,message}]}) or text. */
+ * "placements":[{pod,node,message[,"victims":[pod...] when it preempted]}]})
+ * or text (a "Preempted" section lists who evicted whom). */
 void sx_placements_write(struct sx_buf *b, const struct sx_placements *p, const char *summary,
 			 bool text);
 

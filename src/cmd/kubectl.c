@@ -582,7 +582,8 @@ static int cmd_what_if(const struct kargs *a, struct env *e)
 	if (rc == 0)
 		rc = load(e);
 	sx_buf_init(&out);
-	if (rc == 0 && sx_place_pods(e->cache, e->cfg, prof, e->pool, w.pending, w.npending, 0, &p) < 0)
+	if (rc == 0 && sx_place_pods(e->cache, &e->doc, e->cfg, prof, e->pool, w.pending, w.npending,
+				     0, &p) < 0)
 		rc = usage_error("%s", "out of memory");
 	if (rc == 0) {
 		sx_placements_write(&out, &p, w.summary, strcmp(a->output, "text") == 0);

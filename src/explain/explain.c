@@ -6,17 +6,15 @@
 
 #include "schedext/dra_alloc.h"
 #include "schedext/explain.h"
-#include "schedext/fit_error.h"
-#include "schedext/preemption.h"
+#include "schedext/post_filter.h"
 
-/* What PostFilter (DefaultPreemption, as a dry run) says when no node fits:
- * the message kube-scheduler's FailedScheduling event would carry, and the
- * node it would nominate with the victims it would evict. */
+/* What PostFilter says as a dry run when no node fits: the outcome the
+ * standalone scheduler's FailedScheduling event is made from (message,
+ * nomination, DefaultPreemption's victims), and per victim whether
+ * evicting it violates a PodDisruptionBudget. */
 struct post_filter_report {
-	bool ran;
-	struct sx_preempt_result pr;
-	char *message;   /* FitError text with the "preemption: ..." part */
-	bool *violating; /* per victim: evicting it violates a PDB */
+	struct sx_fit_outcome fo;
+	bool *violating;
 };
 
 /* Indices of the candidate nodes sorted by name (stable output order). */
@@ -110,8 +108,8 @@ static void write_victims_json(struct sx_buf *b, const struct post_filter_report
 {
 	char key[512];
 	sx_buf_puts(b, "[");
-	for (uint32_t i = 0; i < pf->pr.victims.n; i++) {
-		const struct sx_pod *v = pf->pr.victims.pods[i];
+	for (uint32_t i = 0; i < pf->fo.preemption.victims.n; i++) {
+		const struct sx_pod *v = pf->fo.preemption.victims.pods[i];
 		sx_buf_puts(b, i ? ",{\"pod\":" : "{\"pod\":");
 		sx_json_str(b, sx_pod_key(v, key, sizeof(key)));
 		sx_buf_printf(b, ",\"priority\":%d,\"pdbViolated\":%s}", v->priority,
@@ -120,12 +118,20 @@ static void write_victims_json(struct sx_buf *b, const struct post_filter_report
 	sx_buf_puts(b, "]");
 }
 
-/* "postFilter":{"plugin","code","message","nominatedNode","victims"}. */
+/* "postFilter":{"plugin","code","message","nominatedNode","victims"}:
+ * the plugin that succeeded or first rejected, the final status's code
+ * and message (the FitError's PostFilterMsg), as RunPostFilterPlugins
+ * returns them. */
 static void write_post_filter_json(struct sx_buf *b, const struct post_filter_report *pf)
 {
-	char msg[2048];
-	const struct sx_status *st = pf->pr.status;
-	sx_buf_puts(b, ",\"postFilter\":{\"plugin\":\"DefaultPreemption\",\"code\":");
+	char msg[4096];
+	const struct sx_status *st = pf->fo.status;
+	sx_buf_puts(b, ",\"postFilter\":{\"plugin\":");
+	if (pf->fo.plugin)
+		sx_json_str(b, pf->fo.plugin);
+	else
+		sx_buf_puts(b, "null");
+	sx_buf_puts(b, ",\"code\":");
 	sx_json_str(b, sx_code_name(st ? st->code : SX_SUCCESS));
 	sx_buf_puts(b, ",\"message\":");
 	if (st)
@@ -133,8 +139,8 @@ static void write_post_filter_json(struct sx_buf *b, const struct post_filter_re
 	else
 		sx_buf_puts(b, "null");
 	sx_buf_puts(b, ",\"nominatedNode\":");
-	if (!st && pf->pr.nominated_node != SX_STR_EMPTY)
-		sx_json_str(b, sx_str_get(pf->pr.nominated_node));
+	if (!st && pf->fo.nominated_node != SX_STR_EMPTY)
+		sx_json_str(b, sx_str_get(pf->fo.nominated_node));
 	else
 		sx_buf_puts(b, "null");
 	sx_buf_puts(b, ",\"victims\":");
@@ -185,8 +191,8 @@ static void write_json(struct sx_buf *b, const struct sx_explain_opts *o, const 
 		sx_buf_puts(b, "null");
 	write_devices_json(b, o, res);
 	sx_buf_puts(b, ",\"message\":");
-	if (pf->message)
-		sx_json_str(b, pf->message);
+	if (pf->fo.message)
+		sx_json_str(b, pf->fo.message);
 	else if (res->message)
 		sx_json_str(b, res->message);
 	else if (res->error) {
@@ -224,24 +230,24 @@ static void write_json(struct sx_buf *b, const struct sx_explain_opts *o, const 
 		write_scores_json(b, res, pos);
 	}
 	sx_buf_puts(b, "}");
-	if (pf->ran)
+	if (pf->fo.ran)
 		write_post_filter_json(b, pf);
 	sx_buf_puts(b, "}\n");
 }
 
 static void write_post_filter_text(struct sx_buf *b, const struct post_filter_report *pf)
 {
+	const struct sx_victims *v = &pf->fo.preemption.victims;
 	char key[512];
-	if (pf->pr.status || pf->pr.nominated_node == SX_STR_EMPTY) {
+	if (pf->fo.status || pf->fo.nominated_node == SX_STR_EMPTY) {
 		sx_buf_puts(b, "Preemption: would not help\n");
 		return;
 	}
 	sx_buf_printf(b, "Preemption: would nominate %s and evict %u pod(s):\n",
-		      sx_str_get(pf->pr.nominated_node), pf->pr.victims.n);
-	for (uint32_t i = 0; i < pf->pr.victims.n; i++) {
-		const struct sx_pod *v = pf->pr.victims.pods[i];
-		sx_buf_printf(b, "  %s (priority %d%s)\n", sx_pod_key(v, key, sizeof(key)),
-			      v->priority,
+		      sx_str_get(pf->fo.nominated_node), v->n);
+	for (uint32_t i = 0; i < v->n; i++) {
+		sx_buf_printf(b, "  %s (priority %d%s)\n", sx_pod_key(v->pods[i], key, sizeof(key)),
+			      v->pods[i]->priority,
 			      pf->violating && pf->violating[i] ? ", violates its PodDisruptionBudget"
 								 : "");
 	}
@@ -258,9 +264,9 @@ static void write_text(struct sx_buf *b, const struct sx_explain_opts *o, const 
 	sx_buf_printf(b, "Selected:   %s\n",
 		      res->selected >= 0 ? sx_str_get(o->snap->nodes[res->selected]->name)
 					 : "(none)");
-	if (pf->message || res->message)
-		sx_buf_printf(b, "Message:    %s\n", pf->message ? pf->message : res->message);
-	if (pf->ran)
+	if (pf->fo.message || res->message)
+		sx_buf_printf(b, "Message:    %s\n", pf->fo.message ? pf->fo.message : res->message);
+	if (pf->fo.ran)
 		write_post_filter_text(b, pf);
 	if (res->pre_filter)
 		sx_buf_printf(b, "PreFilter:  %s rejected the pod: %s\n",
@@ -289,50 +295,34 @@ static void write_text(struct sx_buf *b, const struct sx_explain_opts *o, const 
 	}
 }
 
-/* The profile's DefaultPreemption (its args), or NULL when PostFilter does
- * not run it. */
-static const struct sx_enabled *default_preemption(const struct sx_profile *prof)
-{
-	const struct sx_enabled *e = prof->points[SX_PT_POST_FILTER];
-	for (unsigned i = 0; i < prof->n[SX_PT_POST_FILTER]; i++)
-		if (strcmp(e[i].plugin->name, "DefaultPreemption") == 0)
-			return &e[i];
-	return NULL;
-}
-
-/* PostFilter as a dry run when no node fits: nothing is evicted. The
- * candidate offset is 0 (upstream picks it at random), so the same state
- * gives the same answer. 0 or SX_ENOMEM. */
+/* PostFilter as a dry run when no node fits (sx_fit_error_post_filter,
+ * the standalone scheduler's path): nothing is evicted; the candidate
+ * offset is 0 (upstream picks it at random), so the same state gives the
+ * same answer. 0 or SX_ENOMEM. */
 static int run_post_filter(const struct sx_explain_opts *o, const struct sx_pod *pod,
 			   const struct sx_cycle_result *res, struct post_filter_report *pf)
 {
-	const struct sx_enabled *dp = default_preemption(o->profile);
-	char msg[2048] = "";
-	if (res->selected >= 0 || res->error || !res->state || !dp)
+	const struct sx_victims *v = &pf->fo.preemption.victims;
+
+	if (res->selected >= 0 || res->error || !res->state)
 		return 0;
-	pf->ran = true;
-	if (sx_preempt_for_result(o->profile, pod, res, o->nominator, dp->self, NULL, &pf->pr) < 0)
+	if (sx_fit_error_post_filter(o->profile, pod, res, true, o->nominator, &pf->fo) < 0)
 		return SX_ENOMEM;
-	if (pf->pr.status)
-		sx_status_message(pf->pr.status, msg, sizeof(msg));
-	pf->message = sx_fit_error_message(res, msg);
-	pf->violating = sx_calloc(pf->pr.victims.n + 1, sizeof(*pf->violating));
-	if (!pf->message || !pf->violating)
+	pf->violating = sx_calloc(v->n + 1, sizeof(*pf->violating));
+	if (!pf->violating)
 		return SX_ENOMEM;
-	return sx_preempt_mark_pdb_violations(o->snap, pf->pr.victims.pods, pf->pr.victims.n,
-					      pf->violating);
+	return sx_preempt_mark_pdb_violations(o->snap, v->pods, v->n, pf->violating);
 }
 
 static void post_filter_report_free(struct post_filter_report *pf)
 {
-	sx_preempt_result_free(&pf->pr);
-	free(pf->message);
+	sx_fit_outcome_free(&pf->fo);
 	free(pf->violating);
 }
 
 int sx_explain(const struct sx_explain_opts *o, const struct sx_pod *pod, struct sx_buf *out)
 {
-	struct post_filter_report pf = { 0 };
+	struct post_filter_report pf = { .fo = { .nominated_node = SX_STR_EMPTY } };
 	struct sx_cycle_result res;
 	uint64_t rng = 0x5eed;
 	uint32_t *idx = NULL, n = 0;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "schedext/pending.h"
+#include "schedext/post_filter.h"
 
 #define TEXT_NAMES_PER_GROUP 10
 
@@ -133,8 +134,14 @@ static int judge(const struct sx_config *cfg, struct sx_pool *pool,
 		v->reason = strdup(sx_status_message(res.error, msg, sizeof(msg)));
 		v->message = strdup(v->reason ? v->reason : "");
 	} else {
+		/* The FailedScheduling message, PostFilter's words included, made
+		 * as the standalone scheduler makes it (a dry run). */
+		struct sx_fit_outcome fo = { 0 };
+
 		rc = blocking_reason(&res, v);
-		v->message = strdup(res.message ? res.message : "");
+		if (rc == 0 && sx_fit_error_post_filter(prof, v->pod, &res, true, NULL, &fo) == 0)
+			v->message = strdup(fo.message);
+		sx_fit_outcome_free(&fo);
 	}
 	sx_cycle_result_free(&res);
 	return rc < 0 || !v->reason || (!fits && !v->message) ? SX_ENOMEM : 0;

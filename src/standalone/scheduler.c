@@ -400,55 +400,27 @@ static void assume_and_bind(struct sx_scheduler *s, const struct sx_profile *pro
 	submit_job(s, j);
 }
 
-/* Node statuses for PostFilter: after a PreFilter rejection every node
- * carries it; nodes without a status get the absent status. */
-static struct sx_status **post_filter_statuses(const struct sx_cycle_result *res)
-{
-	struct sx_status **st = calloc(res->num_all_nodes ? res->num_all_nodes : 1, sizeof(*st));
-
-	for (uint32_t i = 0; st && i < res->num_all_nodes; i++) {
-		if (res->pre_filter)
-			st[i] = res->pre_filter;
-		else
-			st[i] = res->statuses[i] ? res->statuses[i] : res->absent_status;
-	}
-	return st;
-}
-
-/* FitError path: PostFilter (preemption), then the failure handler. */
+/* FitError path: PostFilter (preemption), then the failure handler. The
+ * message is made by sx_fit_error_post_filter, the one explain, pending
+ * and what-if report. */
 static void fit_error(struct sx_scheduler *s, const struct sx_profile *prof,
-		      const struct sx_pod *pod, struct sx_snapshot *snap,
-		      struct sx_cycle_result *res, double start)
+		      const struct sx_pod *pod, struct sx_cycle_result *res, double start)
 {
-	struct sx_post_filter_result pfr = { SX_STR_EMPTY };
+	struct sx_fit_outcome fo;
 	struct sx_rejectors rej = { 0, 0 };
-	char pf_msg[4096] = "";
-	char *msg;
+	char buf[2048];
+	int rc = sx_fit_error_post_filter(prof, pod, res, false, NULL, &fo);
 
-	if (prof->n[SX_PT_POST_FILTER] > 0) {
-		struct sx_status **statuses = post_filter_statuses(res);
-		struct sx_filtered_status filtered = { snap, statuses };
-		struct sx_status *st;
-
-		uint64_t t0 = sx_fw_metrics_now();
-		st = statuses ? sx_run_post_filter(prof, res->state, pod, &filtered, &pfr) : NULL;
-		sx_fw_metrics_point(prof, SX_EP_POST_FILTER, sx_status_code(st),
-				    sx_fw_metrics_now() - t0);
-		if (st)
-			sx_status_message(st, pf_msg, sizeof(pf_msg));
-		if (st && !sx_status_is_rejected(st))
-			sx_log(0, "PostFilter for %s/%s: %s", sx_str_get(pod->meta.ns),
-			       pod->meta.name, pf_msg);
-		sx_status_free(st);
-		free(statuses);
-		if (s->o.metrics)
-			sx_metrics_inc(s->o.metrics, "scheduler_preemption_attempts_total", NULL, 1);
-	}
-	msg = res->message && !pf_msg[0] ? NULL : sx_fit_error_message(res, pf_msg);
+	if (fo.status && !sx_status_is_rejected(fo.status))
+		sx_log(0, "PostFilter for %s/%s: %s", sx_str_get(pod->meta.ns), pod->meta.name,
+		       sx_status_message(fo.status, buf, sizeof(buf)));
+	if (fo.ran && s->o.metrics)
+		sx_metrics_inc(s->o.metrics, "scheduler_preemption_attempts_total", NULL, 1);
 	sx_rejectors_from_result(&rej, res);
-	handle_failure_rej(s, prof, pod, msg ? msg : res->message ? res->message : "", true,
-			   pfr.nominated_node, false, start, &rej);
-	free(msg);
+	handle_failure_rej(s, prof, pod,
+			   rc == 0 ? fo.message : res->message ? res->message : "out of memory", true,
+			   fo.nominated_node, false, start, &rej);
+	sx_fit_outcome_free(&fo);
 }
 
 static void run_cycle(struct sx_scheduler *s, const struct sx_profile *prof,
@@ -483,7 +455,7 @@ static void run_cycle(struct sx_scheduler *s, const struct sx_profile *prof,
 		handle_failure(s, prof, pod, sx_status_message(res.error, buf, sizeof(buf)),
 			       sx_status_is_rejected(res.error), SX_STR_EMPTY, false, start);
 	else
-		fit_error(s, prof, pod, snap, &res, start);
+		fit_error(s, prof, pod, &res, start);
 	if (snap)
 		sx_cycle_result_free(&res); /* filled by sx_schedule in every case */
 	sx_nominated_set_free(s->cur_nom);

@@ -93,20 +93,51 @@ def test_no_fit_message(tmp):
     r = json.loads(out)
     check(rc == 0, "exit 0 when nothing fits")
     check(r["selectedNode"] is None and r["feasibleNodes"] == [], "nothing feasible")
-    # PostFilter runs as a dry run: the message is the FailedScheduling event's
+    # PostFilter runs as a dry run: the message is the FailedScheduling event's,
+    # every PostFilter plugin's words included (DynamicResources, then
+    # DefaultPreemption), exactly as kube-scheduler 1.35 writes it.
     check(r["message"] == "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
-          "2 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not "
-          "helpful for scheduling.", f"FitError: {r['message']}")
-    check(r["postFilter"] == {"plugin": "DefaultPreemption", "code": "Unschedulable",
-                              "message": "preemption: 0/3 nodes are available: 3 Preemption is "
-                                         "not helpful for scheduling.",
+          "2 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are "
+          "available: 3 Preemption is not helpful for scheduling.", f"FitError: {r['message']}")
+    check(r["postFilter"] == {"plugin": "DynamicResources", "code": "Unschedulable",
+                              "message": "no new claims to deallocate, preemption: 0/3 nodes "
+                                         "are available: 3 Preemption is not helpful for "
+                                         "scheduling.",
                               "nominatedNode": None, "victims": []},
           f"postFilter: {r.get('postFilter')}")
+    rc, text, _ = run("--state", state, "--pod", p, "--format", "text")
+    check("Message:    0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 "
+          "Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are "
+          "available: 3 Preemption is not helpful for scheduling." in text.splitlines(),
+          f"text message: {text}")
     check(r["filter"]["n1"]["plugin"] == "NodeResourcesFit", "n1 rejected by fit")
     # --nodes: only n3 is a candidate, the others are not reported
     rc, out, _ = run("--state", state, "--pod", p, "--nodes", "n3")
     r = json.loads(out)
     check(list(r["filter"]) == ["n3"] and r["numNodes"] == 3, f"--nodes subset {r['filter']}")
+
+
+def test_missing_claim(tmp):
+    """A PersistentVolumeClaim that does not exist: PreFilter rejects the pod
+    (VolumeRestrictions, UnschedulableAndUnresolvable), DynamicResources'
+    PreFilter never runs, so its PostFilter fails with CycleState's "not
+    found" and PostFilter stops there with an Error: kube-scheduler's message
+    ends `... not found. not found`, without the preemption part."""
+    state = write(tmp, "s.json", {"apiVersion": "v1", "kind": "List", "items": [
+        node("n1"), node("n2"), node("n3")]})
+    p = write(tmp, "p.json", pod("vol", volumes=[{"name": "v", "persistentVolumeClaim":
+                                                   {"claimName": "no-such-claim"}}]))
+    rc, out, err = run("--state", state, "--pod", p)
+    r = json.loads(out)
+    check(rc == 0, f"missing claim exit {rc}: {err}")
+    check(r["message"] == '0/3 nodes are available: persistentvolumeclaim "no-such-claim" '
+          'not found. not found', f"missing claim message: {r['message']}")
+    check(r["postFilter"] == {"plugin": "DynamicResources", "code": "Error",
+                              "message": "not found", "nominatedNode": None, "victims": []},
+          f"missing claim postFilter: {r['postFilter']}")
+    check(r["preFilter"] == {"plugin": "VolumeRestrictions", "code": "UnschedulableAndUnresolvable",
+                             "reasons": ['persistentvolumeclaim "no-such-claim" not found']},
+          f"missing claim preFilter: {r['preFilter']}")
 
 
 def test_gated_pod(tmp):
@@ -118,6 +149,9 @@ def test_gated_pod(tmp):
             "reasons": ["waiting for scheduling gates: [example.com/wait]"]}
     check(r["preFilter"] == want, f"gated preFilter {r['preFilter']}")
     check(r["filter"].get("n1") == want and r["filter"].get("n2") == want, "every node carries it")
+    # A gated pod never enters a scheduling cycle: no PostFilter, no PostFilter words.
+    check("postFilter" not in r and r["message"] == "0/2 nodes are available: waiting for "
+          "scheduling gates: [example.com/wait].", f"gated: {r.get('postFilter')} {r['message']}")
 
 
 def test_single_plugin_profile(tmp):
@@ -197,6 +231,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_demo_json()
         test_no_fit_message(tmp)
+        test_missing_claim(tmp)
         test_gated_pod(tmp)
         test_single_plugin_profile(tmp)
         test_bad_input(tmp)

@@ -104,8 +104,9 @@ def test_why_taints(tmp):
     check(r["filter"]["n1"]["reasons"] == ["node(s) didn't match Pod's node affinity/selector"],
           f"selector reason: {r['filter']['n1']}")
     check(r["message"] == "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
-          "2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are "
-          "available: 3 Preemption is not helpful for scheduling.", f"message: {r['message']}")
+          "2 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, "
+          "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+          f"message: {r['message']}")
     check(r["postFilter"]["code"] == "Unschedulable" and r["postFilter"]["victims"] == [],
           f"postFilter: {r['postFilter']}")
 
@@ -163,6 +164,22 @@ def test_why_pdb(tmp):
           f"text pdb: {out}")
 
 
+def test_why_missing_claim(tmp):
+    """why and pending on a pod whose PersistentVolumeClaim does not exist give
+    kube-scheduler's message: PostFilter stops at DynamicResources' error
+    ("not found": its PreFilter never ran), without the preemption part."""
+    items = [namespace("default"), node("n1"), node("n2"),
+             pod("vol", volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "no-such-claim"}}])]
+    st = dump(tmp, "claim.json", items)
+    want = '0/2 nodes are available: persistentvolumeclaim "no-such-claim" not found. not found'
+    rc, out, err = kubectl("why", "vol", "--state", st)
+    check(rc == 0 and "Message:    " + want in out.splitlines(), f"why missing claim: {rc} {out} {err}")
+    rc, out, err = kubectl("pending", "--state", st, "-o", "json")
+    r = json.loads(out) if rc == 0 else {}
+    got = [p["message"] for g in r.get("groups", []) for p in g["pods"]]
+    check(got == [want], f"pending missing claim: {got} {err}")
+
+
 def test_why_yaml(tmp):
     st = dump(tmp, "blocked.json", blocked_cluster())
     rc, out, _ = kubectl("why", "important", "-n", "shop", "--state", st, "-o", "yaml")
@@ -191,7 +208,9 @@ def test_pending_groups(tmp):
     first = r["groups"][0]["pods"][0]
     check(first == {"pod": "default/big-000", "nodesRejected": 4, "numNodes": 4,
                     "message": "0/4 nodes are available: 1 node(s) had untolerated taint(s), "
-                               "3 Insufficient cpu.", "node": None}, f"first pod: {first}")
+                               "3 Insufficient cpu. no new claims to deallocate, preemption: "
+                               "0/4 nodes are available: 4 Preemption is not helpful for "
+                               "scheduling.", "node": None}, f"first pod: {first}")
     rc, out, _ = kubectl("pending", "-A", "--state", st)
     lines = out.splitlines()
     check(lines[0] == "200 pending pod(s)" and
@@ -215,12 +234,14 @@ def test_what_if_drain(tmp):
     check(r["summary"] == "drained node n1 (3 pod(s) to re-place)" and r["pods"] == 3 and
           r["placed"] == 2 and r["byNode"] == {"n2": 2}, f"drain: {r}")
     bad = [p for p in r["placements"] if p["node"] is None]
-    check(len(bad) == 1 and bad[0]["pod"] == "default/c" and bad[0]["message"] ==
-          "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were unschedulable.",
+    misfit = ("0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were unschedulable. "
+              "no new claims to deallocate, preemption: 0/2 nodes are available: 1 No "
+              "preemption victims found for incoming pod, 1 Preemption is not helpful for "
+              "scheduling.")
+    check(len(bad) == 1 and bad[0]["pod"] == "default/c" and bad[0]["message"] == misfit,
           f"drain misfit: {bad}")
     rc, out, _ = kubectl("what-if", "--state", st, "--drain", "n1")
-    check("Placed 2 of 3 pod(s)." in out and "  1 pod(s): 0/2 nodes are available: 1 "
-          "Insufficient cpu, 1 node(s) were unschedulable.\n    default/c\n" in out,
+    check("Placed 2 of 3 pod(s)." in out and "  1 pod(s): " + misfit + "\n    default/c\n" in out,
           f"drain text: {out}")
 
 
@@ -271,6 +292,104 @@ def test_what_if_pending_after_add(tmp):
     r = json.loads(out)
     check(rc == 0 and r["pods"] == 2 and r["placed"] == 1 and r["byNode"] == {"big": 1},
           f"pending after add-node: {r}")
+
+
+def created(obj, ts):
+    obj["metadata"]["creationTimestamp"] = ts
+    return obj
+
+
+def test_what_if_queue_order(tmp):
+    """kube-scheduler pops the higher priority first (PrioritySort), whatever
+    the order of the dump or of arrival: given an 8-CPU node, hi (priority
+    1000, 3 CPUs, created later) goes there and big (6 CPUs) stays pending."""
+    items = [node("n1", cpu="2"),
+             created(pod("big", cpu="6"), "2026-01-01T00:00:00Z"),
+             created(pod("hi", cpu="3", priority=1000), "2026-01-01T00:05:00Z")]
+    st = dump(tmp, "order.json", items)
+    nf = write(tmp, "eight.yaml", "apiVersion: v1\nkind: Node\nmetadata:\n  name: eight\n"
+               "status:\n  allocatable: {cpu: '8', memory: 16Gi, pods: '110'}\n")
+    big_msg = ("0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, "
+               "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming "
+               "pod, 1 Preemption is not helpful for scheduling.")
+    rc, out, err = kubectl("what-if", "--state", st, "--add-node", nf, "-o", "json")
+    r = json.loads(out) if rc == 0 else {}
+    check(r.get("placements") == [{"pod": "default/hi", "node": "eight", "message": None},
+                                  {"pod": "default/big", "node": None, "message": big_msg}],
+          f"queue order: {rc} {err} {r.get('placements')}")
+    # Equal priorities: the earlier creationTimestamp first, then the dump's order.
+    items = [node("n1", cpu="2"),
+             created(pod("late", cpu="6"), "2026-01-01T00:05:00Z"),
+             created(pod("early", cpu="3"), "2026-01-01T00:00:00Z"),
+             created(pod("tie", cpu="3"), "2026-01-01T00:00:00Z")]
+    st = dump(tmp, "order2.json", items)
+    rc, out, err = kubectl("what-if", "--state", st, "--add-node", nf, "-o", "json")
+    r = json.loads(out) if rc == 0 else {}
+    check([(p["pod"], p["node"]) for p in r.get("placements", [])] ==
+          [("default/early", "eight"), ("default/tie", "eight"), ("default/late", None)],
+          f"arrival order: {r.get('placements')}")
+    rc, out, err = kubectl("what-if", "--state", dump(tmp, "order.json", items[:1] + [
+        created(pod("big", cpu="6"), "2026-01-01T00:00:00Z"),
+        created(pod("hi", cpu="3", priority=1000), "2026-01-01T00:05:00Z")]), "--add-node", nf)
+    check(out.splitlines() == [
+        "What if: added 1 node(s) like eight", "Placed 1 of 2 pod(s).", "",
+        "NODE                                     PODS",
+        "eight                                    1", "",
+        "Did not fit: 1 pod(s)", "  1 pod(s): " + big_msg, "    default/big"],
+          f"queue order, text: {out}")
+
+
+def test_what_if_preemption(tmp):
+    """A pod that fits nowhere preempts as DefaultPreemption would: hi
+    (priority 1000) evicts low (priority 0) on n1, not mid (priority 2000) on
+    n2, and is placed on n1; low becomes pending and finds no room."""
+    items = [node("n1", cpu="4"), node("n2", cpu="4"),
+             pod("low", cpu="3", node_name="n1"), pod("mid", cpu="3", node_name="n2", priority=2000),
+             pod("hi", cpu="3", priority=1000)]
+    st = dump(tmp, "preempt.json", items)
+    nf = write(tmp, "tiny.yaml", "apiVersion: v1\nkind: Node\nmetadata:\n  name: tiny\n"
+               "status:\n  allocatable: {cpu: '1', memory: 16Gi, pods: '110'}\n")
+    low_msg = ("0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, "
+               "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
+               "2 No preemption victims found for incoming pod.")
+    rc, out, err = kubectl("what-if", "--state", st, "--add-node", nf, "-o", "json")
+    r = json.loads(out) if rc == 0 else {}
+    check(r == {"summary": "added 1 node(s) like tiny", "pods": 2, "placed": 1, "unschedulable": 1,
+                "byNode": {"n1": 1},
+                "placements": [{"pod": "default/hi", "node": "n1", "message": None,
+                                "victims": ["default/low"]},
+                               {"pod": "default/low", "node": None, "message": low_msg}]},
+          f"preemption: {rc} {err} {r}")
+    rc, out, err = kubectl("what-if", "--state", st, "--add-node", nf)
+    check(out.splitlines()[-3:] == ["", "Preempted: 1 pod(s)", "default/low by default/hi (n1)"],
+          f"preemption, text: {out}")
+
+
+def test_what_if_nominated(tmp):
+    """A pending pod nominated to n2 (status.nominatedNodeName, priority 500)
+    keeps its room there: a new pod of priority 0 that only n2 could take
+    does not fit, as kube-scheduler's two-pass Filter decides."""
+    nom = pod("nom", cpu="2", priority=500)
+    nom["status"]["nominatedNodeName"] = "n2"
+    items = [node("n1", cpu="4"), node("n2", cpu="4"),
+             pod("a", cpu="3", node_name="n1"), pod("b", cpu="1", node_name="n2"), nom]
+    st = dump(tmp, "nominated.json", items)
+    pf = write(tmp, "new.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: new\nspec:\n"
+               "  containers:\n  - name: c\n    resources: {requests: {cpu: '2'}}\n")
+    rc, out, err = kubectl("what-if", "--state", st, "--pods", pf, "-o", "json")
+    r = json.loads(out) if rc == 0 else {}
+    check(r.get("placements") == [{"pod": "default/new", "node": None, "message":
+                                   "0/2 nodes are available: 2 Insufficient cpu. no new claims to "
+                                   "deallocate, preemption: 0/2 nodes are available: 2 No "
+                                   "preemption victims found for incoming pod."}],
+          f"nominated pod honoured: {rc} {err} {r.get('placements')}")
+    # Its own turn (the cluster's pending pods are placed): it takes n2.
+    nf = write(tmp, "tiny2.yaml", "apiVersion: v1\nkind: Node\nmetadata:\n  name: tiny\n"
+               "status:\n  allocatable: {cpu: '1', memory: 16Gi, pods: '110'}\n")
+    rc, out, err = kubectl("what-if", "--state", st, "--add-node", nf, "-o", "json")
+    r = json.loads(out) if rc == 0 else {}
+    check(r.get("placements") == [{"pod": "default/nom", "node": "n2", "message": None}],
+          f"nominated pod placed: {r.get('placements')}")
 
 
 def test_config_map(tmp):
@@ -363,8 +482,9 @@ def main():
     start = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         for t in (test_why_taints, test_why_affinity_text, test_why_preemption_victims,
-                  test_why_pdb, test_why_yaml, test_pending_groups, test_what_if_drain, test_config_map,
-                  test_what_if_scale, test_what_if_pending_after_add, test_bad_input,
+                  test_why_pdb, test_why_missing_claim, test_why_yaml, test_pending_groups, test_what_if_drain, test_config_map,
+                  test_what_if_scale, test_what_if_pending_after_add, test_what_if_queue_order,
+                  test_what_if_preemption, test_what_if_nominated, test_bad_input,
                   test_live):
             t0 = time.time()
             t(tmp)

@@ -556,6 +556,38 @@ def test_preemption_policy_never(tmp):
         api.stop()
 
 
+def test_missing_claim(tmp):
+    """A pod whose PersistentVolumeClaim does not exist: PreFilter rejects it,
+    so DynamicResources' PreFilter never runs and its PostFilter fails with
+    CycleState's "not found"; PostFilter stops there with an Error (upstream
+    RunPostFilterPlugins), and FitError.Error appends that message: kube-
+    scheduler's FailedScheduling ends `... not found. not found`, with no
+    DRA or preemption words."""
+    api = FakeApi(tmp)
+    kc = os.path.join(tmp, "kubeconfig-claim")
+    write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port)
+    vol = pod("vol", "100m", "64Mi", volumes=[{"name": "data", "persistentVolumeClaim":
+                                                {"claimName": "no-such-claim"}}])
+    want = '0/3 nodes are available: persistentvolumeclaim "no-such-claim" not found. not found'
+    try:
+        api.apply([{"op": "create", "object": {"kind": "Namespace", "metadata": {"name": "work"}}}])
+        api.apply([{"op": "create", "object": o} for o in [node("mc-%d" % i) for i in range(3)] + [vol]])
+        sx = Sched(tmp, kc, "sx-claim")
+
+        def notes():
+            return [e["note"] for e in api.control("records")["events"]
+                    if e.get("reason") == "FailedScheduling" and e["regarding"]["name"] == "vol"]
+        check(wait_for(lambda: notes(), 15) and notes()[0] == want,
+              "missing claim: FailedScheduling %r" % notes()[:1])
+        c = [c for c in (pod_state(api, "vol") or {}).get("status", {}).get("conditions") or []
+             if c["type"] == "PodScheduled"]
+        check(c and c[0]["message"] == want and c[0]["reason"] == "Unschedulable",
+              "missing claim: condition %r" % c)
+        check(sx.stop() == 0, "missing claim: clean exit")
+    finally:
+        api.stop()
+
+
 def test_delay_cache_until_active(tmp):
     """delayCacheUntilActive with leader election: a standby lists and
     watches nothing while another instance holds the lease; once the lease
@@ -602,7 +634,7 @@ def main():
     return run_tests("test_standalone.py",
                      (test_thousand_pods, test_leader_election, test_preemption_minimal_victims,
                       test_preemption_respects_pdb, test_preemption_policy_never,
-                      test_delay_cache_until_active))
+                      test_missing_claim, test_delay_cache_until_active))
 
 
 if __name__ == "__main__":

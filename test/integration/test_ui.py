@@ -112,8 +112,11 @@ def main():
             rc, dom2, _ = chromium(base + "#pod=default/web&sort=-total", tmp, ["--dump-dom"])
             check([x[0] for x in rows(dom2)][:2] == ["b", "a"], f"sort by total: {rows(dom2)}")
             rc, dom3, _ = chromium(base + "#pod=default/huge", tmp, ["--dump-dom"])
-            check("0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu."
-                  in dom3 and "Preemption would not help." in dom3, "unschedulable pod message")
+            huge_msg = ("0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient "
+                        "cpu. no new claims to deallocate, preemption: 0/3 nodes are available: 3 "
+                        "Preemption is not helpful for scheduling.")
+            check(huge_msg + "\nPreemption would not help." in dom3,
+                  "unschedulable pod message, every PostFilter part")
             shot = os.path.abspath(os.path.join(shots, "ui.png"))
             rc, _, err = chromium(base + "#pod=default/web", tmp, ["--screenshot=" + shot])
             check(rc == 0 and os.path.getsize(shot) > 10000, f"screenshot {shot}")
@@ -133,6 +136,13 @@ def main():
             body = json.loads(data)
             check(status == 200 and body["pods"] == 2 and "notEvaluated" not in body,
                   f"pending within the default budget: {body}")
+            got = [p["message"] for g in body["groups"] for p in g["pods"] if p["pod"] == "default/huge"]
+            check(got == [huge_msg], f"/debug/pending message: {got}")
+            status, _, data = srv.request("GET", "/debug/explain?pod=default/huge")
+            body = json.loads(data)
+            check(status == 200 and body["message"] == huge_msg and
+                  body["postFilter"]["message"] == huge_msg[huge_msg.index("no new"):],
+                  f"/debug/explain message: {body.get('message')} {body.get('postFilter')}")
         finally:
             srv.kill()
         # A budget that is over before the first pod: every pod is counted, none judged.
@@ -145,6 +155,29 @@ def main():
             status, body = srv.post_json("/debug/whatif", {"addNodes": [{"like": "b", "count": 1}]})
             check(status == 200 and body["pods"] == 2 and body["notEvaluated"] == 2 and
                   body["placed"] == 0 and body["placements"] == [], f"what-if past its budget: {body}")
+        finally:
+            srv.kill()
+        # /debug/whatif places the pending pods in the profile's QueueSort order:
+        # hi (priority 1000, created later) takes the copy of n8 and big stays
+        # pending, as kube-scheduler pops the higher priority first.
+        hi = pod("hi", "3")
+        hi["spec"]["priority"] = 1000
+        hi["metadata"]["creationTimestamp"] = "2026-01-01T00:05:00Z"
+        big = pod("big", "6")
+        big["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+        path = os.path.join(tmp, "order.json")
+        with open(path, "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "List",
+                       "items": [node("n8", "8"), pod("fill", "7", "n8"), big, hi]}, f)
+        srv = Server("--state", path)
+        try:
+            status, body = srv.post_json("/debug/whatif", {"addNodes": [{"like": "n8", "count": 1}]})
+            check(status == 200 and body["placements"] == [
+                {"pod": "default/hi", "node": "n8-whatif", "message": None},
+                {"pod": "default/big", "node": None, "message":
+                 "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, "
+                 "preemption: 0/2 nodes are available: 2 No preemption victims found for "
+                 "incoming pod."}], f"what-if in queue order: {status} {body}")
         finally:
             srv.kill()
         p = subprocess.run([os.path.join(BUILD, "schedext"), "serve", "--state", cluster(tmp),
