@@ -7,8 +7,13 @@ The layers, lowest first, are the folders of src/ (ls src shows them):
   api, cel    object model and decoding, API client, kubeconfig, leases;
               the CEL evaluator (peers: neither includes the other)
   cache       cache, NodeInfo, snapshots, state files, informers feeding it
-  framework   cycle runtime, profiles/config, registry, queue, preemption,
+  dra         the structured-parameters allocator and the claims in flight
+              (the DynamicResources plugin's engine; cache objects in,
+              allocations out, no framework types)
+  framework   cycle runtime, profiles/config, registry, preemption,
               binding cycle, FitError; plugins/ sits here too
+  queue       the scheduling queue (activeQ, backoff, unschedulable pods,
+              queueing hints, the nominator); used by the standalone loop
   extender, standalone, explain
               the three front ends (peers: none includes another)
   cmd         main, `serve` wiring and the HTTP server mounting them all
@@ -22,8 +27,8 @@ import os
 import re
 import sys
 
-RANK = {"util": 0, "api": 1, "cel": 1, "cache": 2, "framework": 3, "plugins": 3,
-        "extender": 4, "standalone": 4, "explain": 4, "cmd": 5}
+RANK = {"util": 0, "api": 1, "cel": 1, "cache": 2, "dra": 3, "framework": 4, "plugins": 4,
+        "queue": 5, "extender": 6, "standalone": 6, "explain": 6, "cmd": 7}
 
 HEADERS = {
     "buf.h": "util", "common.h": "util", "intern.h": "util", "json_scan.h": "util",
@@ -35,10 +40,10 @@ HEADERS = {
     "node_info.h": "cache",
     "status.h": "framework", "plugin.h": "framework", "framework.h": "framework",
     "volume_binding.h": "framework",
-    "preemption.h": "framework", "queue.h": "framework", "config.h": "framework",
+    "preemption.h": "framework", "queue.h": "queue", "config.h": "framework",
     "profile.h": "framework", "registry.h": "framework", "binder.h": "framework",
     "fit_error.h": "framework", "framework_metrics.h": "framework", "cycle.h": "framework", "plugin_args.h": "framework",
-    "binding_cycle.h": "framework", "post_filter.h": "framework", "dra_alloc.h": "framework",
+    "binding_cycle.h": "framework", "post_filter.h": "framework", "dra_alloc.h": "dra",
     "extender_client.h": "framework",
     "extender.h": "extender", "node_memo.h": "extender", "bufpool.h": "util",
     "scheduler.h": "standalone", "explain.h": "explain",

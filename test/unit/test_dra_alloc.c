@@ -1,4 +1,4 @@
-/* The structured allocator (src/framework/dra_*.c) against upstream's
+/* The structured allocator (src/dra/dra_*.c) against upstream's
  * allocator test table, transcribed in
  * test/fixtures/DRAAllocator/allocator_test.cases (made by gen.py there):
  * same allocations (results in order, configs, node selector) and the
