@@ -72,7 +72,7 @@ void sx_kube_throttle(struct sx_kube *kube, const atomic_bool *stop)
 struct sx_kube *sx_kube_new(const struct sx_kube_opts *opts, struct sx_error *err)
 {
 	struct sx_kube *kube;
-	char ua[128];
+	char ua[256];
 
 	pthread_once(&curl_once, curl_init_once);
 	kube = sx_calloc(1, sizeof(*kube));
@@ -88,7 +88,7 @@ struct sx_kube *sx_kube_new(const struct sx_kube_opts *opts, struct sx_error *er
 	if (kube->cfg.insecure)
 		sx_log(0, "warning: insecure-skip-tls-verify is set: the API server's certificate "
 			  "is not verified");
-	snprintf(ua, sizeof(ua), "schedext/%s (linux) schedext/%s", SX_VERSION, SX_VERSION);
+	sx_kube_user_agent(opts ? opts->user_agent_role : NULL, ua, sizeof(ua));
 	kube->user_agent = sx_strdup(opts && opts->user_agent ? opts->user_agent : ua);
 	sx_token_bucket_init(&kube->bucket, opts ? opts->qps : 0, opts ? opts->burst : 0,
 			     sx_now_ns());
@@ -550,33 +550,43 @@ static int status_to_code(long status)
 	return SX_EIO;
 }
 
-/* Sends a JSON write; 0 on 2xx. *out (optional) receives the body. */
-static int write_json(struct sx_kube *kube, const char *method, const char *path,
-		      const char *ctype, struct sx_buf *b, char **out, struct sx_error *err)
+/* Sends a JSON write; 0 on 2xx. *out (optional) receives the body,
+ * *status the HTTP status (0: no response). */
+static int write_json_status(struct sx_kube *kube, const char *method, const char *path,
+			     const char *ctype, struct sx_buf *b, char **out, long *status,
+			     struct sx_error *err)
 {
 	char *resp = NULL, msg[256];
 	size_t rlen = 0;
-	long status = 0;
 	int rc;
 
+	*status = 0;
 	if (b->failed)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	rc = sx_kube_request(kube, method, path, ctype, b->data, b->len, &status, &resp, &rlen,
+	rc = sx_kube_request(kube, method, path, ctype, b->data, b->len, status, &resp, &rlen,
 			     err);
 	if (rc) {
 		free(resp);
 		return rc;
 	}
-	if (status >= 200 && status < 300) {
+	if (*status >= 200 && *status < 300) {
 		if (out)
 			*out = resp;
 		else
 			free(resp);
 		return 0;
 	}
-	sx_kube_status_message(resp, rlen, status, msg, sizeof(msg));
+	sx_kube_status_message(resp, rlen, *status, msg, sizeof(msg));
 	free(resp);
-	return sx_error_set(err, status_to_code(status), "%s", msg);
+	return sx_error_set(err, status_to_code(*status), "%s", msg);
+}
+
+static int write_json(struct sx_kube *kube, const char *method, const char *path,
+		      const char *ctype, struct sx_buf *b, char **out, struct sx_error *err)
+{
+	long status;
+
+	return write_json_status(kube, method, path, ctype, b, out, &status, err);
 }
 
 /* Percent-encodes a path segment (names are DNS-ish, but stay safe). */
@@ -751,9 +761,70 @@ static void put_event_message(struct sx_buf *b, const char *m)
 	}
 }
 
-/* An events.k8s.io/v1 Event about a pod, as kube-scheduler's event
- * recorder writes it: regarding the pod, reportingController the
- * scheduler's name, eventTime a MicroTime, note the message. */
+/* What an event write's failure means to client-go's recordEvent
+ * (tools/events/event_broadcaster.go): a 4xx other than 404/409 is a
+ * refusal not worth retrying, anything without a 4xx answer may be. */
+static int event_code(int rc, long status, struct sx_error *err)
+{
+	if (rc == 0 || rc == SX_ENOMEM)
+		return rc;
+	if (status == 404)
+		return SX_ENOENT;
+	if (status == 409)
+		return err->code = SX_EEXIST;
+	if (status >= 400 && status < 500 && status != 429)
+		return err->code = SX_EINVAL;
+	return err->code = SX_EIO;
+}
+
+static void put_series(struct sx_buf *b, const struct sx_kube_event *ev)
+{
+	sx_buf_printf(b, "\"series\":{\"count\":%d,\"lastObservedTime\":", (int)ev->series_count);
+	sx_json_str(b, ev->last_observed ? ev->last_observed : "");
+	sx_buf_putc(b, '}');
+}
+
+/* The body as tools/events' recorder makes it (recorderImpl.makeEvent):
+ * regarding the pod, reportingController the scheduler's name, eventTime
+ * a MicroTime, note the message. */
+static void put_event(struct sx_buf *b, const struct sx_kube_event *ev, const char *name,
+		      const char *event_time)
+{
+	char instance[129];
+
+	snprintf(instance, sizeof(instance), "%s", ev->instance ? ev->instance : "");
+	sx_buf_puts(b, "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":"
+		       "{\"name\":");
+	sx_json_str(b, name);
+	sx_buf_puts(b, ",\"namespace\":");
+	sx_json_str(b, ev->ns);
+	sx_buf_puts(b, "},\"eventTime\":");
+	sx_json_str(b, event_time);
+	if (ev->series_count > 0) {
+		sx_buf_putc(b, ',');
+		put_series(b, ev);
+	}
+	sx_buf_puts(b, ",\"reportingController\":");
+	sx_json_str(b, ev->component ? ev->component : "schedext");
+	sx_buf_puts(b, ",\"reportingInstance\":");
+	sx_json_str(b, instance);
+	sx_buf_puts(b, ",\"action\":");
+	sx_json_str(b, ev->action ? ev->action : "");
+	sx_buf_puts(b, ",\"reason\":");
+	sx_json_str(b, ev->reason);
+	sx_buf_puts(b, ",\"regarding\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":");
+	sx_json_str(b, ev->ns);
+	sx_buf_puts(b, ",\"name\":");
+	sx_json_str(b, ev->pod_name);
+	sx_buf_puts(b, ",\"uid\":");
+	sx_json_str(b, ev->pod_uid ? ev->pod_uid : "");
+	sx_buf_puts(b, "},\"note\":");
+	put_event_message(b, ev->message ? ev->message : "");
+	sx_buf_puts(b, ",\"type\":");
+	sx_json_str(b, ev->type ? ev->type : "Normal");
+	sx_buf_putc(b, '}');
+}
+
 int sx_kube_create_event(struct sx_kube *kube, const struct sx_kube_event *ev,
 			 struct sx_error *err)
 {
@@ -761,6 +832,7 @@ int sx_kube_create_event(struct sx_kube *kube, const struct sx_kube_event *ev,
 	char name[512];
 	struct timespec ts;
 	struct sx_buf b;
+	long status;
 	int rc;
 
 	if (!path)
@@ -770,36 +842,32 @@ int sx_kube_create_event(struct sx_kube *kube, const struct sx_kube_event *ev,
 		 (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec);
 	time_str(now, sizeof(now), true);
 	sx_buf_init(&b);
-	sx_buf_puts(&b, "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":"
-			"{\"name\":");
-	sx_json_str(&b, name);
-	sx_buf_puts(&b, ",\"namespace\":");
-	sx_json_str(&b, ev->ns);
-	sx_buf_puts(&b, "},\"eventTime\":");
-	sx_json_str(&b, now);
-	sx_buf_puts(&b, ",\"reportingController\":");
-	sx_json_str(&b, ev->component ? ev->component : "schedext");
-	sx_buf_puts(&b, ",\"reportingInstance\":");
-	sx_json_str(&b, ev->instance ? ev->instance : "");
-	sx_buf_puts(&b, ",\"action\":");
-	sx_json_str(&b, ev->action ? ev->action : "");
-	sx_buf_puts(&b, ",\"reason\":");
-	sx_json_str(&b, ev->reason);
-	sx_buf_puts(&b, ",\"regarding\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":");
-	sx_json_str(&b, ev->ns);
-	sx_buf_puts(&b, ",\"name\":");
-	sx_json_str(&b, ev->pod_name);
-	sx_buf_puts(&b, ",\"uid\":");
-	sx_json_str(&b, ev->pod_uid ? ev->pod_uid : "");
-	sx_buf_puts(&b, "},\"note\":");
-	put_event_message(&b, ev->message ? ev->message : "");
-	sx_buf_puts(&b, ",\"type\":");
-	sx_json_str(&b, ev->type ? ev->type : "Normal");
-	sx_buf_putc(&b, '}');
-	rc = write_json(kube, "POST", path, "application/json", &b, NULL, err);
+	put_event(&b, ev, ev->name ? ev->name : name, ev->event_time ? ev->event_time : now);
+	rc = write_json_status(kube, "POST", path, "application/json", &b, NULL, &status, err);
 	sx_buf_free(&b);
 	free(path);
-	return rc;
+	return event_code(rc, status, err);
+}
+
+int sx_kube_patch_event_series(struct sx_kube *kube, const struct sx_kube_event *ev,
+			       struct sx_error *err)
+{
+	char *path = ns_path("/apis/events.k8s.io/v1", ev->ns, "events", ev->name, NULL);
+	struct sx_buf b;
+	long status;
+	int rc;
+
+	if (!path)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	sx_buf_init(&b);
+	sx_buf_putc(&b, '{');
+	put_series(&b, ev);
+	sx_buf_putc(&b, '}');
+	rc = write_json_status(kube, "PATCH", path, "application/strategic-merge-patch+json", &b,
+			       NULL, &status, err);
+	sx_buf_free(&b);
+	free(path);
+	return event_code(rc, status, err);
 }
 
 /* ---------- leases ---------- */
