@@ -316,6 +316,19 @@ void sx_kube_invalidate_token(struct sx_kube *kube);
 const char *sx_kube_status_message(const char *body, size_t len, long status, char *buf,
 				   size_t buflen);
 
+/* "<prefix>/namespaces/<ns>/<resource>[/<name>[/<sub>]]" with each part
+ * escaped; caller frees; NULL when out of memory. */
+char *sx_kube_ns_path(const char *prefix, const char *ns, const char *resource, const char *name,
+		      const char *sub);
+/* Sends b (a JSON body; NULL data when b->failed gives SX_ENOMEM) with
+ * sx_kube_request: 0 on 2xx, *out (optional) receiving the body; else
+ * SX_ENOENT on 404, SX_ECONFLICT on 409, SX_EIO otherwise, err->msg the
+ * API server's message. *status: the HTTP status, 0 without a response. */
+struct sx_buf;
+int sx_kube_write_json(struct sx_kube *kube, const char *method, const char *path,
+		       const char *ctype, struct sx_buf *b, char **out, long *status,
+		       struct sx_error *err);
+
 /* The host (IPv6 brackets kept) and port (default 443 for https, else 80)
  * of url's authority, and where its path starts (rest may be NULL). */
 void sx_url_hostport(const char *url, char *host, size_t hlen, char *port, size_t plen,

@@ -552,9 +552,9 @@ static int status_to_code(long status)
 
 /* Sends a JSON write; 0 on 2xx. *out (optional) receives the body,
  * *status the HTTP status (0: no response). */
-static int write_json_status(struct sx_kube *kube, const char *method, const char *path,
-			     const char *ctype, struct sx_buf *b, char **out, long *status,
-			     struct sx_error *err)
+int sx_kube_write_json(struct sx_kube *kube, const char *method, const char *path,
+		       const char *ctype, struct sx_buf *b, char **out, long *status,
+		       struct sx_error *err)
 {
 	char *resp = NULL, msg[256];
 	size_t rlen = 0;
@@ -586,7 +586,7 @@ static int write_json(struct sx_kube *kube, const char *method, const char *path
 {
 	long status;
 
-	return write_json_status(kube, method, path, ctype, b, out, &status, err);
+	return sx_kube_write_json(kube, method, path, ctype, b, out, &status, err);
 }
 
 /* Percent-encodes a path segment (names are DNS-ish, but stay safe). */
@@ -603,8 +603,8 @@ static void put_segment(struct sx_buf *b, const char *s)
 	}
 }
 
-static char *ns_path(const char *prefix, const char *ns, const char *resource,
-		     const char *name, const char *sub)
+char *sx_kube_ns_path(const char *prefix, const char *ns, const char *resource, const char *name,
+		      const char *sub)
 {
 	struct sx_buf b;
 
@@ -624,7 +624,7 @@ static char *ns_path(const char *prefix, const char *ns, const char *resource,
 int sx_kube_bind(struct sx_kube *kube, const char *ns, const char *name, const char *uid,
 		 const char *node, struct sx_error *err)
 {
-	char *path = ns_path("/api/v1", ns, "pods", name, "binding");
+	char *path = sx_kube_ns_path("/api/v1", ns, "pods", name, "binding");
 	struct sx_buf b;
 	int rc;
 
@@ -676,7 +676,7 @@ int sx_kube_patch_pod_status(struct sx_kube *kube, const char *ns, const char *n
 			     const char *reason, const char *message, const char *nominated,
 			     struct sx_error *err)
 {
-	char *path = ns_path("/api/v1", ns, "pods", name, "status"), now[40];
+	char *path = sx_kube_ns_path("/api/v1", ns, "pods", name, "status"), now[40];
 	struct sx_buf b;
 	bool comma = false;
 	int rc;
@@ -720,7 +720,7 @@ int sx_kube_patch_pod_status(struct sx_kube *kube, const char *ns, const char *n
 int sx_kube_delete_pod(struct sx_kube *kube, const char *ns, const char *name, const char *uid,
 		       struct sx_error *err)
 {
-	char *path = ns_path("/api/v1", ns, "pods", name, NULL);
+	char *path = sx_kube_ns_path("/api/v1", ns, "pods", name, NULL);
 	struct sx_buf b;
 	int rc;
 
@@ -738,136 +738,6 @@ int sx_kube_delete_pod(struct sx_kube *kube, const char *ns, const char *name, c
 	sx_buf_free(&b);
 	free(path);
 	return rc == SX_ENOENT ? 0 : rc;
-}
-
-/* Appends message truncated to 1024 bytes ending " ..." (kube-scheduler's
- * rule), cutting on a UTF-8 boundary. */
-static void put_event_message(struct sx_buf *b, const char *m)
-{
-	size_t n = strlen(m), cut = 1020;
-
-	if (n <= 1024) {
-		sx_json_str(b, m);
-		return;
-	}
-	while (cut > 0 && ((unsigned char)m[cut] & 0xC0) == 0x80)
-		cut--;
-	{
-		char tmp[1025];
-
-		memcpy(tmp, m, cut);
-		memcpy(tmp + cut, " ...", 5);
-		sx_json_str(b, tmp);
-	}
-}
-
-/* What an event write's failure means to client-go's recordEvent
- * (tools/events/event_broadcaster.go): a 4xx other than 404/409 is a
- * refusal not worth retrying, anything without a 4xx answer may be. */
-static int event_code(int rc, long status, struct sx_error *err)
-{
-	if (rc == 0 || rc == SX_ENOMEM)
-		return rc;
-	if (status == 404)
-		return SX_ENOENT;
-	if (status == 409)
-		return err->code = SX_EEXIST;
-	if (status >= 400 && status < 500 && status != 429)
-		return err->code = SX_EINVAL;
-	return err->code = SX_EIO;
-}
-
-static void put_series(struct sx_buf *b, const struct sx_kube_event *ev)
-{
-	sx_buf_printf(b, "\"series\":{\"count\":%d,\"lastObservedTime\":", (int)ev->series_count);
-	sx_json_str(b, ev->last_observed ? ev->last_observed : "");
-	sx_buf_putc(b, '}');
-}
-
-/* The body as tools/events' recorder makes it (recorderImpl.makeEvent):
- * regarding the pod, reportingController the scheduler's name, eventTime
- * a MicroTime, note the message. */
-static void put_event(struct sx_buf *b, const struct sx_kube_event *ev, const char *name,
-		      const char *event_time)
-{
-	char instance[129];
-
-	snprintf(instance, sizeof(instance), "%s", ev->instance ? ev->instance : "");
-	sx_buf_puts(b, "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":"
-		       "{\"name\":");
-	sx_json_str(b, name);
-	sx_buf_puts(b, ",\"namespace\":");
-	sx_json_str(b, ev->ns);
-	sx_buf_puts(b, "},\"eventTime\":");
-	sx_json_str(b, event_time);
-	if (ev->series_count > 0) {
-		sx_buf_putc(b, ',');
-		put_series(b, ev);
-	}
-	sx_buf_puts(b, ",\"reportingController\":");
-	sx_json_str(b, ev->component ? ev->component : "schedext");
-	sx_buf_puts(b, ",\"reportingInstance\":");
-	sx_json_str(b, instance);
-	sx_buf_puts(b, ",\"action\":");
-	sx_json_str(b, ev->action ? ev->action : "");
-	sx_buf_puts(b, ",\"reason\":");
-	sx_json_str(b, ev->reason);
-	sx_buf_puts(b, ",\"regarding\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":");
-	sx_json_str(b, ev->ns);
-	sx_buf_puts(b, ",\"name\":");
-	sx_json_str(b, ev->pod_name);
-	sx_buf_puts(b, ",\"uid\":");
-	sx_json_str(b, ev->pod_uid ? ev->pod_uid : "");
-	sx_buf_puts(b, "},\"note\":");
-	put_event_message(b, ev->message ? ev->message : "");
-	sx_buf_puts(b, ",\"type\":");
-	sx_json_str(b, ev->type ? ev->type : "Normal");
-	sx_buf_putc(b, '}');
-}
-
-int sx_kube_create_event(struct sx_kube *kube, const struct sx_kube_event *ev,
-			 struct sx_error *err)
-{
-	char *path = ns_path("/apis/events.k8s.io/v1", ev->ns, "events", NULL, NULL), now[40];
-	char name[512];
-	struct timespec ts;
-	struct sx_buf b;
-	long status;
-	int rc;
-
-	if (!path)
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(name, sizeof(name), "%s.%" PRIx64, ev->pod_name,
-		 (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec);
-	time_str(now, sizeof(now), true);
-	sx_buf_init(&b);
-	put_event(&b, ev, ev->name ? ev->name : name, ev->event_time ? ev->event_time : now);
-	rc = write_json_status(kube, "POST", path, "application/json", &b, NULL, &status, err);
-	sx_buf_free(&b);
-	free(path);
-	return event_code(rc, status, err);
-}
-
-int sx_kube_patch_event_series(struct sx_kube *kube, const struct sx_kube_event *ev,
-			       struct sx_error *err)
-{
-	char *path = ns_path("/apis/events.k8s.io/v1", ev->ns, "events", ev->name, NULL);
-	struct sx_buf b;
-	long status;
-	int rc;
-
-	if (!path)
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	sx_buf_init(&b);
-	sx_buf_putc(&b, '{');
-	put_series(&b, ev);
-	sx_buf_putc(&b, '}');
-	rc = write_json_status(kube, "PATCH", path, "application/strategic-merge-patch+json", &b,
-			       NULL, &status, err);
-	sx_buf_free(&b);
-	free(path);
-	return event_code(rc, status, err);
 }
 
 /* ---------- leases ---------- */
@@ -906,7 +776,7 @@ static int parse_lease(const char *body, struct sx_lease *l, struct sx_error *er
 int sx_kube_lease_get(struct sx_kube *kube, const char *ns, const char *name,
 		      struct sx_lease *lease, struct sx_error *err)
 {
-	char *path = ns_path("/apis/coordination.k8s.io/v1", ns, "leases", name, NULL);
+	char *path = sx_kube_ns_path("/apis/coordination.k8s.io/v1", ns, "leases", name, NULL);
 	char *resp = NULL, msg[256];
 	size_t rlen = 0;
 	long status = 0;
@@ -928,7 +798,7 @@ int sx_kube_lease_get(struct sx_kube *kube, const char *ns, const char *name,
 static int lease_write(struct sx_kube *kube, const char *method, const char *ns,
 		       const char *name, struct sx_lease *l, struct sx_error *err)
 {
-	char *path = ns_path("/apis/coordination.k8s.io/v1", ns, "leases",
+	char *path = sx_kube_ns_path("/apis/coordination.k8s.io/v1", ns, "leases",
 			     strcmp(method, "PUT") == 0 ? name : NULL, NULL);
 	char *out = NULL;
 	struct sx_buf b;
@@ -1047,7 +917,7 @@ int sx_kube_annotate_pvc(struct sx_kube *kube, const char *ns, const char *name,
 			 const char *key, const char *value, char *new_rv, size_t len,
 			 struct sx_error *err)
 {
-	char *path = ns_path("/api/v1", ns, "persistentvolumeclaims", name, NULL);
+	char *path = sx_kube_ns_path("/api/v1", ns, "persistentvolumeclaims", name, NULL);
 	struct sx_buf b;
 	int rc;
 
