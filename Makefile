@@ -101,6 +101,14 @@ $(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_MAIN) $(LIB) $(wildcard test/fuz
 	  $(LDFLAGS) $(FUZZ_LINK) $(LDLIBS)
 fuzz-bins: $(FUZZ_BINS)
 
+# The User-Agent names the commit schedext was built from
+# (src/api/user_agent.c); HEAD's reflog changes at every commit and
+# checkout, so the object is rebuilt then. Outside git: "unknown".
+GIT_COMMIT   := $(shell git rev-parse --short=7 HEAD 2>/dev/null)
+GIT_HEAD_LOG := $(wildcard $(shell git rev-parse --git-path logs/HEAD 2>/dev/null))
+$(BUILD)/obj/src/api/user_agent.o: CFLAGS += -DSX_GIT_COMMIT='"$(GIT_COMMIT)"'
+$(BUILD)/obj/src/api/user_agent.o: $(GIT_HEAD_LOG)
+
 # The page is linked in with .incbin (src/cmd/ui.c), which -MMD cannot see.
 $(BUILD)/obj/src/cmd/ui.o: src/cmd/ui.html
 

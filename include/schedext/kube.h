@@ -24,8 +24,14 @@ struct sx_kube_opts {
 	const char *context;    /* NULL: current-context */
 	double qps;             /* default 50 */
 	int burst;              /* default 100 */
-	const char *user_agent; /* default "schedext/<version>" */
+	const char *user_agent; /* default sx_kube_user_agent(user_agent_role) */
+	const char *user_agent_role; /* rest.AddUserAgent's suffix ("scheduler"), or NULL */
 };
+
+/* client-go's default User-Agent for this build into buf:
+ * "schedext/v0.1.0 (linux/amd64) kubernetes/<commit>", plus "/<role>"
+ * when role is non-NULL (src/api/user_agent.c). Returns buf. */
+const char *sx_kube_user_agent(const char *role, char *buf, size_t len);
 
 /* Loads credentials and prepares a client; does not contact the server.
  * NULL with err naming the file/field on failure. */
@@ -76,16 +82,31 @@ int sx_kube_patch_pod_status(struct sx_kube *kube, const char *ns, const char *n
 int sx_kube_delete_pod(struct sx_kube *kube, const char *ns, const char *name, const char *uid,
 		       struct sx_error *err);
 
-/* A core/v1 Event about a pod (name "<pod>.<hex ns time>", message
- * truncated to 1024 bytes ending " ..."). type "Normal"/"Warning". */
+/* An events.k8s.io/v1 Event about a pod, as client-go's events recorder
+ * writes it (k8s.io/client-go/tools/events). type "Normal"/"Warning";
+ * note truncated to 1024 bytes ending " ..." and reportingInstance to 128
+ * bytes (the API server's limits, pkg/apis/core/validation/events.go). */
 struct sx_kube_event {
 	const char *ns, *pod_name, *pod_uid;
 	const char *type, *reason, *action, *message;
-	const char *component; /* reportingController (the scheduler name) */
-	const char *instance;  /* reportingInstance */
+	const char *component;     /* reportingController (the scheduler name) */
+	const char *instance;      /* reportingInstance */
+	const char *name;          /* metadata.name; NULL: "<pod>.<hex unix ns>" */
+	const char *event_time;    /* MicroTime; NULL: now */
+	int32_t series_count;      /* 0: no series, else series.count (>= 2) */
+	const char *last_observed; /* series.lastObservedTime (MicroTime) */
 };
+/* POST the event (with its series when series_count > 0). 0 on 201;
+ * SX_EEXIST when the name exists (409), SX_EINVAL when the server refused
+ * it (another 4xx: it would refuse it again), SX_EIO on transport failure
+ * or a 5xx/429 that outlived the client's retries. */
 int sx_kube_create_event(struct sx_kube *kube, const struct sx_kube_event *ev,
 			 struct sx_error *err);
+/* PATCH (strategic merge) series {count, lastObservedTime} onto the event
+ * ev->name, as client-go's recordEvent does for a series. Codes as
+ * sx_kube_create_event's, SX_ENOENT when the event is gone (404). */
+int sx_kube_patch_event_series(struct sx_kube *kube, const struct sx_kube_event *ev,
+			       struct sx_error *err);
 
 /* coordination.k8s.io/v1 Lease. Times are MicroTime strings
  * ("2025-06-01T12:00:06.518211Z"); sx_kube_micro_time formats now. */
@@ -294,6 +315,19 @@ void sx_kube_invalidate_token(struct sx_kube *kube);
  * short generic text. Writes into buf. */
 const char *sx_kube_status_message(const char *body, size_t len, long status, char *buf,
 				   size_t buflen);
+
+/* "<prefix>/namespaces/<ns>/<resource>[/<name>[/<sub>]]" with each part
+ * escaped; caller frees; NULL when out of memory. */
+char *sx_kube_ns_path(const char *prefix, const char *ns, const char *resource, const char *name,
+		      const char *sub);
+/* Sends b (a JSON body; NULL data when b->failed gives SX_ENOMEM) with
+ * sx_kube_request: 0 on 2xx, *out (optional) receiving the body; else
+ * SX_ENOENT on 404, SX_ECONFLICT on 409, SX_EIO otherwise, err->msg the
+ * API server's message. *status: the HTTP status, 0 without a response. */
+struct sx_buf;
+int sx_kube_write_json(struct sx_kube *kube, const char *method, const char *path,
+		       const char *ctype, struct sx_buf *b, char **out, long *status,
+		       struct sx_error *err);
 
 /* The host (IPv6 brackets kept) and port (default 443 for https, else 80)
  * of url's authority, and where its path starts (rest may be NULL). */

@@ -72,7 +72,7 @@ void sx_kube_throttle(struct sx_kube *kube, const atomic_bool *stop)
 struct sx_kube *sx_kube_new(const struct sx_kube_opts *opts, struct sx_error *err)
 {
 	struct sx_kube *kube;
-	char ua[128];
+	char ua[256];
 
 	pthread_once(&curl_once, curl_init_once);
 	kube = sx_calloc(1, sizeof(*kube));
@@ -88,7 +88,7 @@ struct sx_kube *sx_kube_new(const struct sx_kube_opts *opts, struct sx_error *er
 	if (kube->cfg.insecure)
 		sx_log(0, "warning: insecure-skip-tls-verify is set: the API server's certificate "
 			  "is not verified");
-	snprintf(ua, sizeof(ua), "schedext/%s (linux) schedext/%s", SX_VERSION, SX_VERSION);
+	sx_kube_user_agent(opts ? opts->user_agent_role : NULL, ua, sizeof(ua));
 	kube->user_agent = sx_strdup(opts && opts->user_agent ? opts->user_agent : ua);
 	sx_token_bucket_init(&kube->bucket, opts ? opts->qps : 0, opts ? opts->burst : 0,
 			     sx_now_ns());
@@ -550,33 +550,43 @@ static int status_to_code(long status)
 	return SX_EIO;
 }
 
-/* Sends a JSON write; 0 on 2xx. *out (optional) receives the body. */
-static int write_json(struct sx_kube *kube, const char *method, const char *path,
-		      const char *ctype, struct sx_buf *b, char **out, struct sx_error *err)
+/* Sends a JSON write; 0 on 2xx. *out (optional) receives the body,
+ * *status the HTTP status (0: no response). */
+int sx_kube_write_json(struct sx_kube *kube, const char *method, const char *path,
+		       const char *ctype, struct sx_buf *b, char **out, long *status,
+		       struct sx_error *err)
 {
 	char *resp = NULL, msg[256];
 	size_t rlen = 0;
-	long status = 0;
 	int rc;
 
+	*status = 0;
 	if (b->failed)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	rc = sx_kube_request(kube, method, path, ctype, b->data, b->len, &status, &resp, &rlen,
+	rc = sx_kube_request(kube, method, path, ctype, b->data, b->len, status, &resp, &rlen,
 			     err);
 	if (rc) {
 		free(resp);
 		return rc;
 	}
-	if (status >= 200 && status < 300) {
+	if (*status >= 200 && *status < 300) {
 		if (out)
 			*out = resp;
 		else
 			free(resp);
 		return 0;
 	}
-	sx_kube_status_message(resp, rlen, status, msg, sizeof(msg));
+	sx_kube_status_message(resp, rlen, *status, msg, sizeof(msg));
 	free(resp);
-	return sx_error_set(err, status_to_code(status), "%s", msg);
+	return sx_error_set(err, status_to_code(*status), "%s", msg);
+}
+
+static int write_json(struct sx_kube *kube, const char *method, const char *path,
+		      const char *ctype, struct sx_buf *b, char **out, struct sx_error *err)
+{
+	long status;
+
+	return sx_kube_write_json(kube, method, path, ctype, b, out, &status, err);
 }
 
 /* Percent-encodes a path segment (names are DNS-ish, but stay safe). */
@@ -593,8 +603,8 @@ static void put_segment(struct sx_buf *b, const char *s)
 	}
 }
 
-static char *ns_path(const char *prefix, const char *ns, const char *resource,
-		     const char *name, const char *sub)
+char *sx_kube_ns_path(const char *prefix, const char *ns, const char *resource, const char *name,
+		      const char *sub)
 {
 	struct sx_buf b;
 
@@ -614,7 +624,7 @@ static char *ns_path(const char *prefix, const char *ns, const char *resource,
 int sx_kube_bind(struct sx_kube *kube, const char *ns, const char *name, const char *uid,
 		 const char *node, struct sx_error *err)
 {
-	char *path = ns_path("/api/v1", ns, "pods", name, "binding");
+	char *path = sx_kube_ns_path("/api/v1", ns, "pods", name, "binding");
 	struct sx_buf b;
 	int rc;
 
@@ -666,7 +676,7 @@ int sx_kube_patch_pod_status(struct sx_kube *kube, const char *ns, const char *n
 			     const char *reason, const char *message, const char *nominated,
 			     struct sx_error *err)
 {
-	char *path = ns_path("/api/v1", ns, "pods", name, "status"), now[40];
+	char *path = sx_kube_ns_path("/api/v1", ns, "pods", name, "status"), now[40];
 	struct sx_buf b;
 	bool comma = false;
 	int rc;
@@ -710,7 +720,7 @@ int sx_kube_patch_pod_status(struct sx_kube *kube, const char *ns, const char *n
 int sx_kube_delete_pod(struct sx_kube *kube, const char *ns, const char *name, const char *uid,
 		       struct sx_error *err)
 {
-	char *path = ns_path("/api/v1", ns, "pods", name, NULL);
+	char *path = sx_kube_ns_path("/api/v1", ns, "pods", name, NULL);
 	struct sx_buf b;
 	int rc;
 
@@ -728,78 +738,6 @@ int sx_kube_delete_pod(struct sx_kube *kube, const char *ns, const char *name, c
 	sx_buf_free(&b);
 	free(path);
 	return rc == SX_ENOENT ? 0 : rc;
-}
-
-/* Appends message truncated to 1024 bytes ending " ..." (kube-scheduler's
- * rule), cutting on a UTF-8 boundary. */
-static void put_event_message(struct sx_buf *b, const char *m)
-{
-	size_t n = strlen(m), cut = 1020;
-
-	if (n <= 1024) {
-		sx_json_str(b, m);
-		return;
-	}
-	while (cut > 0 && ((unsigned char)m[cut] & 0xC0) == 0x80)
-		cut--;
-	{
-		char tmp[1025];
-
-		memcpy(tmp, m, cut);
-		memcpy(tmp + cut, " ...", 5);
-		sx_json_str(b, tmp);
-	}
-}
-
-/* An events.k8s.io/v1 Event about a pod, as kube-scheduler's event
- * recorder writes it: regarding the pod, reportingController the
- * scheduler's name, eventTime a MicroTime, note the message. */
-int sx_kube_create_event(struct sx_kube *kube, const struct sx_kube_event *ev,
-			 struct sx_error *err)
-{
-	char *path = ns_path("/apis/events.k8s.io/v1", ev->ns, "events", NULL, NULL), now[40];
-	char name[512];
-	struct timespec ts;
-	struct sx_buf b;
-	int rc;
-
-	if (!path)
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(name, sizeof(name), "%s.%" PRIx64, ev->pod_name,
-		 (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec);
-	time_str(now, sizeof(now), true);
-	sx_buf_init(&b);
-	sx_buf_puts(&b, "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":"
-			"{\"name\":");
-	sx_json_str(&b, name);
-	sx_buf_puts(&b, ",\"namespace\":");
-	sx_json_str(&b, ev->ns);
-	sx_buf_puts(&b, "},\"eventTime\":");
-	sx_json_str(&b, now);
-	sx_buf_puts(&b, ",\"reportingController\":");
-	sx_json_str(&b, ev->component ? ev->component : "schedext");
-	sx_buf_puts(&b, ",\"reportingInstance\":");
-	sx_json_str(&b, ev->instance ? ev->instance : "");
-	sx_buf_puts(&b, ",\"action\":");
-	sx_json_str(&b, ev->action ? ev->action : "");
-	sx_buf_puts(&b, ",\"reason\":");
-	sx_json_str(&b, ev->reason);
-	sx_buf_puts(&b, ",\"regarding\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":");
-	sx_json_str(&b, ev->ns);
-	sx_buf_puts(&b, ",\"name\":");
-	sx_json_str(&b, ev->pod_name);
-	sx_buf_puts(&b, ",\"uid\":");
-	sx_json_str(&b, ev->pod_uid ? ev->pod_uid : "");
-	sx_buf_puts(&b, "},\"note\":");
-	put_event_message(&b, ev->message ? ev->message : "");
-	sx_buf_puts(&b, ",\"type\":");
-	sx_json_str(&b, ev->type ? ev->type : "Normal");
-	sx_buf_putc(&b, '}');
-	rc = write_json(kube, "POST", path, "application/json", &b, NULL, err);
-	sx_buf_free(&b);
-	free(path);
-	return rc;
 }
 
 /* ---------- leases ---------- */
@@ -838,7 +776,7 @@ static int parse_lease(const char *body, struct sx_lease *l, struct sx_error *er
 int sx_kube_lease_get(struct sx_kube *kube, const char *ns, const char *name,
 		      struct sx_lease *lease, struct sx_error *err)
 {
-	char *path = ns_path("/apis/coordination.k8s.io/v1", ns, "leases", name, NULL);
+	char *path = sx_kube_ns_path("/apis/coordination.k8s.io/v1", ns, "leases", name, NULL);
 	char *resp = NULL, msg[256];
 	size_t rlen = 0;
 	long status = 0;
@@ -860,7 +798,7 @@ int sx_kube_lease_get(struct sx_kube *kube, const char *ns, const char *name,
 static int lease_write(struct sx_kube *kube, const char *method, const char *ns,
 		       const char *name, struct sx_lease *l, struct sx_error *err)
 {
-	char *path = ns_path("/apis/coordination.k8s.io/v1", ns, "leases",
+	char *path = sx_kube_ns_path("/apis/coordination.k8s.io/v1", ns, "leases",
 			     strcmp(method, "PUT") == 0 ? name : NULL, NULL);
 	char *out = NULL;
 	struct sx_buf b;
@@ -979,7 +917,7 @@ int sx_kube_annotate_pvc(struct sx_kube *kube, const char *ns, const char *name,
 			 const char *key, const char *value, char *new_rv, size_t len,
 			 struct sx_error *err)
 {
-	char *path = ns_path("/api/v1", ns, "persistentvolumeclaims", name, NULL);
+	char *path = sx_kube_ns_path("/api/v1", ns, "persistentvolumeclaims", name, NULL);
 	struct sx_buf b;
 	int rc;
 

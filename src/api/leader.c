@@ -284,8 +284,8 @@ static void step(struct sx_leader *l)
 		atomic_store(&l->last_renew_ns, now);
 		if (!atomic_load(&l->leading)) {
 			atomic_store(&l->leading, true);
-			sx_log(1, "leader election: acquired lease %s/%s as %s", l->ns, l->name,
-			       l->id);
+			sx_log(1, "leader election: successfully acquired lease %s/%s as %s", l->ns,
+			       l->name, l->id);
 			if (l->o.on_started)
 				l->o.on_started(l->o.ctx);
 		}
@@ -365,7 +365,10 @@ struct sx_leader *sx_leader_start(const struct sx_leader_opts *opts, struct sx_e
 		free(l);
 		return NULL;
 	}
-	sx_log(1, "leader election: candidate %s for lease %s/%s", l->id, l->ns, l->name);
+	/* client-go leaderelection.acquire's words, in its order: "attempting
+	 * to acquire", then "successfully acquired" once it holds it. */
+	sx_log(1, "leader election: attempting to acquire leader lease %s/%s as %s", l->ns, l->name,
+	       l->id);
 	return l;
 }
 

@@ -339,6 +339,8 @@ static void client_options(struct serve *s, const struct serve_args *a)
 		.context = a->context,
 		.qps = a->kube_qps ? (double)a->kube_qps : c->qps,
 		.burst = a->kube_burst ? (int)a->kube_burst : c->burst,
+		/* kube-scheduler's main client: rest.AddUserAgent(.., "scheduler") */
+		.user_agent_role = "scheduler",
 	};
 	if (s->ko.qps < 0) /* client-go: a negative QPS disables the limiter */
 		s->ko.qps = 1e9;

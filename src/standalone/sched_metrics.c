@@ -41,7 +41,8 @@ void sx_sched_metrics_define(struct sx_metrics *m)
 			  "Number of selected preemption victims.", victims,
 			  SX_ARRAY_SIZE(victims));
 	sx_metrics_define(m, "schedext_events_dropped_total", SX_METRIC_COUNTER,
-			  "Events dropped because the event queue was full.", NULL, 0);
+			  "Events not sent, by reason: queue_full, spam_filter, rejected, "
+			  "retries_exhausted, shutdown.", NULL, 0);
 	sx_metrics_define(m, "schedext_leader", SX_METRIC_GAUGE,
 			  "1 while this process may schedule (holds the lease or no election).",
 			  NULL, 0);

@@ -41,6 +41,13 @@
  * its stack and malloc arena): binding round trips beyond that many wait
  * their turn. */
 #define MAX_BINDERS 16 /* 64 threads added ~15 MB of peak RSS at 5,000 pods */
+/* How long the event senders may go on after SIGTERM: kube-scheduler's
+ * broadcaster drops its queue at exit, so a short grace only sends what
+ * the client's rate allows by then; the rest is counted and logged. */
+#define EVENTS_GRACE_S 2.0
+/* Pods remembered as "status patch failure already logged"; past that
+ * many in one outage, further pods' failures go to the verbose level. */
+#define PATCH_LOG_SLOTS 16384
 #define SA_NAMESPACE_FILE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 /* ---------- the scheduler ---------- */
@@ -65,7 +72,7 @@ struct sx_scheduler {
 	struct sx_queue *q;
 	struct sx_kube *event_kube, *lease_kube; /* owned when created here */
 	struct sx_leader *leader;
-	struct sx_events ev;
+	struct sx_events *ev;
 	pthread_t loop;
 	atomic_bool stop;
 	/* binder pool */
@@ -85,6 +92,11 @@ struct sx_scheduler {
 	struct sx_nominator nom_proxy;    /* for DefaultPreemption: reads cur_nom */
 	struct sx_preempter *preempter;   /* evicts victims off the loop thread */
 	struct sx_informers *own_inf;     /* started on leadership (delayCacheUntilActive) */
+	/* Pods whose failed status patch was logged at the default level
+	 * since the last successful one (hashes of uid; 0 = empty slot). */
+	pthread_mutex_t plmu;
+	uint64_t patch_logged[PATCH_LOG_SLOTS];
+	unsigned npatch_logged;
 };
 
 static bool leading(struct sx_scheduler *s)
@@ -100,7 +112,7 @@ static void emit(struct sx_scheduler *s, const struct sx_pod *pod, const char *t
 		 const char *component)
 {
 	if (leading(s))
-		sx_events_emit(&s->ev, pod, type, reason, action, message, component);
+		sx_events_emit(s->ev, pod, type, reason, action, message, component);
 }
 
 static void count_attempt(struct sx_scheduler *s, const struct sx_profile *prof,
@@ -124,6 +136,64 @@ static void update_gauges(struct sx_scheduler *s)
 
 /* ---------- failures (plugins.md §1.11) ---------- */
 
+/* Whether a failed status patch of pod is logged at the default level:
+ * the first failure of each pod is; its retries while the API server
+ * stays unreachable go to -v=4 (kube-scheduler's handleSchedulingFailure
+ * logs each, but retries a pod after its backoff, while schedext's
+ * retries of the same pods filled logs with thousands of lines). A
+ * successful patch ends the outage: the next one logs each pod again. */
+static bool patch_failure_is_new(struct sx_scheduler *s, const struct sx_pod *pod)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	const char *uid = pod->meta.uid ? pod->meta.uid : pod->meta.name;
+	bool is_new = false;
+
+	for (; *uid; uid++)
+		h = (h ^ (unsigned char)*uid) * 0x100000001b3ull;
+	h |= 1; /* 0 marks an empty slot */
+	pthread_mutex_lock(&s->plmu);
+	for (unsigned i = (unsigned)(h % PATCH_LOG_SLOTS);; i = (i + 1) % PATCH_LOG_SLOTS) {
+		if (s->patch_logged[i] == h)
+			break;
+		if (s->patch_logged[i] == 0) {
+			/* Keep a quarter free so that probes end quickly. */
+			if (s->npatch_logged < PATCH_LOG_SLOTS / 4 * 3) {
+				s->patch_logged[i] = h;
+				s->npatch_logged++;
+				is_new = true;
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->plmu);
+	return is_new;
+}
+
+static void patch_succeeded(struct sx_scheduler *s)
+{
+	pthread_mutex_lock(&s->plmu);
+	if (s->npatch_logged) {
+		memset(s->patch_logged, 0, sizeof(s->patch_logged));
+		s->npatch_logged = 0;
+	}
+	pthread_mutex_unlock(&s->plmu);
+}
+
+static void patch_status(struct sx_scheduler *s, const struct sx_pod *pod, bool rejected,
+			 const char *msg, const char *nom)
+{
+	struct sx_error err = { 0 };
+
+	if (sx_kube_patch_pod_status(s->o.kube, sx_str_get(pod->meta.ns), pod->meta.name,
+				     "PodScheduled", "False",
+				     rejected ? "Unschedulable" : "SchedulerError", msg, nom,
+				     &err) == 0)
+		patch_succeeded(s);
+	else
+		sx_log(patch_failure_is_new(s, pod) ? 1 : 4, "patching status of %s/%s: %s",
+		       sx_str_get(pod->meta.ns), pod->meta.name, err.msg);
+}
+
 /* Condition, event, nomination and requeue for a failed attempt. msg is the
  * FitError text or the error; nominated: SX_STR_EMPTY = leave it, unless
  * clear_nominated (binding failures clear it). */
@@ -132,7 +202,6 @@ static void handle_failure_rej(struct sx_scheduler *s, const struct sx_profile *
 			       sx_str nominated, bool clear_nominated, double start,
 			       const struct sx_rejectors *rej)
 {
-	struct sx_error err = { 0 };
 	struct sx_rejectors any = { rejected ? SX_REJ_ANY : 0, 0 };
 	const char *nom = NULL;
 
@@ -153,12 +222,7 @@ static void handle_failure_rej(struct sx_scheduler *s, const struct sx_profile *
 		nom = "";
 	}
 	emit(s, pod, "Warning", "FailedScheduling", "Scheduling", msg, sx_sched_profile_name(prof));
-	if (sx_kube_patch_pod_status(s->o.kube, sx_str_get(pod->meta.ns), pod->meta.name,
-				     "PodScheduled", "False",
-				     rejected ? "Unschedulable" : "SchedulerError", msg, nom,
-				     &err) < 0)
-		sx_log(1, "patching status of %s/%s: %s", sx_str_get(pod->meta.ns),
-		       pod->meta.name, err.msg);
+	patch_status(s, pod, rejected, msg, nom);
 	sx_queue_requeue_rejectors(s->q, pod, rej);
 }
 
@@ -516,6 +580,7 @@ static void *loop_thread(void *arg)
 {
 	struct sx_scheduler *s = arg;
 	const struct sx_informers *inf = s->o.inf;
+	int said = -1; /* what the last "standalone scheduler:" line said */
 
 	if (s->o.delay_cache_until_active) {
 		start_cache_when_leading(s);
@@ -523,14 +588,19 @@ static void *loop_thread(void *arg)
 	}
 	while (!atomic_load(&s->stop) && inf && !sx_informers_synced(inf))
 		usleep(50000);
-	sx_log(1, "standalone scheduler: %s", s->o.leader_elect ? "waiting for the lease"
-								: "scheduling");
 	while (!atomic_load(&s->stop)) {
 		struct sx_queue_item it;
 		int rc;
 
 		update_gauges(s);
-		if (!leading(s)) {
+		/* Said when it changes, as the loop sees it: the lease may be
+		 * held before the cache synced, or lost and won back. */
+		if ((int)leading(s) != said) {
+			said = leading(s);
+			sx_log(1, "standalone scheduler: %s",
+			       said ? "scheduling" : "not leading: waiting for the lease");
+		}
+		if (!said) {
 			usleep(100000);
 			continue;
 		}
@@ -714,13 +784,16 @@ static int make_clients(struct sx_scheduler *s, struct sx_error *err)
 		s->event_kube = s->lease_kube = NULL;
 		return 0;
 	}
+	/* As kube-scheduler's createClients: the event client has the default
+	 * User-Agent, leader election's gets "/leader-election". */
 	ko = *s->o.kube_opts;
-	ko.user_agent = "schedext/" SX_VERSION " (events)";
+	ko.user_agent = NULL;
+	ko.user_agent_role = NULL;
 	s->event_kube = sx_kube_new(&ko, err);
 	if (!s->event_kube)
 		return err->code ? err->code : SX_EINVAL;
 	if (s->o.leader_elect) {
-		ko.user_agent = "schedext/" SX_VERSION "/leader-election";
+		ko.user_agent_role = "leader-election";
 		s->lease_kube = sx_kube_new(&ko, err);
 		if (!s->lease_kube)
 			return err->code ? err->code : SX_EINVAL;
@@ -760,10 +833,15 @@ static int start_threads(struct sx_scheduler *s, struct sx_error *err)
 			return sx_error_set(err, SX_ENOMEM, "cannot start binder threads");
 		}
 	}
-	if (sx_events_start(&s->ev, s->event_kube ? s->event_kube : s->o.kube, s->o.metrics) < 0)
-		return sx_error_set(err, SX_ENOMEM, "cannot start the event thread");
+	s->ev = sx_events_start(&(struct sx_events_opts){
+					.kube = s->event_kube ? s->event_kube : s->o.kube,
+					.metrics = s->o.metrics },
+				err);
+	if (!s->ev)
+		return err->code;
 	if (pthread_create(&s->loop, NULL, loop_thread, s) != 0) {
-		sx_events_stop(&s->ev);
+		sx_events_stop(s->ev, 0);
+		s->ev = NULL;
 		return sx_error_set(err, SX_ENOMEM, "cannot start the scheduling thread");
 	}
 	return 1; /* everything running */
@@ -793,6 +871,7 @@ static void free_scheduler(struct sx_scheduler *s)
 	sx_queue_free(s->q);
 	pthread_mutex_destroy(&s->bmu);
 	pthread_cond_destroy(&s->bcond);
+	pthread_mutex_destroy(&s->plmu);
 	free(s);
 }
 
@@ -811,6 +890,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	s->rng = sx_now_ns() | 1;
 	pthread_mutex_init(&s->bmu, NULL);
 	pthread_cond_init(&s->bcond, NULL);
+	pthread_mutex_init(&s->plmu, NULL);
 	if (!opts->cache || !opts->cfg || !opts->kube) {
 		free_scheduler(s);
 		return sx_error_set(err, SX_EINVAL, "--standalone needs a cluster (--kubeconfig)");
@@ -873,6 +953,6 @@ void sx_scheduler_stop(struct sx_scheduler *s)
 	sx_cache_set_listener(s->o.cache, NULL);
 	sx_dra_track_claims(false);
 	sx_dra_set_kube(NULL);
-	sx_events_stop(&s->ev);
+	sx_events_stop(s->ev, EVENTS_GRACE_S);
 	free_scheduler(s);
 }

@@ -92,6 +92,7 @@ RESOURCES = {
 }
 KIND_TO_RESOURCE = {v[1]: k for k, v in RESOURCES.items()}
 EVENTS_V1 = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([^/]+)/events$")
+EVENT_V1 = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([^/]+)/events/([^/]+)$")
 REVIEW_PATHS = ("/apis/authentication.k8s.io/v1/tokenreviews",
                 "/apis/authorization.k8s.io/v1/subjectaccessreviews")
 GROUP_OF = {"/api/v1": "", "/apis/apps/v1": "apps", "/apis/policy/v1": "policy",
@@ -111,6 +112,7 @@ FAULT_DEFAULTS = {
     "retry_after": 1,             # seconds in Retry-After
     "fail_prob_429": 0.0,         # probability an API request gets 429
     "fail_prob_500": 0.0,         # probability an API request gets 500
+    "event_delay_ms": 0,          # events.k8s.io/v1 writes: answer after this long
     "unserved": [],               # resources answering 404
     "forbidden": [],              # resources answering 403
     "list_page_max": 0,           # cap page size (0: honour limit)
@@ -197,7 +199,11 @@ class Store:
         self.bookmark_interval = bookmark_interval
         self.faults = copy.deepcopy(FAULT_DEFAULTS)
         self.records = {"bindings": [], "accepted_bindings": [], "events": [], "patches": [], "deletes": [],
-                        "requests": 0, "watches": 0, "lists": 0}
+                        "requests": 0, "watches": 0, "lists": 0,
+                        # events.k8s.io/v1 writes as received: {"verb", "namespace",
+                        # "name", "received", and "code"/"message" when refused}
+                        "event_writes": [], "user_agents": {}}
+        self.events_v1 = {}  # (namespace, name) -> stored events.k8s.io/v1 Event
         self.token = None
         self.exec_tokens = None  # token -> unix expiry (None = none); None = off
         self.unauthorized = 0    # 401s answered for a missing/expired/revoked token
@@ -475,6 +481,133 @@ def claim_class(pvc):
 
 
 
+# ----- events.k8s.io/v1 validation (kube-apiserver's
+# pkg/apis/core/validation/events.go: ValidateEventCreate with its
+# legacyValidateEvent and validateV1EventSeries, ValidateEventUpdate; the
+# v1 fields are checked under their internal names, as the server reports
+# them: note -> message, regarding -> involvedObject) -----
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]\d\d:\d\d)$")
+DNS1123_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+               "'-' or '.', and must start and end with an alphanumeric character (e.g. "
+               "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+               "(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+
+
+def is_qualified_name(v):
+    """validation.IsQualifiedName: [prefix/]name, name <= 63 characters."""
+    parts = v.split("/")
+    if len(parts) > 2 or not parts[-1] or len(parts[-1]) > 63 or not QUALIFIED_NAME.match(parts[-1]):
+        return False
+    return len(parts) == 1 or (len(parts[0]) <= 253 and bool(DNS1123_SUBDOMAIN.match(parts[0])))
+
+
+def micro_time_set(v, field, errs):
+    """A MicroTime that decodes; None and "" are the zero time."""
+    if v in (None, ""):
+        return False
+    if not isinstance(v, str) or not MICRO_TIME.match(v):
+        raise ApiError(400, "BadRequest", 'parsing time "%s" as "2006-01-02T15:04:05.000000Z07:00": '
+                       'cannot parse %s' % (v, field))
+    return True
+
+
+def validate_event_v1(ev):
+    errs = []
+    md = ev.get("metadata") or {}
+    ns, name = md.get("namespace", ""), md.get("name", "")
+    reg = ev.get("regarding") or {}
+    # ValidateObjectMeta(NameIsDNSSubdomain)
+    if not name:
+        errs.append("metadata.name: Required value: name or generateName is required")
+    elif len(name) > 253 or not DNS1123_SUBDOMAIN.match(name):
+        errs.append('metadata.name: Invalid value: "%s": %s' % (name, DNS1123_MSG))
+    series = ev.get("series")
+    if series is not None:
+        errs += validate_series(series)
+    has_time = micro_time_set(ev.get("eventTime"), "eventTime", errs)
+    # legacyValidateEvent, with eventTime set
+    if has_time:
+        if not reg.get("namespace") and ns not in ("default", "kube-system"):
+            errs.append('involvedObject.namespace: Invalid value: "": does not match event.namespace')
+        rc = ev.get("reportingController") or ""
+        if not rc:
+            errs.append("reportingController: Required value")
+        elif not is_qualified_name(rc):
+            errs.append('reportingController: Invalid value: "%s": name part must consist of '
+                        'alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end '
+                        'with an alphanumeric character' % rc)
+        for f, limit in (("reportingInstance", 128), ("action", 128), ("reason", 128)):
+            v = ev.get(f) or ""
+            if not v:
+                errs.append("%s: Required value" % f)
+            if len(v) > limit:
+                errs.append('%s: Invalid value: "": can have at most %d characters' % (f, limit))
+        if len(ev.get("note") or "") > 1024:
+            errs.append('message: Invalid value: "": can have at most 1024 characters')
+    elif ((not reg.get("namespace") and ns not in ("", "default")) or
+          (reg.get("namespace") and reg["namespace"] != ns)):
+        errs.append('involvedObject.namespace: Invalid value: "%s": does not match event.namespace'
+                    % reg.get("namespace", ""))
+    if not DNS1123_SUBDOMAIN.match(ns) or len(ns) > 253:
+        errs.append('namespace: Invalid value: "%s": %s' % (ns, DNS1123_MSG))
+    # strict events.k8s.io/v1 checks
+    if not has_time:
+        errs.append("eventTime: Required value")
+    if ev.get("type") not in ("Normal", "Warning"):
+        errs.append('type: Invalid value: "": has invalid value: %s' % (ev.get("type") or ""))
+    for f, internal in (("deprecatedFirstTimestamp", "firstTimestamp"),
+                        ("deprecatedLastTimestamp", "lastTimestamp"), ("deprecatedCount", "count")):
+        if ev.get(f):
+            errs.append('%s: Invalid value: "": needs to be unset' % internal)
+    src = ev.get("deprecatedSource") or {}
+    if src.get("component") or src.get("host"):
+        errs.append('source: Invalid value: "": needs to be unset')
+    return errs
+
+
+def validate_series(series):
+    errs = []
+    if not isinstance(series.get("count"), int) or series["count"] < 2:
+        errs.append('series.count: Invalid value: "": should be at least 2')
+    if not micro_time_set(series.get("lastObservedTime"), "series.lastObservedTime", errs):
+        errs.append("series.lastObservedTime: Required value")
+    return errs
+
+
+def validate_event_v1_update(new, old):
+    errs = []
+    if new.get("series") != old.get("series") and new.get("series") is not None:
+        errs += validate_series(new["series"])
+    for f, internal in (("regarding", "involvedObject"), ("reason", "reason"), ("note", "message"),
+                        ("type", "type"), ("eventTime", "eventTime"), ("action", "action"),
+                        ("related", "related"), ("reportingController", "reportingController"),
+                        ("reportingInstance", "reportingInstance")):
+        if new.get(f) != old.get(f):
+            errs.append("%s: Invalid value: %s: field is immutable"
+                        % (internal, json.dumps(new.get(f))))
+    return errs
+
+
+def invalid_event(name, errs):
+    detail = errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
+    return ApiError(422, "Invalid", 'Event.events.k8s.io "%s" is invalid: %s' % (name, detail))
+
+
+def merge_patch(obj, patch):
+    """RFC 7386 merge (a strategic merge patch of an Event has no lists
+    with merge keys to treat otherwise)."""
+    for k, v in patch.items():
+        if v is None:
+            obj.pop(k, None)
+        elif isinstance(v, dict) and isinstance(obj.get(k), dict):
+            merge_patch(obj[k], v)
+        else:
+            obj[k] = copy.deepcopy(v)
+    return obj
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "fakeapi/1"
@@ -549,6 +682,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.review(u.path)
             if method == "POST" and EVENTS_V1.match(u.path):
                 return self.create_event_v1(EVENTS_V1.match(u.path).group(1))
+            if method == "PATCH" and EVENT_V1.match(u.path):
+                return self.patch_event_v1(*EVENT_V1.match(u.path).groups())
             self.api(method, u.path, q)
         except ApiError as e:
             self.send_error_status(e)
@@ -559,6 +694,8 @@ class Handler(BaseHTTPRequestHandler):
         st = self.store
         with st.lock:
             st.records["requests"] += 1
+            ua = self.headers.get("User-Agent", "")
+            st.records["user_agents"][ua] = st.records["user_agents"].get(ua, 0) + 1
             if st.token is not None:
                 auth = self.headers.get("Authorization", "")
                 if auth != "Bearer " + st.token:
@@ -579,17 +716,74 @@ class Handler(BaseHTTPRequestHandler):
     # ----- events.k8s.io/v1 (what kube-scheduler's recorder writes) -----
     def create_event_v1(self, ns):
         body = self.body_json() or {}
-        for field in ("eventTime", "reportingController", "reportingInstance", "action",
-                      "reason", "regarding"):
-            if not body.get(field):
-                raise ApiError(422, "Invalid", "Event.events.k8s.io is invalid: %s: Required value" % field)
-        body.setdefault("metadata", {})["namespace"] = ns
+        md = body.setdefault("metadata", {})
+        if md.get("namespace") not in (None, "", ns):
+            raise ApiError(400, "BadRequest", "the namespace of the provided object does not "
+                           "match the namespace sent on the request")
+        md["namespace"] = ns
+        if not md.get("name") and md.get("generateName"):
+            md["name"] = md["generateName"] + uuid.uuid4().hex[:5]
+        self.event_verdict("create", ns, md.get("name", ""), validate_event_v1(body))
         st = self.store
         with st.lock:
-            obj = dict(body, metadata=dict(body["metadata"], uid=str(uuid.uuid4()),
-                                           resourceVersion=str(st._next_rv())))
+            delay = st.faults["event_delay_ms"]
+        if delay:
+            time.sleep(delay / 1000.0)
+        with st.lock:
+            if (ns, md["name"]) in st.events_v1:
+                self.refuse_event(st, "create", ns, md["name"], ApiError(
+                    409, "AlreadyExists", 'events.events.k8s.io "%s" already exists' % md["name"]))
+            obj = dict(body, metadata=dict(md, uid=str(uuid.uuid4()),
+                                           resourceVersion=str(st._next_rv()),
+                                           creationTimestamp=now_rfc3339()))
+            st.events_v1[(ns, md["name"])] = obj
             st.records["events"].append(obj)
+            st.records["event_writes"].append({"verb": "create", "namespace": ns,
+                                               "name": md["name"], "received": time.time()})
         return self.send_json(201, obj)
+
+    def patch_event_v1(self, ns, name):
+        """A strategic merge patch (what client-go's recorder sends for a
+        series), validated as ValidateEventUpdate does."""
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+        if ctype not in ("application/strategic-merge-patch+json", "application/merge-patch+json"):
+            raise ApiError(415, "UnsupportedMediaType",
+                           "the body of the request was in an unknown format - accepted media "
+                           "types include: application/json-patch+json, application/merge-patch"
+                           "+json, application/apply-patch+yaml, application/strategic-merge-patch+json")
+        patch = self.body_json()
+        if not isinstance(patch, dict):
+            raise ApiError(400, "BadRequest", "invalid JSON patch")
+        st = self.store
+        with st.lock:
+            old = st.events_v1.get((ns, name))
+            if old is None:
+                self.refuse_event(st, "patch", ns, name, ApiError(
+                    404, "NotFound", 'events.events.k8s.io "%s" not found' % name))
+            new = merge_patch(copy.deepcopy(old), patch)
+            errs = validate_event_v1_update(new, old)
+            if errs:
+                self.refuse_event(st, "patch", ns, name, invalid_event(name, errs))
+            new["metadata"]["resourceVersion"] = str(st._next_rv())
+            old.clear()
+            old.update(new)  # the object in records["events"] too
+            st.records["event_writes"].append({"verb": "patch", "namespace": ns, "name": name,
+                                               "series": new.get("series"),
+                                               "received": time.time()})
+        return self.send_json(200, old)
+
+    def event_verdict(self, verb, ns, name, errs):
+        if errs:
+            with self.store.lock:
+                self.refuse_event(self.store, verb, ns, name, invalid_event(name, errs))
+
+    @staticmethod
+    def refuse_event(st, verb, ns, name, e):
+        """Records a refused event write (lock held) and raises e."""
+        st.records["event_writes"].append({"verb": verb, "namespace": ns, "name": name,
+                                           "received": time.time(), "code": e.code,
+                                           "message": e.message})
+        raise e
 
     # ----- delegated authn/authz (TokenReview, SubjectAccessReview) -----
     def review(self, path):
@@ -972,7 +1166,7 @@ class Handler(BaseHTTPRequestHandler):
             st.update("pods", new, check_rv=False, owned=True)
             st.records["accepted_bindings"].append(
                 {"namespace": ns, "name": name, "uid": pod["metadata"].get("uid"),
-                 "node": target["name"]})
+                 "node": target["name"], "received": time.time()})
         self.send_json(201, status_body(201, "", ""))
 
     def patch_status(self, ns, name):

@@ -1,0 +1,143 @@
+/* events.k8s.io/v1 writes of the API client (kube.h: sx_kube_create_event,
+ * sx_kube_patch_event_series): the bodies client-go's events recorder
+ * sends (k8s.io/client-go/tools/events), and what a failure means to its
+ * recordEvent. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "schedext/buf.h"
+#include "schedext/kube.h"
+
+/* Appends message truncated to 1024 bytes ending " ..." (kube-scheduler's
+ * rule), cutting on a UTF-8 boundary. */
+static void put_event_message(struct sx_buf *b, const char *m)
+{
+	size_t n = strlen(m), cut = 1020;
+
+	if (n <= 1024) {
+		sx_json_str(b, m);
+		return;
+	}
+	while (cut > 0 && ((unsigned char)m[cut] & 0xC0) == 0x80)
+		cut--;
+	{
+		char tmp[1025];
+
+		memcpy(tmp, m, cut);
+		memcpy(tmp + cut, " ...", 5);
+		sx_json_str(b, tmp);
+	}
+}
+
+/* What an event write's failure means to client-go's recordEvent
+ * (tools/events/event_broadcaster.go): a 4xx other than 404/409 is a
+ * refusal not worth retrying, anything without a 4xx answer may be. */
+static int event_code(int rc, long status, struct sx_error *err)
+{
+	if (rc == 0 || rc == SX_ENOMEM)
+		return rc;
+	if (status == 404)
+		return SX_ENOENT;
+	if (status == 409)
+		return err->code = SX_EEXIST;
+	if (status >= 400 && status < 500 && status != 429)
+		return err->code = SX_EINVAL;
+	return err->code = SX_EIO;
+}
+
+static void put_series(struct sx_buf *b, const struct sx_kube_event *ev)
+{
+	sx_buf_printf(b, "\"series\":{\"count\":%d,\"lastObservedTime\":", (int)ev->series_count);
+	sx_json_str(b, ev->last_observed ? ev->last_observed : "");
+	sx_buf_putc(b, '}');
+}
+
+/* The body as tools/events' recorder makes it (recorderImpl.makeEvent):
+ * regarding the pod, reportingController the scheduler's name, eventTime
+ * a MicroTime, note the message. */
+static void put_event(struct sx_buf *b, const struct sx_kube_event *ev, const char *name,
+		      const char *event_time)
+{
+	char instance[129];
+
+	snprintf(instance, sizeof(instance), "%s", ev->instance ? ev->instance : "");
+	sx_buf_puts(b, "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":"
+		       "{\"name\":");
+	sx_json_str(b, name);
+	sx_buf_puts(b, ",\"namespace\":");
+	sx_json_str(b, ev->ns);
+	sx_buf_puts(b, "},\"eventTime\":");
+	sx_json_str(b, event_time);
+	if (ev->series_count > 0) {
+		sx_buf_putc(b, ',');
+		put_series(b, ev);
+	}
+	sx_buf_puts(b, ",\"reportingController\":");
+	sx_json_str(b, ev->component ? ev->component : "schedext");
+	sx_buf_puts(b, ",\"reportingInstance\":");
+	sx_json_str(b, instance);
+	sx_buf_puts(b, ",\"action\":");
+	sx_json_str(b, ev->action ? ev->action : "");
+	sx_buf_puts(b, ",\"reason\":");
+	sx_json_str(b, ev->reason);
+	sx_buf_puts(b, ",\"regarding\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":");
+	sx_json_str(b, ev->ns);
+	sx_buf_puts(b, ",\"name\":");
+	sx_json_str(b, ev->pod_name);
+	sx_buf_puts(b, ",\"uid\":");
+	sx_json_str(b, ev->pod_uid ? ev->pod_uid : "");
+	sx_buf_puts(b, "},\"note\":");
+	put_event_message(b, ev->message ? ev->message : "");
+	sx_buf_puts(b, ",\"type\":");
+	sx_json_str(b, ev->type ? ev->type : "Normal");
+	sx_buf_putc(b, '}');
+}
+
+int sx_kube_create_event(struct sx_kube *kube, const struct sx_kube_event *ev,
+			 struct sx_error *err)
+{
+	char *path = sx_kube_ns_path("/apis/events.k8s.io/v1", ev->ns, "events", NULL, NULL), now[40];
+	char name[512];
+	struct timespec ts;
+	struct sx_buf b;
+	long status;
+	int rc;
+
+	if (!path)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(name, sizeof(name), "%s.%" PRIx64, ev->pod_name,
+		 (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec);
+	sx_kube_micro_time(now);
+	sx_buf_init(&b);
+	put_event(&b, ev, ev->name ? ev->name : name, ev->event_time ? ev->event_time : now);
+	rc = sx_kube_write_json(kube, "POST", path, "application/json", &b, NULL, &status, err);
+	sx_buf_free(&b);
+	free(path);
+	return event_code(rc, status, err);
+}
+
+int sx_kube_patch_event_series(struct sx_kube *kube, const struct sx_kube_event *ev,
+			       struct sx_error *err)
+{
+	char *path = sx_kube_ns_path("/apis/events.k8s.io/v1", ev->ns, "events", ev->name, NULL);
+	struct sx_buf b;
+	long status;
+	int rc;
+
+	if (!path)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	sx_buf_init(&b);
+	sx_buf_putc(&b, '{');
+	put_series(&b, ev);
+	sx_buf_putc(&b, '}');
+	rc = sx_kube_write_json(kube, "PATCH", path, "application/strategic-merge-patch+json", &b,
+			       NULL, &status, err);
+	sx_buf_free(&b);
+	free(path);
+	return event_code(rc, status, err);
+}
+
