@@ -316,6 +316,13 @@ void sx_kube_invalidate_token(struct sx_kube *kube);
 const char *sx_kube_status_message(const char *body, size_t len, long status, char *buf,
 				   size_t buflen);
 
+/* The SX_E* code of a failed request's HTTP status: SX_ENOENT for 404,
+ * SX_ECONFLICT for 409, else SX_EIO. */
+int sx_kube_status_code(long status);
+/* Appends s to b as a percent-encoded URL path segment. */
+struct sx_buf;
+void sx_kube_put_segment(struct sx_buf *b, const char *s);
+
 /* "<prefix>/namespaces/<ns>/<resource>[/<name>[/<sub>]]" with each part
  * escaped; caller frees; NULL when out of memory. */
 char *sx_kube_ns_path(const char *prefix, const char *ns, const char *resource, const char *name,

@@ -1,4 +1,7 @@
-/* Kubernetes API client over libcurl (reference kube-api.md §1.4, §6-8).
+/* Kubernetes API client over libcurl: construction, credentials, the
+ * connection pool, requests with client-go's retry and backoff rules, and
+ * the JSON write primitive; the writes themselves are in kube_writes.c,
+ * kube_lease.c and kube_events.c.
  *
  * Ownership: struct sx_kube owns its resolved config, the cached bearer
  * token and a small pool of idle curl easy handles (kept so connections are
@@ -541,7 +544,7 @@ int sx_kube_request(struct sx_kube *kube, const char *method, const char *path,
 
 /* ---------- writes ---------- */
 
-static int status_to_code(long status)
+int sx_kube_status_code(long status)
 {
 	if (status == 404)
 		return SX_ENOENT;
@@ -578,19 +581,11 @@ int sx_kube_write_json(struct sx_kube *kube, const char *method, const char *pat
 	}
 	sx_kube_status_message(resp, rlen, *status, msg, sizeof(msg));
 	free(resp);
-	return sx_error_set(err, status_to_code(*status), "%s", msg);
-}
-
-static int write_json(struct sx_kube *kube, const char *method, const char *path,
-		      const char *ctype, struct sx_buf *b, char **out, struct sx_error *err)
-{
-	long status;
-
-	return sx_kube_write_json(kube, method, path, ctype, b, out, &status, err);
+	return sx_error_set(err, sx_kube_status_code(*status), "%s", msg);
 }
 
 /* Percent-encodes a path segment (names are DNS-ish, but stay safe). */
-static void put_segment(struct sx_buf *b, const char *s)
+void sx_kube_put_segment(struct sx_buf *b, const char *s)
 {
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -610,329 +605,13 @@ char *sx_kube_ns_path(const char *prefix, const char *ns, const char *resource, 
 
 	sx_buf_init(&b);
 	sx_buf_printf(&b, "%s/namespaces/", prefix);
-	put_segment(&b, ns);
+	sx_kube_put_segment(&b, ns);
 	sx_buf_printf(&b, "/%s", resource);
 	if (name) {
 		sx_buf_putc(&b, '/');
-		put_segment(&b, name);
+		sx_kube_put_segment(&b, name);
 	}
 	if (sub)
 		sx_buf_printf(&b, "/%s", sub);
 	return sx_buf_take(&b, NULL);
-}
-
-int sx_kube_bind(struct sx_kube *kube, const char *ns, const char *name, const char *uid,
-		 const char *node, struct sx_error *err)
-{
-	char *path = sx_kube_ns_path("/api/v1", ns, "pods", name, "binding");
-	struct sx_buf b;
-	int rc;
-
-	if (!path)
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	sx_buf_init(&b);
-	sx_buf_puts(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{");
-	sx_json_key(&b, "name");
-	sx_json_str(&b, name);
-	sx_buf_putc(&b, ',');
-	sx_json_key(&b, "namespace");
-	sx_json_str(&b, ns);
-	if (uid && *uid) {
-		sx_buf_putc(&b, ',');
-		sx_json_key(&b, "uid");
-		sx_json_str(&b, uid);
-	}
-	sx_buf_puts(&b, "},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":");
-	sx_json_str(&b, node);
-	sx_buf_puts(&b, "}}");
-	rc = write_json(kube, "POST", path, "application/json", &b, NULL, err);
-	sx_buf_free(&b);
-	free(path);
-	return rc;
-}
-
-static void time_str(char *out, size_t len, bool micro)
-{
-	struct timespec ts;
-	struct tm tm;
-	char base[32];
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-	if (micro)
-		snprintf(out, len, "%.24s.%06dZ", base, (int)(ts.tv_nsec / 1000) % 1000000);
-	else
-		snprintf(out, len, "%sZ", base);
-}
-
-void sx_kube_micro_time(char out[40])
-{
-	time_str(out, 40, true);
-}
-
-int sx_kube_patch_pod_status(struct sx_kube *kube, const char *ns, const char *name,
-			     const char *cond_type, const char *cond_status,
-			     const char *reason, const char *message, const char *nominated,
-			     struct sx_error *err)
-{
-	char *path = sx_kube_ns_path("/api/v1", ns, "pods", name, "status"), now[40];
-	struct sx_buf b;
-	bool comma = false;
-	int rc;
-
-	if (!path)
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	sx_buf_init(&b);
-	sx_buf_puts(&b, "{\"status\":{");
-	if (nominated) {
-		sx_json_key(&b, "nominatedNodeName");
-		if (*nominated)
-			sx_json_str(&b, nominated);
-		else
-			sx_buf_puts(&b, "null");
-		comma = true;
-	}
-	if (cond_type) {
-		time_str(now, sizeof(now), false);
-		if (comma)
-			sx_buf_putc(&b, ',');
-		sx_buf_puts(&b, "\"conditions\":[{\"type\":");
-		sx_json_str(&b, cond_type);
-		sx_buf_puts(&b, ",\"status\":");
-		sx_json_str(&b, cond_status ? cond_status : "False");
-		sx_buf_puts(&b, ",\"reason\":");
-		sx_json_str(&b, reason ? reason : "");
-		sx_buf_puts(&b, ",\"message\":");
-		sx_json_str(&b, message ? message : "");
-		sx_buf_puts(&b, ",\"lastProbeTime\":null,\"lastTransitionTime\":");
-		sx_json_str(&b, now);
-		sx_buf_puts(&b, "}]");
-	}
-	sx_buf_puts(&b, "}}");
-	rc = write_json(kube, "PATCH", path, "application/strategic-merge-patch+json", &b, NULL,
-			err);
-	sx_buf_free(&b);
-	free(path);
-	return rc;
-}
-
-int sx_kube_delete_pod(struct sx_kube *kube, const char *ns, const char *name, const char *uid,
-		       struct sx_error *err)
-{
-	char *path = sx_kube_ns_path("/api/v1", ns, "pods", name, NULL);
-	struct sx_buf b;
-	int rc;
-
-	if (!path)
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	sx_buf_init(&b);
-	sx_buf_puts(&b, "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\"");
-	if (uid && *uid) {
-		sx_buf_puts(&b, ",\"preconditions\":{\"uid\":");
-		sx_json_str(&b, uid);
-		sx_buf_putc(&b, '}');
-	}
-	sx_buf_puts(&b, ",\"propagationPolicy\":\"Background\"}");
-	rc = write_json(kube, "DELETE", path, "application/json", &b, NULL, err);
-	sx_buf_free(&b);
-	free(path);
-	return rc == SX_ENOENT ? 0 : rc;
-}
-
-/* ---------- leases ---------- */
-
-static void copy_str(char *dst, size_t len, const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	snprintf(dst, len, "%s", cJSON_IsString(v) && v->valuestring ? v->valuestring : "");
-}
-
-static int parse_lease(const char *body, struct sx_lease *l, struct sx_error *err)
-{
-	cJSON *j = body ? cJSON_Parse(body) : NULL;
-	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
-	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(j, "metadata");
-	const cJSON *v;
-
-	if (!cJSON_IsObject(meta)) {
-		cJSON_Delete(j);
-		return sx_error_set(err, SX_EINVAL, "lease: malformed response");
-	}
-	memset(l, 0, sizeof(*l));
-	copy_str(l->resource_version, sizeof(l->resource_version), meta, "resourceVersion");
-	copy_str(l->holder, sizeof(l->holder), spec, "holderIdentity");
-	copy_str(l->acquire_time, sizeof(l->acquire_time), spec, "acquireTime");
-	copy_str(l->renew_time, sizeof(l->renew_time), spec, "renewTime");
-	v = cJSON_GetObjectItemCaseSensitive(spec, "leaseDurationSeconds");
-	l->duration_s = cJSON_IsNumber(v) ? (int32_t)v->valuedouble : 0;
-	v = cJSON_GetObjectItemCaseSensitive(spec, "leaseTransitions");
-	l->transitions = cJSON_IsNumber(v) ? (int32_t)v->valuedouble : 0;
-	cJSON_Delete(j);
-	return 0;
-}
-
-int sx_kube_lease_get(struct sx_kube *kube, const char *ns, const char *name,
-		      struct sx_lease *lease, struct sx_error *err)
-{
-	char *path = sx_kube_ns_path("/apis/coordination.k8s.io/v1", ns, "leases", name, NULL);
-	char *resp = NULL, msg[256];
-	size_t rlen = 0;
-	long status = 0;
-	int rc;
-
-	if (!path)
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	rc = sx_kube_request(kube, "GET", path, NULL, NULL, 0, &status, &resp, &rlen, err);
-	free(path);
-	if (rc == 0 && status == 200)
-		rc = parse_lease(resp, lease, err);
-	else if (rc == 0)
-		rc = sx_error_set(err, status_to_code(status), "%s",
-				  sx_kube_status_message(resp, rlen, status, msg, sizeof(msg)));
-	free(resp);
-	return rc;
-}
-
-static int lease_write(struct sx_kube *kube, const char *method, const char *ns,
-		       const char *name, struct sx_lease *l, struct sx_error *err)
-{
-	char *path = sx_kube_ns_path("/apis/coordination.k8s.io/v1", ns, "leases",
-			     strcmp(method, "PUT") == 0 ? name : NULL, NULL);
-	char *out = NULL;
-	struct sx_buf b;
-	int rc;
-
-	if (!path)
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	sx_buf_init(&b);
-	sx_buf_puts(&b, "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\","
-			"\"metadata\":{\"name\":");
-	sx_json_str(&b, name);
-	sx_buf_puts(&b, ",\"namespace\":");
-	sx_json_str(&b, ns);
-	if (l->resource_version[0]) {
-		sx_buf_puts(&b, ",\"resourceVersion\":");
-		sx_json_str(&b, l->resource_version);
-	}
-	sx_buf_puts(&b, "},\"spec\":{\"holderIdentity\":");
-	sx_json_str(&b, l->holder);
-	sx_buf_printf(&b, ",\"leaseDurationSeconds\":%d", (int)l->duration_s);
-	if (l->acquire_time[0]) {
-		sx_buf_puts(&b, ",\"acquireTime\":");
-		sx_json_str(&b, l->acquire_time);
-	}
-	if (l->renew_time[0]) {
-		sx_buf_puts(&b, ",\"renewTime\":");
-		sx_json_str(&b, l->renew_time);
-	}
-	sx_buf_printf(&b, ",\"leaseTransitions\":%d}}", (int)l->transitions);
-	rc = write_json(kube, method, path, "application/json", &b, &out, err);
-	if (rc == 0)
-		rc = parse_lease(out, l, err);
-	free(out);
-	sx_buf_free(&b);
-	free(path);
-	return rc;
-}
-
-int sx_kube_lease_create(struct sx_kube *kube, const char *ns, const char *name,
-			 struct sx_lease *lease, struct sx_error *err)
-{
-	lease->resource_version[0] = '\0';
-	return lease_write(kube, "POST", ns, name, lease, err);
-}
-
-int sx_kube_lease_update(struct sx_kube *kube, const char *ns, const char *name,
-			 struct sx_lease *lease, struct sx_error *err)
-{
-	return lease_write(kube, "PUT", ns, name, lease, err);
-}
-
-/* ---------- volume binding writes ---------- */
-
-/* Sends a merge patch; on success copies metadata.resourceVersion of the
- * answer into new_rv. */
-static int merge_patch(struct sx_kube *kube, const char *path, struct sx_buf *b, char *new_rv,
-		       size_t len, struct sx_error *err)
-{
-	char *out = NULL;
-	int rc = write_json(kube, "PATCH", path, "application/merge-patch+json", b, &out, err);
-
-	if (rc == 0 && new_rv && len) {
-		cJSON *j = out ? cJSON_Parse(out) : NULL;
-
-		copy_str(new_rv, len, cJSON_GetObjectItemCaseSensitive(j, "metadata"),
-			 "resourceVersion");
-		cJSON_Delete(j);
-	}
-	free(out);
-	return rc;
-}
-
-/* The metadata part of a patch: the resourceVersion precondition. */
-static void put_rv_precondition(struct sx_buf *b, const char *rv)
-{
-	sx_buf_puts(b, "\"metadata\":{\"resourceVersion\":");
-	sx_json_str(b, rv ? rv : "");
-}
-
-int sx_kube_bind_pv(struct sx_kube *kube, const char *pv, const char *rv,
-		    const struct sx_kube_claim_ref *claim, bool bound_by_controller, char *new_rv,
-		    size_t len, struct sx_error *err)
-{
-	struct sx_buf b, pb;
-	char *path;
-	int rc;
-
-	sx_buf_init(&pb);
-	sx_buf_puts(&pb, "/api/v1/persistentvolumes/");
-	put_segment(&pb, pv);
-	path = sx_buf_take(&pb, NULL);
-	if (!path)
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	sx_buf_init(&b);
-	sx_buf_putc(&b, '{');
-	put_rv_precondition(&b, rv);
-	if (bound_by_controller)
-		sx_buf_puts(&b, ",\"annotations\":{\"pv.kubernetes.io/bound-by-controller\":\"yes\"}");
-	sx_buf_puts(&b, "},\"spec\":{\"claimRef\":{\"kind\":\"PersistentVolumeClaim\","
-			"\"apiVersion\":\"v1\",\"namespace\":");
-	sx_json_str(&b, claim->ns);
-	sx_buf_puts(&b, ",\"name\":");
-	sx_json_str(&b, claim->name);
-	sx_buf_puts(&b, ",\"uid\":");
-	sx_json_str(&b, claim->uid ? claim->uid : "");
-	sx_buf_puts(&b, ",\"resourceVersion\":");
-	sx_json_str(&b, claim->resource_version ? claim->resource_version : "");
-	sx_buf_puts(&b, "}}}");
-	rc = merge_patch(kube, path, &b, new_rv, len, err);
-	sx_buf_free(&b);
-	free(path);
-	return rc;
-}
-
-int sx_kube_annotate_pvc(struct sx_kube *kube, const char *ns, const char *name, const char *rv,
-			 const char *key, const char *value, char *new_rv, size_t len,
-			 struct sx_error *err)
-{
-	char *path = sx_kube_ns_path("/api/v1", ns, "persistentvolumeclaims", name, NULL);
-	struct sx_buf b;
-	int rc;
-
-	if (!path)
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	sx_buf_init(&b);
-	sx_buf_putc(&b, '{');
-	put_rv_precondition(&b, rv);
-	sx_buf_puts(&b, ",\"annotations\":{");
-	sx_json_str(&b, key);
-	sx_buf_putc(&b, ':');
-	sx_json_str(&b, value);
-	sx_buf_puts(&b, "}}}");
-	rc = merge_patch(kube, path, &b, new_rv, len, err);
-	sx_buf_free(&b);
-	free(path);
-	return rc;
 }
