@@ -773,12 +773,17 @@ static int start_due(struct sx_informers *p)
 	return (int)((next - now) * 1000) + 1;
 }
 
+/* One pass: drive the transfers, finish what completed, and only then
+ * start what is due and work out how long to sleep. Computed before the
+ * finished transfers were handled, the timeout ignored the LIST page or
+ * WATCH that a finished transfer had just made due, and the poll slept up
+ * to a second before asking for it: a second per page of every LIST. */
 static void *informers_main(void *arg)
 {
 	struct sx_informers *p = arg;
 
 	while (!atomic_load(&p->stop)) {
-		int ms = start_due(p), running = 0, left;
+		int ms, running = 0, left;
 		CURLMsg *m;
 
 		curl_multi_perform(p->multi, &running);
@@ -791,6 +796,9 @@ static void *informers_main(void *arg)
 			if (inf)
 				transfer_done(inf, m->data.result);
 		}
+		ms = start_due(p);
+		/* a transfer just added makes libcurl's own timeout 0: the poll
+		 * returns at once and the next perform sends the request */
 		if (!atomic_load(&p->stop))
 			curl_multi_poll(p->multi, NULL, 0, ms > 1000 ? 1000 : ms, NULL);
 	}
