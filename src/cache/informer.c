@@ -2,11 +2,36 @@
  * interface) keeping the cache equal to the API server's state (reference
  * kube-api.md §2-3, client-go's reflector).
  *
- * Per kind: paginated LIST -> sx_cache_replace_all -> WATCH from the list's
+ * Per kind: LIST -> sx_cache_replace_all -> WATCH from the list's
  * resourceVersion with bookmarks; ADDED/MODIFIED upsert, DELETED delete,
  * BOOKMARK only advances the resume point. A clean end of the stream
  * re-watches at once; 410 (HTTP or ERROR event) re-lists; connection
  * failures back off (0.8 s doubling to 30 s, jitter up to +100 %).
+ *
+ * LISTs are asked for as client-go's reflector and pager ask for them
+ * (k8s.io/client-go/tools/cache/reflector.go, Reflector.list and
+ * relistResourceVersion; tools/pager/pager.go, ListPager.list), because
+ * what they cost the API server depends on the parameters:
+ *
+ *  - resourceVersion=0 (the first LIST): "any state". kube-apiserver
+ *    answers from its watch cache, in memory, and ignores limit there, so
+ *    the whole collection comes back in one response without touching
+ *    etcd. Cost: one serialisation of the collection from memory.
+ *  - resourceVersion=<last seen> without limit (a relist after the watch
+ *    broke): "not older than" what the cache already holds, also from the
+ *    watch cache, never travelling back in time (as "0" could on an HA
+ *    control plane whose caches lag). Cost: as above.
+ *  - no resourceVersion, limit=500 and continue (the fallback once the
+ *    server refused the RV with 410 Expired or "Too large resource
+ *    version"): a consistent read. The watch cache is bypassed: every page
+ *    is a range read from etcd plus a quorum read, 100 round trips for
+ *    50,000 pods. Cost: the most expensive of the three, bounded in memory
+ *    per page.
+ *
+ * A server that paginated a resourceVersion=0 list (its watch cache is
+ * off) keeps getting limit=500 on relists. A continue token that expired
+ * mid-list (410) is followed by one unpaginated LIST at the requested RV
+ * (ListPager.FullListIfExpired).
  *
  * Ownership: struct sx_informers owns its thread, the multi handle, one
  * easy handle per kind and each transfer's buffers. The kube client and the cache are
@@ -129,6 +154,9 @@ struct informer {
 	struct objs objs;        /* LIST pages so far */
 	char *cont;              /* the next LIST page's continue token */
 	char list_rv[128];       /* the LIST's resourceVersion */
+	bool paginated;          /* the server paginated a resourceVersion=0 LIST */
+	bool rv_unavailable;     /* rv was refused (410/too large): list at "" */
+	bool full_list;          /* next LIST: one request, no limit (pager) */
 	uint64_t watch_t0;
 	char rv[128];            /* resume point */
 	char ebuf[CURL_ERROR_SIZE];
@@ -545,27 +573,71 @@ static enum result decode_page(struct informer *inf, const struct sx_buf *body, 
 	return r;
 }
 
-static char *list_path(const struct kind_desc *d, const char *cont, bool watch, const char *rv)
+/* The RV a LIST asks for (Reflector.relistResourceVersion): "0" before
+ * anything was listed, the last RV seen after, "" once that was refused. */
+static const char *relist_rv(const struct informer *inf)
 {
+	if (inf->rv_unavailable)
+		return "";
+	return inf->rv[0] ? inf->rv : "0";
+}
+
+/* Whether the next LIST request carries limit=500 (Reflector.list's choice
+ * of pager.PageSize): always for a continuation, and for "0" or "" (the
+ * watch cache ignores limit for "0"; "" is the paginated etcd read); not for
+ * a last-seen RV unless the server paginated before, so that the relist is
+ * answered from the watch cache instead of etcd. */
+static bool list_limited(const struct informer *inf, const char *rv)
+{
+	if (inf->cont)
+		return true;
+	if (inf->full_list)
+		return false;
+	return inf->paginated || !rv[0] || strcmp(rv, "0") == 0;
+}
+
+static void put_escaped(struct sx_buf *b, const char *key, const char *val)
+{
+	char *esc = curl_easy_escape(NULL, val, 0);
+
+	sx_buf_printf(b, "%s%s", key, esc ? esc : "");
+	curl_free(esc);
+}
+
+/* A LIST request: its page's continue token alone (the pager clears the RV
+ * on continuations: "specifying resource version is not allowed when using
+ * continue"), else the relist RV. */
+static void list_query(const struct informer *inf, struct sx_buf *b)
+{
+	const char *rv = relist_rv(inf);
+	bool limited = list_limited(inf, rv);
+
+	sx_buf_putc(b, '?');
+	if (limited)
+		sx_buf_puts(b, "limit=500");
+	if (inf->cont) {
+		put_escaped(b, "&continue=", inf->cont);
+		return;
+	}
+	if (rv[0])
+		put_escaped(b, limited ? "&resourceVersion=" : "resourceVersion=", rv);
+}
+
+static char *list_path(const struct informer *inf, bool watch)
+{
+	const struct kind_desc *d = inf->d;
 	struct sx_buf b;
-	char *esc = NULL;
 
 	sx_buf_init(&b);
 	sx_buf_puts(&b, d->path);
 	if (watch) {
 		sx_buf_printf(&b, "?watch=1&allowWatchBookmarks=true&timeoutSeconds=%d",
 			      300 + rand() % 300);
-		esc = curl_easy_escape(NULL, rv, 0);
-		sx_buf_printf(&b, "&resourceVersion=%s", esc ? esc : "");
+		put_escaped(&b, "&resourceVersion=", inf->rv);
 	} else {
-		sx_buf_puts(&b, "?limit=500");
-		if (cont) {
-			esc = curl_easy_escape(NULL, cont, 0);
-			sx_buf_printf(&b, "&continue=%s", esc ? esc : "");
-		}
+		list_query(inf, &b);
 	}
-	curl_free(esc);
-	if (d->field_selector)
+	if (d->field_selector) /* after at least one parameter (list_query) */
 		sx_buf_printf(&b, "&fieldSelector=%s", d->field_selector);
 	return sx_buf_take(&b, NULL);
 }
@@ -596,7 +668,7 @@ static bool start_transfer(struct informer *inf)
 {
 	struct sx_informers *p = inf->parent;
 	bool watch = inf->phase == PH_WATCH;
-	char *path = list_path(inf->d, watch ? NULL : inf->cont, watch, inf->rv);
+	char *path = list_path(inf, watch);
 	struct sx_error err = { 0 };
 
 	xfer_init(&inf->x, inf, watch);
@@ -658,14 +730,50 @@ static void trim_after_sync(struct sx_informers *p)
 	malloc_trim(0);
 }
 
+/* A 504 whose cause is ResourceVersionTooLarge: the RV asked for is ahead
+ * of the server (a restored etcd, another API server). The reflector
+ * treats it as 410 (reflector.go, isTooLargeResourceVersionError). */
+static bool too_large_rv(const struct xfer *x)
+{
+	return x->status == 504 && x->body.data &&
+	       memmem(x->body.data, x->body.len, "ResourceVersionTooLarge", 23);
+}
+
+/* The LIST was refused with 410 Expired or a too-large RV: what
+ * client-go does next. A continuation expired: one unpaginated LIST at
+ * the requested RV (ListPager.list, FullListIfExpired). The RV itself was
+ * refused: at once again with "" (Reflector.list sets
+ * isLastSyncResourceVersionUnavailable). False when both were tried. */
+static bool list_refused(struct informer *inf, bool continuation)
+{
+	if (continuation && !inf->full_list) {
+		inf->full_list = true;
+	} else if (!inf->rv_unavailable) {
+		inf->rv_unavailable = true;
+		inf->full_list = false;
+	} else {
+		return false;
+	}
+	sx_log(2, "%s: list expired; listing again%s", inf->d->resource,
+	       inf->full_list ? " unpaginated" : " from a consistent read");
+	objs_free(&inf->objs);
+	inf->list_rv[0] = '\0';
+	inf->wake_at = 0;
+	return true;
+}
+
 static void list_done(struct informer *inf, CURLcode rc)
 {
 	struct xfer *x = &inf->x;
+	bool continuation = inf->cont != NULL;
+	bool asked_any = !continuation && strcmp(relist_rv(inf), "0") == 0;
 	char *next = NULL;
 	enum result r;
 
 	if (rc != CURLE_OK)
 		r = RES_RETRY;
+	else if (too_large_rv(x))
+		r = RES_GONE;
 	else if (x->status != 200)
 		r = status_result(inf, x->status, &x->body);
 	else
@@ -673,14 +781,22 @@ static void list_done(struct informer *inf, CURLcode rc)
 				sizeof(inf->list_rv));
 	free(inf->cont);
 	inf->cont = next;
+	if (r == RES_GONE && list_refused(inf, continuation))
+		return;
 	if (r == RES_OK && inf->cont) {
+		/* Reflector.list: paginatedResult for an RV=0 list means the
+		 * server has no watch cache for this kind: keep paging. */
+		if (asked_any)
+			inf->paginated = true;
 		inf->wake_at = 0; /* the next page at once */
 		return;
 	}
 	if (r == RES_OK)
 		r = apply_list(inf);
 	inf->list_rv[0] = '\0';
+	inf->full_list = false;
 	if (r == RES_OK) {
+		inf->rv_unavailable = false;
 		inf->phase = PH_WATCH;
 		inf->wake_at = 0;
 		atomic_store(&inf->synced, true);
@@ -705,7 +821,9 @@ static void watch_done(struct informer *inf, CURLcode rc)
 	unsigned long events = x->events;
 	enum result r;
 
-	if (x->status != 200 && x->status != 0)
+	if (too_large_rv(x))
+		r = RES_GONE; /* relist at that RV: refused too, then at "" */
+	else if (x->status != 200 && x->status != 0)
 		r = status_result(inf, x->status, &x->body);
 	else if (x->result != RES_OK)
 		r = x->result;
