@@ -33,6 +33,21 @@
  * mid-list (410) is followed by one unpaginated LIST at the requested RV
  * (ListPager.FullListIfExpired).
  *
+ * The streaming list replaces the LIST where client-go's WatchListClient
+ * feature is on, as it is by default since client-go 1.35
+ * (k8s.io/client-go/features/known_features.go), so in kube-scheduler 1.35
+ * and later; like client-go it reads KUBE_FEATURE_WatchListClient=false
+ * from the environment to turn it off. A WATCH with sendInitialEvents=true,
+ * resourceVersionMatch=NotOlderThan and allowWatchBookmarks=true
+ * (Reflector.watchList) streams every object as ADDED from the watch cache,
+ * then a BOOKMARK annotated k8s.io/initial-events-end, and goes on as the
+ * kind's watch. Cost: the cheapest for the API server, which writes the
+ * objects one event at a time from its cache instead of building one
+ * response holding the whole collection, and needs no second request to
+ * start watching. A server that refuses it (4xx: the WatchList feature off,
+ * or too old) is asked with LISTs from then on; a stream that ends before
+ * its bookmark falls back to a LIST for that round, as ListAndWatch does.
+ *
  * Ownership: struct sx_informers owns its thread, the multi handle, one
  * easy handle per kind and each transfer's buffers. The kube client and the cache are
  * borrowed and must outlive sx_informers_stop(). */
@@ -138,7 +153,9 @@ struct objs {
 	uint32_t n, cap;
 };
 
-enum phase { PH_LIST, PH_WATCH };
+/* The current or next transfer: a LIST page, a streaming list (a WATCH
+ * whose initial events are the list) or a WATCH. */
+enum phase { PH_LIST, PH_WATCH_LIST, PH_WATCH };
 
 /* One watched kind: a small state machine driven by the informers'
  * thread. Between transfers it waits until wake_at (back-off). */
@@ -157,6 +174,8 @@ struct informer {
 	bool paginated;          /* the server paginated a resourceVersion=0 LIST */
 	bool rv_unavailable;     /* rv was refused (410/too large): list at "" */
 	bool full_list;          /* next LIST: one request, no limit (pager) */
+	bool wl_refused;         /* the server refused the streaming list */
+	bool wl_fallback;        /* a streaming list failed: LIST this round */
 	uint64_t watch_t0;
 	char rv[128];            /* resume point */
 	char ebuf[CURL_ERROR_SIZE];
@@ -176,6 +195,7 @@ struct sx_informers {
 	atomic_ulong restarts;
 	atomic_bool connected_logged;
 	bool trimmed;           /* malloc_trim after the first full sync */
+	bool watch_list;        /* client-go's WatchListClient feature */
 	struct informer inf[NKINDS];
 };
 
@@ -320,6 +340,76 @@ static enum result error_event(struct informer *inf, const cJSON *obj)
 	return RES_BROKEN;
 }
 
+static int objs_push(struct objs *o, struct sx_object *obj);
+static enum result apply_list(struct informer *inf);
+static void trim_after_sync(struct sx_informers *p);
+
+/* A list item (a LIST page's or a streaming list's ADDED object) decoded
+ * into the list so far; an undecodable one is skipped. SX_ENOMEM when
+ * memory ran out (the list is incomplete: list again). */
+static int collect(struct informer *inf, const cJSON *item, struct objs *out)
+{
+	struct sx_object o;
+	struct sx_error err = { 0 };
+	char ebuf[600];
+	int rc = sx_decode_object(item, sx_kind_name(inf->d->kind), &o, &err);
+
+	if (rc == SX_ENOMEM || err.code == SX_ENOMEM)
+		return SX_ENOMEM;
+	if (rc != 0) {
+		sx_log(1, "%s: skipping undecodable item %s: %s", inf->d->resource,
+		       meta_str(item, "name") ? meta_str(item, "name") : "?",
+		       sx_error_string(&err, ebuf, sizeof(ebuf)));
+		return 0;
+	}
+	if (objs_push(out, &o) != 0) {
+		sx_object_unref(&o);
+		return SX_ENOMEM;
+	}
+	return 0;
+}
+
+/* The bookmark that ends a streaming list's initial events carries the
+ * annotation k8s.io/initial-events-end: "true" (metav1.InitialEventsAnnotationKey). */
+static bool initial_events_end(const cJSON *obj)
+{
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(m, "annotations");
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, "k8s.io/initial-events-end");
+
+	return cJSON_IsString(v) && strcmp(v->valuestring, "true") == 0;
+}
+
+/* An event of a streaming list before its initial events ended: ADDED
+ * objects are the list, kept aside and applied at once (as a LIST's
+ * pages) when the closing bookmark arrives; from then on the stream is
+ * the kind's watch. The server sends nothing else before that bookmark. */
+static int initial_event(struct informer *inf, struct xfer *x, const char *t, const cJSON *obj)
+{
+	const char *rv = meta_str(obj, "resourceVersion");
+
+	if (strcmp(t, "ADDED") == 0)
+		return collect(inf, obj, &inf->objs);
+	if (strcmp(t, "BOOKMARK") == 0 && !initial_events_end(obj))
+		return 0;
+	if (strcmp(t, "BOOKMARK") != 0 || !rv || !*rv || strlen(rv) >= sizeof(inf->list_rv)) {
+		sx_log(1, "%s: unexpected %s event in the initial events", inf->d->resource, t);
+		x->result = RES_BROKEN;
+		return SX_EINVAL;
+	}
+	snprintf(inf->list_rv, sizeof(inf->list_rv), "%s", rv);
+	if (apply_list(inf) != RES_OK) {
+		x->result = RES_BROKEN;
+		return SX_EIO;
+	}
+	inf->list_rv[0] = '\0';
+	inf->rv_unavailable = false;
+	inf->phase = PH_WATCH;
+	atomic_store(&inf->synced, true);
+	trim_after_sync(inf->parent);
+	return 0;
+}
+
 static int on_event(void *ctx, char *line, size_t len)
 {
 	struct xfer *x = ctx;
@@ -334,6 +424,8 @@ static int on_event(void *ctx, char *line, size_t len)
 		sx_log(1, "%s: malformed watch event", inf->d->resource);
 		x->result = RES_BROKEN;
 		rc = SX_EINVAL;
+	} else if (inf->phase == PH_WATCH_LIST && strcmp(t, "ERROR") != 0) {
+		rc = initial_event(inf, x, t, obj);
 	} else if (strcmp(t, "ADDED") == 0 || strcmp(t, "MODIFIED") == 0) {
 		rc = upsert(inf, obj);
 		if (rc == 0)
@@ -550,19 +642,8 @@ static enum result decode_page(struct informer *inf, const struct sx_buf *body, 
 	}
 	pi.next = cJSON_IsArray(items) ? items->child : NULL;
 	while ((got = page_next(&pi, &item, &owned)) == 1) {
-		struct sx_object o;
-		struct sx_error err = { 0 };
-		char ebuf[600];
-		int rc = sx_decode_object(item, sx_kind_name(inf->d->kind), &o, &err);
-
-		if (rc != 0) {
-			sx_log(1, "%s: skipping undecodable item %s: %s", inf->d->resource,
-			       meta_str(item, "name") ? meta_str(item, "name") : "?",
-			       sx_error_string(&err, ebuf, sizeof(ebuf)));
-		} else if (objs_push(out, &o) != 0) {
-			sx_object_unref(&o);
+		if (collect(inf, item, out) != 0)
 			got = -1;
-		}
 		cJSON_Delete(owned);
 		if (got < 0)
 			break;
@@ -623,14 +704,27 @@ static void list_query(const struct informer *inf, struct sx_buf *b)
 		put_escaped(b, limited ? "&resourceVersion=" : "resourceVersion=", rv);
 }
 
-static char *list_path(const struct informer *inf, bool watch)
+/* A streaming list (Reflector.watchList) asks for the last RV seen, "" (a
+ * consistent read, served from the watch cache once it is fresh) before
+ * anything was seen or once the RV was refused (rewatchResourceVersion). */
+static void watch_list_query(const struct informer *inf, struct sx_buf *b)
+{
+	sx_buf_printf(b, "?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+			 "&allowWatchBookmarks=true&timeoutSeconds=%d", 300 + rand() % 300);
+	if (!inf->rv_unavailable && inf->rv[0])
+		put_escaped(b, "&resourceVersion=", inf->rv);
+}
+
+static char *list_path(const struct informer *inf)
 {
 	const struct kind_desc *d = inf->d;
 	struct sx_buf b;
 
 	sx_buf_init(&b);
 	sx_buf_puts(&b, d->path);
-	if (watch) {
+	if (inf->phase == PH_WATCH_LIST) {
+		watch_list_query(inf, &b);
+	} else if (inf->phase == PH_WATCH) {
 		sx_buf_printf(&b, "?watch=1&allowWatchBookmarks=true&timeoutSeconds=%d",
 			      300 + rand() % 300);
 		put_escaped(&b, "&resourceVersion=", inf->rv);
@@ -654,6 +748,15 @@ static void log_listed(struct informer *inf, uint32_t n)
 
 /* ---------- the engine: every kind on one thread (curl multi) ---------- */
 
+/* The next transfer lists the kind again: a streaming list where the
+ * feature is on and the server has not refused it, else a LIST. */
+static void relist(struct informer *inf)
+{
+	bool wl = inf->parent->watch_list && !inf->wl_refused && !inf->wl_fallback;
+
+	inf->phase = wl ? PH_WATCH_LIST : PH_LIST;
+}
+
 static void schedule_backoff(struct informer *inf)
 {
 	inf->wake_at = sx_now_s() + inf->backoff * (1.0 + (double)rand() / RAND_MAX);
@@ -667,8 +770,8 @@ static void schedule_backoff(struct informer *inf)
 static bool start_transfer(struct informer *inf)
 {
 	struct sx_informers *p = inf->parent;
-	bool watch = inf->phase == PH_WATCH;
-	char *path = list_path(inf, watch);
+	bool watch = inf->phase != PH_LIST;
+	char *path = list_path(inf);
 	struct sx_error err = { 0 };
 
 	xfer_init(&inf->x, inf, watch);
@@ -797,6 +900,7 @@ static void list_done(struct informer *inf, CURLcode rc)
 	inf->full_list = false;
 	if (r == RES_OK) {
 		inf->rv_unavailable = false;
+		inf->wl_fallback = false;
 		inf->phase = PH_WATCH;
 		inf->wake_at = 0;
 		atomic_store(&inf->synced, true);
@@ -836,7 +940,7 @@ static void watch_done(struct informer *inf, CURLcode rc)
 		inf->backoff = BACKOFF_MIN;
 		inf->wake_at = 0;
 	} else if (r == RES_GONE || r == RES_UNSERVED) {
-		inf->phase = PH_LIST;
+		relist(inf);
 		inf->wake_at = 0;
 	} else {
 		/* A very short empty watch, a dropped connection or an error. */
@@ -844,8 +948,55 @@ static void watch_done(struct informer *inf, CURLcode rc)
 			inf->backoff = BACKOFF_MIN;
 		schedule_backoff(inf);
 		if (r == RES_BROKEN)
-			inf->phase = PH_LIST;
+			relist(inf);
 	}
+}
+
+/* A streaming list ended before its initial events did, or never began.
+ * As Reflector.ListAndWatch: LIST instead this round ("making progress is
+ * better than deadlocking"), consistently when the RV was refused (410,
+ * too large). A server that refused the parameters (400/422: the
+ * WatchList feature is off, or the server predates it) gets LISTs from
+ * then on. Connection failures, 429 and 5xx back off and try again. */
+static void watch_list_done(struct informer *inf, CURLcode rc)
+{
+	struct xfer *x = &inf->x;
+	enum result r;
+
+	objs_free(&inf->objs);
+	inf->list_rv[0] = '\0';
+	if (x->status == 0)
+		r = RES_RETRY;
+	else if (too_large_rv(x) || x->result == RES_GONE)
+		r = RES_GONE;
+	else if (x->status != 200)
+		r = status_result(inf, x->status, &x->body);
+	else
+		r = RES_BROKEN; /* ended early, or broken */
+	if (r == RES_RETRY) {
+		schedule_backoff(inf);
+		return;
+	}
+	if (r == RES_UNSERVED) {
+		atomic_store(&inf->synced, true);
+		trim_after_sync(inf->parent);
+		inf->wake_at = sx_now_s() + UNSERVED_RETRY_S;
+		return;
+	}
+	if (r == RES_GONE) {
+		inf->rv_unavailable = true;
+	} else if (x->status != 200) {
+		char msg[256];
+
+		sx_log(1, "%s: the server refused the streaming list (%s); listing instead",
+		       inf->d->resource,
+		       sx_kube_status_message(x->body.data, x->body.len, x->status, msg,
+					      sizeof(msg)));
+		inf->wl_refused = true;
+	}
+	inf->wl_fallback = true;
+	inf->phase = PH_LIST;
+	inf->wake_at = 0;
 }
 
 /* A transfer of inf ended with rc: the state machine's next step. */
@@ -864,6 +1015,8 @@ static void transfer_done(struct informer *inf, CURLcode rc)
 	if (!stopping(inf)) {
 		if (inf->phase == PH_LIST)
 			list_done(inf, rc);
+		else if (inf->phase == PH_WATCH_LIST)
+			watch_list_done(inf, rc);
 		else
 			watch_done(inf, rc);
 	}
@@ -934,6 +1087,20 @@ static void *informers_main(void *arg)
 	return NULL;
 }
 
+/* client-go's WatchListClient feature, on unless the environment turns it
+ * off as client-go's envVarFeatureGates read it (KUBE_FEATURE_<name>,
+ * strconv.ParseBool's spellings of false). */
+static bool watch_list_client(void)
+{
+	static const char *const off[] = { "0", "f", "F", "false", "FALSE", "False" };
+	const char *v = getenv("KUBE_FEATURE_WatchListClient");
+
+	for (size_t i = 0; v && i < sizeof(off) / sizeof(off[0]); i++)
+		if (strcmp(v, off[i]) == 0)
+			return false;
+	return true;
+}
+
 struct sx_informers *sx_informers_start(struct sx_kube *kube, struct sx_cache *cache,
 					struct sx_error *err)
 {
@@ -945,13 +1112,14 @@ struct sx_informers *sx_informers_start(struct sx_kube *kube, struct sx_cache *c
 	}
 	p->kube = kube;
 	p->cache = cache;
+	p->watch_list = watch_list_client();
 	p->multi = curl_multi_init();
 	for (size_t i = 0; p->multi && i < NKINDS; i++) {
 		struct informer *inf = &p->inf[i];
 
 		inf->parent = p;
 		inf->d = &kinds[i];
-		inf->phase = PH_LIST;
+		relist(inf);
 		inf->backoff = BACKOFF_MIN;
 		inf->h = curl_easy_init();
 		if (!inf->h)

@@ -36,7 +36,8 @@ Tests drive it through /_control/* (never subject to auth or faults):
   GET  /_control/state     {"resourceVersion":"N","objects":{"pods":[...],...}}
   POST /_control/faults    set fault knobs (see FAULT_DEFAULTS); GET reads them
   GET  /_control/records   bindings (as received), accepted_bindings (the ones
-                           that bound a pod), events, patches, deletes, requests
+                           that bound a pod), events, patches, deletes, requests,
+                           watches, lists (a streaming list counts as both)
   GET  /_control/requests  the last 20,000 API requests as the server saw them:
                            {"requests":[{"t","done","method","path","query",
                            "status"}]} (t: arrival, done: response written,
@@ -133,6 +134,9 @@ FAULT_DEFAULTS = {
     "watch_cache_off": [],
     "list_410": 0,                # next N LISTs with a non-empty resourceVersion: 410 Expired
     "continue_410": 0,            # next N LISTs with a continue token: 410 Expired
+    # kube-apiserver with the WatchList feature gate off: a watch with
+    # sendInitialEvents is refused (422)
+    "watch_list_off": False,
 }
 
 # Upstream's texts (k8s.io/apiserver/pkg/storage/etcd3/store.go: expired,
@@ -812,6 +816,11 @@ class Handler(BaseHTTPRequestHandler):
     def validate_watch(self, q):
         match, send = q.get("resourceVersionMatch", ""), q.get("sendInitialEvents")
         errs = []
+        with self.store.lock:
+            gate_off = self.store.faults["watch_list_off"]
+        if send is not None and gate_off:
+            errs.append("sendInitialEvents: Forbidden: sendInitialEvents is forbidden for "
+                        "watch unless the WatchList feature gate is enabled")
         if send is not None and match != "NotOlderThan":
             errs.append("resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
                         "resourceVersionMatch to NotOlderThan")
@@ -958,6 +967,8 @@ class Handler(BaseHTTPRequestHandler):
         want = self.parse_rv(rv) if rv else None
         with st.lock:
             st.records["watches"] += 1
+            if send_initial == "true":  # a streaming list: the state, as a LIST's
+                st.records["lists"] += 1
             if st.take_fault("watch_410_start"):
                 raise ApiError(410, "Expired", "too old resource version: %s (%d)" % (rv, st.compacted_rv))
             error_event = st.take_fault("watch_410_event")

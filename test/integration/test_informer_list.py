@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""How the informers LIST, as the API server sees it (issues 29 and 31),
-against test/fakeapi/fakeapi.py and its request log (/_control/requests):
+"""How the informers list, as the API server sees it (issues 29 and 31),
+against test/fakeapi/fakeapi.py and its request log (/_control/requests).
+With KUBE_FEATURE_WatchListClient=false (client-go's switch) they LIST:
 
 (a) the pages of one LIST follow each other at once (no second-long wait
     between pages) and 50,000 pods in pages of 500 are listed in seconds;
@@ -10,6 +11,11 @@ against test/fakeapi/fakeapi.py and its request log (/_control/requests):
 (c) the fallbacks: a refused RV (410) lists again without RV, paginated (a
     consistent read); an expired continue token (410) lists again at the
     requested RV without limit (ListPager.FullListIfExpired).
+By default (client-go 1.35+'s default) they stream the list:
+(d) one WATCH per kind with sendInitialEvents=true, no LIST, 50,000 pods
+    in seconds, the same stream then carrying the changes;
+(e) a server that refuses it (422) gets LISTs; a 410 makes the fallback
+    LIST a consistent one.
 """
 import os
 import sys
@@ -63,6 +69,19 @@ def by_path(api):
     return out
 
 
+def serve(tmp, kc, watch_list=True):
+    """schedext serve with client-go's WatchListClient switch set."""
+    old = os.environ.get("KUBE_FEATURE_WatchListClient")
+    os.environ["KUBE_FEATURE_WatchListClient"] = "true" if watch_list else "false"
+    try:
+        return Serve(tmp, kc, "schedext")
+    finally:
+        if old is None:
+            del os.environ["KUBE_FEATURE_WatchListClient"]
+        else:
+            os.environ["KUBE_FEATURE_WatchListClient"] = old
+
+
 def requests(api, resource):
     return api.control("requests?resource=" + resource)["requests"]
 
@@ -93,7 +112,7 @@ def test_pages_without_stall(tmp):
     npods = 50000
     api, kc = cluster(tmp, npods, faults={"watch_cache_off": ["pods"]})
     t0 = time.time()
-    sx = Serve(tmp, kc, "schedext")
+    sx = serve(tmp, kc, watch_list=False)
     try:
         ready = sx.wait_ready(timeout=45)
         took = time.time() - t0
@@ -128,7 +147,7 @@ def test_list_from_watch_cache(tmp):
     npods = 50000
     api, kc = cluster(tmp, npods)
     t0 = time.time()
-    sx = Serve(tmp, kc, "schedext")
+    sx = serve(tmp, kc, watch_list=False)
     try:
         check(sx.wait_ready(timeout=150), "ready after listing 50,000 pods from the cache")
         took = time.time() - t0
@@ -152,7 +171,7 @@ def test_relist_after_expired_watch(tmp):
     RV it last saw, without limit (served from the watch cache, never older
     than what the informer holds), then watches from the new list's RV."""
     api, kc = cluster(tmp, 1200, nnodes=5)
-    sx = Serve(tmp, kc, "schedext")
+    sx = serve(tmp, kc, watch_list=False)
     try:
         check(sx.wait_ready(), "ready")
         for r in ("nodes", "pods", "services"):
@@ -186,7 +205,7 @@ def test_refused_rv_falls_back(tmp):
     """The server refuses the first LIST's resourceVersion (410 Expired):
     at once a consistent read, no resourceVersion, limit=500 and continue."""
     api, kc = cluster(tmp, 1200, nnodes=5, faults={"list_410": 1, "watch_cache_off": ["pods"]})
-    sx = Serve(tmp, kc, "schedext")
+    sx = serve(tmp, kc, watch_list=False)
     try:
         check(sx.wait_ready(), "ready despite the refused RV")
         paths = {p: lists(rs) for p, rs in by_path(api).items()}
@@ -210,7 +229,7 @@ def test_expired_continue(tmp):
     there, none twice."""
     api, kc = cluster(tmp, 1200, nnodes=5,
                       faults={"watch_cache_off": ["pods"], "continue_410": 1})
-    sx = Serve(tmp, kc, "schedext")
+    sx = serve(tmp, kc, watch_list=False)
     try:
         check(sx.wait_ready(), "ready despite the expired continue token")
         ls = lists(requests(api, "pods"))
@@ -226,7 +245,88 @@ def test_expired_continue(tmp):
         api.stop()
 
 
+# ---------------------------------------------------------------- (d)
+STREAM_QUERY = {"watch": "1", "sendInitialEvents": "true", "resourceVersionMatch": "NotOlderThan",
+                "allowWatchBookmarks": "true"}
+
+
+def test_streaming_list(tmp):
+    npods = 50000
+    api, kc = cluster(tmp, npods)
+    t0 = time.time()
+    sx = serve(tmp, kc)
+    try:
+        check(sx.wait_ready(timeout=45), "ready after streaming 50,000 pods")
+        took = time.time() - t0
+        check("listed %d pods" % npods in sx.logtext(), "every pod listed")
+        paths = by_path(api)
+        check(all(not lists(rs) for rs in paths.values()), "no LIST request at all")
+        check(all(len(rs) == 1 for rs in paths.values()), "one request per kind: %r" %
+              {p: len(rs) for p, rs in paths.items() if len(rs) != 1})
+        pods = paths.get("/api/v1/pods", [{}])[0].get("query", {})
+        want = dict(STREAM_QUERY, fieldSelector=POD_SELECTOR)
+        check({k: v for k, v in pods.items() if k != "timeoutSeconds"} == want and
+              pods.get("timeoutSeconds"), "pods: %r" % pods)
+        print("50,000 pods streamed: ready after %.1f s" % took)
+        check(took < 30, "ready within 30 s (took %.1f s)" % took)
+        api.apply([{"op": "create", "object": pod(npods + 1, 20)}])
+        check(wait_for(lambda: any(p["name"] == "p-%05d" % (npods + 1)
+                                   for p in sx.cache()["pods"]), 10),
+              "a pod created after the initial events reaches the cache")
+        check(len(requests(api, "pods")) == 1, "through the same stream")
+        check(sx.stop() == 0, "stream: clean exit")
+    finally:
+        api.stop()
+
+
+# ---------------------------------------------------------------- (e)
+def test_streaming_list_refused(tmp):
+    api, kc = cluster(tmp, 1200, nnodes=5, faults={"watch_list_off": True})
+    sx = serve(tmp, kc)
+    try:
+        check(sx.wait_ready(), "ready with LISTs")
+        rs = requests(api, "pods")
+        shape = [("watch" in r["query"], r["query"].get("sendInitialEvents"),
+                  r["query"].get("resourceVersion"), r["status"]) for r in rs[:3]]
+        check(shape[:2] == [(True, "true", None, 422), (False, None, "0", 200)],
+              "refused streaming list (422), then LIST at RV 0: %r" % shape)
+        check("listed 1200 pods" in sx.logtext(), "every pod listed")
+        check("refused the streaming list" in sx.logtext(), "the refusal is logged")
+        # a relist after an expired watch LISTs again (no new streaming try)
+        before = by_path(api)
+        api.control("faults", {"watch_410_event": 1})
+        api.control("drop", {})
+        check(wait_for(lambda: any(len(lists(rs)) > len(lists(before.get(p, [])))
+                                   for p, rs in by_path(api).items()), 10), "relisted")
+        after = by_path(api)
+        check(all(len([r for r in rs if r["query"].get("sendInitialEvents")]) == 1
+                  for rs in after.values()), "the refused streaming list is not tried again")
+        check(sx.stop() == 0, "refused stream: clean exit")
+    finally:
+        api.stop()
+
+
+def test_streaming_list_expired(tmp):
+    """A streaming list answered 410 (its RV is gone): this round LISTs,
+    consistently (no resourceVersion, limit=500), then streams again."""
+    api, kc = cluster(tmp, 1200, nnodes=5, faults={"watch_410_start": 1})
+    sx = serve(tmp, kc)
+    try:
+        check(sx.wait_ready(), "ready")
+        paths = by_path(api)
+        gone = [p for p, rs in paths.items() if rs[0]["status"] == 410]
+        check(len(gone) == 1, "one kind's streaming list got 410: %r" % gone)
+        for p in gone:
+            q = paths[p][1]["query"] if len(paths[p]) > 1 else {}
+            check("watch" not in q and q.get("limit") == "500" and "resourceVersion" not in q,
+                  "%s: then a consistent paginated LIST: %r" % (p, q))
+        check(sx.stop() == 0, "expired stream: clean exit")
+    finally:
+        api.stop()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests("test_informer_list.py", (
         test_refused_rv_falls_back, test_expired_continue, test_relist_after_expired_watch,
-        test_list_from_watch_cache, test_pages_without_stall)))
+        test_list_from_watch_cache, test_pages_without_stall, test_streaming_list,
+        test_streaming_list_refused, test_streaming_list_expired)))
