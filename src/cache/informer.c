@@ -8,45 +8,8 @@
  * re-watches at once; 410 (HTTP or ERROR event) re-lists; connection
  * failures back off (0.8 s doubling to 30 s, jitter up to +100 %).
  *
- * LISTs are asked for as client-go's reflector and pager ask for them
- * (k8s.io/client-go/tools/cache/reflector.go, Reflector.list and
- * relistResourceVersion; tools/pager/pager.go, ListPager.list), because
- * what they cost the API server depends on the parameters:
- *
- *  - resourceVersion=0 (the first LIST): "any state". kube-apiserver
- *    answers from its watch cache, in memory, and ignores limit there, so
- *    the whole collection comes back in one response without touching
- *    etcd. Cost: one serialisation of the collection from memory.
- *  - resourceVersion=<last seen> without limit (a relist after the watch
- *    broke): "not older than" what the cache already holds, also from the
- *    watch cache, never travelling back in time (as "0" could on an HA
- *    control plane whose caches lag). Cost: as above.
- *  - no resourceVersion, limit=500 and continue (the fallback once the
- *    server refused the RV with 410 Expired or "Too large resource
- *    version"): a consistent read. The watch cache is bypassed: every page
- *    is a range read from etcd plus a quorum read, 100 round trips for
- *    50,000 pods. Cost: the most expensive of the three, bounded in memory
- *    per page.
- *
- * A server that paginated a resourceVersion=0 list (its watch cache is
- * off) keeps getting limit=500 on relists. A continue token that expired
- * mid-list (410) is followed by one unpaginated LIST at the requested RV
- * (ListPager.FullListIfExpired).
- *
- * The streaming list replaces the LIST where client-go's WatchListClient
- * feature is on, as it is by default since client-go 1.35
- * (k8s.io/client-go/features/known_features.go), so in kube-scheduler 1.35
- * and later; like client-go it reads KUBE_FEATURE_WatchListClient=false
- * from the environment to turn it off. A WATCH with sendInitialEvents=true,
- * resourceVersionMatch=NotOlderThan and allowWatchBookmarks=true
- * (Reflector.watchList) streams every object as ADDED from the watch cache,
- * then a BOOKMARK annotated k8s.io/initial-events-end, and goes on as the
- * kind's watch. Cost: the cheapest for the API server, which writes the
- * objects one event at a time from its cache instead of building one
- * response holding the whole collection, and needs no second request to
- * start watching. A server that refuses it (4xx: the WatchList feature off,
- * or too old) is asked with LISTs from then on; a stream that ends before
- * its bookmark falls back to a LIST for that round, as ListAndWatch does.
+ * How a kind is listed (LIST parameters, the streaming list, fallbacks)
+ * is informer_list.c's job; types shared by both are in informer_int.h.
  *
  * Ownership: struct sx_informers owns its thread, the multi handle, one
  * easy handle per kind and each transfer's buffers. The kube client and the cache are
@@ -63,25 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "schedext/buf.h"
+#include "informer_int.h"
 #include "schedext/decode.h"
-#include "schedext/informer.h"
 #include "schedext/kube.h"
-
-#define MAX_EVENT_BYTES ((size_t)16 << 20)
-#define MAX_LIST_BYTES ((size_t)1 << 30)
-#define MAX_ERROR_BODY (64 * 1024)
-#define WATCHDOG_NS (180ull * 1000000000ull)
-#define BACKOFF_MIN 0.8
-#define BACKOFF_MAX 30.0
-#define UNSERVED_RETRY_S 60.0
-
-struct kind_desc {
-	enum sx_kind kind;
-	const char *path;
-	const char *resource;
-	const char *field_selector; /* already percent-encoded, or NULL */
-};
 
 static const struct kind_desc kinds[] = {
 	{ SX_KIND_NODE, "/api/v1/nodes", "nodes", NULL },
@@ -112,7 +59,7 @@ static const struct kind_desc kinds[] = {
 	{ SX_KIND_VOLUME_ATTACHMENT, "/apis/storage.k8s.io/v1/volumeattachments",
 	  "volumeattachments", NULL },
 };
-#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+_Static_assert(sizeof(kinds) / sizeof(kinds[0]) == NKINDS, "NKINDS counts kinds[]");
 
 unsigned sx_informer_nkinds(void)
 {
@@ -124,80 +71,6 @@ const char *sx_informer_kind_path(unsigned i, const char **field_selector)
 	*field_selector = kinds[i].field_selector;
 	return kinds[i].path;
 }
-
-/* Outcome of one LIST or WATCH. */
-enum result {
-	RES_OK = 0,      /* list applied / watch ended cleanly */
-	RES_GONE,        /* 410: re-list */
-	RES_UNSERVED,    /* 404/403 on the collection */
-	RES_RETRY,       /* connection failure, 429, 5xx: back off, same RV */
-	RES_BROKEN,      /* bad data, other errors: back off, re-list */
-	RES_STOPPED,
-};
-
-/* Per-transfer state shared with curl callbacks. */
-struct xfer {
-	struct informer *inf;
-	long status;
-	bool watch;
-	struct sx_buf body;        /* LIST body, or error body */
-	struct sx_line_buf lines;  /* WATCH events */
-	enum result result;
-	unsigned long events;
-	uint64_t last_data_ns;
-};
-
-/* LIST pages decoded so far (applied at once with the last page). */
-struct objs {
-	struct sx_object *v;
-	uint32_t n, cap;
-};
-
-/* The current or next transfer: a LIST page, a streaming list (a WATCH
- * whose initial events are the list) or a WATCH. */
-enum phase { PH_LIST, PH_WATCH_LIST, PH_WATCH };
-
-/* One watched kind: a small state machine driven by the informers'
- * thread. Between transfers it waits until wake_at (back-off). */
-struct informer {
-	struct sx_informers *parent;
-	const struct kind_desc *d;
-	CURL *h;
-	struct curl_slist *hdrs;
-	bool busy;               /* h is in the multi handle */
-	enum phase phase;        /* the current or next transfer */
-	double wake_at;          /* start no transfer before (sx_now_s()) */
-	struct xfer x;           /* the current transfer */
-	struct objs objs;        /* LIST pages so far */
-	char *cont;              /* the next LIST page's continue token */
-	char list_rv[128];       /* the LIST's resourceVersion */
-	bool paginated;          /* the server paginated a resourceVersion=0 LIST */
-	bool rv_unavailable;     /* rv was refused (410/too large): list at "" */
-	bool full_list;          /* next LIST: one request, no limit (pager) */
-	bool wl_refused;         /* the server refused the streaming list */
-	bool wl_fallback;        /* a streaming list failed: LIST this round */
-	uint64_t watch_t0;
-	char rv[128];            /* resume point */
-	char ebuf[CURL_ERROR_SIZE];
-	atomic_bool synced;
-	bool listed_once;
-	bool unserved_logged;
-	double backoff;
-};
-
-struct sx_informers {
-	struct sx_kube *kube;
-	struct sx_cache *cache;
-	atomic_bool stop;
-	CURLM *multi;
-	pthread_t thread;
-	bool started;
-	atomic_ulong restarts;
-	atomic_bool connected_logged;
-	bool trimmed;           /* malloc_trim after the first full sync */
-	bool watch_list;        /* client-go's WatchListClient feature */
-	struct informer inf[NKINDS];
-};
 
 /* ---------- line buffer ---------- */
 
@@ -270,7 +143,7 @@ static bool stopping(const struct informer *inf)
 	return atomic_load(&inf->parent->stop);
 }
 
-static const char *meta_str(const cJSON *obj, const char *key)
+const char *sx__inf_meta_str(const cJSON *obj, const char *key)
 {
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, key);
@@ -286,7 +159,7 @@ static void set_rv(struct informer *inf, const char *rv)
 
 static int delete_key(struct informer *inf, const cJSON *obj)
 {
-	const char *name = meta_str(obj, "name"), *ns = meta_str(obj, "namespace");
+	const char *name = sx__inf_meta_str(obj, "name"), *ns = sx__inf_meta_str(obj, "namespace");
 	sx_str nsid = SX_STR_EMPTY;
 
 	if (!name)
@@ -314,8 +187,8 @@ static int upsert(struct informer *inf, const cJSON *obj)
 		return SX_ENOMEM;
 	if (rc != 0) {
 		sx_log(1, "%s: cannot decode %s/%s: %s", inf->d->resource,
-		       meta_str(obj, "namespace") ? meta_str(obj, "namespace") : "",
-		       meta_str(obj, "name") ? meta_str(obj, "name") : "?",
+		       sx__inf_meta_str(obj, "namespace") ? sx__inf_meta_str(obj, "namespace") : "",
+		       sx__inf_meta_str(obj, "name") ? sx__inf_meta_str(obj, "name") : "?",
 		       sx_error_string(&err, ebuf, sizeof(ebuf)));
 		return delete_key(inf, obj) == SX_ENOMEM ? SX_ENOMEM : 0;
 	}
@@ -340,76 +213,6 @@ static enum result error_event(struct informer *inf, const cJSON *obj)
 	return RES_BROKEN;
 }
 
-static int objs_push(struct objs *o, struct sx_object *obj);
-static enum result apply_list(struct informer *inf);
-static void trim_after_sync(struct sx_informers *p);
-
-/* A list item (a LIST page's or a streaming list's ADDED object) decoded
- * into the list so far; an undecodable one is skipped. SX_ENOMEM when
- * memory ran out (the list is incomplete: list again). */
-static int collect(struct informer *inf, const cJSON *item, struct objs *out)
-{
-	struct sx_object o;
-	struct sx_error err = { 0 };
-	char ebuf[600];
-	int rc = sx_decode_object(item, sx_kind_name(inf->d->kind), &o, &err);
-
-	if (rc == SX_ENOMEM || err.code == SX_ENOMEM)
-		return SX_ENOMEM;
-	if (rc != 0) {
-		sx_log(1, "%s: skipping undecodable item %s: %s", inf->d->resource,
-		       meta_str(item, "name") ? meta_str(item, "name") : "?",
-		       sx_error_string(&err, ebuf, sizeof(ebuf)));
-		return 0;
-	}
-	if (objs_push(out, &o) != 0) {
-		sx_object_unref(&o);
-		return SX_ENOMEM;
-	}
-	return 0;
-}
-
-/* The bookmark that ends a streaming list's initial events carries the
- * annotation k8s.io/initial-events-end: "true" (metav1.InitialEventsAnnotationKey). */
-static bool initial_events_end(const cJSON *obj)
-{
-	const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-	const cJSON *a = cJSON_GetObjectItemCaseSensitive(m, "annotations");
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, "k8s.io/initial-events-end");
-
-	return cJSON_IsString(v) && strcmp(v->valuestring, "true") == 0;
-}
-
-/* An event of a streaming list before its initial events ended: ADDED
- * objects are the list, kept aside and applied at once (as a LIST's
- * pages) when the closing bookmark arrives; from then on the stream is
- * the kind's watch. The server sends nothing else before that bookmark. */
-static int initial_event(struct informer *inf, struct xfer *x, const char *t, const cJSON *obj)
-{
-	const char *rv = meta_str(obj, "resourceVersion");
-
-	if (strcmp(t, "ADDED") == 0)
-		return collect(inf, obj, &inf->objs);
-	if (strcmp(t, "BOOKMARK") == 0 && !initial_events_end(obj))
-		return 0;
-	if (strcmp(t, "BOOKMARK") != 0 || !rv || !*rv || strlen(rv) >= sizeof(inf->list_rv)) {
-		sx_log(1, "%s: unexpected %s event in the initial events", inf->d->resource, t);
-		x->result = RES_BROKEN;
-		return SX_EINVAL;
-	}
-	snprintf(inf->list_rv, sizeof(inf->list_rv), "%s", rv);
-	if (apply_list(inf) != RES_OK) {
-		x->result = RES_BROKEN;
-		return SX_EIO;
-	}
-	inf->list_rv[0] = '\0';
-	inf->rv_unavailable = false;
-	inf->phase = PH_WATCH;
-	atomic_store(&inf->synced, true);
-	trim_after_sync(inf->parent);
-	return 0;
-}
-
 static int on_event(void *ctx, char *line, size_t len)
 {
 	struct xfer *x = ctx;
@@ -425,17 +228,17 @@ static int on_event(void *ctx, char *line, size_t len)
 		x->result = RES_BROKEN;
 		rc = SX_EINVAL;
 	} else if (inf->phase == PH_WATCH_LIST && strcmp(t, "ERROR") != 0) {
-		rc = initial_event(inf, x, t, obj);
+		rc = sx__inf_initial_event(inf, x, t, obj);
 	} else if (strcmp(t, "ADDED") == 0 || strcmp(t, "MODIFIED") == 0) {
 		rc = upsert(inf, obj);
 		if (rc == 0)
-			set_rv(inf, meta_str(obj, "resourceVersion"));
+			set_rv(inf, sx__inf_meta_str(obj, "resourceVersion"));
 	} else if (strcmp(t, "DELETED") == 0) {
 		rc = delete_key(inf, obj) == SX_ENOMEM ? SX_ENOMEM : 0;
 		if (rc == 0)
-			set_rv(inf, meta_str(obj, "resourceVersion"));
+			set_rv(inf, sx__inf_meta_str(obj, "resourceVersion"));
 	} else if (strcmp(t, "BOOKMARK") == 0) {
-		set_rv(inf, meta_str(obj, "resourceVersion"));
+		set_rv(inf, sx__inf_meta_str(obj, "resourceVersion"));
 	} else if (strcmp(t, "ERROR") == 0) {
 		x->result = error_event(inf, obj);
 		rc = SX_EIO;
@@ -509,7 +312,7 @@ static void log_transport(struct informer *inf, const struct xfer *x, CURLcode r
 }
 
 /* Maps a non-200 HTTP status to what to do next. */
-static enum result status_result(struct informer *inf, long status, struct sx_buf *body)
+enum result sx__inf_status_result(struct informer *inf, long status, struct sx_buf *body)
 {
 	char msg[256];
 
@@ -547,217 +350,9 @@ static void xfer_free(struct xfer *x)
 	sx_line_buf_free(&x->lines);
 }
 
-/* ---------- LIST ---------- */
-
-/* Drops the objects and empties o (it is reused by the next LIST). */
-static void objs_free(struct objs *o)
-{
-	for (uint32_t i = 0; i < o->n; i++)
-		sx_object_unref(&o->v[i]);
-	free(o->v);
-	memset(o, 0, sizeof(*o));
-}
-
-static int objs_push(struct objs *o, struct sx_object *obj)
-{
-	if (o->n == o->cap) {
-		uint32_t cap = o->cap ? o->cap * 2 : 64;
-		struct sx_object *v = realloc(o->v, cap * sizeof(*v));
-
-		if (!v)
-			return SX_ENOMEM;
-		o->v = v;
-		o->cap = cap;
-	}
-	o->v[o->n++] = *obj;
-	return 0;
-}
-
-/* A page's items: the elements of the split "items" text one at a time
- * (json_items.c), or of the whole tree when the body was parsed whole. */
-struct page_items {
-	const cJSON *next;        /* tree: the next element */
-	struct sx_json_items s;   /* split: the scanner over items */
-	bool split;
-};
-
-/* 1 with *item (and *owned, to delete, when split), 0 after the last, <0. */
-static int page_next(struct page_items *pi, const cJSON **item, cJSON **owned)
-{
-	int rc;
-
-	*owned = NULL;
-	if (!pi->split) {
-		*item = pi->next;
-		pi->next = pi->next ? pi->next->next : NULL;
-		return *item ? 1 : 0;
-	}
-	rc = sx_json_items_next(&pi->s, owned, NULL);
-	*item = *owned;
-	return rc < 0 ? -1 : rc;
-}
-
-/* The page's head (everything but the split items; the whole tree when
- * the scanner refused the body: cJSON's verdict then) and its items. */
-static cJSON *page_open(const struct sx_buf *body, struct page_items *pi)
-{
-	struct sx_json_list l;
-	cJSON *head;
-
-	memset(pi, 0, sizeof(*pi));
-	if (sx_json_list_split(body->data, body->len, SX_JSON_DEPTH_CAP, &l) != 0)
-		return cJSON_ParseWithLength(body->data, body->len);
-	head = l.head;
-	if (l.items) {
-		pi->split = true;
-		sx_json_items_start(&pi->s, l.items, l.items_len);
-	}
-	return head;
-}
-
-/* Decodes one page item by item (the page never is one tree); fills
- * *cont with the continue token (owned) and the list RV into list_rv when
- * it is the first page. */
-static enum result decode_page(struct informer *inf, const struct sx_buf *body, struct objs *out,
-			       char **cont, char *list_rv, size_t rvlen)
-{
-	struct page_items pi;
-	cJSON *list = page_open(body, &pi), *owned;
-	const cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items"), *item;
-	const char *c = meta_str(list, "continue"), *rv = meta_str(list, "resourceVersion");
-	enum result r = RES_OK;
-	int got;
-
-	if (!cJSON_IsObject(list) || !(cJSON_IsArray(items) || !items || cJSON_IsNull(items))) {
-		sx_log(1, "%s: malformed list response", inf->d->resource);
-		cJSON_Delete(list);
-		return RES_BROKEN;
-	}
-	if (rv && !list_rv[0])
-		snprintf(list_rv, rvlen, "%s", rv);
-	*cont = c && *c ? sx_strdup(c) : NULL;
-	if (c && *c && !*cont) { /* the next pages would be lost */
-		cJSON_Delete(list);
-		return RES_BROKEN;
-	}
-	pi.next = cJSON_IsArray(items) ? items->child : NULL;
-	while ((got = page_next(&pi, &item, &owned)) == 1) {
-		if (collect(inf, item, out) != 0)
-			got = -1;
-		cJSON_Delete(owned);
-		if (got < 0)
-			break;
-	}
-	if (got < 0) /* out of memory: list again */
-		r = RES_BROKEN;
-	cJSON_Delete(list);
-	return r;
-}
-
-/* The RV a LIST asks for (Reflector.relistResourceVersion): "0" before
- * anything was listed, the last RV seen after, "" once that was refused. */
-static const char *relist_rv(const struct informer *inf)
-{
-	if (inf->rv_unavailable)
-		return "";
-	return inf->rv[0] ? inf->rv : "0";
-}
-
-/* Whether the next LIST request carries limit=500 (Reflector.list's choice
- * of pager.PageSize): always for a continuation, and for "0" or "" (the
- * watch cache ignores limit for "0"; "" is the paginated etcd read); not for
- * a last-seen RV unless the server paginated before, so that the relist is
- * answered from the watch cache instead of etcd. */
-static bool list_limited(const struct informer *inf, const char *rv)
-{
-	if (inf->cont)
-		return true;
-	if (inf->full_list)
-		return false;
-	return inf->paginated || !rv[0] || strcmp(rv, "0") == 0;
-}
-
-static void put_escaped(struct sx_buf *b, const char *key, const char *val)
-{
-	char *esc = curl_easy_escape(NULL, val, 0);
-
-	sx_buf_printf(b, "%s%s", key, esc ? esc : "");
-	curl_free(esc);
-}
-
-/* A LIST request: its page's continue token alone (the pager clears the RV
- * on continuations: "specifying resource version is not allowed when using
- * continue"), else the relist RV. */
-static void list_query(const struct informer *inf, struct sx_buf *b)
-{
-	const char *rv = relist_rv(inf);
-	bool limited = list_limited(inf, rv);
-
-	sx_buf_putc(b, '?');
-	if (limited)
-		sx_buf_puts(b, "limit=500");
-	if (inf->cont) {
-		put_escaped(b, "&continue=", inf->cont);
-		return;
-	}
-	if (rv[0])
-		put_escaped(b, limited ? "&resourceVersion=" : "resourceVersion=", rv);
-}
-
-/* A streaming list (Reflector.watchList) asks for the last RV seen, "" (a
- * consistent read, served from the watch cache once it is fresh) before
- * anything was seen or once the RV was refused (rewatchResourceVersion). */
-static void watch_list_query(const struct informer *inf, struct sx_buf *b)
-{
-	sx_buf_printf(b, "?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
-			 "&allowWatchBookmarks=true&timeoutSeconds=%d", 300 + rand() % 300);
-	if (!inf->rv_unavailable && inf->rv[0])
-		put_escaped(b, "&resourceVersion=", inf->rv);
-}
-
-static char *list_path(const struct informer *inf)
-{
-	const struct kind_desc *d = inf->d;
-	struct sx_buf b;
-
-	sx_buf_init(&b);
-	sx_buf_puts(&b, d->path);
-	if (inf->phase == PH_WATCH_LIST) {
-		watch_list_query(inf, &b);
-	} else if (inf->phase == PH_WATCH) {
-		sx_buf_printf(&b, "?watch=1&allowWatchBookmarks=true&timeoutSeconds=%d",
-			      300 + rand() % 300);
-		put_escaped(&b, "&resourceVersion=", inf->rv);
-	} else {
-		list_query(inf, &b);
-	}
-	if (d->field_selector) /* after at least one parameter (list_query) */
-		sx_buf_printf(&b, "&fieldSelector=%s", d->field_selector);
-	return sx_buf_take(&b, NULL);
-}
-
-static void log_listed(struct informer *inf, uint32_t n)
-{
-	bool was = false;
-
-	if (atomic_compare_exchange_strong(&inf->parent->connected_logged, &was, true))
-		sx_log(1, "connected to %s", sx_kube_server(inf->parent->kube));
-	sx_log(inf->listed_once ? 2 : 1, "listed %u %s", n, inf->d->resource);
-	inf->listed_once = true;
-}
-
 /* ---------- the engine: every kind on one thread (curl multi) ---------- */
 
-/* The next transfer lists the kind again: a streaming list where the
- * feature is on and the server has not refused it, else a LIST. */
-static void relist(struct informer *inf)
-{
-	bool wl = inf->parent->watch_list && !inf->wl_refused && !inf->wl_fallback;
-
-	inf->phase = wl ? PH_WATCH_LIST : PH_LIST;
-}
-
-static void schedule_backoff(struct informer *inf)
+void sx__inf_backoff(struct informer *inf)
 {
 	inf->wake_at = sx_now_s() + inf->backoff * (1.0 + (double)rand() / RAND_MAX);
 	inf->backoff *= 2;
@@ -771,7 +366,7 @@ static bool start_transfer(struct informer *inf)
 {
 	struct sx_informers *p = inf->parent;
 	bool watch = inf->phase != PH_LIST;
-	char *path = list_path(inf);
+	char *path = sx__inf_path(inf);
 	struct sx_error err = { 0 };
 
 	xfer_init(&inf->x, inf, watch);
@@ -805,130 +400,16 @@ static bool start_transfer(struct informer *inf)
 	return true;
 }
 
-/* The last LIST page arrived: the whole list replaces the kind's objects. */
-static enum result apply_list(struct informer *inf)
-{
-	if (sx_cache_replace_all(inf->parent->cache, inf->d->kind, inf->objs.v, inf->objs.n) ==
-	    SX_ENOMEM) {
-		/* partly applied: list again after a back-off */
-		sx_log(1, "%s: out of memory applying the list", inf->d->resource);
-		free(inf->objs.v);
-		memset(&inf->objs, 0, sizeof(inf->objs));
-		return RES_BROKEN;
-	}
-	log_listed(inf, inf->objs.n);
-	free(inf->objs.v);
-	memset(&inf->objs, 0, sizeof(inf->objs));
-	snprintf(inf->rv, sizeof(inf->rv), "%s", inf->list_rv);
-	return RES_OK;
-}
-
-/* Once every kind's first LIST is in the cache, the pages' document trees
- * are gone: give their memory back, or it stays resident for good. */
-static void trim_after_sync(struct sx_informers *p)
-{
-	if (p->trimmed || !sx_informers_synced(p))
-		return;
-	p->trimmed = true;
-	malloc_trim(0);
-}
-
-/* A 504 whose cause is ResourceVersionTooLarge: the RV asked for is ahead
- * of the server (a restored etcd, another API server). The reflector
- * treats it as 410 (reflector.go, isTooLargeResourceVersionError). */
-static bool too_large_rv(const struct xfer *x)
-{
-	return x->status == 504 && x->body.data &&
-	       memmem(x->body.data, x->body.len, "ResourceVersionTooLarge", 23);
-}
-
-/* The LIST was refused with 410 Expired or a too-large RV: what
- * client-go does next. A continuation expired: one unpaginated LIST at
- * the requested RV (ListPager.list, FullListIfExpired). The RV itself was
- * refused: at once again with "" (Reflector.list sets
- * isLastSyncResourceVersionUnavailable). False when both were tried. */
-static bool list_refused(struct informer *inf, bool continuation)
-{
-	if (continuation && !inf->full_list) {
-		inf->full_list = true;
-	} else if (!inf->rv_unavailable) {
-		inf->rv_unavailable = true;
-		inf->full_list = false;
-	} else {
-		return false;
-	}
-	sx_log(2, "%s: list expired; listing again%s", inf->d->resource,
-	       inf->full_list ? " unpaginated" : " from a consistent read");
-	objs_free(&inf->objs);
-	inf->list_rv[0] = '\0';
-	inf->wake_at = 0;
-	return true;
-}
-
-static void list_done(struct informer *inf, CURLcode rc)
-{
-	struct xfer *x = &inf->x;
-	bool continuation = inf->cont != NULL;
-	bool asked_any = !continuation && strcmp(relist_rv(inf), "0") == 0;
-	char *next = NULL;
-	enum result r;
-
-	if (rc != CURLE_OK)
-		r = RES_RETRY;
-	else if (too_large_rv(x))
-		r = RES_GONE;
-	else if (x->status != 200)
-		r = status_result(inf, x->status, &x->body);
-	else
-		r = decode_page(inf, &x->body, &inf->objs, &next, inf->list_rv,
-				sizeof(inf->list_rv));
-	free(inf->cont);
-	inf->cont = next;
-	if (r == RES_GONE && list_refused(inf, continuation))
-		return;
-	if (r == RES_OK && inf->cont) {
-		/* Reflector.list: paginatedResult for an RV=0 list means the
-		 * server has no watch cache for this kind: keep paging. */
-		if (asked_any)
-			inf->paginated = true;
-		inf->wake_at = 0; /* the next page at once */
-		return;
-	}
-	if (r == RES_OK)
-		r = apply_list(inf);
-	inf->list_rv[0] = '\0';
-	inf->full_list = false;
-	if (r == RES_OK) {
-		inf->rv_unavailable = false;
-		inf->wl_fallback = false;
-		inf->phase = PH_WATCH;
-		inf->wake_at = 0;
-		atomic_store(&inf->synced, true);
-		trim_after_sync(inf->parent);
-		return;
-	}
-	objs_free(&inf->objs);
-	free(inf->cont);
-	inf->cont = NULL;
-	if (r == RES_UNSERVED) {
-		atomic_store(&inf->synced, true);
-		trim_after_sync(inf->parent);
-		inf->wake_at = sx_now_s() + UNSERVED_RETRY_S;
-	} else {
-		schedule_backoff(inf);
-	}
-}
-
 static void watch_done(struct informer *inf, CURLcode rc)
 {
 	struct xfer *x = &inf->x;
 	unsigned long events = x->events;
 	enum result r;
 
-	if (too_large_rv(x))
+	if (sx__inf_too_large_rv(x))
 		r = RES_GONE; /* relist at that RV: refused too, then at "" */
 	else if (x->status != 200 && x->status != 0)
-		r = status_result(inf, x->status, &x->body);
+		r = sx__inf_status_result(inf, x->status, &x->body);
 	else if (x->result != RES_OK)
 		r = x->result;
 	else if (rc == CURLE_OK)
@@ -940,63 +421,16 @@ static void watch_done(struct informer *inf, CURLcode rc)
 		inf->backoff = BACKOFF_MIN;
 		inf->wake_at = 0;
 	} else if (r == RES_GONE || r == RES_UNSERVED) {
-		relist(inf);
+		sx__inf_relist(inf);
 		inf->wake_at = 0;
 	} else {
 		/* A very short empty watch, a dropped connection or an error. */
 		if (events > 0)
 			inf->backoff = BACKOFF_MIN;
-		schedule_backoff(inf);
+		sx__inf_backoff(inf);
 		if (r == RES_BROKEN)
-			relist(inf);
+			sx__inf_relist(inf);
 	}
-}
-
-/* A streaming list ended before its initial events did, or never began.
- * As Reflector.ListAndWatch: LIST instead this round ("making progress is
- * better than deadlocking"), consistently when the RV was refused (410,
- * too large). A server that refused the parameters (400/422: the
- * WatchList feature is off, or the server predates it) gets LISTs from
- * then on. Connection failures, 429 and 5xx back off and try again. */
-static void watch_list_done(struct informer *inf, CURLcode rc)
-{
-	struct xfer *x = &inf->x;
-	enum result r;
-
-	objs_free(&inf->objs);
-	inf->list_rv[0] = '\0';
-	if (x->status == 0)
-		r = RES_RETRY;
-	else if (too_large_rv(x) || x->result == RES_GONE)
-		r = RES_GONE;
-	else if (x->status != 200)
-		r = status_result(inf, x->status, &x->body);
-	else
-		r = RES_BROKEN; /* ended early, or broken */
-	if (r == RES_RETRY) {
-		schedule_backoff(inf);
-		return;
-	}
-	if (r == RES_UNSERVED) {
-		atomic_store(&inf->synced, true);
-		trim_after_sync(inf->parent);
-		inf->wake_at = sx_now_s() + UNSERVED_RETRY_S;
-		return;
-	}
-	if (r == RES_GONE) {
-		inf->rv_unavailable = true;
-	} else if (x->status != 200) {
-		char msg[256];
-
-		sx_log(1, "%s: the server refused the streaming list (%s); listing instead",
-		       inf->d->resource,
-		       sx_kube_status_message(x->body.data, x->body.len, x->status, msg,
-					      sizeof(msg)));
-		inf->wl_refused = true;
-	}
-	inf->wl_fallback = true;
-	inf->phase = PH_LIST;
-	inf->wake_at = 0;
 }
 
 /* A transfer of inf ended with rc: the state machine's next step. */
@@ -1014,9 +448,9 @@ static void transfer_done(struct informer *inf, CURLcode rc)
 	inf->hdrs = NULL;
 	if (!stopping(inf)) {
 		if (inf->phase == PH_LIST)
-			list_done(inf, rc);
+			sx__inf_list_done(inf, rc);
 		else if (inf->phase == PH_WATCH_LIST)
-			watch_list_done(inf, rc);
+			sx__inf_watch_list_done(inf, rc);
 		else
 			watch_done(inf, rc);
 	}
@@ -1039,7 +473,7 @@ static int start_due(struct sx_informers *p)
 			continue;
 		}
 		if (!start_transfer(inf))
-			schedule_backoff(inf);
+			sx__inf_backoff(inf);
 	}
 	return (int)((next - now) * 1000) + 1;
 }
@@ -1119,7 +553,7 @@ struct sx_informers *sx_informers_start(struct sx_kube *kube, struct sx_cache *c
 
 		inf->parent = p;
 		inf->d = &kinds[i];
-		relist(inf);
+		sx__inf_relist(inf);
 		inf->backoff = BACKOFF_MIN;
 		inf->h = curl_easy_init();
 		if (!inf->h)
@@ -1162,7 +596,7 @@ void sx_informers_stop(struct sx_informers *p)
 	if (p->started)
 		pthread_join(p->thread, NULL);
 	for (size_t i = 0; i < NKINDS; i++) {
-		objs_free(&p->inf[i].objs);
+		sx__inf_objs_free(&p->inf[i].objs);
 		free(p->inf[i].cont);
 		if (p->inf[i].h)
 			curl_easy_cleanup(p->inf[i].h);
@@ -1174,7 +608,7 @@ void sx_informers_stop(struct sx_informers *p)
 
 /* ---------- replay entry points (tests, fuzzing, allocation sweep) ---------- */
 
-static const struct kind_desc *desc_of(enum sx_kind kind)
+const struct kind_desc *sx__inf_desc_of(enum sx_kind kind)
 {
 	for (size_t i = 0; i < NKINDS; i++)
 		if (kinds[i].kind == kind)
@@ -1186,7 +620,7 @@ int sx_informer_replay_watch(struct sx_cache *cache, enum sx_kind kind, const ch
 			     size_t len, char *rv, size_t rvlen)
 {
 	struct sx_informers p = { .cache = cache };
-	struct informer inf = { .parent = &p, .d = desc_of(kind) };
+	struct informer inf = { .parent = &p, .d = sx__inf_desc_of(kind) };
 	struct xfer x = { .inf = &inf, .status = 200, .watch = true, .result = RES_OK };
 	int rc;
 
@@ -1202,28 +636,3 @@ int sx_informer_replay_watch(struct sx_cache *cache, enum sx_kind kind, const ch
 	return rc < 0 ? rc : 0;
 }
 
-int sx_informer_replay_list(struct sx_cache *cache, enum sx_kind kind, const char *data,
-			    size_t len, char *rv, size_t rvlen)
-{
-	struct sx_informers p = { .cache = cache };
-	struct informer inf = { .parent = &p, .d = desc_of(kind) };
-	struct sx_buf body = { .data = (char *)data, .len = len };
-	struct objs objs = { 0 };
-	char list_rv[sizeof(inf.rv)] = "", *cont = NULL;
-	enum result r;
-	int rc;
-
-	if (!inf.d)
-		return SX_EINVAL;
-	r = decode_page(&inf, &body, &objs, &cont, list_rv, sizeof(list_rv));
-	free(cont);
-	if (r != RES_OK) {
-		objs_free(&objs);
-		return SX_EINVAL;
-	}
-	rc = sx_cache_replace_all(cache, kind, objs.v, objs.n);
-	free(objs.v);
-	if (rv && rvlen)
-		snprintf(rv, rvlen, "%s", list_rv);
-	return rc;
-}
