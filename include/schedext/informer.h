@@ -13,8 +13,11 @@
 struct sx_kube;
 struct sx_informers;
 
-/* Starts one informer per modelled kind (kube-api.md §2-3): paginated LIST,
- * then WATCH with bookmarks; relist on 410; reconnect with jittered
+/* Starts one informer per modelled kind (kube-api.md §2-3): LIST as
+ * client-go's reflector does (resourceVersion=0 first, from the API
+ * server's watch cache; paginated where the server paginates; a consistent
+ * paginated read once an RV is refused), then WATCH with bookmarks; relist
+ * on 410 at the last RV seen; reconnect with jittered
  * backoff; a kind the server does not serve (404/403) is reported once and
  * counts as synced. Returns NULL on failure. */
 struct sx_informers *sx_informers_start(struct sx_kube *kube, struct sx_cache *cache,

@@ -2,11 +2,14 @@
  * interface) keeping the cache equal to the API server's state (reference
  * kube-api.md §2-3, client-go's reflector).
  *
- * Per kind: paginated LIST -> sx_cache_replace_all -> WATCH from the list's
+ * Per kind: LIST -> sx_cache_replace_all -> WATCH from the list's
  * resourceVersion with bookmarks; ADDED/MODIFIED upsert, DELETED delete,
  * BOOKMARK only advances the resume point. A clean end of the stream
  * re-watches at once; 410 (HTTP or ERROR event) re-lists; connection
  * failures back off (0.8 s doubling to 30 s, jitter up to +100 %).
+ *
+ * How a kind is listed (LIST parameters, the streaming list, fallbacks)
+ * is informer_list.c's job; types shared by both are in informer_int.h.
  *
  * Ownership: struct sx_informers owns its thread, the multi handle, one
  * easy handle per kind and each transfer's buffers. The kube client and the cache are
@@ -23,25 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "schedext/buf.h"
+#include "informer_int.h"
 #include "schedext/decode.h"
-#include "schedext/informer.h"
 #include "schedext/kube.h"
-
-#define MAX_EVENT_BYTES ((size_t)16 << 20)
-#define MAX_LIST_BYTES ((size_t)1 << 30)
-#define MAX_ERROR_BODY (64 * 1024)
-#define WATCHDOG_NS (180ull * 1000000000ull)
-#define BACKOFF_MIN 0.8
-#define BACKOFF_MAX 30.0
-#define UNSERVED_RETRY_S 60.0
-
-struct kind_desc {
-	enum sx_kind kind;
-	const char *path;
-	const char *resource;
-	const char *field_selector; /* already percent-encoded, or NULL */
-};
 
 static const struct kind_desc kinds[] = {
 	{ SX_KIND_NODE, "/api/v1/nodes", "nodes", NULL },
@@ -72,7 +59,7 @@ static const struct kind_desc kinds[] = {
 	{ SX_KIND_VOLUME_ATTACHMENT, "/apis/storage.k8s.io/v1/volumeattachments",
 	  "volumeattachments", NULL },
 };
-#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+_Static_assert(sizeof(kinds) / sizeof(kinds[0]) == NKINDS, "NKINDS counts kinds[]");
 
 unsigned sx_informer_nkinds(void)
 {
@@ -84,72 +71,6 @@ const char *sx_informer_kind_path(unsigned i, const char **field_selector)
 	*field_selector = kinds[i].field_selector;
 	return kinds[i].path;
 }
-
-/* Outcome of one LIST or WATCH. */
-enum result {
-	RES_OK = 0,      /* list applied / watch ended cleanly */
-	RES_GONE,        /* 410: re-list */
-	RES_UNSERVED,    /* 404/403 on the collection */
-	RES_RETRY,       /* connection failure, 429, 5xx: back off, same RV */
-	RES_BROKEN,      /* bad data, other errors: back off, re-list */
-	RES_STOPPED,
-};
-
-/* Per-transfer state shared with curl callbacks. */
-struct xfer {
-	struct informer *inf;
-	long status;
-	bool watch;
-	struct sx_buf body;        /* LIST body, or error body */
-	struct sx_line_buf lines;  /* WATCH events */
-	enum result result;
-	unsigned long events;
-	uint64_t last_data_ns;
-};
-
-/* LIST pages decoded so far (applied at once with the last page). */
-struct objs {
-	struct sx_object *v;
-	uint32_t n, cap;
-};
-
-enum phase { PH_LIST, PH_WATCH };
-
-/* One watched kind: a small state machine driven by the informers'
- * thread. Between transfers it waits until wake_at (back-off). */
-struct informer {
-	struct sx_informers *parent;
-	const struct kind_desc *d;
-	CURL *h;
-	struct curl_slist *hdrs;
-	bool busy;               /* h is in the multi handle */
-	enum phase phase;        /* the current or next transfer */
-	double wake_at;          /* start no transfer before (sx_now_s()) */
-	struct xfer x;           /* the current transfer */
-	struct objs objs;        /* LIST pages so far */
-	char *cont;              /* the next LIST page's continue token */
-	char list_rv[128];       /* the LIST's resourceVersion */
-	uint64_t watch_t0;
-	char rv[128];            /* resume point */
-	char ebuf[CURL_ERROR_SIZE];
-	atomic_bool synced;
-	bool listed_once;
-	bool unserved_logged;
-	double backoff;
-};
-
-struct sx_informers {
-	struct sx_kube *kube;
-	struct sx_cache *cache;
-	atomic_bool stop;
-	CURLM *multi;
-	pthread_t thread;
-	bool started;
-	atomic_ulong restarts;
-	atomic_bool connected_logged;
-	bool trimmed;           /* malloc_trim after the first full sync */
-	struct informer inf[NKINDS];
-};
 
 /* ---------- line buffer ---------- */
 
@@ -222,7 +143,7 @@ static bool stopping(const struct informer *inf)
 	return atomic_load(&inf->parent->stop);
 }
 
-static const char *meta_str(const cJSON *obj, const char *key)
+const char *sx__inf_meta_str(const cJSON *obj, const char *key)
 {
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, key);
@@ -238,7 +159,7 @@ static void set_rv(struct informer *inf, const char *rv)
 
 static int delete_key(struct informer *inf, const cJSON *obj)
 {
-	const char *name = meta_str(obj, "name"), *ns = meta_str(obj, "namespace");
+	const char *name = sx__inf_meta_str(obj, "name"), *ns = sx__inf_meta_str(obj, "namespace");
 	sx_str nsid = SX_STR_EMPTY;
 
 	if (!name)
@@ -266,8 +187,8 @@ static int upsert(struct informer *inf, const cJSON *obj)
 		return SX_ENOMEM;
 	if (rc != 0) {
 		sx_log(1, "%s: cannot decode %s/%s: %s", inf->d->resource,
-		       meta_str(obj, "namespace") ? meta_str(obj, "namespace") : "",
-		       meta_str(obj, "name") ? meta_str(obj, "name") : "?",
+		       sx__inf_meta_str(obj, "namespace") ? sx__inf_meta_str(obj, "namespace") : "",
+		       sx__inf_meta_str(obj, "name") ? sx__inf_meta_str(obj, "name") : "?",
 		       sx_error_string(&err, ebuf, sizeof(ebuf)));
 		return delete_key(inf, obj) == SX_ENOMEM ? SX_ENOMEM : 0;
 	}
@@ -306,16 +227,18 @@ static int on_event(void *ctx, char *line, size_t len)
 		sx_log(1, "%s: malformed watch event", inf->d->resource);
 		x->result = RES_BROKEN;
 		rc = SX_EINVAL;
+	} else if (inf->phase == PH_WATCH_LIST && strcmp(t, "ERROR") != 0) {
+		rc = sx__inf_initial_event(inf, x, t, obj);
 	} else if (strcmp(t, "ADDED") == 0 || strcmp(t, "MODIFIED") == 0) {
 		rc = upsert(inf, obj);
 		if (rc == 0)
-			set_rv(inf, meta_str(obj, "resourceVersion"));
+			set_rv(inf, sx__inf_meta_str(obj, "resourceVersion"));
 	} else if (strcmp(t, "DELETED") == 0) {
 		rc = delete_key(inf, obj) == SX_ENOMEM ? SX_ENOMEM : 0;
 		if (rc == 0)
-			set_rv(inf, meta_str(obj, "resourceVersion"));
+			set_rv(inf, sx__inf_meta_str(obj, "resourceVersion"));
 	} else if (strcmp(t, "BOOKMARK") == 0) {
-		set_rv(inf, meta_str(obj, "resourceVersion"));
+		set_rv(inf, sx__inf_meta_str(obj, "resourceVersion"));
 	} else if (strcmp(t, "ERROR") == 0) {
 		x->result = error_event(inf, obj);
 		rc = SX_EIO;
@@ -389,7 +312,7 @@ static void log_transport(struct informer *inf, const struct xfer *x, CURLcode r
 }
 
 /* Maps a non-200 HTTP status to what to do next. */
-static enum result status_result(struct informer *inf, long status, struct sx_buf *body)
+enum result sx__inf_status_result(struct informer *inf, long status, struct sx_buf *body)
 {
 	char msg[256];
 
@@ -427,162 +350,9 @@ static void xfer_free(struct xfer *x)
 	sx_line_buf_free(&x->lines);
 }
 
-/* ---------- LIST ---------- */
-
-/* Drops the objects and empties o (it is reused by the next LIST). */
-static void objs_free(struct objs *o)
-{
-	for (uint32_t i = 0; i < o->n; i++)
-		sx_object_unref(&o->v[i]);
-	free(o->v);
-	memset(o, 0, sizeof(*o));
-}
-
-static int objs_push(struct objs *o, struct sx_object *obj)
-{
-	if (o->n == o->cap) {
-		uint32_t cap = o->cap ? o->cap * 2 : 64;
-		struct sx_object *v = realloc(o->v, cap * sizeof(*v));
-
-		if (!v)
-			return SX_ENOMEM;
-		o->v = v;
-		o->cap = cap;
-	}
-	o->v[o->n++] = *obj;
-	return 0;
-}
-
-/* A page's items: the elements of the split "items" text one at a time
- * (json_items.c), or of the whole tree when the body was parsed whole. */
-struct page_items {
-	const cJSON *next;        /* tree: the next element */
-	struct sx_json_items s;   /* split: the scanner over items */
-	bool split;
-};
-
-/* 1 with *item (and *owned, to delete, when split), 0 after the last, <0. */
-static int page_next(struct page_items *pi, const cJSON **item, cJSON **owned)
-{
-	int rc;
-
-	*owned = NULL;
-	if (!pi->split) {
-		*item = pi->next;
-		pi->next = pi->next ? pi->next->next : NULL;
-		return *item ? 1 : 0;
-	}
-	rc = sx_json_items_next(&pi->s, owned, NULL);
-	*item = *owned;
-	return rc < 0 ? -1 : rc;
-}
-
-/* The page's head (everything but the split items; the whole tree when
- * the scanner refused the body: cJSON's verdict then) and its items. */
-static cJSON *page_open(const struct sx_buf *body, struct page_items *pi)
-{
-	struct sx_json_list l;
-	cJSON *head;
-
-	memset(pi, 0, sizeof(*pi));
-	if (sx_json_list_split(body->data, body->len, SX_JSON_DEPTH_CAP, &l) != 0)
-		return cJSON_ParseWithLength(body->data, body->len);
-	head = l.head;
-	if (l.items) {
-		pi->split = true;
-		sx_json_items_start(&pi->s, l.items, l.items_len);
-	}
-	return head;
-}
-
-/* Decodes one page item by item (the page never is one tree); fills
- * *cont with the continue token (owned) and the list RV into list_rv when
- * it is the first page. */
-static enum result decode_page(struct informer *inf, const struct sx_buf *body, struct objs *out,
-			       char **cont, char *list_rv, size_t rvlen)
-{
-	struct page_items pi;
-	cJSON *list = page_open(body, &pi), *owned;
-	const cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items"), *item;
-	const char *c = meta_str(list, "continue"), *rv = meta_str(list, "resourceVersion");
-	enum result r = RES_OK;
-	int got;
-
-	if (!cJSON_IsObject(list) || !(cJSON_IsArray(items) || !items || cJSON_IsNull(items))) {
-		sx_log(1, "%s: malformed list response", inf->d->resource);
-		cJSON_Delete(list);
-		return RES_BROKEN;
-	}
-	if (rv && !list_rv[0])
-		snprintf(list_rv, rvlen, "%s", rv);
-	*cont = c && *c ? sx_strdup(c) : NULL;
-	if (c && *c && !*cont) { /* the next pages would be lost */
-		cJSON_Delete(list);
-		return RES_BROKEN;
-	}
-	pi.next = cJSON_IsArray(items) ? items->child : NULL;
-	while ((got = page_next(&pi, &item, &owned)) == 1) {
-		struct sx_object o;
-		struct sx_error err = { 0 };
-		char ebuf[600];
-		int rc = sx_decode_object(item, sx_kind_name(inf->d->kind), &o, &err);
-
-		if (rc != 0) {
-			sx_log(1, "%s: skipping undecodable item %s: %s", inf->d->resource,
-			       meta_str(item, "name") ? meta_str(item, "name") : "?",
-			       sx_error_string(&err, ebuf, sizeof(ebuf)));
-		} else if (objs_push(out, &o) != 0) {
-			sx_object_unref(&o);
-			got = -1;
-		}
-		cJSON_Delete(owned);
-		if (got < 0)
-			break;
-	}
-	if (got < 0) /* out of memory: list again */
-		r = RES_BROKEN;
-	cJSON_Delete(list);
-	return r;
-}
-
-static char *list_path(const struct kind_desc *d, const char *cont, bool watch, const char *rv)
-{
-	struct sx_buf b;
-	char *esc = NULL;
-
-	sx_buf_init(&b);
-	sx_buf_puts(&b, d->path);
-	if (watch) {
-		sx_buf_printf(&b, "?watch=1&allowWatchBookmarks=true&timeoutSeconds=%d",
-			      300 + rand() % 300);
-		esc = curl_easy_escape(NULL, rv, 0);
-		sx_buf_printf(&b, "&resourceVersion=%s", esc ? esc : "");
-	} else {
-		sx_buf_puts(&b, "?limit=500");
-		if (cont) {
-			esc = curl_easy_escape(NULL, cont, 0);
-			sx_buf_printf(&b, "&continue=%s", esc ? esc : "");
-		}
-	}
-	curl_free(esc);
-	if (d->field_selector)
-		sx_buf_printf(&b, "&fieldSelector=%s", d->field_selector);
-	return sx_buf_take(&b, NULL);
-}
-
-static void log_listed(struct informer *inf, uint32_t n)
-{
-	bool was = false;
-
-	if (atomic_compare_exchange_strong(&inf->parent->connected_logged, &was, true))
-		sx_log(1, "connected to %s", sx_kube_server(inf->parent->kube));
-	sx_log(inf->listed_once ? 2 : 1, "listed %u %s", n, inf->d->resource);
-	inf->listed_once = true;
-}
-
 /* ---------- the engine: every kind on one thread (curl multi) ---------- */
 
-static void schedule_backoff(struct informer *inf)
+void sx__inf_backoff(struct informer *inf)
 {
 	inf->wake_at = sx_now_s() + inf->backoff * (1.0 + (double)rand() / RAND_MAX);
 	inf->backoff *= 2;
@@ -595,8 +365,8 @@ static void schedule_backoff(struct informer *inf)
 static bool start_transfer(struct informer *inf)
 {
 	struct sx_informers *p = inf->parent;
-	bool watch = inf->phase == PH_WATCH;
-	char *path = list_path(inf->d, watch ? NULL : inf->cont, watch, inf->rv);
+	bool watch = inf->phase != PH_LIST;
+	char *path = sx__inf_path(inf);
 	struct sx_error err = { 0 };
 
 	xfer_init(&inf->x, inf, watch);
@@ -630,83 +400,16 @@ static bool start_transfer(struct informer *inf)
 	return true;
 }
 
-/* The last LIST page arrived: the whole list replaces the kind's objects. */
-static enum result apply_list(struct informer *inf)
-{
-	if (sx_cache_replace_all(inf->parent->cache, inf->d->kind, inf->objs.v, inf->objs.n) ==
-	    SX_ENOMEM) {
-		/* partly applied: list again after a back-off */
-		sx_log(1, "%s: out of memory applying the list", inf->d->resource);
-		free(inf->objs.v);
-		memset(&inf->objs, 0, sizeof(inf->objs));
-		return RES_BROKEN;
-	}
-	log_listed(inf, inf->objs.n);
-	free(inf->objs.v);
-	memset(&inf->objs, 0, sizeof(inf->objs));
-	snprintf(inf->rv, sizeof(inf->rv), "%s", inf->list_rv);
-	return RES_OK;
-}
-
-/* Once every kind's first LIST is in the cache, the pages' document trees
- * are gone: give their memory back, or it stays resident for good. */
-static void trim_after_sync(struct sx_informers *p)
-{
-	if (p->trimmed || !sx_informers_synced(p))
-		return;
-	p->trimmed = true;
-	malloc_trim(0);
-}
-
-static void list_done(struct informer *inf, CURLcode rc)
-{
-	struct xfer *x = &inf->x;
-	char *next = NULL;
-	enum result r;
-
-	if (rc != CURLE_OK)
-		r = RES_RETRY;
-	else if (x->status != 200)
-		r = status_result(inf, x->status, &x->body);
-	else
-		r = decode_page(inf, &x->body, &inf->objs, &next, inf->list_rv,
-				sizeof(inf->list_rv));
-	free(inf->cont);
-	inf->cont = next;
-	if (r == RES_OK && inf->cont) {
-		inf->wake_at = 0; /* the next page at once */
-		return;
-	}
-	if (r == RES_OK)
-		r = apply_list(inf);
-	inf->list_rv[0] = '\0';
-	if (r == RES_OK) {
-		inf->phase = PH_WATCH;
-		inf->wake_at = 0;
-		atomic_store(&inf->synced, true);
-		trim_after_sync(inf->parent);
-		return;
-	}
-	objs_free(&inf->objs);
-	free(inf->cont);
-	inf->cont = NULL;
-	if (r == RES_UNSERVED) {
-		atomic_store(&inf->synced, true);
-		trim_after_sync(inf->parent);
-		inf->wake_at = sx_now_s() + UNSERVED_RETRY_S;
-	} else {
-		schedule_backoff(inf);
-	}
-}
-
 static void watch_done(struct informer *inf, CURLcode rc)
 {
 	struct xfer *x = &inf->x;
 	unsigned long events = x->events;
 	enum result r;
 
-	if (x->status != 200 && x->status != 0)
-		r = status_result(inf, x->status, &x->body);
+	if (sx__inf_too_large_rv(x))
+		r = RES_GONE; /* relist at that RV: refused too, then at "" */
+	else if (x->status != 200 && x->status != 0)
+		r = sx__inf_status_result(inf, x->status, &x->body);
 	else if (x->result != RES_OK)
 		r = x->result;
 	else if (rc == CURLE_OK)
@@ -718,15 +421,15 @@ static void watch_done(struct informer *inf, CURLcode rc)
 		inf->backoff = BACKOFF_MIN;
 		inf->wake_at = 0;
 	} else if (r == RES_GONE || r == RES_UNSERVED) {
-		inf->phase = PH_LIST;
+		sx__inf_relist(inf);
 		inf->wake_at = 0;
 	} else {
 		/* A very short empty watch, a dropped connection or an error. */
 		if (events > 0)
 			inf->backoff = BACKOFF_MIN;
-		schedule_backoff(inf);
+		sx__inf_backoff(inf);
 		if (r == RES_BROKEN)
-			inf->phase = PH_LIST;
+			sx__inf_relist(inf);
 	}
 }
 
@@ -745,7 +448,9 @@ static void transfer_done(struct informer *inf, CURLcode rc)
 	inf->hdrs = NULL;
 	if (!stopping(inf)) {
 		if (inf->phase == PH_LIST)
-			list_done(inf, rc);
+			sx__inf_list_done(inf, rc);
+		else if (inf->phase == PH_WATCH_LIST)
+			sx__inf_watch_list_done(inf, rc);
 		else
 			watch_done(inf, rc);
 	}
@@ -768,17 +473,22 @@ static int start_due(struct sx_informers *p)
 			continue;
 		}
 		if (!start_transfer(inf))
-			schedule_backoff(inf);
+			sx__inf_backoff(inf);
 	}
 	return (int)((next - now) * 1000) + 1;
 }
 
+/* One pass: drive the transfers, finish what completed, and only then
+ * start what is due and work out how long to sleep. Computed before the
+ * finished transfers were handled, the timeout ignored the LIST page or
+ * WATCH that a finished transfer had just made due, and the poll slept up
+ * to a second before asking for it: a second per page of every LIST. */
 static void *informers_main(void *arg)
 {
 	struct sx_informers *p = arg;
 
 	while (!atomic_load(&p->stop)) {
-		int ms = start_due(p), running = 0, left;
+		int ms, running = 0, left;
 		CURLMsg *m;
 
 		curl_multi_perform(p->multi, &running);
@@ -791,6 +501,9 @@ static void *informers_main(void *arg)
 			if (inf)
 				transfer_done(inf, m->data.result);
 		}
+		ms = start_due(p);
+		/* a transfer just added makes libcurl's own timeout 0: the poll
+		 * returns at once and the next perform sends the request */
 		if (!atomic_load(&p->stop))
 			curl_multi_poll(p->multi, NULL, 0, ms > 1000 ? 1000 : ms, NULL);
 	}
@@ -808,6 +521,20 @@ static void *informers_main(void *arg)
 	return NULL;
 }
 
+/* client-go's WatchListClient feature, on unless the environment turns it
+ * off as client-go's envVarFeatureGates read it (KUBE_FEATURE_<name>,
+ * strconv.ParseBool's spellings of false). */
+static bool watch_list_client(void)
+{
+	static const char *const off[] = { "0", "f", "F", "false", "FALSE", "False" };
+	const char *v = getenv("KUBE_FEATURE_WatchListClient");
+
+	for (size_t i = 0; v && i < sizeof(off) / sizeof(off[0]); i++)
+		if (strcmp(v, off[i]) == 0)
+			return false;
+	return true;
+}
+
 struct sx_informers *sx_informers_start(struct sx_kube *kube, struct sx_cache *cache,
 					struct sx_error *err)
 {
@@ -819,13 +546,14 @@ struct sx_informers *sx_informers_start(struct sx_kube *kube, struct sx_cache *c
 	}
 	p->kube = kube;
 	p->cache = cache;
+	p->watch_list = watch_list_client();
 	p->multi = curl_multi_init();
 	for (size_t i = 0; p->multi && i < NKINDS; i++) {
 		struct informer *inf = &p->inf[i];
 
 		inf->parent = p;
 		inf->d = &kinds[i];
-		inf->phase = PH_LIST;
+		sx__inf_relist(inf);
 		inf->backoff = BACKOFF_MIN;
 		inf->h = curl_easy_init();
 		if (!inf->h)
@@ -868,7 +596,7 @@ void sx_informers_stop(struct sx_informers *p)
 	if (p->started)
 		pthread_join(p->thread, NULL);
 	for (size_t i = 0; i < NKINDS; i++) {
-		objs_free(&p->inf[i].objs);
+		sx__inf_objs_free(&p->inf[i].objs);
 		free(p->inf[i].cont);
 		if (p->inf[i].h)
 			curl_easy_cleanup(p->inf[i].h);
@@ -880,7 +608,7 @@ void sx_informers_stop(struct sx_informers *p)
 
 /* ---------- replay entry points (tests, fuzzing, allocation sweep) ---------- */
 
-static const struct kind_desc *desc_of(enum sx_kind kind)
+const struct kind_desc *sx__inf_desc_of(enum sx_kind kind)
 {
 	for (size_t i = 0; i < NKINDS; i++)
 		if (kinds[i].kind == kind)
@@ -892,7 +620,7 @@ int sx_informer_replay_watch(struct sx_cache *cache, enum sx_kind kind, const ch
 			     size_t len, char *rv, size_t rvlen)
 {
 	struct sx_informers p = { .cache = cache };
-	struct informer inf = { .parent = &p, .d = desc_of(kind) };
+	struct informer inf = { .parent = &p, .d = sx__inf_desc_of(kind) };
 	struct xfer x = { .inf = &inf, .status = 200, .watch = true, .result = RES_OK };
 	int rc;
 
@@ -908,28 +636,3 @@ int sx_informer_replay_watch(struct sx_cache *cache, enum sx_kind kind, const ch
 	return rc < 0 ? rc : 0;
 }
 
-int sx_informer_replay_list(struct sx_cache *cache, enum sx_kind kind, const char *data,
-			    size_t len, char *rv, size_t rvlen)
-{
-	struct sx_informers p = { .cache = cache };
-	struct informer inf = { .parent = &p, .d = desc_of(kind) };
-	struct sx_buf body = { .data = (char *)data, .len = len };
-	struct objs objs = { 0 };
-	char list_rv[sizeof(inf.rv)] = "", *cont = NULL;
-	enum result r;
-	int rc;
-
-	if (!inf.d)
-		return SX_EINVAL;
-	r = decode_page(&inf, &body, &objs, &cont, list_rv, sizeof(list_rv));
-	free(cont);
-	if (r != RES_OK) {
-		objs_free(&objs);
-		return SX_EINVAL;
-	}
-	rc = sx_cache_replace_all(cache, kind, objs.v, objs.n);
-	free(objs.v);
-	if (rv && rvlen)
-		snprintf(rv, rvlen, "%s", list_rv);
-	return rc;
-}

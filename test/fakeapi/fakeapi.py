@@ -4,11 +4,18 @@
 Standard library only. Serves, for every kind schedext watches plus events
 and leases (reference kube-api.md §2-3, §6-7):
 
-* LIST with limit/continue (pages of one snapshot at the list RV; tokens
-  expire on compaction with 410) and the list resourceVersion;
+* LIST with kube-apiserver's resourceVersion semantics (docs/fake-api-server.md):
+  resourceVersion=0 answered from the "watch cache" whole, ignoring limit;
+  unset: a consistent read, paginated by limit/continue (pages of one
+  snapshot; a token expires with compaction: 410 Expired); a non-zero RV
+  "not older than" (unset match, no limit) or exact (resourceVersionMatch=
+  Exact, or a limit); ListOptions validated as upstream (422);
 * WATCH (?watch=1) over HTTP/1.1 chunked encoding: events after the given
   RV, 410 "too old resource version" as an ERROR event when the RV fell out
-  of the history window, BOOKMARKs, timeoutSeconds, field selectors with
+  of the history window, BOOKMARKs (only metadata.resourceVersion) with
+  allowWatchBookmarks=true, the streaming list (sendInitialEvents=true with
+  resourceVersionMatch=NotOlderThan: ADDED for every object, then a BOOKMARK
+  annotated k8s.io/initial-events-end), timeoutSeconds, field selectors with
   selector-transition semantics (an object leaving the selector is DELETED);
 * writes: pods/binding (with the real server's conflicts), pods/status PATCH
   (strategic merge of conditions by type, merge patch), DELETE with
@@ -29,7 +36,12 @@ Tests drive it through /_control/* (never subject to auth or faults):
   GET  /_control/state     {"resourceVersion":"N","objects":{"pods":[...],...}}
   POST /_control/faults    set fault knobs (see FAULT_DEFAULTS); GET reads them
   GET  /_control/records   bindings (as received), accepted_bindings (the ones
-                           that bound a pod), events, patches, deletes, requests
+                           that bound a pod), events, patches, deletes, requests,
+                           watches, lists (a streaming list counts as both)
+  GET  /_control/requests  the last 20,000 API requests as the server saw them:
+                           {"requests":[{"t","done","method","path","query",
+                           "status"}]} (t: arrival, done: response written,
+                           Unix seconds); ?resource=pods keeps one resource's
   POST /_control/compact   drop the watch history (old RVs now get 410)
   POST /_control/token     {"token":"new"}: the old token now gets 401
   POST /_control/tokens    expiring bearer tokens (exec credential plugins):
@@ -51,6 +63,7 @@ Prints "listening on <port>" once ready.
 import argparse
 import base64
 import bisect
+import collections
 import copy
 import itertools
 import json
@@ -118,7 +131,25 @@ FAULT_DEFAULTS = {
     "list_page_max": 0,           # cap page size (0: honour limit)
     "conflict_patches": 0,        # next N generic PATCHes: 409 as if the object had moved
     "claim_status_409": 0,        # next N resourceclaims/status patches: bump RV, answer 409
+    # kube-apiserver --watch-cache=false (or --watch-cache-sizes=<res>#0):
+    # resources listed here answer resourceVersion=0 from "etcd", paginated
+    "watch_cache_off": [],
+    "list_410": 0,                # next N LISTs with a non-empty resourceVersion: 410 Expired
+    "continue_410": 0,            # next N LISTs with a continue token: 410 Expired
+    # kube-apiserver with the WatchList feature gate off: a watch with
+    # sendInitialEvents is refused (422)
+    "watch_list_off": False,
 }
+
+# Upstream's texts (k8s.io/apiserver/pkg/storage/etcd3/store.go: expired,
+# continueExpired; pkg/storage/errors.go: NewTooLargeResourceVersionError).
+EXPIRED_LIST = "The resourceVersion for the provided list is too old."
+EXPIRED_CONTINUE = ("The provided continue parameter is too old to display a consistent list "
+                    "result. You can start a new list without the continue parameter.")
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+# cacher.go blocks a read ahead of the cache up to 3 s (blockTimeout) before
+# answering "Too large resource version".
+FRESH_WAIT_S = 3.0
 
 
 def status_body(code, reason, message, details=None):
@@ -170,10 +201,11 @@ def match_field_selector(obj, sel):
 
 
 class ApiError(Exception):
-    def __init__(self, code, reason, message, headers=None):
+    def __init__(self, code, reason, message, headers=None, details=None):
         super().__init__(message)
         self.code, self.reason, self.message = code, reason, message
         self.headers = headers or {}
+        self.details = details
 
 
 class Store:
@@ -211,6 +243,7 @@ class Store:
         self.write_seq = 0           # orders the records of writes
         self.watch_conns = set()
         self.rand = random.Random(0)
+        self.request_log = collections.deque(maxlen=20000)
 
     # ----- mutations (lock held by caller) -----
     def next_seq(self):
@@ -299,6 +332,23 @@ class Store:
     def qualified(self, resource):
         g = GROUP_OF[RESOURCES[resource][0]]
         return resource + ("." + g if g else "")
+
+    def state_at(self, resource, rv):
+        """The objects of resource as they were at rv (an etcd read at a
+        revision), or None when events after rv were compacted away."""
+        if rv < self.compacted_rv:
+            return None
+        objs = dict(self.objects[resource])
+        start = bisect.bisect_right(self.history, rv, key=lambda h: h[0])
+        for _, r, etype, old, new in reversed(self.history[start:]):
+            if r != resource:
+                continue
+            key = self.key_of(resource, new if new is not None else old)
+            if etype == "ADDED":
+                objs.pop(key, None)
+            else:
+                objs[key] = old
+        return objs
 
     def take_fault(self, name):
         n = self.faults.get(name, 0)
@@ -654,7 +704,7 @@ class Handler(BaseHTTPRequestHandler):
         self.flush_headers()
 
     def send_error_status(self, e):
-        self.send_json(e.code, status_body(e.code, e.reason, e.message), e.headers)
+        self.send_json(e.code, status_body(e.code, e.reason, e.message, e.details), e.headers)
 
     def do_GET(self):
         self.dispatch("GET")
@@ -671,12 +721,29 @@ class Handler(BaseHTTPRequestHandler):
     def do_DELETE(self):
         self.dispatch("DELETE")
 
+    def send_response(self, code, message=None):
+        self.last_status = code
+        super().send_response(code, message)
+
     def dispatch(self, method):
         u = urlsplit(self.path)
         q = {k: v[-1] for k, v in parse_qs(u.query, keep_blank_values=True).items()}
+        if u.path.startswith("/_control/"):
+            try:
+                return self.control(method, u.path[len("/_control/"):], q)
+            except ApiError as e:
+                return self.send_error_status(e)
+        entry = {"t": time.time(), "done": None, "method": method, "path": u.path,
+                 "query": q, "status": None}
+        with self.store.lock:
+            self.store.request_log.append(entry)
         try:
-            if u.path.startswith("/_control/"):
-                return self.control(method, u.path[len("/_control/"):])
+            self.api_request(method, u, q)
+        finally:
+            entry["done"], entry["status"] = time.time(), getattr(self, "last_status", None)
+
+    def api_request(self, method, u, q):
+        try:
             self.check_auth_and_faults()
             if method == "POST" and u.path in REVIEW_PATHS:
                 return self.review(u.path)
@@ -820,6 +887,17 @@ class Handler(BaseHTTPRequestHandler):
         return self.send_json(201, dict(body, status=status))
 
     # ----- API -----
+    @staticmethod
+    def resource_of(path):
+        """The resource a request path names (for the request log)."""
+        for prefix in sorted(set(p for p, _, _ in RESOURCES.values()), key=len, reverse=True):
+            if path.startswith(prefix + "/"):
+                parts = [p for p in path[len(prefix):].split("/") if p]
+                if len(parts) >= 3 and parts[0] == "namespaces":
+                    parts = parts[2:]
+                return parts[0] if parts and parts[0] in RESOURCES else None
+        return None
+
     def parse_path(self, path):
         """-> (resource, namespace or None, name or None, subresource or None)"""
         for prefix in sorted(set(p for p, _, _ in RESOURCES.values()), key=len, reverse=True):
@@ -899,13 +977,113 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(200, obj)
         raise ApiError(405, "MethodNotAllowed", "method not allowed")
 
-    def list(self, res, ns, q):
+    @staticmethod
+    def invalid_options(errs):
+        """422 as the handlers answer a ListOptions that fails
+        ValidateListOptions (apimachinery/pkg/apis/meta/internalversion/
+        validation/validation.go)."""
+        detail = errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
+        return ApiError(422, "Invalid", 'ListOptions.meta.k8s.io "" is invalid: ' + detail)
+
+    def validate_list(self, q):
+        match, rv, cont = (q.get("resourceVersionMatch", ""), q.get("resourceVersion", ""),
+                           q.get("continue", ""))
+        errs = []
+        if match:
+            if not rv:
+                errs.append("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden "
+                            "unless resourceVersion is provided")
+            if cont:
+                errs.append("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden "
+                            "when continue is provided")
+            if match not in ("Exact", "NotOlderThan"):
+                errs.append('resourceVersionMatch: Unsupported value: "%s": supported values: '
+                            '"Exact", "NotOlderThan", ""' % match)
+            if match == "Exact" and rv == "0":
+                errs.append('resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is '
+                            'forbidden for resourceVersion "0"')
+        if "sendInitialEvents" in q:
+            errs.append("sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list")
+        if errs:
+            raise self.invalid_options(errs)
+
+    def validate_watch(self, q):
+        match, send = q.get("resourceVersionMatch", ""), q.get("sendInitialEvents")
+        errs = []
+        with self.store.lock:
+            gate_off = self.store.faults["watch_list_off"]
+        if send is not None and gate_off:
+            errs.append("sendInitialEvents: Forbidden: sendInitialEvents is forbidden for "
+                        "watch unless the WatchList feature gate is enabled")
+        if send is not None and match != "NotOlderThan":
+            errs.append("resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
+                        "resourceVersionMatch to NotOlderThan")
+        if match:
+            if send is None:
+                errs.append("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden "
+                            "for watch unless sendInitialEvents is provided")
+            if match != "NotOlderThan":
+                errs.append('resourceVersionMatch: Unsupported value: "%s": supported values: '
+                            '"NotOlderThan"' % match)
+        if errs:
+            raise self.invalid_options(errs)
+
+    @staticmethod
+    def parse_rv(rv):
+        try:
+            n = int(rv)
+            if n < 0:
+                raise ValueError
+            return n
+        except ValueError:
+            raise ApiError(400, "BadRequest", 'invalid resource version "%s"' % rv)
+
+    def too_large(self, want, have):
+        return ApiError(504, "Timeout", "Too large resource version: %d, current: %d" % (want, have),
+                        details={"causes": [{"reason": "ResourceVersionTooLarge",
+                                             "message": "Too large resource version"}]})
+
+    def wait_fresh(self, want):
+        """The cacher's waitUntilFreshAndBlock: a read at an RV the cache has
+        not seen yet waits for it up to FRESH_WAIT_S, then 504 (lock held)."""
         st = self.store
+        end = time.monotonic() + FRESH_WAIT_S
+        while st.rv < want and time.monotonic() < end:
+            st.lock.wait(end - time.monotonic())
+        if st.rv < want:
+            raise self.too_large(want, st.rv)
+
+    def list(self, res, ns, q):
+        """What kube-apiserver answers for the combination of resourceVersion,
+        resourceVersionMatch, limit and continue (the table "Semantics for get
+        and list" of the API concepts; cacher.go shouldDelegateList):
+
+        * continue: the next page of the first page's snapshot (410 Expired
+          once its RV was compacted); an RV other than "0" with it is a 400;
+        * resourceVersion=0 (match unset or NotOlderThan): any state, from
+          the watch cache, whole: limit is ignored (unless the resource is in
+          the watch_cache_off fault: then from "etcd", paginated);
+        * resourceVersion unset: the most recent state, paginated by limit;
+        * resourceVersion=N: not older than N from the cache (match unset and
+          no limit, or NotOlderThan), blocking up to 3 s for a future N; or
+          exactly N (Exact, or match unset with a limit): the state at N from
+          the history, 410 Expired when compacted, 504 when in the future.
+        """
+        st = self.store
+        self.validate_list(q)
         limit = int(q.get("limit") or 0)
-        cont = q.get("continue") or ""
+        cont, rv_q, match = q.get("continue") or "", q.get("resourceVersion", ""), q.get("resourceVersionMatch", "")
         sel = q.get("fieldSelector", "")
+        if cont and rv_q not in ("", "0"):
+            raise ApiError(400, "BadRequest", "specifying resource version is not allowed when using continue")
+        want = self.parse_rv(rv_q) if rv_q else None
         with st.lock:
             st.records["lists"] += 1
+            if cont and st.take_fault("continue_410"):
+                raise ApiError(410, "Expired", EXPIRED_CONTINUE)
+            if rv_q and not cont and st.take_fault("list_410"):
+                raise ApiError(410, "Expired", EXPIRED_LIST)
+            cached = res not in (st.faults["watch_cache_off"] or [])
             if st.faults["list_page_max"]:
                 limit = min(limit or 10 ** 9, st.faults["list_page_max"])
             if cont:
@@ -914,48 +1092,94 @@ class Handler(BaseHTTPRequestHandler):
                     rv, items = st.snapshots[tid]
                     off = int(off)
                 except (KeyError, ValueError):
-                    raise ApiError(410, "Expired", "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+                    raise ApiError(410, "Expired", EXPIRED_CONTINUE)
+                if int(rv) < st.compacted_rv:
+                    st.snapshots.pop(tid, None)
+                    raise ApiError(410, "Expired", EXPIRED_CONTINUE)
             else:
-                items = [copy.deepcopy(o) for k, o in sorted(st.objects[res].items())
+                objs = st.objects[res]
+                if want == 0 and cached and not st.faults["list_page_max"]:
+                    limit = 0  # the watch cache ignores limit for RV=0
+                elif want and (match == "Exact" or (not match and limit)):
+                    if want > st.rv:
+                        raise self.too_large(want, st.rv)
+                    objs = st.state_at(res, want)
+                    if objs is None:
+                        raise ApiError(410, "Expired", EXPIRED_LIST)
+                elif want:
+                    self.wait_fresh(want)
+                    objs = st.objects[res]
+                rv = str(want if want and objs is not st.objects[res] else st.rv)
+                # Stored objects are never mutated in place: a shallow copy
+                # without kind/apiVersion is the item.
+                items = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")}
+                         for k, o in sorted(objs.items())
                          if (ns is None or k[0] == ns) and match_field_selector(o, sel)]
-                rv, off, tid = str(st.rv), 0, uuid.uuid4().hex
-                st.snapshots[tid] = (rv, items)
+                off, tid = 0, uuid.uuid4().hex
+                if limit and limit < len(items):
+                    st.snapshots[tid] = (rv, items)
+                    while len(st.snapshots) > 64:  # abandoned lists: their tokens expire
+                        st.snapshots.pop(next(iter(st.snapshots)))
             page = items[off:off + limit] if limit else items[off:]
             md = {"resourceVersion": rv}
             if limit and off + limit < len(items):
                 md["continue"] = "%s:%d" % (tid, off + limit)
+                if not sel:  # upstream omits it under a selector
+                    md["remainingItemCount"] = len(items) - off - limit
             else:
                 st.snapshots.pop(tid, None)
-        for o in page:
-            o.pop("kind", None)
-            o.pop("apiVersion", None)
         prefix, kind, _ = RESOURCES[res]
-        api_version = (GROUP_OF[prefix] + "/" if GROUP_OF[prefix] else "") + "v1"
-        self.send_json(200, {"kind": kind + "List", "apiVersion": api_version, "metadata": md,
-                             "items": page})
+        self.send_json(200, {"kind": kind + "List", "apiVersion": self.api_version(res),
+                             "metadata": md, "items": page})
+
+    @staticmethod
+    def api_version(res):
+        prefix = RESOURCES[res][0]
+        return (GROUP_OF[prefix] + "/" if GROUP_OF[prefix] else "") + prefix.rsplit("/", 1)[1]
+
+    def bookmark(self, res, rv, initial_end=False):
+        """A BOOKMARK as kube-apiserver sends it: an object of the kind whose
+        metadata carries only the resourceVersion (and, closing the initial
+        events of a streaming list, the k8s.io/initial-events-end
+        annotation; cacher watchCacheInterval / cache_watcher.go)."""
+        md = {"resourceVersion": str(rv)}
+        if initial_end:
+            md["annotations"] = {INITIAL_EVENTS_END: "true"}
+        return {"type": "BOOKMARK", "object": {"kind": RESOURCES[res][1],
+                                               "apiVersion": self.api_version(res),
+                                               "metadata": md}}
 
     # ----- watch -----
     def watch(self, res, ns, q):
         st = self.store
+        self.validate_watch(q)
         sel = q.get("fieldSelector", "")
         rv = q.get("resourceVersion", "")
         timeout = float(q.get("timeoutSeconds") or 1800)
         bookmarks = q.get("allowWatchBookmarks", "") == "true"
+        send_initial = q.get("sendInitialEvents")
+        want = self.parse_rv(rv) if rv else None
         with st.lock:
             st.records["watches"] += 1
+            if send_initial == "true":  # a streaming list: the state, as a LIST's
+                st.records["lists"] += 1
             if st.take_fault("watch_410_start"):
                 raise ApiError(410, "Expired", "too old resource version: %s (%d)" % (rv, st.compacted_rv))
             error_event = st.take_fault("watch_410_event")
+            if want and want > st.rv:
+                self.wait_fresh(want)
             initial = []
-            if rv in ("", "0"):
+            # Legacy (sendInitialEvents unset): RV unset or 0 starts with the
+            # current state as ADDED events; sendInitialEvents=true does so
+            # whatever the RV (not older than it), =false never.
+            if send_initial == "true" or (send_initial is None and not want):
                 initial = [("ADDED", o) for k, o in sorted(st.objects[res].items())
                            if (ns is None or k[0] == ns) and match_field_selector(o, sel)]
                 cur = st.rv
+            elif not want:
+                cur = st.rv
             else:
-                try:
-                    cur = int(rv)
-                except ValueError:
-                    raise ApiError(400, "BadRequest", "invalid resource version: %s" % rv)
+                cur = want
                 if cur < st.compacted_res[res]:
                     error_event = "old"
         self.send_response(200)
@@ -971,7 +1195,10 @@ class Handler(BaseHTTPRequestHandler):
                     msg = "too old resource version: %s (%d)" % (rv, st.compacted_rv)
                 self.write_events([{"type": "ERROR", "object": status_body(410, "Expired", msg)}])
                 return self.end_chunks()
-            self.write_events([{"type": t, "object": o} for t, o in initial])
+            evs = [{"type": t, "object": o} for t, o in initial]
+            if send_initial == "true" and bookmarks:
+                evs.append(self.bookmark(res, cur, initial_end=True))
+            self.write_events(evs)
             self.stream(res, ns, sel, cur, time.monotonic() + timeout, bookmarks)
         except (BrokenPipeError, ConnectionResetError, OSError):
             self.close_connection = True
@@ -1017,10 +1244,7 @@ class Handler(BaseHTTPRequestHandler):
                 return
             if bookmarks and time.monotonic() - last_bm >= st.bookmark_interval:
                 last_bm = time.monotonic()
-                self.write_events([{"type": "BOOKMARK", "object": {
-                    "kind": RESOURCES[res][1], "apiVersion": "v1",
-                    "metadata": {"resourceVersion": str(cur), "creationTimestamp": None}}}],
-                    faults=False)
+                self.write_events([self.bookmark(res, cur)], faults=False)
         self.end_chunks()
 
     def filter_event(self, etype, old, new, ns, sel):
@@ -1205,8 +1429,14 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(200, obj)
 
     # ----- control -----
-    def control(self, method, what):
+    def control(self, method, what, q=None):
         st = self.store
+        if what == "requests":
+            res = (q or {}).get("resource")
+            with st.lock:
+                reqs = [dict(r) for r in st.request_log
+                        if not res or self.resource_of(r["path"]) == res]
+            return self.send_json(200, {"requests": reqs})
         if what == "objects" and method == "POST":
             body = self.body_json() or {}
             ops = body.get("ops") or [body]
