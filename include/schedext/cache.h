@@ -1,6 +1,6 @@
 /* The cache: nodes, pods (bound, pending, assumed) and the other kinds,
  * with per-node NodeInfo sums, and immutable snapshots for scheduling cycles
- * (reference plugins.md §5).
+ * (upstream pkg/scheduler/backend/cache).
  *
  * Threads: one writer at a time (the state-file loader, the watch, the bind
  * path) — every mutating call takes the cache's mutex, so they may come from
@@ -125,7 +125,7 @@ int sx_node_info_add_pod(struct sx_node_info *ni, const struct sx_pod *pod);
 int sx_node_info_remove_pod(struct sx_node_info *ni, const struct sx_pod *pod);
 /* Replaces the node object (ref taken on the new one). */
 void sx_node_info_set_node(struct sx_node_info *ni, const struct sx_node *node);
-/* Is this host port claim free on the node? (plugins.md §3.5 conflict rule) */
+/* Is this host port claim free on the node? (upstream HostPortInfo.CheckConflict) */
 bool sx_node_info_port_conflicts(const struct sx_node_info *ni, const struct sx_host_port *p);
 
 /* Immutable view of the cluster for one or more scheduling cycles. */
@@ -226,7 +226,7 @@ uint32_t sx_snapshot_image_nodes(const struct sx_snapshot *snap, sx_str name);
 /* Labels of namespace `ns`, or NULL when unknown. */
 const struct sx_labels *sx_snapshot_namespace_labels(const struct sx_snapshot *snap, sx_str ns);
 
-/* ---- storage listers (plugins.md §3.13-3.16) ----
+/* ---- storage listers (what upstream's volume plugins list) ----
  * Objects and arrays belong to the snapshot: valid while the caller holds
  * it, never freed by the caller. Lookups return NULL (n 0) when absent. */
 /* PVC namespace/name. */
@@ -291,7 +291,7 @@ int sx_cache_replace_all(struct sx_cache *cache, enum sx_kind kind, struct sx_ob
  * References are taken over in every case. */
 int sx_cache_load(struct sx_cache *cache, struct sx_object *objs, uint32_t n);
 
-/* Assumed pods (plugins.md §5.2). assume: the pod (pending or unknown) is
+/* Assumed pods (backend/cache/cache.go AssumePod). assume: the pod (pending or unknown) is
  * counted on `node` at once; SX_EEXIST when already bound/assumed elsewhere
  * (assuming the same pod UID on the same node again returns 0: idempotent
  * bind). confirm is implicit when a bound pod arrives by upsert. forget:

@@ -1,4 +1,4 @@
-/* Informers: the watch feed of the cache (kube-api.md §2-3).
+/* Informers: the watch feed of the cache (client-go tools/cache/reflector.go).
  *
  * They sit above the API client (they issue its LIST and WATCH requests)
  * and below everything that reads the cache: each decoded object is
@@ -13,7 +13,7 @@
 struct sx_kube;
 struct sx_informers;
 
-/* Starts one informer per modelled kind (kube-api.md §2-3): paginated LIST,
+/* Starts one informer per modelled kind (Reflector.ListAndWatch): paginated LIST,
  * then WATCH with bookmarks; relist on 410; reconnect with jittered
  * backoff; a kind the server does not serve (404/403) is reported once and
  * counts as synced. Returns NULL on failure. */

@@ -1,4 +1,5 @@
-/* Kubernetes API client over libcurl (reference kube-api.md §1.4, §6-8).
+/* Kubernetes API client over libcurl (as client-go: rest/request.go retries
+ * on 429 and 5xx, util/flowcontrol token bucket; kube-scheduler's writes).
  *
  * Ownership: struct sx_kube owns its resolved config, the cached bearer
  * token and a small pool of idle curl easy handles (kept so connections are
