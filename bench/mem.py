@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Memory figures for `make bench` (issue 17): peak and steady RSS, threads
+"""Memory figures for `make bench`: peak and steady RSS, threads
 and glibc malloc arenas of `schedext serve`, each case run RUNS times, with
 min/median/max so the run-to-run variance shows.
 

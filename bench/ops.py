@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Operator tools bench (issue 16): `kubectl schedext what-if --scale` of
+"""Operator tools bench: `kubectl schedext what-if --scale` of
 10,000 replicas over 5,000 nodes, and `kubectl schedext pending` over 10,000
 pending pods. Prints `bench <metric> <seconds> s ...` lines. The cluster has
 5,000 nodes and 20,000 running pods (gen.py), the what-if Deployment

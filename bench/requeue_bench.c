@@ -1,4 +1,4 @@
-/* Requeues per cluster event with 5,000 unschedulable pods (issue 14):
+/* Requeues per cluster event with 5,000 unschedulable pods:
  * every pod failed on a 1-cpu node for NodeResourcesFit (its rejectors
  * come from a real cycle), then one node event is delivered and the pods
  * it moved out of unschedulablePods are counted. Before queueing hints

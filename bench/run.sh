@@ -103,7 +103,7 @@ python3 bench/e2e.py standalone "$BIN" "$OUT/e2e-cluster.json" "$OUT/pending-e2e
 python3 bench/e2e.py watch "$BIN" "$OUT/e2e-cluster.json" "$E2E_NODES" "$W_PODS" "$W_UPDATES" | tee -a "$RESULTS"
 # Operator tools: what-if --scale and pending at 5,000 nodes (bench/ops.py).
 python3 bench/ops.py "$BIN" "$OUT" | tee -a "$RESULTS"
-# Memory (issue 17): peak/steady RSS, threads, malloc arenas; 5 runs each
+# Memory: peak/steady RSS, threads, malloc arenas; 5 runs each
 # (QUICK: 3), min/median/max.
 MEM_RUNS=5; [ -n "${QUICK:-}" ] && MEM_RUNS=3
 python3 bench/mem.py "$BIN" "$OUT/cluster.json" 5000 5000 "$MEM_RUNS" | tee -a "$RESULTS"

@@ -1,6 +1,6 @@
 /* DefaultBinder (Bind): binds through the binder the front end put in the
  * cycle state (binder.h: an API server Binding POST, or cache-only);
- * reference plugins.md §3.18. Any failure is an Error status carrying the
+ * upstream defaultbinder/default_binder.go. Any failure is an Error status carrying the
  * binder's message. */
 #include "schedext/binder.h"
 #include "schedext/plugin.h"

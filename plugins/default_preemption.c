@@ -1,4 +1,4 @@
-/* DefaultPreemption — PostFilter (reference plugins.md §3.17): when a pod
+/* DefaultPreemption — PostFilter (upstream defaultpreemption/default_preemption.go): when a pod
  * fits nowhere, find the node where evicting the fewest, least important
  * lower-priority pods lets it fit, nominate it and have the victims
  * evicted. The work is done by the preemption engine (src/preemption.c);

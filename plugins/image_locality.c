@@ -1,7 +1,7 @@
 /* ImageLocality (Score): favours nodes that already have the pod's images,
  * weighted by image size and by how widely the image is spread over the
  * cluster, so one node holding a popular image does not attract every pod
- * (reference plugins.md §3.10). No NormalizeScore. */
+ * (upstream imagelocality/image_locality.go). No NormalizeScore. */
 #include "schedext/plugin.h"
 
 #define MB (1024LL * 1024)

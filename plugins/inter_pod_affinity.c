@@ -1,5 +1,5 @@
 /* InterPodAffinity — PreFilter (+AddPod/RemovePod), Filter, PreScore, Score,
- * NormalizeScore (reference plugins.md §3.11, kube-api.md §4.2).
+ * NormalizeScore (upstream interpodaffinity/filtering.go, scoring.go).
  *
  * PreFilter counts, per topology pair (key, value), the existing pods whose
  * required anti-affinity matches the incoming pod, and the existing pods

@@ -1,7 +1,7 @@
 /* NodeAffinity (PreFilter, Filter, PreScore, Score, NormalizeScore): the
  * pod's nodeSelector and required node affinity, plus the scheduler-enforced
  * `addedAffinity` arg, must match the node; preferred terms (the pod's and
- * the arg's) add their weights to the score (reference plugins.md §3.6).
+ * the arg's) add their weights to the score (upstream nodeaffinity/node_affinity.go).
  *
  * No cycle state: Filter and Score read the (immutable) pod directly, which
  * is what upstream's fallback does when PreFilter/PreScore did not run. */

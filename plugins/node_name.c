@@ -1,5 +1,5 @@
 /* NodeName (Filter): a pod with spec.nodeName set fits only that node
- * (reference plugins.md §3.3; no PreFilter in 1.30-1.35). */
+ * (upstream nodename/node_name.go; no PreFilter in 1.30-1.35). */
 #include "schedext/plugin.h"
 
 #define REASON_NODE_NAME "node(s) didn't match the requested node name"

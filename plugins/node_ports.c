@@ -1,5 +1,5 @@
 /* NodePorts (PreFilter, Filter): the pod's host ports must be free on the
- * node (reference plugins.md §3.5). The pod's wanted ports are derived at
+ * node (upstream nodeports/node_ports.go). The pod's wanted ports are derived at
  * decode time (regular containers and, as in 1.34, sidecar init
  * containers); the node's used ports are kept by the cache. */
 #include <stdlib.h>

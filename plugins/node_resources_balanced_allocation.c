@@ -1,4 +1,4 @@
-/* NodeResourcesBalancedAllocation (reference plugins.md §3.9, upstream
+/* NodeResourcesBalancedAllocation (upstream
  * noderesources/balanced_allocation.go): favours nodes whose resource
  * fractions (requested incl. the pod / allocatable) are close to each other:
  * score = (1 - std) * 100, truncated.

@@ -1,4 +1,4 @@
-/* NodeResourcesFit (reference plugins.md §3.8, upstream
+/* NodeResourcesFit (upstream
  * pkg/scheduler/framework/plugins/noderesources/fit.go): does the node have
  * room for the pod's requests, and how full would it be (LeastAllocated,
  * MostAllocated, RequestedToCapacityRatio).

@@ -1,6 +1,6 @@
 /* NodeUnschedulable (Filter): rejects nodes with spec.unschedulable unless
  * the pod tolerates the node.kubernetes.io/unschedulable:NoSchedule taint
- * (reference plugins.md §3.4). */
+ * (upstream nodeunschedulable/node_unschedulable.go). */
 #include <string.h>
 
 #include "schedext/plugin.h"

@@ -1,6 +1,6 @@
 /* NodeVolumeLimits (PreFilter, Filter): CSI attach limits from
- * CSINode.spec.drivers[].allocatable.count (reference plugins.md §3.15;
- * upstream nodevolumelimits/csi.go, 1.34). The in-tree EBS/GCE/Azure
+ * CSINode.spec.drivers[].allocatable.count (upstream
+ * nodevolumelimits/csi.go, 1.34). The in-tree EBS/GCE/Azure
  * limits plugins are gone since 1.32; in-tree volumes count against their
  * CSI driver when migration applies on the node.
  *

@@ -1,5 +1,5 @@
-/* Queueing hints of PodTopologySpread and InterPodAffinity (reference
- * plugins.md §4.6; upstream podtopologyspread/plugin.go and
+/* Queueing hints of PodTopologySpread and InterPodAffinity (upstream
+ * podtopologyspread/plugin.go and
  * interpodaffinity/plugin.go isSchedulableAfter*). Kept apart from the two
  * plugins' files, which are at the file-size limit; the descriptors point
  * at the tables below (pod_hints.h).

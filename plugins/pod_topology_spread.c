@@ -1,5 +1,5 @@
 /* PodTopologySpread — PreFilter (+AddPod/RemovePod), Filter, PreScore,
- * Score, NormalizeScore (reference plugins.md §3.12, kube-api.md §4.4).
+ * Score, NormalizeScore (upstream podtopologyspread/filtering.go, scoring.go).
  *
  * PreFilter counts, per hard constraint, the matching pods of every domain
  * (topology value) over the eligible nodes and keeps the two smallest

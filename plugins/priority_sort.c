@@ -1,5 +1,5 @@
 /* PrioritySort (QueueSort): higher spec.priority first; among equal
- * priorities the pod queued earlier first (reference plugins.md §3.1). */
+ * priorities the pod queued earlier first (upstream queuesort/priority_sort.go). */
 #include "schedext/plugin.h"
 
 /* True when a must be popped before b. Equal priority and equal timestamp

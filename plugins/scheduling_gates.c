@@ -1,6 +1,6 @@
 /* SchedulingGates (PreEnqueue): a pod carrying spec.schedulingGates is held
  * back from the active queue until every gate is removed
- * (reference plugins.md §3.2). */
+ * (upstream schedulinggates/scheduling_gates.go). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* TaintToleration (Filter, PreScore, Score, NormalizeScore): NoSchedule and
  * NoExecute taints must be tolerated; untolerated PreferNoSchedule taints
- * lower the score (reference plugins.md §3.7). */
+ * lower the score (upstream tainttoleration/taint_toleration.go). */
 #include <stdlib.h>
 #include <string.h>
 

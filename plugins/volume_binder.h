@@ -1,7 +1,7 @@
 /* The volume binder behind the VolumeBinding plugin (upstream's
  * volumebinding/binder.go and its assume caches): classifying a pod's
  * claims, FindPodVolumes for one node, assuming the chosen bindings and
- * performing them through the API server (reference plugins.md §3.16).
+ * performing them through the API server (upstream volumebinding/binder.go).
  *
  * Threads: vb_find runs concurrently for different nodes of one cycle and
  * only reads. The assume cache (struct vb_assume) has its own mutex: the

@@ -1,5 +1,5 @@
 /* VolumeBinding — PreFilter, Filter, PreScore, Score, Reserve, PreBind
- * (+Unreserve) (reference plugins.md §3.16; upstream
+ * (+Unreserve) (upstream
  * volumebinding/volume_binding.go). PreFilter sorts the pod's claims into
  * bound and unbound delayed-binding ones (rejecting missing, lost,
  * deleting and unbound immediate claims); Filter runs FindPodVolumes for

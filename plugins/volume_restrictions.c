@@ -1,6 +1,6 @@
 /* VolumeRestrictions (PreFilter + AddPod/RemovePod, Filter): in-tree disks
  * a node's pods already mount, and ReadWriteOncePod claims already in use
- * anywhere in the cluster (reference plugins.md §3.13; upstream
+ * anywhere in the cluster (upstream
  * volumerestrictions/volume_restrictions.go, 1.34).
  */
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* VolumeZone (PreFilter, Filter): the zone/region labels of the PVs bound
- * to the pod's claims must match the node's (reference plugins.md §3.14;
- * upstream volumezone/volume_zone.go, 1.34).
+ * to the pod's claims must match the node's (upstream
+ * volumezone/volume_zone.go, 1.34).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* The binder: the one way a pod gets bound, for both front ends
- * (reference plugins.md §3.18, extender-protocol.md §7). A binding is
+ * (upstream defaultbinder/default_binder.go, extender.go HTTPExtender.Bind). A binding is
  *   1. assume: the pod is counted on the node in the cache,
  *   2. bind: a Binding is POSTed to the API server with the pod's UID as
  *      precondition (without an API server the cache's word is final),

@@ -1,6 +1,6 @@
 /* The binding cycle's extension points, run one plugin after another on
  * the cycle's thread: Reserve/Unreserve, Permit and waiting pods,
- * PreBind, Bind, PostBind (reference plugins.md §1.9-1.10). Implemented
+ * PreBind, Bind, PostBind (upstream schedule_one.go bindingCycle). Implemented
  * in src/framework/binding_cycle.c.
  *
  * Threads: the sx_run_* calls run on the thread that owns the cycle

@@ -1,7 +1,7 @@
 /* Profiles and the configuration they come from: a
  * KubeSchedulerConfiguration (YAML or JSON) read into one sx_profile per
  * schedulerName, each with the enabled plugins flattened into one array
- * per extension point (reference plugins.md §2). Implemented in
+ * per extension point (upstream apis/config/v1/default_plugins.go). Implemented in
  * src/framework/config.c.
  *
  * Threads: a configuration and its profiles are immutable once built and

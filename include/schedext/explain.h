@@ -1,6 +1,6 @@
 /* `schedext explain` and POST /debug/explain: one scheduling cycle over
  * every candidate node (percentage 100), reported per node and per plugin
- * (format fixed by issue 3: pod, profile, numNodes, feasibleNodes,
+ * (a fixed format, README "Explain a scheduling decision": pod, profile, numNodes, feasibleNodes,
  * selectedNode, message, preFilter, filter, scores). */
 #ifndef SCHEDEXT_EXPLAIN_H
 #define SCHEDEXT_EXPLAIN_H

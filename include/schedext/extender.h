@@ -1,4 +1,4 @@
-/* The extender verbs (reference extender-protocol.md §4-5): filter,
+/* The extender verbs (k8s.io/kube-scheduler/extender/v1 types): filter,
  * prioritize, preempt, bind. Each takes a request body and writes the whole
  * reply (success or {"error": "..."}) into `out`, returning the HTTP status
  * to send. Replies are streamed with buf.h, never built as cJSON trees.

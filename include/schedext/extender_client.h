@@ -1,7 +1,7 @@
 /* Calling scheduler extenders from the standalone scheduler: the
  * `extenders:` stanza of KubeSchedulerConfiguration and the HTTP client
- * that speaks the verbs to them, as kube-scheduler does (reference
- * extender-protocol.md, now from the client side; upstream
+ * that speaks the verbs to them, as kube-scheduler does (extender/v1
+ * types, now from the client side; upstream
  * pkg/scheduler/extender.go, schedule_one.go findNodesThatPassExtenders and
  * prioritizeNodes, preemption.go callExtenders, schedule_one.go bind).
  *

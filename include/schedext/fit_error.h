@@ -1,12 +1,12 @@
 /* FitError: the message of a cycle in which no node fits
- * (reference plugins.md §1.11). Implemented in src/framework/fit_error.c.
+ * (upstream framework/types.go FitError.Error). Implemented in src/framework/fit_error.c.
  */
 #ifndef SCHEDEXT_FIT_ERROR_H
 #define SCHEDEXT_FIT_ERROR_H
 
 struct sx_cycle_result;
 
-/* The FitError message (plugins.md §1.11) for a result whose nodes all
+/* The FitError message (FitError.Error) for a result whose nodes all
  * failed; post_filter_msg may be NULL. Caller frees. */
 char *sx_fit_error_message(const struct sx_cycle_result *res, const char *post_filter_msg);
 

@@ -1,7 +1,7 @@
 /* The scheduling framework runtime: the scheduling cycle of one pod
  * (PreEnqueue, PreFilter, parallel Filter, PreScore, Score, selection),
  * the cycle state, and the Filter pieces preemption reuses
- * (reference plugins.md §1.2-1.8). Implemented in src/framework/framework.c.
+ * (upstream pkg/scheduler/schedule_one.go). Implemented in src/framework/framework.c.
  *
  * Threads: a profile is immutable after construction and may be used by any
  * number of concurrent cycles. A cycle (sx_schedule and the sx_run_* calls on
@@ -87,14 +87,14 @@ struct sx_cycle_result {
 	struct sx_arena *arena;
 };
 
-/* Runs one scheduling cycle of `pod` (plugins.md §1.2 steps 5-9). Always
+/* Runs one scheduling cycle of `pod` (schedule_one.go schedulePod). Always
  * fills *out (free with sx_cycle_result_free). Returns 0, or a negative on
  * allocation failure. The result tells feasibility/selection/error. */
 int sx_schedule(const struct sx_profile *prof, const struct sx_pod *pod,
 		const struct sx_cycle_opts *opts, struct sx_cycle_result *out);
 void sx_cycle_result_free(struct sx_cycle_result *res);
 
-/* numFeasibleNodesToFind (plugins.md §1.4). */
+/* numFeasibleNodesToFind (schedule_one.go). */
 uint32_t sx_num_feasible_nodes_to_find(int percentage, uint32_t n);
 
 /* ---------- pieces for preemption and the binding cycle ---------- */
@@ -103,7 +103,7 @@ uint32_t sx_num_feasible_nodes_to_find(int percentage, uint32_t n);
  * failure wins (status->plugin set). */
 struct sx_status *sx_run_filters(const struct sx_profile *prof, const struct sx_cycle_state *cs,
 				 const struct sx_pod *pod, const struct sx_node_info *ni);
-/* The two-pass filter with nominated pods (plugins.md §1.5). */
+/* The two-pass filter with nominated pods (RunFilterPluginsWithNominatedPods). */
 struct sx_status *sx_run_filters_with_nominated(const struct sx_profile *prof,
 						const struct sx_cycle_state *cs,
 						const struct sx_pod *pod,

@@ -1,4 +1,4 @@
-/* Informers: the watch feed of the cache (kube-api.md §2-3).
+/* Informers: the watch feed of the cache (client-go tools/cache/reflector.go).
  *
  * They sit above the API client (they issue its LIST and WATCH requests)
  * and below everything that reads the cache: each decoded object is
@@ -13,8 +13,8 @@
 struct sx_kube;
 struct sx_informers;
 
-/* Starts one informer per modelled kind (kube-api.md §2-3): LIST as
- * client-go's reflector does (resourceVersion=0 first, from the API
+/* Starts one informer per modelled kind (client-go's Reflector.ListAndWatch):
+ * LIST as the reflector does (resourceVersion=0 first, from the API
  * server's watch cache; paginated where the server paginates; a consistent
  * paginated read once an RV is refused), then WATCH with bookmarks; relist
  * on 410 at the last RV seen; reconnect with jittered

@@ -1,5 +1,5 @@
 /* Kubernetes API client (libcurl) and informers feeding the cache
- * (reference kube-api.md §1-3, §6-8).
+ * (as client-go: clientcmd, rest, tools/cache).
  *
  * Threads: a client may be used from any thread (requests are serialized
  * per call on their own curl handles; the QPS limiter is shared). Informers
@@ -20,7 +20,7 @@ struct sx_kube;
 struct curl_slist;
 
 struct sx_kube_opts {
-	const char *kubeconfig; /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config (kube-api.md §1.1) */
+	const char *kubeconfig; /* NULL: sx_kubeconfig_resolve's order */
 	const char *context;    /* NULL: current-context */
 	double qps;             /* default 50 */
 	int burst;              /* default 100 */
@@ -62,7 +62,7 @@ int sx_kube_bind(struct sx_kube *kube, const char *ns, const char *name, const c
 
 
 
-/* ---------- Added by the kube-client engineer (issue 5/6) ----------
+/* ---------- API writes of the standalone scheduler ----------
  * Write helpers for the standalone scheduler. All return 0 on a 2xx answer;
  * otherwise a negative code (SX_ENOENT on 404, SX_ECONFLICT on 409, SX_EIO
  * on transport failure or other statuses) with err->msg = the API server's
@@ -130,7 +130,7 @@ int sx_kube_lease_create(struct sx_kube *kube, const char *ns, const char *name,
 int sx_kube_lease_update(struct sx_kube *kube, const char *ns, const char *name,
 			 struct sx_lease *lease, struct sx_error *err);
 
-/* ---------- Added by the volume-binding engineer (issue 12) ----------
+/* ---------- API writes of VolumeBinding ----------
  * The API writes of VolumeBinding's PreBind (upstream binder.go
  * bindAPIUpdate). Upstream sends the whole object with PUT; these send JSON
  * merge patches carrying metadata.resourceVersion = rv, which the API
@@ -266,7 +266,8 @@ int sx_kubeconfig_parse(const char *data, size_t len, const char *path, const ch
  * (NULL = /var/run/secrets/kubernetes.io/serviceaccount). */
 int sx_kubeconfig_in_cluster(const char *sa_dir, struct sx_kube_config *cfg,
 			     struct sx_error *err);
-/* The §1.1 order: explicit path; in-cluster when the env is set;
+/* The order of clientcmd BuildConfigFromFlags and the default loading
+ * rules: explicit path; in-cluster when the env is set;
  * $KUBECONFIG; ~/.kube/config. */
 int sx_kubeconfig_resolve(const char *explicit_path, const char *context,
 			  struct sx_kube_config *cfg, struct sx_error *err);

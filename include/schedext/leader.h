@@ -1,5 +1,5 @@
 /* Lease-based leader election (coordination.k8s.io/v1), client-go's
- * algorithm as kube-scheduler uses it (reference kube-api.md §7).
+ * algorithm as kube-scheduler uses it (tools/leaderelection/leaderelection.go).
  *
  * Validity is judged by our own monotonic clock since the lease record was
  * last seen to change, never by comparing renewTime with our clock.

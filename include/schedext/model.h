@@ -1,5 +1,5 @@
 /* The object model: compact C structs decoded from Kubernetes JSON
- * (reference kube-api.md §4). Plugins read only these structs, never JSON.
+ * (staging/src/k8s.io/api). Plugins read only these structs, never JSON.
  *
  * Ownership: every object kind (sx_pod, sx_node, ...) is allocated by its
  * decoder as one owner of all its arrays and strings, carries an atomic
@@ -270,7 +270,7 @@ struct sx_pod {
 	struct sx_container *containers;
 	struct sx_container *init_containers;
 	struct sx_resources overhead;
-	/* Derived at decode time (reference kube-api.md §4.9, plugins.md §5.3): */
+	/* Derived at decode time (component-helpers resource PodRequests): */
 	struct sx_resources request;   /* effective request (fit) */
 	int64_t nonzero_milli_cpu;     /* non-zero variant (scoring) */
 	int64_t nonzero_memory;
@@ -380,7 +380,7 @@ struct sx_generic {
 	int32_t disruptions_allowed; /* status.disruptionsAllowed */
 };
 
-/* ---------- storage (plugins.md §3.13-3.16) ---------- */
+/* ---------- storage (what the volume plugins read) ---------- */
 
 /* Access modes as a bit set (PV and PVC spec.accessModes). */
 enum sx_access_mode {

@@ -1,7 +1,7 @@
 /* The plugin API: one const descriptor per plugin (plugins/<name>.c), listed
  * in plugins/plugins.def, which only the registry (registry.h) and
  * plugins/slots.h read. Semantics follow kube-scheduler's framework
- * (reference plugins.md §1, §3). A NULL hook means "not implemented at this
+ * (k8s.io/kube-scheduler/framework interface.go). A NULL hook means "not implemented at this
  * extension point"; the runtime flattens enabled hooks into per-point arrays
  * at profile construction, so cycles never test for NULL.
  *
@@ -104,7 +104,7 @@ struct sx_post_filter_result {
 	sx_str nominated_node; /* SX_STR_EMPTY = none */
 };
 
-/* ---------- cluster events and queueing hints (plugins.md §4.6) ----------
+/* ---------- cluster events and queueing hints (EnqueueExtensions) ----------
  *
  * How a plugin says which cluster changes may make a pod it rejected
  * schedulable (upstream EnqueueExtensions.EventsToRegister). A plugin lists

@@ -1,4 +1,4 @@
-/* The PostFilter extension point (reference plugins.md §1.11) and the
+/* The PostFilter extension point (runtime/framework.go RunPostFilterPlugins) and the
  * FitError path every front end shares: the standalone scheduler's
  * FailedScheduling message and what explain, pending and what-if report
  * are made by the same calls. Implemented in src/framework/post_filter.c;
@@ -20,7 +20,7 @@ struct sx_pod;
 struct sx_post_filter_result;
 struct sx_profile;
 
-/* PostFilter plugins in order (plugins.md §1.11): Success stops and fills
+/* PostFilter plugins in order (RunPostFilterPlugins): Success stops and fills
  * *result (returns NULL); UnschedulableAndUnresolvable stops; another
  * non-rejected code stops as Error; Unschedulable collects its reasons,
  * keeps its nomination (when it makes one) and goes on. Returns the final

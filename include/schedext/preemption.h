@@ -1,4 +1,4 @@
-/* The preemption engine (reference plugins.md §3.17; upstream
+/* The preemption engine (upstream
  * pkg/scheduler/framework/preemption and plugins/defaultpreemption), shared
  * by the DefaultPreemption PostFilter plugin (standalone scheduler) and the
  * extender `preempt` verb.
@@ -47,7 +47,7 @@ int sx_preempt_mark_pdb_violations(const struct sx_snapshot *snap, const struct 
  * status.startTime (an unset start time counts as "now", i.e. latest). */
 bool sx_pod_more_important(const struct sx_pod *a, const struct sx_pod *b);
 
-/* SelectVictimsOnNode (plugins.md §3.17 step 6) for `pod` on node `ni`:
+/* SelectVictimsOnNode (defaultpreemption/default_preemption.go) for `pod` on node `ni`:
  * removes the potential victims from a copy of ni (and runs the PreFilter
  * RemovePod extensions on a clone of cs), checks the pod fits with the
  * nominated pods (two-pass filter), then reprieves victims — PDB-violating

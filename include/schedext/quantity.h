@@ -1,5 +1,5 @@
 /* resource.Quantity parsing exactly as Kubernetes does
- * (reference kube-api.md §5): exact decimal value kept as a signed 128-bit
+ * (apimachinery pkg/api/resource/quantity.go): exact decimal value kept as a signed 128-bit
  * count of nano-units (1e-9), sub-nano remainders rounded up (away from zero),
  * magnitudes beyond int64 in the final conversions rejected.
  */

@@ -1,14 +1,14 @@
-/* The scheduling queue of the standalone scheduler (reference plugins.md §4):
+/* The scheduling queue of the standalone scheduler (upstream backend/queue/scheduling_queue.go):
  * activeQ (a heap ordered by the profiles' QueueSort), backoffQ (a heap by
  * backoff expiry), unschedulablePods (failed pods waiting for a cluster
  * event, and pods gated by PreEnqueue), the in-flight set (popped pods) and
  * the nominator (node -> pods nominated to it by preemption).
  *
  * Which pods enter: spec.schedulerName names a profile of the config, no
- * spec.nodeName, not being deleted, not terminal (kube-api.md §4.8). A pod
+ * spec.nodeName, not being deleted, not terminal (eventhandlers.go responsibleForPod). A pod
  * that becomes bound or deleted leaves every place.
  *
- * Cluster events and queueing hints (plugins.md §4.5-4.6, 1.34 with
+ * Cluster events and queueing hints (scheduling_queue.go isPodWorthRequeuing, 1.34 with
  * SchedulerQueueingHints GA): a pod that failed remembers its rejector
  * plugins (the plugins whose statuses rejected it, Pending ones apart).
  * An event moves an unschedulable pod only when a registration of one of
@@ -177,7 +177,7 @@ const char *sx_queue_where(struct sx_queue *q, sx_str ns, const char *name);
 /* Backoff expiry of a queued pod (its clock), or -1. */
 double sx_queue_backoff_expiry(struct sx_queue *q, sx_str ns, const char *name);
 
-/* ---------- nominator (plugins.md §4.7) ---------- */
+/* ---------- nominator (backend/queue/nominator.go) ---------- */
 
 /* Nominates pod to node (SX_STR_EMPTY clears). Bound pods are not added. */
 void sx_queue_nominate(struct sx_queue *q, const struct sx_pod *pod, sx_str node);

@@ -1,5 +1,5 @@
-/* The standalone scheduler (issue 6; reference plugins.md §1.2, §1.9-1.11,
- * §4): pods whose schedulerName is one of the config's profiles are taken
+/* The standalone scheduler (upstream pkg/scheduler/schedule_one.go and
+ * backend/queue): pods whose schedulerName is one of the config's profiles are taken
  * from the scheduling queue (fed by the cache listener), scheduled one
  * cycle at a time, assumed in the cache, reserved and permitted, then bound
  * asynchronously by a small binder pool through the API server. Failures
@@ -34,7 +34,7 @@ struct sx_scheduler_opts {
 	const struct sx_config *cfg;
 	struct sx_kube *kube;                 /* bindings, status patches, deletes */
 	/* Connection settings for the dedicated event and lease clients (own
-	 * rate limiters, kube-api.md §7.2); NULL = share `kube`. */
+	 * rate limiters, as kube-scheduler's leader election client); NULL = share `kube`. */
 	const struct sx_kube_opts *kube_opts;
 	struct sx_informers *inf;             /* scheduling waits for its sync; may be NULL */
 	/* delayCacheUntilActive with leader election: inf is NULL and the

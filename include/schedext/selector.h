@@ -1,5 +1,5 @@
 /* Matching: label selectors, node selector terms, node affinity,
- * tolerations (reference kube-api.md §4.2-4.3).
+ * tolerations (apimachinery labels, component-helpers nodeaffinity, core/v1 toleration.go).
  * Pure functions over model structs; safe from any thread.
  */
 #ifndef SCHEDEXT_SELECTOR_H
@@ -36,7 +36,7 @@ bool sx_node_selector_matches(const struct sx_node_selector *sel, const struct s
  * (component-helpers GetRequiredNodeAffinity().Match). */
 bool sx_pod_matches_node_selector_and_affinity(const struct sx_pod *pod, const struct sx_node *node);
 
-/* Toleration tolerates taint (kube-api.md §4.3). */
+/* Toleration tolerates taint (core/v1 toleration.go ToleratesTaint). */
 bool sx_toleration_tolerates(const struct sx_toleration *tol, const struct sx_taint *taint);
 /* Some toleration in the list tolerates taint. */
 bool sx_tolerations_tolerate(const struct sx_toleration *tols, uint32_t ntols,

@@ -1,4 +1,4 @@
-/* Plugin status (reference plugins.md §1.1).
+/* Plugin status (upstream k8s.io/kube-scheduler/framework interface.go Status, Code).
  *
  * A status is heap allocated; NULL means Success, so the hot path of a
  * passing Filter allocates nothing. The message is the reasons joined by

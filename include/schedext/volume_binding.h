@@ -1,5 +1,5 @@
 /* What the VolumeBinding plugin needs from the process it runs in
- * (reference plugins.md §3.16): its PreBind writes claimRefs and
+ * (upstream volumebinding/volume_binding.go): its PreBind writes claimRefs and
  * selected-node annotations through an API client and waits for the PV
  * controller by reading the live cache. The standalone loop installs both
  * (the extender and explain never run PreBind).

@@ -1,4 +1,4 @@
-/* v1.Node decoding (reference kube-api.md §4.7) and image name
+/* v1.Node decoding (staging/src/k8s.io/api/core/v1/types.go) and image name
  * normalisation shared with the pod decoder.
  */
 #include <stdlib.h>

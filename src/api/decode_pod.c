@@ -1,4 +1,5 @@
-/* v1.Pod decoding (reference kube-api.md §4.1-4.6, §4.9; plugins.md §5.3).
+/* v1.Pod decoding (staging/src/k8s.io/api/core/v1/types.go; requests as
+ * component-helpers/resource/helpers.go PodRequests).
  *
  * Besides copying fields, the decoder derives what every consumer would
  * otherwise recompute: the effective request (exact nano sums, converted
@@ -486,7 +487,7 @@ static int with_defaults(const struct sx_rlist *reqs, const struct sx_rlist *def
 	return 0;
 }
 
-/* §4.9 steps 1-3 into *total: containers summed, init containers walked in
+/* PodRequests' three steps into *total: containers summed, init containers walked in
  * order with the running sidecar sum, then the per-resource max. `defaults`
  * (may be empty) are applied to every container lacking those keys. */
 static int aggregate(const struct pod_ctx *ctx, const struct sx_rlist *defaults,
@@ -558,7 +559,8 @@ static bool pod_level_set(const struct sx_rlist *pod_level)
 	return false;
 }
 
-/* NodeResourcesFit's score request (plugins.md §3.8): upstream builds that
+/* NodeResourcesFit's score request (noderesources/resource_allocation.go
+ * calculatePodResourceRequest): upstream builds that
  * scorer without the PodLevelResources option, so it sums the containers'
  * requests with non-zero cpu/memory defaults (plus overhead) even when
  * spec.resources sets pod-level requests. Only cpu and memory are kept:
@@ -599,7 +601,8 @@ out:
 	return rc;
 }
 
-/* The effective request and its non-zero variant (plugins.md §5.3):
+/* The effective request and its non-zero variant (PodRequests, and
+ * pkg/scheduler/util/pod_resources.go GetNonzeroRequests):
  * defaults apply to every container, or, with pod-level requests, only for
  * cpu/memory missing from the whole pod total. */
 static int derive_requests(struct pod_ctx *ctx, struct sx_error *err)

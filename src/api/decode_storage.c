@@ -1,4 +1,4 @@
-/* The storage kinds (plugins.md §3.13-3.16): PersistentVolume,
+/* The storage kinds (what upstream's volume plugins read): PersistentVolume,
  * PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,
  * CSIStorageCapacity, VolumeAttachment, and the volumes of a pod spec.
  * Only the fields the volume plugins and the volume binder read are kept.

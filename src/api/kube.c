@@ -1,4 +1,5 @@
-/* Kubernetes API client over libcurl: construction, credentials, the
+/* Kubernetes API client over libcurl (as client-go: rest/request.go retries
+ * on 429 and 5xx, util/flowcontrol token bucket): construction, credentials, the
  * connection pool, requests with client-go's retry and backoff rules, and
  * the JSON write primitive; the writes themselves are in kube_writes.c,
  * kube_lease.c and kube_events.c.

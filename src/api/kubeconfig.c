@@ -1,6 +1,6 @@
 /* Connection settings: kubeconfig files (KUBECONFIG lists, first-wins
  * merge, relative paths) and in-cluster service-account config
- * (reference kube-api.md §1.1-1.3).
+ * (upstream client-go tools/clientcmd/loader.go and rest/config.go InClusterConfig).
  *
  * Secrets (tokens, keys) are copied into the config but never logged or put
  * into error messages. */

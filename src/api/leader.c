@@ -1,4 +1,5 @@
-/* Lease-based leader election (reference kube-api.md §7.2): acquire by
+/* Lease-based leader election (upstream client-go tools/leaderelection/
+ * leaderelection.go, LeaderElector.tryAcquireOrRenew): acquire by
  * retrying every retryPeriod with jitter; renew every retryPeriod; give up
  * after renewDeadline without success; release on clean shutdown. */
 #include <ctype.h>

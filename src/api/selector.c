@@ -1,5 +1,6 @@
 /* Label selectors, node selector terms, node affinity and tolerations
- * (reference kube-api.md §4.2-4.3), plus the pure resource lookup of
+ * (apimachinery labels/selector.go, component-helpers nodeaffinity.go,
+ * api core/v1 toleration.go ToleratesTaint), plus the pure resource lookup of
  * model.h (the label lookup is inline there). Everything here is a pure
  * function over immutable structs: any thread may call it.
  *

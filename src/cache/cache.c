@@ -1,4 +1,4 @@
-/* The cache (include/schedext/cache.h, plugins.md §5).
+/* The cache (include/schedext/cache.h; upstream pkg/scheduler/backend/cache/cache.go).
  *
  * Ownership:
  *  1. The cache holds one reference on every stored object, on every

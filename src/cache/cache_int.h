@@ -199,7 +199,7 @@ struct pod_entry {
 	double finished_at;           /* sx_now_s() at finish_binding */
 };
 
-/* Node tree (plugins.md §5.4): zones in insertion order, names in each. */
+/* Node tree (upstream backend/cache/node_tree.go): zones in insertion order, names in each. */
 struct zone {
 	sx_str region, zone;
 	uint32_t n, cap;

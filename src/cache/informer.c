@@ -1,6 +1,6 @@
 /* Informers: one thread for every watched kind (libcurl's multi
- * interface) keeping the cache equal to the API server's state (reference
- * kube-api.md §2-3, client-go's reflector).
+ * interface) keeping the cache equal to the API server's state (upstream
+ * client-go tools/cache/reflector.go, Reflector.ListAndWatch).
  *
  * Per kind: LIST -> sx_cache_replace_all -> WATCH from the list's
  * resourceVersion with bookmarks; ADDED/MODIFIED upsert, DELETED delete,

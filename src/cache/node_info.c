@@ -1,4 +1,4 @@
-/* NodeInfo: the per-node sums plugins read (plugins.md §5.1).
+/* NodeInfo: the per-node sums plugins read (upstream pkg/scheduler/framework/types.go NodeInfo).
  *
  * Ownership: a NodeInfo holds one reference on its node and one on its
  * pods block, which holds one reference on each pod it lists; `pods` is

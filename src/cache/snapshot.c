@@ -1,5 +1,5 @@
 /* Snapshots: immutable, reference-counted views of the cache for scheduling
- * cycles (plugins.md §5.4). A snapshot owns one reference on each NodeInfo
+ * cycles (upstream backend/cache/snapshot.go). A snapshot owns one reference on each NodeInfo
  * in `nodes` and on the shared blocks in `internal` (the sorted arrays of
  * other kinds and the image counts), which consecutive snapshots share when
  * those parts did not change.

@@ -1,4 +1,4 @@
-/* The cache's storage indexes (plugins.md §3.13-3.16): PVs and
+/* The cache's storage indexes (upstream's volume plugins' listers): PVs and
  * CSIStorageCapacities by storage class, VolumeAttachments and CSINodes
  * by node (a secondary order of their kind blocks), and the set of PVCs
  * used by pods on nodes (snapshot.usedPVCSet, for ReadWriteOncePod), with

@@ -86,7 +86,7 @@ struct serve_args {
 	const char *tls_cert, *tls_key, *tls_client_ca, *url_prefix, *always_allow;
 	unsigned long threads, max_conns, conn_timeout, max_body;
 	unsigned long kube_qps, kube_burst; /* 0 = client defaults (50 / 100) */
-	/* standalone scheduler (issue 6) */
+	/* standalone scheduler (--standalone, --leader-elect*) */
 	const char *le_name, *le_ns, *le_dur, *le_renew, *le_retry, *le_lock;
 	const char *content_type;
 	const char *debug_budget; /* --debug-time-budget */
@@ -526,7 +526,7 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	return -1;
 }
 
-/* --standalone: the scheduling loop on the same cache (issue 6). */
+/* --standalone: the scheduling loop on the same cache. */
 static int start_standalone(struct serve *s, const struct serve_args *a)
 {
 	struct sx_scheduler_opts o = { .cache = s->cache, .cfg = s->cfg, .kube = s->kube,

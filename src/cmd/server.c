@@ -2,7 +2,7 @@
  * TLS client verification, operations endpoints, metrics and the
  * per-request log line. The verbs themselves are in extender.c.
  *
- * Latency (issue 4 §4): every reply is one buffer handed to MHD
+ * Latency: every reply is one buffer handed to MHD
  * (MHD_RESPMEM_MUST_FREE), which writes headers and body together, and
  * TCP_NODELAY is set on every accepted socket, so a Go client never waits
  * on delayed ACKs. Connections are kept alive.

@@ -1,4 +1,5 @@
-/* The bind verb (reference extender-protocol.md §7). */
+/* The bind verb (extender/v1 ExtenderBindingArgs/Result; upstream
+ * pkg/scheduler/extender.go HTTPExtender.Bind). */
 #include <cjson/cJSON.h> /* cJSON_free of the normalised body */
 #include <stdio.h>
 #include <stdlib.h>

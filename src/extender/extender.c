@@ -1,5 +1,6 @@
-/* The extender verbs filter and prioritize (reference
- * extender-protocol.md §4-5), and what every verb shares: request syntax
+/* The extender verbs filter and prioritize (k8s.io/kube-scheduler/extender/v1
+ * types; upstream pkg/scheduler/extender.go HTTPExtender.Filter/Prioritize),
+ * and what every verb shares: request syntax
  * checks, error replies, the attempts metric. The ExtenderArgs reader is
  * extender_args.c; preempt.c and bind.c hold the other two verbs.
  *
@@ -269,7 +270,7 @@ int sx_extender_filter(const struct sx_extender *ex, const char *body, size_t le
 		goto out;
 	}
 	if (res.error) {
-		/* A plugin error fails the whole call (protocol §4.2 Error). */
+		/* A plugin error fails the whole call (ExtenderFilterResult.Error). */
 		sx_buf_puts(out, "{\"Error\":");
 		sx_json_str(out, sx_status_message(res.error, msg, sizeof(msg)));
 		sx_buf_puts(out, "}\n");
@@ -326,7 +327,7 @@ int sx_extender_prioritize(const struct sx_extender *ex, const char *body, size_
 		goto out;
 	}
 	if (res.error || res.pre_filter) {
-		/* Prioritize errors are ignored by kube-scheduler (§5.2): a non-200. */
+		/* kube-scheduler ignores a failed Prioritize (schedule_one.go prioritizeNodes): a non-200. */
 		rc = sx_ext_fail(out, log, 500, "scoring failed: %s",
 			  sx_status_message(res.error ? res.error : res.pre_filter, msg, sizeof(msg)));
 		goto out;

@@ -1,7 +1,8 @@
 /* The reader of every extender request body (extender_int.h): the
  * envelope scan with its normalise-once fallback, shared by the four
- * verbs, and the ExtenderArgs of filter and prioritize (reference
- * extender-protocol.md §4): one streaming scan of the body (json_scan.h),
+ * verbs, and the ExtenderArgs of filter and prioritize (upstream
+ * staging/src/k8s.io/kube-scheduler/extender/v1/types.go): one streaming
+ * scan of the body (json_scan.h),
  * the Pod and the Node items not in the cache decoded from their spans,
  * and the requested nodes resolved against the cache's snapshot.
  *

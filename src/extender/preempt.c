@@ -1,4 +1,5 @@
-/* The preempt verb (reference extender-protocol.md §6): kube-scheduler's
+/* The preempt verb (extender/v1 ExtenderPreemptionArgs/Result; upstream
+ * pkg/scheduler/extender.go HTTPExtender.ProcessPreemption): kube-scheduler's
  * proposed victims per node, checked and reprieved by the shared engine. */
 #include <cjson/cJSON.h> /* cJSON_free of the normalised body */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Reserve, Permit (with waiting pods), PreBind, Bind, PostBind
- * (reference plugins.md §1.9-1.10). */
+ * (upstream pkg/scheduler/schedule_one.go schedulingCycle, bindingCycle). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>

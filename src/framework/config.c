@@ -1,5 +1,5 @@
 /* KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) → profiles
- * (reference plugins.md §1.12, §2).
+ * (upstream pkg/scheduler/apis/config/v1/defaults.go, default_plugins.go).
  *
  * Steps, as upstream: (1) the user's plugin sets are merged with the default
  * multiPoint set (defaults.go mergePluginSet: defaults keep their order,

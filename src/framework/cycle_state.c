@@ -1,6 +1,6 @@
 /* The cycle state every plugin's slot lives in (new, slot, clone, free)
- * and how many feasible nodes a cycle looks for (reference plugins.md
- * §1.3, numFeasibleNodesToFind). Split from framework.c, which runs the
+ * and how many feasible nodes a cycle looks for (upstream
+ * schedule_one.go numFeasibleNodesToFind). Split from framework.c, which runs the
  * cycle itself. */
 #include <stdlib.h>
 #include <string.h>

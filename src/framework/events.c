@@ -1,4 +1,4 @@
-/* Cluster events (reference plugins.md §4.6; upstream
+/* Cluster events (upstream
  * pkg/scheduler/framework/events.go and kube-scheduler's fwk.ClusterEvent):
  * matching registrations against incoming events, and turning an update
  * of a pod or node into its specific actions. */

@@ -1,5 +1,5 @@
-/* The HTTP client side of the extender protocol (reference
- * extender-protocol.md; upstream pkg/scheduler/extender.go and the
+/* The HTTP client side of the extender protocol (extender/v1 types;
+ * upstream pkg/scheduler/extender.go and the
  * extender parts of schedule_one.go and preemption.go).
  *
  * Ownership: struct sx_extenders owns one struct ext per configured

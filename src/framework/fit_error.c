@@ -1,5 +1,5 @@
 /* The FitError message, worded exactly as kube-scheduler
- * (reference plugins.md §1.11). */
+ * (upstream pkg/scheduler/framework/types.go, FitError.Error). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,5 @@
-/* The scheduling cycle (reference plugins.md §1.2-1.8): PreEnqueue check,
+/* The scheduling cycle (upstream pkg/scheduler/schedule_one.go schedulePod,
+ * findNodesThatFitPod): PreEnqueue check,
  * PreFilter, parallel Filter with early stop and rotating start index,
  * then scoring and host selection (score_phase.c). */
 #include <stdarg.h>
@@ -111,7 +112,7 @@ static void format_plugin_list(char *buf, size_t len, const char **names, unsign
 		snprintf(buf + off, len - off, "]");
 }
 
-/* PreFilter of every plugin (plugins.md §1.3). *result receives the merged
+/* PreFilter of every plugin (runtime/framework.go RunPreFilterPlugins). *result receives the merged
  * PreFilterResult (NULL = all nodes); set_plugins the plugins that gave one. */
 static struct sx_status *run_pre_filter(const struct sx_profile *prof, struct sx_cycle_state *cs,
 					const struct sx_pod *pod, struct sx_node_set **result,
@@ -305,7 +306,7 @@ static bool same_pod(const struct sx_pod *a, const struct sx_pod *b)
 	return a->meta.ns == b->meta.ns && strcmp(a->meta.name, b->meta.name) == 0;
 }
 
-/* Pass 1 of §1.5: filters on a copy with the nominated pods added. */
+/* Pass 1 of RunFilterPluginsWithNominatedPods: filters on a copy with the nominated pods added. */
 static struct sx_status *filter_with_nominated_added(const struct sx_profile *prof,
 						     const struct sx_cycle_state *cs,
 						     const struct sx_pod *pod,

@@ -1,4 +1,5 @@
-/* PostFilter runner (reference plugins.md §1.11): plugins in order until
+/* PostFilter runner (upstream framework/runtime/framework.go
+ * RunPostFilterPlugins): plugins in order until
  * one succeeds or one says the pod cannot be helped; and the FitError path
  * around it that every front end shares. */
 #include <stdlib.h>

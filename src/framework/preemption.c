@@ -1,4 +1,5 @@
-/* The preemption engine (reference plugins.md §3.17): eligibility, victim
+/* The preemption engine (upstream framework/preemption/preemption.go
+ * Evaluator): eligibility, victim
  * selection on one node with PDB-aware reprieve, the dry run over the
  * candidate nodes, and upstream's pickOneNodeForPreemption. Everything runs
  * on clones; nothing here evicts. */

@@ -1,4 +1,4 @@
-/* The score phase of the scheduling cycle (reference plugins.md §1.6-1.8):
+/* The score phase of the scheduling cycle (upstream schedule_one.go prioritizeNodes, selectHost):
  * PreScore, Score in parallel over the feasible nodes, NormalizeScore with
  * weights, and host selection among the best totals. */
 #include <stdlib.h>
@@ -176,7 +176,7 @@ static uint64_t next_random(uint64_t *state)
 	return x;
 }
 
-/* selectHost: reservoir sampling among the highest totals (§1.8). */
+/* selectHost: reservoir sampling among the highest totals (schedule_one.go). */
 int sx__select_host(const struct sx_cycle_result *res, uint64_t *rng)
 {
 	uint64_t local = 0x2545F4914F6CDD1Dull;

@@ -1,4 +1,4 @@
-/* Plugin status objects (reference plugins.md §1.1). */
+/* Plugin status objects (upstream k8s.io/kube-scheduler/framework interface.go Status). */
 #include "schedext/status.h"
 
 #include <stdarg.h>

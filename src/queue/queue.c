@@ -1,4 +1,5 @@
-/* The scheduling queue (reference plugins.md §4): activeQ and the two
+/* The scheduling queue (upstream pkg/scheduler/backend/queue/scheduling_queue.go,
+ * PriorityQueue): activeQ and the two
  * backoff heaps, unschedulable and gated pods, the in-flight set and the
  * nominator, all entries in one hash by "ns/name". One mutex guards
  * everything. Cluster events and queueing hints: queue_events.c. */
@@ -410,7 +411,7 @@ struct sx_queue *sx_queue_new(const struct sx_config *cfg)
 	if (!q->buckets)
 		goto fail;
 	q->cfg = cfg;
-	q->sort_prof = cfg->profiles[0]; /* all profiles share one QueueSort (§1.12) */
+	q->sort_prof = cfg->profiles[0]; /* all profiles share one QueueSort (profile.go cfgValidator) */
 	q->now = default_now;
 	q->active.less = active_less;
 	q->backoff.less = backoff_less;

@@ -1,5 +1,5 @@
-/* Cluster events in the scheduling queue (reference plugins.md §4.5-4.6;
- * upstream backend/queue/scheduling_queue.go with queueing hints): which
+/* Cluster events in the scheduling queue (upstream
+ * backend/queue/scheduling_queue.go with queueing hints): which
  * registrations each profile's plugins made, isPodWorthRequeuing, the
  * moves an event causes, and the events kept for in-flight pods. */
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* The nominator of the scheduling queue (reference plugins.md §4.7): the
+/* The nominator of the scheduling queue (upstream backend/queue/nominator.go): the
  * pods a preemption nominated to a node, kept on their queue entries. */
 #include <stdlib.h>
 

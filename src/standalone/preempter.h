@@ -1,5 +1,5 @@
-/* Asynchronous preemption for the standalone loop (reference plugins.md
- * §3.17 step 10, SchedulerAsyncPreemption on in 1.34): one worker thread
+/* Asynchronous preemption for the standalone loop (upstream preemption.go
+ * prepareCandidateAsync, SchedulerAsyncPreemption on in 1.34): one worker thread
  * carries out the preemptions DefaultPreemption decided, off the
  * scheduling thread, as upstream's prepareCandidateAsync goroutine. */
 #ifndef SCHEDEXT_STANDALONE_PREEMPTER_H

@@ -1,4 +1,4 @@
-/* The standalone loop's metrics (kube-scheduler's names, plugins.md §6):
+/* The standalone loop's metrics (kube-scheduler's names, pkg/scheduler/metrics/metrics.go):
  * definitions, one attempt, the queue gauges. Internal to src/standalone/;
  * implemented in sched_metrics.c. Thread-safe as sx_metrics is.
  */

@@ -1,4 +1,4 @@
-/* The standalone scheduling loop (reference plugins.md §1.2, §1.9-1.11):
+/* The standalone scheduling loop (upstream pkg/scheduler/schedule_one.go scheduleOne):
  * one scheduling cycle at a time on the loop thread; binding cycles on a
  * binder pool; events through a bounded, rate-limited sender; leadership
  * gating every write. */
@@ -134,7 +134,7 @@ static void update_gauges(struct sx_scheduler *s)
 	sx_sched_metrics_queue(s->o.metrics, s->q, s->o.cfg);
 }
 
-/* ---------- failures (plugins.md §1.11) ---------- */
+/* ---------- failures (schedule_one.go handleSchedulingFailure) ---------- */
 
 /* Whether a failed status patch of pod is logged at the default level:
  * the first failure of each pod is; its retries while the API server
@@ -260,7 +260,7 @@ static void fail_status(struct sx_scheduler *s, const struct sx_profile *prof,
 	free(msg);
 }
 
-/* ---------- binding cycle (plugins.md §1.10) ---------- */
+/* ---------- binding cycle (schedule_one.go bindingCycle) ---------- */
 
 static void free_job(struct bind_job *j)
 {
@@ -406,7 +406,7 @@ static struct sx_status *api_binder(void *ctx, const struct sx_pod *pod, sx_str 
 	return st;
 }
 
-/* ---------- scheduling cycle (plugins.md §1.2) ---------- */
+/* ---------- scheduling cycle (schedule_one.go schedulingCycle) ---------- */
 
 /* Assume, Reserve, Permit, then hand the binding cycle to the binders.
  * Takes res->state. */
@@ -645,7 +645,7 @@ static void on_preempted(void *ctx, const struct sx_pod *victim, const struct sx
 }
 
 /* Hands the preemption to the preempter (asynchronous preemption, 1.34's
- * default; plugins.md §3.17 step 10): the preemptor is gated by
+ * default; preemption.go prepareCandidateAsync): the preemptor is gated by
  * DefaultPreemption's PreEnqueue until its victims are going. */
 static struct sx_status *apply_preemption(void *ctx, const struct sx_pod *preemptor,
 					  const struct sx_preempt_result *r)

@@ -1,10 +1,11 @@
-/* resource.Quantity parsing (reference kube-api.md §5).
+/* resource.Quantity parsing (upstream staging/src/k8s.io/apimachinery/
+ * pkg/api/resource/quantity.go, ParseQuantity).
  *
  * The scanner follows apimachinery's parseQuantityString: an optional sign,
  * digits, an optional "." and digits, then a suffix made of the letters
  * "eEinumkKMGTP", an optional sign and digits. The suffix must then be one
  * of the known decimal/binary suffixes or an exponent ("e3", "E-6").
- * The number needs at least one digit (reference grammar): ".5", "5." and
+ * The number needs at least one digit (the grammar in quantity.go's head): ".5", "5." and
  * "1.G" are accepted, while "+", "." or a bare "k" are rejected (upstream
  * reads those as zero; the API server never emits them, so nothing that a
  * cluster holds is refused).

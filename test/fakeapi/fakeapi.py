@@ -2,7 +2,7 @@
 """A protocol-faithful fake Kubernetes API server for schedext's tests.
 
 Standard library only. Serves, for every kind schedext watches plus events
-and leases (reference kube-api.md §2-3, §6-7):
+and leases (as the API server answers client-go's reflector and writers):
 
 * LIST with kube-apiserver's resourceVersion semantics (docs/fake-api-server.md):
   resourceVersion=0 answered from the "watch cache" whole, ignoring limit;

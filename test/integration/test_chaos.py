@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Chaos at the edges (issue 13), each against the real binary:
+"""Chaos at the edges, each against the real binary:
 
 * the API server disappears (every connection cut, new ones closed at
   once) while pods are being bound: no pod bound twice or lost, bindings

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Exec credential plugins in the kubeconfig (issue 14 item 5), against
+"""Exec credential plugins in the kubeconfig, against
 test/fakeapi/fakeapi.py with expiring bearer tokens (/_control/tokens):
 
 (a) standalone with leader election, whose kubeconfig runs a small plugin

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Extenders over HTTPS with tlsConfig.serverName (issue 14 item 3),
+"""Extenders over HTTPS with tlsConfig.serverName,
 against test/fakeapi/fakeapi.py: a second schedext process serves the
 extender verbs over TLS with a certificate for DNS:extender.test only (no
 IP address in it), reached at https://127.0.0.1:<port>.

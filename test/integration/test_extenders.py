@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Standalone scheduling with an `extenders:` stanza (issue 14 item 3),
+"""Standalone scheduling with an `extenders:` stanza,
 against test/fakeapi/fakeapi.py:
 
 (a) a second schedext process serves the extender verbs with a profile

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Live-cluster client against test/fakeapi/fakeapi.py (issue 5):
+"""Live-cluster client against test/fakeapi/fakeapi.py:
 
 (a) convergence: thousands of random node/pod changes while every fault is
     injected; afterwards /debug/cache equals the server's state exactly;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Standalone scheduler against test/fakeapi/fakeapi.py (issue 6):
+"""Standalone scheduler against test/fakeapi/fakeapi.py:
 
 (a) 1,000 pending pods over 100 nodes (requests, node affinity, taints and
     tolerations, anti-affinity, topology spread) are all bound, and every
@@ -328,7 +328,7 @@ def test_leader_election(tmp):
         api.stop()
 
 
-# ---------- preemption (issue 6, "Preemption tests") ----------
+# ---------- preemption ----------
 
 INT32_MAX = 2 ** 31 - 1
 

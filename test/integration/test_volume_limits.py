@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Storage end to end (issue 12), the restriction plugins: the standalone
+"""Storage end to end, the restriction plugins: the standalone
 scheduler against test/fakeapi/fakeapi.py.
 
 (f) two pods sharing a ReadWriteOncePod claim: the first is bound, the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Storage end to end (issue 12): the standalone scheduler against
+"""Storage end to end: the standalone scheduler against
 test/fakeapi/fakeapi.py with its PV controller and external provisioner.
 
 (a) a StatefulSet-like set of 30 pods, one volumeClaimTemplate-style claim

@@ -1,6 +1,6 @@
 /* Each default plugin's registered cluster events and queueing hints
  * (upstream EventsToRegister and isSchedulableAfter*), the event matching
- * rules, and the update-to-action extraction (plugins.md §4.6). */
+ * rules, and the update-to-action extraction (framework/events.go). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>

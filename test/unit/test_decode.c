@@ -258,7 +258,7 @@ static void test_pod_defaults(void)
 	sx_pod_unref(pod);
 }
 
-/* kube-api.md §4.9 worked example. */
+/* PodRequests on sidecar and init containers, worked example. */
 static void test_effective_request_example(void)
 {
 	struct sx_error err;

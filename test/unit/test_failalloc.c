@@ -1,4 +1,4 @@
-/* Allocation-failure sweep (issue 13): linked with -Wl,--wrap for malloc,
+/* Allocation-failure sweep: linked with -Wl,--wrap for malloc,
  * calloc, realloc, strdup, strndup, asprintf and vasprintf (see the
  * Makefile) and with cJSON's hooks pointed at the wrapper, so the N-th
  * allocation of the calling thread fails. Each scenario is first run with

@@ -1,4 +1,4 @@
-/* The nominated-node fast path (plugins.md §1.2 step 7, upstream
+/* The nominated-node fast path (upstream schedule_one.go
  * evaluateNominatedNode): a pod with status.nominatedNodeName is filtered
  * on that node alone first and placed there without scoring when it fits;
  * otherwise every node is searched and the nominated node's failure kept. */

@@ -1,4 +1,4 @@
-/* resource.Quantity parsing: the reference table (kube-api.md §5.3), the
+/* resource.Quantity parsing: a table of apimachinery ParseQuantity results, the
  * conversions' rounding, overflow and garbage. */
 #include "harness.h"
 
@@ -39,7 +39,7 @@ struct qcase {
 #define BAD(s, rc) { s, rc, NULL, 0, 0, 0, 0 }
 
 static const struct qcase table[] = {
-	/* kube-api.md §5.3, row by row */
+	/* what ParseQuantity, MilliValue and Value give, row by row */
 	OK("1", "1000000000", 1000, 1),
 	OK("100m", "100000000", 100, 1),
 	OK("0.1", "100000000", 100, 1),
@@ -191,7 +191,7 @@ static void test_length_bound(void)
 	CHECK_INT(sx_quantity_parse(NULL, 0, &q), SX_EINVAL);
 }
 
-/* Summing before converting (kube-api.md §5.2): two 0.5m make 1m. */
+/* Summing before converting (as PodRequests adds Quantities): two 0.5m make 1m. */
 static void test_sum_then_convert(void)
 {
 	sx_nano a = 0, b = 0;

@@ -1,4 +1,4 @@
-/* Queueing hints in the scheduling queue (plugins.md §4.5-4.6): rejector
+/* Queueing hints in the scheduling queue (scheduling_queue.go): rejector
  * plugins recorded from a real failed cycle, events that move only the
  * pods one of their rejectors' hints says Queue for (5,000 pods rejected by
  * NodeResourcesFit: a label change moves none, a big node moves all),

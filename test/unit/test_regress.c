@@ -1,4 +1,4 @@
-/* Regression tests for bugs found by fuzzing (issue 13). Each test names the
+/* Regression tests for bugs found by fuzzing. Each test names the
  * input that used to misbehave; the fuzz corpus replay (test/fuzz/regressions)
  * covers the raw inputs, these check the behaviour in words. */
 #include <stdlib.h>

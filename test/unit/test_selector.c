@@ -1,5 +1,5 @@
 /* Label selectors, node selector terms, node affinity, tolerations
- * (kube-api.md §4.2-4.3), and the label/resource lookups of model.h. */
+ * (labels/selector.go, nodeaffinity.go), and the label/resource lookups of model.h. */
 #include "harness.h"
 
 #include "schedext/common.h"
@@ -351,7 +351,7 @@ static struct sx_taint taint(const char *key, const char *value, int effect)
 }
 
 /* The cases of k8s.io/api core/v1 TestTolerationToleratesTaint, plus the
- * wildcard rules of kube-api.md §4.3. */
+ * wildcard rules of core/v1 toleration.go ToleratesTaint. */
 static void test_toleration_tolerates(void)
 {
 	struct sx_taint t;
