@@ -401,21 +401,27 @@ class ControlPlane:
         self.kc_admin = self.write_kubeconfig("admin", self.tokens["admin"])
         self.kc_operator = self.write_kubeconfig("operator", self.tokens["operator"])
         self.start_timeout = start_timeout
+        self.apiserver = self.kcm = self.scheduler = None
+        try:
+            self._start()
+        except BaseException:
+            self.stop()  # nothing left running when start-up fails
+            raise
+
+    def _start(self):
+        tmp, assets = self.tmp, self.assets
         self.etcd = Proc(tmp, "etcd", etcd_args(
             assets["etcd"], os.path.join(tmp, "etcd-data"), self.etcd_port, self.etcd_peer,
             etcd_supports_no_fsync(assets["etcd"])))
         self.procs.append(self.etcd)
         if not wait_for(lambda: etcd_healthy(self.etcd_port), 30):
             raise RuntimeError("etcd did not become healthy:\n" + self.etcd.logtail())
-        self.apiserver = None
         self.start_apiserver()
-        self.kcm = None
         if assets.get("kube-controller-manager"):
             self.kcm = Proc(tmp, "kube-controller-manager", controller_manager_args(
                 assets["kube-controller-manager"], self.kc_admin, free_port(),
                 os.path.join(tmp, "kcm-certs")))
             self.procs.append(self.kcm)
-        self.scheduler = None
 
     def write_kubeconfig(self, name, token):
         return write_json(os.path.join(self.tmp, "kubeconfig-%s.json" % name),
@@ -441,12 +447,12 @@ class ControlPlane:
     def stop_apiserver(self, sig=signal.SIGTERM):
         return self.apiserver.stop(sig)
 
-    def start_scheduler(self, name, extenders=None, kubeconfig_path=None):
+    def start_scheduler(self, name, extenders=None, kubeconfig_path=None, binary=None):
         kc = kubeconfig_path or self.kc_admin
         cfg = write_json(os.path.join(self.tmp, name + "-config.json"),
                          scheduler_config(kc, extenders))
         self.scheduler = Proc(self.tmp, name, scheduler_args(
-            self.assets["kube-scheduler"], cfg, kc, free_port(),
+            binary or self.assets["kube-scheduler"], cfg, kc, free_port(),
             os.path.join(self.tmp, name + "-certs")))
         self.procs.append(self.scheduler)
         return self.scheduler
