@@ -146,8 +146,10 @@ class Ctx:
         return ns
 
     def node(self, name, cpu="8", mem="16Gi", **kw):
-        self.k.create("/api/v1/nodes", node_obj(name, cpu, mem, **kw))
-        # Status through its subresource, as a kubelet reports it.
+        obj = node_obj(name, cpu, mem, **kw)
+        obj.update(node_status(cpu, mem))
+        self.k.create("/api/v1/nodes", obj)
+        # And through the status subresource, as a kubelet reports it.
         self.k.patch("/api/v1/nodes/%s/status" % name, node_status(cpu, mem))
         return name
 
@@ -167,7 +169,8 @@ class Ctx:
     def cleanup(self, ns, nodes=()):
         """Every pod of ns removed at once (grace 0: there is no kubelet),
         then the nodes."""
-        self.k.delete("/api/v1/namespaces/%s/pods?gracePeriodSeconds=0" % ns)
+        for name in self.pods(ns):
+            self.k.delete("/api/v1/namespaces/%s/pods/%s?gracePeriodSeconds=0" % (ns, name))
         wait_for(lambda: not self.pods(ns), 30)
         for n in nodes:
             self.k.delete("/api/v1/nodes/" + n)
@@ -590,8 +593,7 @@ def scenario_kubectl(c):
     want = ("0/%d nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s)"
             % total) if total == 2 else None
     check(out.get("selectedNode") is None and "Insufficient cpu" in (out.get("message") or "") and
-          (want is None or out["message"].startswith(want)), "kubectl: why message %r"
-          % out.get("message"))
+          (want is None or out["message"].startswith(want)), "kubectl: why: %s" % r.stdout[:600])
     r = subprocess.run([PLUGIN, "pending", "-n", ns, "--kubeconfig", c.cp.kc_operator],
                        capture_output=True, text=True, timeout=120)
     check(r.returncode == 0 and "1 pending pod(s)" in r.stdout and "ops/stuck" in r.stdout,
