@@ -5,6 +5,7 @@
 #   make test SANITIZE=address,undefined | SANITIZE=thread
 #   make bench [QUICK=1], make perf-check [UPDATE=1], make format, make clean,
 #   make install-deps
+#   make test-real [SCHEDULER=PATH]   (needs KUBEBUILDER_ASSETS; README)
 #   make soak [SOAK_MINUTES=N] [BUILD=build-soak]   (test/soak/soak.py)
 #   make fuzz [FUZZ_SECONDS=N] [FUZZ_TARGETS="a b"]   (test/fuzz/README.md)
 
@@ -66,7 +67,7 @@ FUZZ_BUILD   := build-fuzz
 PREFIX   ?= /usr/local
 KUBECTL_PLUGIN := $(BUILD)/kubectl-schedext
 
-.PHONY: all run test unit integration bench perf-check format-check clean format install install-deps install-test-deps \
+.PHONY: all run test test-real unit integration bench perf-check format-check clean format install install-deps install-test-deps \
 	check-deps tools fuzz fuzz-bins install-fuzz-deps soak
 all: $(BIN) $(KUBECTL_PLUGIN)
 
@@ -192,6 +193,15 @@ test: install-test-deps
 	@./test/check_plugins.py
 	@$(MAKE) --no-print-directory all tools $(TEST_BINS) $(FUZZ_BINS)
 	@SANITIZE="$(SANITIZE)" BUILD="$(BUILD)" ./test/run.sh $(TEST_BINS) $(FUZZ_BINS)
+
+# The suite against a real control plane (README "Tests against a real
+# control plane"): KUBEBUILDER_ASSETS must name a directory with etcd and
+# kube-apiserver; SCHEDULER=PATH names the kube-scheduler of the
+# differential test. Skips with one line without them.
+test-real: install-deps
+	@$(MAKE) --no-print-directory all
+	@SCHEDEXT_BIN="$(abspath $(BIN))" python3 test/integration/test_real_control_plane.py \
+	  $(if $(SCHEDULER),--scheduler "$(SCHEDULER)")
 
 bench: install-deps
 	@$(MAKE) --no-print-directory all tools
