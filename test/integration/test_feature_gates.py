@@ -109,6 +109,22 @@ def test_bad_flags():
         c.eq(err, "schedext serve: %s: %s" % (flag, want), "message of %s" % " ".join(args))
 
 
+def test_explain_flags():
+    pod = os.path.join(ROOT, "extender-config", "demo-pod.yaml")
+    base = [BIN, "explain", "--state", STATE, "--pod", pod]
+    r = subprocess.run(base + ["--emulated-version", "1.36", "--feature-gates",
+                               "OpportunisticBatching=false"], capture_output=True, timeout=30)
+    c.eq(r.returncode, 0, "explain at 1.36 with a gate: exit code")
+    c.check(b"selectedNode" in r.stdout, "explain at 1.36: a verdict", r.stderr[:300])
+    r = subprocess.run(base + ["--emulated-version", "1.35", "--feature-gates",
+                               "TopologyAwareWorkloadScheduling=true"],
+                       capture_output=True, timeout=30)
+    c.eq((r.returncode, r.stderr.decode().strip()),
+         (2, "schedext: explain: --feature-gates: cannot set feature gate "
+             "TopologyAwareWorkloadScheduling to true, feature is PreAlpha at emulated version "
+             "1.35"), "explain: PreAlpha gate refused")
+
+
 def test_config_per_release():
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
         f.write(FILE_137)
@@ -155,5 +171,6 @@ if __name__ == "__main__":
     test_defaults()
     test_release_and_gates()
     test_bad_flags()
+    test_explain_flags()
     test_config_per_release()
     c.done()
