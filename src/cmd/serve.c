@@ -489,7 +489,6 @@ static int features_from_flags(const struct serve_args *a, struct sx_features *f
 {
 	struct sx_error err = { 0 };
 	int minor = SX_RELEASE_DEFAULT;
-	char diff[1024];
 
 	if (a->emulated_version[0] &&
 	    sx_features_parse_release(a->emulated_version, &minor, &err) < 0)
@@ -497,10 +496,18 @@ static int features_from_flags(const struct serve_args *a, struct sx_features *f
 	sx_features_init(f, minor);
 	if (a->feature_gates[0] && sx_features_set(f, a->feature_gates, &err) < 0)
 		return usage_error("--feature-gates: %s", err.msg);
+	return -1;
+}
+
+/* One startup line: which release's behaviour runs, with which gates
+ * away from its defaults (after setup, so a usage error stays one line). */
+static void log_features(const struct sx_features *f)
+{
+	char diff[1024];
+
 	sx_features_diff(f, diff, sizeof(diff));
 	sx_log(1, "behaving as kube-scheduler 1.%d; feature gates set away from its defaults: %s",
 	       sx_release(f), diff[0] ? diff : "none");
-	return -1;
 }
 
 /* Builds the profile, cache and cluster source. Returns -1 to go on, or an
@@ -587,6 +594,7 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 		fprintf(stderr, "schedext serve: out of memory\n");
 		return 1;
 	}
+	log_features(&s->cfg->features);
 	return -1;
 }
 

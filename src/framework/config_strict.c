@@ -240,13 +240,14 @@ static void check_args(const cJSON *root, struct strict *s)
 			sx_buf_init(&in.all);
 			walk(args, sc, "", &in);
 			sx_buf_putc(&in.all, '\0');
-			if (in.n) {
+			if (in.all.failed)
+				s->all.failed = true;
+			else if (in.n) {
 				snprintf(head, sizeof(head), "decoding .profiles[%d].pluginConfig[%d]: "
 					 "strict decoding error: decoding args for plugin %.40s: ", i - 1,
 					 j - 1,
 					 cJSON_GetObjectItemCaseSensitive(item, "name")->valuestring);
-				add(s, "%sstrict decoding error: %s", head,
-				    in.all.data ? in.all.data : "out of memory");
+				add(s, "%sstrict decoding error: %s", head, in.all.data);
 			}
 			sx_buf_free(&in.all);
 		}
