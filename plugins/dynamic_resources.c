@@ -39,6 +39,10 @@ static struct sx_status reject_not_available =
 
 struct dra_self {
 	uint64_t filter_timeout_ns; /* 0 = none */
+	/* bindingTimeout: how long PreBind may wait for device binding
+	 * conditions; 0 = not set (its gates are off). The configuration
+	 * defaults it to 10m when they are on (src/framework/config_dra.c). */
+	uint64_t binding_timeout_ns;
 	struct sx_cel_cache *cel;
 };
 
@@ -70,13 +74,40 @@ struct dra_state {
 struct dra_args {
 	char *filter_timeout; /* NULL: absent, or not a string */
 	bool given;           /* filterTimeout present and not null */
+	char *binding_timeout; /* NULL: absent, or not a string */
+	bool binding_given;
 };
 
 static const struct sx_arg dra_fields[] = {
 	{ .name = "filterTimeout", .type = SX_ARG_STRING, .max = 64, .flags = SX_ARG_LENIENT,
 	  .offset = offsetof(struct dra_args, filter_timeout) },
 	{ .name = "filterTimeout", .type = SX_ARG_GIVEN, .offset = offsetof(struct dra_args, given) },
+	{ .name = "bindingTimeout", .type = SX_ARG_STRING, .max = 64, .flags = SX_ARG_LENIENT,
+	  .offset = offsetof(struct dra_args, binding_timeout) },
+	{ .name = "bindingTimeout", .type = SX_ARG_GIVEN,
+	  .offset = offsetof(struct dra_args, binding_given) },
 };
+
+/* bindingTimeout in seconds (0: not given); ValidateDynamicResourcesArgs
+ * wants at least one second. -1 with err on a bad value. */
+static double binding_timeout_s(const struct dra_args *a, struct sx_error *err)
+{
+	double secs;
+
+	if (!a->binding_given)
+		return 0;
+	if (!a->binding_timeout || sx_parse_duration(a->binding_timeout, &secs) < 0 ||
+	    secs > 9.2e9) {
+		sx_error_set(err, SX_EINVAL, "bindingTimeout: invalid duration");
+		return -1;
+	}
+	if (secs < 1) {
+		sx_error_set(err, SX_EINVAL, "bindingTimeout: Invalid value: \"%s\": must be at "
+			     "least 1 second", a->binding_timeout);
+		return -1;
+	}
+	return secs;
+}
 
 /* filterTimeout (default 10s) in seconds, or -1 when it is not a Go
  * duration a time.Duration holds (about 292 years). */
@@ -110,13 +141,17 @@ static void *init_dynamic_resources(const struct cJSON *args, struct sx_error *e
 		return NULL;
 	}
 	secs = filter_timeout_s(&a);
+	if (secs < 0)
+		sx_error_set(err, SX_EINVAL, "filterTimeout: invalid duration");
+	else
+		s->filter_timeout_ns = (uint64_t)(secs * 1e9);
+	if (secs >= 0 && (secs = binding_timeout_s(&a, err)) >= 0)
+		s->binding_timeout_ns = (uint64_t)(secs * 1e9);
 	sx_args_free(dra_fields, SX_ARRAY_SIZE(dra_fields), &a);
 	if (secs < 0) {
 		free(s);
-		sx_error_set(err, SX_EINVAL, "filterTimeout: invalid duration");
 		return NULL;
 	}
-	s->filter_timeout_ns = (uint64_t)(secs * 1e9);
 	s->cel = sx_cel_cache_new(10); /* upstream: cel.NewCache(10) */
 	if (!s->cel) {
 		free(s);
@@ -143,6 +178,10 @@ static void write_args_dynamic_resources(const void *self, struct sx_buf *b)
 
 	sx_format_duration((double)s->filter_timeout_ns / 1e9, d, sizeof(d));
 	sx_buf_printf(b, ",\"filterTimeout\":\"%s\"", d);
+	if (s->binding_timeout_ns) {
+		sx_format_duration((double)s->binding_timeout_ns / 1e9, d, sizeof(d));
+		sx_buf_printf(b, ",\"bindingTimeout\":\"%s\"", d);
+	}
 }
 
 /* ---------- CEL ---------- */

@@ -41,7 +41,7 @@ HEADERS = {
     
     "status.h": "framework", "plugin.h": "framework", "framework.h": "framework",
     "volume_binding.h": "framework",
-    "preemption.h": "framework", "queue.h": "queue", "config.h": "framework",
+    "preemption.h": "framework", "queue.h": "queue", "config.h": "framework", "features.h": "framework",
     "registry.h": "framework", "binder.h": "framework",
     "fit_error.h": "framework", "framework_metrics.h": "framework", "plugin_args.h": "framework",
     "binding_cycle.h": "framework", "post_filter.h": "framework", "dra_alloc.h": "dra",

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "schedext/common.h"
+#include "schedext/features.h"
 #include "schedext/plugin.h"
 
 struct cJSON;
@@ -38,6 +39,25 @@ enum sx_point {
 /* Config key of an extension point ("preFilter", ...). */
 const char *sx_point_name(enum sx_point pt);
 
+/* The PodGroup extension points of 1.36 and 1.37 (plugins.placementGenerate,
+ * placementScore, podGroupPostFilter). No schedext plugin implements them:
+ * the profile keeps what the configuration enables there, for /configz. */
+enum sx_group_point {
+	SX_GPT_PLACEMENT_GENERATE,
+	SX_GPT_PLACEMENT_SCORE,
+	SX_GPT_POD_GROUP_POST_FILTER,
+	SX_GPT_COUNT
+};
+
+/* Config key of a PodGroup extension point, and the release that added it. */
+const char *sx_group_point_name(enum sx_group_point gpt);
+int sx_group_point_since(enum sx_group_point gpt);
+
+struct sx_group_enabled {
+	char *name;     /* owned */
+	int64_t weight; /* placementScore: >= 1; else 0 */
+};
+
 /* One enabled plugin at one extension point. */
 struct sx_enabled {
 	const struct sx_plugin *plugin;
@@ -59,6 +79,12 @@ struct sx_profile {
 	 * them first, then the defaulted ones by name, as upstream does) */
 	unsigned short config_order[SX_MAX_PLUGINS];
 	unsigned nconfig;
+	/* the PodGroup extension points, as configured (owned) */
+	unsigned ngroup[SX_GPT_COUNT];
+	struct sx_group_enabled *group[SX_GPT_COUNT];
+	/* The release and feature gates the profile runs with: a copy of the
+	 * configuration's, for plugins to ask (sx_feature_enabled). */
+	struct sx_features features;
 };
 
 /* clientConnection (componentbase ClientConnectionConfiguration). Unset
@@ -95,6 +121,9 @@ struct sx_config {
 	struct sx_extender_cfg *extenders; /* extender_client.h; shared by the profiles */
 	/* Fields read but not acted on, "a, b" (for one startup warning), or NULL. */
 	char *unsupported;
+	/* The emulated release and feature gates (--emulated-version,
+	 * --feature-gates); every profile holds a copy. */
+	struct sx_features features;
 };
 
 /* The upstream default configuration (one profile, default-scheduler). */
@@ -103,12 +132,23 @@ struct sx_config *sx_config_default(struct sx_error *err);
  * the file and field on failure. */
 struct sx_config *sx_config_load(const char *path, struct sx_error *err);
 struct sx_config *sx_config_parse(const char *data, size_t len, struct sx_error *err);
+/* The same for a release and feature gates (copied into the
+ * configuration; NULL: the defaults of SX_RELEASE_DEFAULT). The file is
+ * decoded strictly as that release's kube-scheduler decodes it: a field
+ * it does not know, at any depth, is "strict decoding error: unknown
+ * field \"profiles[0].plugins.bogusSet\"" (plugin args included). */
+struct sx_config *sx_config_default_for(const struct sx_features *f, struct sx_error *err);
+struct sx_config *sx_config_load_for(const char *path, const struct sx_features *f,
+				     struct sx_error *err);
+struct sx_config *sx_config_parse_for(const char *data, size_t len, const struct sx_features *f,
+				      struct sx_error *err);
 void sx_config_free(struct sx_config *cfg);
 
 /* GET /configz: {"componentconfig": the effective KubeSchedulerConfiguration
  * (defaults applied; plugins enabled per extension point with their
- * weights; pluginConfig args are not kept after the profiles are built
- * and are left out)}. */
+ * weights; pluginConfig args as the plugins hold them),
+ * "emulatedVersion": "1.37", "featureGates": {the gates whose value
+ * differs from that release's default}}. */
 struct sx_buf;
 void sx_config_write_json(struct sx_buf *b, const struct sx_config *cfg);
 /* Profile by schedulerName; name NULL = the first. */

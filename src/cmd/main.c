@@ -50,6 +50,9 @@ static const char usage_explain[] =
 	"                     if served, else the first profile)\n"
 	"  --nodes A,B,...    only these candidate nodes (the others still count)\n"
 	"  --format json|text output format (default json)\n"
+	"  --emulated-version V  the kube-scheduler release whose defaults run (1.35,\n"
+	"                     1.36, 1.37; default 1.37), as for serve\n"
+	"  --feature-gates LIST  feature gates on top of them (A=true,B=false), as for serve\n"
 	"  -h, --help         this help\n";
 
 static int usage_error(const char *fmt, const char *arg)
@@ -127,7 +130,19 @@ static sx_str *parse_node_list(const char *list, uint32_t *n)
 
 struct explain_args {
 	const char *state, *pod, *config, *profile, *nodes, *format;
+	/* every --feature-gates / --emulated-version value, joined by ',' */
+	char gates[2048], release[128];
 };
+
+/* Appends val to a ','-joined list; 0, or -1 when it does not fit. */
+static int append_list(char *list, size_t size, const char *val)
+{
+	size_t len = strlen(list);
+
+	return (size_t)snprintf(list + len, size - len, "%s%s", len ? "," : "", val) < size - len
+		       ? 0
+		       : -1;
+}
 
 static int parse_explain_args(int argc, char **argv, struct explain_args *a)
 {
@@ -135,6 +150,8 @@ static int parse_explain_args(int argc, char **argv, struct explain_args *a)
 		{ "state", required_argument, 0, 's' },	  { "pod", required_argument, 0, 'p' },
 		{ "config", required_argument, 0, 'c' },  { "profile", required_argument, 0, 'P' },
 		{ "nodes", required_argument, 0, 'n' },	  { "format", required_argument, 0, 'f' },
+		{ "feature-gates", required_argument, 0, 'g' },
+		{ "emulated-version", required_argument, 0, 'e' },
 		{ "help", no_argument, 0, 'h' },	  { 0, 0, 0, 0 },
 	};
 	int c;
@@ -150,6 +167,14 @@ static int parse_explain_args(int argc, char **argv, struct explain_args *a)
 		case 'P': a->profile = optarg; break;
 		case 'n': a->nodes = optarg; break;
 		case 'f': a->format = optarg; break;
+		case 'g':
+			if (append_list(a->gates, sizeof(a->gates), optarg) < 0)
+				return usage_error("explain: %s: too long", "--feature-gates");
+			break;
+		case 'e':
+			if (append_list(a->release, sizeof(a->release), optarg) < 0)
+				return usage_error("explain: %s: too long", "--emulated-version");
+			break;
 		case 'h': fputs(usage_explain, stdout); return 1;
 		default:
 			return usage_error("explain: unknown or incomplete option '%s'",
@@ -201,6 +226,21 @@ static int fail_input(struct sx_error *err)
 	return EXIT_USAGE;
 }
 
+/* The release and gates of --emulated-version and --feature-gates
+ * (features.h); 0, or the exit code after printing the error. */
+static int explain_features(const struct explain_args *a, struct sx_features *f)
+{
+	struct sx_error err = { 0 };
+	int minor = SX_RELEASE_DEFAULT;
+
+	if (a->release[0] && sx_features_parse_release(a->release, &minor, &err) < 0)
+		return usage_error("explain: --emulated-version: %s", err.msg);
+	sx_features_init(f, minor);
+	if (a->gates[0] && sx_features_set(f, a->gates, &err) < 0)
+		return usage_error("explain: --feature-gates: %s", err.msg);
+	return 0;
+}
+
 static int cmd_explain(int argc, char **argv)
 {
 	struct explain_args a;
@@ -208,9 +248,13 @@ static int cmd_explain(int argc, char **argv)
 	struct sx_error err = { 0 };
 	char msg[700];
 	int rc = parse_explain_args(argc, argv, &a);
+	struct sx_features features;
 	if (rc)
 		return rc == 1 ? 0 : rc;
-	e.cfg = a.config ? sx_config_load(a.config, &err) : sx_config_default(&err);
+	if ((rc = explain_features(&a, &features)))
+		return rc;
+	e.cfg = a.config ? sx_config_load_for(a.config, &features, &err)
+			 : sx_config_default_for(&features, &err);
 	if (!e.cfg)
 		return fail_input(&err);
 	e.cache = sx_cache_new();

@@ -76,6 +76,11 @@ static const char usage_serve[] =
 	"  --debug-time-budget D  time one /debug/pending or /debug/whatif request may\n"
 	"                         spend placing pods (default 10s); the rest are\n"
 	"                         reported as notEvaluated\n"
+	"  --emulated-version V   the kube-scheduler release whose defaults run: 1.35, 1.36\n"
+	"                         or 1.37 (default 1.37; also kube=1.36, as kube-scheduler)\n"
+	"  --feature-gates LIST   key=value pairs turning that release's feature gates on\n"
+	"                         or off (e.g. OpportunisticBatching=false; kube:A=true as\n"
+	"                         kube-scheduler); may be given more than once\n"
 	"                         Flags given explicitly override the --config file's\n"
 	"                         clientConnection and leaderElection.\n"
 	"  -v=N                   log verbosity (2: one line per request)\n"
@@ -90,6 +95,9 @@ struct serve_args {
 	const char *le_name, *le_ns, *le_dur, *le_renew, *le_retry, *le_lock;
 	const char *content_type;
 	const char *debug_budget; /* --debug-time-budget */
+	/* every --feature-gates and --emulated-version value, joined by ','
+	 * (the flags repeat, as component-base's do) */
+	char feature_gates[4096], emulated_version[256];
 	double debug_budget_s;
 	bool standalone, leader_elect, leader_elect_set, debug_allow_remote;
 };
@@ -147,6 +155,35 @@ struct num_opt {
 	unsigned long min, max;
 };
 
+/* Appends val to a ','-joined list; false when it does not fit. */
+static bool append_list(char *list, size_t size, const char *val)
+{
+	size_t len = strlen(list);
+
+	return (size_t)snprintf(list + len, size - len, "%s%s", len ? "," : "", val) <
+	       size - len;
+}
+
+/* --feature-gates and --emulated-version, which repeat: -2 when argv[*i]
+ * was one, -1 when not, or an exit code. */
+static int list_opt(int argc, char **argv, int *i, struct serve_args *a)
+{
+	const char *val;
+	int rc = -1;
+
+	if (opt_value(argc, argv, i, "--feature-gates", &val, &rc)) {
+		if (rc < 0 && !append_list(a->feature_gates, sizeof(a->feature_gates), val))
+			return usage_error("--feature-gates: too long");
+		return rc < 0 ? -2 : rc;
+	}
+	if (opt_value(argc, argv, i, "--emulated-version", &val, &rc)) {
+		if (rc < 0 && !append_list(a->emulated_version, sizeof(a->emulated_version), val))
+			return usage_error("--emulated-version: too long");
+		return rc < 0 ? -2 : rc;
+	}
+	return -1;
+}
+
 /* Parses argv[1..]; returns -1 to go on, or an exit code. */
 static int parse_args(int argc, char **argv, struct serve_args *a)
 {
@@ -201,6 +238,10 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 			a->debug_allow_remote = true;
 			continue;
 		}
+		if ((rc = list_opt(argc, argv, &i, a)) >= 0)
+			return rc;
+		if (rc == -2)
+			continue;
 		if (strncmp(arg, "-v", 2) == 0 && strncmp(arg, "--", 2) != 0) {
 			unsigned long v;
 			const char *s = arg[2] == '=' ? arg + 3 : arg + 2;
@@ -443,6 +484,34 @@ static bool delay_cache(const struct serve *s, const struct serve_args *a)
 	return a->standalone && s->leader_elect && s->cfg->delay_cache_until_active;
 }
 
+/* The release and gates the flags select, validated as kube-scheduler's
+ * component globals registry does (the release first, then the gates at
+ * it). Returns -1 to go on, or an exit code. */
+static int features_from_flags(const struct serve_args *a, struct sx_features *f)
+{
+	struct sx_error err = { 0 };
+	int minor = SX_RELEASE_DEFAULT;
+
+	if (a->emulated_version[0] &&
+	    sx_features_parse_release(a->emulated_version, &minor, &err) < 0)
+		return usage_error("--emulated-version: %s", err.msg);
+	sx_features_init(f, minor);
+	if (a->feature_gates[0] && sx_features_set(f, a->feature_gates, &err) < 0)
+		return usage_error("--feature-gates: %s", err.msg);
+	return -1;
+}
+
+/* One startup line: which release's behaviour runs, with which gates
+ * away from its defaults (after setup, so a usage error stays one line). */
+static void log_features(const struct sx_features *f)
+{
+	char diff[1024];
+
+	sx_features_diff(f, diff, sizeof(diff));
+	sx_log(1, "behaving as kube-scheduler 1.%d; feature gates set away from its defaults: %s",
+	       sx_release(f), diff[0] ? diff : "none");
+}
+
 /* Builds the profile, cache and cluster source. Returns -1 to go on, or an
  * exit code (2 for bad configuration, 1 for runtime failures). */
 static int serve_setup(struct serve *s, const struct serve_args *a)
@@ -450,9 +519,13 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	struct sx_error err = { 0 };
 	char ebuf[600];
 	const char *pem_paths[3] = { a->tls_cert, a->tls_key, a->tls_client_ca };
+	struct sx_features features;
 	int rc;
 
-	s->cfg = a->config ? sx_config_load(a->config, &err) : sx_config_default(&err);
+	if ((rc = features_from_flags(a, &features)) >= 0)
+		return rc;
+	s->cfg = a->config ? sx_config_load_for(a->config, &features, &err)
+			   : sx_config_default_for(&features, &err);
 	if (!s->cfg)
 		return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
 	s->ex.profile = sx_config_profile(s->cfg, a->profile);
@@ -523,6 +596,7 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 		fprintf(stderr, "schedext serve: out of memory\n");
 		return 1;
 	}
+	log_features(&s->cfg->features);
 	return -1;
 }
 

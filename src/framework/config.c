@@ -34,6 +34,27 @@ const char *sx_point_name(enum sx_point pt)
 	return pt < SX_PT_COUNT ? point_names[pt] : "?";
 }
 
+/* The PodGroup extension points and the release whose Plugins type added
+ * them (kubernetes PRs 137083 and 137201 in 1.36, 139674 in 1.37). */
+static const struct {
+	const char *name;
+	int since;
+} group_points[SX_GPT_COUNT] = {
+	{ "placementGenerate", 36 },
+	{ "placementScore", 36 },
+	{ "podGroupPostFilter", 37 },
+};
+
+const char *sx_group_point_name(enum sx_group_point gpt)
+{
+	return gpt < SX_GPT_COUNT ? group_points[gpt].name : "?";
+}
+
+int sx_group_point_since(enum sx_group_point gpt)
+{
+	return gpt < SX_GPT_COUNT ? group_points[gpt].since : 0;
+}
+
 /* Upstream plugins schedext does not implement (volume, DRA): accepted in
  * configs (enabling one is ignored with a warning) so that kube-scheduler's
  * own configs load. */
@@ -332,6 +353,49 @@ static int expand_point(struct sx_profile *prof, enum sx_point pt, const struct 
 	return rc;
 }
 
+/* A PodGroup extension point's set: no schedext plugin implements one, so
+ * multiPoint adds nothing there and what the set enables is kept as
+ * configured (names checked as at every point), shown by /configz and
+ * named in one warning: schedext runs no PodGroup scheduling cycle. */
+static int read_group_point(const cJSON *plugins, struct sx_profile *prof,
+			    enum sx_group_point gpt, struct plugin_set *set, struct sx_error *err)
+{
+	int rc;
+
+	if (prof->features.release < group_points[gpt].since)
+		return 0; /* refused by strict decoding already */
+	if ((rc = read_plugin_set(plugins, group_points[gpt].name, set, err)) < 0)
+		return rc;
+	if (set->nenabled == 0)
+		return 0;
+	prof->group[gpt] = calloc(set->nenabled, sizeof(*prof->group[gpt]));
+	if (!prof->group[gpt])
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	for (unsigned i = 0; i < set->nenabled; i++) {
+		struct sx_group_enabled *g = &prof->group[gpt][prof->ngroup[gpt]++];
+		int64_t w = set->enabled[i].weight;
+
+		g->weight = gpt == SX_GPT_PLACEMENT_SCORE ? (w > 0 ? w : 1) : 0;
+		if (!(g->name = sx_strdup(set->enabled[i].name)))
+			return sx_error_set(err, SX_ENOMEM, "out of memory");
+	}
+	sx_log(0, "warning: profile %s: plugins.%s enables %s%s: schedext runs no PodGroup "
+		  "scheduling cycle; ignored", prof->scheduler_name, group_points[gpt].name,
+	       set->enabled[0].name, set->nenabled > 1 ? " and others" : "");
+	return 0;
+}
+
+static int read_group_points(const cJSON *plugins, struct sx_profile *prof, struct sx_error *err)
+{
+	struct plugin_set *set = malloc(sizeof(*set));
+	int rc = set ? 0 : sx_error_set(err, SX_ENOMEM, "out of memory");
+
+	for (unsigned gpt = 0; gpt < SX_GPT_COUNT && !rc; gpt++)
+		rc = read_group_point(plugins, prof, gpt, set, err);
+	free(set);
+	return rc;
+}
+
 static int read_plugin_config(const cJSON *list, struct sx_profile *prof, struct sx_error *err)
 {
 	const cJSON *item;
@@ -386,13 +450,31 @@ static int check_weights(const struct sx_profile *prof, struct sx_error *err)
 	return 0;
 }
 
+/* One plugin's instance from its args; DynamicResources' args first take
+ * what the profile's feature gates default or forbid (config_dra.c). */
+static void *init_plugin(const struct sx_profile *prof, unsigned idx, struct sx_error *err)
+{
+	const struct sx_plugin *p = sx_plugins[idx];
+	cJSON *gated;
+	void *self;
+
+	if (strcmp(p->name, "DynamicResources") != 0)
+		return p->init(prof->args[idx], err);
+	gated = sx__config_dra_args(prof->args[idx], &prof->features, err);
+	if (!gated)
+		return NULL;
+	self = p->init(gated, err);
+	cJSON_Delete(gated);
+	return self;
+}
+
 static int instantiate(struct sx_profile *prof, struct sx_error *err)
 {
 	for (unsigned idx = 0; idx < sx_plugin_count; idx++) {
 		const struct sx_plugin *p = sx_plugins[idx];
 		if (!prof->instantiated[idx] || !p->init)
 			continue;
-		prof->instances[idx] = p->init(prof->args[idx], err);
+		prof->instances[idx] = init_plugin(prof, idx, err);
 		if (!prof->instances[idx]) {
 			if (!err || !err->msg[0])
 				sx_error_set(err, SX_EINVAL, "invalid args");
@@ -417,6 +499,11 @@ static void profile_free(struct sx_profile *prof)
 			sx_plugins[idx]->destroy(prof->instances[idx]);
 	for (unsigned pt = 0; pt < SX_PT_COUNT; pt++)
 		free(prof->points[pt]);
+	for (unsigned gpt = 0; gpt < SX_GPT_COUNT; gpt++) {
+		for (unsigned i = 0; i < prof->ngroup[gpt]; i++)
+			free(prof->group[gpt][i].name);
+		free(prof->group[gpt]);
+	}
 	free(prof->scheduler_name);
 	free(prof);
 }
@@ -442,8 +529,10 @@ static int read_percentage(const cJSON *obj, int *out, struct sx_error *err)
 	return 0;
 }
 
-/* Builds one profile from its JSON (NULL = the default profile). */
-static struct sx_profile *build_profile(const cJSON *json, struct sx_error *err)
+/* Builds one profile from its JSON (NULL = the default profile) for the
+ * release and gates f. */
+static struct sx_profile *build_profile(const cJSON *json, const struct sx_features *f,
+					struct sx_error *err)
 {
 	struct sx_profile *prof = calloc(1, sizeof(*prof));
 	struct plugin_set *sets = calloc(SX_PT_COUNT + 3, sizeof(*sets));
@@ -455,6 +544,7 @@ static struct sx_profile *build_profile(const cJSON *json, struct sx_error *err)
 	if (!prof || !sets)
 		goto oom;
 	prof->percentage_of_nodes_to_score = -1;
+	prof->features = *f;
 	if (name && !cJSON_IsNull(name) && (!cJSON_IsString(name) || !name->valuestring[0]))
 		rc = sx_error_set(err, SX_EINVAL, "schedulerName: Required value");
 	prof->scheduler_name = sx_strdup(cJSON_IsString(name) ? name->valuestring
@@ -469,6 +559,8 @@ static struct sx_profile *build_profile(const cJSON *json, struct sx_error *err)
 		if ((rc = read_plugin_set(plugins, point_names[pt], &sets[pt], err)) < 0)
 			sx_error_prefix(err, "plugins");
 	if (!rc && (rc = read_plugin_set(plugins, "multiPoint", multi_custom, err)) < 0)
+		sx_error_prefix(err, "plugins");
+	if (!rc && (rc = read_group_points(plugins, prof, err)) < 0)
 		sx_error_prefix(err, "plugins");
 	if (!rc && json)
 		rc = read_plugin_config(cJSON_GetObjectItemCaseSensitive(json, "pluginConfig"),
@@ -502,11 +594,15 @@ oom:
 	return NULL;
 }
 
-static struct sx_config *config_new(void)
+static struct sx_config *config_new(const struct sx_features *f)
 {
 	struct sx_config *cfg = calloc(1, sizeof(*cfg));
 	if (!cfg)
 		return NULL;
+	if (f)
+		cfg->features = *f;
+	else
+		sx_features_init(&cfg->features, SX_RELEASE_DEFAULT);
 	cfg->parallelism = 16;
 	cfg->percentage_of_nodes_to_score = 0;
 	cfg->pod_initial_backoff_s = 1;
@@ -526,8 +622,13 @@ static int add_profile(struct sx_config *cfg, struct sx_profile *prof)
 
 struct sx_config *sx_config_default(struct sx_error *err)
 {
-	struct sx_config *cfg = config_new();
-	struct sx_profile *prof = cfg ? build_profile(NULL, err) : NULL;
+	return sx_config_default_for(NULL, err);
+}
+
+struct sx_config *sx_config_default_for(const struct sx_features *f, struct sx_error *err)
+{
+	struct sx_config *cfg = config_new(f);
+	struct sx_profile *prof = cfg ? build_profile(NULL, &cfg->features, err) : NULL;
 	if (!prof || add_profile(cfg, prof) < 0) {
 		profile_free(prof);
 		sx_config_free(cfg);
@@ -581,7 +682,7 @@ static int read_profiles(const cJSON *root, struct sx_config *cfg, struct sx_err
 	unsigned i = 0;
 	if (!profiles || cJSON_IsNull(profiles) || cJSON_GetArraySize(profiles) == 0)
 	{
-		struct sx_profile *prof = build_profile(NULL, err);
+		struct sx_profile *prof = build_profile(NULL, &cfg->features, err);
 		if (!prof || add_profile(cfg, prof) < 0) {
 			profile_free(prof);
 			return SX_EINVAL;
@@ -592,7 +693,8 @@ static int read_profiles(const cJSON *root, struct sx_config *cfg, struct sx_err
 		return sx_error_set(err, SX_EINVAL, "profiles: expected a list of at most %d",
 				    MAX_PROFILES);
 	cJSON_ArrayForEach(item, profiles) {
-		struct sx_profile *prof = cJSON_IsObject(item) ? build_profile(item, err) : NULL;
+		struct sx_profile *prof =
+			cJSON_IsObject(item) ? build_profile(item, &cfg->features, err) : NULL;
 		if (!cJSON_IsObject(item))
 			sx_error_set(err, SX_EINVAL, "expected an object");
 		if (prof && sx_config_profile(cfg, prof->scheduler_name)) {
@@ -613,6 +715,26 @@ static int read_profiles(const cJSON *root, struct sx_config *cfg, struct sx_err
 
 struct sx_config *sx_config_parse(const char *data, size_t len, struct sx_error *err)
 {
+	return sx_config_parse_for(data, len, NULL, err);
+}
+
+/* The group, version and kind come first: they choose the decoder. */
+static int check_kind(const cJSON *root, struct sx_error *err)
+{
+	const cJSON *api = cJSON_GetObjectItemCaseSensitive(root, "apiVersion");
+	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
+
+	if (!cJSON_IsString(api) || strcmp(api->valuestring, "kubescheduler.config.k8s.io/v1") != 0)
+		return sx_error_set(err, SX_EINVAL,
+				    "apiVersion: must be \"kubescheduler.config.k8s.io/v1\"");
+	if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "KubeSchedulerConfiguration") != 0)
+		return sx_error_set(err, SX_EINVAL, "kind: must be \"KubeSchedulerConfiguration\"");
+	return 0;
+}
+
+struct sx_config *sx_config_parse_for(const char *data, size_t len, const struct sx_features *f,
+				      struct sx_error *err)
+{
 	cJSON *docs = sx_parse_documents(data, len, err);
 	struct sx_config *cfg = NULL;
 	if (!docs)
@@ -622,12 +744,15 @@ struct sx_config *sx_config_parse(const char *data, size_t len, struct sx_error 
 		sx_error_set(err, SX_EINVAL, "expected a KubeSchedulerConfiguration object");
 		goto out;
 	}
-	cfg = config_new();
+	cfg = config_new(f);
 	if (!cfg) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		goto out;
 	}
-	if (read_globals(root, cfg, err) < 0 ||
+	/* decoding (strict) before any validation, as the scheme does */
+	if (check_kind(root, err) < 0 ||
+	    sx__config_strict_decode(root, cfg->features.release, err) < 0 ||
+	    read_globals(root, cfg, err) < 0 ||
 	    sx_config_read_component((cJSON *)root, cfg, err) < 0 ||
 	    read_profiles(root, cfg, err) < 0) {
 		sx_config_free(cfg);
@@ -639,6 +764,12 @@ out:
 }
 
 struct sx_config *sx_config_load(const char *path, struct sx_error *err)
+{
+	return sx_config_load_for(path, NULL, err);
+}
+
+struct sx_config *sx_config_load_for(const char *path, const struct sx_features *features,
+				     struct sx_error *err)
 {
 	FILE *f = fopen(path, "rb");
 	char *data = NULL;
@@ -659,7 +790,7 @@ struct sx_config *sx_config_load(const char *path, struct sx_error *err)
 	if (len > MAX_CONFIG_BYTES) {
 		sx_error_set(err, SX_ETOOBIG, "%s: larger than %u bytes", path, MAX_CONFIG_BYTES);
 	} else {
-		cfg = sx_config_parse(data, len, err);
+		cfg = sx_config_parse_for(data, len, features, err);
 		if (!cfg) {
 			char msg[600];
 			sx_error_string(err, msg, sizeof(msg));

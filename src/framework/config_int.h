@@ -2,6 +2,7 @@
 #ifndef SCHEDEXT_FRAMEWORK_CONFIG_INT_H
 #define SCHEDEXT_FRAMEWORK_CONFIG_INT_H
 
+#include "schedext/features.h"
 #include "schedext/framework.h"
 
 struct cJSON;
@@ -18,6 +19,18 @@ int sx__config_strict(const struct cJSON *obj, const char *const *known, struct 
 /* An optional string field into *out (freed first); absent, null or ""
  * leave NULL; "<key>: expected a string" otherwise. */
 int sx__config_str(const struct cJSON *obj, const char *key, char **out, struct sx_error *err);
+/* Strict decoding (config_strict.c): 0, or SX_EINVAL with "strict
+ * decoding error: unknown field \"a.b\", ..." naming every key of root,
+ * at any depth and in pluginConfig args, that release 1.<release>'s v1
+ * types do not have. */
+int sx__config_strict_decode(const struct cJSON *root, int release, struct sx_error *err);
+/* DynamicResourcesArgs as the gates leave them (config_strict.c): a copy
+ * of args (NULL: none given) with the gate-dependent defaults added
+ * (SetDefaults_DynamicResourcesArgs), for the plugin's init; NULL with
+ * err on a field its gate forbids (ValidateDynamicResourcesArgs) or out
+ * of memory. The caller deletes the copy. */
+struct cJSON *sx__config_dra_args(const struct cJSON *args, const struct sx_features *f,
+				  struct sx_error *err);
 /* Frees what sx_config_read_component stored (not cfg itself). */
 void sx_config_component_free(struct sx_config *cfg);
 

@@ -1,6 +1,7 @@
 /* The effective configuration as kube-scheduler's /configz shows it
  * (include/schedext/config.h): {"componentconfig": KubeSchedulerConfiguration}
- * with every default applied. */
+ * with every default applied, then the emulated release and the feature
+ * gates set away from its defaults. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +100,8 @@ static void write_plugin_config(struct sx_buf *b, const struct sx_profile *p)
 	sx_buf_putc(b, ']');
 }
 
-/* plugins: every point's enabled plugins in order, with score weights. */
+/* plugins: every point's enabled plugins in order, with score weights;
+ * the PodGroup points of the profile's release as configured. */
 static void write_plugins(struct sx_buf *b, const struct sx_profile *p)
 {
 	sx_buf_puts(b, "\"plugins\":{");
@@ -110,6 +112,19 @@ static void write_plugins(struct sx_buf *b, const struct sx_profile *p)
 			sx_json_str(b, p->points[pt][i].plugin->name);
 			if (pt == SX_PT_SCORE)
 				sx_buf_printf(b, ",\"weight\":%lld", (long long)p->points[pt][i].weight);
+			sx_buf_putc(b, '}');
+		}
+		sx_buf_puts(b, "]}");
+	}
+	for (unsigned gpt = 0; gpt < SX_GPT_COUNT; gpt++) {
+		if (p->features.release < sx_group_point_since(gpt))
+			continue;
+		sx_buf_printf(b, ",\"%s\":{\"enabled\":[", sx_group_point_name(gpt));
+		for (unsigned i = 0; i < p->ngroup[gpt]; i++) {
+			sx_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
+			sx_json_str(b, p->group[gpt][i].name);
+			if (gpt == SX_GPT_PLACEMENT_SCORE)
+				sx_buf_printf(b, ",\"weight\":%lld", (long long)p->group[gpt][i].weight);
 			sx_buf_putc(b, '}');
 		}
 		sx_buf_puts(b, "]}");
@@ -175,5 +190,9 @@ void sx_config_write_json(struct sx_buf *b, const struct sx_config *cfg)
 			sx_buf_putc(b, ',');
 		write_extender(b, &cfg->extenders[i]);
 	}
-	sx_buf_puts(b, "]}}\n");
+	/* which release's behaviour runs, and the gates set away from its
+	 * defaults (not part of upstream's componentconfig) */
+	sx_buf_puts(b, "]},");
+	sx_features_write_json(b, &cfg->features);
+	sx_buf_puts(b, "}\n");
 }

@@ -107,7 +107,7 @@ static void test_bad_input(void)
 		  "extender can implement bind");
 	CHECK_STR(fail_msg(HEAD "extenders:\n- {urlPrefix: http://a, enableHttps: true}\n", buf,
 			   sizeof(buf)),
-		  "extenders[0].enableHttps: unknown field \"enableHttps\"");
+		  "strict decoding error: unknown field \"extenders[0].enableHttps\"");
 	CHECK_STR(fail_msg(HEAD "extenders:\n- urlPrefix: http://a\n  managedResources:\n"
 				"  - name: kubernetes.io/foo\n", buf, sizeof(buf)),
 		  "extenders[0].managedResources[0].name: Invalid value: \"kubernetes.io/foo\": is "
@@ -135,7 +135,7 @@ static void test_bad_input(void)
 	CHECK_STR(fail_msg(HEAD "leaderElection: {leaseDuration: forever}\n", buf, sizeof(buf)),
 		  "leaderElection: leaseDuration: Invalid value: \"forever\": not a duration");
 	CHECK_STR(fail_msg(HEAD "percentOfNodesToScore: 5\n", buf, sizeof(buf)),
-		  "percentOfNodesToScore: unknown field \"percentOfNodesToScore\"");
+		  "strict decoding error: unknown field \"percentOfNodesToScore\"");
 }
 
 /* sx_config_load names the file in front of the field. */
@@ -159,7 +159,8 @@ static void test_file_named(void)
 
 /* /configz's pluginConfig: the file's entries first, in its order, then a
  * defaulted entry for every other running plugin with args, by name; every
- * default applied (upstream's v1 defaulting). */
+ * default applied (upstream's v1 defaulting; 1.37's gates default
+ * DynamicResources' bindingTimeout). */
 static void test_configz_plugin_config(void)
 {
 	struct sx_error err;
@@ -195,7 +196,8 @@ static void test_configz_plugin_config(void)
 			"\"requestedToCapacityRatio\":{\"shape\":[{\"utilization\":0,\"score\":10},"
 			"{\"utilization\":100,\"score\":0}]}}}},"
 			"{\"name\":\"DynamicResources\",\"args\":{\"kind\":\"DynamicResourcesArgs\","
-			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"filterTimeout\":\"1m30s\"}},"
+			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"filterTimeout\":\"1m30s\","
+			"\"bindingTimeout\":\"10m0s\"}},"
 			"{\"name\":\"PodTopologySpread\",\"args\":{\"kind\":\"PodTopologySpreadArgs\","
 			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"defaultConstraints\":"
 			"[{\"maxSkew\":2,\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"DoNotSchedule\","
