@@ -342,7 +342,7 @@ def hist_quantiles(text, family, qs=(50, 90, 99)):
         m = re.match(r'%s_bucket\{(.*)\} (\S+)' % re.escape(family), line)
         if not m:
             continue
-        le = re.search(r'le="([^"]+)"', m.group(1)).group(1)
+        le = re.search(r'(?:^|,)le="([^"]+)"', m.group(1)).group(1)
         buckets[float(le)] = buckets.get(float(le), 0) + float(m.group(2))
     if not buckets:
         return {}
@@ -383,7 +383,8 @@ def verb_of(r):
         parts = [p for p in path.split("/") if p]
         # /api/v1/pods, /api/v1/namespaces/x/pods: a collection
         return "list" if (len(parts) % 2 == 1) == path.startswith("/api/") else "get"
-    return m.lower()
+    parts = [x for x in path.split("/") if x]
+    return "%s_%s" % (m.lower(), parts[-1] if parts else "")
 
 
 # ---------------------------------------------------------------- processes
@@ -843,12 +844,14 @@ def run_api(mode, tc, wl, steps, args, tmp):
                "scheduled": all_bound,
                "from_start_s": t_end - sched.t_start,
                "from_first_binding_s": (t_end - first_bind) if first_bind else None}
+        reqs = cluster.requests()  # before /metrics: that scrape makes a SubjectAccessReview
         text = sched.metrics()
         lat = hist_quantiles(text, "scheduler_scheduling_attempt_duration_seconds")
         res["attempt_latency_hist_ms"] = lat
+        res["algorithm_latency_hist_ms"] = hist_quantiles(
+            text, "scheduler_scheduling_algorithm_duration_seconds")
         for th in threads:
             th.stop.set()
-        reqs = cluster.requests()
         if reqs is not None:
             counts = {}
             for r in reqs:
@@ -907,6 +910,7 @@ def report(name, mode, wl, res, scale, who):
     samples, summ = throughput(res.get("times") or [])
     thr = wl.get("threshold") if scale == 1 else None
     lat = quantiles(res.get("attempt_latency_ms") or []) or res.get("attempt_latency_hist_ms") or {}
+    alg = res.get("algorithm_latency_hist_ms")
     sched = max(res.get("measured_scheduled", 0), 1)
     overall = res["measured_scheduled"] / res["measure_seconds"] if res.get("measure_seconds") else 0
     line = {"workload": name, "mode": mode, "scheduler": who,
@@ -917,6 +921,7 @@ def report(name, mode, wl, res, scale, who):
             "threshold": thr,
             "x_threshold": round(summ["Average"] / thr, 1) if thr else None,
             "attempt_ms": {str(k): round(v, 3) for k, v in lat.items()},
+            "algorithm_ms": {str(k): round(v, 3) for k, v in (alg or {}).items()} or None,
             "cpu_s": round(res.get("cpu_seconds_measured", 0), 2),
             "cpu_ms_per_pod": round(res.get("cpu_seconds_measured", 0) * 1000 / sched, 3),
             "cpu_s_total": round(res.get("cpu_seconds_total", 0), 2),
