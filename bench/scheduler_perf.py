@@ -5,7 +5,7 @@ against schedext (or a kube-scheduler binary), three ways.
   scheduler_perf.py [--mode inprocess|fake|real] [--workloads LIST]
                     [--config-dir DIR] [--scale F] [--scheduler PATH]
                     [--bin build/schedext] [--driver build/bench/perf_workload]
-                    [--threads N] [--json FILE] [--list]
+                    [--threads N] [--json FILE] [--save-plan DIR] [--list]
 
 --workloads: comma-separated `TestCase` or `TestCase/workload` names (the
   workload name may itself contain `/`, as upstream's `5kNodes/100Init/10kPods`);
@@ -206,6 +206,9 @@ def expand(tc, wl, scale, gen):
             for i in range(count):
                 n = gen.name(node_defaults(copy.deepcopy(tmpl)))
                 labels = n["metadata"].setdefault("labels", {})
+                # scheduler_perf's node preparer names the node and labels it
+                # kubernetes.io/hostname=<name>, as a kubelet would.
+                labels["kubernetes.io/hostname"] = n["metadata"]["name"]
                 if lab:
                     vals = lab.get("labelValues") or []
                     labels[lab["labelKey"]] = vals[i % len(vals)] if vals else ""
@@ -891,6 +894,11 @@ def run_inprocess(tc, wl, steps, args, tmp):
     plan = os.path.join(tmp, "plan.json")
     with open(plan, "w") as f:
         json.dump({"steps": steps}, f)
+    if args.save_plan:
+        os.makedirs(args.save_plan, exist_ok=True)
+        keep = os.path.join(args.save_plan, re.sub(r"[^A-Za-z0-9_.-]", "_", "%s_%s.json"
+                                                   % (tc.name, wl["name"])))
+        shutil.copyfile(plan, keep)
     cmd = [args.driver, "--plan", plan, "--threads", str(args.threads)]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, timeout=args.timeout)
     if p.returncode != 0:
@@ -970,6 +978,8 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--json", help="also write the figures here")
+    ap.add_argument("--save-plan", metavar="DIR",
+                    help="in-process: keep each workload's plan in DIR (for perf_workload under perf)")
     ap.add_argument("--list", action="store_true", help="list test cases and workloads")
     a = ap.parse_args()
     if a.mode == "real" and not RealCluster.available():
