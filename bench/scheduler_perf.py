@@ -995,6 +995,12 @@ def main():
     if a.scheduler and a.mode == "inprocess":
         print("scheduler_perf: --scheduler needs --mode fake or real; skipped")
         return 0
+    if a.mode != "inprocess":
+        if not a.scheduler:
+            print("scheduler_perf: kube-scheduler side by side skipped (no --scheduler PATH given)")
+        elif not os.access(a.scheduler, os.X_OK):
+            print("scheduler_perf: skipped: --scheduler %s is not an executable" % a.scheduler)
+            return 0
     tcs = find_testcases(a.config_dir)
     if a.list:
         for n, tc in sorted(tcs.items()):
