@@ -165,7 +165,7 @@ static struct qpod heap_pop(struct heap *h)
 
 struct placed {
 	struct sx_pod *pod; /* reference held; NULL once deleted */
-	bool parked;        /* unschedulable, never placed */
+	bool parked;	    /* unschedulable, never placed */
 };
 
 struct churn {
@@ -205,7 +205,8 @@ struct run {
 	size_t measured_total, measured_done;
 	struct dvec times, latency;
 	/* counts */
-	long attempts, scheduled, parked, preemptions, victims, churn_objects, churn_deletes, deleted;
+	long attempts, scheduled, parked, preemptions, victims, churn_objects, churn_deletes,
+		deleted;
 };
 
 static void add_placed(struct run *r, struct sx_pod *pod, bool parked)
@@ -214,7 +215,7 @@ static void add_placed(struct run *r, struct sx_pod *pod, bool parked)
 		r->capplaced = r->capplaced ? r->capplaced * 2 : 4096;
 		r->placed = xrealloc(r->placed, r->capplaced * sizeof(*r->placed));
 	}
-	r->placed[r->nplaced++] = (struct placed){ .pod = pod, .parked = parked };
+	r->placed[r->nplaced++] = (struct placed){.pod = pod, .parked = parked};
 }
 
 /* Forgets a placed or parked pod by key: deletes it from the cache when it
@@ -238,7 +239,7 @@ static bool remove_pod(struct run *r, sx_str ns, const char *name)
 
 static void upsert_json(struct run *r, const cJSON *item)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_object obj;
 	int rc = sx_decode_object(item, NULL, &obj, &err);
 
@@ -250,14 +251,14 @@ static void upsert_json(struct run *r, const cJSON *item)
 
 static void queue_pod_json(struct run *r, const cJSON *item, bool measured)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_pod *pod = sx_decode_pod(item, &err);
 
 	if (!pod) {
 		fprintf(stderr, "perf_workload: pod: %s %s\n", err.msg, err.path);
 		return;
 	}
-	heap_push(&r->q, (struct qpod){ .pod = pod, .seq = r->seq++, .measured = measured });
+	heap_push(&r->q, (struct qpod){.pod = pod, .seq = r->seq++, .measured = measured});
 	if (measured)
 		r->measured_total++;
 }
@@ -305,7 +306,7 @@ static void churn_delete(struct run *r, const char *key)
 				r->q.v[i] = r->q.v[--r->q.n];
 				/* restore the heap property */
 				struct heap tmp = r->q;
-				r->q = (struct heap){ 0 };
+				r->q = (struct heap){0};
 				for (size_t k = 0; k < tmp.n; k++)
 					heap_push(&r->q, tmp.v[k]);
 				free(tmp.v);
@@ -332,7 +333,8 @@ static void tick(struct run *r, double now)
 			for (int t = 0; t < ch->ntemplates; t++) {
 				char key[512];
 				if (ch->recreate) {
-					char **slot = &ch->slots[t * ch->number + ch->ticks % ch->number];
+					char **slot =
+						&ch->slots[t * ch->number + ch->ticks % ch->number];
 					if (*slot) {
 						churn_delete(r, *slot);
 						free(*slot);
@@ -375,10 +377,13 @@ static void schedule_one(struct run *r)
 	struct qpod qp = heap_pop(&r->q);
 	double t0 = sx_now_s();
 	struct sx_snapshot *snap = sx_cache_snapshot(r->cache);
-	struct sx_cycle_opts opts = { .snap = snap, .mode = SX_CYCLE_FULL, .percentage = -1,
-				      .global_percentage = r->cfg->percentage_of_nodes_to_score,
-				      .next_start_index = &r->next_start, .rng = &r->rng,
-				      .pool = r->pool };
+	struct sx_cycle_opts opts = {.snap = snap,
+				     .mode = SX_CYCLE_FULL,
+				     .percentage = -1,
+				     .global_percentage = r->cfg->percentage_of_nodes_to_score,
+				     .next_start_index = &r->next_start,
+				     .rng = &r->rng,
+				     .pool = r->pool};
 	struct sx_cycle_result res;
 	bool done = false, requeue = false;
 
@@ -399,7 +404,8 @@ static void schedule_one(struct run *r)
 			if (out.preemption.nominated_node != SX_STR_EMPTY && v->n > 0) {
 				r->preemptions++;
 				for (uint32_t i = 0; i < v->n; i++)
-					if (remove_pod(r, v->pods[i]->meta.ns, v->pods[i]->meta.name))
+					if (remove_pod(r, v->pods[i]->meta.ns,
+						       v->pods[i]->meta.name))
 						r->victims++;
 				requeue = true;
 			}
@@ -444,7 +450,7 @@ static void drive(struct run *r, double until)
 			pending_deletes = pending_deletes || !r->deleters[d].done;
 		if (until <= 0 && !pending_deletes)
 			return;
-		struct timespec ts = { 0, 1000000 };
+		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
 	}
 }
@@ -466,7 +472,7 @@ static void print_array(const char *name, struct dvec *d, double scale)
 
 static char *slurp(const char *path, size_t *len)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	char *d = sx_state_read_file(path, len, &err);
 
 	if (!d)
@@ -492,7 +498,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	sx_intern_init();
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_config *cfg = NULL;
 	size_t len;
 	if (config_path) {
@@ -513,28 +519,31 @@ int main(int argc, char **argv)
 		fprintf(stderr, "perf_workload: bad plan %s\n", plan_path);
 		return 2;
 	}
-	struct run r = { .cache = sx_cache_new(), .cfg = cfg, .prof = sx_config_profile(cfg, NULL),
-			 .pool = threads > 1 ? sx_pool_new(threads - 1) : NULL, .rng = 1 };
+	struct run r = {.cache = sx_cache_new(),
+			.cfg = cfg,
+			.prof = sx_config_profile(cfg, NULL),
+			.pool = threads > 1 ? sx_pool_new(threads - 1) : NULL,
+			.rng = 1};
 	double t_start = sx_now_s(), cpu_start = cpu_s();
 	const cJSON *step;
-	cJSON_ArrayForEach(step, cJSON_GetObjectItemCaseSensitive(plan, "steps")) {
+	cJSON_ArrayForEach(step, cJSON_GetObjectItemCaseSensitive(plan, "steps"))
+	{
 		const char *op = sx_json_string(step, "op");
 		const cJSON *items = cJSON_GetObjectItemCaseSensitive(step, "items"), *it;
 		bool wait = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(step, "wait"));
 		if (!op)
 			continue;
 		if (!strcmp(op, "objects")) {
-			cJSON_ArrayForEach(it, items)
-				upsert_json(&r, it);
+			cJSON_ArrayForEach(it, items) upsert_json(&r, it);
 		} else if (!strcmp(op, "pods")) {
-			bool measure = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(step, "measure"));
+			bool measure =
+				cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(step, "measure"));
 			if (measure && !r.measuring) {
 				r.measuring = true;
 				r.t_measure0 = sx_now_s();
 				r.cpu_measure0 = cpu_s();
 			}
-			cJSON_ArrayForEach(it, items)
-				queue_pod_json(&r, it, measure);
+			cJSON_ArrayForEach(it, items) queue_pod_json(&r, it, measure);
 			if (wait)
 				drive(&r, 0);
 		} else if (!strcmp(op, "churn")) {
@@ -542,12 +551,15 @@ int main(int argc, char **argv)
 			struct churn *ch = &r.churns[r.nchurns++];
 			const cJSON *tm = cJSON_GetObjectItemCaseSensitive(step, "templates");
 			memset(ch, 0, sizeof(*ch));
-			ch->recreate = !strcmp(sx_json_string(step, "mode") ?: "create", "recreate");
-			ch->interval = cJSON_GetNumberValue(
-					       cJSON_GetObjectItemCaseSensitive(step, "interval_ms")) / 1000.0;
+			ch->recreate =
+				!strcmp(sx_json_string(step, "mode") ?: "create", "recreate");
+			ch->interval = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
+					       step, "interval_ms")) /
+				       1000.0;
 			if (!(ch->interval > 0))
 				ch->interval = 0.5;
-			ch->number = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(step, "number"));
+			ch->number = (int)cJSON_GetNumberValue(
+				cJSON_GetObjectItemCaseSensitive(step, "number"));
 			if (ch->number <= 0 && ch->recreate)
 				ch->number = 1;
 			ch->ntemplates = cJSON_GetArraySize(tm);
@@ -555,20 +567,26 @@ int main(int argc, char **argv)
 			for (int t = 0; t < ch->ntemplates; t++)
 				ch->templates[t] = cJSON_GetArrayItem(tm, t);
 			if (ch->recreate)
-				ch->slots = calloc((size_t)ch->ntemplates * ch->number + 1, sizeof(char *));
+				ch->slots = calloc((size_t)ch->ntemplates * ch->number + 1,
+						   sizeof(char *));
 			ch->next = sx_now_s() + ch->interval;
 		} else if (!strcmp(op, "delete_pods")) {
-			r.deleters = xrealloc(r.deleters, (size_t)(r.ndeleters + 1) * sizeof(*r.deleters));
+			r.deleters = xrealloc(r.deleters,
+					      (size_t)(r.ndeleters + 1) * sizeof(*r.deleters));
 			struct deleter *dl = &r.deleters[r.ndeleters++];
-			double rate = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(step, "per_second"));
-			*dl = (struct deleter){ .ns = sx_intern(sx_json_string(step, "namespace") ?: ""),
-						.interval = rate > 0 ? 1.0 / rate : 0, .next = sx_now_s() };
+			double rate = cJSON_GetNumberValue(
+				cJSON_GetObjectItemCaseSensitive(step, "per_second"));
+			*dl = (struct deleter){
+				.ns = sx_intern(sx_json_string(step, "namespace") ?: ""),
+				.interval = rate > 0 ? 1.0 / rate : 0,
+				.next = sx_now_s()};
 			if (wait)
 				drive(&r, 0);
 		} else if (!strcmp(op, "barrier")) {
 			drive(&r, 0);
 		} else if (!strcmp(op, "sleep")) {
-			double ms = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(step, "ms"));
+			double ms =
+				cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(step, "ms"));
 			drive(&r, sx_now_s() + ms / 1000.0);
 		}
 	}
@@ -600,7 +618,8 @@ int main(int argc, char **argv)
 			sx_pod_unref(r.placed[i].pod);
 	free(r.placed);
 	for (int c = 0; c < r.nchurns; c++) {
-		for (int k = 0; r.churns[c].slots && k < r.churns[c].ntemplates * r.churns[c].number; k++)
+		for (int k = 0;
+		     r.churns[c].slots && k < r.churns[c].ntemplates * r.churns[c].number; k++)
 			free(r.churns[c].slots[k]);
 		free(r.churns[c].slots);
 		free(r.churns[c].templates);
