@@ -67,8 +67,8 @@ FUZZ_BUILD   := build-fuzz
 PREFIX   ?= /usr/local
 KUBECTL_PLUGIN := $(BUILD)/kubectl-schedext
 
-.PHONY: all run test test-real unit integration bench perf-check format-check clean format install install-deps install-test-deps \
-	check-deps tools fuzz fuzz-bins install-fuzz-deps soak
+.PHONY: all run test test-real unit integration bench bench-perf perf-check format-check clean format \
+	install install-deps install-test-deps check-deps tools fuzz fuzz-bins install-fuzz-deps soak
 all: $(BIN) $(KUBECTL_PLUGIN)
 
 # kubectl finds plugins by name (kubectl-<name> on PATH): the same binary,
@@ -206,6 +206,23 @@ test-real: install-deps
 bench: install-deps
 	@$(MAKE) --no-print-directory all tools
 	@BUILD="$(BUILD)" QUICK="$(QUICK)" ./bench/run.sh
+
+# Upstream's scheduler_perf workloads (bench/scheduler_perf.py, configs in
+# bench/scheduler_perf/): MODE=inprocess (default; 5,000 nodes), fake (the
+# fake API server; SCALE defaults to 0.1, 500 nodes) or real
+# ($$KUBEBUILDER_ASSETS); WORKLOADS=TestCase[/workload],... ; SCALE=F
+# multiplies every count; SCHEDULER=PATH drives a kube-scheduler binary
+# instead of schedext (fake/real). Figures also go to $(BUILD)/perf/.
+MODE ?= inprocess
+bench-perf: install-deps
+	@python3 -c 'import yaml' 2>/dev/null || { SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  echo "installing: python3-yaml"; DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-yaml; }
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/perf_workload
+	@mkdir -p $(BUILD)/perf
+	python3 bench/scheduler_perf.py --mode $(MODE) --bin $(BIN) --driver $(BUILD)/bench/perf_workload \
+	  $(if $(WORKLOADS),--workloads $(WORKLOADS)) \
+	  --scale $(or $(SCALE),$(if $(filter fake,$(MODE)),0.1,1)) \
+	  $(if $(SCHEDULER),--scheduler $(SCHEDULER)) --json $(BUILD)/perf/$(MODE).json
 
 # Deterministic counters of the hot paths against bench/perf-baseline.txt
 # (bench/perf_check.sh): instructions (callgrind), minor faults and heap
