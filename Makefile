@@ -171,10 +171,12 @@ soak: install-deps
 
 
 # What only the tests need: headless Chromium for the operators' page test,
-# and a font for its screenshot where apt is set to skip Recommends.
-TEST_DEB_PKGS := chromium fonts-liberation
+# a font for its screenshot where apt is set to skip Recommends, and PyYAML
+# for the scheduler_perf runner's smoke test.
+TEST_DEB_PKGS := chromium fonts-liberation python3-yaml
 install-test-deps: install-deps
-	@if command -v chromium >/dev/null; then :; else \
+	@if command -v chromium >/dev/null && { python3 -c 'import yaml' 2>/dev/null || \
+	    /usr/bin/python3 -c 'import yaml' 2>/dev/null; }; then :; else \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  echo "installing: $(TEST_DEB_PKGS)"; \
 	  $$SUDO apt-get update -qq && \
