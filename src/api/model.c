@@ -237,6 +237,14 @@ void sx_volume_attachment_free(struct sx_volume_attachment *va)
 	free(va);
 }
 
+void sx_device_taint_rule_free(struct sx_device_taint_rule *r)
+{
+	if (!r)
+		return;
+	sx_meta_clear(&r->meta);
+	free(r);
+}
+
 /* ---------- reference counting ---------- */
 
 /* Returns true when the caller dropped the last reference. An unref below
@@ -285,6 +293,8 @@ SX_DEFINE_REF(sx_csi_capacity, sx_csi_capacity_ref, sx_csi_capacity_unref,
 	      sx_csi_capacity_free)
 SX_DEFINE_REF(sx_volume_attachment, sx_volume_attachment_ref, sx_volume_attachment_unref,
 	      sx_volume_attachment_free)
+SX_DEFINE_REF(sx_device_taint_rule, sx_device_taint_rule_ref, sx_device_taint_rule_unref,
+	      sx_device_taint_rule_free)
 
 /* ---------- kinds (generated from kinds.def) ---------- */
 

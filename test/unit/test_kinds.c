@@ -87,6 +87,9 @@ static const struct {
 	{ SX_KIND_VOLUME_ATTACHMENT,
 	  "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"attacher\":\"x\",\"nodeName\":\"n1\"}}",
 	  AT(volume_attachments) },
+	{ SX_KIND_DEVICE_TAINT_RULE,
+	  "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"taint\":{\"key\":\"k\",\"effect\":\"None\"}}}",
+	  AT(device_taint_rules) },
 #undef AT
 };
 
