@@ -302,9 +302,13 @@ SX_DEFINE_REF(sx_device_taint_rule, sx_device_taint_rule_ref, sx_device_taint_ru
 #define CLUSTER false
 static const struct sx_kind_desc kind_descs[SX_KIND_COUNT] = {
 	[SX_KIND_UNKNOWN] = { .kind = "Unknown" },
-#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, ...)                        \
-	[SX_KIND_##ID] = { KIND, GROUP, VERSION, RESOURCE, SX_KIND_PATH(GROUP, VERSION, RESOURCE), \
-			   SCOPE },
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, ...)                  \
+	[SX_KIND_##ID] = { .kind = KIND,                                         \
+			   .group = GROUP,                                       \
+			   .version = VERSION,                                   \
+			   .resource = RESOURCE,                                 \
+			   .path = SX_KIND_PATH(GROUP, VERSION, RESOURCE),       \
+			   .namespaced = SCOPE },
 #include "schedext/kinds.def"
 };
 #undef NAMESPACED

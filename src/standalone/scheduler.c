@@ -699,9 +699,9 @@ static enum sx_event_resource event_resource(enum sx_kind kind)
 	switch (kind) {
 #define EVENT(RES) SX_RES_##RES
 #define NO_EVENT SX_RES_NONE
-#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, KEY, EVENT_COL, \
-		...)                                                                                  \
-	case SX_KIND_##ID:                                                                            \
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, KEY, \
+		EVENT_COL, ...)                                                           \
+	case SX_KIND_##ID:                                                                \
 		return EVENT_COL;
 #include "schedext/kinds.def"
 #undef EVENT
