@@ -57,4 +57,4 @@ def test_device_taint_rules(tmp):
 
 
 if __name__ == "__main__":
-    sys.exit(run_tests(__file__, [test_device_taint_rules]))
+    sys.exit(run_tests(os.path.basename(__file__), [test_device_taint_rules]))
