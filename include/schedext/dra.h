@@ -197,6 +197,34 @@ struct sx_dra_object *sx_decode_dra(const struct cJSON *json, enum sx_kind kind,
 				    struct sx_error *err);
 struct sx_dra_object *sx_dra_ref(const struct sx_dra_object *o);
 void sx_dra_unref(const struct sx_dra_object *o);
+/* resource.k8s.io/v1 DeviceTaintRule: one taint for every device its
+ * selector matches (staging/src/k8s.io/api/resource/v1/types.go,
+ * DeviceTaintRule). kube-scheduler watches it, with the DRADeviceTaintRules
+ * feature gate, through the ResourceSlice tracker that patches the taint
+ * into the slices it hands the allocator
+ * (staging/src/k8s.io/dynamic-resource-allocation/resourceslice/tracker,
+ * Tracker.syncSlice; pkg/scheduler/scheduler.go, New). Decoded and cached
+ * here; status.conditions are not modelled. */
+struct sx_device_taint_rule {
+	atomic_int refcount;
+	struct sx_meta meta;
+	/* spec.deviceSelector: absent selects no device; present, each unset
+	 * field (SX_STR_EMPTY) matches any driver, pool, device. */
+	bool has_selector;
+	sx_str driver, pool, device;
+	/* spec.taint. Effects are "NoSchedule", "NoExecute" and "None";
+	 * consumers treat an unknown one as "None" (upstream DeviceTaint.Effect),
+	 * so the decoder keeps whatever string it is given. */
+	sx_str key, value, effect;
+	bool has_time_added;
+	int64_t time_added; /* unix seconds */
+};
+struct sx_device_taint_rule *sx_decode_device_taint_rule(const struct cJSON *json,
+							 struct sx_error *err);
+void sx_device_taint_rule_free(struct sx_device_taint_rule *r);
+struct sx_device_taint_rule *sx_device_taint_rule_ref(const struct sx_device_taint_rule *r);
+void sx_device_taint_rule_unref(const struct sx_device_taint_rule *r);
+
 /* True for the four DRA kinds. */
 bool sx_kind_is_dra(enum sx_kind kind);
 

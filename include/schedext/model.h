@@ -331,31 +331,33 @@ struct sx_node {
 
 /* ---------- other kinds ---------- */
 
+/* One value per row of kinds.def, in its order. */
 enum sx_kind {
 	SX_KIND_UNKNOWN = 0,
-	SX_KIND_NODE,
-	SX_KIND_POD,
-	SX_KIND_NAMESPACE,
-	SX_KIND_SERVICE,
-	SX_KIND_REPLICATION_CONTROLLER,
-	SX_KIND_REPLICA_SET,
-	SX_KIND_STATEFUL_SET,
-	SX_KIND_PDB,
-	SX_KIND_PV,
-	SX_KIND_PVC,
-	SX_KIND_STORAGE_CLASS,
-	SX_KIND_CSI_NODE,
-	SX_KIND_DEVICE_CLASS,   /* resource.k8s.io/v1 (dra.h) */
-	SX_KIND_RESOURCE_SLICE,
-	SX_KIND_RESOURCE_CLAIM,
-	SX_KIND_CLAIM_TEMPLATE, /* ResourceClaimTemplate */
-	SX_KIND_CSI_DRIVER,
-	SX_KIND_CSI_STORAGE_CAPACITY,
-	SX_KIND_VOLUME_ATTACHMENT,
+#define SX_KIND(ID, ...) SX_KIND_##ID,
+#include "schedext/kinds.def"
 	SX_KIND_COUNT
 };
 
-/* "Node", "Pod", ... (the Kubernetes kind string). */
+/* What kinds.def says of a kind: where the API serves it. */
+struct sx_kind_desc {
+	const char *kind;     /* "PersistentVolume" */
+	const char *group;    /* "" for the core group */
+	const char *version;  /* "v1" */
+	const char *resource; /* "persistentvolumes" */
+	const char *path;     /* the collection: "/api/v1/persistentvolumes" */
+	bool namespaced;
+};
+/* The collection path of a resource, a string constant:
+ * /api/VERSION/RESOURCE in the core group, /apis/GROUP/VERSION/RESOURCE
+ * otherwise (k8s.io/client-go/rest, the legacy and named API prefixes). */
+#define SX_KIND_PATH(GROUP, VERSION, RESOURCE)                                   \
+	(sizeof(GROUP) == 1 ? "/api/" VERSION "/" RESOURCE                      \
+			    : "/apis/" GROUP "/" VERSION "/" RESOURCE)
+
+/* The descriptor of a kind; NULL for SX_KIND_UNKNOWN and out-of-range values. */
+const struct sx_kind_desc *sx_kind_desc(enum sx_kind kind);
+/* "Node", "Pod", ... (the Kubernetes kind string); "Unknown" for others. */
 const char *sx_kind_name(enum sx_kind kind);
 /* Kind from a kind string ("Pod"); SX_KIND_UNKNOWN when not modelled. */
 enum sx_kind sx_kind_from_name(const char *kind);

@@ -25,32 +25,24 @@ struct sx_snapshot {
 	/* image name -> number of nodes listing it */
 	uint32_t image_cap;
 	struct sx_image_count { sx_str name; uint32_t nodes; } *image_counts;
-	/* Other kinds, each array sorted by (namespace, name) */
-	uint32_t nnamespaces;
-	const struct sx_generic **namespaces;
-	uint32_t nservices;
-	const struct sx_generic **services;
-	uint32_t ncontrollers;        /* ReplicationControllers, ReplicaSets, StatefulSets */
-	const struct sx_generic **controllers;
-	uint32_t npdbs;
-	const struct sx_generic **pdbs;
-	uint32_t nstorage_classes;
-	const struct sx_generic **storage_classes;
-	uint32_t npvs;
-	const struct sx_pv **pvs;
-	uint32_t npvcs;
-	const struct sx_pvc **pvcs;
-	uint32_t ncsi_nodes;
-	const struct sx_csi_node **csi_nodes;
-	/* Resource.k8s.io/v1 kinds (dra.h), same order */
-	uint32_t ndevice_classes;
-	const struct sx_dra_object **device_classes;
-	uint32_t nresource_slices;
-	const struct sx_dra_object **resource_slices;
-	uint32_t nresource_claims;
-	const struct sx_dra_object **resource_claims;
-	uint32_t nclaim_templates;
-	const struct sx_dra_object **claim_templates;
+	/* Other kinds: for each CACHE_GROUP(G, field, T) row of kinds.def,
+	 * `uint32_t nfield; const struct T **field;` (namespaces, services,
+	 * controllers (ReplicationControllers, ReplicaSets, StatefulSets),
+	 * pdbs, pvs, pvcs, storage_classes, csi_nodes, device_classes,
+	 * resource_slices, resource_claims, claim_templates, csi_drivers,
+	 * csi_capacities, volume_attachments, ...), each array sorted by
+	 * (namespace, name, kind). */
+#define SNAPSHOT_FIELDS_CACHE_OWN
+#define SNAPSHOT_FIELDS_CACHE_JOIN(G)
+#define SNAPSHOT_FIELDS_CACHE_GROUP(G, FIELD, T) \
+	uint32_t n##FIELD;                       \
+	const struct T **FIELD;
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, ...) \
+	SNAPSHOT_FIELDS_##CACHE
+#include "schedext/kinds.def"
+#undef SNAPSHOT_FIELDS_CACHE_OWN
+#undef SNAPSHOT_FIELDS_CACHE_JOIN
+#undef SNAPSHOT_FIELDS_CACHE_GROUP
 	void *internal;               /* shared immutable parts, owned */
 	/* Σ over nodes of their ns_counts, sorted by ns (entries
 	 * may be all zero), and of naffinity_any_ns / nanti_any_ns: lets a
@@ -60,13 +52,6 @@ struct sx_snapshot {
 	uint32_t nns_totals;
 	struct sx_ns_count *ns_totals;
 	uint64_t affinity_any_ns, anti_any_ns;
-	/* Storage kinds, each sorted by (namespace, name). */
-	uint32_t ncsi_drivers;
-	const struct sx_csi_driver **csi_drivers;
-	uint32_t ncsi_capacities;
-	const struct sx_csi_capacity **csi_capacities;
-	uint32_t nvolume_attachments;
-	const struct sx_volume_attachment **volume_attachments;
 };
 
 /* For loops over many nodes of a snapshot that read each

@@ -1,7 +1,8 @@
 /* The kind dispatcher (decode.h): an object of any known kind to its
  * decoder. It sits above the per-kind decoders (decode_pod.c, decode_node.c,
- * decode_misc.c, decode_dra.c), which sit above the field readers of
- * decode.c; nothing below calls back up here.
+ * decode_misc.c, decode_dra.c, decode_storage.c), which sit above the
+ * field readers of decode.c; nothing below calls back up here. Which
+ * decoder a kind has is its DECODE column in kinds.def.
  */
 #include "schedext/decode.h"
 
@@ -59,43 +60,18 @@ int sx_decode_object(const cJSON *json, const char *kind, struct sx_object *out,
 	}
 	k = sx_kind_from_name(kind);
 	switch (k) {
-	case SX_KIND_POD:
-		out->obj = sx_decode_pod(json, err);
+#define DECODE(fn) fn(json, err)
+#define DECODE_KIND(fn) fn(json, k, err)
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE_FN, ...) \
+	case SX_KIND_##ID:                                                             \
+		out->obj = DECODE_FN;                                                  \
 		break;
-	case SX_KIND_NODE:
-		out->obj = sx_decode_node(json, err);
-		break;
-	case SX_KIND_PV:
-		out->obj = sx_decode_pv(json, err);
-		break;
-	case SX_KIND_PVC:
-		out->obj = sx_decode_pvc(json, err);
-		break;
-	case SX_KIND_CSI_NODE:
-		out->obj = sx_decode_csi_node(json, err);
-		break;
-	case SX_KIND_DEVICE_CLASS: case SX_KIND_RESOURCE_SLICE:
-	case SX_KIND_RESOURCE_CLAIM: case SX_KIND_CLAIM_TEMPLATE:
-		out->obj = sx_decode_dra(json, k, err);
-		break;
-	case SX_KIND_STORAGE_CLASS:
-		out->obj = sx_decode_storage_class(json, err);
-		break;
-	case SX_KIND_CSI_DRIVER:
-		out->obj = sx_decode_csi_driver(json, err);
-		break;
-	case SX_KIND_CSI_STORAGE_CAPACITY:
-		out->obj = sx_decode_csi_capacity(json, err);
-		break;
-	case SX_KIND_VOLUME_ATTACHMENT:
-		out->obj = sx_decode_volume_attachment(json, err);
-		break;
+#include "schedext/kinds.def"
+#undef DECODE
+#undef DECODE_KIND
 	case SX_KIND_UNKNOWN:
 	case SX_KIND_COUNT:
 		return sx_error_set(err, SX_ENOENT, "unknown kind %.64s", kind);
-	default:
-		out->obj = sx_decode_generic(json, k, err);
-		break;
 	}
 	if (!out->obj)
 		return err->code < 0 ? err->code : SX_EINVAL;

@@ -237,6 +237,14 @@ void sx_volume_attachment_free(struct sx_volume_attachment *va)
 	free(va);
 }
 
+void sx_device_taint_rule_free(struct sx_device_taint_rule *r)
+{
+	if (!r)
+		return;
+	sx_meta_clear(&r->meta);
+	free(r);
+}
+
 /* ---------- reference counting ---------- */
 
 /* Returns true when the caller dropped the last reference. An unref below
@@ -285,37 +293,39 @@ SX_DEFINE_REF(sx_csi_capacity, sx_csi_capacity_ref, sx_csi_capacity_unref,
 	      sx_csi_capacity_free)
 SX_DEFINE_REF(sx_volume_attachment, sx_volume_attachment_ref, sx_volume_attachment_unref,
 	      sx_volume_attachment_free)
+SX_DEFINE_REF(sx_device_taint_rule, sx_device_taint_rule_ref, sx_device_taint_rule_unref,
+	      sx_device_taint_rule_free)
 
-/* ---------- kinds ---------- */
+/* ---------- kinds (generated from kinds.def) ---------- */
 
-static const char *const kind_names[SX_KIND_COUNT] = {
-	[SX_KIND_UNKNOWN] = "Unknown",
-	[SX_KIND_NODE] = "Node",
-	[SX_KIND_POD] = "Pod",
-	[SX_KIND_NAMESPACE] = "Namespace",
-	[SX_KIND_SERVICE] = "Service",
-	[SX_KIND_REPLICATION_CONTROLLER] = "ReplicationController",
-	[SX_KIND_REPLICA_SET] = "ReplicaSet",
-	[SX_KIND_STATEFUL_SET] = "StatefulSet",
-	[SX_KIND_PDB] = "PodDisruptionBudget",
-	[SX_KIND_PV] = "PersistentVolume",
-	[SX_KIND_PVC] = "PersistentVolumeClaim",
-	[SX_KIND_STORAGE_CLASS] = "StorageClass",
-	[SX_KIND_CSI_NODE] = "CSINode",
-	[SX_KIND_DEVICE_CLASS] = "DeviceClass",
-	[SX_KIND_RESOURCE_SLICE] = "ResourceSlice",
-	[SX_KIND_RESOURCE_CLAIM] = "ResourceClaim",
-	[SX_KIND_CLAIM_TEMPLATE] = "ResourceClaimTemplate",
-	[SX_KIND_CSI_DRIVER] = "CSIDriver",
-	[SX_KIND_CSI_STORAGE_CAPACITY] = "CSIStorageCapacity",
-	[SX_KIND_VOLUME_ATTACHMENT] = "VolumeAttachment",
+#define NAMESPACED true
+#define CLUSTER false
+static const struct sx_kind_desc kind_descs[SX_KIND_COUNT] = {
+	[SX_KIND_UNKNOWN] = { .kind = "Unknown" },
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, ...)                  \
+	[SX_KIND_##ID] = { .kind = KIND,                                         \
+			   .group = GROUP,                                       \
+			   .version = VERSION,                                   \
+			   .resource = RESOURCE,                                 \
+			   .path = SX_KIND_PATH(GROUP, VERSION, RESOURCE),       \
+			   .namespaced = SCOPE },
+#include "schedext/kinds.def"
 };
+#undef NAMESPACED
+#undef CLUSTER
+
+const struct sx_kind_desc *sx_kind_desc(enum sx_kind kind)
+{
+	if (kind <= SX_KIND_UNKNOWN || kind >= SX_KIND_COUNT)
+		return NULL;
+	return &kind_descs[kind];
+}
 
 const char *sx_kind_name(enum sx_kind kind)
 {
 	if ((unsigned)kind >= SX_KIND_COUNT)
-		return kind_names[SX_KIND_UNKNOWN];
-	return kind_names[kind];
+		return kind_descs[SX_KIND_UNKNOWN].kind;
+	return kind_descs[kind].kind;
 }
 
 enum sx_kind sx_kind_from_name(const char *kind)
@@ -323,7 +333,7 @@ enum sx_kind sx_kind_from_name(const char *kind)
 	if (!kind)
 		return SX_KIND_UNKNOWN;
 	for (int k = SX_KIND_UNKNOWN + 1; k < SX_KIND_COUNT; k++)
-		if (strcmp(kind, kind_names[k]) == 0)
+		if (strcmp(kind, kind_descs[k].kind) == 0)
 			return (enum sx_kind)k;
 	return SX_KIND_UNKNOWN;
 }
@@ -333,33 +343,15 @@ const struct sx_meta *sx_object_meta(const struct sx_object *o)
 	if (!o || !o->obj)
 		return NULL;
 	switch (o->kind) {
-	case SX_KIND_POD:
-		return &((const struct sx_pod *)o->obj)->meta;
-	case SX_KIND_NODE:
-		return &((const struct sx_node *)o->obj)->meta;
-	case SX_KIND_PV:
-		return &((const struct sx_pv *)o->obj)->meta;
-	case SX_KIND_PVC:
-		return &((const struct sx_pvc *)o->obj)->meta;
-	case SX_KIND_CSI_NODE:
-		return &((const struct sx_csi_node *)o->obj)->meta;
-	case SX_KIND_DEVICE_CLASS: case SX_KIND_RESOURCE_SLICE:
-	case SX_KIND_RESOURCE_CLAIM: case SX_KIND_CLAIM_TEMPLATE:
-		return &((const struct sx_dra_object *)o->obj)->meta;
-	case SX_KIND_STORAGE_CLASS:
-		return &((const struct sx_storage_class *)o->obj)->meta;
-	case SX_KIND_CSI_DRIVER:
-		return &((const struct sx_csi_driver *)o->obj)->meta;
-	case SX_KIND_CSI_STORAGE_CAPACITY:
-		return &((const struct sx_csi_capacity *)o->obj)->meta;
-	case SX_KIND_VOLUME_ATTACHMENT:
-		return &((const struct sx_volume_attachment *)o->obj)->meta;
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, ...) \
+	case SX_KIND_##ID:                                             \
+		return &((const struct TYPE *)o->obj)->meta;
+#include "schedext/kinds.def"
 	case SX_KIND_UNKNOWN:
 	case SX_KIND_COUNT:
-		return NULL;
-	default:
-		return &((const struct sx_generic *)o->obj)->meta;
+		break;
 	}
+	return NULL;
 }
 
 void sx_object_unref(struct sx_object *o)
@@ -367,42 +359,13 @@ void sx_object_unref(struct sx_object *o)
 	if (!o || !o->obj)
 		return;
 	switch (o->kind) {
-	case SX_KIND_POD:
-		sx_pod_unref(o->obj);
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, ...) \
+	case SX_KIND_##ID:                                                  \
+		sx_##REF##_unref(o->obj);                                   \
 		break;
-	case SX_KIND_NODE:
-		sx_node_unref(o->obj);
-		break;
-	case SX_KIND_PV:
-		sx_pv_unref(o->obj);
-		break;
-	case SX_KIND_PVC:
-		sx_pvc_unref(o->obj);
-		break;
-	case SX_KIND_CSI_NODE:
-		sx_csi_node_unref(o->obj);
-		break;
-	case SX_KIND_DEVICE_CLASS: case SX_KIND_RESOURCE_SLICE:
-	case SX_KIND_RESOURCE_CLAIM: case SX_KIND_CLAIM_TEMPLATE:
-		sx_dra_unref(o->obj);
-		break;
-	case SX_KIND_STORAGE_CLASS:
-		sx_storage_class_unref(o->obj);
-		break;
-	case SX_KIND_CSI_DRIVER:
-		sx_csi_driver_unref(o->obj);
-		break;
-	case SX_KIND_CSI_STORAGE_CAPACITY:
-		sx_csi_capacity_unref(o->obj);
-		break;
-	case SX_KIND_VOLUME_ATTACHMENT:
-		sx_volume_attachment_unref(o->obj);
-		break;
+#include "schedext/kinds.def"
 	case SX_KIND_UNKNOWN:
 	case SX_KIND_COUNT:
-		break;
-	default:
-		sx_generic_unref(o->obj);
 		break;
 	}
 	o->obj = NULL;

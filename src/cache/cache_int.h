@@ -93,22 +93,18 @@ struct sx__image_block {
 	struct sx_image_count *slots; /* name SX_STR_EMPTY = empty slot */
 };
 
+/* The snapshot's blocks of other kinds: one per CACHE_GROUP row of
+ * kinds.def (CACHE_JOIN rows share a previous row's block). */
 enum sx__group {
-	SX__G_NAMESPACES,
-	SX__G_SERVICES,
-	SX__G_CONTROLLERS,
-	SX__G_PDBS,
-	SX__G_STORAGE_CLASSES,
-	SX__G_PVS,
-	SX__G_PVCS,
-	SX__G_CSI_NODES,
-	SX__G_DEVICE_CLASSES,
-	SX__G_RESOURCE_SLICES,
-	SX__G_RESOURCE_CLAIMS,
-	SX__G_CLAIM_TEMPLATES,
-	SX__G_CSI_DRIVERS,
-	SX__G_CSI_CAPACITIES,
-	SX__G_VOLUME_ATTACHMENTS,
+#define GROUP_OF_CACHE_OWN
+#define GROUP_OF_CACHE_JOIN(G)
+#define GROUP_OF_CACHE_GROUP(G, FIELD, T) SX__G_##G,
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, ...) \
+	GROUP_OF_##CACHE
+#include "schedext/kinds.def"
+#undef GROUP_OF_CACHE_OWN
+#undef GROUP_OF_CACHE_JOIN
+#undef GROUP_OF_CACHE_GROUP
 	SX__G_COUNT
 };
 

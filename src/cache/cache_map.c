@@ -149,42 +149,13 @@ const char *sx__object_key(char *buf, size_t len, sx_str ns, const char *name)
 void sx__object_ref(const struct sx_object *o)
 {
 	switch (o->kind) {
-	case SX_KIND_POD:
-		sx_pod_ref(o->obj);
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, ...) \
+	case SX_KIND_##ID:                                                  \
+		sx_##REF##_ref(o->obj);                                     \
 		break;
-	case SX_KIND_NODE:
-		sx_node_ref(o->obj);
-		break;
-	case SX_KIND_PV:
-		sx_pv_ref(o->obj);
-		break;
-	case SX_KIND_PVC:
-		sx_pvc_ref(o->obj);
-		break;
-	case SX_KIND_CSI_NODE:
-		sx_csi_node_ref(o->obj);
-		break;
-	case SX_KIND_DEVICE_CLASS: case SX_KIND_RESOURCE_SLICE:
-	case SX_KIND_RESOURCE_CLAIM: case SX_KIND_CLAIM_TEMPLATE:
-		sx_dra_ref(o->obj);
-		break;
-	case SX_KIND_STORAGE_CLASS:
-		sx_storage_class_ref(o->obj);
-		break;
-	case SX_KIND_CSI_DRIVER:
-		sx_csi_driver_ref(o->obj);
-		break;
-	case SX_KIND_CSI_STORAGE_CAPACITY:
-		sx_csi_capacity_ref(o->obj);
-		break;
-	case SX_KIND_VOLUME_ATTACHMENT:
-		sx_volume_attachment_ref(o->obj);
-		break;
+#include "schedext/kinds.def"
 	case SX_KIND_UNKNOWN:
 	case SX_KIND_COUNT:
-		break;
-	default:
-		sx_generic_ref(o->obj);
 		break;
 	}
 }
@@ -206,42 +177,23 @@ int sx__object_cmp(const struct sx_object *a, const struct sx_object *b)
 	return (int)a->kind - (int)b->kind;
 }
 
+/* The CACHE column of kinds.def. */
 int sx__kind_group(enum sx_kind kind)
 {
 	switch (kind) {
-	case SX_KIND_NAMESPACE:
-		return SX__G_NAMESPACES;
-	case SX_KIND_SERVICE:
-		return SX__G_SERVICES;
-	case SX_KIND_REPLICATION_CONTROLLER:
-	case SX_KIND_REPLICA_SET:
-	case SX_KIND_STATEFUL_SET:
-		return SX__G_CONTROLLERS;
-	case SX_KIND_PDB:
-		return SX__G_PDBS;
-	case SX_KIND_STORAGE_CLASS:
-		return SX__G_STORAGE_CLASSES;
-	case SX_KIND_PV:
-		return SX__G_PVS;
-	case SX_KIND_PVC:
-		return SX__G_PVCS;
-	case SX_KIND_CSI_NODE:
-		return SX__G_CSI_NODES;
-	case SX_KIND_DEVICE_CLASS:
-		return SX__G_DEVICE_CLASSES;
-	case SX_KIND_RESOURCE_SLICE:
-		return SX__G_RESOURCE_SLICES;
-	case SX_KIND_RESOURCE_CLAIM:
-		return SX__G_RESOURCE_CLAIMS;
-	case SX_KIND_CLAIM_TEMPLATE:
-		return SX__G_CLAIM_TEMPLATES;
-	case SX_KIND_CSI_DRIVER:
-		return SX__G_CSI_DRIVERS;
-	case SX_KIND_CSI_STORAGE_CAPACITY:
-		return SX__G_CSI_CAPACITIES;
-	case SX_KIND_VOLUME_ATTACHMENT:
-		return SX__G_VOLUME_ATTACHMENTS;
-	default:
-		return -1;
+#define CACHE_OWN -1
+#define CACHE_JOIN(G) SX__G_##G
+#define CACHE_GROUP(G, FIELD, T) SX__G_##G
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, ...) \
+	case SX_KIND_##ID:                                                                 \
+		return CACHE;
+#include "schedext/kinds.def"
+#undef CACHE_OWN
+#undef CACHE_JOIN
+#undef CACHE_GROUP
+	case SX_KIND_UNKNOWN:
+	case SX_KIND_COUNT:
+		break;
 	}
+	return -1;
 }

@@ -30,34 +30,17 @@
 #include "schedext/decode.h"
 #include "schedext/kube.h"
 
+/* The WATCHED rows of kinds.def, in its order. */
 static const struct kind_desc kinds[] = {
-	{ SX_KIND_NODE, "/api/v1/nodes", "nodes", NULL },
-	{ SX_KIND_POD, "/api/v1/pods", "pods",
-	  "status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed" },
-	{ SX_KIND_NAMESPACE, "/api/v1/namespaces", "namespaces", NULL },
-	{ SX_KIND_SERVICE, "/api/v1/services", "services", NULL },
-	{ SX_KIND_REPLICATION_CONTROLLER, "/api/v1/replicationcontrollers",
-	  "replicationcontrollers", NULL },
-	{ SX_KIND_REPLICA_SET, "/apis/apps/v1/replicasets", "replicasets", NULL },
-	{ SX_KIND_STATEFUL_SET, "/apis/apps/v1/statefulsets", "statefulsets", NULL },
-	{ SX_KIND_PDB, "/apis/policy/v1/poddisruptionbudgets", "poddisruptionbudgets", NULL },
-	{ SX_KIND_PV, "/api/v1/persistentvolumes", "persistentvolumes", NULL },
-	{ SX_KIND_PVC, "/api/v1/persistentvolumeclaims", "persistentvolumeclaims", NULL },
-	{ SX_KIND_STORAGE_CLASS, "/apis/storage.k8s.io/v1/storageclasses", "storageclasses",
-	  NULL },
-	{ SX_KIND_CSI_NODE, "/apis/storage.k8s.io/v1/csinodes", "csinodes", NULL },
-	{ SX_KIND_DEVICE_CLASS, "/apis/resource.k8s.io/v1/deviceclasses", "deviceclasses", NULL },
-	{ SX_KIND_RESOURCE_SLICE, "/apis/resource.k8s.io/v1/resourceslices", "resourceslices",
-	  NULL },
-	{ SX_KIND_RESOURCE_CLAIM, "/apis/resource.k8s.io/v1/resourceclaims", "resourceclaims",
-	  NULL },
-	{ SX_KIND_CLAIM_TEMPLATE, "/apis/resource.k8s.io/v1/resourceclaimtemplates",
-	  "resourceclaimtemplates", NULL },
-	{ SX_KIND_CSI_DRIVER, "/apis/storage.k8s.io/v1/csidrivers", "csidrivers", NULL },
-	{ SX_KIND_CSI_STORAGE_CAPACITY, "/apis/storage.k8s.io/v1/csistoragecapacities",
-	  "csistoragecapacities", NULL },
-	{ SX_KIND_VOLUME_ATTACHMENT, "/apis/storage.k8s.io/v1/volumeattachments",
-	  "volumeattachments", NULL },
+#define INFORMER_ROW_UNWATCHED(ID, GROUP, VERSION, RESOURCE, SELECTOR)
+#define INFORMER_ROW_WATCHED(ID, GROUP, VERSION, RESOURCE, SELECTOR) \
+	{ SX_KIND_##ID, SX_KIND_PATH(GROUP, VERSION, RESOURCE), RESOURCE, SELECTOR },
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, KEY, EVENT, \
+		WATCH, SELECTOR)                                                                  \
+	INFORMER_ROW_##WATCH(ID, GROUP, VERSION, RESOURCE, SELECTOR)
+#include "schedext/kinds.def"
+#undef INFORMER_ROW_UNWATCHED
+#undef INFORMER_ROW_WATCHED
 };
 _Static_assert(sizeof(kinds) / sizeof(kinds[0]) == NKINDS, "NKINDS counts kinds[]");
 

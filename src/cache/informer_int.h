@@ -23,8 +23,21 @@
 #define BACKOFF_MIN	 0.8
 #define BACKOFF_MAX	 30.0
 #define UNSERVED_RETRY_S 60.0
-#define NKINDS		 19 /* entries of kinds[] (informer.c) */
 
+/* Entries of kinds[] (informer.c): the WATCHED rows of kinds.def. */
+enum {
+	NKINDS = 0
+#define INFORMER_COUNT_WATCHED +1
+#define INFORMER_COUNT_UNWATCHED
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, KEY, EVENT, \
+		WATCH, SELECTOR)                                                                  \
+	INFORMER_COUNT_##WATCH
+#include "schedext/kinds.def"
+#undef INFORMER_COUNT_WATCHED
+#undef INFORMER_COUNT_UNWATCHED
+};
+
+/* One informer row, from kinds.def. */
 struct kind_desc {
 	enum sx_kind kind;
 	const char *path;

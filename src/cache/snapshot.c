@@ -172,27 +172,17 @@ static void attach_blocks(struct sx_snapshot *s, struct sx__snap_internal *in)
 {
 	struct sx__kind_block *const *g = in->groups;
 
-#define ATTACH(field, nfield, group)                                   \
-	do {                                                           \
-		s->nfield = g[group] ? g[group]->n : 0;                \
-		s->field = g[group] ? (void *)g[group]->ptrs : NULL;   \
-	} while (0)
-	ATTACH(namespaces, nnamespaces, SX__G_NAMESPACES);
-	ATTACH(services, nservices, SX__G_SERVICES);
-	ATTACH(controllers, ncontrollers, SX__G_CONTROLLERS);
-	ATTACH(pdbs, npdbs, SX__G_PDBS);
-	ATTACH(storage_classes, nstorage_classes, SX__G_STORAGE_CLASSES);
-	ATTACH(pvs, npvs, SX__G_PVS);
-	ATTACH(pvcs, npvcs, SX__G_PVCS);
-	ATTACH(csi_nodes, ncsi_nodes, SX__G_CSI_NODES);
-	ATTACH(device_classes, ndevice_classes, SX__G_DEVICE_CLASSES);
-	ATTACH(resource_slices, nresource_slices, SX__G_RESOURCE_SLICES);
-	ATTACH(resource_claims, nresource_claims, SX__G_RESOURCE_CLAIMS);
-	ATTACH(claim_templates, nclaim_templates, SX__G_CLAIM_TEMPLATES);
-	ATTACH(csi_drivers, ncsi_drivers, SX__G_CSI_DRIVERS);
-	ATTACH(csi_capacities, ncsi_capacities, SX__G_CSI_CAPACITIES);
-	ATTACH(volume_attachments, nvolume_attachments, SX__G_VOLUME_ATTACHMENTS);
-#undef ATTACH
+#define ATTACH_CACHE_OWN
+#define ATTACH_CACHE_JOIN(G)
+#define ATTACH_CACHE_GROUP(G, FIELD, T)                                        \
+	s->n##FIELD = g[SX__G_##G] ? g[SX__G_##G]->n : 0;                        \
+	s->FIELD = g[SX__G_##G] ? (void *)g[SX__G_##G]->ptrs : NULL;
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, ...) \
+	ATTACH_##CACHE
+#include "schedext/kinds.def"
+#undef ATTACH_CACHE_OWN
+#undef ATTACH_CACHE_JOIN
+#undef ATTACH_CACHE_GROUP
 	if (in->images) {
 		s->image_cap = in->images->cap;
 		s->image_counts = in->images->slots;

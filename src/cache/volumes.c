@@ -12,24 +12,28 @@
 
 /* ---------- secondary order of kind blocks ---------- */
 
+/* The KEY column of kinds.def. */
 bool sx__object_alt_key(const struct sx_object *o, sx_str *key)
 {
 	switch (o->kind) {
-	case SX_KIND_PV:
-		*key = ((const struct sx_pv *)o->obj)->storage_class;
-		return true;
-	case SX_KIND_CSI_STORAGE_CAPACITY:
-		*key = ((const struct sx_csi_capacity *)o->obj)->storage_class;
-		return true;
-	case SX_KIND_VOLUME_ATTACHMENT:
-		*key = ((const struct sx_volume_attachment *)o->obj)->node_name;
-		return true;
-	case SX_KIND_CSI_NODE:
-		*key = ((const struct sx_csi_node *)o->obj)->name_id;
-		return true;
-	default:
-		return false;
+#define KEY(MEMBER)         \
+	*key = obj->MEMBER; \
+	return true;
+#define NO_KEY return false;
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, KEY_COL, ...) \
+	case SX_KIND_##ID: {                                                                        \
+		const struct TYPE *obj = o->obj;                                                    \
+		(void)obj;                                                                          \
+		KEY_COL                                                                             \
 	}
+#include "schedext/kinds.def"
+#undef KEY
+#undef NO_KEY
+	case SX_KIND_UNKNOWN:
+	case SX_KIND_COUNT:
+		break;
+	}
+	return false;
 }
 
 struct alt_item {

@@ -689,34 +689,28 @@ static void on_node(void *ctx, const struct sx_node *old_node, const struct sx_n
 	sx_sched_metrics_event(s->o.metrics, "Node", old_node, new_node, sx_fw_metrics_now() - t0);
 }
 
-/* The event resource of a non-pod, non-node kind; SX_RES_NONE for kinds no
- * plugin registers for (Service, Namespace, ...). */
+/* The event resource of a kind: its EVENT column in kinds.def (upstream
+ * fwk.EventResource; pkg/scheduler/eventhandlers.go, addAllEventHandlers,
+ * registers a handler per resource some plugin asks for); SX_RES_NONE for
+ * kinds no plugin registers for (Service, Namespace, ...). Pods and
+ * nodes take on_pod and on_node instead. */
 static enum sx_event_resource event_resource(enum sx_kind kind)
 {
 	switch (kind) {
-	case SX_KIND_PV:
-		return SX_RES_PV;
-	case SX_KIND_PVC:
-		return SX_RES_PVC;
-	case SX_KIND_STORAGE_CLASS:
-		return SX_RES_STORAGE_CLASS;
-	case SX_KIND_CSI_NODE:
-		return SX_RES_CSI_NODE;
-	case SX_KIND_CSI_DRIVER:
-		return SX_RES_CSI_DRIVER;
-	case SX_KIND_CSI_STORAGE_CAPACITY:
-		return SX_RES_CSI_STORAGE_CAPACITY;
-	case SX_KIND_VOLUME_ATTACHMENT:
-		return SX_RES_VOLUME_ATTACHMENT;
-	case SX_KIND_RESOURCE_CLAIM:
-		return SX_RES_RESOURCE_CLAIM;
-	case SX_KIND_RESOURCE_SLICE:
-		return SX_RES_RESOURCE_SLICE;
-	case SX_KIND_DEVICE_CLASS:
-		return SX_RES_DEVICE_CLASS;
-	default:
-		return SX_RES_NONE;
+#define EVENT(RES) SX_RES_##RES
+#define NO_EVENT SX_RES_NONE
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, KEY, \
+		EVENT_COL, ...)                                                           \
+	case SX_KIND_##ID:                                                                \
+		return EVENT_COL;
+#include "schedext/kinds.def"
+#undef EVENT
+#undef NO_EVENT
+	case SX_KIND_UNKNOWN:
+	case SX_KIND_COUNT:
+		break;
 	}
+	return SX_RES_NONE;
 }
 
 /* Another kind changed (storage, DRA): a cluster event for the queue's

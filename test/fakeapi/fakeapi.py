@@ -67,6 +67,7 @@ import collections
 import copy
 import itertools
 import json
+import os
 import random
 import re
 import socket
@@ -78,40 +79,45 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit, unquote
 
-# resource -> (api prefix, kind, namespaced)
-RESOURCES = {
-    "nodes": ("/api/v1", "Node", False),
-    "pods": ("/api/v1", "Pod", True),
-    "namespaces": ("/api/v1", "Namespace", False),
-    "services": ("/api/v1", "Service", True),
-    "replicationcontrollers": ("/api/v1", "ReplicationController", True),
-    "persistentvolumes": ("/api/v1", "PersistentVolume", False),
-    "persistentvolumeclaims": ("/api/v1", "PersistentVolumeClaim", True),
+
+def _kinds_table():
+    """resource -> (api prefix, kind, namespaced) of every WATCHED row of
+    include/schedext/kinds.def, the table schedext's informers are
+    generated from: the fake serves each kind schedext watches."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                        "include", "schedext", "kinds.def")
+    with open(path, encoding="utf-8") as fh:
+        text = re.sub(r"/\*.*?\*/", "", fh.read(), flags=re.S)
+    out = {}
+    for start in (m.end() for m in re.finditer(r"^SX_KIND\(", text, re.M)):
+        depth, end = 1, start
+        while depth:
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            end += 1
+        cols = [c.strip() for c in re.split(r",(?![^()]*\))", text[start:end - 1])]
+        kind, group, version, resource = (c.strip('"') for c in cols[1:5])
+        if cols[12] != "WATCHED":
+            continue
+        prefix = "/api/" + version if not group else "/apis/%s/%s" % (group, version)
+        out[resource] = (prefix, kind, cols[5] == "NAMESPACED")
+    return out
+
+
+# resource -> (api prefix, kind, namespaced): the watched kinds, and what
+# else schedext reads or writes (Events, Deployments for what-if, Leases).
+RESOURCES = dict(_kinds_table(), **{
     "events": ("/api/v1", "Event", True),
-    "replicasets": ("/apis/apps/v1", "ReplicaSet", True),
-    "statefulsets": ("/apis/apps/v1", "StatefulSet", True),
     "deployments": ("/apis/apps/v1", "Deployment", True),
-    "poddisruptionbudgets": ("/apis/policy/v1", "PodDisruptionBudget", True),
-    "storageclasses": ("/apis/storage.k8s.io/v1", "StorageClass", False),
-    "csinodes": ("/apis/storage.k8s.io/v1", "CSINode", False),
-    "csidrivers": ("/apis/storage.k8s.io/v1", "CSIDriver", False),
-    "csistoragecapacities": ("/apis/storage.k8s.io/v1", "CSIStorageCapacity", True),
-    "volumeattachments": ("/apis/storage.k8s.io/v1", "VolumeAttachment", False),
     "leases": ("/apis/coordination.k8s.io/v1", "Lease", True),
-    "deviceclasses": ("/apis/resource.k8s.io/v1", "DeviceClass", False),
-    "resourceslices": ("/apis/resource.k8s.io/v1", "ResourceSlice", False),
-    "resourceclaims": ("/apis/resource.k8s.io/v1", "ResourceClaim", True),
-    "resourceclaimtemplates": ("/apis/resource.k8s.io/v1", "ResourceClaimTemplate", True),
-}
+})
 KIND_TO_RESOURCE = {v[1]: k for k, v in RESOURCES.items()}
 EVENTS_V1 = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([^/]+)/events$")
 EVENT_V1 = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([^/]+)/events/([^/]+)$")
 REVIEW_PATHS = ("/apis/authentication.k8s.io/v1/tokenreviews",
                 "/apis/authorization.k8s.io/v1/subjectaccessreviews")
-GROUP_OF = {"/api/v1": "", "/apis/apps/v1": "apps", "/apis/policy/v1": "policy",
-            "/apis/storage.k8s.io/v1": "storage.k8s.io",
-            "/apis/coordination.k8s.io/v1": "coordination.k8s.io",
-            "/apis/resource.k8s.io/v1": "resource.k8s.io"}
+# api prefix -> API group ("/apis/storage.k8s.io/v1" -> "storage.k8s.io")
+GROUP_OF = {p: (p.split("/")[2] if p.startswith("/apis/") else "")
+            for p, _, _ in RESOURCES.values()}
 
 FAULT_DEFAULTS = {
     "split_chunks": False,        # cut watch output into random small chunks
