@@ -17,7 +17,9 @@
 
 #include "config_int.h"
 #include "schedext/decode.h"
+#include "schedext/dra_alloc.h"
 #include "schedext/framework.h"
+#include "schedext/handle.h"
 #include "schedext/registry.h"
 
 #define MAX_CONFIG_BYTES (16u << 20)
@@ -392,7 +394,7 @@ static int instantiate(struct sx_profile *prof, struct sx_error *err)
 		const struct sx_plugin *p = sx_plugins[idx];
 		if (!prof->instantiated[idx] || !p->init)
 			continue;
-		prof->instances[idx] = p->init(prof->args[idx], err);
+		prof->instances[idx] = p->init(prof->args[idx], prof->handle, err);
 		if (!prof->instances[idx]) {
 			if (!err || !err->msg[0])
 				sx_error_set(err, SX_EINVAL, "invalid args");
@@ -415,6 +417,7 @@ static void profile_free(struct sx_profile *prof)
 	for (unsigned idx = 0; idx < sx_plugin_count; idx++)
 		if (prof->instances[idx] && sx_plugins[idx]->destroy)
 			sx_plugins[idx]->destroy(prof->instances[idx]);
+	sx_handle_free(prof->handle); /* after the instances: they may hold it */
 	for (unsigned pt = 0; pt < SX_PT_COUNT; pt++)
 		free(prof->points[pt]);
 	free(prof->scheduler_name);
@@ -442,8 +445,9 @@ static int read_percentage(const cJSON *obj, int *out, struct sx_error *err)
 	return 0;
 }
 
-/* Builds one profile from its JSON (NULL = the default profile). */
-static struct sx_profile *build_profile(const cJSON *json, struct sx_error *err)
+/* Builds one profile of cfg from its JSON (NULL = the default profile). */
+static struct sx_profile *build_profile(struct sx_config *cfg, const cJSON *json,
+					struct sx_error *err)
 {
 	struct sx_profile *prof = calloc(1, sizeof(*prof));
 	struct plugin_set *sets = calloc(SX_PT_COUNT + 3, sizeof(*sets));
@@ -452,7 +456,7 @@ static struct sx_profile *build_profile(const cJSON *json, struct sx_error *err)
 	const cJSON *name = json ? cJSON_GetObjectItemCaseSensitive(json, "schedulerName") : NULL;
 	const cJSON *plugins = json ? cJSON_GetObjectItemCaseSensitive(json, "plugins") : NULL;
 	int rc = 0;
-	if (!prof || !sets)
+	if (!prof || !sets || !(prof->handle = sx_handle_new(prof, cfg->dra)))
 		goto oom;
 	prof->percentage_of_nodes_to_score = -1;
 	if (name && !cJSON_IsNull(name) && (!cJSON_IsString(name) || !name->valuestring[0]))
@@ -511,6 +515,11 @@ static struct sx_config *config_new(void)
 	cfg->percentage_of_nodes_to_score = 0;
 	cfg->pod_initial_backoff_s = 1;
 	cfg->pod_max_backoff_s = 10;
+	cfg->dra = sx_dra_claims_new();
+	if (!cfg->dra) {
+		free(cfg);
+		return NULL;
+	}
 	return cfg;
 }
 
@@ -527,7 +536,7 @@ static int add_profile(struct sx_config *cfg, struct sx_profile *prof)
 struct sx_config *sx_config_default(struct sx_error *err)
 {
 	struct sx_config *cfg = config_new();
-	struct sx_profile *prof = cfg ? build_profile(NULL, err) : NULL;
+	struct sx_profile *prof = cfg ? build_profile(cfg, NULL, err) : NULL;
 	if (!prof || add_profile(cfg, prof) < 0) {
 		profile_free(prof);
 		sx_config_free(cfg);
@@ -581,7 +590,7 @@ static int read_profiles(const cJSON *root, struct sx_config *cfg, struct sx_err
 	unsigned i = 0;
 	if (!profiles || cJSON_IsNull(profiles) || cJSON_GetArraySize(profiles) == 0)
 	{
-		struct sx_profile *prof = build_profile(NULL, err);
+		struct sx_profile *prof = build_profile(cfg, NULL, err);
 		if (!prof || add_profile(cfg, prof) < 0) {
 			profile_free(prof);
 			return SX_EINVAL;
@@ -592,7 +601,7 @@ static int read_profiles(const cJSON *root, struct sx_config *cfg, struct sx_err
 		return sx_error_set(err, SX_EINVAL, "profiles: expected a list of at most %d",
 				    MAX_PROFILES);
 	cJSON_ArrayForEach(item, profiles) {
-		struct sx_profile *prof = cJSON_IsObject(item) ? build_profile(item, err) : NULL;
+		struct sx_profile *prof = cJSON_IsObject(item) ? build_profile(cfg, item, err) : NULL;
 		if (!cJSON_IsObject(item))
 			sx_error_set(err, SX_EINVAL, "expected an object");
 		if (prof && sx_config_profile(cfg, prof->scheduler_name)) {
@@ -679,6 +688,7 @@ void sx_config_free(struct sx_config *cfg)
 		profile_free(cfg->profiles[i]);
 	free(cfg->profiles);
 	sx_config_component_free(cfg);
+	sx_dra_claims_free(cfg->dra); /* after the profiles: their handles borrow it */
 	free(cfg);
 }
 
