@@ -91,7 +91,8 @@ static struct sx_status *post_filter_default_preemption(void *self, struct sx_cy
 	struct sx_preempt_result r;
 	uint64_t rng;
 	sx_handle_env(dp->handle, &env);
-	/* upstream Evaluator.Handle: the PostFilter knows its profile. */
+	/* upstream Evaluator.Handle: the PostFilter knows its profile (none
+	 * only for an instance made without a handle). */
 	const struct sx_profile *prof = dry ? dry->profile : dp->handle ? dp->handle->profile : NULL;
 	if (!prof)
 		return sx_status_new(SX_ERROR, "preemption: profile not registered with the "

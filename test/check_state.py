@@ -161,7 +161,8 @@ def classify(stmt):
     decls = split_top(body)
     first = decls[0]
     # Base specifiers: up to the first declarator's name or its '*'/'('.
-    m = re.match(r"^((?:(?:struct|union|enum)\s+\w*\s*(?:\{\})?\s*|[A-Za-z_]\w*\s+|\w+\s*\([^()]*\)\s*)+?)"
+    m = re.match(r"^((?:(?:struct|union|enum)\s+\w*\s*(?:\{\})?\s*|[A-Za-z_]\w*\s+"
+                 r"|\w+\s*\([^()]*\)\s*)+?)"
                  r"(?=[*(]|[A-Za-z_]\w*\s*(?:[\[=,;]|$))", first)
     base = m.group(1) if m else ""
     base_const = "const" in IDENT.findall(base)

@@ -65,10 +65,13 @@ struct sx_event_recorder {
 struct sx_handle_env {
 	struct sx_cache *cache;               /* the live cache (informer listers) */
 	struct sx_kube *kube;                 /* Handle.ClientSet */
-	const struct sx_binder *binder;       /* what DefaultBinder binds with (binder.h) */
+	/* The front end's binder (binder.h; upstream's binding goes through
+	 * Handle.ClientSet). The binding cycle still hands it to DefaultBinder
+	 * in the cycle state (cs->binder) as well. */
+	const struct sx_binder *binder;
 	const struct sx_nominator *nominator; /* Handle.PodNominator */
 	struct sx_extenders *extenders;       /* Handle.Extenders (their preempt verb) */
-	const struct sx_event_recorder *recorder; /* Handle.EventRecorder */
+	const struct sx_event_recorder *recorder; /* Handle.EventRecorder; no plugin records yet */
 	struct sx_metrics *metrics;           /* frameworkImpl.metricsRecorder's registry */
 	struct sx_pool *pool;                 /* Handle.Parallelizer */
 	sx_preempt_apply_fn apply;            /* the evaluator's eviction; NULL: dry run */
