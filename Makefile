@@ -192,6 +192,7 @@ run: install-deps
 
 test: install-test-deps
 	@./test/check_layers.py
+	@./test/check_state.py
 	@./test/check_plugins.py
 	@$(MAKE) --no-print-directory all tools $(TEST_BINS) $(FUZZ_BINS)
 	@SANITIZE="$(SANITIZE)" BUILD="$(BUILD)" ./test/run.sh $(TEST_BINS) $(FUZZ_BINS)

@@ -2,30 +2,38 @@
  * fits nowhere, find the node where evicting the fewest, least important
  * lower-priority pods lets it fit, nominate it and have the victims
  * evicted. The work is done by the preemption engine (src/preemption.c);
- * evicting goes through the applier the standalone loop installs with
- * sx_preemption_set_env, so this plugin never talks to the API server.
+ * evicting goes through the applier in the profile's handle environment
+ * (handle.h), so this plugin never talks to the API server.
  * Asynchronous preemption (1.33+, on in 1.34): the applier evicts off the
  * scheduling thread and PreEnqueue holds the preemptor back meanwhile. */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 
 #include "schedext/buf.h"
+#include "schedext/handle.h"
 #include "schedext/preemption.h"
-#include "schedext/config.h"
 #include "slots.h"
 
-static void *init_default_preemption(const cJSON *json, struct sx_error *err)
+/* The instance (upstream DefaultPreemption: its args and fh). */
+struct dp_self {
+	struct sx_preempt_args args;
+	struct sx_handle *handle; /* the profile's; NULL (tests): no environment */
+};
+
+static void *init_default_preemption(const cJSON *json, struct sx_handle *h,
+				     struct sx_error *err)
 {
-	struct sx_preempt_args *a = sx_calloc(1, sizeof(*a));
-	if (!a) {
+	struct dp_self *s = sx_calloc(1, sizeof(*s));
+	if (!s) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		return NULL;
 	}
-	if (sx_preempt_args_parse(json, a, err) < 0) {
-		free(a);
+	if (sx_preempt_args_parse(json, &s->args, err) < 0) {
+		free(s);
 		return NULL;
 	}
-	return a;
+	s->handle = h;
+	return s;
 }
 
 static void destroy_default_preemption(void *self)
@@ -35,28 +43,27 @@ static void destroy_default_preemption(void *self)
 
 static void write_args_default_preemption(const void *self, struct sx_buf *b)
 {
-	const struct sx_preempt_args *a = self;
+	const struct dp_self *s = self;
 
 	sx_buf_printf(b, ",\"minCandidateNodesPercentage\":%d,\"minCandidateNodesAbsolute\":%d",
-		      a->min_candidate_nodes_percentage, a->min_candidate_nodes_absolute);
+		      s->args.min_candidate_nodes_percentage, s->args.min_candidate_nodes_absolute);
 }
 
-/* The profile whose DefaultPreemption instance is `self`. */
-static const struct sx_profile *own_profile(const struct sx_config *cfg, const void *self)
+/* The profile's evaluator state (handle.h); NULL without a handle. */
+static struct sx_preemption_eval *evaluator(const void *self)
 {
-	for (unsigned i = 0; cfg && i < cfg->nprofiles; i++)
-		if (cfg->profiles[i]->instances[SX_SLOT_default_preemption] == self)
-			return cfg->profiles[i];
-	return NULL;
+	const struct dp_self *s = self;
+
+	return s && s->handle ? s->handle->preemption : NULL;
 }
 
 /* Hands a successful result to the applier; its failure becomes the
  * PostFilter error ("preemption: <err>"), as prepareCandidate's does. */
-static struct sx_status *apply(const struct sx_preemption_env *env, const struct sx_pod *pod,
-			       const struct sx_preempt_result *r)
+static struct sx_status *apply(const struct sx_handle_env *env, struct sx_preemption_eval *ev,
+			       const struct sx_pod *pod, const struct sx_preempt_result *r)
 {
 	char msg[1024];
-	struct sx_status *st = env->apply ? env->apply(env->apply_ctx, pod, r) : NULL;
+	struct sx_status *st = env->apply ? env->apply(env->apply_ctx, ev, pod, r) : NULL;
 	struct sx_status *out;
 	if (sx_status_is_success(st)) {
 		sx_status_free(st);
@@ -78,11 +85,15 @@ static struct sx_status *post_filter_default_preemption(void *self, struct sx_cy
 							struct sx_post_filter_result *result)
 {
 	const struct sx_post_filter_dry_run *dry = filtered->dry_run;
-	struct sx_preemption_env env;
+	const struct dp_self *dp = self;
+	struct sx_preemption_eval *ev = evaluator(self);
+	struct sx_handle_env env;
 	struct sx_preempt_result r;
 	uint64_t rng;
-	sx_preemption_get_env(&env);
-	const struct sx_profile *prof = dry ? dry->profile : own_profile(env.config, self);
+	sx_handle_env(dp->handle, &env);
+	/* upstream Evaluator.Handle: the PostFilter knows its profile (none
+	 * only for an instance made without a handle). */
+	const struct sx_profile *prof = dry ? dry->profile : dp->handle ? dp->handle->profile : NULL;
 	if (!prof)
 		return sx_status_new(SX_ERROR, "preemption: profile not registered with the "
 					       "preemption environment");
@@ -90,9 +101,9 @@ static struct sx_status *post_filter_default_preemption(void *self, struct sx_cy
 		.snap = filtered->snap,
 		.statuses = filtered->statuses,
 		.nominator = dry ? dry->nominator : env.nominator,
-		.args = self,
+		.args = &dp->args,
 		.offset = -1,
-		.rng = !dry && sx_preemption_next_rng(&rng) ? &rng : NULL,
+		.rng = !dry && sx_preemption_next_rng(ev, &rng) ? &rng : NULL,
 		.extenders = dry ? NULL : env.extenders,
 	};
 	sx_preempt(prof, cs, pod, &in, &r);
@@ -109,12 +120,12 @@ static struct sx_status *post_filter_default_preemption(void *self, struct sx_cy
 		return st;
 	}
 	if (!st && r.nominated_node != SX_STR_EMPTY) {
-		st = apply(&env, pod, &r);
-		sx_preemption_count(st ? 0 : r.victims.n);
+		st = apply(&env, ev, pod, &r);
+		sx_preemption_count(ev, st ? 0 : r.victims.n);
 		if (st)
 			result->nominated_node = SX_STR_EMPTY;
 	} else {
-		sx_preemption_count(0);
+		sx_preemption_count(ev, 0);
 	}
 	sx_preempt_result_free(&r);
 	return st;
@@ -123,7 +134,7 @@ static struct sx_status *post_filter_default_preemption(void *self, struct sx_cy
 /* PreEnqueue: the preemptor waits until its victims are being deleted. */
 static struct sx_status *pre_enqueue_default_preemption(void *self, const struct sx_pod *pod)
 {
-	if (!sx_preemption_running(pod->meta.uid))
+	if (!sx_preemption_running(evaluator(self), pod->meta.uid))
 		return NULL;
 	return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
 			     "waiting for the preemption for this pod to be finished");
@@ -134,7 +145,7 @@ static struct sx_status *pre_enqueue_default_preemption(void *self, const struct
 static enum sx_hint hint_pod_default_preemption(void *self, const struct sx_pod *pod,
 						const void *old_obj, const void *new_obj)
 {
-	return sx_preemption_running(pod->meta.uid) ? SX_QUEUE_SKIP : SX_QUEUE;
+	return sx_preemption_running(evaluator(self), pod->meta.uid) ? SX_QUEUE_SKIP : SX_QUEUE;
 }
 
 static const struct sx_event_reg events_default_preemption[] = {

@@ -17,6 +17,7 @@
 #include "schedext/cel.h"
 #include "schedext/dra.h"
 #include "schedext/dra_alloc.h"
+#include "schedext/handle.h"
 #include "schedext/leader.h"
 #include "schedext/plugin.h"
 #include "schedext/plugin_args.h"
@@ -44,7 +45,20 @@ struct dra_self {
 	 * defaults it to 10m when they are on (src/framework/config_dra.c). */
 	uint64_t binding_timeout_ns;
 	struct sx_cel_cache *cel;
+	struct sx_handle *handle;      /* the profile's (may be NULL: no API client) */
+	struct sx_dra_claims *claims;  /* the handle's tracker, or own_claims */
+	struct sx_dra_claims *own_claims; /* without a shared tracker (tests); owned */
 };
+
+/* The profile's API client (upstream Handle.ClientSet); NULL in explain,
+ * the extender and tests: claims are then kept in memory only. */
+static struct sx_kube *api(const struct dra_self *self)
+{
+	struct sx_handle_env env;
+
+	sx_handle_env(self->handle, &env);
+	return env.kube;
+}
 
 /* One pod claim. */
 struct pclaim {
@@ -123,7 +137,8 @@ static double filter_timeout_s(const struct dra_args *a)
 	return secs;
 }
 
-static void *init_dynamic_resources(const struct cJSON *args, struct sx_error *err)
+static void *init_dynamic_resources(const struct cJSON *args, struct sx_handle *h,
+				    struct sx_error *err)
 {
 	struct dra_self *s = calloc(1, sizeof(*s));
 	struct sx_arg_errors e = { 0 };
@@ -152,8 +167,14 @@ static void *init_dynamic_resources(const struct cJSON *args, struct sx_error *e
 		free(s);
 		return NULL;
 	}
+	s->handle = h;
+	s->claims = h ? h->dra : NULL;
+	if (!s->claims)
+		s->claims = s->own_claims = sx_dra_claims_new();
 	s->cel = sx_cel_cache_new(10); /* upstream: cel.NewCache(10) */
-	if (!s->cel) {
+	if (!s->cel || !s->claims) {
+		sx_cel_cache_free(s->cel);
+		sx_dra_claims_free(s->own_claims);
 		free(s);
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		return NULL;
@@ -168,6 +189,7 @@ static void destroy_dynamic_resources(void *self)
 	if (!s)
 		return;
 	sx_cel_cache_free(s->cel);
+	sx_dra_claims_free(s->own_claims);
 	free(s);
 }
 
@@ -267,6 +289,7 @@ static struct sx_status *unresolvable(const char *msg)
 
 static struct sx_status *pre_enqueue_dynamic_resources(void *self, const struct sx_pod *pod)
 {
+	struct dra_self *ds = self;
 	char err[512];
 
 	for (uint32_t i = 0; i < pod->nresource_claims; i++) {
@@ -279,7 +302,7 @@ static struct sx_status *pre_enqueue_dynamic_resources(void *self, const struct 
 			return unresolvable(err);
 		if (!name)
 			continue;
-		known = sx_dra_claim_known(pod->meta.ns, name, &c);
+		known = sx_dra_claim_known(ds->claims, pod->meta.ns, name, &c);
 		if (known < 0)
 			return NULL; /* not tracked here: PreFilter checks */
 		if (!known)
@@ -347,8 +370,8 @@ static char *kobj(const struct sx_dra_object *c, char *buf, size_t len)
 }
 
 /* Collects the pod's claims into s (PreFilter's first half). */
-static struct sx_status *collect(struct dra_state *s, const struct sx_snapshot *snap,
-				 const struct sx_pod *pod)
+static struct sx_status *collect(struct dra_self *self, struct dra_state *s,
+				 const struct sx_snapshot *snap, const struct sx_pod *pod)
 {
 	char err[512];
 
@@ -364,7 +387,8 @@ static struct sx_status *collect(struct dra_state *s, const struct sx_snapshot *
 			return unresolvable(err);
 		if (!name)
 			continue;
-		c = sx_dra_claim_current(sx_snapshot_find_dra(snap, SX_KIND_RESOURCE_CLAIM,
+		c = sx_dra_claim_current(self->claims,
+					 sx_snapshot_find_dra(snap, SX_KIND_RESOURCE_CLAIM,
 							      pod->meta.ns, sx_intern(name)),
 					 pod->meta.ns, name);
 		if (!c)
@@ -389,14 +413,14 @@ static struct sx_status *check_class(const struct sx_snapshot *snap, const char 
 }
 
 /* PreFilter's checks of a claim that needs allocating. */
-static struct sx_status *check_requests(const struct sx_snapshot *snap,
+static struct sx_status *check_requests(struct dra_self *self, const struct sx_snapshot *snap,
 					const struct sx_dra_object *c)
 {
 	const struct sx_dra_claim_spec *spec = &c->u.claim.spec;
 	struct sx_status *st = NULL;
 	char buf[512], k[320];
 
-	if (sx_dra_pending_has(c->meta.uid))
+	if (sx_dra_pending_has(self->claims, c->meta.uid))
 		return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
 				     "resource claim %s is in the process of being allocated",
 				     kobj(c, k, sizeof(k)));
@@ -423,9 +447,9 @@ static struct sx_status *prepare_allocator(struct dra_self *self, struct dra_sta
 					   const struct sx_snapshot *snap)
 {
 	s->in = calloc(s->nalloc + 1, sizeof(*s->in));
-	s->allocated = sx_dra_allocated_base(snap);
-	s->inflight = sx_dra_inflight(snap);
-	s->ix = sx_dra_index_get(snap);
+	s->allocated = sx_dra_allocated_base(self->claims, snap);
+	s->inflight = sx_dra_inflight(self->claims, snap);
+	s->ix = sx_dra_index_get(self->claims, snap);
 	if (!s->in || !s->allocated || !s->inflight || !s->ix)
 		return sx_status_oom();
 	for (uint32_t i = 0; i < s->n; i++)
@@ -457,7 +481,7 @@ static struct sx_status *pre_filter_dynamic_resources(void *self, struct sx_cycl
 	s = sx_cycle_state_slot(cs, SX_SLOT_dynamic_resources, sizeof(*s));
 	if (!s)
 		return sx_status_oom();
-	st = collect(s, cs->snap, pod);
+	st = collect(self, s, cs->snap, pod);
 	if (st)
 		return st;
 	if (s->n == 0)
@@ -473,7 +497,7 @@ static struct sx_status *pre_filter_dynamic_resources(void *self, struct sx_cycl
 		}
 		s->c[i].to_allocate = true;
 		s->c[i].alloc_ix = (int)s->nalloc++;
-		st = check_requests(cs->snap, c);
+		st = check_requests(self, cs->snap, c);
 		if (st)
 			return st;
 	}
@@ -552,6 +576,7 @@ static struct sx_status *post_filter_dynamic_resources(void *self, struct sx_cyc
 {
 	struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
 	uint64_t bits = s ? atomic_load(&s->unavailable) : 0;
+	struct sx_kube *kube = api(self);
 	char msg[512], body[512];
 
 	/* getStateData fails when PreFilter never ran (an earlier PreFilter
@@ -573,15 +598,15 @@ static struct sx_status *post_filter_dynamic_resources(void *self, struct sx_cyc
 			continue;
 		if (filtered->dry_run) /* what the real run would answer, nothing written */
 			return sx_status_new(SX_UNSCHEDULABLE, "deallocation of ResourceClaim completed");
-		if (!sx_dra_has_api())
+		if (!kube)
 			break;
 		snprintf(body, sizeof(body),
 			 "{\"metadata\":{\"uid\":\"%s\",\"resourceVersion\":\"%s\"},"
 			 "\"status\":{\"reservedFor\":null,\"allocation\":null,\"devices\":null}}",
 			 c->meta.uid ? c->meta.uid : "",
 			 c->meta.resource_version ? c->meta.resource_version : "");
-		if (sx_dra_patch_claim(sx_str_get(c->meta.ns), c->meta.name, true, body, NULL, msg,
-				       sizeof(msg)) < 0)
+		if (sx_dra_patch_claim(kube, sx_str_get(c->meta.ns), c->meta.name, true, body, NULL,
+				       msg, sizeof(msg)) < 0)
 			return sx_status_new(SX_ERROR, "%s", msg);
 		return sx_status_new(SX_UNSCHEDULABLE, "deallocation of ResourceClaim completed");
 	}
@@ -601,6 +626,7 @@ static struct sx_status *reserve_dynamic_resources(void *self, struct sx_cycle_s
 						   const struct sx_pod *pod, sx_str node)
 {
 	struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
+	struct dra_self *ds = self;
 	struct sx_status *st;
 
 	if (!s || s->nalloc == 0)
@@ -620,7 +646,7 @@ static struct sx_status *reserve_dynamic_resources(void *self, struct sx_cycle_s
 		const struct sx_dra_object *c = s->c[i].claim;
 
 		if (s->c[i].to_allocate &&
-		    sx_dra_pending_add(c->meta.uid, &s->reserved[s->c[i].alloc_ix]) < 0)
+		    sx_dra_pending_add(ds->claims, c->meta.uid, &s->reserved[s->c[i].alloc_ix]) < 0)
 			return sx_status_new(SX_ERROR,
 					     "internal error, couldn't signal allocation for claim %s",
 					     c->meta.name);
@@ -662,6 +688,8 @@ static void unreserve_dynamic_resources(void *self, struct sx_cycle_state *cs,
 					const struct sx_pod *pod, sx_str node)
 {
 	struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
+	struct dra_self *ds = self;
+	struct sx_kube *kube = api(ds);
 	char msg[512];
 
 	for (uint32_t i = 0; s && i < s->n; i++) {
@@ -669,9 +697,9 @@ static void unreserve_dynamic_resources(void *self, struct sx_cycle_state *cs,
 		cJSON *patch, *md, *stj;
 		char *body;
 
-		if (sx_dra_pending_remove(c->meta.uid))
-			sx_dra_assume_drop(c->meta.uid);
-		if (!c->u.claim.allocation || !reserved_for(c, pod) || !sx_dra_has_api())
+		if (sx_dra_pending_remove(ds->claims, c->meta.uid))
+			sx_dra_assume_drop(ds->claims, c->meta.uid);
+		if (!c->u.claim.allocation || !reserved_for(c, pod) || !kube)
 			continue;
 		patch = cJSON_CreateObject();
 		md = cJSON_AddObjectToObject(patch, "metadata");
@@ -680,8 +708,8 @@ static void unreserve_dynamic_resources(void *self, struct sx_cycle_state *cs,
 		cJSON_AddItemToObject(stj, "reservedFor", reserved_json(c, pod, false));
 		body = cJSON_PrintUnformatted(patch);
 		cJSON_Delete(patch);
-		if (body && sx_dra_patch_claim(sx_str_get(c->meta.ns), c->meta.name, true, body, NULL,
-					       msg, sizeof(msg)) < 0)
+		if (body && sx_dra_patch_claim(kube, sx_str_get(c->meta.ns), c->meta.name, true,
+					       body, NULL, msg, sizeof(msg)) < 0)
 			sx_log(1, "DynamicResources: unreserve %s/%s: %s", sx_str_get(c->meta.ns),
 			       c->meta.name, msg);
 		cJSON_free(body);
@@ -712,7 +740,8 @@ static char *status_body(const struct sx_dra_object *c, const struct sx_pod *pod
 /* Adds the delete-protection finalizer in a normal update (upstream does
  * so before writing an allocation): 0, or negative with msg. *c becomes
  * the updated claim. */
-static int add_finalizer(const struct sx_dra_object **c, char *msg, size_t len)
+static int add_finalizer(struct sx_kube *kube, const struct sx_dra_object **c, char *msg,
+			 size_t len)
 {
 	cJSON *patch = cJSON_CreateObject(), *md, *fin;
 	struct sx_dra_object *updated = NULL;
@@ -729,8 +758,8 @@ static int add_finalizer(const struct sx_dra_object **c, char *msg, size_t len)
 	cJSON_AddItemToArray(fin, cJSON_CreateString(SX_DRA_FINALIZER));
 	body = cJSON_PrintUnformatted(patch);
 	cJSON_Delete(patch);
-	rc = body ? sx_dra_patch_claim(sx_str_get((*c)->meta.ns), (*c)->meta.name, false, body,
-				       &updated, msg, len)
+	rc = body ? sx_dra_patch_claim(kube, sx_str_get((*c)->meta.ns), (*c)->meta.name, false,
+				       body, &updated, msg, len)
 		  : SX_ENOMEM;
 	cJSON_free(body);
 	if (rc == 0) {
@@ -742,7 +771,8 @@ static int add_finalizer(const struct sx_dra_object **c, char *msg, size_t len)
 
 /* upstream bindClaim: writes allocation (when this cycle made one) and the
  * reservation, retrying conflicts on a fresh copy. */
-static struct sx_status *bind_claim(struct dra_state *s, uint32_t i, const struct sx_pod *pod)
+static struct sx_status *bind_claim(struct dra_self *self, struct sx_kube *kube,
+				     struct dra_state *s, uint32_t i, const struct sx_pod *pod)
 {
 	const struct sx_dra_object *c = sx_dra_ref(s->c[i].claim), *fresh;
 	const struct sx_dra_claim_out *alloc =
@@ -756,8 +786,8 @@ static struct sx_status *bind_claim(struct dra_state *s, uint32_t i, const struc
 		char *body;
 
 		if (attempt > 0) {
-			rc = sx_dra_get_claim(sx_str_get(c->meta.ns), c->meta.name, &updated, msg,
-					      sizeof(msg));
+			rc = sx_dra_get_claim(kube, sx_str_get(c->meta.ns), c->meta.name, &updated,
+					      msg, sizeof(msg));
 			if (rc < 0) {
 				st = sx_status_new(SX_ERROR, "get updated claim %s after conflict: %s",
 						   kobj(c, k, sizeof(k)), msg);
@@ -779,7 +809,7 @@ static struct sx_status *bind_claim(struct dra_state *s, uint32_t i, const struc
 			break;
 		}
 		if (alloc && !c->u.claim.has_finalizer) {
-			rc = add_finalizer(&c, msg, sizeof(msg));
+			rc = add_finalizer(kube, &c, msg, sizeof(msg));
 			if (rc == SX_ECONFLICT)
 				continue;
 			if (rc < 0) {
@@ -789,8 +819,8 @@ static struct sx_status *bind_claim(struct dra_state *s, uint32_t i, const struc
 			}
 		}
 		body = status_body(c, pod, alloc);
-		rc = body ? sx_dra_patch_claim(sx_str_get(c->meta.ns), c->meta.name, true, body,
-					       &updated, msg, sizeof(msg))
+		rc = body ? sx_dra_patch_claim(kube, sx_str_get(c->meta.ns), c->meta.name, true,
+					       body, &updated, msg, sizeof(msg))
 			  : SX_ENOMEM;
 		cJSON_free(body);
 	}
@@ -799,7 +829,7 @@ static struct sx_status *bind_claim(struct dra_state *s, uint32_t i, const struc
 				   alloc ? "add allocation and reservation" : "add reservation",
 				   kobj(c, k, sizeof(k)), msg);
 	if (!st && updated) {
-		sx_dra_assume(updated);
+		sx_dra_assume(self->claims, updated);
 		sx_dra_unref(s->c[i].claim);
 		s->c[i].claim = sx_dra_ref(updated);
 	}
@@ -812,6 +842,8 @@ static struct sx_status *pre_bind_dynamic_resources(void *self, struct sx_cycle_
 						    const struct sx_pod *pod, sx_str node)
 {
 	struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
+	struct dra_self *ds = self;
+	struct sx_kube *kube = s ? api(ds) : NULL;
 	struct sx_status *st = NULL;
 
 	for (uint32_t i = 0; s && !st && i < s->n; i++) {
@@ -819,13 +851,13 @@ static struct sx_status *pre_bind_dynamic_resources(void *self, struct sx_cycle_
 
 		if (reserved_for(c, pod))
 			continue;
-		if (!sx_dra_has_api()) {
+		if (!kube) {
 			/* No API (explain, extender): the allocation stays in flight. */
 			continue;
 		}
-		st = bind_claim(s, i, pod);
+		st = bind_claim(ds, kube, s, i, pod);
 		if (s->c[i].to_allocate)
-			sx_dra_pending_remove(c->meta.uid);
+			sx_dra_pending_remove(ds->claims, c->meta.uid);
 	}
 	return st;
 }

@@ -93,7 +93,8 @@ static const struct sx_arg ipa_args[] = {
 	  .offset = offsetof(struct args, ignore_preferred_of_existing), .type_desc = "a boolean" },
 };
 
-static void *init_inter_pod_affinity(const cJSON *json, struct sx_error *err)
+static void *init_inter_pod_affinity(const cJSON *json, struct sx_handle *h,
+				     struct sx_error *err)
 {
 	struct args *a = sx_calloc(1, sizeof(*a));
 	struct sx_arg_errors e = { 0 };

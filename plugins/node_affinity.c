@@ -234,7 +234,8 @@ static const struct sx_arg node_affinity_fields[] = {
 	  .release = release_added },
 };
 
-static void *init_node_affinity(const struct cJSON *args, struct sx_error *err)
+static void *init_node_affinity(const struct cJSON *args, struct sx_handle *h,
+				struct sx_error *err)
 {
 	struct node_affinity *self = sx_calloc(1, sizeof(*self));
 	struct sx_arg_errors e = { 0 };

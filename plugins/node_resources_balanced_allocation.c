@@ -49,7 +49,8 @@ static const struct sx_arg ba_fields[] = {
 	SX_RA_RESOURCES_ARG("resources", struct ba_args, res, nres),
 };
 
-static void *init_node_resources_balanced_allocation(const struct cJSON *args, struct sx_error *err)
+static void *init_node_resources_balanced_allocation(const struct cJSON *args,
+						     struct sx_handle *h, struct sx_error *err)
 {
 	struct sx_ra_scorer *sc = calloc(1, sizeof(*sc));
 	struct sx_arg_errors e = { 0 };

@@ -248,7 +248,8 @@ static void write_args_node_resources_fit(const void *self, struct sx_buf *b)
 	sx_buf_putc(b, '}');
 }
 
-static void *init_node_resources_fit(const struct cJSON *args, struct sx_error *err)
+static void *init_node_resources_fit(const struct cJSON *args, struct sx_handle *h,
+				     struct sx_error *err)
 {
 	struct fit *f = calloc(1, sizeof(*f));
 	struct sx_arg_errors el = { 0 };

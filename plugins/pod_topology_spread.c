@@ -783,7 +783,8 @@ static struct sx_status *normalize_score_pod_topology_spread(void *self,
 
 /* ---------- args ---------- */
 
-static void *init_pod_topology_spread(const struct cJSON *json, struct sx_error *err)
+static void *init_pod_topology_spread(const struct cJSON *json, struct sx_handle *h,
+				      struct sx_error *err)
 {
 	struct sx_pts_args *a = sx_calloc(1, sizeof(*a));
 

@@ -173,11 +173,20 @@ void vb_revert(struct vb_assume *a, const struct vb_volumes *v);
 
 /* ---------- PreBind ---------- */
 
-/* BindPodVolumes: the API writes, then waits (polling the live cache)
- * until every claim is bound and usable, at most timeout_s seconds.
- * NULL on success, else an Error status ("binding volumes: ..."). */
-struct sx_status *vb_bind(const struct sx_pod *pod, sx_str node, struct vb_volumes *v,
-			  int64_t timeout_s);
+/* A VolumeBinding instance's waiting PreBinds, listening on the
+ * profile's handle h (NULL: none; every bind then fails "no API server").
+ * NULL when out of memory or the handle's listener table is full. */
+struct sx_handle;
+struct vb_waiter;
+struct vb_waiter *vb_waiter_new(struct sx_handle *h);
+void vb_waiter_free(struct vb_waiter *w);
+
+/* BindPodVolumes: the API writes through the handle's client, then waits
+ * (polling the handle's live cache, woken by w) until every claim is
+ * bound and usable, at most timeout_s seconds. NULL on success, else an
+ * Error status ("binding volumes: ..."). */
+struct sx_status *vb_bind(struct vb_waiter *w, const struct sx_pod *pod, sx_str node,
+			  struct vb_volumes *v, int64_t timeout_s);
 
 /* ---------- shared helpers ---------- */
 

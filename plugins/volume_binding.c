@@ -25,6 +25,7 @@ extern const struct sx_plugin sx_plugin_volume_binding;
 struct vb_plugin {
 	int64_t timeout_s;        /* bindTimeoutSeconds */
 	struct vb_assume *assume; /* the profile's assume cache */
+	struct vb_waiter *waiter; /* PreBind's wait on the handle's cache */
 	/* Filter's rejections, one shared status per set of reasons (index:
 	 * enum vb_reason bits), so rejecting thousands of nodes allocates
 	 * nothing. */
@@ -97,6 +98,7 @@ static void destroy_volume_binding(void *self)
 		sx_status_unshare(p->rejected[r]);
 	sx_status_unshare(p->skip);
 	vb_assume_free(p->assume);
+	vb_waiter_free(p->waiter);
 	free(p);
 }
 
@@ -123,18 +125,20 @@ static bool make_statuses(struct vb_plugin *p)
 	return ok;
 }
 
-static void *init_volume_binding(const struct cJSON *args, struct sx_error *err)
+static void *init_volume_binding(const struct cJSON *args, struct sx_handle *h,
+				 struct sx_error *err)
 {
 	struct vb_plugin *p = sx_calloc(1, sizeof(*p));
 
-	if (!p || !(p->assume = vb_assume_new())) {
+	if (!p || !(p->assume = vb_assume_new()) || !(p->waiter = vb_waiter_new(h))) {
+		if (p)
+			vb_assume_free(p->assume);
 		free(p);
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		return NULL;
 	}
 	if (parse_args(args, p, err) < 0) {
-		vb_assume_free(p->assume);
-		free(p);
+		destroy_volume_binding(p);
 		return NULL;
 	}
 	if (!make_statuses(p)) {
@@ -295,7 +299,7 @@ static struct sx_status *pre_bind_volume_binding(void *self, struct sx_cycle_sta
 		return sx_status_new(SX_ERROR, "no pod volumes found for node \"%s\"",
 				     sx_str_get(node));
 	sx_log(2, "binding volumes of pod %s/%s", sx_str_get(pod->meta.ns), pod->meta.name);
-	res = vb_bind(pod, node, &st->vols, p->timeout_s);
+	res = vb_bind(p->waiter, pod, node, &st->vols, p->timeout_s);
 	if (res)
 		sx_log(2, "binding volumes of pod %s/%s failed", sx_str_get(pod->meta.ns),
 		       pod->meta.name);

@@ -1,57 +1,82 @@
 /* The volume binder's binding half (upstream binder.go BindPodVolumes):
  * the API writes of the assumed bindings, then the wait until the PV
  * controller (static) or the provisioner and PV controller (dynamic)
- * finished, read from the live cache the standalone loop installs with
- * sx_volume_binding_set_env. Runs on a binder thread, never on the
- * scheduling thread. */
+ * finished, read from the live cache in the profile's handle (handle.h;
+ * the standalone loop attaches both). Runs on a binder thread, never on
+ * the scheduling thread. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "schedext/handle.h"
 #include "schedext/kube.h"
-#include "schedext/volume_binding.h"
 #include "volume_binder.h"
 
 #define POLL_NS 1000000000ull /* upstream polls every second */
 
-static struct {
-	pthread_once_t once;
+/* One VolumeBinding instance's waiting PreBinds: woken by PV and PVC
+ * changes and by the environment coming or going (upstream's
+ * pvcCache/pvCache informer handlers). */
+struct vb_waiter {
+	struct sx_handle *handle; /* the profile's; NULL: no environment */
 	pthread_mutex_t mu;
-	pthread_cond_t cond;  /* CLOCK_MONOTONIC */
-	struct sx_kube *kube;
-	struct sx_cache *cache;
-	uint64_t gen;         /* bumped on every notification */
-} env = { .once = PTHREAD_ONCE_INIT, .mu = PTHREAD_MUTEX_INITIALIZER };
+	pthread_cond_t cond;      /* CLOCK_MONOTONIC */
+	uint64_t gen;             /* bumped on every notification */
+};
 
-static void env_init(void)
+static void wake(void *self)
 {
+	struct vb_waiter *w = self;
+
+	pthread_mutex_lock(&w->mu);
+	w->gen++;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void on_volume(void *self, enum sx_kind kind, const void *old_obj, const void *new_obj)
+{
+	wake(self);
+}
+
+void vb_waiter_free(struct vb_waiter *w)
+{
+	if (!w)
+		return;
+	if (w->handle)
+		sx_handle_unlisten(w->handle, w);
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->mu);
+	free(w);
+}
+
+struct vb_waiter *vb_waiter_new(struct sx_handle *h)
+{
+	struct vb_waiter *w = sx_calloc(1, sizeof(*w));
+	struct sx_handle_listener l = {
+		.kinds = 1ull << SX_KIND_PV | 1ull << SX_KIND_PVC,
+		.object = on_volume,
+		.env_changed = wake,
+		.self = w,
+	};
 	pthread_condattr_t attr;
 
+	if (!w)
+		return NULL;
+	w->handle = h;
+	pthread_mutex_init(&w->mu, NULL);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&env.cond, &attr);
+	pthread_cond_init(&w->cond, &attr);
 	pthread_condattr_destroy(&attr);
-}
-
-void sx_volume_binding_set_env(struct sx_kube *kube, struct sx_cache *cache)
-{
-	pthread_once(&env.once, env_init);
-	pthread_mutex_lock(&env.mu);
-	env.kube = kube;
-	env.cache = cache;
-	env.gen++;
-	pthread_cond_broadcast(&env.cond);
-	pthread_mutex_unlock(&env.mu);
-}
-
-void sx_volume_binding_notify(void)
-{
-	pthread_once(&env.once, env_init);
-	pthread_mutex_lock(&env.mu);
-	env.gen++;
-	pthread_cond_broadcast(&env.cond);
-	pthread_mutex_unlock(&env.mu);
+	if (h && sx_handle_listen(h, &l) < 0) {
+		w->handle = NULL;
+		vb_waiter_free(w);
+		return NULL;
+	}
+	return w;
 }
 
 /* ---------- bindAPIUpdate ---------- */
@@ -225,47 +250,47 @@ static uint64_t mono_ns(void)
 
 /* Sleeps until something changed in the cache, a second passed or the
  * deadline; false when the environment went away (shutdown). */
-static bool wait_change(uint64_t *gen, uint64_t deadline, struct sx_cache **cache)
+static bool wait_change(struct vb_waiter *w, uint64_t *gen, uint64_t deadline,
+			struct sx_cache **cache)
 {
 	uint64_t until = mono_ns() + POLL_NS;
+	struct sx_handle_env env;
 	struct timespec ts;
-	bool ok;
 
 	if (until > deadline)
 		until = deadline;
 	deadline_ts(&ts, until);
-	pthread_mutex_lock(&env.mu);
-	while (env.gen == *gen && env.cache && mono_ns() < until)
-		pthread_cond_timedwait(&env.cond, &env.mu, &ts);
-	*gen = env.gen;
+	pthread_mutex_lock(&w->mu);
+	while (w->gen == *gen && mono_ns() < until)
+		pthread_cond_timedwait(&w->cond, &w->mu, &ts);
+	*gen = w->gen;
+	pthread_mutex_unlock(&w->mu);
+	/* Read after the generation: a detach after it bumps it again. */
+	sx_handle_env(w->handle, &env);
 	*cache = env.cache;
-	ok = env.cache != NULL;
-	pthread_mutex_unlock(&env.mu);
-	return ok;
+	return env.cache != NULL;
 }
 
-struct sx_status *vb_bind(const struct sx_pod *pod, sx_str node, struct vb_volumes *v,
-			  int64_t timeout_s)
+struct sx_status *vb_bind(struct vb_waiter *w, const struct sx_pod *pod, sx_str node,
+			  struct vb_volumes *v, int64_t timeout_s)
 {
 	uint64_t deadline = mono_ns() + (uint64_t)timeout_s * 1000000000ull, gen;
+	struct sx_handle_env env;
 	struct sx_cache *cache;
-	struct sx_kube *kube;
 	struct sx_status *st;
 	char msg[768];
 
-	pthread_once(&env.once, env_init);
-	pthread_mutex_lock(&env.mu);
-	kube = env.kube;
-	cache = env.cache;
-	gen = env.gen;
-	pthread_mutex_unlock(&env.mu);
-	if (!kube || !cache)
+	pthread_mutex_lock(&w->mu);
+	gen = w->gen;
+	pthread_mutex_unlock(&w->mu);
+	sx_handle_env(w->handle, &env);
+	if (!env.kube || !env.cache)
 		return sx_status_new(SX_ERROR, "binding volumes: no API server to bind volumes with");
-	st = api_update(kube, node, v);
+	st = api_update(env.kube, node, v);
 	if (st)
 		return st;
 	for (;;) {
-		if (!wait_change(&gen, deadline, &cache))
+		if (!wait_change(w, &gen, deadline, &cache))
 			return sx_status_new(SX_ERROR, "binding volumes: scheduler shutting down");
 		if (mono_ns() >= deadline)
 			return sx_status_new(SX_ERROR, "binding volumes: context deadline exceeded");

@@ -66,8 +66,14 @@ struct sx_enabled {
 	int64_t weight; /* Score only: >= 1 */
 };
 
+struct sx_handle;
+struct sx_dra_claims;
+
 struct sx_profile {
 	char *scheduler_name;
+	/* The profile's framework handle (handle.h), made before its plugins'
+	 * init and freed after their destroy; owned. */
+	struct sx_handle *handle;
 	int percentage_of_nodes_to_score; /* -1: use the global setting */
 	unsigned n[SX_PT_COUNT];
 	struct sx_enabled *points[SX_PT_COUNT];
@@ -119,6 +125,10 @@ struct sx_config {
 	bool delay_cache_until_active;
 	unsigned nextenders;
 	struct sx_extender_cfg *extenders; /* extender_client.h; shared by the profiles */
+	/* DRA claims in flight and assumed (dra_alloc.h), one per scheduler
+	 * as upstream's SharedDRAManager; every profile's handle borrows it.
+	 * Owned. */
+	struct sx_dra_claims *dra;
 	/* Fields read but not acted on, "a, b" (for one startup warning), or NULL. */
 	char *unsupported;
 	/* The emulated release and feature gates (--emulated-version,

@@ -56,9 +56,7 @@ typedef int (*sx_dra_match_fn)(void *ctx, const char *expr, sx_str driver, sx_st
 struct sx_dra_index *sx_dra_index_new(const struct sx_snapshot *snap);
 struct sx_dra_index *sx_dra_index_ref(struct sx_dra_index *ix);
 void sx_dra_index_unref(struct sx_dra_index *ix);
-/* The index of snap, shared by every snapshot with the same slice set
- * (one cached per process); a new reference, NULL on OOM. */
-struct sx_dra_index *sx_dra_index_get(const struct sx_snapshot *snap);
+/* The shared index lives in the claims tracker: sx_dra_index_get below. */
 
 /* ---------- devices in use ---------- */
 
@@ -171,11 +169,21 @@ bool sx_dra_node_matches(const struct sx_node *node, sx_str node_name, bool all_
 
 /* ---------- claims in flight and assumed (dra_claims.c) ----------
  *
- * Process-wide, thread-safe. An allocation made by Reserve is "pending"
- * until PreBind finishes (upstream inFlightAllocations): its devices are
- * in use and other pods needing the claim wait. After PreBind wrote the
- * claim, the written object is "assumed" (upstream's assume cache) until
- * the snapshot holds that resourceVersion or newer. */
+ * One tracker per scheduler (upstream's SharedDRAManager, made once in
+ * pkg/scheduler/scheduler.go New and handed to every profile): the
+ * configuration owns it and every profile's handle borrows it, so two
+ * profiles never allocate one device twice. Thread-safe. An allocation
+ * made by Reserve is "pending" until PreBind finishes (upstream
+ * inFlightAllocations): its devices are in use and other pods needing the
+ * claim wait. After PreBind wrote the claim, the written object is
+ * "assumed" (upstream's assume cache) until the snapshot holds that
+ * resourceVersion or newer. */
+
+struct sx_dra_claims;
+/* An empty tracker (not tracking claims by name); NULL when out of memory. */
+struct sx_dra_claims *sx_dra_claims_new(void);
+/* Frees it and every reference it holds. */
+void sx_dra_claims_free(struct sx_dra_claims *m);
 
 struct sx_dra_devref {
 	sx_str driver, pool, device;
@@ -183,51 +191,57 @@ struct sx_dra_devref {
 };
 
 /* Records a pending allocation of claim uid (devices copied). 0 or SX_ENOMEM. */
-int sx_dra_pending_add(const char *uid, const struct sx_dra_claim_out *out);
+int sx_dra_pending_add(struct sx_dra_claims *m, const char *uid,
+		       const struct sx_dra_claim_out *out);
 /* Drops it; true when there was one. */
-bool sx_dra_pending_remove(const char *uid);
-bool sx_dra_pending_has(const char *uid);
+bool sx_dra_pending_remove(struct sx_dra_claims *m, const char *uid);
+bool sx_dra_pending_has(struct sx_dra_claims *m, const char *uid);
 /* Stores the claim as written through the API (a reference is taken). */
-void sx_dra_assume(const struct sx_dra_object *claim);
+void sx_dra_assume(struct sx_dra_claims *m, const struct sx_dra_object *claim);
 /* Forgets the assumed object of claim uid. */
-void sx_dra_assume_drop(const char *uid);
+void sx_dra_assume_drop(struct sx_dra_claims *m, const char *uid);
 /* The claim to use for the snapshot's object `snap_claim` (or for a claim
  * missing from the snapshot, NULL, found by ns/name): the assumed one when
  * newer, else snap_claim. A new reference (NULL when neither exists).
  * Assumed objects the snapshot caught up with are dropped. */
-const struct sx_dra_object *sx_dra_claim_current(const struct sx_dra_object *snap_claim,
+const struct sx_dra_object *sx_dra_claim_current(struct sx_dra_claims *m,
+						 const struct sx_dra_object *snap_claim,
 						 sx_str ns, const char *name);
 /* The devices allocated by the snapshot's claims: shared by every
- * snapshot with the same claim objects (one cached per process); a new
+ * snapshot with the same claim objects (one cached per tracker); a new
  * reference, NULL on OOM. */
-struct sx_dra_allocated *sx_dra_allocated_base(const struct sx_snapshot *snap);
+struct sx_dra_allocated *sx_dra_allocated_base(struct sx_dra_claims *m,
+					       const struct sx_snapshot *snap);
 /* The devices in use beyond that base: allocations pending and the
  * assumed claims' (written but not yet in snap; the others are dropped).
  * A new reference to a read-only set, shared by the cycles until the next
  * pending allocation comes or goes; NULL on OOM. */
-struct sx_dra_allocated *sx_dra_inflight(const struct sx_snapshot *snap);
+struct sx_dra_allocated *sx_dra_inflight(struct sx_dra_claims *m, const struct sx_snapshot *snap);
+/* sx_dra_index_new of snap, or the tracker's cached index when its
+ * ResourceSlices are the same objects (a new reference; NULL on OOM). */
+struct sx_dra_index *sx_dra_index_get(struct sx_dra_claims *m, const struct sx_snapshot *snap);
 
 /* ---------- the API (dra_claims.c) ----------
- * Installed by the standalone scheduler; NULL (explain, extender, tests)
- * makes PreBind keep its result in memory only. All calls may run on any
- * thread. They return 0, SX_ECONFLICT on HTTP 409, SX_ENOENT on 404, other
- * negatives with msg set to the API server's message. */
+ * Through the profile's API client (handle.h); kube NULL (explain,
+ * extender, tests) fails with msg "no API client". All calls may run on
+ * any thread. They return 0, SX_ECONFLICT on HTTP 409, SX_ENOENT on 404,
+ * other negatives with msg set to the API server's message. */
 struct sx_kube;
-void sx_dra_set_kube(struct sx_kube *kube);
-bool sx_dra_has_api(void);
 /* JSON merge patch of .../resourceclaims/{name}[/status]; *out (may be
  * NULL) receives the decoded result. */
-int sx_dra_patch_claim(const char *ns, const char *name, bool status, const char *body,
-		       struct sx_dra_object **out, char *msg, size_t len);
-int sx_dra_get_claim(const char *ns, const char *name, struct sx_dra_object **out, char *msg,
-		     size_t len);
+int sx_dra_patch_claim(struct sx_kube *kube, const char *ns, const char *name, bool status,
+		       const char *body, struct sx_dra_object **out, char *msg, size_t len);
+int sx_dra_get_claim(struct sx_kube *kube, const char *ns, const char *name,
+		     struct sx_dra_object **out, char *msg, size_t len);
 
-/* Claims by namespace/name for PreEnqueue, fed from the cache listener by
- * the standalone scheduler (sx_dra_track_claims(true) first). */
-void sx_dra_track_claims(bool on);
-void sx_dra_claim_event(const struct sx_dra_object *old_claim, const struct sx_dra_object *new_claim);
+/* Claims by namespace/name for PreEnqueue, fed from the live cache's
+ * events (sx_config_attach turns tracking on, handle.h). */
+void sx_dra_track_claims(struct sx_dra_claims *m, bool on);
+void sx_dra_claim_event(struct sx_dra_claims *m, const struct sx_dra_object *old_claim,
+			const struct sx_dra_object *new_claim);
 /* -1 when not tracking; 0 absent; 1 present (*out: a new reference). */
-int sx_dra_claim_known(sx_str ns, const char *name, const struct sx_dra_object **out);
+int sx_dra_claim_known(struct sx_dra_claims *m, sx_str ns, const char *name,
+		       const struct sx_dra_object **out);
 
 /* For explain (plugins/dynamic_resources.c): the pod's claims after a
  * cycle cs, each {"claim", "allocatedBefore", "allocation"} with the

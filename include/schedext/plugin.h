@@ -29,6 +29,7 @@ struct sx_buf;
 
 struct cJSON;
 struct sx_binder;
+struct sx_handle;
 struct sx_nominator;
 struct sx_preempt_result;
 struct sx_profile;
@@ -82,8 +83,8 @@ struct sx_queued_pod {
 /* A PostFilter run that changes nothing (explain, pending, what-if): no
  * pod is evicted, no claim deallocated, nothing written to the API server
  * and no metric counted; plugins answer what they would do. What a real
- * run takes from the preemption environment (preemption.h) comes from
- * here instead. */
+ * run takes from the profile's handle (handle.h) comes from here
+ * instead. */
 struct sx_post_filter_dry_run {
 	const struct sx_profile *profile;     /* the profile running PostFilter */
 	const struct sx_nominator *nominator; /* nominated pods; NULL = none */
@@ -218,9 +219,12 @@ bool sx_labels_equal(const struct sx_labels *a, const struct sx_labels *b);
 struct sx_plugin {
 	const char *name;
 	/* Parses args (the pluginConfig entry's `args`, NULL for defaults) into a
-	 * plugin instance. NULL with err set on invalid args. Plugins without
-	 * args may leave init NULL (self is then NULL). */
-	void *(*init)(const struct cJSON *args, struct sx_error *err);
+	 * plugin instance, given the profile's handle (handle.h; upstream's
+	 * PluginFactory gets framework.Handle), which the instance may keep:
+	 * it outlives the instance. NULL with err set on invalid args. Plugins
+	 * without args or environment may leave init NULL (self is then
+	 * NULL). h may be NULL (tests): no environment. */
+	void *(*init)(const struct cJSON *args, struct sx_handle *h, struct sx_error *err);
 	void (*destroy)(void *self);
 	/* Plugins with args: the args object the instance runs with, every
 	 * default applied, as /configz shows it (upstream's v1 field names and

@@ -55,7 +55,8 @@ struct sx_fit_outcome {
  * the message into *out (zeroed here). dry_run: nothing is evicted,
  * deallocated, written or counted, DefaultPreemption uses prof, nominator
  * and offset 0, and out->preemption holds its answer; otherwise the
- * plugins act through the preemption environment. A pod a PreEnqueue
+ * plugins act through the environment in the profile's handle
+ * (handle.h). A pod a PreEnqueue
  * plugin rejects never reaches a cycle upstream, so PostFilter does not
  * run for it. Returns 0 or SX_ENOMEM; free *out with sx_fit_outcome_free. */
 int sx_fit_error_post_filter(const struct sx_profile *prof, const struct sx_pod *pod,

@@ -5,13 +5,12 @@
  *
  * Everything here is a dry run on private copies: NodeInfos are cloned,
  * cycle states are cloned, the snapshot is never modified. Deleting the
- * victims is the caller's business (sx_preempt_apply_fn, installed with
- * sx_preemption_set_env), so this module does not depend on the kube
- * client.
+ * victims is the caller's business (sx_preempt_apply_fn, in the profile's
+ * handle environment, handle.h), so this module does not depend on the
+ * kube client.
  *
  * Threads: every function may be called from any thread; concurrent calls
  * need distinct cycle states (the input state is only read and cloned).
- * sx_preemption_set_env is meant to be called once at start-up.
  */
 #ifndef SCHEDEXT_PREEMPTION_H
 #define SCHEDEXT_PREEMPTION_H
@@ -20,6 +19,7 @@
 #include <stdint.h>
 
 #include "schedext/framework.h"
+#include "schedext/handle.h"
 
 struct cJSON;
 struct sx_extenders;
@@ -191,59 +191,39 @@ int sx_preempt_for_result(const struct sx_profile *prof, const struct sx_pod *po
 			  const struct sx_preempt_args *args, uint64_t *rng,
 			  struct sx_preempt_result *out);
 
-/* ---------- applying a preemption (standalone scheduler) ---------- */
-
-/* Carries out a successful preemption: for each victim not already being
- * deleted, reject it if it is a waiting pod ("preempted") or patch the
- * DisruptionTarget condition and delete it; emit the Preempted events;
- * clear the nomination of r->lower_nominated. Returns NULL or an Error
- * status (its message becomes the PostFilter error). Installed by the
- * standalone loop; called by the DefaultPreemption plugin on the cycle's
- * thread. */
-typedef struct sx_status *(*sx_preempt_apply_fn)(void *ctx, const struct sx_pod *preemptor,
-						 const struct sx_preempt_result *r);
-
-struct sx_preemption_env {
-	/* The loaded configuration: the plugin finds its own profile there (a
-	 * PostFilter hook is not given the profile it runs in). Without it the
-	 * plugin's PostFilter returns an Error. */
-	const struct sx_config *config;
-	sx_preempt_apply_fn apply;            /* NULL: dry run only (extender, explain) */
-	void *apply_ctx;
-	const struct sx_nominator *nominator; /* the queue's nominator; NULL = none */
-	uint64_t seed;                        /* candidate offset randomness; 0 = offset 0 */
-	struct sx_extenders *extenders;       /* configured extenders (preempt verb); may be NULL */
-};
-
-/* Installs the environment used by the DefaultPreemption plugin (copied).
- * NULL resets to "dry run, no nominator". */
-void sx_preemption_set_env(const struct sx_preemption_env *env);
-
-/* The installed environment (a copy), and a fresh random state for one
- * PostFilter run's dry-run offset, derived from the seed: false (state
- * untouched; use offset 0) when the seed is 0. */
-void sx_preemption_get_env(struct sx_preemption_env *out);
-bool sx_preemption_next_rng(uint64_t *state);
-
-/* ---------- asynchronous preemption (SchedulerAsyncPreemption) ----------
+/* ---------- the evaluator's state (one per profile, in its handle) ----------
  *
- * Beta and on in 1.34: the victims are evicted off the scheduling thread.
- * The applier marks the preemptor with sx_preemption_begin before it
- * returns and calls sx_preemption_end once every victim but the last is
- * gone (before deleting the last one, so that deletion's event finds the
- * preemptor released). Meanwhile DefaultPreemption's PreEnqueue gates the
+ * Upstream keeps these in the DefaultPreemption plugin's
+ * preemption.Evaluator (pkg/scheduler/framework/preemption/preemption.go):
+ * here the profile's handle owns them (handle.h), so the applier, which
+ * only sees the handle, can release a preemptor. Any thread;
+ * src/framework/preempting.c. */
+struct sx_preemption_eval *sx_preemption_eval_new(void); /* NULL when out of memory */
+void sx_preemption_eval_free(struct sx_preemption_eval *ev);
+
+/* Restarts the dry-run offsets from seed (0: offset 0 always). */
+void sx_preemption_eval_seed(struct sx_preemption_eval *ev, uint64_t seed);
+/* A fresh random state for one PostFilter run's dry-run offset: false
+ * (state untouched; use offset 0) when the seed is 0 or ev NULL. */
+bool sx_preemption_next_rng(struct sx_preemption_eval *ev, uint64_t *state);
+
+/* Asynchronous preemption (SchedulerAsyncPreemption, beta and on in
+ * 1.34): the victims are evicted off the scheduling thread. The applier
+ * marks the preemptor with sx_preemption_begin before it returns and
+ * calls sx_preemption_end once every victim but the last is gone (before
+ * deleting the last one, so that deletion's event finds the preemptor
+ * released). Meanwhile DefaultPreemption's PreEnqueue gates the
  * preemptor: UnschedulableAndUnresolvable "waiting for the preemption for
- * this pod to be finished". Any thread; src/framework/preempting.c. */
-int sx_preemption_begin(const char *preemptor_uid); /* 0, SX_EINVAL, SX_ENOMEM */
-void sx_preemption_end(const char *preemptor_uid);
-bool sx_preemption_running(const char *preemptor_uid);
+ * this pod to be finished". ev NULL: begin fails (SX_EINVAL), running is
+ * false. */
+int sx_preemption_begin(struct sx_preemption_eval *ev, const char *preemptor_uid);
+void sx_preemption_end(struct sx_preemption_eval *ev, const char *preemptor_uid);
+bool sx_preemption_running(struct sx_preemption_eval *ev, const char *preemptor_uid);
 
-/* Counted by the DefaultPreemption plugin. */
-void sx_preemption_count(uint32_t victims);
-
-/* Preemption counters for metrics: attempts (PostFilter runs) and victims
- * chosen by successful ones. */
-uint64_t sx_preemption_attempts(void);
-uint64_t sx_preemption_victims(void);
+/* Counted by the DefaultPreemption plugin: attempts (PostFilter runs) and
+ * victims chosen by successful ones. */
+void sx_preemption_count(struct sx_preemption_eval *ev, uint32_t victims);
+uint64_t sx_preemption_attempts(const struct sx_preemption_eval *ev);
+uint64_t sx_preemption_victims(const struct sx_preemption_eval *ev);
 
 #endif /* SCHEDEXT_PREEMPTION_H */

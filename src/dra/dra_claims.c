@@ -1,7 +1,8 @@
 /* Claims in flight and assumed (upstream's inFlightAllocations and the
  * ResourceClaim assume cache), the devices in use, and the claim writes
- * through the API server (dra_alloc.h). */
-#include "schedext/dra_alloc.h"
+ * through the API server (dra_alloc.h). All of it is one tracker's state
+ * (struct sx_dra_claims), owned by the configuration. */
+#include "dra_int.h"
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
@@ -23,36 +24,78 @@ struct entry {
 };
 
 #define PENDING_BUCKETS 256 /* power of two */
+#define KNOWN_BUCKETS 4096
 
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static struct entry *pending[PENDING_BUCKETS]; /* by uid hash */
-static struct entry *entries;                  /* the assumed ones */
-static uint32_t nassumed;
-static struct sx_kube *kube;
-/* The devices of the pending entries, kept as entries are added (rebuilt
- * after a removal: dirty), and a copy frozen for the cycles until the
- * next change (gen counts the changes), so a PreFilter takes a reference
- * instead of walking every pending allocation. */
-static struct sx_dra_allocated *pending_devs, *frozen;
-static bool pending_dirty = true;
-static uint64_t gen, frozen_gen;
+struct known {
+	const struct sx_dra_object *claim;
+	struct known *next;
+};
 
-static struct entry **find_pending(const char *uid)
+/* The base set of the last snapshot's claims (pointers compared, the
+ * claims held so they cannot be reused meanwhile). */
+struct base {
+	uint32_t n;
+	const struct sx_dra_object **claims;
+	struct sx_dra_allocated *set;
+};
+
+struct sx_dra_claims {
+	pthread_mutex_t mu; /* guards pending..frozen_gen */
+	struct entry *pending[PENDING_BUCKETS]; /* by uid hash */
+	struct entry *entries;                  /* the assumed ones */
+	uint32_t nassumed;
+	/* The devices of the pending entries, kept as entries are added
+	 * (rebuilt after a removal: dirty), and a copy frozen for the cycles
+	 * until the next change (gen counts the changes), so a PreFilter
+	 * takes a reference instead of walking every pending allocation. */
+	struct sx_dra_allocated *pending_devs, *frozen;
+	bool pending_dirty;
+	uint64_t gen, frozen_gen;
+
+	pthread_mutex_t base_mu; /* guards base */
+	struct base base;
+
+	/* PreEnqueue runs under the queue's lock, which the cache listener
+	 * holds while it is under the cache's: it cannot take a snapshot.
+	 * The live cache's events feed this table instead (lock order:
+	 * cache, queue, this table). */
+	pthread_mutex_t known_mu; /* guards known, tracking */
+	struct known *known[KNOWN_BUCKETS];
+	bool tracking;
+
+	struct sx_dra_index_cache ix;
+};
+
+struct sx_dra_claims *sx_dra_claims_new(void)
+{
+	struct sx_dra_claims *m = sx_calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	pthread_mutex_init(&m->mu, NULL);
+	pthread_mutex_init(&m->base_mu, NULL);
+	pthread_mutex_init(&m->known_mu, NULL);
+	pthread_mutex_init(&m->ix.mu, NULL);
+	m->pending_dirty = true;
+	return m;
+}
+
+static struct entry **find_pending(struct sx_dra_claims *m, const char *uid)
 {
 	uint32_t h = sx_hash_str(uid);
 	struct entry **e;
 
-	for (e = &pending[h & (PENDING_BUCKETS - 1)]; *e; e = &(*e)->next)
+	for (e = &m->pending[h & (PENDING_BUCKETS - 1)]; *e; e = &(*e)->next)
 		if ((*e)->hash == h && strcmp((*e)->uid, uid) == 0)
 			return e;
 	return NULL;
 }
 
-static struct entry **find_assumed(const char *uid)
+static struct entry **find_assumed(struct sx_dra_claims *m, const char *uid)
 {
 	struct entry **e;
 
-	for (e = &entries; *e; e = &(*e)->next)
+	for (e = &m->entries; *e; e = &(*e)->next)
 		if (strcmp((*e)->uid, uid) == 0)
 			return e;
 	return NULL;
@@ -77,7 +120,8 @@ static int add_pending_devs(struct sx_dra_allocated *a, const struct entry *e)
 	return 0;
 }
 
-int sx_dra_pending_add(const char *uid, const struct sx_dra_claim_out *out)
+int sx_dra_pending_add(struct sx_dra_claims *m, const char *uid,
+		       const struct sx_dra_claim_out *out)
 {
 	struct entry *e = calloc(1, sizeof(*e));
 	struct entry **b;
@@ -95,73 +139,73 @@ int sx_dra_pending_add(const char *uid, const struct sx_dra_claim_out *out)
 		e->devs[e->ndevs++] = (struct sx_dra_devref){ out->picks[i].driver, out->picks[i].pool,
 							      out->picks[i].device,
 							      out->picks[i].admin_access };
-	pthread_mutex_lock(&mu);
-	b = &pending[e->hash & (PENDING_BUCKETS - 1)];
+	pthread_mutex_lock(&m->mu);
+	b = &m->pending[e->hash & (PENDING_BUCKETS - 1)];
 	e->next = *b;
 	*b = e;
-	if (!pending_dirty && add_pending_devs(pending_devs, e) < 0)
-		pending_dirty = true;
-	gen++;
-	pthread_mutex_unlock(&mu);
+	if (!m->pending_dirty && add_pending_devs(m->pending_devs, e) < 0)
+		m->pending_dirty = true;
+	m->gen++;
+	pthread_mutex_unlock(&m->mu);
 	return 0;
 }
 
-static bool remove_entry(const char *uid, bool is_pending)
+static bool remove_entry(struct sx_dra_claims *m, const char *uid, bool is_pending)
 {
 	struct entry **e, *dead = NULL;
 
-	pthread_mutex_lock(&mu);
-	e = is_pending ? find_pending(uid ? uid : "") : find_assumed(uid ? uid : "");
+	pthread_mutex_lock(&m->mu);
+	e = is_pending ? find_pending(m, uid ? uid : "") : find_assumed(m, uid ? uid : "");
 	if (e) {
 		dead = *e;
 		*e = dead->next;
-		nassumed -= !is_pending;
+		m->nassumed -= !is_pending;
 		if (is_pending) {
-			pending_dirty = true;
-			gen++;
+			m->pending_dirty = true;
+			m->gen++;
 		}
 	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&m->mu);
 	if (dead)
 		entry_free(dead);
 	return dead != NULL;
 }
 
-bool sx_dra_pending_remove(const char *uid)
+bool sx_dra_pending_remove(struct sx_dra_claims *m, const char *uid)
 {
-	return remove_entry(uid, true);
+	return remove_entry(m, uid, true);
 }
 
-bool sx_dra_pending_has(const char *uid)
+bool sx_dra_pending_has(struct sx_dra_claims *m, const char *uid)
 {
 	bool has;
 
-	pthread_mutex_lock(&mu);
-	has = find_pending(uid ? uid : "") != NULL;
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_lock(&m->mu);
+	has = find_pending(m, uid ? uid : "") != NULL;
+	pthread_mutex_unlock(&m->mu);
 	return has;
 }
 
-void sx_dra_assume(const struct sx_dra_object *claim)
+void sx_dra_assume(struct sx_dra_claims *m, const struct sx_dra_object *claim)
 {
 	struct entry *e = calloc(1, sizeof(*e));
 
-	sx_dra_assume_drop(claim->meta.uid);
+	sx_dra_assume_drop(m, claim->meta.uid);
 	if (!e || !(e->uid = strdup(claim->meta.uid ? claim->meta.uid : ""))) {
 		free(e);
 		return; /* the claim is simply not assumed: the watch catches up */
 	}
 	e->claim = sx_dra_ref(claim);
-	pthread_mutex_lock(&mu);
-	e->next = entries;
-	entries = e;
-	nassumed++;
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_lock(&m->mu);
+	e->next = m->entries;
+	m->entries = e;
+	m->nassumed++;
+	pthread_mutex_unlock(&m->mu);
 }
 
-void sx_dra_assume_drop(const char *uid)
+void sx_dra_assume_drop(struct sx_dra_claims *m, const char *uid)
 {
-	remove_entry(uid, false);
+	remove_entry(m, uid, false);
 }
 
 /* Numeric resourceVersion comparison (the assume cache's rule); a
@@ -180,14 +224,15 @@ static bool newer_or_same(const char *snap_rv, const char *assumed_rv)
 	return *end || a >= b;
 }
 
-const struct sx_dra_object *sx_dra_claim_current(const struct sx_dra_object *snap_claim,
+const struct sx_dra_object *sx_dra_claim_current(struct sx_dra_claims *m,
+						 const struct sx_dra_object *snap_claim,
 						 sx_str ns, const char *name)
 {
 	const struct sx_dra_object *out = NULL;
 	struct entry **e, *dead = NULL;
 
-	pthread_mutex_lock(&mu);
-	for (e = &entries; nassumed && *e; e = &(*e)->next) {
+	pthread_mutex_lock(&m->mu);
+	for (e = &m->entries; m->nassumed && *e; e = &(*e)->next) {
 		const struct sx_dra_object *c = (*e)->claim;
 
 		if (c->meta.ns != ns || strcmp(c->meta.name, name) != 0)
@@ -198,47 +243,39 @@ const struct sx_dra_object *sx_dra_claim_current(const struct sx_dra_object *sna
 						 c->meta.resource_version))) {
 			dead = *e;
 			*e = dead->next;
-			nassumed--;
+			m->nassumed--;
 		} else {
 			out = sx_dra_ref(c);
 		}
 		break;
 	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&m->mu);
 	if (dead)
 		entry_free(dead);
 	return out ? out : sx_dra_ref(snap_claim);
 }
 
-/* The base set of the last snapshot's claims (pointers compared, the
- * claims held so they cannot be reused meanwhile). */
-static pthread_mutex_t base_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-	uint32_t n;
-	const struct sx_dra_object **claims;
-	struct sx_dra_allocated *set;
-} base;
-
-static void base_clear(void)
+static void base_clear(struct base *base)
 {
-	for (uint32_t i = 0; i < base.n; i++)
-		sx_dra_unref(base.claims[i]);
-	free(base.claims);
-	sx_dra_allocated_free(base.set);
-	memset(&base, 0, sizeof(base));
+	for (uint32_t i = 0; i < base->n; i++)
+		sx_dra_unref(base->claims[i]);
+	free(base->claims);
+	sx_dra_allocated_free(base->set);
+	memset(base, 0, sizeof(*base));
 }
 
-struct sx_dra_allocated *sx_dra_allocated_base(const struct sx_snapshot *snap)
+struct sx_dra_allocated *sx_dra_allocated_base(struct sx_dra_claims *m,
+					       const struct sx_snapshot *snap)
 {
 	uint32_t n = snap->nresource_claims;
 	struct sx_dra_allocated *set = NULL;
 	const struct sx_dra_object **copy;
 
-	pthread_mutex_lock(&base_mu);
-	if (base.set && base.n == n &&
-	    (n == 0 || memcmp(base.claims, snap->resource_claims, n * sizeof(*copy)) == 0))
-		set = sx_dra_allocated_ref(base.set);
-	pthread_mutex_unlock(&base_mu);
+	pthread_mutex_lock(&m->base_mu);
+	if (m->base.set && m->base.n == n &&
+	    (n == 0 || memcmp(m->base.claims, snap->resource_claims, n * sizeof(*copy)) == 0))
+		set = sx_dra_allocated_ref(m->base.set);
+	pthread_mutex_unlock(&m->base_mu);
 	if (set)
 		return set;
 	set = sx_dra_allocated_new();
@@ -258,52 +295,52 @@ struct sx_dra_allocated *sx_dra_allocated_base(const struct sx_snapshot *snap)
 		sx_dra_allocated_free(set);
 		return NULL;
 	}
-	pthread_mutex_lock(&base_mu);
-	base_clear();
-	base.n = n;
-	base.claims = copy;
-	base.set = sx_dra_allocated_ref(set);
-	pthread_mutex_unlock(&base_mu);
+	pthread_mutex_lock(&m->base_mu);
+	base_clear(&m->base);
+	m->base.n = n;
+	m->base.claims = copy;
+	m->base.set = sx_dra_allocated_ref(set);
+	pthread_mutex_unlock(&m->base_mu);
 	return set;
 }
 
-/* The pending devices as of now, frozen (mu held); NULL on OOM. */
-static struct sx_dra_allocated *frozen_pending(void)
+/* The pending devices as of now, frozen (m->mu held); NULL on OOM. */
+static struct sx_dra_allocated *frozen_pending(struct sx_dra_claims *m)
 {
-	if (pending_dirty) {
+	if (m->pending_dirty) {
 		struct sx_dra_allocated *a = sx_dra_allocated_new();
 
 		for (uint32_t b = 0; a && b < PENDING_BUCKETS; b++)
-			for (const struct entry *e = pending[b]; e; e = e->next)
+			for (const struct entry *e = m->pending[b]; e; e = e->next)
 				if (add_pending_devs(a, e) < 0) {
 					sx_dra_allocated_free(a);
 					return NULL;
 				}
 		if (!a)
 			return NULL;
-		sx_dra_allocated_free(pending_devs);
-		pending_devs = a;
-		pending_dirty = false;
+		sx_dra_allocated_free(m->pending_devs);
+		m->pending_devs = a;
+		m->pending_dirty = false;
 	}
-	if (!frozen || frozen_gen != gen) {
-		struct sx_dra_allocated *f = sx_dra_allocated_clone(pending_devs);
+	if (!m->frozen || m->frozen_gen != m->gen) {
+		struct sx_dra_allocated *f = sx_dra_allocated_clone(m->pending_devs);
 
 		if (!f)
 			return NULL;
-		sx_dra_allocated_free(frozen);
-		frozen = f;
-		frozen_gen = gen;
+		sx_dra_allocated_free(m->frozen);
+		m->frozen = f;
+		m->frozen_gen = m->gen;
 	}
-	return frozen;
+	return m->frozen;
 }
 
 /* Adds the allocations of the assumed claims the snapshot has not caught
  * up with to *a (copied from the shared set first); drops the others onto
  * *dead. */
-static int add_assumed(const struct sx_snapshot *snap, struct sx_dra_allocated **a,
-		       struct entry **dead)
+static int add_assumed(struct sx_dra_claims *m, const struct sx_snapshot *snap,
+		       struct sx_dra_allocated **a, struct entry **dead)
 {
-	for (struct entry **pe = &entries, *e; (e = *pe);) {
+	for (struct entry **pe = &m->entries, *e; (e = *pe);) {
 		const struct sx_dra_object *c = e->claim;
 		const struct sx_dra_object *sc = sx_snapshot_find_dra(
 			snap, SX_KIND_RESOURCE_CLAIM, c->meta.ns, sx_intern(c->meta.name));
@@ -313,14 +350,14 @@ static int add_assumed(const struct sx_snapshot *snap, struct sx_dra_allocated *
 			*pe = e->next; /* the snapshot caught up */
 			e->next = *dead;
 			*dead = e;
-			nassumed--;
+			m->nassumed--;
 			continue;
 		}
 		pe = &e->next;
 		if (!c->u.claim.allocation || c->u.claim.allocation->nresults == 0)
 			continue;
-		if (*a == frozen) {
-			struct sx_dra_allocated *own = sx_dra_allocated_clone(frozen);
+		if (*a == m->frozen) {
+			struct sx_dra_allocated *own = sx_dra_allocated_clone(m->frozen);
 
 			sx_dra_allocated_free(*a);
 			*a = own;
@@ -333,18 +370,18 @@ static int add_assumed(const struct sx_snapshot *snap, struct sx_dra_allocated *
 	return 0;
 }
 
-struct sx_dra_allocated *sx_dra_inflight(const struct sx_snapshot *snap)
+struct sx_dra_allocated *sx_dra_inflight(struct sx_dra_claims *m, const struct sx_snapshot *snap)
 {
 	struct entry *dead = NULL;
 	struct sx_dra_allocated *a;
 
-	pthread_mutex_lock(&mu);
-	a = sx_dra_allocated_ref(frozen_pending());
-	if (a && add_assumed(snap, &a, &dead) < 0) {
+	pthread_mutex_lock(&m->mu);
+	a = sx_dra_allocated_ref(frozen_pending(m));
+	if (a && add_assumed(m, snap, &a, &dead) < 0) {
 		sx_dra_allocated_free(a);
 		a = NULL;
 	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&m->mu);
 	while (dead) {
 		struct entry *next = dead->next;
 
@@ -354,24 +391,12 @@ struct sx_dra_allocated *sx_dra_inflight(const struct sx_snapshot *snap)
 	return a;
 }
 
+struct sx_dra_index *sx_dra_index_get(struct sx_dra_claims *m, const struct sx_snapshot *snap)
+{
+	return sx__dra_index_cached(&m->ix, snap);
+}
+
 /* ---------- API ---------- */
-
-void sx_dra_set_kube(struct sx_kube *k)
-{
-	pthread_mutex_lock(&mu);
-	kube = k;
-	pthread_mutex_unlock(&mu);
-}
-
-bool sx_dra_has_api(void)
-{
-	bool has;
-
-	pthread_mutex_lock(&mu);
-	has = kube != NULL;
-	pthread_mutex_unlock(&mu);
-	return has;
-}
 
 static int decode_claim(const char *body, size_t len, struct sx_dra_object **out, char *msg,
 			size_t mlen)
@@ -395,19 +420,16 @@ static int decode_claim(const char *body, size_t len, struct sx_dra_object **out
 	return 0;
 }
 
-static int request(const char *method, const char *ns, const char *name, bool status,
-		   const char *body, struct sx_dra_object **out, char *msg, size_t mlen)
+static int request(struct sx_kube *k, const char *method, const char *ns, const char *name,
+		   bool status, const char *body, struct sx_dra_object **out, char *msg,
+		   size_t mlen)
 {
 	char path[1024], *resp = NULL;
 	struct sx_error err = { 0 };
 	size_t rlen = 0;
 	long code = 0;
-	struct sx_kube *k;
 	int rc;
 
-	pthread_mutex_lock(&mu);
-	k = kube;
-	pthread_mutex_unlock(&mu);
 	if (out)
 		*out = NULL;
 	if (!k) {
@@ -433,34 +455,19 @@ static int request(const char *method, const char *ns, const char *name, bool st
 	return rc;
 }
 
-int sx_dra_patch_claim(const char *ns, const char *name, bool status, const char *body,
-		       struct sx_dra_object **out, char *msg, size_t len)
+int sx_dra_patch_claim(struct sx_kube *kube, const char *ns, const char *name, bool status,
+		       const char *body, struct sx_dra_object **out, char *msg, size_t len)
 {
-	return request("PATCH", ns, name, status, body, out, msg, len);
+	return request(kube, "PATCH", ns, name, status, body, out, msg, len);
 }
 
-int sx_dra_get_claim(const char *ns, const char *name, struct sx_dra_object **out, char *msg,
-		     size_t len)
+int sx_dra_get_claim(struct sx_kube *kube, const char *ns, const char *name,
+		     struct sx_dra_object **out, char *msg, size_t len)
 {
-	return request("GET", ns, name, false, NULL, out, msg, len);
+	return request(kube, "GET", ns, name, false, NULL, out, msg, len);
 }
 
-/* ---------- claims known to PreEnqueue ----------
- * PreEnqueue runs under the queue's lock, which the cache listener holds
- * while it is under the cache's: it cannot take a snapshot. The scheduler
- * feeds this table from the cache listener instead (lock order: cache,
- * queue, this table). */
-
-#define KNOWN_BUCKETS 4096
-
-struct known {
-	const struct sx_dra_object *claim;
-	struct known *next;
-};
-
-static pthread_mutex_t known_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct known *known[KNOWN_BUCKETS];
-static bool tracking;
+/* ---------- claims known to PreEnqueue (struct sx_dra_claims.known) ---------- */
 
 static unsigned known_bucket(sx_str ns, const char *name)
 {
@@ -471,9 +478,9 @@ static unsigned known_bucket(sx_str ns, const char *name)
 	return (unsigned)(h % KNOWN_BUCKETS);
 }
 
-static struct known **known_find(sx_str ns, const char *name)
+static struct known **known_find(struct sx_dra_claims *m, sx_str ns, const char *name)
 {
-	struct known **k = &known[known_bucket(ns, name)];
+	struct known **k = &m->known[known_bucket(ns, name)];
 
 	for (; *k; k = &(*k)->next)
 		if ((*k)->claim->meta.ns == ns && strcmp((*k)->claim->meta.name, name) == 0)
@@ -481,32 +488,40 @@ static struct known **known_find(sx_str ns, const char *name)
 	return k;
 }
 
-void sx_dra_track_claims(bool on)
+/* Drops every known claim (m->known_mu held, or m unreachable). */
+static void known_clear(struct sx_dra_claims *m)
 {
-	pthread_mutex_lock(&known_mu);
-	tracking = on;
-	for (unsigned i = 0; !on && i < KNOWN_BUCKETS; i++)
-		while (known[i]) {
-			struct known *k = known[i];
+	for (unsigned i = 0; i < KNOWN_BUCKETS; i++)
+		while (m->known[i]) {
+			struct known *k = m->known[i];
 
-			known[i] = k->next;
+			m->known[i] = k->next;
 			sx_dra_unref(k->claim);
 			free(k);
 		}
-	pthread_mutex_unlock(&known_mu);
 }
 
-void sx_dra_claim_event(const struct sx_dra_object *old_claim, const struct sx_dra_object *new_claim)
+void sx_dra_track_claims(struct sx_dra_claims *m, bool on)
+{
+	pthread_mutex_lock(&m->known_mu);
+	m->tracking = on;
+	if (!on)
+		known_clear(m);
+	pthread_mutex_unlock(&m->known_mu);
+}
+
+void sx_dra_claim_event(struct sx_dra_claims *m, const struct sx_dra_object *old_claim,
+			const struct sx_dra_object *new_claim)
 {
 	const struct sx_dra_object *c = new_claim ? new_claim : old_claim;
 	struct known **k, *dead = NULL;
 
 	if (!c || !c->meta.name)
 		return;
-	pthread_mutex_lock(&known_mu);
-	if (!tracking)
+	pthread_mutex_lock(&m->known_mu);
+	if (!m->tracking)
 		goto out;
-	k = known_find(c->meta.ns, c->meta.name);
+	k = known_find(m, c->meta.ns, c->meta.name);
 	if (!new_claim) {
 		dead = *k;
 		if (dead)
@@ -518,28 +533,59 @@ void sx_dra_claim_event(const struct sx_dra_object *old_claim, const struct sx_d
 		(*k)->claim = sx_dra_ref(new_claim);
 	}
 out:
-	pthread_mutex_unlock(&known_mu);
+	pthread_mutex_unlock(&m->known_mu);
 	if (dead) {
 		sx_dra_unref(dead->claim);
 		free(dead);
 	}
 }
 
-int sx_dra_claim_known(sx_str ns, const char *name, const struct sx_dra_object **out)
+int sx_dra_claim_known(struct sx_dra_claims *m, sx_str ns, const char *name,
+		       const struct sx_dra_object **out)
 {
 	struct known **k;
 	int rc;
 
 	*out = NULL;
-	pthread_mutex_lock(&known_mu);
-	if (!tracking) {
-		pthread_mutex_unlock(&known_mu);
+	pthread_mutex_lock(&m->known_mu);
+	if (!m->tracking) {
+		pthread_mutex_unlock(&m->known_mu);
 		return -1;
 	}
-	k = known_find(ns, name);
+	k = known_find(m, ns, name);
 	rc = *k != NULL;
 	if (*k)
 		*out = sx_dra_ref((*k)->claim);
-	pthread_mutex_unlock(&known_mu);
+	pthread_mutex_unlock(&m->known_mu);
 	return rc;
+}
+
+/* Entries of one chain (the pending buckets, the assumed list). */
+static void entries_free(struct entry *e)
+{
+	while (e) {
+		struct entry *next = e->next;
+
+		entry_free(e);
+		e = next;
+	}
+}
+
+void sx_dra_claims_free(struct sx_dra_claims *m)
+{
+	if (!m)
+		return;
+	for (unsigned b = 0; b < PENDING_BUCKETS; b++)
+		entries_free(m->pending[b]);
+	entries_free(m->entries);
+	sx_dra_allocated_free(m->pending_devs);
+	sx_dra_allocated_free(m->frozen);
+	base_clear(&m->base);
+	known_clear(m);
+	sx_dra_index_unref(m->ix.cached);
+	pthread_mutex_destroy(&m->mu);
+	pthread_mutex_destroy(&m->base_mu);
+	pthread_mutex_destroy(&m->known_mu);
+	pthread_mutex_destroy(&m->ix.mu);
+	free(m);
 }

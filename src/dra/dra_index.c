@@ -260,9 +260,6 @@ void sx_dra_index_unref(struct sx_dra_index *ix)
 		index_free(ix);
 }
 
-static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct sx_dra_index *cached;
-
 static bool same_slices(const struct sx_dra_index *ix, const struct sx_snapshot *snap)
 {
 	return ix->nslices == snap->nresource_slices &&
@@ -270,23 +267,24 @@ static bool same_slices(const struct sx_dra_index *ix, const struct sx_snapshot 
 					   ix->nslices * sizeof(*ix->slices)) == 0);
 }
 
-struct sx_dra_index *sx_dra_index_get(const struct sx_snapshot *snap)
+struct sx_dra_index *sx__dra_index_cached(struct sx_dra_index_cache *c,
+					  const struct sx_snapshot *snap)
 {
 	struct sx_dra_index *ix = NULL, *old = NULL;
 
-	pthread_mutex_lock(&cache_mu);
-	if (cached && same_slices(cached, snap))
-		ix = sx_dra_index_ref(cached);
-	pthread_mutex_unlock(&cache_mu);
+	pthread_mutex_lock(&c->mu);
+	if (c->cached && same_slices(c->cached, snap))
+		ix = sx_dra_index_ref(c->cached);
+	pthread_mutex_unlock(&c->mu);
 	if (ix)
 		return ix;
 	ix = sx_dra_index_new(snap);
 	if (!ix)
 		return NULL;
-	pthread_mutex_lock(&cache_mu);
-	old = cached;
-	cached = sx_dra_index_ref(ix);
-	pthread_mutex_unlock(&cache_mu);
+	pthread_mutex_lock(&c->mu);
+	old = c->cached;
+	c->cached = sx_dra_index_ref(ix);
+	pthread_mutex_unlock(&c->mu);
 	sx_dra_index_unref(old);
 	return ix;
 }

@@ -3,6 +3,7 @@
 #ifndef SCHEDEXT_DRA_INT_H
 #define SCHEDEXT_DRA_INT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "schedext/dra_alloc.h"
@@ -66,5 +67,14 @@ const struct dra_pool_info *sx__dra_pool_find(const struct sx_dra_index *ix, sx_
 					      sx_str pool);
 /* Slices with nodeName == node: count, first entry in *first. */
 uint32_t sx__dra_node_slices(const struct sx_dra_index *ix, sx_str node, uint32_t *first);
+
+/* The last index made, shared by the cycles of snapshots with the same
+ * ResourceSlice objects (one per claims tracker, dra_claims.c). */
+struct sx_dra_index_cache {
+	pthread_mutex_t mu;
+	struct sx_dra_index *cached; /* a reference, or NULL */
+};
+struct sx_dra_index *sx__dra_index_cached(struct sx_dra_index_cache *c,
+					  const struct sx_snapshot *snap);
 
 #endif /* SCHEDEXT_DRA_INT_H */

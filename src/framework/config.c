@@ -17,7 +17,9 @@
 
 #include "config_int.h"
 #include "schedext/decode.h"
+#include "schedext/dra_alloc.h"
 #include "schedext/framework.h"
+#include "schedext/handle.h"
 #include "schedext/registry.h"
 
 #define MAX_CONFIG_BYTES (16u << 20)
@@ -459,11 +461,11 @@ static void *init_plugin(const struct sx_profile *prof, unsigned idx, struct sx_
 	void *self;
 
 	if (strcmp(p->name, "DynamicResources") != 0)
-		return p->init(prof->args[idx], err);
+		return p->init(prof->args[idx], prof->handle, err);
 	gated = sx__config_dra_args(prof->args[idx], &prof->features, err);
 	if (!gated)
 		return NULL;
-	self = p->init(gated, err);
+	self = p->init(gated, prof->handle, err);
 	cJSON_Delete(gated);
 	return self;
 }
@@ -497,6 +499,7 @@ static void profile_free(struct sx_profile *prof)
 	for (unsigned idx = 0; idx < sx_plugin_count; idx++)
 		if (prof->instances[idx] && sx_plugins[idx]->destroy)
 			sx_plugins[idx]->destroy(prof->instances[idx]);
+	sx_handle_free(prof->handle); /* after the instances: they may hold it */
 	for (unsigned pt = 0; pt < SX_PT_COUNT; pt++)
 		free(prof->points[pt]);
 	for (unsigned gpt = 0; gpt < SX_GPT_COUNT; gpt++) {
@@ -529,9 +532,9 @@ static int read_percentage(const cJSON *obj, int *out, struct sx_error *err)
 	return 0;
 }
 
-/* Builds one profile from its JSON (NULL = the default profile) for the
- * release and gates f. */
-static struct sx_profile *build_profile(const cJSON *json, const struct sx_features *f,
+/* Builds one profile of cfg from its JSON (NULL = the default profile),
+ * for cfg's release and gates. */
+static struct sx_profile *build_profile(struct sx_config *cfg, const cJSON *json,
 					struct sx_error *err)
 {
 	struct sx_profile *prof = calloc(1, sizeof(*prof));
@@ -541,10 +544,10 @@ static struct sx_profile *build_profile(const cJSON *json, const struct sx_featu
 	const cJSON *name = json ? cJSON_GetObjectItemCaseSensitive(json, "schedulerName") : NULL;
 	const cJSON *plugins = json ? cJSON_GetObjectItemCaseSensitive(json, "plugins") : NULL;
 	int rc = 0;
-	if (!prof || !sets)
+	if (!prof || !sets || !(prof->handle = sx_handle_new(prof, cfg->dra)))
 		goto oom;
 	prof->percentage_of_nodes_to_score = -1;
-	prof->features = *f;
+	prof->features = cfg->features;
 	if (name && !cJSON_IsNull(name) && (!cJSON_IsString(name) || !name->valuestring[0]))
 		rc = sx_error_set(err, SX_EINVAL, "schedulerName: Required value");
 	prof->scheduler_name = sx_strdup(cJSON_IsString(name) ? name->valuestring
@@ -607,6 +610,11 @@ static struct sx_config *config_new(const struct sx_features *f)
 	cfg->percentage_of_nodes_to_score = 0;
 	cfg->pod_initial_backoff_s = 1;
 	cfg->pod_max_backoff_s = 10;
+	cfg->dra = sx_dra_claims_new();
+	if (!cfg->dra) {
+		free(cfg);
+		return NULL;
+	}
 	return cfg;
 }
 
@@ -628,7 +636,7 @@ struct sx_config *sx_config_default(struct sx_error *err)
 struct sx_config *sx_config_default_for(const struct sx_features *f, struct sx_error *err)
 {
 	struct sx_config *cfg = config_new(f);
-	struct sx_profile *prof = cfg ? build_profile(NULL, &cfg->features, err) : NULL;
+	struct sx_profile *prof = cfg ? build_profile(cfg, NULL, err) : NULL;
 	if (!prof || add_profile(cfg, prof) < 0) {
 		profile_free(prof);
 		sx_config_free(cfg);
@@ -682,7 +690,7 @@ static int read_profiles(const cJSON *root, struct sx_config *cfg, struct sx_err
 	unsigned i = 0;
 	if (!profiles || cJSON_IsNull(profiles) || cJSON_GetArraySize(profiles) == 0)
 	{
-		struct sx_profile *prof = build_profile(NULL, &cfg->features, err);
+		struct sx_profile *prof = build_profile(cfg, NULL, err);
 		if (!prof || add_profile(cfg, prof) < 0) {
 			profile_free(prof);
 			return SX_EINVAL;
@@ -693,8 +701,7 @@ static int read_profiles(const cJSON *root, struct sx_config *cfg, struct sx_err
 		return sx_error_set(err, SX_EINVAL, "profiles: expected a list of at most %d",
 				    MAX_PROFILES);
 	cJSON_ArrayForEach(item, profiles) {
-		struct sx_profile *prof =
-			cJSON_IsObject(item) ? build_profile(item, &cfg->features, err) : NULL;
+		struct sx_profile *prof = cJSON_IsObject(item) ? build_profile(cfg, item, err) : NULL;
 		if (!cJSON_IsObject(item))
 			sx_error_set(err, SX_EINVAL, "expected an object");
 		if (prof && sx_config_profile(cfg, prof->scheduler_name)) {
@@ -810,6 +817,7 @@ void sx_config_free(struct sx_config *cfg)
 		profile_free(cfg->profiles[i]);
 	free(cfg->profiles);
 	sx_config_component_free(cfg);
+	sx_dra_claims_free(cfg->dra); /* after the profiles: their handles borrow it */
 	free(cfg);
 }
 

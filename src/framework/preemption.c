@@ -4,8 +4,6 @@
  * candidate nodes, and upstream's pickOneNodeForPreemption. Everything runs
  * on clones; nothing here evicts. */
 #include <cjson/cJSON.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stddef.h>
@@ -648,58 +646,4 @@ void sx_preempt_result_free(struct sx_preempt_result *r)
 		sx_pod_unref(r->lower_nominated[i]);
 	free(r->lower_nominated);
 	memset(r, 0, sizeof(*r));
-}
-
-/* ---------- environment (standalone loop) ---------- */
-
-static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sx_preemption_env env;
-static uint64_t env_rng;
-static atomic_uint_fast64_t attempts, victims_total;
-
-void sx_preemption_set_env(const struct sx_preemption_env *e)
-{
-	pthread_mutex_lock(&env_lock);
-	if (e)
-		env = *e;
-	else
-		memset(&env, 0, sizeof(env));
-	env_rng = env.seed;
-	pthread_mutex_unlock(&env_lock);
-}
-
-void sx_preemption_get_env(struct sx_preemption_env *out)
-{
-	pthread_mutex_lock(&env_lock);
-	*out = env;
-	pthread_mutex_unlock(&env_lock);
-}
-
-bool sx_preemption_next_rng(uint64_t *state)
-{
-	bool on;
-	pthread_mutex_lock(&env_lock);
-	on = env.seed != 0;
-	if (on) {
-		env_rng += 0x9E3779B97F4A7C15ull;
-		*state = env_rng;
-	}
-	pthread_mutex_unlock(&env_lock);
-	return on;
-}
-
-void sx_preemption_count(uint32_t victims)
-{
-	atomic_fetch_add(&attempts, 1);
-	atomic_fetch_add(&victims_total, victims);
-}
-
-uint64_t sx_preemption_attempts(void)
-{
-	return atomic_load(&attempts);
-}
-
-uint64_t sx_preemption_victims(void)
-{
-	return atomic_load(&victims_total);
 }

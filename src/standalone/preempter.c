@@ -11,6 +11,7 @@
 struct job {
 	struct job *next;
 	const struct sx_pod *preemptor;
+	struct sx_preemption_eval *ev; /* the profile's evaluator (its handle's) */
 	sx_str node;
 	uint32_t nvictims, nlower;
 	const struct sx_pod **victims; /* then the lower nominated pods */
@@ -87,7 +88,7 @@ static void run(struct sx_preempter *p, const struct job *j)
 	for (uint32_t i = 0; i + 1 < j->nvictims; i++)
 		if (!j->victims[i]->deleting && evict(p, j, j->victims[i]) < 0)
 			failed = 1;
-	sx_preemption_end(j->preemptor->meta.uid);
+	sx_preemption_end(j->ev, j->preemptor->meta.uid);
 	if (j->nvictims && !j->victims[j->nvictims - 1]->deleting &&
 	    evict(p, j, j->victims[j->nvictims - 1]) < 0)
 		failed = 1;
@@ -159,14 +160,15 @@ static struct job *job_new(const struct sx_pod *preemptor, const struct sx_preem
 	return j;
 }
 
-int sx_preempter_submit(struct sx_preempter *p, const struct sx_pod *preemptor,
-			const struct sx_preempt_result *r)
+int sx_preempter_submit(struct sx_preempter *p, struct sx_preemption_eval *ev,
+			const struct sx_pod *preemptor, const struct sx_preempt_result *r)
 {
 	struct job *j = job_new(preemptor, r);
 
 	if (!j)
 		return SX_ENOMEM;
-	if (sx_preemption_begin(preemptor->meta.uid) == SX_ENOMEM) {
+	j->ev = ev;
+	if (sx_preemption_begin(ev, preemptor->meta.uid) == SX_ENOMEM) {
 		job_free(j);
 		return SX_ENOMEM;
 	}

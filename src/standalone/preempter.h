@@ -21,7 +21,8 @@ struct sx_preempter *sx_preempter_start(struct sx_kube *kube, struct sx_queue *q
 					sx_preempted_fn on_preempted, void *ctx);
 
 /* Queues the preemption of r (references taken; r may be freed after).
- * The preemptor is marked running (sx_preemption_begin) before this
+ * The preemptor is marked running in ev, the evaluator of its profile's
+ * handle (sx_preemption_begin; ev must outlive the preempter), before this
  * returns. Then, on the worker: the lower-priority nominations on the node
  * are cleared (queue and status.nominatedNodeName), each victim not yet
  * terminating gets the DisruptionTarget condition (True,
@@ -31,8 +32,8 @@ struct sx_preempter *sx_preempter_start(struct sx_kube *kube, struct sx_queue *q
  * before the last victim's deletion. A failure activates the preemptor
  * again (upstream: Activate after a failed goroutine). Returns 0 or
  * SX_ENOMEM. */
-int sx_preempter_submit(struct sx_preempter *p, const struct sx_pod *preemptor,
-			const struct sx_preempt_result *r);
+int sx_preempter_submit(struct sx_preempter *p, struct sx_preemption_eval *ev,
+			const struct sx_pod *preemptor, const struct sx_preempt_result *r);
 
 /* Finishes the queued preemptions, then stops the worker. */
 void sx_preempter_stop(struct sx_preempter *p);

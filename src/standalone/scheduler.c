@@ -20,7 +20,7 @@
 #include "schedext/preemption.h"
 #include "schedext/queue.h"
 #include "schedext/scheduler.h"
-#include "schedext/volume_binding.h"
+#include "schedext/handle.h"
 
 #include "events.h"
 #include "preempter.h"
@@ -84,6 +84,7 @@ struct sx_scheduler {
 	unsigned nidle, njobs;           /* binders waiting for a job; jobs queued */
 	pthread_t *binders;              /* [max_binders] */
 	struct sx_binder binder;         /* assume/bind/finish; Bind plugins see it in the state */
+	struct sx_handle_env env;        /* what the profiles' handles get (sx_config_attach) */
 	/* loop-thread state */
 	uint32_t next_start;
 	uint64_t rng;
@@ -647,14 +648,15 @@ static void on_preempted(void *ctx, const struct sx_pod *victim, const struct sx
 /* Hands the preemption to the preempter (asynchronous preemption, 1.34's
  * default; preemption.go prepareCandidateAsync): the preemptor is gated by
  * DefaultPreemption's PreEnqueue until its victims are going. */
-static struct sx_status *apply_preemption(void *ctx, const struct sx_pod *preemptor,
+static struct sx_status *apply_preemption(void *ctx, struct sx_preemption_eval *ev,
+					  const struct sx_pod *preemptor,
 					  const struct sx_preempt_result *r)
 {
 	struct sx_scheduler *s = ctx;
 
 	if (!leading(s))
 		return sx_status_new(SX_ERROR, "not the leader");
-	if (sx_preempter_submit(s->preempter, preemptor, r) < 0)
+	if (sx_preempter_submit(s->preempter, ev, preemptor, r) < 0)
 		return sx_status_new(SX_ERROR, "out of memory");
 	if (s->o.metrics)
 		sx_metrics_observe(s->o.metrics, "scheduler_preemption_victims", NULL,
@@ -713,9 +715,11 @@ static enum sx_event_resource event_resource(enum sx_kind kind)
 	return SX_RES_NONE;
 }
 
-/* Another kind changed (storage, DRA): a cluster event for the queue's
- * hints, objects as struct sx_object (plugin.h); kinds no plugin
- * registers for (Service, Namespace, ...) move nothing. */
+/* Another kind changed (storage, DRA): the profiles' handles hear of it
+ * (VolumeBinding's waiting PreBinds, DynamicResources' claims), then a
+ * cluster event for the queue's hints, objects as struct sx_object
+ * (plugin.h); kinds no plugin registers for (Service, Namespace, ...)
+ * move nothing. */
 static void on_object(void *ctx, enum sx_kind kind, const void *old_obj, const void *new_obj)
 {
 	struct sx_scheduler *s = ctx;
@@ -723,10 +727,7 @@ static void on_object(void *ctx, enum sx_kind kind, const void *old_obj, const v
 	struct sx_object o = { kind, (void *)old_obj }, n = { kind, (void *)new_obj };
 	uint32_t action = !old_obj ? SX_ACT_ADD : !new_obj ? SX_ACT_DELETE : SX_ACT_UPDATE;
 
-	if (kind == SX_KIND_PV || kind == SX_KIND_PVC)
-		sx_volume_binding_notify(); /* VolumeBinding PreBinds waiting for them */
-	if (kind == SX_KIND_RESOURCE_CLAIM)
-		sx_dra_claim_event(old_obj, new_obj); /* DynamicResources' PreEnqueue table */
+	sx_config_object_event(s->o.cfg, kind, old_obj, new_obj);
 	if (res == SX_RES_NONE)
 		return;
 	sx_queue_cluster_event(s->q, res, action, old_obj ? &o : NULL, new_obj ? &n : NULL);
@@ -734,7 +735,9 @@ static void on_object(void *ctx, enum sx_kind kind, const void *old_obj, const v
 
 static void visit_claim(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)
 {
-	sx_dra_claim_event(NULL, obj->obj);
+	struct sx_scheduler *s = ctx;
+
+	sx_config_object_event(s->o.cfg, SX_KIND_RESOURCE_CLAIM, NULL, obj->obj);
 }
 
 static void visit_pod(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)
@@ -854,6 +857,20 @@ static void stop_binders(struct sx_scheduler *s)
 	s->nbinders = 0;
 }
 
+/* Shutdown's first step: the profiles lose the live cache and the
+ * preemption applier (waiting volume PreBinds give up, no preemption
+ * starts) but keep the API client and the binder, so the bindings in
+ * flight still write their claims and Bindings. */
+static void detach_cache(struct sx_scheduler *s)
+{
+	struct sx_handle_env env = s->env;
+
+	env.cache = NULL;
+	env.apply = NULL;
+	env.apply_ctx = NULL;
+	sx_config_attach(s->o.cfg, &env);
+}
+
 static void free_scheduler(struct sx_scheduler *s)
 {
 	sx_preempter_stop(s->preempter);
@@ -874,7 +891,6 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 {
 	struct sx_scheduler *s = calloc(1, sizeof(*s));
 	struct sx_cache_listener l;
-	struct sx_preemption_env env;
 	int rc;
 
 	*out = NULL;
@@ -903,26 +919,22 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	s->binder = (struct sx_binder){ .cache = opts->cache, .kube = opts->kube, .post = api_binder,
 					.ctx = s };
 	s->nom_proxy = (struct sx_nominator){ .pods_for_node = proxy_pods_for_node, .ctx = s };
-	env = (struct sx_preemption_env){ .config = opts->cfg, .apply = apply_preemption,
-					  .apply_ctx = s, .nominator = &s->nom_proxy,
-					  .seed = sx_now_ns(), .extenders = opts->extenders };
+	s->env = (struct sx_handle_env){ .cache = opts->cache, .kube = opts->kube,
+					 .binder = &s->binder, .nominator = &s->nom_proxy,
+					 .extenders = opts->extenders, .metrics = opts->metrics,
+					 .pool = opts->pool, .apply = apply_preemption,
+					 .apply_ctx = s, .seed = sx_now_ns() };
 	l = (struct sx_cache_listener){ on_pod, on_node, s, on_object };
-	sx_dra_set_kube(s->o.kube);
-	sx_dra_track_claims(true);
+	/* Before the listener (claims are tracked from the first event) and
+	 * before the loop (its first cycle may run at once). */
+	sx_config_attach(opts->cfg, &s->env);
 	sx_cache_set_listener(opts->cache, &l);
 	sx_cache_visit(opts->cache, SX_KIND_RESOURCE_CLAIM, visit_claim, s);
 	sx_cache_visit(opts->cache, SX_KIND_POD, visit_pod, s);
-	/* Before the loop starts: its first PostFilter may run at once (pods
-	 * already queued) and fails "profile not registered" without an env. */
-	sx_preemption_set_env(&env);
-	sx_volume_binding_set_env(opts->kube, opts->cache);
 	rc = start_threads(s, err);
 	if (rc < 0) {
-		sx_volume_binding_set_env(NULL, NULL);
-		sx_preemption_set_env(NULL);
 		sx_cache_set_listener(opts->cache, NULL);
-		sx_dra_track_claims(false);
-		sx_dra_set_kube(NULL);
+		sx_config_attach(opts->cfg, NULL);
 		free_scheduler(s);
 		return rc;
 	}
@@ -939,14 +951,12 @@ void sx_scheduler_stop(struct sx_scheduler *s)
 	pthread_join(s->loop, NULL);
 	sx_informers_stop(s->own_inf); /* no cache event reaches the listener after this */
 	s->own_inf = NULL;
-	sx_preemption_set_env(NULL);
 	sx_preempter_stop(s->preempter); /* its events go out before events_stop */
 	s->preempter = NULL;
-	sx_volume_binding_set_env(NULL, NULL); /* waiting volume PreBinds give up */
+	detach_cache(s); /* waiting volume PreBinds give up */
 	stop_binders(s); /* in-flight bindings finish first */
 	sx_cache_set_listener(s->o.cache, NULL);
-	sx_dra_track_claims(false);
-	sx_dra_set_kube(NULL);
+	sx_config_attach(s->o.cfg, NULL);
 	sx_events_stop(s->ev, EVENTS_GRACE_S);
 	free_scheduler(s);
 }

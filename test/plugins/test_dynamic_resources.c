@@ -4,6 +4,7 @@
  * another node, no devices, a successful allocation). */
 #include "plugin_util.h"
 #include "schedext/dra_alloc.h"
+#include "schedext/handle.h"
 #include "schedext/framework.h"
 
 extern const struct sx_plugin sx_plugin_dynamic_resources;
@@ -69,7 +70,7 @@ static char *pod_json(const struct tcase *t, char *buf, size_t len)
 	return buf;
 }
 
-static void run(const struct tcase *t, void *self)
+static void run(const struct tcase *t, void *self, struct sx_dra_claims *m)
 {
 	struct sx_cache *c = sx_cache_new();
 	char buf[2048], st[512];
@@ -104,9 +105,9 @@ static void run(const struct tcase *t, void *self)
 	if (t->filter_worker && !strcmp(t->filter_worker, "Success")) {
 		/* Reserve holds the allocation in flight; Unreserve drops it. */
 		CHECK(sx_plugin_dynamic_resources.reserve(self, cs, pod, sx_intern("worker")) == NULL);
-		CHECK(sx_dra_pending_has(strstr(t->claim, "c5") ? "c5" : "c4") == (strstr(t->claim, "c5") != NULL));
+		CHECK(sx_dra_pending_has(m, strstr(t->claim, "c5") ? "c5" : "c4") == (strstr(t->claim, "c5") != NULL));
 		sx_plugin_dynamic_resources.unreserve(self, cs, pod, sx_intern("worker"));
-		CHECK(!sx_dra_pending_has("c5"));
+		CHECK(!sx_dra_pending_has(m, "c5"));
 	}
 	free(result);
 	sx_cycle_state_free(NULL, cs);
@@ -118,12 +119,16 @@ static void run(const struct tcase *t, void *self)
 static void test_table(void)
 {
 	struct sx_error err = { 0 };
-	void *self = sx_plugin_dynamic_resources.init(NULL, &err);
+	struct sx_dra_claims *m = sx_dra_claims_new();
+	struct sx_handle *h = sx_handle_new(NULL, m);
+	void *self = sx_plugin_dynamic_resources.init(NULL, h, &err);
 
 	CHECK(self != NULL);
 	for (size_t i = 0; self && i < sizeof(cases) / sizeof(cases[0]); i++)
-		run(&cases[i], self);
+		run(&cases[i], self, m);
 	sx_plugin_dynamic_resources.destroy(self);
+	sx_handle_free(h);
+	sx_dra_claims_free(m);
 }
 
 static void test_args(void)
@@ -139,14 +144,14 @@ static void test_args(void)
 		struct sx_error err = { 0 };
 		cJSON *args = cJSON_Parse(bad[i]);
 
-		CHECK(sx_plugin_dynamic_resources.init(args, &err) == NULL);
+		CHECK(sx_plugin_dynamic_resources.init(args, NULL, &err) == NULL);
 		CHECK_STR(err.msg, "filterTimeout: invalid duration");
 		cJSON_Delete(args);
 	}
 	for (size_t i = 0; i < SX_ARRAY_SIZE(ok); i++) {
 		struct sx_error err = { 0 };
 		cJSON *args = cJSON_Parse(ok[i]);
-		void *self = sx_plugin_dynamic_resources.init(args, &err);
+		void *self = sx_plugin_dynamic_resources.init(args, NULL, &err);
 
 		CHECK(self != NULL);
 		sx_plugin_dynamic_resources.destroy(self);
@@ -155,7 +160,7 @@ static void test_args(void)
 }
 
 /* One pending allocation of device dev (pool p, driver d.example.com). */
-static void pend(const char *uid, const char *dev)
+static void pend(struct sx_dra_claims *m, const char *uid, const char *dev)
 {
 	static struct sx_dra_claim_out out; /* large: not on the stack */
 
@@ -164,7 +169,7 @@ static void pend(const char *uid, const char *dev)
 	out.picks[0].driver = sx_intern("d.example.com");
 	out.picks[0].pool = sx_intern("p");
 	out.picks[0].device = sx_intern(dev);
-	CHECK(sx_dra_pending_add(uid, &out) == 0);
+	CHECK(sx_dra_pending_add(m, uid, &out) == 0);
 }
 
 static bool has_dev(const struct sx_dra_allocated *a, const char *dev)
@@ -179,32 +184,34 @@ static void test_inflight_shared(void)
 	struct sx_cache *c = sx_cache_new();
 	struct sx_snapshot *snap = sx_cache_snapshot(c);
 	struct sx_dra_allocated *a, *b, *d;
+	struct sx_dra_claims *m = sx_dra_claims_new();
 
-	pend("u1", "dev-1");
-	a = sx_dra_inflight(snap);
-	b = sx_dra_inflight(snap);
+	pend(m, "u1", "dev-1");
+	a = sx_dra_inflight(m, snap);
+	b = sx_dra_inflight(m, snap);
 	CHECK(a != NULL && a == b);
 	CHECK(has_dev(a, "dev-1") && !has_dev(a, "dev-2"));
-	CHECK(sx_dra_pending_has("u1") && !sx_dra_pending_has("u2"));
-	pend("u2", "dev-2");
+	CHECK(sx_dra_pending_has(m, "u1") && !sx_dra_pending_has(m, "u2"));
+	pend(m, "u2", "dev-2");
 	sx_dra_allocated_free(b);
-	b = sx_dra_inflight(snap);
+	b = sx_dra_inflight(m, snap);
 	CHECK(b != a && has_dev(b, "dev-1") && has_dev(b, "dev-2"));
 	CHECK(!has_dev(a, "dev-2")); /* frozen at its PreFilter */
-	CHECK(sx_dra_pending_remove("u1"));
-	CHECK(!sx_dra_pending_remove("u1"));
-	d = sx_dra_inflight(snap);
+	CHECK(sx_dra_pending_remove(m, "u1"));
+	CHECK(!sx_dra_pending_remove(m, "u1"));
+	d = sx_dra_inflight(m, snap);
 	CHECK(!has_dev(d, "dev-1") && has_dev(d, "dev-2"));
 	CHECK(has_dev(b, "dev-1"));
-	CHECK(sx_dra_pending_remove("u2"));
+	CHECK(sx_dra_pending_remove(m, "u2"));
 	sx_dra_allocated_free(a);
 	sx_dra_allocated_free(b);
 	sx_dra_allocated_free(d);
-	d = sx_dra_inflight(snap);
+	d = sx_dra_inflight(m, snap);
 	CHECK(!has_dev(d, "dev-2"));
 	sx_dra_allocated_free(d);
 	sx_snapshot_unref(snap);
 	sx_cache_free(c);
+	sx_dra_claims_free(m);
 }
 
 SX_TESTS(SX_TEST(test_table), SX_TEST(test_args), SX_TEST(test_inflight_shared))

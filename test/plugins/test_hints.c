@@ -8,6 +8,7 @@
 
 #include "harness.h"
 #include "schedext/decode.h"
+#include "schedext/handle.h"
 #include "schedext/plugin.h"
 #include "schedext/preemption.h"
 #include "schedext/registry.h"
@@ -61,6 +62,9 @@ static struct sx_node *node_json(const char *name, const char *labels, const cha
 
 /* What `plugin`'s registrations say about the event: NOT_REGISTERED when
  * no row matches, else the first matching row's hint (NULL hint = Queue). */
+/* The handle the instances of hint() get (NULL: none). */
+static struct sx_handle *hint_handle;
+
 static int hint(const char *plugin, uint8_t res, uint32_t action, const struct sx_pod *pod,
 		const void *o, const void *n)
 {
@@ -74,7 +78,7 @@ static int hint(const char *plugin, uint8_t res, uint32_t action, const struct s
 	if (!p || !p->events)
 		return NOT_REGISTERED;
 	if (p->init)
-		self = p->init(NULL, &err);
+		self = p->init(NULL, hint_handle, &err);
 	for (const struct sx_event_reg *r = p->events; r->resource != SX_RES_NONE; r++)
 		if (sx_event_matches(r, &ev)) {
 			out = r->hint ? (int)r->hint(self, pod, o, n) : SX_QUEUE;
@@ -396,25 +400,32 @@ static void test_default_preemption(void)
 	int idx = sx_plugin_index("DefaultPreemption");
 	const struct sx_plugin *dp = sx_plugins[idx];
 	struct sx_pod *p = pod_s("p", NULL), *victim = pod_s("v", "\"nodeName\":\"n\"");
+	struct sx_handle *h = sx_handle_new(NULL, NULL);
+	struct sx_error err = { 0 };
+	void *self = dp->init(NULL, h, &err);
 	struct sx_status *st;
 	char buf[256];
 
 	setup();
+	hint_handle = h;
 	CHECK(dp->pre_enqueue != NULL);
-	CHECK(dp->pre_enqueue(NULL, p) == NULL);
-	CHECK_INT(sx_preemption_begin(p->meta.uid), 0);
-	st = dp->pre_enqueue(NULL, p);
+	CHECK(dp->pre_enqueue(self, p) == NULL);
+	CHECK_INT(sx_preemption_begin(h->preemption, p->meta.uid), 0);
+	st = dp->pre_enqueue(self, p);
 	CHECK(st && st->code == SX_UNSCHEDULABLE_AND_UNRESOLVABLE);
 	CHECK_STR(sx_status_message(st, buf, sizeof(buf)),
 		  "waiting for the preemption for this pod to be finished");
 	sx_status_free(st);
 	CHECK_INT(hint("DefaultPreemption", SX_RES_ASSIGNED_POD, SX_ACT_DELETE, p, victim, NULL),
 		  SX_QUEUE_SKIP);
-	sx_preemption_end(p->meta.uid);
-	CHECK(dp->pre_enqueue(NULL, p) == NULL);
+	sx_preemption_end(h->preemption, p->meta.uid);
+	CHECK(dp->pre_enqueue(self, p) == NULL);
 	CHECK_INT(hint("DefaultPreemption", SX_RES_ASSIGNED_POD, SX_ACT_DELETE, p, victim, NULL),
 		  SX_QUEUE);
 	CHECK_INT(hint("DefaultPreemption", SX_RES_NODE, SX_ACT_ADD, p, NULL, NULL), NOT_REGISTERED);
+	hint_handle = NULL;
+	dp->destroy(self);
+	sx_handle_free(h);
 	sx_pod_unref(p);
 	sx_pod_unref(victim);
 }

@@ -11,10 +11,10 @@ static void test_args(void)
 	struct sx_error err = { 0 };
 	cJSON *bad = cJSON_Parse("{\"hardPodAffinityWeight\": 101}");
 	cJSON *ok = cJSON_Parse("{\"hardPodAffinityWeight\": 0, \"ignorePreferredTermsOfExistingPods\": true}");
-	void *self = P.init(bad, &err);
+	void *self = P.init(bad, NULL, &err);
 	CHECK(self == NULL);
 	CHECK_STR(err.msg, "hardPodAffinityWeight: Invalid value: 101: not in valid range [0-100]");
-	self = P.init(ok, &err);
+	self = P.init(ok, NULL, &err);
 	CHECK(self != NULL);
 	P.destroy(self);
 	cJSON_Delete(bad);
@@ -36,7 +36,7 @@ static void test_add_remove_on_clone(void)
 	struct sx_snapshot *snap = sx_cache_snapshot(c);
 	struct sx_pod *pod = tu_pod(ANTI_POD("incoming", ""));
 	struct sx_pod *other = tu_pod(ANTI_POD("nominated", "\"nodeName\":\"a\","));
-	void *self = P.init(NULL, &(struct sx_error){ 0 });
+	void *self = P.init(NULL, NULL, &(struct sx_error){ 0 });
 	struct sx_cycle_state cs = { .snap = snap };
 
 	CHECK_STR(tu_status(P.pre_filter(self, &cs, pod, NULL), buf, sizeof(buf)), "Success");

@@ -93,7 +93,7 @@ static void test_filter_outside_result(void)
 static void *init(const char *json, struct sx_error *err)
 {
 	cJSON *j = cJSON_Parse(json);
-	void *self = P->init(j, err);
+	void *self = P->init(j, NULL, err);
 
 	cJSON_Delete(j);
 	return self;
@@ -106,7 +106,7 @@ static void test_added_affinity_args(void)
 	char buf[512];
 	void *self;
 
-	self = P->init(NULL, &err);
+	self = P->init(NULL, NULL, &err);
 	CHECK(self != NULL);
 	P->destroy(self);
 

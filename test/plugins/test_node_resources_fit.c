@@ -95,7 +95,7 @@ static const char *init_err(const struct sx_plugin *p, const char *json, char *b
 	void *self;
 
 	sx_intern_init();
-	self = p->init(args, &err);
+	self = p->init(args, NULL, &err);
 	cJSON_Delete(args);
 	if (self) {
 		p->destroy(self);
@@ -186,7 +186,7 @@ static void test_filter_hooks(void)
 	char b[200];
 
 	sx_intern_init();
-	self = p->init(NULL, NULL);
+	self = p->init(NULL, NULL, NULL);
 	tu_add(c, "Node", NODE("n1", "2", "1Gi", "1"));
 	tu_add(c, "Pod", "{\"metadata\":{\"name\":\"e\",\"namespace\":\"default\",\"uid\":\"u1\"},"
 			 "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\",\"resources\":"
@@ -241,7 +241,7 @@ static void test_balanced_skip(void)
 	char b[100];
 
 	sx_intern_init();
-	self = p->init(NULL, NULL);
+	self = p->init(NULL, NULL, NULL);
 	be = tu_pod("{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\"},\"spec\":{\"containers\":"
 		    "[{\"name\":\"c\"}]}}");
 	pod = tu_pod("{\"metadata\":{\"name\":\"q\",\"namespace\":\"default\"},\"spec\":{\"containers\":"

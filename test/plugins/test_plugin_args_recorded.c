@@ -134,7 +134,7 @@ static void record(struct sx_buf *got, const char *name, const struct sx_plugin 
 	void *self;
 
 	CHECK(!body || args != NULL);
-	self = p->init(args, &err);
+	self = p->init(args, NULL, &err);
 	cJSON_Delete(args);
 	if (self) {
 		p->destroy(self);

@@ -10,7 +10,7 @@ static void check_args(const char *json, const char *want)
 {
 	struct sx_error err = { 0 };
 	cJSON *j = cJSON_Parse(json);
-	void *self = P.init(j, &err);
+	void *self = P.init(j, NULL, &err);
 	if (want) {
 		CHECK(self == NULL);
 		CHECK_STR(err.msg, want);
@@ -55,7 +55,7 @@ static void test_add_remove_on_clone(void)
 	struct sx_snapshot *snap = sx_cache_snapshot(c);
 	struct sx_pod *pod = tu_pod(POD("incoming", ""));
 	struct sx_pod *other = tu_pod(POD("nominated", "\"nodeName\":\"b\","));
-	void *self = P.init(NULL, &(struct sx_error){ 0 });
+	void *self = P.init(NULL, NULL, &(struct sx_error){ 0 });
 	struct sx_cycle_state cs = { .snap = snap };
 
 	/* 1/0: only b fits. */

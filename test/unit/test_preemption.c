@@ -18,6 +18,7 @@
 #include "schedext/cache.h"
 #include "schedext/decode.h"
 #include "schedext/framework.h"
+#include "schedext/handle.h"
 #include "schedext/preemption.h"
 #include "../../plugins/slots.h"
 #include "schedext/registry.h"
@@ -196,7 +197,6 @@ static void world_end(struct world *w)
 	sx_snapshot_unref(w->snap);
 	sx_config_free(w->cfg);
 	sx_cache_free(w->cache);
-	sx_preemption_set_env(NULL);
 }
 
 static int node_index(const struct sx_snapshot *snap, const char *name)
@@ -282,7 +282,8 @@ static const char *dry_run(struct world *w, const struct sx_preempt_args *args, 
 
 static char applied[256];
 
-static struct sx_status *record_apply(void *ctx, const struct sx_pod *preemptor,
+static struct sx_status *record_apply(void *ctx, struct sx_preemption_eval *ev,
+				      const struct sx_pod *preemptor,
 				      const struct sx_preempt_result *r)
 {
 	victims_str(&r->victims, applied, sizeof(applied));
@@ -295,7 +296,7 @@ static struct sx_status *post_filter(struct world *w, const char *codes, sx_str 
 {
 	struct sx_status *statuses[16] = { 0 };
 	struct sx_post_filter_result res = { SX_STR_EMPTY };
-	struct sx_preemption_env env = { .config = w->cfg, .apply = record_apply };
+	struct sx_handle_env env = { .apply = record_apply };
 	const struct sx_plugin *p = sx_plugins[SX_SLOT_default_preemption];
 	char name[16];
 	applied[0] = 0;
@@ -308,7 +309,7 @@ static struct sx_status *post_filter(struct world *w, const char *codes, sx_str 
 								     : SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
 						     NULL);
 	}
-	sx_preemption_set_env(&env);
+	sx_handle_attach(w->prof->handle, &env);
 	struct sx_filtered_status f = { w->snap, statuses };
 	struct sx_status *st = p->post_filter(w->prof->instances[SX_SLOT_default_preemption], w->cs,
 					      w->pod, &f, &res);
