@@ -52,6 +52,36 @@ struct sx_dra_capacity {
 	sx_nano value;
 };
 
+/* DeviceTaint effects; an effect this release does not know is kept as
+ * SX_DRA_EFFECT_OTHER and, as the API says consumers must, acts like None
+ * (k8s.io/api/resource/v1 DeviceTaint.Effect). */
+enum sx_dra_effect {
+	SX_DRA_EFFECT_NONE = 0,
+	SX_DRA_EFFECT_NO_SCHEDULE,
+	SX_DRA_EFFECT_NO_EXECUTE,
+	SX_DRA_EFFECT_OTHER,
+};
+
+/* devices[].taints[] (and the taint of a DeviceTaintRule). */
+struct sx_dra_taint {
+	sx_str key, value;
+	uint8_t effect; /* enum sx_dra_effect */
+	bool has_time_added;
+	int64_t time_added; /* unix seconds */
+};
+
+enum sx_dra_toleration_op { SX_DRA_TOL_EQUAL = 0, SX_DRA_TOL_EXISTS };
+
+/* exactly.tolerations[] / firstAvailable[].tolerations[] (DeviceToleration). */
+struct sx_dra_toleration {
+	sx_str key, value;
+	uint8_t op;     /* enum sx_dra_toleration_op; absent: Equal (API default) */
+	bool has_effect;
+	uint8_t effect; /* enum sx_dra_effect (not OTHER) when has_effect */
+	bool has_seconds;
+	int64_t seconds; /* tolerationSeconds */
+};
+
 struct sx_dra_device {
 	sx_str name;
 	uint32_t nattrs;
@@ -64,7 +94,8 @@ struct sx_dra_device {
 	struct sx_node_selector *node_selector; /* NULL = unset */
 	bool consumes_counters;  /* consumesCounters non-empty */
 	bool binding_conditions; /* bindingConditions non-empty */
-	bool tainted;            /* taints non-empty (DRADeviceTaints off: ignored) */
+	uint32_t ntaints;
+	struct sx_dra_taint *taints; /* devices[].taints (DRADeviceTaints off: ignored) */
 };
 
 struct sx_dra_slice {
@@ -102,6 +133,8 @@ struct sx_dra_exact {
 	int64_t count;
 	bool has_admin_access;
 	bool admin_access;
+	uint32_t ntolerations;
+	struct sx_dra_toleration *tolerations;
 };
 
 struct sx_dra_request {
