@@ -295,6 +295,70 @@ static bool in_use(const struct alloc *a, const struct rdata *rd, uint32_t ci, s
 	       allocating(a, s->driver, s->pool, name, -1);
 }
 
+/* ---------- device taints ---------- */
+
+/* resourceclaim.ToleratesTaint
+ * (staging/src/k8s.io/dynamic-resource-allocation/resourceclaim). */
+static bool tolerates(const struct sx_dra_toleration *t, sx_str key, sx_str value, uint8_t effect)
+{
+	if (t->has_effect && t->effect != effect)
+		return false;
+	if (t->key != SX_STR_EMPTY && t->key != key)
+		return false;
+	return t->op == SX_DRA_TOL_EXISTS || t->value == value;
+}
+
+/* One taint prevents allocation when its effect is NoSchedule or NoExecute
+ * (others, None included, are ignored) and no toleration of the request
+ * tolerates it (allocator_incubating.go, taintPreventsAllocation). */
+static bool taint_blocks(const struct sx_dra_exact *req, sx_str key, sx_str value, uint8_t effect)
+{
+	if (effect != SX_DRA_EFFECT_NO_SCHEDULE && effect != SX_DRA_EFFECT_NO_EXECUTE)
+		return false;
+	for (uint32_t i = 0; i < req->ntolerations; i++)
+		if (tolerates(&req->tolerations[i], key, value, effect))
+			return false;
+	return true;
+}
+
+static uint8_t rule_effect(sx_str effect)
+{
+	const char *s = sx_str_get(effect);
+
+	if (strcmp(s, "NoSchedule") == 0)
+		return SX_DRA_EFFECT_NO_SCHEDULE;
+	if (strcmp(s, "NoExecute") == 0)
+		return SX_DRA_EFFECT_NO_EXECUTE;
+	return SX_DRA_EFFECT_NONE; /* None, or unknown: treated like None */
+}
+
+/* The device's own taints, then those of the DeviceTaintRules selecting
+ * it (the ResourceSlice tracker adds those to the slices it hands the
+ * allocator: dynamic-resource-allocation/resourceslice/tracker,
+ * Tracker.applyPatches; a rule without deviceSelector selects nothing,
+ * an unset field of the selector matches anything). */
+static bool taint_prevents(const struct alloc *a, const struct rdata *rd, struct devref d)
+{
+	const struct sx_dra_slice *s = &d.slice->u.slice;
+	const struct sx_dra_device *dev = &s->devices[d.dev];
+
+	for (uint32_t i = 0; i < dev->ntaints; i++)
+		if (taint_blocks(rd->req, dev->taints[i].key, dev->taints[i].value,
+				 dev->taints[i].effect))
+			return true;
+	for (uint32_t i = 0; i < a->env->ntaint_rules; i++) {
+		const struct sx_device_taint_rule *r = a->env->taint_rules[i];
+
+		if (!r->has_selector || (r->driver != SX_STR_EMPTY && r->driver != s->driver) ||
+		    (r->pool != SX_STR_EMPTY && r->pool != s->pool) ||
+		    (r->device != SX_STR_EMPTY && r->device != dev->name))
+			continue;
+		if (taint_blocks(rd->req, r->key, r->value, rule_effect(r->effect)))
+			return true;
+	}
+	return false;
+}
+
 static void names_of(const struct rdata *rd, const char **req, const char **sub)
 {
 	*req = rd->parent ? rd->parent->name : rd->req->name;
@@ -313,6 +377,8 @@ static int allocate_device(struct alloc *a, uint32_t ci, const struct rdata *rd,
 	struct sx_dra_pick *p;
 
 	if ((must && in_use(a, rd, ci, d)) || s->devices[d.dev].consumes_counters)
+		return 0;
+	if (a->env->features.device_taints && taint_prevents(a, rd, d))
 		return 0;
 	names_of(rd, &req, &sub);
 	for (uint32_t i = 0; i < a->ncons[ci]; i++) {
@@ -339,6 +405,7 @@ static int allocate_device(struct alloc *a, uint32_t ci, const struct rdata *rd,
 	p->device = s->devices[d.dev].name;
 	p->admin_access = rd->req->admin_access;
 	p->slice = d.slice;
+	p->req = rd->req;
 	return 1;
 }
 

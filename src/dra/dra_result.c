@@ -562,6 +562,36 @@ int sx_dra_allocate(const struct sx_dra_alloc_env *env, const struct sx_node *no
 
 /* ---------- JSON ---------- */
 
+static const char *const effect_names[] = { "None", "NoSchedule", "NoExecute", "None" };
+
+/* The request's tolerations, copied into each of its results
+ * (DeviceRequestAllocationResult.Tolerations). */
+static void tolerations_json(cJSON *r, const struct sx_dra_exact *req)
+{
+	cJSON *arr;
+
+	if (!req || req->ntolerations == 0)
+		return;
+	arr = cJSON_AddArrayToObject(r, "tolerations");
+	for (uint32_t i = 0; arr && i < req->ntolerations; i++) {
+		const struct sx_dra_toleration *t = &req->tolerations[i];
+		cJSON *tj = cJSON_CreateObject();
+
+		if (!tj)
+			return;
+		if (t->key != SX_STR_EMPTY)
+			cJSON_AddStringToObject(tj, "key", sx_str_get(t->key));
+		cJSON_AddStringToObject(tj, "operator", t->op == SX_DRA_TOL_EXISTS ? "Exists" : "Equal");
+		if (t->value != SX_STR_EMPTY)
+			cJSON_AddStringToObject(tj, "value", sx_str_get(t->value));
+		if (t->has_effect)
+			cJSON_AddStringToObject(tj, "effect", effect_names[t->effect]);
+		if (t->has_seconds)
+			cJSON_AddNumberToObject(tj, "tolerationSeconds", (double)t->seconds);
+		cJSON_AddItemToArray(arr, tj);
+	}
+}
+
 static cJSON *requirement_json(const struct sx_requirement *r)
 {
 	static const char *const ops[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
@@ -634,6 +664,7 @@ cJSON *sx_dra_allocation_json(const struct sx_dra_claim_out *o)
 		cJSON_AddStringToObject(r, "device", sx_str_get(p->device));
 		if (p->admin_access)
 			cJSON_AddTrueToObject(r, "adminAccess");
+		tolerations_json(r, p->req);
 		cJSON_AddItemToArray(results, r);
 	}
 	for (uint32_t i = 0; i < o->nconfig; i++) {
