@@ -142,6 +142,7 @@ static void read_gates(struct dra_self *s, const cJSON *args)
 	s->features.admin_access = gate(g, "DRAAdminAccess", true);
 	s->features.prioritized_list = gate(g, "DRAPrioritizedList", true);
 	s->features.device_taints = gate(g, "DRADeviceTaints", true);
+	s->features.partitionable = gate(g, "DRAPartitionableDevices", true);
 	s->taint_rules = s->features.device_taints && gate(g, "DRADeviceTaintRules", true);
 }
 

@@ -70,6 +70,21 @@ struct sx_dra_taint {
 	int64_t time_added; /* unix seconds */
 };
 
+/* A counter: sharedCounters[].counters[name] or
+ * consumesCounters[].counters[name] (Counter.Value). */
+struct sx_dra_counter {
+	sx_str name;
+	sx_nano value;
+};
+
+/* sharedCounters[] (CounterSet) or a device's consumesCounters[]
+ * (DeviceCounterConsumption: name is its counterSet). */
+struct sx_dra_counter_set {
+	sx_str name;
+	uint32_t ncounters;
+	struct sx_dra_counter *counters;
+};
+
 enum sx_dra_toleration_op { SX_DRA_TOL_EQUAL = 0, SX_DRA_TOL_EXISTS };
 
 /* exactly.tolerations[] / firstAvailable[].tolerations[] (DeviceToleration). */
@@ -92,7 +107,8 @@ struct sx_dra_device {
 	sx_str node_name; /* SX_STR_EMPTY = unset */
 	bool all_nodes;
 	struct sx_node_selector *node_selector; /* NULL = unset */
-	bool consumes_counters;  /* consumesCounters non-empty */
+	uint32_t nconsumes;
+	struct sx_dra_counter_set *consumes; /* consumesCounters */
 	bool binding_conditions; /* bindingConditions non-empty */
 	uint32_t ntaints;
 	struct sx_dra_taint *taints; /* devices[].taints (DRADeviceTaints off: ignored) */
@@ -109,6 +125,9 @@ struct sx_dra_slice {
 	bool has_per_device;   /* perDeviceNodeSelection present (set, any value) */
 	bool per_device;       /* perDeviceNodeSelection: true */
 	bool shared_counters;  /* sharedCounters non-empty */
+	bool consumes;         /* some device has consumesCounters */
+	uint32_t ncounter_sets;
+	struct sx_dra_counter_set *counter_sets; /* sharedCounters */
 	uint32_t ndevices;
 	struct sx_dra_device *devices;
 };

@@ -2,12 +2,13 @@
  * kube-scheduler's allocator
  * (staging/src/k8s.io/dynamic-resource-allocation/structured, the
  * "incubating" one for the gates in sx_dra_features): DRAAdminAccess,
- * DRAPrioritizedList and DRADeviceTaints (with DeviceTaintRules in env)
- * as the caller's gates say; DRAPartitionableDevices,
- * DRAConsumableCapacity, DRADeviceBindingConditions and
- * DRAExtendedResource off (devices that consume counters or carry
- * binding conditions are never picked; slices using
- * perDeviceNodeSelection or sharedCounters are ignored).
+ * DRAPrioritizedList, DRADeviceTaints (with DeviceTaintRules in env) and
+ * DRAPartitionableDevices (shared counters, per-device node selection)
+ * as the caller's gates say (without the last, devices that consume
+ * counters are never picked and slices using perDeviceNodeSelection or
+ * sharedCounters are ignored); DRAConsumableCapacity,
+ * DRADeviceBindingConditions and DRAExtendedResource off (devices with
+ * binding conditions are never picked).
  *
  * Pieces:
  *  - sx_dra_index: the snapshot's ResourceSlices indexed by node name and
@@ -85,6 +86,7 @@ struct sx_dra_features {
 	bool admin_access;     /* DRAAdminAccess (1.34: beta, on) */
 	bool prioritized_list; /* DRAPrioritizedList (1.34: beta, on) */
 	bool device_taints;    /* DRADeviceTaints (1.36 beta on, 1.37 GA) */
+	bool partitionable;    /* DRAPartitionableDevices (1.36 beta on) */
 };
 
 /* DynamicResourcesArgs' internal member carrying the profile's DRA gates
@@ -125,6 +127,7 @@ struct sx_dra_pick {
 	const struct sx_dra_object *slice; /* where it came from (borrowed) */
 	const struct sx_dra_exact *req;    /* the (sub)request: its tolerations go
 					    * into the result (borrowed from the claim) */
+	const struct sx_dra_device *dev;   /* in slice */
 };
 
 struct sx_dra_claim_out {

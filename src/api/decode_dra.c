@@ -302,6 +302,62 @@ static int toleration_item(const cJSON *j, void *elem, void *arg, struct sx_erro
 	return rc;
 }
 
+/* counters: {name: {value: quantity}} into set->counters. */
+static int dec_counters(struct sx_dra_object *o, const cJSON *j, struct sx_dra_counter_set *set,
+			struct sx_error *err)
+{
+	const cJSON *m, *c;
+	uint32_t k = 0;
+	int rc = sx_dec_object(j, "counters", &m, err);
+
+	if (rc < 0 || !m)
+		return rc;
+	set->counters = aalloc(o, (size_t)cJSON_GetArraySize(m) * sizeof(*set->counters));
+	if (!set->counters)
+		return sx_dec_oom(err);
+	cJSON_ArrayForEach(c, m)
+	{
+		const cJSON *v = cJSON_IsObject(c) ? sx_dec_get(c, "value") : NULL;
+
+		set->counters[k].name = sx_intern(c->string);
+		rc = v ? sx_dec_quantity_value(v, false, &set->counters[k].value, err)
+		       : sx_error_set(err, SX_EINVAL, "Required value");
+		if (rc < 0) {
+			if (v)
+				sx_error_prefix(err, "value");
+			sx_error_prefix(err, c->string);
+			sx_error_prefix(err, "counters");
+			return rc;
+		}
+		k++;
+	}
+	set->ncounters = k;
+	return 0;
+}
+
+/* sharedCounters[] (key "name") and consumesCounters[] (key "counterSet"). */
+static int counter_set_item(const cJSON *j, void *elem, void *arg, struct sx_error *err, const char *key)
+{
+	struct sx_dra_counter_set *set = elem;
+	int rc = sx_dec_intern(j, key, &set->name, err);
+
+	if (rc == 0 && set->name == SX_STR_EMPTY)
+		rc = bad_field(err, key, "Required value");
+	if (rc == 0)
+		rc = dec_counters(arg, j, set, err);
+	return rc;
+}
+
+static int shared_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	return counter_set_item(j, elem, arg, err, "name");
+}
+
+static int consumes_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	return counter_set_item(j, elem, arg, err, "counterSet");
+}
+
 static int device_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
 	struct sx_dra_object *o = arg;
@@ -323,8 +379,8 @@ static int device_item(const cJSON *j, void *elem, void *arg, struct sx_error *e
 	if (rc == 0)
 		rc = dec_nodesel(j, "nodeSelector", &d->node_selector, err);
 	if (rc == 0)
-		rc = sx_dec_array(j, "consumesCounters", &a, &n, err);
-	d->consumes_counters = rc == 0 && n > 0;
+		rc = dec_arr(o, j, "consumesCounters", sizeof(*d->consumes), (void **)&d->consumes,
+			     &d->nconsumes, consumes_item, true, err);
 	if (rc == 0)
 		rc = sx_dec_array(j, "bindingConditions", &a, &n, err);
 	d->binding_conditions = rc == 0 && n > 0;
@@ -337,8 +393,7 @@ static int device_item(const cJSON *j, void *elem, void *arg, struct sx_error *e
 static int dec_slice(struct sx_dra_object *o, const cJSON *spec, struct sx_error *err)
 {
 	struct sx_dra_slice *s = &o->u.slice;
-	const cJSON *pool, *a;
-	uint32_t n;
+	const cJSON *pool;
 	int rc = sx_dec_intern(spec, "driver", &s->driver, err);
 
 	if (rc == 0)
@@ -364,11 +419,14 @@ static int dec_slice(struct sx_dra_object *o, const cJSON *spec, struct sx_error
 		rc = sx_dec_bool(spec, "perDeviceNodeSelection", &s->per_device, err);
 	}
 	if (rc == 0)
-		rc = sx_dec_array(spec, "sharedCounters", &a, &n, err);
-	s->shared_counters = rc == 0 && n > 0;
+		rc = dec_arr(o, spec, "sharedCounters", sizeof(*s->counter_sets),
+			     (void **)&s->counter_sets, &s->ncounter_sets, shared_item, true, err);
+	s->shared_counters = s->ncounter_sets > 0;
 	if (rc == 0)
 		rc = dec_arr(o, spec, "devices", sizeof(*s->devices), (void **)&s->devices,
 			     &s->ndevices, device_item, true, err);
+	for (uint32_t i = 0; rc == 0 && i < s->ndevices; i++)
+		s->consumes |= s->devices[i].nconsumes > 0;
 	return rc;
 }
 

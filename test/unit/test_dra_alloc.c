@@ -312,7 +312,8 @@ static int run_case(const cJSON *j, const char *name)
 	struct sx_dra_alloc_env env = {
 		.features = { cJSON_IsTrue(cJSON_GetObjectItem(features, "adminAccess")),
 			      cJSON_IsTrue(cJSON_GetObjectItem(features, "prioritizedList")),
-			      cJSON_IsTrue(cJSON_GetObjectItem(features, "deviceTaints")) },
+			      cJSON_IsTrue(cJSON_GetObjectItem(features, "deviceTaints")),
+			      cJSON_IsTrue(cJSON_GetObjectItem(features, "partitionableDevices")) },
 		.index = ix, .allocated = allocated, .get_class = get_class, .class_ctx = &t,
 		.match = match, .match_ctx = &t,
 	};

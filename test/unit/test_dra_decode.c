@@ -124,6 +124,53 @@ static void test_errors(void)
 	CHECK_STR(err.path, "spec.devices.requests[0].exactly.tolerations[0].tolerationSeconds");
 }
 
+/* sharedCounters and consumesCounters (DRAPartitionableDevices). */
+static void test_counters(void)
+{
+	struct sx_error err = { 0 };
+	struct sx_dra_object *s = dec(
+		"{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'driver':'d','pool':{'name':'p',"
+		"'generation':1,'resourceSliceCount':2},'sharedCounters':[{'name':'gpu-0','counters':"
+		"{'memory':{'value':'80Gi'},'sms':{'value':'132'}}}]}}", &err);
+	struct sx_dra_object *d = dec(
+		"{'kind':'ResourceSlice','metadata':{'name':'s2'},'spec':{'driver':'d','pool':{'name':'p',"
+		"'generation':1,'resourceSliceCount':2},'perDeviceNodeSelection':true,'devices':[{'name':"
+		"'mig-1','nodeName':'n1','consumesCounters':[{'counterSet':'gpu-0','counters':{'memory':"
+		"{'value':'10Gi'}}}]},{'name':'whole','allNodes':true}]}}", &err);
+
+	CHECK(s != NULL && d != NULL);
+	if (s) {
+		CHECK(s->u.slice.shared_counters && !s->u.slice.consumes);
+		CHECK_INT(s->u.slice.ncounter_sets, 1);
+		CHECK_STR(sx_str_get(s->u.slice.counter_sets[0].name), "gpu-0");
+		CHECK_INT(s->u.slice.counter_sets[0].ncounters, 2);
+		CHECK(s->u.slice.counter_sets[0].counters[1].value == 132 * SX_NANO_PER_UNIT);
+	}
+	if (d) {
+		CHECK(d->u.slice.per_device && d->u.slice.consumes && !d->u.slice.shared_counters);
+		CHECK_INT(d->u.slice.devices[0].nconsumes, 1);
+		CHECK_STR(sx_str_get(d->u.slice.devices[0].consumes[0].name), "gpu-0");
+		CHECK(d->u.slice.devices[0].consumes[0].counters[0].value ==
+		      (sx_nano)10 * 1024 * 1024 * 1024 * SX_NANO_PER_UNIT);
+		CHECK_STR(sx_str_get(d->u.slice.devices[0].node_name), "n1");
+		CHECK(d->u.slice.devices[1].all_nodes && d->u.slice.devices[1].nconsumes == 0);
+	}
+	sx_dra_unref(s);
+	sx_dra_unref(d);
+	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'sharedCounters':[{"
+		  "'counters':{'m':{'value':'1'}}}]}}", &err) == NULL);
+	CHECK_STR(err.path, "spec.sharedCounters[0].name");
+	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'sharedCounters':[{"
+		  "'name':'c','counters':{'m':{'value':'lots'}}}]}}", &err) == NULL);
+	CHECK_STR(err.path, "spec.sharedCounters[0].counters.m.value");
+	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'devices':[{'name':'d',"
+		  "'consumesCounters':[{'counterSet':'c','counters':{'m':{}}}]}]}}", &err) == NULL);
+	CHECK_STR(err.path, "spec.devices[0].consumesCounters[0].counters.m");
+	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'devices':[{'name':'d',"
+		  "'consumesCounters':[{'counters':{}}]}]}}", &err) == NULL);
+	CHECK_STR(err.path, "spec.devices[0].consumesCounters[0].counterSet");
+}
+
 /* devices[].taints and exactly/firstAvailable tolerations as decoded. */
 static void test_taints(void)
 {
@@ -193,5 +240,5 @@ static void test_pod_claims(void)
 	sx_pod_unref(pod);
 }
 
-SX_TESTS(SX_TEST(test_slice), SX_TEST(test_claim), SX_TEST(test_errors), SX_TEST(test_taints),
+SX_TESTS(SX_TEST(test_slice), SX_TEST(test_claim), SX_TEST(test_errors), SX_TEST(test_taints), SX_TEST(test_counters),
 	 SX_TEST(test_pod_claims))
