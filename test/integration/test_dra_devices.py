@@ -2,7 +2,9 @@
 """Dynamic Resource Allocation device features end to end (1.37 defaults):
 `schedext serve --standalone` against the fake API server. Device taints:
 a tainted device (in its ResourceSlice or through a DeviceTaintRule) is
-avoided unless the request tolerates the taint."""
+avoided unless the request tolerates the taint. Partitionable devices: a
+GPU published as partitions consuming its shared counters serves as many
+pods as the counters allow."""
 import os
 import sys
 
@@ -58,8 +60,47 @@ def test_device_taints(tmp):
         check(cl.stop() == 0, "taints: clean exit")
 
 
+def test_partitioned_gpu(tmp):
+    """One 80Gi GPU on node-p1, published as four 40Gi partitions (one slice
+    of devices consuming counter set gpu-0, one slice holding that set):
+    two pods get a partition each, the third does not fit although two
+    partitions are unallocated, and fits once a partition is released."""
+    parts = [dict(device("mig-%d" % i), consumesCounters=[
+        {"counterSet": "gpu-0", "counters": {"memory": {"value": "40Gi"}}}]) for i in range(4)]
+    devs = {"kind": "ResourceSlice", "metadata": {"name": "node-p1-parts"},
+            "spec": {"driver": DRIVER, "nodeName": "node-p1",
+                     "pool": {"name": "node-p1", "generation": 1, "resourceSliceCount": 2}, "devices": parts}}
+    ctrs = {"kind": "ResourceSlice", "metadata": {"name": "node-p1-counters"},
+            "spec": {"driver": DRIVER, "nodeName": "node-p1",
+                     "pool": {"name": "node-p1", "generation": 1, "resourceSliceCount": 2},
+                     "sharedCounters": [{"name": "gpu-0", "counters": {"memory": {"value": "80Gi"}}}]}}
+    cl = Cluster(tmp, "parts", [node("node-p1"), dclass("gpu"), devs, ctrs])
+    try:
+        cl.create(*[claim("part-%d" % i, request("gpu", "gpu")) for i in range(3)])
+        cl.create(*[pod("w-%d" % i, ("gpu", {"resourceClaimName": "part-%d" % i})) for i in range(3)])
+        check(wait_for(lambda: sum(1 for i in range(3) if bound(cl.api, "w-%d" % i)) == 2, 20),
+              "parts: two pods bound")
+        waiting = [i for i in range(3) if not bound(cl.api, "w-%d" % i)]
+        check(len(waiting) == 1, "parts: one pod waits (%r)" % waiting)
+        got = sorted(results(get(cl.api, "resourceclaims", "part-%d" % i))[0][2]
+                     for i in range(3) if i not in waiting)
+        check(got == ["mig-0", "mig-1"], "parts: first two partitions %r" % got)
+        cond = lambda: (sched_condition(cl.api, "w-%d" % waiting[0]) or {}).get("message", "")
+        check(wait_for(lambda: "cannot allocate all claims" in cond(), 15),
+              "parts: third pod unschedulable (%r)" % cond())
+        # The first pod goes and its claim is deallocated: its counters come back.
+        gone = [i for i in range(3) if i not in waiting][0]
+        cl.api.apply([{"op": "delete", "object": get(cl.api, "pods", "w-%d" % gone)}])
+        c = get(cl.api, "resourceclaims", "part-%d" % gone)
+        c["status"] = {}
+        cl.api.apply([{"op": "update", "object": c}])
+        check(wait_for(lambda: bound(cl.api, "w-%d" % waiting[0]), 20), "parts: third pod bound after release")
+    finally:
+        check(cl.stop() == 0, "parts: clean exit")
+
+
 def main():
-    return run_tests("test_dra_devices.py", (test_device_taints,))
+    return run_tests("test_dra_devices.py", (test_device_taints, test_partitioned_gpu))
 
 
 if __name__ == "__main__":
