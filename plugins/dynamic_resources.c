@@ -48,6 +48,9 @@ struct dra_self {
 	struct sx_handle *handle;      /* the profile's (may be NULL: no API client) */
 	struct sx_dra_claims *claims;  /* the handle's tracker, or own_claims */
 	struct sx_dra_claims *own_claims; /* without a shared tracker (tests); owned */
+	/* The profile's gates (SX_DRA_GATES_KEY; 1.37's defaults when absent). */
+	struct sx_dra_features features;
+	bool taint_rules; /* DRADeviceTaintRules */
 };
 
 /* The profile's API client (upstream Handle.ClientSet); NULL in explain,
@@ -137,6 +140,26 @@ static double filter_timeout_s(const struct dra_args *a)
 	return secs;
 }
 
+/* gates[name], or def when the gate is not named. */
+static bool gate(const cJSON *gates, const char *name, bool def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(gates, name);
+
+	return cJSON_IsBool(v) ? cJSON_IsTrue(v) : def;
+}
+
+static void read_gates(struct dra_self *s, const cJSON *args)
+{
+	const cJSON *g = cJSON_IsObject(args) ? cJSON_GetObjectItemCaseSensitive(args, SX_DRA_GATES_KEY)
+					      : NULL;
+
+	s->features.admin_access = gate(g, "DRAAdminAccess", true);
+	s->features.prioritized_list = gate(g, "DRAPrioritizedList", true);
+	s->features.device_taints = gate(g, "DRADeviceTaints", true);
+	s->features.partitionable = gate(g, "DRAPartitionableDevices", true);
+	s->taint_rules = s->features.device_taints && gate(g, "DRADeviceTaintRules", true);
+}
+
 static void *init_dynamic_resources(const struct cJSON *args, struct sx_handle *h,
 				    struct sx_error *err)
 {
@@ -171,6 +194,7 @@ static void *init_dynamic_resources(const struct cJSON *args, struct sx_handle *
 	s->claims = h ? h->dra : NULL;
 	if (!s->claims)
 		s->claims = s->own_claims = sx_dra_claims_new();
+	read_gates(s, args);
 	s->cel = sx_cel_cache_new(10); /* upstream: cel.NewCache(10) */
 	if (!s->cel || !s->claims) {
 		sx_cel_cache_free(s->cel);
@@ -459,11 +483,15 @@ static struct sx_status *prepare_allocator(struct dra_self *self, struct dra_sta
 				&s->c[i].claim->u.claim.spec
 			};
 	s->env = (struct sx_dra_alloc_env){
-		.features = { .admin_access = true, .prioritized_list = true },
+		.features = self->features,
 		.index = s->ix, .allocated = s->allocated, .allocated2 = s->inflight,
 		.get_class = get_class, .class_ctx = (void *)snap,
 		.match = match_cel, .match_ctx = self,
 	};
+	if (self->taint_rules) {
+		s->env.taint_rules = (const struct sx_device_taint_rule *const *)snap->device_taint_rules;
+		s->env.ntaint_rules = snap->ndevice_taint_rules;
+	}
 	s->prep = sx_dra_prepare(&s->env, s->in, s->nalloc);
 	return s->prep ? NULL : sx_status_oom();
 }

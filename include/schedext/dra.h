@@ -52,6 +52,51 @@ struct sx_dra_capacity {
 	sx_nano value;
 };
 
+/* DeviceTaint effects; an effect this release does not know is kept as
+ * SX_DRA_EFFECT_OTHER and, as the API says consumers must, acts like None
+ * (k8s.io/api/resource/v1 DeviceTaint.Effect). */
+enum sx_dra_effect {
+	SX_DRA_EFFECT_NONE = 0,
+	SX_DRA_EFFECT_NO_SCHEDULE,
+	SX_DRA_EFFECT_NO_EXECUTE,
+	SX_DRA_EFFECT_OTHER,
+};
+
+/* devices[].taints[] (and the taint of a DeviceTaintRule). */
+struct sx_dra_taint {
+	sx_str key, value;
+	uint8_t effect; /* enum sx_dra_effect */
+	bool has_time_added;
+	int64_t time_added; /* unix seconds */
+};
+
+/* A counter: sharedCounters[].counters[name] or
+ * consumesCounters[].counters[name] (Counter.Value). */
+struct sx_dra_counter {
+	sx_str name;
+	sx_nano value;
+};
+
+/* sharedCounters[] (CounterSet) or a device's consumesCounters[]
+ * (DeviceCounterConsumption: name is its counterSet). */
+struct sx_dra_counter_set {
+	sx_str name;
+	uint32_t ncounters;
+	struct sx_dra_counter *counters;
+};
+
+enum sx_dra_toleration_op { SX_DRA_TOL_EQUAL = 0, SX_DRA_TOL_EXISTS };
+
+/* exactly.tolerations[] / firstAvailable[].tolerations[] (DeviceToleration). */
+struct sx_dra_toleration {
+	sx_str key, value;
+	uint8_t op;     /* enum sx_dra_toleration_op; absent: Equal (API default) */
+	bool has_effect;
+	uint8_t effect; /* enum sx_dra_effect (not OTHER) when has_effect */
+	bool has_seconds;
+	int64_t seconds; /* tolerationSeconds */
+};
+
 struct sx_dra_device {
 	sx_str name;
 	uint32_t nattrs;
@@ -62,9 +107,11 @@ struct sx_dra_device {
 	sx_str node_name; /* SX_STR_EMPTY = unset */
 	bool all_nodes;
 	struct sx_node_selector *node_selector; /* NULL = unset */
-	bool consumes_counters;  /* consumesCounters non-empty */
+	uint32_t nconsumes;
+	struct sx_dra_counter_set *consumes; /* consumesCounters */
 	bool binding_conditions; /* bindingConditions non-empty */
-	bool tainted;            /* taints non-empty (DRADeviceTaints off: ignored) */
+	uint32_t ntaints;
+	struct sx_dra_taint *taints; /* devices[].taints (DRADeviceTaints off: ignored) */
 };
 
 struct sx_dra_slice {
@@ -78,6 +125,9 @@ struct sx_dra_slice {
 	bool has_per_device;   /* perDeviceNodeSelection present (set, any value) */
 	bool per_device;       /* perDeviceNodeSelection: true */
 	bool shared_counters;  /* sharedCounters non-empty */
+	bool consumes;         /* some device has consumesCounters */
+	uint32_t ncounter_sets;
+	struct sx_dra_counter_set *counter_sets; /* sharedCounters */
 	uint32_t ndevices;
 	struct sx_dra_device *devices;
 };
@@ -102,6 +152,8 @@ struct sx_dra_exact {
 	int64_t count;
 	bool has_admin_access;
 	bool admin_access;
+	uint32_t ntolerations;
+	struct sx_dra_toleration *tolerations;
 };
 
 struct sx_dra_request {

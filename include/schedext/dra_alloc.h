@@ -1,11 +1,14 @@
 /* The structured-parameters allocator of Dynamic Resource Allocation, as
- * kube-scheduler 1.34's "stable" implementation
- * (staging/src/k8s.io/dynamic-resource-allocation/structured) with the
- * 1.34 default feature gates: DRAAdminAccess and DRAPrioritizedList on,
- * DRAPartitionableDevices, DRADeviceTaints, DRAConsumableCapacity,
- * DRADeviceBindingConditions and DRAExtendedResource off (devices that
- * consume counters or carry binding conditions are never picked; slices
- * using perDeviceNodeSelection or sharedCounters are ignored).
+ * kube-scheduler's allocator
+ * (staging/src/k8s.io/dynamic-resource-allocation/structured, the
+ * "incubating" one for the gates in sx_dra_features): DRAAdminAccess,
+ * DRAPrioritizedList, DRADeviceTaints (with DeviceTaintRules in env) and
+ * DRAPartitionableDevices (shared counters, per-device node selection)
+ * as the caller's gates say (without the last, devices that consume
+ * counters are never picked and slices using perDeviceNodeSelection or
+ * sharedCounters are ignored); DRAConsumableCapacity,
+ * DRADeviceBindingConditions and DRAExtendedResource off (devices with
+ * binding conditions are never picked).
  *
  * Pieces:
  *  - sx_dra_index: the snapshot's ResourceSlices indexed by node name and
@@ -80,7 +83,15 @@ int sx_dra_allocated_add_allocation(struct sx_dra_allocated *a,
 struct sx_dra_features {
 	bool admin_access;     /* DRAAdminAccess (1.34: beta, on) */
 	bool prioritized_list; /* DRAPrioritizedList (1.34: beta, on) */
+	bool device_taints;    /* DRADeviceTaints (1.36 beta on, 1.37 GA) */
+	bool partitionable;    /* DRAPartitionableDevices (1.36 beta on) */
 };
+
+/* DynamicResourcesArgs' internal member carrying the profile's DRA gates
+ * from the configuration to the plugin (src/framework/config_dra.c):
+ * {"DRADeviceTaints": true, ...}; a gate it does not name has 1.37's
+ * default. */
+#define SX_DRA_GATES_KEY "schedext.io/featureGates"
 
 /* A claim to allocate: its identity (for messages) and spec. */
 struct sx_dra_claim_in {
@@ -100,6 +111,10 @@ struct sx_dra_alloc_env {
 	sx_dra_match_fn match;
 	void *match_ctx;
 	uint64_t deadline_ns; /* sx_now_ns() limit (filterTimeout); 0 = none */
+	/* DeviceTaintRules whose taints apply to the devices they select, as
+	 * if they were in the slices (DRADeviceTaintRules; none when off). */
+	const struct sx_device_taint_rule *const *taint_rules;
+	uint32_t ntaint_rules;
 };
 
 /* A device picked for a request. */
@@ -108,6 +123,9 @@ struct sx_dra_pick {
 	sx_str driver, pool, device;
 	bool admin_access;  /* set from adminAccess: true */
 	const struct sx_dra_object *slice; /* where it came from (borrowed) */
+	const struct sx_dra_exact *req;    /* the (sub)request: its tolerations go
+					    * into the result (borrowed from the claim) */
+	const struct sx_dra_device *dev;   /* in slice */
 };
 
 struct sx_dra_claim_out {

@@ -7,6 +7,8 @@
 
 #include <cjson/cJSON.h>
 #include <stdalign.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +206,158 @@ static int dec_caps(struct sx_dra_object *o, const cJSON *dev, struct sx_dra_dev
 	return 0;
 }
 
+/* An invalid value of member key (the path names it). */
+static int bad_field(struct sx_error *err, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int bad_field(struct sx_error *err, const char *key, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	sx_error_set(err, SX_EINVAL, "%s", msg);
+	sx_error_prefix(err, key);
+	return SX_EINVAL;
+}
+
+/* A DeviceTaint effect: the three of v1; any other string is kept as
+ * OTHER, which consumers treat like None (DeviceTaint.Effect: "More
+ * effects may get added in the future. Consumers must treat unknown
+ * effects like None."). */
+static uint8_t taint_effect(const char *s)
+{
+	if (strcmp(s, "NoSchedule") == 0)
+		return SX_DRA_EFFECT_NO_SCHEDULE;
+	if (strcmp(s, "NoExecute") == 0)
+		return SX_DRA_EFFECT_NO_EXECUTE;
+	if (strcmp(s, "None") == 0)
+		return SX_DRA_EFFECT_NONE;
+	return SX_DRA_EFFECT_OTHER;
+}
+
+/* devices[].taints[]: key and effect are required (validateDeviceTaint). */
+static int taint_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	struct sx_dra_taint *t = elem;
+	const char *effect = NULL;
+	int rc = sx_dec_intern(j, "key", &t->key, err);
+
+	(void)arg;
+	if (rc == 0 && t->key == SX_STR_EMPTY)
+		rc = bad_field(err, "key", "Required value");
+	if (rc == 0)
+		rc = sx_dec_intern(j, "value", &t->value, err);
+	if (rc == 0)
+		rc = sx_dec_string(j, "effect", &effect, err);
+	if (rc == 0 && (!effect || !*effect))
+		rc = bad_field(err, "effect", "Required value");
+	if (rc == 0)
+		t->effect = taint_effect(effect);
+	if (rc == 0)
+		rc = sx_dec_time(j, "timeAdded", &t->time_added, &t->has_time_added, err);
+	return rc;
+}
+
+/* exactly.tolerations[] and firstAvailable[].tolerations[]: operator
+ * Exists or Equal (default Equal), effect empty, NoSchedule, NoExecute
+ * or None (validateDeviceToleration); anything else is an error. */
+static int toleration_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	struct sx_dra_toleration *t = elem;
+	const char *op = NULL, *effect = NULL;
+	int rc = sx_dec_intern(j, "key", &t->key, err);
+
+	(void)arg;
+	if (rc == 0)
+		rc = sx_dec_intern(j, "value", &t->value, err);
+	if (rc == 0)
+		rc = sx_dec_string(j, "operator", &op, err);
+	if (rc == 0 && op && *op) {
+		if (strcmp(op, "Exists") == 0)
+			t->op = SX_DRA_TOL_EXISTS;
+		else if (strcmp(op, "Equal") != 0)
+			rc = bad_field(err, "operator",
+				       "Unsupported value: \"%s\": supported values: \"Equal\", \"Exists\"",
+				       op);
+	}
+	if (rc == 0)
+		rc = sx_dec_string(j, "effect", &effect, err);
+	if (rc == 0 && effect && *effect) {
+		t->has_effect = true;
+		t->effect = taint_effect(effect);
+		if (t->effect == SX_DRA_EFFECT_OTHER)
+			rc = bad_field(err, "effect",
+				       "Unsupported value: \"%s\": supported values: \"NoExecute\", \"NoSchedule\", \"None\"",
+				       effect);
+	}
+	if (rc == 0 && t->op == SX_DRA_TOL_EXISTS && t->value != SX_STR_EMPTY)
+		rc = bad_field(err, "value", "Invalid value: \"%s\": must be empty when `operator` is 'Exists'",
+			       sx_str_get(t->value));
+	if (rc == 0)
+		rc = sx_dec_int64(j, "tolerationSeconds", INT64_MIN, INT64_MAX, &t->seconds,
+				  &t->has_seconds, err);
+	return rc;
+}
+
+/* counters: {name: {value: quantity}} into set->counters. */
+static int dec_counters(struct sx_dra_object *o, const cJSON *j, struct sx_dra_counter_set *set,
+			struct sx_error *err)
+{
+	const cJSON *m, *c;
+	uint32_t k = 0;
+	int rc = sx_dec_object(j, "counters", &m, err);
+
+	if (rc < 0 || !m)
+		return rc;
+	set->counters = aalloc(o, (size_t)cJSON_GetArraySize(m) * sizeof(*set->counters));
+	if (!set->counters)
+		return sx_dec_oom(err);
+	cJSON_ArrayForEach(c, m)
+	{
+		const cJSON *v = cJSON_IsObject(c) ? sx_dec_get(c, "value") : NULL;
+
+		set->counters[k].name = sx_intern(c->string);
+		rc = v ? sx_dec_quantity_value(v, false, &set->counters[k].value, err)
+		       : sx_error_set(err, SX_EINVAL, "Required value");
+		if (rc < 0) {
+			if (v)
+				sx_error_prefix(err, "value");
+			sx_error_prefix(err, c->string);
+			sx_error_prefix(err, "counters");
+			return rc;
+		}
+		k++;
+	}
+	set->ncounters = k;
+	return 0;
+}
+
+/* sharedCounters[] (key "name") and consumesCounters[] (key "counterSet"). */
+static int counter_set_item(const cJSON *j, void *elem, void *arg, struct sx_error *err, const char *key)
+{
+	struct sx_dra_counter_set *set = elem;
+	int rc = sx_dec_intern(j, key, &set->name, err);
+
+	if (rc == 0 && set->name == SX_STR_EMPTY)
+		rc = bad_field(err, key, "Required value");
+	if (rc == 0)
+		rc = dec_counters(arg, j, set, err);
+	return rc;
+}
+
+static int shared_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	return counter_set_item(j, elem, arg, err, "name");
+}
+
+static int consumes_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	return counter_set_item(j, elem, arg, err, "counterSet");
+}
+
 static int device_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
 	struct sx_dra_object *o = arg;
@@ -225,22 +379,21 @@ static int device_item(const cJSON *j, void *elem, void *arg, struct sx_error *e
 	if (rc == 0)
 		rc = dec_nodesel(j, "nodeSelector", &d->node_selector, err);
 	if (rc == 0)
-		rc = sx_dec_array(j, "consumesCounters", &a, &n, err);
-	d->consumes_counters = rc == 0 && n > 0;
+		rc = dec_arr(o, j, "consumesCounters", sizeof(*d->consumes), (void **)&d->consumes,
+			     &d->nconsumes, consumes_item, true, err);
 	if (rc == 0)
 		rc = sx_dec_array(j, "bindingConditions", &a, &n, err);
 	d->binding_conditions = rc == 0 && n > 0;
 	if (rc == 0)
-		rc = sx_dec_array(j, "taints", &a, &n, err);
-	d->tainted = rc == 0 && n > 0;
+		rc = dec_arr(o, j, "taints", sizeof(*d->taints), (void **)&d->taints, &d->ntaints,
+			     taint_item, true, err);
 	return rc;
 }
 
 static int dec_slice(struct sx_dra_object *o, const cJSON *spec, struct sx_error *err)
 {
 	struct sx_dra_slice *s = &o->u.slice;
-	const cJSON *pool, *a;
-	uint32_t n;
+	const cJSON *pool;
 	int rc = sx_dec_intern(spec, "driver", &s->driver, err);
 
 	if (rc == 0)
@@ -266,11 +419,14 @@ static int dec_slice(struct sx_dra_object *o, const cJSON *spec, struct sx_error
 		rc = sx_dec_bool(spec, "perDeviceNodeSelection", &s->per_device, err);
 	}
 	if (rc == 0)
-		rc = sx_dec_array(spec, "sharedCounters", &a, &n, err);
-	s->shared_counters = rc == 0 && n > 0;
+		rc = dec_arr(o, spec, "sharedCounters", sizeof(*s->counter_sets),
+			     (void **)&s->counter_sets, &s->ncounter_sets, shared_item, true, err);
+	s->shared_counters = s->ncounter_sets > 0;
 	if (rc == 0)
 		rc = dec_arr(o, spec, "devices", sizeof(*s->devices), (void **)&s->devices,
 			     &s->ndevices, device_item, true, err);
+	for (uint32_t i = 0; rc == 0 && i < s->ndevices; i++)
+		s->consumes |= s->devices[i].nconsumes > 0;
 	return rc;
 }
 
@@ -318,6 +474,9 @@ static int dec_exact(struct sx_dra_object *o, const cJSON *j, struct sx_dra_exac
 		e->has_admin_access = sx_dec_get(j, "adminAccess") != NULL;
 		rc = sx_dec_bool(j, "adminAccess", &e->admin_access, err);
 	}
+	if (rc == 0)
+		rc = dec_arr(o, j, "tolerations", sizeof(*e->tolerations), (void **)&e->tolerations,
+			     &e->ntolerations, toleration_item, true, err);
 	return rc;
 }
 

@@ -53,10 +53,27 @@ static int slice_pool_cmp(const void *x, const void *y, void *arg)
 	return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
 }
 
-static bool slice_usable(const struct sx_dra_slice *s)
+/* Is a slice of the node's candidates (nodeName this node, or without
+ * nodeName) relevant for it? pools_experimental.go, GatherPools: without
+ * DRAPartitionableDevices slices using perDeviceNodeSelection or
+ * sharedCounters are ignored; with it, a slice of counter sets always
+ * counts and a per-device slice when one of its devices selects the node. */
+static bool slice_relevant(const struct alloc *a, const struct sx_dra_slice *s)
 {
-	/* DRAPartitionableDevices off: such slices are ignored. */
-	return !s->has_per_device && !s->shared_counters;
+	if (!a->env->features.partitionable)
+		return !s->has_per_device && !s->shared_counters &&
+		       sx_dra_node_matches(a->node, s->node_name, s->all_nodes, s->node_selector);
+	if (s->shared_counters)
+		return true;
+	if (s->node_name != SX_STR_EMPTY || s->all_nodes || s->node_selector)
+		return sx_dra_node_matches(a->node, s->node_name, s->all_nodes, s->node_selector);
+	if (!s->per_device)
+		return false;
+	for (uint32_t d = 0; d < s->ndevices; d++)
+		if (sx_dra_node_matches(a->node, s->devices[d].node_name, s->devices[d].all_nodes,
+					s->devices[d].node_selector))
+			return true;
+	return false;
 }
 
 static bool duplicate_names(const struct sx_dra_index *ix, const uint32_t *sl, uint32_t n)
@@ -76,8 +93,92 @@ static bool duplicate_names(const struct sx_dra_index *ix, const uint32_t *sl, u
 	return false;
 }
 
-/* One pool from the node-relevant slices sl[0..n) of one (driver, pool). */
-static void make_pool(struct alloc *a, uint32_t *sl, uint32_t n)
+static struct counter *find_counter(const struct pool *p, sx_str set, sx_str name)
+{
+	for (uint32_t i = 0; i < p->nsets; i++) {
+		if (p->sets[i].name != set)
+			continue;
+		for (uint32_t k = 0; k < p->sets[i].n; k++)
+			if (p->sets[i].c[k].name == name)
+				return &p->sets[i].c[k];
+		return NULL;
+	}
+	return NULL;
+}
+
+static bool device_allocated(const struct alloc *a, sx_str drv, sx_str pool, sx_str dev)
+{
+	return sx_dra_allocated_has(a->env->allocated, drv, pool, dev) ||
+	       sx_dra_allocated_has(a->env->allocated2, drv, pool, dev);
+}
+
+/* DRAPartitionableDevices: the pool's counter sets from its sharedCounters
+ * slices (a set name twice makes the pool invalid), every device of the
+ * pool's generation consuming only counters that exist (else invalid:
+ * pools_experimental.go, getAndValidateCounterSets,
+ * validateDeviceCounterConsumption, over the node's slices and those it
+ * does not see), and what is left after the allocated devices' consumption
+ * (allocator_incubating.go, checkAvailableCounters). 0 or SX_ENOMEM. */
+static int pool_counters(struct alloc *a, struct pool *p, int64_t gen, uint32_t pool_ix)
+{
+	const struct sx_dra_index *ix = a->env->index;
+	const struct dra_pool_info *pi = &ix->pools[pool_ix];
+	uint32_t nsets = 0;
+
+	for (uint32_t k = 0; k < p->nslices; k++)
+		nsets += ix->slices[p->slices[k]]->u.slice.ncounter_sets;
+	p->sets = sx__dra_amem(a, nsets, sizeof(*p->sets));
+	if (!p->sets)
+		return SX_ENOMEM;
+	for (uint32_t k = 0; k < p->nslices; k++) {
+		const struct sx_dra_slice *s = &ix->slices[p->slices[k]]->u.slice;
+
+		for (uint32_t i = 0; i < s->ncounter_sets; i++) {
+			const struct sx_dra_counter_set *cs = &s->counter_sets[i];
+			struct counter_set *set = &p->sets[p->nsets];
+
+			for (uint32_t j = 0; j < p->nsets; j++)
+				if (p->sets[j].name == cs->name)
+					p->invalid = true; /* duplicate counter set name */
+			set->name = cs->name;
+			set->n = cs->ncounters;
+			set->c = sx__dra_amem(a, cs->ncounters, sizeof(*set->c));
+			if (!set->c)
+				return SX_ENOMEM;
+			for (uint32_t j = 0; j < cs->ncounters; j++)
+				set->c[j] = (struct counter){ cs->counters[j].name, cs->counters[j].value, 0 };
+			p->nsets++;
+		}
+	}
+	for (uint32_t k = 0; !p->invalid && k < pi->n; k++) {
+		const struct sx_dra_slice *s = &ix->slices[ix->pool_slices[pi->first + k]]->u.slice;
+
+		if (s->generation != gen || !s->consumes)
+			continue;
+		for (uint32_t d = 0; d < s->ndevices; d++) {
+			const struct sx_dra_device *dev = &s->devices[d];
+			bool allocated = dev->nconsumes && device_allocated(a, s->driver, s->pool, dev->name);
+
+			for (uint32_t u = 0; u < dev->nconsumes; u++)
+				for (uint32_t c = 0; c < dev->consumes[u].ncounters; c++) {
+					struct counter *ctr = find_counter(p, dev->consumes[u].name,
+									   dev->consumes[u].counters[c].name);
+
+					if (!ctr) {
+						p->invalid = true; /* counter (set) not found */
+						return 0;
+					}
+					if (allocated)
+						ctr->avail -= dev->consumes[u].counters[c].value;
+				}
+		}
+	}
+	return 0;
+}
+
+/* One pool from the node-relevant slices sl[0..n) of one (driver, pool).
+ * 0 or SX_ENOMEM. */
+static int make_pool(struct alloc *a, uint32_t *sl, uint32_t n)
 {
 	const struct sx_dra_index *ix = a->env->index;
 	const struct dra_slice_meta *first = &ix->meta[sl[0]];
@@ -92,22 +193,28 @@ static void make_pool(struct alloc *a, uint32_t *sl, uint32_t n)
 		if (ix->meta[sl[i]].generation == gen)
 			sl[k++] = sl[i];
 	first = &ix->meta[sl[0]];
-	*p = (struct pool){ first->driver, first->pool, false, false, k, sl };
+	*p = (struct pool){ first->driver, first->pool, false, false, k, sl, 0, NULL };
 	if ((int64_t)k != first->slice_count) {
 		/* Slices irrelevant for the node may complete the pool, or a
 		 * newer generation may be under way (then skip the pool). */
 		if (first->pool_max_gen > gen)
-			return;
+			return 0;
 		if ((int64_t)first->pool_count_at_max != first->slice_count) {
 			p->incomplete = true;
 			a->npools++;
-			return;
+			return 0;
 		}
 	}
 	p->invalid = k == first->pool_count_at_max && gen == first->pool_max_gen
 			     ? first->pool_duplicates
 			     : duplicate_names(ix, sl, k);
 	a->npools++;
+	if (p->invalid || !a->env->features.partitionable)
+		return 0;
+	for (uint32_t i = 0; i < k; i++)
+		if (ix->meta[sl[i]].counters)
+			return pool_counters(a, p, gen, first->pool_ix);
+	return 0;
 }
 
 int sx__dra_gather_pools(struct alloc *a)
@@ -121,15 +228,12 @@ int sx__dra_gather_pools(struct alloc *a)
 	if (!a->pool_slices || !a->pools)
 		return fail(a, SX_DRA_FATAL, "out of memory");
 	for (uint32_t i = 0; i < nn; i++)
-		if (ix->meta[ix->by_node[first + i].slice].usable)
+		if (!ix->meta[ix->by_node[first + i].slice].partitionable ||
+		    a->env->features.partitionable)
 			a->pool_slices[n++] = ix->by_node[first + i].slice;
-	for (uint32_t i = 0; i < ix->nglobal; i++) {
-		const struct sx_dra_slice *s = &ix->slices[ix->global[i]]->u.slice;
-
-		if (slice_usable(s) && sx_dra_node_matches(a->node, SX_STR_EMPTY, s->all_nodes,
-							     s->node_selector))
+	for (uint32_t i = 0; i < ix->nglobal; i++)
+		if (slice_relevant(a, &ix->slices[ix->global[i]]->u.slice))
 			a->pool_slices[n++] = ix->global[i];
-	}
 	if (n > 1)
 		qsort_r(a->pool_slices, n, sizeof(uint32_t), slice_pool_cmp, (void *)ix);
 	for (uint32_t i = 0; i < n;) {
@@ -137,7 +241,8 @@ int sx__dra_gather_pools(struct alloc *a)
 
 		while (j < n && ix->meta[a->pool_slices[j]].pool_ix == ix->meta[a->pool_slices[i]].pool_ix)
 			j++;
-		make_pool(a, a->pool_slices + i, j - i);
+		if (make_pool(a, a->pool_slices + i, j - i) < 0)
+			return fail(a, SX_DRA_FATAL, "out of memory");
 		i = j;
 	}
 	return 0;
@@ -214,7 +319,15 @@ int sx__dra_selectable(struct alloc *a, uint32_t ci, const struct rdata *rd, str
 			     rd->cls->u.cls.nselectors, d);
 	if (rc != 1)
 		return rc;
-	return selectors_match(a, ci, NULL, rd->req->selectors, rd->req_ids, rd->req->nselectors, d);
+	rc = selectors_match(a, ci, NULL, rd->req->selectors, rd->req_ids, rd->req->nselectors, d);
+	if (rc == 1 && d.slice->u.slice.per_device) {
+		/* perDeviceNodeSelection: the device's own node selection
+		 * (allocator_incubating.go, isSelectable) */
+		const struct sx_dra_device *dev = &d.slice->u.slice.devices[d.dev];
+
+		rc = sx_dra_node_matches(a->node, dev->node_name, dev->all_nodes, dev->node_selector);
+	}
+	return rc;
 }
 
 /* ---------- constraints and devices in use ---------- */
@@ -295,6 +408,102 @@ static bool in_use(const struct alloc *a, const struct rdata *rd, uint32_t ci, s
 	       allocating(a, s->driver, s->pool, name, -1);
 }
 
+/* ---------- device taints ---------- */
+
+/* resourceclaim.ToleratesTaint
+ * (staging/src/k8s.io/dynamic-resource-allocation/resourceclaim). */
+static bool tolerates(const struct sx_dra_toleration *t, sx_str key, sx_str value, uint8_t effect)
+{
+	if (t->has_effect && t->effect != effect)
+		return false;
+	if (t->key != SX_STR_EMPTY && t->key != key)
+		return false;
+	return t->op == SX_DRA_TOL_EXISTS || t->value == value;
+}
+
+/* One taint prevents allocation when its effect is NoSchedule or NoExecute
+ * (others, None included, are ignored) and no toleration of the request
+ * tolerates it (allocator_incubating.go, taintPreventsAllocation). */
+static bool taint_blocks(const struct sx_dra_exact *req, sx_str key, sx_str value, uint8_t effect)
+{
+	if (effect != SX_DRA_EFFECT_NO_SCHEDULE && effect != SX_DRA_EFFECT_NO_EXECUTE)
+		return false;
+	for (uint32_t i = 0; i < req->ntolerations; i++)
+		if (tolerates(&req->tolerations[i], key, value, effect))
+			return false;
+	return true;
+}
+
+static uint8_t rule_effect(sx_str effect)
+{
+	const char *s = sx_str_get(effect);
+
+	if (strcmp(s, "NoSchedule") == 0)
+		return SX_DRA_EFFECT_NO_SCHEDULE;
+	if (strcmp(s, "NoExecute") == 0)
+		return SX_DRA_EFFECT_NO_EXECUTE;
+	return SX_DRA_EFFECT_NONE; /* None, or unknown: treated like None */
+}
+
+/* The device's own taints, then those of the DeviceTaintRules selecting
+ * it (the ResourceSlice tracker adds those to the slices it hands the
+ * allocator: dynamic-resource-allocation/resourceslice/tracker,
+ * Tracker.applyPatches; a rule without deviceSelector selects nothing,
+ * an unset field of the selector matches anything). */
+static bool taint_prevents(const struct alloc *a, const struct rdata *rd, struct devref d)
+{
+	const struct sx_dra_slice *s = &d.slice->u.slice;
+	const struct sx_dra_device *dev = &s->devices[d.dev];
+
+	for (uint32_t i = 0; i < dev->ntaints; i++)
+		if (taint_blocks(rd->req, dev->taints[i].key, dev->taints[i].value,
+				 dev->taints[i].effect))
+			return true;
+	for (uint32_t i = 0; i < a->env->ntaint_rules; i++) {
+		const struct sx_device_taint_rule *r = a->env->taint_rules[i];
+
+		if (!r->has_selector || (r->driver != SX_STR_EMPTY && r->driver != s->driver) ||
+		    (r->pool != SX_STR_EMPTY && r->pool != s->pool) ||
+		    (r->device != SX_STR_EMPTY && r->device != dev->name))
+			continue;
+		if (taint_blocks(rd->req, r->key, r->value, rule_effect(r->effect)))
+			return true;
+	}
+	return false;
+}
+
+/* ---------- shared counters ---------- */
+
+static void counters_add(struct pool *p, const struct sx_dra_device *dev, int sign)
+{
+	for (uint32_t u = 0; u < dev->nconsumes; u++)
+		for (uint32_t c = 0; c < dev->consumes[u].ncounters; c++) {
+			struct counter *ctr = find_counter(p, dev->consumes[u].name,
+							   dev->consumes[u].counters[c].name);
+
+			if (ctr) /* always: the pool was validated */
+				ctr->used += sign * dev->consumes[u].counters[c].value;
+		}
+}
+
+/* Takes the device's counters; false (nothing taken) when some counter of
+ * the pool would then be consumed beyond what is available
+ * (allocator_incubating.go, checkAvailableCounters: every counter of the
+ * pool is checked, so an over-consumed one blocks the pool). */
+static bool counters_take(struct alloc *a, uint32_t pool_ix, const struct sx_dra_device *dev)
+{
+	struct pool *p = &a->pools[pool_ix];
+
+	counters_add(p, dev, 1);
+	for (uint32_t i = 0; i < p->nsets; i++)
+		for (uint32_t k = 0; k < p->sets[i].n; k++)
+			if (p->sets[i].c[k].avail < p->sets[i].c[k].used) {
+				counters_add(p, dev, -1);
+				return false;
+			}
+	return true;
+}
+
 static void names_of(const struct rdata *rd, const char **req, const char **sub)
 {
 	*req = rd->parent ? rd->parent->name : rd->req->name;
@@ -312,21 +521,35 @@ static int allocate_device(struct alloc *a, uint32_t ci, const struct rdata *rd,
 	const char *req, *sub;
 	struct sx_dra_pick *p;
 
-	if ((must && in_use(a, rd, ci, d)) || s->devices[d.dev].consumes_counters)
+	const struct sx_dra_device *dev = &s->devices[d.dev];
+	bool counters = dev->nconsumes > 0;
+
+	if (must && in_use(a, rd, ci, d))
+		return 0;
+	if (counters && !a->env->features.partitionable)
+		return 0;
+	/* Taints before counters: upstream takes the counters first and
+	 * keeps them when the taint or a constraint then refuses the
+	 * device; here nothing stays taken for a device not allocated. */
+	if (a->env->features.device_taints && taint_prevents(a, rd, d))
+		return 0;
+	if (counters && !counters_take(a, d.pool, dev))
 		return 0;
 	names_of(rd, &req, &sub);
 	for (uint32_t i = 0; i < a->ncons[ci]; i++) {
 		if (cons_add(&a->cons[ci][i], req, sub, d))
 			continue;
+		while (i-- > 0)
+			cons_remove(&a->cons[ci][i], req, sub);
+		if (counters)
+			counters_add(&a->pools[d.pool], dev, -1);
 		if (must)
 			return fail(a, SX_DRA_FATAL, "claim %s, request %s: cannot add device %s/%s/%s because a claim constraint would not be satisfied",
 				    claim_kobj(a, ci), rd->req->name, sx_str_get(s->driver),
-				    sx_str_get(s->pool), sx_str_get(s->devices[d.dev].name));
-		while (i-- > 0)
-			cons_remove(&a->cons[ci][i], req, sub);
+				    sx_str_get(s->pool), sx_str_get(dev->name));
 		return 0;
 	}
-	a->stack[a->nstack++] = (struct inflight){ s->driver, s->pool, s->devices[d.dev].name, ci };
+	a->stack[a->nstack++] = (struct inflight){ s->driver, s->pool, dev->name, ci, dev, d.pool };
 	p = &out->picks[out->npicks++];
 	if (!a->results)
 		p->request[0] = '\0'; /* Filter: only whether a device fits */
@@ -339,6 +562,8 @@ static int allocate_device(struct alloc *a, uint32_t ci, const struct rdata *rd,
 	p->device = s->devices[d.dev].name;
 	p->admin_access = rd->req->admin_access;
 	p->slice = d.slice;
+	p->req = rd->req;
+	p->dev = dev;
 	return 1;
 }
 
@@ -350,6 +575,8 @@ static void deallocate(struct alloc *a, uint32_t ci, const struct rdata *rd)
 	for (uint32_t i = 0; i < a->ncons[ci]; i++)
 		cons_remove(&a->cons[ci][i], req, sub);
 	a->nstack--;
+	if (a->stack[a->nstack].dev->nconsumes)
+		counters_add(&a->pools[a->stack[a->nstack].pool_ix], a->stack[a->nstack].dev, -1);
 	a->out[ci].npicks--;
 }
 
@@ -413,7 +640,7 @@ static int try_candidates(struct alloc *a, uint32_t ci, uint32_t ri, uint32_t si
 			const struct sx_dra_object *so = ix->slices[pl->slices[k]];
 
 			for (uint32_t dv = 0; dv < so->u.slice.ndevices; dv++) {
-				struct devref d = { so, pl->slices[k], dv };
+				struct devref d = { so, pl->slices[k], dv, p };
 				int rc;
 
 				if (in_use(a, rd, ci, d))

@@ -10,6 +10,21 @@ struct devref {
 	const struct sx_dra_object *slice;
 	uint32_t slice_ix; /* index in the index's slices */
 	uint32_t dev;
+	uint32_t pool; /* index in alloc.pools */
+};
+
+/* One counter of a pool's counter set: what the set offers less what
+ * allocated devices consume (may be negative: then nothing is left), and
+ * what the devices of this search consume. */
+struct counter {
+	sx_str name;
+	sx_nano avail, used;
+};
+
+struct counter_set {
+	sx_str name;
+	uint32_t n;
+	struct counter *c;
 };
 
 /* A pool of the node: its newest relevant slices (indices). */
@@ -18,6 +33,10 @@ struct pool {
 	bool incomplete, invalid;
 	uint32_t nslices;
 	uint32_t *slices;
+	/* DRAPartitionableDevices: the counter sets of its sharedCounters
+	 * slices (pools_experimental.go, buildPool). */
+	uint32_t nsets;
+	struct counter_set *sets;
 };
 
 /* requestData: one request, or one subrequest of a firstAvailable list. */
@@ -47,6 +66,8 @@ struct cons {
 struct inflight {
 	sx_str driver, pool, device;
 	uint32_t claim;
+	const struct sx_dra_device *dev;
+	uint32_t pool_ix; /* index in alloc.pools */
 };
 
 struct alloc {

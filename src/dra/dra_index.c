@@ -53,21 +53,27 @@ static int name_cmp(const void *a, const void *b)
 }
 
 /* Per pool: do its newest slices repeat a device name (upstream's invalid
- * pool)? Nodes seeing the whole newest generation use this answer. */
-static void mark_duplicates(struct sx_dra_index *ix)
+ * pool)? Nodes seeing the whole newest generation use this answer. Also
+ * keeps the slices grouped by pool (pool_slices). */
+static int mark_duplicates(struct sx_dra_index *ix)
 {
 	uint32_t *order = sx_calloc(ix->nslices + 1, sizeof(*order)), n = 0;
 
-	for (uint32_t i = 0; order && i < ix->nslices; i++)
+	if (!order)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < ix->nslices; i++)
 		order[n++] = i;
 	if (n > 1)
 		qsort_r(order, n, sizeof(*order), by_pool, ix->slice_pool);
-	for (uint32_t i = 0; order && i < n;) {
+	ix->pool_slices = order;
+	for (uint32_t i = 0; i < n;) {
 		uint32_t pool = ix->slice_pool[order[i]], j = i, ndev = 0, k = 0;
 		sx_str *names;
 
 		while (j < n && ix->slice_pool[order[j]] == pool)
 			j++;
+		ix->pools[pool].first = i;
+		ix->pools[pool].n = j - i;
 		for (uint32_t x = i; x < j; x++)
 			ndev += ix->slices[order[x]]->u.slice.ndevices;
 		names = sx_calloc(ndev + 1, sizeof(*names));
@@ -87,7 +93,7 @@ static void mark_duplicates(struct sx_dra_index *ix)
 		free(names);
 		i = j;
 	}
-	free(order);
+	return 0;
 }
 
 /* Sorted unique pools with the newest generation's slice count. */
@@ -101,7 +107,7 @@ static int build_pools(struct sx_dra_index *ix)
 	for (uint32_t i = 0; i < ix->nslices; i++) {
 		const struct sx_dra_slice *s = &ix->slices[i]->u.slice;
 
-		p[n++] = (struct dra_pool_info){ s->driver, s->pool, s->generation, 0, false };
+		p[n++] = (struct dra_pool_info){ s->driver, s->pool, s->generation, 0, false, 0, 0 };
 	}
 	qsort(p, n, sizeof(*p), pool_info_cmp);
 	ix->npools = 0;
@@ -122,7 +128,7 @@ static int build_pools(struct sx_dra_index *ix)
 	}
 	for (uint32_t i = 0; i < ix->nslices; i++) {
 		const struct sx_dra_slice *s = &ix->slices[i]->u.slice;
-		struct dra_pool_info key = { s->driver, s->pool, 0, 0, false }, *pi;
+		struct dra_pool_info key = { s->driver, s->pool, 0, 0, false, 0, 0 }, *pi;
 
 		pi = bsearch(&key, p, ix->npools, sizeof(*p), pool_info_cmp);
 		ix->slice_pool[i] = (uint32_t)(pi - p);
@@ -130,8 +136,7 @@ static int build_pools(struct sx_dra_index *ix)
 			pi->count_at_max++;
 	}
 	ix->pools = p;
-	mark_duplicates(ix);
-	return 0;
+	return mark_duplicates(ix);
 }
 
 static uint32_t node_hash(sx_str node)
@@ -202,7 +207,8 @@ static int build_meta(struct sx_dra_index *ix)
 			.dev_base = ix->dev_base[i], .generation = s->generation,
 			.slice_count = s->slice_count, .pool_max_gen = pi->max_gen,
 			.pool_count_at_max = pi->count_at_max, .pool_duplicates = pi->duplicates,
-			.usable = !s->has_per_device && !s->shared_counters,
+			.partitionable = s->has_per_device || s->shared_counters,
+			.counters = s->shared_counters || s->consumes,
 		};
 	}
 	return 0;
@@ -214,6 +220,7 @@ static void index_free(struct sx_dra_index *ix)
 		sx_dra_unref(ix->slices[i]);
 	free(ix->slices);
 	free(ix->pools);
+	free(ix->pool_slices);
 	free(ix->by_node);
 	free(ix->node_tab);
 	free(ix->global);
@@ -294,7 +301,7 @@ struct sx_dra_index *sx__dra_index_cached(struct sx_dra_index_cache *c,
 const struct dra_pool_info *sx__dra_pool_find(const struct sx_dra_index *ix, sx_str driver,
 					      sx_str pool)
 {
-	struct dra_pool_info key = { driver, pool, 0, 0, false };
+	struct dra_pool_info key = { driver, pool, 0, 0, false, 0, 0 };
 
 	return bsearch(&key, ix->pools, ix->npools, sizeof(key), pool_info_cmp);
 }

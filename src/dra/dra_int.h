@@ -24,6 +24,7 @@ struct dra_pool_info {
 	int64_t max_gen;       /* newest generation over all slices of the pool */
 	uint32_t count_at_max; /* slices with that generation */
 	bool duplicates;       /* those slices repeat a device name */
+	uint32_t first, n;     /* its slices: pool_slices[first .. first + n) */
 };
 
 /* What Filter reads of a slice to gather a node's pools, in one place
@@ -37,7 +38,10 @@ struct dra_slice_meta {
 	int64_t pool_max_gen;  /* pools[pool_ix] */
 	uint32_t pool_count_at_max;
 	bool pool_duplicates;
-	bool usable;           /* neither perDeviceNodeSelection nor sharedCounters */
+	/* perDeviceNodeSelection or sharedCounters: used only with
+	 * DRAPartitionableDevices */
+	bool partitionable;
+	bool counters; /* sharedCounters, or a device consuming counters */
 };
 
 /* Memo slots per device: (expression id << 2) | result + 1. */
@@ -49,6 +53,7 @@ struct sx_dra_index {
 	const struct sx_dra_object **slices; /* one reference each, snapshot order */
 	uint32_t npools;
 	struct dra_pool_info *pools; /* sorted by driver, pool */
+	uint32_t *pool_slices;       /* slice indices grouped by pool (pools[i].first) */
 	uint32_t nby_node;
 	struct dra_node_ent *by_node; /* slices with spec.nodeName, sorted by node id */
 	uint32_t node_mask;              /* node_tab: open addressing, mask + 1 slots */

@@ -87,7 +87,7 @@ static int collect_all(struct alloc *a, uint32_t ci, struct rdata *rd)
 			uint32_t si = a->pools[p].slices[k];
 
 			for (uint32_t d = 0; d < ix->slices[si]->u.slice.ndevices; d++) {
-				struct devref dr = { ix->slices[si], si, d };
+				struct devref dr = { ix->slices[si], si, d, p };
 				int rc = sx__dra_selectable(a, ci, rd, dr);
 
 				if (rc < 0)
@@ -405,21 +405,24 @@ static int build_node_selector(struct alloc *a, uint32_t ci, struct sx_dra_claim
 {
 	for (uint32_t i = 0; i < o->npicks; i++) {
 		const struct sx_dra_slice *s = &o->picks[i].slice->u.slice;
+		/* perDeviceNodeSelection: the device's own (createNodeSelector) */
+		const struct sx_dra_device *dev = s->per_device ? o->picks[i].dev : NULL;
+		sx_str node_name = dev ? dev->node_name : s->node_name;
+		const struct sx_node_selector *sel = dev ? dev->node_selector : s->node_selector;
 
-		if (s->node_name != SX_STR_EMPTY) {
+		if (node_name != SX_STR_EMPTY) {
+			/* the node allocated for, as upstream's targetNodeName */
 			o->nexprs = o->nfields = 0;
-			o->node_name = s->node_name;
+			o->node_name = a->node ? a->node->name_id : node_name;
 			return 0;
 		}
-		if (!s->node_selector || s->node_selector->nterms == 0)
+		if (!sel || sel->nterms == 0)
 			continue;
-		if (s->node_selector->nterms > 1)
+		if (sel->nterms > 1)
 			return fail(a, "create NodeSelector for claim %s: unsupported ResourceSlice.NodeSelector with %u terms",
-				    a->claims[ci].name, s->node_selector->nterms);
-		add_reqs(s->node_selector->terms[0].fields, s->node_selector->terms[0].nfields,
-			 o->fields, &o->nfields);
-		add_reqs(s->node_selector->terms[0].exprs, s->node_selector->terms[0].nexprs,
-			 o->exprs, &o->nexprs);
+				    a->claims[ci].name, sel->nterms);
+		add_reqs(sel->terms[0].fields, sel->terms[0].nfields, o->fields, &o->nfields);
+		add_reqs(sel->terms[0].exprs, sel->terms[0].nexprs, o->exprs, &o->nexprs);
 	}
 	return 0;
 }
@@ -562,6 +565,36 @@ int sx_dra_allocate(const struct sx_dra_alloc_env *env, const struct sx_node *no
 
 /* ---------- JSON ---------- */
 
+static const char *const effect_names[] = { "None", "NoSchedule", "NoExecute", "None" };
+
+/* The request's tolerations, copied into each of its results
+ * (DeviceRequestAllocationResult.Tolerations). */
+static void tolerations_json(cJSON *r, const struct sx_dra_exact *req)
+{
+	cJSON *arr;
+
+	if (!req || req->ntolerations == 0)
+		return;
+	arr = cJSON_AddArrayToObject(r, "tolerations");
+	for (uint32_t i = 0; arr && i < req->ntolerations; i++) {
+		const struct sx_dra_toleration *t = &req->tolerations[i];
+		cJSON *tj = cJSON_CreateObject();
+
+		if (!tj)
+			return;
+		if (t->key != SX_STR_EMPTY)
+			cJSON_AddStringToObject(tj, "key", sx_str_get(t->key));
+		cJSON_AddStringToObject(tj, "operator", t->op == SX_DRA_TOL_EXISTS ? "Exists" : "Equal");
+		if (t->value != SX_STR_EMPTY)
+			cJSON_AddStringToObject(tj, "value", sx_str_get(t->value));
+		if (t->has_effect)
+			cJSON_AddStringToObject(tj, "effect", effect_names[t->effect]);
+		if (t->has_seconds)
+			cJSON_AddNumberToObject(tj, "tolerationSeconds", (double)t->seconds);
+		cJSON_AddItemToArray(arr, tj);
+	}
+}
+
 static cJSON *requirement_json(const struct sx_requirement *r)
 {
 	static const char *const ops[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
@@ -634,6 +667,7 @@ cJSON *sx_dra_allocation_json(const struct sx_dra_claim_out *o)
 		cJSON_AddStringToObject(r, "device", sx_str_get(p->device));
 		if (p->admin_access)
 			cJSON_AddTrueToObject(r, "adminAccess");
+		tolerations_json(r, p->req);
 		cJSON_AddItemToArray(results, r);
 	}
 	for (uint32_t i = 0; i < o->nconfig; i++) {

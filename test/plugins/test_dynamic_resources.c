@@ -5,6 +5,7 @@
 #include "plugin_util.h"
 #include "schedext/dra_alloc.h"
 #include "schedext/handle.h"
+#include "schedext/features.h"
 #include "schedext/framework.h"
 
 extern const struct sx_plugin sx_plugin_dynamic_resources;
@@ -159,6 +160,101 @@ static void test_args(void)
 	}
 }
 
+/* src/framework/config_dra.c: the args the configuration hands the plugin. */
+cJSON *sx__config_dra_args(const cJSON *args, const struct sx_features *f, struct sx_error *err);
+
+/* Filter(worker) for one claim of class "class" over objects objs (kind,
+ * JSON pairs, NULL-terminated) under release 1.<r>'s gates. */
+static void gated_filter(int r, const char *const *objs, const char *want)
+{
+	struct sx_features f;
+	struct sx_error err = { 0 };
+	struct sx_cache *c = sx_cache_new();
+	struct sx_pod *pod = tu_pod("{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\","
+				    "\"uid\":\"pu\"},\"spec\":{\"containers\":[],\"resourceClaims\":"
+				    "[{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}]}}");
+	cJSON *args;
+	void *self;
+	struct sx_snapshot *snap;
+	struct sx_cycle_state *cs;
+	struct sx_node_set *result = NULL;
+	char st[256];
+
+	sx_features_init(&f, r);
+	args = sx__config_dra_args(NULL, &f, &err);
+	self = sx_plugin_dynamic_resources.init(args, NULL, &err);
+	CHECK(self != NULL);
+	tu_add(c, "Node", NODE("worker"));
+	tu_add(c, "DeviceClass", CLASS);
+	for (int i = 0; objs[i]; i += 2)
+		tu_add(c, objs[i], objs[i + 1]);
+	tu_add(c, "ResourceClaim", "{\"metadata\":{\"name\":\"my-claim\",\"namespace\":"
+	       "\"default\",\"uid\":\"c9\"}," REQ "}");
+	snap = sx_cache_snapshot(c);
+	cs = sx_cycle_state_new(snap);
+	CHECK(sx_plugin_dynamic_resources.pre_filter(self, cs, pod, &result) == NULL);
+	tu_status(sx_plugin_dynamic_resources.filter(self, cs, pod, tu_ni(snap, "worker")), st,
+		  sizeof(st));
+	if (strcmp(st, want))
+		sx_test_fail(__FILE__, __LINE__, "1.%d: Filter %s, want %s", r, st, want);
+	free(result);
+	sx_cycle_state_free(NULL, cs);
+	sx_snapshot_unref(snap);
+	sx_pod_unref(pod);
+	sx_cache_free(c);
+	sx_plugin_dynamic_resources.destroy(self);
+	cJSON_Delete(args);
+}
+
+#define CANNOT "UnschedulableAndUnresolvable: cannot allocate all claims"
+
+/* The profile's release decides the allocator's taint gates: 1.35 has
+ * neither DRADeviceTaints nor DRADeviceTaintRules, 1.36 only the first
+ * (beta on; rules beta off), 1.37 both (GA). dev-1 carries a NoSchedule
+ * taint in its slice, dev-2 one from a DeviceTaintRule. */
+static void test_taint_gates(void)
+{
+	static const char *const want[] = { "Success", "Success", CANNOT };
+	static const char *const objs[] = {
+		"ResourceSlice",
+		"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d.example.com\","
+		"\"nodeName\":\"worker\",\"pool\":{\"name\":\"worker\",\"generation\":1,"
+		"\"resourceSliceCount\":1},\"devices\":[{\"name\":\"dev-1\",\"taints\":[{\"key\":"
+		"\"broken\",\"effect\":\"NoSchedule\"}]},{\"name\":\"dev-2\"}]}}",
+		"DeviceTaintRule",
+		"{\"metadata\":{\"name\":\"rule\"},\"spec\":{\"deviceSelector\":{\"device\":"
+		"\"dev-2\"},\"taint\":{\"key\":\"maintenance\",\"effect\":\"NoExecute\"}}}",
+		NULL,
+	};
+
+	for (int r = 35; r <= 37; r++)
+		gated_filter(r, objs, want[r - 35]);
+}
+
+/* DRAPartitionableDevices (beta on from 1.36): a partition consuming
+ * counters of its pool's shared counter set; without the gate neither the
+ * counter slice nor the partition is used. */
+static void test_partitionable_gate(void)
+{
+	static const char *const want[] = { CANNOT, "Success", "Success" };
+	static const char *const objs[] = {
+		"ResourceSlice",
+		"{\"metadata\":{\"name\":\"parts\"},\"spec\":{\"driver\":\"d.example.com\","
+		"\"nodeName\":\"worker\",\"pool\":{\"name\":\"worker\",\"generation\":1,"
+		"\"resourceSliceCount\":2},\"devices\":[{\"name\":\"half-0\",\"consumesCounters\":"
+		"[{\"counterSet\":\"gpu\",\"counters\":{\"memory\":{\"value\":\"40Gi\"}}}]}]}}",
+		"ResourceSlice",
+		"{\"metadata\":{\"name\":\"counters\"},\"spec\":{\"driver\":\"d.example.com\","
+		"\"nodeName\":\"worker\",\"pool\":{\"name\":\"worker\",\"generation\":1,"
+		"\"resourceSliceCount\":2},\"sharedCounters\":[{\"name\":\"gpu\",\"counters\":"
+		"{\"memory\":{\"value\":\"80Gi\"}}}]}}",
+		NULL,
+	};
+
+	for (int r = 35; r <= 37; r++)
+		gated_filter(r, objs, want[r - 35]);
+}
+
 /* One pending allocation of device dev (pool p, driver d.example.com). */
 static void pend(struct sx_dra_claims *m, const char *uid, const char *dev)
 {
@@ -214,4 +310,4 @@ static void test_inflight_shared(void)
 	sx_dra_claims_free(m);
 }
 
-SX_TESTS(SX_TEST(test_table), SX_TEST(test_args), SX_TEST(test_inflight_shared))
+SX_TESTS(SX_TEST(test_taint_gates), SX_TEST(test_partitionable_gate), SX_TEST(test_table), SX_TEST(test_args), SX_TEST(test_inflight_shared))

@@ -217,6 +217,36 @@ static void check_config(const char *name, uint32_t ci, const struct sx_dra_clai
 	}
 }
 
+/* A result's tolerations: the request's, in order (upstream's
+ * deviceAllocationResult(..., tolerations...)). */
+static void check_tolerations(const char *name, uint32_t ci, const struct sx_dra_pick *p,
+			      const cJSON *want)
+{
+	static const char *const effects[] = { "None", "NoSchedule", "NoExecute", "None" };
+	uint32_t n = p->req ? p->req->ntolerations : 0, k = 0;
+	const cJSON *t;
+
+	if ((uint32_t)cJSON_GetArraySize(want) != n) {
+		sx_test_fail(__FILE__, __LINE__, "%s: claim %u: %s has %u tolerations, want %d", name,
+			     ci, sx_str_get(p->device), n, cJSON_GetArraySize(want));
+		return;
+	}
+	cJSON_ArrayForEach(t, want)
+	{
+		const struct sx_dra_toleration *g = &p->req->tolerations[k++];
+		const cJSON *key = cJSON_GetObjectItem(t, "key"), *value = cJSON_GetObjectItem(t, "value");
+		const cJSON *op = cJSON_GetObjectItem(t, "operator"), *eff = cJSON_GetObjectItem(t, "effect");
+
+		if (strcmp(sx_str_get(g->key), key ? key->valuestring : "") ||
+		    strcmp(sx_str_get(g->value), value ? value->valuestring : "") ||
+		    strcmp(g->op == SX_DRA_TOL_EXISTS ? "Exists" : "Equal", op->valuestring) ||
+		    g->has_effect != (eff != NULL) ||
+		    (eff && strcmp(effects[g->effect], eff->valuestring)))
+			sx_test_fail(__FILE__, __LINE__, "%s: claim %u: toleration %u differs", name, ci,
+				     k - 1);
+	}
+}
+
 static void check_claim(const char *name, uint32_t ci, const struct sx_dra_claim_out *o,
 			const cJSON *want)
 {
@@ -234,6 +264,7 @@ static void check_claim(const char *name, uint32_t ci, const struct sx_dra_claim
 	{
 		const struct sx_dra_pick *p = &o->picks[i++];
 
+		check_tolerations(name, ci, p, cJSON_GetArrayItem(r, 5));
 		if (strcmp(p->request, cJSON_GetArrayItem(r, 0)->valuestring) ||
 		    strcmp(sx_str_get(p->driver), cJSON_GetArrayItem(r, 1)->valuestring) ||
 		    strcmp(sx_str_get(p->pool), cJSON_GetArrayItem(r, 2)->valuestring) ||
@@ -280,7 +311,9 @@ static int run_case(const cJSON *j, const char *name)
 				     sx_intern(cJSON_GetArrayItem(dev, 2)->valuestring));
 	struct sx_dra_alloc_env env = {
 		.features = { cJSON_IsTrue(cJSON_GetObjectItem(features, "adminAccess")),
-			      cJSON_IsTrue(cJSON_GetObjectItem(features, "prioritizedList")) },
+			      cJSON_IsTrue(cJSON_GetObjectItem(features, "prioritizedList")),
+			      cJSON_IsTrue(cJSON_GetObjectItem(features, "deviceTaints")),
+			      cJSON_IsTrue(cJSON_GetObjectItem(features, "partitionableDevices")) },
 		.index = ix, .allocated = allocated, .get_class = get_class, .class_ctx = &t,
 		.match = match, .match_ctx = &t,
 	};
@@ -334,4 +367,110 @@ static void test_upstream_table(void)
 	free(data);
 }
 
-SX_TESTS(SX_TEST(test_upstream_table))
+/* ---------- DeviceTaintRules ---------- */
+
+static const struct sx_dra_object *rule_class(void *ctx, const char *name)
+{
+	return ctx;
+}
+
+static int match_all(void *ctx, const char *expr, sx_str driver, sx_str pool,
+		     const struct sx_dra_device *dev, char *err, size_t errlen)
+{
+	return SX_DRA_MATCH;
+}
+
+/* Allocates one device of claim `claim` under rule `rule` (NULL: none):
+ * the device's name, or "" when nothing fits. */
+static const char *alloc_with_rule(const char *rule, const char *claim, bool taints, char *buf)
+{
+	struct sx_error err = { 0 };
+	cJSON *rj = rule ? cJSON_Parse(rule) : NULL;
+	cJSON *sj = cJSON_Parse("{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"s\"},"
+				"\"spec\":{\"driver\":\"driver-a\",\"nodeName\":\"node-1\","
+				"\"pool\":{\"name\":\"pool-1\",\"generation\":1,\"resourceSliceCount\":1},"
+				"\"devices\":[{\"name\":\"device-1\"},{\"name\":\"device-2\"}]}}");
+	cJSON *cj = cJSON_Parse(claim);
+	cJSON *kj = cJSON_Parse("{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"class-a\"}}");
+	cJSON *nj = cJSON_Parse("{\"metadata\":{\"name\":\"node-1\"}}");
+	struct sx_device_taint_rule *r = rj ? sx_decode_device_taint_rule(rj, &err) : NULL;
+	struct sx_dra_object *sl = decode(sj, "rules"), *cl = decode(cj, "rules"), *cls = decode(kj, "rules");
+	struct sx_node *node = sx_decode_node(nj, &err);
+	const struct sx_dra_object *slices[1] = { sl };
+	const struct sx_device_taint_rule *rules[1] = { r };
+	struct sx_snapshot snap = { .nresource_slices = 1, .resource_slices = slices };
+	struct sx_dra_index *ix = sx_dra_index_new(&snap);
+	struct sx_dra_allocated *allocated = sx_dra_allocated_new();
+	struct sx_dra_alloc_env env = {
+		.features = { .device_taints = taints }, .index = ix, .allocated = allocated,
+		.get_class = rule_class, .class_ctx = cls, .match = match_all,
+		.taint_rules = rules, .ntaint_rules = r ? 1 : 0,
+	};
+	struct sx_dra_claim_in in = { NULL, "claim-0", &cl->u.claim.spec };
+	struct sx_dra_claim_out out;
+	char msg[SX_DRA_ERR_LEN];
+
+	buf[0] = '\0';
+	CHECK(!rule || r != NULL);
+	if (sx_dra_allocate(&env, node, &in, 1, &out, msg, sizeof(msg)) == SX_DRA_ALLOCATED) {
+		snprintf(buf, 64, "%s", sx_str_get(out.picks[0].device));
+		sx_dra_claim_out_clear(&out);
+	}
+	sx_dra_index_unref(ix);
+	sx_dra_allocated_free(allocated);
+	sx_device_taint_rule_unref(r);
+	sx_dra_unref(sl);
+	sx_dra_unref(cl);
+	sx_dra_unref(cls);
+	sx_node_unref(node);
+	cJSON_Delete(rj);
+	cJSON_Delete(sj);
+	cJSON_Delete(cj);
+	cJSON_Delete(kj);
+	cJSON_Delete(nj);
+	return buf;
+}
+
+#define RULE(sel, effect)                                                                     \
+	"{\"metadata\":{\"name\":\"r\"},\"spec\":{" sel "\"taint\":{\"key\":\"k\",\"value\":\"v\"," \
+	"\"effect\":\"" effect "\"}}}"
+#define CLAIM(tol)                                                                            \
+	"{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"claim-0\"},\"spec\":{\"devices\":"  \
+	"{\"requests\":[{\"name\":\"req-0\",\"exactly\":{\"deviceClassName\":\"class-a\"" tol "}}]}}}"
+
+/* A DeviceTaintRule taints the devices its selector picks, as if the
+ * taint were in the slice (resourceslice tracker); the request's
+ * tolerations apply to it; effect None and rules without a selector do
+ * nothing; DRADeviceTaints off ignores them all. */
+static void test_taint_rules(void)
+{
+	char buf[64];
+	CHECK_STR(alloc_with_rule(NULL, CLAIM(""), true, buf), "device-1");
+	CHECK_STR(alloc_with_rule("{\"metadata\":{\"name\":\"r\"},\"spec\":{\"deviceSelector\":{"
+				  "\"device\":\"device-1\"},\"taint\":{\"key\":\"k\",\"effect\":\"NoSchedule\"}}}",
+				  CLAIM(""), true, buf), "device-2");
+	CHECK_STR(alloc_with_rule(RULE("", "NoExecute"), CLAIM(""), true, buf), "device-1");
+	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{},", "NoExecute"), CLAIM(""), true, buf), "");
+	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{\"driver\":\"driver-b\"},", "NoExecute"),
+				  CLAIM(""), true, buf), "device-1");
+	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{\"pool\":\"pool-1\"},", "NoSchedule"),
+				  CLAIM(""), true, buf), "");
+	CHECK_STR(alloc_with_rule(RULE("", "None"), CLAIM(""), true, buf), "device-1");
+	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{},", "None"), CLAIM(""), true, buf), "device-1");
+	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{\"device\":\"device-1\"},", "NoExecute"),
+				  CLAIM(""), true, buf), "device-2");
+	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{\"driver\":\"driver-a\",\"pool\":\"pool-1\","
+				       "\"device\":\"device-1\"},", "NoSchedule"),
+				  CLAIM(",\"tolerations\":[{\"key\":\"k\",\"operator\":\"Equal\",\"value\":\"v\"}]"),
+				  true, buf), "device-1");
+	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{},", "NoSchedule"),
+				  CLAIM(",\"tolerations\":[{\"key\":\"k\",\"operator\":\"Equal\",\"value\":\"w\"}]"),
+				  true, buf), "");
+	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{},", "NoSchedule"),
+				  CLAIM(",\"tolerations\":[{\"operator\":\"Exists\",\"effect\":\"NoExecute\"}]"),
+				  true, buf), "");
+	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{},", "NoSchedule"), CLAIM(""), false, buf),
+		  "device-1");
+}
+
+SX_TESTS(SX_TEST(test_upstream_table), SX_TEST(test_taint_rules))

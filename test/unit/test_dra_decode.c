@@ -1,5 +1,6 @@
 /* resource.k8s.io/v1 decoding (src/api/decode_dra.c). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 #include "schedext/decode.h"
@@ -94,6 +95,127 @@ static void test_errors(void)
 	CHECK(dec("{'kind':'ResourceClaim','metadata':{'name':'c'},'spec':{'devices':{'requests':"
 		  "[{'name':'r','exactly':{'count':'x'}}]}}}", &err) == NULL);
 	CHECK_STR(err.path, "spec.devices.requests[0].exactly.count");
+	/* device taints and request tolerations (DRADeviceTaints) */
+	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'devices':[{'name':'d',"
+		  "'taints':[{'key':'k','effect':''}]}]}}", &err) == NULL);
+	CHECK_STR(err.path, "spec.devices[0].taints[0].effect");
+	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'devices':[{'name':'d',"
+		  "'taints':[{'effect':'NoSchedule'}]}]}}", &err) == NULL);
+	CHECK_STR(err.path, "spec.devices[0].taints[0].key");
+	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'devices':[{'name':'d',"
+		  "'taints':[{'key':'k','effect':'NoSchedule','timeAdded':7}]}]}}", &err) == NULL);
+	CHECK_STR(err.path, "spec.devices[0].taints[0].timeAdded");
+	CHECK(dec("{'kind':'ResourceClaim','metadata':{'name':'c'},'spec':{'devices':{'requests':"
+		  "[{'name':'r','exactly':{'deviceClassName':'x','tolerations':[{'key':'k',"
+		  "'operator':'Gt'}]}}]}}}", &err) == NULL);
+	CHECK_STR(err.path, "spec.devices.requests[0].exactly.tolerations[0].operator");
+	CHECK(strstr(err.msg, "Unsupported value: \"Gt\"") != NULL);
+	CHECK(dec("{'kind':'ResourceClaim','metadata':{'name':'c'},'spec':{'devices':{'requests':"
+		  "[{'name':'r','firstAvailable':[{'name':'s','deviceClassName':'x','tolerations':"
+		  "[{'key':'k','operator':'Exists','effect':'PreferNoSchedule'}]}]}]}}}", &err) == NULL);
+	CHECK_STR(err.path, "spec.devices.requests[0].firstAvailable[0].tolerations[0].effect");
+	CHECK(dec("{'kind':'ResourceClaim','metadata':{'name':'c'},'spec':{'devices':{'requests':"
+		  "[{'name':'r','exactly':{'deviceClassName':'x','tolerations':[{'key':'k',"
+		  "'operator':'Exists','value':'v'}]}}]}}}", &err) == NULL);
+	CHECK_STR(err.path, "spec.devices.requests[0].exactly.tolerations[0].value");
+	CHECK(dec("{'kind':'ResourceClaim','metadata':{'name':'c'},'spec':{'devices':{'requests':"
+		  "[{'name':'r','exactly':{'deviceClassName':'x','tolerations':[{'key':'k',"
+		  "'tolerationSeconds':'x'}]}}]}}}", &err) == NULL);
+	CHECK_STR(err.path, "spec.devices.requests[0].exactly.tolerations[0].tolerationSeconds");
+}
+
+/* sharedCounters and consumesCounters (DRAPartitionableDevices). */
+static void test_counters(void)
+{
+	struct sx_error err = { 0 };
+	struct sx_dra_object *s = dec(
+		"{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'driver':'d','pool':{'name':'p',"
+		"'generation':1,'resourceSliceCount':2},'sharedCounters':[{'name':'gpu-0','counters':"
+		"{'memory':{'value':'80Gi'},'sms':{'value':'132'}}}]}}", &err);
+	struct sx_dra_object *d = dec(
+		"{'kind':'ResourceSlice','metadata':{'name':'s2'},'spec':{'driver':'d','pool':{'name':'p',"
+		"'generation':1,'resourceSliceCount':2},'perDeviceNodeSelection':true,'devices':[{'name':"
+		"'mig-1','nodeName':'n1','consumesCounters':[{'counterSet':'gpu-0','counters':{'memory':"
+		"{'value':'10Gi'}}}]},{'name':'whole','allNodes':true}]}}", &err);
+
+	CHECK(s != NULL && d != NULL);
+	if (s) {
+		CHECK(s->u.slice.shared_counters && !s->u.slice.consumes);
+		CHECK_INT(s->u.slice.ncounter_sets, 1);
+		CHECK_STR(sx_str_get(s->u.slice.counter_sets[0].name), "gpu-0");
+		CHECK_INT(s->u.slice.counter_sets[0].ncounters, 2);
+		CHECK(s->u.slice.counter_sets[0].counters[1].value == 132 * SX_NANO_PER_UNIT);
+	}
+	if (d) {
+		CHECK(d->u.slice.per_device && d->u.slice.consumes && !d->u.slice.shared_counters);
+		CHECK_INT(d->u.slice.devices[0].nconsumes, 1);
+		CHECK_STR(sx_str_get(d->u.slice.devices[0].consumes[0].name), "gpu-0");
+		CHECK(d->u.slice.devices[0].consumes[0].counters[0].value ==
+		      (sx_nano)10 * 1024 * 1024 * 1024 * SX_NANO_PER_UNIT);
+		CHECK_STR(sx_str_get(d->u.slice.devices[0].node_name), "n1");
+		CHECK(d->u.slice.devices[1].all_nodes && d->u.slice.devices[1].nconsumes == 0);
+	}
+	sx_dra_unref(s);
+	sx_dra_unref(d);
+	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'sharedCounters':[{"
+		  "'counters':{'m':{'value':'1'}}}]}}", &err) == NULL);
+	CHECK_STR(err.path, "spec.sharedCounters[0].name");
+	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'sharedCounters':[{"
+		  "'name':'c','counters':{'m':{'value':'lots'}}}]}}", &err) == NULL);
+	CHECK_STR(err.path, "spec.sharedCounters[0].counters.m.value");
+	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'devices':[{'name':'d',"
+		  "'consumesCounters':[{'counterSet':'c','counters':{'m':{}}}]}]}}", &err) == NULL);
+	CHECK_STR(err.path, "spec.devices[0].consumesCounters[0].counters.m");
+	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'devices':[{'name':'d',"
+		  "'consumesCounters':[{'counters':{}}]}]}}", &err) == NULL);
+	CHECK_STR(err.path, "spec.devices[0].consumesCounters[0].counterSet");
+}
+
+/* devices[].taints and exactly/firstAvailable tolerations as decoded. */
+static void test_taints(void)
+{
+	struct sx_error err = { 0 };
+	struct sx_dra_object *s = dec(
+		"{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'driver':'d','devices':["
+		"{'name':'a','taints':[{'key':'k','value':'v','effect':'NoExecute',"
+		"'timeAdded':'2026-01-01T00:00:00Z'},{'key':'k2','effect':'SomeFutureEffect'},"
+		"{'key':'k3','effect':'None'}]}]}}", &err);
+	struct sx_dra_object *c = dec(
+		"{'kind':'ResourceClaim','metadata':{'name':'c'},'spec':{'devices':{'requests':["
+		"{'name':'r','exactly':{'deviceClassName':'x','tolerations':[{'key':'k',"
+		"'operator':'Equal','value':'v','effect':'NoExecute','tolerationSeconds':30},"
+		"{'operator':'Exists'}]}},{'name':'f','firstAvailable':[{'name':'s',"
+		"'deviceClassName':'x','tolerations':[{'key':'k','value':'v'}]}]}]}}}", &err);
+	const struct sx_dra_device *d;
+	const struct sx_dra_exact *e;
+
+	CHECK(s != NULL && c != NULL);
+	if (!s || !c) {
+		sx_dra_unref(s);
+		sx_dra_unref(c);
+		return;
+	}
+	d = &s->u.slice.devices[0];
+	CHECK_INT(d->ntaints, 3);
+	CHECK_STR(sx_str_get(d->taints[0].key), "k");
+	CHECK_STR(sx_str_get(d->taints[0].value), "v");
+	CHECK_INT(d->taints[0].effect, SX_DRA_EFFECT_NO_EXECUTE);
+	CHECK(d->taints[0].has_time_added && d->taints[0].time_added == 1767225600);
+	/* consumers treat an unknown effect like None */
+	CHECK_INT(d->taints[1].effect, SX_DRA_EFFECT_OTHER);
+	CHECK_INT(d->taints[2].effect, SX_DRA_EFFECT_NONE);
+	e = &c->u.claim.spec.requests[0].exactly;
+	CHECK_INT(e->ntolerations, 2);
+	CHECK_INT(e->tolerations[0].op, SX_DRA_TOL_EQUAL);
+	CHECK(e->tolerations[0].has_effect && e->tolerations[0].effect == SX_DRA_EFFECT_NO_EXECUTE);
+	CHECK(e->tolerations[0].has_seconds && e->tolerations[0].seconds == 30);
+	CHECK_INT(e->tolerations[1].op, SX_DRA_TOL_EXISTS);
+	CHECK(!e->tolerations[1].has_effect && e->tolerations[1].key == SX_STR_EMPTY);
+	e = &c->u.claim.spec.requests[1].first_available[0];
+	CHECK_INT(e->ntolerations, 1);
+	CHECK_INT(e->tolerations[0].op, SX_DRA_TOL_EQUAL); /* the API default */
+	sx_dra_unref(s);
+	sx_dra_unref(c);
 }
 
 static void test_pod_claims(void)
@@ -118,4 +240,5 @@ static void test_pod_claims(void)
 	sx_pod_unref(pod);
 }
 
-SX_TESTS(SX_TEST(test_slice), SX_TEST(test_claim), SX_TEST(test_errors), SX_TEST(test_pod_claims))
+SX_TESTS(SX_TEST(test_slice), SX_TEST(test_claim), SX_TEST(test_errors), SX_TEST(test_taints), SX_TEST(test_counters),
+	 SX_TEST(test_pod_claims))
