@@ -43,6 +43,15 @@ struct cJSON *sx_cluster_doc_find(const struct sx_cluster_doc *doc, const char *
 int sx_cluster_doc_load(const struct sx_cluster_doc *doc, struct sx_cache *cache,
 			struct sx_error *err);
 
+/* A Pod or Node a user wrote (explain --pod, what-if --pods/--add-node),
+ * checked as kube-apiserver checks a create with field validation Strict
+ * (KEP-2885): every field must exist in the v1 type, and the object must
+ * decode (quantities, selectors). 0, or negative with err =
+ * "pod default/web: spec.containers[0].resources.requests.cpu: invalid
+ * quantity \"1x5\"" or "pod default/web: strict decoding error: unknown
+ * field \"spec.contianers\"" (the caller prefixes the file). */
+int sx_input_check(const struct cJSON *obj, const char *kind, struct sx_error *err);
+
 /* ---------- what-if edits ---------- */
 
 struct sx_whatif {

@@ -117,19 +117,25 @@ static int add_like(struct sx_whatif *w, const cJSON *entry, char *msg, size_t m
 	return rc;
 }
 
-static int read_doc(const struct sx_extender *ex, const char *state_path,
+/* The cluster: every --state file merged in order, or a LIST of each kind. */
+static int read_doc(const struct sx_extender *ex, const char *const *states, unsigned nstates,
 		    struct sx_cluster_doc *doc, char *msg, size_t msglen)
 {
 	struct sx_error err = { 0 };
-	int rc = state_path ? sx_cluster_doc_read(doc, state_path, &err)
-		 : ex->kube ? sx_cluster_doc_list(doc, ex->kube, &err)
-			    : sx_error_set(&err, SX_EINVAL, "what-if needs --state or a cluster");
+	int rc = 0;
+
+	for (unsigned i = 0; rc == 0 && i < nstates; i++)
+		rc = sx_cluster_doc_read(doc, states[i], &err);
+	if (nstates == 0)
+		rc = ex->kube ? sx_cluster_doc_list(doc, ex->kube, &err)
+			      : sx_error_set(&err, SX_EINVAL, "what-if needs --state or a cluster");
 	if (rc < 0)
 		snprintf(msg, msglen, "%s", err.msg);
 	return rc;
 }
 
-unsigned sx_ui_whatif(const struct sx_extender *ex, const char *state_path, const char *body,
+unsigned sx_ui_whatif(const struct sx_extender *ex, const char *const *states, unsigned nstates,
+		      const char *body,
 		      size_t len, double budget_s, struct sx_buf *b)
 {
 	char msg[600] = "";
@@ -145,7 +151,7 @@ unsigned sx_ui_whatif(const struct sx_extender *ex, const char *state_path, cons
 	if (req && (!cJSON_IsArray(adds) || cJSON_GetArraySize(adds) > WHATIF_MAX_ENTRIES))
 		snprintf(msg, sizeof(msg), "addNodes: expected an array of at most %d entries",
 			 WHATIF_MAX_ENTRIES);
-	else if (req && read_doc(ex, state_path, &doc, msg, sizeof(msg)) == 0)
+	else if (req && read_doc(ex, states, nstates, &doc, msg, sizeof(msg)) == 0)
 		msg[0] = '\0';
 	for (it = msg[0] ? NULL : adds->child; it; it = it->next)
 		if (add_like(&w, it, msg, sizeof(msg)) < 0)

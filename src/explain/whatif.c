@@ -191,6 +191,30 @@ static int push_pending(struct sx_whatif *w, const char *ns, const char *name)
 }
 
 /* The single object of kind `kind` in text (JSON or YAML); caller frees. */
+int sx_input_check(const cJSON *obj, const char *kind, struct sx_error *err)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	const char *name = sx_json_string(meta, "name"), *ns = sx_json_string(meta, "namespace");
+	enum sx_kind k = sx_kind_from_name(kind);
+	char what[400], detail[sizeof(err->path) + sizeof(err->msg) + 2];
+	struct sx_object o;
+	int rc;
+
+	rc = sx_decode_check_fields(obj, k, SX_FIELDS_STRICT, NULL, NULL, err);
+	if (rc == 0) {
+		rc = sx_decode_object(obj, kind, &o, err);
+		if (rc == 0)
+			sx_object_unref(&o);
+	}
+	if (rc >= 0)
+		return 0;
+	snprintf(what, sizeof(what), "%s%s%.128s%s%.200s", k == SX_KIND_NODE ? "node" : "pod",
+		 ns || name ? " " : "", k == SX_KIND_POD && ns ? ns : "",
+		 k == SX_KIND_POD && ns ? "/" : "", name ? name : "");
+	sx_error_string(err, detail, sizeof(detail));
+	return sx_error_set(err, rc, "%s: %s", what, detail);
+}
+
 static cJSON *parse_one(const char *text, size_t len, const char *kind, struct sx_error *err)
 {
 	cJSON *docs = sx_parse_documents(text, len, err), *obj;
@@ -209,6 +233,10 @@ static cJSON *parse_one(const char *text, size_t len, const char *kind, struct s
 	if (!sx_json_string(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name")) {
 		cJSON_Delete(obj);
 		sx_error_set(err, SX_EINVAL, "%s: metadata.name: required", kind);
+		return NULL;
+	}
+	if (sx_input_check(obj, kind, err) < 0) {
+		cJSON_Delete(obj);
 		return NULL;
 	}
 	return obj;

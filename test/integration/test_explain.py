@@ -191,7 +191,7 @@ def test_bad_input(tmp):
         (["--state", state, "--pod", good, "--config", write(tmp, "badc.yaml", "apiVersion: x\n")],
          "apiVersion"),
         (["--state", state, "--pod", good, "--profile", "nope"], "no profile named 'nope'"),
-        (["--state", state, "--pod", good, "--bogus"], "unknown or incomplete option"),
+        (["--state", state, "--pod", good, "--bogus"], "explain: unknown option '--bogus'"),
     ]
     for args, needle in cases:
         rc, out, err = run(*args)

@@ -510,9 +510,10 @@ def test_readme_examples():
     demo cluster that `make run` serves (localhost:8888 -> the test port)."""
     import subprocess as sp
     demo = os.path.join(ROOT, "extender-config", "demo-cluster.yaml")
+    pending = os.path.join(ROOT, "extender-config", "demo-pending.yaml")
     examples = readme_examples()
     T.check(len(examples) >= 6, "README Extender examples found", examples)
-    srv = Server("--state", demo)
+    srv = Server("--state", demo, "--state", pending)  # what `make run` serves
     try:
         for cmd, want in examples:
             if "| jq" in cmd and not shutil.which("jq"):
