@@ -26,6 +26,9 @@ struct sx_pool;
 
 struct sx_cluster_doc {
 	struct cJSON *items; /* array of objects, each with its "kind" */
+	/* sx_cluster_doc_read warns about unknown fields of Pods and Nodes
+	 * (sx_state_warn_fields) unless quiet: a file read again later. */
+	bool quiet;
 };
 
 /* Reads a state file (a v1 List or a stream of objects or Lists, JSON or

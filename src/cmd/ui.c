@@ -141,7 +141,7 @@ unsigned sx_ui_whatif(const struct sx_extender *ex, const char *const *states, u
 	char msg[600] = "";
 	cJSON *req = sx_request_parse(body, len, msg, sizeof(msg));
 	const cJSON *adds = cJSON_GetObjectItemCaseSensitive(req, "addNodes"), *it;
-	struct sx_cluster_doc doc = { 0 };
+	struct sx_cluster_doc doc = { .quiet = true }; /* serve warned at startup */
 	struct sx_whatif w = { .doc = &doc };
 	struct sx_placements p = { 0 };
 	struct sx_cache *cache = NULL;
