@@ -197,7 +197,37 @@ def test_why_web_two_states(tmp):
         p.wait(timeout=20)
 
 
+ENDPOINTS = ["/filter", "/prioritize", "/preempt", "/bind", "/healthz", "/livez", "/readyz", "/version",
+             "/metrics", "/configz", "/debug/explain", "/debug/cache", "/debug/pending", "/debug/whatif", "/ui"]
+
+
+def test_help(tmp):
+    """Every command has its own --help; the top-level usage lists every
+    command; serve --help and extender-config/README.md every endpoint (the
+    server's route table, src/cmd/server.c)."""
+    with open(os.path.join(ROOT, "src", "cmd", "server.c")) as f:
+        routes = re.findall(r'\[R_[A-Z_]+\] = \{ "[a-z]+", "(/[a-z/]+)"', f.read())
+    check(sorted(routes) == sorted(ENDPOINTS), "route table: %r" % routes)
+    rc, out, _ = run("--help")
+    for cmd in ("serve", "explain", "why", "pending", "what-if", "version", "help"):
+        check(rc == 0 and re.search(r"^  %s " % re.escape(cmd), out, re.M), "usage lists %s" % cmd)
+    rc, _, err = run()
+    check(rc == 2 and err.startswith("usage: schedext <command>"), "no command: the usage, exit 2")
+    for cmd, head in (("serve", "usage: schedext serve "), ("explain", "usage: schedext explain "),
+                      ("why", "usage: kubectl schedext why POD"), ("pending", "usage: kubectl schedext pending"),
+                      ("what-if", "usage: kubectl schedext what-if"), ("version", "usage: schedext version")):
+        rc, out, _ = run(cmd, "--help")
+        check(rc == 0 and out.startswith(head), "%s --help: %r" % (cmd, out[:60]))
+    rc, serve_help, _ = run("serve", "--help")
+    with open(os.path.join(ROOT, "extender-config", "README.md")) as f:
+        doc = f.read()
+    for ep in ENDPOINTS:
+        check(re.search(r"[ /]%s\b" % re.escape(ep.lstrip("/")), serve_help), "serve --help lists %s" % ep)
+        check("`%s" % ep in doc, "extender-config/README.md lists %s" % ep)
+
+
 if __name__ == "__main__":
     sys.exit(run_tests("test_input.py", [
         test_options_exact, test_pod_file_errors, test_unknown_nodes, test_explain_merges_states,
-        test_state_field_warnings, test_serve_merges_states, test_port_in_use, test_why_web_two_states]))
+        test_state_field_warnings, test_serve_merges_states, test_port_in_use, test_why_web_two_states,
+        test_help]))
