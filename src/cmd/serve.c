@@ -28,6 +28,7 @@
 #include "schedext/server.h"
 #include "schedext/state.h"
 #include "authz.h"
+#include "serve_metrics.h"
 
 #define EXIT_USAGE 2
 #define MAX_PEM_BYTES (1u << 20)
@@ -383,6 +384,7 @@ struct serve {
 
 static void serve_free(struct serve *s)
 {
+	sx_serve_metrics_stop(); /* no API client may count into a freed registry */
 	sx_authz_free(s->authz);
 	sx_informers_stop(s->inf);
 	sx_extenders_free(s->extenders);
@@ -595,8 +597,10 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	}
 	s->cache = sx_cache_new();
 	s->metrics = sx_metrics_new();
-	if (s->metrics)
+	if (s->metrics) {
 		sx_fw_metrics_define(s->metrics); /* the same families in every mode */
+		sx_serve_metrics_init(s->metrics, s->cfg, s->le_name, !a->standalone);
+	}
 	s->pool = sx_pool_new(pool_threads(s->cfg->parallelism));
 	if (!s->cache || !s->metrics || !s->pool) {
 		fprintf(stderr, "schedext serve: out of memory\n");
@@ -713,6 +717,7 @@ int sx_cmd_serve(int argc, char **argv)
 	so.connection_timeout_s = (unsigned)a.conn_timeout;
 	so.max_body_bytes = a.max_body;
 	so.url_prefix = a.url_prefix;
+	so.lease_name = a.standalone ? (s.le_name ? s.le_name : "schedext") : NULL;
 	so.state_paths = a.states;
 	so.nstates = a.nstates;
 	so.debug_budget_s = a.debug_budget_s;

@@ -69,6 +69,7 @@ struct sx_server {
 	size_t max_body;
 	const char *const *state_paths; /* what-if re-reads them; none on a live cluster */
 	unsigned nstates;
+	char lease_label[300];  /* name="LEASE" with --standalone, else "" */
 	double debug_budget_s;  /* per /debug/pending or /debug/whatif request */
 	struct sx_authz *authz; /* who may read the non-verb endpoints; not owned */
 	atomic_bool stopping;   /* graceful shutdown began: readyz fails */
@@ -367,6 +368,9 @@ static unsigned op_metrics(struct sx_server *srv, const struct request *rq, stru
 	sx_metrics_set(m, "scheduler_scheduler_cache_size", "type=\"pods\"", st.pods);
 	sx_metrics_set(m, "scheduler_scheduler_cache_size", "type=\"assumed_pods\"",
 		       st.assumed_pods);
+	if (srv->lease_label[0]) /* client-go's leaderelection gauge, from the loop's */
+		sx_metrics_set(m, "leader_election_master_status", srv->lease_label,
+			       sx_metrics_value(m, "schedext_leader", NULL));
 	sx_fw_metrics_export(m, srv->ex->cfg);
 	sx_metrics_render(m, b);
 	return 200;
@@ -806,8 +810,6 @@ static void define_metrics(struct sx_metrics *m)
 	sx_metrics_define(m, "schedext_http_request_duration_seconds", SX_METRIC_HISTOGRAM,
 			  "HTTP request latency by verb.", latency_buckets,
 			  SX_ARRAY_SIZE(latency_buckets));
-	sx_metrics_define(m, "schedext_schedule_attempts_total", SX_METRIC_COUNTER,
-			  "Scheduling attempts by verb and result.", NULL, 0);
 	sx_metrics_define(m, "schedext_cache_nodes", SX_METRIC_GAUGE, "Nodes in the cache.", NULL, 0);
 	sx_metrics_define(m, "schedext_cache_pods", SX_METRIC_GAUGE, "Pods in the cache by state.",
 			  NULL, 0);
@@ -852,6 +854,8 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 	srv->ex = ex;
 	srv->inf = inf;
 	srv->max_body = o->max_body_bytes ? o->max_body_bytes : SX_SERVER_DEFAULT_MAX_BODY;
+	if (o->lease_name)
+		snprintf(srv->lease_label, sizeof(srv->lease_label), "name=\"%.250s\"", o->lease_name);
 	srv->state_paths = o->state_paths;
 	srv->nstates = o->nstates;
 	srv->debug_budget_s = o->debug_budget_s > 0 ? o->debug_budget_s

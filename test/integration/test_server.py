@@ -244,7 +244,7 @@ def test_ops(srv):
                    'schedext_http_request_duration_seconds_bucket{verb="filter",le="+Inf"}',
                    'schedext_http_request_duration_seconds_count{verb="prioritize"}',
                    "schedext_cache_nodes 4", 'schedext_cache_pods{state="bound"} 2',
-                   'schedext_schedule_attempts_total{verb="filter",result="scheduled"}',
+                   'schedext_extender_verb_requests_total{verb="filter",result="feasible"} ',
                    "schedext_watch_restarts_total 0", "# TYPE schedext_http_request_duration_seconds histogram"]:
         T.check(needle in text, "metrics has " + needle)
     status, hdrs, _ = srv.request("HEAD", "/healthz")
