@@ -638,8 +638,8 @@ static int cmd_what_if(const struct kargs *a, struct env *e)
 	}
 	if (rc == 0 && w.npending == 0 && sx_whatif_add_cluster_pending(&w, e->cfg) < 0)
 		rc = usage_error("%s", "out of memory");
-	if (rc == 0)
-		rc = load(e);
+	if (rc == 0 && sx_whatif_load(&w, e->cache, &err) < 0)
+		rc = fail(&err);
 	sx_buf_init(&out);
 	if (rc == 0 && sx_place_pods(e->cache, &e->doc, e->cfg, prof, e->pool, w.pending, w.npending,
 				     0, &p) < 0)

@@ -158,7 +158,7 @@ unsigned sx_ui_whatif(const struct sx_extender *ex, const char *const *states, u
 			break;
 	if (!msg[0] && sx_whatif_add_cluster_pending(&w, ex->cfg) < 0)
 		snprintf(msg, sizeof(msg), "out of memory");
-	if (!msg[0] && (!(cache = sx_cache_new()) || sx_cluster_doc_load(&doc, cache, &err) < 0))
+	if (!msg[0] && (!(cache = sx_cache_new()) || sx_whatif_load(&w, cache, &err) < 0))
 		snprintf(msg, sizeof(msg), "%s", cache ? err.msg : "out of memory");
 	if (!msg[0] && sx_place_pods(cache, &doc, ex->cfg, ex->profile, ex->pool, w.pending, w.npending,
 				     sx_now_s() + budget_s, &p) < 0)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Issue 25, one demo and strict input: --state repeats and merges in every
 command, the startup log says what it loaded, and every bad input of the
-issue gets its exact one-line error (exit 2; 1 for a port in use)."""
+issue gets its exact one-line error (exit 2; 1 for a port in use); help
+per command; what-if's memory bound."""
 import json
 import os
 import re
@@ -226,8 +227,25 @@ def test_help(tmp):
         check("`%s" % ep in doc, "extender-config/README.md lists %s" % ep)
 
 
+def test_what_if_memory(tmp):
+    """what-if x100000 on the demo stays within 200 MB (issue 25): the
+    copies are made from one template as they are loaded. Measured on the
+    plain build only (sanitizers multiply memory)."""
+    import resource
+    if os.path.basename(os.path.dirname(BIN)) != "build":
+        print("skipping the memory bound under %s" % os.path.dirname(BIN))
+        return
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    rc, out, err = run("what-if", "--state", DEMO, "--pods", POD + "x100000", "-o", "json", exe=KUBECTL)
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    r = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and r.get("pods") == 100000 and r.get("placed", 0) > 0,
+          "what-if x100000: %s %s" % ({k: r.get(k) for k in ("pods", "placed")}, err[-200:]))
+    check(peak_kb >= before and peak_kb < 200 * 1024, "what-if x100000 peak RSS %d MB < 200 MB" % (peak_kb // 1024))
+
+
 if __name__ == "__main__":
     sys.exit(run_tests("test_input.py", [
         test_options_exact, test_pod_file_errors, test_unknown_nodes, test_explain_merges_states,
         test_state_field_warnings, test_serve_merges_states, test_port_in_use, test_why_web_two_states,
-        test_help]))
+        test_help, test_what_if_memory]))
