@@ -144,31 +144,41 @@ OBJ(node_spec, F("podCIDR"), F("podCIDRs"), F("providerID"), F("unschedulable"),
 OBJ(node, F("apiVersion"), F("kind"), T("metadata", object_meta), T("spec", node_spec),
     T("status", any));
 
+#define MAX_DEPTH 64 /* deeper than any path of the tables above */
+
+/* The walk's position: the path is a stack of keys and indices, written
+ * out only for an unknown field (building it at every key cost state
+ * files a quarter more instructions: make perf-check's ingest_state). */
 struct walk {
 	enum sx_field_validation mode;
 	sx_unknown_field_fn fn;
 	void *ctx;
 	struct sx_error *err;
-	unsigned found;
+	unsigned found, depth;
 	bool stop;
+	struct {
+		const char *key; /* NULL: an array index */
+		int index;
+	} at[MAX_DEPTH];
 	char path[512];
 };
 
-/* Appends ".name" or "[i]" to w->path for the walk below; the old length. */
-static size_t push(struct walk *w, const char *name, int index)
+static void write_path(struct walk *w)
 {
-	size_t len = strlen(w->path);
+	size_t len = 0;
 
-	if (name)
-		snprintf(w->path + len, sizeof(w->path) - len, "%s%s", len ? "." : "", name);
-	else
-		snprintf(w->path + len, sizeof(w->path) - len, "[%d]", index);
-	return len;
+	w->path[0] = '\0';
+	for (unsigned i = 0; i < w->depth && len < sizeof(w->path); i++)
+		len += (size_t)(w->at[i].key ? snprintf(w->path + len, sizeof(w->path) - len, "%s%s",
+							 len ? "." : "", w->at[i].key)
+					     : snprintf(w->path + len, sizeof(w->path) - len, "[%d]",
+							w->at[i].index));
 }
 
 static void unknown(struct walk *w)
 {
 	w->found++;
+	write_path(w);
 	if (w->mode == SX_FIELDS_STRICT) {
 		/* kube-apiserver's words (sigs.k8s.io/json strict errors) */
 		sx_error_set(w->err, SX_EINVAL, "strict decoding error: unknown field \"%s\"",
@@ -184,16 +194,17 @@ static void walk(struct walk *w, const cJSON *j, const struct type *t)
 	const cJSON *it;
 	int i = 0;
 
-	if (!t || t->shape == ANY || t->shape == MAP)
+	if (!t || t->shape == ANY || t->shape == MAP || w->depth == MAX_DEPTH)
 		return;
 	if (t->shape == ARRAY) {
 		if (!cJSON_IsArray(j))
 			return; /* wrong types are the decoders' to report */
 		cJSON_ArrayForEach(it, j)
 		{
-			size_t len = push(w, NULL, i++);
+			w->at[w->depth].key = NULL;
+			w->at[w->depth++].index = i++;
 			walk(w, it, t->elem);
-			w->path[len] = '\0';
+			w->depth--;
 			if (w->stop)
 				return;
 		}
@@ -204,16 +215,17 @@ static void walk(struct walk *w, const cJSON *j, const struct type *t)
 	cJSON_ArrayForEach(it, j)
 	{
 		const struct field *f = t->fields;
-		size_t len;
+		const char *key = it->string ? it->string : "";
 
-		while (f->name && (!it->string || strcmp(f->name, it->string) != 0))
+		/* the first byte rules out most names before strcmp */
+		while (f->name && (f->name[0] != key[0] || strcmp(f->name, key) != 0))
 			f++;
-		len = push(w, it->string ? it->string : "", 0);
+		w->at[w->depth++].key = key;
 		if (!f->name)
 			unknown(w);
-		else if (!cJSON_IsNull(it))
+		else if (f->type && !cJSON_IsNull(it))
 			walk(w, it, f->type);
-		w->path[len] = '\0';
+		w->depth--;
 		if (w->stop)
 			return;
 	}
