@@ -1,6 +1,6 @@
 # schedext — build, test, run, bench.
 #   make            build build/schedext (release, -O2)
-#   make run        install deps, build, serve the demo cluster on $(LISTEN)
+#   make run        install deps, build, serve the demo cluster and its pending pods on $(LISTEN)
 #   make test       install deps, build, run every unit and integration test
 #   make test SANITIZE=address,undefined | SANITIZE=thread
 #   make bench [QUICK=1], make perf-check [UPDATE=1], make format, make clean,
@@ -188,7 +188,8 @@ check-deps:
 
 run: install-deps
 	@$(MAKE) --no-print-directory all
-	$(BIN) serve --state extender-config/demo-cluster.yaml --listen $(LISTEN)
+	$(BIN) serve --state extender-config/demo-cluster.yaml \
+		--state extender-config/demo-pending.yaml --listen $(LISTEN)
 
 test: install-test-deps
 	@./test/check_layers.py

@@ -8,7 +8,8 @@
  * and a message; nothing is allocated on failure.
  *
  * Keys inside Kubernetes objects are matched case-sensitively. Unknown keys
- * are ignored. `null` equals absent.
+ * are ignored by the decoders; sx_decode_check_fields reports them. `null`
+ * equals absent.
  *
  * Thread safety: decoders may run concurrently (interning is thread-safe).
  */
@@ -51,6 +52,24 @@ struct sx_node_affinity *sx_decode_node_affinity(const struct cJSON *json, struc
 void sx_node_affinity_free(struct sx_node_affinity *na);
 struct sx_label_selector *sx_decode_label_selector(const struct cJSON *json, struct sx_error *err);
 void sx_label_selector_free(struct sx_label_selector *sel);
+
+/* Unknown fields (decode_fields.c). The decoders ignore keys they do not
+ * read; this checks an object against the field names of its v1 type, as
+ * kube-apiserver's field validation does (KEP-2885):
+ *   SX_FIELDS_STRICT  the first unknown field fails: SX_EINVAL, err =
+ *                     `strict decoding error: unknown field "spec.contianers"`;
+ *   SX_FIELDS_WARN    fn(ctx, path) for each unknown field path, in document
+ *                     order (fn returning nonzero stops the walk); returns
+ *                     how many were reported;
+ *   SX_FIELDS_IGNORE  nothing (returns 0).
+ * Pods and Nodes are checked (status, probes, security contexts and volume
+ * sources' own fields are not: written by the cluster or free-form); other
+ * kinds return 0. Matching is case-sensitive, as the apiserver's. */
+enum sx_field_validation { SX_FIELDS_IGNORE, SX_FIELDS_WARN, SX_FIELDS_STRICT };
+typedef int (*sx_unknown_field_fn)(void *ctx, const char *path);
+int sx_decode_check_fields(const struct cJSON *json, enum sx_kind kind,
+			   enum sx_field_validation mode, sx_unknown_field_fn fn, void *ctx,
+			   struct sx_error *err);
 
 /* Parses an RFC 3339 timestamp to unix seconds; SX_EINVAL on garbage. */
 int sx_parse_time(const char *s, int64_t *out);

@@ -44,6 +44,19 @@ int sx_kube_authenticate(struct sx_kube *kube, struct sx_error *err);
 /* Server URL (for the "connected to" log line). */
 const char *sx_kube_server(const struct sx_kube *kube);
 
+/* client-go's request metrics hooks (k8s.io/client-go/tools/metrics
+ * RequestResult and RequestLatency, which component-base's restclient
+ * package feeds into rest_client_requests_total{code,method,host} and
+ * rest_client_request_duration_seconds{verb,host}): called after every
+ * attempt of sx_kube_request, retries included, as client-go's
+ * updateURLMetrics is. code is "200" or "<error>" for a transport failure;
+ * server is the client's server URL. Process-wide, like client-go's
+ * metrics.Register: set once at startup (NULL unsets), from any thread
+ * afterwards only read. */
+typedef void (*sx_kube_observer_fn)(void *ctx, const char *method, const char *server,
+				    const char *code, double seconds);
+void sx_kube_set_observer(sx_kube_observer_fn fn, void *ctx);
+
 /* A raw request. body may be NULL. On return *status is the HTTP status
  * (0 when no response), *resp the body (caller frees; may be NULL). Retries
  * 429 (Retry-After) and 5xx with backoff, re-reads a rotated token on 401.

@@ -48,6 +48,12 @@ void sx_metrics_observe(struct sx_metrics *m, const char *name, const char *labe
 void sx_metrics_set_histogram(struct sx_metrics *m, const char *name, const char *labels,
 			      const uint64_t *buckets, unsigned nbuckets, uint64_t count, double sum);
 
+/* Creates the series name{labels} at zero when it does not exist yet (any
+ * type; a histogram gets empty buckets): a family then shows 0 before
+ * anything happened instead of no series, which dashboards show as "No
+ * data". Ignored when the family is unknown. */
+void sx_metrics_touch(struct sx_metrics *m, const char *name, const char *labels);
+
 /* Current value of a counter/gauge series (0 when absent); histograms give
  * their observation count. For tests. */
 double sx_metrics_value(struct sx_metrics *m, const char *name, const char *labels);

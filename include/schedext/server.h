@@ -37,7 +37,12 @@ struct sx_server_opts {
 	const char *tls_cert_pem;
 	const char *tls_key_pem;
 	const char *tls_client_ca_pem;  /* non-NULL: clients must present a cert it signed */
-	const char *state_path;         /* --state: re-read by /debug/whatif; NULL = live */
+	/* --standalone: the Lease name of leader_election_master_status,
+	 * copied from the loop's schedext_leader at each scrape; NULL = none */
+	const char *lease_name;
+	/* --state files, in order: re-read by /debug/whatif; none = live */
+	const char *const *state_paths;
+	unsigned nstates;
 	/* Time one /debug/pending or /debug/whatif request may spend
 	 * evaluating pods; the rest are reported as not evaluated. */
 	double debug_budget_s;          /* 0 = SX_SERVER_DEFAULT_DEBUG_BUDGET_S */

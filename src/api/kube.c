@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -492,6 +493,32 @@ static uint64_t backoff_ns(int i, double retry_after)
 	return (uint64_t)(base * (1.0 + (double)rand() / RAND_MAX) * 1e9);
 }
 
+static _Atomic(sx_kube_observer_fn) observer;
+static void *_Atomic observer_ctx;
+
+void sx_kube_set_observer(sx_kube_observer_fn fn, void *ctx)
+{
+	atomic_store(&observer_ctx, ctx);
+	atomic_store(&observer, fn);
+}
+
+/* One attempt's metrics (client-go request.go updateURLMetrics). */
+static void observe(const struct sx_kube *kube, const char *method, int rc, long status,
+		    uint64_t start_ns)
+{
+	sx_kube_observer_fn fn = atomic_load(&observer);
+	char code[24];
+
+	if (!fn)
+		return;
+	if (rc)
+		snprintf(code, sizeof(code), "<error>");
+	else
+		snprintf(code, sizeof(code), "%ld", status);
+	fn(atomic_load(&observer_ctx), method, kube->cfg.server, code,
+	   (double)(sx_now_ns() - start_ns) / 1e9);
+}
+
 int sx_kube_request(struct sx_kube *kube, const char *method, const char *path,
 		    const char *content_type, const char *body, size_t body_len, long *status,
 		    char **resp, size_t *resp_len, struct sx_error *err)
@@ -511,8 +538,10 @@ int sx_kube_request(struct sx_kube *kube, const char *method, const char *path,
 		sx_buf_reset(&r.body);
 		r.retry_after = -1;
 		sx_kube_throttle(kube, NULL);
+		uint64_t start_ns = sx_now_ns();
 		rc = attempt(kube, method, path, content_type, body, body_len, status, &r, &gen,
 			     err);
+		observe(kube, method, rc, *status, start_ns);
 		if (rc) {
 			/* Transport failure: only idempotent reads are retried
 			 * (a failed credential plugin is not a transport one). */

@@ -39,6 +39,8 @@ struct loader {
 	uint32_t n, cap;
 	char *warned[MAX_WARNED_KINDS]; /* unknown kinds already reported */
 	uint32_t nwarned;
+	struct sx_field_warnings fields; /* unknown fields reported */
+	bool check_fields;       /* a file: warn about unknown fields */
 	struct sx_error *err;
 	const char *map;         /* the file when mapped (pages released as read) */
 	const char *released;    /* map's pages before this are released */
@@ -52,6 +54,7 @@ static void loader_free(struct loader *l, bool release_objs)
 	free(l->objs);
 	for (uint32_t i = 0; i < l->nwarned; i++)
 		free(l->warned[i]);
+	sx_field_warnings_free(&l->fields);
 }
 
 /* One warning per unknown kind and load. */
@@ -89,6 +92,59 @@ static void describe(const cJSON *item, const char *kind, char *buf, size_t len)
 		snprintf(buf, len, " (%s %.128s)", lower, name);
 	else
 		snprintf(buf, len, " (%s)", lower);
+}
+
+/* An unknown field of a dumped object is a warning, not an error. A dump
+ * comes from a cluster, whose apiserver may be newer than the v1 types
+ * schedext knows; kubectl's field validation "Warn" (KEP-2885) reports
+ * each unknown field and goes on, and so does this: once per kind and path
+ * (indices dropped, so 5,000 pods with the same new field warn once), at
+ * most SX_FIELD_WARNINGS_MAX per load. */
+struct warn_ctx {
+	struct sx_field_warnings *w;
+	const char *file, *where, *kind;
+	const cJSON *item;
+};
+
+static int warn_field(void *ctx, const char *path)
+{
+	struct warn_ctx *c = ctx;
+	struct sx_field_warnings *w = c->w;
+	char key[600], desc[300];
+	size_t k = (size_t)snprintf(key, sizeof(key), "%s ", c->kind);
+
+	for (const char *p = path; *p && k + 2 < sizeof(key); p++) {
+		key[k++] = *p;
+		if (*p == '[' && strchr(p, ']')) /* "[12]" -> "[]" */
+			p = strchr(p, ']') - 1;
+	}
+	key[k] = '\0';
+	for (uint32_t i = 0; i < w->n; i++)
+		if (strcmp(w->seen[i], key) == 0)
+			return 0;
+	if (w->n == SX_FIELD_WARNINGS_MAX || !(w->seen[w->n] = sx_strdup(key)))
+		return 1; /* enough said: stop walking */
+	w->n++;
+	describe(c->item, c->kind, desc, sizeof(desc));
+	sx_log(0, "warning: %s: %s%s: unknown field \"%s\"", c->file, c->where, desc, path);
+	return 0;
+}
+
+void sx_state_warn_fields(struct sx_field_warnings *w, const char *file, const char *where,
+			  const cJSON *item, const char *kind)
+{
+	struct warn_ctx c = { w, file, where, kind, item };
+
+	if (kind)
+		sx_decode_check_fields(item, sx_kind_from_name(kind), SX_FIELDS_WARN, warn_field, &c,
+				       NULL);
+}
+
+void sx_field_warnings_free(struct sx_field_warnings *w)
+{
+	for (uint32_t i = 0; i < w->n; i++)
+		free(w->seen[i]);
+	w->n = 0;
 }
 
 /* Rewrites err as the full message for the item at `where`. */
@@ -138,6 +194,8 @@ static int load_item(struct loader *l, const cJSON *item, const char *list_kind,
 	rc = sx_decode_object(item, kind, &o, l->err);
 	if (rc < 0)
 		return item_error(l, where, item, kind);
+	if (l->check_fields)
+		sx_state_warn_fields(&l->fields, l->name, where, item, kind);
 	m = sx_object_meta(&o);
 	if (!m || !m->name || !m->name[0]) {
 		sx_object_unref(&o);
@@ -362,7 +420,8 @@ int sx_state_load_buffer(struct sx_cache *cache, const char *name, const char *d
 			 struct sx_error *err)
 {
 	struct sx_error tmp;
-	struct loader l = { .name = name ? name : "state", .err = err ? err : &tmp };
+	struct loader l = { .name = name ? name : "state", .err = err ? err : &tmp,
+			    .check_fields = true };
 
 	if (!data) /* sx_parse_documents' message */
 		return apply_decoded(cache, &l, decode_tree(&l, data, len));
@@ -446,7 +505,8 @@ static const char *map_file(const char *path, size_t *len)
 static int load_mapped(struct sx_cache *cache, const char *path, const char *map, size_t len,
 		       struct sx_error *err)
 {
-	struct loader l = { .name = path, .err = err, .map = map, .released = map };
+	struct loader l = { .name = path, .err = err, .map = map, .released = map,
+			    .check_fields = true };
 	int rc;
 
 	madvise((void *)map, len, MADV_SEQUENTIAL);

@@ -4,6 +4,7 @@
  * name: `kubectl schedext why POD` runs `kubectl-schedext why POD`.
  * Usage errors and bad input print one line and exit 2. */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "schedext/server.h"
 #include "schedext/whatif.h"
 #include "kubectl.h"
+#include "opts.h"
 
 #define EXIT_USAGE 2
 #define MAX_INPUT_FILE_BYTES (4u << 20)
@@ -32,24 +34,67 @@ static const char usage_kubectl[] =
 	"  pending        every pending pod, grouped by the plugin and reason that block it\n"
 	"  what-if        place pods after changing the cluster, without changing it\n"
 	"\n"
-	"Cluster (default: the current context of $KUBECONFIG or ~/.kube/config):\n"
-	"  --kubeconfig FILE   --context NAME   --state FILE (a dump: kubectl get\n"
-	"                      nodes,pods,pvc,pv,... -A -o json; repeat to add files)\n"
-	"Options:\n"
-	"  -n, --namespace NS  namespace (default: the context's)\n"
-	"  -A, --all-namespaces  pending: every namespace\n"
-	"  --config FILE       KubeSchedulerConfiguration (default: the upstream default)\n"
-	"  --config-map NS/NAME[/KEY]  the one the cluster runs, from a ConfigMap (of the\n"
-	"                      live cluster, or of the dump); KEY defaults to its only key\n"
-	"  --profile NAME      profile to use (default: the pod's schedulerName)\n"
-	"  -o, --output text|json|yaml  (default text)\n"
-	"  --web [--listen ADDR]  why: serve the page for the pod instead of printing\n"
-	"What-if (repeatable, applied in order; FILExN means N copies):\n"
-	"  --add-node FILE[xN]  --remove-node NAME  --drain NODE  --cordon NODE\n"
-	"  --pods FILE[xN]      --scale NS/DEPLOYMENT=N\n"
-	"  The pods the edits make pending (drained, removed node's, --pods, --scale)\n"
-	"  are placed one after another; when the edits make none, the cluster's\n"
-	"  pending pods are placed.\n";
+	"Run 'kubectl schedext <command> --help' for the options of a command.\n";
+
+/* The options every command takes. */
+#define USAGE_CLUSTER                                                                          \
+	"Cluster (default: the current context of $KUBECONFIG or ~/.kube/config):\n"            \
+	"  --kubeconfig FILE   kubeconfig file\n"                                              \
+	"  --context NAME      kubeconfig context\n"                                           \
+	"  --state FILE        a dump instead of a live cluster (kubectl get\n"                \
+	"                      nodes,pods,pvc,pv,pdb,deploy -A -o json); repeat to merge\n"    \
+	"                      several files (later objects win)\n"                            \
+	"Scheduler:\n"                                                                          \
+	"  --config FILE       KubeSchedulerConfiguration (default: the upstream default)\n"  \
+	"  --config-map NS/NAME[/KEY]  the one the cluster runs, from a ConfigMap (of the\n"  \
+	"                      live cluster, or of the dump); KEY defaults to its only key\n" \
+	"  --profile NAME      profile to use (default: the pod's schedulerName)\n"           \
+	"Output:\n"                                                                             \
+	"  -o, --output text|json|yaml  (default text)\n"                                      \
+	"  -h, --help          this help\n"
+
+static const char usage_why[] =
+	"usage: kubectl schedext why POD [-n NS] [options]\n"
+	"\n"
+	"Runs one scheduling cycle for the pending pod POD over every node and prints\n"
+	"where it would go and why every other node was rejected or scored lower; when\n"
+	"no node fits, the FailedScheduling message and what preemption would do (a dry\n"
+	"run: nothing is evicted). A bound pod is reported as such.\n"
+	"\n"
+	"  -n, --namespace NS  the pod's namespace (default: the context's)\n"
+	"  --web               serve the page for the pod instead of printing\n"
+	"  --listen ADDR       with --web: where to listen (default 127.0.0.1:8899)\n"
+	USAGE_CLUSTER;
+
+static const char usage_pending[] =
+	"usage: kubectl schedext pending [-n NS | -A] [options]\n"
+	"\n"
+	"Runs one cycle for every pending pod and groups them by the plugin and reason\n"
+	"that reject the most nodes (or their PreFilter rejection).\n"
+	"\n"
+	"  -n, --namespace NS  only this namespace (default: the context's)\n"
+	"  -A, --all-namespaces  every namespace\n"
+	USAGE_CLUSTER;
+
+static const char usage_what_if[] =
+	"usage: kubectl schedext what-if EDIT... [options]\n"
+	"\n"
+	"Changes a copy of the cluster and places pods one after another with assume,\n"
+	"in QueueSort order, preempting as DefaultPreemption would. Nothing is written.\n"
+	"\n"
+	"Edits (repeatable, applied in order; FILExN means N copies):\n"
+	"  --add-node FILE[xN]  add N nodes like the Node in FILE (NAME, NAME-2, ...)\n"
+	"  --remove-node NAME   remove a node; its pods become pending\n"
+	"  --drain NODE         cordon a node and make its pods pending (but DaemonSet\n"
+	"                       and mirror pods)\n"
+	"  --cordon NODE        mark a node unschedulable\n"
+	"  --pods FILE[xN]      add N pods like the Pod in FILE\n"
+	"  --scale NS/DEPLOYMENT=N  the Deployment's pod template, for replicas above\n"
+	"                       spec.replicas\n"
+	"The pods the edits make pending are placed; when the edits make none (only\n"
+	"--add-node/--cordon), the cluster's pending pods are.\n"
+	"\n"
+	USAGE_CLUSTER;
 
 enum edit_kind { E_ADD_NODE, E_REMOVE_NODE, E_DRAIN, E_CORDON, E_PODS, E_SCALE };
 
@@ -62,7 +107,7 @@ struct kargs {
 	const char *cmd, *pod, *kubeconfig, *context, *config, *profile, *ns, *output;
 	const char *state;      /* the first --state: set when offline */
 	unsigned nstates;
-	const char *states[8];  /* --state FILE, repeatable: a dump plus more objects */
+	const char *states[16]; /* --state FILE, repeatable: a dump plus more objects */
 	const char *listen;
 	const char *config_map; /* NS/NAME[/KEY]: the cluster's KubeSchedulerConfiguration */
 	bool all_ns, web;
@@ -107,10 +152,13 @@ static int parse_args(int argc, char **argv, struct kargs *a)
 		{ "config-map", required_argument, 0, 'M' },
 		{ "help", no_argument, 0, 'h' },	     { 0, 0, 0, 0 },
 	};
+	char msg[200];
 	int c, rc = 0;
 
 	opterr = 0;
 	optind = 2;
+	if (sx_opts_exact(argc, argv, 2, opts, "n:Ao:h", msg, sizeof(msg)) < 0)
+		return usage_error("%s", msg);
 	while (rc == 0 && optind < argc) {
 		c = getopt_long(argc, argv, "+n:Ao:h", opts, NULL);
 		if (c == -1) { /* a positional argument: the pod */
@@ -124,7 +172,7 @@ static int parse_args(int argc, char **argv, struct kargs *a)
 		case 'C': a->context = optarg; break;
 		case 's':
 			if (a->nstates == sizeof(a->states) / sizeof(a->states[0]))
-				return usage_error("at most %s --state files", "8");
+				return usage_error("at most %s --state files", "16");
 			a->states[a->nstates++] = optarg;
 			a->state = a->states[0];
 			break;
@@ -139,7 +187,12 @@ static int parse_args(int argc, char **argv, struct kargs *a)
 		case 1: case 2: case 3: case 4: case 5: case 6:
 			rc = add_edit(a, (enum edit_kind)(c - 1), optarg);
 			break;
-		case 'h': fputs(usage_kubectl, stdout); return 1;
+		case 'h':
+			fputs(!strcmp(a->cmd, "why")       ? usage_why
+			      : !strcmp(a->cmd, "pending") ? usage_pending
+							   : usage_what_if,
+			      stdout);
+			return 1;
 		default:
 			return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
 		}
@@ -361,26 +414,34 @@ static const struct sx_profile *pick_profile(const struct env *e, const char *na
 	return p ? p : sx_config_profile(e->cfg, NULL);
 }
 
+/* why --web: `schedext serve` on the same cluster (every --state, or the
+ * kubeconfig) and configuration, printing the page's address first. */
 static int serve_web(const struct kargs *a, const char *ns, const char *pod)
 {
 	const char *listen = a->listen ? a->listen : "127.0.0.1:8899";
-	const char *argv[] = { "serve", a->state ? "--state" : "--kubeconfig",
-			       a->state ? a->state : (a->kubeconfig ? a->kubeconfig : ""),
-			       "--listen", listen, NULL, NULL, NULL };
-	int argc = 5;
+	const char *argv[8 + 2 * SX_ARRAY_SIZE(a->states)];
+	int argc = 0;
 
-	if (!a->state && !a->kubeconfig)
-		argc = 0; /* in-cluster / $KUBECONFIG: no flag */
-	if (argc == 0) {
-		argv[0] = "serve";
-		argv[1] = "--listen";
-		argv[2] = listen;
-		argc = 3;
+	argv[argc++] = "serve";
+	argv[argc++] = "--listen";
+	argv[argc++] = listen;
+	for (unsigned i = 0; i < a->nstates; i++) {
+		argv[argc++] = "--state";
+		argv[argc++] = a->states[i];
+	}
+	if (a->kubeconfig) { /* else in-cluster / $KUBECONFIG: no flag */
+		argv[argc++] = "--kubeconfig";
+		argv[argc++] = a->kubeconfig;
+	}
+	if (a->context) {
+		argv[argc++] = "--context";
+		argv[argc++] = a->context;
 	}
 	if (a->config) {
 		argv[argc++] = "--config";
 		argv[argc++] = a->config;
 	}
+	argv[argc] = NULL;
 	printf("open http://%s/ui#pod=%s/%s\n", listen, ns, pod);
 	fflush(stdout);
 	return sx_cmd_serve(argc, (char **)argv);
@@ -406,8 +467,6 @@ static int cmd_why(const struct kargs *a, struct env *e)
 		       EXIT_USAGE;
 	if (a->web) {
 		sx_pod_unref(pod);
-		if (a->nstates > 1)
-			return usage_error("why --web: %s", "give one --state file");
 		return serve_web(a, e->ns, a->pod);
 	}
 	const struct sx_profile *prof = pick_profile(e, a->profile, pod);
@@ -502,7 +561,7 @@ static int file_edit(struct sx_whatif *w, const struct edit *ed, struct sx_error
 	if (rc)
 		return rc;
 	if (!(f = fopen(path, "rb")))
-		return sx_error_set(err, SX_EIO, "%s: cannot open", path);
+		return sx_error_set(err, SX_EIO, "open %s: %s", path, strerror(errno));
 	data = malloc(MAX_INPUT_FILE_BYTES + 1);
 	len = data ? fread(data, 1, MAX_INPUT_FILE_BYTES + 1, f) : 0;
 	fclose(f);
@@ -579,8 +638,8 @@ static int cmd_what_if(const struct kargs *a, struct env *e)
 	}
 	if (rc == 0 && w.npending == 0 && sx_whatif_add_cluster_pending(&w, e->cfg) < 0)
 		rc = usage_error("%s", "out of memory");
-	if (rc == 0)
-		rc = load(e);
+	if (rc == 0 && sx_whatif_load(&w, e->cache, &err) < 0)
+		rc = fail(&err);
 	sx_buf_init(&out);
 	if (rc == 0 && sx_place_pods(e->cache, &e->doc, e->cfg, prof, e->pool, w.pending, w.npending,
 				     0, &p) < 0)

@@ -1,5 +1,5 @@
-/* schedext command line: serve, explain, version. Usage errors print a
- * one-line reason and exit 2. */
+/* schedext command line: serve, explain, why, pending, what-if, version,
+ * help. Usage errors print a one-line reason and exit 2. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
@@ -16,8 +16,11 @@
 #include "schedext/intern.h"
 #include "schedext/pool.h"
 #include "schedext/server.h"
+#include "schedext/snapshot.h"
 #include "schedext/state.h"
+#include "schedext/whatif.h"
 #include "kubectl.h"
+#include "opts.h"
 
 #define EXIT_USAGE 2
 #define MAX_POD_FILE_BYTES (4u << 20)
@@ -27,13 +30,17 @@ static const char usage_main[] =
 	"usage: schedext <command> [options]\n"
 	"\n"
 	"Commands:\n"
-	"  serve     run the extender HTTP server (and, with --standalone, the scheduler)\n"
-	"  explain   explain where a pod would be scheduled and why\n"
-	"  why, pending, what-if\n"
-	"            the operator's commands, also installed as kubectl-schedext\n"
-	"            (kubectl schedext why POD); see 'schedext why --help'\n"
+	"  serve     run the extender HTTP server and the page /ui (and, with\n"
+	"            --standalone, the scheduler)\n"
+	"  explain   explain where a pod from a file would be scheduled and why\n"
+	"  why       where a pod of the cluster would go now, and why not elsewhere\n"
+	"  pending   every pending pod, grouped by the plugin and reason that block it\n"
+	"  what-if   place pods after changing a copy of the cluster\n"
 	"  version   print the version\n"
+	"  help      this help\n"
 	"\n"
+	"why, pending and what-if are also installed as kubectl-schedext\n"
+	"(kubectl schedext why POD).\n"
 	"Run 'schedext <command> --help' for the options of a command.\n";
 
 static const char usage_explain[] =
@@ -43,12 +50,14 @@ static const char usage_explain[] =
 	"every node (percentageOfNodesToScore 100), and prints why each node was\n"
 	"rejected or how it scored.\n"
 	"\n"
-	"  --state FILE       cluster state: a v1 List or a multi-document YAML/JSON stream\n"
-	"  --pod FILE         the pod (v1 Pod, JSON or YAML)\n"
+	"  --state FILE       cluster state: a v1 List or a multi-document YAML/JSON stream;\n"
+	"                     repeat to merge several files (later objects win)\n"
+	"  --pod FILE         the pod (v1 Pod, JSON or YAML; an unknown field is an error)\n"
 	"  --config FILE      KubeSchedulerConfiguration (default: the upstream default profile)\n"
 	"  --profile NAME     profile (schedulerName) to use (default: the pod's schedulerName\n"
 	"                     if served, else the first profile)\n"
-	"  --nodes A,B,...    only these candidate nodes (the others still count)\n"
+	"  --nodes A,B,...    only these candidate nodes (the others still count; each\n"
+	"                     must exist)\n"
 	"  --format json|text output format (default json)\n"
 	"  --emulated-version V  the kube-scheduler release whose defaults run (1.35,\n"
 	"                     1.36, 1.37; default 1.37), as for serve\n"
@@ -68,7 +77,8 @@ static char *read_file(const char *path, size_t max, size_t *len, struct sx_erro
 {
 	FILE *f = fopen(path, "rb");
 	if (!f) {
-		sx_error_set(err, SX_EIO, "%s: %s", path, strerror(errno));
+		/* Go's os.Open words, as kubectl prints them */
+		sx_error_set(err, SX_EIO, "open %s: %s", path, strerror(errno));
 		return NULL;
 	}
 	char *data = malloc(max + 1);
@@ -88,8 +98,12 @@ static char *read_file(const char *path, size_t max, size_t *len, struct sx_erro
 	return data;
 }
 
+/* The pod of --pod FILE, checked strictly (sx_input_check): an unknown
+ * field, a bad quantity or a file that is not a Pod fails, naming the file,
+ * the pod and the field. */
 static struct sx_pod *load_pod(const char *path, struct sx_error *err)
 {
+	char msg[sizeof(err->path) + sizeof(err->msg) + 2];
 	size_t len;
 	char *data = read_file(path, MAX_POD_FILE_BYTES, &len, err);
 	if (!data)
@@ -97,7 +111,7 @@ static struct sx_pod *load_pod(const char *path, struct sx_error *err)
 	cJSON *docs = sx_parse_documents(data, len, err);
 	free(data);
 	if (!docs)
-		return NULL;
+		goto fail;
 	const cJSON *obj = cJSON_GetArrayItem(docs, 0);
 	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
 	struct sx_pod *pod = NULL;
@@ -105,10 +119,15 @@ static struct sx_pod *load_pod(const char *path, struct sx_error *err)
 		sx_error_set(err, SX_EINVAL, "expected a v1 Pod object");
 	else if (kind && (!cJSON_IsString(kind) || strcmp(kind->valuestring, "Pod") != 0))
 		sx_error_set(err, SX_EINVAL, "kind: expected \"Pod\"");
-	else
+	else if (sx_input_check(obj, "Pod", err) == 0)
 		pod = sx_decode_pod(obj, err);
 	cJSON_Delete(docs);
-	return pod;
+	if (pod)
+		return pod;
+fail:
+	sx_error_string(err, msg, sizeof(msg));
+	sx_error_set(err, SX_EINVAL, "%s: %s", path, msg);
+	return NULL;
 }
 
 /* Splits "a,b,c" into interned names. */
@@ -128,8 +147,12 @@ static sx_str *parse_node_list(const char *list, uint32_t *n)
 	return out;
 }
 
+#define MAX_STATE_FILES 16
+
 struct explain_args {
-	const char *state, *pod, *config, *profile, *nodes, *format;
+	const char *states[MAX_STATE_FILES]; /* --state, repeatable: merged in order */
+	unsigned nstates;
+	const char *pod, *config, *profile, *nodes, *format;
 	/* every --feature-gates / --emulated-version value, joined by ',' */
 	char gates[2048], release[128];
 };
@@ -154,14 +177,21 @@ static int parse_explain_args(int argc, char **argv, struct explain_args *a)
 		{ "emulated-version", required_argument, 0, 'e' },
 		{ "help", no_argument, 0, 'h' },	  { 0, 0, 0, 0 },
 	};
+	char msg[200];
 	int c;
 	opterr = 0;
 	optind = 1;
 	memset(a, 0, sizeof(*a));
 	a->format = "json";
+	if (sx_opts_exact(argc, argv, 1, opts, "h", msg, sizeof(msg)) < 0)
+		return usage_error("explain: %s", msg);
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': a->state = optarg; break;
+		case 's':
+			if (a->nstates == MAX_STATE_FILES)
+				return usage_error("explain: at most %s --state files", "16");
+			a->states[a->nstates++] = optarg;
+			break;
 		case 'p': a->pod = optarg; break;
 		case 'c': a->config = optarg; break;
 		case 'P': a->profile = optarg; break;
@@ -183,7 +213,7 @@ static int parse_explain_args(int argc, char **argv, struct explain_args *a)
 	}
 	if (optind < argc)
 		return usage_error("explain: unexpected argument '%s'", argv[optind]);
-	if (!a->state)
+	if (!a->nstates)
 		return usage_error("explain: %s is required", "--state");
 	if (!a->pod)
 		return usage_error("explain: %s is required", "--pod");
@@ -258,14 +288,16 @@ static int cmd_explain(int argc, char **argv)
 	if (!e.cfg)
 		return fail_input(&err);
 	e.cache = sx_cache_new();
-	if (!e.cache || sx_state_load_file(e.cache, a.state, &err) < 0) {
-		explain_env_free(&e);
-		return fail_input(&err);
+	if (!e.cache)
+		return usage_error("explain: %s", "out of memory");
+	for (unsigned i = 0; i < a.nstates; i++) {
+		if (sx_state_load_file(e.cache, a.states[i], &err) < 0) {
+			explain_env_free(&e);
+			return fail_input(&err);
+		}
 	}
 	e.pod = load_pod(a.pod, &err);
 	if (!e.pod) {
-		snprintf(msg, sizeof(msg), "%s", err.msg);
-		sx_error_set(&err, SX_EINVAL, "%s: %s", a.pod, msg);
 		explain_env_free(&e);
 		return fail_input(&err);
 	}
@@ -279,6 +311,15 @@ static int cmd_explain(int argc, char **argv)
 		return usage_error("explain: %s", "out of memory");
 	}
 	e.snap = sx_cache_snapshot(e.cache);
+	/* A name kube-scheduler would never send: refusing it beats explaining
+	 * "0/7 nodes are available" over an empty candidate list. */
+	for (uint32_t i = 0; e.snap && i < e.nnodes; i++) {
+		if (sx_snapshot_find(e.snap, e.nodes[i]) < 0) {
+			snprintf(msg, sizeof(msg), "%s", sx_str_get(e.nodes[i]));
+			explain_env_free(&e);
+			return usage_error("explain: --nodes: node \"%s\" not found", msg);
+		}
+	}
 	struct sx_explain_opts opts = { .profile = prof, .snap = e.snap, .nodes = e.nodes,
 					.nnodes = e.nnodes, .text = strcmp(a.format, "text") == 0 };
 	struct sx_buf out;
@@ -307,8 +348,10 @@ int main(int argc, char **argv)
 	sx_intern_init();
 	if (argc > 0 && strcmp(base_name(argv[0]), "kubectl-schedext") == 0)
 		return sx_cmd_kubectl(argc, argv);
-	if (argc < 2)
-		return usage_error("%s", "missing command (serve, explain, version); see --help");
+	if (argc < 2) {
+		fputs(usage_main, stderr);
+		return EXIT_USAGE;
+	}
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
 		fputs(usage_main, stdout);
@@ -330,5 +373,6 @@ int main(int argc, char **argv)
 		return cmd_explain(argc - 1, argv + 1);
 	if (strcmp(cmd, "why") == 0 || strcmp(cmd, "pending") == 0 || strcmp(cmd, "what-if") == 0)
 		return sx_cmd_kubectl(argc, argv);
-	return usage_error("unknown command '%s' (serve, explain, version)", cmd);
+	return usage_error("unknown command '%s' (serve, explain, why, pending, what-if, version, "
+			   "help)", cmd);
 }

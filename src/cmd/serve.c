@@ -28,6 +28,7 @@
 #include "schedext/server.h"
 #include "schedext/state.h"
 #include "authz.h"
+#include "serve_metrics.h"
 
 #define EXIT_USAGE 2
 #define MAX_PEM_BYTES (1u << 20)
@@ -36,9 +37,23 @@
 static const char usage_serve[] =
 	"usage: schedext serve [options]\n"
 	"\n"
-	"Serves the kube-scheduler extender verbs (POST <prefix>/filter, /prioritize,\n"
-	"/preempt, /bind) and GET /healthz, /readyz, /version, /metrics, /debug/cache,\n"
-	"POST /debug/explain.\n"
+	"Serves a cluster (--state files, or a live cluster through informers) over HTTP:\n"
+	"  POST <prefix>/filter, /prioritize, /preempt, /bind\n"
+	"                         kube-scheduler's extender verbs (--url-prefix)\n"
+	"  GET  /healthz, /livez, /readyz  health (?verbose: one line per check)\n"
+	"  GET  /version          schedext's version and the extender API it speaks\n"
+	"  GET  /metrics          Prometheus metrics (kube-scheduler's families)\n"
+	"  GET  /configz          the effective KubeSchedulerConfiguration\n"
+	"  GET  /debug/explain?pod=NS/NAME, POST /debug/explain (a v1 Pod)\n"
+	"                         why a pod would go where, JSON\n"
+	"  GET  /debug/cache      the nodes and pods in the cache\n"
+	"  GET  /debug/pending[?namespace=NS]  pending pods grouped by reason\n"
+	"  POST /debug/whatif     {\"addNodes\":[{\"like\":NODE,\"count\":N}]}: place the\n"
+	"                         pending pods on a changed copy of the cluster\n"
+	"  GET  /ui               the operators' page over the /debug endpoints\n"
+	"All but the verbs and health need authorization (--authorization-always-allow-paths;\n"
+	"with --state, loopback clients only unless --debug-allow-remote).\n"
+	"With --standalone it also schedules pods whose schedulerName is a profile.\n"
 	"\n"
 	"  --listen ADDR:PORT     listen address (default 127.0.0.1:8888; 0.0.0.0:8888 in a pod)\n"
 	"  --threads N            HTTP worker threads (default: one per core, 2 to 16)\n"
@@ -47,7 +62,8 @@ static const char usage_serve[] =
 	"  --max-body-bytes N     request body limit (default 67108864 = 64 MiB, a 5000-node\n"
 	"                         NodeList); larger requests get 413\n"
 	"  --url-prefix PATH      serve the verbs under PATH (e.g. /scheduler)\n"
-	"  --state FILE           cluster state file (v1 List or YAML stream) instead of a cluster\n"
+	"  --state FILE           cluster state file (v1 List or YAML stream) instead of a cluster;\n"
+	"                         repeat to merge several files (later objects win)\n"
 	"  --kubeconfig FILE      kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
 	"  --context NAME         kubeconfig context\n"
 	"  --kube-api-qps N       API server requests per second (default 50, as client-go)\n"
@@ -86,6 +102,8 @@ static const char usage_serve[] =
 	"  -v=N                   log verbosity (2: one line per request)\n"
 	"  -h, --help             this help\n";
 
+#define MAX_STATE_FILES 16
+
 struct serve_args {
 	const char *listen, *state, *config, *profile, *kubeconfig, *context;
 	const char *tls_cert, *tls_key, *tls_client_ca, *url_prefix, *always_allow;
@@ -98,6 +116,10 @@ struct serve_args {
 	/* every --feature-gates and --emulated-version value, joined by ','
 	 * (the flags repeat, as component-base's do) */
 	char feature_gates[4096], emulated_version[256];
+	/* every --state, in order: the files merge (a later object replaces
+	 * an earlier one with the same key), as kubectl-schedext's do */
+	const char *states[MAX_STATE_FILES];
+	unsigned nstates;
 	double debug_budget_s;
 	bool standalone, leader_elect, leader_elect_set, debug_allow_remote;
 };
@@ -257,6 +279,11 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 			done = opt_value(argc, argv, &i, snames[k], &val, &rc);
 			if (done && rc < 0)
 				*strs[k] = val;
+			if (done && rc < 0 && strs[k] == &a->state) {
+				if (a->nstates == MAX_STATE_FILES)
+					return usage_error("at most %d --state files", MAX_STATE_FILES);
+				a->states[a->nstates++] = val;
+			}
 		}
 		for (size_t k = 0; !done && k < SX_ARRAY_SIZE(nums); k++) {
 			done = opt_value(argc, argv, &i, nums[k].name, &val, &rc);
@@ -357,6 +384,7 @@ struct serve {
 
 static void serve_free(struct serve *s)
 {
+	sx_serve_metrics_stop(); /* no API client may count into a freed registry */
 	sx_authz_free(s->authz);
 	sx_informers_stop(s->inf);
 	sx_extenders_free(s->extenders);
@@ -512,6 +540,33 @@ static void log_features(const struct sx_features *f)
 	       sx_release(f), diff[0] ? diff : "none");
 }
 
+/* Loads one --state file into the cache (on top of the earlier ones) and
+ * logs what it held, per kind: "state demo.yaml: 7 Node, 19 Pod". The
+ * counts are the cache's growth, so an object that replaces one of an
+ * earlier file with the same key is not counted again. -1 to go on, or
+ * an exit code. */
+static int load_state(struct sx_cache *cache, const char *path)
+{
+	struct sx_cache_stats before, after;
+	struct sx_error err = { 0 };
+	char ebuf[600], line[1024] = "";
+	size_t len = 0;
+
+	sx_cache_stats(cache, &before);
+	if (sx_state_load_file(cache, path, &err) < 0)
+		return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
+	sx_cache_stats(cache, &after);
+	for (int k = SX_KIND_UNKNOWN + 1; k < SX_KIND_COUNT && len < sizeof(line); k++) {
+		uint64_t n = after.objects[k] - before.objects[k];
+		if (n)
+			len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%llu %s",
+						len ? ", " : "", (unsigned long long)n,
+						sx_kind_name((enum sx_kind)k));
+	}
+	sx_log(1, "state %s: %s", path, len ? line : "no objects");
+	return -1;
+}
+
 /* Builds the profile, cache and cluster source. Returns -1 to go on, or an
  * exit code (2 for bad configuration, 1 for runtime failures). */
 static int serve_setup(struct serve *s, const struct serve_args *a)
@@ -542,8 +597,10 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	}
 	s->cache = sx_cache_new();
 	s->metrics = sx_metrics_new();
-	if (s->metrics)
+	if (s->metrics) {
 		sx_fw_metrics_define(s->metrics); /* the same families in every mode */
+		sx_serve_metrics_init(s->metrics, s->cfg, s->le_name, !a->standalone);
+	}
 	s->pool = sx_pool_new(pool_threads(s->cfg->parallelism));
 	if (!s->cache || !s->metrics || !s->pool) {
 		fprintf(stderr, "schedext serve: out of memory\n");
@@ -555,8 +612,9 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	if (a->standalone && (rc = setup_extenders(s)) >= 0)
 		return rc;
 	if (a->state) {
-		if (sx_state_load_file(s->cache, a->state, &err) < 0)
-			return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
+		for (unsigned i = 0; i < a->nstates; i++)
+			if ((rc = load_state(s->cache, a->states[i])) >= 0)
+				return rc;
 		/* The file's document tree is gone: give its pages back, or
 		 * they stay resident for the life of the process. */
 		malloc_trim(0);
@@ -659,7 +717,9 @@ int sx_cmd_serve(int argc, char **argv)
 	so.connection_timeout_s = (unsigned)a.conn_timeout;
 	so.max_body_bytes = a.max_body;
 	so.url_prefix = a.url_prefix;
-	so.state_path = a.state;
+	so.lease_name = a.standalone ? (s.le_name ? s.le_name : "schedext") : NULL;
+	so.state_paths = a.states;
+	so.nstates = a.nstates;
 	so.debug_budget_s = a.debug_budget_s;
 	so.authz = s.authz;
 	so.tls_cert_pem = s.pem[0];

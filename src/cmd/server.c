@@ -12,6 +12,8 @@
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -65,7 +67,9 @@ struct sx_server {
 	const struct sx_extender *ex;
 	struct sx_informers *inf;
 	size_t max_body;
-	const char *state_path; /* what-if re-reads it; NULL on a live cluster */
+	const char *const *state_paths; /* what-if re-reads them; none on a live cluster */
+	unsigned nstates;
+	char lease_label[300];  /* name="LEASE" with --standalone, else "" */
 	double debug_budget_s;  /* per /debug/pending or /debug/whatif request */
 	struct sx_authz *authz; /* who may read the non-verb endpoints; not owned */
 	atomic_bool stopping;   /* graceful shutdown began: readyz fails */
@@ -364,6 +368,9 @@ static unsigned op_metrics(struct sx_server *srv, const struct request *rq, stru
 	sx_metrics_set(m, "scheduler_scheduler_cache_size", "type=\"pods\"", st.pods);
 	sx_metrics_set(m, "scheduler_scheduler_cache_size", "type=\"assumed_pods\"",
 		       st.assumed_pods);
+	if (srv->lease_label[0]) /* client-go's leaderelection gauge, from the loop's */
+		sx_metrics_set(m, "leader_election_master_status", srv->lease_label,
+			       sx_metrics_value(m, "schedext_leader", NULL));
 	sx_fw_metrics_export(m, srv->ex->cfg);
 	sx_metrics_render(m, b);
 	return 200;
@@ -439,7 +446,7 @@ static unsigned op_pending(struct sx_server *srv, const struct request *rq, stru
 
 static unsigned op_whatif(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
-	return sx_ui_whatif(srv->ex, srv->state_path, rq->body.data, rq->body.len,
+	return sx_ui_whatif(srv->ex, srv->state_paths, srv->nstates, rq->body.data, rq->body.len,
 			    srv->debug_budget_s, b);
 }
 
@@ -466,10 +473,25 @@ static unsigned op_explain(struct sx_server *srv, const struct request *rq, stru
 		cJSON_Delete(root);
 		return 400;
 	}
-	pod = sx_decode_pod(root, &err);
+	/* As the verbs refuse an ExtenderArgs without a Pod, and kube-apiserver
+	 * a create without a name or with an unknown field (kubectl's
+	 * default, field validation Strict): a 400 naming the problem, never
+	 * an explanation of a pod named "/". */
+	const char *kind = sx_json_string(root, "kind");
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "metadata");
+	const char *name = cJSON_IsObject(meta) ? sx_json_string(meta, "name") : NULL;
+	if (cJSON_GetObjectItemCaseSensitive(root, "kind") && (!kind || strcmp(kind, "Pod") != 0))
+		sx_error_set(&err, SX_EINVAL, "kind: expected \"Pod\"");
+	else if (!name || !name[0])
+		sx_error_set(&err, SX_EINVAL, "metadata.name: required");
+	else if (sx_decode_check_fields(root, SX_KIND_POD, SX_FIELDS_STRICT, NULL, NULL, &err) == 0)
+		pod = sx_decode_pod(root, &err);
 	cJSON_Delete(root);
 	if (!pod) {
-		snprintf(msg, sizeof(msg), "Pod.%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
+		/* "Pod.spec.containers[0]...: why"; "Pod: strict decoding error: ..." */
+		bool strict = strncmp(err.msg, "strict ", 7) == 0;
+		snprintf(msg, sizeof(msg), "Pod%s%s", strict ? ": " : ".",
+			 sx_error_string(&err, ebuf, sizeof(ebuf)));
 		sx_reply_error(b, msg);
 		return 400;
 	}
@@ -755,6 +777,32 @@ static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t
 	return 0;
 }
 
+/* The listening socket, made here rather than by MHD: MHD_start_daemon
+ * only returns NULL when bind or listen fails, and its log line is the sole
+ * place the reason appears. Doing it ourselves gives the errno text
+ * ("cannot listen on 127.0.0.1:8888: Address already in use"), as
+ * kube-scheduler's net.Listen error says. SO_REUSEADDR as MHD (and Go's
+ * net.Listen) set it; IPv6 sockets take IPv6 only, as MHD_USE_IPv6 did. */
+static int listen_socket(const char *spec, const struct sockaddr_storage *ss, socklen_t len,
+			 bool v6, struct sx_error *err)
+{
+	int one = 1, fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0) {
+		sx_error_set(err, SX_EIO, "cannot listen on %s: socket: %s", spec, strerror(errno));
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (v6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)ss, len) != 0 || listen(fd, 1024) != 0) {
+		sx_error_set(err, SX_EIO, "cannot listen on %s: %s", spec, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static void define_metrics(struct sx_metrics *m)
 {
 	sx_metrics_define(m, "schedext_http_requests_total", SX_METRIC_COUNTER,
@@ -762,8 +810,6 @@ static void define_metrics(struct sx_metrics *m)
 	sx_metrics_define(m, "schedext_http_request_duration_seconds", SX_METRIC_HISTOGRAM,
 			  "HTTP request latency by verb.", latency_buckets,
 			  SX_ARRAY_SIZE(latency_buckets));
-	sx_metrics_define(m, "schedext_schedule_attempts_total", SX_METRIC_COUNTER,
-			  "Scheduling attempts by verb and result.", NULL, 0);
 	sx_metrics_define(m, "schedext_cache_nodes", SX_METRIC_GAUGE, "Nodes in the cache.", NULL, 0);
 	sx_metrics_define(m, "schedext_cache_pods", SX_METRIC_GAUGE, "Pods in the cache by state.",
 			  NULL, 0);
@@ -786,6 +832,8 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 			 MHD_USE_AUTO;
 	unsigned threads = o->threads ? o->threads : 1;
 
+	int fd;
+
 	if (parse_listen(o->listen, &ss, &sslen, &v6, err) < 0)
 		return NULL;
 	srv = sx_calloc(1, sizeof(*srv));
@@ -793,15 +841,23 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		return NULL;
 	}
+	if ((fd = listen_socket(o->listen, &ss, sslen, v6, err)) < 0) {
+		free(srv);
+		return NULL;
+	}
 	if (sx_bufpool_init(&srv->bufs, 2 * threads + 2, BUFPOOL_BUDGET) < 0) {
 		sx_error_set(err, SX_ENOMEM, "cannot initialise the buffer pool");
+		close(fd);
 		free(srv);
 		return NULL;
 	}
 	srv->ex = ex;
 	srv->inf = inf;
 	srv->max_body = o->max_body_bytes ? o->max_body_bytes : SX_SERVER_DEFAULT_MAX_BODY;
-	srv->state_path = o->state_path;
+	if (o->lease_name)
+		snprintf(srv->lease_label, sizeof(srv->lease_label), "name=\"%.250s\"", o->lease_name);
+	srv->state_paths = o->state_paths;
+	srv->nstates = o->nstates;
 	srv->debug_budget_s = o->debug_budget_s > 0 ? o->debug_budget_s
 						    : SX_SERVER_DEFAULT_DEBUG_BUDGET_S;
 	srv->authz = o->authz;
@@ -820,6 +876,7 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 		*(void **)&srv->verify_peers = dlsym(RTLD_DEFAULT, "gnutls_certificate_verify_peers2");
 		if (!srv->verify_peers) {
 			sx_error_set(err, SX_EINVAL, "--tls-client-ca: GnuTLS verification unavailable");
+			close(fd);
 			sx_bufpool_destroy(&srv->bufs);
 			free(srv);
 			return NULL;
@@ -843,26 +900,35 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 	srv->daemon = MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, srv,
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
-		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
 		MHD_OPTION_THREAD_POOL_SIZE, threads,
 		MHD_OPTION_CONNECTION_LIMIT, o->max_connections ? o->max_connections : 1024,
 		MHD_OPTION_CONNECTION_TIMEOUT, o->connection_timeout_s ? o->connection_timeout_s : 30,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
-		MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024,
 		MHD_OPTION_ARRAY, tls,
 		MHD_OPTION_END);
 	if (!srv->daemon) {
-		sx_error_set(err, SX_EIO, "cannot listen on %s%s", o->listen,
-			     o->tls_cert_pem ? " (check the TLS certificate and key)" : "");
+		/* the socket listens: what failed is MHD's own setup, the TLS
+		 * credentials above all (MHD logs the detail at -v=2) */
+		sx_error_set(err, SX_EIO, "cannot serve on %s: %s", o->listen,
+			     o->tls_cert_pem ? "the TLS certificate or key is unusable"
+					     : "libmicrohttpd failed to start (see -v=2)");
+		/* fd is not closed here: whether MHD closed it is its business */
 		sx_bufpool_destroy(&srv->bufs);
 		free(srv);
 		return NULL;
 	}
 	di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	srv->port = di ? di->port : 0;
-	(void)sslen;
+	if (!srv->port) { /* port 0: the one the kernel chose */
+		sslen = sizeof(ss);
+		if (getsockname(fd, (struct sockaddr *)&ss, &sslen) == 0)
+			srv->port = ntohs(ss.ss_family == AF_INET6
+						  ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						  : ((struct sockaddr_in *)&ss)->sin_port);
+	}
 	return srv;
 }
 

@@ -117,25 +117,31 @@ static int add_like(struct sx_whatif *w, const cJSON *entry, char *msg, size_t m
 	return rc;
 }
 
-static int read_doc(const struct sx_extender *ex, const char *state_path,
+/* The cluster: every --state file merged in order, or a LIST of each kind. */
+static int read_doc(const struct sx_extender *ex, const char *const *states, unsigned nstates,
 		    struct sx_cluster_doc *doc, char *msg, size_t msglen)
 {
 	struct sx_error err = { 0 };
-	int rc = state_path ? sx_cluster_doc_read(doc, state_path, &err)
-		 : ex->kube ? sx_cluster_doc_list(doc, ex->kube, &err)
-			    : sx_error_set(&err, SX_EINVAL, "what-if needs --state or a cluster");
+	int rc = 0;
+
+	for (unsigned i = 0; rc == 0 && i < nstates; i++)
+		rc = sx_cluster_doc_read(doc, states[i], &err);
+	if (nstates == 0)
+		rc = ex->kube ? sx_cluster_doc_list(doc, ex->kube, &err)
+			      : sx_error_set(&err, SX_EINVAL, "what-if needs --state or a cluster");
 	if (rc < 0)
 		snprintf(msg, msglen, "%s", err.msg);
 	return rc;
 }
 
-unsigned sx_ui_whatif(const struct sx_extender *ex, const char *state_path, const char *body,
+unsigned sx_ui_whatif(const struct sx_extender *ex, const char *const *states, unsigned nstates,
+		      const char *body,
 		      size_t len, double budget_s, struct sx_buf *b)
 {
 	char msg[600] = "";
 	cJSON *req = sx_request_parse(body, len, msg, sizeof(msg));
 	const cJSON *adds = cJSON_GetObjectItemCaseSensitive(req, "addNodes"), *it;
-	struct sx_cluster_doc doc = { 0 };
+	struct sx_cluster_doc doc = { .quiet = true }; /* serve warned at startup */
 	struct sx_whatif w = { .doc = &doc };
 	struct sx_placements p = { 0 };
 	struct sx_cache *cache = NULL;
@@ -145,14 +151,14 @@ unsigned sx_ui_whatif(const struct sx_extender *ex, const char *state_path, cons
 	if (req && (!cJSON_IsArray(adds) || cJSON_GetArraySize(adds) > WHATIF_MAX_ENTRIES))
 		snprintf(msg, sizeof(msg), "addNodes: expected an array of at most %d entries",
 			 WHATIF_MAX_ENTRIES);
-	else if (req && read_doc(ex, state_path, &doc, msg, sizeof(msg)) == 0)
+	else if (req && read_doc(ex, states, nstates, &doc, msg, sizeof(msg)) == 0)
 		msg[0] = '\0';
 	for (it = msg[0] ? NULL : adds->child; it; it = it->next)
 		if (add_like(&w, it, msg, sizeof(msg)) < 0)
 			break;
 	if (!msg[0] && sx_whatif_add_cluster_pending(&w, ex->cfg) < 0)
 		snprintf(msg, sizeof(msg), "out of memory");
-	if (!msg[0] && (!(cache = sx_cache_new()) || sx_cluster_doc_load(&doc, cache, &err) < 0))
+	if (!msg[0] && (!(cache = sx_cache_new()) || sx_whatif_load(&w, cache, &err) < 0))
 		snprintf(msg, sizeof(msg), "%s", cache ? err.msg : "out of memory");
 	if (!msg[0] && sx_place_pods(cache, &doc, ex->cfg, ex->profile, ex->pool, w.pending, w.npending,
 				     sx_now_s() + budget_s, &p) < 0)

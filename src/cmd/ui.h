@@ -18,9 +18,10 @@ unsigned sx_ui_pending(const struct sx_extender *ex, const char *ns, double budg
 		       struct sx_buf *b);
 /* body: {"addNodes":[{"like":"NODE","count":N}]} (at most 16 entries, N in
  * 1..1000): N copies of an existing node, then the cluster's pending pods
- * are placed. The cluster is re-read: state_path, else a LIST through
+ * are placed. The cluster is re-read: the --state files merged in order,
+ * else a LIST through
  * ex->kube. */
-unsigned sx_ui_whatif(const struct sx_extender *ex, const char *state_path, const char *body,
-		      size_t len, double budget_s, struct sx_buf *b);
+unsigned sx_ui_whatif(const struct sx_extender *ex, const char *const *states, unsigned nstates,
+		      const char *body, size_t len, double budget_s, struct sx_buf *b);
 
 #endif

@@ -39,6 +39,47 @@ static int take_list_items(cJSON *out, cJSON *list, const char *list_kind)
 	return 0;
 }
 
+/* Unknown fields of the file's Pods and Nodes: one warning per kind and
+ * path, as the state loader gives them (sx_state_warn_fields), with the
+ * same places: items[i], documents[d], documents[d].items[i]. */
+static void warn_fields(const char *path, const cJSON *docs)
+{
+	struct sx_field_warnings w = { 0 };
+	int ndocs = cJSON_GetArraySize(docs), d = 0;
+	const cJSON *doc, *it;
+	char where[96];
+
+	cJSON_ArrayForEach(doc, docs)
+	{
+		const char *kind = sx_json_string(doc, "kind");
+		char item_kind[128] = "";
+		int i = 0;
+
+		if (!cJSON_IsObject(doc) || !kind) {
+			d++;
+			continue;
+		}
+		if (!sx_kind_is_list(kind)) {
+			snprintf(where, sizeof(where), "documents[%d]", d++);
+			sx_state_warn_fields(&w, path, where, doc, kind);
+			continue;
+		}
+		if (strlen(kind) > 4 && strlen(kind) - 4 < sizeof(item_kind))
+			memcpy(item_kind, kind, strlen(kind) - 4);
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(doc, "items"))
+		{
+			const char *k = sx_json_string(it, "kind");
+			if (ndocs > 1)
+				snprintf(where, sizeof(where), "documents[%d].items[%d]", d, i++);
+			else
+				snprintf(where, sizeof(where), "items[%d]", i++);
+			sx_state_warn_fields(&w, path, where, it, k ? k : item_kind[0] ? item_kind : NULL);
+		}
+		d++;
+	}
+	sx_field_warnings_free(&w);
+}
+
 int sx_cluster_doc_read(struct sx_cluster_doc *doc, const char *path, struct sx_error *err)
 {
 	size_t len;
@@ -55,6 +96,8 @@ int sx_cluster_doc_read(struct sx_cluster_doc *doc, const char *path, struct sx_
 		sx_error_string(err, msg, sizeof(msg));
 		return sx_error_set(err, SX_EINVAL, "%s: %s", path, msg);
 	}
+	if (!doc->quiet)
+		warn_fields(path, docs);
 	if (!doc->items)
 		doc->items = cJSON_CreateArray();
 	while (doc->items && docs->child && rc == 0) {

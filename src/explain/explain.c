@@ -1,4 +1,6 @@
 /* The explain report (include/schedext/explain.h). */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,6 +8,8 @@
 
 #include "schedext/dra_alloc.h"
 #include "schedext/explain.h"
+#include "schedext/intern.h"
+#include "schedext/node_info.h"
 #include "schedext/post_filter.h"
 
 /* What PostFilter says as a dry run when no node fits: the outcome the
@@ -40,7 +44,135 @@ static struct name_index *sorted_nodes(const struct sx_snapshot *snap, const uin
 	return out;
 }
 
+/* ---------- the numbers behind NodeResourcesFit's reasons ----------
+ *
+ * "Insufficient cpu" says what, not how much. kubectl describe node shows
+ * allocatable and the sum of requests; this puts them next to the reason:
+ * the pod's request as NodeResourcesFit compares it (the effective request:
+ * max of init containers, plus overhead; plugins/node_resources_fit.c
+ * filter_node_resources_fit), the node's allocatable and what is free of
+ * it (allocatable minus the requests of the pods on the node in the
+ * snapshot; nominated pods, which the filter's first pass also counts,
+ * are not included). The FailedScheduling message keeps kube-scheduler's
+ * words: only explain's per-node detail carries the numbers. */
+struct fit_numbers {
+	const char *resource; /* "cpu", "memory", ..., "pods" */
+	int64_t requests, free, allocatable;
+};
+
+/* The numbers of one reason of NodeResourcesFit; false for other reasons. */
+static bool fit_numbers(const struct sx_pod *pod, const struct sx_node_info *ni,
+			const char *reason, struct fit_numbers *f)
+{
+	const struct sx_resources *al;
+	sx_str name;
+
+	if (!ni || !ni->node)
+		return false;
+	al = &ni->node->allocatable;
+	if (strcmp(reason, "Too many pods") == 0) {
+		*f = (struct fit_numbers){ "pods", 1, al->pods - (int64_t)ni->npods, al->pods };
+		return true;
+	}
+	if (strncmp(reason, "Insufficient ", 13) != 0 || !reason[13])
+		return false;
+	name = sx_intern(reason + 13);
+	*f = (struct fit_numbers){ sx_str_get(name), sx_resources_get(&pod->request, name), 0,
+				   sx_resources_get(al, name) };
+	f->free = f->allocatable - sx_resources_get(&ni->requested, name);
+	return true;
+}
+
+/* A quantity as Kubernetes writes it: cpu in millicores ("7500m"), bytes
+ * in the largest binary unit that divides them ("3Gi", "1536Mi"), counts
+ * as they are. */
+static const char *quantity(char *buf, size_t len, const char *resource, int64_t v)
+{
+	static const char *const units[] = { "Ei", "Pi", "Ti", "Gi", "Mi", "Ki" };
+
+	if (strcmp(resource, "cpu") == 0) {
+		snprintf(buf, len, "%" PRId64 "m", v);
+		return buf;
+	}
+	if (strcmp(resource, "memory") == 0 || strcmp(resource, "ephemeral-storage") == 0 ||
+	    strncmp(resource, "hugepages-", 10) == 0) {
+		for (int i = 0; i < 6 && v != 0; i++) {
+			int64_t unit = (int64_t)1 << (10 * (6 - i));
+			if (v % unit == 0) {
+				snprintf(buf, len, "%" PRId64 "%s", v / unit, units[i]);
+				return buf;
+			}
+		}
+	}
+	snprintf(buf, len, "%" PRId64, v);
+	return buf;
+}
+
+/* "Insufficient cpu (requests 7500m, free 3920m of 4000m)" for each reason
+ * of a NodeResourcesFit status, joined by ", "; the plain message for any
+ * other status. */
+static const char *detail_message(const struct sx_status *st, const struct sx_pod *pod,
+				  const struct sx_node_info *ni, char *buf, size_t len)
+{
+	struct fit_numbers f;
+	char q[3][48];
+	size_t n = 0;
+
+	if (!st->plugin || strcmp(st->plugin, "NodeResourcesFit") != 0 || !st->nreasons)
+		return sx_status_message(st, buf, len);
+	buf[0] = '\0';
+	for (unsigned r = 0; r < st->nreasons && n < len; r++) {
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", r ? ", " : "", st->reasons[r]);
+		if (n < len && fit_numbers(pod, ni, st->reasons[r], &f))
+			n += (size_t)snprintf(buf + n, len - n, " (requests %s, free %s of %s)",
+					      quantity(q[0], sizeof(q[0]), f.resource, f.requests),
+					      quantity(q[1], sizeof(q[1]), f.resource, f.free),
+					      quantity(q[2], sizeof(q[2]), f.resource, f.allocatable));
+	}
+	return buf;
+}
+
+/* ,"resources":[{"resource","requests","free","allocatable"}] of a
+ * NodeResourcesFit status (quantities as strings). */
+static void write_fit_json(struct sx_buf *b, const struct sx_status *st, const struct sx_pod *pod,
+			   const struct sx_node_info *ni)
+{
+	struct fit_numbers f;
+	char q[48];
+	bool first = true;
+
+	if (!st->plugin || strcmp(st->plugin, "NodeResourcesFit") != 0)
+		return;
+	for (unsigned r = 0; r < st->nreasons; r++) {
+		if (!fit_numbers(pod, ni, st->reasons[r], &f))
+			continue;
+		sx_buf_puts(b, first ? ",\"resources\":[{\"resource\":" : ",{\"resource\":");
+		first = false;
+		sx_json_str(b, f.resource);
+		sx_buf_puts(b, ",\"requests\":");
+		sx_json_str(b, quantity(q, sizeof(q), f.resource, f.requests));
+		sx_buf_puts(b, ",\"free\":");
+		sx_json_str(b, quantity(q, sizeof(q), f.resource, f.free));
+		sx_buf_puts(b, ",\"allocatable\":");
+		sx_json_str(b, quantity(q, sizeof(q), f.resource, f.allocatable));
+		sx_buf_putc(b, '}');
+	}
+	if (!first)
+		sx_buf_putc(b, ']');
+}
+
+/* {"plugin","code","reasons"[,"resources"]}: the status of a node (pod
+ * and ni given: NodeResourcesFit's numbers too) or the PreFilter one. */
+static void write_status_of(struct sx_buf *b, const struct sx_status *st, const struct sx_pod *pod,
+			    const struct sx_node_info *ni);
+
 static void write_status(struct sx_buf *b, const struct sx_status *st)
+{
+	write_status_of(b, st, NULL, NULL);
+}
+
+static void write_status_of(struct sx_buf *b, const struct sx_status *st, const struct sx_pod *pod,
+			    const struct sx_node_info *ni)
 {
 	sx_buf_puts(b, "{\"plugin\":");
 	if (st->plugin)
@@ -55,7 +187,10 @@ static void write_status(struct sx_buf *b, const struct sx_status *st)
 			sx_buf_putc(b, ',');
 		sx_json_str(b, st->reasons[r]);
 	}
-	sx_buf_puts(b, "]}");
+	sx_buf_putc(b, ']');
+	if (pod && ni)
+		write_fit_json(b, st, pod, ni);
+	sx_buf_putc(b, '}');
 }
 
 /* Status of candidate node `at`: its own, or the PreFilter rejection. */
@@ -215,7 +350,7 @@ static void write_json(struct sx_buf *b, const struct sx_explain_opts *o, const 
 			sx_buf_putc(b, ',');
 		first = false;
 		sx_json_key(b, nodes[i].name);
-		write_status(b, st);
+		write_status_of(b, st, pod, o->snap->nodes[nodes[i].at]);
 	}
 	sx_buf_puts(b, "},\"scores\":{");
 	first = true;
@@ -279,7 +414,8 @@ static void write_text(struct sx_buf *b, const struct sx_explain_opts *o, const 
 		if (st) {
 			sx_buf_printf(b, "%-28s %-10s %s: %s\n", nodes[i].name, "rejected",
 				      st->plugin ? st->plugin : "?",
-				      sx_status_message(st, msg, sizeof(msg)));
+				      detail_message(st, pod, o->snap->nodes[nodes[i].at], msg,
+						     sizeof(msg)));
 		} else if (pos >= 0) {
 			sx_buf_printf(b, "%-28s %-10s total %lld:", nodes[i].name, "feasible",
 				      (long long)(res->totals ? res->totals[pos] : 0));

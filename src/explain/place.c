@@ -15,9 +15,11 @@
 
 void sx_placements_free(struct sx_placements *p)
 {
+	for (uint32_t i = 0; i < p->nmsgs; i++)
+		free(p->msgs[i]);
+	free(p->msgs);
 	for (uint32_t i = 0; i < p->n; i++) {
 		free(p->v[i].pod);
-		free(p->v[i].message);
 		for (uint32_t k = 0; k < p->v[i].nvictims; k++)
 			free(p->v[i].victims[k]);
 		free(p->v[i].victims);
@@ -255,11 +257,31 @@ static int cycle(struct sim *s, const struct sx_pod *pod, sx_str only, struct sx
 	return rc;
 }
 
-static int set_message(struct sx_placement *row, const char *msg)
+/* Sets row's message to a shared copy of msg (NULL: none). The last
+ * messages are searched first: pods of one kind that do not fit follow
+ * each other. */
+static int set_message(struct sx_placements *p, struct sx_placement *row, const char *msg)
 {
-	free(row->message);
-	row->message = msg ? strdup(msg) : NULL;
-	return !msg || row->message ? 0 : SX_ENOMEM;
+	row->message = NULL;
+	if (!msg)
+		return 0;
+	for (uint32_t i = p->nmsgs, k = 0; i > 0 && k < 64; i--, k++)
+		if (strcmp(p->msgs[i - 1], msg) == 0) {
+			row->message = p->msgs[i - 1];
+			return 0;
+		}
+	if (p->nmsgs == p->capmsgs) {
+		uint32_t cap = p->capmsgs ? 2 * p->capmsgs : 16;
+		char **v = realloc(p->msgs, cap * sizeof(*v));
+		if (!v)
+			return SX_ENOMEM;
+		p->msgs = v;
+		p->capmsgs = cap;
+	}
+	if (!(p->msgs[p->nmsgs] = strdup(msg)))
+		return SX_ENOMEM;
+	row->message = p->msgs[p->nmsgs++];
+	return 0;
 }
 
 /* The victim's pending object: a pod placed earlier in this what-if is
@@ -351,7 +373,7 @@ static int preempt(struct sim *s, uint32_t ei, const struct sx_fit_outcome *fo)
 	rc = cycle(s, s->e[ei].pod, fo->nominated_node, &snap, &res, &node);
 	row->node = node;
 	if (rc == 0 && node != SX_STR_EMPTY)
-		rc = set_message(row, NULL);
+		rc = set_message(s->out, row, NULL);
 	else if (rc == 0) /* the node did not take it: it stays nominated there */
 		rc = nominate(s, s->e[ei].pod, fo->nominated_node);
 	sx_cycle_result_free(&res);
@@ -377,13 +399,13 @@ static int attempt(struct sim *s, uint32_t ei)
 	row = &s->out->v[e->row];
 	row->node = node;
 	if (rc == 0 && node != SX_STR_EMPTY)
-		rc = set_message(row, NULL);
+		rc = set_message(s->out, row, NULL);
 	else if (rc == 0 && res.error)
-		rc = set_message(row, sx_status_message(res.error, msg, sizeof(msg)));
+		rc = set_message(s->out, row, sx_status_message(res.error, msg, sizeof(msg)));
 	else if (rc == 0)
 		rc = sx_fit_error_post_filter(s->prof, e->pod, &res, true, &s->nominator, &fo);
 	if (rc == 0 && fo.message)
-		rc = set_message(row, fo.message);
+		rc = set_message(s->out, row, fo.message);
 	sx_cycle_result_free(&res);
 	sx_snapshot_unref(snap);
 	if (rc == 0 && fo.ran && !fo.status && fo.nominated_node != SX_STR_EMPTY)

@@ -191,6 +191,30 @@ static int push_pending(struct sx_whatif *w, const char *ns, const char *name)
 }
 
 /* The single object of kind `kind` in text (JSON or YAML); caller frees. */
+int sx_input_check(const cJSON *obj, const char *kind, struct sx_error *err)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	const char *name = sx_json_string(meta, "name"), *ns = sx_json_string(meta, "namespace");
+	enum sx_kind k = sx_kind_from_name(kind);
+	char what[400], detail[sizeof(err->path) + sizeof(err->msg) + 2];
+	struct sx_object o;
+	int rc;
+
+	rc = sx_decode_check_fields(obj, k, SX_FIELDS_STRICT, NULL, NULL, err);
+	if (rc == 0) {
+		rc = sx_decode_object(obj, kind, &o, err);
+		if (rc == 0)
+			sx_object_unref(&o);
+	}
+	if (rc >= 0)
+		return 0;
+	snprintf(what, sizeof(what), "%s%s%.128s%s%.200s", k == SX_KIND_NODE ? "node" : "pod",
+		 ns || name ? " " : "", k == SX_KIND_POD && ns ? ns : "",
+		 k == SX_KIND_POD && ns ? "/" : "", name ? name : "");
+	sx_error_string(err, detail, sizeof(detail));
+	return sx_error_set(err, rc, "%s: %s", what, detail);
+}
+
 static cJSON *parse_one(const char *text, size_t len, const char *kind, struct sx_error *err)
 {
 	cJSON *docs = sx_parse_documents(text, len, err), *obj;
@@ -209,6 +233,10 @@ static cJSON *parse_one(const char *text, size_t len, const char *kind, struct s
 	if (!sx_json_string(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name")) {
 		cJSON_Delete(obj);
 		sx_error_set(err, SX_EINVAL, "%s: metadata.name: required", kind);
+		return NULL;
+	}
+	if (sx_input_check(obj, kind, err) < 0) {
+		cJSON_Delete(obj);
 		return NULL;
 	}
 	return obj;
@@ -308,11 +336,10 @@ static bool pod_stays_with_node(const cJSON *pod)
 
 /* Turns a bound pod into a pending one (as its controller would recreate
  * it) and queues it for placement. */
-static int make_pending(struct sx_whatif *w, cJSON *pod)
+/* pod without spec.nodeName, status.phase Pending: 0 or SX_ENOMEM. */
+static int unbind(cJSON *pod)
 {
 	cJSON *spec = object_of(pod, "spec"), *status;
-	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
-	const char *ns = sx_json_string(meta, "namespace");
 
 	if (!spec)
 		return SX_ENOMEM;
@@ -320,6 +347,16 @@ static int make_pending(struct sx_whatif *w, cJSON *pod)
 	cJSON_DeleteItemFromObjectCaseSensitive(pod, "status");
 	status = cJSON_AddObjectToObject(pod, "status");
 	if (!status || !cJSON_AddStringToObject(status, "phase", "Pending"))
+		return SX_ENOMEM;
+	return 0;
+}
+
+static int make_pending(struct sx_whatif *w, cJSON *pod)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+	const char *ns = sx_json_string(meta, "namespace");
+
+	if (unbind(pod) < 0)
 		return SX_ENOMEM;
 	return push_pending(w, ns ? ns : "default", sx_json_string(meta, "name"));
 }
@@ -402,35 +439,95 @@ int sx_whatif_cordon(struct sx_whatif *w, const char *name, struct sx_error *err
 	return 0;
 }
 
+/* A template and the copies made of it (struct sx_whatif.gens). */
+struct sx_whatif_gen {
+	cJSON *tmpl;       /* the pod, pending, its metadata.name rewritten per copy */
+	char *base;        /* copies are <base>-<i>, the first <base> when bare_first */
+	uint32_t first, copies;
+	bool bare_first;
+};
+
+/* The name of copy i of g (named_copy's rule). */
+static void gen_name(const struct sx_whatif_gen *g, uint32_t i, char *buf, size_t len)
+{
+	if (g->bare_first && i == g->first)
+		snprintf(buf, len, "%s", g->base);
+	else
+		snprintf(buf, len, "%s-%u", g->base, i);
+}
+
 /* Adds pending copies of pod named <name>-<first> .. <name>-<first+copies-1>,
- * the first one plain <name> when bare_first; ns defaults to "default". */
+ * the first one plain <name> when bare_first; ns defaults to "default".
+ * The names are claimed and queued now; the pods themselves are made by
+ * sx_whatif_load from one template. */
 static int add_pod_copies(struct sx_whatif *w, const cJSON *pod, const char *name,
 			  uint32_t first, uint32_t copies, bool bare_first, struct sx_error *err)
 {
 	const char *ns = sx_json_string(cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "namespace");
+	struct sx_whatif_gen g = { .base = strdup(name), .first = first, .copies = copies,
+				   .bare_first = bare_first };
+	struct sx_whatif_gen *v = realloc(w->gens, (w->ngens + 1) * sizeof(*v));
+	struct sx_name_set *set = names(w);
+	char cname[300], key[800];
 	int rc = 0;
 
+	if (v)
+		w->gens = v;
+	/* named_copy gives the template its uid and a fresh metadata; the
+	 * pod is then made pending as a drained pod is */
+	g.tmpl = v && g.base && set ? named_copy(pod, name, 0) : NULL;
+	if (!g.tmpl || !set_str(cJSON_GetObjectItemCaseSensitive(g.tmpl, "metadata"), "namespace",
+				ns ? ns : "default")) {
+		cJSON_Delete(g.tmpl);
+		free(g.base);
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	}
+	ns = ns ? ns : "default";
 	for (uint32_t i = first; rc == 0 && i < first + copies; i++) {
-		cJSON *c = named_copy(pod, name, bare_first && i == first ? 0 : i);
-		const char *cname = c ? sx_json_string(cJSON_GetObjectItemCaseSensitive(c, "metadata"), "name")
-				      : NULL;
-		if (!c || !set_str(cJSON_GetObjectItemCaseSensitive(c, "metadata"), "namespace",
-				   ns ? ns : "default")) {
-			cJSON_Delete(c);
-			return sx_error_set(err, SX_ENOMEM, "out of memory");
-		}
-		int taken = claim_name(w, c);
-		if (taken) {
-			rc = taken < 0 ? sx_error_set(err, SX_ENOMEM, "out of memory")
-				       : sx_error_set(err, SX_EEXIST, "pod %s/%s already exists",
-						      ns ? ns : "default", cname);
-			cJSON_Delete(c);
-			break;
-		}
-		cJSON_AddItemToArray(w->doc->items, c);
-		rc = make_pending(w, c);
-		if (rc < 0)
+		gen_name(&g, i, cname, sizeof(cname));
+		key_of(key, sizeof(key), "Pod", ns, cname);
+		if (name_set_has(set, key))
+			rc = sx_error_set(err, SX_EEXIST, "pod %s/%s already exists", ns, cname);
+		else if (name_set_add(set, key) < 0 || push_pending(w, ns, cname) < 0)
 			rc = sx_error_set(err, SX_ENOMEM, "out of memory");
+	}
+	if (rc == 0 && unbind(g.tmpl) < 0)
+		rc = sx_error_set(err, SX_ENOMEM, "out of memory");
+	if (rc < 0) {
+		cJSON_Delete(g.tmpl);
+		free(g.base);
+		return rc;
+	}
+	w->gens[w->ngens++] = g;
+	return 0;
+}
+
+int sx_whatif_load(struct sx_whatif *w, struct sx_cache *cache, struct sx_error *err)
+{
+	char cname[300], uid[340], detail[sizeof(err->path) + sizeof(err->msg) + 2];
+	int rc = sx_cluster_doc_load(w->doc, cache, err);
+
+	for (uint32_t k = 0; rc == 0 && k < w->ngens; k++) {
+		const struct sx_whatif_gen *g = &w->gens[k];
+		cJSON *meta = cJSON_GetObjectItemCaseSensitive(g->tmpl, "metadata");
+		const char *ns = sx_json_string(meta, "namespace");
+
+		for (uint32_t i = g->first; rc == 0 && i < g->first + g->copies; i++) {
+			struct sx_pod *pod;
+
+			gen_name(g, i, cname, sizeof(cname));
+			snprintf(uid, sizeof(uid), "whatif-%s", cname);
+			if (!set_str(meta, "name", cname) || !set_str(meta, "uid", uid))
+				return sx_error_set(err, SX_ENOMEM, "out of memory");
+			if (!(pod = sx_decode_pod(g->tmpl, err))) {
+				sx_error_string(err, detail, sizeof(detail));
+				return sx_error_set(err, err->code < 0 ? err->code : SX_EINVAL,
+						    "pod %s/%s: %s", ns, cname, detail);
+			}
+			rc = sx_cache_upsert(cache, &(struct sx_object){ SX_KIND_POD, pod });
+			if (rc < 0)
+				sx_error_set(err, rc, "pod %s/%s: cannot load into the cache", ns, cname);
+		}
 	}
 	return rc;
 }
@@ -543,6 +640,13 @@ int sx_whatif_add_cluster_pending(struct sx_whatif *w, const struct sx_config *c
 
 void sx_whatif_free(struct sx_whatif *w)
 {
+	for (uint32_t i = 0; i < w->ngens; i++) {
+		cJSON_Delete(w->gens[i].tmpl);
+		free(w->gens[i].base);
+	}
+	free(w->gens);
+	w->gens = NULL;
+	w->ngens = 0;
 	name_set_free(w->names);
 	w->names = NULL;
 	for (uint32_t i = 0; i < w->npending; i++)

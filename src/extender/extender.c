@@ -128,6 +128,9 @@ int sx_ext_fail(struct sx_buf *out, struct sx_verb_log *log, int status, const c
 	return status;
 }
 
+/* A served verb call is not a scheduling attempt (kube-scheduler counts
+ * those in scheduler_schedule_attempts_total, once per pod cycle, however
+ * many extenders it asks): counted under its own name. */
 void sx_ext_count_attempt(const struct sx_extender *ex, const char *verb, const char *result)
 {
 	char labels[96];
@@ -135,7 +138,7 @@ void sx_ext_count_attempt(const struct sx_extender *ex, const char *verb, const 
 	if (!ex->metrics)
 		return;
 	snprintf(labels, sizeof(labels), "verb=\"%s\",result=\"%s\"", verb, result);
-	sx_metrics_inc(ex->metrics, "schedext_schedule_attempts_total", labels, 1);
+	sx_metrics_inc(ex->metrics, "schedext_extender_verb_requests_total", labels, 1);
 }
 
 /* ---------- filter / prioritize ---------- */
@@ -288,7 +291,7 @@ int sx_extender_filter(const struct sx_extender *ex, const char *body, size_t le
 	nfail += put_failures(out, &a, &res, feasible, true);
 	sx_buf_puts(out, ",\"Error\":\"\"}\n");
 	snprintf(log->result, sizeof(log->result), "%u passed, %u failed", npass, nfail);
-	sx_ext_count_attempt(ex, "filter", npass ? "scheduled" : "unschedulable");
+	sx_ext_count_attempt(ex, "filter", npass ? "feasible" : "unschedulable");
 	rc = 200;
 out:
 	free(feasible);
@@ -330,6 +333,7 @@ int sx_extender_prioritize(const struct sx_extender *ex, const char *body, size_
 		/* kube-scheduler ignores a failed Prioritize (schedule_one.go prioritizeNodes): a non-200. */
 		rc = sx_ext_fail(out, log, 500, "scoring failed: %s",
 			  sx_status_message(res.error ? res.error : res.pre_filter, msg, sizeof(msg)));
+		sx_ext_count_attempt(ex, "prioritize", "error");
 		goto out;
 	}
 	for (i = 0; res.totals && i < res.nfeasible; i++) {
@@ -353,6 +357,7 @@ int sx_extender_prioritize(const struct sx_extender *ex, const char *body, size_
 	}
 	sx_buf_puts(out, "]\n");
 	snprintf(log->result, sizeof(log->result), "%u scored, max total %lld", n, (long long)max);
+	sx_ext_count_attempt(ex, "prioritize", "scored");
 	rc = 200;
 out:
 	free(total);

@@ -186,6 +186,17 @@ out:
 	pthread_mutex_unlock(&m->lock);
 }
 
+void sx_metrics_touch(struct sx_metrics *m, const char *name, const char *labels)
+{
+	struct family *f;
+
+	pthread_mutex_lock(&m->lock);
+	f = find_family(m, name);
+	if (f)
+		get_series(m, f, labels, true);
+	pthread_mutex_unlock(&m->lock);
+}
+
 void sx_metrics_inc(struct sx_metrics *m, const char *name, const char *labels, uint64_t v)
 {
 	update(m, name, labels, SX_METRIC_COUNTER, (double)v);

@@ -191,7 +191,7 @@ def test_bad_input(tmp):
         (["--state", state, "--pod", good, "--config", write(tmp, "badc.yaml", "apiVersion: x\n")],
          "apiVersion"),
         (["--state", state, "--pod", good, "--profile", "nope"], "no profile named 'nope'"),
-        (["--state", state, "--pod", good, "--bogus"], "unknown or incomplete option"),
+        (["--state", state, "--pod", good, "--bogus"], "explain: unknown option '--bogus'"),
     ]
     for args, needle in cases:
         rc, out, err = run(*args)
@@ -224,6 +224,37 @@ def test_demo_volume_pod(tmp):
           f"missing claim rejected at PreFilter: {r['preFilter']}")
 
 
+def test_fit_numbers(tmp):
+    """NodeResourcesFit's reasons carry the pod's request, the node's free
+    and allocatable amounts (text and JSON); the FailedScheduling message
+    keeps kube-scheduler's words (issue 25)."""
+    small = node("small", cpu="2")
+    small["status"]["allocatable"].update({"memory": "3Gi", "pods": "1"})
+    big = node("big", cpu="8")
+    running = pod("running", cpu="500m")
+    running["spec"]["nodeName"] = "small"
+    running["spec"]["containers"][0]["resources"]["requests"]["memory"] = "1Gi"
+    state = write(tmp, "fit.json", {"apiVersion": "v1", "kind": "List", "items": [small, big, running]})
+    p = pod("greedy", cpu="1500m")
+    p["spec"]["containers"][0]["resources"]["requests"]["memory"] = "2560Mi"
+    p["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "small"}
+    pf = write(tmp, "greedy.json", p)
+    rc, out, err = run("--state", state, "--pod", pf, "--format", "text")
+    line = [l for l in out.splitlines() if l.startswith("small ")]
+    check(rc == 0 and line == ["small                        rejected   NodeResourcesFit: Too many pods "
+                               "(requests 1, free 0 of 1), Insufficient memory (requests 2560Mi, free 2Gi of 3Gi)"],
+          f"text numbers: {line} {err}")
+    check("Message:    0/2 nodes are available: 1 Insufficient memory, 1 Too many pods, "
+          "1 node(s) didn't match Pod's node affinity/selector." in out, f"FailedScheduling words unchanged: {out}")
+    rc, out, err = run("--state", state, "--pod", pf)
+    r = json.loads(out)
+    check(r["filter"]["small"]["resources"] == [
+        {"resource": "pods", "requests": "1", "free": "0", "allocatable": "1"},
+        {"resource": "memory", "requests": "2560Mi", "free": "2Gi", "allocatable": "3Gi"}],
+        f"JSON numbers: {r['filter']['small']}")
+    check("resources" not in r["filter"]["big"], f"other plugins: no numbers: {r['filter']['big']}")
+
+
 def main():
     if not os.path.exists(BIN):
         print(f"FAIL: {BIN} not built", file=sys.stderr)
@@ -236,6 +267,7 @@ def main():
         test_single_plugin_profile(tmp)
         test_bad_input(tmp)
         test_demo_volume_pod(tmp)
+        test_fit_numbers(tmp)
     print(f"test_explain: {checks - failures} checks passed, {failures} failed")
     sys.exit(1 if failures else 0)
 

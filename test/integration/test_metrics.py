@@ -83,6 +83,81 @@ def test_extender_mode(tmp):
         srv.kill()
 
 
+def series_of(text, family):
+    return [l for l in text.splitlines() if re.match(r"%s(_bucket|_sum|_count)?[{ ]" % re.escape(family), l)]
+
+
+def test_extender_zero_series(tmp):
+    """Issue 25: before any request, every family of extender mode has
+    series, at 0 (rest_client_* need an API client: --state has none);
+    extender verbs are counted under their own name, not as attempts."""
+    demo = os.path.join(ROOT, "extender-config", "demo-cluster.yaml")
+    srv = Server("--state", demo)
+    try:
+        _, text = srv.get("/metrics")
+        text = text.decode()
+        fams = re.findall(r"^# TYPE (\S+) ", text, re.M)
+        no_series = [f for f in fams if not series_of(text, f)]
+        check(no_series == ["rest_client_requests_total", "rest_client_request_duration_seconds",
+                            "schedext_http_requests_total", "schedext_http_request_duration_seconds"],
+              f"families without series at start: {no_series}")
+        for f in fams:
+            if f.startswith("scheduler_") and f != "scheduler_scheduler_cache_size":
+                vals = {float(l.rsplit(" ", 1)[1]) for l in series_of(text, f)}
+                check(vals == {0.0}, f"{f}: 0 at start, got {vals}")
+        for series, want in (
+                ('scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"}', 0),
+                ('scheduler_schedule_attempts_total{result="unschedulable",profile="default-scheduler"}', 0),
+                ('scheduler_schedule_attempts_total{result="error",profile="default-scheduler"}', 0),
+                ('scheduler_pending_pods{queue="gated"}', 0),
+                ('scheduler_unschedulable_pods{plugin="NodeResourcesFit",profile="default-scheduler"}', 0),
+                ('scheduler_preemption_attempts_total', 0),
+                ('leader_election_master_status{name="schedext"}', 0),
+                ('schedext_extender_verb_requests_total{verb="filter",result="feasible"}', 0),
+                ('schedext_extender_verb_requests_total{verb="bind",result="error"}', 0)):
+            check(value(text, series) == want, f"{series} = {value(text, series)}, want {want}")
+        check(re.search(r'^schedext_build_info\{major="\d+",minor="\d+",gitVersion="v[^"]+",.*'
+                        r'platform="linux/[^"]+"\} 1$', text, re.M), "schedext_build_info")
+        body = open(os.path.join(ROOT, "extender-config", "examples", "filter-nodenames.json")).read()
+        srv.request("POST", "/filter", body)
+        srv.request("POST", "/prioritize", body)
+        _, text = srv.get("/metrics")
+        text = text.decode()
+        for series, want in (
+                ('schedext_extender_verb_requests_total{verb="filter",result="feasible"}', 1),
+                ('schedext_extender_verb_requests_total{verb="prioritize",result="scored"}', 1),
+                ('scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"}', 0)):
+            check(value(text, series) == want, f"after a filter: {series} = {value(text, series)}")
+        check("schedext_schedule_attempts_total" not in text, "no attempts counted for verbs")
+    finally:
+        srv.kill()
+
+
+def test_rest_client(tmp):
+    """rest_client_* as client-go exports them, from the API client's
+    requests: a live extender binding a pod POSTs the Binding."""
+    api = FakeApi(tmp)
+    try:
+        api.apply([{"op": "upsert", "object": o} for o in [node("n1"), pod("p1")]])
+        kc = os.path.join(tmp, "kubeconfig")
+        write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port)
+        sx = Serve(tmp, kc, "rest")
+        check(sx.wait_ready(), "ready")
+        http("POST", sx.url + "/bind", {"PodName": "p1", "PodNamespace": "default",
+                                                     "PodUID": "", "Node": "n1"})
+        _, text = http("GET", sx.url + "/metrics")
+        host = "127.0.0.1:%d" % api.port
+        posts = [l for l in text.splitlines()
+                 if l.startswith('rest_client_requests_total{') and 'method="POST",host="%s"' % host in l]
+        check(posts, "rest_client_requests_total counts the Binding POST: %r" % series_of(text, "rest_client_requests_total"))
+        check(re.search(r'^rest_client_request_duration_seconds_count\{verb="POST",host="%s"\} [1-9]' % re.escape(host),
+                        text, re.M), "rest_client_request_duration_seconds{verb,host}")
+        check('rest_client_request_duration_seconds_bucket{verb="POST",host="%s",le="0.005"}' % host in text,
+              "client-go's latency buckets")
+    finally:
+        api.stop()
+
+
 def test_standalone(tmp):
     api = FakeApi(tmp)
     try:
@@ -142,4 +217,5 @@ def test_standalone(tmp):
 
 
 if __name__ == "__main__":
-    sys.exit(run_tests("test_metrics.py", [test_extender_mode, test_standalone]))
+    sys.exit(run_tests("test_metrics.py", [test_extender_mode, test_extender_zero_series, test_rest_client,
+                                           test_standalone]))

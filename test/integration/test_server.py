@@ -244,7 +244,7 @@ def test_ops(srv):
                    'schedext_http_request_duration_seconds_bucket{verb="filter",le="+Inf"}',
                    'schedext_http_request_duration_seconds_count{verb="prioritize"}',
                    "schedext_cache_nodes 4", 'schedext_cache_pods{state="bound"} 2',
-                   'schedext_schedule_attempts_total{verb="filter",result="scheduled"}',
+                   'schedext_extender_verb_requests_total{verb="filter",result="feasible"} ',
                    "schedext_watch_restarts_total 0", "# TYPE schedext_http_request_duration_seconds histogram"]:
         T.check(needle in text, "metrics has " + needle)
     status, hdrs, _ = srv.request("HEAD", "/healthz")
@@ -510,9 +510,10 @@ def test_readme_examples():
     demo cluster that `make run` serves (localhost:8888 -> the test port)."""
     import subprocess as sp
     demo = os.path.join(ROOT, "extender-config", "demo-cluster.yaml")
+    pending = os.path.join(ROOT, "extender-config", "demo-pending.yaml")
     examples = readme_examples()
     T.check(len(examples) >= 6, "README Extender examples found", examples)
-    srv = Server("--state", demo)
+    srv = Server("--state", demo, "--state", pending)  # what `make run` serves
     try:
         for cmd, want in examples:
             if "| jq" in cmd and not shutil.which("jq"):

@@ -80,5 +80,29 @@ static void test_series_cap_and_escape(void)
 	sx_metrics_free(m);
 }
 
+/* A touched series renders at 0 (a histogram with empty buckets) and
+ * keeps counting from there; touching again changes nothing. */
+static void test_touch(void)
+{
+	static const double b[] = { 1, 2 };
+	struct sx_metrics *m = sx_metrics_new();
+	struct sx_buf out;
+
+	sx_metrics_define(m, "c_total", SX_METRIC_COUNTER, "c", NULL, 0);
+	sx_metrics_define(m, "h", SX_METRIC_HISTOGRAM, "h", b, 2);
+	sx_metrics_touch(m, "c_total", "r=\"x\"");
+	sx_metrics_touch(m, "h", NULL);
+	sx_metrics_touch(m, "unknown", NULL);
+	sx_metrics_inc(m, "c_total", "r=\"x\"", 2);
+	sx_metrics_touch(m, "c_total", "r=\"x\"");
+	sx_buf_init(&out);
+	sx_metrics_render(m, &out);
+	CHECK_STR(out.data, "# HELP c_total c\n# TYPE c_total counter\nc_total{r=\"x\"} 2\n"
+			    "# HELP h h\n# TYPE h histogram\nh_bucket{le=\"1\"} 0\nh_bucket{le=\"2\"} 0\n"
+			    "h_bucket{le=\"+Inf\"} 0\nh_sum 0\nh_count 0\n");
+	sx_buf_free(&out);
+	sx_metrics_free(m);
+}
+
 SX_TESTS(SX_TEST(test_counter_and_gauge), SX_TEST(test_histogram),
-	 SX_TEST(test_series_cap_and_escape))
+	 SX_TEST(test_series_cap_and_escape), SX_TEST(test_touch))
