@@ -118,6 +118,9 @@ $(BUILD)/obj/src/cmd/ui.o: src/cmd/ui.html
 FAILALLOC_WRAP := $(foreach f,malloc calloc realloc strdup strndup asprintf vasprintf,-Wl,--wrap=$(f))
 $(BUILD)/test/unit/test_failalloc: LDFLAGS += $(FAILALLOC_WRAP)
 $(BUILD)/test/unit/test_cel_failalloc: LDFLAGS += $(FAILALLOC_WRAP)
+# test/unit/test_hmap.c and test_vec.c fail one allocation at a time.
+$(BUILD)/test/unit/test_hmap: LDFLAGS += -Wl,--wrap=malloc -Wl,--wrap=calloc
+$(BUILD)/test/unit/test_vec: LDFLAGS += -Wl,--wrap=realloc
 
 # Tools used by tests and bench (the synthetic cluster generator, the C load driver).
 BENCH_SRC  := $(wildcard bench/*.c)

@@ -16,6 +16,7 @@
 #include "schedext/plugin.h"
 #include "schedext/plugin_args.h"
 #include "schedext/selector.h"
+#include "schedext/vec.h"
 
 #define REASON_POD "node(s) didn't match Pod's node affinity/selector"
 #define REASON_ENFORCED "node(s) didn't match scheduler-enforced node affinity"
@@ -317,14 +318,8 @@ static int names_add(struct names *s, sx_str x)
 {
 	if (names_has(s, x))
 		return 0;
-	if (s->n == s->cap) {
-		uint32_t cap = s->cap ? s->cap * 2 : 8;
-		sx_str *v = realloc(s->v, cap * sizeof(*v));
-		if (!v)
-			return SX_ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (sx_vec_reserve(s->v, s->cap, s->n + 1, 8) < 0)
+		return SX_ENOMEM;
 	s->v[s->n++] = x;
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "schedext/plugin.h"
+#include "schedext/vec.h"
 #include "slots.h"
 
 #define REASON_MAX_COUNT "node(s) exceed max volume count"
@@ -161,15 +162,8 @@ struct resolve_ctx {
 
 static int cands_push(struct nvl_state *s, const struct vol_id *id, enum sx_volume_source mig)
 {
-	if (s->n == s->cap) {
-		uint32_t cap = s->cap ? s->cap * 2 : 4;
-		struct vol_cand *p = realloc(s->v, cap * sizeof(*p));
-
-		if (!p)
-			return SX_ENOMEM;
-		s->v = p;
-		s->cap = cap;
-	}
+	if (sx_vec_reserve(s->v, s->cap, s->n + 1, 4) < 0)
+		return SX_ENOMEM;
 	s->v[s->n++] = (struct vol_cand){*id, (uint8_t)mig};
 	return 0;
 }

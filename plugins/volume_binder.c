@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schedext/hmap.h"
 #include "schedext/selector.h"
 #include "volume_binder.h"
 
 #define NO_PROVISIONER "kubernetes.io/no-provisioner"
-#define ASSUME_BUCKETS 256
 
 /* ---------- resourceVersions ---------- */
 
@@ -33,8 +33,11 @@ int vb_rv_cmp(const char *a, const char *b)
 
 /* ---------- the assume cache ---------- */
 
+/* Assumptions per table: far above any cluster's volumes in flight, so
+ * only a runaway stream of them meets it (assume then fails). */
+#define ASSUME_MAX (1u << 20)
+
 struct assumed {
-	struct assumed *next;
 	char *key;          /* PV name, or "ns/name" of a PVC */
 	char rv[32];        /* the API object's resourceVersion it was assumed on */
 	/* PV: the assumed claimRef */
@@ -44,19 +47,21 @@ struct assumed {
 	sx_str selected_node;
 };
 
+/* Two tables keyed by sx_hash_str(key) (hmap.h), entries struct assumed. */
 struct vb_assume {
 	pthread_mutex_t mu;
-	uint32_t npv, npvc; /* entries in pv[], pvc[] */
-	struct assumed *pv[ASSUME_BUCKETS];
-	struct assumed *pvc[ASSUME_BUCKETS];
+	struct sx_hmap pv, pvc;
 };
 
 struct vb_assume *vb_assume_new(void)
 {
 	struct vb_assume *a = sx_calloc(1, sizeof(*a));
 
-	if (a)
+	if (a) {
 		pthread_mutex_init(&a->mu, NULL);
+		sx_hmap_init(&a->pv, ASSUME_MAX);
+		sx_hmap_init(&a->pvc, ASSUME_MAX);
+	}
 	return a;
 }
 
@@ -67,27 +72,23 @@ static void assumed_free(struct assumed *e)
 	free(e);
 }
 
+static void table_free(struct sx_hmap *table)
+{
+	struct sx_hmap_slot *s;
+
+	for (uint32_t i = 0; (s = sx_hmap_next(table, &i));)
+		assumed_free(sx_hmap_ptr(s));
+	sx_hmap_clear(table);
+}
+
 void vb_assume_free(struct vb_assume *a)
 {
 	if (!a)
 		return;
-	for (unsigned i = 0; i < ASSUME_BUCKETS; i++) {
-		for (struct assumed *e = a->pv[i], *n; e; e = n) {
-			n = e->next;
-			assumed_free(e);
-		}
-		for (struct assumed *e = a->pvc[i], *n; e; e = n) {
-			n = e->next;
-			assumed_free(e);
-		}
-	}
+	table_free(&a->pv);
+	table_free(&a->pvc);
 	pthread_mutex_destroy(&a->mu);
 	free(a);
-}
-
-static unsigned bucket(const char *key)
-{
-	return sx_hash_str(key) % ASSUME_BUCKETS;
 }
 
 static void pvc_key(char *buf, size_t len, sx_str ns, const char *name)
@@ -95,77 +96,76 @@ static void pvc_key(char *buf, size_t len, sx_str ns, const char *name)
 	snprintf(buf, len, "%s/%s", sx_str_get(ns), name);
 }
 
-/* The entry for key in table (a->mu held); *prev receives the link. */
-static struct assumed **find_link(struct assumed **table, const char *key)
+static bool key_eq(uint64_t val, const void *key)
 {
-	struct assumed **l = &table[bucket(key)];
-
-	while (*l && strcmp((*l)->key, key) != 0)
-		l = &(*l)->next;
-	return l;
+	return strcmp(((const struct assumed *)(uintptr_t)val)->key, key) == 0;
 }
 
-static uint32_t *count_of(struct vb_assume *a, struct assumed **table)
+/* The slot of key in table (a->mu held), or NULL. */
+static struct sx_hmap_slot *find_slot(struct sx_hmap *table, const char *key)
 {
-	return table == a->pv ? &a->npv : &a->npvc;
+	return table->n ? sx_hmap_find(table, sx_hash_str(key), key_eq, key) : NULL;
 }
 
-static void drop(struct vb_assume *a, struct assumed **table, struct assumed **l)
+static void drop(struct sx_hmap *table, struct sx_hmap_slot *s)
 {
-	struct assumed *e = *l;
+	struct assumed *e = sx_hmap_ptr(s);
 
-	*l = e->next;
+	sx_hmap_del_slot(table, s);
 	assumed_free(e);
-	(*count_of(a, table))--;
 }
 
 /* The entry valid for an API object at resourceVersion rv, or NULL. A
  * newer API object replaces the assumption (the informer's update). */
-static struct assumed *lookup(struct vb_assume *a, struct assumed **table, const char *key,
-			      const char *rv)
+static struct assumed *lookup(struct sx_hmap *table, const char *key, const char *rv)
 {
-	struct assumed **l;
+	struct sx_hmap_slot *s = find_slot(table, key);
 
-	if (*count_of(a, table) == 0)
+	if (!s)
 		return NULL;
-	l = find_link(table, key);
-	if (!*l)
-		return NULL;
-	if (vb_rv_cmp(rv, (*l)->rv) > 0) {
-		drop(a, table, l);
+	if (vb_rv_cmp(rv, ((struct assumed *)sx_hmap_ptr(s))->rv) > 0) {
+		drop(table, s);
 		return NULL;
 	}
-	return *l;
+	return sx_hmap_ptr(s);
 }
 
 /* Assume: stores e (taking it) unless an assumption on a newer object is
  * there ("out of sync"). */
-static int store(struct vb_assume *a, struct assumed **table, struct assumed *e,
-		 const char *what, struct sx_error *err)
+static int store(struct sx_hmap *table, struct assumed *e, const char *what,
+		 struct sx_error *err)
 {
-	struct assumed **l = find_link(table, e->key);
+	struct sx_hmap_slot *s = find_slot(table, e->key);
+	int rc;
 
-	if (*l && vb_rv_cmp(e->rv, (*l)->rv) < 0) {
-		sx_error_set(err, SX_ECONFLICT, "%s \"%s\" is out of sync (stored: %s, assume: %s)",
-			     what, e->key, (*l)->rv, e->rv);
-		assumed_free(e);
-		return SX_ECONFLICT;
+	if (s) {
+		const struct assumed *old = sx_hmap_ptr(s);
+
+		if (vb_rv_cmp(e->rv, old->rv) < 0) {
+			sx_error_set(err, SX_ECONFLICT,
+				     "%s \"%s\" is out of sync (stored: %s, assume: %s)", what, e->key,
+				     old->rv, e->rv);
+			assumed_free(e);
+			return SX_ECONFLICT;
+		}
+		drop(table, s);
 	}
-	if (*l)
-		drop(a, table, l);
-	e->next = table[bucket(e->key)];
-	table[bucket(e->key)] = e;
-	(*count_of(a, table))++;
+	rc = sx_hmap_add(table, sx_hash_str(e->key), e);
+	if (rc < 0) {
+		assumed_free(e);
+		return sx_error_set(err, rc, rc == SX_ENOMEM ? "out of memory"
+						       : "too many assumed volumes");
+	}
 	return 0;
 }
 
 /* Restore: back to the API object. */
-static void restore(struct vb_assume *a, struct assumed **table, const char *key)
+static void restore(struct sx_hmap *table, const char *key)
 {
-	struct assumed **l = find_link(table, key);
+	struct sx_hmap_slot *s = find_slot(table, key);
 
-	if (*l)
-		drop(a, table, l);
+	if (s)
+		drop(table, s);
 }
 
 /* ---------- matching helpers ---------- */
@@ -282,7 +282,7 @@ static sx_str selected_node(struct vb_assume *a, const struct sx_pvc *pvc)
 
 	pvc_key(key, sizeof(key), pvc->meta.ns, pvc->meta.name);
 	pthread_mutex_lock(&a->mu);
-	e = lookup(a, a->pvc, key, pvc->meta.resource_version);
+	e = lookup(&a->pvc, key, pvc->meta.resource_version);
 	if (e)
 		node = e->selected_node;
 	pthread_mutex_unlock(&a->mu);
@@ -312,7 +312,7 @@ static bool candidate(const struct vb_pv *v, const struct vb_claim *c)
 /* The PV with its assumption (a->mu held); *uid the assumed claim uid. */
 static struct vb_pv effective(struct vb_assume *a, const struct sx_pv *pv, const char **uid)
 {
-	struct assumed *e = lookup(a, a->pv, pv->meta.name, pv->meta.resource_version);
+	struct assumed *e = lookup(&a->pv, pv->meta.name, pv->meta.resource_version);
 	struct vb_pv v = { pv, pv->has_claim_ref, pv->claim_ns, pv->claim_name, pv->claim_uid, NULL };
 
 	*uid = NULL;
@@ -716,7 +716,7 @@ static int assume_pv(struct vb_assume *a, struct vb_binding *b, struct sx_error 
 	}
 	e->claim_ns = pvc->meta.ns;
 	e->claim_name = sx_intern(pvc->meta.name);
-	return store(a, a->pv, e, "v1.PersistentVolume", err);
+	return store(&a->pv, e, "v1.PersistentVolume", err);
 }
 
 /* Assumes one claim's selected node (a->mu held). */
@@ -732,7 +732,7 @@ static int assume_pvc(struct vb_assume *a, const struct sx_pvc *pvc, sx_str node
 	if (!e)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
 	e->selected_node = node;
-	return store(a, a->pvc, e, "v1.PersistentVolumeClaim", err);
+	return store(&a->pvc, e, "v1.PersistentVolumeClaim", err);
 }
 
 static void revert_locked(struct vb_assume *a, const struct vb_volumes *v, uint32_t nstatic,
@@ -742,10 +742,10 @@ static void revert_locked(struct vb_assume *a, const struct vb_volumes *v, uint3
 
 	for (uint32_t i = 0; i < nstatic; i++)
 		if (v->statics[i].dirty)
-			restore(a, a->pv, v->statics[i].pv->meta.name);
+			restore(&a->pv, v->statics[i].pv->meta.name);
 	for (uint32_t i = 0; i < ndynamic; i++) {
 		pvc_key(key, sizeof(key), v->dynamic[i]->meta.ns, v->dynamic[i]->meta.name);
-		restore(a, a->pvc, key);
+		restore(&a->pvc, key);
 	}
 }
 

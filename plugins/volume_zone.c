@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "schedext/plugin.h"
+#include "schedext/vec.h"
 #include "slots.h"
 
 #define REASON_CONFLICT "node(s) had no available volume zone"
@@ -107,15 +108,8 @@ static bool zones_to_set(const char *value, struct pv_topology *t)
 
 static int push_topology(struct zone_state *s, const struct pv_topology *t)
 {
-	if (s->n == s->cap) {
-		uint32_t cap = s->cap ? s->cap * 2 : 4;
-		struct pv_topology *p = realloc(s->items, cap * sizeof(*p));
-
-		if (!p)
-			return SX_ENOMEM;
-		s->items = p;
-		s->cap = cap;
-	}
+	if (sx_vec_reserve(s->items, s->cap, s->n + 1, 4) < 0)
+		return SX_ENOMEM;
 	s->items[s->n++] = *t;
 	return 0;
 }

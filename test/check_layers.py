@@ -34,6 +34,7 @@ RANK = {"util": 0, "api": 1, "cel": 1, "cache": 2, "dra": 3, "framework": 4, "pl
 HEADERS = {
     "buf.h": "util", "common.h": "util", "intern.h": "util", "json_scan.h": "util",
     "pool.h": "util", "procstat.h": "util", "quantity.h": "util", "metrics.h": "util", "arena.h": "util",
+    "hmap.h": "util", "vec.h": "util",
     "model.h": "api", "kinds.def": "api", "selector.h": "api", "decode.h": "api", "kube.h": "api",
     "leader.h": "api", 
     "cel.h": "cel", "dra.h": "api",

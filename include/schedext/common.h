@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #define SX_VERSION "0.1.0"
@@ -84,15 +85,16 @@ static inline bool sx_double_is_int64(double v)
 #define SX_MMAP_THRESHOLD (128 * 1024)
 void sx_malloc_bound(void);
 
-/* FNV-1a (32-bit) of a NUL-terminated string: the bucket hash of the
- * small string-keyed tables (queue index, assume cache, name sets). */
-static inline uint32_t sx_hash_str(const char *s)
-{
-	uint32_t h = 2166136261u;
+/* The project's one hash function (src/util/hmap.c): 64 bits of n bytes,
+ * word at a time, finished with a full avalanche, so any subset of its
+ * bits makes a bucket index. Deterministic (no per-process seed); the
+ * tables it feeds are bounded (hmap.h). */
+uint64_t sx_hash_bytes(const void *p, size_t n);
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
+/* sx_hash_bytes of a NUL-terminated string (without the NUL). */
+static inline uint64_t sx_hash_str(const char *s)
+{
+	return sx_hash_bytes(s, strlen(s));
 }
 
 #endif /* SCHEDEXT_COMMON_H */

@@ -14,6 +14,7 @@
 #include "decode_util.h"
 #include "schedext/decode.h"
 #include "schedext/dra.h"
+#include "schedext/vec.h"
 
 /* 100m cpu and 200Mi memory for containers without such a request key
  * (scheduler util DefaultMilliCPURequest / DefaultMemoryRequest). */
@@ -236,15 +237,8 @@ static int add_port(struct pod_ctx *ctx, sx_str ip, uint8_t proto, uint16_t port
 {
 	struct sx_pod *pod = ctx->pod;
 
-	if (pod->nports == ctx->ports_cap) {
-		uint32_t cap = ctx->ports_cap ? ctx->ports_cap * 2 : 4;
-		struct sx_host_port *grown = realloc(pod->ports, cap * sizeof(*grown));
-
-		if (!grown)
-			return sx_dec_oom(err);
-		pod->ports = grown;
-		ctx->ports_cap = cap;
-	}
+	if (sx_vec_reserve(pod->ports, ctx->ports_cap, pod->nports + 1, 4) < 0)
+		return sx_dec_oom(err);
 	pod->ports[pod->nports++] = (struct sx_host_port){ .ip = ip, .protocol = proto,
 							   .port = port };
 	return 0;

@@ -10,6 +10,7 @@
 #include "decode_internal.h"
 #include "decode_util.h"
 #include "schedext/quantity.h"
+#include "schedext/vec.h"
 
 void sx_rlist_clear(struct sx_rlist *l)
 {
@@ -53,15 +54,8 @@ int sx_rlist_apply(struct sx_rlist *l, sx_str name, sx_nano q, int op)
 			e->q = q;
 		return 0;
 	}
-	if (l->n == l->cap) {
-		uint32_t cap = l->cap ? l->cap * 2 : 8;
-		struct sx_rentry *grown = realloc(l->items, cap * sizeof(*grown));
-
-		if (!grown)
-			return SX_ENOMEM;
-		l->items = grown;
-		l->cap = cap;
-	}
+	if (sx_vec_reserve(l->items, l->cap, l->n + 1, 8) < 0)
+		return SX_ENOMEM;
 	memmove(&l->items[i + 1], &l->items[i], (l->n - i) * sizeof(*l->items));
 	/* A new key under MAX starts from an implicit zero. */
 	l->items[i].name = name;

@@ -21,6 +21,7 @@
 
 #include "cache_int.h"
 #include "schedext/common.h"
+#include "schedext/vec.h"
 
 static void touch(struct sx_cache *c)
 {
@@ -117,27 +118,13 @@ static int tree_add(struct sx_cache *c, const struct sx_node *node)
 	zone_of(node, &region, &zname);
 	z = find_zone(c, region, zname);
 	if (!z) {
-		if (c->nzones == c->cap_zones) {
-			uint32_t cap = c->cap_zones ? c->cap_zones * 2 : 4;
-			struct zone *p = realloc(c->zones, cap * sizeof(*p));
-
-			if (!p)
-				return SX_ENOMEM;
-			c->zones = p;
-			c->cap_zones = cap;
-		}
+		if (sx_vec_reserve(c->zones, c->cap_zones, c->nzones + 1, 4) < 0)
+			return SX_ENOMEM;
 		z = &c->zones[c->nzones++];
 		*z = (struct zone){ .region = region, .zone = zname };
 	}
-	if (z->n == z->cap) {
-		uint32_t cap = z->cap ? z->cap * 2 : 8;
-		sx_str *p = realloc(z->names, cap * sizeof(*p));
-
-		if (!p)
-			return SX_ENOMEM;
-		z->names = p;
-		z->cap = cap;
-	}
+	if (sx_vec_reserve(z->names, z->cap, z->n + 1, 8) < 0)
+		return SX_ENOMEM;
 	z->names[z->n++] = node->name_id;
 	c->tree_size++;
 	c->tree_dirty = true;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "schedext/cache.h"
+#include "schedext/hmap.h"
 
 /* ---------- string-keyed map (open addressing, linear probing) ----------
  * Keys are copied and owned by the map; values are borrowed. A zeroed
@@ -66,11 +67,10 @@ bool sx__object_alt_key(const struct sx_object *o, sx_str *key);
 
 /* ---------- PVCs in use by pods on nodes ---------- */
 
-/* A multiset of (namespace, claim) pairs: open addressing over interned
- * ids, backward-shift deletion. A zeroed struct is empty. */
+/* A multiset of (namespace, claim) pairs: SX_HMAP_PAIR(ns, name) -> the
+ * number of uses (above 0). A zeroed struct is empty. */
 struct sx__pvc_set {
-	uint32_t cap, n; /* cap a power of two or 0 */
-	struct sx_pvc_ref *slots; /* count 0 = empty slot */
+	struct sx_hmap uses;
 };
 
 /* Adds (sign 1) or removes (sign -1) one use of each claim of pod. */

@@ -15,18 +15,6 @@ uint64_t sx__next_generation(void)
 	return (uint64_t)atomic_fetch_add(&generation_counter, 1) + 1;
 }
 
-/* FNV-1a, 64 bit. */
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 /* Slot holding key, or the empty slot where it would go. */
 static uint32_t probe(const struct sx__map *m, const char *key, uint64_t h)
 {
@@ -47,7 +35,7 @@ void *sx__map_get(const struct sx__map *m, const char *key)
 
 	if (m->cap == 0)
 		return NULL;
-	i = probe(m, key, hash_str(key));
+	i = probe(m, key, sx_hash_str(key));
 	return m->slots[i].key ? m->slots[i].value : NULL;
 }
 
@@ -74,7 +62,7 @@ static int grow(struct sx__map *m)
 
 int sx__map_put(struct sx__map *m, const char *key, void *value)
 {
-	uint64_t h = hash_str(key);
+	uint64_t h = sx_hash_str(key);
 	uint32_t i;
 	char *copy;
 
@@ -103,7 +91,7 @@ void *sx__map_del(struct sx__map *m, const char *key)
 	if (m->cap == 0)
 		return NULL;
 	mask = m->cap - 1;
-	i = probe(m, key, hash_str(key));
+	i = probe(m, key, sx_hash_str(key));
 	if (!m->slots[i].key)
 		return NULL;
 	value = m->slots[i].value;

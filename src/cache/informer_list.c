@@ -50,6 +50,7 @@
 #include "informer_int.h"
 #include "schedext/decode.h"
 #include "schedext/kube.h"
+#include "schedext/vec.h"
 
 static int objs_push(struct objs *o, struct sx_object *obj);
 static enum result apply_list(struct informer *inf);
@@ -132,15 +133,8 @@ void sx__inf_objs_free(struct objs *o)
 
 static int objs_push(struct objs *o, struct sx_object *obj)
 {
-	if (o->n == o->cap) {
-		uint32_t cap = o->cap ? o->cap * 2 : 64;
-		struct sx_object *v = realloc(o->v, cap * sizeof(*v));
-
-		if (!v)
-			return SX_ENOMEM;
-		o->v = v;
-		o->cap = cap;
-	}
+	if (sx_vec_reserve(o->v, o->cap, o->n + 1, 64) < 0)
+		return SX_ENOMEM;
 	o->v[o->n++] = *obj;
 	return 0;
 }

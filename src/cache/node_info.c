@@ -17,6 +17,7 @@
 
 #include "cache_int.h"
 #include "schedext/common.h"
+#include "schedext/vec.h"
 
 /* pods[0..used) hold one reference each (NULL = claimed, never filled). */
 struct sx__pods_block {
@@ -334,27 +335,6 @@ void sx_node_info_set_node(struct sx_node_info *ni, const struct sx_node *node)
 	compute_image_bloom(ni);
 }
 
-/* Ensures room for `more` elements in *arr (capacity *cap). */
-static int reserve(void **arr, uint32_t *cap, uint32_t n, uint32_t more, size_t sz)
-{
-	uint64_t need = (uint64_t)n + more, ncap;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	if (need > UINT32_MAX / 2)
-		return SX_ENOMEM;
-	ncap = *cap ? *cap : 4;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*arr, ncap * sz);
-	if (!p)
-		return SX_ENOMEM;
-	*arr = p;
-	*cap = (uint32_t)ncap;
-	return 0;
-}
-
 /* Adds sign * pod's scalar requests into r (sorted, zero entries dropped).
  * r->scalar must have room for r->nscalar + pod's nscalar entries. */
 static void add_scalars(struct sx_resources *r, const struct sx_resources *p, int sign)
@@ -415,14 +395,11 @@ static int reserve_for(struct sx_node_info *ni, const struct sx_pod *pod)
 	uint32_t scap = ni->requested.nscalar;
 	void *p;
 
-	if (reserve((void **)&ni->affinity_pods, &ni->cap_affinity, ni->naffinity, 1,
-		    sizeof(void *)) ||
-	    reserve((void **)&ni->required_anti_pods, &ni->cap_anti, ni->nanti, 1,
-		    sizeof(void *)) ||
-	    reserve((void **)&ni->used_ports, &ni->cap_ports, ni->nports, pod->nports,
-		    sizeof(*ni->used_ports)) ||
-	    reserve((void **)&ni->pvcs, &ni->cap_pvcs, ni->npvcs, pod->npvcs, sizeof(*ni->pvcs)) ||
-	    reserve((void **)&ni->ns_counts, &ni->cap_ns, ni->nns, 1, sizeof(*ni->ns_counts)))
+	if (sx_vec_reserve(ni->affinity_pods, ni->cap_affinity, (uint64_t)ni->naffinity + 1, 4) ||
+	    sx_vec_reserve(ni->required_anti_pods, ni->cap_anti, (uint64_t)ni->nanti + 1, 4) ||
+	    sx_vec_reserve(ni->used_ports, ni->cap_ports, (uint64_t)ni->nports + pod->nports, 4) ||
+	    sx_vec_reserve(ni->pvcs, ni->cap_pvcs, (uint64_t)ni->npvcs + pod->npvcs, 4) ||
+	    sx_vec_reserve(ni->ns_counts, ni->cap_ns, (uint64_t)ni->nns + 1, 4))
 		return SX_ENOMEM;
 	if (pod->request.nscalar > 0) {
 		p = realloc(ni->requested.scalar, ((size_t)scap + pod->request.nscalar) *

@@ -26,6 +26,7 @@
 #include <cjson/cJSON.h>
 
 #include "schedext/decode.h"
+#include "schedext/vec.h"
 
 #define STATE_MAX_BYTES ((size_t)1 << 30)
 #define STREAM_FAILED 1 /* not an error: decode the whole tree instead */
@@ -163,15 +164,8 @@ static int item_error(struct loader *l, const char *where, const cJSON *item, co
 
 static int push(struct loader *l, const struct sx_object *o)
 {
-	if (l->n == l->cap) {
-		uint32_t cap = l->cap ? l->cap * 2 : 64;
-		struct sx_object *p = cap > l->cap ? realloc(l->objs, cap * sizeof(*p)) : NULL;
-
-		if (!p)
-			return SX_ENOMEM;
-		l->objs = p;
-		l->cap = cap;
-	}
+	if (sx_vec_reserve(l->objs, l->cap, l->n + 1, 64) < 0)
+		return SX_ENOMEM;
 	l->objs[l->n++] = *o;
 	return 0;
 }

@@ -138,80 +138,31 @@ sx_snapshot_attachments_on_node(const struct sx_snapshot *snap, sx_str node, uin
 
 /* ---------- PVCs in use ---------- */
 
-static uint32_t pair_hash(sx_str ns, sx_str name)
-{
-	uint64_t h = ((uint64_t)ns << 32 | name) * 0x9E3779B97F4A7C15ull;
-
-	return (uint32_t)(h >> 32);
-}
-
-/* The slot of (ns, name), or the empty slot where it would go. */
-static uint32_t pvc_probe(const struct sx__pvc_set *s, sx_str ns, sx_str name)
-{
-	uint32_t mask = s->cap - 1, i = pair_hash(ns, name) & mask;
-
-	while (s->slots[i].count > 0 && (s->slots[i].ns != ns || s->slots[i].name != name))
-		i = (i + 1) & mask;
-	return i;
-}
-
-static int pvc_grow(struct sx__pvc_set *s)
-{
-	struct sx__pvc_set bigger = {s->cap ? s->cap * 2 : 16, s->n, NULL};
-
-	bigger.slots = sx_calloc(bigger.cap, sizeof(*bigger.slots));
-	if (!bigger.slots)
-		return SX_ENOMEM;
-	for (uint32_t i = 0; i < s->cap; i++)
-		if (s->slots[i].count > 0)
-			bigger.slots[pvc_probe(&bigger, s->slots[i].ns, s->slots[i].name)] =
-				s->slots[i];
-	free(s->slots);
-	*s = bigger;
-	return 0;
-}
-
-/* Backward-shift removal of slot i. */
-static void pvc_remove_slot(struct sx__pvc_set *s, uint32_t i)
-{
-	uint32_t mask = s->cap - 1, j;
-
-	s->slots[i].count = 0;
-	s->n--;
-	for (j = (i + 1) & mask; s->slots[j].count > 0; j = (j + 1) & mask) {
-		uint32_t home = pair_hash(s->slots[j].ns, s->slots[j].name) & mask;
-
-		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
-			continue;
-		s->slots[i] = s->slots[j];
-		s->slots[j].count = 0;
-		i = j;
-	}
-}
+/* Uses of one claim are far fewer than pods; the bound only stops a
+ * runaway (an insertion past it fails like an allocation). */
+#define PVC_SET_MAX (1u << 22)
 
 static int pvc_add(struct sx__pvc_set *s, sx_str ns, sx_str name, int sign)
 {
-	uint32_t i;
+	uint64_t key = SX_HMAP_PAIR(ns, name);
+	struct sx_hmap_slot *slot = sx_hmap_slot(&s->uses, key);
 
-	if (sign > 0 && (uint64_t)(s->n + 1) * 4 > (uint64_t)s->cap * 3 && pvc_grow(s) < 0)
-		return SX_ENOMEM;
-	if (s->cap == 0)
-		return 0;
-	i = pvc_probe(s, ns, name);
-	if (s->slots[i].count == 0) {
+	if (!slot) {
 		if (sign < 0)
 			return 0; /* removing what was never added */
-		s->slots[i] = (struct sx_pvc_ref){ns, name, 0};
-		s->n++;
+		return sx_hmap_put(&s->uses, key, (uint64_t)sign) < 0 ? SX_ENOMEM : 0;
 	}
-	s->slots[i].count += sign;
-	if (s->slots[i].count <= 0)
-		pvc_remove_slot(s, i);
+	if ((int64_t)slot->val + sign <= 0)
+		sx_hmap_del_slot(&s->uses, slot);
+	else
+		slot->val += (uint64_t)(int64_t)sign;
 	return 0;
 }
 
 int sx__pvc_set_apply(struct sx__pvc_set *s, const struct sx_pod *pod, int sign)
 {
+	if (s->uses.max == 0) /* zeroed: empty */
+		sx_hmap_init(&s->uses, PVC_SET_MAX);
 	for (uint32_t i = 0; i < pod->npvcs; i++)
 		if (pvc_add(s, pod->meta.ns, pod->pvcs[i], sign) < 0)
 			return SX_ENOMEM;
@@ -220,12 +171,12 @@ int sx__pvc_set_apply(struct sx__pvc_set *s, const struct sx_pod *pod, int sign)
 
 bool sx__pvc_set_has(const struct sx__pvc_set *s, sx_str ns, sx_str name)
 {
-	return s && s->cap > 0 && s->slots[pvc_probe(s, ns, name)].count > 0;
+	return s && sx_hmap_get(&s->uses, SX_HMAP_PAIR(ns, name)) > 0;
 }
 
 void sx__pvc_set_free(struct sx__pvc_set *s)
 {
-	free(s->slots);
+	free(s->uses.slots);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -236,15 +187,9 @@ struct sx__pvc_block *sx__pvc_block_new(const struct sx__pvc_set *s)
 	if (!b)
 		return NULL;
 	atomic_init(&b->refcount, 1);
-	b->set.cap = s->cap;
-	b->set.n = s->n;
-	if (s->cap > 0) {
-		b->set.slots = sx_calloc(s->cap, sizeof(*s->slots));
-		if (!b->set.slots) {
-			free(b);
-			return NULL;
-		}
-		memcpy(b->set.slots, s->slots, s->cap * sizeof(*s->slots));
+	if (sx_hmap_clone(&b->set.uses, &s->uses) < 0) {
+		free(b);
+		return NULL;
 	}
 	return b;
 }
@@ -253,7 +198,7 @@ void sx__pvc_block_unref(struct sx__pvc_block *b)
 {
 	if (!b || atomic_fetch_sub(&b->refcount, 1) != 1)
 		return;
-	free(b->set.slots);
+	sx__pvc_set_free(&b->set);
 	free(b);
 }
 

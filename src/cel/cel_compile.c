@@ -386,14 +386,10 @@ static void push_front(struct sx_cel_cache *c, struct cache_entry *e)
 	c->n++;
 }
 
-/* FNV-1a, computed outside the lock. */
+/* Computed outside the lock. */
 static uint64_t hash_expr(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
+	return sx_hash_bytes(s, n);
 }
 
 /* Under the lock: the entry for expr, moved to the front, or NULL. */

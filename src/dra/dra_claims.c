@@ -11,25 +11,23 @@
 #include <string.h>
 
 #include "schedext/decode.h"
+#include "schedext/hmap.h"
 #include "schedext/kube.h"
 
 struct entry {
 	char *uid;
-	uint32_t hash;                    /* sx_hash_str(uid) */
 	bool pending;                     /* Reserve..PreBind */
 	uint32_t ndevs;
 	struct sx_dra_devref *devs;       /* pending: the devices */
 	const struct sx_dra_object *claim; /* assumed: as written */
-	struct entry *next;
+	struct entry *next;               /* assumed: the list; dead ones */
 };
 
-#define PENDING_BUCKETS 256 /* power of two */
-#define KNOWN_BUCKETS 4096
-
-struct known {
-	const struct sx_dra_object *claim;
-	struct known *next;
-};
+/* Bounds of the tables: claims in flight, claims of the cluster known to
+ * PreEnqueue. Past them an entry is not added (as on allocation
+ * failure). */
+#define PENDING_MAX (1u << 20)
+#define KNOWN_MAX (1u << 22)
 
 /* The base set of the last snapshot's claims (pointers compared, the
  * claims held so they cannot be reused meanwhile). */
@@ -41,7 +39,7 @@ struct base {
 
 struct sx_dra_claims {
 	pthread_mutex_t mu; /* guards pending..frozen_gen */
-	struct entry *pending[PENDING_BUCKETS]; /* by uid hash */
+	struct sx_hmap pending;                 /* sx_hash_str(uid) -> struct entry */
 	struct entry *entries;                  /* the assumed ones */
 	uint32_t nassumed;
 	/* The devices of the pending entries, kept as entries are added
@@ -60,7 +58,7 @@ struct sx_dra_claims {
 	 * The live cache's events feed this table instead (lock order:
 	 * cache, queue, this table). */
 	pthread_mutex_t known_mu; /* guards known, tracking */
-	struct known *known[KNOWN_BUCKETS];
+	struct sx_hmap known; /* known_hash(ns, name) -> the claim (a reference) */
 	bool tracking;
 
 	struct sx_dra_index_cache ix;
@@ -76,19 +74,21 @@ struct sx_dra_claims *sx_dra_claims_new(void)
 	pthread_mutex_init(&m->base_mu, NULL);
 	pthread_mutex_init(&m->known_mu, NULL);
 	pthread_mutex_init(&m->ix.mu, NULL);
+	sx_hmap_init(&m->pending, PENDING_MAX);
+	sx_hmap_init(&m->known, KNOWN_MAX);
 	m->pending_dirty = true;
 	return m;
 }
 
-static struct entry **find_pending(struct sx_dra_claims *m, const char *uid)
+static bool uid_eq(uint64_t val, const void *uid)
 {
-	uint32_t h = sx_hash_str(uid);
-	struct entry **e;
+	return strcmp(((const struct entry *)(uintptr_t)val)->uid, uid) == 0;
+}
 
-	for (e = &m->pending[h & (PENDING_BUCKETS - 1)]; *e; e = &(*e)->next)
-		if ((*e)->hash == h && strcmp((*e)->uid, uid) == 0)
-			return e;
-	return NULL;
+/* The slot of the pending entry of uid (m->mu held), or NULL. */
+static struct sx_hmap_slot *find_pending(struct sx_dra_claims *m, const char *uid)
+{
+	return m->pending.n ? sx_hmap_find(&m->pending, sx_hash_str(uid), uid_eq, uid) : NULL;
 }
 
 static struct entry **find_assumed(struct sx_dra_claims *m, const char *uid)
@@ -124,7 +124,7 @@ int sx_dra_pending_add(struct sx_dra_claims *m, const char *uid,
 		       const struct sx_dra_claim_out *out)
 {
 	struct entry *e = calloc(1, sizeof(*e));
-	struct entry **b;
+	int rc;
 
 	if (!e || !(e->uid = strdup(uid ? uid : "")) ||
 	    !(e->devs = calloc(out->npicks + 1, sizeof(*e->devs)))) {
@@ -134,36 +134,38 @@ int sx_dra_pending_add(struct sx_dra_claims *m, const char *uid,
 		return SX_ENOMEM;
 	}
 	e->pending = true;
-	e->hash = sx_hash_str(e->uid);
 	for (uint32_t i = 0; i < out->npicks; i++)
 		e->devs[e->ndevs++] = (struct sx_dra_devref){ out->picks[i].driver, out->picks[i].pool,
 							      out->picks[i].device,
 							      out->picks[i].admin_access };
 	pthread_mutex_lock(&m->mu);
-	b = &m->pending[e->hash & (PENDING_BUCKETS - 1)];
-	e->next = *b;
-	*b = e;
-	if (!m->pending_dirty && add_pending_devs(m->pending_devs, e) < 0)
-		m->pending_dirty = true;
-	m->gen++;
+	rc = sx_hmap_add(&m->pending, sx_hash_str(e->uid), e);
+	if (rc == 0) {
+		if (!m->pending_dirty && add_pending_devs(m->pending_devs, e) < 0)
+			m->pending_dirty = true;
+		m->gen++;
+	}
 	pthread_mutex_unlock(&m->mu);
-	return 0;
+	if (rc < 0)
+		entry_free(e);
+	return rc < 0 ? SX_ENOMEM : 0;
 }
 
 static bool remove_entry(struct sx_dra_claims *m, const char *uid, bool is_pending)
 {
 	struct entry **e, *dead = NULL;
+	struct sx_hmap_slot *s;
 
 	pthread_mutex_lock(&m->mu);
-	e = is_pending ? find_pending(m, uid ? uid : "") : find_assumed(m, uid ? uid : "");
-	if (e) {
+	if (is_pending && (s = find_pending(m, uid ? uid : ""))) {
+		dead = sx_hmap_ptr(s);
+		sx_hmap_del_slot(&m->pending, s);
+		m->pending_dirty = true;
+		m->gen++;
+	} else if (!is_pending && (e = find_assumed(m, uid ? uid : ""))) {
 		dead = *e;
 		*e = dead->next;
-		m->nassumed -= !is_pending;
-		if (is_pending) {
-			m->pending_dirty = true;
-			m->gen++;
-		}
+		m->nassumed--;
 	}
 	pthread_mutex_unlock(&m->mu);
 	if (dead)
@@ -309,13 +311,13 @@ static struct sx_dra_allocated *frozen_pending(struct sx_dra_claims *m)
 {
 	if (m->pending_dirty) {
 		struct sx_dra_allocated *a = sx_dra_allocated_new();
+		struct sx_hmap_slot *s;
 
-		for (uint32_t b = 0; a && b < PENDING_BUCKETS; b++)
-			for (const struct entry *e = m->pending[b]; e; e = e->next)
-				if (add_pending_devs(a, e) < 0) {
-					sx_dra_allocated_free(a);
-					return NULL;
-				}
+		for (uint32_t i = 0; a && (s = sx_hmap_next(&m->pending, &i));)
+			if (add_pending_devs(a, sx_hmap_ptr(s)) < 0) {
+				sx_dra_allocated_free(a);
+				return NULL;
+			}
 		if (!a)
 			return NULL;
 		sx_dra_allocated_free(m->pending_devs);
@@ -469,36 +471,40 @@ int sx_dra_get_claim(struct sx_kube *kube, const char *ns, const char *name,
 
 /* ---------- claims known to PreEnqueue (struct sx_dra_claims.known) ---------- */
 
-static unsigned known_bucket(sx_str ns, const char *name)
-{
-	uint64_t h = (uint64_t)ns * 0x9E3779B97F4A7C15ull;
+struct known_key {
+	sx_str ns;
+	const char *name;
+};
 
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		h = (h ^ *p) * 0x100000001B3ull;
-	return (unsigned)(h % KNOWN_BUCKETS);
+static uint64_t known_hash(sx_str ns, const char *name)
+{
+	return sx_hash_str(name) ^ (uint64_t)ns * 0x9E3779B97F4A7C15ull;
 }
 
-static struct known **known_find(struct sx_dra_claims *m, sx_str ns, const char *name)
+static bool known_eq(uint64_t val, const void *key)
 {
-	struct known **k = &m->known[known_bucket(ns, name)];
+	const struct sx_dra_object *c = (const void *)(uintptr_t)val;
+	const struct known_key *k = key;
 
-	for (; *k; k = &(*k)->next)
-		if ((*k)->claim->meta.ns == ns && strcmp((*k)->claim->meta.name, name) == 0)
-			return k;
-	return k;
+	return c->meta.ns == k->ns && strcmp(c->meta.name, k->name) == 0;
+}
+
+/* The slot of the known claim ns/name (m->known_mu held), or NULL. */
+static struct sx_hmap_slot *known_find(struct sx_dra_claims *m, sx_str ns, const char *name)
+{
+	struct known_key k = { ns, name };
+
+	return m->known.n ? sx_hmap_find(&m->known, known_hash(ns, name), known_eq, &k) : NULL;
 }
 
 /* Drops every known claim (m->known_mu held, or m unreachable). */
 static void known_clear(struct sx_dra_claims *m)
 {
-	for (unsigned i = 0; i < KNOWN_BUCKETS; i++)
-		while (m->known[i]) {
-			struct known *k = m->known[i];
+	struct sx_hmap_slot *s;
 
-			m->known[i] = k->next;
-			sx_dra_unref(k->claim);
-			free(k);
-		}
+	for (uint32_t i = 0; (s = sx_hmap_next(&m->known, &i));)
+		sx_dra_unref(sx_hmap_ptr(s));
+	sx_hmap_clear(&m->known);
 }
 
 void sx_dra_track_claims(struct sx_dra_claims *m, bool on)
@@ -514,7 +520,8 @@ void sx_dra_claim_event(struct sx_dra_claims *m, const struct sx_dra_object *old
 			const struct sx_dra_object *new_claim)
 {
 	const struct sx_dra_object *c = new_claim ? new_claim : old_claim;
-	struct known **k, *dead = NULL;
+	const struct sx_dra_object *dead = NULL;
+	struct sx_hmap_slot *k;
 
 	if (!c || !c->meta.name)
 		return;
@@ -522,28 +529,25 @@ void sx_dra_claim_event(struct sx_dra_claims *m, const struct sx_dra_object *old
 	if (!m->tracking)
 		goto out;
 	k = known_find(m, c->meta.ns, c->meta.name);
-	if (!new_claim) {
-		dead = *k;
-		if (dead)
-			*k = dead->next;
-	} else if (*k) {
-		sx_dra_unref((*k)->claim);
-		(*k)->claim = sx_dra_ref(new_claim);
-	} else if ((*k = calloc(1, sizeof(**k)))) {
-		(*k)->claim = sx_dra_ref(new_claim);
+	if (k) {
+		dead = sx_hmap_ptr(k);
+		if (new_claim)
+			k->val = (uintptr_t)sx_dra_ref(new_claim); /* same ns and name: same key */
+		else
+			sx_hmap_del_slot(&m->known, k);
+	} else if (new_claim &&
+		   sx_hmap_add(&m->known, known_hash(c->meta.ns, c->meta.name), new_claim) == 0) {
+		sx_dra_ref(new_claim);
 	}
 out:
 	pthread_mutex_unlock(&m->known_mu);
-	if (dead) {
-		sx_dra_unref(dead->claim);
-		free(dead);
-	}
+	sx_dra_unref(dead);
 }
 
 int sx_dra_claim_known(struct sx_dra_claims *m, sx_str ns, const char *name,
 		       const struct sx_dra_object **out)
 {
-	struct known **k;
+	struct sx_hmap_slot *k;
 	int rc;
 
 	*out = NULL;
@@ -553,14 +557,14 @@ int sx_dra_claim_known(struct sx_dra_claims *m, sx_str ns, const char *name,
 		return -1;
 	}
 	k = known_find(m, ns, name);
-	rc = *k != NULL;
-	if (*k)
-		*out = sx_dra_ref((*k)->claim);
+	rc = k != NULL;
+	if (k)
+		*out = sx_dra_ref(sx_hmap_ptr(k));
 	pthread_mutex_unlock(&m->known_mu);
 	return rc;
 }
 
-/* Entries of one chain (the pending buckets, the assumed list). */
+/* Entries of one chain (the assumed list). */
 static void entries_free(struct entry *e)
 {
 	while (e) {
@@ -573,10 +577,13 @@ static void entries_free(struct entry *e)
 
 void sx_dra_claims_free(struct sx_dra_claims *m)
 {
+	struct sx_hmap_slot *s;
+
 	if (!m)
 		return;
-	for (unsigned b = 0; b < PENDING_BUCKETS; b++)
-		entries_free(m->pending[b]);
+	for (uint32_t i = 0; (s = sx_hmap_next(&m->pending, &i));)
+		entry_free(sx_hmap_ptr(s));
+	sx_hmap_clear(&m->pending);
 	entries_free(m->entries);
 	sx_dra_allocated_free(m->pending_devs);
 	sx_dra_allocated_free(m->frozen);

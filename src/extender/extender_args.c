@@ -24,6 +24,7 @@
 #include "schedext/extender.h"
 #include "schedext/intern.h"
 #include "schedext/json_scan.h"
+#include "schedext/vec.h"
 
 void sx_ext_args_free(struct ext_args *a)
 {
@@ -159,15 +160,8 @@ static struct scan_item *scan_push(struct scan *s, const struct sx_json_val *v)
 {
 	struct scan_item *it;
 
-	if (s->n == s->cap) {
-		uint32_t ncap = s->cap ? s->cap * 2 : 512;
-
-		it = realloc(s->it, (size_t)ncap * sizeof(*it));
-		if (!it)
-			return NULL;
-		s->it = it;
-		s->cap = ncap;
-	}
+	if (sx_vec_reserve(s->it, s->cap, s->n + 1, 512) < 0)
+		return NULL;
 	it = &s->it[s->n++];
 	memset(it, 0, sizeof(*it));
 	it->v = *v;

@@ -2,6 +2,8 @@
  * allocated and evicted entries freed outside the lock. */
 #include "schedext/node_memo.h"
 
+#include "schedext/common.h"
+
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -66,18 +68,11 @@ void sx_node_memo_free(struct sx_node_memo *m)
 	free(m);
 }
 
-/* The key of an item: its first SX_NODE_MEMO_PREFIX bytes, eight at a
- * time, multiplied and folded. Collisions are harmless (node_memo.h). */
+/* The key of an item: the hash of its first SX_NODE_MEMO_PREFIX bytes.
+ * Collisions are harmless (node_memo.h). */
 static uint64_t prefix_key(const char *p)
 {
-	uint64_t h = 0x9E3779B97F4A7C15u, w;
-
-	for (size_t i = 0; i < SX_NODE_MEMO_PREFIX; i += 8) {
-		memcpy(&w, p + i, 8);
-		h = (h ^ w) * 0xFF51AFD7ED558CCDu;
-		h ^= h >> 29;
-	}
-	return h;
+	return sx_hash_bytes(p, SX_NODE_MEMO_PREFIX);
 }
 
 static struct sx_json_val field_of(const struct memo_ent *e, int i, const char *base)

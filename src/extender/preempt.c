@@ -13,6 +13,7 @@
 #include "schedext/framework.h"
 #include "schedext/intern.h"
 #include "schedext/preemption.h"
+#include "schedext/vec.h"
 
 /* The victims kube-scheduler proposes are checked by the shared engine
  * (preemption.h, SelectVictimsOnNode with the given pods): the pod must fit
@@ -54,15 +55,8 @@ struct victims {
 
 static int victims_add(struct victims *vs, const struct sx_pod *p)
 {
-	if (vs->n == vs->cap) {
-		uint32_t ncap = vs->cap ? vs->cap * 2 : 16;
-		const struct sx_pod **v = realloc(vs->v, (size_t)ncap * sizeof(*v));
-
-		if (!v)
-			return SX_ENOMEM;
-		vs->v = v;
-		vs->cap = ncap;
-	}
+	if (sx_vec_reserve(vs->v, vs->cap, vs->n + 1, 16) < 0)
+		return SX_ENOMEM;
 	vs->v[vs->n++] = p; /* duplicates are harmless: the engine walks the node's pods */
 	return 0;
 }
@@ -198,15 +192,8 @@ static int read_entries(const struct sx_json_val *map, struct preempt_req *r)
 
 	sx_ext_span_enter(map, &doc, &c);
 	while (sx_json_next_member(&c, &k, &v) == 1) {
-		if (r->n == cap) {
-			uint32_t ncap = cap ? cap * 2 : 64;
-			struct preempt_entry *e = realloc(r->entries, (size_t)ncap * sizeof(*e));
-
-			if (!e)
-				return SX_ENOMEM;
-			r->entries = e;
-			cap = ncap;
-		}
+		if (sx_vec_reserve(r->entries, cap, r->n + 1, 64) < 0)
+			return SX_ENOMEM;
 		v.end = sx_json_finish(&c);
 		r->entries[r->n].key = k;
 		r->entries[r->n++].val = v;

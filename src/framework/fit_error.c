@@ -7,6 +7,7 @@
 #include "schedext/buf.h"
 #include "schedext/framework.h"
 #include "schedext/fit_error.h"
+#include "schedext/vec.h"
 
 struct reason_count {
 	const char *reason;
@@ -27,15 +28,9 @@ static void count_reason(struct histogram *h, const char *reason, uint32_t times
 			return;
 		}
 	}
-	if (h->n == h->cap) {
-		uint32_t cap = h->cap ? h->cap * 2 : 16;
-		struct reason_count *items = realloc(h->items, sizeof(*items) * cap);
-		if (!items) {
-			h->failed = true;
-			return;
-		}
-		h->items = items;
-		h->cap = cap;
+	if (sx_vec_reserve(h->items, h->cap, h->n + 1, 16) < 0) {
+		h->failed = true;
+		return;
 	}
 	h->items[h->n++] = (struct reason_count){ reason, times };
 }

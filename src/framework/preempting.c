@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "schedext/preemption.h"
+#include "schedext/vec.h"
 
 struct sx_preemption_eval {
 	pthread_mutex_t mu; /* guards uids, n, cap, seed, rng */
@@ -74,18 +75,7 @@ static int find(const struct sx_preemption_eval *ev, const char *uid)
 /* Room for one more UID (ev->mu held); false when out of memory. */
 static bool reserve_one(struct sx_preemption_eval *ev)
 {
-	uint32_t c;
-	char **v;
-
-	if (ev->n < ev->cap)
-		return true;
-	c = ev->cap ? ev->cap * 2 : 16;
-	v = realloc(ev->uids, c * sizeof(*v));
-	if (!v)
-		return false;
-	ev->uids = v;
-	ev->cap = c;
-	return true;
+	return sx_vec_reserve(ev->uids, ev->cap, ev->n + 1, 16) == 0;
 }
 
 int sx_preemption_begin(struct sx_preemption_eval *ev, const char *uid)

@@ -14,6 +14,7 @@
 #include "queue_int.h"
 #include "schedext/queue.h"
 #include "schedext/config.h"
+#include "schedext/vec.h"
 
 static double default_now(void *ctx)
 {
@@ -164,15 +165,8 @@ static void sift_down(const struct sx_queue *q, struct heap *h, uint32_t i)
 
 static int heap_push(const struct sx_queue *q, struct heap *h, struct qpod *e)
 {
-	if (h->n == h->cap) {
-		uint32_t cap = h->cap ? h->cap * 2 : 64;
-		struct qpod **items = realloc(h->items, cap * sizeof(*items));
-
-		if (!items)
-			return SX_ENOMEM;
-		h->items = items;
-		h->cap = cap;
-	}
+	if (sx_vec_reserve(h->items, h->cap, h->n + 1, 64) < 0)
+		return SX_ENOMEM;
 	h->items[h->n] = e;
 	e->heap_idx = (int)h->n;
 	sift_up(q, h, h->n++);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "schedext/framework_metrics.h"
+#include "schedext/vec.h"
 #include "queue_int.h"
 
 /* A plugin without an events table is interested in everything. */
@@ -26,15 +27,8 @@ static bool seen(const struct qprof *qp, int plugin)
 static int add_reg(struct qprof *qp, uint32_t *cap, int plugin, void *self,
 		   const struct sx_event_reg *reg)
 {
-	if (qp->n == *cap) {
-		uint32_t c = *cap ? *cap * 2 : 16;
-		struct qreg *r = realloc(qp->regs, c * sizeof(*r));
-
-		if (!r)
-			return SX_ENOMEM;
-		qp->regs = r;
-		*cap = c;
-	}
+	if (sx_vec_reserve(qp->regs, *cap, qp->n + 1, 16) < 0)
+		return SX_ENOMEM;
 	qp->regs[qp->n++] = (struct qreg){ plugin, self, reg };
 	return 0;
 }
@@ -179,15 +173,8 @@ void sx__queue_record_locked(struct sx_queue *q, const struct sx_cluster_event *
 
 	if (!q->inf_head)
 		return;
-	if (q->ev_n == q->ev_cap) {
-		uint32_t cap = q->ev_cap ? q->ev_cap * 2 : 64;
-		struct qevent *evs = realloc(q->evs, cap * sizeof(*evs));
-
-		if (!evs)
-			return; /* the replay misses it: the flush catches up */
-		q->evs = evs;
-		q->ev_cap = cap;
-	}
+	if (sx_vec_reserve(q->evs, q->ev_cap, q->ev_n + 1, 64) < 0)
+		return; /* the replay misses it: the flush catches up */
 	rec = &q->evs[q->ev_n++];
 	*rec = (struct qevent){ q->next_seq++, *ev, NULL, NULL };
 	rec->ev.label = NULL; /* labels are only for logs; do not keep pointers */

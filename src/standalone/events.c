@@ -144,12 +144,6 @@ static void micro_time(double t, char out[40])
 	snprintf(out, 40, "%.19s.%06dZ", base, (int)us);
 }
 
-static uint64_t fnv(const char *s, uint64_t h)
-{
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return (h ^ 0x1f) * 0x100000001b3ull;
-}
 
 /* Copies the eight strings into one block; false when out of memory. */
 static bool fields_pack(struct fields *f, const char *const src[8])
@@ -268,7 +262,7 @@ static void count_drop(struct sx_events *ev, enum drop_reason r, unsigned n, con
 static unsigned shard_of(const struct sx_events *ev, const struct fields *f)
 {
 	/* One pod's events stay in order (its create before its series patch). */
-	return (unsigned)(fnv(f->pod, fnv(f->ns, 0xcbf29ce484222325ull)) % ev->nshards);
+	return (unsigned)((sx_hash_str(f->ns) * 31 + sx_hash_str(f->pod)) % ev->nshards);
 }
 
 /* Queues j (taken over) unless SX_EVENTS_QUEUE_CAP are waiting. Lock held. */
@@ -341,7 +335,7 @@ static bool spam_accept(struct sx_events *ev, const struct fields *f, double now
 
 	snprintf(key, sizeof(key), "%s\x1f%s\x1fPod\x1f%s\x1f%s\x1f%s\x1fv1", f->component, ev->host,
 		 f->ns, f->pod, f->uid);
-	h = fnv(key, 0xcbf29ce484222325ull);
+	h = sx_hash_str(key);
 	sp = (struct spam *)lru_get(&ev->spam, key, h);
 	if (!sp) {
 		sp = calloc(1, sizeof(*sp));
@@ -439,7 +433,7 @@ void sx_events_emit(struct sx_events *ev, const struct sx_pod *pod, const char *
 		free(f.block);
 		return;
 	}
-	h = fnv(key, 0xcbf29ce484222325ull);
+	h = sx_hash_str(key);
 	pthread_mutex_lock(&ev->mu);
 	now = ev_now(ev);
 	s = (struct series *)lru_get(&ev->series, key, h);

@@ -145,12 +145,9 @@ static void update_gauges(struct sx_scheduler *s)
  * successful patch ends the outage: the next one logs each pod again. */
 static bool patch_failure_is_new(struct sx_scheduler *s, const struct sx_pod *pod)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	const char *uid = pod->meta.uid ? pod->meta.uid : pod->meta.name;
+	uint64_t h = sx_hash_str(pod->meta.uid ? pod->meta.uid : pod->meta.name);
 	bool is_new = false;
 
-	for (; *uid; uid++)
-		h = (h ^ (unsigned char)*uid) * 0x100000001b3ull;
 	h |= 1; /* 0 marks an empty slot */
 	pthread_mutex_lock(&s->plmu);
 	for (unsigned i = (unsigned)(h % PATCH_LOG_SLOTS);; i = (i + 1) % PATCH_LOG_SLOTS) {

@@ -20,6 +20,8 @@
  */
 #include "schedext/intern.h"
 
+#include "schedext/common.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -63,16 +65,10 @@ sx_str SX_S_DEFAULT, SX_S_DEFAULT_SCHEDULER, SX_S_TCP, SX_S_UDP, SX_S_SCTP;
 sx_str SX_S_UNSCHEDULABLE_TAINT;
 sx_str SX_S_METADATA_NAME;
 
-/* FNV-1a, folded to 32 bits. */
+/* The project's hash (sx_hash_bytes), its low 32 bits kept in a slot. */
 static uint32_t hash_bytes(const char *s, size_t len)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ull;
-	}
-	return (uint32_t)(h ^ (h >> 32));
+	return (uint32_t)sx_hash_bytes(s, len);
 }
 
 /* Chunk index and offset of id. */
