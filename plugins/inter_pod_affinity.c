@@ -298,8 +298,18 @@ struct contrib {
 	uint32_t map;
 };
 
+/* What an entry sums, and so what its key is made of. */
+enum memo_kind {
+	MK_TERMS,    /* PreFilter: the pod's required terms against existing pods
+		      * (key: the terms, and the pod's labels when a term has
+		      * match/mismatchLabelKeys) */
+	MK_EXISTING, /* PreFilter: existing pods' required anti terms against
+		      * the pod (key: its namespace, labels, Namespace's labels) */
+	MK_SCORE,    /* PreScore (key: all of the above, the hard weight) */
+};
+
 struct memo_key {
-	bool score;                 /* PreScore (else PreFilter) */
+	enum memo_kind kind;
 	const struct sx_pod *pod;   /* reference held: its labels and terms */
 	bool has_ns_labels;
 	struct sx_labels ns_labels; /* items owned */
@@ -320,10 +330,18 @@ struct memo {
 	struct tmap keyrefs; /* topology key -> contributions to scores under it */
 };
 
+/* An entry is made for a key only when the same key hash is among the
+ * last MEMO_SEEN misses: a pod whose key is its own (a StatefulSet pod's
+ * unique label in an MK_EXISTING key) costs a walk, not a walk and an
+ * entry. */
+#define MEMO_SEEN 16
+
 static struct {
 	pthread_mutex_t mu;
 	uint64_t clock;
 	struct memo e[MEMO_ENTRIES];
+	uint64_t seen[MEMO_SEEN];
+	uint32_t seen_at;
 } memo_set = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static void memo_clear(struct memo *m)
@@ -393,21 +411,73 @@ static bool terms_equal(const struct terms *x, const struct terms *y)
 	return true;
 }
 
+static bool terms_use_labels(const struct terms *ts)
+{
+	for (uint32_t i = 0; i < ts->n; i++)
+		if (ts->v[i].t->nmatch_label_keys || ts->v[i].t->nmismatch_label_keys)
+			return true;
+	return false;
+}
+
+/* Does the key depend on the pod's labels (beyond its terms)? */
+static bool key_uses_labels(const struct memo_key *k)
+{
+	return k->kind != MK_TERMS || terms_use_labels(&k->a) || terms_use_labels(&k->b);
+}
+
 static bool memo_key_equal(const struct memo_key *k, const struct memo_key *q)
 {
-	if (k->score != q->score || k->hard != q->hard || k->all_pods != q->all_pods ||
-	    k->pod->meta.ns != q->pod->meta.ns || k->has_ns_labels != q->has_ns_labels)
+	if (k->kind != q->kind || k->hard != q->hard || k->all_pods != q->all_pods)
 		return false;
-	return labels_equal(&k->pod->meta.labels, &q->pod->meta.labels) &&
-	       (!k->has_ns_labels || labels_equal(&k->ns_labels, &q->ns_labels)) &&
-	       terms_equal(&k->a, &q->a) && terms_equal(&k->b, &q->b);
+	if (k->kind != MK_TERMS &&
+	    (k->pod->meta.ns != q->pod->meta.ns || k->has_ns_labels != q->has_ns_labels ||
+	     (k->has_ns_labels && !labels_equal(&k->ns_labels, &q->ns_labels))))
+		return false;
+	if (k->kind != MK_EXISTING && (!terms_equal(&k->a, &q->a) || !terms_equal(&k->b, &q->b)))
+		return false;
+	return !key_uses_labels(k) || labels_equal(&k->pod->meta.labels, &q->pod->meta.labels);
+}
+
+static uint64_t hash_mix(uint64_t h, uint64_t v)
+{
+	return tmap_hash(h ^ (v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2)));
+}
+
+/* A hash of what memo_key_equal compares (collisions only cost an entry). */
+static uint64_t memo_key_hash(const struct memo_key *q)
+{
+	uint64_t h = hash_mix(q->kind, (uint64_t)q->hard << 1 | q->all_pods);
+	if (q->kind != MK_TERMS) {
+		h = hash_mix(h, q->pod->meta.ns);
+		for (uint32_t i = 0; q->has_ns_labels && i < q->ns_labels.n; i++)
+			h = hash_mix(h, tmap_pair(q->ns_labels.items[i].key, q->ns_labels.items[i].value));
+	}
+	for (uint32_t t = 0; q->kind != MK_EXISTING && t < 2; t++) {
+		const struct terms *ts = t ? &q->b : &q->a;
+		for (uint32_t i = 0; i < ts->n; i++) {
+			const struct sx_pod_affinity_term *pt = ts->v[i].t;
+			h = hash_mix(h, tmap_pair(pt->topology_key, (sx_str)ts->v[i].weight));
+			for (uint32_t j = 0; pt->selector && j < pt->selector->nreqs; j++)
+				h = hash_mix(h, tmap_pair(pt->selector->reqs[j].key,
+							  pt->selector->reqs[j].nvalues
+								  ? pt->selector->reqs[j].values[0]
+								  : 0));
+			for (uint32_t j = 0; j < ts->v[i].nns; j++)
+				h = hash_mix(h, ts->v[i].ns[j]);
+		}
+	}
+	if (key_uses_labels(q))
+		for (uint32_t i = 0; i < q->pod->meta.labels.n; i++)
+			h = hash_mix(h, tmap_pair(q->pod->meta.labels.items[i].key,
+						  q->pod->meta.labels.items[i].value));
+	return h;
 }
 
 /* Makes m the (empty) memo of q, copying what q borrows. */
 static int memo_init(struct memo *m, const struct memo_key *q)
 {
 	memo_clear(m);
-	m->key = (struct memo_key){ .score = q->score, .has_ns_labels = q->has_ns_labels,
+	m->key = (struct memo_key){ .kind = q->kind, .has_ns_labels = q->has_ns_labels,
 				    .hard = q->hard, .all_pods = q->all_pods };
 	m->key.pod = sx_pod_ref(q->pod);
 	if (q->has_ns_labels && q->ns_labels.n) {
@@ -582,8 +652,16 @@ static int memo_run(const struct memo_key *q, const struct sx_snapshot *snap, me
 		else if (memo_set.e[j].last_use < lru->last_use)
 			lru = &memo_set.e[j];
 	}
-	if (!m && memo_init(lru, q) == 0)
-		m = lru;
+	if (!m) {
+		uint64_t h = memo_key_hash(q);
+		bool seen = false;
+		for (uint32_t j = 0; j < MEMO_SEEN && !seen; j++)
+			seen = memo_set.seen[j] == h;
+		if (!seen)
+			memo_set.seen[memo_set.seen_at++ % MEMO_SEEN] = h;
+		else if (memo_init(lru, q) == 0)
+			m = lru;
+	}
 	rc = m ? 0 : 1;
 	if (m) {
 		m->last_use = ++memo_set.clock;
@@ -763,14 +841,20 @@ static bool node_anti_may_select(const struct sx_node_info *ni, sx_str ns)
 	return c && c->anti > 0;
 }
 
-/* One node's share of the affinity and anti-affinity counters (the body
- * of the node walk below). */
-static int count_node(struct filter_state *f, const struct sx_node_info *ni)
+/* One node's share of existing_anti (the body of the first walk below). */
+static int count_node_existing(struct filter_state *f, const struct sx_node_info *ni)
 {
-	for (uint32_t j = 0; ni->node && j < ni->nanti && node_anti_may_select(ni, f->pod->meta.ns);
-	     j++)
+	if (!node_anti_may_select(ni, f->pod->meta.ns))
+		return 0;
+	for (uint32_t j = 0; ni->node && j < ni->nanti; j++)
 		if (update_existing_anti(f, ni->required_anti_pods[j], ni->node, 1) < 0)
 			return SX_ENOMEM;
+	return 0;
+}
+
+/* One node's share of affinity and anti_counts (the second walk's body). */
+static int count_node_terms(struct filter_state *f, const struct sx_node_info *ni)
+{
 	if (!node_has_term_ns(ni, &f->aff) && !node_has_term_ns(ni, &f->anti))
 		return 0;
 	for (uint32_t j = 0; ni->node && j < ni->npods; j++) {
@@ -781,71 +865,86 @@ static int count_node(struct filter_state *f, const struct sx_node_info *ni)
 	return 0;
 }
 
-/* count_node into the memo's scratch maps. */
-static int memo_count_node(void *ctx, const struct sx_node_info *ni, struct tmap *scratch)
+/* Either body into the memo's scratch maps (0 existing_anti, 1 affinity,
+ * 2 anti_counts). */
+static int memo_count_node(struct filter_state *f, const struct sx_node_info *ni,
+			   struct tmap *scratch, bool existing)
 {
-	const struct filter_state *f = ctx;
 	struct filter_state g = { .pod = f->pod, .ns_labels = f->ns_labels, .aff = f->aff,
 				  .anti = f->anti, .existing_anti = scratch[0],
 				  .affinity = scratch[1], .anti_counts = scratch[2] };
-	int rc = count_node(&g, ni);
+	int rc = existing ? count_node_existing(&g, ni) : count_node_terms(&g, ni);
 	scratch[0] = g.existing_anti;
 	scratch[1] = g.affinity;
 	scratch[2] = g.anti_counts;
 	return rc;
 }
 
-static int memo_counts_out(void *ctx, const struct memo *m)
+static int memo_count_existing(void *ctx, const struct sx_node_info *ni, struct tmap *scratch)
+{
+	return memo_count_node(ctx, ni, scratch, true);
+}
+
+static int memo_count_terms(void *ctx, const struct sx_node_info *ni, struct tmap *scratch)
+{
+	return memo_count_node(ctx, ni, scratch, false);
+}
+
+static int memo_existing_out(void *ctx, const struct memo *m)
 {
 	struct filter_state *f = ctx;
-	if (tmap_clone(&f->existing_anti, &m->sums[0]) < 0 ||
-	    tmap_clone(&f->affinity, &m->sums[1]) < 0 ||
+	return tmap_clone(&f->existing_anti, &m->sums[0]);
+}
+
+static int memo_terms_out(void *ctx, const struct memo *m)
+{
+	struct filter_state *f = ctx;
+	if (tmap_clone(&f->affinity, &m->sums[1]) < 0 ||
 	    tmap_clone(&f->anti_counts, &m->sums[2]) < 0)
 		return SX_ENOMEM;
 	return 0;
 }
 
+/* The memo of kind over snap into f; 1 when not used (walk instead). */
+static int count_by_memo(struct filter_state *f, const struct sx_snapshot *snap,
+			 enum memo_kind kind)
+{
+	struct memo_key q = { .kind = kind, .pod = f->pod, .has_ns_labels = f->ns_labels != NULL,
+			      .a = f->aff, .b = f->anti };
+	if (f->ns_labels)
+		q.ns_labels = *f->ns_labels;
+	if (kind == MK_EXISTING)
+		return memo_run(&q, snap, memo_count_existing, f, memo_existing_out);
+	return memo_run(&q, snap, memo_count_terms, f, memo_terms_out);
+}
+
 static int count_existing(struct filter_state *f, const struct sx_snapshot *snap)
 {
-	/* With terms of its own the pod's walk visits every node: the memo's
-	 * walk is the same sums for a fraction of the work. */
-	if (f->aff.n > 0 || f->anti.n > 0) {
-		struct memo_key q = { .pod = f->pod, .has_ns_labels = f->ns_labels != NULL,
-				      .a = f->aff, .b = f->anti };
-		if (f->ns_labels)
-			q.ns_labels = *f->ns_labels;
-		int rc = memo_run(&q, snap, memo_count_node, f, memo_counts_out);
-		if (rc <= 0)
-			return rc;
-		tmap_free(&f->existing_anti);
-		tmap_free(&f->affinity);
-		tmap_free(&f->anti_counts);
-	}
 	/* No required-anti pod anywhere can select the pod's namespace: every
 	 * node fails node_anti_may_select, skip touching them. */
 	uint32_t nanti = sx_snapshot_may_select_anti(snap, f->pod->meta.ns) ? snap->nwith_required_anti
 									    : 0;
-	for (uint32_t k = 0; k < nanti; k++) {
+	int rc = 1;
+	/* Walks over a good part of the nodes: the memo's sums for a fraction
+	 * of the work. */
+	if (nanti >= 64 && nanti >= snap->nnodes / 4)
+		rc = count_by_memo(f, snap, MK_EXISTING);
+	if (rc < 0)
+		return rc;
+	for (uint32_t k = 0; rc == 1 && k < nanti; k++) {
 		sx_snapshot_prefetch(snap, snap->with_required_anti, nanti, k);
-		const struct sx_node_info *ni = snap->nodes[snap->with_required_anti[k]];
-		if (!node_anti_may_select(ni, f->pod->meta.ns))
-			continue;
-		for (uint32_t j = 0; ni->node && j < ni->nanti; j++)
-			if (update_existing_anti(f, ni->required_anti_pods[j], ni->node, 1) < 0)
-				return SX_ENOMEM;
+		if (count_node_existing(f, snap->nodes[snap->with_required_anti[k]]) < 0)
+			return SX_ENOMEM;
 	}
 	if (f->aff.n == 0 && f->anti.n == 0)
 		return 0;
+	rc = snap->nnodes >= 64 ? count_by_memo(f, snap, MK_TERMS) : 1;
+	if (rc <= 0)
+		return rc;
 	for (uint32_t k = 0; k < snap->nnodes; k++) {
 		sx_snapshot_prefetch(snap, NULL, snap->nnodes, k);
-		const struct sx_node_info *ni = snap->nodes[k];
-		if (!node_has_term_ns(ni, &f->aff) && !node_has_term_ns(ni, &f->anti))
-			continue;
-		for (uint32_t j = 0; ni->node && j < ni->npods; j++) {
-			if (update_affinity(f, ni->pods[j], ni->node, 1) < 0 ||
-			    update_anti(f, ni->pods[j], ni->node, 1) < 0)
-				return SX_ENOMEM;
-		}
+		if (count_node_terms(f, snap->nodes[k]) < 0)
+			return SX_ENOMEM;
 	}
 	return 0;
 }
@@ -1114,7 +1213,7 @@ static int scan_nodes(struct scorer *sc, const struct sx_snapshot *snap, bool al
 		return 0;
 	/* A walk over a good part of the nodes: the memo's sums instead. */
 	if (n >= 64 && n >= snap->nnodes / 4) {
-		struct memo_key q = { .score = true, .pod = sc->pod,
+		struct memo_key q = { .kind = MK_SCORE, .pod = sc->pod,
 				      .has_ns_labels = sc->ns_labels != NULL, .a = sc->pref_aff,
 				      .b = sc->pref_anti, .hard = sc->args->hard_pod_affinity_weight,
 				      .all_pods = all };

@@ -211,6 +211,50 @@ static void test_memo_follows_cache(void)
 	sx_cache_free(c);
 }
 
+/* Existing pods' required anti-affinity on most nodes (the memo of
+ * existing_anti): guards in zone z9 and, for a while, on b. Each state is
+ * asked twice: a key is memoized from its second sighting on. */
+static void test_memo_existing_anti(void)
+{
+	char buf[256], name[32], json[512];
+	struct sx_cache *c = memo_cluster();
+	struct sx_pod *web = tu_pod(WEB);
+	struct sx_snapshot *s1, *s;
+
+	tu_add(c, "Pod", BARE("db-1", "default", "db", "a"));
+	tu_add(c, "Pod", BARE("db-2", "default", "db", "b"));
+	tu_add(c, "Pod", BARE("db-3", "default", "db", "n00"));
+	for (int i = 0; i < 70; i++) {
+		snprintf(name, sizeof(name), "n%02d", i);
+		snprintf(json, sizeof(json), GUARD("guard-%s", "%s"), name, name);
+		tu_add(c, "Pod", json);
+	}
+	tu_add(c, "Pod", GUARD("guard-b", "b"));
+	s1 = sx_cache_snapshot(c);
+	for (int i = 0; i < 2; i++)
+		CHECK_STR(verdicts(s1, web, buf, sizeof(buf)), "a:ok/skip b:existing-anti");
+	CHECK_INT(sx_cache_delete(c, SX_KIND_POD, sx_intern("ops"), "guard-b"), 0);
+	s = sx_cache_snapshot(c);
+	for (int i = 0; i < 2; i++)
+		CHECK_STR(verdicts(s, web, buf, sizeof(buf)), "a:ok/skip b:ok/skip");
+	sx_snapshot_unref(s);
+	tu_add(c, "Node", NODE("b", "z9"));
+	s = sx_cache_snapshot(c);
+	for (int i = 0; i < 2; i++)
+		CHECK_STR(verdicts(s, web, buf, sizeof(buf)), "a:ok/skip b:existing-anti");
+	sx_snapshot_unref(s);
+	tu_add(c, "Namespace", NS("default", "yellow"));
+	s = sx_cache_snapshot(c);
+	for (int i = 0; i < 2; i++)
+		CHECK_STR(verdicts(s, web, buf, sizeof(buf)), "a:ok/skip b:ok/skip");
+	sx_snapshot_unref(s);
+	CHECK_STR(verdicts(s1, web, buf, sizeof(buf)), "a:ok/skip b:existing-anti");
+
+	sx_pod_unref(web);
+	sx_snapshot_unref(s1);
+	sx_cache_free(c);
+}
+
 /* Cycles on two threads, each on its own snapshot, share the memo (what
  * the extender's concurrent requests do); under TSan this checks its
  * locking. */
@@ -254,4 +298,4 @@ static void test_memo_concurrent(void)
 }
 
 SX_TESTS(SX_TEST(test_args), SX_TEST(test_add_remove_on_clone), SX_TEST(test_memo_follows_cache),
-	 SX_TEST(test_memo_concurrent))
+	 SX_TEST(test_memo_existing_anti), SX_TEST(test_memo_concurrent))
