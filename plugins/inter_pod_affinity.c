@@ -12,6 +12,12 @@
  * (owner's value)` / `key notin (owner's value)` for keys the term's owner
  * has), which is what the API server merges into labelSelector; doing it
  * again on an already merged selector is harmless.
+ *
+ * The node walks of PreFilter and PreScore are served from a process-wide
+ * memo of each node's contributions keyed by NodeInfo generation
+ * ("per-node contribution memo" below) when they cover many nodes, so a
+ * cycle re-evaluates only the nodes that changed; it has its own mutex
+ * and a bounded size.
  */
 #include <limits.h>
 #include <pthread.h>

@@ -10,6 +10,11 @@
  * Pods without constraints get the plugin's default constraints (system
  * defaults or the args' list) with a selector deduced from the Services,
  * ReplicationController, ReplicaSet or StatefulSet selecting the pod.
+ *
+ * PreFilter's counts come from a process-wide memo of each node's
+ * contribution keyed by NodeInfo generation ("per-node count memo"
+ * below), so a cycle recounts only the nodes that changed; it has its own
+ * mutex and a bounded size.
  */
 #include <limits.h>
 #include <math.h>
