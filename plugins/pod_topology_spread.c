@@ -66,6 +66,7 @@ struct constraint {
 	int32_t min_domains; /* >= 1 */
 	bool honor_affinity;
 	bool honor_taints;
+	bool self_match; /* PreFilter: sel matches the incoming pod's labels */
 	struct csel sel;
 };
 
@@ -877,6 +878,8 @@ static struct sx_status *pre_filter_pod_topology_spread(void *self, struct sx_cy
 		filter_state_free(f);
 		return sx_status_new(SX_SKIP, NULL);
 	}
+	for (uint32_t i = 0; i < f->cs.n; i++)
+		f->cs.v[i].self_match = csel_matches(&f->cs.v[i].sel, &pod->meta.labels);
 	if (build_filter_state(f, pod, cs->snap) < 0)
 		goto out_nomem;
 	st->f = f;
@@ -949,8 +952,7 @@ static struct sx_status *filter_pod_topology_spread(void *self, const struct sx_
 		int64_t min = f->paths[i][0].num;
 		if (f->counts[i].n < (uint32_t)c->min_domains)
 			min = 0;
-		int64_t self_match = csel_matches(&c->sel, &pod->meta.labels) ? 1 : 0;
-		int64_t skew = tmap_get(&f->counts[i], v) + self_match - min;
+		int64_t skew = tmap_get(&f->counts[i], v) + (c->self_match ? 1 : 0) - min;
 		if (skew > c->max_skew)
 			return &reject_skew;
 	}
