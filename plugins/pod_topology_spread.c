@@ -741,36 +741,47 @@ static int memo_count(struct memo *m, const struct cset *cs, uint32_t k,
  * their first eligible node. */
 static int memo_sync(struct memo *m, const struct cset *cs, const struct sx_snapshot *snap)
 {
-	uint32_t n = snap->nnodes;
+	struct sx_node_info *const *nodes = snap->nodes;
+	uint32_t n = snap->nnodes, nc = m->nc, left = 0;
 	if (n > m->cap && memo_grow(m, n) < 0)
 		return SX_ENOMEM;
 	for (uint32_t k = n; k < m->used; k++)
 		memo_drop(m, k);
+	/* Every node, by generation: almost all are the ones counted before. */
+	const uint64_t *gen = m->gen;
+	for (uint32_t k = 0; k < n; k++) {
+		if (k + 8 < n)
+			__builtin_prefetch(nodes[k + 8]);
+		if (gen[k] == nodes[k]->generation)
+			continue;
+		memo_drop(m, k);
+		if (memo_count(m, cs, k, nodes[k]) < 0) {
+			m->used = n > m->used ? n : m->used;
+			return SX_ENOMEM;
+		}
+	}
+	m->used = n;
+	/* The domains holding an eligible node, in the order of their first
+	 * one: from the front until each has been seen (a few nodes for
+	 * zones, every node for hostnames). */
 	if (++m->stamp == 0)
 		m->stamp = 1;
-	for (uint32_t i = 0; i < m->nc; i++)
+	for (uint32_t i = 0; i < nc; i++) {
 		m->d[i].norder = 0;
-	for (uint32_t k = 0; k < n; k++) {
-		const struct sx_node_info *ni = snap->nodes[k];
-		if (k + 8 < n)
-			__builtin_prefetch(snap->nodes[k + 8]);
-		if (m->gen[k] != ni->generation) {
-			memo_drop(m, k);
-			if (memo_count(m, cs, k, ni) < 0) {
-				m->used = n > m->used ? n : m->used;
-				return SX_ENOMEM;
-			}
-		}
-		for (uint32_t i = 0; i < m->nc; i++) {
-			uint32_t d = m->dom[k * m->nc + i];
+		for (uint32_t j = 0; j < m->d[i].n; j++)
+			left += m->d[i].v[j].nodes > 0;
+	}
+	for (uint32_t k = 0; k < n && left > 0; k++) {
+		for (uint32_t i = 0; i < nc; i++) {
+			uint32_t d = m->dom[k * nc + i];
 			struct memo_doms *md = &m->d[i];
 			if (d == MEMO_NONE || md->v[d].stamp == m->stamp)
 				continue;
 			md->v[d].stamp = m->stamp;
 			md->order[md->norder++] = d;
+			left--;
 		}
 	}
-	m->used = n;
 	return 0;
 }
 
