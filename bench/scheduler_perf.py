@@ -56,6 +56,7 @@ TICK = os.sysconf("SC_CLK_TCK")
 CLIENT_QPS, CLIENT_BURST = 5000, 5000  # scheduler_perf's client limits
 DEFAULT_SET = ["SchedulingBasic", "SchedulingPodAntiAffinity", "SchedulingPodAffinity",
                "SchedulingNodeAffinity", "TopologySpreading", "MixedSchedulingBasePod",
+               "SchedulingRequiredPodAntiAffinityWithNSSelector",
                "PreemptionAsync", "Unschedulable", "SchedulingWithMixedChurn"]
 
 # What upstream's Go code uses when a createNodes/createPods op names no

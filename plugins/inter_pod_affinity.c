@@ -12,8 +12,15 @@
  * (owner's value)` / `key notin (owner's value)` for keys the term's owner
  * has), which is what the API server merges into labelSelector; doing it
  * again on an already merged selector is harmless.
+ *
+ * The node walks of PreFilter and PreScore are served from a process-wide
+ * memo of each node's contributions keyed by NodeInfo generation
+ * ("per-node contribution memo" below) when they cover many nodes, so a
+ * cycle re-evaluates only the nodes that changed; it has its own mutex
+ * and a bounded size.
  */
 #include <limits.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +272,418 @@ static int terms_clone(struct terms *dst, const struct terms *src)
 	return 0;
 }
 
+/* ---------- per-node contribution memo ----------
+ * PreFilter's three counters and PreScore's scores are sums over nodes of
+ * what each node's pods contribute, and from one cycle to the next almost
+ * every NodeInfo is the same object. A NodeInfo's generation identifies
+ * its content process-wide (every change takes a new one from one global
+ * counter; a clone keeps its original's, with the same content), so a memo
+ * entry keeps, for one incoming-pod signature (namespace, labels, its
+ * Namespace's labels, its terms with their resolved namespace sets, the
+ * hard weight), each snapshot index's generation and contributions
+ * (map, topology pair, delta) and the sums over all nodes; a cycle
+ * recomputes only the nodes whose generation differs. A node is computed
+ * by the same per-pod code as the walks below, into scratch maps; the
+ * namespace pre-checks only ever skip work whose result is zero, so the
+ * sums equal the walks' maps at every key (keys whose sum fell back to 0
+ * stay, with 0: Filter and Score only look keys up, and `live` counts
+ * non-zero values). PreScore's topology keys are those recorded by at
+ * least one contribution, counted per key.
+ *
+ * Threads: cycles of any thread (extender requests run them concurrently);
+ * one mutex, held for one walk over the snapshot's nodes. Memory: at most
+ * MEMO_ENTRIES entries (least recently used replaced), each 16 bytes per
+ * node plus its contributions (compacted when half is garbage), its sums
+ * and a reference on the pod whose terms are its key. */
+#define MEMO_ENTRIES 8
+#define MEMO_MAPS 4 /* existing_anti, affinity, anti_counts, scores */
+#define MAP_SCORES 3
+
+struct contrib {
+	uint64_t pair;
+	int64_t delta;
+	uint32_t map;
+};
+
+/* What an entry sums, and so what its key is made of. */
+enum memo_kind {
+	MK_TERMS,    /* PreFilter: the pod's required terms against existing pods
+		      * (key: the terms, and the pod's labels when a term has
+		      * match/mismatchLabelKeys) */
+	MK_EXISTING, /* PreFilter: existing pods' required anti terms against
+		      * the pod (key: its namespace, labels, Namespace's labels) */
+	MK_SCORE,    /* PreScore (key: all of the above, the hard weight) */
+};
+
+struct memo_key {
+	enum memo_kind kind;
+	const struct sx_pod *pod;   /* reference held: its labels and terms */
+	bool has_ns_labels;
+	struct sx_labels ns_labels; /* items owned */
+	struct terms a, b;          /* required aff/anti, or preferred aff/anti */
+	int64_t hard;
+	bool all_pods;              /* PreScore over every pod, not only affinity pods */
+};
+
+struct memo {
+	uint64_t last_use; /* 0: empty */
+	struct memo_key key;
+	uint32_t cap, used;
+	uint64_t *gen;     /* [cap]; 0: nothing counted */
+	uint32_t *off, *len; /* [cap]: the node's contributions in pool */
+	struct contrib *pool;
+	uint32_t npool, cap_pool, live_pool;
+	struct tmap sums[MEMO_MAPS];
+	struct tmap keyrefs; /* topology key -> contributions to scores under it */
+};
+
+/* An entry is made for a key only when the same key hash is among the
+ * last MEMO_SEEN misses: a pod whose key is its own (a StatefulSet pod's
+ * unique label in an MK_EXISTING key) costs a walk, not a walk and an
+ * entry. */
+#define MEMO_SEEN 16
+
+static struct {
+	pthread_mutex_t mu;
+	uint64_t clock;
+	struct memo e[MEMO_ENTRIES];
+	uint64_t seen[MEMO_SEEN];
+	uint32_t seen_at;
+} memo_set = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void memo_clear(struct memo *m)
+{
+	sx_pod_unref((struct sx_pod *)m->key.pod);
+	free(m->key.ns_labels.items);
+	terms_free(&m->key.a);
+	terms_free(&m->key.b);
+	for (uint32_t i = 0; i < MEMO_MAPS; i++)
+		tmap_free(&m->sums[i]);
+	tmap_free(&m->keyrefs);
+	free(m->gen);
+	free(m->off);
+	free(m->len);
+	free(m->pool);
+	memset(m, 0, sizeof(*m));
+}
+
+static bool strs_equal(const sx_str *a, uint32_t na, const sx_str *b, uint32_t nb)
+{
+	return na == nb && (na == 0 || memcmp(a, b, sizeof(*a) * na) == 0);
+}
+
+static bool selector_equal(const struct sx_label_selector *a, const struct sx_label_selector *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->nreqs != b->nreqs)
+		return false;
+	for (uint32_t i = 0; i < a->nreqs; i++) {
+		const struct sx_requirement *x = &a->reqs[i], *y = &b->reqs[i];
+		if (x->key != y->key || x->op != y->op ||
+		    !strs_equal(x->values, x->nvalues, y->values, y->nvalues))
+			return false;
+	}
+	return true;
+}
+
+static bool labels_equal(const struct sx_labels *a, const struct sx_labels *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (uint32_t i = 0; i < a->n; i++)
+		if (a->items[i].key != b->items[i].key || a->items[i].value != b->items[i].value)
+			return false;
+	return true;
+}
+
+static bool terms_equal(const struct terms *x, const struct terms *y)
+{
+	if (x->n != y->n)
+		return false;
+	for (uint32_t i = 0; i < x->n; i++) {
+		const struct term *a = &x->v[i], *b = &y->v[i];
+		const struct sx_pod_affinity_term *s = a->t, *t = b->t;
+		if (a->weight != b->weight || a->all_ns != b->all_ns ||
+		    !strs_equal(a->ns, a->nns, b->ns, b->nns) || s->topology_key != t->topology_key ||
+		    !selector_equal(s->selector, t->selector) ||
+		    !selector_equal(s->ns_selector, t->ns_selector) ||
+		    !strs_equal(s->namespaces, s->nnamespaces, t->namespaces, t->nnamespaces) ||
+		    !strs_equal(s->match_label_keys, s->nmatch_label_keys, t->match_label_keys,
+				t->nmatch_label_keys) ||
+		    !strs_equal(s->mismatch_label_keys, s->nmismatch_label_keys,
+				t->mismatch_label_keys, t->nmismatch_label_keys))
+			return false;
+	}
+	return true;
+}
+
+static bool terms_use_labels(const struct terms *ts)
+{
+	for (uint32_t i = 0; i < ts->n; i++)
+		if (ts->v[i].t->nmatch_label_keys || ts->v[i].t->nmismatch_label_keys)
+			return true;
+	return false;
+}
+
+/* Does the key depend on the pod's labels (beyond its terms)? */
+static bool key_uses_labels(const struct memo_key *k)
+{
+	return k->kind != MK_TERMS || terms_use_labels(&k->a) || terms_use_labels(&k->b);
+}
+
+static bool memo_key_equal(const struct memo_key *k, const struct memo_key *q)
+{
+	if (k->kind != q->kind || k->hard != q->hard || k->all_pods != q->all_pods)
+		return false;
+	if (k->kind != MK_TERMS &&
+	    (k->pod->meta.ns != q->pod->meta.ns || k->has_ns_labels != q->has_ns_labels ||
+	     (k->has_ns_labels && !labels_equal(&k->ns_labels, &q->ns_labels))))
+		return false;
+	if (k->kind != MK_EXISTING && (!terms_equal(&k->a, &q->a) || !terms_equal(&k->b, &q->b)))
+		return false;
+	return !key_uses_labels(k) || labels_equal(&k->pod->meta.labels, &q->pod->meta.labels);
+}
+
+static uint64_t hash_mix(uint64_t h, uint64_t v)
+{
+	return tmap_hash(h ^ (v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2)));
+}
+
+/* A hash of what memo_key_equal compares (collisions only cost an entry). */
+static uint64_t memo_key_hash(const struct memo_key *q)
+{
+	uint64_t h = hash_mix(q->kind, (uint64_t)q->hard << 1 | q->all_pods);
+	if (q->kind != MK_TERMS) {
+		h = hash_mix(h, q->pod->meta.ns);
+		for (uint32_t i = 0; q->has_ns_labels && i < q->ns_labels.n; i++)
+			h = hash_mix(h, tmap_pair(q->ns_labels.items[i].key, q->ns_labels.items[i].value));
+	}
+	for (uint32_t t = 0; q->kind != MK_EXISTING && t < 2; t++) {
+		const struct terms *ts = t ? &q->b : &q->a;
+		for (uint32_t i = 0; i < ts->n; i++) {
+			const struct sx_pod_affinity_term *pt = ts->v[i].t;
+			h = hash_mix(h, tmap_pair(pt->topology_key, (sx_str)ts->v[i].weight));
+			for (uint32_t j = 0; pt->selector && j < pt->selector->nreqs; j++)
+				h = hash_mix(h, tmap_pair(pt->selector->reqs[j].key,
+							  pt->selector->reqs[j].nvalues
+								  ? pt->selector->reqs[j].values[0]
+								  : 0));
+			for (uint32_t j = 0; j < ts->v[i].nns; j++)
+				h = hash_mix(h, ts->v[i].ns[j]);
+		}
+	}
+	if (key_uses_labels(q))
+		for (uint32_t i = 0; i < q->pod->meta.labels.n; i++)
+			h = hash_mix(h, tmap_pair(q->pod->meta.labels.items[i].key,
+						  q->pod->meta.labels.items[i].value));
+	return h;
+}
+
+/* Makes m the (empty) memo of q, copying what q borrows. */
+static int memo_init(struct memo *m, const struct memo_key *q)
+{
+	memo_clear(m);
+	m->key = (struct memo_key){ .kind = q->kind, .has_ns_labels = q->has_ns_labels,
+				    .hard = q->hard, .all_pods = q->all_pods };
+	m->key.pod = sx_pod_ref(q->pod);
+	if (q->has_ns_labels && q->ns_labels.n) {
+		m->key.ns_labels.items = malloc(sizeof(struct sx_label) * q->ns_labels.n);
+		if (!m->key.ns_labels.items)
+			goto out_clear;
+		memcpy(m->key.ns_labels.items, q->ns_labels.items,
+		       sizeof(struct sx_label) * q->ns_labels.n);
+		m->key.ns_labels.n = q->ns_labels.n;
+	}
+	if (terms_clone(&m->key.a, &q->a) < 0 || terms_clone(&m->key.b, &q->b) < 0)
+		goto out_clear;
+	m->last_use = 1;
+	return 0;
+out_clear:
+	memo_clear(m);
+	return SX_ENOMEM;
+}
+
+static int memo_grow(struct memo *m, uint32_t n)
+{
+	uint32_t cap = m->cap ? m->cap : 64;
+	while (cap < n)
+		cap *= 2;
+	uint64_t *gen = realloc(m->gen, sizeof(*gen) * cap);
+	if (gen)
+		m->gen = gen;
+	uint32_t *off = realloc(m->off, sizeof(*off) * cap);
+	if (off)
+		m->off = off;
+	uint32_t *len = realloc(m->len, sizeof(*len) * cap);
+	if (len)
+		m->len = len;
+	if (!gen || !off || !len)
+		return SX_ENOMEM;
+	memset(m->gen + m->cap, 0, sizeof(*gen) * (cap - m->cap));
+	m->cap = cap;
+	return 0;
+}
+
+/* Adds (mult 1) or takes out (-1) contribution c from the sums. */
+static int memo_apply(struct memo *m, const struct contrib *c, int64_t mult)
+{
+	if (tmap_add(&m->sums[c->map], c->pair, c->delta * mult) < 0)
+		return SX_ENOMEM;
+	if (c->map == MAP_SCORES && tmap_add(&m->keyrefs, c->pair >> 32, mult) < 0)
+		return SX_ENOMEM;
+	return 0;
+}
+
+/* Takes node slot k's contributions out of the sums. */
+static int memo_drop(struct memo *m, uint32_t k)
+{
+	if (m->gen[k] == 0)
+		return 0;
+	for (uint32_t j = 0; j < m->len[k]; j++)
+		if (memo_apply(m, &m->pool[m->off[k] + j], -1) < 0)
+			return SX_ENOMEM;
+	m->live_pool -= m->len[k];
+	m->gen[k] = 0;
+	m->len[k] = 0;
+	return 0;
+}
+
+/* Appends the used slots of scratch map `map` (zero values too: a key
+ * recorded) as contributions, and empties it. */
+static int memo_take(struct memo *m, struct tmap *scratch, uint32_t map)
+{
+	for (uint32_t i = 0; i < scratch->cap; i++) {
+		if (!scratch->used[i])
+			continue;
+		if (m->npool == m->cap_pool) {
+			uint32_t cap = m->cap_pool ? m->cap_pool * 2 : 1024;
+			struct contrib *p = cap ? realloc(m->pool, sizeof(*p) * cap) : NULL;
+			if (!p)
+				return SX_ENOMEM;
+			m->pool = p;
+			m->cap_pool = cap;
+		}
+		m->pool[m->npool++] = (struct contrib){ scratch->keys[i], scratch->vals[i], map };
+	}
+	if (scratch->cap)
+		memset(scratch->used, 0, scratch->cap);
+	scratch->n = scratch->live = 0;
+	return 0;
+}
+
+/* Moves every node's contributions to the front of the pool, in node order. */
+static int memo_compact(struct memo *m)
+{
+	struct contrib *p = malloc(sizeof(*p) * (m->live_pool + 1024));
+	uint32_t at = 0;
+	if (!p)
+		return SX_ENOMEM;
+	for (uint32_t k = 0; k < m->used; k++) {
+		if (m->gen[k] == 0)
+			continue;
+		memcpy(p + at, m->pool + m->off[k], sizeof(*p) * m->len[k]);
+		m->off[k] = at;
+		at += m->len[k];
+	}
+	free(m->pool);
+	m->pool = p;
+	m->npool = at;
+	m->cap_pool = m->live_pool + 1024;
+	return 0;
+}
+
+/* What one node contributes, into the scratch maps (the walks' per-node
+ * bodies, below). */
+typedef int (*memo_node_fn)(void *ctx, const struct sx_node_info *ni, struct tmap *scratch);
+
+/* Brings m up to snap and leaves the sums in m->sums. */
+static int memo_sync(struct memo *m, const struct sx_snapshot *snap, memo_node_fn fn, void *ctx)
+{
+	struct tmap scratch[MEMO_MAPS] = { { 0 } };
+	uint32_t n = snap->nnodes;
+	int rc = 0;
+	if (n > m->cap && memo_grow(m, n) < 0)
+		return SX_ENOMEM;
+	for (uint32_t k = n; k < m->used; k++)
+		if (memo_drop(m, k) < 0)
+			return SX_ENOMEM;
+	if (m->used > n)
+		m->used = n;
+	for (uint32_t k = 0; k < n && rc == 0; k++) {
+		const struct sx_node_info *ni = snap->nodes[k];
+		if (k + 8 < n)
+			__builtin_prefetch(snap->nodes[k + 8]);
+		if (m->gen[k] == ni->generation)
+			continue;
+		if (k >= m->used) {
+			m->gen[k] = 0;
+			m->used = k + 1;
+		}
+		rc = memo_drop(m, k);
+		if (rc == 0)
+			rc = fn(ctx, ni, scratch);
+		uint32_t start = m->npool;
+		for (uint32_t i = 0; rc == 0 && i < MEMO_MAPS; i++)
+			rc = memo_take(m, &scratch[i], i);
+		for (uint32_t j = start; rc == 0 && j < m->npool; j++)
+			rc = memo_apply(m, &m->pool[j], 1);
+		if (rc == 0) {
+			m->off[k] = start;
+			m->len[k] = m->npool - start;
+			m->live_pool += m->len[k];
+			m->gen[k] = ni->generation;
+		}
+	}
+	if (n > m->used)
+		m->used = n;
+	for (uint32_t i = 0; i < MEMO_MAPS; i++)
+		tmap_free(&scratch[i]);
+	if (rc == 0 && m->npool > 2 * m->live_pool + 4096)
+		rc = memo_compact(m);
+	return rc;
+}
+
+/* Runs q's memo over snap and hands it to `out` under the lock; 1 when the
+ * memo could not be used (the caller walks the nodes itself), 0 or
+ * SX_ENOMEM from out. */
+static int memo_run(const struct memo_key *q, const struct sx_snapshot *snap, memo_node_fn fn,
+		    void *ctx, int (*out)(void *ctx, const struct memo *m))
+{
+	struct memo *m = NULL, *lru = &memo_set.e[0];
+	int rc;
+	pthread_mutex_lock(&memo_set.mu);
+	for (uint32_t j = 0; j < MEMO_ENTRIES && !m; j++) {
+		if (memo_set.e[j].last_use && memo_key_equal(&memo_set.e[j].key, q))
+			m = &memo_set.e[j];
+		else if (memo_set.e[j].last_use < lru->last_use)
+			lru = &memo_set.e[j];
+	}
+	if (!m) {
+		uint64_t h = memo_key_hash(q);
+		bool seen = false;
+		for (uint32_t j = 0; j < MEMO_SEEN && !seen; j++)
+			seen = memo_set.seen[j] == h;
+		if (!seen)
+			memo_set.seen[memo_set.seen_at++ % MEMO_SEEN] = h;
+		else if (memo_init(lru, q) == 0)
+			m = lru;
+	}
+	rc = m ? 0 : 1;
+	if (m) {
+		m->last_use = ++memo_set.clock;
+		rc = memo_sync(m, snap, fn, ctx);
+		if (rc < 0) {
+			memo_clear(m);
+			rc = 1;
+		} else {
+			rc = out(ctx, m);
+		}
+	}
+	pthread_mutex_unlock(&memo_set.mu);
+	return rc;
+}
+
 /* ---------- state ---------- */
 
 static void filter_state_free(void *p)
@@ -429,33 +848,110 @@ static bool node_anti_may_select(const struct sx_node_info *ni, sx_str ns)
 	return c && c->anti > 0;
 }
 
+/* One node's share of existing_anti (the body of the first walk below). */
+static int count_node_existing(struct filter_state *f, const struct sx_node_info *ni)
+{
+	if (!node_anti_may_select(ni, f->pod->meta.ns))
+		return 0;
+	for (uint32_t j = 0; ni->node && j < ni->nanti; j++)
+		if (update_existing_anti(f, ni->required_anti_pods[j], ni->node, 1) < 0)
+			return SX_ENOMEM;
+	return 0;
+}
+
+/* One node's share of affinity and anti_counts (the second walk's body). */
+static int count_node_terms(struct filter_state *f, const struct sx_node_info *ni)
+{
+	if (!node_has_term_ns(ni, &f->aff) && !node_has_term_ns(ni, &f->anti))
+		return 0;
+	for (uint32_t j = 0; ni->node && j < ni->npods; j++) {
+		if (update_affinity(f, ni->pods[j], ni->node, 1) < 0 ||
+		    update_anti(f, ni->pods[j], ni->node, 1) < 0)
+			return SX_ENOMEM;
+	}
+	return 0;
+}
+
+/* Either body into the memo's scratch maps (0 existing_anti, 1 affinity,
+ * 2 anti_counts). */
+static int memo_count_node(struct filter_state *f, const struct sx_node_info *ni,
+			   struct tmap *scratch, bool existing)
+{
+	struct filter_state g = { .pod = f->pod, .ns_labels = f->ns_labels, .aff = f->aff,
+				  .anti = f->anti, .existing_anti = scratch[0],
+				  .affinity = scratch[1], .anti_counts = scratch[2] };
+	int rc = existing ? count_node_existing(&g, ni) : count_node_terms(&g, ni);
+	scratch[0] = g.existing_anti;
+	scratch[1] = g.affinity;
+	scratch[2] = g.anti_counts;
+	return rc;
+}
+
+static int memo_count_existing(void *ctx, const struct sx_node_info *ni, struct tmap *scratch)
+{
+	return memo_count_node(ctx, ni, scratch, true);
+}
+
+static int memo_count_terms(void *ctx, const struct sx_node_info *ni, struct tmap *scratch)
+{
+	return memo_count_node(ctx, ni, scratch, false);
+}
+
+static int memo_existing_out(void *ctx, const struct memo *m)
+{
+	struct filter_state *f = ctx;
+	return tmap_clone(&f->existing_anti, &m->sums[0]);
+}
+
+static int memo_terms_out(void *ctx, const struct memo *m)
+{
+	struct filter_state *f = ctx;
+	if (tmap_clone(&f->affinity, &m->sums[1]) < 0 ||
+	    tmap_clone(&f->anti_counts, &m->sums[2]) < 0)
+		return SX_ENOMEM;
+	return 0;
+}
+
+/* The memo of kind over snap into f; 1 when not used (walk instead). */
+static int count_by_memo(struct filter_state *f, const struct sx_snapshot *snap,
+			 enum memo_kind kind)
+{
+	struct memo_key q = { .kind = kind, .pod = f->pod, .has_ns_labels = f->ns_labels != NULL,
+			      .a = f->aff, .b = f->anti };
+	if (f->ns_labels)
+		q.ns_labels = *f->ns_labels;
+	if (kind == MK_EXISTING)
+		return memo_run(&q, snap, memo_count_existing, f, memo_existing_out);
+	return memo_run(&q, snap, memo_count_terms, f, memo_terms_out);
+}
+
 static int count_existing(struct filter_state *f, const struct sx_snapshot *snap)
 {
 	/* No required-anti pod anywhere can select the pod's namespace: every
 	 * node fails node_anti_may_select, skip touching them. */
 	uint32_t nanti = sx_snapshot_may_select_anti(snap, f->pod->meta.ns) ? snap->nwith_required_anti
 									    : 0;
-	for (uint32_t k = 0; k < nanti; k++) {
+	int rc = 1;
+	/* Walks over a good part of the nodes: the memo's sums for a fraction
+	 * of the work. */
+	if (nanti >= 64 && nanti >= snap->nnodes / 4)
+		rc = count_by_memo(f, snap, MK_EXISTING);
+	if (rc < 0)
+		return rc;
+	for (uint32_t k = 0; rc == 1 && k < nanti; k++) {
 		sx_snapshot_prefetch(snap, snap->with_required_anti, nanti, k);
-		const struct sx_node_info *ni = snap->nodes[snap->with_required_anti[k]];
-		if (!node_anti_may_select(ni, f->pod->meta.ns))
-			continue;
-		for (uint32_t j = 0; ni->node && j < ni->nanti; j++)
-			if (update_existing_anti(f, ni->required_anti_pods[j], ni->node, 1) < 0)
-				return SX_ENOMEM;
+		if (count_node_existing(f, snap->nodes[snap->with_required_anti[k]]) < 0)
+			return SX_ENOMEM;
 	}
 	if (f->aff.n == 0 && f->anti.n == 0)
 		return 0;
+	rc = snap->nnodes >= 64 ? count_by_memo(f, snap, MK_TERMS) : 1;
+	if (rc <= 0)
+		return rc;
 	for (uint32_t k = 0; k < snap->nnodes; k++) {
 		sx_snapshot_prefetch(snap, NULL, snap->nnodes, k);
-		const struct sx_node_info *ni = snap->nodes[k];
-		if (!node_has_term_ns(ni, &f->aff) && !node_has_term_ns(ni, &f->anti))
-			continue;
-		for (uint32_t j = 0; ni->node && j < ni->npods; j++) {
-			if (update_affinity(f, ni->pods[j], ni->node, 1) < 0 ||
-			    update_anti(f, ni->pods[j], ni->node, 1) < 0)
-				return SX_ENOMEM;
-		}
+		if (count_node_terms(f, snap->nodes[k]) < 0)
+			return SX_ENOMEM;
 	}
 	return 0;
 }
@@ -667,6 +1163,53 @@ static int process_existing_pod(struct scorer *sc, const struct sx_pod *existing
 	return 0;
 }
 
+/* One node's share of the scores (the body of scan_nodes' walk). */
+static int score_node(struct scorer *sc, const struct sx_node_info *ni, bool all)
+{
+	if (!node_affinity_may_select(ni, sc->pod->meta.ns) &&
+	    (!all || (!node_has_term_ns(ni, &sc->pref_aff) && !node_has_term_ns(ni, &sc->pref_anti))))
+		return 0;
+	uint32_t np = all ? ni->npods : ni->naffinity;
+	const struct sx_pod *const *pods = all ? ni->pods : ni->affinity_pods;
+	for (uint32_t j = 0; ni->node && j < np; j++)
+		if (process_existing_pod(sc, pods[j], ni->node) < 0)
+			return SX_ENOMEM;
+	return 0;
+}
+
+struct memo_scan {
+	struct scorer *sc;
+	bool all;
+};
+
+/* score_node into the memo's scratch scores. */
+static int memo_score_node(void *ctx, const struct sx_node_info *ni, struct tmap *scratch)
+{
+	const struct memo_scan *ms = ctx;
+	struct score_state g = { .scores = scratch[MAP_SCORES] };
+	struct scorer sc = *ms->sc;
+	sc.s = &g;
+	int rc = score_node(&sc, ni, ms->all);
+	scratch[MAP_SCORES] = g.scores;
+	free(g.keys);
+	return rc;
+}
+
+static int memo_scores_out(void *ctx, const struct memo *m)
+{
+	struct score_state *s = ((const struct memo_scan *)ctx)->sc->s;
+	const struct tmap *r = &m->keyrefs;
+	if (tmap_clone(&s->scores, &m->sums[MAP_SCORES]) < 0)
+		return SX_ENOMEM;
+	s->keys = malloc(sizeof(*s->keys) * (r->n + 1));
+	if (!s->keys)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < r->cap; i++)
+		if (r->used[i] && r->vals[i] > 0)
+			s->keys[s->nkeys++] = (sx_str)r->keys[i];
+	return 0;
+}
+
 static int scan_nodes(struct scorer *sc, const struct sx_snapshot *snap, bool all)
 {
 	uint32_t n = all ? snap->nnodes : snap->nwith_affinity;
@@ -675,18 +1218,28 @@ static int scan_nodes(struct scorer *sc, const struct sx_snapshot *snap, bool al
 	 * can select the pod's namespace (the common case for plain pods). */
 	if (!all && !sx_snapshot_may_select_affinity(snap, sc->pod->meta.ns))
 		return 0;
+	/* A walk over a good part of the nodes: the memo's sums instead. */
+	if (n >= 64 && n >= snap->nnodes / 4) {
+		struct memo_key q = { .kind = MK_SCORE, .pod = sc->pod,
+				      .has_ns_labels = sc->ns_labels != NULL, .a = sc->pref_aff,
+				      .b = sc->pref_anti, .hard = sc->args->hard_pod_affinity_weight,
+				      .all_pods = all };
+		struct memo_scan ms = { sc, all };
+		if (sc->ns_labels)
+			q.ns_labels = *sc->ns_labels;
+		int rc = memo_run(&q, snap, memo_score_node, &ms, memo_scores_out);
+		if (rc <= 0)
+			return rc;
+		tmap_free(&sc->s->scores);
+		free(sc->s->keys);
+		sc->s->keys = NULL;
+		sc->s->nkeys = 0;
+	}
 	for (uint32_t k = 0; k < n; k++) {
 		sx_snapshot_prefetch(snap, all ? NULL : snap->with_affinity, n, k);
 		const struct sx_node_info *ni = snap->nodes[all ? k : snap->with_affinity[k]];
-		if (!node_affinity_may_select(ni, sc->pod->meta.ns) &&
-		    (!all || (!node_has_term_ns(ni, &sc->pref_aff) &&
-			      !node_has_term_ns(ni, &sc->pref_anti))))
-			continue;
-		uint32_t np = all ? ni->npods : ni->naffinity;
-		const struct sx_pod *const *pods = all ? ni->pods : ni->affinity_pods;
-		for (uint32_t j = 0; ni->node && j < np; j++)
-			if (process_existing_pod(sc, pods[j], ni->node) < 0)
-				return SX_ENOMEM;
+		if (score_node(sc, ni, all) < 0)
+			return SX_ENOMEM;
 	}
 	return 0;
 }

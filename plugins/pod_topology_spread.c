@@ -10,9 +10,15 @@
  * Pods without constraints get the plugin's default constraints (system
  * defaults or the args' list) with a selector deduced from the Services,
  * ReplicationController, ReplicaSet or StatefulSet selecting the pod.
+ *
+ * PreFilter's counts come from a process-wide memo of each node's
+ * contribution keyed by NodeInfo generation ("per-node count memo"
+ * below), so a cycle recounts only the nodes that changed; it has its own
+ * mutex and a bounded size.
  */
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +66,7 @@ struct constraint {
 	int32_t min_domains; /* >= 1 */
 	bool honor_affinity;
 	bool honor_taints;
+	bool self_match; /* PreFilter: sel matches the incoming pod's labels */
 	struct csel sel;
 };
 
@@ -514,15 +521,347 @@ static int count_node(struct filter_state *f, const struct sx_pod *pod,
 	return 0;
 }
 
+/* ---------- per-node count memo ----------
+ * PreFilter's counts are sums over every node of what the node contributes
+ * (its domain and its matching pods), and from one cycle to the next
+ * almost every NodeInfo is the same object. A NodeInfo's generation
+ * identifies its content process-wide (every change takes a new one from
+ * one global counter; a clone keeps its original's, with the same
+ * content), so the memo keeps, per (namespace, constraints), each snapshot
+ * index's generation and contribution and the per-domain sums, and only
+ * recomputes the nodes whose generation differs. Its results are those of
+ * count_node over the whole snapshot, inserted in the same order (each
+ * domain at its first eligible node), so the maps and critical paths are
+ * identical. It serves pods whose inclusion policies are true on every
+ * node (no node selector or required node affinity, or nodeAffinityPolicy
+ * Ignore; nodeTaintsPolicy Ignore): the default constraints' case.
+ *
+ * Threads: cycles of any thread (extender requests run them concurrently);
+ * one mutex, held for one walk over the snapshot's nodes. Memory: at most
+ * MEMO_ENTRIES entries (least recently used replaced), each 8 + 8 * nc
+ * bytes per node plus its domains; rebuilt when its domain table outgrows
+ * the nodes it has seen. */
+#define MEMO_ENTRIES 8
+#define MEMO_MAX_C 4
+#define MEMO_NONE UINT32_MAX
+
+struct memo_dom {
+	sx_str value;
+	uint32_t nodes;   /* eligible nodes of the domain */
+	uint32_t stamp;   /* walk that last listed it */
+	int64_t pods;     /* their matching pods */
+};
+
+struct memo_doms {
+	uint32_t n, cap;
+	struct memo_dom *v;
+	struct tmap idx;  /* value -> index in v */
+	uint32_t norder;
+	uint32_t *order;  /* [cap]: domains of this walk, by first eligible node */
+};
+
+struct memo {
+	uint64_t last_use; /* 0: empty */
+	sx_str ns;
+	uint32_t nc;
+	sx_str key[MEMO_MAX_C];
+	struct csel sel[MEMO_MAX_C]; /* deep copies (values in eq or vals) */
+	sx_str *vals[MEMO_MAX_C];    /* owned copies of borrowed requirement values */
+	uint32_t cap, used;          /* node slots allocated / holding a generation */
+	uint64_t *gen;               /* [cap]; 0 = nothing counted */
+	uint32_t *dom;               /* [cap * nc]: domain index or MEMO_NONE */
+	uint32_t *cnt;               /* [cap * nc]: matching pods counted */
+	uint32_t stamp;
+	struct memo_doms d[MEMO_MAX_C];
+};
+
+static struct {
+	pthread_mutex_t mu;
+	uint64_t clock;
+	struct memo e[MEMO_ENTRIES];
+} memo_set = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void memo_clear(struct memo *m)
+{
+	for (uint32_t i = 0; i < MEMO_MAX_C; i++) {
+		free(m->d[i].v);
+		free(m->d[i].order);
+		tmap_free(&m->d[i].idx);
+		csel_free(&m->sel[i]);
+		free(m->vals[i]);
+	}
+	free(m->gen);
+	free(m->dom);
+	free(m->cnt);
+	memset(m, 0, sizeof(*m));
+}
+
+static bool csel_equal(const struct csel *a, const struct csel *b)
+{
+	if (a->nothing != b->nothing || a->n != b->n)
+		return false;
+	for (uint32_t i = 0; i < a->n; i++) {
+		const struct sx_requirement *x = &a->reqs[i], *y = &b->reqs[i];
+		if (x->key != y->key || x->op != y->op || x->nvalues != y->nvalues ||
+		    (x->nvalues && memcmp(x->values, y->values, sizeof(*x->values) * x->nvalues)))
+			return false;
+	}
+	return true;
+}
+
+static bool memo_matches(const struct memo *m, const struct cset *cs, sx_str ns)
+{
+	if (!m->last_use || m->ns != ns || m->nc != cs->n)
+		return false;
+	for (uint32_t i = 0; i < cs->n; i++)
+		if (m->key[i] != cs->v[i].key || !csel_equal(&m->sel[i], &cs->v[i].sel))
+			return false;
+	return true;
+}
+
+/* Makes m the memo of (cs, ns), empty. */
+static int memo_init(struct memo *m, const struct cset *cs, sx_str ns)
+{
+	memo_clear(m);
+	m->ns = ns;
+	m->nc = cs->n;
+	for (uint32_t i = 0; i < cs->n; i++) {
+		const struct csel *src = &cs->v[i].sel;
+		uint32_t nv = 0, at = 0;
+		m->key[i] = cs->v[i].key;
+		if (csel_clone(&m->sel[i], src) < 0)
+			goto out_clear;
+		for (uint32_t j = 0; j < src->n; j++)
+			nv += src->reqs[j].nvalues;
+		m->vals[i] = malloc(sizeof(sx_str) * (nv + 1));
+		if (!m->vals[i])
+			goto out_clear;
+		for (uint32_t j = 0; j < src->n; j++) {
+			struct sx_requirement *r = &m->sel[i].reqs[j];
+			if (r->values == &m->sel[i].eq[j] || r->nvalues == 0)
+				continue;
+			memcpy(&m->vals[i][at], r->values, sizeof(sx_str) * r->nvalues);
+			r->values = &m->vals[i][at];
+			at += r->nvalues;
+		}
+	}
+	m->last_use = 1;
+	return 0;
+out_clear:
+	memo_clear(m);
+	return SX_ENOMEM;
+}
+
+static int memo_grow(struct memo *m, uint32_t n)
+{
+	uint32_t cap = m->cap ? m->cap : 64, nc = m->nc ? m->nc : 1;
+	while (cap < n)
+		cap *= 2;
+	uint64_t *gen = realloc(m->gen, sizeof(*gen) * cap);
+	if (gen)
+		m->gen = gen;
+	uint32_t *dom = realloc(m->dom, sizeof(*dom) * cap * nc);
+	if (dom)
+		m->dom = dom;
+	uint32_t *cnt = realloc(m->cnt, sizeof(*cnt) * cap * nc);
+	if (cnt)
+		m->cnt = cnt;
+	if (!gen || !dom || !cnt)
+		return SX_ENOMEM;
+	memset(m->gen + m->cap, 0, sizeof(*gen) * (cap - m->cap));
+	m->cap = cap;
+	return 0;
+}
+
+/* Index of domain `value` of constraint i, added when new. */
+static int64_t memo_domain(struct memo_doms *d, sx_str value)
+{
+	int64_t slot = tmap_find(&d->idx, value);
+	if (slot >= 0)
+		return d->idx.vals[slot];
+	if (d->n == d->cap) {
+		uint32_t cap = d->cap ? d->cap * 2 : 8;
+		struct memo_dom *v = realloc(d->v, sizeof(*v) * cap);
+		if (v)
+			d->v = v;
+		uint32_t *order = realloc(d->order, sizeof(*order) * cap);
+		if (order)
+			d->order = order;
+		if (!v || !order)
+			return SX_ENOMEM;
+		d->cap = cap;
+	}
+	if (tmap_add(&d->idx, value, d->n) < 0)
+		return SX_ENOMEM;
+	d->v[d->n] = (struct memo_dom){ .value = value };
+	return d->n++;
+}
+
+/* Takes node slot k's contribution out of the sums. */
+static void memo_drop(struct memo *m, uint32_t k)
+{
+	if (m->gen[k] == 0)
+		return;
+	for (uint32_t i = 0; i < m->nc; i++) {
+		uint32_t d = m->dom[k * m->nc + i];
+		if (d == MEMO_NONE)
+			continue;
+		m->d[i].v[d].nodes--;
+		m->d[i].v[d].pods -= m->cnt[k * m->nc + i];
+	}
+	m->gen[k] = 0;
+}
+
+/* Counts ni into node slot k (count_node with every inclusion true). */
+static int memo_count(struct memo *m, const struct cset *cs, uint32_t k,
+		      const struct sx_node_info *ni)
+{
+	const struct sx_node *node = ni->node;
+	bool eligible = node && node_has_all_keys(node, cs);
+	sx_str v;
+	for (uint32_t i = 0; i < m->nc; i++) {
+		uint32_t at = k * m->nc + i;
+		m->dom[at] = MEMO_NONE;
+		if (!eligible)
+			continue;
+		sx_node_label(node, cs->v[i].key, &v);
+		int64_t d = memo_domain(&m->d[i], v);
+		if (d < 0)
+			return SX_ENOMEM;
+		m->dom[at] = (uint32_t)d;
+		m->cnt[at] = (uint32_t)count_matching(ni, &cs->v[i].sel, m->ns);
+		m->d[i].v[d].nodes++;
+		m->d[i].v[d].pods += m->cnt[at];
+	}
+	m->gen[k] = ni->generation;
+	return 0;
+}
+
+/* Brings m up to snap and lists each constraint's domains in the order of
+ * their first eligible node. */
+static int memo_sync(struct memo *m, const struct cset *cs, const struct sx_snapshot *snap)
+{
+	struct sx_node_info *const *nodes = snap->nodes;
+	uint32_t n = snap->nnodes, nc = m->nc, left = 0;
+	if (n > m->cap && memo_grow(m, n) < 0)
+		return SX_ENOMEM;
+	for (uint32_t k = n; k < m->used; k++)
+		memo_drop(m, k);
+	/* Every node, by generation: almost all are the ones counted before. */
+	const uint64_t *gen = m->gen;
+	for (uint32_t k = 0; k < n; k++) {
+		if (k + 8 < n)
+			__builtin_prefetch(nodes[k + 8]);
+		if (gen[k] == nodes[k]->generation)
+			continue;
+		memo_drop(m, k);
+		if (memo_count(m, cs, k, nodes[k]) < 0) {
+			m->used = n > m->used ? n : m->used;
+			return SX_ENOMEM;
+		}
+	}
+	m->used = n;
+	/* The domains holding an eligible node, in the order of their first
+	 * one: from the front until each has been seen (a few nodes for
+	 * zones, every node for hostnames). */
+	if (++m->stamp == 0)
+		m->stamp = 1;
+	for (uint32_t i = 0; i < nc; i++) {
+		m->d[i].norder = 0;
+		for (uint32_t j = 0; j < m->d[i].n; j++)
+			left += m->d[i].v[j].nodes > 0;
+	}
+	for (uint32_t k = 0; k < n && left > 0; k++) {
+		for (uint32_t i = 0; i < nc; i++) {
+			uint32_t d = m->dom[k * nc + i];
+			struct memo_doms *md = &m->d[i];
+			if (d == MEMO_NONE || md->v[d].stamp == m->stamp)
+				continue;
+			md->v[d].stamp = m->stamp;
+			md->order[md->norder++] = d;
+			left--;
+		}
+	}
+	return 0;
+}
+
+/* Can the memo count this pod's constraints (see above)? */
+static bool memo_applies(const struct cset *cs, const struct sx_pod *pod)
+{
+	const struct sx_node_affinity *na = pod->affinity ? pod->affinity->node_affinity : NULL;
+	bool any_node_rule = pod->node_selector.n > 0 || (na && na->required);
+	if (cs->n > MEMO_MAX_C)
+		return false;
+	for (uint32_t i = 0; i < cs->n; i++)
+		if (cs->v[i].honor_taints || (cs->v[i].honor_affinity && any_node_rule))
+			return false;
+	return true;
+}
+
+/* f->counts from the memo; 1 when it does not apply or failed (the caller
+ * counts node by node), 0 done, SX_ENOMEM. */
+static int memo_counts(struct filter_state *f, const struct sx_pod *pod,
+		       const struct sx_snapshot *snap)
+{
+	struct memo *m = NULL, *lru = &memo_set.e[0];
+	int rc = 0;
+	if (!memo_applies(&f->cs, pod))
+		return 1;
+	pthread_mutex_lock(&memo_set.mu);
+	for (uint32_t j = 0; j < MEMO_ENTRIES && !m; j++) {
+		if (memo_matches(&memo_set.e[j], &f->cs, pod->meta.ns))
+			m = &memo_set.e[j];
+		else if (memo_set.e[j].last_use < lru->last_use)
+			lru = &memo_set.e[j];
+	}
+	/* A domain table grown past its nodes (node churn on hostname keys):
+	 * start again. */
+	for (uint32_t i = 0; m && i < m->nc; i++)
+		if (m->d[i].n > 2 * m->cap + 64) {
+			lru = m;
+			m = NULL;
+		}
+	if (!m) {
+		m = lru;
+		if (memo_init(m, &f->cs, pod->meta.ns) < 0) {
+			rc = 1;
+			goto out_unlock;
+		}
+	}
+	m->last_use = ++memo_set.clock;
+	if (memo_sync(m, &f->cs, snap) < 0) {
+		memo_clear(m);
+		rc = 1;
+		goto out_unlock;
+	}
+	for (uint32_t i = 0; i < m->nc; i++) {
+		const struct memo_doms *md = &m->d[i];
+		for (uint32_t j = 0; j < md->norder; j++) {
+			const struct memo_dom *d = &md->v[md->order[j]];
+			if (tmap_add(&f->counts[i], d->value, d->pods) < 0) {
+				rc = SX_ENOMEM;
+				goto out_unlock;
+			}
+		}
+	}
+out_unlock:
+	pthread_mutex_unlock(&memo_set.mu);
+	return rc;
+}
+
 static int build_filter_state(struct filter_state *f, const struct sx_pod *pod,
 			      const struct sx_snapshot *snap)
 {
 	uint32_t n = f->cs.n;
+	int rc;
 	f->counts = sx_calloc(n + 1, sizeof(*f->counts));
 	f->paths = sx_calloc(n + 1, sizeof(*f->paths));
 	if (!f->counts || !f->paths)
 		return SX_ENOMEM;
-	for (uint32_t k = 0; k < snap->nnodes; k++)
+	rc = memo_counts(f, pod, snap);
+	if (rc < 0)
+		return rc;
+	for (uint32_t k = 0; rc == 1 && k < snap->nnodes; k++)
 		if (count_node(f, pod, snap->nodes[k]) < 0)
 			return SX_ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
@@ -550,6 +889,8 @@ static struct sx_status *pre_filter_pod_topology_spread(void *self, struct sx_cy
 		filter_state_free(f);
 		return sx_status_new(SX_SKIP, NULL);
 	}
+	for (uint32_t i = 0; i < f->cs.n; i++)
+		f->cs.v[i].self_match = csel_matches(&f->cs.v[i].sel, &pod->meta.labels);
 	if (build_filter_state(f, pod, cs->snap) < 0)
 		goto out_nomem;
 	st->f = f;
@@ -622,8 +963,7 @@ static struct sx_status *filter_pod_topology_spread(void *self, const struct sx_
 		int64_t min = f->paths[i][0].num;
 		if (f->counts[i].n < (uint32_t)c->min_domains)
 			min = 0;
-		int64_t self_match = csel_matches(&c->sel, &pod->meta.labels) ? 1 : 0;
-		int64_t skew = tmap_get(&f->counts[i], v) + self_match - min;
+		int64_t skew = tmap_get(&f->counts[i], v) + (c->self_match ? 1 : 0) - min;
 		if (skew > c->max_skew)
 			return &reject_skew;
 	}
