@@ -51,9 +51,12 @@ static struct sx_status reject_anti_affinity = SX_STATUS_STATIC(SX_UNSCHEDULABLE
 static struct sx_status reject_existing_anti_affinity =
 	SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_EXISTING_ANTI);
 
+struct memo_set;
+
 struct args {
 	int32_t hard_pod_affinity_weight;
 	bool ignore_preferred_of_existing;
+	struct memo_set *memo; /* this instance's count memos (owned) */
 };
 
 /* One term of the incoming pod with its namespace selector resolved into
@@ -73,6 +76,7 @@ struct terms {
 
 /* PreFilter result; AddPod/RemovePod mutate the counters of a clone. */
 struct filter_state {
+	struct memo_set *memo;             /* the instance's memos (borrowed) */
 	const struct sx_pod *pod;          /* the incoming pod (borrowed) */
 	const struct sx_labels *ns_labels; /* its Namespace's labels; NULL = unknown */
 	struct terms aff, anti;            /* its required terms */
@@ -100,6 +104,9 @@ static const struct sx_arg ipa_args[] = {
 	  .offset = offsetof(struct args, ignore_preferred_of_existing), .type_desc = "a boolean" },
 };
 
+static struct memo_set *memo_set_new(void);
+static void memo_set_free(struct memo_set *ms);
+
 static void *init_inter_pod_affinity(const cJSON *json, struct sx_handle *h,
 				     struct sx_error *err)
 {
@@ -115,12 +122,22 @@ static void *init_inter_pod_affinity(const cJSON *json, struct sx_handle *h,
 		free(a);
 		return NULL;
 	}
+	a->memo = memo_set_new();
+	if (!a->memo) {
+		free(a);
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
 	return a;
 }
 
 static void destroy_inter_pod_affinity(void *self)
 {
-	free(self);
+	struct args *a = self;
+
+	if (a)
+		memo_set_free(a->memo);
+	free(a);
 }
 
 static void write_args_inter_pod_affinity(const void *self, struct sx_buf *b)
@@ -343,13 +360,14 @@ struct memo {
  * entry. */
 #define MEMO_SEEN 16
 
-static struct {
+/* The memos of one plugin instance, shared by its concurrent cycles. */
+struct memo_set {
 	pthread_mutex_t mu;
 	uint64_t clock;
 	struct memo e[MEMO_ENTRIES];
 	uint64_t seen[MEMO_SEEN];
 	uint32_t seen_at;
-} memo_set = { .mu = PTHREAD_MUTEX_INITIALIZER };
+};
 
 static void memo_clear(struct memo *m)
 {
@@ -365,6 +383,27 @@ static void memo_clear(struct memo *m)
 	free(m->len);
 	free(m->pool);
 	memset(m, 0, sizeof(*m));
+}
+
+static struct memo_set *memo_set_new(void)
+{
+	struct memo_set *ms = sx_calloc(1, sizeof(*ms));
+
+	if (ms && pthread_mutex_init(&ms->mu, NULL) != 0) {
+		free(ms);
+		ms = NULL;
+	}
+	return ms;
+}
+
+static void memo_set_free(struct memo_set *ms)
+{
+	if (!ms)
+		return;
+	for (uint32_t j = 0; j < MEMO_ENTRIES; j++)
+		memo_clear(&ms->e[j]);
+	pthread_mutex_destroy(&ms->mu);
+	free(ms);
 }
 
 static bool strs_equal(const sx_str *a, uint32_t na, const sx_str *b, uint32_t nb)
@@ -647,31 +686,35 @@ static int memo_sync(struct memo *m, const struct sx_snapshot *snap, memo_node_f
 /* Runs q's memo over snap and hands it to `out` under the lock; 1 when the
  * memo could not be used (the caller walks the nodes itself), 0 or
  * SX_ENOMEM from out. */
-static int memo_run(const struct memo_key *q, const struct sx_snapshot *snap, memo_node_fn fn,
-		    void *ctx, int (*out)(void *ctx, const struct memo *m))
+static int memo_run(struct memo_set *ms, const struct memo_key *q, const struct sx_snapshot *snap,
+		    memo_node_fn fn, void *ctx, int (*out)(void *ctx, const struct memo *m))
 {
-	struct memo *m = NULL, *lru = &memo_set.e[0];
+	struct memo *m = NULL, *lru;
 	int rc;
-	pthread_mutex_lock(&memo_set.mu);
+
+	if (!ms)
+		return 1; /* an instance without memos (tests): walk */
+	lru = &ms->e[0];
+	pthread_mutex_lock(&ms->mu);
 	for (uint32_t j = 0; j < MEMO_ENTRIES && !m; j++) {
-		if (memo_set.e[j].last_use && memo_key_equal(&memo_set.e[j].key, q))
-			m = &memo_set.e[j];
-		else if (memo_set.e[j].last_use < lru->last_use)
-			lru = &memo_set.e[j];
+		if (ms->e[j].last_use && memo_key_equal(&ms->e[j].key, q))
+			m = &ms->e[j];
+		else if (ms->e[j].last_use < lru->last_use)
+			lru = &ms->e[j];
 	}
 	if (!m) {
 		uint64_t h = memo_key_hash(q);
 		bool seen = false;
 		for (uint32_t j = 0; j < MEMO_SEEN && !seen; j++)
-			seen = memo_set.seen[j] == h;
+			seen = ms->seen[j] == h;
 		if (!seen)
-			memo_set.seen[memo_set.seen_at++ % MEMO_SEEN] = h;
+			ms->seen[ms->seen_at++ % MEMO_SEEN] = h;
 		else if (memo_init(lru, q) == 0)
 			m = lru;
 	}
 	rc = m ? 0 : 1;
 	if (m) {
-		m->last_use = ++memo_set.clock;
+		m->last_use = ++ms->clock;
 		rc = memo_sync(m, snap, fn, ctx);
 		if (rc < 0) {
 			memo_clear(m);
@@ -680,7 +723,7 @@ static int memo_run(const struct memo_key *q, const struct sx_snapshot *snap, me
 			rc = out(ctx, m);
 		}
 	}
-	pthread_mutex_unlock(&memo_set.mu);
+	pthread_mutex_unlock(&ms->mu);
 	return rc;
 }
 
@@ -921,8 +964,8 @@ static int count_by_memo(struct filter_state *f, const struct sx_snapshot *snap,
 	if (f->ns_labels)
 		q.ns_labels = *f->ns_labels;
 	if (kind == MK_EXISTING)
-		return memo_run(&q, snap, memo_count_existing, f, memo_existing_out);
-	return memo_run(&q, snap, memo_count_terms, f, memo_terms_out);
+		return memo_run(f->memo, &q, snap, memo_count_existing, f, memo_existing_out);
+	return memo_run(f->memo, &q, snap, memo_count_terms, f, memo_terms_out);
 }
 
 static int count_existing(struct filter_state *f, const struct sx_snapshot *snap)
@@ -965,6 +1008,7 @@ static struct sx_status *pre_filter_inter_pod_affinity(void *self, struct sx_cyc
 	struct filter_state *f = sx_calloc(1, sizeof(*f));
 	if (!st || !f)
 		goto out_nomem;
+	f->memo = ((const struct args *)self)->memo;
 	f->pod = pod;
 	f->ns_labels = sx_snapshot_namespace_labels(cs->snap, pod->meta.ns);
 	if (terms_build(&f->aff, pod, cs->snap, a ? a->required : NULL, a ? a->nrequired : 0, NULL,
@@ -1227,7 +1271,7 @@ static int scan_nodes(struct scorer *sc, const struct sx_snapshot *snap, bool al
 		struct memo_scan ms = { sc, all };
 		if (sc->ns_labels)
 			q.ns_labels = *sc->ns_labels;
-		int rc = memo_run(&q, snap, memo_score_node, &ms, memo_scores_out);
+		int rc = memo_run(sc->args->memo, &q, snap, memo_score_node, &ms, memo_scores_out);
 		if (rc <= 0)
 			return rc;
 		tmap_free(&sc->s->scores);

@@ -82,6 +82,7 @@ struct cpath {
 
 /* PreFilter result (hard constraints). */
 struct filter_state {
+	struct pts_memo_set *memo; /* the instance's memos (borrowed; may be NULL) */
 	struct cset cs;
 	struct tmap *counts;      /* [cs.n]: topology value -> matching pods */
 	struct cpath (*paths)[2]; /* [cs.n]: the two domains with fewest pods */
@@ -575,11 +576,12 @@ struct memo {
 	struct memo_doms d[MEMO_MAX_C];
 };
 
-static struct {
+/* The memos of one plugin instance, shared by its concurrent cycles. */
+struct pts_memo_set {
 	pthread_mutex_t mu;
 	uint64_t clock;
 	struct memo e[MEMO_ENTRIES];
-} memo_set = { .mu = PTHREAD_MUTEX_INITIALIZER };
+};
 
 static void memo_clear(struct memo *m)
 {
@@ -594,6 +596,27 @@ static void memo_clear(struct memo *m)
 	free(m->dom);
 	free(m->cnt);
 	memset(m, 0, sizeof(*m));
+}
+
+static struct pts_memo_set *memo_set_new(void)
+{
+	struct pts_memo_set *ms = sx_calloc(1, sizeof(*ms));
+
+	if (ms && pthread_mutex_init(&ms->mu, NULL) != 0) {
+		free(ms);
+		ms = NULL;
+	}
+	return ms;
+}
+
+static void memo_set_free(struct pts_memo_set *ms)
+{
+	if (!ms)
+		return;
+	for (uint32_t j = 0; j < MEMO_ENTRIES; j++)
+		memo_clear(&ms->e[j]);
+	pthread_mutex_destroy(&ms->mu);
+	free(ms);
 }
 
 static bool csel_equal(const struct csel *a, const struct csel *b)
@@ -803,16 +826,18 @@ static bool memo_applies(const struct cset *cs, const struct sx_pod *pod)
 static int memo_counts(struct filter_state *f, const struct sx_pod *pod,
 		       const struct sx_snapshot *snap)
 {
-	struct memo *m = NULL, *lru = &memo_set.e[0];
+	struct pts_memo_set *ms = f->memo;
+	struct memo *m = NULL, *lru;
 	int rc = 0;
-	if (!memo_applies(&f->cs, pod))
+	if (!ms || !memo_applies(&f->cs, pod))
 		return 1;
-	pthread_mutex_lock(&memo_set.mu);
+	lru = &ms->e[0];
+	pthread_mutex_lock(&ms->mu);
 	for (uint32_t j = 0; j < MEMO_ENTRIES && !m; j++) {
-		if (memo_matches(&memo_set.e[j], &f->cs, pod->meta.ns))
-			m = &memo_set.e[j];
-		else if (memo_set.e[j].last_use < lru->last_use)
-			lru = &memo_set.e[j];
+		if (memo_matches(&ms->e[j], &f->cs, pod->meta.ns))
+			m = &ms->e[j];
+		else if (ms->e[j].last_use < lru->last_use)
+			lru = &ms->e[j];
 	}
 	/* A domain table grown past its nodes (node churn on hostname keys):
 	 * start again. */
@@ -828,7 +853,7 @@ static int memo_counts(struct filter_state *f, const struct sx_pod *pod,
 			goto out_unlock;
 		}
 	}
-	m->last_use = ++memo_set.clock;
+	m->last_use = ++ms->clock;
 	if (memo_sync(m, &f->cs, snap) < 0) {
 		memo_clear(m);
 		rc = 1;
@@ -845,7 +870,7 @@ static int memo_counts(struct filter_state *f, const struct sx_pod *pod,
 		}
 	}
 out_unlock:
-	pthread_mutex_unlock(&memo_set.mu);
+	pthread_mutex_unlock(&ms->mu);
 	return rc;
 }
 
@@ -883,6 +908,7 @@ static struct sx_status *pre_filter_pod_topology_spread(void *self, struct sx_cy
 	struct filter_state *f = sx_calloc(1, sizeof(*f));
 	if (!st || !f || constraints_for(&f->cs, self, pod, cs->snap, SX_DO_NOT_SCHEDULE) < 0)
 		goto out_nomem;
+	f->memo = ((const struct sx_pts_args *)self)->memo;
 	filter_state_free(st->f);
 	st->f = NULL;
 	if (f->cs.n == 0) {
@@ -1136,6 +1162,13 @@ static void *init_pod_topology_spread(const struct cJSON *json, struct sx_handle
 		free(a);
 		return NULL;
 	}
+	a->memo = memo_set_new();
+	if (!a->memo) {
+		free(a->v);
+		free(a);
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
 	return a;
 }
 
@@ -1144,6 +1177,7 @@ static void destroy_pod_topology_spread(void *self)
 	struct sx_pts_args *a = self;
 	if (!a)
 		return;
+	memo_set_free(a->memo);
 	free(a->v);
 	free(a);
 }

@@ -25,10 +25,15 @@ struct sx_pts_dconstraint {
 	uint8_t taint_policy; /* enum sx_inclusion_policy */
 };
 
+struct pts_memo_set;
+
 struct sx_pts_args {
 	bool system_defaulted; /* defaultingType: System */
 	uint32_t n;
 	struct sx_pts_dconstraint *v;
+	/* PodTopologySpread's count memos of this instance (owned by
+	 * plugins/pod_topology_spread.c; NULL: count node by node). */
+	struct pts_memo_set *memo;
 };
 
 /* "Honor", "Ignore" (index: enum sx_inclusion_policy - 1), NULL. */
