@@ -257,6 +257,9 @@ struct sx_pod {
 	bool has_overhead;
 	bool preemption_target;  /* first DisruptionTarget condition: True,
 				  * reason PreemptionByScheduler */
+	/* What NodeDeclaredFeatures infers from the spec (SX_POD_NEEDS_*
+	 * bits, component-helpers nodedeclaredfeatures InferForScheduling). */
+	uint8_t needs_features;
 	uint32_t nowners;
 	struct sx_owner_ref *owners;
 	struct sx_labels node_selector;
@@ -289,6 +292,19 @@ struct sx_pod {
 	int64_t start_time;            /* status.startTime, unix seconds; 0 = unset */
 	uint32_t nvolumes;
 	struct sx_volume *volumes;     /* spec.volumes, in order */
+};
+
+/* Bits of sx_pod.needs_features: a spec field that needs a node
+ * feature (the features of component-helpers nodedeclaredfeatures'
+ * registry whose InferForScheduling looks at the pod). */
+enum {
+	/* a container or init container has a restartPolicyRules entry
+	 * with action RestartAllContainers */
+	SX_POD_NEEDS_RESTART_ALL_CONTAINERS = 1u << 0,
+	/* hostNetwork: true with hostUsers: false */
+	SX_POD_NEEDS_USERNS_HOST_NETWORK = 1u << 1,
+	/* a (init, ephemeral) container's volume mount has bindMountOptions */
+	SX_POD_NEEDS_VOLUME_BIND_MOUNT_OPTIONS = 1u << 2,
 };
 
 /* ---------- nodes ---------- */
@@ -327,6 +343,8 @@ struct sx_node {
 	struct sx_image *images;
 	uint32_t nconditions;
 	struct sx_node_condition *conditions;
+	uint32_t ndeclared_features;
+	sx_str *declared_features; /* status.declaredFeatures, in order */
 };
 
 /* ---------- other kinds ---------- */
