@@ -569,6 +569,9 @@ struct sx_csi_driver {
 	sx_str name_id;           /* interned meta.name */
 	bool attach_required;     /* spec.attachRequired, default true */
 	bool storage_capacity;    /* spec.storageCapacity, default false */
+	/* spec.preventPodSchedulingIfMissing (1.35+, VolumeLimitScaling),
+	 * default false */
+	bool prevent_if_missing;
 };
 
 struct sx_csi_capacity {
