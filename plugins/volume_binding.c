@@ -440,6 +440,18 @@ static int64_t score_classes(const struct vb_plugin *p, const struct class_res *
 	return (int64_t)llround((double)sum / (double)n);
 }
 
+/* Can FindPodVolumes give this pod anything to score: a claim with PVs
+ * to bind (a static binding), or one whose driver tracks capacity (a
+ * provision with a chosen CSIStorageCapacity)? Otherwise every node
+ * scores 0 and FindPodVolumes need not run again per node. */
+static bool scorable(const struct vb_state *st)
+{
+	for (uint32_t i = 0; i < st->nunbound; i++)
+		if (st->unbound[i].ncand || st->unbound[i].capacity)
+			return true;
+	return false;
+}
+
 /* Score (volume_binding.go): the node's PodVolumes grouped by class:
  * static bindings (the PV's class; the claim's request against the PV's
  * capacity) when there are any, else the dynamic provisions (the claim's
@@ -459,7 +471,9 @@ static struct sx_status *score_volume_binding(void *self, const struct sx_cycle_
 	uint32_t n = 0;
 
 	*score = 0;
-	if (!p->nshape || !st || st->skip || !ni->node)
+	/* Bound claims only: FindPodVolumes makes no bindings and no
+	 * provisions, so no class is scored (and nothing is allocated). */
+	if (!p->nshape || !st || st->skip || st->nunbound == 0 || !ni->node || !scorable(st))
 		return NULL;
 	err.msg[0] = '\0';
 	if (vb_find(st, cs->snap, ni->node, &reasons, &vols, &err) < 0)
