@@ -131,7 +131,9 @@ struct sx_taint {
 	uint8_t effect; /* enum sx_taint_effect */
 };
 
-enum sx_toleration_op { SX_TOL_EQUAL = 0, SX_TOL_EXISTS };
+/* Lt and Gt: TaintTolerationComparisonOperators (1.35+); they match only
+ * where the gate is on (sx_toleration_tolerates_ops). */
+enum sx_toleration_op { SX_TOL_EQUAL = 0, SX_TOL_EXISTS, SX_TOL_LT, SX_TOL_GT };
 
 struct sx_toleration {
 	sx_str key;

@@ -184,7 +184,7 @@ static int decode_affinity(const cJSON *spec, struct sx_pod *pod, struct sx_erro
 
 static int decode_toleration(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
-	static const char *const ops[] = { "Equal", "Exists" };
+	static const char *const ops[] = { "Equal", "Exists", "Lt", "Gt" };
 	struct sx_toleration *t = elem;
 	const char *op;
 	int rc = sx_dec_intern(j, "key", &t->key, err);
@@ -195,7 +195,7 @@ static int decode_toleration(const cJSON *j, void *elem, void *arg, struct sx_er
 		rc = sx_dec_string(j, "operator", &op, err);
 	/* "" is Equal, like an absent operator. */
 	if (rc == 0 && op && *op)
-		rc = decode_enum(j, "operator", ops, 2, SX_TOL_EQUAL, &t->op, err);
+		rc = decode_enum(j, "operator", ops, 4, SX_TOL_EQUAL, &t->op, err);
 	if (rc == 0)
 		rc = decode_enum(j, "effect", effect_names, 4, SX_EFFECT_NONE, &t->effect, err);
 	if (rc == 0)
