@@ -443,6 +443,8 @@ enum sx_volume_source {
 	SX_VSRC_PORTWORX,   /* portworxVolume */
 	SX_VSRC_RBD,        /* rbd */
 	SX_VSRC_ISCSI,      /* iscsi */
+	SX_VSRC_IMAGE,      /* pod only: image (an OCI image volume); id: the
+			     * reference, normalized like sx_container.image */
 };
 
 /* In-tree plugin name ("kubernetes.io/gce-pd") and CSI driver name
@@ -457,7 +459,8 @@ enum sx_volume_source sx_volume_source_from_plugin(const char *plugin);
 /* One entry of pod.spec.volumes. `id` is what identifies the disk:
  * gcePersistentDisk.pdName, awsElasticBlockStore.volumeID, azureDisk.diskURI,
  * azureFile.shareName, cinder.volumeID, vsphereVolume.volumePath,
- * portworxVolume.volumeID, iscsi.iqn, rbd.image; csi: the driver. */
+ * portworxVolume.volumeID, iscsi.iqn, rbd.image; csi: the driver; image:
+ * image.reference, normalized. */
 struct sx_volume {
 	sx_str name;
 	uint8_t source; /* enum sx_volume_source */
