@@ -1,13 +1,22 @@
 /* NodeResourcesBalancedAllocation (upstream
  * noderesources/balanced_allocation.go): favours nodes whose resource
- * fractions (requested incl. the pod / allocatable) are close to each other:
- * score = (1 - std) * 100, truncated.
+ * fractions (requested / allocatable) are close to each other.
+ *
+ * Up to 1.35: score = (1 - std) * 100, truncated, of the fractions with the
+ * pod placed. From 1.36 (kubernetes PR 135573, no gate; it follows the
+ * emulated release): the change in balance placing the pod causes,
+ * 50 + (50 + balance(with pod) - balance(without pod)) / 2, so 75 means no
+ * change, 100 the most improvement, 50 the most harm
+ * (balancedResourceScorer, resource_allocation.go).
  */
 #include <stdlib.h>
 #include <string.h>
 
 
 #include "schedext/buf.h"
+#include "schedext/config.h"
+#include "schedext/features.h"
+#include "schedext/handle.h"
 #include "resource_allocation.h"
 #include "schedext/plugin.h"
 #include "slots.h"
@@ -62,6 +71,9 @@ static void *init_node_resources_balanced_allocation(const struct cJSON *args,
 	}
 	sc->strategy = SX_RA_BALANCED;
 	sc->use_requested = true;
+	/* Without a handle (direct tests) the default release runs. */
+	sc->balance_change = (h && h->profile ? sx_release(&h->profile->features)
+					      : SX_RELEASE_DEFAULT) >= 36;
 	if (!sx_args_is_object(args, "NodeResourcesBalancedAllocationArgs", err) ||
 	    sx_args_read(args, ba_fields, SX_ARRAY_SIZE(ba_fields), &a, &e, err) < 0 ||
 	    sx_ra_set_resources(sc, a.res, a.nres, "resources", err) < 0 || validate(sc, err) < 0)

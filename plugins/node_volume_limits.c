@@ -8,12 +8,24 @@
  * a PV's CSI handle, an in-tree id as csi-translation-lib renders it, or,
  * for a claim with no usable PV, the claim itself (upstream's random-prefix
  * handle, unique per claim).
+ *
+ * VolumeLimitScaling (Alpha, off, in 1.35 and 1.36; Beta, on, in 1.37):
+ * a driver whose CSIDriver says preventPodSchedulingIfMissing must be
+ * installed on the node (listed in its CSINode) for the pod's volumes of
+ * that driver, checked before the limits: "<driver> CSI driver is not
+ * installed on the node", Unschedulable (csi.go Filter, as upstream's
+ * nodevolumelimits/AGENTS.md describes it). A CSINode update that adds a
+ * driver or raises a count requeues (isSchedulableAfterCSINodeUpdated).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "schedext/config.h"
+#include "schedext/features.h"
+#include "schedext/handle.h"
 #include "schedext/plugin.h"
+#include "schedext/snapshot.h"
 #include "schedext/vec.h"
 #include "slots.h"
 
@@ -22,6 +34,36 @@
 
 /* Filter's rejections, the same for every node (no allocation per node). */
 static struct sx_status reject_max_count = SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_MAX_COUNT);
+
+/* The plugin instance: whether VolumeLimitScaling is on. */
+struct nvl_plugin {
+	bool scaling;
+};
+
+static void *init_node_volume_limits(const struct cJSON *args, struct sx_handle *h,
+				     struct sx_error *err)
+{
+	struct nvl_plugin *p = calloc(1, sizeof(*p));
+	struct sx_features def;
+	const struct sx_features *f = h && h->profile ? &h->profile->features : NULL;
+
+	SX_UNUSED(args);
+	if (!p) {
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (!f) {
+		sx_features_init(&def, SX_RELEASE_DEFAULT);
+		f = &def;
+	}
+	p->scaling = sx_feature_enabled(f, SX_FEATURE_VOLUME_LIMIT_SCALING);
+	return p;
+}
+
+static void destroy_node_volume_limits(void *self)
+{
+	free(self);
+}
 
 enum handle_kind {
 	H_HANDLE, /* a: the volume handle */
@@ -453,11 +495,31 @@ static struct sx_status *fresh_volumes(const struct nvl_state *s, struct resolve
 	return NULL;
 }
 
+/* VolumeLimitScaling: the first driver of the pod's volumes that asks
+ * for presence (preventPodSchedulingIfMissing) and that the node's
+ * CSINode does not list; NULL when none. */
+static struct sx_status *missing_driver(const struct sx_snapshot *snap,
+					const struct sx_csi_node *csi, const struct vol_set *fresh)
+{
+	for (uint32_t i = 0; i < fresh->n; i++) {
+		sx_str driver = fresh->v[i].driver;
+		const struct sx_csi_driver *d = sx_snapshot_find_csi_driver(snap, driver);
+
+		if (!d || !d->prevent_if_missing || sx_csi_node_driver(csi, driver))
+			continue;
+		return sx_status_new(SX_UNSCHEDULABLE, "%s CSI driver is not installed on the node",
+				     sx_str_get(driver));
+	}
+	return NULL;
+}
+
 /* The node's attach limits against the pod's volumes that are new there
- * (the pod has volumes and the node a CSINode with a limit). */
-static struct sx_status *check_limits(const struct nvl_state *s, const struct sx_cycle_state *cs,
-				      const struct sx_pod *pod, const struct sx_node_info *ni,
-				      sx_str node, const struct sx_csi_node *csi)
+ * (the pod has volumes and the node a CSINode with a limit), after the
+ * presence of the drivers that ask for it (VolumeLimitScaling). */
+static struct sx_status *check_limits(const struct nvl_plugin *p, const struct nvl_state *s,
+				      const struct sx_cycle_state *cs, const struct sx_pod *pod,
+				      const struct sx_node_info *ni, sx_str node,
+				      const struct sx_csi_node *csi)
 {
 	struct vol_set fresh, attached;
 	struct resolve_ctx c = {cs->snap, csi, pod, true, &fresh, NULL};
@@ -466,6 +528,8 @@ static struct sx_status *check_limits(const struct nvl_state *s, const struct sx
 	set_init(&fresh);
 	set_init(&attached);
 	st = fresh_volumes(s, &c);
+	if (!st && fresh.n && p->scaling)
+		st = missing_driver(cs->snap, csi, &fresh);
 	if (st || fresh.n == 0 || !has_limits(csi))
 		goto out;
 	c.out = &attached;
@@ -487,6 +551,7 @@ static struct sx_status *filter_node_volume_limits(void *self, const struct sx_c
 						   const struct sx_pod *pod,
 						   const struct sx_node_info *ni)
 {
+	const struct nvl_plugin *p = self;
 	const struct nvl_state *s = cs->slots[SX_SLOT_node_volume_limits];
 	sx_str node;
 	const struct sx_csi_node *csi;
@@ -495,9 +560,9 @@ static struct sx_status *filter_node_volume_limits(void *self, const struct sx_c
 		return NULL;
 	node = ni->node ? ni->node->name_id : ni->name;
 	csi = sx_snapshot_find_csi_node(cs->snap, node);
-	if (s && !s->err && !has_limits(csi))
+	if (s && !s->err && !has_limits(csi) && (!p || !p->scaling))
 		return NULL; /* nothing counted here: the volumes need not be listed */
-	return check_limits(s, cs, pod, ni, node, csi);
+	return check_limits(p ? p : &(struct nvl_plugin){ 0 }, s, cs, pod, ni, node, csi);
 }
 
 /* ---------- queueing hints ---------- */
@@ -560,8 +625,32 @@ static enum sx_hint hint_va_node_volume_limits(void *self, const struct sx_pod *
 	return SX_QUEUE_SKIP;
 }
 
+/* isSchedulableAfterCSINodeUpdated: a driver appeared, or its
+ * allocatable count grew (a count appearing lifts a limit too). */
+static enum sx_hint hint_csi_node_node_volume_limits(void *self, const struct sx_pod *pod,
+						     const void *old_obj, const void *new_obj)
+{
+	const struct sx_object *oo = old_obj, *no = new_obj;
+	const struct sx_csi_node *o = oo ? oo->obj : NULL, *n = no ? no->obj : NULL;
+
+	SX_UNUSED(self);
+	SX_UNUSED(pod);
+	if (!o || !n)
+		return SX_QUEUE;
+	for (uint32_t i = 0; i < n->ndrivers; i++) {
+		const struct sx_csi_driver_info *nd = &n->drivers[i];
+		const struct sx_csi_driver_info *od = sx_csi_node_driver(o, nd->name);
+
+		if (!od || (od->has_count && !nd->has_count) ||
+		    (od->has_count && nd->has_count && nd->allocatable_count > od->allocatable_count))
+			return SX_QUEUE;
+	}
+	return SX_QUEUE_SKIP;
+}
+
 static const struct sx_event_reg events_node_volume_limits[] = {
 	{SX_RES_CSI_NODE, SX_ACT_ADD, NULL},
+	{SX_RES_CSI_NODE, SX_ACT_UPDATE, hint_csi_node_node_volume_limits},
 	{SX_RES_POD, SX_ACT_DELETE, hint_pod_node_volume_limits},
 	{SX_RES_PVC, SX_ACT_ADD, hint_pvc_node_volume_limits},
 	{SX_RES_VOLUME_ATTACHMENT, SX_ACT_DELETE, hint_va_node_volume_limits},
@@ -570,6 +659,8 @@ static const struct sx_event_reg events_node_volume_limits[] = {
 
 const struct sx_plugin sx_plugin_node_volume_limits = {
 	.name = NAME,
+	.init = init_node_volume_limits,
+	.destroy = destroy_node_volume_limits,
 	.state_clone = state_clone_node_volume_limits,
 	.state_free = state_free_node_volume_limits,
 	.pre_filter = pre_filter_node_volume_limits,

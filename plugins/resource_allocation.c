@@ -212,8 +212,29 @@ bool sx_ra_all_zero(const int64_t *reqs, uint32_t n)
 	return true;
 }
 
+/* The node's requested amount of resource i, without the pod: the
+ * "allocated" vector of upstream's 1.36 balancedResourceScorer. Only read
+ * for resources node_alloc_req scores. */
+static int64_t node_requested(const struct sx_ra_scorer *sc, uint32_t i,
+			      const struct sx_node_info *ni)
+{
+	switch (sc->kind[i]) {
+	case RA_CPU:
+		return sc->use_requested ? ni->requested.milli_cpu : ni->nonzero_milli_cpu;
+	case RA_MEMORY:
+		return sc->use_requested ? ni->requested.memory : ni->nonzero_memory;
+	case RA_EPHEMERAL:
+		return ni->requested.ephemeral_storage;
+	case RA_SCALAR:
+		return scalar_get(&ni->requested, sc->resources[i].name, NULL);
+	default:
+		return 0;
+	}
+}
+
 /* (allocatable, requested-including-pod) of resource i on ni; (0, 0) means
- * "not scored" (upstream calculateResourceAllocatableRequest). */
+ * "not scored" (upstream calculateResourceAllocatableRequest). The node's
+ * requested amount without the pod is *req - pod_req when *alloc != 0. */
 static void node_alloc_req(const struct sx_ra_scorer *sc, uint32_t i,
 			   const struct sx_node_info *ni, int64_t pod_req, int64_t *alloc,
 			   int64_t *req)
@@ -302,7 +323,7 @@ static int64_t rtcr_resource(const struct sx_ra_scorer *sc, int64_t requested, i
 	return sx_broken_linear(sc->shape, sc->nshape, u);
 }
 
-static int64_t balanced(const int64_t *requested, const int64_t *allocatable, uint32_t n)
+int64_t sx_ra_balance(const int64_t *requested, const int64_t *allocatable, uint32_t n)
 {
 	double fractions[SX_RA_MAX_RESOURCES], total = 0, std = 0;
 	uint32_t nf = 0;
@@ -337,7 +358,7 @@ int64_t sx_ra_combine(const struct sx_ra_scorer *sc, const int64_t *requested,
 	int64_t weight_sum = 0;
 
 	if (sc->strategy == SX_RA_BALANCED)
-		return balanced(requested, allocatable, sc->nresources);
+		return sx_ra_balance(requested, allocatable, sc->nresources);
 	for (uint32_t i = 0; i < sc->nresources; i++) {
 		int64_t w = sc->resources[i].weight, s;
 
@@ -367,6 +388,14 @@ int64_t sx_ra_combine(const struct sx_ra_scorer *sc, const int64_t *requested,
 	return (int64_t)(node_score / weight_sum);
 }
 
+/* Upstream balancedResourceScorer (1.36): both balances are in
+ * [MaxNodeScore/2, MaxNodeScore], their difference in [-50, 50]; the sum
+ * brings it back to [50, 100], integer arithmetic as upstream's int64. */
+int64_t sx_ra_balance_change(int64_t with_pod, int64_t without_pod)
+{
+	return SX_MAX_NODE_SCORE / 2 + (SX_MAX_NODE_SCORE / 2 + with_pod - without_pod) / 2;
+}
+
 int sx_ra_score(const struct sx_ra_scorer *sc, const struct sx_node_info *ni,
 		const int64_t *pod_reqs, int64_t *score)
 {
@@ -382,6 +411,17 @@ int sx_ra_score(const struct sx_ra_scorer *sc, const struct sx_node_info *ni,
 		return 0;
 	for (uint32_t i = 0; i < sc->nresources; i++)
 		node_alloc_req(sc, i, ni, pod_reqs[i], &allocatable[i], &requested[i]);
+	if (sc->strategy == SX_RA_BALANCED && sc->balance_change) {
+		int64_t allocated[SX_RA_MAX_RESOURCES];
+
+		/* The node without the pod: the same resources, the pod's
+		 * request taken back out (what it was before add_sat). */
+		for (uint32_t i = 0; i < sc->nresources; i++)
+			allocated[i] = allocatable[i] ? node_requested(sc, i, ni) : 0;
+		*score = sx_ra_balance_change(sx_ra_balance(requested, allocatable, sc->nresources),
+					      sx_ra_balance(allocated, allocatable, sc->nresources));
+		return 0;
+	}
 	*score = sx_ra_combine(sc, requested, allocatable);
 	return 0;
 }

@@ -47,6 +47,11 @@ struct sx_ra_scorer {
 	 * requests (BalancedAllocation); false: NonZeroRequested and the pod's
 	 * non-zero cpu/memory (Fit). */
 	bool use_requested;
+	/* SX_RA_BALANCED from 1.36 on: score the change in balance placing the
+	 * pod causes (with the pod against without it), not the balance after
+	 * placing it (upstream balanced_allocation.go balancedResourceScorer
+	 * after kubernetes PR 135573). */
+	bool balance_change;
 	uint32_t nresources;
 	struct sx_resource_weight resources[SX_RA_MAX_RESOURCES];
 	uint8_t kind[SX_RA_MAX_RESOURCES]; /* internal: resolved resource kind */
@@ -86,6 +91,12 @@ int64_t sx_broken_linear(const struct sx_shape_point *shape, uint32_t n, int64_t
  * allocatable 0 are ignored. */
 int64_t sx_ra_combine(const struct sx_ra_scorer *sc, const int64_t *requested,
 		      const int64_t *allocatable);
+/* The balance of fractions requested[i]/allocatable[i] over n resources,
+ * (1 - std) * 100 truncated (upstream balancedResourceScore). */
+int64_t sx_ra_balance(const int64_t *requested, const int64_t *allocatable, uint32_t n);
+/* 1.36's BalancedAllocation score from the balance with and without the
+ * pod: 50 + (50 + with - without) / 2, in 50..100, 75 = no change. */
+int64_t sx_ra_balance_change(int64_t with_pod, int64_t without_pod);
 
 /* ---------- args ---------- */
 

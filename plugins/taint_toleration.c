@@ -1,9 +1,15 @@
 /* TaintToleration (Filter, PreScore, Score, NormalizeScore): NoSchedule and
  * NoExecute taints must be tolerated; untolerated PreferNoSchedule taints
- * lower the score (upstream tainttoleration/taint_toleration.go). */
+ * lower the score (upstream tainttoleration/taint_toleration.go).
+ * Tolerations with the operators Lt and Gt match only with the gate
+ * TaintTolerationComparisonOperators (Alpha, off, 1.35-1.37): the plugin
+ * passes it to ToleratesTaint as enableComparisonOperators. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "schedext/config.h"
+#include "schedext/features.h"
+#include "schedext/handle.h"
 #include "schedext/plugin.h"
 #include "schedext/selector.h"
 #include "slots.h"
@@ -16,6 +22,38 @@ static struct sx_status reject_untolerated =
 			 "node(s) had untolerated taint(s)");
 
 #define FILTER_EFFECTS ((1u << SX_EFFECT_NO_SCHEDULE) | (1u << SX_EFFECT_NO_EXECUTE))
+
+/* The instance: whether Lt and Gt compare (NULL self, in direct tests:
+ * they do not). */
+struct tt_plugin {
+	bool compare;
+};
+
+static bool compare_ops(const void *self)
+{
+	return self && ((const struct tt_plugin *)self)->compare;
+}
+
+static void *init_taint_toleration(const struct cJSON *args, struct sx_handle *h,
+				   struct sx_error *err)
+{
+	struct tt_plugin *p = calloc(1, sizeof(*p));
+
+	SX_UNUSED(args);
+	if (!p) {
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (h && h->profile)
+		p->compare = sx_feature_enabled(&h->profile->features,
+						SX_FEATURE_TAINT_TOLERATION_COMPARISON_OPERATORS);
+	return p;
+}
+
+static void destroy_taint_toleration(void *self)
+{
+	free(self);
+}
 
 /* PreScore state: the pod's tolerations that can tolerate a
  * PreferNoSchedule taint (effect empty or PreferNoSchedule). Owned by the
@@ -35,8 +73,8 @@ static struct sx_status *filter_taint_toleration(void *self, const struct sx_cyc
 		return sx_status_new(SX_ERROR, "invalid nodeInfo");
 	if (ni->node->ntaints == 0)
 		return NULL; /* most nodes: nothing to tolerate */
-	t = sx_find_untolerated_taint(ni->node->taints, ni->node->ntaints, pod->tolerations,
-				      pod->ntolerations, FILTER_EFFECTS);
+	t = sx_find_untolerated_taint_ops(ni->node->taints, ni->node->ntaints, pod->tolerations,
+					  pod->ntolerations, FILTER_EFFECTS, compare_ops(self));
 	if (!t)
 		return NULL;
 	/* Keys and values can be sensitive: statuses and events name no taint
@@ -113,7 +151,7 @@ static struct sx_status *score_taint_toleration(void *self, const struct sx_cycl
 		const struct sx_taint *t = &ni->node->taints[i];
 		if (t->effect != SX_EFFECT_PREFER_NO_SCHEDULE)
 			continue;
-		if (!sx_tolerations_tolerate(s->tols, s->n, t))
+		if (!sx_tolerations_tolerate_ops(s->tols, s->n, t, compare_ops(self)))
 			count++;
 	}
 	*score = count;
@@ -131,10 +169,11 @@ static struct sx_status *normalize_score_taint_toleration(void *self,
 
 /* ---------- queueing hints ---------- */
 
-static bool untolerated(const struct sx_node *node, const struct sx_pod *pod)
+static bool untolerated(const void *self, const struct sx_node *node, const struct sx_pod *pod)
 {
-	return sx_find_untolerated_taint(node->taints, node->ntaints, pod->tolerations,
-					 pod->ntolerations, FILTER_EFFECTS) != NULL;
+	return sx_find_untolerated_taint_ops(node->taints, node->ntaints, pod->tolerations,
+					     pod->ntolerations, FILTER_EFFECTS,
+					     compare_ops(self)) != NULL;
 }
 
 /* isSchedulableAfterNodeChange: the node was added, or had an untolerated
@@ -144,10 +183,9 @@ static enum sx_hint hint_node_taint_toleration(void *self, const struct sx_pod *
 {
 	const struct sx_node *o = old_obj, *n = new_obj;
 
-	SX_UNUSED(self);
-	if (!n || untolerated(n, pod))
+	if (!n || untolerated(self, n, pod))
 		return SX_QUEUE_SKIP;
-	return !o || untolerated(o, pod) ? SX_QUEUE : SX_QUEUE_SKIP;
+	return !o || untolerated(self, o, pod) ? SX_QUEUE : SX_QUEUE_SKIP;
 }
 
 /* isSchedulableAfterPodTolerationChange: the pod itself got a toleration. */
@@ -171,6 +209,8 @@ static const struct sx_event_reg events_taint_toleration[] = {
 
 const struct sx_plugin sx_plugin_taint_toleration = {
 	.name = NAME,
+	.init = init_taint_toleration,
+	.destroy = destroy_taint_toleration,
 	.state_clone = state_clone_taint_toleration,
 	.state_free = state_free_taint_toleration,
 	.filter = filter_taint_toleration,

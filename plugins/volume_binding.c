@@ -5,15 +5,24 @@
  * deleting and unbound immediate claims); Filter runs FindPodVolumes for
  * the node; Reserve assumes the chosen bindings; PreBind makes them
  * through the API server and waits for the PV controller. Scoring needs
- * the StorageCapacityScoring gate (alpha, off in 1.34): PreScore says Skip.
+ * the StorageCapacityScoring gate (Alpha, off, to 1.36; Beta, on, in
+ * 1.37): without it PreScore says Skip; with it Score maps each storage
+ * class's utilisation on the node through the args' shape (default
+ * 0% -> 10, 100% -> 0: the most free capacity wins; scorer.go).
  * The binder itself is in volume_binder.c and volume_prebind.c. */
+#include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "schedext/buf.h"
+#include "schedext/config.h"
+#include "schedext/features.h"
+#include "schedext/handle.h"
 #include "schedext/plugin_args.h"
 #include "slots.h"
+#include "resource_allocation.h"
 #include "volume_binder.h"
 
 #define DEFAULT_BIND_TIMEOUT_S 600
@@ -31,6 +40,10 @@ struct vb_plugin {
 	 * nothing. */
 	struct sx_status *rejected[1u << NREASONS];
 	struct sx_status *skip;   /* shared Skip for pods without claims */
+	/* StorageCapacityScoring: the scorer's shape (scores ×10, as
+	 * helper.FunctionShape), nshape 0 when the gate is off. */
+	uint32_t nshape;
+	struct sx_shape_point shape[SX_RA_MAX_SHAPE];
 };
 
 /* VolumeBindingArgs as read (plugin_args.h). */
@@ -45,6 +58,99 @@ static const struct sx_arg vb_fields[] = {
 	  .min = INT64_MIN, .max = INT64_MAX, .type_desc = "an integer" },
 	{ .name = "shape", .type = SX_ARG_GIVEN, .offset = offsetof(struct vb_args, shape) },
 };
+
+/* With StorageCapacityScoring: shape is a list of {utilization, score}. */
+struct vb_shape_arg {
+	int32_t utilization, score;
+};
+
+struct vb_scoring_args {
+	int64_t timeout_s;
+	struct vb_shape_arg *shape;
+	uint32_t nshape;
+};
+
+static const struct sx_arg vb_shape_fields[] = {
+	{ .name = "utilization", .type = SX_ARG_INT32,
+	  .offset = offsetof(struct vb_shape_arg, utilization), .min = INT32_MIN, .max = INT32_MAX,
+	  .flags = SX_ARG_NULL_IS_VALUE },
+	{ .name = "score", .type = SX_ARG_INT32, .offset = offsetof(struct vb_shape_arg, score),
+	  .min = INT32_MIN, .max = INT32_MAX, .flags = SX_ARG_NULL_IS_VALUE },
+};
+
+static const struct sx_arg vb_shape_elem[] = {
+	{ .type = SX_ARG_OBJECT, .type_err = "must be {utilization: int, score: int}",
+	  .sub = vb_shape_fields, .nsub = SX_ARRAY_SIZE(vb_shape_fields) },
+};
+
+static const struct sx_arg vb_scoring_fields[] = {
+	{ .name = "bindTimeoutSeconds", .type = SX_ARG_INT64,
+	  .offset = offsetof(struct vb_scoring_args, timeout_s), .def = DEFAULT_BIND_TIMEOUT_S,
+	  .min = INT64_MIN, .max = INT64_MAX, .type_desc = "an integer" },
+	{ .name = "shape", .type = SX_ARG_LIST, .offset = offsetof(struct vb_scoring_args, shape),
+	  .max = SX_RA_MAX_SHAPE, .flags = SX_ARG_WHOLE, .type_err = "must be a list",
+	  .sub = vb_shape_elem, .nsub = 1, .elem_size = sizeof(struct vb_shape_arg),
+	  .count = offsetof(struct vb_scoring_args, nshape) },
+};
+
+/* VolumeBindingArgs with StorageCapacityScoring on: the v1 default shape
+ * when none is given (SetDefaults_VolumeBindingArgs: {0, 10}, {100, 0}),
+ * then ValidateVolumeBindingArgsWithOptions: the timeout, and the shape as
+ * validateFunctionShape checks it. */
+static int parse_scoring_args(const struct cJSON *args, struct vb_plugin *p,
+			      struct sx_error *err)
+{
+	struct sx_arg_errors e = { 0 };
+	struct vb_scoring_args a = { 0 };
+	char path[64];
+	int rc = 0;
+
+	if (!sx_args_is_object(args, "VolumeBindingArgs", err) ||
+	    sx_args_read(args, vb_scoring_fields, SX_ARRAY_SIZE(vb_scoring_fields), &a, &e, err) < 0) {
+		sx_args_free(vb_scoring_fields, SX_ARRAY_SIZE(vb_scoring_fields), &a);
+		return SX_EINVAL;
+	}
+	p->timeout_s = a.timeout_s;
+	if (a.timeout_s < 0)
+		sx_arg_errors_add(&e, "bindTimeoutSeconds",
+				  "Invalid value: %lld: invalid BindTimeoutSeconds, should not be a "
+				  "negative value", (long long)a.timeout_s);
+	if (a.nshape == 0) {
+		p->nshape = 2;
+		p->shape[0] = (struct sx_shape_point){ 0, SX_MAX_NODE_SCORE };
+		p->shape[1] = (struct sx_shape_point){ 100, 0 };
+	}
+	for (uint32_t i = 1; i < a.nshape; i++) {
+		if (a.shape[i - 1].utilization >= a.shape[i].utilization) {
+			snprintf(path, sizeof(path), "shape[%u].utilization", i);
+			sx_arg_errors_add(&e, path,
+					  "Invalid value: %d: utilization values must be sorted in "
+					  "increasing order", a.shape[i].utilization);
+			break;
+		}
+	}
+	for (uint32_t i = 0; i < a.nshape; i++) {
+		if (a.shape[i].utilization < 0 || a.shape[i].utilization > 100) {
+			snprintf(path, sizeof(path), "shape[%u].utilization", i);
+			sx_arg_errors_add(&e, path, "Invalid value: %d: not in valid range [0, 100]",
+					  a.shape[i].utilization);
+		}
+		if (a.shape[i].score < 0 || a.shape[i].score > SX_MAX_CUSTOM_PRIORITY_SCORE) {
+			snprintf(path, sizeof(path), "shape[%u].score", i);
+			sx_arg_errors_add(&e, path, "Invalid value: %d: not in valid range [0, %d]",
+					  a.shape[i].score, SX_MAX_CUSTOM_PRIORITY_SCORE);
+		}
+		p->shape[i].utilization = a.shape[i].utilization;
+		p->shape[i].score = (int64_t)a.shape[i].score *
+				    (SX_MAX_NODE_SCORE / SX_MAX_CUSTOM_PRIORITY_SCORE);
+	}
+	if (a.nshape)
+		p->nshape = a.nshape;
+	if (sx_arg_errors_finish(&e, err) < 0)
+		rc = SX_EINVAL;
+	sx_args_free(vb_scoring_fields, SX_ARRAY_SIZE(vb_scoring_fields), &a);
+	return rc;
+}
 
 /* VolumeBindingArgs, validated as ValidateVolumeBindingArgsWithOptions
  * with StorageCapacityScoring off. */
@@ -107,6 +213,15 @@ static void write_args_volume_binding(const void *self, struct sx_buf *b)
 	const struct vb_plugin *p = self;
 
 	sx_buf_printf(b, ",\"bindTimeoutSeconds\":%lld", (long long)p->timeout_s);
+	if (p->nshape == 0)
+		return;
+	sx_buf_puts(b, ",\"shape\":[");
+	for (uint32_t i = 0; i < p->nshape; i++)
+		sx_buf_printf(b, "%s{\"utilization\":%lld,\"score\":%lld}", i ? "," : "",
+			      (long long)p->shape[i].utilization,
+			      (long long)(p->shape[i].score /
+					   (SX_MAX_NODE_SCORE / SX_MAX_CUSTOM_PRIORITY_SCORE)));
+	sx_buf_putc(b, ']');
 }
 
 /* The shared statuses; false when one could not be made whole. */
@@ -125,6 +240,18 @@ static bool make_statuses(struct vb_plugin *p)
 	return ok;
 }
 
+/* Is StorageCapacityScoring on for the profile (the release's default
+ * without a handle)? */
+static bool scoring_gate(const struct sx_handle *h)
+{
+	struct sx_features def;
+
+	if (h && h->profile)
+		return sx_feature_enabled(&h->profile->features, SX_FEATURE_STORAGE_CAPACITY_SCORING);
+	sx_features_init(&def, SX_RELEASE_DEFAULT);
+	return sx_feature_enabled(&def, SX_FEATURE_STORAGE_CAPACITY_SCORING);
+}
+
 static void *init_volume_binding(const struct cJSON *args, struct sx_handle *h,
 				 struct sx_error *err)
 {
@@ -137,7 +264,7 @@ static void *init_volume_binding(const struct cJSON *args, struct sx_handle *h,
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		return NULL;
 	}
-	if (parse_args(args, p, err) < 0) {
+	if ((scoring_gate(h) ? parse_scoring_args(args, p, err) : parse_args(args, p, err)) < 0) {
 		destroy_volume_binding(p);
 		return NULL;
 	}
@@ -223,20 +350,167 @@ static struct sx_status *filter_volume_binding(void *self, const struct sx_cycle
 	return reasons ? p->rejected[reasons] : NULL;
 }
 
-/* ---------- PreScore / Score (StorageCapacityScoring off) ---------- */
+/* ---------- PreScore / Score (StorageCapacityScoring) ---------- */
 
+/* Without the gate, Skip. With it, upstream's PreScore passes even for a
+ * pod without claims (hasStaticBindings || EnableStorageCapacityScoring),
+ * whose Score is then 0 on every node. A cycle that ran no PreFilter (the
+ * extender's prioritize) gets the pod's claims here, as PreFilter reads
+ * them; claims PreFilter would reject score 0. */
 static struct sx_status *pre_score_volume_binding(void *self, struct sx_cycle_state *cs,
 						  const struct sx_pod *pod,
 						  struct sx_node_info *const *nodes, uint32_t n)
 {
-	return sx_status_new(SX_SKIP, NULL); /* no scorer without the gate */
+	const struct vb_plugin *p = self;
+	struct sx_status *st;
+
+	if (!p->nshape)
+		return sx_status_new(SX_SKIP, NULL);
+	if (cs->slots[SX_SLOT_volume_binding])
+		return NULL;
+	st = pre_filter_volume_binding(self, cs, pod, NULL);
+	if (st && st->code != SX_SKIP && cs->slots[SX_SLOT_volume_binding]) {
+		struct vb_state *vs = cs->slots[SX_SLOT_volume_binding];
+
+		vb_state_clear(vs);
+		vs->skip = true;
+	}
+	if (st && st->code == SX_ERROR && st == sx_status_oom())
+		return st;
+	sx_status_free(st);
+	return NULL;
 }
 
+/* One storage class's requested and capacity on the node (StorageResource). */
+struct class_res {
+	sx_str class;
+	int64_t requested, capacity;
+};
+
+static struct class_res *class_of(struct class_res *cr, uint32_t *n, sx_str class)
+{
+	for (uint32_t i = 0; i < *n; i++)
+		if (cr[i].class == class)
+			return &cr[i];
+	cr[*n] = (struct class_res){ class, 0, 0 };
+	return &cr[(*n)++];
+}
+
+/* The CSIStorageCapacity checkVolumeProvisions chose for the claim on node
+ * (hasEnoughCapacity: the first with enough room whose topology the node
+ * matches); NULL when the driver tracks no capacity. */
+static const struct sx_csi_capacity *chosen_capacity(const struct vb_state *st,
+						     const struct sx_pvc *pvc,
+						     const struct sx_node *node)
+{
+	for (uint32_t i = 0; i < st->nunbound; i++) {
+		const struct vb_claim *c = &st->unbound[i];
+
+		if (c->pvc != pvc || !c->capacity)
+			continue;
+		for (uint32_t k = 0; k < c->ncaps; k++) {
+			const struct sx_csi_capacity *cap = c->caps[k];
+			bool has_limit = cap->has_max_size || cap->has_capacity;
+			int64_t limit = cap->has_max_size ? cap->maximum_volume_size : cap->capacity;
+
+			if (has_limit && limit >= pvc->request_storage && cap->node_topology &&
+			    sx_selector_matches(cap->node_topology, &node->meta.labels))
+				return cap;
+		}
+	}
+	return NULL;
+}
+
+/* buildScorerFunction: each class's utilisation requested * 100 /
+ * capacity (100 when capacity is 0 or exceeded) through the shape, the
+ * classes' mean rounded half away from zero. */
+static int64_t score_classes(const struct vb_plugin *p, const struct class_res *cr, uint32_t n)
+{
+	int64_t sum = 0;
+
+	if (n == 0)
+		return 0;
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t u = 100;
+
+		if (cr[i].capacity != 0 && cr[i].requested <= cr[i].capacity)
+			u = (int64_t)((__int128)cr[i].requested * 100 / cr[i].capacity);
+		sum += sx_broken_linear(p->shape, p->nshape, u);
+	}
+	return (int64_t)llround((double)sum / (double)n);
+}
+
+/* Can FindPodVolumes give this pod anything to score: a claim with PVs
+ * to bind (a static binding), or one whose driver tracks capacity (a
+ * provision with a chosen CSIStorageCapacity)? Otherwise every node
+ * scores 0 and FindPodVolumes need not run again per node. */
+static bool scorable(const struct vb_state *st)
+{
+	for (uint32_t i = 0; i < st->nunbound; i++)
+		if (st->unbound[i].ncand || st->unbound[i].capacity)
+			return true;
+	return false;
+}
+
+/* Score (volume_binding.go): the node's PodVolumes grouped by class:
+ * static bindings (the PV's class; the claim's request against the PV's
+ * capacity) when there are any, else the dynamic provisions (the claim's
+ * class; the requests summed against the chosen CSIStorageCapacity's
+ * capacity, provisions without one left out). A node Filter rejected has
+ * no PodVolumes: 0. */
 static struct sx_status *score_volume_binding(void *self, const struct sx_cycle_state *cs,
 					      const struct sx_pod *pod,
 					      const struct sx_node_info *ni, int64_t *score)
 {
+	const struct vb_plugin *p = self;
+	const struct vb_state *st = get_state(cs);
+	struct class_res buf[8], *cr = buf;
+	struct vb_volumes vols;
+	struct sx_error err;
+	unsigned reasons = 0;
+	uint32_t n = 0;
+
 	*score = 0;
+	/* Bound claims only: FindPodVolumes makes no bindings and no
+	 * provisions, so no class is scored (and nothing is allocated). */
+	if (!p->nshape || !st || st->skip || st->nunbound == 0 || !ni->node || !scorable(st))
+		return NULL;
+	err.msg[0] = '\0';
+	if (vb_find(st, cs->snap, ni->node, &reasons, &vols, &err) < 0)
+		return sx_status_new(SX_ERROR, "%s", err.msg);
+	if (reasons) {
+		vb_volumes_clear(&vols);
+		return NULL;
+	}
+	if (vols.nstatic + vols.ndynamic > SX_ARRAY_SIZE(buf) &&
+	    !(cr = malloc((vols.nstatic + vols.ndynamic) * sizeof(*cr)))) {
+		vb_volumes_clear(&vols);
+		return sx_status_oom();
+	}
+	if (vols.nstatic) {
+		for (uint32_t i = 0; i < vols.nstatic; i++) {
+			struct class_res *c = class_of(cr, &n, vols.statics[i].pv->storage_class);
+
+			c->requested += vols.statics[i].pvc->request_storage;
+			c->capacity += vols.statics[i].pv->capacity_storage;
+		}
+	} else {
+		for (uint32_t i = 0; i < vols.ndynamic; i++) {
+			const struct sx_pvc *pvc = vols.dynamic[i];
+			const struct sx_csi_capacity *cap = chosen_capacity(st, pvc, ni->node);
+			struct class_res *c;
+
+			if (!cap)
+				continue;
+			c = class_of(cr, &n, pvc->storage_class);
+			c->capacity = cap->has_capacity ? cap->capacity : 0;
+			c->requested += pvc->request_storage;
+		}
+	}
+	*score = score_classes(p, cr, n);
+	if (cr != buf)
+		free(cr);
+	vb_volumes_clear(&vols);
 	return NULL;
 }
 

@@ -131,7 +131,9 @@ struct sx_taint {
 	uint8_t effect; /* enum sx_taint_effect */
 };
 
-enum sx_toleration_op { SX_TOL_EQUAL = 0, SX_TOL_EXISTS };
+/* Lt and Gt: TaintTolerationComparisonOperators (1.35+); they match only
+ * where the gate is on (sx_toleration_tolerates_ops). */
+enum sx_toleration_op { SX_TOL_EQUAL = 0, SX_TOL_EXISTS, SX_TOL_LT, SX_TOL_GT };
 
 struct sx_toleration {
 	sx_str key;
@@ -257,6 +259,9 @@ struct sx_pod {
 	bool has_overhead;
 	bool preemption_target;  /* first DisruptionTarget condition: True,
 				  * reason PreemptionByScheduler */
+	/* What NodeDeclaredFeatures infers from the spec (SX_POD_NEEDS_*
+	 * bits, component-helpers nodedeclaredfeatures InferForScheduling). */
+	uint8_t needs_features;
 	uint32_t nowners;
 	struct sx_owner_ref *owners;
 	struct sx_labels node_selector;
@@ -289,6 +294,19 @@ struct sx_pod {
 	int64_t start_time;            /* status.startTime, unix seconds; 0 = unset */
 	uint32_t nvolumes;
 	struct sx_volume *volumes;     /* spec.volumes, in order */
+};
+
+/* Bits of sx_pod.needs_features: a spec field that needs a node
+ * feature (the features of component-helpers nodedeclaredfeatures'
+ * registry whose InferForScheduling looks at the pod). */
+enum {
+	/* a container or init container has a restartPolicyRules entry
+	 * with action RestartAllContainers */
+	SX_POD_NEEDS_RESTART_ALL_CONTAINERS = 1u << 0,
+	/* hostNetwork: true with hostUsers: false */
+	SX_POD_NEEDS_USERNS_HOST_NETWORK = 1u << 1,
+	/* a (init, ephemeral) container's volume mount has bindMountOptions */
+	SX_POD_NEEDS_VOLUME_BIND_MOUNT_OPTIONS = 1u << 2,
 };
 
 /* ---------- nodes ---------- */
@@ -327,6 +345,8 @@ struct sx_node {
 	struct sx_image *images;
 	uint32_t nconditions;
 	struct sx_node_condition *conditions;
+	uint32_t ndeclared_features;
+	sx_str *declared_features; /* status.declaredFeatures, in order */
 };
 
 /* ---------- other kinds ---------- */
@@ -423,6 +443,8 @@ enum sx_volume_source {
 	SX_VSRC_PORTWORX,   /* portworxVolume */
 	SX_VSRC_RBD,        /* rbd */
 	SX_VSRC_ISCSI,      /* iscsi */
+	SX_VSRC_IMAGE,      /* pod only: image (an OCI image volume); id: the
+			     * reference, normalized like sx_container.image */
 };
 
 /* In-tree plugin name ("kubernetes.io/gce-pd") and CSI driver name
@@ -437,7 +459,8 @@ enum sx_volume_source sx_volume_source_from_plugin(const char *plugin);
 /* One entry of pod.spec.volumes. `id` is what identifies the disk:
  * gcePersistentDisk.pdName, awsElasticBlockStore.volumeID, azureDisk.diskURI,
  * azureFile.shareName, cinder.volumeID, vsphereVolume.volumePath,
- * portworxVolume.volumeID, iscsi.iqn, rbd.image; csi: the driver. */
+ * portworxVolume.volumeID, iscsi.iqn, rbd.image; csi: the driver; image:
+ * image.reference, normalized. */
 struct sx_volume {
 	sx_str name;
 	uint8_t source; /* enum sx_volume_source */
@@ -551,6 +574,9 @@ struct sx_csi_driver {
 	sx_str name_id;           /* interned meta.name */
 	bool attach_required;     /* spec.attachRequired, default true */
 	bool storage_capacity;    /* spec.storageCapacity, default false */
+	/* spec.preventPodSchedulingIfMissing (1.35+, VolumeLimitScaling),
+	 * default false */
+	bool prevent_if_missing;
 };
 
 struct sx_csi_capacity {

@@ -169,7 +169,8 @@ enum sx_action {
 	SX_ACT_UPDATE_POD_TOLERATION = 1u << 9,
 	SX_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1u << 10,
 	SX_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM = 1u << 11,
-	SX_ACT_ALL = (1u << 12) - 1,
+	SX_ACT_UPDATE_NODE_DECLARED_FEATURE = 1u << 12, /* status.declaredFeatures (1.36) */
+	SX_ACT_ALL = (1u << 13) - 1,
 	/* Any update; as an incoming action: "an update none of the specific
 	 * ones describes", matched only by registrations holding every bit. */
 	SX_ACT_UPDATE = SX_ACT_ALL & ~(SX_ACT_ADD | SX_ACT_DELETE),

@@ -47,5 +47,17 @@ bool sx_tolerations_tolerate(const struct sx_toleration *tols, uint32_t ntols,
 const struct sx_taint *sx_find_untolerated_taint(const struct sx_taint *taints, uint32_t ntaints,
 						  const struct sx_toleration *tols, uint32_t ntols,
 						  unsigned effect_mask);
+/* The same with the comparison operators Lt and Gt matching when compare
+ * is set (ToleratesTaint's enableComparisonOperators; the functions above
+ * pass false: Lt and Gt tolerate nothing). */
+bool sx_toleration_tolerates_ops(const struct sx_toleration *tol, const struct sx_taint *taint,
+				 bool compare);
+bool sx_tolerations_tolerate_ops(const struct sx_toleration *tols, uint32_t ntols,
+				 const struct sx_taint *taint, bool compare);
+const struct sx_taint *sx_find_untolerated_taint_ops(const struct sx_taint *taints,
+						      uint32_t ntaints,
+						      const struct sx_toleration *tols,
+						      uint32_t ntols, unsigned effect_mask,
+						      bool compare);
 
 #endif /* SCHEDEXT_SELECTOR_H */

@@ -137,6 +137,9 @@ static int decode_status(const cJSON *status, struct sx_node *node, struct sx_er
 	if (rc == 0)
 		rc = sx_dec_objects(status, "conditions", &node->conditions, &node->nconditions,
 				    decode_condition, NULL, err);
+	if (rc == 0)
+		rc = sx_dec_str_list(status, "declaredFeatures", &node->ndeclared_features,
+				     &node->declared_features, err);
 	if (rc < 0)
 		sx_error_prefix(err, "status");
 	return rc;

@@ -36,6 +36,9 @@ struct pod_ctx {
 };
 
 /* A string field that must be one of names[0..n) (or absent: *out = dflt). */
+static int container_needs(const cJSON *j, uint8_t *needs, struct sx_error *err);
+static int decode_spec_needs(const cJSON *spec, struct sx_pod *pod, struct sx_error *err);
+
 static int decode_enum(const cJSON *obj, const char *key, const char *const *names, int n,
 		       int dflt, uint8_t *out, struct sx_error *err)
 {
@@ -182,7 +185,7 @@ static int decode_affinity(const cJSON *spec, struct sx_pod *pod, struct sx_erro
 
 static int decode_toleration(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
-	static const char *const ops[] = { "Equal", "Exists" };
+	static const char *const ops[] = { "Equal", "Exists", "Lt", "Gt" };
 	struct sx_toleration *t = elem;
 	const char *op;
 	int rc = sx_dec_intern(j, "key", &t->key, err);
@@ -193,7 +196,7 @@ static int decode_toleration(const cJSON *j, void *elem, void *arg, struct sx_er
 		rc = sx_dec_string(j, "operator", &op, err);
 	/* "" is Equal, like an absent operator. */
 	if (rc == 0 && op && *op)
-		rc = decode_enum(j, "operator", ops, 2, SX_TOL_EQUAL, &t->op, err);
+		rc = decode_enum(j, "operator", ops, 4, SX_TOL_EQUAL, &t->op, err);
 	if (rc == 0)
 		rc = decode_enum(j, "effect", effect_names, 4, SX_EFFECT_NONE, &t->effect, err);
 	if (rc == 0)
@@ -438,9 +441,46 @@ static int decode_container(const cJSON *j, void *elem, void *arg, struct sx_err
 	if (rc < 0)
 		return rc;
 	c->sidecar = init && restart && strcmp(restart, "Always") == 0;
-	rc = decode_resources(j, c, eff, err);
+	rc = container_needs(j, &ctx->pod->needs_features, err);
+	if (rc == 0)
+		rc = decode_resources(j, c, eff, err);
 	if (rc == 0)
 		rc = decode_ports(j, ctx, !init || c->sidecar, err);
+	return rc;
+}
+
+/* What NodeDeclaredFeatures infers from one container (component-helpers
+ * nodedeclaredfeatures/features: restartallcontainers and
+ * volumebindmountoptions InferForScheduling): SX_POD_NEEDS_* bits. */
+static int container_needs(const cJSON *j, uint8_t *needs, struct sx_error *err)
+{
+	const cJSON *arr, *e;
+	uint32_t n;
+	int rc = sx_dec_array(j, "restartPolicyRules", &arr, &n, err);
+
+	for (uint32_t i = 0; rc == 0 && arr && i < n; i++) {
+		const char *action = NULL;
+
+		e = cJSON_GetArrayItem(arr, (int)i);
+		if (!cJSON_IsObject(e))
+			continue;
+		rc = sx_dec_string(e, "action", &action, err);
+		if (rc == 0 && action && strcmp(action, "RestartAllContainers") == 0)
+			*needs |= SX_POD_NEEDS_RESTART_ALL_CONTAINERS;
+	}
+	if (rc == 0)
+		rc = sx_dec_array(j, "volumeMounts", &arr, &n, err);
+	for (uint32_t i = 0; rc == 0 && arr && i < n; i++) {
+		const cJSON *opts;
+		uint32_t nopts;
+
+		e = cJSON_GetArrayItem(arr, (int)i);
+		if (!cJSON_IsObject(e))
+			continue;
+		rc = sx_dec_array(e, "bindMountOptions", &opts, &nopts, err);
+		if (rc == 0 && opts && nopts > 0)
+			*needs |= SX_POD_NEEDS_VOLUME_BIND_MOUNT_OPTIONS;
+	}
 	return rc;
 }
 
@@ -705,6 +745,8 @@ static int decode_scalars(const cJSON *spec, struct sx_pod *pod, struct sx_error
 	if (rc == 0)
 		rc = sx_dec_bool(spec, "hostNetwork", &pod->host_network, err);
 	if (rc == 0)
+		rc = decode_spec_needs(spec, pod, err);
+	if (rc == 0)
 		rc = sx_dec_labels(spec, "nodeSelector", &pod->node_selector, NULL, err);
 	return rc;
 }
@@ -764,6 +806,35 @@ static int decode_status(const cJSON *status, struct sx_pod *pod, struct sx_erro
 		rc = sx_dec_time(status, "startTime", &pod->start_time, NULL, err);
 	if (rc < 0)
 		sx_error_prefix(err, "status");
+	return rc;
+}
+
+/* The pod-level inferences of NodeDeclaredFeatures
+ * (usernamespaceshostnetwork: hostNetwork with hostUsers false) and the
+ * ephemeral containers' volume mounts (volumebindmountoptions), which
+ * nothing else decodes. */
+static int decode_spec_needs(const cJSON *spec, struct sx_pod *pod, struct sx_error *err)
+{
+	const cJSON *host_users = sx_dec_get(spec, "hostUsers"), *arr;
+	uint32_t n;
+	int rc;
+
+	if (host_users && !cJSON_IsNull(host_users) && !cJSON_IsBool(host_users))
+		return sx_dec_type_error(err, "hostUsers", "boolean", host_users);
+	if (pod->host_network && cJSON_IsFalse(host_users))
+		pod->needs_features |= SX_POD_NEEDS_USERNS_HOST_NETWORK;
+	rc = sx_dec_array(spec, "ephemeralContainers", &arr, &n, err);
+	for (uint32_t i = 0; rc == 0 && arr && i < n; i++) {
+		const cJSON *e = cJSON_GetArrayItem(arr, (int)i);
+		uint8_t needs = 0;
+
+		if (!cJSON_IsObject(e))
+			continue;
+		rc = container_needs(e, &needs, err);
+		pod->needs_features |= needs & SX_POD_NEEDS_VOLUME_BIND_MOUNT_OPTIONS;
+		if (rc < 0)
+			sx_error_prefixf(err, "ephemeralContainers[%u]", i);
+	}
 	return rc;
 }
 

@@ -253,6 +253,32 @@ static int decode_volume_source(const cJSON *j, struct sx_volume *vol, struct sx
 	return rc;
 }
 
+/* An image volume (image.reference, what ImageLocality looks up on the
+ * node): 1 when j is one, 0 when not, <0 on error. */
+static int decode_image_volume(const cJSON *j, struct sx_volume *vol, struct sx_error *err)
+{
+	const cJSON *img;
+	const char *ref = NULL;
+	int rc = sx_dec_object(j, "image", &img, err);
+
+	if (rc < 0 || !img)
+		return rc;
+	rc = sx_dec_string(img, "reference", &ref, err);
+	if (rc < 0) {
+		sx_error_prefix(err, "image");
+		return rc;
+	}
+	vol->source = SX_VSRC_IMAGE;
+	vol->id = sx_normalized_image(ref ? ref : "", ref ? strlen(ref) : 0);
+	if (vol->id == SX_STR_INVALID) {
+		vol->id = SX_STR_EMPTY;
+		sx_error_set(err, SX_ETOOBIG, "string table full");
+		sx_error_prefix(err, "image.reference");
+		return SX_ETOOBIG;
+	}
+	return 1;
+}
+
 int sx_decode_volume(const cJSON *j, struct sx_volume *vol, const struct sx_pod *pod,
 		     struct sx_error *err)
 {
@@ -278,6 +304,9 @@ int sx_decode_volume(const cJSON *j, struct sx_volume *vol, const struct sx_pod 
 		vol->source = SX_VSRC_EPHEMERAL;
 		return ephemeral_claim(pod, vol->name, &vol->claim, err);
 	}
+	rc = decode_image_volume(j, vol, err);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	return decode_volume_source(j, vol, err);
 }
 
@@ -712,6 +741,8 @@ struct sx_csi_driver *sx_decode_csi_driver(const cJSON *json, struct sx_error *e
 		d->attach_required = true; /* the API default */
 	if (rc == 0)
 		rc = sx_dec_bool(spec, "storageCapacity", &d->storage_capacity, err);
+	if (rc == 0)
+		rc = sx_dec_bool(spec, "preventPodSchedulingIfMissing", &d->prevent_if_missing, err);
 	if (rc < 0)
 		sx_error_prefix(err, "spec");
 	if (rc == 0)

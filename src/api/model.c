@@ -158,6 +158,7 @@ void sx_node_free(struct sx_node *node)
 		free(node->images[i].names);
 	free(node->images);
 	free(node->conditions);
+	free(node->declared_features);
 	free(node);
 }
 

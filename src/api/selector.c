@@ -210,10 +210,43 @@ bool sx_pod_matches_node_selector_and_affinity(const struct sx_pod *pod, const s
 	return true;
 }
 
-/* v1.Toleration.ToleratesTaint: an empty effect or key is a wildcard;
- * Equal (the default) compares values, Exists ignores them. */
-bool sx_toleration_tolerates(const struct sx_toleration *tol, const struct sx_taint *taint)
+/* content.IsDecimalInteger then strconv.ParseInt(s, 10, 64): an optional
+ * '-', then "0" or digits without a leading zero, within int64. */
+static bool decimal_int64(const char *s, int64_t *out)
 {
+	const char *d = *s == '-' ? s + 1 : s;
+	int64_t v = 0;
+	bool neg = *s == '-';
+
+	if (*d == '\0' || (d[0] == '0' && d[1] != '\0'))
+		return false;
+	for (; *d; d++) {
+		int digit;
+
+		if (*d < '0' || *d > '9')
+			return false;
+		digit = *d - '0';
+		if (!neg && v > (INT64_MAX - digit) / 10)
+			return false;
+		if (neg && v < (INT64_MIN + digit) / 10)
+			return false;
+		v = v * 10 + (neg ? -digit : digit);
+	}
+	*out = v;
+	return true;
+}
+
+/* v1.Toleration.ToleratesTaint: an empty effect or key is a wildcard;
+ * Equal (the default) compares values, Exists ignores them; Lt and Gt
+ * (with compare) compare the taint's value with the toleration's as
+ * decimal int64s: Lt tolerates a smaller taint value, Gt a larger one
+ * (compareNumericValues); a value that is no such integer tolerates
+ * nothing. */
+bool sx_toleration_tolerates_ops(const struct sx_toleration *tol, const struct sx_taint *taint,
+				 bool compare)
+{
+	int64_t tv, nv;
+
 	if (!tol || !taint)
 		return false;
 	if (tol->effect != SX_EFFECT_NONE && tol->effect != taint->effect)
@@ -225,24 +258,43 @@ bool sx_toleration_tolerates(const struct sx_toleration *tol, const struct sx_ta
 		return tol->value == taint->value;
 	case SX_TOL_EXISTS:
 		return true;
+	case SX_TOL_LT:
+	case SX_TOL_GT:
+		if (!compare || !decimal_int64(sx_str_get(tol->value), &tv) ||
+		    !decimal_int64(sx_str_get(taint->value), &nv))
+			return false;
+		return tol->op == SX_TOL_LT ? nv < tv : nv > tv;
 	default:
 		return false;
 	}
 }
 
-bool sx_tolerations_tolerate(const struct sx_toleration *tols, uint32_t ntols,
-			     const struct sx_taint *taint)
+bool sx_toleration_tolerates(const struct sx_toleration *tol, const struct sx_taint *taint)
+{
+	return sx_toleration_tolerates_ops(tol, taint, false);
+}
+
+bool sx_tolerations_tolerate_ops(const struct sx_toleration *tols, uint32_t ntols,
+				 const struct sx_taint *taint, bool compare)
 {
 	for (uint32_t i = 0; i < ntols; i++)
-		if (sx_toleration_tolerates(&tols[i], taint))
+		if (sx_toleration_tolerates_ops(&tols[i], taint, compare))
 			return true;
 	return false;
 }
 
+bool sx_tolerations_tolerate(const struct sx_toleration *tols, uint32_t ntols,
+			     const struct sx_taint *taint)
+{
+	return sx_tolerations_tolerate_ops(tols, ntols, taint, false);
+}
+
 /* effect_mask 0 means the Filter default: NoSchedule and NoExecute. */
-const struct sx_taint *sx_find_untolerated_taint(const struct sx_taint *taints, uint32_t ntaints,
-						  const struct sx_toleration *tols, uint32_t ntols,
-						  unsigned effect_mask)
+const struct sx_taint *sx_find_untolerated_taint_ops(const struct sx_taint *taints,
+						      uint32_t ntaints,
+						      const struct sx_toleration *tols,
+						      uint32_t ntols, unsigned effect_mask,
+						      bool compare)
 {
 	if (effect_mask == 0)
 		effect_mask = (1u << SX_EFFECT_NO_SCHEDULE) | (1u << SX_EFFECT_NO_EXECUTE);
@@ -251,8 +303,15 @@ const struct sx_taint *sx_find_untolerated_taint(const struct sx_taint *taints, 
 
 		if (t->effect >= 32 || !(effect_mask & (1u << t->effect)))
 			continue;
-		if (!sx_tolerations_tolerate(tols, ntols, t))
+		if (!sx_tolerations_tolerate_ops(tols, ntols, t, compare))
 			return t;
 	}
 	return NULL;
+}
+
+const struct sx_taint *sx_find_untolerated_taint(const struct sx_taint *taints, uint32_t ntaints,
+						  const struct sx_toleration *tols, uint32_t ntols,
+						  unsigned effect_mask)
+{
+	return sx_find_untolerated_taint_ops(taints, ntaints, tols, ntols, effect_mask, false);
 }

@@ -38,6 +38,7 @@ const char *sx_action_name(uint32_t action)
 		"UpdateNodeTaint", "UpdateNodeCondition", "UpdateNodeAnnotation",
 		"UpdatePodLabel", "UpdatePodScaleDown", "UpdatePodToleration",
 		"UpdatePodSchedulingGatesEliminated", "UpdatePodGeneratedResourceClaim",
+		"UpdateNodeDeclaredFeature",
 	};
 
 	if (action == SX_ACT_ALL)
@@ -216,6 +217,12 @@ uint32_t sx_node_update_actions(const struct sx_node *o, const struct sx_node *n
 		a |= SX_ACT_UPDATE_NODE_TAINT;
 	if (!conditions_equal(o, n))
 		a |= SX_ACT_UPDATE_NODE_CONDITION;
+	/* upstream extractNodeDeclaredFeaturesChange: compared in order */
+	if (o->ndeclared_features != n->ndeclared_features ||
+	    (o->ndeclared_features &&
+	     memcmp(o->declared_features, n->declared_features,
+		    o->ndeclared_features * sizeof(sx_str)) != 0))
+		a |= SX_ACT_UPDATE_NODE_DECLARED_FEATURE;
 	/* annotations are not modelled: UpdateNodeAnnotation never fires */
 	return a;
 }

@@ -10,6 +10,7 @@
 #include "schedext/buf.h"
 #include "schedext/cache.h"
 #include "schedext/decode.h"
+#include "schedext/features.h"
 #include "schedext/framework.h"
 #include "schedext/registry.h"
 
@@ -17,7 +18,34 @@
 
 static int cases_run;
 
-static struct sx_config *single_plugin_config(const char *plugin, const cJSON *args)
+/* The release and gates a case runs with: "emulatedVersion" ("1.35") and
+ * "featureGates" ("A=true,B=false") of the case, else of the file, else the
+ * defaults (SX_RELEASE_DEFAULT). */
+static bool case_features(const cJSON *root, const cJSON *tc, struct sx_features *f)
+{
+	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(tc, "emulatedVersion");
+	const cJSON *gates = cJSON_GetObjectItemCaseSensitive(tc, "featureGates");
+	struct sx_error err = { 0 };
+	int minor = SX_RELEASE_DEFAULT;
+
+	if (!ver)
+		ver = cJSON_GetObjectItemCaseSensitive(root, "emulatedVersion");
+	if (!gates)
+		gates = cJSON_GetObjectItemCaseSensitive(root, "featureGates");
+	if (cJSON_IsString(ver) && sx_features_parse_release(ver->valuestring, &minor, &err) < 0) {
+		sx_test_fail(__FILE__, __LINE__, "emulatedVersion: %s", err.msg);
+		return false;
+	}
+	sx_features_init(f, minor);
+	if (cJSON_IsString(gates) && sx_features_set(f, gates->valuestring, &err) < 0) {
+		sx_test_fail(__FILE__, __LINE__, "featureGates: %s", err.msg);
+		return false;
+	}
+	return true;
+}
+
+static struct sx_config *single_plugin_config(const char *plugin, const cJSON *args,
+					      const struct sx_features *f)
 {
 	struct sx_buf b;
 	struct sx_error err = { 0 };
@@ -36,7 +64,7 @@ static struct sx_config *single_plugin_config(const char *plugin, const cJSON *a
 		free(a);
 	}
 	sx_buf_puts(&b, "}]}");
-	struct sx_config *cfg = sx_config_parse(b.data, b.len, &err);
+	struct sx_config *cfg = sx_config_parse_for(b.data, b.len, f, &err);
 	if (!cfg)
 		sx_test_fail(__FILE__, __LINE__, "config for %s: %s (%s)", plugin, err.msg, err.path);
 	sx_buf_free(&b);
@@ -236,14 +264,18 @@ static void run_score(const char *tcname, const struct sx_profile *prof,
 	sx_cycle_result_free(&res);
 }
 
-static void run_case(const char *plugin, const cJSON *file_args, const cJSON *tc)
+static void run_case(const char *plugin, const cJSON *root, const cJSON *file_args,
+		     const cJSON *tc)
 {
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(tc, "name");
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(tc, "args");
 	const cJSON *expect = cJSON_GetObjectItemCaseSensitive(tc, "expect");
 	const char *tcname = cJSON_IsString(name) ? name->valuestring : "?";
 	struct sx_error err = { 0 };
-	struct sx_config *cfg = single_plugin_config(plugin, args ? args : file_args);
+	struct sx_features f;
+	if (!case_features(root, tc, &f))
+		return;
+	struct sx_config *cfg = single_plugin_config(plugin, args ? args : file_args, &f);
 	if (!cfg)
 		return;
 	struct sx_pod *pod = sx_decode_pod(cJSON_GetObjectItemCaseSensitive(tc, "pod"), &err);
@@ -283,7 +315,7 @@ static void run_file(const char *path)
 		const cJSON *args = cJSON_GetObjectItemCaseSensitive(root, "args");
 		int before = sx_test_failures;
 		cJSON_ArrayForEach(tc, cases)
-			run_case(plugin->valuestring, args, tc);
+			run_case(plugin->valuestring, root, args, tc);
 		if (sx_test_failures != before)
 			fprintf(stderr, "  in %s\n", path);
 	}

@@ -7,11 +7,14 @@
 #include "plugin_util.h"
 #include "schedext/binding_cycle.h"
 #include "schedext/config.h"
+#include "schedext/features.h"
 #include "schedext/framework.h"
 
-static struct sx_config *config_with_args(const char *args, struct sx_error *err)
+/* The profile of release 1.<minor> (0: the default release). */
+static struct sx_config *config_with_args_at(int minor, const char *args, struct sx_error *err)
 {
 	char buf[1024];
+	struct sx_features f;
 
 	snprintf(buf, sizeof(buf),
 		 "{\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"kind\":"
@@ -20,7 +23,13 @@ static struct sx_config *config_with_args(const char *args, struct sx_error *err
 		 "\"disabled\":[{\"name\":\"*\"}]}},\"pluginConfig\":[{\"name\":\"VolumeBinding\","
 		 "\"args\":%s}]}]}",
 		 args);
-	return sx_config_parse(buf, strlen(buf), err);
+	sx_features_init(&f, minor ? minor : SX_RELEASE_DEFAULT);
+	return sx_config_parse_for(buf, strlen(buf), &f, err);
+}
+
+static struct sx_config *config_with_args(const char *args, struct sx_error *err)
+{
+	return config_with_args_at(0, args, err);
 }
 
 static void test_args(void)
@@ -37,7 +46,8 @@ static void test_args(void)
 		     "bindTimeoutSeconds: Invalid value: -1: invalid BindTimeoutSeconds, should not "
 		     "be a negative value") != NULL);
 	memset(&err, 0, sizeof(err));
-	cfg = config_with_args("{\"shape\":[{\"utilization\":0,\"score\":0}]}", &err);
+	/* shape needs StorageCapacityScoring: off up to 1.36 */
+	cfg = config_with_args_at(36, "{\"shape\":[{\"utilization\":0,\"score\":0}]}", &err);
 	CHECK(cfg == NULL);
 	CHECK(strstr(sx_error_string(&err, msg, sizeof(msg)),
 		     "unexpected field `shape`, remove it or turn on the feature gate "
@@ -57,6 +67,42 @@ static void test_args(void)
 	cfg = config_with_args("{\"bindTimeoutSeconds\":null,\"shape\":null}", &err);
 	CHECK(cfg != NULL);
 	sx_config_free(cfg);
+}
+
+/* 1.37 (StorageCapacityScoring on): shape is accepted, defaulted to
+ * {0, 10}, {100, 0} and validated as validateFunctionShape. */
+static void test_args_scoring(void)
+{
+	static const struct {
+		const char *args, *want;
+	} cases[] = {
+		{ "{}", NULL },
+		{ "{\"shape\":[{\"utilization\":0,\"score\":0},{\"utilization\":100,\"score\":10}]}",
+		  NULL },
+		{ "{\"shape\":[{\"utilization\":50,\"score\":1},{\"utilization\":50,\"score\":2}]}",
+		  "shape[1].utilization: Invalid value: 50: utilization values must be sorted in "
+		  "increasing order" },
+		{ "{\"shape\":[{\"utilization\":101,\"score\":11}]}",
+		  "[shape[0].utilization: Invalid value: 101: not in valid range [0, 100], "
+		  "shape[0].score: Invalid value: 11: not in valid range [0, 10]]" },
+		{ "{\"shape\":{}}", "shape: must be a list" },
+	};
+	char msg[1024];
+
+	for (size_t i = 0; i < SX_ARRAY_SIZE(cases); i++) {
+		struct sx_error err = { 0 };
+		struct sx_config *cfg = config_with_args_at(37, cases[i].args, &err);
+
+		if (!cases[i].want) {
+			CHECK(cfg != NULL);
+		} else {
+			CHECK(cfg == NULL);
+			CHECK(strstr(sx_error_string(&err, msg, sizeof(msg)), cases[i].want) != NULL);
+			if (!strstr(msg, cases[i].want))
+				fprintf(stderr, "got %s\n", msg);
+		}
+		sx_config_free(cfg);
+	}
 }
 
 #define LOCAL_PV(name, size)                                                                 \
@@ -249,5 +295,5 @@ static void test_hints(void)
 	sx_pod_unref(p);
 }
 
-SX_TESTS(SX_TEST(test_args), SX_TEST(test_assume_and_revert), SX_TEST(test_no_claims),
+SX_TESTS(SX_TEST(test_args), SX_TEST(test_args_scoring), SX_TEST(test_assume_and_revert), SX_TEST(test_no_claims),
 	 SX_TEST(test_hints))

@@ -198,5 +198,64 @@ static void test_hints(void)
 	sx_pod_unref(novol);
 }
 
-SX_TESTS(SX_TEST(test_rwop_add_remove), SX_TEST(test_ephemeral_not_owned), SX_TEST(test_zone_clone),
+/* isSchedulableAfterCSINodeUpdated (VolumeLimitScaling): a driver added
+ * or a count raised requeues; a count lowered does not. */
+static void test_csi_node_update_hint(void)
+{
+	const struct sx_event_reg *r = NULL;
+	struct sx_pod *pod = tu_pod(RWOP_POD("p", ""));
+	struct sx_object o[4] = {{0}};
+	static const char *const json[] = {
+		"{\"metadata\":{\"name\":\"n\"},\"spec\":{\"drivers\":[{\"name\":\"a\",\"nodeID\":\"n\","
+		"\"allocatable\":{\"count\":2}}]}}",
+		"{\"metadata\":{\"name\":\"n\"},\"spec\":{\"drivers\":[{\"name\":\"a\",\"nodeID\":\"n\","
+		"\"allocatable\":{\"count\":3}}]}}",
+		"{\"metadata\":{\"name\":\"n\"},\"spec\":{\"drivers\":[{\"name\":\"a\",\"nodeID\":\"n\","
+		"\"allocatable\":{\"count\":1}}]}}",
+		"{\"metadata\":{\"name\":\"n\"},\"spec\":{\"drivers\":[{\"name\":\"a\",\"nodeID\":\"n\","
+		"\"allocatable\":{\"count\":2}},{\"name\":\"b\",\"nodeID\":\"n\"}]}}",
+	};
+
+	for (int i = 0; i < 4; i++) {
+		struct sx_error err = {0};
+		cJSON *j = cJSON_Parse(json[i]);
+
+		CHECK_INT(sx_decode_object(j, "CSINode", &o[i], &err), 0);
+		cJSON_Delete(j);
+	}
+	for (const struct sx_event_reg *e = NVL->events; e->resource != SX_RES_NONE; e++)
+		if (e->resource == SX_RES_CSI_NODE && e->actions == SX_ACT_UPDATE)
+			r = e;
+	CHECK(r != NULL);
+	if (r) {
+		CHECK(r->hint(NULL, pod, &o[0], &o[1]) == SX_QUEUE);      /* 2 -> 3 */
+		CHECK(r->hint(NULL, pod, &o[0], &o[2]) == SX_QUEUE_SKIP); /* 2 -> 1 */
+		CHECK(r->hint(NULL, pod, &o[0], &o[0]) == SX_QUEUE_SKIP); /* unchanged */
+		CHECK(r->hint(NULL, pod, &o[0], &o[3]) == SX_QUEUE);      /* driver b added */
+	}
+	for (int i = 0; i < 4; i++)
+		sx_object_unref(&o[i]);
+	sx_pod_unref(pod);
+}
+
+/* CSIDriver.spec.preventPodSchedulingIfMissing is decoded (default false). */
+static void test_csi_driver_prevent(void)
+{
+	struct sx_object o = {0};
+	struct sx_error err = {0};
+	cJSON *j = cJSON_Parse("{\"metadata\":{\"name\":\"d\"},\"spec\":"
+			       "{\"preventPodSchedulingIfMissing\":true}}");
+
+	CHECK_INT(sx_decode_object(j, "CSIDriver", &o, &err), 0);
+	CHECK(((const struct sx_csi_driver *)o.obj)->prevent_if_missing);
+	sx_object_unref(&o);
+	cJSON_Delete(j);
+	j = cJSON_Parse("{\"metadata\":{\"name\":\"d\"},\"spec\":{\"preventPodSchedulingIfMissing\":1}}");
+	CHECK(sx_decode_object(j, "CSIDriver", &o, &err) < 0);
+	CHECK_STR(err.path, "spec.preventPodSchedulingIfMissing");
+	cJSON_Delete(j);
+}
+
+SX_TESTS(SX_TEST(test_rwop_add_remove), SX_TEST(test_csi_node_update_hint),
+	 SX_TEST(test_csi_driver_prevent), SX_TEST(test_ephemeral_not_owned), SX_TEST(test_zone_clone),
 	 SX_TEST(test_limits_state_per_node), SX_TEST(test_hints))

@@ -160,7 +160,8 @@ static void test_file_named(void)
 /* /configz's pluginConfig: the file's entries first, in its order, then a
  * defaulted entry for every other running plugin with args, by name; every
  * default applied (upstream's v1 defaulting; 1.37's gates default
- * DynamicResources' bindingTimeout). */
+ * DynamicResources' bindingTimeout, and with StorageCapacityScoring
+ * VolumeBinding's shape). */
 static void test_configz_plugin_config(void)
 {
 	struct sx_error err;
@@ -215,7 +216,8 @@ static void test_configz_plugin_config(void)
 			"\"kubescheduler.config.k8s.io/v1\",\"resources\":[{\"name\":\"cpu\",\"weight\":1},"
 			"{\"name\":\"memory\",\"weight\":1}]}},"
 			"{\"name\":\"VolumeBinding\",\"args\":{\"kind\":\"VolumeBindingArgs\","
-			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"bindTimeoutSeconds\":600}}]";
+			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"bindTimeoutSeconds\":600,"
+			"\"shape\":[{\"utilization\":0,\"score\":10},{\"utilization\":100,\"score\":0}]}}]";
 
 		CHECK(strncmp(pc, want, strlen(want)) == 0);
 		if (strncmp(pc, want, strlen(want)) != 0)

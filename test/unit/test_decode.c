@@ -666,8 +666,10 @@ static void test_malformed(void)
 		{ "{'spec':{'hostNetwork':'yes'}}", "spec.hostNetwork", "expected boolean, got string" },
 		{ "{'spec':{'tolerations':[{},{'effect':'NoWay'}]}}", "spec.tolerations[1].effect",
 		  "unknown effect \"NoWay\"" },
-		{ "{'spec':{'tolerations':[{'operator':'Gt'}]}}", "spec.tolerations[0].operator",
-		  "unknown operator \"Gt\"" },
+		/* Lt and Gt are toleration operators since 1.35
+		 * (TaintTolerationComparisonOperators); Ge is none */
+		{ "{'spec':{'tolerations':[{'operator':'Ge'}]}}", "spec.tolerations[0].operator",
+		  "unknown operator \"Ge\"" },
 		{ "{'spec':{'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
 		  "[{'labelSelector':{'matchExpressions':[{'key':'a','operator':'Gt','values':['1']}]}}]}}}}",
 		  "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"

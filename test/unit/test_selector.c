@@ -502,8 +502,62 @@ static void test_node_label_topology(void)
 	CHECK(!sx_node_requirement_matches(NULL, &node));
 }
 
+/* Lt and Gt (TaintTolerationComparisonOperators): the cases of upstream
+ * core/v1 toleration_test.go TestTolerationToleratesTaint with the gate,
+ * and TestCompareNumericValues through ToleratesTaint (key and effect
+ * equal); without the gate (compare false) Lt and Gt tolerate nothing. */
+static void test_toleration_compare_ops(void)
+{
+	static const struct {
+		uint8_t op;
+		const char *tol, *taint;
+		bool want;
+	} cmp[] = {
+		/* TestTolerationToleratesTaint */
+		{ SX_TOL_GT, "950", "800", false }, { SX_TOL_GT, "750", "950", true },
+		{ SX_TOL_LT, "800", "950", false }, { SX_TOL_LT, "950", "800", true },
+		{ SX_TOL_GT, "950", "950", false }, { SX_TOL_GT, "950", "high", false },
+		{ SX_TOL_GT, "-100", "-200", false },
+		{ SX_TOL_GT, "9223372036854775806", "100", false },
+		/* TestCompareNumericValues */
+		{ SX_TOL_GT, "100", "200", true }, { SX_TOL_GT, "200", "100", false },
+		{ SX_TOL_GT, "100", "100", false }, { SX_TOL_GT, "-100", "-50", true },
+		{ SX_TOL_GT, "-50", "-100", false }, { SX_TOL_GT, "0", "1", true },
+		{ SX_TOL_GT, "9223372036854775806", "9223372036854775807", true },
+		{ SX_TOL_LT, "200", "100", true }, { SX_TOL_LT, "100", "200", false },
+		{ SX_TOL_LT, "100", "100", false }, { SX_TOL_LT, "-50", "-100", true },
+		{ SX_TOL_LT, "-100", "-50", false }, { SX_TOL_LT, "0", "-1", true },
+		{ SX_TOL_GT, "abc", "100", false }, { SX_TOL_GT, "", "100", false },
+		{ SX_TOL_GT, "0100", "200", false }, { SX_TOL_GT, "+100", "200", false },
+		{ SX_TOL_GT, "100.5", "200", false }, { SX_TOL_GT, "-", "100", false },
+		{ SX_TOL_GT, "100", "xyz", false }, { SX_TOL_GT, "100", "", false },
+		{ SX_TOL_GT, "100", "0200", false }, { SX_TOL_LT, "100", "+200", false },
+		{ SX_TOL_LT, "100", " 200 ", false },
+		{ SX_TOL_GT, "0", "0", false }, { SX_TOL_LT, "0", "0", false },
+		{ SX_TOL_GT, "0", "9223372036854775807", true },
+		{ SX_TOL_LT, "0", "-9223372036854775808", true },
+		/* ours: beyond int64 is no integer */
+		{ SX_TOL_GT, "0", "9223372036854775808", false },
+		{ SX_TOL_LT, "0", "-9223372036854775809", false },
+	};
+
+	for (size_t i = 0; i < SX_ARRAY_SIZE(cmp); i++) {
+		const char *key = "node.kubernetes.io/sla";
+		struct sx_taint t = taint(key, cmp[i].taint, SX_EFFECT_NO_SCHEDULE);
+		struct sx_toleration o = tol(key, cmp[i].op, cmp[i].tol, SX_EFFECT_NO_SCHEDULE);
+
+		if (sx_toleration_tolerates_ops(&o, &t, true) != cmp[i].want)
+			sx_test_fail(__FILE__, __LINE__, "%s %s against taint %s: expected %d",
+				     cmp[i].op == SX_TOL_LT ? "Lt" : "Gt", cmp[i].tol, cmp[i].taint,
+				     cmp[i].want);
+		/* the gate off: no match, whatever the values */
+		CHECK(!sx_toleration_tolerates_ops(&o, &t, false));
+		CHECK(!sx_toleration_tolerates(&o, &t));
+	}
+}
+
 SX_TESTS(SX_TEST(test_labels_get), SX_TEST(test_node_label_topology), SX_TEST(test_op_in_notin), SX_TEST(test_op_exists_equals),
 	 SX_TEST(test_op_gt_lt), SX_TEST(test_selector_null_vs_empty), SX_TEST(test_map_selector),
 	 SX_TEST(test_node_selector_terms), SX_TEST(test_node_selector_or),
-	 SX_TEST(test_pod_node_selector_and_affinity), SX_TEST(test_toleration_tolerates),
+	 SX_TEST(test_pod_node_selector_and_affinity), SX_TEST(test_toleration_tolerates), SX_TEST(test_toleration_compare_ops),
 	 SX_TEST(test_find_untolerated), SX_TEST(test_resources_get))
