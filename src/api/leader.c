@@ -359,6 +359,11 @@ struct sx_leader *sx_leader_start(const struct sx_leader_opts *opts, struct sx_e
 	l->rand_state = (unsigned)(sx_now_ns() ^ (uint64_t)getpid());
 	pthread_mutex_init(&l->mu, NULL);
 	pthread_cond_init(&l->cond, NULL);
+	/* client-go leaderelection.acquire's words, in its order: "attempting
+	 * to acquire", then "successfully acquired" once it holds it; said
+	 * before the thread starts, which may acquire at once. */
+	sx_log(1, "leader election: attempting to acquire leader lease %s/%s as %s", l->ns, l->name,
+	       l->id);
 	if (pthread_create(&l->thread, NULL, election_thread, l) != 0) {
 		sx_error_set(err, SX_ENOMEM, "cannot start the leader election thread");
 		pthread_mutex_destroy(&l->mu);
@@ -366,10 +371,6 @@ struct sx_leader *sx_leader_start(const struct sx_leader_opts *opts, struct sx_e
 		free(l);
 		return NULL;
 	}
-	/* client-go leaderelection.acquire's words, in its order: "attempting
-	 * to acquire", then "successfully acquired" once it holds it. */
-	sx_log(1, "leader election: attempting to acquire leader lease %s/%s as %s", l->ns, l->name,
-	       l->id);
 	return l;
 }
 
