@@ -36,7 +36,7 @@ HEADERS = {
     "pool.h": "util", "procstat.h": "util", "quantity.h": "util", "metrics.h": "util", "arena.h": "util",
     "model.h": "api", "kinds.def": "api", "selector.h": "api", "decode.h": "api", "kube.h": "api",
     "leader.h": "api", 
-    "cel.h": "cel", "dra.h": "api",
+    "cel.h": "cel", "dra.h": "api", "workload.h": "api",
     "cache.h": "cache", "snapshot.h": "cache", "node_info.h": "cache", "state.h": "cache", "informer.h": "cache", 
     
     "status.h": "framework", "plugin.h": "framework", "framework.h": "framework",
