@@ -511,12 +511,17 @@ static void profile_free(struct sx_profile *prof)
 	free(prof);
 }
 
-static void default_set(struct plugin_set *s)
+static void default_set(struct plugin_set *s, const struct sx_features *f)
 {
 	memset(s, 0, sizeof(*s));
 	for (unsigned i = 0; i < SX_ARRAY_SIZE(default_multipoint); i++)
 		s->enabled[s->nenabled++] =
 			(struct entry){ default_multipoint[i].name, default_multipoint[i].weight };
+	/* GangScheduling joins the default set with the GenericWorkload gate
+	 * (upstream default_plugins.go applies the gate to the defaults);
+	 * without it the profile is unchanged. */
+	if (sx_feature_enabled(f, SX_FEATURE_GENERIC_WORKLOAD))
+		s->enabled[s->nenabled++] = (struct entry){ "GangScheduling", 0 };
 }
 
 static int read_percentage(const cJSON *obj, int *out, struct sx_error *err)
@@ -569,7 +574,7 @@ static struct sx_profile *build_profile(struct sx_config *cfg, const cJSON *json
 		rc = read_plugin_config(cJSON_GetObjectItemCaseSensitive(json, "pluginConfig"),
 					prof, err);
 	if (!rc) {
-		default_set(multi_def);
+		default_set(multi_def, &prof->features);
 		merge_plugin_set(multi_def, multi_custom, multi);
 	}
 	for (unsigned pt = 0; pt < SX_PT_COUNT && !rc; pt++) {
