@@ -26,10 +26,8 @@
  * argument for it); for tests only.
  *
  * Not here: the pod-group scheduling cycle (PlacementFeasible), Activate
- * of the other members at Permit (the queue has no Activate), PodGroup
- * events as queueing hints (no EventResource for PodGroup yet: a member
- * held back before its PodGroup appears waits for a pod event or the
- * unschedulable flush), CompositePodGroup hierarchies.
+ * of the other members at Permit (the queue has no Activate),
+ * CompositePodGroup hierarchies.
  *
  * Threads: every hook may run on any thread; the state has its own mutex.
  */
@@ -304,9 +302,47 @@ static enum sx_hint hint_pod_added_gang_scheduling(void *self, const struct sx_p
 		       : SX_QUEUE_SKIP;
 }
 
+/* The PodGroup of a PodGroup event's object (struct sx_object, plugin.h). */
+static const struct sx_pod_group *event_group(const void *obj)
+{
+	const struct sx_object *o = obj;
+
+	return o && o->kind == SX_KIND_POD_GROUP ? o->obj : NULL;
+}
+
+static bool own_group(const struct sx_pod *pod, const struct sx_pod_group *g)
+{
+	return g && pod->scheduling_group != SX_STR_EMPTY && g->meta.ns == pod->meta.ns &&
+	       strcmp(g->meta.name, sx_str_get(pod->scheduling_group)) == 0;
+}
+
+/* isSchedulableAfterPodGroupAdded: the pod's own PodGroup appeared. */
+static enum sx_hint hint_group_added_gang_scheduling(void *self, const struct sx_pod *pod,
+						     const void *old_obj, const void *new_obj)
+{
+	return own_group(pod, event_group(new_obj)) ? SX_QUEUE : SX_QUEUE_SKIP;
+}
+
+/* isSchedulableAfterPodGroupUpdated: only a lower minCount of the pod's
+ * own gang may help (a non-gang policy on either side is unexpected and
+ * requeues). */
+static enum sx_hint hint_group_updated_gang_scheduling(void *self, const struct sx_pod *pod,
+						       const void *old_obj, const void *new_obj)
+{
+	const struct sx_pod_group *o = event_group(old_obj), *n = event_group(new_obj);
+
+	if (!o || !own_group(pod, n))
+		return SX_QUEUE_SKIP;
+	if (o->spec.policy != SX_GROUP_POLICY_GANG || n->spec.policy != SX_GROUP_POLICY_GANG)
+		return SX_QUEUE;
+	return n->spec.min_count < o->spec.min_count ? SX_QUEUE : SX_QUEUE_SKIP;
+}
+
 static const struct sx_event_reg events_gang_scheduling[] = {
 	{ SX_RES_UNSCHEDULED_POD, SX_ACT_ADD, hint_pod_added_gang_scheduling },
 	{ SX_RES_ASSIGNED_POD, SX_ACT_ADD, hint_pod_added_gang_scheduling },
+	{ SX_RES_POD_GROUP, SX_ACT_ADD, hint_group_added_gang_scheduling },
+	{ SX_RES_POD_GROUP, SX_ACT_UPDATE, hint_group_updated_gang_scheduling },
 	SX_EVENTS_END,
 };
 

@@ -9,7 +9,9 @@ with the standalone scheduler against test/fakeapi/fakeapi.py:
     words (the 5-minute timeout is shortened through the plugin's test hook
     SCHEDEXT_TEST_GANG_PERMIT_TIMEOUT_MS), releasing what they held;
 (c) with the gate off (the default), the same pods are plain pods: the 2
-    that fit are bound.
+    that fit are bound;
+(d) members created before their PodGroup are held back until it appears
+    (the PodGroup/Add queueing hint), then bound whole.
 """
 import os
 import sys
@@ -53,11 +55,13 @@ def wait_for(fn, timeout, step=0.2):
 
 
 def start(tmp, tag, nodes, group, pods, *extra):
+    """The fake with nodes and group (None: no PodGroup yet), schedext, then
+    the pods."""
     api = FakeApi(tmp)
     kc = os.path.join(tmp, "kubeconfig-" + tag)
     write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port)
     api.apply([{"op": "create", "object": {"kind": "Namespace", "metadata": {"name": "work"}}}])
-    api.apply([{"op": "create", "object": o} for o in nodes + [group]])
+    api.apply([{"op": "create", "object": o} for o in nodes + ([group] if group else [])])
     os.environ["SCHEDEXT_TEST_GANG_PERMIT_TIMEOUT_MS"] = str(TIMEOUT_MS)
     try:
         sx = Serve(tmp, kc, "sx-" + tag, "--standalone", "-v=2", *extra)
@@ -126,6 +130,23 @@ def test_gate_off(tmp):
         api.stop()
 
 
+def test_group_after_pods(tmp):
+    pods = [member("w-%d" % i, "late") for i in range(4)]
+    api, sx = start(tmp, "late", [node("n1"), node("n2")], None, pods,
+                    "--feature-gates", "GenericWorkload=true")
+    try:
+        time.sleep(1)
+        check(bindings(api) == [], "late: nothing bound before the PodGroup exists")
+        api.apply([{"op": "create", "object": pod_group("late", 4)}])
+        check(wait_for(lambda: len(bindings(api)) == 4, 10),
+              "late: the PodGroup's arrival requeues its members, all bound: %r\n%s"
+              % (bindings(api), sx.logtext()))
+        check(sx.stop() == 0, "late: clean exit")
+    finally:
+        api.stop()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(os.path.basename(__file__),
-                       [test_gang_fits, test_gang_does_not_fit, test_gate_off]))
+                       [test_gang_fits, test_gang_does_not_fit, test_gate_off,
+                        test_group_after_pods]))

@@ -2,8 +2,10 @@
  * gangscheduling_test.go TestGangSchedulingFlow transcribed (PreEnqueue,
  * Permit with pods waiting at Permit, the waiting members allowed when
  * the quorum is met), the GenericWorkload gate deciding whether the
- * default profile has the plugin, the Permit timeout and the pod-added
- * queueing hint. */
+ * default profile has the plugin, the Permit timeout, and the queueing
+ * hints (Test_isSchedulableAfterPodAdded,
+ * Test_isSchedulableAfterPodGroupAdded; the PodGroup update hint's cases
+ * are derived: their names start with "derived:"). */
 #include <stdlib.h>
 
 #include "plugin_util.h"
@@ -283,23 +285,130 @@ static void test_permit_timeout(void)
 	sx_config_free(cfg);
 }
 
-/* isSchedulableAfterPodAdded: only a pod of the same group requeues. */
+static struct sx_pod *pod_in(const char *ns, const char *name, const char *group_name)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"},"
+		 "\"spec\":{\"schedulingGroup\":{\"podGroupName\":\"%s\"}}}", name, ns,
+		 group_name);
+	return tu_pod(buf);
+}
+
+static struct sx_pod_group *group_in(const char *ns, const char *name, const char *policy)
+{
+	char buf[512];
+	struct sx_error err = { 0 };
+	struct sx_object o = { 0 };
+	cJSON *j;
+
+	snprintf(buf, sizeof(buf),
+		 "{\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"},"
+		 "\"spec\":{\"schedulingPolicy\":%s}}", name, ns, policy);
+	j = cJSON_Parse(buf);
+	if (sx_decode_object(j, NULL, &o, &err) < 0)
+		sx_test_fail(__FILE__, __LINE__, "decode: %s", err.msg);
+	cJSON_Delete(j);
+	return o.obj;
+}
+
+static const struct sx_event_reg *reg(uint8_t resource, uint32_t actions)
+{
+	for (const struct sx_event_reg *r = sx_plugin_gang_scheduling.events; r->resource; r++)
+		if (r->resource == resource && r->actions == actions)
+			return r;
+	sx_test_fail(__FILE__, __LINE__, "no registration for %u/%u", resource, actions);
+	return NULL;
+}
+
+/* Test_isSchedulableAfterPodAdded (st.MakePod's namespace is "default"
+ * unless set). */
 static void test_hint_pod_added(void)
 {
-	struct sx_pod *p1 = pod("p1", "pg1"), *p2 = pod("p2", "pg1"), *p4 = pod("p4", "pg2"),
-		      *plain = pod("x", NULL);
-	const struct sx_event_reg *r = sx_plugin_gang_scheduling.events;
+	static const struct {
+		const char *name, *pod_group, *new_ns, *new_group;
+		enum sx_hint want;
+	} cases[] = {
+		{ "add a newPod which matches the pod's scheduling group", "pg", "default", "pg",
+		  SX_QUEUE },
+		{ "add a newPod which doesn't match the pod's namespace", "pg", "foo", "pg",
+		  SX_QUEUE_SKIP },
+		{ "add a newPod which doesn't match the pod's pod group name", "pg1", "default", "pg2",
+		  SX_QUEUE_SKIP },
+	};
 
-	CHECK(r[0].resource == SX_RES_UNSCHEDULED_POD && r[1].resource == SX_RES_ASSIGNED_POD);
-	CHECK_INT(r[0].hint(NULL, p1, NULL, p2), SX_QUEUE);
-	CHECK_INT(r[0].hint(NULL, p1, NULL, p4), SX_QUEUE_SKIP);
-	CHECK_INT(r[0].hint(NULL, p1, NULL, plain), SX_QUEUE_SKIP);
-	CHECK_INT(r[0].hint(NULL, plain, NULL, p1), SX_QUEUE_SKIP);
-	sx_pod_unref(p1);
-	sx_pod_unref(p2);
-	sx_pod_unref(p4);
-	sx_pod_unref(plain);
+	for (unsigned i = 0; i < SX_ARRAY_SIZE(cases); i++) {
+		struct sx_pod *p = pod_in("default", "p", cases[i].pod_group),
+			      *n = pod_in(cases[i].new_ns, "", cases[i].new_group);
+
+		fprintf(stderr, "case: %s\n", cases[i].name);
+		CHECK_INT(reg(SX_RES_UNSCHEDULED_POD, SX_ACT_ADD)->hint(NULL, p, NULL, n),
+			  cases[i].want);
+		CHECK_INT(reg(SX_RES_ASSIGNED_POD, SX_ACT_ADD)->hint(NULL, p, NULL, n),
+			  cases[i].want);
+		sx_pod_unref(p);
+		sx_pod_unref(n);
+	}
+}
+
+/* Test_isSchedulableAfterPodGroupAdded, and the update hint
+ * (isSchedulableAfterPodGroupUpdated; derived cases). Event objects are
+ * struct sx_object (plugin.h). */
+static void test_hint_pod_group(void)
+{
+	static const struct {
+		const char *name, *pod_ns, *pod_group, *group_ns, *group;
+		enum sx_hint want;
+	} added[] = {
+		{ "add a pod group which matches the pod's pod group name", "default", "pg", "default",
+		  "pg", SX_QUEUE },
+		{ "add a pod group which doesn't match the pod's scheduling group name", "default",
+		  "pg1", "default", "pg2", SX_QUEUE_SKIP },
+		{ "add a pod group which doesn't match the pod's scheduling group namespace", "ns1",
+		  "pg", "ns2", "pg", SX_QUEUE_SKIP },
+	};
+	static const struct {
+		const char *name, *old_policy, *new_policy, *group;
+		enum sx_hint want;
+	} updated[] = {
+		{ "derived: minCount decreased", "{\"gang\":{\"minCount\":4}}",
+		  "{\"gang\":{\"minCount\":3}}", "pg", SX_QUEUE },
+		{ "derived: minCount unchanged", "{\"gang\":{\"minCount\":4}}",
+		  "{\"gang\":{\"minCount\":4}}", "pg", SX_QUEUE_SKIP },
+		{ "derived: minCount increased", "{\"gang\":{\"minCount\":4}}",
+		  "{\"gang\":{\"minCount\":5}}", "pg", SX_QUEUE_SKIP },
+		{ "derived: a basic policy requeues", "{\"basic\":{}}", "{\"basic\":{}}", "pg",
+		  SX_QUEUE },
+		{ "derived: another group", "{\"gang\":{\"minCount\":4}}",
+		  "{\"gang\":{\"minCount\":1}}", "other", SX_QUEUE_SKIP },
+	};
+
+	for (unsigned i = 0; i < SX_ARRAY_SIZE(added); i++) {
+		struct sx_pod *p = pod_in(added[i].pod_ns, "p", added[i].pod_group);
+		struct sx_pod_group *g =
+			group_in(added[i].group_ns, added[i].group, "{\"gang\":{\"minCount\":1}}");
+		struct sx_object o = { SX_KIND_POD_GROUP, g };
+
+		fprintf(stderr, "case: %s\n", added[i].name);
+		CHECK_INT(reg(SX_RES_POD_GROUP, SX_ACT_ADD)->hint(NULL, p, NULL, &o), added[i].want);
+		sx_pod_unref(p);
+		sx_pod_group_unref(g);
+	}
+	for (unsigned i = 0; i < SX_ARRAY_SIZE(updated); i++) {
+		struct sx_pod *p = pod_in("default", "p", "pg");
+		struct sx_pod_group *og = group_in("default", updated[i].group, updated[i].old_policy),
+				    *ng = group_in("default", updated[i].group, updated[i].new_policy);
+		struct sx_object o = { SX_KIND_POD_GROUP, og }, n = { SX_KIND_POD_GROUP, ng };
+
+		fprintf(stderr, "case: %s\n", updated[i].name);
+		CHECK_INT(reg(SX_RES_POD_GROUP, SX_ACT_UPDATE)->hint(NULL, p, &o, &n),
+			  updated[i].want);
+		sx_pod_unref(p);
+		sx_pod_group_unref(og);
+		sx_pod_group_unref(ng);
+	}
 }
 
 SX_TESTS(SX_TEST(test_gate), SX_TEST(test_flow), SX_TEST(test_permit_timeout),
-	 SX_TEST(test_hint_pod_added))
+	 SX_TEST(test_hint_pod_added), SX_TEST(test_hint_pod_group))
