@@ -21,6 +21,10 @@
  * just before Reserve and forgets it after Unreserve), bound ones by
  * spec.nodeName: ScheduledPodsCount is both.
  *
+ * Only the standalone loop feeds the handle's pod events; where nothing
+ * does (the extender, explain, what-if) the plugin gates nothing: as an
+ * extender, kube-scheduler's own GangScheduling has run already.
+ *
  * Test hook: SCHEDEXT_TEST_GANG_PERMIT_TIMEOUT_MS in the environment, read
  * once at init, replaces the 5-minute Permit timeout (upstream has no
  * argument for it); for tests only.
@@ -60,6 +64,12 @@ struct gang {
 	struct sx_handle *h; /* borrowed: outlives the instance */
 	uint64_t timeout_ms;
 	pthread_mutex_t mu;
+	/* A front end feeds the handle's pod events (the standalone loop
+	 * delivers every pod, each before its own PreEnqueue). Without one
+	 * (the extender, explain) there is no pod group state, and the
+	 * plugin gates nothing: as an extender, kube-scheduler's own
+	 * GangScheduling has gated the pod already. */
+	bool fed;
 	uint32_t n, cap;
 	struct group *g;
 };
@@ -150,6 +160,7 @@ static void object_gang_scheduling(void *self, enum sx_kind kind, const void *ol
 	struct group *g;
 
 	pthread_mutex_lock(&s->mu);
+	s->fed |= kind == SX_KIND_POD;
 	if (kind == SX_KIND_POD_GROUP) {
 		const struct sx_pod_group *o = old_obj, *n = new_obj;
 		const struct sx_pod_group *any = n ? n : o;
@@ -193,7 +204,9 @@ static struct sx_status *pre_enqueue_gang_scheduling(void *self, const struct sx
 		return NULL;
 	pthread_mutex_lock(&s->mu);
 	g = find_group(s, pod->meta.ns, pod->scheduling_group, false);
-	if (!g || !g->pg)
+	if (!s->fed)
+		st = NULL;
+	else if (!g || !g->pg)
 		st = sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
 				   "waiting for pods's pod group \"%s\" to appear in scheduling queue",
 				   sx_str_get(pod->scheduling_group));
@@ -262,6 +275,10 @@ static struct sx_status *permit_gang_scheduling(void *self, struct sx_cycle_stat
 		return NULL;
 	pthread_mutex_lock(&s->mu);
 	g = find_group(s, pod->meta.ns, pod->scheduling_group, false);
+	if (!s->fed) {
+		pthread_mutex_unlock(&s->mu);
+		return NULL;
+	}
 	if (!g || !g->pg) {
 		pthread_mutex_unlock(&s->mu);
 		return sx_status_new(SX_ERROR,

@@ -410,5 +410,22 @@ static void test_hint_pod_group(void)
 	}
 }
 
-SX_TESTS(SX_TEST(test_gate), SX_TEST(test_flow), SX_TEST(test_permit_timeout),
+/* Without a front end feeding pod events (the extender, explain) the
+ * plugin has no pod group state and gates nothing (derived: upstream's
+ * plugin always has its informers). */
+static void test_unfed(void)
+{
+	struct sx_config *cfg = config(only_gang, "GenericWorkload=true");
+	void *self = gang_self(sx_config_profile(cfg, "default-scheduler"));
+	struct sx_pod *p = pod("p1", "pg1");
+	struct sx_cycle_state cs = { 0 };
+	uint64_t t = 0;
+
+	CHECK(sx_plugin_gang_scheduling.pre_enqueue(self, p) == NULL);
+	CHECK(sx_plugin_gang_scheduling.permit(self, &cs, p, sx_intern("n"), &t) == NULL);
+	sx_pod_unref(p);
+	sx_config_free(cfg);
+}
+
+SX_TESTS(SX_TEST(test_gate), SX_TEST(test_unfed), SX_TEST(test_flow), SX_TEST(test_permit_timeout),
 	 SX_TEST(test_hint_pod_added), SX_TEST(test_hint_pod_group))
