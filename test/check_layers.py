@@ -37,7 +37,7 @@ HEADERS = {
     "hmap.h": "util", "vec.h": "util",
     "model.h": "api", "kinds.def": "api", "selector.h": "api", "decode.h": "api", "kube.h": "api",
     "leader.h": "api", 
-    "cel.h": "cel", "dra.h": "api",
+    "cel.h": "cel", "dra.h": "api", "workload.h": "api",
     "cache.h": "cache", "snapshot.h": "cache", "node_info.h": "cache", "state.h": "cache", "informer.h": "cache", 
     
     "status.h": "framework", "plugin.h": "framework", "framework.h": "framework",

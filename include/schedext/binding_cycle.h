@@ -33,7 +33,17 @@ struct sx_status *sx_run_permit(const struct sx_profile *prof, struct sx_cycle_s
 struct sx_status *sx_waiting_pod_wait(struct sx_waiting_pod *wp);
 void sx_waiting_pod_allow(struct sx_waiting_pod *wp, const char *plugin);
 void sx_waiting_pod_reject(struct sx_waiting_pod *wp, const char *plugin, const char *msg);
+/* Frees wp and takes it off its profile's handle's waiting pods. */
 void sx_waiting_pod_free(struct sx_waiting_pod *wp);
+
+/* Calls fn for every pod waiting at Permit in h's profile (upstream
+ * Handle.IterateOverWaitingPods), under the handle's waiting lock: fn may
+ * allow or reject wp, must not free it nor start another Permit. The pod
+ * is the one Permit ran for (borrowed for the call). */
+struct sx_handle;
+typedef void (*sx_waiting_pod_fn)(void *ctx, struct sx_waiting_pod *wp,
+				  const struct sx_pod *pod);
+void sx_handle_iterate_waiting(struct sx_handle *h, sx_waiting_pod_fn fn, void *ctx);
 
 struct sx_status *sx_run_pre_bind(const struct sx_profile *prof, struct sx_cycle_state *cs,
 				  const struct sx_pod *pod, sx_str node);

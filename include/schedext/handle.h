@@ -45,6 +45,7 @@ struct sx_pool;
 struct sx_preempt_result;
 struct sx_preemption_eval;
 struct sx_profile;
+struct sx_waiting_pod;
 
 /* Carries out a successful preemption (preemption.h): evicts the
  * victims, marking the preemptor running in ev (sx_preemption_begin)
@@ -102,6 +103,12 @@ struct sx_handle {
 	struct sx_handle_env env;
 	unsigned nlisteners;
 	struct sx_handle_listener listeners[SX_HANDLE_MAX_LISTENERS];
+	/* The pods waiting at Permit (upstream frameworkImpl.waitingPods):
+	 * linked by binding_cycle.c from sx_run_permit until
+	 * sx_waiting_pod_free; walked with sx_handle_iterate_waiting
+	 * (binding_cycle.h). */
+	pthread_mutex_t waiting_mu;
+	struct sx_waiting_pod *waiting;
 };
 
 /* A handle for prof with an empty environment; NULL when out of memory.

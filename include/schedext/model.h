@@ -250,6 +250,7 @@ struct sx_pod {
 	sx_str node_name;        /* spec.nodeName; SX_STR_EMPTY = unscheduled */
 	struct sx_meta meta;
 	sx_str scheduler_name;   /* defaulted to default-scheduler */
+	sx_str scheduling_group; /* spec.schedulingGroup.podGroupName (workload.h) */
 	int32_t priority;        /* spec.priority, 0 when absent */
 	sx_str nominated_node;   /* status.nominatedNodeName */
 	uint8_t phase;           /* enum sx_pod_phase */

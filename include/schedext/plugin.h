@@ -151,6 +151,7 @@ enum sx_event_resource {
 	SX_RES_RESOURCE_CLAIM,
 	SX_RES_RESOURCE_SLICE,
 	SX_RES_DEVICE_CLASS,
+	SX_RES_POD_GROUP,       /* scheduling.k8s.io PodGroup (workload.h) */
 	SX_RES_WILDCARD,        /* "*": matches every resource */
 	SX_RES_COUNT
 };

@@ -11,6 +11,7 @@
 #include "decode_internal.h"
 #include "decode_util.h"
 #include "schedext/dra.h"
+#include "schedext/workload.h"
 
 static atomic_uint keep_raw_kinds; /* bit per enum sx_kind */
 _Static_assert(SX_KIND_COUNT <= 32, "keep_raw_kinds holds a bit per kind");

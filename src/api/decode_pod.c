@@ -727,6 +727,13 @@ static int decode_gate(const cJSON *j, void *elem, void *arg, struct sx_error *e
 
 /* ---------- spec and status ---------- */
 
+/* spec.schedulingGroup (core/v1 PodSchedulingGroup; elem: the sx_str). */
+static int decode_scheduling_group(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	(void)arg;
+	return sx_dec_intern(j, "podGroupName", elem, err);
+}
+
 static int decode_scalars(const cJSON *spec, struct sx_pod *pod, struct sx_error *err)
 {
 	const char *policy;
@@ -742,6 +749,9 @@ static int decode_scalars(const cJSON *spec, struct sx_pod *pod, struct sx_error
 		rc = sx_dec_string(spec, "preemptionPolicy", &policy, err);
 	if (rc == 0)
 		pod->preempt_never = policy && strcmp(policy, "Never") == 0;
+	if (rc == 0)
+		rc = sx_dec_sub(spec, "schedulingGroup", decode_scheduling_group,
+				&pod->scheduling_group, NULL, err);
 	if (rc == 0)
 		rc = sx_dec_bool(spec, "hostNetwork", &pod->host_network, err);
 	if (rc == 0)

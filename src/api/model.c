@@ -13,6 +13,7 @@
 
 #include "schedext/decode.h"
 #include "schedext/dra.h"
+#include "schedext/workload.h"
 #include "decode_internal.h"
 
 /* ---------- sub-structure frees (shared with the decoders) ---------- */
@@ -296,6 +297,8 @@ SX_DEFINE_REF(sx_volume_attachment, sx_volume_attachment_ref, sx_volume_attachme
 	      sx_volume_attachment_free)
 SX_DEFINE_REF(sx_device_taint_rule, sx_device_taint_rule_ref, sx_device_taint_rule_unref,
 	      sx_device_taint_rule_free)
+SX_DEFINE_REF(sx_workload, sx_workload_ref, sx_workload_unref, sx_workload_free)
+SX_DEFINE_REF(sx_pod_group, sx_pod_group_ref, sx_pod_group_unref, sx_pod_group_free)
 
 /* ---------- kinds (generated from kinds.def) ---------- */
 

@@ -7,6 +7,7 @@
 
 #include "schedext/common.h"
 #include "schedext/dra.h"
+#include "schedext/workload.h"
 
 static atomic_uint_fast64_t generation_counter;
 

@@ -9,6 +9,7 @@
 
 #include "schedext/framework.h"
 #include "schedext/binding_cycle.h"
+#include "schedext/handle.h"
 
 #define MAX_PERMIT_TIMEOUT_MS (15ull * 60 * 1000) /* maxTimeout = 15 minutes */
 
@@ -89,6 +90,11 @@ struct sx_waiting_pod {
 	struct pending_plugin pending[SX_MAX_PLUGINS];
 	struct sx_status *result; /* set when rejected */
 	bool done;
+	/* On the profile's handle's waiting list (h->waiting_mu guards the
+	 * links) from sx_run_permit to sx_waiting_pod_free. */
+	struct sx_handle *handle;
+	const struct sx_pod *pod; /* a reference, for the iterators */
+	struct sx_waiting_pod *next, **pprev;
 };
 
 /* Go's time.Duration String() for whole milliseconds: "10s", "1m30s", "500ms". */
@@ -162,6 +168,19 @@ struct sx_status *sx_run_permit(const struct sx_profile *prof, struct sx_cycle_s
 		return sx_status_oom();
 	memcpy(wp->pending, pending, sizeof(pending[0]) * npending);
 	wp->npending = npending;
+	if (prof->handle) {
+		struct sx_handle *h = prof->handle;
+
+		wp->handle = h;
+		wp->pod = sx_pod_ref(pod);
+		pthread_mutex_lock(&h->waiting_mu);
+		wp->next = h->waiting;
+		if (h->waiting)
+			h->waiting->pprev = &wp->next;
+		wp->pprev = &h->waiting;
+		h->waiting = wp;
+		pthread_mutex_unlock(&h->waiting_mu);
+	}
 	*waiting = wp;
 	return sx_status_new(SX_WAIT,
 			     "one or more plugins asked to wait and no plugin rejected pod \"%s\"",
@@ -238,10 +257,28 @@ void sx_waiting_pod_free(struct sx_waiting_pod *wp)
 {
 	if (!wp)
 		return;
+	if (wp->handle) {
+		pthread_mutex_lock(&wp->handle->waiting_mu);
+		*wp->pprev = wp->next;
+		if (wp->next)
+			wp->next->pprev = wp->pprev;
+		pthread_mutex_unlock(&wp->handle->waiting_mu);
+		sx_pod_unref(wp->pod);
+	}
 	sx_status_free(wp->result);
 	pthread_cond_destroy(&wp->cond);
 	pthread_mutex_destroy(&wp->lock);
 	free(wp);
+}
+
+void sx_handle_iterate_waiting(struct sx_handle *h, sx_waiting_pod_fn fn, void *ctx)
+{
+	if (!h)
+		return;
+	pthread_mutex_lock(&h->waiting_mu);
+	for (struct sx_waiting_pod *wp = h->waiting; wp; wp = wp->next)
+		fn(ctx, wp, wp->pod);
+	pthread_mutex_unlock(&h->waiting_mu);
 }
 
 /* ---------- binding ---------- */

@@ -23,6 +23,7 @@ static const char *const resource_names[SX_RES_COUNT] = {
 	[SX_RES_RESOURCE_CLAIM] = "resource.k8s.io/ResourceClaim",
 	[SX_RES_RESOURCE_SLICE] = "resource.k8s.io/ResourceSlice",
 	[SX_RES_DEVICE_CLASS] = "resource.k8s.io/DeviceClass",
+	[SX_RES_POD_GROUP] = "scheduling.k8s.io/PodGroup",
 	[SX_RES_WILDCARD] = "*",
 };
 

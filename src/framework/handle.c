@@ -25,6 +25,7 @@ struct sx_handle *sx_handle_new(const struct sx_profile *prof, struct sx_dra_cla
 	h->profile = prof;
 	h->dra = dra;
 	pthread_mutex_init(&h->mu, NULL);
+	pthread_mutex_init(&h->waiting_mu, NULL);
 	return h;
 }
 
@@ -33,6 +34,7 @@ void sx_handle_free(struct sx_handle *h)
 	if (!h)
 		return;
 	sx_preemption_eval_free(h->preemption);
+	pthread_mutex_destroy(&h->waiting_mu);
 	pthread_mutex_destroy(&h->mu);
 	free(h);
 }

@@ -560,6 +560,14 @@ static void upsert_locked(struct sx_queue *q, const struct sx_pod *old_pod,
 		e->timestamp = q->now(q->now_ctx);
 		q->cur_event = "PodAdd";
 		to_active(q, e);
+		/* With GenericWorkload a new pending pod is also an
+		 * UnscheduledPod/Add cluster event: it may complete another
+		 * pod's gang (GangScheduling's isSchedulableAfterPodAdded). */
+		if (sx_feature_enabled(&q->cfg->features, SX_FEATURE_GENERIC_WORKLOAD)) {
+			struct sx_cluster_event ev = { SX_RES_UNSCHEDULED_POD, SX_ACT_ADD, NULL };
+
+			sx__queue_event_locked(q, &ev, NULL, pod, NULL);
+		}
 	} else {
 		q->cur_event = "PodUpdate";
 		sx_pod_unref(e->pod);

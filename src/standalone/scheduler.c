@@ -669,6 +669,9 @@ static void on_pod(void *ctx, const struct sx_pod *old_pod, const struct sx_pod 
 	const struct sx_pod *p = new_pod ? new_pod : old_pod;
 	uint64_t t0 = sx_fw_metrics_now();
 
+	/* Plugins tracking pods (GangScheduling's pod groups) first, so the
+	 * PreEnqueue the queue runs next sees this pod. */
+	sx_config_object_event(s->o.cfg, SX_KIND_POD, old_pod, new_pod);
 	if (new_pod)
 		sx_queue_pod_update(s->q, old_pod, new_pod);
 	else if (old_pod)
@@ -741,6 +744,7 @@ static void visit_pod(void *ctx, const struct sx_object *obj, sx_str node, bool 
 {
 	struct sx_scheduler *s = ctx;
 
+	sx_config_object_event(s->o.cfg, SX_KIND_POD, NULL, obj->obj);
 	if (!assumed && node == SX_STR_EMPTY)
 		sx_queue_pod_update(s->q, NULL, obj->obj);
 }

@@ -32,7 +32,11 @@ def test_device_taint_rules(tmp):
     api = FakeApi(tmp)
     try:
         url = "http://127.0.0.1:%d" % api.port
-        api.apply([{"op": "create", "object": rule("maintenance")}])
+        api.apply([{"op": "create", "object": rule("maintenance")},
+                   {"op": "create", "object": {
+                       "kind": "PodGroup", "apiVersion": "scheduling.k8s.io/v1beta1",
+                       "metadata": {"name": "train-0", "namespace": "default"},
+                       "spec": {"schedulingPolicy": {"gang": {"minCount": 4}}}}}])
         code, out = http("GET", url + "/apis/resource.k8s.io/v1/devicetaintrules")
         check(code == 200 and len(out.get("items", [])) == 1,
               "the fake serves DeviceTaintRules: %r %r" % (code, out))
@@ -42,7 +46,9 @@ def test_device_taint_rules(tmp):
         check(sx.wait_ready(), "schedext ready")
         check(wait_for(lambda: "listed 1 devicetaintrules" in sx.logtext(), 10),
               "the DeviceTaintRule list reached the cache:\n" + sx.logtext())
-        for res in ("nodes", "pods", "csistoragecapacities", "resourceslices"):
+        check(wait_for(lambda: "listed 1 podgroups" in sx.logtext(), 10),
+              "the scheduling.k8s.io/v1beta1 PodGroup list reached the cache")
+        for res in ("nodes", "pods", "csistoragecapacities", "resourceslices", "workloads"):
             check("listed 0 %s" % res in sx.logtext(), "listed %s" % res)
         check("continuing without it" not in sx.logtext(), "every watched kind is served")
         # a watch event of the kind goes through its decoder: a rule the

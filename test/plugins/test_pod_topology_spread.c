@@ -102,7 +102,7 @@ static void test_add_remove_on_clone(void)
 static const char *verdicts(const struct sx_snapshot *snap, const struct sx_pod *pod, char *out,
 			    size_t len)
 {
-	void *self = P.init(NULL, &(struct sx_error){ 0 });
+	void *self = P.init(NULL, NULL, &(struct sx_error){ 0 });
 	struct sx_cycle_state cs = { .snap = snap };
 	struct sx_status *st = P.pre_filter(self, &cs, pod, NULL);
 	size_t at = 0;

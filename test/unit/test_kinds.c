@@ -90,6 +90,13 @@ static const struct {
 	{ SX_KIND_DEVICE_TAINT_RULE,
 	  "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"taint\":{\"key\":\"k\",\"effect\":\"None\"}}}",
 	  AT(device_taint_rules) },
+	{ SX_KIND_WORKLOAD,
+	  "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"},\"spec\":{}}",
+	  AT(workloads) },
+	{ SX_KIND_POD_GROUP,
+	  "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"},"
+	  "\"spec\":{\"schedulingPolicy\":{\"basic\":{}}}}",
+	  AT(pod_groups) },
 #undef AT
 };
 
