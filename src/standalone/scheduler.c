@@ -58,7 +58,8 @@ struct bind_job {
 	const struct sx_pod *pod;        /* reference */
 	sx_str node;
 	struct sx_cycle_state *cs;       /* owned */
-	struct sx_snapshot *snap;        /* reference kept for cs->snap */
+	struct sx_snapshot *snap;        /* reference kept for cs->snap; NULL when no
+					  * binding-cycle plugin kept state */
 	struct sx_waiting_pod *waiting;  /* owned, may be NULL */
 	double start;                    /* attempt start, for e2e latency */
 	uint32_t attempts;               /* the pod's scheduling attempts, this one included */
@@ -456,8 +457,14 @@ static void assume_and_bind(struct sx_scheduler *s, const struct sx_profile *pro
 		handle_failure(s, prof, pod, "out of memory", false, SX_STR_EMPTY, false, start);
 		return;
 	}
+	/* The job keeps only what the binding cycle reads: the slots of
+	 * plugins with binding-cycle hooks and, only when one remains, the
+	 * snapshot they may read (VolumeBinding, DynamicResources with
+	 * claims). Holding every cycle's snapshot made the peak RSS follow
+	 * the API server's latency (one snapshot per job in flight). */
+	bool keep_snap = sx_cycle_state_trim_for_binding(res->state);
 	*j = (struct bind_job){ .prof = prof, .pod = sx_pod_ref(pod), .node = node,
-				.cs = res->state, .snap = sx_snapshot_ref(snap),
+				.cs = res->state, .snap = keep_snap ? sx_snapshot_ref(snap) : NULL,
 				.waiting = waiting, .start = start, .attempts = s->cur_attempts,
 				.initial_attempt = s->cur_initial_attempt };
 	j->cs->binder = &s->binder;
