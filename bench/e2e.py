@@ -44,6 +44,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -504,13 +505,15 @@ def scale(argv):
     a = ap.parse_args(argv)
     cluster = [o for o in load_items(a.cluster) if o.get("kind") == "Node"][:a.nodes]
     pending_all = [fresh_pod(p) for p in load_items(a.pending)]
+    got = {}
     for size in [int(x) for x in a.sizes.split(",")]:
         if size > len(pending_all):
             raise SystemExit("only %d pending pods in %s" % (len(pending_all), a.pending))
         pending = pending_all[:size]
         for _ in range(a.runs):
-            scale_line("standalone", a.nodes, size, a.bind_delay_ms,
-                       scale_once(a.binary, "schedext", cluster, pending, a.nodes, a.bind_delay_ms))
+            r = scale_once(a.binary, "schedext", cluster, pending, a.nodes, a.bind_delay_ms)
+            got.setdefault(size, []).append(r)
+            scale_line("standalone", a.nodes, size, a.bind_delay_ms, r)
             if a.scheduler:
                 scale_line("kube_scheduler", a.nodes, size, a.bind_delay_ms,
                            scale_once(a.scheduler, "kube-scheduler", cluster, pending, a.nodes,
@@ -518,6 +521,26 @@ def scale(argv):
         if not a.scheduler:
             print("bench scale_kube_scheduler skipped pods=%d: no --scheduler PATH given" % size,
                   flush=True)
+    flatness(got)
+
+
+def flatness(got):
+    """Does the rate hold as the cluster fills? The largest size against
+    the smallest: pods/s from the first binding (best run of each) and
+    schedext's CPU per pod (median). When the fake server was near a core
+    in either, the rate is its limit and CPU per pod is the figure."""
+    sizes = sorted(got)
+    if len(sizes) < 2:
+        return
+    lo, hi = sizes[0], sizes[-1]
+    rate = lambda s: max(r["from_first"] for r in got[s])
+    cpu = lambda s: statistics.median(r["cpu_s"] / s for r in got[s])
+    fake = max(r["fakeapi_cpu"] for s in (lo, hi) for r in got[s])
+    rr, cr = rate(hi) / rate(lo), cpu(hi) / cpu(lo)
+    print("bench scale_flatness %.2f rate_ratio pods=%d/%d cpu_per_pod_ratio=%.2f "
+          "rate_within_20pct=%s cpu_within_20pct=%s fakeapi_cpu_max=%d%% bound_by=%s"
+          % (rr, hi, lo, cr, "yes" if rr >= 0.8 else "no", "yes" if cr <= 1.2 else "no",
+             fake * 100, "fakeapi" if fake > 0.85 else "-"), flush=True)
 
 
 def main(argv):
