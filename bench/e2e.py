@@ -316,10 +316,10 @@ def watch(binary, cluster_path, nnodes, npods, updates):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def vm_hwm_mb(pid):
+def vm_hwm_mb(pid, field="VmHWM"):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024.0
     return 0.0
 
@@ -443,8 +443,9 @@ def scale_once(binary, kind, cluster, pending, nnodes, bind_delay_ms):
             # The event path goes on after the last binding: its CPU up
             # to the last event.
             threads_end = thread_cpu(proc.pid)
-            split += " cpu_ms_per_pod_events_total=%.3f cpu_s_total=%.2f" % (
-                threads_end.get("sx-events", 0) * 1e3 / total, cpu_s(proc.pid))
+            split += " cpu_ms_per_pod_events_total=%.3f cpu_s_total=%.2f rss_after_mb=%.1f" % (
+                threads_end.get("sx-events", 0) * 1e3 / total, cpu_s(proc.pid),
+                vm_hwm_mb(proc.pid, "VmRSS"))
         first, last = c["first_binding"], c["last_binding"]
         wall = max(last - t_start, 1e-3)
         fa = api_cpu / wall
