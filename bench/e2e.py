@@ -18,6 +18,23 @@
       over the time from the first update sent to the last resourceVersion
       seen in schedext's /debug/cache.
 
+  e2e.py scale BIN CLUSTER PENDING NODES SIZES [--runs N] [--bind-delay-ms MS]
+                [--scheduler PATH]
+      Standalone at each size of SIZES (comma-separated pending pod counts,
+      the first ones of PENDING) on NODES nodes, each on a fresh fake API
+      server, and prints one `bench scale_standalone ...` line per size and
+      run: pods/s from process start and from the first binding (the fake
+      server's accepted Bindings), CPU seconds and peak RSS (VmHWM) of the
+      scheduler at the last binding, API requests per bound pod by verb (the
+      fake server's counts), how many `Scheduled` events arrived and the
+      seconds from the last binding to the last of them, and schedext's
+      own time split from its /metrics (scheduling attempts vs the pod
+      scheduling SLI). --bind-delay-ms slows every Binding down (the
+      fake's bind_delay_ms fault). --scheduler PATH runs a kube-scheduler
+      binary the same way right after each schedext run (same client
+      limits: qps 5000, burst 5000, no leader election); without it that
+      half prints one `skipped` line.
+
 Both report the fake server's and schedext's CPU use over the measured
 window (from /proc) and `bound_by=fakeapi` when the single-threaded Python
 server used more than 85% of a core: then the figure is the fake server's
@@ -27,6 +44,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -298,9 +316,239 @@ def watch(binary, cluster_path, nnodes, npods, updates):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def vm_hwm_mb(pid, field="VmHWM"):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
+def thread_cpu(pid):
+    """CPU seconds per thread name (comm) of a process's live threads, from
+    schedstat (nanoseconds; stat's ticks miss short bursts)."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                name = f.read().strip()
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                ns = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        out[name] = out.get(name, 0.0) + ns / 1e9
+    return out
+
+
+def binding_latency_ms(base):
+    """Mean time the fake server took per Binding (arrival to response
+    written), over the request log's last 20,000 requests."""
+    reqs = json.loads(http("GET", base + "/_control/requests?resource=pods"))["requests"]
+    d = [r["done"] - r["t"] for r in reqs
+         if r["method"] == "POST" and r["path"].endswith("/binding") and r["done"]]
+    return 1e3 * sum(d) / len(d) if d else float("nan")
+
+
+def prom_sum(text, name):
+    """Sum of every sample of one metric name (all label sets)."""
+    tot = 0.0
+    for line in text.splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            tot += float(line.rsplit(" ", 1)[1])
+    return tot
+
+
+def kube_scheduler_config(tmp, kubeconfig_path):
+    path = os.path.join(tmp, "kube-scheduler.yaml")
+    with open(path, "w") as f:
+        f.write("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                "clientConnection:\n  kubeconfig: %s\n  qps: %d\n  burst: %d\n"
+                "leaderElection:\n  leaderElect: false\n" % (kubeconfig_path, CLIENT_QPS, CLIENT_BURST))
+    return path
+
+
+def scale_once(binary, kind, cluster, pending, nnodes, bind_delay_ms):
+    """One run; returns the figures as a dict."""
+    tmp = tempfile.mkdtemp(prefix="bench-scale-")
+    api = FakeApi(tmp, 1000)
+    proc = log = None
+    try:
+        total = len(pending)
+        ns = sorted({p["metadata"]["namespace"] for p in pending})
+        api.apply([namespace(n) for n in ns])
+        api.apply(nodes_of(cluster, nnodes))
+        api.apply([{"op": "create", "object": p} for p in pending])
+        if bind_delay_ms:
+            http("POST", api.base + "/_control/faults", {"bind_delay_ms": bind_delay_ms})
+        kc = kubeconfig(tmp, api.base)
+        log = open(os.path.join(tmp, "sched.log"), "w")
+        if kind == "schedext":
+            port_file = os.path.join(tmp, "sched.log")
+            argv = [binary, "serve", "--kubeconfig", kc, "--listen", "127.0.0.1:0", "--standalone",
+                    "--kube-api-qps", str(CLIENT_QPS), "--kube-api-burst", str(CLIENT_BURST)]
+        else:
+            argv = [binary, "--config", kube_scheduler_config(tmp, kc), "--secure-port", "0", "-v", "0"]
+        api_cpu0 = cpu_s(api.p.pid)
+        t_start = time.time()
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log)
+        c = {}
+        deadline = t_start + 900
+        sx_base = None
+        while time.time() < deadline:
+            c = json.loads(http("GET", api.base + "/_control/counts"))
+            if c["accepted_bindings"] >= total:
+                break
+            if proc.poll() is not None:
+                raise RuntimeError("%s exited with %d" % (kind, proc.returncode))
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("only %d of %d pods bound" % (c["accepted_bindings"], total))
+        sched_cpu, peak = cpu_s(proc.pid), vm_hwm_mb(proc.pid)
+        threads = thread_cpu(proc.pid)
+        api_cpu = cpu_s(api.p.pid) - api_cpu0
+        reqs = dict(c["requests"])
+        split = ""
+        if kind == "schedext":
+            with open(port_file, errors="replace") as f:
+                m = re.search(r"listening on \S+ \(port (\d+)", f.read())
+            if m:
+                sx_base = "http://127.0.0.1:%s" % m.group(1)
+                text = http("GET", sx_base + "/metrics").decode()
+                attempt = prom_sum(text, "scheduler_scheduling_attempt_duration_seconds_sum")
+                algo = prom_sum(text, "scheduler_scheduling_algorithm_duration_seconds_sum")
+                sli = prom_sum(text, "scheduler_pod_scheduling_sli_duration_seconds_sum")
+                named = ("sx-loop", "sx-bind", "sx-events")
+                other = sum(v for k, v in threads.items() if k not in named)
+                # CPU by thread: the scheduling cycle (loop; the pool's
+                # workers are in "other" with the informer), the binding
+                # path, the event path; the API server's side is the fake's
+                # mean Binding latency.
+                split = (" cpu_ms_per_pod_loop=%.3f cpu_ms_per_pod_bind=%.3f "
+                         "cpu_ms_per_pod_events=%.3f cpu_ms_per_pod_other=%.3f "
+                         "api_binding_ms=%.2f attempt_ms_per_pod=%.1f algorithm_ms_per_pod=%.3f "
+                         "sli_ms_per_pod=%.1f"
+                         % tuple([threads.get(k, 0) * 1e3 / total for k in named]
+                                 + [other * 1e3 / total, binding_latency_ms(api.base),
+                                    attempt * 1e3 / total, algo * 1e3 / total, sli * 1e3 / total]))
+        # The Scheduled events: wait for all, or 20 s without a new one.
+        last_n, quiet = -1, time.time()
+        while time.time() - quiet < 20:
+            e = json.loads(http("GET", api.base + "/_control/counts"))
+            if e["scheduled_events"] >= total:
+                break
+            if e["scheduled_events"] != last_n:
+                last_n, quiet = e["scheduled_events"], time.time()
+            time.sleep(0.1)
+        if kind == "schedext" and proc.poll() is None:
+            # The event path goes on after the last binding: its CPU up
+            # to the last event.
+            threads_end = thread_cpu(proc.pid)
+            split += " cpu_ms_per_pod_events_total=%.3f cpu_s_total=%.2f rss_after_mb=%.1f" % (
+                threads_end.get("sx-events", 0) * 1e3 / total, cpu_s(proc.pid),
+                vm_hwm_mb(proc.pid, "VmRSS"))
+        first, last = c["first_binding"], c["last_binding"]
+        wall = max(last - t_start, 1e-3)
+        fa = api_cpu / wall
+        return {
+            "from_start": total / wall,
+            "from_first": total / max(last - first, 1e-3),
+            "first_binding_s": first - t_start,
+            "cpu_s": sched_cpu,
+            "peak_mb": peak,
+            "reqs": reqs,
+            "scheduled_events": e["scheduled_events"],
+            "last_event_after_s": (e["last_event"] - last) if e["last_event"] else float("nan"),
+            "fakeapi_cpu": fa,
+            "split": split,
+        }
+    finally:
+        if proc and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if log:
+            log.close()
+        api.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def scale_line(kind, nnodes, total, bind_delay_ms, r):
+    per = lambda k: r["reqs"].get(k, 0) / total
+    writes = ("POST pods/binding", "PATCH pods/status", "POST events", "PATCH events")
+    other = sum(v for k, v in r["reqs"].items() if k not in writes) / total
+    print("bench scale_%s %.0f pods/s from_first=%.0f first_binding_s=%.2f pods=%d nodes=%d "
+          "bind_delay_ms=%d cpu_s=%.2f cpu_ms_per_pod=%.3f peak_rss_mb=%.1f "
+          "req_per_pod_binding=%.3f req_per_pod_status=%.3f req_per_pod_event_post=%.3f "
+          "req_per_pod_event_patch=%.3f req_per_pod_other=%.3f scheduled_events=%d "
+          "last_event_after_s=%.2f fakeapi_cpu=%d%% bound_by=%s load=%s%s"
+          % (kind, r["from_start"], r["from_first"], r["first_binding_s"], total, nnodes,
+             bind_delay_ms, r["cpu_s"], r["cpu_s"] * 1e3 / total, r["peak_mb"],
+             per("POST pods/binding"), per("PATCH pods/status"), per("POST events"),
+             per("PATCH events"), other, r["scheduled_events"], r["last_event_after_s"],
+             r["fakeapi_cpu"] * 100, "fakeapi" if r["fakeapi_cpu"] > 0.85 else "-",
+             "%.2f" % os.getloadavg()[0], r["split"]), flush=True)
+
+
+def scale(argv):
+    import argparse
+    ap = argparse.ArgumentParser(prog="e2e.py scale")
+    ap.add_argument("binary")
+    ap.add_argument("cluster")
+    ap.add_argument("pending")
+    ap.add_argument("nodes", type=int)
+    ap.add_argument("sizes")
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--bind-delay-ms", type=int, default=0)
+    ap.add_argument("--scheduler", default=None, help="a kube-scheduler binary")
+    a = ap.parse_args(argv)
+    cluster = [o for o in load_items(a.cluster) if o.get("kind") == "Node"][:a.nodes]
+    pending_all = [fresh_pod(p) for p in load_items(a.pending)]
+    got = {}
+    for size in [int(x) for x in a.sizes.split(",")]:
+        if size > len(pending_all):
+            raise SystemExit("only %d pending pods in %s" % (len(pending_all), a.pending))
+        pending = pending_all[:size]
+        for _ in range(a.runs):
+            r = scale_once(a.binary, "schedext", cluster, pending, a.nodes, a.bind_delay_ms)
+            got.setdefault(size, []).append(r)
+            scale_line("standalone", a.nodes, size, a.bind_delay_ms, r)
+            if a.scheduler:
+                scale_line("kube_scheduler", a.nodes, size, a.bind_delay_ms,
+                           scale_once(a.scheduler, "kube-scheduler", cluster, pending, a.nodes,
+                                      a.bind_delay_ms))
+        if not a.scheduler:
+            print("bench scale_kube_scheduler skipped pods=%d: no --scheduler PATH given" % size,
+                  flush=True)
+    flatness(got)
+
+
+def flatness(got):
+    """Does the rate hold as the cluster fills? The largest size against
+    the smallest: pods/s from the first binding (best run of each) and
+    schedext's CPU per pod (median). When the fake server was near a core
+    in either, the rate is its limit and CPU per pod is the figure."""
+    sizes = sorted(got)
+    if len(sizes) < 2:
+        return
+    lo, hi = sizes[0], sizes[-1]
+    rate = lambda s: max(r["from_first"] for r in got[s])
+    cpu = lambda s: statistics.median(r["cpu_s"] / s for r in got[s])
+    fake = max(r["fakeapi_cpu"] for s in (lo, hi) for r in got[s])
+    rr, cr = rate(hi) / rate(lo), cpu(hi) / cpu(lo)
+    print("bench scale_flatness %.2f rate_ratio pods=%d/%d cpu_per_pod_ratio=%.2f "
+          "rate_within_20pct=%s cpu_within_20pct=%s fakeapi_cpu_max=%d%% bound_by=%s"
+          % (rr, hi, lo, cr, "yes" if rr >= 0.8 else "no", "yes" if cr <= 1.2 else "no",
+             fake * 100, "fakeapi" if fake > 0.85 else "-"), flush=True)
+
+
 def main(argv):
     if len(argv) == 6 and argv[1] == "standalone":
         standalone(argv[2], argv[3], argv[4], int(argv[5]))
+    elif len(argv) >= 2 and argv[1] == "scale":
+        scale(argv[2:])
     elif len(argv) == 7 and argv[1] == "watch":
         watch(argv[2], argv[3], int(argv[4]), int(argv[5]), int(argv[6]))
     else:

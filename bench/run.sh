@@ -101,6 +101,15 @@ python3 bench/gen.py --nodes "$E2E_NODES" --pods "$W_PODS" --seed 1 --out "$OUT/
 python3 bench/gen.py --pending "$E2E_PENDING" --mix plain --seed 1 --pending-out "$OUT/pending-e2e.json"
 python3 bench/e2e.py standalone "$BIN" "$OUT/e2e-cluster.json" "$OUT/pending-e2e.json" "$E2E_NODES" | tee -a "$RESULTS"
 python3 bench/e2e.py watch "$BIN" "$OUT/e2e-cluster.json" "$E2E_NODES" "$W_PODS" "$W_UPDATES" | tee -a "$RESULTS"
+# Standalone at several sizes on 1,000 nodes (bench/e2e.py scale): pods/s
+# from start and from the first binding, CPU, peak RSS, requests per pod
+# by verb, last binding to last Scheduled event; scale_flatness compares
+# the largest size with the smallest. KUBE_SCHEDULER=PATH runs a
+# kube-scheduler binary the same way on the same fake API server.
+SCALE_SIZES=1000,6000,20000; [ -n "${QUICK:-}" ] && SCALE_SIZES=2000,6000
+python3 bench/gen.py --pending 20000 --mix plain --seed 1 --pending-out "$OUT/pending-scale.json"
+python3 bench/e2e.py scale "$BIN" "$OUT/e2e-cluster.json" "$OUT/pending-scale.json" 1000 "$SCALE_SIZES" \
+  ${KUBE_SCHEDULER:+--scheduler "$KUBE_SCHEDULER"} | tee -a "$RESULTS"
 # Operator tools: what-if --scale and pending at 5,000 nodes (bench/ops.py).
 python3 bench/ops.py "$BIN" "$OUT" | tee -a "$RESULTS"
 # Memory: peak/steady RSS, threads, malloc arenas; 5 runs each

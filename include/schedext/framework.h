@@ -124,6 +124,15 @@ struct sx_cycle_state *sx_cycle_state_new(const struct sx_snapshot *snap);
 struct sx_cycle_state *sx_cycle_state_clone(const struct sx_profile *prof,
 					    const struct sx_cycle_state *cs);
 void sx_cycle_state_free(const struct sx_profile *prof, struct sx_cycle_state *cs);
+/* Before a binding cycle: frees the slots of plugins that have no
+ * binding-cycle hook (Unreserve, Permit, PreBind, Bind, PostBind), since
+ * nothing reads them any more. Returns true when a slot remains (its
+ * plugin may read cs->snap, e.g. VolumeBinding or DynamicResources with
+ * claims: the caller keeps the snapshot alive); false when none does, and
+ * then cs->snap is cleared, so a binding job need not hold the cycle's
+ * snapshot (one snapshot per bind job in flight grew the peak RSS with
+ * the API server's latency). */
+bool sx_cycle_state_trim_for_binding(struct sx_cycle_state *cs);
 
 /* PreEnqueue plugins; first non-success gates. */
 struct sx_status *sx_run_pre_enqueue(const struct sx_profile *prof, const struct sx_pod *pod);

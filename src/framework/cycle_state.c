@@ -76,3 +76,32 @@ void sx_cycle_state_free(const struct sx_profile *prof, struct sx_cycle_state *c
 			sx_plugins[i]->state_free(cs->slots[i]);
 	free(cs);
 }
+
+/* The binding cycle's hooks (schedule_one.go bindingCycle, and
+ * Unreserve on its failure path). */
+static bool in_binding_cycle(const struct sx_plugin *p)
+{
+	return p->unreserve || p->permit || p->pre_bind || p->bind || p->post_bind;
+}
+
+bool sx_cycle_state_trim_for_binding(struct sx_cycle_state *cs)
+{
+	bool kept = false;
+
+	for (unsigned i = 0; i < sx_plugin_count; i++) {
+		const struct sx_plugin *p = sx_plugins[i];
+
+		if (!cs->slots[i])
+			continue;
+		if (in_binding_cycle(p)) {
+			kept = true;
+			continue;
+		}
+		if (p->state_free)
+			p->state_free(cs->slots[i]);
+		cs->slots[i] = NULL;
+	}
+	if (!kept)
+		cs->snap = NULL;
+	return kept;
+}

@@ -614,6 +614,7 @@ static void *sender_thread(void *arg)
 	struct shard *sh = arg;
 	struct sx_events *ev = sh->ev;
 
+	pthread_setname_np(pthread_self(), "sx-events"); /* per-thread CPU in bench/e2e.py */
 	pthread_mutex_lock(&ev->mu);
 	while (!ev->stop_now) {
 		struct job *j = sh->head;

@@ -100,6 +100,7 @@ static void *worker(void *arg)
 {
 	struct sx_preempter *p = arg;
 
+	pthread_setname_np(pthread_self(), "sx-preempt");
 	for (;;) {
 		struct job *j;
 

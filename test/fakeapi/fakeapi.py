@@ -132,6 +132,7 @@ FAULT_DEFAULTS = {
     "fail_prob_429": 0.0,         # probability an API request gets 429
     "fail_prob_500": 0.0,         # probability an API request gets 500
     "event_delay_ms": 0,          # events.k8s.io/v1 writes: answer after this long
+    "bind_delay_ms": 0,           # pods/binding: answer after this long (a slow API server)
     "unserved": [],               # resources answering 404
     "forbidden": [],              # resources answering 403
     "list_page_max": 0,           # cap page size (0: honour limit)
@@ -250,6 +251,10 @@ class Store:
         self.watch_conns = set()
         self.rand = random.Random(0)
         self.request_log = collections.deque(maxlen=20000)
+        # "METHOD resource[/subresource]" -> requests, over the whole run
+        # (the request log keeps only the last 20,000)
+        self.verb_counts = collections.Counter()
+        self.scheduled_events = 0    # events.k8s.io/v1 creates with reason Scheduled
 
     # ----- mutations (lock held by caller) -----
     def next_seq(self):
@@ -743,6 +748,7 @@ class Handler(BaseHTTPRequestHandler):
                  "query": q, "status": None}
         with self.store.lock:
             self.store.request_log.append(entry)
+            self.store.verb_counts[self.verb_key(method, u.path, q)] += 1
         try:
             self.api_request(method, u, q)
         finally:
@@ -811,6 +817,8 @@ class Handler(BaseHTTPRequestHandler):
                                            creationTimestamp=now_rfc3339()))
             st.events_v1[(ns, md["name"])] = obj
             st.records["events"].append(obj)
+            if obj.get("reason") == "Scheduled":
+                st.scheduled_events += 1
             st.records["event_writes"].append({"verb": "create", "namespace": ns,
                                                "name": md["name"], "received": time.time()})
         return self.send_json(201, obj)
@@ -893,6 +901,23 @@ class Handler(BaseHTTPRequestHandler):
         return self.send_json(201, dict(body, status=status))
 
     # ----- API -----
+    @classmethod
+    def verb_key(cls, method, path, q):
+        """"GET pods", "WATCH pods", "POST pods/binding", "PATCH pods/status",
+        "POST events": what /_control/counts counts requests by."""
+        if EVENTS_V1.match(path) or EVENT_V1.match(path):
+            return method + " events"
+        res = cls.resource_of(path) or path
+        parts = [p for p in path.split("/") if p]
+        sub = ""
+        if res in parts:
+            rest = parts[parts.index(res) + 1:]
+            if len(rest) >= 2:
+                sub = "/" + rest[1]
+        if method == "GET" and q.get("watch") in ("1", "true"):
+            method = "WATCH"
+        return "%s %s%s" % (method, res, sub)
+
     @staticmethod
     def resource_of(path):
         """The resource a request path names (for the request log)."""
@@ -1365,6 +1390,10 @@ class Handler(BaseHTTPRequestHandler):
     def bind(self, ns, name):
         st = self.store
         b = self.body_json() or {}
+        with st.lock:
+            delay = st.faults["bind_delay_ms"]
+        if delay:
+            time.sleep(delay / 1000.0)
         md, target = b.get("metadata") or {}, b.get("target") or {}
         with st.lock:
             st.records["bindings"].append(b)
@@ -1437,6 +1466,18 @@ class Handler(BaseHTTPRequestHandler):
     # ----- control -----
     def control(self, method, what, q=None):
         st = self.store
+        if what == "counts":
+            # Small enough to poll at 20,000 pods (records is not).
+            with st.lock:
+                ab, ev = st.records["accepted_bindings"], st.records["event_writes"]
+                return self.send_json(200, {
+                    "requests": dict(st.verb_counts),
+                    "accepted_bindings": len(ab),
+                    "first_binding": ab[0]["received"] if ab else None,
+                    "last_binding": ab[-1]["received"] if ab else None,
+                    "event_writes": len(ev),
+                    "last_event": ev[-1]["received"] if ev else None,
+                    "scheduled_events": st.scheduled_events})
         if what == "requests":
             res = (q or {}).get("resource")
             with st.lock:

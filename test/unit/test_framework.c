@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "../../plugins/slots.h"
 #include "schedext/cache.h"
 #include "schedext/decode.h"
 #include "schedext/framework.h"
@@ -811,7 +812,33 @@ static void test_config_profiles(void)
 	CHECK_STR(err.msg, "apiVersion: must be \"kubescheduler.config.k8s.io/v1\"");
 }
 
-SX_TESTS(SX_TEST(test_num_feasible_nodes), SX_TEST(test_fit_error_all_fail),
+/* A bind job keeps the slots of binding-cycle plugins only, and the
+ * snapshot only while one of them has state (the snapshot of every job in
+ * flight made the peak RSS follow the API server's latency). */
+static void test_trim_for_binding(void)
+{
+	const struct sx_snapshot *snap = (const struct sx_snapshot *)&snap; /* never read */
+	struct sx_cycle_state *cs = sx_cycle_state_new(snap);
+
+	/* NodePorts: Filter state only. */
+	CHECK(sx_cycle_state_slot(cs, SX_SLOT_node_ports, 64) != NULL);
+	CHECK(!sx_cycle_state_trim_for_binding(cs));
+	CHECK(cs->slots[SX_SLOT_node_ports] == NULL);
+	CHECK(cs->snap == NULL);
+	sx_cycle_state_free(NULL, cs);
+
+	/* DynamicResources with claims: PreBind and Unreserve read it. */
+	cs = sx_cycle_state_new(snap);
+	CHECK(sx_cycle_state_slot(cs, SX_SLOT_node_ports, 64) != NULL);
+	CHECK(sx_cycle_state_slot(cs, SX_SLOT_dynamic_resources, 4096) != NULL);
+	CHECK(sx_cycle_state_trim_for_binding(cs));
+	CHECK(cs->slots[SX_SLOT_node_ports] == NULL);
+	CHECK(cs->slots[SX_SLOT_dynamic_resources] != NULL);
+	CHECK(cs->snap == snap);
+	sx_cycle_state_free(NULL, cs);
+}
+
+SX_TESTS(SX_TEST(test_num_feasible_nodes), SX_TEST(test_trim_for_binding), SX_TEST(test_fit_error_all_fail),
 	 SX_TEST(test_fit_error_sorted_as_strings), SX_TEST(test_fit_error_pre_filter),
 	 SX_TEST(test_pre_filter_result), SX_TEST(test_rotating_start_and_early_stop),
 	 SX_TEST(test_parallel_filter_matches_sequential), SX_TEST(test_batched_filter_verdicts),
