@@ -96,8 +96,9 @@ static struct sx_pod **load_pending(const char *path, uint32_t *n)
 	const cJSON *items = cJSON_GetObjectItemCaseSensitive(root, "items"), *it;
 	struct sx_pod **pods = calloc((size_t)cJSON_GetArraySize(items) + 1, sizeof(*pods));
 	*n = 0;
-	cJSON_ArrayForEach(it, items) {
-		struct sx_error err = { 0 };
+	cJSON_ArrayForEach(it, items)
+	{
+		struct sx_error err = {0};
 		struct sx_pod *pod = sx_decode_pod(it, &err);
 		if (pod)
 			pods[(*n)++] = pod;
@@ -140,9 +141,13 @@ static uint32_t run_pods(struct sx_cache *cache, const struct sx_config *cfg, st
 
 	for (uint32_t i = 0; prof && i < n; i++) {
 		struct sx_snapshot *snap = sx_cache_snapshot(cache);
-		struct sx_cycle_opts opts = { .snap = snap, .mode = SX_CYCLE_FULL, .percentage = -1,
-					      .global_percentage = cfg->percentage_of_nodes_to_score,
-					      .next_start_index = &next, .rng = &rng, .pool = pool };
+		struct sx_cycle_opts opts = {.snap = snap,
+					     .mode = SX_CYCLE_FULL,
+					     .percentage = -1,
+					     .global_percentage = cfg->percentage_of_nodes_to_score,
+					     .next_start_index = &next,
+					     .rng = &rng,
+					     .pool = pool};
 		struct sx_cycle_result res;
 		bool ok = false;
 
@@ -173,7 +178,8 @@ static void bench_cycles(struct sx_cache *cache, const struct sx_config *cfg, co
 	uint32_t scheduled = run_pods(cache, cfg, pods, n, pool, NULL);
 	double dt = sx_now_s() - t0, dc = cpu_s() - c0;
 	perf_ctl("disable\n");
-	printf("bench cycle_%s %.0f pods/s nodes=%u pending=%u scheduled=%u unschedulable=%u threads=%u cpu_us_per_pod=%.0f\n",
+	printf("bench cycle_%s %.0f pods/s nodes=%u pending=%u scheduled=%u unschedulable=%u "
+	       "threads=%u cpu_us_per_pod=%.0f\n",
 	       label, n / (dt > 0 ? dt : 1e-9), sx_cache_snapshot_nodes(cache), n, scheduled,
 	       n - scheduled, threads, n ? dc * 1e6 / n : 0.0);
 	for (uint32_t i = 0; i < n; i++)
@@ -196,7 +202,7 @@ static int cmp_double(const void *a, const void *b)
 static double compare_run(struct sx_cache *cache, struct sx_pod **pods, uint32_t n,
 			  unsigned threads, double *cpu_us, uint32_t *scheduled)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_config *cfg = sx_config_default(&err);
 	struct sx_pool *pool = threads > 1 ? sx_pool_new(threads - 1) : NULL;
 	bool *placed = calloc(n ? n : 1, sizeof(*placed));
@@ -243,7 +249,9 @@ static void bench_compare(struct sx_cache *cache, const char *path_a, const char
 		sa = xa;
 		sb = xb;
 		ratio[r] = rb[r] / ra[r];
-		fprintf(stderr, "round %d: %s %.0f pods/s (%u scheduled), %s %.0f pods/s (%u), ratio %.3f\n",
+		fprintf(stderr,
+			"round %d: %s %.0f pods/s (%u scheduled), %s %.0f pods/s (%u), ratio "
+			"%.3f\n",
 			r, label_a, ra[r], xa, label_b, rb[r], xb, ratio[r]);
 	}
 	double lo = ratio[0], hi = ratio[0];
@@ -255,8 +263,8 @@ static void bench_compare(struct sx_cache *cache, const char *path_a, const char
 	       "%s_cpu_us_per_pod=%.0f %s_cpu_us_per_pod=%.0f scheduled=%u/%u,%u/%u%s threads=%u "
 	       "(medians, back to back)\n",
 	       label_b, label_a, median(ratio, rounds), rounds, lo, hi, label_a, median(ra, rounds),
-	       label_b, median(rb, rounds), label_a, median(ca, rounds), label_b, median(cb, rounds),
-	       sa, na, sb, nb, same ? "" : " ROUNDS_DIFFER", threads);
+	       label_b, median(rb, rounds), label_a, median(ca, rounds), label_b,
+	       median(cb, rounds), sa, na, sb, nb, same ? "" : " ROUNDS_DIFFER", threads);
 	for (uint32_t i = 0; i < na; i++)
 		sx_pod_unref(a[i]);
 	for (uint32_t i = 0; i < nb; i++)
@@ -282,7 +290,7 @@ static void bench_latency(struct sx_cache *cache, const struct sx_config *cfg, c
 			  unsigned threads, double gap_us)
 {
 	enum { NAMES = 500, CALLS = 2000 };
-	static const char *const mode_name[] = { "filter", "prioritize" };
+	static const char *const mode_name[] = {"filter", "prioritize"};
 	uint32_t npods;
 	struct sx_pod **pods = load_pending(path, &npods);
 	const struct sx_profile *prof = sx_config_profile(cfg, NULL);
@@ -300,10 +308,13 @@ static void bench_latency(struct sx_cache *cache, const struct sx_config *cfg, c
 			double t0 = sx_now_s();
 			struct sx_snapshot *s = sx_cache_snapshot(cache);
 			struct sx_cycle_opts opts = {
-				.snap = s, .mode = m == 0 ? SX_CYCLE_FILTER_ONLY : SX_CYCLE_SCORE_ONLY,
-				.candidates = names, .ncandidates = NAMES, .percentage = 100,
-				.global_percentage = cfg->percentage_of_nodes_to_score, .pool = pool
-			};
+				.snap = s,
+				.mode = m == 0 ? SX_CYCLE_FILTER_ONLY : SX_CYCLE_SCORE_ONLY,
+				.candidates = names,
+				.ncandidates = NAMES,
+				.percentage = 100,
+				.global_percentage = cfg->percentage_of_nodes_to_score,
+				.pool = pool};
 			struct sx_cycle_result res;
 			sx_schedule(prof, pods[c % npods], &opts, &res);
 			sx_cycle_result_free(&res);
@@ -311,7 +322,8 @@ static void bench_latency(struct sx_cache *cache, const struct sx_config *cfg, c
 			lat[c] = sx_now_s() - t0;
 		}
 		qsort(lat, CALLS, sizeof(*lat), cmp_double);
-		printf("bench latency_%s_names500 %.3f ms p50 p99=%.3fms threads=%u gap_us=%.0f calls=%u\n",
+		printf("bench latency_%s_names500 %.3f ms p50 p99=%.3fms threads=%u gap_us=%.0f "
+		       "calls=%u\n",
 		       mode_name[m], lat[CALLS / 2] * 1e3, lat[CALLS * 99 / 100] * 1e3, threads,
 		       gap_us, (unsigned)CALLS);
 	}
@@ -359,13 +371,14 @@ int main(int argc, char **argv)
 			rounds = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 1;
 	}
 	if (!state) {
-		fprintf(stderr, "usage: cycle_bench --state FILE [--extra-state FILE] [--pending FILE "
-				"--label NAME [--compare FILE --compare-label NAME --rounds N]] "
-				"[--threads N] [--latency [--gap-us US]]\n");
+		fprintf(stderr,
+			"usage: cycle_bench --state FILE [--extra-state FILE] [--pending FILE "
+			"--label NAME [--compare FILE --compare-label NAME --rounds N]] "
+			"[--threads N] [--latency [--gap-us US]]\n");
 		return 2;
 	}
 	sx_intern_init();
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_config *cfg = sx_config_default(&err);
 	struct sx_cache *cache = sx_cache_new();
 	long rss0 = rss_kib();
@@ -389,7 +402,8 @@ int main(int argc, char **argv)
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	if (!pending) {
-		printf("bench ingest_state_file %.2f s nodes=%u pods=%u (parse+decode+apply, 1 thread)\n",
+		printf("bench ingest_state_file %.2f s nodes=%u pods=%u (parse+decode+apply, 1 "
+		       "thread)\n",
 		       load_s, st.nodes, st.pods);
 		printf("bench first_snapshot %.1f ms nodes=%u\n", snap_s * 1000, st.nodes);
 		printf("bench rss_after_load %.1f MB nodes=%u pods=%u peak_during_load=%.1fMB\n",

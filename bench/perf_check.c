@@ -106,7 +106,7 @@ static long minor_faults(void)
 static struct mark case_begin(void)
 {
 	CALLGRIND_ZERO_STATS;
-	return (struct mark){ minor_faults(), atomic_load(&allocs) };
+	return (struct mark){minor_faults(), atomic_load(&allocs)};
 }
 
 static void case_end(const char *name, struct mark m, unsigned ops)
@@ -149,7 +149,7 @@ static char *slurp(const char *dir, const char *file, size_t *len)
 
 static void load(struct sx_cache *cache, const char *dir, const char *file)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	size_t len;
 	char *data = slurp(dir, file, &len);
 
@@ -170,8 +170,9 @@ static struct sx_pod **load_pods(const char *dir, const char *file, uint32_t max
 	struct sx_pod **pods = calloc(max + 1, sizeof(*pods));
 
 	*n = 0;
-	cJSON_ArrayForEach(it, items) {
-		struct sx_error err = { 0 };
+	cJSON_ArrayForEach(it, items)
+	{
+		struct sx_error err = {0};
 		struct sx_pod *pod = *n < max ? sx_decode_pod(it, &err) : NULL;
 
 		if (pod)
@@ -190,7 +191,7 @@ static void case_ingest(const char *dir)
 	size_t len;
 	char *data = slurp(dir, "cluster.json", &len);
 	struct sx_cache *cache = sx_cache_new();
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct mark m = case_begin();
 
 	if (sx_state_load_buffer(cache, "cluster.json", data, len, &err) < 0)
@@ -218,9 +219,12 @@ static void case_cycle(struct sx_cache *cache, const struct sx_config *cfg, cons
 	m = case_begin();
 	for (uint32_t i = 0; i < n; i++) {
 		struct sx_snapshot *snap = sx_cache_snapshot(cache);
-		struct sx_cycle_opts opts = { .snap = snap, .mode = SX_CYCLE_FULL, .percentage = -1,
-					      .global_percentage = cfg->percentage_of_nodes_to_score,
-					      .next_start_index = &next, .rng = &rng };
+		struct sx_cycle_opts opts = {.snap = snap,
+					     .mode = SX_CYCLE_FULL,
+					     .percentage = -1,
+					     .global_percentage = cfg->percentage_of_nodes_to_score,
+					     .next_start_index = &next,
+					     .rng = &rng};
 		struct sx_cycle_result res;
 
 		sx_schedule(prof, pods[i], &opts, &res);
@@ -242,7 +246,7 @@ static void case_cycle(struct sx_cache *cache, const struct sx_config *cfg, cons
 /* A keep-alive HTTP/1.1 client of the server under test. */
 static int connect_to(uint16_t port)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
 	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
 
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -277,7 +281,8 @@ static int post(int fd, const char *path, const char *body, size_t len, char *bu
 
 	snprintf(head, sizeof(head),
 		 "POST %s HTTP/1.1\r\nHost: perf\r\nContent-Type: application/json\r\n"
-		 "Content-Length: %zu\r\n\r\n", path, len);
+		 "Content-Length: %zu\r\n\r\n",
+		 path, len);
 	send_all(fd, head, strlen(head));
 	send_all(fd, body, len);
 	for (;;) {
@@ -304,8 +309,8 @@ static int post(int fd, const char *path, const char *body, size_t len, char *bu
 	}
 }
 
-static void case_http(int fd, const char *name, const char *path, const char *dir,
-		      const char *file, unsigned ops)
+static void case_http(int fd, const char *name, const char *path, const char *dir, const char *file,
+		      unsigned ops)
 {
 	size_t len, cap = (size_t)64 << 20;
 	char *body = slurp(dir, file, &len), *reply = malloc(cap);
@@ -326,9 +331,9 @@ static void case_http(int fd, const char *name, const char *path, const char *di
 
 static void cases_http(struct sx_cache *cache, const struct sx_config *cfg, const char *dir)
 {
-	struct sx_extender ex = { .cache = cache, .cfg = cfg };
-	struct sx_server_opts so = { .listen = "127.0.0.1:0", .threads = 1 };
-	struct sx_error err = { 0 };
+	struct sx_extender ex = {.cache = cache, .cfg = cfg};
+	struct sx_server_opts so = {.listen = "127.0.0.1:0", .threads = 1};
+	struct sx_error err = {0};
 	struct sx_server *srv;
 	int fd;
 
@@ -351,9 +356,9 @@ static void cases_http(struct sx_cache *cache, const struct sx_config *cfg, cons
 
 int main(int argc, char **argv)
 {
-	static const char *const mixes[] = { "plain",   "spread",  "affinity",
-					     "anti-affinity", "volumes", "dra" };
-	struct sx_error err = { 0 };
+	static const char *const mixes[] = {"plain",	     "spread",	"affinity",
+					    "anti-affinity", "volumes", "dra"};
+	struct sx_error err = {0};
 	struct sx_config *cfg;
 	struct sx_cache *cache;
 	const char *dir;

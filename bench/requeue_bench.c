@@ -27,7 +27,7 @@ static double clock_fn(void *ctx)
 
 static void *decode(const char *json, bool node)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	cJSON *j = cJSON_Parse(json);
 	void *o = node ? (void *)sx_decode_node(j, &err) : (void *)sx_decode_pod(j, &err);
 
@@ -66,10 +66,10 @@ static struct sx_pod *make_pod(unsigned i)
 static struct sx_rejectors rejectors(const struct sx_config *cfg, struct sx_node *small)
 {
 	struct sx_cache *cache = sx_cache_new();
-	struct sx_object obj = { SX_KIND_NODE, sx_node_ref(small) };
-	struct sx_cycle_opts opts = { .mode = SX_CYCLE_FULL, .percentage = 100 };
+	struct sx_object obj = {SX_KIND_NODE, sx_node_ref(small)};
+	struct sx_cycle_opts opts = {.mode = SX_CYCLE_FULL, .percentage = 100};
 	struct sx_cycle_result res;
-	struct sx_rejectors r = { 0, 0 };
+	struct sx_rejectors r = {0, 0};
 	struct sx_pod *pod = make_pod(0);
 
 	sx_cache_upsert(cache, &obj);
@@ -127,7 +127,7 @@ static void measure(const struct sx_config *cfg, unsigned n, const struct sx_rej
 
 int main(int argc, char **argv)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	unsigned n = 5000;
 	struct sx_config *cfg;
 	struct sx_node *small, *relabeled, *tiny, *big;

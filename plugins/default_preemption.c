@@ -20,8 +20,7 @@ struct dp_self {
 	struct sx_handle *handle; /* the profile's; NULL (tests): no environment */
 };
 
-static void *init_default_preemption(const cJSON *json, struct sx_handle *h,
-				     struct sx_error *err)
+static void *init_default_preemption(const cJSON *json, struct sx_handle *h, struct sx_error *err)
 {
 	struct dp_self *s = sx_calloc(1, sizeof(*s));
 	if (!s) {
@@ -93,7 +92,9 @@ static struct sx_status *post_filter_default_preemption(void *self, struct sx_cy
 	sx_handle_env(dp->handle, &env);
 	/* upstream Evaluator.Handle: the PostFilter knows its profile (none
 	 * only for an instance made without a handle). */
-	const struct sx_profile *prof = dry ? dry->profile : dp->handle ? dp->handle->profile : NULL;
+	const struct sx_profile *prof = dry	     ? dry->profile
+					: dp->handle ? dp->handle->profile
+						     : NULL;
 	if (!prof)
 		return sx_status_new(SX_ERROR, "preemption: profile not registered with the "
 					       "preemption environment");
@@ -149,7 +150,7 @@ static enum sx_hint hint_pod_default_preemption(void *self, const struct sx_pod 
 }
 
 static const struct sx_event_reg events_default_preemption[] = {
-	{ SX_RES_POD, SX_ACT_DELETE, hint_pod_default_preemption },
+	{SX_RES_POD, SX_ACT_DELETE, hint_pod_default_preemption},
 	SX_EVENTS_END,
 };
 

@@ -24,19 +24,17 @@
 #include "schedext/selector.h"
 #include "slots.h"
 
-#define NAME "DynamicResources"
+#define NAME		 "DynamicResources"
 #define RESERVED_FOR_MAX 256 /* ResourceClaimReservedForMaxSize */
-#define BIND_RETRIES 5       /* retry.DefaultRetry steps */
+#define BIND_RETRIES	 5   /* retry.DefaultRetry steps */
 
 /* Filter's rejections, the same for every node (no allocation per node). */
 static struct sx_status reject_unsatisfied =
 	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME, "cannot allocate all claims");
-static struct sx_status reject_timed_out =
-	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME,
-			 "timed out trying to allocate devices");
-static struct sx_status reject_not_available =
-	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME,
-			 "resourceclaim not available on the node");
+static struct sx_status reject_timed_out = SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME,
+							    "timed out trying to allocate devices");
+static struct sx_status reject_not_available = SX_STATUS_STATIC(
+	SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME, "resourceclaim not available on the node");
 
 struct dra_self {
 	uint64_t filter_timeout_ns; /* 0 = none */
@@ -45,8 +43,8 @@ struct dra_self {
 	 * defaults it to 10m when they are on (src/framework/config_dra.c). */
 	uint64_t binding_timeout_ns;
 	struct sx_cel_cache *cel;
-	struct sx_handle *handle;      /* the profile's (may be NULL: no API client) */
-	struct sx_dra_claims *claims;  /* the handle's tracker, or own_claims */
+	struct sx_handle *handle;	  /* the profile's (may be NULL: no API client) */
+	struct sx_dra_claims *claims;	  /* the handle's tracker, or own_claims */
 	struct sx_dra_claims *own_claims; /* without a shared tracker (tests); owned */
 	/* The profile's gates (SX_DRA_GATES_KEY; 1.37's defaults when absent). */
 	struct sx_dra_features features;
@@ -79,8 +77,8 @@ struct dra_state {
 	struct sx_dra_index *ix;
 	struct sx_dra_allocated *allocated, *inflight;
 	struct sx_dra_alloc_env env;
-	struct sx_dra_prep *prep; /* the claims validated once for every node */
-	_Atomic uint64_t unavailable; /* bit i: claim i unusable on some node (PostFilter) */
+	struct sx_dra_prep *prep;	   /* the claims validated once for every node */
+	_Atomic uint64_t unavailable;	   /* bit i: claim i unusable on some node (PostFilter) */
 	struct sx_dra_claim_out *reserved; /* [nalloc], Reserve's allocation */
 	sx_str reserved_node;
 };
@@ -89,20 +87,27 @@ struct dra_state {
 
 /* DynamicResourcesArgs as read (plugin_args.h). */
 struct dra_args {
-	char *filter_timeout; /* NULL: absent, or not a string */
-	bool given;           /* filterTimeout present and not null */
+	char *filter_timeout;  /* NULL: absent, or not a string */
+	bool given;	       /* filterTimeout present and not null */
 	char *binding_timeout; /* NULL: absent, or not a string */
 	bool binding_given;
 };
 
 static const struct sx_arg dra_fields[] = {
-	{ .name = "filterTimeout", .type = SX_ARG_STRING, .max = 64, .flags = SX_ARG_LENIENT,
-	  .offset = offsetof(struct dra_args, filter_timeout) },
-	{ .name = "filterTimeout", .type = SX_ARG_GIVEN, .offset = offsetof(struct dra_args, given) },
-	{ .name = "bindingTimeout", .type = SX_ARG_STRING, .max = 64, .flags = SX_ARG_LENIENT,
-	  .offset = offsetof(struct dra_args, binding_timeout) },
-	{ .name = "bindingTimeout", .type = SX_ARG_GIVEN,
-	  .offset = offsetof(struct dra_args, binding_given) },
+	{.name = "filterTimeout",
+	 .type = SX_ARG_STRING,
+	 .max = 64,
+	 .flags = SX_ARG_LENIENT,
+	 .offset = offsetof(struct dra_args, filter_timeout)},
+	{.name = "filterTimeout", .type = SX_ARG_GIVEN, .offset = offsetof(struct dra_args, given)},
+	{.name = "bindingTimeout",
+	 .type = SX_ARG_STRING,
+	 .max = 64,
+	 .flags = SX_ARG_LENIENT,
+	 .offset = offsetof(struct dra_args, binding_timeout)},
+	{.name = "bindingTimeout",
+	 .type = SX_ARG_GIVEN,
+	 .offset = offsetof(struct dra_args, binding_given)},
 };
 
 /* bindingTimeout in seconds (0: not given); ValidateDynamicResourcesArgs
@@ -119,8 +124,10 @@ static double binding_timeout_s(const struct dra_args *a, struct sx_error *err)
 		return -1;
 	}
 	if (secs < 1) {
-		sx_error_set(err, SX_EINVAL, "bindingTimeout: Invalid value: \"%s\": must be at "
-			     "least 1 second", a->binding_timeout);
+		sx_error_set(err, SX_EINVAL,
+			     "bindingTimeout: Invalid value: \"%s\": must be at "
+			     "least 1 second",
+			     a->binding_timeout);
 		return -1;
 	}
 	return secs;
@@ -150,8 +157,9 @@ static bool gate(const cJSON *gates, const char *name, bool def)
 
 static void read_gates(struct dra_self *s, const cJSON *args)
 {
-	const cJSON *g = cJSON_IsObject(args) ? cJSON_GetObjectItemCaseSensitive(args, SX_DRA_GATES_KEY)
-					      : NULL;
+	const cJSON *g = cJSON_IsObject(args)
+				 ? cJSON_GetObjectItemCaseSensitive(args, SX_DRA_GATES_KEY)
+				 : NULL;
 
 	s->features.admin_access = gate(g, "DRAAdminAccess", true);
 	s->features.prioritized_list = gate(g, "DRAPrioritizedList", true);
@@ -164,8 +172,8 @@ static void *init_dynamic_resources(const struct cJSON *args, struct sx_handle *
 				    struct sx_error *err)
 {
 	struct dra_self *s = calloc(1, sizeof(*s));
-	struct sx_arg_errors e = { 0 };
-	struct dra_args a = { 0 };
+	struct sx_arg_errors e = {0};
+	struct dra_args a = {0};
 	double secs;
 
 	if (!s) {
@@ -238,7 +246,7 @@ static int match_cel(void *ctx, const char *expr, sx_str driver, sx_str pool,
 	struct dra_self *s = ctx;
 	struct sx_cel_attr attrs[64];
 	struct sx_cel_capacity caps[64];
-	struct sx_cel_device d = { sx_str_get(driver), attrs, 0, caps, 0 };
+	struct sx_cel_device d = {sx_str_get(driver), attrs, 0, caps, 0};
 	struct sx_cel_program *p = sx_cel_cache_get(s->cel, expr, strlen(expr), err, errlen);
 	bool result = false;
 	int rc;
@@ -249,11 +257,11 @@ static int match_cel(void *ctx, const char *expr, sx_str driver, sx_str pool,
 	for (uint32_t i = 0; i < dev->nattrs && i < 64; i++) {
 		const struct sx_dra_attr *a = &dev->attrs[i];
 
-		attrs[d.n_attrs++] = (struct sx_cel_attr){ a->name, (enum sx_cel_attr_type)a->type,
-							   a->i, a->b, a->s };
+		attrs[d.n_attrs++] = (struct sx_cel_attr){a->name, (enum sx_cel_attr_type)a->type,
+							  a->i, a->b, a->s};
 	}
 	for (uint32_t i = 0; i < dev->ncaps && i < 64; i++)
-		caps[d.n_caps++] = (struct sx_cel_capacity){ dev->caps[i].name, dev->caps[i].value };
+		caps[d.n_caps++] = (struct sx_cel_capacity){dev->caps[i].name, dev->caps[i].value};
 	rc = sx_cel_eval_device(p, &d, &result, NULL, err, errlen);
 	sx_cel_program_unref(p);
 	if (rc < 0)
@@ -283,7 +291,8 @@ static int claim_name(const struct sx_pod *pod, const struct sx_pod_claim *pc, c
 		*check_owner = true;
 		return 0;
 	}
-	snprintf(err, len, "pod \"%s/%s\", spec.resourceClaim %s: none of the supported fields are set",
+	snprintf(err, len,
+		 "pod \"%s/%s\", spec.resourceClaim %s: none of the supported fields are set",
 		 sx_str_get(pod->meta.ns), pod->meta.name, pc->name);
 	return -1;
 }
@@ -299,8 +308,10 @@ static int check_claim(const struct sx_pod *pod, const struct sx_dra_object *c, 
 	if (check_owner && (c->meta.ns != pod->meta.ns || !c->u.claim.owner_uid ||
 			    c->u.claim.owner_kind != sx_intern("Pod") || !pod->meta.uid ||
 			    strcmp(c->u.claim.owner_uid, pod->meta.uid) != 0)) {
-		snprintf(err, len, "ResourceClaim %s/%s was not created for pod %s/%s (pod is not owner)",
-			 sx_str_get(c->meta.ns), c->meta.name, sx_str_get(pod->meta.ns), pod->meta.name);
+		snprintf(err, len,
+			 "ResourceClaim %s/%s was not created for pod %s/%s (pod is not owner)",
+			 sx_str_get(c->meta.ns), c->meta.name, sx_str_get(pod->meta.ns),
+			 pod->meta.name);
 		return -1;
 	}
 	return 0;
@@ -331,7 +342,8 @@ static struct sx_status *pre_enqueue_dynamic_resources(void *self, const struct 
 			return NULL; /* not tracked here: PreFilter checks */
 		if (!known)
 			return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
-					     "resourceclaim.resource.k8s.io \"%s\" not found", name);
+					     "resourceclaim.resource.k8s.io \"%s\" not found",
+					     name);
 		known = check_claim(pod, c, owner, err, sizeof(err));
 		sx_dra_unref(c);
 		if (known < 0)
@@ -417,8 +429,9 @@ static struct sx_status *collect(struct dra_self *self, struct dra_state *s,
 					 pod->meta.ns, name);
 		if (!c)
 			return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
-					     "resourceclaim.resource.k8s.io \"%s\" not found", name);
-		s->c[s->n++] = (struct pclaim){ c, false, -1 };
+					     "resourceclaim.resource.k8s.io \"%s\" not found",
+					     name);
+		s->c[s->n++] = (struct pclaim){c, false, -1};
 		if (check_claim(pod, c, owner, err, sizeof(err)) < 0)
 			return unresolvable(err);
 	}
@@ -460,7 +473,8 @@ static struct sx_status *check_requests(struct dra_self *self, const struct sx_s
 					     "resource claim %s, request %s: unknown request type",
 					     kobj(c, k, sizeof(k)), req->name);
 		for (uint32_t i = 0; !st && i < req->nsub; i++) {
-			snprintf(buf, sizeof(buf), "%s/%s", req->name, req->first_available[i].name);
+			snprintf(buf, sizeof(buf), "%s/%s", req->name,
+				 req->first_available[i].name);
 			st = check_class(snap, req->first_available[i].class_name, buf);
 		}
 	}
@@ -480,16 +494,20 @@ static struct sx_status *prepare_allocator(struct dra_self *self, struct dra_sta
 		if (s->c[i].to_allocate)
 			s->in[s->c[i].alloc_ix] = (struct sx_dra_claim_in){
 				sx_str_get(s->c[i].claim->meta.ns), s->c[i].claim->meta.name,
-				&s->c[i].claim->u.claim.spec
-			};
+				&s->c[i].claim->u.claim.spec};
 	s->env = (struct sx_dra_alloc_env){
 		.features = self->features,
-		.index = s->ix, .allocated = s->allocated, .allocated2 = s->inflight,
-		.get_class = get_class, .class_ctx = (void *)snap,
-		.match = match_cel, .match_ctx = self,
+		.index = s->ix,
+		.allocated = s->allocated,
+		.allocated2 = s->inflight,
+		.get_class = get_class,
+		.class_ctx = (void *)snap,
+		.match = match_cel,
+		.match_ctx = self,
 	};
 	if (self->taint_rules) {
-		s->env.taint_rules = (const struct sx_device_taint_rule *const *)snap->device_taint_rules;
+		s->env.taint_rules =
+			(const struct sx_device_taint_rule *const *)snap->device_taint_rules;
 		s->env.ntaint_rules = snap->ndevice_taint_rules;
 	}
 	s->prep = sx_dra_prepare(&s->env, s->in, s->nalloc);
@@ -540,7 +558,8 @@ static struct sx_status *pre_filter_dynamic_resources(void *self, struct sx_cycl
 /* Allocates the pod's claims for node into out[nalloc] (cleared by the
  * caller on SX_DRA_ALLOCATED). A Filter status, or NULL on success. */
 static struct sx_status *allocate(struct dra_self *self, const struct dra_state *s,
-				  const struct sx_node *node, bool results, struct sx_dra_claim_out *out)
+				  const struct sx_node *node, bool results,
+				  struct sx_dra_claim_out *out)
 {
 	char err[SX_DRA_ERR_LEN];
 	int rc;
@@ -578,7 +597,8 @@ static struct sx_status *filter_dynamic_resources(void *self, const struct sx_cy
 			unavailable |= 1ull << (i & 63);
 	}
 	if (s->nalloc) {
-		struct sx_dra_claim_out one, *out = s->nalloc == 1 ? &one : calloc(s->nalloc, sizeof(*out));
+		struct sx_dra_claim_out one,
+			*out = s->nalloc == 1 ? &one : calloc(s->nalloc, sizeof(*out));
 
 		if (!out)
 			return sx_status_oom();
@@ -622,10 +642,12 @@ static struct sx_status *post_filter_dynamic_resources(void *self, struct sx_cyc
 
 		if (!(bits >> i & 1))
 			continue;
-		if (c->u.claim.nreserved > 1 || (c->u.claim.nreserved == 1 && !reserved_for(c, pod)))
+		if (c->u.claim.nreserved > 1 ||
+		    (c->u.claim.nreserved == 1 && !reserved_for(c, pod)))
 			continue;
 		if (filtered->dry_run) /* what the real run would answer, nothing written */
-			return sx_status_new(SX_UNSCHEDULABLE, "deallocation of ResourceClaim completed");
+			return sx_status_new(SX_UNSCHEDULABLE,
+					     "deallocation of ResourceClaim completed");
 		if (!kube)
 			break;
 		snprintf(body, sizeof(body),
@@ -675,9 +697,9 @@ static struct sx_status *reserve_dynamic_resources(void *self, struct sx_cycle_s
 
 		if (s->c[i].to_allocate &&
 		    sx_dra_pending_add(ds->claims, c->meta.uid, &s->reserved[s->c[i].alloc_ix]) < 0)
-			return sx_status_new(SX_ERROR,
-					     "internal error, couldn't signal allocation for claim %s",
-					     c->meta.name);
+			return sx_status_new(
+				SX_ERROR, "internal error, couldn't signal allocation for claim %s",
+				c->meta.name);
 	}
 	return NULL;
 }
@@ -800,7 +822,7 @@ static int add_finalizer(struct sx_kube *kube, const struct sx_dra_object **c, c
 /* upstream bindClaim: writes allocation (when this cycle made one) and the
  * reservation, retrying conflicts on a fresh copy. */
 static struct sx_status *bind_claim(struct dra_self *self, struct sx_kube *kube,
-				     struct dra_state *s, uint32_t i, const struct sx_pod *pod)
+				    struct dra_state *s, uint32_t i, const struct sx_pod *pod)
 {
 	const struct sx_dra_object *c = sx_dra_ref(s->c[i].claim), *fresh;
 	const struct sx_dra_claim_out *alloc =
@@ -817,7 +839,8 @@ static struct sx_status *bind_claim(struct dra_self *self, struct sx_kube *kube,
 			rc = sx_dra_get_claim(kube, sx_str_get(c->meta.ns), c->meta.name, &updated,
 					      msg, sizeof(msg));
 			if (rc < 0) {
-				st = sx_status_new(SX_ERROR, "get updated claim %s after conflict: %s",
+				st = sx_status_new(SX_ERROR,
+						   "get updated claim %s after conflict: %s",
 						   kobj(c, k, sizeof(k)), msg);
 				break;
 			}
@@ -832,7 +855,8 @@ static struct sx_status *bind_claim(struct dra_self *self, struct sx_kube *kube,
 			break;
 		}
 		if (alloc && c->u.claim.allocation) {
-			st = sx_status_new(SX_ERROR, "claim %s got allocated elsewhere in the meantime",
+			st = sx_status_new(SX_ERROR,
+					   "claim %s got allocated elsewhere in the meantime",
 					   kobj(c, k, sizeof(k)));
 			break;
 		}
@@ -903,8 +927,9 @@ cJSON *sx_dra_explain_devices(const struct sx_cycle_state *cs, const struct sx_n
 		return NULL;
 	out = calloc(s->nalloc + 1, sizeof(*out));
 	arr = cJSON_CreateArray();
-	if (!out || !arr || (s->nalloc && sx_dra_allocate_prepared(s->prep, node, 0, true, out, err,
-								  sizeof(err)) != SX_DRA_ALLOCATED)) {
+	if (!out || !arr ||
+	    (s->nalloc && sx_dra_allocate_prepared(s->prep, node, 0, true, out, err, sizeof(err)) !=
+				  SX_DRA_ALLOCATED)) {
 		free(out);
 		cJSON_Delete(arr);
 		return NULL;
@@ -998,11 +1023,11 @@ static enum sx_hint hint_pod_dynamic_resources(void *self, const struct sx_pod *
 }
 
 static const struct sx_event_reg events_dynamic_resources[] = {
-	{ SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_LABEL, NULL },
-	{ SX_RES_RESOURCE_CLAIM, SX_ACT_ADD | SX_ACT_UPDATE, hint_claim_dynamic_resources },
-	{ SX_RES_POD, SX_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM, hint_pod_dynamic_resources },
-	{ SX_RES_DEVICE_CLASS, SX_ACT_ADD | SX_ACT_UPDATE, NULL },
-	{ SX_RES_RESOURCE_SLICE, SX_ACT_ADD | SX_ACT_UPDATE, NULL },
+	{SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_LABEL, NULL},
+	{SX_RES_RESOURCE_CLAIM, SX_ACT_ADD | SX_ACT_UPDATE, hint_claim_dynamic_resources},
+	{SX_RES_POD, SX_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM, hint_pod_dynamic_resources},
+	{SX_RES_DEVICE_CLASS, SX_ACT_ADD | SX_ACT_UPDATE, NULL},
+	{SX_RES_RESOURCE_SLICE, SX_ACT_ADD | SX_ACT_UPDATE, NULL},
 	SX_EVENTS_END,
 };
 

@@ -45,7 +45,7 @@
 #include "schedext/handle.h"
 #include "schedext/workload.h"
 
-#define GANG_NAME "GangScheduling"
+#define GANG_NAME	  "GangScheduling"
 #define PERMIT_TIMEOUT_MS (5ull * 60 * 1000) /* permitTimeoutDuration */
 
 struct member {
@@ -90,7 +90,7 @@ static struct group *find_group(struct gang *s, sx_str ns, sx_str name, bool cre
 		s->g = g;
 		s->cap = cap;
 	}
-	s->g[s->n] = (struct group){ .ns = ns, .name = name };
+	s->g[s->n] = (struct group){.ns = ns, .name = name};
 	return &s->g[s->n++];
 }
 
@@ -126,7 +126,7 @@ static struct member *add_member(struct group *g, const char *uid)
 		g->cap = cap;
 	}
 	m = &g->m[g->n];
-	*m = (struct member){ .uid = strdup(uid) };
+	*m = (struct member){.uid = strdup(uid)};
 	if (!m->uid)
 		return NULL;
 	g->n++;
@@ -207,12 +207,15 @@ static struct sx_status *pre_enqueue_gang_scheduling(void *self, const struct sx
 	if (!s->fed)
 		st = NULL;
 	else if (!g || !g->pg)
-		st = sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
-				   "waiting for pods's pod group \"%s\" to appear in scheduling queue",
-				   sx_str_get(pod->scheduling_group));
-	else if (g->pg->spec.policy == SX_GROUP_POLICY_GANG && g->n < (uint32_t)g->pg->spec.min_count)
-		st = sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
-				   "waiting for minCount pods from a gang to appear in scheduling queue");
+		st = sx_status_new(
+			SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
+			"waiting for pods's pod group \"%s\" to appear in scheduling queue",
+			sx_str_get(pod->scheduling_group));
+	else if (g->pg->spec.policy == SX_GROUP_POLICY_GANG &&
+		 g->n < (uint32_t)g->pg->spec.min_count)
+		st = sx_status_new(
+			SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
+			"waiting for minCount pods from a gang to appear in scheduling queue");
 	pthread_mutex_unlock(&s->mu);
 	return st;
 }
@@ -281,11 +284,12 @@ static struct sx_status *permit_gang_scheduling(void *self, struct sx_cycle_stat
 	}
 	if (!g || !g->pg) {
 		pthread_mutex_unlock(&s->mu);
-		return sx_status_new(SX_ERROR,
-				     "failed to get podGroup %s/%s: podgroup.scheduling.k8s.io \"%s\" "
-				     "not found",
-				     sx_str_get(pod->meta.ns), sx_str_get(pod->scheduling_group),
-				     sx_str_get(pod->scheduling_group));
+		return sx_status_new(
+			SX_ERROR,
+			"failed to get podGroup %s/%s: podgroup.scheduling.k8s.io \"%s\" "
+			"not found",
+			sx_str_get(pod->meta.ns), sx_str_get(pod->scheduling_group),
+			sx_str_get(pod->scheduling_group));
 	}
 	gang = g->pg->spec.policy == SX_GROUP_POLICY_GANG;
 	min_count = g->pg->spec.min_count;
@@ -296,10 +300,11 @@ static struct sx_status *permit_gang_scheduling(void *self, struct sx_cycle_stat
 		return NULL;
 	if (scheduled < (uint32_t)min_count) {
 		*timeout_ms = s->timeout_ms;
-		return sx_status_new(SX_WAIT, "waiting for minCount pods from a gang to be scheduled");
+		return sx_status_new(SX_WAIT,
+				     "waiting for minCount pods from a gang to be scheduled");
 	}
 	/* The quorum is met: allow every waiting member of the gang. */
-	struct allow_ctx a = { pod->meta.ns, pod->scheduling_group };
+	struct allow_ctx a = {pod->meta.ns, pod->scheduling_group};
 	sx_handle_iterate_waiting(s->h, allow_member, &a);
 	return NULL;
 }
@@ -356,10 +361,10 @@ static enum sx_hint hint_group_updated_gang_scheduling(void *self, const struct 
 }
 
 static const struct sx_event_reg events_gang_scheduling[] = {
-	{ SX_RES_UNSCHEDULED_POD, SX_ACT_ADD, hint_pod_added_gang_scheduling },
-	{ SX_RES_ASSIGNED_POD, SX_ACT_ADD, hint_pod_added_gang_scheduling },
-	{ SX_RES_POD_GROUP, SX_ACT_ADD, hint_group_added_gang_scheduling },
-	{ SX_RES_POD_GROUP, SX_ACT_UPDATE, hint_group_updated_gang_scheduling },
+	{SX_RES_UNSCHEDULED_POD, SX_ACT_ADD, hint_pod_added_gang_scheduling},
+	{SX_RES_ASSIGNED_POD, SX_ACT_ADD, hint_pod_added_gang_scheduling},
+	{SX_RES_POD_GROUP, SX_ACT_ADD, hint_group_added_gang_scheduling},
+	{SX_RES_POD_GROUP, SX_ACT_UPDATE, hint_group_updated_gang_scheduling},
 	SX_EVENTS_END,
 };
 

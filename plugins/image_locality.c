@@ -42,8 +42,8 @@ static void destroy_image_locality(void *self)
 	free(self);
 }
 
-#define MB (1024LL * 1024)
-#define MIN_THRESHOLD (23 * MB)
+#define MB			(1024LL * 1024)
+#define MIN_THRESHOLD		(23 * MB)
 #define MAX_CONTAINER_THRESHOLD (1000 * MB)
 
 /* Image size scaled by the fraction of nodes that have it; the float

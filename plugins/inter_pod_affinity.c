@@ -39,15 +39,16 @@
 #include "slots.h"
 #include "state_pair.h"
 
-#define REASON_AFFINITY "node(s) didn't match pod affinity rules"
-#define REASON_ANTI "node(s) didn't match pod anti-affinity rules"
+#define REASON_AFFINITY	     "node(s) didn't match pod affinity rules"
+#define REASON_ANTI	     "node(s) didn't match pod anti-affinity rules"
 #define REASON_EXISTING_ANTI "node(s) didn't satisfy existing pods anti-affinity rules"
-#define NAME "InterPodAffinity"
+#define NAME		     "InterPodAffinity"
 
 /* Filter's rejections, the same for every node (no allocation per node). */
 static struct sx_status reject_affinity =
 	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME, REASON_AFFINITY);
-static struct sx_status reject_anti_affinity = SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_ANTI);
+static struct sx_status reject_anti_affinity =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_ANTI);
 static struct sx_status reject_existing_anti_affinity =
 	SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_EXISTING_ANTI);
 
@@ -63,8 +64,8 @@ struct args {
  * the namespace set (as upstream does through the Namespace lister). */
 struct term {
 	const struct sx_pod_affinity_term *t; /* borrowed from the incoming pod */
-	int32_t weight;                       /* preferred terms; 0 for required */
-	bool all_ns;                          /* namespaceSelector: {} */
+	int32_t weight;			      /* preferred terms; 0 for required */
+	bool all_ns;			      /* namespaceSelector: {} */
 	uint32_t nns;
 	sx_str *ns; /* owned */
 };
@@ -76,42 +77,48 @@ struct terms {
 
 /* PreFilter result; AddPod/RemovePod mutate the counters of a clone. */
 struct filter_state {
-	struct memo_set *memo;             /* the instance's memos (borrowed) */
-	const struct sx_pod *pod;          /* the incoming pod (borrowed) */
+	struct memo_set *memo;		   /* the instance's memos (borrowed) */
+	const struct sx_pod *pod;	   /* the incoming pod (borrowed) */
 	const struct sx_labels *ns_labels; /* its Namespace's labels; NULL = unknown */
-	struct terms aff, anti;            /* its required terms */
-	struct tmap existing_anti;         /* pairs of existing pods' anti terms matching pod */
-	struct tmap affinity;              /* pairs of pods matching all affinity terms */
-	struct tmap anti_counts;           /* pairs of pods matching an anti term */
+	struct terms aff, anti;		   /* its required terms */
+	struct tmap existing_anti;	   /* pairs of existing pods' anti terms matching pod */
+	struct tmap affinity;		   /* pairs of pods matching all affinity terms */
+	struct tmap anti_counts;	   /* pairs of pods matching an anti term */
 };
 
 /* PreScore result. */
 struct score_state {
 	struct tmap scores; /* topology pair -> summed weight */
-	uint32_t nkeys;     /* distinct topology keys in scores */
+	uint32_t nkeys;	    /* distinct topology keys in scores */
 	sx_str *keys;
 };
 
-static const struct sx_labels no_labels = { 0, NULL };
+static const struct sx_labels no_labels = {0, NULL};
 
 /* ---------- args ---------- */
 
 static const struct sx_arg ipa_args[] = {
-	{ .name = "hardPodAffinityWeight", .type = SX_ARG_INT,
-	  .offset = offsetof(struct args, hard_pod_affinity_weight), .def = 1, .min = 0, .max = 100,
-	  .type_desc = "an integer", .range_desc = "[0-100]" },
-	{ .name = "ignorePreferredTermsOfExistingPods", .type = SX_ARG_BOOL,
-	  .offset = offsetof(struct args, ignore_preferred_of_existing), .type_desc = "a boolean" },
+	{.name = "hardPodAffinityWeight",
+	 .type = SX_ARG_INT,
+	 .offset = offsetof(struct args, hard_pod_affinity_weight),
+	 .def = 1,
+	 .min = 0,
+	 .max = 100,
+	 .type_desc = "an integer",
+	 .range_desc = "[0-100]"},
+	{.name = "ignorePreferredTermsOfExistingPods",
+	 .type = SX_ARG_BOOL,
+	 .offset = offsetof(struct args, ignore_preferred_of_existing),
+	 .type_desc = "a boolean"},
 };
 
 static struct memo_set *memo_set_new(void);
 static void memo_set_free(struct memo_set *ms);
 
-static void *init_inter_pod_affinity(const cJSON *json, struct sx_handle *h,
-				     struct sx_error *err)
+static void *init_inter_pod_affinity(const cJSON *json, struct sx_handle *h, struct sx_error *err)
 {
 	struct args *a = sx_calloc(1, sizeof(*a));
-	struct sx_arg_errors e = { 0 };
+	struct sx_arg_errors e = {0};
 
 	if (!a) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
@@ -145,7 +152,8 @@ static void write_args_inter_pod_affinity(const void *self, struct sx_buf *b)
 	const struct args *a = self;
 
 	sx_buf_printf(b, ",\"hardPodAffinityWeight\":%d,\"ignorePreferredTermsOfExistingPods\":%s",
-		      a->hard_pod_affinity_weight, a->ignore_preferred_of_existing ? "true" : "false");
+		      a->hard_pod_affinity_weight,
+		      a->ignore_preferred_of_existing ? "true" : "false");
 }
 
 /* ---------- term matching ---------- */
@@ -177,7 +185,8 @@ static bool term_selects(const struct sx_pod_affinity_term *t, const struct sx_l
 }
 
 /* An incoming-pod term (namespaces resolved) matches target. */
-static bool term_matches(const struct term *tm, const struct sx_pod *owner, const struct sx_pod *target)
+static bool term_matches(const struct term *tm, const struct sx_pod *owner,
+			 const struct sx_pod *target)
 {
 	bool ns_ok = tm->all_ns;
 	for (uint32_t i = 0; !ns_ok && i < tm->nns; i++)
@@ -313,8 +322,8 @@ static int terms_clone(struct terms *dst, const struct terms *src)
  * node plus its contributions (compacted when half is garbage), its sums
  * and a reference on the pod whose terms are its key. */
 #define MEMO_ENTRIES 8
-#define MEMO_MAPS 4 /* existing_anti, affinity, anti_counts, scores */
-#define MAP_SCORES 3
+#define MEMO_MAPS    4 /* existing_anti, affinity, anti_counts, scores */
+#define MAP_SCORES   3
 
 struct contrib {
 	uint64_t pair;
@@ -334,19 +343,19 @@ enum memo_kind {
 
 struct memo_key {
 	enum memo_kind kind;
-	const struct sx_pod *pod;   /* reference held: its labels and terms */
+	const struct sx_pod *pod; /* reference held: its labels and terms */
 	bool has_ns_labels;
 	struct sx_labels ns_labels; /* items owned */
-	struct terms a, b;          /* required aff/anti, or preferred aff/anti */
+	struct terms a, b;	    /* required aff/anti, or preferred aff/anti */
 	int64_t hard;
-	bool all_pods;              /* PreScore over every pod, not only affinity pods */
+	bool all_pods; /* PreScore over every pod, not only affinity pods */
 };
 
 struct memo {
 	uint64_t last_use; /* 0: empty */
 	struct memo_key key;
 	uint32_t cap, used;
-	uint64_t *gen;     /* [cap]; 0: nothing counted */
+	uint64_t *gen;	     /* [cap]; 0: nothing counted */
 	uint32_t *off, *len; /* [cap]: the node's contributions in pool */
 	struct contrib *pool;
 	uint32_t npool, cap_pool, live_pool;
@@ -444,7 +453,8 @@ static bool terms_equal(const struct terms *x, const struct terms *y)
 		const struct term *a = &x->v[i], *b = &y->v[i];
 		const struct sx_pod_affinity_term *s = a->t, *t = b->t;
 		if (a->weight != b->weight || a->all_ns != b->all_ns ||
-		    !strs_equal(a->ns, a->nns, b->ns, b->nns) || s->topology_key != t->topology_key ||
+		    !strs_equal(a->ns, a->nns, b->ns, b->nns) ||
+		    s->topology_key != t->topology_key ||
 		    !selector_equal(s->selector, t->selector) ||
 		    !selector_equal(s->ns_selector, t->ns_selector) ||
 		    !strs_equal(s->namespaces, s->nnamespaces, t->namespaces, t->nnamespaces) ||
@@ -496,7 +506,8 @@ static uint64_t memo_key_hash(const struct memo_key *q)
 	if (q->kind != MK_TERMS) {
 		h = hash_mix(h, q->pod->meta.ns);
 		for (uint32_t i = 0; q->has_ns_labels && i < q->ns_labels.n; i++)
-			h = hash_mix(h, tmap_pair(q->ns_labels.items[i].key, q->ns_labels.items[i].value));
+			h = hash_mix(h, tmap_pair(q->ns_labels.items[i].key,
+						  q->ns_labels.items[i].value));
 	}
 	for (uint32_t t = 0; q->kind != MK_EXISTING && t < 2; t++) {
 		const struct terms *ts = t ? &q->b : &q->a;
@@ -523,8 +534,10 @@ static uint64_t memo_key_hash(const struct memo_key *q)
 static int memo_init(struct memo *m, const struct memo_key *q)
 {
 	memo_clear(m);
-	m->key = (struct memo_key){ .kind = q->kind, .has_ns_labels = q->has_ns_labels,
-				    .hard = q->hard, .all_pods = q->all_pods };
+	m->key = (struct memo_key){.kind = q->kind,
+				   .has_ns_labels = q->has_ns_labels,
+				   .hard = q->hard,
+				   .all_pods = q->all_pods};
 	m->key.pod = sx_pod_ref(q->pod);
 	if (q->has_ns_labels && q->ns_labels.n) {
 		m->key.ns_labels.items = malloc(sizeof(struct sx_label) * q->ns_labels.n);
@@ -603,7 +616,7 @@ static int memo_take(struct memo *m, struct tmap *scratch, uint32_t map)
 			m->pool = p;
 			m->cap_pool = cap;
 		}
-		m->pool[m->npool++] = (struct contrib){ scratch->keys[i], scratch->vals[i], map };
+		m->pool[m->npool++] = (struct contrib){scratch->keys[i], scratch->vals[i], map};
 	}
 	if (scratch->cap)
 		memset(scratch->used, 0, scratch->cap);
@@ -639,7 +652,7 @@ typedef int (*memo_node_fn)(void *ctx, const struct sx_node_info *ni, struct tma
 /* Brings m up to snap and leaves the sums in m->sums. */
 static int memo_sync(struct memo *m, const struct sx_snapshot *snap, memo_node_fn fn, void *ctx)
 {
-	struct tmap scratch[MEMO_MAPS] = { { 0 } };
+	struct tmap scratch[MEMO_MAPS] = {{0}};
 	uint32_t n = snap->nnodes;
 	int rc = 0;
 	if (n > m->cap && memo_grow(m, n) < 0)
@@ -920,9 +933,13 @@ static int count_node_terms(struct filter_state *f, const struct sx_node_info *n
 static int memo_count_node(struct filter_state *f, const struct sx_node_info *ni,
 			   struct tmap *scratch, bool existing)
 {
-	struct filter_state g = { .pod = f->pod, .ns_labels = f->ns_labels, .aff = f->aff,
-				  .anti = f->anti, .existing_anti = scratch[0],
-				  .affinity = scratch[1], .anti_counts = scratch[2] };
+	struct filter_state g = {.pod = f->pod,
+				 .ns_labels = f->ns_labels,
+				 .aff = f->aff,
+				 .anti = f->anti,
+				 .existing_anti = scratch[0],
+				 .affinity = scratch[1],
+				 .anti_counts = scratch[2]};
 	int rc = existing ? count_node_existing(&g, ni) : count_node_terms(&g, ni);
 	scratch[0] = g.existing_anti;
 	scratch[1] = g.affinity;
@@ -959,8 +976,11 @@ static int memo_terms_out(void *ctx, const struct memo *m)
 static int count_by_memo(struct filter_state *f, const struct sx_snapshot *snap,
 			 enum memo_kind kind)
 {
-	struct memo_key q = { .kind = kind, .pod = f->pod, .has_ns_labels = f->ns_labels != NULL,
-			      .a = f->aff, .b = f->anti };
+	struct memo_key q = {.kind = kind,
+			     .pod = f->pod,
+			     .has_ns_labels = f->ns_labels != NULL,
+			     .a = f->aff,
+			     .b = f->anti};
 	if (f->ns_labels)
 		q.ns_labels = *f->ns_labels;
 	if (kind == MK_EXISTING)
@@ -972,8 +992,8 @@ static int count_existing(struct filter_state *f, const struct sx_snapshot *snap
 {
 	/* No required-anti pod anywhere can select the pod's namespace: every
 	 * node fails node_anti_may_select, skip touching them. */
-	uint32_t nanti = sx_snapshot_may_select_anti(snap, f->pod->meta.ns) ? snap->nwith_required_anti
-									    : 0;
+	uint32_t nanti =
+		sx_snapshot_may_select_anti(snap, f->pod->meta.ns) ? snap->nwith_required_anti : 0;
 	int rc = 1;
 	/* Walks over a good part of the nodes: the memo's sums for a fraction
 	 * of the work. */
@@ -1013,8 +1033,8 @@ static struct sx_status *pre_filter_inter_pod_affinity(void *self, struct sx_cyc
 	f->ns_labels = sx_snapshot_namespace_labels(cs->snap, pod->meta.ns);
 	if (terms_build(&f->aff, pod, cs->snap, a ? a->required : NULL, a ? a->nrequired : 0, NULL,
 			0) < 0 ||
-	    terms_build(&f->anti, pod, cs->snap, aa ? aa->required : NULL,
-			aa ? aa->nrequired : 0, NULL, 0) < 0 ||
+	    terms_build(&f->anti, pod, cs->snap, aa ? aa->required : NULL, aa ? aa->nrequired : 0,
+			NULL, 0) < 0 ||
 	    count_existing(f, cs->snap) < 0)
 		goto out_nomem;
 	filter_state_free(st->f);
@@ -1035,7 +1055,9 @@ static struct sx_status *update_with_pod(struct sx_cycle_state *cs, const struct
 {
 	struct sx_state_pair *st = cs->slots[SX_SLOT_inter_pod_affinity];
 	if (!st || !st->f)
-		return sx_status_new(SX_ERROR, "error reading \"PreFilterInterPodAffinity\" from cycleState: not found");
+		return sx_status_new(
+			SX_ERROR,
+			"error reading \"PreFilterInterPodAffinity\" from cycleState: not found");
 	if (!ni->node)
 		return NULL;
 	if (update_existing_anti(st->f, p, ni->node, mult) < 0 ||
@@ -1112,7 +1134,9 @@ static struct sx_status *filter_inter_pod_affinity(void *self, const struct sx_c
 	if (!ni->node)
 		return sx_status_new(SX_ERROR, "node not found");
 	if (!st || !st->f)
-		return sx_status_new(SX_ERROR, "error reading \"PreFilterInterPodAffinity\" from cycleState: not found");
+		return sx_status_new(
+			SX_ERROR,
+			"error reading \"PreFilterInterPodAffinity\" from cycleState: not found");
 	if (!satisfies_affinity(st->f, ni->node))
 		return &reject_affinity;
 	if (!satisfies_anti(st->f, ni->node))
@@ -1211,7 +1235,8 @@ static int process_existing_pod(struct scorer *sc, const struct sx_pod *existing
 static int score_node(struct scorer *sc, const struct sx_node_info *ni, bool all)
 {
 	if (!node_affinity_may_select(ni, sc->pod->meta.ns) &&
-	    (!all || (!node_has_term_ns(ni, &sc->pref_aff) && !node_has_term_ns(ni, &sc->pref_anti))))
+	    (!all ||
+	     (!node_has_term_ns(ni, &sc->pref_aff) && !node_has_term_ns(ni, &sc->pref_anti))))
 		return 0;
 	uint32_t np = all ? ni->npods : ni->naffinity;
 	const struct sx_pod *const *pods = all ? ni->pods : ni->affinity_pods;
@@ -1230,7 +1255,7 @@ struct memo_scan {
 static int memo_score_node(void *ctx, const struct sx_node_info *ni, struct tmap *scratch)
 {
 	const struct memo_scan *ms = ctx;
-	struct score_state g = { .scores = scratch[MAP_SCORES] };
+	struct score_state g = {.scores = scratch[MAP_SCORES]};
 	struct scorer sc = *ms->sc;
 	sc.s = &g;
 	int rc = score_node(&sc, ni, ms->all);
@@ -1264,11 +1289,14 @@ static int scan_nodes(struct scorer *sc, const struct sx_snapshot *snap, bool al
 		return 0;
 	/* A walk over a good part of the nodes: the memo's sums instead. */
 	if (n >= 64 && n >= snap->nnodes / 4) {
-		struct memo_key q = { .kind = MK_SCORE, .pod = sc->pod,
-				      .has_ns_labels = sc->ns_labels != NULL, .a = sc->pref_aff,
-				      .b = sc->pref_anti, .hard = sc->args->hard_pod_affinity_weight,
-				      .all_pods = all };
-		struct memo_scan ms = { sc, all };
+		struct memo_key q = {.kind = MK_SCORE,
+				     .pod = sc->pod,
+				     .has_ns_labels = sc->ns_labels != NULL,
+				     .a = sc->pref_aff,
+				     .b = sc->pref_anti,
+				     .hard = sc->args->hard_pod_affinity_weight,
+				     .all_pods = all};
+		struct memo_scan ms = {sc, all};
 		if (sc->ns_labels)
 			q.ns_labels = *sc->ns_labels;
 		int rc = memo_run(sc->args->memo, &q, snap, memo_score_node, &ms, memo_scores_out);
@@ -1294,7 +1322,7 @@ static struct sx_status *pre_score_inter_pod_affinity(void *self, struct sx_cycl
 {
 	const struct sx_pod_affinity *a = pod_aff(pod), *aa = pod_anti(pod);
 	bool has_pref = (a && a->npreferred > 0) || (aa && aa->npreferred > 0);
-	struct scorer sc = { .args = self, .pod = pod };
+	struct scorer sc = {.args = self, .pod = pod};
 	struct sx_state_pair *st;
 	int rc;
 
@@ -1337,7 +1365,9 @@ static struct sx_status *score_inter_pod_affinity(void *self, const struct sx_cy
 	sx_str v;
 	*score = 0;
 	if (!s)
-		return sx_status_new(SX_ERROR, "error reading \"PreScoreInterPodAffinity\" from cycleState: not found");
+		return sx_status_new(
+			SX_ERROR,
+			"error reading \"PreScoreInterPodAffinity\" from cycleState: not found");
 	if (!ni->node)
 		return sx_status_new(SX_ERROR, "node not found");
 	for (uint32_t i = 0; i < s->nkeys; i++)

@@ -18,10 +18,10 @@
 #include "schedext/selector.h"
 #include "schedext/vec.h"
 
-#define REASON_POD "node(s) didn't match Pod's node affinity/selector"
+#define REASON_POD	"node(s) didn't match Pod's node affinity/selector"
 #define REASON_ENFORCED "node(s) didn't match scheduler-enforced node affinity"
 #define REASON_CONFLICT "pod affinity terms conflict"
-#define NAME "NodeAffinity"
+#define NAME		"NodeAffinity"
 
 /* Filter's rejections, the same for every node (no allocation per node). */
 static struct sx_status reject_enforced =
@@ -94,8 +94,7 @@ static bool valid_label_key(sx_str k)
 
 /* Why a requirement cannot be parsed into a selector, or NULL when fine;
  * *field names the offending member. */
-static const char *requirement_error(const struct sx_requirement *r, bool field,
-				     const char **what)
+static const char *requirement_error(const struct sx_requirement *r, bool field, const char **what)
 {
 	*what = "values";
 	if (field && r->key != SX_S_METADATA_NAME) {
@@ -107,7 +106,8 @@ static const char *requirement_error(const struct sx_requirement *r, bool field,
 		return "Invalid value: name part must consist of alphanumeric characters, '-', '_' "
 		       "or '.', and must start and end with an alphanumeric character";
 	}
-	for (uint32_t i = 0; !field && r->op != SX_OP_GT && r->op != SX_OP_LT && i < r->nvalues; i++)
+	for (uint32_t i = 0; !field && r->op != SX_OP_GT && r->op != SX_OP_LT && i < r->nvalues;
+	     i++)
 		if (!valid_label_value(r->values[i])) {
 			*what = "values";
 			return "Invalid value: a valid label must be an empty string or consist of "
@@ -120,24 +120,28 @@ static const char *requirement_error(const struct sx_requirement *r, bool field,
 		if (field && r->nvalues != 1)
 			return "Invalid value: must have one element";
 		if (r->nvalues == 0)
-			return "Invalid value: for 'in', 'notin' operators, values set can't be empty";
+			return "Invalid value: for 'in', 'notin' operators, values set can't be "
+			       "empty";
 		return NULL;
 	case SX_OP_EXISTS:
 	case SX_OP_DOES_NOT_EXIST:
 		if (field)
 			break;
 		if (r->nvalues != 0)
-			return "Invalid value: values set must be empty for exists and does not exist";
+			return "Invalid value: values set must be empty for exists and does not "
+			       "exist";
 		return NULL;
 	case SX_OP_GT:
 	case SX_OP_LT:
 		if (field)
 			break;
 		if (r->nvalues != 1)
-			return "Invalid value: for 'Gt', 'Lt' operators, exactly one value is required";
+			return "Invalid value: for 'Gt', 'Lt' operators, exactly one value is "
+			       "required";
 		if (!parse_int64(r->values[0])) {
 			*what = "values[0]";
-			return "Invalid value: for 'Gt', 'Lt' operators, the value must be an integer";
+			return "Invalid value: for 'Gt', 'Lt' operators, the value must be an "
+			       "integer";
 		}
 		return NULL;
 	default:
@@ -230,16 +234,17 @@ static void release_added(void *field)
 }
 
 static const struct sx_arg node_affinity_fields[] = {
-	{ .name = "addedAffinity", .type = SX_ARG_DECODE,
-	  .offset = offsetof(struct node_affinity, added), .decode = decode_added,
-	  .release = release_added },
+	{.name = "addedAffinity",
+	 .type = SX_ARG_DECODE,
+	 .offset = offsetof(struct node_affinity, added),
+	 .decode = decode_added,
+	 .release = release_added},
 };
 
-static void *init_node_affinity(const struct cJSON *args, struct sx_handle *h,
-				struct sx_error *err)
+static void *init_node_affinity(const struct cJSON *args, struct sx_handle *h, struct sx_error *err)
 {
 	struct node_affinity *self = sx_calloc(1, sizeof(*self));
-	struct sx_arg_errors e = { 0 };
+	struct sx_arg_errors e = {0};
 
 	if (!self) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
@@ -255,11 +260,13 @@ static void *init_node_affinity(const struct cJSON *args, struct sx_handle *h,
 		goto out_free;
 	}
 	if (self->added->required && !required_valid(self->added->required, err)) {
-		sx_error_prefix(err, "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution");
+		sx_error_prefix(err,
+				"addedAffinity.requiredDuringSchedulingIgnoredDuringExecution");
 		goto out_free;
 	}
 	if (!preferred_valid(self->added, err)) {
-		sx_error_prefix(err, "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution");
+		sx_error_prefix(err,
+				"addedAffinity.preferredDuringSchedulingIgnoredDuringExecution");
 		goto out_free;
 	}
 	return self;
@@ -508,8 +515,7 @@ static struct sx_status *score_node_affinity(void *p, const struct sx_cycle_stat
 	return NULL;
 }
 
-static struct sx_status *normalize_score_node_affinity(void *self,
-						       const struct sx_cycle_state *cs,
+static struct sx_status *normalize_score_node_affinity(void *self, const struct sx_cycle_state *cs,
 						       const struct sx_pod *pod,
 						       struct sx_node_score *scores, uint32_t n)
 {
@@ -522,8 +528,8 @@ static struct sx_status *normalize_score_node_affinity(void *self,
 /* isSchedulableAfterNodeChange: the node (added, or whose labels changed)
  * matches the enforced and the pod's required affinity, and did not match
  * before. */
-static enum sx_hint hint_node_node_affinity(void *p, const struct sx_pod *pod,
-					    const void *old_obj, const void *new_obj)
+static enum sx_hint hint_node_node_affinity(void *p, const struct sx_pod *pod, const void *old_obj,
+					    const void *new_obj)
 {
 	const struct node_affinity *self = p;
 	const struct sx_node *o = old_obj, *n = new_obj;
@@ -539,7 +545,7 @@ static enum sx_hint hint_node_node_affinity(void *p, const struct sx_pod *pod,
 }
 
 static const struct sx_event_reg events_node_affinity[] = {
-	{ SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_LABEL, hint_node_node_affinity },
+	{SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_LABEL, hint_node_node_affinity},
 	SX_EVENTS_END,
 };
 

@@ -36,7 +36,7 @@
 #include "schedext/plugin.h"
 #include "slots.h"
 
-#define NAME "NodeDeclaredFeatures"
+#define NAME	   "NodeDeclaredFeatures"
 #define REASON_137 "node(s) didn't match Pod's required features"
 #define REASON_136 "node declared features check failed - unsatisfied requirements: "
 
@@ -49,9 +49,9 @@ static const char *const feature_names[] = {
 #define NFEATURES (sizeof(feature_names) / sizeof(feature_names[0]))
 
 struct ndf {
-	bool enabled;     /* gate NodeDeclaredFeatures */
+	bool enabled;	   /* gate NodeDeclaredFeatures */
 	bool list_missing; /* 1.36's words: list the unsatisfied features */
-	uint8_t known;     /* SX_POD_NEEDS_* bits the release's registry has */
+	uint8_t known;	   /* SX_POD_NEEDS_* bits the release's registry has */
 	sx_str ids[NFEATURES];
 };
 
@@ -187,9 +187,8 @@ static enum sx_hint hint_node_node_declared_features(void *self, const struct sx
 	if (!n)
 		return SX_QUEUE_SKIP;
 	if (o && o->ndeclared_features == n->ndeclared_features &&
-	    (o->ndeclared_features == 0 ||
-	     memcmp(o->declared_features, n->declared_features,
-		    o->ndeclared_features * sizeof(sx_str)) == 0))
+	    (o->ndeclared_features == 0 || memcmp(o->declared_features, n->declared_features,
+						  o->ndeclared_features * sizeof(sx_str)) == 0))
 		return SX_QUEUE_SKIP;
 	return SX_QUEUE;
 }
@@ -205,13 +204,13 @@ static enum sx_hint hint_pod_node_declared_features(void *self, const struct sx_
 	if (!o || !n || !n->meta.uid || !pod->meta.uid || strcmp(n->meta.uid, pod->meta.uid) != 0)
 		return SX_QUEUE_SKIP;
 	return (o->needs_features & p->known) == (n->needs_features & p->known) ? SX_QUEUE_SKIP
-										 : SX_QUEUE;
+										: SX_QUEUE;
 }
 
 static const struct sx_event_reg events_node_declared_features[] = {
-	{ SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_DECLARED_FEATURE,
-	  hint_node_node_declared_features },
-	{ SX_RES_POD, SX_ACT_UPDATE, hint_pod_node_declared_features },
+	{SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_DECLARED_FEATURE,
+	 hint_node_node_declared_features},
+	{SX_RES_POD, SX_ACT_UPDATE, hint_pod_node_declared_features},
 	SX_EVENTS_END,
 };
 

@@ -3,7 +3,7 @@
 #include "schedext/plugin.h"
 
 #define REASON_NODE_NAME "node(s) didn't match the requested node name"
-#define NAME "NodeName"
+#define NAME		 "NodeName"
 
 /* Filter's rejections, the same for every node (no allocation per node). */
 static struct sx_status reject_other_node =
@@ -20,8 +20,8 @@ static struct sx_status *filter_node_name(void *self, const struct sx_cycle_stat
 }
 
 /* isSchedulableAfterNodeAdd: only the node the pod names helps. */
-static enum sx_hint hint_node_node_name(void *self, const struct sx_pod *pod,
-					const void *old_obj, const void *new_obj)
+static enum sx_hint hint_node_node_name(void *self, const struct sx_pod *pod, const void *old_obj,
+					const void *new_obj)
 {
 	const struct sx_node *n = new_obj;
 
@@ -30,13 +30,13 @@ static enum sx_hint hint_node_node_name(void *self, const struct sx_pod *pod,
 	if (!n)
 		return SX_QUEUE_SKIP;
 	return pod->node_name == SX_STR_EMPTY || pod->node_name == n->name_id ? SX_QUEUE
-									       : SX_QUEUE_SKIP;
+									      : SX_QUEUE_SKIP;
 }
 
 /* With queueing hints only Node/Add (upstream drops the Update actions
  * that served the pre-check). */
 static const struct sx_event_reg events_node_name[] = {
-	{ SX_RES_NODE, SX_ACT_ADD, hint_node_node_name },
+	{SX_RES_NODE, SX_ACT_ADD, hint_node_node_name},
 	SX_EVENTS_END,
 };
 

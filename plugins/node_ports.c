@@ -9,7 +9,7 @@
 #include "slots.h"
 
 #define REASON_PORTS "node(s) didn't have free ports for the requested pod ports"
-#define NAME "NodePorts"
+#define NAME	     "NodePorts"
 
 /* Filter's rejections, the same for every node (no allocation per node). */
 static struct sx_status reject_ports = SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_PORTS);
@@ -96,8 +96,8 @@ static bool ports_conflict(const struct sx_host_port *a, const struct sx_host_po
 
 /* isSchedulableAfterPodDeleted: a scheduled (or nominated) pod holding one
  * of the host ports the pod wants went away. */
-static enum sx_hint hint_pod_node_ports(void *self, const struct sx_pod *pod,
-					const void *old_obj, const void *new_obj)
+static enum sx_hint hint_pod_node_ports(void *self, const struct sx_pod *pod, const void *old_obj,
+					const void *new_obj)
 {
 	const struct sx_pod *d = old_obj;
 
@@ -114,8 +114,8 @@ static enum sx_hint hint_pod_node_ports(void *self, const struct sx_pod *pod,
 
 /* Pod updates cannot change ports (immutable); a new node always helps. */
 static const struct sx_event_reg events_node_ports[] = {
-	{ SX_RES_POD, SX_ACT_DELETE, hint_pod_node_ports },
-	{ SX_RES_NODE, SX_ACT_ADD, NULL },
+	{SX_RES_POD, SX_ACT_DELETE, hint_pod_node_ports},
+	{SX_RES_NODE, SX_ACT_ADD, NULL},
 	SX_EVENTS_END,
 };
 

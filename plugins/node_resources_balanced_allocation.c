@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "schedext/buf.h"
 #include "schedext/config.h"
 #include "schedext/features.h"
@@ -58,12 +57,12 @@ static const struct sx_arg ba_fields[] = {
 	SX_RA_RESOURCES_ARG("resources", struct ba_args, res, nres),
 };
 
-static void *init_node_resources_balanced_allocation(const struct cJSON *args,
-						     struct sx_handle *h, struct sx_error *err)
+static void *init_node_resources_balanced_allocation(const struct cJSON *args, struct sx_handle *h,
+						     struct sx_error *err)
 {
 	struct sx_ra_scorer *sc = calloc(1, sizeof(*sc));
-	struct sx_arg_errors e = { 0 };
-	struct ba_args a = { 0 };
+	struct sx_arg_errors e = {0};
+	struct ba_args a = {0};
 
 	if (!sc) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
@@ -72,8 +71,8 @@ static void *init_node_resources_balanced_allocation(const struct cJSON *args,
 	sc->strategy = SX_RA_BALANCED;
 	sc->use_requested = true;
 	/* Without a handle (direct tests) the default release runs. */
-	sc->balance_change = (h && h->profile ? sx_release(&h->profile->features)
-					      : SX_RELEASE_DEFAULT) >= 36;
+	sc->balance_change =
+		(h && h->profile ? sx_release(&h->profile->features) : SX_RELEASE_DEFAULT) >= 36;
 	if (!sx_args_is_object(args, "NodeResourcesBalancedAllocationArgs", err) ||
 	    sx_args_read(args, ba_fields, SX_ARRAY_SIZE(ba_fields), &a, &e, err) < 0 ||
 	    sx_ra_set_resources(sc, a.res, a.nres, "resources", err) < 0 || validate(sc, err) < 0)

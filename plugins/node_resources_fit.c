@@ -25,16 +25,16 @@
 /* The plugin instance (read-only after init). */
 struct fit {
 	uint32_t nignored;
-	sx_str *ignored;  /* ignoredResources (extended resource names) */
+	sx_str *ignored; /* ignoredResources (extended resource names) */
 	uint32_t ngroups;
-	char **groups;    /* ignoredResourceGroups (prefixes before '/') */
+	char **groups; /* ignoredResourceGroups (prefixes before '/') */
 	struct sx_ra_scorer sc;
 };
 
 /* The cycle state slot (owned by the cycle, freed by state_free). */
 struct fit_state {
 	bool prefiltered;
-	uint32_t nscalar;         /* scalar requests Filter checks */
+	uint32_t nscalar; /* scalar requests Filter checks */
 	struct sx_scalar *scalar;
 	bool prescored;
 	int64_t pod_reqs[SX_RA_MAX_RESOURCES]; /* per scoringStrategy.resources */
@@ -48,9 +48,9 @@ struct shape_arg {
 };
 
 struct fit_args {
-	char **ignored;  /* ignoredResources */
+	char **ignored; /* ignoredResources */
 	uint32_t nignored;
-	char **groups;   /* ignoredResourceGroups */
+	char **groups; /* ignoredResourceGroups */
 	uint32_t ngroups;
 	struct strategy_arg {
 		int32_t type; /* enum sx_ra_strategy (LeastAllocated when absent) */
@@ -58,7 +58,7 @@ struct fit_args {
 		uint32_t nres;
 		struct shape_arg *shape; /* requestedToCapacityRatio.shape */
 		uint32_t nshape;
-		bool rtcr;    /* requestedToCapacityRatio given */
+		bool rtcr; /* requestedToCapacityRatio given */
 	} ss;
 	bool has_ss;
 };
@@ -74,63 +74,114 @@ static void check_ignored(const char *s, const char *path, struct sx_arg_errors 
 static void check_group(const char *s, const char *path, struct sx_arg_errors *e)
 {
 	if (strchr(s, '/'))
-		sx_arg_errors_add(e, path, "Invalid value: \"%s\": resource group name can't contain '/'", s);
+		sx_arg_errors_add(
+			e, path, "Invalid value: \"%s\": resource group name can't contain '/'", s);
 	check_ignored(s, path, e);
 }
 
 static const struct sx_arg ignored_elem[] = {
-	{ .type = SX_ARG_STRING, .max = 316, .flags = SX_ARG_REQUIRED, .type_err = "must be a string",
-	  .check = check_ignored },
+	{.type = SX_ARG_STRING,
+	 .max = 316,
+	 .flags = SX_ARG_REQUIRED,
+	 .type_err = "must be a string",
+	 .check = check_ignored},
 };
 
 static const struct sx_arg group_elem[] = {
-	{ .type = SX_ARG_STRING, .max = 316, .flags = SX_ARG_REQUIRED, .type_err = "must be a string",
-	  .check = check_group },
+	{.type = SX_ARG_STRING,
+	 .max = 316,
+	 .flags = SX_ARG_REQUIRED,
+	 .type_err = "must be a string",
+	 .check = check_group},
 };
 
 static const struct sx_arg shape_fields[] = {
-	{ .name = "utilization", .type = SX_ARG_INT32, .offset = offsetof(struct shape_arg, utilization),
-	  .min = INT32_MIN, .max = INT32_MAX, .flags = SX_ARG_NULL_IS_VALUE },
-	{ .name = "score", .type = SX_ARG_INT32, .offset = offsetof(struct shape_arg, score),
-	  .min = INT32_MIN, .max = INT32_MAX, .flags = SX_ARG_NULL_IS_VALUE },
+	{.name = "utilization",
+	 .type = SX_ARG_INT32,
+	 .offset = offsetof(struct shape_arg, utilization),
+	 .min = INT32_MIN,
+	 .max = INT32_MAX,
+	 .flags = SX_ARG_NULL_IS_VALUE},
+	{.name = "score",
+	 .type = SX_ARG_INT32,
+	 .offset = offsetof(struct shape_arg, score),
+	 .min = INT32_MIN,
+	 .max = INT32_MAX,
+	 .flags = SX_ARG_NULL_IS_VALUE},
 };
 
 static const struct sx_arg shape_elem[] = {
-	{ .type = SX_ARG_OBJECT, .type_err = "must be {utilization: int, score: int}",
-	  .sub = shape_fields, .nsub = SX_ARRAY_SIZE(shape_fields) },
+	{.type = SX_ARG_OBJECT,
+	 .type_err = "must be {utilization: int, score: int}",
+	 .sub = shape_fields,
+	 .nsub = SX_ARRAY_SIZE(shape_fields)},
 };
 
 static const struct sx_arg rtcr_fields[] = {
-	{ .name = "shape", .type = SX_ARG_LIST, .offset = offsetof(struct strategy_arg, shape),
-	  .max = SX_RA_MAX_SHAPE, .flags = SX_ARG_WHOLE, .type_err = "must be a list", .sub = shape_elem,
-	  .nsub = 1, .elem_size = sizeof(struct shape_arg), .count = offsetof(struct strategy_arg, nshape) },
+	{.name = "shape",
+	 .type = SX_ARG_LIST,
+	 .offset = offsetof(struct strategy_arg, shape),
+	 .max = SX_RA_MAX_SHAPE,
+	 .flags = SX_ARG_WHOLE,
+	 .type_err = "must be a list",
+	 .sub = shape_elem,
+	 .nsub = 1,
+	 .elem_size = sizeof(struct shape_arg),
+	 .count = offsetof(struct strategy_arg, nshape)},
 };
 
-static const char *const strategy_types[] = { "LeastAllocated", "MostAllocated",
-					      "RequestedToCapacityRatio", NULL };
+static const char *const strategy_types[] = {"LeastAllocated", "MostAllocated",
+					     "RequestedToCapacityRatio", NULL};
 
 static const struct sx_arg strategy_fields[] = {
-	{ .name = "type", .type = SX_ARG_ENUM, .offset = offsetof(struct strategy_arg, type), .def = -1,
-	  .max = 64, .type_err = "must be a string", .values = strategy_types },
+	{.name = "type",
+	 .type = SX_ARG_ENUM,
+	 .offset = offsetof(struct strategy_arg, type),
+	 .def = -1,
+	 .max = 64,
+	 .type_err = "must be a string",
+	 .values = strategy_types},
 	SX_RA_RESOURCES_ARG("resources", struct strategy_arg, res, nres),
 	/* the shape's fields are read in place: rtcr_fields' offsets are the strategy's */
-	{ .name = "requestedToCapacityRatio", .type = SX_ARG_OBJECT, .offset = 0,
-	  .flags = SX_ARG_PRESENCE, .type_err = "must be an object", .sub = rtcr_fields,
-	  .nsub = SX_ARRAY_SIZE(rtcr_fields), .count = offsetof(struct strategy_arg, rtcr) },
+	{.name = "requestedToCapacityRatio",
+	 .type = SX_ARG_OBJECT,
+	 .offset = 0,
+	 .flags = SX_ARG_PRESENCE,
+	 .type_err = "must be an object",
+	 .sub = rtcr_fields,
+	 .nsub = SX_ARRAY_SIZE(rtcr_fields),
+	 .count = offsetof(struct strategy_arg, rtcr)},
 };
 
 static const struct sx_arg fit_fields[] = {
-	{ .name = "ignoredResources", .type = SX_ARG_LIST, .offset = offsetof(struct fit_args, ignored),
-	  .max = MAX_IGNORED, .flags = SX_ARG_TOO_MANY_IS_TYPE,
-	  .type_err = "must be a list of at most 256 strings", .sub = ignored_elem, .nsub = 1,
-	  .elem_size = sizeof(char *), .count = offsetof(struct fit_args, nignored) },
-	{ .name = "ignoredResourceGroups", .type = SX_ARG_LIST, .offset = offsetof(struct fit_args, groups),
-	  .max = MAX_IGNORED, .flags = SX_ARG_TOO_MANY_IS_TYPE,
-	  .type_err = "must be a list of at most 256 strings", .sub = group_elem, .nsub = 1,
-	  .elem_size = sizeof(char *), .count = offsetof(struct fit_args, ngroups) },
-	{ .name = "scoringStrategy", .type = SX_ARG_OBJECT, .offset = offsetof(struct fit_args, ss),
-	  .flags = SX_ARG_PRESENCE, .type_err = "must be an object", .sub = strategy_fields,
-	  .nsub = SX_ARRAY_SIZE(strategy_fields), .count = offsetof(struct fit_args, has_ss) },
+	{.name = "ignoredResources",
+	 .type = SX_ARG_LIST,
+	 .offset = offsetof(struct fit_args, ignored),
+	 .max = MAX_IGNORED,
+	 .flags = SX_ARG_TOO_MANY_IS_TYPE,
+	 .type_err = "must be a list of at most 256 strings",
+	 .sub = ignored_elem,
+	 .nsub = 1,
+	 .elem_size = sizeof(char *),
+	 .count = offsetof(struct fit_args, nignored)},
+	{.name = "ignoredResourceGroups",
+	 .type = SX_ARG_LIST,
+	 .offset = offsetof(struct fit_args, groups),
+	 .max = MAX_IGNORED,
+	 .flags = SX_ARG_TOO_MANY_IS_TYPE,
+	 .type_err = "must be a list of at most 256 strings",
+	 .sub = group_elem,
+	 .nsub = 1,
+	 .elem_size = sizeof(char *),
+	 .count = offsetof(struct fit_args, ngroups)},
+	{.name = "scoringStrategy",
+	 .type = SX_ARG_OBJECT,
+	 .offset = offsetof(struct fit_args, ss),
+	 .flags = SX_ARG_PRESENCE,
+	 .type_err = "must be an object",
+	 .sub = strategy_fields,
+	 .nsub = SX_ARRAY_SIZE(strategy_fields),
+	 .count = offsetof(struct fit_args, has_ss)},
 };
 
 static void destroy_node_resources_fit(void *self)
@@ -155,30 +206,36 @@ static void set_shape(struct sx_ra_scorer *sc, const struct strategy_arg *ss,
 	uint32_t n = ss->nshape;
 
 	if (n == 0) {
-		sx_arg_errors_add(el, "scoringStrategy.shape", "Required value: at least one point must be specified");
+		sx_arg_errors_add(el, "scoringStrategy.shape",
+				  "Required value: at least one point must be specified");
 		return;
 	}
 	for (uint32_t i = 1; i < n; i++) {
 		if (p[i - 1].utilization >= p[i].utilization) {
 			snprintf(path, sizeof(path), "scoringStrategy.shape[%u].utilization", i);
-			sx_arg_errors_add(el, path, "Invalid value: %d: utilization values must be sorted in increasing order",
-				    p[i].utilization);
+			sx_arg_errors_add(el, path,
+					  "Invalid value: %d: utilization values must be sorted in "
+					  "increasing order",
+					  p[i].utilization);
 			break;
 		}
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		if (p[i].utilization < 0 || p[i].utilization > 100) {
 			snprintf(path, sizeof(path), "scoringStrategy.shape[%u].utilization", i);
-			sx_arg_errors_add(el, path, "Invalid value: %d: not in valid range [0, 100]", p[i].utilization);
+			sx_arg_errors_add(el, path,
+					  "Invalid value: %d: not in valid range [0, 100]",
+					  p[i].utilization);
 		}
 		if (p[i].score < 0 || p[i].score > SX_MAX_CUSTOM_PRIORITY_SCORE) {
 			snprintf(path, sizeof(path), "scoringStrategy.shape[%u].score", i);
-			sx_arg_errors_add(el, path, "Invalid value: %d: not in valid range [0, %d]", p[i].score,
-				    SX_MAX_CUSTOM_PRIORITY_SCORE);
+			sx_arg_errors_add(el, path, "Invalid value: %d: not in valid range [0, %d]",
+					  p[i].score, SX_MAX_CUSTOM_PRIORITY_SCORE);
 		}
 		sc->shape[i].utilization = p[i].utilization;
 		/* The shape's 0..10 scores are scaled to the 0..100 node score range. */
-		sc->shape[i].score = (int64_t)p[i].score * (SX_MAX_NODE_SCORE / SX_MAX_CUSTOM_PRIORITY_SCORE);
+		sc->shape[i].score =
+			(int64_t)p[i].score * (SX_MAX_NODE_SCORE / SX_MAX_CUSTOM_PRIORITY_SCORE);
 	}
 	sc->nshape = n;
 }
@@ -197,15 +254,18 @@ static int set_strategy(struct sx_ra_scorer *sc, const struct fit_args *a, struc
 
 		if (w <= 0 || w > 100) {
 			snprintf(path, sizeof(path), "scoringStrategy.resources[%u].weight", i);
-			sx_arg_errors_add(el, path, "Invalid value: %lld: resource weight of %s not in valid range (0, 100]",
-				    (long long)w, sx_str_get(sc->resources[i].name));
+			sx_arg_errors_add(el, path,
+					  "Invalid value: %lld: resource weight of %s not in valid "
+					  "range (0, 100]",
+					  (long long)w, sx_str_get(sc->resources[i].name));
 		}
 	}
 	if (a->ss.rtcr)
 		set_shape(sc, &a->ss, el);
 	/* Upstream would dereference a nil shape here; refuse it clearly. */
 	else if (a->has_ss && sc->strategy == SX_RA_REQUESTED_TO_CAPACITY_RATIO)
-		sx_arg_errors_add(el, "scoringStrategy.shape", "Required value: at least one point must be specified");
+		sx_arg_errors_add(el, "scoringStrategy.shape",
+				  "Required value: at least one point must be specified");
 	return 0;
 }
 
@@ -228,8 +288,8 @@ static int set_ignored(struct fit *f, struct fit_args *a, struct sx_error *err)
 
 static void write_args_node_resources_fit(const void *self, struct sx_buf *b)
 {
-	static const char *const types[] = { "LeastAllocated", "MostAllocated",
-					     "RequestedToCapacityRatio" };
+	static const char *const types[] = {"LeastAllocated", "MostAllocated",
+					    "RequestedToCapacityRatio"};
 	const struct fit *f = self;
 
 	/* upstream omits empty lists (omitempty) */
@@ -252,8 +312,8 @@ static void *init_node_resources_fit(const struct cJSON *args, struct sx_handle 
 				     struct sx_error *err)
 {
 	struct fit *f = calloc(1, sizeof(*f));
-	struct sx_arg_errors el = { 0 };
-	struct fit_args a = { 0 };
+	struct sx_arg_errors el = {0};
+	struct fit_args a = {0};
 
 	if (!f) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
@@ -367,24 +427,29 @@ static struct sx_status *pre_filter_node_resources_fit(void *self, struct sx_cyc
  * pods", then cpu, memory and ephemeral-storage, in the order check()
  * appends them. */
 #define FIT_PODS "Too many pods"
-#define FIT_CPU "Insufficient cpu"
-#define FIT_MEM "Insufficient memory"
-#define FIT_EPH "Insufficient ephemeral-storage"
-#define FIT_REJECT(code_, n_, ...)                                                        \
-	{ .code = (code_), .plugin = "NodeResourcesFit", .nreasons = (n_),                 \
-	  .reasons = { __VA_ARGS__ }, .shared = true }
-#define FIT_ROW(c)                                                                        \
-	{ { .code = SX_SUCCESS }, FIT_REJECT(c, 1, FIT_PODS), FIT_REJECT(c, 1, FIT_CPU),     \
-	  FIT_REJECT(c, 2, FIT_PODS, FIT_CPU), FIT_REJECT(c, 1, FIT_MEM),                      \
-	  FIT_REJECT(c, 2, FIT_PODS, FIT_MEM), FIT_REJECT(c, 2, FIT_CPU, FIT_MEM),             \
-	  FIT_REJECT(c, 3, FIT_PODS, FIT_CPU, FIT_MEM), FIT_REJECT(c, 1, FIT_EPH),             \
-	  FIT_REJECT(c, 2, FIT_PODS, FIT_EPH), FIT_REJECT(c, 2, FIT_CPU, FIT_EPH),             \
-	  FIT_REJECT(c, 3, FIT_PODS, FIT_CPU, FIT_EPH), FIT_REJECT(c, 2, FIT_MEM, FIT_EPH),    \
-	  FIT_REJECT(c, 3, FIT_PODS, FIT_MEM, FIT_EPH),                                        \
-	  FIT_REJECT(c, 3, FIT_CPU, FIT_MEM, FIT_EPH),                                         \
-	  FIT_REJECT(c, 4, FIT_PODS, FIT_CPU, FIT_MEM, FIT_EPH) }
-static struct sx_status fit_rejected[2][16] = { FIT_ROW(SX_UNSCHEDULABLE),
-						FIT_ROW(SX_UNSCHEDULABLE_AND_UNRESOLVABLE) };
+#define FIT_CPU	 "Insufficient cpu"
+#define FIT_MEM	 "Insufficient memory"
+#define FIT_EPH	 "Insufficient ephemeral-storage"
+#define FIT_REJECT(code_, n_, ...)                                                                 \
+	{                                                                                          \
+		.code = (code_), .plugin = "NodeResourcesFit", .nreasons = (n_),                   \
+		.reasons = {__VA_ARGS__}, .shared = true                                           \
+	}
+#define FIT_ROW(c)                                                                                 \
+	{                                                                                          \
+		{.code = SX_SUCCESS}, FIT_REJECT(c, 1, FIT_PODS), FIT_REJECT(c, 1, FIT_CPU),       \
+			FIT_REJECT(c, 2, FIT_PODS, FIT_CPU), FIT_REJECT(c, 1, FIT_MEM),            \
+			FIT_REJECT(c, 2, FIT_PODS, FIT_MEM), FIT_REJECT(c, 2, FIT_CPU, FIT_MEM),   \
+			FIT_REJECT(c, 3, FIT_PODS, FIT_CPU, FIT_MEM), FIT_REJECT(c, 1, FIT_EPH),   \
+			FIT_REJECT(c, 2, FIT_PODS, FIT_EPH), FIT_REJECT(c, 2, FIT_CPU, FIT_EPH),   \
+			FIT_REJECT(c, 3, FIT_PODS, FIT_CPU, FIT_EPH),                              \
+			FIT_REJECT(c, 2, FIT_MEM, FIT_EPH),                                        \
+			FIT_REJECT(c, 3, FIT_PODS, FIT_MEM, FIT_EPH),                              \
+			FIT_REJECT(c, 3, FIT_CPU, FIT_MEM, FIT_EPH),                               \
+			FIT_REJECT(c, 4, FIT_PODS, FIT_CPU, FIT_MEM, FIT_EPH)                      \
+	}
+static struct sx_status fit_rejected[2][16] = {FIT_ROW(SX_UNSCHEDULABLE),
+					       FIT_ROW(SX_UNSCHEDULABLE_AND_UNRESOLVABLE)};
 
 /* Does req not fit in alloc - used (computed in 128 bits)? *unresolvable
  * when req alone exceeds alloc (1.34: preemption cannot help). */
@@ -400,8 +465,8 @@ static bool insufficient(int64_t req, int64_t alloc, int64_t used, bool *unresol
 /* Appends "Insufficient <what>" when req does not fit in alloc - used;
  * *unresolvable is set when req alone exceeds alloc (1.34: preemption
  * cannot help). */
-static void check(struct sx_status **st, const char *what, int64_t req, int64_t alloc,
-		  int64_t used, bool *unresolvable)
+static void check(struct sx_status **st, const char *what, int64_t req, int64_t alloc, int64_t used,
+		  bool *unresolvable)
 {
 	if (!insufficient(req, alloc, used, unresolvable))
 		return;
@@ -422,8 +487,9 @@ static struct sx_status *filter_node_resources_fit(void *self, const struct sx_c
 
 	SX_UNUSED(self);
 	if (!s || !s->prefiltered)
-		return sx_status_new(SX_ERROR,
-				     "error reading \"PreFilterNodeResourcesFit\" from cycleState: not found");
+		return sx_status_new(
+			SX_ERROR,
+			"error reading \"PreFilterNodeResourcesFit\" from cycleState: not found");
 	if (!ni->node)
 		return sx_status_new(SX_ERROR, "node not found");
 	al = &ni->node->allocatable;
@@ -431,16 +497,19 @@ static struct sx_status *filter_node_resources_fit(void *self, const struct sx_c
 		unsigned bits = (int64_t)ni->npods + 1 > al->pods;
 
 		bits |= (unsigned)insufficient(req->milli_cpu, al->milli_cpu, used->milli_cpu,
-					       &unresolvable) << 1;
-		bits |= (unsigned)insufficient(req->memory, al->memory, used->memory,
-					       &unresolvable) << 2;
+					       &unresolvable)
+			<< 1;
+		bits |= (unsigned)insufficient(req->memory, al->memory, used->memory, &unresolvable)
+			<< 2;
 		bits |= (unsigned)insufficient(req->ephemeral_storage, al->ephemeral_storage,
-					       used->ephemeral_storage, &unresolvable) << 3;
+					       used->ephemeral_storage, &unresolvable)
+			<< 3;
 		return bits ? &fit_rejected[unresolvable][bits] : NULL;
 	}
 	if ((int64_t)ni->npods + 1 > al->pods)
 		st = sx_status_new(SX_UNSCHEDULABLE, "Too many pods");
-	if (req->milli_cpu == 0 && req->memory == 0 && req->ephemeral_storage == 0 && s->nscalar == 0)
+	if (req->milli_cpu == 0 && req->memory == 0 && req->ephemeral_storage == 0 &&
+	    s->nscalar == 0)
 		goto out;
 	check(&st, "cpu", req->milli_cpu, al->milli_cpu, used->milli_cpu, &unresolvable);
 	check(&st, "memory", req->memory, al->memory, used->memory, &unresolvable);
@@ -545,8 +614,8 @@ static bool requested_increased(const struct sx_pod *pod, const struct sx_node *
 }
 
 /* isSchedulableAfterNodeChange: a node added or grown where the pod fits. */
-static enum sx_hint hint_node_node_resources_fit(void *self, const struct sx_pod *pod, const void *old_obj,
-				  const void *new_obj)
+static enum sx_hint hint_node_node_resources_fit(void *self, const struct sx_pod *pod,
+						 const void *old_obj, const void *new_obj)
 {
 	const struct sx_node *o = old_obj, *n = new_obj;
 
@@ -578,8 +647,8 @@ static bool scaled_down_for(const struct sx_pod *target, const struct sx_pod *o,
 
 /* isSchedulableAfterPodEvent: a scheduled (or nominated) pod deleted, or a
  * pod's requests scaled down (the target itself, or one on a node). */
-static enum sx_hint hint_pod_node_resources_fit(void *self, const struct sx_pod *pod, const void *old_obj,
-				 const void *new_obj)
+static enum sx_hint hint_pod_node_resources_fit(void *self, const struct sx_pod *pod,
+						const void *old_obj, const void *new_obj)
 {
 	const struct sx_pod *o = old_obj, *n = new_obj;
 
@@ -600,8 +669,8 @@ static enum sx_hint hint_pod_node_resources_fit(void *self, const struct sx_pod 
 /* InPlacePodVerticalScaling is beta (on) in 1.34: UpdatePodScaleDown too;
  * with queueing hints only Add and UpdateNodeAllocatable for nodes. */
 static const struct sx_event_reg events_node_resources_fit[] = {
-	{ SX_RES_POD, SX_ACT_DELETE | SX_ACT_UPDATE_POD_SCALE_DOWN, hint_pod_node_resources_fit },
-	{ SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_ALLOCATABLE, hint_node_node_resources_fit },
+	{SX_RES_POD, SX_ACT_DELETE | SX_ACT_UPDATE_POD_SCALE_DOWN, hint_pod_node_resources_fit},
+	{SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_ALLOCATABLE, hint_node_node_resources_fit},
 	SX_EVENTS_END,
 };
 

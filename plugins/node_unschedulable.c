@@ -10,7 +10,7 @@
 /* Upstream's old answer for a NodeInfo without a Node; 1.34 never reaches
  * it (the snapshot holds only NodeInfos with a node), kept as a guard. */
 #define REASON_UNKNOWN_CONDITION "node(s) had unknown conditions"
-#define NAME "NodeUnschedulable"
+#define NAME			 "NodeUnschedulable"
 
 /* Filter's rejections, the same for every node (no allocation per node). */
 static struct sx_status reject_unknown_condition =
@@ -57,20 +57,20 @@ static enum sx_hint hint_pod_node_unschedulable(void *self, const struct sx_pod 
 						const void *old_obj, const void *new_obj)
 {
 	const struct sx_pod *n = new_obj;
-	const struct sx_taint taint = { SX_S_UNSCHEDULABLE_TAINT, SX_STR_EMPTY,
-					SX_EFFECT_NO_SCHEDULE };
+	const struct sx_taint taint = {SX_S_UNSCHEDULABLE_TAINT, SX_STR_EMPTY,
+				       SX_EFFECT_NO_SCHEDULE};
 
 	SX_UNUSED(self);
 	SX_UNUSED(old_obj);
 	if (!n || !n->meta.uid || !pod->meta.uid || strcmp(n->meta.uid, pod->meta.uid) != 0)
 		return SX_QUEUE_SKIP;
 	return sx_tolerations_tolerate(n->tolerations, n->ntolerations, &taint) ? SX_QUEUE
-										  : SX_QUEUE_SKIP;
+										: SX_QUEUE_SKIP;
 }
 
 static const struct sx_event_reg events_node_unschedulable[] = {
-	{ SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_TAINT, hint_node_node_unschedulable },
-	{ SX_RES_POD, SX_ACT_UPDATE_POD_TOLERATION, hint_pod_node_unschedulable },
+	{SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_TAINT, hint_node_node_unschedulable},
+	{SX_RES_POD, SX_ACT_UPDATE_POD_TOLERATION, hint_pod_node_unschedulable},
 	SX_EVENTS_END,
 };
 

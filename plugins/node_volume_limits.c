@@ -30,10 +30,11 @@
 #include "slots.h"
 
 #define REASON_MAX_COUNT "node(s) exceed max volume count"
-#define NAME "NodeVolumeLimits"
+#define NAME		 "NodeVolumeLimits"
 
 /* Filter's rejections, the same for every node (no allocation per node). */
-static struct sx_status reject_max_count = SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_MAX_COUNT);
+static struct sx_status reject_max_count =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_MAX_COUNT);
 
 /* The plugin instance: whether VolumeLimitScaling is on. */
 struct nvl_plugin {
@@ -562,7 +563,7 @@ static struct sx_status *filter_node_volume_limits(void *self, const struct sx_c
 	csi = sx_snapshot_find_csi_node(cs->snap, node);
 	if (s && !s->err && !has_limits(csi) && (!p || !p->scaling))
 		return NULL; /* nothing counted here: the volumes need not be listed */
-	return check_limits(p ? p : &(struct nvl_plugin){ 0 }, s, cs, pod, ni, node, csi);
+	return check_limits(p ? p : &(struct nvl_plugin){0}, s, cs, pod, ni, node, csi);
 }
 
 /* ---------- queueing hints ---------- */
@@ -642,7 +643,8 @@ static enum sx_hint hint_csi_node_node_volume_limits(void *self, const struct sx
 		const struct sx_csi_driver_info *od = sx_csi_node_driver(o, nd->name);
 
 		if (!od || (od->has_count && !nd->has_count) ||
-		    (od->has_count && nd->has_count && nd->allocatable_count > od->allocatable_count))
+		    (od->has_count && nd->has_count &&
+		     nd->allocatable_count > od->allocatable_count))
 			return SX_QUEUE;
 	}
 	return SX_QUEUE_SKIP;

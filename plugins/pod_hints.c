@@ -109,14 +109,12 @@ static bool node_has_keys(const struct sx_node *node, const struct sx_pod *pod)
 	sx_str v;
 
 	for (uint32_t i = 0; i < pod->nspread; i++)
-		if (hard(&pod->spread[i]) &&
-		    !sx_node_label(node, pod->spread[i].topology_key, &v))
+		if (hard(&pod->spread[i]) && !sx_node_label(node, pod->spread[i].topology_key, &v))
 			return false;
 	return true;
 }
 
-static bool keys_changed(const struct sx_node *o, const struct sx_node *n,
-			 const struct sx_pod *pod)
+static bool keys_changed(const struct sx_node *o, const struct sx_node *n, const struct sx_pod *pod)
 {
 	sx_str a, b;
 
@@ -157,12 +155,12 @@ static enum sx_hint hint_node_pod_topology_spread(void *self, const struct sx_po
 }
 
 const struct sx_event_reg sx_events_pod_topology_spread[] = {
-	{ SX_RES_POD,
-	  SX_ACT_ADD | SX_ACT_UPDATE_POD_LABEL | SX_ACT_UPDATE_POD_TOLERATION | SX_ACT_DELETE,
-	  hint_pod_pod_topology_spread },
-	{ SX_RES_NODE,
-	  SX_ACT_ADD | SX_ACT_DELETE | SX_ACT_UPDATE_NODE_LABEL | SX_ACT_UPDATE_NODE_TAINT,
-	  hint_node_pod_topology_spread },
+	{SX_RES_POD,
+	 SX_ACT_ADD | SX_ACT_UPDATE_POD_LABEL | SX_ACT_UPDATE_POD_TOLERATION | SX_ACT_DELETE,
+	 hint_pod_pod_topology_spread},
+	{SX_RES_NODE,
+	 SX_ACT_ADD | SX_ACT_DELETE | SX_ACT_UPDATE_NODE_LABEL | SX_ACT_UPDATE_NODE_TAINT,
+	 hint_node_pod_topology_spread},
 	SX_EVENTS_END,
 };
 
@@ -232,8 +230,8 @@ static bool blocks_by_own_anti(const struct sx_pod *existing, const struct sx_po
  * it starts satisfying them, or stops matching the anti-affinity terms (or
  * its own anti-affinity stops selecting the pod). Deleted: it matched the
  * anti-affinity terms, or its own anti-affinity selected the pod. */
-static enum sx_hint hint_pod_inter_pod_affinity(void *self, const struct sx_pod *pod, const void *old_obj,
-				 const void *new_obj)
+static enum sx_hint hint_pod_inter_pod_affinity(void *self, const struct sx_pod *pod,
+						const void *old_obj, const void *new_obj)
 {
 	const struct sx_pod *o = old_obj, *n = new_obj;
 
@@ -276,7 +274,8 @@ static enum sx_hint hint_node_inter_pod_affinity(void *self, const struct sx_pod
 }
 
 const struct sx_event_reg sx_events_inter_pod_affinity[] = {
-	{ SX_RES_POD, SX_ACT_ADD | SX_ACT_UPDATE_POD_LABEL | SX_ACT_DELETE, hint_pod_inter_pod_affinity },
-	{ SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_LABEL, hint_node_inter_pod_affinity },
+	{SX_RES_POD, SX_ACT_ADD | SX_ACT_UPDATE_POD_LABEL | SX_ACT_DELETE,
+	 hint_pod_inter_pod_affinity},
+	{SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_LABEL, hint_node_inter_pod_affinity},
 	SX_EVENTS_END,
 };

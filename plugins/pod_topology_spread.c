@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "schedext/buf.h"
 #include "schedext/cache.h"
 #include "schedext/plugin.h"
@@ -37,9 +36,9 @@
 #include "slots.h"
 #include "state_pair.h"
 
-#define REASON_NOT_MATCH "node(s) didn't match pod topology spread constraints"
+#define REASON_NOT_MATCH     "node(s) didn't match pod topology spread constraints"
 #define REASON_MISSING_LABEL REASON_NOT_MATCH " (missing required label)"
-#define NAME "PodTopologySpread"
+#define NAME		     "PodTopologySpread"
 
 /* Filter's rejections, the same for every node (no allocation per node). */
 static struct sx_status reject_missing_label =
@@ -84,7 +83,7 @@ struct cpath {
 struct filter_state {
 	struct pts_memo_set *memo; /* the instance's memos (borrowed; may be NULL) */
 	struct cset cs;
-	struct tmap *counts;      /* [cs.n]: topology value -> matching pods */
+	struct tmap *counts;	  /* [cs.n]: topology value -> matching pods */
 	struct cpath (*paths)[2]; /* [cs.n]: the two domains with fewest pods */
 };
 
@@ -117,8 +116,8 @@ static void csel_add_eq(struct csel *s, sx_str key, sx_str value)
 {
 	uint32_t i = s->n++;
 	s->eq[i] = value;
-	s->reqs[i] = (struct sx_requirement){ .key = key, .op = SX_OP_EQUALS, .nvalues = 1,
-					      .values = &s->eq[i] };
+	s->reqs[i] = (struct sx_requirement){
+		.key = key, .op = SX_OP_EQUALS, .nvalues = 1, .values = &s->eq[i]};
 }
 
 static int csel_clone(struct csel *dst, const struct csel *src)
@@ -212,7 +211,8 @@ static const struct sx_generic *find_controller(const struct sx_snapshot *snap,
 	const char *name = sx_str_get(owner->name);
 	for (uint32_t i = 0; i < snap->ncontrollers; i++) {
 		const struct sx_generic *g = snap->controllers[i];
-		if (g->kind == kind && g->meta.ns == pod->meta.ns && strcmp(g->meta.name, name) == 0)
+		if (g->kind == kind && g->meta.ns == pod->meta.ns &&
+		    strcmp(g->meta.name, name) == 0)
 			return g;
 	}
 	return NULL;
@@ -291,8 +291,8 @@ static int cset_clone(struct cset *dst, const struct cset *src)
 	return 0;
 }
 
-static void constraint_init(struct constraint *c, int32_t max_skew, sx_str key,
-			    int32_t min_domains, uint8_t aff, uint8_t taint)
+static void constraint_init(struct constraint *c, int32_t max_skew, sx_str key, int32_t min_domains,
+			    uint8_t aff, uint8_t taint)
 {
 	c->max_skew = max_skew;
 	c->key = key;
@@ -324,8 +324,9 @@ static int pod_constraints(struct cset *cs, const struct sx_pod *pod, uint8_t wh
 
 /* The args' default constraints with whenUnsatisfiable == when, all using
  * the pod's default selector; none when that selector is empty. */
-static int default_constraints(struct cset *cs, const struct sx_pts_args *a, const struct sx_pod *pod,
-			       const struct sx_snapshot *snap, uint8_t when)
+static int default_constraints(struct cset *cs, const struct sx_pts_args *a,
+			       const struct sx_pod *pod, const struct sx_snapshot *snap,
+			       uint8_t when)
 {
 	struct csel sel;
 	uint32_t n = 0;
@@ -384,7 +385,7 @@ struct inclusion {
 static struct inclusion node_inclusion(const struct cset *cs, const struct sx_pod *pod,
 				       const struct sx_node *node)
 {
-	struct inclusion in = { true, true };
+	struct inclusion in = {true, true};
 	bool need_aff = false, need_taints = false;
 	for (uint32_t i = 0; i < cs->n; i++) {
 		need_aff |= cs->v[i].honor_affinity;
@@ -543,22 +544,22 @@ static int count_node(struct filter_state *f, const struct sx_pod *pod,
  * bytes per node plus its domains; rebuilt when its domain table outgrows
  * the nodes it has seen. */
 #define MEMO_ENTRIES 8
-#define MEMO_MAX_C 4
-#define MEMO_NONE UINT32_MAX
+#define MEMO_MAX_C   4
+#define MEMO_NONE    UINT32_MAX
 
 struct memo_dom {
 	sx_str value;
-	uint32_t nodes;   /* eligible nodes of the domain */
-	uint32_t stamp;   /* walk that last listed it */
-	int64_t pods;     /* their matching pods */
+	uint32_t nodes; /* eligible nodes of the domain */
+	uint32_t stamp; /* walk that last listed it */
+	int64_t pods;	/* their matching pods */
 };
 
 struct memo_doms {
 	uint32_t n, cap;
 	struct memo_dom *v;
-	struct tmap idx;  /* value -> index in v */
+	struct tmap idx; /* value -> index in v */
 	uint32_t norder;
-	uint32_t *order;  /* [cap]: domains of this walk, by first eligible node */
+	uint32_t *order; /* [cap]: domains of this walk, by first eligible node */
 };
 
 struct memo {
@@ -568,10 +569,10 @@ struct memo {
 	sx_str key[MEMO_MAX_C];
 	struct csel sel[MEMO_MAX_C]; /* deep copies (values in eq or vals) */
 	sx_str *vals[MEMO_MAX_C];    /* owned copies of borrowed requirement values */
-	uint32_t cap, used;          /* node slots allocated / holding a generation */
-	uint64_t *gen;               /* [cap]; 0 = nothing counted */
-	uint32_t *dom;               /* [cap * nc]: domain index or MEMO_NONE */
-	uint32_t *cnt;               /* [cap * nc]: matching pods counted */
+	uint32_t cap, used;	     /* node slots allocated / holding a generation */
+	uint64_t *gen;		     /* [cap]; 0 = nothing counted */
+	uint32_t *dom;		     /* [cap * nc]: domain index or MEMO_NONE */
+	uint32_t *cnt;		     /* [cap * nc]: matching pods counted */
 	uint32_t stamp;
 	struct memo_doms d[MEMO_MAX_C];
 };
@@ -716,7 +717,7 @@ static int64_t memo_domain(struct memo_doms *d, sx_str value)
 	}
 	if (tmap_add(&d->idx, value, d->n) < 0)
 		return SX_ENOMEM;
-	d->v[d->n] = (struct memo_dom){ .value = value };
+	d->v[d->n] = (struct memo_dom){.value = value};
 	return d->n++;
 }
 
@@ -892,7 +893,7 @@ static int build_filter_state(struct filter_state *f, const struct sx_pod *pod,
 	for (uint32_t i = 0; i < n; i++) {
 		struct cpath *p = f->paths[i];
 		const struct tmap *m = &f->counts[i];
-		p[0] = p[1] = (struct cpath){ SX_STR_EMPTY, INT32_MAX };
+		p[0] = p[1] = (struct cpath){SX_STR_EMPTY, INT32_MAX};
 		for (uint32_t j = 0; j < m->cap; j++)
 			if (m->used[j])
 				paths_update(p, (sx_str)m->keys[j], m->vals[j]);
@@ -936,7 +937,9 @@ static struct sx_status *update_with_pod(struct sx_cycle_state *cs, const struct
 	const struct sx_node *node = ni->node;
 	sx_str v;
 	if (!f)
-		return sx_status_new(SX_ERROR, "error reading \"PreFilterPodTopologySpread\" from cycleState: not found");
+		return sx_status_new(
+			SX_ERROR,
+			"error reading \"PreFilterPodTopologySpread\" from cycleState: not found");
 	if (p->meta.ns != pod->meta.ns || !node || !node_has_all_keys(node, &f->cs))
 		return NULL;
 	struct inclusion in = node_inclusion(&f->cs, pod, node);
@@ -980,7 +983,9 @@ static struct sx_status *filter_pod_topology_spread(void *self, const struct sx_
 	if (!ni->node)
 		return sx_status_new(SX_ERROR, "node not found");
 	if (!f)
-		return sx_status_new(SX_ERROR, "error reading \"PreFilterPodTopologySpread\" from cycleState: not found");
+		return sx_status_new(
+			SX_ERROR,
+			"error reading \"PreFilterPodTopologySpread\" from cycleState: not found");
 	for (uint32_t i = 0; i < f->cs.n; i++) {
 		const struct constraint *c = &f->cs.v[i];
 		if (!sx_node_label(ni->node, c->key, &v))
@@ -1101,7 +1106,9 @@ static struct sx_status *score_pod_topology_spread(void *self, const struct sx_c
 	sx_str v;
 	*score = 0;
 	if (!s)
-		return sx_status_new(SX_ERROR, "error reading \"PreScorePodTopologySpread\" from cycleState: not found");
+		return sx_status_new(
+			SX_ERROR,
+			"error reading \"PreScorePodTopologySpread\" from cycleState: not found");
 	if (!ni->node || tmap_has(&s->ignored, ni->name))
 		return NULL;
 	for (uint32_t i = 0; i < s->cs.n; i++) {
@@ -1203,9 +1210,11 @@ static void write_args_pod_topology_spread(const void *self, struct sx_buf *b)
 		if (d->min_domains)
 			sx_buf_printf(b, ",\"minDomains\":%d", d->min_domains);
 		if (d->aff_policy)
-			sx_buf_printf(b, ",\"nodeAffinityPolicy\":\"%s\"", sx_pts_policies[d->aff_policy - 1]);
+			sx_buf_printf(b, ",\"nodeAffinityPolicy\":\"%s\"",
+				      sx_pts_policies[d->aff_policy - 1]);
 		if (d->taint_policy)
-			sx_buf_printf(b, ",\"nodeTaintsPolicy\":\"%s\"", sx_pts_policies[d->taint_policy - 1]);
+			sx_buf_printf(b, ",\"nodeTaintsPolicy\":\"%s\"",
+				      sx_pts_policies[d->taint_policy - 1]);
 		sx_buf_putc(b, '}');
 	}
 	sx_buf_puts(b, "],\"defaultingType\":\"List\"");

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 #include "resource_allocation.h"
 #include "schedext/buf.h"
 
@@ -62,15 +61,15 @@ static bool subdomain_ok(const char *s, size_t n)
 	return true;
 }
 
-#define NAME_FMT_MSG                                                                     \
-	"must consist of alphanumeric characters, '-', '_' or '.', and must start and "  \
-	"end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "        \
-	"'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?"         \
+#define NAME_FMT_MSG                                                                               \
+	"must consist of alphanumeric characters, '-', '_' or '.', and must start and "            \
+	"end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "                   \
+	"'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?"                   \
 	"[A-Za-z0-9]')"
-#define DNS1123_SUBDOMAIN_MSG                                                            \
-	"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "         \
-	"characters, '-' or '.', and must start and end with an alphanumeric character " \
-	"(e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*"        \
+#define DNS1123_SUBDOMAIN_MSG                                                                      \
+	"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "                  \
+	"characters, '-' or '.', and must start and end with an alphanumeric character "           \
+	"(e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*"                   \
 	"[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 
 bool sx_qualified_name_ok(const char *name, char *msg, size_t len)
@@ -79,7 +78,8 @@ bool sx_qualified_name_ok(const char *name, char *msg, size_t len)
 	const char *part = name;
 
 	if (slash && strchr(slash + 1, '/')) {
-		snprintf(msg, len, "a qualified name " NAME_FMT_MSG " with an optional DNS "
+		snprintf(msg, len,
+			 "a qualified name " NAME_FMT_MSG " with an optional DNS "
 			 "subdomain prefix and '/' (e.g. 'example.com/MyName')");
 		return false;
 	}
@@ -188,7 +188,8 @@ void sx_ra_pod_requests(const struct sx_ra_scorer *sc, const struct sx_pod *pod,
 
 		switch (sc->kind[i]) {
 		case RA_CPU:
-			out[i] = sc->use_requested ? pod->request.milli_cpu : pod->fit_score_milli_cpu;
+			out[i] = sc->use_requested ? pod->request.milli_cpu
+						   : pod->fit_score_milli_cpu;
 			break;
 		case RA_MEMORY:
 			out[i] = sc->use_requested ? pod->request.memory : pod->fit_score_memory;
@@ -235,9 +236,8 @@ static int64_t node_requested(const struct sx_ra_scorer *sc, uint32_t i,
 /* (allocatable, requested-including-pod) of resource i on ni; (0, 0) means
  * "not scored" (upstream calculateResourceAllocatableRequest). The node's
  * requested amount without the pod is *req - pod_req when *alloc != 0. */
-static void node_alloc_req(const struct sx_ra_scorer *sc, uint32_t i,
-			   const struct sx_node_info *ni, int64_t pod_req, int64_t *alloc,
-			   int64_t *req)
+static void node_alloc_req(const struct sx_ra_scorer *sc, uint32_t i, const struct sx_node_info *ni,
+			   int64_t pod_req, int64_t *alloc, int64_t *req)
 {
 	const struct sx_resources *al = &ni->node->allocatable;
 	bool exists;
@@ -254,7 +254,8 @@ static void node_alloc_req(const struct sx_ra_scorer *sc, uint32_t i,
 		return;
 	case RA_MEMORY:
 		*alloc = al->memory;
-		*req = add_sat(sc->use_requested ? ni->requested.memory : ni->nonzero_memory, pod_req);
+		*req = add_sat(sc->use_requested ? ni->requested.memory : ni->nonzero_memory,
+			       pod_req);
 		return;
 	case RA_EPHEMERAL:
 		*alloc = al->ephemeral_storage;
@@ -307,9 +308,9 @@ int64_t sx_broken_linear(const struct sx_shape_point *shape, uint32_t n, int64_t
 			continue;
 		if (i == 0)
 			return shape[0].score;
-		return shape[i - 1].score + (shape[i].score - shape[i - 1].score) *
-						    (p - shape[i - 1].utilization) /
-						    (shape[i].utilization - shape[i - 1].utilization);
+		return shape[i - 1].score +
+		       (shape[i].score - shape[i - 1].score) * (p - shape[i - 1].utilization) /
+			       (shape[i].utilization - shape[i - 1].utilization);
 	}
 	return shape[n - 1].score;
 }
@@ -418,8 +419,9 @@ int sx_ra_score(const struct sx_ra_scorer *sc, const struct sx_node_info *ni,
 		 * request taken back out (what it was before add_sat). */
 		for (uint32_t i = 0; i < sc->nresources; i++)
 			allocated[i] = allocatable[i] ? node_requested(sc, i, ni) : 0;
-		*score = sx_ra_balance_change(sx_ra_balance(requested, allocatable, sc->nresources),
-					      sx_ra_balance(allocated, allocatable, sc->nresources));
+		*score =
+			sx_ra_balance_change(sx_ra_balance(requested, allocatable, sc->nresources),
+					     sx_ra_balance(allocated, allocatable, sc->nresources));
 		return 0;
 	}
 	*score = sx_ra_combine(sc, requested, allocatable);
@@ -431,8 +433,8 @@ int sx_ra_score(const struct sx_ra_scorer *sc, const struct sx_node_info *ni,
 void sx_ra_default_resources(struct sx_ra_scorer *sc)
 {
 	sc->nresources = 2;
-	sc->resources[0] = (struct sx_resource_weight){ SX_S_CPU, 1 };
-	sc->resources[1] = (struct sx_resource_weight){ SX_S_MEMORY, 1 };
+	sc->resources[0] = (struct sx_resource_weight){SX_S_CPU, 1};
+	sc->resources[1] = (struct sx_resource_weight){SX_S_MEMORY, 1};
 	sc->kind[0] = RA_CPU;
 	sc->kind[1] = RA_MEMORY;
 }
@@ -453,20 +455,30 @@ void sx_ra_write_args(struct sx_buf *b, const struct sx_ra_scorer *sc)
 		sx_buf_printf(b, "%s{\"utilization\":%lld,\"score\":%lld}", i ? "," : "",
 			      (long long)sc->shape[i].utilization,
 			      (long long)(sc->shape[i].score /
-					   (SX_MAX_NODE_SCORE / SX_MAX_CUSTOM_PRIORITY_SCORE)));
+					  (SX_MAX_NODE_SCORE / SX_MAX_CUSTOM_PRIORITY_SCORE)));
 	sx_buf_puts(b, "]}");
 }
 
 static const struct sx_arg resource_fields[] = {
-	{ .name = "name", .type = SX_ARG_STRING, .offset = offsetof(struct sx_ra_resource_arg, name),
-	  .max = 253, .flags = SX_ARG_REQUIRED, .type_err = "must be a string of at most 253 characters" },
-	{ .name = "weight", .type = SX_ARG_INT32, .offset = offsetof(struct sx_ra_resource_arg, weight),
-	  .min = INT32_MIN, .max = INT32_MAX, .type_err = "must be an integer" },
+	{.name = "name",
+	 .type = SX_ARG_STRING,
+	 .offset = offsetof(struct sx_ra_resource_arg, name),
+	 .max = 253,
+	 .flags = SX_ARG_REQUIRED,
+	 .type_err = "must be a string of at most 253 characters"},
+	{.name = "weight",
+	 .type = SX_ARG_INT32,
+	 .offset = offsetof(struct sx_ra_resource_arg, weight),
+	 .min = INT32_MIN,
+	 .max = INT32_MAX,
+	 .type_err = "must be an integer"},
 };
 
 const struct sx_arg sx_ra_resource_elem[1] = {
-	{ .type = SX_ARG_OBJECT, .type_err = "must be an object", .sub = resource_fields,
-	  .nsub = SX_ARRAY_SIZE(resource_fields) },
+	{.type = SX_ARG_OBJECT,
+	 .type_err = "must be an object",
+	 .sub = resource_fields,
+	 .nsub = SX_ARRAY_SIZE(resource_fields)},
 };
 
 int sx_ra_set_resources(struct sx_ra_scorer *sc, const struct sx_ra_resource_arg *r, uint32_t n,

@@ -25,7 +25,7 @@ struct cJSON;
 
 /* Bound on configured resources and shape points (untrusted config). */
 #define SX_RA_MAX_RESOURCES 64
-#define SX_RA_MAX_SHAPE 64
+#define SX_RA_MAX_SHAPE	    64
 
 enum sx_ra_strategy {
 	SX_RA_LEAST_ALLOCATED,
@@ -112,10 +112,13 @@ struct sx_ra_resource_arg {
  * at offsetof(st, n). Type errors: "<path>: must be a list", "Too many",
  * "<path>[i]: must be an object", "<path>[i].name: must be a string of at
  * most 253 characters", "<path>[i].weight: must be an integer". */
-#define SX_RA_RESOURCES_ARG(key, st, arr, n)                                                  \
-	{ .name = key, .type = SX_ARG_LIST, .offset = offsetof(st, arr), .max = SX_RA_MAX_RESOURCES, \
-	  .type_err = "must be a list", .sub = sx_ra_resource_elem, .nsub = 1,                 \
-	  .elem_size = sizeof(struct sx_ra_resource_arg), .count = offsetof(st, n) }
+#define SX_RA_RESOURCES_ARG(key, st, arr, n)                                                       \
+	{                                                                                          \
+		.name = key, .type = SX_ARG_LIST, .offset = offsetof(st, arr),                     \
+		.max = SX_RA_MAX_RESOURCES, .type_err = "must be a list",                          \
+		.sub = sx_ra_resource_elem, .nsub = 1,                                             \
+		.elem_size = sizeof(struct sx_ra_resource_arg), .count = offsetof(st, n)           \
+	}
 extern const struct sx_arg sx_ra_resource_elem[1];
 
 /* Sets sc->resources from the n entries read (none: the defaults below;

@@ -70,7 +70,7 @@ static enum sx_hint hint_gates_scheduling_gates(void *self, const struct sx_pod 
 }
 
 static const struct sx_event_reg events_scheduling_gates[] = {
-	{ SX_RES_POD, SX_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED, hint_gates_scheduling_gates },
+	{SX_RES_POD, SX_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED, hint_gates_scheduling_gates},
 	SX_EVENTS_END,
 };
 

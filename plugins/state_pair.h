@@ -33,25 +33,28 @@ struct sx_state_pair *sx_state_pair_slot(struct sx_cycle_state *cs, unsigned slo
  * (in scope where used): the ops table `parts`, state_clone_<name>,
  * state_free_<name>, and slot()/slot_const() for its cycle-state slot
  * SX_SLOT_<name> (slots.h). */
-#define SX_STATE_PAIR_HOOKS(name)                                                              \
-	static const struct sx_state_pair_ops parts = {                                        \
-		filter_state_clone, filter_state_free, score_state_clone, score_state_free,    \
-	};                                                                                     \
-	static void *state_clone_##name(const void *p)                                         \
-	{                                                                                      \
-		return sx_state_pair_clone(&parts, p);                                         \
-	}                                                                                      \
-	static void state_free_##name(void *p)                                                 \
-	{                                                                                      \
-		sx_state_pair_free(&parts, p);                                                 \
-	}                                                                                      \
-	static struct sx_state_pair *slot(struct sx_cycle_state *cs)                           \
-	{                                                                                      \
-		return sx_state_pair_slot(cs, SX_SLOT_##name);                                 \
-	}                                                                                      \
-	static const struct sx_state_pair *slot_const(const struct sx_cycle_state *cs)         \
-	{                                                                                      \
-		return cs->slots[SX_SLOT_##name];                                              \
+#define SX_STATE_PAIR_HOOKS(name)                                                                  \
+	static const struct sx_state_pair_ops parts = {                                            \
+		filter_state_clone,                                                                \
+		filter_state_free,                                                                 \
+		score_state_clone,                                                                 \
+		score_state_free,                                                                  \
+	};                                                                                         \
+	static void *state_clone_##name(const void *p)                                             \
+	{                                                                                          \
+		return sx_state_pair_clone(&parts, p);                                             \
+	}                                                                                          \
+	static void state_free_##name(void *p)                                                     \
+	{                                                                                          \
+		sx_state_pair_free(&parts, p);                                                     \
+	}                                                                                          \
+	static struct sx_state_pair *slot(struct sx_cycle_state *cs)                               \
+	{                                                                                          \
+		return sx_state_pair_slot(cs, SX_SLOT_##name);                                     \
+	}                                                                                          \
+	static const struct sx_state_pair *slot_const(const struct sx_cycle_state *cs)             \
+	{                                                                                          \
+		return cs->slots[SX_SLOT_##name];                                                  \
 	}
 
 #endif /* SCHEDEXT_PLUGINS_STATE_PAIR_H */

@@ -17,9 +17,8 @@
 #define NAME "TaintToleration"
 
 /* Filter's rejections, the same for every node (no allocation per node). */
-static struct sx_status reject_untolerated =
-	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME,
-			 "node(s) had untolerated taint(s)");
+static struct sx_status reject_untolerated = SX_STATUS_STATIC(
+	SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME, "node(s) had untolerated taint(s)");
 
 #define FILTER_EFFECTS ((1u << SX_EFFECT_NO_SCHEDULE) | (1u << SX_EFFECT_NO_EXECUTE))
 
@@ -202,8 +201,8 @@ static enum sx_hint hint_pod_taint_toleration(void *self, const struct sx_pod *p
 }
 
 static const struct sx_event_reg events_taint_toleration[] = {
-	{ SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_TAINT, hint_node_taint_toleration },
-	{ SX_RES_POD, SX_ACT_UPDATE_POD_TOLERATION, hint_pod_taint_toleration },
+	{SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_TAINT, hint_node_taint_toleration},
+	{SX_RES_POD, SX_ACT_UPDATE_POD_TOLERATION, hint_pod_taint_toleration},
 	SX_EVENTS_END,
 };
 

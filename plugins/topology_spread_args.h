@@ -19,7 +19,7 @@ struct cJSON;
 struct sx_pts_dconstraint {
 	int32_t max_skew;
 	sx_str key;
-	uint8_t when;         /* enum sx_unsatisfiable */
+	uint8_t when;	      /* enum sx_unsatisfiable */
 	int32_t min_domains;  /* 0 = unset */
 	uint8_t aff_policy;   /* enum sx_inclusion_policy */
 	uint8_t taint_policy; /* enum sx_inclusion_policy */

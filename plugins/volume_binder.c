@@ -38,8 +38,8 @@ int vb_rv_cmp(const char *a, const char *b)
 #define ASSUME_MAX (1u << 20)
 
 struct assumed {
-	char *key;          /* PV name, or "ns/name" of a PVC */
-	char rv[32];        /* the API object's resourceVersion it was assumed on */
+	char *key;   /* PV name, or "ns/name" of a PVC */
+	char rv[32]; /* the API object's resourceVersion it was assumed on */
 	/* PV: the assumed claimRef */
 	sx_str claim_ns, claim_name;
 	char *claim_uid;
@@ -132,8 +132,7 @@ static struct assumed *lookup(struct sx_hmap *table, const char *key, const char
 
 /* Assume: stores e (taking it) unless an assumption on a newer object is
  * there ("out of sync"). */
-static int store(struct sx_hmap *table, struct assumed *e, const char *what,
-		 struct sx_error *err)
+static int store(struct sx_hmap *table, struct assumed *e, const char *what, struct sx_error *err)
 {
 	struct sx_hmap_slot *s = find_slot(table, e->key);
 	int rc;
@@ -143,8 +142,8 @@ static int store(struct sx_hmap *table, struct assumed *e, const char *what,
 
 		if (vb_rv_cmp(e->rv, old->rv) < 0) {
 			sx_error_set(err, SX_ECONFLICT,
-				     "%s \"%s\" is out of sync (stored: %s, assume: %s)", what, e->key,
-				     old->rv, e->rv);
+				     "%s \"%s\" is out of sync (stored: %s, assume: %s)", what,
+				     e->key, old->rv, e->rv);
 			assumed_free(e);
 			return SX_ECONFLICT;
 		}
@@ -153,8 +152,8 @@ static int store(struct sx_hmap *table, struct assumed *e, const char *what,
 	rc = sx_hmap_add(table, sx_hash_str(e->key), e);
 	if (rc < 0) {
 		assumed_free(e);
-		return sx_error_set(err, rc, rc == SX_ENOMEM ? "out of memory"
-						       : "too many assumed volumes");
+		return sx_error_set(err, rc,
+				    rc == SX_ENOMEM ? "out of memory" : "too many assumed volumes");
 	}
 	return 0;
 }
@@ -238,19 +237,24 @@ static struct sx_status *check_claim(const struct sx_snapshot *snap, const struc
 
 	*out = pvc;
 	if (!pvc && v->source == SX_VSRC_EPHEMERAL)
-		return sx_status_new(c, "waiting for ephemeral volume controller to create the "
-					"persistentvolumeclaim \"%s\"", name);
+		return sx_status_new(c,
+				     "waiting for ephemeral volume controller to create the "
+				     "persistentvolumeclaim \"%s\"",
+				     name);
 	if (!pvc)
 		return sx_status_new(c, "persistentvolumeclaim \"%s\" not found", name);
 	if (pvc->phase == SX_PVC_LOST)
-		return sx_status_new(c, "persistentvolumeclaim \"%s\" bound to non-existent "
-					"persistentvolume \"%s\"", name, sx_str_get(pvc->volume_name));
+		return sx_status_new(c,
+				     "persistentvolumeclaim \"%s\" bound to non-existent "
+				     "persistentvolume \"%s\"",
+				     name, sx_str_get(pvc->volume_name));
 	if (pvc->deleting)
 		return sx_status_new(c, "persistentvolumeclaim \"%s\" is being deleted", name);
 	if (v->source == SX_VSRC_EPHEMERAL && /* VolumeIsForPod: IsControlledBy */
 	    (!pvc->controller_uid ||
 	     strcmp(pvc->controller_uid, pod->meta.uid ? pod->meta.uid : "") != 0))
-		return sx_status_new(c, "PVC %s/%s was not created for pod %s/%s (pod is not owner)",
+		return sx_status_new(c,
+				     "PVC %s/%s was not created for pod %s/%s (pod is not owner)",
 				     sx_str_get(pvc->meta.ns), pvc->meta.name,
 				     sx_str_get(pod->meta.ns), pod->meta.name);
 	return NULL;
@@ -268,7 +272,8 @@ static int delay_binding(const struct sx_snapshot *snap, const struct sx_pvc *pv
 	if (!sc)
 		return 0;
 	if (sc->binding_mode == SX_BINDING_UNSET)
-		return sx_error_set(err, SX_EINVAL, "VolumeBindingMode not set for StorageClass \"%s\"",
+		return sx_error_set(err, SX_EINVAL,
+				    "VolumeBindingMode not set for StorageClass \"%s\"",
 				    sx_str_get(pvc->storage_class));
 	return sc->binding_mode == SX_BINDING_WAIT_FOR_FIRST_CONSUMER;
 }
@@ -313,7 +318,7 @@ static bool candidate(const struct vb_pv *v, const struct vb_claim *c)
 static struct vb_pv effective(struct vb_assume *a, const struct sx_pv *pv, const char **uid)
 {
 	struct assumed *e = lookup(&a->pv, pv->meta.name, pv->meta.resource_version);
-	struct vb_pv v = { pv, pv->has_claim_ref, pv->claim_ns, pv->claim_name, pv->claim_uid, NULL };
+	struct vb_pv v = {pv, pv->has_claim_ref, pv->claim_ns, pv->claim_name, pv->claim_uid, NULL};
 
 	*uid = NULL;
 	if (e) {
@@ -395,7 +400,7 @@ static const struct sx_requirement *single_requirement(const struct sx_pv *pv)
 static struct sx_status *classify(struct vb_assume *a, const struct sx_snapshot *snap,
 				  const struct sx_pod *pod, struct vb_state *st)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	bool immediate = false;
 
 	for (uint32_t i = 0; i < pod->nvolumes; i++) {
@@ -410,18 +415,17 @@ static struct sx_status *classify(struct vb_assume *a, const struct sx_snapshot 
 			const struct sx_pv *pv = sx_snapshot_find_pv(snap, pvc->volume_name);
 
 			st->bound[st->nbound++] = (struct vb_claim){
-				.pvc = pvc, .pv = pv, .single = single_requirement(pv)
-			};
+				.pvc = pvc, .pv = pv, .single = single_requirement(pv)};
 			continue;
 		}
 		delay = delay_binding(snap, pvc, &err);
 		if (delay < 0)
 			return sx_status_new(SX_ERROR, "%s", err.msg);
 		if (delay && pvc->volume_name == SX_STR_EMPTY)
-			st->unbound[st->nunbound++] =
-				(struct vb_claim){ .pvc = pvc, .selected_node = selected_node(a, pvc),
-						   .name = sx_intern_lookup_n(pvc->meta.name,
-									      strlen(pvc->meta.name)) };
+			st->unbound[st->nunbound++] = (struct vb_claim){
+				.pvc = pvc,
+				.selected_node = selected_node(a, pvc),
+				.name = sx_intern_lookup_n(pvc->meta.name, strlen(pvc->meta.name))};
 		else
 			immediate = true;
 	}
@@ -642,9 +646,8 @@ fail:
 	return rc;
 }
 
-int vb_find(const struct vb_state *st, const struct sx_snapshot *snap,
-	    const struct sx_node *node, unsigned *reasons, struct vb_volumes *out,
-	    struct sx_error *err)
+int vb_find(const struct vb_state *st, const struct sx_snapshot *snap, const struct sx_node *node,
+	    unsigned *reasons, struct vb_volumes *out, struct sx_error *err)
 {
 	int rc;
 
@@ -749,9 +752,8 @@ static void revert_locked(struct vb_assume *a, const struct vb_volumes *v, uint3
 	}
 }
 
-int vb_assume_volumes(struct vb_assume *a, const struct sx_snapshot *snap,
-		      const struct sx_pod *pod, sx_str node, struct vb_volumes *v,
-		      bool *all_bound, struct sx_error *err)
+int vb_assume_volumes(struct vb_assume *a, const struct sx_snapshot *snap, const struct sx_pod *pod,
+		      sx_str node, struct vb_volumes *v, bool *all_bound, struct sx_error *err)
 {
 	uint32_t i, j = 0;
 	int rc = 0;

@@ -25,16 +25,16 @@
 enum vb_reason {
 	VB_NODE_CONFLICT = 1u << 0, /* a bound PV's node affinity does not match */
 	VB_BIND_CONFLICT = 1u << 1, /* no PV to bind and nothing to provision */
-	VB_NO_SPACE = 1u << 2,      /* CSIStorageCapacity says no */
+	VB_NO_SPACE = 1u << 2,	    /* CSIStorageCapacity says no */
 	VB_PV_MISSING = 1u << 3,    /* a bound claim's PV does not exist */
 };
 
 /* A claim of the pod as PreFilter saw it, with the assume cache applied. */
 struct vb_claim {
-	const struct sx_pvc *pvc;  /* the snapshot's object */
-	sx_str name;               /* pvc's name if interned (PV claimRefs are), else invalid */
-	sx_str selected_node;      /* effective volume.kubernetes.io/selected-node */
-	const struct sx_pv *pv;    /* bound claims: their PV, NULL when missing */
+	const struct sx_pvc *pvc; /* the snapshot's object */
+	sx_str name;		  /* pvc's name if interned (PV claimRefs are), else invalid */
+	sx_str selected_node;	  /* effective volume.kubernetes.io/selected-node */
+	const struct sx_pv *pv;	  /* bound claims: their PV, NULL when missing */
 	/* Bound claims: the PV's node affinity when it is one term of one
 	 * label requirement (zonal and local PVs), which Filter checks on
 	 * every node without walking the selector; NULL otherwise. */
@@ -58,19 +58,19 @@ struct vb_claim {
 /* A PV of a delayed-binding class, with the assume cache applied. */
 struct vb_pv {
 	const struct sx_pv *pv;
-	bool has_claim_ref;        /* effective spec.claimRef */
+	bool has_claim_ref; /* effective spec.claimRef */
 	sx_str claim_ns, claim_name;
-	const char *claim_uid;     /* NULL or "" = no uid */
-	char *owned_uid;           /* claim_uid's storage when assumed */
+	const char *claim_uid; /* NULL or "" = no uid */
+	char *owned_uid;       /* claim_uid's storage when assumed */
 };
 
 /* A chosen static binding (BindingInfo). */
 struct vb_binding {
 	const struct sx_pv *pv;
 	const struct sx_pvc *pvc;
-	bool dirty;                /* the claimRef or annotation changes (assumed) */
-	bool set_bbc;              /* add pv.kubernetes.io/bound-by-controller */
-	char rv[32];               /* PV resourceVersion the write must start from / wrote */
+	bool dirty;   /* the claimRef or annotation changes (assumed) */
+	bool set_bbc; /* add pv.kubernetes.io/bound-by-controller */
+	char rv[32];  /* PV resourceVersion the write must start from / wrote */
 };
 
 /* PodVolumes for one node. */
@@ -79,7 +79,7 @@ struct vb_volumes {
 	struct vb_binding *statics;
 	uint32_t ndynamic;
 	const struct sx_pvc **dynamic;
-	char (*dynamic_rv)[32];    /* [ndynamic]: claim RV to start from / wrote */
+	char (*dynamic_rv)[32]; /* [ndynamic]: claim RV to start from / wrote */
 };
 
 /* The cycle state slot (stateData). Shared by clones (refcount); only
@@ -87,10 +87,10 @@ struct vb_volumes {
  * reserved part. */
 struct vb_state {
 	atomic_int refcount;
-	bool skip;                 /* pod has no claims */
+	bool skip; /* pod has no claims */
 	uint32_t nbound, nunbound;
-	struct vb_claim *bound;    /* fully bound claims */
-	struct vb_claim *unbound;  /* unbound claims of WaitForFirstConsumer classes, by size */
+	struct vb_claim *bound;	  /* fully bound claims */
+	struct vb_claim *unbound; /* unbound claims of WaitForFirstConsumer classes, by size */
 	/* Reserve */
 	bool reserved, all_bound;
 	sx_str node;
@@ -117,9 +117,8 @@ void vb_state_clear(struct vb_state *st);
 /* FindPodVolumes for node. Returns 0 and the reasons (enum vb_reason
  * bits) in *reasons; with out non-NULL, the chosen volumes (free with
  * vb_volumes_clear). Negative with err set on an error (Error status). */
-int vb_find(const struct vb_state *st, const struct sx_snapshot *snap,
-	    const struct sx_node *node, unsigned *reasons, struct vb_volumes *out,
-	    struct sx_error *err);
+int vb_find(const struct vb_state *st, const struct sx_snapshot *snap, const struct sx_node *node,
+	    unsigned *reasons, struct vb_volumes *out, struct sx_error *err);
 void vb_volumes_clear(struct vb_volumes *v);
 /* volume.CheckNodeAffinity: the PV's required node affinity against node. */
 bool vb_pv_node_affinity_matches(const struct sx_pv *pv, const struct sx_node *node);
@@ -165,9 +164,8 @@ static inline unsigned vb_check_bound(const struct vb_state *st, const struct sx
 /* AssumePodVolumes: records the bindings and provisionings of st->vols in
  * the assume cache. *all_bound when every claim of the pod is already
  * bound (nothing to do). */
-int vb_assume_volumes(struct vb_assume *a, const struct sx_snapshot *snap,
-		      const struct sx_pod *pod, sx_str node, struct vb_volumes *v,
-		      bool *all_bound, struct sx_error *err);
+int vb_assume_volumes(struct vb_assume *a, const struct sx_snapshot *snap, const struct sx_pod *pod,
+		      sx_str node, struct vb_volumes *v, bool *all_bound, struct sx_error *err);
 /* RevertAssumedPodVolumes. */
 void vb_revert(struct vb_assume *a, const struct vb_volumes *v);
 

@@ -32,14 +32,14 @@ extern const struct sx_plugin sx_plugin_volume_binding;
 #define NREASONS 4
 
 struct vb_plugin {
-	int64_t timeout_s;        /* bindTimeoutSeconds */
+	int64_t timeout_s;	  /* bindTimeoutSeconds */
 	struct vb_assume *assume; /* the profile's assume cache */
 	struct vb_waiter *waiter; /* PreBind's wait on the handle's cache */
 	/* Filter's rejections, one shared status per set of reasons (index:
 	 * enum vb_reason bits), so rejecting thousands of nodes allocates
 	 * nothing. */
 	struct sx_status *rejected[1u << NREASONS];
-	struct sx_status *skip;   /* shared Skip for pods without claims */
+	struct sx_status *skip; /* shared Skip for pods without claims */
 	/* StorageCapacityScoring: the scorer's shape (scores ×10, as
 	 * helper.FunctionShape), nshape 0 when the gate is off. */
 	uint32_t nshape;
@@ -53,10 +53,14 @@ struct vb_args {
 };
 
 static const struct sx_arg vb_fields[] = {
-	{ .name = "bindTimeoutSeconds", .type = SX_ARG_INT64,
-	  .offset = offsetof(struct vb_args, timeout_s), .def = DEFAULT_BIND_TIMEOUT_S,
-	  .min = INT64_MIN, .max = INT64_MAX, .type_desc = "an integer" },
-	{ .name = "shape", .type = SX_ARG_GIVEN, .offset = offsetof(struct vb_args, shape) },
+	{.name = "bindTimeoutSeconds",
+	 .type = SX_ARG_INT64,
+	 .offset = offsetof(struct vb_args, timeout_s),
+	 .def = DEFAULT_BIND_TIMEOUT_S,
+	 .min = INT64_MIN,
+	 .max = INT64_MAX,
+	 .type_desc = "an integer"},
+	{.name = "shape", .type = SX_ARG_GIVEN, .offset = offsetof(struct vb_args, shape)},
 };
 
 /* With StorageCapacityScoring: shape is a list of {utilization, score}. */
@@ -71,68 +75,91 @@ struct vb_scoring_args {
 };
 
 static const struct sx_arg vb_shape_fields[] = {
-	{ .name = "utilization", .type = SX_ARG_INT32,
-	  .offset = offsetof(struct vb_shape_arg, utilization), .min = INT32_MIN, .max = INT32_MAX,
-	  .flags = SX_ARG_NULL_IS_VALUE },
-	{ .name = "score", .type = SX_ARG_INT32, .offset = offsetof(struct vb_shape_arg, score),
-	  .min = INT32_MIN, .max = INT32_MAX, .flags = SX_ARG_NULL_IS_VALUE },
+	{.name = "utilization",
+	 .type = SX_ARG_INT32,
+	 .offset = offsetof(struct vb_shape_arg, utilization),
+	 .min = INT32_MIN,
+	 .max = INT32_MAX,
+	 .flags = SX_ARG_NULL_IS_VALUE},
+	{.name = "score",
+	 .type = SX_ARG_INT32,
+	 .offset = offsetof(struct vb_shape_arg, score),
+	 .min = INT32_MIN,
+	 .max = INT32_MAX,
+	 .flags = SX_ARG_NULL_IS_VALUE},
 };
 
 static const struct sx_arg vb_shape_elem[] = {
-	{ .type = SX_ARG_OBJECT, .type_err = "must be {utilization: int, score: int}",
-	  .sub = vb_shape_fields, .nsub = SX_ARRAY_SIZE(vb_shape_fields) },
+	{.type = SX_ARG_OBJECT,
+	 .type_err = "must be {utilization: int, score: int}",
+	 .sub = vb_shape_fields,
+	 .nsub = SX_ARRAY_SIZE(vb_shape_fields)},
 };
 
 static const struct sx_arg vb_scoring_fields[] = {
-	{ .name = "bindTimeoutSeconds", .type = SX_ARG_INT64,
-	  .offset = offsetof(struct vb_scoring_args, timeout_s), .def = DEFAULT_BIND_TIMEOUT_S,
-	  .min = INT64_MIN, .max = INT64_MAX, .type_desc = "an integer" },
-	{ .name = "shape", .type = SX_ARG_LIST, .offset = offsetof(struct vb_scoring_args, shape),
-	  .max = SX_RA_MAX_SHAPE, .flags = SX_ARG_WHOLE, .type_err = "must be a list",
-	  .sub = vb_shape_elem, .nsub = 1, .elem_size = sizeof(struct vb_shape_arg),
-	  .count = offsetof(struct vb_scoring_args, nshape) },
+	{.name = "bindTimeoutSeconds",
+	 .type = SX_ARG_INT64,
+	 .offset = offsetof(struct vb_scoring_args, timeout_s),
+	 .def = DEFAULT_BIND_TIMEOUT_S,
+	 .min = INT64_MIN,
+	 .max = INT64_MAX,
+	 .type_desc = "an integer"},
+	{.name = "shape",
+	 .type = SX_ARG_LIST,
+	 .offset = offsetof(struct vb_scoring_args, shape),
+	 .max = SX_RA_MAX_SHAPE,
+	 .flags = SX_ARG_WHOLE,
+	 .type_err = "must be a list",
+	 .sub = vb_shape_elem,
+	 .nsub = 1,
+	 .elem_size = sizeof(struct vb_shape_arg),
+	 .count = offsetof(struct vb_scoring_args, nshape)},
 };
 
 /* VolumeBindingArgs with StorageCapacityScoring on: the v1 default shape
  * when none is given (SetDefaults_VolumeBindingArgs: {0, 10}, {100, 0}),
  * then ValidateVolumeBindingArgsWithOptions: the timeout, and the shape as
  * validateFunctionShape checks it. */
-static int parse_scoring_args(const struct cJSON *args, struct vb_plugin *p,
-			      struct sx_error *err)
+static int parse_scoring_args(const struct cJSON *args, struct vb_plugin *p, struct sx_error *err)
 {
-	struct sx_arg_errors e = { 0 };
-	struct vb_scoring_args a = { 0 };
+	struct sx_arg_errors e = {0};
+	struct vb_scoring_args a = {0};
 	char path[64];
 	int rc = 0;
 
 	if (!sx_args_is_object(args, "VolumeBindingArgs", err) ||
-	    sx_args_read(args, vb_scoring_fields, SX_ARRAY_SIZE(vb_scoring_fields), &a, &e, err) < 0) {
+	    sx_args_read(args, vb_scoring_fields, SX_ARRAY_SIZE(vb_scoring_fields), &a, &e, err) <
+		    0) {
 		sx_args_free(vb_scoring_fields, SX_ARRAY_SIZE(vb_scoring_fields), &a);
 		return SX_EINVAL;
 	}
 	p->timeout_s = a.timeout_s;
 	if (a.timeout_s < 0)
-		sx_arg_errors_add(&e, "bindTimeoutSeconds",
-				  "Invalid value: %lld: invalid BindTimeoutSeconds, should not be a "
-				  "negative value", (long long)a.timeout_s);
+		sx_arg_errors_add(
+			&e, "bindTimeoutSeconds",
+			"Invalid value: %lld: invalid BindTimeoutSeconds, should not be a "
+			"negative value",
+			(long long)a.timeout_s);
 	if (a.nshape == 0) {
 		p->nshape = 2;
-		p->shape[0] = (struct sx_shape_point){ 0, SX_MAX_NODE_SCORE };
-		p->shape[1] = (struct sx_shape_point){ 100, 0 };
+		p->shape[0] = (struct sx_shape_point){0, SX_MAX_NODE_SCORE};
+		p->shape[1] = (struct sx_shape_point){100, 0};
 	}
 	for (uint32_t i = 1; i < a.nshape; i++) {
 		if (a.shape[i - 1].utilization >= a.shape[i].utilization) {
 			snprintf(path, sizeof(path), "shape[%u].utilization", i);
 			sx_arg_errors_add(&e, path,
 					  "Invalid value: %d: utilization values must be sorted in "
-					  "increasing order", a.shape[i].utilization);
+					  "increasing order",
+					  a.shape[i].utilization);
 			break;
 		}
 	}
 	for (uint32_t i = 0; i < a.nshape; i++) {
 		if (a.shape[i].utilization < 0 || a.shape[i].utilization > 100) {
 			snprintf(path, sizeof(path), "shape[%u].utilization", i);
-			sx_arg_errors_add(&e, path, "Invalid value: %d: not in valid range [0, 100]",
+			sx_arg_errors_add(&e, path,
+					  "Invalid value: %d: not in valid range [0, 100]",
 					  a.shape[i].utilization);
 		}
 		if (a.shape[i].score < 0 || a.shape[i].score > SX_MAX_CUSTOM_PRIORITY_SCORE) {
@@ -156,8 +183,8 @@ static int parse_scoring_args(const struct cJSON *args, struct vb_plugin *p,
  * with StorageCapacityScoring off. */
 static int parse_args(const struct cJSON *args, struct vb_plugin *p, struct sx_error *err)
 {
-	struct sx_arg_errors e = { 0 };
-	struct vb_args a = { 0 };
+	struct sx_arg_errors e = {0};
+	struct vb_args a = {0};
 
 	if (!sx_args_is_object(args, "VolumeBindingArgs", err) ||
 	    sx_args_read(args, vb_fields, SX_ARRAY_SIZE(vb_fields), &a, &e, err) < 0)
@@ -220,7 +247,7 @@ static void write_args_volume_binding(const void *self, struct sx_buf *b)
 		sx_buf_printf(b, "%s{\"utilization\":%lld,\"score\":%lld}", i ? "," : "",
 			      (long long)p->shape[i].utilization,
 			      (long long)(p->shape[i].score /
-					   (SX_MAX_NODE_SCORE / SX_MAX_CUSTOM_PRIORITY_SCORE)));
+					  (SX_MAX_NODE_SCORE / SX_MAX_CUSTOM_PRIORITY_SCORE)));
 	sx_buf_putc(b, ']');
 }
 
@@ -247,7 +274,8 @@ static bool scoring_gate(const struct sx_handle *h)
 	struct sx_features def;
 
 	if (h && h->profile)
-		return sx_feature_enabled(&h->profile->features, SX_FEATURE_STORAGE_CAPACITY_SCORING);
+		return sx_feature_enabled(&h->profile->features,
+					  SX_FEATURE_STORAGE_CAPACITY_SCORING);
 	sx_features_init(&def, SX_RELEASE_DEFAULT);
 	return sx_feature_enabled(&def, SX_FEATURE_STORAGE_CAPACITY_SCORING);
 }
@@ -392,16 +420,15 @@ static struct class_res *class_of(struct class_res *cr, uint32_t *n, sx_str clas
 	for (uint32_t i = 0; i < *n; i++)
 		if (cr[i].class == class)
 			return &cr[i];
-	cr[*n] = (struct class_res){ class, 0, 0 };
+	cr[*n] = (struct class_res){class, 0, 0};
 	return &cr[(*n)++];
 }
 
 /* The CSIStorageCapacity checkVolumeProvisions chose for the claim on node
  * (hasEnoughCapacity: the first with enough room whose topology the node
  * matches); NULL when the driver tracks no capacity. */
-static const struct sx_csi_capacity *chosen_capacity(const struct vb_state *st,
-						     const struct sx_pvc *pvc,
-						     const struct sx_node *node)
+static const struct sx_csi_capacity *
+chosen_capacity(const struct vb_state *st, const struct sx_pvc *pvc, const struct sx_node *node)
 {
 	for (uint32_t i = 0; i < st->nunbound; i++) {
 		const struct vb_claim *c = &st->unbound[i];
@@ -411,7 +438,8 @@ static const struct sx_csi_capacity *chosen_capacity(const struct vb_state *st,
 		for (uint32_t k = 0; k < c->ncaps; k++) {
 			const struct sx_csi_capacity *cap = c->caps[k];
 			bool has_limit = cap->has_max_size || cap->has_capacity;
-			int64_t limit = cap->has_max_size ? cap->maximum_volume_size : cap->capacity;
+			int64_t limit =
+				cap->has_max_size ? cap->maximum_volume_size : cap->capacity;
 
 			if (has_limit && limit >= pvc->request_storage && cap->node_topology &&
 			    sx_selector_matches(cap->node_topology, &node->meta.labels))
@@ -521,7 +549,7 @@ static struct sx_status *reserve_volume_binding(void *self, struct sx_cycle_stat
 {
 	struct vb_plugin *p = self;
 	struct vb_state *st = cs->slots[SX_SLOT_volume_binding];
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	unsigned reasons = 0;
 	int at;
 
@@ -534,8 +562,9 @@ static struct sx_status *reserve_volume_binding(void *self, struct sx_cycle_stat
 	vb_volumes_clear(&st->vols);
 	st->reserved = false;
 	st->all_bound = true; /* no volumes for the node: nothing to bind */
-	if (at < 0 || vb_find(st, cs->snap, cs->snap->nodes[at]->node, &reasons, &st->vols,
-			      &err) < 0 || reasons) {
+	if (at < 0 ||
+	    vb_find(st, cs->snap, cs->snap->nodes[at]->node, &reasons, &st->vols, &err) < 0 ||
+	    reasons) {
 		vb_volumes_clear(&st->vols);
 		return err.msg[0] ? sx_status_new(SX_ERROR, "%s", err.msg) : NULL;
 	}
@@ -623,7 +652,7 @@ static enum sx_hint hint_storage_class_volume_binding(void *self, const struct s
 	if (!o || !n)
 		return SX_QUEUE;
 	return topologies_equal(o->allowed_topologies, n->allowed_topologies) ? SX_QUEUE_SKIP
-										: SX_QUEUE;
+									      : SX_QUEUE;
 }
 
 /* isSchedulableAfterPersistentVolumeClaimChange: a claim of the pod. */
@@ -697,13 +726,13 @@ static enum sx_hint hint_capacity_volume_binding(void *self, const struct sx_pod
 }
 
 static const struct sx_event_reg events_volume_binding[] = {
-	{ SX_RES_STORAGE_CLASS, SX_ACT_ADD | SX_ACT_UPDATE, hint_storage_class_volume_binding },
-	{ SX_RES_PVC, SX_ACT_ADD | SX_ACT_UPDATE, hint_pvc_volume_binding },
-	{ SX_RES_PV, SX_ACT_ADD | SX_ACT_UPDATE, NULL },
-	{ SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_LABEL, NULL },
-	{ SX_RES_CSI_NODE, SX_ACT_ADD | SX_ACT_UPDATE, hint_csi_node_volume_binding },
-	{ SX_RES_CSI_DRIVER, SX_ACT_UPDATE, hint_csi_driver_volume_binding },
-	{ SX_RES_CSI_STORAGE_CAPACITY, SX_ACT_ADD | SX_ACT_UPDATE, hint_capacity_volume_binding },
+	{SX_RES_STORAGE_CLASS, SX_ACT_ADD | SX_ACT_UPDATE, hint_storage_class_volume_binding},
+	{SX_RES_PVC, SX_ACT_ADD | SX_ACT_UPDATE, hint_pvc_volume_binding},
+	{SX_RES_PV, SX_ACT_ADD | SX_ACT_UPDATE, NULL},
+	{SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_LABEL, NULL},
+	{SX_RES_CSI_NODE, SX_ACT_ADD | SX_ACT_UPDATE, hint_csi_node_volume_binding},
+	{SX_RES_CSI_DRIVER, SX_ACT_UPDATE, hint_csi_driver_volume_binding},
+	{SX_RES_CSI_STORAGE_CAPACITY, SX_ACT_ADD | SX_ACT_UPDATE, hint_capacity_volume_binding},
 	SX_EVENTS_END,
 };
 

@@ -22,8 +22,8 @@
 struct vb_waiter {
 	struct sx_handle *handle; /* the profile's; NULL: no environment */
 	pthread_mutex_t mu;
-	pthread_cond_t cond;      /* CLOCK_MONOTONIC */
-	uint64_t gen;             /* bumped on every notification */
+	pthread_cond_t cond; /* CLOCK_MONOTONIC */
+	uint64_t gen;	     /* bumped on every notification */
 };
 
 static void wake(void *self)
@@ -88,12 +88,14 @@ static struct sx_status *api_error(const struct sx_error *err)
 
 static struct sx_status *api_update(struct sx_kube *kube, sx_str node, struct vb_volumes *v)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	for (uint32_t i = 0; i < v->nstatic; i++) {
 		struct vb_binding *b = &v->statics[i];
 		struct sx_kube_claim_ref ref = {
-			sx_str_get(b->pvc->meta.ns), b->pvc->meta.name, b->pvc->meta.uid,
+			sx_str_get(b->pvc->meta.ns),
+			b->pvc->meta.name,
+			b->pvc->meta.uid,
 			b->pvc->meta.resource_version,
 		};
 
@@ -124,11 +126,12 @@ static const struct sx_pvc *find_pvc(const struct sx_snapshot *snap, const struc
 	return sx_snapshot_find_pvc(snap, pvc->meta.ns, sx_intern(pvc->meta.name));
 }
 
-static int affinity_error(const struct sx_pv *pv, const struct sx_node *node, char *msg,
-			  size_t len)
+static int affinity_error(const struct sx_pv *pv, const struct sx_node *node, char *msg, size_t len)
 {
-	snprintf(msg, len, "pv \"%s\" node affinity doesn't match node \"%s\": no matching "
-			   "NodeSelectorTerms", pv->meta.name, node->meta.name);
+	snprintf(msg, len,
+		 "pv \"%s\" node affinity doesn't match node \"%s\": no matching "
+		 "NodeSelectorTerms",
+		 pv->meta.name, node->meta.name);
 	return FAILED;
 }
 
@@ -171,8 +174,9 @@ static int check_dynamic(const struct sx_snapshot *snap, const struct sx_node *n
 	const struct sx_pv *pv;
 
 	if (!pvc) {
-		snprintf(msg, len, "failed to check provisioning pvc: could not find "
-				   "v1.PersistentVolumeClaim \"%s/%s\"",
+		snprintf(msg, len,
+			 "failed to check provisioning pvc: could not find "
+			 "v1.PersistentVolumeClaim \"%s/%s\"",
 			 sx_str_get(claim->meta.ns), claim->meta.name);
 		return FAILED;
 	}
@@ -180,9 +184,10 @@ static int check_dynamic(const struct sx_snapshot *snap, const struct sx_node *n
 		return NOT_YET;
 	if (pvc->selected_node != node->name_id) {
 		/* the provisioner gives a claim back by removing the annotation */
-		snprintf(msg, len, pvc->selected_node == SX_STR_EMPTY && no_annotations(pvc)
-					   ? "selectedNode annotation reset for PVC \"%s\""
-					   : "provisioning failed for PVC \"%s\"",
+		snprintf(msg, len,
+			 pvc->selected_node == SX_STR_EMPTY && no_annotations(pvc)
+				 ? "selectedNode annotation reset for PVC \"%s\""
+				 : "provisioning failed for PVC \"%s\"",
 			 pvc->meta.name);
 		return FAILED;
 	}
@@ -285,7 +290,8 @@ struct sx_status *vb_bind(struct vb_waiter *w, const struct sx_pod *pod, sx_str 
 	pthread_mutex_unlock(&w->mu);
 	sx_handle_env(w->handle, &env);
 	if (!env.kube || !env.cache)
-		return sx_status_new(SX_ERROR, "binding volumes: no API server to bind volumes with");
+		return sx_status_new(SX_ERROR,
+				     "binding volumes: no API server to bind volumes with");
 	st = api_update(env.kube, node, v);
 	if (st)
 		return st;
@@ -293,7 +299,8 @@ struct sx_status *vb_bind(struct vb_waiter *w, const struct sx_pod *pod, sx_str 
 		if (!wait_change(w, &gen, deadline, &cache))
 			return sx_status_new(SX_ERROR, "binding volumes: scheduler shutting down");
 		if (mono_ns() >= deadline)
-			return sx_status_new(SX_ERROR, "binding volumes: context deadline exceeded");
+			return sx_status_new(SX_ERROR,
+					     "binding volumes: context deadline exceeded");
 		switch (check_bindings(cache, pod, node, v, msg, sizeof(msg))) {
 		case DONE:
 			sx_log(2, "all claims of pod %s/%s are bound", sx_str_get(pod->meta.ns),

@@ -16,8 +16,10 @@
 #define NAME "VolumeRestrictions"
 
 /* Filter's rejections, the same for every node (no allocation per node). */
-static struct sx_status reject_disk_conflict = SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_DISK);
-static struct sx_status reject_rwop_conflict = SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_RWOP);
+static struct sx_status reject_disk_conflict =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_DISK);
+static struct sx_status reject_rwop_conflict =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, REASON_RWOP);
 
 /* PreFilter state: the pod's ReadWriteOncePod claim names and how many
  * references scheduled pods hold on them. Owned by the cycle's slot. */

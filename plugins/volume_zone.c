@@ -10,12 +10,12 @@
 #include "slots.h"
 
 #define REASON_CONFLICT "node(s) had no available volume zone"
-#define NAME "VolumeZone"
+#define NAME		"VolumeZone"
 
 /* Filter's rejections, the same for every node (no allocation per node). */
 static struct sx_status reject_zone_conflict =
 	SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME, REASON_CONFLICT);
-#define MAX_ZONES	64 /* values of one label value split on "__" */
+#define MAX_ZONES 64 /* values of one label value split on "__" */
 
 /* The four topology labels, in upstream's order (beta zone, beta region,
  * GA zone, GA region). */
@@ -225,7 +225,8 @@ static struct sx_status *filter_volume_zone(void *self, const struct sx_cycle_st
 	for (uint32_t i = 0; i < s->n; i++) {
 		const struct pv_topology *t = &s->items[i];
 
-		if ((!sx_node_label(node, t->key, &v) && !sx_node_label(node, ga_label(t->key), &v)) ||
+		if ((!sx_node_label(node, t->key, &v) &&
+		     !sx_node_label(node, ga_label(t->key), &v)) ||
 		    !has_value(t, v))
 			return &reject_zone_conflict;
 	}

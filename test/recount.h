@@ -43,7 +43,7 @@ static inline void sx_recount_visit(void *ctx, const struct sx_object *obj, sx_s
 				    bool assumed)
 {
 	struct sx_recount *r = ctx;
-	struct sx_object o = { obj->kind, sx_recount_obj_ref(obj) };
+	struct sx_object o = {obj->kind, sx_recount_obj_ref(obj)};
 
 	if (assumed) {
 		/* stored pending, then assumed where the cache counts it */
@@ -87,7 +87,7 @@ static inline const char *sx_recount_node_diff(const struct sx_node_info *a,
 		uint32_t j = 0;
 
 		while (j < b->npods && (b->pods[j]->meta.ns != a->pods[i]->meta.ns ||
-					 strcmp(b->pods[j]->meta.name, a->pods[i]->meta.name) != 0))
+					strcmp(b->pods[j]->meta.name, a->pods[i]->meta.name) != 0))
 			j++;
 		if (j == b->npods)
 			return "pod sets";
@@ -99,7 +99,7 @@ static inline const char *sx_recount_node_diff(const struct sx_node_info *a,
 static inline const char *sx_recount_check(struct sx_cache *cache)
 {
 	static char msg[256];
-	struct sx_recount r = { sx_cache_new(), 0 };
+	struct sx_recount r = {sx_cache_new(), 0};
 	struct sx_cache_stats s1, s2;
 	struct sx_snapshot *a, *b;
 	const char *diff = NULL;
@@ -127,9 +127,11 @@ static inline const char *sx_recount_check(struct sx_cache *cache)
 	for (uint32_t i = 0; !diff && i < a->nnodes; i++) {
 		int j = sx_snapshot_find(b, a->nodes[i]->name);
 
-		diff = j < 0 ? "missing in the recount" : sx_recount_node_diff(a->nodes[i], b->nodes[j]);
+		diff = j < 0 ? "missing in the recount"
+			     : sx_recount_node_diff(a->nodes[i], b->nodes[j]);
 		if (diff) {
-			snprintf(msg, sizeof(msg), "node %s: %s", sx_str_get(a->nodes[i]->name), diff);
+			snprintf(msg, sizeof(msg), "node %s: %s", sx_str_get(a->nodes[i]->name),
+				 diff);
 			diff = msg;
 		}
 	}

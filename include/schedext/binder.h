@@ -27,7 +27,7 @@ struct sx_pod;
 
 struct sx_binder {
 	struct sx_cache *cache; /* assume/finish/forget here; NULL: no bookkeeping */
-	struct sx_kube *kube;   /* POST Bindings here; NULL: cache-only */
+	struct sx_kube *kube;	/* POST Bindings here; NULL: cache-only */
 	/* Step 2 replaced (the standalone loop's leader gate, tests): NULL
 	 * on success, else the failure. NULL post: sx_binder_post. */
 	struct sx_status *(*post)(void *ctx, const struct sx_pod *pod, sx_str node);

@@ -41,8 +41,7 @@ void sx_waiting_pod_free(struct sx_waiting_pod *wp);
  * allow or reject wp, must not free it nor start another Permit. The pod
  * is the one Permit ran for (borrowed for the call). */
 struct sx_handle;
-typedef void (*sx_waiting_pod_fn)(void *ctx, struct sx_waiting_pod *wp,
-				  const struct sx_pod *pod);
+typedef void (*sx_waiting_pod_fn)(void *ctx, struct sx_waiting_pod *wp, const struct sx_pod *pod);
 void sx_handle_iterate_waiting(struct sx_handle *h, sx_waiting_pod_fn fn, void *ctx);
 
 struct sx_status *sx_run_pre_bind(const struct sx_profile *prof, struct sx_cycle_state *cs,

@@ -23,10 +23,10 @@
 
 struct sx_bufpool {
 	pthread_mutex_t mu;
-	unsigned slots;  /* capacity, <= SX_BUFPOOL_MAX_SLOTS */
-	unsigned n;      /* buffers kept */
-	size_t budget;   /* most bytes kept in all */
-	size_t kept;     /* bytes kept now */
+	unsigned slots; /* capacity, <= SX_BUFPOOL_MAX_SLOTS */
+	unsigned n;	/* buffers kept */
+	size_t budget;	/* most bytes kept in all */
+	size_t kept;	/* bytes kept now */
 	char *data[SX_BUFPOOL_MAX_SLOTS];
 	size_t cap[SX_BUFPOOL_MAX_SLOTS];
 };

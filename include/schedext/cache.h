@@ -86,7 +86,7 @@ void sx_cache_visit(struct sx_cache *cache, enum sx_kind kind, sx_cache_visit_fn
 
 struct sx_cache_stats {
 	uint32_t nodes;
-	uint32_t pods;          /* all pods */
+	uint32_t pods; /* all pods */
 	uint32_t bound_pods;
 	uint32_t pending_pods;
 	uint32_t assumed_pods;
@@ -98,7 +98,8 @@ void sx_cache_stats(struct sx_cache *cache, struct sx_cache_stats *out);
  * cache lock after each pod/node change; must not call into the cache. */
 struct sx_cache_listener {
 	void (*pod_changed)(void *ctx, const struct sx_pod *old_pod, const struct sx_pod *new_pod);
-	void (*node_changed)(void *ctx, const struct sx_node *old_node, const struct sx_node *new_node);
+	void (*node_changed)(void *ctx, const struct sx_node *old_node,
+			     const struct sx_node *new_node);
 	void *ctx;
 	/* (optional) Any other kind added (old NULL), updated, or
 	 * deleted (new NULL): the storage kinds' cluster events. */

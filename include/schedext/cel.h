@@ -34,10 +34,10 @@ struct sx_cel_program;
 struct sx_cel_cache;
 
 /* Upstream limits (k8s.io/api/resource/v1). */
-#define SX_CEL_MAX_EXPR_LEN 10240       /* CELSelectorExpressionMaxLength */
-#define SX_CEL_MAX_COST 1000000u        /* CELSelectorExpressionMaxCost */
-#define SX_CEL_MAX_RECURSION 250        /* cel-go parser default */
-#define SX_CEL_ERR_LEN 512              /* enough for any message */
+#define SX_CEL_MAX_EXPR_LEN  10240    /* CELSelectorExpressionMaxLength */
+#define SX_CEL_MAX_COST	     1000000u /* CELSelectorExpressionMaxCost */
+#define SX_CEL_MAX_RECURSION 250      /* cel-go parser default */
+#define SX_CEL_ERR_LEN	     512      /* enough for any message */
 
 enum sx_cel_attr_type {
 	SX_CEL_ATTR_INT,
@@ -50,9 +50,9 @@ enum sx_cel_attr_type {
 struct sx_cel_attr {
 	const char *name; /* qualified name: "id" (driver's domain) or "domain/id" */
 	enum sx_cel_attr_type type;
-	int64_t i;        /* SX_CEL_ATTR_INT */
-	bool b;           /* SX_CEL_ATTR_BOOL */
-	const char *s;    /* SX_CEL_ATTR_STRING, SX_CEL_ATTR_VERSION; NUL-terminated */
+	int64_t i;     /* SX_CEL_ATTR_INT */
+	bool b;	       /* SX_CEL_ATTR_BOOL */
+	const char *s; /* SX_CEL_ATTR_STRING, SX_CEL_ATTR_VERSION; NUL-terminated */
 };
 
 /* One device capacity entry (devices[].capacity[name].value). */

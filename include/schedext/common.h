@@ -18,13 +18,13 @@
 #define SX_VERSION "0.1.0"
 
 /* Negative error codes returned by actions. */
-#define SX_OK 0
-#define SX_EINVAL (-22)   /* malformed input (a field of the wrong type, range) */
-#define SX_ENOMEM (-12)   /* allocation failed */
-#define SX_ENOENT (-2)    /* object not found */
-#define SX_EEXIST (-17)   /* object already present */
-#define SX_ETOOBIG (-27)  /* input over a configured limit */
-#define SX_EIO (-5)       /* I/O or network failure */
+#define SX_OK	     0
+#define SX_EINVAL    (-22) /* malformed input (a field of the wrong type, range) */
+#define SX_ENOMEM    (-12) /* allocation failed */
+#define SX_ENOENT    (-2)  /* object not found */
+#define SX_EEXIST    (-17) /* object already present */
+#define SX_ETOOBIG   (-27) /* input over a configured limit */
+#define SX_EIO	     (-5)  /* I/O or network failure */
 #define SX_ECONFLICT (-39) /* conflicting state (e.g. assumed on another node) */
 
 /* A decode/validation error: what went wrong and where.
@@ -69,7 +69,7 @@ extern int sx_log_verbosity;
 void sx_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define SX_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define SX_UNUSED(x) ((void)(x))
+#define SX_UNUSED(x)	 ((void)(x))
 
 /* v is an integer an int64_t holds. The range is tested before the
  * conversion, which is undefined behaviour for inf (JSON "1e999"), NaN or

@@ -54,15 +54,15 @@ const char *sx_group_point_name(enum sx_group_point gpt);
 int sx_group_point_since(enum sx_group_point gpt);
 
 struct sx_group_enabled {
-	char *name;     /* owned */
+	char *name;	/* owned */
 	int64_t weight; /* placementScore: >= 1; else 0 */
 };
 
 /* One enabled plugin at one extension point. */
 struct sx_enabled {
 	const struct sx_plugin *plugin;
-	int index;      /* registry index (cycle state slot) */
-	void *self;     /* the profile's instance */
+	int index;	/* registry index (cycle state slot) */
+	void *self;	/* the profile's instance */
 	int64_t weight; /* Score only: >= 1 */
 };
 
@@ -97,14 +97,14 @@ struct sx_profile {
  * fields are 0/NULL; `schedext serve` flags given explicitly win. */
 struct sx_client_connection {
 	char *kubeconfig;
-	double qps;      /* 0 = unset (client default 50); < 0 = no client-side limit */
-	int burst;       /* 0 = unset (100) */
+	double qps; /* 0 = unset (client default 50); < 0 = no client-side limit */
+	int burst;  /* 0 = unset (100) */
 	char *content_type, *accept_content_types;
 };
 
 /* leaderElection (componentbase LeaderElectionConfiguration). */
 struct sx_leader_election {
-	bool set;          /* leaderElect appeared in the file */
+	bool set; /* leaderElect appeared in the file */
 	bool leader_elect;
 	double lease_duration_s, renew_deadline_s, retry_period_s; /* 0 = unset */
 	char *resource_lock, *resource_name, *resource_namespace;  /* NULL = unset */
@@ -113,10 +113,10 @@ struct sx_leader_election {
 struct sx_extender_cfg;
 
 struct sx_config {
-	int parallelism;                  /* default 16 */
+	int parallelism;		  /* default 16 */
 	int percentage_of_nodes_to_score; /* default 0 (adaptive) */
-	double pod_initial_backoff_s;     /* default 1 */
-	double pod_max_backoff_s;         /* default 10 */
+	double pod_initial_backoff_s;	  /* default 1 */
+	double pod_max_backoff_s;	  /* default 10 */
 	unsigned nprofiles;
 	struct sx_profile **profiles;
 	/* The component part (src/framework/config_component.c). */

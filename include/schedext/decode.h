@@ -26,7 +26,7 @@
 struct cJSON;
 
 /* Limits against absurd input: each array or map in an object. */
-#define SX_DECODE_MAX_ITEMS 10000
+#define SX_DECODE_MAX_ITEMS  10000
 #define SX_DECODE_MAX_STRING (64 * 1024)
 /* Deepest nesting of a document sx_parse_documents accepts. */
 #define SX_DECODE_MAX_DEPTH 64
@@ -94,8 +94,8 @@ struct cJSON *sx_parse_documents(const char *data, size_t len, struct sx_error *
  * with cJSON, for cJSON's verdict and error position); SX_ENOMEM. On error
  * nothing is left to free. */
 struct sx_json_list {
-	struct cJSON *head;  /* owned: sx_json_list_free */
-	const char *items;   /* points into text, or NULL */
+	struct cJSON *head; /* owned: sx_json_list_free */
+	const char *items;  /* points into text, or NULL */
 	size_t items_len;
 };
 int sx_json_list_split(const char *text, size_t len, int max_depth, struct sx_json_list *out);

@@ -28,7 +28,7 @@ struct cJSON;
 
 /* API limits (k8s.io/api/resource/v1) the allocator relies on. */
 #define SX_DRA_ALLOCATION_RESULTS_MAX 32 /* AllocationResultsMaxSize */
-#define SX_DRA_FINALIZER "resource.kubernetes.io/delete-protection"
+#define SX_DRA_FINALIZER	      "resource.kubernetes.io/delete-protection"
 
 enum sx_dra_attr_type {
 	SX_DRA_ATTR_INT,
@@ -90,7 +90,7 @@ enum sx_dra_toleration_op { SX_DRA_TOL_EQUAL = 0, SX_DRA_TOL_EXISTS };
 /* exactly.tolerations[] / firstAvailable[].tolerations[] (DeviceToleration). */
 struct sx_dra_toleration {
 	sx_str key, value;
-	uint8_t op;     /* enum sx_dra_toleration_op; absent: Equal (API default) */
+	uint8_t op; /* enum sx_dra_toleration_op; absent: Equal (API default) */
 	bool has_effect;
 	uint8_t effect; /* enum sx_dra_effect (not OTHER) when has_effect */
 	bool has_seconds;
@@ -109,7 +109,7 @@ struct sx_dra_device {
 	struct sx_node_selector *node_selector; /* NULL = unset */
 	uint32_t nconsumes;
 	struct sx_dra_counter_set *consumes; /* consumesCounters */
-	bool binding_conditions; /* bindingConditions non-empty */
+	bool binding_conditions;	     /* bindingConditions non-empty */
 	uint32_t ntaints;
 	struct sx_dra_taint *taints; /* devices[].taints (DRADeviceTaints off: ignored) */
 };
@@ -122,10 +122,10 @@ struct sx_dra_slice {
 	sx_str node_name;    /* SX_STR_EMPTY = unset */
 	bool all_nodes;
 	struct sx_node_selector *node_selector; /* NULL = unset */
-	bool has_per_device;   /* perDeviceNodeSelection present (set, any value) */
-	bool per_device;       /* perDeviceNodeSelection: true */
-	bool shared_counters;  /* sharedCounters non-empty */
-	bool consumes;         /* some device has consumesCounters */
+	bool has_per_device;  /* perDeviceNodeSelection present (set, any value) */
+	bool per_device;      /* perDeviceNodeSelection: true */
+	bool shared_counters; /* sharedCounters non-empty */
+	bool consumes;	      /* some device has consumesCounters */
 	uint32_t ncounter_sets;
 	struct sx_dra_counter_set *counter_sets; /* sharedCounters */
 	uint32_t ndevices;
@@ -134,20 +134,20 @@ struct sx_dra_slice {
 
 struct sx_dra_class_config {
 	uint32_t nrequests;
-	char **requests;  /* claim configs: the requests they apply to */
-	char *opaque;     /* the `opaque` object as compact JSON (driver + parameters) */
+	char **requests; /* claim configs: the requests they apply to */
+	char *opaque;	 /* the `opaque` object as compact JSON (driver + parameters) */
 };
 
 enum sx_dra_mode { SX_DRA_EXACT_COUNT = 0, SX_DRA_ALL };
 
 /* ExactDeviceRequest, or one DeviceSubRequest of firstAvailable. */
 struct sx_dra_exact {
-	char *name;       /* the request's (or subrequest's) own name */
+	char *name;	  /* the request's (or subrequest's) own name */
 	char *class_name; /* NULL = missing */
 	uint32_t nselectors;
 	char **selectors; /* CEL expressions; NULL entry = selector without cel */
-	uint8_t mode;     /* enum sx_dra_mode */
-	bool bad_mode;    /* allocationMode not ExactCount/All */
+	uint8_t mode;	  /* enum sx_dra_mode */
+	bool bad_mode;	  /* allocationMode not ExactCount/All */
 	char *mode_name;  /* as written when bad_mode */
 	int64_t count;
 	bool has_admin_access;
@@ -217,8 +217,8 @@ struct sx_dra_claim {
 	bool deleting;
 	bool has_finalizer; /* SX_DRA_FINALIZER among metadata.finalizers */
 	uint32_t nfinalizers;
-	char **finalizers;  /* metadata.finalizers */
-	sx_str owner_kind;  /* controller owner, SX_STR_EMPTY = none */
+	char **finalizers; /* metadata.finalizers */
+	sx_str owner_kind; /* controller owner, SX_STR_EMPTY = none */
 	char *owner_uid;
 };
 

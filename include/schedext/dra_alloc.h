@@ -121,9 +121,9 @@ struct sx_dra_alloc_env {
 struct sx_dra_pick {
 	char request[128]; /* "req" or "req/sub" (names are DNS labels) */
 	sx_str driver, pool, device;
-	bool admin_access;  /* set from adminAccess: true */
+	bool admin_access;		   /* set from adminAccess: true */
 	const struct sx_dra_object *slice; /* where it came from (borrowed) */
-	const struct sx_dra_exact *req;    /* the (sub)request: its tolerations go
+	const struct sx_dra_exact *req;	   /* the (sub)request: its tolerations go
 					    * into the result (borrowed from the claim) */
 	const struct sx_dra_device *dev;   /* in slice */
 };
@@ -135,11 +135,11 @@ struct sx_dra_claim_out {
 	 * listed), then the claim's; opaque JSON borrowed from class/claim. */
 	uint32_t nconfig;
 	struct sx_dra_out_config {
-		uint8_t source; /* enum sx_dra_config_source */
+		uint8_t source;	    /* enum sx_dra_config_source */
 		uint32_t nrequests; /* 0 = every request */
 		const char *requests[SX_DRA_ALLOCATION_RESULTS_MAX];
 		const char *opaque;
-	} *config;
+	} * config;
 	/* The allocation's node selector: node_name set = matchFields on
 	 * metadata.name; else nterm requirements of one term (labels and
 	 * fields, from slice selectors), none = every node. */
@@ -151,17 +151,17 @@ struct sx_dra_claim_out {
 enum sx_dra_alloc_rc {
 	SX_DRA_ALLOCATED = 1,
 	SX_DRA_UNSATISFIED = 0,
-	SX_DRA_TIMEOUT = -1000,   /* filterTimeout expired */
+	SX_DRA_TIMEOUT = -1000,	    /* filterTimeout expired */
 	SX_DRA_NODE_FAILED = -1001, /* ErrFailedAllocationOnNode: message in err */
-	SX_DRA_FATAL = -1002,     /* broken claim/class/selector: message in err */
+	SX_DRA_FATAL = -1002,	    /* broken claim/class/selector: message in err */
 };
 
 /* Allocates claims[0..n) for node. On SX_DRA_ALLOCATED out[0..n) are
  * filled (free with sx_dra_claim_out_clear). Thread-safe: any number of
  * calls may run at once on one env. */
 int sx_dra_allocate(const struct sx_dra_alloc_env *env, const struct sx_node *node,
-		    const struct sx_dra_claim_in *claims, uint32_t n,
-		    struct sx_dra_claim_out *out, char *err, size_t errlen);
+		    const struct sx_dra_claim_in *claims, uint32_t n, struct sx_dra_claim_out *out,
+		    char *err, size_t errlen);
 void sx_dra_claim_out_clear(struct sx_dra_claim_out *out);
 
 /* The same in two steps, so a scheduling cycle validates requests, looks
@@ -223,8 +223,8 @@ void sx_dra_assume_drop(struct sx_dra_claims *m, const char *uid);
  * newer, else snap_claim. A new reference (NULL when neither exists).
  * Assumed objects the snapshot caught up with are dropped. */
 const struct sx_dra_object *sx_dra_claim_current(struct sx_dra_claims *m,
-						 const struct sx_dra_object *snap_claim,
-						 sx_str ns, const char *name);
+						 const struct sx_dra_object *snap_claim, sx_str ns,
+						 const char *name);
 /* The devices allocated by the snapshot's claims: shared by every
  * snapshot with the same claim objects (one cached per tracker); a new
  * reference, NULL on OOM. */

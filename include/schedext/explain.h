@@ -13,11 +13,11 @@
 struct sx_explain_opts {
 	const struct sx_profile *profile;
 	const struct sx_snapshot *snap;
-	const sx_str *nodes;   /* --nodes candidates; NULL = every node */
+	const sx_str *nodes; /* --nodes candidates; NULL = every node */
 	uint32_t nnodes;
-	struct sx_pool *pool;  /* may be NULL */
+	struct sx_pool *pool;		      /* may be NULL */
 	const struct sx_nominator *nominator; /* may be NULL */
-	bool text;             /* readable table instead of JSON */
+	bool text;			      /* readable table instead of JSON */
 };
 
 /* Runs the cycle and appends the report to out. 0, or negative on

@@ -31,12 +31,12 @@ struct sx_profile;
 struct sx_node_memo;
 
 struct sx_extender {
-	struct sx_cache *cache;           /* shared, not owned */
-	const struct sx_config *cfg;      /* for the global percentage */
+	struct sx_cache *cache;		  /* shared, not owned */
+	const struct sx_config *cfg;	  /* for the global percentage */
 	const struct sx_profile *profile; /* --extender-profile */
-	struct sx_pool *pool;             /* Filter/Score fan-out; NULL = serial */
-	struct sx_kube *kube;             /* NULL: bind in the cache only (--state) */
-	struct sx_metrics *metrics;       /* scheduling attempts by result; may be NULL */
+	struct sx_pool *pool;		  /* Filter/Score fan-out; NULL = serial */
+	struct sx_kube *kube;		  /* NULL: bind in the cache only (--state) */
+	struct sx_metrics *metrics;	  /* scheduling attempts by result; may be NULL */
 	/* Node items of full-Node bodies validated before (node_memo.h); NULL
 	 * scans every item in full. Owned by whoever built the extender. */
 	struct sx_node_memo *node_memo;
@@ -44,7 +44,7 @@ struct sx_extender {
 
 /* What one call did, for the per-request log line and metrics. */
 struct sx_verb_log {
-	char pod[256];    /* "ns/name", or "" when not decoded */
+	char pod[256];	  /* "ns/name", or "" when not decoded */
 	uint32_t nnodes;  /* nodes in the request */
 	char result[128]; /* "3 passed, 2 failed", "bound to node-a", the error ... */
 };
@@ -55,8 +55,8 @@ int sx_extender_prioritize(const struct sx_extender *ex, const char *body, size_
 			   struct sx_buf *out, struct sx_verb_log *log);
 int sx_extender_preempt(const struct sx_extender *ex, const char *body, size_t len,
 			struct sx_buf *out, struct sx_verb_log *log);
-int sx_extender_bind(const struct sx_extender *ex, const char *body, size_t len,
-		     struct sx_buf *out, struct sx_verb_log *log);
+int sx_extender_bind(const struct sx_extender *ex, const char *body, size_t len, struct sx_buf *out,
+		     struct sx_verb_log *log);
 
 /* Parses an untrusted request body: valid UTF-8, nesting at most
  * SX_REQ_MAX_DEPTH, exactly one JSON value (whitespace around it allowed).

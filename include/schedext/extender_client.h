@@ -101,8 +101,8 @@ void sx_extenders_prioritize(struct sx_extenders *x, const struct sx_pod *pod,
  * false: no extender took it (use the Bind plugins). Returns NULL when
  * bound, or an Error status with the extender's error. An ignorable
  * binder's failure falls through (*bound false). */
-struct sx_status *sx_extenders_bind(struct sx_extenders *x, const struct sx_pod *pod,
-				    sx_str node, bool *bound);
+struct sx_status *sx_extenders_bind(struct sx_extenders *x, const struct sx_pod *pod, sx_str node,
+				    bool *bound);
 
 /* callExtenders of the preemption evaluator: each interested extender
  * with a preempt verb prunes or changes the candidates (*cands replaced,

@@ -28,66 +28,65 @@ struct sx_buf;
 
 /* Upstream's gate names, alphabetical as in upstream's table; AllAlpha and
  * AllBeta are component-base's two special gates. */
-#define SX_FEATURE_LIST(X)                                                             \
-	X(ALL_ALPHA, "AllAlpha")                                                         \
-	X(ALL_BETA, "AllBeta")                                                           \
-	X(COMPOSITE_POD_GROUP, "CompositePodGroup")                                      \
-	X(DRA_ADMIN_ACCESS, "DRAAdminAccess")                                            \
-	X(DRA_CONSUMABLE_CAPACITY, "DRAConsumableCapacity")                              \
-	X(DRA_DERIVED_ATTRIBUTES, "DRADerivedAttributes")                                \
-	X(DRA_DEVICE_BINDING_CONDITIONS, "DRADeviceBindingConditions")                   \
-	X(DRA_DEVICE_COMPATIBILITY_GROUPS, "DRADeviceCompatibilityGroups")               \
-	X(DRA_DEVICE_TAINT_RULES, "DRADeviceTaintRules")                                 \
-	X(DRA_DEVICE_TAINTS, "DRADeviceTaints")                                          \
-	X(DRA_EXTENDED_RESOURCE, "DRAExtendedResource")                                  \
-	X(DRA_FRACTIONAL_CAPACITY_RANGE, "DRAFractionalCapacityRange")                   \
-	X(DRA_LIST_TYPE_ATTRIBUTES, "DRAListTypeAttributes")                             \
-	X(DRA_NODE_ALLOCATABLE_RESOURCES, "DRANodeAllocatableResources")                 \
-	X(DRA_OPTIONAL_NODE_OPERATIONS, "DRAOptionalNodeOperations")                     \
-	X(DRA_PARTITIONABLE_DEVICES, "DRAPartitionableDevices")                          \
-	X(DRA_PRIORITIZED_LIST, "DRAPrioritizedList")                                    \
-	X(DRA_RESOURCE_CLAIM_DEVICE_STATUS, "DRAResourceClaimDeviceStatus")              \
-	X(DRA_SCHEDULER_FILTER_TIMEOUT, "DRASchedulerFilterTimeout")                     \
-	X(DRA_WORKLOAD_RESOURCE_CLAIMS, "DRAWorkloadResourceClaims")                     \
-	X(DYNAMIC_RESOURCE_ALLOCATION, "DynamicResourceAllocation")                      \
-	X(GENERIC_WORKLOAD, "GenericWorkload")                                           \
-	X(IN_PLACE_POD_LEVEL_RESOURCES_VERTICAL_SCALING,                                 \
-	  "InPlacePodLevelResourcesVerticalScaling")                                     \
-	X(IN_PLACE_POD_VERTICAL_SCALING, "InPlacePodVerticalScaling")                    \
-	X(IN_PLACE_POD_VERTICAL_SCALING_SCHEDULER_PREEMPTION,                            \
-	  "InPlacePodVerticalScalingSchedulerPreemption")                                \
-	X(INTER_POD_AFFINITY_HOSTNAME_FAST_PATH, "InterPodAffinityHostnameFastPath")     \
-	X(MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD, "MatchLabelKeysInPodTopologySpread")  \
-	X(NODE_DECLARED_FEATURES, "NodeDeclaredFeatures")                                \
-	X(NODE_INCLUSION_POLICY_IN_POD_TOPOLOGY_SPREAD,                                  \
-	  "NodeInclusionPolicyInPodTopologySpread")                                      \
-	X(NOMINATED_NODE_NAME_FOR_EXPECTATION, "NominatedNodeNameForExpectation")        \
-	X(OPPORTUNISTIC_BATCHING, "OpportunisticBatching")                               \
-	X(POD_GROUP_PREEMPTION_POLICY, "PodGroupPreemptionPolicy")                       \
-	X(POD_LEVEL_RESOURCES, "PodLevelResources")                                      \
-	X(SCHEDULER_ASYNC_API_CALLS, "SchedulerAsyncAPICalls")                           \
-	X(SCHEDULER_ASYNC_PREEMPTION, "SchedulerAsyncPreemption")                        \
-	X(SCHEDULER_POP_FROM_BACKOFF_Q, "SchedulerPopFromBackoffQ")                      \
-	X(SCHEDULER_PRE_QUEUEING_HINTS, "SchedulerPreQueueingHints")                     \
-	X(STORAGE_CAPACITY_SCORING, "StorageCapacityScoring")                            \
-	X(TAINT_TOLERATION_COMPARISON_OPERATORS, "TaintTolerationComparisonOperators")   \
-	X(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, "TopologyAwareWorkloadScheduling")         \
-	X(VOLUME_ATTRIBUTES_CLASS, "VolumeAttributesClass")                              \
+#define SX_FEATURE_LIST(X)                                                                         \
+	X(ALL_ALPHA, "AllAlpha")                                                                   \
+	X(ALL_BETA, "AllBeta")                                                                     \
+	X(COMPOSITE_POD_GROUP, "CompositePodGroup")                                                \
+	X(DRA_ADMIN_ACCESS, "DRAAdminAccess")                                                      \
+	X(DRA_CONSUMABLE_CAPACITY, "DRAConsumableCapacity")                                        \
+	X(DRA_DERIVED_ATTRIBUTES, "DRADerivedAttributes")                                          \
+	X(DRA_DEVICE_BINDING_CONDITIONS, "DRADeviceBindingConditions")                             \
+	X(DRA_DEVICE_COMPATIBILITY_GROUPS, "DRADeviceCompatibilityGroups")                         \
+	X(DRA_DEVICE_TAINT_RULES, "DRADeviceTaintRules")                                           \
+	X(DRA_DEVICE_TAINTS, "DRADeviceTaints")                                                    \
+	X(DRA_EXTENDED_RESOURCE, "DRAExtendedResource")                                            \
+	X(DRA_FRACTIONAL_CAPACITY_RANGE, "DRAFractionalCapacityRange")                             \
+	X(DRA_LIST_TYPE_ATTRIBUTES, "DRAListTypeAttributes")                                       \
+	X(DRA_NODE_ALLOCATABLE_RESOURCES, "DRANodeAllocatableResources")                           \
+	X(DRA_OPTIONAL_NODE_OPERATIONS, "DRAOptionalNodeOperations")                               \
+	X(DRA_PARTITIONABLE_DEVICES, "DRAPartitionableDevices")                                    \
+	X(DRA_PRIORITIZED_LIST, "DRAPrioritizedList")                                              \
+	X(DRA_RESOURCE_CLAIM_DEVICE_STATUS, "DRAResourceClaimDeviceStatus")                        \
+	X(DRA_SCHEDULER_FILTER_TIMEOUT, "DRASchedulerFilterTimeout")                               \
+	X(DRA_WORKLOAD_RESOURCE_CLAIMS, "DRAWorkloadResourceClaims")                               \
+	X(DYNAMIC_RESOURCE_ALLOCATION, "DynamicResourceAllocation")                                \
+	X(GENERIC_WORKLOAD, "GenericWorkload")                                                     \
+	X(IN_PLACE_POD_LEVEL_RESOURCES_VERTICAL_SCALING,                                           \
+	  "InPlacePodLevelResourcesVerticalScaling")                                               \
+	X(IN_PLACE_POD_VERTICAL_SCALING, "InPlacePodVerticalScaling")                              \
+	X(IN_PLACE_POD_VERTICAL_SCALING_SCHEDULER_PREEMPTION,                                      \
+	  "InPlacePodVerticalScalingSchedulerPreemption")                                          \
+	X(INTER_POD_AFFINITY_HOSTNAME_FAST_PATH, "InterPodAffinityHostnameFastPath")               \
+	X(MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD, "MatchLabelKeysInPodTopologySpread")            \
+	X(NODE_DECLARED_FEATURES, "NodeDeclaredFeatures")                                          \
+	X(NODE_INCLUSION_POLICY_IN_POD_TOPOLOGY_SPREAD, "NodeInclusionPolicyInPodTopologySpread")  \
+	X(NOMINATED_NODE_NAME_FOR_EXPECTATION, "NominatedNodeNameForExpectation")                  \
+	X(OPPORTUNISTIC_BATCHING, "OpportunisticBatching")                                         \
+	X(POD_GROUP_PREEMPTION_POLICY, "PodGroupPreemptionPolicy")                                 \
+	X(POD_LEVEL_RESOURCES, "PodLevelResources")                                                \
+	X(SCHEDULER_ASYNC_API_CALLS, "SchedulerAsyncAPICalls")                                     \
+	X(SCHEDULER_ASYNC_PREEMPTION, "SchedulerAsyncPreemption")                                  \
+	X(SCHEDULER_POP_FROM_BACKOFF_Q, "SchedulerPopFromBackoffQ")                                \
+	X(SCHEDULER_PRE_QUEUEING_HINTS, "SchedulerPreQueueingHints")                               \
+	X(STORAGE_CAPACITY_SCORING, "StorageCapacityScoring")                                      \
+	X(TAINT_TOLERATION_COMPARISON_OPERATORS, "TaintTolerationComparisonOperators")             \
+	X(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, "TopologyAwareWorkloadScheduling")                   \
+	X(VOLUME_ATTRIBUTES_CLASS, "VolumeAttributesClass")                                        \
 	X(VOLUME_LIMIT_SCALING, "VolumeLimitScaling")
 
 enum sx_feature {
 #define SX_FEATURE_ENUM(id, name) SX_FEATURE_##id,
 	SX_FEATURE_LIST(SX_FEATURE_ENUM)
 #undef SX_FEATURE_ENUM
-	SX_FEATURE_COUNT
+		SX_FEATURE_COUNT
 };
 
 /* component-base's featuregate.prerelease values. */
 enum sx_prerelease { SX_PRE_ALPHA, SX_ALPHA, SX_BETA, SX_GA, SX_DEPRECATED };
 
 /* The releases schedext can emulate (minor versions of 1.x). */
-#define SX_RELEASE_MIN 35
-#define SX_RELEASE_MAX 37
+#define SX_RELEASE_MIN	   35
+#define SX_RELEASE_MAX	   37
 #define SX_RELEASE_DEFAULT 37
 
 /* A gate's spec in force at one release. */
@@ -98,9 +97,9 @@ struct sx_feature_spec {
 };
 
 struct sx_features {
-	int release;      /* minor version of 1.x, SX_RELEASE_MIN..SX_RELEASE_MAX */
+	int release;	  /* minor version of 1.x, SX_RELEASE_MIN..SX_RELEASE_MAX */
 	uint64_t enabled; /* bit per enum sx_feature: the value in force */
-	uint64_t set;     /* bit per gate named by --feature-gates */
+	uint64_t set;	  /* bit per gate named by --feature-gates */
 };
 
 /* The defaults of release 1.<minor> (no gate set). minor must be in range. */

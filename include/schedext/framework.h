@@ -27,8 +27,7 @@ struct sx_extenders;
 /* Source of pods nominated to a node (the queue's nominator). Returns how
  * many pods were written to out (borrowed references valid for the cycle). */
 struct sx_nominator {
-	uint32_t (*pods_for_node)(void *ctx, sx_str node, const struct sx_pod **out,
-				  uint32_t max);
+	uint32_t (*pods_for_node)(void *ctx, sx_str node, const struct sx_pod **out, uint32_t max);
 	void *ctx;
 	/* No pod is nominated anywhere (pods_for_node finds none): Filter
 	 * skips the lookup per node. False when unknown. */
@@ -38,7 +37,7 @@ struct sx_nominator {
 /* ---------- the cycle ---------- */
 
 enum sx_cycle_mode {
-	SX_CYCLE_FULL,        /* PreFilter, Filter, PreScore, Score, select */
+	SX_CYCLE_FULL,	      /* PreFilter, Filter, PreScore, Score, select */
 	SX_CYCLE_FILTER_ONLY, /* PreFilter + Filter of every candidate (extender filter) */
 	SX_CYCLE_SCORE_ONLY,  /* PreScore + Score of the candidates (extender prioritize) */
 };
@@ -46,41 +45,41 @@ enum sx_cycle_mode {
 struct sx_cycle_opts {
 	const struct sx_snapshot *snap;
 	enum sx_cycle_mode mode;
-	const sx_str *candidates;   /* NULL = every node of the snapshot */
+	const sx_str *candidates; /* NULL = every node of the snapshot */
 	uint32_t ncandidates;
-	int percentage;             /* -1 = profile/global; 100 = evaluate all */
-	int global_percentage;      /* the config's percentageOfNodesToScore */
+	int percentage;		    /* -1 = profile/global; 100 = evaluate all */
+	int global_percentage;	    /* the config's percentageOfNodesToScore */
 	uint32_t *next_start_index; /* rotating start (in/out); NULL = start at 0 */
-	uint64_t *rng;              /* tie-break random state (in/out); NULL = fixed seed */
+	uint64_t *rng;		    /* tie-break random state (in/out); NULL = fixed seed */
 	const struct sx_nominator *nominator; /* NULL = no nominated pods */
-	struct sx_pool *pool;       /* NULL = run on the calling thread */
-	bool extenders;             /* an extender filters/prioritizes (disables k=1) */
+	struct sx_pool *pool;		      /* NULL = run on the calling thread */
+	bool extenders;			      /* an extender filters/prioritizes (disables k=1) */
 	/* Extenders to call (FULL mode: filter after the Filter plugins,
 	 * prioritize after Score; extender_client.h); NULL = none. */
 	struct sx_extenders *ext;
-	bool always_score;          /* score even a single feasible node (explain) */
-	bool skip_pre_enqueue;      /* the queue already ran PreEnqueue */
+	bool always_score;     /* score even a single feasible node (explain) */
+	bool skip_pre_enqueue; /* the queue already ran PreEnqueue */
 };
 
 struct sx_cycle_result {
-	uint32_t num_all_nodes;            /* nodes in the snapshot */
-	struct sx_status *pre_filter;      /* PreFilter/PreEnqueue rejection, or NULL */
-	struct sx_status *error;           /* scheduling error (code Error), or NULL */
-	struct sx_status **statuses;       /* [num_all_nodes]: explicit failure per node, or NULL */
-	struct sx_status *absent_status;   /* status of nodes not evaluated due to PreFilterResult */
-	bool *evaluated;                   /* [num_all_nodes]: Filter ran (or passed) on it */
+	uint32_t num_all_nodes;		 /* nodes in the snapshot */
+	struct sx_status *pre_filter;	 /* PreFilter/PreEnqueue rejection, or NULL */
+	struct sx_status *error;	 /* scheduling error (code Error), or NULL */
+	struct sx_status **statuses;	 /* [num_all_nodes]: explicit failure per node, or NULL */
+	struct sx_status *absent_status; /* status of nodes not evaluated due to PreFilterResult */
+	bool *evaluated;		 /* [num_all_nodes]: Filter ran (or passed) on it */
 	uint32_t nfeasible;
-	uint32_t *feasible;                /* snapshot indices, in evaluation order */
+	uint32_t *feasible; /* snapshot indices, in evaluation order */
 	/* Scores (when nfeasible >= 2, or SCORE_ONLY): */
 	uint32_t nscore_plugins;
 	const struct sx_enabled *score_plugins; /* the profile's score array */
-	bool *score_skipped;               /* [nscore_plugins]: PreScore said Skip */
-	int64_t *raw;                      /* [nfeasible * nscore_plugins] */
-	int64_t *normalized;               /* [nfeasible * nscore_plugins] */
-	int64_t *totals;                   /* [nfeasible] Σ normalized × weight */
-	int selected;                      /* snapshot index, or -1 */
-	char *message;                     /* FitError text when no node fits */
-	struct sx_cycle_state *state;      /* for Reserve/Permit/Bind/PostFilter */
+	bool *score_skipped;			/* [nscore_plugins]: PreScore said Skip */
+	int64_t *raw;				/* [nfeasible * nscore_plugins] */
+	int64_t *normalized;			/* [nfeasible * nscore_plugins] */
+	int64_t *totals;			/* [nfeasible] Σ normalized × weight */
+	int selected;				/* snapshot index, or -1 */
+	char *message;				/* FitError text when no node fits */
+	struct sx_cycle_state *state;		/* for Reserve/Permit/Bind/PostFilter */
 	/* Owns the arrays above (statuses, evaluated, feasible, score_skipped,
 	 * raw, normalized, totals) and the cycle's candidate lists and scratch
 	 * arrays; freed at once by sx_cycle_result_free (arena.h). */

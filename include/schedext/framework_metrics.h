@@ -58,21 +58,20 @@ uint64_t sx_fw_metrics_ticks(void);
 /* One plugin call (plugin: its registry index) of a sampled cycle, its
  * duration in sx_fw_metrics_ticks() units. Filter and Score calls are
  * kept by the calling thread until it calls sx_fw_metrics_flush. */
-void sx_fw_metrics_plugin(int plugin, enum sx_ext_point ep, enum sx_code code,
-			     uint64_t ticks);
+void sx_fw_metrics_plugin(int plugin, enum sx_ext_point ep, enum sx_code code, uint64_t ticks);
 /* Adds the calling thread's Filter and Score calls to the histograms (the
  * framework does at the end of each chunk of nodes). */
 void sx_fw_metrics_flush(void);
 /* n evaluations of a plugin at PreFilter, Filter, PreScore or Score
  * (scheduler_plugin_evaluation_total). */
 void sx_fw_metrics_evals(const struct sx_profile *prof, int plugin, enum sx_ext_point ep,
-			    uint64_t n);
+			 uint64_t n);
 /* One queueing hint call of plugin for the event labelled event
  * (scheduler_queueing_hint_execution_duration_seconds{plugin,event,hint}). */
 void sx_fw_metrics_hint(int plugin, const char *event, bool queue, uint64_t ns);
 /* One extension point of one cycle of profile prof (every cycle). */
-void sx_fw_metrics_point(const struct sx_profile *prof, enum sx_ext_point ep,
-			    enum sx_code code, uint64_t ns);
+void sx_fw_metrics_point(const struct sx_profile *prof, enum sx_ext_point ep, enum sx_code code,
+			 uint64_t ns);
 
 /* Copies the accumulated durations into m (the two histogram families),
  * labelled with cfg's profile names. cfg may be NULL (no profile label

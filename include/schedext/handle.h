@@ -64,20 +64,20 @@ struct sx_event_recorder {
 
 /* What a front end lends the profiles (all borrowed; NULL = none). */
 struct sx_handle_env {
-	struct sx_cache *cache;               /* the live cache (informer listers) */
-	struct sx_kube *kube;                 /* Handle.ClientSet */
+	struct sx_cache *cache; /* the live cache (informer listers) */
+	struct sx_kube *kube;	/* Handle.ClientSet */
 	/* The front end's binder (binder.h; upstream's binding goes through
 	 * Handle.ClientSet). The binding cycle still hands it to DefaultBinder
 	 * in the cycle state (cs->binder) as well. */
 	const struct sx_binder *binder;
-	const struct sx_nominator *nominator; /* Handle.PodNominator */
-	struct sx_extenders *extenders;       /* Handle.Extenders (their preempt verb) */
+	const struct sx_nominator *nominator;	  /* Handle.PodNominator */
+	struct sx_extenders *extenders;		  /* Handle.Extenders (their preempt verb) */
 	const struct sx_event_recorder *recorder; /* Handle.EventRecorder; no plugin records yet */
-	struct sx_metrics *metrics;           /* frameworkImpl.metricsRecorder's registry */
-	struct sx_pool *pool;                 /* Handle.Parallelizer */
-	sx_preempt_apply_fn apply;            /* the evaluator's eviction; NULL: dry run */
+	struct sx_metrics *metrics;		  /* frameworkImpl.metricsRecorder's registry */
+	struct sx_pool *pool;			  /* Handle.Parallelizer */
+	sx_preempt_apply_fn apply;		  /* the evaluator's eviction; NULL: dry run */
 	void *apply_ctx;
-	uint64_t seed;                        /* preemption's candidate offsets; 0 = offset 0 */
+	uint64_t seed; /* preemption's candidate offsets; 0 = offset 0 */
 };
 
 /* A plugin instance's interest in cluster objects (upstream: the
@@ -96,10 +96,10 @@ struct sx_handle_listener {
 #define SX_HANDLE_MAX_LISTENERS 8
 
 struct sx_handle {
-	const struct sx_profile *profile;   /* the profile served (its owner) */
-	struct sx_dra_claims *dra;          /* Handle.SharedDRAManager; borrowed, may be NULL */
+	const struct sx_profile *profile;      /* the profile served (its owner) */
+	struct sx_dra_claims *dra;	       /* Handle.SharedDRAManager; borrowed, may be NULL */
 	struct sx_preemption_eval *preemption; /* owned: the evaluator's running set, rng, counts */
-	pthread_mutex_t mu;                 /* guards env and listeners */
+	pthread_mutex_t mu;		       /* guards env and listeners */
 	struct sx_handle_env env;
 	unsigned nlisteners;
 	struct sx_handle_listener listeners[SX_HANDLE_MAX_LISTENERS];

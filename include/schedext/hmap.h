@@ -38,10 +38,10 @@ struct sx_hmap_slot {
 
 struct sx_hmap {
 	struct sx_hmap_slot *slots; /* NULL until the first insertion */
-	uint32_t cap;               /* a power of two, or 0 */
-	uint32_t n;                 /* entries */
-	uint32_t max;               /* bound on n */
-	uint8_t shift;              /* 64 - log2(cap) */
+	uint32_t cap;		    /* a power of two, or 0 */
+	uint32_t n;		    /* entries */
+	uint32_t max;		    /* bound on n */
+	uint8_t shift;		    /* 64 - log2(cap) */
 };
 
 /* The largest bound a table accepts (its slots stay under 2^31). */

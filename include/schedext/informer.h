@@ -38,8 +38,8 @@ void sx_informers_stop(struct sx_informers *inf);
  * broken (then the informer would re-list or back off). */
 int sx_informer_replay_watch(struct sx_cache *cache, enum sx_kind kind, const char *data,
 			     size_t len, char *rv, size_t rvlen);
-int sx_informer_replay_list(struct sx_cache *cache, enum sx_kind kind, const char *data,
-			    size_t len, char *rv, size_t rvlen);
+int sx_informer_replay_list(struct sx_cache *cache, enum sx_kind kind, const char *data, size_t len,
+			    char *rv, size_t rvlen);
 
 /* The collections the informers list and watch, in order: path (e.g.
  * "/api/v1/pods") and the percent-encoded field selector or NULL. Used by

@@ -16,8 +16,8 @@
 typedef uint32_t sx_str;
 
 /* Id 0 is the empty string "" (also used for "absent"). */
-#define SX_STR_EMPTY ((sx_str)0)
-#define SX_STR_INVALID ((sx_str)UINT32_MAX)
+#define SX_STR_EMPTY	    ((sx_str)0)
+#define SX_STR_INVALID	    ((sx_str)UINT32_MAX)
 #define SX_INTERN_MAX_BYTES ((size_t)512 << 20)
 
 /* Interns s[0..len). Returns its id, or SX_STR_INVALID when the table is full
@@ -43,7 +43,7 @@ extern sx_str SX_S_CPU, SX_S_MEMORY, SX_S_EPHEMERAL_STORAGE, SX_S_PODS;
 extern sx_str SX_S_HOSTNAME, SX_S_ZONE, SX_S_REGION, SX_S_ZONE_BETA, SX_S_REGION_BETA;
 extern sx_str SX_S_DEFAULT, SX_S_DEFAULT_SCHEDULER, SX_S_TCP, SX_S_UDP, SX_S_SCTP;
 extern sx_str SX_S_UNSCHEDULABLE_TAINT; /* node.kubernetes.io/unschedulable */
-extern sx_str SX_S_METADATA_NAME;       /* metadata.name */
+extern sx_str SX_S_METADATA_NAME;	/* metadata.name */
 
 /* Idempotent; called from main and test setup. */
 void sx_intern_init(void);

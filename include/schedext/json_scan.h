@@ -42,24 +42,24 @@ enum sx_json_type {
 /* One value in the text. */
 struct sx_json_val {
 	enum sx_json_type type;
-	const char *p;   /* first byte (the quote of a string) */
+	const char *p;	 /* first byte (the quote of a string) */
 	const char *end; /* past the last byte; NULL for a container not yet consumed */
-	bool escaped;    /* strings: contains a backslash escape */
+	bool escaped;	 /* strings: contains a backslash escape */
 };
 
 /* Iterates the members of an object, the elements of an array, or the one
  * value of a document. */
 struct sx_json_cur {
-	const char *p;   /* next byte to read */
-	const char *end; /* end of the text */
-	const char *bad; /* where the text was found malformed, or NULL */
+	const char *p;		    /* next byte to read */
+	const char *end;	    /* end of the text */
+	const char *bad;	    /* where the text was found malformed, or NULL */
 	struct sx_json_cur *parent; /* resumed when this container closes */
 	struct sx_json_val last;    /* the value last returned */
-	int depth;      /* containers open, this one included (0: document) */
-	int max_depth;  /* deepest nesting accepted (at most SX_JSON_DEPTH_CAP) */
-	char close;     /* '}', ']' or 0 for the document */
-	bool started;   /* a member/element was returned */
-	bool closed;    /* iteration reached the end */
+	int depth;		    /* containers open, this one included (0: document) */
+	int max_depth;		    /* deepest nesting accepted (at most SX_JSON_DEPTH_CAP) */
+	char close;		    /* '}', ']' or 0 for the document */
+	bool started;		    /* a member/element was returned */
+	bool closed;		    /* iteration reached the end */
 };
 
 /* Starts a cursor over a whole text of len bytes holding exactly one value
@@ -87,7 +87,6 @@ const char *sx_json_finish(struct sx_json_cur *c);
  * caller validated the same bytes before (src/extender/node_memo.h): c
  * goes on after it without scanning it. Returns end. */
 const char *sx_json_consume_known(struct sx_json_cur *c, const char *end);
-
 
 /* Validates one value starting at p (leading whitespace allowed) with depth
  * containers already open around it. Returns the byte past it or NULL. */

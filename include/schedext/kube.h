@@ -20,11 +20,11 @@ struct sx_kube;
 struct curl_slist;
 
 struct sx_kube_opts {
-	const char *kubeconfig; /* NULL: sx_kubeconfig_resolve's order */
-	const char *context;    /* NULL: current-context */
-	double qps;             /* default 50 */
-	int burst;              /* default 100 */
-	const char *user_agent; /* default sx_kube_user_agent(user_agent_role) */
+	const char *kubeconfig;	     /* NULL: sx_kubeconfig_resolve's order */
+	const char *context;	     /* NULL: current-context */
+	double qps;		     /* default 50 */
+	int burst;		     /* default 100 */
+	const char *user_agent;	     /* default sx_kube_user_agent(user_agent_role) */
 	const char *user_agent_role; /* rest.AddUserAgent's suffix ("scheduler"), or NULL */
 };
 
@@ -73,8 +73,6 @@ int sx_kube_request(struct sx_kube *kube, const char *method, const char *path,
 int sx_kube_bind(struct sx_kube *kube, const char *ns, const char *name, const char *uid,
 		 const char *node, struct sx_error *err);
 
-
-
 /* ---------- API writes of the standalone scheduler ----------
  * Write helpers for the standalone scheduler. All return 0 on a 2xx answer;
  * otherwise a negative code (SX_ENOENT on 404, SX_ECONFLICT on 409, SX_EIO
@@ -86,9 +84,8 @@ int sx_kube_bind(struct sx_kube *kube, const char *ns, const char *name, const c
  * {type, status, reason, message, lastTransitionTime=now}. nominated: NULL
  * leaves status.nominatedNodeName alone, "" clears it (null). */
 int sx_kube_patch_pod_status(struct sx_kube *kube, const char *ns, const char *name,
-			     const char *cond_type, const char *cond_status,
-			     const char *reason, const char *message, const char *nominated,
-			     struct sx_error *err);
+			     const char *cond_type, const char *cond_status, const char *reason,
+			     const char *message, const char *nominated, struct sx_error *err);
 
 /* DELETE /api/v1/namespaces/{ns}/pods/{name} with preconditions.uid (when
  * uid is non-NULL). 404 counts as success (already gone). */
@@ -102,11 +99,11 @@ int sx_kube_delete_pod(struct sx_kube *kube, const char *ns, const char *name, c
 struct sx_kube_event {
 	const char *ns, *pod_name, *pod_uid;
 	const char *type, *reason, *action, *message;
-	const char *component;     /* reportingController (the scheduler name) */
-	const char *instance;      /* reportingInstance */
-	const char *name;          /* metadata.name; NULL: "<pod>.<hex unix ns>" */
-	const char *event_time;    /* MicroTime; NULL: now */
-	int32_t series_count;      /* 0: no series, else series.count (>= 2) */
+	const char *component;	   /* reportingController (the scheduler name) */
+	const char *instance;	   /* reportingInstance */
+	const char *name;	   /* metadata.name; NULL: "<pod>.<hex unix ns>" */
+	const char *event_time;	   /* MicroTime; NULL: now */
+	int32_t series_count;	   /* 0: no series, else series.count (>= 2) */
 	const char *last_observed; /* series.lastObservedTime (MicroTime) */
 };
 /* POST the event (with its series when series_count > 0). 0 on 201;
@@ -174,32 +171,32 @@ int sx_kube_annotate_pvc(struct sx_kube *kube, const char *ns, const char *name,
  * string is owned and freed by sx_exec_config_free. */
 enum sx_exec_interactive { SX_EXEC_NEVER, SX_EXEC_IF_AVAILABLE, SX_EXEC_ALWAYS };
 struct sx_exec_config {
-	char *command;        /* with a '/': resolved against the kubeconfig's
-			       * directory; a bare name is looked up in PATH */
-	char **args;          /* nargs of them */
+	char *command; /* with a '/': resolved against the kubeconfig's
+			* directory; a bare name is looked up in PATH */
+	char **args;   /* nargs of them */
 	size_t nargs;
-	char **env;           /* "NAME=value", nenv of them, added to the environment */
+	char **env; /* "NAME=value", nenv of them, added to the environment */
 	size_t nenv;
 	char *api_version;    /* client.authentication.k8s.io/v1 or v1beta1 */
 	char *install_hint;   /* shown when the command is not found, or NULL */
 	char *cluster_config; /* JSON of the cluster's client.authentication.k8s.io/exec
 			       * extension (spec.cluster.config), or NULL */
-	char *user;           /* the users[] entry's name, for messages */
-	char *source;         /* the kubeconfig file that entry came from */
+	char *user;	      /* the users[] entry's name, for messages */
+	char *source;	      /* the kubeconfig file that entry came from */
 	enum sx_exec_interactive interactive;
 	bool provide_cluster_info;
-	unsigned timeout_ms;  /* wall-clock bound of one run; 0 = 30 s */
-	size_t max_output;    /* bound of stdout; 0 = 1 MiB */
+	unsigned timeout_ms; /* wall-clock bound of one run; 0 = 30 s */
+	size_t max_output;   /* bound of stdout; 0 = 1 MiB */
 };
 void sx_exec_config_free(struct sx_exec_config *x);
 
 /* What one run of the plugin returned (status of its ExecCredential).
  * PEM blobs as text. Clear with sx_exec_credential_clear (wipes secrets). */
 struct sx_exec_credential {
-	char *token;                /* NULL when only a client certificate */
+	char *token;		    /* NULL when only a client certificate */
 	char *cert_data, *key_data; /* both or neither */
 	size_t cert_len, key_len;
-	int64_t expiry;             /* unix seconds; 0 = none (good until a 401) */
+	int64_t expiry; /* unix seconds; 0 = none (good until a 401) */
 };
 void sx_exec_credential_clear(struct sx_exec_credential *c);
 
@@ -249,18 +246,18 @@ unsigned sx_exec_auth_runs(struct sx_exec_auth *a);
 /* Resolved connection settings. Every string is owned (free with
  * sx_kube_config_clear). PEM blobs are raw PEM, already base64-decoded. */
 struct sx_kube_config {
-	char *server;          /* "https://host:port[/prefix]", no trailing '/' */
-	char *source;          /* file the context came from, or "in-cluster" */
-	char *context;         /* context name ("" in-cluster) */
-	char *namespace;       /* context namespace, default "default" */
+	char *server;	 /* "https://host:port[/prefix]", no trailing '/' */
+	char *source;	 /* file the context came from, or "in-cluster" */
+	char *context;	 /* context name ("" in-cluster) */
+	char *namespace; /* context namespace, default "default" */
 	char *ca_file, *ca_data;
 	size_t ca_len;
 	char *cert_file, *cert_data;
 	size_t cert_len;
 	char *key_file, *key_data;
 	size_t key_len;
-	char *token;           /* static token */
-	char *token_file;      /* re-read periodically; wins over token */
+	char *token;	  /* static token */
+	char *token_file; /* re-read periodically; wins over token */
 	char *tls_server_name;
 	bool insecure;
 	struct sx_exec_config *exec; /* credential plugin, or NULL */
@@ -277,8 +274,7 @@ int sx_kubeconfig_parse(const char *data, size_t len, const char *path, const ch
 			struct sx_kube_config *cfg, struct sx_error *err);
 /* In-cluster settings from KUBERNETES_SERVICE_HOST/PORT and sa_dir
  * (NULL = /var/run/secrets/kubernetes.io/serviceaccount). */
-int sx_kubeconfig_in_cluster(const char *sa_dir, struct sx_kube_config *cfg,
-			     struct sx_error *err);
+int sx_kubeconfig_in_cluster(const char *sa_dir, struct sx_kube_config *cfg, struct sx_error *err);
 /* The order of clientcmd BuildConfigFromFlags and the default loading
  * rules: explicit path; in-cluster when the env is set;
  * $KUBECONFIG; ~/.kube/config. */
@@ -312,8 +308,7 @@ struct sx_line_buf {
 typedef int (*sx_line_fn)(void *ctx, char *line, size_t len);
 void sx_line_buf_init(struct sx_line_buf *lb, size_t max);
 void sx_line_buf_free(struct sx_line_buf *lb);
-int sx_line_buf_feed(struct sx_line_buf *lb, const char *data, size_t n, sx_line_fn fn,
-		     void *ctx);
+int sx_line_buf_feed(struct sx_line_buf *lb, const char *data, size_t n, sx_line_fn fn, void *ctx);
 
 /* Prepares a curl easy handle (void * = CURL *) for GET/other requests to
  * server+path: URL, TLS, auth header, User-Agent, Accept, gzip, timeouts.

@@ -21,13 +21,13 @@ struct sx_kube;
 struct sx_leader;
 
 struct sx_leader_opts {
-	struct sx_kube *kube;       /* a client for lease traffic only (borrowed) */
-	const char *ns;             /* default "kube-system" */
-	const char *name;           /* default "schedext" */
-	const char *identity;       /* NULL: sx_leader_identity() */
-	double lease_duration_s;    /* default 15 */
-	double renew_deadline_s;    /* default 10 */
-	double retry_period_s;      /* default 2 */
+	struct sx_kube *kube;	       /* a client for lease traffic only (borrowed) */
+	const char *ns;		       /* default "kube-system" */
+	const char *name;	       /* default "schedext" */
+	const char *identity;	       /* NULL: sx_leader_identity() */
+	double lease_duration_s;       /* default 15 */
+	double renew_deadline_s;       /* default 10 */
+	double retry_period_s;	       /* default 2 */
 	void (*on_started)(void *ctx); /* became leader */
 	void (*on_stopped)(void *ctx); /* lost the lease (not called by stop) */
 	void *ctx;

@@ -23,7 +23,7 @@ enum sx_metric_type { SX_METRIC_COUNTER, SX_METRIC_GAUGE, SX_METRIC_HISTOGRAM };
 
 /* Upper bound on the series of one registry: hostile label values cannot
  * grow it without limit (updates to new series past it are dropped). */
-#define SX_METRICS_MAX_SERIES 1024
+#define SX_METRICS_MAX_SERIES  1024
 #define SX_METRICS_MAX_BUCKETS 32
 
 struct sx_metrics *sx_metrics_new(void);
@@ -46,7 +46,8 @@ void sx_metrics_observe(struct sx_metrics *m, const char *name, const char *labe
  * only in count), e.g. lock-free accumulators copied at scrape time.
  * Ignored unless name is a histogram with exactly nbuckets bounds. */
 void sx_metrics_set_histogram(struct sx_metrics *m, const char *name, const char *labels,
-			      const uint64_t *buckets, unsigned nbuckets, uint64_t count, double sum);
+			      const uint64_t *buckets, unsigned nbuckets, uint64_t count,
+			      double sum);
 
 /* Creates the series name{labels} at zero when it does not exist yet (any
  * type; a histogram gets empty buckets): a family then shows 0 before

@@ -39,8 +39,8 @@ enum sx_sel_op {
 	SX_OP_NOT_IN,
 	SX_OP_EXISTS,
 	SX_OP_DOES_NOT_EXIST,
-	SX_OP_GT, /* node selectors only */
-	SX_OP_LT, /* node selectors only */
+	SX_OP_GT,     /* node selectors only */
+	SX_OP_LT,     /* node selectors only */
 	SX_OP_EQUALS, /* matchLabels entry: key = values[0] */
 };
 
@@ -111,8 +111,8 @@ struct sx_pod_affinity {
 };
 
 struct sx_affinity {
-	struct sx_node_affinity *node_affinity;   /* NULL when absent */
-	struct sx_pod_affinity *pod_affinity;      /* NULL when absent */
+	struct sx_node_affinity *node_affinity;	   /* NULL when absent */
+	struct sx_pod_affinity *pod_affinity;	   /* NULL when absent */
 	struct sx_pod_affinity *pod_anti_affinity; /* NULL when absent */
 };
 
@@ -138,7 +138,7 @@ enum sx_toleration_op { SX_TOL_EQUAL = 0, SX_TOL_EXISTS, SX_TOL_LT, SX_TOL_GT };
 struct sx_toleration {
 	sx_str key;
 	sx_str value;
-	uint8_t op;     /* enum sx_toleration_op */
+	uint8_t op;	/* enum sx_toleration_op */
 	uint8_t effect; /* enum sx_taint_effect */
 	bool has_seconds;
 	int64_t toleration_seconds;
@@ -152,10 +152,10 @@ enum sx_inclusion_policy { SX_POLICY_DEFAULT = 0, SX_POLICY_HONOR, SX_POLICY_IGN
 struct sx_spread_constraint {
 	int32_t max_skew;
 	sx_str topology_key;
-	uint8_t when_unsatisfiable;   /* enum sx_unsatisfiable */
-	uint8_t node_affinity_policy; /* enum sx_inclusion_policy; DEFAULT = Honor */
-	uint8_t node_taints_policy;   /* enum sx_inclusion_policy; DEFAULT = Ignore */
-	int32_t min_domains;          /* 0 when unset (treated as 1) */
+	uint8_t when_unsatisfiable;	    /* enum sx_unsatisfiable */
+	uint8_t node_affinity_policy;	    /* enum sx_inclusion_policy; DEFAULT = Honor */
+	uint8_t node_taints_policy;	    /* enum sx_inclusion_policy; DEFAULT = Ignore */
+	int32_t min_domains;		    /* 0 when unset (treated as 1) */
 	struct sx_label_selector *selector; /* NULL = matches nothing */
 	uint32_t nmatch_label_keys;
 	sx_str *match_label_keys;
@@ -196,16 +196,16 @@ enum sx_pod_phase {
 enum sx_protocol { SX_PROTO_TCP = 0, SX_PROTO_UDP, SX_PROTO_SCTP };
 
 struct sx_host_port {
-	sx_str ip; /* SX_STR_EMPTY or "0.0.0.0" means every address */
+	sx_str ip;	  /* SX_STR_EMPTY or "0.0.0.0" means every address */
 	uint8_t protocol; /* enum sx_protocol */
 	uint16_t port;
 };
 
 struct sx_container {
 	sx_str name;
-	sx_str image; /* normalized: ":latest" appended when no tag/digest */
-	bool sidecar; /* init container with restartPolicy: Always */
-	bool has_cpu_request;    /* the requests map has a "cpu" key */
+	sx_str image;		 /* normalized: ":latest" appended when no tag/digest */
+	bool sidecar;		 /* init container with restartPolicy: Always */
+	bool has_cpu_request;	 /* the requests map has a "cpu" key */
 	bool has_memory_request; /* the requests map has a "memory" key */
 	struct sx_resources requests;
 	struct sx_resources limits;
@@ -222,7 +222,7 @@ struct sx_meta {
 	/* name, uid and resource_version are one block at name (never NULL
 	 * once decoded; "" when absent), freed by sx_meta_clear. */
 	char *name;
-	sx_str ns;    /* SX_STR_EMPTY for cluster-scoped kinds */
+	sx_str ns; /* SX_STR_EMPTY for cluster-scoped kinds */
 	char *uid;
 	char *resource_version;
 	int64_t creation_ts; /* unix seconds; 0 when absent */
@@ -235,11 +235,11 @@ struct sx_meta {
 
 /* spec.resourceClaims[i] with its status.resourceClaimStatuses entry. */
 struct sx_pod_claim {
-	char *name;           /* the pod-level name */
-	char *claim_name;     /* resourceClaimName, or NULL */
-	char *template_name;  /* resourceClaimTemplateName, or NULL */
-	bool has_status;      /* a resourceClaimStatuses entry with this name */
-	char *status_claim;   /* its resourceClaimName (NULL: none generated) */
+	char *name;	     /* the pod-level name */
+	char *claim_name;    /* resourceClaimName, or NULL */
+	char *template_name; /* resourceClaimTemplateName, or NULL */
+	bool has_status;     /* a resourceClaimStatuses entry with this name */
+	char *status_claim;  /* its resourceClaimName (NULL: none generated) */
 };
 
 /* Fields are ordered to leave no padding (a pod is the object there are
@@ -247,19 +247,19 @@ struct sx_pod_claim {
  * the next array's count, the pointers. */
 struct sx_pod {
 	atomic_int refcount;
-	sx_str node_name;        /* spec.nodeName; SX_STR_EMPTY = unscheduled */
+	sx_str node_name; /* spec.nodeName; SX_STR_EMPTY = unscheduled */
 	struct sx_meta meta;
-	sx_str scheduler_name;   /* defaulted to default-scheduler */
+	sx_str scheduler_name;	 /* defaulted to default-scheduler */
 	sx_str scheduling_group; /* spec.schedulingGroup.podGroupName (workload.h) */
-	int32_t priority;        /* spec.priority, 0 when absent */
-	sx_str nominated_node;   /* status.nominatedNodeName */
-	uint8_t phase;           /* enum sx_pod_phase */
-	bool deleting;           /* metadata.deletionTimestamp set */
-	bool preempt_never;      /* spec.preemptionPolicy == Never */
+	int32_t priority;	 /* spec.priority, 0 when absent */
+	sx_str nominated_node;	 /* status.nominatedNodeName */
+	uint8_t phase;		 /* enum sx_pod_phase */
+	bool deleting;		 /* metadata.deletionTimestamp set */
+	bool preempt_never;	 /* spec.preemptionPolicy == Never */
 	bool host_network;
 	bool has_overhead;
-	bool preemption_target;  /* first DisruptionTarget condition: True,
-				  * reason PreemptionByScheduler */
+	bool preemption_target; /* first DisruptionTarget condition: True,
+				 * reason PreemptionByScheduler */
 	/* What NodeDeclaredFeatures infers from the spec (SX_POD_NEEDS_*
 	 * bits, component-helpers nodedeclaredfeatures InferForScheduling). */
 	uint8_t needs_features;
@@ -277,8 +277,8 @@ struct sx_pod {
 	struct sx_container *init_containers;
 	struct sx_resources overhead;
 	/* Derived at decode time (component-helpers resource PodRequests): */
-	struct sx_resources request;   /* effective request (fit) */
-	int64_t nonzero_milli_cpu;     /* non-zero variant (scoring) */
+	struct sx_resources request; /* effective request (fit) */
+	int64_t nonzero_milli_cpu;   /* non-zero variant (scoring) */
 	int64_t nonzero_memory;
 	/* NodeResourcesFit's score: the non-zero cpu/memory of the containers
 	 * alone, pod-level spec.resources ignored (as upstream's Fit scorer) */
@@ -286,15 +286,15 @@ struct sx_pod {
 	int64_t fit_score_memory;
 	uint32_t nports;
 	uint32_t npvcs;
-	struct sx_host_port *ports;    /* containers + sidecar init containers */
-	sx_str *pvcs;                  /* claim names (ephemeral: <pod>-<volume>) */
+	struct sx_host_port *ports; /* containers + sidecar init containers */
+	sx_str *pvcs;		    /* claim names (ephemeral: <pod>-<volume>) */
 	uint32_t ngates;
 	uint32_t nresource_claims;
-	sx_str *gates;                 /* spec.schedulingGates[].name */
+	sx_str *gates;			      /* spec.schedulingGates[].name */
 	struct sx_pod_claim *resource_claims; /* spec.resourceClaims (dra.h decodes) */
-	int64_t start_time;            /* status.startTime, unix seconds; 0 = unset */
+	int64_t start_time;		      /* status.startTime, unix seconds; 0 = unset */
 	uint32_t nvolumes;
-	struct sx_volume *volumes;     /* spec.volumes, in order */
+	struct sx_volume *volumes; /* spec.volumes, in order */
 };
 
 /* Bits of sx_pod.needs_features: a spec field that needs a node
@@ -330,7 +330,7 @@ enum sx_node_topology { SX_TOPO_HOSTNAME, SX_TOPO_ZONE, SX_TOPO_REGION, SX_TOPO_
 struct sx_node {
 	atomic_int refcount;
 	struct sx_meta meta;
-	sx_str name_id;     /* interned meta.name */
+	sx_str name_id; /* interned meta.name */
 	bool unschedulable;
 	/* Values of kubernetes.io/hostname, topology.kubernetes.io/zone and
 	 * region (enum sx_node_topology), bit k of topo_has set when label k
@@ -372,8 +372,8 @@ struct sx_kind_desc {
 /* The collection path of a resource, a string constant:
  * /api/VERSION/RESOURCE in the core group, /apis/GROUP/VERSION/RESOURCE
  * otherwise (k8s.io/client-go/rest, the legacy and named API prefixes). */
-#define SX_KIND_PATH(GROUP, VERSION, RESOURCE)                                   \
-	(sizeof(GROUP) == 1 ? "/api/" VERSION "/" RESOURCE                      \
+#define SX_KIND_PATH(GROUP, VERSION, RESOURCE)                                                     \
+	(sizeof(GROUP) == 1 ? "/api/" VERSION "/" RESOURCE                                         \
 			    : "/apis/" GROUP "/" VERSION "/" RESOURCE)
 
 /* The descriptor of a kind; NULL for SX_KIND_UNKNOWN and out-of-range values. */
@@ -388,7 +388,7 @@ enum sx_kind sx_kind_from_name(const char *kind);
  * does not have stay zero. */
 struct sx_generic {
 	atomic_int refcount;
-	uint8_t kind;  /* enum sx_kind */
+	uint8_t kind; /* enum sx_kind */
 	struct sx_meta meta;
 	/* Service spec.selector / RC spec.selector (map form). has_map_selector
 	 * false = no selector (selects nothing). */
@@ -432,19 +432,19 @@ enum sx_pvc_phase { SX_PVC_PHASE_NONE = 0, SX_PVC_PENDING, SX_PVC_BOUND, SX_PVC_
  * hostPath, nfs, local, ...). */
 enum sx_volume_source {
 	SX_VSRC_OTHER = 0,
-	SX_VSRC_PVC,        /* pod only: persistentVolumeClaim */
+	SX_VSRC_PVC,	    /* pod only: persistentVolumeClaim */
 	SX_VSRC_EPHEMERAL,  /* pod only: generic ephemeral (claim <pod>-<volume>) */
-	SX_VSRC_CSI,        /* csi (inline on a pod, or a PV's) */
-	SX_VSRC_GCE_PD,     /* gcePersistentDisk */
+	SX_VSRC_CSI,	    /* csi (inline on a pod, or a PV's) */
+	SX_VSRC_GCE_PD,	    /* gcePersistentDisk */
 	SX_VSRC_AWS_EBS,    /* awsElasticBlockStore */
 	SX_VSRC_AZURE_DISK, /* azureDisk */
 	SX_VSRC_AZURE_FILE, /* azureFile */
-	SX_VSRC_CINDER,     /* cinder */
+	SX_VSRC_CINDER,	    /* cinder */
 	SX_VSRC_VSPHERE,    /* vsphereVolume */
 	SX_VSRC_PORTWORX,   /* portworxVolume */
-	SX_VSRC_RBD,        /* rbd */
-	SX_VSRC_ISCSI,      /* iscsi */
-	SX_VSRC_IMAGE,      /* pod only: image (an OCI image volume); id: the
+	SX_VSRC_RBD,	    /* rbd */
+	SX_VSRC_ISCSI,	    /* iscsi */
+	SX_VSRC_IMAGE,	    /* pod only: image (an OCI image volume); id: the
 			     * reference, normalized like sx_container.image */
 };
 
@@ -466,9 +466,9 @@ struct sx_volume {
 	sx_str name;
 	uint8_t source; /* enum sx_volume_source */
 	bool read_only; /* persistentVolumeClaim/gce/ebs/rbd/iscsi/... readOnly */
-	sx_str claim;   /* PVC: claimName; ephemeral: <pod>-<volume> */
+	sx_str claim;	/* PVC: claimName; ephemeral: <pod>-<volume> */
 	sx_str id;
-	sx_str pool;    /* rbd.pool ("rbd" when absent, the API default) */
+	sx_str pool; /* rbd.pool ("rbd" when absent, the API default) */
 	uint32_t nmonitors;
 	sx_str *monitors; /* rbd.monitors */
 };
@@ -476,53 +476,53 @@ struct sx_volume {
 struct sx_pv {
 	atomic_int refcount;
 	struct sx_meta meta;
-	bool deleting;           /* metadata.deletionTimestamp set */
+	bool deleting; /* metadata.deletionTimestamp set */
 	/* volume.beta.kubernetes.io/storage-class annotation, else
 	 * spec.storageClassName (GetPersistentVolumeClass). */
 	sx_str storage_class;
-	sx_str vac;              /* spec.volumeAttributesClassName */
+	sx_str vac;				/* spec.volumeAttributesClassName */
 	struct sx_node_selector *node_affinity; /* spec.nodeAffinity.required; NULL when absent */
-	bool has_claim_ref;      /* spec.claimRef set */
-	sx_str claim_ns, claim_name;            /* spec.claimRef */
-	char *claim_uid;         /* spec.claimRef.uid; NULL when absent */
+	bool has_claim_ref;			/* spec.claimRef set */
+	sx_str claim_ns, claim_name;		/* spec.claimRef */
+	char *claim_uid;			/* spec.claimRef.uid; NULL when absent */
 	bool has_capacity;
 	int64_t capacity_storage; /* spec.capacity.storage, bytes */
-	uint8_t access_modes;    /* enum sx_access_mode bits */
-	uint8_t volume_mode;     /* enum sx_volume_mode */
-	uint8_t phase;           /* enum sx_pv_phase */
-	uint8_t source;          /* enum sx_volume_source (SX_VSRC_CSI or in-tree) */
-	sx_str csi_driver;       /* spec.csi.driver */
-	sx_str volume_handle;    /* spec.csi.volumeHandle, or the in-tree id */
+	uint8_t access_modes;	  /* enum sx_access_mode bits */
+	uint8_t volume_mode;	  /* enum sx_volume_mode */
+	uint8_t phase;		  /* enum sx_pv_phase */
+	uint8_t source;		  /* enum sx_volume_source (SX_VSRC_CSI or in-tree) */
+	sx_str csi_driver;	  /* spec.csi.driver */
+	sx_str volume_handle;	  /* spec.csi.volumeHandle, or the in-tree id */
 	bool bound_by_controller; /* pv.kubernetes.io/bound-by-controller: "yes" */
-	sx_str provisioned_by;   /* pv.kubernetes.io/provisioned-by */
+	sx_str provisioned_by;	  /* pv.kubernetes.io/provisioned-by */
 };
 
 struct sx_pvc {
 	atomic_int refcount;
 	struct sx_meta meta;
-	bool deleting;            /* metadata.deletionTimestamp set */
-	sx_str volume_name;       /* spec.volumeName */
+	bool deleting;	    /* metadata.deletionTimestamp set */
+	sx_str volume_name; /* spec.volumeName */
 	/* volume.beta.kubernetes.io/storage-class annotation, else
 	 * spec.storageClassName (GetPersistentVolumeClaimClass). */
 	sx_str storage_class;
-	bool has_storage_class;   /* either of the two is set (possibly "") */
-	sx_str vac;               /* spec.volumeAttributesClassName */
-	bool bound;               /* status.phase == Bound */
-	uint8_t phase;            /* enum sx_pvc_phase */
-	uint8_t access_modes;     /* enum sx_access_mode bits */
-	uint8_t volume_mode;      /* enum sx_volume_mode */
+	bool has_storage_class;	  /* either of the two is set (possibly "") */
+	sx_str vac;		  /* spec.volumeAttributesClassName */
+	bool bound;		  /* status.phase == Bound */
+	uint8_t phase;		  /* enum sx_pvc_phase */
+	uint8_t access_modes;	  /* enum sx_access_mode bits */
+	uint8_t volume_mode;	  /* enum sx_volume_mode */
 	bool read_write_once_pod; /* access_modes has SX_ACCESS_RWOP */
 	bool has_request;
-	int64_t request_storage;  /* spec.resources.requests.storage, bytes */
+	int64_t request_storage;	    /* spec.resources.requests.storage, bytes */
 	struct sx_label_selector *selector; /* spec.selector; NULL when absent */
-	bool has_data_source;     /* spec.dataSource or dataSourceRef set */
+	bool has_data_source;		    /* spec.dataSource or dataSourceRef set */
 	/* annotations */
-	sx_str selected_node;     /* volume.kubernetes.io/selected-node */
-	bool bind_completed;      /* pv.kubernetes.io/bind-completed present */
-	bool bound_by_controller; /* pv.kubernetes.io/bound-by-controller present */
-	sx_str storage_provisioner;      /* volume.kubernetes.io/storage-provisioner */
+	sx_str selected_node;		 /* volume.kubernetes.io/selected-node */
+	bool bind_completed;		 /* pv.kubernetes.io/bind-completed present */
+	bool bound_by_controller;	 /* pv.kubernetes.io/bound-by-controller present */
+	sx_str storage_provisioner;	 /* volume.kubernetes.io/storage-provisioner */
 	sx_str beta_storage_provisioner; /* volume.beta.kubernetes.io/storage-provisioner */
-	char *controller_uid;     /* uid of the controller ownerReference, or NULL */
+	char *controller_uid;		 /* uid of the controller ownerReference, or NULL */
 };
 
 enum sx_binding_mode {
@@ -535,7 +535,7 @@ struct sx_storage_class {
 	atomic_int refcount;
 	struct sx_meta meta;
 	sx_str provisioner;
-	uint8_t binding_mode; /* enum sx_binding_mode */
+	uint8_t binding_mode;	      /* enum sx_binding_mode */
 	bool wait_for_first_consumer; /* binding_mode == WaitForFirstConsumer */
 	/* allowedTopologies: each term's matchLabelExpressions as In
 	 * requirements of one node selector term (terms ORed); NULL when
@@ -571,10 +571,10 @@ bool sx_csi_node_migrated(const struct sx_csi_node *csi, const char *plugin);
 
 struct sx_csi_driver {
 	atomic_int refcount;
-	struct sx_meta meta;      /* meta.name is the driver name */
-	sx_str name_id;           /* interned meta.name */
-	bool attach_required;     /* spec.attachRequired, default true */
-	bool storage_capacity;    /* spec.storageCapacity, default false */
+	struct sx_meta meta;   /* meta.name is the driver name */
+	sx_str name_id;	       /* interned meta.name */
+	bool attach_required;  /* spec.attachRequired, default true */
+	bool storage_capacity; /* spec.storageCapacity, default false */
 	/* spec.preventPodSchedulingIfMissing (1.35+, VolumeLimitScaling),
 	 * default false */
 	bool prevent_if_missing;
@@ -583,11 +583,11 @@ struct sx_csi_driver {
 struct sx_csi_capacity {
 	atomic_int refcount;
 	struct sx_meta meta;
-	sx_str storage_class;     /* storageClassName */
+	sx_str storage_class; /* storageClassName */
 	/* nodeTopology; NULL when absent (matches no node). */
 	struct sx_label_selector *node_topology;
 	bool has_capacity;
-	int64_t capacity;         /* bytes */
+	int64_t capacity; /* bytes */
 	bool has_max_size;
 	int64_t maximum_volume_size; /* bytes */
 };
@@ -595,10 +595,10 @@ struct sx_csi_capacity {
 struct sx_volume_attachment {
 	atomic_int refcount;
 	struct sx_meta meta;
-	sx_str attacher;          /* spec.attacher (a CSI driver name) */
-	sx_str node_name;         /* spec.nodeName */
-	sx_str pv_name;           /* spec.source.persistentVolumeName; empty when inline */
-	bool attached;            /* status.attached */
+	sx_str attacher;  /* spec.attacher (a CSI driver name) */
+	sx_str node_name; /* spec.nodeName */
+	sx_str pv_name;	  /* spec.source.persistentVolumeName; empty when inline */
+	bool attached;	  /* status.attached */
 };
 
 /* Reference counting. ref returns its argument; unref frees at zero and
@@ -692,7 +692,7 @@ static inline bool sx_node_label(const struct sx_node *node, sx_str key, sx_str 
 /* Pod helpers */
 /* Does the pod have a volume of this source? */
 bool sx_pod_has_volume_source(const struct sx_pod *pod, enum sx_volume_source src);
-bool sx_pod_has_affinity(const struct sx_pod *pod);         /* podAffinity or podAntiAffinity non-nil */
+bool sx_pod_has_affinity(const struct sx_pod *pod); /* podAffinity or podAntiAffinity non-nil */
 bool sx_pod_has_required_anti_affinity(const struct sx_pod *pod);
 /* Controller owner reference (controller: true), or NULL. */
 const struct sx_owner_ref *sx_pod_controller(const struct sx_pod *pod);

@@ -23,32 +23,32 @@ struct sx__pods_block;
 
 struct sx_node_info {
 	atomic_int refcount;
-	uint64_t generation;         /* cache generation of the last change */
+	uint64_t generation; /* cache generation of the last change */
 	sx_str name;
-	const struct sx_node *node;  /* NULL while pods reference an unknown node */
+	const struct sx_node *node; /* NULL while pods reference an unknown node */
 	uint32_t npods;
 	/* Σ pod.request (scalar owned); right after npods so that what
 	 * NodeResourcesFit's Filter reads of a NodeInfo (node, npods, cpu,
 	 * memory, ephemeral storage) is in its first cache line. */
 	struct sx_resources requested;
-	const struct sx_pod **pods;  /* bound and assumed pods on the node (pods_block's array) */
+	const struct sx_pod **pods; /* bound and assumed pods on the node (pods_block's array) */
 	uint32_t naffinity;
-	const struct sx_pod **affinity_pods;     /* podAffinity or podAntiAffinity set */
+	const struct sx_pod **affinity_pods; /* podAffinity or podAntiAffinity set */
 	uint32_t nanti;
 	const struct sx_pod **required_anti_pods; /* required anti-affinity non-empty */
-	int64_t nonzero_milli_cpu;               /* Σ pod.nonzero_milli_cpu */
+	int64_t nonzero_milli_cpu;		  /* Σ pod.nonzero_milli_cpu */
 	int64_t nonzero_memory;
 	uint32_t nports;
-	struct sx_host_port *used_ports;         /* multiset: one entry per claim */
+	struct sx_host_port *used_ports; /* multiset: one entry per claim */
 	uint32_t npvcs;
-	struct sx_pvc_ref *pvcs;                 /* PVCRefCounts */
+	struct sx_pvc_ref *pvcs;					/* PVCRefCounts */
 	uint32_t cap_pods, cap_affinity, cap_anti, cap_ports, cap_pvcs; /* internal */
 	/* Pods per namespace, so plugins
 	 * skip nodes holding nothing their terms can select. Unordered. */
 	uint32_t nns, cap_ns;
 	struct sx_ns_count *ns_counts;
 	uint32_t naffinity_any_ns; /* affinity pods with a term that may select another namespace */
-	uint32_t nanti_any_ns;     /* required-anti pods with such a required anti term */
+	uint32_t nanti_any_ns;	   /* required-anti pods with such a required anti term */
 	/* Bloom filter of node->images' names (one bit per name,
 	 * sx_node_info_image_bit), valid while image_bloom_node == node: lets
 	 * ImageLocality skip the image walk on nodes lacking the pod's images. */
@@ -67,7 +67,10 @@ struct sx_node_info {
 struct sx_node_images {
 	atomic_int refcount;
 	uint32_t n;
-	struct sx_node_image { sx_str name; int64_t size; } e[];
+	struct sx_node_image {
+		sx_str name;
+		int64_t size;
+	} e[];
 };
 
 /* Size of the first image of ni's node listing `name`, -1 when
@@ -93,9 +96,9 @@ static inline bool sx_node_info_may_have_image(const struct sx_node_info *ni, sx
 /* Pods of one namespace on a NodeInfo. */
 struct sx_ns_count {
 	sx_str ns;
-	uint32_t pods;     /* all pods of ns */
+	uint32_t pods;	   /* all pods of ns */
 	uint32_t affinity; /* of which in affinity_pods */
-	uint32_t anti;     /* of which in required_anti_pods */
+	uint32_t anti;	   /* of which in required_anti_pods */
 };
 
 /* Counts of namespace ns on ni; NULL when ni has no pod of ns. */

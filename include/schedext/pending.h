@@ -15,9 +15,9 @@ struct sx_pool;
 
 struct sx_pending_opts {
 	const struct sx_config *cfg; /* profiles: a pod of no served profile is skipped */
-	struct sx_pool *pool;        /* may be NULL */
-	const char *ns;              /* only this namespace; NULL = all */
-	bool text;                   /* table instead of JSON */
+	struct sx_pool *pool;	     /* may be NULL */
+	const char *ns;		     /* only this namespace; NULL = all */
+	bool text;		     /* table instead of JSON */
 	/* sx_now_s() after which the remaining pods are not evaluated (a
 	 * served request's budget); 0 = evaluate them all. */
 	double deadline;

@@ -34,9 +34,9 @@ struct sx_nominator;
 struct sx_preempt_result;
 struct sx_profile;
 
-#define SX_MAX_NODE_SCORE 100
-#define SX_MIN_NODE_SCORE 0
-#define SX_MAX_EXTENDER_PRIORITY 10
+#define SX_MAX_NODE_SCORE	     100
+#define SX_MIN_NODE_SCORE	     0
+#define SX_MAX_EXTENDER_PRIORITY     10
 #define SX_MAX_CUSTOM_PRIORITY_SCORE 10
 
 /* Upper bound on registered plugins (cycle state slots). */
@@ -49,13 +49,13 @@ struct sx_profile;
  * state_free hook. */
 struct sx_cycle_state {
 	void *slots[SX_MAX_PLUGINS];
-	const struct sx_snapshot *snap; /* the cycle's snapshot (borrowed) */
+	const struct sx_snapshot *snap;	  /* the cycle's snapshot (borrowed) */
 	bool skip_filter[SX_MAX_PLUGINS]; /* PreFilter returned Skip */
 	bool skip_score[SX_MAX_PLUGINS];  /* PreScore returned Skip */
 	/* How Bind plugins bind (binder.h), set by the front end that runs
 	 * the binding cycle; NULL: none configured. Borrowed. */
 	const struct sx_binder *binder;
-	bool record_plugin_metrics;       /* a sampled cycle: every plugin call is timed */
+	bool record_plugin_metrics; /* a sampled cycle: every plugin call is timed */
 };
 
 /* A plugin's slot in cs, zero-allocated with size bytes on first use (the
@@ -97,7 +97,8 @@ struct sx_post_filter_dry_run {
 /* PostFilter input: the per-node statuses of the failed attempt. */
 struct sx_filtered_status {
 	const struct sx_snapshot *snap;
-	struct sx_status *const *statuses; /* indexed like snap->nodes; NULL = passed/not evaluated */
+	struct sx_status *const
+		*statuses; /* indexed like snap->nodes; NULL = passed/not evaluated */
 	const struct sx_post_filter_dry_run *dry_run; /* NULL = a real run */
 };
 
@@ -136,9 +137,9 @@ struct sx_post_filter_result {
 
 /* upstream fwk.EventResource */
 enum sx_event_resource {
-	SX_RES_NONE = 0,        /* terminates an events table */
-	SX_RES_POD,             /* registrations: matches both kinds below */
-	SX_RES_ASSIGNED_POD,    /* incoming events: a pod with spec.nodeName */
+	SX_RES_NONE = 0,	/* terminates an events table */
+	SX_RES_POD,		/* registrations: matches both kinds below */
+	SX_RES_ASSIGNED_POD,	/* incoming events: a pod with spec.nodeName */
 	SX_RES_UNSCHEDULED_POD, /* incoming events: a pod without it */
 	SX_RES_NODE,
 	SX_RES_PV,
@@ -151,8 +152,8 @@ enum sx_event_resource {
 	SX_RES_RESOURCE_CLAIM,
 	SX_RES_RESOURCE_SLICE,
 	SX_RES_DEVICE_CLASS,
-	SX_RES_POD_GROUP,       /* scheduling.k8s.io PodGroup (workload.h) */
-	SX_RES_WILDCARD,        /* "*": matches every resource */
+	SX_RES_POD_GROUP, /* scheduling.k8s.io PodGroup (workload.h) */
+	SX_RES_WILDCARD,  /* "*": matches every resource */
 	SX_RES_COUNT
 };
 
@@ -188,7 +189,10 @@ struct sx_event_reg {
 	uint32_t actions; /* enum sx_action bits */
 	sx_hint_fn hint;  /* NULL = SX_QUEUE */
 };
-#define SX_EVENTS_END { SX_RES_NONE, 0, NULL }
+#define SX_EVENTS_END                                                                              \
+	{                                                                                          \
+		SX_RES_NONE, 0, NULL                                                               \
+	}
 
 /* An incoming cluster event (a resource and one action, or SX_ACT_UPDATE). */
 struct sx_cluster_event {
@@ -271,8 +275,8 @@ struct sx_plugin {
 
 	/* PreScore over the feasible nodes; Skip disables this plugin's score. */
 	struct sx_status *(*pre_score)(void *self, struct sx_cycle_state *cs,
-				       const struct sx_pod *pod,
-				       struct sx_node_info *const *nodes, uint32_t n);
+				       const struct sx_pod *pod, struct sx_node_info *const *nodes,
+				       uint32_t n);
 	struct sx_status *(*score)(void *self, const struct sx_cycle_state *cs,
 				   const struct sx_pod *pod, const struct sx_node_info *ni,
 				   int64_t *score);

@@ -47,20 +47,23 @@ enum sx_arg_type {
 };
 
 /* Flags of a field. */
-#define SX_ARG_REQUIRED 0x1 /* absent or null is a type error */
+#define SX_ARG_REQUIRED	     0x1 /* absent or null is a type error */
 #define SX_ARG_NULL_IS_VALUE 0x2 /* null is a value (of the wrong type), not absent */
-#define SX_ARG_LENIENT 0x4  /* a value of the wrong type reads as the default */
-#define SX_ARG_WHOLE 0x8    /* LIST: any type error inside element i is
-			     * "<path>[i]: <elem type_err>" */
+#define SX_ARG_LENIENT	     0x4 /* a value of the wrong type reads as the default */
+#define SX_ARG_WHOLE                                                                               \
+	0x8			     /* LIST: any type error inside element i is                   \
+				      * "<path>[i]: <elem type_err>" */
 #define SX_ARG_TOO_MANY_IS_TYPE 0x10 /* LIST: more than max elements is a type error */
-#define SX_ARG_PRESENCE 0x20 /* OBJECT: a bool at count is set when present */
-#define SX_ARG_SOFT 0x40    /* a type error is added to e (the read goes on) */
-#define SX_ARG_AT_MOST 0x80 /* LIST: elements beyond max are left unread */
-#define SX_ARG_TRUNCATE 0x100 /* INT32: any number, truncated toward zero (beyond
-			       * int32: INT32_MIN, as the x86 conversion gives) */
-#define SX_ARG_QUIET 0x200  /* ENUM: an unsupported value or one of the wrong type
-			     * is stored as SX_ARG_ENUM_BAD without an error (the
-			     * caller words it); absent stores def */
+#define SX_ARG_PRESENCE		0x20 /* OBJECT: a bool at count is set when present */
+#define SX_ARG_SOFT		0x40 /* a type error is added to e (the read goes on) */
+#define SX_ARG_AT_MOST		0x80 /* LIST: elements beyond max are left unread */
+#define SX_ARG_TRUNCATE                                                                            \
+	0x100 /* INT32: any number, truncated toward zero (beyond                                  \
+	       * int32: INT32_MIN, as the x86 conversion gives) */
+#define SX_ARG_QUIET                                                                               \
+	0x200 /* ENUM: an unsupported value or one of the wrong type                               \
+	       * is stored as SX_ARG_ENUM_BAD without an error (the                                \
+	       * caller words it); absent stores def */
 
 /* ENUM: what an unsupported value stores. */
 #define SX_ARG_ENUM_BAD (-2)
@@ -70,28 +73,28 @@ struct sx_arg_errors;
 /* One field of an args object. The first eight members are the scalar
  * kinds' (positional initializers); the others, by name, the new kinds'. */
 struct sx_arg {
-	const char *name;       /* JSON key (case-sensitive); absent or null = default */
+	const char *name; /* JSON key (case-sensitive); absent or null = default */
 	enum sx_arg_type type;
-	size_t offset;          /* offsetof the destination in the enclosing struct */
-	int64_t def;            /* default (bool: 0 or 1; ENUM: an index, or -1: "" is
+	size_t offset;		/* offsetof the destination in the enclosing struct */
+	int64_t def;		/* default (bool: 0 or 1; ENUM: an index, or -1: "" is
 				 * read, unless SX_ARG_QUIET) */
-	int64_t min, max;       /* integers: inclusive valid range; STRING: most bytes
+	int64_t min, max;	/* integers: inclusive valid range; STRING: most bytes
 				 * (0: any); LIST: most elements; ENUM: most bytes of
 				 * the value quoted in the error (0: all) */
-	const char *type_desc;  /* "an integer", "a 32-bit integer", "a boolean" */
+	const char *type_desc;	/* "an integer", "a 32-bit integer", "a boolean" */
 	const char *range_desc; /* "[0, 100]", "[0, inf)", ... */
 	/* the new kinds */
-	unsigned flags;             /* SX_ARG_REQUIRED, ... */
-	const char *type_err;       /* the detail of a type error ("must be a list"); the
-				     * scalar kinds without it say "Invalid value: must be
-				     * <type_desc>" */
-	const char *const *values;  /* ENUM: the supported values, NULL-terminated */
-	const struct sx_arg *sub;   /* OBJECT: its fields; LIST: sub[0] reads one element
-				     * (its name and offset unused) */
+	unsigned flags;		   /* SX_ARG_REQUIRED, ... */
+	const char *type_err;	   /* the detail of a type error ("must be a list"); the
+				    * scalar kinds without it say "Invalid value: must be
+				    * <type_desc>" */
+	const char *const *values; /* ENUM: the supported values, NULL-terminated */
+	const struct sx_arg *sub;  /* OBJECT: its fields; LIST: sub[0] reads one element
+				    * (its name and offset unused) */
 	size_t nsub;
-	size_t elem_size;           /* LIST: bytes per element */
-	size_t count;               /* LIST: offsetof the uint32_t count; OBJECT with
-				     * SX_ARG_PRESENCE: offsetof the bool */
+	size_t elem_size; /* LIST: bytes per element */
+	size_t count;	  /* LIST: offsetof the uint32_t count; OBJECT with
+			   * SX_ARG_PRESENCE: offsetof the bool */
 	/* STRING, each element of a list of strings: adds validation errors
 	 * for s at path to e (upstream's validation, after decoding). */
 	void (*check)(const char *s, const char *path, struct sx_arg_errors *e);

@@ -27,8 +27,9 @@ unsigned sx_pool_threads(const struct sx_pool *pool);
 /* Runs the loop and returns when every index is done. pool NULL runs
  * sequentially. Awake (spinning) workers join any loop; sleeping ones are
  * woken only for loops of 1024 indices or more, smaller ones being done
- * sooner by the caller alone than with a worker that arrives late. Indices are handed out in increasing order in small chunks,
- * so a loop that checks an atomic "stop" flag in ctx ends early. */
+ * sooner by the caller alone than with a worker that arrives late. Indices are handed out in
+ * increasing order in small chunks, so a loop that checks an atomic "stop" flag in ctx ends early.
+ */
 void sx_pool_run(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ctx);
 /* Same, but no further chunk is started once *stop reads true (fn still
  * runs for the indices of chunks already started): loops that stop early

@@ -38,10 +38,11 @@ struct sx_status *sx_run_post_filter(const struct sx_profile *prof, struct sx_cy
 /* What a cycle in which no node fits comes to (upstream schedule_one.go
  * schedulePod's FitError branch, then FitError.Error). */
 struct sx_fit_outcome {
-	bool ran;                 /* PostFilter ran (the profile has PostFilter plugins) */
-	struct sx_status *status; /* its final status; NULL = a plugin succeeded or it did not run */
-	const char *plugin;       /* the plugin that succeeded, else status->plugin; NULL = none */
-	sx_str nominated_node;    /* SX_STR_EMPTY = none */
+	bool ran; /* PostFilter ran (the profile has PostFilter plugins) */
+	struct sx_status
+		*status;       /* its final status; NULL = a plugin succeeded or it did not run */
+	const char *plugin;    /* the plugin that succeeded, else status->plugin; NULL = none */
+	sx_str nominated_node; /* SX_STR_EMPTY = none */
 	/* Dry runs: DefaultPreemption's answer (victims, nominations it
 	 * clears; empty when it did not run). Its own status is not kept:
 	 * its reasons are part of `status`. */

@@ -68,22 +68,20 @@ bool sx_pod_more_important(const struct sx_pod *a, const struct sx_pod *b);
  *   the filter status when the pod does not fit even without the victims,
  *   Error when an AddPod/RemovePod extension fails or memory runs out.
  * The caller frees the status and sx_victims_free(out). */
-struct sx_status *sx_preempt_select_victims_on_node(const struct sx_profile *prof,
-						    const struct sx_cycle_state *cs,
-						    const struct sx_pod *pod,
-						    const struct sx_node_info *ni,
-						    const struct sx_snapshot *snap,
-						    const struct sx_pod *const *potential_victims,
-						    uint32_t n, const struct sx_nominator *nom,
-						    struct sx_victims *out);
+struct sx_status *
+sx_preempt_select_victims_on_node(const struct sx_profile *prof, const struct sx_cycle_state *cs,
+				  const struct sx_pod *pod, const struct sx_node_info *ni,
+				  const struct sx_snapshot *snap,
+				  const struct sx_pod *const *potential_victims, uint32_t n,
+				  const struct sx_nominator *nom, struct sx_victims *out);
 
 /* ---------- DefaultPreemptionArgs ---------- */
 
 struct sx_preempt_args {
 	int32_t min_candidate_nodes_percentage; /* default 10 */
-	int32_t min_candidate_nodes_absolute;   /* default 100 */
+	int32_t min_candidate_nodes_absolute;	/* default 100 */
 };
-#define SX_PREEMPT_ARGS_DEFAULT ((struct sx_preempt_args){ 10, 100 })
+#define SX_PREEMPT_ARGS_DEFAULT ((struct sx_preempt_args){10, 100})
 
 /* Parses and validates DefaultPreemptionArgs (NULL json = defaults) as
  * upstream ValidateDefaultPreemptionArgs. Returns 0 or SX_EINVAL with err
@@ -155,9 +153,9 @@ struct sx_preempt_input {
 	const struct sx_status *absent;
 	const struct sx_nominator *nominator; /* may be NULL */
 	const struct sx_preempt_args *args;   /* NULL = defaults */
-	int64_t offset;                       /* >= 0: fixed dry-run offset (tests) */
-	uint64_t *rng;                        /* offset < 0: random state (in/out); NULL = 0 */
-	struct sx_extenders *extenders;       /* their preempt verbs prune candidates; NULL = none */
+	int64_t offset;			      /* >= 0: fixed dry-run offset (tests) */
+	uint64_t *rng;			      /* offset < 0: random state (in/out); NULL = 0 */
+	struct sx_extenders *extenders; /* their preempt verbs prune candidates; NULL = none */
 };
 
 struct sx_preempt_result {

@@ -13,8 +13,8 @@ struct sx_procstat {
 	double rss_bytes, peak_rss_bytes, virtual_bytes;
 	double cpu_seconds, start_time_seconds;
 	unsigned threads, open_fds, max_fds;
-	unsigned arenas;        /* malloc arenas: main + per-thread ones */
-	double heap_bytes;      /* bytes malloc holds from the system (all arenas) */
+	unsigned arenas;   /* malloc arenas: main + per-thread ones */
+	double heap_bytes; /* bytes malloc holds from the system (all arenas) */
 };
 
 void sx_procstat_read(struct sx_procstat *out);

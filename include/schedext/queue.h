@@ -86,11 +86,11 @@ void sx_queue_activate(struct sx_queue *q, const struct sx_pod *pod);
 /* ---------- the scheduling side ---------- */
 
 struct sx_queue_item {
-	const struct sx_pod *pod;          /* new reference, caller unrefs */
-	const struct sx_profile *profile;  /* the pod's profile */
-	uint32_t attempts;                 /* pops so far, this one included */
-	double initial_attempt;            /* when the pod first entered activeQ */
-	double timestamp;                  /* when it was last queued */
+	const struct sx_pod *pod;	  /* new reference, caller unrefs */
+	const struct sx_profile *profile; /* the pod's profile */
+	uint32_t attempts;		  /* pops so far, this one included */
+	double initial_attempt;		  /* when the pod first entered activeQ */
+	double timestamp;		  /* when it was last queued */
 };
 
 /* Moves completed backoffs to activeQ and flushes unschedulable pods older
@@ -105,10 +105,10 @@ int sx_queue_pop(struct sx_queue *q, double timeout_s, struct sx_queue_item *out
 
 /* Rejector plugins of a failed attempt: bit i = registry index i. */
 #define SX_REJ_EXTENDER (1ull << 63) /* pseudo-plugin "Extender": any event */
-#define SX_REJ_ANY (1ull << 62)      /* unknown rejector: any event */
+#define SX_REJ_ANY	(1ull << 62) /* unknown rejector: any event */
 struct sx_rejectors {
 	uint64_t unschedulable; /* rejected (Unschedulable[AndUnresolvable]) */
-	uint64_t pending;       /* returned Pending */
+	uint64_t pending;	/* returned Pending */
 };
 /* Adds the plugin of a rejected or Pending status (by name; "Extender" and
  * unknown names set their bits). Success/Error statuses add nothing. */
@@ -145,10 +145,10 @@ struct sx_queue_lengths {
 void sx_queue_lengths(struct sx_queue *q, struct sx_queue_lengths *out);
 /* Counters since creation (bench, metrics). */
 struct sx_queue_stats {
-	uint64_t events;        /* cluster events handled */
-	uint64_t moved;         /* pods moved out of unschedulablePods by events */
-	uint64_t hint_calls;    /* queueing hint functions called */
-	uint64_t backoff_pops;  /* pops from backoffQ with activeQ empty */
+	uint64_t events;       /* cluster events handled */
+	uint64_t moved;	       /* pods moved out of unschedulablePods by events */
+	uint64_t hint_calls;   /* queueing hint functions called */
+	uint64_t backoff_pops; /* pops from backoffQ with activeQ empty */
 };
 void sx_queue_stats(struct sx_queue *q, struct sx_queue_stats *out);
 
@@ -159,8 +159,7 @@ void sx_queue_stats(struct sx_queue *q, struct sx_queue_stats *out);
  * "BackoffComplete", "UnschedulableTimeout", "ForceActivate", "PodUpdate",
  * or a cluster event such as "NodeAdd"). */
 #define SX_QUEUE_MAX_INCOMING 128
-typedef void (*sx_queue_incoming_fn)(void *ctx, const char *queue, const char *event,
-				     uint64_t n);
+typedef void (*sx_queue_incoming_fn)(void *ctx, const char *queue, const char *event, uint64_t n);
 void sx_queue_incoming(struct sx_queue *q, sx_queue_incoming_fn fn, void *ctx);
 
 /* scheduler_unschedulable_pods{plugin,profile}: per profile index and
@@ -192,7 +191,7 @@ struct sx_nominated_set {
 	struct sx_nominated_entry {
 		sx_str node;
 		const struct sx_pod *pod;
-	} *items;
+	} * items;
 };
 struct sx_nominated_set *sx_queue_nominated(struct sx_queue *q);
 void sx_nominated_set_free(struct sx_nominated_set *set);

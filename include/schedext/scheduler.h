@@ -32,22 +32,22 @@ struct sx_scheduler;
 struct sx_scheduler_opts {
 	struct sx_cache *cache;
 	const struct sx_config *cfg;
-	struct sx_kube *kube;                 /* bindings, status patches, deletes */
+	struct sx_kube *kube; /* bindings, status patches, deletes */
 	/* Connection settings for the dedicated event and lease clients (own
 	 * rate limiters, as kube-scheduler's leader election client); NULL = share `kube`. */
 	const struct sx_kube_opts *kube_opts;
-	struct sx_informers *inf;             /* scheduling waits for its sync; may be NULL */
+	struct sx_informers *inf; /* scheduling waits for its sync; may be NULL */
 	/* delayCacheUntilActive with leader election: inf is NULL and the
 	 * scheduler starts the informers into `cache` (through `kube`) only
 	 * once it holds the lease, as kube-scheduler does. */
 	bool delay_cache_until_active;
-	struct sx_pool *pool;                 /* Filter/Score fan-out; may be NULL */
-	struct sx_metrics *metrics;           /* may be NULL */
-	struct sx_extenders *extenders;       /* the config's extenders; may be NULL */
-	unsigned binders;                     /* binding threads (default 8) */
+	struct sx_pool *pool;		/* Filter/Score fan-out; may be NULL */
+	struct sx_metrics *metrics;	/* may be NULL */
+	struct sx_extenders *extenders; /* the config's extenders; may be NULL */
+	unsigned binders;		/* binding threads (default 8) */
 	bool leader_elect;
-	const char *lease_name;               /* default "schedext" */
-	const char *lease_namespace;          /* default: in-cluster namespace, else kube-system */
+	const char *lease_name;	     /* default "schedext" */
+	const char *lease_namespace; /* default: in-cluster namespace, else kube-system */
 	double lease_duration_s, renew_deadline_s, retry_period_s; /* 15 / 10 / 2 */
 };
 

@@ -34,7 +34,8 @@ bool sx_node_selector_matches(const struct sx_node_selector *sel, const struct s
 
 /* The pod's nodeSelector and required node affinity both hold
  * (component-helpers GetRequiredNodeAffinity().Match). */
-bool sx_pod_matches_node_selector_and_affinity(const struct sx_pod *pod, const struct sx_node *node);
+bool sx_pod_matches_node_selector_and_affinity(const struct sx_pod *pod,
+					       const struct sx_node *node);
 
 /* Toleration tolerates taint (core/v1 toleration.go ToleratesTaint). */
 bool sx_toleration_tolerates(const struct sx_toleration *tol, const struct sx_taint *taint);
@@ -45,8 +46,8 @@ bool sx_tolerations_tolerate(const struct sx_toleration *tols, uint32_t ntols,
  * false: those two; the effects to consider are given as a bitmask of
  * (1 << SX_EFFECT_*)) that no toleration tolerates, or NULL. */
 const struct sx_taint *sx_find_untolerated_taint(const struct sx_taint *taints, uint32_t ntaints,
-						  const struct sx_toleration *tols, uint32_t ntols,
-						  unsigned effect_mask);
+						 const struct sx_toleration *tols, uint32_t ntols,
+						 unsigned effect_mask);
 /* The same with the comparison operators Lt and Gt matching when compare
  * is set (ToleratesTaint's enableComparisonOperators; the functions above
  * pass false: Lt and Gt tolerate nothing). */
@@ -55,9 +56,9 @@ bool sx_toleration_tolerates_ops(const struct sx_toleration *tol, const struct s
 bool sx_tolerations_tolerate_ops(const struct sx_toleration *tols, uint32_t ntols,
 				 const struct sx_taint *taint, bool compare);
 const struct sx_taint *sx_find_untolerated_taint_ops(const struct sx_taint *taints,
-						      uint32_t ntaints,
-						      const struct sx_toleration *tols,
-						      uint32_t ntols, unsigned effect_mask,
-						      bool compare);
+						     uint32_t ntaints,
+						     const struct sx_toleration *tols,
+						     uint32_t ntols, unsigned effect_mask,
+						     bool compare);
 
 #endif /* SCHEDEXT_SELECTOR_H */

@@ -27,16 +27,16 @@ struct sx_authz;
 #define SX_SERVER_DEFAULT_DEBUG_BUDGET_S 10.0
 
 struct sx_server_opts {
-	const char *listen;             /* "ADDR:PORT", "[v6]:PORT"; port 0 = any */
-	unsigned threads;               /* MHD thread pool size (>= 1) */
-	unsigned max_connections;       /* connection cap */
-	unsigned connection_timeout_s;  /* idle/slow client timeout */
-	size_t max_body_bytes;          /* larger bodies get 413 */
-	const char *url_prefix;         /* "" or "/scheduler": verbs at prefix + "/filter" */
+	const char *listen;	       /* "ADDR:PORT", "[v6]:PORT"; port 0 = any */
+	unsigned threads;	       /* MHD thread pool size (>= 1) */
+	unsigned max_connections;      /* connection cap */
+	unsigned connection_timeout_s; /* idle/slow client timeout */
+	size_t max_body_bytes;	       /* larger bodies get 413 */
+	const char *url_prefix;	       /* "" or "/scheduler": verbs at prefix + "/filter" */
 	/* TLS: PEM contents (not paths), NUL-terminated; NULL = plain HTTP. */
 	const char *tls_cert_pem;
 	const char *tls_key_pem;
-	const char *tls_client_ca_pem;  /* non-NULL: clients must present a cert it signed */
+	const char *tls_client_ca_pem; /* non-NULL: clients must present a cert it signed */
 	/* --standalone: the Lease name of leader_election_master_status,
 	 * copied from the loop's schedext_leader at each scrape; NULL = none */
 	const char *lease_name;
@@ -45,7 +45,7 @@ struct sx_server_opts {
 	unsigned nstates;
 	/* Time one /debug/pending or /debug/whatif request may spend
 	 * evaluating pods; the rest are reported as not evaluated. */
-	double debug_budget_s;          /* 0 = SX_SERVER_DEFAULT_DEBUG_BUDGET_S */
+	double debug_budget_s; /* 0 = SX_SERVER_DEFAULT_DEBUG_BUDGET_S */
 	/* Delegated authn/authz of every endpoint but the verbs (src/cmd/authz.h);
 	 * NULL = no check. Not owned; outlives the server. */
 	struct sx_authz *authz;

@@ -14,17 +14,20 @@ struct sx_snapshot {
 	atomic_int refcount;
 	uint64_t generation;
 	uint32_t nnodes;
-	struct sx_node_info **nodes;  /* only NodeInfos with a node; node-tree order */
+	struct sx_node_info **nodes; /* only NodeInfos with a node; node-tree order */
 	uint32_t nwith_affinity;
-	uint32_t *with_affinity;      /* indices into nodes of nodes having affinity pods */
+	uint32_t *with_affinity; /* indices into nodes of nodes having affinity pods */
 	uint32_t nwith_required_anti;
 	uint32_t *with_required_anti;
 	/* name -> index (open addressing; internal layout) */
 	uint32_t index_cap;
-	uint32_t *index;              /* UINT32_MAX = empty slot */
+	uint32_t *index; /* UINT32_MAX = empty slot */
 	/* image name -> number of nodes listing it */
 	uint32_t image_cap;
-	struct sx_image_count { sx_str name; uint32_t nodes; } *image_counts;
+	struct sx_image_count {
+		sx_str name;
+		uint32_t nodes;
+	} * image_counts;
 	/* Other kinds: for each CACHE_GROUP(G, field, T) row of kinds.def,
 	 * `uint32_t nfield; const struct T **field;` (namespaces, services,
 	 * controllers (ReplicationControllers, ReplicaSets, StatefulSets),
@@ -34,16 +37,16 @@ struct sx_snapshot {
 	 * (namespace, name, kind). */
 #define SNAPSHOT_FIELDS_CACHE_OWN
 #define SNAPSHOT_FIELDS_CACHE_JOIN(G)
-#define SNAPSHOT_FIELDS_CACHE_GROUP(G, FIELD, T) \
-	uint32_t n##FIELD;                       \
+#define SNAPSHOT_FIELDS_CACHE_GROUP(G, FIELD, T)                                                   \
+	uint32_t n##FIELD;                                                                         \
 	const struct T **FIELD;
-#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, ...) \
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, ...)          \
 	SNAPSHOT_FIELDS_##CACHE
 #include "schedext/kinds.def"
 #undef SNAPSHOT_FIELDS_CACHE_OWN
 #undef SNAPSHOT_FIELDS_CACHE_JOIN
 #undef SNAPSHOT_FIELDS_CACHE_GROUP
-	void *internal;               /* shared immutable parts, owned */
+	void *internal; /* shared immutable parts, owned */
 	/* Σ over nodes of their ns_counts, sorted by ns (entries
 	 * may be all zero), and of naffinity_any_ns / nanti_any_ns: lets a
 	 * plugin skip a scan over every node when no pod anywhere can match.
@@ -114,11 +117,11 @@ const struct sx_csi_driver *sx_snapshot_find_csi_driver(const struct sx_snapshot
 const struct sx_pv *const *sx_snapshot_pvs_by_class(const struct sx_snapshot *snap, sx_str cls,
 						    uint32_t *n);
 /* CSIStorageCapacities of storage class cls (any namespace). */
-const struct sx_csi_capacity *const *sx_snapshot_capacities_by_class(
-	const struct sx_snapshot *snap, sx_str cls, uint32_t *n);
+const struct sx_csi_capacity *const *sx_snapshot_capacities_by_class(const struct sx_snapshot *snap,
+								     sx_str cls, uint32_t *n);
 /* VolumeAttachments whose spec.nodeName is node. */
-const struct sx_volume_attachment *const *sx_snapshot_attachments_on_node(
-	const struct sx_snapshot *snap, sx_str node, uint32_t *n);
+const struct sx_volume_attachment *const *
+sx_snapshot_attachments_on_node(const struct sx_snapshot *snap, sx_str node, uint32_t *n);
 /* Is claim ns/name used by a pod bound or assumed to a node
  * (StorageInfos().IsPVCUsedByPods)? */
 bool sx_snapshot_pvc_in_use(const struct sx_snapshot *snap, sx_str ns, sx_str name);

@@ -11,7 +11,8 @@
 #include "schedext/common.h"
 
 /* Loads path into cache. Unknown kinds are skipped with one warning each
- * (logged); so are unknown fields of Pods and Nodes (sx_state_warn_fields). On a malformed file nothing is loaded and err says
+ * (logged); so are unknown fields of Pods and Nodes (sx_state_warn_fields). On a malformed file
+ * nothing is loaded and err says
  * "<file>: items[3] (pod default/web-1): spec.containers[0]...: <msg>".
  * Returns 0 or negative. */
 int sx_state_load_file(struct sx_cache *cache, const char *path, struct sx_error *err);

@@ -15,13 +15,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SX_CODES(X)                                                                     \
-	X(SX_SUCCESS, "Success")                                                        \
-	X(SX_ERROR, "Error")                                                            \
-	X(SX_UNSCHEDULABLE, "Unschedulable")                                            \
-	X(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, "UnschedulableAndUnresolvable")            \
-	X(SX_WAIT, "Wait")                                                              \
-	X(SX_SKIP, "Skip")                                                              \
+#define SX_CODES(X)                                                                                \
+	X(SX_SUCCESS, "Success")                                                                   \
+	X(SX_ERROR, "Error")                                                                       \
+	X(SX_UNSCHEDULABLE, "Unschedulable")                                                       \
+	X(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, "UnschedulableAndUnresolvable")                       \
+	X(SX_WAIT, "Wait")                                                                         \
+	X(SX_SKIP, "Skip")                                                                         \
 	X(SX_PENDING, "Pending")
 
 enum sx_code {
@@ -79,9 +79,11 @@ void sx_status_unshare(struct sx_status *st);
  *	...
  *	return &rejected;
  */
-#define SX_STATUS_STATIC(code_, plugin_, reason_)                                        \
-	{ .code = (code_), .plugin = (plugin_), .nreasons = 1, .reasons = { (reason_) }, \
-	  .shared = true }
+#define SX_STATUS_STATIC(code_, plugin_, reason_)                                                  \
+	{                                                                                          \
+		.code = (code_), .plugin = (plugin_), .nreasons = 1, .reasons = {(reason_)},       \
+		.shared = true                                                                     \
+	}
 
 /* Test hook: the next n status allocations fail (as on out of memory), so
  * tests can show that such a failure reads as Error, never as Success. */
@@ -97,7 +99,8 @@ static inline bool sx_status_is_success(const struct sx_status *st)
 }
 static inline bool sx_status_is_rejected(const struct sx_status *st)
 {
-	return st && (st->code == SX_UNSCHEDULABLE || st->code == SX_UNSCHEDULABLE_AND_UNRESOLVABLE);
+	return st &&
+	       (st->code == SX_UNSCHEDULABLE || st->code == SX_UNSCHEDULABLE_AND_UNRESOLVABLE);
 }
 /* Turns a failed status into an Error whose message is fmt with the plugin
  * name and the original message (fmt takes two %s, in that order), e.g.

@@ -24,15 +24,13 @@
  * 0 or SX_ENOMEM. */
 int sx_vec_grow(void *pp, uint32_t *cap, uint64_t need, size_t elem, uint32_t min);
 
-static inline int sx_vec_reserve_(void *pp, uint32_t *cap, uint64_t need, size_t elem,
-				  uint32_t min)
+static inline int sx_vec_reserve_(void *pp, uint32_t *cap, uint64_t need, size_t elem, uint32_t min)
 {
 	return need <= *cap ? 0 : sx_vec_grow(pp, cap, need, elem, min);
 }
 
 /* Room for at least need elements in p (an lvalue of pointer type) whose
  * capacity is cap (an lvalue uint32_t). 0 or SX_ENOMEM. */
-#define sx_vec_reserve(p, cap, need, min) \
-	sx_vec_reserve_(&(p), &(cap), (need), sizeof(*(p)), (min))
+#define sx_vec_reserve(p, cap, need, min) sx_vec_reserve_(&(p), &(cap), (need), sizeof(*(p)), (min))
 
 #endif /* SCHEDEXT_VEC_H */

@@ -92,8 +92,8 @@ int sx_whatif_add_pods(struct sx_whatif *w, const char *text, size_t len, uint32
 		       struct sx_error *err);
 /* Scales ns/deployment to replicas: the pod template is repeated for the
  * replicas above spec.replicas (pending pods <deployment>-whatif-<i>). */
-int sx_whatif_scale(struct sx_whatif *w, const char *ns, const char *deployment,
-		    uint32_t replicas, struct sx_error *err);
+int sx_whatif_scale(struct sx_whatif *w, const char *ns, const char *deployment, uint32_t replicas,
+		    struct sx_error *err);
 /* Queues the pods of the cluster that are pending now (no nodeName, not
  * terminal, not being deleted) and belong to a profile of cfg, in
  * document order: what-if's pods when the edits create none (--add-node,
@@ -108,8 +108,8 @@ void sx_whatif_free(struct sx_whatif *w);
 /* ---------- placing pods one after another ---------- */
 
 struct sx_placement {
-	char *pod;      /* "ns/name" */
-	sx_str node;    /* SX_STR_EMPTY: did not fit */
+	char *pod;   /* "ns/name" */
+	sx_str node; /* SX_STR_EMPTY: did not fit */
 	/* when it did not fit: the FailedScheduling message (one of the
 	 * placements' msgs, shared by every row that says the same) */
 	const char *message;

@@ -34,15 +34,15 @@ enum sx_disruption_mode { SX_DISRUPTION_UNSET = 0, SX_DISRUPTION_SINGLE, SX_DISR
 
 /* What a PodGroupTemplate and a PodGroup spec share. */
 struct sx_group_spec {
-	uint8_t policy;          /* enum sx_group_policy */
-	uint8_t disruption;      /* enum sx_disruption_mode */
+	uint8_t policy;	    /* enum sx_group_policy */
+	uint8_t disruption; /* enum sx_disruption_mode */
 	bool has_priority;
-	bool preempt_never;      /* preemptionPolicy == Never */
+	bool preempt_never; /* preemptionPolicy == Never */
 	bool has_preemption_policy;
-	int32_t min_count;       /* gang.minCount (0 unless gang) */
-	int32_t priority;        /* priority, when has_priority */
-	sx_str priority_class;   /* priorityClassName */
-	uint32_t ntopology;      /* schedulingConstraints.topology[].key */
+	int32_t min_count;     /* gang.minCount (0 unless gang) */
+	int32_t priority;      /* priority, when has_priority */
+	sx_str priority_class; /* priorityClassName */
+	uint32_t ntopology;    /* schedulingConstraints.topology[].key */
 	sx_str *topology;
 };
 
@@ -55,7 +55,7 @@ struct sx_workload {
 	atomic_int refcount;
 	struct sx_meta meta;
 	sx_str controller_kind, controller_name, controller_api_group; /* spec.controllerRef */
-	uint32_t ntemplates; /* spec.podGroupTemplates */
+	uint32_t ntemplates;					       /* spec.podGroupTemplates */
 	struct sx_pod_group_template *templates;
 };
 
@@ -63,8 +63,8 @@ struct sx_pod_group {
 	atomic_int refcount;
 	struct sx_meta meta;
 	struct sx_group_spec spec;
-	sx_str workload_name;  /* spec.workloadRef.workloadName */
-	sx_str template_name;  /* spec.workloadRef.templateName */
+	sx_str workload_name;	 /* spec.workloadRef.workloadName */
+	sx_str template_name;	 /* spec.workloadRef.templateName */
 	sx_str parent_composite; /* spec.parentCompositePodGroupName */
 };
 

@@ -126,10 +126,11 @@ static int walk(const cJSON *arr, const char *key, bool objects, void *base, siz
 	const cJSON *it;
 	uint32_t i = 0;
 
-	cJSON_ArrayForEach(it, arr) {
+	cJSON_ArrayForEach(it, arr)
+	{
 		void *elem = base ? (char *)base + (size_t)i * size : NULL;
 		int rc = objects && !cJSON_IsObject(it) ? sx_dec_not_object(err, it)
-						       : fn(it, elem, arg, err);
+							: fn(it, elem, arg, err);
 
 		if (rc < 0) {
 			sx_error_prefixf(err, "[%u]", i);
@@ -245,8 +246,7 @@ int sx_dec_string_value(const cJSON *s, const char **out, struct sx_error *err)
 	int rc;
 
 	if (!cJSON_IsString(s) || !s->valuestring)
-		return sx_error_set(err, SX_EINVAL, "expected string, got %s",
-				    sx_dec_type_name(s));
+		return sx_error_set(err, SX_EINVAL, "expected string, got %s", sx_dec_type_name(s));
 	rc = check_string(s, err);
 	if (rc < 0)
 		return rc;
@@ -399,7 +399,8 @@ static int labels_from_map(const cJSON *map, struct sx_labels *out, struct sx_er
 
 	if (!tmp)
 		return sx_dec_oom(err);
-	cJSON_ArrayForEach(it, map) {
+	cJSON_ArrayForEach(it, map)
+	{
 		if (!it->string) { /* only hand-built trees lack member names */
 			rc = sx_error_set(err, SX_EINVAL, "member without a name");
 			goto out_free;
@@ -551,7 +552,7 @@ static bool expect(const char **p, const char *set)
 
 static int days_in_month(int y, int m)
 {
-	static const int dm[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
 	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 
 	return m == 2 && leap ? 29 : dm[m - 1];

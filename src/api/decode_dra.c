@@ -280,7 +280,8 @@ static int toleration_item(const cJSON *j, void *elem, void *arg, struct sx_erro
 			t->op = SX_DRA_TOL_EXISTS;
 		else if (strcmp(op, "Equal") != 0)
 			rc = bad_field(err, "operator",
-				       "Unsupported value: \"%s\": supported values: \"Equal\", \"Exists\"",
+				       "Unsupported value: \"%s\": supported values: \"Equal\", "
+				       "\"Exists\"",
 				       op);
 	}
 	if (rc == 0)
@@ -290,11 +291,13 @@ static int toleration_item(const cJSON *j, void *elem, void *arg, struct sx_erro
 		t->effect = taint_effect(effect);
 		if (t->effect == SX_DRA_EFFECT_OTHER)
 			rc = bad_field(err, "effect",
-				       "Unsupported value: \"%s\": supported values: \"NoExecute\", \"NoSchedule\", \"None\"",
+				       "Unsupported value: \"%s\": supported values: "
+				       "\"NoExecute\", \"NoSchedule\", \"None\"",
 				       effect);
 	}
 	if (rc == 0 && t->op == SX_DRA_TOL_EXISTS && t->value != SX_STR_EMPTY)
-		rc = bad_field(err, "value", "Invalid value: \"%s\": must be empty when `operator` is 'Exists'",
+		rc = bad_field(err, "value",
+			       "Invalid value: \"%s\": must be empty when `operator` is 'Exists'",
 			       sx_str_get(t->value));
 	if (rc == 0)
 		rc = sx_dec_int64(j, "tolerationSeconds", INT64_MIN, INT64_MAX, &t->seconds,
@@ -336,7 +339,8 @@ static int dec_counters(struct sx_dra_object *o, const cJSON *j, struct sx_dra_c
 }
 
 /* sharedCounters[] (key "name") and consumesCounters[] (key "counterSet"). */
-static int counter_set_item(const cJSON *j, void *elem, void *arg, struct sx_error *err, const char *key)
+static int counter_set_item(const cJSON *j, void *elem, void *arg, struct sx_error *err,
+			    const char *key)
 {
 	struct sx_dra_counter_set *set = elem;
 	int rc = sx_dec_intern(j, key, &set->name, err);
@@ -401,7 +405,8 @@ static int dec_slice(struct sx_dra_object *o, const cJSON *spec, struct sx_error
 	if (rc == 0 && pool) {
 		rc = sx_dec_intern(pool, "name", &s->pool, err);
 		if (rc == 0)
-			rc = sx_dec_int64(pool, "generation", 0, INT64_MAX, &s->generation, NULL, err);
+			rc = sx_dec_int64(pool, "generation", 0, INT64_MAX, &s->generation, NULL,
+					  err);
 		if (rc == 0)
 			rc = sx_dec_int64(pool, "resourceSliceCount", 0, INT64_MAX, &s->slice_count,
 					  NULL, err);
@@ -546,8 +551,8 @@ static int config_item(const cJSON *j, void *elem, void *arg, struct sx_error *e
 	return rc;
 }
 
-static int dec_claim_spec(struct sx_dra_object *o, const cJSON *spec,
-			  struct sx_dra_claim_spec *cs, struct sx_error *err)
+static int dec_claim_spec(struct sx_dra_object *o, const cJSON *spec, struct sx_dra_claim_spec *cs,
+			  struct sx_error *err)
 {
 	const cJSON *dev;
 	int rc = sx_dec_object(spec, "devices", &dev, err);
@@ -558,7 +563,8 @@ static int dec_claim_spec(struct sx_dra_object *o, const cJSON *spec,
 		     &cs->nrequests, request_item, true, err);
 	if (rc == 0)
 		rc = dec_arr(o, dev, "constraints", sizeof(*cs->constraints),
-			     (void **)&cs->constraints, &cs->nconstraints, constraint_item, true, err);
+			     (void **)&cs->constraints, &cs->nconstraints, constraint_item, true,
+			     err);
 	if (rc == 0)
 		rc = dec_arr(o, dev, "config", sizeof(*cs->config), (void **)&cs->config,
 			     &cs->nconfig, config_item, true, err);
@@ -592,7 +598,8 @@ static int alloc_config_item(const cJSON *j, void *elem, void *arg, struct sx_er
 	int rc = sx_dec_string(j, "source", &src, err);
 
 	if (rc == 0)
-		c->source = src && strcmp(src, "FromClaim") == 0 ? SX_DRA_FROM_CLAIM : SX_DRA_FROM_CLASS;
+		c->source = src && strcmp(src, "FromClaim") == 0 ? SX_DRA_FROM_CLAIM
+								 : SX_DRA_FROM_CLASS;
 	if (rc == 0)
 		rc = dec_strs(arg, j, "requests", &c->requests, &c->nrequests, err);
 	if (rc == 0)
@@ -675,10 +682,12 @@ static int dec_claim(struct sx_dra_object *o, const cJSON *json, struct sx_error
 		o->u.claim.deleting = sx_dec_get(md, "deletionTimestamp") != NULL;
 		rc = sx_dec_array(md, "ownerReferences", &arr, &n, err);
 		if (rc == 0)
-			rc = sx_dec_each_object(arr, "ownerReferences", NULL, 0, owner_item, o, err);
+			rc = sx_dec_each_object(arr, "ownerReferences", NULL, 0, owner_item, o,
+						err);
 		if (rc == 0)
-			rc = dec_arr(o, md, "finalizers", sizeof(char *), (void **)&o->u.claim.finalizers,
-				     &o->u.claim.nfinalizers, finalizer_item, false, err);
+			rc = dec_arr(o, md, "finalizers", sizeof(char *),
+				     (void **)&o->u.claim.finalizers, &o->u.claim.nfinalizers,
+				     finalizer_item, false, err);
 		if (rc < 0) {
 			sx_error_prefix(err, "metadata");
 			return rc;
@@ -728,8 +737,8 @@ static int dec_class(struct sx_dra_object *o, const cJSON *spec, struct sx_error
 			 &c->nselectors, selector_item, true, err);
 
 	if (rc == 0)
-		rc = dec_arr(o, spec, "config", sizeof(*c->config), (void **)&c->config, &c->nconfig,
-			     config_item, true, err);
+		rc = dec_arr(o, spec, "config", sizeof(*c->config), (void **)&c->config,
+			     &c->nconfig, config_item, true, err);
 	return rc;
 }
 
@@ -820,7 +829,7 @@ struct sx_dra_object *sx_decode_dra(const cJSON *json, enum sx_kind kind, struct
 const struct sx_dra_attr *sx_dra_lookup_attr(const struct sx_dra_device *dev, sx_str driver,
 					     const char *qualified)
 {
-	struct sx_dra_attr key = { .name = qualified };
+	struct sx_dra_attr key = {.name = qualified};
 	const struct sx_dra_attr *a;
 	const char *slash = strchr(qualified, '/');
 	size_t dlen;

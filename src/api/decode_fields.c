@@ -36,22 +36,28 @@ struct type {
 	const struct type *elem;    /* ARRAY: the element type */
 };
 
-#define OBJ(n, ...)                                                                            \
-	static const struct field n##_fields[] = { __VA_ARGS__, { NULL, NULL } };                \
-	static const struct type n = { OBJECT, n##_fields, NULL }
-#define ARR(n, e) static const struct type n = { ARRAY, NULL, &e }
-#define F(name) { name, NULL }
-#define T(name, type) { name, &type }
+#define OBJ(n, ...)                                                                                \
+	static const struct field n##_fields[] = {__VA_ARGS__, {NULL, NULL}};                      \
+	static const struct type n = {OBJECT, n##_fields, NULL}
+#define ARR(n, e) static const struct type n = {ARRAY, NULL, &e}
+#define F(name)                                                                                    \
+	{                                                                                          \
+		name, NULL                                                                         \
+	}
+#define T(name, type)                                                                              \
+	{                                                                                          \
+		name, &type                                                                        \
+	}
 
-static const struct type any = { ANY, NULL, NULL };
+static const struct type any = {ANY, NULL, NULL};
 
 OBJ(owner_ref, F("apiVersion"), F("kind"), F("name"), F("uid"), F("controller"),
     F("blockOwnerDeletion"));
 ARR(owner_refs, owner_ref);
 OBJ(object_meta, F("name"), F("generateName"), F("namespace"), F("selfLink"), F("uid"),
     F("resourceVersion"), F("generation"), F("creationTimestamp"), F("deletionTimestamp"),
-    F("deletionGracePeriodSeconds"), F("labels"), F("annotations"), T("ownerReferences", owner_refs),
-    F("finalizers"), F("managedFields"));
+    F("deletionGracePeriodSeconds"), F("labels"), F("annotations"),
+    T("ownerReferences", owner_refs), F("finalizers"), F("managedFields"));
 
 /* selectors */
 OBJ(requirement, F("key"), F("operator"), F("values"));
@@ -88,17 +94,17 @@ ARR(claim_refs, claim_ref);
 OBJ(resources, F("limits"), F("requests"), T("claims", claim_refs));
 OBJ(env_var, F("name"), F("value"), T("valueFrom", any));
 ARR(env_vars, env_var);
-OBJ(volume_mount, F("name"), F("readOnly"), F("recursiveReadOnly"), F("mountPath"),
-    F("subPath"), F("mountPropagation"), F("subPathExpr"));
+OBJ(volume_mount, F("name"), F("readOnly"), F("recursiveReadOnly"), F("mountPath"), F("subPath"),
+    F("mountPropagation"), F("subPathExpr"));
 ARR(volume_mounts, volume_mount);
-#define CONTAINER_FIELDS                                                                       \
-	F("name"), F("image"), F("command"), F("args"), F("workingDir"),                         \
-		T("ports", container_ports), T("envFrom", any), T("env", env_vars),              \
-		T("resources", resources), T("resizePolicy", any), F("restartPolicy"),           \
-		T("restartPolicyRules", any), T("volumeMounts", volume_mounts),                  \
-		T("volumeDevices", any), T("livenessProbe", any), T("readinessProbe", any),      \
-		T("startupProbe", any), T("lifecycle", any), F("terminationMessagePath"),        \
-		F("terminationMessagePolicy"), F("imagePullPolicy"), T("securityContext", any),  \
+#define CONTAINER_FIELDS                                                                           \
+	F("name"), F("image"), F("command"), F("args"), F("workingDir"),                           \
+		T("ports", container_ports), T("envFrom", any), T("env", env_vars),                \
+		T("resources", resources), T("resizePolicy", any), F("restartPolicy"),             \
+		T("restartPolicyRules", any), T("volumeMounts", volume_mounts),                    \
+		T("volumeDevices", any), T("livenessProbe", any), T("readinessProbe", any),        \
+		T("startupProbe", any), T("lifecycle", any), F("terminationMessagePath"),          \
+		F("terminationMessagePolicy"), F("imagePullPolicy"), T("securityContext", any),    \
 		F("stdin"), F("stdinOnce"), F("tty")
 OBJ(container, CONTAINER_FIELDS);
 ARR(containers, container);
@@ -111,29 +117,28 @@ OBJ(volume, F("name"), T("hostPath", any), T("emptyDir", any), T("gcePersistentD
     T("iscsi", any), T("glusterfs", any), T("persistentVolumeClaim", any), T("rbd", any),
     T("flexVolume", any), T("cinder", any), T("cephfs", any), T("flocker", any),
     T("downwardAPI", any), T("fc", any), T("azureFile", any), T("configMap", any),
-    T("vsphereVolume", any), T("quobyte", any), T("azureDisk", any),
-    T("photonPersistentDisk", any), T("projected", any), T("portworxVolume", any),
-    T("scaleIO", any), T("storageos", any), T("csi", any), T("ephemeral", any),
-    T("image", any));
+    T("vsphereVolume", any), T("quobyte", any), T("azureDisk", any), T("photonPersistentDisk", any),
+    T("projected", any), T("portworxVolume", any), T("scaleIO", any), T("storageos", any),
+    T("csi", any), T("ephemeral", any), T("image", any));
 ARR(volumes, volume);
 OBJ(gate, F("name"));
 ARR(gates, gate);
 OBJ(pod_claim, F("name"), F("resourceClaimName"), F("resourceClaimTemplateName"));
 ARR(pod_claims, pod_claim);
 
-OBJ(pod_spec, T("volumes", volumes), T("initContainers", containers),
-    T("containers", containers), T("ephemeralContainers", ephemeral_containers),
-    F("restartPolicy"), F("terminationGracePeriodSeconds"), F("activeDeadlineSeconds"),
-    F("dnsPolicy"), F("nodeSelector"), F("serviceAccountName"), F("serviceAccount"),
-    F("automountServiceAccountToken"), F("nodeName"), F("hostNetwork"), F("hostPID"),
-    F("hostIPC"), F("shareProcessNamespace"), T("securityContext", any),
-    T("imagePullSecrets", any), F("hostname"), F("subdomain"), T("affinity", affinity),
-    F("schedulerName"), T("tolerations", tolerations), T("hostAliases", any),
-    F("priorityClassName"), F("priority"), T("dnsConfig", any), T("readinessGates", any),
-    F("runtimeClassName"), F("enableServiceLinks"), F("preemptionPolicy"), F("overhead"),
-    T("topologySpreadConstraints", spreads), F("setHostnameAsFQDN"), T("os", any),
-    F("hostUsers"), T("schedulingGates", gates), T("resourceClaims", pod_claims),
-    T("resources", resources), F("hostnameOverride"), T("workloadRef", any));
+OBJ(pod_spec, T("volumes", volumes), T("initContainers", containers), T("containers", containers),
+    T("ephemeralContainers", ephemeral_containers), F("restartPolicy"),
+    F("terminationGracePeriodSeconds"), F("activeDeadlineSeconds"), F("dnsPolicy"),
+    F("nodeSelector"), F("serviceAccountName"), F("serviceAccount"),
+    F("automountServiceAccountToken"), F("nodeName"), F("hostNetwork"), F("hostPID"), F("hostIPC"),
+    F("shareProcessNamespace"), T("securityContext", any), T("imagePullSecrets", any),
+    F("hostname"), F("subdomain"), T("affinity", affinity), F("schedulerName"),
+    T("tolerations", tolerations), T("hostAliases", any), F("priorityClassName"), F("priority"),
+    T("dnsConfig", any), T("readinessGates", any), F("runtimeClassName"), F("enableServiceLinks"),
+    F("preemptionPolicy"), F("overhead"), T("topologySpreadConstraints", spreads),
+    F("setHostnameAsFQDN"), T("os", any), F("hostUsers"), T("schedulingGates", gates),
+    T("resourceClaims", pod_claims), T("resources", resources), F("hostnameOverride"),
+    T("workloadRef", any));
 OBJ(pod, F("apiVersion"), F("kind"), T("metadata", object_meta), T("spec", pod_spec),
     T("status", any));
 
@@ -169,10 +174,10 @@ static void write_path(struct walk *w)
 
 	w->path[0] = '\0';
 	for (unsigned i = 0; i < w->depth && len < sizeof(w->path); i++)
-		len += (size_t)(w->at[i].key ? snprintf(w->path + len, sizeof(w->path) - len, "%s%s",
-							 len ? "." : "", w->at[i].key)
-					     : snprintf(w->path + len, sizeof(w->path) - len, "[%d]",
-							w->at[i].index));
+		len += (size_t)(w->at[i].key ? snprintf(w->path + len, sizeof(w->path) - len,
+							"%s%s", len ? "." : "", w->at[i].key)
+					     : snprintf(w->path + len, sizeof(w->path) - len,
+							"[%d]", w->at[i].index));
 }
 
 static void unknown(struct walk *w)
@@ -235,7 +240,7 @@ int sx_decode_check_fields(const struct cJSON *json, enum sx_kind kind,
 			   enum sx_field_validation mode, sx_unknown_field_fn fn, void *ctx,
 			   struct sx_error *err)
 {
-	struct walk w = { .mode = mode, .fn = fn, .ctx = ctx, .err = err };
+	struct walk w = {.mode = mode, .fn = fn, .ctx = ctx, .err = err};
 	const struct type *t = kind == SX_KIND_POD ? &pod : kind == SX_KIND_NODE ? &node : NULL;
 
 	if (mode == SX_FIELDS_IGNORE || !t)

@@ -112,11 +112,10 @@ int sx_rlist_copy(struct sx_rlist *dst, const struct sx_rlist *src);
  * nonneg. Error path empty (the caller's key). */
 int sx_dec_quantity_value(const cJSON *v, bool nonneg, sx_nano *out, struct sx_error *err);
 /* A map name -> quantity at obj[key] into l (replacing its contents). */
-int sx_dec_rlist(const cJSON *obj, const char *key, bool nonneg, struct sx_rlist *l,
-		 bool *present, struct sx_error *err);
+int sx_dec_rlist(const cJSON *obj, const char *key, bool nonneg, struct sx_rlist *l, bool *present,
+		 struct sx_error *err);
 /* Converts to integers (cpu milli, the rest value); scalar sorted by id. */
-int sx_rlist_to_resources(const struct sx_rlist *l, struct sx_resources *out,
-			  struct sx_error *err);
+int sx_rlist_to_resources(const struct sx_rlist *l, struct sx_resources *out, struct sx_error *err);
 
 /* ---- kinds (src/decode_misc.c) ---- */
 struct sx_generic *sx_decode_generic(const cJSON *json, enum sx_kind kind, struct sx_error *err);
@@ -128,8 +127,7 @@ struct sx_csi_node *sx_decode_csi_node(const cJSON *json, struct sx_error *err);
 struct sx_storage_class *sx_decode_storage_class(const cJSON *json, struct sx_error *err);
 struct sx_csi_driver *sx_decode_csi_driver(const cJSON *json, struct sx_error *err);
 struct sx_csi_capacity *sx_decode_csi_capacity(const cJSON *json, struct sx_error *err);
-struct sx_volume_attachment *sx_decode_volume_attachment(const cJSON *json,
-							  struct sx_error *err);
+struct sx_volume_attachment *sx_decode_volume_attachment(const cJSON *json, struct sx_error *err);
 /* One pod.spec.volumes entry into vol (pod: its metadata.name is set). */
 int sx_decode_volume(const cJSON *j, struct sx_volume *vol, const struct sx_pod *pod,
 		     struct sx_error *err);

@@ -61,11 +61,11 @@ int sx_decode_object(const cJSON *json, const char *kind, struct sx_object *out,
 	}
 	k = sx_kind_from_name(kind);
 	switch (k) {
-#define DECODE(fn) fn(json, err)
+#define DECODE(fn)	fn(json, err)
 #define DECODE_KIND(fn) fn(json, k, err)
-#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE_FN, ...) \
-	case SX_KIND_##ID:                                                             \
-		out->obj = DECODE_FN;                                                  \
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE_FN, ...)              \
+	case SX_KIND_##ID:                                                                         \
+		out->obj = DECODE_FN;                                                              \
 		break;
 #include "schedext/kinds.def"
 #undef DECODE

@@ -38,7 +38,7 @@ sx_str sx_normalized_image(const char *name, size_t len)
 
 static int decode_taint(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
-	static const char *const effects[] = { "", "NoSchedule", "PreferNoSchedule", "NoExecute" };
+	static const char *const effects[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute"};
 	struct sx_taint *t = elem;
 	const char *effect;
 	int rc = sx_dec_intern(j, "key", &t->key, err);
@@ -65,8 +65,8 @@ static int decode_spec(const cJSON *spec, struct sx_node *node, struct sx_error 
 	int rc = sx_dec_bool(spec, "unschedulable", &node->unschedulable, err);
 
 	if (rc == 0)
-		rc = sx_dec_objects(spec, "taints", &node->taints, &node->ntaints, decode_taint, NULL,
-				    err);
+		rc = sx_dec_objects(spec, "taints", &node->taints, &node->ntaints, decode_taint,
+				    NULL, err);
 	if (rc < 0)
 		sx_error_prefix(err, "spec");
 	return rc;
@@ -75,7 +75,7 @@ static int decode_spec(const cJSON *spec, struct sx_node *node, struct sx_error 
 static int decode_resource_field(const cJSON *status, const char *key, struct sx_resources *out,
 				 struct sx_error *err)
 {
-	struct sx_rlist l = { 0 };
+	struct sx_rlist l = {0};
 	int rc = sx_dec_rlist(status, key, true, &l, NULL, err);
 
 	if (rc == 0) {

@@ -24,23 +24,23 @@
 /* State shared by the container decoders of one pod. */
 struct pod_ctx {
 	struct sx_pod *pod;
-	const cJSON *statuses;      /* status.containerStatuses */
+	const cJSON *statuses;	    /* status.containerStatuses */
 	const cJSON *init_statuses; /* status.initContainerStatuses */
-	bool resize_infeasible;     /* PodResizePending/Infeasible condition */
-	bool disruption_seen;       /* a DisruptionTarget condition was read */
+	bool resize_infeasible;	    /* PodResizePending/Infeasible condition */
+	bool disruption_seen;	    /* a DisruptionTarget condition was read */
 	uint32_t ports_cap;
-	struct sx_rlist *eff;       /* per container: requests used for sums */
-	struct sx_rlist *init_eff;  /* per init container */
-	struct sx_rlist pod_level;  /* spec.resources.requests */
-	struct sx_rlist overhead;   /* spec.overhead */
+	struct sx_rlist *eff;	   /* per container: requests used for sums */
+	struct sx_rlist *init_eff; /* per init container */
+	struct sx_rlist pod_level; /* spec.resources.requests */
+	struct sx_rlist overhead;  /* spec.overhead */
 };
 
 /* A string field that must be one of names[0..n) (or absent: *out = dflt). */
 static int container_needs(const cJSON *j, uint8_t *needs, struct sx_error *err);
 static int decode_spec_needs(const cJSON *spec, struct sx_pod *pod, struct sx_error *err);
 
-static int decode_enum(const cJSON *obj, const char *key, const char *const *names, int n,
-		       int dflt, uint8_t *out, struct sx_error *err)
+static int decode_enum(const cJSON *obj, const char *key, const char *const *names, int n, int dflt,
+		       uint8_t *out, struct sx_error *err)
 {
 	const char *s;
 	int rc = sx_dec_string(obj, key, &s, err);
@@ -59,7 +59,7 @@ static int decode_enum(const cJSON *obj, const char *key, const char *const *nam
 	return SX_EINVAL;
 }
 
-static const char *const effect_names[] = { "", "NoSchedule", "PreferNoSchedule", "NoExecute" };
+static const char *const effect_names[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute"};
 
 /* ---------- metadata ---------- */
 
@@ -85,10 +85,10 @@ static int decode_pod_metadata(const cJSON *json, struct sx_pod *pod, struct sx_
 	if (rc < 0)
 		return rc;
 	md = sx_dec_get(json, "metadata");
-	rc = sx_dec_time(md, "deletionTimestamp", &(int64_t){ 0 }, &pod->deleting, err);
+	rc = sx_dec_time(md, "deletionTimestamp", &(int64_t){0}, &pod->deleting, err);
 	if (rc == 0)
-		rc = sx_dec_objects(md, "ownerReferences", &pod->owners, &pod->nowners, decode_owner,
-				    NULL, err);
+		rc = sx_dec_objects(md, "ownerReferences", &pod->owners, &pod->nowners,
+				    decode_owner, NULL, err);
 	if (rc < 0)
 		sx_error_prefix(err, "metadata");
 	return rc;
@@ -96,8 +96,7 @@ static int decode_pod_metadata(const cJSON *json, struct sx_pod *pod, struct sx_
 
 /* ---------- affinity ---------- */
 
-static int decode_pod_affinity_term(const cJSON *j, void *elem, void *arg,
-				    struct sx_error *err)
+static int decode_pod_affinity_term(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
 	struct sx_pod_affinity_term *t = elem;
 	int rc = sx_dec_selector_field(j, "labelSelector", &t->selector, err);
@@ -141,9 +140,8 @@ static int decode_pod_affinity(const cJSON *aff, const char *key, struct sx_pod_
 	*out = sx_calloc(1, sizeof(**out));
 	if (!*out)
 		return sx_dec_oom(err);
-	rc = sx_dec_objects(j, "requiredDuringSchedulingIgnoredDuringExecution",
-			    &(*out)->required, &(*out)->nrequired, decode_pod_affinity_term, NULL,
-			    err);
+	rc = sx_dec_objects(j, "requiredDuringSchedulingIgnoredDuringExecution", &(*out)->required,
+			    &(*out)->nrequired, decode_pod_affinity_term, NULL, err);
 	if (rc == 0)
 		rc = sx_dec_objects(j, "preferredDuringSchedulingIgnoredDuringExecution",
 				    &(*out)->preferred, &(*out)->npreferred, decode_weighted_term,
@@ -185,7 +183,7 @@ static int decode_affinity(const cJSON *spec, struct sx_pod *pod, struct sx_erro
 
 static int decode_toleration(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
-	static const char *const ops[] = { "Equal", "Exists", "Lt", "Gt" };
+	static const char *const ops[] = {"Equal", "Exists", "Lt", "Gt"};
 	struct sx_toleration *t = elem;
 	const char *op;
 	int rc = sx_dec_intern(j, "key", &t->key, err);
@@ -207,8 +205,8 @@ static int decode_toleration(const cJSON *j, void *elem, void *arg, struct sx_er
 
 static int decode_spread(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
-	static const char *const unsat[] = { "DoNotSchedule", "ScheduleAnyway" };
-	static const char *const policies[] = { NULL, "Honor", "Ignore" };
+	static const char *const unsat[] = {"DoNotSchedule", "ScheduleAnyway"};
+	static const char *const policies[] = {NULL, "Honor", "Ignore"};
 	struct sx_spread_constraint *c = elem;
 	int rc = sx_dec_int32(j, "maxSkew", &c->max_skew, NULL, err);
 
@@ -242,8 +240,8 @@ static int add_port(struct pod_ctx *ctx, sx_str ip, uint8_t proto, uint16_t port
 
 	if (sx_vec_reserve(pod->ports, ctx->ports_cap, pod->nports + 1, 4) < 0)
 		return sx_dec_oom(err);
-	pod->ports[pod->nports++] = (struct sx_host_port){ .ip = ip, .protocol = proto,
-							   .port = port };
+	pod->ports[pod->nports++] =
+		(struct sx_host_port){.ip = ip, .protocol = proto, .port = port};
 	return 0;
 }
 
@@ -258,7 +256,7 @@ struct port_args {
  * counted. */
 static int decode_port(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
-	static const char *const protos[] = { "TCP", "UDP", "SCTP" };
+	static const char *const protos[] = {"TCP", "UDP", "SCTP"};
 	struct pod_ctx *ctx = ((struct port_args *)arg)->ctx;
 	bool counted = ((struct port_args *)arg)->counted;
 	int64_t cport = 0, hport = 0;
@@ -291,7 +289,7 @@ static int decode_port(const cJSON *j, void *elem, void *arg, struct sx_error *e
 
 static int decode_ports(const cJSON *j, struct pod_ctx *ctx, bool counted, struct sx_error *err)
 {
-	struct port_args args = { ctx, counted };
+	struct port_args args = {ctx, counted};
 	const cJSON *arr;
 	uint32_t n;
 	int rc = sx_dec_array(j, "ports", &arr, &n, err);
@@ -305,7 +303,8 @@ static const cJSON *find_status(const cJSON *arr, const char *name, uint32_t *id
 	const cJSON *it;
 	uint32_t i = 0;
 
-	cJSON_ArrayForEach(it, arr) {
+	cJSON_ArrayForEach(it, arr)
+	{
 		const cJSON *n = sx_dec_get(it, "name");
 
 		if (cJSON_IsString(n) && n->valuestring && strcmp(n->valuestring, name) == 0) {
@@ -326,7 +325,7 @@ static int apply_status_resources(struct pod_ctx *ctx, bool init, const char *na
 {
 	const char *key = init ? "initContainerStatuses" : "containerStatuses";
 	const cJSON *arr = init ? ctx->init_statuses : ctx->statuses, *cs, *res;
-	struct sx_rlist actual = { 0 }, alloc = { 0 };
+	struct sx_rlist actual = {0}, alloc = {0};
 	uint32_t idx;
 	int rc;
 
@@ -380,7 +379,7 @@ static int apply_statuses(struct pod_ctx *ctx, struct sx_error *err)
 static int decode_resources(const cJSON *j, struct sx_container *c, struct sx_rlist *req,
 			    struct sx_error *err)
 {
-	struct sx_rlist lim = { 0 };
+	struct sx_rlist lim = {0};
 	const cJSON *res;
 	int rc = sx_dec_object(j, "resources", &res, err);
 
@@ -410,9 +409,9 @@ static int decode_resources(const cJSON *j, struct sx_container *c, struct sx_rl
 /* One of a pod's two container lists, being decoded. */
 struct container_list {
 	struct pod_ctx *ctx;
-	bool init;                 /* initContainers */
+	bool init; /* initContainers */
 	struct sx_container *items;
-	struct sx_rlist *eff;      /* parallel to items */
+	struct sx_rlist *eff; /* parallel to items */
 };
 
 /* One container into elem, one of l->items (arg: struct container_list). */
@@ -501,7 +500,7 @@ static int decode_containers(const cJSON *spec, const char *key, struct pod_ctx 
 	if (!*cs || !*eff)
 		return sx_dec_oom(err);
 	*n = cnt;
-	struct container_list l = { ctx, init, *cs, *eff };
+	struct container_list l = {ctx, init, *cs, *eff};
 	return sx_dec_each_object(arr, key, *cs, sizeof(**cs), decode_container, &l, err);
 }
 
@@ -515,8 +514,8 @@ static int with_defaults(const struct sx_rlist *reqs, const struct sx_rlist *def
 		return SX_ENOMEM;
 	for (uint32_t i = 0; i < defaults->n; i++)
 		if (!sx_rlist_find(out, defaults->items[i].name) &&
-		    sx_rlist_apply(out, defaults->items[i].name, defaults->items[i].q,
-				   SX_RL_SET) < 0)
+		    sx_rlist_apply(out, defaults->items[i].name, defaults->items[i].q, SX_RL_SET) <
+			    0)
 			return SX_ENOMEM;
 	return 0;
 }
@@ -527,7 +526,7 @@ static int with_defaults(const struct sx_rlist *reqs, const struct sx_rlist *def
 static int aggregate(const struct pod_ctx *ctx, const struct sx_rlist *defaults,
 		     struct sx_rlist *total)
 {
-	struct sx_rlist sidecars = { 0 }, init_max = { 0 }, r = { 0 }, usage = { 0 };
+	struct sx_rlist sidecars = {0}, init_max = {0}, r = {0}, usage = {0};
 	const struct sx_pod *pod = ctx->pod;
 	int rc = 0;
 
@@ -602,7 +601,7 @@ static bool pod_level_set(const struct sx_rlist *pod_level)
  * level and scored. */
 static int fit_score_requests(struct pod_ctx *ctx, bool pl, struct sx_error *err)
 {
-	struct sx_rlist defaults = { 0 }, r = { 0 }, none = { 0 };
+	struct sx_rlist defaults = {0}, r = {0}, none = {0};
 	struct sx_pod *pod = ctx->pod;
 	struct sx_rentry *cpu, *mem;
 	int64_t v = 0;
@@ -642,7 +641,7 @@ out:
 static int derive_requests(struct pod_ctx *ctx, struct sx_error *err)
 {
 	const struct sx_rlist *pod_level = &ctx->pod_level, *overhead = &ctx->overhead;
-	struct sx_rlist total = { 0 }, defaults = { 0 }, nonzero = { 0 }, none = { 0 };
+	struct sx_rlist total = {0}, defaults = {0}, nonzero = {0}, none = {0};
 	struct sx_pod *pod = ctx->pod;
 	bool pl = pod_level_set(pod_level);
 	const struct sx_rlist *nz = &total;
@@ -781,7 +780,8 @@ static int decode_condition(const cJSON *j, void *elem, void *arg, struct sx_err
 		ctx->disruption_seen = true;
 		rc = sx_dec_string(j, "status", &status, err);
 		ctx->pod->preemption_target = rc == 0 && status && strcmp(status, "True") == 0 &&
-					      reason && strcmp(reason, "PreemptionByScheduler") == 0;
+					      reason &&
+					      strcmp(reason, "PreemptionByScheduler") == 0;
 	}
 	return rc;
 }
@@ -806,8 +806,8 @@ static int decode_status_pre(const cJSON *status, struct pod_ctx *ctx, struct sx
 
 static int decode_status(const cJSON *status, struct sx_pod *pod, struct sx_error *err)
 {
-	static const char *const phases[] = { "Unknown", "Pending", "Running", "Succeeded",
-					      "Failed" };
+	static const char *const phases[] = {"Unknown", "Pending", "Running", "Succeeded",
+					     "Failed"};
 	int rc = decode_enum(status, "phase", phases, 5, SX_PHASE_UNKNOWN, &pod->phase, err);
 
 	if (rc == 0)
@@ -905,7 +905,7 @@ static void ctx_clear(struct pod_ctx *ctx)
 
 struct sx_pod *sx_decode_pod(const cJSON *json, struct sx_error *err)
 {
-	struct pod_ctx ctx = { 0 };
+	struct pod_ctx ctx = {0};
 	const cJSON *spec, *status;
 	struct sx_error tmp;
 	struct sx_pod *pod;

@@ -122,8 +122,8 @@ int sx_dec_quantity_value(const cJSON *v, bool nonneg, sx_nano *out, struct sx_e
 	return 0;
 }
 
-int sx_dec_rlist(const cJSON *obj, const char *key, bool nonneg, struct sx_rlist *l,
-		 bool *present, struct sx_error *err)
+int sx_dec_rlist(const cJSON *obj, const char *key, bool nonneg, struct sx_rlist *l, bool *present,
+		 struct sx_error *err)
 {
 	const cJSON *map, *it;
 	int rc = sx_dec_object(obj, key, &map, err);
@@ -133,7 +133,8 @@ int sx_dec_rlist(const cJSON *obj, const char *key, bool nonneg, struct sx_rlist
 		*present = map != NULL;
 	if (rc < 0 || !map)
 		return rc;
-	cJSON_ArrayForEach(it, map) {
+	cJSON_ArrayForEach(it, map)
+	{
 		sx_nano q;
 		sx_str name;
 
@@ -157,8 +158,7 @@ int sx_dec_rlist(const cJSON *obj, const char *key, bool nonneg, struct sx_rlist
 	return 0;
 }
 
-int sx_rlist_to_resources(const struct sx_rlist *l, struct sx_resources *out,
-			  struct sx_error *err)
+int sx_rlist_to_resources(const struct sx_rlist *l, struct sx_resources *out, struct sx_error *err)
 {
 	uint32_t nscalar = 0;
 

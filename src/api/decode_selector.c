@@ -12,12 +12,9 @@
 #include "schedext/quantity.h"
 
 static const char *const op_names[] = {
-	[SX_OP_IN] = "In",
-	[SX_OP_NOT_IN] = "NotIn",
-	[SX_OP_EXISTS] = "Exists",
-	[SX_OP_DOES_NOT_EXIST] = "DoesNotExist",
-	[SX_OP_GT] = "Gt",
-	[SX_OP_LT] = "Lt",
+	[SX_OP_IN] = "In",	   [SX_OP_NOT_IN] = "NotIn",
+	[SX_OP_EXISTS] = "Exists", [SX_OP_DOES_NOT_EXIST] = "DoesNotExist",
+	[SX_OP_GT] = "Gt",	   [SX_OP_LT] = "Lt",
 };
 
 /* One {key, operator, values} expression into elem (struct sx_requirement);
@@ -213,8 +210,8 @@ struct sx_node_affinity *sx_decode_node_affinity(const cJSON *json, struct sx_er
 			goto out_free;
 		}
 	}
-	if (sx_dec_objects(json, "preferredDuringSchedulingIgnoredDuringExecution",
-			   &na->preferred, &na->npreferred, decode_preferred_term, NULL, err) < 0)
+	if (sx_dec_objects(json, "preferredDuringSchedulingIgnoredDuringExecution", &na->preferred,
+			   &na->npreferred, decode_preferred_term, NULL, err) < 0)
 		goto out_free;
 	return na;
 out_free:

@@ -742,7 +742,8 @@ struct sx_csi_driver *sx_decode_csi_driver(const cJSON *json, struct sx_error *e
 	if (rc == 0)
 		rc = sx_dec_bool(spec, "storageCapacity", &d->storage_capacity, err);
 	if (rc == 0)
-		rc = sx_dec_bool(spec, "preventPodSchedulingIfMissing", &d->prevent_if_missing, err);
+		rc = sx_dec_bool(spec, "preventPodSchedulingIfMissing", &d->prevent_if_missing,
+				 err);
 	if (rc < 0)
 		sx_error_prefix(err, "spec");
 	if (rc == 0)

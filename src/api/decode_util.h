@@ -58,9 +58,9 @@ int sx_dec_items_(const cJSON *obj, const char *key, size_t size, void *items, u
 		  sx_dec_item_fn fn, void *arg, struct sx_error *err);
 int sx_dec_objects_(const cJSON *obj, const char *key, size_t size, void *items, uint32_t *n,
 		    sx_dec_item_fn fn, void *arg, struct sx_error *err);
-#define sx_dec_items(obj, key, items, n, fn, arg, err) \
+#define sx_dec_items(obj, key, items, n, fn, arg, err)                                             \
 	sx_dec_items_((obj), (key), sizeof(**(items)), (items), (n), (fn), (arg), (err))
-#define sx_dec_objects(obj, key, items, n, fn, arg, err) \
+#define sx_dec_objects(obj, key, items, n, fn, arg, err)                                           \
 	sx_dec_objects_((obj), (key), sizeof(**(items)), (items), (n), (fn), (arg), (err))
 
 /* Optional sub-object obj[key] (sx_dec_object checks): when present, calls

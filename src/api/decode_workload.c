@@ -95,7 +95,8 @@ static int decode_group_spec(const cJSON *j, struct sx_group_spec *s, struct sx_
 	if (rc == 0)
 		rc = sx_dec_intern(j, "priorityClassName", &s->priority_class, err);
 	if (rc == 0)
-		rc = sx_dec_int64(j, "priority", INT32_MIN, INT32_MAX, &prio, &s->has_priority, err);
+		rc = sx_dec_int64(j, "priority", INT32_MIN, INT32_MAX, &prio, &s->has_priority,
+				  err);
 	s->priority = (int32_t)prio;
 	if (rc == 0)
 		rc = sx_dec_string(j, "preemptionPolicy", &policy, err);

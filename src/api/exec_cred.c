@@ -32,9 +32,9 @@
 
 #define DEFAULT_TIMEOUT_MS 30000u
 #define DEFAULT_MAX_OUTPUT ((size_t)1 << 20)
-#define MAX_STDERR 4096
-#define MAX_CA_BYTES (1 << 20)
-#define INFO_ENV "KUBERNETES_EXEC_INFO"
+#define MAX_STDERR	   4096
+#define MAX_CA_BYTES	   (1 << 20)
+#define INFO_ENV	   "KUBERNETES_EXEC_INFO"
 
 extern char **environ;
 
@@ -84,9 +84,8 @@ void sx_exec_credential_clear(struct sx_exec_credential *c)
 }
 
 /* "kubeconfig K: users[U].user.exec: <what>" into err. */
-__attribute__((format(printf, 3, 4))) static int exec_fail(const struct sx_exec_config *x,
-							    struct sx_error *err,
-							    const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int
+exec_fail(const struct sx_exec_config *x, struct sx_error *err, const char *fmt, ...)
 {
 	char what[sizeof(err->msg)];
 	va_list ap;
@@ -129,18 +128,23 @@ static int parse_status(const struct sx_exec_config *x, const cJSON *st,
 	const char *exp = str_field(st, "expirationTimestamp", &bad);
 
 	if (bad)
-		return exec_fail(x, err, "decoding stdout: status: token, clientCertificateData, "
+		return exec_fail(x, err,
+				 "decoding stdout: status: token, clientCertificateData, "
 				 "clientKeyData and expirationTimestamp must be strings");
 	if (!tok && !crt && !key)
 		return exec_fail(x, err, "exec plugin didn't return a token or cert/key pair");
 	if (!crt != !key)
 		return exec_fail(x, err, "exec plugin returned only certificate or key, not both");
 	if (crt && (!is_pem(crt) || !is_pem(key)))
-		return exec_fail(x, err, "failed parsing client key/certificate: "
-				 "status.clientCertificateData and status.clientKeyData must be PEM");
+		return exec_fail(
+			x, err,
+			"failed parsing client key/certificate: "
+			"status.clientCertificateData and status.clientKeyData must be PEM");
 	if (exp && sx_parse_time(exp, &c->expiry) != 0)
-		return exec_fail(x, err, "decoding stdout: status.expirationTimestamp: not an "
-				 "RFC 3339 time: \"%.64s\"", exp);
+		return exec_fail(x, err,
+				 "decoding stdout: status.expirationTimestamp: not an "
+				 "RFC 3339 time: \"%.64s\"",
+				 exp);
 	if (tok && !(c->token = sx_strdup(tok)))
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
 	if (crt) {
@@ -177,12 +181,15 @@ int sx_exec_credential_parse(const struct sx_exec_config *x, const char *data, s
 	if (!cJSON_IsObject(j))
 		rc = exec_fail(x, err, "decoding stdout: not a JSON object (%zu bytes)", len);
 	else if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "ExecCredential") != 0)
-		rc = exec_fail(x, err, "decoding stdout: kind: want \"ExecCredential\", got "
-			       "\"%.64s\"", cJSON_IsString(kind) ? kind->valuestring : "");
+		rc = exec_fail(x, err,
+			       "decoding stdout: kind: want \"ExecCredential\", got "
+			       "\"%.64s\"",
+			       cJSON_IsString(kind) ? kind->valuestring : "");
 	else if (!cJSON_IsString(api) || strcmp(api->valuestring, x->api_version) != 0)
-		rc = exec_fail(x, err, "exec plugin is configured to use API version %s, plugin "
-			       "returned version %.100s", x->api_version,
-			       cJSON_IsString(api) ? api->valuestring : "");
+		rc = exec_fail(x, err,
+			       "exec plugin is configured to use API version %s, plugin "
+			       "returned version %.100s",
+			       x->api_version, cJSON_IsString(api) ? api->valuestring : "");
 	else if (!cJSON_IsObject(st))
 		rc = exec_fail(x, err, "exec plugin didn't return a status field");
 	else
@@ -293,13 +300,13 @@ out:
 /* Everything the child needs, prepared before fork: after fork in a
  * threaded process the child may only make async-signal-safe calls. */
 struct child {
-	char *path;   /* what execve runs */
-	char **argv;  /* borrowed strings */
-	char **envp;  /* borrowed strings but info */
-	char *info;   /* "KUBERNETES_EXEC_INFO=..." */
+	char *path;  /* what execve runs */
+	char **argv; /* borrowed strings */
+	char **envp; /* borrowed strings but info */
+	char *info;  /* "KUBERNETES_EXEC_INFO=..." */
 	int devnull;
 	int out[2], err[2], fail[2]; /* stdout, stderr, execve's errno */
-	int max_fd;   /* highest fd to close without close_range */
+	int max_fd;		     /* highest fd to close without close_range */
 	pid_t pid;
 };
 
@@ -422,7 +429,7 @@ static void close_others(const struct child *ch, int keep)
 /* In the child: async-signal-safe calls only. */
 static void child_exec(const struct child *ch)
 {
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
 	sigset_t none;
 	int e;
 
@@ -479,7 +486,7 @@ static int child_wait(struct child *ch, uint64_t deadline, bool kill_now)
 		if (r == ch->pid || (r < 0 && errno != EINTR))
 			break;
 		if (r == 0) {
-			struct timespec ts = { 0, 5000000 };
+			struct timespec ts = {0, 5000000};
 
 			nanosleep(&ts, NULL);
 		}
@@ -494,7 +501,7 @@ enum collect_result { COLLECT_OK, COLLECT_TIMEOUT, COLLECT_TOO_BIG, COLLECT_NOME
 static enum collect_result collect(struct child *ch, uint64_t deadline, size_t max,
 				   struct sx_buf *out, char *errtext)
 {
-	struct pollfd p[2] = { { ch->out[0], POLLIN, 0 }, { ch->err[0], POLLIN, 0 } };
+	struct pollfd p[2] = {{ch->out[0], POLLIN, 0}, {ch->err[0], POLLIN, 0}};
 	size_t elen = 0;
 	char buf[4096];
 
@@ -524,8 +531,9 @@ static enum collect_result collect(struct child *ch, uint64_t deadline, size_t m
 				if (out->failed)
 					return COLLECT_NOMEM;
 			} else if (elen < MAX_STDERR - 1) {
-				size_t take = (size_t)n < MAX_STDERR - 1 - elen ? (size_t)n
-										: MAX_STDERR - 1 - elen;
+				size_t take = (size_t)n < MAX_STDERR - 1 - elen
+						      ? (size_t)n
+						      : MAX_STDERR - 1 - elen;
 
 				memcpy(errtext + elen, buf, take);
 				elen += take;
@@ -559,12 +567,15 @@ static int run_result(const struct sx_exec_config *x, enum collect_result cr, in
 
 	first_line(errtext, line, sizeof(line));
 	if (cr == COLLECT_TIMEOUT)
-		return exec_fail(x, err, "exec: executable %s did not finish within %u ms "
-				 "(killed)", x->command, timeout);
+		return exec_fail(x, err,
+				 "exec: executable %s did not finish within %u ms "
+				 "(killed)",
+				 x->command, timeout);
 	if (cr == COLLECT_TOO_BIG)
-		return exec_fail(x, err, "exec: executable %s wrote more than %zu bytes to stdout "
-				 "(killed)", x->command,
-				 x->max_output ? x->max_output : DEFAULT_MAX_OUTPUT);
+		return exec_fail(x, err,
+				 "exec: executable %s wrote more than %zu bytes to stdout "
+				 "(killed)",
+				 x->command, x->max_output ? x->max_output : DEFAULT_MAX_OUTPUT);
 	if (cr == COLLECT_NOMEM)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
 	if (WIFSIGNALED(status))
@@ -602,8 +613,7 @@ static int child_prepare(struct child *ch, const struct sx_exec_config *x,
 static int run_plugin(const struct sx_exec_config *x, const struct sx_kube_config *cfg,
 		      struct sx_buf *out, struct sx_error *err)
 {
-	struct child ch = { .devnull = -1, .out = { -1, -1 }, .err = { -1, -1 },
-			    .fail = { -1, -1 } };
+	struct child ch = {.devnull = -1, .out = {-1, -1}, .err = {-1, -1}, .fail = {-1, -1}};
 	unsigned timeout = x->timeout_ms ? x->timeout_ms : DEFAULT_TIMEOUT_MS;
 	uint64_t deadline = sx_now_ns() + (uint64_t)timeout * 1000000ull;
 	enum collect_result cr;
@@ -643,7 +653,8 @@ int sx_exec_run(const struct sx_exec_config *x, const struct sx_kube_config *cfg
 
 	memset(c, 0, sizeof(*c));
 	if (x->interactive == SX_EXEC_ALWAYS)
-		return exec_fail(x, err, "exec plugin cannot support interactive mode: standard "
+		return exec_fail(x, err,
+				 "exec plugin cannot support interactive mode: standard "
 				 "input is not a terminal (interactiveMode Always needs a "
 				 "terminal; schedext runs plugins non-interactively)");
 	sx_buf_init(&out);
@@ -662,15 +673,15 @@ int sx_exec_run(const struct sx_exec_config *x, const struct sx_kube_config *cfg
  * process (client-go's globalCache): standalone's API, events and lease
  * clients run the plugin once per credential, not once each. */
 struct sx_exec_auth {
-	struct sx_kube_config cfg;      /* own copy: the cluster fields and exec */
-	char *key;                      /* identity in the registry */
-	unsigned refs;                  /* under registry_mu */
-	struct sx_exec_auth *next;      /* under registry_mu */
-	pthread_mutex_t mu;             /* guards the rest; held while the plugin runs */
+	struct sx_kube_config cfg;	/* own copy: the cluster fields and exec */
+	char *key;			/* identity in the registry */
+	unsigned refs;			/* under registry_mu */
+	struct sx_exec_auth *next;	/* under registry_mu */
+	pthread_mutex_t mu;		/* guards the rest; held while the plugin runs */
 	struct sx_exec_credential cred; /* valid when gen != 0 */
-	uint64_t gen;                   /* bumped per successful run; 0 = none yet */
-	uint64_t got_ns;                /* when cred was obtained (monotonic) */
-	bool stale;                     /* a 401 asked for a new one */
+	uint64_t gen;			/* bumped per successful run; 0 = none yet */
+	uint64_t got_ns;		/* when cred was obtained (monotonic) */
+	bool stale;			/* a 401 asked for a new one */
 	unsigned runs;
 };
 
@@ -723,9 +734,9 @@ static char *auth_key(const struct sx_kube_config *cfg)
 	struct sx_buf b;
 
 	sx_buf_init(&b);
-	sx_buf_printf(&b, "%s\n%s\n%s\n%s\n%d%d%u/%zu\n%s\n%s\n", x->source, x->user,
-		      x->command, x->api_version, (int)x->interactive, x->provide_cluster_info,
-		      x->timeout_ms, x->max_output, x->install_hint ? x->install_hint : "",
+	sx_buf_printf(&b, "%s\n%s\n%s\n%s\n%d%d%u/%zu\n%s\n%s\n", x->source, x->user, x->command,
+		      x->api_version, (int)x->interactive, x->provide_cluster_info, x->timeout_ms,
+		      x->max_output, x->install_hint ? x->install_hint : "",
 		      x->cluster_config ? x->cluster_config : "");
 	for (size_t i = 0; i < x->nargs; i++)
 		sx_buf_printf(&b, "a%zu=%s\n", strlen(x->args[i]), x->args[i]);
@@ -865,11 +876,10 @@ int sx_exec_auth_apply(struct sx_exec_auth *a, void *h, char *hdr, size_t len, u
 		if (a->cred.token)
 			snprintf(hdr, len, "Authorization: Bearer %s", a->cred.token);
 		if (a->cred.cert_data && h)
-			sx_curl_set_pems(h, &(struct sx_tls_pems){
-						    .cert_data = a->cred.cert_data,
-						    .cert_len = a->cred.cert_len,
-						    .key_data = a->cred.key_data,
-						    .key_len = a->cred.key_len });
+			sx_curl_set_pems(h, &(struct sx_tls_pems){.cert_data = a->cred.cert_data,
+								  .cert_len = a->cred.cert_len,
+								  .key_data = a->cred.key_data,
+								  .key_len = a->cred.key_len});
 		if (gen)
 			*gen = a->gen;
 	}

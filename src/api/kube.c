@@ -24,19 +24,19 @@
 #include "schedext/buf.h"
 #include "schedext/kube.h"
 
-#define POOL_MAX 8
-#define TOKEN_TTL_NS (50ull * 1000000000ull)
+#define POOL_MAX	   8
+#define TOKEN_TTL_NS	   (50ull * 1000000000ull)
 #define MAX_RESPONSE_BYTES ((size_t)512 << 20)
-#define MAX_ATTEMPTS 8
-#define MAX_TOKEN_HDR (64 * 1024 + 64)
+#define MAX_ATTEMPTS	   8
+#define MAX_TOKEN_HDR	   (64 * 1024 + 64)
 
 struct sx_kube {
 	struct sx_kube_config cfg;
 	char *user_agent;
 	struct sx_token_bucket bucket;
-	pthread_mutex_t mu;      /* guards token, token_ns, pool */
-	char *token;             /* last good token (file) or static token */
-	uint64_t token_ns;       /* when token was read; 0 = re-read now */
+	pthread_mutex_t mu; /* guards token, token_ns, pool */
+	char *token;	    /* last good token (file) or static token */
+	uint64_t token_ns;  /* when token was read; 0 = re-read now */
 	CURL *pool[POOL_MAX];
 	int npool;
 	struct curl_slist *connect_to; /* tls-server-name redirection, or NULL */
@@ -54,7 +54,7 @@ static void curl_init_once(void)
 
 static void sleep_ns(uint64_t ns)
 {
-	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
 
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
@@ -280,14 +280,14 @@ void sx_curl_set_pems(void *curl, const struct sx_tls_pems *p)
 	CURL *h = curl;
 
 	if (p->ca_data) {
-		struct curl_blob b = { (void *)p->ca_data, p->ca_len, CURL_BLOB_COPY };
+		struct curl_blob b = {(void *)p->ca_data, p->ca_len, CURL_BLOB_COPY};
 
 		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
 	} else if (p->ca_file) {
 		curl_easy_setopt(h, CURLOPT_CAINFO, p->ca_file);
 	}
 	if (p->cert_data) {
-		struct curl_blob b = { (void *)p->cert_data, p->cert_len, CURL_BLOB_COPY };
+		struct curl_blob b = {(void *)p->cert_data, p->cert_len, CURL_BLOB_COPY};
 
 		curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &b);
 		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
@@ -295,7 +295,7 @@ void sx_curl_set_pems(void *curl, const struct sx_tls_pems *p)
 		curl_easy_setopt(h, CURLOPT_SSLCERT, p->cert_file);
 	}
 	if (p->key_data) {
-		struct curl_blob b = { (void *)p->key_data, p->key_len, CURL_BLOB_COPY };
+		struct curl_blob b = {(void *)p->key_data, p->key_len, CURL_BLOB_COPY};
 
 		curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &b);
 		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
@@ -312,11 +312,15 @@ static void set_tls(struct sx_kube *kube, CURL *h)
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
-	sx_curl_set_pems(h, &(struct sx_tls_pems){
-				    .ca_data = c->ca_data, .ca_len = c->ca_len, .ca_file = c->ca_file,
-				    .cert_data = c->cert_data, .cert_len = c->cert_len,
-				    .cert_file = c->cert_file, .key_data = c->key_data,
-				    .key_len = c->key_len, .key_file = c->key_file });
+	sx_curl_set_pems(h, &(struct sx_tls_pems){.ca_data = c->ca_data,
+						  .ca_len = c->ca_len,
+						  .ca_file = c->ca_file,
+						  .cert_data = c->cert_data,
+						  .cert_len = c->cert_len,
+						  .cert_file = c->cert_file,
+						  .key_data = c->key_data,
+						  .key_len = c->key_len,
+						  .key_file = c->key_file});
 }
 
 /* The credential onto h: *gen names an exec plugin's credential. A
@@ -436,9 +440,9 @@ static void transport_error(struct sx_kube *kube, CURLcode rc, const char *ebuf,
 }
 
 /* One attempt. 0 when a response arrived (status set), else negative. */
-static int attempt(struct sx_kube *kube, const char *method, const char *path,
-		   const char *ctype, const char *body, size_t blen, long *status, struct resp *r,
-		   uint64_t *gen, struct sx_error *err)
+static int attempt(struct sx_kube *kube, const char *method, const char *path, const char *ctype,
+		   const char *body, size_t blen, long *status, struct resp *r, uint64_t *gen,
+		   struct sx_error *err)
 {
 	CURL *h = pool_get(kube);
 	struct curl_slist *hdrs = NULL;
@@ -596,8 +600,7 @@ int sx_kube_write_json(struct sx_kube *kube, const char *method, const char *pat
 	*status = 0;
 	if (b->failed)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	rc = sx_kube_request(kube, method, path, ctype, b->data, b->len, status, &resp, &rlen,
-			     err);
+	rc = sx_kube_request(kube, method, path, ctype, b->data, b->len, status, &resp, &rlen, err);
 	if (rc) {
 		free(resp);
 		return rc;

@@ -96,10 +96,10 @@ static void put_event(struct sx_buf *b, const struct sx_kube_event *ev, const ch
 	sx_buf_putc(b, '}');
 }
 
-int sx_kube_create_event(struct sx_kube *kube, const struct sx_kube_event *ev,
-			 struct sx_error *err)
+int sx_kube_create_event(struct sx_kube *kube, const struct sx_kube_event *ev, struct sx_error *err)
 {
-	char *path = sx_kube_ns_path("/apis/events.k8s.io/v1", ev->ns, "events", NULL, NULL), now[40];
+	char *path = sx_kube_ns_path("/apis/events.k8s.io/v1", ev->ns, "events", NULL, NULL),
+	     now[40];
 	char name[512];
 	struct timespec ts;
 	struct sx_buf b;
@@ -135,9 +135,8 @@ int sx_kube_patch_event_series(struct sx_kube *kube, const struct sx_kube_event 
 	put_series(&b, ev);
 	sx_buf_putc(&b, '}');
 	rc = sx_kube_write_json(kube, "PATCH", path, "application/strategic-merge-patch+json", &b,
-			       NULL, &status, err);
+				NULL, &status, err);
 	sx_buf_free(&b);
 	free(path);
 	return event_code(rc, status, err);
 }
-

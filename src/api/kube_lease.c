@@ -11,8 +11,8 @@
 #include "schedext/kube.h"
 
 /* A JSON write whose HTTP status the caller does not need. */
-static int write_json(struct sx_kube *kube, const char *method, const char *path,
-		      const char *ctype, struct sx_buf *b, char **out, struct sx_error *err)
+static int write_json(struct sx_kube *kube, const char *method, const char *path, const char *ctype,
+		      struct sx_buf *b, char **out, struct sx_error *err)
 {
 	long status;
 
@@ -73,11 +73,11 @@ int sx_kube_lease_get(struct sx_kube *kube, const char *ns, const char *name,
 	return rc;
 }
 
-static int lease_write(struct sx_kube *kube, const char *method, const char *ns,
-		       const char *name, struct sx_lease *l, struct sx_error *err)
+static int lease_write(struct sx_kube *kube, const char *method, const char *ns, const char *name,
+		       struct sx_lease *l, struct sx_error *err)
 {
 	char *path = sx_kube_ns_path("/apis/coordination.k8s.io/v1", ns, "leases",
-			     strcmp(method, "PUT") == 0 ? name : NULL, NULL);
+				     strcmp(method, "PUT") == 0 ? name : NULL, NULL);
 	char *out = NULL;
 	struct sx_buf b;
 	int rc;
@@ -127,4 +127,3 @@ int sx_kube_lease_update(struct sx_kube *kube, const char *ns, const char *name,
 {
 	return lease_write(kube, "PUT", ns, name, lease, err);
 }
-

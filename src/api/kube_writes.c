@@ -15,8 +15,8 @@
 #include "schedext/kube.h"
 
 /* A JSON write whose HTTP status the caller does not need. */
-static int write_json(struct sx_kube *kube, const char *method, const char *path,
-		      const char *ctype, struct sx_buf *b, char **out, struct sx_error *err)
+static int write_json(struct sx_kube *kube, const char *method, const char *path, const char *ctype,
+		      struct sx_buf *b, char **out, struct sx_error *err)
 {
 	long status;
 
@@ -82,9 +82,8 @@ void sx_kube_micro_time(char out[40])
 }
 
 int sx_kube_patch_pod_status(struct sx_kube *kube, const char *ns, const char *name,
-			     const char *cond_type, const char *cond_status,
-			     const char *reason, const char *message, const char *nominated,
-			     struct sx_error *err)
+			     const char *cond_type, const char *cond_status, const char *reason,
+			     const char *message, const char *nominated, struct sx_error *err)
 {
 	char *path = sx_kube_ns_path("/api/v1", ns, "pods", name, "status"), now[40];
 	struct sx_buf b;
@@ -194,7 +193,8 @@ int sx_kube_bind_pv(struct sx_kube *kube, const char *pv, const char *rv,
 	sx_buf_putc(&b, '{');
 	put_rv_precondition(&b, rv);
 	if (bound_by_controller)
-		sx_buf_puts(&b, ",\"annotations\":{\"pv.kubernetes.io/bound-by-controller\":\"yes\"}");
+		sx_buf_puts(&b,
+			    ",\"annotations\":{\"pv.kubernetes.io/bound-by-controller\":\"yes\"}");
 	sx_buf_puts(&b, "},\"spec\":{\"claimRef\":{\"kind\":\"PersistentVolumeClaim\","
 			"\"apiVersion\":\"v1\",\"namespace\":");
 	sx_json_str(&b, claim->ns);

@@ -18,9 +18,9 @@
 
 #define MAX_CONFIG_FILES 16
 #define MAX_CONFIG_BYTES (4 << 20)
-#define MAX_PEM_BYTES (1 << 20)
-#define MAX_TOKEN_BYTES (64 << 10)
-#define DEFAULT_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+#define MAX_PEM_BYTES	 (1 << 20)
+#define MAX_TOKEN_BYTES	 (64 << 10)
+#define DEFAULT_SA_DIR	 "/var/run/secrets/kubernetes.io/serviceaccount"
 
 /* One parsed kubeconfig file: its root mapping and directory. */
 struct cfg_file {
@@ -249,15 +249,16 @@ static void free_files(struct cfg_file *files, int n)
 
 /* The first entry named `name` in list `list` ("clusters", ...) across the
  * files, and the file it came from. The first file defining it wins. */
-static const cJSON *find_named(struct cfg_file *files, int n, const char *list,
-			       const char *inner, const char *name, struct cfg_file **from)
+static const cJSON *find_named(struct cfg_file *files, int n, const char *list, const char *inner,
+			       const char *name, struct cfg_file **from)
 {
 	for (int i = 0; i < n; i++) {
 		const cJSON *arr = cJSON_GetObjectItemCaseSensitive(files[i].root, list), *e;
 
 		if (!cJSON_IsArray(arr))
 			continue;
-		cJSON_ArrayForEach(e, arr) {
+		cJSON_ArrayForEach(e, arr)
+		{
 			const char *en = get_str(e, "name");
 
 			if (en && strcmp(en, name) == 0) {
@@ -336,26 +337,26 @@ static int apply_cluster(const cJSON *cl, struct cfg_file *from, struct sx_kube_
 		if (!cfg->tls_server_name)
 			return oom(from, err);
 	}
-	rc = load_pem(cl, "certificate-authority", from, &cfg->ca_file, &cfg->ca_data,
-		      &cfg->ca_len, err);
+	rc = load_pem(cl, "certificate-authority", from, &cfg->ca_file, &cfg->ca_data, &cfg->ca_len,
+		      err);
 	if (rc)
 		return rc;
 	if (cfg->insecure && (cfg->ca_file || cfg->ca_data))
 		return sx_error_set(err, SX_EINVAL,
 				    "kubeconfig %s: cluster: specifying a root certificates file "
-				    "with the insecure flag is not allowed", from->path);
+				    "with the insecure flag is not allowed",
+				    from->path);
 	return 0;
 }
 
-#define EXEC_V1 "client.authentication.k8s.io/v1"
+#define EXEC_V1	     "client.authentication.k8s.io/v1"
 #define EXEC_V1BETA1 "client.authentication.k8s.io/v1beta1"
 
 static int exec_error(const struct cfg_file *from, const char *user, const char *field,
 		      const char *what, const char *value, struct sx_error *err)
 {
-	return sx_error_set(err, SX_EINVAL,
-			    "kubeconfig %s: users[%s].user.exec.%s: %s%s%.200s%s", from->path,
-			    user, field, what, value ? " \"" : "", value ? value : "",
+	return sx_error_set(err, SX_EINVAL, "kubeconfig %s: users[%s].user.exec.%s: %s%s%.200s%s",
+			    from->path, user, field, what, value ? " \"" : "", value ? value : "",
 			    value ? "\"" : "");
 }
 
@@ -372,9 +373,11 @@ static int exec_args(const cJSON *arr, struct sx_exec_config *x, const struct cf
 	x->args = sx_calloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof(*x->args));
 	if (!x->args)
 		return oom(from, err);
-	cJSON_ArrayForEach(it, arr) {
+	cJSON_ArrayForEach(it, arr)
+	{
 		if (!cJSON_IsString(it))
-			return exec_error(from, x->user, "args", "not a list of strings", NULL, err);
+			return exec_error(from, x->user, "args", "not a list of strings", NULL,
+					  err);
 		x->args[x->nargs] = sx_strdup(it->valuestring);
 		if (!x->args[x->nargs++])
 			return oom(from, err);
@@ -396,12 +399,15 @@ static int exec_env(const cJSON *arr, struct sx_exec_config *x, const struct cfg
 	x->env = sx_calloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof(*x->env));
 	if (!x->env)
 		return oom(from, err);
-	cJSON_ArrayForEach(it, arr) {
+	cJSON_ArrayForEach(it, arr)
+	{
 		const char *name = get_str(it, "name"), *value = get_str(it, "value");
 		size_t n;
 
-		snprintf(what, sizeof(what), "env variable name must be specified for %s to use "
-			 "exec authentication plugin", x->user);
+		snprintf(what, sizeof(what),
+			 "env variable name must be specified for %s to use "
+			 "exec authentication plugin",
+			 x->user);
 		if (!name || !*name || strchr(name, '='))
 			return exec_error(from, x->user, "env", what, NULL, err);
 		n = strlen(name) + (value ? strlen(value) : 0) + 2;
@@ -425,8 +431,10 @@ static int exec_mode(const cJSON *e, struct sx_exec_config *x, const struct cfg_
 		x->interactive = SX_EXEC_IF_AVAILABLE;
 		if (strcmp(x->api_version, EXEC_V1BETA1) == 0)
 			return 0;
-		snprintf(what, sizeof(what), "interactiveMode must be specified for %s to use "
-			 "exec authentication plugin", x->user);
+		snprintf(what, sizeof(what),
+			 "interactiveMode must be specified for %s to use "
+			 "exec authentication plugin",
+			 x->user);
 		return exec_error(from, x->user, "interactiveMode", what, NULL, err);
 	}
 	if (strcmp(mode, "Never") == 0)
@@ -462,19 +470,25 @@ static int load_exec(const cJSON *e, const char *user, struct cfg_file *from,
 	if (!e || cJSON_IsNull(e))
 		return 0;
 	if (!cJSON_IsObject(e))
-		return sx_error_set(err, SX_EINVAL, "kubeconfig %s: users[%s].user.exec: not a "
-				    "mapping", from->path, user);
+		return sx_error_set(err, SX_EINVAL,
+				    "kubeconfig %s: users[%s].user.exec: not a "
+				    "mapping",
+				    from->path, user);
 	x = cfg->exec = sx_calloc(1, sizeof(*x));
 	if (!x || !(x->user = sx_strdup(user)) || !(x->source = sx_strdup(from->path)))
 		return oom(from, err);
 	if (!cmd || !*cmd) {
-		snprintf(what, sizeof(what), "command must be specified for %s to use exec "
-			 "authentication plugin", user);
+		snprintf(what, sizeof(what),
+			 "command must be specified for %s to use exec "
+			 "authentication plugin",
+			 user);
 		return exec_error(from, user, "command", what, NULL, err);
 	}
 	if (!api || !*api) {
-		snprintf(what, sizeof(what), "apiVersion must be specified for %s to use exec "
-			 "authentication plugin", user);
+		snprintf(what, sizeof(what),
+			 "apiVersion must be specified for %s to use exec "
+			 "authentication plugin",
+			 user);
 		return exec_error(from, user, "apiVersion", what, NULL, err);
 	}
 	if (strcmp(api, EXEC_V1) != 0 && strcmp(api, EXEC_V1BETA1) != 0)
@@ -490,8 +504,8 @@ static int load_exec(const cJSON *e, const char *user, struct cfg_file *from,
 	}
 	if (!x->api_version || !x->command || (hint && !(x->install_hint = sx_strdup(hint))))
 		return oom(from, err);
-	x->provide_cluster_info = json_true(cJSON_GetObjectItemCaseSensitive(e,
-									     "provideClusterInfo"));
+	x->provide_cluster_info =
+		json_true(cJSON_GetObjectItemCaseSensitive(e, "provideClusterInfo"));
 	rc = exec_mode(e, x, from, err);
 	if (!rc)
 		rc = exec_args(cJSON_GetObjectItemCaseSensitive(e, "args"), x, from, err);
@@ -508,7 +522,8 @@ static int exec_cluster_config(const cJSON *cl, struct sx_exec_config *x)
 
 	if (!cJSON_IsArray(exts))
 		return 0;
-	cJSON_ArrayForEach(it, exts) {
+	cJSON_ArrayForEach(it, exts)
+	{
 		const char *name = get_str(it, "name");
 		const cJSON *ext = cJSON_GetObjectItemCaseSensitive(it, "extension");
 
@@ -533,14 +548,15 @@ static int apply_user(const cJSON *u, const char *user, struct cfg_file *from,
 		rc = load_pem(u, "client-certificate", from, &cfg->cert_file, &cfg->cert_data,
 			      &cfg->cert_len, err);
 	if (!rc)
-		rc = load_pem(u, "client-key", from, &cfg->key_file, &cfg->key_data,
-			      &cfg->key_len, err);
+		rc = load_pem(u, "client-key", from, &cfg->key_file, &cfg->key_data, &cfg->key_len,
+			      err);
 	if (rc)
 		return rc;
 	if ((cfg->cert_file || cfg->cert_data) != (cfg->key_file || cfg->key_data))
 		return sx_error_set(err, SX_EINVAL,
 				    "kubeconfig %s: user: client-certificate and client-key must "
-				    "be given together", from->path);
+				    "be given together",
+				    from->path);
 	if (tok && *tok) {
 		cfg->token = sx_strdup(tok);
 		if (!cfg->token)
@@ -665,8 +681,7 @@ out:
 	return rc;
 }
 
-int sx_kubeconfig_in_cluster(const char *sa_dir, struct sx_kube_config *cfg,
-			     struct sx_error *err)
+int sx_kubeconfig_in_cluster(const char *sa_dir, struct sx_kube_config *cfg, struct sx_error *err)
 {
 	const char *host = getenv("KUBERNETES_SERVICE_HOST");
 	const char *port = getenv("KUBERNETES_SERVICE_PORT");

@@ -22,21 +22,21 @@ struct sx_leader {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
-	bool stop;                      /* under mu */
+	bool stop; /* under mu */
 	atomic_bool leading;
 	atomic_uint_least64_t last_renew_ns; /* monotonic time of the last success */
-	uint64_t deadline_ns;           /* renew deadline */
+	uint64_t deadline_ns;		     /* renew deadline */
 	/* election-thread state */
-	struct sx_lease record;         /* last lease we wrote or read */
+	struct sx_lease record; /* last lease we wrote or read */
 	bool have_record;
-	struct sx_lease observed;       /* spec as last seen to change */
+	struct sx_lease observed; /* spec as last seen to change */
 	uint64_t observed_at_ns;
 	unsigned rand_state;
 };
 
 void sx_leader_identity(char *buf, size_t len)
 {
-	unsigned char r[16] = { 0 };
+	unsigned char r[16] = {0};
 	char host[256] = "schedext";
 	FILE *f = fopen("/dev/urandom", "rb");
 
@@ -60,9 +60,12 @@ void sx_leader_identity(char *buf, size_t len)
 /* Seconds per unit of a Go duration suffix, or 0 when unknown. */
 static double unit_seconds(const char *u, size_t n)
 {
-	static const struct { const char *name; double s; } units[] = {
-		{ "ns", 1e-9 }, { "us", 1e-6 }, { "\xc2\xb5s", 1e-6 }, { "\xce\xbcs", 1e-6 },
-		{ "ms", 1e-3 }, { "s", 1 },      { "m", 60 },         { "h", 3600 },
+	static const struct {
+		const char *name;
+		double s;
+	} units[] = {
+		{"ns", 1e-9}, {"us", 1e-6}, {"\xc2\xb5s", 1e-6}, {"\xce\xbcs", 1e-6},
+		{"ms", 1e-3}, {"s", 1},	    {"m", 60},		 {"h", 3600},
 	};
 
 	for (size_t i = 0; i < SX_ARRAY_SIZE(units); i++)
@@ -178,7 +181,7 @@ static void wrote(struct sx_leader *l, const struct sx_lease *lease, uint64_t no
 static bool fast_renew(struct sx_leader *l, uint64_t now)
 {
 	struct sx_lease lease;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	uint64_t dur_ns = (uint64_t)(l->o.lease_duration_s * 1e9);
 
 	if (!atomic_load(&l->leading) || !l->have_record || l->observed_at_ns + dur_ns <= now)
@@ -193,8 +196,8 @@ static bool fast_renew(struct sx_leader *l, uint64_t now)
 
 static bool create_lease(struct sx_leader *l, uint64_t now)
 {
-	struct sx_lease lease = { 0 };
-	struct sx_error err = { 0 };
+	struct sx_lease lease = {0};
+	struct sx_error err = {0};
 
 	snprintf(lease.holder, sizeof(lease.holder), "%s", l->id);
 	lease.duration_s = duration_field(l);
@@ -213,7 +216,7 @@ static bool try_acquire_or_renew(struct sx_leader *l)
 {
 	uint64_t now = sx_now_ns();
 	struct sx_lease cur;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	int rc;
 
 	if (fast_renew(l, now))
@@ -310,7 +313,8 @@ static void *election_thread(void *arg)
 
 		step(l);
 		if (!atomic_load(&l->leading)) /* JitterUntil factor 1.2 */
-			wait += l->o.retry_period_s * 1.2 * (rand_r(&l->rand_state) / (RAND_MAX + 1.0));
+			wait += l->o.retry_period_s * 1.2 *
+				(rand_r(&l->rand_state) / (RAND_MAX + 1.0));
 		if (sleep_or_stop(l, wait))
 			break;
 	}
@@ -350,7 +354,8 @@ struct sx_leader *sx_leader_start(const struct sx_leader_opts *opts, struct sx_e
 		return NULL;
 	}
 	snprintf(l->ns, sizeof(l->ns), "%s", opts->ns && *opts->ns ? opts->ns : "kube-system");
-	snprintf(l->name, sizeof(l->name), "%s", opts->name && *opts->name ? opts->name : "schedext");
+	snprintf(l->name, sizeof(l->name), "%s",
+		 opts->name && *opts->name ? opts->name : "schedext");
 	if (opts->identity)
 		snprintf(l->id, sizeof(l->id), "%s", opts->identity);
 	else
@@ -379,7 +384,7 @@ struct sx_leader *sx_leader_start(const struct sx_leader_opts *opts, struct sx_e
 static void release(struct sx_leader *l)
 {
 	struct sx_lease lease = l->record;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	for (int attempt = 0; attempt < 2; attempt++) {
 		lease.holder[0] = '\0';

@@ -267,19 +267,19 @@ static void take_ref(atomic_int *rc)
 	atomic_fetch_add_explicit(rc, 1, memory_order_relaxed);
 }
 
-#define SX_DEFINE_REF(type, fn_ref, fn_unref, fn_free)            \
-	struct type *fn_ref(const struct type *o)                 \
-	{                                                          \
-		struct type *m = (struct type *)o;                 \
-		if (m)                                             \
-			take_ref(&m->refcount);                    \
-		return m;                                          \
-	}                                                          \
-	void fn_unref(const struct type *o)                       \
-	{                                                          \
-		struct type *m = (struct type *)o;                 \
-		if (m && drop_ref(&m->refcount))                   \
-			fn_free(m);                                \
+#define SX_DEFINE_REF(type, fn_ref, fn_unref, fn_free)                                             \
+	struct type *fn_ref(const struct type *o)                                                  \
+	{                                                                                          \
+		struct type *m = (struct type *)o;                                                 \
+		if (m)                                                                             \
+			take_ref(&m->refcount);                                                    \
+		return m;                                                                          \
+	}                                                                                          \
+	void fn_unref(const struct type *o)                                                        \
+	{                                                                                          \
+		struct type *m = (struct type *)o;                                                 \
+		if (m && drop_ref(&m->refcount))                                                   \
+			fn_free(m);                                                                \
 	}
 
 SX_DEFINE_REF(sx_pod, sx_pod_ref, sx_pod_unref, sx_pod_free)
@@ -288,11 +288,9 @@ SX_DEFINE_REF(sx_generic, sx_generic_ref, sx_generic_unref, sx_generic_free)
 SX_DEFINE_REF(sx_pv, sx_pv_ref, sx_pv_unref, sx_pv_free)
 SX_DEFINE_REF(sx_pvc, sx_pvc_ref, sx_pvc_unref, sx_pvc_free)
 SX_DEFINE_REF(sx_csi_node, sx_csi_node_ref, sx_csi_node_unref, sx_csi_node_free)
-SX_DEFINE_REF(sx_storage_class, sx_storage_class_ref, sx_storage_class_unref,
-	      sx_storage_class_free)
+SX_DEFINE_REF(sx_storage_class, sx_storage_class_ref, sx_storage_class_unref, sx_storage_class_free)
 SX_DEFINE_REF(sx_csi_driver, sx_csi_driver_ref, sx_csi_driver_unref, sx_csi_driver_free)
-SX_DEFINE_REF(sx_csi_capacity, sx_csi_capacity_ref, sx_csi_capacity_unref,
-	      sx_csi_capacity_free)
+SX_DEFINE_REF(sx_csi_capacity, sx_csi_capacity_ref, sx_csi_capacity_unref, sx_csi_capacity_free)
 SX_DEFINE_REF(sx_volume_attachment, sx_volume_attachment_ref, sx_volume_attachment_unref,
 	      sx_volume_attachment_free)
 SX_DEFINE_REF(sx_device_taint_rule, sx_device_taint_rule_ref, sx_device_taint_rule_unref,
@@ -303,16 +301,16 @@ SX_DEFINE_REF(sx_pod_group, sx_pod_group_ref, sx_pod_group_unref, sx_pod_group_f
 /* ---------- kinds (generated from kinds.def) ---------- */
 
 #define NAMESPACED true
-#define CLUSTER false
+#define CLUSTER	   false
 static const struct sx_kind_desc kind_descs[SX_KIND_COUNT] = {
-	[SX_KIND_UNKNOWN] = { .kind = "Unknown" },
-#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, ...)                  \
-	[SX_KIND_##ID] = { .kind = KIND,                                         \
-			   .group = GROUP,                                       \
-			   .version = VERSION,                                   \
-			   .resource = RESOURCE,                                 \
-			   .path = SX_KIND_PATH(GROUP, VERSION, RESOURCE),       \
-			   .namespaced = SCOPE },
+	[SX_KIND_UNKNOWN] = {.kind = "Unknown"},
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, ...)                                    \
+	[SX_KIND_##ID] = {.kind = KIND,                                                            \
+			  .group = GROUP,                                                          \
+			  .version = VERSION,                                                      \
+			  .resource = RESOURCE,                                                    \
+			  .path = SX_KIND_PATH(GROUP, VERSION, RESOURCE),                          \
+			  .namespaced = SCOPE},
 #include "schedext/kinds.def"
 };
 #undef NAMESPACED
@@ -347,8 +345,8 @@ const struct sx_meta *sx_object_meta(const struct sx_object *o)
 	if (!o || !o->obj)
 		return NULL;
 	switch (o->kind) {
-#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, ...) \
-	case SX_KIND_##ID:                                             \
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, ...)                              \
+	case SX_KIND_##ID:                                                                         \
 		return &((const struct TYPE *)o->obj)->meta;
 #include "schedext/kinds.def"
 	case SX_KIND_UNKNOWN:
@@ -363,9 +361,9 @@ void sx_object_unref(struct sx_object *o)
 	if (!o || !o->obj)
 		return;
 	switch (o->kind) {
-#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, ...) \
-	case SX_KIND_##ID:                                                  \
-		sx_##REF##_unref(o->obj);                                   \
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, ...)                         \
+	case SX_KIND_##ID:                                                                         \
+		sx_##REF##_unref(o->obj);                                                          \
 		break;
 #include "schedext/kinds.def"
 	case SX_KIND_UNKNOWN:
@@ -379,8 +377,7 @@ void sx_object_unref(struct sx_object *o)
 
 bool sx_pod_has_affinity(const struct sx_pod *pod)
 {
-	return pod->affinity &&
-	       (pod->affinity->pod_affinity || pod->affinity->pod_anti_affinity);
+	return pod->affinity && (pod->affinity->pod_affinity || pod->affinity->pod_anti_affinity);
 }
 
 bool sx_pod_has_required_anti_affinity(const struct sx_pod *pod)
@@ -401,8 +398,7 @@ const char *sx_pod_key(const struct sx_pod *pod, char *buf, size_t len)
 {
 	if (!buf || len == 0)
 		return buf;
-	snprintf(buf, len, "%s/%s", sx_str_get(pod->meta.ns),
-		 pod->meta.name ? pod->meta.name : "");
+	snprintf(buf, len, "%s/%s", sx_str_get(pod->meta.ns), pod->meta.name ? pod->meta.name : "");
 	return buf;
 }
 
@@ -422,13 +418,13 @@ static const struct {
 	const char *plugin;
 	const char *driver;
 } migratable[] = {
-	{ SX_VSRC_GCE_PD, "kubernetes.io/gce-pd", "pd.csi.storage.gke.io" },
-	{ SX_VSRC_AWS_EBS, "kubernetes.io/aws-ebs", "ebs.csi.aws.com" },
-	{ SX_VSRC_AZURE_DISK, "kubernetes.io/azure-disk", "disk.csi.azure.com" },
-	{ SX_VSRC_AZURE_FILE, "kubernetes.io/azure-file", "file.csi.azure.com" },
-	{ SX_VSRC_CINDER, "kubernetes.io/cinder", "cinder.csi.openstack.org" },
-	{ SX_VSRC_VSPHERE, "kubernetes.io/vsphere-volume", "csi.vsphere.vmware.com" },
-	{ SX_VSRC_PORTWORX, "kubernetes.io/portworx-volume", "pxd.portworx.com" },
+	{SX_VSRC_GCE_PD, "kubernetes.io/gce-pd", "pd.csi.storage.gke.io"},
+	{SX_VSRC_AWS_EBS, "kubernetes.io/aws-ebs", "ebs.csi.aws.com"},
+	{SX_VSRC_AZURE_DISK, "kubernetes.io/azure-disk", "disk.csi.azure.com"},
+	{SX_VSRC_AZURE_FILE, "kubernetes.io/azure-file", "file.csi.azure.com"},
+	{SX_VSRC_CINDER, "kubernetes.io/cinder", "cinder.csi.openstack.org"},
+	{SX_VSRC_VSPHERE, "kubernetes.io/vsphere-volume", "csi.vsphere.vmware.com"},
+	{SX_VSRC_PORTWORX, "kubernetes.io/portworx-volume", "pxd.portworx.com"},
 };
 #define NMIGRATABLE (sizeof(migratable) / sizeof(migratable[0]))
 
@@ -476,9 +472,9 @@ bool sx_csi_node_migrated(const struct sx_csi_node *csi, const char *plugin)
 
 void sx_node_index_labels(struct sx_node *node)
 {
-	const sx_str keys[SX_TOPO_COUNT] = { [SX_TOPO_HOSTNAME] = SX_S_HOSTNAME,
-					     [SX_TOPO_ZONE] = SX_S_ZONE,
-					     [SX_TOPO_REGION] = SX_S_REGION };
+	const sx_str keys[SX_TOPO_COUNT] = {[SX_TOPO_HOSTNAME] = SX_S_HOSTNAME,
+					    [SX_TOPO_ZONE] = SX_S_ZONE,
+					    [SX_TOPO_REGION] = SX_S_REGION};
 
 	node->topo_has = 0;
 	for (int k = 0; k < SX_TOPO_COUNT; k++)

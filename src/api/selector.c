@@ -291,10 +291,10 @@ bool sx_tolerations_tolerate(const struct sx_toleration *tols, uint32_t ntols,
 
 /* effect_mask 0 means the Filter default: NoSchedule and NoExecute. */
 const struct sx_taint *sx_find_untolerated_taint_ops(const struct sx_taint *taints,
-						      uint32_t ntaints,
-						      const struct sx_toleration *tols,
-						      uint32_t ntols, unsigned effect_mask,
-						      bool compare)
+						     uint32_t ntaints,
+						     const struct sx_toleration *tols,
+						     uint32_t ntols, unsigned effect_mask,
+						     bool compare)
 {
 	if (effect_mask == 0)
 		effect_mask = (1u << SX_EFFECT_NO_SCHEDULE) | (1u << SX_EFFECT_NO_EXECUTE);
@@ -310,8 +310,8 @@ const struct sx_taint *sx_find_untolerated_taint_ops(const struct sx_taint *tain
 }
 
 const struct sx_taint *sx_find_untolerated_taint(const struct sx_taint *taints, uint32_t ntaints,
-						  const struct sx_toleration *tols, uint32_t ntols,
-						  unsigned effect_mask)
+						 const struct sx_toleration *tols, uint32_t ntols,
+						 unsigned effect_mask)
 {
 	return sx_find_untolerated_taint_ops(taints, ntaints, tols, ntols, effect_mask, false);
 }

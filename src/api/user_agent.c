@@ -44,6 +44,7 @@ const char *sx_kube_user_agent(const char *role, char *buf, size_t len)
 	if (!cmd || !*cmd)
 		cmd = "unknown";
 	snprintf(buf, len, "%s/v%.*s (linux/" SX_ARCH ") kubernetes/%s%s%s", cmd,
-		 (int)strcspn(SX_VERSION, "-"), SX_VERSION, commit, role ? "/" : "", role ? role : "");
+		 (int)strcspn(SX_VERSION, "-"), SX_VERSION, commit, role ? "/" : "",
+		 role ? role : "");
 	return buf;
 }

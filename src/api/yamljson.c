@@ -131,7 +131,8 @@ static bool plain_number(const char *s, double *out)
 
 	if (!*p)
 		return false;
-	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && all_digits(p + 2, "0123456789abcdefABCDEF")) {
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X') &&
+	    all_digits(p + 2, "0123456789abcdefABCDEF")) {
 		*out = (double)strtoull(p + 2, NULL, 16);
 	} else if (p[0] == '0' && p[1] && all_digits(p + 1, "01234567")) {
 		*out = (double)strtoull(p + 1, NULL, 8);
@@ -303,7 +304,7 @@ static int yaml_stream(struct yctx *y, cJSON *docs)
 
 static cJSON *parse_yaml(const char *data, size_t len, struct sx_error *err)
 {
-	struct yctx y = { .err = err };
+	struct yctx y = {.err = err};
 	cJSON *docs;
 	int rc;
 
@@ -356,8 +357,8 @@ cJSON *sx_parse_documents(const char *data, size_t len, struct sx_error *err)
 		if (deep != (size_t)-1) {
 			line_col(data, start + deep, &line, &col);
 			sx_error_set(err, SX_ETOOBIG,
-				     "JSON line %zu column %zu: nesting deeper than %d levels", line,
-				     col, MAX_DEPTH);
+				     "JSON line %zu column %zu: nesting deeper than %d levels",
+				     line, col, MAX_DEPTH);
 			return NULL;
 		}
 		/* Like kubectl, a document opening with a bracket is JSON and

@@ -69,7 +69,7 @@ void sx_cache_free(struct sx_cache *c)
 	sx__map_free(&c->nodes);
 	for (int k = 0; k < SX_KIND_COUNT; k++) {
 		for (uint32_t i = 0; i < c->kinds[k].cap; i++) {
-			struct sx_object o = { (enum sx_kind)k, c->kinds[k].slots[i].value };
+			struct sx_object o = {(enum sx_kind)k, c->kinds[k].slots[i].value};
 
 			if (c->kinds[k].slots[i].key)
 				sx_object_unref(&o);
@@ -121,7 +121,7 @@ static int tree_add(struct sx_cache *c, const struct sx_node *node)
 		if (sx_vec_reserve(c->zones, c->cap_zones, c->nzones + 1, 4) < 0)
 			return SX_ENOMEM;
 		z = &c->zones[c->nzones++];
-		*z = (struct zone){ .region = region, .zone = zname };
+		*z = (struct zone){.region = region, .zone = zname};
 	}
 	if (sx_vec_reserve(z->names, z->cap, z->n + 1, 8) < 0)
 		return SX_ENOMEM;
@@ -351,8 +351,7 @@ static void notify_node(struct sx_cache *c, const struct sx_node *old, const str
 		c->listener.node_changed(c->listener.ctx, old, new);
 }
 
-static void notify_object(struct sx_cache *c, enum sx_kind kind, const void *old,
-			  const void *new)
+static void notify_object(struct sx_cache *c, enum sx_kind kind, const void *old, const void *new)
 {
 	if (c->listener.object_changed)
 		c->listener.object_changed(c->listener.ctx, kind, old, new);
@@ -520,8 +519,8 @@ out:
 	return rc;
 }
 
-static struct pod_entry *assumed_entry(struct sx_cache *c, sx_str ns, const char *name,
-				       char *buf, const char **key)
+static struct pod_entry *assumed_entry(struct sx_cache *c, sx_str ns, const char *name, char *buf,
+				       const char **key)
 {
 	struct pod_entry *e;
 
@@ -605,8 +604,8 @@ int sx_cache_expire_assumed(struct sx_cache *c, double ttl_s)
 	return n;
 }
 
-const struct sx_pod *sx_cache_get_pod(struct sx_cache *c, sx_str ns, const char *name,
-				      sx_str *node, bool *assumed)
+const struct sx_pod *sx_cache_get_pod(struct sx_cache *c, sx_str ns, const char *name, sx_str *node,
+				      bool *assumed)
 {
 	char buf[SX__KEY_MAX];
 	const char *key = sx__object_key(buf, sizeof(buf), ns, name);
@@ -735,7 +734,7 @@ static int upsert_other(struct sx_cache *c, struct sx_object *o)
 	const struct sx_meta *m = sx_object_meta(o);
 	char buf[SX__KEY_MAX];
 	const char *key = sx__object_key(buf, sizeof(buf), m->ns, m->name);
-	struct sx_object old = { o->kind, sx__map_get(&c->kinds[o->kind], key) };
+	struct sx_object old = {o->kind, sx__map_get(&c->kinds[o->kind], key)};
 
 	if (sx__map_put(&c->kinds[o->kind], key, o->obj) < 0) {
 		sx_object_unref(o);
@@ -750,7 +749,7 @@ static int upsert_other(struct sx_cache *c, struct sx_object *o)
 
 int sx__cache_delete_other(struct sx_cache *c, enum sx_kind kind, const char *key)
 {
-	struct sx_object old = { kind, sx__map_del(&c->kinds[kind], key) };
+	struct sx_object old = {kind, sx__map_del(&c->kinds[kind], key)};
 
 	if (!old.obj)
 		return SX_ENOENT;

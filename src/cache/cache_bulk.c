@@ -15,7 +15,7 @@ static struct sx_object stored_object(struct sx_cache *c, const struct sx_object
 	const struct sx_meta *m = sx_object_meta(o);
 	char buf[SX__KEY_MAX];
 	const char *key = sx__object_key(buf, sizeof(buf), m->ns, m->name);
-	struct sx_object r = { o->kind, NULL };
+	struct sx_object r = {o->kind, NULL};
 	const struct pod_entry *e;
 	const struct sx_node_info *ni;
 
@@ -35,8 +35,7 @@ static struct sx_object stored_object(struct sx_cache *c, const struct sx_object
 
 /* Undoes the first n upserts of a failed load: each key gets back its
  * previous object (prev) or is deleted (loaded names it). */
-static void unload(struct sx_cache *c, struct sx_object *prev, struct sx_object *loaded,
-		   uint32_t n)
+static void unload(struct sx_cache *c, struct sx_object *prev, struct sx_object *loaded, uint32_t n)
 {
 	while (n-- > 0) {
 		const struct sx_meta *m = sx_object_meta(&loaded[n]);
@@ -100,7 +99,7 @@ int sx_cache_load(struct sx_cache *c, struct sx_object *objs, uint32_t n)
  * that is not an assumed one in flight). Caller frees each and the array. */
 static char **stored_keys(struct sx_cache *c, enum sx_kind kind, uint32_t *n)
 {
-	const struct sx__map *m = kind == SX_KIND_POD ? &c->pods
+	const struct sx__map *m = kind == SX_KIND_POD	 ? &c->pods
 				  : kind == SX_KIND_NODE ? &c->nodes
 							 : &c->kinds[kind];
 	char **keys = sx_calloc(m->n, sizeof(*keys));
@@ -139,10 +138,9 @@ static void drop_missing_pod(struct sx_cache *c, const char *key)
 	e->pod = NULL;
 }
 
-int sx_cache_replace_all(struct sx_cache *c, enum sx_kind kind, struct sx_object *objs,
-			 uint32_t n)
+int sx_cache_replace_all(struct sx_cache *c, enum sx_kind kind, struct sx_object *objs, uint32_t n)
 {
-	struct sx__map listed = { 0 };
+	struct sx__map listed = {0};
 	uint32_t nkeys = 0;
 	char **keys;
 	int rc = 0;
@@ -154,7 +152,9 @@ int sx_cache_replace_all(struct sx_cache *c, enum sx_kind kind, struct sx_object
 		char buf[SX__KEY_MAX];
 		const char *key = m ? sx__object_key(buf, sizeof(buf), m->ns, m->name) : NULL;
 
-		rc = (sx__cache_validate(&objs[i]) < 0 || !key) ? SX_EINVAL : sx__map_put(&listed, key, &listed);
+		rc = (sx__cache_validate(&objs[i]) < 0 || !key)
+			     ? SX_EINVAL
+			     : sx__map_put(&listed, key, &listed);
 	}
 	if (rc < 0) {
 		sx__map_free(&listed);

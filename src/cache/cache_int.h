@@ -51,12 +51,12 @@ struct sx__kind_block {
 	atomic_int refcount;
 	uint32_t n;
 	struct sx_object *items; /* sorted by (namespace, name, kind) */
-	const void **ptrs;       /* items[i].obj, for the snapshot's arrays */
+	const void **ptrs;	 /* items[i].obj, for the snapshot's arrays */
 	/* The same objects ordered by a secondary key id, then name (PVs by
 	 * storage class, CSIStorageCapacities by storage class,
 	 * VolumeAttachments and CSINodes by node); NULL for the other groups. */
 	const void **by_key;
-	sx_str *keys;            /* keys[i] is by_key[i]'s key */
+	sx_str *keys; /* keys[i] is by_key[i]'s key */
 };
 
 /* Fills b->by_key/keys when b's kind has a secondary key; SX_ENOMEM. */
@@ -89,7 +89,7 @@ void sx__pvc_block_unref(struct sx__pvc_block *b);
 /* Image name -> number of nodes listing it (open addressing by name id). */
 struct sx__image_block {
 	atomic_int refcount;
-	uint32_t cap; /* power of two */
+	uint32_t cap;		      /* power of two */
 	struct sx_image_count *slots; /* name SX_STR_EMPTY = empty slot */
 };
 
@@ -99,7 +99,7 @@ enum sx__group {
 #define GROUP_OF_CACHE_OWN
 #define GROUP_OF_CACHE_JOIN(G)
 #define GROUP_OF_CACHE_GROUP(G, FIELD, T) SX__G_##G,
-#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, ...) \
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, ...)          \
 	GROUP_OF_##CACHE
 #include "schedext/kinds.def"
 #undef GROUP_OF_CACHE_OWN
@@ -115,7 +115,7 @@ int sx__kind_group(enum sx_kind kind);
  * node order, so snapshots with the same node list share it. */
 struct sx__index_block {
 	atomic_int refcount;
-	uint32_t cap;     /* power of two */
+	uint32_t cap;	  /* power of two */
 	uint32_t slots[]; /* UINT32_MAX = empty */
 };
 
@@ -129,7 +129,7 @@ struct sx__index_block {
  * deep or hold many superseded NodeInfos (sx__snapshot_patch). */
 struct sx__node_block {
 	atomic_int refcount;
-	uint32_t depth;       /* 0 for a full block */
+	uint32_t depth;	      /* 0 for a full block */
 	uint32_t chain_owned; /* NodeInfos owned by this block and its patched ancestors */
 	struct sx__node_block *parent;
 	uint32_t n;
@@ -142,7 +142,7 @@ struct sx__snap_internal {
 	struct sx__image_block *images;
 	struct sx__index_block *index;
 	struct sx__node_block *nodes; /* keeps the snapshot's NodeInfos alive */
-	bool nodes_array_owned;       /* snapshot->nodes is not nodes->own */
+	bool nodes_array_owned;	      /* snapshot->nodes is not nodes->own */
 };
 
 struct sx__kind_block *sx__kind_block_new(struct sx_object *items, uint32_t n);
@@ -157,8 +157,8 @@ void sx__image_block_unref(struct sx__image_block *b);
  * not NULL, its nodes have the same names in the same order, and its name
  * index is shared instead of rebuilt. NULL on OOM (the node references are
  * then released). */
-struct sx_snapshot *sx__snapshot_build(uint64_t generation, struct sx_node_info **nodes,
-				       uint32_t n, struct sx__kind_block *const *groups,
+struct sx_snapshot *sx__snapshot_build(uint64_t generation, struct sx_node_info **nodes, uint32_t n,
+				       struct sx__kind_block *const *groups,
 				       struct sx__image_block *images,
 				       const struct sx_snapshot *same_order);
 
@@ -182,7 +182,6 @@ size_t sx__unique_ids(sx_str *ids, size_t n);
 void sx__object_ref(const struct sx_object *o);
 int sx__object_cmp(const struct sx_object *a, const struct sx_object *b);
 
-
 /* ---------- the cache's state ----------
  * Written by cache.c under c->mu; read by the snapshot builder in
  * snapshot.c and by cache_visit.c, both under the same mutex. */
@@ -190,9 +189,9 @@ int sx__object_cmp(const struct sx_object *a, const struct sx_object *b);
 struct pod_entry {
 	const struct sx_pod *pod;     /* latest from the API; NULL = known only as assumed */
 	const struct sx_pod *assumed; /* counted copy while the binding is in flight */
-	sx_str node;                  /* where counted; SX_STR_EMPTY = nowhere (pending) */
+	sx_str node;		      /* where counted; SX_STR_EMPTY = nowhere (pending) */
 	bool binding_finished;
-	double finished_at;           /* sx_now_s() at finish_binding */
+	double finished_at; /* sx_now_s() at finish_binding */
 };
 
 /* Node tree (upstream backend/cache/node_tree.go): zones in insertion order, names in each. */

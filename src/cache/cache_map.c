@@ -78,7 +78,7 @@ int sx__map_put(struct sx__map *m, const char *key, void *value)
 	copy = sx_strdup(key);
 	if (!copy)
 		return SX_ENOMEM;
-	m->slots[i] = (struct sx__map_slot){ copy, h, value };
+	m->slots[i] = (struct sx__map_slot){copy, h, value};
 	m->n++;
 	return 0;
 }
@@ -138,9 +138,9 @@ const char *sx__object_key(char *buf, size_t len, sx_str ns, const char *name)
 void sx__object_ref(const struct sx_object *o)
 {
 	switch (o->kind) {
-#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, ...) \
-	case SX_KIND_##ID:                                                  \
-		sx_##REF##_ref(o->obj);                                     \
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, ...)                         \
+	case SX_KIND_##ID:                                                                         \
+		sx_##REF##_ref(o->obj);                                                            \
 		break;
 #include "schedext/kinds.def"
 	case SX_KIND_UNKNOWN:
@@ -170,11 +170,11 @@ int sx__object_cmp(const struct sx_object *a, const struct sx_object *b)
 int sx__kind_group(enum sx_kind kind)
 {
 	switch (kind) {
-#define CACHE_OWN -1
-#define CACHE_JOIN(G) SX__G_##G
+#define CACHE_OWN		 -1
+#define CACHE_JOIN(G)		 SX__G_##G
 #define CACHE_GROUP(G, FIELD, T) SX__G_##G
-#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, ...) \
-	case SX_KIND_##ID:                                                                 \
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, ...)          \
+	case SX_KIND_##ID:                                                                         \
 		return CACHE;
 #include "schedext/kinds.def"
 #undef CACHE_OWN

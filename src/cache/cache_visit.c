@@ -21,7 +21,7 @@ static int cmp_visit(const void *a, const void *b)
 
 static uint32_t collect(struct sx_cache *c, enum sx_kind kind, struct visit_item *out)
 {
-	const struct sx__map *m = kind == SX_KIND_POD ? &c->pods
+	const struct sx__map *m = kind == SX_KIND_POD	 ? &c->pods
 				  : kind == SX_KIND_NODE ? &c->nodes
 							 : &c->kinds[kind];
 	uint32_t k = 0;
@@ -34,16 +34,17 @@ static uint32_t collect(struct sx_cache *c, enum sx_kind kind, struct visit_item
 		if (kind == SX_KIND_POD) {
 			const struct pod_entry *e = v;
 
-			out[k++] = (struct visit_item){ { kind, (void *)sx__pod_entry_visible(e) }, e->node,
-							e->assumed != NULL };
+			out[k++] = (struct visit_item){{kind, (void *)sx__pod_entry_visible(e)},
+						       e->node,
+						       e->assumed != NULL};
 		} else if (kind == SX_KIND_NODE) {
 			const struct sx_node_info *ni = v;
 
 			if (ni->node)
-				out[k++] = (struct visit_item){ { kind, (void *)ni->node }, ni->name,
-								false };
+				out[k++] = (struct visit_item){
+					{kind, (void *)ni->node}, ni->name, false};
 		} else {
-			out[k++] = (struct visit_item){ { kind, v }, SX_STR_EMPTY, false };
+			out[k++] = (struct visit_item){{kind, v}, SX_STR_EMPTY, false};
 		}
 	}
 	return k;

@@ -33,10 +33,10 @@
 /* The WATCHED rows of kinds.def, in its order. */
 static const struct kind_desc kinds[] = {
 #define INFORMER_ROW_UNWATCHED(ID, GROUP, VERSION, RESOURCE, SELECTOR)
-#define INFORMER_ROW_WATCHED(ID, GROUP, VERSION, RESOURCE, SELECTOR) \
-	{ SX_KIND_##ID, SX_KIND_PATH(GROUP, VERSION, RESOURCE), RESOURCE, SELECTOR },
-#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, KEY, EVENT, \
-		WATCH, SELECTOR)                                                                  \
+#define INFORMER_ROW_WATCHED(ID, GROUP, VERSION, RESOURCE, SELECTOR)                               \
+	{SX_KIND_##ID, SX_KIND_PATH(GROUP, VERSION, RESOURCE), RESOURCE, SELECTOR},
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, KEY, EVENT,   \
+		WATCH, SELECTOR)                                                                   \
 	INFORMER_ROW_##WATCH(ID, GROUP, VERSION, RESOURCE, SELECTOR)
 #include "schedext/kinds.def"
 #undef INFORMER_ROW_UNWATCHED
@@ -91,8 +91,7 @@ static int line_append(struct sx_line_buf *lb, const char *p, size_t n)
 	return 0;
 }
 
-int sx_line_buf_feed(struct sx_line_buf *lb, const char *data, size_t n, sx_line_fn fn,
-		     void *ctx)
+int sx_line_buf_feed(struct sx_line_buf *lb, const char *data, size_t n, sx_line_fn fn, void *ctx)
 {
 	while (n > 0) {
 		const char *nl = memchr(data, '\n', n);
@@ -162,7 +161,7 @@ static int delete_key(struct informer *inf, const cJSON *obj)
 static int upsert(struct informer *inf, const cJSON *obj)
 {
 	struct sx_object o;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	char ebuf[600];
 	int rc = sx_decode_object(obj, sx_kind_name(inf->d->kind), &o, &err);
 
@@ -229,8 +228,7 @@ static int on_event(void *ctx, char *line, size_t len)
 		sx_log(2, "%s: ignoring watch event type %s", inf->d->resource, t);
 	}
 	if (rc == SX_ENOMEM) {
-		sx_log(1, "%s: out of memory applying a watch event; re-listing",
-		       inf->d->resource);
+		sx_log(1, "%s: out of memory applying a watch event; re-listing", inf->d->resource);
 		x->result = RES_BROKEN;
 	}
 	x->events++;
@@ -281,8 +279,7 @@ static bool tls_failure(CURLcode rc)
 }
 
 /* TLS problems are configuration errors: say so plainly, at level 0. */
-static void log_transport(struct informer *inf, const struct xfer *x, CURLcode rc,
-			  const char *ebuf)
+static void log_transport(struct informer *inf, const struct xfer *x, CURLcode rc, const char *ebuf)
 {
 	const char *detail = ebuf[0] ? ebuf : curl_easy_strerror(rc);
 
@@ -350,7 +347,7 @@ static bool start_transfer(struct informer *inf)
 	struct sx_informers *p = inf->parent;
 	bool watch = inf->phase != PH_LIST;
 	char *path = sx__inf_path(inf);
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	xfer_init(&inf->x, inf, watch);
 	inf->x.result = RES_OK;
@@ -509,7 +506,7 @@ static void *informers_main(void *arg)
  * strconv.ParseBool's spellings of false). */
 static bool watch_list_client(void)
 {
-	static const char *const off[] = { "0", "f", "F", "false", "FALSE", "False" };
+	static const char *const off[] = {"0", "f", "F", "false", "FALSE", "False"};
 	const char *v = getenv("KUBE_FEATURE_WatchListClient");
 
 	for (size_t i = 0; v && i < sizeof(off) / sizeof(off[0]); i++)
@@ -602,9 +599,9 @@ const struct kind_desc *sx__inf_desc_of(enum sx_kind kind)
 int sx_informer_replay_watch(struct sx_cache *cache, enum sx_kind kind, const char *data,
 			     size_t len, char *rv, size_t rvlen)
 {
-	struct sx_informers p = { .cache = cache };
-	struct informer inf = { .parent = &p, .d = sx__inf_desc_of(kind) };
-	struct xfer x = { .inf = &inf, .status = 200, .watch = true, .result = RES_OK };
+	struct sx_informers p = {.cache = cache};
+	struct informer inf = {.parent = &p, .d = sx__inf_desc_of(kind)};
+	struct xfer x = {.inf = &inf, .status = 200, .watch = true, .result = RES_OK};
 	int rc;
 
 	if (!inf.d)
@@ -618,4 +615,3 @@ int sx_informer_replay_watch(struct sx_cache *cache, enum sx_kind kind, const ch
 		rc = SX_EIO;
 	return rc < 0 ? rc : 0;
 }
-

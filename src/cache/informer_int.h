@@ -29,8 +29,8 @@ enum {
 	NKINDS = 0
 #define INFORMER_COUNT_WATCHED +1
 #define INFORMER_COUNT_UNWATCHED
-#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, KEY, EVENT, \
-		WATCH, SELECTOR)                                                                  \
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, KEY, EVENT,   \
+		WATCH, SELECTOR)                                                                   \
 	INFORMER_COUNT_##WATCH
 #include "schedext/kinds.def"
 #undef INFORMER_COUNT_WATCHED

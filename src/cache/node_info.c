@@ -186,13 +186,13 @@ static struct sx_node_images *flatten_images(const struct sx_node *node)
 	}
 	for (uint32_t i = 0; i < node->nimages; i++)
 		for (uint32_t j = 0; j < node->images[i].nnames; j++, k++)
-			tmp[k] = (struct image_tmp){ node->images[i].names[j], (uint32_t)k,
-						     node->images[i].size_bytes };
+			tmp[k] = (struct image_tmp){node->images[i].names[j], (uint32_t)k,
+						    node->images[i].size_bytes};
 	qsort(tmp, total, sizeof(*tmp), cmp_image_tmp);
 	k = 0;
 	for (size_t t = 0; t < total; t++)
 		if (t == 0 || tmp[t].name != tmp[t - 1].name)
-			im->e[k++] = (struct sx_node_image){ tmp[t].name, tmp[t].size };
+			im->e[k++] = (struct sx_node_image){tmp[t].name, tmp[t].size};
 	free(tmp);
 	atomic_init(&im->refcount, 1);
 	im->n = (uint32_t)k;
@@ -283,15 +283,15 @@ struct sx_node_info *sx_node_info_clone(const struct sx_node_info *ni)
 
 	if (!c)
 		return NULL;
-	*c = (struct sx_node_info){ .generation = ni->generation,
-				    .name = ni->name,
-				    .requested = ni->requested,
-				    .nonzero_milli_cpu = ni->nonzero_milli_cpu,
-				    .nonzero_memory = ni->nonzero_memory };
+	*c = (struct sx_node_info){.generation = ni->generation,
+				   .name = ni->name,
+				   .requested = ni->requested,
+				   .nonzero_milli_cpu = ni->nonzero_milli_cpu,
+				   .nonzero_memory = ni->nonzero_memory};
 	atomic_init(&c->refcount, 1);
 	c->affinity_pods = dup_array(ni->affinity_pods, ni->naffinity, sizeof(void *), &failed);
-	c->required_anti_pods = dup_array(ni->required_anti_pods, ni->nanti, sizeof(void *),
-					  &failed);
+	c->required_anti_pods =
+		dup_array(ni->required_anti_pods, ni->nanti, sizeof(void *), &failed);
 	c->requested.scalar = dup_array(ni->requested.scalar, ni->requested.nscalar,
 					sizeof(struct sx_scalar), &failed);
 	c->used_ports = dup_array(ni->used_ports, ni->nports, sizeof(*ni->used_ports), &failed);
@@ -360,7 +360,7 @@ static void add_scalars(struct sx_resources *r, const struct sx_resources *p, in
 		} else if (s->value != 0 && sign > 0) { /* removal never inserts */
 			memmove(&r->scalar[lo + 1], &r->scalar[lo],
 				(r->nscalar - lo) * sizeof(*r->scalar));
-			r->scalar[lo] = (struct sx_scalar){ s->name, sign * s->value };
+			r->scalar[lo] = (struct sx_scalar){s->name, sign * s->value};
 			r->nscalar++;
 		}
 	}
@@ -402,8 +402,8 @@ static int reserve_for(struct sx_node_info *ni, const struct sx_pod *pod)
 	    sx_vec_reserve(ni->ns_counts, ni->cap_ns, (uint64_t)ni->nns + 1, 4))
 		return SX_ENOMEM;
 	if (pod->request.nscalar > 0) {
-		p = realloc(ni->requested.scalar, ((size_t)scap + pod->request.nscalar) *
-							  sizeof(struct sx_scalar));
+		p = realloc(ni->requested.scalar,
+			    ((size_t)scap + pod->request.nscalar) * sizeof(struct sx_scalar));
 		if (!p)
 			return SX_ENOMEM;
 		ni->requested.scalar = p;
@@ -431,7 +431,7 @@ int sx_node_info_add_pod(struct sx_node_info *ni, const struct sx_pod *pod)
 		if (j >= 0)
 			ni->pvcs[j].count++;
 		else
-			ni->pvcs[ni->npvcs++] = (struct sx_pvc_ref){ pod->meta.ns, pod->pvcs[i], 1 };
+			ni->pvcs[ni->npvcs++] = (struct sx_pvc_ref){pod->meta.ns, pod->pvcs[i], 1};
 	}
 	ni->generation = sx__next_generation();
 	return 0;
@@ -501,7 +501,7 @@ static void count_ns(struct sx_node_info *ni, const struct sx_pod *pod, int sign
 		if (sign < 0)
 			return;
 		e = &ni->ns_counts[ni->nns++];
-		*e = (struct sx_ns_count){ .ns = pod->meta.ns };
+		*e = (struct sx_ns_count){.ns = pod->meta.ns};
 	}
 	e->pods += sign;
 	e->affinity += aff ? sign : 0;

@@ -108,8 +108,8 @@ static void index_block_unref(struct sx__index_block *b)
 static int build_index(struct sx_snapshot *s, const struct sx_snapshot *same_order)
 {
 	struct sx__snap_internal *in = s->internal;
-	struct sx__index_block *b = same_order ? ((struct sx__snap_internal *)same_order->internal)->index
-					       : NULL;
+	struct sx__index_block *b =
+		same_order ? ((struct sx__snap_internal *)same_order->internal)->index : NULL;
 	uint32_t cap = 16;
 
 	if (b) {
@@ -174,10 +174,10 @@ static void attach_blocks(struct sx_snapshot *s, struct sx__snap_internal *in)
 
 #define ATTACH_CACHE_OWN
 #define ATTACH_CACHE_JOIN(G)
-#define ATTACH_CACHE_GROUP(G, FIELD, T)                                        \
-	s->n##FIELD = g[SX__G_##G] ? g[SX__G_##G]->n : 0;                        \
+#define ATTACH_CACHE_GROUP(G, FIELD, T)                                                            \
+	s->n##FIELD = g[SX__G_##G] ? g[SX__G_##G]->n : 0;                                          \
 	s->FIELD = g[SX__G_##G] ? (void *)g[SX__G_##G]->ptrs : NULL;
-#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, ...) \
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, ...)          \
 	ATTACH_##CACHE
 #include "schedext/kinds.def"
 #undef ATTACH_CACHE_OWN
@@ -278,8 +278,8 @@ static struct sx_snapshot *snapshot_shell(uint64_t generation, struct sx__kind_b
 	return s;
 }
 
-struct sx_snapshot *sx__snapshot_build(uint64_t generation, struct sx_node_info **nodes,
-				       uint32_t n, struct sx__kind_block *const *groups,
+struct sx_snapshot *sx__snapshot_build(uint64_t generation, struct sx_node_info **nodes, uint32_t n,
+				       struct sx__kind_block *const *groups,
 				       struct sx__image_block *images,
 				       const struct sx_snapshot *same_order)
 {
@@ -377,7 +377,7 @@ static void add_ns_totals(struct sx_snapshot *s, const struct sx_node_info *ni, 
 				(s->nns_totals - at) * sizeof(*t));
 			s->nns_totals++;
 			t = &s->ns_totals[at];
-			*t = (struct sx_ns_count){ .ns = c->ns };
+			*t = (struct sx_ns_count){.ns = c->ns};
 		}
 		t->pods += (uint32_t)sign * c->pods;
 		t->affinity += (uint32_t)sign * c->affinity;
@@ -443,9 +443,9 @@ bool sx_snapshot_may_select_anti(const struct sx_snapshot *snap, sx_str ns)
  * nnodes / FLATTEN_FRACTION + FLATTEN_SLACK, are replaced by a full block:
  * the amortised cost stays near nnodes / MAX_DEPTH references per snapshot,
  * and memory held by superseded NodeInfos stays bounded. */
-#define MAX_DEPTH 64
+#define MAX_DEPTH	 64
 #define FLATTEN_FRACTION 8
-#define FLATTEN_SLACK 64
+#define FLATTEN_SLACK	 64
 
 static bool should_flatten(const struct sx__node_block *parent, uint32_t nnodes, uint32_t nchanged)
 {
@@ -597,7 +597,7 @@ static struct sx__image_block *count_images(struct sx_node_info *const *nodes, u
 		if (m > 0 && counts[m - 1].name == names[t])
 			counts[m - 1].nodes++;
 		else if (names[t] != SX_STR_EMPTY)
-			counts[m++] = (struct sx_image_count){ names[t], 1 };
+			counts[m++] = (struct sx_image_count){names[t], 1};
 	}
 out:
 	b = (names && counts) ? sx__image_block_new(counts, (uint32_t)m) : NULL;
@@ -680,7 +680,8 @@ static struct sx__image_block *cache_image_block(struct sx_cache *c)
 		return NULL;
 	for (uint32_t i = 0; i < c->image_cap; i++)
 		if (c->images[i].name != SX_STR_EMPTY && c->images[i].nodes > 0)
-			counts[m++] = (struct sx_image_count){ c->images[i].name, c->images[i].nodes };
+			counts[m++] =
+				(struct sx_image_count){c->images[i].name, c->images[i].nodes};
 	b = sx__image_block_new(counts, m);
 	free(counts);
 	return b;
@@ -705,7 +706,8 @@ static int rebuild_group(struct sx_cache *c, int g)
 		for (uint32_t i = 0; i < c->kinds[kind].cap; i++) {
 			if (!c->kinds[kind].slots[i].key)
 				continue;
-			items[k] = (struct sx_object){ (enum sx_kind)kind, c->kinds[kind].slots[i].value };
+			items[k] = (struct sx_object){(enum sx_kind)kind,
+						      c->kinds[kind].slots[i].value};
 			sx__object_ref(&items[k++]);
 		}
 	}

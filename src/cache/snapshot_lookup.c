@@ -64,8 +64,8 @@ static const struct sx_object *group_find(const struct sx_snapshot *snap, int gr
 
 const struct sx_labels *sx_snapshot_namespace_labels(const struct sx_snapshot *snap, sx_str ns)
 {
-	const struct sx_object *o = group_find(snap, SX__G_NAMESPACES, SX_STR_EMPTY,
-					      sx_str_get(ns));
+	const struct sx_object *o =
+		group_find(snap, SX__G_NAMESPACES, SX_STR_EMPTY, sx_str_get(ns));
 
 	return o ? &((const struct sx_generic *)o->obj)->meta.labels : NULL;
 }
@@ -87,17 +87,16 @@ const struct sx_pv *sx_snapshot_find_pv(const struct sx_snapshot *snap, sx_str n
 const struct sx_storage_class *sx_snapshot_find_storage_class(const struct sx_snapshot *snap,
 							      sx_str name)
 {
-	const struct sx_object *o = group_find(snap, SX__G_STORAGE_CLASSES, SX_STR_EMPTY,
-					      sx_str_get(name));
+	const struct sx_object *o =
+		group_find(snap, SX__G_STORAGE_CLASSES, SX_STR_EMPTY, sx_str_get(name));
 
 	return o ? o->obj : NULL;
 }
 
-const struct sx_csi_driver *sx_snapshot_find_csi_driver(const struct sx_snapshot *snap,
-							sx_str name)
+const struct sx_csi_driver *sx_snapshot_find_csi_driver(const struct sx_snapshot *snap, sx_str name)
 {
-	const struct sx_object *o = group_find(snap, SX__G_CSI_DRIVERS, SX_STR_EMPTY,
-					      sx_str_get(name));
+	const struct sx_object *o =
+		group_find(snap, SX__G_CSI_DRIVERS, SX_STR_EMPTY, sx_str_get(name));
 
 	return o ? o->obj : NULL;
 }

@@ -28,23 +28,23 @@
 #include "schedext/decode.h"
 #include "schedext/vec.h"
 
-#define STATE_MAX_BYTES ((size_t)1 << 30)
-#define STREAM_FAILED 1 /* not an error: decode the whole tree instead */
-#define PAGE_BYTES ((uintptr_t)4096)
-#define RELEASE_STEP ((uintptr_t)8 << 20) /* release read pages 8 MB at a time */
+#define STATE_MAX_BYTES	 ((size_t)1 << 30)
+#define STREAM_FAILED	 1 /* not an error: decode the whole tree instead */
+#define PAGE_BYTES	 ((uintptr_t)4096)
+#define RELEASE_STEP	 ((uintptr_t)8 << 20) /* release read pages 8 MB at a time */
 #define MAX_WARNED_KINDS 64
 
 struct loader {
-	const char *name;        /* file name for messages */
-	struct sx_object *objs;  /* decoded, references owned */
+	const char *name;	/* file name for messages */
+	struct sx_object *objs; /* decoded, references owned */
 	uint32_t n, cap;
 	char *warned[MAX_WARNED_KINDS]; /* unknown kinds already reported */
 	uint32_t nwarned;
 	struct sx_field_warnings fields; /* unknown fields reported */
-	bool check_fields;       /* a file: warn about unknown fields */
+	bool check_fields;		 /* a file: warn about unknown fields */
 	struct sx_error *err;
-	const char *map;         /* the file when mapped (pages released as read) */
-	const char *released;    /* map's pages before this are released */
+	const char *map;      /* the file when mapped (pages released as read) */
+	const char *released; /* map's pages before this are released */
 };
 
 static void loader_free(struct loader *l, bool release_objs)
@@ -134,11 +134,11 @@ static int warn_field(void *ctx, const char *path)
 void sx_state_warn_fields(struct sx_field_warnings *w, const char *file, const char *where,
 			  const cJSON *item, const char *kind)
 {
-	struct warn_ctx c = { w, file, where, kind, item };
+	struct warn_ctx c = {w, file, where, kind, item};
 
 	if (kind)
-		sx_decode_check_fields(item, sx_kind_from_name(kind), SX_FIELDS_WARN, warn_field, &c,
-				       NULL);
+		sx_decode_check_fields(item, sx_kind_from_name(kind), SX_FIELDS_WARN, warn_field,
+				       &c, NULL);
 }
 
 void sx_field_warnings_free(struct sx_field_warnings *w)
@@ -171,8 +171,7 @@ static int push(struct loader *l, const struct sx_object *o)
 }
 
 /* Decodes one object. `kind` is the list's item kind or NULL. */
-static int load_item(struct loader *l, const cJSON *item, const char *list_kind,
-		     const char *where)
+static int load_item(struct loader *l, const cJSON *item, const char *list_kind, const char *where)
 {
 	const char *own = cJSON_IsObject(item) ? sx_json_string(item, "kind") : NULL;
 	const char *kind = own && *own ? own : list_kind;
@@ -336,7 +335,7 @@ int sx_state_load_documents(struct sx_cache *cache, const char *name, const stru
 			    struct sx_error *err)
 {
 	struct sx_error tmp;
-	struct loader l = { .name = name ? name : "state", .err = err ? err : &tmp };
+	struct loader l = {.name = name ? name : "state", .err = err ? err : &tmp};
 
 	return apply_decoded(cache, &l, decode_documents(&l, docs));
 }
@@ -414,8 +413,8 @@ int sx_state_load_buffer(struct sx_cache *cache, const char *name, const char *d
 			 struct sx_error *err)
 {
 	struct sx_error tmp;
-	struct loader l = { .name = name ? name : "state", .err = err ? err : &tmp,
-			    .check_fields = true };
+	struct loader l = {
+		.name = name ? name : "state", .err = err ? err : &tmp, .check_fields = true};
 
 	if (!data) /* sx_parse_documents' message */
 		return apply_decoded(cache, &l, decode_tree(&l, data, len));
@@ -499,8 +498,8 @@ static const char *map_file(const char *path, size_t *len)
 static int load_mapped(struct sx_cache *cache, const char *path, const char *map, size_t len,
 		       struct sx_error *err)
 {
-	struct loader l = { .name = path, .err = err, .map = map, .released = map,
-			    .check_fields = true };
+	struct loader l = {
+		.name = path, .err = err, .map = map, .released = map, .check_fields = true};
 	int rc;
 
 	madvise((void *)map, len, MADV_SEQUENTIAL);

@@ -16,15 +16,15 @@
 bool sx__object_alt_key(const struct sx_object *o, sx_str *key)
 {
 	switch (o->kind) {
-#define KEY(MEMBER)         \
-	*key = obj->MEMBER; \
+#define KEY(MEMBER)                                                                                \
+	*key = obj->MEMBER;                                                                        \
 	return true;
 #define NO_KEY return false;
 #define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, KEY_COL, ...) \
-	case SX_KIND_##ID: {                                                                        \
-		const struct TYPE *obj = o->obj;                                                    \
-		(void)obj;                                                                          \
-		KEY_COL                                                                             \
+	case SX_KIND_##ID: {                                                                       \
+		const struct TYPE *obj = o->obj;                                                   \
+		(void)obj;                                                                         \
+		KEY_COL                                                                            \
 	}
 #include "schedext/kinds.def"
 #undef KEY

@@ -7,27 +7,27 @@
 
 #include "cel_int.h"
 
-const struct cel_type cel_t_dyn = { K_DYN, NULL, NULL };
-const struct cel_type cel_t_null = { K_NULL, NULL, NULL };
-const struct cel_type cel_t_bool = { K_BOOL, NULL, NULL };
-const struct cel_type cel_t_int = { K_INT, NULL, NULL };
-const struct cel_type cel_t_uint = { K_UINT, NULL, NULL };
-const struct cel_type cel_t_double = { K_DOUBLE, NULL, NULL };
-const struct cel_type cel_t_string = { K_STRING, NULL, NULL };
-const struct cel_type cel_t_bytes = { K_BYTES, NULL, NULL };
-const struct cel_type cel_t_qty = { K_QTY, NULL, NULL };
-const struct cel_type cel_t_semver = { K_SEMVER, NULL, NULL };
-const struct cel_type cel_t_device = { K_DEVICE, NULL, NULL };
-const struct cel_type cel_t_list_dyn = { K_LIST, &cel_t_dyn, NULL };
-const struct cel_type cel_t_attr_inner = { K_MAP, &cel_t_dyn, &cel_t_string };
-const struct cel_type cel_t_attr_outer = { K_MAP, &cel_t_attr_inner, &cel_t_string };
-const struct cel_type cel_t_cap_inner = { K_MAP, &cel_t_qty, &cel_t_string };
-const struct cel_type cel_t_cap_outer = { K_MAP, &cel_t_cap_inner, &cel_t_string };
+const struct cel_type cel_t_dyn = {K_DYN, NULL, NULL};
+const struct cel_type cel_t_null = {K_NULL, NULL, NULL};
+const struct cel_type cel_t_bool = {K_BOOL, NULL, NULL};
+const struct cel_type cel_t_int = {K_INT, NULL, NULL};
+const struct cel_type cel_t_uint = {K_UINT, NULL, NULL};
+const struct cel_type cel_t_double = {K_DOUBLE, NULL, NULL};
+const struct cel_type cel_t_string = {K_STRING, NULL, NULL};
+const struct cel_type cel_t_bytes = {K_BYTES, NULL, NULL};
+const struct cel_type cel_t_qty = {K_QTY, NULL, NULL};
+const struct cel_type cel_t_semver = {K_SEMVER, NULL, NULL};
+const struct cel_type cel_t_device = {K_DEVICE, NULL, NULL};
+const struct cel_type cel_t_list_dyn = {K_LIST, &cel_t_dyn, NULL};
+const struct cel_type cel_t_attr_inner = {K_MAP, &cel_t_dyn, &cel_t_string};
+const struct cel_type cel_t_attr_outer = {K_MAP, &cel_t_attr_inner, &cel_t_string};
+const struct cel_type cel_t_cap_inner = {K_MAP, &cel_t_qty, &cel_t_string};
+const struct cel_type cel_t_cap_outer = {K_MAP, &cel_t_cap_inner, &cel_t_string};
 
 static const struct cel_type *const kind_types[] = {
-	[K_DYN] = &cel_t_dyn,       [K_NULL] = &cel_t_null,     [K_BOOL] = &cel_t_bool,
-	[K_INT] = &cel_t_int,       [K_UINT] = &cel_t_uint,     [K_DOUBLE] = &cel_t_double,
-	[K_STRING] = &cel_t_string, [K_BYTES] = &cel_t_bytes,   [K_QTY] = &cel_t_qty,
+	[K_DYN] = &cel_t_dyn,	    [K_NULL] = &cel_t_null,	[K_BOOL] = &cel_t_bool,
+	[K_INT] = &cel_t_int,	    [K_UINT] = &cel_t_uint,	[K_DOUBLE] = &cel_t_double,
+	[K_STRING] = &cel_t_string, [K_BYTES] = &cel_t_bytes,	[K_QTY] = &cel_t_qty,
 	[K_SEMVER] = &cel_t_semver, [K_DEVICE] = &cel_t_device,
 };
 
@@ -49,10 +49,18 @@ struct checker {
 void cel_type_str(const struct cel_type *t, char *buf, size_t len)
 {
 	static const char *const names[] = {
-		[K_ERR] = "error", [K_DYN] = "dyn", [K_NULL] = "null_type", [K_BOOL] = "bool",
-		[K_INT] = "int", [K_UINT] = "uint", [K_DOUBLE] = "double", [K_STRING] = "string",
-		[K_BYTES] = "bytes", [K_QTY] = "kubernetes.Quantity",
-		[K_SEMVER] = "kubernetes.Semver", [K_DEVICE] = "kubernetes.DRADevice",
+		[K_ERR] = "error",
+		[K_DYN] = "dyn",
+		[K_NULL] = "null_type",
+		[K_BOOL] = "bool",
+		[K_INT] = "int",
+		[K_UINT] = "uint",
+		[K_DOUBLE] = "double",
+		[K_STRING] = "string",
+		[K_BYTES] = "bytes",
+		[K_QTY] = "kubernetes.Quantity",
+		[K_SEMVER] = "kubernetes.Semver",
+		[K_DEVICE] = "kubernetes.DRADevice",
 	};
 	char a[128], b[128];
 
@@ -71,9 +79,10 @@ void cel_type_str(const struct cel_type *t, char *buf, size_t len)
 bool cel_arg_accepts(enum cel_arg a, enum cel_kind k)
 {
 	static const enum cel_kind map[] = {
-		[A_BOOL] = K_BOOL,     [A_INT] = K_INT,   [A_UINT] = K_UINT, [A_DOUBLE] = K_DOUBLE,
-		[A_STRING] = K_STRING, [A_BYTES] = K_BYTES, [A_LIST] = K_LIST, [A_MAP] = K_MAP,
-		[A_QTY] = K_QTY,       [A_SEMVER] = K_SEMVER,
+		[A_BOOL] = K_BOOL,     [A_INT] = K_INT,	      [A_UINT] = K_UINT,
+		[A_DOUBLE] = K_DOUBLE, [A_STRING] = K_STRING, [A_BYTES] = K_BYTES,
+		[A_LIST] = K_LIST,     [A_MAP] = K_MAP,	      [A_QTY] = K_QTY,
+		[A_SEMVER] = K_SEMVER,
 	};
 
 	if (a == A_ANY || k == K_DYN)
@@ -159,7 +168,8 @@ static const struct cel_type *check_select(struct checker *c, struct cel_node *n
 			return &cel_t_attr_outer;
 		if (n->name_len == 8 && memcmp(n->name, "capacity", 8) == 0)
 			return &cel_t_cap_outer;
-		cel_compile_error(c->b, n->pos, "undefined field '%.*s'", (int)n->name_len, n->name);
+		cel_compile_error(c->b, n->pos, "undefined field '%.*s'", (int)n->name_len,
+				  n->name);
 		return NULL;
 	}
 	if (t->kind == K_MAP)
@@ -318,7 +328,8 @@ static const struct cel_type *check_call(struct checker *c, struct cel_node *n)
 					  "function '%.*s' is not supported by this evaluator",
 					  (int)n->name_len, n->name);
 		else
-			cel_compile_error(c->b, n->pos, "undeclared reference to '%.*s' (in container '')",
+			cel_compile_error(c->b, n->pos,
+					  "undeclared reference to '%.*s' (in container '')",
 					  (int)n->name_len, n->name);
 		return NULL;
 	}
@@ -386,11 +397,12 @@ static const struct cel_type *check_bind(struct checker *c, struct cel_node *n)
 	if (!init)
 		return NULL;
 	if (c->n_scopes == CEL_MAX_SCOPES) {
-		cel_compile_error(c->b, n->pos, "cel.bind nested more than %d deep", CEL_MAX_SCOPES);
+		cel_compile_error(c->b, n->pos, "cel.bind nested more than %d deep",
+				  CEL_MAX_SCOPES);
 		return NULL;
 	}
 	n->slot = c->b->n_slots++ + 1;
-	c->scopes[c->n_scopes++] = (struct scope){ n->name, n->name_len, init, n->slot - 1 };
+	c->scopes[c->n_scopes++] = (struct scope){n->name, n->name_len, init, n->slot - 1};
 	body = check(c, n->args[1]);
 	c->n_scopes--;
 	return body;
@@ -416,11 +428,13 @@ static bool check_pred(struct checker *c, const struct cel_node *n, const struct
 				  "found no matching overload for '%s' applied to '(bool, %s)'",
 				  n->macro == M_ALL ? "_&&_" : "_||_", pt);
 	else if (n->macro == M_EXISTS_ONE)
-		cel_compile_error(c->b, n->args[1]->pos,
-				  "found no matching overload for '_?_:_' applied to '(%s, int, int)'", pt);
+		cel_compile_error(
+			c->b, n->args[1]->pos,
+			"found no matching overload for '_?_:_' applied to '(%s, int, int)'", pt);
 	else
 		cel_compile_error(c->b, n->args[1]->pos,
-				  "found no matching overload for '_?_:_' applied to '(%s, list(%s), list(%s))'",
+				  "found no matching overload for '_?_:_' applied to '(%s, "
+				  "list(%s), list(%s))'",
 				  pt, vt, vt);
 	return false;
 }
@@ -454,8 +468,10 @@ static const struct cel_type *check_comprehension(struct checker *c, struct cel_
 		var = &cel_t_dyn;
 	} else {
 		cel_type_str(range, buf, sizeof(buf));
-		cel_compile_error(c->b, n->args[0]->pos, "expression of type '%s' cannot be range of "
-				  "a comprehension (must be list, map, or dynamic)", buf);
+		cel_compile_error(c->b, n->args[0]->pos,
+				  "expression of type '%s' cannot be range of "
+				  "a comprehension (must be list, map, or dynamic)",
+				  buf);
 		return NULL;
 	}
 	if (c->n_scopes == CEL_MAX_SCOPES) {
@@ -464,7 +480,7 @@ static const struct cel_type *check_comprehension(struct checker *c, struct cel_
 		return NULL;
 	}
 	n->slot = c->b->n_slots++ + 1;
-	c->scopes[c->n_scopes++] = (struct scope){ n->name, n->name_len, var, n->slot - 1 };
+	c->scopes[c->n_scopes++] = (struct scope){n->name, n->name_len, var, n->slot - 1};
 	p = check(c, n->args[1]);
 	if (p && n->nargs == 3)
 		t = check(c, n->args[2]);
@@ -492,7 +508,8 @@ static bool known_function(struct checker *c, const struct cel_node *n)
 		    memcmp(cel_overloads[i].name, n->name, n->name_len) == 0)
 			return true;
 	if (cel_unsupported_function(n->name, n->name_len))
-		cel_compile_error(c->b, n->pos, "function '%.*s' is not supported by this evaluator",
+		cel_compile_error(c->b, n->pos,
+				  "function '%.*s' is not supported by this evaluator",
 				  (int)n->name_len, n->name);
 	else
 		cel_compile_error(c->b, n->pos, "undeclared reference to '%.*s' (in container '')",
@@ -507,7 +524,8 @@ static const struct cel_type *check(struct checker *c, struct cel_node *n)
 	if (n->kind == N_CALL && !known_function(c, n))
 		return NULL;
 	for (size_t i = 0; i < n->nargs && n->kind != N_SELECT && n->kind != N_HAS &&
-			   n->kind != N_BIND && n->kind != N_COMP; i++)
+			   n->kind != N_BIND && n->kind != N_COMP;
+	     i++)
 		if (!check(c, n->args[i]))
 			return NULL;
 	switch (n->kind) {
@@ -614,7 +632,7 @@ void cel_fuse(struct cel_node *n)
 
 int cel_check(struct cel_prog_build *b, struct cel_node *root)
 {
-	struct checker c = { .b = b };
+	struct checker c = {.b = b};
 	const struct cel_type *t = check(&c, root);
 	char buf[128];
 
@@ -622,7 +640,8 @@ int cel_check(struct cel_prog_build *b, struct cel_node *root)
 		return -1;
 	if (t->kind != K_BOOL && t->kind != K_DYN) {
 		cel_type_str(t, buf, sizeof(buf));
-		snprintf(b->err, b->errlen, "must evaluate to bool or the unknown type, not %s", buf);
+		snprintf(b->err, b->errlen, "must evaluate to bool or the unknown type, not %s",
+			 buf);
 		b->failed = true;
 		return -1;
 	}

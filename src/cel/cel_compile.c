@@ -9,10 +9,10 @@
 #include "cel_int.h"
 #include "schedext/common.h"
 
-#define CEL_COMPILE_MEM (16u << 20) /* arena bound for one program */
-#define CEL_EVAL_MEM (64u << 20)    /* arena bound for one evaluation */
-#define CEL_CHUNK 4096
-#define CEL_STACK_VERSIONS 32     /* ResourceSliceMaxAttributesAndCapacitiesPerDevice */
+#define CEL_COMPILE_MEM	   (16u << 20) /* arena bound for one program */
+#define CEL_EVAL_MEM	   (64u << 20) /* arena bound for one evaluation */
+#define CEL_CHUNK	   4096
+#define CEL_STACK_VERSIONS 32 /* ResourceSliceMaxAttributesAndCapacitiesPerDevice */
 
 struct sx_cel_program {
 	int refs; /* atomic */
@@ -93,8 +93,9 @@ void cel_compile_error(struct cel_prog_build *b, uint32_t pos, const char *fmt, 
 	}
 	for (le = ls; le < b->len && b->src[le] != '\n'; le++)
 		;
-	n = snprintf(b->err, b->errlen, "compilation failed: ERROR: <input>:%zu:%zu: %s\n | %.*s\n | ",
-		     line, col + 1, msg, (int)(le - ls > 200 ? 200 : le - ls), b->src + ls);
+	n = snprintf(b->err, b->errlen,
+		     "compilation failed: ERROR: <input>:%zu:%zu: %s\n | %.*s\n | ", line, col + 1,
+		     msg, (int)(le - ls > 200 ? 200 : le - ls), b->src + ls);
 	for (size_t i = 0; i < col && n >= 0 && (size_t)n + 2 < b->errlen; i++)
 		b->err[n++] = '.';
 	if (n >= 0 && (size_t)n + 2 <= b->errlen) {
@@ -148,13 +149,15 @@ static struct sx_cel_program *compile(const char *expr, size_t len, char *err, s
 				      bool *oom)
 {
 	char local[SX_CEL_ERR_LEN];
-	struct cel_prog_build b = { .err = err ? err : local, .errlen = err ? errlen : sizeof(local) };
+	struct cel_prog_build b = {.err = err ? err : local,
+				   .errlen = err ? errlen : sizeof(local)};
 	struct sx_cel_program *p;
 	if (b.errlen)
 		b.err[0] = '\0';
 	if (len > SX_CEL_MAX_EXPR_LEN) {
-		set_err(err, errlen, "compilation failed: expression is %zu bytes long, the limit is %d",
-			len, SX_CEL_MAX_EXPR_LEN);
+		set_err(err, errlen,
+			"compilation failed: expression is %zu bytes long, the limit is %d", len,
+			SX_CEL_MAX_EXPR_LEN);
 		return NULL;
 	}
 	p = calloc(1, sizeof(*p));
@@ -212,8 +215,7 @@ const char *sx_cel_program_expr(const struct sx_cel_program *p)
 
 /* Parses the device's version attributes as upstream does before
  * evaluating: an invalid one fails the evaluation. */
-static int parse_versions(struct cel_eval *ev, struct cel_semver *stack, char *err,
-			  size_t errlen)
+static int parse_versions(struct cel_eval *ev, struct cel_semver *stack, char *err, size_t errlen)
 {
 	const struct sx_cel_device *d = ev->dev;
 	struct cel_semver *v = NULL;
@@ -236,7 +238,8 @@ static int parse_versions(struct cel_eval *ev, struct cel_semver *stack, char *e
 		}
 		if (cel_semver_parse(a->s ? a->s : "", a->s ? strlen(a->s) : 0, false, &v[i], msg,
 				     sizeof(msg), &ev->arena) != 0) {
-			set_err(err, errlen, "attribute %s: parse semantic version: %s", a->name, msg);
+			set_err(err, errlen, "attribute %s: parse semantic version: %s", a->name,
+				msg);
 			return SX_EINVAL;
 		}
 	}
@@ -250,10 +253,9 @@ int sx_cel_eval_device(const struct sx_cel_program *p, const struct sx_cel_devic
 }
 
 int sx_cel_eval_device_limit(const struct sx_cel_program *p, const struct sx_cel_device *dev,
-			     uint64_t limit, bool *result, uint64_t *cost, char *err,
-			     size_t errlen)
+			     uint64_t limit, bool *result, uint64_t *cost, char *err, size_t errlen)
 {
-	struct cel_eval ev = { .dev = dev, .limit = limit };
+	struct cel_eval ev = {.dev = dev, .limit = limit};
 	struct cel_semver versions[CEL_STACK_VERSIONS];
 	struct cel_name names[2][CEL_STACK_VERSIONS];
 	struct cel_val v;
@@ -279,8 +281,9 @@ int sx_cel_eval_device_limit(const struct sx_cel_program *p, const struct sx_cel
 	if (rc == 0) {
 		v = cel_eval_node(&ev, p->root);
 		if (ev.cancelled)
-			v = (struct cel_val){ .kind = K_ERR,
-					      .err = "operation cancelled: actual cost limit exceeded" };
+			v = (struct cel_val){
+				.kind = K_ERR,
+				.err = "operation cancelled: actual cost limit exceeded"};
 		if (v.kind == K_BOOL) {
 			*result = v.b;
 		} else if (v.kind == K_ERR) {
@@ -288,13 +291,14 @@ int sx_cel_eval_device_limit(const struct sx_cel_program *p, const struct sx_cel
 			rc = SX_EINVAL;
 		} else {
 			char t[64];
-			struct cel_type ty = { .kind = v.kind };
+			struct cel_type ty = {.kind = v.kind};
 
 			if (v.kind == K_LIST || v.kind == K_MAP)
 				snprintf(t, sizeof(t), "%s", v.kind == K_LIST ? "list" : "map");
 			else
 				cel_type_str(&ty, t, sizeof(t));
-			set_err(err, errlen, "CEL result of type %s could not be converted to bool", t);
+			set_err(err, errlen, "CEL result of type %s could not be converted to bool",
+				t);
 			rc = SX_EINVAL;
 		}
 	}

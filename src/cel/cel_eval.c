@@ -12,7 +12,7 @@
 
 struct cel_val cel_err(struct cel_eval *ev, const char *fmt, ...)
 {
-	struct cel_val v = { .kind = K_ERR, .err = "out of memory" };
+	struct cel_val v = {.kind = K_ERR, .err = "out of memory"};
 	char buf[SX_CEL_ERR_LEN];
 	va_list ap;
 	char *p;
@@ -33,7 +33,7 @@ struct cel_val cel_err(struct cel_eval *ev, const char *fmt, ...)
 
 struct cel_val cel_oom(struct cel_eval *ev)
 {
-	struct cel_val v = { .kind = K_ERR, .err = "evaluation exceeded its memory limit" };
+	struct cel_val v = {.kind = K_ERR, .err = "evaluation exceeded its memory limit"};
 
 	if (!ev->arena.limited) {
 		ev->oom = true;
@@ -52,8 +52,8 @@ bool cel_charge(struct cel_eval *ev, uint64_t c)
 
 static struct cel_val cancelled(void)
 {
-	return (struct cel_val){ .kind = K_ERR,
-				 .err = "operation cancelled: actual cost limit exceeded" };
+	return (struct cel_val){.kind = K_ERR,
+				.err = "operation cancelled: actual cost limit exceeded"};
 }
 
 size_t cel_utf8_len(const char *s, size_t n)
@@ -70,8 +70,11 @@ bool cel_utf8_valid(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n;) {
 		unsigned char c = (unsigned char)s[i];
-		size_t len = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 :
-			     c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+		size_t len = c < 0x80		      ? 1
+			     : c >= 0xc2 && c <= 0xdf ? 2
+			     : c >= 0xe0 && c <= 0xef ? 3
+			     : c >= 0xf0 && c <= 0xf4 ? 4
+						      : 0;
 		uint32_t cp;
 
 		if (!len || i + len > n)
@@ -93,10 +96,14 @@ bool cel_utf8_valid(const char *s, size_t n)
 uint64_t cel_val_size(struct cel_eval *ev, const struct cel_val *v)
 {
 	switch (v->kind) {
-	case K_STRING: return cel_utf8_len(v->s.p, v->s.n);
-	case K_BYTES: return v->s.n;
-	case K_LIST: return v->l.n;
-	default: return 1;
+	case K_STRING:
+		return cel_utf8_len(v->s.p, v->s.n);
+	case K_BYTES:
+		return v->s.n;
+	case K_LIST:
+		return v->l.n;
+	default:
+		return 1;
 	}
 }
 
@@ -162,7 +169,7 @@ static bool domain_present(struct cel_eval *ev, bool caps, const char *dom, size
 static struct cel_val entry_value(struct cel_eval *ev, bool caps, size_t i)
 {
 	const struct sx_cel_attr *a;
-	struct cel_val v = { .kind = K_QTY };
+	struct cel_val v = {.kind = K_QTY};
 
 	if (caps) {
 		v.q = ev->dev->caps[i].value;
@@ -170,14 +177,23 @@ static struct cel_val entry_value(struct cel_eval *ev, bool caps, size_t i)
 	}
 	a = &ev->dev->attrs[i];
 	switch (a->type) {
-	case SX_CEL_ATTR_INT: v.kind = K_INT; v.i = a->i; break;
-	case SX_CEL_ATTR_BOOL: v.kind = K_BOOL; v.b = a->b; break;
+	case SX_CEL_ATTR_INT:
+		v.kind = K_INT;
+		v.i = a->i;
+		break;
+	case SX_CEL_ATTR_BOOL:
+		v.kind = K_BOOL;
+		v.b = a->b;
+		break;
 	case SX_CEL_ATTR_STRING:
 		v.kind = K_STRING;
 		v.s.p = a->s ? a->s : "";
 		v.s.n = strlen(v.s.p);
 		break;
-	case SX_CEL_ATTR_VERSION: v.kind = K_SEMVER; v.v = ev->versions[i]; break;
+	case SX_CEL_ATTR_VERSION:
+		v.kind = K_SEMVER;
+		v.v = ev->versions[i];
+		break;
 	}
 	return v;
 }
@@ -273,7 +289,8 @@ static bool num_equal(const struct cel_val *a, const struct cel_val *b)
 	if (a->kind == K_DOUBLE && b->kind == K_DOUBLE)
 		return a->d == b->d;
 	if (a->kind == K_DOUBLE || b->kind == K_DOUBLE) {
-		const struct cel_val *x = a->kind == K_DOUBLE ? b : a, *d = a->kind == K_DOUBLE ? a : b;
+		const struct cel_val *x = a->kind == K_DOUBLE ? b : a,
+				     *d = a->kind == K_DOUBLE ? a : b;
 
 		if (x->kind == K_INT)
 			return d->d >= -9223372036854775808.0 && d->d < 9223372036854775808.0 &&
@@ -289,7 +306,7 @@ static bool num_equal(const struct cel_val *a, const struct cel_val *b)
 
 struct cel_val cel_equals(struct cel_eval *ev, const struct cel_val *a, const struct cel_val *b)
 {
-	struct cel_val r = { .kind = K_BOOL, .b = false };
+	struct cel_val r = {.kind = K_BOOL, .b = false};
 
 	if (is_num(a->kind) && is_num(b->kind)) {
 		r.b = num_equal(a, b);
@@ -298,12 +315,22 @@ struct cel_val cel_equals(struct cel_eval *ev, const struct cel_val *a, const st
 	if (a->kind != b->kind)
 		return r;
 	switch (a->kind) {
-	case K_NULL: r.b = true; break;
-	case K_BOOL: r.b = a->b == b->b; break;
+	case K_NULL:
+		r.b = true;
+		break;
+	case K_BOOL:
+		r.b = a->b == b->b;
+		break;
 	case K_STRING:
-	case K_BYTES: r.b = a->s.n == b->s.n && memcmp(a->s.p, b->s.p, a->s.n) == 0; break;
-	case K_QTY: r.b = a->q == b->q; break;
-	case K_SEMVER: r.b = cel_semver_cmp(&a->v, &b->v) == 0; break;
+	case K_BYTES:
+		r.b = a->s.n == b->s.n && memcmp(a->s.p, b->s.p, a->s.n) == 0;
+		break;
+	case K_QTY:
+		r.b = a->q == b->q;
+		break;
+	case K_SEMVER:
+		r.b = cel_semver_cmp(&a->v, &b->v) == 0;
+		break;
 	case K_LIST:
 		if (a->l.n != b->l.n)
 			break;
@@ -329,7 +356,7 @@ static struct cel_val eval_select(struct cel_eval *ev, const struct cel_node *n,
 		return cancelled();
 	if (x.kind == K_DEVICE) {
 		if (test)
-			return (struct cel_val){ .kind = K_BOOL, .b = true };
+			return (struct cel_val){.kind = K_BOOL, .b = true};
 		if (n->name[0] == 'd') {
 			out.kind = K_STRING;
 			out.s.p = ev->driver;
@@ -345,9 +372,9 @@ static struct cel_val eval_select(struct cel_eval *ev, const struct cel_node *n,
 	if (x.kind != K_MAP)
 		return cel_err(ev, "no such overload");
 	if (cel_map_find(ev, &x, n->name, n->name_len, false, &out))
-		return test ? (struct cel_val){ .kind = K_BOOL, .b = true } : out;
+		return test ? (struct cel_val){.kind = K_BOOL, .b = true} : out;
 	if (test)
-		return (struct cel_val){ .kind = K_BOOL, .b = false };
+		return (struct cel_val){.kind = K_BOOL, .b = false};
 	return cel_err(ev, "no such key: %.*s", (int)n->name_len, n->name);
 }
 
@@ -379,7 +406,7 @@ static struct cel_val eval_index(struct cel_eval *ev, const struct cel_node *n)
 
 static struct cel_val eval_list(struct cel_eval *ev, const struct cel_node *n)
 {
-	struct cel_val r = { .kind = K_LIST };
+	struct cel_val r = {.kind = K_LIST};
 	struct cel_val *items;
 
 	if (!cel_charge(ev, CEL_LIST_COST))
@@ -401,7 +428,7 @@ static struct cel_val eval_list(struct cel_eval *ev, const struct cel_node *n)
 static struct cel_val eval_logic(struct cel_eval *ev, const struct cel_node *n)
 {
 	bool absorb = n->kind == N_OR; /* true for ||, false for && */
-	struct cel_val err = { .kind = K_BOOL };
+	struct cel_val err = {.kind = K_BOOL};
 
 	for (size_t i = 0; i < n->nargs; i++) {
 		struct cel_val v = cel_eval_node(ev, n->args[i]);
@@ -415,7 +442,7 @@ static struct cel_val eval_logic(struct cel_eval *ev, const struct cel_node *n)
 	}
 	if (err.kind == K_ERR)
 		return err;
-	return (struct cel_val){ .kind = K_BOOL, .b = !absorb };
+	return (struct cel_val){.kind = K_BOOL, .b = !absorb};
 }
 
 static struct cel_val eval_cond(struct cel_eval *ev, const struct cel_node *n)
@@ -495,16 +522,26 @@ static bool map_key(struct cel_eval *ev, const struct cel_val *m, size_t *pos, s
 static const char *go_type(enum cel_kind k)
 {
 	switch (k) {
-	case K_NULL: return "types.Null";
-	case K_BOOL: return "types.Bool";
-	case K_INT: return "types.Int";
-	case K_UINT: return "types.Uint";
-	case K_DOUBLE: return "types.Double";
-	case K_STRING: return "types.String";
-	case K_BYTES: return "types.Bytes";
-	case K_QTY: return "cel.Quantity";
-	case K_SEMVER: return "cel.Semver";
-	default: return "object";
+	case K_NULL:
+		return "types.Null";
+	case K_BOOL:
+		return "types.Bool";
+	case K_INT:
+		return "types.Int";
+	case K_UINT:
+		return "types.Uint";
+	case K_DOUBLE:
+		return "types.Double";
+	case K_STRING:
+		return "types.String";
+	case K_BYTES:
+		return "types.Bytes";
+	case K_QTY:
+		return "cel.Quantity";
+	case K_SEMVER:
+		return "cel.Semver";
+	default:
+		return "object";
 	}
 }
 
@@ -531,7 +568,7 @@ static bool push(struct cel_eval *ev, struct cel_val *list, size_t *cap, const s
  * = 3, others: true = 0) then the step; all/exists stop once decided. */
 static struct cel_val eval_comp(struct cel_eval *ev, const struct cel_node *n)
 {
-	struct cel_val range = cel_eval_node(ev, n->args[0]), x, p, acc = { .kind = K_BOOL };
+	struct cel_val range = cel_eval_node(ev, n->args[0]), x, p, acc = {.kind = K_BOOL};
 	struct cel_val *slot = &ev->slots[n->slot - 1];
 	size_t i = 0, cap = 0;
 	int64_t count = 0;
@@ -609,7 +646,7 @@ static struct cel_val eval_comp(struct cel_eval *ev, const struct cel_node *n)
 	if (!cel_charge(ev, n->macro == M_EXISTS_ONE ? 2 : 1))
 		return cancelled();
 	if (n->macro == M_EXISTS_ONE)
-		return (struct cel_val){ .kind = K_BOOL, .b = count == 1 };
+		return (struct cel_val){.kind = K_BOOL, .b = count == 1};
 	return acc;
 }
 
@@ -624,7 +661,7 @@ static struct cel_val eval_attr(struct cel_eval *ev, const struct cel_node *n)
 		return cancelled();
 	found = cel_find_id(ev, n->macro, n->dom, n->dom_len, n->name, n->name_len, &out);
 	if (n->member)
-		return (struct cel_val){ .kind = K_BOOL, .b = found };
+		return (struct cel_val){.kind = K_BOOL, .b = found};
 	if (!found)
 		return cel_err(ev, "no such key: %.*s", (int)n->name_len, n->name);
 	return out;
@@ -642,7 +679,7 @@ struct cel_val cel_eval_node(struct cel_eval *ev, const struct cel_node *n)
 			return cancelled();
 		if (n->slot)
 			return ev->slots[n->slot - 1];
-		return (struct cel_val){ .kind = K_DEVICE };
+		return (struct cel_val){.kind = K_DEVICE};
 	case N_BIND:
 		/* the init is evaluated once; an error surfaces where it is used */
 		ev->slots[n->slot - 1] = cel_eval_node(ev, n->args[0]);

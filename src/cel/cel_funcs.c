@@ -13,27 +13,27 @@
 
 static struct cel_val v_bool(bool b)
 {
-	return (struct cel_val){ .kind = K_BOOL, .b = b };
+	return (struct cel_val){.kind = K_BOOL, .b = b};
 }
 
 static struct cel_val v_int(int64_t i)
 {
-	return (struct cel_val){ .kind = K_INT, .i = i };
+	return (struct cel_val){.kind = K_INT, .i = i};
 }
 
 static struct cel_val v_uint(uint64_t u)
 {
-	return (struct cel_val){ .kind = K_UINT, .u = u };
+	return (struct cel_val){.kind = K_UINT, .u = u};
 }
 
 static struct cel_val v_double(double d)
 {
-	return (struct cel_val){ .kind = K_DOUBLE, .d = d };
+	return (struct cel_val){.kind = K_DOUBLE, .d = d};
 }
 
 static struct cel_val v_qty(sx_nano q)
 {
-	return (struct cel_val){ .kind = K_QTY, .q = q };
+	return (struct cel_val){.kind = K_QTY, .q = q};
 }
 
 static char op_char(const struct cel_node *n)
@@ -50,13 +50,20 @@ static struct cel_val int_arith(struct cel_eval *ev, const struct cel_node *n,
 	bool over = false;
 
 	switch (op_char(n)) {
-	case '+': over = __builtin_add_overflow(x, y, &r); break;
-	case '-': over = __builtin_sub_overflow(x, y, &r); break;
-	case '*': over = __builtin_mul_overflow(x, y, &r); break;
+	case '+':
+		over = __builtin_add_overflow(x, y, &r);
+		break;
+	case '-':
+		over = __builtin_sub_overflow(x, y, &r);
+		break;
+	case '*':
+		over = __builtin_mul_overflow(x, y, &r);
+		break;
 	case '/':
 	case '%':
 		if (y == 0)
-			return cel_err(ev, op_char(n) == '/' ? "division by zero" : "modulus by zero");
+			return cel_err(ev,
+				       op_char(n) == '/' ? "division by zero" : "modulus by zero");
 		if (x == INT64_MIN && y == -1)
 			over = true;
 		else
@@ -75,13 +82,20 @@ static struct cel_val uint_arith(struct cel_eval *ev, const struct cel_node *n,
 	bool over = false;
 
 	switch (op_char(n)) {
-	case '+': over = __builtin_add_overflow(x, y, &r); break;
-	case '-': over = __builtin_sub_overflow(x, y, &r); break;
-	case '*': over = __builtin_mul_overflow(x, y, &r); break;
+	case '+':
+		over = __builtin_add_overflow(x, y, &r);
+		break;
+	case '-':
+		over = __builtin_sub_overflow(x, y, &r);
+		break;
+	case '*':
+		over = __builtin_mul_overflow(x, y, &r);
+		break;
 	case '/':
 	case '%':
 		if (y == 0)
-			return cel_err(ev, op_char(n) == '/' ? "division by zero" : "modulus by zero");
+			return cel_err(ev,
+				       op_char(n) == '/' ? "division by zero" : "modulus by zero");
 		r = op_char(n) == '/' ? x / y : x % y;
 		break;
 	}
@@ -96,10 +110,14 @@ static struct cel_val double_arith(struct cel_eval *ev, const struct cel_node *n
 	double x = a[0].d, y = a[1].d;
 
 	switch (op_char(n)) {
-	case '+': return v_double(x + y);
-	case '-': return v_double(x - y);
-	case '*': return v_double(x * y);
-	default: return v_double(x / y);
+	case '+':
+		return v_double(x + y);
+	case '-':
+		return v_double(x - y);
+	case '*':
+		return v_double(x * y);
+	default:
+		return v_double(x / y);
 	}
 }
 
@@ -120,11 +138,12 @@ static struct cel_val logical_not(struct cel_eval *ev, const struct cel_node *n,
 
 static struct cel_val concat(struct cel_eval *ev, const struct cel_node *n, const struct cel_val *a)
 {
-	struct cel_val r = { .kind = a[0].kind };
+	struct cel_val r = {.kind = a[0].kind};
 
 	if (a[0].kind == K_LIST) {
 		size_t cnt = a[0].l.n + a[1].l.n;
-		struct cel_val *items = cel_arena_alloc(&ev->arena, (cnt ? cnt : 1) * sizeof(*items));
+		struct cel_val *items =
+			cel_arena_alloc(&ev->arena, (cnt ? cnt : 1) * sizeof(*items));
 
 		if (!items)
 			return cel_oom(ev);
@@ -236,7 +255,7 @@ static struct cel_val in(struct cel_eval *ev, const struct cel_node *n, const st
 	if (a[1].kind != K_LIST)
 		return cel_err(ev, "no such overload");
 	/* cel-go: true if any element is equal, else the first error */
-	struct cel_val err = { .kind = K_BOOL };
+	struct cel_val err = {.kind = K_BOOL};
 
 	for (size_t i = 0; i < a[1].l.n; i++) {
 		struct cel_val r = cel_equals(ev, &a[0], &a[1].l.items[i]);
@@ -255,10 +274,14 @@ static struct cel_val size_fn(struct cel_eval *ev, const struct cel_node *n,
 			      const struct cel_val *a)
 {
 	switch (a[0].kind) {
-	case K_STRING: return v_int((int64_t)cel_utf8_len(a[0].s.p, a[0].s.n));
-	case K_BYTES: return v_int((int64_t)a[0].s.n);
-	case K_LIST: return v_int((int64_t)a[0].l.n);
-	default: return v_int((int64_t)cel_map_size(ev, &a[0]));
+	case K_STRING:
+		return v_int((int64_t)cel_utf8_len(a[0].s.p, a[0].s.n));
+	case K_BYTES:
+		return v_int((int64_t)a[0].s.n);
+	case K_LIST:
+		return v_int((int64_t)a[0].l.n);
+	default:
+		return v_int((int64_t)cel_map_size(ev, &a[0]));
 	}
 }
 
@@ -285,7 +308,7 @@ static struct cel_val str_case(struct cel_eval *ev, const struct cel_node *n,
 {
 	bool lower = n->name[0] == 'l';
 	char *p = cel_arena_alloc(&ev->arena, a[0].s.n + 1);
-	struct cel_val r = { .kind = K_STRING };
+	struct cel_val r = {.kind = K_STRING};
 
 	if (!p)
 		return cel_oom(ev);
@@ -457,11 +480,11 @@ static struct cel_val qty_conv(struct cel_eval *ev, const struct cel_node *n,
 static struct cel_val semver_fn(struct cel_eval *ev, const struct cel_node *n,
 				const struct cel_val *a)
 {
-	struct cel_val r = { .kind = K_SEMVER };
+	struct cel_val r = {.kind = K_SEMVER};
 	bool normalize = n->nargs == 2 && a[1].b;
 	char msg[256];
-	int rc = cel_semver_parse(a[0].s.p, a[0].s.n, normalize, &r.v, msg, sizeof(msg),
-				  &ev->arena);
+	int rc =
+		cel_semver_parse(a[0].s.p, a[0].s.n, normalize, &r.v, msg, sizeof(msg), &ev->arena);
 
 	if (rc != 0 && strcmp(msg, "out of memory") == 0)
 		return cel_oom(ev);
@@ -570,10 +593,14 @@ static struct cel_val to_double(struct cel_eval *ev, const struct cel_node *n,
 	double d;
 
 	switch (a[0].kind) {
-	case K_DOUBLE: return a[0];
-	case K_INT: return v_double((double)a[0].i);
-	case K_UINT: return v_double((double)a[0].u);
-	default: break;
+	case K_DOUBLE:
+		return a[0];
+	case K_INT:
+		return v_double((double)a[0].i);
+	case K_UINT:
+		return v_double((double)a[0].u);
+	default:
+		break;
 	}
 	if (a[0].s.n == 0 || a[0].s.n >= sizeof(buf) || memchr(a[0].s.p, '\0', a[0].s.n))
 		goto bad;
@@ -621,7 +648,7 @@ static int format_double(double d, char *out, size_t len)
 static struct cel_val to_string(struct cel_eval *ev, const struct cel_node *n,
 				const struct cel_val *a)
 {
-	struct cel_val r = { .kind = K_STRING };
+	struct cel_val r = {.kind = K_STRING};
 	char buf[64];
 	char *p;
 	int len = 0;
@@ -634,10 +661,18 @@ static struct cel_val to_string(struct cel_eval *ev, const struct cel_node *n,
 			return cel_err(ev, "invalid UTF-8 in bytes, cannot convert to string");
 		r.s = a[0].s;
 		return r;
-	case K_BOOL: len = snprintf(buf, sizeof(buf), "%s", a[0].b ? "true" : "false"); break;
-	case K_INT: len = snprintf(buf, sizeof(buf), "%lld", (long long)a[0].i); break;
-	case K_UINT: len = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)a[0].u); break;
-	default: len = format_double(a[0].d, buf, sizeof(buf)); break;
+	case K_BOOL:
+		len = snprintf(buf, sizeof(buf), "%s", a[0].b ? "true" : "false");
+		break;
+	case K_INT:
+		len = snprintf(buf, sizeof(buf), "%lld", (long long)a[0].i);
+		break;
+	case K_UINT:
+		len = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)a[0].u);
+		break;
+	default:
+		len = format_double(a[0].d, buf, sizeof(buf));
+		break;
 	}
 	p = cel_arena_alloc(&ev->arena, (size_t)len + 1);
 	if (!p)
@@ -651,8 +686,8 @@ static struct cel_val to_string(struct cel_eval *ev, const struct cel_node *n,
 static struct cel_val to_bool(struct cel_eval *ev, const struct cel_node *n,
 			      const struct cel_val *a)
 {
-	static const char *const yes[] = { "1", "t", "T", "TRUE", "true", "True" };
-	static const char *const no[] = { "0", "f", "F", "FALSE", "false", "False" };
+	static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+	static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
 
 	if (a[0].kind == K_BOOL)
 		return a[0];
@@ -683,36 +718,43 @@ static struct cel_val identity(struct cel_eval *ev, const struct cel_node *n,
 
 /* ---- the table, grouped by name (the checker relies on it) ---- */
 
-#define OV(nm, mem, n, a0, a1, a2, res, cost, fn) \
-	{ nm, mem, n, { A_##a0, A_##a1, A_##a2 }, K_##res, C_##cost, fn }
-#define ORD(nm)                                                           \
-	OV(nm, 0, 2, BOOL, BOOL, NONE, BOOL, ONE, compare),                \
-	OV(nm, 0, 2, INT, INT, NONE, BOOL, ONE, compare),                  \
-	OV(nm, 0, 2, INT, UINT, NONE, BOOL, ONE, compare),                 \
-	OV(nm, 0, 2, INT, DOUBLE, NONE, BOOL, ONE, compare),               \
-	OV(nm, 0, 2, UINT, INT, NONE, BOOL, ONE, compare),                 \
-	OV(nm, 0, 2, UINT, UINT, NONE, BOOL, ONE, compare),                \
-	OV(nm, 0, 2, UINT, DOUBLE, NONE, BOOL, ONE, compare),              \
-	OV(nm, 0, 2, DOUBLE, INT, NONE, BOOL, ONE, compare),               \
-	OV(nm, 0, 2, DOUBLE, UINT, NONE, BOOL, ONE, compare),              \
-	OV(nm, 0, 2, DOUBLE, DOUBLE, NONE, BOOL, ONE, compare),            \
-	OV(nm, 0, 2, STRING, STRING, NONE, BOOL, CMP, compare),            \
-	OV(nm, 0, 2, BYTES, BYTES, NONE, BOOL, CMP, compare)
-#define ARITH(nm)                                                         \
-	OV(nm, 0, 2, INT, INT, NONE, INT, ONE, int_arith),                 \
-	OV(nm, 0, 2, UINT, UINT, NONE, UINT, ONE, uint_arith),             \
-	OV(nm, 0, 2, DOUBLE, DOUBLE, NONE, DOUBLE, ONE, double_arith)
+#define OV(nm, mem, n, a0, a1, a2, res, cost, fn)                                                  \
+	{                                                                                          \
+		nm, mem, n, {A_##a0, A_##a1, A_##a2}, K_##res, C_##cost, fn                        \
+	}
+#define ORD(nm)                                                                                    \
+	OV(nm, 0, 2, BOOL, BOOL, NONE, BOOL, ONE, compare),                                        \
+		OV(nm, 0, 2, INT, INT, NONE, BOOL, ONE, compare),                                  \
+		OV(nm, 0, 2, INT, UINT, NONE, BOOL, ONE, compare),                                 \
+		OV(nm, 0, 2, INT, DOUBLE, NONE, BOOL, ONE, compare),                               \
+		OV(nm, 0, 2, UINT, INT, NONE, BOOL, ONE, compare),                                 \
+		OV(nm, 0, 2, UINT, UINT, NONE, BOOL, ONE, compare),                                \
+		OV(nm, 0, 2, UINT, DOUBLE, NONE, BOOL, ONE, compare),                              \
+		OV(nm, 0, 2, DOUBLE, INT, NONE, BOOL, ONE, compare),                               \
+		OV(nm, 0, 2, DOUBLE, UINT, NONE, BOOL, ONE, compare),                              \
+		OV(nm, 0, 2, DOUBLE, DOUBLE, NONE, BOOL, ONE, compare),                            \
+		OV(nm, 0, 2, STRING, STRING, NONE, BOOL, CMP, compare),                            \
+		OV(nm, 0, 2, BYTES, BYTES, NONE, BOOL, CMP, compare)
+#define ARITH(nm)                                                                                  \
+	OV(nm, 0, 2, INT, INT, NONE, INT, ONE, int_arith),                                         \
+		OV(nm, 0, 2, UINT, UINT, NONE, UINT, ONE, uint_arith),                             \
+		OV(nm, 0, 2, DOUBLE, DOUBLE, NONE, DOUBLE, ONE, double_arith)
 
 const struct cel_overload cel_overloads[] = {
 	OV("_==_", 0, 2, ANY, ANY, NONE, BOOL, CMP, equality),
 	OV("_!=_", 0, 2, ANY, ANY, NONE, BOOL, CMP, equality),
 	OV("@in", 0, 2, ANY, ANY, NONE, BOOL, IN, in),
-	ORD("_<_"), ORD("_<=_"), ORD("_>_"), ORD("_>=_"),
+	ORD("_<_"),
+	ORD("_<=_"),
+	ORD("_>_"),
+	ORD("_>=_"),
 	ARITH("_+_"),
 	OV("_+_", 0, 2, STRING, STRING, NONE, STRING, CONCAT, concat),
 	OV("_+_", 0, 2, BYTES, BYTES, NONE, BYTES, CONCAT, concat),
 	OV("_+_", 0, 2, LIST, LIST, NONE, LIST, CONCAT, concat),
-	ARITH("_-_"), ARITH("_*_"), ARITH("_/_"),
+	ARITH("_-_"),
+	ARITH("_*_"),
+	ARITH("_/_"),
 	OV("_%_", 0, 2, INT, INT, NONE, INT, ONE, int_arith),
 	OV("_%_", 0, 2, UINT, UINT, NONE, UINT, ONE, uint_arith),
 	OV("-_", 0, 1, INT, NONE, NONE, INT, ONE, negate),
@@ -820,16 +862,90 @@ uint64_t cel_call_cost(const struct cel_overload *ov, const struct cel_val *a)
 /* Functions of upstream's environment outside this evaluator's subset:
  * rejected by name so the message says so. */
 static const char *const unsupported[] = {
-	"all", "exists", "exists_one", "map", "filter", "type", "duration", "timestamp", "split", "join", "replace",
-	"indexOf", "lastIndexOf", "substring", "trim", "charAt", "format", "quote", "reverse",
-	"find", "findAll", "url", "isURL", "ip", "isIP", "cidr", "isCIDR", "isSorted", "sum",
-	"min", "max", "mul", "div", "divInt", "includes", "getHours", "getMinutes", "getSeconds",
-	"getFullYear", "getMonth", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getDate",
-	"getMilliseconds", "optMap", "optFlatMap", "hasValue", "value", "or", "orValue", "of",
-	"none", "flatten", "slice", "distinct", "sort", "sortBy", "range", "first", "last",
-	"base64", "math", "strings", "sets", "lists", "encode", "decode", "abs", "ceil", "floor",
-	"round", "trunc", "sqrt", "greatest", "least", "contains_all", "intersects", "equivalent",
-	"transformList", "transformMap", "transformMapEntry", "compare", "semverCompare",
+	"all",
+	"exists",
+	"exists_one",
+	"map",
+	"filter",
+	"type",
+	"duration",
+	"timestamp",
+	"split",
+	"join",
+	"replace",
+	"indexOf",
+	"lastIndexOf",
+	"substring",
+	"trim",
+	"charAt",
+	"format",
+	"quote",
+	"reverse",
+	"find",
+	"findAll",
+	"url",
+	"isURL",
+	"ip",
+	"isIP",
+	"cidr",
+	"isCIDR",
+	"isSorted",
+	"sum",
+	"min",
+	"max",
+	"mul",
+	"div",
+	"divInt",
+	"includes",
+	"getHours",
+	"getMinutes",
+	"getSeconds",
+	"getFullYear",
+	"getMonth",
+	"getDayOfMonth",
+	"getDayOfWeek",
+	"getDayOfYear",
+	"getDate",
+	"getMilliseconds",
+	"optMap",
+	"optFlatMap",
+	"hasValue",
+	"value",
+	"or",
+	"orValue",
+	"of",
+	"none",
+	"flatten",
+	"slice",
+	"distinct",
+	"sort",
+	"sortBy",
+	"range",
+	"first",
+	"last",
+	"base64",
+	"math",
+	"strings",
+	"sets",
+	"lists",
+	"encode",
+	"decode",
+	"abs",
+	"ceil",
+	"floor",
+	"round",
+	"trunc",
+	"sqrt",
+	"greatest",
+	"least",
+	"contains_all",
+	"intersects",
+	"equivalent",
+	"transformList",
+	"transformMap",
+	"transformMapEntry",
+	"compare",
+	"semverCompare",
 };
 
 bool cel_unsupported_function(const char *name, size_t len)

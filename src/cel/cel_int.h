@@ -21,9 +21,9 @@ struct cel_chunk {
 
 struct cel_arena {
 	struct cel_chunk *head;
-	size_t total;  /* bytes handed out */
-	size_t limit;  /* allocation fails beyond this */
-	bool limited;  /* an allocation failed on the limit, not for lack of memory */
+	size_t total; /* bytes handed out */
+	size_t limit; /* allocation fails beyond this */
+	bool limited; /* an allocation failed on the limit, not for lack of memory */
 };
 
 void *cel_arena_alloc(struct cel_arena *a, size_t n);
@@ -32,8 +32,8 @@ void cel_arena_free(struct cel_arena *a);
 /* ---- static types ---- */
 
 enum cel_kind {
-	K_ERR,     /* runtime error value */
-	K_DYN,     /* static only: unknown */
+	K_ERR, /* runtime error value */
+	K_DYN, /* static only: unknown */
 	K_NULL,
 	K_BOOL,
 	K_INT,
@@ -54,9 +54,9 @@ struct cel_type {
 	const struct cel_type *key;  /* K_MAP key */
 };
 
-extern const struct cel_type cel_t_dyn, cel_t_null, cel_t_bool, cel_t_int, cel_t_uint,
-	cel_t_double, cel_t_string, cel_t_bytes, cel_t_qty, cel_t_semver, cel_t_device,
-	cel_t_attr_inner, cel_t_attr_outer, cel_t_cap_inner, cel_t_cap_outer, cel_t_list_dyn;
+extern const struct cel_type cel_t_dyn, cel_t_null, cel_t_bool, cel_t_int, cel_t_uint, cel_t_double,
+	cel_t_string, cel_t_bytes, cel_t_qty, cel_t_semver, cel_t_device, cel_t_attr_inner,
+	cel_t_attr_outer, cel_t_cap_inner, cel_t_cap_outer, cel_t_list_dyn;
 
 /* "int", "list(string)", ... as cel-go prints types. */
 void cel_type_str(const struct cel_type *t, char *buf, size_t len);
@@ -64,40 +64,41 @@ void cel_type_str(const struct cel_type *t, char *buf, size_t len);
 /* ---- AST ---- */
 
 enum cel_node_kind {
-	N_LIT,    /* literal value */
+	N_LIT,	  /* literal value */
 	N_IDENT,  /* the `device` variable */
 	N_SELECT, /* a.field */
-	N_HAS,    /* has(a.field) */
+	N_HAS,	  /* has(a.field) */
 	N_INDEX,  /* a[b] */
-	N_LIST,   /* [a, b] */
-	N_CALL,   /* operators and functions */
+	N_LIST,	  /* [a, b] */
+	N_CALL,	  /* operators and functions */
 	N_AND,
 	N_OR,
-	N_COND,   /* a ? b : c */
-	N_BIND,   /* cel.bind(name, args[0], args[1]) */
-	N_COMP,   /* args[0].all(name, args[1]) and the other macros: `macro` */
-	N_ATTR,   /* device.attributes|capacity[dom].id fused: `name` = id, `dom`, `macro` = 1 for capacity, `member` = has() */
+	N_COND, /* a ? b : c */
+	N_BIND, /* cel.bind(name, args[0], args[1]) */
+	N_COMP, /* args[0].all(name, args[1]) and the other macros: `macro` */
+	N_ATTR, /* device.attributes|capacity[dom].id fused: `name` = id, `dom`, `macro` = 1 for
+		   capacity, `member` = has() */
 };
 
 struct cel_overload;
 
 struct cel_node {
 	enum cel_node_kind kind;
-	uint32_t pos;            /* byte offset in the source, for messages */
+	uint32_t pos; /* byte offset in the source, for messages */
 	const struct cel_type *type;
-	const char *name;        /* N_SELECT/N_HAS field, N_CALL function */
+	const char *name; /* N_SELECT/N_HAS field, N_CALL function */
 	size_t name_len;
-	bool member;             /* N_CALL: receiver style, args[0] is the receiver */
-	struct cel_node **args;  /* operands */
+	bool member;		/* N_CALL: receiver style, args[0] is the receiver */
+	struct cel_node **args; /* operands */
 	size_t nargs;
-	const struct cel_overload *ov; /* N_CALL: resolved when unique, else NULL */
+	const struct cel_overload *ov;	     /* N_CALL: resolved when unique, else NULL */
 	const struct cel_overload *ov_first; /* N_CALL: candidates [ov_first, ov_end) */
 	const struct cel_overload *ov_end;
-	regex_t *re;             /* matches() with a literal pattern */
-	struct cel_val *lit;     /* N_LIT */
-	int slot;                /* N_IDENT, N_BIND, N_COMP: 0 = device, k = variable slot k - 1 */
-	int macro;               /* N_COMP: enum cel_macro */
-	const char *dom;         /* N_ATTR: domain */
+	regex_t *re;	     /* matches() with a literal pattern */
+	struct cel_val *lit; /* N_LIT */
+	int slot;	     /* N_IDENT, N_BIND, N_COMP: 0 = device, k = variable slot k - 1 */
+	int macro;	     /* N_COMP: enum cel_macro */
+	const char *dom;     /* N_ATTR: domain */
 	size_t dom_len;
 };
 
@@ -121,19 +122,19 @@ struct cel_val {
 		struct {
 			const char *p;
 			size_t n;
-		} s;                /* K_STRING, K_BYTES */
+		} s; /* K_STRING, K_BYTES */
 		struct {
 			const struct cel_val *items;
 			size_t n;
-		} l;                /* K_LIST */
+		} l; /* K_LIST */
 		struct {
-			int which;  /* CEL_MAP_* */
+			int which; /* CEL_MAP_* */
 			const char *dom;
 			size_t dom_len;
-		} m;                /* K_MAP: device maps only */
+		} m; /* K_MAP: device maps only */
 		sx_nano q;
 		struct cel_semver v;
-		const char *err;    /* K_ERR: message */
+		const char *err; /* K_ERR: message */
 	};
 };
 
@@ -141,8 +142,20 @@ enum { CEL_MAP_ATTRS, CEL_MAP_ATTR_DOM, CEL_MAP_CAPS, CEL_MAP_CAP_DOM };
 
 /* ---- overloads ---- */
 
-enum cel_arg { A_ANY, A_BOOL, A_INT, A_UINT, A_DOUBLE, A_STRING, A_BYTES, A_LIST, A_MAP,
-	       A_QTY, A_SEMVER, A_NONE };
+enum cel_arg {
+	A_ANY,
+	A_BOOL,
+	A_INT,
+	A_UINT,
+	A_DOUBLE,
+	A_STRING,
+	A_BYTES,
+	A_LIST,
+	A_MAP,
+	A_QTY,
+	A_SEMVER,
+	A_NONE
+};
 
 struct cel_eval;
 typedef struct cel_val (*cel_fn)(struct cel_eval *ev, const struct cel_node *n,
@@ -151,21 +164,21 @@ typedef struct cel_val (*cel_fn)(struct cel_eval *ev, const struct cel_node *n,
 /* Runtime cost of a call, modelled on cel-go's CostTracker and the
  * Kubernetes library cost estimator. */
 enum cel_cost {
-	C_ONE,      /* 1 */
-	C_CMP,      /* ceil(0.1 * min(size(a), size(b))) */
+	C_ONE,	    /* 1 */
+	C_CMP,	    /* ceil(0.1 * min(size(a), size(b))) */
 	C_CONCAT,   /* string/bytes +: ceil(0.1 * (size(a) + size(b))); lists: 1 */
-	C_ARG0,     /* ceil(0.1 * size(args[0])) */
-	C_ARG1,     /* ceil(0.1 * size(args[1])) */
+	C_ARG0,	    /* ceil(0.1 * size(args[0])) */
+	C_ARG1,	    /* ceil(0.1 * size(args[1])) */
 	C_CONTAINS, /* ceil(0.1 * size(s)) * ceil(0.1 * size(sub)) */
 	C_MATCHES,  /* ceil(0.1 * (1 + size(s))) * ceil(0.25 * size(re)) */
-	C_IN,       /* size(list); maps 1 */
+	C_IN,	    /* size(list); maps 1 */
 };
 
 struct cel_overload {
-	const char *name;    /* "_+_", "startsWith", ... */
+	const char *name; /* "_+_", "startsWith", ... */
 	bool member;
-	uint8_t nargs;       /* including the receiver */
-	uint8_t args[3];     /* enum cel_arg */
+	uint8_t nargs;	      /* including the receiver */
+	uint8_t args[3];      /* enum cel_arg */
 	enum cel_kind result; /* K_LIST: joined by the checker */
 	enum cel_cost cost;
 	cel_fn fn;
@@ -191,8 +204,8 @@ struct cel_prog_build {
 	char *err;
 	size_t errlen;
 	bool failed;
-	bool oom;     /* failed for lack of memory: do not cache the message */
-	int n_slots;  /* cel.bind variables, set by the checker */
+	bool oom;    /* failed for lack of memory: do not cache the message */
+	int n_slots; /* cel.bind variables, set by the checker */
 };
 
 /* Sets the compile error (first one wins) in cel-go's display format. */
@@ -217,13 +230,13 @@ struct cel_eval {
 	const char *driver; /* dev->driver, "" when NULL */
 	size_t driver_len;
 	const struct cel_semver *versions; /* parsed version attributes, by attr index */
-	struct cel_arena arena;            /* runtime strings and lists */
+	struct cel_arena arena;		   /* runtime strings and lists */
 	uint64_t cost;
 	uint64_t limit;
-	bool cancelled;                    /* cost limit hit: unwind */
-	bool oom;                          /* an allocation failed: the answer is SX_ENOMEM */
-	struct cel_val *slots;             /* cel.bind values */
-	struct cel_name *names[2];         /* split attribute [0] / capacity [1] names */
+	bool cancelled;		   /* cost limit hit: unwind */
+	bool oom;		   /* an allocation failed: the answer is SX_ENOMEM */
+	struct cel_val *slots;	   /* cel.bind values */
+	struct cel_name *names[2]; /* split attribute [0] / capacity [1] names */
 	bool names_done[2];
 };
 
@@ -252,8 +265,8 @@ void cel_fuse(struct cel_node *n);
 
 /* ---- library helpers ---- */
 
-int cel_semver_parse(const char *s, size_t n, bool normalize, struct cel_semver *out,
-		     char *err, size_t errlen, struct cel_arena *a);
+int cel_semver_parse(const char *s, size_t n, bool normalize, struct cel_semver *out, char *err,
+		     size_t errlen, struct cel_arena *a);
 int cel_semver_cmp(const struct cel_semver *a, const struct cel_semver *b);
 
 /* Translates an RE2 pattern to POSIX ERE and compiles it. 0 or an error

@@ -81,19 +81,44 @@ static const char *unescape_one(const char *s, size_t end, size_t *i, bool bytes
 
 	(*i)++;
 	switch (c) {
-	case 'a': out[(*n)++] = '\a'; return NULL;
-	case 'b': out[(*n)++] = '\b'; return NULL;
-	case 'f': out[(*n)++] = '\f'; return NULL;
-	case 'n': out[(*n)++] = '\n'; return NULL;
-	case 'r': out[(*n)++] = '\r'; return NULL;
-	case 't': out[(*n)++] = '\t'; return NULL;
-	case 'v': out[(*n)++] = '\v'; return NULL;
-	case '\\': case '\'': case '"': case '`': case '?':
+	case 'a':
+		out[(*n)++] = '\a';
+		return NULL;
+	case 'b':
+		out[(*n)++] = '\b';
+		return NULL;
+	case 'f':
+		out[(*n)++] = '\f';
+		return NULL;
+	case 'n':
+		out[(*n)++] = '\n';
+		return NULL;
+	case 'r':
+		out[(*n)++] = '\r';
+		return NULL;
+	case 't':
+		out[(*n)++] = '\t';
+		return NULL;
+	case 'v':
+		out[(*n)++] = '\v';
+		return NULL;
+	case '\\':
+	case '\'':
+	case '"':
+	case '`':
+	case '?':
 		out[(*n)++] = c;
 		return NULL;
-	case 'x': case 'X': digits = 2; break;
-	case 'u': digits = bytes ? -1 : 4; break;
-	case 'U': digits = bytes ? -1 : 8; break;
+	case 'x':
+	case 'X':
+		digits = 2;
+		break;
+	case 'u':
+		digits = bytes ? -1 : 4;
+		break;
+	case 'U':
+		digits = bytes ? -1 : 8;
+		break;
 	default:
 		if (c >= '0' && c <= '3') {
 			if (*i + 2 > end || s[*i] < '0' || s[*i] > '7' || s[*i + 1] < '0' ||
@@ -160,7 +185,8 @@ static int lex_string(struct cel_lexer *lx, struct cel_token *t, bool raw, bool 
 
 			i++;
 			if (i >= lx->len)
-				return lex_error(lx, t, "Syntax error: unterminated string literal");
+				return lex_error(lx, t,
+						 "Syntax error: unterminated string literal");
 			e = unescape_one(s, lx->len, &i, bytes, out, &n);
 			if (e)
 				return lex_error(lx, t, e);
@@ -260,12 +286,11 @@ static const struct {
 	const char *text;
 	enum cel_tok kind;
 } puncts[] = {
-	{ "&&", T_AND }, { "||", T_OR }, { "==", T_EQ }, { "!=", T_NE }, { "<=", T_LE },
-	{ ">=", T_GE }, { "<", T_LT }, { ">", T_GT }, { "(", T_LPAREN }, { ")", T_RPAREN },
-	{ "[", T_LBRACK }, { "]", T_RBRACK }, { "{", T_LBRACE }, { "}", T_RBRACE },
-	{ ".", T_DOT }, { ",", T_COMMA }, { "?", T_QUESTION }, { ":", T_COLON },
-	{ "!", T_NOT }, { "-", T_MINUS }, { "+", T_PLUS }, { "*", T_STAR }, { "/", T_SLASH },
-	{ "%", T_PERCENT },
+	{"&&", T_AND},	 {"||", T_OR},	    {"==", T_EQ},    {"!=", T_NE},     {"<=", T_LE},
+	{">=", T_GE},	 {"<", T_LT},	    {">", T_GT},     {"(", T_LPAREN},  {")", T_RPAREN},
+	{"[", T_LBRACK}, {"]", T_RBRACK},   {"{", T_LBRACE}, {"}", T_RBRACE},  {".", T_DOT},
+	{",", T_COMMA},	 {"?", T_QUESTION}, {":", T_COLON},  {"!", T_NOT},     {"-", T_MINUS},
+	{"+", T_PLUS},	 {"*", T_STAR},	    {"/", T_SLASH},  {"%", T_PERCENT},
 };
 
 static int lex_ident(struct cel_lexer *lx, struct cel_token *t)

@@ -28,7 +28,7 @@ static bool only(const char *s, size_t n, const char *set)
 }
 
 #define DIGITS "0123456789"
-#define ALNUM "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-"
+#define ALNUM  "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-"
 
 /* strconv.ParseUint(s, 10, 64) */
 static int parse_u64(const char *s, size_t n, uint64_t *out, char *err, size_t errlen)
@@ -43,8 +43,9 @@ static int parse_u64(const char *s, size_t n, uint64_t *out, char *err, size_t e
 		unsigned d = (unsigned)(s[i] - '0');
 
 		if (v > (UINT64_MAX - d) / 10) {
-			snprintf(err, errlen, "strconv.ParseUint: parsing \"%.*s\": value out of range",
-				 (int)n, s);
+			snprintf(err, errlen,
+				 "strconv.ParseUint: parsing \"%.*s\": value out of range", (int)n,
+				 s);
 			return -1;
 		}
 		v = v * 10 + d;
@@ -53,12 +54,12 @@ static int parse_u64(const char *s, size_t n, uint64_t *out, char *err, size_t e
 	return 0;
 }
 
-static int parse_number(const char *s, size_t n, const char *what, const char *What,
-			uint64_t *out, char *err, size_t errlen)
+static int parse_number(const char *s, size_t n, const char *what, const char *What, uint64_t *out,
+			char *err, size_t errlen)
 {
 	if (!only(s, n, DIGITS)) {
-		snprintf(err, errlen, "Invalid character(s) found in %s number \"%.*s\"", what, (int)n,
-			 s);
+		snprintf(err, errlen, "Invalid character(s) found in %s number \"%.*s\"", what,
+			 (int)n, s);
 		return -1;
 	}
 	if (n > 1 && s[0] == '0') {
@@ -88,7 +89,8 @@ static int check_prerelease(const char *s, size_t n, char *err, size_t errlen)
 		if (only(p, len, DIGITS)) {
 			if (len > 1 && p[0] == '0') {
 				snprintf(err, errlen,
-					 "Numeric PreRelease version must not contain leading zeroes \"%.*s\"",
+					 "Numeric PreRelease version must not contain leading "
+					 "zeroes \"%.*s\"",
 					 (int)len, p);
 				return -1;
 			}
@@ -115,7 +117,8 @@ static int check_build(const char *s, size_t n, char *err, size_t errlen)
 			return -1;
 		}
 		if (!only(s + start, i - start, ALNUM)) {
-			snprintf(err, errlen, "Invalid character(s) found in build meta data \"%.*s\"",
+			snprintf(err, errlen,
+				 "Invalid character(s) found in build meta data \"%.*s\"",
 				 (int)(i - start), s + start);
 			return -1;
 		}
@@ -167,8 +170,8 @@ static int semver_strict(const char *s, size_t n, struct cel_semver *v, char *er
 
 /* semverlib.go normalizeAndParse: strip "v", drop leading zeros of the
  * first three parts, fill missing minor/patch with 0. */
-static int semver_normalize(const char *s, size_t n, struct cel_semver *v, char *err,
-			    size_t errlen, struct cel_arena *a)
+static int semver_normalize(const char *s, size_t n, struct cel_semver *v, char *err, size_t errlen,
+			    struct cel_arena *a)
 {
 	char *out = cel_arena_alloc(a, n + 8);
 	size_t o = 0, parts = 0, i = 0;
@@ -314,7 +317,9 @@ struct rx {
 };
 
 /* Multi-byte UTF-8 sequence (one code point ≥ U+0080). */
-#define RX_U8 "[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf][\x80-\xbf]|[\xf0-\xf4][\x80-\xbf][\x80-\xbf][\x80-\xbf]"
+#define RX_U8                                                                                      \
+	"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf][\x80-\xbf]|[\xf0-\xf4][\x80-\xbf][\x80-"    \
+	"\xbf][\x80-\xbf]"
 
 static int rx_fail(struct rx *r, const char *fmt, const char *what, size_t wn)
 {
@@ -420,7 +425,9 @@ static void set_range(bool set[128], int lo, int hi)
 static bool perl_class(char c, bool set[128])
 {
 	switch (c) {
-	case 'd': set_range(set, '0', '9'); return true;
+	case 'd':
+		set_range(set, '0', '9');
+		return true;
 	case 's':
 		set['\t'] = set['\n'] = set['\f'] = set['\r'] = set[' '] = true;
 		return true;
@@ -437,12 +444,18 @@ static bool perl_class(char c, bool set[128])
 static int escape_char(char c)
 {
 	switch (c) {
-	case 'a': return '\a';
-	case 'f': return '\f';
-	case 't': return '\t';
-	case 'n': return '\n';
-	case 'r': return '\r';
-	case 'v': return '\v';
+	case 'a':
+		return '\a';
+	case 'f':
+		return '\f';
+	case 't':
+		return '\t';
+	case 'n':
+		return '\n';
+	case 'r':
+		return '\r';
+	case 'v':
+		return '\v';
 	}
 	if ((c >= 0x21 && c <= 0x2f) || (c >= 0x3a && c <= 0x40) || (c >= 0x5b && c <= 0x60) ||
 	    (c >= 0x7b && c <= 0x7e))
@@ -452,7 +465,7 @@ static int escape_char(char c)
 
 static const char *const posix_classes[] = {
 	"alnum", "alpha", "ascii", "blank", "cntrl", "digit", "graph",
-	"lower", "print", "punct", "space", "upper", "word", "xdigit",
+	"lower", "print", "punct", "space", "upper", "word",  "xdigit",
 };
 
 static void posix_class(int idx, bool set[128])
@@ -461,20 +474,53 @@ static void posix_class(int idx, bool set[128])
 		bool in = false;
 
 		switch (idx) {
-		case 0: in = (k >= '0' && k <= '9') || (k >= 'A' && k <= 'Z') || (k >= 'a' && k <= 'z'); break;
-		case 1: in = (k >= 'A' && k <= 'Z') || (k >= 'a' && k <= 'z'); break;
-		case 2: in = true; break;
-		case 3: in = k == ' ' || k == '\t'; break;
-		case 4: in = k < 32 || k == 127; break;
-		case 5: in = k >= '0' && k <= '9'; break;
-		case 6: in = k > 32 && k < 127; break;
-		case 7: in = k >= 'a' && k <= 'z'; break;
-		case 8: in = k >= 32 && k < 127; break;
-		case 9: in = k > 32 && k < 127 && !((k >= '0' && k <= '9') || (k >= 'A' && k <= 'Z') || (k >= 'a' && k <= 'z')); break;
-		case 10: in = k == ' ' || (k >= '\t' && k <= '\r'); break;
-		case 11: in = k >= 'A' && k <= 'Z'; break;
-		case 12: in = (k >= '0' && k <= '9') || (k >= 'A' && k <= 'Z') || (k >= 'a' && k <= 'z') || k == '_'; break;
-		case 13: in = (k >= '0' && k <= '9') || (k >= 'A' && k <= 'F') || (k >= 'a' && k <= 'f'); break;
+		case 0:
+			in = (k >= '0' && k <= '9') || (k >= 'A' && k <= 'Z') ||
+			     (k >= 'a' && k <= 'z');
+			break;
+		case 1:
+			in = (k >= 'A' && k <= 'Z') || (k >= 'a' && k <= 'z');
+			break;
+		case 2:
+			in = true;
+			break;
+		case 3:
+			in = k == ' ' || k == '\t';
+			break;
+		case 4:
+			in = k < 32 || k == 127;
+			break;
+		case 5:
+			in = k >= '0' && k <= '9';
+			break;
+		case 6:
+			in = k > 32 && k < 127;
+			break;
+		case 7:
+			in = k >= 'a' && k <= 'z';
+			break;
+		case 8:
+			in = k >= 32 && k < 127;
+			break;
+		case 9:
+			in = k > 32 && k < 127 &&
+			     !((k >= '0' && k <= '9') || (k >= 'A' && k <= 'Z') ||
+			       (k >= 'a' && k <= 'z'));
+			break;
+		case 10:
+			in = k == ' ' || (k >= '\t' && k <= '\r');
+			break;
+		case 11:
+			in = k >= 'A' && k <= 'Z';
+			break;
+		case 12:
+			in = (k >= '0' && k <= '9') || (k >= 'A' && k <= 'Z') ||
+			     (k >= 'a' && k <= 'z') || k == '_';
+			break;
+		case 13:
+			in = (k >= '0' && k <= '9') || (k >= 'A' && k <= 'F') ||
+			     (k >= 'a' && k <= 'f');
+			break;
 		}
 		if (in)
 			set[k] = true;
@@ -494,7 +540,10 @@ static int class_atom(struct rx *r, bool set[128])
 	if (c != '\\')
 		return c;
 	if (r->i >= r->n)
-		return rx_fail(r, "error parsing regexp: trailing backslash at end of expression%.*s", "", 0) - 1;
+		return rx_fail(r,
+			       "error parsing regexp: trailing backslash at end of expression%.*s",
+			       "", 0) -
+		       1;
 	c = (unsigned char)r->p[r->i++];
 	if (perl_class((char)c, set))
 		return -2;
@@ -506,7 +555,7 @@ static int class_atom(struct rx *r, bool set[128])
 
 static int parse_class(struct rx *r)
 {
-	bool set[128] = { false };
+	bool set[128] = {false};
 	bool neg = false, first = true;
 	size_t start = r->i - 1;
 
@@ -529,7 +578,8 @@ static int parse_class(struct rx *r)
 			const char *end = strstr(r->p + r->i, ":]");
 			size_t k;
 
-			for (k = 0; end && k < sizeof(posix_classes) / sizeof(posix_classes[0]); k++) {
+			for (k = 0; end && k < sizeof(posix_classes) / sizeof(posix_classes[0]);
+			     k++) {
 				size_t len = strlen(posix_classes[k]);
 
 				if ((size_t)(end - (r->p + r->i + 2)) == len &&
@@ -556,7 +606,9 @@ static int parse_class(struct rx *r)
 			if (hi < 0)
 				return -1;
 			if (hi < lo)
-				return rx_fail(r, "error parsing regexp: invalid character class range: `%.*s`",
+				return rx_fail(r,
+					       "error parsing regexp: invalid character class "
+					       "range: `%.*s`",
 					       r->p + start, r->i - start);
 		}
 		set_range(set, lo, hi);
@@ -605,7 +657,8 @@ static int parse_repeat(struct rx *r)
 		r->size[r->depth] += r->last * (bound ? bound - 1 : 0);
 		r->last *= bound ? bound : 1;
 		if (r->size[r->depth] > 2000 || r->last > 2000)
-			return rx_fail(r, "regular expression syntax `%.*s`: repetitions expanding to "
+			return rx_fail(r,
+				       "regular expression syntax `%.*s`: repetitions expanding to "
 				       "over 2000 atoms are not supported by this evaluator",
 				       r->p + r->i, i + 1 - r->i);
 	}
@@ -676,12 +729,16 @@ static int translate(struct rx *r)
 			int rep = 1;
 
 			if (quant)
-				return rx_fail(r, "error parsing regexp: invalid nested repetition operator: `%.*s`",
+				return rx_fail(r,
+					       "error parsing regexp: invalid nested repetition "
+					       "operator: `%.*s`",
 					       r->p + at - 1, 2);
 			if (!atom) {
 				if (c == '{')
 					goto literal;
-				return rx_fail(r, "error parsing regexp: missing argument to repetition operator: `%.*s`",
+				return rx_fail(r,
+					       "error parsing regexp: missing argument to "
+					       "repetition operator: `%.*s`",
 					       r->p + at, 1);
 			}
 			if (c == '{') {
@@ -710,7 +767,8 @@ static int translate(struct rx *r)
 			if (r->i < r->n && r->p[r->i] == '?') {
 				if (r->i + 1 < r->n && r->p[r->i + 1] == ':') {
 					r->i += 2;
-				} else if (r->i + 2 < r->n && (r->p[r->i + 1] == 'P' || r->p[r->i + 1] == '<')) {
+				} else if (r->i + 2 < r->n &&
+					   (r->p[r->i + 1] == 'P' || r->p[r->i + 1] == '<')) {
 					const char *gt = memchr(r->p + r->i, '>', r->n - r->i);
 
 					if (!gt)
@@ -726,7 +784,8 @@ static int translate(struct rx *r)
 		}
 		if (c == ')') {
 			if (--depth < 0)
-				return rx_fail(r, "error parsing regexp: unexpected ): `%.*s`", r->p, r->n);
+				return rx_fail(r, "error parsing regexp: unexpected ): `%.*s`",
+					       r->p, r->n);
 			r->last = r->size[depth + 1] ? r->size[depth + 1] : 1;
 			r->depth = depth;
 			r->size[depth] += r->last;
@@ -742,7 +801,7 @@ static int translate(struct rx *r)
 			continue;
 		}
 		if (c == '.') {
-			bool set[128] = { false };
+			bool set[128] = {false};
 
 			set_range(set, 1, 127);
 			if (!r->dotall)
@@ -760,12 +819,15 @@ static int translate(struct rx *r)
 			continue;
 		}
 		if (c == '\\') {
-			bool set[128] = { false };
+			bool set[128] = {false};
 			char e;
 			int lit;
 
 			if (r->i + 1 >= r->n)
-				return rx_fail(r, "error parsing regexp: trailing backslash at end of expression%.*s", "", 0);
+				return rx_fail(r,
+					       "error parsing regexp: trailing backslash at end of "
+					       "expression%.*s",
+					       "", 0);
 			e = r->p[r->i + 1];
 			r->i += 2;
 			if (e == 'b' || e == 'B') {
@@ -802,7 +864,8 @@ static int translate(struct rx *r)
 			size_t len = utf8_seq(r->p + r->i, r->n - r->i);
 
 			if (!len)
-				return rx_fail(r, "error parsing regexp: invalid UTF-8: `%.*s`", r->p, r->n);
+				return rx_fail(r, "error parsing regexp: invalid UTF-8: `%.*s`",
+					       r->p, r->n);
 			if (r->icase)
 				return rx_unsupported(r, at, len);
 			emits(r, "(");
@@ -812,7 +875,7 @@ static int translate(struct rx *r)
 			atom = rx_atom(r);
 			continue;
 		}
-literal:
+	literal:
 		if (c == 0)
 			return rx_unsupported(r, at, 1);
 		emit_literal(r, c);
@@ -826,7 +889,7 @@ literal:
 
 int cel_regex_compile(const char *pat, size_t n, regex_t *re, char *err, size_t errlen)
 {
-	struct rx r = { .p = pat, .n = n, .err = err, .errlen = errlen };
+	struct rx r = {.p = pat, .n = n, .err = err, .errlen = errlen};
 	int rc;
 
 	if (n > CEL_REGEX_MAX) {

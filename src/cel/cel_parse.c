@@ -15,8 +15,8 @@ struct parser {
 };
 
 static const char *const reserved[] = {
-	"as", "break", "const", "continue", "else", "for", "function", "if", "import",
-	"let", "loop", "package", "namespace", "return", "var", "void", "while",
+	"as",  "break", "const",   "continue",	"else",	  "for", "function", "if",    "import",
+	"let", "loop",	"package", "namespace", "return", "var", "void",     "while",
 };
 
 static void next(struct parser *p)
@@ -32,10 +32,11 @@ static void syntax_error(struct parser *p, const char *expecting)
 	const struct cel_token *t = &p->tok;
 
 	if (t->kind == T_EOF)
-		cel_compile_error(p->b, t->pos, "Syntax error: mismatched input '<EOF>' expecting %s",
-				  expecting);
+		cel_compile_error(p->b, t->pos,
+				  "Syntax error: mismatched input '<EOF>' expecting %s", expecting);
 	else
-		cel_compile_error(p->b, t->pos, "Syntax error: mismatched input '%.*s' expecting %s",
+		cel_compile_error(p->b, t->pos,
+				  "Syntax error: mismatched input '%.*s' expecting %s",
 				  (int)(t->len ? t->len : 1), t->text, expecting);
 }
 
@@ -204,7 +205,7 @@ static struct cel_node *ident_or_call(struct parser *p, uint32_t pos)
 	const char *name = p->tok.text;
 	size_t len = p->tok.len;
 	struct cel_node *n;
-	struct vec v = { 0 };
+	struct vec v = {0};
 
 	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++) {
 		if (strlen(reserved[i]) == len && memcmp(reserved[i], name, len) == 0) {
@@ -261,7 +262,7 @@ static struct cel_node *parse_primary(struct parser *p, bool neg)
 {
 	uint32_t pos = p->tok.pos;
 	struct cel_node *n;
-	struct vec v = { 0 };
+	struct vec v = {0};
 
 	if (neg && p->tok.kind != T_INT && p->tok.kind != T_DOUBLE)
 		neg = false; /* caller handles it */
@@ -325,7 +326,8 @@ static struct cel_node *bind(struct parser *p, uint32_t pos, struct vec *v)
 	struct cel_node *var = v->items[1], *n;
 
 	if (var->kind != N_IDENT) {
-		cel_compile_error(p->b, var->pos, "cel.bind() variable names must be simple identifiers");
+		cel_compile_error(p->b, var->pos,
+				  "cel.bind() variable names must be simple identifiers");
 		return NULL;
 	}
 	n = new_node(p, N_BIND, pos);
@@ -347,8 +349,8 @@ static int macro_of(const char *name, size_t len, size_t nargs)
 		size_t nargs;
 		int macro;
 	} macros[] = {
-		{ "all", 3, M_ALL },          { "exists", 3, M_EXISTS }, { "exists_one", 3, M_EXISTS_ONE },
-		{ "map", 3, M_MAP },          { "map", 4, M_MAP_FILTER }, { "filter", 3, M_FILTER },
+		{"all", 3, M_ALL}, {"exists", 3, M_EXISTS},  {"exists_one", 3, M_EXISTS_ONE},
+		{"map", 3, M_MAP}, {"map", 4, M_MAP_FILTER}, {"filter", 3, M_FILTER},
 	};
 
 	for (size_t i = 0; i < sizeof(macros) / sizeof(macros[0]); i++)
@@ -391,14 +393,15 @@ static struct cel_node *parse_member(struct parser *p, bool neg)
 			struct cel_node *n;
 
 			if (p->tok.kind == T_QUESTION) {
-				cel_compile_error(p->b, p->tok.pos,
-						  "optional syntax is not supported by this evaluator");
+				cel_compile_error(
+					p->b, p->tok.pos,
+					"optional syntax is not supported by this evaluator");
 				return NULL;
 			}
 			if (!expect(p, T_IDENT, "IDENTIFIER"))
 				return NULL;
 			if (p->tok.kind == T_LPAREN) {
-				struct vec v = { 0 };
+				struct vec v = {0};
 
 				pos = p->tok.pos;
 				next(p);
@@ -438,8 +441,9 @@ static struct cel_node *parse_member(struct parser *p, bool neg)
 			struct cel_node *i;
 
 			if (p->tok.kind == T_QUESTION) {
-				cel_compile_error(p->b, p->tok.pos,
-						  "optional syntax is not supported by this evaluator");
+				cel_compile_error(
+					p->b, p->tok.pos,
+					"optional syntax is not supported by this evaluator");
 				return NULL;
 			}
 			i = parse_expr(p);
@@ -451,7 +455,7 @@ static struct cel_node *parse_member(struct parser *p, bool neg)
 		} else {
 			break;
 		}
-next_suffix:
+	next_suffix:
 		if (!enter(p, pos))
 			return NULL;
 	}
@@ -504,12 +508,12 @@ struct binop {
 	const char *name;
 };
 
-static const struct binop mul_ops[] = { { T_STAR, "_*_" }, { T_SLASH, "_/_" },
-					{ T_PERCENT, "_%_" }, { T_EOF, NULL } };
-static const struct binop add_ops[] = { { T_PLUS, "_+_" }, { T_MINUS, "_-_" }, { T_EOF, NULL } };
-static const struct binop rel_ops[] = { { T_EQ, "_==_" }, { T_NE, "_!=_" }, { T_LT, "_<_" },
-					{ T_LE, "_<=_" }, { T_GT, "_>_" }, { T_GE, "_>=_" },
-					{ T_IN, "@in" }, { T_EOF, NULL } };
+static const struct binop mul_ops[] = {
+	{T_STAR, "_*_"}, {T_SLASH, "_/_"}, {T_PERCENT, "_%_"}, {T_EOF, NULL}};
+static const struct binop add_ops[] = {{T_PLUS, "_+_"}, {T_MINUS, "_-_"}, {T_EOF, NULL}};
+static const struct binop rel_ops[] = {{T_EQ, "_==_"}, {T_NE, "_!=_"}, {T_LT, "_<_"},
+				       {T_LE, "_<=_"}, {T_GT, "_>_"},  {T_GE, "_>=_"},
+				       {T_IN, "@in"},  {T_EOF, NULL}};
 
 static const char *binop_name(const struct binop *ops, enum cel_tok t)
 {
@@ -585,7 +589,7 @@ static struct cel_node *parse_logic(struct parser *p, bool is_or)
 	enum cel_tok t = is_or ? T_OR : T_AND;
 	struct cel_node *x = is_or ? parse_logic(p, false) : parse_rel(p);
 	struct cel_node *n;
-	struct vec v = { 0 };
+	struct vec v = {0};
 	uint32_t pos = p->tok.pos;
 
 	if (!x || p->tok.kind != t)
@@ -642,7 +646,7 @@ static struct cel_node *parse_expr(struct parser *p)
 
 struct cel_node *cel_parse(struct cel_prog_build *b)
 {
-	struct parser p = { .b = b };
+	struct parser p = {.b = b};
 	struct cel_node *root;
 
 	p.lx.src = b->src;

@@ -15,10 +15,10 @@
 
 #define CACHE_TTL_S 10.0
 #define CACHE_SLOTS 512
-#define MAX_TOKEN 8192
-#define MAX_ALLOW 32
-#define MAX_GROUPS 32
-#define ANONYMOUS "system:anonymous"
+#define MAX_TOKEN   8192
+#define MAX_ALLOW   32
+#define MAX_GROUPS  32
+#define ANONYMOUS   "system:anonymous"
 
 /* One authenticated user: what TokenReview said. */
 struct user {
@@ -125,7 +125,7 @@ static bool loopback(const struct sockaddr *peer)
 static cJSON *review(struct sx_authz *a, const char *path, const char *body, char *msg,
 		     size_t msglen)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	char *resp = NULL, smsg[512];
 	size_t len = 0;
 	long status = 0;
@@ -169,8 +169,9 @@ static int token_review(struct sx_authz *a, const char *token, struct user *u, c
 			"\"spec\":{\"token\":");
 	sx_json_str(&b, token);
 	sx_buf_puts(&b, "}}");
-	ans = b.failed ? NULL : review(a, "/apis/authentication.k8s.io/v1/tokenreviews", b.data,
-				       msg, msglen);
+	ans = b.failed ? NULL
+		       : review(a, "/apis/authentication.k8s.io/v1/tokenreviews", b.data, msg,
+				msglen);
 	sx_buf_free(&b);
 	if (!ans)
 		return -1;
@@ -183,7 +184,8 @@ static int token_review(struct sx_authz *a, const char *token, struct user *u, c
 	cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(user, "groups"))
 	{
 		if (cJSON_IsString(g) && u->ngroups < MAX_GROUPS)
-			snprintf(u->groups[u->ngroups++], sizeof(u->groups[0]), "%s", g->valuestring);
+			snprintf(u->groups[u->ngroups++], sizeof(u->groups[0]), "%s",
+				 g->valuestring);
 	}
 	if (rc && !u->name[0])
 		rc = 0;
@@ -218,8 +220,9 @@ static int access_review(struct sx_authz *a, const struct user *u, const char *p
 	sx_buf_puts(&b, ",\"verb\":");
 	sx_json_str(&b, verb);
 	sx_buf_puts(&b, "}}}");
-	ans = b.failed ? NULL : review(a, "/apis/authorization.k8s.io/v1/subjectaccessreviews",
-				       b.data, msg, msglen);
+	ans = b.failed ? NULL
+		       : review(a, "/apis/authorization.k8s.io/v1/subjectaccessreviews", b.data,
+				msg, msglen);
 	sx_buf_free(&b);
 	if (!ans)
 		return -1;
@@ -360,8 +363,9 @@ unsigned sx_authz_check(struct sx_authz *a, const char *path, const char *method
 	if (!a->kube) {
 		if (a->allow_remote || loopback(peer))
 			return 0;
-		snprintf(msg, msglen, "forbidden: without a cluster to authorize against, %s is "
-				      "served to loopback clients only (see --debug-allow-remote)",
+		snprintf(msg, msglen,
+			 "forbidden: without a cluster to authorize against, %s is "
+			 "served to loopback clients only (see --debug-allow-remote)",
 			 path);
 		return 403;
 	}
@@ -380,7 +384,7 @@ unsigned sx_authz_check(struct sx_authz *a, const char *path, const char *method
 	}
 	if (allowed)
 		return 0;
-	snprintf(msg, msglen, "forbidden: User \"%s\" cannot %s path \"%s\"%s%s", u.name, verb, path,
-		 reason[0] ? ": " : "", reason);
+	snprintf(msg, msglen, "forbidden: User \"%s\" cannot %s path \"%s\"%s%s", u.name, verb,
+		 path, reason[0] ? ": " : "", reason);
 	return 403;
 }

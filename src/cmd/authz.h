@@ -28,9 +28,9 @@ struct sx_authz;
 #define SX_AUTHZ_DEFAULT_ALLOW "/healthz,/readyz,/livez"
 
 struct sx_authz_opts {
-	struct sx_kube *kube;     /* NULL: no cluster (loopback only) */
+	struct sx_kube *kube;	  /* NULL: no cluster (loopback only) */
 	const char *always_allow; /* comma-separated paths; NULL = the default */
-	bool allow_remote;        /* without a cluster: serve non-loopback clients too */
+	bool allow_remote;	  /* without a cluster: serve non-loopback clients too */
 };
 
 struct sx_authz *sx_authz_new(const struct sx_authz_opts *opts);

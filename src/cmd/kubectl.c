@@ -21,9 +21,9 @@
 #include "kubectl.h"
 #include "opts.h"
 
-#define EXIT_USAGE 2
+#define EXIT_USAGE	     2
 #define MAX_INPUT_FILE_BYTES (4u << 20)
-#define MAX_EDITS 64
+#define MAX_EDITS	     64
 
 static const char usage_kubectl[] =
 	"usage: kubectl schedext <command> [options]\n"
@@ -37,20 +37,20 @@ static const char usage_kubectl[] =
 	"Run 'kubectl schedext <command> --help' for the options of a command.\n";
 
 /* The options every command takes. */
-#define USAGE_CLUSTER                                                                          \
-	"Cluster (default: the current context of $KUBECONFIG or ~/.kube/config):\n"            \
-	"  --kubeconfig FILE   kubeconfig file\n"                                              \
-	"  --context NAME      kubeconfig context\n"                                           \
-	"  --state FILE        a dump instead of a live cluster (kubectl get\n"                \
-	"                      nodes,pods,pvc,pv,pdb,deploy -A -o json); repeat to merge\n"    \
-	"                      several files (later objects win)\n"                            \
-	"Scheduler:\n"                                                                          \
-	"  --config FILE       KubeSchedulerConfiguration (default: the upstream default)\n"  \
-	"  --config-map NS/NAME[/KEY]  the one the cluster runs, from a ConfigMap (of the\n"  \
-	"                      live cluster, or of the dump); KEY defaults to its only key\n" \
-	"  --profile NAME      profile to use (default: the pod's schedulerName)\n"           \
-	"Output:\n"                                                                             \
-	"  -o, --output text|json|yaml  (default text)\n"                                      \
+#define USAGE_CLUSTER                                                                              \
+	"Cluster (default: the current context of $KUBECONFIG or ~/.kube/config):\n"               \
+	"  --kubeconfig FILE   kubeconfig file\n"                                                  \
+	"  --context NAME      kubeconfig context\n"                                               \
+	"  --state FILE        a dump instead of a live cluster (kubectl get\n"                    \
+	"                      nodes,pods,pvc,pv,pdb,deploy -A -o json); repeat to merge\n"        \
+	"                      several files (later objects win)\n"                                \
+	"Scheduler:\n"                                                                             \
+	"  --config FILE       KubeSchedulerConfiguration (default: the upstream default)\n"       \
+	"  --config-map NS/NAME[/KEY]  the one the cluster runs, from a ConfigMap (of the\n"       \
+	"                      live cluster, or of the dump); KEY defaults to its only key\n"      \
+	"  --profile NAME      profile to use (default: the pod's schedulerName)\n"                \
+	"Output:\n"                                                                                \
+	"  -o, --output text|json|yaml  (default text)\n"                                          \
 	"  -h, --help          this help\n"
 
 static const char usage_why[] =
@@ -63,8 +63,8 @@ static const char usage_why[] =
 	"\n"
 	"  -n, --namespace NS  the pod's namespace (default: the context's)\n"
 	"  --web               serve the page for the pod instead of printing\n"
-	"  --listen ADDR       with --web: where to listen (default 127.0.0.1:8899)\n"
-	USAGE_CLUSTER;
+	"  --listen ADDR       with --web: where to listen (default "
+	"127.0.0.1:8899)\n" USAGE_CLUSTER;
 
 static const char usage_pending[] =
 	"usage: kubectl schedext pending [-n NS | -A] [options]\n"
@@ -73,8 +73,7 @@ static const char usage_pending[] =
 	"that reject the most nodes (or their PreFilter rejection).\n"
 	"\n"
 	"  -n, --namespace NS  only this namespace (default: the context's)\n"
-	"  -A, --all-namespaces  every namespace\n"
-	USAGE_CLUSTER;
+	"  -A, --all-namespaces  every namespace\n" USAGE_CLUSTER;
 
 static const char usage_what_if[] =
 	"usage: kubectl schedext what-if EDIT... [options]\n"
@@ -93,8 +92,7 @@ static const char usage_what_if[] =
 	"                       spec.replicas\n"
 	"The pods the edits make pending are placed; when the edits make none (only\n"
 	"--add-node/--cordon), the cluster's pending pods are.\n"
-	"\n"
-	USAGE_CLUSTER;
+	"\n" USAGE_CLUSTER;
 
 enum edit_kind { E_ADD_NODE, E_REMOVE_NODE, E_DRAIN, E_CORDON, E_PODS, E_SCALE };
 
@@ -105,7 +103,7 @@ struct edit {
 
 struct kargs {
 	const char *cmd, *pod, *kubeconfig, *context, *config, *profile, *ns, *output;
-	const char *state;      /* the first --state: set when offline */
+	const char *state; /* the first --state: set when offline */
 	unsigned nstates;
 	const char *states[16]; /* --state FILE, repeatable: a dump plus more objects */
 	const char *listen;
@@ -134,23 +132,32 @@ static int add_edit(struct kargs *a, enum edit_kind kind, const char *arg)
 {
 	if (a->nedits == MAX_EDITS)
 		return usage_error("what-if: at most %s edits", "64");
-	a->edits[a->nedits++] = (struct edit){ kind, arg };
+	a->edits[a->nedits++] = (struct edit){kind, arg};
 	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct kargs *a)
 {
 	static const struct option opts[] = {
-		{ "kubeconfig", required_argument, 0, 'k' }, { "context", required_argument, 0, 'C' },
-		{ "state", required_argument, 0, 's' },	     { "config", required_argument, 0, 'c' },
-		{ "profile", required_argument, 0, 'P' },    { "namespace", required_argument, 0, 'n' },
-		{ "all-namespaces", no_argument, 0, 'A' },   { "output", required_argument, 0, 'o' },
-		{ "web", no_argument, 0, 'w' },		     { "listen", required_argument, 0, 'l' },
-		{ "add-node", required_argument, 0, 1 },     { "remove-node", required_argument, 0, 2 },
-		{ "drain", required_argument, 0, 3 },	     { "cordon", required_argument, 0, 4 },
-		{ "pods", required_argument, 0, 5 },	     { "scale", required_argument, 0, 6 },
-		{ "config-map", required_argument, 0, 'M' },
-		{ "help", no_argument, 0, 'h' },	     { 0, 0, 0, 0 },
+		{"kubeconfig", required_argument, 0, 'k'},
+		{"context", required_argument, 0, 'C'},
+		{"state", required_argument, 0, 's'},
+		{"config", required_argument, 0, 'c'},
+		{"profile", required_argument, 0, 'P'},
+		{"namespace", required_argument, 0, 'n'},
+		{"all-namespaces", no_argument, 0, 'A'},
+		{"output", required_argument, 0, 'o'},
+		{"web", no_argument, 0, 'w'},
+		{"listen", required_argument, 0, 'l'},
+		{"add-node", required_argument, 0, 1},
+		{"remove-node", required_argument, 0, 2},
+		{"drain", required_argument, 0, 3},
+		{"cordon", required_argument, 0, 4},
+		{"pods", required_argument, 0, 5},
+		{"scale", required_argument, 0, 6},
+		{"config-map", required_argument, 0, 'M'},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
 	};
 	char msg[200];
 	int c, rc = 0;
@@ -168,27 +175,52 @@ static int parse_args(int argc, char **argv, struct kargs *a)
 			continue;
 		}
 		switch (c) {
-		case 'k': a->kubeconfig = optarg; break;
-		case 'C': a->context = optarg; break;
+		case 'k':
+			a->kubeconfig = optarg;
+			break;
+		case 'C':
+			a->context = optarg;
+			break;
 		case 's':
 			if (a->nstates == sizeof(a->states) / sizeof(a->states[0]))
 				return usage_error("at most %s --state files", "16");
 			a->states[a->nstates++] = optarg;
 			a->state = a->states[0];
 			break;
-		case 'c': a->config = optarg; break;
-		case 'P': a->profile = optarg; break;
-		case 'n': a->ns = optarg; break;
-		case 'A': a->all_ns = true; break;
-		case 'o': a->output = optarg; break;
-		case 'w': a->web = true; break;
-		case 'l': a->listen = optarg; break;
-		case 'M': a->config_map = optarg; break;
-		case 1: case 2: case 3: case 4: case 5: case 6:
+		case 'c':
+			a->config = optarg;
+			break;
+		case 'P':
+			a->profile = optarg;
+			break;
+		case 'n':
+			a->ns = optarg;
+			break;
+		case 'A':
+			a->all_ns = true;
+			break;
+		case 'o':
+			a->output = optarg;
+			break;
+		case 'w':
+			a->web = true;
+			break;
+		case 'l':
+			a->listen = optarg;
+			break;
+		case 'M':
+			a->config_map = optarg;
+			break;
+		case 1:
+		case 2:
+		case 3:
+		case 4:
+		case 5:
+		case 6:
 			rc = add_edit(a, (enum edit_kind)(c - 1), optarg);
 			break;
 		case 'h':
-			fputs(!strcmp(a->cmd, "why")       ? usage_why
+			fputs(!strcmp(a->cmd, "why")	   ? usage_why
 			      : !strcmp(a->cmd, "pending") ? usage_pending
 							   : usage_what_if,
 			      stdout);
@@ -230,8 +262,8 @@ static void env_free(struct env *e)
 /* The context's namespace (kubectl's default for -n). */
 static char *context_namespace(const struct kargs *a)
 {
-	struct sx_kube_config kc = { 0 };
-	struct sx_error err = { 0 };
+	struct sx_kube_config kc = {0};
+	struct sx_error err = {0};
 	char *ns = NULL;
 
 	if (sx_kubeconfig_resolve(a->kubeconfig, a->context, &kc, &err) == 0 && kc.namespace)
@@ -242,8 +274,8 @@ static char *context_namespace(const struct kargs *a)
 
 static int read_cluster(const struct kargs *a, struct env *e, struct sx_error *err)
 {
-	struct sx_kube_opts ko = { .kubeconfig = a->kubeconfig, .context = a->context,
-				   .qps = 200, .burst = 400 };
+	struct sx_kube_opts ko = {
+		.kubeconfig = a->kubeconfig, .context = a->context, .qps = 200, .burst = 400};
 	struct sx_kube *kube;
 	int rc;
 
@@ -268,7 +300,7 @@ static cJSON *find_config_map(const struct kargs *a, struct env *e, const char *
 			      const char *name, struct sx_error *err)
 {
 	cJSON *cm = sx_cluster_doc_find(&e->doc, "ConfigMap", ns, name);
-	struct sx_kube_opts ko = { .kubeconfig = a->kubeconfig, .context = a->context };
+	struct sx_kube_opts ko = {.kubeconfig = a->kubeconfig, .context = a->context};
 	char path[600], *resp = NULL;
 	size_t len = 0;
 	long status = 0;
@@ -276,7 +308,8 @@ static cJSON *find_config_map(const struct kargs *a, struct env *e, const char *
 
 	if (cm || a->state) {
 		if (!cm)
-			sx_error_set(err, SX_ENOENT, "configmap %s/%s not found in the dump", ns, name);
+			sx_error_set(err, SX_ENOENT, "configmap %s/%s not found in the dump", ns,
+				     name);
 		return cm ? cJSON_Duplicate(cm, true) : NULL;
 	}
 	if (!(kube = sx_kube_new(&ko, err)))
@@ -293,11 +326,11 @@ static cJSON *find_config_map(const struct kargs *a, struct env *e, const char *
 
 /* --config-map NS/NAME[/KEY]: the KubeSchedulerConfiguration in data[KEY]
  * (KEY: the ConfigMap's only key when omitted). */
-static struct sx_config *config_from_map(const struct kargs *a, struct env *e,
-					 struct sx_error *err)
+static struct sx_config *config_from_map(const struct kargs *a, struct env *e, struct sx_error *err)
 {
 	char ns[254], name[254], key[254] = "";
-	const char *spec = a->config_map, *s1 = strchr(spec, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
+	const char *spec = a->config_map, *s1 = strchr(spec, '/'),
+		   *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
 	const cJSON *data, *val = NULL;
 	struct sx_config *cfg = NULL;
 	cJSON *cm;
@@ -307,7 +340,8 @@ static struct sx_config *config_from_map(const struct kargs *a, struct env *e,
 		return NULL;
 	}
 	snprintf(ns, sizeof(ns), "%.*s", (int)(s1 - spec), spec);
-	snprintf(name, sizeof(name), "%.*s", (int)(s2 ? s2 - s1 - 1 : (long)strlen(s1 + 1)), s1 + 1);
+	snprintf(name, sizeof(name), "%.*s", (int)(s2 ? s2 - s1 - 1 : (long)strlen(s1 + 1)),
+		 s1 + 1);
 	if (s2)
 		snprintf(key, sizeof(key), "%s", s2 + 1);
 	if (!(cm = find_config_map(a, e, ns, name, err)))
@@ -331,7 +365,7 @@ static struct sx_config *config_from_map(const struct kargs *a, struct env *e,
 
 static int setup(const struct kargs *a, struct env *e)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
 	if (!a->config_map) {
@@ -358,7 +392,7 @@ static int setup(const struct kargs *a, struct env *e)
 
 static int load(struct env *e)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	return sx_cluster_doc_load(&e->doc, e->cache, &err) < 0 ? fail(&err) : 0;
 }
 
@@ -462,7 +496,8 @@ static int cmd_why(const struct kargs *a, struct env *e)
 		return rc;
 	pod = sx_cache_get_pod(e->cache, sx_intern(e->ns), a->pod, &node, &assumed);
 	if (!pod)
-		return fprintf(stderr, "kubectl-schedext: pod \"%s\" not found in namespace \"%s\"\n",
+		return fprintf(stderr,
+			       "kubectl-schedext: pod \"%s\" not found in namespace \"%s\"\n",
 			       a->pod, e->ns),
 		       EXIT_USAGE;
 	if (a->web) {
@@ -491,8 +526,10 @@ static int cmd_why(const struct kargs *a, struct env *e)
 		rc = 0;
 	} else {
 		snap = sx_cache_snapshot(e->cache);
-		struct sx_explain_opts o = { .profile = prof, .snap = snap, .pool = e->pool,
-					     .text = strcmp(a->output, "text") == 0 };
+		struct sx_explain_opts o = {.profile = prof,
+					    .snap = snap,
+					    .pool = e->pool,
+					    .text = strcmp(a->output, "text") == 0};
 		rc = snap ? sx_explain(&o, pod, &out) : SX_ENOMEM;
 		sx_snapshot_unref(snap);
 	}
@@ -506,9 +543,10 @@ static int cmd_why(const struct kargs *a, struct env *e)
 
 static int cmd_pending(const struct kargs *a, struct env *e)
 {
-	struct sx_pending_opts o = { .cfg = e->cfg, .pool = e->pool,
-				     .ns = a->all_ns ? NULL : e->ns,
-				     .text = strcmp(a->output, "text") == 0 };
+	struct sx_pending_opts o = {.cfg = e->cfg,
+				    .pool = e->pool,
+				    .ns = a->all_ns ? NULL : e->ns,
+				    .text = strcmp(a->output, "text") == 0};
 	struct sx_buf out;
 	int rc;
 
@@ -604,20 +642,25 @@ static int apply_edit(struct sx_whatif *w, const struct edit *ed, struct sx_erro
 {
 	switch (ed->kind) {
 	case E_ADD_NODE:
-	case E_PODS: return file_edit(w, ed, err);
-	case E_REMOVE_NODE: return sx_whatif_remove_node(w, ed->arg, err);
-	case E_DRAIN: return sx_whatif_drain(w, ed->arg, err);
-	case E_CORDON: return sx_whatif_cordon(w, ed->arg, err);
-	case E_SCALE: return scale_edit(w, ed->arg, err);
+	case E_PODS:
+		return file_edit(w, ed, err);
+	case E_REMOVE_NODE:
+		return sx_whatif_remove_node(w, ed->arg, err);
+	case E_DRAIN:
+		return sx_whatif_drain(w, ed->arg, err);
+	case E_CORDON:
+		return sx_whatif_cordon(w, ed->arg, err);
+	case E_SCALE:
+		return scale_edit(w, ed->arg, err);
 	}
 	return SX_EINVAL;
 }
 
 static int cmd_what_if(const struct kargs *a, struct env *e)
 {
-	struct sx_whatif w = { .doc = &e->doc };
-	struct sx_placements p = { 0 };
-	struct sx_error err = { 0 };
+	struct sx_whatif w = {.doc = &e->doc};
+	struct sx_placements p = {0};
+	struct sx_error err = {0};
 	const struct sx_profile *prof = sx_config_profile(e->cfg, a->profile);
 	struct sx_buf out;
 	int rc = 0;
@@ -641,8 +684,8 @@ static int cmd_what_if(const struct kargs *a, struct env *e)
 	if (rc == 0 && sx_whatif_load(&w, e->cache, &err) < 0)
 		rc = fail(&err);
 	sx_buf_init(&out);
-	if (rc == 0 && sx_place_pods(e->cache, &e->doc, e->cfg, prof, e->pool, w.pending, w.npending,
-				     0, &p) < 0)
+	if (rc == 0 && sx_place_pods(e->cache, &e->doc, e->cfg, prof, e->pool, w.pending,
+				     w.npending, 0, &p) < 0)
 		rc = usage_error("%s", "out of memory");
 	if (rc == 0) {
 		sx_placements_write(&out, &p, w.summary, strcmp(a->output, "text") == 0);
@@ -658,8 +701,8 @@ static int cmd_what_if(const struct kargs *a, struct env *e)
 
 int sx_cmd_kubectl(int argc, char **argv)
 {
-	struct kargs a = { .output = "text" };
-	struct env e = { 0 };
+	struct kargs a = {.output = "text"};
+	struct env e = {0};
 	int rc;
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||

@@ -22,9 +22,9 @@
 #include "kubectl.h"
 #include "opts.h"
 
-#define EXIT_USAGE 2
+#define EXIT_USAGE	   2
 #define MAX_POD_FILE_BYTES (4u << 20)
-#define MAX_EXPLAIN_NODES 100000
+#define MAX_EXPLAIN_NODES  100000
 
 static const char usage_main[] =
 	"usage: schedext <command> [options]\n"
@@ -170,12 +170,16 @@ static int append_list(char *list, size_t size, const char *val)
 static int parse_explain_args(int argc, char **argv, struct explain_args *a)
 {
 	static const struct option opts[] = {
-		{ "state", required_argument, 0, 's' },	  { "pod", required_argument, 0, 'p' },
-		{ "config", required_argument, 0, 'c' },  { "profile", required_argument, 0, 'P' },
-		{ "nodes", required_argument, 0, 'n' },	  { "format", required_argument, 0, 'f' },
-		{ "feature-gates", required_argument, 0, 'g' },
-		{ "emulated-version", required_argument, 0, 'e' },
-		{ "help", no_argument, 0, 'h' },	  { 0, 0, 0, 0 },
+		{"state", required_argument, 0, 's'},
+		{"pod", required_argument, 0, 'p'},
+		{"config", required_argument, 0, 'c'},
+		{"profile", required_argument, 0, 'P'},
+		{"nodes", required_argument, 0, 'n'},
+		{"format", required_argument, 0, 'f'},
+		{"feature-gates", required_argument, 0, 'g'},
+		{"emulated-version", required_argument, 0, 'e'},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
 	};
 	char msg[200];
 	int c;
@@ -192,11 +196,21 @@ static int parse_explain_args(int argc, char **argv, struct explain_args *a)
 				return usage_error("explain: at most %s --state files", "16");
 			a->states[a->nstates++] = optarg;
 			break;
-		case 'p': a->pod = optarg; break;
-		case 'c': a->config = optarg; break;
-		case 'P': a->profile = optarg; break;
-		case 'n': a->nodes = optarg; break;
-		case 'f': a->format = optarg; break;
+		case 'p':
+			a->pod = optarg;
+			break;
+		case 'c':
+			a->config = optarg;
+			break;
+		case 'P':
+			a->profile = optarg;
+			break;
+		case 'n':
+			a->nodes = optarg;
+			break;
+		case 'f':
+			a->format = optarg;
+			break;
 		case 'g':
 			if (append_list(a->gates, sizeof(a->gates), optarg) < 0)
 				return usage_error("explain: %s: too long", "--feature-gates");
@@ -205,7 +219,9 @@ static int parse_explain_args(int argc, char **argv, struct explain_args *a)
 			if (append_list(a->release, sizeof(a->release), optarg) < 0)
 				return usage_error("explain: %s: too long", "--emulated-version");
 			break;
-		case 'h': fputs(usage_explain, stdout); return 1;
+		case 'h':
+			fputs(usage_explain, stdout);
+			return 1;
 		default:
 			return usage_error("explain: unknown or incomplete option '%s'",
 					   argv[optind - 1]);
@@ -260,7 +276,7 @@ static int fail_input(struct sx_error *err)
  * (features.h); 0, or the exit code after printing the error. */
 static int explain_features(const struct explain_args *a, struct sx_features *f)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	int minor = SX_RELEASE_DEFAULT;
 
 	if (a->release[0] && sx_features_parse_release(a->release, &minor, &err) < 0)
@@ -274,8 +290,8 @@ static int explain_features(const struct explain_args *a, struct sx_features *f)
 static int cmd_explain(int argc, char **argv)
 {
 	struct explain_args a;
-	struct explain_env e = { 0 };
-	struct sx_error err = { 0 };
+	struct explain_env e = {0};
+	struct sx_error err = {0};
 	char msg[700];
 	int rc = parse_explain_args(argc, argv, &a);
 	struct sx_features features;
@@ -320,8 +336,11 @@ static int cmd_explain(int argc, char **argv)
 			return usage_error("explain: --nodes: node \"%s\" not found", msg);
 		}
 	}
-	struct sx_explain_opts opts = { .profile = prof, .snap = e.snap, .nodes = e.nodes,
-					.nnodes = e.nnodes, .text = strcmp(a.format, "text") == 0 };
+	struct sx_explain_opts opts = {.profile = prof,
+				       .snap = e.snap,
+				       .nodes = e.nodes,
+				       .nnodes = e.nnodes,
+				       .text = strcmp(a.format, "text") == 0};
 	struct sx_buf out;
 	sx_buf_init(&out);
 	rc = e.snap ? sx_explain(&opts, e.pod, &out) : SX_ENOMEM;
@@ -374,5 +393,6 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "why") == 0 || strcmp(cmd, "pending") == 0 || strcmp(cmd, "what-if") == 0)
 		return sx_cmd_kubectl(argc, argv);
 	return usage_error("unknown command '%s' (serve, explain, why, pending, what-if, version, "
-			   "help)", cmd);
+			   "help)",
+			   cmd);
 }

@@ -12,8 +12,8 @@ static const struct option *find_long(const struct option *opts, const char *nam
 	return NULL;
 }
 
-int sx_opts_exact(int argc, char **argv, int first, const struct option *opts,
-		  const char *shorts, char *msg, size_t msglen)
+int sx_opts_exact(int argc, char **argv, int first, const struct option *opts, const char *shorts,
+		  char *msg, size_t msglen)
 {
 	for (int i = first; i < argc; i++) {
 		const char *a = argv[i], *eq;

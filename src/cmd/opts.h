@@ -15,7 +15,7 @@
  * "--name VALUE" and for a short option of shorts followed by ':'); "--"
  * ends the options. 0, or -1 with msg set ("unknown option '--stat'",
  * "option '--state' needs a value"). */
-int sx_opts_exact(int argc, char **argv, int first, const struct option *opts,
-		  const char *shorts, char *msg, size_t msglen);
+int sx_opts_exact(int argc, char **argv, int first, const struct option *opts, const char *shorts,
+		  char *msg, size_t msglen);
 
 #endif

@@ -30,8 +30,8 @@
 #include "authz.h"
 #include "serve_metrics.h"
 
-#define EXIT_USAGE 2
-#define MAX_PEM_BYTES (1u << 20)
+#define EXIT_USAGE	 2
+#define MAX_PEM_BYTES	 (1u << 20)
 #define SHUTDOWN_GRACE_S 10.0
 
 static const char usage_serve[] =
@@ -62,14 +62,17 @@ static const char usage_serve[] =
 	"  --max-body-bytes N     request body limit (default 67108864 = 64 MiB, a 5000-node\n"
 	"                         NodeList); larger requests get 413\n"
 	"  --url-prefix PATH      serve the verbs under PATH (e.g. /scheduler)\n"
-	"  --state FILE           cluster state file (v1 List or YAML stream) instead of a cluster;\n"
+	"  --state FILE           cluster state file (v1 List or YAML stream) instead of a "
+	"cluster;\n"
 	"                         repeat to merge several files (later objects win)\n"
 	"  --kubeconfig FILE      kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
 	"  --context NAME         kubeconfig context\n"
 	"  --kube-api-qps N       API server requests per second (default 50, as client-go)\n"
 	"  --kube-api-burst N     burst above that rate (default 100)\n"
-	"  --config FILE          KubeSchedulerConfiguration (default: the upstream default profile)\n"
-	"  --extender-profile N   profile (schedulerName) served to kube-scheduler (default: first)\n"
+	"  --config FILE          KubeSchedulerConfiguration (default: the upstream default "
+	"profile)\n"
+	"  --extender-profile N   profile (schedulerName) served to kube-scheduler (default: "
+	"first)\n"
 	"  --tls-cert FILE        serve HTTPS with this certificate (PEM)\n"
 	"  --tls-key FILE         its private key (PEM)\n"
 	"  --tls-client-ca FILE   require client certificates signed by this CA (PEM)\n"
@@ -77,7 +80,8 @@ static const char usage_serve[] =
 	"                         cluster: --kubeconfig or in-cluster)\n"
 	"  --leader-elect         with --standalone: schedule only while holding a Lease\n"
 	"  --leader-elect-lease-name N  Lease name (default schedext)\n"
-	"  --leader-elect-namespace NS  Lease namespace (default: in-cluster namespace or kube-system)\n"
+	"  --leader-elect-namespace NS  Lease namespace (default: in-cluster namespace or "
+	"kube-system)\n"
 	"  --leader-elect-lease-duration D, --leader-elect-renew-deadline D,\n"
 	"  --leader-elect-retry-period D  election timing (default 15s, 10s, 2s)\n"
 	"  --authorization-always-allow-paths LIST\n"
@@ -152,8 +156,7 @@ static bool parse_ulong(const char *s, unsigned long min, unsigned long max, uns
 }
 
 /* Matches "--name VALUE" or "--name=VALUE"; advances *i past the value. */
-static bool opt_value(int argc, char **argv, int *i, const char *name, const char **val,
-		      int *rc)
+static bool opt_value(int argc, char **argv, int *i, const char *name, const char **val, int *rc)
 {
 	size_t n = strlen(name);
 	const char *a = argv[*i];
@@ -182,8 +185,7 @@ static bool append_list(char *list, size_t size, const char *val)
 {
 	size_t len = strlen(list);
 
-	return (size_t)snprintf(list + len, size - len, "%s%s", len ? "," : "", val) <
-	       size - len;
+	return (size_t)snprintf(list + len, size - len, "%s%s", len ? "," : "", val) < size - len;
 }
 
 /* --feature-gates and --emulated-version, which repeat: -2 when argv[*i]
@@ -209,31 +211,40 @@ static int list_opt(int argc, char **argv, int *i, struct serve_args *a)
 /* Parses argv[1..]; returns -1 to go on, or an exit code. */
 static int parse_args(int argc, char **argv, struct serve_args *a)
 {
-	const char **strs[] = { &a->listen, &a->state, &a->config, &a->profile, &a->kubeconfig,
-				&a->context, &a->tls_cert, &a->tls_key, &a->tls_client_ca,
-				&a->url_prefix, &a->le_name, &a->le_ns, &a->le_dur,
-				&a->le_renew, &a->le_retry, &a->always_allow, &a->le_name, &a->le_ns,
-				&a->le_lock, &a->content_type, &a->debug_budget };
-	static const char *const snames[] = { "--listen", "--state", "--config",
-					      "--extender-profile", "--kubeconfig", "--context",
-					      "--tls-cert", "--tls-key", "--tls-client-ca",
-					      "--url-prefix", "--leader-elect-lease-name",
-					      "--leader-elect-namespace",
-					      "--leader-elect-lease-duration",
-					      "--leader-elect-renew-deadline",
-					      "--leader-elect-retry-period",
-					      "--authorization-always-allow-paths",
-					      "--leader-elect-resource-name",
-					      "--leader-elect-resource-namespace",
-					      "--leader-elect-resource-lock",
-					      "--kube-api-content-type", "--debug-time-budget" };
+	const char **strs[] = {&a->listen,	  &a->state,	  &a->config,	&a->profile,
+			       &a->kubeconfig,	  &a->context,	  &a->tls_cert, &a->tls_key,
+			       &a->tls_client_ca, &a->url_prefix, &a->le_name,	&a->le_ns,
+			       &a->le_dur,	  &a->le_renew,	  &a->le_retry, &a->always_allow,
+			       &a->le_name,	  &a->le_ns,	  &a->le_lock,	&a->content_type,
+			       &a->debug_budget};
+	static const char *const snames[] = {"--listen",
+					     "--state",
+					     "--config",
+					     "--extender-profile",
+					     "--kubeconfig",
+					     "--context",
+					     "--tls-cert",
+					     "--tls-key",
+					     "--tls-client-ca",
+					     "--url-prefix",
+					     "--leader-elect-lease-name",
+					     "--leader-elect-namespace",
+					     "--leader-elect-lease-duration",
+					     "--leader-elect-renew-deadline",
+					     "--leader-elect-retry-period",
+					     "--authorization-always-allow-paths",
+					     "--leader-elect-resource-name",
+					     "--leader-elect-resource-namespace",
+					     "--leader-elect-resource-lock",
+					     "--kube-api-content-type",
+					     "--debug-time-budget"};
 	struct num_opt nums[] = {
-		{ "--threads", &a->threads, 1, 1024 },
-		{ "--max-connections", &a->max_conns, 1, 1000000 },
-		{ "--connection-timeout", &a->conn_timeout, 1, 86400 },
-		{ "--max-body-bytes", &a->max_body, 1024, (unsigned long)4 << 30 },
-		{ "--kube-api-qps", &a->kube_qps, 1, 100000 },
-		{ "--kube-api-burst", &a->kube_burst, 1, 100000 },
+		{"--threads", &a->threads, 1, 1024},
+		{"--max-connections", &a->max_conns, 1, 1000000},
+		{"--connection-timeout", &a->conn_timeout, 1, 86400},
+		{"--max-body-bytes", &a->max_body, 1024, (unsigned long)4 << 30},
+		{"--kube-api-qps", &a->kube_qps, 1, 100000},
+		{"--kube-api-burst", &a->kube_burst, 1, 100000},
 	};
 	const char *val;
 	int rc = -1;
@@ -247,7 +258,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 			return 0;
 		}
 		if (strcmp(arg, "--standalone") == 0 || strcmp(arg, "--leader-elect") == 0 ||
-		    strcmp(arg, "--leader-elect=true") == 0 || strcmp(arg, "--leader-elect=false") == 0) {
+		    strcmp(arg, "--leader-elect=true") == 0 ||
+		    strcmp(arg, "--leader-elect=false") == 0) {
 			if (arg[2] == 's')
 				a->standalone = true;
 			else
@@ -281,13 +293,15 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 				*strs[k] = val;
 			if (done && rc < 0 && strs[k] == &a->state) {
 				if (a->nstates == MAX_STATE_FILES)
-					return usage_error("at most %d --state files", MAX_STATE_FILES);
+					return usage_error("at most %d --state files",
+							   MAX_STATE_FILES);
 				a->states[a->nstates++] = val;
 			}
 		}
 		for (size_t k = 0; !done && k < SX_ARRAY_SIZE(nums); k++) {
 			done = opt_value(argc, argv, &i, nums[k].name, &val, &rc);
-			if (done && rc < 0 && !parse_ulong(val, nums[k].min, nums[k].max, nums[k].dst))
+			if (done && rc < 0 &&
+			    !parse_ulong(val, nums[k].min, nums[k].max, nums[k].dst))
 				return usage_error("%s: expected an integer in %lu..%lu, got '%s'",
 						   nums[k].name, nums[k].min, nums[k].max, val);
 		}
@@ -355,7 +369,6 @@ static unsigned pool_threads(int parallelism)
 	return n > 1 ? (unsigned)n - 1 : 0;
 }
 
-
 /* Full-Node extender bodies: validated Node items kept for byte
  * comparison (node_memo.h), at most this many bytes and items. 32 MB holds
  * 5,000 typical Nodes; a larger cluster evicts the least recently sent. */
@@ -422,8 +435,8 @@ static void client_options(struct serve *s, const struct serve_args *a)
 static int leader_options(struct serve *s, const struct serve_args *a)
 {
 	const struct sx_leader_election *l = &s->cfg->leader;
-	const char *d[3] = { a->le_dur, a->le_renew, a->le_retry };
-	const double file[3] = { l->lease_duration_s, l->renew_deadline_s, l->retry_period_s };
+	const char *d[3] = {a->le_dur, a->le_renew, a->le_retry};
+	const double file[3] = {l->lease_duration_s, l->renew_deadline_s, l->retry_period_s};
 
 	s->leader_elect = a->leader_elect_set ? a->leader_elect : l->set && l->leader_elect;
 	s->le_name = a->le_name ? a->le_name : l->resource_name;
@@ -435,10 +448,13 @@ static int leader_options(struct serve *s, const struct serve_args *a)
 	}
 	if (a->le_lock && strcmp(a->le_lock, "leases") != 0)
 		return usage_error("--leader-elect-resource-lock: only \"leases\" is supported, "
-				   "not '%s'", a->le_lock);
+				   "not '%s'",
+				   a->le_lock);
 	if (a->content_type && strcmp(a->content_type, "application/json") != 0)
-		sx_log(0, "warning: --kube-api-content-type %s ignored: schedext speaks "
-			  "application/json", a->content_type);
+		sx_log(0,
+		       "warning: --kube-api-content-type %s ignored: schedext speaks "
+		       "application/json",
+		       a->content_type);
 	return -1;
 }
 
@@ -487,7 +503,7 @@ static int record_effective(struct serve *s, const struct serve_args *a)
  * extender that is not nodeCacheCapable) keep their JSON from now on. */
 static int setup_extenders(struct serve *s)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	char ebuf[600];
 	bool nodes = false;
 
@@ -517,7 +533,7 @@ static bool delay_cache(const struct serve *s, const struct serve_args *a)
  * it). Returns -1 to go on, or an exit code. */
 static int features_from_flags(const struct serve_args *a, struct sx_features *f)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	int minor = SX_RELEASE_DEFAULT;
 
 	if (a->emulated_version[0] &&
@@ -548,7 +564,7 @@ static void log_features(const struct sx_features *f)
 static int load_state(struct sx_cache *cache, const char *path)
 {
 	struct sx_cache_stats before, after;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	char ebuf[600], line[1024] = "";
 	size_t len = 0;
 
@@ -571,9 +587,9 @@ static int load_state(struct sx_cache *cache, const char *path)
  * exit code (2 for bad configuration, 1 for runtime failures). */
 static int serve_setup(struct serve *s, const struct serve_args *a)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	char ebuf[600];
-	const char *pem_paths[3] = { a->tls_cert, a->tls_key, a->tls_client_ca };
+	const char *pem_paths[3] = {a->tls_cert, a->tls_key, a->tls_client_ca};
 	struct sx_features features;
 	int rc;
 
@@ -607,8 +623,10 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 		return 1;
 	}
 	if (s->cfg->unsupported)
-		sx_log(0, "warning: the configuration asks for what schedext does not support "
-			  "(ignored): %s", s->cfg->unsupported);
+		sx_log(0,
+		       "warning: the configuration asks for what schedext does not support "
+		       "(ignored): %s",
+		       s->cfg->unsupported);
 	if (a->standalone && (rc = setup_extenders(s)) >= 0)
 		return rc;
 	if (a->state) {
@@ -633,7 +651,8 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 		/* delayed: the scheduler starts them once it leads */
 		s->inf = delay_cache(s, a) ? NULL : sx_informers_start(s->kube, s->cache, &err);
 		if (!s->inf && !delay_cache(s, a)) {
-			fprintf(stderr, "schedext serve: %s\n", sx_error_string(&err, ebuf, sizeof(ebuf)));
+			fprintf(stderr, "schedext serve: %s\n",
+				sx_error_string(&err, ebuf, sizeof(ebuf)));
 			return 1;
 		}
 	}
@@ -647,9 +666,9 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 		fprintf(stderr, "schedext serve: out of memory\n");
 		return 1;
 	}
-	s->authz = sx_authz_new(&(struct sx_authz_opts){ .kube = s->kube,
-							  .always_allow = a->always_allow,
-							  .allow_remote = a->debug_allow_remote });
+	s->authz = sx_authz_new(&(struct sx_authz_opts){.kube = s->kube,
+							.always_allow = a->always_allow,
+							.allow_remote = a->debug_allow_remote});
 	if (!s->authz) {
 		fprintf(stderr, "schedext serve: out of memory\n");
 		return 1;
@@ -661,14 +680,22 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 /* --standalone: the scheduling loop on the same cache. */
 static int start_standalone(struct serve *s, const struct serve_args *a)
 {
-	struct sx_scheduler_opts o = { .cache = s->cache, .cfg = s->cfg, .kube = s->kube,
-				       .kube_opts = &s->ko, .inf = s->inf, .pool = s->pool,
-				       .metrics = s->metrics, .extenders = s->extenders,
-				       .leader_elect = s->leader_elect, .lease_name = s->le_name,
-				       .lease_namespace = s->le_ns, .lease_duration_s = s->le_s[0],
-				       .renew_deadline_s = s->le_s[1], .retry_period_s = s->le_s[2],
-				       .delay_cache_until_active = delay_cache(s, a) };
-	struct sx_error err = { 0 };
+	struct sx_scheduler_opts o = {.cache = s->cache,
+				      .cfg = s->cfg,
+				      .kube = s->kube,
+				      .kube_opts = &s->ko,
+				      .inf = s->inf,
+				      .pool = s->pool,
+				      .metrics = s->metrics,
+				      .extenders = s->extenders,
+				      .leader_elect = s->leader_elect,
+				      .lease_name = s->le_name,
+				      .lease_namespace = s->le_ns,
+				      .lease_duration_s = s->le_s[0],
+				      .renew_deadline_s = s->le_s[1],
+				      .retry_period_s = s->le_s[2],
+				      .delay_cache_until_active = delay_cache(s, a)};
+	struct sx_error err = {0};
 
 	if (sx_scheduler_start(&o, &s->sched, &err) < 0)
 		return usage_error("%s", err.msg);
@@ -687,12 +714,15 @@ static int wait_signal(const sigset_t *set)
 
 int sx_cmd_serve(int argc, char **argv)
 {
-	struct serve_args a = { .listen = "127.0.0.1:8888", .threads = 0, .max_conns = 1024,
-				.conn_timeout = 30, .max_body = SX_SERVER_DEFAULT_MAX_BODY };
-	struct serve s = { 0 };
-	struct sx_server_opts so = { 0 };
+	struct serve_args a = {.listen = "127.0.0.1:8888",
+			       .threads = 0,
+			       .max_conns = 1024,
+			       .conn_timeout = 30,
+			       .max_body = SX_SERVER_DEFAULT_MAX_BODY};
+	struct serve s = {0};
+	struct sx_server_opts so = {0};
 	struct sx_server *srv;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	char ebuf[600];
 	sigset_t set;
 	int rc, sig;

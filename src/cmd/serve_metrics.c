@@ -31,8 +31,8 @@
 #include "schedext/metrics.h"
 #include "schedext/plugin.h"
 
-static const double rest_latency_buckets[] = { 0.005, 0.025, 0.1, 0.25, 0.5, 1.0,
-					       2.0,   4.0,   8.0, 15.0, 30.0, 60.0 };
+static const double rest_latency_buckets[] = {0.005, 0.025, 0.1, 0.25, 0.5,  1.0,
+					      2.0,   4.0,   8.0, 15.0, 30.0, 60.0};
 
 /* "https://10.0.0.1:6443/prefix" -> "10.0.0.1:6443" (Go's url.URL.Host). */
 static void url_host(const char *url, char *out, size_t len)
@@ -52,7 +52,8 @@ static void rest_observe(void *ctx, const char *method, const char *server, cons
 
 	url_host(server ? server : "", host, sizeof(host));
 	sx_metrics_label_escape(host, esc, sizeof(esc));
-	snprintf(labels, sizeof(labels), "code=\"%s\",method=\"%s\",host=\"%s\"", code, method, esc);
+	snprintf(labels, sizeof(labels), "code=\"%s\",method=\"%s\",host=\"%s\"", code, method,
+		 esc);
 	sx_metrics_inc(m, "rest_client_requests_total", labels, 1);
 	snprintf(labels, sizeof(labels), "verb=\"%s\",host=\"%s\"", method, esc);
 	sx_metrics_observe(m, "rest_client_request_duration_seconds", labels, seconds);
@@ -74,7 +75,9 @@ static void build_info(struct sx_metrics *m)
 #else
 		 "gcc",
 #endif
-		 strcmp(arch, "x86_64") == 0 ? "amd64" : strcmp(arch, "aarch64") == 0 ? "arm64" : arch);
+		 strcmp(arch, "x86_64") == 0	? "amd64"
+		 : strcmp(arch, "aarch64") == 0 ? "arm64"
+						: arch);
 	sx_metrics_set(m, "schedext_build_info", labels, 1);
 }
 
@@ -83,12 +86,14 @@ static void build_info(struct sx_metrics *m)
  * src/framework/framework_metrics.c). */
 static void zero_profile(struct sx_metrics *m, const struct sx_profile *p)
 {
-	static const char *const results[] = { "scheduled", "unschedulable", "error" };
+	static const char *const results[] = {"scheduled", "unschedulable", "error"};
 	static const struct {
 		enum sx_point pt;
 		const char *label;
-	} points[] = { { SX_PT_PRE_FILTER, "PreFilter" }, { SX_PT_FILTER, "Filter" },
-		       { SX_PT_PRE_SCORE, "PreScore" }, { SX_PT_SCORE, "Score" } };
+	} points[] = {{SX_PT_PRE_FILTER, "PreFilter"},
+		      {SX_PT_FILTER, "Filter"},
+		      {SX_PT_PRE_SCORE, "PreScore"},
+		      {SX_PT_SCORE, "Score"}};
 	char esc[300], labels[600];
 
 	sx_metrics_label_escape(p->scheduler_name, esc, sizeof(esc));
@@ -98,7 +103,8 @@ static void zero_profile(struct sx_metrics *m, const struct sx_profile *p)
 		sx_metrics_touch(m, "scheduler_scheduling_attempt_duration_seconds", labels);
 	}
 	for (size_t k = 0; k < SX_ARRAY_SIZE(points); k++) {
-		snprintf(labels, sizeof(labels), "extension_point=\"%s\",status=\"Success\",profile=\"%s\"",
+		snprintf(labels, sizeof(labels),
+			 "extension_point=\"%s\",status=\"Success\",profile=\"%s\"",
 			 points[k].label, esc);
 		sx_metrics_touch(m, "scheduler_framework_extension_point_duration_seconds", labels);
 		for (unsigned i = 0; i < p->n[points[k].pt]; i++) {
@@ -112,7 +118,8 @@ static void zero_profile(struct sx_metrics *m, const struct sx_profile *p)
 			snprintf(labels, sizeof(labels), "plugin=\"%s\",profile=\"%s\"", name, esc);
 			sx_metrics_touch(m, "scheduler_unschedulable_pods", labels);
 			snprintf(labels, sizeof(labels),
-				 "plugin=\"%s\",extension_point=\"Filter\",status=\"Success\"", name);
+				 "plugin=\"%s\",extension_point=\"Filter\",status=\"Success\"",
+				 name);
 			sx_metrics_touch(m, "scheduler_plugin_execution_duration_seconds", labels);
 		}
 	}
@@ -120,7 +127,7 @@ static void zero_profile(struct sx_metrics *m, const struct sx_profile *p)
 
 static void zero_series(struct sx_metrics *m, const struct sx_config *cfg)
 {
-	static const char *const queues[] = { "active", "backoff", "unschedulable", "gated" };
+	static const char *const queues[] = {"active", "backoff", "unschedulable", "gated"};
 	char labels[128];
 
 	for (unsigned i = 0; i < cfg->nprofiles; i++)
@@ -131,12 +138,14 @@ static void zero_series(struct sx_metrics *m, const struct sx_config *cfg)
 	}
 	/* families whose label values only events give: the first a
 	 * scheduler sees (a pod added, to activeQ) */
-	sx_metrics_touch(m, "scheduler_queue_incoming_pods_total", "queue=\"active\",event=\"PodAdd\"");
+	sx_metrics_touch(m, "scheduler_queue_incoming_pods_total",
+			 "queue=\"active\",event=\"PodAdd\"");
 	sx_metrics_touch(m, "scheduler_event_handling_duration_seconds", "event=\"PodAdd\"");
 	sx_metrics_touch(m, "scheduler_pod_scheduling_sli_duration_seconds", "attempts=\"1\"");
 	sx_metrics_touch(m, "scheduler_permit_wait_duration_seconds", "result=\"Success\"");
 	if (cfg->nprofiles && cfg->profiles[0]->n[SX_PT_FILTER]) {
-		snprintf(labels, sizeof(labels), "plugin=\"%s\",event=\"NodeAdd\",hint=\"QueueSkip\"",
+		snprintf(labels, sizeof(labels),
+			 "plugin=\"%s\",event=\"NodeAdd\",hint=\"QueueSkip\"",
 			 cfg->profiles[0]->points[SX_PT_FILTER][0].plugin->name);
 		sx_metrics_touch(m, "scheduler_queueing_hint_execution_duration_seconds", labels);
 	}
@@ -150,10 +159,10 @@ void sx_serve_metrics_init(struct sx_metrics *m, const struct sx_config *cfg,
 			   const char *lease_name, bool extender_only)
 {
 	static const char *const verbs[][4] = {
-		{ "filter", "feasible", "unschedulable", "error" },
-		{ "prioritize", "scored", "error", NULL },
-		{ "preempt", "preemption", "unschedulable", NULL },
-		{ "bind", "bound", "error", NULL },
+		{"filter", "feasible", "unschedulable", "error"},
+		{"prioritize", "scored", "error", NULL},
+		{"preempt", "preemption", "unschedulable", NULL},
+		{"bind", "bound", "error", NULL},
 	};
 	char labels[300], esc[260];
 
@@ -170,16 +179,18 @@ void sx_serve_metrics_init(struct sx_metrics *m, const struct sx_config *cfg,
 			  "indicates backup, 1 indicates master. 'name' is the string used to "
 			  "identify the lease. Please make sure to group by name.",
 			  NULL, 0);
-	sx_metrics_define(m, "schedext_build_info", SX_METRIC_GAUGE,
-			  "A metric with a constant '1' value labeled by major, minor, git version, "
-			  "git commit, git tree state, build date, Go version, and compiler from "
-			  "which schedext was built, and platform on which it is running (as "
-			  "kubernetes_build_info).",
-			  NULL, 0);
-	sx_metrics_define(m, "schedext_extender_verb_requests_total", SX_METRIC_COUNTER,
-			  "Extender verb calls served (filter, prioritize, preempt, bind) by result; "
-			  "not scheduling attempts.",
-			  NULL, 0);
+	sx_metrics_define(
+		m, "schedext_build_info", SX_METRIC_GAUGE,
+		"A metric with a constant '1' value labeled by major, minor, git version, "
+		"git commit, git tree state, build date, Go version, and compiler from "
+		"which schedext was built, and platform on which it is running (as "
+		"kubernetes_build_info).",
+		NULL, 0);
+	sx_metrics_define(
+		m, "schedext_extender_verb_requests_total", SX_METRIC_COUNTER,
+		"Extender verb calls served (filter, prioritize, preempt, bind) by result; "
+		"not scheduling attempts.",
+		NULL, 0);
 	build_info(m);
 	snprintf(labels, sizeof(labels), "name=\"%s\"",
 		 sx_metrics_label_escape(lease_name ? lease_name : "schedext", esc, sizeof(esc)));

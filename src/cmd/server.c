@@ -69,10 +69,10 @@ struct sx_server {
 	size_t max_body;
 	const char *const *state_paths; /* what-if re-reads them; none on a live cluster */
 	unsigned nstates;
-	char lease_label[300];  /* name="LEASE" with --standalone, else "" */
-	double debug_budget_s;  /* per /debug/pending or /debug/whatif request */
+	char lease_label[300];	/* name="LEASE" with --standalone, else "" */
+	double debug_budget_s;	/* per /debug/pending or /debug/whatif request */
 	struct sx_authz *authz; /* who may read the non-verb endpoints; not owned */
-	atomic_bool stopping;   /* graceful shutdown began: readyz fails */
+	atomic_bool stopping;	/* graceful shutdown began: readyz fails */
 	char prefix[256];
 	bool tls_client_auth;
 	uint16_t port;
@@ -85,7 +85,7 @@ struct sx_server {
 /* Bodies and replies above POOLED_MIN come from, and go back to, the
  * server's buffer pool; below it glibc's heap serves them well. At most
  * BUFPOOL_BUDGET bytes stay kept between requests. */
-#define POOLED_MIN ((size_t)64 << 10)
+#define POOLED_MIN     ((size_t)64 << 10)
 #define BUFPOOL_BUDGET ((size_t)16 << 20)
 
 /* Per-request state (MHD's con_cls). */
@@ -93,10 +93,10 @@ struct request {
 	enum route route;
 	uint64_t start_ns;
 	struct sx_buf body;
-	size_t discarded;  /* bytes dropped past the limit */
+	size_t discarded; /* bytes dropped past the limit */
 	bool too_big;
-	bool replied;      /* a response was queued at the first call */
-	bool get;          /* GET or HEAD (else POST) */
+	bool replied;		     /* a response was queued at the first call */
+	bool get;		     /* GET or HEAD (else POST) */
 	struct MHD_Connection *conn; /* for query arguments */
 };
 
@@ -132,23 +132,23 @@ static const struct route_def {
 		       struct sx_buf *out, struct sx_verb_log *log);
 	unsigned (*handle)(struct sx_server *srv, const struct request *rq, struct sx_buf *b);
 } routes[R_COUNT] = {
-	[R_NOT_FOUND] = { "unknown", NULL, false, false, false, CT_JSON, NULL, NULL },
-	[R_FILTER] = { "filter", "/filter", true, true, true, CT_JSON, sx_extender_filter, NULL },
-	[R_PRIORITIZE] = { "prioritize", "/prioritize", true, true, true, CT_JSON,
-			   sx_extender_prioritize, NULL },
-	[R_PREEMPT] = { "preempt", "/preempt", true, true, true, CT_JSON, sx_extender_preempt, NULL },
-	[R_BIND] = { "bind", "/bind", true, true, true, CT_JSON, sx_extender_bind, NULL },
-	[R_HEALTHZ] = { "healthz", "/healthz", false, false, false, CT_TEXT, NULL, op_healthz },
-	[R_LIVEZ] = { "livez", "/livez", false, false, false, CT_TEXT, NULL, op_livez },
-	[R_READYZ] = { "readyz", "/readyz", false, false, false, CT_TEXT, NULL, op_readyz },
-	[R_VERSION] = { "version", "/version", false, false, false, CT_JSON, NULL, op_version },
-	[R_METRICS] = { "metrics", "/metrics", false, false, false, CT_PROM, NULL, op_metrics },
-	[R_EXPLAIN] = { "explain", "/debug/explain", true, false, true, CT_JSON, NULL, op_explain },
-	[R_CACHE] = { "cache", "/debug/cache", false, false, false, CT_JSON, NULL, op_cache },
-	[R_CONFIGZ] = { "configz", "/configz", false, false, false, CT_JSON, NULL, op_configz },
-	[R_UI] = { "ui", "/ui", false, false, false, CT_HTML, NULL, op_ui },
-	[R_PENDING] = { "pending", "/debug/pending", false, false, false, CT_JSON, NULL, op_pending },
-	[R_WHATIF] = { "whatif", "/debug/whatif", true, false, true, CT_JSON, NULL, op_whatif },
+	[R_NOT_FOUND] = {"unknown", NULL, false, false, false, CT_JSON, NULL, NULL},
+	[R_FILTER] = {"filter", "/filter", true, true, true, CT_JSON, sx_extender_filter, NULL},
+	[R_PRIORITIZE] = {"prioritize", "/prioritize", true, true, true, CT_JSON,
+			  sx_extender_prioritize, NULL},
+	[R_PREEMPT] = {"preempt", "/preempt", true, true, true, CT_JSON, sx_extender_preempt, NULL},
+	[R_BIND] = {"bind", "/bind", true, true, true, CT_JSON, sx_extender_bind, NULL},
+	[R_HEALTHZ] = {"healthz", "/healthz", false, false, false, CT_TEXT, NULL, op_healthz},
+	[R_LIVEZ] = {"livez", "/livez", false, false, false, CT_TEXT, NULL, op_livez},
+	[R_READYZ] = {"readyz", "/readyz", false, false, false, CT_TEXT, NULL, op_readyz},
+	[R_VERSION] = {"version", "/version", false, false, false, CT_JSON, NULL, op_version},
+	[R_METRICS] = {"metrics", "/metrics", false, false, false, CT_PROM, NULL, op_metrics},
+	[R_EXPLAIN] = {"explain", "/debug/explain", true, false, true, CT_JSON, NULL, op_explain},
+	[R_CACHE] = {"cache", "/debug/cache", false, false, false, CT_JSON, NULL, op_cache},
+	[R_CONFIGZ] = {"configz", "/configz", false, false, false, CT_JSON, NULL, op_configz},
+	[R_UI] = {"ui", "/ui", false, false, false, CT_HTML, NULL, op_ui},
+	[R_PENDING] = {"pending", "/debug/pending", false, false, false, CT_JSON, NULL, op_pending},
+	[R_WHATIF] = {"whatif", "/debug/whatif", true, false, true, CT_JSON, NULL, op_whatif},
 };
 
 /* Per-connection state (socket context). */
@@ -157,8 +157,8 @@ struct conn_state {
 	bool tls_ok;
 };
 
-static const double latency_buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-					  0.1,    0.25,  0.5,    1,     2.5,  5,     10 };
+static const double latency_buckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+					 0.1,	 0.25,	0.5,	1,     2.5,  5,	    10};
 
 /* ---------- routing ---------- */
 
@@ -227,7 +227,7 @@ static struct MHD_Response *reply_response(struct sx_server *srv, struct sx_buf 
 		sx_buf_free(b);
 		return NULL;
 	}
-	*r = (struct reply){ &srv->bufs, b->data, b->cap };
+	*r = (struct reply){&srv->bufs, b->data, b->cap};
 	resp = MHD_create_response_from_buffer_with_free_callback_cls(b->len, b->data, reply_done,
 								      r);
 	if (!resp)
@@ -287,8 +287,8 @@ struct check {
 /* The apiserver-style health answer: "ok", or with ?verbose (or on a
  * failure) one "[+]name ok" / "[-]name failed: reason withheld" line per
  * check and "<endpoint> check passed|failed"; 500 on a failure. */
-static unsigned write_checks(const struct request *rq, const char *endpoint,
-			     const struct check *c, unsigned n, struct sx_buf *b)
+static unsigned write_checks(const struct request *rq, const char *endpoint, const struct check *c,
+			     unsigned n, struct sx_buf *b)
 {
 	const char *val = NULL;
 	size_t vlen = 0;
@@ -317,13 +317,13 @@ static unsigned write_checks(const struct request *rq, const char *endpoint,
 
 static unsigned op_healthz(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
-	const struct check c[] = { { "ping", NULL }, { "log", NULL } };
+	const struct check c[] = {{"ping", NULL}, {"log", NULL}};
 	return write_checks(rq, "healthz", c, 2, b);
 }
 
 static unsigned op_livez(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
-	const struct check c[] = { { "ping", NULL }, { "log", NULL } };
+	const struct check c[] = {{"ping", NULL}, {"log", NULL}};
 	return write_checks(rq, "livez", c, 2, b);
 }
 
@@ -334,10 +334,10 @@ static unsigned op_readyz(struct sx_server *srv, const struct request *rq, struc
 {
 	bool synced = !srv->inf || sx_informers_synced(srv->inf);
 	const struct check c[] = {
-		{ "ping", NULL },
-		{ "log", NULL },
-		{ "sched-handler-sync", synced ? NULL : "cache not synced" },
-		{ "shutdown", atomic_load(&srv->stopping) ? "shutting down" : NULL },
+		{"ping", NULL},
+		{"log", NULL},
+		{"sched-handler-sync", synced ? NULL : "cache not synced"},
+		{"shutdown", atomic_load(&srv->stopping) ? "shutting down" : NULL},
 	};
 	return write_checks(rq, "readyz", c, 4, b);
 }
@@ -353,7 +353,7 @@ static unsigned op_version(struct sx_server *srv, const struct request *rq, stru
 static unsigned op_metrics(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
 	struct sx_metrics *m = srv->ex->metrics;
-	struct sx_cache_stats st = { 0 };
+	struct sx_cache_stats st = {0};
 
 	sx_cache_stats(srv->ex->cache, &st);
 	sx_metrics_set(m, "schedext_cache_nodes", NULL, st.nodes);
@@ -411,7 +411,7 @@ static void dump_pod(void *ctx, const struct sx_object *obj, sx_str node, bool a
 
 static unsigned op_cache(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
-	struct cache_dump d = { b, 0 };
+	struct cache_dump d = {b, 0};
 
 	sx_buf_puts(b, "{\"nodes\":[");
 	sx_cache_visit(srv->ex->cache, SX_KIND_NODE, dump_node, &d);
@@ -439,9 +439,9 @@ static unsigned op_ui(struct sx_server *srv, const struct request *rq, struct sx
 
 static unsigned op_pending(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
-	return sx_ui_pending(srv->ex, MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND,
-								  "namespace"),
-			     srv->debug_budget_s, b);
+	return sx_ui_pending(
+		srv->ex, MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, "namespace"),
+		srv->debug_budget_s, b);
 }
 
 static unsigned op_whatif(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
@@ -455,12 +455,12 @@ static unsigned op_whatif(struct sx_server *srv, const struct request *rq, struc
 static unsigned op_explain(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
 	if (rq->get)
-		return sx_ui_explain_pod(srv->ex, MHD_lookup_connection_value(
-							  rq->conn, MHD_GET_ARGUMENT_KIND, "pod"),
-					 b);
+		return sx_ui_explain_pod(
+			srv->ex,
+			MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, "pod"), b);
 	const struct sx_extender *ex = srv->ex;
-	struct sx_explain_opts opts = { 0 };
-	struct sx_error err = { 0 };
+	struct sx_explain_opts opts = {0};
+	struct sx_error err = {0};
 	struct sx_snapshot *snap = NULL;
 	struct sx_pod *pod = NULL;
 	char msg[600], ebuf[600];
@@ -508,14 +508,13 @@ static unsigned op_explain(struct sx_server *srv, const struct request *rq, stru
 	return code;
 }
 
-
 /* ---------- dispatch ---------- */
 
 static enum MHD_Result dispatch(struct sx_server *srv, struct MHD_Connection *conn,
 				struct request *rq, const char *method)
 {
 	const struct route_def *r = &routes[rq->route];
-	struct sx_verb_log log = { .pod = "", .result = "" };
+	struct sx_verb_log log = {.pod = "", .result = ""};
 	struct sx_buf b;
 	unsigned code = 200;
 
@@ -529,9 +528,12 @@ static enum MHD_Result dispatch(struct sx_server *srv, struct MHD_Connection *co
 	else if (r->handle)
 		code = r->handle(srv, rq, &b);
 	if (r->logged)
-		sx_log(code == 200 ? 2 : code >= 500 ? 0 : 1,
+		sx_log(code == 200   ? 2
+		       : code >= 500 ? 0
+				     : 1,
 		       "%s pod=%s nodes=%u code=%u result=%s duration=%.3fms", r->name,
-		       log.pod[0] ? log.pod : "-", log.nnodes, code, log.result[0] ? log.result : "ok",
+		       log.pod[0] ? log.pod : "-", log.nnodes, code,
+		       log.result[0] ? log.result : "ok",
 		       (double)(sx_now_ns() - rq->start_ns) / 1e6);
 	else
 		sx_log(3, "%s %s code=%u", method, r->name, code);
@@ -573,7 +575,8 @@ static bool method_matches(enum route r, const char *method)
 		return true;
 	if (routes[r].post)
 		return strcmp(method, MHD_HTTP_METHOD_POST) == 0;
-	return strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+	return strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
+	       strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 }
 
 /* Content-Length honoured up to this (a 500-Node body is ~2.5 MB); past
@@ -618,7 +621,8 @@ static enum MHD_Result begin_request(struct sx_server *srv, struct MHD_Connectio
 	rq->get = bodyless;
 	rq->conn = conn;
 	if (srv->tls_client_auth && !client_cert_ok(srv, conn))
-		return send_error(srv, conn, rq, 403, "a valid client certificate is required", true);
+		return send_error(srv, conn, rq, 403, "a valid client certificate is required",
+				  true);
 	if (rq->route == R_NOT_FOUND) {
 		snprintf(msg, sizeof(msg), "no such path: %.120s", url);
 		return send_error(srv, conn, rq, 404, msg, !bodyless);
@@ -632,17 +636,19 @@ static enum MHD_Result begin_request(struct sx_server *srv, struct MHD_Connectio
 		const union MHD_ConnectionInfo *ci =
 			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 		char why[400];
-		unsigned code = sx_authz_check(
-			srv->authz, routes[rq->route].path, method,
-			MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
-			ci ? ci->client_addr : NULL, why, sizeof(why));
+		unsigned code =
+			sx_authz_check(srv->authz, routes[rq->route].path, method,
+				       MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+								   MHD_HTTP_HEADER_AUTHORIZATION),
+				       ci ? ci->client_addr : NULL, why, sizeof(why));
 		if (code)
 			return send_error(srv, conn, rq, code, why, !bodyless);
 	}
 	cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (cl && sscanf(cl, "%llu", &n) == 1 && n > srv->max_body) {
-		snprintf(msg, sizeof(msg), "request body of %llu bytes exceeds the limit of %zu bytes",
-			 n, srv->max_body);
+		snprintf(msg, sizeof(msg),
+			 "request body of %llu bytes exceeds the limit of %zu bytes", n,
+			 srv->max_body);
 		return send_error(srv, conn, rq, 413, msg, true);
 	}
 	if (cl && n > 0)
@@ -696,7 +702,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return r;
 	}
 	if (rq->too_big) {
-		snprintf(msg, sizeof(msg), "request body exceeds the limit of %zu bytes", srv->max_body);
+		snprintf(msg, sizeof(msg), "request body exceeds the limit of %zu bytes",
+			 srv->max_body);
 		return send_error(srv, conn, rq, 413, msg, true);
 	}
 	return dispatch(srv, conn, rq, method);
@@ -744,13 +751,13 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 /* ---------- start / stop ---------- */
 
 /* "host:port", "[v6]:port", ":port" -> sockaddr. */
-static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *sslen,
-			bool *v6, struct sx_error *err)
+static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *sslen, bool *v6,
+			struct sx_error *err)
 {
 	char host[256];
 	const char *colon = strrchr(spec, ':'), *h = spec;
 	size_t hlen;
-	struct addrinfo hints = { 0 }, *ai = NULL;
+	struct addrinfo hints = {0}, *ai = NULL;
 	char *end;
 	long port;
 
@@ -810,7 +817,8 @@ static void define_metrics(struct sx_metrics *m)
 	sx_metrics_define(m, "schedext_http_request_duration_seconds", SX_METRIC_HISTOGRAM,
 			  "HTTP request latency by verb.", latency_buckets,
 			  SX_ARRAY_SIZE(latency_buckets));
-	sx_metrics_define(m, "schedext_cache_nodes", SX_METRIC_GAUGE, "Nodes in the cache.", NULL, 0);
+	sx_metrics_define(m, "schedext_cache_nodes", SX_METRIC_GAUGE, "Nodes in the cache.", NULL,
+			  0);
 	sx_metrics_define(m, "schedext_cache_pods", SX_METRIC_GAUGE, "Pods in the cache by state.",
 			  NULL, 0);
 	sx_metrics_define(m, "schedext_watch_restarts_total", SX_METRIC_COUNTER,
@@ -828,8 +836,8 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 	bool v6 = false;
 	struct sx_server *srv;
 	const union MHD_DaemonInfo *di;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
-			 MHD_USE_AUTO;
+	unsigned flags =
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_AUTO;
 	unsigned threads = o->threads ? o->threads : 1;
 
 	int fd;
@@ -855,11 +863,12 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 	srv->inf = inf;
 	srv->max_body = o->max_body_bytes ? o->max_body_bytes : SX_SERVER_DEFAULT_MAX_BODY;
 	if (o->lease_name)
-		snprintf(srv->lease_label, sizeof(srv->lease_label), "name=\"%.250s\"", o->lease_name);
+		snprintf(srv->lease_label, sizeof(srv->lease_label), "name=\"%.250s\"",
+			 o->lease_name);
 	srv->state_paths = o->state_paths;
 	srv->nstates = o->nstates;
-	srv->debug_budget_s = o->debug_budget_s > 0 ? o->debug_budget_s
-						    : SX_SERVER_DEFAULT_DEBUG_BUDGET_S;
+	srv->debug_budget_s =
+		o->debug_budget_s > 0 ? o->debug_budget_s : SX_SERVER_DEFAULT_DEBUG_BUDGET_S;
 	srv->authz = o->authz;
 	srv->started = sx_now_s();
 	snprintf(srv->prefix, sizeof(srv->prefix), "%s", o->url_prefix ? o->url_prefix : "");
@@ -873,9 +882,11 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 		flags |= MHD_USE_TLS;
 	if (o->tls_client_ca_pem) {
 		srv->tls_client_auth = true;
-		*(void **)&srv->verify_peers = dlsym(RTLD_DEFAULT, "gnutls_certificate_verify_peers2");
+		*(void **)&srv->verify_peers =
+			dlsym(RTLD_DEFAULT, "gnutls_certificate_verify_peers2");
 		if (!srv->verify_peers) {
-			sx_error_set(err, SX_EINVAL, "--tls-client-ca: GnuTLS verification unavailable");
+			sx_error_set(err, SX_EINVAL,
+				     "--tls-client-ca: GnuTLS verification unavailable");
 			close(fd);
 			sx_bufpool_destroy(&srv->bufs);
 			free(srv);
@@ -884,31 +895,30 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 	}
 	/* A list of options; TLS ones only when set (MHD rejects NULL PEMs). */
 	struct MHD_OptionItem tls[] = {
-		{ o->tls_cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, (void *)o->tls_cert_pem },
-		{ o->tls_cert_pem ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, (void *)o->tls_key_pem },
-		{ o->tls_client_ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0,
-		  (void *)o->tls_client_ca_pem },
-		{ MHD_OPTION_END, 0, NULL },
+		{o->tls_cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0,
+		 (void *)o->tls_cert_pem},
+		{o->tls_cert_pem ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0,
+		 (void *)o->tls_key_pem},
+		{o->tls_client_ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0,
+		 (void *)o->tls_client_ca_pem},
+		{MHD_OPTION_END, 0, NULL},
 	};
 	/* MHD_OPTION_ARRAY stops at the first END: compact the set ones. */
 	unsigned k = 0;
 	for (unsigned i = 0; i < 3; i++)
 		if (tls[i].option != MHD_OPTION_END)
 			tls[k++] = tls[i];
-	tls[k] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	tls[k] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 
 	srv->daemon = MHD_start_daemon(
-		flags, 0, NULL, NULL, on_request, srv,
-		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
-		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-		MHD_OPTION_THREAD_POOL_SIZE, threads,
+		flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
+		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_THREAD_POOL_SIZE, threads,
 		MHD_OPTION_CONNECTION_LIMIT, o->max_connections ? o->max_connections : 1024,
-		MHD_OPTION_CONNECTION_TIMEOUT, o->connection_timeout_s ? o->connection_timeout_s : 30,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-		MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
-		MHD_OPTION_ARRAY, tls,
-		MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_TIMEOUT,
+		o->connection_timeout_s ? o->connection_timeout_s : 30,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024, MHD_OPTION_NOTIFY_COMPLETED,
+		on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+		MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 	if (!srv->daemon) {
 		/* the socket listens: what failed is MHD's own setup, the TLS
 		 * credentials above all (MHD logs the detail at -v=2) */
@@ -939,7 +949,7 @@ uint16_t sx_server_port(const struct sx_server *srv)
 
 void sx_server_stop(struct sx_server *srv, double grace_s)
 {
-	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	struct timespec ts = {0, 10 * 1000 * 1000};
 	double deadline;
 	MHD_socket s;
 

@@ -22,7 +22,7 @@ __asm__(".section .rodata\n"
 extern const char sx_ui_html_start[], sx_ui_html_end[];
 
 #define WHATIF_MAX_ENTRIES 16
-#define WHATIF_MAX_COUNT 1000
+#define WHATIF_MAX_COUNT   1000
 
 unsigned sx_ui_page(struct sx_buf *b)
 {
@@ -50,7 +50,7 @@ unsigned sx_ui_explain_pod(const struct sx_extender *ex, const char *key, struct
 		return 404;
 	}
 	snap = sx_cache_snapshot(ex->cache);
-	struct sx_explain_opts o = { .profile = ex->profile, .snap = snap, .pool = ex->pool };
+	struct sx_explain_opts o = {.profile = ex->profile, .snap = snap, .pool = ex->pool};
 	rc = snap ? sx_explain(&o, pod, b) : SX_ENOMEM;
 	sx_snapshot_unref(snap);
 	sx_pod_unref(pod);
@@ -65,8 +65,8 @@ unsigned sx_ui_explain_pod(const struct sx_extender *ex, const char *key, struct
 unsigned sx_ui_pending(const struct sx_extender *ex, const char *ns, double budget_s,
 		       struct sx_buf *b)
 {
-	struct sx_pending_opts o = { .cfg = ex->cfg, .pool = ex->pool, .ns = ns,
-				     .deadline = sx_now_s() + budget_s };
+	struct sx_pending_opts o = {
+		.cfg = ex->cfg, .pool = ex->pool, .ns = ns, .deadline = sx_now_s() + budget_s};
 	if (sx_pending_report(ex->cache, &o, b) < 0) {
 		sx_buf_reset(b);
 		sx_reply_error(b, "out of memory");
@@ -95,7 +95,7 @@ static int add_like(struct sx_whatif *w, const cJSON *entry, char *msg, size_t m
 {
 	const cJSON *like = cJSON_GetObjectItemCaseSensitive(entry, "like");
 	const cJSON *count = cJSON_GetObjectItemCaseSensitive(entry, "count");
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	char *text;
 	int rc;
 
@@ -121,7 +121,7 @@ static int add_like(struct sx_whatif *w, const cJSON *entry, char *msg, size_t m
 static int read_doc(const struct sx_extender *ex, const char *const *states, unsigned nstates,
 		    struct sx_cluster_doc *doc, char *msg, size_t msglen)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	int rc = 0;
 
 	for (unsigned i = 0; rc == 0 && i < nstates; i++)
@@ -135,17 +135,16 @@ static int read_doc(const struct sx_extender *ex, const char *const *states, uns
 }
 
 unsigned sx_ui_whatif(const struct sx_extender *ex, const char *const *states, unsigned nstates,
-		      const char *body,
-		      size_t len, double budget_s, struct sx_buf *b)
+		      const char *body, size_t len, double budget_s, struct sx_buf *b)
 {
 	char msg[600] = "";
 	cJSON *req = sx_request_parse(body, len, msg, sizeof(msg));
 	const cJSON *adds = cJSON_GetObjectItemCaseSensitive(req, "addNodes"), *it;
-	struct sx_cluster_doc doc = { .quiet = true }; /* serve warned at startup */
-	struct sx_whatif w = { .doc = &doc };
-	struct sx_placements p = { 0 };
+	struct sx_cluster_doc doc = {.quiet = true}; /* serve warned at startup */
+	struct sx_whatif w = {.doc = &doc};
+	struct sx_placements p = {0};
 	struct sx_cache *cache = NULL;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	unsigned code = 400;
 
 	if (req && (!cJSON_IsArray(adds) || cJSON_GetArraySize(adds) > WHATIF_MAX_ENTRIES))
@@ -160,8 +159,8 @@ unsigned sx_ui_whatif(const struct sx_extender *ex, const char *const *states, u
 		snprintf(msg, sizeof(msg), "out of memory");
 	if (!msg[0] && (!(cache = sx_cache_new()) || sx_whatif_load(&w, cache, &err) < 0))
 		snprintf(msg, sizeof(msg), "%s", cache ? err.msg : "out of memory");
-	if (!msg[0] && sx_place_pods(cache, &doc, ex->cfg, ex->profile, ex->pool, w.pending, w.npending,
-				     sx_now_s() + budget_s, &p) < 0)
+	if (!msg[0] && sx_place_pods(cache, &doc, ex->cfg, ex->profile, ex->pool, w.pending,
+				     w.npending, sx_now_s() + budget_s, &p) < 0)
 		snprintf(msg, sizeof(msg), "out of memory");
 	if (msg[0]) {
 		sx_reply_error(b, msg);

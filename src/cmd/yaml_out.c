@@ -22,8 +22,8 @@ static bool is_container(const cJSON *v)
 /* A key YAML reads back as the same string without quotes. */
 static bool plain_key(const char *k)
 {
-	static const char *const words[] = { "true", "false", "null", "yes", "no", "on", "off",
-					     "y", "n", "~" };
+	static const char *const words[] = {"true", "false", "null", "yes", "no",
+					    "on",   "off",   "y",    "n",   "~"};
 	if (!((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') || *k == '_'))
 		return false;
 	for (const char *p = k; *p; p++)

@@ -146,7 +146,8 @@ static int pool_counters(struct alloc *a, struct pool *p, int64_t gen, uint32_t 
 			if (!set->c)
 				return SX_ENOMEM;
 			for (uint32_t j = 0; j < cs->ncounters; j++)
-				set->c[j] = (struct counter){ cs->counters[j].name, cs->counters[j].value, 0 };
+				set->c[j] = (struct counter){cs->counters[j].name,
+							     cs->counters[j].value, 0};
 			p->nsets++;
 		}
 	}
@@ -157,12 +158,14 @@ static int pool_counters(struct alloc *a, struct pool *p, int64_t gen, uint32_t 
 			continue;
 		for (uint32_t d = 0; d < s->ndevices; d++) {
 			const struct sx_dra_device *dev = &s->devices[d];
-			bool allocated = dev->nconsumes && device_allocated(a, s->driver, s->pool, dev->name);
+			bool allocated = dev->nconsumes &&
+					 device_allocated(a, s->driver, s->pool, dev->name);
 
 			for (uint32_t u = 0; u < dev->nconsumes; u++)
 				for (uint32_t c = 0; c < dev->consumes[u].ncounters; c++) {
-					struct counter *ctr = find_counter(p, dev->consumes[u].name,
-									   dev->consumes[u].counters[c].name);
+					struct counter *ctr =
+						find_counter(p, dev->consumes[u].name,
+							     dev->consumes[u].counters[c].name);
 
 					if (!ctr) {
 						p->invalid = true; /* counter (set) not found */
@@ -193,7 +196,7 @@ static int make_pool(struct alloc *a, uint32_t *sl, uint32_t n)
 		if (ix->meta[sl[i]].generation == gen)
 			sl[k++] = sl[i];
 	first = &ix->meta[sl[0]];
-	*p = (struct pool){ first->driver, first->pool, false, false, k, sl, 0, NULL };
+	*p = (struct pool){first->driver, first->pool, false, false, k, sl, 0, NULL};
 	if ((int64_t)k != first->slice_count) {
 		/* Slices irrelevant for the node may complete the pool, or a
 		 * newer generation may be under way (then skip the pool). */
@@ -239,7 +242,8 @@ int sx__dra_gather_pools(struct alloc *a)
 	for (uint32_t i = 0; i < n;) {
 		uint32_t j = i + 1;
 
-		while (j < n && ix->meta[a->pool_slices[j]].pool_ix == ix->meta[a->pool_slices[i]].pool_ix)
+		while (j < n &&
+		       ix->meta[a->pool_slices[j]].pool_ix == ix->meta[a->pool_slices[i]].pool_ix)
 			j++;
 		if (make_pool(a, a->pool_slices + i, j - i) < 0)
 			return fail(a, SX_DRA_FATAL, "out of memory");
@@ -288,19 +292,23 @@ static int selectors_match(struct alloc *a, uint32_t ci, const struct sx_dra_obj
 			m = a->env->match(a->env->match_ctx, exprs[i], s->driver, s->pool, dev, msg,
 					  sizeof(msg));
 			if (m == SX_DRA_COMPILE_ERROR)
-				return cls ? fail(a, SX_DRA_FATAL, "class %s: selector #%u: CEL compile error: %s",
+				return cls ? fail(a, SX_DRA_FATAL,
+						  "class %s: selector #%u: CEL compile error: %s",
 						  cls->meta.name, i, msg)
-					   : fail(a, SX_DRA_FATAL, "claim %s: selector #%u: CEL compile error: %s",
+					   : fail(a, SX_DRA_FATAL,
+						  "claim %s: selector #%u: CEL compile error: %s",
 						  claim_kobj(a, ci), i, msg);
 			if (m < 0)
 				return cls ? fail(a, SX_DRA_FATAL,
-						  "class %s: selector #%u on device %s/%s/%s: CEL runtime error: %s",
-						  cls->meta.name, i, sx_str_get(s->driver), sx_str_get(s->pool),
-						  sx_str_get(dev->name), msg)
+						  "class %s: selector #%u on device %s/%s/%s: CEL "
+						  "runtime error: %s",
+						  cls->meta.name, i, sx_str_get(s->driver),
+						  sx_str_get(s->pool), sx_str_get(dev->name), msg)
 					   : fail(a, SX_DRA_FATAL,
-						  "claim %s: selector #%u on device %s/%s/%s: CEL runtime error: %s",
-						  claim_kobj(a, ci), i, sx_str_get(s->driver), sx_str_get(s->pool),
-						  sx_str_get(dev->name), msg);
+						  "claim %s: selector #%u on device %s/%s/%s: CEL "
+						  "runtime error: %s",
+						  claim_kobj(a, ci), i, sx_str_get(s->driver),
+						  sx_str_get(s->pool), sx_str_get(dev->name), msg);
 			memo_put(a->env->index, row, ids[i], m == SX_DRA_MATCH);
 		}
 		if (!m)
@@ -325,7 +333,8 @@ int sx__dra_selectable(struct alloc *a, uint32_t ci, const struct rdata *rd, str
 		 * (allocator_incubating.go, isSelectable) */
 		const struct sx_dra_device *dev = &d.slice->u.slice.devices[d.dev];
 
-		rc = sx_dra_node_matches(a->node, dev->node_name, dev->all_nodes, dev->node_selector);
+		rc = sx_dra_node_matches(a->node, dev->node_name, dev->all_nodes,
+					 dev->node_selector);
 	}
 	return rc;
 }
@@ -341,7 +350,8 @@ static bool constraint_applies(const struct cons *c, const char *req, const char
 	if (sub)
 		snprintf(full, sizeof(full), "%s/%s", req, sub);
 	for (uint32_t i = 0; i < c->c->nrequests; i++)
-		if (strcmp(c->c->requests[i], req) == 0 || (sub && strcmp(c->c->requests[i], full) == 0))
+		if (strcmp(c->c->requests[i], req) == 0 ||
+		    (sub && strcmp(c->c->requests[i], full) == 0))
 			return true;
 	return false;
 }
@@ -391,7 +401,8 @@ static bool allocating(const struct alloc *a, sx_str drv, sx_str pool, sx_str de
 {
 	for (uint32_t i = 0; i < a->nstack; i++)
 		if (a->stack[i].device == dev && a->stack[i].pool == pool &&
-		    a->stack[i].driver == drv && (claim < 0 || a->stack[i].claim == (uint32_t)claim))
+		    a->stack[i].driver == drv &&
+		    (claim < 0 || a->stack[i].claim == (uint32_t)claim))
 			return true;
 	return false;
 }
@@ -544,12 +555,14 @@ static int allocate_device(struct alloc *a, uint32_t ci, const struct rdata *rd,
 		if (counters)
 			counters_add(&a->pools[d.pool], dev, -1);
 		if (must)
-			return fail(a, SX_DRA_FATAL, "claim %s, request %s: cannot add device %s/%s/%s because a claim constraint would not be satisfied",
+			return fail(a, SX_DRA_FATAL,
+				    "claim %s, request %s: cannot add device %s/%s/%s because a "
+				    "claim constraint would not be satisfied",
 				    claim_kobj(a, ci), rd->req->name, sx_str_get(s->driver),
 				    sx_str_get(s->pool), sx_str_get(dev->name));
 		return 0;
 	}
-	a->stack[a->nstack++] = (struct inflight){ s->driver, s->pool, dev->name, ci, dev, d.pool };
+	a->stack[a->nstack++] = (struct inflight){s->driver, s->pool, dev->name, ci, dev, d.pool};
 	p = &out->picks[out->npicks++];
 	if (!a->results)
 		p->request[0] = '\0'; /* Filter: only whether a device fits */
@@ -640,7 +653,7 @@ static int try_candidates(struct alloc *a, uint32_t ci, uint32_t ri, uint32_t si
 			const struct sx_dra_object *so = ix->slices[pl->slices[k]];
 
 			for (uint32_t dv = 0; dv < so->u.slice.ndevices; dv++) {
-				struct devref d = { so, pl->slices[k], dv, p };
+				struct devref d = {so, pl->slices[k], dv, p};
 				int rc;
 
 				if (in_use(a, rd, ci, d))
@@ -710,7 +723,8 @@ int sx__dra_search(struct alloc *a)
 	if (rc == 0) {
 		for (uint32_t p = 0; p < a->npools; p++)
 			if (a->pools[p].invalid)
-				return fail(a, SX_DRA_NODE_FAILED, "invalid resource pools were encountered");
+				return fail(a, SX_DRA_NODE_FAILED,
+					    "invalid resource pools were encountered");
 	}
 	return rc;
 }

@@ -51,8 +51,8 @@ struct rdata {
 };
 
 struct rreq {
-	bool sub;          /* firstAvailable */
-	uint32_t n;        /* entries in rd */
+	bool sub;   /* firstAvailable */
+	uint32_t n; /* entries in rd */
 	struct rdata *rd;
 	uint32_t selected; /* the subrequest that got picked */
 };
@@ -79,8 +79,8 @@ struct alloc {
 	uint32_t npools;
 	struct pool *pools;
 	uint32_t *pool_slices;
-	struct rreq **reqs;  /* [claim][request] */
-	struct cons **cons;  /* [claim][constraint] */
+	struct rreq **reqs; /* [claim][request] */
+	struct cons **cons; /* [claim][constraint] */
 	uint32_t *ncons;
 	uint32_t nstack;
 	struct inflight *stack;
@@ -90,9 +90,9 @@ struct alloc {
 	char kobj[320];
 	uint64_t timeout_ns;  /* 0 = none */
 	uint64_t deadline_ns; /* set at the first clock check */
-	bool prep_mode;       /* validating once for every node (sx_dra_prepare) */
-	bool results;         /* picks need their request names (not in Filter) */
-	void **mem;           /* heap allocations of this call */
+	bool prep_mode;	      /* validating once for every node (sx_dra_prepare) */
+	bool results;	      /* picks need their request names (not in Filter) */
+	void **mem;	      /* heap allocations of this call */
 	uint32_t nmem, capmem;
 	unsigned char *scratch; /* bump allocations first (may be NULL) */
 	size_t scratch_len, scratch_used;
@@ -101,7 +101,7 @@ struct alloc {
 /* A prepared allocation: the node-independent validation done once. */
 struct sx_dra_prep {
 	struct sx_dra_alloc_env env;
-	struct alloc a;     /* prep-mode setup: requests, classes, constraints */
+	struct alloc a;	    /* prep-mode setup: requests, classes, constraints */
 	uint32_t err_claim; /* first node-independent error; nclaims = none */
 	uint32_t err_req;
 	bool err_constraint; /* the error is the claim's constraints' */

@@ -16,18 +16,18 @@
 
 struct entry {
 	char *uid;
-	bool pending;                     /* Reserve..PreBind */
+	bool pending; /* Reserve..PreBind */
 	uint32_t ndevs;
-	struct sx_dra_devref *devs;       /* pending: the devices */
+	struct sx_dra_devref *devs;	   /* pending: the devices */
 	const struct sx_dra_object *claim; /* assumed: as written */
-	struct entry *next;               /* assumed: the list; dead ones */
+	struct entry *next;		   /* assumed: the list; dead ones */
 };
 
 /* Bounds of the tables: claims in flight, claims of the cluster known to
  * PreEnqueue. Past them an entry is not added (as on allocation
  * failure). */
 #define PENDING_MAX (1u << 20)
-#define KNOWN_MAX (1u << 22)
+#define KNOWN_MAX   (1u << 22)
 
 /* The base set of the last snapshot's claims (pointers compared, the
  * claims held so they cannot be reused meanwhile). */
@@ -38,9 +38,9 @@ struct base {
 };
 
 struct sx_dra_claims {
-	pthread_mutex_t mu; /* guards pending..frozen_gen */
-	struct sx_hmap pending;                 /* sx_hash_str(uid) -> struct entry */
-	struct entry *entries;                  /* the assumed ones */
+	pthread_mutex_t mu;	/* guards pending..frozen_gen */
+	struct sx_hmap pending; /* sx_hash_str(uid) -> struct entry */
+	struct entry *entries;	/* the assumed ones */
 	uint32_t nassumed;
 	/* The devices of the pending entries, kept as entries are added
 	 * (rebuilt after a removal: dirty), and a copy frozen for the cycles
@@ -58,7 +58,7 @@ struct sx_dra_claims {
 	 * The live cache's events feed this table instead (lock order:
 	 * cache, queue, this table). */
 	pthread_mutex_t known_mu; /* guards known, tracking */
-	struct sx_hmap known; /* known_hash(ns, name) -> the claim (a reference) */
+	struct sx_hmap known;	  /* known_hash(ns, name) -> the claim (a reference) */
 	bool tracking;
 
 	struct sx_dra_index_cache ix;
@@ -114,14 +114,13 @@ static int add_pending_devs(struct sx_dra_allocated *a, const struct entry *e)
 {
 	for (uint32_t i = 0; i < e->ndevs; i++)
 		if (!e->devs[i].admin_access &&
-		    sx_dra_allocated_add(a, e->devs[i].driver, e->devs[i].pool,
-					 e->devs[i].device) < 0)
+		    sx_dra_allocated_add(a, e->devs[i].driver, e->devs[i].pool, e->devs[i].device) <
+			    0)
 			return SX_ENOMEM;
 	return 0;
 }
 
-int sx_dra_pending_add(struct sx_dra_claims *m, const char *uid,
-		       const struct sx_dra_claim_out *out)
+int sx_dra_pending_add(struct sx_dra_claims *m, const char *uid, const struct sx_dra_claim_out *out)
 {
 	struct entry *e = calloc(1, sizeof(*e));
 	int rc;
@@ -135,9 +134,9 @@ int sx_dra_pending_add(struct sx_dra_claims *m, const char *uid,
 	}
 	e->pending = true;
 	for (uint32_t i = 0; i < out->npicks; i++)
-		e->devs[e->ndevs++] = (struct sx_dra_devref){ out->picks[i].driver, out->picks[i].pool,
-							      out->picks[i].device,
-							      out->picks[i].admin_access };
+		e->devs[e->ndevs++] =
+			(struct sx_dra_devref){out->picks[i].driver, out->picks[i].pool,
+					       out->picks[i].device, out->picks[i].admin_access};
 	pthread_mutex_lock(&m->mu);
 	rc = sx_hmap_add(&m->pending, sx_hash_str(e->uid), e);
 	if (rc == 0) {
@@ -227,8 +226,8 @@ static bool newer_or_same(const char *snap_rv, const char *assumed_rv)
 }
 
 const struct sx_dra_object *sx_dra_claim_current(struct sx_dra_claims *m,
-						 const struct sx_dra_object *snap_claim,
-						 sx_str ns, const char *name)
+						 const struct sx_dra_object *snap_claim, sx_str ns,
+						 const char *name)
 {
 	const struct sx_dra_object *out = NULL;
 	struct entry **e, *dead = NULL;
@@ -239,10 +238,10 @@ const struct sx_dra_object *sx_dra_claim_current(struct sx_dra_claims *m,
 
 		if (c->meta.ns != ns || strcmp(c->meta.name, name) != 0)
 			continue;
-		if (snap_claim && (strcmp(snap_claim->meta.uid ? snap_claim->meta.uid : "",
-					  c->meta.uid ? c->meta.uid : "") != 0 ||
-				   newer_or_same(snap_claim->meta.resource_version,
-						 c->meta.resource_version))) {
+		if (snap_claim &&
+		    (strcmp(snap_claim->meta.uid ? snap_claim->meta.uid : "",
+			    c->meta.uid ? c->meta.uid : "") != 0 ||
+		     newer_or_same(snap_claim->meta.resource_version, c->meta.resource_version))) {
 			dead = *e;
 			*e = dead->next;
 			m->nassumed--;
@@ -347,8 +346,9 @@ static int add_assumed(struct sx_dra_claims *m, const struct sx_snapshot *snap,
 		const struct sx_dra_object *sc = sx_snapshot_find_dra(
 			snap, SX_KIND_RESOURCE_CLAIM, c->meta.ns, sx_intern(c->meta.name));
 
-		if (sc && (strcmp(sc->meta.uid ? sc->meta.uid : "", c->meta.uid ? c->meta.uid : "") ||
-			   newer_or_same(sc->meta.resource_version, c->meta.resource_version))) {
+		if (sc &&
+		    (strcmp(sc->meta.uid ? sc->meta.uid : "", c->meta.uid ? c->meta.uid : "") ||
+		     newer_or_same(sc->meta.resource_version, c->meta.resource_version))) {
 			*pe = e->next; /* the snapshot caught up */
 			e->next = *dead;
 			*dead = e;
@@ -404,7 +404,7 @@ static int decode_claim(const char *body, size_t len, struct sx_dra_object **out
 			size_t mlen)
 {
 	cJSON *j = cJSON_ParseWithLength(body, len);
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_object o;
 	int rc;
 
@@ -427,7 +427,7 @@ static int request(struct sx_kube *k, const char *method, const char *ns, const 
 		   size_t mlen)
 {
 	char path[1024], *resp = NULL;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	size_t rlen = 0;
 	long code = 0;
 	int rc;
@@ -492,7 +492,7 @@ static bool known_eq(uint64_t val, const void *key)
 /* The slot of the known claim ns/name (m->known_mu held), or NULL. */
 static struct sx_hmap_slot *known_find(struct sx_dra_claims *m, sx_str ns, const char *name)
 {
-	struct known_key k = { ns, name };
+	struct known_key k = {ns, name};
 
 	return m->known.n ? sx_hmap_find(&m->known, known_hash(ns, name), known_eq, &k) : NULL;
 }

@@ -107,7 +107,7 @@ static int build_pools(struct sx_dra_index *ix)
 	for (uint32_t i = 0; i < ix->nslices; i++) {
 		const struct sx_dra_slice *s = &ix->slices[i]->u.slice;
 
-		p[n++] = (struct dra_pool_info){ s->driver, s->pool, s->generation, 0, false, 0, 0 };
+		p[n++] = (struct dra_pool_info){s->driver, s->pool, s->generation, 0, false, 0, 0};
 	}
 	qsort(p, n, sizeof(*p), pool_info_cmp);
 	ix->npools = 0;
@@ -128,7 +128,7 @@ static int build_pools(struct sx_dra_index *ix)
 	}
 	for (uint32_t i = 0; i < ix->nslices; i++) {
 		const struct sx_dra_slice *s = &ix->slices[i]->u.slice;
-		struct dra_pool_info key = { s->driver, s->pool, 0, 0, false, 0, 0 }, *pi;
+		struct dra_pool_info key = {s->driver, s->pool, 0, 0, false, 0, 0}, *pi;
 
 		pi = bsearch(&key, p, ix->npools, sizeof(*p), pool_info_cmp);
 		ix->slice_pool[i] = (uint32_t)(pi - p);
@@ -163,7 +163,7 @@ static int build_node_tab(struct sx_dra_index *ix)
 			j++;
 		while (ix->node_tab[h].node != SX_STR_EMPTY)
 			h = (h + 1) & ix->node_mask;
-		ix->node_tab[h] = (struct dra_node_span){ ix->by_node[i].node, i, j - i };
+		ix->node_tab[h] = (struct dra_node_span){ix->by_node[i].node, i, j - i};
 		i = j;
 	}
 	return 0;
@@ -182,7 +182,7 @@ static int build_nodes(struct sx_dra_index *ix)
 		ix->dev_base[i] = ix->ndevices;
 		ix->ndevices += s->ndevices;
 		if (s->node_name != SX_STR_EMPTY)
-			ix->by_node[ix->nby_node++] = (struct dra_node_ent){ s->node_name, i };
+			ix->by_node[ix->nby_node++] = (struct dra_node_ent){s->node_name, i};
 		else
 			ix->global[ix->nglobal++] = i;
 	}
@@ -203,10 +203,15 @@ static int build_meta(struct sx_dra_index *ix)
 		const struct dra_pool_info *pi = &ix->pools[ix->slice_pool[i]];
 
 		ix->meta[i] = (struct dra_slice_meta){
-			.driver = s->driver, .pool = s->pool, .pool_ix = ix->slice_pool[i],
-			.dev_base = ix->dev_base[i], .generation = s->generation,
-			.slice_count = s->slice_count, .pool_max_gen = pi->max_gen,
-			.pool_count_at_max = pi->count_at_max, .pool_duplicates = pi->duplicates,
+			.driver = s->driver,
+			.pool = s->pool,
+			.pool_ix = ix->slice_pool[i],
+			.dev_base = ix->dev_base[i],
+			.generation = s->generation,
+			.slice_count = s->slice_count,
+			.pool_max_gen = pi->max_gen,
+			.pool_count_at_max = pi->count_at_max,
+			.pool_duplicates = pi->duplicates,
 			.partitionable = s->has_per_device || s->shared_counters,
 			.counters = s->shared_counters || s->consumes,
 		};
@@ -270,8 +275,8 @@ void sx_dra_index_unref(struct sx_dra_index *ix)
 static bool same_slices(const struct sx_dra_index *ix, const struct sx_snapshot *snap)
 {
 	return ix->nslices == snap->nresource_slices &&
-	       (ix->nslices == 0 || memcmp(ix->slices, snap->resource_slices,
-					   ix->nslices * sizeof(*ix->slices)) == 0);
+	       (ix->nslices == 0 ||
+		memcmp(ix->slices, snap->resource_slices, ix->nslices * sizeof(*ix->slices)) == 0);
 }
 
 struct sx_dra_index *sx__dra_index_cached(struct sx_dra_index_cache *c,
@@ -301,7 +306,7 @@ struct sx_dra_index *sx__dra_index_cached(struct sx_dra_index_cache *c,
 const struct dra_pool_info *sx__dra_pool_find(const struct sx_dra_index *ix, sx_str driver,
 					      sx_str pool)
 {
-	struct dra_pool_info key = { driver, pool, 0, 0, false, 0, 0 };
+	struct dra_pool_info key = {driver, pool, 0, 0, false, 0, 0};
 
 	return bsearch(&key, ix->pools, ix->npools, sizeof(key), pool_info_cmp);
 }
@@ -417,7 +422,8 @@ bool sx_dra_allocated_has(const struct sx_dra_allocated *a, sx_str driver, sx_st
 {
 	if (!a || a->n == 0)
 		return false;
-	for (uint32_t i = dev_hash(driver, pool, device) & (a->cap - 1);; i = (i + 1) & (a->cap - 1)) {
+	for (uint32_t i = dev_hash(driver, pool, device) & (a->cap - 1);;
+	     i = (i + 1) & (a->cap - 1)) {
 		const struct dev_key *k = &a->slots[i];
 
 		if (k->device == SX_STR_EMPTY)
@@ -453,7 +459,7 @@ int sx_dra_allocated_add(struct sx_dra_allocated *a, sx_str driver, sx_str pool,
 		a->slots = s;
 		a->cap = cap;
 	}
-	put(a->slots, a->cap, (struct dev_key){ driver, pool, device });
+	put(a->slots, a->cap, (struct dev_key){driver, pool, device});
 	a->n++;
 	return 0;
 }

@@ -32,10 +32,10 @@ struct dra_pool_info {
  * dev_base, each a miss at 5000 nodes). */
 struct dra_slice_meta {
 	sx_str driver, pool;
-	uint32_t pool_ix;      /* slice_pool */
-	uint32_t dev_base;     /* dev_base */
+	uint32_t pool_ix;  /* slice_pool */
+	uint32_t dev_base; /* dev_base */
 	int64_t generation, slice_count;
-	int64_t pool_max_gen;  /* pools[pool_ix] */
+	int64_t pool_max_gen; /* pools[pool_ix] */
 	uint32_t pool_count_at_max;
 	bool pool_duplicates;
 	/* perDeviceNodeSelection or sharedCounters: used only with
@@ -53,18 +53,18 @@ struct sx_dra_index {
 	const struct sx_dra_object **slices; /* one reference each, snapshot order */
 	uint32_t npools;
 	struct dra_pool_info *pools; /* sorted by driver, pool */
-	uint32_t *pool_slices;       /* slice indices grouped by pool (pools[i].first) */
+	uint32_t *pool_slices;	     /* slice indices grouped by pool (pools[i].first) */
 	uint32_t nby_node;
-	struct dra_node_ent *by_node; /* slices with spec.nodeName, sorted by node id */
-	uint32_t node_mask;              /* node_tab: open addressing, mask + 1 slots */
-	struct dra_node_span *node_tab;  /* by node id: its run of by_node */
+	struct dra_node_ent *by_node;	/* slices with spec.nodeName, sorted by node id */
+	uint32_t node_mask;		/* node_tab: open addressing, mask + 1 slots */
+	struct dra_node_span *node_tab; /* by node id: its run of by_node */
 	uint32_t nglobal;
-	uint32_t *global;             /* the other slices */
+	uint32_t *global; /* the other slices */
 	uint32_t ndevices;
-	uint32_t *dev_base;           /* per slice: its first device's memo row */
-	uint32_t *slice_pool;         /* per slice: its entry in pools */
-	struct dra_slice_meta *meta;  /* per slice */
-	_Atomic uint64_t *memo;       /* [ndevices * SX__DRA_MEMO] */
+	uint32_t *dev_base;	     /* per slice: its first device's memo row */
+	uint32_t *slice_pool;	     /* per slice: its entry in pools */
+	struct dra_slice_meta *meta; /* per slice */
+	_Atomic uint64_t *memo;	     /* [ndevices * SX__DRA_MEMO] */
 };
 
 int sx__dra_pool_cmp(sx_str da, sx_str pa, sx_str db, sx_str pb);

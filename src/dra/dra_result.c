@@ -71,11 +71,17 @@ static int collect_all(struct alloc *a, uint32_t ci, struct rdata *rd)
 		const struct pool *pl = &a->pools[p];
 
 		if (pl->incomplete)
-			return fail(a, "claim %s, request %s: asks for all devices, but resource pool %s/%s is currently being updated",
-				    kobj(a, ci), rd->req->name, sx_str_get(pl->driver), sx_str_get(pl->pool));
+			return fail(a,
+				    "claim %s, request %s: asks for all devices, but resource pool "
+				    "%s/%s is currently being updated",
+				    kobj(a, ci), rd->req->name, sx_str_get(pl->driver),
+				    sx_str_get(pl->pool));
 		if (pl->invalid)
-			return fail(a, "claim %s, request %s: asks for all devices, but resource pool %s/%s is currently invalid",
-				    kobj(a, ci), rd->req->name, sx_str_get(pl->driver), sx_str_get(pl->pool));
+			return fail(a,
+				    "claim %s, request %s: asks for all devices, but resource pool "
+				    "%s/%s is currently invalid",
+				    kobj(a, ci), rd->req->name, sx_str_get(pl->driver),
+				    sx_str_get(pl->pool));
 		for (uint32_t k = 0; k < pl->nslices; k++)
 			total += ix->slices[pl->slices[k]]->u.slice.ndevices;
 	}
@@ -87,7 +93,7 @@ static int collect_all(struct alloc *a, uint32_t ci, struct rdata *rd)
 			uint32_t si = a->pools[p].slices[k];
 
 			for (uint32_t d = 0; d < ix->slices[si]->u.slice.ndevices; d++) {
-				struct devref dr = { ix->slices[si], si, d, p };
+				struct devref dr = {ix->slices[si], si, d, p};
 				int rc = sx__dra_selectable(a, ci, rd, dr);
 
 				if (rc < 0)
@@ -107,25 +113,33 @@ static int validate(struct alloc *a, uint32_t ci, struct rdata *rd)
 
 	for (uint32_t i = 0; i < r->nselectors; i++)
 		if (!r->selectors[i])
-			return fail(a, "claim %s, request %s, selector #%u: CEL expression empty (unsupported selector type?)",
+			return fail(a,
+				    "claim %s, request %s, selector #%u: CEL expression empty "
+				    "(unsupported selector type?)",
 				    kobj(a, ci), r->name, i);
 	if (!a->env->features.admin_access && r->has_admin_access)
-		return fail(a, "claim %s, request %s: admin access is requested, but the feature is disabled",
+		return fail(a,
+			    "claim %s, request %s: admin access is requested, but the feature is "
+			    "disabled",
 			    kobj(a, ci), r->name);
 	if (!r->class_name || !*r->class_name)
-		return fail(a, "claim %s, request %s: missing device class name (unsupported request type?)",
+		return fail(a,
+			    "claim %s, request %s: missing device class name (unsupported request "
+			    "type?)",
 			    kobj(a, ci), r->name);
 	rd->cls = a->env->get_class(a->env->class_ctx, r->class_name);
 	if (!rd->cls)
-		return fail(a, "claim %s, request %s: could not retrieve device class %s: deviceclass.resource.k8s.io \"%s\" not found",
+		return fail(a,
+			    "claim %s, request %s: could not retrieve device class %s: "
+			    "deviceclass.resource.k8s.io \"%s\" not found",
 			    kobj(a, ci), r->name, r->class_name, r->class_name);
 	rd->class_ids = intern_all(a, rd->cls->u.cls.selectors, rd->cls->u.cls.nselectors);
 	rd->req_ids = intern_all(a, r->selectors, r->nselectors);
 	if (!rd->class_ids || !rd->req_ids)
 		return fail(a, "out of memory");
 	if (r->bad_mode)
-		return fail(a, "claim %s, request %s: unsupported count mode %s", kobj(a, ci), r->name,
-			    r->mode_name);
+		return fail(a, "claim %s, request %s: unsupported count mode %s", kobj(a, ci),
+			    r->name, r->mode_name);
 	if (r->mode == SX_DRA_ALL)
 		return a->prep_mode ? 0 : collect_all(a, ci, rd);
 	if (r->count > INT32_MAX)
@@ -143,7 +157,9 @@ static int setup_request(struct alloc *a, uint32_t ci, uint32_t ri, int *min_dev
 
 	rq->sub = req->nsub > 0;
 	if (rq->sub && !a->env->features.prioritized_list)
-		return fail(a, "claim %s, request %s: has subrequests, but the DRAPrioritizedList feature is disabled",
+		return fail(a,
+			    "claim %s, request %s: has subrequests, but the DRAPrioritizedList "
+			    "feature is disabled",
 			    kobj(a, ci), req->name);
 	rq->n = rq->sub ? req->nsub : 1;
 	rq->rd = amem(a, rq->n, sizeof(*rq->rd));
@@ -186,7 +202,9 @@ static int prep_claim(struct sx_dra_prep *p, uint32_t ci)
 	for (uint32_t i = 0; i < spec->nconstraints; i++) {
 		if (!spec->constraints[i].match_attribute) {
 			p->err_constraint = true;
-			return fail(a, "claim %s, constraint #%u: empty constraint (unsupported constraint type?)",
+			return fail(a,
+				    "claim %s, constraint #%u: empty constraint (unsupported "
+				    "constraint type?)",
 				    kobj(a, ci), i);
 		}
 		a->cons[ci][i].c = &spec->constraints[i];
@@ -231,8 +249,9 @@ static int node_claim(struct alloc *a, const struct sx_dra_prep *p, uint32_t ci)
 	if (ci == p->err_claim && !p->err_constraint)
 		return fail(a, "%s", p->err);
 	if (min > SX_DRA_ALLOCATION_RESULTS_MAX)
-		return fail(a, "claim %s: number of requested devices %d exceeds the claim limit of %d",
-			    kobj(a, ci), min, SX_DRA_ALLOCATION_RESULTS_MAX);
+		return fail(
+			a, "claim %s: number of requested devices %d exceeds the claim limit of %d",
+			kobj(a, ci), min, SX_DRA_ALLOCATION_RESULTS_MAX);
 	if (ci == p->err_claim)
 		return fail(a, "%s", p->err);
 	memcpy(a->cons[ci], p->a.cons[ci], spec->nconstraints * sizeof(**a->cons));
@@ -342,7 +361,8 @@ static int build_configs(struct alloc *a, uint32_t ci, struct sx_dra_claim_out *
 	o->config = sx_calloc(cap, sizeof(*o->config));
 	if (!o->config)
 		return fail(a, "out of memory");
-	for (uint32_t ri = 0; ri < spec->nrequests && ri < SX_DRA_ALLOCATION_RESULTS_MAX * 4; ri++) {
+	for (uint32_t ri = 0; ri < spec->nrequests && ri < SX_DRA_ALLOCATION_RESULTS_MAX * 4;
+	     ri++) {
 		const struct rdata *rd = chosen(a, ci, ri);
 		const char *name = out_name(a, o, rd);
 		uint32_t s;
@@ -357,8 +377,9 @@ static int build_configs(struct alloc *a, uint32_t ci, struct sx_dra_claim_out *
 		seen[nseen] = rd->cls;
 		start[nseen] = o->nconfig;
 		for (uint32_t i = 0; i < rd->cls->u.cls.nconfig; i++)
-			add_request(add_config(o, SX_DRA_FROM_CLASS, rd->cls->u.cls.config[i].opaque),
-				    name);
+			add_request(
+				add_config(o, SX_DRA_FROM_CLASS, rd->cls->u.cls.config[i].opaque),
+				name);
 		end[nseen++] = o->nconfig;
 	}
 	claim_configs(a, ci, o);
@@ -419,7 +440,9 @@ static int build_node_selector(struct alloc *a, uint32_t ci, struct sx_dra_claim
 		if (!sel || sel->nterms == 0)
 			continue;
 		if (sel->nterms > 1)
-			return fail(a, "create NodeSelector for claim %s: unsupported ResourceSlice.NodeSelector with %u terms",
+			return fail(a,
+				    "create NodeSelector for claim %s: unsupported "
+				    "ResourceSlice.NodeSelector with %u terms",
 				    a->claims[ci].name, sel->nterms);
 		add_reqs(sel->terms[0].fields, sel->terms[0].nfields, o->fields, &o->nfields);
 		add_reqs(sel->terms[0].exprs, sel->terms[0].nexprs, o->exprs, &o->nexprs);
@@ -467,8 +490,12 @@ struct sx_dra_prep *sx_dra_prepare(const struct sx_dra_alloc_env *env,
 	if (!p)
 		return NULL;
 	p->env = *env;
-	p->a = (struct alloc){ .env = &p->env, .claims = claims, .nclaims = n, .err = p->err,
-			       .errlen = sizeof(p->err), .prep_mode = true };
+	p->a = (struct alloc){.env = &p->env,
+			      .claims = claims,
+			      .nclaims = n,
+			      .err = p->err,
+			      .errlen = sizeof(p->err),
+			      .prep_mode = true};
 	p->err_claim = n;
 	p->err_rc = alloc_arrays(&p->a);
 	if (p->err_rc < 0) {
@@ -510,10 +537,17 @@ int sx_dra_allocate_prepared(const struct sx_dra_prep *p, const struct sx_node *
 			     char *err, size_t errlen)
 {
 	unsigned char scratch[24 * 1024];
-	struct alloc a = { .env = &p->env, .node = node, .claims = p->a.claims,
-			   .nclaims = p->a.nclaims, .out = out, .err = err, .errlen = errlen,
-			   .timeout_ns = timeout_ns, .results = results, .scratch = scratch,
-			   .scratch_len = sizeof(scratch) };
+	struct alloc a = {.env = &p->env,
+			  .node = node,
+			  .claims = p->a.claims,
+			  .nclaims = p->a.nclaims,
+			  .out = out,
+			  .err = err,
+			  .errlen = errlen,
+			  .timeout_ns = timeout_ns,
+			  .results = results,
+			  .scratch = scratch,
+			  .scratch_len = sizeof(scratch)};
 	int rc;
 
 	err[0] = '\0';
@@ -565,7 +599,7 @@ int sx_dra_allocate(const struct sx_dra_alloc_env *env, const struct sx_node *no
 
 /* ---------- JSON ---------- */
 
-static const char *const effect_names[] = { "None", "NoSchedule", "NoExecute", "None" };
+static const char *const effect_names[] = {"None", "NoSchedule", "NoExecute", "None"};
 
 /* The request's tolerations, copied into each of its results
  * (DeviceRequestAllocationResult.Tolerations). */
@@ -584,7 +618,8 @@ static void tolerations_json(cJSON *r, const struct sx_dra_exact *req)
 			return;
 		if (t->key != SX_STR_EMPTY)
 			cJSON_AddStringToObject(tj, "key", sx_str_get(t->key));
-		cJSON_AddStringToObject(tj, "operator", t->op == SX_DRA_TOL_EXISTS ? "Exists" : "Equal");
+		cJSON_AddStringToObject(tj, "operator",
+					t->op == SX_DRA_TOL_EXISTS ? "Exists" : "Equal");
 		if (t->value != SX_STR_EMPTY)
 			cJSON_AddStringToObject(tj, "value", sx_str_get(t->value));
 		if (t->has_effect)
@@ -597,8 +632,8 @@ static void tolerations_json(cJSON *r, const struct sx_dra_exact *req)
 
 static cJSON *requirement_json(const struct sx_requirement *r)
 {
-	static const char *const ops[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
-					   "In" };
+	static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist",
+					  "Gt", "Lt",	 "In"};
 	cJSON *j = cJSON_CreateObject(), *vals = cJSON_CreateArray();
 
 	cJSON_AddStringToObject(j, "key", sx_str_get(r->key));

@@ -12,7 +12,7 @@
 #include "schedext/state.h"
 #include "schedext/whatif.h"
 
-#define LIST_PAGE 500
+#define LIST_PAGE      500
 #define MAX_LIST_PAGES 100000
 
 /* Moves every item of list (a parsed XList) into out, giving items without
@@ -29,8 +29,8 @@ static int take_list_items(cJSON *out, cJSON *list, const char *list_kind)
 		return 0;
 	while (items->child) {
 		cJSON *it = cJSON_DetachItemViaPointer(items, items->child);
-		if (cJSON_IsObject(it) && !cJSON_GetObjectItemCaseSensitive(it, "kind") && kind[0] &&
-		    !cJSON_AddStringToObject(it, "kind", kind)) {
+		if (cJSON_IsObject(it) && !cJSON_GetObjectItemCaseSensitive(it, "kind") &&
+		    kind[0] && !cJSON_AddStringToObject(it, "kind", kind)) {
 			cJSON_Delete(it);
 			return SX_ENOMEM;
 		}
@@ -44,7 +44,7 @@ static int take_list_items(cJSON *out, cJSON *list, const char *list_kind)
  * same places: items[i], documents[d], documents[d].items[i]. */
 static void warn_fields(const char *path, const cJSON *docs)
 {
-	struct sx_field_warnings w = { 0 };
+	struct sx_field_warnings w = {0};
 	int ndocs = cJSON_GetArraySize(docs), d = 0;
 	const cJSON *doc, *it;
 	char where[96];
@@ -73,7 +73,10 @@ static void warn_fields(const char *path, const cJSON *docs)
 				snprintf(where, sizeof(where), "documents[%d].items[%d]", d, i++);
 			else
 				snprintf(where, sizeof(where), "items[%d]", i++);
-			sx_state_warn_fields(&w, path, where, it, k ? k : item_kind[0] ? item_kind : NULL);
+			sx_state_warn_fields(&w, path, where, it,
+					     k		    ? k
+					     : item_kind[0] ? item_kind
+							    : NULL);
 		}
 		d++;
 	}
@@ -171,7 +174,8 @@ static int get_page(struct sx_kube *kube, const char *path, cJSON **list, struct
 	if (!cJSON_IsObject(*list)) {
 		cJSON_Delete(*list);
 		*list = NULL;
-		return sx_error_set(err, SX_EINVAL, "GET %s: the answer is not a JSON object", path);
+		return sx_error_set(err, SX_EINVAL, "GET %s: the answer is not a JSON object",
+				    path);
 	}
 	return 0;
 }
@@ -193,7 +197,8 @@ static int list_collection(struct sx_cluster_doc *doc, struct sx_kube *kube, con
 		free(cont);
 		cont = NULL;
 		if (n < 0 || (size_t)n >= sizeof(path))
-			return sx_error_set(err, SX_EINVAL, "GET %s: continue token too long", base);
+			return sx_error_set(err, SX_EINVAL, "GET %s: continue token too long",
+					    base);
 		rc = get_page(kube, path, &list, err);
 		if (rc != 0)
 			return rc > 0 ? 0 : rc;

@@ -39,7 +39,7 @@ static struct name_index *sorted_nodes(const struct sx_snapshot *snap, const uin
 	if (!out)
 		return NULL;
 	for (uint32_t i = 0; i < n; i++)
-		out[i] = (struct name_index){ sx_str_get(snap->nodes[idx[i]]->name), idx[i] };
+		out[i] = (struct name_index){sx_str_get(snap->nodes[idx[i]]->name), idx[i]};
 	qsort(out, n, sizeof(*out), cmp_name);
 	return out;
 }
@@ -61,8 +61,8 @@ struct fit_numbers {
 };
 
 /* The numbers of one reason of NodeResourcesFit; false for other reasons. */
-static bool fit_numbers(const struct sx_pod *pod, const struct sx_node_info *ni,
-			const char *reason, struct fit_numbers *f)
+static bool fit_numbers(const struct sx_pod *pod, const struct sx_node_info *ni, const char *reason,
+			struct fit_numbers *f)
 {
 	const struct sx_resources *al;
 	sx_str name;
@@ -71,14 +71,14 @@ static bool fit_numbers(const struct sx_pod *pod, const struct sx_node_info *ni,
 		return false;
 	al = &ni->node->allocatable;
 	if (strcmp(reason, "Too many pods") == 0) {
-		*f = (struct fit_numbers){ "pods", 1, al->pods - (int64_t)ni->npods, al->pods };
+		*f = (struct fit_numbers){"pods", 1, al->pods - (int64_t)ni->npods, al->pods};
 		return true;
 	}
 	if (strncmp(reason, "Insufficient ", 13) != 0 || !reason[13])
 		return false;
 	name = sx_intern(reason + 13);
-	*f = (struct fit_numbers){ sx_str_get(name), sx_resources_get(&pod->request, name), 0,
-				   sx_resources_get(al, name) };
+	*f = (struct fit_numbers){sx_str_get(name), sx_resources_get(&pod->request, name), 0,
+				  sx_resources_get(al, name)};
 	f->free = f->allocatable - sx_resources_get(&ni->requested, name);
 	return true;
 }
@@ -88,7 +88,7 @@ static bool fit_numbers(const struct sx_pod *pod, const struct sx_node_info *ni,
  * as they are. */
 static const char *quantity(char *buf, size_t len, const char *resource, int64_t v)
 {
-	static const char *const units[] = { "Ei", "Pi", "Ti", "Gi", "Mi", "Ki" };
+	static const char *const units[] = {"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"};
 
 	if (strcmp(resource, "cpu") == 0) {
 		snprintf(buf, len, "%" PRId64 "m", v);
@@ -124,10 +124,11 @@ static const char *detail_message(const struct sx_status *st, const struct sx_po
 	for (unsigned r = 0; r < st->nreasons && n < len; r++) {
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", r ? ", " : "", st->reasons[r]);
 		if (n < len && fit_numbers(pod, ni, st->reasons[r], &f))
-			n += (size_t)snprintf(buf + n, len - n, " (requests %s, free %s of %s)",
-					      quantity(q[0], sizeof(q[0]), f.resource, f.requests),
-					      quantity(q[1], sizeof(q[1]), f.resource, f.free),
-					      quantity(q[2], sizeof(q[2]), f.resource, f.allocatable));
+			n += (size_t)snprintf(
+				buf + n, len - n, " (requests %s, free %s of %s)",
+				quantity(q[0], sizeof(q[0]), f.resource, f.requests),
+				quantity(q[1], sizeof(q[1]), f.resource, f.free),
+				quantity(q[2], sizeof(q[2]), f.resource, f.allocatable));
 	}
 	return buf;
 }
@@ -383,8 +384,9 @@ static void write_post_filter_text(struct sx_buf *b, const struct post_filter_re
 	for (uint32_t i = 0; i < v->n; i++) {
 		sx_buf_printf(b, "  %s (priority %d%s)\n", sx_pod_key(v->pods[i], key, sizeof(key)),
 			      v->pods[i]->priority,
-			      pf->violating && pf->violating[i] ? ", violates its PodDisruptionBudget"
-								 : "");
+			      pf->violating && pf->violating[i]
+				      ? ", violates its PodDisruptionBudget"
+				      : "");
 	}
 }
 
@@ -400,7 +402,8 @@ static void write_text(struct sx_buf *b, const struct sx_explain_opts *o, const 
 		      res->selected >= 0 ? sx_str_get(o->snap->nodes[res->selected]->name)
 					 : "(none)");
 	if (pf->fo.message || res->message)
-		sx_buf_printf(b, "Message:    %s\n", pf->fo.message ? pf->fo.message : res->message);
+		sx_buf_printf(b, "Message:    %s\n",
+			      pf->fo.message ? pf->fo.message : res->message);
 	if (pf->fo.ran)
 		write_post_filter_text(b, pf);
 	if (res->pre_filter)
@@ -422,9 +425,11 @@ static void write_text(struct sx_buf *b, const struct sx_explain_opts *o, const 
 			for (uint32_t p = 0; p < res->nscore_plugins && res->raw; p++) {
 				if (res->score_skipped[p])
 					continue;
-				int64_t norm = res->normalized[(size_t)pos * res->nscore_plugins + p];
-				sx_buf_printf(b, " %s=%lld×%lld", res->score_plugins[p].plugin->name,
-					      (long long)norm, (long long)res->score_plugins[p].weight);
+				int64_t norm =
+					res->normalized[(size_t)pos * res->nscore_plugins + p];
+				sx_buf_printf(b, " %s=%lld×%lld",
+					      res->score_plugins[p].plugin->name, (long long)norm,
+					      (long long)res->score_plugins[p].weight);
 			}
 			sx_buf_putc(b, '\n');
 		}
@@ -458,14 +463,20 @@ static void post_filter_report_free(struct post_filter_report *pf)
 
 int sx_explain(const struct sx_explain_opts *o, const struct sx_pod *pod, struct sx_buf *out)
 {
-	struct post_filter_report pf = { .fo = { .nominated_node = SX_STR_EMPTY } };
+	struct post_filter_report pf = {.fo = {.nominated_node = SX_STR_EMPTY}};
 	struct sx_cycle_result res;
 	uint64_t rng = 0x5eed;
 	uint32_t *idx = NULL, n = 0;
 	struct sx_cycle_opts copts = {
-		.snap = o->snap, .mode = SX_CYCLE_FULL, .candidates = o->nodes,
-		.ncandidates = o->nnodes, .percentage = 100, .rng = &rng,
-		.nominator = o->nominator, .pool = o->pool, .always_score = true,
+		.snap = o->snap,
+		.mode = SX_CYCLE_FULL,
+		.candidates = o->nodes,
+		.ncandidates = o->nnodes,
+		.percentage = 100,
+		.rng = &rng,
+		.nominator = o->nominator,
+		.pool = o->pool,
+		.always_score = true,
 	};
 	if (sx_schedule(o->profile, pod, &copts, &res) < 0) {
 		sx_cycle_result_free(&res);

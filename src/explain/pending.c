@@ -11,10 +11,10 @@
 /* One pending pod's verdict. */
 struct verdict {
 	const struct sx_pod *pod; /* reference */
-	const char *plugin;       /* static plugin name; NULL = fits now */
-	char *reason;             /* the blocking reason, or "schedulable now" */
-	char *message;            /* FitError text, NULL when it fits */
-	sx_str node;              /* where it would go when it fits */
+	const char *plugin;	  /* static plugin name; NULL = fits now */
+	char *reason;		  /* the blocking reason, or "schedulable now" */
+	char *message;		  /* FitError text, NULL when it fits */
+	sx_str node;		  /* where it would go when it fits */
 	uint32_t rejected, num_nodes;
 };
 
@@ -47,7 +47,7 @@ static void collect_pod(void *ctx, const struct sx_object *obj, sx_str node, boo
 		c->v = v;
 		c->cap = cap;
 	}
-	c->v[c->n++] = (struct verdict){ .pod = sx_pod_ref(pod), .node = SX_STR_EMPTY };
+	c->v[c->n++] = (struct verdict){.pod = sx_pod_ref(pod), .node = SX_STR_EMPTY};
 }
 
 /* (plugin, reason) rejecting the most nodes; ties: the smaller pair. */
@@ -66,7 +66,7 @@ static void count_reason(struct tally *t, uint32_t *nt, uint32_t max, const char
 		}
 	}
 	if (*nt < max)
-		t[(*nt)++] = (struct tally){ plugin, reason, by };
+		t[(*nt)++] = (struct tally){plugin, reason, by};
 }
 
 static bool tally_better(const struct tally *a, const struct tally *b)
@@ -94,7 +94,8 @@ static int blocking_reason(const struct sx_cycle_result *res, struct verdict *v)
 		return v->reason ? 0 : SX_ENOMEM;
 	}
 	for (uint32_t i = 0; i < res->num_all_nodes; i++) {
-		const struct sx_status *st = res->statuses[i] ? res->statuses[i] : res->absent_status;
+		const struct sx_status *st =
+			res->statuses[i] ? res->statuses[i] : res->absent_status;
 		if (!st)
 			continue;
 		v->rejected++;
@@ -109,13 +110,13 @@ static int blocking_reason(const struct sx_cycle_result *res, struct verdict *v)
 	return v->reason ? 0 : SX_ENOMEM;
 }
 
-static int judge(const struct sx_config *cfg, struct sx_pool *pool,
-		 const struct sx_snapshot *snap, struct verdict *v)
+static int judge(const struct sx_config *cfg, struct sx_pool *pool, const struct sx_snapshot *snap,
+		 struct verdict *v)
 {
 	const struct sx_profile *prof = sx_config_profile(cfg, sx_str_get(v->pod->scheduler_name));
 	uint64_t rng = 0x5eed;
-	struct sx_cycle_opts opts = { .snap = snap, .mode = SX_CYCLE_FULL, .percentage = 100,
-				      .rng = &rng, .pool = pool };
+	struct sx_cycle_opts opts = {
+		.snap = snap, .mode = SX_CYCLE_FULL, .percentage = 100, .rng = &rng, .pool = pool};
 	struct sx_cycle_result res;
 	char msg[2048];
 	int rc = sx_schedule(prof, v->pod, &opts, &res);
@@ -136,7 +137,7 @@ static int judge(const struct sx_config *cfg, struct sx_pool *pool,
 	} else {
 		/* The FailedScheduling message, PostFilter's words included, made
 		 * as the standalone scheduler makes it (a dry run). */
-		struct sx_fit_outcome fo = { 0 };
+		struct sx_fit_outcome fo = {0};
 
 		rc = blocking_reason(&res, v);
 		if (rc == 0 && sx_fit_error_post_filter(prof, v->pod, &res, true, NULL, &fo) == 0)
@@ -187,15 +188,15 @@ static struct group *make_groups(const struct verdict *v, uint32_t n, uint32_t *
 		if (*ng && same_group(&v[g[*ng - 1].start], &v[i]))
 			g[*ng - 1].n++;
 		else
-			g[(*ng)++] = (struct group){ i, 1 };
+			g[(*ng)++] = (struct group){i, 1};
 	}
 	if (g)
 		qsort_r(g, *ng, sizeof(*g), cmp_size, NULL);
 	return g;
 }
 
-static void write_json(struct sx_buf *b, const struct verdict *v, uint32_t n,
-		       uint32_t skipped, const struct group *g, uint32_t ng)
+static void write_json(struct sx_buf *b, const struct verdict *v, uint32_t n, uint32_t skipped,
+		       const struct group *g, uint32_t ng)
 {
 	char key[512];
 	sx_buf_printf(b, "{\"pods\":%u,", n + skipped);
@@ -233,8 +234,8 @@ static void write_json(struct sx_buf *b, const struct verdict *v, uint32_t n,
 	sx_buf_puts(b, "]}\n");
 }
 
-static void write_text(struct sx_buf *b, const struct verdict *v, uint32_t n,
-		       uint32_t skipped, const struct group *g, uint32_t ng)
+static void write_text(struct sx_buf *b, const struct verdict *v, uint32_t n, uint32_t skipped,
+		       const struct group *g, uint32_t ng)
 {
 	char key[512];
 	sx_buf_printf(b, "%u pending pod(s)\n", n + skipped);
@@ -270,7 +271,7 @@ static void verdicts_free(struct collect *c)
 
 int sx_pending_report(struct sx_cache *cache, const struct sx_pending_opts *o, struct sx_buf *out)
 {
-	struct collect c = { .cfg = o->cfg, .ns = o->ns };
+	struct collect c = {.cfg = o->cfg, .ns = o->ns};
 	struct sx_snapshot *snap = sx_cache_snapshot(cache);
 	struct group *g = NULL;
 	uint32_t ng = 0, judged = 0;

@@ -44,10 +44,10 @@ void sx_placements_free(struct sx_placements *p)
  */
 
 struct entry {
-	char *key;                /* "ns/name" */
+	char *key;		  /* "ns/name" */
 	const struct sx_pod *pod; /* the pending object (reference) */
-	uint32_t seq;             /* arrival in the what-if queue: the last tie-break */
-	int64_t row;              /* its row of the report, -1 before its first attempt */
+	uint32_t seq;		  /* arrival in the what-if queue: the last tie-break */
+	int64_t row;		  /* its row of the report, -1 before its first attempt */
 };
 
 struct nomination {
@@ -73,8 +73,8 @@ struct sim {
 static bool pops_before(const struct sim *s, uint32_t a, uint32_t b)
 {
 	const struct entry *x = &s->e[a], *y = &s->e[b];
-	struct sx_queued_pod qx = { x->pod, (double)x->pod->meta.creation_ts };
-	struct sx_queued_pod qy = { y->pod, (double)y->pod->meta.creation_ts };
+	struct sx_queued_pod qx = {x->pod, (double)x->pod->meta.creation_ts};
+	struct sx_queued_pod qy = {y->pod, (double)y->pod->meta.creation_ts};
 
 	if (sx_queue_less(s->prof, &qx, &qy))
 		return true;
@@ -144,7 +144,7 @@ static int enqueue(struct sim *s, const char *key)
 		s->heap = h;
 		s->cape = cap;
 	}
-	s->e[s->ne] = (struct entry){ strdup(key), pod, s->ne, -1 };
+	s->e[s->ne] = (struct entry){strdup(key), pod, s->ne, -1};
 	if (!s->e[s->ne].key) {
 		sx_pod_unref(pod);
 		return SX_ENOMEM;
@@ -155,8 +155,7 @@ static int enqueue(struct sim *s, const char *key)
 
 /* ---------- nominated pods ---------- */
 
-static uint32_t nominated_for_node(void *ctx, sx_str node, const struct sx_pod **out,
-				   uint32_t max)
+static uint32_t nominated_for_node(void *ctx, sx_str node, const struct sx_pod **out, uint32_t max)
 {
 	const struct sim *s = ctx;
 	uint32_t n = 0;
@@ -177,7 +176,7 @@ static int nominate(struct sim *s, const struct sx_pod *pod, sx_str node)
 		s->nom = v;
 		s->capn = cap;
 	}
-	s->nom[s->nn++] = (struct nomination){ node, sx_pod_ref(pod), true };
+	s->nom[s->nn++] = (struct nomination){node, sx_pod_ref(pod), true};
 	s->nominator.none = false;
 	return 0;
 }
@@ -220,7 +219,7 @@ static int add_row(struct sim *s, struct entry *e)
 		p->v = v;
 		s->capv = cap;
 	}
-	p->v[p->n] = (struct sx_placement){ .pod = strdup(e->key), .node = SX_STR_EMPTY };
+	p->v[p->n] = (struct sx_placement){.pod = strdup(e->key), .node = SX_STR_EMPTY};
 	if (!p->v[p->n].pod)
 		return SX_ENOMEM;
 	e->row = p->n++;
@@ -294,8 +293,9 @@ static int make_pending(struct sim *s, const struct sx_pod *v)
 	char name[256];
 	sx_str node = SX_STR_EMPTY;
 	bool assumed = false;
-	const struct sx_pod *cur = sx_cache_get_pod(s->cache, v->meta.ns, v->meta.name, &node, &assumed);
-	struct sx_error err = { 0 };
+	const struct sx_pod *cur =
+		sx_cache_get_pod(s->cache, v->meta.ns, v->meta.name, &node, &assumed);
+	struct sx_error err = {0};
 	cJSON *json, *spec;
 	struct sx_pod *pod;
 
@@ -313,7 +313,7 @@ static int make_pending(struct sim *s, const struct sx_pod *v)
 	sx_cache_delete(s->cache, SX_KIND_POD, v->meta.ns, name);
 	if (!pod)
 		return err.code == SX_ENOMEM ? SX_ENOMEM : SX_ENOENT;
-	return sx_cache_upsert(s->cache, &(struct sx_object){ SX_KIND_POD, pod });
+	return sx_cache_upsert(s->cache, &(struct sx_object){SX_KIND_POD, pod});
 }
 
 static void free_victims(struct sx_placement *row)
@@ -385,7 +385,7 @@ static int preempt(struct sim *s, uint32_t ei, const struct sx_fit_outcome *fo)
 static int attempt(struct sim *s, uint32_t ei)
 {
 	struct entry *e = &s->e[ei];
-	struct sx_fit_outcome fo = { 0 };
+	struct sx_fit_outcome fo = {0};
 	struct sx_cycle_result res;
 	struct sx_snapshot *snap;
 	struct sx_placement *row;
@@ -434,16 +434,22 @@ int sx_place_pods(struct sx_cache *cache, const struct sx_cluster_doc *doc,
 	uint32_t next_start = 0;
 	uint64_t rng = 0x5eed;
 	struct sim s = {
-		.cache = cache, .doc = doc, .prof = prof, .out = out,
-		.base = { .mode = SX_CYCLE_FULL, .percentage = -1,
-			  .global_percentage = cfg->percentage_of_nodes_to_score,
-			  .next_start_index = &next_start, .rng = &rng, .pool = pool },
+		.cache = cache,
+		.doc = doc,
+		.prof = prof,
+		.out = out,
+		.base = {.mode = SX_CYCLE_FULL,
+			 .percentage = -1,
+			 .global_percentage = cfg->percentage_of_nodes_to_score,
+			 .next_start_index = &next_start,
+			 .rng = &rng,
+			 .pool = pool},
 	};
-	struct collect_nominated cn = { &s, 0 };
+	struct collect_nominated cn = {&s, 0};
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	s.nominator = (struct sx_nominator){ nominated_for_node, &s, true };
+	s.nominator = (struct sx_nominator){nominated_for_node, &s, true};
 	for (uint32_t i = 0; rc == 0 && i < n; i++)
 		rc = enqueue(&s, pods[i]) == SX_ENOMEM ? SX_ENOMEM : 0;
 	sx_cache_visit(cache, SX_KIND_POD, collect_nominated, &cn);
@@ -491,7 +497,7 @@ static struct count *tally(const struct sx_placements *p, bool placed, uint32_t 
 	for (uint32_t i = 0; c && i < p->n; i++) {
 		const struct sx_placement *x = &p->v[i];
 		if ((x->node != SX_STR_EMPTY) == placed)
-			c[m++] = (struct count){ placed ? sx_str_get(x->node) : x->message, 1, i };
+			c[m++] = (struct count){placed ? sx_str_get(x->node) : x->message, 1, i};
 	}
 	if (!c)
 		return NULL;

@@ -14,7 +14,7 @@
 
 struct sx_name_set {
 	uint32_t cap, used; /* cap: a power of two; used counts tombstones too */
-	char **keys;        /* NULL = empty slot, TOMBSTONE = deleted */
+	char **keys;	    /* NULL = empty slot, TOMBSTONE = deleted */
 };
 static char tombstone;
 #define TOMBSTONE (&tombstone)
@@ -36,7 +36,7 @@ static char **name_slot(const struct sx_name_set *set, const char *key)
 
 static int name_set_grow(struct sx_name_set *set)
 {
-	struct sx_name_set big = { set->cap ? set->cap * 2 : 1024, 0, NULL };
+	struct sx_name_set big = {set->cap ? set->cap * 2 : 1024, 0, NULL};
 	big.keys = calloc(big.cap, sizeof(*big.keys));
 	if (!big.keys)
 		return SX_ENOMEM;
@@ -289,8 +289,9 @@ int sx_whatif_add_node(struct sx_whatif *w, const char *text, size_t len, uint32
 	name = sx_json_string(cJSON_GetObjectItemCaseSensitive(node, "metadata"), "name");
 	for (uint32_t i = 0; rc == 0 && i < copies; i++) {
 		cJSON *c = named_copy(node, name, i ? i + 1 : 0);
-		const char *cname = c ? sx_json_string(cJSON_GetObjectItemCaseSensitive(c, "metadata"), "name")
-				      : NULL;
+		const char *cname =
+			c ? sx_json_string(cJSON_GetObjectItemCaseSensitive(c, "metadata"), "name")
+			  : NULL;
 		int taken = c ? claim_name(w, c) : SX_ENOMEM;
 		if (taken < 0)
 			rc = sx_error_set(err, SX_ENOMEM, "out of memory");
@@ -371,8 +372,10 @@ static int evict_pods(struct sx_whatif *w, const char *node, bool removing, unsi
 	while (it && rc == 0) {
 		cJSON *next = it->next;
 		const char *kind = sx_json_string(it, "kind");
-		const char *on = sx_json_string(cJSON_GetObjectItemCaseSensitive(it, "spec"), "nodeName");
-		const char *phase = sx_json_string(cJSON_GetObjectItemCaseSensitive(it, "status"), "phase");
+		const char *on =
+			sx_json_string(cJSON_GetObjectItemCaseSensitive(it, "spec"), "nodeName");
+		const char *phase =
+			sx_json_string(cJSON_GetObjectItemCaseSensitive(it, "status"), "phase");
 		bool terminal = phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
 
 		if (kind && !strcmp(kind, "Pod") && on && !strcmp(on, node) && !terminal) {
@@ -441,8 +444,8 @@ int sx_whatif_cordon(struct sx_whatif *w, const char *name, struct sx_error *err
 
 /* A template and the copies made of it (struct sx_whatif.gens). */
 struct sx_whatif_gen {
-	cJSON *tmpl;       /* the pod, pending, its metadata.name rewritten per copy */
-	char *base;        /* copies are <base>-<i>, the first <base> when bare_first */
+	cJSON *tmpl; /* the pod, pending, its metadata.name rewritten per copy */
+	char *base;  /* copies are <base>-<i>, the first <base> when bare_first */
 	uint32_t first, copies;
 	bool bare_first;
 };
@@ -460,12 +463,13 @@ static void gen_name(const struct sx_whatif_gen *g, uint32_t i, char *buf, size_
  * the first one plain <name> when bare_first; ns defaults to "default".
  * The names are claimed and queued now; the pods themselves are made by
  * sx_whatif_load from one template. */
-static int add_pod_copies(struct sx_whatif *w, const cJSON *pod, const char *name,
-			  uint32_t first, uint32_t copies, bool bare_first, struct sx_error *err)
+static int add_pod_copies(struct sx_whatif *w, const cJSON *pod, const char *name, uint32_t first,
+			  uint32_t copies, bool bare_first, struct sx_error *err)
 {
-	const char *ns = sx_json_string(cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "namespace");
-	struct sx_whatif_gen g = { .base = strdup(name), .first = first, .copies = copies,
-				   .bare_first = bare_first };
+	const char *ns =
+		sx_json_string(cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "namespace");
+	struct sx_whatif_gen g = {
+		.base = strdup(name), .first = first, .copies = copies, .bare_first = bare_first};
 	struct sx_whatif_gen *v = realloc(w->gens, (w->ngens + 1) * sizeof(*v));
 	struct sx_name_set *set = names(w);
 	char cname[300], key[800];
@@ -524,9 +528,10 @@ int sx_whatif_load(struct sx_whatif *w, struct sx_cache *cache, struct sx_error 
 				return sx_error_set(err, err->code < 0 ? err->code : SX_EINVAL,
 						    "pod %s/%s: %s", ns, cname, detail);
 			}
-			rc = sx_cache_upsert(cache, &(struct sx_object){ SX_KIND_POD, pod });
+			rc = sx_cache_upsert(cache, &(struct sx_object){SX_KIND_POD, pod});
 			if (rc < 0)
-				sx_error_set(err, rc, "pod %s/%s: cannot load into the cache", ns, cname);
+				sx_error_set(err, rc, "pod %s/%s: cannot load into the cache", ns,
+					     cname);
 		}
 	}
 	return rc;
@@ -579,8 +584,8 @@ static cJSON *pod_from_template(const cJSON *dep, const char *ns, struct sx_erro
 	return pod;
 }
 
-int sx_whatif_scale(struct sx_whatif *w, const char *ns, const char *deployment,
-		    uint32_t replicas, struct sx_error *err)
+int sx_whatif_scale(struct sx_whatif *w, const char *ns, const char *deployment, uint32_t replicas,
+		    struct sx_error *err)
 {
 	cJSON *dep = sx_cluster_doc_find(w->doc, "Deployment", ns, deployment), *pod;
 	const cJSON *cur;
@@ -621,10 +626,13 @@ int sx_whatif_add_cluster_pending(struct sx_whatif *w, const struct sx_config *c
 		const cJSON *meta = cJSON_GetObjectItemCaseSensitive(it, "metadata");
 		const cJSON *spec = cJSON_GetObjectItemCaseSensitive(it, "spec");
 		const char *kind = sx_json_string(it, "kind"), *name = sx_json_string(meta, "name");
-		const char *ns = sx_json_string(meta, "namespace"), *sched = sx_json_string(spec, "schedulerName");
-		const char *phase = sx_json_string(cJSON_GetObjectItemCaseSensitive(it, "status"), "phase");
+		const char *ns = sx_json_string(meta, "namespace"),
+			   *sched = sx_json_string(spec, "schedulerName");
+		const char *phase =
+			sx_json_string(cJSON_GetObjectItemCaseSensitive(it, "status"), "phase");
 
-		if (!kind || strcmp(kind, "Pod") != 0 || !name || sx_json_string(spec, "nodeName") ||
+		if (!kind || strcmp(kind, "Pod") != 0 || !name ||
+		    sx_json_string(spec, "nodeName") ||
 		    cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp"))
 			continue;
 		if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))

@@ -13,11 +13,11 @@
 #include "schedext/intern.h"
 #include "schedext/kube.h"
 
-static const char *const bind_keys[] = { "PodName", "PodNamespace", "PodUID", "Node" };
+static const char *const bind_keys[] = {"PodName", "PodNamespace", "PodUID", "Node"};
 
 struct bind_args {
 	struct sx_ext_key keys[4]; /* bind_keys */
-	char *str[4];              /* their values decoded (free()) */
+	char *str[4];		   /* their values decoded (free()) */
 	const char *name, *ns, *uid, *node;
 };
 
@@ -26,7 +26,7 @@ struct bind_args {
  * written. */
 static int parse_bind(struct bind_args *b, struct sx_buf *out, struct sx_verb_log *log)
 {
-	const char **dst[] = { &b->name, &b->ns, &b->uid, &b->node };
+	const char **dst[] = {&b->name, &b->ns, &b->uid, &b->node};
 	unsigned i;
 
 	for (i = 0; i < SX_ARRAY_SIZE(bind_keys); i++) {
@@ -37,16 +37,18 @@ static int parse_bind(struct bind_args *b, struct sx_buf *out, struct sx_verb_lo
 		if (sx_ext_key_absent(k))
 			return sx_ext_fail(out, log, 400, "missing %s", bind_keys[i]);
 		if (k->v.type != SX_JSON_STRING)
-			return sx_ext_fail(out, log, 400, "%s: expected string, got %s", bind_keys[i],
-					   sx_json_type_name(k->v.type));
+			return sx_ext_fail(out, log, 400, "%s: expected string, got %s",
+					   bind_keys[i], sx_json_type_name(k->v.type));
 		if (!(b->str[i] = sx_ext_str_dup(&k->v)))
 			return sx_ext_fail(out, log, 500, "out of memory");
 		if (strlen(b->str[i]) > 253 && i != 2)
-			return sx_ext_fail(out, log, 400, "%s: longer than 253 characters", bind_keys[i]);
+			return sx_ext_fail(out, log, 400, "%s: longer than 253 characters",
+					   bind_keys[i]);
 		*dst[i] = b->str[i];
 	}
 	if (!b->name[0] || !b->node[0])
-		return sx_ext_fail(out, log, 400, "%s: must not be empty", b->name[0] ? "Node" : "PodName");
+		return sx_ext_fail(out, log, 400, "%s: must not be empty",
+				   b->name[0] ? "Node" : "PodName");
 	if (!b->ns[0])
 		b->ns = "default";
 	snprintf(log->pod, sizeof(log->pod), "%s/%s", b->ns, b->name);
@@ -75,7 +77,7 @@ static int bind_cached(const struct sx_extender *ex, const struct bind_args *b,
 		       const struct sx_pod *pod, sx_str ns, sx_str node, struct sx_buf *out,
 		       struct sx_verb_log *log)
 {
-	const struct sx_binder binder = { .cache = ex->cache };
+	const struct sx_binder binder = {.cache = ex->cache};
 	char msg[1024];
 	int rc = bind_reply(out, log, "", b);
 
@@ -83,8 +85,9 @@ static int bind_cached(const struct sx_extender *ex, const struct bind_args *b,
 		return rc;
 	rc = sx_binder_assume(&binder, pod, node);
 	if (rc < 0) {
-		snprintf(msg, sizeof(msg), "cannot assume pod %.253s/%.253s on node %.253s (error %d)",
-			 b->ns, b->name, b->node, rc);
+		snprintf(msg, sizeof(msg),
+			 "cannot assume pod %.253s/%.253s on node %.253s (error %d)", b->ns,
+			 b->name, b->node, rc);
 		sx_buf_reset(out);
 		return bind_reply(out, log, msg, b);
 	}
@@ -98,7 +101,7 @@ static int bind_live(const struct sx_extender *ex, const struct bind_args *b,
 		     const struct sx_pod *pod, sx_str ns, sx_str node, struct sx_buf *out,
 		     struct sx_verb_log *log)
 {
-	const struct sx_binder binder = { .cache = ex->cache, .kube = ex->kube };
+	const struct sx_binder binder = {.cache = ex->cache, .kube = ex->kube};
 	struct sx_status *st = sx_binder_bind(&binder, pod, b->ns, b->name, b->uid, node);
 	char msg[1024];
 	int rc = bind_reply(out, log, sx_status_message(st, msg, sizeof(msg)), b);
@@ -115,13 +118,13 @@ static bool node_known(struct sx_cache *cache, const char *name)
 	return n != NULL;
 }
 
-int sx_extender_bind(const struct sx_extender *ex, const char *body, size_t len,
-		     struct sx_buf *out, struct sx_verb_log *log)
+int sx_extender_bind(const struct sx_extender *ex, const char *body, size_t len, struct sx_buf *out,
+		     struct sx_verb_log *log)
 {
-	struct bind_args b = { 0 };
-	struct sx_ext_envelope env = { bind_keys, b.keys, SX_ARRAY_SIZE(b.keys) };
-	struct sx_ext_scanner sc = { .member = sx_ext_envelope_member,
-				     .reset = sx_ext_envelope_reset, .ctx = &env };
+	struct bind_args b = {0};
+	struct sx_ext_envelope env = {bind_keys, b.keys, SX_ARRAY_SIZE(b.keys)};
+	struct sx_ext_scanner sc = {
+		.member = sx_ext_envelope_member, .reset = sx_ext_envelope_reset, .ctx = &env};
 	const struct sx_pod *pod = NULL;
 	char msg[1024];
 	sx_str ns, node, cur = SX_STR_EMPTY;
@@ -142,7 +145,8 @@ int sx_extender_bind(const struct sx_extender *ex, const char *body, size_t len,
 	pod = sx_cache_get_pod(ex->cache, ns, b.name, &cur, &assumed);
 	if (pod && b.uid[0] && pod->meta.uid && strcmp(pod->meta.uid, b.uid) != 0) {
 		snprintf(msg, sizeof(msg),
-			 "Precondition failed: UID in precondition: %.100s, UID in object meta: %.100s",
+			 "Precondition failed: UID in precondition: %.100s, UID in object meta: "
+			 "%.100s",
 			 b.uid, pod->meta.uid);
 		rc = bind_reply(out, log, msg, &b);
 	} else if (pod && cur == node) {

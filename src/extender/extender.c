@@ -62,7 +62,8 @@ static bool prescan(const char *body, size_t len, char *err, size_t errlen)
 		else if (n == 1 && !in_str && (*p == '}' || *p == ']'))
 			depth--;
 		if (depth > SX_REQ_MAX_DEPTH) {
-			snprintf(err, errlen, "JSON nesting deeper than %d levels", SX_REQ_MAX_DEPTH);
+			snprintf(err, errlen, "JSON nesting deeper than %d levels",
+				 SX_REQ_MAX_DEPTH);
 			return false;
 		}
 		p += n;
@@ -148,7 +149,7 @@ static int run_cycle(const struct sx_extender *ex, struct ext_args *a, enum sx_c
 		     struct sx_cycle_result *res)
 {
 	sx_str *cand = sx_calloc(a->n + 1, sizeof(*cand));
-	struct sx_cycle_opts opts = { 0 };
+	struct sx_cycle_opts opts = {0};
 	uint32_t i, n = 0;
 	int rc;
 
@@ -236,7 +237,8 @@ static uint32_t put_passing(struct sx_buf *out, const struct ext_args *a, const 
 {
 	uint32_t i, n = 0;
 
-	sx_buf_puts(out, a->nodes_mode ? "{\"Nodes\":{\"metadata\":{},\"items\":[" : "{\"NodeNames\":[");
+	sx_buf_puts(out,
+		    a->nodes_mode ? "{\"Nodes\":{\"metadata\":{},\"items\":[" : "{\"NodeNames\":[");
 	for (i = 0; i < a->n; i++) {
 		const struct req_node *rn = &a->nodes[i];
 
@@ -257,8 +259,8 @@ static uint32_t put_passing(struct sx_buf *out, const struct ext_args *a, const 
 int sx_extender_filter(const struct sx_extender *ex, const char *body, size_t len,
 		       struct sx_buf *out, struct sx_verb_log *log)
 {
-	struct ext_args a = { 0 };
-	struct sx_cycle_result res = { 0 };
+	struct ext_args a = {0};
+	struct sx_cycle_result res = {0};
 	bool *feasible = NULL;
 	char msg[1024];
 	uint32_t i, npass, nfail;
@@ -314,8 +316,8 @@ int64_t sx_extender_score(int64_t total, int64_t max_total)
 int sx_extender_prioritize(const struct sx_extender *ex, const char *body, size_t len,
 			   struct sx_buf *out, struct sx_verb_log *log)
 {
-	struct ext_args a = { 0 };
-	struct sx_cycle_result res = { 0 };
+	struct ext_args a = {0};
+	struct sx_cycle_result res = {0};
 	int64_t *total = NULL, max = 0;
 	char msg[1024];
 	uint32_t i, n = 0;
@@ -330,9 +332,11 @@ int sx_extender_prioritize(const struct sx_extender *ex, const char *body, size_
 		goto out;
 	}
 	if (res.error || res.pre_filter) {
-		/* kube-scheduler ignores a failed Prioritize (schedule_one.go prioritizeNodes): a non-200. */
+		/* kube-scheduler ignores a failed Prioritize (schedule_one.go prioritizeNodes): a
+		 * non-200. */
 		rc = sx_ext_fail(out, log, 500, "scoring failed: %s",
-			  sx_status_message(res.error ? res.error : res.pre_filter, msg, sizeof(msg)));
+				 sx_status_message(res.error ? res.error : res.pre_filter, msg,
+						   sizeof(msg)));
 		sx_ext_count_attempt(ex, "prioritize", "error");
 		goto out;
 	}
@@ -365,4 +369,3 @@ out:
 	sx_ext_args_free(&a);
 	return rc;
 }
-

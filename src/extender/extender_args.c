@@ -150,9 +150,9 @@ struct scan_item {
 struct scan {
 	struct sx_ext_key pod, nodes, names;
 	struct sx_json_val items; /* Nodes.items (first), type NONE when absent */
-	struct scan_item *it;     /* its elements, or NodeNames' */
+	struct scan_item *it;	  /* its elements, or NodeNames' */
 	uint32_t n, cap;
-	bool claimed;             /* it holds Nodes.items or NodeNames */
+	bool claimed;		   /* it holds Nodes.items or NodeNames */
 	struct sx_node_memo *memo; /* Node items validated before; may be NULL */
 };
 
@@ -182,7 +182,8 @@ static int scan_meta(struct sx_json_cur *item, struct scan_item *it)
 			it->name = v;
 		else if (it->uid.type == SX_JSON_NONE && sx_json_str_eq(&k, "uid", false))
 			it->uid = v;
-		else if (it->rv.type == SX_JSON_NONE && sx_json_str_eq(&k, "resourceVersion", false))
+		else if (it->rv.type == SX_JSON_NONE &&
+			 sx_json_str_eq(&k, "resourceVersion", false))
 			it->rv = v;
 	}
 	return rc;
@@ -208,8 +209,7 @@ static int scan_node_item(struct sx_json_cur *items, struct scan_item *it)
 
 /* A Node item byte-identical to one validated before: its fields from
  * the memo, the cursor moved past it unscanned. False when none is. */
-static bool scan_node_memo(struct sx_json_cur *ac, struct sx_node_memo *memo,
-			   struct scan_item *it)
+static bool scan_node_memo(struct sx_json_cur *ac, struct sx_node_memo *memo, struct scan_item *it)
 {
 	struct sx_node_memo_fields f;
 	size_t n = sx_node_memo_match(memo, it->v.p, ac->end, &f);
@@ -224,14 +224,13 @@ static bool scan_node_memo(struct sx_json_cur *ac, struct sx_node_memo *memo,
 }
 
 /* A Node item scanned in full: its fields, validated, kept in the memo. */
-static int scan_node_full(struct sx_json_cur *ac, struct sx_node_memo *memo,
-			  struct scan_item *it)
+static int scan_node_full(struct sx_json_cur *ac, struct sx_node_memo *memo, struct scan_item *it)
 {
 	struct sx_node_memo_fields f;
 
 	if (scan_node_item(ac, it) < 0 || !(it->v.end = sx_json_finish(ac)))
 		return -1;
-	f = (struct sx_node_memo_fields){ it->name, it->uid, it->rv };
+	f = (struct sx_node_memo_fields){it->name, it->uid, it->rv};
 	sx_node_memo_add(memo, it->v.p, (size_t)(it->v.end - it->v.p), &f);
 	return 0;
 }
@@ -250,7 +249,8 @@ static int scan_array(struct sx_json_cur *c, struct scan *s, bool nodes)
 		if (!(it = scan_push(s, &v)))
 			return SX_ENOMEM;
 		if (nodes && v.type == SX_JSON_OBJECT) {
-			if (!scan_node_memo(&ac, s->memo, it) && scan_node_full(&ac, s->memo, it) < 0)
+			if (!scan_node_memo(&ac, s->memo, it) &&
+			    scan_node_full(&ac, s->memo, it) < 0)
 				return -1;
 		} else if (!(it->v.end = sx_json_finish(&ac))) {
 			return -1;
@@ -397,17 +397,17 @@ static int scan_parse_nodes(const struct scan *s, size_t body_len, struct ext_ar
 			    const struct sx_snapshot *base, struct sx_buf *out,
 			    struct sx_verb_log *log)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	char ebuf[600];
 	uint32_t i, n;
 
 	if (s->nodes.v.type != SX_JSON_OBJECT)
 		return sx_ext_fail(out, log, 400, "Nodes: expected object, got %s",
-			    sx_json_type_name(s->nodes.v.type));
+				   sx_json_type_name(s->nodes.v.type));
 	if (s->items.type != SX_JSON_NONE && s->items.type != SX_JSON_NULL &&
 	    s->items.type != SX_JSON_ARRAY)
 		return sx_ext_fail(out, log, 400, "Nodes.items: expected array, got %s",
-			    sx_json_type_name(s->items.type));
+				   sx_json_type_name(s->items.type));
 	n = s->items.type == SX_JSON_ARRAY ? s->n : 0;
 	a->nodes = sx_calloc((size_t)n + 1, sizeof(*a->nodes));
 	a->decoded = sx_calloc((size_t)n + 1, sizeof(*a->decoded));
@@ -419,8 +419,9 @@ static int scan_parse_nodes(const struct scan *s, size_t body_len, struct ext_ar
 		struct sx_node *node;
 
 		if (it->v.type != SX_JSON_OBJECT)
-			return sx_ext_fail(out, log, 400, "Nodes.items[%u]: expected object, got %s", i,
-				    sx_json_type_name(it->v.type));
+			return sx_ext_fail(out, log, 400,
+					   "Nodes.items[%u]: expected object, got %s", i,
+					   sx_json_type_name(it->v.type));
 		rn->raw = it->v.p;
 		rn->raw_len = (size_t)(it->v.end - it->v.p);
 		a->n = i + 1;
@@ -428,8 +429,9 @@ static int scan_parse_nodes(const struct scan *s, size_t body_len, struct ext_ar
 			continue;
 		node = decode_node_span(&it->v, &err);
 		if (!node)
-			return sx_ext_fail(out, log, err.code == SX_ENOMEM ? 500 : 400, "Nodes.items[%u].%s",
-				    i, sx_error_string(&err, ebuf, sizeof(ebuf)));
+			return sx_ext_fail(out, log, err.code == SX_ENOMEM ? 500 : 400,
+					   "Nodes.items[%u].%s", i,
+					   sx_error_string(&err, ebuf, sizeof(ebuf)));
 		a->decoded[a->ndecoded++] = node;
 		rn->name = node->meta.name;
 		rn->name_len = strlen(rn->name);
@@ -445,7 +447,7 @@ static int scan_parse_names(const struct scan *s, size_t body_len, struct ext_ar
 
 	if (s->names.v.type != SX_JSON_ARRAY)
 		return sx_ext_fail(out, log, 400, "NodeNames: expected array, got %s",
-			    sx_json_type_name(s->names.v.type));
+				   sx_json_type_name(s->names.v.type));
 	a->nodes = sx_calloc((size_t)s->n + 1, sizeof(*a->nodes));
 	if (!a->nodes)
 		return sx_ext_fail(out, log, 500, "out of memory");
@@ -453,8 +455,8 @@ static int scan_parse_names(const struct scan *s, size_t body_len, struct ext_ar
 		struct req_node *rn = &a->nodes[i];
 
 		if (s->it[i].v.type != SX_JSON_STRING)
-			return sx_ext_fail(out, log, 400, "NodeNames[%u]: expected string, got %s", i,
-				    sx_json_type_name(s->it[i].v.type));
+			return sx_ext_fail(out, log, 400, "NodeNames[%u]: expected string, got %s",
+					   i, sx_json_type_name(s->it[i].v.type));
 		if (!scan_str(a, body_len, &s->it[i].v, &rn->name, &rn->name_len))
 			return sx_ext_fail(out, log, 500, "out of memory");
 		rn->id = sx_intern_lookup_n(rn->name, rn->name_len);
@@ -475,7 +477,7 @@ struct sx_pod *sx_ext_pod_from_span(const struct sx_json_val *v, struct sx_error
 struct sx_pod *sx_ext_decode_pod(const struct sx_ext_key *key, struct sx_buf *out,
 				 struct sx_verb_log *log, int *status)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_pod *pod;
 	char ebuf[600];
 
@@ -552,7 +554,8 @@ static bool keep_infinities(cJSON *j)
 			n = it->string ? strlen(it->string) + 1 : 0;
 			if (raw && n && (raw->string = cJSON_malloc(n)) != NULL)
 				memcpy(raw->string, it->string, n); /* the key stays */
-			if (!raw || (n && !raw->string) || !cJSON_ReplaceItemViaPointer(j, it, raw)) {
+			if (!raw || (n && !raw->string) ||
+			    !cJSON_ReplaceItemViaPointer(j, it, raw)) {
 				cJSON_Delete(raw);
 				return false;
 			}
@@ -665,8 +668,7 @@ void sx_ext_envelope_reset(void *ctx)
 	memset(e->keys, 0, e->n * sizeof(*e->keys));
 }
 
-void sx_ext_span_enter(const struct sx_json_val *v, struct sx_json_cur *doc,
-		       struct sx_json_cur *c)
+void sx_ext_span_enter(const struct sx_json_val *v, struct sx_json_cur *doc, struct sx_json_cur *c)
 {
 	struct sx_json_val self;
 
@@ -700,8 +702,8 @@ static void args_reset(void *ctx)
 int sx_ext_args_parse(const struct sx_extender *ex, const char *body, size_t len,
 		      struct ext_args *a, struct sx_buf *out, struct sx_verb_log *log)
 {
-	struct scan s = { .memo = ex->node_memo };
-	struct sx_ext_scanner sc = { .member = scan_member, .reset = args_reset, .ctx = &s };
+	struct scan s = {.memo = ex->node_memo};
+	struct sx_ext_scanner sc = {.member = scan_member, .reset = args_reset, .ctx = &s};
 	int rc = sx_ext_scan(&sc, body, len, out, log);
 
 	a->norm = sc.norm;

@@ -46,7 +46,7 @@ struct sx_ext_scanner {
 	sx_ext_member_fn member;
 	void (*reset)(void *ctx); /* forgets what a refused scan recorded */
 	void *ctx;
-	char *norm;       /* the body re-printed, when it had to be normalised (cJSON_free) */
+	char *norm;	  /* the body re-printed, when it had to be normalised (cJSON_free) */
 	const char *text; /* what was scanned: the body or norm; spans point into it */
 	size_t len;
 };
@@ -85,8 +85,7 @@ static inline bool sx_ext_key_absent(const struct sx_ext_key *k)
 
 /* Iterates the object or array span v (a value the scanner has consumed:
  * it cannot fail) from its first member or element with c. */
-void sx_ext_span_enter(const struct sx_json_val *v, struct sx_json_cur *doc,
-		       struct sx_json_cur *c);
+void sx_ext_span_enter(const struct sx_json_val *v, struct sx_json_cur *doc, struct sx_json_cur *c);
 
 /* The string value v decoded as cJSON would (cut at a NUL), NUL-terminated,
  * in malloc'ed memory (free()); NULL when memory runs out. */
@@ -107,23 +106,23 @@ struct sx_pod *sx_ext_pod_from_span(const struct sx_json_val *v, struct sx_error
 struct req_node {
 	const char *name;
 	size_t name_len;
-	sx_str id;          /* SX_STR_INVALID when unknown to the interner */
-	int at;             /* snapshot index or -1 */
-	bool dup;           /* same name earlier in the request */
-	const char *raw;    /* Nodes mode: item span */
+	sx_str id;	 /* SX_STR_INVALID when unknown to the interner */
+	int at;		 /* snapshot index or -1 */
+	bool dup;	 /* same name earlier in the request */
+	const char *raw; /* Nodes mode: item span */
 	size_t raw_len;
 };
 
 struct ext_args {
-	char *norm;            /* the body re-printed, when it had to be normalised */
+	char *norm; /* the body re-printed, when it had to be normalised */
 	struct sx_pod *pod;
-	bool nodes_mode;       /* full Nodes (nodeCacheCapable: false) */
+	bool nodes_mode; /* full Nodes (nodeCacheCapable: false) */
 	uint32_t n;
 	struct req_node *nodes;
 	struct sx_node **decoded; /* Nodes mode: the items not in the cache, owned */
 	uint32_t ndecoded;
 	struct sx_snapshot *snap; /* the view used (owned reference) */
-	char *strs;            /* decoded escaped strings the nodes point into, owned */
+	char *strs;		  /* decoded escaped strings the nodes point into, owned */
 	size_t strs_len, strs_cap;
 };
 

@@ -12,7 +12,7 @@
 #define NFIELDS 3
 
 struct memo_ent {
-	struct memo_ent *chain;       /* next of the same bucket */
+	struct memo_ent *chain;	      /* next of the same bucket */
 	struct memo_ent *prev, *next; /* recency list, most recent first */
 	uint64_t key;
 	size_t len;
@@ -77,7 +77,7 @@ static uint64_t prefix_key(const char *p)
 
 static struct sx_json_val field_of(const struct memo_ent *e, int i, const char *base)
 {
-	struct sx_json_val v = { .type = SX_JSON_NONE };
+	struct sx_json_val v = {.type = SX_JSON_NONE};
 
 	if (e->type[i] == SX_JSON_NONE)
 		return v;
@@ -212,8 +212,7 @@ void sx_node_memo_add(struct sx_node_memo *m, const char *p, size_t len,
 	}
 }
 
-void sx_node_memo_stats(struct sx_node_memo *m, uint32_t *entries, uint64_t *hits,
-			uint64_t *misses)
+void sx_node_memo_stats(struct sx_node_memo *m, uint32_t *entries, uint64_t *hits, uint64_t *misses)
 {
 	pthread_mutex_lock(&m->mu);
 	*entries = m->n;

@@ -66,8 +66,8 @@ static int victims_add(struct victims *vs, const struct sx_pod *p)
 static int victim_uid(const struct sx_json_val *pod, const char *name, uint32_t i, char **uid,
 		      struct sx_buf *out, struct sx_verb_log *log)
 {
-	static const char *const names[] = { "UID" };
-	struct sx_ext_key key = { 0 };
+	static const char *const names[] = {"UID"};
+	struct sx_ext_key key = {0};
 	struct sx_json_cur doc, c;
 	struct sx_json_val k, v;
 
@@ -75,11 +75,12 @@ static int victim_uid(const struct sx_json_val *pod, const char *name, uint32_t 
 	while (sx_json_next_member(&c, &k, &v) == 1)
 		sx_ext_key_take(&c, names, &key, 1, &k, &v);
 	if (key.count > 1)
-		return sx_ext_fail(out, log, 400, "victims of node %.200s: Pods[%u]: duplicate key UID",
-				   name, i);
+		return sx_ext_fail(out, log, 400,
+				   "victims of node %.200s: Pods[%u]: duplicate key UID", name, i);
 	if (sx_ext_key_absent(&key) || key.v.type != SX_JSON_STRING)
-		return sx_ext_fail(out, log, 400, "victims of node %.200s: Pods[%u].UID: expected string",
-				   name, i);
+		return sx_ext_fail(out, log, 400,
+				   "victims of node %.200s: Pods[%u].UID: expected string", name,
+				   i);
 	*uid = sx_ext_str_dup(&key.v);
 	return *uid ? 0 : sx_ext_fail(out, log, 500, "out of memory");
 }
@@ -90,14 +91,15 @@ static int parse_victim(const struct sx_json_val *pod, bool meta, const char *na
 			const struct sx_node_info *ni, struct victims *vs, struct sx_buf *out,
 			struct sx_verb_log *log)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	const struct sx_pod *on = NULL;
 	struct sx_pod *full = NULL;
 	char *uid = NULL, ebuf[600];
 	int rc = 0;
 
 	if (pod->type != SX_JSON_OBJECT)
-		return sx_ext_fail(out, log, 400, "victims of node %.200s: Pods[%u]: expected object", name, i);
+		return sx_ext_fail(out, log, 400,
+				   "victims of node %.200s: Pods[%u]: expected object", name, i);
 	if (meta) {
 		rc = victim_uid(pod, name, i, &uid, out, log);
 		if (rc)
@@ -126,8 +128,8 @@ static int parse_victims(const struct sx_json_val *entry, bool meta, const char 
 			 const struct sx_node_info *ni, struct victims *vs, struct sx_buf *out,
 			 struct sx_verb_log *log)
 {
-	static const char *const names[] = { "Pods", "NumPDBViolations" };
-	struct sx_ext_key keys[2] = { 0 }, *pods = &keys[0], *num = &keys[1];
+	static const char *const names[] = {"Pods", "NumPDBViolations"};
+	struct sx_ext_key keys[2] = {0}, *pods = &keys[0], *num = &keys[1];
 	struct sx_json_cur doc, c;
 	struct sx_json_val k, v;
 	uint32_t i = 0;
@@ -135,28 +137,34 @@ static int parse_victims(const struct sx_json_val *entry, bool meta, const char 
 
 	vs->n = 0;
 	if (entry->type != SX_JSON_OBJECT)
-		return sx_ext_fail(out, log, 400, "victims of node %.200s: expected object, got %s", name,
-				   sx_json_type_name(entry->type));
+		return sx_ext_fail(out, log, 400, "victims of node %.200s: expected object, got %s",
+				   name, sx_json_type_name(entry->type));
 	sx_ext_span_enter(entry, &doc, &c);
 	while (sx_json_next_member(&c, &k, &v) == 1)
 		sx_ext_key_take(&c, names, keys, 2, &k, &v);
 	for (i = 0; i < 2; i++)
 		if (keys[i].count > 1)
-			return sx_ext_fail(out, log, 400, "victims of node %.200s: duplicate key %s", name,
+			return sx_ext_fail(out, log, 400,
+					   "victims of node %.200s: duplicate key %s", name,
 					   names[i]);
 	/* range first: converting inf (from "1e999") or beyond to an integer
 	 * is undefined behaviour (found by fuzz_extender_preempt) */
 	if (!sx_ext_key_absent(num) && !pdb_violations_ok(&num->v))
-		return sx_ext_fail(out, log, 400, "victims of node %.200s: NumPDBViolations: expected a non-negative integer", name);
+		return sx_ext_fail(
+			out, log, 400,
+			"victims of node %.200s: NumPDBViolations: expected a non-negative integer",
+			name);
 	if (sx_ext_key_absent(pods))
 		return 0;
 	if (pods->v.type != SX_JSON_ARRAY)
-		return sx_ext_fail(out, log, 400, "victims of node %.200s: Pods: expected array, got %s", name,
+		return sx_ext_fail(out, log, 400,
+				   "victims of node %.200s: Pods: expected array, got %s", name,
 				   sx_json_type_name(pods->v.type));
 	sx_ext_span_enter(&pods->v, &doc, &c);
 	for (i = 0; sx_json_next(&c, &v) == 1; i++) {
 		if (!(v.end = sx_json_finish(&c)))
-			return sx_ext_fail(out, log, 500, "request body unreadable after normalising");
+			return sx_ext_fail(out, log, 500,
+					   "request body unreadable after normalising");
 		rc = parse_victim(&v, meta, name, i, ni, vs, out, log);
 		if (rc)
 			return rc;
@@ -171,7 +179,7 @@ struct preempt_entry {
 
 struct preempt_req {
 	struct sx_ext_key keys[3]; /* Pod, NodeNameToVictims, NodeNameToMetaVictims */
-	char *norm;                /* the body re-printed, when it had to be normalised */
+	char *norm;		   /* the body re-printed, when it had to be normalised */
 	struct preempt_entry *entries;
 	uint32_t n;
 	struct sx_pod *pod;
@@ -180,7 +188,7 @@ struct preempt_req {
 	struct sx_cycle_state *cs0;
 };
 
-static const char *const preempt_keys[] = { "Pod", "NodeNameToVictims", "NodeNameToMetaVictims" };
+static const char *const preempt_keys[] = {"Pod", "NodeNameToVictims", "NodeNameToMetaVictims"};
 
 /* The members of the victims map, in order (a name given twice is two
  * entries, as cJSON keeps it). 0 or SX_ENOMEM. */
@@ -231,8 +239,8 @@ static void put_meta_victims(struct sx_buf *out, const char *node, const struct 
  * memory, a failing AddPod/RemovePod): dropping the node would answer
  * with missing data. */
 static int preempt_node(const struct sx_extender *ex, const struct preempt_req *r,
-			const struct sx_node_info *ni, const struct sx_pod *const *v,
-			uint32_t nv, struct sx_victims *out, struct sx_status **err)
+			const struct sx_node_info *ni, const struct sx_pod *const *v, uint32_t nv,
+			struct sx_victims *out, struct sx_status **err)
 {
 	struct sx_status *st;
 
@@ -262,9 +270,9 @@ static int preempt_node(const struct sx_extender *ex, const struct preempt_req *
 static int parse_preempt(const struct sx_extender *ex, const char *body, size_t len,
 			 struct preempt_req *r, struct sx_buf *out, struct sx_verb_log *log)
 {
-	struct sx_ext_envelope env = { preempt_keys, r->keys, SX_ARRAY_SIZE(r->keys) };
-	struct sx_ext_scanner sc = { .member = sx_ext_envelope_member,
-				     .reset = sx_ext_envelope_reset, .ctx = &env };
+	struct sx_ext_envelope env = {preempt_keys, r->keys, SX_ARRAY_SIZE(r->keys)};
+	struct sx_ext_scanner sc = {
+		.member = sx_ext_envelope_member, .reset = sx_ext_envelope_reset, .ctx = &env};
 	const struct sx_ext_key *full = &r->keys[1], *meta = &r->keys[2], *map;
 	int rc = sx_ext_scan(&sc, body, len, out, log);
 
@@ -275,14 +283,17 @@ static int parse_preempt(const struct sx_extender *ex, const char *body, size_t 
 		return sx_ext_fail(out, log, 400, "duplicate key %s",
 				   preempt_keys[full->count > 1 ? 1 : 2]);
 	if (!sx_ext_key_absent(full) && !sx_ext_key_absent(meta))
-		return sx_ext_fail(out, log, 400, "only one of NodeNameToVictims and NodeNameToMetaVictims may be set");
+		return sx_ext_fail(
+			out, log, 400,
+			"only one of NodeNameToVictims and NodeNameToMetaVictims may be set");
 	if (sx_ext_key_absent(full) && sx_ext_key_absent(meta))
-		return sx_ext_fail(out, log, 400, "missing NodeNameToMetaVictims or NodeNameToVictims");
+		return sx_ext_fail(out, log, 400,
+				   "missing NodeNameToMetaVictims or NodeNameToVictims");
 	r->meta = !sx_ext_key_absent(meta);
 	map = r->meta ? meta : full;
 	if (map->v.type != SX_JSON_OBJECT)
-		return sx_ext_fail(out, log, 400, "%s: expected object, got %s", preempt_keys[r->meta ? 2 : 1],
-				   sx_json_type_name(map->v.type));
+		return sx_ext_fail(out, log, 400, "%s: expected object, got %s",
+				   preempt_keys[r->meta ? 2 : 1], sx_json_type_name(map->v.type));
 	r->pod = sx_ext_decode_pod(&r->keys[0], out, log, &rc);
 	if (!r->pod)
 		return rc;
@@ -344,8 +355,8 @@ out:
 int sx_extender_preempt(const struct sx_extender *ex, const char *body, size_t len,
 			struct sx_buf *out, struct sx_verb_log *log)
 {
-	struct preempt_req r = { 0 };
-	struct victims vs = { 0 };
+	struct preempt_req r = {0};
+	struct victims vs = {0};
 	struct sx_status *st;
 	bool first = true, pre_ok;
 	uint32_t i, nnodes = 0;

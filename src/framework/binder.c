@@ -24,7 +24,7 @@ void sx_binder_done(const struct sx_binder *b, sx_str ns, const char *name, bool
 struct sx_status *sx_binder_post(const struct sx_binder *b, const char *ns, const char *name,
 				 const char *uid, const char *node)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	if (!b->kube || sx_kube_bind(b->kube, ns, name, uid, node, &err) == 0)
 		return NULL;

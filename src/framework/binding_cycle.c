@@ -19,10 +19,14 @@ typedef struct sx_status *(*node_hook_fn)(void *self, struct sx_cycle_state *cs,
 static node_hook_fn node_hook(const struct sx_plugin *p, enum sx_point pt)
 {
 	switch (pt) {
-	case SX_PT_RESERVE: return p->reserve;
-	case SX_PT_PRE_BIND: return p->pre_bind;
-	case SX_PT_BIND: return p->bind;
-	default: return NULL;
+	case SX_PT_RESERVE:
+		return p->reserve;
+	case SX_PT_PRE_BIND:
+		return p->pre_bind;
+	case SX_PT_BIND:
+		return p->bind;
+	default:
+		return NULL;
 	}
 }
 
@@ -116,7 +120,8 @@ static void go_duration(char *buf, size_t len, uint64_t ms)
 		snprintf(sec, sizeof(sec), "%llu", (unsigned long long)s);
 	}
 	if (h)
-		snprintf(buf, len, "%lluh%llum%ss", (unsigned long long)h, (unsigned long long)m, sec);
+		snprintf(buf, len, "%lluh%llum%ss", (unsigned long long)h, (unsigned long long)m,
+			 sec);
 	else if (m)
 		snprintf(buf, len, "%llum%ss", (unsigned long long)m, sec);
 	else
@@ -154,11 +159,12 @@ struct sx_status *sx_run_permit(const struct sx_profile *prof, struct sx_cycle_s
 			if (timeout_ms > MAX_PERMIT_TIMEOUT_MS)
 				timeout_ms = MAX_PERMIT_TIMEOUT_MS;
 			pending[npending++] = (struct pending_plugin){
-				e[i].plugin->name, sx_now_ns() + timeout_ms * 1000000ull, timeout_ms
-			};
+				e[i].plugin->name, sx_now_ns() + timeout_ms * 1000000ull,
+				timeout_ms};
 			sx_status_free(st);
 		} else {
-			return sx_status_as_error(st, "running Permit plugin \"%s\": %s", e[i].plugin->name);
+			return sx_status_as_error(st, "running Permit plugin \"%s\": %s",
+						  e[i].plugin->name);
 		}
 	}
 	if (npending == 0)
@@ -239,8 +245,9 @@ struct sx_status *sx_waiting_pod_wait(struct sx_waiting_pod *wp)
 		if (now >= p->deadline_ns) {
 			char dur[64], msg[256];
 			go_duration(dur, sizeof(dur), p->timeout_ms);
-			snprintf(msg, sizeof(msg), "rejected due to timeout after waiting %s at plugin %s",
-				 dur, p->name);
+			snprintf(msg, sizeof(msg),
+				 "rejected due to timeout after waiting %s at plugin %s", dur,
+				 p->name);
 			reject_locked(wp, p->name, msg);
 			break;
 		}

@@ -23,12 +23,12 @@
 #include "schedext/registry.h"
 
 #define MAX_CONFIG_BYTES (16u << 20)
-#define MAX_PROFILES 64
-#define MAX_ENTRIES SX_MAX_PLUGINS
+#define MAX_PROFILES	 64
+#define MAX_ENTRIES	 SX_MAX_PLUGINS
 
 static const char *const point_names[SX_PT_COUNT] = {
-	"preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
-	"score", "reserve", "permit", "preBind", "bind", "postBind",
+	"preEnqueue", "queueSort", "preFilter", "filter",  "postFilter", "preScore",
+	"score",      "reserve",   "permit",	"preBind", "bind",	 "postBind",
 };
 
 const char *sx_point_name(enum sx_point pt)
@@ -42,9 +42,9 @@ static const struct {
 	const char *name;
 	int since;
 } group_points[SX_GPT_COUNT] = {
-	{ "placementGenerate", 36 },
-	{ "placementScore", 36 },
-	{ "podGroupPostFilter", 37 },
+	{"placementGenerate", 36},
+	{"placementScore", 36},
+	{"podGroupPostFilter", 37},
 };
 
 const char *sx_group_point_name(enum sx_group_point gpt)
@@ -61,8 +61,13 @@ int sx_group_point_since(enum sx_group_point gpt)
  * configs (enabling one is ignored with a warning) so that kube-scheduler's
  * own configs load. */
 static const char *const unimplemented[] = {
-	"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-	"DynamicResources", "DefaultPreemption", NULL,
+	"VolumeRestrictions",
+	"NodeVolumeLimits",
+	"VolumeBinding",
+	"VolumeZone",
+	"DynamicResources",
+	"DefaultPreemption",
+	NULL,
 };
 
 static bool is_unimplemented(const char *name)
@@ -78,15 +83,25 @@ static const struct {
 	const char *name;
 	int weight;
 } default_multipoint[] = {
-	{ "SchedulingGates", 0 },	  { "PrioritySort", 0 },
-	{ "NodeUnschedulable", 0 },	  { "NodeName", 0 },
-	{ "TaintToleration", 3 },	  { "NodeAffinity", 2 },
-	{ "NodePorts", 0 },		  { "NodeResourcesFit", 1 },
-	{ "VolumeRestrictions", 0 },	  { "NodeVolumeLimits", 0 },
-	{ "VolumeBinding", 0 },		  { "VolumeZone", 0 },
-	{ "PodTopologySpread", 2 },	  { "InterPodAffinity", 2 },
-	{ "DynamicResources", 0 },	  { "DefaultPreemption", 0 },	  { "NodeResourcesBalancedAllocation", 1 },
-	{ "ImageLocality", 1 },		  { "DefaultBinder", 0 },
+	{"SchedulingGates", 0},
+	{"PrioritySort", 0},
+	{"NodeUnschedulable", 0},
+	{"NodeName", 0},
+	{"TaintToleration", 3},
+	{"NodeAffinity", 2},
+	{"NodePorts", 0},
+	{"NodeResourcesFit", 1},
+	{"VolumeRestrictions", 0},
+	{"NodeVolumeLimits", 0},
+	{"VolumeBinding", 0},
+	{"VolumeZone", 0},
+	{"PodTopologySpread", 2},
+	{"InterPodAffinity", 2},
+	{"DynamicResources", 0},
+	{"DefaultPreemption", 0},
+	{"NodeResourcesBalancedAllocation", 1},
+	{"ImageLocality", 1},
+	{"DefaultBinder", 0},
 };
 
 struct entry {
@@ -103,19 +118,32 @@ struct plugin_set {
 static bool implements(const struct sx_plugin *p, enum sx_point pt)
 {
 	switch (pt) {
-	case SX_PT_PRE_ENQUEUE: return p->pre_enqueue != NULL;
-	case SX_PT_QUEUE_SORT: return p->less != NULL;
-	case SX_PT_PRE_FILTER: return p->pre_filter != NULL;
-	case SX_PT_FILTER: return p->filter != NULL;
-	case SX_PT_POST_FILTER: return p->post_filter != NULL;
-	case SX_PT_PRE_SCORE: return p->pre_score != NULL;
-	case SX_PT_SCORE: return p->score != NULL;
-	case SX_PT_RESERVE: return p->reserve != NULL || p->unreserve != NULL;
-	case SX_PT_PERMIT: return p->permit != NULL;
-	case SX_PT_PRE_BIND: return p->pre_bind != NULL;
-	case SX_PT_BIND: return p->bind != NULL;
-	case SX_PT_POST_BIND: return p->post_bind != NULL;
-	default: return false;
+	case SX_PT_PRE_ENQUEUE:
+		return p->pre_enqueue != NULL;
+	case SX_PT_QUEUE_SORT:
+		return p->less != NULL;
+	case SX_PT_PRE_FILTER:
+		return p->pre_filter != NULL;
+	case SX_PT_FILTER:
+		return p->filter != NULL;
+	case SX_PT_POST_FILTER:
+		return p->post_filter != NULL;
+	case SX_PT_PRE_SCORE:
+		return p->pre_score != NULL;
+	case SX_PT_SCORE:
+		return p->score != NULL;
+	case SX_PT_RESERVE:
+		return p->reserve != NULL || p->unreserve != NULL;
+	case SX_PT_PERMIT:
+		return p->permit != NULL;
+	case SX_PT_PRE_BIND:
+		return p->pre_bind != NULL;
+	case SX_PT_BIND:
+		return p->bind != NULL;
+	case SX_PT_POST_BIND:
+		return p->post_bind != NULL;
+	default:
+		return false;
 	}
 }
 
@@ -156,11 +184,12 @@ static int read_weight(const cJSON *item, int64_t *weight, struct sx_error *err)
 	*weight = 0;
 	if (!w || cJSON_IsNull(w))
 		return 0;
-	if (!cJSON_IsNumber(w) || !sx_double_is_int64(w->valuedouble) ||
-	    w->valuedouble < 0 || w->valuedouble > 2147483647.0)
-		return sx_error_set(err, SX_EINVAL,
-				    "weight: Invalid value: %s: must be an integer in [0, 2147483647]",
-				    cJSON_IsNumber(w) ? "number" : "non-number");
+	if (!cJSON_IsNumber(w) || !sx_double_is_int64(w->valuedouble) || w->valuedouble < 0 ||
+	    w->valuedouble > 2147483647.0)
+		return sx_error_set(
+			err, SX_EINVAL,
+			"weight: Invalid value: %s: must be an integer in [0, 2147483647]",
+			cJSON_IsNumber(w) ? "number" : "non-number");
 	*weight = (int64_t)w->valuedouble;
 	return 0;
 }
@@ -174,7 +203,8 @@ static int read_entries(const cJSON *list, bool want_weight, struct plugin_set *
 		return 0;
 	if (!cJSON_IsArray(list))
 		return sx_error_set(err, SX_EINVAL, "expected a list");
-	cJSON_ArrayForEach(item, list) {
+	cJSON_ArrayForEach(item, list)
+	{
 		const char *name;
 		int64_t weight = 0;
 		int rc = read_name(item, &name, err);
@@ -191,7 +221,7 @@ static int read_entries(const cJSON *list, bool want_weight, struct plugin_set *
 		if (disabled)
 			s->disabled[s->ndisabled++] = name;
 		else
-			s->enabled[s->nenabled++] = (struct entry){ name, weight };
+			s->enabled[s->nenabled++] = (struct entry){name, weight};
 		i++;
 	}
 	return 0;
@@ -222,7 +252,7 @@ static int read_plugin_set(const cJSON *obj, const char *key, struct plugin_set 
 static void merge_plugin_set(const struct plugin_set *def, const struct plugin_set *custom,
 			     struct plugin_set *out)
 {
-	bool replaced[MAX_ENTRIES] = { false };
+	bool replaced[MAX_ENTRIES] = {false};
 	memset(out, 0, sizeof(*out));
 	for (unsigned i = 0; i < def->nenabled; i++) {
 		if (set_has_disabled(custom, def->enabled[i].name))
@@ -256,7 +286,7 @@ static int add_enabled(struct sx_profile *prof, enum sx_point pt, const char *na
 	if (!arr)
 		return SX_ENOMEM;
 	prof->points[pt] = arr;
-	arr[prof->n[pt]++] = (struct sx_enabled){ p, idx, NULL, weight > 0 ? weight : 1 };
+	arr[prof->n[pt]++] = (struct sx_enabled){p, idx, NULL, weight > 0 ? weight : 1};
 	prof->instantiated[idx] = true;
 	return 0;
 }
@@ -302,8 +332,9 @@ static void warn_unimplemented(const struct sx_profile *prof, const struct plugi
 			if (w < nwarned || nwarned == MAX_ENTRIES)
 				continue;
 			warned[nwarned++] = name;
-			sx_log(0, "warning: profile %s: plugin %s is not implemented by schedext; "
-				  "ignored",
+			sx_log(0,
+			       "warning: profile %s: plugin %s is not implemented by schedext; "
+			       "ignored",
 			       prof->scheduler_name, name);
 		}
 	}
@@ -314,7 +345,7 @@ static int expand_point(struct sx_profile *prof, enum sx_point pt, const struct 
 			const struct plugin_set *multi, const struct plugin_set *score,
 			struct sx_error *err)
 {
-	bool override[MAX_ENTRIES] = { false };
+	bool override[MAX_ENTRIES] = {false};
 	const char *from_multi[MAX_ENTRIES];
 	unsigned nmulti = 0;
 	int rc = 0;
@@ -339,15 +370,15 @@ static int expand_point(struct sx_profile *prof, enum sx_point pt, const struct 
 				 score_weight(score, multi, set->enabled[i].name));
 	}
 	for (unsigned i = 0; i < nmulti && !rc; i++)
-		rc = add_enabled(prof, pt, from_multi[i], score_weight(score, multi, from_multi[i]));
+		rc = add_enabled(prof, pt, from_multi[i],
+				 score_weight(score, multi, from_multi[i]));
 	for (unsigned i = 0; i < set->nenabled && !rc; i++) {
 		const char *name = set->enabled[i].name;
 		if (override[i])
 			continue;
 		if (sx_plugin_index(name) >= 0 && !explicitly_implements(name, pt)) {
-			rc = sx_error_set(err, SX_EINVAL,
-					  "plugin \"%s\" does not extend %s plugin", name,
-					  point_names[pt]);
+			rc = sx_error_set(err, SX_EINVAL, "plugin \"%s\" does not extend %s plugin",
+					  name, point_names[pt]);
 			break;
 		}
 		rc = add_enabled(prof, pt, name, score_weight(score, multi, name));
@@ -359,8 +390,8 @@ static int expand_point(struct sx_profile *prof, enum sx_point pt, const struct 
  * multiPoint adds nothing there and what the set enables is kept as
  * configured (names checked as at every point), shown by /configz and
  * named in one warning: schedext runs no PodGroup scheduling cycle. */
-static int read_group_point(const cJSON *plugins, struct sx_profile *prof,
-			    enum sx_group_point gpt, struct plugin_set *set, struct sx_error *err)
+static int read_group_point(const cJSON *plugins, struct sx_profile *prof, enum sx_group_point gpt,
+			    struct plugin_set *set, struct sx_error *err)
 {
 	int rc;
 
@@ -381,9 +412,11 @@ static int read_group_point(const cJSON *plugins, struct sx_profile *prof,
 		if (!(g->name = sx_strdup(set->enabled[i].name)))
 			return sx_error_set(err, SX_ENOMEM, "out of memory");
 	}
-	sx_log(0, "warning: profile %s: plugins.%s enables %s%s: schedext runs no PodGroup "
-		  "scheduling cycle; ignored", prof->scheduler_name, group_points[gpt].name,
-	       set->enabled[0].name, set->nenabled > 1 ? " and others" : "");
+	sx_log(0,
+	       "warning: profile %s: plugins.%s enables %s%s: schedext runs no PodGroup "
+	       "scheduling cycle; ignored",
+	       prof->scheduler_name, group_points[gpt].name, set->enabled[0].name,
+	       set->nenabled > 1 ? " and others" : "");
 	return 0;
 }
 
@@ -406,7 +439,8 @@ static int read_plugin_config(const cJSON *list, struct sx_profile *prof, struct
 		return 0;
 	if (!cJSON_IsArray(list))
 		return sx_error_set(err, SX_EINVAL, "pluginConfig: expected a list");
-	cJSON_ArrayForEach(item, list) {
+	cJSON_ArrayForEach(item, list)
+	{
 		const char *name;
 		int rc = read_name(item, &name, err);
 		int idx = rc ? -1 : sx_plugin_index(name);
@@ -433,7 +467,8 @@ static int ensure_required(struct sx_profile *prof, struct sx_error *err)
 	int rc = 0;
 	if (prof->n[SX_PT_QUEUE_SORT] > 1)
 		return sx_error_set(err, SX_EINVAL,
-				    "only one queue sort plugin required for profile with scheduler name \"%s\", but got %u",
+				    "only one queue sort plugin required for profile with "
+				    "scheduler name \"%s\", but got %u",
 				    prof->scheduler_name, prof->n[SX_PT_QUEUE_SORT]);
 	if (prof->n[SX_PT_QUEUE_SORT] == 0)
 		rc = add_enabled(prof, SX_PT_QUEUE_SORT, "PrioritySort", 0);
@@ -516,17 +551,17 @@ static void default_set(struct plugin_set *s, const struct sx_features *f)
 	memset(s, 0, sizeof(*s));
 	for (unsigned i = 0; i < SX_ARRAY_SIZE(default_multipoint); i++)
 		s->enabled[s->nenabled++] =
-			(struct entry){ default_multipoint[i].name, default_multipoint[i].weight };
+			(struct entry){default_multipoint[i].name, default_multipoint[i].weight};
 	/* applyFeatureGates (default_plugins.go): NodeDeclaredFeatures goes
 	 * last, after DefaultBinder, when its gate is on (1.36's effective
 	 * configuration lists it there, weight 0). */
 	if (sx_feature_enabled(f, SX_FEATURE_NODE_DECLARED_FEATURES))
-		s->enabled[s->nenabled++] = (struct entry){ "NodeDeclaredFeatures", 0 };
+		s->enabled[s->nenabled++] = (struct entry){"NodeDeclaredFeatures", 0};
 	/* GangScheduling joins the default set with the GenericWorkload gate
 	 * (upstream default_plugins.go applies the gate to the defaults);
 	 * without it the profile is unchanged. */
 	if (sx_feature_enabled(f, SX_FEATURE_GENERIC_WORKLOAD))
-		s->enabled[s->nenabled++] = (struct entry){ "GangScheduling", 0 };
+		s->enabled[s->nenabled++] = (struct entry){"GangScheduling", 0};
 }
 
 static int read_percentage(const cJSON *obj, int *out, struct sx_error *err)
@@ -536,8 +571,9 @@ static int read_percentage(const cJSON *obj, int *out, struct sx_error *err)
 		return 0;
 	if (!cJSON_IsNumber(p) || p->valuedouble < 0 || p->valuedouble > 100 ||
 	    p->valuedouble != (double)(int)p->valuedouble)
-		return sx_error_set(err, SX_EINVAL,
-				    "percentageOfNodesToScore: Invalid value: not in valid range [0-100]");
+		return sx_error_set(
+			err, SX_EINVAL,
+			"percentageOfNodesToScore: Invalid value: not in valid range [0-100]");
 	*out = (int)p->valuedouble;
 	return 0;
 }
@@ -560,8 +596,8 @@ static struct sx_profile *build_profile(struct sx_config *cfg, const cJSON *json
 	prof->features = cfg->features;
 	if (name && !cJSON_IsNull(name) && (!cJSON_IsString(name) || !name->valuestring[0]))
 		rc = sx_error_set(err, SX_EINVAL, "schedulerName: Required value");
-	prof->scheduler_name = sx_strdup(cJSON_IsString(name) ? name->valuestring
-							      : "default-scheduler");
+	prof->scheduler_name =
+		sx_strdup(cJSON_IsString(name) ? name->valuestring : "default-scheduler");
 	if (!prof->scheduler_name)
 		goto oom;
 	if (!rc && json)
@@ -663,8 +699,9 @@ static int read_int_field(const cJSON *root, const char *key, double min, double
 		return 0;
 	if (!cJSON_IsNumber(v) || v->valuedouble < min || v->valuedouble > max ||
 	    !sx_double_is_int64(v->valuedouble))
-		return sx_error_set(err, SX_EINVAL, "%s: Invalid value: must be an integer in [%g, %g]",
-				    key, min, max);
+		return sx_error_set(err, SX_EINVAL,
+				    "%s: Invalid value: must be an integer in [%g, %g]", key, min,
+				    max);
 	*out = v->valuedouble;
 	return 0;
 }
@@ -673,7 +710,8 @@ static int read_globals(const cJSON *root, struct sx_config *cfg, struct sx_erro
 {
 	const cJSON *api = cJSON_GetObjectItemCaseSensitive(root, "apiVersion");
 	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
-	double par = cfg->parallelism, init = cfg->pod_initial_backoff_s, max = cfg->pod_max_backoff_s;
+	double par = cfg->parallelism, init = cfg->pod_initial_backoff_s,
+	       max = cfg->pod_max_backoff_s;
 	int rc;
 	if (!cJSON_IsString(api) || strcmp(api->valuestring, "kubescheduler.config.k8s.io/v1") != 0)
 		return sx_error_set(err, SX_EINVAL,
@@ -687,7 +725,8 @@ static int read_globals(const cJSON *root, struct sx_config *cfg, struct sx_erro
 		return rc;
 	if (max < init)
 		return sx_error_set(err, SX_EINVAL,
-				    "podMaxBackoffSeconds: Invalid value: must be greater than or equal to PodInitialBackoffSeconds");
+				    "podMaxBackoffSeconds: Invalid value: must be greater than or "
+				    "equal to PodInitialBackoffSeconds");
 	cfg->parallelism = (int)par;
 	cfg->pod_initial_backoff_s = init;
 	cfg->pod_max_backoff_s = max;
@@ -698,8 +737,7 @@ static int read_profiles(const cJSON *root, struct sx_config *cfg, struct sx_err
 {
 	const cJSON *profiles = cJSON_GetObjectItemCaseSensitive(root, "profiles"), *item;
 	unsigned i = 0;
-	if (!profiles || cJSON_IsNull(profiles) || cJSON_GetArraySize(profiles) == 0)
-	{
+	if (!profiles || cJSON_IsNull(profiles) || cJSON_GetArraySize(profiles) == 0) {
 		struct sx_profile *prof = build_profile(cfg, NULL, err);
 		if (!prof || add_profile(cfg, prof) < 0) {
 			profile_free(prof);
@@ -710,8 +748,10 @@ static int read_profiles(const cJSON *root, struct sx_config *cfg, struct sx_err
 	if (!cJSON_IsArray(profiles) || cJSON_GetArraySize(profiles) > MAX_PROFILES)
 		return sx_error_set(err, SX_EINVAL, "profiles: expected a list of at most %d",
 				    MAX_PROFILES);
-	cJSON_ArrayForEach(item, profiles) {
-		struct sx_profile *prof = cJSON_IsObject(item) ? build_profile(cfg, item, err) : NULL;
+	cJSON_ArrayForEach(item, profiles)
+	{
+		struct sx_profile *prof =
+			cJSON_IsObject(item) ? build_profile(cfg, item, err) : NULL;
 		if (!cJSON_IsObject(item))
 			sx_error_set(err, SX_EINVAL, "expected an object");
 		if (prof && sx_config_profile(cfg, prof->scheduler_name)) {

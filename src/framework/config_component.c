@@ -14,24 +14,37 @@
 #include "schedext/leader.h"
 
 static const char *const top_keys[] = {
-	"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection",
-	"healthzBindAddress", "metricsBindAddress", "enableProfiling",
-	"enableContentionProfiling", "percentageOfNodesToScore", "podInitialBackoffSeconds",
-	"podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive", NULL,
+	"apiVersion",
+	"kind",
+	"parallelism",
+	"leaderElection",
+	"clientConnection",
+	"healthzBindAddress",
+	"metricsBindAddress",
+	"enableProfiling",
+	"enableContentionProfiling",
+	"percentageOfNodesToScore",
+	"podInitialBackoffSeconds",
+	"podMaxBackoffSeconds",
+	"profiles",
+	"extenders",
+	"delayCacheUntilActive",
+	NULL,
 };
 static const char *const client_keys[] = {
 	"kubeconfig", "acceptContentTypes", "contentType", "qps", "burst", NULL,
 };
 static const char *const leader_keys[] = {
-	"leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock",
-	"resourceName", "resourceNamespace", NULL,
+	"leaderElect",	"leaseDuration", "renewDeadline",     "retryPeriod",
+	"resourceLock", "resourceName",	 "resourceNamespace", NULL,
 };
 
 int sx__config_strict(const cJSON *obj, const char *const *known, struct sx_error *err)
 {
 	const cJSON *it;
 
-	cJSON_ArrayForEach(it, obj) {
+	cJSON_ArrayForEach(it, obj)
+	{
 		bool ok = false;
 
 		for (int i = 0; known[i] && !ok; i++)
@@ -60,8 +73,7 @@ int sx__config_str(const cJSON *obj, const char *key, char **out, struct sx_erro
 	return 0;
 }
 
-static int get_bool(const cJSON *obj, const char *key, bool *out, bool *seen,
-		    struct sx_error *err)
+static int get_bool(const cJSON *obj, const char *key, bool *out, bool *seen, struct sx_error *err)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
@@ -99,7 +111,8 @@ static int read_client(const cJSON *obj, struct sx_client_connection *c, struct 
 		return 0;
 	if (!cJSON_IsObject(obj))
 		return sx_error_set(err, SX_EINVAL, "expected an object");
-	if ((rc = sx__config_strict(obj, client_keys, err)) || (rc = sx__config_str(obj, "kubeconfig", &c->kubeconfig, err)) ||
+	if ((rc = sx__config_strict(obj, client_keys, err)) ||
+	    (rc = sx__config_str(obj, "kubeconfig", &c->kubeconfig, err)) ||
 	    (rc = sx__config_str(obj, "contentType", &c->content_type, err)) ||
 	    (rc = sx__config_str(obj, "acceptContentTypes", &c->accept_content_types, err)))
 		return rc;
@@ -109,12 +122,16 @@ static int read_client(const cJSON *obj, struct sx_client_connection *c, struct 
 		c->qps = qps->valuedouble;
 	}
 	if (burst && !cJSON_IsNull(burst)) {
-		if (!cJSON_IsNumber(burst) || burst->valuedouble != (double)(int)burst->valuedouble ||
+		if (!cJSON_IsNumber(burst) ||
+		    burst->valuedouble != (double)(int)burst->valuedouble ||
 		    burst->valuedouble > 2147483647.0)
-			return sx_error_set(err, SX_EINVAL, "burst: Invalid value: must be an integer");
+			return sx_error_set(err, SX_EINVAL,
+					    "burst: Invalid value: must be an integer");
 		if (burst->valuedouble < 0)
-			return sx_error_set(err, SX_EINVAL, "burst: Invalid value: %d: must be "
-					    "non-negative", (int)burst->valuedouble);
+			return sx_error_set(err, SX_EINVAL,
+					    "burst: Invalid value: %d: must be "
+					    "non-negative",
+					    (int)burst->valuedouble);
 		c->burst = (int)burst->valuedouble;
 	}
 	return 0;
@@ -127,11 +144,14 @@ static int validate_leader(const struct sx_leader_election *l, struct sx_error *
 		return 0;
 	if (l->lease_duration_s && l->renew_deadline_s &&
 	    l->lease_duration_s <= l->renew_deadline_s)
-		return sx_error_set(err, SX_EINVAL, "leaseDuration: Invalid value: LeaseDuration "
+		return sx_error_set(err, SX_EINVAL,
+				    "leaseDuration: Invalid value: LeaseDuration "
 				    "must be greater than RenewDeadline");
 	if (l->resource_lock && strcmp(l->resource_lock, "leases") != 0)
-		return sx_error_set(err, SX_EINVAL, "resourceLock: Unsupported value: \"%s\": "
-				    "supported values: \"leases\"", l->resource_lock);
+		return sx_error_set(err, SX_EINVAL,
+				    "resourceLock: Unsupported value: \"%s\": "
+				    "supported values: \"leases\"",
+				    l->resource_lock);
 	return 0;
 }
 
@@ -171,8 +191,10 @@ static int inject_ignored(cJSON *root, const cJSON *names)
 	}
 	if (!cJSON_IsArray(profiles))
 		return 0; /* read_profiles reports it */
-	cJSON_ArrayForEach(prof, profiles) {
-		cJSON *pc = cJSON_GetObjectItemCaseSensitive(prof, "pluginConfig"), *it, *args = NULL;
+	cJSON_ArrayForEach(prof, profiles)
+	{
+		cJSON *pc = cJSON_GetObjectItemCaseSensitive(prof, "pluginConfig"), *it,
+		      *args = NULL;
 
 		if (!cJSON_IsObject(prof))
 			continue;
@@ -182,7 +204,8 @@ static int inject_ignored(cJSON *root, const cJSON *names)
 		}
 		if (!cJSON_IsArray(pc))
 			continue;
-		cJSON_ArrayForEach(it, pc) {
+		cJSON_ArrayForEach(it, pc)
+		{
 			const cJSON *n = cJSON_GetObjectItemCaseSensitive(it, "name");
 
 			if (cJSON_IsString(n) && strcmp(n->valuestring, "NodeResourcesFit") == 0)
@@ -220,8 +243,9 @@ static int read_extenders(cJSON *root, struct sx_config *cfg, struct sx_error *e
 	for (unsigned i = 0; i < cfg->nextenders; i++)
 		for (unsigned j = 0; j < cfg->extenders[i].nmanaged; j++)
 			if (cfg->extenders[i].managed[j].ignored_by_scheduler)
-				cJSON_AddItemToArray(names, cJSON_CreateString(
-							    cfg->extenders[i].managed[j].name));
+				cJSON_AddItemToArray(
+					names,
+					cJSON_CreateString(cfg->extenders[i].managed[j].name));
 	rc = cJSON_GetArraySize(names) > 0 ? inject_ignored(root, names) : 0;
 	cJSON_Delete(names);
 	return rc ? sx_error_set(err, rc, "out of memory") : 0;
@@ -242,8 +266,8 @@ static bool json_type(const char *t)
 /* What the file asks for that schedext does not do, for one warning. */
 static void collect_unsupported(const cJSON *root, struct sx_config *cfg)
 {
-	const char *bools[] = { "enableProfiling", "enableContentionProfiling" };
-	const char *addrs[] = { "healthzBindAddress", "metricsBindAddress" };
+	const char *bools[] = {"enableProfiling", "enableContentionProfiling"};
+	const char *addrs[] = {"healthzBindAddress", "metricsBindAddress"};
 	struct sx_buf b;
 	char tmp[300];
 
@@ -265,7 +289,8 @@ static void collect_unsupported(const cJSON *root, struct sx_config *cfg)
 		note(&b, tmp);
 	}
 	if (cfg->client.accept_content_types && !json_type(cfg->client.accept_content_types)) {
-		snprintf(tmp, sizeof(tmp), "clientConnection.acceptContentTypes %.200s (JSON is used)",
+		snprintf(tmp, sizeof(tmp),
+			 "clientConnection.acceptContentTypes %.200s (JSON is used)",
 			 cfg->client.accept_content_types);
 		note(&b, tmp);
 	}

@@ -63,7 +63,7 @@ cJSON *sx__config_dra_args(const cJSON *args, const struct sx_features *f, struc
 	bool filter_gate = sx_feature_enabled(f, SX_FEATURE_DRA_SCHEDULER_FILTER_TIMEOUT);
 	bool binding_gates = sx_feature_enabled(f, SX_FEATURE_DRA_DEVICE_BINDING_CONDITIONS) &&
 			     sx_feature_enabled(f, SX_FEATURE_DRA_RESOURCE_CLAIM_DEVICE_STATUS);
-	struct sx_arg_errors e = { 0 };
+	struct sx_arg_errors e = {0};
 	cJSON *out;
 	bool ok = true;
 
@@ -72,10 +72,12 @@ cJSON *sx__config_dra_args(const cJSON *args, const struct sx_features *f, struc
 		goto done;
 	}
 	if (!filter_gate && given(args, "filterTimeout"))
-		sx_arg_errors_add(&e, "filterTimeout", "Forbidden: DRASchedulingFilterTimeout "
+		sx_arg_errors_add(&e, "filterTimeout",
+				  "Forbidden: DRASchedulingFilterTimeout "
 				  "feature gate is disabled");
 	if (!binding_gates && given(args, "bindingTimeout"))
-		sx_arg_errors_add(&e, "bindingTimeout", "Forbidden: DRADeviceBindingConditions or "
+		sx_arg_errors_add(&e, "bindingTimeout",
+				  "Forbidden: DRADeviceBindingConditions or "
 				  "DRAResourceClaimDeviceStatus feature gate is disabled");
 	if (sx_arg_errors_finish(&e, err))
 		return NULL;

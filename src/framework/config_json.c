@@ -14,8 +14,8 @@
 
 /* Upstream's field names of the extension points (plugins.<point>). */
 static const char *const point_fields[SX_PT_COUNT] = {
-	"preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
-	"score", "reserve", "permit", "preBind", "bind", "postBind",
+	"preEnqueue", "queueSort", "preFilter", "filter",  "postFilter", "preScore",
+	"score",      "reserve",   "permit",	"preBind", "bind",	 "postBind",
 };
 
 static void str_or_null(struct sx_buf *b, const char *s)
@@ -35,13 +35,15 @@ static void write_client(struct sx_buf *b, const struct sx_client_connection *c)
 	sx_buf_puts(b, ",\"contentType\":");
 	/* what the client speaks: schedext has no protobuf codec */
 	sx_json_str(b, c->content_type ? c->content_type : "application/json");
-	sx_buf_printf(b, ",\"qps\":%g,\"burst\":%d}", c->qps ? c->qps : 50, c->burst ? c->burst : 100);
+	sx_buf_printf(b, ",\"qps\":%g,\"burst\":%d}", c->qps ? c->qps : 50,
+		      c->burst ? c->burst : 100);
 }
 
 static void write_leader(struct sx_buf *b, const struct sx_leader_election *l)
 {
-	sx_buf_printf(b, "\"leaderElection\":{\"leaderElect\":%s,\"leaseDuration\":\"%gs\","
-			 "\"renewDeadline\":\"%gs\",\"retryPeriod\":\"%gs\",\"resourceLock\":",
+	sx_buf_printf(b,
+		      "\"leaderElection\":{\"leaderElect\":%s,\"leaseDuration\":\"%gs\","
+		      "\"renewDeadline\":\"%gs\",\"retryPeriod\":\"%gs\",\"resourceLock\":",
 		      !l->set || l->leader_elect ? "true" : "false",
 		      l->lease_duration_s ? l->lease_duration_s : 15,
 		      l->renew_deadline_s ? l->renew_deadline_s : 10,
@@ -75,7 +77,8 @@ static void write_config_entry(struct sx_buf *b, const struct sx_profile *p, uns
 
 static int cmp_plugin_name(const void *a, const void *b)
 {
-	return strcmp(sx_plugins[*(const unsigned *)a]->name, sx_plugins[*(const unsigned *)b]->name);
+	return strcmp(sx_plugins[*(const unsigned *)a]->name,
+		      sx_plugins[*(const unsigned *)b]->name);
 }
 
 /* pluginConfig as upstream's defaulting leaves it: the file's entries in
@@ -84,7 +87,7 @@ static int cmp_plugin_name(const void *a, const void *b)
 static void write_plugin_config(struct sx_buf *b, const struct sx_profile *p)
 {
 	unsigned rest[SX_MAX_PLUGINS], nrest = 0;
-	bool given[SX_MAX_PLUGINS] = { false }, first = true;
+	bool given[SX_MAX_PLUGINS] = {false}, first = true;
 
 	sx_buf_puts(b, "\"pluginConfig\":[");
 	for (unsigned i = 0; i < p->nconfig; i++) {
@@ -111,7 +114,8 @@ static void write_plugins(struct sx_buf *b, const struct sx_profile *p)
 			sx_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
 			sx_json_str(b, p->points[pt][i].plugin->name);
 			if (pt == SX_PT_SCORE)
-				sx_buf_printf(b, ",\"weight\":%lld", (long long)p->points[pt][i].weight);
+				sx_buf_printf(b, ",\"weight\":%lld",
+					      (long long)p->points[pt][i].weight);
 			sx_buf_putc(b, '}');
 		}
 		sx_buf_puts(b, "]}");
@@ -124,7 +128,8 @@ static void write_plugins(struct sx_buf *b, const struct sx_profile *p)
 			sx_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
 			sx_json_str(b, p->group[gpt][i].name);
 			if (gpt == SX_GPT_PLACEMENT_SCORE)
-				sx_buf_printf(b, ",\"weight\":%lld", (long long)p->group[gpt][i].weight);
+				sx_buf_printf(b, ",\"weight\":%lld",
+					      (long long)p->group[gpt][i].weight);
 			sx_buf_putc(b, '}');
 		}
 		sx_buf_puts(b, "]}");
@@ -134,10 +139,10 @@ static void write_plugins(struct sx_buf *b, const struct sx_profile *p)
 
 static void write_extender(struct sx_buf *b, const struct sx_extender_cfg *e)
 {
-	const char *verbs[][2] = { { "filterVerb", e->filter_verb },
-				   { "preemptVerb", e->preempt_verb },
-				   { "prioritizeVerb", e->prioritize_verb },
-				   { "bindVerb", e->bind_verb } };
+	const char *verbs[][2] = {{"filterVerb", e->filter_verb},
+				  {"preemptVerb", e->preempt_verb},
+				  {"prioritizeVerb", e->prioritize_verb},
+				  {"bindVerb", e->bind_verb}};
 
 	sx_buf_puts(b, "{\"urlPrefix\":");
 	str_or_null(b, e->url_prefix);
@@ -145,8 +150,9 @@ static void write_extender(struct sx_buf *b, const struct sx_extender_cfg *e)
 		sx_buf_printf(b, ",\"%s\":", verbs[i][0]);
 		str_or_null(b, verbs[i][1]);
 	}
-	sx_buf_printf(b, ",\"weight\":%lld,\"enableHTTPS\":%s,\"httpTimeout\":\"%gs\","
-			 "\"nodeCacheCapable\":%s,\"ignorable\":%s,\"managedResources\":[",
+	sx_buf_printf(b,
+		      ",\"weight\":%lld,\"enableHTTPS\":%s,\"httpTimeout\":\"%gs\","
+		      "\"nodeCacheCapable\":%s,\"ignorable\":%s,\"managedResources\":[",
 		      (long long)e->weight, e->enable_https ? "true" : "false",
 		      e->http_timeout_s ? e->http_timeout_s : 5,
 		      e->node_cache_capable ? "true" : "false", e->ignorable ? "true" : "false");
@@ -162,13 +168,14 @@ static void write_extender(struct sx_buf *b, const struct sx_extender_cfg *e)
 void sx_config_write_json(struct sx_buf *b, const struct sx_config *cfg)
 {
 	sx_buf_puts(b, "{\"componentconfig\":{\"kind\":\"KubeSchedulerConfiguration\","
-			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",");
+		       "\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",");
 	sx_buf_printf(b, "\"parallelism\":%d,", cfg->parallelism);
 	write_leader(b, &cfg->leader);
 	sx_buf_putc(b, ',');
 	write_client(b, &cfg->client);
-	sx_buf_printf(b, ",\"percentageOfNodesToScore\":%d,\"podInitialBackoffSeconds\":%g,"
-			 "\"podMaxBackoffSeconds\":%g,\"delayCacheUntilActive\":%s,\"profiles\":[",
+	sx_buf_printf(b,
+		      ",\"percentageOfNodesToScore\":%d,\"podInitialBackoffSeconds\":%g,"
+		      "\"podMaxBackoffSeconds\":%g,\"delayCacheUntilActive\":%s,\"profiles\":[",
 		      cfg->percentage_of_nodes_to_score, cfg->pod_initial_backoff_s,
 		      cfg->pod_max_backoff_s, cfg->delay_cache_until_active ? "true" : "false");
 	for (unsigned i = 0; i < cfg->nprofiles; i++) {

@@ -28,7 +28,7 @@
 enum kind {
 	K_VALUE,  /* a scalar, or any JSON not looked into (maps, RawExtension) */
 	K_OBJECT, /* an object of sub's fields */
-	K_LIST,   /* a list of objects of sub's fields */
+	K_LIST,	  /* a list of objects of sub's fields */
 };
 
 struct schema;
@@ -45,12 +45,21 @@ struct schema {
 	size_t n;
 };
 
-#define SCHEMA(name, ...)                                                      \
-	static const struct field name##_f[] = { __VA_ARGS__ };                \
-	static const struct schema name = { name##_f, SX_ARRAY_SIZE(name##_f) }
-#define V(k) { k, K_VALUE, NULL, 0 }
-#define O(k, s) { k, K_OBJECT, &s, 0 }
-#define LST(k, s) { k, K_LIST, &s, 0 }
+#define SCHEMA(name, ...)                                                                          \
+	static const struct field name##_f[] = {__VA_ARGS__};                                      \
+	static const struct schema name = {name##_f, SX_ARRAY_SIZE(name##_f)}
+#define V(k)                                                                                       \
+	{                                                                                          \
+		k, K_VALUE, NULL, 0                                                                \
+	}
+#define O(k, s)                                                                                    \
+	{                                                                                          \
+		k, K_OBJECT, &s, 0                                                                 \
+	}
+#define LST(k, s)                                                                                  \
+	{                                                                                          \
+		k, K_LIST, &s, 0                                                                   \
+	}
 #define TYPEMETA V("kind"), V("apiVersion")
 
 /* ---------- KubeSchedulerConfiguration (config/v1 types.go) ---------- */
@@ -63,10 +72,10 @@ SCHEMA(plugins_s, O("preEnqueue", plugin_set_s), O("queueSort", plugin_set_s),
        O("permit", plugin_set_s), O("preBind", plugin_set_s), O("bind", plugin_set_s),
        O("postBind", plugin_set_s), O("multiPoint", plugin_set_s),
        /* the PodGroup extension points of topology-aware and workload-aware
-        * scheduling (kubernetes PRs 137083, 137201: 1.36; 139674: 1.37) */
-       { "placementGenerate", K_OBJECT, &plugin_set_s, 36 },
-       { "placementScore", K_OBJECT, &plugin_set_s, 36 },
-       { "podGroupPostFilter", K_OBJECT, &plugin_set_s, 37 });
+	* scheduling (kubernetes PRs 137083, 137201: 1.36; 139674: 1.37) */
+       {"placementGenerate", K_OBJECT, &plugin_set_s, 36},
+       {"placementScore", K_OBJECT, &plugin_set_s, 36},
+       {"podGroupPostFilter", K_OBJECT, &plugin_set_s, 37});
 /* args are checked by check_args, per plugin */
 SCHEMA(plugin_config_s, V("name"), V("args"));
 SCHEMA(profile_s, V("schedulerName"), V("percentageOfNodesToScore"), O("plugins", plugins_s),
@@ -79,8 +88,7 @@ SCHEMA(extender_s, V("urlPrefix"), V("filterVerb"), V("preemptVerb"), V("priorit
        V("nodeCacheCapable"), LST("managedResources", managed_s), V("ignorable"));
 SCHEMA(leader_s, V("leaderElect"), V("leaseDuration"), V("renewDeadline"), V("retryPeriod"),
        V("resourceLock"), V("resourceName"), V("resourceNamespace"));
-SCHEMA(client_s, V("kubeconfig"), V("acceptContentTypes"), V("contentType"), V("qps"),
-       V("burst"));
+SCHEMA(client_s, V("kubeconfig"), V("acceptContentTypes"), V("contentType"), V("qps"), V("burst"));
 /* healthzBindAddress and metricsBindAddress are read (and warned about)
  * as schedext always has, for configurations written for older APIs. */
 SCHEMA(config_s, TYPEMETA, V("parallelism"), O("leaderElection", leader_s),
@@ -105,8 +113,7 @@ SCHEMA(constraint_s, V("maxSkew"), V("topologyKey"), V("whenUnsatisfiable"),
        O("labelSelector", label_selector_s), V("minDomains"), V("nodeAffinityPolicy"),
        V("nodeTaintsPolicy"), V("matchLabelKeys"));
 SCHEMA(pts_args_s, TYPEMETA, LST("defaultConstraints", constraint_s), V("defaultingType"));
-SCHEMA(ipa_args_s, TYPEMETA, V("hardPodAffinityWeight"),
-       V("ignorePreferredTermsOfExistingPods"));
+SCHEMA(ipa_args_s, TYPEMETA, V("hardPodAffinityWeight"), V("ignorePreferredTermsOfExistingPods"));
 /* core/v1 NodeAffinity */
 SCHEMA(node_selector_term_s, LST("matchExpressions", requirement_s),
        LST("matchFields", requirement_s));
@@ -119,21 +126,21 @@ SCHEMA(ba_args_s, TYPEMETA, LST("resources", resource_spec_s));
 SCHEMA(vb_args_s, TYPEMETA, V("bindTimeoutSeconds"), LST("shape", shape_s));
 SCHEMA(dp_args_s, TYPEMETA, V("minCandidateNodesPercentage"), V("minCandidateNodesAbsolute"));
 /* bindingTimeout: kubernetes PR 134905, 1.35 */
-SCHEMA(dra_args_s, TYPEMETA, V("filterTimeout"), { "bindingTimeout", K_VALUE, NULL, 35 });
+SCHEMA(dra_args_s, TYPEMETA, V("filterTimeout"), {"bindingTimeout", K_VALUE, NULL, 35});
 
 /* The plugins with an args type registered in the v1 scheme. */
 static const struct {
 	const char *plugin;
 	const struct schema *args;
 } args_types[] = {
-	{ "NodeResourcesFit", &fit_args_s },
-	{ "PodTopologySpread", &pts_args_s },
-	{ "InterPodAffinity", &ipa_args_s },
-	{ "NodeAffinity", &na_args_s },
-	{ "NodeResourcesBalancedAllocation", &ba_args_s },
-	{ "VolumeBinding", &vb_args_s },
-	{ "DefaultPreemption", &dp_args_s },
-	{ "DynamicResources", &dra_args_s },
+	{"NodeResourcesFit", &fit_args_s},
+	{"PodTopologySpread", &pts_args_s},
+	{"InterPodAffinity", &ipa_args_s},
+	{"NodeAffinity", &na_args_s},
+	{"NodeResourcesBalancedAllocation", &ba_args_s},
+	{"VolumeBinding", &vb_args_s},
+	{"DefaultPreemption", &dp_args_s},
+	{"DynamicResources", &dra_args_s},
 };
 
 /* ---------- the walk ---------- */
@@ -176,7 +183,8 @@ static void walk_value(const cJSON *v, const struct field *f, const char *path, 
 	}
 	if (f->kind != K_LIST || !cJSON_IsArray(v))
 		return;
-	cJSON_ArrayForEach(it, v) {
+	cJSON_ArrayForEach(it, v)
+	{
 		/* a path past the buffer is cut (the message is bounded anyway) */
 		if (snprintf(sub, sizeof(sub), "%s[%d]", path, i++) < 0)
 			return;
@@ -190,7 +198,8 @@ static void walk(const cJSON *obj, const struct schema *sc, const char *path, st
 	char sub[512];
 	const cJSON *it;
 
-	cJSON_ArrayForEach(it, obj) {
+	cJSON_ArrayForEach(it, obj)
+	{
 		const struct field *f = lookup(sc, it->string, s->release);
 
 		if (snprintf(sub, sizeof(sub), "%s%s%s", path, path[0] ? "." : "", it->string) < 0)
@@ -221,17 +230,19 @@ static void check_args(const cJSON *root, struct strict *s)
 
 	if (!cJSON_IsArray(profiles))
 		return;
-	cJSON_ArrayForEach(prof, profiles) {
+	cJSON_ArrayForEach(prof, profiles)
+	{
 		const cJSON *pc = cJSON_GetObjectItemCaseSensitive(prof, "pluginConfig"), *item;
 		int j = 0;
 
 		i++;
 		if (!cJSON_IsArray(pc))
 			continue;
-		cJSON_ArrayForEach(item, pc) {
+		cJSON_ArrayForEach(item, pc)
+		{
 			const struct schema *sc = args_schema(item);
 			const cJSON *args = cJSON_GetObjectItemCaseSensitive(item, "args");
-			struct strict in = { .release = s->release };
+			struct strict in = {.release = s->release};
 			char head[160];
 
 			j++;
@@ -243,10 +254,12 @@ static void check_args(const cJSON *root, struct strict *s)
 			if (in.all.failed)
 				s->all.failed = true;
 			else if (in.n) {
-				snprintf(head, sizeof(head), "decoding .profiles[%d].pluginConfig[%d]: "
-					 "strict decoding error: decoding args for plugin %.40s: ", i - 1,
-					 j - 1,
-					 cJSON_GetObjectItemCaseSensitive(item, "name")->valuestring);
+				snprintf(head, sizeof(head),
+					 "decoding .profiles[%d].pluginConfig[%d]: "
+					 "strict decoding error: decoding args for plugin %.40s: ",
+					 i - 1, j - 1,
+					 cJSON_GetObjectItemCaseSensitive(item, "name")
+						 ->valuestring);
 				add(s, "%sstrict decoding error: %s", head, in.all.data);
 			}
 			sx_buf_free(&in.all);
@@ -256,7 +269,7 @@ static void check_args(const cJSON *root, struct strict *s)
 
 int sx__config_strict_decode(const cJSON *root, int release, struct sx_error *err)
 {
-	struct strict s = { .release = release };
+	struct strict s = {.release = release};
 	int rc = 0;
 
 	sx_buf_init(&s.all);

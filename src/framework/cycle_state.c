@@ -8,7 +8,7 @@
 #include "schedext/framework.h"
 #include "schedext/registry.h"
 
-#define MIN_FEASIBLE_NODES_TO_FIND 100
+#define MIN_FEASIBLE_NODES_TO_FIND    100
 #define MIN_FEASIBLE_NODES_PERCENTAGE 5
 
 uint32_t sx_num_feasible_nodes_to_find(int percentage, uint32_t n)

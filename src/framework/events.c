@@ -35,10 +35,18 @@ const char *sx_event_resource_name(unsigned resource)
 const char *sx_action_name(uint32_t action)
 {
 	static const char *const names[] = {
-		"Add", "Delete", "UpdateNodeAllocatable", "UpdateNodeLabel",
-		"UpdateNodeTaint", "UpdateNodeCondition", "UpdateNodeAnnotation",
-		"UpdatePodLabel", "UpdatePodScaleDown", "UpdatePodToleration",
-		"UpdatePodSchedulingGatesEliminated", "UpdatePodGeneratedResourceClaim",
+		"Add",
+		"Delete",
+		"UpdateNodeAllocatable",
+		"UpdateNodeLabel",
+		"UpdateNodeTaint",
+		"UpdateNodeCondition",
+		"UpdateNodeAnnotation",
+		"UpdatePodLabel",
+		"UpdatePodScaleDown",
+		"UpdatePodToleration",
+		"UpdatePodSchedulingGatesEliminated",
+		"UpdatePodGeneratedResourceClaim",
 		"UpdateNodeDeclaredFeature",
 	};
 
@@ -156,7 +164,8 @@ static bool resources_equal(const struct sx_resources *a, const struct sx_resour
 	    a->nscalar != b->nscalar)
 		return false;
 	for (uint32_t i = 0; i < a->nscalar; i++)
-		if (a->scalar[i].name != b->scalar[i].name || a->scalar[i].value != b->scalar[i].value)
+		if (a->scalar[i].name != b->scalar[i].name ||
+		    a->scalar[i].value != b->scalar[i].value)
 			return false;
 	return true;
 }
@@ -220,9 +229,8 @@ uint32_t sx_node_update_actions(const struct sx_node *o, const struct sx_node *n
 		a |= SX_ACT_UPDATE_NODE_CONDITION;
 	/* upstream extractNodeDeclaredFeaturesChange: compared in order */
 	if (o->ndeclared_features != n->ndeclared_features ||
-	    (o->ndeclared_features &&
-	     memcmp(o->declared_features, n->declared_features,
-		    o->ndeclared_features * sizeof(sx_str)) != 0))
+	    (o->ndeclared_features && memcmp(o->declared_features, n->declared_features,
+					     o->ndeclared_features * sizeof(sx_str)) != 0))
 		a |= SX_ACT_UPDATE_NODE_DECLARED_FEATURE;
 	/* annotations are not modelled: UpdateNodeAnnotation never fires */
 	return a;

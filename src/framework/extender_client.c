@@ -23,8 +23,8 @@
 #include "schedext/metrics.h"
 #include "schedext/preemption.h"
 
-#define IDLE_HANDLES 8
-#define MAX_REPLY_BYTES ((size_t)64 << 20)
+#define IDLE_HANDLES	      8
+#define MAX_REPLY_BYTES	      ((size_t)64 << 20)
 #define MAX_EXTENDER_PRIORITY 10 /* extenderv1.MaxExtenderPriority */
 
 struct ext {
@@ -241,11 +241,15 @@ static void set_tls(const struct sx_extender_cfg *c, CURL *h)
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
-	sx_curl_set_pems(h, &(struct sx_tls_pems){
-				    .ca_data = t->ca_data, .ca_len = t->ca_len, .ca_file = t->ca_file,
-				    .cert_data = t->cert_data, .cert_len = t->cert_len,
-				    .cert_file = t->cert_file, .key_data = t->key_data,
-				    .key_len = t->key_len, .key_file = t->key_file });
+	sx_curl_set_pems(h, &(struct sx_tls_pems){.ca_data = t->ca_data,
+						  .ca_len = t->ca_len,
+						  .ca_file = t->ca_file,
+						  .cert_data = t->cert_data,
+						  .cert_len = t->cert_len,
+						  .cert_file = t->cert_file,
+						  .key_data = t->key_data,
+						  .key_len = t->key_len,
+						  .key_file = t->key_file});
 }
 
 static size_t on_body(char *data, size_t size, size_t n, void *ctx)
@@ -259,8 +263,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *ctx)
 }
 
 /* Go's wording for a failed round trip: `Post "<url>": <why>`. */
-static void transport_error(CURLcode rc, const char *url, const char *ebuf,
-			    struct sx_error *err)
+static void transport_error(CURLcode rc, const char *url, const char *ebuf, struct sx_error *err)
 {
 	const char *why = ebuf[0] ? ebuf : curl_easy_strerror(rc);
 
@@ -271,8 +274,8 @@ static void transport_error(CURLcode rc, const char *url, const char *ebuf,
 
 /* One call: its result and its round-trip time (transport and decoding),
  * so that a slow extender shows in the dashboards before it times out. */
-static void count(struct sx_extenders *x, const struct ext *e, const char *verb,
-		  const char *result, double start)
+static void count(struct sx_extenders *x, const struct ext *e, const char *verb, const char *result,
+		  double start)
 {
 	char labels[600], esc[400];
 	int n;
@@ -355,7 +358,8 @@ static int send_verb(struct sx_extenders *x, struct ext *e, const char *verb,
 			ret = n == 0 ? sx_error_set(err, SX_EINVAL, "EOF")
 				     : sx_error_set(err, SX_EINVAL,
 						    "invalid character '%c' looking for beginning "
-						    "of value", *p);
+						    "of value",
+						    *p);
 	}
 	sx_buf_free(&resp);
 	count(x, e, verb, ret ? "error" : "success", start);
@@ -464,13 +468,15 @@ static void record_failed(struct filter_ctx *f, const cJSON *failed, const cJSON
 {
 	const cJSON *it;
 
-	cJSON_ArrayForEach(it, unresolvable) {
+	cJSON_ArrayForEach(it, unresolvable)
+	{
 		int at = find_node(f->snap, it->string);
 
 		if (at >= 0 && cJSON_IsString(it))
 			set_status(f->res, at, SX_UNSCHEDULABLE_AND_UNRESOLVABLE, it->valuestring);
 	}
-	cJSON_ArrayForEach(it, failed) {
+	cJSON_ArrayForEach(it, failed)
+	{
 		int at = find_node(f->snap, it->string);
 
 		if (at < 0 || !cJSON_IsString(it) ||
@@ -492,7 +498,8 @@ static int apply_filter_reply(struct ext *e, struct filter_ctx *f, const cJSON *
 	if (e->cfg->node_cache_capable && names && !cJSON_IsNull(names)) {
 		if (!cJSON_IsArray(names))
 			return shape_error(names, "[]string", err);
-		cJSON_ArrayForEach(it, names) {
+		cJSON_ArrayForEach(it, names)
+		{
 			int at = cJSON_IsString(it) ? find_node(f->snap, it->valuestring) : -1;
 
 			if (at < 0 || f->in_input[at] != 1)
@@ -504,7 +511,8 @@ static int apply_filter_reply(struct ext *e, struct filter_ctx *f, const cJSON *
 			f->in_input[at] = 2;
 		}
 	} else if (nodes && !cJSON_IsNull(nodes)) {
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(nodes, "items")) {
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(nodes, "items"))
+		{
 			const cJSON *meta = cJSON_GetObjectItemCaseSensitive(it, "metadata");
 			const cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
 			int at = cJSON_IsString(name) ? find_node(f->snap, name->valuestring) : -1;
@@ -562,7 +570,7 @@ int sx_extenders_filter(struct sx_extenders *x, const struct sx_pod *pod,
 			struct sx_cycle_result *res)
 {
 	const struct sx_snapshot *snap = res->state->snap;
-	struct filter_ctx f = { snap, res, NULL };
+	struct filter_ctx f = {snap, res, NULL};
 
 	if (!x || !x->any_filter || res->nfeasible == 0)
 		return 0;
@@ -571,15 +579,17 @@ int sx_extenders_filter(struct sx_extenders *x, const struct sx_pod *pod,
 		return SX_ENOMEM;
 	for (unsigned i = 0; i < x->n && res->nfeasible > 0; i++) {
 		struct ext *e = &x->ext[i];
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 
 		if (!e->cfg->filter_verb || !interested(e, pod))
 			continue;
 		if (filter_one(x, e, pod, &f, &err) == 0)
 			continue;
 		if (e->cfg->ignorable) {
-			sx_log(1, "Skipping extender as it returned error and has ignorable flag "
-				  "set: extender %s: %s", e->cfg->url_prefix, err.msg);
+			sx_log(1,
+			       "Skipping extender as it returned error and has ignorable flag "
+			       "set: extender %s: %s",
+			       e->cfg->url_prefix, err.msg);
 			continue;
 		}
 		res->error = sx_status_new(SX_ERROR, "%s", err.msg);
@@ -598,7 +608,7 @@ struct prio_job {
 	const struct sx_pod *pod;
 	const struct sx_cycle_result *res;
 	const int32_t *pos; /* snapshot index -> feasible position, -1 */
-	int64_t *add;       /* [nfeasible] this extender's contribution */
+	int64_t *add;	    /* [nfeasible] this extender's contribution */
 	pthread_t thread;
 	bool started;
 };
@@ -607,7 +617,7 @@ static void *prioritize_one(void *arg)
 {
 	struct prio_job *j = arg;
 	const struct sx_snapshot *snap = j->res->state->snap;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	const cJSON *it;
 	cJSON *reply;
 	struct sx_buf b;
@@ -620,12 +630,15 @@ static void *prioritize_one(void *arg)
 	if (rc == 0 && !cJSON_IsArray(reply))
 		rc = shape_error(reply, "v1.HostPriorityList", &err);
 	if (rc) {
-		sx_log(5, "Failed to run extender's priority function. No score given by this "
-			  "extender: extender %s: %s", j->e->cfg->url_prefix, err.msg);
+		sx_log(5,
+		       "Failed to run extender's priority function. No score given by this "
+		       "extender: extender %s: %s",
+		       j->e->cfg->url_prefix, err.msg);
 		cJSON_Delete(reply);
 		return NULL;
 	}
-	cJSON_ArrayForEach(it, reply) {
+	cJSON_ArrayForEach(it, reply)
+	{
 		const cJSON *host = cJSON_GetObjectItem(it, "Host");
 		const cJSON *score = cJSON_GetObjectItem(it, "Score");
 		int at = cJSON_IsString(host) ? find_node(snap, host->valuestring) : -1;
@@ -669,15 +682,16 @@ void sx_extenders_prioritize(struct sx_extenders *x, const struct sx_pod *pod,
 
 		if (!e->cfg->prioritize_verb || !interested(e, pod))
 			continue;
-		*j = (struct prio_job){ x, e, pod, res, pos,
-					sx_calloc(res->nfeasible, sizeof(int64_t)), 0, false };
+		*j = (struct prio_job){
+			x, e, pod, res, pos, sx_calloc(res->nfeasible, sizeof(int64_t)), 0, false};
 		if (!j->add)
 			continue;
 		nj++;
 	}
 	/* In parallel as upstream; the last one runs on this thread. */
 	for (unsigned i = 0; i + 1 < nj; i++)
-		jobs[i].started = pthread_create(&jobs[i].thread, NULL, prioritize_one, &jobs[i]) == 0;
+		jobs[i].started =
+			pthread_create(&jobs[i].thread, NULL, prioritize_one, &jobs[i]) == 0;
 	for (unsigned i = 0; i < nj; i++)
 		if (!jobs[i].started)
 			prioritize_one(&jobs[i]);
@@ -695,8 +709,8 @@ out:
 
 /* ---------- bind ---------- */
 
-static int bind_one(struct sx_extenders *x, struct ext *e, const struct sx_pod *pod,
-		    sx_str node, struct sx_error *err)
+static int bind_one(struct sx_extenders *x, struct ext *e, const struct sx_pod *pod, sx_str node,
+		    struct sx_error *err)
 {
 	const cJSON *error;
 	cJSON *reply;
@@ -726,13 +740,13 @@ static int bind_one(struct sx_extenders *x, struct ext *e, const struct sx_pod *
 	return rc;
 }
 
-struct sx_status *sx_extenders_bind(struct sx_extenders *x, const struct sx_pod *pod,
-				    sx_str node, bool *bound)
+struct sx_status *sx_extenders_bind(struct sx_extenders *x, const struct sx_pod *pod, sx_str node,
+				    bool *bound)
 {
 	*bound = false;
 	for (unsigned i = 0; x && i < x->n; i++) {
 		struct ext *e = &x->ext[i];
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 
 		if (!e->cfg->bind_verb || !interested(e, pod))
 			continue;
@@ -741,8 +755,10 @@ struct sx_status *sx_extenders_bind(struct sx_extenders *x, const struct sx_pod 
 			return NULL;
 		}
 		if (e->cfg->ignorable) {
-			sx_log(1, "Skipping extender in bind as it returned error and has ignorable "
-				  "flag set: extender %s: %s", e->cfg->url_prefix, err.msg);
+			sx_log(1,
+			       "Skipping extender in bind as it returned error and has ignorable "
+			       "flag set: extender %s: %s",
+			       e->cfg->url_prefix, err.msg);
 			continue;
 		}
 		*bound = true;
@@ -753,8 +769,8 @@ struct sx_status *sx_extenders_bind(struct sx_extenders *x, const struct sx_pod 
 
 /* ---------- preempt ---------- */
 
-static void put_victims(struct sx_buf *b, const struct ext *e,
-			const struct sx_preempt_candidate *c, uint32_t n)
+static void put_victims(struct sx_buf *b, const struct ext *e, const struct sx_preempt_candidate *c,
+			uint32_t n)
 {
 	sx_buf_puts(b, e->cfg->node_cache_capable ? ",\"NodeNameToVictims\":null,"
 						    "\"NodeNameToMetaVictims\":{"
@@ -783,20 +799,21 @@ static void put_victims(struct sx_buf *b, const struct ext *e,
 }
 
 /* convertToVictims for one node: UIDs to the pods of that node. */
-static int resolve_victims(const struct ext *e, const struct sx_node_info *ni,
-			   const cJSON *mv, struct sx_victims *out, struct sx_error *err)
+static int resolve_victims(const struct ext *e, const struct sx_node_info *ni, const cJSON *mv,
+			   struct sx_victims *out, struct sx_error *err)
 {
 	const cJSON *pods = cJSON_GetObjectItem(mv, "Pods"), *it;
 	const cJSON *pdb = cJSON_GetObjectItem(mv, "NumPDBViolations");
 	uint32_t cap = (uint32_t)cJSON_GetArraySize(pods);
 
 	memset(out, 0, sizeof(*out));
-	out->num_pdb_violations = cJSON_IsNumber(pdb) && pdb->valuedouble > 0
-					  ? (uint32_t)pdb->valuedouble : 0;
+	out->num_pdb_violations =
+		cJSON_IsNumber(pdb) && pdb->valuedouble > 0 ? (uint32_t)pdb->valuedouble : 0;
 	out->pods = sx_calloc(cap ? cap : 1, sizeof(*out->pods));
 	if (!out->pods)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	cJSON_ArrayForEach(it, pods) {
+	cJSON_ArrayForEach(it, pods)
+	{
 		const cJSON *uid = cJSON_GetObjectItem(it, "UID");
 		const char *u = cJSON_IsString(uid) ? uid->valuestring : "";
 		const struct sx_pod *found = NULL;
@@ -826,7 +843,8 @@ static int convert_reply(const struct ext *e, const struct sx_snapshot *snap, co
 
 	const cJSON *objmap = cJSON_IsObject(map) ? map : NULL;
 
-	cJSON_ArrayForEach(it, objmap) {
+	cJSON_ArrayForEach(it, objmap)
+	{
 		int at = find_node(snap, it->string);
 
 		if (rc)
@@ -893,17 +911,19 @@ struct sx_status *sx_extenders_preempt(struct sx_extenders *x, const struct sx_p
 				       const struct sx_snapshot *snap,
 				       struct sx_preempt_candidate **cands, uint32_t *ncands)
 {
-	for (unsigned i = 0; x && i < x->n && *ncands > 0; i++) {
+	for (unsigned i = 0; x && i<x->n && * ncands> 0; i++) {
 		struct ext *e = &x->ext[i];
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 
 		if (!e->cfg->preempt_verb || !interested(e, pod))
 			continue;
 		if (preempt_one(x, e, pod, snap, cands, ncands, &err) == 0)
 			continue;
 		if (e->cfg->ignorable) {
-			sx_log(1, "Skipped extender as it returned error and has ignorable flag set: "
-				  "extender %s: %s", e->cfg->url_prefix, err.msg);
+			sx_log(1,
+			       "Skipped extender as it returned error and has ignorable flag set: "
+			       "extender %s: %s",
+			       e->cfg->url_prefix, err.msg);
 			continue;
 		}
 		return sx_status_new(SX_ERROR, "%s", err.msg);

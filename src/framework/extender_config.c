@@ -12,21 +12,21 @@
 #include "schedext/leader.h"
 #include "config_int.h"
 
-#define MAX_EXTENDERS 64
-#define MAX_MANAGED 256
-#define MAX_PEM_BYTES (1u << 20)
+#define MAX_EXTENDERS	  64
+#define MAX_MANAGED	  256
+#define MAX_PEM_BYTES	  (1u << 20)
 #define DEFAULT_TIMEOUT_S 5.0
 
 static const char *const extender_keys[] = {
-	"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb",
-	"enableHTTPS", "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources",
-	"ignorable", NULL,
+	"urlPrefix",	    "filterVerb",  "preemptVerb", "prioritizeVerb", "weight",
+	"bindVerb",	    "enableHTTPS", "tlsConfig",	  "httpTimeout",    "nodeCacheCapable",
+	"managedResources", "ignorable",   NULL,
 };
 static const char *const tls_keys[] = {
-	"insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData",
-	"caData", NULL,
+	"insecure", "serverName", "certFile", "keyFile", "caFile",
+	"certData", "keyData",	  "caData",   NULL,
 };
-static const char *const managed_keys[] = { "name", "ignoredByScheduler", NULL };
+static const char *const managed_keys[] = {"name", "ignoredByScheduler", NULL};
 
 static int opt_bool(const cJSON *obj, const char *key, bool *out, struct sx_error *err)
 {
@@ -73,7 +73,8 @@ static int read_tls(const cJSON *obj, struct sx_extender_tls *t, struct sx_error
 
 	if (!cJSON_IsObject(obj))
 		return sx_error_set(err, SX_EINVAL, "expected an object");
-	if ((rc = sx__config_strict(obj, tls_keys, err)) || (rc = opt_bool(obj, "insecure", &t->insecure, err)) ||
+	if ((rc = sx__config_strict(obj, tls_keys, err)) ||
+	    (rc = opt_bool(obj, "insecure", &t->insecure, err)) ||
 	    (rc = sx__config_str(obj, "serverName", &t->server_name, err)) ||
 	    (rc = sx__config_str(obj, "certFile", &t->cert_file, err)) ||
 	    (rc = sx__config_str(obj, "keyFile", &t->key_file, err)) ||
@@ -141,18 +142,21 @@ static int read_managed(const cJSON *list, struct sx_extender_cfg *e, struct sx_
 	e->managed = sx_calloc((size_t)cJSON_GetArraySize(list) + 1, sizeof(*e->managed));
 	if (!e->managed)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	cJSON_ArrayForEach(it, list) {
+	cJSON_ArrayForEach(it, list)
+	{
 		struct sx_managed_resource *m = &e->managed[i];
-		int rc = cJSON_IsObject(it) ? 0 : sx_error_set(err, SX_EINVAL, "expected an object");
+		int rc =
+			cJSON_IsObject(it) ? 0 : sx_error_set(err, SX_EINVAL, "expected an object");
 
 		if (!rc && !(rc = sx__config_strict(it, managed_keys, err)) &&
 		    !(rc = sx__config_str(it, "name", &m->name, err)))
 			rc = opt_bool(it, "ignoredByScheduler", &m->ignored_by_scheduler, err);
 		e->nmanaged = i + 1;
 		if (!rc && (!m->name || !extended_resource_name(m->name))) {
-			rc = sx_error_set(err, SX_EINVAL,
-					  "Invalid value: \"%s\": is an invalid extended resource name",
-					  m->name ? m->name : "");
+			rc = sx_error_set(
+				err, SX_EINVAL,
+				"Invalid value: \"%s\": is an invalid extended resource name",
+				m->name ? m->name : "");
 			sx_error_prefix(err, "name");
 		}
 		if (rc) {
@@ -171,8 +175,8 @@ static int read_weight(const cJSON *obj, int64_t *out, struct sx_error *err)
 	*out = 0;
 	if (!w || cJSON_IsNull(w))
 		return 0;
-	if (!cJSON_IsNumber(w) || !sx_double_is_int64(w->valuedouble) ||
-	    w->valuedouble > 9.2e18 || w->valuedouble < -9.2e18) {
+	if (!cJSON_IsNumber(w) || !sx_double_is_int64(w->valuedouble) || w->valuedouble > 9.2e18 ||
+	    w->valuedouble < -9.2e18) {
 		sx_error_set(err, SX_EINVAL, "expected an integer");
 		sx_error_prefix(err, "weight");
 		return SX_EINVAL;
@@ -226,8 +230,8 @@ static int read_extender(const cJSON *obj, struct sx_extender_cfg *e, struct sx_
 			return rc;
 		}
 	}
-	if ((rc = read_managed(cJSON_GetObjectItemCaseSensitive(obj, "managedResources"), e,
-			       err)) < 0) {
+	if ((rc = read_managed(cJSON_GetObjectItemCaseSensitive(obj, "managedResources"), e, err)) <
+	    0) {
 		sx_error_prefix(err, "managedResources");
 		return rc;
 	}
@@ -240,7 +244,8 @@ static int read_extender(const cJSON *obj, struct sx_extender_cfg *e, struct sx_
 	if (e->prioritize_verb && e->weight <= 0)
 		return sx_error_set(err, SX_EINVAL,
 				    "weight: Invalid value: %lld: must have a positive weight "
-				    "applied to it", (long long)e->weight);
+				    "applied to it",
+				    (long long)e->weight);
 	return 0;
 }
 
@@ -265,7 +270,8 @@ static int validate_all(const struct sx_extender_cfg *cfgs, unsigned n, struct s
 			if (managed_seen(cfgs, i, j, cfgs[i].managed[j].name)) {
 				sx_error_set(err, SX_EINVAL,
 					     "Invalid value: \"%s\": duplicate extender managed "
-					     "resource name", cfgs[i].managed[j].name);
+					     "resource name",
+					     cfgs[i].managed[j].name);
 				sx_error_prefixf(err, "[%u].managedResources[%u].name", i, j);
 				return SX_EINVAL;
 			}
@@ -274,7 +280,8 @@ static int validate_all(const struct sx_extender_cfg *cfgs, unsigned n, struct s
 	if (binders > 1)
 		return sx_error_set(err, SX_EINVAL,
 				    "Invalid value: \"found %u extenders implementing bind\": only "
-				    "one extender can implement bind", binders);
+				    "one extender can implement bind",
+				    binders);
 	return 0;
 }
 
@@ -291,12 +298,12 @@ int sx_extender_cfg_parse(const cJSON *list, struct sx_extender_cfg **out, unsig
 	if (!list || cJSON_IsNull(list))
 		return 0;
 	if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) > MAX_EXTENDERS)
-		return sx_error_set(err, SX_EINVAL, "expected a list of at most %d",
-				    MAX_EXTENDERS);
+		return sx_error_set(err, SX_EINVAL, "expected a list of at most %d", MAX_EXTENDERS);
 	cfgs = sx_calloc((size_t)cJSON_GetArraySize(list) + 1, sizeof(*cfgs));
 	if (!cfgs)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	cJSON_ArrayForEach(it, list) {
+	cJSON_ArrayForEach(it, list)
+	{
 		rc = read_extender(it, &cfgs[i], err);
 		i++;
 		if (rc) {

@@ -32,57 +32,69 @@ struct vspec {
 };
 
 #define MAX_SPECS 4
-#define A(m, d) { m, d, SX_ALPHA, false }
-#define B(m, d) { m, d, SX_BETA, false }
-#define G(m) { m, true, SX_GA, false }
-#define L(m) { m, true, SX_GA, true }
+#define A(m, d)                                                                                    \
+	{                                                                                          \
+		m, d, SX_ALPHA, false                                                              \
+	}
+#define B(m, d)                                                                                    \
+	{                                                                                          \
+		m, d, SX_BETA, false                                                               \
+	}
+#define G(m)                                                                                       \
+	{                                                                                          \
+		m, true, SX_GA, false                                                              \
+	}
+#define L(m)                                                                                       \
+	{                                                                                          \
+		m, true, SX_GA, true                                                               \
+	}
 
 /* Upstream's specs, older ones left out where a later one at or before
  * 1.35 replaces them (they cannot be in force here). */
 static const struct vspec specs[SX_FEATURE_COUNT][MAX_SPECS] = {
-	[SX_FEATURE_ALL_ALPHA] = { A(0, false) },
-	[SX_FEATURE_ALL_BETA] = { B(0, false) },
-	[SX_FEATURE_COMPOSITE_POD_GROUP] = { A(37, false) },
-	[SX_FEATURE_DRA_ADMIN_ACCESS] = { B(34, true), L(36) },
-	[SX_FEATURE_DRA_CONSUMABLE_CAPACITY] = { A(34, false), B(36, true) },
-	[SX_FEATURE_DRA_DERIVED_ATTRIBUTES] = { A(37, false) },
-	[SX_FEATURE_DRA_DEVICE_BINDING_CONDITIONS] = { A(34, false), B(36, true) },
-	[SX_FEATURE_DRA_DEVICE_COMPATIBILITY_GROUPS] = { A(37, false) },
+	[SX_FEATURE_ALL_ALPHA] = {A(0, false)},
+	[SX_FEATURE_ALL_BETA] = {B(0, false)},
+	[SX_FEATURE_COMPOSITE_POD_GROUP] = {A(37, false)},
+	[SX_FEATURE_DRA_ADMIN_ACCESS] = {B(34, true), L(36)},
+	[SX_FEATURE_DRA_CONSUMABLE_CAPACITY] = {A(34, false), B(36, true)},
+	[SX_FEATURE_DRA_DERIVED_ATTRIBUTES] = {A(37, false)},
+	[SX_FEATURE_DRA_DEVICE_BINDING_CONDITIONS] = {A(34, false), B(36, true)},
+	[SX_FEATURE_DRA_DEVICE_COMPATIBILITY_GROUPS] = {A(37, false)},
 	/* GA in 1.37 without LockToDefault ("true in 1.38") */
-	[SX_FEATURE_DRA_DEVICE_TAINT_RULES] = { A(35, false), B(36, false), G(37) },
-	[SX_FEATURE_DRA_DEVICE_TAINTS] = { A(33, false), B(36, true), G(37) },
-	[SX_FEATURE_DRA_EXTENDED_RESOURCE] = { A(34, false), B(36, true), L(37) },
-	[SX_FEATURE_DRA_FRACTIONAL_CAPACITY_RANGE] = { B(37, false) },
-	[SX_FEATURE_DRA_LIST_TYPE_ATTRIBUTES] = { A(36, false) },
-	[SX_FEATURE_DRA_NODE_ALLOCATABLE_RESOURCES] = { A(36, false) },
-	[SX_FEATURE_DRA_OPTIONAL_NODE_OPERATIONS] = { A(37, false) },
-	[SX_FEATURE_DRA_PARTITIONABLE_DEVICES] = { A(33, false), B(36, true) },
-	[SX_FEATURE_DRA_PRIORITIZED_LIST] = { B(34, true), G(36), L(37) },
-	[SX_FEATURE_DRA_RESOURCE_CLAIM_DEVICE_STATUS] = { B(33, true), L(37) },
-	[SX_FEATURE_DRA_SCHEDULER_FILTER_TIMEOUT] = { B(34, true) },
-	[SX_FEATURE_DRA_WORKLOAD_RESOURCE_CLAIMS] = { A(36, false), B(37, false) },
-	[SX_FEATURE_DYNAMIC_RESOURCE_ALLOCATION] = { L(35) },
-	[SX_FEATURE_GENERIC_WORKLOAD] = { A(35, false), B(37, false) },
-	[SX_FEATURE_IN_PLACE_POD_LEVEL_RESOURCES_VERTICAL_SCALING] = { A(35, false), B(36, true) },
-	[SX_FEATURE_IN_PLACE_POD_VERTICAL_SCALING] = { L(35) },
-	[SX_FEATURE_IN_PLACE_POD_VERTICAL_SCALING_SCHEDULER_PREEMPTION] = { A(37, false) },
-	[SX_FEATURE_INTER_POD_AFFINITY_HOSTNAME_FAST_PATH] = { A(37, false) },
-	[SX_FEATURE_MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD] = { B(27, true) },
-	[SX_FEATURE_NODE_DECLARED_FEATURES] = { A(35, false), B(36, true), L(37) },
-	[SX_FEATURE_NODE_INCLUSION_POLICY_IN_POD_TOPOLOGY_SPREAD] = { L(33) },
-	[SX_FEATURE_NOMINATED_NODE_NAME_FOR_EXPECTATION] = { B(35, true) },
-	[SX_FEATURE_OPPORTUNISTIC_BATCHING] = { B(35, true) },
-	[SX_FEATURE_POD_GROUP_PREEMPTION_POLICY] = { A(37, false) },
-	[SX_FEATURE_POD_LEVEL_RESOURCES] = { B(34, true) },
-	[SX_FEATURE_SCHEDULER_ASYNC_API_CALLS] = { B(34, false) },
-	[SX_FEATURE_SCHEDULER_ASYNC_PREEMPTION] = { B(33, true) },
-	[SX_FEATURE_SCHEDULER_POP_FROM_BACKOFF_Q] = { B(33, true) },
-	[SX_FEATURE_SCHEDULER_PRE_QUEUEING_HINTS] = { A(37, false) },
-	[SX_FEATURE_STORAGE_CAPACITY_SCORING] = { A(33, false), B(37, true) },
-	[SX_FEATURE_TAINT_TOLERATION_COMPARISON_OPERATORS] = { A(35, false) },
-	[SX_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING] = { A(36, false) },
-	[SX_FEATURE_VOLUME_ATTRIBUTES_CLASS] = { G(34), L(36) },
-	[SX_FEATURE_VOLUME_LIMIT_SCALING] = { A(35, false), B(37, true) },
+	[SX_FEATURE_DRA_DEVICE_TAINT_RULES] = {A(35, false), B(36, false), G(37)},
+	[SX_FEATURE_DRA_DEVICE_TAINTS] = {A(33, false), B(36, true), G(37)},
+	[SX_FEATURE_DRA_EXTENDED_RESOURCE] = {A(34, false), B(36, true), L(37)},
+	[SX_FEATURE_DRA_FRACTIONAL_CAPACITY_RANGE] = {B(37, false)},
+	[SX_FEATURE_DRA_LIST_TYPE_ATTRIBUTES] = {A(36, false)},
+	[SX_FEATURE_DRA_NODE_ALLOCATABLE_RESOURCES] = {A(36, false)},
+	[SX_FEATURE_DRA_OPTIONAL_NODE_OPERATIONS] = {A(37, false)},
+	[SX_FEATURE_DRA_PARTITIONABLE_DEVICES] = {A(33, false), B(36, true)},
+	[SX_FEATURE_DRA_PRIORITIZED_LIST] = {B(34, true), G(36), L(37)},
+	[SX_FEATURE_DRA_RESOURCE_CLAIM_DEVICE_STATUS] = {B(33, true), L(37)},
+	[SX_FEATURE_DRA_SCHEDULER_FILTER_TIMEOUT] = {B(34, true)},
+	[SX_FEATURE_DRA_WORKLOAD_RESOURCE_CLAIMS] = {A(36, false), B(37, false)},
+	[SX_FEATURE_DYNAMIC_RESOURCE_ALLOCATION] = {L(35)},
+	[SX_FEATURE_GENERIC_WORKLOAD] = {A(35, false), B(37, false)},
+	[SX_FEATURE_IN_PLACE_POD_LEVEL_RESOURCES_VERTICAL_SCALING] = {A(35, false), B(36, true)},
+	[SX_FEATURE_IN_PLACE_POD_VERTICAL_SCALING] = {L(35)},
+	[SX_FEATURE_IN_PLACE_POD_VERTICAL_SCALING_SCHEDULER_PREEMPTION] = {A(37, false)},
+	[SX_FEATURE_INTER_POD_AFFINITY_HOSTNAME_FAST_PATH] = {A(37, false)},
+	[SX_FEATURE_MATCH_LABEL_KEYS_IN_POD_TOPOLOGY_SPREAD] = {B(27, true)},
+	[SX_FEATURE_NODE_DECLARED_FEATURES] = {A(35, false), B(36, true), L(37)},
+	[SX_FEATURE_NODE_INCLUSION_POLICY_IN_POD_TOPOLOGY_SPREAD] = {L(33)},
+	[SX_FEATURE_NOMINATED_NODE_NAME_FOR_EXPECTATION] = {B(35, true)},
+	[SX_FEATURE_OPPORTUNISTIC_BATCHING] = {B(35, true)},
+	[SX_FEATURE_POD_GROUP_PREEMPTION_POLICY] = {A(37, false)},
+	[SX_FEATURE_POD_LEVEL_RESOURCES] = {B(34, true)},
+	[SX_FEATURE_SCHEDULER_ASYNC_API_CALLS] = {B(34, false)},
+	[SX_FEATURE_SCHEDULER_ASYNC_PREEMPTION] = {B(33, true)},
+	[SX_FEATURE_SCHEDULER_POP_FROM_BACKOFF_Q] = {B(33, true)},
+	[SX_FEATURE_SCHEDULER_PRE_QUEUEING_HINTS] = {A(37, false)},
+	[SX_FEATURE_STORAGE_CAPACITY_SCORING] = {A(33, false), B(37, true)},
+	[SX_FEATURE_TAINT_TOLERATION_COMPARISON_OPERATORS] = {A(35, false)},
+	[SX_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING] = {A(36, false)},
+	[SX_FEATURE_VOLUME_ATTRIBUTES_CLASS] = {G(34), L(36)},
+	[SX_FEATURE_VOLUME_LIMIT_SCALING] = {A(35, false), B(37, true)},
 };
 
 static const char *const names[SX_FEATURE_COUNT] = {
@@ -98,7 +110,7 @@ const char *sx_feature_name(enum sx_feature id)
 
 const char *sx_prerelease_name(enum sx_prerelease p)
 {
-	static const char *const s[] = { "PRE-ALPHA", "ALPHA", "BETA", "", "DEPRECATED" };
+	static const char *const s[] = {"PRE-ALPHA", "ALPHA", "BETA", "", "DEPRECATED"};
 
 	return (unsigned)p < SX_ARRAY_SIZE(s) ? s[p] : "?";
 }
@@ -107,7 +119,7 @@ const char *sx_prerelease_name(enum sx_prerelease p)
  * specs row ends at the first entry whose minor is 0 past the first. */
 struct sx_feature_spec sx_feature_spec_at(enum sx_feature id, int minor)
 {
-	struct sx_feature_spec out = { false, SX_PRE_ALPHA, false };
+	struct sx_feature_spec out = {false, SX_PRE_ALPHA, false};
 
 	if ((unsigned)id >= SX_FEATURE_COUNT)
 		return out;
@@ -118,7 +130,7 @@ struct sx_feature_spec sx_feature_spec_at(enum sx_feature id, int minor)
 			break;
 		if (v->minor > minor)
 			break;
-		out = (struct sx_feature_spec){ v->def, (enum sx_prerelease)v->stage, v->locked };
+		out = (struct sx_feature_spec){v->def, (enum sx_prerelease)v->stage, v->locked};
 	}
 	return out;
 }
@@ -206,11 +218,13 @@ static int release_entry(const char *entry, long *major, long *minor, bool *seen
 	if (!parse_version(ver, v, &n))
 		return sx_error_set(err, SX_EINVAL, "could not parse \"%s\" as version", ver);
 	if (n == 3 && v[2] != 0)
-		return sx_error_set(err, SX_EINVAL, "patch version not allowed, got: %s=%ld.%ld.%ld",
-				    comp, v[0], v[1], v[2]);
+		return sx_error_set(err, SX_EINVAL,
+				    "patch version not allowed, got: %s=%ld.%ld.%ld", comp, v[0],
+				    v[1], v[2]);
 	if (*seen)
-		return sx_error_set(err, SX_EINVAL, "duplicate version flag, %s=%ld.%ld and %s=%ld.%ld",
-				    comp, *major, *minor, comp, v[0], v[1]);
+		return sx_error_set(err, SX_EINVAL,
+				    "duplicate version flag, %s=%ld.%ld and %s=%ld.%ld", comp,
+				    *major, *minor, comp, v[0], v[1]);
 	if (strcmp(comp, "kube") != 0)
 		return sx_error_set(err, SX_EINVAL, "component not registered: %s", comp);
 	*seen = true;
@@ -235,8 +249,10 @@ int sx_features_parse_release(const char *value, int *minor, struct sx_error *er
 	/* effectiveVersion.Validate: the floor is the oldest release whose
 	 * behaviour schedext has (upstream's is binary minus three). */
 	if (maj != 1 || min < SX_RELEASE_MIN || min > SX_RELEASE_MAX)
-		return sx_error_set(err, SX_EINVAL, "emulation version %ld.%ld is not between "
-				    "[1.%d, 1.%d]", maj, min, SX_RELEASE_MIN, SX_RELEASE_MAX);
+		return sx_error_set(err, SX_EINVAL,
+				    "emulation version %ld.%ld is not between "
+				    "[1.%d, 1.%d]",
+				    maj, min, SX_RELEASE_MIN, SX_RELEASE_MAX);
 	*minor = (int)min;
 	return 0;
 }
@@ -246,8 +262,8 @@ int sx_features_parse_release(const char *value, int *minor, struct sx_error *er
 /* strconv.ParseBool. */
 static int parse_bool(const char *s, bool *out)
 {
-	static const char *const t[] = { "1", "t", "T", "TRUE", "true", "True" };
-	static const char *const f[] = { "0", "f", "F", "FALSE", "false", "False" };
+	static const char *const t[] = {"1", "t", "T", "TRUE", "true", "True"};
+	static const char *const f[] = {"0", "f", "F", "FALSE", "false", "False"};
 
 	for (size_t i = 0; i < SX_ARRAY_SIZE(t); i++) {
 		if (strcmp(s, t[i]) == 0)
@@ -291,7 +307,8 @@ static int strip_component(char **item, int *mode, struct sx_error *err)
 		*item = colon + 1;
 	}
 	if (*mode && *mode != m)
-		return sx_error_set(err, SX_EINVAL, "set kube feature gates with default empty "
+		return sx_error_set(err, SX_EINVAL,
+				    "set kube feature gates with default empty "
 				    "prefix or kube: prefix consistently, do not mix use");
 	*mode = m;
 	return 0;
@@ -333,7 +350,8 @@ static int parse_gates(char *buf, struct raw *r, struct sx_error *err)
 			return sx_error_set(err, SX_EINVAL, "missing bool value for %s", it);
 		trim(eq + 1);
 		if (parse_bool(eq + 1, &v) < 0)
-			return sx_error_set(err, SX_EINVAL, "invalid value of %s=%s, err: "
+			return sx_error_set(err, SX_EINVAL,
+					    "invalid value of %s=%s, err: "
 					    "strconv.ParseBool: parsing \"%s\": invalid syntax",
 					    it, eq + 1, eq + 1);
 		rc = raw_add(r, it, v, err);
@@ -379,17 +397,19 @@ static int apply(struct sx_features *f, const struct raw *r, struct sx_error *er
 					    r->kv[i].key);
 		s = sx_feature_spec_at(id, f->release);
 		if (s.locked && s.def != v) {
-			snprintf(msg, sizeof(msg), "cannot set feature gate %s to %s, feature is "
-				 "locked to %s", names[id], v ? "true" : "false",
-				 s.def ? "true" : "false");
+			snprintf(msg, sizeof(msg),
+				 "cannot set feature gate %s to %s, feature is "
+				 "locked to %s",
+				 names[id], v ? "true" : "false", s.def ? "true" : "false");
 			agg_add(agg, sizeof(agg), &nerr, msg);
 			continue;
 		}
 		if (id != SX_FEATURE_ALL_ALPHA && id != SX_FEATURE_ALL_BETA &&
 		    s.stage == SX_PRE_ALPHA) {
-			snprintf(msg, sizeof(msg), "cannot set feature gate %s to %s, feature is "
-				 "PreAlpha at emulated version 1.%d", names[id], v ? "true" : "false",
-				 f->release);
+			snprintf(msg, sizeof(msg),
+				 "cannot set feature gate %s to %s, feature is "
+				 "PreAlpha at emulated version 1.%d",
+				 names[id], v ? "true" : "false", f->release);
 			agg_add(agg, sizeof(agg), &nerr, msg);
 			continue;
 		}
@@ -397,9 +417,11 @@ static int apply(struct sx_features *f, const struct raw *r, struct sx_error *er
 		f->set |= bit(id);
 		explicit |= bit(id);
 		if (s.stage == SX_DEPRECATED || s.stage == SX_GA)
-			sx_log(0, "warning: Setting %s feature gate %s=%s. It will be removed in a "
-				  "future release.", s.stage == SX_GA ? "GA" : "deprecated",
-			       names[id], v ? "true" : "false");
+			sx_log(0,
+			       "warning: Setting %s feature gate %s=%s. It will be removed in a "
+			       "future release.",
+			       s.stage == SX_GA ? "GA" : "deprecated", names[id],
+			       v ? "true" : "false");
 	}
 	if (nerr)
 		return sx_error_set(err, SX_EINVAL, nerr > 1 ? "[%s]" : "%s", agg);
@@ -439,7 +461,8 @@ const char *sx_features_diff(const struct sx_features *f, char *buf, size_t len)
 	for (int id = 0; id < SX_FEATURE_COUNT && at < len; id++)
 		if (diff & bit(id))
 			at += (size_t)snprintf(buf + at, len - at, "%s%s=%s", at ? "," : "",
-					       names[id], (f->enabled & bit(id)) ? "true" : "false");
+					       names[id],
+					       (f->enabled & bit(id)) ? "true" : "false");
 	return buf;
 }
 

@@ -32,7 +32,7 @@ static void count_reason(struct histogram *h, const char *reason, uint32_t times
 		h->failed = true;
 		return;
 	}
-	h->items[h->n++] = (struct reason_count){ reason, times };
+	h->items[h->n++] = (struct reason_count){reason, times};
 }
 
 static void count_status(struct histogram *h, const struct sx_status *st, uint32_t times)
@@ -76,7 +76,7 @@ char *sx_fit_error_message(const struct sx_cycle_result *res, const char *post_f
 		char msg[2048];
 		sx_buf_printf(&b, " %s.", sx_status_message(res->pre_filter, msg, sizeof(msg)));
 	} else {
-		struct histogram h = { 0 };
+		struct histogram h = {0};
 		uint32_t explicit_count = 0;
 		for (uint32_t i = 0; i < res->num_all_nodes; i++) {
 			if (!res->statuses[i])

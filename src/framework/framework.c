@@ -42,7 +42,6 @@ static struct sx_status *attach(struct sx_status *st, const char *plugin)
 	return st;
 }
 
-
 /* ---------- points run one plugin after another ---------- */
 
 struct sx_status *sx_run_pre_enqueue(const struct sx_profile *prof, const struct sx_pod *pod)
@@ -150,7 +149,8 @@ static struct sx_status *run_pre_filter(const struct sx_profile *prof, struct sx
 		if (code != SX_SUCCESS) {
 			free_node_set(set);
 			sx_status_free(rejected);
-			return sx_status_as_error(st, "running PreFilter plugin \"%s\": %s", e[i].plugin->name);
+			return sx_status_as_error(st, "running PreFilter plugin \"%s\": %s",
+						  e[i].plugin->name);
 		}
 		if (set) {
 			set_plugins[(*nset)++] = e[i].plugin->name;
@@ -279,9 +279,11 @@ static struct sx_status *run_extension(const struct sx_profile *prof, struct sx_
 		else if (!add && p->remove_pod)
 			st = p->remove_pod(e[i].self, cs, pod, other, ni);
 		if (!sx_status_is_success(st))
-			return sx_status_as_error(st, add ? "running AddPod on PreFilter plugin \"%s\": %s"
-						: "running RemovePod on PreFilter plugin \"%s\": %s",
-					p->name);
+			return sx_status_as_error(
+				st,
+				add ? "running AddPod on PreFilter plugin \"%s\": %s"
+				    : "running RemovePod on PreFilter plugin \"%s\": %s",
+				p->name);
 		sx_status_free(st);
 	}
 	return NULL;
@@ -384,17 +386,17 @@ struct filter_job {
 	const struct sx_pod *pod;
 	const struct sx_snapshot *snap;
 	const struct sx_nominator *nom;
-	unsigned nfilters;            /* Filter plugins PreFilter did not skip */
+	unsigned nfilters; /* Filter plugins PreFilter did not skip */
 	const struct sx_enabled *filters[SX_MAX_PLUGINS];
-	const uint32_t *cand;         /* snapshot indices of the candidates */
-	uint32_t ncand, start;        /* order position i is cand[(start + i) % ncand] */
-	struct sx_status **status;    /* per order position */
-	uint8_t *state;               /* per order position: 0 skipped, 1 pass, 2 fail */
-	uint32_t want;                /* feasible nodes to find */
+	const uint32_t *cand;	   /* snapshot indices of the candidates */
+	uint32_t ncand, start;	   /* order position i is cand[(start + i) % ncand] */
+	struct sx_status **status; /* per order position */
+	uint8_t *state;		   /* per order position: 0 skipped, 1 pass, 2 fail */
+	uint32_t want;		   /* feasible nodes to find */
 	atomic_uint found;
 	atomic_bool error;
-	atomic_bool stop;             /* want reached or error: start no more chunks */
-	atomic_uint hi;               /* positions >= hi were never started */
+	atomic_bool stop; /* want reached or error: start no more chunks */
+	atomic_uint hi;	  /* positions >= hi were never started */
 };
 
 /* Index into cand of order position i (no division: start < ncand). */
@@ -512,8 +514,7 @@ static void filter_batch(struct filter_job *j, const struct sx_node_info *const 
 
 static bool batchable(const struct filter_job *j)
 {
-	return !j->cs->record_plugin_metrics &&
-	       !(j->nom && j->nom->pods_for_node && !j->nom->none);
+	return !j->cs->record_plugin_metrics && !(j->nom && j->nom->pods_for_node && !j->nom->none);
 }
 
 /* Filters order positions [start, end) until `want` nodes passed overall.
@@ -536,15 +537,18 @@ static void filter_chunk(void *ctx, uint32_t start, uint32_t end, unsigned worke
 	for (uint32_t i = start; i < end;) {
 		uint32_t n = end - i < FILTER_BATCH ? end - i : FILTER_BATCH;
 
-		for (uint32_t b = 0, pos = order_pos(j, i); b < n; b++, pos = pos + 1 == j->ncand ? 0 : pos + 1)
+		for (uint32_t b = 0, pos = order_pos(j, i); b < n;
+		     b++, pos = pos + 1 == j->ncand ? 0 : pos + 1)
 			nis[b] = j->snap->nodes[j->cand[pos]];
 		if (batch)
 			filter_batch(j, nis, n, verdict);
 		for (uint32_t b = 0; b < n; b++, i++) {
-			if (atomic_load_explicit(&j->found, memory_order_relaxed) + mine >= j->want ||
+			if (atomic_load_explicit(&j->found, memory_order_relaxed) + mine >=
+				    j->want ||
 			    atomic_load(&j->error)) {
 				for (; batch && b < n; b++)
-					sx_status_free(verdict[b]); /* past the quota: never filtered */
+					sx_status_free(
+						verdict[b]); /* past the quota: never filtered */
 				i = end;
 				break;
 			}
@@ -560,7 +564,9 @@ static void filter_chunk(void *ctx, uint32_t start, uint32_t end, unsigned worke
 	uint32_t before = atomic_fetch_add(&j->found, mine);
 	if (before + mine >= j->want)
 		atomic_store_explicit(&j->stop, true, memory_order_relaxed);
-	uint32_t excess = before >= j->want ? mine : before + mine > j->want ? before + mine - j->want : 0;
+	uint32_t excess = before >= j->want	    ? mine
+			  : before + mine > j->want ? before + mine - j->want
+						    : 0;
 	for (uint32_t i = end; excess > 0 && i-- > start;) {
 		if (j->state[i] == 1) {
 			j->state[i] = 0; /* over the quota: discarded */
@@ -666,11 +672,17 @@ static int run_filter_phase(const struct sx_profile *prof, struct sx_cycle_state
 	if (!status || !state) {
 		return SX_ENOMEM;
 	}
-	struct filter_job job = { .prof = prof, .cs = cs, .pod = pod, .snap = cs->snap,
-				  .nom = opts->nominator,
-				  .cand = cand, .ncand = ncand,
-				  .start = start, .status = status, .state = state,
-				  .want = feasible_wanted(prof, opts, ncand) };
+	struct filter_job job = {.prof = prof,
+				 .cs = cs,
+				 .pod = pod,
+				 .snap = cs->snap,
+				 .nom = opts->nominator,
+				 .cand = cand,
+				 .ncand = ncand,
+				 .start = start,
+				 .status = status,
+				 .state = state,
+				 .want = feasible_wanted(prof, opts, ncand)};
 	atomic_init(&job.found, 0);
 	atomic_init(&job.error, false);
 	atomic_init(&job.stop, job.want == 0);
@@ -769,7 +781,7 @@ static int filter_phase(const struct sx_profile *prof, const struct sx_pod *pod,
 		uint64_t t0 = sx_fw_metrics_now();
 		st = run_pre_filter(prof, cs, pod, &set, set_plugins, &nset);
 		sx_fw_metrics_point(prof, SX_EP_PRE_FILTER, sx_status_code(st),
-				       sx_fw_metrics_now() - t0);
+				    sx_fw_metrics_now() - t0);
 	}
 	if (st) {
 		free_node_set(set);

@@ -17,15 +17,27 @@
 #include "schedext/registry.h"
 #include "schedext/framework_metrics.h"
 
-#define NCODES 7
-#define POINT_BUCKETS 12  /* ExponentialBuckets(0.0001, 2, 12) */
+#define NCODES	       7
+#define POINT_BUCKETS  12 /* ExponentialBuckets(0.0001, 2, 12) */
 #define PLUGIN_BUCKETS 20 /* ExponentialBuckets(0.00001, 1.5, 20); < 32 (tl_hist.used) */
-#define SAMPLE_EVERY 10   /* pluginMetricsSamplePercent = 10 */
+#define SAMPLE_EVERY   10 /* pluginMetricsSamplePercent = 10 */
 
 static const char *const ep_labels[SX_EP_COUNT] = {
-	"PreEnqueue", "PreFilter", "PreFilterExtensionAddPod", "PreFilterExtensionRemovePod",
-	"Filter", "PostFilter", "PreScore", "Score", "ScoreExtensionNormalize", "Reserve",
-	"Unreserve", "Permit", "PreBind", "Bind", "PostBind",
+	"PreEnqueue",
+	"PreFilter",
+	"PreFilterExtensionAddPod",
+	"PreFilterExtensionRemovePod",
+	"Filter",
+	"PostFilter",
+	"PreScore",
+	"Score",
+	"ScoreExtensionNormalize",
+	"Reserve",
+	"Unreserve",
+	"Permit",
+	"PreBind",
+	"Bind",
+	"PostBind",
 };
 
 const char *sx_ext_point_label(enum sx_ext_point ep)
@@ -58,7 +70,7 @@ static void add(struct hist *h, const uint64_t *bounds, unsigned n, uint64_t ns)
 
 /* Queueing hints: per plugin, event label (interned below) and result. */
 #define MAX_HINT_EVENTS 48
-#define HINT_BUCKETS 20 /* ExponentialBuckets(0.000001, 1.5, 20) */
+#define HINT_BUCKETS	20 /* ExponentialBuckets(0.000001, 1.5, 20) */
 static char hint_events[MAX_HINT_EVENTS][64];
 static atomic_int nhint_events;
 static pthread_mutex_t hint_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -97,16 +109,21 @@ void sx_fw_metrics_hint(int plugin, const char *event, bool queue, uint64_t ns)
 static int eval_index(enum sx_ext_point ep)
 {
 	switch (ep) {
-	case SX_EP_PRE_FILTER: return 0;
-	case SX_EP_FILTER: return 1;
-	case SX_EP_PRE_SCORE: return 2;
-	case SX_EP_SCORE: return 3;
-	default: return -1;
+	case SX_EP_PRE_FILTER:
+		return 0;
+	case SX_EP_FILTER:
+		return 1;
+	case SX_EP_PRE_SCORE:
+		return 2;
+	case SX_EP_SCORE:
+		return 3;
+	default:
+		return -1;
 	}
 }
 
-static const enum sx_ext_point eval_points[NEVAL] = { SX_EP_PRE_FILTER, SX_EP_FILTER,
-						      SX_EP_PRE_SCORE, SX_EP_SCORE };
+static const enum sx_ext_point eval_points[NEVAL] = {SX_EP_PRE_FILTER, SX_EP_FILTER,
+						     SX_EP_PRE_SCORE, SX_EP_SCORE};
 
 static void exponential(double start, double factor, unsigned n, double *out, uint64_t *ns)
 {
@@ -180,7 +197,8 @@ static void calibrate(void)
 			double per_tick = (double)(t1 - t0) / (double)(c1 - c0);
 
 			for (unsigned b = 0; b < PLUGIN_BUCKETS; b++)
-				plugin_bounds_ticks[b] = (uint64_t)((double)plugin_bounds_ns[b] / per_tick);
+				plugin_bounds_ticks[b] =
+					(uint64_t)((double)plugin_bounds_ns[b] / per_tick);
 			ns_per_tick = per_tick; /* last: a reader that sees it sees the bounds */
 		}
 	}
@@ -217,7 +235,8 @@ static void add(struct hist *h, const uint64_t *bounds, unsigned n, uint64_t ns)
 static int profile_slot(const struct sx_profile *prof)
 {
 	for (int i = 0; i < SX_METRICS_MAX_PROFILES; i++) {
-		const struct sx_profile *cur = atomic_load_explicit(&profiles[i], memory_order_acquire);
+		const struct sx_profile *cur =
+			atomic_load_explicit(&profiles[i], memory_order_acquire);
 		if (cur == prof)
 			return i;
 		if (!cur) {
@@ -267,7 +286,8 @@ void sx_fw_metrics_flush(void)
 			atomic_fetch_add_explicit(&h->buckets[b], t->buckets[b],
 						  memory_order_relaxed);
 		}
-		atomic_fetch_add_explicit(&h->sum_ns, ticks_to_ns(t->sum_ticks), memory_order_relaxed);
+		atomic_fetch_add_explicit(&h->sum_ns, ticks_to_ns(t->sum_ticks),
+					  memory_order_relaxed);
 		tl.slot[t->key] = 0;
 	}
 	tl.n = 0;
@@ -311,15 +331,15 @@ void sx_fw_metrics_plugin(int plugin, enum sx_ext_point ep, enum sx_code code, u
 }
 
 void sx_fw_metrics_evals(const struct sx_profile *prof, int plugin, enum sx_ext_point ep,
-			    uint64_t n)
+			 uint64_t n)
 {
 	int slot = profile_slot(prof), k = eval_index(ep);
 	if (slot >= 0 && k >= 0 && plugin >= 0 && plugin < SX_MAX_PLUGINS)
 		atomic_fetch_add_explicit(&evals[slot][plugin][k], n, memory_order_relaxed);
 }
 
-void sx_fw_metrics_point(const struct sx_profile *prof, enum sx_ext_point ep,
-			    enum sx_code code, uint64_t ns)
+void sx_fw_metrics_point(const struct sx_profile *prof, enum sx_ext_point ep, enum sx_code code,
+			 uint64_t ns)
 {
 	int slot = profile_slot(prof);
 	init_bounds();
@@ -369,19 +389,22 @@ void sx_fw_metrics_export(struct sx_metrics *m, const struct sx_config *cfg)
 					 "extension_point=\"%s\",status=\"%s\",profile=\"%s\"",
 					 ep_labels[ep], sx_code_name((enum sx_code)c),
 					 sx_metrics_label_escape(name, esc, sizeof(esc)));
-				export_hist(m, "scheduler_framework_extension_point_duration_seconds",
+				export_hist(m,
+					    "scheduler_framework_extension_point_duration_seconds",
 					    labels, &point_hist[p][ep][c], POINT_BUCKETS);
 			}
 		for (unsigned pl = 0; name && pl < sx_plugin_count && pl < SX_MAX_PLUGINS; pl++)
 			for (unsigned k = 0; k < NEVAL; k++) {
-				uint64_t n = atomic_load_explicit(&evals[p][pl][k], memory_order_relaxed);
+				uint64_t n = atomic_load_explicit(&evals[p][pl][k],
+								  memory_order_relaxed);
 				if (!n)
 					continue;
 				snprintf(labels, sizeof(labels),
 					 "plugin=\"%s\",extension_point=\"%s\",profile=\"%s\"",
 					 sx_plugins[pl]->name, ep_labels[eval_points[k]],
 					 sx_metrics_label_escape(name, esc, sizeof(esc)));
-				sx_metrics_set(m, "scheduler_plugin_evaluation_total", labels, (double)n);
+				sx_metrics_set(m, "scheduler_plugin_evaluation_total", labels,
+					       (double)n);
 			}
 	}
 	for (unsigned pl = 0; pl < sx_plugin_count && pl < SX_MAX_PLUGINS; pl++)
@@ -402,8 +425,8 @@ void sx_fw_metrics_export(struct sx_metrics *m, const struct sx_config *cfg)
 					 "plugin=\"%s\",extension_point=\"%s\",status=\"%s\"",
 					 sx_plugins[pl]->name, ep_labels[ep],
 					 sx_code_name((enum sx_code)c));
-				export_hist(m, "scheduler_plugin_execution_duration_seconds", labels,
-					    &plugin_hist[pl][ep][c], PLUGIN_BUCKETS);
+				export_hist(m, "scheduler_plugin_execution_duration_seconds",
+					    labels, &plugin_hist[pl][ep][c], PLUGIN_BUCKETS);
 			}
 }
 
@@ -417,60 +440,60 @@ struct family {
 };
 
 static const struct family families[] = {
-	{ "scheduler_schedule_attempts_total",
-	  "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could "
-	  "not be scheduled, while 'error' means an internal scheduler problem.",
-	  SX_METRIC_COUNTER, 0, 0, 0 },
-	{ "scheduler_scheduling_attempt_duration_seconds",
-	  "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
-	  SX_METRIC_HISTOGRAM, 0.001, 2, 15 },
-	{ "scheduler_pod_scheduling_sli_duration_seconds",
-	  "E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
-	  "queue and might involve multiple scheduling attempts.",
-	  SX_METRIC_HISTOGRAM, 0.01, 2, 20 },
-	{ "scheduler_pod_scheduling_attempts",
-	  "Number of attempts to successfully schedule a pod.", SX_METRIC_HISTOGRAM, 1, 2, 5 },
-	{ "scheduler_pending_pods",
-	  "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
-	  "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
-	  "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the "
-	  "number of unschedulable pods that the scheduler never attempted to schedule because "
-	  "they are gated.",
-	  SX_METRIC_GAUGE, 0, 0, 0 },
-	{ "scheduler_queue_incoming_pods_total",
-	  "Number of pods added to scheduling queues by event and queue type.", SX_METRIC_COUNTER,
-	  0, 0, 0 },
-	{ "scheduler_unschedulable_pods",
-	  "The number of unschedulable pods broken down by plugin name. A pod will increment the "
-	  "gauge for all plugins that caused it to not schedule and so this metric have "
-	  "meaning only when broken down by plugin.",
-	  SX_METRIC_GAUGE, 0, 0, 0 },
-	{ "scheduler_framework_extension_point_duration_seconds",
-	  "Latency for running all plugins of a specific extension point.", SX_METRIC_HISTOGRAM,
-	  0.0001, 2, POINT_BUCKETS },
-	{ "scheduler_plugin_execution_duration_seconds",
-	  "Duration for running a plugin at a specific extension point.", SX_METRIC_HISTOGRAM,
-	  0.00001, 1.5, PLUGIN_BUCKETS },
-	{ "scheduler_plugin_evaluation_total",
-	  "Number of attempts to schedule pods by each plugin and the extension point (available "
-	  "only in PreFilter, Filter, PreScore, and Score).",
-	  SX_METRIC_COUNTER, 0, 0, 0 },
-	{ "scheduler_preemption_attempts_total", "Total preemption attempts in the cluster till now",
-	  SX_METRIC_COUNTER, 0, 0, 0 },
-	{ "scheduler_preemption_victims", "Number of selected preemption victims",
-	  SX_METRIC_HISTOGRAM, 1, 2, 7 },
-	{ "scheduler_permit_wait_duration_seconds", "Duration of waiting on permit.",
-	  SX_METRIC_HISTOGRAM, 0.001, 2, 15 },
-	{ "scheduler_scheduler_cache_size",
-	  "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
-	  SX_METRIC_GAUGE, 0, 0, 0 },
-	{ "scheduler_event_handling_duration_seconds",
-	  "Event handling latency in seconds.", SX_METRIC_HISTOGRAM, 0.0001, 2, 12 },
-	{ "scheduler_queueing_hint_execution_duration_seconds",
-	  "Duration for running a queueing hint function of EnqueueExtension.",
-	  SX_METRIC_HISTOGRAM, 0.000001, 1.5, 20 },
-	{ "scheduler_scheduling_algorithm_duration_seconds", "Scheduling algorithm latency in seconds",
-	  SX_METRIC_HISTOGRAM, 0.001, 2, 15 },
+	{"scheduler_schedule_attempts_total",
+	 "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could "
+	 "not be scheduled, while 'error' means an internal scheduler problem.",
+	 SX_METRIC_COUNTER, 0, 0, 0},
+	{"scheduler_scheduling_attempt_duration_seconds",
+	 "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+	 SX_METRIC_HISTOGRAM, 0.001, 2, 15},
+	{"scheduler_pod_scheduling_sli_duration_seconds",
+	 "E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
+	 "queue and might involve multiple scheduling attempts.",
+	 SX_METRIC_HISTOGRAM, 0.01, 2, 20},
+	{"scheduler_pod_scheduling_attempts", "Number of attempts to successfully schedule a pod.",
+	 SX_METRIC_HISTOGRAM, 1, 2, 5},
+	{"scheduler_pending_pods",
+	 "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
+	 "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
+	 "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the "
+	 "number of unschedulable pods that the scheduler never attempted to schedule because "
+	 "they are gated.",
+	 SX_METRIC_GAUGE, 0, 0, 0},
+	{"scheduler_queue_incoming_pods_total",
+	 "Number of pods added to scheduling queues by event and queue type.", SX_METRIC_COUNTER, 0,
+	 0, 0},
+	{"scheduler_unschedulable_pods",
+	 "The number of unschedulable pods broken down by plugin name. A pod will increment the "
+	 "gauge for all plugins that caused it to not schedule and so this metric have "
+	 "meaning only when broken down by plugin.",
+	 SX_METRIC_GAUGE, 0, 0, 0},
+	{"scheduler_framework_extension_point_duration_seconds",
+	 "Latency for running all plugins of a specific extension point.", SX_METRIC_HISTOGRAM,
+	 0.0001, 2, POINT_BUCKETS},
+	{"scheduler_plugin_execution_duration_seconds",
+	 "Duration for running a plugin at a specific extension point.", SX_METRIC_HISTOGRAM,
+	 0.00001, 1.5, PLUGIN_BUCKETS},
+	{"scheduler_plugin_evaluation_total",
+	 "Number of attempts to schedule pods by each plugin and the extension point (available "
+	 "only in PreFilter, Filter, PreScore, and Score).",
+	 SX_METRIC_COUNTER, 0, 0, 0},
+	{"scheduler_preemption_attempts_total", "Total preemption attempts in the cluster till now",
+	 SX_METRIC_COUNTER, 0, 0, 0},
+	{"scheduler_preemption_victims", "Number of selected preemption victims",
+	 SX_METRIC_HISTOGRAM, 1, 2, 7},
+	{"scheduler_permit_wait_duration_seconds", "Duration of waiting on permit.",
+	 SX_METRIC_HISTOGRAM, 0.001, 2, 15},
+	{"scheduler_scheduler_cache_size",
+	 "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.", SX_METRIC_GAUGE,
+	 0, 0, 0},
+	{"scheduler_event_handling_duration_seconds", "Event handling latency in seconds.",
+	 SX_METRIC_HISTOGRAM, 0.0001, 2, 12},
+	{"scheduler_queueing_hint_execution_duration_seconds",
+	 "Duration for running a queueing hint function of EnqueueExtension.", SX_METRIC_HISTOGRAM,
+	 0.000001, 1.5, 20},
+	{"scheduler_scheduling_algorithm_duration_seconds",
+	 "Scheduling algorithm latency in seconds", SX_METRIC_HISTOGRAM, 0.001, 2, 15},
 };
 
 void sx_fw_metrics_define(struct sx_metrics *m)

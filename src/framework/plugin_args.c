@@ -73,16 +73,22 @@ static bool type_ok(const struct sx_arg *a, const cJSON *v)
 {
 	switch (a->type) {
 	case SX_ARG_INT:
-	case SX_ARG_INT64: return integral(v, false);
+	case SX_ARG_INT64:
+		return integral(v, false);
 	case SX_ARG_INT32:
 		return (a->flags & SX_ARG_TRUNCATE) ? cJSON_IsNumber(v) : integral(v, true);
-	case SX_ARG_BOOL: return cJSON_IsBool(v);
+	case SX_ARG_BOOL:
+		return cJSON_IsBool(v);
 	case SX_ARG_ENUM:
-	case SX_ARG_STRING: return cJSON_IsString(v);
-	case SX_ARG_OBJECT: return cJSON_IsObject(v);
-	case SX_ARG_LIST: return cJSON_IsArray(v);
+	case SX_ARG_STRING:
+		return cJSON_IsString(v);
+	case SX_ARG_OBJECT:
+		return cJSON_IsObject(v);
+	case SX_ARG_LIST:
+		return cJSON_IsArray(v);
 	case SX_ARG_DECODE:
-	case SX_ARG_GIVEN: return true;
+	case SX_ARG_GIVEN:
+		return true;
 	}
 	return false;
 }
@@ -98,8 +104,9 @@ static int read_table(const cJSON *json, const struct sx_arg *table, size_t n, v
 
 	for (size_t i = 0; i < n; i++) {
 		const struct sx_arg *a = &table[i];
-		const cJSON *v = cJSON_IsObject(json) ? cJSON_GetObjectItemCaseSensitive(json, a->name)
-						      : NULL;
+		const cJSON *v = cJSON_IsObject(json)
+					 ? cJSON_GetObjectItemCaseSensitive(json, a->name)
+					 : NULL;
 
 		if (path[0])
 			snprintf(sub, sizeof(sub), "%s.%s", path, a->name);
@@ -229,7 +236,8 @@ static int read_field(const struct sx_arg *a, const cJSON *v, void *field, const
 	if (!type_ok(a, v) && a->type == SX_ARG_ENUM && quiet)
 		store(a, field, SX_ARG_ENUM_BAD);
 	if (!type_ok(a, v))
-		return (a->flags & (SX_ARG_LENIENT | SX_ARG_QUIET)) ? 0 : type_error(a, path, e, err);
+		return (a->flags & (SX_ARG_LENIENT | SX_ARG_QUIET)) ? 0
+								    : type_error(a, path, e, err);
 	switch (a->type) {
 	case SX_ARG_INT:
 	case SX_ARG_INT32:

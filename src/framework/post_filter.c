@@ -41,7 +41,7 @@ static struct sx_status *run_post_filter(const struct sx_profile *prof, struct s
 
 	*winner = NULL;
 	for (unsigned i = 0; acc != sx_status_oom() && i < prof->n[SX_PT_POST_FILTER]; i++) {
-		struct sx_post_filter_result r = { SX_STR_EMPTY };
+		struct sx_post_filter_result r = {SX_STR_EMPTY};
 		struct sx_status *st = e[i].plugin->post_filter(e[i].self, cs, pod, filtered, &r);
 
 		if (sx_status_is_success(st)) {
@@ -117,16 +117,16 @@ int sx_fit_error_post_filter(const struct sx_profile *prof, const struct sx_pod 
 			     const struct sx_cycle_result *res, bool dry_run,
 			     const struct sx_nominator *nominator, struct sx_fit_outcome *out)
 {
-	struct sx_post_filter_dry_run dry = { prof, nominator, &out->preemption };
-	struct sx_post_filter_result pfr = { SX_STR_EMPTY };
+	struct sx_post_filter_dry_run dry = {prof, nominator, &out->preemption};
+	struct sx_post_filter_result pfr = {SX_STR_EMPTY};
 	char msg[4096] = "";
 	struct sx_status **statuses;
 
 	memset(out, 0, sizeof(*out));
 	out->nominated_node = SX_STR_EMPTY;
-	if (prof->n[SX_PT_POST_FILTER] > 0 && res->state &&
-	    !(dry_run && gated(prof, pod, res))) {
-		struct sx_filtered_status filtered = { res->state->snap, NULL, dry_run ? &dry : NULL };
+	if (prof->n[SX_PT_POST_FILTER] > 0 && res->state && !(dry_run && gated(prof, pod, res))) {
+		struct sx_filtered_status filtered = {res->state->snap, NULL,
+						      dry_run ? &dry : NULL};
 		uint64_t t0 = sx_fw_metrics_now();
 
 		if (!(statuses = post_filter_statuses(res)))
@@ -146,8 +146,8 @@ int sx_fit_error_post_filter(const struct sx_profile *prof, const struct sx_pod 
 		}
 		out->nominated_node = pfr.nominated_node;
 	}
-	out->message = msg[0] || !res->message ? sx_fit_error_message(res, msg)
-					       : strdup(res->message);
+	out->message =
+		msg[0] || !res->message ? sx_fit_error_message(res, msg) : strdup(res->message);
 	return out->message ? 0 : SX_ENOMEM;
 }
 

@@ -17,8 +17,8 @@
 #include "schedext/selector.h"
 #include "schedext/fit_error.h"
 
-#define NO_VICTIMS "No preemption victims found for incoming pod"
-#define NOT_HELPFUL "Preemption is not helpful for scheduling"
+#define NO_VICTIMS    "No preemption victims found for incoming pod"
+#define NOT_HELPFUL   "Preemption is not helpful for scheduling"
 #define MAX_NOMINATED 256
 
 /* ---------- victims ---------- */
@@ -206,16 +206,14 @@ static struct sx_status *reprieve_all(struct dry_node *d, const struct sx_snapsh
 	return st;
 }
 
-struct sx_status *sx_preempt_select_victims_on_node(const struct sx_profile *prof,
-						    const struct sx_cycle_state *cs,
-						    const struct sx_pod *pod,
-						    const struct sx_node_info *ni,
-						    const struct sx_snapshot *snap,
-						    const struct sx_pod *const *potential_victims,
-						    uint32_t n, const struct sx_nominator *nom,
-						    struct sx_victims *out)
+struct sx_status *
+sx_preempt_select_victims_on_node(const struct sx_profile *prof, const struct sx_cycle_state *cs,
+				  const struct sx_pod *pod, const struct sx_node_info *ni,
+				  const struct sx_snapshot *snap,
+				  const struct sx_pod *const *potential_victims, uint32_t n,
+				  const struct sx_nominator *nom, struct sx_victims *out)
 {
-	struct dry_node d = { .prof = prof, .pod = pod, .nom = nom };
+	struct dry_node d = {.prof = prof, .pod = pod, .nom = nom};
 	const struct sx_pod **pods = sx_calloc(ni->npods + 1, sizeof(*pods));
 	struct sx_status *st = NULL;
 	uint32_t npods;
@@ -249,17 +247,27 @@ struct sx_status *sx_preempt_select_victims_on_node(const struct sx_profile *pro
 /* ---------- args ---------- */
 
 static const struct sx_arg preempt_args[] = {
-	{ .name = "minCandidateNodesPercentage", .type = SX_ARG_INT32,
-	  .offset = offsetof(struct sx_preempt_args, min_candidate_nodes_percentage), .def = 10,
-	  .min = 0, .max = 100, .type_desc = "a 32-bit integer", .range_desc = "[0, 100]" },
-	{ .name = "minCandidateNodesAbsolute", .type = SX_ARG_INT32,
-	  .offset = offsetof(struct sx_preempt_args, min_candidate_nodes_absolute), .def = 100,
-	  .min = 0, .max = INT32_MAX, .type_desc = "a 32-bit integer", .range_desc = "[0, inf)" },
+	{.name = "minCandidateNodesPercentage",
+	 .type = SX_ARG_INT32,
+	 .offset = offsetof(struct sx_preempt_args, min_candidate_nodes_percentage),
+	 .def = 10,
+	 .min = 0,
+	 .max = 100,
+	 .type_desc = "a 32-bit integer",
+	 .range_desc = "[0, 100]"},
+	{.name = "minCandidateNodesAbsolute",
+	 .type = SX_ARG_INT32,
+	 .offset = offsetof(struct sx_preempt_args, min_candidate_nodes_absolute),
+	 .def = 100,
+	 .min = 0,
+	 .max = INT32_MAX,
+	 .type_desc = "a 32-bit integer",
+	 .range_desc = "[0, inf)"},
 };
 
 int sx_preempt_args_parse(const cJSON *json, struct sx_preempt_args *out, struct sx_error *err)
 {
-	struct sx_arg_errors e = { 0 };
+	struct sx_arg_errors e = {0};
 	int rc;
 
 	*out = SX_PREEMPT_ARGS_DEFAULT;
@@ -342,7 +350,7 @@ static void cand_add(struct cand_list *l, sx_str node, struct sx_victims *v)
 		sx_victims_free(v);
 		return;
 	}
-	l->items[l->n++] = (struct sx_preempt_candidate){ node, *v };
+	l->items[l->n++] = (struct sx_preempt_candidate){node, *v};
 }
 
 static void record_failure(struct sx_status *st, uint32_t at, struct sx_status **node_status,
@@ -374,10 +382,10 @@ int sx_preempt_dry_run(const struct sx_profile *prof, const struct sx_cycle_stat
 		       struct sx_preempt_candidate **cands, uint32_t *ncands,
 		       struct sx_status **node_status, struct sx_status **first_error)
 {
-	struct cand_list good = { sx_calloc(num_candidates + 1, sizeof(*good.items)), 0,
-				  num_candidates };
-	struct cand_list bad = { sx_calloc(num_candidates + 1, sizeof(*bad.items)), 0,
-				 num_candidates };
+	struct cand_list good = {sx_calloc(num_candidates + 1, sizeof(*good.items)), 0,
+				 num_candidates};
+	struct cand_list bad = {sx_calloc(num_candidates + 1, sizeof(*bad.items)), 0,
+				num_candidates};
 	int rc = good.items && bad.items ? 0 : SX_ENOMEM;
 	*cands = NULL;
 	*ncands = 0;
@@ -386,9 +394,10 @@ int sx_preempt_dry_run(const struct sx_profile *prof, const struct sx_cycle_stat
 		const struct sx_node_info *ni = snap->nodes[at];
 		struct sx_victims v;
 		struct sx_status *st = sx_preempt_select_victims_on_node(prof, cs, pod, ni, snap,
-									NULL, 0, nom, &v);
+									 NULL, 0, nom, &v);
 		if (!st && v.n == 0)
-			st = sx_status_new(SX_ERROR, "expected at least one victim pod on node \"%s\"",
+			st = sx_status_new(SX_ERROR,
+					   "expected at least one victim pod on node \"%s\"",
 					   sx_str_get(ni->name));
 		if (st) {
 			record_failure(st, at, node_status, first_error);
@@ -513,7 +522,7 @@ static void fail(struct sx_preempt_result *out, enum sx_code code, const char *m
 static int no_candidate(struct sx_preempt_result *out, const struct sx_snapshot *snap,
 			struct sx_status **node_status)
 {
-	struct sx_cycle_result tmp = { .num_all_nodes = snap->nnodes, .statuses = node_status };
+	struct sx_cycle_result tmp = {.num_all_nodes = snap->nnodes, .statuses = node_status};
 	tmp.absent_status = sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NOT_HELPFUL);
 	char *msg = tmp.absent_status ? sx_fit_error_message(&tmp, NULL) : NULL;
 	sx_status_free(tmp.absent_status);
@@ -605,8 +614,9 @@ int sx_preempt(const struct sx_profile *prof, const struct sx_cycle_state *cs,
 	}
 	uint32_t *potential = sx_calloc(snap->nnodes, sizeof(*potential));
 	struct sx_status **node_status = sx_calloc(snap->nnodes, sizeof(*node_status));
-	rc = potential && node_status ? find_and_pick(prof, cs, pod, in, potential, node_status, out)
-				      : SX_ENOMEM;
+	rc = potential && node_status
+		     ? find_and_pick(prof, cs, pod, in, potential, node_status, out)
+		     : SX_ENOMEM;
 	for (uint32_t i = 0; node_status && i < snap->nnodes; i++)
 		sx_status_free(node_status[i]);
 	free(node_status);

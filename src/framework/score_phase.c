@@ -67,8 +67,8 @@ static void score_one(struct score_job *j, uint32_t i)
 		t = plugin_lap(t, e[p].index, SX_EP_SCORE, st);
 		if (!sx_status_is_success(st)) {
 			if (!j->errors[i])
-				j->errors[i] = sx_status_as_error(st, "plugin \"%s\" failed with: %s",
-							e[p].plugin->name);
+				j->errors[i] = sx_status_as_error(
+					st, "plugin \"%s\" failed with: %s", e[p].plugin->name);
 			else
 				sx_status_free(st);
 			return;
@@ -106,7 +106,8 @@ static struct sx_status *run_pre_score(const struct sx_profile *prof, struct sx_
 	const struct sx_enabled *e = prof->points[SX_PT_PRE_SCORE];
 	for (unsigned i = 0; i < prof->n[SX_PT_PRE_SCORE]; i++) {
 		uint64_t t0 = plugin_clock(cs);
-		struct sx_status *st = e[i].plugin->pre_score(e[i].self, cs, pod, nodes, res->nfeasible);
+		struct sx_status *st =
+			e[i].plugin->pre_score(e[i].self, cs, pod, nodes, res->nfeasible);
 		enum sx_code code = sx_status_code(st);
 		plugin_done(t0, e[i].index, SX_EP_PRE_SCORE, st);
 		if (code != SX_SKIP)
@@ -114,7 +115,8 @@ static struct sx_status *run_pre_score(const struct sx_profile *prof, struct sx_
 		if (code == SX_SKIP) {
 			cs->skip_score[e[i].index] = true;
 		} else if (code != SX_SUCCESS) {
-			return sx_status_as_error(st, "running PreScore plugin \"%s\": %s", e[i].plugin->name);
+			return sx_status_as_error(st, "running PreScore plugin \"%s\": %s",
+						  e[i].plugin->name);
 		}
 		sx_status_free(st);
 	}
@@ -146,17 +148,20 @@ static struct sx_status *normalize_scores(struct sx_cycle_result *res,
 			struct sx_status *st =
 				e->plugin->normalize_score(e->self, cs, pod, list, nf);
 			if (!sx_status_is_success(st)) {
-				return sx_status_as_error(st, "running Normalize on Score plugin \"%s\": %s",
-						e->plugin->name);
+				return sx_status_as_error(
+					st, "running Normalize on Score plugin \"%s\": %s",
+					e->plugin->name);
 			}
 		}
 		for (uint32_t i = 0; i < nf; i++) {
-			if (list[i].score < SX_MIN_NODE_SCORE || list[i].score > SX_MAX_NODE_SCORE) {
+			if (list[i].score < SX_MIN_NODE_SCORE ||
+			    list[i].score > SX_MAX_NODE_SCORE) {
 				struct sx_status *st = sx_status_new(
 					SX_ERROR,
-					"plugin \"%s\" returns an invalid score %lld, it should in the range of [%d, %d] after normalizing",
-					e->plugin->name, (long long)list[i].score, SX_MIN_NODE_SCORE,
-					SX_MAX_NODE_SCORE);
+					"plugin \"%s\" returns an invalid score %lld, it should in "
+					"the range of [%d, %d] after normalizing",
+					e->plugin->name, (long long)list[i].score,
+					SX_MIN_NODE_SCORE, SX_MAX_NODE_SCORE);
 				return st;
 			}
 			res->normalized[(size_t)i * np + p] = list[i].score;
@@ -222,7 +227,7 @@ struct sx_status *sx__score_nodes(const struct sx_profile *prof, struct sx_cycle
 	if (st)
 		goto out;
 	t0 = sx_fw_metrics_now();
-	struct score_job job = { prof, cs, pod, cs->snap, res, errors };
+	struct score_job job = {prof, cs, pod, cs->snap, res, errors};
 	sx_pool_run_chunks(opts->pool, nf, 0, score_chunk, &job, NULL);
 	for (uint32_t i = 0; i < nf && !st; i++) {
 		st = errors[i];
@@ -237,4 +242,3 @@ out:
 			sx_status_free(errors[i]);
 	return st;
 }
-

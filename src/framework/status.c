@@ -18,7 +18,7 @@ static const char *const code_names[] = {
 
 /* The shared Error returned when a status cannot be allocated. */
 static char oom_reason[] = "out of memory";
-static struct sx_status oom = { .code = SX_ERROR, .nreasons = 1, .reasons = { oom_reason } };
+static struct sx_status oom = {.code = SX_ERROR, .nreasons = 1, .reasons = {oom_reason}};
 
 /* Allocations still to fail (sx_status_fail_next_allocs). */
 static atomic_uint fail_next;

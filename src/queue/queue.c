@@ -24,7 +24,6 @@ static double default_now(void *ctx)
 
 /* ---------- hash ---------- */
 
-
 const char *sx__queue_pod_key(const struct sx_pod *pod, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%s", sx_str_get(pod->meta.ns), pod->meta.name);
@@ -98,7 +97,7 @@ static void unlink_entry(struct sx_queue *q, struct qpod *e)
 
 static bool active_less(const struct sx_queue *q, const struct qpod *a, const struct qpod *b)
 {
-	struct sx_queued_pod qa = { a->pod, a->timestamp }, qb = { b->pod, b->timestamp };
+	struct sx_queued_pod qa = {a->pod, a->timestamp}, qb = {b->pod, b->timestamp};
 
 	return sx_queue_less(q->sort_prof, &qa, &qb);
 }
@@ -122,8 +121,7 @@ static bool backoff_less(const struct sx_queue *q, const struct qpod *a, const s
 	return a->timestamp < b->timestamp;
 }
 
-static bool err_backoff_less(const struct sx_queue *q, const struct qpod *a,
-			     const struct qpod *b)
+static bool err_backoff_less(const struct sx_queue *q, const struct qpod *a, const struct qpod *b)
 {
 	(void)q;
 	return a->expiry < b->expiry || (a->expiry == b->expiry && a->timestamp < b->timestamp);
@@ -225,7 +223,7 @@ static void detach(struct sx_queue *q, struct qpod *e)
 	e->gated = false;
 }
 
-static const char *const queue_names[] = { "active", "backoff", "unschedulable", "gated" };
+static const char *const queue_names[] = {"active", "backoff", "unschedulable", "gated"};
 enum { QN_ACTIVE, QN_BACKOFF, QN_UNSCHED, QN_GATED };
 
 void sx__queue_count_incoming(struct sx_queue *q, unsigned queue)
@@ -405,7 +403,8 @@ struct sx_queue *sx_queue_new(const struct sx_config *cfg)
 	if (!q->buckets)
 		goto fail;
 	q->cfg = cfg;
-	q->sort_prof = cfg->profiles[0]; /* all profiles share one QueueSort (profile.go cfgValidator) */
+	q->sort_prof =
+		cfg->profiles[0]; /* all profiles share one QueueSort (profile.go cfgValidator) */
 	q->now = default_now;
 	q->active.less = active_less;
 	q->backoff.less = backoff_less;
@@ -511,8 +510,8 @@ static void update_unsched_locked(struct sx_queue *q, struct qpod *e, const stru
 		return;
 	}
 	for (uint32_t bit = 1; acts == 0 || bit <= acts; bit <<= 1) {
-		struct sx_cluster_event ev = { SX_RES_UNSCHEDULED_POD, acts ? bit : SX_ACT_UPDATE,
-					       NULL };
+		struct sx_cluster_event ev = {SX_RES_UNSCHEDULED_POD, acts ? bit : SX_ACT_UPDATE,
+					      NULL};
 		enum strategy st;
 
 		if (acts && !(acts & bit))
@@ -531,7 +530,7 @@ static void record_own_update(struct sx_queue *q, const struct sx_pod *old_pod,
 			      const struct sx_pod *pod)
 {
 	uint32_t acts = sx_pod_update_actions(old_pod, pod);
-	struct sx_cluster_event ev = { SX_RES_UNSCHEDULED_POD, SX_ACT_UPDATE, NULL };
+	struct sx_cluster_event ev = {SX_RES_UNSCHEDULED_POD, SX_ACT_UPDATE, NULL};
 
 	if (!acts)
 		sx__queue_record_locked(q, &ev, old_pod, pod);
@@ -564,7 +563,7 @@ static void upsert_locked(struct sx_queue *q, const struct sx_pod *old_pod,
 		 * UnscheduledPod/Add cluster event: it may complete another
 		 * pod's gang (GangScheduling's isSchedulableAfterPodAdded). */
 		if (sx_feature_enabled(&q->cfg->features, SX_FEATURE_GENERIC_WORKLOAD)) {
-			struct sx_cluster_event ev = { SX_RES_UNSCHEDULED_POD, SX_ACT_ADD, NULL };
+			struct sx_cluster_event ev = {SX_RES_UNSCHEDULED_POD, SX_ACT_ADD, NULL};
 
 			sx__queue_event_locked(q, &ev, NULL, pod, NULL);
 		}
@@ -595,7 +594,7 @@ static void upsert_locked(struct sx_queue *q, const struct sx_pod *old_pod,
 static void foreign_pod_event(struct sx_queue *q, const struct sx_pod *old_pod,
 			      const struct sx_pod *new_pod)
 {
-	struct sx_cluster_event ev = { SX_RES_ASSIGNED_POD, SX_ACT_ADD, NULL };
+	struct sx_cluster_event ev = {SX_RES_ASSIGNED_POD, SX_ACT_ADD, NULL};
 	uint32_t acts;
 
 	if (new_pod->node_name == SX_STR_EMPTY)
@@ -638,7 +637,7 @@ void sx_queue_pod_update(struct sx_queue *q, const struct sx_pod *old_pod,
 
 void sx_queue_pod_delete(struct sx_queue *q, const struct sx_pod *pod)
 {
-	struct sx_cluster_event ev = { SX_RES_ASSIGNED_POD, SX_ACT_DELETE, NULL };
+	struct sx_cluster_event ev = {SX_RES_ASSIGNED_POD, SX_ACT_DELETE, NULL};
 	char key[512];
 	unsigned idx;
 
@@ -657,7 +656,7 @@ void sx_queue_pod_delete(struct sx_queue *q, const struct sx_pod *pod)
 void sx_queue_node_event(struct sx_queue *q, const struct sx_node *old_node,
 			 const struct sx_node *new_node)
 {
-	struct sx_cluster_event ev = { SX_RES_NODE, SX_ACT_ADD, NULL };
+	struct sx_cluster_event ev = {SX_RES_NODE, SX_ACT_ADD, NULL};
 	uint32_t acts;
 
 	if (!old_node && !new_node)
@@ -680,7 +679,7 @@ void sx_queue_node_event(struct sx_queue *q, const struct sx_node *old_node,
 
 void sx_queue_move_all(struct sx_queue *q, const char *event)
 {
-	struct sx_cluster_event ev = { SX_RES_WILDCARD, SX_ACT_ALL, event };
+	struct sx_cluster_event ev = {SX_RES_WILDCARD, SX_ACT_ALL, event};
 
 	pthread_mutex_lock(&q->mu);
 	sx__queue_event_locked(q, &ev, NULL, NULL, NULL);
@@ -690,7 +689,7 @@ void sx_queue_move_all(struct sx_queue *q, const char *event)
 void sx_queue_cluster_event(struct sx_queue *q, enum sx_event_resource res, uint32_t action,
 			    const void *old_obj, const void *new_obj)
 {
-	struct sx_cluster_event ev = { (uint8_t)res, action, NULL };
+	struct sx_cluster_event ev = {(uint8_t)res, action, NULL};
 
 	pthread_mutex_lock(&q->mu);
 	sx__queue_event_locked(q, &ev, old_obj, new_obj, NULL);
@@ -699,12 +698,13 @@ void sx_queue_cluster_event(struct sx_queue *q, enum sx_event_resource res, uint
 
 void sx_queue_assigned_pod_deleted(struct sx_queue *q, const struct sx_pod *pod, bool skip_self)
 {
-	struct sx_cluster_event ev = { SX_RES_ASSIGNED_POD, SX_ACT_DELETE, NULL };
+	struct sx_cluster_event ev = {SX_RES_ASSIGNED_POD, SX_ACT_DELETE, NULL};
 	char key[512];
 
 	pthread_mutex_lock(&q->mu);
-	sx__queue_event_locked(q, &ev, pod, NULL,
-			       skip_self ? sx__queue_lookup(q, sx__queue_pod_key(pod, key, sizeof(key))) : NULL);
+	sx__queue_event_locked(
+		q, &ev, pod, NULL,
+		skip_self ? sx__queue_lookup(q, sx__queue_pod_key(pod, key, sizeof(key))) : NULL);
 	pthread_mutex_unlock(&q->mu);
 }
 
@@ -788,7 +788,7 @@ static void timed_wait(struct sx_queue *q, double s)
 /* Seconds until the next backoff completes, at most `wait`. */
 static double next_backoff_wait(struct sx_queue *q, double wait)
 {
-	const struct heap *hs[2] = { &q->backoff, &q->err_backoff };
+	const struct heap *hs[2] = {&q->backoff, &q->err_backoff};
 
 	for (int i = 0; i < 2; i++) {
 		double due;
@@ -883,7 +883,7 @@ out:
 
 int sx_queue_requeue(struct sx_queue *q, const struct sx_pod *pod, bool rejected)
 {
-	struct sx_rejectors r = { rejected ? SX_REJ_ANY : 0, 0 };
+	struct sx_rejectors r = {rejected ? SX_REJ_ANY : 0, 0};
 
 	return sx_queue_requeue_rejectors(q, pod, &r);
 }
@@ -958,8 +958,7 @@ static struct qpod *find(struct sx_queue *q, sx_str ns, const char *name)
 
 const char *sx_queue_where(struct sx_queue *q, sx_str ns, const char *name)
 {
-	static const char *const names[] = { NULL, "active", "backoff", "unschedulable",
-					     "inflight" };
+	static const char *const names[] = {NULL, "active", "backoff", "unschedulable", "inflight"};
 	const char *w = NULL;
 	struct qpod *e;
 

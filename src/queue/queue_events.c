@@ -10,11 +10,11 @@
 #include "queue_int.h"
 
 /* A plugin without an events table is interested in everything. */
-static const struct sx_event_reg wildcard_reg = { SX_RES_WILDCARD, SX_ACT_ALL, NULL };
+static const struct sx_event_reg wildcard_reg = {SX_RES_WILDCARD, SX_ACT_ALL, NULL};
 
 /* Points whose plugins can reject a pod before it is bound. */
-static const enum sx_point hint_points[] = { SX_PT_PRE_ENQUEUE, SX_PT_PRE_FILTER, SX_PT_FILTER,
-					     SX_PT_RESERVE, SX_PT_PERMIT };
+static const enum sx_point hint_points[] = {SX_PT_PRE_ENQUEUE, SX_PT_PRE_FILTER, SX_PT_FILTER,
+					    SX_PT_RESERVE, SX_PT_PERMIT};
 
 static bool seen(const struct qprof *qp, int plugin)
 {
@@ -29,7 +29,7 @@ static int add_reg(struct qprof *qp, uint32_t *cap, int plugin, void *self,
 {
 	if (sx_vec_reserve(qp->regs, *cap, qp->n + 1, 16) < 0)
 		return SX_ENOMEM;
-	qp->regs[qp->n++] = (struct qreg){ plugin, self, reg };
+	qp->regs[qp->n++] = (struct qreg){plugin, self, reg};
 	return 0;
 }
 
@@ -121,7 +121,7 @@ enum strategy sx__queue_worth(struct sx_queue *q, const struct qpod *e,
 			q->stats.hint_calls++;
 			h = r->reg->hint(r->self, e->pod, old_obj, new_obj);
 			sx_fw_metrics_hint(r->plugin, q->cur_event ? q->cur_event : "",
-					      h == SX_QUEUE, sx_fw_metrics_now() - t0);
+					   h == SX_QUEUE, sx_fw_metrics_now() - t0);
 		}
 		if (h == SX_QUEUE_SKIP)
 			continue;
@@ -176,7 +176,7 @@ void sx__queue_record_locked(struct sx_queue *q, const struct sx_cluster_event *
 	if (sx_vec_reserve(q->evs, q->ev_cap, q->ev_n + 1, 64) < 0)
 		return; /* the replay misses it: the flush catches up */
 	rec = &q->evs[q->ev_n++];
-	*rec = (struct qevent){ q->next_seq++, *ev, NULL, NULL };
+	*rec = (struct qevent){q->next_seq++, *ev, NULL, NULL};
 	rec->ev.label = NULL; /* labels are only for logs; do not keep pointers */
 	if (ev->resource == SX_RES_NODE) {
 		rec->old_obj = old_obj ? sx_node_ref(old_obj) : NULL;

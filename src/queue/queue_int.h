@@ -18,23 +18,23 @@ enum strategy { S_SKIP, S_AFTER_BACKOFF, S_IMMEDIATELY };
 struct qpod {
 	char *key;
 	struct qpod *hnext;
-	const struct sx_pod *pod;      /* latest object, one reference */
+	const struct sx_pod *pod; /* latest object, one reference */
 	const struct sx_profile *prof;
-	unsigned prof_idx;             /* index in cfg->profiles (hint table) */
+	unsigned prof_idx; /* index in cfg->profiles (hint table) */
 	enum where where;
-	bool gated;                    /* in W_UNSCHED because PreEnqueue said no */
-	bool gone;                     /* deleted or bound while in flight */
-	bool err_backoff;              /* last failure was an error: error backoff heap */
-	int gating;                    /* registry index of the gating plugin, or -1 */
-	uint64_t unsched, pending;     /* rejector plugins (SX_REJ_* bits) */
-	double timestamp;              /* last (re)queue time */
-	double initial_attempt;        /* first time in activeQ; 0 = never */
-	double expiry;                 /* backoff expiry */
+	bool gated;		   /* in W_UNSCHED because PreEnqueue said no */
+	bool gone;		   /* deleted or bound while in flight */
+	bool err_backoff;	   /* last failure was an error: error backoff heap */
+	int gating;		   /* registry index of the gating plugin, or -1 */
+	uint64_t unsched, pending; /* rejector plugins (SX_REJ_* bits) */
+	double timestamp;	   /* last (re)queue time */
+	double initial_attempt;	   /* first time in activeQ; 0 = never */
+	double expiry;		   /* backoff expiry */
 	uint32_t attempts, unsched_count, err_count;
-	uint64_t pop_seq;              /* first in-flight event seq it must see */
+	uint64_t pop_seq;		  /* first in-flight event seq it must see */
 	struct qpod *inf_prev, *inf_next; /* in-flight list, pop order */
-	int heap_idx;                  /* index in its heap */
-	sx_str nominated;              /* nominated node, SX_STR_EMPTY = none */
+	int heap_idx;			  /* index in its heap */
+	sx_str nominated;		  /* nominated node, SX_STR_EMPTY = none */
 };
 
 struct heap {
@@ -74,9 +74,9 @@ struct sx_queue {
 	uint32_t nbuckets, count;
 	struct heap active, backoff, err_backoff;
 	uint32_t nunsched, ngated, ninflight, nnominated;
-	struct qprof *profs;           /* [cfg->nprofiles] */
-	int gates_idx;                 /* registry index of SchedulingGates */
-	bool pop_from_backoff;         /* SchedulerPopFromBackoffQ (on) */
+	struct qprof *profs;   /* [cfg->nprofiles] */
+	int gates_idx;	       /* registry index of SchedulingGates */
+	bool pop_from_backoff; /* SchedulerPopFromBackoffQ (on) */
 	/* in-flight pods and the events seen while they are in flight */
 	struct qpod *inf_head, *inf_tail;
 	struct qevent *evs;
@@ -89,7 +89,11 @@ struct sx_queue {
 	 * set by each entry point) and where it went */
 	const char *cur_event;
 	uint32_t nincoming;
-	struct { char event[64]; uint8_t queue; uint64_t n; } incoming[SX_QUEUE_MAX_INCOMING];
+	struct {
+		char event[64];
+		uint8_t queue;
+		uint64_t n;
+	} incoming[SX_QUEUE_MAX_INCOMING];
 };
 
 /* queue.c */

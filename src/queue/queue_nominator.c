@@ -16,8 +16,7 @@ void sx_queue_nominate(struct sx_queue *q, const struct sx_pod *pod, sx_str node
 	pthread_mutex_unlock(&q->mu);
 }
 
-static uint32_t nominated_for_node(void *ctx, sx_str node, const struct sx_pod **out,
-				   uint32_t max)
+static uint32_t nominated_for_node(void *ctx, sx_str node, const struct sx_pod **out, uint32_t max)
 {
 	const struct sx_nominated_set *set = ctx;
 	uint32_t n = 0;
@@ -43,8 +42,7 @@ struct sx_nominated_set *sx_queue_nominated(struct sx_queue *q)
 		for (struct qpod *e = q->buckets[i]; e; e = e->hnext)
 			if (e->nominated != SX_STR_EMPTY && set->n < q->nnominated)
 				set->items[set->n++] = (struct sx_nominated_entry){
-					e->nominated, sx_pod_ref(e->pod)
-				};
+					e->nominated, sx_pod_ref(e->pod)};
 	pthread_mutex_unlock(&q->mu);
 	set->nom.none = set->n == 0;
 	return set;

@@ -21,20 +21,20 @@
 /* tools/events event_broadcaster.go: maxTriesPerEvent, finishTime,
  * refreshTime, defaultSleepDuration. */
 #define MAX_TRIES 12
-#define FINISH_S (6 * 60.0)
+#define FINISH_S  (6 * 60.0)
 #define REFRESH_S (30 * 60.0)
-#define RETRY_S 10.0
+#define RETRY_S	  10.0
 /* tools/record events_cache.go: defaultSpamBurst, defaultSpamQPS. */
 #define SPAM_BURST 25.0
-#define SPAM_QPS (1.0 / 300.0)
+#define SPAM_QPS   (1.0 / 300.0)
 /* Enough senders to keep several requests in flight against an API
  * server's latency (client-go sends each event from its own goroutine);
  * the client's token bucket, not their number, sets the rate. */
-#define DEFAULT_SENDERS 4
-#define MAX_SENDERS 16
-#define LRU_BUCKETS 8192
+#define DEFAULT_SENDERS	 4
+#define MAX_SENDERS	 16
+#define LRU_BUCKETS	 8192
 #define DROP_LOG_EVERY_S 10.0
-#define NAME_MAX_LEN 300 /* "<pod name (<= 253)>.<16 hex digits>" */
+#define NAME_MAX_LEN	 300 /* "<pod name (<= 253)>.<16 hex digits>" */
 
 /* The strings of one event, in one allocation (block). */
 struct fields {
@@ -63,7 +63,7 @@ struct series {
 	char name[NAME_MAX_LEN];
 	char event_time[40];
 	double event_time_s, last_observed_s;
-	int32_t count;      /* 0: a single event so far, else series.count */
+	int32_t count;	    /* 0: a single event so far, else series.count */
 	int32_t sent_count; /* the count last handed to a sender */
 };
 
@@ -91,8 +91,14 @@ struct shard {
 	unsigned seed;
 };
 
-enum drop_reason { DROP_QUEUE_FULL, DROP_SPAM, DROP_REJECTED, DROP_RETRIES, DROP_SHUTDOWN,
-		   DROP_REASONS };
+enum drop_reason {
+	DROP_QUEUE_FULL,
+	DROP_SPAM,
+	DROP_REJECTED,
+	DROP_RETRIES,
+	DROP_SHUTDOWN,
+	DROP_REASONS
+};
 
 static const char *const drop_names[DROP_REASONS] = {
 	"queue_full", "spam_filter", "rejected", "retries_exhausted", "shutdown",
@@ -144,13 +150,12 @@ static void micro_time(double t, char out[40])
 	snprintf(out, 40, "%.19s.%06dZ", base, (int)us);
 }
 
-
 /* Copies the eight strings into one block; false when out of memory. */
 static bool fields_pack(struct fields *f, const char *const src[8])
 {
 	size_t len[8], total = 0;
-	const char **dst[8] = { &f->ns,	    &f->pod,	&f->uid,     &f->type,
-				&f->reason, &f->action, &f->message, &f->component };
+	const char **dst[8] = {&f->ns,	   &f->pod,    &f->uid,	    &f->type,
+			       &f->reason, &f->action, &f->message, &f->component};
 	char *p;
 
 	for (int i = 0; i < 8; i++)
@@ -168,8 +173,8 @@ static bool fields_pack(struct fields *f, const char *const src[8])
 
 static bool fields_copy(struct fields *dst, const struct fields *src)
 {
-	const char *s[8] = { src->ns,	  src->pod,    src->uid,     src->type,
-			     src->reason, src->action, src->message, src->component };
+	const char *s[8] = {src->ns,	 src->pod,    src->uid,	    src->type,
+			    src->reason, src->action, src->message, src->component};
 
 	return fields_pack(dst, s);
 }
@@ -250,10 +255,12 @@ static void count_drop(struct sx_events *ev, enum drop_reason r, unsigned n, con
 	snprintf(labels, sizeof(labels), "reason=\"%s\"", drop_names[r]);
 	if (ev->o.metrics)
 		sx_metrics_inc(ev->o.metrics, "schedext_events_dropped_total", labels, n);
-	if (r == DROP_SHUTDOWN || (ev->drop_logged[r] > 0 && now - ev->drop_logged[r] < DROP_LOG_EVERY_S))
+	if (r == DROP_SHUTDOWN ||
+	    (ev->drop_logged[r] > 0 && now - ev->drop_logged[r] < DROP_LOG_EVERY_S))
 		return;
 	ev->drop_logged[r] = now;
-	sx_log(0, "events: dropped the %s event about %s/%s (%s): %llu dropped for this reason so far",
+	sx_log(0,
+	       "events: dropped the %s event about %s/%s (%s): %llu dropped for this reason so far",
 	       f->reason, f->ns, f->pod, what, (unsigned long long)ev->dropped[r]);
 }
 
@@ -333,8 +340,8 @@ static bool spam_accept(struct sx_events *ev, const struct fields *f, double now
 	uint64_t h;
 	struct spam *sp;
 
-	snprintf(key, sizeof(key), "%s\x1f%s\x1fPod\x1f%s\x1f%s\x1f%s\x1fv1", f->component, ev->host,
-		 f->ns, f->pod, f->uid);
+	snprintf(key, sizeof(key), "%s\x1f%s\x1fPod\x1f%s\x1f%s\x1f%s\x1fv1", f->component,
+		 ev->host, f->ns, f->pod, f->uid);
 	h = sx_hash_str(key);
 	sp = (struct spam *)lru_get(&ev->spam, key, h);
 	if (!sp) {
@@ -415,9 +422,14 @@ void sx_events_emit(struct sx_events *ev, const struct sx_pod *pod, const char *
 		    const char *reason, const char *action, const char *message,
 		    const char *component)
 {
-	const char *src[8] = { sx_str_get(pod->meta.ns), pod->meta.name,
-			       pod->meta.uid ? pod->meta.uid : "", type, reason, action, message,
-			       component };
+	const char *src[8] = {sx_str_get(pod->meta.ns),
+			      pod->meta.name,
+			      pod->meta.uid ? pod->meta.uid : "",
+			      type,
+			      reason,
+			      action,
+			      message,
+			      component};
 	struct fields f;
 	struct series *s;
 	char *key;
@@ -449,8 +461,8 @@ void sx_events_emit(struct sx_events *ev, const struct sx_pod *pod, const char *
 	} else if (!spam_accept(ev, &f, now)) {
 		/* A repeat adds to its series without a new object, so the
 		 * filter bounds what the API server stores about one pod. */
-		count_drop(ev, DROP_SPAM, 1, "more than 25 event objects about the pod in 5 minutes",
-			   &f);
+		count_drop(ev, DROP_SPAM, 1,
+			   "more than 25 event objects about the pod in 5 minutes", &f);
 		free(key);
 		free(f.block);
 	} else {
@@ -469,7 +481,8 @@ static void finish_series(struct sx_events *ev, double now)
 		struct series *s = (struct series *)n;
 
 		next = n->next;
-		if (s->count ? s->last_observed_s < now - FINISH_S : s->event_time_s < now - FINISH_S)
+		if (s->count ? s->last_observed_s < now - FINISH_S
+			     : s->event_time_s < now - FINISH_S)
 			retire_series(ev, s);
 	}
 }
@@ -517,15 +530,22 @@ unsigned sx_events_queued(struct sx_events *ev)
 
 /* ---------- sending (attemptRecording, recordEvent) ---------- */
 
-static int write_job(struct sx_events *ev, const struct job *j, bool patch,
-		     struct sx_error *err)
+static int write_job(struct sx_events *ev, const struct job *j, bool patch, struct sx_error *err)
 {
 	char instance[520];
 	struct sx_kube_event ke = {
-		.ns = j->f.ns, .pod_name = j->f.pod, .pod_uid = j->f.uid, .type = j->f.type,
-		.reason = j->f.reason, .action = j->f.action, .message = j->f.message,
-		.component = j->f.component, .instance = instance, .name = j->name,
-		.event_time = j->event_time, .series_count = j->count,
+		.ns = j->f.ns,
+		.pod_name = j->f.pod,
+		.pod_uid = j->f.uid,
+		.type = j->f.type,
+		.reason = j->f.reason,
+		.action = j->f.action,
+		.message = j->f.message,
+		.component = j->f.component,
+		.instance = instance,
+		.name = j->name,
+		.event_time = j->event_time,
+		.series_count = j->count,
 		.last_observed = j->count ? j->last_observed : NULL,
 	};
 
@@ -574,7 +594,7 @@ static bool deliver(struct sx_events *ev, struct shard *sh, const struct job *j)
 	bool patch = j->patch;
 
 	for (unsigned tries = 0;;) {
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 		int rc = write_job(ev, j, patch, &err);
 
 		if (rc == 0)
@@ -596,8 +616,8 @@ static bool deliver(struct sx_events *ev, struct shard *sh, const struct job *j)
 			settle_drop(ev, DROP_RETRIES, j, err.msg);
 			return true;
 		}
-		sx_log(2, "events: %s event about %s/%s: %s (may retry after sleeping)", j->f.reason,
-		       j->f.ns, j->f.pod, err.msg);
+		sx_log(2, "events: %s event about %s/%s: %s (may retry after sleeping)",
+		       j->f.reason, j->f.ns, j->f.pod, err.msg);
 		if (!retry_wait(ev, sh))
 			return false;
 	}
@@ -721,7 +741,8 @@ struct sx_events *sx_events_start(const struct sx_events_opts *o, struct sx_erro
 	lru_init(&ev->spam);
 	ev->last_finish = ev->last_refresh = ev_now(ev);
 	for (unsigned i = 0; i < ev->nshards; i++) {
-		ev->shards[i] = (struct shard){ .ev = ev, .index = i, .seed = (unsigned)sx_now_ns() + i };
+		ev->shards[i] =
+			(struct shard){.ev = ev, .index = i, .seed = (unsigned)sx_now_ns() + i};
 		pthread_cond_init(&ev->shards[i].cond, NULL);
 	}
 	for (; ev->started < ev->nshards; ev->started++) {
@@ -753,7 +774,7 @@ unsigned sx_events_stop(struct sx_events *ev, double grace_s)
 	 * here it is at least counted, and said once. */
 	left = ev->queued + ev->abandoned;
 	if (left) {
-		struct fields none = { 0 };
+		struct fields none = {0};
 
 		count_drop(ev, DROP_SHUTDOWN, left, "", &none);
 		sx_log(0, "events: %u events still queued at shutdown were not sent", left);

@@ -33,9 +33,9 @@ struct sx_metrics;
 struct sx_pod;
 
 struct sx_events_opts {
-	struct sx_kube *kube;       /* the event client; its QPS/burst limit sends */
+	struct sx_kube *kube;	    /* the event client; its QPS/burst limit sends */
 	struct sx_metrics *metrics; /* drops are counted here; NULL: nowhere */
-	const char *host;           /* reportingInstance is "<component>-<host>";
+	const char *host;	    /* reportingInstance is "<component>-<host>";
 				     * NULL: gethostname() */
 	/* For tests (NULL/0: the real thing): where writes go instead of kube
 	 * (patch: a series patch, else a create; returns as

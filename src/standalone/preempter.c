@@ -42,7 +42,7 @@ static void job_free(struct job *j)
  * is gone (or was already). */
 static int evict(struct sx_preempter *p, const struct job *j, const struct sx_pod *v)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	const char *ns = sx_str_get(v->meta.ns);
 	char msg[400];
 	int rc;
@@ -67,7 +67,7 @@ static int evict(struct sx_preempter *p, const struct job *j, const struct sx_po
 
 static void clear_lower(struct sx_preempter *p, const struct job *j)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	for (uint32_t i = 0; i < j->nlower; i++) {
 		const struct sx_pod *lp = j->victims[j->nvictims + i];
@@ -75,8 +75,8 @@ static void clear_lower(struct sx_preempter *p, const struct job *j)
 		sx_queue_nominate(p->q, lp, SX_STR_EMPTY);
 		if (sx_kube_patch_pod_status(p->kube, sx_str_get(lp->meta.ns), lp->meta.name, NULL,
 					     NULL, NULL, NULL, "", &err) < 0)
-			sx_log(1, "clearing the nomination of %s/%s: %s",
-			       sx_str_get(lp->meta.ns), lp->meta.name, err.msg);
+			sx_log(1, "clearing the nomination of %s/%s: %s", sx_str_get(lp->meta.ns),
+			       lp->meta.name, err.msg);
 	}
 }
 
@@ -128,8 +128,7 @@ struct sx_preempter *sx_preempter_start(struct sx_kube *kube, struct sx_queue *q
 
 	if (!p)
 		return NULL;
-	*p = (struct sx_preempter){ .kube = kube, .q = q, .on_preempted = on_preempted,
-				    .ctx = ctx };
+	*p = (struct sx_preempter){.kube = kube, .q = q, .on_preempted = on_preempted, .ctx = ctx};
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	if (pthread_create(&p->thread, NULL, worker, p) != 0) {

@@ -17,22 +17,21 @@ const char *sx_sched_profile_name(const struct sx_profile *prof)
 
 void sx_sched_metrics_define(struct sx_metrics *m)
 {
-	static const double lat[] = { 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128,
-				      0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384 };
-	static const double victims[] = { 1, 2, 4, 8, 16, 32, 64 };
+	static const double lat[] = {0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128,
+				     0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384};
+	static const double victims[] = {1, 2, 4, 8, 16, 32, 64};
 
 	if (!m)
 		return;
 	sx_fw_metrics_define(m); /* upstream's families first: those below then exist */
 	sx_metrics_define(m, "scheduler_schedule_attempts_total", SX_METRIC_COUNTER,
-			  "Number of attempts to schedule pods, by the result and profile.", NULL, 0);
-	sx_metrics_define(m, "scheduler_scheduling_attempt_duration_seconds",
-			  SX_METRIC_HISTOGRAM,
+			  "Number of attempts to schedule pods, by the result and profile.", NULL,
+			  0);
+	sx_metrics_define(m, "scheduler_scheduling_attempt_duration_seconds", SX_METRIC_HISTOGRAM,
 			  "Scheduling attempt latency in seconds (scheduling algorithm + binding).",
 			  lat, SX_ARRAY_SIZE(lat));
-	sx_metrics_define(m, "scheduler_scheduling_algorithm_duration_seconds",
-			  SX_METRIC_HISTOGRAM, "Scheduling algorithm latency in seconds.", lat,
-			  SX_ARRAY_SIZE(lat));
+	sx_metrics_define(m, "scheduler_scheduling_algorithm_duration_seconds", SX_METRIC_HISTOGRAM,
+			  "Scheduling algorithm latency in seconds.", lat, SX_ARRAY_SIZE(lat));
 	sx_metrics_define(m, "scheduler_pending_pods", SX_METRIC_GAUGE,
 			  "Number of pending pods, by the queue type.", NULL, 0);
 	sx_metrics_define(m, "scheduler_preemption_attempts_total", SX_METRIC_COUNTER,
@@ -42,7 +41,8 @@ void sx_sched_metrics_define(struct sx_metrics *m)
 			  SX_ARRAY_SIZE(victims));
 	sx_metrics_define(m, "schedext_events_dropped_total", SX_METRIC_COUNTER,
 			  "Events not sent, by reason: queue_full, spam_filter, rejected, "
-			  "retries_exhausted, shutdown.", NULL, 0);
+			  "retries_exhausted, shutdown.",
+			  NULL, 0);
 	sx_metrics_define(m, "schedext_leader", SX_METRIC_GAUGE,
 			  "1 while this process may schedule (holds the lease or no election).",
 			  NULL, 0);
@@ -98,8 +98,11 @@ void sx_sched_metrics_event(struct sx_metrics *m, const char *what, const void *
 	if (!m)
 		return;
 	snprintf(labels, sizeof(labels), "event=\"%s%s\"", what,
-		 !old_obj ? "Add" : !new_obj ? "Delete" : "Update");
-	sx_metrics_observe(m, "scheduler_event_handling_duration_seconds", labels, (double)ns / 1e9);
+		 !old_obj   ? "Add"
+		 : !new_obj ? "Delete"
+			    : "Update");
+	sx_metrics_observe(m, "scheduler_event_handling_duration_seconds", labels,
+			   (double)ns / 1e9);
 }
 
 static void set_incoming(void *ctx, const char *queue, const char *event, uint64_t n)

@@ -52,7 +52,7 @@
 #define EVENTS_GRACE_S 2.0
 /* Pods remembered as "status patch failure already logged"; past that
  * many in one outage, further pods' failures go to the verbose level. */
-#define PATCH_LOG_SLOTS 16384
+#define PATCH_LOG_SLOTS	  16384
 #define SA_NAMESPACE_FILE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 /* ---------- the scheduler ---------- */
@@ -60,19 +60,19 @@
 struct bind_job {
 	struct bind_job *next;
 	const struct sx_profile *prof;
-	const struct sx_pod *pod;        /* reference */
+	const struct sx_pod *pod; /* reference */
 	sx_str node;
-	struct sx_cycle_state *cs;       /* owned */
-	struct sx_snapshot *snap;        /* reference kept for cs->snap; NULL when no
-					  * binding-cycle plugin kept state */
-	struct sx_waiting_pod *waiting;  /* owned, may be NULL */
-	double start;                    /* attempt start, for e2e latency */
-	uint32_t attempts;               /* the pod's scheduling attempts, this one included */
-	double initial_attempt;          /* when it first entered activeQ (SLI) */
+	struct sx_cycle_state *cs;	/* owned */
+	struct sx_snapshot *snap;	/* reference kept for cs->snap; NULL when no
+					 * binding-cycle plugin kept state */
+	struct sx_waiting_pod *waiting; /* owned, may be NULL */
+	double start;			/* attempt start, for e2e latency */
+	uint32_t attempts;		/* the pod's scheduling attempts, this one included */
+	double initial_attempt;		/* when it first entered activeQ (SLI) */
 };
 
 struct sx_scheduler {
-	uint32_t cur_attempts;           /* the popped pod's, for its bind job */
+	uint32_t cur_attempts; /* the popped pod's, for its bind job */
 	double cur_initial_attempt;
 	struct sx_scheduler_opts o;
 	struct sx_queue *q;
@@ -87,18 +87,18 @@ struct sx_scheduler {
 	struct bind_job *jobs_head, *jobs_tail;
 	bool bstop;
 	unsigned nbinders, max_binders;
-	unsigned nidle, njobs;           /* binders waiting for a job; jobs queued */
-	pthread_t *binders;              /* [max_binders] */
-	struct sx_binder binder;         /* assume/bind/finish; Bind plugins see it in the state */
-	struct sx_handle_env env;        /* what the profiles' handles get (sx_config_attach) */
+	unsigned nidle, njobs;	  /* binders waiting for a job; jobs queued */
+	pthread_t *binders;	  /* [max_binders] */
+	struct sx_binder binder;  /* assume/bind/finish; Bind plugins see it in the state */
+	struct sx_handle_env env; /* what the profiles' handles get (sx_config_attach) */
 	/* loop-thread state */
 	uint32_t next_start;
 	uint64_t rng;
 	double last_gauges;
 	struct sx_nominated_set *cur_nom; /* the running cycle's nominations */
-	struct sx_nominator nom_proxy;    /* for DefaultPreemption: reads cur_nom */
-	struct sx_preempter *preempter;   /* evicts victims off the loop thread */
-	struct sx_informers *own_inf;     /* started on leadership (delayCacheUntilActive) */
+	struct sx_nominator nom_proxy;	  /* for DefaultPreemption: reads cur_nom */
+	struct sx_preempter *preempter;	  /* evicts victims off the loop thread */
+	struct sx_informers *own_inf;	  /* started on leadership (delayCacheUntilActive) */
 	/* Pods whose failed status patch was logged at the default level
 	 * since the last successful one (hashes of uid; 0 = empty slot). */
 	pthread_mutex_t plmu;
@@ -115,15 +115,14 @@ static bool leading(struct sx_scheduler *s)
 
 /* A former leader writes nothing, events included. */
 static void emit(struct sx_scheduler *s, const struct sx_pod *pod, const char *type,
-		 const char *reason, const char *action, const char *message,
-		 const char *component)
+		 const char *reason, const char *action, const char *message, const char *component)
 {
 	if (leading(s))
 		sx_events_emit(s->ev, pod, type, reason, action, message, component);
 }
 
-static void count_attempt(struct sx_scheduler *s, const struct sx_profile *prof,
-			  const char *result, double start)
+static void count_attempt(struct sx_scheduler *s, const struct sx_profile *prof, const char *result,
+			  double start)
 {
 	sx_sched_metrics_attempt(s->o.metrics, prof, result, start);
 }
@@ -186,12 +185,11 @@ static void patch_succeeded(struct sx_scheduler *s)
 static void patch_status(struct sx_scheduler *s, const struct sx_pod *pod, bool rejected,
 			 const char *msg, const char *nom)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
-	if (sx_kube_patch_pod_status(s->o.kube, sx_str_get(pod->meta.ns), pod->meta.name,
-				     "PodScheduled", "False",
-				     rejected ? "Unschedulable" : "SchedulerError", msg, nom,
-				     &err) == 0)
+	if (sx_kube_patch_pod_status(
+		    s->o.kube, sx_str_get(pod->meta.ns), pod->meta.name, "PodScheduled", "False",
+		    rejected ? "Unschedulable" : "SchedulerError", msg, nom, &err) == 0)
 		patch_succeeded(s);
 	else
 		sx_log(patch_failure_is_new(s, pod) ? 1 : 4, "patching status of %s/%s: %s",
@@ -206,7 +204,7 @@ static void handle_failure_rej(struct sx_scheduler *s, const struct sx_profile *
 			       sx_str nominated, bool clear_nominated, double start,
 			       const struct sx_rejectors *rej)
 {
-	struct sx_rejectors any = { rejected ? SX_REJ_ANY : 0, 0 };
+	struct sx_rejectors any = {rejected ? SX_REJ_ANY : 0, 0};
 	const char *nom = NULL;
 
 	if (!rej || !rejected)
@@ -241,8 +239,8 @@ static void handle_failure(struct sx_scheduler *s, const struct sx_profile *prof
 /* "0/1 nodes are available: 1 <reason>." for Reserve/Permit rejections. */
 static char *one_node_message(struct sx_status *st)
 {
-	struct sx_status *statuses[1] = { st };
-	struct sx_cycle_result r = { .num_all_nodes = 1, .statuses = statuses };
+	struct sx_status *statuses[1] = {st};
+	struct sx_cycle_result r = {.num_all_nodes = 1, .statuses = statuses};
 
 	return sx_fit_error_message(&r, NULL);
 }
@@ -254,13 +252,13 @@ static void fail_status(struct sx_scheduler *s, const struct sx_profile *prof,
 	char buf[2048];
 	bool rejected = sx_status_is_rejected(st);
 	char *msg = rejected ? one_node_message(st) : NULL;
-	struct sx_rejectors rej = { 0, 0 };
+	struct sx_rejectors rej = {0, 0};
 
 	sx_rejectors_add_status(&rej, st);
 	if (!msg)
 		sx_status_message(st, buf, sizeof(buf));
-	handle_failure_rej(s, prof, pod, msg ? msg : buf, rejected, SX_STR_EMPTY,
-			   clear_nominated, start, &rej);
+	handle_failure_rej(s, prof, pod, msg ? msg : buf, rejected, SX_STR_EMPTY, clear_nominated,
+			   start, &rej);
 	free(msg);
 }
 
@@ -439,7 +437,8 @@ static void assume_and_bind(struct sx_scheduler *s, const struct sx_profile *pro
 	if (!st) {
 		t0 = sx_fw_metrics_now();
 		st = sx_run_permit(prof, res->state, pod, node, &waiting);
-		sx_fw_metrics_point(prof, SX_EP_PERMIT, sx_status_code(st), sx_fw_metrics_now() - t0);
+		sx_fw_metrics_point(prof, SX_EP_PERMIT, sx_status_code(st),
+				    sx_fw_metrics_now() - t0);
 		if (st && st->code == SX_WAIT && waiting) {
 			sx_status_free(st);
 			st = NULL;
@@ -467,10 +466,15 @@ static void assume_and_bind(struct sx_scheduler *s, const struct sx_profile *pro
 	 * claims). Holding every cycle's snapshot made the peak RSS follow
 	 * the API server's latency (one snapshot per job in flight). */
 	bool keep_snap = sx_cycle_state_trim_for_binding(res->state);
-	*j = (struct bind_job){ .prof = prof, .pod = sx_pod_ref(pod), .node = node,
-				.cs = res->state, .snap = keep_snap ? sx_snapshot_ref(snap) : NULL,
-				.waiting = waiting, .start = start, .attempts = s->cur_attempts,
-				.initial_attempt = s->cur_initial_attempt };
+	*j = (struct bind_job){.prof = prof,
+			       .pod = sx_pod_ref(pod),
+			       .node = node,
+			       .cs = res->state,
+			       .snap = keep_snap ? sx_snapshot_ref(snap) : NULL,
+			       .waiting = waiting,
+			       .start = start,
+			       .attempts = s->cur_attempts,
+			       .initial_attempt = s->cur_initial_attempt};
 	j->cs->binder = &s->binder;
 	res->state = NULL;
 	submit_job(s, j);
@@ -483,7 +487,7 @@ static void fit_error(struct sx_scheduler *s, const struct sx_profile *prof,
 		      const struct sx_pod *pod, struct sx_cycle_result *res, double start)
 {
 	struct sx_fit_outcome fo;
-	struct sx_rejectors rej = { 0, 0 };
+	struct sx_rejectors rej = {0, 0};
 	char buf[2048];
 	int rc = sx_fit_error_post_filter(prof, pod, res, false, NULL, &fo);
 
@@ -494,8 +498,10 @@ static void fit_error(struct sx_scheduler *s, const struct sx_profile *prof,
 		sx_metrics_inc(s->o.metrics, "scheduler_preemption_attempts_total", NULL, 1);
 	sx_rejectors_from_result(&rej, res);
 	handle_failure_rej(s, prof, pod,
-			   rc == 0 ? fo.message : res->message ? res->message : "out of memory", true,
-			   fo.nominated_node, false, start, &rej);
+			   rc == 0	  ? fo.message
+			   : res->message ? res->message
+					  : "out of memory",
+			   true, fo.nominated_node, false, start, &rej);
 	sx_fit_outcome_free(&fo);
 }
 
@@ -505,10 +511,14 @@ static void run_cycle(struct sx_scheduler *s, const struct sx_profile *prof,
 	struct sx_snapshot *snap = sx_cache_snapshot(s->o.cache);
 	struct sx_cycle_result res;
 	struct sx_cycle_opts opts = {
-		.mode = SX_CYCLE_FULL, .percentage = -1,
+		.mode = SX_CYCLE_FULL,
+		.percentage = -1,
 		.global_percentage = s->o.cfg->percentage_of_nodes_to_score,
-		.next_start_index = &s->next_start, .rng = &s->rng, .pool = s->o.pool,
-		.skip_pre_enqueue = true, .ext = s->o.extenders,
+		.next_start_index = &s->next_start,
+		.rng = &s->rng,
+		.pool = s->o.pool,
+		.skip_pre_enqueue = true,
+		.ext = s->o.extenders,
 		.extenders = sx_extenders_affect_search(s->o.extenders),
 	};
 	double t0 = sx_now_s();
@@ -572,7 +582,7 @@ static void schedule_one(struct sx_scheduler *s, struct sx_queue_item *it)
  * sync like at startup. A failed start is retried every second. */
 static void start_cache_when_leading(struct sx_scheduler *s)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	sx_log(1, "standalone scheduler: delayCacheUntilActive: the cache fills once leading");
 	while (!atomic_load(&s->stop) && !leading(s))
@@ -636,8 +646,7 @@ static void *loop_thread(void *arg)
 
 /* DefaultPreemption reads nominations through this proxy: the running
  * cycle's set on the loop thread, none elsewhere (extender requests). */
-static uint32_t proxy_pods_for_node(void *ctx, sx_str node, const struct sx_pod **out,
-				    uint32_t max)
+static uint32_t proxy_pods_for_node(void *ctx, sx_str node, const struct sx_pod **out, uint32_t max)
 {
 	struct sx_scheduler *s = ctx;
 
@@ -694,7 +703,8 @@ static void on_pod(void *ctx, const struct sx_pod *old_pod, const struct sx_pod 
 		sx_queue_pod_delete(s->q, old_pod);
 	if (p)
 		sx_sched_metrics_event(s->o.metrics,
-				       p->node_name != SX_STR_EMPTY ? "AssignedPod" : "UnscheduledPod",
+				       p->node_name != SX_STR_EMPTY ? "AssignedPod"
+								    : "UnscheduledPod",
 				       old_pod, new_pod, sx_fw_metrics_now() - t0);
 }
 
@@ -716,10 +726,10 @@ static enum sx_event_resource event_resource(enum sx_kind kind)
 {
 	switch (kind) {
 #define EVENT(RES) SX_RES_##RES
-#define NO_EVENT SX_RES_NONE
-#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, KEY, \
-		EVENT_COL, ...)                                                           \
-	case SX_KIND_##ID:                                                                \
+#define NO_EVENT   SX_RES_NONE
+#define SX_KIND(ID, KIND, GROUP, VERSION, RESOURCE, SCOPE, TYPE, REF, DECODE, CACHE, KEY,          \
+		EVENT_COL, ...)                                                                    \
+	case SX_KIND_##ID:                                                                         \
 		return EVENT_COL;
 #include "schedext/kinds.def"
 #undef EVENT
@@ -740,7 +750,7 @@ static void on_object(void *ctx, enum sx_kind kind, const void *old_obj, const v
 {
 	struct sx_scheduler *s = ctx;
 	enum sx_event_resource res = event_resource(kind);
-	struct sx_object o = { kind, (void *)old_obj }, n = { kind, (void *)new_obj };
+	struct sx_object o = {kind, (void *)old_obj}, n = {kind, (void *)new_obj};
 	uint32_t action = !old_obj ? SX_ACT_ADD : !new_obj ? SX_ACT_DELETE : SX_ACT_UPDATE;
 
 	sx_config_object_event(s->o.cfg, kind, old_obj, new_obj);
@@ -847,10 +857,10 @@ static int start_threads(struct sx_scheduler *s, struct sx_error *err)
 			return sx_error_set(err, SX_ENOMEM, "cannot start binder threads");
 		}
 	}
-	s->ev = sx_events_start(&(struct sx_events_opts){
-					.kube = s->event_kube ? s->event_kube : s->o.kube,
-					.metrics = s->o.metrics },
-				err);
+	s->ev = sx_events_start(
+		&(struct sx_events_opts){.kube = s->event_kube ? s->event_kube : s->o.kube,
+					 .metrics = s->o.metrics},
+		err);
 	if (!s->ev)
 		return err->code;
 	if (pthread_create(&s->loop, NULL, loop_thread, s) != 0) {
@@ -933,15 +943,20 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 		return rc;
 	}
 	sx_sched_metrics_define(opts->metrics);
-	s->binder = (struct sx_binder){ .cache = opts->cache, .kube = opts->kube, .post = api_binder,
-					.ctx = s };
-	s->nom_proxy = (struct sx_nominator){ .pods_for_node = proxy_pods_for_node, .ctx = s };
-	s->env = (struct sx_handle_env){ .cache = opts->cache, .kube = opts->kube,
-					 .binder = &s->binder, .nominator = &s->nom_proxy,
-					 .extenders = opts->extenders, .metrics = opts->metrics,
-					 .pool = opts->pool, .apply = apply_preemption,
-					 .apply_ctx = s, .seed = sx_now_ns() };
-	l = (struct sx_cache_listener){ on_pod, on_node, s, on_object };
+	s->binder = (struct sx_binder){
+		.cache = opts->cache, .kube = opts->kube, .post = api_binder, .ctx = s};
+	s->nom_proxy = (struct sx_nominator){.pods_for_node = proxy_pods_for_node, .ctx = s};
+	s->env = (struct sx_handle_env){.cache = opts->cache,
+					.kube = opts->kube,
+					.binder = &s->binder,
+					.nominator = &s->nom_proxy,
+					.extenders = opts->extenders,
+					.metrics = opts->metrics,
+					.pool = opts->pool,
+					.apply = apply_preemption,
+					.apply_ctx = s,
+					.seed = sx_now_ns()};
+	l = (struct sx_cache_listener){on_pod, on_node, s, on_object};
 	/* Before the listener (claims are tracked from the first event) and
 	 * before the loop (its first cycle may run at once). */
 	sx_config_attach(opts->cfg, &s->env);

@@ -17,7 +17,7 @@
 #endif
 
 #define BLOCK_SIZE (64 * 1024)
-#define ALIGN alignof(max_align_t)
+#define ALIGN	   alignof(max_align_t)
 
 struct block {
 	struct block *next;

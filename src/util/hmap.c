@@ -19,7 +19,7 @@
 #include <string.h>
 
 #define GOLDEN 0x9E3779B97F4A7C15ull
-#define MULT 0xBF58476D1CE4E5B9ull
+#define MULT   0xBF58476D1CE4E5B9ull
 
 static inline uint64_t fmix64(uint64_t h)
 {
@@ -172,7 +172,7 @@ static void fill(struct sx_hmap *m, uint64_t key, uint64_t val)
 
 	while (m->slots[i].val)
 		i = (i + 1) & mask;
-	m->slots[i] = (struct sx_hmap_slot){ key, val };
+	m->slots[i] = (struct sx_hmap_slot){key, val};
 	m->n++;
 }
 

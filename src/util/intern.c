@@ -29,9 +29,9 @@
 #include <string.h>
 
 #define CHUNK_BASE_BITS 10
-#define CHUNK_BASE ((uint64_t)1 << CHUNK_BASE_BITS)
-#define NCHUNKS 23 /* enough for 2^32 ids */
-#define BLOCK_SIZE ((size_t)64 << 10)
+#define CHUNK_BASE	((uint64_t)1 << CHUNK_BASE_BITS)
+#define NCHUNKS		23 /* enough for 2^32 ids */
+#define BLOCK_SIZE	((size_t)64 << 10)
 
 struct entry {
 	const char *s; /* NUL-terminated copy */
@@ -45,15 +45,15 @@ struct table {
 };
 
 static _Atomic(struct entry *) chunks[NCHUNKS];
-static atomic_uint_fast32_t nids;  /* published ids */
-static atomic_size_t nbytes;       /* string bytes, NULs included */
+static atomic_uint_fast32_t nids; /* published ids */
+static atomic_size_t nbytes;	  /* string bytes, NULs included */
 
 /* Everything below is protected by lock. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(struct table *) table; /* published with release order */
-static char *block;      /* bump allocator for string copies */
+static char *block;		      /* bump allocator for string copies */
 static size_t block_left;
-static char **blocks;    /* every block, kept reachable */
+static char **blocks; /* every block, kept reachable */
 static size_t nblocks, blocks_cap;
 
 static pthread_once_t base_once = PTHREAD_ONCE_INIT;

@@ -85,8 +85,9 @@ static size_t plain_run(const char *p, size_t n)
 	for (; n - i >= 16; i += 16) {
 		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
 		/* signed: bytes >= 0x80 are negative, so below 0x20 as well */
-		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
-					 _mm_cmplt_epi8(x, space));
+		__m128i m = _mm_or_si128(
+			_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+			_mm_cmplt_epi8(x, space));
 		unsigned mask = (unsigned)_mm_movemask_epi8(m);
 
 		if (mask)
@@ -149,7 +150,14 @@ static const char *scan_escape(const char *p, const char *end)
 	if (end - p < 2)
 		return NULL;
 	switch (p[1]) {
-	case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+	case '"':
+	case '\\':
+	case '/':
+	case 'b':
+	case 'f':
+	case 'n':
+	case 'r':
+	case 't':
 		return p + 2;
 	case 'u':
 		break;
@@ -479,7 +487,7 @@ void sx_json_enter(struct sx_json_cur *c, struct sx_json_cur *child)
  * new length. */
 static size_t put_utf8(char *dst, size_t cap, size_t n, uint32_t cp)
 {
-	static const unsigned char lead[5] = { 0, 0, 0xC0, 0xE0, 0xF0 };
+	static const unsigned char lead[5] = {0, 0, 0xC0, 0xE0, 0xF0};
 	size_t k = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4, i;
 
 	for (i = 0; i < k; i++, n++) {
@@ -514,20 +522,33 @@ size_t sx_json_unescape(const struct sx_json_val *s, char *dst, size_t cap)
 		ch = p[1];
 		p += 2;
 		switch (ch) {
-		case 'b': cp = '\b'; break;
-		case 'f': cp = '\f'; break;
-		case 'n': cp = '\n'; break;
-		case 'r': cp = '\r'; break;
-		case 't': cp = '\t'; break;
+		case 'b':
+			cp = '\b';
+			break;
+		case 'f':
+			cp = '\f';
+			break;
+		case 'n':
+			cp = '\n';
+			break;
+		case 'r':
+			cp = '\r';
+			break;
+		case 't':
+			cp = '\t';
+			break;
 		case 'u':
 			cp = (uint32_t)hex4(p, e);
 			p += 4;
 			if (cp >= 0xD800 && cp <= 0xDBFF) {
-				cp = 0x10000 + (((cp & 0x3FF) << 10) | ((uint32_t)hex4(p + 2, e) & 0x3FF));
+				cp = 0x10000 +
+				     (((cp & 0x3FF) << 10) | ((uint32_t)hex4(p + 2, e) & 0x3FF));
 				p += 6;
 			}
 			break;
-		default: cp = (unsigned char)ch; break; /* " \ / */
+		default:
+			cp = (unsigned char)ch;
+			break; /* " \ / */
 		}
 		if (cp == 0)
 			return n; /* a C string ends here */

@@ -12,11 +12,11 @@
 
 struct series {
 	struct series *next;
-	char *labels;           /* "" when none */
-	double value;           /* counter / gauge */
-	uint64_t count;         /* histogram */
+	char *labels;	/* "" when none */
+	double value;	/* counter / gauge */
+	uint64_t count; /* histogram */
 	double sum;
-	uint64_t *buckets;      /* [nbuckets] cumulative at render time */
+	uint64_t *buckets; /* [nbuckets] cumulative at render time */
 };
 
 struct family {
@@ -208,7 +208,8 @@ void sx_metrics_set(struct sx_metrics *m, const char *name, const char *labels, 
 }
 
 void sx_metrics_set_histogram(struct sx_metrics *m, const char *name, const char *labels,
-			      const uint64_t *buckets, unsigned nbuckets, uint64_t count, double sum)
+			      const uint64_t *buckets, unsigned nbuckets, uint64_t count,
+			      double sum)
 {
 	struct family *f;
 	struct series *s;

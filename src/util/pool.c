@@ -20,10 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHUNK 8            /* default indices per grab: small, so early stop is prompt */
-#define SPIN_NS 100000     /* how long an idle worker looks for work before sleeping */
-#define WAIT_SPIN_NS 50000 /* how long the caller spins for workers inside its job */
-#define CLOCK_EVERY 256    /* spin iterations between clock reads */
+#define CHUNK	     8	    /* default indices per grab: small, so early stop is prompt */
+#define SPIN_NS	     100000 /* how long an idle worker looks for work before sleeping */
+#define WAIT_SPIN_NS 50000  /* how long the caller spins for workers inside its job */
+#define CLOCK_EVERY  256    /* spin iterations between clock reads */
 /* Jobs smaller than this do not wake sleeping workers: the wake-up (a
  * futex call, then a cold core) costs about as much as ~1000 nodes of
  * Filter, and the caller waits for the late worker's chunk. Measured on
@@ -32,14 +32,14 @@
 #define WAKE_MIN 1024
 
 struct job {
-	sx_pool_fn fn;             /* per index, or NULL when range is set */
-	sx_pool_range_fn range;    /* per chunk */
+	sx_pool_fn fn;		/* per index, or NULL when range is set */
+	sx_pool_range_fn range; /* per chunk */
 	void *ctx;
 	const atomic_bool *stop; /* optional: no more chunks once true */
 	uint32_t n;
-	uint32_t chunk;       /* indices per grab */
-	atomic_uint next;     /* next index to hand out */
-	atomic_uint active;   /* workers inside the job (incremented under the pool lock) */
+	uint32_t chunk;	    /* indices per grab */
+	atomic_uint next;   /* next index to hand out */
+	atomic_uint active; /* workers inside the job (incremented under the pool lock) */
 	struct job *link;
 };
 
@@ -308,7 +308,7 @@ static void run_job(struct sx_pool *pool, struct job *job)
 void sx_pool_run_until(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ctx,
 		       const atomic_bool *stop)
 {
-	struct job job = { .fn = fn, .ctx = ctx, .stop = stop, .n = n };
+	struct job job = {.fn = fn, .ctx = ctx, .stop = stop, .n = n};
 
 	run_job(pool, &job);
 }
@@ -316,7 +316,7 @@ void sx_pool_run_until(struct sx_pool *pool, uint32_t n, sx_pool_fn fn, void *ct
 void sx_pool_run_chunks(struct sx_pool *pool, uint32_t n, uint32_t chunk, sx_pool_range_fn fn,
 			void *ctx, const atomic_bool *stop)
 {
-	struct job job = { .range = fn, .ctx = ctx, .stop = stop, .n = n, .chunk = chunk };
+	struct job job = {.range = fn, .ctx = ctx, .stop = stop, .n = n, .chunk = chunk};
 
 	run_job(pool, &job);
 }

@@ -46,8 +46,10 @@ static void read_stat(struct sx_procstat *o)
 	buf[n] = '\0';
 	p = strrchr(buf, ')'); /* the command name may hold spaces */
 	if (!p || tick <= 0 ||
-	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d "
-			  "%*d %*d %llu", &ut, &st, &start) != 3)
+	    sscanf(p + 2,
+		   "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d "
+		   "%*d %*d %llu",
+		   &ut, &st, &start) != 3)
 		return;
 	o->cpu_seconds = (double)(ut + st) / tick;
 	f = fopen("/proc/stat", "r");
@@ -108,22 +110,26 @@ void sx_procstat_read(struct sx_procstat *out)
 
 void sx_procstat_define(struct sx_metrics *m)
 {
-	static const struct { const char *name, *help; enum sx_metric_type t; } fam[] = {
-		{ "process_resident_memory_bytes", "Resident memory size in bytes.", SX_METRIC_GAUGE },
-		{ "process_virtual_memory_bytes", "Virtual memory size in bytes.", SX_METRIC_GAUGE },
-		{ "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
-		  SX_METRIC_COUNTER },
-		{ "process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
-		  SX_METRIC_GAUGE },
-		{ "process_open_fds", "Number of open file descriptors.", SX_METRIC_GAUGE },
-		{ "process_max_fds", "Maximum number of open file descriptors.", SX_METRIC_GAUGE },
-		{ "schedext_resident_memory_peak_bytes", "Peak resident memory (VmHWM) in bytes.",
-		  SX_METRIC_GAUGE },
-		{ "schedext_threads", "Threads of the process.", SX_METRIC_GAUGE },
-		{ "schedext_malloc_arenas", "glibc malloc arenas (main and per-thread).",
-		  SX_METRIC_GAUGE },
-		{ "schedext_malloc_system_bytes", "Bytes malloc holds from the system, all arenas.",
-		  SX_METRIC_GAUGE },
+	static const struct {
+		const char *name, *help;
+		enum sx_metric_type t;
+	} fam[] = {
+		{"process_resident_memory_bytes", "Resident memory size in bytes.",
+		 SX_METRIC_GAUGE},
+		{"process_virtual_memory_bytes", "Virtual memory size in bytes.", SX_METRIC_GAUGE},
+		{"process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
+		 SX_METRIC_COUNTER},
+		{"process_start_time_seconds",
+		 "Start time of the process since unix epoch in seconds.", SX_METRIC_GAUGE},
+		{"process_open_fds", "Number of open file descriptors.", SX_METRIC_GAUGE},
+		{"process_max_fds", "Maximum number of open file descriptors.", SX_METRIC_GAUGE},
+		{"schedext_resident_memory_peak_bytes", "Peak resident memory (VmHWM) in bytes.",
+		 SX_METRIC_GAUGE},
+		{"schedext_threads", "Threads of the process.", SX_METRIC_GAUGE},
+		{"schedext_malloc_arenas", "glibc malloc arenas (main and per-thread).",
+		 SX_METRIC_GAUGE},
+		{"schedext_malloc_system_bytes", "Bytes malloc holds from the system, all arenas.",
+		 SX_METRIC_GAUGE},
 	};
 	for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++)
 		sx_metrics_define(m, fam[i].name, fam[i].t, fam[i].help, NULL, 0);

@@ -104,10 +104,10 @@ static bool interpret_suffix(const char *s, size_t n, long *exp10, unsigned *exp
 		long exp10;
 		unsigned exp2;
 	} table[] = {
-		{ "", 0, 0 },	 { "n", -9, 0 }, { "u", -6, 0 },  { "m", -3, 0 },  { "k", 3, 0 },
-		{ "M", 6, 0 },	 { "G", 9, 0 },	 { "T", 12, 0 },  { "P", 15, 0 },  { "E", 18, 0 },
-		{ "Ki", 0, 10 }, { "Mi", 0, 20 }, { "Gi", 0, 30 }, { "Ti", 0, 40 }, { "Pi", 0, 50 },
-		{ "Ei", 0, 60 },
+		{"", 0, 0},    {"n", -9, 0},  {"u", -6, 0},  {"m", -3, 0},
+		{"k", 3, 0},   {"M", 6, 0},   {"G", 9, 0},   {"T", 12, 0},
+		{"P", 15, 0},  {"E", 18, 0},  {"Ki", 0, 10}, {"Mi", 0, 20},
+		{"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50}, {"Ei", 0, 60},
 	};
 
 	*exp10 = 0;
@@ -127,7 +127,7 @@ static bool interpret_suffix(const char *s, size_t n, long *exp10, unsigned *exp
 /* Digit k (0 = least significant) of the digit string of sc. */
 static int digit_at(const struct scan *sc, size_t ndig, size_t k)
 {
-	size_t idx = ndig - 1 - k; /* index in integer+fraction digits */
+	size_t idx = ndig - 1 - k;		     /* index in integer+fraction digits */
 	size_t pos = idx < sc->nint ? idx : idx + 1; /* skip the '.' */
 
 	return sc->digits[pos] - '0';

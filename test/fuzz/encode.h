@@ -9,8 +9,9 @@
 #include "schedext/model.h"
 
 static const char *const fuzz_op_names[] = {
-	[SX_OP_IN] = "In",         [SX_OP_NOT_IN] = "NotIn", [SX_OP_EXISTS] = "Exists",
-	[SX_OP_DOES_NOT_EXIST] = "DoesNotExist", [SX_OP_GT] = "Gt", [SX_OP_LT] = "Lt",
+	[SX_OP_IN] = "In",	   [SX_OP_NOT_IN] = "NotIn",
+	[SX_OP_EXISTS] = "Exists", [SX_OP_DOES_NOT_EXIST] = "DoesNotExist",
+	[SX_OP_GT] = "Gt",	   [SX_OP_LT] = "Lt",
 };
 
 static inline cJSON *fuzz_encode_reqs(const struct sx_requirement *r, uint32_t n, bool labels)
@@ -74,7 +75,8 @@ static inline cJSON *fuzz_encode_node_affinity(const struct sx_node_affinity *na
 		cJSON *p = cJSON_CreateObject();
 
 		cJSON_AddNumberToObject(p, "weight", na->preferred[i].weight);
-		cJSON_AddItemToObject(p, "preference", fuzz_encode_term(&na->preferred[i].preference));
+		cJSON_AddItemToObject(p, "preference",
+				      fuzz_encode_term(&na->preferred[i].preference));
 		cJSON_AddItemToArray(pref, p);
 	}
 	return j;

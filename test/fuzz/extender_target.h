@@ -29,21 +29,28 @@ static const char cluster[] =
 	"{\"kind\":\"List\",\"items\":["
 	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"a\",\"labels\":{\"zone\":\"z1\","
 	"\"kubernetes.io/hostname\":\"a\"}},\"spec\":{\"taints\":[{\"key\":\"t\",\"value\":\"v\","
-	"\"effect\":\"NoSchedule\"}]},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\","
+	"\"effect\":\"NoSchedule\"}]},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":"
+	"\"8Gi\","
 	"\"pods\":\"110\"},\"images\":[{\"names\":[\"nginx:1\"],\"sizeBytes\":1000000}]}},"
 	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"b\",\"labels\":{\"zone\":\"z2\"}},"
 	"\"status\":{\"allocatable\":{\"cpu\":\"2\",\"memory\":\"4Gi\",\"pods\":\"110\"}}},"
-	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"low\",\"namespace\":\"default\",\"uid\":\"u-low\","
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"low\",\"namespace\":\"default\",\"uid\":\"u-"
+	"low\","
 	"\"labels\":{\"app\":\"x\"}},\"spec\":{\"nodeName\":\"b\",\"priority\":0,\"containers\":"
 	"[{\"name\":\"c\",\"ports\":[{\"containerPort\":80,\"hostPort\":80}],\"resources\":"
 	"{\"requests\":{\"cpu\":\"1500m\"}}}]},\"status\":{\"phase\":\"Running\"}},"
-	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"mid\",\"namespace\":\"default\",\"uid\":\"u-mid\"},"
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"mid\",\"namespace\":\"default\",\"uid\":\"u-"
+	"mid\"},"
 	"\"spec\":{\"nodeName\":\"b\",\"priority\":5,\"containers\":[{\"name\":\"c\",\"resources\":"
 	"{\"requests\":{\"cpu\":\"200m\"}}}]},\"status\":{\"phase\":\"Running\"}},"
-	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"pend\",\"namespace\":\"default\",\"uid\":\"u-pend\"},"
-	"\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}},"
-	"{\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":\"pdb\",\"namespace\":\"default\"},"
-	"\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"x\"}}},\"status\":{\"disruptionsAllowed\":0}}"
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"pend\",\"namespace\":\"default\",\"uid\":\"u-"
+	"pend\"},"
+	"\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}"
+	","
+	"{\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":\"pdb\",\"namespace\":"
+	"\"default\"},"
+	"\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"x\"}}},\"status\":{"
+	"\"disruptionsAllowed\":0}}"
 	"]}";
 
 static struct sx_cache *cache;
@@ -52,7 +59,7 @@ static struct sx_extender ex;
 
 static void load_cluster(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	if (cache)
 		sx_cache_free(cache);
@@ -64,7 +71,7 @@ static void load_cluster(void)
 
 static void setup(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	fuzz_init();
 	cfg = sx_config_default(&err);
@@ -83,7 +90,8 @@ static void check_reply(int status, const struct sx_buf *out, uint64_t gen0)
 	FUZZ_CHECK(j != NULL, "reply is not JSON: %.*s", (int)out->len, out->data);
 	if (status != 200) {
 		e = cJSON_GetObjectItemCaseSensitive(j, "error");
-		FUZZ_CHECK(cJSON_IsString(e) && e->valuestring[0], "status %d without error", status);
+		FUZZ_CHECK(cJSON_IsString(e) && e->valuestring[0], "status %d without error",
+			   status);
 	}
 	e = cJSON_GetObjectItemCaseSensitive(j, "Error");
 	failed = status != 200 || (cJSON_IsString(e) && e->valuestring[0]);

@@ -19,15 +19,15 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define FUZZ_CHECK(cond, ...)                                                            \
-	do {                                                                             \
-		if (!(cond)) {                                                           \
-			fprintf(stderr, "%s:%d: invariant failed: %s: ", __FILE__,       \
-				__LINE__, #cond);                                        \
-			fprintf(stderr, __VA_ARGS__);                                    \
-			fputc('\n', stderr);                                             \
-			abort();                                                         \
-		}                                                                        \
+#define FUZZ_CHECK(cond, ...)                                                                      \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: invariant failed: %s: ", __FILE__, __LINE__,       \
+				#cond);                                                            \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 /* Once per process: interning and a silent log. */

@@ -8,15 +8,15 @@
 #include "schedext/cel.h"
 
 static const struct sx_cel_attr attrs[] = {
-	{ .name = "model", .type = SX_CEL_ATTR_STRING, .s = "a100" },
-	{ .name = "cores", .type = SX_CEL_ATTR_INT, .i = 108 },
-	{ .name = "healthy", .type = SX_CEL_ATTR_BOOL, .b = true },
-	{ .name = "version", .type = SX_CEL_ATTR_VERSION, .s = "1.2.3-rc.1" },
-	{ .name = "other.example.com/pcie", .type = SX_CEL_ATTR_STRING, .s = "gen4" },
+	{.name = "model", .type = SX_CEL_ATTR_STRING, .s = "a100"},
+	{.name = "cores", .type = SX_CEL_ATTR_INT, .i = 108},
+	{.name = "healthy", .type = SX_CEL_ATTR_BOOL, .b = true},
+	{.name = "version", .type = SX_CEL_ATTR_VERSION, .s = "1.2.3-rc.1"},
+	{.name = "other.example.com/pcie", .type = SX_CEL_ATTR_STRING, .s = "gen4"},
 };
 
 static const struct sx_cel_capacity caps[] = {
-	{ .name = "memory", .value = (sx_nano)40 * 1073741824 * SX_NANO_PER_UNIT },
+	{.name = "memory", .value = (sx_nano)40 * 1073741824 * SX_NANO_PER_UNIT},
 };
 
 static const struct sx_cel_device dev = {
@@ -50,7 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		   (unsigned long long)c1, (unsigned long long)c2);
 	if (rc1 == 0) {
 		FUZZ_CHECK(r1 == r2, "two answers");
-		FUZZ_CHECK(c1 <= SX_CEL_MAX_COST, "cost %llu over the limit", (unsigned long long)c1);
+		FUZZ_CHECK(c1 <= SX_CEL_MAX_COST, "cost %llu over the limit",
+			   (unsigned long long)c1);
 	} else {
 		FUZZ_CHECK(e1[0] != '\0' && strcmp(e1, e2) == 0, "messages %s / %s", e1, e2);
 	}

@@ -6,7 +6,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_config *cfg;
 
 	fuzz_init();

@@ -1,4 +1,4 @@
 /* The extender bind verb: raw request bodies (NodeNames and Nodes modes). */
-#define VERB sx_extender_bind
+#define VERB	    sx_extender_bind
 #define VERB_WRITES 1
 #include "extender_target.h"

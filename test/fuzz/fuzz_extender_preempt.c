@@ -1,4 +1,4 @@
 /* The extender preempt verb: raw request bodies (NodeNames and Nodes modes). */
-#define VERB sx_extender_preempt
+#define VERB	    sx_extender_preempt
 #define VERB_WRITES 0
 #include "extender_target.h"

@@ -10,18 +10,19 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_kube_config cfg;
 	size_t n;
 
 	fuzz_init();
-	if (sx_kubeconfig_parse((const char *)data, size, "/fuzz/kubeconfig", NULL, &cfg,
-				&err) != 0) {
+	if (sx_kubeconfig_parse((const char *)data, size, "/fuzz/kubeconfig", NULL, &cfg, &err) !=
+	    0) {
 		FUZZ_CHECK(err.msg[0] != '\0', "rejected without a message");
 		return 0;
 	}
 	FUZZ_CHECK(cfg.server && (strncmp(cfg.server, "https://", 8) == 0 ||
-				  strncmp(cfg.server, "http://", 7) == 0), "server");
+				  strncmp(cfg.server, "http://", 7) == 0),
+		   "server");
 	n = strlen(cfg.server);
 	FUZZ_CHECK(n == 0 || cfg.server[n - 1] != '/', "trailing slash in %s", cfg.server);
 	FUZZ_CHECK(cfg.context && cfg.namespace && cfg.namespace[0] && cfg.source, "context");

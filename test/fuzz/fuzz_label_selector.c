@@ -23,9 +23,9 @@ static int by_key(const void *a, const void *b)
 static void setup_labels(void)
 {
 	static const char *kv[3][3][2] = {
-		{ { "app", "web" }, { "tier", "1" }, { "zone", "a" } },
-		{ { "app", "db" }, { "tier", "20" }, { "x", "" } },
-		{ { "a", "b" }, { "app", "web" }, { "k8s.io/name", "n" } },
+		{{"app", "web"}, {"tier", "1"}, {"zone", "a"}},
+		{{"app", "db"}, {"tier", "20"}, {"x", ""}},
+		{{"a", "b"}, {"app", "web"}, {"k8s.io/name", "n"}},
 	};
 
 	for (int s = 0; s < 3; s++) {
@@ -50,7 +50,7 @@ static unsigned verdicts(const struct sx_label_selector *sel)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_label_selector *sel, *sel2;
 	cJSON *docs, *again;
 	char *text, *text2;

@@ -16,10 +16,11 @@ static void setup_nodes(void)
 {
 	static const char *json[3] = {
 		"{\"metadata\":{\"name\":\"n1\",\"labels\":{\"zone\":\"a\",\"gpu\":\"4\"}}}",
-		"{\"metadata\":{\"name\":\"n2\",\"labels\":{\"zone\":\"b\",\"gpu\":\"-1\",\"x\":\"\"}}}",
+		"{\"metadata\":{\"name\":\"n2\",\"labels\":{\"zone\":\"b\",\"gpu\":\"-1\",\"x\":"
+		"\"\"}}}",
 		"{\"metadata\":{\"name\":\"node-3\"}}",
 	};
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	for (int i = 0; i < 3; i++) {
 		cJSON *j = cJSON_Parse(json[i]);
@@ -40,7 +41,8 @@ static unsigned verdicts(const struct sx_node_affinity *na)
 		bit++;
 		for (uint32_t p = 0; p < na->npreferred && p < 8; p++)
 			v |= (unsigned)sx_node_selector_term_matches(&na->preferred[p].preference,
-								     nodes[i]) << (bit + p);
+								     nodes[i])
+			     << (bit + p);
 		bit += 8;
 	}
 	return v;
@@ -48,7 +50,7 @@ static unsigned verdicts(const struct sx_node_affinity *na)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_node_affinity *na, *na2;
 	cJSON *docs, *again;
 	char *text, *text2;

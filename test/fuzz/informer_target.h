@@ -17,13 +17,14 @@ static const char base[] =
 	"{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"},\"images\":"
 	"[{\"names\":[\"x:1\"],\"sizeBytes\":5},{\"sizeBytes\":7}]}},"
 	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"default\",\"uid\":\"u\"},"
-	"\"spec\":{\"nodeName\":\"a\",\"containers\":[{\"name\":\"c\",\"ports\":[{\"containerPort\":"
+	"\"spec\":{\"nodeName\":\"a\",\"containers\":[{\"name\":\"c\",\"ports\":[{"
+	"\"containerPort\":"
 	"80,\"hostPort\":80}],\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},\"status\":"
 	"{\"phase\":\"Running\"}}]}";
 
 static void replay_into(enum sx_kind kind, const uint8_t *data, size_t size)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_cache *c = sx_cache_new();
 	const char *diff;
 	uint64_t gen0;

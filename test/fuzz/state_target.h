@@ -20,7 +20,7 @@ static const char base[] =
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_cache *c;
 	uint64_t gen0;
 	const char *diff;

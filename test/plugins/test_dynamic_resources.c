@@ -10,15 +10,25 @@
 
 extern const struct sx_plugin sx_plugin_dynamic_resources;
 
-#define NODE(n) "{\"metadata\":{\"name\":\"" n "\",\"labels\":{\"kubernetes.io/hostname\":\"" n "\"}}," \
+#define NODE(n)                                                                                    \
+	"{\"metadata\":{\"name\":\"" n "\",\"labels\":{\"kubernetes.io/hostname\":\"" n "\"}},"    \
 	"\"status\":{\"allocatable\":{\"cpu\":\"4\",\"pods\":\"110\"}}}"
-#define CLASS "{\"metadata\":{\"name\":\"class\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":" \
+#define CLASS                                                                                      \
+	"{\"metadata\":{\"name\":\"class\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":"    \
 	"\"device.driver == 'd.example.com'\"}}]}}"
-#define SLICE "{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d.example.com\",\"nodeName\":\"worker\"," \
-	"\"pool\":{\"name\":\"worker\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":[{\"name\":\"dev-1\"}]}}"
-#define REQ "\"spec\":{\"devices\":{\"requests\":[{\"name\":\"req-1\",\"exactly\":{\"deviceClassName\":\"class\"}}]}}"
-#define ALLOC_ON(node) "\"allocation\":{\"devices\":{\"results\":[{\"request\":\"req-1\",\"driver\":\"d.example.com\"," \
-	"\"pool\":\"" node "\",\"device\":\"dev-1\"}]},\"nodeSelector\":{\"nodeSelectorTerms\":[{\"matchFields\":" \
+#define SLICE                                                                                      \
+	"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d.example.com\",\"nodeName\":"      \
+	"\"worker\","                                                                              \
+	"\"pool\":{\"name\":\"worker\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":[{"  \
+	"\"name\":\"dev-1\"}]}}"
+#define REQ                                                                                        \
+	"\"spec\":{\"devices\":{\"requests\":[{\"name\":\"req-1\",\"exactly\":{"                   \
+	"\"deviceClassName\":\"class\"}}]}}"
+#define ALLOC_ON(node)                                                                             \
+	"\"allocation\":{\"devices\":{\"results\":[{\"request\":\"req-1\",\"driver\":\"d.example." \
+	"com\","                                                                                   \
+	"\"pool\":\"" node                                                                         \
+	"\",\"device\":\"dev-1\"}]},\"nodeSelector\":{\"nodeSelectorTerms\":[{\"matchFields\":"    \
 	"[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"" node "\"]}]}]}}"
 
 struct tcase {
@@ -27,47 +37,63 @@ struct tcase {
 	const char *pod_claim; /* the pod's spec.resourceClaims[0] */
 	const char *status;    /* the pod's status, or NULL */
 	bool no_class;
-	const char *pre_filter; /* expected PreFilter status */
+	const char *pre_filter;			  /* expected PreFilter status */
 	const char *filter_worker, *filter_other; /* expected Filter statuses */
 };
 
 static const struct tcase cases[] = {
-	{ "empty", NULL, NULL, NULL, false, "Skip", NULL, NULL },
-	{ "claim-reference-missing", NULL, "{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}", NULL, false,
-	  "UnschedulableAndUnresolvable: resourceclaim.resource.k8s.io \"my-claim\" not found", NULL, NULL },
-	{ "deleted-claim", "{\"metadata\":{\"name\":\"my-claim\",\"namespace\":\"default\",\"uid\":\"c1\","
-	  "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"}," REQ "}",
-	  "{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}", NULL, false,
-	  "UnschedulableAndUnresolvable: resourceclaim \"my-claim\" is being deleted", NULL, NULL },
-	{ "template-not-created-yet", NULL, "{\"name\":\"r\",\"resourceClaimTemplateName\":\"t\"}", NULL, false,
-	  "UnschedulableAndUnresolvable: pod \"default/my-pod\": ResourceClaim not created yet", NULL, NULL },
-	{ "template-claim-of-other-pod", "{\"metadata\":{\"name\":\"gen\",\"namespace\":\"default\",\"uid\":\"c2\","
-	  "\"ownerReferences\":[{\"kind\":\"Pod\",\"name\":\"x\",\"uid\":\"other\",\"controller\":true}]}," REQ "}",
-	  "{\"name\":\"r\",\"resourceClaimTemplateName\":\"t\"}",
-	  "{\"resourceClaimStatuses\":[{\"name\":\"r\",\"resourceClaimName\":\"gen\"}]}", false,
-	  "UnschedulableAndUnresolvable: ResourceClaim default/gen was not created for pod default/my-pod "
-	  "(pod is not owner)", NULL, NULL },
-	{ "template-claim-not-generated", NULL, "{\"name\":\"r\",\"resourceClaimTemplateName\":\"t\"}",
-	  "{\"resourceClaimStatuses\":[{\"name\":\"r\"}]}", false, "Skip", NULL, NULL },
-	{ "missing-class", "{\"metadata\":{\"name\":\"my-claim\",\"namespace\":\"default\",\"uid\":\"c3\"}," REQ "}",
-	  "{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}", NULL, true,
-	  "UnschedulableAndUnresolvable: request req-1: device class class does not exist", NULL, NULL },
-	{ "allocated-claim-other-node", "{\"metadata\":{\"name\":\"my-claim\",\"namespace\":\"default\",\"uid\":\"c4\"},"
-	  REQ ",\"status\":{" ALLOC_ON("other") "}}", "{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}", NULL, false,
-	  "Success", "UnschedulableAndUnresolvable: resourceclaim not available on the node", "Success" },
-	{ "structured-allocation", "{\"metadata\":{\"name\":\"my-claim\",\"namespace\":\"default\",\"uid\":\"c5\"}," REQ "}",
-	  "{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}", NULL, false,
-	  "Success", "Success", "UnschedulableAndUnresolvable: cannot allocate all claims" },
+	{"empty", NULL, NULL, NULL, false, "Skip", NULL, NULL},
+	{"claim-reference-missing", NULL, "{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}",
+	 NULL, false,
+	 "UnschedulableAndUnresolvable: resourceclaim.resource.k8s.io \"my-claim\" not found", NULL,
+	 NULL},
+	{"deleted-claim",
+	 "{\"metadata\":{\"name\":\"my-claim\",\"namespace\":\"default\",\"uid\":\"c1\","
+	 "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"}," REQ "}",
+	 "{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}", NULL, false,
+	 "UnschedulableAndUnresolvable: resourceclaim \"my-claim\" is being deleted", NULL, NULL},
+	{"template-not-created-yet", NULL, "{\"name\":\"r\",\"resourceClaimTemplateName\":\"t\"}",
+	 NULL, false,
+	 "UnschedulableAndUnresolvable: pod \"default/my-pod\": ResourceClaim not created yet",
+	 NULL, NULL},
+	{"template-claim-of-other-pod",
+	 "{\"metadata\":{\"name\":\"gen\",\"namespace\":\"default\",\"uid\":\"c2\","
+	 "\"ownerReferences\":[{\"kind\":\"Pod\",\"name\":\"x\",\"uid\":\"other\",\"controller\":"
+	 "true}]}," REQ "}",
+	 "{\"name\":\"r\",\"resourceClaimTemplateName\":\"t\"}",
+	 "{\"resourceClaimStatuses\":[{\"name\":\"r\",\"resourceClaimName\":\"gen\"}]}", false,
+	 "UnschedulableAndUnresolvable: ResourceClaim default/gen was not created for pod "
+	 "default/my-pod "
+	 "(pod is not owner)",
+	 NULL, NULL},
+	{"template-claim-not-generated", NULL,
+	 "{\"name\":\"r\",\"resourceClaimTemplateName\":\"t\"}",
+	 "{\"resourceClaimStatuses\":[{\"name\":\"r\"}]}", false, "Skip", NULL, NULL},
+	{"missing-class",
+	 "{\"metadata\":{\"name\":\"my-claim\",\"namespace\":\"default\",\"uid\":\"c3\"}," REQ "}",
+	 "{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}", NULL, true,
+	 "UnschedulableAndUnresolvable: request req-1: device class class does not exist", NULL,
+	 NULL},
+	{"allocated-claim-other-node",
+	 "{\"metadata\":{\"name\":\"my-claim\",\"namespace\":\"default\",\"uid\":\"c4\"}," REQ
+	 ",\"status\":{" ALLOC_ON("other") "}}",
+	 "{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}", NULL, false, "Success",
+	 "UnschedulableAndUnresolvable: resourceclaim not available on the node", "Success"},
+	{"structured-allocation",
+	 "{\"metadata\":{\"name\":\"my-claim\",\"namespace\":\"default\",\"uid\":\"c5\"}," REQ "}",
+	 "{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}", NULL, false, "Success", "Success",
+	 "UnschedulableAndUnresolvable: cannot allocate all claims"},
 };
 
 static char *pod_json(const struct tcase *t, char *buf, size_t len)
 {
-	snprintf(buf, len,
-		 "{\"metadata\":{\"name\":\"my-pod\",\"namespace\":\"default\",\"uid\":\"pod-uid\"},"
-		 "\"spec\":{\"containers\":[]%s%s%s}%s%s%s}",
-		 t->pod_claim ? ",\"resourceClaims\":[" : "", t->pod_claim ? t->pod_claim : "",
-		 t->pod_claim ? "]" : "", t->status ? ",\"status\":" : "", t->status ? t->status : "",
-		 "");
+	snprintf(
+		buf, len,
+		"{\"metadata\":{\"name\":\"my-pod\",\"namespace\":\"default\",\"uid\":\"pod-uid\"},"
+		"\"spec\":{\"containers\":[]%s%s%s}%s%s%s}",
+		t->pod_claim ? ",\"resourceClaims\":[" : "", t->pod_claim ? t->pod_claim : "",
+		t->pod_claim ? "]" : "", t->status ? ",\"status\":" : "",
+		t->status ? t->status : "", "");
 	return buf;
 }
 
@@ -92,21 +118,24 @@ static void run(const struct tcase *t, void *self, struct sx_dra_claims *m)
 	cs = sx_cycle_state_new(snap);
 	pf = sx_plugin_dynamic_resources.pre_filter(self, cs, pod, &result);
 	if (strcmp(tu_status(pf, st, sizeof(st)), t->pre_filter) != 0)
-		sx_test_fail(__FILE__, __LINE__, "%s: PreFilter %s, want %s", t->name, st, t->pre_filter);
+		sx_test_fail(__FILE__, __LINE__, "%s: PreFilter %s, want %s", t->name, st,
+			     t->pre_filter);
 	if (t->filter_worker) {
-		tu_status(sx_plugin_dynamic_resources.filter(self, cs, pod, tu_ni(snap, "worker")), st,
-			  sizeof(st));
+		tu_status(sx_plugin_dynamic_resources.filter(self, cs, pod, tu_ni(snap, "worker")),
+			  st, sizeof(st));
 		if (strcmp(st, t->filter_worker))
 			sx_test_fail(__FILE__, __LINE__, "%s: Filter(worker) %s", t->name, st);
-		tu_status(sx_plugin_dynamic_resources.filter(self, cs, pod, tu_ni(snap, "other")), st,
-			  sizeof(st));
+		tu_status(sx_plugin_dynamic_resources.filter(self, cs, pod, tu_ni(snap, "other")),
+			  st, sizeof(st));
 		if (strcmp(st, t->filter_other))
 			sx_test_fail(__FILE__, __LINE__, "%s: Filter(other) %s", t->name, st);
 	}
 	if (t->filter_worker && !strcmp(t->filter_worker, "Success")) {
 		/* Reserve holds the allocation in flight; Unreserve drops it. */
-		CHECK(sx_plugin_dynamic_resources.reserve(self, cs, pod, sx_intern("worker")) == NULL);
-		CHECK(sx_dra_pending_has(m, strstr(t->claim, "c5") ? "c5" : "c4") == (strstr(t->claim, "c5") != NULL));
+		CHECK(sx_plugin_dynamic_resources.reserve(self, cs, pod, sx_intern("worker")) ==
+		      NULL);
+		CHECK(sx_dra_pending_has(m, strstr(t->claim, "c5") ? "c5" : "c4") ==
+		      (strstr(t->claim, "c5") != NULL));
 		sx_plugin_dynamic_resources.unreserve(self, cs, pod, sx_intern("worker"));
 		CHECK(!sx_dra_pending_has(m, "c5"));
 	}
@@ -119,7 +148,7 @@ static void run(const struct tcase *t, void *self, struct sx_dra_claims *m)
 
 static void test_table(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_dra_claims *m = sx_dra_claims_new();
 	struct sx_handle *h = sx_handle_new(NULL, m);
 	void *self = sx_plugin_dynamic_resources.init(NULL, h, &err);
@@ -135,14 +164,14 @@ static void test_table(void)
 static void test_args(void)
 {
 	/* not a duration, not a string, beyond a time.Duration, negative */
-	static const char *const bad[] = { "{\"filterTimeout\":\"soon\"}", "{\"filterTimeout\":10}",
-					   "{\"filterTimeout\":\"1e300h\"}",
-					   "{\"filterTimeout\":\"-1s\"}" };
-	static const char *const ok[] = { "{\"filterTimeout\":\"0s\"}", "{\"filterTimeout\":null}",
-					  "{}", "null" };
+	static const char *const bad[] = {"{\"filterTimeout\":\"soon\"}", "{\"filterTimeout\":10}",
+					  "{\"filterTimeout\":\"1e300h\"}",
+					  "{\"filterTimeout\":\"-1s\"}"};
+	static const char *const ok[] = {"{\"filterTimeout\":\"0s\"}", "{\"filterTimeout\":null}",
+					 "{}", "null"};
 
 	for (size_t i = 0; i < SX_ARRAY_SIZE(bad); i++) {
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 		cJSON *args = cJSON_Parse(bad[i]);
 
 		CHECK(sx_plugin_dynamic_resources.init(args, NULL, &err) == NULL);
@@ -150,7 +179,7 @@ static void test_args(void)
 		cJSON_Delete(args);
 	}
 	for (size_t i = 0; i < SX_ARRAY_SIZE(ok); i++) {
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 		cJSON *args = cJSON_Parse(ok[i]);
 		void *self = sx_plugin_dynamic_resources.init(args, NULL, &err);
 
@@ -168,11 +197,12 @@ cJSON *sx__config_dra_args(const cJSON *args, const struct sx_features *f, struc
 static void gated_filter(int r, const char *const *objs, const char *want)
 {
 	struct sx_features f;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_cache *c = sx_cache_new();
-	struct sx_pod *pod = tu_pod("{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\","
-				    "\"uid\":\"pu\"},\"spec\":{\"containers\":[],\"resourceClaims\":"
-				    "[{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}]}}");
+	struct sx_pod *pod =
+		tu_pod("{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\","
+		       "\"uid\":\"pu\"},\"spec\":{\"containers\":[],\"resourceClaims\":"
+		       "[{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}]}}");
 	cJSON *args;
 	void *self;
 	struct sx_snapshot *snap;
@@ -188,7 +218,8 @@ static void gated_filter(int r, const char *const *objs, const char *want)
 	tu_add(c, "DeviceClass", CLASS);
 	for (int i = 0; objs[i]; i += 2)
 		tu_add(c, objs[i], objs[i + 1]);
-	tu_add(c, "ResourceClaim", "{\"metadata\":{\"name\":\"my-claim\",\"namespace\":"
+	tu_add(c, "ResourceClaim",
+	       "{\"metadata\":{\"name\":\"my-claim\",\"namespace\":"
 	       "\"default\",\"uid\":\"c9\"}," REQ "}");
 	snap = sx_cache_snapshot(c);
 	cs = sx_cycle_state_new(snap);
@@ -214,7 +245,7 @@ static void gated_filter(int r, const char *const *objs, const char *want)
  * taint in its slice, dev-2 one from a DeviceTaintRule. */
 static void test_taint_gates(void)
 {
-	static const char *const want[] = { "Success", "Success", CANNOT };
+	static const char *const want[] = {"Success", "Success", CANNOT};
 	static const char *const objs[] = {
 		"ResourceSlice",
 		"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d.example.com\","
@@ -236,7 +267,7 @@ static void test_taint_gates(void)
  * counter slice nor the partition is used. */
 static void test_partitionable_gate(void)
 {
-	static const char *const want[] = { CANNOT, "Success", "Success" };
+	static const char *const want[] = {CANNOT, "Success", "Success"};
 	static const char *const objs[] = {
 		"ResourceSlice",
 		"{\"metadata\":{\"name\":\"parts\"},\"spec\":{\"driver\":\"d.example.com\","
@@ -310,4 +341,5 @@ static void test_inflight_shared(void)
 	sx_dra_claims_free(m);
 }
 
-SX_TESTS(SX_TEST(test_taint_gates), SX_TEST(test_partitionable_gate), SX_TEST(test_table), SX_TEST(test_args), SX_TEST(test_inflight_shared))
+SX_TESTS(SX_TEST(test_taint_gates), SX_TEST(test_partitionable_gate), SX_TEST(test_table),
+	 SX_TEST(test_args), SX_TEST(test_inflight_shared))

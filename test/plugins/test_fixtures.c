@@ -25,7 +25,7 @@ static bool case_features(const cJSON *root, const cJSON *tc, struct sx_features
 {
 	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(tc, "emulatedVersion");
 	const cJSON *gates = cJSON_GetObjectItemCaseSensitive(tc, "featureGates");
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	int minor = SX_RELEASE_DEFAULT;
 
 	if (!ver)
@@ -48,7 +48,7 @@ static struct sx_config *single_plugin_config(const char *plugin, const cJSON *a
 					      const struct sx_features *f)
 {
 	struct sx_buf b;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	sx_buf_init(&b);
 	sx_buf_puts(&b, "{\"apiVersion\":\"kubescheduler.config.k8s.io/v1\","
 			"\"kind\":\"KubeSchedulerConfiguration\",\"profiles\":[{"
@@ -66,7 +66,8 @@ static struct sx_config *single_plugin_config(const char *plugin, const cJSON *a
 	sx_buf_puts(&b, "}]}");
 	struct sx_config *cfg = sx_config_parse_for(b.data, b.len, f, &err);
 	if (!cfg)
-		sx_test_fail(__FILE__, __LINE__, "config for %s: %s (%s)", plugin, err.msg, err.path);
+		sx_test_fail(__FILE__, __LINE__, "config for %s: %s (%s)", plugin, err.msg,
+			     err.path);
 	sx_buf_free(&b);
 	return cfg;
 }
@@ -76,8 +77,9 @@ static int decode_list(const cJSON *list, const char *kind, struct sx_object *ob
 		       const char *what)
 {
 	const cJSON *item;
-	cJSON_ArrayForEach(item, list) {
-		struct sx_error err = { 0 };
+	cJSON_ArrayForEach(item, list)
+	{
+		struct sx_error err = {0};
 		const cJSON *k = cJSON_GetObjectItemCaseSensitive(item, "kind");
 		if (sx_decode_object(item, cJSON_IsString(k) ? NULL : kind, &objs[*n], &err) < 0) {
 			sx_test_fail(__FILE__, __LINE__, "decode %s: %s at %s", what, err.msg,
@@ -95,7 +97,8 @@ static struct sx_cache *build_cache(const cJSON *tc)
 	const cJSON *pods = cJSON_GetObjectItemCaseSensitive(tc, "pods");
 	const cJSON *others = cJSON_GetObjectItemCaseSensitive(tc, "objects");
 	uint32_t cap = (uint32_t)(cJSON_GetArraySize(nodes) + cJSON_GetArraySize(pods) +
-				  cJSON_GetArraySize(others)) + 1;
+				  cJSON_GetArraySize(others)) +
+		       1;
 	struct sx_object *objs = calloc(cap, sizeof(*objs));
 	uint32_t n = 0;
 	struct sx_cache *cache = sx_cache_new();
@@ -121,8 +124,9 @@ static void check_status(const char *tcname, const char *node, const struct sx_s
 	if (!want || cJSON_IsNull(want)) {
 		if (got) {
 			char msg[1024];
-			sx_test_fail(__FILE__, __LINE__, "[%s] node %s: expected success, got %s: %s",
-				     tcname, node, sx_code_name(got->code),
+			sx_test_fail(__FILE__, __LINE__,
+				     "[%s] node %s: expected success, got %s: %s", tcname, node,
+				     sx_code_name(got->code),
 				     sx_status_message(got, msg, sizeof(msg)));
 		}
 		return;
@@ -142,16 +146,17 @@ static void check_status(const char *tcname, const char *node, const struct sx_s
 	int nr = cJSON_GetArraySize(reasons);
 	if (nr != (int)got->nreasons) {
 		char msg[1024];
-		sx_test_fail(__FILE__, __LINE__, "[%s] node %s: reasons \"%s\", expected %d reasons",
-			     tcname, node, sx_status_message(got, msg, sizeof(msg)), nr);
+		sx_test_fail(__FILE__, __LINE__,
+			     "[%s] node %s: reasons \"%s\", expected %d reasons", tcname, node,
+			     sx_status_message(got, msg, sizeof(msg)), nr);
 		return;
 	}
 	for (int r = 0; r < nr; r++) {
 		const cJSON *w = cJSON_GetArrayItem(reasons, r);
 		if (!cJSON_IsString(w) || strcmp(w->valuestring, got->reasons[r]) != 0)
-			sx_test_fail(__FILE__, __LINE__, "[%s] node %s: reason \"%s\", expected \"%s\"",
-				     tcname, node, got->reasons[r],
-				     cJSON_IsString(w) ? w->valuestring : "?");
+			sx_test_fail(__FILE__, __LINE__,
+				     "[%s] node %s: reason \"%s\", expected \"%s\"", tcname, node,
+				     got->reasons[r], cJSON_IsString(w) ? w->valuestring : "?");
 	}
 }
 
@@ -188,10 +193,11 @@ static void check_skip(const char *tcname, const char *plugin, const struct sx_p
 }
 
 static void run_filter(const char *tcname, const struct sx_profile *prof,
-		       const struct sx_snapshot *snap, const struct sx_pod *pod, const cJSON *expect)
+		       const struct sx_snapshot *snap, const struct sx_pod *pod,
+		       const cJSON *expect)
 {
 	struct sx_cycle_result res;
-	struct sx_cycle_opts opts = { .snap = snap, .mode = SX_CYCLE_FILTER_ONLY, .percentage = 100 };
+	struct sx_cycle_opts opts = {.snap = snap, .mode = SX_CYCLE_FILTER_ONLY, .percentage = 100};
 	const cJSON *pre = cJSON_GetObjectItemCaseSensitive(expect, "preFilter");
 	const cJSON *filter = cJSON_GetObjectItemCaseSensitive(expect, "filter"), *want;
 	CHECK_INT(sx_schedule(prof, pod, &opts, &res), 0);
@@ -202,10 +208,12 @@ static void run_filter(const char *tcname, const struct sx_profile *prof,
 	}
 	if (pre)
 		check_status(tcname, "(preFilter)", res.pre_filter, wants_skip(pre) ? NULL : pre);
-	cJSON_ArrayForEach(want, filter) {
+	cJSON_ArrayForEach(want, filter)
+	{
 		int at = sx_snapshot_find(snap, sx_intern(want->string));
 		if (at < 0) {
-			sx_test_fail(__FILE__, __LINE__, "[%s] unknown node %s", tcname, want->string);
+			sx_test_fail(__FILE__, __LINE__, "[%s] unknown node %s", tcname,
+				     want->string);
 			continue;
 		}
 		const struct sx_status *got = res.pre_filter ? res.pre_filter : res.statuses[at];
@@ -218,14 +226,16 @@ static void check_scores(const char *tcname, const struct sx_snapshot *snap,
 			 const struct sx_cycle_result *res, const cJSON *want, bool raw)
 {
 	const cJSON *w;
-	cJSON_ArrayForEach(w, want) {
+	cJSON_ArrayForEach(w, want)
+	{
 		int at = sx_snapshot_find(snap, sx_intern(w->string));
 		int pos = -1;
 		for (uint32_t i = 0; at >= 0 && i < res->nfeasible; i++)
 			if (res->feasible[i] == (uint32_t)at)
 				pos = (int)i;
 		if (pos < 0 || res->nscore_plugins == 0) {
-			sx_test_fail(__FILE__, __LINE__, "[%s] node %s not scored", tcname, w->string);
+			sx_test_fail(__FILE__, __LINE__, "[%s] node %s not scored", tcname,
+				     w->string);
 			continue;
 		}
 		bool skipped = res->score_skipped[0];
@@ -237,8 +247,9 @@ static void check_scores(const char *tcname, const struct sx_snapshot *snap,
 		}
 		int64_t got = (raw ? res->raw : res->normalized)[(size_t)pos * res->nscore_plugins];
 		if (skipped || !cJSON_IsNumber(w) || got != (int64_t)w->valuedouble)
-			sx_test_fail(__FILE__, __LINE__, "[%s] node %s: %s score %lld%s, expected %g",
-				     tcname, w->string, raw ? "raw" : "normalized", (long long)got,
+			sx_test_fail(__FILE__, __LINE__,
+				     "[%s] node %s: %s score %lld%s, expected %g", tcname,
+				     w->string, raw ? "raw" : "normalized", (long long)got,
 				     skipped ? " (skipped)" : "", w->valuedouble);
 	}
 }
@@ -247,7 +258,7 @@ static void run_score(const char *tcname, const struct sx_profile *prof,
 		      const struct sx_snapshot *snap, const struct sx_pod *pod, const cJSON *expect)
 {
 	struct sx_cycle_result res;
-	struct sx_cycle_opts opts = { .snap = snap, .mode = SX_CYCLE_SCORE_ONLY, .percentage = 100 };
+	struct sx_cycle_opts opts = {.snap = snap, .mode = SX_CYCLE_SCORE_ONLY, .percentage = 100};
 	const cJSON *scores = cJSON_GetObjectItemCaseSensitive(expect, "scores");
 	const cJSON *raw = cJSON_GetObjectItemCaseSensitive(expect, "raw");
 	CHECK_INT(sx_schedule(prof, pod, &opts, &res), 0);
@@ -264,14 +275,13 @@ static void run_score(const char *tcname, const struct sx_profile *prof,
 	sx_cycle_result_free(&res);
 }
 
-static void run_case(const char *plugin, const cJSON *root, const cJSON *file_args,
-		     const cJSON *tc)
+static void run_case(const char *plugin, const cJSON *root, const cJSON *file_args, const cJSON *tc)
 {
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(tc, "name");
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(tc, "args");
 	const cJSON *expect = cJSON_GetObjectItemCaseSensitive(tc, "expect");
 	const char *tcname = cJSON_IsString(name) ? name->valuestring : "?";
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_features f;
 	if (!case_features(root, tc, &f))
 		return;
@@ -314,8 +324,7 @@ static void run_file(const char *path)
 	} else {
 		const cJSON *args = cJSON_GetObjectItemCaseSensitive(root, "args");
 		int before = sx_test_failures;
-		cJSON_ArrayForEach(tc, cases)
-			run_case(plugin->valuestring, root, args, tc);
+		cJSON_ArrayForEach(tc, cases) run_case(plugin->valuestring, root, args, tc);
 		if (sx_test_failures != before)
 			fprintf(stderr, "  in %s\n", path);
 	}

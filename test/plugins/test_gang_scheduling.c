@@ -27,7 +27,7 @@ static const char only_gang[] =
 static struct sx_config *config(const char *yaml, const char *gates)
 {
 	struct sx_features f;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_config *cfg;
 
 	sx_features_init(&f, SX_RELEASE_DEFAULT);
@@ -72,13 +72,14 @@ static void test_gate(void)
 static struct sx_pod_group *group(const char *name, const char *policy)
 {
 	char buf[512];
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	cJSON *j;
-	struct sx_object o = { 0 };
+	struct sx_object o = {0};
 
 	snprintf(buf, sizeof(buf),
 		 "{\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns1\"},"
-		 "\"spec\":{\"schedulingPolicy\":%s}}", name, policy);
+		 "\"spec\":{\"schedulingPolicy\":%s}}",
+		 name, policy);
 	j = cJSON_Parse(buf);
 	if (sx_decode_object(j, NULL, &o, &err) < 0)
 		sx_test_fail(__FILE__, __LINE__, "decode: %s", err.msg);
@@ -93,24 +94,25 @@ static struct sx_pod *pod(const char *name, const char *group_name)
 	if (group_name)
 		snprintf(buf, sizeof(buf),
 			 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns1\",\"uid\":\"%s\"},"
-			 "\"spec\":{\"schedulingGroup\":{\"podGroupName\":\"%s\"}}}", name, name,
-			 group_name);
+			 "\"spec\":{\"schedulingGroup\":{\"podGroupName\":\"%s\"}}}",
+			 name, name, group_name);
 	else
 		snprintf(buf, sizeof(buf),
 			 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns1\",\"uid\":\"%s\"},"
-			 "\"spec\":{}}", name, name);
+			 "\"spec\":{}}",
+			 name, name);
 	return tu_pod(buf);
 }
 
 struct flow_case {
 	const char *name;
-	const char *pod;                /* p1..p5, basic-pod, non-gang */
-	const char *initial_pods;       /* names, space-separated */
-	bool with_groups;               /* pg1, pg2 (gang 3, 4) and pg3 (basic) exist */
-	const char *waiting_on_permit;  /* names */
-	const char *want_pre_enqueue;   /* NULL = success */
-	const char *want_permit;        /* NULL = success */
-	const char *want_allowed;       /* names whose wait ends allowed */
+	const char *pod;	       /* p1..p5, basic-pod, non-gang */
+	const char *initial_pods;      /* names, space-separated */
+	bool with_groups;	       /* pg1, pg2 (gang 3, 4) and pg3 (basic) exist */
+	const char *waiting_on_permit; /* names */
+	const char *want_pre_enqueue;  /* NULL = success */
+	const char *want_permit;       /* NULL = success */
+	const char *want_allowed;      /* names whose wait ends allowed */
 };
 
 static const char *group_of(const char *p)
@@ -146,21 +148,21 @@ static void run_flow(const struct flow_case *tc)
 	const struct sx_profile *prof = sx_config_profile(cfg, "default-scheduler");
 	void *self = gang_self(prof);
 	char names[MAXP][16], buf[512];
-	struct sx_pod *waiting_pods[MAXP] = { 0 };
-	struct sx_waiting_pod *wps[MAXP] = { 0 };
+	struct sx_pod *waiting_pods[MAXP] = {0};
+	struct sx_waiting_pod *wps[MAXP] = {0};
 	unsigned nw = 0;
 	struct sx_pod *p;
 	struct sx_status *st;
-	struct sx_cycle_state cs = { 0 };
+	struct sx_cycle_state cs = {0};
 
 	CHECK(self != NULL);
 	if (!self)
 		goto out_cfg;
 	fprintf(stderr, "case: %s\n", tc->name);
 	if (tc->with_groups) {
-		const char *const gs[][2] = { { "pg1", "{\"gang\":{\"minCount\":3}}" },
-					      { "pg2", "{\"gang\":{\"minCount\":4}}" },
-					      { "pg3", "{\"basic\":{}}" } };
+		const char *const gs[][2] = {{"pg1", "{\"gang\":{\"minCount\":3}}"},
+					     {"pg2", "{\"gang\":{\"minCount\":4}}"},
+					     {"pg3", "{\"basic\":{}}"}};
 		for (unsigned i = 0; i < 3; i++) {
 			struct sx_pod_group *g = group(gs[i][0], gs[i][1]);
 			sx_handle_object_event(prof->handle, SX_KIND_POD_GROUP, NULL, g);
@@ -194,8 +196,7 @@ static void run_flow(const struct flow_case *tc)
 	}
 
 	CHECK(sx_run_reserve(prof, &cs, p, sx_intern("some-node")) == NULL);
-	st = sx_plugin_gang_scheduling.permit(self, &cs, p, sx_intern("some-node"),
-					      &(uint64_t){ 0 });
+	st = sx_plugin_gang_scheduling.permit(self, &cs, p, sx_intern("some-node"), &(uint64_t){0});
 	CHECK_STR(tu_status(st, buf, sizeof(buf)), tc->want_permit ? tc->want_permit : "Success");
 
 	/* Allowed members end their wait at once with success; the others
@@ -223,22 +224,24 @@ out_cfg:
 static void test_flow(void)
 {
 	static const struct flow_case cases[] = {
-		{ "non-gang pod succeeds immediately", "non-gang", NULL, true, NULL, NULL, NULL,
-		  NULL },
-		{ "basic policy pod succeeds immediately", "basic-pod", NULL, true, NULL, NULL, NULL,
-		  NULL },
-		{ "gang pod fails PreEnqueue when pod group is not yet created", "p1",
-		  "p2 p3 p4 p5", false, NULL,
-		  "UnschedulableAndUnresolvable: waiting for pods's pod group \"pg1\" to appear in "
-		  "scheduling queue", NULL, NULL },
-		{ "gang pod fails PreEnqueue when quorum is not met", "p1", "p2 p4 p5", true, NULL,
-		  "UnschedulableAndUnresolvable: waiting for minCount pods from a gang to appear in "
-		  "scheduling queue", NULL, NULL },
-		{ "gang pod passes PreEnqueue, but waits at Permit", "p1", "p2 p3 p4 p5", true,
-		  "p2 p4 p5", NULL, "Wait: waiting for minCount pods from a gang to be scheduled",
-		  NULL },
-		{ "final gang pod arrives at Permit and allows all waiting pods from a gang", "p1",
-		  "p2 p3 p4 p5", true, "p2 p3 p4 p5", NULL, NULL, "p2 p3" },
+		{"non-gang pod succeeds immediately", "non-gang", NULL, true, NULL, NULL, NULL,
+		 NULL},
+		{"basic policy pod succeeds immediately", "basic-pod", NULL, true, NULL, NULL, NULL,
+		 NULL},
+		{"gang pod fails PreEnqueue when pod group is not yet created", "p1", "p2 p3 p4 p5",
+		 false, NULL,
+		 "UnschedulableAndUnresolvable: waiting for pods's pod group \"pg1\" to appear in "
+		 "scheduling queue",
+		 NULL, NULL},
+		{"gang pod fails PreEnqueue when quorum is not met", "p1", "p2 p4 p5", true, NULL,
+		 "UnschedulableAndUnresolvable: waiting for minCount pods from a gang to appear in "
+		 "scheduling queue",
+		 NULL, NULL},
+		{"gang pod passes PreEnqueue, but waits at Permit", "p1", "p2 p3 p4 p5", true,
+		 "p2 p4 p5", NULL, "Wait: waiting for minCount pods from a gang to be scheduled",
+		 NULL},
+		{"final gang pod arrives at Permit and allows all waiting pods from a gang", "p1",
+		 "p2 p3 p4 p5", true, "p2 p3 p4 p5", NULL, NULL, "p2 p3"},
 		/* "final gang pod arrives at Permit during pod group scheduling
 		 * cycle": no pod-group cycle here (not transcribed). */
 	};
@@ -257,7 +260,7 @@ static void test_permit_timeout(void)
 	struct sx_pod_group *g = group("pg1", "{\"gang\":{\"minCount\":2}}");
 	struct sx_pod *p = pod("p1", "pg1");
 	struct sx_waiting_pod *wp = NULL;
-	struct sx_cycle_state cs = { 0 };
+	struct sx_cycle_state cs = {0};
 	struct sx_status *st;
 	char buf[256];
 
@@ -291,21 +294,22 @@ static struct sx_pod *pod_in(const char *ns, const char *name, const char *group
 
 	snprintf(buf, sizeof(buf),
 		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"},"
-		 "\"spec\":{\"schedulingGroup\":{\"podGroupName\":\"%s\"}}}", name, ns,
-		 group_name);
+		 "\"spec\":{\"schedulingGroup\":{\"podGroupName\":\"%s\"}}}",
+		 name, ns, group_name);
 	return tu_pod(buf);
 }
 
 static struct sx_pod_group *group_in(const char *ns, const char *name, const char *policy)
 {
 	char buf[512];
-	struct sx_error err = { 0 };
-	struct sx_object o = { 0 };
+	struct sx_error err = {0};
+	struct sx_object o = {0};
 	cJSON *j;
 
 	snprintf(buf, sizeof(buf),
 		 "{\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"},"
-		 "\"spec\":{\"schedulingPolicy\":%s}}", name, ns, policy);
+		 "\"spec\":{\"schedulingPolicy\":%s}}",
+		 name, ns, policy);
 	j = cJSON_Parse(buf);
 	if (sx_decode_object(j, NULL, &o, &err) < 0)
 		sx_test_fail(__FILE__, __LINE__, "decode: %s", err.msg);
@@ -330,12 +334,12 @@ static void test_hint_pod_added(void)
 		const char *name, *pod_group, *new_ns, *new_group;
 		enum sx_hint want;
 	} cases[] = {
-		{ "add a newPod which matches the pod's scheduling group", "pg", "default", "pg",
-		  SX_QUEUE },
-		{ "add a newPod which doesn't match the pod's namespace", "pg", "foo", "pg",
-		  SX_QUEUE_SKIP },
-		{ "add a newPod which doesn't match the pod's pod group name", "pg1", "default", "pg2",
-		  SX_QUEUE_SKIP },
+		{"add a newPod which matches the pod's scheduling group", "pg", "default", "pg",
+		 SX_QUEUE},
+		{"add a newPod which doesn't match the pod's namespace", "pg", "foo", "pg",
+		 SX_QUEUE_SKIP},
+		{"add a newPod which doesn't match the pod's pod group name", "pg1", "default",
+		 "pg2", SX_QUEUE_SKIP},
 	};
 
 	for (unsigned i = 0; i < SX_ARRAY_SIZE(cases); i++) {
@@ -361,45 +365,48 @@ static void test_hint_pod_group(void)
 		const char *name, *pod_ns, *pod_group, *group_ns, *group;
 		enum sx_hint want;
 	} added[] = {
-		{ "add a pod group which matches the pod's pod group name", "default", "pg", "default",
-		  "pg", SX_QUEUE },
-		{ "add a pod group which doesn't match the pod's scheduling group name", "default",
-		  "pg1", "default", "pg2", SX_QUEUE_SKIP },
-		{ "add a pod group which doesn't match the pod's scheduling group namespace", "ns1",
-		  "pg", "ns2", "pg", SX_QUEUE_SKIP },
+		{"add a pod group which matches the pod's pod group name", "default", "pg",
+		 "default", "pg", SX_QUEUE},
+		{"add a pod group which doesn't match the pod's scheduling group name", "default",
+		 "pg1", "default", "pg2", SX_QUEUE_SKIP},
+		{"add a pod group which doesn't match the pod's scheduling group namespace", "ns1",
+		 "pg", "ns2", "pg", SX_QUEUE_SKIP},
 	};
 	static const struct {
 		const char *name, *old_policy, *new_policy, *group;
 		enum sx_hint want;
 	} updated[] = {
-		{ "derived: minCount decreased", "{\"gang\":{\"minCount\":4}}",
-		  "{\"gang\":{\"minCount\":3}}", "pg", SX_QUEUE },
-		{ "derived: minCount unchanged", "{\"gang\":{\"minCount\":4}}",
-		  "{\"gang\":{\"minCount\":4}}", "pg", SX_QUEUE_SKIP },
-		{ "derived: minCount increased", "{\"gang\":{\"minCount\":4}}",
-		  "{\"gang\":{\"minCount\":5}}", "pg", SX_QUEUE_SKIP },
-		{ "derived: a basic policy requeues", "{\"basic\":{}}", "{\"basic\":{}}", "pg",
-		  SX_QUEUE },
-		{ "derived: another group", "{\"gang\":{\"minCount\":4}}",
-		  "{\"gang\":{\"minCount\":1}}", "other", SX_QUEUE_SKIP },
+		{"derived: minCount decreased", "{\"gang\":{\"minCount\":4}}",
+		 "{\"gang\":{\"minCount\":3}}", "pg", SX_QUEUE},
+		{"derived: minCount unchanged", "{\"gang\":{\"minCount\":4}}",
+		 "{\"gang\":{\"minCount\":4}}", "pg", SX_QUEUE_SKIP},
+		{"derived: minCount increased", "{\"gang\":{\"minCount\":4}}",
+		 "{\"gang\":{\"minCount\":5}}", "pg", SX_QUEUE_SKIP},
+		{"derived: a basic policy requeues", "{\"basic\":{}}", "{\"basic\":{}}", "pg",
+		 SX_QUEUE},
+		{"derived: another group", "{\"gang\":{\"minCount\":4}}",
+		 "{\"gang\":{\"minCount\":1}}", "other", SX_QUEUE_SKIP},
 	};
 
 	for (unsigned i = 0; i < SX_ARRAY_SIZE(added); i++) {
 		struct sx_pod *p = pod_in(added[i].pod_ns, "p", added[i].pod_group);
 		struct sx_pod_group *g =
 			group_in(added[i].group_ns, added[i].group, "{\"gang\":{\"minCount\":1}}");
-		struct sx_object o = { SX_KIND_POD_GROUP, g };
+		struct sx_object o = {SX_KIND_POD_GROUP, g};
 
 		fprintf(stderr, "case: %s\n", added[i].name);
-		CHECK_INT(reg(SX_RES_POD_GROUP, SX_ACT_ADD)->hint(NULL, p, NULL, &o), added[i].want);
+		CHECK_INT(reg(SX_RES_POD_GROUP, SX_ACT_ADD)->hint(NULL, p, NULL, &o),
+			  added[i].want);
 		sx_pod_unref(p);
 		sx_pod_group_unref(g);
 	}
 	for (unsigned i = 0; i < SX_ARRAY_SIZE(updated); i++) {
 		struct sx_pod *p = pod_in("default", "p", "pg");
-		struct sx_pod_group *og = group_in("default", updated[i].group, updated[i].old_policy),
-				    *ng = group_in("default", updated[i].group, updated[i].new_policy);
-		struct sx_object o = { SX_KIND_POD_GROUP, og }, n = { SX_KIND_POD_GROUP, ng };
+		struct sx_pod_group *og = group_in("default", updated[i].group,
+						   updated[i].old_policy),
+				    *ng = group_in("default", updated[i].group,
+						   updated[i].new_policy);
+		struct sx_object o = {SX_KIND_POD_GROUP, og}, n = {SX_KIND_POD_GROUP, ng};
 
 		fprintf(stderr, "case: %s\n", updated[i].name);
 		CHECK_INT(reg(SX_RES_POD_GROUP, SX_ACT_UPDATE)->hint(NULL, p, &o, &n),
@@ -418,7 +425,7 @@ static void test_unfed(void)
 	struct sx_config *cfg = config(only_gang, "GenericWorkload=true");
 	void *self = gang_self(sx_config_profile(cfg, "default-scheduler"));
 	struct sx_pod *p = pod("p1", "pg1");
-	struct sx_cycle_state cs = { 0 };
+	struct sx_cycle_state cs = {0};
 	uint64_t t = 0;
 
 	CHECK(sx_plugin_gang_scheduling.pre_enqueue(self, p) == NULL);

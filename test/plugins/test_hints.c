@@ -15,11 +15,10 @@
 
 #define NOT_REGISTERED (-1)
 
-static struct sx_pod *pod_json(const char *name, const char *ns, const char *meta,
-			       const char *spec)
+static struct sx_pod *pod_json(const char *name, const char *ns, const char *meta, const char *spec)
 {
 	char buf[4096];
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_pod *pod;
 	cJSON *j;
 
@@ -44,13 +43,14 @@ static struct sx_node *node_json(const char *name, const char *labels, const cha
 				 const char *cpu)
 {
 	char buf[2048];
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_node *node;
 	cJSON *j;
 
 	snprintf(buf, sizeof(buf),
 		 "{\"metadata\":{\"name\":\"%s\",\"labels\":{%s}},\"spec\":{%s},"
-		 "\"status\":{\"allocatable\":{\"cpu\":\"%s\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}",
+		 "\"status\":{\"allocatable\":{\"cpu\":\"%s\",\"memory\":\"8Gi\",\"pods\":\"110\"}}"
+		 "}",
 		 name, labels ? labels : "", spec ? spec : "", cpu ? cpu : "4");
 	j = cJSON_Parse(buf);
 	node = sx_decode_node(j, &err);
@@ -70,8 +70,8 @@ static int hint(const char *plugin, uint8_t res, uint32_t action, const struct s
 {
 	int idx = sx_plugin_index(plugin);
 	const struct sx_plugin *p = idx >= 0 ? sx_plugins[idx] : NULL;
-	struct sx_cluster_event ev = { res, action, NULL };
-	struct sx_error err = { 0 };
+	struct sx_cluster_event ev = {res, action, NULL};
+	struct sx_error err = {0};
 	void *self = NULL;
 	int out = NOT_REGISTERED;
 
@@ -96,17 +96,19 @@ static void setup(void)
 
 static void test_matching(void)
 {
-	struct sx_event_reg pod_label = { SX_RES_POD, SX_ACT_UPDATE_POD_LABEL, NULL };
-	struct sx_event_reg node_all = { SX_RES_NODE, SX_ACT_ALL, NULL };
-	struct sx_event_reg wild = { SX_RES_WILDCARD, SX_ACT_ALL, NULL };
-	struct sx_cluster_event assigned_label = { SX_RES_ASSIGNED_POD, SX_ACT_UPDATE_POD_LABEL, NULL };
-	struct sx_cluster_event pod_update = { SX_RES_UNSCHEDULED_POD, SX_ACT_UPDATE, NULL };
-	struct sx_cluster_event node_add = { SX_RES_NODE, SX_ACT_ADD, NULL };
-	struct sx_cluster_event any = { SX_RES_WILDCARD, SX_ACT_ALL, NULL };
+	struct sx_event_reg pod_label = {SX_RES_POD, SX_ACT_UPDATE_POD_LABEL, NULL};
+	struct sx_event_reg node_all = {SX_RES_NODE, SX_ACT_ALL, NULL};
+	struct sx_event_reg wild = {SX_RES_WILDCARD, SX_ACT_ALL, NULL};
+	struct sx_cluster_event assigned_label = {SX_RES_ASSIGNED_POD, SX_ACT_UPDATE_POD_LABEL,
+						  NULL};
+	struct sx_cluster_event pod_update = {SX_RES_UNSCHEDULED_POD, SX_ACT_UPDATE, NULL};
+	struct sx_cluster_event node_add = {SX_RES_NODE, SX_ACT_ADD, NULL};
+	struct sx_cluster_event any = {SX_RES_WILDCARD, SX_ACT_ALL, NULL};
 	char buf[64];
 
 	CHECK(sx_event_matches(&pod_label, &assigned_label));
-	CHECK(!sx_event_matches(&pod_label, &pod_update)); /* general Update is not a label update */
+	CHECK(!sx_event_matches(&pod_label,
+				&pod_update)); /* general Update is not a label update */
 	CHECK(!sx_event_matches(&pod_label, &node_add));
 	CHECK(sx_event_matches(&node_all, &node_add));
 	CHECK(!sx_event_matches(&node_all, &any));
@@ -119,24 +121,28 @@ static void test_matching(void)
 
 static void test_update_actions(void)
 {
-	struct sx_pod *a = pod_json("p", "ns", "\"labels\":{\"x\":\"1\"}",
-				    "\"schedulingGates\":[{\"name\":\"g\"}],\"containers\":[{\"name\":"
-				    "\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]");
-	struct sx_pod *b = pod_json("p", "ns", "\"labels\":{\"x\":\"2\"}",
-				    "\"tolerations\":[{\"operator\":\"Exists\"}],\"containers\":"
-				    "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]");
+	struct sx_pod *a =
+		pod_json("p", "ns", "\"labels\":{\"x\":\"1\"}",
+			 "\"schedulingGates\":[{\"name\":\"g\"}],\"containers\":[{\"name\":"
+			 "\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]");
+	struct sx_pod *b =
+		pod_json("p", "ns", "\"labels\":{\"x\":\"2\"}",
+			 "\"tolerations\":[{\"operator\":\"Exists\"}],\"containers\":"
+			 "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]");
 	struct sx_node *n1 = node_json("n", "\"z\":\"a\"", "\"unschedulable\":true", "4");
-	struct sx_node *n2 = node_json("n", "\"z\":\"b\"",
-				       "\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}]", "8");
+	struct sx_node *n2 = node_json(
+		"n", "\"z\":\"b\"", "\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}]", "8");
 
 	setup();
 	CHECK(sx_pod_update_actions(a, b) ==
 	      (SX_ACT_UPDATE_POD_LABEL | SX_ACT_UPDATE_POD_SCALE_DOWN |
 	       SX_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED | SX_ACT_UPDATE_POD_TOLERATION));
 	CHECK(sx_pod_update_actions(b, b) == 0);
-	CHECK(sx_pod_update_actions(b, a) == (SX_ACT_UPDATE_POD_LABEL | SX_ACT_UPDATE_POD_TOLERATION));
+	CHECK(sx_pod_update_actions(b, a) ==
+	      (SX_ACT_UPDATE_POD_LABEL | SX_ACT_UPDATE_POD_TOLERATION));
 	CHECK(sx_node_update_actions(n1, n2) ==
-	      (SX_ACT_UPDATE_NODE_TAINT | SX_ACT_UPDATE_NODE_ALLOCATABLE | SX_ACT_UPDATE_NODE_LABEL));
+	      (SX_ACT_UPDATE_NODE_TAINT | SX_ACT_UPDATE_NODE_ALLOCATABLE |
+	       SX_ACT_UPDATE_NODE_LABEL));
 	CHECK(sx_node_update_actions(n1, n1) == 0);
 	sx_pod_unref(a);
 	sx_pod_unref(b);
@@ -161,9 +167,10 @@ static void test_scheduling_gates(void)
 static void test_node_unschedulable(void)
 {
 	struct sx_pod *p = pod_s("p", NULL);
-	struct sx_pod *tol = pod_s("p", "\"tolerations\":[{\"key\":"
-				       "\"node.kubernetes.io/unschedulable\",\"operator\":\"Exists\","
-				       "\"effect\":\"NoSchedule\"}]");
+	struct sx_pod *tol =
+		pod_s("p", "\"tolerations\":[{\"key\":"
+			   "\"node.kubernetes.io/unschedulable\",\"operator\":\"Exists\","
+			   "\"effect\":\"NoSchedule\"}]");
 	struct sx_node *off = node_json("n", NULL, "\"unschedulable\":true", NULL);
 	struct sx_node *on = node_json("n", NULL, NULL, NULL);
 
@@ -176,11 +183,11 @@ static void test_node_unschedulable(void)
 		  SX_QUEUE_SKIP);
 	CHECK_INT(hint("NodeUnschedulable", SX_RES_NODE, SX_ACT_UPDATE_NODE_LABEL, p, on, on),
 		  NOT_REGISTERED);
-	CHECK_INT(hint("NodeUnschedulable", SX_RES_UNSCHEDULED_POD, SX_ACT_UPDATE_POD_TOLERATION,
-		       p, p, tol),
+	CHECK_INT(hint("NodeUnschedulable", SX_RES_UNSCHEDULED_POD, SX_ACT_UPDATE_POD_TOLERATION, p,
+		       p, tol),
 		  SX_QUEUE);
-	CHECK_INT(hint("NodeUnschedulable", SX_RES_UNSCHEDULED_POD, SX_ACT_UPDATE_POD_TOLERATION,
-		       p, p, p),
+	CHECK_INT(hint("NodeUnschedulable", SX_RES_UNSCHEDULED_POD, SX_ACT_UPDATE_POD_TOLERATION, p,
+		       p, p),
 		  SX_QUEUE_SKIP);
 	sx_pod_unref(p);
 	sx_pod_unref(tol);
@@ -207,18 +214,18 @@ static void test_node_name(void)
 static void test_taint_toleration(void)
 {
 	struct sx_pod *p = pod_s("p", NULL);
-	struct sx_pod *tol = pod_s("p", "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]");
-	struct sx_node *tainted = node_json("n", NULL,
-					    "\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}]",
-					    NULL);
-	struct sx_node *soft = node_json("n", NULL,
-					 "\"taints\":[{\"key\":\"k\",\"effect\":\"PreferNoSchedule\"}]",
-					 NULL);
+	struct sx_pod *tol =
+		pod_s("p", "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]");
+	struct sx_node *tainted = node_json(
+		"n", NULL, "\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}]", NULL);
+	struct sx_node *soft = node_json(
+		"n", NULL, "\"taints\":[{\"key\":\"k\",\"effect\":\"PreferNoSchedule\"}]", NULL);
 	struct sx_node *clean = node_json("n", NULL, NULL, NULL);
 
 	setup();
 	CHECK_INT(hint("TaintToleration", SX_RES_NODE, SX_ACT_ADD, p, NULL, clean), SX_QUEUE);
-	CHECK_INT(hint("TaintToleration", SX_RES_NODE, SX_ACT_ADD, p, NULL, tainted), SX_QUEUE_SKIP);
+	CHECK_INT(hint("TaintToleration", SX_RES_NODE, SX_ACT_ADD, p, NULL, tainted),
+		  SX_QUEUE_SKIP);
 	CHECK_INT(hint("TaintToleration", SX_RES_NODE, SX_ACT_ADD, tol, NULL, tainted), SX_QUEUE);
 	CHECK_INT(hint("TaintToleration", SX_RES_NODE, SX_ACT_UPDATE_NODE_TAINT, p, tainted, soft),
 		  SX_QUEUE);
@@ -257,7 +264,8 @@ static void test_node_affinity(void)
 	sx_node_unref(b);
 }
 
-#define PORT(n) "\"containers\":[{\"name\":\"c\",\"ports\":[{\"containerPort\":80,\"hostPort\":" #n "}]}]"
+#define PORT(n)                                                                                    \
+	"\"containers\":[{\"name\":\"c\",\"ports\":[{\"containerPort\":80,\"hostPort\":" #n "}]}]"
 
 static void test_node_ports(void)
 {
@@ -274,8 +282,10 @@ static void test_node_ports(void)
 	CHECK_INT(hint("NodePorts", SX_RES_UNSCHEDULED_POD, SX_ACT_DELETE, p, pending, NULL),
 		  SX_QUEUE_SKIP);
 	CHECK_INT(hint("NodePorts", SX_RES_NODE, SX_ACT_ADD, p, NULL, n), SX_QUEUE);
-	CHECK_INT(hint("NodePorts", SX_RES_NODE, SX_ACT_UPDATE_NODE_LABEL, p, n, n), NOT_REGISTERED);
-	CHECK_INT(hint("NodePorts", SX_RES_ASSIGNED_POD, SX_ACT_ADD, p, NULL, same), NOT_REGISTERED);
+	CHECK_INT(hint("NodePorts", SX_RES_NODE, SX_ACT_UPDATE_NODE_LABEL, p, n, n),
+		  NOT_REGISTERED);
+	CHECK_INT(hint("NodePorts", SX_RES_ASSIGNED_POD, SX_ACT_ADD, p, NULL, same),
+		  NOT_REGISTERED);
 	sx_pod_unref(p);
 	sx_pod_unref(same);
 	sx_pod_unref(diff);
@@ -291,7 +301,8 @@ static void test_node_resources_fit(void)
 	struct sx_pod *bound = pod_s("o", "\"nodeName\":\"n\"," CPU("2"));
 	struct sx_pod *bound_less = pod_s("o", "\"nodeName\":\"n\"," CPU("1"));
 	struct sx_pod *pending = pod_s("o", CPU("2"));
-	struct sx_node *small = node_json("n", NULL, NULL, "1"), *big = node_json("n", NULL, NULL, "4");
+	struct sx_node *small = node_json("n", NULL, NULL, "1"),
+		       *big = node_json("n", NULL, NULL, "4");
 
 	setup();
 	CHECK_INT(hint("NodeResourcesFit", SX_RES_ASSIGNED_POD, SX_ACT_DELETE, p, bound, NULL),
@@ -308,9 +319,9 @@ static void test_node_resources_fit(void)
 	CHECK_INT(hint("NodeResourcesFit", SX_RES_NODE, SX_ACT_UPDATE_NODE_ALLOCATABLE, p, small,
 		       big),
 		  SX_QUEUE);
-	CHECK_INT(hint("NodeResourcesFit", SX_RES_NODE, SX_ACT_UPDATE_NODE_ALLOCATABLE, p, big,
-		       big),
-		  SX_QUEUE_SKIP);
+	CHECK_INT(
+		hint("NodeResourcesFit", SX_RES_NODE, SX_ACT_UPDATE_NODE_ALLOCATABLE, p, big, big),
+		SX_QUEUE_SKIP);
 	CHECK_INT(hint("NodeResourcesFit", SX_RES_NODE, SX_ACT_UPDATE_NODE_LABEL, p, big, big),
 		  NOT_REGISTERED);
 	sx_pod_unref(p);
@@ -327,23 +338,27 @@ static void test_pod_topology_spread(void)
 				    "\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":"
 				    "\"zone\",\"whenUnsatisfiable\":\"DoNotSchedule\","
 				    "\"labelSelector\":{\"matchLabels\":{\"app\":\"web\"}}}]");
-	struct sx_pod *web = pod_json("w", "ns", "\"labels\":{\"app\":\"web\"}", "\"nodeName\":\"n\"");
-	struct sx_pod *db = pod_json("d", "ns", "\"labels\":{\"app\":\"db\"}", "\"nodeName\":\"n\"");
-	struct sx_pod *far = pod_json("f", "other", "\"labels\":{\"app\":\"web\"}",
-				      "\"nodeName\":\"n\"");
+	struct sx_pod *web =
+		pod_json("w", "ns", "\"labels\":{\"app\":\"web\"}", "\"nodeName\":\"n\"");
+	struct sx_pod *db =
+		pod_json("d", "ns", "\"labels\":{\"app\":\"db\"}", "\"nodeName\":\"n\"");
+	struct sx_pod *far =
+		pod_json("f", "other", "\"labels\":{\"app\":\"web\"}", "\"nodeName\":\"n\"");
 	struct sx_node *zoned = node_json("n", "\"zone\":\"a\"", NULL, NULL);
 	struct sx_node *bare = node_json("n", NULL, NULL, NULL);
 
 	setup();
-	CHECK_INT(hint("PodTopologySpread", SX_RES_ASSIGNED_POD, SX_ACT_ADD, p, NULL, web), SX_QUEUE);
+	CHECK_INT(hint("PodTopologySpread", SX_RES_ASSIGNED_POD, SX_ACT_ADD, p, NULL, web),
+		  SX_QUEUE);
 	CHECK_INT(hint("PodTopologySpread", SX_RES_ASSIGNED_POD, SX_ACT_DELETE, p, web, NULL),
 		  SX_QUEUE);
 	CHECK_INT(hint("PodTopologySpread", SX_RES_ASSIGNED_POD, SX_ACT_ADD, p, NULL, db),
 		  SX_QUEUE_SKIP);
 	CHECK_INT(hint("PodTopologySpread", SX_RES_ASSIGNED_POD, SX_ACT_ADD, p, NULL, far),
 		  SX_QUEUE_SKIP);
-	CHECK_INT(hint("PodTopologySpread", SX_RES_ASSIGNED_POD, SX_ACT_UPDATE_POD_LABEL, p, web, db),
-		  SX_QUEUE);
+	CHECK_INT(
+		hint("PodTopologySpread", SX_RES_ASSIGNED_POD, SX_ACT_UPDATE_POD_LABEL, p, web, db),
+		SX_QUEUE);
 	CHECK_INT(hint("PodTopologySpread", SX_RES_NODE, SX_ACT_ADD, p, NULL, zoned), SX_QUEUE);
 	CHECK_INT(hint("PodTopologySpread", SX_RES_NODE, SX_ACT_ADD, p, NULL, bare), SX_QUEUE_SKIP);
 	CHECK_INT(hint("PodTopologySpread", SX_RES_NODE, SX_ACT_UPDATE_NODE_LABEL, p, bare, zoned),
@@ -365,8 +380,10 @@ static void test_inter_pod_affinity(void)
 				      "\"requiredDuringSchedulingIgnoredDuringExecution\":[{"
 				      "\"labelSelector\":{\"matchLabels\":{\"app\":\"db\"}},"
 				      "\"topologyKey\":\"zone\"}]}}");
-	struct sx_pod *db = pod_json("d", "ns", "\"labels\":{\"app\":\"db\"}", "\"nodeName\":\"n\"");
-	struct sx_pod *web = pod_json("w", "ns", "\"labels\":{\"app\":\"web\"}", "\"nodeName\":\"n\"");
+	struct sx_pod *db =
+		pod_json("d", "ns", "\"labels\":{\"app\":\"db\"}", "\"nodeName\":\"n\"");
+	struct sx_pod *web =
+		pod_json("w", "ns", "\"labels\":{\"app\":\"web\"}", "\"nodeName\":\"n\"");
 	struct sx_pod *pending = pod_json("d2", "ns", "\"labels\":{\"app\":\"db\"}", NULL);
 	struct sx_node *zoned = node_json("n", "\"zone\":\"a\"", NULL, NULL);
 	struct sx_node *bare = node_json("n", NULL, NULL, NULL);
@@ -377,8 +394,9 @@ static void test_inter_pod_affinity(void)
 		  SX_QUEUE_SKIP);
 	CHECK_INT(hint("InterPodAffinity", SX_RES_UNSCHEDULED_POD, SX_ACT_ADD, p, NULL, pending),
 		  SX_QUEUE_SKIP);
-	CHECK_INT(hint("InterPodAffinity", SX_RES_ASSIGNED_POD, SX_ACT_UPDATE_POD_LABEL, p, web, db),
-		  SX_QUEUE);
+	CHECK_INT(
+		hint("InterPodAffinity", SX_RES_ASSIGNED_POD, SX_ACT_UPDATE_POD_LABEL, p, web, db),
+		SX_QUEUE);
 	CHECK_INT(hint("InterPodAffinity", SX_RES_ASSIGNED_POD, SX_ACT_DELETE, p, db, NULL),
 		  SX_QUEUE_SKIP); /* no anti-affinity involved */
 	CHECK_INT(hint("InterPodAffinity", SX_RES_NODE, SX_ACT_ADD, p, NULL, zoned), SX_QUEUE);
@@ -401,7 +419,7 @@ static void test_default_preemption(void)
 	const struct sx_plugin *dp = sx_plugins[idx];
 	struct sx_pod *p = pod_s("p", NULL), *victim = pod_s("v", "\"nodeName\":\"n\"");
 	struct sx_handle *h = sx_handle_new(NULL, NULL);
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	void *self = dp->init(NULL, h, &err);
 	struct sx_status *st;
 	char buf[256];
@@ -422,7 +440,8 @@ static void test_default_preemption(void)
 	CHECK(dp->pre_enqueue(self, p) == NULL);
 	CHECK_INT(hint("DefaultPreemption", SX_RES_ASSIGNED_POD, SX_ACT_DELETE, p, victim, NULL),
 		  SX_QUEUE);
-	CHECK_INT(hint("DefaultPreemption", SX_RES_NODE, SX_ACT_ADD, p, NULL, NULL), NOT_REGISTERED);
+	CHECK_INT(hint("DefaultPreemption", SX_RES_NODE, SX_ACT_ADD, p, NULL, NULL),
+		  NOT_REGISTERED);
 	hint_handle = NULL;
 	dp->destroy(self);
 	sx_handle_free(h);
@@ -433,8 +452,8 @@ static void test_default_preemption(void)
 /* Plugins that never reject before binding register nothing. */
 static void test_no_events(void)
 {
-	static const char *const none[] = { "PrioritySort", "NodeResourcesBalancedAllocation",
-					    "ImageLocality", "DefaultBinder" };
+	static const char *const none[] = {"PrioritySort", "NodeResourcesBalancedAllocation",
+					   "ImageLocality", "DefaultBinder"};
 
 	for (unsigned i = 0; i < SX_ARRAY_SIZE(none); i++) {
 		int idx = sx_plugin_index(none[i]);
@@ -445,8 +464,7 @@ static void test_no_events(void)
 }
 
 SX_TESTS(SX_TEST(test_matching), SX_TEST(test_update_actions), SX_TEST(test_scheduling_gates),
-	 SX_TEST(test_node_unschedulable), SX_TEST(test_node_name),
-	 SX_TEST(test_taint_toleration), SX_TEST(test_node_affinity), SX_TEST(test_node_ports),
-	 SX_TEST(test_node_resources_fit), SX_TEST(test_pod_topology_spread),
-	 SX_TEST(test_inter_pod_affinity), SX_TEST(test_default_preemption),
-	 SX_TEST(test_no_events))
+	 SX_TEST(test_node_unschedulable), SX_TEST(test_node_name), SX_TEST(test_taint_toleration),
+	 SX_TEST(test_node_affinity), SX_TEST(test_node_ports), SX_TEST(test_node_resources_fit),
+	 SX_TEST(test_pod_topology_spread), SX_TEST(test_inter_pod_affinity),
+	 SX_TEST(test_default_preemption), SX_TEST(test_no_events))

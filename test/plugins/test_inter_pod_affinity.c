@@ -14,9 +14,10 @@ extern const struct sx_plugin sx_plugin_inter_pod_affinity;
 
 static void test_args(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	cJSON *bad = cJSON_Parse("{\"hardPodAffinityWeight\": 101}");
-	cJSON *ok = cJSON_Parse("{\"hardPodAffinityWeight\": 0, \"ignorePreferredTermsOfExistingPods\": true}");
+	cJSON *ok = cJSON_Parse(
+		"{\"hardPodAffinityWeight\": 0, \"ignorePreferredTermsOfExistingPods\": true}");
 	void *self = P.init(bad, NULL, &err);
 	CHECK(self == NULL);
 	CHECK_STR(err.msg, "hardPodAffinityWeight: Invalid value: 101: not in valid range [0-100]");
@@ -27,9 +28,10 @@ static void test_args(void)
 	cJSON_Delete(ok);
 }
 
-#define ANTI_POD(name, node)                                                                  \
-	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\",\"labels\":{\"app\":\"db\"}}," \
-	"\"spec\":{" node "\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],"                  \
+#define ANTI_POD(name, node)                                                                       \
+	"{\"metadata\":{\"name\":\"" name                                                          \
+	"\",\"namespace\":\"default\",\"labels\":{\"app\":\"db\"}},"                               \
+	"\"spec\":{" node "\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],"                     \
 	"\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"   \
 	"[{\"labelSelector\":{\"matchLabels\":{\"app\":\"db\"}},\"topologyKey\":\"zone\"}]}}}}"
 
@@ -42,24 +44,31 @@ static void test_add_remove_on_clone(void)
 	struct sx_snapshot *snap = sx_cache_snapshot(c);
 	struct sx_pod *pod = tu_pod(ANTI_POD("incoming", ""));
 	struct sx_pod *other = tu_pod(ANTI_POD("nominated", "\"nodeName\":\"a\","));
-	void *self = P.init(NULL, NULL, &(struct sx_error){ 0 });
-	struct sx_cycle_state cs = { .snap = snap };
+	void *self = P.init(NULL, NULL, &(struct sx_error){0});
+	struct sx_cycle_state cs = {.snap = snap};
 
 	CHECK_STR(tu_status(P.pre_filter(self, &cs, pod, NULL), buf, sizeof(buf)), "Success");
-	CHECK_STR(tu_status(P.filter(self, &cs, pod, tu_ni(snap, "a")), buf, sizeof(buf)), "Success");
-	struct sx_cycle_state clone = { .snap = snap };
-	clone.slots[SX_SLOT_inter_pod_affinity] = P.state_clone(cs.slots[SX_SLOT_inter_pod_affinity]);
-	CHECK_STR(tu_status(P.add_pod(self, &clone, pod, other, tu_ni(snap, "a")), buf, sizeof(buf)),
+	CHECK_STR(tu_status(P.filter(self, &cs, pod, tu_ni(snap, "a")), buf, sizeof(buf)),
 		  "Success");
+	struct sx_cycle_state clone = {.snap = snap};
+	clone.slots[SX_SLOT_inter_pod_affinity] =
+		P.state_clone(cs.slots[SX_SLOT_inter_pod_affinity]);
+	CHECK_STR(
+		tu_status(P.add_pod(self, &clone, pod, other, tu_ni(snap, "a")), buf, sizeof(buf)),
+		"Success");
 	/* Both directions match: the incoming pod's own anti-affinity wins. */
 	CHECK_STR(tu_status(P.filter(self, &clone, pod, tu_ni(snap, "a")), buf, sizeof(buf)),
 		  "Unschedulable: node(s) didn't match pod anti-affinity rules");
-	CHECK_STR(tu_status(P.filter(self, &clone, pod, tu_ni(snap, "b")), buf, sizeof(buf)), "Success");
-	/* The original state is untouched by the clone's AddPod. */
-	CHECK_STR(tu_status(P.filter(self, &cs, pod, tu_ni(snap, "a")), buf, sizeof(buf)), "Success");
-	CHECK_STR(tu_status(P.remove_pod(self, &clone, pod, other, tu_ni(snap, "a")), buf, sizeof(buf)),
+	CHECK_STR(tu_status(P.filter(self, &clone, pod, tu_ni(snap, "b")), buf, sizeof(buf)),
 		  "Success");
-	CHECK_STR(tu_status(P.filter(self, &clone, pod, tu_ni(snap, "a")), buf, sizeof(buf)), "Success");
+	/* The original state is untouched by the clone's AddPod. */
+	CHECK_STR(tu_status(P.filter(self, &cs, pod, tu_ni(snap, "a")), buf, sizeof(buf)),
+		  "Success");
+	CHECK_STR(tu_status(P.remove_pod(self, &clone, pod, other, tu_ni(snap, "a")), buf,
+			    sizeof(buf)),
+		  "Success");
+	CHECK_STR(tu_status(P.filter(self, &clone, pod, tu_ni(snap, "a")), buf, sizeof(buf)),
+		  "Success");
 
 	P.state_free(clone.slots[SX_SLOT_inter_pod_affinity]);
 	P.state_free(cs.slots[SX_SLOT_inter_pod_affinity]);
@@ -71,29 +80,33 @@ static void test_add_remove_on_clone(void)
 }
 
 #define NODE(name, zone) "{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"zone\":\"" zone "\"}}}"
-#define NS(name, team) "{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"team\":\"" team "\"}}}"
-#define BARE(name, ns, app, node)                                                               \
-	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"" ns "\",\"labels\":{\"app\":\"" app "\"}}," \
+#define NS(name, team)	 "{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"team\":\"" team "\"}}}"
+#define BARE(name, ns, app, node)                                                                  \
+	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"" ns "\",\"labels\":{\"app\":\"" app \
+	"\"}},"                                                                                    \
 	"\"spec\":{\"nodeName\":\"" node "\",\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}"
 /* Required affinity to app=db of default or red-ns in the same zone,
  * preferred (weight 10)
  * anti-affinity to app=db pods of namespaces labelled team=red. */
-#define WEB                                                                                     \
-	"{\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"labels\":{\"app\":\"web\"}},"   \
-	"\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],\"affinity\":{"              \
+#define WEB                                                                                        \
+	"{\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"labels\":{\"app\":\"web\"}}," \
+	"\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],\"affinity\":{"               \
 	"\"podAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"labelSelector\":" \
-	"{\"matchLabels\":{\"app\":\"db\"}},\"namespaces\":[\"default\",\"red-ns\"],"                 \
-	"\"topologyKey\":\"zone\"}]},"                                                              \
-	"\"podAntiAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":10," \
-	"\"podAffinityTerm\":{\"labelSelector\":{\"matchLabels\":{\"app\":\"db\"}},"                \
-	"\"namespaceSelector\":{\"matchLabels\":{\"team\":\"red\"}},\"topologyKey\":\"zone\"}}]}}}}"
+	"{\"matchLabels\":{\"app\":\"db\"}},\"namespaces\":[\"default\",\"red-ns\"],"              \
+	"\"topologyKey\":\"zone\"}]},"                                                             \
+	"\"podAntiAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":"   \
+	"10,"                                                                                      \
+	"\"podAffinityTerm\":{\"labelSelector\":{\"matchLabels\":{\"app\":\"db\"}},"               \
+	"\"namespaceSelector\":{\"matchLabels\":{\"team\":\"red\"}},\"topologyKey\":\"zone\"}}]}}" \
+	"}}"
 /* An existing pod whose required anti-affinity rejects app=web pods of
  * namespaces labelled team=blue on its node's zone. */
-#define GUARD(name, node)                                                                       \
-	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ops\",\"labels\":{\"app\":\"guard\"}}," \
-	"\"spec\":{\"nodeName\":\"" node "\",\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],"    \
-	"\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"      \
-	"[{\"labelSelector\":{\"matchLabels\":{\"app\":\"web\"}},\"namespaceSelector\":"            \
+#define GUARD(name, node)                                                                          \
+	"{\"metadata\":{\"name\":\"" name                                                          \
+	"\",\"namespace\":\"ops\",\"labels\":{\"app\":\"guard\"}},"                                \
+	"\"spec\":{\"nodeName\":\"" node "\",\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],"   \
+	"\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"   \
+	"[{\"labelSelector\":{\"matchLabels\":{\"app\":\"web\"}},\"namespaceSelector\":"           \
 	"{\"matchLabels\":{\"team\":\"blue\"}},\"topologyKey\":\"zone\"}]}}}}"
 
 /* PreFilter and Filter, then PreScore and Score, on nodes a and b of snap:
@@ -102,10 +115,10 @@ static void test_add_remove_on_clone(void)
 static const char *verdicts(const struct sx_snapshot *snap, const struct sx_pod *pod, char *out,
 			    size_t len)
 {
-	void *self = P.init(NULL, NULL, &(struct sx_error){ 0 });
-	struct sx_cycle_state cs = { .snap = snap };
+	void *self = P.init(NULL, NULL, &(struct sx_error){0});
+	struct sx_cycle_state cs = {.snap = snap};
 	struct sx_status *st = P.pre_filter(self, &cs, pod, NULL);
-	const char *names[] = { "a", "b" };
+	const char *names[] = {"a", "b"};
 	size_t at = 0;
 
 	out[0] = '\0';
@@ -123,7 +136,8 @@ static const char *verdicts(const struct sx_snapshot *snap, const struct sx_pod 
 		if (f) {
 			at += snprintf(out + at, len - at, "%s",
 				       strstr(f->reasons[0], "existing") ? "existing-anti"
-				       : strstr(f->reasons[0], "anti") ? "anti" : "affinity");
+				       : strstr(f->reasons[0], "anti")	 ? "anti"
+									 : "affinity");
 			sx_status_free(f);
 			continue;
 		}
@@ -152,8 +166,8 @@ static struct sx_cache *memo_cluster(void)
 	tu_add(c, "Node", NODE("b", "z2"));
 	for (int i = 0; i < 70; i++) {
 		snprintf(name, sizeof(name), "n%02d", i);
-		snprintf(json, sizeof(json), "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"zone\":\"z9\"}}}",
-			 name);
+		snprintf(json, sizeof(json),
+			 "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"zone\":\"z9\"}}}", name);
 		tu_add(c, "Node", json);
 	}
 	return c;
@@ -283,9 +297,9 @@ static void test_memo_concurrent(void)
 	pthread_t t;
 
 	tu_add(c, "Pod", BARE("db-1", "default", "db", "a"));
-	struct racer r1 = { sx_cache_snapshot(c), web, "a:ok/skip b:affinity", 0 };
+	struct racer r1 = {sx_cache_snapshot(c), web, "a:ok/skip b:affinity", 0};
 	tu_add(c, "Pod", BARE("db-2", "red-ns", "db", "b"));
-	struct racer r2 = { sx_cache_snapshot(c), web, "a:ok/0 b:ok/-10", 0 };
+	struct racer r2 = {sx_cache_snapshot(c), web, "a:ok/0 b:ok/-10", 0};
 	CHECK_INT(pthread_create(&t, NULL, race, &r1), 0);
 	race(&r2);
 	pthread_join(t, NULL);

@@ -19,7 +19,7 @@ extern const struct sx_plugin sx_plugin_node_declared_features;
 
 static struct sx_node *node(const char *json)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	cJSON *j = cJSON_Parse(json);
 	struct sx_node *n;
 
@@ -31,29 +31,30 @@ static struct sx_node *node(const char *json)
 	return n;
 }
 
-#define NODE_F(feats)                                                                       \
+#define NODE_F(feats)                                                                              \
 	"{\"metadata\":{\"name\":\"node-1\"},\"status\":{\"declaredFeatures\":" feats "}}"
-#define POD_RESTART_ALL                                                                     \
-	"{\"metadata\":{\"name\":\"test-pod\",\"namespace\":\"default\",\"uid\":\"123\"},"    \
-	"\"spec\":{\"containers\":[{\"name\":\"c\",\"restartPolicy\":\"Never\","             \
-	"\"restartPolicyRules\":[{\"action\":\"RestartAllContainers\",\"exitCodes\":"        \
+#define POD_RESTART_ALL                                                                            \
+	"{\"metadata\":{\"name\":\"test-pod\",\"namespace\":\"default\",\"uid\":\"123\"},"         \
+	"\"spec\":{\"containers\":[{\"name\":\"c\",\"restartPolicy\":\"Never\","                   \
+	"\"restartPolicyRules\":[{\"action\":\"RestartAllContainers\",\"exitCodes\":"              \
 	"{\"operator\":\"In\",\"values\":[1]}}]}]}}"
-#define POD_PLAIN(uid, label)                                                               \
-	"{\"metadata\":{\"name\":\"test-pod\",\"namespace\":\"default\",\"uid\":\"" uid "\"," \
+#define POD_PLAIN(uid, label)                                                                      \
+	"{\"metadata\":{\"name\":\"test-pod\",\"namespace\":\"default\",\"uid\":\"" uid "\","      \
 	"\"labels\":{\"foo\":\"" label "\"}},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}"
 
 /* Filter with no PreFilter state is an Error naming the state key. */
 static void test_filter_without_state(void)
 {
 	void *self = P.init(NULL, NULL, NULL);
-	struct sx_cycle_state cs = { 0 };
-	struct sx_node_info ni = { 0 };
+	struct sx_cycle_state cs = {0};
+	struct sx_node_info ni = {0};
 	struct sx_pod *pod = tu_pod(POD_RESTART_ALL);
 	char b[200];
 
 	ni.node = node(NODE_F("[]"));
 	CHECK_STR(tu_status(P.filter(self, &cs, pod, &ni), b, sizeof(b)),
-		  "Error: error reading \"PreFilterNodeDeclaredFeatures\" from cycle-state: not found");
+		  "Error: error reading \"PreFilterNodeDeclaredFeatures\" from cycle-state: not "
+		  "found");
 	/* PreFilter fills the state; the clone is independent. */
 	CHECK(P.pre_filter(self, &cs, pod, NULL) == NULL);
 	CHECK(cs.slots[SX_SLOT_node_declared_features] != NULL);
@@ -122,10 +123,10 @@ static void test_hint_pod(void)
 
 	CHECK(r != NULL);
 	if (r) {
-		CHECK_INT(r->hint(self, target, plain, needs), SX_QUEUE);      /* adds */
-		CHECK_INT(r->hint(self, target, needs, plain), SX_QUEUE);      /* removes */
+		CHECK_INT(r->hint(self, target, plain, needs), SX_QUEUE);	/* adds */
+		CHECK_INT(r->hint(self, target, needs, plain), SX_QUEUE);	/* removes */
 		CHECK_INT(r->hint(self, target, target, plain), SX_QUEUE_SKIP); /* no change */
-		CHECK_INT(r->hint(self, target, other, other), SX_QUEUE_SKIP); /* not the target */
+		CHECK_INT(r->hint(self, target, other, other), SX_QUEUE_SKIP);	/* not the target */
 	}
 	sx_pod_unref(target);
 	sx_pod_unref(plain);
@@ -139,7 +140,7 @@ static void test_decode(void)
 {
 	struct sx_node *n = node(NODE_F("[\"B\",\"A\"]"));
 	struct sx_pod *p;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	cJSON *j;
 
 	CHECK_INT(n->ndeclared_features, 2);
@@ -156,21 +157,24 @@ static void test_decode(void)
 	p = tu_pod(POD_RESTART_ALL);
 	CHECK_INT(p->needs_features, SX_POD_NEEDS_RESTART_ALL_CONTAINERS);
 	sx_pod_unref(p);
-	p = tu_pod("{\"metadata\":{\"name\":\"p\",\"namespace\":\"d\"},\"spec\":{\"hostNetwork\":true,"
-		   "\"hostUsers\":false,\"containers\":[{\"name\":\"c\"}],\"ephemeralContainers\":"
-		   "[{\"name\":\"e\",\"volumeMounts\":[{\"name\":\"v\",\"mountPath\":\"/v\","
-		   "\"bindMountOptions\":[\"nosuid\"]}]}],\"initContainers\":[{\"name\":\"i\","
-		   "\"restartPolicyRules\":[{\"action\":\"Other\"}]}]}}");
+	p = tu_pod(
+		"{\"metadata\":{\"name\":\"p\",\"namespace\":\"d\"},\"spec\":{\"hostNetwork\":true,"
+		"\"hostUsers\":false,\"containers\":[{\"name\":\"c\"}],\"ephemeralContainers\":"
+		"[{\"name\":\"e\",\"volumeMounts\":[{\"name\":\"v\",\"mountPath\":\"/v\","
+		"\"bindMountOptions\":[\"nosuid\"]}]}],\"initContainers\":[{\"name\":\"i\","
+		"\"restartPolicyRules\":[{\"action\":\"Other\"}]}]}}");
 	CHECK_INT(p->needs_features,
 		  SX_POD_NEEDS_USERNS_HOST_NETWORK | SX_POD_NEEDS_VOLUME_BIND_MOUNT_OPTIONS);
 	sx_pod_unref(p);
-	p = tu_pod("{\"metadata\":{\"name\":\"p\",\"namespace\":\"d\"},\"spec\":{\"hostNetwork\":true,"
-		   "\"hostUsers\":true,\"containers\":[{\"name\":\"c\",\"volumeMounts\":[{\"name\":"
-		   "\"v\",\"mountPath\":\"/v\",\"bindMountOptions\":[]}]}]}}");
+	p = tu_pod(
+		"{\"metadata\":{\"name\":\"p\",\"namespace\":\"d\"},\"spec\":{\"hostNetwork\":true,"
+		"\"hostUsers\":true,\"containers\":[{\"name\":\"c\",\"volumeMounts\":[{\"name\":"
+		"\"v\",\"mountPath\":\"/v\",\"bindMountOptions\":[]}]}]}}");
 	CHECK_INT(p->needs_features, 0);
 	sx_pod_unref(p);
-	j = cJSON_Parse("{\"metadata\":{\"name\":\"p\",\"namespace\":\"d\"},\"spec\":{\"hostUsers\":"
-			"\"no\",\"containers\":[{\"name\":\"c\"}]}}");
+	j = cJSON_Parse(
+		"{\"metadata\":{\"name\":\"p\",\"namespace\":\"d\"},\"spec\":{\"hostUsers\":"
+		"\"no\",\"containers\":[{\"name\":\"c\"}]}}");
 	CHECK(sx_decode_pod(j, &err) == NULL);
 	cJSON_Delete(j);
 }
@@ -181,7 +185,7 @@ static void test_default_profile(void)
 {
 	for (int minor = 35; minor <= 37; minor++) {
 		struct sx_features f;
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 		struct sx_config *cfg;
 		const struct sx_profile *prof;
 
@@ -192,10 +196,12 @@ static void test_default_profile(void)
 			continue;
 		prof = sx_config_profile(cfg, NULL);
 		CHECK_INT(sx_profile_has(prof, SX_PT_FILTER, "NodeDeclaredFeatures"), minor >= 36);
-		CHECK_INT(sx_profile_has(prof, SX_PT_PRE_FILTER, "NodeDeclaredFeatures"), minor >= 36);
+		CHECK_INT(sx_profile_has(prof, SX_PT_PRE_FILTER, "NodeDeclaredFeatures"),
+			  minor >= 36);
 		if (minor >= 36 && prof->n[SX_PT_FILTER] > 0)
-			CHECK_STR(prof->points[SX_PT_FILTER][prof->n[SX_PT_FILTER] - 1].plugin->name,
-				  "NodeDeclaredFeatures");
+			CHECK_STR(
+				prof->points[SX_PT_FILTER][prof->n[SX_PT_FILTER] - 1].plugin->name,
+				"NodeDeclaredFeatures");
 		sx_config_free(cfg);
 	}
 }

@@ -5,8 +5,8 @@
 extern const struct sx_plugin sx_plugin_node_ports;
 #define P (&sx_plugin_node_ports)
 
-#define POD(ports)                                                                        \
-	"{\"metadata\":{\"name\":\"m\",\"namespace\":\"d\"},\"spec\":{\"containers\":[{"  \
+#define POD(ports)                                                                                 \
+	"{\"metadata\":{\"name\":\"m\",\"namespace\":\"d\"},\"spec\":{\"containers\":[{"           \
 	"\"name\":\"c\",\"image\":\"i\",\"ports\":[" ports "]}]}}"
 
 static void test_skip_and_missing_state(void)
@@ -47,10 +47,11 @@ static void test_conflict(void)
 	char buf[256];
 
 	tu_add(c, "Node", "{\"metadata\":{\"name\":\"n\"}}");
-	tu_add(c, "Pod", "{\"metadata\":{\"name\":\"e\",\"namespace\":\"d\"},\"spec\":{"
-			 "\"nodeName\":\"n\",\"containers\":[{\"name\":\"c\",\"image\":\"i\","
-			 "\"ports\":[{\"containerPort\":53,\"hostPort\":53,\"protocol\":\"UDP\","
-			 "\"hostIP\":\"10.0.0.1\"}]}]}}");
+	tu_add(c, "Pod",
+	       "{\"metadata\":{\"name\":\"e\",\"namespace\":\"d\"},\"spec\":{"
+	       "\"nodeName\":\"n\",\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+	       "\"ports\":[{\"containerPort\":53,\"hostPort\":53,\"protocol\":\"UDP\","
+	       "\"hostIP\":\"10.0.0.1\"}]}]}}");
 	struct sx_snapshot *snap = sx_cache_snapshot(c);
 	struct sx_pod *tcp = tu_pod(POD("{\"containerPort\":53,\"hostPort\":53}"));
 	struct sx_pod *udp = tu_pod(POD("{\"containerPort\":53,\"hostPort\":53,"

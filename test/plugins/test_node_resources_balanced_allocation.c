@@ -14,12 +14,13 @@
 #include "schedext/framework.h"
 #include "../../plugins/resource_allocation.h"
 
-#define NODE(name)                                                                           \
-	"{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"kubernetes.io/hostname\":\"" name  \
-	"\"}},\"status\":{\"allocatable\":{\"cpu\":\"10\",\"memory\":\"10000\",\"pods\":\"110\"}}}"
-#define POD_ON(name, node, cpu, mem)                                                          \
+#define NODE(name)                                                                                 \
+	"{\"metadata\":{\"name\":\"" name "\",\"labels\":{\"kubernetes.io/hostname\":\"" name      \
+	"\"}},\"status\":{\"allocatable\":{\"cpu\":\"10\",\"memory\":\"10000\",\"pods\":\"110\"}}" \
+	"}"
+#define POD_ON(name, node, cpu, mem)                                                               \
 	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\",\"uid\":\"u-" name "\"},"  \
-	"\"spec\":{\"nodeName\":\"" node "\",\"containers\":[{\"name\":\"c\",\"resources\":"      \
+	"\"spec\":{\"nodeName\":\"" node "\",\"containers\":[{\"name\":\"c\",\"resources\":"       \
 	"{\"requests\":{\"cpu\":\"" cpu "\",\"memory\":\"" mem "\"}}}]},"                          \
 	"\"status\":{\"phase\":\"Running\"}}"
 
@@ -30,10 +31,10 @@ static const char *schedule_as(int minor, struct sx_snapshot *snap, const struct
 			       int64_t ba[2])
 {
 	struct sx_features f;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_config *cfg;
 	struct sx_cycle_result res;
-	struct sx_cycle_opts opts = { .snap = snap, .mode = SX_CYCLE_FULL, .percentage = 100 };
+	struct sx_cycle_opts opts = {.snap = snap, .mode = SX_CYCLE_FULL, .percentage = 100};
 	const char *sel = "(none)";
 
 	sx_features_init(&f, minor);
@@ -45,7 +46,8 @@ static const char *schedule_as(int minor, struct sx_snapshot *snap, const struct
 	if (res.selected >= 0)
 		sel = snap->nodes[res.selected]->node->meta.name;
 	for (uint32_t p = 0; p < res.nscore_plugins; p++) {
-		if (strcmp(res.score_plugins[p].plugin->name, "NodeResourcesBalancedAllocation") != 0)
+		if (strcmp(res.score_plugins[p].plugin->name, "NodeResourcesBalancedAllocation") !=
+		    0)
 			continue;
 		for (uint32_t i = 0; i < res.nfeasible; i++)
 			ba[res.feasible[i]] = res.normalized[(size_t)i * res.nscore_plugins + p];
@@ -68,7 +70,7 @@ static void test_release_switch(void)
 	struct sx_cache *c = sx_cache_new();
 	struct sx_snapshot *snap;
 	struct sx_pod *pod;
-	int64_t ba[2] = { -1, -1 };
+	int64_t ba[2] = {-1, -1};
 	int a, b;
 
 	tu_add(c, "Node", NODE("node-a"));

@@ -13,14 +13,13 @@ extern const struct sx_plugin sx_plugin_node_resources_balanced_allocation;
  * them). */
 static void test_broken_linear(void)
 {
-	static const struct sx_shape_point a[] = { { 10, 1 }, { 90, 9 } };
-	static const struct sx_shape_point b[] = { { 0, 2 }, { 40, 10 }, { 100, 0 } };
-	static const struct sx_shape_point c[] = { { 0, 2 }, { 40, 2 }, { 100, 2 } };
-	static const int64_t pa[][2] = { { -10, 1 }, { 0, 1 }, { 9, 1 },  { 10, 1 },
-					 { 15, 1 },  { 19, 1 }, { 20, 2 }, { 89, 8 },
-					 { 90, 9 },  { 99, 9 }, { 100, 9 }, { 110, 9 } };
-	static const int64_t pb[][2] = { { -10, 2 }, { 0, 2 },   { 20, 6 },  { 30, 8 },
-					 { 40, 10 }, { 70, 5 }, { 100, 0 }, { 110, 0 } };
+	static const struct sx_shape_point a[] = {{10, 1}, {90, 9}};
+	static const struct sx_shape_point b[] = {{0, 2}, {40, 10}, {100, 0}};
+	static const struct sx_shape_point c[] = {{0, 2}, {40, 2}, {100, 2}};
+	static const int64_t pa[][2] = {{-10, 1}, {0, 1},  {9, 1},  {10, 1}, {15, 1},  {19, 1},
+					{20, 2},  {89, 8}, {90, 9}, {99, 9}, {100, 9}, {110, 9}};
+	static const int64_t pb[][2] = {{-10, 2}, {0, 2},  {20, 6},  {30, 8},
+					{40, 10}, {70, 5}, {100, 0}, {110, 0}};
 
 	for (size_t i = 0; i < SX_ARRAY_SIZE(pa); i++)
 		CHECK_INT(sx_broken_linear(a, 2, pa[i][0]), pa[i][1]);
@@ -44,13 +43,13 @@ static void test_least_most_primitives(void)
 
 static void test_combine_rtcr_rounding(void)
 {
-	struct sx_ra_scorer sc = { .strategy = SX_RA_REQUESTED_TO_CAPACITY_RATIO, .nresources = 2 };
-	int64_t req[2] = { 3000, 5000 }, alloc[2] = { 4000, 10000 };
+	struct sx_ra_scorer sc = {.strategy = SX_RA_REQUESTED_TO_CAPACITY_RATIO, .nresources = 2};
+	int64_t req[2] = {3000, 5000}, alloc[2] = {4000, 10000};
 
 	sc.resources[0].weight = sc.resources[1].weight = 1;
 	sc.nshape = 2;
-	sc.shape[0] = (struct sx_shape_point){ 0, 100 };
-	sc.shape[1] = (struct sx_shape_point){ 100, 0 };
+	sc.shape[0] = (struct sx_shape_point){0, 100};
+	sc.shape[1] = (struct sx_shape_point){100, 0};
 	/* f(75) = 25, f(50) = 50 -> 37.5 rounds half away from zero to 38. */
 	CHECK_INT(sx_ra_combine(&sc, req, alloc), 38);
 	/* A resource scoring 0 drops out of the mean entirely. */
@@ -62,8 +61,8 @@ static void test_combine_rtcr_rounding(void)
 
 static void test_balanced_std(void)
 {
-	struct sx_ra_scorer sc = { .strategy = SX_RA_BALANCED, .nresources = 3 };
-	int64_t req[3] = { 3000, 5000, 4 }, alloc[3] = { 3500, 40000, 8 };
+	struct sx_ra_scorer sc = {.strategy = SX_RA_BALANCED, .nresources = 3};
+	int64_t req[3] = {3000, 5000, 4}, alloc[3] = {3500, 40000, 8};
 
 	CHECK_INT(sx_ra_combine(&sc, req, alloc), 70);
 	alloc[2] = 0; /* ignored -> two fractions: |0.857 - 0.125| / 2 */
@@ -90,7 +89,7 @@ static void test_resource_names(void)
 /* Builds the plugin from JSON args; returns the error string ("" = ok). */
 static const char *init_err(const struct sx_plugin *p, const char *json, char *buf, size_t len)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	cJSON *args = json ? cJSON_Parse(json) : NULL;
 	void *self;
 
@@ -111,40 +110,51 @@ static void test_fit_args(void)
 	char b[600];
 
 	CHECK_STR(init_err(p, NULL, b, sizeof(b)), "");
-	CHECK_STR(init_err(p, "{\"scoringStrategy\":{\"type\":\"MostAllocated\"}}", b, sizeof(b)), "");
-	CHECK_STR(init_err(p, "{\"scoringStrategy\":{\"type\":\"LeastAllocated\",\"resources\":"
-			      "[{\"name\":\"memory\",\"weight\":-1},{\"name\":\"cpu\",\"weight\":1}]}}",
+	CHECK_STR(init_err(p, "{\"scoringStrategy\":{\"type\":\"MostAllocated\"}}", b, sizeof(b)),
+		  "");
+	CHECK_STR(
+		init_err(p,
+			 "{\"scoringStrategy\":{\"type\":\"LeastAllocated\",\"resources\":"
+			 "[{\"name\":\"memory\",\"weight\":-1},{\"name\":\"cpu\",\"weight\":1}]}}",
+			 b, sizeof(b)),
+		"scoringStrategy.resources[0].weight: Invalid value: -1: resource weight of memory "
+		"not in valid range (0, 100]");
+	CHECK_STR(init_err(p,
+			   "{\"scoringStrategy\":{\"type\":\"MostAllocated\",\"resources\":"
+			   "[{\"name\":\"memory\",\"weight\":101}]}}",
 			   b, sizeof(b)),
-		  "scoringStrategy.resources[0].weight: Invalid value: -1: resource weight of memory "
-		  "not in valid range (0, 100]");
-	CHECK_STR(init_err(p, "{\"scoringStrategy\":{\"type\":\"MostAllocated\",\"resources\":"
-			      "[{\"name\":\"memory\",\"weight\":101}]}}",
-			   b, sizeof(b)),
-		  "scoringStrategy.resources[0].weight: Invalid value: 101: resource weight of memory "
+		  "scoringStrategy.resources[0].weight: Invalid value: 101: resource weight of "
+		  "memory "
 		  "not in valid range (0, 100]");
 	CHECK_STR(init_err(p, "{\"scoringStrategy\":{\"type\":\"Foo\"}}", b, sizeof(b)),
 		  "scoringStrategy.type: Unsupported value: \"Foo\": supported values: "
 		  "\"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\"");
-	CHECK_STR(init_err(p, "{\"scoringStrategy\":{\"type\":\"RequestedToCapacityRatio\","
-			      "\"requestedToCapacityRatio\":{\"shape\":[]}}}",
+	CHECK_STR(init_err(p,
+			   "{\"scoringStrategy\":{\"type\":\"RequestedToCapacityRatio\","
+			   "\"requestedToCapacityRatio\":{\"shape\":[]}}}",
 			   b, sizeof(b)),
 		  "scoringStrategy.shape: Required value: at least one point must be specified");
-	CHECK_STR(init_err(p, "{\"scoringStrategy\":{\"type\":\"RequestedToCapacityRatio\","
-			      "\"requestedToCapacityRatio\":{\"shape\":[{\"utilization\":50,\"score\":1},"
-			      "{\"utilization\":50,\"score\":11}]}}}",
-			   b, sizeof(b)),
-		  "[scoringStrategy.shape[1].utilization: Invalid value: 50: utilization values must "
-		  "be sorted in increasing order, scoringStrategy.shape[1].score: Invalid value: 11: "
-		  "not in valid range [0, 10]]");
-	CHECK_STR(init_err(p, "{\"ignoredResourceGroups\":[\"example.com/aaa\"]}", b, sizeof(b)),
-		  "ignoredResourceGroups[0]: Invalid value: \"example.com/aaa\": resource group name "
-		  "can't contain '/'");
+	CHECK_STR(
+		init_err(
+			p,
+			"{\"scoringStrategy\":{\"type\":\"RequestedToCapacityRatio\","
+			"\"requestedToCapacityRatio\":{\"shape\":[{\"utilization\":50,\"score\":1},"
+			"{\"utilization\":50,\"score\":11}]}}}",
+			b, sizeof(b)),
+		"[scoringStrategy.shape[1].utilization: Invalid value: 50: utilization values must "
+		"be sorted in increasing order, scoringStrategy.shape[1].score: Invalid value: 11: "
+		"not in valid range [0, 10]]");
+	CHECK_STR(
+		init_err(p, "{\"ignoredResourceGroups\":[\"example.com/aaa\"]}", b, sizeof(b)),
+		"ignoredResourceGroups[0]: Invalid value: \"example.com/aaa\": resource group name "
+		"can't contain '/'");
 	/* struct sx_error keeps 256 message bytes: upstream's long regex text is
 	 * cut, its start is exact. */
 	init_err(p, "{\"ignoredResources\":[\"-bad\"]}", b, sizeof(b));
-	CHECK(strncmp(b, "ignoredResources[0]: Invalid value: \"-bad\": name part must consist of "
-			 "alphanumeric characters, '-', '_' or '.', and must start and end with an "
-			 "alphanumeric character (e.g. 'MyName',",
+	CHECK(strncmp(b,
+		      "ignoredResources[0]: Invalid value: \"-bad\": name part must consist of "
+		      "alphanumeric characters, '-', '_' or '.', and must start and end with an "
+		      "alphanumeric character (e.g. 'MyName',",
 		      162) == 0);
 	CHECK_STR(init_err(p, "[1]", b, sizeof(b)), "NodeResourcesFitArgs must be an object");
 }
@@ -155,10 +165,14 @@ static void test_balanced_args(void)
 	char b[300];
 
 	CHECK_STR(init_err(p, NULL, b, sizeof(b)), "");
-	CHECK_STR(init_err(p, "{\"resources\":[{\"name\":\"cpu\"},{\"name\":\"memory\",\"weight\":0}]}",
-			   b, sizeof(b)),
-		  "");
-	CHECK_STR(init_err(p, "{\"resources\":[{\"name\":\"cpu\",\"weight\":1},{\"name\":\"cpu\",\"weight\":1}]}",
+	CHECK_STR(
+		init_err(p,
+			 "{\"resources\":[{\"name\":\"cpu\"},{\"name\":\"memory\",\"weight\":0}]}",
+			 b, sizeof(b)),
+		"");
+	CHECK_STR(init_err(p,
+			   "{\"resources\":[{\"name\":\"cpu\",\"weight\":1},{\"name\":\"cpu\","
+			   "\"weight\":1}]}",
 			   b, sizeof(b)),
 		  "resources[1].name: Duplicate value: \"cpu\"");
 	CHECK_STR(init_err(p, "{\"resources\":[{\"name\":\"cpu\",\"weight\":2}]}", b, sizeof(b)),
@@ -167,8 +181,8 @@ static void test_balanced_args(void)
 		  "resources[0].name: must be a string of at most 253 characters");
 }
 
-#define NODE(name, cpu, mem, pods)                                                         \
-	"{\"metadata\":{\"name\":\"" name "\"},\"status\":{\"allocatable\":{\"cpu\":\"" cpu     \
+#define NODE(name, cpu, mem, pods)                                                                 \
+	"{\"metadata\":{\"name\":\"" name "\"},\"status\":{\"allocatable\":{\"cpu\":\"" cpu        \
 	"\",\"memory\":\"" mem "\",\"pods\":\"" pods "\"}}}"
 
 /* Filter without PreFilter is an Error (upstream TestPreFilterDisabled);
@@ -180,7 +194,7 @@ static void test_filter_hooks(void)
 	struct sx_cache *c = sx_cache_new();
 	struct sx_snapshot *snap;
 	struct sx_pod *pod;
-	struct sx_cycle_state cs = { 0 };
+	struct sx_cycle_state cs = {0};
 	struct sx_status *st;
 	void *self;
 	char b[200];
@@ -188,12 +202,15 @@ static void test_filter_hooks(void)
 	sx_intern_init();
 	self = p->init(NULL, NULL, NULL);
 	tu_add(c, "Node", NODE("n1", "2", "1Gi", "1"));
-	tu_add(c, "Pod", "{\"metadata\":{\"name\":\"e\",\"namespace\":\"default\",\"uid\":\"u1\"},"
-			 "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\",\"resources\":"
-			 "{\"requests\":{\"cpu\":\"1\"}}}]}}");
+	tu_add(c, "Pod",
+	       "{\"metadata\":{\"name\":\"e\",\"namespace\":\"default\",\"uid\":\"u1\"},"
+	       "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\",\"resources\":"
+	       "{\"requests\":{\"cpu\":\"1\"}}}]}}");
 	snap = sx_cache_snapshot(c);
-	pod = tu_pod("{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\"},\"spec\":{\"containers\":"
-		     "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1500m\",\"memory\":\"2Gi\"}}}]}}");
+	pod = tu_pod(
+		"{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\"},\"spec\":{\"containers\":"
+		"[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1500m\",\"memory\":"
+		"\"2Gi\"}}}]}}");
 	cs.snap = snap;
 	CHECK_STR(tu_status(p->filter(self, &cs, pod, tu_ni(snap, "n1")), b, sizeof(b)),
 		  "Error: error reading \"PreFilterNodeResourcesFit\" from cycleState: not found");
@@ -211,7 +228,7 @@ static void test_filter_hooks(void)
 	/* PreScore + Score: LeastAllocated with non-zero cpu/memory. */
 	{
 		int64_t score = -1;
-		struct sx_node_info *nodes[1] = { snap->nodes[0] };
+		struct sx_node_info *nodes[1] = {snap->nodes[0]};
 
 		CHECK(p->pre_score(self, &cs, pod, nodes, 1) == NULL);
 		CHECK(p->score(self, &cs, pod, tu_ni(snap, "n1"), &score) == NULL);
@@ -235,17 +252,19 @@ static void test_filter_hooks(void)
 static void test_balanced_skip(void)
 {
 	const struct sx_plugin *p = &sx_plugin_node_resources_balanced_allocation;
-	struct sx_cycle_state cs = { 0 };
+	struct sx_cycle_state cs = {0};
 	struct sx_pod *be, *pod;
 	void *self;
 	char b[100];
 
 	sx_intern_init();
 	self = p->init(NULL, NULL, NULL);
-	be = tu_pod("{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\"},\"spec\":{\"containers\":"
-		    "[{\"name\":\"c\"}]}}");
-	pod = tu_pod("{\"metadata\":{\"name\":\"q\",\"namespace\":\"default\"},\"spec\":{\"containers\":"
-		     "[{\"name\":\"c\",\"resources\":{\"requests\":{\"memory\":\"1\"}}}]}}");
+	be = tu_pod(
+		"{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\"},\"spec\":{\"containers\":"
+		"[{\"name\":\"c\"}]}}");
+	pod = tu_pod(
+		"{\"metadata\":{\"name\":\"q\",\"namespace\":\"default\"},\"spec\":{\"containers\":"
+		"[{\"name\":\"c\",\"resources\":{\"requests\":{\"memory\":\"1\"}}}]}}");
 	CHECK_STR(tu_status(p->pre_score(self, &cs, be, NULL, 0), b, sizeof(b)), "Skip");
 	CHECK(cs.slots[SX_SLOT_node_resources_balanced_allocation] == NULL);
 	CHECK_STR(tu_status(p->pre_score(self, &cs, pod, NULL, 0), b, sizeof(b)), "Success");

@@ -14,7 +14,7 @@ extern const struct sx_plugin sx_plugin_pod_topology_spread;
 
 static void check_args(const char *json, const char *want)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	cJSON *j = cJSON_Parse(json);
 	void *self = P.init(j, NULL, &err);
 	if (want) {
@@ -30,26 +30,32 @@ static void check_args(const char *json, const char *want)
 static void test_args(void)
 {
 	check_args("{\"defaultingType\":\"List\",\"defaultConstraints\":[{\"maxSkew\":1,"
-		   "\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"DoNotSchedule\"}]}", NULL);
+		   "\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"DoNotSchedule\"}]}",
+		   NULL);
 	check_args("{\"defaultingType\":\"System\",\"defaultConstraints\":[{\"maxSkew\":1,"
 		   "\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"DoNotSchedule\"}]}",
-		   "defaultingType: Invalid value: \"System\": when .defaultConstraints are not empty");
-	check_args("{\"defaultingType\":\"Foo\"}",
-		   "defaultingType: Unsupported value: \"Foo\": supported values: \"System\", \"List\"");
+		   "defaultingType: Invalid value: \"System\": when .defaultConstraints are not "
+		   "empty");
+	check_args("{\"defaultingType\":\"Foo\"}", "defaultingType: Unsupported value: \"Foo\": "
+						   "supported values: \"System\", \"List\"");
 	check_args("{\"defaultingType\":\"List\",\"defaultConstraints\":[{\"maxSkew\":0,"
 		   "\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"ScheduleAnyway\"}]}",
 		   "defaultConstraints[0].maxSkew: Invalid value: 0: not in valid range (0, inf)");
-	check_args("{\"defaultingType\":\"List\",\"defaultConstraints\":["
-		   "{\"maxSkew\":1,\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"ScheduleAnyway\"},"
-		   "{\"maxSkew\":2,\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"ScheduleAnyway\"}]}",
-		   "defaultConstraints[1]: Duplicate value: \"{zone, ScheduleAnyway}\"");
+	check_args(
+		"{\"defaultingType\":\"List\",\"defaultConstraints\":["
+		"{\"maxSkew\":1,\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"ScheduleAnyway\"},"
+		"{\"maxSkew\":2,\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"ScheduleAnyway\"}]"
+		"}",
+		"defaultConstraints[1]: Duplicate value: \"{zone, ScheduleAnyway}\"");
 }
 
-#define POD(name, node)                                                                        \
-	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\",\"labels\":{\"foo\":\"\"}}," \
-	"\"spec\":{" node "\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],"                   \
-	"\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":\"zone\","                 \
-	"\"whenUnsatisfiable\":\"DoNotSchedule\",\"labelSelector\":{\"matchLabels\":{\"foo\":\"\"}}}]}}"
+#define POD(name, node)                                                                            \
+	"{\"metadata\":{\"name\":\"" name                                                          \
+	"\",\"namespace\":\"default\",\"labels\":{\"foo\":\"\"}},"                                 \
+	"\"spec\":{" node "\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],"                     \
+	"\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":\"zone\","                  \
+	"\"whenUnsatisfiable\":\"DoNotSchedule\",\"labelSelector\":{\"matchLabels\":{\"foo\":"     \
+	"\"\"}}}]}}"
 
 static void test_add_remove_on_clone(void)
 {
@@ -61,27 +67,34 @@ static void test_add_remove_on_clone(void)
 	struct sx_snapshot *snap = sx_cache_snapshot(c);
 	struct sx_pod *pod = tu_pod(POD("incoming", ""));
 	struct sx_pod *other = tu_pod(POD("nominated", "\"nodeName\":\"b\","));
-	void *self = P.init(NULL, NULL, &(struct sx_error){ 0 });
-	struct sx_cycle_state cs = { .snap = snap };
+	void *self = P.init(NULL, NULL, &(struct sx_error){0});
+	struct sx_cycle_state cs = {.snap = snap};
 
 	/* 1/0: only b fits. */
 	CHECK_STR(tu_status(P.pre_filter(self, &cs, pod, NULL), buf, sizeof(buf)), "Success");
 	CHECK_STR(tu_status(P.filter(self, &cs, pod, tu_ni(snap, "a")), buf, sizeof(buf)),
 		  "Unschedulable: node(s) didn't match pod topology spread constraints");
-	CHECK_STR(tu_status(P.filter(self, &cs, pod, tu_ni(snap, "b")), buf, sizeof(buf)), "Success");
-	/* A nominated pod on b makes it 1/1: both fit on the clone. */
-	struct sx_cycle_state clone = { .snap = snap };
-	clone.slots[SX_SLOT_pod_topology_spread] = P.state_clone(cs.slots[SX_SLOT_pod_topology_spread]);
-	CHECK_STR(tu_status(P.add_pod(self, &clone, pod, other, tu_ni(snap, "b")), buf, sizeof(buf)),
+	CHECK_STR(tu_status(P.filter(self, &cs, pod, tu_ni(snap, "b")), buf, sizeof(buf)),
 		  "Success");
-	CHECK_STR(tu_status(P.filter(self, &clone, pod, tu_ni(snap, "a")), buf, sizeof(buf)), "Success");
-	CHECK_STR(tu_status(P.filter(self, &clone, pod, tu_ni(snap, "b")), buf, sizeof(buf)), "Success");
+	/* A nominated pod on b makes it 1/1: both fit on the clone. */
+	struct sx_cycle_state clone = {.snap = snap};
+	clone.slots[SX_SLOT_pod_topology_spread] =
+		P.state_clone(cs.slots[SX_SLOT_pod_topology_spread]);
+	CHECK_STR(
+		tu_status(P.add_pod(self, &clone, pod, other, tu_ni(snap, "b")), buf, sizeof(buf)),
+		"Success");
+	CHECK_STR(tu_status(P.filter(self, &clone, pod, tu_ni(snap, "a")), buf, sizeof(buf)),
+		  "Success");
+	CHECK_STR(tu_status(P.filter(self, &clone, pod, tu_ni(snap, "b")), buf, sizeof(buf)),
+		  "Success");
 	CHECK_STR(tu_status(P.filter(self, &cs, pod, tu_ni(snap, "a")), buf, sizeof(buf)),
 		  "Unschedulable: node(s) didn't match pod topology spread constraints");
 	/* Removing the existing pod from a on the original: 0/0. */
-	CHECK_STR(tu_status(P.remove_pod(self, &cs, pod, other, tu_ni(snap, "a")), buf, sizeof(buf)),
+	CHECK_STR(
+		tu_status(P.remove_pod(self, &cs, pod, other, tu_ni(snap, "a")), buf, sizeof(buf)),
+		"Success");
+	CHECK_STR(tu_status(P.filter(self, &cs, pod, tu_ni(snap, "a")), buf, sizeof(buf)),
 		  "Success");
-	CHECK_STR(tu_status(P.filter(self, &cs, pod, tu_ni(snap, "a")), buf, sizeof(buf)), "Success");
 
 	P.state_free(clone.slots[SX_SLOT_pod_topology_spread]);
 	P.state_free(cs.slots[SX_SLOT_pod_topology_spread]);
@@ -93,8 +106,8 @@ static void test_add_remove_on_clone(void)
 }
 
 #define NODE(name, labels) "{\"metadata\":{\"name\":\"" name "\",\"labels\":{" labels "}}}"
-#define BARE(name, ns, labels, node)                                                          \
-	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"" ns "\",\"labels\":{" labels "}}," \
+#define BARE(name, ns, labels, node)                                                               \
+	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"" ns "\",\"labels\":{" labels "}},"  \
 	"\"spec\":{\"nodeName\":\"" node "\",\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}"
 
 /* PreFilter then Filter on every node of snap, in snapshot order:
@@ -102,8 +115,8 @@ static void test_add_remove_on_clone(void)
 static const char *verdicts(const struct sx_snapshot *snap, const struct sx_pod *pod, char *out,
 			    size_t len)
 {
-	void *self = P.init(NULL, NULL, &(struct sx_error){ 0 });
-	struct sx_cycle_state cs = { .snap = snap };
+	void *self = P.init(NULL, NULL, &(struct sx_error){0});
+	struct sx_cycle_state cs = {.snap = snap};
 	struct sx_status *st = P.pre_filter(self, &cs, pod, NULL);
 	size_t at = 0;
 
@@ -189,11 +202,12 @@ static void test_memo_match_label_keys(void)
 	char buf[256];
 	struct sx_cache *c = sx_cache_new();
 	struct sx_snapshot *s;
-#define MLK(name, ver)                                                                          \
-	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\",\"labels\":{\"app\":\"x\"," \
-	"\"ver\":\"" ver "\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],"            \
-	"\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":\"zone\","                   \
-	"\"whenUnsatisfiable\":\"DoNotSchedule\",\"matchLabelKeys\":[\"ver\"],"                      \
+#define MLK(name, ver)                                                                             \
+	"{\"metadata\":{\"name\":\"" name                                                          \
+	"\",\"namespace\":\"default\",\"labels\":{\"app\":\"x\","                                  \
+	"\"ver\":\"" ver "\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],"       \
+	"\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":\"zone\","                  \
+	"\"whenUnsatisfiable\":\"DoNotSchedule\",\"matchLabelKeys\":[\"ver\"],"                    \
 	"\"labelSelector\":{\"matchLabels\":{\"app\":\"x\"}}}]}}"
 	struct sx_pod *v1 = tu_pod(MLK("in-1", "1")), *v2 = tu_pod(MLK("in-2", "2"));
 
@@ -243,10 +257,10 @@ static void test_memo_concurrent(void)
 	tu_add(c, "Node", NODE("a", "\"zone\":\"z1\""));
 	tu_add(c, "Node", NODE("b", "\"zone\":\"z2\""));
 	tu_add(c, "Pod", POD("existing", "\"nodeName\":\"a\","));
-	struct racer r1 = { sx_cache_snapshot(c), pod, "a:skew b:ok", 0 };
+	struct racer r1 = {sx_cache_snapshot(c), pod, "a:skew b:ok", 0};
 	tu_add(c, "Pod", POD("p2", "\"nodeName\":\"b\","));
 	tu_add(c, "Pod", POD("p3", "\"nodeName\":\"b\","));
-	struct racer r2 = { sx_cache_snapshot(c), pod, "a:ok b:skew", 0 };
+	struct racer r2 = {sx_cache_snapshot(c), pod, "a:ok b:skew", 0};
 	CHECK_INT(pthread_create(&t, NULL, race, &r1), 0);
 	race(&r2);
 	pthread_join(t, NULL);

@@ -30,9 +30,9 @@ static void test_priority_sort(void)
 	bool (*less)(void *, const struct sx_queued_pod *, const struct sx_queued_pod *) =
 		sx_plugin_priority_sort.less;
 
-	CHECK(less(NULL, &a, &b));  /* higher priority first, even if later */
+	CHECK(less(NULL, &a, &b)); /* higher priority first, even if later */
 	CHECK(!less(NULL, &b, &a));
-	CHECK(less(NULL, &b, &c));  /* equal priority: earlier first */
+	CHECK(less(NULL, &b, &c)); /* equal priority: earlier first */
 	CHECK(!less(NULL, &c, &b));
 	CHECK(!less(NULL, &c, &d) && !less(NULL, &d, &c)); /* ties unordered */
 	sx_pod_unref(hi);
@@ -53,18 +53,20 @@ static void test_default_binder(void)
 {
 	char buf[256];
 	struct sx_pod *pod = tu_pod("{\"metadata\":{\"name\":\"p\"},\"spec\":{}}");
-	const struct sx_binder binder = { .post = fake_binder };
-	struct sx_cycle_state cs = { .binder = &binder };
+	const struct sx_binder binder = {.post = fake_binder};
+	struct sx_cycle_state cs = {.binder = &binder};
 
 	CHECK(sx_plugin_default_binder.bind(NULL, &cs, pod, sx_intern("good")) == NULL);
 	CHECK_STR(tu_status(sx_plugin_default_binder.bind(NULL, &cs, pod, sx_intern("bad")), buf,
-			    sizeof(buf)), "Error: pods \"p\" is forbidden");
+			    sizeof(buf)),
+		  "Error: pods \"p\" is forbidden");
 	CHECK_INT(bound, 2);
 	cs.binder = NULL;
 	CHECK_STR(tu_status(sx_plugin_default_binder.bind(NULL, &cs, pod, sx_intern("good")), buf,
-			    sizeof(buf)), "Error: no binder configured");
+			    sizeof(buf)),
+		  "Error: no binder configured");
 	/* A binder without an API server or cache binds at once. */
-	cs.binder = &(const struct sx_binder){ 0 };
+	cs.binder = &(const struct sx_binder){0};
 	CHECK(sx_plugin_default_binder.bind(NULL, &cs, pod, sx_intern("good")) == NULL);
 	sx_pod_unref(pod);
 }

@@ -36,15 +36,17 @@ static void test_filter_and_score(void)
 	char buf[256];
 	int64_t score = -1;
 
-	tu_add(c, "Node", "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"taints\":["
-			  "{\"key\":\"p\",\"value\":\"1\",\"effect\":\"PreferNoSchedule\"},"
-			  "{\"key\":\"q\",\"value\":\"2\",\"effect\":\"PreferNoSchedule\"},"
-			  "{\"key\":\"dedicated\",\"value\":\"gpu\",\"effect\":\"NoSchedule\"}]}}");
+	tu_add(c, "Node",
+	       "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"taints\":["
+	       "{\"key\":\"p\",\"value\":\"1\",\"effect\":\"PreferNoSchedule\"},"
+	       "{\"key\":\"q\",\"value\":\"2\",\"effect\":\"PreferNoSchedule\"},"
+	       "{\"key\":\"dedicated\",\"value\":\"gpu\",\"effect\":\"NoSchedule\"}]}}");
 	struct sx_snapshot *snap = sx_cache_snapshot(c);
-	struct sx_pod *pod = tu_pod("{\"metadata\":{\"name\":\"x\",\"namespace\":\"d\"},"
-				    "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],"
-				    "\"tolerations\":[{\"key\":\"p\",\"operator\":\"Exists\"},"
-				    "{\"key\":\"q\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]}}");
+	struct sx_pod *pod =
+		tu_pod("{\"metadata\":{\"name\":\"x\",\"namespace\":\"d\"},"
+		       "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],"
+		       "\"tolerations\":[{\"key\":\"p\",\"operator\":\"Exists\"},"
+		       "{\"key\":\"q\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]}}");
 	cs.snap = snap;
 	CHECK_STR(tu_status(p->filter(NULL, &cs, pod, tu_ni(snap, "a")), buf, sizeof(buf)),
 		  "UnschedulableAndUnresolvable: node(s) had untolerated taint(s)");

@@ -34,7 +34,7 @@ static struct sx_config *config_with_args(const char *args, struct sx_error *err
 
 static void test_args(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_config *cfg = config_with_args("{\"bindTimeoutSeconds\":30}", &err);
 	char msg[1024];
 
@@ -43,7 +43,8 @@ static void test_args(void)
 	cfg = config_with_args("{\"bindTimeoutSeconds\":-1}", &err);
 	CHECK(cfg == NULL);
 	CHECK(strstr(sx_error_string(&err, msg, sizeof(msg)),
-		     "bindTimeoutSeconds: Invalid value: -1: invalid BindTimeoutSeconds, should not "
+		     "bindTimeoutSeconds: Invalid value: -1: invalid BindTimeoutSeconds, should "
+		     "not "
 		     "be a negative value") != NULL);
 	memset(&err, 0, sizeof(err));
 	/* shape needs StorageCapacityScoring: off up to 1.36 */
@@ -53,9 +54,9 @@ static void test_args(void)
 		     "unexpected field `shape`, remove it or turn on the feature gate "
 		     "StorageCapacityScoring") != NULL);
 	/* a type error, a number no int64 holds, and shape: null (absent) */
-	static const char *const bad[] = { "{\"bindTimeoutSeconds\":\"30\"}",
-					   "{\"bindTimeoutSeconds\":1e999}",
-					   "{\"bindTimeoutSeconds\":2.5}" };
+	static const char *const bad[] = {"{\"bindTimeoutSeconds\":\"30\"}",
+					  "{\"bindTimeoutSeconds\":1e999}",
+					  "{\"bindTimeoutSeconds\":2.5}"};
 	for (size_t i = 0; i < SX_ARRAY_SIZE(bad); i++) {
 		memset(&err, 0, sizeof(err));
 		cfg = config_with_args(bad[i], &err);
@@ -76,28 +77,29 @@ static void test_args_scoring(void)
 	static const struct {
 		const char *args, *want;
 	} cases[] = {
-		{ "{}", NULL },
-		{ "{\"shape\":[{\"utilization\":0,\"score\":0},{\"utilization\":100,\"score\":10}]}",
-		  NULL },
-		{ "{\"shape\":[{\"utilization\":50,\"score\":1},{\"utilization\":50,\"score\":2}]}",
-		  "shape[1].utilization: Invalid value: 50: utilization values must be sorted in "
-		  "increasing order" },
-		{ "{\"shape\":[{\"utilization\":101,\"score\":11}]}",
-		  "[shape[0].utilization: Invalid value: 101: not in valid range [0, 100], "
-		  "shape[0].score: Invalid value: 11: not in valid range [0, 10]]" },
-		{ "{\"shape\":{}}", "shape: must be a list" },
+		{"{}", NULL},
+		{"{\"shape\":[{\"utilization\":0,\"score\":0},{\"utilization\":100,\"score\":10}]}",
+		 NULL},
+		{"{\"shape\":[{\"utilization\":50,\"score\":1},{\"utilization\":50,\"score\":2}]}",
+		 "shape[1].utilization: Invalid value: 50: utilization values must be sorted in "
+		 "increasing order"},
+		{"{\"shape\":[{\"utilization\":101,\"score\":11}]}",
+		 "[shape[0].utilization: Invalid value: 101: not in valid range [0, 100], "
+		 "shape[0].score: Invalid value: 11: not in valid range [0, 10]]"},
+		{"{\"shape\":{}}", "shape: must be a list"},
 	};
 	char msg[1024];
 
 	for (size_t i = 0; i < SX_ARRAY_SIZE(cases); i++) {
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 		struct sx_config *cfg = config_with_args_at(37, cases[i].args, &err);
 
 		if (!cases[i].want) {
 			CHECK(cfg != NULL);
 		} else {
 			CHECK(cfg == NULL);
-			CHECK(strstr(sx_error_string(&err, msg, sizeof(msg)), cases[i].want) != NULL);
+			CHECK(strstr(sx_error_string(&err, msg, sizeof(msg)), cases[i].want) !=
+			      NULL);
 			if (!strstr(msg, cases[i].want))
 				fprintf(stderr, "got %s\n", msg);
 		}
@@ -105,30 +107,32 @@ static void test_args_scoring(void)
 	}
 }
 
-#define LOCAL_PV(name, size)                                                                 \
-	"{\"metadata\":{\"name\":\"" name "\"},\"spec\":{\"storageClassName\":\"local\","    \
-	"\"capacity\":{\"storage\":\"" size "\"},\"accessModes\":[\"ReadWriteOnce\"],"        \
-	"\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{\"matchExpressions\":[{"     \
-	"\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\",\"values\":[\"n1\"]}]}]}}},"  \
+#define LOCAL_PV(name, size)                                                                       \
+	"{\"metadata\":{\"name\":\"" name "\"},\"spec\":{\"storageClassName\":\"local\","          \
+	"\"capacity\":{\"storage\":\"" size "\"},\"accessModes\":[\"ReadWriteOnce\"],"             \
+	"\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{\"matchExpressions\":[{"          \
+	"\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\",\"values\":[\"n1\"]}]}]}}},"       \
 	"\"status\":{\"phase\":\"Available\"}}"
-#define CLAIM(name)                                                                          \
-	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\",\"uid\":\"" name "-u\"," \
-	"\"resourceVersion\":\"7\"},\"spec\":{\"storageClassName\":\"local\",\"accessModes\":" \
+#define CLAIM(name)                                                                                \
+	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\",\"uid\":\"" name "-u\","   \
+	"\"resourceVersion\":\"7\"},\"spec\":{\"storageClassName\":\"local\",\"accessModes\":"     \
 	"[\"ReadWriteOnce\"],\"resources\":{\"requests\":{\"storage\":\"5Gi\"}}}}"
-#define POD(name, claim)                                                                     \
-	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\"},\"spec\":{"           \
-	"\"containers\":[{\"name\":\"c\",\"image\":\"x\"}],\"volumes\":[{\"name\":\"v\","       \
+#define POD(name, claim)                                                                           \
+	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\"},\"spec\":{"               \
+	"\"containers\":[{\"name\":\"c\",\"image\":\"x\"}],\"volumes\":[{\"name\":\"v\","          \
 	"\"persistentVolumeClaim\":{\"claimName\":\"" claim "\"}}]}}"
 
 static struct sx_cache *local_cluster(void)
 {
 	struct sx_cache *c = sx_cache_new();
 
-	tu_add(c, "Node", "{\"metadata\":{\"name\":\"n1\",\"labels\":{\"kubernetes.io/hostname\":"
-			  "\"n1\"}}}");
-	tu_add(c, "StorageClass", "{\"metadata\":{\"name\":\"local\"},\"provisioner\":"
-				  "\"kubernetes.io/no-provisioner\",\"volumeBindingMode\":"
-				  "\"WaitForFirstConsumer\"}");
+	tu_add(c, "Node",
+	       "{\"metadata\":{\"name\":\"n1\",\"labels\":{\"kubernetes.io/hostname\":"
+	       "\"n1\"}}}");
+	tu_add(c, "StorageClass",
+	       "{\"metadata\":{\"name\":\"local\"},\"provisioner\":"
+	       "\"kubernetes.io/no-provisioner\",\"volumeBindingMode\":"
+	       "\"WaitForFirstConsumer\"}");
 	tu_add(c, "PersistentVolume", LOCAL_PV("pv-big", "20Gi"));
 	tu_add(c, "PersistentVolume", LOCAL_PV("pv-small", "10Gi"));
 	tu_add(c, "PersistentVolumeClaim", CLAIM("c1"));
@@ -143,13 +147,14 @@ static struct sx_cycle_state *cycle(const struct sx_profile *prof, struct sx_sna
 				    const struct sx_pod *pod, bool reserve, char *st, size_t len)
 {
 	struct sx_cycle_result res;
-	struct sx_cycle_opts opts = { .snap = snap, .mode = SX_CYCLE_FULL, .percentage = 100 };
+	struct sx_cycle_opts opts = {.snap = snap, .mode = SX_CYCLE_FULL, .percentage = 100};
 	struct sx_cycle_state *cs;
 
 	CHECK_INT(sx_schedule(prof, pod, &opts, &res), 0);
 	tu_status(sx_status_clone(res.statuses ? res.statuses[0] : NULL), st, len);
 	if (reserve && res.selected >= 0)
-		CHECK(sx_run_reserve(prof, res.state, pod, snap->nodes[res.selected]->name) == NULL);
+		CHECK(sx_run_reserve(prof, res.state, pod, snap->nodes[res.selected]->name) ==
+		      NULL);
 	cs = res.state;
 	res.state = NULL;
 	sx_cycle_result_free(&res);
@@ -166,7 +171,7 @@ static const char *reserved_pv(const struct sx_cycle_state *cs)
 
 static void test_assume_and_revert(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_config *cfg = config_with_args("{}", &err);
 	const struct sx_profile *prof = sx_config_profile(cfg, NULL);
 	struct sx_cache *cache = local_cluster();
@@ -210,7 +215,7 @@ static void test_assume_and_revert(void)
 /* A pod without claims: Skip at PreFilter, nothing to reserve or bind. */
 static void test_no_claims(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_config *cfg = config_with_args("null", &err);
 	const struct sx_profile *prof = sx_config_profile(cfg, NULL);
 	struct sx_cache *cache = local_cluster();
@@ -238,8 +243,8 @@ extern const struct sx_plugin sx_plugin_volume_binding;
 
 static struct sx_object decoded(const char *kind, const char *json)
 {
-	struct sx_error err = { 0 };
-	struct sx_object obj = { 0 };
+	struct sx_error err = {0};
+	struct sx_object obj = {0};
 	cJSON *j = cJSON_Parse(json);
 
 	if (!j || sx_decode_object(j, kind, &obj, &err) < 0)
@@ -264,21 +269,25 @@ static void test_hints(void)
 	struct sx_pod *p = tu_pod(POD("a", "c1"));
 	struct sx_object c1 = decoded("PersistentVolumeClaim", CLAIM("c1"));
 	struct sx_object c2 = decoded("PersistentVolumeClaim", CLAIM("c2"));
-	struct sx_object sc1 = decoded("StorageClass", "{\"metadata\":{\"name\":\"z\"},"
-					"\"provisioner\":\"p\",\"volumeBindingMode\":\"Immediate\"}");
-	struct sx_object sc2 = decoded("StorageClass", "{\"metadata\":{\"name\":\"z\"},"
-					"\"provisioner\":\"p\",\"volumeBindingMode\":\"Immediate\","
-					"\"allowedTopologies\":[{\"matchLabelExpressions\":[{\"key\":"
-					"\"zone\",\"values\":[\"a\"]}]}]}");
-	struct sx_object cap1 = decoded("CSIStorageCapacity", "{\"metadata\":{\"name\":\"c\","
-					 "\"namespace\":\"n\"},\"storageClassName\":\"z\","
-					 "\"capacity\":\"10Gi\"}");
-	struct sx_object cap2 = decoded("CSIStorageCapacity", "{\"metadata\":{\"name\":\"c\","
-					 "\"namespace\":\"n\"},\"storageClassName\":\"z\","
-					 "\"capacity\":\"20Gi\"}");
+	struct sx_object sc1 = decoded(
+		"StorageClass", "{\"metadata\":{\"name\":\"z\"},"
+				"\"provisioner\":\"p\",\"volumeBindingMode\":\"Immediate\"}");
+	struct sx_object sc2 = decoded(
+		"StorageClass", "{\"metadata\":{\"name\":\"z\"},"
+				"\"provisioner\":\"p\",\"volumeBindingMode\":\"Immediate\","
+				"\"allowedTopologies\":[{\"matchLabelExpressions\":[{\"key\":"
+				"\"zone\",\"values\":[\"a\"]}]}]}");
+	struct sx_object cap1 =
+		decoded("CSIStorageCapacity", "{\"metadata\":{\"name\":\"c\","
+					      "\"namespace\":\"n\"},\"storageClassName\":\"z\","
+					      "\"capacity\":\"10Gi\"}");
+	struct sx_object cap2 =
+		decoded("CSIStorageCapacity", "{\"metadata\":{\"name\":\"c\","
+					      "\"namespace\":\"n\"},\"storageClassName\":\"z\","
+					      "\"capacity\":\"20Gi\"}");
 
-	CHECK_INT(hint(SX_RES_PVC, p, NULL, &c1), SX_QUEUE);       /* the pod's claim */
-	CHECK_INT(hint(SX_RES_PVC, p, &c2, &c2), SX_QUEUE_SKIP);   /* another claim */
+	CHECK_INT(hint(SX_RES_PVC, p, NULL, &c1), SX_QUEUE);	 /* the pod's claim */
+	CHECK_INT(hint(SX_RES_PVC, p, &c2, &c2), SX_QUEUE_SKIP); /* another claim */
 	CHECK_INT(hint(SX_RES_STORAGE_CLASS, p, NULL, &sc1), SX_QUEUE);
 	CHECK_INT(hint(SX_RES_STORAGE_CLASS, p, &sc1, &sc1), SX_QUEUE_SKIP);
 	CHECK_INT(hint(SX_RES_STORAGE_CLASS, p, &sc1, &sc2), SX_QUEUE); /* allowedTopologies */
@@ -295,5 +304,5 @@ static void test_hints(void)
 	sx_pod_unref(p);
 }
 
-SX_TESTS(SX_TEST(test_args), SX_TEST(test_args_scoring), SX_TEST(test_assume_and_revert), SX_TEST(test_no_claims),
-	 SX_TEST(test_hints))
+SX_TESTS(SX_TEST(test_args), SX_TEST(test_args_scoring), SX_TEST(test_assume_and_revert),
+	 SX_TEST(test_no_claims), SX_TEST(test_hints))

@@ -206,13 +206,17 @@ static void test_csi_node_update_hint(void)
 	struct sx_pod *pod = tu_pod(RWOP_POD("p", ""));
 	struct sx_object o[4] = {{0}};
 	static const char *const json[] = {
-		"{\"metadata\":{\"name\":\"n\"},\"spec\":{\"drivers\":[{\"name\":\"a\",\"nodeID\":\"n\","
+		"{\"metadata\":{\"name\":\"n\"},\"spec\":{\"drivers\":[{\"name\":\"a\",\"nodeID\":"
+		"\"n\","
 		"\"allocatable\":{\"count\":2}}]}}",
-		"{\"metadata\":{\"name\":\"n\"},\"spec\":{\"drivers\":[{\"name\":\"a\",\"nodeID\":\"n\","
+		"{\"metadata\":{\"name\":\"n\"},\"spec\":{\"drivers\":[{\"name\":\"a\",\"nodeID\":"
+		"\"n\","
 		"\"allocatable\":{\"count\":3}}]}}",
-		"{\"metadata\":{\"name\":\"n\"},\"spec\":{\"drivers\":[{\"name\":\"a\",\"nodeID\":\"n\","
+		"{\"metadata\":{\"name\":\"n\"},\"spec\":{\"drivers\":[{\"name\":\"a\",\"nodeID\":"
+		"\"n\","
 		"\"allocatable\":{\"count\":1}}]}}",
-		"{\"metadata\":{\"name\":\"n\"},\"spec\":{\"drivers\":[{\"name\":\"a\",\"nodeID\":\"n\","
+		"{\"metadata\":{\"name\":\"n\"},\"spec\":{\"drivers\":[{\"name\":\"a\",\"nodeID\":"
+		"\"n\","
 		"\"allocatable\":{\"count\":2}},{\"name\":\"b\",\"nodeID\":\"n\"}]}}",
 	};
 
@@ -228,10 +232,10 @@ static void test_csi_node_update_hint(void)
 			r = e;
 	CHECK(r != NULL);
 	if (r) {
-		CHECK(r->hint(NULL, pod, &o[0], &o[1]) == SX_QUEUE);      /* 2 -> 3 */
+		CHECK(r->hint(NULL, pod, &o[0], &o[1]) == SX_QUEUE);	  /* 2 -> 3 */
 		CHECK(r->hint(NULL, pod, &o[0], &o[2]) == SX_QUEUE_SKIP); /* 2 -> 1 */
 		CHECK(r->hint(NULL, pod, &o[0], &o[0]) == SX_QUEUE_SKIP); /* unchanged */
-		CHECK(r->hint(NULL, pod, &o[0], &o[3]) == SX_QUEUE);      /* driver b added */
+		CHECK(r->hint(NULL, pod, &o[0], &o[3]) == SX_QUEUE);	  /* driver b added */
 	}
 	for (int i = 0; i < 4; i++)
 		sx_object_unref(&o[i]);
@@ -250,12 +254,13 @@ static void test_csi_driver_prevent(void)
 	CHECK(((const struct sx_csi_driver *)o.obj)->prevent_if_missing);
 	sx_object_unref(&o);
 	cJSON_Delete(j);
-	j = cJSON_Parse("{\"metadata\":{\"name\":\"d\"},\"spec\":{\"preventPodSchedulingIfMissing\":1}}");
+	j = cJSON_Parse(
+		"{\"metadata\":{\"name\":\"d\"},\"spec\":{\"preventPodSchedulingIfMissing\":1}}");
 	CHECK(sx_decode_object(j, "CSIDriver", &o, &err) < 0);
 	CHECK_STR(err.path, "spec.preventPodSchedulingIfMissing");
 	cJSON_Delete(j);
 }
 
 SX_TESTS(SX_TEST(test_rwop_add_remove), SX_TEST(test_csi_node_update_hint),
-	 SX_TEST(test_csi_driver_prevent), SX_TEST(test_ephemeral_not_owned), SX_TEST(test_zone_clone),
-	 SX_TEST(test_limits_state_per_node), SX_TEST(test_hints))
+	 SX_TEST(test_csi_driver_prevent), SX_TEST(test_ephemeral_not_owned),
+	 SX_TEST(test_zone_clone), SX_TEST(test_limits_state_per_node), SX_TEST(test_hints))

@@ -26,7 +26,7 @@ static cJSON *parse_json(const char *fmt, va_list ap)
 static struct sx_pod *make_pod(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static struct sx_pod *make_pod(const char *fmt, ...)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_pod *pod;
 	va_list ap;
 	cJSON *j;
@@ -45,7 +45,7 @@ static struct sx_pod *make_pod(const char *fmt, ...)
 static struct sx_node *make_node(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static struct sx_node *make_node(const char *fmt, ...)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_node *node;
 	va_list ap;
 	cJSON *j;
@@ -70,31 +70,33 @@ static struct sx_node *zoned_node(const char *name, const char *region, const ch
 		 region ? ",\"topology.kubernetes.io/region\":\"" : "", region ? region : "",
 		 region ? "\"" : "", zone ? ",\"topology.kubernetes.io/zone\":\"" : "",
 		 zone ? zone : "", zone ? "\"" : "");
-	return make_node("{\"metadata\":{\"name\":\"%s\",\"labels\":{%s}},"
-			 "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}",
-			 name, labels);
+	return make_node(
+		"{\"metadata\":{\"name\":\"%s\",\"labels\":{%s}},"
+		"\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}",
+		name, labels);
 }
 
 static struct sx_pod *simple_pod(const char *ns, const char *name, const char *uid,
 				 const char *node, const char *cpu)
 {
-	return make_pod("{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"%s\"},"
-			"\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"image\":\"nginx\","
-			"\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"100Mi\"}}}]},"
-			"\"status\":{\"phase\":\"%s\"}}",
-			name, ns, uid, node ? node : "", cpu, node ? "Running" : "Pending");
+	return make_pod(
+		"{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"%s\"},"
+		"\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"image\":\"nginx\","
+		"\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"100Mi\"}}}]},"
+		"\"status\":{\"phase\":\"%s\"}}",
+		name, ns, uid, node ? node : "", cpu, node ? "Running" : "Pending");
 }
 
 static int upsert_pod(struct sx_cache *c, struct sx_pod *p)
 {
-	struct sx_object o = { SX_KIND_POD, p };
+	struct sx_object o = {SX_KIND_POD, p};
 
 	return sx_cache_upsert(c, &o);
 }
 
 static int upsert_node(struct sx_cache *c, struct sx_node *n)
 {
-	struct sx_object o = { SX_KIND_NODE, n };
+	struct sx_object o = {SX_KIND_NODE, n};
 
 	return sx_cache_upsert(c, &o);
 }
@@ -121,13 +123,16 @@ static void test_node_info_ports(void)
 	struct sx_host_port q;
 
 	setup();
-	p = make_pod("{\"metadata\":{\"name\":\"a\",\"namespace\":\"default\"},\"spec\":{\"containers\":["
-		     "{\"name\":\"c\",\"image\":\"x\",\"ports\":[{\"containerPort\":80,\"hostPort\":8080,"
-		     "\"hostIP\":\"10.0.0.1\"},{\"containerPort\":53,\"hostPort\":53,\"protocol\":\"UDP\"}]}]}}");
+	p = make_pod("{\"metadata\":{\"name\":\"a\",\"namespace\":\"default\"},\"spec\":{"
+		     "\"containers\":["
+		     "{\"name\":\"c\",\"image\":\"x\",\"ports\":[{\"containerPort\":80,"
+		     "\"hostPort\":8080,"
+		     "\"hostIP\":\"10.0.0.1\"},{\"containerPort\":53,\"hostPort\":53,\"protocol\":"
+		     "\"UDP\"}]}]}}");
 	ni = sx_node_info_new(sx_intern("n"), NULL);
 	CHECK_INT(sx_node_info_add_pod(ni, p), 0);
 	CHECK_INT(ni->nports, 2);
-	q = (struct sx_host_port){ sx_intern("10.0.0.1"), SX_PROTO_TCP, 8080 };
+	q = (struct sx_host_port){sx_intern("10.0.0.1"), SX_PROTO_TCP, 8080};
 	CHECK(sx_node_info_port_conflicts(ni, &q));
 	q.ip = sx_intern("10.0.0.2"); /* another IP: free */
 	CHECK(!sx_node_info_port_conflicts(ni, &q));
@@ -137,7 +142,7 @@ static void test_node_info_ports(void)
 	CHECK(sx_node_info_port_conflicts(ni, &q));
 	q.protocol = SX_PROTO_UDP; /* other protocol */
 	CHECK(!sx_node_info_port_conflicts(ni, &q));
-	q = (struct sx_host_port){ sx_intern("192.168.1.1"), SX_PROTO_UDP, 53 };
+	q = (struct sx_host_port){sx_intern("192.168.1.1"), SX_PROTO_UDP, 53};
 	CHECK(sx_node_info_port_conflicts(ni, &q)); /* used on 0.0.0.0 */
 	q.protocol = SX_PROTO_SCTP;
 	CHECK(!sx_node_info_port_conflicts(ni, &q));
@@ -156,15 +161,18 @@ static void test_node_info_sums_and_clone(void)
 
 	setup();
 	gpu = sx_intern("nvidia.com/gpu");
-	a = make_pod("{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\"},\"spec\":{\"containers\":["
-		     "{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"requests\":{\"cpu\":\"250m\","
-		     "\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"1\"}}}],\"volumes\":[{\"name\":\"v\","
-		     "\"persistentVolumeClaim\":{\"claimName\":\"data\"}}]}}");
-	b = make_pod("{\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\"},\"spec\":{\"containers\":["
-		     "{\"name\":\"c\",\"image\":\"x\"}],\"volumes\":[{\"name\":\"v\","
-		     "\"persistentVolumeClaim\":{\"claimName\":\"data\"}}],\"affinity\":{\"podAntiAffinity\":"
-		     "{\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"labelSelector\":{},"
-		     "\"topologyKey\":\"kubernetes.io/hostname\"}]}}}}");
+	a = make_pod(
+		"{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\"},\"spec\":{\"containers\":["
+		"{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"requests\":{\"cpu\":\"250m\","
+		"\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"1\"}}}],\"volumes\":[{\"name\":\"v\","
+		"\"persistentVolumeClaim\":{\"claimName\":\"data\"}}]}}");
+	b = make_pod(
+		"{\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\"},\"spec\":{\"containers\":["
+		"{\"name\":\"c\",\"image\":\"x\"}],\"volumes\":[{\"name\":\"v\","
+		"\"persistentVolumeClaim\":{\"claimName\":\"data\"}}],\"affinity\":{"
+		"\"podAntiAffinity\":"
+		"{\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"labelSelector\":{},"
+		"\"topologyKey\":\"kubernetes.io/hostname\"}]}}}}");
 	ni = sx_node_info_new(sx_intern("n"), NULL);
 	CHECK_INT(sx_node_info_add_pod(ni, a), 0);
 	CHECK_INT(sx_node_info_add_pod(ni, b), 0);
@@ -172,7 +180,7 @@ static void test_node_info_sums_and_clone(void)
 	CHECK_INT(ni->requested.milli_cpu, 250);
 	CHECK_INT(ni->requested.memory, 1073741824);
 	CHECK_INT(sx_resources_get(&ni->requested, gpu), 1);
-	CHECK_INT(ni->nonzero_milli_cpu, 350);             /* b gets the 100m default */
+	CHECK_INT(ni->nonzero_milli_cpu, 350);		       /* b gets the 100m default */
 	CHECK_INT(ni->nonzero_memory, 1073741824 + 209715200); /* and 200Mi */
 	CHECK_INT(ni->naffinity, 1);
 	CHECK_INT(ni->nanti, 1);
@@ -207,7 +215,7 @@ static void test_node_info_sums_and_clone(void)
 /* ---------- random operations checked against a model ---------- */
 
 #define RN_NODES 8
-#define RN_PODS 120
+#define RN_PODS	 120
 
 static uint64_t rng_state;
 
@@ -223,9 +231,9 @@ enum { API_NONE, API_PENDING, API_BOUND };
 
 struct model_pod {
 	int api;
-	int api_node;      /* when API_BOUND */
-	int assumed_node;  /* -1 = not assumed */
-	int uid;           /* generation of the UID */
+	int api_node;			      /* when API_BOUND */
+	int assumed_node;		      /* -1 = not assumed */
+	int uid;			      /* generation of the UID */
 	struct sx_pod *api_obj, *assumed_obj; /* model's references */
 };
 
@@ -241,30 +249,36 @@ static struct sx_pod *random_pod(int i, int uid, int node, const char *phase)
 	char ports[128] = "", pvc[160] = "", aff[300] = "", scalar[64] = "";
 
 	if (rnd(4) == 0)
-		snprintf(ports, sizeof(ports), ",\"ports\":[{\"containerPort\":80,\"hostPort\":%u%s}]",
-			 8000 + rnd(3), rnd(2) ? ",\"hostIP\":\"10.0.0.1\"" : "");
+		snprintf(ports, sizeof(ports),
+			 ",\"ports\":[{\"containerPort\":80,\"hostPort\":%u%s}]", 8000 + rnd(3),
+			 rnd(2) ? ",\"hostIP\":\"10.0.0.1\"" : "");
 	if (rnd(4) == 0)
-		snprintf(pvc, sizeof(pvc), ",\"volumes\":[{\"name\":\"v\",\"persistentVolumeClaim\":"
-			 "{\"claimName\":\"claim-%u\"}}]", rnd(3));
+		snprintf(pvc, sizeof(pvc),
+			 ",\"volumes\":[{\"name\":\"v\",\"persistentVolumeClaim\":"
+			 "{\"claimName\":\"claim-%u\"}}]",
+			 rnd(3));
 	if (rnd(5) == 0)
-		snprintf(aff, sizeof(aff), ",\"affinity\":{\"%s\":{\"%s\":[{\"labelSelector\":{},"
+		snprintf(aff, sizeof(aff),
+			 ",\"affinity\":{\"%s\":{\"%s\":[{\"labelSelector\":{},"
 			 "\"topologyKey\":\"kubernetes.io/hostname\"%s}]}}",
 			 rnd(2) ? "podAntiAffinity" : "podAffinity",
 			 rnd(2) ? "requiredDuringSchedulingIgnoredDuringExecution"
 				: "preferredDuringSchedulingIgnoredDuringExecution",
 			 rnd(2) ? ",\"namespaces\":[\"shop\"]" : ""); /* any-namespace counts */
 	if (aff[0] && strstr(aff, "preferred")) /* preferred terms wrap the term */
-		snprintf(aff, sizeof(aff), ",\"affinity\":{\"podAntiAffinity\":{"
+		snprintf(aff, sizeof(aff),
+			 ",\"affinity\":{\"podAntiAffinity\":{"
 			 "\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":5,"
 			 "\"podAffinityTerm\":{\"topologyKey\":\"kubernetes.io/hostname\"}}]}}");
 	if (rnd(3) == 0)
 		snprintf(scalar, sizeof(scalar), ",\"example.com/r%u\":\"%u\"", rnd(2), 1 + rnd(3));
-	return make_pod("{\"metadata\":{\"name\":\"p%d\",\"namespace\":\"%s\",\"uid\":\"u%d-%d\"},"
-			"\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"image\":\"img\","
-			"\"resources\":{\"requests\":{\"cpu\":\"%um\",\"memory\":\"%uMi\"%s}}%s}]%s%s},"
-			"\"status\":{\"phase\":\"%s\"}}",
-			i, i % 2 ? "default" : "shop", i, uid, node >= 0 ? node_names[node] : "",
-			rnd(4) ? 10 * (1 + rnd(50)) : 0, 1 + rnd(512), scalar, ports, pvc, aff, phase);
+	return make_pod(
+		"{\"metadata\":{\"name\":\"p%d\",\"namespace\":\"%s\",\"uid\":\"u%d-%d\"},"
+		"\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\",\"image\":\"img\","
+		"\"resources\":{\"requests\":{\"cpu\":\"%um\",\"memory\":\"%uMi\"%s}}%s}]%s%s},"
+		"\"status\":{\"phase\":\"%s\"}}",
+		i, i % 2 ? "default" : "shop", i, uid, node >= 0 ? node_names[node] : "",
+		rnd(4) ? 10 * (1 + rnd(50)) : 0, 1 + rnd(512), scalar, ports, pvc, aff, phase);
 }
 
 static int counted_node(const struct model_pod *m)
@@ -317,7 +331,8 @@ static void check_node(const struct model *m, int n, const struct sx_node_info *
 	CHECK_INT(ni->nanti, want->nanti);
 	CHECK_INT(ni->nports, want->nports);
 	for (uint32_t k = 0; k < want->nports; k++) /* multiset equality */
-		CHECK_INT(port_count(ni, &want->used_ports[k]), port_count(want, &want->used_ports[k]));
+		CHECK_INT(port_count(ni, &want->used_ports[k]),
+			  port_count(want, &want->used_ports[k]));
 	CHECK_INT(ni->nns, want->nns);
 	for (uint32_t k = 0; k < want->nns; k++) {
 		const struct sx_ns_count *got = sx_node_info_ns(ni, want->ns_counts[k].ns);
@@ -336,7 +351,8 @@ static void check_node(const struct model *m, int n, const struct sx_node_info *
 		bool found = false;
 
 		for (uint32_t q = 0; q < ni->npvcs; q++)
-			if (ni->pvcs[q].ns == want->pvcs[k].ns && ni->pvcs[q].name == want->pvcs[k].name) {
+			if (ni->pvcs[q].ns == want->pvcs[k].ns &&
+			    ni->pvcs[q].name == want->pvcs[k].name) {
 				CHECK_INT(ni->pvcs[q].count, want->pvcs[k].count);
 				found = true;
 			}
@@ -359,7 +375,7 @@ static void check_ns_totals(const struct sx_snapshot *s)
 	CHECK_INT(s->affinity_any_ns, aff_any);
 	CHECK_INT(s->anti_any_ns, anti_any);
 	for (uint32_t t = 0; t < s->nns_totals; t++) {
-		struct sx_ns_count sum = { .ns = s->ns_totals[t].ns };
+		struct sx_ns_count sum = {.ns = s->ns_totals[t].ns};
 
 		if (t > 0)
 			CHECK(s->ns_totals[t - 1].ns < s->ns_totals[t].ns);
@@ -375,7 +391,8 @@ static void check_ns_totals(const struct sx_snapshot *s)
 		CHECK_INT(s->ns_totals[t].pods, sum.pods);
 		CHECK_INT(s->ns_totals[t].affinity, sum.affinity);
 		CHECK_INT(s->ns_totals[t].anti, sum.anti);
-		CHECK_INT(sx_snapshot_may_select_affinity(s, sum.ns), sum.affinity > 0 || aff_any > 0);
+		CHECK_INT(sx_snapshot_may_select_affinity(s, sum.ns),
+			  sum.affinity > 0 || aff_any > 0);
 		CHECK_INT(sx_snapshot_may_select_anti(s, sum.ns), sum.anti > 0 || anti_any > 0);
 		nonzero += sum.pods > 0;
 	}
@@ -384,7 +401,8 @@ static void check_ns_totals(const struct sx_snapshot *s)
 		for (uint32_t j = 0; j < s->nodes[i]->nns; j++) {
 			uint32_t t = 0;
 
-			while (t < s->nns_totals && s->ns_totals[t].ns != s->nodes[i]->ns_counts[j].ns)
+			while (t < s->nns_totals &&
+			       s->ns_totals[t].ns != s->nodes[i]->ns_counts[j].ns)
 				t++;
 			CHECK(t < s->nns_totals);
 		}
@@ -490,7 +508,8 @@ static void random_op(struct sx_cache *c, struct model *m)
 		}
 		sx_pod_unref(pod);
 		if (rc == 0 && rnd(2))
-			CHECK_INT(sx_cache_finish_binding(c, sx_intern(i % 2 ? "default" : "shop"), name),
+			CHECK_INT(sx_cache_finish_binding(c, sx_intern(i % 2 ? "default" : "shop"),
+							  name),
 				  p->assumed_node >= 0 ? 0 : SX_ENOENT);
 	} else { /* forget */
 		rc = sx_cache_forget(c, sx_intern(i % 2 ? "default" : "shop"), name);
@@ -602,8 +621,8 @@ static void test_assume_confirm_forget(void)
 	CHECK_INT(upsert_pod(c, sx_pod_ref(pending)), 0);
 
 	CHECK_INT(sx_cache_assume(c, pending, a), 0);
-	CHECK_INT(sx_cache_assume(c, pending, a), 0);          /* idempotent */
-	CHECK_INT(sx_cache_assume(c, pending, b), SX_EEXIST);  /* elsewhere */
+	CHECK_INT(sx_cache_assume(c, pending, a), 0);	      /* idempotent */
+	CHECK_INT(sx_cache_assume(c, pending, b), SX_EEXIST); /* elsewhere */
 	got = sx_cache_get_pod(c, def, "web", &node, &assumed);
 	CHECK(assumed);
 	CHECK_INT(node, a);
@@ -696,7 +715,7 @@ static void test_snapshot_isolation_and_reuse(void)
 	CHECK_INT(a1->requested.milli_cpu, 100); /* s1 did not change */
 	CHECK_INT(a1->npods, 1);
 	CHECK_INT(snap_node(s2, "n1")->requested.milli_cpu, 350);
-	CHECK(snap_node(s2, "n1") != a1);                  /* copied on write */
+	CHECK(snap_node(s2, "n1") != a1);		   /* copied on write */
 	CHECK(snap_node(s2, "n2") == snap_node(s1, "n2")); /* unchanged: shared */
 	CHECK(s2->namespaces == s1->namespaces);
 
@@ -753,7 +772,7 @@ static void test_node_info_shared_pods(void)
 	CHECK_INT(sx_node_info_add_pod(a, p[1]), 0);
 	b = sx_node_info_clone(a);
 	c = sx_node_info_clone(a);
-	CHECK(b->pods == a->pods); /* shared */
+	CHECK(b->pods == a->pods);		     /* shared */
 	CHECK_INT(sx_node_info_add_pod(b, p[2]), 0); /* in place */
 	CHECK(b->pods == a->pods);
 	CHECK_INT(sx_node_info_add_pod(c, p[3]), 0); /* slot taken by b: copy */
@@ -796,7 +815,7 @@ static void test_snapshot_chain(void)
 {
 	enum { NODES = 6, ROUNDS = 300, KEEP = 16 };
 	struct sx_cache *c = sx_cache_new();
-	struct sx_snapshot *kept[KEEP] = { 0 };
+	struct sx_snapshot *kept[KEEP] = {0};
 	int64_t want[KEEP][NODES];
 	char name[32];
 
@@ -858,8 +877,9 @@ static void test_snapshot_images_and_with_nodes(void)
 	struct sx_snapshot *s, *w;
 	struct sx_node *n2, *n3;
 	const struct sx_node *list[2];
-	const char *imgs = "\"images\":[{\"names\":[\"nginx:1.25\",\"docker.io/library/nginx@sha256:aa\"],"
-			   "\"sizeBytes\":100},{\"names\":[\"nginx:1.25\"],\"sizeBytes\":100}]";
+	const char *imgs =
+		"\"images\":[{\"names\":[\"nginx:1.25\",\"docker.io/library/nginx@sha256:aa\"],"
+		"\"sizeBytes\":100},{\"names\":[\"nginx:1.25\"],\"sizeBytes\":100}]";
 
 	setup();
 	upsert_node(c, make_node("{\"metadata\":{\"name\":\"n1\"},\"status\":{%s}}", imgs));
@@ -983,17 +1003,16 @@ static void test_replace_all(void)
 	upsert_pod(c, sx_pod_ref(inflight));
 	CHECK_INT(sx_cache_assume(c, inflight, sx_intern("n2")), 0);
 
-	objs[0] = (struct sx_object){ SX_KIND_NODE, zoned_node("n2", NULL, NULL) };
-	objs[1] = (struct sx_object){ SX_KIND_NODE, zoned_node("n4", NULL, NULL) };
+	objs[0] = (struct sx_object){SX_KIND_NODE, zoned_node("n2", NULL, NULL)};
+	objs[1] = (struct sx_object){SX_KIND_NODE, zoned_node("n4", NULL, NULL)};
 	CHECK_INT(sx_cache_replace_all(c, SX_KIND_NODE, objs, 2), 0);
 	CHECK_STR(visit_str(c, SX_KIND_NODE, &l), "n2@n2 n4@n4 ");
 
-	objs[0] = (struct sx_object){ SX_KIND_POD, simple_pod("default", "b", "ub", "n2", "100m") };
-	objs[1] = (struct sx_object){ SX_KIND_POD, simple_pod("default", "e", "ue", "n4", "100m") };
+	objs[0] = (struct sx_object){SX_KIND_POD, simple_pod("default", "b", "ub", "n2", "100m")};
+	objs[1] = (struct sx_object){SX_KIND_POD, simple_pod("default", "e", "ue", "n4", "100m")};
 	CHECK_INT(sx_cache_replace_all(c, SX_KIND_POD, objs, 2), 0);
 	/* a and c are gone; d stays assumed (binding in flight) */
-	CHECK_STR(visit_str(c, SX_KIND_POD, &l),
-		  "default/b@n2 default/e@n4 shop/d@n2(assumed) ");
+	CHECK_STR(visit_str(c, SX_KIND_POD, &l), "default/b@n2 default/e@n4 shop/d@n2(assumed) ");
 	{
 		struct sx_snapshot *s = sx_cache_snapshot(c);
 
@@ -1002,11 +1021,10 @@ static void test_replace_all(void)
 		sx_snapshot_unref(s);
 	}
 	/* a wrong kind in the list is rejected before anything changes */
-	objs[0] = (struct sx_object){ SX_KIND_POD, simple_pod("default", "z", "uz", "n2", "1m") };
-	objs[1] = (struct sx_object){ SX_KIND_NODE, zoned_node("n5", NULL, NULL) };
+	objs[0] = (struct sx_object){SX_KIND_POD, simple_pod("default", "z", "uz", "n2", "1m")};
+	objs[1] = (struct sx_object){SX_KIND_NODE, zoned_node("n5", NULL, NULL)};
 	CHECK_INT(sx_cache_replace_all(c, SX_KIND_POD, objs, 2), SX_EINVAL);
-	CHECK_STR(visit_str(c, SX_KIND_POD, &l),
-		  "default/b@n2 default/e@n4 shop/d@n2(assumed) ");
+	CHECK_STR(visit_str(c, SX_KIND_POD, &l), "default/b@n2 default/e@n4 shop/d@n2(assumed) ");
 	sx_pod_unref(inflight);
 	sx_cache_free(c);
 }
@@ -1020,15 +1038,15 @@ static void test_load_all_or_nothing(void)
 
 	setup();
 	noname = make_pod("{\"metadata\":{\"namespace\":\"default\"},\"spec\":{}}");
-	objs[0] = (struct sx_object){ SX_KIND_NODE, zoned_node("n1", NULL, NULL) };
-	objs[1] = (struct sx_object){ SX_KIND_POD, simple_pod("default", "a", "ua", "n1", "1") };
-	objs[2] = (struct sx_object){ SX_KIND_POD, noname };
+	objs[0] = (struct sx_object){SX_KIND_NODE, zoned_node("n1", NULL, NULL)};
+	objs[1] = (struct sx_object){SX_KIND_POD, simple_pod("default", "a", "ua", "n1", "1")};
+	objs[2] = (struct sx_object){SX_KIND_POD, noname};
 	CHECK_INT(sx_cache_load(c, objs, 3), SX_EINVAL);
 	sx_cache_stats(c, &st);
 	CHECK_INT(st.nodes + st.pods, 0);
 
-	objs[0] = (struct sx_object){ SX_KIND_NODE, zoned_node("n1", NULL, NULL) };
-	objs[1] = (struct sx_object){ SX_KIND_POD, simple_pod("default", "a", "ua", "n1", "1") };
+	objs[0] = (struct sx_object){SX_KIND_NODE, zoned_node("n1", NULL, NULL)};
+	objs[1] = (struct sx_object){SX_KIND_POD, simple_pod("default", "a", "ua", "n1", "1")};
 	CHECK_INT(sx_cache_load(c, objs, 2), 0);
 	sx_cache_stats(c, &st);
 	CHECK_INT(st.nodes, 1);
@@ -1045,37 +1063,37 @@ static void test_state_files(void)
 		int rc;
 		const char *msg;
 	} cases[] = {
-		{ "list.json", 0, NULL },
-		{ "stream.yaml", 0, NULL },
-		{ "bad-quantity.json", SX_EINVAL,
-		  "test/fixtures/state/bad-quantity.json: items[1] (pod default/web-1): "
-		  "spec.containers[0].resources.requests.cpu: invalid quantity \"2x\"" },
-		{ "bad-stream.yaml", SX_EINVAL,
-		  "test/fixtures/state/bad-stream.yaml: documents[2] (node worker-2): "
-		  "spec.taints[0].effect: unknown effect \"Sometimes\"" },
-		{ "missing-kind.json", SX_EINVAL,
-		  "test/fixtures/state/missing-kind.json: items[0]: kind: missing kind" },
-		{ "no-name.yaml", SX_EINVAL,
-		  "test/fixtures/state/no-name.yaml: documents[0] (namespace): metadata.name: "
-		  "missing name" },
-		{ "not-object.yaml", SX_EINVAL,
-		  "test/fixtures/state/not-object.yaml: documents[1]: expected an object" },
-		{ "list-in-stream.yaml", SX_EINVAL,
-		  "test/fixtures/state/list-in-stream.yaml: documents[1].items[0] (node n2): "
-		  "spec.taints[0].effect: unknown effect \"Bad\"" },
-		{ "items-not-array.json", SX_EINVAL,
-		  "test/fixtures/state/items-not-array.json: items: expected an array" },
-		{ "bad-syntax.yaml", SX_EINVAL,
-		  "test/fixtures/state/bad-syntax.yaml: YAML line 3 column 1: did not find "
-		  "expected ',' or ']'" },
-		{ "missing.json", SX_EIO,
-		  "test/fixtures/state/missing.json: No such file or directory" },
+		{"list.json", 0, NULL},
+		{"stream.yaml", 0, NULL},
+		{"bad-quantity.json", SX_EINVAL,
+		 "test/fixtures/state/bad-quantity.json: items[1] (pod default/web-1): "
+		 "spec.containers[0].resources.requests.cpu: invalid quantity \"2x\""},
+		{"bad-stream.yaml", SX_EINVAL,
+		 "test/fixtures/state/bad-stream.yaml: documents[2] (node worker-2): "
+		 "spec.taints[0].effect: unknown effect \"Sometimes\""},
+		{"missing-kind.json", SX_EINVAL,
+		 "test/fixtures/state/missing-kind.json: items[0]: kind: missing kind"},
+		{"no-name.yaml", SX_EINVAL,
+		 "test/fixtures/state/no-name.yaml: documents[0] (namespace): metadata.name: "
+		 "missing name"},
+		{"not-object.yaml", SX_EINVAL,
+		 "test/fixtures/state/not-object.yaml: documents[1]: expected an object"},
+		{"list-in-stream.yaml", SX_EINVAL,
+		 "test/fixtures/state/list-in-stream.yaml: documents[1].items[0] (node n2): "
+		 "spec.taints[0].effect: unknown effect \"Bad\""},
+		{"items-not-array.json", SX_EINVAL,
+		 "test/fixtures/state/items-not-array.json: items: expected an array"},
+		{"bad-syntax.yaml", SX_EINVAL,
+		 "test/fixtures/state/bad-syntax.yaml: YAML line 3 column 1: did not find "
+		 "expected ',' or ']'"},
+		{"missing.json", SX_EIO,
+		 "test/fixtures/state/missing.json: No such file or directory"},
 	};
 
 	setup();
 	for (size_t i = 0; i < SX_ARRAY_SIZE(cases); i++) {
 		struct sx_cache *c = sx_cache_new();
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 		struct sx_cache_stats st;
 		char path[256];
 		int rc;
@@ -1083,8 +1101,8 @@ static void test_state_files(void)
 		snprintf(path, sizeof(path), "test/fixtures/state/%s", cases[i].file);
 		rc = sx_state_load_file(c, path, &err);
 		if (rc != cases[i].rc)
-			sx_test_fail(__FILE__, __LINE__, "%s: rc %d, want %d (%s)", cases[i].file, rc,
-				     cases[i].rc, err.msg);
+			sx_test_fail(__FILE__, __LINE__, "%s: rc %d, want %d (%s)", cases[i].file,
+				     rc, cases[i].rc, err.msg);
 		sx_cache_stats(c, &st);
 		if (cases[i].msg) {
 			CHECK_STR(err.msg, cases[i].msg);
@@ -1097,7 +1115,7 @@ static void test_state_files(void)
 static void test_state_contents(void)
 {
 	struct sx_cache *c = sx_cache_new();
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_cache_stats st;
 	struct sx_snapshot *s;
 
@@ -1131,7 +1149,7 @@ static void test_state_contents(void)
 static void test_demo_cluster(void)
 {
 	struct sx_cache *c = sx_cache_new();
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_cache_stats st;
 
 	setup();
@@ -1183,7 +1201,8 @@ static void test_concurrent_snapshots(void)
 
 		/* every snapshot is self-consistent: 10m per counted pod */
 		for (uint32_t i = 0; i < s->nnodes; i++)
-			CHECK_INT(s->nodes[i]->requested.milli_cpu, 10 * (int64_t)s->nodes[i]->npods);
+			CHECK_INT(s->nodes[i]->requested.milli_cpu,
+				  10 * (int64_t)s->nodes[i]->npods);
 		sx_snapshot_unref(old);
 		old = s;
 	}
@@ -1197,7 +1216,8 @@ static void test_concurrent_snapshots(void)
 
 SX_TESTS(SX_TEST(test_node_info_ports), SX_TEST(test_node_info_sums_and_clone),
 	 SX_TEST(test_random_sequences), SX_TEST(test_pod_before_node),
-	 SX_TEST(test_assume_confirm_forget), SX_TEST(test_snapshot_isolation_and_reuse), SX_TEST(test_snapshot_chain), SX_TEST(test_node_info_shared_pods),
+	 SX_TEST(test_assume_confirm_forget), SX_TEST(test_snapshot_isolation_and_reuse),
+	 SX_TEST(test_snapshot_chain), SX_TEST(test_node_info_shared_pods),
 	 SX_TEST(test_snapshot_images_and_with_nodes), SX_TEST(test_node_tree_order),
 	 SX_TEST(test_replace_all), SX_TEST(test_load_all_or_nothing), SX_TEST(test_state_files),
 	 SX_TEST(test_state_contents), SX_TEST(test_demo_cluster),

@@ -104,32 +104,39 @@ static long disarm(void)
 static struct sx_cel_attr attrs[40];
 static char names[40][16];
 static const struct sx_cel_capacity caps[] = {
-	{ .name = "memory", .value = (sx_nano)40 * 1073741824 * SX_NANO_PER_UNIT },
+	{.name = "memory", .value = (sx_nano)40 * 1073741824 * SX_NANO_PER_UNIT},
 };
-static struct sx_cel_device dev = { .driver = "dra.example.com", .attrs = attrs, .caps = caps,
-				    .n_caps = 1 };
+static struct sx_cel_device dev = {
+	.driver = "dra.example.com", .attrs = attrs, .caps = caps, .n_caps = 1};
 
 static void setup_device(void)
 {
 	for (int i = 0; i < 40; i++) {
 		snprintf(names[i], sizeof(names[i]), "a%d", i);
-		attrs[i] = (struct sx_cel_attr){ .name = names[i], .type = SX_CEL_ATTR_INT, .i = i };
+		attrs[i] = (struct sx_cel_attr){.name = names[i], .type = SX_CEL_ATTR_INT, .i = i};
 	}
-	attrs[0] = (struct sx_cel_attr){ .name = "model", .type = SX_CEL_ATTR_STRING, .s = "a100" };
-	attrs[1] = (struct sx_cel_attr){ .name = "v", .type = SX_CEL_ATTR_VERSION, .s = "1.2.3" };
-	attrs[2] = (struct sx_cel_attr){ .name = "other.example.com/x", .type = SX_CEL_ATTR_BOOL,
-					 .b = true };
+	attrs[0] = (struct sx_cel_attr){.name = "model", .type = SX_CEL_ATTR_STRING, .s = "a100"};
+	attrs[1] = (struct sx_cel_attr){.name = "v", .type = SX_CEL_ATTR_VERSION, .s = "1.2.3"};
+	attrs[2] = (struct sx_cel_attr){
+		.name = "other.example.com/x", .type = SX_CEL_ATTR_BOOL, .b = true};
 	dev.n_attrs = 40;
 }
 
 static const char *const exprs[] = {
-	"device.attributes[\"dra.example.com\"].model == \"a100\" && device.attributes[\"dra.example.com\"].a39 == 39",
-	"has(device.attributes[\"dra.example.com\"].a7) && !has(device.attributes[\"dra.example.com\"].zz)",
-	"cel.bind(d, device.attributes[device.driver], d.v.isLessThan(semver(\"v2\", true)) && d.model.matches(\"^a[0-9]+$\"))",
-	"device.attributes[\"dra.example.com\"].model + \"-\" + string(size(device.attributes[\"dra.example.com\"])) == \"a100-39\"",
-	"[1, 2, 3].map(x, x * 2).filter(y, y > 2) == [4, 6] && device.attributes.exists_one(k, k == \"other.example.com\")",
-	"device.capacity[\"dra.example.com\"].memory.sub(quantity(\"1Gi\")).isGreaterThan(quantity(\"38Gi\"))",
-	"device.attributes[\"dra.example.com\"].model.matches(device.attributes[\"dra.example.com\"].model.upperAscii().lowerAscii())",
+	"device.attributes[\"dra.example.com\"].model == \"a100\" && "
+	"device.attributes[\"dra.example.com\"].a39 == 39",
+	"has(device.attributes[\"dra.example.com\"].a7) && "
+	"!has(device.attributes[\"dra.example.com\"].zz)",
+	"cel.bind(d, device.attributes[device.driver], d.v.isLessThan(semver(\"v2\", true)) && "
+	"d.model.matches(\"^a[0-9]+$\"))",
+	"device.attributes[\"dra.example.com\"].model + \"-\" + "
+	"string(size(device.attributes[\"dra.example.com\"])) == \"a100-39\"",
+	"[1, 2, 3].map(x, x * 2).filter(y, y > 2) == [4, 6] && device.attributes.exists_one(k, k "
+	"== \"other.example.com\")",
+	"device.capacity[\"dra.example.com\"].memory.sub(quantity(\"1Gi\")).isGreaterThan(quantity("
+	"\"38Gi\"))",
+	"device.attributes[\"dra.example.com\"].model.matches(device.attributes[\"dra.example."
+	"com\"].model.upperAscii().lowerAscii())",
 	"device.attributes[\"dra.example.com\"].missing == 1",
 	"1 +",
 };
@@ -172,11 +179,12 @@ static void test_compile_and_eval(void)
 			run(exprs[k], &got);
 			disarm();
 			if ((LEAK_CHECK() != 0))
-				sx_test_fail(__FILE__, __LINE__, "expr %zu, allocation %ld: leak", k, n);
+				sx_test_fail(__FILE__, __LINE__, "expr %zu, allocation %ld: leak",
+					     k, n);
 			if (got.compiled != ref.compiled) {
 				if (got.compiled || strcmp(got.msg, "out of memory") != 0)
-					sx_test_fail(__FILE__, __LINE__, "expr %zu, allocation %ld: %s", k, n,
-						     got.msg);
+					sx_test_fail(__FILE__, __LINE__,
+						     "expr %zu, allocation %ld: %s", k, n, got.msg);
 				continue;
 			}
 			if (got.rc == SX_ENOMEM) {
@@ -186,8 +194,10 @@ static void test_compile_and_eval(void)
 			if (got.rc != ref.rc || got.result != ref.result ||
 			    (got.rc && strcmp(got.msg, ref.msg) != 0))
 				sx_test_fail(__FILE__, __LINE__,
-					     "expr %zu, allocation %ld: rc %d %d \"%s\", want rc %d %d \"%s\"", k,
-					     n, got.rc, got.result, got.msg, ref.rc, ref.result, ref.msg);
+					     "expr %zu, allocation %ld: rc %d %d \"%s\", want rc "
+					     "%d %d \"%s\"",
+					     k, n, got.rc, got.result, got.msg, ref.rc, ref.result,
+					     ref.msg);
 		}
 	}
 	printf("cel failalloc: %ld allocation points over %zu expressions\n", points,

@@ -38,13 +38,15 @@ static const char *fail_msg(const char *yaml, char *buf, size_t len)
 static void test_client_and_leader(void)
 {
 	struct sx_error err;
-	struct sx_config *cfg = parse(HEAD "clientConnection:\n  kubeconfig: /k\n  qps: 5000\n"
-				      "  burst: 6000\n  contentType: application/vnd.kubernetes.protobuf\n"
-				      "leaderElection:\n  leaderElect: true\n  leaseDuration: 1m30s\n"
-				      "  renewDeadline: 20s\n  retryPeriod: 500ms\n  resourceLock: leases\n"
-				      "  resourceName: sx\n  resourceNamespace: ops\n"
-				      "podInitialBackoffSeconds: 2\npodMaxBackoffSeconds: 20\n"
-				      "delayCacheUntilActive: true\nenableProfiling: true\n", &err);
+	struct sx_config *cfg =
+		parse(HEAD "clientConnection:\n  kubeconfig: /k\n  qps: 5000\n"
+			   "  burst: 6000\n  contentType: application/vnd.kubernetes.protobuf\n"
+			   "leaderElection:\n  leaderElect: true\n  leaseDuration: 1m30s\n"
+			   "  renewDeadline: 20s\n  retryPeriod: 500ms\n  resourceLock: leases\n"
+			   "  resourceName: sx\n  resourceNamespace: ops\n"
+			   "podInitialBackoffSeconds: 2\npodMaxBackoffSeconds: 20\n"
+			   "delayCacheUntilActive: true\nenableProfiling: true\n",
+		      &err);
 
 	CHECK(cfg != NULL);
 	if (!cfg)
@@ -100,23 +102,28 @@ static void test_bad_input(void)
 
 	CHECK_STR(fail_msg(HEAD "extenders:\n- urlPrefix: http://a\n  prioritizeVerb: p\n", buf,
 			   sizeof(buf)),
-		  "extenders[0]: weight: Invalid value: 0: must have a positive weight applied to it");
+		  "extenders[0]: weight: Invalid value: 0: must have a positive weight applied to "
+		  "it");
 	CHECK_STR(fail_msg(HEAD "extenders:\n- {urlPrefix: http://a, bindVerb: b}\n"
-				"- {urlPrefix: http://b, bindVerb: b}\n", buf, sizeof(buf)),
+				"- {urlPrefix: http://b, bindVerb: b}\n",
+			   buf, sizeof(buf)),
 		  "extenders: Invalid value: \"found 2 extenders implementing bind\": only one "
 		  "extender can implement bind");
 	CHECK_STR(fail_msg(HEAD "extenders:\n- {urlPrefix: http://a, enableHttps: true}\n", buf,
 			   sizeof(buf)),
 		  "strict decoding error: unknown field \"extenders[0].enableHttps\"");
 	CHECK_STR(fail_msg(HEAD "extenders:\n- urlPrefix: http://a\n  managedResources:\n"
-				"  - name: kubernetes.io/foo\n", buf, sizeof(buf)),
+				"  - name: kubernetes.io/foo\n",
+			   buf, sizeof(buf)),
 		  "extenders[0].managedResources[0].name: Invalid value: \"kubernetes.io/foo\": is "
 		  "an invalid extended resource name");
-	CHECK_STR(fail_msg(HEAD "extenders:\n- {urlPrefix: http://a, managedResources: [{name: "
-				"a.io/x}]}\n- {urlPrefix: http://b, managedResources: [{name: a.io/x}]}\n",
-			   buf, sizeof(buf)),
-		  "extenders[1].managedResources[0].name: Invalid value: \"a.io/x\": duplicate "
-		  "extender managed resource name");
+	CHECK_STR(
+		fail_msg(HEAD
+			 "extenders:\n- {urlPrefix: http://a, managedResources: [{name: "
+			 "a.io/x}]}\n- {urlPrefix: http://b, managedResources: [{name: a.io/x}]}\n",
+			 buf, sizeof(buf)),
+		"extenders[1].managedResources[0].name: Invalid value: \"a.io/x\": duplicate "
+		"extender managed resource name");
 	CHECK_STR(fail_msg(HEAD "extenders:\n- {urlPrefix: http://a, httpTimeout: soon}\n", buf,
 			   sizeof(buf)),
 		  "extenders[0].httpTimeout: invalid duration \"soon\"");
@@ -124,10 +131,12 @@ static void test_bad_input(void)
 		  "clientConnection: qps: Invalid value: must be a number");
 	CHECK_STR(fail_msg(HEAD "clientConnection: {burst: -1}\n", buf, sizeof(buf)),
 		  "clientConnection: burst: Invalid value: -1: must be non-negative");
-	CHECK_STR(fail_msg(HEAD "leaderElection: {leaderElect: true, leaseDuration: 5s, "
-				"renewDeadline: 10s}\n", buf, sizeof(buf)),
-		  "leaderElection: leaseDuration: Invalid value: LeaseDuration must be greater than "
-		  "RenewDeadline");
+	CHECK_STR(
+		fail_msg(HEAD "leaderElection: {leaderElect: true, leaseDuration: 5s, "
+			      "renewDeadline: 10s}\n",
+			 buf, sizeof(buf)),
+		"leaderElection: leaseDuration: Invalid value: LeaseDuration must be greater than "
+		"RenewDeadline");
 	CHECK_STR(fail_msg(HEAD "leaderElection: {resourceLock: endpoints, leaderElect: true}\n",
 			   buf, sizeof(buf)),
 		  "leaderElection: resourceLock: Unsupported value: \"endpoints\": supported "
@@ -144,15 +153,17 @@ static void test_file_named(void)
 	char path[] = "/tmp/sx-config-XXXXXX";
 	int fd = mkstemp(path);
 	const char *bad = HEAD "clientConnection: {burst: -5}\n";
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	char buf[700];
 
 	CHECK(fd >= 0);
 	CHECK(write(fd, bad, strlen(bad)) == (ssize_t)strlen(bad));
 	close(fd);
 	CHECK(sx_config_load(path, &err) == NULL);
-	snprintf(buf, sizeof(buf), "%s: clientConnection: burst: Invalid value: -5: must be "
-				   "non-negative", path);
+	snprintf(buf, sizeof(buf),
+		 "%s: clientConnection: burst: Invalid value: -5: must be "
+		 "non-negative",
+		 path);
 	CHECK_STR(err.msg, buf);
 	unlink(path);
 }
@@ -166,16 +177,17 @@ static void test_configz_plugin_config(void)
 {
 	struct sx_error err;
 	struct sx_config *cfg = parse(
-		HEAD "profiles:\n- schedulerName: default-scheduler\n  pluginConfig:\n"
-		     "  - name: NodeResourcesFit\n    args:\n      ignoredResources: [example.com/a]\n"
-		     "      scoringStrategy:\n        type: RequestedToCapacityRatio\n"
-		     "        resources: [{name: cpu, weight: 2}]\n"
-		     "        requestedToCapacityRatio:\n"
-		     "          shape: [{utilization: 0, score: 10}, {utilization: 100, score: 0}]\n"
-		     "  - name: DynamicResources\n    args: {filterTimeout: 1m30s}\n"
-		     "  - name: PodTopologySpread\n    args:\n      defaultingType: List\n"
-		     "      defaultConstraints: [{maxSkew: 2, topologyKey: zone, "
-		     "whenUnsatisfiable: DoNotSchedule, nodeTaintsPolicy: Honor}]\n",
+		HEAD
+		"profiles:\n- schedulerName: default-scheduler\n  pluginConfig:\n"
+		"  - name: NodeResourcesFit\n    args:\n      ignoredResources: [example.com/a]\n"
+		"      scoringStrategy:\n        type: RequestedToCapacityRatio\n"
+		"        resources: [{name: cpu, weight: 2}]\n"
+		"        requestedToCapacityRatio:\n"
+		"          shape: [{utilization: 0, score: 10}, {utilization: 100, score: 0}]\n"
+		"  - name: DynamicResources\n    args: {filterTimeout: 1m30s}\n"
+		"  - name: PodTopologySpread\n    args:\n      defaultingType: List\n"
+		"      defaultConstraints: [{maxSkew: 2, topologyKey: zone, "
+		"whenUnsatisfiable: DoNotSchedule, nodeTaintsPolicy: Honor}]\n",
 		&err);
 	struct sx_buf b;
 	const char *pc;
@@ -191,33 +203,45 @@ static void test_configz_plugin_config(void)
 	if (pc) {
 		const char *want =
 			"\"pluginConfig\":[{\"name\":\"NodeResourcesFit\",\"args\":{\"kind\":"
-			"\"NodeResourcesFitArgs\",\"apiVersion\":\"kubescheduler.config.k8s.io/v1\","
+			"\"NodeResourcesFitArgs\",\"apiVersion\":\"kubescheduler.config.k8s.io/"
+			"v1\","
 			"\"ignoredResources\":[\"example.com/a\"],\"scoringStrategy\":{\"type\":"
-			"\"RequestedToCapacityRatio\",\"resources\":[{\"name\":\"cpu\",\"weight\":2}],"
+			"\"RequestedToCapacityRatio\",\"resources\":[{\"name\":\"cpu\",\"weight\":"
+			"2}],"
 			"\"requestedToCapacityRatio\":{\"shape\":[{\"utilization\":0,\"score\":10},"
 			"{\"utilization\":100,\"score\":0}]}}}},"
-			"{\"name\":\"DynamicResources\",\"args\":{\"kind\":\"DynamicResourcesArgs\","
-			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"filterTimeout\":\"1m30s\","
+			"{\"name\":\"DynamicResources\",\"args\":{\"kind\":"
+			"\"DynamicResourcesArgs\","
+			"\"apiVersion\":\"kubescheduler.config.k8s.io/"
+			"v1\",\"filterTimeout\":\"1m30s\","
 			"\"bindingTimeout\":\"10m0s\"}},"
-			"{\"name\":\"PodTopologySpread\",\"args\":{\"kind\":\"PodTopologySpreadArgs\","
+			"{\"name\":\"PodTopologySpread\",\"args\":{\"kind\":"
+			"\"PodTopologySpreadArgs\","
 			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"defaultConstraints\":"
-			"[{\"maxSkew\":2,\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"DoNotSchedule\","
+			"[{\"maxSkew\":2,\"topologyKey\":\"zone\",\"whenUnsatisfiable\":"
+			"\"DoNotSchedule\","
 			"\"nodeTaintsPolicy\":\"Honor\"}],\"defaultingType\":\"List\"}},"
-			"{\"name\":\"DefaultPreemption\",\"args\":{\"kind\":\"DefaultPreemptionArgs\","
+			"{\"name\":\"DefaultPreemption\",\"args\":{\"kind\":"
+			"\"DefaultPreemptionArgs\","
 			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\","
 			"\"minCandidateNodesPercentage\":10,\"minCandidateNodesAbsolute\":100}},"
-			"{\"name\":\"InterPodAffinity\",\"args\":{\"kind\":\"InterPodAffinityArgs\","
-			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"hardPodAffinityWeight\":1,"
+			"{\"name\":\"InterPodAffinity\",\"args\":{\"kind\":"
+			"\"InterPodAffinityArgs\","
+			"\"apiVersion\":\"kubescheduler.config.k8s.io/"
+			"v1\",\"hardPodAffinityWeight\":1,"
 			"\"ignorePreferredTermsOfExistingPods\":false}},"
 			"{\"name\":\"NodeAffinity\",\"args\":{\"kind\":\"NodeAffinityArgs\","
 			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\"}},"
 			"{\"name\":\"NodeResourcesBalancedAllocation\",\"args\":{\"kind\":"
 			"\"NodeResourcesBalancedAllocationArgs\",\"apiVersion\":"
-			"\"kubescheduler.config.k8s.io/v1\",\"resources\":[{\"name\":\"cpu\",\"weight\":1},"
+			"\"kubescheduler.config.k8s.io/"
+			"v1\",\"resources\":[{\"name\":\"cpu\",\"weight\":1},"
 			"{\"name\":\"memory\",\"weight\":1}]}},"
 			"{\"name\":\"VolumeBinding\",\"args\":{\"kind\":\"VolumeBindingArgs\","
-			"\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"bindTimeoutSeconds\":600,"
-			"\"shape\":[{\"utilization\":0,\"score\":10},{\"utilization\":100,\"score\":0}]}}]";
+			"\"apiVersion\":\"kubescheduler.config.k8s.io/"
+			"v1\",\"bindTimeoutSeconds\":600,"
+			"\"shape\":[{\"utilization\":0,\"score\":10},{\"utilization\":100,"
+			"\"score\":0}]}}]";
 
 		CHECK(strncmp(pc, want, strlen(want)) == 0);
 		if (strncmp(pc, want, strlen(want)) != 0)
@@ -234,9 +258,12 @@ static void test_format_duration(void)
 		double s;
 		const char *want;
 	} rows[] = {
-		{ 0, "0s" },         { 10, "10s" },          { 90, "1m30s" },     { 3600, "1h0m0s" },
-		{ 1.5, "1.5s" },     { 0.5, "500ms" },       { 0.0015, "1.5ms" }, { 2e-6, "2\u00b5s" },
-		{ 1e-9, "1ns" },     { 3661.25, "1h1m1.25s" }, { -3, "0s" },
+		{0, "0s"},	   {10, "10s"},
+		{90, "1m30s"},	   {3600, "1h0m0s"},
+		{1.5, "1.5s"},	   {0.5, "500ms"},
+		{0.0015, "1.5ms"}, {2e-6, "2\u00b5s"},
+		{1e-9, "1ns"},	   {3661.25, "1h1m1.25s"},
+		{-3, "0s"},
 	};
 	char buf[64];
 
@@ -249,8 +276,11 @@ static void test_format_duration(void)
 int main(int argc, char **argv)
 {
 	static const struct sx_test_case cases[] = {
-		SX_TEST(test_client_and_leader), SX_TEST(test_extenders), SX_TEST(test_bad_input),
-		SX_TEST(test_file_named), SX_TEST(test_configz_plugin_config),
+		SX_TEST(test_client_and_leader),
+		SX_TEST(test_extenders),
+		SX_TEST(test_bad_input),
+		SX_TEST(test_file_named),
+		SX_TEST(test_configz_plugin_config),
 		SX_TEST(test_format_duration),
 	};
 

@@ -18,7 +18,7 @@
 static struct sx_features at(int release, const char *gates)
 {
 	struct sx_features f;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	sx_features_init(&f, release);
 	if (gates && sx_features_set(&f, gates, &err) < 0)
@@ -28,11 +28,10 @@ static struct sx_features at(int release, const char *gates)
 
 /* The error text of a configuration refused at release/gates ("" when it
  * loads). */
-static const char *fail_at(int release, const char *gates, const char *yaml, char *buf,
-			   size_t len)
+static const char *fail_at(int release, const char *gates, const char *yaml, char *buf, size_t len)
 {
 	struct sx_features f = at(release, gates);
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_config *cfg = sx_config_parse_for(yaml, strlen(yaml), &f, &err);
 
 	if (cfg) {
@@ -56,20 +55,20 @@ static char *configz(const struct sx_config *cfg)
 /* A file as written for 1.37, with every field 1.36 and 1.37 added. */
 static const char file_137[] =
 	HEAD "profiles:\n"
-	"- schedulerName: default-scheduler\n"
-	"  plugins:\n"
-	"    placementGenerate:\n      enabled: [{name: PodTopologySpread}]\n"
-	"    placementScore:\n      enabled: [{name: NodeResourcesFit, weight: 3}]\n"
-	"      disabled: [{name: '*'}]\n"
-	"    podGroupPostFilter:\n      enabled: [{name: DefaultPreemption}]\n"
-	"  pluginConfig:\n"
-	"  - name: DynamicResources\n"
-	"    args: {filterTimeout: 5s, bindingTimeout: 2m}\n";
+	     "- schedulerName: default-scheduler\n"
+	     "  plugins:\n"
+	     "    placementGenerate:\n      enabled: [{name: PodTopologySpread}]\n"
+	     "    placementScore:\n      enabled: [{name: NodeResourcesFit, weight: 3}]\n"
+	     "      disabled: [{name: '*'}]\n"
+	     "    podGroupPostFilter:\n      enabled: [{name: DefaultPreemption}]\n"
+	     "  pluginConfig:\n"
+	     "  - name: DynamicResources\n"
+	     "    args: {filterTimeout: 5s, bindingTimeout: 2m}\n";
 
 static void test_file_137(void)
 {
 	struct sx_features f = at(37, NULL);
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_config *cfg = sx_config_parse_for(file_137, strlen(file_137), &f, &err);
 	const struct sx_profile *p;
 	char *z;
@@ -90,10 +89,11 @@ static void test_file_137(void)
 	/* the pod extension points are untouched by the PodGroup ones */
 	CHECK(sx_profile_has(p, SX_PT_SCORE, "NodeResourcesFit"));
 	z = configz(cfg);
-	CHECK(z && strstr(z, "\"placementGenerate\":{\"enabled\":[{\"name\":\"PodTopologySpread\"}]},"
-			     "\"placementScore\":{\"enabled\":[{\"name\":\"NodeResourcesFit\","
-			     "\"weight\":3}]},\"podGroupPostFilter\":{\"enabled\":[{\"name\":"
-			     "\"DefaultPreemption\"}]}}"));
+	CHECK(z &&
+	      strstr(z, "\"placementGenerate\":{\"enabled\":[{\"name\":\"PodTopologySpread\"}]},"
+			"\"placementScore\":{\"enabled\":[{\"name\":\"NodeResourcesFit\","
+			"\"weight\":3}]},\"podGroupPostFilter\":{\"enabled\":[{\"name\":"
+			"\"DefaultPreemption\"}]}}"));
 	CHECK(z && strstr(z, "\"filterTimeout\":\"5s\",\"bindingTimeout\":\"2m0s\"}"));
 	CHECK(z && strstr(z, "},\"emulatedVersion\":\"1.37\",\"featureGates\":{}}\n"));
 	free(z);
@@ -107,56 +107,61 @@ static void test_unknown_fields(void)
 	static const struct {
 		const char *yaml, *want;
 	} rows[] = {
-		{ HEAD "profiles:\n- plugins:\n    bogusSet: {}\n",
-		  "strict decoding error: unknown field \"profiles[0].plugins.bogusSet\"" },
-		{ HEAD "profiles:\n- plugins:\n    score:\n      enabled: [{name: ImageLocality, "
-		       "wieght: 2}]\n",
-		  "strict decoding error: unknown field \"profiles[0].plugins.score.enabled[0].wieght\"" },
-		{ HEAD "profiles:\n- schedulerName: a\n- schedulerName: b\n  plugins:\n    filter:\n"
-		       "      enable: [{name: NodeName}]\n",
-		  "strict decoding error: unknown field \"profiles[1].plugins.filter.enable\"" },
-		{ HEAD "leaderElection: {leaderelect: true}\n",
-		  "strict decoding error: unknown field \"leaderElection.leaderelect\"" },
-		{ HEAD "extenders:\n- urlPrefix: http://a\n  tlsConfig: {insecure: true, caPath: /x}\n",
-		  "strict decoding error: unknown field \"extenders[0].tlsConfig.caPath\"" },
-		{ HEAD "profiles:\n- pluginConfig:\n  - name: DynamicResources\n"
-		       "    args: {bogusArg: 1}\n",
-		  "strict decoding error: decoding .profiles[0].pluginConfig[0]: strict decoding "
-		  "error: decoding args for plugin DynamicResources: strict decoding error: unknown "
-		  "field \"bogusArg\"" },
-		{ HEAD "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
-		       "      scoringStrategy:\n        resources: [{name: cpu, wieght: 1}]\n"
-		       "      ignoredResource: [a]\n",
-		  "strict decoding error: decoding .profiles[0].pluginConfig[0]: strict decoding "
-		  "error: decoding args for plugin NodeResourcesFit: strict decoding error: unknown "
-		  "field \"scoringStrategy.resources[0].wieght\", unknown field \"ignoredResource\"" },
-		{ HEAD "profiles:\n- pluginConfig:\n  - name: PodTopologySpread\n    args:\n"
-		       "      defaultConstraints: [{maxSkew: 1, topologyKey: zone, "
-		       "whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabel: {a: b}}}]\n",
-		  "strict decoding error: decoding .profiles[0].pluginConfig[0]: strict decoding "
-		  "error: decoding args for plugin PodTopologySpread: strict decoding error: unknown "
-		  "field \"defaultConstraints[0].labelSelector.matchLabel\"" },
+		{HEAD "profiles:\n- plugins:\n    bogusSet: {}\n",
+		 "strict decoding error: unknown field \"profiles[0].plugins.bogusSet\""},
+		{HEAD "profiles:\n- plugins:\n    score:\n      enabled: [{name: ImageLocality, "
+		      "wieght: 2}]\n",
+		 "strict decoding error: unknown field "
+		 "\"profiles[0].plugins.score.enabled[0].wieght\""},
+		{HEAD "profiles:\n- schedulerName: a\n- schedulerName: b\n  plugins:\n    filter:\n"
+		      "      enable: [{name: NodeName}]\n",
+		 "strict decoding error: unknown field \"profiles[1].plugins.filter.enable\""},
+		{HEAD "leaderElection: {leaderelect: true}\n",
+		 "strict decoding error: unknown field \"leaderElection.leaderelect\""},
+		{HEAD
+		 "extenders:\n- urlPrefix: http://a\n  tlsConfig: {insecure: true, caPath: /x}\n",
+		 "strict decoding error: unknown field \"extenders[0].tlsConfig.caPath\""},
+		{HEAD "profiles:\n- pluginConfig:\n  - name: DynamicResources\n"
+		      "    args: {bogusArg: 1}\n",
+		 "strict decoding error: decoding .profiles[0].pluginConfig[0]: strict decoding "
+		 "error: decoding args for plugin DynamicResources: strict decoding error: unknown "
+		 "field \"bogusArg\""},
+		{HEAD "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
+		      "      scoringStrategy:\n        resources: [{name: cpu, wieght: 1}]\n"
+		      "      ignoredResource: [a]\n",
+		 "strict decoding error: decoding .profiles[0].pluginConfig[0]: strict decoding "
+		 "error: decoding args for plugin NodeResourcesFit: strict decoding error: unknown "
+		 "field \"scoringStrategy.resources[0].wieght\", unknown field "
+		 "\"ignoredResource\""},
+		{HEAD "profiles:\n- pluginConfig:\n  - name: PodTopologySpread\n    args:\n"
+		      "      defaultConstraints: [{maxSkew: 1, topologyKey: zone, "
+		      "whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabel: {a: b}}}]\n",
+		 "strict decoding error: decoding .profiles[0].pluginConfig[0]: strict decoding "
+		 "error: decoding args for plugin PodTopologySpread: strict decoding error: "
+		 "unknown "
+		 "field \"defaultConstraints[0].labelSelector.matchLabel\""},
 		/* every error at once: the top-level decode's, then the args' */
-		{ HEAD "parallelizm: 4\nprofiles:\n- plugins:\n    bogusSet: {}\n  pluginConfig:\n"
-		       "  - name: InterPodAffinity\n    args: {hardPodAffinityWeight: 1}\n"
-		       "  - name: VolumeBinding\n    args: {bindTimeout: 5}\n",
-		  "strict decoding error: unknown field \"parallelizm\", unknown field "
-		  "\"profiles[0].plugins.bogusSet\", decoding .profiles[0].pluginConfig[1]: strict "
-		  "decoding error: decoding args for plugin VolumeBinding: strict decoding error: "
-		  "unknown field \"bindTimeout\"" },
+		{HEAD "parallelizm: 4\nprofiles:\n- plugins:\n    bogusSet: {}\n  pluginConfig:\n"
+		      "  - name: InterPodAffinity\n    args: {hardPodAffinityWeight: 1}\n"
+		      "  - name: VolumeBinding\n    args: {bindTimeout: 5}\n",
+		 "strict decoding error: unknown field \"parallelizm\", unknown field "
+		 "\"profiles[0].plugins.bogusSet\", decoding .profiles[0].pluginConfig[1]: strict "
+		 "decoding error: decoding args for plugin VolumeBinding: strict decoding error: "
+		 "unknown field \"bindTimeout\""},
 		/* case-sensitive, as sigs.k8s.io/json decodes */
-		{ HEAD "Parallelism: 4\n", "strict decoding error: unknown field \"Parallelism\"" },
+		{HEAD "Parallelism: 4\n", "strict decoding error: unknown field \"Parallelism\""},
 		/* a plugin without an args type: its args are not looked into */
-		{ HEAD "profiles:\n- pluginConfig:\n  - name: TaintToleration\n    args: {any: 1}\n", "" },
+		{HEAD "profiles:\n- pluginConfig:\n  - name: TaintToleration\n    args: {any: 1}\n",
+		 ""},
 		/* maps are values: their keys are not fields (decoding passes;
 		 * validation then refuses a default constraint's selector) */
-		{ HEAD "profiles:\n- pluginConfig:\n  - name: PodTopologySpread\n    args:\n"
-		       "      defaultingType: List\n      defaultConstraints: [{maxSkew: 1, "
-		       "topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: "
-		       "{matchLabels: {anything: b}}}]\n",
-		  "profiles[0].pluginConfig[PodTopologySpread].args: defaultConstraints[0]."
-		  "labelSelector: Forbidden: constraint must not define a selector, as they deduced "
-		  "for each pod" },
+		{HEAD "profiles:\n- pluginConfig:\n  - name: PodTopologySpread\n    args:\n"
+		      "      defaultingType: List\n      defaultConstraints: [{maxSkew: 1, "
+		      "topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: "
+		      "{matchLabels: {anything: b}}}]\n",
+		 "profiles[0].pluginConfig[PodTopologySpread].args: defaultConstraints[0]."
+		 "labelSelector: Forbidden: constraint must not define a selector, as they deduced "
+		 "for each pod"},
 	};
 	char buf[1024];
 
@@ -180,8 +185,9 @@ static void test_release_fields(void)
 	CHECK_STR(fail_at(35, NULL, ps, buf, sizeof(buf)),
 		  "strict decoding error: unknown field \"profiles[0].plugins.placementScore\"");
 	CHECK_STR(fail_at(36, NULL, ps, buf, sizeof(buf)), "");
-	CHECK_STR(fail_at(36, NULL, pgpf, buf, sizeof(buf)),
-		  "strict decoding error: unknown field \"profiles[0].plugins.podGroupPostFilter\"");
+	CHECK_STR(
+		fail_at(36, NULL, pgpf, buf, sizeof(buf)),
+		"strict decoding error: unknown field \"profiles[0].plugins.podGroupPostFilter\"");
 	CHECK_STR(fail_at(37, NULL, pgpf, buf, sizeof(buf)), "");
 	CHECK_STR(fail_at(35, NULL, file_137, buf, sizeof(buf)),
 		  "strict decoding error: unknown field \"profiles[0].plugins.placementGenerate\", "
@@ -252,16 +258,16 @@ static void test_dra_defaults(void)
 		int release;
 		const char *gates, *want;
 	} rows[] = {
-		{ 37, NULL, "\"filterTimeout\":\"10s\",\"bindingTimeout\":\"10m0s\"}" },
-		{ 36, NULL, "\"filterTimeout\":\"10s\",\"bindingTimeout\":\"10m0s\"}" },
-		{ 35, NULL, "\"filterTimeout\":\"10s\"}" },
-		{ 37, "DRASchedulerFilterTimeout=false,DRADeviceBindingConditions=false",
-		  "\"filterTimeout\":\"0s\"}" },
+		{37, NULL, "\"filterTimeout\":\"10s\",\"bindingTimeout\":\"10m0s\"}"},
+		{36, NULL, "\"filterTimeout\":\"10s\",\"bindingTimeout\":\"10m0s\"}"},
+		{35, NULL, "\"filterTimeout\":\"10s\"}"},
+		{37, "DRASchedulerFilterTimeout=false,DRADeviceBindingConditions=false",
+		 "\"filterTimeout\":\"0s\"}"},
 	};
 
 	for (size_t i = 0; i < SX_ARRAY_SIZE(rows); i++) {
 		struct sx_features f = at(rows[i].release, rows[i].gates);
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 		struct sx_config *cfg = sx_config_default_for(&f, &err);
 		char *z = cfg ? configz(cfg) : NULL;
 		const char *dra = z ? strstr(z, "\"DynamicResourcesArgs\"") : NULL;
@@ -280,15 +286,16 @@ static void test_dra_defaults(void)
 static void test_configz_release(void)
 {
 	struct sx_features f = at(35, "OpportunisticBatching=false,NodeDeclaredFeatures=true");
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_config *cfg = sx_config_default_for(&f, &err);
 	char *z = cfg ? configz(cfg) : NULL;
 
-	CHECK(z && strstr(z, "\"emulatedVersion\":\"1.35\",\"featureGates\":{\"NodeDeclaredFeatures\""
-			     ":true,\"OpportunisticBatching\":false}}"));
+	CHECK(z &&
+	      strstr(z, "\"emulatedVersion\":\"1.35\",\"featureGates\":{\"NodeDeclaredFeatures\""
+			":true,\"OpportunisticBatching\":false}}"));
 	CHECK(z && !strstr(z, "placementScore"));
-	CHECK(cfg && !sx_feature_enabled(&cfg->profiles[0]->features,
-					 SX_FEATURE_OPPORTUNISTIC_BATCHING));
+	CHECK(cfg &&
+	      !sx_feature_enabled(&cfg->profiles[0]->features, SX_FEATURE_OPPORTUNISTIC_BATCHING));
 	free(z);
 	sx_config_free(cfg);
 	f = at(36, NULL);
@@ -307,7 +314,7 @@ static void test_load_named(void)
 	int fd = mkstemp(path);
 	const char *bad = HEAD "profiles:\n- plugins:\n    bogusSet: {}\n";
 	struct sx_features f = at(36, NULL);
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
 
 	CHECK(fp != NULL);
@@ -316,8 +323,10 @@ static void test_load_named(void)
 	fputs(bad, fp);
 	fclose(fp);
 	CHECK(sx_config_load_for(path, &f, &err) == NULL);
-	snprintf(want, sizeof(want), "%s: strict decoding error: unknown field "
-		 "\"profiles[0].plugins.bogusSet\"", path);
+	snprintf(want, sizeof(want),
+		 "%s: strict decoding error: unknown field "
+		 "\"profiles[0].plugins.bogusSet\"",
+		 path);
 	CHECK_STR(err.msg, want);
 	unlink(path);
 }
@@ -325,10 +334,10 @@ static void test_load_named(void)
 int main(int argc, char **argv)
 {
 	static const struct sx_test_case cases[] = {
-		SX_TEST(test_file_137),		 SX_TEST(test_unknown_fields),
-		SX_TEST(test_release_fields),	 SX_TEST(test_group_sets_validated),
-		SX_TEST(test_dra_args_gates),	 SX_TEST(test_dra_defaults),
-		SX_TEST(test_configz_release),	 SX_TEST(test_load_named),
+		SX_TEST(test_file_137),	       SX_TEST(test_unknown_fields),
+		SX_TEST(test_release_fields),  SX_TEST(test_group_sets_validated),
+		SX_TEST(test_dra_args_gates),  SX_TEST(test_dra_defaults),
+		SX_TEST(test_configz_release), SX_TEST(test_load_named),
 	};
 
 	sx_intern_init();

@@ -59,41 +59,73 @@ static const char full_pod[] =
 	" 'metadata':{'name':'web-1','namespace':'prod','uid':'u-1','resourceVersion':'42',"
 	"  'creationTimestamp':'2025-06-01T12:00:06Z','deletionTimestamp':'2025-06-01T13:00:00Z',"
 	"  'labels':{'app':'web','tier':'front','pod-template-hash':'abc'},"
-	"  'ownerReferences':[{'apiVersion':'apps/v1','kind':'ReplicaSet','name':'web-rs','uid':'rs-1','controller':true},"
+	"  "
+	"'ownerReferences':[{'apiVersion':'apps/"
+	"v1','kind':'ReplicaSet','name':'web-rs','uid':'rs-1','controller':true},"
 	"                     {'kind':'Other','name':'o','uid':'o-1'}]},"
 	" 'spec':{'nodeName':'node-a','schedulerName':'my-sched','priority':1000,"
 	"  'preemptionPolicy':'Never','nodeSelector':{'disk':'ssd'},"
 	"  'affinity':{"
 	"   'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':["
-	"      {'matchExpressions':[{'key':'zone','operator':'In','values':['a','b']},{'key':'cores','operator':'Gt','values':['4']}]},"
+	"      "
+	"{'matchExpressions':[{'key':'zone','operator':'In','values':['a','b']},{'key':'cores','"
+	"operator':'Gt','values':['4']}]},"
 	"      {'matchFields':[{'key':'metadata.name','operator':'In','values':['node-7']}]}]},"
-	"    'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':20,'preference':{'matchExpressions':[{'key':'disk','operator':'Exists'}]}}]},"
-	"   'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':{'matchLabels':{'app':'db'}},"
+	"    "
+	"'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':20,'preference':{'"
+	"matchExpressions':[{'key':'disk','operator':'Exists'}]}}]},"
+	"   "
+	"'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'labelSelector':{'"
+	"matchLabels':{'app':'db'}},"
 	"      'topologyKey':'kubernetes.io/hostname','namespaces':['data'],'namespaceSelector':{},"
 	"      'matchLabelKeys':['pod-template-hash'],'mismatchLabelKeys':['tier']}]},"
-	"   'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'topologyKey':'zone'}],"
+	"   "
+	"'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[{'topologyKey':'zone'"
+	"}],"
 	"     'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':100,'podAffinityTerm':{"
-	"        'labelSelector':{'matchExpressions':[{'key':'app','operator':'NotIn','values':['web']}]},'topologyKey':'zone'}}]}},"
-	"  'tolerations':[{'key':'dedicated','operator':'Equal','value':'gpu','effect':'NoSchedule'},"
-	"                 {'operator':'Exists','effect':'NoExecute','tolerationSeconds':300},{'key':'k'}],"
-	"  'topologySpreadConstraints':[{'maxSkew':2,'topologyKey':'zone','whenUnsatisfiable':'ScheduleAnyway',"
-	"      'labelSelector':{'matchLabels':{'app':'web'}},'minDomains':3,'nodeAffinityPolicy':'Ignore',"
-	"      'nodeTaintsPolicy':'Honor','matchLabelKeys':['pod-template-hash']},{'maxSkew':1,'topologyKey':'h'}],"
-	"  'containers':[{'name':'app','image':'nginx','ports':[{'containerPort':80,'hostPort':8080},"
-	"        {'containerPort':53,'hostPort':53,'protocol':'UDP','hostIP':'10.0.0.1'},{'containerPort':9090}],"
-	"      'resources':{'requests':{'cpu':'500m','memory':'1Gi','nvidia.com/gpu':'1'},'limits':{'cpu':1,'memory':'2Gi'}}},"
+	"        "
+	"'labelSelector':{'matchExpressions':[{'key':'app','operator':'NotIn','values':['web']}]},'"
+	"topologyKey':'zone'}}]}},"
+	"  "
+	"'tolerations':[{'key':'dedicated','operator':'Equal','value':'gpu','effect':'NoSchedule'},"
+	"                 "
+	"{'operator':'Exists','effect':'NoExecute','tolerationSeconds':300},{'key':'k'}],"
+	"  "
+	"'topologySpreadConstraints':[{'maxSkew':2,'topologyKey':'zone','whenUnsatisfiable':'"
+	"ScheduleAnyway',"
+	"      "
+	"'labelSelector':{'matchLabels':{'app':'web'}},'minDomains':3,'nodeAffinityPolicy':'Ignore'"
+	","
+	"      "
+	"'nodeTaintsPolicy':'Honor','matchLabelKeys':['pod-template-hash']},{'maxSkew':1,'"
+	"topologyKey':'h'}],"
+	"  "
+	"'containers':[{'name':'app','image':'nginx','ports':[{'containerPort':80,'hostPort':8080},"
+	"        "
+	"{'containerPort':53,'hostPort':53,'protocol':'UDP','hostIP':'10.0.0.1'},{'containerPort':"
+	"9090}],"
+	"      "
+	"'resources':{'requests':{'cpu':'500m','memory':'1Gi','nvidia.com/"
+	"gpu':'1'},'limits':{'cpu':1,'memory':'2Gi'}}},"
 	"    {'name':'side','image':'registry:5000/proxy','resources':{'requests':{'cpu':0.25}}}],"
-	"  'initContainers':[{'name':'init','image':'busybox:1.36','resources':{'requests':{'cpu':'1'}},"
+	"  "
+	"'initContainers':[{'name':'init','image':'busybox:1.36','resources':{'requests':{'cpu':'1'"
+	"}},"
 	"      'ports':[{'containerPort':1,'hostPort':1111}]},"
-	"    {'name':'mesh','image':'envoy@sha256:abcd','restartPolicy':'Always','ports':[{'containerPort':15000,'hostPort':15000,'protocol':'SCTP'}]}],"
-	"  'volumes':[{'name':'data','persistentVolumeClaim':{'claimName':'data-pvc'}},{'name':'scratch','ephemeral':{'volumeClaimTemplate':{}}},"
+	"    "
+	"{'name':'mesh','image':'envoy@sha256:abcd','restartPolicy':'Always','ports':[{'"
+	"containerPort':15000,'hostPort':15000,'protocol':'SCTP'}]}],"
+	"  "
+	"'volumes':[{'name':'data','persistentVolumeClaim':{'claimName':'data-pvc'}},{'name':'"
+	"scratch','ephemeral':{'volumeClaimTemplate':{}}},"
 	"    {'name':'cfg','configMap':{'name':'x'}}],"
 	"  'schedulingGates':[{'name':'example.com/wait'}]},"
-	" 'status':{'phase':'Running','nominatedNodeName':'node-b','startTime':'2025-06-01T12:00:10Z'}}";
+	" 'status':{'phase':'Running','nominatedNodeName':'node-b','startTime':'2025-06-01T12:00:"
+	"10Z'}}";
 
 static void test_full_pod(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_pod *pod = pod_of(full_pod, &err);
 	char key[64];
 
@@ -234,8 +266,8 @@ static void test_full_pod(void)
 static void test_pod_defaults(void)
 {
 	struct sx_error err;
-	struct sx_pod *pod = pod_of("{'metadata':{'name':'p'},'spec':{'containers':[{'name':'c'}]}}",
-				    &err);
+	struct sx_pod *pod =
+		pod_of("{'metadata':{'name':'p'},'spec':{'containers':[{'name':'c'}]}}", &err);
 
 	CHECK(pod != NULL);
 	if (!pod)
@@ -267,7 +299,8 @@ static void test_effective_request_example(void)
 		"'containers':[{'name':'a','resources':{'requests':{'cpu':'500m'}}},"
 		"              {'name':'b','resources':{'requests':{'cpu':'250m'}}}],"
 		"'initContainers':[{'name':'init-db','resources':{'requests':{'cpu':'1'}}},"
-		"  {'name':'proxy','restartPolicy':'Always','resources':{'requests':{'cpu':'100m'}}},"
+		"  "
+		"{'name':'proxy','restartPolicy':'Always','resources':{'requests':{'cpu':'100m'}}},"
 		"  {'name':'migrate','resources':{'requests':{'cpu':'300m'}}}],"
 		"'overhead':{'cpu':'250m'}}}",
 		&err);
@@ -285,14 +318,16 @@ static void test_effective_request_example(void)
 	sx_pod_unref(pod);
 
 	/* Sidecar first (500m): init-db needs 1000m + 500m; C = 1250m. */
-	pod = pod_of("{'metadata':{'name':'p'},'spec':{"
-		     "'containers':[{'name':'a','resources':{'requests':{'cpu':'500m'}}},"
-		     "              {'name':'b','resources':{'requests':{'cpu':'250m'}}}],"
-		     "'initContainers':["
-		     "  {'name':'proxy','restartPolicy':'Always','resources':{'requests':{'cpu':'500m'}}},"
-		     "  {'name':'init-db','resources':{'requests':{'cpu':'1'}}},"
-		     "  {'name':'migrate','resources':{'requests':{'cpu':'300m'}}}]}}",
-		     &err);
+	pod = pod_of(
+		"{'metadata':{'name':'p'},'spec':{"
+		"'containers':[{'name':'a','resources':{'requests':{'cpu':'500m'}}},"
+		"              {'name':'b','resources':{'requests':{'cpu':'250m'}}}],"
+		"'initContainers':["
+		"  "
+		"{'name':'proxy','restartPolicy':'Always','resources':{'requests':{'cpu':'500m'}}},"
+		"  {'name':'init-db','resources':{'requests':{'cpu':'1'}}},"
+		"  {'name':'migrate','resources':{'requests':{'cpu':'300m'}}}]}}",
+		&err);
 	CHECK(pod != NULL);
 	if (!pod)
 		return;
@@ -304,10 +339,11 @@ static void test_effective_request_example(void)
 static void test_exact_sums(void)
 {
 	struct sx_error err;
-	struct sx_pod *pod = pod_of("{'metadata':{'name':'p'},'spec':{'containers':["
-				    "{'name':'a','resources':{'requests':{'cpu':'0.5m','memory':'500m'}}},"
-				    "{'name':'b','resources':{'requests':{'cpu':'0.5m','memory':'500m'}}}]}}",
-				    &err);
+	struct sx_pod *pod =
+		pod_of("{'metadata':{'name':'p'},'spec':{'containers':["
+		       "{'name':'a','resources':{'requests':{'cpu':'0.5m','memory':'500m'}}},"
+		       "{'name':'b','resources':{'requests':{'cpu':'0.5m','memory':'500m'}}}]}}",
+		       &err);
 
 	CHECK(pod != NULL);
 	if (!pod)
@@ -322,11 +358,12 @@ static void test_nonzero_defaults(void)
 {
 	struct sx_error err;
 	/* explicit zero stays zero; a missing key gets the default */
-	struct sx_pod *pod = pod_of("{'metadata':{'name':'p'},'spec':{'containers':["
-				    "{'name':'a','resources':{'requests':{'cpu':'0','memory':'0'}}},"
-				    "{'name':'b','resources':{'requests':{'memory':'1Gi'}}},"
-				    "{'name':'c','resources':{'limits':{'cpu':'2'}}}]}}",
-				    &err);
+	struct sx_pod *pod =
+		pod_of("{'metadata':{'name':'p'},'spec':{'containers':["
+		       "{'name':'a','resources':{'requests':{'cpu':'0','memory':'0'}}},"
+		       "{'name':'b','resources':{'requests':{'memory':'1Gi'}}},"
+		       "{'name':'c','resources':{'limits':{'cpu':'2'}}}]}}",
+		       &err);
 
 	CHECK(pod != NULL);
 	if (!pod)
@@ -346,7 +383,8 @@ static void test_overhead_and_pod_level(void)
 	struct sx_pod *pod = pod_of(
 		"{'metadata':{'name':'p'},'spec':{"
 		"'resources':{'requests':{'cpu':'2','memory':'1Gi','ephemeral-storage':'5Gi'}},"
-		"'containers':[{'name':'a','resources':{'requests':{'cpu':'500m','memory':'100Mi','ephemeral-storage':'1Gi','example.com/foo':'3'}}}],"
+		"'containers':[{'name':'a','resources':{'requests':{'cpu':'500m','memory':'100Mi','"
+		"ephemeral-storage':'1Gi','example.com/foo':'3'}}}],"
 		"'overhead':{'cpu':'100m','memory':'10Mi'}}}",
 		&err);
 
@@ -398,7 +436,8 @@ static void test_resize_status(void)
 	/* Infeasible resize: the spec value is dropped. */
 	pod = pod_of("{'metadata':{'name':'p'},'spec':{'containers':["
 		     "{'name':'a','resources':{'requests':{'cpu':'4'}}}]},"
-		     "'status':{'conditions':[{'type':'PodResizePending','status':'True','reason':'Infeasible'}],"
+		     "'status':{'conditions':[{'type':'PodResizePending','status':'True','reason':'"
+		     "Infeasible'}],"
 		     " 'containerStatuses':[{'name':'a','allocatedResources':{'cpu':'1'},"
 		     "  'resources':{'requests':{'cpu':'1'}}}]}}",
 		     &err);
@@ -412,12 +451,13 @@ static void test_resize_status(void)
 static void test_host_network_ports(void)
 {
 	struct sx_error err;
-	struct sx_pod *pod = pod_of(
-		"{'metadata':{'name':'p'},'spec':{'hostNetwork':true,'containers':["
-		"{'name':'a','ports':[{'containerPort':8080},{'containerPort':9000,'hostPort':9001},"
-		"  {'containerPort':53,'protocol':'UDP'}]}],"
-		"'initContainers':[{'name':'i','ports':[{'containerPort':7000}]}]}}",
-		&err);
+	struct sx_pod *pod =
+		pod_of("{'metadata':{'name':'p'},'spec':{'hostNetwork':true,'containers':["
+		       "{'name':'a','ports':[{'containerPort':8080},{'containerPort':9000,'"
+		       "hostPort':9001},"
+		       "  {'containerPort':53,'protocol':'UDP'}]}],"
+		       "'initContainers':[{'name':'i','ports':[{'containerPort':7000}]}]}}",
+		       &err);
 
 	CHECK(pod != NULL);
 	if (!pod)
@@ -437,18 +477,25 @@ static const char full_node[] =
 	"   'kubernetes.io/hostname':'node-a','topology.kubernetes.io/zone':'eu-1a'}},"
 	" 'spec':{'unschedulable':true,"
 	"   'taints':[{'key':'node-role.kubernetes.io/control-plane','effect':'NoSchedule'},"
-	"             {'key':'k','value':'v','effect':'PreferNoSchedule','timeAdded':'2025-01-01T00:00:00Z'}]},"
+	"             "
+	"{'key':'k','value':'v','effect':'PreferNoSchedule','timeAdded':'2025-01-01T00:00:00Z'}]},"
 	" 'status':{"
-	"   'capacity':{'cpu':'4','memory':'16211592Ki','pods':'110','ephemeral-storage':'101430960Ki'},"
-	"   'allocatable':{'cpu':'3920m','memory':'15223432Ki','pods':110,'ephemeral-storage':'93478772582',"
+	"   "
+	"'capacity':{'cpu':'4','memory':'16211592Ki','pods':'110','ephemeral-storage':'101430960Ki'"
+	"},"
+	"   "
+	"'allocatable':{'cpu':'3920m','memory':'15223432Ki','pods':110,'ephemeral-storage':'"
+	"93478772582',"
 	"                  'hugepages-2Mi':'0','nvidia.com/gpu':'1'},"
 	"   'conditions':[{'type':'Ready','status':'True','reason':'KubeletReady'}],"
-	"   'images':[{'names':['registry.k8s.io/pause@sha256:1234','registry.k8s.io/pause:3.10'],'sizeBytes':320368},"
+	"   "
+	"'images':[{'names':['registry.k8s.io/pause@sha256:1234','registry.k8s.io/"
+	"pause:3.10'],'sizeBytes':320368},"
 	"             {'names':['nginx','localhost:5000/app'],'sizeBytes':1000}]}}";
 
 static void test_full_node(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_node *node = node_of(full_node, &err);
 
 	CHECK(node != NULL);
@@ -497,27 +544,39 @@ static void test_other_kinds(void)
 	static const char list[] =
 		"{'kind':'List','items':["
 		"{'kind':'Namespace','metadata':{'name':'prod','labels':{'team':'a'}}},"
-		"{'kind':'Service','metadata':{'name':'s','namespace':'prod'},'spec':{'selector':{'app':'web'}}},"
+		"{'kind':'Service','metadata':{'name':'s','namespace':'prod'},'spec':{'selector':{'"
+		"app':'web'}}},"
 		"{'kind':'Service','metadata':{'name':'headless'},'spec':{}},"
 		"{'kind':'ReplicationController','metadata':{'name':'rc'},'spec':{'selector':{}}},"
-		"{'kind':'ReplicaSet','metadata':{'name':'rs'},'spec':{'selector':{'matchLabels':{'app':'web'},"
+		"{'kind':'ReplicaSet','metadata':{'name':'rs'},'spec':{'selector':{'matchLabels':{'"
+		"app':'web'},"
 		"   'matchExpressions':[{'key':'tier','operator':'DoesNotExist'}]}}},"
 		"{'kind':'StatefulSet','metadata':{'name':'ss'},'spec':{}},"
-		"{'kind':'PodDisruptionBudget','metadata':{'name':'pdb'},'spec':{'minAvailable':'50%',"
+		"{'kind':'PodDisruptionBudget','metadata':{'name':'pdb'},'spec':{'minAvailable':'"
+		"50%',"
 		"   'selector':{}},'status':{'disruptionsAllowed':2}},"
-		"{'kind':'PodDisruptionBudget','metadata':{'name':'pdb2'},'spec':{'maxUnavailable':1}},"
+		"{'kind':'PodDisruptionBudget','metadata':{'name':'pdb2'},'spec':{'maxUnavailable':"
+		"1}},"
 		"{'kind':'StorageClass','metadata':{'name':'fast'},'provisioner':'ebs.csi.aws.com',"
 		"   'volumeBindingMode':'WaitForFirstConsumer'},"
-		"{'kind':'PersistentVolume','metadata':{'name':'pv1'},'spec':{'storageClassName':'fast',"
+		"{'kind':'PersistentVolume','metadata':{'name':'pv1'},'spec':{'storageClassName':'"
+		"fast',"
 		"   'capacity':{'storage':'10Gi'},'csi':{'driver':'ebs.csi.aws.com'},"
 		"   'claimRef':{'namespace':'prod','name':'data'},"
-		"   'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchExpressions':[{'key':'zone','operator':'In','values':['a']}]}]}}}},"
+		"   "
+		"'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchExpressions':[{'key':'"
+		"zone','operator':'In','values':['a']}]}]}}}},"
 		"{'kind':'PersistentVolumeClaim','metadata':{'name':'data','namespace':'prod',"
 		"   'annotations':{'volume.kubernetes.io/selected-node':'node-a'}},"
-		"   'spec':{'volumeName':'pv1','storageClassName':'','accessModes':['ReadWriteOncePod'],"
+		"   "
+		"'spec':{'volumeName':'pv1','storageClassName':'','accessModes':['ReadWriteOncePod'"
+		"],"
 		"   'resources':{'requests':{'storage':'5Gi'}}},'status':{'phase':'Bound'}},"
-		"{'kind':'CSINode','metadata':{'name':'node-a'},'spec':{'drivers':[{'name':'ebs.csi.aws.com',"
-		"   'nodeID':'i-1','allocatable':{'count':25},'topologyKeys':['topology.ebs.csi.aws.com/zone']}]}},"
+		"{'kind':'CSINode','metadata':{'name':'node-a'},'spec':{'drivers':[{'name':'ebs."
+		"csi.aws.com',"
+		"   "
+		"'nodeID':'i-1','allocatable':{'count':25},'topologyKeys':['topology.ebs.csi.aws."
+		"com/zone']}]}},"
 		"{'kind':'Deployment','metadata':{'name':'d'}}]}";
 	cJSON *j = parse(list), *items = cJSON_GetObjectItem(j, "items");
 	struct sx_object objs[13];
@@ -525,7 +584,8 @@ static void test_other_kinds(void)
 	int i = 0;
 	cJSON *it;
 
-	cJSON_ArrayForEach(it, items) {
+	cJSON_ArrayForEach(it, items)
+	{
 		int rc = sx_decode_object(it, NULL, &objs[i], &err);
 
 		if (i < 12) {
@@ -646,67 +706,76 @@ static void test_malformed(void)
 	static const struct {
 		const char *json, *path, *msg;
 	} cases[] = {
-		{ "{'metadata':[]}", "metadata", "expected object, got array" },
-		{ "{'metadata':{'name':5}}", "metadata.name", "expected string, got number" },
-		{ "{'metadata':{'labels':{'a':1}}}", "metadata.labels.a", "expected string, got number" },
-		{ "{'metadata':{'creationTimestamp':'yesterday'}}", "metadata.creationTimestamp",
-		  "invalid time \"yesterday\"" },
-		{ "{'spec':{'containers':[{'resources':{'requests':{'cpu':'1Gb'}}}]}}",
-		  "spec.containers[0].resources.requests.cpu", "invalid quantity \"1Gb\"" },
-		{ "{'spec':{'containers':[{},{'resources':{'requests':{'memory':'-1'}}}]}}",
-		  "spec.containers[1].resources.requests.memory", "negative quantity \"-1\"" },
-		{ "{'spec':{'containers':[{'resources':{'limits':{'cpu':true}}}]}}",
-		  "spec.containers[0].resources.limits.cpu",
-		  "expected quantity (string or number), got boolean" },
-		{ "{'spec':{'containers':{}}}", "spec.containers", "expected array, got object" },
-		{ "{'spec':{'containers':[5]}}", "spec.containers[0]", "expected object, got number" },
-		{ "{'spec':{'priority':1.5}}", "spec.priority", "expected integer, got 1.5" },
-		{ "{'spec':{'priority':3000000000}}", "spec.priority",
-		  "integer 3000000000 out of range" },
-		{ "{'spec':{'hostNetwork':'yes'}}", "spec.hostNetwork", "expected boolean, got string" },
-		{ "{'spec':{'tolerations':[{},{'effect':'NoWay'}]}}", "spec.tolerations[1].effect",
-		  "unknown effect \"NoWay\"" },
+		{"{'metadata':[]}", "metadata", "expected object, got array"},
+		{"{'metadata':{'name':5}}", "metadata.name", "expected string, got number"},
+		{"{'metadata':{'labels':{'a':1}}}", "metadata.labels.a",
+		 "expected string, got number"},
+		{"{'metadata':{'creationTimestamp':'yesterday'}}", "metadata.creationTimestamp",
+		 "invalid time \"yesterday\""},
+		{"{'spec':{'containers':[{'resources':{'requests':{'cpu':'1Gb'}}}]}}",
+		 "spec.containers[0].resources.requests.cpu", "invalid quantity \"1Gb\""},
+		{"{'spec':{'containers':[{},{'resources':{'requests':{'memory':'-1'}}}]}}",
+		 "spec.containers[1].resources.requests.memory", "negative quantity \"-1\""},
+		{"{'spec':{'containers':[{'resources':{'limits':{'cpu':true}}}]}}",
+		 "spec.containers[0].resources.limits.cpu",
+		 "expected quantity (string or number), got boolean"},
+		{"{'spec':{'containers':{}}}", "spec.containers", "expected array, got object"},
+		{"{'spec':{'containers':[5]}}", "spec.containers[0]",
+		 "expected object, got number"},
+		{"{'spec':{'priority':1.5}}", "spec.priority", "expected integer, got 1.5"},
+		{"{'spec':{'priority':3000000000}}", "spec.priority",
+		 "integer 3000000000 out of range"},
+		{"{'spec':{'hostNetwork':'yes'}}", "spec.hostNetwork",
+		 "expected boolean, got string"},
+		{"{'spec':{'tolerations':[{},{'effect':'NoWay'}]}}", "spec.tolerations[1].effect",
+		 "unknown effect \"NoWay\""},
 		/* Lt and Gt are toleration operators since 1.35
 		 * (TaintTolerationComparisonOperators); Ge is none */
-		{ "{'spec':{'tolerations':[{'operator':'Ge'}]}}", "spec.tolerations[0].operator",
-		  "unknown operator \"Ge\"" },
-		{ "{'spec':{'affinity':{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
-		  "[{'labelSelector':{'matchExpressions':[{'key':'a','operator':'Gt','values':['1']}]}}]}}}}",
-		  "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
-		  ".labelSelector.matchExpressions[0].operator",
-		  "unknown operator \"Gt\"" },
-		{ "{'spec':{'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
-		  "{'nodeSelectorTerms':[{'matchExpressions':[{'key':'a','operator':'In','values':[1]}]}]}}}}}",
-		  "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-		  ".nodeSelectorTerms[0].matchExpressions[0].values[0]",
-		  "expected string, got number" },
-		{ "{'spec':{'topologySpreadConstraints':[{'whenUnsatisfiable':'Sometimes'}]}}",
-		  "spec.topologySpreadConstraints[0].whenUnsatisfiable",
-		  "unknown whenUnsatisfiable \"Sometimes\"" },
-		{ "{'spec':{'containers':[{'ports':[{'containerPort':80,'hostPort':70000}]}]}}",
-		  "spec.containers[0].ports[0].hostPort", "port 70000 out of range" },
-		{ "{'spec':{'containers':[{'ports':[{'hostPort':80,'protocol':'tcp'}]}]}}",
-		  "spec.containers[0].ports[0].protocol", "unknown protocol \"tcp\"" },
-		{ "{'spec':{'volumes':[{'persistentVolumeClaim':{'claimName':['x']}}]}}",
-		  "spec.volumes[0].persistentVolumeClaim.claimName", "expected string, got array" },
-		{ "{'spec':{'schedulingGates':['x']}}", "spec.schedulingGates[0]",
-		  "expected object, got string" },
-		{ "{'status':{'phase':'Dancing'}}", "status.phase", "unknown phase \"Dancing\"" },
-		{ "{'metadata':{'ownerReferences':[{'controller':'true'}]}}",
-		  "metadata.ownerReferences[0].controller", "expected boolean, got string" },
-		{ "{'spec':{'overhead':{'cpu':'1E'}}}", "spec.overhead.cpu", "quantity out of range" },
-		{ "{'spec':{'containers':[{'resources':{'requests':{'cpu':'5P'}}},"
-		  "{'resources':{'requests':{'cpu':'5P'}}}]}}",
-		  "spec", "total cpu request out of range" },
-		{ "{'spec':{'containers':[{'resources':{'requests':{'memory':'1e100'}}}]}}",
-		  "spec.containers[0].resources.requests.memory", "quantity \"1e100\" out of range" },
-		{ "{'status':{'containerStatuses':[{'name':'a','resources':{'requests':{'cpu':'x'}}}]},"
-		  "'spec':{'containers':[{'name':'a'}]}}",
-		  "status.containerStatuses[0].resources.requests.cpu", "invalid quantity \"x\"" },
+		{"{'spec':{'tolerations':[{'operator':'Ge'}]}}", "spec.tolerations[0].operator",
+		 "unknown operator \"Ge\""},
+		{"{'spec':{'affinity':{'podAntiAffinity':{'"
+		 "requiredDuringSchedulingIgnoredDuringExecution':"
+		 "[{'labelSelector':{'matchExpressions':[{'key':'a','operator':'Gt','values':['1']}"
+		 "]}}]}}}}",
+		 "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
+		 ".labelSelector.matchExpressions[0].operator",
+		 "unknown operator \"Gt\""},
+		{"{'spec':{'affinity':{'nodeAffinity':{'"
+		 "requiredDuringSchedulingIgnoredDuringExecution':"
+		 "{'nodeSelectorTerms':[{'matchExpressions':[{'key':'a','operator':'In','values':["
+		 "1]}]}]}}}}}",
+		 "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+		 ".nodeSelectorTerms[0].matchExpressions[0].values[0]",
+		 "expected string, got number"},
+		{"{'spec':{'topologySpreadConstraints':[{'whenUnsatisfiable':'Sometimes'}]}}",
+		 "spec.topologySpreadConstraints[0].whenUnsatisfiable",
+		 "unknown whenUnsatisfiable \"Sometimes\""},
+		{"{'spec':{'containers':[{'ports':[{'containerPort':80,'hostPort':70000}]}]}}",
+		 "spec.containers[0].ports[0].hostPort", "port 70000 out of range"},
+		{"{'spec':{'containers':[{'ports':[{'hostPort':80,'protocol':'tcp'}]}]}}",
+		 "spec.containers[0].ports[0].protocol", "unknown protocol \"tcp\""},
+		{"{'spec':{'volumes':[{'persistentVolumeClaim':{'claimName':['x']}}]}}",
+		 "spec.volumes[0].persistentVolumeClaim.claimName", "expected string, got array"},
+		{"{'spec':{'schedulingGates':['x']}}", "spec.schedulingGates[0]",
+		 "expected object, got string"},
+		{"{'status':{'phase':'Dancing'}}", "status.phase", "unknown phase \"Dancing\""},
+		{"{'metadata':{'ownerReferences':[{'controller':'true'}]}}",
+		 "metadata.ownerReferences[0].controller", "expected boolean, got string"},
+		{"{'spec':{'overhead':{'cpu':'1E'}}}", "spec.overhead.cpu",
+		 "quantity out of range"},
+		{"{'spec':{'containers':[{'resources':{'requests':{'cpu':'5P'}}},"
+		 "{'resources':{'requests':{'cpu':'5P'}}}]}}",
+		 "spec", "total cpu request out of range"},
+		{"{'spec':{'containers':[{'resources':{'requests':{'memory':'1e100'}}}]}}",
+		 "spec.containers[0].resources.requests.memory", "quantity \"1e100\" out of range"},
+		{"{'status':{'containerStatuses':[{'name':'a','resources':{'requests':{'cpu':'x'}}}"
+		 "]},"
+		 "'spec':{'containers':[{'name':'a'}]}}",
+		 "status.containerStatuses[0].resources.requests.cpu", "invalid quantity \"x\""},
 	};
 
 	for (size_t i = 0; i < SX_ARRAY_SIZE(cases); i++) {
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 		struct sx_pod *pod = pod_of(cases[i].json, &err);
 
 		CHECK(pod == NULL);
@@ -717,7 +786,7 @@ static void test_malformed(void)
 	}
 
 	/* node side */
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	CHECK(node_of("{'status':{'allocatable':{'cpu':'4 cores'}}}", &err) == NULL);
 	CHECK_STR(err.path, "status.allocatable.cpu");
 	CHECK_STR(err.msg, "invalid quantity \"4 cores\"");
@@ -754,54 +823,58 @@ static void test_element_edges(void)
 	static const struct {
 		const char *kind, *json, *path, *msg;
 	} cases[] = {
-		{ "Pod", "{'spec':{'tolerations':[{},null]}}", "spec.tolerations[1]",
-		  "expected object, got null" },
-		{ "Pod", "{'spec':{'topologySpreadConstraints':[[]]}}",
-		  "spec.topologySpreadConstraints[0]", "expected object, got array" },
-		{ "Pod", "{'spec':{'containers':[{'ports':[null]}]}}", "spec.containers[0].ports[0]",
-		  "expected object, got null" },
-		{ "Pod", "{'spec':{'volumes':[{'name':'v'},7]}}", "spec.volumes[1]",
-		  "expected object, got number" },
-		{ "Pod", "{'status':{'conditions':[{'type':'Ready'},{'reason':false}]}}",
-		  "status.conditions[1].reason", "expected string, got boolean" },
-		{ "Pod", "{'metadata':{'ownerReferences':[null]}}", "metadata.ownerReferences[0]",
-		  "expected object, got null" },
-		{ "Pod",
-		  "{'spec':{'affinity':{'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':"
-		  "[{'weight':1,'podAffinityTerm':[]}]}}}}",
-		  "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]"
-		  ".podAffinityTerm",
-		  "expected object, got array" },
-		{ "Pod",
-		  "{'spec':{'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
-		  "[{'namespaces':['a',null]}]}}}}",
-		  "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
-		  ".namespaces[1]",
-		  "expected string, got null" },
-		{ "Node", "{'spec':{'taints':[null]}}", "spec.taints[0]", "expected object, got null" },
-		{ "Node", "{'status':{'conditions':[{'type':1}]}}", "status.conditions[0].type",
-		  "expected string, got number" },
-		{ "Node", "{'status':{'images':[{'names':'a'}]}}", "status.images[0].names",
-		  "expected array, got string" },
-		{ "CSINode", "{'spec':{'drivers':[null]}}", "spec.drivers[0]",
-		  "expected object, got null" },
-		{ "CSINode", "{'spec':{'drivers':[{'allocatable':5}]}}", "spec.drivers[0].allocatable",
-		  "expected object, got number" },
-		{ "PersistentVolumeClaim", "{'spec':{'accessModes':['ReadWriteOnce',null]}}",
-		  "spec.accessModes[1]", "expected string, got null" },
-		{ "PersistentVolume", "{'spec':{'claimRef':[]}}", "spec.claimRef",
-		  "expected object, got array" },
-		{ "PersistentVolume", "{'spec':{'csi':{'driver':{}}}}", "spec.csi.driver",
-		  "expected string, got object" },
-		{ "PersistentVolume",
-		  "{'spec':{'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchFields':[null]}]}}}}",
-		  "spec.nodeAffinity.required.nodeSelectorTerms[0].matchFields[0]",
-		  "expected object, got null" },
+		{"Pod", "{'spec':{'tolerations':[{},null]}}", "spec.tolerations[1]",
+		 "expected object, got null"},
+		{"Pod", "{'spec':{'topologySpreadConstraints':[[]]}}",
+		 "spec.topologySpreadConstraints[0]", "expected object, got array"},
+		{"Pod", "{'spec':{'containers':[{'ports':[null]}]}}", "spec.containers[0].ports[0]",
+		 "expected object, got null"},
+		{"Pod", "{'spec':{'volumes':[{'name':'v'},7]}}", "spec.volumes[1]",
+		 "expected object, got number"},
+		{"Pod", "{'status':{'conditions':[{'type':'Ready'},{'reason':false}]}}",
+		 "status.conditions[1].reason", "expected string, got boolean"},
+		{"Pod", "{'metadata':{'ownerReferences':[null]}}", "metadata.ownerReferences[0]",
+		 "expected object, got null"},
+		{"Pod",
+		 "{'spec':{'affinity':{'podAffinity':{'"
+		 "preferredDuringSchedulingIgnoredDuringExecution':"
+		 "[{'weight':1,'podAffinityTerm':[]}]}}}}",
+		 "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]"
+		 ".podAffinityTerm",
+		 "expected object, got array"},
+		{"Pod",
+		 "{'spec':{'affinity':{'podAffinity':{'"
+		 "requiredDuringSchedulingIgnoredDuringExecution':"
+		 "[{'namespaces':['a',null]}]}}}}",
+		 "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
+		 ".namespaces[1]",
+		 "expected string, got null"},
+		{"Node", "{'spec':{'taints':[null]}}", "spec.taints[0]",
+		 "expected object, got null"},
+		{"Node", "{'status':{'conditions':[{'type':1}]}}", "status.conditions[0].type",
+		 "expected string, got number"},
+		{"Node", "{'status':{'images':[{'names':'a'}]}}", "status.images[0].names",
+		 "expected array, got string"},
+		{"CSINode", "{'spec':{'drivers':[null]}}", "spec.drivers[0]",
+		 "expected object, got null"},
+		{"CSINode", "{'spec':{'drivers':[{'allocatable':5}]}}",
+		 "spec.drivers[0].allocatable", "expected object, got number"},
+		{"PersistentVolumeClaim", "{'spec':{'accessModes':['ReadWriteOnce',null]}}",
+		 "spec.accessModes[1]", "expected string, got null"},
+		{"PersistentVolume", "{'spec':{'claimRef':[]}}", "spec.claimRef",
+		 "expected object, got array"},
+		{"PersistentVolume", "{'spec':{'csi':{'driver':{}}}}", "spec.csi.driver",
+		 "expected string, got object"},
+		{"PersistentVolume",
+		 "{'spec':{'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchFields':[null]}]"
+		 "}}}}",
+		 "spec.nodeAffinity.required.nodeSelectorTerms[0].matchFields[0]",
+		 "expected object, got null"},
 	};
 
 	for (size_t i = 0; i < SX_ARRAY_SIZE(cases); i++) {
 		cJSON *j = parse(cases[i].json);
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 		struct sx_object o;
 
 		CHECK_INT(sx_decode_object(j, cases[i].kind, &o, &err), SX_EINVAL);
@@ -816,7 +889,7 @@ static cJSON *nth_node(cJSON *root, int *k, cJSON **parent);
 /* Every array field of a full pod and node over the limit. */
 static void test_array_limits(void)
 {
-	const char *docs[] = { full_pod, full_node };
+	const char *docs[] = {full_pod, full_node};
 
 	for (int d = 0; d < 2; d++) {
 		cJSON *orig = parse(docs[d]);
@@ -826,7 +899,7 @@ static void test_array_limits(void)
 			cJSON *copy = cJSON_Duplicate(orig, true), *parent = NULL;
 			int idx = k;
 			cJSON *v = nth_node(copy, &idx, &parent), *big;
-			struct sx_error err = { 0 };
+			struct sx_error err = {0};
 			struct sx_object o;
 			char want[sizeof(err.path)];
 
@@ -925,12 +998,14 @@ static void test_node_affinity_api(void)
 {
 	struct sx_error err;
 	cJSON *j = parse("{'preferredDuringSchedulingIgnoredDuringExecution':[{'weight':5,"
-			 "'preference':{'matchFields':[{'key':'metadata.name','operator':'NotIn','values':['x']}]}}]}");
+			 "'preference':{'matchFields':[{'key':'metadata.name','operator':'NotIn','"
+			 "values':['x']}]}}]}");
 	struct sx_node_affinity *na = sx_decode_node_affinity(j, &err);
 
 	CHECK(na != NULL);
 	CHECK(na && na->required == NULL);
-	CHECK(na && na->npreferred == 1 && na->preferred[0].preference.fields[0].op == SX_OP_NOT_IN);
+	CHECK(na && na->npreferred == 1 &&
+	      na->preferred[0].preference.fields[0].op == SX_OP_NOT_IN);
 	sx_node_affinity_free(na);
 	cJSON_Delete(j);
 	j = parse("{'matchLabels':{'a':'b'},'matchExpressions':[{'key':'c','operator':'Exists'}]}");
@@ -947,7 +1022,7 @@ static void test_parse_json_documents(void)
 	static const char good[] = " {\"kind\": \"Pod\"}\n ";
 	static const char trailing[] = "{\"a\": 1} x";
 	static const char bad[] = "{\"a\": 1,\n \"b\": }";
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	cJSON *d = sx_parse_documents(good, strlen(good), &err);
 
 	CHECK(cJSON_IsArray(d));
@@ -1021,7 +1096,7 @@ static void test_parse_yaml(void)
 		"  empty:\n"
 		"---\n"
 		"# empty document\n";
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	cJSON *d = sx_parse_documents(yaml, strlen(yaml), &err);
 	struct sx_node *node;
 
@@ -1068,7 +1143,7 @@ static void test_parse_yaml_errors(void)
 	static const char anchors[] = "a: &x {b: 1}\nc: *x\n";
 	static const char bad[] = "a: 1\n  b: 2\n";
 	static const char complex_key[] = "? [a]\n: 1\n";
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	CHECK(sx_parse_documents(anchors, strlen(anchors), &err) == NULL);
 	CHECK_STR(err.msg, "YAML line 1 column 4: anchors and aliases are not supported");
@@ -1107,7 +1182,8 @@ static cJSON *nth_node(cJSON *root, int *k, cJSON **parent)
 {
 	cJSON *it, *found;
 
-	cJSON_ArrayForEach(it, root) {
+	cJSON_ArrayForEach(it, root)
+	{
 		if ((*k)-- == 0) {
 			*parent = root;
 			return it;
@@ -1123,7 +1199,7 @@ static cJSON *nth_node(cJSON *root, int *k, cJSON **parent)
  * frees everything (ASan). */
 static void test_type_mutations(void)
 {
-	const char *docs[] = { full_pod, full_node };
+	const char *docs[] = {full_pod, full_node};
 	int decoded = 0, rejected = 0;
 
 	for (int d = 0; d < 2; d++) {
@@ -1147,7 +1223,7 @@ static void test_type_mutations(void)
 				cJSON *mut = cJSON_Duplicate(copy, true), *mparent = NULL;
 				int j = k;
 				cJSON *mv = nth_node(mut, &j, &mparent);
-				struct sx_error err = { 0 };
+				struct sx_error err = {0};
 				struct sx_object o;
 
 				if (mv->string) /* keep the member name */
@@ -1170,13 +1246,13 @@ static void test_type_mutations(void)
 	CHECK(rejected > 100);
 }
 
-SX_TESTS(SX_TEST(test_full_pod), SX_TEST(test_type_mutations), SX_TEST(test_pod_defaults), SX_TEST(test_effective_request_example),
-	 SX_TEST(test_exact_sums), SX_TEST(test_nonzero_defaults), SX_TEST(test_overhead_and_pod_level),
+SX_TESTS(SX_TEST(test_full_pod), SX_TEST(test_type_mutations), SX_TEST(test_pod_defaults),
+	 SX_TEST(test_effective_request_example), SX_TEST(test_exact_sums),
+	 SX_TEST(test_nonzero_defaults), SX_TEST(test_overhead_and_pod_level),
 	 SX_TEST(test_resize_status), SX_TEST(test_host_network_ports), SX_TEST(test_full_node),
 	 SX_TEST(test_other_kinds), SX_TEST(test_kind_names), SX_TEST(test_decode_object_kind_arg),
 	 SX_TEST(test_parse_time), SX_TEST(test_malformed), SX_TEST(test_limits),
 	 SX_TEST(test_decode_free_cycle), SX_TEST(test_label_duplicates),
 	 SX_TEST(test_node_affinity_api), SX_TEST(test_parse_json_documents),
 	 SX_TEST(test_parse_deep), SX_TEST(test_parse_yaml), SX_TEST(test_parse_yaml_errors),
-	 SX_TEST(test_numeric_quantities), SX_TEST(test_element_edges),
-	 SX_TEST(test_array_limits))
+	 SX_TEST(test_numeric_quantities), SX_TEST(test_element_edges), SX_TEST(test_array_limits))

@@ -25,18 +25,21 @@ static int note(void *ctx, const char *path)
 }
 
 static const char pod_json[] =
-	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"any\":\"x\"},"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"any\":"
+	"\"x\"},"
 	"\"bogusMeta\":1},\"spec\":{\"contianers\":[],\"containers\":[{\"name\":\"c\","
-	"\"resources\":{\"requests\":{\"cpu\":\"1\"},\"requets\":{}},\"livenessProbe\":{\"anything\":1}},"
+	"\"resources\":{\"requests\":{\"cpu\":\"1\"},\"requets\":{}},\"livenessProbe\":{"
+	"\"anything\":1}},"
 	"{\"name\":\"d\",\"Image\":\"x\"}],\"affinity\":{\"nodeAffinity\":{"
-	"\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":[{\"matchExpresions\":[]}]}}},"
+	"\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":[{"
+	"\"matchExpresions\":[]}]}}},"
 	"\"tolerations\":null,\"volumes\":[{\"name\":\"v\",\"csi\":{\"driver\":\"x\",\"new\":1}}]},"
 	"\"status\":{\"whatever\":1}}";
 
 static void test_strict_first_unknown(void)
 {
 	cJSON *j = cJSON_Parse(pod_json);
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	CHECK_INT(sx_decode_check_fields(j, SX_KIND_POD, SX_FIELDS_STRICT, NULL, NULL, &err),
 		  SX_EINVAL);
@@ -47,7 +50,7 @@ static void test_strict_first_unknown(void)
 static void test_warn_every_path(void)
 {
 	cJSON *j = cJSON_Parse(pod_json);
-	struct seen s = { 0 };
+	struct seen s = {0};
 
 	CHECK_INT(sx_decode_check_fields(j, SX_KIND_POD, SX_FIELDS_WARN, note, &s, NULL), 5);
 	CHECK_INT(s.n, 5);
@@ -59,18 +62,19 @@ static void test_warn_every_path(void)
 	CHECK_STR(s.paths[4],
 		  "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
 		  "nodeSelectorTerms[0].matchExpresions");
-	s = (struct seen){ .stop_after = 2 };
+	s = (struct seen){.stop_after = 2};
 	CHECK_INT(sx_decode_check_fields(j, SX_KIND_POD, SX_FIELDS_WARN, note, &s, NULL), 2);
 	cJSON_Delete(j);
 }
 
 static void test_node_and_others(void)
 {
-	cJSON *n = cJSON_Parse("{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"},\"spec\":{\"taints\":"
-			       "[{\"key\":\"k\",\"effect\":\"NoSchedule\",\"efect\":1}]},"
-			       "\"status\":{\"allocatable\":{}}}");
+	cJSON *n =
+		cJSON_Parse("{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"},\"spec\":{\"taints\":"
+			    "[{\"key\":\"k\",\"effect\":\"NoSchedule\",\"efect\":1}]},"
+			    "\"status\":{\"allocatable\":{}}}");
 	cJSON *pv = cJSON_Parse("{\"kind\":\"PersistentVolume\",\"spec\":{\"anything\":1}}");
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	CHECK_INT(sx_decode_check_fields(n, SX_KIND_NODE, SX_FIELDS_STRICT, NULL, NULL, &err),
 		  SX_EINVAL);
@@ -83,15 +87,20 @@ static void test_node_and_others(void)
 
 static void test_clean_pod(void)
 {
-	cJSON *j = cJSON_Parse(
-		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"d\","
-		"\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"r\",\"uid\":\"u\",\"controller\":true}]},"
-		"\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"ports\":[{\"containerPort\":80,"
-		"\"hostPort\":80}],\"env\":[{\"name\":\"A\",\"valueFrom\":{\"x\":1}}]}],\"topologySpreadConstraints\":"
-		"[{\"maxSkew\":1,\"topologyKey\":\"z\",\"whenUnsatisfiable\":\"DoNotSchedule\",\"labelSelector\":"
-		"{\"matchLabels\":{\"a\":\"b\"}}}],\"schedulingGates\":[{\"name\":\"g\"}],\"resourceClaims\":"
-		"[{\"name\":\"c\",\"resourceClaimTemplateName\":\"t\"}]}}");
-	struct sx_error err = { 0 };
+	cJSON *j = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+			       "\"p\",\"namespace\":\"d\","
+			       "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"r\","
+			       "\"uid\":\"u\",\"controller\":true}]},"
+			       "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+			       "\"ports\":[{\"containerPort\":80,"
+			       "\"hostPort\":80}],\"env\":[{\"name\":\"A\",\"valueFrom\":{\"x\":1}}"
+			       "]}],\"topologySpreadConstraints\":"
+			       "[{\"maxSkew\":1,\"topologyKey\":\"z\",\"whenUnsatisfiable\":"
+			       "\"DoNotSchedule\",\"labelSelector\":"
+			       "{\"matchLabels\":{\"a\":\"b\"}}}],\"schedulingGates\":[{\"name\":"
+			       "\"g\"}],\"resourceClaims\":"
+			       "[{\"name\":\"c\",\"resourceClaimTemplateName\":\"t\"}]}}");
+	struct sx_error err = {0};
 
 	CHECK_INT(sx_decode_check_fields(j, SX_KIND_POD, SX_FIELDS_STRICT, NULL, NULL, &err), 0);
 	cJSON_Delete(j);

@@ -24,13 +24,14 @@ static struct sx_device_taint_rule *dec(const char *text, struct sx_error *err)
 
 static void test_fields(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_device_taint_rule *r = dec(
 		"{'kind':'DeviceTaintRule','apiVersion':'resource.k8s.io/v1',"
 		"'metadata':{'name':'gpu-maintenance','resourceVersion':'4'},"
 		"'spec':{'deviceSelector':{'driver':'gpu.example.com','pool':'node-a'},"
 		"'taint':{'key':'example.com/maintenance','value':'planned','effect':'NoExecute',"
-		"'timeAdded':'2026-01-02T03:04:05Z'}},'status':{'conditions':[]}}", &err);
+		"'timeAdded':'2026-01-02T03:04:05Z'}},'status':{'conditions':[]}}",
+		&err);
 
 	CHECK(r != NULL);
 	if (!r)
@@ -49,7 +50,8 @@ static void test_fields(void)
 
 	/* no selector: no device; an effect this version does not know is kept */
 	r = dec("{'kind':'DeviceTaintRule','metadata':{'name':'r'},"
-		"'spec':{'taint':{'key':'k','effect':'Drain'}}}", &err);
+		"'spec':{'taint':{'key':'k','effect':'Drain'}}}",
+		&err);
 	CHECK(r != NULL);
 	if (r) {
 		CHECK(!r->has_selector);
@@ -61,7 +63,7 @@ static void test_fields(void)
 
 static void expect_error(const char *text, const char *path)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	CHECK(dec(text, &err) == NULL);
 	CHECK_STR(err.path, path);
@@ -71,11 +73,14 @@ static void test_errors(void)
 {
 	expect_error("{'kind':'DeviceTaintRule','metadata':{'name':'r'},'spec':{}}", "spec.taint");
 	expect_error("{'kind':'DeviceTaintRule','metadata':{'name':'r'},"
-		     "'spec':{'taint':{'effect':'NoSchedule'}}}", "spec.taint.key");
+		     "'spec':{'taint':{'effect':'NoSchedule'}}}",
+		     "spec.taint.key");
 	expect_error("{'kind':'DeviceTaintRule','metadata':{'name':'r'},"
-		     "'spec':{'taint':{'key':'k'}}}", "spec.taint.effect");
+		     "'spec':{'taint':{'key':'k'}}}",
+		     "spec.taint.effect");
 	expect_error("{'kind':'DeviceTaintRule','metadata':{'name':'r'},"
-		     "'spec':{'taint':{'key':1,'effect':'None'}}}", "spec.taint.key");
+		     "'spec':{'taint':{'key':1,'effect':'None'}}}",
+		     "spec.taint.key");
 	expect_error("{'kind':'DeviceTaintRule','metadata':{'name':'r'},"
 		     "'spec':{'deviceSelector':{'pool':[]},'taint':{'key':'k','effect':'None'}}}",
 		     "spec.deviceSelector.pool");
@@ -85,9 +90,9 @@ static void test_errors(void)
 	expect_error("{'kind':'DeviceTaintRule','metadata':{'name':'r'},'spec':[]}", "spec");
 }
 
-#define RULE(name, effect)                                                                   \
-	"{\"kind\":\"DeviceTaintRule\",\"metadata\":{\"name\":\"" name "\","              \
-	"\"resourceVersion\":\"9\"},\"spec\":{\"taint\":{\"key\":\"k\",\"effect\":\"" effect \
+#define RULE(name, effect)                                                                         \
+	"{\"kind\":\"DeviceTaintRule\",\"metadata\":{\"name\":\"" name "\","                       \
+	"\"resourceVersion\":\"9\"},\"spec\":{\"taint\":{\"key\":\"k\",\"effect\":\"" effect       \
 	"\"}}}"
 
 static uint32_t cached(struct sx_cache *c)
@@ -102,20 +107,22 @@ static uint32_t cached(struct sx_cache *c)
 static void test_informer(void)
 {
 	static const char list[] = "{\"kind\":\"DeviceTaintRuleList\",\"metadata\":"
-				   "{\"resourceVersion\":\"10\"},\"items\":[" RULE("a", "NoSchedule")
-				   "," RULE("b", "None") "]}";
-	static const char watch[] = "{\"type\":\"MODIFIED\",\"object\":" RULE("a", "NoExecute")
-				    "}\n{\"type\":\"DELETED\",\"object\":" RULE("b", "None") "}\n";
+				   "{\"resourceVersion\":\"10\"},\"items\":[" RULE(
+					   "a", "NoSchedule") "," RULE("b", "None") "]}";
+	static const char watch[] = "{\"type\":\"MODIFIED\",\"object\":" RULE(
+		"a", "NoExecute") "}\n{\"type\":\"DELETED\",\"object\":" RULE("b", "None") "}\n";
 	struct sx_cache *c = sx_cache_new();
 	struct sx_snapshot *s;
 	char rv[64];
 
 	CHECK_INT(sx_informer_replay_list(c, SX_KIND_DEVICE_TAINT_RULE, list, strlen(list), rv,
-					  sizeof(rv)), 0);
+					  sizeof(rv)),
+		  0);
 	CHECK_STR(rv, "10");
 	CHECK_INT(cached(c), 2);
 	CHECK_INT(sx_informer_replay_watch(c, SX_KIND_DEVICE_TAINT_RULE, watch, strlen(watch), rv,
-					   sizeof(rv)), 0);
+					   sizeof(rv)),
+		  0);
 	CHECK_INT(cached(c), 1);
 	s = sx_cache_snapshot(c);
 	CHECK_INT(s->ndevice_taint_rules, 1);

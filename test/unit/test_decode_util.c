@@ -35,7 +35,7 @@ static int item_fn(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 	c->n++;
 	if (!cJSON_IsObject(j))
 		return sx_error_set(err, SX_EINVAL, "callback saw a non-object");
-	rc = sx_dec_int32(j, "v", it ? &it->v : &(int32_t){ 0 }, NULL, err);
+	rc = sx_dec_int32(j, "v", it ? &it->v : &(int32_t){0}, NULL, err);
 	if (rc == 0 && it && it->v == 13) {
 		sx_error_set(err, SX_EINVAL, "unlucky");
 		sx_error_prefix(err, "v");
@@ -47,8 +47,8 @@ static int item_fn(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 static void test_objects_ok(void)
 {
 	cJSON *j = parse("{'xs':[{'v':1},{'v':2},{}]}");
-	struct calls c = { 0 };
-	struct sx_error err = { 0 };
+	struct calls c = {0};
+	struct sx_error err = {0};
 	struct item *items = (void *)1;
 	uint32_t n = 99;
 
@@ -68,8 +68,8 @@ static void test_objects_ok(void)
 static void test_objects_absent_null_empty(void)
 {
 	cJSON *j = parse("{'a':null,'e':[]}");
-	struct calls c = { 0 };
-	struct sx_error err = { 0 };
+	struct calls c = {0};
+	struct sx_error err = {0};
 	struct item *items = (void *)1;
 	uint32_t n = 99;
 
@@ -98,19 +98,19 @@ static void test_objects_errors(void)
 		const char *json, *path, *msg;
 		int calls;
 	} cases[] = {
-		{ "{'xs':{}}", "xs", "expected array, got object", 0 },
-		{ "{'xs':'a'}", "xs", "expected array, got string", 0 },
-		{ "{'xs':[{},null]}", "xs[1]", "expected object, got null", 1 },
-		{ "{'xs':[5]}", "xs[0]", "expected object, got number", 0 },
-		{ "{'xs':[[]]}", "xs[0]", "expected object, got array", 0 },
-		{ "{'xs':[{'v':1},{'v':'2'}]}", "xs[1].v", "expected integer, got string", 2 },
-		{ "{'xs':[{},{},{'v':13},{'v':'never read'}]}", "xs[2].v", "unlucky", 3 },
+		{"{'xs':{}}", "xs", "expected array, got object", 0},
+		{"{'xs':'a'}", "xs", "expected array, got string", 0},
+		{"{'xs':[{},null]}", "xs[1]", "expected object, got null", 1},
+		{"{'xs':[5]}", "xs[0]", "expected object, got number", 0},
+		{"{'xs':[[]]}", "xs[0]", "expected object, got array", 0},
+		{"{'xs':[{'v':1},{'v':'2'}]}", "xs[1].v", "expected integer, got string", 2},
+		{"{'xs':[{},{},{'v':13},{'v':'never read'}]}", "xs[2].v", "unlucky", 3},
 	};
 
 	for (size_t i = 0; i < SX_ARRAY_SIZE(cases); i++) {
 		cJSON *j = parse(cases[i].json);
-		struct calls c = { 0 };
-		struct sx_error err = { 0 };
+		struct calls c = {0};
+		struct sx_error err = {0};
 		struct item *items = NULL;
 		uint32_t n = 0;
 
@@ -134,8 +134,8 @@ static void test_objects_errors(void)
 static void test_objects_too_long(void)
 {
 	cJSON *j = cJSON_CreateObject(), *xs = cJSON_AddArrayToObject(j, "xs");
-	struct calls c = { 0 };
-	struct sx_error err = { 0 };
+	struct calls c = {0};
+	struct sx_error err = {0};
 	struct item *items = (void *)1;
 	uint32_t n = 99;
 
@@ -164,7 +164,7 @@ static int string_fn(const cJSON *j, void *elem, void *arg, struct sx_error *err
 static void test_items_any_type(void)
 {
 	cJSON *j = parse("{'ok':['a','b'],'bad':['a',null],'num':[1]}");
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	const char **s = NULL;
 	uint32_t n = 0;
 
@@ -185,7 +185,7 @@ static void test_items_any_type(void)
 
 static void test_string_value(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	const char *out = NULL;
 	char *big = malloc(SX_DECODE_MAX_STRING + 2);
 	cJSON *j;
@@ -213,9 +213,9 @@ static void test_string_value(void)
 static void test_each(void)
 {
 	cJSON *j = parse("[{'v':1},{'v':2},7]");
-	struct calls c = { 0 };
-	struct sx_error err = { 0 };
-	struct item items[3] = { 0 };
+	struct calls c = {0};
+	struct sx_error err = {0};
+	struct item items[3] = {0};
 
 	/* NULL array: nothing to walk */
 	CHECK_INT(sx_dec_each(NULL, "xs", items, sizeof(*items), item_fn, &c, &err), 0);
@@ -240,9 +240,9 @@ static void test_each(void)
 static void test_sub(void)
 {
 	cJSON *j = parse("{'s':{'v':1},'n':null,'a':[],'bad':{'v':13}}");
-	struct calls c = { 0 };
-	struct sx_error err = { 0 };
-	struct item it = { 0 };
+	struct calls c = {0};
+	struct sx_error err = {0};
+	struct item it = {0};
 
 	CHECK_INT(sx_dec_sub(j, "s", item_fn, &it, &c, &err), 0);
 	CHECK_INT(it.v, 1);
@@ -276,7 +276,7 @@ static void test_sub(void)
 
 static void test_new(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	cJSON *j = parse("{'a':['x']}");
 	struct item *it = sx_dec_new(j, sizeof(*it), &err);
 
@@ -298,7 +298,7 @@ static void test_new(void)
 static void test_str_list_failure(void)
 {
 	cJSON *j = parse("{'l':['a',{}],'ok':['a','b']}");
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	sx_str *out = (void *)1;
 	uint32_t n = 99;
 
@@ -315,6 +315,6 @@ static void test_str_list_failure(void)
 }
 
 SX_TESTS(SX_TEST(test_objects_ok), SX_TEST(test_objects_absent_null_empty),
-	 SX_TEST(test_objects_errors), SX_TEST(test_objects_too_long),
-	 SX_TEST(test_items_any_type), SX_TEST(test_string_value), SX_TEST(test_each),
-	 SX_TEST(test_sub), SX_TEST(test_new), SX_TEST(test_str_list_failure))
+	 SX_TEST(test_objects_errors), SX_TEST(test_objects_too_long), SX_TEST(test_items_any_type),
+	 SX_TEST(test_string_value), SX_TEST(test_each), SX_TEST(test_sub), SX_TEST(test_new),
+	 SX_TEST(test_str_list_failure))

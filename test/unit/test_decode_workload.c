@@ -25,15 +25,16 @@ static void *dec(const char *text, struct sx_error *err)
 
 static void test_pod_group(void)
 {
-	struct sx_error err = { 0 };
-	struct sx_pod_group *g = dec(
-		"{'kind':'PodGroup','apiVersion':'scheduling.k8s.io/v1beta1',"
-		"'metadata':{'name':'train-0','namespace':'ml'},"
-		"'spec':{'workloadRef':{'workloadName':'train','templateName':'workers'},"
-		"'schedulingPolicy':{'gang':{'minCount':4}},"
-		"'schedulingConstraints':{'topology':[{'key':'topology.kubernetes.io/rack'}]},"
-		"'disruptionMode':{'all':{}},'priorityClassName':'high','priority':1000,"
-		"'preemptionPolicy':'Never'},'status':{'conditions':[]}}", &err);
+	struct sx_error err = {0};
+	struct sx_pod_group *g =
+		dec("{'kind':'PodGroup','apiVersion':'scheduling.k8s.io/v1beta1',"
+		    "'metadata':{'name':'train-0','namespace':'ml'},"
+		    "'spec':{'workloadRef':{'workloadName':'train','templateName':'workers'},"
+		    "'schedulingPolicy':{'gang':{'minCount':4}},"
+		    "'schedulingConstraints':{'topology':[{'key':'topology.kubernetes.io/rack'}]},"
+		    "'disruptionMode':{'all':{}},'priorityClassName':'high','priority':1000,"
+		    "'preemptionPolicy':'Never'},'status':{'conditions':[]}}",
+		    &err);
 
 	CHECK(g != NULL);
 	if (!g)
@@ -53,7 +54,8 @@ static void test_pod_group(void)
 	sx_pod_group_unref(g);
 
 	g = dec("{'kind':'PodGroup','metadata':{'name':'b','namespace':'ml'},"
-		"'spec':{'schedulingPolicy':{'basic':{}}}}", &err);
+		"'spec':{'schedulingPolicy':{'basic':{}}}}",
+		&err);
 	CHECK(g != NULL);
 	if (g) {
 		CHECK_INT(g->spec.policy, SX_GROUP_POLICY_BASIC);
@@ -65,14 +67,15 @@ static void test_pod_group(void)
 
 static void test_workload(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_workload *w = dec(
 		"{'kind':'Workload','apiVersion':'scheduling.k8s.io/v1beta1',"
 		"'metadata':{'name':'train','namespace':'ml'},"
 		"'spec':{'controllerRef':{'apiGroup':'batch','kind':'Job','name':'train'},"
 		"'podGroupTemplates':[{'name':'workers','schedulingPolicy':{'gang':{'minCount':8}},"
 		"'disruptionMode':{'single':{}}},"
-		"{'name':'driver','schedulingPolicy':{'basic':{}},'priority':5}]}}", &err);
+		"{'name':'driver','schedulingPolicy':{'basic':{}},'priority':5}]}}",
+		&err);
 
 	CHECK(w != NULL);
 	if (!w)
@@ -92,10 +95,11 @@ static void test_workload(void)
 
 static void test_pod_field(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_pod *p = dec("{'kind':'Pod','metadata':{'name':'w-0','namespace':'ml'},"
 			       "'spec':{'schedulingGroup':{'podGroupName':'train-0'},"
-			       "'containers':[]}}", &err);
+			       "'containers':[]}}",
+			       &err);
 
 	CHECK(p != NULL);
 	if (p) {
@@ -103,7 +107,8 @@ static void test_pod_field(void)
 		sx_pod_unref(p);
 	}
 	p = dec("{'kind':'Pod','metadata':{'name':'w-1','namespace':'ml'},"
-		"'spec':{'containers':[]}}", &err);
+		"'spec':{'containers':[]}}",
+		&err);
 	CHECK(p != NULL);
 	if (p) {
 		CHECK(p->scheduling_group == SX_STR_EMPTY);
@@ -113,7 +118,7 @@ static void test_pod_field(void)
 
 static void expect_error(const char *text, const char *path)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	CHECK(dec(text, &err) == NULL);
 	CHECK_STR(err.path, path);
@@ -134,16 +139,17 @@ static void test_errors(void)
 		     "'spec':{'schedulingConstraints':{'topology':[{'key':3}]}}}",
 		     "spec.schedulingConstraints.topology[0].key");
 	expect_error("{'kind':'Workload','metadata':{'name':'w','namespace':'n'},"
-		     "'spec':{'podGroupTemplates':[{'name':1}]}}", "spec.podGroupTemplates[0].name");
+		     "'spec':{'podGroupTemplates':[{'name':1}]}}",
+		     "spec.podGroupTemplates[0].name");
 	expect_error("{'kind':'Pod','metadata':{'name':'p','namespace':'n'},"
 		     "'spec':{'schedulingGroup':{'podGroupName':[]},'containers':[]}}",
 		     "spec.schedulingGroup.podGroupName");
 }
 
-#define GROUP(name, min)                                                                 \
-	"{\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\","  \
-	"\"resourceVersion\":\"9\"},\"spec\":{\"schedulingPolicy\":{\"gang\":{\"minCount\":" \
-	min "}}}}"
+#define GROUP(name, min)                                                                           \
+	"{\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\","         \
+	"\"resourceVersion\":\"9\"},\"spec\":{\"schedulingPolicy\":{\"gang\":{\"minCount\":" min   \
+	"}}}}"
 
 static uint32_t cached(struct sx_cache *c)
 {
@@ -155,20 +161,21 @@ static uint32_t cached(struct sx_cache *c)
 
 static void test_informer(void)
 {
-	static const char list[] = "{\"kind\":\"PodGroupList\",\"metadata\":"
-				   "{\"resourceVersion\":\"10\"},\"items\":[" GROUP("a", "2")
-				   "," GROUP("b", "3") "]}";
-	static const char watch[] = "{\"type\":\"MODIFIED\",\"object\":" GROUP("a", "1")
-				    "}\n{\"type\":\"DELETED\",\"object\":" GROUP("b", "3") "}\n";
+	static const char list[] =
+		"{\"kind\":\"PodGroupList\",\"metadata\":"
+		"{\"resourceVersion\":\"10\"},\"items\":[" GROUP("a", "2") "," GROUP("b", "3") "]}";
+	static const char watch[] = "{\"type\":\"MODIFIED\",\"object\":" GROUP(
+		"a", "1") "}\n{\"type\":\"DELETED\",\"object\":" GROUP("b", "3") "}\n";
 	struct sx_cache *c = sx_cache_new();
 	struct sx_snapshot *s;
 	char rv[64];
 
-	CHECK_INT(sx_informer_replay_list(c, SX_KIND_POD_GROUP, list, strlen(list), rv,
-					  sizeof(rv)), 0);
+	CHECK_INT(sx_informer_replay_list(c, SX_KIND_POD_GROUP, list, strlen(list), rv, sizeof(rv)),
+		  0);
 	CHECK_INT(cached(c), 2);
 	CHECK_INT(sx_informer_replay_watch(c, SX_KIND_POD_GROUP, watch, strlen(watch), rv,
-					   sizeof(rv)), 0);
+					   sizeof(rv)),
+		  0);
 	CHECK_INT(cached(c), 1);
 	s = sx_cache_snapshot(c);
 	CHECK_INT(s->npod_groups, 1);

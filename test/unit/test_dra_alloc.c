@@ -60,7 +60,7 @@ static int match(void *ctx, const char *expr, sx_str driver, sx_str pool,
 
 static struct sx_dra_object *decode(const cJSON *j, const char *name)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_object o;
 
 	if (sx_decode_object(j, NULL, &o, &err) < 0) {
@@ -73,7 +73,7 @@ static struct sx_dra_object *decode(const cJSON *j, const char *name)
 static bool load(struct tcase *t, const char *name)
 {
 	const cJSON *e;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	const cJSON *node = cJSON_GetObjectItem(t->j, "node");
 
 	if (cJSON_IsObject(node)) {
@@ -81,12 +81,12 @@ static bool load(struct tcase *t, const char *name)
 		if (!t->node)
 			return false;
 	}
-#define LOAD(key, arr, n, max)                                                   \
-	cJSON_ArrayForEach(e, cJSON_GetObjectItem(t->j, key))                    \
-	{                                                                        \
-		if (t->n == (max) || !(t->arr[t->n] = decode(e, name)))          \
-			return false;                                            \
-		t->n++;                                                          \
+#define LOAD(key, arr, n, max)                                                                     \
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(t->j, key))                                      \
+	{                                                                                          \
+		if (t->n == (max) || !(t->arr[t->n] = decode(e, name)))                            \
+			return false;                                                              \
+		t->n++;                                                                            \
 	}
 	LOAD("classes", classes, nclasses, 16)
 	LOAD("slices", slices, nslices, 64)
@@ -108,8 +108,7 @@ static void unload(struct tcase *t)
 
 /* ---------- canonical node selectors ---------- */
 
-static const char *const op_names[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
-					"In" };
+static const char *const op_names[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "In"};
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -159,8 +158,8 @@ static void selector_of_out(const struct sx_dra_claim_out *o, char *out, size_t 
 
 			for (uint32_t k = 0; k < r->nvalues && k < 16; k++)
 				vals[k] = sx_str_get(r->values[k]);
-			items[n++] = req_text(pass ? 'F' : 'E', sx_str_get(r->key), op_names[r->op], vals,
-					      (int)r->nvalues);
+			items[n++] = req_text(pass ? 'F' : 'E', sx_str_get(r->key), op_names[r->op],
+					      vals, (int)r->nvalues);
 		}
 	}
 	join(items, n, out, len);
@@ -168,20 +167,24 @@ static void selector_of_out(const struct sx_dra_claim_out *o, char *out, size_t 
 
 static void selector_of_json(const cJSON *sel, char *out, size_t len)
 {
-	const cJSON *term = cJSON_GetArrayItem(cJSON_GetObjectItem(sel, "nodeSelectorTerms"), 0), *r;
+	const cJSON *term = cJSON_GetArrayItem(cJSON_GetObjectItem(sel, "nodeSelectorTerms"), 0),
+		    *r;
 	char *items[40];
 	int n = 0;
 
 	for (int pass = 0; pass < 2; pass++)
-		cJSON_ArrayForEach(r, cJSON_GetObjectItem(term, pass ? "matchFields" : "matchExpressions"))
+		cJSON_ArrayForEach(
+			r, cJSON_GetObjectItem(term, pass ? "matchFields" : "matchExpressions"))
 		{
 			const char *vals[16];
 			const cJSON *v;
 			int k = 0;
 
-			cJSON_ArrayForEach(v, cJSON_GetObjectItem(r, "values")) vals[k++] = v->valuestring;
-			items[n++] = req_text(pass ? 'F' : 'E', cJSON_GetObjectItem(r, "key")->valuestring,
-					      cJSON_GetObjectItem(r, "operator")->valuestring, vals, k);
+			cJSON_ArrayForEach(v, cJSON_GetObjectItem(r, "values")) vals[k++] =
+				v->valuestring;
+			items[n++] = req_text(
+				pass ? 'F' : 'E', cJSON_GetObjectItem(r, "key")->valuestring,
+				cJSON_GetObjectItem(r, "operator")->valuestring, vals, k);
 		}
 	join(items, n, out, len);
 }
@@ -210,9 +213,11 @@ static void check_config(const char *name, uint32_t ci, const struct sx_dra_clai
 			  (uint32_t)cJSON_GetArraySize(reqs) == g->nrequests &&
 			  cJSON_Compare(opaque, cJSON_GetArrayItem(c, 2), true);
 
-		cJSON_ArrayForEach(r, reqs) ok = ok && strcmp(r->valuestring, g->requests[k++]) == 0;
+		cJSON_ArrayForEach(r, reqs) ok =
+			ok && strcmp(r->valuestring, g->requests[k++]) == 0;
 		if (!ok)
-			sx_test_fail(__FILE__, __LINE__, "%s: claim %u: config %u differs", name, ci, i - 1);
+			sx_test_fail(__FILE__, __LINE__, "%s: claim %u: config %u differs", name,
+				     ci, i - 1);
 		cJSON_Delete(opaque);
 	}
 }
@@ -222,28 +227,30 @@ static void check_config(const char *name, uint32_t ci, const struct sx_dra_clai
 static void check_tolerations(const char *name, uint32_t ci, const struct sx_dra_pick *p,
 			      const cJSON *want)
 {
-	static const char *const effects[] = { "None", "NoSchedule", "NoExecute", "None" };
+	static const char *const effects[] = {"None", "NoSchedule", "NoExecute", "None"};
 	uint32_t n = p->req ? p->req->ntolerations : 0, k = 0;
 	const cJSON *t;
 
 	if ((uint32_t)cJSON_GetArraySize(want) != n) {
-		sx_test_fail(__FILE__, __LINE__, "%s: claim %u: %s has %u tolerations, want %d", name,
-			     ci, sx_str_get(p->device), n, cJSON_GetArraySize(want));
+		sx_test_fail(__FILE__, __LINE__, "%s: claim %u: %s has %u tolerations, want %d",
+			     name, ci, sx_str_get(p->device), n, cJSON_GetArraySize(want));
 		return;
 	}
 	cJSON_ArrayForEach(t, want)
 	{
 		const struct sx_dra_toleration *g = &p->req->tolerations[k++];
-		const cJSON *key = cJSON_GetObjectItem(t, "key"), *value = cJSON_GetObjectItem(t, "value");
-		const cJSON *op = cJSON_GetObjectItem(t, "operator"), *eff = cJSON_GetObjectItem(t, "effect");
+		const cJSON *key = cJSON_GetObjectItem(t, "key"),
+			    *value = cJSON_GetObjectItem(t, "value");
+		const cJSON *op = cJSON_GetObjectItem(t, "operator"),
+			    *eff = cJSON_GetObjectItem(t, "effect");
 
 		if (strcmp(sx_str_get(g->key), key ? key->valuestring : "") ||
 		    strcmp(sx_str_get(g->value), value ? value->valuestring : "") ||
 		    strcmp(g->op == SX_DRA_TOL_EXISTS ? "Exists" : "Equal", op->valuestring) ||
 		    g->has_effect != (eff != NULL) ||
 		    (eff && strcmp(effects[g->effect], eff->valuestring)))
-			sx_test_fail(__FILE__, __LINE__, "%s: claim %u: toleration %u differs", name, ci,
-				     k - 1);
+			sx_test_fail(__FILE__, __LINE__, "%s: claim %u: toleration %u differs",
+				     name, ci, k - 1);
 	}
 }
 
@@ -270,28 +277,29 @@ static void check_claim(const char *name, uint32_t ci, const struct sx_dra_claim
 		    strcmp(sx_str_get(p->pool), cJSON_GetArrayItem(r, 2)->valuestring) ||
 		    strcmp(sx_str_get(p->device), cJSON_GetArrayItem(r, 3)->valuestring) ||
 		    p->admin_access != cJSON_IsTrue(cJSON_GetArrayItem(r, 4)))
-			sx_test_fail(__FILE__, __LINE__, "%s: claim %u result %u: got %s %s/%s/%s%s",
-				     name, ci, i - 1, p->request, sx_str_get(p->driver),
-				     sx_str_get(p->pool), sx_str_get(p->device),
-				     p->admin_access ? " admin" : "");
+			sx_test_fail(__FILE__, __LINE__,
+				     "%s: claim %u result %u: got %s %s/%s/%s%s", name, ci, i - 1,
+				     p->request, sx_str_get(p->driver), sx_str_get(p->pool),
+				     sx_str_get(p->device), p->admin_access ? " admin" : "");
 	}
 	selector_of_out(o, got_sel, sizeof(got_sel));
 	if (cJSON_IsObject(sel))
 		selector_of_json(sel, want_sel, sizeof(want_sel));
 	if (strcmp(got_sel, want_sel) != 0)
-		sx_test_fail(__FILE__, __LINE__, "%s: claim %u: node selector %s, want %s", name, ci,
-			     got_sel, want_sel);
+		sx_test_fail(__FILE__, __LINE__, "%s: claim %u: node selector %s, want %s", name,
+			     ci, got_sel, want_sel);
 	check_config(name, ci, o, cJSON_GetObjectItem(want, "config"));
 }
 
 static int run_case(const cJSON *j, const char *name)
 {
-	struct tcase t = { .j = j, .selectors = cJSON_GetObjectItem(j, "selectors") };
+	struct tcase t = {.j = j, .selectors = cJSON_GetObjectItem(j, "selectors")};
 	const cJSON *features = cJSON_GetObjectItem(j, "features"), *dev;
-	const cJSON *expect = cJSON_GetObjectItem(j, "expect"), *error = cJSON_GetObjectItem(j, "error");
+	const cJSON *expect = cJSON_GetObjectItem(j, "expect"),
+		    *error = cJSON_GetObjectItem(j, "error");
 	struct sx_dra_claim_in in[8];
 	struct sx_dra_claim_out out[8];
-	struct sx_snapshot snap = { 0 };
+	struct sx_snapshot snap = {0};
 	struct sx_dra_allocated *allocated = sx_dra_allocated_new();
 	struct sx_dra_index *ix;
 	char err[SX_DRA_ERR_LEN];
@@ -310,26 +318,32 @@ static int run_case(const cJSON *j, const char *name)
 				     sx_intern(cJSON_GetArrayItem(dev, 1)->valuestring),
 				     sx_intern(cJSON_GetArrayItem(dev, 2)->valuestring));
 	struct sx_dra_alloc_env env = {
-		.features = { cJSON_IsTrue(cJSON_GetObjectItem(features, "adminAccess")),
-			      cJSON_IsTrue(cJSON_GetObjectItem(features, "prioritizedList")),
-			      cJSON_IsTrue(cJSON_GetObjectItem(features, "deviceTaints")),
-			      cJSON_IsTrue(cJSON_GetObjectItem(features, "partitionableDevices")) },
-		.index = ix, .allocated = allocated, .get_class = get_class, .class_ctx = &t,
-		.match = match, .match_ctx = &t,
+		.features = {cJSON_IsTrue(cJSON_GetObjectItem(features, "adminAccess")),
+			     cJSON_IsTrue(cJSON_GetObjectItem(features, "prioritizedList")),
+			     cJSON_IsTrue(cJSON_GetObjectItem(features, "deviceTaints")),
+			     cJSON_IsTrue(cJSON_GetObjectItem(features, "partitionableDevices"))},
+		.index = ix,
+		.allocated = allocated,
+		.get_class = get_class,
+		.class_ctx = &t,
+		.match = match,
+		.match_ctx = &t,
 	};
 	for (uint32_t i = 0; i < t.nclaims; i++)
-		in[i] = (struct sx_dra_claim_in){ NULL, t.claims[i]->meta.name, &t.claims[i]->u.claim.spec };
+		in[i] = (struct sx_dra_claim_in){NULL, t.claims[i]->meta.name,
+						 &t.claims[i]->u.claim.spec};
 	rc = sx_dra_allocate(&env, t.node, in, t.nclaims, out, err, sizeof(err));
 	if (cJSON_IsString(error)) {
 		if (rc >= 0 || !strstr(err, error->valuestring))
-			sx_test_fail(__FILE__, __LINE__, "%s: rc %d err \"%s\", want error \"%s\"", name,
-				     rc, err, error->valuestring);
+			sx_test_fail(__FILE__, __LINE__, "%s: rc %d err \"%s\", want error \"%s\"",
+				     name, rc, err, error->valuestring);
 	} else if (!cJSON_IsArray(expect)) {
 		if (rc != SX_DRA_UNSATISFIED && !(rc == SX_DRA_ALLOCATED && t.nclaims == 0))
-			sx_test_fail(__FILE__, __LINE__, "%s: rc %d (%s), want no allocation", name, rc,
-				     err);
+			sx_test_fail(__FILE__, __LINE__, "%s: rc %d (%s), want no allocation", name,
+				     rc, err);
 	} else if (rc != SX_DRA_ALLOCATED) {
-		sx_test_fail(__FILE__, __LINE__, "%s: rc %d (%s), want an allocation", name, rc, err);
+		sx_test_fail(__FILE__, __LINE__, "%s: rc %d (%s), want an allocation", name, rc,
+			     err);
 	} else {
 		for (uint32_t i = 0; i < t.nclaims; i++)
 			check_claim(name, i, &out[i], cJSON_GetArrayItem(expect, (int)i));
@@ -384,29 +398,36 @@ static int match_all(void *ctx, const char *expr, sx_str driver, sx_str pool,
  * the device's name, or "" when nothing fits. */
 static const char *alloc_with_rule(const char *rule, const char *claim, bool taints, char *buf)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	cJSON *rj = rule ? cJSON_Parse(rule) : NULL;
-	cJSON *sj = cJSON_Parse("{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"s\"},"
-				"\"spec\":{\"driver\":\"driver-a\",\"nodeName\":\"node-1\","
-				"\"pool\":{\"name\":\"pool-1\",\"generation\":1,\"resourceSliceCount\":1},"
-				"\"devices\":[{\"name\":\"device-1\"},{\"name\":\"device-2\"}]}}");
+	cJSON *sj = cJSON_Parse(
+		"{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"s\"},"
+		"\"spec\":{\"driver\":\"driver-a\",\"nodeName\":\"node-1\","
+		"\"pool\":{\"name\":\"pool-1\",\"generation\":1,\"resourceSliceCount\":1},"
+		"\"devices\":[{\"name\":\"device-1\"},{\"name\":\"device-2\"}]}}");
 	cJSON *cj = cJSON_Parse(claim);
 	cJSON *kj = cJSON_Parse("{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"class-a\"}}");
 	cJSON *nj = cJSON_Parse("{\"metadata\":{\"name\":\"node-1\"}}");
 	struct sx_device_taint_rule *r = rj ? sx_decode_device_taint_rule(rj, &err) : NULL;
-	struct sx_dra_object *sl = decode(sj, "rules"), *cl = decode(cj, "rules"), *cls = decode(kj, "rules");
+	struct sx_dra_object *sl = decode(sj, "rules"), *cl = decode(cj, "rules"),
+			     *cls = decode(kj, "rules");
 	struct sx_node *node = sx_decode_node(nj, &err);
-	const struct sx_dra_object *slices[1] = { sl };
-	const struct sx_device_taint_rule *rules[1] = { r };
-	struct sx_snapshot snap = { .nresource_slices = 1, .resource_slices = slices };
+	const struct sx_dra_object *slices[1] = {sl};
+	const struct sx_device_taint_rule *rules[1] = {r};
+	struct sx_snapshot snap = {.nresource_slices = 1, .resource_slices = slices};
 	struct sx_dra_index *ix = sx_dra_index_new(&snap);
 	struct sx_dra_allocated *allocated = sx_dra_allocated_new();
 	struct sx_dra_alloc_env env = {
-		.features = { .device_taints = taints }, .index = ix, .allocated = allocated,
-		.get_class = rule_class, .class_ctx = cls, .match = match_all,
-		.taint_rules = rules, .ntaint_rules = r ? 1 : 0,
+		.features = {.device_taints = taints},
+		.index = ix,
+		.allocated = allocated,
+		.get_class = rule_class,
+		.class_ctx = cls,
+		.match = match_all,
+		.taint_rules = rules,
+		.ntaint_rules = r ? 1 : 0,
 	};
-	struct sx_dra_claim_in in = { NULL, "claim-0", &cl->u.claim.spec };
+	struct sx_dra_claim_in in = {NULL, "claim-0", &cl->u.claim.spec};
 	struct sx_dra_claim_out out;
 	char msg[SX_DRA_ERR_LEN];
 
@@ -431,12 +452,14 @@ static const char *alloc_with_rule(const char *rule, const char *claim, bool tai
 	return buf;
 }
 
-#define RULE(sel, effect)                                                                     \
-	"{\"metadata\":{\"name\":\"r\"},\"spec\":{" sel "\"taint\":{\"key\":\"k\",\"value\":\"v\"," \
+#define RULE(sel, effect)                                                                          \
+	"{\"metadata\":{\"name\":\"r\"},\"spec\":{" sel                                            \
+	"\"taint\":{\"key\":\"k\",\"value\":\"v\","                                                \
 	"\"effect\":\"" effect "\"}}}"
-#define CLAIM(tol)                                                                            \
-	"{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"claim-0\"},\"spec\":{\"devices\":"  \
-	"{\"requests\":[{\"name\":\"req-0\",\"exactly\":{\"deviceClassName\":\"class-a\"" tol "}}]}}}"
+#define CLAIM(tol)                                                                                 \
+	"{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"claim-0\"},\"spec\":{\"devices\":"   \
+	"{\"requests\":[{\"name\":\"req-0\",\"exactly\":{\"deviceClassName\":\"class-a\"" tol      \
+	"}}]}}}"
 
 /* A DeviceTaintRule taints the devices its selector picks, as if the
  * taint were in the slice (resourceslice tracker); the request's
@@ -447,29 +470,48 @@ static void test_taint_rules(void)
 	char buf[64];
 	CHECK_STR(alloc_with_rule(NULL, CLAIM(""), true, buf), "device-1");
 	CHECK_STR(alloc_with_rule("{\"metadata\":{\"name\":\"r\"},\"spec\":{\"deviceSelector\":{"
-				  "\"device\":\"device-1\"},\"taint\":{\"key\":\"k\",\"effect\":\"NoSchedule\"}}}",
-				  CLAIM(""), true, buf), "device-2");
+				  "\"device\":\"device-1\"},\"taint\":{\"key\":\"k\",\"effect\":"
+				  "\"NoSchedule\"}}}",
+				  CLAIM(""), true, buf),
+		  "device-2");
 	CHECK_STR(alloc_with_rule(RULE("", "NoExecute"), CLAIM(""), true, buf), "device-1");
-	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{},", "NoExecute"), CLAIM(""), true, buf), "");
-	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{\"driver\":\"driver-b\"},", "NoExecute"),
-				  CLAIM(""), true, buf), "device-1");
+	CHECK_STR(
+		alloc_with_rule(RULE("\"deviceSelector\":{},", "NoExecute"), CLAIM(""), true, buf),
+		"");
+	CHECK_STR(
+		alloc_with_rule(RULE("\"deviceSelector\":{\"driver\":\"driver-b\"},", "NoExecute"),
+				CLAIM(""), true, buf),
+		"device-1");
 	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{\"pool\":\"pool-1\"},", "NoSchedule"),
-				  CLAIM(""), true, buf), "");
+				  CLAIM(""), true, buf),
+		  "");
 	CHECK_STR(alloc_with_rule(RULE("", "None"), CLAIM(""), true, buf), "device-1");
-	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{},", "None"), CLAIM(""), true, buf), "device-1");
-	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{\"device\":\"device-1\"},", "NoExecute"),
-				  CLAIM(""), true, buf), "device-2");
-	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{\"driver\":\"driver-a\",\"pool\":\"pool-1\","
-				       "\"device\":\"device-1\"},", "NoSchedule"),
-				  CLAIM(",\"tolerations\":[{\"key\":\"k\",\"operator\":\"Equal\",\"value\":\"v\"}]"),
-				  true, buf), "device-1");
+	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{},", "None"), CLAIM(""), true, buf),
+		  "device-1");
+	CHECK_STR(
+		alloc_with_rule(RULE("\"deviceSelector\":{\"device\":\"device-1\"},", "NoExecute"),
+				CLAIM(""), true, buf),
+		"device-2");
+	CHECK_STR(alloc_with_rule(
+			  RULE("\"deviceSelector\":{\"driver\":\"driver-a\",\"pool\":\"pool-1\","
+			       "\"device\":\"device-1\"},",
+			       "NoSchedule"),
+			  CLAIM(",\"tolerations\":[{\"key\":\"k\",\"operator\":\"Equal\",\"value\":"
+				"\"v\"}]"),
+			  true, buf),
+		  "device-1");
 	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{},", "NoSchedule"),
-				  CLAIM(",\"tolerations\":[{\"key\":\"k\",\"operator\":\"Equal\",\"value\":\"w\"}]"),
-				  true, buf), "");
+				  CLAIM(",\"tolerations\":[{\"key\":\"k\",\"operator\":\"Equal\","
+					"\"value\":\"w\"}]"),
+				  true, buf),
+		  "");
 	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{},", "NoSchedule"),
-				  CLAIM(",\"tolerations\":[{\"operator\":\"Exists\",\"effect\":\"NoExecute\"}]"),
-				  true, buf), "");
-	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{},", "NoSchedule"), CLAIM(""), false, buf),
+				  CLAIM(",\"tolerations\":[{\"operator\":\"Exists\",\"effect\":"
+					"\"NoExecute\"}]"),
+				  true, buf),
+		  "");
+	CHECK_STR(alloc_with_rule(RULE("\"deviceSelector\":{},", "NoSchedule"), CLAIM(""), false,
+				  buf),
 		  "device-1");
 }
 

@@ -19,13 +19,16 @@ static struct sx_dra_object *dec(const char *text, struct sx_error *err)
 
 static void test_slice(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_dra_object *o = dec(
-		"{'kind':'ResourceSlice','metadata':{'name':'s1'},'spec':{'driver':'gpu.example.com',"
-		"'pool':{'name':'node-a','generation':2,'resourceSliceCount':1},'nodeName':'node-a',"
+		"{'kind':'ResourceSlice','metadata':{'name':'s1'},'spec':{'driver':'gpu.example."
+		"com',"
+		"'pool':{'name':'node-a','generation':2,'resourceSliceCount':1},'nodeName':'node-a'"
+		","
 		"'devices':[{'name':'gpu-0','attributes':{'model':{'string':'a100'},"
 		"'gpu.example.com/index':{'int':0},'ecc':{'bool':true},'fw':{'version':'1.2.3'}},"
-		"'capacity':{'memory':{'value':'40Gi'}}}]}}", &err);
+		"'capacity':{'memory':{'value':'40Gi'}}}]}}",
+		&err);
 	const struct sx_dra_device *d;
 
 	CHECK(o != NULL);
@@ -50,7 +53,7 @@ static void test_slice(void)
 
 static void test_claim(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_dra_object *o = dec(
 		"{'kind':'ResourceClaim','metadata':{'name':'c','namespace':'ns','uid':'u1',"
 		"'resourceVersion':'7','finalizers':['resource.kubernetes.io/delete-protection'],"
@@ -60,10 +63,12 @@ static void test_claim(void)
 		"{'name':'a','deviceClassName':'x','allocationMode':'All'}]}],"
 		"'constraints':[{'requests':['r'],'matchAttribute':'gpu.example.com/numa'}],"
 		"'config':[{'requests':['r'],'opaque':{'driver':'d','parameters':{'a':1}}}]}},"
-		"'status':{'allocation':{'devices':{'results':[{'request':'r','driver':'d','pool':'p',"
+		"'status':{'allocation':{'devices':{'results':[{'request':'r','driver':'d','pool':'"
+		"p',"
 		"'device':'g0'}]},'nodeSelector':{'nodeSelectorTerms':[{'matchFields':[{'key':"
 		"'metadata.name','operator':'In','values':['n1']}]}]}},'reservedFor':[{'resource':"
-		"'pods','name':'p','uid':'pu'}]}}", &err);
+		"'pods','name':'p','uid':'pu'}]}}",
+		&err);
 	const struct sx_dra_claim *c;
 
 	CHECK(o != NULL);
@@ -87,56 +92,70 @@ static void test_claim(void)
 
 static void test_errors(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'devices':[{'name':'d',"
-		  "'attributes':{'a':{}}}]}}", &err) == NULL);
+		  "'attributes':{'a':{}}}]}}",
+		  &err) == NULL);
 	CHECK_STR(err.path, "spec.devices[0].attributes.a");
 	CHECK(dec("{'kind':'ResourceClaim','metadata':{'name':'c'},'spec':{'devices':{'requests':"
-		  "[{'name':'r','exactly':{'count':'x'}}]}}}", &err) == NULL);
+		  "[{'name':'r','exactly':{'count':'x'}}]}}}",
+		  &err) == NULL);
 	CHECK_STR(err.path, "spec.devices.requests[0].exactly.count");
 	/* device taints and request tolerations (DRADeviceTaints) */
 	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'devices':[{'name':'d',"
-		  "'taints':[{'key':'k','effect':''}]}]}}", &err) == NULL);
+		  "'taints':[{'key':'k','effect':''}]}]}}",
+		  &err) == NULL);
 	CHECK_STR(err.path, "spec.devices[0].taints[0].effect");
 	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'devices':[{'name':'d',"
-		  "'taints':[{'effect':'NoSchedule'}]}]}}", &err) == NULL);
+		  "'taints':[{'effect':'NoSchedule'}]}]}}",
+		  &err) == NULL);
 	CHECK_STR(err.path, "spec.devices[0].taints[0].key");
 	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'devices':[{'name':'d',"
-		  "'taints':[{'key':'k','effect':'NoSchedule','timeAdded':7}]}]}}", &err) == NULL);
+		  "'taints':[{'key':'k','effect':'NoSchedule','timeAdded':7}]}]}}",
+		  &err) == NULL);
 	CHECK_STR(err.path, "spec.devices[0].taints[0].timeAdded");
 	CHECK(dec("{'kind':'ResourceClaim','metadata':{'name':'c'},'spec':{'devices':{'requests':"
 		  "[{'name':'r','exactly':{'deviceClassName':'x','tolerations':[{'key':'k',"
-		  "'operator':'Gt'}]}}]}}}", &err) == NULL);
+		  "'operator':'Gt'}]}}]}}}",
+		  &err) == NULL);
 	CHECK_STR(err.path, "spec.devices.requests[0].exactly.tolerations[0].operator");
 	CHECK(strstr(err.msg, "Unsupported value: \"Gt\"") != NULL);
 	CHECK(dec("{'kind':'ResourceClaim','metadata':{'name':'c'},'spec':{'devices':{'requests':"
 		  "[{'name':'r','firstAvailable':[{'name':'s','deviceClassName':'x','tolerations':"
-		  "[{'key':'k','operator':'Exists','effect':'PreferNoSchedule'}]}]}]}}}", &err) == NULL);
+		  "[{'key':'k','operator':'Exists','effect':'PreferNoSchedule'}]}]}]}}}",
+		  &err) == NULL);
 	CHECK_STR(err.path, "spec.devices.requests[0].firstAvailable[0].tolerations[0].effect");
 	CHECK(dec("{'kind':'ResourceClaim','metadata':{'name':'c'},'spec':{'devices':{'requests':"
 		  "[{'name':'r','exactly':{'deviceClassName':'x','tolerations':[{'key':'k',"
-		  "'operator':'Exists','value':'v'}]}}]}}}", &err) == NULL);
+		  "'operator':'Exists','value':'v'}]}}]}}}",
+		  &err) == NULL);
 	CHECK_STR(err.path, "spec.devices.requests[0].exactly.tolerations[0].value");
 	CHECK(dec("{'kind':'ResourceClaim','metadata':{'name':'c'},'spec':{'devices':{'requests':"
 		  "[{'name':'r','exactly':{'deviceClassName':'x','tolerations':[{'key':'k',"
-		  "'tolerationSeconds':'x'}]}}]}}}", &err) == NULL);
+		  "'tolerationSeconds':'x'}]}}]}}}",
+		  &err) == NULL);
 	CHECK_STR(err.path, "spec.devices.requests[0].exactly.tolerations[0].tolerationSeconds");
 }
 
 /* sharedCounters and consumesCounters (DRAPartitionableDevices). */
 static void test_counters(void)
 {
-	struct sx_error err = { 0 };
-	struct sx_dra_object *s = dec(
-		"{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'driver':'d','pool':{'name':'p',"
-		"'generation':1,'resourceSliceCount':2},'sharedCounters':[{'name':'gpu-0','counters':"
-		"{'memory':{'value':'80Gi'},'sms':{'value':'132'}}}]}}", &err);
-	struct sx_dra_object *d = dec(
-		"{'kind':'ResourceSlice','metadata':{'name':'s2'},'spec':{'driver':'d','pool':{'name':'p',"
-		"'generation':1,'resourceSliceCount':2},'perDeviceNodeSelection':true,'devices':[{'name':"
-		"'mig-1','nodeName':'n1','consumesCounters':[{'counterSet':'gpu-0','counters':{'memory':"
-		"{'value':'10Gi'}}}]},{'name':'whole','allNodes':true}]}}", &err);
+	struct sx_error err = {0};
+	struct sx_dra_object *s = dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'"
+				      "driver':'d','pool':{'name':'p',"
+				      "'generation':1,'resourceSliceCount':2},'sharedCounters':[{'"
+				      "name':'gpu-0','counters':"
+				      "{'memory':{'value':'80Gi'},'sms':{'value':'132'}}}]}}",
+				      &err);
+	struct sx_dra_object *d = dec("{'kind':'ResourceSlice','metadata':{'name':'s2'},'spec':{'"
+				      "driver':'d','pool':{'name':'p',"
+				      "'generation':1,'resourceSliceCount':2},'"
+				      "perDeviceNodeSelection':true,'devices':[{'name':"
+				      "'mig-1','nodeName':'n1','consumesCounters':[{'counterSet':'"
+				      "gpu-0','counters':{'memory':"
+				      "{'value':'10Gi'}}}]},{'name':'whole','allNodes':true}]}}",
+				      &err);
 
 	CHECK(s != NULL && d != NULL);
 	if (s) {
@@ -158,34 +177,40 @@ static void test_counters(void)
 	sx_dra_unref(s);
 	sx_dra_unref(d);
 	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'sharedCounters':[{"
-		  "'counters':{'m':{'value':'1'}}}]}}", &err) == NULL);
+		  "'counters':{'m':{'value':'1'}}}]}}",
+		  &err) == NULL);
 	CHECK_STR(err.path, "spec.sharedCounters[0].name");
 	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'sharedCounters':[{"
-		  "'name':'c','counters':{'m':{'value':'lots'}}}]}}", &err) == NULL);
+		  "'name':'c','counters':{'m':{'value':'lots'}}}]}}",
+		  &err) == NULL);
 	CHECK_STR(err.path, "spec.sharedCounters[0].counters.m.value");
 	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'devices':[{'name':'d',"
-		  "'consumesCounters':[{'counterSet':'c','counters':{'m':{}}}]}]}}", &err) == NULL);
+		  "'consumesCounters':[{'counterSet':'c','counters':{'m':{}}}]}]}}",
+		  &err) == NULL);
 	CHECK_STR(err.path, "spec.devices[0].consumesCounters[0].counters.m");
 	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'devices':[{'name':'d',"
-		  "'consumesCounters':[{'counters':{}}]}]}}", &err) == NULL);
+		  "'consumesCounters':[{'counters':{}}]}]}}",
+		  &err) == NULL);
 	CHECK_STR(err.path, "spec.devices[0].consumesCounters[0].counterSet");
 }
 
 /* devices[].taints and exactly/firstAvailable tolerations as decoded. */
 static void test_taints(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_dra_object *s = dec(
 		"{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'driver':'d','devices':["
 		"{'name':'a','taints':[{'key':'k','value':'v','effect':'NoExecute',"
 		"'timeAdded':'2026-01-01T00:00:00Z'},{'key':'k2','effect':'SomeFutureEffect'},"
-		"{'key':'k3','effect':'None'}]}]}}", &err);
+		"{'key':'k3','effect':'None'}]}]}}",
+		&err);
 	struct sx_dra_object *c = dec(
 		"{'kind':'ResourceClaim','metadata':{'name':'c'},'spec':{'devices':{'requests':["
 		"{'name':'r','exactly':{'deviceClassName':'x','tolerations':[{'key':'k',"
 		"'operator':'Equal','value':'v','effect':'NoExecute','tolerationSeconds':30},"
 		"{'operator':'Exists'}]}},{'name':'f','firstAvailable':[{'name':'s',"
-		"'deviceClassName':'x','tolerations':[{'key':'k','value':'v'}]}]}]}}}", &err);
+		"'deviceClassName':'x','tolerations':[{'key':'k','value':'v'}]}]}]}}}",
+		&err);
 	const struct sx_dra_device *d;
 	const struct sx_dra_exact *e;
 
@@ -220,11 +245,12 @@ static void test_taints(void)
 
 static void test_pod_claims(void)
 {
-	struct sx_error err = { 0 };
-	cJSON *j = parse("{'metadata':{'name':'p','namespace':'ns'},'spec':{'containers':[],"
-			 "'resourceClaims':[{'name':'gpu','resourceClaimTemplateName':'t'},"
-			 "{'name':'shared','resourceClaimName':'c'}]},'status':{"
-			 "'resourceClaimStatuses':[{'name':'gpu','resourceClaimName':'p-gpu-x'}]}}");
+	struct sx_error err = {0};
+	cJSON *j =
+		parse("{'metadata':{'name':'p','namespace':'ns'},'spec':{'containers':[],"
+		      "'resourceClaims':[{'name':'gpu','resourceClaimTemplateName':'t'},"
+		      "{'name':'shared','resourceClaimName':'c'}]},'status':{"
+		      "'resourceClaimStatuses':[{'name':'gpu','resourceClaimName':'p-gpu-x'}]}}");
 	struct sx_pod *pod = sx_decode_pod(j, &err);
 
 	cJSON_Delete(j);
@@ -240,5 +266,5 @@ static void test_pod_claims(void)
 	sx_pod_unref(pod);
 }
 
-SX_TESTS(SX_TEST(test_slice), SX_TEST(test_claim), SX_TEST(test_errors), SX_TEST(test_taints), SX_TEST(test_counters),
-	 SX_TEST(test_pod_claims))
+SX_TESTS(SX_TEST(test_slice), SX_TEST(test_claim), SX_TEST(test_errors), SX_TEST(test_taints),
+	 SX_TEST(test_counters), SX_TEST(test_pod_claims))

@@ -52,14 +52,14 @@ static void setup_dir(void)
 	mkdir(tpath("bin"), 0700);
 }
 
-#define KC_HEAD                                                                          \
-	"current-context: x\n"                                                           \
-	"contexts:\n- name: x\n  context: {cluster: c, user: u}\n"                       \
-	"clusters:\n- name: c\n  cluster:\n    server: https://api.example:6443\n"      \
-	"    tls-server-name: kube.example\n"                                            \
-	"    certificate-authority-data: UEVNLUNB\n"                                     \
-	"    extensions:\n    - name: client.authentication.k8s.io/exec\n"               \
-	"      extension: {audience: sched, n: 3}\n"                                     \
+#define KC_HEAD                                                                                    \
+	"current-context: x\n"                                                                     \
+	"contexts:\n- name: x\n  context: {cluster: c, user: u}\n"                                 \
+	"clusters:\n- name: c\n  cluster:\n    server: https://api.example:6443\n"                 \
+	"    tls-server-name: kube.example\n"                                                      \
+	"    certificate-authority-data: UEVNLUNB\n"                                               \
+	"    extensions:\n    - name: client.authentication.k8s.io/exec\n"                         \
+	"      extension: {audience: sched, n: 3}\n"                                               \
 	"users:\n- name: u\n  user:\n    exec:\n"
 
 /* Loads KC_HEAD + the exec stanza's lines; 0 or the error code. */
@@ -101,7 +101,8 @@ static void test_exec_stanza_parsed(void)
 		       "      interactiveMode: Never\n"
 		       "      provideClusterInfo: true\n"
 		       "      installHint: run apt install plugin\n",
-		       &c, &err), 0);
+		       &c, &err),
+		  0);
 	x = c.exec;
 	CHECK(x != NULL);
 	if (!x)
@@ -124,23 +125,31 @@ static void test_exec_stanza_parsed(void)
 
 	/* A bare name stays a bare name (PATH), v1beta1 defaults IfAvailable. */
 	CHECK_INT(load("      apiVersion: client.authentication.k8s.io/v1beta1\n"
-		       "      command: aws\n", &c, &err), 0);
+		       "      command: aws\n",
+		       &c, &err),
+		  0);
 	CHECK_STR(c.exec->command, "aws");
 	CHECK_INT(c.exec->interactive, SX_EXEC_IF_AVAILABLE);
 	CHECK(!c.exec->provide_cluster_info && c.exec->nargs == 0 && c.exec->nenv == 0);
 	sx_kube_config_clear(&c);
 	/* "./" is cleaned away, and "./x" is relative to the file, not PATH. */
 	CHECK_INT(load("      apiVersion: client.authentication.k8s.io/v1beta1\n"
-		       "      command: ././/bin/plugin\n", &c, &err), 0);
+		       "      command: ././/bin/plugin\n",
+		       &c, &err),
+		  0);
 	CHECK_STR(c.exec->command, tpath("bin/plugin"));
 	sx_kube_config_clear(&c);
 	CHECK_INT(load("      apiVersion: client.authentication.k8s.io/v1beta1\n"
-		       "      command: ./plugin\n", &c, &err), 0);
+		       "      command: ./plugin\n",
+		       &c, &err),
+		  0);
 	CHECK_STR(c.exec->command, tpath("plugin"));
 	sx_kube_config_clear(&c);
 	/* An absolute command is kept as it is. */
 	CHECK_INT(load("      apiVersion: client.authentication.k8s.io/v1\n"
-		       "      command: /usr/bin/aws\n      interactiveMode: Always\n", &c, &err), 0);
+		       "      command: /usr/bin/aws\n      interactiveMode: Always\n",
+		       &c, &err),
+		  0);
 	CHECK_STR(c.exec->command, "/usr/bin/aws");
 	CHECK_INT(c.exec->interactive, SX_EXEC_ALWAYS);
 	sx_kube_config_clear(&c);
@@ -152,9 +161,10 @@ static void test_exec_stanza_errors(void)
 	expect_error("      command: aws\n",
 		     "kubeconfig %s: users[u].user.exec.apiVersion: apiVersion must be specified "
 		     "for u to use exec authentication plugin");
-	expect_error("      apiVersion: client.authentication.k8s.io/v1alpha1\n      command: aws\n",
-		     "kubeconfig %s: users[u].user.exec.apiVersion: exec plugin: invalid "
-		     "apiVersion \"client.authentication.k8s.io/v1alpha1\"");
+	expect_error(
+		"      apiVersion: client.authentication.k8s.io/v1alpha1\n      command: aws\n",
+		"kubeconfig %s: users[u].user.exec.apiVersion: exec plugin: invalid "
+		"apiVersion \"client.authentication.k8s.io/v1alpha1\"");
 	expect_error("      apiVersion: client.authentication.k8s.io/v1\n",
 		     "kubeconfig %s: users[u].user.exec.command: command must be specified for u "
 		     "to use exec authentication plugin");
@@ -177,13 +187,15 @@ static void test_exec_stanza_errors(void)
 
 /* ---------- the ExecCredential ---------- */
 
-static struct sx_exec_config XV1 = { .api_version = "client.authentication.k8s.io/v1",
-				     .user = "u", .source = "/k/config", .command = "p" };
+static struct sx_exec_config XV1 = {.api_version = "client.authentication.k8s.io/v1",
+				    .user = "u",
+				    .source = "/k/config",
+				    .command = "p"};
 
 static void expect_cred_error(const char *out, const char *msg)
 {
 	struct sx_exec_credential c;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	CHECK(sx_exec_credential_parse(&XV1, out, strlen(out), &c, &err) < 0);
 	CHECK_STR(err.msg, msg);
@@ -200,7 +212,7 @@ static void test_exec_credential_parse(void)
 			   "\"clientCertificateData\":\"-----BEGIN CERTIFICATE-----\\nA\\n\","
 			   "\"clientKeyData\":\"-----BEGIN EC PRIVATE KEY-----\\nB\\n\"}}";
 	struct sx_exec_credential c;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	CHECK_INT(sx_exec_credential_parse(&XV1, ok, strlen(ok), &c, &err), 0);
 	CHECK_STR(c.token, "t0k");
@@ -214,7 +226,7 @@ static void test_exec_credential_parse(void)
 	CHECK_INT(c.key_len, strlen("-----BEGIN EC PRIVATE KEY-----\nB\n"));
 	sx_exec_credential_clear(&c);
 
-#define P "kubeconfig /k/config: users[u].user.exec: "
+#define P  "kubeconfig /k/config: users[u].user.exec: "
 #define V1 "\"apiVersion\":\"client.authentication.k8s.io/v1\","
 	expect_cred_error("token", P "decoding stdout: not a JSON object (5 bytes)");
 	expect_cred_error("{" V1 "\"status\":{\"token\":\"x\"}}",
@@ -222,8 +234,8 @@ static void test_exec_credential_parse(void)
 	expect_cred_error("{\"kind\":\"ExecCredential\",\"apiVersion\":"
 			  "\"client.authentication.k8s.io/v1beta1\",\"status\":{\"token\":\"x\"}}",
 			  P "exec plugin is configured to use API version "
-			  "client.authentication.k8s.io/v1, plugin returned version "
-			  "client.authentication.k8s.io/v1beta1");
+			    "client.authentication.k8s.io/v1, plugin returned version "
+			    "client.authentication.k8s.io/v1beta1");
 	expect_cred_error("{\"kind\":\"ExecCredential\"," V1 "\"spec\":{}}",
 			  P "exec plugin didn't return a status field");
 	expect_cred_error("{\"kind\":\"ExecCredential\"," V1 "\"status\":{\"token\":\"\"}}",
@@ -234,14 +246,14 @@ static void test_exec_credential_parse(void)
 	expect_cred_error("{\"kind\":\"ExecCredential\"," V1 "\"status\":{"
 			  "\"clientCertificateData\":\"abc\",\"clientKeyData\":\"def\"}}",
 			  P "failed parsing client key/certificate: status.clientCertificateData "
-			  "and status.clientKeyData must be PEM");
+			    "and status.clientKeyData must be PEM");
 	expect_cred_error("{\"kind\":\"ExecCredential\"," V1 "\"status\":{\"token\":\"x\","
 			  "\"expirationTimestamp\":\"tomorrow\"}}",
 			  P "decoding stdout: status.expirationTimestamp: not an RFC 3339 time: "
-			  "\"tomorrow\"");
+			    "\"tomorrow\"");
 	expect_cred_error("{\"kind\":\"ExecCredential\"," V1 "\"status\":{\"token\":7}}",
 			  P "decoding stdout: status: token, clientCertificateData, clientKeyData "
-			  "and expirationTimestamp must be strings");
+			    "and expirationTimestamp must be strings");
 }
 
 /* ---------- running plugins ---------- */
@@ -302,7 +314,8 @@ static void test_exec_run_env_and_info(void)
 		       "      env: [{name: SX_PLUGIN_VAR, value: from-kubeconfig}, "
 		       "{name: HOME, value: /plugin-home}]\n"
 		       "      interactiveMode: IfAvailable\n      provideClusterInfo: true\n",
-		       &c, &err), 0);
+		       &c, &err),
+		  0);
 	setenv("SX_PROCESS_VAR", "inherited", 1);
 	setenv("KUBERNETES_EXEC_INFO", "stale", 1);
 	leaky = open("/dev/null", O_RDONLY); /* no O_CLOEXEC: the child closes it */
@@ -381,14 +394,18 @@ static void test_exec_run_timeout_kills_group(void)
 
 	setup_dir();
 	/* The plugin leaves a grandchild in its group, then hangs. */
-	write_file("bin/slow", "#!/bin/sh\nsleep 30 &\necho $! > \"$(dirname \"$0\")/../bg.pid\"\n"
-		   "sleep 30\n", 0755);
+	write_file("bin/slow",
+		   "#!/bin/sh\nsleep 30 &\necho $! > \"$(dirname \"$0\")/../bg.pid\"\n"
+		   "sleep 30\n",
+		   0755);
 	fds = count_fds();
 	t0 = sx_now_ns();
 	CHECK(run_error(EXEC_V1 "      command: bin/slow\n", 300, 0, &err) < 0);
 	CHECK(sx_now_ns() - t0 < 3000000000ull);
-	snprintf(want, sizeof(want), "kubeconfig %s: users[u].user.exec: exec: executable %s "
-		 "did not finish within 300 ms (killed)", tpath("config"), tpath("bin/slow"));
+	snprintf(want, sizeof(want),
+		 "kubeconfig %s: users[u].user.exec: exec: executable %s "
+		 "did not finish within 300 ms (killed)",
+		 tpath("config"), tpath("bin/slow"));
 	CHECK_STR(err.msg, want);
 	CHECK_INT(count_fds(), fds);
 	CHECK(no_children());
@@ -419,9 +436,10 @@ static void test_exec_run_output_cap(void)
 	setup_dir();
 	write_file("bin/chatty", "#!/bin/sh\nhead -c 5000000 /dev/zero\n", 0755);
 	CHECK(run_error(EXEC_V1 "      command: bin/chatty\n", 0, 0, &err) < 0);
-	snprintf(want, sizeof(want), "kubeconfig %s: users[u].user.exec: exec: executable %s "
-		 "wrote more than 1048576 bytes to stdout (killed)", tpath("config"),
-		 tpath("bin/chatty"));
+	snprintf(want, sizeof(want),
+		 "kubeconfig %s: users[u].user.exec: exec: executable %s "
+		 "wrote more than 1048576 bytes to stdout (killed)",
+		 tpath("config"), tpath("bin/chatty"));
 	CHECK_STR(err.msg, want);
 	CHECK(run_error(EXEC_V1 "      command: bin/chatty\n", 0, 100, &err) < 0);
 	CHECK(strstr(err.msg, "wrote more than 100 bytes to stdout (killed)") != NULL);
@@ -434,22 +452,28 @@ static void test_exec_run_failures(void)
 	char want[1200];
 
 	setup_dir();
-	write_file("bin/fail", "#!/bin/sh\necho 'token expired: please log in' >&2\n"
-		   "echo second line >&2\nexit 3\n", 0755);
+	write_file("bin/fail",
+		   "#!/bin/sh\necho 'token expired: please log in' >&2\n"
+		   "echo second line >&2\nexit 3\n",
+		   0755);
 	CHECK(run_error(EXEC_V1 "      command: bin/fail\n", 0, 0, &err) < 0);
-	snprintf(want, sizeof(want), "kubeconfig %s: users[u].user.exec: exec: executable %s "
-		 "failed with exit code 3: token expired: please log in", tpath("config"),
-		 tpath("bin/fail"));
+	snprintf(want, sizeof(want),
+		 "kubeconfig %s: users[u].user.exec: exec: executable %s "
+		 "failed with exit code 3: token expired: please log in",
+		 tpath("config"), tpath("bin/fail"));
 	CHECK_STR(err.msg, want);
 
 	CHECK(run_error(EXEC_V1 "      command: sx-no-such-plugin\n"
-			"      installHint: install it with apt\n", 0, 0, &err) < 0);
-	snprintf(want, sizeof(want), "kubeconfig %s: users[u].user.exec: exec: executable "
+				"      installHint: install it with apt\n",
+			0, 0, &err) < 0);
+	snprintf(want, sizeof(want),
+		 "kubeconfig %s: users[u].user.exec: exec: executable "
 		 "sx-no-such-plugin not found\n\nIt looks like you are trying to use a client-go "
 		 "credential plugin that is not installed.\n\nTo learn more about this feature, "
 		 "consult the documentation available at:\n      https://kubernetes.io/docs/"
 		 "reference/access-authn-authz/authentication/#client-go-credential-plugins"
-		 "\n\ninstall it with apt", tpath("config"));
+		 "\n\ninstall it with apt",
+		 tpath("config"));
 	CHECK_STR(err.msg, want);
 
 	write_file("bin/notexec", "#!/bin/sh\n", 0644);
@@ -458,14 +482,17 @@ static void test_exec_run_failures(void)
 
 	write_file("bin/garbage", "#!/bin/sh\necho hello\n", 0755);
 	CHECK(run_error(EXEC_V1 "      command: bin/garbage\n", 0, 0, &err) < 0);
-	snprintf(want, sizeof(want), "kubeconfig %s: users[u].user.exec: decoding stdout: not "
-		 "a JSON object (6 bytes)", tpath("config"));
+	snprintf(want, sizeof(want),
+		 "kubeconfig %s: users[u].user.exec: decoding stdout: not "
+		 "a JSON object (6 bytes)",
+		 tpath("config"));
 	CHECK_STR(err.msg, want);
 
 	CHECK(run_error("      apiVersion: client.authentication.k8s.io/v1\n"
-			"      interactiveMode: Always\n      command: bin/garbage\n", 0, 0,
-			&err) < 0);
-	snprintf(want, sizeof(want), "kubeconfig %s: users[u].user.exec: exec plugin cannot "
+			"      interactiveMode: Always\n      command: bin/garbage\n",
+			0, 0, &err) < 0);
+	snprintf(want, sizeof(want),
+		 "kubeconfig %s: users[u].user.exec: exec plugin cannot "
 		 "support interactive mode: standard input is not a terminal (interactiveMode "
 		 "Always needs a terminal; schedext runs plugins non-interactively)",
 		 tpath("config"));
@@ -514,7 +541,7 @@ static void counter_plugin(const char *expiry)
 
 static void apply_expect(struct sx_exec_auth *a, const char *want_hdr, uint64_t *gen)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	char hdr[256];
 
 	CHECK_INT(sx_exec_auth_apply(a, NULL, hdr, sizeof(hdr), gen, &err), 0);
@@ -565,7 +592,7 @@ static void test_exec_auth_cache_and_401(void)
 
 static void *apply_thread(void *arg)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	char hdr[256];
 
 	for (int i = 0; i < 20; i++)
@@ -625,8 +652,8 @@ static void test_exec_auth_shared(void)
 
 	counter_plugin("");
 	unsetenv("KUBERNETES_SERVICE_HOST");
-	k1 = sx_kube_new(&(struct sx_kube_opts){ .kubeconfig = tpath("config") }, &err);
-	k2 = sx_kube_new(&(struct sx_kube_opts){ .kubeconfig = tpath("config") }, &err);
+	k1 = sx_kube_new(&(struct sx_kube_opts){.kubeconfig = tpath("config")}, &err);
+	k2 = sx_kube_new(&(struct sx_kube_opts){.kubeconfig = tpath("config")}, &err);
 	CHECK(k1 && k2);
 	if (k1 && k2) {
 		CHECK_INT(sx_kube_authenticate(k1, &err), 0);
@@ -652,5 +679,4 @@ SX_TESTS(SX_TEST(test_exec_stanza_parsed), SX_TEST(test_exec_stanza_errors),
 	 SX_TEST(test_exec_run_timeout_kills_group), SX_TEST(test_exec_run_output_cap),
 	 SX_TEST(test_exec_run_failures), SX_TEST(test_exec_run_path_lookup),
 	 SX_TEST(test_exec_auth_cache_and_401), SX_TEST(test_exec_auth_threads),
-	 SX_TEST(test_exec_auth_shared),
-	 SX_TEST(test_zz_cleanup))
+	 SX_TEST(test_exec_auth_shared), SX_TEST(test_zz_cleanup))

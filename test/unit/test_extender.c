@@ -20,19 +20,22 @@ static const char state[] =
 	"{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}},"
 	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"b\"},\"status\":{\"allocatable\":"
 	"{\"cpu\":\"2\",\"memory\":\"4Gi\",\"pods\":\"110\"}}},"
-	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"low\",\"namespace\":\"default\",\"uid\":\"u-low\"},"
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"low\",\"namespace\":\"default\",\"uid\":\"u-"
+	"low\"},"
 	"\"spec\":{\"nodeName\":\"b\",\"priority\":0,\"containers\":[{\"name\":\"c\",\"resources\":"
 	"{\"requests\":{\"cpu\":\"1500m\"}}}]},\"status\":{\"phase\":\"Running\"}},"
-	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"mid\",\"namespace\":\"default\",\"uid\":\"u-mid\"},"
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"mid\",\"namespace\":\"default\",\"uid\":\"u-"
+	"mid\"},"
 	"\"spec\":{\"nodeName\":\"b\",\"priority\":5,\"containers\":[{\"name\":\"c\",\"resources\":"
 	"{\"requests\":{\"cpu\":\"200m\"}}}]},\"status\":{\"phase\":\"Running\"}},"
-	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"pend\",\"namespace\":\"default\",\"uid\":\"u-pend\"},"
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"pend\",\"namespace\":\"default\",\"uid\":\"u-"
+	"pend\"},"
 	"\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}"
 	"]}";
 
-#define POD(cpu, prio)                                                                        \
-	"{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\",\"uid\":\"u-p\"},\"spec\":{"   \
-	"\"priority\":" prio ",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{"  \
+#define POD(cpu, prio)                                                                             \
+	"{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\",\"uid\":\"u-p\"},\"spec\":{"      \
+	"\"priority\":" prio ",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{"      \
 	"\"cpu\":\"" cpu "\"}}}]}}"
 
 struct fixture {
@@ -46,7 +49,7 @@ struct fixture {
 /* The fixture with the default profile of release 1.<minor>. */
 static void setup_release(struct fixture *f, int minor)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_features feat;
 
 	sx_intern_init();
@@ -91,13 +94,13 @@ static void test_request_parse(void)
 		const char *body;
 		const char *err;
 	} bad[] = {
-		{ "", "empty request body" },
-		{ "{", "malformed JSON at offset 0" },
-		{ "{\"a\":tru}", "malformed JSON at offset 5" },
-		{ "{} x", "malformed JSON: trailing data at offset 3" },
-		{ "\"\xc3\x28\"", "invalid UTF-8 at offset 1" },
-		{ "\"\xed\xa0\x80\"", "invalid UTF-8 at offset 1" }, /* surrogate */
-		{ "\"\xf4\x90\x80\x80\"", "invalid UTF-8 at offset 1" }, /* > U+10FFFF */
+		{"", "empty request body"},
+		{"{", "malformed JSON at offset 0"},
+		{"{\"a\":tru}", "malformed JSON at offset 5"},
+		{"{} x", "malformed JSON: trailing data at offset 3"},
+		{"\"\xc3\x28\"", "invalid UTF-8 at offset 1"},
+		{"\"\xed\xa0\x80\"", "invalid UTF-8 at offset 1"},     /* surrogate */
+		{"\"\xf4\x90\x80\x80\"", "invalid UTF-8 at offset 1"}, /* > U+10FFFF */
 	};
 	char err[128], deep[200];
 	cJSON *j;
@@ -136,44 +139,57 @@ static void test_filter_names(void)
 	struct fixture f;
 
 	setup(&f);
-	CHECK_STR(call(&f, sx_extender_filter,
-		       "{\"pod\":" POD("1", "0") ",\"NODENAMES\":[\"a\",\"b\",\"zz\",\"a\"],\"Nodes\":null}", 200),
-		  "{\"NodeNames\":[\"a\"],\"Nodes\":null,\"FailedNodes\":{\"b\":\"Insufficient cpu\","
-		  "\"zz\":\"node(s) not found in the schedext cache\"},\"FailedAndUnresolvableNodes\":{},"
-		  "\"Error\":\"\"}\n");
+	CHECK_STR(
+		call(&f, sx_extender_filter,
+		     "{\"pod\":" POD(
+			     "1", "0") ",\"NODENAMES\":[\"a\",\"b\",\"zz\",\"a\"],\"Nodes\":null}",
+		     200),
+		"{\"NodeNames\":[\"a\"],\"Nodes\":null,\"FailedNodes\":{\"b\":\"Insufficient cpu\","
+		"\"zz\":\"node(s) not found in the schedext "
+		"cache\"},\"FailedAndUnresolvableNodes\":{},"
+		"\"Error\":\"\"}\n");
 	CHECK_STR(f.log.pod, "default/p");
 	CHECK_INT(f.log.nnodes, 4);
 	CHECK_STR(f.log.result, "1 passed, 2 failed");
-	CHECK_STR(call(&f, sx_extender_filter, "{\"Pod\":{},\"NodeNames\":[],\"nodenames\":[]}", 400),
-		  "{\"error\":\"duplicate key NodeNames\"}\n");
+	CHECK_STR(
+		call(&f, sx_extender_filter, "{\"Pod\":{},\"NodeNames\":[],\"nodenames\":[]}", 400),
+		"{\"error\":\"duplicate key NodeNames\"}\n");
 	teardown(&f);
 }
 
 static void test_filter_nodes_echo(void)
 {
 	/* Spacing and key order of the passing item are preserved byte for byte. */
-	const char *item = "{ \"metadata\" : {\"name\":\"b\"},\"status\":{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"9\"}} }";
+	const char *item =
+		"{ \"metadata\" : "
+		"{\"name\":\"b\"},\"status\":{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"9\"}} }";
 	char body[1024];
 	struct fixture f;
 
 	setup(&f);
 	snprintf(body, sizeof(body),
 		 "{\"Pod\":" POD("2", "0") ",\"Nodes\":{\"metadata\":{},\"items\":[%s,"
-		 "{\"metadata\":{\"name\":\"n\"},\"status\":{\"allocatable\":{\"cpu\":\"1\",\"pods\":\"9\"}}}]}}", item);
+					   "{\"metadata\":{\"name\":\"n\"},\"status\":{"
+					   "\"allocatable\":{\"cpu\":\"1\",\"pods\":\"9\"}}}]}}",
+		 item);
 	const char *out = call(&f, sx_extender_filter, body, 200);
 	char want[1024];
-	snprintf(want, sizeof(want),
-		 "{\"Nodes\":{\"metadata\":{},\"items\":[%s]},\"NodeNames\":null,\"FailedNodes\":{},"
-		 "\"FailedAndUnresolvableNodes\":{\"n\":\"Insufficient cpu\"},\"Error\":\"\"}\n", item);
+	snprintf(
+		want, sizeof(want),
+		"{\"Nodes\":{\"metadata\":{},\"items\":[%s]},\"NodeNames\":null,\"FailedNodes\":{},"
+		"\"FailedAndUnresolvableNodes\":{\"n\":\"Insufficient cpu\"},\"Error\":\"\"}\n",
+		item);
 	CHECK_STR(out, want);
 	teardown(&f);
 }
 
 /* Node "c" as the cache holds it (uid and resourceVersion set). */
-#define NODE_C(rv, cpu)                                                                       \
-	"{\"metadata\":{\"name\":\"c\",\"uid\":\"u-c\",\"resourceVersion\":\"" rv "\"},"          \
+#define NODE_C(rv, cpu)                                                                            \
+	"{\"metadata\":{\"name\":\"c\",\"uid\":\"u-c\",\"resourceVersion\":\"" rv "\"},"           \
 	"\"status\":{\"allocatable\":{\"cpu\":\"" cpu "\",\"pods\":\"9\"}}}"
-#define NODE_N "{\"metadata\":{\"name\":\"n\"},\"status\":{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"9\"}}}"
+#define NODE_N                                                                                     \
+	"{\"metadata\":{\"name\":\"n\"},\"status\":{\"allocatable\":{\"cpu\":\"8\",\"pods\":"      \
+	"\"9\"}}}"
 #define P1 "{\"Pod\":" POD("1", "0")
 
 /* Compares got with the recording at path line by line (SX_RECORD=1
@@ -213,7 +229,7 @@ static void check_recording(const char *path, struct sx_buf *got)
 
 /* The body as it is, behind an escaped key ({"\u0058":0, ...}, ignored)
  * or behind a BOM (normalised, then scanned): variant k of b in alt. */
-static const char *const variants[] = { "plain", "escaped-key", "bom" };
+static const char *const variants[] = {"plain", "escaped-key", "bom"};
 
 static const char *body_variant(const char *b, size_t k, char *alt, size_t cap)
 {
@@ -238,20 +254,24 @@ static void test_replies_recorded(void)
 {
 	static const char *const bodies[] = {
 		P1 ",\"NodeNames\":[\"a\",\"b\",\"zz\",\"a\",\"c\"]}",
-		P1 ",\"NodeNames\":[\"\\u0061\",\"b\\u0000x\",\"c\\n\",\"\\u00e9\"],\"Nodes\":null}",
-		"{\"Extra\":{\"x\":[1,-2.5e3,{\"y\":\"\\u00e9\"}],\"Pod\":7},\"pOD\":" POD("1", "0")
-		",\"nodenames\":[\"b\"]}",
-		P1 ",\"NODES\":{\"metadata\":{},\"items\":[" NODE_C("7", "1") "," NODE_C("8", "9") ","
-		NODE_N ",{\"metad\\u0061ta\":{\"name\":\"c\",\"uid\":\"u-c\",\"resourceVersion\":\"7\"}}]}}",
-		P1 ",\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"c\",\"uid\":\"u-c\",\"resourceVersion\":\"7\","
-		"\"name\":\"zz\"},\"metadata\":{\"name\":\"q\"},\"status\":{}}]}}",
+		P1
+		",\"NodeNames\":[\"\\u0061\",\"b\\u0000x\",\"c\\n\",\"\\u00e9\"],\"Nodes\":null}",
+		"{\"Extra\":{\"x\":[1,-2.5e3,{\"y\":\"\\u00e9\"}],\"Pod\":7},\"pOD\":" POD(
+			"1", "0") ",\"nodenames\":[\"b\"]}",
+		P1 ",\"NODES\":{\"metadata\":{},\"items\":[" NODE_C("7", "1") "," NODE_C(
+			"8", "9") "," NODE_N ",{\"metad\\u0061ta\":{\"name\":\"c\",\"uid\":\"u-c\","
+				  "\"resourceVersion\":\"7\"}}]}}",
+		P1 ",\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"c\",\"uid\":\"u-c\","
+		   "\"resourceVersion\":\"7\","
+		   "\"name\":\"zz\"},\"metadata\":{\"name\":\"q\"},\"status\":{}}]}}",
 		P1 ",\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"c\",\"uid\":\"u-\\u0063\","
-		"\"resourceVersion\":\"\\u0037\"}}]}}",
+		   "\"resourceVersion\":\"\\u0037\"}}]}}",
 		P1 ",\"Nodes\":{\"items\":[" NODE_N "],\"items\":[" NODE_C("7", "1") "]}}",
 		P1 ",\"Nodes\":{\"items\":null}}",
 		P1 ",\"Nodes\":{}}",
 		P1 ",\"Nodes\":{\"items\":[{\"metadata\":null}]}}",
-		P1 ",\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"c\",\"uid\":\"u-c\",\"resourceVersion\":7}}]}}",
+		P1 ",\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"c\",\"uid\":\"u-c\","
+		   "\"resourceVersion\":7}}]}}",
 		/* errors, in the order the tree path checks them */
 		P1 ",\"NodeNames\":[],\"nodeNames\":[],\"Nodes\":{},\"nodes\":{}}",
 		P1 ",\"Nodes\":[],\"NODES\":null}",
@@ -266,7 +286,8 @@ static void test_replies_recorded(void)
 		P1 ",\"Nodes\":[]}",
 		P1 ",\"Nodes\":{\"items\":{}}}",
 		P1 ",\"Nodes\":{\"items\":[" NODE_N ",7]}}",
-		P1 ",\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"q\"},\"status\":{\"allocatable\":"
+		P1
+		",\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"q\"},\"status\":{\"allocatable\":"
 		"{\"cpu\":\"lots\"}}}]}}",
 		P1 ",\"NodeNames\":\"a\"}",
 		P1 ",\"NodeNames\":[\"a\",null]}",
@@ -283,14 +304,16 @@ static void test_replies_recorded(void)
 		"[1,2]",
 		"\"\xc3\x28\"",
 		"{\"Pod\":\"\\ud800\"}",
-		"{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]"
+		"{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]"
+		"]]]]]]]]]]]]]]"
 		"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
 	};
-	static const verb_fn verbs[] = { sx_extender_filter, sx_extender_prioritize };
-	struct sx_error err = { 0 };
-	const char *extra = "{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":{\"name\":\"c\","
-			    "\"uid\":\"u-c\",\"resourceVersion\":\"7\"},\"status\":{\"allocatable\":"
-			    "{\"cpu\":\"1\",\"pods\":\"9\"}}}]}";
+	static const verb_fn verbs[] = {sx_extender_filter, sx_extender_prioritize};
+	struct sx_error err = {0};
+	const char *extra =
+		"{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":{\"name\":\"c\","
+		"\"uid\":\"u-c\",\"resourceVersion\":\"7\"},\"status\":{\"allocatable\":"
+		"{\"cpu\":\"1\",\"pods\":\"9\"}}}]}";
 	struct sx_buf got;
 	struct fixture f;
 	char alt[2048];
@@ -318,9 +341,11 @@ static void test_replies_recorded(void)
 	/* a later item of the same name is a duplicate; its fresher copy is the
 	 * one the cycle sees (a private view), the first item is echoed */
 	CHECK_STR(call(&f, sx_extender_filter, bodies[3], 200),
-		  "{\"Nodes\":{\"metadata\":{},\"items\":[" NODE_C("7", "1") "," NODE_N "]},"
-		  "\"NodeNames\":null,\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{},"
-		  "\"Error\":\"\"}\n");
+		  "{\"Nodes\":{\"metadata\":{},\"items\":[" NODE_C(
+			  "7", "1") "," NODE_N "]},"
+				    "\"NodeNames\":null,\"FailedNodes\":{},"
+				    "\"FailedAndUnresolvableNodes\":{},"
+				    "\"Error\":\"\"}\n");
 	sx_buf_free(&got);
 	teardown(&f);
 }
@@ -331,32 +356,40 @@ static void test_replies_recorded(void)
  * the log's pod, node count and result. Each body runs on a fresh cache:
  * a bind that succeeds changes it. SX_RECORD=1 rewrites the recording. */
 #define VERB_REPLIES "test/fixtures/extender/preempt_bind_replies.txt"
-#define X50 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
-#define X254 X50 X50 X50 X50 X50 "xxxx"
-#define META(map) "{\"Pod\":" POD("1500m", "100") ",\"NodeNameToMetaVictims\":" map "}"
-#define FULL(map) "{\"Pod\":" POD("1500m", "100") ",\"NodeNameToVictims\":" map "}"
-#define VPOD(name, uid) "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\",\"uid\":\"" uid "\"}}"
-#define BIND(name, ns, uid, node)                                                             \
+#define X50	     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+#define X254	     X50 X50 X50 X50 X50 "xxxx"
+#define META(map)    "{\"Pod\":" POD("1500m", "100") ",\"NodeNameToMetaVictims\":" map "}"
+#define FULL(map)    "{\"Pod\":" POD("1500m", "100") ",\"NodeNameToVictims\":" map "}"
+#define VPOD(name, uid)                                                                            \
+	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\",\"uid\":\"" uid "\"}}"
+#define BIND(name, ns, uid, node)                                                                  \
 	"{\"PodName\":" name ",\"PodNamespace\":" ns ",\"PodUID\":" uid ",\"Node\":" node "}"
 
 static const char *const preempt_bodies[] = {
 	META("{\"b\":{\"Pods\":[{\"UID\":\"u-mid\"},{\"uid\":\"u-low\"}],\"NumPDBViolations\":0},"
 	     "\"a\":{\"Pods\":[{\"UID\":\"u-low\"}]}}"),
 	"{\"Pod\":" POD("3", "100") ",\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":"
-	"[{\"UID\":\"u-low\"},{\"UID\":\"u-mid\"}]}}}",
+				    "[{\"UID\":\"u-low\"},{\"UID\":\"u-mid\"}]}}}",
 	"{\"pod\":" POD("1500m", "100") ",\"nodenametometavictims\":{\"b\":{\"pods\":"
-	"[{\"uid\":\"u-low\",\"x\":[1,{}]}],\"numpdbviolations\":2},\"zz\":{\"Pods\":[{\"UID\":\"u-low\"}]},"
-	"\"b\":{\"Pods\":[{\"UID\":\"u-low\"},{\"UID\":\"nobody\"},{\"UID\":\"u-low\"}]},"
-	"\"a\":{},\"b\":{\"Pods\":null,\"NumPDBViolations\":null},\"b\":{\"Pods\":[]}}}",
-	META("{\"\\u0062\":{\"Pods\":[{\"UID\":\"u-\\u006cow\"}]},\"b\\u0000x\":{\"Pods\":[{\"UID\":"
+					"[{\"uid\":\"u-low\",\"x\":[1,{}]}],\"numpdbviolations\":2}"
+					",\"zz\":{\"Pods\":[{\"UID\":\"u-low\"}]},"
+					"\"b\":{\"Pods\":[{\"UID\":\"u-low\"},{\"UID\":\"nobody\"},"
+					"{\"UID\":\"u-low\"}]},"
+					"\"a\":{},\"b\":{\"Pods\":null,\"NumPDBViolations\":null},"
+					"\"b\":{\"Pods\":[]}}}",
+	META("{\"\\u0062\":{\"Pods\":[{\"UID\":\"u-\\u006cow\"}]},\"b\\u0000x\":{\"Pods\":[{"
+	     "\"UID\":"
 	     "\"u-low\\u0000y\"}]},\"b\\n\":{\"Pods\":[{\"UID\":\"u-low\"}]}}"),
-	FULL("{\"b\":{\"Pods\":[" VPOD("low", "u-low") "," VPOD("mid", "u-mid") "],\"NumPDBViolations\":1},"
-	     "\"a\":{\"Pods\":[" VPOD("x", "u-x") "]}}"),
+	FULL("{\"b\":{\"Pods\":[" VPOD("low", "u-low") "," VPOD(
+		"mid", "u-mid") "],\"NumPDBViolations\":1},"
+				"\"a\":{\"Pods\":[" VPOD("x", "u-x") "]}}"),
 	FULL("{\"b\":{\"Pods\":[{\"metadata\":{\"name\":\"low\"}}]}}"),
-	"{\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}]}},\"Pod\":" POD("1500m", "100")
-	",\"NodeNameToVictims\":null}",
-	"{\"Pod\":" POD("1500m", "100") ",\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}]}},"
-	"\"Pod\":null}",
+	"{\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}]}},\"Pod\":" POD(
+		"1500m", "100") ",\"NodeNameToVictims\":null}",
+	"{\"Pod\":" POD(
+		"1500m",
+		"100") ",\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}]}},"
+		       "\"Pod\":null}",
 	META("{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],\"NumPDBViolations\":1.0}}"),
 	META("{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],\"NumPDBViolations\":-0}}"),
 	META("{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],\"NumPDBViolations\":1e15}}"),
@@ -394,7 +427,8 @@ static const char *const preempt_bodies[] = {
 	"{\"Pod\":{},\"POD\":{},\"NodeNameToMetaVictims\":{}}",
 	"{\"Pod\":{\"spec\":{\"priority\":\"x\"}},\"NodeNameToMetaVictims\":{}}",
 	/* outside the scanner's subset */
-	META("{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],\"NumPDBViolations\":0}, \"a\\/\":{\"Pods\":[]}}"),
+	META("{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],\"NumPDBViolations\":0}, "
+	     "\"a\\/\":{\"Pods\":[]}}"),
 	META("{\"b\t\":{\"Pods\":[{\"UID\":\"u-low\"}]}}"),
 	/* syntax errors */
 	"",
@@ -409,7 +443,8 @@ static const char *const preempt_bodies[] = {
 
 static const char *const bind_bodies[] = {
 	BIND("\"pend\"", "\"default\"", "\"u-pend\"", "\"a\""),
-	"{\"podname\":\"pend\",\"PODNAMESPACE\":\"default\",\"podUid\":\"\",\"node\":\"b\",\"x\":{}}",
+	"{\"podname\":\"pend\",\"PODNAMESPACE\":\"default\",\"podUid\":\"\",\"node\":\"b\",\"x\":{}"
+	"}",
 	BIND("\"pend\"", "\"\"", "\"u-pend\"", "\"a\""),
 	BIND("\"p\\u0065nd\"", "\"def\\u0061ult\"", "\"u-pend\"", "\"\\u0061\""),
 	BIND("\"pend\\u0000x\"", "\"default\"", "\"u-pend\"", "\"a\\u0000b\""),
@@ -433,8 +468,10 @@ static const char *const bind_bodies[] = {
 	BIND("\"pend\"", "\"default\"", "[]", "\"a\""),
 	BIND("\"pend\"", "\"default\"", "\"u-pend\"", "{}"),
 	BIND("\"pend\"", "\"default\"", "\"u-pend\"", "true"),
-	"{\"PodName\":\"pend\",\"podname\":\"pend\",\"PodNamespace\":\"default\",\"PodUID\":\"\",\"Node\":\"a\"}",
-	"{\"PodName\":\"pend\",\"PodNamespace\":\"default\",\"PodUID\":\"\",\"Node\":\"a\",\"NODE\":null}",
+	"{\"PodName\":\"pend\",\"podname\":\"pend\",\"PodNamespace\":\"default\",\"PodUID\":\"\","
+	"\"Node\":\"a\"}",
+	"{\"PodName\":\"pend\",\"PodNamespace\":\"default\",\"PodUID\":\"\",\"Node\":\"a\","
+	"\"NODE\":null}",
 	"{\"PodName\":\"x\"}",
 	"{\"PodName\":\"x\",\"PodNamespace\":\"default\",\"Node\":\"a\"}",
 	"{}",
@@ -452,8 +489,8 @@ static const char *const bind_bodies[] = {
 	"{\"PodName\":\"\\ud800\"}",
 };
 
-static void record_verb(struct sx_buf *got, const char *name, verb_fn fn,
-			const char *const *bodies, size_t n)
+static void record_verb(struct sx_buf *got, const char *name, verb_fn fn, const char *const *bodies,
+			size_t n)
 {
 	struct fixture f;
 	char alt[2048];
@@ -518,11 +555,11 @@ static void test_normalised_infinity(void)
  * first; an item that differs anywhere, even past the memo's key prefix,
  * is scanned again (a changed Node gets its new verdict, a malformed one
  * its 400). */
-#define LONG_LABELS                                                                           \
+#define LONG_LABELS                                                                                \
 	"\"labels\":{\"kubernetes.io/hostname\":\"c\",\"topology.kubernetes.io/zone\":\"z1\","     \
 	"\"node.kubernetes.io/instance-type\":\"m6i.2xlarge\",\"team\":\"t\"}"
-#define MEMO_NODE(name, uid, rv, cpu)                                                         \
-	"{\"metadata\":{\"name\":\"" name "\",\"uid\":\"" uid "\",\"resourceVersion\":\"" rv     \
+#define MEMO_NODE(name, uid, rv, cpu)                                                              \
+	"{\"metadata\":{\"name\":\"" name "\",\"uid\":\"" uid "\",\"resourceVersion\":\"" rv       \
 	"\"," LONG_LABELS "},\"status\":{\"allocatable\":{\"cpu\":" cpu ",\"pods\":\"9\"}}}"
 #define MEMO_BODY(a, b) P1 ",\"Nodes\":{\"metadata\":{},\"items\":[" a "," b "]}}"
 
@@ -567,7 +604,8 @@ static void test_filter_node_memo(void)
 	memo.ex.node_memo = sx_node_memo_new((size_t)1 << 20, 64);
 	setup(&plain);
 	for (size_t i = 0; i < SX_ARRAY_SIZE(bodies); i++) {
-		char *want = strdup(call(&plain, sx_extender_filter, bodies[i], i == 2 ? 400 : 200));
+		char *want =
+			strdup(call(&plain, sx_extender_filter, bodies[i], i == 2 ? 400 : 200));
 
 		CHECK_STR(call(&memo, sx_extender_filter, bodies[i], i == 2 ? 400 : 200), want);
 		free(want);
@@ -585,7 +623,8 @@ static void test_prioritize(void)
 	struct fixture f;
 
 	setup(&f);
-	CHECK_STR(call(&f, sx_extender_prioritize, "{\"Pod\":" POD("100m", "0") ",\"NodeNames\":[\"a\",\"x\"]}", 200),
+	CHECK_STR(call(&f, sx_extender_prioritize,
+		       "{\"Pod\":" POD("100m", "0") ",\"NodeNames\":[\"a\",\"x\"]}", 200),
 		  "[{\"Host\":\"a\",\"Score\":10},{\"Host\":\"x\",\"Score\":0}]\n");
 	teardown(&f);
 }
@@ -596,22 +635,28 @@ static void test_preempt_reprieve(void)
 
 	setup(&f);
 	/* b has 300m free; the pod needs 1500m: evicting low suffices, mid is reprieved. */
-	CHECK_STR(call(&f, sx_extender_preempt,
-		       "{\"Pod\":" POD("1500m", "100") ",\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":"
-		       "[{\"UID\":\"u-mid\"},{\"uid\":\"u-low\"}],\"NumPDBViolations\":0},"
-		       "\"a\":{\"Pods\":[{\"UID\":\"u-low\"}]}}}", 200),
-		  "{\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],\"NumPDBViolations\":0}}}\n");
+	CHECK_STR(
+		call(&f, sx_extender_preempt,
+		     "{\"Pod\":" POD("1500m", "100") ",\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":"
+						     "[{\"UID\":\"u-mid\"},{\"uid\":\"u-low\"}],"
+						     "\"NumPDBViolations\":0},"
+						     "\"a\":{\"Pods\":[{\"UID\":\"u-low\"}]}}}",
+		     200),
+		"{\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],"
+		"\"NumPDBViolations\":0}}}\n");
 	/* Does not fit even without every victim: node dropped. */
 	CHECK_STR(call(&f, sx_extender_preempt,
 		       "{\"Pod\":" POD("3", "100") ",\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":"
-		       "[{\"UID\":\"u-low\"},{\"UID\":\"u-mid\"}]}}}", 200),
+						   "[{\"UID\":\"u-low\"},{\"UID\":\"u-mid\"}]}}}",
+		       200),
 		  "{\"NodeNameToMetaVictims\":{}}\n");
 	teardown(&f);
 }
 
 static void test_bind(void)
 {
-	const char *args = "{\"PodName\":\"pend\",\"PodNamespace\":\"default\",\"PodUID\":\"u-pend\",\"Node\":\"a\"}";
+	const char *args = "{\"PodName\":\"pend\",\"PodNamespace\":\"default\",\"PodUID\":\"u-"
+			   "pend\",\"Node\":\"a\"}";
 	struct sx_cache_stats st;
 	struct fixture f;
 
@@ -622,10 +667,14 @@ static void test_bind(void)
 	sx_cache_stats(f.cache, &st);
 	CHECK_INT(st.pending_pods, 0);
 	CHECK_STR(call(&f, sx_extender_bind,
-		       "{\"PodName\":\"pend\",\"PodNamespace\":\"default\",\"PodUID\":\"u-pend\",\"Node\":\"b\"}", 200),
+		       "{\"PodName\":\"pend\",\"PodNamespace\":\"default\",\"PodUID\":\"u-pend\","
+		       "\"Node\":\"b\"}",
+		       200),
 		  "{\"Error\":\"pods \\\"pend\\\" is already assigned to node \\\"a\\\"\"}\n");
 	CHECK_STR(call(&f, sx_extender_bind,
-		       "{\"PodName\":\"low\",\"PodNamespace\":\"default\",\"PodUID\":\"u-low\",\"Node\":\"nowhere\"}", 200),
+		       "{\"PodName\":\"low\",\"PodNamespace\":\"default\",\"PodUID\":\"u-low\","
+		       "\"Node\":\"nowhere\"}",
+		       200),
 		  "{\"Error\":\"pods \\\"low\\\" is already assigned to node \\\"b\\\"\"}\n");
 	CHECK_STR(call(&f, sx_extender_bind, "{\"PodName\":\"x\"}", 400),
 		  "{\"error\":\"missing PodNamespace\"}\n");
@@ -634,5 +683,5 @@ static void test_bind(void)
 
 SX_TESTS(SX_TEST(test_request_parse), SX_TEST(test_score_mapping), SX_TEST(test_filter_names),
 	 SX_TEST(test_filter_nodes_echo), SX_TEST(test_prioritize), SX_TEST(test_preempt_reprieve),
-	 SX_TEST(test_bind), SX_TEST(test_replies_recorded),
-	 SX_TEST(test_verb_replies_recorded), SX_TEST(test_normalised_infinity), SX_TEST(test_filter_node_memo))
+	 SX_TEST(test_bind), SX_TEST(test_replies_recorded), SX_TEST(test_verb_replies_recorded),
+	 SX_TEST(test_normalised_infinity), SX_TEST(test_filter_node_memo))

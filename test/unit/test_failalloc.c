@@ -56,9 +56,9 @@ char *__real_strdup(const char *s);
 char *__real_strndup(const char *s, size_t n);
 int __real_vasprintf(char **out, const char *fmt, va_list ap);
 
-static long fail_at;   /* 0: off; else the allocation number that fails */
-static long allocs;    /* allocations of the armed thread so far */
-static int failed;     /* the armed allocation did fail */
+static long fail_at; /* 0: off; else the allocation number that fails */
+static long allocs;  /* allocations of the armed thread so far */
+static int failed;   /* the armed allocation did fail */
 static pthread_t armed_thread;
 
 static bool fail_now(void)
@@ -134,47 +134,58 @@ static long disarm(void)
 
 static const char cluster[] =
 	"{\"kind\":\"List\",\"items\":["
-	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"a\",\"labels\":{\"topology.kubernetes.io/zone\":\"z1\","
+	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"a\",\"labels\":{\"topology.kubernetes.io/"
+	"zone\":\"z1\","
 	"\"kubernetes.io/hostname\":\"a\"}},\"spec\":{\"taints\":[{\"key\":\"t\",\"value\":\"v\","
-	"\"effect\":\"PreferNoSchedule\"}]},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\","
-	"\"pods\":\"110\"},\"images\":[{\"names\":[\"nginx:1\"],\"sizeBytes\":1000000},{\"sizeBytes\":1}]}},"
-	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"b\",\"labels\":{\"topology.kubernetes.io/zone\":\"z2\","
+	"\"effect\":\"PreferNoSchedule\"}]},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":"
+	"\"8Gi\","
+	"\"pods\":\"110\"},\"images\":[{\"names\":[\"nginx:1\"],\"sizeBytes\":1000000},{"
+	"\"sizeBytes\":1}]}},"
+	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"b\",\"labels\":{\"topology.kubernetes.io/"
+	"zone\":\"z2\","
 	"\"kubernetes.io/hostname\":\"b\"}},"
 	"\"status\":{\"allocatable\":{\"cpu\":\"2\",\"memory\":\"4Gi\",\"pods\":\"110\"}}},"
-	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"c\",\"labels\":{\"topology.kubernetes.io/zone\":\"z1\","
+	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"c\",\"labels\":{\"topology.kubernetes.io/"
+	"zone\":\"z1\","
 	"\"kubernetes.io/hostname\":\"c\"}},\"spec\":{\"unschedulable\":true},"
 	"\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"4Gi\",\"pods\":\"110\"}}},"
-	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"low\",\"namespace\":\"default\",\"uid\":\"u-low\","
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"low\",\"namespace\":\"default\",\"uid\":\"u-"
+	"low\","
 	"\"labels\":{\"app\":\"x\"}},\"spec\":{\"nodeName\":\"b\",\"priority\":0,\"containers\":"
 	"[{\"name\":\"c\",\"ports\":[{\"containerPort\":80,\"hostPort\":80}],\"resources\":"
 	"{\"requests\":{\"cpu\":\"1500m\"}}}]},\"status\":{\"phase\":\"Running\"}},"
-	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"mid\",\"namespace\":\"default\",\"uid\":\"u-mid\","
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"mid\",\"namespace\":\"default\",\"uid\":\"u-"
+	"mid\","
 	"\"labels\":{\"app\":\"y\"}},\"spec\":{\"nodeName\":\"a\",\"priority\":5,\"containers\":"
-	"[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"200m\"}}}]},\"status\":{\"phase\":\"Running\"}},"
-	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"pend\",\"namespace\":\"default\",\"uid\":\"u-pend\"},"
+	"[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"200m\"}}}]},\"status\":{\"phase\":"
+	"\"Running\"}},"
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"pend\",\"namespace\":\"default\",\"uid\":\"u-"
+	"pend\"},"
 	"\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}"
 	"]}";
 
 /* A pod touching every default plugin: requests, host port, node
  * affinity, tolerations, inter-pod (anti-)affinity, spread, image. */
-#define RICH_POD                                                                                 \
-	"{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\",\"uid\":\"u-p\",\"labels\":"    \
-	"{\"app\":\"x\"}},\"spec\":{\"priority\":100,\"containers\":[{\"name\":\"c\",\"image\":"  \
-	"\"nginx:1\",\"ports\":[{\"containerPort\":81,\"hostPort\":81}],\"resources\":"          \
-	"{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"}}}],\"tolerations\":[{\"key\":\"t\","\
-	"\"operator\":\"Exists\"}],\"affinity\":{\"nodeAffinity\":{"                              \
-	"\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":[{"           \
-	"\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\",\"operator\":\"Exists\"}]}]}," \
-	"\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":3,\"preference\":{"    \
-	"\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\",\"operator\":\"In\","    \
-	"\"values\":[\"z1\"]}]}}]},\"podAntiAffinity\":{"                                        \
+#define RICH_POD                                                                                   \
+	"{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\",\"uid\":\"u-p\",\"labels\":"      \
+	"{\"app\":\"x\"}},\"spec\":{\"priority\":100,\"containers\":[{\"name\":\"c\",\"image\":"   \
+	"\"nginx:1\",\"ports\":[{\"containerPort\":81,\"hostPort\":81}],\"resources\":"            \
+	"{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"}}}],\"tolerations\":[{\"key\":\"t\","  \
+	"\"operator\":\"Exists\"}],\"affinity\":{\"nodeAffinity\":{"                               \
+	"\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":[{"             \
+	"\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/"                                 \
+	"zone\",\"operator\":\"Exists\"}]}]},"                                                     \
+	"\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":3,\"preference\":{"      \
+	"\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\",\"operator\":\"In\","      \
+	"\"values\":[\"z1\"]}]}}]},\"podAntiAffinity\":{"                                          \
 	"\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":5,\"podAffinityTerm\":{" \
-	"\"labelSelector\":{\"matchLabels\":{\"app\":\"x\"}},\"topologyKey\":"                    \
-	"\"kubernetes.io/hostname\"}}]},\"podAffinity\":{"                                        \
+	"\"labelSelector\":{\"matchLabels\":{\"app\":\"x\"}},\"topologyKey\":"                     \
+	"\"kubernetes.io/hostname\"}}]},\"podAffinity\":{"                                         \
 	"\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":2,\"podAffinityTerm\":{" \
-	"\"labelSelector\":{\"matchLabels\":{\"app\":\"y\"}},\"topologyKey\":"                    \
-	"\"topology.kubernetes.io/zone\"}}]}},\"topologySpreadConstraints\":[{\"maxSkew\":1,"     \
-	"\"topologyKey\":\"topology.kubernetes.io/zone\",\"whenUnsatisfiable\":\"ScheduleAnyway\","\
+	"\"labelSelector\":{\"matchLabels\":{\"app\":\"y\"}},\"topologyKey\":"                     \
+	"\"topology.kubernetes.io/zone\"}}]}},\"topologySpreadConstraints\":[{\"maxSkew\":1,"      \
+	"\"topologyKey\":\"topology.kubernetes.io/"                                                \
+	"zone\",\"whenUnsatisfiable\":\"ScheduleAnyway\","                                         \
 	"\"labelSelector\":{\"matchLabels\":{\"app\":\"x\"}}}]}}"
 
 struct fixture {
@@ -187,7 +198,7 @@ static struct sx_config *cfg_default; /* made once; configs are read-only */
 
 static void fixture_init(struct fixture *f)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	memset(f, 0, sizeof(*f));
 	f->cache = sx_cache_new();
@@ -309,13 +320,20 @@ static void test_extender_verbs(void)
 {
 	static const char nodes[] =
 		"\"Nodes\":{\"metadata\":{},\"items\":[{\"metadata\":{\"name\":\"a\",\"labels\":"
-		"{\"topology.kubernetes.io/zone\":\"z1\"}},\"status\":{\"allocatable\":{\"cpu\":\"4\","
+		"{\"topology.kubernetes.io/"
+		"zone\":\"z1\"}},\"status\":{\"allocatable\":{\"cpu\":\"4\","
 		"\"memory\":\"8Gi\",\"pods\":\"110\"}}},{\"metadata\":{\"name\":\"n\"},\"status\":"
 		"{\"allocatable\":{\"cpu\":\"1\",\"pods\":\"9\"}}}]}";
 
 	sweep_verb("filter NodeNames", sx_extender_filter,
 		   "{\"Pod\":" RICH_POD ",\"NodeNames\":[\"a\",\"b\",\"c\",\"zz\"]}");
-	sweep_verb("filter Nodes", sx_extender_filter, "{\"Pod\":" RICH_POD ",\"Nodes\":{\"metadata\":{},\"items\":[{\"metadata\":{\"name\":\"a\",\"labels\":{\"topology.kubernetes.io/zone\":\"z1\"}},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\",\"pods\":\"110\"}}},{\"metadata\":{\"name\":\"n\"},\"status\":{\"allocatable\":{\"cpu\":\"1\",\"pods\":\"9\"}}}]}}");
+	sweep_verb("filter Nodes", sx_extender_filter,
+		   "{\"Pod\":" RICH_POD
+		   ",\"Nodes\":{\"metadata\":{},\"items\":[{\"metadata\":{\"name\":\"a\","
+		   "\"labels\":{\"topology.kubernetes.io/"
+		   "zone\":\"z1\"}},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\","
+		   "\"pods\":\"110\"}}},{\"metadata\":{\"name\":\"n\"},\"status\":{\"allocatable\":"
+		   "{\"cpu\":\"1\",\"pods\":\"9\"}}}]}}");
 	sweep_verb("prioritize NodeNames", sx_extender_prioritize,
 		   "{\"Pod\":" RICH_POD ",\"NodeNames\":[\"a\",\"b\",\"zz\"]}");
 	{
@@ -324,20 +342,24 @@ static void test_extender_verbs(void)
 		snprintf(body, sizeof(body), "{\"Pod\":%s,%s}", RICH_POD, nodes);
 		sweep_verb("prioritize Nodes", sx_extender_prioritize, body);
 	}
-	sweep_verb("preempt", sx_extender_preempt,
-		   "{\"Pod\":{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\",\"uid\":\"u-p\"},"
-		   "\"spec\":{\"priority\":100,\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
-		   "{\"cpu\":\"1500m\"}}}]}},\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":[{\"UID\":\"u-low\"}],"
-		   "\"NumPDBViolations\":0},\"a\":{\"Pods\":[{\"UID\":\"u-mid\"}]}}}");
+	sweep_verb(
+		"preempt", sx_extender_preempt,
+		"{\"Pod\":{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\",\"uid\":\"u-p\"},"
+		"\"spec\":{\"priority\":100,\"containers\":[{\"name\":\"c\",\"resources\":{"
+		"\"requests\":"
+		"{\"cpu\":\"1500m\"}}}]}},\"NodeNameToMetaVictims\":{\"b\":{\"Pods\":[{\"UID\":\"u-"
+		"low\"}],"
+		"\"NumPDBViolations\":0},\"a\":{\"Pods\":[{\"UID\":\"u-mid\"}]}}}");
 	sweep_verb("bind", sx_extender_bind,
-		   "{\"PodName\":\"pend\",\"PodNamespace\":\"default\",\"PodUID\":\"u-pend\",\"Node\":\"a\"}");
+		   "{\"PodName\":\"pend\",\"PodNamespace\":\"default\",\"PodUID\":\"u-pend\","
+		   "\"Node\":\"a\"}");
 }
 
 /* ---------- one scheduling cycle ---------- */
 
 static struct sx_pod *decode_pod(const char *json)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	cJSON *j = cJSON_Parse(json);
 	struct sx_pod *p = sx_decode_pod(j, &err);
 
@@ -356,9 +378,9 @@ struct cycle_out {
 
 static struct cycle_out run_cycle(struct fixture *f, const struct sx_pod *pod, long n)
 {
-	struct sx_cycle_opts opts = { 0 };
+	struct sx_cycle_opts opts = {0};
 	struct sx_cycle_result res;
-	struct cycle_out o = { 0 };
+	struct cycle_out o = {0};
 	struct sx_snapshot *snap;
 
 	arm(n);
@@ -439,7 +461,7 @@ static void test_state_load(void)
 		rc = sx_state_load_buffer(c, "state", cluster, strlen(cluster), &err);
 		disarm();
 		if (rc < 0) {
-			struct sx_cache_stats empty = { 0 };
+			struct sx_cache_stats empty = {0};
 
 			sx_cache_stats(c, &st);
 			if (memcmp(&st, &empty, sizeof(st)) != 0)
@@ -495,7 +517,7 @@ static void collect_obj(void *ctx, const struct sx_object *obj, sx_str node, boo
 	struct objs *o = ctx;
 
 	if (o->n < 64) {
-		o->v[o->n] = (struct sx_object){ obj->kind, sx_recount_obj_ref(obj) };
+		o->v[o->n] = (struct sx_object){obj->kind, sx_recount_obj_ref(obj)};
 		o->n++;
 	}
 }
@@ -505,7 +527,7 @@ static void collect_obj(void *ctx, const struct sx_object *obj, sx_str node, boo
  * reconcile. */
 static void relist(struct sx_cache *c, struct sx_cache *server, enum sx_kind kind)
 {
-	struct objs o = { .n = 0 };
+	struct objs o = {.n = 0};
 
 	sx_cache_visit(server, kind, collect_obj, &o);
 	CHECK_INT(sx_cache_replace_all(c, kind, o.v, o.n), 0);
@@ -558,35 +580,40 @@ static void test_watch_events(void)
 {
 	static const char pod_obj[] =
 		"{\"metadata\":{\"name\":\"pend\",\"namespace\":\"default\",\"uid\":\"u-pend\","
-		"\"resourceVersion\":\"7\",\"labels\":{\"app\":\"z\"}},\"spec\":{\"nodeName\":\"a\","
+		"\"resourceVersion\":\"7\",\"labels\":{\"app\":\"z\"}},\"spec\":{\"nodeName\":"
+		"\"a\","
 		"\"containers\":[{\"name\":\"c\",\"ports\":[{\"containerPort\":9,\"hostPort\":9}],"
-		"\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\"}}";
+		"\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\"}"
+		"}";
 	static const char node_obj[] =
 		"{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"8\",\"labels\":{\"x\":\"y\"}},"
 		"\"status\":{\"allocatable\":{\"cpu\":\"3\",\"pods\":\"9\"},\"images\":[{\"names\":"
 		"[\"redis:7\"],\"sizeBytes\":5}]}}";
 	char ev[2048];
 
-	snprintf(ev, sizeof(ev), "{\"type\":\"ADDED\",\"object\":%s}\n",
-		 "{\"metadata\":{\"name\":\"new\",\"namespace\":\"default\",\"uid\":\"u-new\","
-		 "\"resourceVersion\":\"9\"},\"spec\":{\"nodeName\":\"b\",\"containers\":[{\"name\":"
-		 "\"c\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]},\"status\":{\"phase\":"
-		 "\"Running\"}}");
+	snprintf(
+		ev, sizeof(ev), "{\"type\":\"ADDED\",\"object\":%s}\n",
+		"{\"metadata\":{\"name\":\"new\",\"namespace\":\"default\",\"uid\":\"u-new\","
+		"\"resourceVersion\":\"9\"},\"spec\":{\"nodeName\":\"b\",\"containers\":[{\"name\":"
+		"\"c\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]},\"status\":{\"phase\":"
+		"\"Running\"}}");
 	sweep_event("watch pod ADDED", SX_KIND_POD, ev);
 	snprintf(ev, sizeof(ev), "{\"type\":\"MODIFIED\",\"object\":%s}\n", pod_obj);
 	sweep_event("watch pod MODIFIED (bound)", SX_KIND_POD, ev);
 	sweep_event("watch pod DELETED", SX_KIND_POD,
 		    "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"low\","
 		    "\"namespace\":\"default\",\"resourceVersion\":\"10\"}}}\n");
-	sweep_event("watch node ADDED", SX_KIND_NODE,
-		    "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"d\",\"resourceVersion\":"
-		    "\"11\"},\"status\":{\"allocatable\":{\"cpu\":\"1\"}}}}\n");
+	sweep_event(
+		"watch node ADDED", SX_KIND_NODE,
+		"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"d\",\"resourceVersion\":"
+		"\"11\"},\"status\":{\"allocatable\":{\"cpu\":\"1\"}}}}\n");
 	snprintf(ev, sizeof(ev), "{\"type\":\"MODIFIED\",\"object\":%s}\n", node_obj);
 	sweep_event("watch node MODIFIED", SX_KIND_NODE, ev);
 	sweep_event("watch node DELETED", SX_KIND_NODE,
 		    "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"c\"}}}\n");
-	sweep_event("watch BOOKMARK", SX_KIND_POD,
-		    "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"12\"}}}\n");
+	sweep_event(
+		"watch BOOKMARK", SX_KIND_POD,
+		"{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"12\"}}}\n");
 	sweep_event("watch ERROR", SX_KIND_NODE,
 		    "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"message\":"
 		    "\"too old\"}}\n");
@@ -598,28 +625,39 @@ static void test_watch_events(void)
  * (a local PV on a), provisioned (WaitForFirstConsumer with a provisioner). */
 static const char volumes[] =
 	"{\"kind\":\"List\",\"items\":["
-	"{\"kind\":\"StorageClass\",\"apiVersion\":\"storage.k8s.io/v1\",\"metadata\":{\"name\":\"local\"},"
-	"\"provisioner\":\"kubernetes.io/no-provisioner\",\"volumeBindingMode\":\"WaitForFirstConsumer\"},"
-	"{\"kind\":\"StorageClass\",\"apiVersion\":\"storage.k8s.io/v1\",\"metadata\":{\"name\":\"zonal\"},"
+	"{\"kind\":\"StorageClass\",\"apiVersion\":\"storage.k8s.io/"
+	"v1\",\"metadata\":{\"name\":\"local\"},"
+	"\"provisioner\":\"kubernetes.io/"
+	"no-provisioner\",\"volumeBindingMode\":\"WaitForFirstConsumer\"},"
+	"{\"kind\":\"StorageClass\",\"apiVersion\":\"storage.k8s.io/"
+	"v1\",\"metadata\":{\"name\":\"zonal\"},"
 	"\"provisioner\":\"csi.x\",\"volumeBindingMode\":\"WaitForFirstConsumer\"},"
-	"{\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"pv-local\",\"resourceVersion\":\"3\"},"
-	"\"spec\":{\"storageClassName\":\"local\",\"capacity\":{\"storage\":\"5Gi\"},\"accessModes\":"
-	"[\"ReadWriteOnce\"],\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{\"matchExpressions\":"
+	"{\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"pv-local\",\"resourceVersion\":"
+	"\"3\"},"
+	"\"spec\":{\"storageClassName\":\"local\",\"capacity\":{\"storage\":\"5Gi\"},"
+	"\"accessModes\":"
+	"[\"ReadWriteOnce\"],\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{"
+	"\"matchExpressions\":"
 	"[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\",\"values\":[\"a\"]}]}]}}},"
 	"\"status\":{\"phase\":\"Available\"}},"
-	"{\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"pv-zonal\",\"resourceVersion\":\"4\"},"
+	"{\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"pv-zonal\",\"resourceVersion\":"
+	"\"4\"},"
 	"\"spec\":{\"storageClassName\":\"zonal\",\"capacity\":{\"storage\":\"5Gi\"},\"claimRef\":"
 	"{\"namespace\":\"default\",\"name\":\"c-bound\"},\"nodeAffinity\":{\"required\":{"
 	"\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\","
 	"\"operator\":\"In\",\"values\":[\"z1\"]}]}]}}},\"status\":{\"phase\":\"Bound\"}},"
-	"{\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"c-bound\",\"namespace\":\"default\","
-	"\"uid\":\"u-cb\",\"resourceVersion\":\"5\",\"annotations\":{\"pv.kubernetes.io/bind-completed\":"
+	"{\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"c-bound\",\"namespace\":"
+	"\"default\","
+	"\"uid\":\"u-cb\",\"resourceVersion\":\"5\",\"annotations\":{\"pv.kubernetes.io/"
+	"bind-completed\":"
 	"\"yes\"}},\"spec\":{\"storageClassName\":\"zonal\",\"volumeName\":\"pv-zonal\"},"
 	"\"status\":{\"phase\":\"Bound\"}},"
 	"{\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"c-static\",\"namespace\":"
-	"\"default\",\"uid\":\"u-cs\",\"resourceVersion\":\"6\"},\"spec\":{\"storageClassName\":\"local\","
+	"\"default\",\"uid\":\"u-cs\",\"resourceVersion\":\"6\"},\"spec\":{\"storageClassName\":"
+	"\"local\","
 	"\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":{\"storage\":\"1Gi\"}}}},"
-	"{\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"c-dyn\",\"namespace\":\"default\","
+	"{\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"c-dyn\",\"namespace\":"
+	"\"default\","
 	"\"uid\":\"u-cd\",\"resourceVersion\":\"7\"},\"spec\":{\"storageClassName\":\"zonal\","
 	"\"resources\":{\"requests\":{\"storage\":\"1Gi\"}}}}"
 	"]}";
@@ -628,9 +666,9 @@ static const char volumes[] =
  * cache, shared by every run through the profile, is empty again after). */
 static struct cycle_out run_volume_cycle(struct fixture *f, const struct sx_pod *pod, long n)
 {
-	struct sx_cycle_opts opts = { 0 };
+	struct sx_cycle_opts opts = {0};
 	struct sx_cycle_result res;
-	struct cycle_out o = { 0 };
+	struct cycle_out o = {0};
 	struct sx_snapshot *snap = sx_cache_snapshot(f->cache);
 
 	arm(n);
@@ -656,7 +694,7 @@ static struct cycle_out run_volume_cycle(struct fixture *f, const struct sx_pod 
 
 static void volume_fixture(struct fixture *f)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	fixture_init(f);
 	CHECK_INT(sx_state_load_buffer(f->cache, "volumes", volumes, strlen(volumes), &err), 0);
@@ -666,8 +704,10 @@ static void test_volume_cycle(void)
 {
 	struct sx_pod *pod = decode_pod(
 		"{\"metadata\":{\"name\":\"v\",\"namespace\":\"default\",\"uid\":\"u-v\"},\"spec\":"
-		"{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}],"
-		"\"volumes\":[{\"name\":\"a\",\"persistentVolumeClaim\":{\"claimName\":\"c-bound\"}},"
+		"{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]"
+		","
+		"\"volumes\":[{\"name\":\"a\",\"persistentVolumeClaim\":{\"claimName\":\"c-bound\"}"
+		"},"
 		"{\"name\":\"b\",\"persistentVolumeClaim\":{\"claimName\":\"c-static\"}},"
 		"{\"name\":\"d\",\"persistentVolumeClaim\":{\"claimName\":\"c-dyn\"}}]}}");
 	struct fixture f;
@@ -685,8 +725,8 @@ static void test_volume_cycle(void)
 		if (!o.error && (o.selected != ref.selected || o.nfeasible != ref.nfeasible))
 			violation("volume cycle", n,
 				  "success differing from the reference: selected %d (want %d), "
-				  "%u feasible (want %u)", o.selected, ref.selected, o.nfeasible,
-				  ref.nfeasible);
+				  "%u feasible (want %u)",
+				  o.selected, ref.selected, o.nfeasible, ref.nfeasible);
 		after_run(f.cache, "volume cycle", n);
 		fixture_free(&f);
 	}
@@ -703,7 +743,7 @@ static struct sx_status *cache_binder(void *ctx, const struct sx_pod *pod, sx_st
 	return NULL; /* the API server accepted the Binding */
 }
 
-static const struct sx_binder accepting_binder = { .post = cache_binder };
+static const struct sx_binder accepting_binder = {.post = cache_binder};
 
 /* Assume, Reserve, Permit, PreBind, Bind, finish, PostBind; on any error
  * Unreserve and forget, as the binding cycle does. Returns the error or
@@ -759,9 +799,10 @@ static bool binding_cycle(struct fixture *f, const struct sx_pod *pod, sx_str no
 
 static void test_binding_cycle(void)
 {
-	struct sx_pod *pod = decode_pod("{\"metadata\":{\"name\":\"pend\",\"namespace\":\"default\","
-					"\"uid\":\"u-pend\"},\"spec\":{\"containers\":[{\"name\":\"c\","
-					"\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}");
+	struct sx_pod *pod =
+		decode_pod("{\"metadata\":{\"name\":\"pend\",\"namespace\":\"default\","
+			   "\"uid\":\"u-pend\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+			   "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}");
 	sx_str node = sx_intern("a");
 	struct fixture f;
 	long total;
@@ -799,8 +840,8 @@ static void test_binding_cycle(void)
 static void setup_suite(void) __attribute__((constructor));
 static void setup_suite(void)
 {
-	static cJSON_Hooks hooks = { __wrap_malloc, free };
-	struct sx_error err = { 0 };
+	static cJSON_Hooks hooks = {__wrap_malloc, free};
+	struct sx_error err = {0};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	cJSON_InitHooks(&hooks);

@@ -20,42 +20,44 @@ static void test_spec_table(void)
 			bool def, locked;
 		} at[3];
 	} rows[] = {
-		{ SX_FEATURE_OPPORTUNISTIC_BATCHING,
-		  { { SX_BETA, true, false }, { SX_BETA, true, false }, { SX_BETA, true, false } } },
-		{ SX_FEATURE_NOMINATED_NODE_NAME_FOR_EXPECTATION,
-		  { { SX_BETA, true, false }, { SX_BETA, true, false }, { SX_BETA, true, false } } },
-		{ SX_FEATURE_NODE_DECLARED_FEATURES,
-		  { { SX_ALPHA, false, false }, { SX_BETA, true, false }, { SX_GA, true, true } } },
-		{ SX_FEATURE_STORAGE_CAPACITY_SCORING,
-		  { { SX_ALPHA, false, false }, { SX_ALPHA, false, false }, { SX_BETA, true, false } } },
-		{ SX_FEATURE_VOLUME_LIMIT_SCALING,
-		  { { SX_ALPHA, false, false }, { SX_ALPHA, false, false }, { SX_BETA, true, false } } },
-		{ SX_FEATURE_SCHEDULER_ASYNC_API_CALLS,
-		  { { SX_BETA, false, false }, { SX_BETA, false, false }, { SX_BETA, false, false } } },
-		{ SX_FEATURE_IN_PLACE_POD_LEVEL_RESOURCES_VERTICAL_SCALING,
-		  { { SX_ALPHA, false, false }, { SX_BETA, true, false }, { SX_BETA, true, false } } },
-		{ SX_FEATURE_TAINT_TOLERATION_COMPARISON_OPERATORS,
-		  { { SX_ALPHA, false, false }, { SX_ALPHA, false, false }, { SX_ALPHA, false, false } } },
-		{ SX_FEATURE_DRA_EXTENDED_RESOURCE,
-		  { { SX_ALPHA, false, false }, { SX_BETA, true, false }, { SX_GA, true, true } } },
-		{ SX_FEATURE_DRA_DEVICE_TAINTS,
-		  { { SX_ALPHA, false, false }, { SX_BETA, true, false }, { SX_GA, true, false } } },
-		{ SX_FEATURE_DRA_DEVICE_TAINT_RULES,
-		  { { SX_ALPHA, false, false }, { SX_BETA, false, false }, { SX_GA, true, false } } },
-		{ SX_FEATURE_DRA_PRIORITIZED_LIST,
-		  { { SX_BETA, true, false }, { SX_GA, true, false }, { SX_GA, true, true } } },
-		{ SX_FEATURE_DRA_ADMIN_ACCESS,
-		  { { SX_BETA, true, false }, { SX_GA, true, true }, { SX_GA, true, true } } },
-		{ SX_FEATURE_DRA_DEVICE_BINDING_CONDITIONS,
-		  { { SX_ALPHA, false, false }, { SX_BETA, true, false }, { SX_BETA, true, false } } },
-		{ SX_FEATURE_DRA_RESOURCE_CLAIM_DEVICE_STATUS,
-		  { { SX_BETA, true, false }, { SX_BETA, true, false }, { SX_GA, true, true } } },
-		{ SX_FEATURE_GENERIC_WORKLOAD,
-		  { { SX_ALPHA, false, false }, { SX_ALPHA, false, false }, { SX_BETA, false, false } } },
-		{ SX_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
-		  { { SX_PRE_ALPHA, false, false }, { SX_ALPHA, false, false }, { SX_ALPHA, false, false } } },
-		{ SX_FEATURE_DYNAMIC_RESOURCE_ALLOCATION,
-		  { { SX_GA, true, true }, { SX_GA, true, true }, { SX_GA, true, true } } },
+		{SX_FEATURE_OPPORTUNISTIC_BATCHING,
+		 {{SX_BETA, true, false}, {SX_BETA, true, false}, {SX_BETA, true, false}}},
+		{SX_FEATURE_NOMINATED_NODE_NAME_FOR_EXPECTATION,
+		 {{SX_BETA, true, false}, {SX_BETA, true, false}, {SX_BETA, true, false}}},
+		{SX_FEATURE_NODE_DECLARED_FEATURES,
+		 {{SX_ALPHA, false, false}, {SX_BETA, true, false}, {SX_GA, true, true}}},
+		{SX_FEATURE_STORAGE_CAPACITY_SCORING,
+		 {{SX_ALPHA, false, false}, {SX_ALPHA, false, false}, {SX_BETA, true, false}}},
+		{SX_FEATURE_VOLUME_LIMIT_SCALING,
+		 {{SX_ALPHA, false, false}, {SX_ALPHA, false, false}, {SX_BETA, true, false}}},
+		{SX_FEATURE_SCHEDULER_ASYNC_API_CALLS,
+		 {{SX_BETA, false, false}, {SX_BETA, false, false}, {SX_BETA, false, false}}},
+		{SX_FEATURE_IN_PLACE_POD_LEVEL_RESOURCES_VERTICAL_SCALING,
+		 {{SX_ALPHA, false, false}, {SX_BETA, true, false}, {SX_BETA, true, false}}},
+		{SX_FEATURE_TAINT_TOLERATION_COMPARISON_OPERATORS,
+		 {{SX_ALPHA, false, false}, {SX_ALPHA, false, false}, {SX_ALPHA, false, false}}},
+		{SX_FEATURE_DRA_EXTENDED_RESOURCE,
+		 {{SX_ALPHA, false, false}, {SX_BETA, true, false}, {SX_GA, true, true}}},
+		{SX_FEATURE_DRA_DEVICE_TAINTS,
+		 {{SX_ALPHA, false, false}, {SX_BETA, true, false}, {SX_GA, true, false}}},
+		{SX_FEATURE_DRA_DEVICE_TAINT_RULES,
+		 {{SX_ALPHA, false, false}, {SX_BETA, false, false}, {SX_GA, true, false}}},
+		{SX_FEATURE_DRA_PRIORITIZED_LIST,
+		 {{SX_BETA, true, false}, {SX_GA, true, false}, {SX_GA, true, true}}},
+		{SX_FEATURE_DRA_ADMIN_ACCESS,
+		 {{SX_BETA, true, false}, {SX_GA, true, true}, {SX_GA, true, true}}},
+		{SX_FEATURE_DRA_DEVICE_BINDING_CONDITIONS,
+		 {{SX_ALPHA, false, false}, {SX_BETA, true, false}, {SX_BETA, true, false}}},
+		{SX_FEATURE_DRA_RESOURCE_CLAIM_DEVICE_STATUS,
+		 {{SX_BETA, true, false}, {SX_BETA, true, false}, {SX_GA, true, true}}},
+		{SX_FEATURE_GENERIC_WORKLOAD,
+		 {{SX_ALPHA, false, false}, {SX_ALPHA, false, false}, {SX_BETA, false, false}}},
+		{SX_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
+		 {{SX_PRE_ALPHA, false, false},
+		  {SX_ALPHA, false, false},
+		  {SX_ALPHA, false, false}}},
+		{SX_FEATURE_DYNAMIC_RESOURCE_ALLOCATION,
+		 {{SX_GA, true, true}, {SX_GA, true, true}, {SX_GA, true, true}}},
 	};
 
 	for (size_t i = 0; i < SX_ARRAY_SIZE(rows); i++)
@@ -83,46 +85,56 @@ static void test_set(void)
 		enum sx_feature id;
 		bool want;
 	} rows[] = {
-		{ 37, "OpportunisticBatching=false", NULL, SX_FEATURE_OPPORTUNISTIC_BATCHING, false },
-		{ 37, " OpportunisticBatching = false ", NULL, SX_FEATURE_OPPORTUNISTIC_BATCHING, false },
-		{ 37, "OpportunisticBatching=F", NULL, SX_FEATURE_OPPORTUNISTIC_BATCHING, false },
-		{ 37, "kube:TaintTolerationComparisonOperators=true", NULL,
-		  SX_FEATURE_TAINT_TOLERATION_COMPARISON_OPERATORS, true },
-		{ 35, "NodeDeclaredFeatures=true", NULL, SX_FEATURE_NODE_DECLARED_FEATURES, true },
-		{ 37, "NodeDeclaredFeatures=true", NULL, SX_FEATURE_NODE_DECLARED_FEATURES, true },
-		{ 37, "DRADeviceTaints=false", NULL, SX_FEATURE_DRA_DEVICE_TAINTS, false },
-		{ 37, "StorageCapacityScoring=false,StorageCapacityScoring=true", NULL,
-		  SX_FEATURE_STORAGE_CAPACITY_SCORING, true },
-		{ 37, "AllAlpha=true", NULL, SX_FEATURE_TAINT_TOLERATION_COMPARISON_OPERATORS, true },
-		{ 37, "AllAlpha=true,GenericWorkload=false", NULL, SX_FEATURE_COMPOSITE_POD_GROUP, true },
-		{ 37, "AllBeta=false", NULL, SX_FEATURE_OPPORTUNISTIC_BATCHING, false },
-		{ 37, "AllBeta=false,OpportunisticBatching=true", NULL,
-		  SX_FEATURE_OPPORTUNISTIC_BATCHING, true },
-		{ 37, "", NULL, SX_FEATURE_VOLUME_LIMIT_SCALING, true },
-		{ 37, "Bogus=true", "unrecognized feature gate: Bogus", SX_FEATURE_COUNT, false },
-		{ 37, "OpportunisticBatching=true,Bogus=false", "unrecognized feature gate: Bogus", SX_FEATURE_COUNT, false },
-		{ 37, "NodeDeclaredFeatures=false",
-		  "cannot set feature gate NodeDeclaredFeatures to false, feature is locked to true", SX_FEATURE_COUNT, false },
-		{ 37, "DynamicResourceAllocation=false,DRAExtendedResource=false",
-		  "[cannot set feature gate DynamicResourceAllocation to false, feature is locked to "
-		  "true, cannot set feature gate DRAExtendedResource to false, feature is locked to "
-		  "true]", SX_FEATURE_COUNT, false },
-		{ 35, "TopologyAwareWorkloadScheduling=true",
-		  "cannot set feature gate TopologyAwareWorkloadScheduling to true, feature is "
-		  "PreAlpha at emulated version 1.35", SX_FEATURE_COUNT, false },
-		{ 37, "OpportunisticBatching", "missing bool value for OpportunisticBatching", SX_FEATURE_COUNT, false },
-		{ 37, "OpportunisticBatching=maybe",
-		  "invalid value of OpportunisticBatching=maybe, err: strconv.ParseBool: parsing "
-		  "\"maybe\": invalid syntax", SX_FEATURE_COUNT, false },
-		{ 37, "wardle:A=true", "component not registered: wardle", SX_FEATURE_COUNT, false },
-		{ 37, "kube:OpportunisticBatching=true,NodeDeclaredFeatures=true",
-		  "set kube feature gates with default empty prefix or kube: prefix consistently, "
-		  "do not mix use", SX_FEATURE_COUNT, false },
+		{37, "OpportunisticBatching=false", NULL, SX_FEATURE_OPPORTUNISTIC_BATCHING, false},
+		{37, " OpportunisticBatching = false ", NULL, SX_FEATURE_OPPORTUNISTIC_BATCHING,
+		 false},
+		{37, "OpportunisticBatching=F", NULL, SX_FEATURE_OPPORTUNISTIC_BATCHING, false},
+		{37, "kube:TaintTolerationComparisonOperators=true", NULL,
+		 SX_FEATURE_TAINT_TOLERATION_COMPARISON_OPERATORS, true},
+		{35, "NodeDeclaredFeatures=true", NULL, SX_FEATURE_NODE_DECLARED_FEATURES, true},
+		{37, "NodeDeclaredFeatures=true", NULL, SX_FEATURE_NODE_DECLARED_FEATURES, true},
+		{37, "DRADeviceTaints=false", NULL, SX_FEATURE_DRA_DEVICE_TAINTS, false},
+		{37, "StorageCapacityScoring=false,StorageCapacityScoring=true", NULL,
+		 SX_FEATURE_STORAGE_CAPACITY_SCORING, true},
+		{37, "AllAlpha=true", NULL, SX_FEATURE_TAINT_TOLERATION_COMPARISON_OPERATORS, true},
+		{37, "AllAlpha=true,GenericWorkload=false", NULL, SX_FEATURE_COMPOSITE_POD_GROUP,
+		 true},
+		{37, "AllBeta=false", NULL, SX_FEATURE_OPPORTUNISTIC_BATCHING, false},
+		{37, "AllBeta=false,OpportunisticBatching=true", NULL,
+		 SX_FEATURE_OPPORTUNISTIC_BATCHING, true},
+		{37, "", NULL, SX_FEATURE_VOLUME_LIMIT_SCALING, true},
+		{37, "Bogus=true", "unrecognized feature gate: Bogus", SX_FEATURE_COUNT, false},
+		{37, "OpportunisticBatching=true,Bogus=false", "unrecognized feature gate: Bogus",
+		 SX_FEATURE_COUNT, false},
+		{37, "NodeDeclaredFeatures=false",
+		 "cannot set feature gate NodeDeclaredFeatures to false, feature is locked to true",
+		 SX_FEATURE_COUNT, false},
+		{37, "DynamicResourceAllocation=false,DRAExtendedResource=false",
+		 "[cannot set feature gate DynamicResourceAllocation to false, feature is locked "
+		 "to "
+		 "true, cannot set feature gate DRAExtendedResource to false, feature is locked to "
+		 "true]",
+		 SX_FEATURE_COUNT, false},
+		{35, "TopologyAwareWorkloadScheduling=true",
+		 "cannot set feature gate TopologyAwareWorkloadScheduling to true, feature is "
+		 "PreAlpha at emulated version 1.35",
+		 SX_FEATURE_COUNT, false},
+		{37, "OpportunisticBatching", "missing bool value for OpportunisticBatching",
+		 SX_FEATURE_COUNT, false},
+		{37, "OpportunisticBatching=maybe",
+		 "invalid value of OpportunisticBatching=maybe, err: strconv.ParseBool: parsing "
+		 "\"maybe\": invalid syntax",
+		 SX_FEATURE_COUNT, false},
+		{37, "wardle:A=true", "component not registered: wardle", SX_FEATURE_COUNT, false},
+		{37, "kube:OpportunisticBatching=true,NodeDeclaredFeatures=true",
+		 "set kube feature gates with default empty prefix or kube: prefix consistently, "
+		 "do not mix use",
+		 SX_FEATURE_COUNT, false},
 	};
 
 	for (size_t i = 0; i < SX_ARRAY_SIZE(rows); i++) {
 		struct sx_features f, before;
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 		int rc;
 
 		sx_features_init(&f, rows[i].release);
@@ -146,7 +158,7 @@ static void test_set(void)
 static void test_special_gates(void)
 {
 	struct sx_features f;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	sx_features_init(&f, 37);
 	CHECK_INT(sx_features_set(&f, "GenericWorkload=true,AllBeta=false", &err), 0);
@@ -162,24 +174,24 @@ static void test_release_flag(void)
 		const char *flag, *err;
 		int want;
 	} rows[] = {
-		{ "1.36", NULL, 36 },
-		{ "kube=1.35", NULL, 35 },
-		{ " kube = 1.37 ", NULL, 37 },
-		{ "v1.36", NULL, 36 },
-		{ "1.36.0", NULL, 36 },
-		{ "1.34", "emulation version 1.34 is not between [1.35, 1.37]", 0 },
-		{ "1.38", "emulation version 1.38 is not between [1.35, 1.37]", 0 },
-		{ "2.0", "emulation version 2.0 is not between [1.35, 1.37]", 0 },
-		{ "1.36.1", "patch version not allowed, got: kube=1.36.1", 0 },
-		{ "kube=1.36.2", "patch version not allowed, got: kube=1.36.2", 0 },
-		{ "newest", "could not parse \"newest\" as version", 0 },
-		{ "1", "could not parse \"1\" as version", 0 },
-		{ "wardle=1.2", "component not registered: wardle", 0 },
-		{ "1.35,kube=1.36", "duplicate version flag, kube=1.35 and kube=1.36", 0 },
+		{"1.36", NULL, 36},
+		{"kube=1.35", NULL, 35},
+		{" kube = 1.37 ", NULL, 37},
+		{"v1.36", NULL, 36},
+		{"1.36.0", NULL, 36},
+		{"1.34", "emulation version 1.34 is not between [1.35, 1.37]", 0},
+		{"1.38", "emulation version 1.38 is not between [1.35, 1.37]", 0},
+		{"2.0", "emulation version 2.0 is not between [1.35, 1.37]", 0},
+		{"1.36.1", "patch version not allowed, got: kube=1.36.1", 0},
+		{"kube=1.36.2", "patch version not allowed, got: kube=1.36.2", 0},
+		{"newest", "could not parse \"newest\" as version", 0},
+		{"1", "could not parse \"1\" as version", 0},
+		{"wardle=1.2", "component not registered: wardle", 0},
+		{"1.35,kube=1.36", "duplicate version flag, kube=1.35 and kube=1.36", 0},
 	};
 
 	for (size_t i = 0; i < SX_ARRAY_SIZE(rows); i++) {
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 		int minor = 0, rc = sx_features_parse_release(rows[i].flag, &minor, &err);
 
 		if (rows[i].err) {
@@ -196,21 +208,25 @@ static void test_release_flag(void)
 static void test_report(void)
 {
 	struct sx_features f;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_buf b;
 	char buf[256];
 
 	sx_features_init(&f, 36);
 	CHECK_STR(sx_features_diff(&f, buf, sizeof(buf)), "");
-	CHECK_INT(sx_features_set(&f, "OpportunisticBatching=false,StorageCapacityScoring=true,"
-				      "NodeDeclaredFeatures=true", &err), 0);
+	CHECK_INT(sx_features_set(&f,
+				  "OpportunisticBatching=false,StorageCapacityScoring=true,"
+				  "NodeDeclaredFeatures=true",
+				  &err),
+		  0);
 	CHECK_STR(sx_features_diff(&f, buf, sizeof(buf)),
 		  "OpportunisticBatching=false,StorageCapacityScoring=true");
 	sx_buf_init(&b);
 	sx_features_write_json(&b, &f);
 	sx_buf_putc(&b, '\0');
-	CHECK_STR(b.data, "\"emulatedVersion\":\"1.36\",\"featureGates\":{\"OpportunisticBatching\":"
-			  "false,\"StorageCapacityScoring\":true}");
+	CHECK_STR(b.data,
+		  "\"emulatedVersion\":\"1.36\",\"featureGates\":{\"OpportunisticBatching\":"
+		  "false,\"StorageCapacityScoring\":true}");
 	sx_buf_free(&b);
 	CHECK_STR(sx_feature_name(SX_FEATURE_IN_PLACE_POD_LEVEL_RESOURCES_VERTICAL_SCALING),
 		  "InPlacePodLevelResourcesVerticalScaling");

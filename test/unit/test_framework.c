@@ -24,7 +24,8 @@
 static struct sx_status *false_filter(void *self, const struct sx_cycle_state *cs,
 				      const struct sx_pod *pod, const struct sx_node_info *ni)
 {
-	return sx_status_new(SX_UNSCHEDULABLE, "Node(s) failed Filter plugin %s", (const char *)self);
+	return sx_status_new(SX_UNSCHEDULABLE, "Node(s) failed Filter plugin %s",
+			     (const char *)self);
 }
 
 static struct sx_status *true_filter(void *self, const struct sx_cycle_state *cs,
@@ -140,8 +141,8 @@ static struct sx_status *permit_wait(void *self, struct sx_cycle_state *cs,
 	return sx_status_new(SX_WAIT, NULL);
 }
 
-static struct sx_status *bind_skip(void *self, struct sx_cycle_state *cs,
-				   const struct sx_pod *pod, sx_str node)
+static struct sx_status *bind_skip(void *self, struct sx_cycle_state *cs, const struct sx_pod *pod,
+				   sx_str node)
 {
 	strcat(order_log, "S");
 	return sx_status_new(SX_SKIP, NULL);
@@ -154,32 +155,32 @@ static struct sx_status *bind_ok(void *self, struct sx_cycle_state *cs, const st
 	return NULL;
 }
 
-static struct sx_status *bind_fail(void *self, struct sx_cycle_state *cs,
-				   const struct sx_pod *pod, sx_str node)
+static struct sx_status *bind_fail(void *self, struct sx_cycle_state *cs, const struct sx_pod *pod,
+				   sx_str node)
 {
 	return sx_status_new(SX_ERROR, "conflict");
 }
 
-static const struct sx_plugin p_bind_skip = { .name = "Skipper", .bind = bind_skip };
-static const struct sx_plugin p_bind_ok = { .name = "Binder", .bind = bind_ok };
-static const struct sx_plugin p_bind_fail = { .name = "Failer", .bind = bind_fail };
+static const struct sx_plugin p_bind_skip = {.name = "Skipper", .bind = bind_skip};
+static const struct sx_plugin p_bind_ok = {.name = "Binder", .bind = bind_ok};
+static const struct sx_plugin p_bind_fail = {.name = "Failer", .bind = bind_fail};
 
-static const struct sx_plugin p_false1 = { .name = "FalseFilter-1", .filter = false_filter };
-static const struct sx_plugin p_false2 = { .name = "FalseFilter-2", .filter = false_filter };
-static const struct sx_plugin p_true = { .name = "TrueFilter", .filter = true_filter };
-static const struct sx_plugin p_odd = { .name = "OddFilter", .filter = odd_filter };
-static const struct sx_plugin p_blocker = { .name = "Blocker", .filter = blocker_filter };
-static const struct sx_plugin p_third = { .name = "ThirdFilter", .filter = third_filter };
-static const struct sx_plugin p_counting = { .name = "Counting", .filter = counting_filter };
-static const struct sx_plugin p_false_pre = { .name = "FalsePreFilter",
-					      .pre_filter = false_pre_filter };
-static const struct sx_plugin p_narrow = { .name = "Narrow", .pre_filter = narrow_pre_filter };
-static const struct sx_plugin p_empty = { .name = "Empty", .pre_filter = empty_pre_filter };
-static const struct sx_plugin p_zero = { .name = "ZeroScore", .score = zero_score };
-static const struct sx_plugin p_bad = { .name = "BadScore", .score = bad_score };
-static const struct sx_plugin p_reserve = { .name = "Reserver", .reserve = reserve_log,
-					    .unreserve = unreserve_log };
-static const struct sx_plugin p_permit = { .name = "Waiter", .permit = permit_wait };
+static const struct sx_plugin p_false1 = {.name = "FalseFilter-1", .filter = false_filter};
+static const struct sx_plugin p_false2 = {.name = "FalseFilter-2", .filter = false_filter};
+static const struct sx_plugin p_true = {.name = "TrueFilter", .filter = true_filter};
+static const struct sx_plugin p_odd = {.name = "OddFilter", .filter = odd_filter};
+static const struct sx_plugin p_blocker = {.name = "Blocker", .filter = blocker_filter};
+static const struct sx_plugin p_third = {.name = "ThirdFilter", .filter = third_filter};
+static const struct sx_plugin p_counting = {.name = "Counting", .filter = counting_filter};
+static const struct sx_plugin p_false_pre = {.name = "FalsePreFilter",
+					     .pre_filter = false_pre_filter};
+static const struct sx_plugin p_narrow = {.name = "Narrow", .pre_filter = narrow_pre_filter};
+static const struct sx_plugin p_empty = {.name = "Empty", .pre_filter = empty_pre_filter};
+static const struct sx_plugin p_zero = {.name = "ZeroScore", .score = zero_score};
+static const struct sx_plugin p_bad = {.name = "BadScore", .score = bad_score};
+static const struct sx_plugin p_reserve = {
+	.name = "Reserver", .reserve = reserve_log, .unreserve = unreserve_log};
+static const struct sx_plugin p_permit = {.name = "Waiter", .permit = permit_wait};
 
 /* ---------- fixtures ---------- */
 
@@ -193,7 +194,7 @@ static void add(struct profile_builder *b, enum sx_point pt, const struct sx_plu
 {
 	if (!b->next_slot)
 		b->next_slot = sx_plugin_count;
-	b->items[pt][b->prof.n[pt]] = (struct sx_enabled){ p, b->next_slot++, self, 1 };
+	b->items[pt][b->prof.n[pt]] = (struct sx_enabled){p, b->next_slot++, self, 1};
 	b->prof.points[pt] = b->items[pt];
 	b->prof.n[pt]++;
 	b->prof.percentage_of_nodes_to_score = -1;
@@ -203,7 +204,7 @@ static void add(struct profile_builder *b, enum sx_point pt, const struct sx_plu
 static struct sx_pod *make_pod(const char *name, int priority, const char *labels)
 {
 	char json[1024];
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	snprintf(json, sizeof(json),
 		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"uid-%s\","
 		 "\"labels\":{%s}},\"spec\":{\"priority\":%d,\"containers\":[{\"name\":\"c\"}]}}",
@@ -221,14 +222,16 @@ static struct sx_cache *make_cluster(int n)
 	struct sx_cache *cache = sx_cache_new();
 	for (int i = 0; i < n; i++) {
 		char json[512];
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 		snprintf(json, sizeof(json),
-			 "{\"metadata\":{\"name\":\"node-%d\",\"labels\":{\"kubernetes.io/hostname\":"
-			 "\"node-%d\"}},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"8Gi\","
+			 "{\"metadata\":{\"name\":\"node-%d\",\"labels\":{\"kubernetes.io/"
+			 "hostname\":"
+			 "\"node-%d\"}},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":"
+			 "\"8Gi\","
 			 "\"pods\":\"110\"}}}",
 			 i, i);
 		cJSON *j = cJSON_Parse(json);
-		struct sx_object obj = { SX_KIND_NODE, sx_decode_node(j, &err) };
+		struct sx_object obj = {SX_KIND_NODE, sx_decode_node(j, &err)};
 		cJSON_Delete(j);
 		CHECK(obj.obj != NULL);
 		CHECK_INT(sx_cache_upsert(cache, &obj), 0);
@@ -265,14 +268,15 @@ static void test_num_feasible_nodes(void)
 
 static void test_fit_error_all_fail(void)
 {
-	struct profile_builder b = { 0 };
+	struct profile_builder b = {0};
 	add(&b, SX_PT_FILTER, &p_false1, "FalseFilter-1");
 	struct sx_cache *cache = make_cluster(3);
 	struct sx_pod *pod = make_pod("p", 0, NULL);
-	struct sx_cycle_opts opts = { 0 };
+	struct sx_cycle_opts opts = {0};
 	struct sx_cycle_result res = run(&b.prof, cache, pod, &opts);
 	CHECK_INT(res.selected, -1);
-	CHECK_STR(res.message, "0/3 nodes are available: 3 Node(s) failed Filter plugin FalseFilter-1.");
+	CHECK_STR(res.message,
+		  "0/3 nodes are available: 3 Node(s) failed Filter plugin FalseFilter-1.");
 	sx_cycle_result_free(&res);
 	sx_pod_unref(pod);
 	sx_cache_free(cache);
@@ -280,12 +284,12 @@ static void test_fit_error_all_fail(void)
 
 static void test_fit_error_sorted_as_strings(void)
 {
-	struct profile_builder b = { 0 };
+	struct profile_builder b = {0};
 	add(&b, SX_PT_FILTER, &p_odd, NULL);
 	add(&b, SX_PT_FILTER, &p_false2, "FalseFilter-2");
 	struct sx_cache *cache = make_cluster(22);
 	struct sx_pod *pod = make_pod("p", 0, NULL);
-	struct sx_cycle_opts opts = { 0 };
+	struct sx_cycle_opts opts = {0};
 	struct sx_cycle_result res = run(&b.prof, cache, pod, &opts);
 	/* 11 odd nodes fail OddFilter, 11 even ones FalseFilter-2: "11 I" < "11 N". */
 	CHECK_STR(res.message, "0/22 nodes are available: 11 Insufficient cpu, 11 Node(s) failed "
@@ -294,7 +298,7 @@ static void test_fit_error_sorted_as_strings(void)
 	sx_cache_free(cache);
 
 	cache = make_cluster(12);
-	struct profile_builder b2 = { 0 };
+	struct profile_builder b2 = {0};
 	add(&b2, SX_PT_FILTER, &p_odd, NULL);
 	add(&b2, SX_PT_FILTER, &p_false2, "Insufficient memory");
 	res = run(&b2.prof, cache, pod, &opts);
@@ -306,12 +310,12 @@ static void test_fit_error_sorted_as_strings(void)
 
 static void test_fit_error_pre_filter(void)
 {
-	struct profile_builder b = { 0 };
+	struct profile_builder b = {0};
 	add(&b, SX_PT_PRE_FILTER, &p_false_pre, NULL);
 	add(&b, SX_PT_FILTER, &p_true, NULL);
 	struct sx_cache *cache = make_cluster(3);
 	struct sx_pod *pod = make_pod("p", 0, NULL);
-	struct sx_cycle_opts opts = { 0 };
+	struct sx_cycle_opts opts = {0};
 	struct sx_cycle_result res = run(&b.prof, cache, pod, &opts);
 	CHECK(res.pre_filter != NULL);
 	CHECK_STR(res.pre_filter->plugin, "FalsePreFilter");
@@ -324,19 +328,19 @@ static void test_fit_error_pre_filter(void)
 
 static void test_pre_filter_result(void)
 {
-	struct profile_builder b = { 0 };
+	struct profile_builder b = {0};
 	add(&b, SX_PT_PRE_FILTER, &p_narrow, NULL);
 	add(&b, SX_PT_FILTER, &p_odd, NULL);
 	struct sx_cache *cache = make_cluster(4);
 	struct sx_pod *pod = make_pod("p", 0, NULL);
-	struct sx_cycle_opts opts = { 0 };
+	struct sx_cycle_opts opts = {0};
 	struct sx_cycle_result res = run(&b.prof, cache, pod, &opts);
 	/* node-1 fails OddFilter, node-2 passes; node-0 and node-3 are absent. */
 	CHECK_INT(res.nfeasible, 1);
 	CHECK(res.selected >= 0);
 	sx_cycle_result_free(&res);
 
-	struct profile_builder b2 = { 0 };
+	struct profile_builder b2 = {0};
 	add(&b2, SX_PT_PRE_FILTER, &p_narrow, NULL);
 	add(&b2, SX_PT_FILTER, &p_false1, "FalseFilter-1");
 	res = run(&b2.prof, cache, pod, &opts);
@@ -344,7 +348,7 @@ static void test_pre_filter_result(void)
 			       "FalseFilter-1, 2 node(s) didn't satisfy plugin(s) [Narrow].");
 	sx_cycle_result_free(&res);
 
-	struct profile_builder b3 = { 0 };
+	struct profile_builder b3 = {0};
 	add(&b3, SX_PT_PRE_FILTER, &p_empty, NULL);
 	add(&b3, SX_PT_FILTER, &p_true, NULL);
 	res = run(&b3.prof, cache, pod, &opts);
@@ -357,13 +361,13 @@ static void test_pre_filter_result(void)
 
 static void test_rotating_start_and_early_stop(void)
 {
-	struct profile_builder b = { 0 };
+	struct profile_builder b = {0};
 	add(&b, SX_PT_FILTER, &p_true, NULL);
 	add(&b, SX_PT_SCORE, &p_zero, NULL);
 	struct sx_cache *cache = make_cluster(200);
 	struct sx_pod *pod = make_pod("p", 0, NULL);
 	uint32_t next = 0;
-	struct sx_cycle_opts opts = { .next_start_index = &next };
+	struct sx_cycle_opts opts = {.next_start_index = &next};
 	struct sx_cycle_result res = run(&b.prof, cache, pod, &opts);
 	/* 200 nodes: 50 - 200/125 = 49% = 98 -> at least 100 nodes. */
 	CHECK_INT(res.nfeasible, 100);
@@ -373,7 +377,7 @@ static void test_rotating_start_and_early_stop(void)
 	CHECK_INT(next, 0);
 	sx_cycle_result_free(&res);
 	/* Without score plugins only one feasible node is needed. */
-	struct profile_builder b2 = { 0 };
+	struct profile_builder b2 = {0};
 	add(&b2, SX_PT_FILTER, &p_true, NULL);
 	next = 7;
 	res = run(&b2.prof, cache, pod, &opts);
@@ -386,12 +390,12 @@ static void test_rotating_start_and_early_stop(void)
 
 static void test_parallel_filter_matches_sequential(void)
 {
-	struct profile_builder b = { 0 };
+	struct profile_builder b = {0};
 	add(&b, SX_PT_FILTER, &p_odd, NULL);
 	struct sx_cache *cache = make_cluster(500);
 	struct sx_pod *pod = make_pod("p", 0, NULL);
 	struct sx_pool *pool = sx_pool_new(4);
-	struct sx_cycle_opts opts = { .percentage = 100, .pool = pool, .mode = SX_CYCLE_FILTER_ONLY };
+	struct sx_cycle_opts opts = {.percentage = 100, .pool = pool, .mode = SX_CYCLE_FILTER_ONLY};
 	struct sx_cycle_result res = run(&b.prof, cache, pod, &opts);
 	CHECK_INT(res.nfeasible, 250);
 	uint32_t failed = 0;
@@ -410,7 +414,7 @@ static void test_parallel_filter_matches_sequential(void)
  * nodes: not a whole number of batches), alone or with 4 workers. */
 static void test_batched_filter_verdicts(void)
 {
-	struct profile_builder b = { 0 };
+	struct profile_builder b = {0};
 	add(&b, SX_PT_FILTER, &p_odd, NULL);
 	add(&b, SX_PT_FILTER, &p_third, NULL);
 	add(&b, SX_PT_FILTER, &p_counting, NULL);
@@ -418,8 +422,8 @@ static void test_batched_filter_verdicts(void)
 	struct sx_pod *pod = make_pod("p", 0, NULL);
 	for (int workers = 0; workers <= 4; workers += 4) {
 		struct sx_pool *pool = workers ? sx_pool_new((unsigned)workers) : NULL;
-		struct sx_cycle_opts opts = { .percentage = 100, .pool = pool,
-					      .mode = SX_CYCLE_FILTER_ONLY };
+		struct sx_cycle_opts opts = {
+			.percentage = 100, .pool = pool, .mode = SX_CYCLE_FILTER_ONLY};
 		atomic_store(&third_calls, 0);
 		atomic_store(&pass_calls, 0);
 		struct sx_cycle_result res = run(&b.prof, cache, pod, &opts);
@@ -431,10 +435,12 @@ static void test_batched_filter_verdicts(void)
 			int k = atoi(strrchr(sx_str_get(res.state->snap->nodes[i]->name), '-') + 1);
 			if (k % 2) {
 				CHECK_STR(st ? st->plugin : "", "OddFilter");
-				CHECK_STR(st && st->nreasons ? st->reasons[0] : "", "Insufficient cpu");
+				CHECK_STR(st && st->nreasons ? st->reasons[0] : "",
+					  "Insufficient cpu");
 			} else if (k % 3 == 0) {
 				CHECK_STR(st ? st->plugin : "", "ThirdFilter");
-				CHECK_INT(st ? (int)st->code : -1, SX_UNSCHEDULABLE_AND_UNRESOLVABLE);
+				CHECK_INT(st ? (int)st->code : -1,
+					  SX_UNSCHEDULABLE_AND_UNRESOLVABLE);
 			} else {
 				CHECK(st == NULL);
 			}
@@ -452,13 +458,13 @@ static void test_batched_filter_verdicts(void)
  * 100th and node-199, in the same batch, was not evaluated. */
 static void test_batched_filter_quota(void)
 {
-	struct profile_builder b = { 0 };
+	struct profile_builder b = {0};
 	add(&b, SX_PT_FILTER, &p_odd, NULL);
 	add(&b, SX_PT_SCORE, &p_zero, NULL);
 	struct sx_cache *cache = make_cluster(200);
 	struct sx_pod *pod = make_pod("p", 0, NULL);
 	uint32_t next = 0, evaluated = 0, failed = 0;
-	struct sx_cycle_opts opts = { .next_start_index = &next };
+	struct sx_cycle_opts opts = {.next_start_index = &next};
 	struct sx_cycle_result res = run(&b.prof, cache, pod, &opts);
 	CHECK_INT(res.nfeasible, 100);
 	CHECK_INT(next, 199);
@@ -475,16 +481,16 @@ static void test_batched_filter_quota(void)
 
 static void test_tie_breaking(void)
 {
-	struct profile_builder b = { 0 };
+	struct profile_builder b = {0};
 	add(&b, SX_PT_FILTER, &p_true, NULL);
 	add(&b, SX_PT_SCORE, &p_zero, NULL);
 	struct sx_cache *cache = make_cluster(10);
 	struct sx_pod *pod = make_pod("p", 0, NULL);
-	bool seen[10] = { false };
+	bool seen[10] = {false};
 	int distinct = 0;
 	for (uint64_t seed = 1; seed <= 200; seed++) {
 		uint64_t rng = seed;
-		struct sx_cycle_opts opts = { .rng = &rng };
+		struct sx_cycle_opts opts = {.rng = &rng};
 		struct sx_cycle_result res = run(&b.prof, cache, pod, &opts);
 		CHECK(res.selected >= 0 && res.selected < 10);
 		if (res.selected >= 0 && !seen[res.selected]) {
@@ -496,7 +502,7 @@ static void test_tie_breaking(void)
 	CHECK_INT(distinct, 10); /* every tied node gets picked for some seed */
 	/* The same seed gives the same choice. */
 	uint64_t r1 = 42, r2 = 42;
-	struct sx_cycle_opts o1 = { .rng = &r1 }, o2 = { .rng = &r2 };
+	struct sx_cycle_opts o1 = {.rng = &r1}, o2 = {.rng = &r2};
 	struct sx_cycle_result a = run(&b.prof, cache, pod, &o1);
 	struct sx_cycle_result c = run(&b.prof, cache, pod, &o2);
 	CHECK_INT(a.selected, c.selected);
@@ -508,17 +514,18 @@ static void test_tie_breaking(void)
 
 static void test_invalid_score(void)
 {
-	struct profile_builder b = { 0 };
+	struct profile_builder b = {0};
 	add(&b, SX_PT_FILTER, &p_true, NULL);
 	add(&b, SX_PT_SCORE, &p_bad, NULL);
 	struct sx_cache *cache = make_cluster(2);
 	struct sx_pod *pod = make_pod("p", 0, NULL);
-	struct sx_cycle_opts opts = { 0 };
+	struct sx_cycle_opts opts = {0};
 	struct sx_cycle_result res = run(&b.prof, cache, pod, &opts);
 	CHECK(res.error != NULL);
 	char msg[512];
 	CHECK_STR(sx_status_message(res.error, msg, sizeof(msg)),
-		  "plugin \"BadScore\" returns an invalid score 101, it should in the range of [0, 100] after normalizing");
+		  "plugin \"BadScore\" returns an invalid score 101, it should in the range of [0, "
+		  "100] after normalizing");
 	sx_cycle_result_free(&res);
 	sx_pod_unref(pod);
 	sx_cache_free(cache);
@@ -536,12 +543,12 @@ static uint32_t nominated_for(void *ctx, sx_str node, const struct sx_pod **out,
 
 static void test_nominated_pods(void)
 {
-	struct profile_builder b = { 0 };
+	struct profile_builder b = {0};
 	add(&b, SX_PT_FILTER, &p_blocker, NULL);
 	struct sx_cache *cache = make_cluster(1);
 	struct sx_pod *pod = make_pod("p", 10, NULL);
-	struct sx_nominator nom = { .pods_for_node = nominated_for };
-	struct sx_cycle_opts opts = { .nominator = &nom };
+	struct sx_nominator nom = {.pods_for_node = nominated_for};
+	struct sx_cycle_opts opts = {.nominator = &nom};
 	/* A higher-priority blocker nominated to node-0 counts as present. */
 	nominated_pod = make_pod("high", 100, "\"blocker\":\"true\"");
 	struct sx_cycle_result res = run(&b.prof, cache, pod, &opts);
@@ -570,12 +577,12 @@ static void test_nominated_pods(void)
  * cannot be made. */
 static void test_status_alloc_failure_is_error(void)
 {
-	struct profile_builder b = { 0 };
+	struct profile_builder b = {0};
 	add(&b, SX_PT_FILTER, &p_blocker, NULL);
 	struct sx_cache *cache = make_cluster(1);
 	struct sx_snapshot *snap = sx_cache_snapshot(cache);
 	struct sx_pod *pod = make_pod("p", 10, NULL);
-	struct sx_nominator nom = { .pods_for_node = nominated_for };
+	struct sx_nominator nom = {.pods_for_node = nominated_for};
 	struct sx_cycle_state *cs = sx_cycle_state_new(snap);
 	struct sx_status *st;
 
@@ -591,7 +598,7 @@ static void test_status_alloc_failure_is_error(void)
 	CHECK_INT(sx_status_code(sx_status_oom()), SX_ERROR);
 
 	/* The whole cycle: the node is not selected, the cycle errs. */
-	struct sx_cycle_opts opts = { .nominator = &nom };
+	struct sx_cycle_opts opts = {.nominator = &nom};
 	sx_status_fail_next_allocs(1);
 	struct sx_cycle_result res = run(&b.prof, cache, pod, &opts);
 	sx_status_fail_next_allocs(0);
@@ -618,7 +625,7 @@ static void test_status_alloc_failure_is_error(void)
 
 static void test_unreserve_reverse_order(void)
 {
-	struct profile_builder b = { 0 };
+	struct profile_builder b = {0};
 	add(&b, SX_PT_RESERVE, &p_reserve, "1");
 	add(&b, SX_PT_RESERVE, &p_reserve, "2");
 	add(&b, SX_PT_RESERVE, &p_reserve, "3");
@@ -640,7 +647,7 @@ static void test_unreserve_reverse_order(void)
 static void test_bind_order(void)
 {
 	struct sx_pod *pod = make_pod("p", 0, NULL);
-	struct profile_builder b = { 0 };
+	struct profile_builder b = {0};
 	char msg[256];
 	add(&b, SX_PT_BIND, &p_bind_skip, NULL);
 	add(&b, SX_PT_BIND, &p_bind_ok, NULL);
@@ -648,16 +655,17 @@ static void test_bind_order(void)
 	order_log[0] = 0;
 	CHECK(sx_run_bind(&b.prof, NULL, pod, sx_intern("n")) == NULL);
 	CHECK_STR(order_log, "SB"); /* the first binder that binds is final */
-	struct profile_builder b2 = { 0 };
+	struct profile_builder b2 = {0};
 	add(&b2, SX_PT_BIND, &p_bind_skip, NULL);
 	struct sx_status *st = sx_run_bind(&b2.prof, NULL, pod, sx_intern("n"));
 	CHECK_INT(sx_status_code(st), SX_SKIP);
 	sx_status_free(st);
-	struct profile_builder b3 = { 0 };
+	struct profile_builder b3 = {0};
 	add(&b3, SX_PT_BIND, &p_bind_fail, NULL);
 	st = sx_run_bind(&b3.prof, NULL, pod, sx_intern("n"));
 	CHECK_INT(sx_status_code(st), SX_ERROR);
-	CHECK_STR(sx_status_message(st, msg, sizeof(msg)), "running Bind plugin \"Failer\": conflict");
+	CHECK_STR(sx_status_message(st, msg, sizeof(msg)),
+		  "running Bind plugin \"Failer\": conflict");
 	sx_status_free(st);
 	sx_pod_unref(pod);
 }
@@ -680,7 +688,7 @@ static void *allow_later(void *arg)
 
 static void test_permit_wait_allow_reject_timeout(void)
 {
-	struct profile_builder b = { 0 };
+	struct profile_builder b = {0};
 	add(&b, SX_PT_PERMIT, &p_permit, (void *)(uintptr_t)5000);
 	struct sx_pod *pod = make_pod("p", 0, NULL);
 	struct sx_waiting_pod *wp = NULL;
@@ -692,7 +700,7 @@ static void test_permit_wait_allow_reject_timeout(void)
 			  "one or more plugins asked to wait and no plugin rejected pod \"p\"");
 		sx_status_free(st);
 		CHECK(wp != NULL);
-		struct allow_arg a = { wp, reject };
+		struct allow_arg a = {wp, reject};
 		pthread_t t;
 		pthread_create(&t, NULL, allow_later, &a);
 		st = sx_waiting_pod_wait(wp);
@@ -708,7 +716,7 @@ static void test_permit_wait_allow_reject_timeout(void)
 		sx_waiting_pod_free(wp);
 	}
 	/* Timeout: 50ms. */
-	struct profile_builder b2 = { 0 };
+	struct profile_builder b2 = {0};
 	add(&b2, SX_PT_PERMIT, &p_permit, (void *)(uintptr_t)50);
 	struct sx_status *st = sx_run_permit(&b2.prof, NULL, pod, sx_intern("n"), &wp);
 	sx_status_free(st);
@@ -722,7 +730,7 @@ static void test_permit_wait_allow_reject_timeout(void)
 
 static void test_default_config_profile(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_config *cfg = sx_config_default(&err);
 	CHECK(cfg != NULL);
 	const struct sx_profile *p = sx_config_profile(cfg, NULL);
@@ -757,23 +765,22 @@ static struct sx_config *parse(const char *yaml, struct sx_error *err)
 static void test_config_profiles(void)
 {
 	struct sx_error err;
-	struct sx_config *cfg = parse(
-		"apiVersion: kubescheduler.config.k8s.io/v1\n"
-		"kind: KubeSchedulerConfiguration\n"
-		"percentageOfNodesToScore: 30\n"
-		"leaderElection: {leaderElect: false}\n"
-		"profiles:\n"
-		"- schedulerName: only-taints\n"
-		"  plugins:\n"
-		"    multiPoint:\n"
-		"      enabled: [{name: TaintToleration, weight: 7}]\n"
-		"      disabled: [{name: '*'}]\n"
-		"- schedulerName: no-image\n"
-		"  plugins:\n"
-		"    score:\n"
-		"      disabled: [{name: ImageLocality}]\n"
-		"      enabled: [{name: NodeResourcesFit, weight: 5}]\n",
-		&err);
+	struct sx_config *cfg = parse("apiVersion: kubescheduler.config.k8s.io/v1\n"
+				      "kind: KubeSchedulerConfiguration\n"
+				      "percentageOfNodesToScore: 30\n"
+				      "leaderElection: {leaderElect: false}\n"
+				      "profiles:\n"
+				      "- schedulerName: only-taints\n"
+				      "  plugins:\n"
+				      "    multiPoint:\n"
+				      "      enabled: [{name: TaintToleration, weight: 7}]\n"
+				      "      disabled: [{name: '*'}]\n"
+				      "- schedulerName: no-image\n"
+				      "  plugins:\n"
+				      "    score:\n"
+				      "      disabled: [{name: ImageLocality}]\n"
+				      "      enabled: [{name: NodeResourcesFit, weight: 5}]\n",
+				      &err);
 	CHECK(cfg != NULL);
 	if (!cfg) {
 		fprintf(stderr, "%s at %s\n", err.msg, err.path);
@@ -793,7 +800,8 @@ static void test_config_profiles(void)
 	sx_config_free(cfg);
 
 	cfg = parse("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-		    "profiles:\n- schedulerName: a\n  plugins:\n    filter:\n      enabled: [{name: Bogus}]\n",
+		    "profiles:\n- schedulerName: a\n  plugins:\n    filter:\n      enabled: "
+		    "[{name: Bogus}]\n",
 		    &err);
 	CHECK(cfg == NULL);
 	CHECK_STR(err.path, "profiles[0].plugins.filter.enabled[0]");
@@ -804,7 +812,8 @@ static void test_config_profiles(void)
 	CHECK(cfg == NULL);
 	CHECK_STR(err.msg, "schedulerName: Duplicate value: \"a\"");
 	cfg = parse("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-		    "profiles:\n- plugins:\n    score:\n      enabled: [{name: ImageLocality, weight: -1}]\n",
+		    "profiles:\n- plugins:\n    score:\n      enabled: [{name: ImageLocality, "
+		    "weight: -1}]\n",
 		    &err);
 	CHECK(cfg == NULL);
 	cfg = parse("apiVersion: v1\nkind: Pod\n", &err);
@@ -838,12 +847,13 @@ static void test_trim_for_binding(void)
 	sx_cycle_state_free(NULL, cs);
 }
 
-SX_TESTS(SX_TEST(test_num_feasible_nodes), SX_TEST(test_trim_for_binding), SX_TEST(test_fit_error_all_fail),
-	 SX_TEST(test_fit_error_sorted_as_strings), SX_TEST(test_fit_error_pre_filter),
-	 SX_TEST(test_pre_filter_result), SX_TEST(test_rotating_start_and_early_stop),
+SX_TESTS(SX_TEST(test_num_feasible_nodes), SX_TEST(test_trim_for_binding),
+	 SX_TEST(test_fit_error_all_fail), SX_TEST(test_fit_error_sorted_as_strings),
+	 SX_TEST(test_fit_error_pre_filter), SX_TEST(test_pre_filter_result),
+	 SX_TEST(test_rotating_start_and_early_stop),
 	 SX_TEST(test_parallel_filter_matches_sequential), SX_TEST(test_batched_filter_verdicts),
 	 SX_TEST(test_batched_filter_quota), SX_TEST(test_tie_breaking),
 	 SX_TEST(test_invalid_score), SX_TEST(test_nominated_pods),
-	 SX_TEST(test_status_alloc_failure_is_error),
-	 SX_TEST(test_unreserve_reverse_order), SX_TEST(test_bind_order), SX_TEST(test_permit_wait_allow_reject_timeout),
+	 SX_TEST(test_status_alloc_failure_is_error), SX_TEST(test_unreserve_reverse_order),
+	 SX_TEST(test_bind_order), SX_TEST(test_permit_wait_allow_reject_timeout),
 	 SX_TEST(test_default_config_profile), SX_TEST(test_config_profiles))

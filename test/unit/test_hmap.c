@@ -58,7 +58,7 @@ static void test_hash(void)
 		CHECK(sx_hash_bytes(a, n) != sx_hash_bytes(a, n - 1));
 	}
 	/* distinct names spread over 256 buckets */
-	unsigned buckets[256] = { 0 }, most = 0;
+	unsigned buckets[256] = {0}, most = 0;
 
 	for (int i = 0; i < 25600; i++) {
 		snprintf(a, sizeof(a), "worker-%d", i);
@@ -192,8 +192,8 @@ static void test_string_keys(void)
 	/* clone: equal and independent */
 	CHECK_INT(sx_hmap_clone(&copy, &m), 0);
 	for (int i = 0; items && i < N; i += 2) {
-		struct sx_hmap_slot *s = sx_hmap_find(&m, sx_hash_str(items[i].name), item_eq,
-						      items[i].name);
+		struct sx_hmap_slot *s =
+			sx_hmap_find(&m, sx_hash_str(items[i].name), item_eq, items[i].name);
 
 		CHECK(s != NULL);
 		if (s)
@@ -205,8 +205,8 @@ static void test_string_keys(void)
 		CHECK_INT(sx_hmap_find_ptr(&m, sx_hash_str(items[i].name), item_eq,
 					   items[i].name) != NULL,
 			  i % 2);
-		CHECK(sx_hmap_find_ptr(&copy, sx_hash_str(items[i].name), item_eq,
-				       items[i].name) == &items[i]);
+		CHECK(sx_hmap_find_ptr(&copy, sx_hash_str(items[i].name), item_eq, items[i].name) ==
+		      &items[i]);
 	}
 	sx_hmap_clear(&copy);
 	sx_hmap_clear(&m);

@@ -30,18 +30,23 @@ static void test_list_page_streamed(void)
 	uint32_t n;
 
 	/* items before metadata, as a server may send them */
-	CHECK_INT(replay("{\"kind\":\"NodeList\",\"items\":[" NODE("a") "," NODE("b")
-			 "],\"metadata\":{\"resourceVersion\":\"42\"}}", &n, rv), 0);
+	CHECK_INT(replay("{\"kind\":\"NodeList\",\"items\":[" NODE("a") "," NODE(
+				 "b") "],\"metadata\":{\"resourceVersion\":\"42\"}}",
+			 &n, rv),
+		  0);
 	CHECK_INT(n, 2);
 	CHECK_STR(rv, "42");
 	/* an undecodable item is skipped, the others kept */
-	CHECK_INT(replay("{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[" NODE("a")
-			 ",{\"metadata\":{\"name\":1}},7," NODE("b") "]}", &n, rv), 0);
+	CHECK_INT(replay("{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[" NODE(
+				 "a") ",{\"metadata\":{\"name\":1}},7," NODE("b") "]}",
+			 &n, rv),
+		  0);
 	CHECK_INT(n, 2);
 	CHECK_STR(rv, "5");
 	/* the first "items" counts, as cJSON's lookup */
-	CHECK_INT(replay("{\"items\":[" NODE("a") "],\"items\":[" NODE("b") "," NODE("c") "]}",
-			 &n, rv), 0);
+	CHECK_INT(replay("{\"items\":[" NODE("a") "],\"items\":[" NODE("b") "," NODE("c") "]}", &n,
+			 rv),
+		  0);
 	CHECK_INT(n, 1);
 	CHECK_INT(replay("{\"items\":null,\"metadata\":{}}", &n, rv), 0);
 	CHECK_INT(n, 0);

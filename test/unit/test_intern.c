@@ -78,22 +78,22 @@ static void test_well_known(void)
 		sx_str *id;
 		const char *s;
 	} known[] = {
-		{ &SX_S_CPU, "cpu" },
-		{ &SX_S_MEMORY, "memory" },
-		{ &SX_S_EPHEMERAL_STORAGE, "ephemeral-storage" },
-		{ &SX_S_PODS, "pods" },
-		{ &SX_S_HOSTNAME, "kubernetes.io/hostname" },
-		{ &SX_S_ZONE, "topology.kubernetes.io/zone" },
-		{ &SX_S_REGION, "topology.kubernetes.io/region" },
-		{ &SX_S_ZONE_BETA, "failure-domain.beta.kubernetes.io/zone" },
-		{ &SX_S_REGION_BETA, "failure-domain.beta.kubernetes.io/region" },
-		{ &SX_S_DEFAULT, "default" },
-		{ &SX_S_DEFAULT_SCHEDULER, "default-scheduler" },
-		{ &SX_S_TCP, "TCP" },
-		{ &SX_S_UDP, "UDP" },
-		{ &SX_S_SCTP, "SCTP" },
-		{ &SX_S_UNSCHEDULABLE_TAINT, "node.kubernetes.io/unschedulable" },
-		{ &SX_S_METADATA_NAME, "metadata.name" },
+		{&SX_S_CPU, "cpu"},
+		{&SX_S_MEMORY, "memory"},
+		{&SX_S_EPHEMERAL_STORAGE, "ephemeral-storage"},
+		{&SX_S_PODS, "pods"},
+		{&SX_S_HOSTNAME, "kubernetes.io/hostname"},
+		{&SX_S_ZONE, "topology.kubernetes.io/zone"},
+		{&SX_S_REGION, "topology.kubernetes.io/region"},
+		{&SX_S_ZONE_BETA, "failure-domain.beta.kubernetes.io/zone"},
+		{&SX_S_REGION_BETA, "failure-domain.beta.kubernetes.io/region"},
+		{&SX_S_DEFAULT, "default"},
+		{&SX_S_DEFAULT_SCHEDULER, "default-scheduler"},
+		{&SX_S_TCP, "TCP"},
+		{&SX_S_UDP, "UDP"},
+		{&SX_S_SCTP, "SCTP"},
+		{&SX_S_UNSCHEDULABLE_TAINT, "node.kubernetes.io/unschedulable"},
+		{&SX_S_METADATA_NAME, "metadata.name"},
 	};
 	sx_str cpu = SX_S_CPU;
 

@@ -16,10 +16,10 @@
 #include "schedext/state.h"
 
 #define NODE(n) "{\"kind\":\"Node\",\"metadata\":{\"name\":\"" n "\"}}"
-#define POD(n, cpu)                                                                          \
-	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"" n "\",\"namespace\":\"default\"},"     \
-	"\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"" \
-	cpu "\"}}}]}}"
+#define POD(n, cpu)                                                                                \
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"" n "\",\"namespace\":\"default\"},"           \
+	"\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"" cpu    \
+	"\"}}}]}}"
 
 static int split(const char *text, struct sx_json_list *l)
 {
@@ -99,8 +99,8 @@ static const char *nested(char *buf, int depth)
 static void test_split_refuses(void)
 {
 	static const char *bad[] = {
-		"[1]", "{\"items\":[1,]}", "{\"a\":1} {}", "{\"a\":1", "", "\xEF\xBB\xBF{}",
-		"{\"items\":[{\"a\":}]}",
+		"[1]", "{\"items\":[1,]}", "{\"a\":1} {}",	     "{\"a\":1",
+		"",    "\xEF\xBB\xBF{}",   "{\"items\":[{\"a\":}]}",
 	};
 	char deep[200];
 	struct sx_json_list l;
@@ -122,7 +122,7 @@ static void test_split_refuses(void)
 static void same_both_ways(const char *text, int want_rc, const char *want_msg)
 {
 	struct sx_cache *a = sx_cache_new(), *b = sx_cache_new();
-	struct sx_error ea = { 0 }, eb = { 0 };
+	struct sx_error ea = {0}, eb = {0};
 	struct sx_cache_stats sa, sb;
 	cJSON *docs = sx_parse_documents(text, strlen(text), &eb);
 	int ra = sx_state_load_buffer(a, "s.json", text, strlen(text), &ea);
@@ -159,10 +159,10 @@ static void test_state_streamed_like_tree(void)
 		       NULL);
 	same_both_ways("{\"kind\":\"List\",\"items\":[" NODE("n1") ",1]}", SX_EINVAL,
 		       "s.json: items[1]: expected an object");
-	same_both_ways("{\"kind\":\"List\",\"items\":[" NODE("n1") "," POD("p1", "x") "]}",
-		       SX_EINVAL,
-		       "s.json: items[1] (pod default/p1): spec.containers[0].resources.requests.cpu: "
-		       "invalid quantity \"x\"");
+	same_both_ways(
+		"{\"kind\":\"List\",\"items\":[" NODE("n1") "," POD("p1", "x") "]}", SX_EINVAL,
+		"s.json: items[1] (pod default/p1): spec.containers[0].resources.requests.cpu: "
+		"invalid quantity \"x\"");
 	/* a syntax error after a bad item: the syntax error, as the tree says */
 	same_both_ways("{\"kind\":\"List\",\"items\":[" POD("p1", "x") ",{\"a\":}]}", SX_EINVAL,
 		       "s.json: JSON line 1 column 166: syntax error");
@@ -189,14 +189,15 @@ static void test_state_file_mapped(void)
 	int fd = mkstemp(path);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	struct sx_cache *c = sx_cache_new();
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_cache_stats st;
 
 	CHECK(f != NULL);
 	fputs("{\"apiVersion\":\"v1\",\"items\":[", f);
 	for (int i = 0; i < 3000; i++)
-		fprintf(f, "%s{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p%d\",\"namespace\":\"d\"},"
-			   "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\"}]}}",
+		fprintf(f,
+			"%s{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p%d\",\"namespace\":\"d\"},"
+			"\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\"}]}}",
 			i ? "," : "", i);
 	fputs("," NODE("n1") "],\"kind\":\"List\",\"metadata\":{}}", f);
 	fclose(f);

@@ -43,10 +43,26 @@ static bool cjson_ok(const char *s, size_t len)
 static void test_valid(void)
 {
 	static const char *const ok[] = {
-		"{}", "[]", " { } ", "0", "-0", "1.5e+10", "-12.25E-3", "true", "false", "null",
-		"\"\"", "\"a\\\"b\\\\c\\/\\b\\f\\n\\r\\t\"", "\"\\u00e9\\u20AC\"", "\"\\ud83d\\ude00\"",
-		"\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"", "{\"a\":[1,{\"b\":null}],\"c\":\"[{\"}",
-		"[[[[]]]]", "\r\n\t[1 , 2\n]\t", "{\"\":\"\"}", "12345678901234567890",
+		"{}",
+		"[]",
+		" { } ",
+		"0",
+		"-0",
+		"1.5e+10",
+		"-12.25E-3",
+		"true",
+		"false",
+		"null",
+		"\"\"",
+		"\"a\\\"b\\\\c\\/\\b\\f\\n\\r\\t\"",
+		"\"\\u00e9\\u20AC\"",
+		"\"\\ud83d\\ude00\"",
+		"\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"",
+		"{\"a\":[1,{\"b\":null}],\"c\":\"[{\"}",
+		"[[[[]]]]",
+		"\r\n\t[1 , 2\n]\t",
+		"{\"\":\"\"}",
+		"12345678901234567890",
 	};
 
 	for (size_t i = 0; i < SX_ARRAY_SIZE(ok); i++) {
@@ -59,13 +75,56 @@ static void test_valid(void)
 static void test_malformed(void)
 {
 	static const char *const bad[] = {
-		"", " ", "{", "}", "[", "[1,]", "[,1]", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "{a:1}",
-		"{\"a\" 1}", "[1 2]", "01", "1.", ".5", "-", "+1", "1e", "1e+", "0x10", "tru", "nul",
-		"truex", "True", "NaN", "\"abc", "\"\\x\"", "\"\\u12\"", "\"\\u12G4\"", "\"a\tb\"",
-		"\"\\ud800\"", "\"\\udc00\"", "\"\\ud800\\u0041\"", "\"\\ud800x\"", "{} x", "1 2",
-		"[1]]", "{\"a\":1}}", "\xef\xbb\xbf{}", "\"\xc3\x28\"", "\"\xc0\xaf\"",
-		"\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "\"\xe2\x82\"", "[\x01]", "['a']",
-		"{\"a\":1 \"b\":2}", "[1,\n", "/* */ {}",
+		"",
+		" ",
+		"{",
+		"}",
+		"[",
+		"[1,]",
+		"[,1]",
+		"{\"a\"}",
+		"{\"a\":}",
+		"{\"a\":1,}",
+		"{a:1}",
+		"{\"a\" 1}",
+		"[1 2]",
+		"01",
+		"1.",
+		".5",
+		"-",
+		"+1",
+		"1e",
+		"1e+",
+		"0x10",
+		"tru",
+		"nul",
+		"truex",
+		"True",
+		"NaN",
+		"\"abc",
+		"\"\\x\"",
+		"\"\\u12\"",
+		"\"\\u12G4\"",
+		"\"a\tb\"",
+		"\"\\ud800\"",
+		"\"\\udc00\"",
+		"\"\\ud800\\u0041\"",
+		"\"\\ud800x\"",
+		"{} x",
+		"1 2",
+		"[1]]",
+		"{\"a\":1}}",
+		"\xef\xbb\xbf{}",
+		"\"\xc3\x28\"",
+		"\"\xc0\xaf\"",
+		"\"\xed\xa0\x80\"",
+		"\"\xf4\x90\x80\x80\"",
+		"\"\xe2\x82\"",
+		"[\x01]",
+		"['a']",
+		"{\"a\":1 \"b\":2}",
+		"[1,\n",
+		"/* */ {}",
 	};
 
 	for (size_t i = 0; i < SX_ARRAY_SIZE(bad); i++)
@@ -100,7 +159,7 @@ static void test_depth(void)
 	memset(deep + 300, ']', 300);
 	CHECK(valid(deep + 236, 128, 64));  /* 64 levels */
 	CHECK(!valid(deep + 235, 130, 64)); /* 65 */
-	CHECK(!valid(deep, 600, 1000));     /* capped at SX_JSON_DEPTH_CAP */
+	CHECK(!valid(deep, 600, 1000));	    /* capped at SX_JSON_DEPTH_CAP */
 	CHECK(valid(deep + 300 - SX_JSON_DEPTH_CAP, 2 * SX_JSON_DEPTH_CAP, 1000));
 	/* depth counts the containers around a skipped value too */
 	CHECK(sx_json_skip("[[]]", "[[]]" + 4, 62, 64) != NULL);
@@ -121,8 +180,8 @@ static void test_string_offsets(void)
 		const char *ins;
 		bool ok;
 	} specials[] = {
-		{ "\\n", true }, { "\xc3\xa9", true }, { "\\u00e9", true }, { "\x01", false },
-		{ "\x7f", true }, { "\xc3", false }, { "\"", false }, { "\\", false },
+		{"\\n", true},	{"\xc3\xa9", true}, {"\\u00e9", true}, {"\x01", false},
+		{"\x7f", true}, {"\xc3", false},    {"\"", false},     {"\\", false},
 	};
 	char buf[128];
 
@@ -142,7 +201,8 @@ static void test_string_offsets(void)
 				char *exact = malloc(n);
 				memcpy(exact, buf, n);
 				if (valid(exact, n, 64) != specials[k].ok)
-					sx_test_fail(__FILE__, __LINE__, "len %zu at %zu special %zu", len, at, k);
+					sx_test_fail(__FILE__, __LINE__,
+						     "len %zu at %zu special %zu", len, at, k);
 				free(exact);
 			}
 		}
@@ -245,8 +305,14 @@ static void test_cursor(void)
 static void test_unescape(void)
 {
 	static const char *const strs[] = {
-		"\"plain\"", "\"\"", "\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"", "\"\\u0041\\u00e9\\u20ac\"",
-		"\"\\uD83D\\uDE00!\"", "\"ab\\u0000cd\"", "\"\\u0000\"", "\"caf\xc3\xa9\\n\"",
+		"\"plain\"",
+		"\"\"",
+		"\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"",
+		"\"\\u0041\\u00e9\\u20ac\"",
+		"\"\\uD83D\\uDE00!\"",
+		"\"ab\\u0000cd\"",
+		"\"\\u0000\"",
+		"\"caf\xc3\xa9\\n\"",
 		"\"\\u07FF\\u0800\\uFFFF\"",
 	};
 	char buf[64];
@@ -268,11 +334,11 @@ static void test_unescape(void)
 		CHECK_INT(sx_json_unescape(&v, buf, 1), n);
 		cJSON_Delete(j);
 	}
-	struct sx_json_val k = { SX_JSON_STRING, "\"Pod\\u0000x\"", NULL, true };
+	struct sx_json_val k = {SX_JSON_STRING, "\"Pod\\u0000x\"", NULL, true};
 	k.end = k.p + strlen(k.p);
 	CHECK(sx_json_str_eq(&k, "Pod", false)); /* as cJSON's C string sees it */
 	CHECK(!sx_json_str_eq(&k, "Podx", false));
-	struct sx_json_val num = { SX_JSON_NUMBER, "1", NULL, false };
+	struct sx_json_val num = {SX_JSON_NUMBER, "1", NULL, false};
 	num.end = num.p + 1;
 	CHECK(!sx_json_str_eq(&num, "1", false));
 	CHECK_STR(sx_json_type_name(SX_JSON_BOOL), "boolean");
@@ -286,7 +352,8 @@ static void test_mutations(void)
 	const char *doc = "{\"Pod\":{\"metadata\":{\"name\":\"p\\u00e9\",\"labels\":{\"a\":\"b\"}},"
 			  "\"spec\":{\"priority\":-5,\"x\":[1.5e3,true,null,\"\\ud83d\\ude00\"]}},"
 			  "\"NodeNames\":[\"n1\",\"n2\"]}";
-	static const char alphabet[] = "{}[]\",:\\u0aeE.-+ \x01\x80\xc3\xff" "tfn";
+	static const char alphabet[] = "{}[]\",:\\u0aeE.-+ \x01\x80\xc3\xff"
+				       "tfn";
 	size_t n = strlen(doc);
 	unsigned seed = 7;
 	int accepted = 0;
@@ -309,14 +376,15 @@ static void test_mutations(void)
 		if (valid(m, len, 64)) {
 			accepted++;
 			if (!cjson_ok(m, len))
-				sx_test_fail(__FILE__, __LINE__, "scanner accepts what cJSON refuses: %.*s",
-					     (int)len, m);
+				sx_test_fail(__FILE__, __LINE__,
+					     "scanner accepts what cJSON refuses: %.*s", (int)len,
+					     m);
 		}
 		free(m);
 	}
 	CHECK(accepted > 0);
 }
 
-SX_TESTS(SX_TEST(test_valid), SX_TEST(test_malformed), SX_TEST(test_truncated),
-	 SX_TEST(test_depth), SX_TEST(test_numbers), SX_TEST(test_string_offsets), SX_TEST(test_cursor),
+SX_TESTS(SX_TEST(test_valid), SX_TEST(test_malformed), SX_TEST(test_truncated), SX_TEST(test_depth),
+	 SX_TEST(test_numbers), SX_TEST(test_string_offsets), SX_TEST(test_cursor),
 	 SX_TEST(test_unescape), SX_TEST(test_mutations))

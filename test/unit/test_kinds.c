@@ -69,34 +69,33 @@ static const struct {
 	size_t count; /* offset of its count */
 } objects[] = {
 #define AT(field) offsetof(struct sx_snapshot, field), offsetof(struct sx_snapshot, n##field)
-	{ SX_KIND_NAMESPACE, "{\"metadata\":{\"name\":\"a\"}}", AT(namespaces) },
-	{ SX_KIND_SERVICE, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"}}", AT(services) },
-	{ SX_KIND_REPLICA_SET, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"}}",
-	  AT(controllers) },
-	{ SX_KIND_PDB, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"}}", AT(pdbs) },
-	{ SX_KIND_PV, "{\"metadata\":{\"name\":\"a\"}}", AT(pvs) },
-	{ SX_KIND_PVC, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"}}", AT(pvcs) },
-	{ SX_KIND_STORAGE_CLASS, "{\"metadata\":{\"name\":\"a\"},\"provisioner\":\"p\"}",
-	  AT(storage_classes) },
-	{ SX_KIND_CSI_NODE, "{\"metadata\":{\"name\":\"a\"}}", AT(csi_nodes) },
-	{ SX_KIND_DEVICE_CLASS, "{\"metadata\":{\"name\":\"a\"},\"spec\":{}}", AT(device_classes) },
-	{ SX_KIND_CSI_DRIVER, "{\"metadata\":{\"name\":\"a\"}}", AT(csi_drivers) },
-	{ SX_KIND_CSI_STORAGE_CAPACITY,
-	  "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"},\"storageClassName\":\"s\"}",
-	  AT(csi_capacities) },
-	{ SX_KIND_VOLUME_ATTACHMENT,
-	  "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"attacher\":\"x\",\"nodeName\":\"n1\"}}",
-	  AT(volume_attachments) },
-	{ SX_KIND_DEVICE_TAINT_RULE,
-	  "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"taint\":{\"key\":\"k\",\"effect\":\"None\"}}}",
-	  AT(device_taint_rules) },
-	{ SX_KIND_WORKLOAD,
-	  "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"},\"spec\":{}}",
-	  AT(workloads) },
-	{ SX_KIND_POD_GROUP,
-	  "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"},"
-	  "\"spec\":{\"schedulingPolicy\":{\"basic\":{}}}}",
-	  AT(pod_groups) },
+	{SX_KIND_NAMESPACE, "{\"metadata\":{\"name\":\"a\"}}", AT(namespaces)},
+	{SX_KIND_SERVICE, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"}}", AT(services)},
+	{SX_KIND_REPLICA_SET, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"}}",
+	 AT(controllers)},
+	{SX_KIND_PDB, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"}}", AT(pdbs)},
+	{SX_KIND_PV, "{\"metadata\":{\"name\":\"a\"}}", AT(pvs)},
+	{SX_KIND_PVC, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"}}", AT(pvcs)},
+	{SX_KIND_STORAGE_CLASS, "{\"metadata\":{\"name\":\"a\"},\"provisioner\":\"p\"}",
+	 AT(storage_classes)},
+	{SX_KIND_CSI_NODE, "{\"metadata\":{\"name\":\"a\"}}", AT(csi_nodes)},
+	{SX_KIND_DEVICE_CLASS, "{\"metadata\":{\"name\":\"a\"},\"spec\":{}}", AT(device_classes)},
+	{SX_KIND_CSI_DRIVER, "{\"metadata\":{\"name\":\"a\"}}", AT(csi_drivers)},
+	{SX_KIND_CSI_STORAGE_CAPACITY,
+	 "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"},\"storageClassName\":\"s\"}",
+	 AT(csi_capacities)},
+	{SX_KIND_VOLUME_ATTACHMENT,
+	 "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"attacher\":\"x\",\"nodeName\":\"n1\"}}",
+	 AT(volume_attachments)},
+	{SX_KIND_DEVICE_TAINT_RULE,
+	 "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"taint\":{\"key\":\"k\",\"effect\":\"None\"}}}",
+	 AT(device_taint_rules)},
+	{SX_KIND_WORKLOAD, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"},\"spec\":{}}",
+	 AT(workloads)},
+	{SX_KIND_POD_GROUP,
+	 "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"},"
+	 "\"spec\":{\"schedulingPolicy\":{\"basic\":{}}}}",
+	 AT(pod_groups)},
 #undef AT
 };
 
@@ -105,7 +104,7 @@ static void test_snapshot_arrays(void)
 	for (size_t i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
 		struct sx_cache *c = sx_cache_new();
 		cJSON *j = cJSON_Parse(objects[i].json);
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 		struct sx_object o;
 		struct sx_snapshot *s;
 

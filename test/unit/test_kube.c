@@ -31,7 +31,8 @@ static int collect(void *ctx, char *line, size_t len)
 }
 
 static const char STREAM[] =
-	"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"p\\u00e9\",\"label\":\"caf\xc3\xa9\"}}}\n"
+	"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"p\\u00e9\",\"label\":"
+	"\"caf\xc3\xa9\"}}}\n"
 	"{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"12\"}}}\r\n"
 	"\n"
 	"{\"type\":\"DELETED\",\"object\":{}}\n";
@@ -41,7 +42,8 @@ static void check_stream(const struct lines *l)
 	CHECK_INT(l->n, 3);
 	CHECK_STR(l->got[0], "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"p\\u00e9\","
 			     "\"label\":\"caf\xc3\xa9\"}}}");
-	CHECK_STR(l->got[1], "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"12\"}}}");
+	CHECK_STR(l->got[1],
+		  "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"12\"}}}");
 	CHECK_STR(l->got[2], "{\"type\":\"DELETED\",\"object\":{}}");
 }
 
@@ -51,7 +53,7 @@ static void test_line_buf_every_two_way_split(void)
 
 	for (size_t cut = 0; cut <= n; cut++) {
 		struct sx_line_buf lb;
-		struct lines l = { .n = 0 };
+		struct lines l = {.n = 0};
 
 		sx_line_buf_init(&lb, 1024);
 		CHECK_INT(sx_line_buf_feed(&lb, STREAM, cut, collect, &l), 0);
@@ -68,7 +70,7 @@ static void test_line_buf_byte_by_byte_and_random(void)
 
 	for (int round = 0; round < 200; round++) {
 		struct sx_line_buf lb;
-		struct lines l = { .n = 0 };
+		struct lines l = {.n = 0};
 		size_t i = 0;
 
 		sx_line_buf_init(&lb, 1024);
@@ -88,7 +90,7 @@ static void test_line_buf_byte_by_byte_and_random(void)
 static void test_line_buf_partial_tail_kept(void)
 {
 	struct sx_line_buf lb;
-	struct lines l = { .n = 0 };
+	struct lines l = {.n = 0};
 
 	sx_line_buf_init(&lb, 1024);
 	CHECK_INT(sx_line_buf_feed(&lb, "{\"a\":1}\n{\"b\"", 12, collect, &l), 0);
@@ -101,7 +103,7 @@ static void test_line_buf_partial_tail_kept(void)
 static void test_line_buf_cap_and_stop(void)
 {
 	struct sx_line_buf lb;
-	struct lines l = { .n = 0 };
+	struct lines l = {.n = 0};
 	char big[100];
 
 	memset(big, 'x', sizeof(big));
@@ -110,7 +112,7 @@ static void test_line_buf_cap_and_stop(void)
 	CHECK_INT(sx_line_buf_feed(&lb, big, 10, collect, &l), SX_ETOOBIG);
 	sx_line_buf_free(&lb);
 
-	l = (struct lines){ .stop_after = 1 };
+	l = (struct lines){.stop_after = 1};
 	sx_line_buf_init(&lb, 64);
 	CHECK_INT(sx_line_buf_feed(&lb, "a\nb\nc\n", 6, collect, &l), -1);
 	CHECK_INT(l.n, 1);
@@ -162,7 +164,8 @@ static void test_token_bucket(void)
 static void test_status_message(void)
 {
 	char buf[128];
-	const char *b = "{\"kind\":\"Status\",\"message\":\"pods \\\"x\\\" not found\",\"code\":404}";
+	const char *b =
+		"{\"kind\":\"Status\",\"message\":\"pods \\\"x\\\" not found\",\"code\":404}";
 
 	CHECK_STR(sx_kube_status_message(b, strlen(b), 404, buf, sizeof(buf)),
 		  "pods \"x\" not found");
@@ -214,39 +217,38 @@ static void setup_dir(void)
 }
 
 /* "PEM-DATA" base64 = UEVNLURBVEE= */
-static const char MAIN_CFG[] =
-	"apiVersion: v1\n"
-	"kind: Config\n"
-	"current-context: dev\n"
-	"clusters:\n"
-	"- name: lab\n"
-	"  cluster:\n"
-	"    server: https://203.0.113.10:6443/k8s/clusters/c-abc/\n"
-	"    certificate-authority-data: UEVNLURBVEE=\n"
-	"    tls-server-name: kubernetes\n"
-	"- name: other\n"
-	"  cluster:\n"
-	"    server: http://127.0.0.1:8080\n"
-	"    certificate-authority: pki/ca.crt\n"
-	"users:\n"
-	"- name: admin\n"
-	"  user:\n"
-	"    client-certificate: pki/client.crt\n"
-	"    client-key: pki/client.key\n"
-	"- name: robot\n"
-	"  user:\n"
-	"    token: static-token\n"
-	"    tokenFile: token\n"
-	"contexts:\n"
-	"- name: dev\n"
-	"  context: {cluster: lab, user: admin, namespace: kube-system}\n"
-	"- name: ci\n"
-	"  context: {cluster: other, user: robot}\n";
+static const char MAIN_CFG[] = "apiVersion: v1\n"
+			       "kind: Config\n"
+			       "current-context: dev\n"
+			       "clusters:\n"
+			       "- name: lab\n"
+			       "  cluster:\n"
+			       "    server: https://203.0.113.10:6443/k8s/clusters/c-abc/\n"
+			       "    certificate-authority-data: UEVNLURBVEE=\n"
+			       "    tls-server-name: kubernetes\n"
+			       "- name: other\n"
+			       "  cluster:\n"
+			       "    server: http://127.0.0.1:8080\n"
+			       "    certificate-authority: pki/ca.crt\n"
+			       "users:\n"
+			       "- name: admin\n"
+			       "  user:\n"
+			       "    client-certificate: pki/client.crt\n"
+			       "    client-key: pki/client.key\n"
+			       "- name: robot\n"
+			       "  user:\n"
+			       "    token: static-token\n"
+			       "    tokenFile: token\n"
+			       "contexts:\n"
+			       "- name: dev\n"
+			       "  context: {cluster: lab, user: admin, namespace: kube-system}\n"
+			       "- name: ci\n"
+			       "  context: {cluster: other, user: robot}\n";
 
 static void test_kubeconfig_current_context(void)
 {
 	struct sx_kube_config c;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	setup_dir();
 	write_file("config", MAIN_CFG);
@@ -269,7 +271,7 @@ static void test_kubeconfig_current_context(void)
 static void test_kubeconfig_explicit_context(void)
 {
 	struct sx_kube_config c;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	char *tok;
 
 	setup_dir();
@@ -289,7 +291,7 @@ static void test_kubeconfig_explicit_context(void)
 static void test_kubeconfig_merge_first_wins(void)
 {
 	struct sx_kube_config c;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	char list[1200];
 
 	setup_dir();
@@ -299,8 +301,7 @@ static void test_kubeconfig_merge_first_wins(void)
 	write_file("first",
 		   "clusters:\n- name: lab\n  cluster:\n    server: https://first.example:443\n"
 		   "    insecure-skip-tls-verify: true\n");
-	snprintf(list, sizeof(list), "%s:%s:%s", tpath("missing"), tpath("first"),
-		 tpath("config"));
+	snprintf(list, sizeof(list), "%s:%s:%s", tpath("missing"), tpath("first"), tpath("config"));
 	CHECK_INT(sx_kubeconfig_load(list, NULL, &c, &err), 0);
 	CHECK_STR(c.server, "https://first.example:443");
 	CHECK(c.insecure);
@@ -313,7 +314,7 @@ static void test_kubeconfig_merge_first_wins(void)
 static void expect_error(const char *cfg, const char *context, const char *msg)
 {
 	struct sx_kube_config c;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	char want[600];
 
 	write_file("bad", cfg);
@@ -325,39 +326,47 @@ static void expect_error(const char *cfg, const char *context, const char *msg)
 
 static void test_kubeconfig_errors(void)
 {
-	const char *ctx = "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n";
+	const char *ctx =
+		"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n";
 	char buf[1000];
 
 	setup_dir();
 	expect_error("clusters: []\n", NULL, "kubeconfig %s: current-context: not set");
 	expect_error(ctx, "y", "kubeconfig %s: context \"y\" not found");
 	expect_error(ctx, NULL, "kubeconfig %s: cluster \"c\" not found");
-	snprintf(buf, sizeof(buf), "%sclusters:\n- name: c\n  cluster: {insecure-skip-tls-verify: true}\n", ctx);
+	snprintf(buf, sizeof(buf),
+		 "%sclusters:\n- name: c\n  cluster: {insecure-skip-tls-verify: true}\n", ctx);
 	expect_error(buf, NULL, "kubeconfig %s: cluster.server: missing");
 	snprintf(buf, sizeof(buf), "%sclusters:\n- name: c\n  cluster: {server: ftp://x}\n", ctx);
 	expect_error(buf, NULL, "kubeconfig %s: cluster.server: not an http(s) URL: ftp://x");
-	snprintf(buf, sizeof(buf), "%sclusters:\n- name: c\n  cluster: {server: 'http:///'}\n", ctx);
+	snprintf(buf, sizeof(buf), "%sclusters:\n- name: c\n  cluster: {server: 'http:///'}\n",
+		 ctx);
 	expect_error(buf, NULL, "kubeconfig %s: cluster.server: no host: http:///");
-	snprintf(buf, sizeof(buf), "%sclusters:\n- name: c\n  cluster: {server: 'https://:6443'}\n", ctx);
+	snprintf(buf, sizeof(buf), "%sclusters:\n- name: c\n  cluster: {server: 'https://:6443'}\n",
+		 ctx);
 	expect_error(buf, NULL, "kubeconfig %s: cluster.server: no host: https://:6443");
 	snprintf(buf, sizeof(buf),
-		 "%sclusters:\n- name: c\n  cluster: {server: 'https://x', certificate-authority-data: '%%%%'}\n",
+		 "%sclusters:\n- name: c\n  cluster: {server: 'https://x', "
+		 "certificate-authority-data: '%%%%'}\n",
 		 ctx);
 	expect_error(buf, NULL, "kubeconfig %s: certificate-authority-data: invalid base64");
 	snprintf(buf, sizeof(buf),
-		 "%sclusters:\n- name: c\n  cluster: {server: 'https://x', insecure-skip-tls-verify: true, certificate-authority-data: UEVN}\n",
+		 "%sclusters:\n- name: c\n  cluster: {server: 'https://x', "
+		 "insecure-skip-tls-verify: true, certificate-authority-data: UEVN}\n",
 		 ctx);
 	expect_error(buf, NULL,
 		     "kubeconfig %s: cluster: specifying a root certificates file with the "
 		     "insecure flag is not allowed");
 	snprintf(buf, sizeof(buf),
-		 "%sclusters:\n- name: c\n  cluster: {server: 'https://x'}\nusers:\n- name: u\n  user: {exec: {command: aws}}\n",
+		 "%sclusters:\n- name: c\n  cluster: {server: 'https://x'}\nusers:\n- name: u\n  "
+		 "user: {exec: {command: aws}}\n",
 		 ctx);
 	expect_error(buf, NULL,
 		     "kubeconfig %s: users[u].user.exec.apiVersion: apiVersion must be specified "
 		     "for u to use exec authentication plugin");
 	snprintf(buf, sizeof(buf),
-		 "%sclusters:\n- name: c\n  cluster: {server: 'https://x'}\nusers:\n- name: u\n  user: {client-certificate-data: UEVN}\n",
+		 "%sclusters:\n- name: c\n  cluster: {server: 'https://x'}\nusers:\n- name: u\n  "
+		 "user: {client-certificate-data: UEVN}\n",
 		 ctx);
 	expect_error(buf, NULL,
 		     "kubeconfig %s: user: client-certificate and client-key must be given "
@@ -368,7 +377,7 @@ static void test_kubeconfig_errors(void)
 static void test_kubeconfig_missing_file_message(void)
 {
 	struct sx_kube_config c;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	char want[600];
 
 	setup_dir();
@@ -380,7 +389,7 @@ static void test_kubeconfig_missing_file_message(void)
 static void test_in_cluster(void)
 {
 	struct sx_kube_config c;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	setup_dir();
 	mkdir(tpath("sa"), 0700);
@@ -417,14 +426,14 @@ static void test_in_cluster(void)
 
 static void test_kube_new_resolves_kubeconfig_env(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_kube *k;
 
 	setup_dir();
 	write_file("config", MAIN_CFG);
 	unsetenv("KUBERNETES_SERVICE_HOST");
 	setenv("KUBECONFIG", tpath("config"), 1);
-	k = sx_kube_new(&(struct sx_kube_opts){ .context = "ci" }, &err);
+	k = sx_kube_new(&(struct sx_kube_opts){.context = "ci"}, &err);
 	CHECK(k != NULL);
 	CHECK_STR(sx_kube_server(k), "http://127.0.0.1:8080");
 	sx_kube_free(k);

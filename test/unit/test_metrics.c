@@ -14,7 +14,8 @@ static void test_counter_and_gauge(void)
 
 	sx_buf_init(&b);
 	CHECK_INT(sx_metrics_define(m, "req_total", SX_METRIC_COUNTER, "Requests.", NULL, 0), 0);
-	CHECK_INT(sx_metrics_define(m, "req_total", SX_METRIC_COUNTER, "again", NULL, 0), SX_EEXIST);
+	CHECK_INT(sx_metrics_define(m, "req_total", SX_METRIC_COUNTER, "again", NULL, 0),
+		  SX_EEXIST);
 	CHECK_INT(sx_metrics_define(m, "nodes", SX_METRIC_GAUGE, "Nodes.", NULL, 0), 0);
 	sx_metrics_inc(m, "req_total", "verb=\"filter\",code=\"200\"", 2);
 	sx_metrics_inc(m, "req_total", "verb=\"filter\",code=\"200\"", 1);
@@ -39,12 +40,13 @@ static void test_counter_and_gauge(void)
 
 static void test_histogram(void)
 {
-	static const double bounds[] = { 0.01, 0.1, 1 };
+	static const double bounds[] = {0.01, 0.1, 1};
 	struct sx_metrics *m = sx_metrics_new();
 	struct sx_buf b;
 
 	sx_buf_init(&b);
-	CHECK_INT(sx_metrics_define(m, "lat_seconds", SX_METRIC_HISTOGRAM, "Latency.", bounds, 3), 0);
+	CHECK_INT(sx_metrics_define(m, "lat_seconds", SX_METRIC_HISTOGRAM, "Latency.", bounds, 3),
+		  0);
 	sx_metrics_observe(m, "lat_seconds", "verb=\"filter\"", 0.005);
 	sx_metrics_observe(m, "lat_seconds", "verb=\"filter\"", 0.05);
 	sx_metrics_observe(m, "lat_seconds", "verb=\"filter\"", 0.1); /* le is inclusive */
@@ -84,7 +86,7 @@ static void test_series_cap_and_escape(void)
  * keeps counting from there; touching again changes nothing. */
 static void test_touch(void)
 {
-	static const double b[] = { 1, 2 };
+	static const double b[] = {1, 2};
 	struct sx_metrics *m = sx_metrics_new();
 	struct sx_buf out;
 
@@ -97,9 +99,10 @@ static void test_touch(void)
 	sx_metrics_touch(m, "c_total", "r=\"x\"");
 	sx_buf_init(&out);
 	sx_metrics_render(m, &out);
-	CHECK_STR(out.data, "# HELP c_total c\n# TYPE c_total counter\nc_total{r=\"x\"} 2\n"
-			    "# HELP h h\n# TYPE h histogram\nh_bucket{le=\"1\"} 0\nh_bucket{le=\"2\"} 0\n"
-			    "h_bucket{le=\"+Inf\"} 0\nh_sum 0\nh_count 0\n");
+	CHECK_STR(out.data,
+		  "# HELP c_total c\n# TYPE c_total counter\nc_total{r=\"x\"} 2\n"
+		  "# HELP h h\n# TYPE h histogram\nh_bucket{le=\"1\"} 0\nh_bucket{le=\"2\"} 0\n"
+		  "h_bucket{le=\"+Inf\"} 0\nh_sum 0\nh_count 0\n");
 	sx_buf_free(&out);
 	sx_metrics_free(m);
 }

@@ -15,7 +15,7 @@
 static struct sx_pod *pod_cpu(const char *name, const char *cpu, const char *nominated)
 {
 	char buf[1024];
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_pod *pod;
 	cJSON *j;
 
@@ -33,8 +33,8 @@ static struct sx_pod *pod_cpu(const char *name, const char *cpu, const char *nom
 static void add_node(struct sx_cache *c, const char *name, const char *cpu)
 {
 	char buf[512];
-	struct sx_error err = { 0 };
-	struct sx_object obj = { SX_KIND_NODE, NULL };
+	struct sx_error err = {0};
+	struct sx_object obj = {SX_KIND_NODE, NULL};
 	cJSON *j;
 
 	snprintf(buf, sizeof(buf),
@@ -55,7 +55,7 @@ struct fixture {
 
 static void setup(struct fixture *f)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	sx_intern_init();
 	f->cache = sx_cache_new();
@@ -75,7 +75,7 @@ static void teardown(struct fixture *f)
 
 static int run(struct fixture *f, const struct sx_pod *pod, struct sx_cycle_result *res)
 {
-	struct sx_cycle_opts opts = { .snap = f->snap, .mode = SX_CYCLE_FULL, .percentage = 100 };
+	struct sx_cycle_opts opts = {.snap = f->snap, .mode = SX_CYCLE_FULL, .percentage = 100};
 
 	CHECK_INT(sx_schedule(f->cfg->profiles[0], pod, &opts, res), 0);
 	return res->selected;

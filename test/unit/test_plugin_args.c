@@ -17,19 +17,34 @@ struct demo {
 };
 
 static const struct sx_arg demo_args[] = {
-	{ .name = "weight", .type = SX_ARG_INT, .offset = offsetof(struct demo, weight), .def = 1,
-	  .min = 0, .max = 100, .type_desc = "an integer", .range_desc = "[0-100]" },
-	{ .name = "count", .type = SX_ARG_INT32, .offset = offsetof(struct demo, count), .def = 7,
-	  .min = 0, .max = INT32_MAX, .type_desc = "a 32-bit integer", .range_desc = "[0, inf)" },
-	{ .name = "flag", .type = SX_ARG_BOOL, .offset = offsetof(struct demo, flag), .def = 1,
-	  .type_desc = "a boolean" },
+	{.name = "weight",
+	 .type = SX_ARG_INT,
+	 .offset = offsetof(struct demo, weight),
+	 .def = 1,
+	 .min = 0,
+	 .max = 100,
+	 .type_desc = "an integer",
+	 .range_desc = "[0-100]"},
+	{.name = "count",
+	 .type = SX_ARG_INT32,
+	 .offset = offsetof(struct demo, count),
+	 .def = 7,
+	 .min = 0,
+	 .max = INT32_MAX,
+	 .type_desc = "a 32-bit integer",
+	 .range_desc = "[0, inf)"},
+	{.name = "flag",
+	 .type = SX_ARG_BOOL,
+	 .offset = offsetof(struct demo, flag),
+	 .def = 1,
+	 .type_desc = "a boolean"},
 };
 
 /* Reads json; returns the error text ("" when valid). */
 static const char *read_demo(const char *json, struct demo *d, char *buf, size_t len)
 {
-	struct sx_arg_errors e = { 0 };
-	struct sx_error err = { 0 };
+	struct sx_arg_errors e = {0};
+	struct sx_error err = {0};
 	cJSON *j = json ? cJSON_Parse(json) : NULL;
 	int rc = sx_args_read(j, demo_args, SX_ARRAY_SIZE(demo_args), d, &e, &err);
 
@@ -123,60 +138,115 @@ static void release_box(void *field)
 	*box = NULL;
 }
 
-static const char *const modes[] = { "Alpha", "Beta", NULL };
+static const char *const modes[] = {"Alpha", "Beta", NULL};
 
 static const struct sx_arg item_fields[] = {
-	{ .name = "name", .type = SX_ARG_STRING, .offset = offsetof(struct item, name), .max = 8,
-	  .flags = SX_ARG_REQUIRED, .type_err = "must be a short string" },
-	{ .name = "weight", .type = SX_ARG_INT32, .offset = offsetof(struct item, weight), .def = 1,
-	  .min = 1, .max = 9, .type_err = "must be an integer", .range_desc = "[1, 9]" },
+	{.name = "name",
+	 .type = SX_ARG_STRING,
+	 .offset = offsetof(struct item, name),
+	 .max = 8,
+	 .flags = SX_ARG_REQUIRED,
+	 .type_err = "must be a short string"},
+	{.name = "weight",
+	 .type = SX_ARG_INT32,
+	 .offset = offsetof(struct item, weight),
+	 .def = 1,
+	 .min = 1,
+	 .max = 9,
+	 .type_err = "must be an integer",
+	 .range_desc = "[1, 9]"},
 };
 
 static const struct sx_arg item_elem[] = {
-	{ .type = SX_ARG_OBJECT, .type_err = "must be an object", .sub = item_fields, .nsub = 2 },
+	{.type = SX_ARG_OBJECT, .type_err = "must be an object", .sub = item_fields, .nsub = 2},
 };
 
 static const struct sx_arg tag_elem[] = {
-	{ .type = SX_ARG_STRING, .flags = SX_ARG_REQUIRED, .type_err = "must be a string",
-	  .check = check_tag },
+	{.type = SX_ARG_STRING,
+	 .flags = SX_ARG_REQUIRED,
+	 .type_err = "must be a string",
+	 .check = check_tag},
 };
 
 static const struct sx_arg obj_fields[] = {
-	{ .name = "depth", .type = SX_ARG_INT32, .offset = offsetof(struct nested, obj.depth) -
-	  offsetof(struct nested, obj), .def = 2, .min = 0, .max = 5, .flags = SX_ARG_NULL_IS_VALUE,
-	  .type_desc = "a 32-bit integer", .range_desc = "[0, 5]" },
-	{ .name = "lenient", .type = SX_ARG_INT32, .offset = offsetof(struct nested, obj.lenient) -
-	  offsetof(struct nested, obj), .def = 4, .min = INT32_MIN, .max = INT32_MAX,
-	  .flags = SX_ARG_LENIENT },
+	{.name = "depth",
+	 .type = SX_ARG_INT32,
+	 .offset = offsetof(struct nested, obj.depth) - offsetof(struct nested, obj),
+	 .def = 2,
+	 .min = 0,
+	 .max = 5,
+	 .flags = SX_ARG_NULL_IS_VALUE,
+	 .type_desc = "a 32-bit integer",
+	 .range_desc = "[0, 5]"},
+	{.name = "lenient",
+	 .type = SX_ARG_INT32,
+	 .offset = offsetof(struct nested, obj.lenient) - offsetof(struct nested, obj),
+	 .def = 4,
+	 .min = INT32_MIN,
+	 .max = INT32_MAX,
+	 .flags = SX_ARG_LENIENT},
 };
 
 static const struct sx_arg nested_args[] = {
-	{ .name = "mode", .type = SX_ARG_ENUM, .offset = offsetof(struct nested, mode), .def = 1,
-	  .type_err = "must be a string", .values = modes },
-	{ .name = "level", .type = SX_ARG_ENUM, .offset = offsetof(struct nested, level), .def = -1,
-	  .max = 4, .type_err = "must be a string", .values = modes },
-	{ .name = "obj", .type = SX_ARG_OBJECT, .offset = offsetof(struct nested, obj),
-	  .flags = SX_ARG_PRESENCE, .type_err = "must be an object", .sub = obj_fields, .nsub = 2,
-	  .count = offsetof(struct nested, has_obj) },
-	{ .name = "label", .type = SX_ARG_STRING, .offset = offsetof(struct nested, label), .max = 4,
-	  .type_err = "must be a string of at most 4 bytes" },
-	{ .name = "items", .type = SX_ARG_LIST, .offset = offsetof(struct nested, items), .max = 3,
-	  .type_err = "must be a list", .sub = item_elem, .nsub = 1, .elem_size = sizeof(struct item),
-	  .count = offsetof(struct nested, nitems) },
-	{ .name = "tags", .type = SX_ARG_LIST, .offset = offsetof(struct nested, tags), .max = 2,
-	  .flags = SX_ARG_TOO_MANY_IS_TYPE | SX_ARG_WHOLE, .type_err = "must be at most 2 strings",
-	  .sub = tag_elem, .nsub = 1, .elem_size = sizeof(char *), .count = offsetof(struct nested, ntags) },
-	{ .name = "box", .type = SX_ARG_DECODE, .offset = offsetof(struct nested, decoded),
-	  .decode = decode_box, .release = release_box },
-	{ .name = "given", .type = SX_ARG_GIVEN, .offset = offsetof(struct nested, given) },
+	{.name = "mode",
+	 .type = SX_ARG_ENUM,
+	 .offset = offsetof(struct nested, mode),
+	 .def = 1,
+	 .type_err = "must be a string",
+	 .values = modes},
+	{.name = "level",
+	 .type = SX_ARG_ENUM,
+	 .offset = offsetof(struct nested, level),
+	 .def = -1,
+	 .max = 4,
+	 .type_err = "must be a string",
+	 .values = modes},
+	{.name = "obj",
+	 .type = SX_ARG_OBJECT,
+	 .offset = offsetof(struct nested, obj),
+	 .flags = SX_ARG_PRESENCE,
+	 .type_err = "must be an object",
+	 .sub = obj_fields,
+	 .nsub = 2,
+	 .count = offsetof(struct nested, has_obj)},
+	{.name = "label",
+	 .type = SX_ARG_STRING,
+	 .offset = offsetof(struct nested, label),
+	 .max = 4,
+	 .type_err = "must be a string of at most 4 bytes"},
+	{.name = "items",
+	 .type = SX_ARG_LIST,
+	 .offset = offsetof(struct nested, items),
+	 .max = 3,
+	 .type_err = "must be a list",
+	 .sub = item_elem,
+	 .nsub = 1,
+	 .elem_size = sizeof(struct item),
+	 .count = offsetof(struct nested, nitems)},
+	{.name = "tags",
+	 .type = SX_ARG_LIST,
+	 .offset = offsetof(struct nested, tags),
+	 .max = 2,
+	 .flags = SX_ARG_TOO_MANY_IS_TYPE | SX_ARG_WHOLE,
+	 .type_err = "must be at most 2 strings",
+	 .sub = tag_elem,
+	 .nsub = 1,
+	 .elem_size = sizeof(char *),
+	 .count = offsetof(struct nested, ntags)},
+	{.name = "box",
+	 .type = SX_ARG_DECODE,
+	 .offset = offsetof(struct nested, decoded),
+	 .decode = decode_box,
+	 .release = release_box},
+	{.name = "given", .type = SX_ARG_GIVEN, .offset = offsetof(struct nested, given)},
 };
 
 /* Reads json into d (preset: obj.depth 99); returns the error text. d's
  * strings and lists stay for the caller to look at and free. */
 static const char *read_nested(const char *json, struct nested *d, char *buf, size_t len)
 {
-	struct sx_arg_errors e = { 0 };
-	struct sx_error err = { 0 };
+	struct sx_arg_errors e = {0};
+	struct sx_error err = {0};
 	cJSON *j = cJSON_Parse(json);
 	int rc;
 
@@ -202,7 +272,8 @@ static void test_structured_values(void)
 	CHECK_INT(d.obj.depth, 99); /* an absent object leaves its struct */
 	CHECK(d.items == NULL && d.nitems == 0 && d.decoded == NULL && !d.given);
 	CHECK_STR(read_nested("{\"mode\":\"Alpha\",\"level\":\"Beta\",\"obj\":{\"lenient\":\"x\"},"
-			      "\"label\":\"abcd\",\"items\":[{\"name\":\"a\"},{\"name\":\"b\",\"weight\":3}],"
+			      "\"label\":\"abcd\",\"items\":[{\"name\":\"a\"},{\"name\":\"b\","
+			      "\"weight\":3}],"
 			      "\"tags\":[\"x\",\"y\"],\"box\":42,\"given\":[]}",
 			      &d, b, sizeof(b)),
 		  "");
@@ -231,41 +302,49 @@ static void test_structured_errors(void)
 	static const struct {
 		const char *json, *want;
 	} cases[] = {
-		{ "{\"mode\":5}", "mode: must be a string" },
-		{ "{\"mode\":\"Gamma\",\"level\":\"Alpha\"}",
-		  "mode: Unsupported value: \"Gamma\": supported values: \"Alpha\", \"Beta\"" },
-		{ "{}", "level: Unsupported value: \"\": supported values: \"Alpha\", \"Beta\"" },
-		{ "{\"level\":\"Gammadelta\"}",
-		  "level: Unsupported value: \"Gamm\": supported values: \"Alpha\", \"Beta\"" },
-		{ "{\"level\":\"Beta\",\"obj\":[]}", "obj: must be an object" },
-		{ "{\"level\":\"Beta\",\"obj\":{\"depth\":null}}",
-		  "obj.depth: Invalid value: must be a 32-bit integer" },
-		{ "{\"level\":\"Beta\",\"obj\":{\"depth\":7}}",
-		  "obj.depth: Invalid value: 7: not in valid range [0, 5]" },
-		{ "{\"level\":\"Beta\",\"label\":\"abcde\"}", "label: must be a string of at most 4 bytes" },
-		{ "{\"level\":\"Beta\",\"items\":{}}", "items: must be a list" },
-		{ "{\"level\":\"Beta\",\"items\":[{},{},{},{}]}", "items: Too many: 4: must have at most 3 items" },
-		{ "{\"level\":\"Beta\",\"items\":[{\"name\":\"a\"},7]}", "items[1]: must be an object" },
-		{ "{\"level\":\"Beta\",\"items\":[{\"name\":null}]}", "items[0].name: must be a short string" },
-		{ "{\"level\":\"Beta\",\"items\":[{\"name\":\"a\",\"weight\":1.5}]}",
-		  "items[0].weight: must be an integer" },
-		{ "{\"level\":\"Beta\",\"items\":[{\"name\":\"a\",\"weight\":10},{\"name\":\"b\",\"weight\":0}]}",
-		  "[items[0].weight: Invalid value: 10: not in valid range [1, 9], "
-		  "items[1].weight: Invalid value: 0: not in valid range [1, 9]]" },
-		{ "{\"level\":\"Beta\",\"tags\":[\"a\",\"b\",\"c\"]}", "tags: must be at most 2 strings" },
-		{ "{\"level\":\"Beta\",\"tags\":[\"a\",null]}", "tags[1]: must be a string" },
-		{ "{\"level\":\"Beta\",\"tags\":[\"a b\",\"c d\"]}",
-		  "[tags[0]: Invalid value: \"a b\": no spaces, tags[1]: Invalid value: \"c d\": no spaces]" },
-		{ "{\"level\":\"Beta\",\"box\":\"x\"}", "box: bad" },
+		{"{\"mode\":5}", "mode: must be a string"},
+		{"{\"mode\":\"Gamma\",\"level\":\"Alpha\"}",
+		 "mode: Unsupported value: \"Gamma\": supported values: \"Alpha\", \"Beta\""},
+		{"{}", "level: Unsupported value: \"\": supported values: \"Alpha\", \"Beta\""},
+		{"{\"level\":\"Gammadelta\"}",
+		 "level: Unsupported value: \"Gamm\": supported values: \"Alpha\", \"Beta\""},
+		{"{\"level\":\"Beta\",\"obj\":[]}", "obj: must be an object"},
+		{"{\"level\":\"Beta\",\"obj\":{\"depth\":null}}",
+		 "obj.depth: Invalid value: must be a 32-bit integer"},
+		{"{\"level\":\"Beta\",\"obj\":{\"depth\":7}}",
+		 "obj.depth: Invalid value: 7: not in valid range [0, 5]"},
+		{"{\"level\":\"Beta\",\"label\":\"abcde\"}",
+		 "label: must be a string of at most 4 bytes"},
+		{"{\"level\":\"Beta\",\"items\":{}}", "items: must be a list"},
+		{"{\"level\":\"Beta\",\"items\":[{},{},{},{}]}",
+		 "items: Too many: 4: must have at most 3 items"},
+		{"{\"level\":\"Beta\",\"items\":[{\"name\":\"a\"},7]}",
+		 "items[1]: must be an object"},
+		{"{\"level\":\"Beta\",\"items\":[{\"name\":null}]}",
+		 "items[0].name: must be a short string"},
+		{"{\"level\":\"Beta\",\"items\":[{\"name\":\"a\",\"weight\":1.5}]}",
+		 "items[0].weight: must be an integer"},
+		{"{\"level\":\"Beta\",\"items\":[{\"name\":\"a\",\"weight\":10},{\"name\":\"b\","
+		 "\"weight\":0}]}",
+		 "[items[0].weight: Invalid value: 10: not in valid range [1, 9], "
+		 "items[1].weight: Invalid value: 0: not in valid range [1, 9]]"},
+		{"{\"level\":\"Beta\",\"tags\":[\"a\",\"b\",\"c\"]}",
+		 "tags: must be at most 2 strings"},
+		{"{\"level\":\"Beta\",\"tags\":[\"a\",null]}", "tags[1]: must be a string"},
+		{"{\"level\":\"Beta\",\"tags\":[\"a b\",\"c d\"]}",
+		 "[tags[0]: Invalid value: \"a b\": no spaces, tags[1]: Invalid value: \"c d\": no "
+		 "spaces]"},
+		{"{\"level\":\"Beta\",\"box\":\"x\"}", "box: bad"},
 	};
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct nested d;
 	char b[600];
 	cJSON *j;
 
 	for (size_t i = 0; i < SX_ARRAY_SIZE(cases); i++) {
 		CHECK_STR(read_nested(cases[i].json, &d, b, sizeof(b)), cases[i].want);
-		sx_args_free(nested_args, SX_ARRAY_SIZE(nested_args), &d); /* what was read before */
+		sx_args_free(nested_args, SX_ARRAY_SIZE(nested_args),
+			     &d); /* what was read before */
 	}
 	CHECK(sx_args_is_object(NULL, "DemoArgs", &err));
 	j = cJSON_Parse("[1]");
@@ -287,30 +366,45 @@ struct loose {
 };
 
 static const struct sx_arg loose_fields[] = {
-	{ .name = "n", .type = SX_ARG_INT32, .offset = offsetof(struct loose_item, n), .def = 3,
-	  .min = INT32_MIN, .max = INT32_MAX, .flags = SX_ARG_LENIENT | SX_ARG_TRUNCATE },
-	{ .name = "pick", .type = SX_ARG_ENUM, .offset = offsetof(struct loose_item, pick), .def = -1,
-	  .flags = SX_ARG_QUIET, .values = modes },
+	{.name = "n",
+	 .type = SX_ARG_INT32,
+	 .offset = offsetof(struct loose_item, n),
+	 .def = 3,
+	 .min = INT32_MIN,
+	 .max = INT32_MAX,
+	 .flags = SX_ARG_LENIENT | SX_ARG_TRUNCATE},
+	{.name = "pick",
+	 .type = SX_ARG_ENUM,
+	 .offset = offsetof(struct loose_item, pick),
+	 .def = -1,
+	 .flags = SX_ARG_QUIET,
+	 .values = modes},
 };
 
 static const struct sx_arg loose_elem[] = {
-	{ .type = SX_ARG_OBJECT, .flags = SX_ARG_LENIENT, .sub = loose_fields, .nsub = 2 },
+	{.type = SX_ARG_OBJECT, .flags = SX_ARG_LENIENT, .sub = loose_fields, .nsub = 2},
 };
 
 static const struct sx_arg loose_args[] = {
-	{ .name = "items", .type = SX_ARG_LIST, .offset = offsetof(struct loose, items), .max = 2,
-	  .flags = SX_ARG_SOFT | SX_ARG_AT_MOST, .type_err = "Invalid value: must be a list",
-	  .sub = loose_elem, .nsub = 1, .elem_size = sizeof(struct loose_item),
-	  .count = offsetof(struct loose, nitems) },
+	{.name = "items",
+	 .type = SX_ARG_LIST,
+	 .offset = offsetof(struct loose, items),
+	 .max = 2,
+	 .flags = SX_ARG_SOFT | SX_ARG_AT_MOST,
+	 .type_err = "Invalid value: must be a list",
+	 .sub = loose_elem,
+	 .nsub = 1,
+	 .elem_size = sizeof(struct loose_item),
+	 .count = offsetof(struct loose, nitems)},
 };
 
 /* SX_ARG_SOFT, AT_MOST, LENIENT, TRUNCATE, QUIET; list elements start
  * from their defaults. */
 static void test_lenient_flags(void)
 {
-	struct sx_arg_errors e = { 0 };
-	struct sx_error err = { 0 };
-	struct loose d = { 0 };
+	struct sx_arg_errors e = {0};
+	struct sx_error err = {0};
+	struct loose d = {0};
 	cJSON *j = cJSON_Parse("{\"items\":[{\"n\":2.7,\"pick\":\"Beta\"},"
 			       "{\"n\":\"x\",\"pick\":\"Gamma\"},{\"n\":1}]}");
 	char b[600];

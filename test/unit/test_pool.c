@@ -11,7 +11,7 @@
 
 struct count_ctx {
 	uint32_t n;
-	atomic_uint *hits;   /* per index */
+	atomic_uint *hits; /* per index */
 	atomic_uint calls;
 	atomic_bool stop;
 	uint32_t stop_after; /* set stop once this many calls ran (0 = never) */
@@ -55,7 +55,7 @@ static void check_all_once(struct count_ctx *c)
 
 static void test_every_index_once(void)
 {
-	const uint32_t sizes[] = { 0, 1, 7, 8, 9, 100, 5000 };
+	const uint32_t sizes[] = {0, 1, 7, 8, 9, 100, 5000};
 
 	for (unsigned threads = 0; threads <= 3; threads++) {
 		struct sx_pool *pool = sx_pool_new(threads);
@@ -139,7 +139,7 @@ static void test_concurrent_callers(void)
 	pthread_t t[4];
 
 	for (int i = 0; i < 4; i++) {
-		args[i] = (struct caller_arg){ pool, 0 };
+		args[i] = (struct caller_arg){pool, 0};
 		CHECK_INT(pthread_create(&t[i], NULL, caller_main, &args[i]), 0);
 	}
 	for (int i = 0; i < 4; i++) {
@@ -153,7 +153,7 @@ static void test_concurrent_callers(void)
 static void test_wake_after_sleep(void)
 {
 	struct sx_pool *pool = sx_pool_new(1);
-	struct timespec pause = { 0, 300 * 1000 * 1000 };
+	struct timespec pause = {0, 300 * 1000 * 1000};
 
 	for (int round = 0; round < 3; round++) {
 		struct count_ctx c;
@@ -168,5 +168,5 @@ static void test_wake_after_sleep(void)
 	sx_pool_free(NULL);
 }
 
-SX_TESTS(SX_TEST(test_every_index_once), SX_TEST(test_early_stop),
-	 SX_TEST(test_concurrent_callers), SX_TEST(test_wake_after_sleep))
+SX_TESTS(SX_TEST(test_every_index_once), SX_TEST(test_early_stop), SX_TEST(test_concurrent_callers),
+	 SX_TEST(test_wake_after_sleep))

@@ -23,27 +23,27 @@
 #include "../../plugins/slots.h"
 #include "schedext/registry.h"
 
-#define LOW 0
-#define MID 100
-#define HIGH 1000
+#define LOW	  0
+#define MID	  100
+#define HIGH	  1000
 #define VERY_HIGH 10000
-#define NEG (-100)
+#define NEG	  (-100)
 
 /* Resource sets of the upstream tests: cpu millicores and memory bytes. */
-#define SMALL 100
-#define MEDIUM 200
-#define LARGE 300
+#define SMALL	   100
+#define MEDIUM	   200
+#define LARGE	   300
 #define VERY_LARGE 500
 
 /* ---------- cluster building ---------- */
 
 struct pod_spec {
 	const char *name;
-	const char *node;   /* NULL = pending */
+	const char *node; /* NULL = pending */
 	int priority;
-	int res;            /* cpu "<res>m", memory "<res>"; 0 = no requests */
+	int res;	    /* cpu "<res>m", memory "<res>"; 0 = no requests */
 	const char *labels; /* JSON members, e.g. "\"app\":\"foo\"" */
-	int start;          /* startTime seconds since the epoch; 0 = unset */
+	int start;	    /* startTime seconds since the epoch; 0 = unset */
 	const char *extra;  /* extra spec members */
 	const char *nominated;
 	bool deleting;
@@ -54,13 +54,14 @@ struct pod_spec {
 static struct sx_pod *make_pod(const struct pod_spec *s)
 {
 	char json[4096], res[160] = "", start[96] = "", node[128] = "", nom[128] = "";
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	if (s->res)
 		snprintf(res, sizeof(res),
-			 ",\"resources\":{\"requests\":{\"cpu\":\"%dm\",\"memory\":\"%d\"}}", s->res,
-			 s->res);
+			 ",\"resources\":{\"requests\":{\"cpu\":\"%dm\",\"memory\":\"%d\"}}",
+			 s->res, s->res);
 	if (s->start)
-		snprintf(start, sizeof(start), "\"startTime\":\"1970-01-01T00:00:%02dZ\"", s->start);
+		snprintf(start, sizeof(start), "\"startTime\":\"1970-01-01T00:00:%02dZ\"",
+			 s->start);
 	if (s->nominated)
 		snprintf(nom, sizeof(nom), "%s\"nominatedNodeName\":\"%s\"", s->start ? "," : "",
 			 s->nominated);
@@ -89,7 +90,7 @@ static struct sx_pod *make_pod(const struct pod_spec *s)
 
 static void add_json(struct sx_cache *cache, const char *json, const char *kind)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_object obj;
 	cJSON *j = cJSON_Parse(json);
 	CHECK(j != NULL);
@@ -103,8 +104,7 @@ static void add_node(struct sx_cache *cache, const char *spec, int res, int pods
 {
 	char name[64], labels[192], json[768];
 	const char *slash = strchr(spec, '/');
-	snprintf(name, sizeof(name), "%.*s", slash ? (int)(slash - spec) : (int)strlen(spec),
-		 spec);
+	snprintf(name, sizeof(name), "%.*s", slash ? (int)(slash - spec) : (int)strlen(spec), spec);
 	if (slash)
 		snprintf(labels, sizeof(labels), "\"hostname\":\"%s\",\"zone\":\"%s\"", name,
 			 slash + 1);
@@ -120,7 +120,7 @@ static void add_node(struct sx_cache *cache, const char *spec, int res, int pods
 
 static void add_pod(struct sx_cache *cache, const struct pod_spec *s)
 {
-	struct sx_object obj = { SX_KIND_POD, make_pod(s) };
+	struct sx_object obj = {SX_KIND_POD, make_pod(s)};
 	CHECK_INT(sx_cache_upsert(cache, &obj), 0);
 }
 
@@ -139,7 +139,7 @@ static void add_pdb(struct sx_cache *cache, const char *name, const char *match,
 static struct sx_config *make_config(const char *plugins, const char *dp_args)
 {
 	char json[2048];
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	snprintf(json, sizeof(json),
 		 "{\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"kind\":"
 		 "\"KubeSchedulerConfiguration\",\"profiles\":[{\"schedulerName\":"
@@ -210,9 +210,8 @@ static uint32_t sorted_nodes(const struct sx_snapshot *snap, uint32_t *out)
 	for (uint32_t i = 0; i < snap->nnodes; i++)
 		out[i] = i;
 	for (uint32_t i = 1; i < snap->nnodes; i++)
-		for (uint32_t j = i; j > 0 &&
-				     strcmp(sx_str_get(snap->nodes[out[j]]->name),
-					    sx_str_get(snap->nodes[out[j - 1]]->name)) < 0;
+		for (uint32_t j = i; j > 0 && strcmp(sx_str_get(snap->nodes[out[j]]->name),
+						     sx_str_get(snap->nodes[out[j - 1]]->name)) < 0;
 		     j--) {
 			uint32_t t = out[j];
 			out[j] = out[j - 1];
@@ -294,9 +293,9 @@ static struct sx_status *record_apply(void *ctx, struct sx_preemption_eval *ev,
  * Unschedulable, "X" = UnschedulableAndUnresolvable, "-" = no status). */
 static struct sx_status *post_filter(struct world *w, const char *codes, sx_str *nominated)
 {
-	struct sx_status *statuses[16] = { 0 };
-	struct sx_post_filter_result res = { SX_STR_EMPTY };
-	struct sx_handle_env env = { .apply = record_apply };
+	struct sx_status *statuses[16] = {0};
+	struct sx_post_filter_result res = {SX_STR_EMPTY};
+	struct sx_handle_env env = {.apply = record_apply};
 	const struct sx_plugin *p = sx_plugins[SX_SLOT_default_preemption];
 	char name[16];
 	applied[0] = 0;
@@ -305,12 +304,13 @@ static struct sx_status *post_filter(struct world *w, const char *codes, sx_str 
 		int at = node_index(w->snap, name);
 		CHECK(at >= 0);
 		if (at >= 0 && codes[i] != '-')
-			statuses[at] = sx_status_new(codes[i] == 'U' ? SX_UNSCHEDULABLE
-								     : SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
-						     NULL);
+			statuses[at] =
+				sx_status_new(codes[i] == 'U' ? SX_UNSCHEDULABLE
+							      : SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
+					      NULL);
 	}
 	sx_handle_attach(w->prof->handle, &env);
-	struct sx_filtered_status f = { w->snap, statuses };
+	struct sx_filtered_status f = {w->snap, statuses};
 	struct sx_status *st = p->post_filter(w->prof->instances[SX_SLOT_default_preemption], w->cs,
 					      w->pod, &f, &res);
 	for (unsigned i = 0; i < 16; i++)
@@ -331,8 +331,8 @@ static void test_post_filter_higher_priority(void)
 	sx_str nom;
 	world_start(&w, FIT, NULL);
 	add_node(w.cache, "node1", 1000, 1);
-	add_pod(w.cache, &(struct pod_spec){ "p1", "node1", 0 });
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = HIGH });
+	add_pod(w.cache, &(struct pod_spec){"p1", "node1", 0});
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = HIGH});
 	struct sx_status *st = post_filter(&w, "U", &nom);
 	CHECK(st == NULL);
 	CHECK_STR(sx_str_get(nom), "node1");
@@ -347,8 +347,8 @@ static void test_post_filter_tied_priority(void)
 	sx_str nom;
 	world_start(&w, FIT, NULL);
 	add_node(w.cache, "node1", 1000, 1);
-	add_pod(w.cache, &(struct pod_spec){ "p1", "node1", 0 });
-	world_ready(&w, &(struct pod_spec){ .name = "p" });
+	add_pod(w.cache, &(struct pod_spec){"p1", "node1", 0});
+	world_ready(&w, &(struct pod_spec){.name = "p"});
 	struct sx_status *st = post_filter(&w, "U", &nom);
 	CHECK_INT(sx_status_code(st), SX_UNSCHEDULABLE);
 	CHECK_STR(msg_of(st), "preemption: 0/1 nodes are available: 1 No preemption victims "
@@ -363,14 +363,14 @@ static void test_post_filter_respects_statuses(void)
 {
 	/* "preemption should respect filteredNodesStatuses" and "... absent
 	 * NodeToStatusReader entry meaning UnschedulableAndUnresolvable". */
-	static const char *const codes[] = { "X", "-" };
+	static const char *const codes[] = {"X", "-"};
 	for (int i = 0; i < 2; i++) {
 		struct world w;
 		sx_str nom;
 		world_start(&w, FIT, NULL);
 		add_node(w.cache, "node1", 1000, 1);
-		add_pod(w.cache, &(struct pod_spec){ "p1", "node1", 0 });
-		world_ready(&w, &(struct pod_spec){ .name = "p", .priority = HIGH });
+		add_pod(w.cache, &(struct pod_spec){"p1", "node1", 0});
+		world_ready(&w, &(struct pod_spec){.name = "p", .priority = HIGH});
 		struct sx_status *st = post_filter(&w, codes[i], &nom);
 		CHECK_INT(sx_status_code(st), SX_UNSCHEDULABLE);
 		CHECK_STR(msg_of(st), "preemption: 0/1 nodes are available: 1 Preemption is not "
@@ -387,9 +387,9 @@ static void test_post_filter_one_node(void)
 	world_start(&w, FIT, NULL);
 	add_node(w.cache, "node1", 1000, 1);
 	add_node(w.cache, "node2", 1000, 1);
-	add_pod(w.cache, &(struct pod_spec){ "p1", "node1", HIGH });
-	add_pod(w.cache, &(struct pod_spec){ "p2", "node2", LOW });
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = MID });
+	add_pod(w.cache, &(struct pod_spec){"p1", "node1", HIGH});
+	add_pod(w.cache, &(struct pod_spec){"p2", "node2", LOW});
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = MID});
 	struct sx_status *st = post_filter(&w, "UU", &nom);
 	CHECK(st == NULL);
 	CHECK_STR(sx_str_get(nom), "node2");
@@ -405,12 +405,12 @@ static void test_post_filter_min_highest_priority_with_pdbs(void)
 	world_start(&w, FIT, NULL);
 	add_node(w.cache, "node1", 1000, 1);
 	add_node(w.cache, "node2", 1000, 1);
-	add_pod(w.cache, &(struct pod_spec){ "p1", "node1", HIGH, 0, "\"pdb\":\"non-violating\"" });
-	add_pod(w.cache, &(struct pod_spec){ "p2", "node1", LOW, 0, "\"pdb\":\"violating\"" });
-	add_pod(w.cache, &(struct pod_spec){ "p3", "node2", MID, 0, "\"pdb\":\"violating\"" });
+	add_pod(w.cache, &(struct pod_spec){"p1", "node1", HIGH, 0, "\"pdb\":\"non-violating\""});
+	add_pod(w.cache, &(struct pod_spec){"p2", "node1", LOW, 0, "\"pdb\":\"violating\""});
+	add_pod(w.cache, &(struct pod_spec){"p3", "node2", MID, 0, "\"pdb\":\"violating\""});
 	add_pdb(w.cache, "violating-pdb", "\"pdb\":\"violating\"", 0);
 	add_pdb(w.cache, "non-violating-pdb", "\"pdb\":\"non-violating\"", 2147483647);
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = VERY_HIGH });
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = VERY_HIGH});
 	struct sx_status *st = post_filter(&w, "UU", &nom);
 	CHECK(st == NULL);
 	CHECK_STR(sx_str_get(nom), "node2");
@@ -425,15 +425,17 @@ static void test_post_filter_not_enough_resources(void)
 	sx_str nom;
 	world_start(&w, FIT, NULL);
 	/* nodeRes: cpu 200m, memory 400 */
-	add_json(w.cache, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"node1\"},\"status\":"
-			  "{\"allocatable\":{\"cpu\":\"200m\",\"memory\":\"400\",\"pods\":\"32\"}}}",
+	add_json(w.cache,
+		 "{\"kind\":\"Node\",\"metadata\":{\"name\":\"node1\"},\"status\":"
+		 "{\"allocatable\":{\"cpu\":\"200m\",\"memory\":\"400\",\"pods\":\"32\"}}}",
 		 "Node");
-	add_json(w.cache, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"node2\"},\"status\":"
-			  "{\"allocatable\":{\"cpu\":\"200m\",\"memory\":\"400\",\"pods\":\"32\"}}}",
+	add_json(w.cache,
+		 "{\"kind\":\"Node\",\"metadata\":{\"name\":\"node2\"},\"status\":"
+		 "{\"allocatable\":{\"cpu\":\"200m\",\"memory\":\"400\",\"pods\":\"32\"}}}",
 		 "Node");
-	add_pod(w.cache, &(struct pod_spec){ "p1", "node1", 0 });
-	add_pod(w.cache, &(struct pod_spec){ "p2", "node2", 0 });
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = HIGH, .res = LARGE });
+	add_pod(w.cache, &(struct pod_spec){"p1", "node1", 0});
+	add_pod(w.cache, &(struct pod_spec){"p2", "node2", 0});
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = HIGH, .res = LARGE});
 	struct sx_status *st = post_filter(&w, "UU", &nom);
 	CHECK_STR(msg_of(st), "preemption: 0/2 nodes are available: 2 Insufficient cpu.");
 	CHECK_INT(nom, SX_STR_EMPTY);
@@ -447,14 +449,15 @@ static void test_post_filter_mixed_reasons(void)
 	sx_str nom;
 	world_start(&w, FIT, NULL);
 	add_node(w.cache, "node1", 1000, 1);
-	add_json(w.cache, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"node2\"},\"status\":"
-			  "{\"allocatable\":{\"cpu\":\"200m\",\"memory\":\"400\",\"pods\":\"32\"}}}",
+	add_json(w.cache,
+		 "{\"kind\":\"Node\",\"metadata\":{\"name\":\"node2\"},\"status\":"
+		 "{\"allocatable\":{\"cpu\":\"200m\",\"memory\":\"400\",\"pods\":\"32\"}}}",
 		 "Node");
 	add_node(w.cache, "node3", 1000, 1);
-	add_pod(w.cache, &(struct pod_spec){ "p1", "node1", HIGH });
-	add_pod(w.cache, &(struct pod_spec){ "p2", "node2", 0 });
-	add_pod(w.cache, &(struct pod_spec){ "p3", "node3", HIGH });
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = HIGH, .res = LARGE });
+	add_pod(w.cache, &(struct pod_spec){"p1", "node1", HIGH});
+	add_pod(w.cache, &(struct pod_spec){"p2", "node2", 0});
+	add_pod(w.cache, &(struct pod_spec){"p3", "node3", HIGH});
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = HIGH, .res = LARGE});
 	struct sx_status *st = post_filter(&w, "UUU", &nom);
 	CHECK_STR(msg_of(st), "preemption: 0/3 nodes are available: 1 Insufficient cpu, 2 No "
 			      "preemption victims found for incoming pod.");
@@ -466,17 +469,18 @@ static void test_post_filter_mixed_unresolvable(void)
 {
 	struct world w;
 	sx_str nom;
-	const char *node = "{\"kind\":\"Node\",\"metadata\":{\"name\":\"node%d\"},\"status\":"
-			   "{\"allocatable\":{\"cpu\":\"200m\",\"memory\":\"400\",\"pods\":\"32\"}}}";
+	const char *node =
+		"{\"kind\":\"Node\",\"metadata\":{\"name\":\"node%d\"},\"status\":"
+		"{\"allocatable\":{\"cpu\":\"200m\",\"memory\":\"400\",\"pods\":\"32\"}}}";
 	char json[256];
 	world_start(&w, FIT, NULL);
 	for (int i = 1; i <= 4; i++) {
 		snprintf(json, sizeof(json), node, i);
 		add_json(w.cache, json, "Node");
 	}
-	add_pod(w.cache, &(struct pod_spec){ "p1", "node1", 0 });
-	add_pod(w.cache, &(struct pod_spec){ "p2", "node2", 0 });
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = HIGH, .res = LARGE });
+	add_pod(w.cache, &(struct pod_spec){"p1", "node1", 0});
+	add_pod(w.cache, &(struct pod_spec){"p2", "node2", 0});
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = HIGH, .res = LARGE});
 	struct sx_status *st = post_filter(&w, "UU-X", &nom);
 	CHECK_STR(msg_of(st), "preemption: 0/4 nodes are available: 2 Insufficient cpu, 2 "
 			      "Preemption is not helpful for scheduling.");
@@ -490,8 +494,8 @@ static void test_post_filter_not_eligible(void)
 	sx_str nom;
 	world_start(&w, FIT, NULL);
 	add_node(w.cache, "node1", 1000, 1);
-	add_pod(w.cache, &(struct pod_spec){ "p1", "node1", 0 });
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = HIGH, .never = true });
+	add_pod(w.cache, &(struct pod_spec){"p1", "node1", 0});
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = HIGH, .never = true});
 	struct sx_status *st = post_filter(&w, "U", &nom);
 	CHECK_INT(sx_status_code(st), SX_UNSCHEDULABLE);
 	CHECK_STR(msg_of(st), "preemption: not eligible due to preemptionPolicy=Never.");
@@ -518,19 +522,19 @@ static struct sx_status *tp_pre_filter(void *self, struct sx_cycle_state *cs,
 	return NULL;
 }
 
-static const struct sx_plugin test_plugin = { .name = "test-plugin",
-					      .pre_filter = tp_pre_filter,
-					      .remove_pod = tp_remove };
+static const struct sx_plugin test_plugin = {
+	.name = "test-plugin", .pre_filter = tp_pre_filter, .remove_pod = tp_remove};
 
 static void test_post_filter_extension_errors(void)
 {
-	static const char *const nodes[] = { "{\"kind\":\"Node\",\"metadata\":{\"name\":\"node1\","
-					     "\"labels\":{\"error\":\"true\"}},\"status\":{"
-					     "\"allocatable\":{\"cpu\":\"300m\",\"memory\":\"300\","
-					     "\"pods\":\"32\"}}}",
-					     "{\"kind\":\"Node\",\"metadata\":{\"name\":\"node2\"},"
-					     "\"status\":{\"allocatable\":{\"cpu\":\"300m\",\"memory\":"
-					     "\"300\",\"pods\":\"32\"}}}" };
+	static const char *const nodes[] = {
+		"{\"kind\":\"Node\",\"metadata\":{\"name\":\"node1\","
+		"\"labels\":{\"error\":\"true\"}},\"status\":{"
+		"\"allocatable\":{\"cpu\":\"300m\",\"memory\":\"300\","
+		"\"pods\":\"32\"}}}",
+		"{\"kind\":\"Node\",\"metadata\":{\"name\":\"node2\"},"
+		"\"status\":{\"allocatable\":{\"cpu\":\"300m\",\"memory\":"
+		"\"300\",\"pods\":\"32\"}}}"};
 	for (int both = 0; both < 2; both++) {
 		struct world w;
 		struct sx_enabled pre[8];
@@ -538,29 +542,31 @@ static void test_post_filter_extension_errors(void)
 		struct sx_preempt_result r;
 		world_start(&w, FIT, NULL);
 		add_json(w.cache, nodes[0], "Node");
-		add_pod(w.cache, &(struct pod_spec){ "p1", "node1", 0 });
+		add_pod(w.cache, &(struct pod_spec){"p1", "node1", 0});
 		if (both) {
 			add_json(w.cache, nodes[1], "Node");
-			add_pod(w.cache, &(struct pod_spec){ "p2", "node2", 0, MEDIUM });
+			add_pod(w.cache, &(struct pod_spec){"p2", "node2", 0, MEDIUM});
 		}
 		/* The configured profile plus test-plugin at PreFilter. */
 		prof = *w.prof;
-		memcpy(pre, prof.points[SX_PT_PRE_FILTER], sizeof(pre[0]) * prof.n[SX_PT_PRE_FILTER]);
-		pre[prof.n[SX_PT_PRE_FILTER]] = (struct sx_enabled){ &test_plugin, sx_plugin_count,
-								     NULL, 1 };
+		memcpy(pre, prof.points[SX_PT_PRE_FILTER],
+		       sizeof(pre[0]) * prof.n[SX_PT_PRE_FILTER]);
+		pre[prof.n[SX_PT_PRE_FILTER]] =
+			(struct sx_enabled){&test_plugin, sx_plugin_count, NULL, 1};
 		prof.points[SX_PT_PRE_FILTER] = pre;
 		prof.n[SX_PT_PRE_FILTER]++;
 		w.prof = &prof;
-		world_ready(&w, &(struct pod_spec){ .name = "p", .priority = HIGH, .res = LARGE });
-		struct sx_status *st[2] = { sx_status_new(SX_UNSCHEDULABLE, NULL),
-					    sx_status_new(SX_UNSCHEDULABLE, NULL) };
-		struct sx_preempt_input in = { .snap = w.snap, .statuses = st, .offset = 0 };
+		world_ready(&w, &(struct pod_spec){.name = "p", .priority = HIGH, .res = LARGE});
+		struct sx_status *st[2] = {sx_status_new(SX_UNSCHEDULABLE, NULL),
+					   sx_status_new(SX_UNSCHEDULABLE, NULL)};
+		struct sx_preempt_input in = {.snap = w.snap, .statuses = st, .offset = 0};
 		CHECK_INT(sx_preempt(&prof, w.cs, w.pod, &in, &r), 0);
 		if (!both) {
 			CHECK_INT(sx_status_code(r.status), SX_ERROR);
 			/* upstream quotes the plugin name (%q): see the report */
 			CHECK(strncmp(msg_of(r.status),
-				      "preemption: running RemovePod on PreFilter plugin ", 50) == 0);
+				      "preemption: running RemovePod on PreFilter plugin ",
+				      50) == 0);
 			CHECK(strstr(msg_of(r.status), "test-plugin") != NULL);
 			CHECK(strstr(msg_of(r.status), ": failed to remove pod: p") != NULL);
 			CHECK_INT(r.mode, SX_NOMINATE_NOOP);
@@ -589,12 +595,12 @@ static void test_dry_run_both_nodes(void)
 	struct world w;
 	world_start(&w, FIT, NULL);
 	two_nodes(&w);
-	add_pod(w.cache, &(struct pod_spec){ "p1", "node1", MID, LARGE });
-	add_pod(w.cache, &(struct pod_spec){ "p2", "node2", MID, LARGE });
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = HIGH, .res = LARGE });
+	add_pod(w.cache, &(struct pod_spec){"p1", "node1", MID, LARGE});
+	add_pod(w.cache, &(struct pod_spec){"p2", "node2", MID, LARGE});
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = HIGH, .res = LARGE});
 	CHECK_STR(dry_run(&w, NULL, 0), "node1[p1]/0 node2[p2]/0");
 	/* "... other pods running are higher priority, no preemption would happen" */
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = LOW, .res = LARGE });
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = LOW, .res = LARGE});
 	CHECK_STR(dry_run(&w, NULL, 0), "");
 	world_end(&w);
 }
@@ -604,10 +610,10 @@ static void test_dry_run_lower_priority_small_stays(void)
 	struct world w;
 	world_start(&w, FIT, NULL);
 	two_nodes(&w);
-	add_pod(w.cache, &(struct pod_spec){ "p1.1", "node1", LOW, SMALL });
-	add_pod(w.cache, &(struct pod_spec){ "p1.2", "node1", MID, LARGE });
-	add_pod(w.cache, &(struct pod_spec){ "p2", "node2", MID, LARGE });
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = HIGH, .res = LARGE });
+	add_pod(w.cache, &(struct pod_spec){"p1.1", "node1", LOW, SMALL});
+	add_pod(w.cache, &(struct pod_spec){"p1.2", "node1", MID, LARGE});
+	add_pod(w.cache, &(struct pod_spec){"p2", "node2", MID, LARGE});
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = HIGH, .res = LARGE});
 	CHECK_STR(dry_run(&w, NULL, 0), "node1[p1.2]/0 node2[p2]/0");
 	world_end(&w);
 }
@@ -617,12 +623,12 @@ static void test_dry_run_mixed_priorities(void)
 	struct world w;
 	world_start(&w, FIT, NULL);
 	two_nodes(&w);
-	add_pod(w.cache, &(struct pod_spec){ "p1.1", "node1", MID, SMALL });
-	add_pod(w.cache, &(struct pod_spec){ "p1.2", "node1", LOW, SMALL });
-	add_pod(w.cache, &(struct pod_spec){ "p1.3", "node1", MID, MEDIUM });
-	add_pod(w.cache, &(struct pod_spec){ "p1.4", "node1", HIGH, SMALL });
-	add_pod(w.cache, &(struct pod_spec){ "p2", "node2", HIGH, LARGE });
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = HIGH, .res = LARGE });
+	add_pod(w.cache, &(struct pod_spec){"p1.1", "node1", MID, SMALL});
+	add_pod(w.cache, &(struct pod_spec){"p1.2", "node1", LOW, SMALL});
+	add_pod(w.cache, &(struct pod_spec){"p1.3", "node1", MID, MEDIUM});
+	add_pod(w.cache, &(struct pod_spec){"p1.4", "node1", HIGH, SMALL});
+	add_pod(w.cache, &(struct pod_spec){"p2", "node2", HIGH, LARGE});
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = HIGH, .res = LARGE});
 	CHECK_STR(dry_run(&w, NULL, 0), "node1[p1.3,p1.2]/0");
 	world_end(&w);
 }
@@ -632,12 +638,12 @@ static void test_dry_run_later_start_time(void)
 	struct world w;
 	world_start(&w, FIT, NULL);
 	two_nodes(&w);
-	add_pod(w.cache, &(struct pod_spec){ "p1.1", "node1", LOW, SMALL, NULL, 5 });
-	add_pod(w.cache, &(struct pod_spec){ "p1.2", "node1", LOW, SMALL, NULL, 4 });
-	add_pod(w.cache, &(struct pod_spec){ "p1.3", "node1", MID, MEDIUM, NULL, 3 });
-	add_pod(w.cache, &(struct pod_spec){ "p1.4", "node1", HIGH, SMALL, NULL, 2 });
-	add_pod(w.cache, &(struct pod_spec){ "p2", "node2", HIGH, LARGE, NULL, 1 });
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = HIGH, .res = LARGE });
+	add_pod(w.cache, &(struct pod_spec){"p1.1", "node1", LOW, SMALL, NULL, 5});
+	add_pod(w.cache, &(struct pod_spec){"p1.2", "node1", LOW, SMALL, NULL, 4});
+	add_pod(w.cache, &(struct pod_spec){"p1.3", "node1", MID, MEDIUM, NULL, 3});
+	add_pod(w.cache, &(struct pod_spec){"p1.4", "node1", HIGH, SMALL, NULL, 2});
+	add_pod(w.cache, &(struct pod_spec){"p2", "node2", HIGH, LARGE, NULL, 1});
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = HIGH, .res = LARGE});
 	CHECK_STR(dry_run(&w, NULL, 0), "node1[p1.3,p1.1]/0");
 	world_end(&w);
 }
@@ -647,17 +653,19 @@ static void test_dry_run_anti_affinity(void)
 	struct world w;
 	world_start(&w, FIT ",{\"name\":\"InterPodAffinity\"}", NULL);
 	two_nodes(&w);
-	add_pod(w.cache, &(struct pod_spec){
-				 "p1.1", "node1", LOW, SMALL, "\"foo\":\"\"", 0,
-				 "\"affinity\":{\"podAntiAffinity\":{\"requiredDuringScheduling"
-				 "IgnoredDuringExecution\":[{\"labelSelector\":{\"matchExpressions\":"
-				 "[{\"key\":\"foo\",\"operator\":\"Exists\"}]},\"topologyKey\":"
-				 "\"hostname\"}]}}," });
-	add_pod(w.cache, &(struct pod_spec){ "p1.2", "node1", MID, SMALL });
-	add_pod(w.cache, &(struct pod_spec){ "p1.3", "node1", HIGH, SMALL });
-	add_pod(w.cache, &(struct pod_spec){ "p2", "node2", HIGH, SMALL });
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = HIGH, .res = SMALL,
-					    .labels = "\"foo\":\"\"" });
+	add_pod(w.cache,
+		&(struct pod_spec){
+			"p1.1", "node1", LOW, SMALL, "\"foo\":\"\"", 0,
+			"\"affinity\":{\"podAntiAffinity\":{\"requiredDuringScheduling"
+			"IgnoredDuringExecution\":[{\"labelSelector\":{\"matchExpressions\":"
+			"[{\"key\":\"foo\",\"operator\":\"Exists\"}]},\"topologyKey\":"
+			"\"hostname\"}]}},"});
+	add_pod(w.cache, &(struct pod_spec){"p1.2", "node1", MID, SMALL});
+	add_pod(w.cache, &(struct pod_spec){"p1.3", "node1", HIGH, SMALL});
+	add_pod(w.cache, &(struct pod_spec){"p2", "node2", HIGH, SMALL});
+	world_ready(&w,
+		    &(struct pod_spec){
+			    .name = "p", .priority = HIGH, .res = SMALL, .labels = "\"foo\":\"\""});
 	CHECK_STR(dry_run(&w, NULL, 0), "node1[p1.1]/0");
 	world_end(&w);
 }
@@ -669,20 +677,23 @@ static void test_dry_run_topology_spread(void)
 	add_node(w.cache, "node-a/zone1", VERY_LARGE, 32);
 	add_node(w.cache, "node-b/zone1", VERY_LARGE, 32);
 	add_node(w.cache, "node-x/zone2", VERY_LARGE, 32);
-	add_pod(w.cache, &(struct pod_spec){ "pod-a1", "node-a", MID, 0, "\"foo\":\"\"" });
-	add_pod(w.cache, &(struct pod_spec){ "pod-a2", "node-a", LOW, 0, "\"foo\":\"\"" });
-	add_pod(w.cache, &(struct pod_spec){ "pod-b1", "node-b", LOW, 0, "\"foo\":\"\"" });
-	add_pod(w.cache, &(struct pod_spec){ "pod-x1", "node-x", HIGH, 0, "\"foo\":\"\"" });
-	add_pod(w.cache, &(struct pod_spec){ "pod-x2", "node-x", HIGH, 0, "\"foo\":\"\"" });
-	world_ready(&w, &(struct pod_spec){
-				.name = "p", .priority = HIGH, .labels = "\"foo\":\"\"",
-				.extra = "\"topologySpreadConstraints\":[{\"maxSkew\":1,"
-					 "\"topologyKey\":\"zone\",\"whenUnsatisfiable\":"
-					 "\"DoNotSchedule\",\"labelSelector\":{\"matchExpressions\":"
-					 "[{\"key\":\"foo\",\"operator\":\"Exists\"}]}},{\"maxSkew\":1,"
-					 "\"topologyKey\":\"hostname\",\"whenUnsatisfiable\":"
-					 "\"DoNotSchedule\",\"labelSelector\":{\"matchExpressions\":"
-					 "[{\"key\":\"foo\",\"operator\":\"Exists\"}]}}]," });
+	add_pod(w.cache, &(struct pod_spec){"pod-a1", "node-a", MID, 0, "\"foo\":\"\""});
+	add_pod(w.cache, &(struct pod_spec){"pod-a2", "node-a", LOW, 0, "\"foo\":\"\""});
+	add_pod(w.cache, &(struct pod_spec){"pod-b1", "node-b", LOW, 0, "\"foo\":\"\""});
+	add_pod(w.cache, &(struct pod_spec){"pod-x1", "node-x", HIGH, 0, "\"foo\":\"\""});
+	add_pod(w.cache, &(struct pod_spec){"pod-x2", "node-x", HIGH, 0, "\"foo\":\"\""});
+	world_ready(&w,
+		    &(struct pod_spec){
+			    .name = "p",
+			    .priority = HIGH,
+			    .labels = "\"foo\":\"\"",
+			    .extra = "\"topologySpreadConstraints\":[{\"maxSkew\":1,"
+				     "\"topologyKey\":\"zone\",\"whenUnsatisfiable\":"
+				     "\"DoNotSchedule\",\"labelSelector\":{\"matchExpressions\":"
+				     "[{\"key\":\"foo\",\"operator\":\"Exists\"}]}},{\"maxSkew\":1,"
+				     "\"topologyKey\":\"hostname\",\"whenUnsatisfiable\":"
+				     "\"DoNotSchedule\",\"labelSelector\":{\"matchExpressions\":"
+				     "[{\"key\":\"foo\",\"operator\":\"Exists\"}]}}],"});
 	CHECK_STR(dry_run(&w, NULL, 0), "node-a[pod-a2]/0 node-b[pod-b1]/0");
 	world_end(&w);
 }
@@ -692,10 +703,10 @@ static void test_dry_run_same_pdb(void)
 	struct world w;
 	world_start(&w, FIT, NULL);
 	add_node(w.cache, "node1", VERY_LARGE, 32);
-	add_pod(w.cache, &(struct pod_spec){ "p1.1", "node1", MID, MEDIUM, "\"app\":\"foo\"" });
-	add_pod(w.cache, &(struct pod_spec){ "p1.2", "node1", MID, MEDIUM, "\"app\":\"foo\"" });
+	add_pod(w.cache, &(struct pod_spec){"p1.1", "node1", MID, MEDIUM, "\"app\":\"foo\""});
+	add_pod(w.cache, &(struct pod_spec){"p1.2", "node1", MID, MEDIUM, "\"app\":\"foo\""});
 	add_pdb(w.cache, "pdb", "\"app\":\"foo\"", 1);
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = HIGH, .res = VERY_LARGE });
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = HIGH, .res = VERY_LARGE});
 	const char *got = dry_run(&w, NULL, 0);
 	/* Both victims, one PDB violation; equal importance keeps node order. */
 	CHECK(strcmp(got, "node1[p1.1,p1.2]/1") == 0 || strcmp(got, "node1[p1.2,p1.1]/1") == 0);
@@ -709,24 +720,24 @@ static void five_nodes(struct world *w, const int *prio, const char *const *labe
 		snprintf(name, sizeof(name), "node%d", i);
 		add_node(w->cache, name, VERY_LARGE, 32);
 	}
-	static const char *const pods[] = { "p1", "p2", "p3", "p4", "p5" };
-	static const char *const nodes[] = { "node1", "node2", "node3", "node4", "node5" };
+	static const char *const pods[] = {"p1", "p2", "p3", "p4", "p5"};
+	static const char *const nodes[] = {"node1", "node2", "node3", "node4", "node5"};
 	for (int i = 0; i < 5; i++)
-		add_pod(w->cache, &(struct pod_spec){ pods[i], nodes[i], prio[i], LARGE,
-						      labels ? labels[i] : NULL });
+		add_pod(w->cache, &(struct pod_spec){pods[i], nodes[i], prio[i], LARGE,
+						     labels ? labels[i] : NULL});
 }
 
 /* Upstream draws the offsets with Go's rand seeded 4 (4, then 1, then 3);
  * they are given explicitly here. */
 static void test_dry_run_args_limit(void)
 {
-	const struct sx_preempt_args args = { 40, 1 };
-	static const int all_mid[] = { MID, MID, MID, MID, MID };
-	static const int some_high[] = { MID, VERY_HIGH, MID, MID, VERY_HIGH };
+	const struct sx_preempt_args args = {40, 1};
+	static const int all_mid[] = {MID, MID, MID, MID, MID};
+	static const int some_high[] = {MID, VERY_HIGH, MID, MID, VERY_HIGH};
 	struct world w;
 	world_start(&w, FIT, NULL);
 	five_nodes(&w, all_mid, NULL);
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = HIGH, .res = LARGE });
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = HIGH, .res = LARGE});
 	CHECK_INT(sx_preempt_num_candidates(&args, 5), 2);
 	CHECK_STR(dry_run(&w, &args, 4), "node1[p1]/0 node5[p5]/0");
 	/* "preemption offset across multiple scheduling cycles and wrap around" */
@@ -736,22 +747,22 @@ static void test_dry_run_args_limit(void)
 
 	world_start(&w, FIT, NULL);
 	five_nodes(&w, some_high, NULL);
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = HIGH, .res = LARGE });
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = HIGH, .res = LARGE});
 	CHECK_STR(dry_run(&w, &args, 4), "node1[p1]/0 node3[p3]/0");
 	world_end(&w);
 }
 
 static void test_dry_run_looks_past_pdb_violations(void)
 {
-	const struct sx_preempt_args args = { 40, 2 };
-	static const int all_mid[] = { MID, MID, MID, MID, MID };
-	static const char *const labels[] = { "\"app\":\"foo\"", "\"app\":\"foo\"", NULL, NULL,
-					      "\"app\":\"foo\"" };
+	const struct sx_preempt_args args = {40, 2};
+	static const int all_mid[] = {MID, MID, MID, MID, MID};
+	static const char *const labels[] = {"\"app\":\"foo\"", "\"app\":\"foo\"", NULL, NULL,
+					     "\"app\":\"foo\""};
 	struct world w;
 	world_start(&w, FIT, NULL);
 	five_nodes(&w, all_mid, labels);
 	add_pdb(w.cache, "pdb", "\"app\":\"foo\"", 0);
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = HIGH, .res = LARGE });
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = HIGH, .res = LARGE});
 	CHECK_STR(dry_run(&w, &args, 4), "node1[p1]/1 node3[p3]/0 node5[p5]/1");
 	world_end(&w);
 }
@@ -767,64 +778,88 @@ struct best_case {
 	const char *expected; /* any of these (space separated) */
 };
 
-#define P(n, node, prio, res, start) { n, node, prio, res, NULL, start }
+#define P(n, node, prio, res, start)                                                               \
+	{                                                                                          \
+		n, node, prio, res, NULL, start                                                    \
+	}
 
 static const struct best_case best_cases[] = {
-	{ "a pod that fits on both nodes when lower priority pods are preempted", 2, LARGE, HIGH,
-	  { P("p1", "node1", MID, LARGE, 0), P("p2", "node2", MID, LARGE, 0) },
-	  "node1 node2" },
-	{ "node with min highest priority pod is picked", 3, VERY_LARGE, HIGH,
-	  { P("p1.1", "node1", MID, MEDIUM, 0), P("p1.2", "node1", MID, LARGE, 0),
-	    P("p2.1", "node2", MID, MEDIUM, 0), P("p2.2", "node2", LOW, MEDIUM, 0),
-	    P("p3.1", "node3", LOW, MEDIUM, 0), P("p3.2", "node3", LOW, MEDIUM, 0) },
-	  "node3" },
-	{ "when highest priorities are the same, minimum sum of priorities is picked", 3,
-	  VERY_LARGE, HIGH,
-	  { P("p1.1", "node1", MID, MEDIUM, 0), P("p1.2", "node1", MID, LARGE, 0),
-	    P("p2.1", "node2", MID, LARGE, 0), P("p2.2", "node2", LOW, MEDIUM, 0),
-	    P("p3.1", "node3", MID, MEDIUM, 0), P("p3.2", "node3", MID, MEDIUM, 0) },
-	  "node2" },
-	{ "when highest priority and sum are the same, minimum number of pods is picked", 3,
-	  VERY_LARGE, HIGH,
-	  { P("p1.1", "node1", MID, SMALL, 0), P("p1.2", "node1", NEG, SMALL, 0),
-	    P("p1.3", "node1", MID, SMALL, 0), P("p1.4", "node1", NEG, SMALL, 0),
-	    P("p2.1", "node2", MID, LARGE, 0), P("p2.2", "node2", NEG, MEDIUM, 0),
-	    P("p3.1", "node3", MID, MEDIUM, 0), P("p3.2", "node3", NEG, SMALL, 0),
-	    P("p3.3", "node3", LOW, SMALL, 0) },
-	  "node2" },
-	{ "sum of adjusted priorities is considered", 3, VERY_LARGE, HIGH,
-	  { P("p1.1", "node1", MID, SMALL, 0), P("p1.2", "node1", NEG, SMALL, 0),
-	    P("p1.3", "node1", NEG, SMALL, 0), P("p2.1", "node2", MID, LARGE, 0),
-	    P("p2.2", "node2", NEG, MEDIUM, 0), P("p3.1", "node3", MID, MEDIUM, 0),
-	    P("p3.2", "node3", NEG, SMALL, 0), P("p3.3", "node3", LOW, SMALL, 0) },
-	  "node2" },
-	{ "non-overlapping lowest high priority, sum priorities, and number of pods", 4,
-	  VERY_LARGE, VERY_HIGH,
-	  { P("p1.1", "node1", MID, SMALL, 0), P("p1.2", "node1", LOW, SMALL, 0),
-	    P("p1.3", "node1", LOW, SMALL, 0), P("p2.1", "node2", HIGH, LARGE, 0),
-	    P("p3.1", "node3", MID, MEDIUM, 0), P("p3.2", "node3", LOW, SMALL, 0),
-	    P("p3.3", "node3", LOW, SMALL, 0), P("p3.4", "node3", LOW, MEDIUM, 0),
-	    P("p4.1", "node4", MID, MEDIUM, 0), P("p4.2", "node4", MID, SMALL, 0),
-	    P("p4.3", "node4", MID, SMALL, 0), P("p4.4", "node4", NEG, SMALL, 0) },
-	  "node1" },
-	{ "same priority, same number of victims, different start time for each node's pod", 3,
-	  VERY_LARGE, HIGH,
-	  { P("p1.1", "node1", MID, MEDIUM, 2), P("p1.2", "node1", MID, MEDIUM, 2),
-	    P("p2.1", "node2", MID, MEDIUM, 3), P("p2.2", "node2", MID, MEDIUM, 3),
-	    P("p3.1", "node3", MID, MEDIUM, 1), P("p3.2", "node3", MID, MEDIUM, 1) },
-	  "node2" },
-	{ "same priority, same number of victims, different start time for all pods", 3,
-	  VERY_LARGE, HIGH,
-	  { P("p1.1", "node1", MID, MEDIUM, 4), P("p1.2", "node1", MID, MEDIUM, 2),
-	    P("p2.1", "node2", MID, MEDIUM, 5), P("p2.2", "node2", MID, MEDIUM, 1),
-	    P("p3.1", "node3", MID, MEDIUM, 3), P("p3.2", "node3", MID, MEDIUM, 6) },
-	  "node3" },
-	{ "different priority, same number of victims, different start time for all pods", 3,
-	  VERY_LARGE, HIGH,
-	  { P("p1.1", "node1", LOW, MEDIUM, 4), P("p1.2", "node1", MID, MEDIUM, 2),
-	    P("p2.1", "node2", MID, MEDIUM, 6), P("p2.2", "node2", LOW, MEDIUM, 1),
-	    P("p3.1", "node3", LOW, MEDIUM, 3), P("p3.2", "node3", MID, MEDIUM, 5) },
-	  "node2" },
+	{"a pod that fits on both nodes when lower priority pods are preempted",
+	 2,
+	 LARGE,
+	 HIGH,
+	 {P("p1", "node1", MID, LARGE, 0), P("p2", "node2", MID, LARGE, 0)},
+	 "node1 node2"},
+	{"node with min highest priority pod is picked",
+	 3,
+	 VERY_LARGE,
+	 HIGH,
+	 {P("p1.1", "node1", MID, MEDIUM, 0), P("p1.2", "node1", MID, LARGE, 0),
+	  P("p2.1", "node2", MID, MEDIUM, 0), P("p2.2", "node2", LOW, MEDIUM, 0),
+	  P("p3.1", "node3", LOW, MEDIUM, 0), P("p3.2", "node3", LOW, MEDIUM, 0)},
+	 "node3"},
+	{"when highest priorities are the same, minimum sum of priorities is picked",
+	 3,
+	 VERY_LARGE,
+	 HIGH,
+	 {P("p1.1", "node1", MID, MEDIUM, 0), P("p1.2", "node1", MID, LARGE, 0),
+	  P("p2.1", "node2", MID, LARGE, 0), P("p2.2", "node2", LOW, MEDIUM, 0),
+	  P("p3.1", "node3", MID, MEDIUM, 0), P("p3.2", "node3", MID, MEDIUM, 0)},
+	 "node2"},
+	{"when highest priority and sum are the same, minimum number of pods is picked",
+	 3,
+	 VERY_LARGE,
+	 HIGH,
+	 {P("p1.1", "node1", MID, SMALL, 0), P("p1.2", "node1", NEG, SMALL, 0),
+	  P("p1.3", "node1", MID, SMALL, 0), P("p1.4", "node1", NEG, SMALL, 0),
+	  P("p2.1", "node2", MID, LARGE, 0), P("p2.2", "node2", NEG, MEDIUM, 0),
+	  P("p3.1", "node3", MID, MEDIUM, 0), P("p3.2", "node3", NEG, SMALL, 0),
+	  P("p3.3", "node3", LOW, SMALL, 0)},
+	 "node2"},
+	{"sum of adjusted priorities is considered",
+	 3,
+	 VERY_LARGE,
+	 HIGH,
+	 {P("p1.1", "node1", MID, SMALL, 0), P("p1.2", "node1", NEG, SMALL, 0),
+	  P("p1.3", "node1", NEG, SMALL, 0), P("p2.1", "node2", MID, LARGE, 0),
+	  P("p2.2", "node2", NEG, MEDIUM, 0), P("p3.1", "node3", MID, MEDIUM, 0),
+	  P("p3.2", "node3", NEG, SMALL, 0), P("p3.3", "node3", LOW, SMALL, 0)},
+	 "node2"},
+	{"non-overlapping lowest high priority, sum priorities, and number of pods",
+	 4,
+	 VERY_LARGE,
+	 VERY_HIGH,
+	 {P("p1.1", "node1", MID, SMALL, 0), P("p1.2", "node1", LOW, SMALL, 0),
+	  P("p1.3", "node1", LOW, SMALL, 0), P("p2.1", "node2", HIGH, LARGE, 0),
+	  P("p3.1", "node3", MID, MEDIUM, 0), P("p3.2", "node3", LOW, SMALL, 0),
+	  P("p3.3", "node3", LOW, SMALL, 0), P("p3.4", "node3", LOW, MEDIUM, 0),
+	  P("p4.1", "node4", MID, MEDIUM, 0), P("p4.2", "node4", MID, SMALL, 0),
+	  P("p4.3", "node4", MID, SMALL, 0), P("p4.4", "node4", NEG, SMALL, 0)},
+	 "node1"},
+	{"same priority, same number of victims, different start time for each node's pod",
+	 3,
+	 VERY_LARGE,
+	 HIGH,
+	 {P("p1.1", "node1", MID, MEDIUM, 2), P("p1.2", "node1", MID, MEDIUM, 2),
+	  P("p2.1", "node2", MID, MEDIUM, 3), P("p2.2", "node2", MID, MEDIUM, 3),
+	  P("p3.1", "node3", MID, MEDIUM, 1), P("p3.2", "node3", MID, MEDIUM, 1)},
+	 "node2"},
+	{"same priority, same number of victims, different start time for all pods",
+	 3,
+	 VERY_LARGE,
+	 HIGH,
+	 {P("p1.1", "node1", MID, MEDIUM, 4), P("p1.2", "node1", MID, MEDIUM, 2),
+	  P("p2.1", "node2", MID, MEDIUM, 5), P("p2.2", "node2", MID, MEDIUM, 1),
+	  P("p3.1", "node3", MID, MEDIUM, 3), P("p3.2", "node3", MID, MEDIUM, 6)},
+	 "node3"},
+	{"different priority, same number of victims, different start time for all pods",
+	 3,
+	 VERY_LARGE,
+	 HIGH,
+	 {P("p1.1", "node1", LOW, MEDIUM, 4), P("p1.2", "node1", MID, MEDIUM, 2),
+	  P("p2.1", "node2", MID, MEDIUM, 6), P("p2.2", "node2", LOW, MEDIUM, 1),
+	  P("p3.1", "node3", LOW, MEDIUM, 3), P("p3.2", "node3", MID, MEDIUM, 5)},
+	 "node2"},
 };
 
 static void test_select_best_candidate(void)
@@ -842,8 +877,8 @@ static void test_select_best_candidate(void)
 		}
 		for (int i = 0; i < 12 && c->pods[i].name; i++)
 			add_pod(w.cache, &c->pods[i]);
-		world_ready(&w, &(struct pod_spec){ .name = "p", .priority = c->pod_prio,
-						    .res = c->pod_res });
+		world_ready(&w, &(struct pod_spec){
+					.name = "p", .priority = c->pod_prio, .res = c->pod_res});
 		uint32_t n = sorted_nodes(w.snap, pot);
 		struct sx_status **st = calloc(n, sizeof(*st));
 		CHECK_INT(sx_preempt_dry_run(w.prof, w.cs, w.pod, w.snap, pot, n, 0,
@@ -879,37 +914,41 @@ static void test_eligibility(void)
 	const char *reason;
 	world_start(&w, FIT, NULL);
 	add_node(w.cache, "node1", VERY_LARGE, 32);
-	add_pod(w.cache, &(struct pod_spec){ .name = "p-terminating", .node = "node1",
-					     .priority = LOW, .deleting = true, .preempted = true });
+	add_pod(w.cache, &(struct pod_spec){.name = "p-terminating",
+					    .node = "node1",
+					    .priority = LOW,
+					    .deleting = true,
+					    .preempted = true});
 	/* terminating for another reason: does not block (podTerminatingByPreemption) */
 	add_node(w.cache, "node2", VERY_LARGE, 32);
-	add_pod(w.cache, &(struct pod_spec){ .name = "p-leaving", .node = "node2",
-					     .priority = LOW, .deleting = true });
+	add_pod(w.cache,
+		&(struct pod_spec){
+			.name = "p-leaving", .node = "node2", .priority = LOW, .deleting = true});
 	w.snap = sx_cache_snapshot(w.cache);
 
 	/* "Pod with nominated node": its status UnschedulableAndUnresolvable */
-	struct sx_pod *pod = make_pod(&(struct pod_spec){ .name = "p", .priority = HIGH,
-							  .nominated = "node1" });
+	struct sx_pod *pod =
+		make_pod(&(struct pod_spec){.name = "p", .priority = HIGH, .nominated = "node1"});
 	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE_AND_UNRESOLVABLE, &reason));
 	/* "Pod with nominated node, but without nominated node status" */
 	CHECK(!sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, &reason));
 	CHECK_STR(reason, "not eligible due to a terminating pod on the nominated node.");
 	sx_pod_unref(pod);
-	pod = make_pod(&(struct pod_spec){ .name = "p", .priority = HIGH, .nominated = "node2" });
+	pod = make_pod(&(struct pod_spec){.name = "p", .priority = HIGH, .nominated = "node2"});
 	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, &reason));
 	sx_pod_unref(pod);
 	/* "Pod without nominated node" */
-	pod = make_pod(&(struct pod_spec){ .name = "p", .priority = HIGH });
+	pod = make_pod(&(struct pod_spec){.name = "p", .priority = HIGH});
 	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, &reason));
 	CHECK(reason == NULL);
 	sx_pod_unref(pod);
 	/* "Pod with 'PreemptNever' preemption policy" */
-	pod = make_pod(&(struct pod_spec){ .name = "p", .priority = HIGH, .never = true });
+	pod = make_pod(&(struct pod_spec){.name = "p", .priority = HIGH, .never = true});
 	CHECK(!sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, &reason));
 	CHECK_STR(reason, "not eligible due to preemptionPolicy=Never.");
 	sx_pod_unref(pod);
 	/* A terminating pod of higher priority does not block. */
-	pod = make_pod(&(struct pod_spec){ .name = "p", .priority = LOW - 1, .nominated = "node1" });
+	pod = make_pod(&(struct pod_spec){.name = "p", .priority = LOW - 1, .nominated = "node1"});
 	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, &reason));
 	sx_pod_unref(pod);
 	world_end(&w);
@@ -923,10 +962,10 @@ static void test_select_victims_given_list(void)
 	struct sx_victims v;
 	world_start(&w, FIT, NULL);
 	add_node(w.cache, "node1", VERY_LARGE, 32);
-	add_pod(w.cache, &(struct pod_spec){ "a", "node1", LOW, SMALL, NULL, 1 });
-	add_pod(w.cache, &(struct pod_spec){ "b", "node1", MID, LARGE, NULL, 2 });
-	add_pod(w.cache, &(struct pod_spec){ "c", "node1", MID, SMALL, NULL, 3 });
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = HIGH, .res = LARGE });
+	add_pod(w.cache, &(struct pod_spec){"a", "node1", LOW, SMALL, NULL, 1});
+	add_pod(w.cache, &(struct pod_spec){"b", "node1", MID, LARGE, NULL, 2});
+	add_pod(w.cache, &(struct pod_spec){"c", "node1", MID, SMALL, NULL, 3});
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = HIGH, .res = LARGE});
 	const struct sx_node_info *ni = w.snap->nodes[node_index(w.snap, "node1")];
 	char buf[128];
 
@@ -939,9 +978,9 @@ static void test_select_victims_given_list(void)
 	sx_victims_free(&v);
 
 	/* A proposal of {a, c} cannot make room: the node fails with the filter's reason. */
-	struct sx_pod *a = make_pod(&(struct pod_spec){ "a", "node1" });
-	struct sx_pod *c = make_pod(&(struct pod_spec){ "c", "node1" });
-	const struct sx_pod *given[] = { a, c };
+	struct sx_pod *a = make_pod(&(struct pod_spec){"a", "node1"});
+	struct sx_pod *c = make_pod(&(struct pod_spec){"c", "node1"});
+	const struct sx_pod *given[] = {a, c};
 	st = sx_preempt_select_victims_on_node(w.prof, w.cs, w.pod, ni, w.snap, given, 2, NULL, &v);
 	CHECK_INT(sx_status_code(st), SX_UNSCHEDULABLE);
 	CHECK_STR(msg_of(st), "Insufficient cpu, Insufficient memory");
@@ -949,7 +988,7 @@ static void test_select_victims_given_list(void)
 	sx_status_free(st);
 
 	/* No pod of lower priority. */
-	world_ready(&w, &(struct pod_spec){ .name = "p", .priority = LOW, .res = LARGE });
+	world_ready(&w, &(struct pod_spec){.name = "p", .priority = LOW, .res = LARGE});
 	st = sx_preempt_select_victims_on_node(w.prof, w.cs, w.pod, ni, w.snap, NULL, 0, NULL, &v);
 	CHECK_INT(sx_status_code(st), SX_UNSCHEDULABLE_AND_UNRESOLVABLE);
 	CHECK_STR(msg_of(st), "No preemption victims found for incoming pod");
@@ -964,7 +1003,7 @@ static void test_select_victims_given_list(void)
 static void check_args(const char *json, int rc, const char *msg)
 {
 	struct sx_preempt_args a;
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	cJSON *j = json ? cJSON_Parse(json) : NULL;
 	CHECK_INT(sx_preempt_args_parse(j, &a, &err), rc);
 	if (msg)
@@ -981,24 +1020,23 @@ static void test_args(void)
 	CHECK_INT(sx_preempt_num_candidates(&a, 1000), 100);
 	CHECK_INT(sx_preempt_num_candidates(&a, 5000), 500);
 	CHECK_INT(sx_preempt_num_candidates(&a, 50), 50);
-	check_args("{\"minCandidateNodesPercentage\":50,\"minCandidateNodesAbsolute\":0}", 0,
-		   NULL);
+	check_args("{\"minCandidateNodesPercentage\":50,\"minCandidateNodesAbsolute\":0}", 0, NULL);
 	check_args("{\"minCandidateNodesPercentage\":-1}", SX_EINVAL,
 		   "minCandidateNodesPercentage: Invalid value: -1: not in valid range [0, 100]");
 	check_args("{\"minCandidateNodesPercentage\":101}", SX_EINVAL,
 		   "minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]");
 	check_args("{\"minCandidateNodesAbsolute\":-1}", SX_EINVAL,
 		   "minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, inf)");
-	check_args("{\"minCandidateNodesPercentage\":0,\"minCandidateNodesAbsolute\":0}",
-		   SX_EINVAL,
-		   "[minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time "
-		   "as minCandidateNodesAbsolute, minCandidateNodesAbsolute: Invalid value: 0: "
-		   "cannot be zero at the same time as minCandidateNodesPercentage]");
+	check_args(
+		"{\"minCandidateNodesPercentage\":0,\"minCandidateNodesAbsolute\":0}", SX_EINVAL,
+		"[minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time "
+		"as minCandidateNodesAbsolute, minCandidateNodesAbsolute: Invalid value: 0: "
+		"cannot be zero at the same time as minCandidateNodesPercentage]");
 	check_args("{\"minCandidateNodesAbsolute\":\"x\"}", SX_EINVAL,
 		   "minCandidateNodesAbsolute: Invalid value: must be a 32-bit integer");
 
 	/* The configuration loader rejects bad args through the plugin. */
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	const char *cfg = "{\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"kind\":"
 			  "\"KubeSchedulerConfiguration\",\"profiles\":[{\"pluginConfig\":[{"
 			  "\"name\":\"DefaultPreemption\",\"args\":{\"minCandidateNodesAbsolute\":"

@@ -12,7 +12,8 @@ static const char *nano_str(sx_nano v, char buf[64])
 {
 	char tmp[64];
 	char *p = tmp + sizeof(tmp);
-	unsigned __int128 u = v < 0 ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
+	unsigned __int128 u =
+		v < 0 ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
 
 	*--p = '\0';
 	do {
@@ -27,7 +28,7 @@ static const char *nano_str(sx_nano v, char buf[64])
 
 struct qcase {
 	const char *s;
-	int rc;           /* parse result */
+	int rc;		  /* parse result */
 	const char *nano; /* exact value in nano-units */
 	int milli_rc;
 	int64_t milli;
@@ -35,8 +36,14 @@ struct qcase {
 	int64_t value;
 };
 
-#define OK(s, nano, milli, value) { s, 0, nano, 0, milli, 0, value }
-#define BAD(s, rc) { s, rc, NULL, 0, 0, 0, 0 }
+#define OK(s, nano, milli, value)                                                                  \
+	{                                                                                          \
+		s, 0, nano, 0, milli, 0, value                                                     \
+	}
+#define BAD(s, rc)                                                                                 \
+	{                                                                                          \
+		s, rc, NULL, 0, 0, 0, 0                                                            \
+	}
 
 static const struct qcase table[] = {
 	/* what ParseQuantity, MilliValue and Value give, row by row */
@@ -66,7 +73,7 @@ static const struct qcase table[] = {
 	OK("1.1Gi", "1181116006400000000", 1181116006400, 1181116007),
 	OK("500m", "500000000", 500, 1),
 	OK("12.34567k", "12345670000000", 12345670, 12346),
-	{ "1E", 0, "1000000000000000000000000000", SX_ETOOBIG, 0, 0, 1000000000000000000 },
+	{"1E", 0, "1000000000000000000000000000", SX_ETOOBIG, 0, 0, 1000000000000000000},
 	OK("+2", "2000000000", 2000, 2),
 	OK("-100m", "-100000000", -100, -1),
 	BAD("1 Gi", SX_EINVAL),
@@ -90,8 +97,8 @@ static const struct qcase table[] = {
 	OK("1Gi", "1073741824000000000", 1073741824000, 1073741824),
 	OK("1Ti", "1099511627776000000000", 1099511627776000, 1099511627776),
 	OK("1Pi", "1125899906842624000000000", 1125899906842624000, 1125899906842624),
-	{ "7Ei", 0, "8070450532247928832000000000", SX_ETOOBIG, 0, 0, 8070450532247928832 },
-	{ "9E", 0, "9000000000000000000000000000", SX_ETOOBIG, 0, 0, 9000000000000000000 },
+	{"7Ei", 0, "8070450532247928832000000000", SX_ETOOBIG, 0, 0, 8070450532247928832},
+	{"9E", 0, "9000000000000000000000000000", SX_ETOOBIG, 0, 0, 9000000000000000000},
 	/* fractions, exponents, rounding up */
 	OK("2E-6", "2000", 1, 1),
 	OK("1e-0", "1000000000", 1000, 1),
@@ -109,8 +116,8 @@ static const struct qcase table[] = {
 	OK("1.G", "1000000000000000000", 1000000000000, 1000000000),
 	OK("-1.5", "-1500000000", -1500, -2),
 	OK("-0.5n", "-1", -1, -1),
-	{ "9223372036854775807", 0, "9223372036854775807000000000", SX_ETOOBIG, 0, 0, INT64_MAX },
-	{ "9223372036854775.807k", 0, "9223372036854775807000000000", SX_ETOOBIG, 0, 0, INT64_MAX },
+	{"9223372036854775807", 0, "9223372036854775807000000000", SX_ETOOBIG, 0, 0, INT64_MAX},
+	{"9223372036854775.807k", 0, "9223372036854775807000000000", SX_ETOOBIG, 0, 0, INT64_MAX},
 	/* magnitude overflow */
 	BAD("9223372036854775808", SX_ETOOBIG),
 	BAD("9223372036854775807.000000001", SX_ETOOBIG),
@@ -154,23 +161,25 @@ static void test_table(void)
 		int rc = sx_quantity_parse(c->s, strlen(c->s), &q);
 
 		if (rc != c->rc) {
-			sx_test_fail(__FILE__, __LINE__, "parse(\"%s\") = %d, expected %d", c->s, rc,
-				     c->rc);
+			sx_test_fail(__FILE__, __LINE__, "parse(\"%s\") = %d, expected %d", c->s,
+				     rc, c->rc);
 			continue;
 		}
 		if (rc)
 			continue;
 		if (strcmp(nano_str(q, buf), c->nano) != 0)
-			sx_test_fail(__FILE__, __LINE__, "parse(\"%s\") = %s nano, expected %s", c->s,
-				     buf, c->nano);
+			sx_test_fail(__FILE__, __LINE__, "parse(\"%s\") = %s nano, expected %s",
+				     c->s, buf, c->nano);
 		rc = sx_quantity_milli(q, &v);
 		if (rc != c->milli_rc || (rc == 0 && c->milli && v != c->milli))
-			sx_test_fail(__FILE__, __LINE__, "milli(\"%s\") = %d/%" PRId64 ", expected %d/%" PRId64,
-				     c->s, rc, v, c->milli_rc, c->milli);
+			sx_test_fail(__FILE__, __LINE__,
+				     "milli(\"%s\") = %d/%" PRId64 ", expected %d/%" PRId64, c->s,
+				     rc, v, c->milli_rc, c->milli);
 		rc = sx_quantity_value(q, &v);
 		if (rc != c->value_rc || (rc == 0 && v != c->value))
-			sx_test_fail(__FILE__, __LINE__, "value(\"%s\") = %d/%" PRId64 ", expected %d/%" PRId64,
-				     c->s, rc, v, c->value_rc, c->value);
+			sx_test_fail(__FILE__, __LINE__,
+				     "value(\"%s\") = %d/%" PRId64 ", expected %d/%" PRId64, c->s,
+				     rc, v, c->value_rc, c->value);
 	}
 	CHECK(SX_ARRAY_SIZE(table) >= 45);
 }
@@ -187,7 +196,10 @@ static void test_length_bound(void)
 	CHECK_INT(sx_quantity_parse("1Gi", 2, &q), 0); /* reads "1G" */
 	CHECK_INT(sx_quantity_value(q, &v), 0);
 	CHECK_INT(v, 1000000000);
-	CHECK_INT(sx_quantity_parse("2\0" "5", 3, &q), SX_EINVAL);
+	CHECK_INT(sx_quantity_parse("2\0"
+				    "5",
+				    3, &q),
+		  SX_EINVAL);
 	CHECK_INT(sx_quantity_parse(NULL, 0, &q), SX_EINVAL);
 }
 

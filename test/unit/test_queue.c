@@ -26,7 +26,7 @@ static double clock_fn(void *ctx)
 static struct sx_pod *pod_ext(const char *name, int prio, const char *extra)
 {
 	char buf[2048];
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_pod *pod;
 	cJSON *j;
 
@@ -54,7 +54,7 @@ struct fixture {
 
 static void setup(struct fixture *f)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	sx_intern_init();
 	fake_now = 1000;
@@ -135,7 +135,8 @@ static void test_ignored_pods(void)
 	CHECK_STR(where(&f, "bound"), "absent");
 	/* mine gets bound by someone: it leaves the queue */
 	{
-		struct sx_pod *old = pod_p("mine", 0), *b = pod_ext("mine", 0, "\"nodeName\":\"n1\"");
+		struct sx_pod *old = pod_p("mine", 0),
+			      *b = pod_ext("mine", 0, "\"nodeName\":\"n1\"");
 
 		sx_queue_pod_update(f.q, old, b);
 		sx_pod_unref(old);
@@ -176,7 +177,7 @@ static void test_gated_pod(void)
 /* The 1.34 sequence with the defaults: 1, 2, 4, 8, 10, 10 seconds. */
 static void test_backoff_durations(void)
 {
-	static const double want[] = { 1, 2, 4, 8, 10, 10 };
+	static const double want[] = {1, 2, 4, 8, 10, 10};
 	struct fixture f;
 	struct sx_queue_item it;
 
@@ -324,12 +325,13 @@ static void test_nominator(void)
 	/* from the object's status.nominatedNodeName */
 	{
 		char buf[512];
-		struct sx_error err = { 0 };
+		struct sx_error err = {0};
 		cJSON *j;
 
-		snprintf(buf, sizeof(buf), "{\"metadata\":{\"name\":\"n\",\"namespace\":\"ns\"},"
-					   "\"spec\":{\"priority\":5},"
-					   "\"status\":{\"nominatedNodeName\":\"n1\"}}");
+		snprintf(buf, sizeof(buf),
+			 "{\"metadata\":{\"name\":\"n\",\"namespace\":\"ns\"},"
+			 "\"spec\":{\"priority\":5},"
+			 "\"status\":{\"nominatedNodeName\":\"n1\"}}");
 		j = cJSON_Parse(buf);
 		nom = sx_decode_pod(j, &err);
 		cJSON_Delete(j);
@@ -385,10 +387,10 @@ static void *pop_thread(void *arg)
 
 static void test_blocking_pop_and_close(void)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_config *cfg;
 	struct sx_queue *q;
-	struct popper p = { 0 };
+	struct popper p = {0};
 	pthread_t t;
 	struct sx_pod *pod;
 
@@ -413,9 +415,8 @@ static void test_blocking_pop_and_close(void)
 	sx_config_free(cfg);
 }
 
-SX_TESTS(SX_TEST(test_priority_then_arrival), SX_TEST(test_ignored_pods),
-	 SX_TEST(test_gated_pod), SX_TEST(test_backoff_durations),
-	 SX_TEST(test_error_backoff_counts_separately), SX_TEST(test_unschedulable_moves),
-	 SX_TEST(test_unschedulable_flush_after_5_minutes),
+SX_TESTS(SX_TEST(test_priority_then_arrival), SX_TEST(test_ignored_pods), SX_TEST(test_gated_pod),
+	 SX_TEST(test_backoff_durations), SX_TEST(test_error_backoff_counts_separately),
+	 SX_TEST(test_unschedulable_moves), SX_TEST(test_unschedulable_flush_after_5_minutes),
 	 SX_TEST(test_deleted_in_flight_not_requeued), SX_TEST(test_nominator),
 	 SX_TEST(test_blocking_pop_and_close))

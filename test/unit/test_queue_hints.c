@@ -27,7 +27,7 @@ static double clock_fn(void *ctx)
 static struct sx_pod *make_pod(const char *name, const char *spec)
 {
 	char buf[2048];
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_pod *pod;
 	cJSON *j;
 
@@ -47,7 +47,7 @@ static struct sx_pod *make_pod(const char *name, const char *spec)
 static struct sx_node *make_node(const char *name, int cpu_m, const char *labels)
 {
 	char buf[1024];
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	struct sx_node *node;
 	cJSON *j;
 
@@ -70,7 +70,7 @@ struct fixture {
 
 static void setup(struct fixture *f)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	sx_intern_init();
 	fake_now = 1000;
@@ -97,10 +97,10 @@ static struct sx_rejectors rejectors_of(struct fixture *f, const struct sx_pod *
 {
 	struct sx_cache *cache = sx_cache_new();
 	struct sx_node *node = make_node("small", 1000, "\"zone\":\"a\"");
-	struct sx_object obj = { SX_KIND_NODE, node };
-	struct sx_cycle_opts opts = { .mode = SX_CYCLE_FULL, .percentage = 100 };
+	struct sx_object obj = {SX_KIND_NODE, node};
+	struct sx_cycle_opts opts = {.mode = SX_CYCLE_FULL, .percentage = 100};
 	struct sx_cycle_result res;
-	struct sx_rejectors r = { 0, 0 };
+	struct sx_rejectors r = {0, 0};
 
 	sx_cache_upsert(cache, &obj);
 	opts.snap = sx_cache_snapshot(cache);
@@ -185,7 +185,7 @@ static void test_fit_rejected_5000(void)
 static void test_fit_allocatable_growth(void)
 {
 	struct fixture f;
-	struct sx_rejectors rej = { BIT("NodeResourcesFit"), 0 };
+	struct sx_rejectors rej = {BIT("NodeResourcesFit"), 0};
 	struct sx_node *small = make_node("n", 1000, ""), *grown = make_node("n", 4000, "");
 
 	setup(&f);
@@ -205,8 +205,8 @@ static void test_fit_allocatable_growth(void)
 static void test_only_rejectors_hints_count(void)
 {
 	struct fixture f;
-	struct sx_rejectors fit = { BIT("NodeResourcesFit"), 0 };
-	struct sx_rejectors taint = { BIT("TaintToleration"), 0 };
+	struct sx_rejectors fit = {BIT("NodeResourcesFit"), 0};
+	struct sx_rejectors taint = {BIT("TaintToleration"), 0};
 	struct sx_queue_item it;
 	struct sx_pod *a = make_pod("a", NULL), *b = make_pod("b", NULL);
 	struct sx_pod *gone = make_pod("gone", "\"nodeName\":\"n1\"");
@@ -235,7 +235,7 @@ static void test_only_rejectors_hints_count(void)
 static void test_in_flight_events_replayed(void)
 {
 	struct fixture f;
-	struct sx_rejectors fit = { BIT("NodeResourcesFit"), 0 };
+	struct sx_rejectors fit = {BIT("NodeResourcesFit"), 0};
 	struct sx_queue_item it;
 	struct sx_pod *a = make_pod("a", "\"containers\":[{\"name\":\"c\",\"resources\":"
 					 "{\"requests\":{\"cpu\":\"2\"}}}]");
@@ -268,7 +268,7 @@ static void test_in_flight_events_replayed(void)
 static void test_own_update_in_flight(void)
 {
 	struct fixture f;
-	struct sx_rejectors taint = { BIT("TaintToleration"), 0 };
+	struct sx_rejectors taint = {BIT("TaintToleration"), 0};
 	struct sx_queue_item it;
 	struct sx_pod *a = make_pod("a", NULL);
 	struct sx_pod *tol = make_pod("a", "\"tolerations\":[{\"operator\":\"Exists\"}]");
@@ -290,7 +290,7 @@ static void test_own_update_in_flight(void)
 static void test_pending_and_error(void)
 {
 	struct fixture f;
-	struct sx_rejectors pend = { 0, BIT("NodeResourcesFit") };
+	struct sx_rejectors pend = {0, BIT("NodeResourcesFit")};
 	struct sx_queue_item it;
 	struct sx_pod *a = make_pod("a", NULL);
 	struct sx_node *big = make_node("big", 64000, "");
@@ -317,7 +317,7 @@ static void test_pending_and_error(void)
 static void test_pop_from_backoff(void)
 {
 	struct fixture f;
-	struct sx_rejectors any = { SX_REJ_ANY, 0 };
+	struct sx_rejectors any = {SX_REJ_ANY, 0};
 	struct sx_queue_item it;
 	struct sx_queue_stats st;
 	struct sx_pod *a = make_pod("a", NULL);

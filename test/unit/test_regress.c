@@ -21,7 +21,7 @@ static void test_json_then_nul_bytes(void)
 	static const char doc[] = "{\"kind\":\"Pod\"}";
 	size_t n = sizeof(doc) - 1 + 3;
 	char *buf = malloc(n); /* no terminator: ASan sees any over-read */
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	memcpy(buf, doc, sizeof(doc) - 1);
 	memset(buf + sizeof(doc) - 1, 0, 3);
@@ -46,7 +46,7 @@ static void test_state_file_then_nul_bytes(void)
 	size_t n = sizeof(doc) - 1 + 1;
 	char *buf = malloc(n);
 	struct sx_cache *c = sx_cache_new();
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 
 	memcpy(buf, doc, sizeof(doc) - 1);
 	buf[n - 1] = '\0';
@@ -57,7 +57,7 @@ static void test_state_file_then_nul_bytes(void)
 
 static struct sx_node *node_from(const char *json)
 {
-	struct sx_error err = { 0 };
+	struct sx_error err = {0};
 	cJSON *j = cJSON_Parse(json);
 	struct sx_node *n = j ? sx_decode_node(j, &err) : NULL;
 
@@ -71,10 +71,11 @@ static struct sx_node *node_from(const char *json)
  * argument declared nonnull). */
 static void test_node_update_image_without_names(void)
 {
-	static const char node[] = "{\"metadata\":{\"name\":\"n1\"},\"status\":{\"images\":"
-				   "[{\"sizeBytes\":10},{\"names\":[\"redis:7\"],\"sizeBytes\":5}]}}";
+	static const char node[] =
+		"{\"metadata\":{\"name\":\"n1\"},\"status\":{\"images\":"
+		"[{\"sizeBytes\":10},{\"names\":[\"redis:7\"],\"sizeBytes\":5}]}}";
 	struct sx_cache *c = sx_cache_new();
-	struct sx_object o = { SX_KIND_NODE, node_from(node) };
+	struct sx_object o = {SX_KIND_NODE, node_from(node)};
 	struct sx_snapshot *s;
 
 	CHECK_INT(sx_cache_upsert(c, &o), 0);

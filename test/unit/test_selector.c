@@ -21,7 +21,7 @@ static struct sx_labels *mk_labels(struct lset *l, const char *const *kv)
 	uint32_t n = 0;
 
 	for (; kv && kv[0]; kv += 2) {
-		struct sx_label x = { sx_intern(kv[0]), sx_intern(kv[1]) };
+		struct sx_label x = {sx_intern(kv[0]), sx_intern(kv[1])};
 		uint32_t i = n++;
 
 		while (i > 0 && l->items[i - 1].key > x.key) {
@@ -35,8 +35,8 @@ static struct sx_labels *mk_labels(struct lset *l, const char *const *kv)
 	return &l->set;
 }
 
-#define LABELS(l, ...) mk_labels(l, (const char *const[]){ __VA_ARGS__, NULL })
-#define NO_LABELS(l) mk_labels(l, NULL)
+#define LABELS(l, ...) mk_labels(l, (const char *const[]){__VA_ARGS__, NULL})
+#define NO_LABELS(l)   mk_labels(l, NULL)
 
 /* A requirement over comma-separated values ("" = none). */
 struct rq {
@@ -172,19 +172,22 @@ static void test_op_gt_lt(void)
 	CHECK(!sx_requirement_matches(lt, LABELS(&l, "cores", "1")));
 
 	/* The requirement value must be one integer. */
-	CHECK(!sx_requirement_matches(mk_req(&q, "cores", SX_OP_GT, "x"), LABELS(&l, "cores", "8")));
-	CHECK(!sx_requirement_matches(mk_req(&q, "cores", SX_OP_GT, "1,2"), LABELS(&l, "cores", "8")));
+	CHECK(!sx_requirement_matches(mk_req(&q, "cores", SX_OP_GT, "x"),
+				      LABELS(&l, "cores", "8")));
+	CHECK(!sx_requirement_matches(mk_req(&q, "cores", SX_OP_GT, "1,2"),
+				      LABELS(&l, "cores", "8")));
 	CHECK(!sx_requirement_matches(mk_req(&q, "cores", SX_OP_LT, ""), LABELS(&l, "cores", "8")));
-	CHECK(!sx_requirement_matches(mk_req(&q, "cores", SX_OP_LT, "1e3"), LABELS(&l, "cores", "8")));
+	CHECK(!sx_requirement_matches(mk_req(&q, "cores", SX_OP_LT, "1e3"),
+				      LABELS(&l, "cores", "8")));
 }
 
 static void test_selector_null_vs_empty(void)
 {
 	struct lset l;
-	struct sx_label_selector empty = { 0, NULL };
+	struct sx_label_selector empty = {0, NULL};
 	struct rq q[2];
 	struct sx_requirement reqs[2];
-	struct sx_label_selector sel = { 2, reqs };
+	struct sx_label_selector sel = {2, reqs};
 
 	CHECK(!sx_selector_matches(NULL, LABELS(&l, "app", "web")));
 	CHECK(!sx_selector_matches(NULL, NO_LABELS(&l)));
@@ -206,7 +209,8 @@ static void test_map_selector(void)
 	CHECK(sx_map_selector_matches(NO_LABELS(&s), LABELS(&l, "a", "1")));
 	CHECK(sx_map_selector_matches(NULL, NO_LABELS(&l)));
 	CHECK(sx_map_selector_matches(LABELS(&s, "a", "1"), LABELS(&l, "a", "1", "b", "2")));
-	CHECK(sx_map_selector_matches(LABELS(&s, "a", "1", "b", "2"), LABELS(&l, "b", "2", "a", "1")));
+	CHECK(sx_map_selector_matches(LABELS(&s, "a", "1", "b", "2"),
+				      LABELS(&l, "b", "2", "a", "1")));
 	CHECK(!sx_map_selector_matches(LABELS(&s, "a", "1", "b", "2"), LABELS(&l, "a", "1")));
 	CHECK(!sx_map_selector_matches(LABELS(&s, "a", "1"), LABELS(&l, "a", "2")));
 	CHECK(!sx_map_selector_matches(LABELS(&s, "a", ""), NO_LABELS(&l)));
@@ -218,8 +222,8 @@ static void mk_node(struct sx_node *n, struct lset *l, const char *name, const c
 	memset(n, 0, sizeof(*n));
 	n->meta.name = (char *)name;
 	n->name_id = sx_intern(name);
-	n->meta.labels = *LABELS(l, "kubernetes.io/hostname", name, "topology.kubernetes.io/zone",
-				zone);
+	n->meta.labels =
+		*LABELS(l, "kubernetes.io/hostname", name, "topology.kubernetes.io/zone", zone);
 	sx_node_index_labels(n);
 }
 
@@ -228,8 +232,8 @@ static void test_node_selector_terms(void)
 	struct lset l;
 	struct sx_node node;
 	struct rq qe, qf;
-	struct sx_node_selector_term empty = { 0 };
-	struct sx_node_selector_term term = { 0 };
+	struct sx_node_selector_term empty = {0};
+	struct sx_node_selector_term term = {0};
 
 	mk_node(&node, &l, "node-7", "eu-1a");
 	CHECK(!sx_node_selector_term_matches(&empty, &node));
@@ -276,9 +280,9 @@ static void test_node_selector_or(void)
 	struct lset l;
 	struct sx_node node;
 	struct rq q0, q1;
-	struct sx_node_selector_term terms[2] = { { 0 }, { 0 } };
-	struct sx_node_selector sel = { 2, terms };
-	struct sx_node_selector none = { 0, NULL };
+	struct sx_node_selector_term terms[2] = {{0}, {0}};
+	struct sx_node_selector sel = {2, terms};
+	struct sx_node_selector none = {0, NULL};
 
 	mk_node(&node, &l, "n1", "eu-1b");
 	terms[0].nexprs = 1;
@@ -301,10 +305,10 @@ static void test_pod_node_selector_and_affinity(void)
 	struct sx_node node;
 	struct sx_pod pod;
 	struct rq q;
-	struct sx_node_selector_term term = { 0 };
-	struct sx_node_selector required = { 1, &term };
-	struct sx_node_affinity na = { 0 };
-	struct sx_affinity aff = { 0 };
+	struct sx_node_selector_term term = {0};
+	struct sx_node_selector required = {1, &term};
+	struct sx_node_affinity na = {0};
+	struct sx_affinity aff = {0};
 
 	mk_node(&node, &l, "n1", "eu-1a");
 	memset(&pod, 0, sizeof(pod));
@@ -339,14 +343,14 @@ static void test_pod_node_selector_and_affinity(void)
 
 static struct sx_toleration tol(const char *key, int op, const char *value, int effect)
 {
-	struct sx_toleration t = { sx_intern(key), sx_intern(value), (uint8_t)op, (uint8_t)effect,
-				   false, 0 };
+	struct sx_toleration t = {
+		sx_intern(key), sx_intern(value), (uint8_t)op, (uint8_t)effect, false, 0};
 	return t;
 }
 
 static struct sx_taint taint(const char *key, const char *value, int effect)
 {
-	struct sx_taint t = { sx_intern(key), sx_intern(value), (uint8_t)effect };
+	struct sx_taint t = {sx_intern(key), sx_intern(value), (uint8_t)effect};
 	return t;
 }
 
@@ -433,7 +437,7 @@ static void test_find_untolerated(void)
 static void test_resources_get(void)
 {
 	struct sx_scalar sc[2];
-	struct sx_resources r = { 1500, 2048, 4096, 110, 2, sc };
+	struct sx_resources r = {1500, 2048, 4096, 110, 2, sc};
 	sx_str gpu = sx_intern("nvidia.com/gpu"), hp = sx_intern("hugepages-2Mi");
 
 	sc[0].name = gpu < hp ? gpu : hp;
@@ -455,15 +459,15 @@ static void test_resources_get(void)
  * meta.labels, for present, empty and absent labels of each key. */
 static void test_node_label_topology(void)
 {
-	static const char *const keys[] = { "kubernetes.io/hostname", "topology.kubernetes.io/zone",
-					    "topology.kubernetes.io/region", "disk",
-					    "failure-domain.beta.kubernetes.io/zone" };
+	static const char *const keys[] = {"kubernetes.io/hostname", "topology.kubernetes.io/zone",
+					   "topology.kubernetes.io/region", "disk",
+					   "failure-domain.beta.kubernetes.io/zone"};
 	static const struct {
 		enum sx_sel_op op;
 		const char *csv;
-	} reqs[] = { { SX_OP_IN, "n1,eu-1a" }, { SX_OP_IN, "other" }, { SX_OP_NOT_IN, "eu-1a" },
-		     { SX_OP_NOT_IN, "x" },     { SX_OP_EXISTS, "" },   { SX_OP_DOES_NOT_EXIST, "" },
-		     { SX_OP_GT, "3" },         { SX_OP_LT, "9" },      { SX_OP_IN, "" } };
+	} reqs[] = {{SX_OP_IN, "n1,eu-1a"}, {SX_OP_IN, "other"}, {SX_OP_NOT_IN, "eu-1a"},
+		    {SX_OP_NOT_IN, "x"},    {SX_OP_EXISTS, ""},	 {SX_OP_DOES_NOT_EXIST, ""},
+		    {SX_OP_GT, "3"},	    {SX_OP_LT, "9"},	 {SX_OP_IN, ""}};
 	struct lset l;
 	struct sx_node node;
 	struct rq q;
@@ -472,10 +476,10 @@ static void test_node_label_topology(void)
 	for (int shape = 0; shape < 3; shape++) {
 		memset(&node, 0, sizeof(node));
 		if (shape == 0) /* hostname, zone, an empty region, a beta zone */
-			node.meta.labels = *LABELS(&l, "kubernetes.io/hostname", "n1",
-						   "topology.kubernetes.io/zone", "eu-1a",
-						   "topology.kubernetes.io/region", "",
-						   "failure-domain.beta.kubernetes.io/zone", "eu-1a");
+			node.meta.labels = *LABELS(
+				&l, "kubernetes.io/hostname", "n1", "topology.kubernetes.io/zone",
+				"eu-1a", "topology.kubernetes.io/region", "",
+				"failure-domain.beta.kubernetes.io/zone", "eu-1a");
 		else if (shape == 1) /* numeric values, no zone */
 			node.meta.labels = *LABELS(&l, "kubernetes.io/hostname", "5", "disk", "7");
 		else
@@ -484,10 +488,12 @@ static void test_node_label_topology(void)
 		for (size_t k = 0; k < SX_ARRAY_SIZE(keys); k++) {
 			sx_str key = sx_intern(keys[k]);
 			sx_str a = SX_STR_INVALID, b = SX_STR_INVALID;
-			CHECK_INT(sx_node_label(&node, key, &a), sx_labels_get(&node.meta.labels, key, &b));
+			CHECK_INT(sx_node_label(&node, key, &a),
+				  sx_labels_get(&node.meta.labels, key, &b));
 			CHECK_INT(a, b);
 			for (size_t r = 0; r < SX_ARRAY_SIZE(reqs); r++) {
-				const struct sx_requirement *req = mk_req(&q, keys[k], reqs[r].op, reqs[r].csv);
+				const struct sx_requirement *req =
+					mk_req(&q, keys[k], reqs[r].op, reqs[r].csv);
 				CHECK_INT(sx_node_requirement_matches(req, &node),
 					  sx_requirement_matches(req, &node.meta.labels));
 			}
@@ -514,31 +520,46 @@ static void test_toleration_compare_ops(void)
 		bool want;
 	} cmp[] = {
 		/* TestTolerationToleratesTaint */
-		{ SX_TOL_GT, "950", "800", false }, { SX_TOL_GT, "750", "950", true },
-		{ SX_TOL_LT, "800", "950", false }, { SX_TOL_LT, "950", "800", true },
-		{ SX_TOL_GT, "950", "950", false }, { SX_TOL_GT, "950", "high", false },
-		{ SX_TOL_GT, "-100", "-200", false },
-		{ SX_TOL_GT, "9223372036854775806", "100", false },
+		{SX_TOL_GT, "950", "800", false},
+		{SX_TOL_GT, "750", "950", true},
+		{SX_TOL_LT, "800", "950", false},
+		{SX_TOL_LT, "950", "800", true},
+		{SX_TOL_GT, "950", "950", false},
+		{SX_TOL_GT, "950", "high", false},
+		{SX_TOL_GT, "-100", "-200", false},
+		{SX_TOL_GT, "9223372036854775806", "100", false},
 		/* TestCompareNumericValues */
-		{ SX_TOL_GT, "100", "200", true }, { SX_TOL_GT, "200", "100", false },
-		{ SX_TOL_GT, "100", "100", false }, { SX_TOL_GT, "-100", "-50", true },
-		{ SX_TOL_GT, "-50", "-100", false }, { SX_TOL_GT, "0", "1", true },
-		{ SX_TOL_GT, "9223372036854775806", "9223372036854775807", true },
-		{ SX_TOL_LT, "200", "100", true }, { SX_TOL_LT, "100", "200", false },
-		{ SX_TOL_LT, "100", "100", false }, { SX_TOL_LT, "-50", "-100", true },
-		{ SX_TOL_LT, "-100", "-50", false }, { SX_TOL_LT, "0", "-1", true },
-		{ SX_TOL_GT, "abc", "100", false }, { SX_TOL_GT, "", "100", false },
-		{ SX_TOL_GT, "0100", "200", false }, { SX_TOL_GT, "+100", "200", false },
-		{ SX_TOL_GT, "100.5", "200", false }, { SX_TOL_GT, "-", "100", false },
-		{ SX_TOL_GT, "100", "xyz", false }, { SX_TOL_GT, "100", "", false },
-		{ SX_TOL_GT, "100", "0200", false }, { SX_TOL_LT, "100", "+200", false },
-		{ SX_TOL_LT, "100", " 200 ", false },
-		{ SX_TOL_GT, "0", "0", false }, { SX_TOL_LT, "0", "0", false },
-		{ SX_TOL_GT, "0", "9223372036854775807", true },
-		{ SX_TOL_LT, "0", "-9223372036854775808", true },
+		{SX_TOL_GT, "100", "200", true},
+		{SX_TOL_GT, "200", "100", false},
+		{SX_TOL_GT, "100", "100", false},
+		{SX_TOL_GT, "-100", "-50", true},
+		{SX_TOL_GT, "-50", "-100", false},
+		{SX_TOL_GT, "0", "1", true},
+		{SX_TOL_GT, "9223372036854775806", "9223372036854775807", true},
+		{SX_TOL_LT, "200", "100", true},
+		{SX_TOL_LT, "100", "200", false},
+		{SX_TOL_LT, "100", "100", false},
+		{SX_TOL_LT, "-50", "-100", true},
+		{SX_TOL_LT, "-100", "-50", false},
+		{SX_TOL_LT, "0", "-1", true},
+		{SX_TOL_GT, "abc", "100", false},
+		{SX_TOL_GT, "", "100", false},
+		{SX_TOL_GT, "0100", "200", false},
+		{SX_TOL_GT, "+100", "200", false},
+		{SX_TOL_GT, "100.5", "200", false},
+		{SX_TOL_GT, "-", "100", false},
+		{SX_TOL_GT, "100", "xyz", false},
+		{SX_TOL_GT, "100", "", false},
+		{SX_TOL_GT, "100", "0200", false},
+		{SX_TOL_LT, "100", "+200", false},
+		{SX_TOL_LT, "100", " 200 ", false},
+		{SX_TOL_GT, "0", "0", false},
+		{SX_TOL_LT, "0", "0", false},
+		{SX_TOL_GT, "0", "9223372036854775807", true},
+		{SX_TOL_LT, "0", "-9223372036854775808", true},
 		/* ours: beyond int64 is no integer */
-		{ SX_TOL_GT, "0", "9223372036854775808", false },
-		{ SX_TOL_LT, "0", "-9223372036854775809", false },
+		{SX_TOL_GT, "0", "9223372036854775808", false},
+		{SX_TOL_LT, "0", "-9223372036854775809", false},
 	};
 
 	for (size_t i = 0; i < SX_ARRAY_SIZE(cmp); i++) {
@@ -556,8 +577,10 @@ static void test_toleration_compare_ops(void)
 	}
 }
 
-SX_TESTS(SX_TEST(test_labels_get), SX_TEST(test_node_label_topology), SX_TEST(test_op_in_notin), SX_TEST(test_op_exists_equals),
-	 SX_TEST(test_op_gt_lt), SX_TEST(test_selector_null_vs_empty), SX_TEST(test_map_selector),
+SX_TESTS(SX_TEST(test_labels_get), SX_TEST(test_node_label_topology), SX_TEST(test_op_in_notin),
+	 SX_TEST(test_op_exists_equals), SX_TEST(test_op_gt_lt),
+	 SX_TEST(test_selector_null_vs_empty), SX_TEST(test_map_selector),
 	 SX_TEST(test_node_selector_terms), SX_TEST(test_node_selector_or),
-	 SX_TEST(test_pod_node_selector_and_affinity), SX_TEST(test_toleration_tolerates), SX_TEST(test_toleration_compare_ops),
-	 SX_TEST(test_find_untolerated), SX_TEST(test_resources_get))
+	 SX_TEST(test_pod_node_selector_and_affinity), SX_TEST(test_toleration_tolerates),
+	 SX_TEST(test_toleration_compare_ops), SX_TEST(test_find_untolerated),
+	 SX_TEST(test_resources_get))

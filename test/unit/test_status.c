@@ -13,7 +13,7 @@ static void test_code_names(void)
 	CHECK_STR(sx_code_name(SX_SKIP), "Skip");
 	CHECK_STR(sx_code_name(SX_PENDING), "Pending");
 	CHECK_STR(sx_code_name((enum sx_code)99), "Unknown");
-	CHECK_STR(sx_code_name((enum sx_code)-1), "Unknown");
+	CHECK_STR(sx_code_name((enum sx_code) - 1), "Unknown");
 }
 
 static void test_null_is_success(void)
