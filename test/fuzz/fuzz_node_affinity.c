@@ -16,8 +16,9 @@ static void setup_nodes(void)
 {
 	static const char *json[3] = {
 		"{\"metadata\":{\"name\":\"n1\",\"labels\":{\"zone\":\"a\",\"gpu\":\"4\"}}}",
-		"{\"metadata\":{\"name\":\"n2\",\"labels\":{\"zone\":\"b\",\"gpu\":\"-1\",\"x\":"
-		"\"\"}}}",
+		/* one element, split over two lines */
+		("{\"metadata\":{\"name\":\"n2\",\"labels\":{\"zone\":\"b\",\"gpu\":\"-1\","
+		 "\"x\":\"\"}}}"),
 		"{\"metadata\":{\"name\":\"node-3\"}}",
 	};
 	struct sx_error err = {0};
