@@ -207,7 +207,7 @@ def test_help(tmp):
     command; serve --help and extender-config/README.md every endpoint (the
     server's route table, src/cmd/server.c)."""
     with open(os.path.join(ROOT, "src", "cmd", "server.c")) as f:
-        routes = re.findall(r'\[R_[A-Z_]+\] = \{ "[a-z]+", "(/[a-z/]+)"', f.read())
+        routes = re.findall(r'\[R_[A-Z_]+\]\s*=\s*\{\s*"[a-z]+",\s*"(/[a-z/]+)"', f.read())
     check(sorted(routes) == sorted(ENDPOINTS), "route table: %r" % routes)
     rc, out, _ = run("--help")
     for cmd in ("serve", "explain", "why", "pending", "what-if", "version", "help"):
