@@ -35,12 +35,18 @@ def parse(path):
             value = float(parts[2])
         except ValueError:
             continue
-        figs[parts[1]] = (value, parts[3])
+        # the HTTP lines come once per concurrency, the scale lines once per size
+        name = parts[1]
+        for kv in parts[4:]:
+            m = re.match(r"(concurrency|pods)=(\d+)$", kv)
+            if m and (name.startswith("http_") or name.startswith("scale_")):
+                name += "@%s%s" % ("c" if m.group(1) == "concurrency" else "", m.group(2))
+        figs[name] = (value, parts[3])
         for kv in parts[4:]:
             m = re.match(r"(p50|p99)=([\d.]+)(us|ms|s)$", kv)
             if m:
                 scale = {"us": 1e-3, "ms": 1.0, "s": 1e3}[m.group(3)]
-                figs[parts[1] + "." + m.group(1)] = (float(m.group(2)) * scale, "ms")
+                figs[name + "." + m.group(1)] = (float(m.group(2)) * scale, "ms")
     return figs
 
 
