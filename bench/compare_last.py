@@ -39,7 +39,8 @@ def parse(path):
         name = parts[1]
         for kv in parts[4:]:
             m = re.match(r"(concurrency|pods)=(\d+)$", kv)
-            if m and (name.startswith("http_") or name.startswith("scale_")):
+            if m and ((m.group(1) == "concurrency" and name.startswith("http_")) or
+                      (m.group(1) == "pods" and name.startswith("scale_"))):
                 name += "@%s%s" % ("c" if m.group(1) == "concurrency" else "", m.group(2))
         figs[name] = (value, parts[3])
         for kv in parts[4:]:
