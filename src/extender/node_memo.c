@@ -10,6 +10,8 @@
 #include <string.h>
 
 #define NFIELDS 3
+/* Most entries in one bucket: bounds a lookup to this many memcmp. */
+#define MAX_CHAIN 8
 
 struct memo_ent {
 	struct memo_ent *chain;	      /* next of the same bucket */
@@ -130,6 +132,16 @@ static struct memo_ent *find(struct sx_node_memo *m, uint64_t key, const char *p
 	return NULL;
 }
 
+/* Entries of key's bucket; the lock is held. */
+static unsigned chain_len(const struct sx_node_memo *m, uint64_t key)
+{
+	unsigned n = 0;
+
+	for (const struct memo_ent *e = m->buckets[key & m->mask]; e; e = e->chain)
+		n++;
+	return n;
+}
+
 size_t sx_node_memo_match(struct sx_node_memo *m, const char *p, const char *end,
 			  struct sx_node_memo_fields *f)
 {
@@ -189,7 +201,10 @@ void sx_node_memo_add(struct sx_node_memo *m, const char *p, size_t len,
 	set_field(e, 1, &f->uid, p);
 	set_field(e, 2, &f->rv, p);
 	pthread_mutex_lock(&m->mu);
-	if (find(m, key, p, len)) { /* another request kept it meanwhile */
+	/* Kept meanwhile by another request; or a bucket already full: items
+	 * sharing a prefix (a hostile body of items padded alike) would
+	 * otherwise make every lookup memcmp its way down one long chain. */
+	if (find(m, key, p, len) || chain_len(m, key) >= MAX_CHAIN) {
 		pthread_mutex_unlock(&m->mu);
 		free(e);
 		return;

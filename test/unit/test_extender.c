@@ -618,6 +618,34 @@ static void test_filter_node_memo(void)
 	teardown(&memo);
 }
 
+/* Items alike in their first SX_NODE_MEMO_PREFIX bytes share a bucket:
+ * at most 8 are kept there, so a body of items padded alike cannot make
+ * each lookup compare against thousands of entries. */
+static void test_node_memo_bucket_bound(void)
+{
+	struct sx_node_memo *m = sx_node_memo_new((size_t)1 << 20, 1024);
+	struct sx_node_memo_fields f = {0};
+	char items[20][256];
+	uint64_t hits, misses;
+	uint32_t entries;
+
+	CHECK(m != NULL);
+	for (int i = 0; i < 20; i++) {
+		int n = snprintf(items[i], sizeof(items[i]),
+				 "{\"metadata\":{\"labels\":{\"pad\":\"%0150d\"},"
+				 "\"name\":\"n%02d\"}}",
+				 0, i);
+
+		f.name.type = SX_JSON_NONE;
+		sx_node_memo_add(m, items[i], (size_t)n, &f);
+	}
+	sx_node_memo_stats(m, &entries, &hits, &misses);
+	CHECK_INT(entries, 8);
+	CHECK(sx_node_memo_match(m, items[0], items[0] + strlen(items[0]), &f) == strlen(items[0]));
+	CHECK_INT(sx_node_memo_match(m, items[19], items[19] + strlen(items[19]), &f), 0);
+	sx_node_memo_free(m);
+}
+
 static void test_prioritize(void)
 {
 	struct fixture f;
@@ -684,4 +712,5 @@ static void test_bind(void)
 SX_TESTS(SX_TEST(test_request_parse), SX_TEST(test_score_mapping), SX_TEST(test_filter_names),
 	 SX_TEST(test_filter_nodes_echo), SX_TEST(test_prioritize), SX_TEST(test_preempt_reprieve),
 	 SX_TEST(test_bind), SX_TEST(test_replies_recorded), SX_TEST(test_verb_replies_recorded),
-	 SX_TEST(test_normalised_infinity), SX_TEST(test_filter_node_memo))
+	 SX_TEST(test_normalised_infinity), SX_TEST(test_filter_node_memo),
+	 SX_TEST(test_node_memo_bucket_bound))
