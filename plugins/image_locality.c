@@ -26,7 +26,8 @@ static void *init_image_locality(const struct cJSON *args, struct sx_handle *h,
 				 struct sx_error *err)
 {
 	struct il_plugin *p = calloc(1, sizeof(*p));
-	int minor = h && h->profile ? sx_release(&h->profile->features) : SX_RELEASE_DEFAULT;
+	struct sx_features f = sx_handle_features(h);
+	int minor = sx_release(&f);
 
 	SX_UNUSED(args);
 	if (!p) {

@@ -62,17 +62,13 @@ static void *init_node_declared_features(const struct cJSON *args, struct sx_han
 					 struct sx_error *err)
 {
 	struct ndf *p = calloc(1, sizeof(*p));
-	struct sx_features def;
-	const struct sx_features *f = h && h->profile ? &h->profile->features : NULL;
+	struct sx_features fv = sx_handle_features(h);
+	const struct sx_features *f = &fv;
 
 	SX_UNUSED(args);
 	if (!p) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		return NULL;
-	}
-	if (!f) {
-		sx_features_init(&def, SX_RELEASE_DEFAULT);
-		f = &def;
 	}
 	p->enabled = sx_feature_enabled(f, SX_FEATURE_NODE_DECLARED_FEATURES);
 	p->list_missing = sx_release(f) < 37;

@@ -63,6 +63,7 @@ static void *init_node_resources_balanced_allocation(const struct cJSON *args, s
 	struct sx_ra_scorer *sc = calloc(1, sizeof(*sc));
 	struct sx_arg_errors e = {0};
 	struct ba_args a = {0};
+	struct sx_features f = sx_handle_features(h);
 
 	if (!sc) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
@@ -70,9 +71,8 @@ static void *init_node_resources_balanced_allocation(const struct cJSON *args, s
 	}
 	sc->strategy = SX_RA_BALANCED;
 	sc->use_requested = true;
-	/* Without a handle (direct tests) the default release runs. */
-	sc->balance_change =
-		(h && h->profile ? sx_release(&h->profile->features) : SX_RELEASE_DEFAULT) >= 36;
+	/* 1.36 scores the change in balance (kubernetes PR 135573) */
+	sc->balance_change = sx_release(&f) >= 36;
 	if (!sx_args_is_object(args, "NodeResourcesBalancedAllocationArgs", err) ||
 	    sx_args_read(args, ba_fields, SX_ARRAY_SIZE(ba_fields), &a, &e, err) < 0 ||
 	    sx_ra_set_resources(sc, a.res, a.nres, "resources", err) < 0 || validate(sc, err) < 0)

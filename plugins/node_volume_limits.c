@@ -45,19 +45,14 @@ static void *init_node_volume_limits(const struct cJSON *args, struct sx_handle 
 				     struct sx_error *err)
 {
 	struct nvl_plugin *p = calloc(1, sizeof(*p));
-	struct sx_features def;
-	const struct sx_features *f = h && h->profile ? &h->profile->features : NULL;
+	struct sx_features f = sx_handle_features(h);
 
 	SX_UNUSED(args);
 	if (!p) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		return NULL;
 	}
-	if (!f) {
-		sx_features_init(&def, SX_RELEASE_DEFAULT);
-		f = &def;
-	}
-	p->scaling = sx_feature_enabled(f, SX_FEATURE_VOLUME_LIMIT_SCALING);
+	p->scaling = sx_feature_enabled(&f, SX_FEATURE_VOLUME_LIMIT_SCALING);
 	return p;
 }
 

@@ -37,15 +37,14 @@ static void *init_taint_toleration(const struct cJSON *args, struct sx_handle *h
 				   struct sx_error *err)
 {
 	struct tt_plugin *p = calloc(1, sizeof(*p));
+	struct sx_features f = sx_handle_features(h);
 
 	SX_UNUSED(args);
 	if (!p) {
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		return NULL;
 	}
-	if (h && h->profile)
-		p->compare = sx_feature_enabled(&h->profile->features,
-						SX_FEATURE_TAINT_TOLERATION_COMPARISON_OPERATORS);
+	p->compare = sx_feature_enabled(&f, SX_FEATURE_TAINT_TOLERATION_COMPARISON_OPERATORS);
 	return p;
 }
 

@@ -271,13 +271,9 @@ static bool make_statuses(struct vb_plugin *p)
  * without a handle)? */
 static bool scoring_gate(const struct sx_handle *h)
 {
-	struct sx_features def;
+	struct sx_features f = sx_handle_features(h);
 
-	if (h && h->profile)
-		return sx_feature_enabled(&h->profile->features,
-					  SX_FEATURE_STORAGE_CAPACITY_SCORING);
-	sx_features_init(&def, SX_RELEASE_DEFAULT);
-	return sx_feature_enabled(&def, SX_FEATURE_STORAGE_CAPACITY_SCORING);
+	return sx_feature_enabled(&f, SX_FEATURE_STORAGE_CAPACITY_SCORING);
 }
 
 static void *init_volume_binding(const struct cJSON *args, struct sx_handle *h,

@@ -30,6 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "schedext/features.h"
 #include "schedext/model.h"
 #include "schedext/status.h"
 
@@ -110,6 +111,11 @@ struct sx_handle {
 	pthread_mutex_t waiting_mu;
 	struct sx_waiting_pod *waiting;
 };
+
+/* The release and gates plugins of h follow: its profile's, or the
+ * default release's when there is no handle or profile (plugins built
+ * directly by tests). */
+struct sx_features sx_handle_features(const struct sx_handle *h);
 
 /* A handle for prof with an empty environment; NULL when out of memory.
  * dra is borrowed (NULL: DynamicResources tracks nothing in flight). */

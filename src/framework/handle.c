@@ -122,3 +122,13 @@ void sx_config_object_event(const struct sx_config *cfg, enum sx_kind kind, cons
 	for (unsigned i = 0; i < cfg->nprofiles; i++)
 		sx_handle_object_event(cfg->profiles[i]->handle, kind, old_obj, new_obj);
 }
+
+struct sx_features sx_handle_features(const struct sx_handle *h)
+{
+	struct sx_features f;
+
+	if (h && h->profile)
+		return h->profile->features;
+	sx_features_init(&f, SX_RELEASE_DEFAULT);
+	return f;
+}
