@@ -222,8 +222,9 @@ bench: install-deps
 # instead of schedext (fake/real). Figures also go to $(BUILD)/perf/.
 MODE ?= inprocess
 bench-perf: install-deps
-	@python3 -c 'import yaml' 2>/dev/null || { SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  echo "installing: python3-yaml"; DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-yaml; }
+	@python3 -c 'import yaml' 2>/dev/null || /usr/bin/python3 -c 'import yaml' 2>/dev/null || { \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; echo "installing: python3-yaml"; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-yaml; }
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/perf_workload
 	@mkdir -p $(BUILD)/perf
 	python3 bench/scheduler_perf.py --mode $(MODE) --bin $(BIN) --driver $(BUILD)/bench/perf_workload \
