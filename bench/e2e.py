@@ -97,6 +97,33 @@ class FakeApi:
         self.log.close()
 
 
+def listening_base(logpath, proc, timeout=30):
+    """http://127.0.0.1:PORT of a `schedext serve --listen 127.0.0.1:0`
+    started with its log in logpath, once the log says which port it bound."""
+    end = time.time() + timeout
+    while time.time() < end:
+        with open(logpath, errors="replace") as f:
+            m = re.search(r"listening on \S+ \(port (\d+)", f.read())
+        if m:
+            return "http://127.0.0.1:%s" % m.group(1)
+        if proc.poll() is not None:
+            raise RuntimeError("schedext exited with %d" % proc.returncode)
+        time.sleep(0.02)
+    raise RuntimeError("schedext did not start")
+
+
+def wait_ready(base, timeout=120):
+    """True once base/readyz answers 200 within timeout."""
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            http("GET", base + "/readyz", timeout=5)
+            return True
+        except Exception:
+            time.sleep(0.05)
+    return False
+
+
 class Schedext:
     def __init__(self, tmp, binary, kubeconfig, *extra):
         self.logpath = os.path.join(tmp, "schedext.log")
@@ -104,29 +131,11 @@ class Schedext:
         self.p = subprocess.Popen([binary, "serve", "--kubeconfig", kubeconfig,
                                    "--listen", "127.0.0.1:0"] + list(extra),
                                   stdout=subprocess.DEVNULL, stderr=self.log)
-        self.base = None
-        end = time.time() + 30
-        while time.time() < end and self.base is None:
-            with open(self.logpath, errors="replace") as f:
-                m = re.search(r"listening on \S+ \(port (\d+)", f.read())
-            if m:
-                self.base = "http://127.0.0.1:%s" % m.group(1)
-            elif self.p.poll() is not None:
-                raise RuntimeError("schedext exited with %d" % self.p.returncode)
-            else:
-                time.sleep(0.02)
-        if self.base is None:
-            raise RuntimeError("schedext did not start")
+        self.base = listening_base(self.logpath, self.p)
 
     def wait_ready(self, timeout=120):
-        end = time.time() + timeout
-        while time.time() < end:
-            try:
-                http("GET", self.base + "/readyz", timeout=5)
-                return
-            except Exception:
-                time.sleep(0.05)
-        raise RuntimeError("schedext not ready")
+        if not wait_ready(self.base, timeout):
+            raise RuntimeError("schedext not ready")
 
     def metrics(self):
         text = http("GET", self.base + "/metrics").decode()

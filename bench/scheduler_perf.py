@@ -50,6 +50,9 @@ import time
 import urllib.error
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e  # noqa: E402  (listening_base, wait_ready)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAKEAPI = os.path.join(ROOT, "test", "fakeapi", "fakeapi.py")
 TICK = os.sysconf("SC_CLK_TCK")
@@ -717,23 +720,8 @@ class Scheduler:
         self.p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.log)
         self.t_start = time.time()
         if not kube_scheduler:
-            end = time.time() + 30
-            while time.time() < end and self.base is None:
-                with open(self.logpath, errors="replace") as f:
-                    m = re.search(r"listening on \S+ \(port (\d+)", f.read())
-                if m:
-                    self.base = "http://127.0.0.1:%s" % m.group(1)
-                elif self.p.poll() is not None:
-                    raise RuntimeError("schedext exited with %d" % self.p.returncode)
-                else:
-                    time.sleep(0.02)
-            end = time.time() + 60
-            while time.time() < end:
-                try:
-                    http("GET", self.base + "/readyz", timeout=5)
-                    break
-                except Exception:
-                    time.sleep(0.05)
+            self.base = e2e.listening_base(self.logpath, self.p)
+            e2e.wait_ready(self.base, 60)
 
     def metrics(self):
         if not self.base:
