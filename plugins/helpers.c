@@ -1,10 +1,16 @@
 /* Helpers shared by several plugins (upstream pkg/scheduler/framework/
- * plugins/helper). Stateless and thread-safe. */
+ * plugins/helper) and the sx_detail_* writers of the plugins' explain
+ * hooks (plugin.h). Stateless and thread-safe. */
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
-
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "schedext/buf.h"
+#include "schedext/intern.h"
 #include "schedext/plugin.h"
 #include "state_pair.h"
 
@@ -59,4 +65,113 @@ void *sx_state_pair_clone(const struct sx_state_pair_ops *ops, const struct sx_s
 struct sx_state_pair *sx_state_pair_slot(struct sx_cycle_state *cs, unsigned slot)
 {
 	return sx_cycle_state_slot(cs, slot, sizeof(struct sx_state_pair));
+}
+
+/* ---------- the numbers behind a rejection (plugin.h) ---------- */
+
+void sx_detail_text(struct sx_detail *d, const char *fmt, ...)
+{
+	size_t n = strlen(d->text);
+	va_list ap;
+
+	if (n && n + 2 < sizeof(d->text)) {
+		memcpy(d->text + n, "; ", 3);
+		n += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(d->text + n, sizeof(d->text) - n, fmt, ap);
+	va_end(ap);
+}
+
+/* The next member named name, or NULL when d is full. */
+static char *detail_member(struct sx_detail *d, const char *name)
+{
+	if (d->n >= SX_DETAIL_MAX)
+		return NULL;
+	snprintf(d->members[d->n].name, sizeof(d->members[d->n].name), "%s", name);
+	return d->members[d->n++].json;
+}
+
+/* Copies the JSON text of b into a member (null when it does not fit). */
+static void detail_set(char *dst, struct sx_buf *b)
+{
+	size_t cap = sizeof(((struct sx_detail *)0)->members[0].json);
+
+	if (!b->failed && b->len > 0 && b->len < cap) {
+		memcpy(dst, b->data, b->len);
+		dst[b->len] = '\0';
+	} else {
+		snprintf(dst, cap, "null");
+	}
+	sx_buf_free(b);
+}
+
+void sx_detail_str(struct sx_detail *d, const char *name, const char *value)
+{
+	char *dst = detail_member(d, name);
+	struct sx_buf b;
+
+	if (!dst)
+		return;
+	sx_buf_init(&b);
+	if (value)
+		sx_json_str(&b, value);
+	detail_set(dst, &b);
+}
+
+void sx_detail_int(struct sx_detail *d, const char *name, int64_t value)
+{
+	char *dst = detail_member(d, name);
+
+	if (dst)
+		snprintf(dst, sizeof(d->members[0].json), "%" PRId64, value);
+}
+
+void sx_detail_strs(struct sx_detail *d, const char *name, const sx_str *values, uint32_t n)
+{
+	char *dst = detail_member(d, name);
+	struct sx_buf b;
+
+	if (!dst)
+		return;
+	sx_buf_init(&b);
+	sx_buf_putc(&b, '[');
+	for (uint32_t i = 0; i < n; i++) {
+		if (i)
+			sx_buf_putc(&b, ',');
+		sx_json_str(&b, sx_str_get(values[i]));
+	}
+	sx_buf_putc(&b, ']');
+	detail_set(dst, &b);
+}
+
+const char *sx_taint_string(const struct sx_taint *t, char *buf, size_t len)
+{
+	static const char *const effects[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute"};
+	const char *value = sx_str_get(t->value);
+
+	snprintf(buf, len, "%s%s%s:%s", sx_str_get(t->key), value[0] ? "=" : "", value,
+		 t->effect < 4 ? effects[t->effect] : "");
+	return buf;
+}
+
+const char *sx_requirement_string(const struct sx_requirement *r, char *buf, size_t len)
+{
+	static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+	size_t n;
+
+	if (r->op == SX_OP_EQUALS) {
+		snprintf(buf, len, "%s=%s", sx_str_get(r->key),
+			 r->nvalues ? sx_str_get(r->values[0]) : "");
+		return buf;
+	}
+	n = (size_t)snprintf(buf, len, "%s %s", sx_str_get(r->key), r->op < 6 ? ops[r->op] : "?");
+	if (r->op == SX_OP_EXISTS || r->op == SX_OP_DOES_NOT_EXIST)
+		return buf;
+	for (uint32_t i = 0; i < r->nvalues && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : " [",
+				      sx_str_get(r->values[i]));
+	if (n < len)
+		snprintf(buf + n, len - n, "%s", r->nvalues ? "]" : " []");
+	return buf;
 }

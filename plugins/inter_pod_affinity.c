@@ -1146,6 +1146,138 @@ static struct sx_status *filter_inter_pod_affinity(void *self, const struct sx_c
 	return NULL;
 }
 
+/* ---------- the numbers behind a rejection ---------- */
+
+/* A pod on a node in domain key=value that matches the incoming pod's
+ * term tm (anti: its anti-affinity), or NULL. */
+static const struct sx_pod *pod_in_domain(const struct sx_snapshot *snap, sx_str key, sx_str value,
+					  const struct term *tm, const struct sx_pod *pod)
+{
+	sx_str v;
+
+	for (uint32_t n = 0; snap && n < snap->nnodes; n++) {
+		const struct sx_node_info *ni = snap->nodes[n];
+		if (!ni->node || !sx_node_label(ni->node, key, &v) || v != value)
+			continue;
+		for (uint32_t i = 0; i < ni->npods; i++)
+			if (term_matches(tm, pod, ni->pods[i]))
+				return ni->pods[i];
+	}
+	return NULL;
+}
+
+/* An existing pod in domain key=value whose required anti-affinity term
+ * (of that topology key) selects the incoming pod; *term its index. */
+static const struct sx_pod *anti_owner(const struct filter_state *f, const struct sx_snapshot *snap,
+				       sx_str key, sx_str value, uint32_t *term)
+{
+	sx_str v;
+
+	for (uint32_t n = 0; snap && n < snap->nnodes; n++) {
+		const struct sx_node_info *ni = snap->nodes[n];
+		if (!ni->node || !sx_node_label(ni->node, key, &v) || v != value)
+			continue;
+		for (uint32_t i = 0; i < ni->nanti; i++) {
+			const struct sx_pod *e = ni->required_anti_pods[i];
+			const struct sx_pod_affinity *a = pod_anti(e);
+			for (uint32_t t = 0; a && t < a->nrequired; t++)
+				if (a->required[t].topology_key == key &&
+				    existing_term_matches(&a->required[t], e, f->pod,
+							  f->ns_labels)) {
+					*term = t;
+					return e;
+				}
+		}
+	}
+	return NULL;
+}
+
+static void explain_domain(struct sx_detail *d, uint32_t term, sx_str key, const sx_str *value,
+			   int64_t count, const struct sx_pod *pod)
+{
+	char pk[512];
+
+	sx_detail_int(d, "term", term);
+	sx_detail_str(d, "topologyKey", sx_str_get(key));
+	sx_detail_str(d, "domain", value ? sx_str_get(*value) : NULL);
+	sx_detail_int(d, "matchingPods", count);
+	if (pod)
+		sx_detail_str(d, "pod", sx_pod_key(pod, pk, sizeof(pk)));
+}
+
+/* Which term and which existing pod, as Filter decides (upstream
+ * interpodaffinity/filtering.go: satisfyPodAffinity, satisfyPodAntiAffinity,
+ * satisfyExistingPodsAntiAffinity). */
+static void explain_inter_pod_affinity(void *self, const struct sx_cycle_state *cs,
+				       const struct sx_pod *pod, const struct sx_node_info *ni,
+				       const struct sx_status *st, struct sx_detail *d)
+{
+	const struct sx_state_pair *sp = slot_const(cs);
+	const struct filter_state *f = sp ? sp->f : NULL;
+	const struct sx_node *node = ni->node;
+	char pk[512];
+	sx_str v;
+
+	if (!f || !node || !st->nreasons)
+		return;
+	if (strcmp(st->reasons[0], REASON_AFFINITY) == 0) {
+		for (uint32_t i = 0; i < f->aff.n; i++) {
+			sx_str key = f->aff.v[i].t->topology_key;
+			const char *k = sx_str_get(key);
+			if (!sx_node_label(node, key, &v)) {
+				sx_detail_text(d, "affinity term %u: node has no %s label", i, k);
+				if (!d->n)
+					explain_domain(d, i, key, NULL, 0, NULL);
+			} else if (tmap_get(&f->affinity, tmap_pair(key, v)) <= 0) {
+				sx_detail_text(
+					d, "affinity term %u: no pod matching the terms in %s=%s",
+					i, k, sx_str_get(v));
+				if (!d->n)
+					explain_domain(d, i, key, &v, 0, NULL);
+			}
+		}
+	} else if (strcmp(st->reasons[0], REASON_ANTI) == 0) {
+		for (uint32_t i = 0; i < f->anti.n; i++) {
+			sx_str key = f->anti.v[i].t->topology_key;
+			int64_t n;
+			if (!sx_node_label(node, key, &v) ||
+			    (n = tmap_get(&f->anti_counts, tmap_pair(key, v))) <= 0)
+				continue;
+			const struct sx_pod *e =
+				pod_in_domain(cs->snap, key, v, &f->anti.v[i], pod);
+			sx_detail_text(d,
+				       "anti-affinity term %u: %lld matching pod(s) in %s=%s%s%s",
+				       i, (long long)n, sx_str_get(key), sx_str_get(v),
+				       e ? ", e.g. " : "", e ? sx_pod_key(e, pk, sizeof(pk)) : "");
+			explain_domain(d, i, key, &v, n, e);
+			return;
+		}
+	} else if (strcmp(st->reasons[0], REASON_EXISTING_ANTI) == 0) {
+		const struct sx_labels *l = &node->meta.labels;
+		for (uint32_t i = 0; i < l->n; i++) {
+			sx_str key = l->items[i].key;
+			uint32_t t = 0;
+			int64_t n = tmap_get(&f->existing_anti, tmap_pair(key, l->items[i].value));
+			if (n <= 0)
+				continue;
+			const struct sx_pod *e =
+				anti_owner(f, cs->snap, key, l->items[i].value, &t);
+			if (e)
+				sx_detail_text(
+					d, "%s's anti-affinity term %u selects this pod in %s=%s",
+					sx_pod_key(e, pk, sizeof(pk)), t, sx_str_get(key),
+					sx_str_get(l->items[i].value));
+			else
+				sx_detail_text(
+					d,
+					"an existing pod's anti-affinity selects this pod in %s=%s",
+					sx_str_get(key), sx_str_get(l->items[i].value));
+			explain_domain(d, t, key, &l->items[i].value, n, e);
+			return;
+		}
+	}
+}
+
 /* ---------- PreScore / Score ---------- */
 
 struct scorer {
@@ -1420,4 +1552,5 @@ const struct sx_plugin sx_plugin_inter_pod_affinity = {
 	.score = score_inter_pod_affinity,
 	.normalize_score = normalize_score_inter_pod_affinity,
 	.events = sx_events_inter_pod_affinity,
+	.explain = explain_inter_pod_affinity,
 };

@@ -455,6 +455,120 @@ static struct sx_status *filter_node_affinity(void *p, const struct sx_cycle_sta
 	return NULL;
 }
 
+/* ---------- the numbers behind a rejection ---------- */
+
+/* The first requirement of a term the node fails (a matchFields one sets
+ * *field), or NULL when the term matches. */
+static const struct sx_requirement *failing_requirement(const struct sx_node_selector_term *t,
+							const struct sx_node *node, bool *field)
+{
+	struct sx_node_selector_term one = {0};
+
+	for (uint32_t i = 0; i < t->nexprs; i++)
+		if (!sx_node_requirement_matches(&t->exprs[i], node)) {
+			*field = false;
+			return &t->exprs[i];
+		}
+	for (uint32_t i = 0; i < t->nfields; i++) {
+		one.nfields = 1;
+		one.fields = &t->fields[i];
+		if (!sx_node_selector_term_matches(&one, node)) {
+			*field = true;
+			return &t->fields[i];
+		}
+	}
+	return NULL;
+}
+
+/* "node has no accelerator label", "node has accelerator=h100", or for a
+ * matchFields requirement "node is worker-a1"; sets the JSON members. */
+static void explain_requirement(struct sx_detail *d, const char *where,
+				const struct sx_requirement *r, bool field,
+				const struct sx_node *node)
+{
+	static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+	char req[400];
+	sx_str v = SX_STR_EMPTY;
+	bool has = field || sx_node_label(node, r->key, &v);
+
+	if (field)
+		v = node->name_id;
+	sx_requirement_string(r, req, sizeof(req));
+	if (field)
+		sx_detail_text(d, "%s: %s, node is %s", where, req, sx_str_get(v));
+	else if (has)
+		sx_detail_text(d, "%s: %s, node has %s=%s", where, req, sx_str_get(r->key),
+			       sx_str_get(v));
+	else
+		sx_detail_text(d, "%s: %s, node has no %s label", where, req, sx_str_get(r->key));
+	if (d->n)
+		return; /* JSON: the first failure only */
+	sx_detail_str(d, "failed", where);
+	sx_detail_str(d, "key", sx_str_get(r->key));
+	sx_detail_str(d, "operator", r->op < 6 ? ops[r->op] : "In");
+	if (r->op != SX_OP_EXISTS && r->op != SX_OP_DOES_NOT_EXIST)
+		sx_detail_strs(d, "values", r->values, r->nvalues);
+	sx_detail_str(d, "nodeValue", has ? sx_str_get(v) : NULL);
+}
+
+/* Each term of sel (ORed: every one failed) with its first failing
+ * requirement; at most 4 are named. */
+static void explain_terms(struct sx_detail *d, const char *what, const struct sx_node_selector *sel,
+			  const struct sx_node *node)
+{
+	struct sx_error err;
+	char where[96];
+	bool field;
+
+	for (uint32_t i = 0; i < sel->nterms && i < 4; i++) {
+		const struct sx_node_selector_term *t = &sel->terms[i];
+		const struct sx_requirement *r = failing_requirement(t, node, &field);
+
+		snprintf(where, sizeof(where), "%s term %u", what, i);
+		if (term_empty(t) || !term_valid(t, &err))
+			sx_detail_text(d, "%s: %s", where, term_empty(t) ? "empty" : "invalid");
+		else if (r)
+			explain_requirement(d, where, r, field, node);
+	}
+	if (sel->nterms > 4)
+		sx_detail_text(d, "%u more term(s)", sel->nterms - 4);
+}
+
+/* Which nodeSelector entry or required term the node failed (upstream
+ * GetRequiredNodeAffinity(pod).Match checks the same, in this order). */
+static void explain_node_affinity(void *p, const struct sx_cycle_state *cs,
+				  const struct sx_pod *pod, const struct sx_node_info *ni,
+				  const struct sx_status *st, struct sx_detail *d)
+{
+	const struct node_affinity *self = p;
+	const struct sx_node_selector *req = pod_required(pod);
+	const struct sx_node *node = ni->node;
+
+	SX_UNUSED(cs);
+	if (!node || !st->nreasons)
+		return;
+	if (strcmp(st->reasons[0], REASON_ENFORCED) == 0) {
+		if (self && self->added && self->added->required)
+			explain_terms(d, "addedAffinity", self->added->required, node);
+		return;
+	}
+	if (strcmp(st->reasons[0], REASON_POD) != 0)
+		return;
+	for (uint32_t i = 0; i < pod->node_selector.n; i++) {
+		const struct sx_label *l = &pod->node_selector.items[i];
+		struct sx_requirement r = {.key = l->key,
+					   .op = SX_OP_EQUALS,
+					   .nvalues = 1,
+					   .values = (sx_str *)&l->value};
+		if (!sx_node_requirement_matches(&r, node)) {
+			explain_requirement(d, "nodeSelector", &r, false, node);
+			return;
+		}
+	}
+	if (req)
+		explain_terms(d, "nodeAffinity", req, node);
+}
+
 /* ---------- PreScore / Score ---------- */
 
 static const struct sx_node_affinity *pod_node_affinity(const struct sx_pod *pod)
@@ -561,4 +675,5 @@ const struct sx_plugin sx_plugin_node_affinity = {
 	.score = score_node_affinity,
 	.normalize_score = normalize_score_node_affinity,
 	.events = events_node_affinity,
+	.explain = explain_node_affinity,
 };

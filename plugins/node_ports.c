@@ -2,6 +2,7 @@
  * node (upstream nodeports/node_ports.go). The pod's wanted ports are derived at
  * decode time (regular containers and, as in 1.34, sidecar init
  * containers); the node's used ports are kept by the cache. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +83,28 @@ static struct sx_status *filter_node_ports(void *self, const struct sx_cycle_sta
 	return NULL;
 }
 
+/* The first wanted host port the node has in use ("8080/TCP", with the
+ * host IP when the pod names one), as Filter finds it. */
+static void explain_node_ports(void *self, const struct sx_cycle_state *cs,
+			       const struct sx_pod *pod, const struct sx_node_info *ni,
+			       const struct sx_status *st, struct sx_detail *d)
+{
+	static const char *const protocols[] = {"TCP", "UDP", "SCTP"};
+	const struct wanted *w = cs->slots[SX_SLOT_node_ports];
+	char port[320];
+
+	for (uint32_t i = 0; w && i < w->n; i++) {
+		const struct sx_host_port *p = &w->ports[i];
+		if (!sx_node_info_port_conflicts(ni, p))
+			continue;
+		snprintf(port, sizeof(port), "%s%s%u/%s", sx_str_get(p->ip), p->ip ? ":" : "",
+			 p->port, p->protocol < 3 ? protocols[p->protocol] : "?");
+		sx_detail_text(d, "host port %s in use", port);
+		sx_detail_str(d, "hostPort", port);
+		return;
+	}
+}
+
 /* ---------- queueing hints ---------- */
 
 static bool ports_conflict(const struct sx_host_port *a, const struct sx_host_port *b)
@@ -126,4 +149,5 @@ const struct sx_plugin sx_plugin_node_ports = {
 	.pre_filter = pre_filter_node_ports,
 	.filter = filter_node_ports,
 	.events = events_node_ports,
+	.explain = explain_node_ports,
 };

@@ -1001,6 +1001,58 @@ static struct sx_status *filter_pod_topology_spread(void *self, const struct sx_
 	return NULL;
 }
 
+/* The constraint Filter failed and its numbers, as Filter computes them
+ * (upstream podtopologyspread/filtering.go, PodTopologySpread.Filter):
+ * matching pods in the node's domain, plus one when the pod matches its
+ * own selector, minus the smallest count among the eligible domains (0
+ * when there are fewer than minDomains), against maxSkew. */
+static void explain_pod_topology_spread(void *self, const struct sx_cycle_state *cs,
+					const struct sx_pod *pod, const struct sx_node_info *ni,
+					const struct sx_status *st, struct sx_detail *d)
+{
+	const struct sx_state_pair *sp = slot_const(cs);
+	const struct filter_state *f = sp ? sp->f : NULL;
+	sx_str v;
+
+	if (!f || !ni->node)
+		return;
+	for (uint32_t i = 0; i < f->cs.n; i++) {
+		const struct constraint *c = &f->cs.v[i];
+		const char *key = sx_str_get(c->key);
+		if (!sx_node_label(ni->node, c->key, &v)) {
+			sx_detail_text(d, "topologyKey %s: node has no %s label", key, key);
+			sx_detail_str(d, "topologyKey", key);
+			sx_detail_str(d, "domain", NULL);
+			return;
+		}
+		bool few = f->counts[i].n < (uint32_t)c->min_domains;
+		int64_t min = few ? 0 : f->paths[i][0].num;
+		int64_t match = tmap_get(&f->counts[i], v), self_match = c->self_match ? 1 : 0;
+		int64_t skew = match + self_match - min;
+		if (skew <= c->max_skew)
+			continue;
+		char min_text[300];
+		if (few)
+			snprintf(min_text, sizeof(min_text), "0 (%u domain(s), minDomains %d)",
+				 f->counts[i].n, c->min_domains);
+		else
+			snprintf(min_text, sizeof(min_text), "%lld in %s", (long long)min,
+				 sx_str_get(f->paths[i][0].value));
+		sx_detail_text(
+			d, "%s=%s: %lld matching pod(s)%s, minimum %s: skew %lld > maxSkew %d", key,
+			sx_str_get(v), (long long)match, self_match ? " + this one" : "", min_text,
+			(long long)skew, c->max_skew);
+		sx_detail_str(d, "topologyKey", key);
+		sx_detail_str(d, "domain", sx_str_get(v));
+		sx_detail_int(d, "matchingPods", match);
+		sx_detail_int(d, "selfMatch", self_match);
+		sx_detail_int(d, "minMatchingPods", min);
+		sx_detail_int(d, "skew", skew);
+		sx_detail_int(d, "maxSkew", c->max_skew);
+		return;
+	}
+}
+
 /* ---------- PreScore / Score ---------- */
 
 /* Domains of the feasible nodes, ignored nodes and per-constraint weights
@@ -1236,4 +1288,5 @@ const struct sx_plugin sx_plugin_pod_topology_spread = {
 	.score = score_pod_topology_spread,
 	.normalize_score = normalize_score_pod_topology_spread,
 	.events = sx_events_pod_topology_spread,
+	.explain = explain_pod_topology_spread,
 };

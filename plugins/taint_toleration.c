@@ -84,6 +84,29 @@ static struct sx_status *filter_taint_toleration(void *self, const struct sx_cyc
 	return &reject_untolerated;
 }
 
+/* The taint Filter did not tolerate (the detail a status does not carry:
+ * statuses name no taint since upstream PR 134740; an explainer's reader
+ * may read the node anyway). */
+static void explain_taint_toleration(void *self, const struct sx_cycle_state *cs,
+				     const struct sx_pod *pod, const struct sx_node_info *ni,
+				     const struct sx_status *st, struct sx_detail *d)
+{
+	const struct sx_taint *t;
+	char buf[512];
+
+	SX_UNUSED(cs);
+	SX_UNUSED(st);
+	if (!ni->node)
+		return;
+	t = sx_find_untolerated_taint_ops(ni->node->taints, ni->node->ntaints, pod->tolerations,
+					  pod->ntolerations, FILTER_EFFECTS, compare_ops(self));
+	if (!t)
+		return;
+	sx_taint_string(t, buf, sizeof(buf));
+	sx_detail_text(d, "taint %s", buf);
+	sx_detail_str(d, "taint", buf);
+}
+
 static struct prescore *prescore_new(uint32_t n)
 {
 	struct prescore *s = malloc(sizeof(*s) + (size_t)n * sizeof(s->tols[0]));
@@ -216,4 +239,5 @@ const struct sx_plugin sx_plugin_taint_toleration = {
 	.score = score_taint_toleration,
 	.normalize_score = normalize_score_taint_toleration,
 	.events = events_taint_toleration,
+	.explain = explain_taint_toleration,
 };

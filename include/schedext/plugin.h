@@ -26,6 +26,7 @@
 #include "schedext/status.h"
 
 struct sx_buf;
+struct sx_detail;
 
 struct cJSON;
 struct sx_binder;
@@ -302,6 +303,15 @@ struct sx_plugin {
 	/* EventsToRegister: see "cluster events and queueing hints" above.
 	 * NULL = every event may help. */
 	const struct sx_event_reg *events;
+
+	/* Explainers only, never while scheduling: the numbers behind this
+	 * plugin's Filter rejection `st` of ni (which taint, label or count),
+	 * read from the cycle state cs its Filter read; fills d (zeroed by
+	 * the caller) through sx_detail_*, or leaves it empty. See "the
+	 * numbers behind a rejection" below. */
+	void (*explain)(void *self, const struct sx_cycle_state *cs, const struct sx_pod *pod,
+			const struct sx_node_info *ni, const struct sx_status *st,
+			struct sx_detail *d);
 };
 
 /* ---------- helpers shared by plugins ---------- */
@@ -321,5 +331,37 @@ struct sx_resource_weight {
  * Thread-safe, no allocation. Implemented in plugins/helpers.c. */
 void sx_default_normalize_score(int64_t max_priority, bool reverse, struct sx_node_score *scores,
 				uint32_t n);
+
+/* ---------- the numbers behind a rejection (explainers) ----------
+ *
+ * A Filter status says what failed with kube-scheduler's words, never
+ * which taint, label or count (one status serves every node it rejects,
+ * and since upstream PR 134740 a status names no taint). explain, why and
+ * the page ask the rejecting plugin's `explain` hook for them: a phrase
+ * for text output ("taint dedicated=gpu:NoSchedule") and a few members
+ * of the JSON "detail" object ({"taint":"dedicated=gpu:NoSchedule"}).
+ * Filled by the sx_detail_* helpers (plugins/helpers.c), which truncate
+ * rather than fail. */
+#define SX_DETAIL_MAX 10
+struct sx_detail {
+	char text[600];
+	unsigned n;
+	struct {
+		char name[24];
+		char json[232]; /* the member's value as JSON text */
+	} members[SX_DETAIL_MAX];
+};
+/* Appends to the text phrase, printf-style ("; " between calls). */
+void sx_detail_text(struct sx_detail *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Members: a string (NULL: null), an integer, an array of strings. */
+void sx_detail_str(struct sx_detail *d, const char *name, const char *value);
+void sx_detail_int(struct sx_detail *d, const char *name, int64_t value);
+void sx_detail_strs(struct sx_detail *d, const char *name, const sx_str *values, uint32_t n);
+/* "key=value:Effect" as kubectl prints a taint ("key:Effect" without a value). */
+const char *sx_taint_string(const struct sx_taint *t, char *buf, size_t len);
+/* "key In [a, b]", "key Exists", "key=value" (SX_OP_EQUALS): a requirement
+ * as a reader would write it. */
+const char *sx_requirement_string(const struct sx_requirement *r, char *buf, size_t len);
 
 #endif /* SCHEDEXT_PLUGIN_H */

@@ -10,6 +10,7 @@
 #include "schedext/explain.h"
 #include "schedext/intern.h"
 #include "schedext/node_info.h"
+#include "schedext/plugin.h"
 #include "schedext/post_filter.h"
 
 /* What PostFilter says as a dry run when no node fits: the outcome the
@@ -108,18 +109,60 @@ static const char *quantity(char *buf, size_t len, const char *resource, int64_t
 	return buf;
 }
 
+/* ---------- the numbers behind the other plugins' reasons ----------
+ *
+ * Asked of the rejecting plugin's explain hook (plugin.h), which reads the
+ * cycle state its Filter read: which taint, which nodeSelector entry or
+ * affinity term, the spread counts, the anti-affinity pod, the port. Not
+ * for a PreFilter rejection (no node was filtered). d is zeroed. */
+static void plugin_detail(const struct sx_explain_opts *o, const struct sx_cycle_result *res,
+			  const struct sx_pod *pod, const struct sx_node_info *ni,
+			  const struct sx_status *st, struct sx_detail *d)
+{
+	const struct sx_profile *p = o->profile;
+
+	memset(d, 0, sizeof(*d));
+	if (res->pre_filter || !st->plugin || !res->state || !ni)
+		return;
+	for (unsigned i = 0; i < p->n[SX_PT_FILTER]; i++) {
+		const struct sx_enabled *e = &p->points[SX_PT_FILTER][i];
+		if (e->plugin->explain && strcmp(e->plugin->name, st->plugin) == 0) {
+			e->plugin->explain(e->self, res->state, pod, ni, st, d);
+			return;
+		}
+	}
+}
+
+/* ,"detail":{...} when the plugin gave members. */
+static void write_detail_json(struct sx_buf *b, const struct sx_detail *d)
+{
+	for (unsigned i = 0; i < d->n; i++) {
+		sx_buf_puts(b, i ? "," : ",\"detail\":{");
+		sx_json_key(b, d->members[i].name);
+		sx_buf_puts(b, d->members[i].json);
+	}
+	if (d->n)
+		sx_buf_putc(b, '}');
+}
+
 /* "Insufficient cpu (requests 7500m, free 3920m of 4000m)" for each reason
- * of a NodeResourcesFit status, joined by ", "; the plain message for any
- * other status. */
+ * of a NodeResourcesFit status, joined by ", "; for other plugins the
+ * message and the plugin's detail in parentheses. */
 static const char *detail_message(const struct sx_status *st, const struct sx_pod *pod,
-				  const struct sx_node_info *ni, char *buf, size_t len)
+				  const struct sx_node_info *ni, const struct sx_detail *d,
+				  char *buf, size_t len)
 {
 	struct fit_numbers f;
 	char q[3][48];
 	size_t n = 0;
 
-	if (!st->plugin || strcmp(st->plugin, "NodeResourcesFit") != 0 || !st->nreasons)
-		return sx_status_message(st, buf, len);
+	if (!st->plugin || strcmp(st->plugin, "NodeResourcesFit") != 0 || !st->nreasons) {
+		sx_status_message(st, buf, len);
+		n = strlen(buf);
+		if (d->text[0] && n < len)
+			snprintf(buf + n, len - n, " (%s)", d->text);
+		return buf;
+	}
 	buf[0] = '\0';
 	for (unsigned r = 0; r < st->nreasons && n < len; r++) {
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", r ? ", " : "", st->reasons[r]);
@@ -162,18 +205,19 @@ static void write_fit_json(struct sx_buf *b, const struct sx_status *st, const s
 		sx_buf_putc(b, ']');
 }
 
-/* {"plugin","code","reasons"[,"resources"]}: the status of a node (pod
- * and ni given: NodeResourcesFit's numbers too) or the PreFilter one. */
+/* {"plugin","code","reasons"[,"resources"][,"detail"]}: the status of a
+ * node (pod and ni given: NodeResourcesFit's numbers too; d: the
+ * rejecting plugin's detail) or the PreFilter one. */
 static void write_status_of(struct sx_buf *b, const struct sx_status *st, const struct sx_pod *pod,
-			    const struct sx_node_info *ni);
+			    const struct sx_node_info *ni, const struct sx_detail *d);
 
 static void write_status(struct sx_buf *b, const struct sx_status *st)
 {
-	write_status_of(b, st, NULL, NULL);
+	write_status_of(b, st, NULL, NULL, NULL);
 }
 
 static void write_status_of(struct sx_buf *b, const struct sx_status *st, const struct sx_pod *pod,
-			    const struct sx_node_info *ni)
+			    const struct sx_node_info *ni, const struct sx_detail *d)
 {
 	sx_buf_puts(b, "{\"plugin\":");
 	if (st->plugin)
@@ -191,6 +235,8 @@ static void write_status_of(struct sx_buf *b, const struct sx_status *st, const 
 	sx_buf_putc(b, ']');
 	if (pod && ni)
 		write_fit_json(b, st, pod, ni);
+	if (d)
+		write_detail_json(b, d);
 	sx_buf_putc(b, '}');
 }
 
@@ -345,13 +391,15 @@ static void write_json(struct sx_buf *b, const struct sx_explain_opts *o, const 
 	first = true;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct sx_status *st = node_status(res, nodes[i].at);
+		struct sx_detail d;
 		if (!st)
 			continue;
 		if (!first)
 			sx_buf_putc(b, ',');
 		first = false;
 		sx_json_key(b, nodes[i].name);
-		write_status_of(b, st, pod, o->snap->nodes[nodes[i].at]);
+		plugin_detail(o, res, pod, o->snap->nodes[nodes[i].at], st, &d);
+		write_status_of(b, st, pod, o->snap->nodes[nodes[i].at], &d);
 	}
 	sx_buf_puts(b, "},\"scores\":{");
 	first = true;
@@ -410,18 +458,27 @@ static void write_text(struct sx_buf *b, const struct sx_explain_opts *o, const 
 		sx_buf_printf(b, "PreFilter:  %s rejected the pod: %s\n",
 			      res->pre_filter->plugin ? res->pre_filter->plugin : "?",
 			      sx_status_message(res->pre_filter, msg, sizeof(msg)));
-	sx_buf_printf(b, "\n%-28s %-10s %s\n", "NODE", "RESULT", "DETAIL");
+	/* PREEMPTION: whether evicting pods could make the node fit. Upstream's
+	 * preemption skips UnschedulableAndUnresolvable nodes
+	 * (pkg/scheduler/framework/preemption/preemption.go,
+	 * nodesWherePreemptionMightHelp): "cannot help"; Unschedulable ones
+	 * are its candidates: "may help". */
+	sx_buf_printf(b, "\n%-28s %-10s %-12s %s\n", "NODE", "RESULT", "PREEMPTION", "DETAIL");
 	for (uint32_t i = 0; i < n; i++) {
 		const struct sx_status *st = node_status(res, nodes[i].at);
 		int pos = feasible_pos(res, nodes[i].at);
 		if (st) {
-			sx_buf_printf(b, "%-28s %-10s %s: %s\n", nodes[i].name, "rejected",
+			struct sx_detail d;
+			plugin_detail(o, res, pod, o->snap->nodes[nodes[i].at], st, &d);
+			sx_buf_printf(b, "%-28s %-10s %-12s %s: %s\n", nodes[i].name, "rejected",
+				      st->code == SX_UNSCHEDULABLE_AND_UNRESOLVABLE ? "cannot help"
+										    : "may help",
 				      st->plugin ? st->plugin : "?",
-				      detail_message(st, pod, o->snap->nodes[nodes[i].at], msg,
+				      detail_message(st, pod, o->snap->nodes[nodes[i].at], &d, msg,
 						     sizeof(msg)));
 		} else if (pos >= 0) {
-			sx_buf_printf(b, "%-28s %-10s total %lld:", nodes[i].name, "feasible",
-				      (long long)(res->totals ? res->totals[pos] : 0));
+			sx_buf_printf(b, "%-28s %-10s %-12s total %lld:", nodes[i].name, "feasible",
+				      "", (long long)(res->totals ? res->totals[pos] : 0));
 			for (uint32_t p = 0; p < res->nscore_plugins && res->raw; p++) {
 				if (res->score_skipped[p])
 					continue;

@@ -66,7 +66,8 @@ def test_demo_json():
     check(r["message"] is None and r["preFilter"] is None, "fits: no message")
     cp = r["filter"].get("control-plane-1")
     check(cp == {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable",
-                 "reasons": ["node(s) had untolerated taint(s)"]},
+                 "reasons": ["node(s) had untolerated taint(s)"],
+                 "detail": {"taint": "node-role.kubernetes.io/control-plane:NoSchedule"}},
           f"control-plane status {cp}")
     check(r["filter"].get("worker-b3", {}).get("reasons") == ["node(s) were unschedulable"],
           "cordoned node reason")
@@ -241,7 +242,7 @@ def test_fit_numbers(tmp):
     pf = write(tmp, "greedy.json", p)
     rc, out, err = run("--state", state, "--pod", pf, "--format", "text")
     line = [l for l in out.splitlines() if l.startswith("small ")]
-    check(rc == 0 and line == ["small                        rejected   NodeResourcesFit: Too many pods "
+    check(rc == 0 and line == ["small                        rejected   may help     NodeResourcesFit: Too many pods "
                                "(requests 1, free 0 of 1), Insufficient memory (requests 2560Mi, free 2Gi of 3Gi)"],
           f"text numbers: {line} {err}")
     check("Message:    0/2 nodes are available: 1 Insufficient memory, 1 Too many pods, "
@@ -253,6 +254,103 @@ def test_fit_numbers(tmp):
         {"resource": "memory", "requests": "2560Mi", "free": "2Gi", "allocatable": "3Gi"}],
         f"JSON numbers: {r['filter']['small']}")
     check("resources" not in r["filter"]["big"], f"other plugins: no numbers: {r['filter']['big']}")
+
+
+def test_rejection_details(tmp):
+    """Every Filter rejection carries its numbers, in text (in parentheses
+    after kube-scheduler's reason) and in JSON (filter.NODE.detail): the
+    taint, the nodeSelector entry or affinity term with what the node has,
+    the spread counts as PodTopologySpread's Filter computes them, the
+    anti-affinity term and pod, the host port; the PREEMPTION column says
+    which rejections preemption cannot fix (UnschedulableAndUnresolvable)."""
+    def n(name, zone, taints=None):
+        return node(name, labels={"topology.kubernetes.io/zone": zone}, taints=taints)
+
+    def p(name, node_name=None, labels=None, **spec):
+        x = pod(name, cpu="100m", **spec)
+        x["metadata"]["labels"] = labels or {}
+        if node_name:
+            x["spec"]["nodeName"] = node_name
+        return x
+    w1 = p("w1", "a1", {"app": "web"})
+    w1["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    anti_web = {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}
+    state = write(tmp, "details.json", {"apiVersion": "v1", "kind": "List", "items": [
+        n("a1", "a"), n("a2", "a"), n("b1", "b"),
+        n("c1", "c", [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]),
+        w1, p("w2", "a2", {"app": "web"}), p("w3", "b1", {"app": "web"}),
+        p("lonely", "b1", {"app": "db"}, affinity={"podAntiAffinity": anti_web})]})
+    spread = p("w4", labels={"app": "web"}, topologySpreadConstraints=[
+        {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+         "labelSelector": {"matchLabels": {"app": "web"}}}])
+    anti = p("w5", labels={"app": "web"}, affinity={"podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "topology.kubernetes.io/zone"}]}})
+    aff = p("w6", affinity={
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "topology.kubernetes.io/zone"}]}})
+    naff = p("w10", affinity={
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["b", "c"]}]}]}}})
+    ports = p("w7")
+    ports["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    plain = p("w8", labels={"app": "web"})
+
+    def text(obj):
+        rc, out, err = run("--state", state, "--pod", write(tmp, "p.json", obj), "--format", "text")
+        check(rc == 0, f"details: rc {rc} {err}")
+        return {l.split()[0]: l for l in out.splitlines()[out.splitlines().index(
+            "NODE                         RESULT     PREEMPTION   DETAIL") + 1:]}
+
+    def detail(obj):
+        rc, out, err = run("--state", state, "--pod", write(tmp, "p.json", obj))
+        return {k: v.get("detail") for k, v in json.loads(out)["filter"].items()}
+    want = {
+        "c1": "c1                           rejected   cannot help  TaintToleration: node(s) had untolerated "
+              "taint(s) (taint dedicated=gpu:NoSchedule)",
+        "a1": "a1                           rejected   may help     PodTopologySpread: node(s) didn't match pod "
+              "topology spread constraints (topology.kubernetes.io/zone=a: 2 matching pod(s) + this one, "
+              "minimum 0 in c: skew 3 > maxSkew 1)"}
+    t = text(spread)
+    check(t["c1"] == want["c1"] and t["a1"] == want["a1"], f"spread and taint lines: {t}")
+    d = detail(spread)
+    check(d["c1"] == {"taint": "dedicated=gpu:NoSchedule"} and
+          d["b1"] == {"topologyKey": "topology.kubernetes.io/zone", "domain": "b", "matchingPods": 1,
+                      "selfMatch": 1, "minMatchingPods": 0, "skew": 2, "maxSkew": 1}, f"spread JSON: {d}")
+    t = text(anti)
+    check(t["a2"] == "a2                           rejected   may help     InterPodAffinity: node(s) didn't "
+          "match pod anti-affinity rules (anti-affinity term 0: 2 matching pod(s) in "
+          "topology.kubernetes.io/zone=a, e.g. default/w1)", f"anti line: {t['a2']}")
+    check(detail(anti)["b1"] == {"term": 0, "topologyKey": "topology.kubernetes.io/zone", "domain": "b",
+                                 "matchingPods": 1, "pod": "default/w3"}, "anti JSON")
+    t = text(plain)
+    check(t["b1"] == "b1                           rejected   may help     InterPodAffinity: node(s) didn't "
+          "satisfy existing pods anti-affinity rules (default/lonely's anti-affinity term 0 selects this "
+          "pod in kubernetes.io/hostname=b1)", f"existing anti line: {t['b1']}")
+    t = text(naff)
+    check(t["a1"] == "a1                           rejected   cannot help  NodeAffinity: node(s) didn't match "
+          "Pod's node affinity/selector (nodeAffinity term 0: topology.kubernetes.io/zone In [b, c], node "
+          "has topology.kubernetes.io/zone=a)", f"node affinity term line: {t['a1']}")
+    d = detail(naff)
+    check(d["a1"] == {"failed": "nodeAffinity term 0", "key": "topology.kubernetes.io/zone",
+                      "operator": "In", "values": ["b", "c"], "nodeValue": "a"}, f"node affinity JSON: {d}")
+    t = text(aff)
+    check(t["a1"] == "a1                           rejected   cannot help  InterPodAffinity: node(s) didn't "
+          "match pod affinity rules (affinity term 0: no pod matching the terms in "
+          "topology.kubernetes.io/zone=a)", f"affinity line: {t['a1']}")
+    check(detail(aff)["a2"] == {"term": 0, "topologyKey": "topology.kubernetes.io/zone", "domain": "a",
+                                "matchingPods": 0}, "affinity JSON")
+    t = text(ports)
+    check(t["a1"].endswith("NodePorts: node(s) didn't have free ports for the requested pod ports "
+                           "(host port 8080/TCP in use)") and " may help " in t["a1"], f"ports: {t['a1']}")
+    check(detail(ports)["a1"] == {"hostPort": "8080/TCP"}, "ports JSON")
+    t = text(p("w9", nodeSelector={"topology.kubernetes.io/zone": "z"}))
+    check(t["a1"].endswith("(nodeSelector: topology.kubernetes.io/zone=z, node has "
+                           "topology.kubernetes.io/zone=a)"), f"nodeSelector line: {t['a1']}")
+    rc, out, _ = run("--state", state, "--pod", write(tmp, "p.json", spread), "--format", "text")
+    check("Message:    0/4 nodes are available: 1 node(s) had untolerated taint(s), 3 node(s) didn't "
+          "match pod topology spread constraints." in out, f"FailedScheduling words unchanged: {out}")
 
 
 def main():
@@ -268,6 +366,7 @@ def main():
         test_bad_input(tmp)
         test_demo_volume_pod(tmp)
         test_fit_numbers(tmp)
+        test_rejection_details(tmp)
     print(f"test_explain: {checks - failures} checks passed, {failures} failed")
     sys.exit(1 if failures else 0)
 

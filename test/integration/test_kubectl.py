@@ -119,8 +119,9 @@ def test_why_affinity_text(tmp):
     check(lines[0] == "Pod:        shop/zone-z" and lines[3] == "Selected:   (none)",
           f"text head: {lines[:4]}")
     check("Preemption: would not help" in lines, f"text preemption line: {out}")
-    check("n1                           rejected   NodeAffinity: node(s) didn't match Pod's "
-          "node affinity/selector" in lines, f"text node line: {out}")
+    check("n1                           rejected   cannot help  NodeAffinity: node(s) didn't match "
+          "Pod's node affinity/selector (nodeSelector: zone=z, node has no zone label)" in lines,
+          f"text node line: {out}")
 
 
 def test_why_preemption_victims(tmp):
