@@ -431,7 +431,7 @@ static unsigned op_configz(struct sx_server *srv, const struct request *rq, stru
 }
 
 /* GET /ui: the operators' page; GET /debug/pending[?namespace=NS];
- * POST /debug/whatif (src/cmd/ui.c). */
+ * POST /debug/whatif, GET /debug/whatif (src/cmd/ui.c). */
 static unsigned op_ui(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
 	return sx_ui_page(b);
@@ -446,6 +446,8 @@ static unsigned op_pending(struct sx_server *srv, const struct request *rq, stru
 
 static unsigned op_whatif(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
+	if (rq->get)
+		return sx_ui_whatif_choices(srv->ex, srv->state_paths, srv->nstates, b);
 	return sx_ui_whatif(srv->ex, srv->state_paths, srv->nstates, rq->body.data, rq->body.len,
 			    srv->debug_budget_s, b);
 }
@@ -571,7 +573,7 @@ static bool client_cert_ok(struct sx_server *srv, struct MHD_Connection *conn)
 static bool method_matches(enum route r, const char *method)
 {
 	/* /debug/explain: POST a Pod, or GET ?pod=NS/NAME for a pod of the cache */
-	if (r == R_EXPLAIN && strcmp(method, MHD_HTTP_METHOD_GET) == 0)
+	if ((r == R_EXPLAIN || r == R_WHATIF) && strcmp(method, MHD_HTTP_METHOD_GET) == 0)
 		return true;
 	if (routes[r].post)
 		return strcmp(method, MHD_HTTP_METHOD_POST) == 0;
