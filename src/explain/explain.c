@@ -133,16 +133,21 @@ static void plugin_detail(const struct sx_explain_opts *o, const struct sx_cycle
 	}
 }
 
-/* ,"detail":{...} when the plugin gave members. */
+/* ,"detail":{"text":...,members} when the plugin gave members: the
+ * text is the phrase text output shows in parentheses (the page shows it
+ * as it is). */
 static void write_detail_json(struct sx_buf *b, const struct sx_detail *d)
 {
+	if (!d->n)
+		return;
+	sx_buf_puts(b, ",\"detail\":{\"text\":");
+	sx_json_str(b, d->text);
 	for (unsigned i = 0; i < d->n; i++) {
-		sx_buf_puts(b, i ? "," : ",\"detail\":{");
+		sx_buf_putc(b, ',');
 		sx_json_key(b, d->members[i].name);
 		sx_buf_puts(b, d->members[i].json);
 	}
-	if (d->n)
-		sx_buf_putc(b, '}');
+	sx_buf_putc(b, '}');
 }
 
 /* "Insufficient cpu (requests 7500m, free 3920m of 4000m)" for each reason

@@ -67,7 +67,8 @@ def test_demo_json():
     cp = r["filter"].get("control-plane-1")
     check(cp == {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable",
                  "reasons": ["node(s) had untolerated taint(s)"],
-                 "detail": {"taint": "node-role.kubernetes.io/control-plane:NoSchedule"}},
+                 "detail": {"text": "taint node-role.kubernetes.io/control-plane:NoSchedule",
+                            "taint": "node-role.kubernetes.io/control-plane:NoSchedule"}},
           f"control-plane status {cp}")
     check(r["filter"].get("worker-b3", {}).get("reasons") == ["node(s) were unschedulable"],
           "cordoned node reason")
@@ -304,8 +305,15 @@ def test_rejection_details(tmp):
             "NODE                         RESULT     PREEMPTION   DETAIL") + 1:]}
 
     def detail(obj):
+        """filter.NODE.detail without its text, which is the text output's phrase."""
         rc, out, err = run("--state", state, "--pod", write(tmp, "p.json", obj))
-        return {k: v.get("detail") for k, v in json.loads(out)["filter"].items()}
+        lines = text(obj)
+        got = {}
+        for k, v in json.loads(out)["filter"].items():
+            d = dict(v.get("detail") or {})
+            check(not d or lines[k].endswith("(" + d.pop("text") + ")"), f"detail text of {k}: {v}")
+            got[k] = d or None
+        return got
     want = {
         "c1": "c1                           rejected   cannot help  TaintToleration: node(s) had untolerated "
               "taint(s) (taint dedicated=gpu:NoSchedule)",
