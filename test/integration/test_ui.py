@@ -76,6 +76,16 @@ def rows(dom):
     return out
 
 
+def whatif_rows(dom):
+    """(class, pod, node, notes) per row of the what-if placements."""
+    out = []
+    for m in re.finditer(r'<tr class="(placed|unplaced)" data-pod="([^"]*)">(.*?)</tr>', dom):
+        cells = [re.sub(r"<[^>]+>", "", c).replace("&amp;", "&")
+                 for c in re.findall(r"<td[^>]*>(.*?)</td>", m.group(3))]
+        out.append((m.group(1), m.group(2), cells[1], cells[2]))
+    return out
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         srv = Server("--state", cluster(tmp))
@@ -99,8 +109,9 @@ def main():
             check(sorted(names) == ["a", "b", "t"], f"one row per node: {names}")
             byname = {x[0]: x for x in r}
             check(byname["t"][1] == "rejected" and
-                  byname["t"][2][2] == "TaintToleration: node(s) had untolerated taint(s)",
-                  f"tainted node row: {byname.get('t')}")
+                  byname["t"][2][2] == "TaintToleration: node(s) had untolerated taint(s) "
+                                      "(taint dedicated=gpu:NoSchedule)",
+                  f"tainted node row, with the taint: {byname.get('t')}")
             check(byname["b"][1] == "feasible selected", f"selected node marked: {byname.get('b')}")
             check(byname["a"][1] == "feasible", f"feasible node: {byname.get('a')}")
             # scores: NodeResourcesFit column "normalized ×weight = weighted", total last
@@ -115,8 +126,43 @@ def main():
             huge_msg = ("0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient "
                         "cpu. no new claims to deallocate, preemption: 0/3 nodes are available: 3 "
                         "Preemption is not helpful for scheduling.")
-            check(huge_msg + "\nPreemption would not help." in dom3,
-                  "unschedulable pod message, every PostFilter part")
+            shown = re.search(r'<div id="message"><div class="msg">(.*?)</div>', dom3)
+            check(shown and shown.group(1) == huge_msg,
+                  f"unschedulable pod message, every PostFilter part, each sentence once: {shown}")
+            r3 = {x[0]: x for x in rows(dom3)}
+            check(r3["a"][2][2] == "NodeResourcesFit: Insufficient cpu "
+                                   "(cpu: requests 64000m, free 1000m of 4000m)",
+                  f"the numbers behind Insufficient cpu: {r3.get('a')}")
+            check('data-tables-fit="1"' in dom and 'data-tables-fit="1"' in dom3,
+                  "the matrix fits its panel (Total visible)")
+            check(re.search(r'<select id="whatif-target"[^>]*><option value="a">', dom),
+                  "the what-if node picker starts on a node without taints")
+            check(re.search(r'<input id="auto-refresh" type="checkbox">', dom),
+                  "no auto-refresh with --state")
+            # what-if from the page: drain a (its pod goes to b), then also
+            # cordon b (it fits nowhere: the page says why)
+            status, want = srv.post_json("/debug/whatif", {"drain": ["a"], "cordon": ["b"]})
+            rc, dom4, err = chromium(base + "#whatif=drain:a", tmp, ["--dump-dom"])
+            check('data-js-errors="0"' in dom4, f"what-if page: no JS error {err[-300:]}")
+            check("What if: drained node a (1 pod(s) to re-place). Placed 1 of 1 pod(s)." in dom4,
+                  "what-if summary")
+            check(whatif_rows(dom4) == [("placed", "default/busy", "b", "")],
+                  f"what-if placements: {whatif_rows(dom4)}")
+            check('<li class="edit">drain a<button' in dom4, "the edit is listed")
+            rc, dom5, err = chromium(base + "#pod=default/web&whatif=drain:a;cordon:b", tmp, ["--dump-dom"])
+            check(status == 200 and whatif_rows(dom5) == [
+                ("unplaced", "default/busy", "does not fit", want["placements"][0]["message"])] and
+                want["placements"][0]["message"].startswith("0/3 nodes are available: "),
+                f"what-if: what does not fit and why: {whatif_rows(dom5)} {want}")
+            check("Would be scheduled to b." in dom5, "pod and what-if from one URL")
+            rc, dom6, err = chromium(base + "#scores=1", tmp, ["--dump-dom"])
+            got = re.findall(r'<tr data-pod="([^"]*)" class="(placed|unplaced)">', dom6)
+            check(sorted(got) == [("default/huge", "unplaced"), ("default/web", "placed")] and
+                  huge_msg in dom6 and 'data-tables-fit="1"' in dom6,
+                  f"scores of every pending pod, and why not: {got}")
+            rc, dom7, err = chromium(base + "#pod=default/busy", tmp, ["--dump-dom"])
+            check("Pod default/busy is already bound to node a." in dom7 and
+                  'data-node=' not in dom7, "a bound pod is already bound")
             shot = os.path.abspath(os.path.join(shots, "ui.png"))
             rc, _, err = chromium(base + "#pod=default/web", tmp, ["--screenshot=" + shot])
             check(rc == 0 and os.path.getsize(shot) > 10000, f"screenshot {shot}")
