@@ -2,16 +2,25 @@
 """The operators' page in a real browser: `schedext serve` on a dump, headless
 Chromium loads /ui with a pod preselected (#pod=NS/NAME, as
 `kubectl schedext why POD --web` opens it), and the test reads the rendered
-DOM: the pending list, the node x plugin matrix (verdicts, reasons, scores,
-the selected node), sorting, no JavaScript error. A screenshot is kept under
+DOM: the pending list, the node x plugin matrix (verdicts, reasons with their
+numbers, scores, the selected node), sorting, tables that fit their panel,
+what-if from the URL (a drain: the placements shown, and what does not fit
+with its message), the scores of every pending pod, a bound pod, no
+JavaScript error. A live Chromium is then driven over DevTools: clicks,
+back and an edited URL switch pod and what-if. A screenshot is kept under
 the build folder. Chromium comes from Debian (make install-test-deps)."""
+import base64
 import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.parse
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sxtest import Server  # noqa: E402
@@ -74,6 +83,135 @@ def rows(dom):
         cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", m.group(3))]
         out.append((m.group(2), m.group(1), [c.replace("&amp;", "&") for c in cells]))
     return out
+
+
+class DevTools:
+    """A minimal Chrome DevTools Protocol client over one WebSocket (RFC 6455,
+    text frames; the standard library has no WebSocket client): enough to
+    click, navigate history and read the page of a live headless Chromium."""
+
+    def __init__(self, ws_url):
+        u = urllib.parse.urlparse(ws_url)
+        self.sock = socket.create_connection((u.hostname, u.port), timeout=30)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall(("GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\n"
+                           "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
+                           "Sec-WebSocket-Version: 13\r\n\r\n" % (u.path, u.hostname, u.port, key)).encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += self.sock.recv(4096)
+        head, self.buf = head.split(b"\r\n\r\n", 1)
+        assert b" 101 " in head.split(b"\r\n")[0], head
+        self.id = 0
+
+    def _read(self, n):
+        while len(self.buf) < n:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise EOFError("devtools closed")
+            self.buf += chunk
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def _message(self):
+        payload = b""
+        while True:
+            b0, b1 = self._read(2)
+            n = b1 & 0x7F
+            if n == 126:
+                n = int.from_bytes(self._read(2), "big")
+            elif n == 127:
+                n = int.from_bytes(self._read(8), "big")
+            data = self._read(n)
+            if b0 & 0x0F in (0x0, 0x1, 0x2):
+                payload += data
+                if b0 & 0x80:
+                    return json.loads(payload)
+
+    def call(self, method, **params):
+        self.id += 1
+        data = json.dumps({"id": self.id, "method": method, "params": params}).encode()
+        mask = os.urandom(4)
+        n = len(data)
+        head = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else
+                                bytes([0x80 | 126]) + n.to_bytes(2, "big") if n < 65536 else
+                                bytes([0x80 | 127]) + n.to_bytes(8, "big"))
+        self.sock.sendall(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+        while True:
+            msg = self._message()
+            if msg.get("id") == self.id:
+                return msg.get("result", {})
+
+    def js(self, expr):
+        r = self.call("Runtime.evaluate", expression=expr, returnByValue=True, awaitPromise=True)
+        return r.get("result", {}).get("value")
+
+    def wait(self, expr, timeout=30):
+        end = time.time() + timeout
+        while time.time() < end:
+            if self.js(expr):
+                return True
+            time.sleep(0.1)
+        return False
+
+
+def browser_history(base, tmp):
+    """The page in a live headless Chromium driven over DevTools: a click on
+    a pending pod, back, an edited URL and a what-if built with the form
+    (drain a) each switch what the page shows, and the URL follows."""
+    exe = shutil.which("chromium")
+    p = subprocess.Popen([exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                          "--disable-background-networking", "--disable-component-update",
+                          "--disable-sync", "--remote-debugging-port=0", "--window-size=1400,900",
+                          "--user-data-dir=" + os.path.join(tmp, "chromium-devtools"), "about:blank"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        port = None
+        for line in p.stderr:
+            m = re.search(r"DevTools listening on ws://127\.0\.0\.1:(\d+)/", line)
+            if m:
+                port = int(m.group(1))
+                break
+        check(port is not None, "chromium's DevTools port")
+        if port is None:
+            return
+        pages = json.loads(urllib.request.urlopen("http://127.0.0.1:%d/json/list" % port).read())
+        dt = DevTools([t for t in pages if t["type"] == "page"][0]["webSocketDebuggerUrl"])
+        title = "document.getElementById('pod-title').textContent"
+        msg = "document.getElementById('message').textContent"
+        dt.call("Page.navigate", url=base + "#pod=default/web")
+        check(dt.wait("document.body.dataset.ready === '1' && %s.indexOf('Would be scheduled to b.') === 0" % msg),
+              "live page: default/web explained")
+        dt.js("document.querySelector('#groups .pod[data-pod=\"default/huge\"]').click()")
+        check(dt.wait("%s === 'default/huge' && %s.indexOf('0/3 nodes are available') === 0" % (title, msg)) and
+              dt.js("location.hash") == "#pod=default/huge", "a click switches pod and writes the URL")
+        dt.js("history.back()")
+        check(dt.wait("%s === 'default/web' && %s.indexOf('Would be scheduled') === 0" % (title, msg)),
+              "back switches to the previous pod")
+        dt.js("location.hash = '#pod=default/huge'")
+        check(dt.wait("%s === 'default/huge' && %s.indexOf('0/3 nodes') === 0" % (title, msg)),
+              "an edited URL switches pod")
+        dt.js("var k = document.getElementById('whatif-kind'); k.value = 'drain';"
+              "k.dispatchEvent(new Event('change'));"
+              "document.getElementById('whatif-target').value = 'a';"
+              "document.getElementById('whatif-add').click();"
+              "document.getElementById('whatif-run').click()")
+        check(dt.wait("document.querySelector('#whatif-table tr.placed[data-pod=\"default/busy\"] td.node') !== null"
+                      " && document.querySelector('#whatif-table tr.placed[data-pod=\"default/busy\"] td.node')"
+                      ".textContent === 'b'") and
+              dt.js("location.hash") == "#pod=default/huge&whatif=drain%3Aa",
+              "what-if built with the form: drained a's pod placed on b, in the URL: %r" % dt.js("location.hash"))
+        dt.js("history.back()")
+        check(dt.wait("document.getElementById('whatif-table') === null && %s === 'default/huge'" % title),
+              "back undoes the what-if")
+        check(dt.js("window.sxErrors.length") == 0, "live page: no JS error %r" % dt.js("window.sxErrors"))
+    finally:
+        p.terminate()
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
 
 def whatif_rows(dom):
@@ -163,6 +301,7 @@ def main():
             rc, dom7, err = chromium(base + "#pod=default/busy", tmp, ["--dump-dom"])
             check("Pod default/busy is already bound to node a." in dom7 and
                   'data-node=' not in dom7, "a bound pod is already bound")
+            browser_history(base, tmp)
             shot = os.path.abspath(os.path.join(shots, "ui.png"))
             rc, _, err = chromium(base + "#pod=default/web", tmp, ["--screenshot=" + shot])
             check(rc == 0 and os.path.getsize(shot) > 10000, f"screenshot {shot}")
