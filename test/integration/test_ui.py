@@ -313,6 +313,32 @@ def main():
                   f"what-if bad node: {status} {body}")
             status, body = srv.post_json("/debug/whatif", {"addNodes": [{"like": "b", "count": 1e9}]})
             check(status == 400 and "count" in body["error"], f"what-if absurd count: {body}")
+            for req, err in [({}, "nothing to do: give addNodes, removeNodes, drain, cordon, addPods or scale"),
+                             ({"drain": ["a"], "bogus": []}, 'unknown field "bogus"'),
+                             ({"drain": "a"}, "drain: expected an array; at most 16 edits in all"),
+                             ({"drain": [1]}, "drain[]: expected a node name"),
+                             ({"cordon": ["zz"]}, "node zz not found"),
+                             ({"addPods": [{"like": "default/nope", "count": 1}]},
+                              "addPods[].like: pod default/nope not found"),
+                             ({"scale": [{"deployment": "default/web", "replicas": 2}]},
+                              "deployment default/web not found")]:
+                status, body = srv.post_json("/debug/whatif", req)
+                check(status == 400 and body == {"error": err}, f"what-if {req}: {status} {body}")
+            status, body = srv.post_json("/debug/whatif", {"addPods": [{"like": "default/busy", "count": 2}],
+                                                           "removeNodes": ["b"]})
+            check(status == 200 and body["summary"] == "added 2 pod(s) like busy-whatif; removed node b (0 pod(s) to re-place)" and
+                  [(p["pod"], p["node"]) for p in body["placements"]] == [
+                      ("default/busy-whatif", None), ("default/busy-whatif-2", None)],
+                  f"what-if: copies of a pod, a node removed: {body}")
+            status, _, data = srv.request("GET", "/debug/whatif")
+            body = json.loads(data)
+            check(status == 200 and body["live"] is False and body["nodes"][2] == {
+                "name": "t", "unschedulable": False, "taints": ["dedicated=gpu:NoSchedule"]} and
+                {"pod": "default/busy", "node": "a"} in body["pods"] and body["deployments"] == [],
+                f"GET /debug/whatif: {body}")
+            status, _, data = srv.request("GET", "/debug/explain?pod=default/busy")
+            check(status == 200 and json.loads(data) == {"pod": "default/busy", "boundNode": "a"},
+                  f"explain a bound pod: {data}")
             status, _, data = srv.request("GET", "/debug/explain?pod=default")
             check(status == 400, "explain ?pod without a name")
             status, _, data = srv.request("GET", "/debug/explain?pod=default/nope")
