@@ -561,6 +561,55 @@ static struct sx_status *filter_node_volume_limits(void *self, const struct sx_c
 	return check_limits(p ? p : &(struct nvl_plugin){0}, s, cs, pod, ni, node, csi);
 }
 
+/* The driver whose limit the pod's new volumes pass, with the counts
+ * check_limits compared: volumes already attached to the node (its pods'
+ * and VolumeAttachments') plus the pod's new ones, against the CSINode's
+ * allocatable count (upstream nodevolumelimits/csi.go, CSILimits.Filter). */
+static void explain_node_volume_limits(void *self, const struct sx_cycle_state *cs,
+				       const struct sx_pod *pod, const struct sx_node_info *ni,
+				       const struct sx_status *st, struct sx_detail *d)
+{
+	const struct nvl_state *s = cs->slots[SX_SLOT_node_volume_limits];
+	sx_str node = ni->node ? ni->node->name_id : ni->name;
+	const struct sx_csi_node *csi = sx_snapshot_find_csi_node(cs->snap, node);
+	struct vol_set fresh, attached;
+	struct resolve_ctx c = {cs->snap, csi, pod, true, &fresh, NULL};
+	struct sx_status *err;
+
+	if (st->nreasons == 0 || strcmp(st->reasons[0], reject_max_count.reasons[0]) != 0)
+		return;
+	set_init(&fresh);
+	set_init(&attached);
+	err = fresh_volumes(s, &c);
+	c.out = &attached;
+	if (!err && has_limits(csi))
+		err = attached_volumes(&c, ni);
+	for (uint32_t i = fresh.n; !err && i-- > 0;)
+		if (set_find(&attached, &fresh.v[i]) >= 0)
+			set_remove_at(&fresh, i);
+	for (uint32_t i = 0; !err && i < fresh.n; i++) {
+		const struct sx_csi_driver_info *drv = sx_csi_node_driver(csi, fresh.v[i].driver);
+		if (!drv || !drv->has_count)
+			continue;
+		int64_t on_node = count_driver(&attached, drv->name) +
+				  attachments_of(cs->snap, node, drv->name, &attached);
+		int64_t wanted = count_driver(&fresh, drv->name);
+		if (on_node + wanted <= drv->allocatable_count)
+			continue;
+		sx_detail_text(d, "driver %s: %lld attached + %lld new > limit %lld",
+			       sx_str_get(drv->name), (long long)on_node, (long long)wanted,
+			       (long long)drv->allocatable_count);
+		sx_detail_str(d, "driver", sx_str_get(drv->name));
+		sx_detail_int(d, "attached", on_node);
+		sx_detail_int(d, "new", wanted);
+		sx_detail_int(d, "limit", drv->allocatable_count);
+		break;
+	}
+	sx_status_free(err);
+	set_free(&fresh);
+	set_free(&attached);
+}
+
 /* ---------- queueing hints ---------- */
 
 /* isSchedulableAfterPodDeleted: a scheduled pod with a claim, an ephemeral
@@ -663,4 +712,5 @@ const struct sx_plugin sx_plugin_node_volume_limits = {
 	.pre_filter = pre_filter_node_volume_limits,
 	.filter = filter_node_volume_limits,
 	.events = events_node_volume_limits,
+	.explain = explain_node_volume_limits,
 };

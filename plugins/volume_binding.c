@@ -374,6 +374,50 @@ static struct sx_status *filter_volume_binding(void *self, const struct sx_cycle
 	return reasons ? p->rejected[reasons] : NULL;
 }
 
+/* Which bound claim's PersistentVolume the node fails, and the first
+ * requirement of its node affinity the node fails, term by term
+ * (checkBoundClaims in upstream volumebinding/binder.go). Unbound claims
+ * (FindMatchingVolume's search) get no detail. */
+static void explain_volume_binding(void *self, const struct sx_cycle_state *cs,
+				   const struct sx_pod *pod, const struct sx_node_info *ni,
+				   const struct sx_status *st, struct sx_detail *d)
+{
+	const struct vb_state *vs = get_state(cs);
+	char req[400];
+	sx_str v;
+
+	if (!vs || vs->skip || !ni->node || st->nreasons == 0 ||
+	    strcmp(st->reasons[0], reason_text[0]) != 0)
+		return;
+	for (uint32_t i = 0; i < vs->nbound; i++) {
+		const struct vb_claim *c = &vs->bound[i];
+		const struct sx_node_selector *sel = c->pv ? c->pv->node_affinity : NULL;
+		if (!c->pv || vb_bound_claim_fits(c, ni->node))
+			continue;
+		sx_detail_str(d, "persistentVolume", c->pv->meta.name);
+		sx_detail_str(d, "claim", c->pvc ? c->pvc->meta.name : NULL);
+		for (uint32_t t = 0; sel && t < sel->nterms && t < 4; t++)
+			for (uint32_t e = 0; e < sel->terms[t].nexprs; e++) {
+				const struct sx_requirement *r = &sel->terms[t].exprs[e];
+				if (sx_node_requirement_matches(r, ni->node))
+					continue;
+				sx_requirement_string(r, req, sizeof(req));
+				if (sx_node_label(ni->node, r->key, &v))
+					sx_detail_text(d, "PersistentVolume %s: %s, node has %s=%s",
+						       c->pv->meta.name, req, sx_str_get(r->key),
+						       sx_str_get(v));
+				else
+					sx_detail_text(
+						d, "PersistentVolume %s: %s, node has no %s label",
+						c->pv->meta.name, req, sx_str_get(r->key));
+				break;
+			}
+		if (!d->text[0])
+			sx_detail_text(d, "PersistentVolume %s's node affinity", c->pv->meta.name);
+		return;
+	}
+}
+
 /* ---------- PreScore / Score (StorageCapacityScoring) ---------- */
 
 /* Without the gate, Skip. With it, upstream's PreScore passes even for a
@@ -748,4 +792,5 @@ const struct sx_plugin sx_plugin_volume_binding = {
 	.unreserve = unreserve_volume_binding,
 	.pre_bind = pre_bind_volume_binding,
 	.events = events_volume_binding,
+	.explain = explain_volume_binding,
 };

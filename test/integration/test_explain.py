@@ -210,12 +210,18 @@ def test_demo_volume_pod(tmp):
     r = json.loads(out)
     check(r["selectedNode"] == "worker-b2", f"volume pod lands on worker-b2: {r['selectedNode']}")
     for n in ("worker-a1", "worker-a2", "worker-a3"):
-        check(r["filter"].get(n) == {"plugin": "VolumeBinding", "code": "UnschedulableAndUnresolvable",
-                                     "reasons": ["node(s) didn't match PersistentVolume's node affinity"]},
-              f"{n}: {r['filter'].get(n)}")
-    check(r["filter"].get("worker-b1") == {"plugin": "NodeVolumeLimits", "code": "Unschedulable",
-                                           "reasons": ["node(s) exceed max volume count"]},
-          f"worker-b1: {r['filter'].get('worker-b1')}")
+        check(r["filter"].get(n) == {
+            "plugin": "VolumeBinding", "code": "UnschedulableAndUnresolvable",
+            "reasons": ["node(s) didn't match PersistentVolume's node affinity"],
+            "detail": {"text": "PersistentVolume pv-media: topology.kubernetes.io/zone In [eu-west-1b], "
+                               "node has topology.kubernetes.io/zone=eu-west-1a",
+                       "persistentVolume": "pv-media", "claim": "media"}},
+            f"{n}: {r['filter'].get(n)}")
+    check(r["filter"].get("worker-b1") == {
+        "plugin": "NodeVolumeLimits", "code": "Unschedulable", "reasons": ["node(s) exceed max volume count"],
+        "detail": {"text": "driver ebs.csi.aws.com: 1 attached + 1 new > limit 1", "driver": "ebs.csi.aws.com",
+                   "attached": 1, "new": 1, "limit": 1}},
+        f"worker-b1: {r['filter'].get('worker-b1')}")
     missing = pod("needs-claim", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "does-not-exist"}}])
     missing["metadata"]["namespace"] = "shop"
     rc, out, err = run("--state", DEMO, "--pod", write(tmp, "missing-claim.json", missing))
