@@ -23,7 +23,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sxtest import Server  # noqa: E402
+from sxtest import FakeApi, Serve, Server, write_kubeconfig  # noqa: E402
 
 BUILD = os.environ.get("SCHEDEXT_BUILD", "build")
 failures = 0
@@ -155,28 +155,81 @@ class DevTools:
         return False
 
 
+def live_chromium(tmp, name):
+    """A headless Chromium with DevTools on an ephemeral port: (process,
+    DevTools client of its page, or None)."""
+    p = subprocess.Popen([shutil.which("chromium"), "--headless", "--no-sandbox", "--disable-gpu",
+                          "--no-first-run", "--disable-background-networking",
+                          "--disable-component-update", "--disable-sync", "--remote-debugging-port=0",
+                          "--window-size=1400,900", "--user-data-dir=" + os.path.join(tmp, name),
+                          "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    port = None
+    for line in p.stderr:
+        m = re.search(r"DevTools listening on ws://127\.0\.0\.1:(\d+)/", line)
+        if m:
+            port = int(m.group(1))
+            break
+    check(port is not None, "chromium's DevTools port")
+    if port is None:
+        return p, None
+    pages = json.loads(urllib.request.urlopen("http://127.0.0.1:%d/json/list" % port).read())
+    return p, DevTools([t for t in pages if t["type"] == "page"][0]["webSocketDebuggerUrl"])
+
+
+def stop(p):
+    p.terminate()
+    try:
+        p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
+def live_refresh(tmp):
+    """Against a live cluster (the fake API server) the page refreshes by
+    itself: auto-refresh starts checked, and a pod created after the page
+    loaded appears in the pending list without a reload."""
+    api = FakeApi(tmp)
+    kc = os.path.join(tmp, "kubeconfig-ui")
+    write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port)
+    sx, p = None, None
+    try:
+        api.apply([{"op": "create", "object": {"kind": "Namespace", "metadata": {"name": "default"}}},
+                   {"op": "create", "object": node("n1", "4")},
+                   {"op": "create", "object": pod("first", "64")}])
+        sx = Serve(tmp, kc, "ui-live", "--authorization-always-allow-paths",
+                   "/healthz,/readyz,/livez,/ui,/debug/pending,/debug/explain,/debug/whatif")
+        check(sx.wait_ready(), "live serve ready")
+        p, dt = live_chromium(tmp, "chromium-live")
+        if not dt:
+            return
+        dt.call("Page.navigate", url=sx.url + "/ui")
+        check(dt.wait("document.body.dataset.ready === '1' && "
+                      "document.querySelector('.pod[data-pod=\"default/first\"]') !== null"),
+              "live page lists the pending pod")
+        check(dt.js("document.getElementById('auto-refresh').checked") is True,
+              "auto-refresh is on against a live cluster")
+        api.apply([{"op": "create", "object": pod("second", "64")}])
+        check(dt.wait("document.querySelector('.pod[data-pod=\"default/second\"]') !== null", timeout=40),
+              "a pod created later appears without a reload")
+    finally:
+        if p:
+            stop(p)
+        if sx:
+            sx.p.terminate()
+            sx.p.wait()
+            sx.log.close()
+        api.stop()
+
+
 def browser_history(base, tmp):
     """The page in a live headless Chromium driven over DevTools: a click on
     a pending pod, back, an edited URL and a what-if built with the form
     (drain a) each switch what the page shows, and the URL follows."""
-    exe = shutil.which("chromium")
-    p = subprocess.Popen([exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                          "--disable-background-networking", "--disable-component-update",
-                          "--disable-sync", "--remote-debugging-port=0", "--window-size=1400,900",
-                          "--user-data-dir=" + os.path.join(tmp, "chromium-devtools"), "about:blank"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p, dt = live_chromium(tmp, "chromium-devtools")
     try:
-        port = None
-        for line in p.stderr:
-            m = re.search(r"DevTools listening on ws://127\.0\.0\.1:(\d+)/", line)
-            if m:
-                port = int(m.group(1))
-                break
-        check(port is not None, "chromium's DevTools port")
-        if port is None:
+        if not dt:
             return
-        pages = json.loads(urllib.request.urlopen("http://127.0.0.1:%d/json/list" % port).read())
-        dt = DevTools([t for t in pages if t["type"] == "page"][0]["webSocketDebuggerUrl"])
         title = "document.getElementById('pod-title').textContent"
         msg = "document.getElementById('message').textContent"
         dt.call("Page.navigate", url=base + "#pod=default/web")
@@ -206,12 +259,7 @@ def browser_history(base, tmp):
               "back undoes the what-if")
         check(dt.js("window.sxErrors.length") == 0, "live page: no JS error %r" % dt.js("window.sxErrors"))
     finally:
-        p.terminate()
-        try:
-            p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
+        stop(p)
 
 
 def whatif_rows(dom):
@@ -395,6 +443,7 @@ def main():
                             "--debug-time-budget", "0s"], capture_output=True, text=True, timeout=20)
         check(p.returncode == 2 and "--debug-time-budget: expected a duration in (0s, 1h], got '0s'"
               in p.stderr, f"a zero budget is refused: {p.returncode} {p.stderr!r}")
+        live_refresh(tmp)
     print(f"test_ui.py: {checks} checks, {failures} failed")
     return 1 if failures else 0
 
