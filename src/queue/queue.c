@@ -759,7 +759,7 @@ void sx_queue_flush(struct sx_queue *q)
 
 /* Pops e (the head of activeQ or of the rejection backoff heap): it is in
  * flight, its rejectors are reset for the new attempt. */
-static void pop_locked(struct sx_queue *q, struct qpod *e, struct sx_queue_item *out)
+void sx__queue_pop_locked(struct sx_queue *q, struct qpod *e, struct sx_queue_item *out)
 {
 	detach(q, e);
 	e->where = W_INFLIGHT;
@@ -821,7 +821,8 @@ int sx_queue_pop(struct sx_queue *q, double timeout_s, struct sx_queue_item *out
 		if (q->active.n > 0 || (q->pop_from_backoff && q->backoff.n > 0)) {
 			if (q->active.n == 0)
 				q->stats.backoff_pops++;
-			pop_locked(q, q->active.n ? q->active.items[0] : q->backoff.items[0], out);
+			sx__queue_pop_locked(
+				q, q->active.n ? q->active.items[0] : q->backoff.items[0], out);
 			rc = 0;
 			break;
 		}

@@ -109,6 +109,9 @@ void sx__queue_to_unsched(struct sx_queue *q, struct qpod *e, bool gated);
 enum where sx__queue_requeue_strategy(struct sx_queue *q, struct qpod *e, enum strategy s,
 				      double now);
 
+/* Pops e (from any place): it is in flight, its rejectors reset. */
+void sx__queue_pop_locked(struct sx_queue *q, struct qpod *e, struct sx_queue_item *out);
+
 /* queue_events.c */
 int sx__queue_build_hints(struct sx_queue *q);
 void sx__queue_free_hints(struct sx_queue *q);
