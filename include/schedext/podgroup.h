@@ -72,8 +72,8 @@ struct sx_pg_algorithm {
 	/* Runs one member's filter and score on snap (sx_schedule with the
 	 * caller's options, SX_CYCLE_FULL, no PostFilter); returns as
 	 * sx_schedule. */
-	int (*schedule)(void *ctx, const struct sx_pod *pod, struct sx_snapshot *snap,
-			struct sx_cycle_result *res);
+	int (*schedule)(void *ctx, const struct sx_profile *prof, const struct sx_pod *pod,
+			struct sx_snapshot *snap, struct sx_cycle_result *res);
 	void *ctx;
 };
 

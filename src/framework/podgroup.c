@@ -85,7 +85,7 @@ static void schedule_member(const struct sx_pg_algorithm *a, struct sx_pg_member
 
 	m->evaluated = true;
 	m->snap = sx_cache_snapshot(a->cache);
-	rc = m->snap ? a->schedule(a->ctx, m->pod, m->snap, &m->res) : SX_ENOMEM;
+	rc = m->snap ? a->schedule(a->ctx, a->prof, m->pod, m->snap, &m->res) : SX_ENOMEM;
 	if (rc < 0) {
 		m->status = sx_status_new(SX_ERROR, "out of memory");
 		return;

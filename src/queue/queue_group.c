@@ -32,6 +32,17 @@ static int member_cmp(const void *a, const void *b)
 	return strcmp(x->pod->meta.name, y->pod->meta.name);
 }
 
+/* A gated member whose PreEnqueue now passes (the event that completed its
+ * group may not have moved it yet) joins the group's cycle. */
+static bool admitted(const struct qpod *e)
+{
+	struct sx_status *st = sx_run_pre_enqueue(e->prof, e->pod);
+	bool ok = sx_status_is_success(st);
+
+	sx_status_free(st);
+	return ok;
+}
+
 int sx_queue_pop_group(struct sx_queue *q, const struct sx_queue_item *popped,
 		       struct sx_queue_item **out, uint32_t *n)
 {
@@ -46,7 +57,8 @@ int sx_queue_pop_group(struct sx_queue *q, const struct sx_queue_item *popped,
 	pthread_mutex_lock(&q->mu);
 	for (uint32_t i = 0; i < q->nbuckets; i++)
 		for (struct qpod *e = q->buckets[i]; e; e = e->hnext)
-			cap += same_group(e, ns, group) && e->where != W_INFLIGHT;
+			cap += same_group(e, ns, group) && e->where != W_INFLIGHT &&
+			       e->where != W_NONE;
 	items = calloc(cap, sizeof(*items));
 	if (!items) {
 		pthread_mutex_unlock(&q->mu);
@@ -58,10 +70,15 @@ int sx_queue_pop_group(struct sx_queue *q, const struct sx_queue_item *popped,
 	/* PopSpecificPod of every other member waiting (not gated). */
 	for (uint32_t i = 0; i < q->nbuckets; i++)
 		for (struct qpod *e = q->buckets[i]; e && k < cap; e = e->hnext)
-			if (e != self && same_group(e, ns, group) && !e->gated &&
+			if (e != self && same_group(e, ns, group) &&
 			    (e->where == W_ACTIVE || e->where == W_BACKOFF ||
-			     e->where == W_UNSCHED))
+			     e->where == W_UNSCHED) &&
+			    (!e->gated || admitted(e))) {
+				/* First attempted in this cycle: as the popped one. */
+				if (e->initial_attempt == 0)
+					e->initial_attempt = popped->initial_attempt;
 				sx__queue_pop_locked(q, e, &items[k++]);
+			}
 	/* One attempt count, one backoff for the group: the members take the
 	 * highest counts among them. */
 	for (uint32_t i = 0; i < k; i++) {
