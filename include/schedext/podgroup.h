@@ -75,6 +75,10 @@ struct sx_pg_algorithm {
 	int (*schedule)(void *ctx, const struct sx_profile *prof, const struct sx_pod *pod,
 			struct sx_snapshot *snap, struct sx_cycle_result *res);
 	void *ctx;
+	/* PlacementFeasible; NULL: the profile's plugins
+	 * (sx_run_placement_feasible). Tests script it. */
+	struct sx_status *(*feasible)(void *ctx, const struct sx_pod_group *pg,
+				      struct sx_placement_progress progress);
 };
 
 /* Runs the algorithm over m[0..n) (in that order). Returns the group's

@@ -58,7 +58,8 @@ static struct sx_status *wrap(enum sx_code code, const char *prefix, struct sx_s
 static struct sx_status *potentially_feasible(const struct sx_pg_algorithm *a,
 					      struct sx_placement_progress p, bool *proceed)
 {
-	struct sx_status *st = sx_run_placement_feasible(a->prof, a->pg, p);
+	struct sx_status *st = a->feasible ? a->feasible(a->ctx, a->pg, p)
+					   : sx_run_placement_feasible(a->prof, a->pg, p);
 
 	switch (sx_status_code(st)) {
 	case SX_SUCCESS:
