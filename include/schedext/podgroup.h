@@ -66,7 +66,10 @@ struct sx_pg_member {
 struct sx_pg_algorithm {
 	const struct sx_profile *prof;
 	const struct sx_pod_group *pg;
-	struct sx_cache *cache;		/* snapshots come from here */
+	struct sx_cache *cache; /* snapshots come from here */
+	/* With cache NULL, a dry run (explain): members are placed on private
+	 * copies of base (sx_snapshot_with_pod), without assume or Reserve. */
+	const struct sx_snapshot *base;
 	const struct sx_binder *binder; /* tentative assume / forget */
 	int32_t scheduled_before;	/* members bound or assumed before the cycle */
 	/* Runs one member's filter and score on snap (sx_schedule with the

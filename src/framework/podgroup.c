@@ -80,12 +80,13 @@ static struct sx_status *potentially_feasible(const struct sx_pg_algorithm *a,
 
 /* podGroupPodSchedulingAlgorithm: filter and score one member; where it
  * fits, assume it and run Reserve so the next members see it. */
-static void schedule_member(const struct sx_pg_algorithm *a, struct sx_pg_member *m)
+static void schedule_member(const struct sx_pg_algorithm *a, struct sx_pg_member *m,
+			    struct sx_snapshot **view)
 {
 	int rc;
 
 	m->evaluated = true;
-	m->snap = sx_cache_snapshot(a->cache);
+	m->snap = a->cache ? sx_cache_snapshot(a->cache) : sx_snapshot_ref(*view);
 	rc = m->snap ? a->schedule(a->ctx, a->prof, m->pod, m->snap, &m->res) : SX_ENOMEM;
 	if (rc < 0) {
 		m->status = sx_status_new(SX_ERROR, "out of memory");
@@ -101,6 +102,18 @@ static void schedule_member(const struct sx_pg_algorithm *a, struct sx_pg_member
 		return;
 	}
 	m->node = m->snap->nodes[m->res.selected]->name;
+	if (!a->cache) { /* dry run: the next members see it in a private copy */
+		struct sx_snapshot *next = sx_snapshot_with_pod(*view, m->pod, m->node);
+
+		if (!next) {
+			m->status = sx_status_new(SX_ERROR, "out of memory");
+			return;
+		}
+		sx_snapshot_unref(*view);
+		*view = next;
+		m->scheduled = true;
+		return;
+	}
 	if (sx_binder_assume(a->binder, m->pod, m->node) < 0) {
 		m->status = sx_status_new(SX_ERROR,
 					  "pod %s/%s is already assumed or bound in the cache",
@@ -119,7 +132,7 @@ static void schedule_member(const struct sx_pg_algorithm *a, struct sx_pg_member
 /* The revert functions, last in first out. */
 static void revert(const struct sx_pg_algorithm *a, struct sx_pg_member *m, uint32_t n)
 {
-	for (uint32_t i = n; i-- > 0;) {
+	for (uint32_t i = n; a->cache && i-- > 0;) {
 		if (!m[i].scheduled)
 			continue;
 		sx_run_unreserve(a->prof, m[i].res.state, m[i].pod, m[i].node);
@@ -133,12 +146,13 @@ struct sx_status *sx_pod_group_algorithm(const struct sx_pg_algorithm *a, struct
 	struct sx_placement_progress p = {.remaining = (int32_t)n,
 					  .scheduled = a->scheduled_before};
 	struct sx_status *group;
+	struct sx_snapshot *view = a->cache ? NULL : sx_snapshot_ref(a->base);
 	bool proceed, any = false;
 
 	/* Before any member: can the group meet its constraints at all? */
 	group = potentially_feasible(a, p, &proceed);
 	for (uint32_t i = 0; i < n && proceed; i++) {
-		schedule_member(a, &m[i]);
+		schedule_member(a, &m[i], &view);
 		if (!m[i].scheduled && !sx_status_is_rejected(m[i].status)) {
 			sx_status_free(group);
 			group = wrap(SX_ERROR, "failed to schedule other pod from a pod group: ",
@@ -155,6 +169,7 @@ struct sx_status *sx_pod_group_algorithm(const struct sx_pg_algorithm *a, struct
 	if (!sx_status_is_success(group))
 		any = false;
 	revert(a, m, n);
+	sx_snapshot_unref(view);
 	if (sx_status_is_success(group) && !any) {
 		sx_status_free(group);
 		group = sx_status_new(SX_UNSCHEDULABLE, "no pods were schedulable");
