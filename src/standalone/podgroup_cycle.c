@@ -38,6 +38,7 @@
 #include "schedext/config.h"
 #include "schedext/kube.h"
 #include "schedext/metrics.h"
+#include "schedext/node_info.h"
 #include "schedext/podgroup.h"
 #include "schedext/snapshot.h"
 #include "schedext/workload.h"
@@ -48,19 +49,20 @@ bool sx_pg_wants(const struct sx_queue_item *it)
 	       sx_profile_schedules_groups(it->profile);
 }
 
-struct scheduled_count {
-	sx_str ns, group;
-	int32_t n;
-};
-
-/* PodGroupState.ScheduledPodsCount: members bound or assumed. */
-static void count_scheduled(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)
+/* PodGroupState.ScheduledPodsCount: members bound or assumed, as the
+ * snapshot counts them on their nodes (a walk of the snapshot's pods, no
+ * lock: the cache's visit would sort every pod under its lock). */
+static int32_t count_scheduled(const struct sx_snapshot *snap, sx_str ns, sx_str group)
 {
-	struct scheduled_count *c = ctx;
-	const struct sx_pod *p = obj->obj;
+	int32_t n = 0;
 
-	if (node != SX_STR_EMPTY && p->meta.ns == c->ns && p->scheduling_group == c->group)
-		c->n++;
+	for (uint32_t i = 0; i < snap->nnodes; i++) {
+		const struct sx_node_info *ni = snap->nodes[i];
+
+		for (uint32_t j = 0; j < ni->npods; j++)
+			n += ni->pods[j]->scheduling_group == group && ni->pods[j]->meta.ns == ns;
+	}
+	return n;
 }
 
 static const struct sx_pod_group *find_group(const struct sx_snapshot *snap, sx_str ns, sx_str name)
@@ -235,14 +237,13 @@ void sx_pg_schedule(const struct sx_pg_loop *l, struct sx_queue_item *it)
 		fail_all(l, items, m, n, gsnap ? msg : "out of memory", start);
 		goto out;
 	}
-	struct scheduled_count cnt = {it->pod->meta.ns, it->pod->scheduling_group, 0};
-	sx_cache_visit(l->cache, SX_KIND_POD, count_scheduled, &cnt);
 	struct sx_pg_algorithm a = {
 		.prof = items[0].profile,
 		.pg = pg,
 		.cache = l->cache,
 		.binder = l->binder,
-		.scheduled_before = cnt.n,
+		.scheduled_before =
+			count_scheduled(gsnap, it->pod->meta.ns, it->pod->scheduling_group),
 		.schedule = l->schedule,
 		.ctx = l->s,
 	};

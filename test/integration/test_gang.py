@@ -18,7 +18,9 @@ the pod-group cycle of 1.37 (schedule_one_podgroup.go):
     attempt, no member ever rejected, PodGroupInitiallyScheduled=True;
 (f) two gangs competing for nodes that hold one of them never deadlock:
     one binds whole, the other binds nothing and waits, and binds once the
-    first is deleted.
+    first is deleted;
+(g) a member added to a gang whose minCount is already bound binds alone
+    (the members scheduled before count, PodGroupState.ScheduledPodsCount).
 """
 import os
 import sys
@@ -243,7 +245,23 @@ def test_two_gangs_compete(tmp):
         api.stop()
 
 
+def test_member_after_quorum(tmp):
+    pods = [member("q-%d" % i, "quorum") for i in range(2)]
+    api, sx = start(tmp, "quorum", [node("n1"), node("n2")], pod_group("quorum", 2), pods,
+                    "--feature-gates", "GenericWorkload=true")
+    try:
+        check(wait_for(lambda: bindings(api) == ["q-0", "q-1"], 20),
+              "quorum: the gang of 2 binds: %r\n%s" % (bindings(api), sx.logtext()))
+        api.apply([{"op": "create", "object": member("q-2", "quorum")}])
+        check(wait_for(lambda: bindings(api) == ["q-0", "q-1", "q-2"], 20),
+              "quorum: a third member binds alone: %r\n%s" % (bindings(api), sx.logtext()))
+        check(sx.stop() == 0, "quorum: clean exit")
+    finally:
+        api.stop()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(os.path.basename(__file__),
                        [test_gang_fits, test_gang_does_not_fit, test_gate_off,
-                        test_group_after_pods, test_gang_of_8, test_two_gangs_compete]))
+                        test_group_after_pods, test_gang_of_8, test_two_gangs_compete,
+                       test_member_after_quorum]))
