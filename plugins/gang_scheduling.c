@@ -29,9 +29,11 @@
  * once at init, replaces the 5-minute Permit timeout (upstream has no
  * argument for it); for tests only.
  *
- * Not here: the pod-group scheduling cycle (PlacementFeasible), Activate
- * of the other members at Permit (the queue has no Activate),
- * CompositePodGroup hierarchies.
+ * PlacementFeasible serves the pod-group cycle (podgroup.h): it enforces
+ * minCount while the group's members are placed one after another.
+ *
+ * Not here: Activate of the other members at Permit (the queue has no
+ * Activate), CompositePodGroup hierarchies.
  *
  * Threads: every hook may run on any thread; the state has its own mutex.
  */
@@ -309,6 +311,28 @@ static struct sx_status *permit_gang_scheduling(void *self, struct sx_cycle_stat
 	return NULL;
 }
 
+/* GangScheduling.PlacementFeasible (1.37, with getMinCount: a basic
+ * policy counts as minCount 1): Unschedulable once the remaining members
+ * cannot make up minCount, Wait until they have, Success after. */
+static struct sx_status *placement_feasible_gang_scheduling(void *self,
+							    const struct sx_pod_group *pg,
+							    struct sx_placement_progress p)
+{
+	int32_t min_count = pg->spec.policy == SX_GROUP_POLICY_GANG ? pg->spec.min_count : 1;
+
+	(void)self;
+	if (p.remaining + p.scheduled < min_count)
+		return sx_status_new(
+			SX_UNSCHEDULABLE,
+			"minCount (%d) cannot be satisfied: %d scheduled, %d remaining", min_count,
+			p.scheduled, p.remaining);
+	if (p.scheduled < min_count)
+		return sx_status_new(
+			SX_WAIT, "minCount (%d) is not yet satisfied: %d scheduled, %d remaining",
+			min_count, p.scheduled, p.remaining);
+	return NULL;
+}
+
 /* isSchedulableAfterPodAdded: an added pod of the same group may complete
  * the gang's minCount. */
 static enum sx_hint hint_pod_added_gang_scheduling(void *self, const struct sx_pod *pod,
@@ -424,5 +448,6 @@ const struct sx_plugin sx_plugin_gang_scheduling = {
 	.reserve = reserve_gang_scheduling,
 	.unreserve = unreserve_gang_scheduling,
 	.permit = permit_gang_scheduling,
+	.placement_feasible = placement_feasible_gang_scheduling,
 	.events = events_gang_scheduling,
 };

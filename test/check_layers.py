@@ -45,7 +45,7 @@ HEADERS = {
     "preemption.h": "framework", "queue.h": "queue", "config.h": "framework", "features.h": "framework",
     "registry.h": "framework", "binder.h": "framework",
     "fit_error.h": "framework", "framework_metrics.h": "framework", "plugin_args.h": "framework",
-    "binding_cycle.h": "framework", "post_filter.h": "framework", "dra_alloc.h": "dra",
+    "binding_cycle.h": "framework", "podgroup.h": "framework", "post_filter.h": "framework", "dra_alloc.h": "dra",
     "extender_client.h": "framework",
     "extender.h": "extender", "node_memo.h": "extender", "bufpool.h": "util",
     "scheduler.h": "standalone", "explain.h": "explain",

@@ -40,8 +40,12 @@ enum sx_point {
 const char *sx_point_name(enum sx_point pt);
 
 /* The PodGroup extension points of 1.36 and 1.37 (plugins.placementGenerate,
- * placementScore, podGroupPostFilter). No schedext plugin implements them:
- * the profile keeps what the configuration enables there, for /configz. */
+ * placementScore, podGroupPostFilter), used by the pod-group cycle
+ * (podgroup.h) with GenericWorkload. No schedext plugin implements them
+ * yet (placements and group preemption are not implemented): the profile
+ * keeps what the configuration enables there, resolved to the registry,
+ * for /configz. (PlacementFeasible is not configured: the cycle runs it for
+ * the Permit plugins that have it, as upstream.) */
 enum sx_group_point {
 	SX_GPT_PLACEMENT_GENERATE,
 	SX_GPT_PLACEMENT_SCORE,
@@ -56,6 +60,7 @@ int sx_group_point_since(enum sx_group_point gpt);
 struct sx_group_enabled {
 	char *name;	/* owned */
 	int64_t weight; /* placementScore: >= 1; else 0 */
+	int index;	/* registry index, -1 for an upstream plugin schedext lacks */
 };
 
 /* One enabled plugin at one extension point. */

@@ -79,6 +79,16 @@ int sx_kube_bind(struct sx_kube *kube, const char *ns, const char *name, const c
  * on transport failure or other statuses) with err->msg = the API server's
  * Status message. Callable from any thread. */
 
+/* PATCH /apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups/{name}/status
+ * with a merge patch setting one metav1.Condition {type, status, reason,
+ * message, observedGeneration, lastTransitionTime=now} (upstream
+ * updatePodGroupCondition / util.PatchPodGroupStatus). The scheduler owns
+ * every condition of a PodGroup's status, so the list sent is this one. */
+int sx_kube_patch_pod_group_status(struct sx_kube *kube, const char *ns, const char *name,
+				   const char *cond_type, const char *cond_status,
+				   const char *reason, const char *message,
+				   int64_t observed_generation, struct sx_error *err);
+
 /* PATCH /api/v1/namespaces/{ns}/pods/{name}/status with a strategic merge
  * patch. cond_type NULL: no condition; otherwise one condition
  * {type, status, reason, message, lastTransitionTime=now}. nominated: NULL

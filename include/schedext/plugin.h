@@ -223,6 +223,15 @@ const char *sx_event_resource_name(unsigned resource);
 /* Label-set equality (interned, sorted: a plain array comparison). */
 bool sx_labels_equal(const struct sx_labels *a, const struct sx_labels *b);
 
+/* PlacementProgress (k8s.io/kube-scheduler framework, 1.37): how far the
+ * pod-group cycle is in placing a group's members. */
+struct sx_placement_progress {
+	int32_t remaining; /* members not evaluated yet in this cycle */
+	int32_t scheduled; /* members scheduled before the cycle and in it so far */
+};
+
+struct sx_pod_group;
+
 struct sx_plugin {
 	const char *name;
 	/* Parses args (the pluginConfig entry's `args`, NULL for defaults) into a
@@ -299,6 +308,13 @@ struct sx_plugin {
 				  sx_str node);
 	void (*post_bind)(void *self, struct sx_cycle_state *cs, const struct sx_pod *pod,
 			  sx_str node);
+
+	/* PlacementFeasible (pod-group cycle, 1.37): may the group still meet
+	 * its constraints given progress? Success: met; Wait: not yet, go on;
+	 * Unschedulable: it cannot, stop. Run for the profile's Permit
+	 * plugins that have it (upstream: GangScheduling only). */
+	struct sx_status *(*placement_feasible)(void *self, const struct sx_pod_group *pg,
+						struct sx_placement_progress progress);
 
 	/* EventsToRegister: see "cluster events and queueing hints" above.
 	 * NULL = every event may help. */

@@ -136,6 +136,33 @@ void sx_queue_done(struct sx_queue *q, const struct sx_pod *pod);
  * attempt (e.g. popped just as leadership was lost). */
 void sx_queue_return(struct sx_queue *q, const struct sx_pod *pod);
 
+/* ---------- pod groups (queue_group.c) ---------- */
+
+/* The popped pod is a member of a pod group (spec.schedulingGroup): every
+ * other member waiting in activeQ, backoffQ or unschedulablePods (not
+ * gated) is popped too (upstream podGroupInfoForPod / PopSpecificPod).
+ * *out (free() it; unref each pod) gets the popped item and theirs, in
+ * upstream's member order (priority, highest first, then first time
+ * queued); all members take the group's attempt count and backoff counts
+ * (the highest among them), so the group backs off as one entity.
+ * Returns 0 or SX_ENOMEM (nothing popped). */
+int sx_queue_pop_group(struct sx_queue *q, const struct sx_queue_item *popped,
+		       struct sx_queue_item **out, uint32_t *n);
+
+/* scheduler_queued_entities{queue,type} and the pod-group queues of
+ * scheduler_pending_pods (upstream metrics.go QueuedEntities,
+ * IncompletePodGroupPods, PendingPodGroupPods): per place, pods that are
+ * members of no group, and groups (each counted once per place);
+ * incomplete = members held back by GangScheduling's PreEnqueue until
+ * their group can be scheduled; pending = members waiting while their
+ * group's cycle is in flight. */
+enum { SX_QUEUE_ACTIVE, SX_QUEUE_BACKOFF, SX_QUEUE_UNSCHEDULABLE, SX_QUEUE_GATED, SX_QUEUE_PLACES };
+struct sx_queue_entities {
+	uint32_t pods[SX_QUEUE_PLACES], groups[SX_QUEUE_PLACES];
+	uint32_t incomplete, pending;
+};
+void sx_queue_entities(struct sx_queue *q, struct sx_queue_entities *out);
+
 /* Wakes and fails every pop; further pops return SX_EIO. */
 void sx_queue_close(struct sx_queue *q);
 

@@ -133,6 +133,12 @@ bool sx_snapshot_pvc_in_use(const struct sx_snapshot *snap, sx_str ns, sx_str na
 struct sx_snapshot *sx_snapshot_with_nodes(const struct sx_snapshot *snap,
 					   const struct sx_node *const *nodes, uint32_t n);
 
+/* A private copy of snap where pod is counted on node (its NodeInfo cloned,
+ * the pod added; everything else shared): what a dry run assumes without
+ * touching the cache (the pod-group explainer). NULL on OOM or when the
+ * node is not in snap. */
+struct sx_snapshot *sx_snapshot_with_pod(const struct sx_snapshot *snap, const struct sx_pod *pod,
+					 sx_str node);
 struct sx_snapshot *sx_snapshot_ref(const struct sx_snapshot *snap);
 void sx_snapshot_unref(const struct sx_snapshot *snap);
 

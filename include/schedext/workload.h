@@ -9,8 +9,9 @@
  * Fields modelled are those scheduling needs: the scheduling policy
  * (basic, or gang with minCount), schedulingConstraints.topology keys,
  * disruptionMode, priorityClassName/priority, preemptionPolicy and, on a
- * PodGroup, workloadRef and parentCompositePodGroupName. Resource claims
- * and status are not modelled (status is only checked to be an object).
+ * PodGroup, workloadRef and parentCompositePodGroupName, metadata.generation
+ * and the status of the PodGroupInitiallyScheduled condition. Resource
+ * claims and the rest of status are not modelled.
  *
  * Ownership: objects are reference counted from 1 and immutable once
  * published, as every kind of model.h; any thread may read them.
@@ -66,6 +67,10 @@ struct sx_pod_group {
 	sx_str workload_name;	 /* spec.workloadRef.workloadName */
 	sx_str template_name;	 /* spec.workloadRef.templateName */
 	sx_str parent_composite; /* spec.parentCompositePodGroupName */
+	int64_t generation;	 /* metadata.generation (0 when absent) */
+	/* status.conditions[type=PodGroupInitiallyScheduled].status: 1 True,
+	 * 0 False, -1 absent (the pod-group cycle never turns True back). */
+	int8_t initially_scheduled;
 };
 
 struct sx_workload *sx_decode_workload(const struct cJSON *json, struct sx_error *err);

@@ -123,6 +123,7 @@ OBJ(volume, F("name"), T("hostPath", any), T("emptyDir", any), T("gcePersistentD
 ARR(volumes, volume);
 OBJ(gate, F("name"));
 ARR(gates, gate);
+OBJ(scheduling_group, F("podGroupName"));
 OBJ(pod_claim, F("name"), F("resourceClaimName"), F("resourceClaimTemplateName"));
 ARR(pod_claims, pod_claim);
 
@@ -138,7 +139,7 @@ OBJ(pod_spec, T("volumes", volumes), T("initContainers", containers), T("contain
     F("preemptionPolicy"), F("overhead"), T("topologySpreadConstraints", spreads),
     F("setHostnameAsFQDN"), T("os", any), F("hostUsers"), T("schedulingGates", gates),
     T("resourceClaims", pod_claims), T("resources", resources), F("hostnameOverride"),
-    T("workloadRef", any));
+    T("workloadRef", any), T("schedulingGroup", scheduling_group));
 OBJ(pod, F("apiVersion"), F("kind"), T("metadata", object_meta), T("spec", pod_spec),
     T("status", any));
 

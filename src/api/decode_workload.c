@@ -197,6 +197,34 @@ void sx_pod_group_free(struct sx_pod_group *g)
 	free(g);
 }
 
+/* metadata.generation and the PodGroupInitiallyScheduled condition's status
+ * (what the pod-group cycle needs to write the condition as upstream's
+ * updatePodGroupCondition does); malformed entries are ignored. */
+static void decode_group_status(const cJSON *json, struct sx_pod_group *g)
+{
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(json, "metadata");
+	const cJSON *gen = md ? cJSON_GetObjectItemCaseSensitive(md, "generation") : NULL;
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(json, "status");
+	const cJSON *conds = st ? cJSON_GetObjectItemCaseSensitive(st, "conditions") : NULL;
+	const cJSON *c;
+
+	g->initially_scheduled = -1;
+	if (cJSON_IsNumber(gen))
+		g->generation = (int64_t)gen->valuedouble;
+	if (!cJSON_IsArray(conds))
+		return;
+	cJSON_ArrayForEach(c, conds)
+	{
+		const cJSON *type = cJSON_GetObjectItemCaseSensitive(c, "type");
+		const cJSON *status = cJSON_GetObjectItemCaseSensitive(c, "status");
+
+		if (cJSON_IsString(type) &&
+		    strcmp(type->valuestring, "PodGroupInitiallyScheduled") == 0 &&
+		    cJSON_IsString(status))
+			g->initially_scheduled = strcmp(status->valuestring, "True") == 0 ? 1 : 0;
+	}
+}
+
 struct sx_pod_group *sx_decode_pod_group(const cJSON *json, struct sx_error *err)
 {
 	struct sx_pod_group *g = sx_dec_new(json, sizeof(*g), err);
@@ -207,6 +235,7 @@ struct sx_pod_group *sx_decode_pod_group(const cJSON *json, struct sx_error *err
 		return NULL;
 	atomic_init(&g->refcount, 1);
 	rc = sx_dec_head(json, &g->meta, err);
+	decode_group_status(json, g);
 	spec = sx_dec_get(json, "spec");
 	if (rc == 0 && spec) {
 		rc = decode_group_spec(spec, &g->spec, err);

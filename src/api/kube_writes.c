@@ -81,6 +81,41 @@ void sx_kube_micro_time(char out[40])
 	time_str(out, 40, true);
 }
 
+int sx_kube_patch_pod_group_status(struct sx_kube *kube, const char *ns, const char *name,
+				   const char *cond_type, const char *cond_status,
+				   const char *reason, const char *message,
+				   int64_t observed_generation, struct sx_error *err)
+{
+	char *path = sx_kube_ns_path("/apis/scheduling.k8s.io/v1beta1", ns, "podgroups", name,
+				     "status"),
+	     now[40], gen[32];
+	struct sx_buf b;
+	int rc;
+
+	if (!path)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	time_str(now, sizeof(now), false);
+	snprintf(gen, sizeof(gen), "%lld", (long long)observed_generation);
+	sx_buf_init(&b);
+	sx_buf_puts(&b, "{\"status\":{\"conditions\":[{\"type\":");
+	sx_json_str(&b, cond_type);
+	sx_buf_puts(&b, ",\"status\":");
+	sx_json_str(&b, cond_status);
+	sx_buf_puts(&b, ",\"observedGeneration\":");
+	sx_buf_puts(&b, gen);
+	sx_buf_puts(&b, ",\"lastTransitionTime\":");
+	sx_json_str(&b, now);
+	sx_buf_puts(&b, ",\"reason\":");
+	sx_json_str(&b, reason ? reason : "");
+	sx_buf_puts(&b, ",\"message\":");
+	sx_json_str(&b, message ? message : "");
+	sx_buf_puts(&b, "}]}}");
+	rc = write_json(kube, "PATCH", path, "application/merge-patch+json", &b, NULL, err);
+	sx_buf_free(&b);
+	free(path);
+	return rc;
+}
+
 int sx_kube_patch_pod_status(struct sx_kube *kube, const char *ns, const char *name,
 			     const char *cond_type, const char *cond_status, const char *reason,
 			     const char *message, const char *nominated, struct sx_error *err)

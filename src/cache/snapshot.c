@@ -650,6 +650,32 @@ fail:
 	return NULL;
 }
 
+struct sx_snapshot *sx_snapshot_with_pod(const struct sx_snapshot *snap, const struct sx_pod *pod,
+					 sx_str node)
+{
+	const struct sx__snap_internal *in = snap->internal;
+	int at = sx_snapshot_find(snap, node);
+	struct sx_node_info **list;
+	struct sx_node_info *ni;
+	struct sx_snapshot *s;
+
+	if (at < 0)
+		return NULL;
+	list = sx_calloc(snap->nnodes ? snap->nnodes : 1, sizeof(*list));
+	ni = list ? sx_node_info_clone(snap->nodes[at]) : NULL;
+	if (!ni || sx_node_info_add_pod(ni, pod) < 0) {
+		sx_node_info_unref(ni);
+		free(list);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < snap->nnodes; i++)
+		list[i] = (int)i == at ? ni : sx_node_info_ref(snap->nodes[i]);
+	s = sx__snapshot_build(snap->generation, list, snap->nnodes, in->groups, in->images, snap);
+	if (s)
+		sx__snapshot_set_used_pvcs(s, in->used_pvcs);
+	return s;
+}
+
 /* ---------- from the cache: build or patch (sx_cache_snapshot) ---------- */
 
 /* The node names in node-tree order (zones round-robin). */

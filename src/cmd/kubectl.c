@@ -529,7 +529,8 @@ static int cmd_why(const struct kargs *a, struct env *e)
 		struct sx_explain_opts o = {.profile = prof,
 					    .snap = snap,
 					    .pool = e->pool,
-					    .text = strcmp(a->output, "text") == 0};
+					    .text = strcmp(a->output, "text") == 0,
+					    .cache = e->cache};
 		rc = snap ? sx_explain(&o, pod, &out) : SX_ENOMEM;
 		sx_snapshot_unref(snap);
 	}

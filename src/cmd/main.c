@@ -340,7 +340,8 @@ static int cmd_explain(int argc, char **argv)
 				       .snap = e.snap,
 				       .nodes = e.nodes,
 				       .nnodes = e.nnodes,
-				       .text = strcmp(a.format, "text") == 0};
+				       .text = strcmp(a.format, "text") == 0,
+				       .cache = e.cache};
 	struct sx_buf out;
 	sx_buf_init(&out);
 	rc = e.snap ? sx_explain(&opts, e.pod, &out) : SX_ENOMEM;

@@ -501,6 +501,7 @@ static unsigned op_explain(struct sx_server *srv, const struct request *rq, stru
 	opts.profile = ex->profile;
 	opts.snap = snap;
 	opts.pool = ex->pool;
+	opts.cache = ex->cache; /* read only: a pod group member's dry run */
 	if (!snap || sx_explain(&opts, pod, b) < 0) {
 		sx_reply_error(b, "out of memory");
 		code = 500;

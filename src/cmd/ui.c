@@ -62,7 +62,8 @@ unsigned sx_ui_explain_pod(const struct sx_extender *ex, const char *key, struct
 		return 200;
 	}
 	snap = sx_cache_snapshot(ex->cache);
-	struct sx_explain_opts o = {.profile = ex->profile, .snap = snap, .pool = ex->pool};
+	struct sx_explain_opts o = {
+		.profile = ex->profile, .snap = snap, .pool = ex->pool, .cache = ex->cache};
 	rc = snap ? sx_explain(&o, pod, b) : SX_ENOMEM;
 	sx_snapshot_unref(snap);
 	sx_pod_unref(pod);

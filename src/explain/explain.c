@@ -523,6 +523,30 @@ static void post_filter_report_free(struct post_filter_report *pf)
 	free(pf->violating);
 }
 
+/* The member's pod group (sx_explain_gang): after the text report, or as
+ * the JSON report's last member "podGroup". */
+static int append_gang(const struct sx_explain_opts *o, const struct sx_pod *pod,
+		       struct sx_buf *out)
+{
+	struct sx_buf g;
+	int rc;
+
+	sx_buf_init(&g);
+	rc = sx_explain_gang(o->cache, o->snap, o->profile, pod, o->pool, o->text, &g);
+	if (rc > 0 && g.failed)
+		rc = SX_ENOMEM;
+	if (rc > 0 && o->text) {
+		sx_buf_put(out, g.data, g.len);
+	} else if (rc > 0 && out->len >= 2 && !memcmp(out->data + out->len - 2, "}\n", 2)) {
+		out->len -= 2;
+		sx_buf_puts(out, ",\"podGroup\":");
+		sx_buf_put(out, g.data, g.len);
+		sx_buf_puts(out, "}\n");
+	}
+	sx_buf_free(&g);
+	return rc < 0 ? rc : 0;
+}
+
 int sx_explain(const struct sx_explain_opts *o, const struct sx_pod *pod, struct sx_buf *out)
 {
 	struct post_filter_report pf = {.fo = {.nominated_node = SX_STR_EMPTY}};
@@ -558,6 +582,8 @@ int sx_explain(const struct sx_explain_opts *o, const struct sx_pod *pod, struct
 		write_text(out, o, pod, &res, &pf, nodes, n);
 	else if (rc == 0)
 		write_json(out, o, pod, &res, &pf, nodes, n);
+	if (rc == 0 && o->cache && pod->scheduling_group != SX_STR_EMPTY)
+		rc = append_gang(o, pod, out);
 	post_filter_report_free(&pf);
 	free(nodes);
 	free(idx);

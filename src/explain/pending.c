@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schedext/explain.h"
 #include "schedext/pending.h"
 #include "schedext/post_filter.h"
 
@@ -269,8 +270,75 @@ static void verdicts_free(struct collect *c)
 	free(c->v);
 }
 
+/* Gangs: the verdict of each pod group, once per group (sx_explain_gang_status). */
+struct gang_verdict {
+	sx_str ns, group;
+	int rc;			  /* 1: a member of a PodGroup in the snapshot */
+	struct sx_status *status; /* NULL: schedulable now */
+};
+
+struct gangs {
+	uint32_t n, cap;
+	struct gang_verdict *g;
+};
+
+static const struct gang_verdict *gang_of(struct gangs *gs, struct sx_cache *cache,
+					  const struct sx_config *cfg, struct sx_pool *pool,
+					  const struct sx_snapshot *snap, const struct sx_pod *pod)
+{
+	const struct sx_profile *prof = sx_config_profile(cfg, sx_str_get(pod->scheduler_name));
+	struct gang_verdict *v;
+
+	for (uint32_t i = 0; i < gs->n; i++)
+		if (gs->g[i].ns == pod->meta.ns && gs->g[i].group == pod->scheduling_group)
+			return &gs->g[i];
+	if (gs->n == gs->cap) {
+		uint32_t cap = gs->cap ? gs->cap * 2 : 8;
+		struct gang_verdict *g = realloc(gs->g, cap * sizeof(*g));
+
+		if (!g)
+			return NULL;
+		gs->g = g;
+		gs->cap = cap;
+	}
+	v = &gs->g[gs->n];
+	*v = (struct gang_verdict){pod->meta.ns, pod->scheduling_group, 0, NULL};
+	v->rc = sx_explain_gang_status(cache, snap, prof, pod, pool, &v->status);
+	if (v->rc < 0)
+		return NULL;
+	gs->n++;
+	return v;
+}
+
+/* A member of a gang that cannot be scheduled now is blocked by its group:
+ * GangScheduling with the group's words (its own FitError stays its
+ * message when it does not fit by itself). */
+static int judge_gang(struct gangs *gs, struct sx_cache *cache, const struct sx_pending_opts *o,
+		      const struct sx_snapshot *snap, struct verdict *v)
+{
+	const struct gang_verdict *g;
+	char msg[2048];
+
+	if (v->pod->scheduling_group == SX_STR_EMPTY)
+		return 0;
+	g = gang_of(gs, cache, o->cfg, o->pool, snap, v->pod);
+	if (!g)
+		return SX_ENOMEM;
+	if (g->rc <= 0 || !g->status)
+		return 0;
+	sx_status_message(g->status, msg, sizeof(msg));
+	free(v->reason);
+	v->reason = strdup(msg);
+	v->plugin = "GangScheduling";
+	if (!v->message)
+		v->message = strdup(msg);
+	v->node = SX_STR_EMPTY;
+	return v->reason && v->message ? 0 : SX_ENOMEM;
+}
+
 int sx_pending_report(struct sx_cache *cache, const struct sx_pending_opts *o, struct sx_buf *out)
 {
+	struct gangs gs = {0};
 	struct collect c = {.cfg = o->cfg, .ns = o->ns};
 	struct sx_snapshot *snap = sx_cache_snapshot(cache);
 	struct group *g = NULL;
@@ -282,8 +350,11 @@ int sx_pending_report(struct sx_cache *cache, const struct sx_pending_opts *o, s
 	if (c.failed)
 		rc = SX_ENOMEM;
 	/* pods in the cache's order; past the deadline the rest are counted */
-	for (; rc == 0 && judged < c.n && (!o->deadline || sx_now_s() < o->deadline); judged++)
+	for (; rc == 0 && judged < c.n && (!o->deadline || sx_now_s() < o->deadline); judged++) {
 		rc = judge(o->cfg, o->pool, snap, &c.v[judged]);
+		if (rc == 0)
+			rc = judge_gang(&gs, cache, o, snap, &c.v[judged]);
+	}
 	if (rc == 0) {
 		if (judged) /* c.v is NULL when nothing is pending */
 			qsort(c.v, judged, sizeof(*c.v), cmp_group);
@@ -295,6 +366,9 @@ int sx_pending_report(struct sx_cache *cache, const struct sx_pending_opts *o, s
 	else if (rc == 0)
 		write_json(out, c.v, judged, c.n - judged, g, ng);
 	free(g);
+	for (uint32_t i = 0; i < gs.n; i++)
+		sx_status_free(gs.g[i].status);
+	free(gs.g);
 	verdicts_free(&c);
 	sx_snapshot_unref(snap);
 	return rc;

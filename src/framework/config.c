@@ -388,8 +388,9 @@ static int expand_point(struct sx_profile *prof, enum sx_point pt, const struct 
 
 /* A PodGroup extension point's set: no schedext plugin implements one, so
  * multiPoint adds nothing there and what the set enables is kept as
- * configured (names checked as at every point), shown by /configz and
- * named in one warning: schedext runs no PodGroup scheduling cycle. */
+ * configured (names checked as at every point and resolved to the
+ * registry), shown by /configz and named in one warning: the pod-group
+ * cycle runs without placements or group preemption. */
 static int read_group_point(const cJSON *plugins, struct sx_profile *prof, enum sx_group_point gpt,
 			    struct plugin_set *set, struct sx_error *err)
 {
@@ -409,14 +410,15 @@ static int read_group_point(const cJSON *plugins, struct sx_profile *prof, enum 
 		int64_t w = set->enabled[i].weight;
 
 		g->weight = gpt == SX_GPT_PLACEMENT_SCORE ? (w > 0 ? w : 1) : 0;
+		g->index = sx_plugin_index(set->enabled[i].name);
 		if (!(g->name = sx_strdup(set->enabled[i].name)))
 			return sx_error_set(err, SX_ENOMEM, "out of memory");
 	}
 	sx_log(0,
-	       "warning: profile %s: plugins.%s enables %s%s: schedext runs no PodGroup "
-	       "scheduling cycle; ignored",
+	       "warning: profile %s: plugins.%s enables %s%s: no schedext plugin implements "
+	       "%s (the pod-group cycle runs without placements or group preemption); ignored",
 	       prof->scheduler_name, group_points[gpt].name, set->enabled[0].name,
-	       set->nenabled > 1 ? " and others" : "");
+	       set->nenabled > 1 ? " and others" : "", group_points[gpt].name);
 	return 0;
 }
 

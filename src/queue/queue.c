@@ -384,6 +384,7 @@ static void free_entry(struct sx_queue *q, struct qpod *e)
 {
 	detach(q, e);
 	sx__queue_set_nominated(q, e, SX_STR_EMPTY);
+	sx__queue_group_unindex(q, e);
 	unlink_entry(q, e);
 	sx_pod_unref(e->pod);
 	free(e->key);
@@ -411,6 +412,7 @@ struct sx_queue *sx_queue_new(const struct sx_config *cfg)
 	q->err_backoff.less = err_backoff_less;
 	q->pop_from_backoff = true;
 	q->gates_idx = sx_plugin_index("SchedulingGates");
+	sx_hmap_init(&q->groups, SX_HMAP_MAX_LIMIT);
 	if (sx__queue_build_hints(q) < 0)
 		goto fail;
 	pthread_mutex_init(&q->mu, NULL);
@@ -431,6 +433,7 @@ void sx_queue_free(struct sx_queue *q)
 		while (q->buckets[i])
 			free_entry(q, q->buckets[i]);
 	free(q->buckets);
+	sx__queue_groups_free(q);
 	free(q->active.items);
 	free(q->backoff.items);
 	free(q->err_backoff.items);
@@ -556,6 +559,7 @@ static void upsert_locked(struct sx_queue *q, const struct sx_pod *old_pod,
 		e->prof = prof;
 		e->prof_idx = prof_idx;
 		e->gating = -1;
+		sx__queue_group_index(q, e);
 		e->timestamp = q->now(q->now_ctx);
 		q->cur_event = "PodAdd";
 		to_active(q, e);
@@ -574,6 +578,7 @@ static void upsert_locked(struct sx_queue *q, const struct sx_pod *old_pod,
 		e->prof = prof;
 		e->prof_idx = prof_idx;
 		e->gone = false;
+		sx__queue_group_index(q, e);
 		if (e->where == W_ACTIVE)
 			heap_fix(q, &q->active, e);
 		else if (e->where == W_BACKOFF)
@@ -759,7 +764,7 @@ void sx_queue_flush(struct sx_queue *q)
 
 /* Pops e (the head of activeQ or of the rejection backoff heap): it is in
  * flight, its rejectors are reset for the new attempt. */
-static void pop_locked(struct sx_queue *q, struct qpod *e, struct sx_queue_item *out)
+void sx__queue_pop_locked(struct sx_queue *q, struct qpod *e, struct sx_queue_item *out)
 {
 	detach(q, e);
 	e->where = W_INFLIGHT;
@@ -821,7 +826,8 @@ int sx_queue_pop(struct sx_queue *q, double timeout_s, struct sx_queue_item *out
 		if (q->active.n > 0 || (q->pop_from_backoff && q->backoff.n > 0)) {
 			if (q->active.n == 0)
 				q->stats.backoff_pops++;
-			pop_locked(q, q->active.n ? q->active.items[0] : q->backoff.items[0], out);
+			sx__queue_pop_locked(
+				q, q->active.n ? q->active.items[0] : q->backoff.items[0], out);
 			rc = 0;
 			break;
 		}

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include "schedext/hmap.h"
 #include "schedext/queue.h"
 #include "schedext/registry.h"
 
@@ -35,6 +36,14 @@ struct qpod {
 	struct qpod *inf_prev, *inf_next; /* in-flight list, pop order */
 	int heap_idx;			  /* index in its heap */
 	sx_str nominated;		  /* nominated node, SX_STR_EMPTY = none */
+	sx_str gns, gname;		  /* the pod group it is indexed under (queue_group.c);
+					   * gname SX_STR_EMPTY = none */
+};
+
+/* The queued members of one pod group (queue_group.c). */
+struct qgroup {
+	uint32_t n, cap;
+	struct qpod **m;
 };
 
 struct heap {
@@ -75,6 +84,7 @@ struct sx_queue {
 	struct heap active, backoff, err_backoff;
 	uint32_t nunsched, ngated, ninflight, nnominated;
 	struct qprof *profs;   /* [cfg->nprofiles] */
+	struct sx_hmap groups; /* SX_HMAP_PAIR(ns, podGroupName) -> struct qgroup * */
 	int gates_idx;	       /* registry index of SchedulingGates */
 	bool pop_from_backoff; /* SchedulerPopFromBackoffQ (on) */
 	/* in-flight pods and the events seen while they are in flight */
@@ -108,6 +118,15 @@ void sx__queue_to_unsched(struct sx_queue *q, struct qpod *e, bool gated);
  * returns its new place. */
 enum where sx__queue_requeue_strategy(struct sx_queue *q, struct qpod *e, enum strategy s,
 				      double now);
+
+/* Pops e (from any place): it is in flight, its rejectors reset. */
+void sx__queue_pop_locked(struct sx_queue *q, struct qpod *e, struct sx_queue_item *out);
+
+/* queue_group.c: keeps e in the index of its pod's group (call after
+ * e->pod changes); unindex before e is freed; free the index. */
+void sx__queue_group_index(struct sx_queue *q, struct qpod *e);
+void sx__queue_group_unindex(struct sx_queue *q, struct qpod *e);
+void sx__queue_groups_free(struct sx_queue *q);
 
 /* queue_events.c */
 int sx__queue_build_hints(struct sx_queue *q);

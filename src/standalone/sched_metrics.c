@@ -34,6 +34,19 @@ void sx_sched_metrics_define(struct sx_metrics *m)
 			  "Scheduling algorithm latency in seconds.", lat, SX_ARRAY_SIZE(lat));
 	sx_metrics_define(m, "scheduler_pending_pods", SX_METRIC_GAUGE,
 			  "Number of pending pods, by the queue type.", NULL, 0);
+	sx_metrics_define(m, "scheduler_queued_entities", SX_METRIC_GAUGE,
+			  "Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' stands "
+			  "for individual pods that are not members of any podgroup) by the queue "
+			  "type.",
+			  NULL, 0);
+	sx_metrics_define(m, "scheduler_podgroup_schedule_attempts_total", SX_METRIC_COUNTER,
+			  "Number of attempts to schedule pod group, by the result.", NULL, 0);
+	sx_metrics_define(m, "scheduler_podgroup_scheduling_attempt_duration_seconds",
+			  SX_METRIC_HISTOGRAM, "Pod group scheduling attempt latency in seconds",
+			  lat, SX_ARRAY_SIZE(lat));
+	sx_metrics_define(m, "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+			  SX_METRIC_HISTOGRAM, "Pod group scheduling algorithm latency in seconds",
+			  lat, SX_ARRAY_SIZE(lat));
 	sx_metrics_define(m, "scheduler_preemption_attempts_total", SX_METRIC_COUNTER,
 			  "Total preemption attempts in the cluster till now.", NULL, 0);
 	sx_metrics_define(m, "scheduler_preemption_victims", SX_METRIC_HISTOGRAM,
@@ -113,6 +126,28 @@ static void set_incoming(void *ctx, const char *queue, const char *event, uint64
 	sx_metrics_set(ctx, "scheduler_queue_incoming_pods_total", labels, (double)n);
 }
 
+/* scheduler_queued_entities{queue,type} and scheduler_pending_pods's
+ * "incomplete" and "pending" queues (queue_group.c). */
+void sx_sched_metrics_entities(struct sx_metrics *m, struct sx_queue *q)
+{
+	static const char *const places[SX_QUEUE_PLACES] = {"active", "backoff", "unschedulable",
+							    "gated"};
+	struct sx_queue_entities e;
+	char labels[96];
+
+	if (!m)
+		return;
+	sx_queue_entities(q, &e);
+	for (unsigned p = 0; p < SX_QUEUE_PLACES; p++) {
+		snprintf(labels, sizeof(labels), "queue=\"%s\",type=\"pod\"", places[p]);
+		sx_metrics_set(m, "scheduler_queued_entities", labels, e.pods[p]);
+		snprintf(labels, sizeof(labels), "queue=\"%s\",type=\"podgroup\"", places[p]);
+		sx_metrics_set(m, "scheduler_queued_entities", labels, e.groups[p]);
+	}
+	sx_metrics_set(m, "scheduler_pending_pods", "queue=\"incomplete\"", e.incomplete);
+	sx_metrics_set(m, "scheduler_pending_pods", "queue=\"pending\"", e.pending);
+}
+
 #define MAX_GAUGE_PROFILES 16
 
 /* scheduler_unschedulable_pods{plugin,profile}: every plugin that rejected
@@ -125,6 +160,7 @@ void sx_sched_metrics_queue(struct sx_metrics *m, struct sx_queue *q, const stru
 
 	if (!m)
 		return;
+	sx_sched_metrics_entities(m, q);
 	sx_queue_incoming(q, set_incoming, m);
 	sx_queue_unschedulable_by_plugin(q, counts, np);
 	for (unsigned p = 0; p < np; p++) {

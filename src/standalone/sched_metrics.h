@@ -33,7 +33,10 @@ void sx_sched_metrics_permit_wait(struct sx_metrics *m, bool success, double sec
 /* scheduler_event_handling_duration_seconds{event="<what>Add|Update|Delete"}. */
 void sx_sched_metrics_event(struct sx_metrics *m, const char *what, const void *old_obj,
 			    const void *new_obj, uint64_t ns);
-/* The queue's incoming-pods counters and unschedulable-pods-by-plugin gauges. */
+/* scheduler_queued_entities and the pod-group queues of scheduler_pending_pods. */
+void sx_sched_metrics_entities(struct sx_metrics *m, struct sx_queue *q);
+/* The queue's incoming-pods counters, unschedulable-pods-by-plugin gauges
+ * and sx_sched_metrics_entities. */
 void sx_sched_metrics_queue(struct sx_metrics *m, struct sx_queue *q, const struct sx_config *cfg);
 
 #endif /* SCHEDEXT_STANDALONE_SCHED_METRICS_H */

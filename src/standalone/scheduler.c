@@ -23,6 +23,7 @@
 #include "schedext/handle.h"
 
 #include "events.h"
+#include "podgroup_cycle.h"
 #include "preempter.h"
 #include "schedext/framework_metrics.h"
 #include "sched_metrics.h"
@@ -91,6 +92,7 @@ struct sx_scheduler {
 	pthread_t *binders;	  /* [max_binders] */
 	struct sx_binder binder;  /* assume/bind/finish; Bind plugins see it in the state */
 	struct sx_handle_env env; /* what the profiles' handles get (sx_config_attach) */
+	struct sx_pg_loop pg;	  /* the pod-group cycle's view of the loop */
 	/* loop-thread state */
 	uint32_t next_start;
 	uint64_t rng;
@@ -549,6 +551,53 @@ static void run_cycle(struct sx_scheduler *s, const struct sx_profile *prof,
 	sx_snapshot_unref(snap);
 }
 
+/* ---------- the pod-group cycle's steps (podgroup_cycle.h) ---------- */
+
+static int pg_schedule_member(void *ctx, const struct sx_profile *prof, const struct sx_pod *pod,
+			      struct sx_snapshot *snap, struct sx_cycle_result *res)
+{
+	struct sx_scheduler *s = ctx;
+	struct sx_cycle_opts opts = {
+		.mode = SX_CYCLE_FULL,
+		.percentage = -1,
+		.global_percentage = s->o.cfg->percentage_of_nodes_to_score,
+		.next_start_index = &s->next_start,
+		.rng = &s->rng,
+		.pool = s->o.pool,
+		.skip_pre_enqueue = true,
+		.ext = s->o.extenders,
+		.extenders = sx_extenders_affect_search(s->o.extenders),
+		.snap = snap,
+		.nominator = s->cur_nom ? &s->cur_nom->nom : NULL,
+	};
+	memset(res, 0, sizeof(*res));
+	return sx_schedule(prof, pod, &opts, res);
+}
+
+static void pg_bind(struct sx_scheduler *s, const struct sx_profile *prof, const struct sx_pod *pod,
+		    struct sx_snapshot *snap, struct sx_cycle_result *res, double start,
+		    uint32_t attempts, double initial_attempt)
+{
+	s->cur_attempts = attempts;
+	s->cur_initial_attempt = initial_attempt;
+	assume_and_bind(s, prof, pod, snap, res, start);
+}
+
+static void pg_fail(struct sx_scheduler *s, const struct sx_profile *prof, const struct sx_pod *pod,
+		    const char *msg, bool rejected, bool clear_nominated, double start,
+		    const struct sx_rejectors *rej)
+{
+	handle_failure_rej(s, prof, pod, msg, rejected, SX_STR_EMPTY, clear_nominated, start, rej);
+}
+
+static void schedule_group(struct sx_scheduler *s, struct sx_queue_item *it)
+{
+	s->cur_nom = sx_queue_nominated(s->q);
+	sx_pg_schedule(&s->pg, it);
+	sx_nominated_set_free(s->cur_nom);
+	s->cur_nom = NULL;
+}
+
 static void schedule_one(struct sx_scheduler *s, struct sx_queue_item *it)
 {
 	const struct sx_pod *pod = it->pod, *cur;
@@ -633,7 +682,9 @@ static void *loop_thread(void *arg)
 			break;
 		if (rc < 0)
 			continue;
-		if (leading(s))
+		if (leading(s) && sx_pg_wants(&it))
+			schedule_group(s, &it);
+		else if (leading(s))
 			schedule_one(s, &it);
 		else
 			sx_queue_return(s->q, it.pod);
@@ -946,6 +997,16 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	s->binder = (struct sx_binder){
 		.cache = opts->cache, .kube = opts->kube, .post = api_binder, .ctx = s};
 	s->nom_proxy = (struct sx_nominator){.pods_for_node = proxy_pods_for_node, .ctx = s};
+	s->pg = (struct sx_pg_loop){.s = s,
+				    .q = s->q,
+				    .cache = opts->cache,
+				    .binder = &s->binder,
+				    .kube = opts->kube,
+				    .metrics = opts->metrics,
+				    .leading = leading,
+				    .schedule = pg_schedule_member,
+				    .bind = pg_bind,
+				    .fail = pg_fail};
 	s->env = (struct sx_handle_env){.cache = opts->cache,
 					.kube = opts->kube,
 					.binder = &s->binder,

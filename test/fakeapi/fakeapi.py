@@ -18,7 +18,8 @@ and leases (as the API server answers client-go's reflector and writers):
   annotated k8s.io/initial-events-end), timeoutSeconds, field selectors with
   selector-transition semantics (an object leaving the selector is DELETED);
 * writes: pods/binding (with the real server's conflicts), pods/status PATCH
-  (strategic merge of conditions by type, merge patch), DELETE with
+  (strategic merge of conditions by type, merge patch), resourceclaims/status
+  and podgroups/status PATCH (merge patch of status only), DELETE with
   preconditions, core/v1 events, generic create/get/update/delete (leases
   with resourceVersion conflicts), generic PATCH (JSON merge patch; a
   metadata.resourceVersion in the patch is a precondition: 409 Conflict);
@@ -966,7 +967,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.bind(ns, name)
         if method == "PATCH" and res == "pods" and sub == "status":
             return self.patch_status(ns, name)
-        if method == "PATCH" and res == "resourceclaims" and sub == "status":
+        if method == "PATCH" and res in ("resourceclaims", "podgroups") and sub == "status":
             return self.patch_object(res, key, status_only=True)
         if sub:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")

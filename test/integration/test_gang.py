@@ -1,17 +1,26 @@
 #!/usr/bin/env python3
 """Gang scheduling (GangScheduling, scheduling.k8s.io/v1beta1 PodGroup)
-with the standalone scheduler against test/fakeapi/fakeapi.py:
+with the standalone scheduler against test/fakeapi/fakeapi.py, through
+the pod-group cycle of 1.37 (schedule_one_podgroup.go):
 
 (a) with --feature-gates GenericWorkload=true, a gang of 4 with minCount 4
     that fits is bound whole;
-(b) a gang of 4 with minCount 4 of which only 2 fit binds none: the 2 that
-    fit wait at Permit and are rejected after the timeout with upstream's
-    words (the 5-minute timeout is shortened through the plugin's test hook
-    SCHEDEXT_TEST_GANG_PERMIT_TIMEOUT_MS), releasing what they held;
+(b) a gang of 4 with minCount 4 of which only 2 fit binds none and holds
+    nothing: the group is rejected whole in its cycle with
+    GangScheduling.PlacementFeasible's words, the member that did not fit
+    with its own FitError, and PodGroupInitiallyScheduled=False is written
+    on the PodGroup; a pod that needs what the 2 would have held binds;
 (c) with the gate off (the default), the same pods are plain pods: the 2
     that fit are bound;
 (d) members created before their PodGroup are held back until it appears
-    (the PodGroup/Add queueing hint), then bound whole.
+    (the PodGroup/Add queueing hint), then bound whole;
+(e) a gang of 8 whose minCount fits binds all at once: one pod-group
+    attempt, no member ever rejected, PodGroupInitiallyScheduled=True;
+(f) two gangs competing for nodes that hold one of them never deadlock:
+    one binds whole, the other binds nothing and waits, and binds once the
+    first is deleted;
+(g) a member added to a gang whose minCount is already bound binds alone
+    (the members scheduled before count, PodGroupState.ScheduledPodsCount).
 """
 import os
 import sys
@@ -89,29 +98,53 @@ def test_gang_fits(tmp):
         api.stop()
 
 
+def pod_group_condition(api, name):
+    for g in api.control("state")["objects"].get("podgroups", []):
+        if g["metadata"]["name"] == name:
+            for c in (g.get("status") or {}).get("conditions", []):
+                if c.get("type") == "PodGroupInitiallyScheduled":
+                    return c
+    return None
+
+
+def failed_notes(api, pod):
+    return [e.get("note") for e in api.control("records")["events"]
+            if e.get("reason") == "FailedScheduling"
+            and (e.get("regarding") or {}).get("name") == pod]
+
+
+def plain(name, cpu):
+    p = member(name, "x", cpu)
+    del p["spec"]["schedulingGroup"]
+    return p
+
+
 def test_gang_does_not_fit(tmp):
     pods = [member("w-%d" % i, "big") for i in range(4)]
     api, sx = start(tmp, "nofit", [node("n1")], pod_group("big", 4), pods,
                     "--feature-gates", "GenericWorkload=true")
-    want = ("rejected due to timeout after waiting %.1fs at plugin GangScheduling"
-            % (TIMEOUT_MS / 1000)).replace(".0s", "s")
-
-    def timed_out():
-        return [e for e in api.control("records")["events"]
-                if e.get("reason") == "FailedScheduling" and want in (e.get("note") or "")]
+    want = "minCount (4) cannot be satisfied: 2 scheduled, 1 remaining"
     try:
-        check(wait_for(lambda: len(timed_out()) >= 2, 20),
-              "nofit: the 2 members that fit are rejected at Permit's timeout (%r)\n%s"
-              % (want, sx.logtext()))
-        full = [e for e in api.control("records")["events"]
-                if e.get("reason") == "FailedScheduling" and "Insufficient cpu" in e.get("note", "")]
-        check(full, "nofit: the members that do not fit fail with Insufficient cpu")
+        check(wait_for(lambda: pod_group_condition(api, "big") is not None, 20),
+              "nofit: the PodGroup gets its condition\n%s" % sx.logtext())
+        cond = pod_group_condition(api, "big")
+        check(cond["status"] == "False" and cond["reason"] == "Unschedulable"
+              and cond["message"] == want,
+              "nofit: PodGroupInitiallyScheduled False/Unschedulable %r: %r" % (want, cond))
+        check(wait_for(lambda: all(failed_notes(api, "w-%d" % i) for i in range(4)), 10),
+              "nofit: every member is rejected")
+        # Two members fit, the third does not (its own FitError), the fourth
+        # is not tried: three carry the group's words.
+        notes = sorted(failed_notes(api, "w-%d" % i)[0] for i in range(4))
+        check(notes == ["0/1 nodes are available: 1 Insufficient cpu.", want, want, want],
+              "nofit: one FitError, three times the group's words: %r" % notes)
         check(bindings(api) == [], "nofit: no member bound: %r" % bindings(api))
-        # What the waiting members held is released: once rejected, the
-        # members that did not fit can take it (and wait in turn), and
-        # still nothing binds.
-        time.sleep(TIMEOUT_MS / 1000 + 1)
-        check(bindings(api) == [], "nofit: still none bound: %r" % bindings(api))
+        # Nothing is held: a pod needing 3.5 of the node's 4 cpus binds.
+        api.apply([{"op": "create", "object": plain("solo", "3500m")}])
+        check(wait_for(lambda: bindings(api) == ["solo"], 10),
+              "nofit: the gang holds nothing, solo binds: %r" % bindings(api))
+        time.sleep(1)
+        check(bindings(api) == ["solo"], "nofit: still no member bound: %r" % bindings(api))
         check(sx.stop() == 0, "nofit: clean exit")
     finally:
         api.stop()
@@ -146,7 +179,89 @@ def test_group_after_pods(tmp):
         api.stop()
 
 
+def metric(sx, name, labels):
+    import urllib.request
+    with urllib.request.urlopen(sx.url + "/metrics", timeout=5) as r:
+        text = r.read().decode()
+    for line in text.splitlines():
+        if line.startswith(name + "{") and all(l in line for l in labels):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def test_gang_of_8(tmp):
+    nodes = [node("n%d" % i) for i in range(1, 5)]
+    pods = [member("g-%d" % i, "eight") for i in range(8)]
+    api, sx = start(tmp, "eight", nodes, pod_group("eight", 8), pods,
+                    "--feature-gates", "GenericWorkload=true")
+    try:
+        check(wait_for(lambda: len(bindings(api)) == 8, 20),
+              "eight: the 8 members are bound: %r\n%s" % (bindings(api), sx.logtext()))
+        check(bindings(api) == ["g-%d" % i for i in range(8)], "eight: one Binding each")
+        rejected = [e for e in api.control("records")["events"]
+                    if e.get("reason") == "FailedScheduling"]
+        check(rejected == [], "eight: no member ever rejected: %r" % rejected[:2])
+        cond = pod_group_condition(api, "eight")
+        check(cond and cond["status"] == "True" and cond["reason"] == "Scheduled",
+              "eight: PodGroupInitiallyScheduled True/Scheduled: %r" % cond)
+        check(wait_for(lambda: metric(sx, "scheduler_podgroup_schedule_attempts_total",
+                                      ['result="scheduled"']) == 1, 5),
+              "eight: one pod-group attempt, scheduled")
+        check(wait_for(lambda: metric(sx, "scheduler_queued_entities",
+                                      ['queue="active"', 'type="podgroup"']) == 0, 5),
+              "eight: no group left in activeQ (the gauges refresh every second)")
+        check(sx.stop() == 0, "eight: clean exit")
+    finally:
+        api.stop()
+
+
+def test_two_gangs_compete(tmp):
+    nodes = [node("n1"), node("n2")]  # room for 4 members of 1500m
+    pods = ([member("a-%d" % i, "ga") for i in range(4)] +
+            [member("b-%d" % i, "gb") for i in range(4)])
+    api, sx = start(tmp, "two", nodes, pod_group("ga", 4), [],
+                    "--feature-gates", "GenericWorkload=true")
+    api.apply([{"op": "create", "object": pod_group("gb", 4)}])
+    api.apply([{"op": "create", "object": p} for p in pods])
+    try:
+        check(wait_for(lambda: len(bindings(api)) == 4, 20),
+              "two: one gang binds: %r\n%s" % (bindings(api), sx.logtext()))
+        time.sleep(1.5)
+        got = bindings(api)
+        winner = got[0][0]
+        loser = "b" if winner == "a" else "a"
+        check(got == ["%s-%d" % (winner, i) for i in range(4)],
+              "two: exactly one whole gang bound, none of the other: %r" % got)
+        cond = pod_group_condition(api, "g" + loser)
+        check(cond and cond["status"] == "False" and cond["reason"] == "Unschedulable",
+              "two: the other gang is Unschedulable: %r" % cond)
+        # The first gang leaves: the second binds (it was waiting, not stuck).
+        api.apply([{"op": "delete", "object": p} for p in pods if p["metadata"]["name"][0] == winner])
+        check(wait_for(lambda: len([b for b in bindings(api) if b[0] == loser]) == 4, 20),
+              "two: the waiting gang binds once room is made: %r\n%s"
+              % (bindings(api), sx.logtext()))
+        check(sx.stop() == 0, "two: clean exit")
+    finally:
+        api.stop()
+
+
+def test_member_after_quorum(tmp):
+    pods = [member("q-%d" % i, "quorum") for i in range(2)]
+    api, sx = start(tmp, "quorum", [node("n1"), node("n2")], pod_group("quorum", 2), pods,
+                    "--feature-gates", "GenericWorkload=true")
+    try:
+        check(wait_for(lambda: bindings(api) == ["q-0", "q-1"], 20),
+              "quorum: the gang of 2 binds: %r\n%s" % (bindings(api), sx.logtext()))
+        api.apply([{"op": "create", "object": member("q-2", "quorum")}])
+        check(wait_for(lambda: bindings(api) == ["q-0", "q-1", "q-2"], 20),
+              "quorum: a third member binds alone: %r\n%s" % (bindings(api), sx.logtext()))
+        check(sx.stop() == 0, "quorum: clean exit")
+    finally:
+        api.stop()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(os.path.basename(__file__),
                        [test_gang_fits, test_gang_does_not_fit, test_gate_off,
-                        test_group_after_pods]))
+                        test_group_after_pods, test_gang_of_8, test_two_gangs_compete,
+                       test_member_after_quorum]))

@@ -221,6 +221,60 @@ def test_pending_groups(tmp):
           lines[7] == "30     -                            schedulable now", f"text: {lines[:8]}")
 
 
+def gang_cluster():
+    """A gang of 4 (minCount 4) of which 3 fit: n1 holds two members, n2 one."""
+    def member(name):
+        p = pod(name, cpu="1500m", ns="work")
+        p["spec"]["schedulingGroup"] = {"podGroupName": "big"}
+        return p
+    return [namespace("work"), node("n1", cpu="4"), node("n2", cpu="2"),
+            {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+             "metadata": {"name": "big", "namespace": "work"},
+             "spec": {"schedulingPolicy": {"gang": {"minCount": 4}}}}] + \
+        [member("w-%d" % i) for i in range(4)]
+
+
+GANG_WORDS = "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining"
+
+
+def test_why_gang(tmp):
+    st = dump(tmp, "gang.json", gang_cluster())
+    rc, out, err = kubectl("why", "w-2", "-n", "work", "--state", st, "-o", "json")
+    check(rc == 0 and "unknown field" not in err, f"why gang rc {rc} {err}")
+    g = json.loads(out).get("podGroup")
+    check(g == {"name": "big", "policy": "gang", "minCount": 4, "pending": 4,
+                "scheduledAlready": 0, "fit": {"w-0": "n1", "w-1": "n1", "w-2": "n2"},
+                "rejected": [{"pod": "w-3",
+                              "message": "0/2 nodes are available: 2 Insufficient cpu.",
+                              "nodes": {"n1": {"plugin": "NodeResourcesFit",
+                                               "reason": "Insufficient cpu"},
+                                        "n2": {"plugin": "NodeResourcesFit",
+                                               "reason": "Insufficient cpu"}}}],
+                "notTried": [], "status": "Unschedulable", "message": GANG_WORDS},
+          f"why gang json: {g}")
+    rc, out, _ = kubectl("why", "w-0", "-n", "work", "--state", st)
+    tail = out.splitlines()[-7:]
+    check(tail == ["Pod group:  work/big (gang, minCount 4)",
+                   "Members:    4 pending, 0 scheduled already",
+                   "Fit:        3 of 4 pending: w-0 -> n1, w-1 -> n1, w-2 -> n2",
+                   "Rejected:   w-3: 0/2 nodes are available: 2 Insufficient cpu.",
+                   "              n1                       NodeResourcesFit: Insufficient cpu",
+                   "              n2                       NodeResourcesFit: Insufficient cpu",
+                   "Group:      Unschedulable: " + GANG_WORDS], f"why gang text: {tail}")
+
+
+def test_pending_gang(tmp):
+    st = dump(tmp, "gang-pending.json", gang_cluster() + [pod("solo", cpu="100m", ns="work")])
+    rc, out, err = kubectl("pending", "-A", "--state", st, "-o", "json")
+    check(rc == 0, f"pending gang rc {rc} {err}")
+    r = json.loads(out)
+    got = [(g["plugin"], g["reason"], g["count"], [p["pod"] for p in g["pods"]])
+           for g in r["groups"]]
+    check(got == [("GangScheduling", GANG_WORDS, 4, ["work/w-0", "work/w-1", "work/w-2",
+                                                     "work/w-3"]),
+                  (None, "schedulable now", 1, ["work/solo"])], f"pending gang: {got}")
+
+
 def test_what_if_drain(tmp):
     items = [node("n1", cpu="4"), node("n2", cpu="4"),
              pod("a", cpu="1", node_name="n1"), pod("b", cpu="1", node_name="n1"),
@@ -483,7 +537,8 @@ def main():
     start = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         for t in (test_why_taints, test_why_affinity_text, test_why_preemption_victims,
-                  test_why_pdb, test_why_missing_claim, test_why_yaml, test_pending_groups, test_what_if_drain, test_config_map,
+                  test_why_pdb, test_why_missing_claim, test_why_yaml, test_pending_groups,
+                  test_why_gang, test_pending_gang, test_what_if_drain, test_config_map,
                   test_what_if_scale, test_what_if_pending_after_add, test_what_if_queue_order,
                   test_what_if_preemption, test_what_if_nominated, test_bad_input,
                   test_live):

@@ -5,7 +5,10 @@
  * default profile has the plugin, the Permit timeout, and the queueing
  * hints (Test_isSchedulableAfterPodAdded,
  * Test_isSchedulableAfterPodGroupAdded; the PodGroup update hint's cases
- * are derived: their names start with "derived:"). */
+ * are derived: their names start with "derived:"), and PlacementFeasible
+ * (TestPlacementFeasible, PodGroup rows; the words derived from
+ * GangScheduling.PlacementFeasible). */
+#include "schedext/podgroup.h"
 #include <stdlib.h>
 
 #include "plugin_util.h"
@@ -434,5 +437,95 @@ static void test_unfed(void)
 	sx_config_free(cfg);
 }
 
-SX_TESTS(SX_TEST(test_gate), SX_TEST(test_unfed), SX_TEST(test_flow), SX_TEST(test_permit_timeout),
+/* gangscheduling_test.go TestPlacementFeasible (the PodGroup rows): after
+ * each pod's outcome, Remaining = childrenCount - (i+1) and Scheduled =
+ * initialScheduledCount + the successes so far; minCount 0 = basic. */
+struct pf_case {
+	const char *name;
+	int32_t min_count, children, initial;
+	const char *pods;     /* S = Success, U = Unschedulable, per step */
+	const char *expected; /* S, W (Wait), U per step */
+};
+
+static const struct pf_case pf_cases[] = {
+	{"All pods succeed, minCount met at end", 2, 2, 0, "SS", "WS"},
+	{"First pod fails, minCount not satisfiable", 3, 3, 0, "U", "U"},
+	{"Second pod fails, minCount not satisfiable", 2, 2, 0, "SU", "WU"},
+	{"Non-gang pod group with 0 scheduled pods fails", 0, 1, 0, "U", "U"},
+	{"Non-gang pod group with succeeds once 1 pod is scheduled", 0, 1, 0, "S", "S"},
+	{"Non-gang pod group with 1 initially scheduled pod succeeds", 0, 1, 1, "U", "S"},
+	{"More than minCount pods, all succeed", 2, 3, 0, "SSS", "WSS"},
+	{"More than minCount pods, first fails", 2, 3, 0, "USS", "WWS"},
+	{"More than minCount pods, minCount not satisfiable", 2, 3, 0, "UU", "WU"},
+	{"1 pod scheduled, 2 unscheduled pods succeed, minCount 3 met", 3, 2, 1, "SS", "WS"},
+	{"minCount already met by scheduled pods", 2, 1, 2, "U", "S"},
+	{"1 pod scheduled, minCount 3, first unscheduled fails, not enough remaining", 3, 2, 1, "U",
+	 "U"},
+	{"1 pod scheduled, minCount 4, first unscheduled succeeds, not enough remaining", 4, 2, 1,
+	 "S", "U"},
+};
+
+static void test_placement_feasible(void)
+{
+	struct sx_config *cfg = config(only_gang, "GenericWorkload=true");
+	const struct sx_profile *prof = sx_config_profile(cfg, "default-scheduler");
+
+	for (size_t c = 0; c < SX_ARRAY_SIZE(pf_cases); c++) {
+		const struct pf_case *tc = &pf_cases[c];
+		char policy[64];
+		struct sx_pod_group *pg;
+		int32_t scheduled = tc->initial;
+
+		if (tc->min_count > 0)
+			snprintf(policy, sizeof(policy), "{\"gang\":{\"minCount\":%d}}",
+				 tc->min_count);
+		else
+			snprintf(policy, sizeof(policy), "{\"basic\":{}}");
+		pg = group("test-pg", policy);
+		for (int i = 0; tc->pods[i]; i++) {
+			struct sx_placement_progress p;
+			struct sx_status *st;
+			char want = tc->expected[i];
+
+			scheduled += tc->pods[i] == 'S';
+			p = (struct sx_placement_progress){.remaining = tc->children - (i + 1),
+							   .scheduled = scheduled};
+			st = sx_run_placement_feasible(prof, pg, p);
+			if ((want == 'S' && st) || (want == 'W' && sx_status_code(st) != SX_WAIT) ||
+			    (want == 'U' && sx_status_code(st) != SX_UNSCHEDULABLE))
+				sx_test_fail(__FILE__, __LINE__, "%s: step %d: want %c, got %s",
+					     tc->name, i, want, sx_code_name(sx_status_code(st)));
+			if (st)
+				CHECK(st->plugin && !strcmp(st->plugin, "GangScheduling"));
+			sx_status_free(st);
+		}
+		sx_pod_group_unref(pg);
+	}
+	sx_config_free(cfg);
+}
+
+/* The words (derived from GangScheduling.PlacementFeasible). */
+static void test_placement_feasible_words(void)
+{
+	struct sx_config *cfg = config(only_gang, "GenericWorkload=true");
+	const struct sx_profile *prof = sx_config_profile(cfg, "default-scheduler");
+	struct sx_pod_group *pg = group("pg", "{\"gang\":{\"minCount\":4}}");
+	struct sx_status *st;
+	char buf[256];
+
+	st = sx_run_placement_feasible(prof, pg, (struct sx_placement_progress){1, 2});
+	CHECK_STR(sx_status_message(st, buf, sizeof(buf)),
+		  "minCount (4) cannot be satisfied: 2 scheduled, 1 remaining");
+	sx_status_free(st);
+	st = sx_run_placement_feasible(prof, pg, (struct sx_placement_progress){2, 2});
+	CHECK_STR(sx_status_message(st, buf, sizeof(buf)),
+		  "minCount (4) is not yet satisfied: 2 scheduled, 2 remaining");
+	sx_status_free(st);
+	CHECK(sx_run_placement_feasible(prof, pg, (struct sx_placement_progress){0, 4}) == NULL);
+	sx_pod_group_unref(pg);
+	sx_config_free(cfg);
+}
+
+SX_TESTS(SX_TEST(test_placement_feasible), SX_TEST(test_placement_feasible_words),
+	 SX_TEST(test_gate), SX_TEST(test_unfed), SX_TEST(test_flow), SX_TEST(test_permit_timeout),
 	 SX_TEST(test_hint_pod_added), SX_TEST(test_hint_pod_group))

@@ -1,6 +1,7 @@
 /* The scheduling queue: PrioritySort order, PreEnqueue gating, backoff
  * durations and expiry, unschedulable moves and the 5-minute flush,
- * ignored pods, the nominator, and a blocking pop across threads. */
+ * ignored pods, the nominator, a blocking pop across threads, and pod
+ * groups popped together and counted as entities. */
 #include <cjson/cJSON.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -415,8 +416,66 @@ static void test_blocking_pop_and_close(void)
 	sx_config_free(cfg);
 }
 
-SX_TESTS(SX_TEST(test_priority_then_arrival), SX_TEST(test_ignored_pods), SX_TEST(test_gated_pod),
-	 SX_TEST(test_backoff_durations), SX_TEST(test_error_backoff_counts_separately),
-	 SX_TEST(test_unschedulable_moves), SX_TEST(test_unschedulable_flush_after_5_minutes),
+/* Pod groups (queue_group.c): the popped member brings every queued member
+ * of its group (not other groups' pods), in upstream's member order
+ * (priority, then first attempt, then name); they share the group's
+ * attempt count and so its backoff; scheduler_queued_entities counts a
+ * group once per place and pods of no group apart. */
+static struct sx_pod *member(const char *name, int prio, const char *group)
+{
+	char extra[128];
+
+	snprintf(extra, sizeof(extra), "\"schedulingGroup\":{\"podGroupName\":\"%s\"}", group);
+	return pod_ext(name, prio, extra);
+}
+
+static void test_pod_group_pop(void)
+{
+	struct fixture f;
+	struct sx_queue_item it, *items = NULL;
+	struct sx_queue_entities e;
+	struct sx_rejectors rej = {SX_REJ_ANY, 0};
+	uint32_t n = 0;
+
+	setup(&f);
+	add(&f, member("a-1", 0, "a"));
+	add(&f, member("a-2", 5, "a"));
+	add(&f, member("a-3", 0, "a"));
+	add(&f, member("b-1", 0, "b"));
+	add(&f, pod_p("solo", 0));
+	sx_queue_entities(f.q, &e);
+	CHECK_INT(e.groups[SX_QUEUE_ACTIVE], 2);
+	CHECK_INT(e.pods[SX_QUEUE_ACTIVE], 1);
+	CHECK_STR(pop_name(&f, &it), "a-2"); /* highest priority first */
+	CHECK_INT(sx_queue_pop_group(f.q, &it, &items, &n), 0);
+	CHECK_INT(n, 3);
+	if (n == 3) {
+		CHECK_STR(items[0].pod->meta.name, "a-2");
+		CHECK_STR(items[1].pod->meta.name, "a-1");
+		CHECK_STR(items[2].pod->meta.name, "a-3");
+		CHECK_INT(items[1].attempts, 1);
+	}
+	CHECK_STR(where(&f, "a-1"), "inflight");
+	CHECK_STR(where(&f, "b-1"), "active");
+	sx_queue_entities(f.q, &e);
+	CHECK_INT(e.groups[SX_QUEUE_ACTIVE], 1);
+	/* The group fails: every member backs off the same time. */
+	for (uint32_t i = 0; i < n; i++) {
+		sx_queue_requeue_rejectors(f.q, items[i].pod, &rej);
+		sx_pod_unref(items[i].pod);
+	}
+	free(items);
+	sx_pod_unref(it.pod);
+	CHECK(sx_queue_backoff_expiry(f.q, sx_intern("ns"), "a-1") ==
+	      sx_queue_backoff_expiry(f.q, sx_intern("ns"), "a-3"));
+	sx_queue_entities(f.q, &e);
+	CHECK_INT(e.groups[SX_QUEUE_UNSCHEDULABLE] + e.groups[SX_QUEUE_BACKOFF], 1);
+	teardown(&f);
+}
+
+SX_TESTS(SX_TEST(test_pod_group_pop), SX_TEST(test_priority_then_arrival),
+	 SX_TEST(test_ignored_pods), SX_TEST(test_gated_pod), SX_TEST(test_backoff_durations),
+	 SX_TEST(test_error_backoff_counts_separately), SX_TEST(test_unschedulable_moves),
+	 SX_TEST(test_unschedulable_flush_after_5_minutes),
 	 SX_TEST(test_deleted_in_flight_not_requeued), SX_TEST(test_nominator),
 	 SX_TEST(test_blocking_pop_and_close))

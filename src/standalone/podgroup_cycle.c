@@ -1,0 +1,286 @@
+/* The standalone loop's pod-group scheduling cycle, behind GenericWorkload
+ * (upstream pkg/scheduler/schedule_one_podgroup.go of 1.37:
+ * scheduleOnePodGroup, skipPodGroupPodSchedule, validatePodGroup,
+ * podGroupCycle, submitPodGroupResult, updatePodGroupCondition).
+ *
+ * A popped member of a pod group brings the rest of its queued group with
+ * it (sx_queue_pop_group); members deleted, bound or assumed meanwhile are
+ * dropped. The algorithm (podgroup.h) places the members one after another
+ * and undoes every tentative placement. Then, when the group succeeded,
+ * each placed member goes through the loop's usual assume, Reserve, Permit
+ * and binding cycle (GangScheduling's Permit lets them bind together);
+ * otherwise every member is rejected (the FailedScheduling event, the
+ * PodScheduled=False condition, nomination cleared, back to the queue): a
+ * member that did not fit with its own FitError, the others with the
+ * group's status. The PodGroup gets the PodGroupInitiallyScheduled
+ * condition (True/Scheduled, False/Unschedulable, False/SchedulerError),
+ * never turned back from True.
+ *
+ * Metrics (upstream metrics.go, GenericWorkload):
+ * scheduler_podgroup_schedule_attempts_total{result,profile},
+ * scheduler_podgroup_scheduling_attempt_duration_seconds{result,profile},
+ * scheduler_podgroup_scheduling_algorithm_duration_seconds.
+ *
+ * Not here: PodGroupPostFilter (group preemption), placements
+ * (TopologyAwareWorkloadScheduling), CompositePodGroups, and the priority
+ * and preemption-policy checks of validatePodGroup.
+ *
+ * Threads: the loop thread only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "podgroup_cycle.h"
+#include "sched_metrics.h"
+#include "schedext/binder.h"
+#include "schedext/cache.h"
+#include "schedext/config.h"
+#include "schedext/kube.h"
+#include "schedext/metrics.h"
+#include "schedext/node_info.h"
+#include "schedext/podgroup.h"
+#include "schedext/snapshot.h"
+#include "schedext/workload.h"
+
+bool sx_pg_wants(const struct sx_queue_item *it)
+{
+	return it->pod->scheduling_group != SX_STR_EMPTY &&
+	       sx_profile_schedules_groups(it->profile);
+}
+
+/* PodGroupState.ScheduledPodsCount: members bound or assumed, as the
+ * snapshot counts them on their nodes (a walk of the snapshot's pods, no
+ * lock: the cache's visit would sort every pod under its lock). */
+static int32_t count_scheduled(const struct sx_snapshot *snap, sx_str ns, sx_str group)
+{
+	int32_t n = 0;
+
+	for (uint32_t i = 0; i < snap->nnodes; i++) {
+		const struct sx_node_info *ni = snap->nodes[i];
+
+		for (uint32_t j = 0; j < ni->npods; j++)
+			n += ni->pods[j]->scheduling_group == group && ni->pods[j]->meta.ns == ns;
+	}
+	return n;
+}
+
+static const struct sx_pod_group *find_group(const struct sx_snapshot *snap, sx_str ns, sx_str name)
+{
+	for (uint32_t i = 0; snap && i < snap->npod_groups; i++) {
+		const struct sx_pod_group *g = snap->pod_groups[i];
+
+		if (g->meta.ns == ns && strcmp(g->meta.name, sx_str_get(name)) == 0)
+			return g;
+	}
+	return NULL;
+}
+
+static void metrics_attempt(const struct sx_pg_loop *l, const struct sx_profile *prof,
+			    const char *result, double start, double algo_s)
+{
+	char labels[512], esc[300];
+
+	if (!l->metrics)
+		return;
+	snprintf(labels, sizeof(labels), "result=\"%s\",profile=\"%s\"", result,
+		 sx_metrics_label_escape(sx_sched_profile_name(prof), esc, sizeof(esc)));
+	sx_metrics_inc(l->metrics, "scheduler_podgroup_schedule_attempts_total", labels, 1);
+	sx_metrics_observe(l->metrics, "scheduler_podgroup_scheduling_attempt_duration_seconds",
+			   labels, sx_now_s() - start);
+	if (algo_s >= 0)
+		sx_metrics_observe(l->metrics,
+				   "scheduler_podgroup_scheduling_algorithm_duration_seconds", NULL,
+				   algo_s);
+}
+
+/* updatePodGroupCondition: a True condition is never turned back. */
+static void write_condition(const struct sx_pg_loop *l, const struct sx_pod_group *pg, bool ok,
+			    const char *reason, const char *msg)
+{
+	struct sx_error err = {0};
+
+	if (!pg || !l->kube || !l->leading(l->s) || pg->initially_scheduled == 1)
+		return;
+	if (sx_kube_patch_pod_group_status(l->kube, sx_str_get(pg->meta.ns), pg->meta.name,
+					   "PodGroupInitiallyScheduled", ok ? "True" : "False",
+					   reason, msg, pg->generation, &err) < 0)
+		sx_log(1, "updating PodGroup %s/%s status: %s", sx_str_get(pg->meta.ns),
+		       pg->meta.name, err.msg);
+}
+
+/* A member's failure with a status: rejected ones keep their rejectors
+ * (any event when the status names none), errors back off. */
+static void fail_with(const struct sx_pg_loop *l, const struct sx_queue_item *it,
+		      const struct sx_pod *pod, const struct sx_status *st, const char *msg,
+		      double start, struct sx_rejectors *rej)
+{
+	bool rejected = sx_status_is_rejected(st);
+	char buf[2048];
+
+	if (rejected && rej->unschedulable == 0 && rej->pending == 0)
+		rej->unschedulable = SX_REJ_ANY;
+	if (!msg)
+		msg = sx_status_message(st, buf, sizeof(buf));
+	l->fail(l->s, it->profile, pod, msg, rejected, true, start, rej);
+}
+
+/* Every member fails with one error before any scheduling
+ * (handlePodGroupFailureBeforeScheduling). */
+static void fail_all(const struct sx_pg_loop *l, struct sx_queue_item *items,
+		     struct sx_pg_member *m, uint32_t n, const char *msg, double start)
+{
+	for (uint32_t i = 0; i < n; i++)
+		l->fail(l->s, items[i].profile, m[i].pod, msg, false, true, start, NULL);
+}
+
+/* submitPodGroupResult. */
+static void submit(const struct sx_pg_loop *l, struct sx_queue_item *items, struct sx_pg_member *m,
+		   uint32_t n, const struct sx_status *group, double start)
+{
+	char gmsg[2048];
+	struct sx_rejectors grej = {0, 0};
+
+	sx_status_message(group, gmsg, sizeof(gmsg));
+	sx_rejectors_add_status(&grej, group);
+	for (uint32_t i = 0; i < n; i++) {
+		struct sx_rejectors rej = grej;
+
+		if (sx_status_code(group) == SX_ERROR) {
+			/* The member's own error, else the group's. */
+			if (m[i].evaluated && sx_status_code(m[i].status) == SX_ERROR)
+				fail_with(l, &items[i], m[i].pod, m[i].status, NULL, start, &rej);
+			else
+				fail_with(l, &items[i], m[i].pod, group, gmsg, start, &rej);
+		} else if (m[i].scheduled && sx_status_is_success(group)) {
+			l->bind(l->s, items[i].profile, m[i].pod, m[i].snap, &m[i].res, start,
+				items[i].attempts, items[i].initial_attempt);
+		} else if (m[i].scheduled || !m[i].evaluated) {
+			fail_with(l, &items[i], m[i].pod, group, gmsg, start, &rej);
+		} else {
+			/* It did not fit: its own FitError (no PostFilter ran). */
+			rej = (struct sx_rejectors){0, 0};
+			if (m[i].res.error)
+				sx_rejectors_add_status(&rej, m[i].res.error);
+			else
+				sx_rejectors_from_result(&rej, &m[i].res);
+			fail_with(l, &items[i], m[i].pod, m[i].status, NULL, start, &rej);
+		}
+	}
+}
+
+/* validatePodGroup: one profile for the whole group. */
+static bool same_profile(const struct sx_queue_item *items, const struct sx_pg_member *m,
+			 uint32_t n, char *msg, size_t len)
+{
+	for (uint32_t i = 1; i < n; i++)
+		if (items[i].profile != items[0].profile) {
+			snprintf(
+				msg, len,
+				"all pods in a pod group hierarchy should have the same "
+				".spec.schedulerName set, got: \"%s\" (\"%s\") and \"%s\" (\"%s\")",
+				sx_sched_profile_name(items[i].profile), m[i].pod->meta.name,
+				sx_sched_profile_name(items[0].profile), m[0].pod->meta.name);
+			return false;
+		}
+	return true;
+}
+
+void sx_pg_schedule(const struct sx_pg_loop *l, struct sx_queue_item *it)
+{
+	double start = sx_now_s(), t0;
+	struct sx_queue_item *all = NULL, *items = NULL;
+	struct sx_pg_member *m = NULL;
+	struct sx_snapshot *gsnap = NULL;
+	struct sx_status *group = NULL;
+	const struct sx_pod_group *pg;
+	uint32_t nall = 0, n = 0;
+	char msg[1024];
+
+	if (sx_queue_pop_group(l->q, it, &all, &nall) < 0) {
+		l->fail(l->s, it->profile, it->pod, "out of memory", false, false, start, NULL);
+		goto out;
+	}
+	if (!(items = calloc(nall, sizeof(*items))) || !(m = calloc(nall, sizeof(*m)))) {
+		for (uint32_t i = 0; i < nall; i++)
+			l->fail(l->s, all[i].profile, all[i].pod, "out of memory", false, false,
+				start, NULL);
+		goto out;
+	}
+	/* skipPodGroupPodSchedule: deleted, bound or assumed meanwhile. */
+	for (uint32_t i = 0; i < nall; i++) {
+		sx_str node = SX_STR_EMPTY;
+		bool assumed = false;
+		const struct sx_pod *cur = sx_cache_get_pod(l->cache, all[i].pod->meta.ns,
+							    all[i].pod->meta.name, &node, &assumed);
+
+		if (!cur || assumed || node != SX_STR_EMPTY || cur->deleting ||
+		    all[i].pod->deleting) {
+			sx_pod_unref(cur);
+			sx_queue_done(l->q, all[i].pod);
+			continue;
+		}
+		items[n] = all[i];
+		m[n++].pod = cur;
+	}
+	if (n == 0)
+		goto out;
+	if (!same_profile(items, m, n, msg, sizeof(msg))) {
+		fail_all(l, items, m, n, msg, start);
+		goto out;
+	}
+	gsnap = sx_cache_snapshot(l->cache);
+	pg = find_group(gsnap, it->pod->meta.ns, it->pod->scheduling_group);
+	if (!pg) {
+		snprintf(msg, sizeof(msg), "podgroup.scheduling.k8s.io \"%s\" not found",
+			 sx_str_get(it->pod->scheduling_group));
+		fail_all(l, items, m, n, gsnap ? msg : "out of memory", start);
+		goto out;
+	}
+	struct sx_pg_algorithm a = {
+		.prof = items[0].profile,
+		.pg = pg,
+		.cache = l->cache,
+		.binder = l->binder,
+		.scheduled_before =
+			count_scheduled(gsnap, it->pod->meta.ns, it->pod->scheduling_group),
+		.schedule = l->schedule,
+		.ctx = l->s,
+	};
+	sx_log(3, "Attempting to schedule pod group %s/%s (%u pods)", sx_str_get(pg->meta.ns),
+	       pg->meta.name, n);
+	t0 = sx_now_s();
+	group = sx_pod_group_algorithm(&a, m, n);
+	t0 = sx_now_s() - t0;
+	submit(l, items, m, n, group, start);
+	sx_status_message(group, msg, sizeof(msg));
+	if (sx_status_is_success(group)) {
+		sx_log(2, "Successfully scheduled a pod group %s/%s", sx_str_get(pg->meta.ns),
+		       pg->meta.name);
+		write_condition(l, pg, true, "Scheduled", msg);
+		metrics_attempt(l, items[0].profile, "scheduled", start, t0);
+	} else if (sx_status_is_rejected(group)) {
+		sx_log(2, "Unable to schedule a pod group %s/%s: %s", sx_str_get(pg->meta.ns),
+		       pg->meta.name, msg);
+		write_condition(l, pg, false, "Unschedulable", msg);
+		metrics_attempt(l, items[0].profile, "unschedulable", start, t0);
+	} else {
+		sx_log(1, "Error scheduling pod group %s/%s: %s", sx_str_get(pg->meta.ns),
+		       pg->meta.name, msg);
+		write_condition(l, pg, false, "SchedulerError", msg);
+		metrics_attempt(l, items[0].profile, "error", start, t0);
+	}
+out:
+	sx_status_free(group);
+	if (m) {
+		sx_pg_members_free(m, n);
+		for (uint32_t i = 0; i < n; i++)
+			sx_pod_unref(m[i].pod);
+	}
+	for (uint32_t i = 0; i < nall; i++)
+		sx_pod_unref(all[i].pod);
+	sx_snapshot_unref(gsnap);
+	free(items);
+	free(m);
+	free(all);
+}

@@ -1,0 +1,55 @@
+/* The standalone loop's pod-group cycle (podgroup_cycle.c). Internal to
+ * src/standalone/: scheduler.c hands it the loop's steps it reuses. */
+#ifndef SCHEDEXT_STANDALONE_PODGROUP_CYCLE_H
+#define SCHEDEXT_STANDALONE_PODGROUP_CYCLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "schedext/queue.h"
+
+struct sx_binder;
+struct sx_cache;
+struct sx_cycle_result;
+struct sx_kube;
+struct sx_metrics;
+struct sx_profile;
+struct sx_scheduler;
+struct sx_snapshot;
+
+/* What the pod-group cycle uses of the loop (set once by scheduler.c). */
+struct sx_pg_loop {
+	struct sx_scheduler *s;
+	struct sx_queue *q;
+	struct sx_cache *cache;
+	const struct sx_binder *binder;
+	struct sx_kube *kube;
+	struct sx_metrics *metrics;
+	bool (*leading)(struct sx_scheduler *s);
+	/* One member's filter and score with the loop's cycle options (no
+	 * PostFilter); returns as sx_schedule. */
+	int (*schedule)(void *s, const struct sx_profile *prof, const struct sx_pod *pod,
+			struct sx_snapshot *snap, struct sx_cycle_result *res);
+	/* The loop's assume, Reserve, Permit and binding cycle for a member the
+	 * group placed on res->selected (takes res->state). */
+	void (*bind)(struct sx_scheduler *s, const struct sx_profile *prof,
+		     const struct sx_pod *pod, struct sx_snapshot *snap,
+		     struct sx_cycle_result *res, double start, uint32_t attempts,
+		     double initial_attempt);
+	/* The loop's FailureHandler: event, PodScheduled condition, nomination
+	 * cleared when clear_nominated, requeue with the rejectors. */
+	void (*fail)(struct sx_scheduler *s, const struct sx_profile *prof,
+		     const struct sx_pod *pod, const char *msg, bool rejected, bool clear_nominated,
+		     double start, const struct sx_rejectors *rej);
+};
+
+/* Does the popped item go through the pod-group cycle (a member of a pod
+ * group, its profile with GenericWorkload)? */
+bool sx_pg_wants(const struct sx_queue_item *it);
+/* scheduleOnePodGroup for the popped member it (a reference the caller
+ * keeps): pops the rest of its group, runs the algorithm on the loop
+ * thread, binds the group or rejects it whole, writes the
+ * PodGroupInitiallyScheduled condition. */
+void sx_pg_schedule(const struct sx_pg_loop *l, struct sx_queue_item *it);
+
+#endif /* SCHEDEXT_STANDALONE_PODGROUP_CYCLE_H */
