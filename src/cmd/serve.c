@@ -614,7 +614,8 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	s->cache = sx_cache_new();
 	s->metrics = sx_metrics_new();
 	if (s->metrics) {
-		sx_fw_metrics_define(s->metrics); /* the same families in every mode */
+		sx_fw_metrics_define(s->metrics,
+				     &s->cfg->features); /* the same families in every mode */
 		sx_serve_metrics_init(s->metrics, s->cfg, s->le_name, !a->standalone);
 	}
 	s->pool = sx_pool_new(pool_threads(s->cfg->parallelism));

@@ -15,7 +15,8 @@ struct sx_queue_lengths;
 /* The profile label of a profile (its schedulerName). */
 const char *sx_sched_profile_name(const struct sx_profile *prof);
 /* Defines every metric the loop writes; m NULL: no-op. */
-void sx_sched_metrics_define(struct sx_metrics *m);
+struct sx_config;
+void sx_sched_metrics_define(struct sx_metrics *m, const struct sx_config *cfg);
 /* One scheduling attempt with its result, since start (sx_now_s()). */
 void sx_sched_metrics_attempt(struct sx_metrics *m, const struct sx_profile *prof,
 			      const char *result, double start);

@@ -934,7 +934,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	}
 	s->q = sx_queue_new(opts->cfg);
 	if (s->q)
-		s->preempter = sx_preempter_start(opts->kube, s->q, on_preempted, s);
+		s->preempter = sx_preempter_start(opts->kube, s->q, on_preempted, s, opts->metrics);
 	rc = s->preempter ? make_clients(s, err) : sx_error_set(err, SX_ENOMEM, "out of memory");
 	if (rc == 0)
 		rc = start_leader(s, err);
@@ -942,7 +942,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 		free_scheduler(s);
 		return rc;
 	}
-	sx_sched_metrics_define(opts->metrics);
+	sx_sched_metrics_define(opts->metrics, opts->cfg);
 	s->binder = (struct sx_binder){
 		.cache = opts->cache, .kube = opts->kube, .post = api_binder, .ctx = s};
 	s->nom_proxy = (struct sx_nominator){.pods_for_node = proxy_pods_for_node, .ctx = s};
