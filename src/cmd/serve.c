@@ -599,6 +599,7 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 			   : sx_config_default_for(&features, &err);
 	if (!s->cfg)
 		return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
+	sx_config_set_pod_decoding(s->cfg);
 	s->ex.profile = sx_config_profile(s->cfg, a->profile);
 	if (!s->ex.profile)
 		return usage_error("--extender-profile: no profile named '%s'", a->profile);

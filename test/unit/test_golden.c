@@ -278,6 +278,7 @@ static void replay_file(const char *path, int minor, struct tally *t)
 		sx_test_fail(__FILE__, __LINE__, "%s: config: %s", path, err.msg);
 		goto out;
 	}
+	sx_config_set_pod_decoding(cfg); /* pods decode as this release's scheduler */
 	cache = sx_cache_new();
 	docs = cJSON_CreateArray();
 	cJSON_AddItemReferenceToArray(docs, cJSON_GetObjectItemCaseSensitive(doc, "initial"));
