@@ -43,6 +43,11 @@ struct pod_ctx {
 	 * before the container statuses are applied. */
 	bool pod_status_aggregate;
 	struct sx_rlist *spec_eff, *spec_init_eff;
+	/* 1.37 otherwise (PR 140047): the spec, allocated and actuated
+	 * requests are summed apart over the containers, then the max taken
+	 * (per container lists below; spec_eff as above). */
+	bool max_of_sums;
+	struct sx_rlist *alloc_eff, *alloc_init_eff, *act_eff, *act_init_eff;
 };
 
 /* How pods are decoded for the configuration in force
@@ -381,6 +386,93 @@ out:
 	return rc;
 }
 
+/* 1.37's per-container lists (component-helpers/resource helpers.go
+ * containerAllocatedRequests and containerActuatedRequests): allocated is
+ * the status' allocatedResources, else the spec (nothing on an Infeasible
+ * resize); actuated is the status' resources.requests, else its
+ * allocatedResources, else the same fallback. */
+static int status_lists(struct pod_ctx *ctx, bool init, const char *name,
+			const struct sx_rlist *spec, struct sx_rlist *alloc, struct sx_rlist *act,
+			struct sx_error *err)
+{
+	const char *key = init ? "initContainerStatuses" : "containerStatuses";
+	const cJSON *arr = init ? ctx->init_statuses : ctx->statuses, *cs = NULL, *res = NULL;
+	bool has_alloc = false, has_req = false;
+	uint32_t idx = 0;
+	int rc = 0;
+
+	if (arr && name)
+		cs = find_status(arr, name, &idx);
+	if (cs && cJSON_IsObject(cs)) {
+		has_alloc = sx_dec_get(cs, "allocatedResources") != NULL;
+		rc = sx_dec_rlist(cs, "allocatedResources", true, alloc, NULL, err);
+		if (rc == 0)
+			rc = sx_dec_object(cs, "resources", &res, err);
+		if (rc == 0 && res) {
+			has_req = sx_dec_get(res, "requests") != NULL;
+			rc = sx_dec_rlist(res, "requests", true, act, NULL, err);
+			if (rc < 0)
+				sx_error_prefix(err, "resources");
+		}
+		if (rc < 0) {
+			sx_error_prefixf(err, "[%u]", idx);
+			sx_error_prefix(err, key);
+			sx_error_prefix(err, "status");
+			return rc;
+		}
+	}
+	if (!has_req && has_alloc)
+		rc = sx_rlist_copy(act, alloc);
+	else if (!has_req && !ctx->resize_infeasible)
+		rc = sx_rlist_copy(act, spec);
+	if (rc == 0 && !has_alloc && !ctx->resize_infeasible)
+		rc = sx_rlist_copy(alloc, spec);
+	return rc < 0 ? sx_dec_oom(err) : 0;
+}
+
+/* Copies of the spec lists (before statuses change them) into
+ * spec_eff/spec_init_eff. */
+static int keep_spec_lists(struct pod_ctx *ctx, struct sx_error *err)
+{
+	const struct sx_pod *pod = ctx->pod;
+	int rc = 0;
+
+	ctx->spec_eff = sx_calloc(pod->ncontainers + 1, sizeof(*ctx->spec_eff));
+	ctx->spec_init_eff = sx_calloc(pod->ninit + 1, sizeof(*ctx->spec_init_eff));
+	if (!ctx->spec_eff || !ctx->spec_init_eff)
+		return sx_dec_oom(err);
+	for (uint32_t i = 0; rc == 0 && i < pod->ncontainers; i++)
+		rc = sx_rlist_copy(&ctx->spec_eff[i], &ctx->eff[i]);
+	for (uint32_t i = 0; rc == 0 && i < pod->ninit; i++)
+		rc = sx_rlist_copy(&ctx->spec_init_eff[i], &ctx->init_eff[i]);
+	return rc < 0 ? sx_dec_oom(err) : 0;
+}
+
+/* 1.37: the allocated and actuated lists of every container and init
+ * container (each looked up in the statuses, sidecar or not). */
+static int max_of_sums_lists(struct pod_ctx *ctx, struct sx_error *err)
+{
+	const struct sx_pod *pod = ctx->pod;
+	int rc = keep_spec_lists(ctx, err);
+
+	if (rc < 0)
+		return rc;
+	ctx->alloc_eff = sx_calloc(pod->ncontainers + 1, sizeof(*ctx->alloc_eff));
+	ctx->act_eff = sx_calloc(pod->ncontainers + 1, sizeof(*ctx->act_eff));
+	ctx->alloc_init_eff = sx_calloc(pod->ninit + 1, sizeof(*ctx->alloc_init_eff));
+	ctx->act_init_eff = sx_calloc(pod->ninit + 1, sizeof(*ctx->act_init_eff));
+	if (!ctx->alloc_eff || !ctx->act_eff || !ctx->alloc_init_eff || !ctx->act_init_eff)
+		return sx_dec_oom(err);
+	for (uint32_t i = 0; rc == 0 && i < pod->ncontainers; i++)
+		rc = status_lists(ctx, false, sx_str_get(pod->containers[i].name), &ctx->eff[i],
+				  &ctx->alloc_eff[i], &ctx->act_eff[i], err);
+	for (uint32_t i = 0; rc == 0 && i < pod->ninit; i++)
+		rc = status_lists(ctx, true, sx_str_get(pod->init_containers[i].name),
+				  &ctx->init_eff[i], &ctx->alloc_init_eff[i], &ctx->act_init_eff[i],
+				  err);
+	return rc;
+}
+
 /* Status resources of regular containers and sidecars (after the spec, so
  * that error paths name status.*). */
 static int apply_statuses(struct pod_ctx *ctx, struct sx_error *err)
@@ -395,18 +487,15 @@ static int apply_statuses(struct pod_ctx *ctx, struct sx_error *err)
 	ctx->pod_status_aggregate = atomic_load(&in_place_pod_level) &&
 				    atomic_load(&pod_resources_release) >= 37 &&
 				    ctx->has_status_alloc && ctx->has_status_req;
-	if (ctx->pod_status_aggregate) {
-		ctx->spec_eff = sx_calloc(pod->ncontainers + 1, sizeof(*ctx->spec_eff));
-		ctx->spec_init_eff = sx_calloc(pod->ninit + 1, sizeof(*ctx->spec_init_eff));
-		if (!ctx->spec_eff || !ctx->spec_init_eff)
-			return sx_dec_oom(err);
-		for (uint32_t i = 0; rc == 0 && i < pod->ncontainers; i++)
-			rc = sx_rlist_copy(&ctx->spec_eff[i], &ctx->eff[i]);
-		for (uint32_t i = 0; rc == 0 && i < pod->ninit; i++)
-			rc = sx_rlist_copy(&ctx->spec_init_eff[i], &ctx->init_eff[i]);
-		if (rc < 0)
-			return sx_dec_oom(err);
-	}
+	if (ctx->pod_status_aggregate && (rc = keep_spec_lists(ctx, err)) < 0)
+		return rc;
+	/* Otherwise, from 1.37, max of sums; a pod without statuses or a
+	 * resize keeps the walk below (all three sums are the spec's). */
+	ctx->max_of_sums = !ctx->pod_status_aggregate &&
+			   atomic_load(&pod_resources_release) >= 37 &&
+			   (ctx->statuses || ctx->init_statuses || ctx->resize_infeasible);
+	if (ctx->max_of_sums)
+		return max_of_sums_lists(ctx, err);
 
 	for (uint32_t i = 0; rc == 0 && i < pod->ncontainers; i++)
 		rc = apply_status_resources(ctx, false, sx_str_get(pod->containers[i].name),
@@ -613,6 +702,28 @@ static int aggregate(const struct pod_ctx *ctx, const struct sx_rlist *defaults,
 {
 	int rc;
 
+	struct sx_rlist sum = {0};
+
+	if (ctx->max_of_sums) {
+		/* helpers.go AggregateContainerRequests: max(spec, actuated,
+		 * allocated) of the sums, the spec left out on an Infeasible
+		 * resize */
+		rc = aggregate_lists(ctx->pod, ctx->spec_eff, ctx->spec_init_eff, defaults, total);
+		if (rc == 0 && ctx->resize_infeasible)
+			sx_rlist_clear(total);
+		if (rc == 0)
+			rc = aggregate_lists(ctx->pod, ctx->act_eff, ctx->act_init_eff, defaults,
+					     &sum);
+		if (rc == 0)
+			rc = sx_rlist_merge(total, &sum, SX_RL_MAX);
+		if (rc == 0)
+			rc = aggregate_lists(ctx->pod, ctx->alloc_eff, ctx->alloc_init_eff,
+					     defaults, &sum);
+		if (rc == 0)
+			rc = sx_rlist_merge(total, &sum, SX_RL_MAX);
+		sx_rlist_clear(&sum);
+		return rc;
+	}
 	if (!ctx->pod_status_aggregate)
 		return aggregate_lists(ctx->pod, ctx->eff, ctx->init_eff, defaults, total);
 	rc = aggregate_lists(ctx->pod, ctx->spec_eff, ctx->spec_init_eff, defaults, total);
@@ -1011,8 +1122,20 @@ static void ctx_clear(struct pod_ctx *ctx)
 		sx_rlist_clear(&ctx->spec_init_eff[i]);
 	free(ctx->eff);
 	free(ctx->init_eff);
+	for (uint32_t i = 0; ctx->alloc_eff && i < ctx->pod->ncontainers; i++)
+		sx_rlist_clear(&ctx->alloc_eff[i]);
+	for (uint32_t i = 0; ctx->act_eff && i < ctx->pod->ncontainers; i++)
+		sx_rlist_clear(&ctx->act_eff[i]);
+	for (uint32_t i = 0; ctx->alloc_init_eff && i < ctx->pod->ninit; i++)
+		sx_rlist_clear(&ctx->alloc_init_eff[i]);
+	for (uint32_t i = 0; ctx->act_init_eff && i < ctx->pod->ninit; i++)
+		sx_rlist_clear(&ctx->act_init_eff[i]);
 	free(ctx->spec_eff);
 	free(ctx->spec_init_eff);
+	free(ctx->alloc_eff);
+	free(ctx->act_eff);
+	free(ctx->alloc_init_eff);
+	free(ctx->act_init_eff);
 	sx_rlist_clear(&ctx->pod_level);
 	sx_rlist_clear(&ctx->overhead);
 	sx_rlist_clear(&ctx->status_req);

@@ -502,7 +502,37 @@ static void test_pod_level_resize(void)
 		"'name':'c1','allocatedResources':{'cpu':'6'},'resources':{'requests':{'cpu':'5'},"
 		"'limits':{'cpu':'8'}}}],'allocatedResources':{'cpu':'6'}}}";
 
+	/* "aggregate container request resolves max of sums instead of sum
+	 * of maxes" (1.37, PR 140047) */
+	static const char *max_of_sums =
+		"{'metadata':{'name':'p'},'spec':{'containers':[{'name':'c1','resources':{"
+		"'requests':{'cpu':'1'}}},{'name':'c2','resources':{'requests':{'cpu':'2'}}}]},"
+		"'status':{'containerStatuses':[{'name':'c1','allocatedResources':{'cpu':'2'}},"
+		"{'name':'c2','allocatedResources':{'cpu':'1'}}]}}";
+	/* "regularcontainers with empty requests, but status with non-empty
+	 * requests" and its always-restart init container twin */
+	static const char *status_only =
+		"{'metadata':{'name':'p'},'spec':{'containers':[{'name':'container-1'}]},"
+		"'status':{'containerStatuses':[{'name':'container-1','resources':{'requests':{"
+		"'cpu':'2'}}}]}}";
+	static const char *sidecar_status_only =
+		"{'metadata':{'name':'p'},'spec':{'containers':[],'initContainers':[{'name':"
+		"'container-1','restartPolicy':'Always'}]},'status':{'initContainerStatuses':[{"
+		"'name':'container-1','resources':{'requests':{'cpu':'2'}}}]}}";
+
+	/* derived: the same crossing in status.resources.requests: 3 as
+	 * 1.37 sums, 4 as 1.36 summed the per-container max */
+	static const char *actuated_crossed =
+		"{'metadata':{'name':'p'},'spec':{'containers':[{'name':'c1','resources':{"
+		"'requests':{'cpu':'1'}}},{'name':'c2','resources':{'requests':{'cpu':'2'}}}]},"
+		"'status':{'containerStatuses':[{'name':'c1','resources':{'requests':{'cpu':'2'}}},"
+		"{'name':'c2','resources':{'requests':{'cpu':'1'}}}]}}";
+
 	/* the default: 1.37, gate on */
+	CHECK_INT(cpu_of(max_of_sums), 3000);
+	CHECK_INT(cpu_of(status_only), 2000);
+	CHECK_INT(cpu_of(sidecar_status_only), 2000);
+	CHECK_INT(cpu_of(actuated_crossed), 3000);
 	CHECK_INT(cpu_of(status_populated), 3500);
 	CHECK_INT(cpu_of(infeasible), 4000);
 	CHECK_INT(cpu_of(from_pod_status), 4000);
@@ -514,6 +544,13 @@ static void test_pod_level_resize(void)
 	 * containers (helpers.go before the pod-level aggregate) */
 	sx_decode_set_pod_resources(true, 36);
 	CHECK_INT(cpu_of(status_populated), 3500);
+	/* derived: before PR 140047 the per-container max was summed, for
+	 * containers whose status reports resources (helpers.go
+	 * determineContainerReqs); with allocatedResources alone the spec
+	 * counted */
+	CHECK_INT(cpu_of(max_of_sums), 3000);
+	CHECK_INT(cpu_of(actuated_crossed), 4000);
+	CHECK_INT(cpu_of(status_only), 2000);
 	CHECK_INT(cpu_of(from_pod_status), 1000);
 	CHECK_INT(cpu_of(no_pod_alloc), 6000);
 	/* derived: the gate off (1.35's default, alpha): the spec's
