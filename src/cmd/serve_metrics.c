@@ -142,6 +142,7 @@ static void zero_series(struct sx_metrics *m, const struct sx_config *cfg)
 	 * scheduler sees (a pod added, to activeQ) */
 	sx_metrics_touch(m, "scheduler_queue_incoming_pods_total",
 			 "queue=\"active\",event=\"PodAdd\"");
+	sx_metrics_touch(m, "scheduler_goroutines", "operation=\"binding\"");
 	sx_metrics_touch(m, "scheduler_queue_incoming_entities_total",
 			 "queue=\"active\",event=\"PodAdd\",type=\"pod\"");
 	/* gated families (absent when their gate is off: touch ignores them) */

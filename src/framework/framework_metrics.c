@@ -493,6 +493,9 @@ static const struct family families[] = {
 	 "entity type. Entity types are either 'pod' (for individual pods that are not members of "
 	 "any podgroup) or 'podgroup'.",
 	 SX_METRIC_COUNTER, SX_STABILITY_ALPHA, 0, 0, 0, NULL, ALWAYS},
+	{"scheduler_goroutines",
+	 "Number of running goroutines split by the work they do such as binding.", SX_METRIC_GAUGE,
+	 SX_STABILITY_BETA, 0, 0, 0, NULL, ALWAYS},
 	{"scheduler_unschedulable_pods",
 	 "The number of unschedulable pods broken down by plugin name. A pod will increment the "
 	 "gauge for all plugins that caused it to not schedule and so this metric have "

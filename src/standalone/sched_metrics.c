@@ -63,8 +63,10 @@ void sx_sched_metrics_attempt(struct sx_metrics *m, const struct sx_profile *pro
 			   sx_now_s() - start);
 }
 
-void sx_sched_metrics_gauges(struct sx_metrics *m, const struct sx_queue_lengths *l, bool leader)
+void sx_sched_metrics_gauges(struct sx_metrics *m, const struct sx_queue_lengths *l,
+			     uint32_t binding, bool leader)
 {
+	sx_metrics_set(m, "scheduler_goroutines", "operation=\"binding\"", binding);
 	sx_metrics_set(m, "scheduler_pending_pods", "queue=\"active\"", l->active);
 	sx_metrics_set(m, "scheduler_pending_pods", "queue=\"backoff\"", l->backoff);
 	sx_metrics_set(m, "scheduler_pending_pods", "queue=\"unschedulable\"", l->unschedulable);

@@ -22,7 +22,7 @@ FAMILIES = [
     "scheduler_permit_wait_duration_seconds", "scheduler_cache_size",
     "scheduler_event_handling_duration_seconds",
     "scheduler_queueing_hint_execution_duration_seconds",
-    "scheduler_queued_entities", "scheduler_queue_incoming_entities_total",
+    "scheduler_queued_entities", "scheduler_queue_incoming_entities_total", "scheduler_goroutines",
     "scheduler_preemption_goroutines_duration_seconds",
     "scheduler_preemption_goroutines_execution_total",
     "dynamic_resource_allocation_resourceclaim_creates_total",
@@ -149,6 +149,8 @@ HELP_137 = {
     "scheduler_plugin_execution_duration_seconds": "[BETA] Duration for running a plugin at a "
     "specific extension point.",
     "scheduler_permit_wait_duration_seconds": "[BETA] Duration of waiting on permit.",
+    "scheduler_goroutines": "[BETA] Number of running goroutines split by the work they do such "
+    "as binding.",
     "scheduler_unschedulable_pods": "[BETA] The number of unschedulable pods broken down by plugin "
     "name. A pod will increment the gauge for all plugins that caused it to not schedule and so "
     "this metric have meaning only when broken down by plugin.",
@@ -265,10 +267,14 @@ def test_standalone(tmp):
                 ('scheduler_queue_incoming_pods_total{queue="unschedulable",event="ScheduleAttemptFailure"}', 1),
                 ('scheduler_unschedulable_pods{plugin="NodeResourcesFit",profile="default-scheduler"}', 1),
                 ('scheduler_pending_pods{queue="unschedulable"}', 1),
+                ('scheduler_queued_entities{queue="unschedulable",type="pod"}', 1),
+                ('scheduler_queue_incoming_entities_total{queue="active",event="PodAdd",type="pod"}', 11),
                 ('scheduler_framework_extension_point_duration_seconds_count{extension_point="Bind",'
                  'status="Success",profile="default-scheduler"}', 10),
         ):
             check(value(text, series) == want, f"{series} = {value(text, series)}, want {want}")
+        check((value(text, 'scheduler_goroutines{operation="binding"}') or 0) >= 0 and
+              'scheduler_goroutines{operation="binding"}' in text, "binding cycles in flight")
         check((value(text, 'scheduler_event_handling_duration_seconds_count{event="AssignedPodUpdate"}')
                or 0) >= 1, "event handling observed")
         # a new big node: NodeResourcesFit's hint says Queue
