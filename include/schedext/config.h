@@ -166,6 +166,12 @@ void sx_config_free(struct sx_config *cfg);
  * differs from that release's default}}. */
 struct sx_buf;
 void sx_config_write_json(struct sx_buf *b, const struct sx_config *cfg);
+/* Makes pod decoding follow this configuration's release and
+ * InPlacePodLevelResourcesVerticalScaling gate (decode.h
+ * sx_decode_set_pod_resources; upstream reads the gate process-wide when
+ * it computes a pod's requests). Call before any pod is decoded. */
+void sx_config_set_pod_decoding(const struct sx_config *cfg);
+
 /* Profile by schedulerName; name NULL = the first. */
 const struct sx_profile *sx_config_profile(const struct sx_config *cfg, const char *name);
 

@@ -46,6 +46,17 @@ int sx_decode_object(const struct cJSON *json, const char *kind, struct sx_objec
  * costs one serialization per decoded object. Thread-safe. */
 void sx_decode_keep_raw(enum sx_kind kind, bool on);
 
+/* How pod requests are derived from then on (component-helpers/resource
+ * PodRequests as the scheduler calls it, framework/types.go
+ * computePodResourceRequest): in_place_pod_level_resize is the
+ * InPlacePodLevelResourcesVerticalScaling gate (pod-level
+ * status.resources / status.allocatedResources count while a pod-level
+ * resize is in flight), release_minor the emulated release (37: the
+ * container aggregate comes from the pod-level status when both maps are
+ * set). Process-wide, as the scheduler's feature gate is; set it from the
+ * configuration before any pod is decoded. Defaults: on, 37. */
+void sx_decode_set_pod_resources(bool in_place_pod_level_resize, int release_minor);
+
 /* Building blocks, also used by the configuration loader (NodeAffinityArgs
  * addedAffinity, default spread constraints). */
 struct sx_node_affinity *sx_decode_node_affinity(const struct cJSON *json, struct sx_error *err);

@@ -43,8 +43,15 @@ const char *sx_ext_point_label(enum sx_ext_point ep);
 
 #define SX_METRICS_MAX_PROFILES 16
 
-/* Defines every scheduler_* family (idempotent). */
-void sx_fw_metrics_define(struct sx_metrics *m);
+/* Defines every scheduler_* family of kube-scheduler 1.37 (idempotent),
+ * with component-base's stability markers in the help; the families
+ * upstream registers behind a gate only when it is on in `features`
+ * (NULL: the default release's gates). */
+struct sx_features;
+void sx_fw_metrics_define(struct sx_metrics *m, const struct sx_features *features);
+/* Whether a family deprecated in `deprecated` ("1.37.0") is hidden by
+ * this binary (component-base's shouldHide); NULL: false. */
+bool sx_fw_metrics_hidden(const char *deprecated);
 
 /* Whether this cycle records plugin durations (10% of cycles). */
 bool sx_fw_metrics_sample(void);

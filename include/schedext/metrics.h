@@ -34,6 +34,27 @@ void sx_metrics_free(struct sx_metrics *m);
 int sx_metrics_define(struct sx_metrics *m, const char *name, enum sx_metric_type type,
 		      const char *help, const double *buckets, unsigned nbuckets);
 
+/* component-base's stability levels (k8s.io/component-base/metrics
+ * opts.go StabilityLevel); NONE for families that are not component-base
+ * metrics (schedext_*, process_*). */
+enum sx_metric_stability {
+	SX_STABILITY_NONE,
+	SX_STABILITY_ALPHA,
+	SX_STABILITY_BETA,
+	SX_STABILITY_STABLE
+};
+
+/* Declares a family as component-base registers a KubeOpts metric: the
+ * help is "[ALPHA] help", and for a deprecated one (deprecated = its
+ * DeprecatedVersion, "1.37.0"; NULL = not deprecated) "[ALPHA]
+ * (Deprecated since 1.37.0) help" (opts.go markDeprecated, then
+ * annotateStabilityLevel). Whether a deprecated family is hidden is the
+ * caller's decision (registry.go shouldHide). Returns as
+ * sx_metrics_define. */
+int sx_metrics_define_kube(struct sx_metrics *m, const char *name, enum sx_metric_type type,
+			   enum sx_metric_stability stability, const char *deprecated,
+			   const char *help, const double *buckets, unsigned nbuckets);
+
 /* Counter += v. Ignored when the family is unknown or not a counter. */
 void sx_metrics_inc(struct sx_metrics *m, const char *name, const char *labels, uint64_t v);
 /* Gauge = v (also a counter fed from a monotonic source). */

@@ -6,6 +6,7 @@
  * once), its non-zero scoring variant, the host ports claimed and the PVC
  * names used.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,34 @@ struct pod_ctx {
 	struct sx_rlist *init_eff; /* per init container */
 	struct sx_rlist pod_level; /* spec.resources.requests */
 	struct sx_rlist overhead;  /* spec.overhead */
+	/* Pod-level resize state (InPlacePodLevelResourcesVerticalScaling):
+	 * status.resources.requests and status.allocatedResources. */
+	struct sx_rlist status_req, status_alloc;
+	bool has_status_res, has_status_req, has_status_alloc;
+	/* The container aggregate comes from the pod-level status (1.37's
+	 * AggregateContainerRequests): the spec-only container lists, kept
+	 * before the container statuses are applied. */
+	bool pod_status_aggregate;
+	struct sx_rlist *spec_eff, *spec_init_eff;
+	/* 1.37 otherwise (PR 140047): the spec, allocated and actuated
+	 * requests are summed apart over the containers, then the max taken
+	 * (per container lists below; spec_eff as above). */
+	bool max_of_sums;
+	struct sx_rlist *alloc_eff, *alloc_init_eff, *act_eff, *act_init_eff;
 };
+
+/* How pods are decoded for the configuration in force
+ * (sx_decode_set_pod_resources): the InPlacePodLevelResourcesVerticalScaling
+ * gate and the release. Set before informers start; read on the decoding
+ * threads. */
+static atomic_bool in_place_pod_level = true;
+static atomic_int pod_resources_release = 37;
+
+void sx_decode_set_pod_resources(bool in_place_pod_level_resize, int release_minor)
+{
+	atomic_store(&in_place_pod_level, in_place_pod_level_resize);
+	atomic_store(&pod_resources_release, release_minor);
+}
 
 /* A string field that must be one of names[0..n) (or absent: *out = dflt). */
 static int container_needs(const cJSON *j, uint8_t *needs, struct sx_error *err);
@@ -358,12 +386,116 @@ out:
 	return rc;
 }
 
+/* 1.37's per-container lists (component-helpers/resource helpers.go
+ * containerAllocatedRequests and containerActuatedRequests): allocated is
+ * the status' allocatedResources, else the spec (nothing on an Infeasible
+ * resize); actuated is the status' resources.requests, else its
+ * allocatedResources, else the same fallback. */
+static int status_lists(struct pod_ctx *ctx, bool init, const char *name,
+			const struct sx_rlist *spec, struct sx_rlist *alloc, struct sx_rlist *act,
+			struct sx_error *err)
+{
+	const char *key = init ? "initContainerStatuses" : "containerStatuses";
+	const cJSON *arr = init ? ctx->init_statuses : ctx->statuses, *cs = NULL, *res = NULL;
+	bool has_alloc = false, has_req = false;
+	uint32_t idx = 0;
+	int rc = 0;
+
+	if (arr && name)
+		cs = find_status(arr, name, &idx);
+	if (cs && cJSON_IsObject(cs)) {
+		has_alloc = sx_dec_get(cs, "allocatedResources") != NULL;
+		rc = sx_dec_rlist(cs, "allocatedResources", true, alloc, NULL, err);
+		if (rc == 0)
+			rc = sx_dec_object(cs, "resources", &res, err);
+		if (rc == 0 && res) {
+			has_req = sx_dec_get(res, "requests") != NULL;
+			rc = sx_dec_rlist(res, "requests", true, act, NULL, err);
+			if (rc < 0)
+				sx_error_prefix(err, "resources");
+		}
+		if (rc < 0) {
+			sx_error_prefixf(err, "[%u]", idx);
+			sx_error_prefix(err, key);
+			sx_error_prefix(err, "status");
+			return rc;
+		}
+	}
+	if (!has_req && has_alloc)
+		rc = sx_rlist_copy(act, alloc);
+	else if (!has_req && !ctx->resize_infeasible)
+		rc = sx_rlist_copy(act, spec);
+	if (rc == 0 && !has_alloc && !ctx->resize_infeasible)
+		rc = sx_rlist_copy(alloc, spec);
+	return rc < 0 ? sx_dec_oom(err) : 0;
+}
+
+/* Copies of the spec lists (before statuses change them) into
+ * spec_eff/spec_init_eff. */
+static int keep_spec_lists(struct pod_ctx *ctx, struct sx_error *err)
+{
+	const struct sx_pod *pod = ctx->pod;
+	int rc = 0;
+
+	ctx->spec_eff = sx_calloc(pod->ncontainers + 1, sizeof(*ctx->spec_eff));
+	ctx->spec_init_eff = sx_calloc(pod->ninit + 1, sizeof(*ctx->spec_init_eff));
+	if (!ctx->spec_eff || !ctx->spec_init_eff)
+		return sx_dec_oom(err);
+	for (uint32_t i = 0; rc == 0 && i < pod->ncontainers; i++)
+		rc = sx_rlist_copy(&ctx->spec_eff[i], &ctx->eff[i]);
+	for (uint32_t i = 0; rc == 0 && i < pod->ninit; i++)
+		rc = sx_rlist_copy(&ctx->spec_init_eff[i], &ctx->init_eff[i]);
+	return rc < 0 ? sx_dec_oom(err) : 0;
+}
+
+/* 1.37: the allocated and actuated lists of every container and init
+ * container (each looked up in the statuses, sidecar or not). */
+static int max_of_sums_lists(struct pod_ctx *ctx, struct sx_error *err)
+{
+	const struct sx_pod *pod = ctx->pod;
+	int rc = keep_spec_lists(ctx, err);
+
+	if (rc < 0)
+		return rc;
+	ctx->alloc_eff = sx_calloc(pod->ncontainers + 1, sizeof(*ctx->alloc_eff));
+	ctx->act_eff = sx_calloc(pod->ncontainers + 1, sizeof(*ctx->act_eff));
+	ctx->alloc_init_eff = sx_calloc(pod->ninit + 1, sizeof(*ctx->alloc_init_eff));
+	ctx->act_init_eff = sx_calloc(pod->ninit + 1, sizeof(*ctx->act_init_eff));
+	if (!ctx->alloc_eff || !ctx->act_eff || !ctx->alloc_init_eff || !ctx->act_init_eff)
+		return sx_dec_oom(err);
+	for (uint32_t i = 0; rc == 0 && i < pod->ncontainers; i++)
+		rc = status_lists(ctx, false, sx_str_get(pod->containers[i].name), &ctx->eff[i],
+				  &ctx->alloc_eff[i], &ctx->act_eff[i], err);
+	for (uint32_t i = 0; rc == 0 && i < pod->ninit; i++)
+		rc = status_lists(ctx, true, sx_str_get(pod->init_containers[i].name),
+				  &ctx->init_eff[i], &ctx->alloc_init_eff[i], &ctx->act_init_eff[i],
+				  err);
+	return rc;
+}
+
 /* Status resources of regular containers and sidecars (after the spec, so
  * that error paths name status.*). */
 static int apply_statuses(struct pod_ctx *ctx, struct sx_error *err)
 {
 	const struct sx_pod *pod = ctx->pod;
 	int rc = 0;
+
+	/* 1.37's AggregateContainerRequests: with the gate on and both
+	 * pod-level status maps set, they are the allocated and actuated
+	 * aggregates, and the spec aggregate is taken without container
+	 * statuses. */
+	ctx->pod_status_aggregate = atomic_load(&in_place_pod_level) &&
+				    atomic_load(&pod_resources_release) >= 37 &&
+				    ctx->has_status_alloc && ctx->has_status_req;
+	if (ctx->pod_status_aggregate && (rc = keep_spec_lists(ctx, err)) < 0)
+		return rc;
+	/* Otherwise, from 1.37, max of sums; a pod without statuses or a
+	 * resize keeps the walk below (all three sums are the spec's). */
+	ctx->max_of_sums = !ctx->pod_status_aggregate &&
+			   atomic_load(&pod_resources_release) >= 37 &&
+			   (ctx->statuses || ctx->init_statuses || ctx->resize_infeasible);
+	if (ctx->max_of_sums)
+		return max_of_sums_lists(ctx, err);
 
 	for (uint32_t i = 0; rc == 0 && i < pod->ncontainers; i++)
 		rc = apply_status_resources(ctx, false, sx_str_get(pod->containers[i].name),
@@ -523,21 +655,21 @@ static int with_defaults(const struct sx_rlist *reqs, const struct sx_rlist *def
 /* PodRequests' three steps into *total: containers summed, init containers walked in
  * order with the running sidecar sum, then the per-resource max. `defaults`
  * (may be empty) are applied to every container lacking those keys. */
-static int aggregate(const struct pod_ctx *ctx, const struct sx_rlist *defaults,
-		     struct sx_rlist *total)
+static int aggregate_lists(const struct sx_pod *pod, const struct sx_rlist *eff,
+			   const struct sx_rlist *init_eff, const struct sx_rlist *defaults,
+			   struct sx_rlist *total)
 {
 	struct sx_rlist sidecars = {0}, init_max = {0}, r = {0}, usage = {0};
-	const struct sx_pod *pod = ctx->pod;
 	int rc = 0;
 
 	sx_rlist_clear(total);
 	for (uint32_t i = 0; rc == 0 && i < pod->ncontainers; i++) {
-		rc = with_defaults(&ctx->eff[i], defaults, &r);
+		rc = with_defaults(&eff[i], defaults, &r);
 		if (rc == 0)
 			rc = sx_rlist_merge(total, &r, SX_RL_ADD);
 	}
 	for (uint32_t i = 0; rc == 0 && i < pod->ninit; i++) {
-		rc = with_defaults(&ctx->init_eff[i], defaults, &r);
+		rc = with_defaults(&init_eff[i], defaults, &r);
 		if (rc == 0 && pod->init_containers[i].sidecar) {
 			rc = sx_rlist_merge(total, &r, SX_RL_ADD);
 			if (rc == 0)
@@ -558,6 +690,49 @@ static int aggregate(const struct pod_ctx *ctx, const struct sx_rlist *defaults,
 	sx_rlist_clear(&init_max);
 	sx_rlist_clear(&r);
 	sx_rlist_clear(&usage);
+	return rc;
+}
+
+/* The container aggregate: over the lists with container statuses
+ * applied, or, when the pod-level status gives it (1.37's
+ * AggregateContainerRequests), max(spec aggregate, status.resources.requests,
+ * status.allocatedResources), without the spec on an Infeasible resize. */
+static int aggregate(const struct pod_ctx *ctx, const struct sx_rlist *defaults,
+		     struct sx_rlist *total)
+{
+	int rc;
+
+	struct sx_rlist sum = {0};
+
+	if (ctx->max_of_sums) {
+		/* helpers.go AggregateContainerRequests: max(spec, actuated,
+		 * allocated) of the sums, the spec left out on an Infeasible
+		 * resize */
+		rc = aggregate_lists(ctx->pod, ctx->spec_eff, ctx->spec_init_eff, defaults, total);
+		if (rc == 0 && ctx->resize_infeasible)
+			sx_rlist_clear(total);
+		if (rc == 0)
+			rc = aggregate_lists(ctx->pod, ctx->act_eff, ctx->act_init_eff, defaults,
+					     &sum);
+		if (rc == 0)
+			rc = sx_rlist_merge(total, &sum, SX_RL_MAX);
+		if (rc == 0)
+			rc = aggregate_lists(ctx->pod, ctx->alloc_eff, ctx->alloc_init_eff,
+					     defaults, &sum);
+		if (rc == 0)
+			rc = sx_rlist_merge(total, &sum, SX_RL_MAX);
+		sx_rlist_clear(&sum);
+		return rc;
+	}
+	if (!ctx->pod_status_aggregate)
+		return aggregate_lists(ctx->pod, ctx->eff, ctx->init_eff, defaults, total);
+	rc = aggregate_lists(ctx->pod, ctx->spec_eff, ctx->spec_init_eff, defaults, total);
+	if (rc == 0 && ctx->resize_infeasible)
+		sx_rlist_clear(total);
+	if (rc == 0)
+		rc = sx_rlist_merge(total, &ctx->status_req, SX_RL_MAX);
+	if (rc == 0)
+		rc = sx_rlist_merge(total, &ctx->status_alloc, SX_RL_MAX);
 	return rc;
 }
 
@@ -641,12 +816,28 @@ out:
 static int derive_requests(struct pod_ctx *ctx, struct sx_error *err)
 {
 	const struct sx_rlist *pod_level = &ctx->pod_level, *overhead = &ctx->overhead;
-	struct sx_rlist total = {0}, defaults = {0}, nonzero = {0}, none = {0};
+	struct sx_rlist total = {0}, defaults = {0}, nonzero = {0}, none = {0}, resized = {0};
 	struct sx_pod *pod = ctx->pod;
 	bool pl = pod_level_set(pod_level);
 	const struct sx_rlist *nz = &total;
 	int64_t v = 0;
-	int rc = pod_requests(ctx, pl ? pod_level : &none, overhead, &none, &total);
+	int rc = 0;
+
+	/* PodRequests with InPlacePodLevelResourcesVerticalScaling: while
+	 * status.resources is reported, the pod-level requests are
+	 * max(spec, status.resources.requests, status.allocatedResources), the
+	 * spec dropped on an Infeasible resize (effectivePodLevelResources). */
+	if (pl && atomic_load(&in_place_pod_level) && ctx->has_status_res) {
+		if (!ctx->resize_infeasible)
+			rc = sx_rlist_copy(&resized, pod_level);
+		if (rc == 0)
+			rc = sx_rlist_merge(&resized, &ctx->status_req, SX_RL_MAX);
+		if (rc == 0)
+			rc = sx_rlist_merge(&resized, &ctx->status_alloc, SX_RL_MAX);
+		pod_level = &resized;
+	}
+	if (rc == 0)
+		rc = pod_requests(ctx, pl ? pod_level : &none, overhead, &none, &total);
 
 	if (rc == 0 && (!pl || !sx_rlist_find(&total, SX_S_CPU)))
 		rc = sx_rlist_apply(&defaults, SX_S_CPU, NONZERO_CPU_NANO, SX_RL_SET);
@@ -686,6 +877,7 @@ out:
 	sx_rlist_clear(&total);
 	sx_rlist_clear(&defaults);
 	sx_rlist_clear(&nonzero);
+	sx_rlist_clear(&resized);
 	return rc;
 }
 
@@ -786,6 +978,31 @@ static int decode_condition(const cJSON *j, void *elem, void *arg, struct sx_err
 	return rc;
 }
 
+/* Pod-level resize state: status.resources.requests and
+ * status.allocatedResources (core/v1 PodStatus, read by
+ * component-helpers/resource PodRequests when
+ * InPlacePodLevelResourcesVerticalScaling is on). */
+static int decode_pod_status_resources(const cJSON *status, struct pod_ctx *ctx,
+				       struct sx_error *err)
+{
+	const cJSON *res;
+	int rc = sx_dec_object(status, "resources", &res, err);
+
+	ctx->has_status_res = rc == 0 && res;
+	if (rc == 0 && res) {
+		ctx->has_status_req = sx_dec_get(res, "requests") != NULL;
+		rc = sx_dec_rlist(res, "requests", true, &ctx->status_req, NULL, err);
+		if (rc < 0)
+			sx_error_prefix(err, "resources");
+	}
+	if (rc == 0) {
+		ctx->has_status_alloc = sx_dec_get(status, "allocatedResources") != NULL;
+		rc = sx_dec_rlist(status, "allocatedResources", true, &ctx->status_alloc, NULL,
+				  err);
+	}
+	return rc;
+}
+
 /* Reads status fields that the spec decode depends on (resize state). */
 static int decode_status_pre(const cJSON *status, struct pod_ctx *ctx, struct sx_error *err)
 {
@@ -799,6 +1016,8 @@ static int decode_status_pre(const cJSON *status, struct pod_ctx *ctx, struct sx
 		rc = sx_dec_array(status, "conditions", &conds, &n, err);
 	if (rc == 0)
 		rc = sx_dec_each_object(conds, "conditions", NULL, 0, decode_condition, ctx, err);
+	if (rc == 0)
+		rc = decode_pod_status_resources(status, ctx, err);
 	if (rc < 0)
 		sx_error_prefix(err, "status");
 	return rc;
@@ -897,10 +1116,30 @@ static void ctx_clear(struct pod_ctx *ctx)
 		sx_rlist_clear(&ctx->eff[i]);
 	for (uint32_t i = 0; ctx->init_eff && i < ctx->pod->ninit; i++)
 		sx_rlist_clear(&ctx->init_eff[i]);
+	for (uint32_t i = 0; ctx->spec_eff && i < ctx->pod->ncontainers; i++)
+		sx_rlist_clear(&ctx->spec_eff[i]);
+	for (uint32_t i = 0; ctx->spec_init_eff && i < ctx->pod->ninit; i++)
+		sx_rlist_clear(&ctx->spec_init_eff[i]);
 	free(ctx->eff);
 	free(ctx->init_eff);
+	for (uint32_t i = 0; ctx->alloc_eff && i < ctx->pod->ncontainers; i++)
+		sx_rlist_clear(&ctx->alloc_eff[i]);
+	for (uint32_t i = 0; ctx->act_eff && i < ctx->pod->ncontainers; i++)
+		sx_rlist_clear(&ctx->act_eff[i]);
+	for (uint32_t i = 0; ctx->alloc_init_eff && i < ctx->pod->ninit; i++)
+		sx_rlist_clear(&ctx->alloc_init_eff[i]);
+	for (uint32_t i = 0; ctx->act_init_eff && i < ctx->pod->ninit; i++)
+		sx_rlist_clear(&ctx->act_init_eff[i]);
+	free(ctx->spec_eff);
+	free(ctx->spec_init_eff);
+	free(ctx->alloc_eff);
+	free(ctx->act_eff);
+	free(ctx->alloc_init_eff);
+	free(ctx->act_init_eff);
 	sx_rlist_clear(&ctx->pod_level);
 	sx_rlist_clear(&ctx->overhead);
+	sx_rlist_clear(&ctx->status_req);
+	sx_rlist_clear(&ctx->status_alloc);
 }
 
 struct sx_pod *sx_decode_pod(const cJSON *json, struct sx_error *err)

@@ -49,6 +49,9 @@ static const char usage_kubectl[] =
 	"  --config-map NS/NAME[/KEY]  the one the cluster runs, from a ConfigMap (of the\n"       \
 	"                      live cluster, or of the dump); KEY defaults to its only key\n"      \
 	"  --profile NAME      profile to use (default: the pod's schedulerName)\n"                \
+	"  --emulated-version V  the kube-scheduler release whose defaults run (1.35,\n"           \
+	"                      1.36, 1.37; default 1.37), as for schedext serve\n"                 \
+	"  --feature-gates LIST  feature gates on top of them (A=true,B=false); repeatable\n"      \
 	"Output:\n"                                                                                \
 	"  -o, --output text|json|yaml  (default text)\n"                                          \
 	"  -h, --help          this help\n"
@@ -111,6 +114,8 @@ struct kargs {
 	bool all_ns, web;
 	unsigned nedits;
 	struct edit edits[MAX_EDITS];
+	/* every --feature-gates / --emulated-version value, joined by ',' */
+	char gates[2048], release[128];
 };
 
 static int usage_error(const char *fmt, const char *arg)
@@ -136,6 +141,16 @@ static int add_edit(struct kargs *a, enum edit_kind kind, const char *arg)
 	return 0;
 }
 
+/* Appends val to a comma-joined list (a flag given several times). */
+static int append_list(char *list, size_t size, const char *val)
+{
+	size_t len = strlen(list);
+
+	return (size_t)snprintf(list + len, size - len, "%s%s", len ? "," : "", val) < size - len
+		       ? 0
+		       : -1;
+}
+
 static int parse_args(int argc, char **argv, struct kargs *a)
 {
 	static const struct option opts[] = {
@@ -156,6 +171,8 @@ static int parse_args(int argc, char **argv, struct kargs *a)
 		{"pods", required_argument, 0, 5},
 		{"scale", required_argument, 0, 6},
 		{"config-map", required_argument, 0, 'M'},
+		{"feature-gates", required_argument, 0, 'g'},
+		{"emulated-version", required_argument, 0, 'e'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -211,6 +228,14 @@ static int parse_args(int argc, char **argv, struct kargs *a)
 		case 'M':
 			a->config_map = optarg;
 			break;
+		case 'g':
+			if (append_list(a->gates, sizeof(a->gates), optarg) < 0)
+				return usage_error("%s: too long", "--feature-gates");
+			break;
+		case 'e':
+			if (append_list(a->release, sizeof(a->release), optarg) < 0)
+				return usage_error("%s: too long", "--emulated-version");
+			break;
 		case 1:
 		case 2:
 		case 3:
@@ -247,7 +272,8 @@ struct env {
 	struct sx_config *cfg;
 	struct sx_cache *cache;
 	struct sx_pool *pool;
-	char *ns; /* the namespace in effect */
+	char *ns;		     /* the namespace in effect */
+	struct sx_features features; /* --emulated-version, --feature-gates */
 };
 
 static void env_free(struct env *e)
@@ -354,7 +380,8 @@ static struct sx_config *config_from_map(const struct kargs *a, struct env *e, s
 	if (!cJSON_IsString(val))
 		sx_error_set(err, SX_EINVAL, "configmap %s/%s: %s", ns, name,
 			     key[0] ? "data has no such key" : "name the key (NS/NAME/KEY)");
-	else if (!(cfg = sx_config_parse(val->valuestring, strlen(val->valuestring), err))) {
+	else if (!(cfg = sx_config_parse_for(val->valuestring, strlen(val->valuestring),
+					     &e->features, err))) {
 		char msg[600];
 		snprintf(msg, sizeof(msg), "%s", err->msg);
 		sx_error_set(err, SX_EINVAL, "configmap %s/%s: %s", ns, name, msg);
@@ -363,13 +390,33 @@ static struct sx_config *config_from_map(const struct kargs *a, struct env *e, s
 	return cfg;
 }
 
+/* The release and gates of --emulated-version and --feature-gates,
+ * validated as schedext serve validates them (the release first, then the
+ * gates at it), into e->features. 0 or an exit code. */
+static int features_from_flags(const struct kargs *a, struct env *e)
+{
+	struct sx_error err = {0};
+	int minor = SX_RELEASE_DEFAULT;
+
+	if (a->release[0] && sx_features_parse_release(a->release, &minor, &err) < 0)
+		return usage_error("--emulated-version: %s", err.msg);
+	sx_features_init(&e->features, minor);
+	if (a->gates[0] && sx_features_set(&e->features, a->gates, &err) < 0)
+		return usage_error("--feature-gates: %s", err.msg);
+	return 0;
+}
+
 static int setup(const struct kargs *a, struct env *e)
 {
 	struct sx_error err = {0};
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	int rc = features_from_flags(a, e);
 
+	if (rc)
+		return rc;
 	if (!a->config_map) {
-		e->cfg = a->config ? sx_config_load(a->config, &err) : sx_config_default(&err);
+		e->cfg = a->config ? sx_config_load_for(a->config, &e->features, &err)
+				   : sx_config_default_for(&e->features, &err);
 		if (!e->cfg)
 			return fail(&err);
 	}
@@ -383,6 +430,7 @@ static int setup(const struct kargs *a, struct env *e)
 		return fail(&err);
 	if (a->config_map && !(e->cfg = config_from_map(a, e, &err)))
 		return fail(&err);
+	sx_config_set_pod_decoding(e->cfg);
 	e->pool = sx_pool_new(cores > 1 ? (unsigned)cores - 1 : 0);
 	e->cache = sx_cache_new();
 	if (!e->ns || !e->cache)

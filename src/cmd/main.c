@@ -303,6 +303,7 @@ static int cmd_explain(int argc, char **argv)
 			 : sx_config_default_for(&features, &err);
 	if (!e.cfg)
 		return fail_input(&err);
+	sx_config_set_pod_decoding(e.cfg);
 	e.cache = sx_cache_new();
 	if (!e.cache)
 		return usage_error("explain: %s", "out of memory");

@@ -603,6 +603,7 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 			   : sx_config_default_for(&features, &err);
 	if (!s->cfg)
 		return usage_error("%s", sx_error_string(&err, ebuf, sizeof(ebuf)));
+	sx_config_set_pod_decoding(s->cfg);
 	s->ex.profile = sx_config_profile(s->cfg, a->profile);
 	if (!s->ex.profile)
 		return usage_error("--extender-profile: no profile named '%s'", a->profile);
@@ -618,7 +619,8 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	s->cache = sx_cache_new();
 	s->metrics = sx_metrics_new();
 	if (s->metrics) {
-		sx_fw_metrics_define(s->metrics); /* the same families in every mode */
+		sx_fw_metrics_define(s->metrics,
+				     &s->cfg->features); /* the same families in every mode */
 		sx_serve_metrics_init(s->metrics, s->cfg, s->le_name, !a->standalone);
 	}
 	s->pool = sx_pool_new(pool_threads(s->cfg->parallelism));

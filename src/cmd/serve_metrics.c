@@ -135,11 +135,23 @@ static void zero_series(struct sx_metrics *m, const struct sx_config *cfg)
 	for (size_t i = 0; i < SX_ARRAY_SIZE(queues); i++) {
 		snprintf(labels, sizeof(labels), "queue=\"%s\"", queues[i]);
 		sx_metrics_touch(m, "scheduler_pending_pods", labels);
+		snprintf(labels, sizeof(labels), "queue=\"%s\",type=\"pod\"", queues[i]);
+		sx_metrics_touch(m, "scheduler_queued_entities", labels);
 	}
 	/* families whose label values only events give: the first a
 	 * scheduler sees (a pod added, to activeQ) */
 	sx_metrics_touch(m, "scheduler_queue_incoming_pods_total",
 			 "queue=\"active\",event=\"PodAdd\"");
+	sx_metrics_touch(m, "scheduler_goroutines", "operation=\"binding\"");
+	sx_metrics_touch(m, "scheduler_queue_incoming_entities_total",
+			 "queue=\"active\",event=\"PodAdd\",type=\"pod\"");
+	/* gated families (absent when their gate is off: touch ignores them) */
+	sx_metrics_touch(m, "scheduler_preemption_goroutines_duration_seconds",
+			 "result=\"success\"");
+	sx_metrics_touch(m, "scheduler_preemption_goroutines_execution_total",
+			 "result=\"success\"");
+	sx_metrics_touch(m, "dynamic_resource_allocation_resourceclaim_creates_total",
+			 "status=\"success\",admin_access=\"false\"");
 	sx_metrics_touch(m, "scheduler_event_handling_duration_seconds", "event=\"PodAdd\"");
 	sx_metrics_touch(m, "scheduler_pod_scheduling_sli_duration_seconds", "attempts=\"1\"");
 	sx_metrics_touch(m, "scheduler_permit_wait_duration_seconds", "result=\"Success\"");
@@ -168,17 +180,22 @@ void sx_serve_metrics_init(struct sx_metrics *m, const struct sx_config *cfg,
 
 	if (!m)
 		return;
-	sx_metrics_define(m, "rest_client_requests_total", SX_METRIC_COUNTER,
-			  "Number of HTTP requests, partitioned by status code, method, and host.",
-			  NULL, 0);
-	sx_metrics_define(m, "rest_client_request_duration_seconds", SX_METRIC_HISTOGRAM,
-			  "Request latency in seconds. Broken down by verb, and host.",
-			  rest_latency_buckets, SX_ARRAY_SIZE(rest_latency_buckets));
-	sx_metrics_define(m, "leader_election_master_status", SX_METRIC_GAUGE,
-			  "Gauge of if the reporting system is master of the relevant lease, 0 "
-			  "indicates backup, 1 indicates master. 'name' is the string used to "
-			  "identify the lease. Please make sure to group by name.",
-			  NULL, 0);
+	/* client-go's metrics, ALPHA in component-base
+	 * (component-base/metrics/prometheus/restclient/metrics.go,
+	 * client-go/tools/leaderelection/metrics.go via component-base) */
+	sx_metrics_define_kube(
+		m, "rest_client_requests_total", SX_METRIC_COUNTER, SX_STABILITY_ALPHA, NULL,
+		"Number of HTTP requests, partitioned by status code, method, and host.", NULL, 0);
+	sx_metrics_define_kube(m, "rest_client_request_duration_seconds", SX_METRIC_HISTOGRAM,
+			       SX_STABILITY_ALPHA, NULL,
+			       "Request latency in seconds. Broken down by verb, and host.",
+			       rest_latency_buckets, SX_ARRAY_SIZE(rest_latency_buckets));
+	sx_metrics_define_kube(
+		m, "leader_election_master_status", SX_METRIC_GAUGE, SX_STABILITY_ALPHA, NULL,
+		"Gauge of if the reporting system is master of the relevant lease, 0 "
+		"indicates backup, 1 indicates master. 'name' is the string used to "
+		"identify the lease. Please make sure to group by name.",
+		NULL, 0);
 	sx_metrics_define(
 		m, "schedext_build_info", SX_METRIC_GAUGE,
 		"A metric with a constant '1' value labeled by major, minor, git version, "

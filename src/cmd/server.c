@@ -364,10 +364,9 @@ static unsigned op_metrics(struct sx_server *srv, const struct request *rq, stru
 		       srv->inf ? (double)sx_informers_restarts(srv->inf) : 0);
 	sx_metrics_set(m, "schedext_uptime_seconds", NULL, sx_now_s() - srv->started);
 	sx_procstat_update(m);
-	sx_metrics_set(m, "scheduler_scheduler_cache_size", "type=\"nodes\"", st.nodes);
-	sx_metrics_set(m, "scheduler_scheduler_cache_size", "type=\"pods\"", st.pods);
-	sx_metrics_set(m, "scheduler_scheduler_cache_size", "type=\"assumed_pods\"",
-		       st.assumed_pods);
+	sx_metrics_set(m, "scheduler_cache_size", "type=\"nodes\"", st.nodes);
+	sx_metrics_set(m, "scheduler_cache_size", "type=\"pods\"", st.pods);
+	sx_metrics_set(m, "scheduler_cache_size", "type=\"assumed_pods\"", st.assumed_pods);
 	if (srv->lease_label[0]) /* client-go's leaderelection gauge, from the loop's */
 		sx_metrics_set(m, "leader_election_master_status", srv->lease_label,
 			       sx_metrics_value(m, "schedext_leader", NULL));

@@ -861,6 +861,14 @@ struct sx_config *sx_config_load_for(const char *path, const struct sx_features 
 	return cfg;
 }
 
+void sx_config_set_pod_decoding(const struct sx_config *cfg)
+{
+	sx_decode_set_pod_resources(
+		sx_feature_enabled(&cfg->features,
+				   SX_FEATURE_IN_PLACE_POD_LEVEL_RESOURCES_VERTICAL_SCALING),
+		sx_release(&cfg->features));
+}
+
 void sx_config_free(struct sx_config *cfg)
 {
 	if (!cfg)

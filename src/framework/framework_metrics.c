@@ -12,6 +12,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "schedext/features.h"
 #include "schedext/metrics.h"
 #include "schedext/plugin.h"
 #include "schedext/registry.h"
@@ -70,7 +71,7 @@ static void add(struct hist *h, const uint64_t *bounds, unsigned n, uint64_t ns)
 
 /* Queueing hints: per plugin, event label (interned below) and result. */
 #define MAX_HINT_EVENTS 48
-#define HINT_BUCKETS	20 /* ExponentialBuckets(0.000001, 1.5, 20) */
+#define HINT_BUCKETS	20 /* ExponentialBuckets(0.00001, 1.5, 20) */
 static char hint_events[MAX_HINT_EVENTS][64];
 static atomic_int nhint_events;
 static pthread_mutex_t hint_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -139,7 +140,7 @@ static void init_bounds(void)
 		return;
 	exponential(0.0001, 2, POINT_BUCKETS, point_bounds, point_bounds_ns);
 	exponential(0.00001, 1.5, PLUGIN_BUCKETS, plugin_bounds, plugin_bounds_ns);
-	exponential(0.000001, 1.5, HINT_BUCKETS, hint_bounds, hint_bounds_ns);
+	exponential(0.00001, 1.5, HINT_BUCKETS, hint_bounds, hint_bounds_ns);
 	atomic_store_explicit(&bounds_ready, 1, memory_order_release);
 }
 
@@ -430,81 +431,148 @@ void sx_fw_metrics_export(struct sx_metrics *m, const struct sx_config *cfg)
 			}
 }
 
-/* ---------- definitions ---------- */
+/* ---------- definitions ----------
+ *
+ * kube-scheduler 1.37's families (pkg/scheduler/metrics/metrics.go
+ * InitMetrics and Register; the DRA claim counter from
+ * k8s.io/dynamic-resource-allocation/resourceclaim/metrics): names,
+ * help, stability levels, deprecations and buckets. Metrics follow the
+ * binary, not --emulated-version, as upstream's registry does (its version
+ * is the build's, component-base/metrics/registry.go newKubeRegistry): a
+ * 1.37 schedext emulating 1.35 still speaks 1.37's metrics. Families
+ * upstream registers only behind a gate (Register) follow the gate's value
+ * in the configuration. */
+
+#define ALWAYS (-1)
 
 struct family {
 	const char *name, *help;
 	enum sx_metric_type type;
-	double start, factor; /* exponential buckets; factor 0: linear step start */
+	enum sx_metric_stability stability;
+	double start, factor; /* exponential buckets */
 	unsigned n;
+	const char *deprecated; /* DeprecatedVersion, or NULL */
+	int gate;		/* enum sx_feature that registers it, or ALWAYS */
 };
 
 static const struct family families[] = {
 	{"scheduler_schedule_attempts_total",
 	 "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could "
 	 "not be scheduled, while 'error' means an internal scheduler problem.",
-	 SX_METRIC_COUNTER, 0, 0, 0},
+	 SX_METRIC_COUNTER, SX_STABILITY_STABLE, 0, 0, 0, NULL, ALWAYS},
 	{"scheduler_scheduling_attempt_duration_seconds",
 	 "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
-	 SX_METRIC_HISTOGRAM, 0.001, 2, 15},
+	 SX_METRIC_HISTOGRAM, SX_STABILITY_STABLE, 0.001, 2, 15, NULL, ALWAYS},
 	{"scheduler_pod_scheduling_sli_duration_seconds",
 	 "E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
 	 "queue and might involve multiple scheduling attempts.",
-	 SX_METRIC_HISTOGRAM, 0.01, 2, 20},
+	 SX_METRIC_HISTOGRAM, SX_STABILITY_BETA, 0.01, 2, 20, NULL, ALWAYS},
 	{"scheduler_pod_scheduling_attempts", "Number of attempts to successfully schedule a pod.",
-	 SX_METRIC_HISTOGRAM, 1, 2, 5},
+	 SX_METRIC_HISTOGRAM, SX_STABILITY_STABLE, 1, 2, 5, NULL, ALWAYS},
 	{"scheduler_pending_pods",
 	 "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
 	 "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
-	 "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the "
-	 "number of unschedulable pods that the scheduler never attempted to schedule because "
-	 "they are gated.",
-	 SX_METRIC_GAUGE, 0, 0, 0},
+	 "unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' is "
+	 "the number of unschedulable pods that the scheduler never attempted to schedule because "
+	 "they are gated; 'incomplete' means number of pods in incompletePodGroupPods; 'pending' "
+	 "means number of pods in pendingPodGroupPods.",
+	 SX_METRIC_GAUGE, SX_STABILITY_STABLE, 0, 0, 0, NULL, ALWAYS},
+	{"scheduler_queued_entities",
+	 "Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' stands for individual "
+	 "pods that are not members of any podgroup) by the queue type. 'active' means number of "
+	 "entities in activeQ; 'backoff' means number of entities in backoffQ; 'unschedulable' "
+	 "means number of entities in unschedulableEntities that the scheduler attempted to "
+	 "schedule and failed; 'gated' is the number of unschedulable entities that the scheduler "
+	 "never attempted to schedule because they are gated.",
+	 SX_METRIC_GAUGE, SX_STABILITY_ALPHA, 0, 0, 0, NULL, ALWAYS},
 	{"scheduler_queue_incoming_pods_total",
-	 "Number of pods added to scheduling queues by event and queue type.", SX_METRIC_COUNTER, 0,
-	 0, 0},
+	 "Number of pods added to scheduling queues by event and queue type.", SX_METRIC_COUNTER,
+	 SX_STABILITY_STABLE, 0, 0, 0, NULL, ALWAYS},
+	{"scheduler_queue_incoming_entities_total",
+	 "Number of scheduling entities added to scheduling queues by event, queue type, and "
+	 "entity type. Entity types are either 'pod' (for individual pods that are not members of "
+	 "any podgroup) or 'podgroup'.",
+	 SX_METRIC_COUNTER, SX_STABILITY_ALPHA, 0, 0, 0, NULL, ALWAYS},
+	{"scheduler_goroutines",
+	 "Number of running goroutines split by the work they do such as binding.", SX_METRIC_GAUGE,
+	 SX_STABILITY_BETA, 0, 0, 0, NULL, ALWAYS},
 	{"scheduler_unschedulable_pods",
 	 "The number of unschedulable pods broken down by plugin name. A pod will increment the "
 	 "gauge for all plugins that caused it to not schedule and so this metric have "
 	 "meaning only when broken down by plugin.",
-	 SX_METRIC_GAUGE, 0, 0, 0},
+	 SX_METRIC_GAUGE, SX_STABILITY_BETA, 0, 0, 0, NULL, ALWAYS},
 	{"scheduler_framework_extension_point_duration_seconds",
 	 "Latency for running all plugins of a specific extension point.", SX_METRIC_HISTOGRAM,
-	 0.0001, 2, POINT_BUCKETS},
+	 SX_STABILITY_STABLE, 0.0001, 2, POINT_BUCKETS, NULL, ALWAYS},
 	{"scheduler_plugin_execution_duration_seconds",
 	 "Duration for running a plugin at a specific extension point.", SX_METRIC_HISTOGRAM,
-	 0.00001, 1.5, PLUGIN_BUCKETS},
+	 SX_STABILITY_BETA, 0.00001, 1.5, PLUGIN_BUCKETS, NULL, ALWAYS},
 	{"scheduler_plugin_evaluation_total",
 	 "Number of attempts to schedule pods by each plugin and the extension point (available "
 	 "only in PreFilter, Filter, PreScore, and Score).",
-	 SX_METRIC_COUNTER, 0, 0, 0},
+	 SX_METRIC_COUNTER, SX_STABILITY_BETA, 0, 0, 0, NULL, ALWAYS},
 	{"scheduler_preemption_attempts_total", "Total preemption attempts in the cluster till now",
-	 SX_METRIC_COUNTER, 0, 0, 0},
-	{"scheduler_preemption_victims", "Number of selected preemption victims",
-	 SX_METRIC_HISTOGRAM, 1, 2, 7},
+	 SX_METRIC_COUNTER, SX_STABILITY_STABLE, 0, 0, 0, NULL, ALWAYS},
+	{"scheduler_preemption_victims",
+	 "Number of selected preemption victims for preemption initiated by a single pod",
+	 SX_METRIC_HISTOGRAM, SX_STABILITY_STABLE, 1, 2, 7, NULL, ALWAYS},
 	{"scheduler_permit_wait_duration_seconds", "Duration of waiting on permit.",
-	 SX_METRIC_HISTOGRAM, 0.001, 2, 15},
-	{"scheduler_scheduler_cache_size",
+	 SX_METRIC_HISTOGRAM, SX_STABILITY_BETA, 0.001, 2, 15, NULL, ALWAYS},
+	{"scheduler_cache_size",
 	 "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.", SX_METRIC_GAUGE,
-	 0, 0, 0},
+	 SX_STABILITY_ALPHA, 0, 0, 0, NULL, ALWAYS},
 	{"scheduler_event_handling_duration_seconds", "Event handling latency in seconds.",
-	 SX_METRIC_HISTOGRAM, 0.0001, 2, 12},
+	 SX_METRIC_HISTOGRAM, SX_STABILITY_ALPHA, 0.0001, 2, 12, NULL, ALWAYS},
 	{"scheduler_queueing_hint_execution_duration_seconds",
-	 "Duration for running a queueing hint function of EnqueueExtension.", SX_METRIC_HISTOGRAM,
-	 0.000001, 1.5, 20},
+	 "Duration for running a queueing hint function of a plugin.", SX_METRIC_HISTOGRAM,
+	 SX_STABILITY_ALPHA, 0.00001, 1.5, HINT_BUCKETS, NULL, ALWAYS},
 	{"scheduler_scheduling_algorithm_duration_seconds",
-	 "Scheduling algorithm latency in seconds", SX_METRIC_HISTOGRAM, 0.001, 2, 15},
+	 "Scheduling algorithm latency in seconds", SX_METRIC_HISTOGRAM, SX_STABILITY_BETA, 0.001,
+	 2, 15, NULL, ALWAYS},
+	{"scheduler_preemption_goroutines_duration_seconds",
+	 "Duration in seconds for running goroutines for the preemption.", SX_METRIC_HISTOGRAM,
+	 SX_STABILITY_ALPHA, 0.01, 2, 20, "1.37.0", SX_FEATURE_SCHEDULER_ASYNC_PREEMPTION},
+	{"scheduler_preemption_goroutines_execution_total",
+	 "Number of preemption goroutines executed.", SX_METRIC_COUNTER, SX_STABILITY_ALPHA, 0, 0,
+	 0, NULL, SX_FEATURE_SCHEDULER_ASYNC_PREEMPTION},
+	{"dynamic_resource_allocation_resourceclaim_creates_total",
+	 "Number of ResourceClaims creation requests, categorized by creation status and admin "
+	 "access",
+	 SX_METRIC_COUNTER, SX_STABILITY_ALPHA, 0, 0, 0, NULL, SX_FEATURE_DRA_EXTENDED_RESOURCE},
 };
 
-void sx_fw_metrics_define(struct sx_metrics *m)
+/* component-base/metrics/registry.go shouldHide: a family deprecated in a
+ * release before the binary's minor release is hidden (without
+ * --show-hidden-metrics-for-version, which schedext does not have). The
+ * binary is SX_RELEASE_MAX. */
+bool sx_fw_metrics_hidden(const char *deprecated)
+{
+	int major = 0, minor = 0;
+
+	if (!deprecated || sscanf(deprecated, "%d.%d", &major, &minor) != 2)
+		return false;
+	return major < 1 || (major == 1 && minor < SX_RELEASE_MAX);
+}
+
+void sx_fw_metrics_define(struct sx_metrics *m, const struct sx_features *features)
 {
 	double b[SX_METRICS_MAX_BUCKETS];
+	struct sx_features defaults;
 
+	if (!features) {
+		sx_features_init(&defaults, SX_RELEASE_DEFAULT);
+		features = &defaults;
+	}
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		const struct family *f = &families[i];
 		double v = f->start;
+		if (f->gate != ALWAYS && !sx_feature_enabled(features, (enum sx_feature)f->gate))
+			continue;
+		if (sx_fw_metrics_hidden(f->deprecated))
+			continue;
 		for (unsigned k = 0; k < f->n; k++, v *= f->factor)
 			b[k] = v;
-		sx_metrics_define(m, f->name, f->type, f->help, f->n ? b : NULL, f->n);
+		sx_metrics_define_kube(m, f->name, f->type, f->stability, f->deprecated, f->help,
+				       f->n ? b : NULL, f->n);
 	}
 }

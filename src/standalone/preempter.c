@@ -6,6 +6,9 @@
 
 #include "preempter.h"
 
+#include "schedext/common.h"
+#include "schedext/metrics.h"
+
 #define REASON_PREEMPTION "PreemptionByScheduler"
 
 struct job {
@@ -22,6 +25,7 @@ struct sx_preempter {
 	struct sx_queue *q;
 	sx_preempted_fn on_preempted;
 	void *ctx;
+	struct sx_metrics *metrics;
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
 	struct job *head, *tail;
@@ -82,6 +86,7 @@ static void clear_lower(struct sx_preempter *p, const struct job *j)
 
 static void run(struct sx_preempter *p, const struct job *j)
 {
+	double start = sx_now_s();
 	int failed = 0;
 
 	clear_lower(p, j);
@@ -94,6 +99,13 @@ static void run(struct sx_preempter *p, const struct job *j)
 		failed = 1;
 	if (failed)
 		sx_queue_activate(p->q, j->preemptor);
+	if (p->metrics) {
+		const char *labels = failed ? "result=\"error\"" : "result=\"success\"";
+		sx_metrics_observe(p->metrics, "scheduler_preemption_goroutines_duration_seconds",
+				   labels, sx_now_s() - start);
+		sx_metrics_inc(p->metrics, "scheduler_preemption_goroutines_execution_total",
+			       labels, 1);
+	}
 }
 
 static void *worker(void *arg)
@@ -122,13 +134,15 @@ static void *worker(void *arg)
 }
 
 struct sx_preempter *sx_preempter_start(struct sx_kube *kube, struct sx_queue *q,
-					sx_preempted_fn on_preempted, void *ctx)
+					sx_preempted_fn on_preempted, void *ctx,
+					struct sx_metrics *metrics)
 {
 	struct sx_preempter *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
-	*p = (struct sx_preempter){.kube = kube, .q = q, .on_preempted = on_preempted, .ctx = ctx};
+	*p = (struct sx_preempter){
+		.kube = kube, .q = q, .on_preempted = on_preempted, .ctx = ctx, .metrics = metrics};
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	if (pthread_create(&p->thread, NULL, worker, p) != 0) {

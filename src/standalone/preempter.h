@@ -16,9 +16,17 @@ struct sx_preempter;
 typedef void (*sx_preempted_fn)(void *ctx, const struct sx_pod *victim,
 				const struct sx_pod *preemptor, sx_str node);
 
-/* kube, q and ctx must outlive the preempter. NULL on failure. */
+/* kube, q, ctx and metrics must outlive the preempter. metrics (may be
+ * NULL): each preemption's run is observed as upstream's goroutine
+ * (preemption.go prepareCandidateAsync):
+ * scheduler_preemption_goroutines_duration_seconds{result} and
+ * scheduler_preemption_goroutines_execution_total{result}, result
+ * "success" or "error" (a family the registry lacks is ignored). NULL on
+ * failure. */
+struct sx_metrics;
 struct sx_preempter *sx_preempter_start(struct sx_kube *kube, struct sx_queue *q,
-					sx_preempted_fn on_preempted, void *ctx);
+					sx_preempted_fn on_preempted, void *ctx,
+					struct sx_metrics *metrics);
 
 /* Queues the preemption of r (references taken; r may be freed after).
  * The preemptor is marked running in ev, the evaluator of its profile's

@@ -15,7 +15,7 @@ const char *sx_sched_profile_name(const struct sx_profile *prof)
 	return prof->scheduler_name;
 }
 
-void sx_sched_metrics_define(struct sx_metrics *m)
+void sx_sched_metrics_define(struct sx_metrics *m, const struct sx_config *cfg)
 {
 	static const double lat[] = {0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128,
 				     0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384};
@@ -23,7 +23,8 @@ void sx_sched_metrics_define(struct sx_metrics *m)
 
 	if (!m)
 		return;
-	sx_fw_metrics_define(m); /* upstream's families first: those below then exist */
+	sx_fw_metrics_define(m, cfg ? &cfg->features
+				    : NULL); /* upstream's families first: those below then exist */
 	sx_metrics_define(m, "scheduler_schedule_attempts_total", SX_METRIC_COUNTER,
 			  "Number of attempts to schedule pods, by the result and profile.", NULL,
 			  0);
@@ -75,12 +76,23 @@ void sx_sched_metrics_attempt(struct sx_metrics *m, const struct sx_profile *pro
 			   sx_now_s() - start);
 }
 
-void sx_sched_metrics_gauges(struct sx_metrics *m, const struct sx_queue_lengths *l, bool leader)
+void sx_sched_metrics_gauges(struct sx_metrics *m, const struct sx_queue_lengths *l,
+			     uint32_t binding, bool leader)
 {
+	sx_metrics_set(m, "scheduler_goroutines", "operation=\"binding\"", binding);
 	sx_metrics_set(m, "scheduler_pending_pods", "queue=\"active\"", l->active);
 	sx_metrics_set(m, "scheduler_pending_pods", "queue=\"backoff\"", l->backoff);
 	sx_metrics_set(m, "scheduler_pending_pods", "queue=\"unschedulable\"", l->unschedulable);
 	sx_metrics_set(m, "scheduler_pending_pods", "queue=\"gated\"", l->gated);
+	/* Every queued entity is a pod: schedext queues the members of a pod
+	 * group one by one (no pod-group entity), as upstream does with
+	 * GenericWorkload off. */
+	sx_metrics_set(m, "scheduler_queued_entities", "queue=\"active\",type=\"pod\"", l->active);
+	sx_metrics_set(m, "scheduler_queued_entities", "queue=\"backoff\",type=\"pod\"",
+		       l->backoff);
+	sx_metrics_set(m, "scheduler_queued_entities", "queue=\"unschedulable\",type=\"pod\"",
+		       l->unschedulable);
+	sx_metrics_set(m, "scheduler_queued_entities", "queue=\"gated\",type=\"pod\"", l->gated);
 	sx_metrics_set(m, "schedext_leader", NULL, leader ? 1 : 0);
 }
 
@@ -124,6 +136,8 @@ static void set_incoming(void *ctx, const char *queue, const char *event, uint64
 
 	snprintf(labels, sizeof(labels), "queue=\"%s\",event=\"%s\"", queue, event);
 	sx_metrics_set(ctx, "scheduler_queue_incoming_pods_total", labels, (double)n);
+	snprintf(labels, sizeof(labels), "queue=\"%s\",event=\"%s\",type=\"pod\"", queue, event);
+	sx_metrics_set(ctx, "scheduler_queue_incoming_entities_total", labels, (double)n);
 }
 
 /* scheduler_queued_entities{queue,type} and scheduler_pending_pods's

@@ -15,12 +15,16 @@ struct sx_queue_lengths;
 /* The profile label of a profile (its schedulerName). */
 const char *sx_sched_profile_name(const struct sx_profile *prof);
 /* Defines every metric the loop writes; m NULL: no-op. */
-void sx_sched_metrics_define(struct sx_metrics *m);
+struct sx_config;
+void sx_sched_metrics_define(struct sx_metrics *m, const struct sx_config *cfg);
 /* One scheduling attempt with its result, since start (sx_now_s()). */
 void sx_sched_metrics_attempt(struct sx_metrics *m, const struct sx_profile *prof,
 			      const char *result, double start);
-/* The pending-pods gauges and schedext_leader. */
-void sx_sched_metrics_gauges(struct sx_metrics *m, const struct sx_queue_lengths *l, bool leader);
+/* The pending-pods and queued-entities gauges, scheduler_goroutines
+ * {operation="binding"} (binding cycles queued or running: upstream's one
+ * goroutine per binding cycle) and schedext_leader. */
+void sx_sched_metrics_gauges(struct sx_metrics *m, const struct sx_queue_lengths *l,
+			     uint32_t binding, bool leader);
 
 struct sx_queue;
 struct sx_config;

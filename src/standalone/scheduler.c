@@ -89,6 +89,7 @@ struct sx_scheduler {
 	bool bstop;
 	unsigned nbinders, max_binders;
 	unsigned nidle, njobs;	  /* binders waiting for a job; jobs queued */
+	unsigned nrunning;	  /* binding cycles running (scheduler_goroutines) */
 	pthread_t *binders;	  /* [max_binders] */
 	struct sx_binder binder;  /* assume/bind/finish; Bind plugins see it in the state */
 	struct sx_handle_env env; /* what the profiles' handles get (sx_config_attach) */
@@ -133,12 +134,16 @@ static void update_gauges(struct sx_scheduler *s)
 {
 	struct sx_queue_lengths l;
 	double now = sx_now_s();
+	uint32_t binding;
 
 	if (!s->o.metrics || now - s->last_gauges < 1.0)
 		return;
 	s->last_gauges = now;
 	sx_queue_lengths(s->q, &l);
-	sx_sched_metrics_gauges(s->o.metrics, &l, leading(s));
+	pthread_mutex_lock(&s->bmu);
+	binding = s->njobs + s->nrunning;
+	pthread_mutex_unlock(&s->bmu);
+	sx_sched_metrics_gauges(s->o.metrics, &l, binding, leading(s));
 	sx_sched_metrics_queue(s->o.metrics, s->q, s->o.cfg);
 }
 
@@ -350,10 +355,12 @@ static void *binder_thread(void *arg)
 
 	pthread_setname_np(pthread_self(), "sx-bind"); /* per-thread CPU in bench/e2e.py */
 
-	for (;;) {
+	for (bool ran = false;; ran = true) {
 		struct bind_job *j;
 
 		pthread_mutex_lock(&s->bmu);
+		if (ran)
+			s->nrunning--;
 		s->nidle++;
 		while (!s->jobs_head && !s->bstop)
 			pthread_cond_wait(&s->bcond, &s->bmu);
@@ -364,6 +371,7 @@ static void *binder_thread(void *arg)
 			if (!s->jobs_head)
 				s->jobs_tail = NULL;
 			s->njobs--;
+			s->nrunning++;
 		}
 		pthread_mutex_unlock(&s->bmu);
 		if (!j)
@@ -985,7 +993,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	}
 	s->q = sx_queue_new(opts->cfg);
 	if (s->q)
-		s->preempter = sx_preempter_start(opts->kube, s->q, on_preempted, s);
+		s->preempter = sx_preempter_start(opts->kube, s->q, on_preempted, s, opts->metrics);
 	rc = s->preempter ? make_clients(s, err) : sx_error_set(err, SX_ENOMEM, "out of memory");
 	if (rc == 0)
 		rc = start_leader(s, err);
@@ -993,7 +1001,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 		free_scheduler(s);
 		return rc;
 	}
-	sx_sched_metrics_define(opts->metrics);
+	sx_sched_metrics_define(opts->metrics, opts->cfg);
 	s->binder = (struct sx_binder){
 		.cache = opts->cache, .kube = opts->kube, .post = api_binder, .ctx = s};
 	s->nom_proxy = (struct sx_nominator){.pods_for_node = proxy_pods_for_node, .ctx = s};

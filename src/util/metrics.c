@@ -117,6 +117,30 @@ out:
 	return rc;
 }
 
+int sx_metrics_define_kube(struct sx_metrics *m, const char *name, enum sx_metric_type type,
+			   enum sx_metric_stability stability, const char *deprecated,
+			   const char *help, const double *buckets, unsigned nbuckets)
+{
+	static const char *const levels[] = {"", "[ALPHA] ", "[BETA] ", "[STABLE] "};
+	size_t len;
+	char *text;
+	int rc;
+
+	if ((unsigned)stability >= SX_ARRAY_SIZE(levels))
+		return SX_EINVAL;
+	help = help ? help : "";
+	len = strlen(levels[stability]) + strlen(help) + (deprecated ? strlen(deprecated) + 20 : 0);
+	text = malloc(len + 1);
+	if (!text)
+		return SX_ENOMEM;
+	snprintf(text, len + 1, "%s%s%s%s%s", levels[stability],
+		 deprecated ? "(Deprecated since " : "", deprecated ? deprecated : "",
+		 deprecated ? ") " : "", help);
+	rc = sx_metrics_define(m, name, type, text, buckets, nbuckets);
+	free(text);
+	return rc;
+}
+
 /* The series of f with these labels, created when `create`; NULL when the
  * registry is full or allocation fails. Caller holds the lock. */
 static struct series *get_series(struct sx_metrics *m, struct family *f, const char *labels,

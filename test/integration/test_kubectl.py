@@ -473,6 +473,52 @@ def test_config_map(tmp):
     check(rc == 2 and "configmap kube-system/nope not found" in err, f"missing map: {err!r}")
 
 
+def test_release_flags(tmp):
+    """--emulated-version and --feature-gates as schedext serve takes them:
+    the same cluster, where NodeResourcesBalancedAllocation decides, picks
+    node-a as 1.35 and node-b as 1.36/1.37 (the cluster of
+    test/plugins/test_node_resources_balanced_allocation.c); bad values are
+    refused with serve's words."""
+    def n(name):
+        return {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                "status": {"allocatable": {"cpu": "10", "memory": "10000", "pods": "110"}}}
+
+    def p(name, cpu, mem, node_name=None):
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": "default", "uid": "uid-" + name},
+                "spec": dict({"containers": [{"name": "c", "resources": {
+                    "requests": {"cpu": cpu, "memory": mem}}}]},
+                    **({"nodeName": node_name} if node_name else {})),
+                "status": {"phase": "Running" if node_name else "Pending"}}
+    st = dump(tmp, "balance.json", [namespace("default"), n("node-a"), n("node-b"),
+                                    p("ea", "2", "2000", "node-a"), p("eb", "4", "0", "node-b"),
+                                    p("new", "1", "2000")])
+    for args, want in ((["--emulated-version", "1.35"], "node-a"),
+                       (["--emulated-version", "1.36"], "node-b"),
+                       ([], "node-b"),
+                       (["--emulated-version", "kube=1.35", "--feature-gates",
+                         "OpportunisticBatching=false", "--feature-gates",
+                         "NodeDeclaredFeatures=true"], "node-a")):
+        rc, out, err = kubectl("why", "new", "--state", st, "-o", "json", *args)
+        got = json.loads(out).get("selectedNode") if rc == 0 else None
+        check(got == want, f"why {' '.join(args)}: {got} (want {want}) {err}")
+    for args, want in (
+            (["--feature-gates", "Bogus=true"],
+             "--feature-gates: unrecognized feature gate: Bogus"),
+            (["--feature-gates", "NodeDeclaredFeatures=false"],
+             "--feature-gates: cannot set feature gate NodeDeclaredFeatures to false, feature is "
+             "locked to true"),
+            (["--emulated-version", "1.35", "--feature-gates",
+              "TopologyAwareWorkloadScheduling=true"],
+             "--feature-gates: cannot set feature gate TopologyAwareWorkloadScheduling to true, "
+             "feature is PreAlpha at emulated version 1.35"),
+            (["--emulated-version", "1.34"],
+             "--emulated-version: emulation version 1.34 is not between [1.35, 1.37]")):
+        rc, out, err = kubectl("pending", "--state", st, *args)
+        check((rc, err) == (2, "kubectl-schedext: %s\n" % want), f"{args}: {rc} {err!r}")
+
+
 def test_bad_input(tmp):
     st = dump(tmp, "blocked.json", blocked_cluster())
     cases = [
@@ -540,7 +586,8 @@ def main():
                   test_why_pdb, test_why_missing_claim, test_why_yaml, test_pending_groups,
                   test_why_gang, test_pending_gang, test_what_if_drain, test_config_map,
                   test_what_if_scale, test_what_if_pending_after_add, test_what_if_queue_order,
-                  test_what_if_preemption, test_what_if_nominated, test_bad_input,
+                  test_what_if_preemption, test_what_if_nominated, test_release_flags,
+                  test_bad_input,
                   test_live):
             t0 = time.time()
             t(tmp)

@@ -19,9 +19,13 @@ FAMILIES = [
     "scheduler_unschedulable_pods", "scheduler_framework_extension_point_duration_seconds",
     "scheduler_plugin_execution_duration_seconds", "scheduler_plugin_evaluation_total",
     "scheduler_preemption_attempts_total", "scheduler_preemption_victims",
-    "scheduler_permit_wait_duration_seconds", "scheduler_scheduler_cache_size",
+    "scheduler_permit_wait_duration_seconds", "scheduler_cache_size",
     "scheduler_event_handling_duration_seconds",
     "scheduler_queueing_hint_execution_duration_seconds",
+    "scheduler_queued_entities", "scheduler_queue_incoming_entities_total", "scheduler_goroutines",
+    "scheduler_preemption_goroutines_duration_seconds",
+    "scheduler_preemption_goroutines_execution_total",
+    "dynamic_resource_allocation_resourceclaim_creates_total",
     "process_resident_memory_bytes", "process_open_fds",
 ]
 
@@ -68,7 +72,7 @@ def test_extender_mode(tmp):
         check(value(text, pf) == 20 and value(text, ps) == 20,
               f"PreFilter once per filter, PreScore once per prioritize: {value(text, pf)} "
               f"{value(text, ps)}")
-        check(value(text, 'scheduler_scheduler_cache_size{type="nodes"}') == 7, "cache size")
+        check(value(text, 'scheduler_cache_size{type="nodes"}') == 7, "cache size")
         ev = ('scheduler_plugin_evaluation_total{plugin="TaintToleration",extension_point='
               '"Filter",profile="default-scheduler"}')
         check((value(text, ev) or 0) >= 20, f"filter evaluations counted: {value(text, ev)}")
@@ -102,7 +106,7 @@ def test_extender_zero_series(tmp):
                             "schedext_http_requests_total", "schedext_http_request_duration_seconds"],
               f"families without series at start: {no_series}")
         for f in fams:
-            if f.startswith("scheduler_") and f != "scheduler_scheduler_cache_size":
+            if f.startswith("scheduler_") and f != "scheduler_cache_size":
                 vals = {float(l.rsplit(" ", 1)[1]) for l in series_of(text, f)}
                 check(vals == {0.0}, f"{f}: 0 at start, got {vals}")
         for series, want in (
@@ -129,6 +133,80 @@ def test_extender_zero_series(tmp):
                 ('scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"}', 0)):
             check(value(text, series) == want, f"after a filter: {series} = {value(text, series)}")
         check("schedext_schedule_attempts_total" not in text, "no attempts counted for verbs")
+    finally:
+        srv.kill()
+
+
+# kube-scheduler 1.37's HELP lines (pkg/scheduler/metrics/metrics.go, as
+# component-base prints them: "[LEVEL] " and "(Deprecated since V) ").
+HELP_137 = {
+    "scheduler_schedule_attempts_total": "[STABLE] Number of attempts to schedule pods, by the "
+    "result. 'unschedulable' means a pod could not be scheduled, while 'error' means an internal "
+    "scheduler problem.",
+    "scheduler_scheduling_algorithm_duration_seconds": "[BETA] Scheduling algorithm latency in seconds",
+    "scheduler_pod_scheduling_sli_duration_seconds": "[BETA] E2e latency for a pod being scheduled, "
+    "from the time the pod enters the scheduling queue and might involve multiple scheduling attempts.",
+    "scheduler_plugin_execution_duration_seconds": "[BETA] Duration for running a plugin at a "
+    "specific extension point.",
+    "scheduler_permit_wait_duration_seconds": "[BETA] Duration of waiting on permit.",
+    "scheduler_goroutines": "[BETA] Number of running goroutines split by the work they do such "
+    "as binding.",
+    "scheduler_unschedulable_pods": "[BETA] The number of unschedulable pods broken down by plugin "
+    "name. A pod will increment the gauge for all plugins that caused it to not schedule and so "
+    "this metric have meaning only when broken down by plugin.",
+    "scheduler_plugin_evaluation_total": "[BETA] Number of attempts to schedule pods by each plugin "
+    "and the extension point (available only in PreFilter, Filter, PreScore, and Score).",
+    "scheduler_preemption_victims": "[STABLE] Number of selected preemption victims for preemption "
+    "initiated by a single pod",
+    "scheduler_cache_size": "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the "
+    "scheduler cache.",
+    "scheduler_queueing_hint_execution_duration_seconds": "[ALPHA] Duration for running a queueing "
+    "hint function of a plugin.",
+    "scheduler_preemption_goroutines_duration_seconds": "[ALPHA] (Deprecated since 1.37.0) Duration "
+    "in seconds for running goroutines for the preemption.",
+    "scheduler_preemption_goroutines_execution_total": "[ALPHA] Number of preemption goroutines "
+    "executed.",
+    "dynamic_resource_allocation_resourceclaim_creates_total": "[ALPHA] Number of ResourceClaims "
+    "creation requests, categorized by creation status and admin access",
+    "rest_client_requests_total": "[ALPHA] Number of HTTP requests, partitioned by status code, "
+    "method, and host.",
+}
+
+
+def helps(text):
+    return dict(re.findall(r"^# HELP (\S+) (.*)$", text, re.M))
+
+
+def test_names_and_stability_137(tmp):
+    """1.37's names, stability markers and deprecations; the families
+    upstream registers behind SchedulerAsyncPreemption and
+    DRAExtendedResource follow the gates; the removed
+    scheduler_scheduler_cache_size is gone."""
+    demo = os.path.join(ROOT, "extender-config", "demo-cluster.yaml")
+    srv = Server("--state", demo)
+    try:
+        _, text = srv.get("/metrics")
+        text = text.decode()
+        h = helps(text)
+        for name, want in HELP_137.items():
+            check(h.get(name) == want, f"HELP {name}: {h.get(name)!r}, want {want!r}")
+        check("scheduler_scheduler_cache_size" not in text, "the pre-1.34 name is gone")
+        check("scheduler_resourceclaim_creates_total" not in text, "the 1.36 claim counter name is gone")
+        for series in ('scheduler_queued_entities{queue="active",type="pod"}',
+                       'scheduler_queue_incoming_entities_total{queue="active",event="PodAdd",type="pod"}'):
+            check(value(text, series) == 0, f"{series} at 0")
+    finally:
+        srv.kill()
+    srv = Server("--state", demo, "--feature-gates",
+                 "SchedulerAsyncPreemption=false,DRAExtendedResource=false", "--emulated-version", "1.36")
+    try:
+        _, text = srv.get("/metrics")
+        fams = families(text.decode())
+        for f in ("scheduler_preemption_goroutines_duration_seconds",
+                  "scheduler_preemption_goroutines_execution_total",
+                  "dynamic_resource_allocation_resourceclaim_creates_total"):
+            check(f not in fams, f"{f} not registered with its gate off")
+        check("scheduler_queued_entities" in fams, "ungated families stay")
     finally:
         srv.kill()
 
@@ -189,10 +267,14 @@ def test_standalone(tmp):
                 ('scheduler_queue_incoming_pods_total{queue="unschedulable",event="ScheduleAttemptFailure"}', 1),
                 ('scheduler_unschedulable_pods{plugin="NodeResourcesFit",profile="default-scheduler"}', 1),
                 ('scheduler_pending_pods{queue="unschedulable"}', 1),
+                ('scheduler_queued_entities{queue="unschedulable",type="pod"}', 1),
+                ('scheduler_queue_incoming_entities_total{queue="active",event="PodAdd",type="pod"}', 11),
                 ('scheduler_framework_extension_point_duration_seconds_count{extension_point="Bind",'
                  'status="Success",profile="default-scheduler"}', 10),
         ):
             check(value(text, series) == want, f"{series} = {value(text, series)}, want {want}")
+        check((value(text, 'scheduler_goroutines{operation="binding"}') or 0) >= 0 and
+              'scheduler_goroutines{operation="binding"}' in text, "binding cycles in flight")
         check((value(text, 'scheduler_event_handling_duration_seconds_count{event="AssignedPodUpdate"}')
                or 0) >= 1, "event handling observed")
         # a new big node: NodeResourcesFit's hint says Queue
@@ -217,5 +299,6 @@ def test_standalone(tmp):
 
 
 if __name__ == "__main__":
-    sys.exit(run_tests("test_metrics.py", [test_extender_mode, test_extender_zero_series, test_rest_client,
+    sys.exit(run_tests("test_metrics.py", [test_extender_mode, test_extender_zero_series,
+                                           test_names_and_stability_137, test_rest_client,
                                            test_standalone]))

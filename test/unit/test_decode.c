@@ -448,6 +448,121 @@ static void test_resize_status(void)
 	sx_pod_unref(pod);
 }
 
+/* The pod's cpu request in millicores (-1 when it does not decode). */
+static int64_t cpu_of(const char *text)
+{
+	struct sx_error err;
+	struct sx_pod *pod = pod_of(text, &err);
+	int64_t v = pod ? pod->request.milli_cpu : -1;
+
+	sx_pod_unref(pod);
+	return v;
+}
+
+/* InPlacePodLevelResourcesVerticalScaling: rows of
+ * staging/src/k8s.io/component-helpers/resource/helpers_test.go
+ * (TestPodRequestsAndLimitsVerticalScalingWrappers and the pod-level rows
+ * of the AggregateContainerRequests table), through the decoder's
+ * request, which is PodRequests with the scheduler's options
+ * (UseStatusResources, the gate from the configuration). */
+static void test_pod_level_resize(void)
+{
+	/* "pod level requests/limits with PLR vertical scaling enabled and
+	 * status populated" */
+	static const char *status_populated =
+		"{'metadata':{'name':'p'},'spec':{'resources':{'requests':{'cpu':'2'},"
+		"'limits':{'cpu':'4'}},'containers':[{'name':'c1','resources':{'requests':{'cpu':'"
+		"1'},'limits':{'cpu':'2'}}}]},'status':{'allocatedResources':{'cpu':'3'},"
+		"'resources':{'requests':{'cpu':'3.5'},'limits':{'cpu':'5'}}}}";
+	/* "... and infeasible resize" */
+	static const char *infeasible =
+		"{'metadata':{'name':'p'},'spec':{'resources':{'requests':{'cpu':'10'},"
+		"'limits':{'cpu':'20'}},'containers':[{'name':'c1','resources':{'requests':{'cpu':"
+		"'1'},'limits':{'cpu':'2'}}}]},'status':{'conditions':[{'type':'PodResizePending',"
+		"'status':'True','reason':'Infeasible'}],'allocatedResources':{'cpu':'3'},"
+		"'resources':{'requests':{'cpu':'4'},'limits':{'cpu':'8'}}}}";
+	/* "aggregate container request/limit resolves directly from pod
+	 * status when PLR vertical scaling enabled" */
+	static const char *from_pod_status =
+		"{'metadata':{'name':'p'},'spec':{'containers':[{'name':'c1','resources':{"
+		"'requests':{'cpu':'1'},'limits':{'cpu':'2'}}}]},'status':{'allocatedResources':{"
+		"'cpu':'4'},'resources':{'requests':{'cpu':'3'},'limits':{'cpu':'5'}}}}";
+	/* "falls back to container status aggregation when PLR vertical
+	 * scaling enabled but podAllocatedResources is nil" */
+	static const char *no_pod_alloc =
+		"{'metadata':{'name':'p'},'spec':{'containers':[{'name':'c1','resources':{"
+		"'requests':{'cpu':'1'},'limits':{'cpu':'2'}}}]},'status':{'containerStatuses':[{"
+		"'name':'c1','allocatedResources':{'cpu':'6'},'resources':{'requests':{'cpu':'5'},"
+		"'limits':{'cpu':'7'}}}],'resources':{'requests':{'cpu':'3'},'limits':{'cpu':'7'}}}"
+		"}";
+	/* "... but podResources is nil" */
+	static const char *no_pod_res =
+		"{'metadata':{'name':'p'},'spec':{'containers':[{'name':'c1','resources':{"
+		"'requests':{'cpu':'1'},'limits':{'cpu':'2'}}}]},'status':{'containerStatuses':[{"
+		"'name':'c1','allocatedResources':{'cpu':'6'},'resources':{'requests':{'cpu':'5'},"
+		"'limits':{'cpu':'8'}}}],'allocatedResources':{'cpu':'6'}}}";
+
+	/* "aggregate container request resolves max of sums instead of sum
+	 * of maxes" (1.37, PR 140047) */
+	static const char *max_of_sums =
+		"{'metadata':{'name':'p'},'spec':{'containers':[{'name':'c1','resources':{"
+		"'requests':{'cpu':'1'}}},{'name':'c2','resources':{'requests':{'cpu':'2'}}}]},"
+		"'status':{'containerStatuses':[{'name':'c1','allocatedResources':{'cpu':'2'}},"
+		"{'name':'c2','allocatedResources':{'cpu':'1'}}]}}";
+	/* "regularcontainers with empty requests, but status with non-empty
+	 * requests" and its always-restart init container twin */
+	static const char *status_only =
+		"{'metadata':{'name':'p'},'spec':{'containers':[{'name':'container-1'}]},"
+		"'status':{'containerStatuses':[{'name':'container-1','resources':{'requests':{"
+		"'cpu':'2'}}}]}}";
+	static const char *sidecar_status_only =
+		"{'metadata':{'name':'p'},'spec':{'containers':[],'initContainers':[{'name':"
+		"'container-1','restartPolicy':'Always'}]},'status':{'initContainerStatuses':[{"
+		"'name':'container-1','resources':{'requests':{'cpu':'2'}}}]}}";
+
+	/* derived: the same crossing in status.resources.requests: 3 as
+	 * 1.37 sums, 4 as 1.36 summed the per-container max */
+	static const char *actuated_crossed =
+		"{'metadata':{'name':'p'},'spec':{'containers':[{'name':'c1','resources':{"
+		"'requests':{'cpu':'1'}}},{'name':'c2','resources':{'requests':{'cpu':'2'}}}]},"
+		"'status':{'containerStatuses':[{'name':'c1','resources':{'requests':{'cpu':'2'}}},"
+		"{'name':'c2','resources':{'requests':{'cpu':'1'}}}]}}";
+
+	/* the default: 1.37, gate on */
+	CHECK_INT(cpu_of(max_of_sums), 3000);
+	CHECK_INT(cpu_of(status_only), 2000);
+	CHECK_INT(cpu_of(sidecar_status_only), 2000);
+	CHECK_INT(cpu_of(actuated_crossed), 3000);
+	CHECK_INT(cpu_of(status_populated), 3500);
+	CHECK_INT(cpu_of(infeasible), 4000);
+	CHECK_INT(cpu_of(from_pod_status), 4000);
+	CHECK_INT(cpu_of(no_pod_alloc), 6000);
+	CHECK_INT(cpu_of(no_pod_res), 6000);
+
+	/* derived: 1.36 (gate beta, on) reads the pod-level status for
+	 * pod-level requests only; its AggregateContainerRequests walks the
+	 * containers (helpers.go before the pod-level aggregate) */
+	sx_decode_set_pod_resources(true, 36);
+	CHECK_INT(cpu_of(status_populated), 3500);
+	/* derived: before PR 140047 the per-container max was summed, for
+	 * containers whose status reports resources (helpers.go
+	 * determineContainerReqs); with allocatedResources alone the spec
+	 * counted */
+	CHECK_INT(cpu_of(max_of_sums), 3000);
+	CHECK_INT(cpu_of(actuated_crossed), 4000);
+	CHECK_INT(cpu_of(status_only), 2000);
+	CHECK_INT(cpu_of(from_pod_status), 1000);
+	CHECK_INT(cpu_of(no_pod_alloc), 6000);
+	/* derived: the gate off (1.35's default, alpha): the spec's
+	 * pod-level requests, container statuses as before */
+	sx_decode_set_pod_resources(false, 35);
+	CHECK_INT(cpu_of(status_populated), 2000);
+	CHECK_INT(cpu_of(infeasible), 10000);
+	CHECK_INT(cpu_of(from_pod_status), 1000);
+	CHECK_INT(cpu_of(no_pod_res), 6000);
+	sx_decode_set_pod_resources(true, 37);
+}
+
 static void test_host_network_ports(void)
 {
 	struct sx_error err;
@@ -1249,10 +1364,11 @@ static void test_type_mutations(void)
 SX_TESTS(SX_TEST(test_full_pod), SX_TEST(test_type_mutations), SX_TEST(test_pod_defaults),
 	 SX_TEST(test_effective_request_example), SX_TEST(test_exact_sums),
 	 SX_TEST(test_nonzero_defaults), SX_TEST(test_overhead_and_pod_level),
-	 SX_TEST(test_resize_status), SX_TEST(test_host_network_ports), SX_TEST(test_full_node),
-	 SX_TEST(test_other_kinds), SX_TEST(test_kind_names), SX_TEST(test_decode_object_kind_arg),
-	 SX_TEST(test_parse_time), SX_TEST(test_malformed), SX_TEST(test_limits),
-	 SX_TEST(test_decode_free_cycle), SX_TEST(test_label_duplicates),
-	 SX_TEST(test_node_affinity_api), SX_TEST(test_parse_json_documents),
-	 SX_TEST(test_parse_deep), SX_TEST(test_parse_yaml), SX_TEST(test_parse_yaml_errors),
-	 SX_TEST(test_numeric_quantities), SX_TEST(test_element_edges), SX_TEST(test_array_limits))
+	 SX_TEST(test_resize_status), SX_TEST(test_pod_level_resize),
+	 SX_TEST(test_host_network_ports), SX_TEST(test_full_node), SX_TEST(test_other_kinds),
+	 SX_TEST(test_kind_names), SX_TEST(test_decode_object_kind_arg), SX_TEST(test_parse_time),
+	 SX_TEST(test_malformed), SX_TEST(test_limits), SX_TEST(test_decode_free_cycle),
+	 SX_TEST(test_label_duplicates), SX_TEST(test_node_affinity_api),
+	 SX_TEST(test_parse_json_documents), SX_TEST(test_parse_deep), SX_TEST(test_parse_yaml),
+	 SX_TEST(test_parse_yaml_errors), SX_TEST(test_numeric_quantities),
+	 SX_TEST(test_element_edges), SX_TEST(test_array_limits))

@@ -5,6 +5,8 @@
 #include "harness.h"
 #include "schedext/buf.h"
 #include "schedext/common.h"
+#include "schedext/features.h"
+#include "schedext/framework_metrics.h"
 #include "schedext/metrics.h"
 
 static void test_counter_and_gauge(void)
@@ -107,5 +109,64 @@ static void test_touch(void)
 	sx_metrics_free(m);
 }
 
+/* component-base's help annotations (opts.go markDeprecated, then
+ * annotateStabilityLevel) and registry.go shouldHide for a 1.37 binary. */
+static void test_kube_stability(void)
+{
+	struct sx_metrics *m = sx_metrics_new();
+	struct sx_buf b;
+
+	sx_buf_init(&b);
+	CHECK_INT(sx_metrics_define_kube(m, "a_total", SX_METRIC_COUNTER, SX_STABILITY_BETA, NULL,
+					 "A.", NULL, 0),
+		  0);
+	CHECK_INT(sx_metrics_define_kube(m, "b_total", SX_METRIC_COUNTER, SX_STABILITY_ALPHA,
+					 "1.37.0", "B.", NULL, 0),
+		  0);
+	CHECK_INT(sx_metrics_define_kube(m, "c_total", SX_METRIC_COUNTER, SX_STABILITY_NONE, NULL,
+					 "C.", NULL, 0),
+		  0);
+	sx_metrics_render(m, &b);
+	CHECK_STR(sx_buf_cstr(&b), "# HELP a_total [BETA] A.\n# TYPE a_total counter\n"
+				   "# HELP b_total [ALPHA] (Deprecated since 1.37.0) B.\n"
+				   "# TYPE b_total counter\n"
+				   "# HELP c_total C.\n# TYPE c_total counter\n");
+	sx_buf_free(&b);
+	sx_metrics_free(m);
+	CHECK(!sx_fw_metrics_hidden(NULL));
+	CHECK(!sx_fw_metrics_hidden("1.37.0")); /* deprecated this release: shown */
+	CHECK(sx_fw_metrics_hidden("1.36.0"));	/* a release before: hidden */
+	CHECK(!sx_fw_metrics_hidden("1.38.0"));
+}
+
+/* The gated families of 1.37 follow the configuration's gates. */
+static void test_scheduler_families_gated(void)
+{
+	struct sx_features f;
+	struct sx_error err = {0};
+	struct sx_metrics *on = sx_metrics_new(), *off = sx_metrics_new();
+	struct sx_buf a, b;
+
+	sx_buf_init(&a);
+	sx_buf_init(&b);
+	sx_features_init(&f, 37);
+	sx_fw_metrics_define(on, &f);
+	CHECK_INT(sx_features_set(&f, "SchedulerAsyncPreemption=false", &err), 0);
+	sx_fw_metrics_define(off, &f);
+	sx_metrics_render(on, &a);
+	sx_metrics_render(off, &b);
+	CHECK(strstr(sx_buf_cstr(&a), "# TYPE scheduler_preemption_goroutines_duration_seconds "));
+	CHECK(!strstr(sx_buf_cstr(&b), "scheduler_preemption_goroutines_duration_seconds"));
+	CHECK(strstr(sx_buf_cstr(&a),
+		     "# TYPE dynamic_resource_allocation_resourceclaim_creates_total counter"));
+	CHECK(strstr(sx_buf_cstr(&a), "# HELP scheduler_cache_size [ALPHA] "));
+	CHECK(!strstr(sx_buf_cstr(&a), "scheduler_scheduler_cache_size"));
+	sx_buf_free(&a);
+	sx_buf_free(&b);
+	sx_metrics_free(on);
+	sx_metrics_free(off);
+}
+
 SX_TESTS(SX_TEST(test_counter_and_gauge), SX_TEST(test_histogram),
-	 SX_TEST(test_series_cap_and_escape), SX_TEST(test_touch))
+	 SX_TEST(test_series_cap_and_escape), SX_TEST(test_touch), SX_TEST(test_kube_stability),
+	 SX_TEST(test_scheduler_families_gated))
