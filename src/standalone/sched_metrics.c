@@ -35,11 +35,6 @@ void sx_sched_metrics_define(struct sx_metrics *m, const struct sx_config *cfg)
 			  "Scheduling algorithm latency in seconds.", lat, SX_ARRAY_SIZE(lat));
 	sx_metrics_define(m, "scheduler_pending_pods", SX_METRIC_GAUGE,
 			  "Number of pending pods, by the queue type.", NULL, 0);
-	sx_metrics_define(m, "scheduler_queued_entities", SX_METRIC_GAUGE,
-			  "Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' stands "
-			  "for individual pods that are not members of any podgroup) by the queue "
-			  "type.",
-			  NULL, 0);
 	sx_metrics_define(m, "scheduler_podgroup_schedule_attempts_total", SX_METRIC_COUNTER,
 			  "Number of attempts to schedule pod group, by the result.", NULL, 0);
 	sx_metrics_define(m, "scheduler_podgroup_scheduling_attempt_duration_seconds",
@@ -84,15 +79,6 @@ void sx_sched_metrics_gauges(struct sx_metrics *m, const struct sx_queue_lengths
 	sx_metrics_set(m, "scheduler_pending_pods", "queue=\"backoff\"", l->backoff);
 	sx_metrics_set(m, "scheduler_pending_pods", "queue=\"unschedulable\"", l->unschedulable);
 	sx_metrics_set(m, "scheduler_pending_pods", "queue=\"gated\"", l->gated);
-	/* Every queued entity is a pod: schedext queues the members of a pod
-	 * group one by one (no pod-group entity), as upstream does with
-	 * GenericWorkload off. */
-	sx_metrics_set(m, "scheduler_queued_entities", "queue=\"active\",type=\"pod\"", l->active);
-	sx_metrics_set(m, "scheduler_queued_entities", "queue=\"backoff\",type=\"pod\"",
-		       l->backoff);
-	sx_metrics_set(m, "scheduler_queued_entities", "queue=\"unschedulable\",type=\"pod\"",
-		       l->unschedulable);
-	sx_metrics_set(m, "scheduler_queued_entities", "queue=\"gated\",type=\"pod\"", l->gated);
 	sx_metrics_set(m, "schedext_leader", NULL, leader ? 1 : 0);
 }
 
