@@ -46,7 +46,7 @@ struct dra_self {
 	struct sx_handle *handle;	  /* the profile's (may be NULL: no API client) */
 	struct sx_dra_claims *claims;	  /* the handle's tracker, or own_claims */
 	struct sx_dra_claims *own_claims; /* without a shared tracker (tests); owned */
-	/* The profile's gates (SX_DRA_GATES_KEY; 1.37's defaults when absent). */
+	/* The profile's gates (sx_handle_features). */
 	struct sx_dra_features features;
 	bool taint_rules; /* DRADeviceTaintRules */
 };
@@ -147,25 +147,18 @@ static double filter_timeout_s(const struct dra_args *a)
 	return secs;
 }
 
-/* gates[name], or def when the gate is not named. */
-static bool gate(const cJSON *gates, const char *name, bool def)
+/* The profile's gates (sx_handle_features: the default release's without
+ * a handle), as upstream's New reads them from its feature.Features. */
+static void read_gates(struct dra_self *s, const struct sx_handle *h)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(gates, name);
+	struct sx_features f = sx_handle_features(h);
 
-	return cJSON_IsBool(v) ? cJSON_IsTrue(v) : def;
-}
-
-static void read_gates(struct dra_self *s, const cJSON *args)
-{
-	const cJSON *g = cJSON_IsObject(args)
-				 ? cJSON_GetObjectItemCaseSensitive(args, SX_DRA_GATES_KEY)
-				 : NULL;
-
-	s->features.admin_access = gate(g, "DRAAdminAccess", true);
-	s->features.prioritized_list = gate(g, "DRAPrioritizedList", true);
-	s->features.device_taints = gate(g, "DRADeviceTaints", true);
-	s->features.partitionable = gate(g, "DRAPartitionableDevices", true);
-	s->taint_rules = s->features.device_taints && gate(g, "DRADeviceTaintRules", true);
+	s->features.admin_access = sx_feature_enabled(&f, SX_FEATURE_DRA_ADMIN_ACCESS);
+	s->features.prioritized_list = sx_feature_enabled(&f, SX_FEATURE_DRA_PRIORITIZED_LIST);
+	s->features.device_taints = sx_feature_enabled(&f, SX_FEATURE_DRA_DEVICE_TAINTS);
+	s->features.partitionable = sx_feature_enabled(&f, SX_FEATURE_DRA_PARTITIONABLE_DEVICES);
+	s->taint_rules = s->features.device_taints &&
+			 sx_feature_enabled(&f, SX_FEATURE_DRA_DEVICE_TAINT_RULES);
 }
 
 static void *init_dynamic_resources(const struct cJSON *args, struct sx_handle *h,
@@ -202,7 +195,7 @@ static void *init_dynamic_resources(const struct cJSON *args, struct sx_handle *
 	s->claims = h ? h->dra : NULL;
 	if (!s->claims)
 		s->claims = s->own_claims = sx_dra_claims_new();
-	read_gates(s, args);
+	read_gates(s, h);
 	s->cel = sx_cel_cache_new(10); /* upstream: cel.NewCache(10) */
 	if (!s->cel || !s->claims) {
 		sx_cel_cache_free(s->cel);

@@ -87,12 +87,6 @@ struct sx_dra_features {
 	bool partitionable;    /* DRAPartitionableDevices (1.36 beta on) */
 };
 
-/* DynamicResourcesArgs' internal member carrying the profile's DRA gates
- * from the configuration to the plugin (src/framework/config_dra.c):
- * {"DRADeviceTaints": true, ...}; a gate it does not name has 1.37's
- * default. */
-#define SX_DRA_GATES_KEY "schedext.io/featureGates"
-
 /* A claim to allocate: its identity (for messages) and spec. */
 struct sx_dra_claim_in {
 	const char *ns, *name;

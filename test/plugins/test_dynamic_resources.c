@@ -3,6 +3,7 @@
  * deleted, in use, for another owner, classes missing, allocated on
  * another node, no devices, a successful allocation). */
 #include "plugin_util.h"
+#include "schedext/config.h"
 #include "schedext/dra_alloc.h"
 #include "schedext/handle.h"
 #include "schedext/features.h"
@@ -193,10 +194,12 @@ static void test_args(void)
 cJSON *sx__config_dra_args(const cJSON *args, const struct sx_features *f, struct sx_error *err);
 
 /* Filter(worker) for one claim of class "class" over objects objs (kind,
- * JSON pairs, NULL-terminated) under release 1.<r>'s gates. */
+ * JSON pairs, NULL-terminated) under release 1.<r>'s gates: the args the
+ * configuration makes, and a handle for a profile of that release. */
 static void gated_filter(int r, const char *const *objs, const char *want)
 {
-	struct sx_features f;
+	struct sx_profile prof = {0};
+	struct sx_handle *h = sx_handle_new(&prof, NULL);
 	struct sx_error err = {0};
 	struct sx_cache *c = sx_cache_new();
 	struct sx_pod *pod =
@@ -210,9 +213,9 @@ static void gated_filter(int r, const char *const *objs, const char *want)
 	struct sx_node_set *result = NULL;
 	char st[256];
 
-	sx_features_init(&f, r);
-	args = sx__config_dra_args(NULL, &f, &err);
-	self = sx_plugin_dynamic_resources.init(args, NULL, &err);
+	sx_features_init(&prof.features, r);
+	args = sx__config_dra_args(NULL, &prof.features, &err);
+	self = sx_plugin_dynamic_resources.init(args, h, &err);
 	CHECK(self != NULL);
 	tu_add(c, "Node", NODE("worker"));
 	tu_add(c, "DeviceClass", CLASS);
@@ -234,6 +237,7 @@ static void gated_filter(int r, const char *const *objs, const char *want)
 	sx_pod_unref(pod);
 	sx_cache_free(c);
 	sx_plugin_dynamic_resources.destroy(self);
+	sx_handle_free(h);
 	cJSON_Delete(args);
 }
 
