@@ -157,6 +157,7 @@ static void read_gates(struct dra_self *s, const struct sx_handle *h)
 	s->features.prioritized_list = sx_feature_enabled(&f, SX_FEATURE_DRA_PRIORITIZED_LIST);
 	s->features.device_taints = sx_feature_enabled(&f, SX_FEATURE_DRA_DEVICE_TAINTS);
 	s->features.partitionable = sx_feature_enabled(&f, SX_FEATURE_DRA_PARTITIONABLE_DEVICES);
+	s->features.consumable = sx_feature_enabled(&f, SX_FEATURE_DRA_CONSUMABLE_CAPACITY);
 	s->taint_rules = s->features.device_taints &&
 			 sx_feature_enabled(&f, SX_FEATURE_DRA_DEVICE_TAINT_RULES);
 }

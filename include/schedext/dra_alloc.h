@@ -74,7 +74,20 @@ struct sx_dra_allocated *sx_dra_allocated_clone(const struct sx_dra_allocated *a
 int sx_dra_allocated_add(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device);
 bool sx_dra_allocated_has(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
 			  sx_str device);
-/* Adds the non-admin-access results of an allocation. */
+/* DRAConsumableCapacity: a share of a device allocated with
+ * allowMultipleAllocations (its consumed capacity names[i] values[i],
+ * names interned) and the questions about shares. A device shared is not
+ * "in use" for sx_dra_allocated_has; with the gate off the allocator
+ * treats it as if it were. 0 or SX_ENOMEM. */
+int sx_dra_allocated_add_shared(struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+				sx_str device, const sx_str *names, const sx_nano *values,
+				uint32_t n);
+bool sx_dra_allocated_shared(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+			     sx_str device);
+sx_nano sx_dra_allocated_consumed(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+				  sx_str device, sx_str cap);
+/* Adds the non-admin-access results of an allocation: a result with a
+ * shareID as a share, the others whole. */
 int sx_dra_allocated_add_allocation(struct sx_dra_allocated *a,
 				    const struct sx_dra_allocation *alloc);
 
@@ -85,6 +98,7 @@ struct sx_dra_features {
 	bool prioritized_list; /* DRAPrioritizedList (1.34: beta, on) */
 	bool device_taints;    /* DRADeviceTaints (1.36 beta on, 1.37 GA) */
 	bool partitionable;    /* DRAPartitionableDevices (1.36 beta on) */
+	bool consumable;       /* DRAConsumableCapacity (1.36 beta on) */
 };
 
 /* A claim to allocate: its identity (for messages) and spec. */
@@ -120,6 +134,11 @@ struct sx_dra_pick {
 	const struct sx_dra_exact *req;	   /* the (sub)request: its tolerations go
 					    * into the result (borrowed from the claim) */
 	const struct sx_dra_device *dev;   /* in slice */
+	/* DRAConsumableCapacity: a share of a device allowing multiple
+	 * allocations, its ID (filled only when results are wanted) and what
+	 * it consumes (sx_dra_consumed of req and dev). */
+	bool shared;
+	char share_id[37];
 };
 
 struct sx_dra_claim_out {
@@ -197,9 +216,16 @@ struct sx_dra_claims *sx_dra_claims_new(void);
 /* Frees it and every reference it holds. */
 void sx_dra_claims_free(struct sx_dra_claims *m);
 
+/* A device of a pending allocation; a share (DRAConsumableCapacity)
+ * keeps what it consumes (its first SX_DRA_SHARE_CAPS capacities). */
+#define SX_DRA_SHARE_CAPS 16
 struct sx_dra_devref {
 	sx_str driver, pool, device;
 	bool admin_access;
+	bool shared;
+	uint32_t ncons;
+	sx_str cons_name[SX_DRA_SHARE_CAPS];
+	sx_nano cons_value[SX_DRA_SHARE_CAPS];
 };
 
 /* Records a pending allocation of claim uid (devices copied). 0 or SX_ENOMEM. */
@@ -261,6 +287,15 @@ int sx_dra_claim_known(struct sx_dra_claims *m, sx_str ns, const char *name,
  * not run or cannot allocate there. Caller deletes. */
 struct sx_cycle_state;
 struct cJSON *sx_dra_explain_devices(const struct sx_cycle_state *cs, const struct sx_node *node);
+
+/* What request req consumes of each capacity of dev (of driver): the
+ * entries of a result's consumedCapacity, names as the device spells
+ * them (dra_capacity.c). Returns how many (at most max). */
+uint32_t sx_dra_consumed(const struct sx_dra_exact *req, sx_str driver,
+			 const struct sx_dra_device *dev, struct sx_dra_named_qty *out,
+			 uint32_t max);
+/* resource.Quantity's canonical string of q. */
+void sx_dra_qty_string(struct sx_dra_qty q, char *buf, size_t len);
 
 /* The allocation as resource.k8s.io/v1 AllocationResult JSON (dra_result.c);
  * NULL on OOM. */

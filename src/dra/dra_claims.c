@@ -112,11 +112,17 @@ static void entry_free(struct entry *e)
 /* Adds e's devices (not those of admin access) to a. */
 static int add_pending_devs(struct sx_dra_allocated *a, const struct entry *e)
 {
-	for (uint32_t i = 0; i < e->ndevs; i++)
-		if (!e->devs[i].admin_access &&
-		    sx_dra_allocated_add(a, e->devs[i].driver, e->devs[i].pool, e->devs[i].device) <
-			    0)
+	for (uint32_t i = 0; i < e->ndevs; i++) {
+		const struct sx_dra_devref *d = &e->devs[i];
+
+		if (d->admin_access)
+			continue;
+		if (d->shared
+			    ? sx_dra_allocated_add_shared(a, d->driver, d->pool, d->device,
+							  d->cons_name, d->cons_value, d->ncons) < 0
+			    : sx_dra_allocated_add(a, d->driver, d->pool, d->device) < 0)
 			return SX_ENOMEM;
+	}
 	return 0;
 }
 
@@ -133,10 +139,27 @@ int sx_dra_pending_add(struct sx_dra_claims *m, const char *uid, const struct sx
 		return SX_ENOMEM;
 	}
 	e->pending = true;
-	for (uint32_t i = 0; i < out->npicks; i++)
-		e->devs[e->ndevs++] =
-			(struct sx_dra_devref){out->picks[i].driver, out->picks[i].pool,
-					       out->picks[i].device, out->picks[i].admin_access};
+	for (uint32_t i = 0; i < out->npicks; i++) {
+		const struct sx_dra_pick *p = &out->picks[i];
+		struct sx_dra_devref *d = &e->devs[e->ndevs++];
+
+		memset(d, 0, sizeof(*d));
+		d->driver = p->driver;
+		d->pool = p->pool;
+		d->device = p->device;
+		d->admin_access = p->admin_access;
+		if (p->shared && p->req && p->dev) {
+			/* a share: what it consumes counts until PreBind */
+			struct sx_dra_named_qty q[SX_DRA_SHARE_CAPS];
+
+			d->shared = true;
+			d->ncons = sx_dra_consumed(p->req, p->driver, p->dev, q, SX_DRA_SHARE_CAPS);
+			for (uint32_t k = 0; k < d->ncons; k++) {
+				d->cons_name[k] = sx_intern(q[k].name);
+				d->cons_value[k] = q[k].q.v;
+			}
+		}
+	}
 	pthread_mutex_lock(&m->mu);
 	rc = sx_hmap_add(&m->pending, sx_hash_str(e->uid), e);
 	if (rc == 0) {

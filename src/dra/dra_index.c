@@ -358,8 +358,19 @@ bool sx_dra_node_matches(const struct sx_node *node, sx_str node_name, bool all_
 
 /* ---------- devices in use ---------- */
 
+/* One key per device in use (cap SX_STR_EMPTY; flags say whether it is
+ * allocated whole or shared), and with DRAConsumableCapacity one per
+ * (shared device, capacity name) summing what its shares consume
+ * (upstream AllocatedState: AllocatedDevices, AllocatedSharedDeviceIDs
+ * and AggregatedCapacity, structured/internal/allocatedstate.go). */
+#define DEV_EXCLUSIVE 1u
+#define DEV_SHARED    2u
+
 struct dev_key {
 	sx_str driver, pool, device; /* device SX_STR_EMPTY = empty slot */
+	sx_str cap;
+	uint32_t flags;
+	sx_nano value; /* cap keys: consumed */
 };
 
 struct sx_dra_allocated {
@@ -368,10 +379,10 @@ struct sx_dra_allocated {
 	struct dev_key *slots;
 };
 
-static uint32_t dev_hash(sx_str d, sx_str p, sx_str v)
+static uint32_t dev_hash(sx_str d, sx_str p, sx_str v, sx_str c)
 {
 	uint64_t h = ((uint64_t)d * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)p * 0xC2B2AE3D27D4EB4Full) ^
-		     ((uint64_t)v * 0x165667B19E3779F9ull);
+		     ((uint64_t)v * 0x165667B19E3779F9ull) ^ ((uint64_t)c * 0x27D4EB2F165667C5ull);
 
 	return (uint32_t)(h ^ (h >> 29));
 }
@@ -417,50 +428,114 @@ struct sx_dra_allocated *sx_dra_allocated_clone(const struct sx_dra_allocated *a
 	return c;
 }
 
-bool sx_dra_allocated_has(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
-			  sx_str device)
+static const struct dev_key *lookup(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+				    sx_str device, sx_str cap)
 {
 	if (!a || a->n == 0)
-		return false;
-	for (uint32_t i = dev_hash(driver, pool, device) & (a->cap - 1);;
+		return NULL;
+	for (uint32_t i = dev_hash(driver, pool, device, cap) & (a->cap - 1);;
 	     i = (i + 1) & (a->cap - 1)) {
 		const struct dev_key *k = &a->slots[i];
 
 		if (k->device == SX_STR_EMPTY)
-			return false;
-		if (k->device == device && k->pool == pool && k->driver == driver)
-			return true;
+			return NULL;
+		if (k->device == device && k->pool == pool && k->driver == driver && k->cap == cap)
+			return k;
 	}
+}
+
+bool sx_dra_allocated_has(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+			  sx_str device)
+{
+	const struct dev_key *k = lookup(a, driver, pool, device, SX_STR_EMPTY);
+
+	return k && (k->flags & DEV_EXCLUSIVE);
+}
+
+bool sx_dra_allocated_shared(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+			     sx_str device)
+{
+	const struct dev_key *k = lookup(a, driver, pool, device, SX_STR_EMPTY);
+
+	return k && (k->flags & DEV_SHARED);
+}
+
+sx_nano sx_dra_allocated_consumed(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+				  sx_str device, sx_str cap)
+{
+	const struct dev_key *k = lookup(a, driver, pool, device, cap);
+
+	return k ? k->value : 0;
 }
 
 static void put(struct dev_key *slots, uint32_t cap, struct dev_key k)
 {
-	uint32_t i = dev_hash(k.driver, k.pool, k.device) & (cap - 1);
+	uint32_t i = dev_hash(k.driver, k.pool, k.device, k.cap) & (cap - 1);
 
 	while (slots[i].device != SX_STR_EMPTY)
 		i = (i + 1) & (cap - 1);
 	slots[i] = k;
 }
 
-int sx_dra_allocated_add(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device)
+/* The key (driver, pool, device, cap), added (zero) when absent; NULL on OOM. */
+static struct dev_key *upsert(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device,
+			      sx_str cap)
 {
-	if (device == SX_STR_EMPTY || sx_dra_allocated_has(a, driver, pool, device))
-		return 0;
+	const struct dev_key *k = lookup(a, driver, pool, device, cap);
+
+	if (k)
+		return (struct dev_key *)k;
 	if ((a->n + 1) * 2 > a->cap) {
-		uint32_t cap = a->cap ? a->cap * 2 : 64;
-		struct dev_key *s = sx_calloc(cap, sizeof(*s));
+		uint32_t ncap = a->cap ? a->cap * 2 : 64;
+		struct dev_key *s = sx_calloc(ncap, sizeof(*s));
 
 		if (!s)
-			return SX_ENOMEM;
+			return NULL;
 		for (uint32_t i = 0; i < a->cap; i++)
 			if (a->slots[i].device != SX_STR_EMPTY)
-				put(s, cap, a->slots[i]);
+				put(s, ncap, a->slots[i]);
 		free(a->slots);
 		a->slots = s;
-		a->cap = cap;
+		a->cap = ncap;
 	}
-	put(a->slots, a->cap, (struct dev_key){driver, pool, device});
+	put(a->slots, a->cap, (struct dev_key){driver, pool, device, cap, 0, 0});
 	a->n++;
+	return (struct dev_key *)lookup(a, driver, pool, device, cap);
+}
+
+int sx_dra_allocated_add(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device)
+{
+	struct dev_key *k;
+
+	if (device == SX_STR_EMPTY)
+		return 0;
+	k = upsert(a, driver, pool, device, SX_STR_EMPTY);
+	if (!k)
+		return SX_ENOMEM;
+	k->flags |= DEV_EXCLUSIVE;
+	return 0;
+}
+
+int sx_dra_allocated_add_shared(struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+				sx_str device, const sx_str *names, const sx_nano *values,
+				uint32_t n)
+{
+	struct dev_key *k;
+
+	if (device == SX_STR_EMPTY)
+		return 0;
+	k = upsert(a, driver, pool, device, SX_STR_EMPTY);
+	if (!k)
+		return SX_ENOMEM;
+	k->flags |= DEV_SHARED;
+	for (uint32_t i = 0; i < n; i++) {
+		if (names[i] == SX_STR_EMPTY)
+			continue;
+		k = upsert(a, driver, pool, device, names[i]);
+		if (!k)
+			return SX_ENOMEM;
+		k->value += values[i];
+	}
 	return 0;
 }
 
@@ -469,10 +544,23 @@ int sx_dra_allocated_add_allocation(struct sx_dra_allocated *a,
 {
 	for (uint32_t i = 0; alloc && i < alloc->nresults; i++) {
 		const struct sx_dra_result *r = &alloc->results[i];
+		sx_str names[128];
+		sx_nano values[128];
+		uint32_t n = 0;
 
 		if (r->admin_access)
 			continue; /* admin access does not make a device unavailable */
-		if (sx_dra_allocated_add(a, r->driver, r->pool, r->device) < 0)
+		if (!r->share_id) {
+			if (sx_dra_allocated_add(a, r->driver, r->pool, r->device) < 0)
+				return SX_ENOMEM;
+			continue;
+		}
+		for (uint32_t k = 0; k < r->nconsumed && n < 128; k++, n++) {
+			names[n] = sx_intern(r->consumed[k].name);
+			values[n] = r->consumed[k].q.v;
+		}
+		if (sx_dra_allocated_add_shared(a, r->driver, r->pool, r->device, names, values,
+						n) < 0)
 			return SX_ENOMEM;
 	}
 	return 0;
