@@ -197,7 +197,8 @@ static void *init_dynamic_resources(const struct cJSON *args, struct sx_handle *
 	if (!s->claims)
 		s->claims = s->own_claims = sx_dra_claims_new();
 	read_gates(s, h);
-	s->cel = sx_cel_cache_new(10); /* upstream: cel.NewCache(10) */
+	/* upstream: cel.NewCache(10, cel.Features{EnableConsumableCapacity}) */
+	s->cel = sx_cel_cache_new_features(10, s->features.consumable);
 	if (!s->cel || !s->claims) {
 		sx_cel_cache_free(s->cel);
 		sx_dra_claims_free(s->own_claims);
@@ -240,7 +241,7 @@ static int match_cel(void *ctx, const char *expr, sx_str driver, sx_str pool,
 	struct dra_self *s = ctx;
 	struct sx_cel_attr attrs[64];
 	struct sx_cel_capacity caps[64];
-	struct sx_cel_device d = {sx_str_get(driver), attrs, 0, caps, 0};
+	struct sx_cel_device d = {sx_str_get(driver), attrs, 0, caps, 0, dev->allow_multiple};
 	struct sx_cel_program *p = sx_cel_cache_get(s->cel, expr, strlen(expr), err, errlen);
 	bool result = false;
 	int rc;

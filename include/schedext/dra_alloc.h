@@ -4,9 +4,10 @@
  * "incubating" one for the gates in sx_dra_features): DRAAdminAccess,
  * DRAPrioritizedList, DRADeviceTaints (with DeviceTaintRules in env) and
  * DRAPartitionableDevices (shared counters, per-device node selection)
- * as the caller's gates say (without the last, devices that consume
- * counters are never picked and slices using perDeviceNodeSelection or
- * sharedCounters are ignored); DRAConsumableCapacity,
+ * and DRAConsumableCapacity (devices allocated many times by capacity,
+ * dra_capacity.c) as the caller's gates say (without partitionable
+ * devices, devices that consume counters are never picked and slices
+ * using perDeviceNodeSelection or sharedCounters are ignored);
  * DRADeviceBindingConditions and DRAExtendedResource off (devices with
  * binding conditions are never picked).
  *

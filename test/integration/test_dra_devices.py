@@ -4,7 +4,8 @@
 a tainted device (in its ResourceSlice or through a DeviceTaintRule) is
 avoided unless the request tolerates the taint. Partitionable devices: a
 GPU published as partitions consuming its shared counters serves as many
-pods as the counters allow."""
+pods as the counters allow. Consumable capacity: two pods share one
+device by capacity, each claim's result carrying its share."""
 import os
 import sys
 
@@ -99,8 +100,46 @@ def test_partitioned_gpu(tmp):
         check(cl.stop() == 0, "parts: clean exit")
 
 
+def test_shared_by_capacity(tmp):
+    """node-c1 has one NIC allowing multiple allocations, 10G of bandwidth
+    taken in steps of 1G (at least 1G): two pods asking 4G and 3500M share
+    it, each claim's result with its own shareID and consumedCapacity
+    (3500M rounded up to 4G); a third asking 4G does not fit in what is
+    left and waits."""
+    nic = dict(device("nic-0"), allowMultipleAllocations=True,
+               capacity={"bandwidth": {"value": "10G", "requestPolicy": {
+                   "default": "1G", "validRange": {"min": "1G", "step": "1G"}}}})
+    cl = Cluster(tmp, "share", [node("node-c1"), dclass("nic"), rslice("node-c1", nic)])
+
+    def bw(name, q):
+        r = request("nic", "nic")
+        r["exactly"]["capacity"] = {"requests": {"bandwidth": q}}
+        return claim(name, r)
+    try:
+        cl.create(bw("bw-a", "4G"), bw("bw-b", "3500M"), bw("bw-c", "4G"))
+        cl.create(pod("s-a", ("nic", {"resourceClaimName": "bw-a"})))
+        check(wait_for(lambda: bound(cl.api, "s-a"), 15), "share: first pod bound")
+        cl.create(pod("s-b", ("nic", {"resourceClaimName": "bw-b"})))
+        check(wait_for(lambda: bound(cl.api, "s-b"), 15), "share: second pod bound")
+        ra = get(cl.api, "resourceclaims", "bw-a")["status"]["allocation"]["devices"]["results"][0]
+        rb = get(cl.api, "resourceclaims", "bw-b")["status"]["allocation"]["devices"]["results"][0]
+        check((ra["device"], rb["device"]) == ("nic-0", "nic-0"), "share: one device %r %r" % (ra, rb))
+        check(ra.get("consumedCapacity") == {"bandwidth": "4G"}, "share: a consumes %r" % ra.get("consumedCapacity"))
+        check(rb.get("consumedCapacity") == {"bandwidth": "4G"}, "share: b rounded up %r" % rb.get("consumedCapacity"))
+        check(len(ra.get("shareID", "")) == 36 and ra.get("shareID") != rb.get("shareID"),
+              "share: distinct share IDs %r %r" % (ra.get("shareID"), rb.get("shareID")))
+        cl.create(pod("s-c", ("nic", {"resourceClaimName": "bw-c"})))
+        cond = lambda: (sched_condition(cl.api, "s-c") or {}).get("message", "")
+        check(wait_for(lambda: "cannot allocate all claims" in cond(), 15),
+              "share: third pod unschedulable (%r)" % cond())
+        check(not bound(cl.api, "s-c"), "share: third pod waits")
+    finally:
+        check(cl.stop() == 0, "share: clean exit")
+
+
 def main():
-    return run_tests("test_dra_devices.py", (test_device_taints, test_partitioned_gpu))
+    return run_tests("test_dra_devices.py", (test_device_taints, test_partitioned_gpu,
+                                             test_shared_by_capacity))
 
 
 if __name__ == "__main__":

@@ -345,5 +345,102 @@ static void test_inflight_shared(void)
 	sx_dra_claims_free(m);
 }
 
+/* DRAConsumableCapacity in flight: a share reserved by one pod (its
+ * claim pending until PreBind) leaves the device, but not its consumed
+ * capacity, to the next pod's cycle. nic-0 has 10 of bandwidth; each
+ * claim asks 6. */
+static void test_consumable_inflight(void)
+{
+	static const char *const objs[] = {
+		"ResourceSlice",
+		"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d.example.com\","
+		"\"nodeName\":\"worker\",\"pool\":{\"name\":\"worker\",\"generation\":1,"
+		"\"resourceSliceCount\":1},\"devices\":[{\"name\":\"nic-0\","
+		"\"allowMultipleAllocations"
+		"\":true,\"capacity\":{\"bandwidth\":{\"value\":\"10\"}}}]}}",
+		NULL,
+	};
+	static const char *const claim_fmt =
+		"{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"%s\"},"
+		"\"spec\":{\"devices\":{\"requests\":[{\"name\":\"req-1\",\"exactly\":{"
+		"\"deviceClassName\":\"class\",\"capacity\":{\"requests\":{\"bandwidth\":\"6\"}}}}]"
+		"}}}";
+	struct sx_profile prof = {0};
+	struct sx_dra_claims *m = sx_dra_claims_new();
+	struct sx_handle *h = sx_handle_new(&prof, m);
+	struct sx_error err = {0};
+	struct sx_cache *c = sx_cache_new();
+	char buf[512], st[256];
+	void *self;
+
+	sx_features_init(&prof.features, 37);
+	self = sx_plugin_dynamic_resources.init(NULL, h, &err);
+	CHECK(self != NULL);
+	tu_add(c, "Node", NODE("worker"));
+	tu_add(c, "DeviceClass", CLASS);
+	tu_add(c, objs[0], objs[1]);
+	snprintf(buf, sizeof(buf), claim_fmt, "a", "ca");
+	tu_add(c, "ResourceClaim", buf);
+	snprintf(buf, sizeof(buf), claim_fmt, "b", "cb");
+	tu_add(c, "ResourceClaim", buf);
+	for (int i = 0; i < 2; i++) {
+		char pj[512];
+		struct sx_snapshot *snap = sx_cache_snapshot(c);
+		struct sx_cycle_state *cs = sx_cycle_state_new(snap);
+		struct sx_node_set *result = NULL;
+		struct sx_pod *pod;
+
+		snprintf(
+			pj, sizeof(pj),
+			"{\"metadata\":{\"name\":\"p%d\",\"namespace\":\"default\",\"uid\":"
+			"\"pu%d\"},\"spec\":{\"containers\":[],\"resourceClaims\":[{\"name\":\"r\","
+			"\"resourceClaimName\":\"%s\"}]}}",
+			i, i, i ? "b" : "a");
+		pod = tu_pod(pj);
+		CHECK(sx_plugin_dynamic_resources.pre_filter(self, cs, pod, &result) == NULL);
+		tu_status(sx_plugin_dynamic_resources.filter(self, cs, pod, tu_ni(snap, "worker")),
+			  st, sizeof(st));
+		/* the first share fits; the second, with 6 of 10 in flight, does not */
+		CHECK_STR(st, i ? "UnschedulableAndUnresolvable: cannot allocate all claims"
+				: "Success");
+		if (i == 0) {
+			CHECK(sx_plugin_dynamic_resources.reserve(self, cs, pod,
+								  sx_intern("worker")) == NULL);
+			CHECK(sx_dra_pending_has(m, "ca"));
+		}
+		free(result);
+		sx_cycle_state_free(NULL, cs);
+		sx_snapshot_unref(snap);
+		sx_pod_unref(pod);
+	}
+	{
+		struct sx_snapshot *snap = sx_cache_snapshot(c);
+		struct sx_dra_allocated *a = sx_dra_inflight(m, snap);
+		sx_str drv = sx_intern("d.example.com"), pool = sx_intern("worker");
+
+		CHECK(sx_dra_allocated_shared(a, drv, pool, sx_intern("nic-0")));
+		CHECK(!sx_dra_allocated_has(a, drv, pool, sx_intern("nic-0")));
+		CHECK(sx_dra_allocated_consumed(a, drv, pool, sx_intern("nic-0"),
+						sx_intern("bandwidth")) == 6 * (sx_nano)1000000000);
+		sx_dra_allocated_free(a);
+		sx_snapshot_unref(snap);
+	}
+	/* the pending share goes */
+	CHECK(sx_dra_pending_remove(m, "ca"));
+	{
+		struct sx_snapshot *snap = sx_cache_snapshot(c);
+		struct sx_dra_allocated *a = sx_dra_inflight(m, snap);
+
+		CHECK(!sx_dra_allocated_shared(a, sx_intern("d.example.com"), sx_intern("worker"),
+					       sx_intern("nic-0")));
+		sx_dra_allocated_free(a);
+		sx_snapshot_unref(snap);
+	}
+	sx_plugin_dynamic_resources.destroy(self);
+	sx_handle_free(h);
+	sx_cache_free(c);
+	sx_dra_claims_free(m);
+}
+
 SX_TESTS(SX_TEST(test_taint_gates), SX_TEST(test_partitionable_gate), SX_TEST(test_table),
-	 SX_TEST(test_args), SX_TEST(test_inflight_shared))
+	 SX_TEST(test_args), SX_TEST(test_inflight_shared), SX_TEST(test_consumable_inflight))
