@@ -22,6 +22,7 @@
 #include "schedext/plugin.h"
 #include "schedext/plugin_args.h"
 #include "schedext/selector.h"
+#include "resource_allocation.h"
 #include "slots.h"
 
 #define NAME		 "DynamicResources"
@@ -49,6 +50,7 @@ struct dra_self {
 	/* The profile's gates (sx_handle_features). */
 	struct sx_dra_features features;
 	bool taint_rules; /* DRADeviceTaintRules */
+	bool extended;	  /* DRAExtendedResource */
 };
 
 /* The profile's API client (upstream Handle.ClientSet); NULL in explain,
@@ -68,6 +70,19 @@ struct pclaim {
 	int alloc_ix; /* index among the claims to allocate, or -1 */
 };
 
+/* DRAExtendedResource: at most EXT_MAX extended resources of a pod are
+ * served by DRA; the special claim differs by which of them the node
+ * lacks (a mask), each variant prepared once in PreFilter. */
+#define EXT_MAX 4
+
+struct ext_variant {
+	struct sx_dra_object *claim; /* in memory: "<extended-resources>" */
+	cJSON *create;		     /* the object to create (no name, no uid) */
+	cJSON *mappings;	     /* status.extendedResourceClaimStatus.requestMappings */
+	struct sx_dra_claim_in *in;  /* the pod's claims to allocate, then this one */
+	struct sx_dra_prep *prep;
+};
+
 struct dra_state {
 	atomic_int clones; /* references beyond the cycle's own (state_clone) */
 	uint32_t n;
@@ -79,8 +94,16 @@ struct dra_state {
 	struct sx_dra_alloc_env env;
 	struct sx_dra_prep *prep;	   /* the claims validated once for every node */
 	_Atomic uint64_t unavailable;	   /* bit i: claim i unusable on some node (PostFilter) */
-	struct sx_dra_claim_out *reserved; /* [nalloc], Reserve's allocation */
+	struct sx_dra_claim_out *reserved; /* [nalloc + 1], Reserve's allocation */
 	sx_str reserved_node;
+	/* DRAExtendedResource */
+	uint32_t next;
+	sx_str ext_res[EXT_MAX];
+	const char *ext_cls[EXT_MAX];
+	struct ext_variant var[1u << EXT_MAX];	 /* [mask], mask 0 unused */
+	unsigned ext_mask;			 /* Reserve's node: the variant used */
+	char ext_uid[64];			 /* the in-memory claim's uid (in flight) */
+	const struct sx_dra_object *ext_created; /* PreBind: the claim created */
 };
 
 /* ---------- args ---------- */
@@ -158,6 +181,7 @@ static void read_gates(struct dra_self *s, const struct sx_handle *h)
 	s->features.device_taints = sx_feature_enabled(&f, SX_FEATURE_DRA_DEVICE_TAINTS);
 	s->features.partitionable = sx_feature_enabled(&f, SX_FEATURE_DRA_PARTITIONABLE_DEVICES);
 	s->features.consumable = sx_feature_enabled(&f, SX_FEATURE_DRA_CONSUMABLE_CAPACITY);
+	s->extended = sx_feature_enabled(&f, SX_FEATURE_DRA_EXTENDED_RESOURCE);
 	s->taint_rules = s->features.device_taints &&
 			 sx_feature_enabled(&f, SX_FEATURE_DRA_DEVICE_TAINT_RULES);
 }
@@ -357,8 +381,16 @@ static void state_free_dynamic_resources(void *state)
 		return;
 	for (uint32_t i = 0; s->c && i < s->n; i++)
 		sx_dra_unref(s->c[i].claim);
-	for (uint32_t i = 0; s->reserved && i < s->nalloc; i++)
+	for (uint32_t i = 0; s->reserved && i <= s->nalloc; i++)
 		sx_dra_claim_out_clear(&s->reserved[i]);
+	for (unsigned m = 1; m < (1u << EXT_MAX); m++) {
+		sx_dra_prep_free(s->var[m].prep);
+		free(s->var[m].in);
+		sx_dra_unref(s->var[m].claim);
+		cJSON_Delete(s->var[m].create);
+		cJSON_Delete(s->var[m].mappings);
+	}
+	sx_dra_unref(s->ext_created);
 	free(s->reserved);
 	free(s->c);
 	sx_dra_prep_free(s->prep);
@@ -505,27 +537,126 @@ static struct sx_status *prepare_allocator(struct dra_self *self, struct dra_sta
 			(const struct sx_device_taint_rule *const *)snap->device_taint_rules;
 		s->env.ntaint_rules = snap->ndevice_taint_rules;
 	}
-	s->prep = sx_dra_prepare(&s->env, s->in, s->nalloc);
-	return s->prep ? NULL : sx_status_oom();
+	if (s->nalloc) {
+		s->prep = sx_dra_prepare(&s->env, s->in, s->nalloc);
+		if (!s->prep)
+			return sx_status_oom();
+	}
+	return NULL;
+}
+
+/* ---------- extended resources backed by DRA ---------- */
+
+/* preFilterExtendedResources: the pod's extended resources (non-zero)
+ * that a DeviceClass serves. */
+static struct sx_status *ext_collect(struct dra_state *s, const struct sx_snapshot *snap,
+				     const struct sx_pod *pod)
+{
+	const struct sx_resources *r = &pod->request;
+
+	for (uint32_t i = 0; i < r->nscalar; i++) {
+		const char *name = sx_str_get(r->scalar[i].name);
+		const struct sx_dra_object *cls;
+
+		if (r->scalar[i].value == 0 ||
+		    (!sx_is_extended_resource_name(name) &&
+		     strncmp(name, SX_DRA_CLASS_PREFIX, strlen(SX_DRA_CLASS_PREFIX)) != 0))
+			continue;
+		cls = sx_dra_class_for_resource(snap, name);
+		if (!cls)
+			continue;
+		if (s->next == EXT_MAX)
+			return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
+					     "more than %d extended resources backed by DRA",
+					     EXT_MAX);
+		s->ext_res[s->next] = r->scalar[i].name;
+		s->ext_cls[s->next++] = cls->meta.name;
+	}
+	if (s->next)
+		snprintf(s->ext_uid, sizeof(s->ext_uid), "extended-resources/%s", pod->meta.uid);
+	return NULL;
+}
+
+/* One variant of the special claim: the resources of mask (the node
+ * lacks them), in memory and prepared with the pod's claims. */
+static struct sx_status *ext_variant(struct dra_state *s, const struct sx_pod *pod, unsigned mask)
+{
+	struct ext_variant *v = &s->var[mask];
+	sx_str res[EXT_MAX];
+	const char *cls[EXT_MAX];
+	struct sx_error err = {0};
+	uint32_t n = 0;
+	cJSON *mem, *md;
+
+	for (uint32_t k = 0; k < s->next; k++)
+		if (mask >> k & 1) {
+			res[n] = s->ext_res[k];
+			cls[n++] = s->ext_cls[k];
+		}
+	v->create = sx_dra_extended_claim_json(pod, res, cls, n, &v->mappings);
+	if (!v->create)
+		return NULL; /* no container asks for a whole device: nothing to allocate */
+	mem = cJSON_Duplicate(v->create, true);
+	md = mem ? cJSON_GetObjectItem(mem, "metadata") : NULL;
+	if (!md)
+		goto oom;
+	cJSON_AddStringToObject(md, "name", "<extended-resources>");
+	cJSON_AddStringToObject(md, "uid", s->ext_uid);
+	v->claim = sx_decode_dra(mem, SX_KIND_RESOURCE_CLAIM, &err);
+	cJSON_Delete(mem);
+	v->in = calloc(s->nalloc + 1, sizeof(*v->in));
+	if (!v->claim || !v->in)
+		goto oom;
+	memcpy(v->in, s->in, s->nalloc * sizeof(*v->in));
+	v->in[s->nalloc] = (struct sx_dra_claim_in){sx_str_get(v->claim->meta.ns),
+						    v->claim->meta.name, &v->claim->u.claim.spec};
+	v->prep = sx_dra_prepare(&s->env, v->in, s->nalloc + 1);
+	return v->prep ? NULL : sx_status_oom();
+oom:
+	return sx_status_oom();
+}
+
+/* filterExtendedResources: the variant for node (the extended resources
+ * it does not advertise; 0 when it advertises all of them). */
+static unsigned ext_mask(const struct dra_state *s, const struct sx_node *node)
+{
+	unsigned m = 0;
+
+	for (uint32_t k = 0; node && k < s->next; k++)
+		if (sx_resources_get(&node->allocatable, s->ext_res[k]) == 0 &&
+		    s->var[1u << k].prep)
+			m |= 1u << k;
+	return m;
+}
+
+/* The prepared allocation for node and how many claims it allocates. */
+static const struct sx_dra_prep *prep_for(const struct dra_state *s, const struct sx_node *node,
+					  unsigned *mask, uint32_t *nout)
+{
+	*mask = ext_mask(s, node);
+	*nout = s->nalloc + (*mask ? 1 : 0);
+	return *mask ? s->var[*mask].prep : s->prep;
 }
 
 static struct sx_status *pre_filter_dynamic_resources(void *self, struct sx_cycle_state *cs,
 						      const struct sx_pod *pod,
 						      struct sx_node_set **result)
 {
+	struct dra_self *ds = self;
 	struct dra_state *s;
 	struct sx_status *st;
-	char k[320];
 
-	if (pod->nresource_claims == 0)
+	if (pod->nresource_claims == 0 && !(ds->extended && pod->request.nscalar))
 		return sx_status_new(SX_SKIP, NULL);
 	s = sx_cycle_state_slot(cs, SX_SLOT_dynamic_resources, sizeof(*s));
 	if (!s)
 		return sx_status_oom();
 	st = collect(self, s, cs->snap, pod);
+	if (!st && ds->extended)
+		st = ext_collect(s, cs->snap, pod);
 	if (st)
 		return st;
-	if (s->n == 0)
+	if (s->n == 0 && s->next == 0)
 		return sx_status_new(SX_SKIP, NULL);
 	for (uint32_t i = 0; i < s->n; i++) {
 		const struct sx_dra_object *c = s->c[i].claim;
@@ -542,24 +673,26 @@ static struct sx_status *pre_filter_dynamic_resources(void *self, struct sx_cycl
 		if (st)
 			return st;
 	}
-	(void)k;
-	if (s->nalloc)
-		return prepare_allocator(self, s, cs->snap);
-	return NULL;
+	if (!s->nalloc && !s->next)
+		return NULL;
+	st = prepare_allocator(self, s, cs->snap);
+	for (unsigned m = 1; !st && m < (1u << s->next); m++)
+		st = ext_variant(s, pod, m);
+	return st;
 }
 
 /* ---------- Filter ---------- */
 
 /* Allocates the pod's claims for node into out[nalloc] (cleared by the
  * caller on SX_DRA_ALLOCATED). A Filter status, or NULL on success. */
-static struct sx_status *allocate(struct dra_self *self, const struct dra_state *s,
+static struct sx_status *allocate(struct dra_self *self, const struct sx_dra_prep *prep,
 				  const struct sx_node *node, bool results,
 				  struct sx_dra_claim_out *out)
 {
 	char err[SX_DRA_ERR_LEN];
 	int rc;
 
-	rc = sx_dra_allocate_prepared(s->prep, node, self->filter_timeout_ns, results, out, err,
+	rc = sx_dra_allocate_prepared(prep, node, self->filter_timeout_ns, results, out, err,
 				      sizeof(err));
 	switch (rc) {
 	case SX_DRA_ALLOCATED:
@@ -582,8 +715,11 @@ static struct sx_status *filter_dynamic_resources(void *self, const struct sx_cy
 	struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
 	uint64_t unavailable = 0;
 	struct sx_status *st = NULL;
+	const struct sx_dra_prep *prep;
+	unsigned mask;
+	uint32_t nout;
 
-	if (!s || s->n == 0)
+	if (!s || (s->n == 0 && s->next == 0))
 		return NULL;
 	for (uint32_t i = 0; i < s->n; i++) {
 		const struct sx_dra_allocation *a = s->c[i].claim->u.claim.allocation;
@@ -591,13 +727,13 @@ static struct sx_status *filter_dynamic_resources(void *self, const struct sx_cy
 		if (a && a->node_selector && !sx_node_selector_matches(a->node_selector, ni->node))
 			unavailable |= 1ull << (i & 63);
 	}
-	if (s->nalloc) {
-		struct sx_dra_claim_out one,
-			*out = s->nalloc == 1 ? &one : calloc(s->nalloc, sizeof(*out));
+	prep = prep_for(s, ni->node, &mask, &nout);
+	if (prep) {
+		struct sx_dra_claim_out one, *out = nout == 1 ? &one : calloc(nout, sizeof(*out));
 
 		if (!out)
 			return sx_status_oom();
-		st = allocate(self, s, ni->node, false, out);
+		st = allocate(self, prep, ni->node, false, out);
 		if (out != &one)
 			free(out);
 		if (st)
@@ -672,14 +808,20 @@ static struct sx_status *reserve_dynamic_resources(void *self, struct sx_cycle_s
 {
 	struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
 	struct dra_self *ds = self;
+	const struct sx_node *n = node_of(cs, node);
+	const struct sx_dra_prep *prep;
 	struct sx_status *st;
+	uint32_t nout;
 
-	if (!s || s->nalloc == 0)
+	if (!s)
 		return NULL;
-	s->reserved = calloc(s->nalloc, sizeof(*s->reserved));
+	prep = prep_for(s, n, &s->ext_mask, &nout);
+	if (!prep)
+		return NULL;
+	s->reserved = calloc(s->nalloc + 1, sizeof(*s->reserved));
 	if (!s->reserved)
 		return sx_status_oom();
-	st = allocate(self, s, node_of(cs, node), true, s->reserved);
+	st = allocate(self, prep, n, true, s->reserved);
 	if (st) {
 		free(s->reserved);
 		s->reserved = NULL;
@@ -696,6 +838,10 @@ static struct sx_status *reserve_dynamic_resources(void *self, struct sx_cycle_s
 				SX_ERROR, "internal error, couldn't signal allocation for claim %s",
 				c->meta.name);
 	}
+	if (s->ext_mask && sx_dra_pending_add(ds->claims, s->ext_uid, &s->reserved[s->nalloc]) < 0)
+		return sx_status_new(SX_ERROR,
+				     "internal error, couldn't signal allocation for claim %s",
+				     "<extended-resources>");
 	return NULL;
 }
 
@@ -737,11 +883,24 @@ static void unreserve_dynamic_resources(void *self, struct sx_cycle_state *cs,
 	struct sx_kube *kube = api(ds);
 	char msg[512];
 
+	if (s && s->ext_mask)
+		sx_dra_pending_remove(ds->claims, s->ext_uid);
+	if (s && s->ext_created && kube) {
+		/* unreserveExtendedResourceClaim: the claim written is deleted */
+		const struct sx_dra_object *c = s->ext_created;
+
+		if (sx_dra_delete_claim(kube, sx_str_get(c->meta.ns), c->meta.name, msg,
+					sizeof(msg)) < 0)
+			sx_log(1, "DynamicResources: delete %s/%s: %s", sx_str_get(c->meta.ns),
+			       c->meta.name, msg);
+	}
 	for (uint32_t i = 0; s && i < s->n; i++) {
 		const struct sx_dra_object *c = s->c[i].claim;
 		cJSON *patch, *md, *stj;
 		char *body;
 
+		if (c == s->ext_created)
+			continue;
 		if (sx_dra_pending_remove(ds->claims, c->meta.uid))
 			sx_dra_assume_drop(ds->claims, c->meta.uid);
 		if (!c->u.claim.allocation || !reserved_for(c, pod) || !kube)
@@ -885,6 +1044,54 @@ static struct sx_status *bind_claim(struct dra_self *self, struct sx_kube *kube,
 	return st;
 }
 
+/* PreBind of the special claim (bindClaim, createExtendedResourceClaimInAPI,
+ * patchPodExtendedResourceClaimStatus): created under a generated name,
+ * its allocation and reservation written as any claim's, then the pod's
+ * status.extendedResourceClaimStatus. */
+static struct sx_status *bind_extended(struct dra_self *ds, struct sx_kube *kube,
+				       struct dra_state *s, const struct sx_pod *pod)
+{
+	struct ext_variant *v = &s->var[s->ext_mask];
+	struct sx_dra_object *created = NULL;
+	struct sx_status *st;
+	cJSON *patch, *ers;
+	char msg[512], *body = cJSON_PrintUnformatted(v->create);
+	int rc;
+
+	rc = body ? sx_dra_create_claim(kube, sx_str_get(pod->meta.ns), body, &created, msg,
+					sizeof(msg))
+		  : SX_ENOMEM;
+	cJSON_free(body);
+	if (rc < 0) {
+		sx_dra_pending_remove(ds->claims, s->ext_uid);
+		return sx_status_new(SX_ERROR, "create claim for extended resources %s/%s: %s",
+				     sx_str_get(pod->meta.ns), "<extended-resources>", msg);
+	}
+	s->ext_created = sx_dra_ref(created);
+	s->c[s->n++] = (struct pclaim){created, true, (int)s->nalloc};
+	st = bind_claim(ds, kube, s, s->n - 1, pod);
+	sx_dra_pending_remove(ds->claims, s->ext_uid);
+	if (st)
+		return st;
+	patch = cJSON_CreateObject();
+	ers = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "status"),
+				      "extendedResourceClaimStatus");
+	if (ers) {
+		cJSON_AddItemToObject(ers, "requestMappings", cJSON_Duplicate(v->mappings, true));
+		cJSON_AddStringToObject(ers, "resourceClaimName", s->c[s->n - 1].claim->meta.name);
+	}
+	body = cJSON_PrintUnformatted(patch);
+	cJSON_Delete(patch);
+	rc = body ? sx_dra_patch_pod_status(kube, sx_str_get(pod->meta.ns), pod->meta.name, body,
+					    msg, sizeof(msg))
+		  : SX_ENOMEM;
+	cJSON_free(body);
+	if (rc < 0)
+		return sx_status_new(SX_ERROR, "update pod %s/%s ExtendedResourceClaimStatus: %s",
+				     sx_str_get(pod->meta.ns), pod->meta.name, msg);
+	return NULL;
+}
+
 static struct sx_status *pre_bind_dynamic_resources(void *self, struct sx_cycle_state *cs,
 						    const struct sx_pod *pod, sx_str node)
 {
@@ -906,6 +1113,8 @@ static struct sx_status *pre_bind_dynamic_resources(void *self, struct sx_cycle_
 		if (s->c[i].to_allocate)
 			sx_dra_pending_remove(ds->claims, c->meta.uid);
 	}
+	if (s && !st && s->ext_mask && kube)
+		st = bind_extended(ds, kube, s, pod);
 	return st;
 }
 

@@ -263,7 +263,15 @@ struct sx_dra_class {
 	char **selectors;
 	uint32_t nconfig;
 	struct sx_dra_class_config *config; /* requests unused */
+	char *extended_resource_name;	    /* NULL = unset (DRAExtendedResource) */
 };
+
+/* DRAExtendedResource (k8s.io/api/resource/v1): the implicit extended
+ * resource name of every class is this prefix and its name; the claim the
+ * scheduler creates for a pod's extended resources carries the
+ * annotation. */
+#define SX_DRA_CLASS_PREFIX	   "deviceclass.resource.kubernetes.io/"
+#define SX_DRA_EXTENDED_ANNOTATION "resource.kubernetes.io/extended-resource-claim"
 
 struct sx_dra_object {
 	atomic_int refcount;

@@ -272,6 +272,16 @@ int sx_dra_patch_claim(struct sx_kube *kube, const char *ns, const char *name, b
 		       const char *body, struct sx_dra_object **out, char *msg, size_t len);
 int sx_dra_get_claim(struct sx_kube *kube, const char *ns, const char *name,
 		     struct sx_dra_object **out, char *msg, size_t len);
+/* POST .../resourceclaims (body: the object, generateName allowed). */
+int sx_dra_create_claim(struct sx_kube *kube, const char *ns, const char *body,
+			struct sx_dra_object **out, char *msg, size_t len);
+/* DELETE .../resourceclaims/{name}; a claim already gone is 0. */
+int sx_dra_delete_claim(struct sx_kube *kube, const char *ns, const char *name, char *msg,
+			size_t len);
+/* PATCH /api/v1/namespaces/{ns}/pods/{name}/status, a strategic merge
+ * patch (DRAExtendedResource: status.extendedResourceClaimStatus). */
+int sx_dra_patch_pod_status(struct sx_kube *kube, const char *ns, const char *name,
+			    const char *body, char *msg, size_t len);
 
 /* Claims by namespace/name for PreEnqueue, fed from the live cache's
  * events (sx_config_attach turns tracking on, handle.h). */
@@ -297,6 +307,22 @@ uint32_t sx_dra_consumed(const struct sx_dra_exact *req, sx_str driver,
 			 uint32_t max);
 /* resource.Quantity's canonical string of q. */
 void sx_dra_qty_string(struct sx_dra_qty q, char *buf, size_t len);
+
+/* ---------- extended resources backed by DRA (dra_extended.c) ---------- */
+
+/* The DeviceClass serving extended resource `name` (explicitly through
+ * spec.extendedResourceName, or deviceclass.resource.kubernetes.io/<class>),
+ * or NULL. */
+const struct sx_dra_object *sx_dra_class_for_resource(const struct sx_snapshot *snap,
+						      const char *name);
+/* The special ResourceClaim (generateName, pod owner, annotation, one
+ * request per container and resource) for pod's extended resources
+ * res[0..n), served by the classes named cls[0..n), without name and uid;
+ * *mappings: the pod's status.extendedResourceClaimStatus.requestMappings.
+ * NULL when nothing is requested or out of memory. */
+struct cJSON *sx_dra_extended_claim_json(const struct sx_pod *pod, const sx_str *res,
+					 const char *const *cls, uint32_t n,
+					 struct cJSON **mappings);
 
 /* The allocation as resource.k8s.io/v1 AllocationResult JSON (dra_result.c);
  * NULL on OOM. */

@@ -870,6 +870,8 @@ static int dec_class(struct sx_dra_object *o, const cJSON *spec, struct sx_error
 	if (rc == 0)
 		rc = dec_arr(o, spec, "config", sizeof(*c->config), (void **)&c->config,
 			     &c->nconfig, config_item, true, err);
+	if (rc == 0)
+		rc = dec_str(o, spec, "extendedResourceName", &c->extended_resource_name, err);
 	return rc;
 }
 

@@ -461,10 +461,13 @@ static int request(struct sx_kube *k, const char *method, const char *ns, const 
 		snprintf(msg, mlen, "no API client");
 		return SX_EIO;
 	}
-	snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s%s",
-		 ns, name, status ? "/status" : "");
-	rc = sx_kube_request(k, method, path, body ? "application/merge-patch+json" : NULL, body,
-			     body ? strlen(body) : 0, &code, &resp, &rlen, &err);
+	snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims%s%s%s",
+		 ns, *name ? "/" : "", name, status ? "/status" : "");
+	rc = sx_kube_request(k, method, path,
+			     !body			   ? NULL
+			     : strcmp(method, "POST") == 0 ? "application/json"
+							   : "application/merge-patch+json",
+			     body, body ? strlen(body) : 0, &code, &resp, &rlen, &err);
 	if (rc < 0) {
 		snprintf(msg, mlen, "%s", err.msg);
 		free(resp);
@@ -490,6 +493,47 @@ int sx_dra_get_claim(struct sx_kube *kube, const char *ns, const char *name,
 		     struct sx_dra_object **out, char *msg, size_t len)
 {
 	return request(kube, "GET", ns, name, false, NULL, out, msg, len);
+}
+
+int sx_dra_create_claim(struct sx_kube *kube, const char *ns, const char *body,
+			struct sx_dra_object **out, char *msg, size_t len)
+{
+	return request(kube, "POST", ns, "", false, body, out, msg, len);
+}
+
+int sx_dra_delete_claim(struct sx_kube *kube, const char *ns, const char *name, char *msg,
+			size_t len)
+{
+	int rc = request(kube, "DELETE", ns, name, false, NULL, NULL, msg, len);
+
+	return rc == SX_ENOENT ? 0 : rc;
+}
+
+int sx_dra_patch_pod_status(struct sx_kube *kube, const char *ns, const char *name,
+			    const char *body, char *msg, size_t mlen)
+{
+	struct sx_error err = {0};
+	char path[1024], *resp = NULL;
+	size_t rlen = 0;
+	long code = 0;
+	int rc;
+
+	if (!kube) {
+		snprintf(msg, mlen, "no API client");
+		return SX_EIO;
+	}
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", ns, name);
+	rc = sx_kube_request(kube, "PATCH", path, "application/strategic-merge-patch+json", body,
+			     strlen(body), &code, &resp, &rlen, &err);
+	if (rc < 0) {
+		snprintf(msg, mlen, "%s", err.msg);
+		rc = SX_EIO;
+	} else if (code / 100 != 2) {
+		sx_kube_status_message(resp, rlen, code, msg, mlen);
+		rc = code == 409 ? SX_ECONFLICT : code == 404 ? SX_ENOENT : SX_EIO;
+	}
+	free(resp);
+	return rc;
 }
 
 /* ---------- claims known to PreEnqueue (struct sx_dra_claims.known) ---------- */

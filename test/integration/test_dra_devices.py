@@ -5,14 +5,17 @@ a tainted device (in its ResourceSlice or through a DeviceTaintRule) is
 avoided unless the request tolerates the taint. Partitionable devices: a
 GPU published as partitions consuming its shared counters serves as many
 pods as the counters allow. Consumable capacity: two pods share one
-device by capacity, each claim's result carrying its share."""
+device by capacity, each claim's result carrying its share. Extended
+resources backed by DRA: a pod asking example.com/gpu lands on the node
+whose device a DeviceClass maps to that name, with the special claim
+created and the pod's status.extendedResourceClaimStatus written."""
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sxtest import check, run_tests  # noqa: E402
 from test_dra import (DRIVER, Cluster, bound, claim, dclass, device, get, node, pod,  # noqa: E402
-                      request, results, rslice, sched_condition, wait_for)
+                      request, results, rslice, sched_condition, state, wait_for)
 
 
 def tainted(dev, key, effect):
@@ -137,9 +140,52 @@ def test_shared_by_capacity(tmp):
         check(cl.stop() == 0, "share: clean exit")
 
 
+def test_extended_resource(tmp):
+    """Two nodes advertise no example.com/gpu; only node-x2 publishes a
+    device, and DeviceClass gpu names example.com/gpu. A pod whose
+    container asks example.com/gpu: 1 binds to node-x2 (NodeResourcesFit
+    leaves the resource to DynamicResources); the fake receives a claim
+    with the annotation, the pod as controller owner and one request
+    container-0-request-1 (the resource sorts after cpu), allocated to
+    node-x2's device and reserved for the pod, and the pod's
+    extendedResourceClaimStatus naming that claim."""
+    cls = dict(dclass("gpu"))
+    cls["spec"] = dict(cls["spec"], extendedResourceName="example.com/gpu")
+    cl = Cluster(tmp, "ext", [node("node-x1"), node("node-x2"), cls, rslice("node-x2", device("gpu-0"))])
+    try:
+        p = pod("x-gpu")
+        del p["spec"]["resourceClaims"]
+        p["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+        p["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "1"}
+        cl.create(p)
+        check(wait_for(lambda: bound(cl.api, "x-gpu"), 15), "ext: pod bound")
+        check(bound(cl.api, "x-gpu") == "node-x2", "ext: on the node with the device: %r" % bound(cl.api, "x-gpu"))
+        claims = [c for c in state(cl.api, "resourceclaims")
+                  if (c["metadata"].get("annotations") or {}).get("resource.kubernetes.io/extended-resource-claim") == "true"]
+        check(len(claims) == 1, "ext: one special claim %r" % claims)
+        c = claims[0]
+        pod_uid = get(cl.api, "pods", "x-gpu")["metadata"]["uid"]
+        check(c["metadata"]["name"].startswith("x-gpu-extended-resources-"), "ext: name %r" % c["metadata"]["name"])
+        own = c["metadata"].get("ownerReferences") or [{}]
+        check((own[0].get("kind"), own[0].get("name"), own[0].get("uid"), own[0].get("controller")) ==
+              ("Pod", "x-gpu", pod_uid, True), "ext: owner %r" % own)
+        check(c["spec"]["devices"]["requests"] == [{"name": "container-0-request-1", "exactly": {
+            "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}],
+            "ext: requests %r" % c["spec"]["devices"]["requests"])
+        check(results(c) == [("container-0-request-1", "node-x2", "gpu-0")], "ext: allocation %r" % results(c))
+        check([r.get("uid") for r in c["status"].get("reservedFor") or []] == [pod_uid], "ext: reserved for the pod")
+        check("resource.kubernetes.io/delete-protection" in (c["metadata"].get("finalizers") or []), "ext: finalizer")
+        ers = (get(cl.api, "pods", "x-gpu").get("status") or {}).get("extendedResourceClaimStatus")
+        check(ers == {"resourceClaimName": c["metadata"]["name"], "requestMappings": [
+            {"containerName": "c", "resourceName": "example.com/gpu", "requestName": "container-0-request-1"}]},
+            "ext: pod status %r" % ers)
+    finally:
+        check(cl.stop() == 0, "ext: clean exit")
+
+
 def main():
     return run_tests("test_dra_devices.py", (test_device_taints, test_partitioned_gpu,
-                                             test_shared_by_capacity))
+                                             test_shared_by_capacity, test_extended_resource))
 
 
 if __name__ == "__main__":
