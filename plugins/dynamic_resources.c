@@ -12,13 +12,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "schedext/buf.h"
 #include "schedext/cel.h"
+#include "schedext/config.h"
 #include "schedext/dra.h"
 #include "schedext/dra_alloc.h"
 #include "schedext/handle.h"
 #include "schedext/leader.h"
+#include "schedext/metrics.h"
 #include "schedext/plugin.h"
 #include "schedext/plugin_args.h"
 #include "schedext/selector.h"
@@ -182,6 +185,8 @@ static void read_gates(struct dra_self *s, const struct sx_handle *h)
 	s->features.partitionable = sx_feature_enabled(&f, SX_FEATURE_DRA_PARTITIONABLE_DEVICES);
 	s->features.consumable = sx_feature_enabled(&f, SX_FEATURE_DRA_CONSUMABLE_CAPACITY);
 	s->extended = sx_feature_enabled(&f, SX_FEATURE_DRA_EXTENDED_RESOURCE);
+	s->features.binding = sx_feature_enabled(&f, SX_FEATURE_DRA_DEVICE_BINDING_CONDITIONS) &&
+			      sx_feature_enabled(&f, SX_FEATURE_DRA_RESOURCE_CLAIM_DEVICE_STATUS);
 	s->taint_rules = s->features.device_taints &&
 			 sx_feature_enabled(&f, SX_FEATURE_DRA_DEVICE_TAINT_RULES);
 }
@@ -933,8 +938,24 @@ static char *status_body(const struct sx_dra_object *c, const struct sx_pod *pod
 	cJSON_AddStringToObject(md, "resourceVersion",
 				c->meta.resource_version ? c->meta.resource_version : "");
 	stj = cJSON_AddObjectToObject(patch, "status");
-	if (alloc)
-		cJSON_AddItemToObject(stj, "allocation", sx_dra_allocation_json(alloc));
+	if (alloc) {
+		cJSON *aj = sx_dra_allocation_json(alloc);
+
+		/* bindClaim: an allocation waiting for binding conditions is
+		 * stamped (DRADeviceBindingConditions) */
+		for (uint32_t i = 0; aj && i < alloc->npicks; i++)
+			if (alloc->picks[i].dev && alloc->picks[i].dev->nbind_conds) {
+				char ts[32];
+				time_t now = time(NULL);
+				struct tm tm;
+
+				gmtime_r(&now, &tm);
+				strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+				cJSON_AddStringToObject(aj, "allocationTimestamp", ts);
+				break;
+			}
+		cJSON_AddItemToObject(stj, "allocation", aj);
+	}
 	cJSON_AddItemToObject(stj, "reservedFor", reserved_json(c, pod, true));
 	body = cJSON_PrintUnformatted(patch);
 	cJSON_Delete(patch);
@@ -1092,6 +1113,185 @@ static struct sx_status *bind_extended(struct dra_self *ds, struct sx_kube *kube
 	return NULL;
 }
 
+/* ---------- binding conditions (DRADeviceBindingConditions) ---------- */
+
+static const struct sx_dra_device_status *device_status(const struct sx_dra_object *c,
+							const struct sx_dra_result *r)
+{
+	for (uint32_t i = 0; i < c->u.claim.ndevice_status; i++) {
+		const struct sx_dra_device_status *d = &c->u.claim.device_status[i];
+
+		if (d->device == r->device && d->driver == r->driver && d->pool == r->pool)
+			return d;
+	}
+	return NULL;
+}
+
+static const struct sx_dra_condition *find_cond(const struct sx_dra_device_status *d,
+						const char *type)
+{
+	for (uint32_t i = 0; d && i < d->nconds; i++)
+		if (d->conds[i].type && strcmp(d->conds[i].type, type) == 0)
+			return &d->conds[i];
+	return NULL;
+}
+
+/* isClaimReadyForBinding: 1 ready, 0 not yet, -1 a failure condition is
+ * true (message in msg). */
+static int claim_ready(const struct sx_dra_object *c, char *msg, size_t len)
+{
+	const struct sx_dra_allocation *a = c->u.claim.allocation;
+
+	if (!a)
+		return 0;
+	for (uint32_t i = 0; i < a->nresults; i++) {
+		const struct sx_dra_result *r = &a->results[i];
+		const struct sx_dra_device_status *d;
+
+		if (r->nbind_conds == 0)
+			continue;
+		d = device_status(c, r);
+		if (!d)
+			return 0;
+		for (uint32_t k = 0; k < r->nbind_fail; k++) {
+			const struct sx_dra_condition *f = find_cond(d, r->bind_fail[k]);
+
+			if (f && f->is_true) {
+				snprintf(msg, len,
+					 "claim %s binding failed: reason=%s, message=\"%s\"",
+					 c->meta.name, f->reason ? f->reason : "",
+					 f->message ? f->message : "");
+				return -1;
+			}
+		}
+		for (uint32_t k = 0; k < r->nbind_conds; k++) {
+			const struct sx_dra_condition *t = find_cond(d, r->bind_conds[k]);
+
+			if (!t || !t->is_true)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+static bool claim_has_binding_conditions(const struct sx_dra_object *c)
+{
+	const struct sx_dra_allocation *a = c->u.claim.allocation;
+
+	for (uint32_t i = 0; a && i < a->nresults; i++)
+		if (a->results[i].nbind_conds)
+			return true;
+	return false;
+}
+
+/* scheduler_dra_bindingconditions_*: per driver with binding conditions,
+ * once per attempt, status success / failure / timeout. */
+static void binding_metrics(struct dra_self *ds, const struct dra_state *s, const char *status,
+			    double secs)
+{
+	struct sx_handle_env env;
+	sx_str seen[16];
+	uint32_t nseen = 0;
+	char labels[512], e1[300], e2[300];
+	const char *prof =
+		ds->handle && ds->handle->profile ? ds->handle->profile->scheduler_name : "";
+
+	sx_handle_env(ds->handle, &env);
+	if (!env.metrics)
+		return;
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct sx_dra_allocation *a = s->c[i].claim->u.claim.allocation;
+
+		for (uint32_t k = 0; a && k < a->nresults; k++) {
+			bool dup = false;
+
+			if (!a->results[k].nbind_conds)
+				continue;
+			for (uint32_t j = 0; j < nseen; j++)
+				dup |= seen[j] == a->results[k].driver;
+			if (dup || nseen == 16)
+				continue;
+			seen[nseen++] = a->results[k].driver;
+			snprintf(labels, sizeof(labels),
+				 "profile=\"%s\",driver=\"%s\",status=\"%s\"",
+				 sx_metrics_label_escape(prof ? prof : "", e1, sizeof(e1)),
+				 sx_metrics_label_escape(sx_str_get(a->results[k].driver), e2,
+							 sizeof(e2)),
+				 status);
+			sx_metrics_inc(env.metrics,
+				       "scheduler_dra_bindingconditions_allocations_total", labels,
+				       1);
+			sx_metrics_observe(env.metrics,
+					   "scheduler_dra_bindingconditions_wait_duration_seconds",
+					   labels, secs);
+		}
+	}
+}
+
+/* PreBind's wait (upstream PreBind: wait.PollUntilContextTimeout every 5s,
+ * at once first, up to bindingTimeout; isPodReadyForBinding reads each
+ * claim again). An Error status sends the pod back to the queue. */
+static struct sx_status *wait_binding_conditions(struct dra_self *ds, struct sx_kube *kube,
+						 struct dra_state *s, const struct sx_pod *pod,
+						 sx_str node)
+{
+	/* 10 minutes when no configuration gave one (the plugin built alone) */
+	uint64_t start = sx_now_ns(),
+		 deadline = start + (ds->binding_timeout_ns ? ds->binding_timeout_ns
+							    : 600ull * 1000000000ull);
+	bool need = false;
+	char msg[512];
+
+	for (uint32_t i = 0; i < s->n; i++)
+		need |= claim_has_binding_conditions(s->c[i].claim);
+	if (!need)
+		return NULL;
+	sx_log(2,
+	       "DynamicResources: waiting for binding conditions for device on node %s (pod %s/%s)",
+	       sx_str_get(node), sx_str_get(pod->meta.ns), pod->meta.name);
+	for (;;) {
+		uint64_t now;
+		int ready = 1;
+
+		for (uint32_t i = 0; ready == 1 && i < s->n; i++) {
+			struct sx_dra_object *fresh = NULL;
+			const struct sx_dra_object *c = s->c[i].claim;
+
+			if (!claim_has_binding_conditions(c))
+				continue;
+			if (sx_dra_get_claim(kube, sx_str_get(c->meta.ns), c->meta.name, &fresh,
+					     msg, sizeof(msg)) < 0) {
+				binding_metrics(ds, s, "failure", (sx_now_ns() - start) / 1e9);
+				return sx_status_new(SX_ERROR, "%s", msg);
+			}
+			sx_dra_unref(s->c[i].claim); /* Unreserve works with the claim read */
+			s->c[i].claim = fresh;
+			ready = claim_ready(fresh, msg, sizeof(msg));
+		}
+		now = sx_now_ns();
+		if (ready == 1) {
+			binding_metrics(ds, s, "success", (now - start) / 1e9);
+			return NULL;
+		}
+		if (ready < 0) {
+			binding_metrics(ds, s, "failure", (now - start) / 1e9);
+			return sx_status_new(SX_ERROR, "%s", msg);
+		}
+		if (now >= deadline) {
+			binding_metrics(ds, s, "timeout", (now - start) / 1e9);
+			return sx_status_new(SX_ERROR, "device binding timeout");
+		}
+		{
+			uint64_t wait =
+				deadline - now < 5000000000ull ? deadline - now : 5000000000ull;
+			struct timespec ts = {(time_t)(wait / 1000000000ull),
+					      (long)(wait % 1000000000ull)};
+
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
 static struct sx_status *pre_bind_dynamic_resources(void *self, struct sx_cycle_state *cs,
 						    const struct sx_pod *pod, sx_str node)
 {
@@ -1115,6 +1315,8 @@ static struct sx_status *pre_bind_dynamic_resources(void *self, struct sx_cycle_
 	}
 	if (s && !st && s->ext_mask && kube)
 		st = bind_extended(ds, kube, s, pod);
+	if (s && !st && kube && ds->features.binding)
+		st = wait_binding_conditions(ds, kube, s, pod, node);
 	return st;
 }
 

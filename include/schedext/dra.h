@@ -138,7 +138,12 @@ struct sx_dra_device {
 	uint32_t nconsumes;
 	struct sx_dra_counter_set *consumes; /* consumesCounters */
 	bool binding_conditions;	     /* bindingConditions non-empty */
-	bool allow_multiple;		     /* allowMultipleAllocations (DRAConsumableCapacity) */
+	/* DRADeviceBindingConditions: the conditions the scheduler waits for
+	 * in PreBind, those that fail it, and bindsToNode */
+	uint32_t nbind_conds, nbind_fail;
+	char **bind_conds, **bind_fail;
+	bool binds_to_node;
+	bool allow_multiple; /* allowMultipleAllocations (DRAConsumableCapacity) */
 	uint32_t ntaints;
 	struct sx_dra_taint *taints; /* devices[].taints (DRADeviceTaints off: ignored) */
 };
@@ -216,7 +221,9 @@ struct sx_dra_result {
 	char *request; /* "req" or "req/sub" */
 	sx_str driver, pool, device;
 	bool has_admin_access, admin_access;
-	char *share_id; /* NULL = not shared (DRAConsumableCapacity) */
+	char *share_id;			  /* NULL = not shared (DRAConsumableCapacity) */
+	uint32_t nbind_conds, nbind_fail; /* bindingConditions, bindingFailureConditions */
+	char **bind_conds, **bind_fail;
 	uint32_t nconsumed;
 	struct sx_dra_named_qty *consumed; /* consumedCapacity */
 };
@@ -245,9 +252,25 @@ struct sx_dra_consumer {
 	char *uid;
 };
 
+/* status.devices[].conditions[] (DRAResourceClaimDeviceStatus) */
+struct sx_dra_condition {
+	char *type;
+	bool is_true; /* status "True" */
+	char *reason, *message;
+};
+
+/* status.devices[] (AllocatedDeviceStatus) */
+struct sx_dra_device_status {
+	sx_str driver, pool, device;
+	uint32_t nconds;
+	struct sx_dra_condition *conds;
+};
+
 struct sx_dra_claim {
 	struct sx_dra_claim_spec spec;
-	struct sx_dra_allocation *allocation; /* NULL = not allocated */
+	uint32_t ndevice_status;
+	struct sx_dra_device_status *device_status; /* status.devices */
+	struct sx_dra_allocation *allocation;	    /* NULL = not allocated */
 	uint32_t nreserved;
 	struct sx_dra_consumer *reserved; /* status.reservedFor */
 	bool deleting;

@@ -8,8 +8,8 @@
  * dra_capacity.c) as the caller's gates say (without partitionable
  * devices, devices that consume counters are never picked and slices
  * using perDeviceNodeSelection or sharedCounters are ignored);
- * DRADeviceBindingConditions and DRAExtendedResource off (devices with
- * binding conditions are never picked).
+ * DRADeviceBindingConditions (devices with binding conditions are picked
+ * only with it, their conditions copied into the results).
  *
  * Pieces:
  *  - sx_dra_index: the snapshot's ResourceSlices indexed by node name and
@@ -100,6 +100,10 @@ struct sx_dra_features {
 	bool device_taints;    /* DRADeviceTaints (1.36 beta on, 1.37 GA) */
 	bool partitionable;    /* DRAPartitionableDevices (1.36 beta on) */
 	bool consumable;       /* DRAConsumableCapacity (1.36 beta on) */
+	/* DeviceBindingAndStatus: DRADeviceBindingConditions and
+	 * DRAResourceClaimDeviceStatus (1.36 beta on): devices with binding
+	 * conditions may be picked, bindsToNode narrows the node selector */
+	bool binding;
 };
 
 /* A claim to allocate: its identity (for messages) and spec. */

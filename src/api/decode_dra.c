@@ -505,6 +505,12 @@ static int device_item(const cJSON *j, void *elem, void *arg, struct sx_error *e
 		rc = sx_dec_array(j, "bindingConditions", &a, &n, err);
 	d->binding_conditions = rc == 0 && n > 0;
 	if (rc == 0)
+		rc = dec_strs(o, j, "bindingConditions", &d->bind_conds, &d->nbind_conds, err);
+	if (rc == 0)
+		rc = dec_strs(o, j, "bindingFailureConditions", &d->bind_fail, &d->nbind_fail, err);
+	if (rc == 0)
+		rc = sx_dec_bool(j, "bindsToNode", &d->binds_to_node, err);
+	if (rc == 0)
 		rc = dec_arr(o, j, "taints", sizeof(*d->taints), (void **)&d->taints, &d->ntaints,
 			     taint_item, true, err);
 	return rc;
@@ -718,6 +724,11 @@ static int result_item(const cJSON *j, void *elem, void *arg, struct sx_error *e
 	if (rc == 0)
 		rc = dec_str(arg, j, "shareID", &r->share_id, err);
 	if (rc == 0)
+		rc = dec_strs(arg, j, "bindingConditions", &r->bind_conds, &r->nbind_conds, err);
+	if (rc == 0)
+		rc = dec_strs(arg, j, "bindingFailureConditions", &r->bind_fail, &r->nbind_fail,
+			      err);
+	if (rc == 0)
 		rc = dec_qmap(arg, j, "consumedCapacity", &r->consumed, &r->nconsumed, err);
 	return rc;
 }
@@ -763,6 +774,37 @@ static int dec_allocation(struct sx_dra_object *o, const cJSON *status, struct s
 		rc = dec_nodesel(aj, "nodeSelector", &a->node_selector, err);
 	if (rc < 0)
 		sx_error_prefix(err, "allocation");
+	return rc;
+}
+
+static int condition_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	struct sx_dra_condition *c = elem;
+	char *st = NULL;
+	int rc = dec_str(arg, j, "type", &c->type, err);
+
+	if (rc == 0)
+		rc = dec_str(arg, j, "status", &st, err);
+	c->is_true = st && strcmp(st, "True") == 0;
+	if (rc == 0)
+		rc = dec_str(arg, j, "reason", &c->reason, err);
+	if (rc == 0)
+		rc = dec_str(arg, j, "message", &c->message, err);
+	return rc;
+}
+
+static int device_status_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	struct sx_dra_device_status *d = elem;
+	int rc = sx_dec_intern(j, "driver", &d->driver, err);
+
+	if (rc == 0)
+		rc = sx_dec_intern(j, "pool", &d->pool, err);
+	if (rc == 0)
+		rc = sx_dec_intern(j, "device", &d->device, err);
+	if (rc == 0)
+		rc = dec_arr(arg, j, "conditions", sizeof(*d->conds), (void **)&d->conds,
+			     &d->nconds, condition_item, true, err);
 	return rc;
 }
 
@@ -838,6 +880,10 @@ static int dec_claim(struct sx_dra_object *o, const cJSON *json, struct sx_error
 			rc = dec_arr(o, status, "reservedFor", sizeof(*o->u.claim.reserved),
 				     (void **)&o->u.claim.reserved, &o->u.claim.nreserved,
 				     consumer_item, true, err);
+		if (rc == 0)
+			rc = dec_arr(o, status, "devices", sizeof(*o->u.claim.device_status),
+				     (void **)&o->u.claim.device_status, &o->u.claim.ndevice_status,
+				     device_status_item, true, err);
 		if (rc < 0)
 			sx_error_prefix(err, "status");
 	}

@@ -328,7 +328,7 @@ int sx__dra_selectable(struct alloc *a, uint32_t ci, const struct rdata *rd, str
 {
 	int rc;
 
-	if (d.slice->u.slice.devices[d.dev].binding_conditions)
+	if (d.slice->u.slice.devices[d.dev].binding_conditions && !a->env->features.binding)
 		return 0; /* DRADeviceBindingConditions off */
 	rc = selectors_match(a, ci, rd->cls, rd->cls->u.cls.selectors, rd->class_ids,
 			     rd->cls->u.cls.nselectors, d);

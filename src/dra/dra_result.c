@@ -450,7 +450,9 @@ static int build_node_selector(struct alloc *a, uint32_t ci, struct sx_dra_claim
 		sx_str node_name = dev ? dev->node_name : s->node_name;
 		const struct sx_node_selector *sel = dev ? dev->node_selector : s->node_selector;
 
-		if (node_name != SX_STR_EMPTY) {
+		/* bindsToNode (DRADeviceBindingConditions): this node only */
+		if (node_name != SX_STR_EMPTY ||
+		    (a->env->features.binding && o->picks[i].dev->binds_to_node && a->node)) {
 			/* the node allocated for, as upstream's targetNodeName */
 			o->nexprs = o->nfields = 0;
 			o->node_name = a->node ? a->node->name_id : node_name;
@@ -743,6 +745,21 @@ cJSON *sx_dra_allocation_json(const struct sx_dra_claim_out *o)
 		tolerations_json(r, p->req);
 		if (p->shared)
 			consumed_json(r, p);
+		/* devices with binding conditions are only picked with
+		 * DRADeviceBindingConditions (Allocate: DeviceBindingAndStatus) */
+		if (p->dev && p->dev->nbind_conds) {
+			cJSON *bc = cJSON_AddArrayToObject(r, "bindingConditions");
+
+			for (uint32_t k = 0; bc && k < p->dev->nbind_conds; k++)
+				cJSON_AddItemToArray(bc, cJSON_CreateString(p->dev->bind_conds[k]));
+			if (p->dev->nbind_fail) {
+				cJSON *bf = cJSON_AddArrayToObject(r, "bindingFailureConditions");
+
+				for (uint32_t k = 0; bf && k < p->dev->nbind_fail; k++)
+					cJSON_AddItemToArray(
+						bf, cJSON_CreateString(p->dev->bind_fail[k]));
+			}
+		}
 		cJSON_AddItemToArray(results, r);
 	}
 	for (uint32_t i = 0; i < o->nconfig; i++) {

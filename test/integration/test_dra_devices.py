@@ -8,14 +8,18 @@ pods as the counters allow. Consumable capacity: two pods share one
 device by capacity, each claim's result carrying its share. Extended
 resources backed by DRA: a pod asking example.com/gpu lands on the node
 whose device a DeviceClass maps to that name, with the special claim
-created and the pod's status.extendedResourceClaimStatus written."""
+created and the pod's status.extendedResourceClaimStatus written.
+Binding conditions: PreBind waits for a device's binding conditions up to
+DynamicResourcesArgs.bindingTimeout; a condition that never comes times the
+pod out and sends it back to the queue."""
+import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sxtest import check, run_tests  # noqa: E402
+from sxtest import FakeApi, Serve, check, http, run_tests, write_kubeconfig  # noqa: E402
 from test_dra import (DRIVER, Cluster, bound, claim, dclass, device, get, node, pod,  # noqa: E402
-                      request, results, rslice, sched_condition, state, wait_for)
+                      request, results, rslice, sched_condition, state, wait_for, NS)
 
 
 def tainted(dev, key, effect):
@@ -183,9 +187,61 @@ def test_extended_resource(tmp):
         check(cl.stop() == 0, "ext: clean exit")
 
 
+def test_binding_conditions(tmp):
+    """node-b1's device gpu-0 must be attached before use (bindingConditions
+    Attached, failure condition AttachFailed); bindingTimeout is 2s. The
+    pod's claim is allocated with the device's conditions copied into the
+    result and a timestamp; no condition comes, so PreBind fails with
+    "device binding timeout" (counted as timeout) and the pod is not
+    bound. Once the driver reports Attached=True in the claim's
+    status.devices, the pod's next attempt binds it."""
+    api = FakeApi(tmp)
+    kc = os.path.join(tmp, "kubeconfig-bc")
+    write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port)
+    cfg = os.path.join(tmp, "config-bc.json")
+    with open(cfg, "w") as f:
+        json.dump({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                   "profiles": [{"schedulerName": "default-scheduler", "pluginConfig": [
+                       {"name": "DynamicResources", "args": {"bindingTimeout": "2s"}}]}]}, f)
+    dev = dict(device("gpu-0"), bindingConditions=["Attached"], bindingFailureConditions=["AttachFailed"])
+    api.apply([{"op": "create", "object": o} for o in [
+        {"kind": "Namespace", "metadata": {"name": NS}}, node("node-b1"), dclass("gpu"),
+        rslice("node-b1", dev), claim("bc", request("gpu", "gpu"))]])
+    sx = Serve(tmp, kc, "sx-bc", "--standalone", "-v=2", "--config", cfg)
+    try:
+        api.apply([{"op": "create", "object": pod("b-0", ("gpu", {"resourceClaimName": "bc"}))}])
+        cond = lambda: (sched_condition(api, "b-0") or {}).get("message", "")
+        check(wait_for(lambda: "device binding timeout" in cond(), 20), "bc: timed out (%r)" % cond())
+        check(cond() == 'running PreBind plugin "DynamicResources": device binding timeout',
+              "bc: words %r" % cond())
+        check(not bound(api, "b-0"), "bc: not bound")
+        c = get(api, "resourceclaims", "bc")
+        r0 = c["status"]["allocation"]["devices"]["results"][0]
+        check((r0.get("bindingConditions"), r0.get("bindingFailureConditions")) == (["Attached"], ["AttachFailed"]),
+              "bc: result conditions %r" % r0)
+        check(bool(c["status"]["allocation"].get("allocationTimestamp")), "bc: allocation timestamp")
+        code, body = http("GET", sx.url + "/metrics")
+        text = body.decode() if isinstance(body, bytes) else str(body)
+        line = [ln for ln in text.splitlines() if ln.startswith("scheduler_dra_bindingconditions_allocations_total{")
+                and 'status="timeout"' in ln]
+        check(line and line[0].startswith('scheduler_dra_bindingconditions_allocations_total{profile="default-scheduler",'
+                                          'driver="%s",status="timeout"}' % DRIVER), "bc: metric %r" % line)
+        # The driver attaches the device: the pod, back in the queue, binds.
+        c = get(api, "resourceclaims", "bc")
+        c["status"]["devices"] = [{"driver": DRIVER, "pool": "node-b1", "device": "gpu-0",
+                                   "conditions": [{"type": "Attached", "status": "True", "reason": "Done",
+                                                   "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}]
+        api.apply([{"op": "update", "object": c}])
+        check(wait_for(lambda: bound(api, "b-0") == "node-b1", 30), "bc: bound once attached")
+    finally:
+        check(sx.stop() == 0, "bc: clean exit")
+        api.stop()
+
+
 def main():
     return run_tests("test_dra_devices.py", (test_device_taints, test_partitioned_gpu,
-                                             test_shared_by_capacity, test_extended_resource))
+                                             test_shared_by_capacity, test_extended_resource,
+                                             test_binding_conditions))
 
 
 if __name__ == "__main__":

@@ -265,6 +265,8 @@ static void check_share(const char *name, uint32_t ci, const struct sx_dra_pick 
 	const cJSON *c;
 	char buf[64];
 
+	if (cJSON_IsNull(want))
+		want = NULL; /* a row naming binding conditions, not a share */
 	if (p->shared != (want != NULL) || (want && strlen(p->share_id) != 36)) {
 		sx_test_fail(__FILE__, __LINE__, "%s: claim %u: %s shared %d (id \"%s\"), want %d",
 			     name, ci, sx_str_get(p->device), p->shared, p->share_id, want != NULL);
@@ -289,6 +291,34 @@ static void check_share(const char *name, uint32_t ci, const struct sx_dra_pick 
 	}
 }
 
+/* The device's binding conditions copied into the result
+ * (deviceRequestAllocationResultWithBindingConditions); none when the row
+ * does not name them. */
+static void check_strs(const char *name, uint32_t ci, const char *what, char *const *got,
+		       uint32_t n, const cJSON *want)
+{
+	uint32_t k = 0;
+	const cJSON *w;
+
+	if ((int)n != cJSON_GetArraySize(want)) {
+		sx_test_fail(__FILE__, __LINE__, "%s: claim %u: %u %s, want %d", name, ci, n, what,
+			     cJSON_GetArraySize(want));
+		return;
+	}
+	cJSON_ArrayForEach(w, want) if (strcmp(got[k++], w->valuestring))
+		sx_test_fail(__FILE__, __LINE__, "%s: claim %u: %s %s, want %s", name, ci, what,
+			     got[k - 1], w->valuestring);
+}
+
+static void check_binding(const char *name, uint32_t ci, const struct sx_dra_pick *p,
+			  const cJSON *want)
+{
+	check_strs(name, ci, "bindingConditions", p->dev->bind_conds, p->dev->nbind_conds,
+		   cJSON_GetObjectItem(want, "conditions"));
+	check_strs(name, ci, "bindingFailureConditions", p->dev->bind_fail, p->dev->nbind_fail,
+		   cJSON_GetObjectItem(want, "failure"));
+}
+
 static void check_claim(const char *name, uint32_t ci, const struct sx_dra_claim_out *o,
 			const cJSON *want)
 {
@@ -308,6 +338,7 @@ static void check_claim(const char *name, uint32_t ci, const struct sx_dra_claim
 
 		check_tolerations(name, ci, p, cJSON_GetArrayItem(r, 5));
 		check_share(name, ci, p, cJSON_GetArrayItem(r, 6));
+		check_binding(name, ci, p, cJSON_GetArrayItem(r, 7));
 		if (strcmp(p->request, cJSON_GetArrayItem(r, 0)->valuestring) ||
 		    strcmp(sx_str_get(p->driver), cJSON_GetArrayItem(r, 1)->valuestring) ||
 		    strcmp(sx_str_get(p->pool), cJSON_GetArrayItem(r, 2)->valuestring) ||
@@ -378,7 +409,8 @@ static int run_case(const cJSON *j, const char *name)
 			     cJSON_IsTrue(cJSON_GetObjectItem(features, "prioritizedList")),
 			     cJSON_IsTrue(cJSON_GetObjectItem(features, "deviceTaints")),
 			     cJSON_IsTrue(cJSON_GetObjectItem(features, "partitionableDevices")),
-			     cJSON_IsTrue(cJSON_GetObjectItem(features, "consumableCapacity"))},
+			     cJSON_IsTrue(cJSON_GetObjectItem(features, "consumableCapacity")),
+			     cJSON_IsTrue(cJSON_GetObjectItem(features, "deviceBindingAndStatus"))},
 		.index = ix,
 		.allocated = allocated,
 		.get_class = get_class,
