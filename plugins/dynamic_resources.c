@@ -107,6 +107,10 @@ struct dra_state {
 	unsigned ext_mask;			 /* Reserve's node: the variant used */
 	char ext_uid[64];			 /* the in-memory claim's uid (in flight) */
 	const struct sx_dra_object *ext_created; /* PreBind: the claim created */
+	/* Score (prioritized lists): per snapshot node, Filter's score + 1
+	 * (0: none); NULL when no claim has a firstAvailable request */
+	_Atomic int64_t *node_score;
+	uint32_t nnodes;
 };
 
 /* ---------- args ---------- */
@@ -396,6 +400,7 @@ static void state_free_dynamic_resources(void *state)
 		cJSON_Delete(s->var[m].mappings);
 	}
 	sx_dra_unref(s->ext_created);
+	free((void *)s->node_score);
 	free(s->reserved);
 	free(s->c);
 	sx_dra_prep_free(s->prep);
@@ -678,6 +683,14 @@ static struct sx_status *pre_filter_dynamic_resources(void *self, struct sx_cycl
 		if (st)
 			return st;
 	}
+	for (uint32_t i = 0; !s->node_score && i < s->n; i++)
+		for (uint32_t r = 0; r < s->c[i].claim->u.claim.spec.nrequests; r++)
+			if (s->c[i].claim->u.claim.spec.requests[r].nsub && !s->node_score) {
+				s->nnodes = cs->snap->nnodes;
+				s->node_score = calloc(s->nnodes + 1, sizeof(*s->node_score));
+				if (!s->node_score)
+					return sx_status_oom();
+			}
 	if (!s->nalloc && !s->next)
 		return NULL;
 	st = prepare_allocator(self, s, cs->snap);
@@ -713,6 +726,115 @@ static struct sx_status *allocate(struct dra_self *self, const struct sx_dra_pre
 	}
 }
 
+/* ---------- Score (prioritized lists) ---------- */
+
+/* computeScore for one claim: FirstAvailableDeviceRequestMaxSize (8)
+ * less the index of each firstAvailable subrequest that got a device.
+ * got(i, r, k): whether subrequest k of request r got one. */
+#define FIRST_AVAILABLE_MAX 8
+
+static int64_t claim_score(const struct sx_dra_claim_spec *spec,
+			   bool (*got)(const void *ctx, const struct sx_dra_request *r, uint32_t k),
+			   const void *ctx)
+{
+	int64_t score = 0;
+
+	for (uint32_t r = 0; r < spec->nrequests; r++) {
+		const struct sx_dra_request *req = &spec->requests[r];
+
+		if (req->has_exactly)
+			continue;
+		for (uint32_t k = 0; k < req->nsub; k++)
+			if (got(ctx, req, k))
+				score += FIRST_AVAILABLE_MAX - (int64_t)k;
+	}
+	return score;
+}
+
+/* An allocation made before: its results name "req/sub". */
+static bool got_allocated(const void *ctx, const struct sx_dra_request *r, uint32_t k)
+{
+	const struct sx_dra_allocation *a = ctx;
+	size_t rl = strlen(r->name);
+
+	for (uint32_t i = 0; i < a->nresults; i++) {
+		const char *n = a->results[i].request;
+
+		if (n && strncmp(n, r->name, rl) == 0 && n[rl] == '/' &&
+		    strcmp(n + rl + 1, r->first_available[k].name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* This Filter's allocation: a pick's request is the subrequest itself. */
+static bool got_picked(const void *ctx, const struct sx_dra_request *r, uint32_t k)
+{
+	const struct sx_dra_claim_out *o = ctx;
+
+	for (uint32_t i = 0; i < o->npicks; i++)
+		if (o->picks[i].req == &r->first_available[k])
+			return true;
+	return false;
+}
+
+static void record_score(struct dra_state *s, const struct sx_snapshot *snap,
+			 const struct sx_node_info *ni, const struct sx_dra_claim_out *out)
+{
+	int ix = ni->node ? sx_snapshot_find(snap, ni->node->name_id) : -1;
+	int64_t score = 0;
+
+	if (ix < 0 || (uint32_t)ix >= s->nnodes)
+		return;
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct sx_dra_object *c = s->c[i].claim;
+
+		if (s->c[i].to_allocate)
+			score += out ? claim_score(&c->u.claim.spec, got_picked,
+						   &out[s->c[i].alloc_ix])
+				     : 0;
+		else if (c->u.claim.allocation)
+			score +=
+				claim_score(&c->u.claim.spec, got_allocated, c->u.claim.allocation);
+	}
+	atomic_store(&s->node_score[ix], score + 1);
+}
+
+static struct sx_status *pre_score_dynamic_resources(void *self, struct sx_cycle_state *cs,
+						     const struct sx_pod *pod,
+						     struct sx_node_info *const *nodes, uint32_t n)
+{
+	const struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
+
+	/* nothing to prefer without a prioritized list */
+	return s && s->node_score ? NULL : sx_status_new(SX_SKIP, NULL);
+}
+
+static struct sx_status *score_dynamic_resources(void *self, const struct sx_cycle_state *cs,
+						 const struct sx_pod *pod,
+						 const struct sx_node_info *ni, int64_t *score)
+{
+	struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
+	int ix;
+
+	*score = 0;
+	if (!s || !s->node_score || !ni->node)
+		return NULL;
+	ix = sx_snapshot_find(cs->snap, ni->node->name_id);
+	if (ix >= 0 && (uint32_t)ix < s->nnodes && atomic_load(&s->node_score[ix]) > 0)
+		*score = atomic_load(&s->node_score[ix]) - 1;
+	return NULL;
+}
+
+static struct sx_status *normalize_score_dynamic_resources(void *self,
+							   const struct sx_cycle_state *cs,
+							   const struct sx_pod *pod,
+							   struct sx_node_score *scores, uint32_t n)
+{
+	sx_default_normalize_score(SX_MAX_NODE_SCORE, false, scores, n);
+	return NULL;
+}
+
 static struct sx_status *filter_dynamic_resources(void *self, const struct sx_cycle_state *cs,
 						  const struct sx_pod *pod,
 						  const struct sx_node_info *ni)
@@ -739,10 +861,14 @@ static struct sx_status *filter_dynamic_resources(void *self, const struct sx_cy
 		if (!out)
 			return sx_status_oom();
 		st = allocate(self, prep, ni->node, false, out);
+		if (!st && s->node_score)
+			record_score(s, cs->snap, ni, out);
 		if (out != &one)
 			free(out);
 		if (st)
 			return st;
+	} else if (s->node_score) {
+		record_score(s, cs->snap, ni, NULL);
 	}
 	if (unavailable) {
 		atomic_fetch_or(&((struct dra_state *)s)->unavailable, unavailable);
@@ -1452,5 +1578,8 @@ const struct sx_plugin sx_plugin_dynamic_resources = {
 	.reserve = reserve_dynamic_resources,
 	.unreserve = unreserve_dynamic_resources,
 	.pre_bind = pre_bind_dynamic_resources,
+	.pre_score = pre_score_dynamic_resources,
+	.score = score_dynamic_resources,
+	.normalize_score = normalize_score_dynamic_resources,
 	.events = events_dynamic_resources,
 };

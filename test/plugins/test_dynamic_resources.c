@@ -442,5 +442,80 @@ static void test_consumable_inflight(void)
 	sx_dra_claims_free(m);
 }
 
+/* Score for prioritized lists (dynamicresources.go Score, computeScore,
+ * NormalizeScore): node "fast" has a device of the first subrequest's kind
+ * (8 points), node "slow" only one of the second (7); normalized to the
+ * best, 100 and 87. A pod without firstAvailable requests skips Score. */
+static void test_prioritized_score(void)
+{
+	static const char *const cls =
+		"{\"metadata\":{\"name\":\"class\"},\"spec\":{\"selectors\":[{\"cel\":{"
+		"\"expression\":\"device.driver == 'd.example.com'\"}}]}}";
+	struct sx_profile prof = {0};
+	struct sx_dra_claims *m = sx_dra_claims_new();
+	struct sx_handle *h = sx_handle_new(&prof, m);
+	struct sx_error err = {0};
+	struct sx_cache *c = sx_cache_new();
+	struct sx_pod *pod =
+		tu_pod("{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\",\"uid\":\"pu\"},"
+		       "\"spec\":{\"containers\":[],\"resourceClaims\":[{\"name\":\"r\","
+		       "\"resourceClaimName\":\"c\"}]}}");
+	struct sx_snapshot *snap;
+	struct sx_cycle_state *cs;
+	struct sx_node_set *result = NULL;
+	struct sx_node_score scores[2];
+	const char *nodes[2] = {"fast", "slow"};
+	void *self;
+	char buf[1024];
+
+	sx_features_init(&prof.features, 37);
+	self = sx_plugin_dynamic_resources.init(NULL, h, &err);
+	tu_add(c, "Node", NODE("fast"));
+	tu_add(c, "Node", NODE("slow"));
+	tu_add(c, "DeviceClass", cls);
+	for (int i = 0; i < 2; i++) {
+		snprintf(buf, sizeof(buf),
+			 "{\"metadata\":{\"name\":\"s-%s\"},\"spec\":{\"driver\":\"d.example.com\","
+			 "\"nodeName\":\"%s\",\"pool\":{\"name\":\"%s\",\"generation\":1,"
+			 "\"resourceSliceCount\":1},\"devices\":[{\"name\":\"dev\",\"attributes\":{"
+			 "\"kind\":{\"string\":\"%s\"}}}]}}",
+			 nodes[i], nodes[i], nodes[i], i ? "b" : "a");
+		tu_add(c, "ResourceSlice", buf);
+	}
+	tu_add(c, "ResourceClaim",
+	       "{\"metadata\":{\"name\":\"c\",\"namespace\":\"default\",\"uid\":\"cu\"},"
+	       "\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"firstAvailable\":["
+	       "{\"name\":\"a\",\"deviceClassName\":\"class\",\"selectors\":[{\"cel\":{"
+	       "\"expression\":\"device.attributes['d.example.com'].kind == 'a'\"}}]},"
+	       "{\"name\":\"b\",\"deviceClassName\":\"class\",\"selectors\":[{\"cel\":{"
+	       "\"expression\":\"device.attributes['d.example.com'].kind == 'b'\"}}]}]}]}}}");
+	snap = sx_cache_snapshot(c);
+	cs = sx_cycle_state_new(snap);
+	CHECK(sx_plugin_dynamic_resources.pre_filter(self, cs, pod, &result) == NULL);
+	for (int i = 0; i < 2; i++)
+		CHECK(sx_plugin_dynamic_resources.filter(self, cs, pod, tu_ni(snap, nodes[i])) ==
+		      NULL);
+	CHECK(sx_plugin_dynamic_resources.pre_score(self, cs, pod, NULL, 0) == NULL);
+	for (int i = 0; i < 2; i++) {
+		scores[i].node = sx_intern(nodes[i]);
+		CHECK(sx_plugin_dynamic_resources.score(self, cs, pod, tu_ni(snap, nodes[i]),
+							&scores[i].score) == NULL);
+	}
+	CHECK_INT(scores[0].score, 8);
+	CHECK_INT(scores[1].score, 7);
+	CHECK(sx_plugin_dynamic_resources.normalize_score(self, cs, pod, scores, 2) == NULL);
+	CHECK_INT(scores[0].score, 100);
+	CHECK_INT(scores[1].score, 87);
+	free(result);
+	sx_cycle_state_free(NULL, cs);
+	sx_snapshot_unref(snap);
+	sx_pod_unref(pod);
+	sx_cache_free(c);
+	sx_plugin_dynamic_resources.destroy(self);
+	sx_handle_free(h);
+	sx_dra_claims_free(m);
+}
+
 SX_TESTS(SX_TEST(test_taint_gates), SX_TEST(test_partitionable_gate), SX_TEST(test_table),
-	 SX_TEST(test_args), SX_TEST(test_inflight_shared), SX_TEST(test_consumable_inflight))
+	 SX_TEST(test_args), SX_TEST(test_inflight_shared), SX_TEST(test_consumable_inflight),
+	 SX_TEST(test_prioritized_score))
