@@ -85,6 +85,8 @@ int sx_dra_allocated_add_shared(struct sx_dra_allocated *a, sx_str driver, sx_st
 				uint32_t n);
 bool sx_dra_allocated_shared(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
 			     sx_str device);
+/* Whether any device of a has shares (a NULL set has none). */
+bool sx_dra_allocated_any_shared(const struct sx_dra_allocated *a);
 sx_nano sx_dra_allocated_consumed(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
 				  sx_str device, sx_str cap);
 /* Adds the non-admin-access results of an allocation: a result with a

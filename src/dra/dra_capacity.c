@@ -195,8 +195,23 @@ int sx__dra_capacity_fits(const struct alloc *a, const struct rdata *rd, struct 
 	const struct sx_dra_slice *s = &d.slice->u.slice;
 	const struct sx_dra_device *dev = &s->devices[d.dev];
 	const struct sx_dra_exact *req = rd->req;
-	bool shared = sx_dra_allocated_shared(a->env->allocated, s->driver, s->pool, dev->name) ||
-		      sx_dra_allocated_shared(a->env->allocated2, s->driver, s->pool, dev->name);
+	bool shared;
+
+	/* The common case, a device allocated whole asked nothing of: it
+	 * consumes all of each capacity, which always fits, unless a request
+	 * policy says otherwise or shares from before count against it. */
+	if (!dev->allow_multiple && req->ncapreq == 0 &&
+	    !sx_dra_allocated_any_shared(a->env->allocated) &&
+	    !sx_dra_allocated_any_shared(a->env->allocated2)) {
+		uint32_t i = 0;
+
+		while (i < dev->ncaps && !dev->caps[i].policy)
+			i++;
+		if (i == dev->ncaps)
+			return 1;
+	}
+	shared = sx_dra_allocated_shared(a->env->allocated, s->driver, s->pool, dev->name) ||
+		 sx_dra_allocated_shared(a->env->allocated2, s->driver, s->pool, dev->name);
 
 	for (uint32_t i = 0; i < req->ncapreq; i++)
 		if (!resolve(dev, s->driver, req->capreq[i].name))

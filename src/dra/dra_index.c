@@ -368,15 +368,23 @@ bool sx_dra_node_matches(const struct sx_node *node, sx_str node_name, bool all_
 
 struct dev_key {
 	sx_str driver, pool, device; /* device SX_STR_EMPTY = empty slot */
-	sx_str cap;
 	uint32_t flags;
-	sx_nano value; /* cap keys: consumed */
+};
+
+/* The consumed capacity of shared devices: a table of its own, so the
+ * lookups of every candidate device stay on small keys. */
+struct cap_key {
+	sx_str driver, pool, device, cap; /* device SX_STR_EMPTY = empty slot */
+	sx_nano value;
 };
 
 struct sx_dra_allocated {
 	atomic_int refcount;
-	uint32_t n, cap; /* cap: power of two */
+	uint32_t n, cap;  /* cap: power of two */
+	uint32_t nshared; /* devices with shares */
 	struct dev_key *slots;
+	uint32_t cn, ccap;
+	struct cap_key *cslots;
 };
 
 static uint32_t dev_hash(sx_str d, sx_str p, sx_str v, sx_str c)
@@ -408,6 +416,7 @@ void sx_dra_allocated_free(struct sx_dra_allocated *a)
 	if (!a || atomic_fetch_sub(&a->refcount, 1) > 1)
 		return;
 	free(a->slots);
+	free(a->cslots);
 	free(a);
 }
 
@@ -415,27 +424,56 @@ struct sx_dra_allocated *sx_dra_allocated_clone(const struct sx_dra_allocated *a
 {
 	struct sx_dra_allocated *c = sx_dra_allocated_new();
 
-	if (!c || !a || a->cap == 0)
+	if (!c || !a)
 		return c;
-	c->slots = sx_calloc(a->cap, sizeof(*c->slots));
-	if (!c->slots) {
-		free(c);
-		return NULL;
+	if (a->cap) {
+		c->slots = sx_calloc(a->cap, sizeof(*c->slots));
+		if (!c->slots)
+			goto oom;
+		memcpy(c->slots, a->slots, a->cap * sizeof(*c->slots));
 	}
-	memcpy(c->slots, a->slots, a->cap * sizeof(*c->slots));
+	if (a->ccap) {
+		c->cslots = sx_calloc(a->ccap, sizeof(*c->cslots));
+		if (!c->cslots)
+			goto oom;
+		memcpy(c->cslots, a->cslots, a->ccap * sizeof(*c->cslots));
+	}
 	c->n = a->n;
 	c->cap = a->cap;
+	c->nshared = a->nshared;
+	c->cn = a->cn;
+	c->ccap = a->ccap;
 	return c;
+oom:
+	free(c->slots);
+	free(c);
+	return NULL;
 }
 
 static const struct dev_key *lookup(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
-				    sx_str device, sx_str cap)
+				    sx_str device)
 {
 	if (!a || a->n == 0)
 		return NULL;
-	for (uint32_t i = dev_hash(driver, pool, device, cap) & (a->cap - 1);;
+	for (uint32_t i = dev_hash(driver, pool, device, SX_STR_EMPTY) & (a->cap - 1);;
 	     i = (i + 1) & (a->cap - 1)) {
 		const struct dev_key *k = &a->slots[i];
+
+		if (k->device == SX_STR_EMPTY)
+			return NULL;
+		if (k->device == device && k->pool == pool && k->driver == driver)
+			return k;
+	}
+}
+
+static const struct cap_key *lookup_cap(const struct sx_dra_allocated *a, sx_str driver,
+					sx_str pool, sx_str device, sx_str cap)
+{
+	if (!a || a->cn == 0)
+		return NULL;
+	for (uint32_t i = dev_hash(driver, pool, device, cap) & (a->ccap - 1);;
+	     i = (i + 1) & (a->ccap - 1)) {
+		const struct cap_key *k = &a->cslots[i];
 
 		if (k->device == SX_STR_EMPTY)
 			return NULL;
@@ -447,28 +485,45 @@ static const struct dev_key *lookup(const struct sx_dra_allocated *a, sx_str dri
 bool sx_dra_allocated_has(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
 			  sx_str device)
 {
-	const struct dev_key *k = lookup(a, driver, pool, device, SX_STR_EMPTY);
+	const struct dev_key *k = lookup(a, driver, pool, device);
 
 	return k && (k->flags & DEV_EXCLUSIVE);
+}
+
+bool sx_dra_allocated_any_shared(const struct sx_dra_allocated *a)
+{
+	return a && a->nshared;
 }
 
 bool sx_dra_allocated_shared(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
 			     sx_str device)
 {
-	const struct dev_key *k = lookup(a, driver, pool, device, SX_STR_EMPTY);
+	const struct dev_key *k;
 
+	if (!a || !a->nshared)
+		return false;
+	k = lookup(a, driver, pool, device);
 	return k && (k->flags & DEV_SHARED);
 }
 
 sx_nano sx_dra_allocated_consumed(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
 				  sx_str device, sx_str cap)
 {
-	const struct dev_key *k = lookup(a, driver, pool, device, cap);
+	const struct cap_key *k = lookup_cap(a, driver, pool, device, cap);
 
 	return k ? k->value : 0;
 }
 
 static void put(struct dev_key *slots, uint32_t cap, struct dev_key k)
+{
+	uint32_t i = dev_hash(k.driver, k.pool, k.device, SX_STR_EMPTY) & (cap - 1);
+
+	while (slots[i].device != SX_STR_EMPTY)
+		i = (i + 1) & (cap - 1);
+	slots[i] = k;
+}
+
+static void put_cap(struct cap_key *slots, uint32_t cap, struct cap_key k)
 {
 	uint32_t i = dev_hash(k.driver, k.pool, k.device, k.cap) & (cap - 1);
 
@@ -477,11 +532,10 @@ static void put(struct dev_key *slots, uint32_t cap, struct dev_key k)
 	slots[i] = k;
 }
 
-/* The key (driver, pool, device, cap), added (zero) when absent; NULL on OOM. */
-static struct dev_key *upsert(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device,
-			      sx_str cap)
+/* The device's key, added (no flags) when absent; NULL on OOM. */
+static struct dev_key *upsert(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device)
 {
-	const struct dev_key *k = lookup(a, driver, pool, device, cap);
+	const struct dev_key *k = lookup(a, driver, pool, device);
 
 	if (k)
 		return (struct dev_key *)k;
@@ -498,9 +552,37 @@ static struct dev_key *upsert(struct sx_dra_allocated *a, sx_str driver, sx_str 
 		a->slots = s;
 		a->cap = ncap;
 	}
-	put(a->slots, a->cap, (struct dev_key){driver, pool, device, cap, 0, 0});
+	put(a->slots, a->cap, (struct dev_key){driver, pool, device, 0});
 	a->n++;
-	return (struct dev_key *)lookup(a, driver, pool, device, cap);
+	return (struct dev_key *)lookup(a, driver, pool, device);
+}
+
+/* Adds v to the consumed capacity cap of the device; SX_ENOMEM. */
+static int add_cap(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device,
+		   sx_str cap, sx_nano v)
+{
+	const struct cap_key *k = lookup_cap(a, driver, pool, device, cap);
+
+	if (!k) {
+		if ((a->cn + 1) * 2 > a->ccap) {
+			uint32_t ncap = a->ccap ? a->ccap * 2 : 16;
+			struct cap_key *s = sx_calloc(ncap, sizeof(*s));
+
+			if (!s)
+				return SX_ENOMEM;
+			for (uint32_t i = 0; i < a->ccap; i++)
+				if (a->cslots[i].device != SX_STR_EMPTY)
+					put_cap(s, ncap, a->cslots[i]);
+			free(a->cslots);
+			a->cslots = s;
+			a->ccap = ncap;
+		}
+		put_cap(a->cslots, a->ccap, (struct cap_key){driver, pool, device, cap, 0});
+		a->cn++;
+		k = lookup_cap(a, driver, pool, device, cap);
+	}
+	((struct cap_key *)k)->value += v;
+	return 0;
 }
 
 int sx_dra_allocated_add(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device)
@@ -509,7 +591,7 @@ int sx_dra_allocated_add(struct sx_dra_allocated *a, sx_str driver, sx_str pool,
 
 	if (device == SX_STR_EMPTY)
 		return 0;
-	k = upsert(a, driver, pool, device, SX_STR_EMPTY);
+	k = upsert(a, driver, pool, device);
 	if (!k)
 		return SX_ENOMEM;
 	k->flags |= DEV_EXCLUSIVE;
@@ -524,18 +606,16 @@ int sx_dra_allocated_add_shared(struct sx_dra_allocated *a, sx_str driver, sx_st
 
 	if (device == SX_STR_EMPTY)
 		return 0;
-	k = upsert(a, driver, pool, device, SX_STR_EMPTY);
+	k = upsert(a, driver, pool, device);
 	if (!k)
 		return SX_ENOMEM;
+	if (!(k->flags & DEV_SHARED))
+		a->nshared++;
 	k->flags |= DEV_SHARED;
-	for (uint32_t i = 0; i < n; i++) {
-		if (names[i] == SX_STR_EMPTY)
-			continue;
-		k = upsert(a, driver, pool, device, names[i]);
-		if (!k)
+	for (uint32_t i = 0; i < n; i++)
+		if (names[i] != SX_STR_EMPTY &&
+		    add_cap(a, driver, pool, device, names[i], values[i]) < 0)
 			return SX_ENOMEM;
-		k->value += values[i];
-	}
 	return 0;
 }
 
