@@ -1054,7 +1054,7 @@ static void unreserve_dynamic_resources(void *self, struct sx_cycle_state *cs,
 /* ---------- PreBind ---------- */
 
 static char *status_body(const struct sx_dra_object *c, const struct sx_pod *pod,
-			 const struct sx_dra_claim_out *alloc)
+			 const struct sx_dra_claim_out *alloc, bool stamp)
 {
 	cJSON *patch = cJSON_CreateObject(), *md, *stj;
 	char *body;
@@ -1067,19 +1067,17 @@ static char *status_body(const struct sx_dra_object *c, const struct sx_pod *pod
 	if (alloc) {
 		cJSON *aj = sx_dra_allocation_json(alloc);
 
-		/* bindClaim: an allocation waiting for binding conditions is
-		 * stamped (DRADeviceBindingConditions) */
-		for (uint32_t i = 0; aj && i < alloc->npicks; i++)
-			if (alloc->picks[i].dev && alloc->picks[i].dev->nbind_conds) {
-				char ts[32];
-				time_t now = time(NULL);
-				struct tm tm;
+		/* bindClaim: with DRADeviceBindingConditions and
+		 * DRAResourceClaimDeviceStatus the allocation is stamped */
+		if (aj && stamp) {
+			char ts[32];
+			time_t now = time(NULL);
+			struct tm tm;
 
-				gmtime_r(&now, &tm);
-				strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-				cJSON_AddStringToObject(aj, "allocationTimestamp", ts);
-				break;
-			}
+			gmtime_r(&now, &tm);
+			strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+			cJSON_AddStringToObject(aj, "allocationTimestamp", ts);
+		}
 		cJSON_AddItemToObject(stj, "allocation", aj);
 	}
 	cJSON_AddItemToObject(stj, "reservedFor", reserved_json(c, pod, true));
@@ -1171,7 +1169,7 @@ static struct sx_status *bind_claim(struct dra_self *self, struct sx_kube *kube,
 				break;
 			}
 		}
-		body = status_body(c, pod, alloc);
+		body = status_body(c, pod, alloc, self->features.binding);
 		rc = body ? sx_dra_patch_claim(kube, sx_str_get(c->meta.ns), c->meta.name, true,
 					       body, &updated, msg, sizeof(msg))
 			  : SX_ENOMEM;
