@@ -573,6 +573,14 @@ static int allocate_device(struct alloc *a, uint32_t ci, const struct rdata *rd,
 	 * (allocator_incubating.go, allocateDevice: CmpRequestOverCapacity). */
 	if (a->env->features.consumable && !sx__dra_capacity_fits(a, rd, d))
 		return 0;
+	/* A device allocated many times (DRAConsumableCapacity) consumes its
+	 * counters once, with its first share of the search. */
+	if (counters && shared) {
+		for (uint32_t i = 0; counters && i < a->nstack; i++)
+			if (a->stack[i].shared && a->stack[i].device == dev->name &&
+			    a->stack[i].pool == s->pool && a->stack[i].driver == s->driver)
+				counters = false;
+	}
 	if (counters && !counters_take(a, d.pool, dev))
 		return 0;
 	names_of(rd, &req, &sub);
@@ -591,8 +599,8 @@ static int allocate_device(struct alloc *a, uint32_t ci, const struct rdata *rd,
 				    sx_str_get(s->pool), sx_str_get(dev->name));
 		return 0;
 	}
-	a->stack[a->nstack++] =
-		(struct inflight){s->driver, s->pool, dev->name, shared, rd->req, ci, dev, d.pool};
+	a->stack[a->nstack++] = (struct inflight){s->driver, s->pool, dev->name, shared, counters,
+						  rd->req,   ci,      dev,	 d.pool};
 	p = &out->picks[out->npicks++];
 	if (!a->results)
 		p->request[0] = '\0'; /* Filter: only whether a device fits */
@@ -623,7 +631,7 @@ static void deallocate(struct alloc *a, uint32_t ci, const struct rdata *rd)
 	for (uint32_t i = 0; i < a->ncons[ci]; i++)
 		cons_remove(&a->cons[ci][i], req, sub);
 	a->nstack--;
-	if (a->stack[a->nstack].dev->nconsumes)
+	if (a->stack[a->nstack].counters)
 		counters_add(&a->pools[a->stack[a->nstack].pool_ix], a->stack[a->nstack].dev, -1);
 	a->out[ci].npicks--;
 }

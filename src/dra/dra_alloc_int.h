@@ -68,6 +68,7 @@ struct cons {
 struct inflight {
 	sx_str driver, pool, device;
 	bool shared;			/* a share of a multi-allocatable device */
+	bool counters;			/* took the device's counters (released on backtrack) */
 	const struct sx_dra_exact *req; /* its request (what a share consumes) */
 	uint32_t claim;
 	const struct sx_dra_device *dev;
