@@ -442,6 +442,65 @@ static void test_consumable_inflight(void)
 	sx_dra_claims_free(m);
 }
 
+/* DRAConsumableCapacity per release: 1.35 (alpha, off) refuses a claim
+ * with capacity requests in the allocator's words, 1.36 and 1.37 (beta,
+ * on) share the device. */
+static void test_consumable_gate(void)
+{
+	static const char *const want[] = {
+		"Error: claim default/my-claim, request req-1: has capacity requests, but the "
+		"DRAConsumableCapacity feature is disabled",
+		"Success", "Success"};
+
+	for (int r = 35; r <= 37; r++) {
+		struct sx_profile prof = {0};
+		struct sx_handle *h = sx_handle_new(&prof, NULL);
+		struct sx_error err = {0};
+		struct sx_cache *c = sx_cache_new();
+		struct sx_pod *pod =
+			tu_pod("{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\","
+			       "\"uid\":\"pu\"},\"spec\":{\"containers\":[],\"resourceClaims\":"
+			       "[{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}]}}");
+		struct sx_snapshot *snap;
+		struct sx_cycle_state *cs;
+		struct sx_node_set *result = NULL;
+		char st[512];
+		void *self;
+
+		sx_features_init(&prof.features, r);
+		self = sx_plugin_dynamic_resources.init(NULL, h, &err);
+		tu_add(c, "Node", NODE("worker"));
+		tu_add(c, "DeviceClass", CLASS);
+		tu_add(c, "ResourceSlice",
+		       "{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d.example.com\","
+		       "\"nodeName\":\"worker\",\"pool\":{\"name\":\"worker\",\"generation\":1,"
+		       "\"resourceSliceCount\":1},\"devices\":[{\"name\":\"nic\","
+		       "\"allowMultipleAllocations\":true,\"capacity\":{\"bw\":{\"value\":\"10\"}}}"
+		       "]}}");
+		tu_add(c, "ResourceClaim",
+		       "{\"metadata\":{\"name\":\"my-claim\",\"namespace\":\"default\",\"uid\":"
+		       "\"c1\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"req-1\","
+		       "\"exactly\":"
+		       "{\"deviceClassName\":\"class\",\"capacity\":{\"requests\":{\"bw\":\"4\"}}}}"
+		       "]}}}");
+		snap = sx_cache_snapshot(c);
+		cs = sx_cycle_state_new(snap);
+		CHECK(sx_plugin_dynamic_resources.pre_filter(self, cs, pod, &result) == NULL);
+		tu_status(sx_plugin_dynamic_resources.filter(self, cs, pod, tu_ni(snap, "worker")),
+			  st, sizeof(st));
+		if (strcmp(st, want[r - 35]))
+			sx_test_fail(__FILE__, __LINE__, "1.%d: Filter %s, want %s", r, st,
+				     want[r - 35]);
+		free(result);
+		sx_cycle_state_free(NULL, cs);
+		sx_snapshot_unref(snap);
+		sx_pod_unref(pod);
+		sx_cache_free(c);
+		sx_plugin_dynamic_resources.destroy(self);
+		sx_handle_free(h);
+	}
+}
+
 /* Score for prioritized lists (dynamicresources.go Score, computeScore,
  * NormalizeScore): node "fast" has a device of the first subrequest's kind
  * (8 points), node "slow" only one of the second (7); normalized to the
@@ -518,4 +577,4 @@ static void test_prioritized_score(void)
 
 SX_TESTS(SX_TEST(test_taint_gates), SX_TEST(test_partitionable_gate), SX_TEST(test_table),
 	 SX_TEST(test_args), SX_TEST(test_inflight_shared), SX_TEST(test_consumable_inflight),
-	 SX_TEST(test_prioritized_score))
+	 SX_TEST(test_prioritized_score), SX_TEST(test_consumable_gate))
