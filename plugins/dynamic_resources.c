@@ -12,16 +12,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "schedext/buf.h"
 #include "schedext/cel.h"
+#include "schedext/config.h"
 #include "schedext/dra.h"
 #include "schedext/dra_alloc.h"
 #include "schedext/handle.h"
 #include "schedext/leader.h"
+#include "schedext/metrics.h"
 #include "schedext/plugin.h"
 #include "schedext/plugin_args.h"
 #include "schedext/selector.h"
+#include "resource_allocation.h"
 #include "slots.h"
 
 #define NAME		 "DynamicResources"
@@ -46,9 +50,10 @@ struct dra_self {
 	struct sx_handle *handle;	  /* the profile's (may be NULL: no API client) */
 	struct sx_dra_claims *claims;	  /* the handle's tracker, or own_claims */
 	struct sx_dra_claims *own_claims; /* without a shared tracker (tests); owned */
-	/* The profile's gates (SX_DRA_GATES_KEY; 1.37's defaults when absent). */
+	/* The profile's gates (sx_handle_features). */
 	struct sx_dra_features features;
 	bool taint_rules; /* DRADeviceTaintRules */
+	bool extended;	  /* DRAExtendedResource */
 };
 
 /* The profile's API client (upstream Handle.ClientSet); NULL in explain,
@@ -68,6 +73,19 @@ struct pclaim {
 	int alloc_ix; /* index among the claims to allocate, or -1 */
 };
 
+/* DRAExtendedResource: at most EXT_MAX extended resources of a pod are
+ * served by DRA; the special claim differs by which of them the node
+ * lacks (a mask), each variant prepared once in PreFilter. */
+#define EXT_MAX 4
+
+struct ext_variant {
+	struct sx_dra_object *claim; /* in memory: "<extended-resources>" */
+	cJSON *create;		     /* the object to create (no name, no uid) */
+	cJSON *mappings;	     /* status.extendedResourceClaimStatus.requestMappings */
+	struct sx_dra_claim_in *in;  /* the pod's claims to allocate, then this one */
+	struct sx_dra_prep *prep;
+};
+
 struct dra_state {
 	atomic_int clones; /* references beyond the cycle's own (state_clone) */
 	uint32_t n;
@@ -79,8 +97,20 @@ struct dra_state {
 	struct sx_dra_alloc_env env;
 	struct sx_dra_prep *prep;	   /* the claims validated once for every node */
 	_Atomic uint64_t unavailable;	   /* bit i: claim i unusable on some node (PostFilter) */
-	struct sx_dra_claim_out *reserved; /* [nalloc], Reserve's allocation */
+	struct sx_dra_claim_out *reserved; /* [nalloc + 1], Reserve's allocation */
 	sx_str reserved_node;
+	/* DRAExtendedResource */
+	uint32_t next;
+	sx_str ext_res[EXT_MAX];
+	const char *ext_cls[EXT_MAX];
+	struct ext_variant var[1u << EXT_MAX];	 /* [mask], mask 0 unused */
+	unsigned ext_mask;			 /* Reserve's node: the variant used */
+	char ext_uid[64];			 /* the in-memory claim's uid (in flight) */
+	const struct sx_dra_object *ext_created; /* PreBind: the claim created */
+	/* Score (prioritized lists): per snapshot node, Filter's score + 1
+	 * (0: none); NULL when no claim has a firstAvailable request */
+	_Atomic int64_t *node_score;
+	uint32_t nnodes;
 };
 
 /* ---------- args ---------- */
@@ -147,25 +177,22 @@ static double filter_timeout_s(const struct dra_args *a)
 	return secs;
 }
 
-/* gates[name], or def when the gate is not named. */
-static bool gate(const cJSON *gates, const char *name, bool def)
+/* The profile's gates (sx_handle_features: the default release's without
+ * a handle), as upstream's New reads them from its feature.Features. */
+static void read_gates(struct dra_self *s, const struct sx_handle *h)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(gates, name);
+	struct sx_features f = sx_handle_features(h);
 
-	return cJSON_IsBool(v) ? cJSON_IsTrue(v) : def;
-}
-
-static void read_gates(struct dra_self *s, const cJSON *args)
-{
-	const cJSON *g = cJSON_IsObject(args)
-				 ? cJSON_GetObjectItemCaseSensitive(args, SX_DRA_GATES_KEY)
-				 : NULL;
-
-	s->features.admin_access = gate(g, "DRAAdminAccess", true);
-	s->features.prioritized_list = gate(g, "DRAPrioritizedList", true);
-	s->features.device_taints = gate(g, "DRADeviceTaints", true);
-	s->features.partitionable = gate(g, "DRAPartitionableDevices", true);
-	s->taint_rules = s->features.device_taints && gate(g, "DRADeviceTaintRules", true);
+	s->features.admin_access = sx_feature_enabled(&f, SX_FEATURE_DRA_ADMIN_ACCESS);
+	s->features.prioritized_list = sx_feature_enabled(&f, SX_FEATURE_DRA_PRIORITIZED_LIST);
+	s->features.device_taints = sx_feature_enabled(&f, SX_FEATURE_DRA_DEVICE_TAINTS);
+	s->features.partitionable = sx_feature_enabled(&f, SX_FEATURE_DRA_PARTITIONABLE_DEVICES);
+	s->features.consumable = sx_feature_enabled(&f, SX_FEATURE_DRA_CONSUMABLE_CAPACITY);
+	s->extended = sx_feature_enabled(&f, SX_FEATURE_DRA_EXTENDED_RESOURCE);
+	s->features.binding = sx_feature_enabled(&f, SX_FEATURE_DRA_DEVICE_BINDING_CONDITIONS) &&
+			      sx_feature_enabled(&f, SX_FEATURE_DRA_RESOURCE_CLAIM_DEVICE_STATUS);
+	s->taint_rules = s->features.device_taints &&
+			 sx_feature_enabled(&f, SX_FEATURE_DRA_DEVICE_TAINT_RULES);
 }
 
 static void *init_dynamic_resources(const struct cJSON *args, struct sx_handle *h,
@@ -202,8 +229,9 @@ static void *init_dynamic_resources(const struct cJSON *args, struct sx_handle *
 	s->claims = h ? h->dra : NULL;
 	if (!s->claims)
 		s->claims = s->own_claims = sx_dra_claims_new();
-	read_gates(s, args);
-	s->cel = sx_cel_cache_new(10); /* upstream: cel.NewCache(10) */
+	read_gates(s, h);
+	/* upstream: cel.NewCache(10, cel.Features{EnableConsumableCapacity}) */
+	s->cel = sx_cel_cache_new_features(10, s->features.consumable);
 	if (!s->cel || !s->claims) {
 		sx_cel_cache_free(s->cel);
 		sx_dra_claims_free(s->own_claims);
@@ -246,7 +274,7 @@ static int match_cel(void *ctx, const char *expr, sx_str driver, sx_str pool,
 	struct dra_self *s = ctx;
 	struct sx_cel_attr attrs[64];
 	struct sx_cel_capacity caps[64];
-	struct sx_cel_device d = {sx_str_get(driver), attrs, 0, caps, 0};
+	struct sx_cel_device d = {sx_str_get(driver), attrs, 0, caps, 0, dev->allow_multiple};
 	struct sx_cel_program *p = sx_cel_cache_get(s->cel, expr, strlen(expr), err, errlen);
 	bool result = false;
 	int rc;
@@ -362,8 +390,17 @@ static void state_free_dynamic_resources(void *state)
 		return;
 	for (uint32_t i = 0; s->c && i < s->n; i++)
 		sx_dra_unref(s->c[i].claim);
-	for (uint32_t i = 0; s->reserved && i < s->nalloc; i++)
+	for (uint32_t i = 0; s->reserved && i <= s->nalloc; i++)
 		sx_dra_claim_out_clear(&s->reserved[i]);
+	for (unsigned m = 1; m < (1u << EXT_MAX); m++) {
+		sx_dra_prep_free(s->var[m].prep);
+		free(s->var[m].in);
+		sx_dra_unref(s->var[m].claim);
+		cJSON_Delete(s->var[m].create);
+		cJSON_Delete(s->var[m].mappings);
+	}
+	sx_dra_unref(s->ext_created);
+	free((void *)s->node_score);
 	free(s->reserved);
 	free(s->c);
 	sx_dra_prep_free(s->prep);
@@ -510,27 +547,126 @@ static struct sx_status *prepare_allocator(struct dra_self *self, struct dra_sta
 			(const struct sx_device_taint_rule *const *)snap->device_taint_rules;
 		s->env.ntaint_rules = snap->ndevice_taint_rules;
 	}
-	s->prep = sx_dra_prepare(&s->env, s->in, s->nalloc);
-	return s->prep ? NULL : sx_status_oom();
+	if (s->nalloc) {
+		s->prep = sx_dra_prepare(&s->env, s->in, s->nalloc);
+		if (!s->prep)
+			return sx_status_oom();
+	}
+	return NULL;
+}
+
+/* ---------- extended resources backed by DRA ---------- */
+
+/* preFilterExtendedResources: the pod's extended resources (non-zero)
+ * that a DeviceClass serves. */
+static struct sx_status *ext_collect(struct dra_state *s, const struct sx_snapshot *snap,
+				     const struct sx_pod *pod)
+{
+	const struct sx_resources *r = &pod->request;
+
+	for (uint32_t i = 0; i < r->nscalar; i++) {
+		const char *name = sx_str_get(r->scalar[i].name);
+		const struct sx_dra_object *cls;
+
+		if (r->scalar[i].value == 0 ||
+		    (!sx_is_extended_resource_name(name) &&
+		     strncmp(name, SX_DRA_CLASS_PREFIX, strlen(SX_DRA_CLASS_PREFIX)) != 0))
+			continue;
+		cls = sx_dra_class_for_resource(snap, name);
+		if (!cls)
+			continue;
+		if (s->next == EXT_MAX)
+			return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
+					     "more than %d extended resources backed by DRA",
+					     EXT_MAX);
+		s->ext_res[s->next] = r->scalar[i].name;
+		s->ext_cls[s->next++] = cls->meta.name;
+	}
+	if (s->next)
+		snprintf(s->ext_uid, sizeof(s->ext_uid), "extended-resources/%s", pod->meta.uid);
+	return NULL;
+}
+
+/* One variant of the special claim: the resources of mask (the node
+ * lacks them), in memory and prepared with the pod's claims. */
+static struct sx_status *ext_variant(struct dra_state *s, const struct sx_pod *pod, unsigned mask)
+{
+	struct ext_variant *v = &s->var[mask];
+	sx_str res[EXT_MAX];
+	const char *cls[EXT_MAX];
+	struct sx_error err = {0};
+	uint32_t n = 0;
+	cJSON *mem, *md;
+
+	for (uint32_t k = 0; k < s->next; k++)
+		if (mask >> k & 1) {
+			res[n] = s->ext_res[k];
+			cls[n++] = s->ext_cls[k];
+		}
+	v->create = sx_dra_extended_claim_json(pod, res, cls, n, &v->mappings);
+	if (!v->create)
+		return NULL; /* no container asks for a whole device: nothing to allocate */
+	mem = cJSON_Duplicate(v->create, true);
+	md = mem ? cJSON_GetObjectItem(mem, "metadata") : NULL;
+	if (!md)
+		goto oom;
+	cJSON_AddStringToObject(md, "name", "<extended-resources>");
+	cJSON_AddStringToObject(md, "uid", s->ext_uid);
+	v->claim = sx_decode_dra(mem, SX_KIND_RESOURCE_CLAIM, &err);
+	cJSON_Delete(mem);
+	v->in = calloc(s->nalloc + 1, sizeof(*v->in));
+	if (!v->claim || !v->in)
+		goto oom;
+	memcpy(v->in, s->in, s->nalloc * sizeof(*v->in));
+	v->in[s->nalloc] = (struct sx_dra_claim_in){sx_str_get(v->claim->meta.ns),
+						    v->claim->meta.name, &v->claim->u.claim.spec};
+	v->prep = sx_dra_prepare(&s->env, v->in, s->nalloc + 1);
+	return v->prep ? NULL : sx_status_oom();
+oom:
+	return sx_status_oom();
+}
+
+/* filterExtendedResources: the variant for node (the extended resources
+ * it does not advertise; 0 when it advertises all of them). */
+static unsigned ext_mask(const struct dra_state *s, const struct sx_node *node)
+{
+	unsigned m = 0;
+
+	for (uint32_t k = 0; node && k < s->next; k++)
+		if (sx_resources_get(&node->allocatable, s->ext_res[k]) == 0 &&
+		    s->var[1u << k].prep)
+			m |= 1u << k;
+	return m;
+}
+
+/* The prepared allocation for node and how many claims it allocates. */
+static const struct sx_dra_prep *prep_for(const struct dra_state *s, const struct sx_node *node,
+					  unsigned *mask, uint32_t *nout)
+{
+	*mask = ext_mask(s, node);
+	*nout = s->nalloc + (*mask ? 1 : 0);
+	return *mask ? s->var[*mask].prep : s->prep;
 }
 
 static struct sx_status *pre_filter_dynamic_resources(void *self, struct sx_cycle_state *cs,
 						      const struct sx_pod *pod,
 						      struct sx_node_set **result)
 {
+	struct dra_self *ds = self;
 	struct dra_state *s;
 	struct sx_status *st;
-	char k[320];
 
-	if (pod->nresource_claims == 0)
+	if (pod->nresource_claims == 0 && !(ds->extended && pod->request.nscalar))
 		return sx_status_new(SX_SKIP, NULL);
 	s = sx_cycle_state_slot(cs, SX_SLOT_dynamic_resources, sizeof(*s));
 	if (!s)
 		return sx_status_oom();
 	st = collect(self, s, cs->snap, pod);
+	if (!st && ds->extended)
+		st = ext_collect(s, cs->snap, pod);
 	if (st)
 		return st;
-	if (s->n == 0)
+	if (s->n == 0 && s->next == 0)
 		return sx_status_new(SX_SKIP, NULL);
 	for (uint32_t i = 0; i < s->n; i++) {
 		const struct sx_dra_object *c = s->c[i].claim;
@@ -547,24 +683,34 @@ static struct sx_status *pre_filter_dynamic_resources(void *self, struct sx_cycl
 		if (st)
 			return st;
 	}
-	(void)k;
-	if (s->nalloc)
-		return prepare_allocator(self, s, cs->snap);
-	return NULL;
+	for (uint32_t i = 0; !s->node_score && i < s->n; i++)
+		for (uint32_t r = 0; r < s->c[i].claim->u.claim.spec.nrequests; r++)
+			if (s->c[i].claim->u.claim.spec.requests[r].nsub && !s->node_score) {
+				s->nnodes = cs->snap->nnodes;
+				s->node_score = calloc(s->nnodes + 1, sizeof(*s->node_score));
+				if (!s->node_score)
+					return sx_status_oom();
+			}
+	if (!s->nalloc && !s->next)
+		return NULL;
+	st = prepare_allocator(self, s, cs->snap);
+	for (unsigned m = 1; !st && m < (1u << s->next); m++)
+		st = ext_variant(s, pod, m);
+	return st;
 }
 
 /* ---------- Filter ---------- */
 
 /* Allocates the pod's claims for node into out[nalloc] (cleared by the
  * caller on SX_DRA_ALLOCATED). A Filter status, or NULL on success. */
-static struct sx_status *allocate(struct dra_self *self, const struct dra_state *s,
+static struct sx_status *allocate(struct dra_self *self, const struct sx_dra_prep *prep,
 				  const struct sx_node *node, bool results,
 				  struct sx_dra_claim_out *out)
 {
 	char err[SX_DRA_ERR_LEN];
 	int rc;
 
-	rc = sx_dra_allocate_prepared(s->prep, node, self->filter_timeout_ns, results, out, err,
+	rc = sx_dra_allocate_prepared(prep, node, self->filter_timeout_ns, results, out, err,
 				      sizeof(err));
 	switch (rc) {
 	case SX_DRA_ALLOCATED:
@@ -580,6 +726,115 @@ static struct sx_status *allocate(struct dra_self *self, const struct dra_state 
 	}
 }
 
+/* ---------- Score (prioritized lists) ---------- */
+
+/* computeScore for one claim: FirstAvailableDeviceRequestMaxSize (8)
+ * less the index of each firstAvailable subrequest that got a device.
+ * got(i, r, k): whether subrequest k of request r got one. */
+#define FIRST_AVAILABLE_MAX 8
+
+static int64_t claim_score(const struct sx_dra_claim_spec *spec,
+			   bool (*got)(const void *ctx, const struct sx_dra_request *r, uint32_t k),
+			   const void *ctx)
+{
+	int64_t score = 0;
+
+	for (uint32_t r = 0; r < spec->nrequests; r++) {
+		const struct sx_dra_request *req = &spec->requests[r];
+
+		if (req->has_exactly)
+			continue;
+		for (uint32_t k = 0; k < req->nsub; k++)
+			if (got(ctx, req, k))
+				score += FIRST_AVAILABLE_MAX - (int64_t)k;
+	}
+	return score;
+}
+
+/* An allocation made before: its results name "req/sub". */
+static bool got_allocated(const void *ctx, const struct sx_dra_request *r, uint32_t k)
+{
+	const struct sx_dra_allocation *a = ctx;
+	size_t rl = strlen(r->name);
+
+	for (uint32_t i = 0; i < a->nresults; i++) {
+		const char *n = a->results[i].request;
+
+		if (n && strncmp(n, r->name, rl) == 0 && n[rl] == '/' &&
+		    strcmp(n + rl + 1, r->first_available[k].name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* This Filter's allocation: a pick's request is the subrequest itself. */
+static bool got_picked(const void *ctx, const struct sx_dra_request *r, uint32_t k)
+{
+	const struct sx_dra_claim_out *o = ctx;
+
+	for (uint32_t i = 0; i < o->npicks; i++)
+		if (o->picks[i].req == &r->first_available[k])
+			return true;
+	return false;
+}
+
+static void record_score(struct dra_state *s, const struct sx_snapshot *snap,
+			 const struct sx_node_info *ni, const struct sx_dra_claim_out *out)
+{
+	int ix = ni->node ? sx_snapshot_find(snap, ni->node->name_id) : -1;
+	int64_t score = 0;
+
+	if (ix < 0 || (uint32_t)ix >= s->nnodes)
+		return;
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct sx_dra_object *c = s->c[i].claim;
+
+		if (s->c[i].to_allocate)
+			score += out ? claim_score(&c->u.claim.spec, got_picked,
+						   &out[s->c[i].alloc_ix])
+				     : 0;
+		else if (c->u.claim.allocation)
+			score +=
+				claim_score(&c->u.claim.spec, got_allocated, c->u.claim.allocation);
+	}
+	atomic_store(&s->node_score[ix], score + 1);
+}
+
+static struct sx_status *pre_score_dynamic_resources(void *self, struct sx_cycle_state *cs,
+						     const struct sx_pod *pod,
+						     struct sx_node_info *const *nodes, uint32_t n)
+{
+	const struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
+
+	/* nothing to prefer without a prioritized list */
+	return s && s->node_score ? NULL : sx_status_new(SX_SKIP, NULL);
+}
+
+static struct sx_status *score_dynamic_resources(void *self, const struct sx_cycle_state *cs,
+						 const struct sx_pod *pod,
+						 const struct sx_node_info *ni, int64_t *score)
+{
+	struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
+	int ix;
+
+	*score = 0;
+	if (!s || !s->node_score || !ni->node)
+		return NULL;
+	ix = sx_snapshot_find(cs->snap, ni->node->name_id);
+	if (ix >= 0 && (uint32_t)ix < s->nnodes && atomic_load(&s->node_score[ix]) > 0)
+		*score = atomic_load(&s->node_score[ix]) - 1;
+	return NULL;
+}
+
+static struct sx_status *normalize_score_dynamic_resources(void *self,
+							   const struct sx_cycle_state *cs,
+							   const struct sx_pod *pod,
+							   struct sx_node_score *scores, uint32_t n)
+{
+	sx_default_normalize_score(SX_MAX_NODE_SCORE, false, scores, n);
+	return NULL;
+}
+
 static struct sx_status *filter_dynamic_resources(void *self, const struct sx_cycle_state *cs,
 						  const struct sx_pod *pod,
 						  const struct sx_node_info *ni)
@@ -587,8 +842,11 @@ static struct sx_status *filter_dynamic_resources(void *self, const struct sx_cy
 	struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
 	uint64_t unavailable = 0;
 	struct sx_status *st = NULL;
+	const struct sx_dra_prep *prep;
+	unsigned mask;
+	uint32_t nout;
 
-	if (!s || s->n == 0)
+	if (!s || (s->n == 0 && s->next == 0))
 		return NULL;
 	for (uint32_t i = 0; i < s->n; i++) {
 		const struct sx_dra_allocation *a = s->c[i].claim->u.claim.allocation;
@@ -596,17 +854,21 @@ static struct sx_status *filter_dynamic_resources(void *self, const struct sx_cy
 		if (a && a->node_selector && !sx_node_selector_matches(a->node_selector, ni->node))
 			unavailable |= 1ull << (i & 63);
 	}
-	if (s->nalloc) {
-		struct sx_dra_claim_out one,
-			*out = s->nalloc == 1 ? &one : calloc(s->nalloc, sizeof(*out));
+	prep = prep_for(s, ni->node, &mask, &nout);
+	if (prep) {
+		struct sx_dra_claim_out one, *out = nout == 1 ? &one : calloc(nout, sizeof(*out));
 
 		if (!out)
 			return sx_status_oom();
-		st = allocate(self, s, ni->node, false, out);
+		st = allocate(self, prep, ni->node, false, out);
+		if (!st && s->node_score)
+			record_score(s, cs->snap, ni, out);
 		if (out != &one)
 			free(out);
 		if (st)
 			return st;
+	} else if (s->node_score) {
+		record_score(s, cs->snap, ni, NULL);
 	}
 	if (unavailable) {
 		atomic_fetch_or(&((struct dra_state *)s)->unavailable, unavailable);
@@ -677,14 +939,20 @@ static struct sx_status *reserve_dynamic_resources(void *self, struct sx_cycle_s
 {
 	struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
 	struct dra_self *ds = self;
+	const struct sx_node *n = node_of(cs, node);
+	const struct sx_dra_prep *prep;
 	struct sx_status *st;
+	uint32_t nout;
 
-	if (!s || s->nalloc == 0)
+	if (!s)
 		return NULL;
-	s->reserved = calloc(s->nalloc, sizeof(*s->reserved));
+	prep = prep_for(s, n, &s->ext_mask, &nout);
+	if (!prep)
+		return NULL;
+	s->reserved = calloc(s->nalloc + 1, sizeof(*s->reserved));
 	if (!s->reserved)
 		return sx_status_oom();
-	st = allocate(self, s, node_of(cs, node), true, s->reserved);
+	st = allocate(self, prep, n, true, s->reserved);
 	if (st) {
 		free(s->reserved);
 		s->reserved = NULL;
@@ -701,6 +969,10 @@ static struct sx_status *reserve_dynamic_resources(void *self, struct sx_cycle_s
 				SX_ERROR, "internal error, couldn't signal allocation for claim %s",
 				c->meta.name);
 	}
+	if (s->ext_mask && sx_dra_pending_add(ds->claims, s->ext_uid, &s->reserved[s->nalloc]) < 0)
+		return sx_status_new(SX_ERROR,
+				     "internal error, couldn't signal allocation for claim %s",
+				     "<extended-resources>");
 	return NULL;
 }
 
@@ -742,11 +1014,24 @@ static void unreserve_dynamic_resources(void *self, struct sx_cycle_state *cs,
 	struct sx_kube *kube = api(ds);
 	char msg[512];
 
+	if (s && s->ext_mask)
+		sx_dra_pending_remove(ds->claims, s->ext_uid);
+	if (s && s->ext_created && kube) {
+		/* unreserveExtendedResourceClaim: the claim written is deleted */
+		const struct sx_dra_object *c = s->ext_created;
+
+		if (sx_dra_delete_claim(kube, sx_str_get(c->meta.ns), c->meta.name, msg,
+					sizeof(msg)) < 0)
+			sx_log(1, "DynamicResources: delete %s/%s: %s", sx_str_get(c->meta.ns),
+			       c->meta.name, msg);
+	}
 	for (uint32_t i = 0; s && i < s->n; i++) {
 		const struct sx_dra_object *c = s->c[i].claim;
 		cJSON *patch, *md, *stj;
 		char *body;
 
+		if (c == s->ext_created)
+			continue;
 		if (sx_dra_pending_remove(ds->claims, c->meta.uid))
 			sx_dra_assume_drop(ds->claims, c->meta.uid);
 		if (!c->u.claim.allocation || !reserved_for(c, pod) || !kube)
@@ -769,7 +1054,7 @@ static void unreserve_dynamic_resources(void *self, struct sx_cycle_state *cs,
 /* ---------- PreBind ---------- */
 
 static char *status_body(const struct sx_dra_object *c, const struct sx_pod *pod,
-			 const struct sx_dra_claim_out *alloc)
+			 const struct sx_dra_claim_out *alloc, bool stamp)
 {
 	cJSON *patch = cJSON_CreateObject(), *md, *stj;
 	char *body;
@@ -779,8 +1064,22 @@ static char *status_body(const struct sx_dra_object *c, const struct sx_pod *pod
 	cJSON_AddStringToObject(md, "resourceVersion",
 				c->meta.resource_version ? c->meta.resource_version : "");
 	stj = cJSON_AddObjectToObject(patch, "status");
-	if (alloc)
-		cJSON_AddItemToObject(stj, "allocation", sx_dra_allocation_json(alloc));
+	if (alloc) {
+		cJSON *aj = sx_dra_allocation_json(alloc);
+
+		/* bindClaim: with DRADeviceBindingConditions and
+		 * DRAResourceClaimDeviceStatus the allocation is stamped */
+		if (aj && stamp) {
+			char ts[32];
+			time_t now = time(NULL);
+			struct tm tm;
+
+			gmtime_r(&now, &tm);
+			strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+			cJSON_AddStringToObject(aj, "allocationTimestamp", ts);
+		}
+		cJSON_AddItemToObject(stj, "allocation", aj);
+	}
 	cJSON_AddItemToObject(stj, "reservedFor", reserved_json(c, pod, true));
 	body = cJSON_PrintUnformatted(patch);
 	cJSON_Delete(patch);
@@ -870,7 +1169,7 @@ static struct sx_status *bind_claim(struct dra_self *self, struct sx_kube *kube,
 				break;
 			}
 		}
-		body = status_body(c, pod, alloc);
+		body = status_body(c, pod, alloc, self->features.binding);
 		rc = body ? sx_dra_patch_claim(kube, sx_str_get(c->meta.ns), c->meta.name, true,
 					       body, &updated, msg, sizeof(msg))
 			  : SX_ENOMEM;
@@ -888,6 +1187,233 @@ static struct sx_status *bind_claim(struct dra_self *self, struct sx_kube *kube,
 	sx_dra_unref(updated);
 	sx_dra_unref(c);
 	return st;
+}
+
+/* PreBind of the special claim (bindClaim, createExtendedResourceClaimInAPI,
+ * patchPodExtendedResourceClaimStatus): created under a generated name,
+ * its allocation and reservation written as any claim's, then the pod's
+ * status.extendedResourceClaimStatus. */
+static struct sx_status *bind_extended(struct dra_self *ds, struct sx_kube *kube,
+				       struct dra_state *s, const struct sx_pod *pod)
+{
+	struct ext_variant *v = &s->var[s->ext_mask];
+	struct sx_dra_object *created = NULL;
+	struct sx_status *st;
+	cJSON *patch, *ers;
+	char msg[512], *body = cJSON_PrintUnformatted(v->create);
+	int rc;
+
+	rc = body ? sx_dra_create_claim(kube, sx_str_get(pod->meta.ns), body, &created, msg,
+					sizeof(msg))
+		  : SX_ENOMEM;
+	cJSON_free(body);
+	if (rc < 0) {
+		sx_dra_pending_remove(ds->claims, s->ext_uid);
+		return sx_status_new(SX_ERROR, "create claim for extended resources %s/%s: %s",
+				     sx_str_get(pod->meta.ns), "<extended-resources>", msg);
+	}
+	s->ext_created = sx_dra_ref(created);
+	s->c[s->n++] = (struct pclaim){created, true, (int)s->nalloc};
+	st = bind_claim(ds, kube, s, s->n - 1, pod);
+	sx_dra_pending_remove(ds->claims, s->ext_uid);
+	if (st)
+		return st;
+	patch = cJSON_CreateObject();
+	ers = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "status"),
+				      "extendedResourceClaimStatus");
+	if (ers) {
+		cJSON_AddItemToObject(ers, "requestMappings", cJSON_Duplicate(v->mappings, true));
+		cJSON_AddStringToObject(ers, "resourceClaimName", s->c[s->n - 1].claim->meta.name);
+	}
+	body = cJSON_PrintUnformatted(patch);
+	cJSON_Delete(patch);
+	rc = body ? sx_dra_patch_pod_status(kube, sx_str_get(pod->meta.ns), pod->meta.name, body,
+					    msg, sizeof(msg))
+		  : SX_ENOMEM;
+	cJSON_free(body);
+	if (rc < 0)
+		return sx_status_new(SX_ERROR, "update pod %s/%s ExtendedResourceClaimStatus: %s",
+				     sx_str_get(pod->meta.ns), pod->meta.name, msg);
+	return NULL;
+}
+
+/* ---------- binding conditions (DRADeviceBindingConditions) ---------- */
+
+static const struct sx_dra_device_status *device_status(const struct sx_dra_object *c,
+							const struct sx_dra_result *r)
+{
+	for (uint32_t i = 0; i < c->u.claim.ndevice_status; i++) {
+		const struct sx_dra_device_status *d = &c->u.claim.device_status[i];
+
+		if (d->device == r->device && d->driver == r->driver && d->pool == r->pool)
+			return d;
+	}
+	return NULL;
+}
+
+static const struct sx_dra_condition *find_cond(const struct sx_dra_device_status *d,
+						const char *type)
+{
+	for (uint32_t i = 0; d && i < d->nconds; i++)
+		if (d->conds[i].type && strcmp(d->conds[i].type, type) == 0)
+			return &d->conds[i];
+	return NULL;
+}
+
+/* isClaimReadyForBinding: 1 ready, 0 not yet, -1 a failure condition is
+ * true (message in msg). */
+static int claim_ready(const struct sx_dra_object *c, char *msg, size_t len)
+{
+	const struct sx_dra_allocation *a = c->u.claim.allocation;
+
+	if (!a)
+		return 0;
+	for (uint32_t i = 0; i < a->nresults; i++) {
+		const struct sx_dra_result *r = &a->results[i];
+		const struct sx_dra_device_status *d;
+
+		if (r->nbind_conds == 0)
+			continue;
+		d = device_status(c, r);
+		if (!d)
+			return 0;
+		for (uint32_t k = 0; k < r->nbind_fail; k++) {
+			const struct sx_dra_condition *f = find_cond(d, r->bind_fail[k]);
+
+			if (f && f->is_true) {
+				snprintf(msg, len,
+					 "claim %s binding failed: reason=%s, message=\"%s\"",
+					 c->meta.name, f->reason ? f->reason : "",
+					 f->message ? f->message : "");
+				return -1;
+			}
+		}
+		for (uint32_t k = 0; k < r->nbind_conds; k++) {
+			const struct sx_dra_condition *t = find_cond(d, r->bind_conds[k]);
+
+			if (!t || !t->is_true)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+static bool claim_has_binding_conditions(const struct sx_dra_object *c)
+{
+	const struct sx_dra_allocation *a = c->u.claim.allocation;
+
+	for (uint32_t i = 0; a && i < a->nresults; i++)
+		if (a->results[i].nbind_conds)
+			return true;
+	return false;
+}
+
+/* scheduler_dra_bindingconditions_*: per driver with binding conditions,
+ * once per attempt, status success / failure / timeout. */
+static void binding_metrics(struct dra_self *ds, const struct dra_state *s, const char *status,
+			    double secs)
+{
+	struct sx_handle_env env;
+	sx_str seen[16];
+	uint32_t nseen = 0;
+	char labels[512], e1[300], e2[300];
+	const char *prof =
+		ds->handle && ds->handle->profile ? ds->handle->profile->scheduler_name : "";
+
+	sx_handle_env(ds->handle, &env);
+	if (!env.metrics)
+		return;
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct sx_dra_allocation *a = s->c[i].claim->u.claim.allocation;
+
+		for (uint32_t k = 0; a && k < a->nresults; k++) {
+			bool dup = false;
+
+			if (!a->results[k].nbind_conds)
+				continue;
+			for (uint32_t j = 0; j < nseen; j++)
+				dup |= seen[j] == a->results[k].driver;
+			if (dup || nseen == 16)
+				continue;
+			seen[nseen++] = a->results[k].driver;
+			snprintf(labels, sizeof(labels),
+				 "profile=\"%s\",driver=\"%s\",status=\"%s\"",
+				 sx_metrics_label_escape(prof ? prof : "", e1, sizeof(e1)),
+				 sx_metrics_label_escape(sx_str_get(a->results[k].driver), e2,
+							 sizeof(e2)),
+				 status);
+			sx_metrics_inc(env.metrics,
+				       "scheduler_dra_bindingconditions_allocations_total", labels,
+				       1);
+			sx_metrics_observe(env.metrics,
+					   "scheduler_dra_bindingconditions_wait_duration_seconds",
+					   labels, secs);
+		}
+	}
+}
+
+/* PreBind's wait (upstream PreBind: wait.PollUntilContextTimeout every 5s,
+ * at once first, up to bindingTimeout; isPodReadyForBinding reads each
+ * claim again). An Error status sends the pod back to the queue. */
+static struct sx_status *wait_binding_conditions(struct dra_self *ds, struct sx_kube *kube,
+						 struct dra_state *s, const struct sx_pod *pod,
+						 sx_str node)
+{
+	/* 10 minutes when no configuration gave one (the plugin built alone) */
+	uint64_t start = sx_now_ns(),
+		 deadline = start + (ds->binding_timeout_ns ? ds->binding_timeout_ns
+							    : 600ull * 1000000000ull);
+	bool need = false;
+	char msg[512];
+
+	for (uint32_t i = 0; i < s->n; i++)
+		need |= claim_has_binding_conditions(s->c[i].claim);
+	if (!need)
+		return NULL;
+	sx_log(2,
+	       "DynamicResources: waiting for binding conditions for device on node %s (pod %s/%s)",
+	       sx_str_get(node), sx_str_get(pod->meta.ns), pod->meta.name);
+	for (;;) {
+		uint64_t now;
+		int ready = 1;
+
+		for (uint32_t i = 0; ready == 1 && i < s->n; i++) {
+			struct sx_dra_object *fresh = NULL;
+			const struct sx_dra_object *c = s->c[i].claim;
+
+			if (!claim_has_binding_conditions(c))
+				continue;
+			if (sx_dra_get_claim(kube, sx_str_get(c->meta.ns), c->meta.name, &fresh,
+					     msg, sizeof(msg)) < 0) {
+				binding_metrics(ds, s, "failure", (sx_now_ns() - start) / 1e9);
+				return sx_status_new(SX_ERROR, "%s", msg);
+			}
+			sx_dra_unref(s->c[i].claim); /* Unreserve works with the claim read */
+			s->c[i].claim = fresh;
+			ready = claim_ready(fresh, msg, sizeof(msg));
+		}
+		now = sx_now_ns();
+		if (ready == 1) {
+			binding_metrics(ds, s, "success", (now - start) / 1e9);
+			return NULL;
+		}
+		if (ready < 0) {
+			binding_metrics(ds, s, "failure", (now - start) / 1e9);
+			return sx_status_new(SX_ERROR, "%s", msg);
+		}
+		if (now >= deadline) {
+			binding_metrics(ds, s, "timeout", (now - start) / 1e9);
+			return sx_status_new(SX_ERROR, "device binding timeout");
+		}
+		{
+			uint64_t wait =
+				deadline - now < 5000000000ull ? deadline - now : 5000000000ull;
+			struct timespec ts = {(time_t)(wait / 1000000000ull),
+					      (long)(wait % 1000000000ull)};
+
+			nanosleep(&ts, NULL);
+		}
+	}
 }
 
 static struct sx_status *pre_bind_dynamic_resources(void *self, struct sx_cycle_state *cs,
@@ -911,6 +1437,10 @@ static struct sx_status *pre_bind_dynamic_resources(void *self, struct sx_cycle_
 		if (s->c[i].to_allocate)
 			sx_dra_pending_remove(ds->claims, c->meta.uid);
 	}
+	if (s && !st && s->ext_mask && kube)
+		st = bind_extended(ds, kube, s, pod);
+	if (s && !st && kube && ds->features.binding)
+		st = wait_binding_conditions(ds, kube, s, pod, node);
 	return st;
 }
 
@@ -1046,5 +1576,8 @@ const struct sx_plugin sx_plugin_dynamic_resources = {
 	.reserve = reserve_dynamic_resources,
 	.unreserve = unreserve_dynamic_resources,
 	.pre_bind = pre_bind_dynamic_resources,
+	.pre_score = pre_score_dynamic_resources,
+	.score = score_dynamic_resources,
+	.normalize_score = normalize_score_dynamic_resources,
 	.events = events_dynamic_resources,
 };

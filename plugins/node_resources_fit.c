@@ -15,6 +15,9 @@
 #include <string.h>
 
 #include "schedext/buf.h"
+#include "schedext/dra.h"
+#include "schedext/dra_alloc.h"
+#include "schedext/handle.h"
 #include "resource_allocation.h"
 #include "schedext/plugin.h"
 #include "schedext/plugin_args.h"
@@ -29,6 +32,7 @@ struct fit {
 	uint32_t ngroups;
 	char **groups; /* ignoredResourceGroups (prefixes before '/') */
 	struct sx_ra_scorer sc;
+	bool dra_extended; /* DRAExtendedResource: DeviceClasses serve extended resources */
 };
 
 /* The cycle state slot (owned by the cycle, freed by state_free). */
@@ -36,6 +40,9 @@ struct fit_state {
 	bool prefiltered;
 	uint32_t nscalar; /* scalar requests Filter checks */
 	struct sx_scalar *scalar;
+	/* bit i: scalar[i] is an extended resource a DeviceClass serves; a node
+	 * without it leaves it to DynamicResources */
+	uint64_t dra_backed;
 	bool prescored;
 	int64_t pod_reqs[SX_RA_MAX_RESOURCES]; /* per scoringStrategy.resources */
 };
@@ -325,6 +332,11 @@ static void *init_node_resources_fit(const struct cJSON *args, struct sx_handle 
 	    sx_arg_errors_finish(&el, err) < 0)
 		goto out_free;
 	sx_args_free(fit_fields, SX_ARRAY_SIZE(fit_fields), &a);
+	{
+		struct sx_features ft = sx_handle_features(h);
+
+		f->dra_extended = sx_feature_enabled(&ft, SX_FEATURE_DRA_EXTENDED_RESOURCE);
+	}
 	return f;
 out_free:
 	sx_args_free(fit_fields, SX_ARRAY_SIZE(fit_fields), &a);
@@ -407,6 +419,7 @@ static struct sx_status *pre_filter_node_resources_fit(void *self, struct sx_cyc
 	free(s->scalar);
 	s->scalar = r->nscalar ? malloc(r->nscalar * sizeof(*s->scalar)) : NULL;
 	s->nscalar = 0;
+	s->dra_backed = 0;
 	if (r->nscalar && !s->scalar)
 		return sx_status_oom();
 	for (uint32_t i = 0; i < r->nscalar; i++) {
@@ -416,6 +429,14 @@ static struct sx_status *pre_filter_node_resources_fit(void *self, struct sx_cyc
 			continue;
 		if (sx_is_extended_resource_name(name) && ignored(f, r->scalar[i].name))
 			continue;
+		/* fit.go, fitsRequest: an extended resource backed by DRA
+		 * (schedutil.IsDRAExtendedResourceName, a DeviceClass for it)
+		 * is DynamicResources' on a node that does not advertise it */
+		if (f->dra_extended && s->nscalar < 64 &&
+		    (sx_is_extended_resource_name(name) ||
+		     strncmp(name, SX_DRA_CLASS_PREFIX, strlen(SX_DRA_CLASS_PREFIX)) == 0) &&
+		    sx_dra_class_for_resource(cs->snap, name))
+			s->dra_backed |= 1ull << s->nscalar;
 		s->scalar[s->nscalar++] = r->scalar[i];
 	}
 	s->prefiltered = true;
@@ -518,6 +539,8 @@ static struct sx_status *filter_node_resources_fit(void *self, const struct sx_c
 	for (uint32_t i = 0; i < s->nscalar; i++) {
 		sx_str name = s->scalar[i].name;
 
+		if ((s->dra_backed >> (i & 63) & 1) && i < 64 && sx_resources_get(al, name) == 0)
+			continue;
 		check(&st, sx_str_get(name), s->scalar[i].value, sx_resources_get(al, name),
 		      sx_resources_get(used, name), &unresolvable);
 	}

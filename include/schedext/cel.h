@@ -68,6 +68,9 @@ struct sx_cel_device {
 	size_t n_attrs;
 	const struct sx_cel_capacity *caps;
 	size_t n_caps;
+	/* device.allowMultipleAllocations (cel.Device.AllowMultipleAllocations,
+	 * DRAConsumableCapacity): false when the device does not set it */
+	bool allow_multiple;
 };
 
 /* Compiles expr[0..len) (need not be NUL-terminated). Returns a program
@@ -102,6 +105,10 @@ int sx_cel_eval_device_limit(const struct sx_cel_program *p, const struct sx_cel
  * NULL on allocation failure. Free with sx_cel_cache_free(); programs
  * handed out stay valid until their holders unref them. */
 struct sx_cel_cache *sx_cel_cache_new(size_t max_entries);
+/* The same, its programs compiled with DRAConsumableCapacity's
+ * device.allowMultipleAllocations declared (upstream cel.Features,
+ * EnableConsumableCapacity) when consumable. */
+struct sx_cel_cache *sx_cel_cache_new_features(size_t max_entries, bool consumable);
 void sx_cel_cache_free(struct sx_cel_cache *c);
 
 /* Returns a referenced program for expr (compiling it on a miss), or NULL

@@ -47,9 +47,37 @@ struct sx_dra_attr {
 	const char *s; /* string and version values */
 };
 
+/* A quantity and whether it was written with a binary suffix (Ki..Ei):
+ * resource.Quantity's format, which its canonical string keeps. */
+struct sx_dra_qty {
+	sx_nano v;
+	bool binary;
+};
+
+/* capacity[name].requestPolicy (CapacityRequestPolicy, DRAConsumableCapacity). */
+struct sx_dra_cap_policy {
+	bool has_default;
+	struct sx_dra_qty def;
+	uint32_t nvalid;
+	struct sx_dra_qty *valid; /* validValues, ascending */
+	bool has_range;		  /* validRange */
+	bool has_min, has_max, has_step;
+	struct sx_dra_qty min, max, step;
+};
+
 struct sx_dra_capacity {
 	const char *name;
+	sx_str name_id; /* interned name */
 	sx_nano value;
+	bool binary;			  /* value's format */
+	struct sx_dra_cap_policy *policy; /* NULL = none */
+};
+
+/* One named quantity: capacity.requests[name] of a request,
+ * consumedCapacity[name] of a result. */
+struct sx_dra_named_qty {
+	const char *name;
+	struct sx_dra_qty q;
 };
 
 /* DeviceTaint effects; an effect this release does not know is kept as
@@ -110,6 +138,12 @@ struct sx_dra_device {
 	uint32_t nconsumes;
 	struct sx_dra_counter_set *consumes; /* consumesCounters */
 	bool binding_conditions;	     /* bindingConditions non-empty */
+	/* DRADeviceBindingConditions: the conditions the scheduler waits for
+	 * in PreBind, those that fail it, and bindsToNode */
+	uint32_t nbind_conds, nbind_fail;
+	char **bind_conds, **bind_fail;
+	bool binds_to_node;
+	bool allow_multiple; /* allowMultipleAllocations (DRAConsumableCapacity) */
 	uint32_t ntaints;
 	struct sx_dra_taint *taints; /* devices[].taints (DRADeviceTaints off: ignored) */
 };
@@ -154,6 +188,9 @@ struct sx_dra_exact {
 	bool admin_access;
 	uint32_t ntolerations;
 	struct sx_dra_toleration *tolerations;
+	bool has_capacity; /* capacity set (DRAConsumableCapacity) */
+	uint32_t ncapreq;
+	struct sx_dra_named_qty *capreq; /* capacity.requests */
 };
 
 struct sx_dra_request {
@@ -167,7 +204,8 @@ struct sx_dra_request {
 struct sx_dra_constraint {
 	uint32_t nrequests;
 	char **requests;
-	char *match_attribute; /* NULL = no known constraint type */
+	char *match_attribute;	  /* NULL = not this type */
+	char *distinct_attribute; /* NULL = not this type (DRAConsumableCapacity) */
 };
 
 struct sx_dra_claim_spec {
@@ -183,6 +221,11 @@ struct sx_dra_result {
 	char *request; /* "req" or "req/sub" */
 	sx_str driver, pool, device;
 	bool has_admin_access, admin_access;
+	char *share_id;			  /* NULL = not shared (DRAConsumableCapacity) */
+	uint32_t nbind_conds, nbind_fail; /* bindingConditions, bindingFailureConditions */
+	char **bind_conds, **bind_fail;
+	uint32_t nconsumed;
+	struct sx_dra_named_qty *consumed; /* consumedCapacity */
 };
 
 enum sx_dra_config_source { SX_DRA_FROM_CLASS = 0, SX_DRA_FROM_CLAIM };
@@ -209,9 +252,25 @@ struct sx_dra_consumer {
 	char *uid;
 };
 
+/* status.devices[].conditions[] (DRAResourceClaimDeviceStatus) */
+struct sx_dra_condition {
+	char *type;
+	bool is_true; /* status "True" */
+	char *reason, *message;
+};
+
+/* status.devices[] (AllocatedDeviceStatus) */
+struct sx_dra_device_status {
+	sx_str driver, pool, device;
+	uint32_t nconds;
+	struct sx_dra_condition *conds;
+};
+
 struct sx_dra_claim {
 	struct sx_dra_claim_spec spec;
-	struct sx_dra_allocation *allocation; /* NULL = not allocated */
+	uint32_t ndevice_status;
+	struct sx_dra_device_status *device_status; /* status.devices */
+	struct sx_dra_allocation *allocation;	    /* NULL = not allocated */
 	uint32_t nreserved;
 	struct sx_dra_consumer *reserved; /* status.reservedFor */
 	bool deleting;
@@ -227,7 +286,15 @@ struct sx_dra_class {
 	char **selectors;
 	uint32_t nconfig;
 	struct sx_dra_class_config *config; /* requests unused */
+	char *extended_resource_name;	    /* NULL = unset (DRAExtendedResource) */
 };
+
+/* DRAExtendedResource (k8s.io/api/resource/v1): the implicit extended
+ * resource name of every class is this prefix and its name; the claim the
+ * scheduler creates for a pod's extended resources carries the
+ * annotation. */
+#define SX_DRA_CLASS_PREFIX	   "deviceclass.resource.kubernetes.io/"
+#define SX_DRA_EXTENDED_ANNOTATION "resource.kubernetes.io/extended-resource-claim"
 
 struct sx_dra_object {
 	atomic_int refcount;

@@ -4,11 +4,12 @@
  * "incubating" one for the gates in sx_dra_features): DRAAdminAccess,
  * DRAPrioritizedList, DRADeviceTaints (with DeviceTaintRules in env) and
  * DRAPartitionableDevices (shared counters, per-device node selection)
- * as the caller's gates say (without the last, devices that consume
- * counters are never picked and slices using perDeviceNodeSelection or
- * sharedCounters are ignored); DRAConsumableCapacity,
- * DRADeviceBindingConditions and DRAExtendedResource off (devices with
- * binding conditions are never picked).
+ * and DRAConsumableCapacity (devices allocated many times by capacity,
+ * dra_capacity.c) as the caller's gates say (without partitionable
+ * devices, devices that consume counters are never picked and slices
+ * using perDeviceNodeSelection or sharedCounters are ignored);
+ * DRADeviceBindingConditions (devices with binding conditions are picked
+ * only with it, their conditions copied into the results).
  *
  * Pieces:
  *  - sx_dra_index: the snapshot's ResourceSlices indexed by node name and
@@ -74,7 +75,22 @@ struct sx_dra_allocated *sx_dra_allocated_clone(const struct sx_dra_allocated *a
 int sx_dra_allocated_add(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device);
 bool sx_dra_allocated_has(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
 			  sx_str device);
-/* Adds the non-admin-access results of an allocation. */
+/* DRAConsumableCapacity: a share of a device allocated with
+ * allowMultipleAllocations (its consumed capacity names[i] values[i],
+ * names interned) and the questions about shares. A device shared is not
+ * "in use" for sx_dra_allocated_has; with the gate off the allocator
+ * treats it as if it were. 0 or SX_ENOMEM. */
+int sx_dra_allocated_add_shared(struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+				sx_str device, const sx_str *names, const sx_nano *values,
+				uint32_t n);
+bool sx_dra_allocated_shared(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+			     sx_str device);
+/* Whether any device of a has shares (a NULL set has none). */
+bool sx_dra_allocated_any_shared(const struct sx_dra_allocated *a);
+sx_nano sx_dra_allocated_consumed(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+				  sx_str device, sx_str cap);
+/* Adds the non-admin-access results of an allocation: a result with a
+ * shareID as a share, the others whole. */
 int sx_dra_allocated_add_allocation(struct sx_dra_allocated *a,
 				    const struct sx_dra_allocation *alloc);
 
@@ -85,13 +101,12 @@ struct sx_dra_features {
 	bool prioritized_list; /* DRAPrioritizedList (1.34: beta, on) */
 	bool device_taints;    /* DRADeviceTaints (1.36 beta on, 1.37 GA) */
 	bool partitionable;    /* DRAPartitionableDevices (1.36 beta on) */
+	bool consumable;       /* DRAConsumableCapacity (1.36 beta on) */
+	/* DeviceBindingAndStatus: DRADeviceBindingConditions and
+	 * DRAResourceClaimDeviceStatus (1.36 beta on): devices with binding
+	 * conditions may be picked, bindsToNode narrows the node selector */
+	bool binding;
 };
-
-/* DynamicResourcesArgs' internal member carrying the profile's DRA gates
- * from the configuration to the plugin (src/framework/config_dra.c):
- * {"DRADeviceTaints": true, ...}; a gate it does not name has 1.37's
- * default. */
-#define SX_DRA_GATES_KEY "schedext.io/featureGates"
 
 /* A claim to allocate: its identity (for messages) and spec. */
 struct sx_dra_claim_in {
@@ -126,6 +141,11 @@ struct sx_dra_pick {
 	const struct sx_dra_exact *req;	   /* the (sub)request: its tolerations go
 					    * into the result (borrowed from the claim) */
 	const struct sx_dra_device *dev;   /* in slice */
+	/* DRAConsumableCapacity: a share of a device allowing multiple
+	 * allocations, its ID (filled only when results are wanted) and what
+	 * it consumes (sx_dra_consumed of req and dev). */
+	bool shared;
+	char share_id[37];
 };
 
 struct sx_dra_claim_out {
@@ -203,9 +223,16 @@ struct sx_dra_claims *sx_dra_claims_new(void);
 /* Frees it and every reference it holds. */
 void sx_dra_claims_free(struct sx_dra_claims *m);
 
+/* A device of a pending allocation; a share (DRAConsumableCapacity)
+ * keeps what it consumes (its first SX_DRA_SHARE_CAPS capacities). */
+#define SX_DRA_SHARE_CAPS 16
 struct sx_dra_devref {
 	sx_str driver, pool, device;
 	bool admin_access;
+	bool shared;
+	uint32_t ncons;
+	sx_str cons_name[SX_DRA_SHARE_CAPS];
+	sx_nano cons_value[SX_DRA_SHARE_CAPS];
 };
 
 /* Records a pending allocation of claim uid (devices copied). 0 or SX_ENOMEM. */
@@ -251,6 +278,16 @@ int sx_dra_patch_claim(struct sx_kube *kube, const char *ns, const char *name, b
 		       const char *body, struct sx_dra_object **out, char *msg, size_t len);
 int sx_dra_get_claim(struct sx_kube *kube, const char *ns, const char *name,
 		     struct sx_dra_object **out, char *msg, size_t len);
+/* POST .../resourceclaims (body: the object, generateName allowed). */
+int sx_dra_create_claim(struct sx_kube *kube, const char *ns, const char *body,
+			struct sx_dra_object **out, char *msg, size_t len);
+/* DELETE .../resourceclaims/{name}; a claim already gone is 0. */
+int sx_dra_delete_claim(struct sx_kube *kube, const char *ns, const char *name, char *msg,
+			size_t len);
+/* PATCH /api/v1/namespaces/{ns}/pods/{name}/status, a strategic merge
+ * patch (DRAExtendedResource: status.extendedResourceClaimStatus). */
+int sx_dra_patch_pod_status(struct sx_kube *kube, const char *ns, const char *name,
+			    const char *body, char *msg, size_t len);
 
 /* Claims by namespace/name for PreEnqueue, fed from the live cache's
  * events (sx_config_attach turns tracking on, handle.h). */
@@ -267,6 +304,31 @@ int sx_dra_claim_known(struct sx_dra_claims *m, sx_str ns, const char *name,
  * not run or cannot allocate there. Caller deletes. */
 struct sx_cycle_state;
 struct cJSON *sx_dra_explain_devices(const struct sx_cycle_state *cs, const struct sx_node *node);
+
+/* What request req consumes of each capacity of dev (of driver): the
+ * entries of a result's consumedCapacity, names as the device spells
+ * them (dra_capacity.c). Returns how many (at most max). */
+uint32_t sx_dra_consumed(const struct sx_dra_exact *req, sx_str driver,
+			 const struct sx_dra_device *dev, struct sx_dra_named_qty *out,
+			 uint32_t max);
+/* resource.Quantity's canonical string of q. */
+void sx_dra_qty_string(struct sx_dra_qty q, char *buf, size_t len);
+
+/* ---------- extended resources backed by DRA (dra_extended.c) ---------- */
+
+/* The DeviceClass serving extended resource `name` (explicitly through
+ * spec.extendedResourceName, or deviceclass.resource.kubernetes.io/<class>),
+ * or NULL. */
+const struct sx_dra_object *sx_dra_class_for_resource(const struct sx_snapshot *snap,
+						      const char *name);
+/* The special ResourceClaim (generateName, pod owner, annotation, one
+ * request per container and resource) for pod's extended resources
+ * res[0..n), served by the classes named cls[0..n), without name and uid;
+ * *mappings: the pod's status.extendedResourceClaimStatus.requestMappings.
+ * NULL when nothing is requested or out of memory. */
+struct cJSON *sx_dra_extended_claim_json(const struct sx_pod *pod, const sx_str *res,
+					 const char *const *cls, uint32_t n,
+					 struct cJSON **mappings);
 
 /* The allocation as resource.k8s.io/v1 AllocationResult JSON (dra_result.c);
  * NULL on OOM. */

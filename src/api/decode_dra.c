@@ -173,39 +173,6 @@ fail:
 	return err->code < 0 ? err->code : SX_EINVAL;
 }
 
-static int dec_caps(struct sx_dra_object *o, const cJSON *dev, struct sx_dra_device *d,
-		    struct sx_error *err)
-{
-	const cJSON *m, *c;
-	uint32_t k = 0;
-	int rc = sx_dec_object(dev, "capacity", &m, err);
-
-	if (rc < 0 || !m)
-		return rc;
-	d->caps = aalloc(o, (size_t)cJSON_GetArraySize(m) * sizeof(*d->caps));
-	if (!d->caps)
-		return sx_dec_oom(err);
-	cJSON_ArrayForEach(c, m)
-	{
-		const cJSON *v = cJSON_IsObject(c) ? sx_dec_get(c, "value") : NULL;
-
-		d->caps[k].name = astrdup(o, c->string);
-		if (!d->caps[k].name)
-			return sx_dec_oom(err);
-		rc = v ? sx_dec_quantity_value(v, false, &d->caps[k].value, err)
-		       : sx_error_set(err, SX_EINVAL, "missing value");
-		if (rc < 0) {
-			sx_error_prefix(err, "value");
-			sx_error_prefix(err, c->string);
-			sx_error_prefix(err, "capacity");
-			return rc;
-		}
-		k++;
-	}
-	d->ncaps = k;
-	return 0;
-}
-
 /* An invalid value of member key (the path names it). */
 static int bad_field(struct sx_error *err, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -221,6 +188,153 @@ static int bad_field(struct sx_error *err, const char *key, const char *fmt, ...
 	sx_error_set(err, SX_EINVAL, "%s", msg);
 	sx_error_prefix(err, key);
 	return SX_EINVAL;
+}
+
+/* One quantity value v into q, its format from its suffix. */
+static int dec_qty(const cJSON *v, struct sx_dra_qty *q, struct sx_error *err)
+{
+	int rc = sx_dec_quantity_value(v, false, &q->v, err);
+
+	if (rc == 0 && cJSON_IsString(v)) {
+		size_t n = strlen(v->valuestring);
+
+		while (n && (v->valuestring[n - 1] == ' ' || v->valuestring[n - 1] == '\n'))
+			n--;
+		q->binary = n >= 2 && v->valuestring[n - 1] == 'i';
+	}
+	return rc;
+}
+
+/* An optional quantity member key of j. */
+static int dec_qty_member(const cJSON *j, const char *key, bool *has, struct sx_dra_qty *q,
+			  struct sx_error *err)
+{
+	const cJSON *v = sx_dec_get(j, key);
+	int rc;
+
+	*has = v && !cJSON_IsNull(v);
+	if (!*has)
+		return 0;
+	rc = dec_qty(v, q, err);
+	if (rc < 0)
+		sx_error_prefix(err, key);
+	return rc;
+}
+
+/* A map name -> quantity at j[key] (capacity.requests, consumedCapacity). */
+static int dec_qmap(struct sx_dra_object *o, const cJSON *j, const char *key,
+		    struct sx_dra_named_qty **out, uint32_t *n, struct sx_error *err)
+{
+	const cJSON *m, *c;
+	int rc = sx_dec_object(j, key, &m, err);
+
+	*out = NULL;
+	*n = 0;
+	if (rc < 0 || !m)
+		return rc;
+	if (cJSON_GetArraySize(m) > 128)
+		return bad_field(err, key, "Too many: %d: must have at most 128 items",
+				 cJSON_GetArraySize(m));
+	*out = aalloc(o, (size_t)cJSON_GetArraySize(m) * sizeof(**out));
+	if (!*out)
+		return sx_dec_oom(err);
+	cJSON_ArrayForEach(c, m)
+	{
+		struct sx_dra_named_qty *q = &(*out)[*n];
+
+		q->name = astrdup(o, c->string);
+		if (!q->name)
+			return sx_dec_oom(err);
+		rc = dec_qty(c, &q->q, err);
+		if (rc < 0) {
+			sx_error_prefix(err, c->string);
+			sx_error_prefix(err, key);
+			return rc;
+		}
+		(*n)++;
+	}
+	return 0;
+}
+
+static int valid_value_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	(void)arg;
+	return dec_qty(j, elem, err);
+}
+
+/* capacity[name].requestPolicy (CapacityRequestPolicy). */
+static int dec_policy(struct sx_dra_object *o, const cJSON *c, struct sx_dra_capacity *cap,
+		      struct sx_error *err)
+{
+	const cJSON *pj, *r;
+	struct sx_dra_cap_policy *p;
+	int rc = sx_dec_object(c, "requestPolicy", &pj, err);
+
+	if (rc < 0 || !pj)
+		return rc;
+	p = cap->policy = aalloc(o, sizeof(*p));
+	if (!p)
+		return sx_dec_oom(err);
+	rc = dec_qty_member(pj, "default", &p->has_default, &p->def, err);
+	if (rc == 0)
+		rc = dec_arr(o, pj, "validValues", sizeof(*p->valid), (void **)&p->valid,
+			     &p->nvalid, valid_value_item, false, err);
+	if (rc == 0)
+		rc = sx_dec_object(pj, "validRange", &r, err);
+	if (rc == 0 && r) {
+		p->has_range = true;
+		rc = dec_qty_member(r, "min", &p->has_min, &p->min, err);
+		if (rc == 0)
+			rc = dec_qty_member(r, "max", &p->has_max, &p->max, err);
+		if (rc == 0)
+			rc = dec_qty_member(r, "step", &p->has_step, &p->step, err);
+		if (rc == 0 && p->has_step && p->step.v <= 0)
+			rc = bad_field(err, "step", "Invalid value: must be positive");
+		if (rc < 0)
+			sx_error_prefix(err, "validRange");
+	}
+	if (rc < 0)
+		sx_error_prefix(err, "requestPolicy");
+	return rc;
+}
+
+static int dec_caps(struct sx_dra_object *o, const cJSON *dev, struct sx_dra_device *d,
+		    struct sx_error *err)
+{
+	const cJSON *m, *c;
+	uint32_t k = 0;
+	int rc = sx_dec_object(dev, "capacity", &m, err);
+
+	if (rc < 0 || !m)
+		return rc;
+	d->caps = aalloc(o, (size_t)cJSON_GetArraySize(m) * sizeof(*d->caps));
+	if (!d->caps)
+		return sx_dec_oom(err);
+	cJSON_ArrayForEach(c, m)
+	{
+		const cJSON *v = cJSON_IsObject(c) ? sx_dec_get(c, "value") : NULL;
+		struct sx_dra_qty q = {0};
+
+		d->caps[k].name = astrdup(o, c->string);
+		if (!d->caps[k].name)
+			return sx_dec_oom(err);
+		d->caps[k].name_id = sx_intern(c->string);
+		rc = v ? dec_qty(v, &q, err) : sx_error_set(err, SX_EINVAL, "missing value");
+		d->caps[k].value = q.v;
+		d->caps[k].binary = q.binary;
+		if (rc < 0)
+			sx_error_prefix(err, "value");
+		else
+			rc = dec_policy(o, c, &d->caps[k], err);
+		if (rc < 0) {
+			sx_error_prefix(err, c->string);
+			sx_error_prefix(err, "capacity");
+			return rc;
+		}
+		k++;
+	}
+	d->ncaps = k;
+	return 0;
 }
 
 /* A DeviceTaint effect: the three of v1; any other string is kept as
@@ -386,8 +500,16 @@ static int device_item(const cJSON *j, void *elem, void *arg, struct sx_error *e
 		rc = dec_arr(o, j, "consumesCounters", sizeof(*d->consumes), (void **)&d->consumes,
 			     &d->nconsumes, consumes_item, true, err);
 	if (rc == 0)
+		rc = sx_dec_bool(j, "allowMultipleAllocations", &d->allow_multiple, err);
+	if (rc == 0)
 		rc = sx_dec_array(j, "bindingConditions", &a, &n, err);
 	d->binding_conditions = rc == 0 && n > 0;
+	if (rc == 0)
+		rc = dec_strs(o, j, "bindingConditions", &d->bind_conds, &d->nbind_conds, err);
+	if (rc == 0)
+		rc = dec_strs(o, j, "bindingFailureConditions", &d->bind_fail, &d->nbind_fail, err);
+	if (rc == 0)
+		rc = sx_dec_bool(j, "bindsToNode", &d->binds_to_node, err);
 	if (rc == 0)
 		rc = dec_arr(o, j, "taints", sizeof(*d->taints), (void **)&d->taints, &d->ntaints,
 			     taint_item, true, err);
@@ -456,6 +578,7 @@ static int dec_exact(struct sx_dra_object *o, const cJSON *j, struct sx_dra_exac
 {
 	char *mode;
 	bool has_count;
+	const cJSON *cap;
 	int rc = dec_str(o, j, "name", &e->name, err);
 
 	if (rc == 0)
@@ -482,6 +605,14 @@ static int dec_exact(struct sx_dra_object *o, const cJSON *j, struct sx_dra_exac
 	if (rc == 0)
 		rc = dec_arr(o, j, "tolerations", sizeof(*e->tolerations), (void **)&e->tolerations,
 			     &e->ntolerations, toleration_item, true, err);
+	if (rc == 0)
+		rc = sx_dec_object(j, "capacity", &cap, err);
+	if (rc == 0 && cap) {
+		e->has_capacity = true;
+		rc = dec_qmap(o, cap, "requests", &e->capreq, &e->ncapreq, err);
+		if (rc < 0)
+			sx_error_prefix(err, "capacity");
+	}
 	return rc;
 }
 
@@ -521,6 +652,8 @@ static int constraint_item(const cJSON *j, void *elem, void *arg, struct sx_erro
 
 	if (rc == 0)
 		rc = dec_str(arg, j, "matchAttribute", &c->match_attribute, err);
+	if (rc == 0)
+		rc = dec_str(arg, j, "distinctAttribute", &c->distinct_attribute, err);
 	return rc;
 }
 
@@ -588,6 +721,15 @@ static int result_item(const cJSON *j, void *elem, void *arg, struct sx_error *e
 		r->has_admin_access = sx_dec_get(j, "adminAccess") != NULL;
 		rc = sx_dec_bool(j, "adminAccess", &r->admin_access, err);
 	}
+	if (rc == 0)
+		rc = dec_str(arg, j, "shareID", &r->share_id, err);
+	if (rc == 0)
+		rc = dec_strs(arg, j, "bindingConditions", &r->bind_conds, &r->nbind_conds, err);
+	if (rc == 0)
+		rc = dec_strs(arg, j, "bindingFailureConditions", &r->bind_fail, &r->nbind_fail,
+			      err);
+	if (rc == 0)
+		rc = dec_qmap(arg, j, "consumedCapacity", &r->consumed, &r->nconsumed, err);
 	return rc;
 }
 
@@ -632,6 +774,37 @@ static int dec_allocation(struct sx_dra_object *o, const cJSON *status, struct s
 		rc = dec_nodesel(aj, "nodeSelector", &a->node_selector, err);
 	if (rc < 0)
 		sx_error_prefix(err, "allocation");
+	return rc;
+}
+
+static int condition_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	struct sx_dra_condition *c = elem;
+	char *st = NULL;
+	int rc = dec_str(arg, j, "type", &c->type, err);
+
+	if (rc == 0)
+		rc = dec_str(arg, j, "status", &st, err);
+	c->is_true = st && strcmp(st, "True") == 0;
+	if (rc == 0)
+		rc = dec_str(arg, j, "reason", &c->reason, err);
+	if (rc == 0)
+		rc = dec_str(arg, j, "message", &c->message, err);
+	return rc;
+}
+
+static int device_status_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	struct sx_dra_device_status *d = elem;
+	int rc = sx_dec_intern(j, "driver", &d->driver, err);
+
+	if (rc == 0)
+		rc = sx_dec_intern(j, "pool", &d->pool, err);
+	if (rc == 0)
+		rc = sx_dec_intern(j, "device", &d->device, err);
+	if (rc == 0)
+		rc = dec_arr(arg, j, "conditions", sizeof(*d->conds), (void **)&d->conds,
+			     &d->nconds, condition_item, true, err);
 	return rc;
 }
 
@@ -707,6 +880,10 @@ static int dec_claim(struct sx_dra_object *o, const cJSON *json, struct sx_error
 			rc = dec_arr(o, status, "reservedFor", sizeof(*o->u.claim.reserved),
 				     (void **)&o->u.claim.reserved, &o->u.claim.nreserved,
 				     consumer_item, true, err);
+		if (rc == 0)
+			rc = dec_arr(o, status, "devices", sizeof(*o->u.claim.device_status),
+				     (void **)&o->u.claim.device_status, &o->u.claim.ndevice_status,
+				     device_status_item, true, err);
 		if (rc < 0)
 			sx_error_prefix(err, "status");
 	}
@@ -739,6 +916,8 @@ static int dec_class(struct sx_dra_object *o, const cJSON *spec, struct sx_error
 	if (rc == 0)
 		rc = dec_arr(o, spec, "config", sizeof(*c->config), (void **)&c->config,
 			     &c->nconfig, config_item, true, err);
+	if (rc == 0)
+		rc = dec_str(o, spec, "extendedResourceName", &c->extended_resource_name, err);
 	return rc;
 }
 

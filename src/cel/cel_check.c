@@ -168,6 +168,9 @@ static const struct cel_type *check_select(struct checker *c, struct cel_node *n
 			return &cel_t_attr_outer;
 		if (n->name_len == 8 && memcmp(n->name, "capacity", 8) == 0)
 			return &cel_t_cap_outer;
+		if (c->b->consumable && n->name_len == 24 &&
+		    memcmp(n->name, "allowMultipleAllocations", 24) == 0)
+			return &cel_t_bool;
 		cel_compile_error(c->b, n->pos, "undefined field '%.*s'", (int)n->name_len,
 				  n->name);
 		return NULL;

@@ -145,12 +145,13 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 
 /* sx_cel_compile; *oom tells a failure for lack of memory from an
  * invalid expression. */
-static struct sx_cel_program *compile(const char *expr, size_t len, char *err, size_t errlen,
-				      bool *oom)
+static struct sx_cel_program *compile(const char *expr, size_t len, bool consumable, char *err,
+				      size_t errlen, bool *oom)
 {
 	char local[SX_CEL_ERR_LEN];
 	struct cel_prog_build b = {.err = err ? err : local,
-				   .errlen = err ? errlen : sizeof(local)};
+				   .errlen = err ? errlen : sizeof(local),
+				   .consumable = consumable};
 	struct sx_cel_program *p;
 	if (b.errlen)
 		b.err[0] = '\0';
@@ -192,7 +193,7 @@ struct sx_cel_program *sx_cel_compile(const char *expr, size_t len, char *err, s
 {
 	bool oom = false;
 
-	return compile(expr, len, err, errlen, &oom);
+	return compile(expr, len, false, err, errlen, &oom);
 }
 
 struct sx_cel_program *sx_cel_program_ref(struct sx_cel_program *p)
@@ -330,6 +331,7 @@ struct sx_cel_cache {
 	struct cache_entry *head, *tail; /* most recently used first */
 	size_t n, max;
 	uint64_t misses;
+	bool consumable; /* programs compiled with cel.Features.EnableConsumableCapacity */
 };
 
 struct sx_cel_cache *sx_cel_cache_new(size_t max_entries)
@@ -340,6 +342,15 @@ struct sx_cel_cache *sx_cel_cache_new(size_t max_entries)
 		return NULL;
 	pthread_mutex_init(&c->lock, NULL);
 	c->max = max_entries ? max_entries : 1;
+	return c;
+}
+
+struct sx_cel_cache *sx_cel_cache_new_features(size_t max_entries, bool consumable)
+{
+	struct sx_cel_cache *c = sx_cel_cache_new(max_entries);
+
+	if (c)
+		c->consumable = consumable;
 	return c;
 }
 
@@ -439,7 +450,7 @@ struct sx_cel_program *sx_cel_cache_get(struct sx_cel_cache *c, const char *expr
 	pthread_mutex_unlock(&c->lock);
 
 	/* compile outside the lock; a racing thread may compile it too */
-	p = compile(expr, len, msg, sizeof(msg), &oom);
+	p = compile(expr, len, c->consumable, msg, sizeof(msg), &oom);
 	if (!p && oom) {
 		set_err(err, errlen, "%s", msg); /* transient: not cached */
 		return NULL;

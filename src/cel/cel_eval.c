@@ -361,6 +361,9 @@ static struct cel_val eval_select(struct cel_eval *ev, const struct cel_node *n,
 			out.kind = K_STRING;
 			out.s.p = ev->driver;
 			out.s.n = ev->driver_len;
+		} else if (n->name[0] == 'a' && n->name_len == 24) { /* allowMultipleAllocations */
+			out.kind = K_BOOL;
+			out.b = ev->dev->allow_multiple;
 		} else {
 			out.kind = K_MAP;
 			out.m.which = n->name[0] == 'a' ? CEL_MAP_ATTRS : CEL_MAP_CAPS;

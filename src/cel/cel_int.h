@@ -204,8 +204,9 @@ struct cel_prog_build {
 	char *err;
 	size_t errlen;
 	bool failed;
-	bool oom;    /* failed for lack of memory: do not cache the message */
-	int n_slots; /* cel.bind variables, set by the checker */
+	bool oom;	 /* failed for lack of memory: do not cache the message */
+	int n_slots;	 /* cel.bind variables, set by the checker */
+	bool consumable; /* device.allowMultipleAllocations declared (cel.Features) */
 };
 
 /* Sets the compile error (first one wins) in cel-go's display format. */

@@ -106,10 +106,17 @@ static struct counter *find_counter(const struct pool *p, sx_str set, sx_str nam
 	return NULL;
 }
 
+/* Allocated before this search (AllocatedDevices): whole, or shared
+ * while DRAConsumableCapacity is off (then a share is a whole device, as
+ * upstream gathers the allocated state without the gate). */
 static bool device_allocated(const struct alloc *a, sx_str drv, sx_str pool, sx_str dev)
 {
-	return sx_dra_allocated_has(a->env->allocated, drv, pool, dev) ||
-	       sx_dra_allocated_has(a->env->allocated2, drv, pool, dev);
+	if (sx_dra_allocated_has(a->env->allocated, drv, pool, dev) ||
+	    sx_dra_allocated_has(a->env->allocated2, drv, pool, dev))
+		return true;
+	return !a->env->features.consumable &&
+	       (sx_dra_allocated_shared(a->env->allocated, drv, pool, dev) ||
+		sx_dra_allocated_shared(a->env->allocated2, drv, pool, dev));
 }
 
 /* DRAPartitionableDevices: the pool's counter sets from its sharedCounters
@@ -321,7 +328,7 @@ int sx__dra_selectable(struct alloc *a, uint32_t ci, const struct rdata *rd, str
 {
 	int rc;
 
-	if (d.slice->u.slice.devices[d.dev].binding_conditions)
+	if (d.slice->u.slice.devices[d.dev].binding_conditions && !a->env->features.binding)
 		return 0; /* DRADeviceBindingConditions off */
 	rc = selectors_match(a, ci, rd->cls, rd->cls->u.cls.selectors, rd->class_ids,
 			     rd->cls->u.cls.nselectors, d);
@@ -370,6 +377,21 @@ static bool attr_equal(const struct sx_dra_attr *x, const struct sx_dra_attr *y)
 	}
 }
 
+/* distinctAttribute (DRAConsumableCapacity): every device of the
+ * constraint has the attribute, each with another value
+ * (allocator_incubating.go, distinctAttributeConstraint). The devices
+ * come and go in stack order. */
+static bool distinct_add(struct cons *c, const struct sx_dra_attr *at)
+{
+	if (!at || c->n >= SX_DRA_ALLOCATION_RESULTS_MAX)
+		return false;
+	for (int i = 0; i < c->n; i++)
+		if (attr_equal(c->seen[i], at))
+			return false;
+	c->seen[c->n++] = at;
+	return true;
+}
+
 static bool cons_add(struct cons *c, const char *req, const char *sub, struct devref d)
 {
 	const struct sx_dra_slice *s = &d.slice->u.slice;
@@ -377,6 +399,9 @@ static bool cons_add(struct cons *c, const char *req, const char *sub, struct de
 
 	if (!constraint_applies(c, req, sub))
 		return true;
+	if (!c->c->match_attribute)
+		return distinct_add(c, sx_dra_lookup_attr(&s->devices[d.dev], s->driver,
+							  c->c->distinct_attribute));
 	at = sx_dra_lookup_attr(&s->devices[d.dev], s->driver, c->c->match_attribute);
 	if (!at)
 		return false;
@@ -394,13 +419,13 @@ static bool cons_add(struct cons *c, const char *req, const char *sub, struct de
 static void cons_remove(struct cons *c, const char *req, const char *sub)
 {
 	if (constraint_applies(c, req, sub))
-		c->n--;
+		c->n--; /* distinct: the last device added goes first */
 }
 
 static bool allocating(const struct alloc *a, sx_str drv, sx_str pool, sx_str dev, int claim)
 {
 	for (uint32_t i = 0; i < a->nstack; i++)
-		if (a->stack[i].device == dev && a->stack[i].pool == pool &&
+		if (!a->stack[i].shared && a->stack[i].device == dev && a->stack[i].pool == pool &&
 		    a->stack[i].driver == drv &&
 		    (claim < 0 || a->stack[i].claim == (uint32_t)claim))
 			return true;
@@ -414,8 +439,7 @@ static bool in_use(const struct alloc *a, const struct rdata *rd, uint32_t ci, s
 
 	if (rd->req->admin_access)
 		return allocating(a, s->driver, s->pool, name, (int)ci);
-	return sx_dra_allocated_has(a->env->allocated, s->driver, s->pool, name) ||
-	       sx_dra_allocated_has(a->env->allocated2, s->driver, s->pool, name) ||
+	return device_allocated(a, s->driver, s->pool, name) ||
 	       allocating(a, s->driver, s->pool, name, -1);
 }
 
@@ -534,6 +558,7 @@ static int allocate_device(struct alloc *a, uint32_t ci, const struct rdata *rd,
 
 	const struct sx_dra_device *dev = &s->devices[d.dev];
 	bool counters = dev->nconsumes > 0;
+	bool shared = a->env->features.consumable && dev->allow_multiple;
 
 	if (must && in_use(a, rd, ci, d))
 		return 0;
@@ -544,6 +569,18 @@ static int allocate_device(struct alloc *a, uint32_t ci, const struct rdata *rd,
 	 * device; here nothing stays taken for a device not allocated. */
 	if (a->env->features.device_taints && taint_prevents(a, rd, d))
 		return 0;
+	/* Capacity before counters and constraints likewise
+	 * (allocator_incubating.go, allocateDevice: CmpRequestOverCapacity). */
+	if (a->env->features.consumable && !sx__dra_capacity_fits(a, rd, d))
+		return 0;
+	/* A device allocated many times (DRAConsumableCapacity) consumes its
+	 * counters once, with its first share of the search. */
+	if (counters && shared) {
+		for (uint32_t i = 0; counters && i < a->nstack; i++)
+			if (a->stack[i].shared && a->stack[i].device == dev->name &&
+			    a->stack[i].pool == s->pool && a->stack[i].driver == s->driver)
+				counters = false;
+	}
 	if (counters && !counters_take(a, d.pool, dev))
 		return 0;
 	names_of(rd, &req, &sub);
@@ -562,7 +599,8 @@ static int allocate_device(struct alloc *a, uint32_t ci, const struct rdata *rd,
 				    sx_str_get(s->pool), sx_str_get(dev->name));
 		return 0;
 	}
-	a->stack[a->nstack++] = (struct inflight){s->driver, s->pool, dev->name, ci, dev, d.pool};
+	a->stack[a->nstack++] = (struct inflight){s->driver, s->pool, dev->name, shared, counters,
+						  rd->req,   ci,      dev,	 d.pool};
 	p = &out->picks[out->npicks++];
 	if (!a->results)
 		p->request[0] = '\0'; /* Filter: only whether a device fits */
@@ -577,6 +615,11 @@ static int allocate_device(struct alloc *a, uint32_t ci, const struct rdata *rd,
 	p->slice = d.slice;
 	p->req = rd->req;
 	p->dev = dev;
+	p->shared = shared;
+	if (shared && a->results)
+		sx__dra_share_id(p->share_id); /* GenerateShareID */
+	else
+		p->share_id[0] = '\0';
 	return 1;
 }
 
@@ -588,7 +631,7 @@ static void deallocate(struct alloc *a, uint32_t ci, const struct rdata *rd)
 	for (uint32_t i = 0; i < a->ncons[ci]; i++)
 		cons_remove(&a->cons[ci][i], req, sub);
 	a->nstack--;
-	if (a->stack[a->nstack].dev->nconsumes)
+	if (a->stack[a->nstack].counters)
 		counters_add(&a->pools[a->stack[a->nstack].pool_ix], a->stack[a->nstack].dev, -1);
 	a->out[ci].npicks--;
 }

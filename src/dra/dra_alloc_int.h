@@ -59,12 +59,17 @@ struct rreq {
 
 struct cons {
 	const struct sx_dra_constraint *c;
-	const struct sx_dra_attr *attr;
+	const struct sx_dra_attr *attr; /* matchAttribute: the value */
 	int n;
+	/* distinctAttribute: the values taken, in order */
+	const struct sx_dra_attr *seen[SX_DRA_ALLOCATION_RESULTS_MAX];
 };
 
 struct inflight {
 	sx_str driver, pool, device;
+	bool shared;			/* a share of a multi-allocatable device */
+	bool counters;			/* took the device's counters (released on backtrack) */
+	const struct sx_dra_exact *req; /* its request (what a share consumes) */
 	uint32_t claim;
 	const struct sx_dra_device *dev;
 	uint32_t pool_ix; /* index in alloc.pools */
@@ -116,6 +121,12 @@ const char *sx__dra_kobj(const struct sx_dra_claim_in *c, char *buf, size_t len)
 int sx__dra_gather_pools(struct alloc *a);
 /* 1 selectable, 0 not, SX_DRA_FATAL. */
 int sx__dra_selectable(struct alloc *a, uint32_t ci, const struct rdata *rd, struct devref d);
+/* dra_capacity.c: 1 when request rd's consumption of device d fits
+ * beside the shares allocated and those of the search (and keeps every
+ * request policy), else 0. */
+int sx__dra_capacity_fits(const struct alloc *a, const struct rdata *rd, struct devref d);
+/* A new share ID (a random RFC 4122 UUID). */
+void sx__dra_share_id(char out[37]);
 /* The search: SX_DRA_ALLOCATED, SX_DRA_UNSATISFIED or a negative. */
 int sx__dra_search(struct alloc *a);
 

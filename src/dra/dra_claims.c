@@ -112,11 +112,17 @@ static void entry_free(struct entry *e)
 /* Adds e's devices (not those of admin access) to a. */
 static int add_pending_devs(struct sx_dra_allocated *a, const struct entry *e)
 {
-	for (uint32_t i = 0; i < e->ndevs; i++)
-		if (!e->devs[i].admin_access &&
-		    sx_dra_allocated_add(a, e->devs[i].driver, e->devs[i].pool, e->devs[i].device) <
-			    0)
+	for (uint32_t i = 0; i < e->ndevs; i++) {
+		const struct sx_dra_devref *d = &e->devs[i];
+
+		if (d->admin_access)
+			continue;
+		if (d->shared
+			    ? sx_dra_allocated_add_shared(a, d->driver, d->pool, d->device,
+							  d->cons_name, d->cons_value, d->ncons) < 0
+			    : sx_dra_allocated_add(a, d->driver, d->pool, d->device) < 0)
 			return SX_ENOMEM;
+	}
 	return 0;
 }
 
@@ -133,10 +139,27 @@ int sx_dra_pending_add(struct sx_dra_claims *m, const char *uid, const struct sx
 		return SX_ENOMEM;
 	}
 	e->pending = true;
-	for (uint32_t i = 0; i < out->npicks; i++)
-		e->devs[e->ndevs++] =
-			(struct sx_dra_devref){out->picks[i].driver, out->picks[i].pool,
-					       out->picks[i].device, out->picks[i].admin_access};
+	for (uint32_t i = 0; i < out->npicks; i++) {
+		const struct sx_dra_pick *p = &out->picks[i];
+		struct sx_dra_devref *d = &e->devs[e->ndevs++];
+
+		memset(d, 0, sizeof(*d));
+		d->driver = p->driver;
+		d->pool = p->pool;
+		d->device = p->device;
+		d->admin_access = p->admin_access;
+		if (p->shared && p->req && p->dev) {
+			/* a share: what it consumes counts until PreBind */
+			struct sx_dra_named_qty q[SX_DRA_SHARE_CAPS];
+
+			d->shared = true;
+			d->ncons = sx_dra_consumed(p->req, p->driver, p->dev, q, SX_DRA_SHARE_CAPS);
+			for (uint32_t k = 0; k < d->ncons; k++) {
+				d->cons_name[k] = sx_intern(q[k].name);
+				d->cons_value[k] = q[k].q.v;
+			}
+		}
+	}
 	pthread_mutex_lock(&m->mu);
 	rc = sx_hmap_add(&m->pending, sx_hash_str(e->uid), e);
 	if (rc == 0) {
@@ -438,10 +461,13 @@ static int request(struct sx_kube *k, const char *method, const char *ns, const 
 		snprintf(msg, mlen, "no API client");
 		return SX_EIO;
 	}
-	snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s%s",
-		 ns, name, status ? "/status" : "");
-	rc = sx_kube_request(k, method, path, body ? "application/merge-patch+json" : NULL, body,
-			     body ? strlen(body) : 0, &code, &resp, &rlen, &err);
+	snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims%s%s%s",
+		 ns, *name ? "/" : "", name, status ? "/status" : "");
+	rc = sx_kube_request(k, method, path,
+			     !body			   ? NULL
+			     : strcmp(method, "POST") == 0 ? "application/json"
+							   : "application/merge-patch+json",
+			     body, body ? strlen(body) : 0, &code, &resp, &rlen, &err);
 	if (rc < 0) {
 		snprintf(msg, mlen, "%s", err.msg);
 		free(resp);
@@ -467,6 +493,47 @@ int sx_dra_get_claim(struct sx_kube *kube, const char *ns, const char *name,
 		     struct sx_dra_object **out, char *msg, size_t len)
 {
 	return request(kube, "GET", ns, name, false, NULL, out, msg, len);
+}
+
+int sx_dra_create_claim(struct sx_kube *kube, const char *ns, const char *body,
+			struct sx_dra_object **out, char *msg, size_t len)
+{
+	return request(kube, "POST", ns, "", false, body, out, msg, len);
+}
+
+int sx_dra_delete_claim(struct sx_kube *kube, const char *ns, const char *name, char *msg,
+			size_t len)
+{
+	int rc = request(kube, "DELETE", ns, name, false, NULL, NULL, msg, len);
+
+	return rc == SX_ENOENT ? 0 : rc;
+}
+
+int sx_dra_patch_pod_status(struct sx_kube *kube, const char *ns, const char *name,
+			    const char *body, char *msg, size_t mlen)
+{
+	struct sx_error err = {0};
+	char path[1024], *resp = NULL;
+	size_t rlen = 0;
+	long code = 0;
+	int rc;
+
+	if (!kube) {
+		snprintf(msg, mlen, "no API client");
+		return SX_EIO;
+	}
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", ns, name);
+	rc = sx_kube_request(kube, "PATCH", path, "application/strategic-merge-patch+json", body,
+			     strlen(body), &code, &resp, &rlen, &err);
+	if (rc < 0) {
+		snprintf(msg, mlen, "%s", err.msg);
+		rc = SX_EIO;
+	} else if (code / 100 != 2) {
+		sx_kube_status_message(resp, rlen, code, msg, mlen);
+		rc = code == 409 ? SX_ECONFLICT : code == 404 ? SX_ENOENT : SX_EIO;
+	}
+	free(resp);
+	return rc;
 }
 
 /* ---------- claims known to PreEnqueue (struct sx_dra_claims.known) ---------- */

@@ -358,20 +358,39 @@ bool sx_dra_node_matches(const struct sx_node *node, sx_str node_name, bool all_
 
 /* ---------- devices in use ---------- */
 
+/* One key per device in use (cap SX_STR_EMPTY; flags say whether it is
+ * allocated whole or shared), and with DRAConsumableCapacity one per
+ * (shared device, capacity name) summing what its shares consume
+ * (upstream AllocatedState: AllocatedDevices, AllocatedSharedDeviceIDs
+ * and AggregatedCapacity, structured/internal/allocatedstate.go). */
+#define DEV_EXCLUSIVE 1u
+#define DEV_SHARED    2u
+
 struct dev_key {
 	sx_str driver, pool, device; /* device SX_STR_EMPTY = empty slot */
+	uint32_t flags;
+};
+
+/* The consumed capacity of shared devices: a table of its own, so the
+ * lookups of every candidate device stay on small keys. */
+struct cap_key {
+	sx_str driver, pool, device, cap; /* device SX_STR_EMPTY = empty slot */
+	sx_nano value;
 };
 
 struct sx_dra_allocated {
 	atomic_int refcount;
-	uint32_t n, cap; /* cap: power of two */
+	uint32_t n, cap;  /* cap: power of two */
+	uint32_t nshared; /* devices with shares */
 	struct dev_key *slots;
+	uint32_t cn, ccap;
+	struct cap_key *cslots;
 };
 
-static uint32_t dev_hash(sx_str d, sx_str p, sx_str v)
+static uint32_t dev_hash(sx_str d, sx_str p, sx_str v, sx_str c)
 {
 	uint64_t h = ((uint64_t)d * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)p * 0xC2B2AE3D27D4EB4Full) ^
-		     ((uint64_t)v * 0x165667B19E3779F9ull);
+		     ((uint64_t)v * 0x165667B19E3779F9ull) ^ ((uint64_t)c * 0x27D4EB2F165667C5ull);
 
 	return (uint32_t)(h ^ (h >> 29));
 }
@@ -397,6 +416,7 @@ void sx_dra_allocated_free(struct sx_dra_allocated *a)
 	if (!a || atomic_fetch_sub(&a->refcount, 1) > 1)
 		return;
 	free(a->slots);
+	free(a->cslots);
 	free(a);
 }
 
@@ -404,63 +424,198 @@ struct sx_dra_allocated *sx_dra_allocated_clone(const struct sx_dra_allocated *a
 {
 	struct sx_dra_allocated *c = sx_dra_allocated_new();
 
-	if (!c || !a || a->cap == 0)
+	if (!c || !a)
 		return c;
-	c->slots = sx_calloc(a->cap, sizeof(*c->slots));
-	if (!c->slots) {
-		free(c);
-		return NULL;
+	if (a->cap) {
+		c->slots = sx_calloc(a->cap, sizeof(*c->slots));
+		if (!c->slots)
+			goto oom;
+		memcpy(c->slots, a->slots, a->cap * sizeof(*c->slots));
 	}
-	memcpy(c->slots, a->slots, a->cap * sizeof(*c->slots));
+	if (a->ccap) {
+		c->cslots = sx_calloc(a->ccap, sizeof(*c->cslots));
+		if (!c->cslots)
+			goto oom;
+		memcpy(c->cslots, a->cslots, a->ccap * sizeof(*c->cslots));
+	}
 	c->n = a->n;
 	c->cap = a->cap;
+	c->nshared = a->nshared;
+	c->cn = a->cn;
+	c->ccap = a->ccap;
 	return c;
+oom:
+	free(c->slots);
+	free(c);
+	return NULL;
+}
+
+static const struct dev_key *lookup(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+				    sx_str device)
+{
+	if (!a || a->n == 0)
+		return NULL;
+	for (uint32_t i = dev_hash(driver, pool, device, SX_STR_EMPTY) & (a->cap - 1);;
+	     i = (i + 1) & (a->cap - 1)) {
+		const struct dev_key *k = &a->slots[i];
+
+		if (k->device == SX_STR_EMPTY)
+			return NULL;
+		if (k->device == device && k->pool == pool && k->driver == driver)
+			return k;
+	}
+}
+
+static const struct cap_key *lookup_cap(const struct sx_dra_allocated *a, sx_str driver,
+					sx_str pool, sx_str device, sx_str cap)
+{
+	if (!a || a->cn == 0)
+		return NULL;
+	for (uint32_t i = dev_hash(driver, pool, device, cap) & (a->ccap - 1);;
+	     i = (i + 1) & (a->ccap - 1)) {
+		const struct cap_key *k = &a->cslots[i];
+
+		if (k->device == SX_STR_EMPTY)
+			return NULL;
+		if (k->device == device && k->pool == pool && k->driver == driver && k->cap == cap)
+			return k;
+	}
 }
 
 bool sx_dra_allocated_has(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
 			  sx_str device)
 {
-	if (!a || a->n == 0)
-		return false;
-	for (uint32_t i = dev_hash(driver, pool, device) & (a->cap - 1);;
-	     i = (i + 1) & (a->cap - 1)) {
-		const struct dev_key *k = &a->slots[i];
+	const struct dev_key *k = lookup(a, driver, pool, device);
 
-		if (k->device == SX_STR_EMPTY)
-			return false;
-		if (k->device == device && k->pool == pool && k->driver == driver)
-			return true;
-	}
+	return k && (k->flags & DEV_EXCLUSIVE);
+}
+
+bool sx_dra_allocated_any_shared(const struct sx_dra_allocated *a)
+{
+	return a && a->nshared;
+}
+
+bool sx_dra_allocated_shared(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+			     sx_str device)
+{
+	const struct dev_key *k;
+
+	if (!a || !a->nshared)
+		return false;
+	k = lookup(a, driver, pool, device);
+	return k && (k->flags & DEV_SHARED);
+}
+
+sx_nano sx_dra_allocated_consumed(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+				  sx_str device, sx_str cap)
+{
+	const struct cap_key *k = lookup_cap(a, driver, pool, device, cap);
+
+	return k ? k->value : 0;
 }
 
 static void put(struct dev_key *slots, uint32_t cap, struct dev_key k)
 {
-	uint32_t i = dev_hash(k.driver, k.pool, k.device) & (cap - 1);
+	uint32_t i = dev_hash(k.driver, k.pool, k.device, SX_STR_EMPTY) & (cap - 1);
 
 	while (slots[i].device != SX_STR_EMPTY)
 		i = (i + 1) & (cap - 1);
 	slots[i] = k;
 }
 
-int sx_dra_allocated_add(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device)
+static void put_cap(struct cap_key *slots, uint32_t cap, struct cap_key k)
 {
-	if (device == SX_STR_EMPTY || sx_dra_allocated_has(a, driver, pool, device))
-		return 0;
+	uint32_t i = dev_hash(k.driver, k.pool, k.device, k.cap) & (cap - 1);
+
+	while (slots[i].device != SX_STR_EMPTY)
+		i = (i + 1) & (cap - 1);
+	slots[i] = k;
+}
+
+/* The device's key, added (no flags) when absent; NULL on OOM. */
+static struct dev_key *upsert(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device)
+{
+	const struct dev_key *k = lookup(a, driver, pool, device);
+
+	if (k)
+		return (struct dev_key *)k;
 	if ((a->n + 1) * 2 > a->cap) {
-		uint32_t cap = a->cap ? a->cap * 2 : 64;
-		struct dev_key *s = sx_calloc(cap, sizeof(*s));
+		uint32_t ncap = a->cap ? a->cap * 2 : 64;
+		struct dev_key *s = sx_calloc(ncap, sizeof(*s));
 
 		if (!s)
-			return SX_ENOMEM;
+			return NULL;
 		for (uint32_t i = 0; i < a->cap; i++)
 			if (a->slots[i].device != SX_STR_EMPTY)
-				put(s, cap, a->slots[i]);
+				put(s, ncap, a->slots[i]);
 		free(a->slots);
 		a->slots = s;
-		a->cap = cap;
+		a->cap = ncap;
 	}
-	put(a->slots, a->cap, (struct dev_key){driver, pool, device});
+	put(a->slots, a->cap, (struct dev_key){driver, pool, device, 0});
 	a->n++;
+	return (struct dev_key *)lookup(a, driver, pool, device);
+}
+
+/* Adds v to the consumed capacity cap of the device; SX_ENOMEM. */
+static int add_cap(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device,
+		   sx_str cap, sx_nano v)
+{
+	const struct cap_key *k = lookup_cap(a, driver, pool, device, cap);
+
+	if (!k) {
+		if ((a->cn + 1) * 2 > a->ccap) {
+			uint32_t ncap = a->ccap ? a->ccap * 2 : 16;
+			struct cap_key *s = sx_calloc(ncap, sizeof(*s));
+
+			if (!s)
+				return SX_ENOMEM;
+			for (uint32_t i = 0; i < a->ccap; i++)
+				if (a->cslots[i].device != SX_STR_EMPTY)
+					put_cap(s, ncap, a->cslots[i]);
+			free(a->cslots);
+			a->cslots = s;
+			a->ccap = ncap;
+		}
+		put_cap(a->cslots, a->ccap, (struct cap_key){driver, pool, device, cap, 0});
+		a->cn++;
+		k = lookup_cap(a, driver, pool, device, cap);
+	}
+	((struct cap_key *)k)->value += v;
+	return 0;
+}
+
+int sx_dra_allocated_add(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device)
+{
+	struct dev_key *k;
+
+	if (device == SX_STR_EMPTY)
+		return 0;
+	k = upsert(a, driver, pool, device);
+	if (!k)
+		return SX_ENOMEM;
+	k->flags |= DEV_EXCLUSIVE;
+	return 0;
+}
+
+int sx_dra_allocated_add_shared(struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+				sx_str device, const sx_str *names, const sx_nano *values,
+				uint32_t n)
+{
+	struct dev_key *k;
+
+	if (device == SX_STR_EMPTY)
+		return 0;
+	k = upsert(a, driver, pool, device);
+	if (!k)
+		return SX_ENOMEM;
+	if (!(k->flags & DEV_SHARED))
+		a->nshared++;
+	k->flags |= DEV_SHARED;
+	for (uint32_t i = 0; i < n; i++)
+		if (names[i] != SX_STR_EMPTY &&
+		    add_cap(a, driver, pool, device, names[i], values[i]) < 0)
+			return SX_ENOMEM;
 	return 0;
 }
 
@@ -469,10 +624,23 @@ int sx_dra_allocated_add_allocation(struct sx_dra_allocated *a,
 {
 	for (uint32_t i = 0; alloc && i < alloc->nresults; i++) {
 		const struct sx_dra_result *r = &alloc->results[i];
+		sx_str names[128];
+		sx_nano values[128];
+		uint32_t n = 0;
 
 		if (r->admin_access)
 			continue; /* admin access does not make a device unavailable */
-		if (sx_dra_allocated_add(a, r->driver, r->pool, r->device) < 0)
+		if (!r->share_id) {
+			if (sx_dra_allocated_add(a, r->driver, r->pool, r->device) < 0)
+				return SX_ENOMEM;
+			continue;
+		}
+		for (uint32_t k = 0; k < r->nconsumed && n < 128; k++, n++) {
+			names[n] = sx_intern(r->consumed[k].name);
+			values[n] = r->consumed[k].q.v;
+		}
+		if (sx_dra_allocated_add_shared(a, r->driver, r->pool, r->device, names, values,
+						n) < 0)
 			return SX_ENOMEM;
 	}
 	return 0;

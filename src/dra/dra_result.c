@@ -98,6 +98,10 @@ static int collect_all(struct alloc *a, uint32_t ci, struct rdata *rd)
 
 				if (rc < 0)
 					return rc;
+				/* DRAConsumableCapacity: only devices with room
+				 * (validateDeviceRequest) */
+				if (rc && a->env->features.consumable)
+					rc = sx__dra_capacity_fits(a, rd, dr);
 				if (rc)
 					rd->all[rd->nall++] = dr;
 			}
@@ -161,6 +165,20 @@ static int setup_request(struct alloc *a, uint32_t ci, uint32_t ri, int *min_dev
 			    "claim %s, request %s: has subrequests, but the DRAPrioritizedList "
 			    "feature is disabled",
 			    kobj(a, ci), req->name);
+	if (!a->env->features.consumable) {
+		if (req->has_exactly && req->exactly.has_capacity)
+			return fail(a,
+				    "claim %s, request %s: has capacity requests, but the "
+				    "DRAConsumableCapacity feature is disabled",
+				    kobj(a, ci), req->name);
+		for (uint32_t s = 0; s < req->nsub; s++)
+			if (req->first_available[s].has_capacity)
+				return fail(
+					a,
+					"claim %s, subrequest %s: has capacity requests, but the "
+					"DRAConsumableCapacity feature is disabled",
+					kobj(a, ci), req->first_available[s].name);
+	}
 	rq->n = rq->sub ? req->nsub : 1;
 	rq->rd = amem(a, rq->n, sizeof(*rq->rd));
 	if (!rq->rd)
@@ -200,7 +218,8 @@ static int prep_claim(struct sx_dra_prep *p, uint32_t ci)
 	}
 	p->err_req = spec->nrequests;
 	for (uint32_t i = 0; i < spec->nconstraints; i++) {
-		if (!spec->constraints[i].match_attribute) {
+		if (!spec->constraints[i].match_attribute &&
+		    (!spec->constraints[i].distinct_attribute || !a->env->features.consumable)) {
 			p->err_constraint = true;
 			return fail(a,
 				    "claim %s, constraint #%u: empty constraint (unsupported "
@@ -431,7 +450,9 @@ static int build_node_selector(struct alloc *a, uint32_t ci, struct sx_dra_claim
 		sx_str node_name = dev ? dev->node_name : s->node_name;
 		const struct sx_node_selector *sel = dev ? dev->node_selector : s->node_selector;
 
-		if (node_name != SX_STR_EMPTY) {
+		/* bindsToNode (DRADeviceBindingConditions): this node only */
+		if (node_name != SX_STR_EMPTY ||
+		    (a->env->features.binding && o->picks[i].dev->binds_to_node && a->node)) {
 			/* the node allocated for, as upstream's targetNodeName */
 			o->nexprs = o->nfields = 0;
 			o->node_name = a->node ? a->node->name_id : node_name;
@@ -630,6 +651,25 @@ static void tolerations_json(cJSON *r, const struct sx_dra_exact *req)
 	}
 }
 
+/* shareID and consumedCapacity of a share (DRAConsumableCapacity). */
+static void consumed_json(cJSON *r, const struct sx_dra_pick *p)
+{
+	struct sx_dra_named_qty q[64];
+	uint32_t n = sx_dra_consumed(p->req, p->driver, p->dev, q, 64);
+	cJSON *m;
+	char buf[64];
+
+	if (p->share_id[0])
+		cJSON_AddStringToObject(r, "shareID", p->share_id);
+	if (n == 0)
+		return;
+	m = cJSON_AddObjectToObject(r, "consumedCapacity");
+	for (uint32_t i = 0; m && i < n; i++) {
+		sx_dra_qty_string(q[i].q, buf, sizeof(buf));
+		cJSON_AddStringToObject(m, q[i].name, buf);
+	}
+}
+
 static cJSON *requirement_json(const struct sx_requirement *r)
 {
 	static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist",
@@ -703,6 +743,23 @@ cJSON *sx_dra_allocation_json(const struct sx_dra_claim_out *o)
 		if (p->admin_access)
 			cJSON_AddTrueToObject(r, "adminAccess");
 		tolerations_json(r, p->req);
+		if (p->shared)
+			consumed_json(r, p);
+		/* devices with binding conditions are only picked with
+		 * DRADeviceBindingConditions (Allocate: DeviceBindingAndStatus) */
+		if (p->dev && p->dev->nbind_conds) {
+			cJSON *bc = cJSON_AddArrayToObject(r, "bindingConditions");
+
+			for (uint32_t k = 0; bc && k < p->dev->nbind_conds; k++)
+				cJSON_AddItemToArray(bc, cJSON_CreateString(p->dev->bind_conds[k]));
+			if (p->dev->nbind_fail) {
+				cJSON *bf = cJSON_AddArrayToObject(r, "bindingFailureConditions");
+
+				for (uint32_t k = 0; bf && k < p->dev->nbind_fail; k++)
+					cJSON_AddItemToArray(
+						bf, cJSON_CreateString(p->dev->bind_fail[k]));
+			}
+		}
 		cJSON_AddItemToArray(results, r);
 	}
 	for (uint32_t i = 0; i < o->nconfig; i++) {

@@ -1,6 +1,7 @@
 /* DynamicResourcesArgs under the feature gates (config_int.h): which
  * fields a release's gates allow, and the defaults they bring. The
- * plugin reads the result like any args; the gates never reach it.
+ * plugin reads the result like any args, and its gates from its handle
+ * (sx_handle_features).
  *
  * Upstream: pkg/scheduler/apis/config/v1/defaults.go
  * (SetDefaults_DynamicResourcesArgs: filterTimeout 10s with
@@ -9,15 +10,10 @@
  * both on) and validation/validation_pluginargs.go
  * (ValidateDynamicResourcesArgs: a field whose gate is off is Forbidden,
  * "in contrast to the REST API").
- *
- * The allocator's gates travel the same way, under the internal key
- * SX_DRA_GATES_KEY (a name no DynamicResourcesArgs field has; strict
- * decoding refused it in the user's args before we get here), as upstream
- * hands the plugin its feature.Features. */
+ */
 #include <cjson/cJSON.h>
 
 #include "config_int.h"
-#include "schedext/dra_alloc.h"
 #include "schedext/plugin_args.h"
 
 static bool given(const cJSON *args, const char *key)
@@ -32,30 +28,6 @@ static bool put_default(cJSON *args, const char *key, const char *value)
 {
 	cJSON_DeleteItemFromObjectCaseSensitive(args, key);
 	return cJSON_AddStringToObject(args, key, value) != NULL;
-}
-
-/* The gates the allocator reads (plugins/dynamic_resources.c). */
-static const enum sx_feature dra_gates[] = {
-	SX_FEATURE_DRA_ADMIN_ACCESS,	      SX_FEATURE_DRA_PRIORITIZED_LIST,
-	SX_FEATURE_DRA_DEVICE_TAINTS,	      SX_FEATURE_DRA_DEVICE_TAINT_RULES,
-	SX_FEATURE_DRA_PARTITIONABLE_DEVICES, SX_FEATURE_DRA_CONSUMABLE_CAPACITY,
-};
-
-static bool put_gates(cJSON *args, const struct sx_features *f)
-{
-	cJSON *g = cJSON_CreateObject();
-
-	if (!g)
-		return false;
-	for (size_t i = 0; i < sizeof(dra_gates) / sizeof(dra_gates[0]); i++)
-		if (!cJSON_AddBoolToObject(g, sx_feature_name(dra_gates[i]),
-					   sx_feature_enabled(f, dra_gates[i]))) {
-			cJSON_Delete(g);
-			return false;
-		}
-	cJSON_DeleteItemFromObjectCaseSensitive(args, SX_DRA_GATES_KEY);
-	cJSON_AddItemToObject(args, SX_DRA_GATES_KEY, g);
-	return true;
 }
 
 cJSON *sx__config_dra_args(const cJSON *args, const struct sx_features *f, struct sx_error *err)
@@ -89,8 +61,6 @@ cJSON *sx__config_dra_args(const cJSON *args, const struct sx_features *f, struc
 		ok = put_default(out, "filterTimeout", "0s");
 	if (ok && binding_gates && !given(out, "bindingTimeout"))
 		ok = put_default(out, "bindingTimeout", "10m0s");
-	if (ok)
-		ok = put_gates(out, f);
 	if (!ok) {
 		cJSON_Delete(out);
 		out = NULL;

@@ -20,6 +20,9 @@ void sx_sched_metrics_define(struct sx_metrics *m, const struct sx_config *cfg)
 	static const double lat[] = {0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128,
 				     0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384};
 	static const double victims[] = {1, 2, 4, 8, 16, 32, 64};
+	/* metrics.ExponentialBuckets(0.1, 2, 14) */
+	static const double bc_wait[] = {0.1,  0.2,  0.4,  0.8,	  1.6,	 3.2,	6.4,
+					 12.8, 25.6, 51.2, 102.4, 204.8, 409.6, 819.2};
 
 	if (!m)
 		return;
@@ -48,6 +51,16 @@ void sx_sched_metrics_define(struct sx_metrics *m, const struct sx_config *cfg)
 	sx_metrics_define(m, "scheduler_preemption_victims", SX_METRIC_HISTOGRAM,
 			  "Number of selected preemption victims.", victims,
 			  SX_ARRAY_SIZE(victims));
+	/* pkg/scheduler/metrics/metrics.go (DRADeviceBindingConditions) */
+	sx_metrics_define(m, "scheduler_dra_bindingconditions_allocations_total", SX_METRIC_COUNTER,
+			  "Number of allocations using devices with BindingConditions, counted per "
+			  "driver per scheduling attempt",
+			  NULL, 0);
+	sx_metrics_define(m, "scheduler_dra_bindingconditions_wait_duration_seconds",
+			  SX_METRIC_HISTOGRAM,
+			  "Time in seconds spent waiting for BindingConditions to be satisfied "
+			  "during PreBind.",
+			  bc_wait, SX_ARRAY_SIZE(bc_wait));
 	sx_metrics_define(m, "schedext_events_dropped_total", SX_METRIC_COUNTER,
 			  "Events not sent, by reason: queue_full, spam_filter, rejected, "
 			  "retries_exhausted, shutdown.",

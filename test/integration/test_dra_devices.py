@@ -4,14 +4,22 @@
 a tainted device (in its ResourceSlice or through a DeviceTaintRule) is
 avoided unless the request tolerates the taint. Partitionable devices: a
 GPU published as partitions consuming its shared counters serves as many
-pods as the counters allow."""
+pods as the counters allow. Consumable capacity: two pods share one
+device by capacity, each claim's result carrying its share. Extended
+resources backed by DRA: a pod asking example.com/gpu lands on the node
+whose device a DeviceClass maps to that name, with the special claim
+created and the pod's status.extendedResourceClaimStatus written.
+Binding conditions: PreBind waits for a device's binding conditions up to
+DynamicResourcesArgs.bindingTimeout; a condition that never comes times the
+pod out and sends it back to the queue."""
+import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sxtest import check, run_tests  # noqa: E402
+from sxtest import FakeApi, Serve, check, http, run_tests, write_kubeconfig  # noqa: E402
 from test_dra import (DRIVER, Cluster, bound, claim, dclass, device, get, node, pod,  # noqa: E402
-                      request, results, rslice, sched_condition, wait_for)
+                      request, results, rslice, sched_condition, state, wait_for, NS)
 
 
 def tainted(dev, key, effect):
@@ -99,8 +107,141 @@ def test_partitioned_gpu(tmp):
         check(cl.stop() == 0, "parts: clean exit")
 
 
+def test_shared_by_capacity(tmp):
+    """node-c1 has one NIC allowing multiple allocations, 10G of bandwidth
+    taken in steps of 1G (at least 1G): two pods asking 4G and 3500M share
+    it, each claim's result with its own shareID and consumedCapacity
+    (3500M rounded up to 4G); a third asking 4G does not fit in what is
+    left and waits."""
+    nic = dict(device("nic-0"), allowMultipleAllocations=True,
+               capacity={"bandwidth": {"value": "10G", "requestPolicy": {
+                   "default": "1G", "validRange": {"min": "1G", "step": "1G"}}}})
+    cl = Cluster(tmp, "share", [node("node-c1"), dclass("nic"), rslice("node-c1", nic)])
+
+    def bw(name, q):
+        r = request("nic", "nic")
+        r["exactly"]["capacity"] = {"requests": {"bandwidth": q}}
+        return claim(name, r)
+    try:
+        cl.create(bw("bw-a", "4G"), bw("bw-b", "3500M"), bw("bw-c", "4G"))
+        cl.create(pod("s-a", ("nic", {"resourceClaimName": "bw-a"})))
+        check(wait_for(lambda: bound(cl.api, "s-a"), 15), "share: first pod bound")
+        cl.create(pod("s-b", ("nic", {"resourceClaimName": "bw-b"})))
+        check(wait_for(lambda: bound(cl.api, "s-b"), 15), "share: second pod bound")
+        ra = get(cl.api, "resourceclaims", "bw-a")["status"]["allocation"]["devices"]["results"][0]
+        rb = get(cl.api, "resourceclaims", "bw-b")["status"]["allocation"]["devices"]["results"][0]
+        check((ra["device"], rb["device"]) == ("nic-0", "nic-0"), "share: one device %r %r" % (ra, rb))
+        check(ra.get("consumedCapacity") == {"bandwidth": "4G"}, "share: a consumes %r" % ra.get("consumedCapacity"))
+        check(rb.get("consumedCapacity") == {"bandwidth": "4G"}, "share: b rounded up %r" % rb.get("consumedCapacity"))
+        check(len(ra.get("shareID", "")) == 36 and ra.get("shareID") != rb.get("shareID"),
+              "share: distinct share IDs %r %r" % (ra.get("shareID"), rb.get("shareID")))
+        cl.create(pod("s-c", ("nic", {"resourceClaimName": "bw-c"})))
+        cond = lambda: (sched_condition(cl.api, "s-c") or {}).get("message", "")
+        check(wait_for(lambda: "cannot allocate all claims" in cond(), 15),
+              "share: third pod unschedulable (%r)" % cond())
+        check(not bound(cl.api, "s-c"), "share: third pod waits")
+    finally:
+        check(cl.stop() == 0, "share: clean exit")
+
+
+def test_extended_resource(tmp):
+    """Two nodes advertise no example.com/gpu; only node-x2 publishes a
+    device, and DeviceClass gpu names example.com/gpu. A pod whose
+    container asks example.com/gpu: 1 binds to node-x2 (NodeResourcesFit
+    leaves the resource to DynamicResources); the fake receives a claim
+    with the annotation, the pod as controller owner and one request
+    container-0-request-1 (the resource sorts after cpu), allocated to
+    node-x2's device and reserved for the pod, and the pod's
+    extendedResourceClaimStatus naming that claim."""
+    cls = dict(dclass("gpu"))
+    cls["spec"] = dict(cls["spec"], extendedResourceName="example.com/gpu")
+    cl = Cluster(tmp, "ext", [node("node-x1"), node("node-x2"), cls, rslice("node-x2", device("gpu-0"))])
+    try:
+        p = pod("x-gpu")
+        del p["spec"]["resourceClaims"]
+        p["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+        p["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "1"}
+        cl.create(p)
+        check(wait_for(lambda: bound(cl.api, "x-gpu"), 15), "ext: pod bound")
+        check(bound(cl.api, "x-gpu") == "node-x2", "ext: on the node with the device: %r" % bound(cl.api, "x-gpu"))
+        claims = [c for c in state(cl.api, "resourceclaims")
+                  if (c["metadata"].get("annotations") or {}).get("resource.kubernetes.io/extended-resource-claim") == "true"]
+        check(len(claims) == 1, "ext: one special claim %r" % claims)
+        c = claims[0]
+        pod_uid = get(cl.api, "pods", "x-gpu")["metadata"]["uid"]
+        check(c["metadata"]["name"].startswith("x-gpu-extended-resources-"), "ext: name %r" % c["metadata"]["name"])
+        own = c["metadata"].get("ownerReferences") or [{}]
+        check((own[0].get("kind"), own[0].get("name"), own[0].get("uid"), own[0].get("controller")) ==
+              ("Pod", "x-gpu", pod_uid, True), "ext: owner %r" % own)
+        check(c["spec"]["devices"]["requests"] == [{"name": "container-0-request-1", "exactly": {
+            "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}],
+            "ext: requests %r" % c["spec"]["devices"]["requests"])
+        check(results(c) == [("container-0-request-1", "node-x2", "gpu-0")], "ext: allocation %r" % results(c))
+        check([r.get("uid") for r in c["status"].get("reservedFor") or []] == [pod_uid], "ext: reserved for the pod")
+        check("resource.kubernetes.io/delete-protection" in (c["metadata"].get("finalizers") or []), "ext: finalizer")
+        ers = (get(cl.api, "pods", "x-gpu").get("status") or {}).get("extendedResourceClaimStatus")
+        check(ers == {"resourceClaimName": c["metadata"]["name"], "requestMappings": [
+            {"containerName": "c", "resourceName": "example.com/gpu", "requestName": "container-0-request-1"}]},
+            "ext: pod status %r" % ers)
+    finally:
+        check(cl.stop() == 0, "ext: clean exit")
+
+
+def test_binding_conditions(tmp):
+    """node-b1's device gpu-0 must be attached before use (bindingConditions
+    Attached, failure condition AttachFailed); bindingTimeout is 2s. The
+    pod's claim is allocated with the device's conditions copied into the
+    result and a timestamp; no condition comes, so PreBind fails with
+    "device binding timeout" (counted as timeout) and the pod is not
+    bound. Once the driver reports Attached=True in the claim's
+    status.devices, the pod's next attempt binds it."""
+    api = FakeApi(tmp)
+    kc = os.path.join(tmp, "kubeconfig-bc")
+    write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port)
+    cfg = os.path.join(tmp, "config-bc.json")
+    with open(cfg, "w") as f:
+        json.dump({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                   "profiles": [{"schedulerName": "default-scheduler", "pluginConfig": [
+                       {"name": "DynamicResources", "args": {"bindingTimeout": "2s"}}]}]}, f)
+    dev = dict(device("gpu-0"), bindingConditions=["Attached"], bindingFailureConditions=["AttachFailed"])
+    api.apply([{"op": "create", "object": o} for o in [
+        {"kind": "Namespace", "metadata": {"name": NS}}, node("node-b1"), dclass("gpu"),
+        rslice("node-b1", dev), claim("bc", request("gpu", "gpu"))]])
+    sx = Serve(tmp, kc, "sx-bc", "--standalone", "-v=2", "--config", cfg)
+    try:
+        api.apply([{"op": "create", "object": pod("b-0", ("gpu", {"resourceClaimName": "bc"}))}])
+        cond = lambda: (sched_condition(api, "b-0") or {}).get("message", "")
+        check(wait_for(lambda: "device binding timeout" in cond(), 20), "bc: timed out (%r)" % cond())
+        check(cond() == 'running PreBind plugin "DynamicResources": device binding timeout',
+              "bc: words %r" % cond())
+        check(not bound(api, "b-0"), "bc: not bound")
+        c = get(api, "resourceclaims", "bc")
+        r0 = c["status"]["allocation"]["devices"]["results"][0]
+        check((r0.get("bindingConditions"), r0.get("bindingFailureConditions")) == (["Attached"], ["AttachFailed"]),
+              "bc: result conditions %r" % r0)
+        check(bool(c["status"]["allocation"].get("allocationTimestamp")), "bc: allocation timestamp")
+        code, body = http("GET", sx.url + "/metrics")
+        text = body.decode() if isinstance(body, bytes) else str(body)
+        line = [ln for ln in text.splitlines() if ln.startswith("scheduler_dra_bindingconditions_allocations_total{")
+                and 'status="timeout"' in ln]
+        check(line and line[0].startswith('scheduler_dra_bindingconditions_allocations_total{profile="default-scheduler",'
+                                          'driver="%s",status="timeout"}' % DRIVER), "bc: metric %r" % line)
+        # The driver attaches the device: the pod, back in the queue, binds.
+        c = get(api, "resourceclaims", "bc")
+        c["status"]["devices"] = [{"driver": DRIVER, "pool": "node-b1", "device": "gpu-0",
+                                   "conditions": [{"type": "Attached", "status": "True", "reason": "Done",
+                                                   "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}]
+        api.apply([{"op": "update", "object": c}])
+        check(wait_for(lambda: bound(api, "b-0") == "node-b1", 30), "bc: bound once attached")
+    finally:
+        check(sx.stop() == 0, "bc: clean exit")
+        api.stop()
+
+
 def main():
-    return run_tests("test_dra_devices.py", (test_device_taints, test_partitioned_gpu))
+    return run_tests("test_dra_devices.py", (test_device_taints, test_partitioned_gpu,
+                                             test_shared_by_capacity, test_extended_resource,
+                                             test_binding_conditions))
 
 
 if __name__ == "__main__":

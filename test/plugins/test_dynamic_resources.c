@@ -3,6 +3,7 @@
  * deleted, in use, for another owner, classes missing, allocated on
  * another node, no devices, a successful allocation). */
 #include "plugin_util.h"
+#include "schedext/config.h"
 #include "schedext/dra_alloc.h"
 #include "schedext/handle.h"
 #include "schedext/features.h"
@@ -193,10 +194,12 @@ static void test_args(void)
 cJSON *sx__config_dra_args(const cJSON *args, const struct sx_features *f, struct sx_error *err);
 
 /* Filter(worker) for one claim of class "class" over objects objs (kind,
- * JSON pairs, NULL-terminated) under release 1.<r>'s gates. */
+ * JSON pairs, NULL-terminated) under release 1.<r>'s gates: the args the
+ * configuration makes, and a handle for a profile of that release. */
 static void gated_filter(int r, const char *const *objs, const char *want)
 {
-	struct sx_features f;
+	struct sx_profile prof = {0};
+	struct sx_handle *h = sx_handle_new(&prof, NULL);
 	struct sx_error err = {0};
 	struct sx_cache *c = sx_cache_new();
 	struct sx_pod *pod =
@@ -210,9 +213,9 @@ static void gated_filter(int r, const char *const *objs, const char *want)
 	struct sx_node_set *result = NULL;
 	char st[256];
 
-	sx_features_init(&f, r);
-	args = sx__config_dra_args(NULL, &f, &err);
-	self = sx_plugin_dynamic_resources.init(args, NULL, &err);
+	sx_features_init(&prof.features, r);
+	args = sx__config_dra_args(NULL, &prof.features, &err);
+	self = sx_plugin_dynamic_resources.init(args, h, &err);
 	CHECK(self != NULL);
 	tu_add(c, "Node", NODE("worker"));
 	tu_add(c, "DeviceClass", CLASS);
@@ -234,6 +237,7 @@ static void gated_filter(int r, const char *const *objs, const char *want)
 	sx_pod_unref(pod);
 	sx_cache_free(c);
 	sx_plugin_dynamic_resources.destroy(self);
+	sx_handle_free(h);
 	cJSON_Delete(args);
 }
 
@@ -341,5 +345,236 @@ static void test_inflight_shared(void)
 	sx_dra_claims_free(m);
 }
 
+/* DRAConsumableCapacity in flight: a share reserved by one pod (its
+ * claim pending until PreBind) leaves the device, but not its consumed
+ * capacity, to the next pod's cycle. nic-0 has 10 of bandwidth; each
+ * claim asks 6. */
+static void test_consumable_inflight(void)
+{
+	static const char *const objs[] = {
+		"ResourceSlice",
+		"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d.example.com\","
+		"\"nodeName\":\"worker\",\"pool\":{\"name\":\"worker\",\"generation\":1,"
+		"\"resourceSliceCount\":1},\"devices\":[{\"name\":\"nic-0\","
+		"\"allowMultipleAllocations"
+		"\":true,\"capacity\":{\"bandwidth\":{\"value\":\"10\"}}}]}}",
+		NULL,
+	};
+	static const char *const claim_fmt =
+		"{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"%s\"},"
+		"\"spec\":{\"devices\":{\"requests\":[{\"name\":\"req-1\",\"exactly\":{"
+		"\"deviceClassName\":\"class\",\"capacity\":{\"requests\":{\"bandwidth\":\"6\"}}}}]"
+		"}}}";
+	struct sx_profile prof = {0};
+	struct sx_dra_claims *m = sx_dra_claims_new();
+	struct sx_handle *h = sx_handle_new(&prof, m);
+	struct sx_error err = {0};
+	struct sx_cache *c = sx_cache_new();
+	char buf[512], st[256];
+	void *self;
+
+	sx_features_init(&prof.features, 37);
+	self = sx_plugin_dynamic_resources.init(NULL, h, &err);
+	CHECK(self != NULL);
+	tu_add(c, "Node", NODE("worker"));
+	tu_add(c, "DeviceClass", CLASS);
+	tu_add(c, objs[0], objs[1]);
+	snprintf(buf, sizeof(buf), claim_fmt, "a", "ca");
+	tu_add(c, "ResourceClaim", buf);
+	snprintf(buf, sizeof(buf), claim_fmt, "b", "cb");
+	tu_add(c, "ResourceClaim", buf);
+	for (int i = 0; i < 2; i++) {
+		char pj[512];
+		struct sx_snapshot *snap = sx_cache_snapshot(c);
+		struct sx_cycle_state *cs = sx_cycle_state_new(snap);
+		struct sx_node_set *result = NULL;
+		struct sx_pod *pod;
+
+		snprintf(
+			pj, sizeof(pj),
+			"{\"metadata\":{\"name\":\"p%d\",\"namespace\":\"default\",\"uid\":"
+			"\"pu%d\"},\"spec\":{\"containers\":[],\"resourceClaims\":[{\"name\":\"r\","
+			"\"resourceClaimName\":\"%s\"}]}}",
+			i, i, i ? "b" : "a");
+		pod = tu_pod(pj);
+		CHECK(sx_plugin_dynamic_resources.pre_filter(self, cs, pod, &result) == NULL);
+		tu_status(sx_plugin_dynamic_resources.filter(self, cs, pod, tu_ni(snap, "worker")),
+			  st, sizeof(st));
+		/* the first share fits; the second, with 6 of 10 in flight, does not */
+		CHECK_STR(st, i ? "UnschedulableAndUnresolvable: cannot allocate all claims"
+				: "Success");
+		if (i == 0) {
+			CHECK(sx_plugin_dynamic_resources.reserve(self, cs, pod,
+								  sx_intern("worker")) == NULL);
+			CHECK(sx_dra_pending_has(m, "ca"));
+		}
+		free(result);
+		sx_cycle_state_free(NULL, cs);
+		sx_snapshot_unref(snap);
+		sx_pod_unref(pod);
+	}
+	{
+		struct sx_snapshot *snap = sx_cache_snapshot(c);
+		struct sx_dra_allocated *a = sx_dra_inflight(m, snap);
+		sx_str drv = sx_intern("d.example.com"), pool = sx_intern("worker");
+
+		CHECK(sx_dra_allocated_shared(a, drv, pool, sx_intern("nic-0")));
+		CHECK(!sx_dra_allocated_has(a, drv, pool, sx_intern("nic-0")));
+		CHECK(sx_dra_allocated_consumed(a, drv, pool, sx_intern("nic-0"),
+						sx_intern("bandwidth")) == 6 * (sx_nano)1000000000);
+		sx_dra_allocated_free(a);
+		sx_snapshot_unref(snap);
+	}
+	/* the pending share goes */
+	CHECK(sx_dra_pending_remove(m, "ca"));
+	{
+		struct sx_snapshot *snap = sx_cache_snapshot(c);
+		struct sx_dra_allocated *a = sx_dra_inflight(m, snap);
+
+		CHECK(!sx_dra_allocated_shared(a, sx_intern("d.example.com"), sx_intern("worker"),
+					       sx_intern("nic-0")));
+		sx_dra_allocated_free(a);
+		sx_snapshot_unref(snap);
+	}
+	sx_plugin_dynamic_resources.destroy(self);
+	sx_handle_free(h);
+	sx_cache_free(c);
+	sx_dra_claims_free(m);
+}
+
+/* DRAConsumableCapacity per release: 1.35 (alpha, off) refuses a claim
+ * with capacity requests in the allocator's words, 1.36 and 1.37 (beta,
+ * on) share the device. */
+static void test_consumable_gate(void)
+{
+	static const char *const want[] = {
+		"Error: claim default/my-claim, request req-1: has capacity requests, but the "
+		"DRAConsumableCapacity feature is disabled",
+		"Success", "Success"};
+
+	for (int r = 35; r <= 37; r++) {
+		struct sx_profile prof = {0};
+		struct sx_handle *h = sx_handle_new(&prof, NULL);
+		struct sx_error err = {0};
+		struct sx_cache *c = sx_cache_new();
+		struct sx_pod *pod =
+			tu_pod("{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\","
+			       "\"uid\":\"pu\"},\"spec\":{\"containers\":[],\"resourceClaims\":"
+			       "[{\"name\":\"r\",\"resourceClaimName\":\"my-claim\"}]}}");
+		struct sx_snapshot *snap;
+		struct sx_cycle_state *cs;
+		struct sx_node_set *result = NULL;
+		char st[512];
+		void *self;
+
+		sx_features_init(&prof.features, r);
+		self = sx_plugin_dynamic_resources.init(NULL, h, &err);
+		tu_add(c, "Node", NODE("worker"));
+		tu_add(c, "DeviceClass", CLASS);
+		tu_add(c, "ResourceSlice",
+		       "{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d.example.com\","
+		       "\"nodeName\":\"worker\",\"pool\":{\"name\":\"worker\",\"generation\":1,"
+		       "\"resourceSliceCount\":1},\"devices\":[{\"name\":\"nic\","
+		       "\"allowMultipleAllocations\":true,\"capacity\":{\"bw\":{\"value\":\"10\"}}}"
+		       "]}}");
+		tu_add(c, "ResourceClaim",
+		       "{\"metadata\":{\"name\":\"my-claim\",\"namespace\":\"default\",\"uid\":"
+		       "\"c1\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"req-1\","
+		       "\"exactly\":"
+		       "{\"deviceClassName\":\"class\",\"capacity\":{\"requests\":{\"bw\":\"4\"}}}}"
+		       "]}}}");
+		snap = sx_cache_snapshot(c);
+		cs = sx_cycle_state_new(snap);
+		CHECK(sx_plugin_dynamic_resources.pre_filter(self, cs, pod, &result) == NULL);
+		tu_status(sx_plugin_dynamic_resources.filter(self, cs, pod, tu_ni(snap, "worker")),
+			  st, sizeof(st));
+		if (strcmp(st, want[r - 35]))
+			sx_test_fail(__FILE__, __LINE__, "1.%d: Filter %s, want %s", r, st,
+				     want[r - 35]);
+		free(result);
+		sx_cycle_state_free(NULL, cs);
+		sx_snapshot_unref(snap);
+		sx_pod_unref(pod);
+		sx_cache_free(c);
+		sx_plugin_dynamic_resources.destroy(self);
+		sx_handle_free(h);
+	}
+}
+
+/* Score for prioritized lists (dynamicresources.go Score, computeScore,
+ * NormalizeScore): node "fast" has a device of the first subrequest's kind
+ * (8 points), node "slow" only one of the second (7); normalized to the
+ * best, 100 and 87. A pod without firstAvailable requests skips Score. */
+static void test_prioritized_score(void)
+{
+	static const char *const cls =
+		"{\"metadata\":{\"name\":\"class\"},\"spec\":{\"selectors\":[{\"cel\":{"
+		"\"expression\":\"device.driver == 'd.example.com'\"}}]}}";
+	struct sx_profile prof = {0};
+	struct sx_dra_claims *m = sx_dra_claims_new();
+	struct sx_handle *h = sx_handle_new(&prof, m);
+	struct sx_error err = {0};
+	struct sx_cache *c = sx_cache_new();
+	struct sx_pod *pod =
+		tu_pod("{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\",\"uid\":\"pu\"},"
+		       "\"spec\":{\"containers\":[],\"resourceClaims\":[{\"name\":\"r\","
+		       "\"resourceClaimName\":\"c\"}]}}");
+	struct sx_snapshot *snap;
+	struct sx_cycle_state *cs;
+	struct sx_node_set *result = NULL;
+	struct sx_node_score scores[2];
+	const char *nodes[2] = {"fast", "slow"};
+	void *self;
+	char buf[1024];
+
+	sx_features_init(&prof.features, 37);
+	self = sx_plugin_dynamic_resources.init(NULL, h, &err);
+	tu_add(c, "Node", NODE("fast"));
+	tu_add(c, "Node", NODE("slow"));
+	tu_add(c, "DeviceClass", cls);
+	for (int i = 0; i < 2; i++) {
+		snprintf(buf, sizeof(buf),
+			 "{\"metadata\":{\"name\":\"s-%s\"},\"spec\":{\"driver\":\"d.example.com\","
+			 "\"nodeName\":\"%s\",\"pool\":{\"name\":\"%s\",\"generation\":1,"
+			 "\"resourceSliceCount\":1},\"devices\":[{\"name\":\"dev\",\"attributes\":{"
+			 "\"kind\":{\"string\":\"%s\"}}}]}}",
+			 nodes[i], nodes[i], nodes[i], i ? "b" : "a");
+		tu_add(c, "ResourceSlice", buf);
+	}
+	tu_add(c, "ResourceClaim",
+	       "{\"metadata\":{\"name\":\"c\",\"namespace\":\"default\",\"uid\":\"cu\"},"
+	       "\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"firstAvailable\":["
+	       "{\"name\":\"a\",\"deviceClassName\":\"class\",\"selectors\":[{\"cel\":{"
+	       "\"expression\":\"device.attributes['d.example.com'].kind == 'a'\"}}]},"
+	       "{\"name\":\"b\",\"deviceClassName\":\"class\",\"selectors\":[{\"cel\":{"
+	       "\"expression\":\"device.attributes['d.example.com'].kind == 'b'\"}}]}]}]}}}");
+	snap = sx_cache_snapshot(c);
+	cs = sx_cycle_state_new(snap);
+	CHECK(sx_plugin_dynamic_resources.pre_filter(self, cs, pod, &result) == NULL);
+	for (int i = 0; i < 2; i++)
+		CHECK(sx_plugin_dynamic_resources.filter(self, cs, pod, tu_ni(snap, nodes[i])) ==
+		      NULL);
+	CHECK(sx_plugin_dynamic_resources.pre_score(self, cs, pod, NULL, 0) == NULL);
+	for (int i = 0; i < 2; i++) {
+		scores[i].node = sx_intern(nodes[i]);
+		CHECK(sx_plugin_dynamic_resources.score(self, cs, pod, tu_ni(snap, nodes[i]),
+							&scores[i].score) == NULL);
+	}
+	CHECK_INT(scores[0].score, 8);
+	CHECK_INT(scores[1].score, 7);
+	CHECK(sx_plugin_dynamic_resources.normalize_score(self, cs, pod, scores, 2) == NULL);
+	CHECK_INT(scores[0].score, 100);
+	CHECK_INT(scores[1].score, 87);
+	free(result);
+	sx_cycle_state_free(NULL, cs);
+	sx_snapshot_unref(snap);
+	sx_pod_unref(pod);
+	sx_cache_free(c);
+	sx_plugin_dynamic_resources.destroy(self);
+	sx_handle_free(h);
+	sx_dra_claims_free(m);
+}
+
 SX_TESTS(SX_TEST(test_taint_gates), SX_TEST(test_partitionable_gate), SX_TEST(test_table),
-	 SX_TEST(test_args), SX_TEST(test_inflight_shared))
+	 SX_TEST(test_args), SX_TEST(test_inflight_shared), SX_TEST(test_consumable_inflight),
+	 SX_TEST(test_prioritized_score), SX_TEST(test_consumable_gate))

@@ -961,5 +961,33 @@ static void test_cache(void)
 	sx_cel_program_unref(NULL);
 }
 
+/* DRAConsumableCapacity: device.allowMultipleAllocations is declared only
+ * in programs compiled with the feature (cel.Features), and reads the
+ * device's field. */
+static void test_allow_multiple(void)
+{
+	struct sx_cel_cache *on = sx_cel_cache_new_features(4, true);
+	struct sx_cel_cache *off = sx_cel_cache_new_features(4, false);
+	static const char expr[] = "device.allowMultipleAllocations == false";
+	struct sx_cel_device shared = gpu;
+	struct sx_cel_program *p;
+	char err[SX_CEL_ERR_LEN];
+	bool r = false;
+
+	CHECK(!sx_cel_cache_get(off, expr, strlen(expr), err, sizeof(err)));
+	CHECK(strstr(err, "undefined field 'allowMultipleAllocations'") != NULL);
+	p = sx_cel_cache_get(on, expr, strlen(expr), err, sizeof(err));
+	CHECK(p != NULL);
+	CHECK_INT(sx_cel_eval_device(p, &gpu, &r, NULL, err, sizeof(err)), 0);
+	CHECK(r);
+	shared.allow_multiple = true;
+	CHECK_INT(sx_cel_eval_device(p, &shared, &r, NULL, err, sizeof(err)), 0);
+	CHECK(!r);
+	sx_cel_program_unref(p);
+	sx_cel_cache_free(on);
+	sx_cel_cache_free(off);
+}
+
 SX_TESTS(SX_TEST(test_table), SX_TEST(test_compile_message_format), SX_TEST(test_hostile),
-	 SX_TEST(test_costs), SX_TEST(test_concurrent_eval), SX_TEST(test_cache))
+	 SX_TEST(test_costs), SX_TEST(test_concurrent_eval), SX_TEST(test_cache),
+	 SX_TEST(test_allow_multiple))

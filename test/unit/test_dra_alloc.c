@@ -13,6 +13,7 @@
 #include "schedext/decode.h"
 #include "schedext/dra.h"
 #include "schedext/dra_alloc.h"
+#include "schedext/quantity.h"
 
 #define CASES "test/fixtures/DRAAllocator/allocator_test.cases"
 
@@ -254,6 +255,70 @@ static void check_tolerations(const char *name, uint32_t ci, const struct sx_dra
 	}
 }
 
+/* A share (upstream's withConsumedCapacity(&fixedShareID, consumed)):
+ * any share ID, the consumed capacity as the result's strings. */
+static void check_share(const char *name, uint32_t ci, const struct sx_dra_pick *p,
+			const cJSON *want)
+{
+	struct sx_dra_named_qty q[16];
+	uint32_t n;
+	const cJSON *c;
+	char buf[64];
+
+	if (cJSON_IsNull(want))
+		want = NULL; /* a row naming binding conditions, not a share */
+	if (p->shared != (want != NULL) || (want && strlen(p->share_id) != 36)) {
+		sx_test_fail(__FILE__, __LINE__, "%s: claim %u: %s shared %d (id \"%s\"), want %d",
+			     name, ci, sx_str_get(p->device), p->shared, p->share_id, want != NULL);
+		return;
+	}
+	if (!want)
+		return;
+	n = sx_dra_consumed(p->req, p->driver, p->dev, q, 16);
+	if ((int)n != cJSON_GetArraySize(cJSON_GetObjectItem(want, "consumed"))) {
+		sx_test_fail(__FILE__, __LINE__, "%s: claim %u: %s consumes %u capacities, want %d",
+			     name, ci, sx_str_get(p->device), n,
+			     cJSON_GetArraySize(cJSON_GetObjectItem(want, "consumed")));
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		c = cJSON_GetObjectItem(cJSON_GetObjectItem(want, "consumed"), q[i].name);
+		sx_dra_qty_string(q[i].q, buf, sizeof(buf));
+		if (!c || strcmp(c->valuestring, buf))
+			sx_test_fail(__FILE__, __LINE__, "%s: claim %u: %s consumes %s %s, want %s",
+				     name, ci, sx_str_get(p->device), q[i].name, buf,
+				     c ? c->valuestring : "nothing");
+	}
+}
+
+/* The device's binding conditions copied into the result
+ * (deviceRequestAllocationResultWithBindingConditions); none when the row
+ * does not name them. */
+static void check_strs(const char *name, uint32_t ci, const char *what, char *const *got,
+		       uint32_t n, const cJSON *want)
+{
+	uint32_t k = 0;
+	const cJSON *w;
+
+	if ((int)n != cJSON_GetArraySize(want)) {
+		sx_test_fail(__FILE__, __LINE__, "%s: claim %u: %u %s, want %d", name, ci, n, what,
+			     cJSON_GetArraySize(want));
+		return;
+	}
+	cJSON_ArrayForEach(w, want) if (strcmp(got[k++], w->valuestring))
+		sx_test_fail(__FILE__, __LINE__, "%s: claim %u: %s %s, want %s", name, ci, what,
+			     got[k - 1], w->valuestring);
+}
+
+static void check_binding(const char *name, uint32_t ci, const struct sx_dra_pick *p,
+			  const cJSON *want)
+{
+	check_strs(name, ci, "bindingConditions", p->dev->bind_conds, p->dev->nbind_conds,
+		   cJSON_GetObjectItem(want, "conditions"));
+	check_strs(name, ci, "bindingFailureConditions", p->dev->bind_fail, p->dev->nbind_fail,
+		   cJSON_GetObjectItem(want, "failure"));
+}
+
 static void check_claim(const char *name, uint32_t ci, const struct sx_dra_claim_out *o,
 			const cJSON *want)
 {
@@ -272,6 +337,8 @@ static void check_claim(const char *name, uint32_t ci, const struct sx_dra_claim
 		const struct sx_dra_pick *p = &o->picks[i++];
 
 		check_tolerations(name, ci, p, cJSON_GetArrayItem(r, 5));
+		check_share(name, ci, p, cJSON_GetArrayItem(r, 6));
+		check_binding(name, ci, p, cJSON_GetArrayItem(r, 7));
 		if (strcmp(p->request, cJSON_GetArrayItem(r, 0)->valuestring) ||
 		    strcmp(sx_str_get(p->driver), cJSON_GetArrayItem(r, 1)->valuestring) ||
 		    strcmp(sx_str_get(p->pool), cJSON_GetArrayItem(r, 2)->valuestring) ||
@@ -317,11 +384,33 @@ static int run_case(const cJSON *j, const char *name)
 		sx_dra_allocated_add(allocated, sx_intern(cJSON_GetArrayItem(dev, 0)->valuestring),
 				     sx_intern(cJSON_GetArrayItem(dev, 1)->valuestring),
 				     sx_intern(cJSON_GetArrayItem(dev, 2)->valuestring));
+	/* upstream's allocatedCapacityDevices: shares allocated before */
+	cJSON_ArrayForEach(dev, cJSON_GetObjectItem(j, "allocatedCapacity"))
+	{
+		const cJSON *c;
+		sx_str names[8];
+		sx_nano values[8];
+		uint32_t n = 0;
+
+		cJSON_ArrayForEach(c, cJSON_GetArrayItem(dev, 3))
+		{
+			names[n] = sx_intern(c->string);
+			CHECK(sx_quantity_parse(c->valuestring, strlen(c->valuestring),
+						&values[n]) == 0);
+			n++;
+		}
+		sx_dra_allocated_add_shared(
+			allocated, sx_intern(cJSON_GetArrayItem(dev, 0)->valuestring),
+			sx_intern(cJSON_GetArrayItem(dev, 1)->valuestring),
+			sx_intern(cJSON_GetArrayItem(dev, 2)->valuestring), names, values, n);
+	}
 	struct sx_dra_alloc_env env = {
 		.features = {cJSON_IsTrue(cJSON_GetObjectItem(features, "adminAccess")),
 			     cJSON_IsTrue(cJSON_GetObjectItem(features, "prioritizedList")),
 			     cJSON_IsTrue(cJSON_GetObjectItem(features, "deviceTaints")),
-			     cJSON_IsTrue(cJSON_GetObjectItem(features, "partitionableDevices"))},
+			     cJSON_IsTrue(cJSON_GetObjectItem(features, "partitionableDevices")),
+			     cJSON_IsTrue(cJSON_GetObjectItem(features, "consumableCapacity")),
+			     cJSON_IsTrue(cJSON_GetObjectItem(features, "deviceBindingAndStatus"))},
 		.index = ix,
 		.allocated = allocated,
 		.get_class = get_class,

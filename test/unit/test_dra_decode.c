@@ -266,5 +266,84 @@ static void test_pod_claims(void)
 	sx_pod_unref(pod);
 }
 
+/* DRAConsumableCapacity, DRADeviceBindingConditions and DRAExtendedResource
+ * fields, and the errors naming the field of a bad value. */
+static void test_1_37_fields(void)
+{
+	struct sx_error err = {0};
+	struct sx_dra_object *o = dec(
+		"{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'driver':'nic.example.com'"
+		","
+		"'pool':{'name':'p','generation':1,'resourceSliceCount':1},'nodeName':'n',"
+		"'devices':[{'name':'nic','allowMultipleAllocations':true,'bindsToNode':true,"
+		"'bindingConditions':['Attached'],'bindingFailureConditions':['Failed'],"
+		"'capacity':{'bw':{'value':'10Gi','requestPolicy':{'default':'1Gi','validRange':"
+		"{'min':'1Gi','max':'8Gi','step':'1Gi'}}},'q':{'value':'4','requestPolicy':"
+		"{'validValues':['1','2','4']}}}}]}}",
+		&err);
+	const struct sx_dra_device *d;
+	const struct sx_dra_cap_policy *bw;
+
+	CHECK(o != NULL);
+	if (!o)
+		return;
+	d = &o->u.slice.devices[0];
+	CHECK(d->allow_multiple && d->binds_to_node && d->binding_conditions);
+	CHECK_INT(d->nbind_conds, 1);
+	CHECK_STR(d->bind_conds[0], "Attached");
+	CHECK_STR(d->bind_fail[0], "Failed");
+	CHECK_INT(d->ncaps, 2);
+	bw = d->caps[0].policy;
+	CHECK(bw && bw->has_default && bw->has_range && bw->has_min && bw->has_max &&
+	      bw->has_step && d->caps[0].binary);
+	CHECK(bw->step.v == (sx_nano)1024 * 1024 * 1024 * SX_NANO_PER_UNIT);
+	CHECK_INT(d->caps[1].policy->nvalid, 3);
+	sx_dra_unref(o);
+
+	o = dec("{'kind':'ResourceClaim','metadata':{'name':'c','namespace':'ns'},'spec':{"
+		"'devices':{'requests':[{'name':'r','exactly':{'deviceClassName':'x','capacity':"
+		"{'requests':{'bw':'3Gi'}}}}],'constraints':[{'distinctAttribute':'a/b'}]}},"
+		"'status':{'allocation':{'devices':{'results':[{'request':'r','driver':'d','pool':"
+		"'p','device':'nic','shareID':'s-1','consumedCapacity':{'bw':'4Gi'},"
+		"'bindingConditions':['Attached']}]}},'devices':[{'driver':'d','pool':'p','device':"
+		"'nic','conditions':[{'type':'Attached','status':'True','reason':'R'}]}]}}",
+		&err);
+	CHECK(o != NULL);
+	if (!o)
+		return;
+	CHECK(o->u.claim.spec.requests[0].exactly.has_capacity);
+	CHECK_STR(o->u.claim.spec.requests[0].exactly.capreq[0].name, "bw");
+	CHECK_STR(o->u.claim.spec.constraints[0].distinct_attribute, "a/b");
+	CHECK_STR(o->u.claim.allocation->results[0].share_id, "s-1");
+	CHECK_INT(o->u.claim.allocation->results[0].nconsumed, 1);
+	CHECK_INT(o->u.claim.allocation->results[0].nbind_conds, 1);
+	CHECK_INT(o->u.claim.ndevice_status, 1);
+	CHECK(o->u.claim.device_status[0].conds[0].is_true);
+	sx_dra_unref(o);
+
+	o = dec("{'kind':'DeviceClass','metadata':{'name':'gpu'},'spec':{'extendedResourceName':"
+		"'example.com/gpu'}}",
+		&err);
+	CHECK(o && o->u.cls.extended_resource_name &&
+	      strcmp(o->u.cls.extended_resource_name, "example.com/gpu") == 0);
+	sx_dra_unref(o);
+
+	/* bad values name their field */
+	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'devices':[{'name':'d',"
+		  "'capacity':{'bw':{'value':'1','requestPolicy':{'validRange':{'min':'1',"
+		  "'step':'0'}}}}}]}}",
+		  &err) == NULL);
+	CHECK_STR(err.path, "spec.devices[0].capacity.bw.requestPolicy.validRange.step");
+	CHECK(dec("{'kind':'ResourceSlice','metadata':{'name':'s'},'spec':{'devices':[{'name':'d',"
+		  "'allowMultipleAllocations':'yes'}]}}",
+		  &err) == NULL);
+	CHECK_STR(err.path, "spec.devices[0].allowMultipleAllocations");
+	CHECK(dec("{'kind':'ResourceClaim','metadata':{'name':'c'},'spec':{'devices':{'requests':"
+		  "[{'name':'r','exactly':{'deviceClassName':'x','capacity':{'requests':{'bw':"
+		  "'lots'}}}}]}}}",
+		  &err) == NULL);
+	CHECK_STR(err.path, "spec.devices.requests[0].exactly.capacity.requests.bw");
+}
+
 SX_TESTS(SX_TEST(test_slice), SX_TEST(test_claim), SX_TEST(test_errors), SX_TEST(test_taints),
-	 SX_TEST(test_counters), SX_TEST(test_pod_claims))
+	 SX_TEST(test_counters), SX_TEST(test_pod_claims), SX_TEST(test_1_37_fields))
