@@ -20,6 +20,7 @@ void sx_sched_metrics_define(struct sx_metrics *m)
 	static const double lat[] = {0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128,
 				     0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384};
 	static const double victims[] = {1, 2, 4, 8, 16, 32, 64};
+	static const double wvictims[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
 
 	if (!m)
 		return;
@@ -52,6 +53,20 @@ void sx_sched_metrics_define(struct sx_metrics *m)
 	sx_metrics_define(m, "scheduler_preemption_victims", SX_METRIC_HISTOGRAM,
 			  "Number of selected preemption victims.", victims,
 			  SX_ARRAY_SIZE(victims));
+	/* Workload preemption (metrics.go, GenericWorkload). */
+	sx_metrics_define(m, "scheduler_workload_preemption_attempts_total", SX_METRIC_COUNTER,
+			  "Total preemption attempts initiated by workload (including pod groups) "
+			  "in the cluster till now.",
+			  NULL, 0);
+	sx_metrics_define(m, "scheduler_workload_preemption_victims", SX_METRIC_HISTOGRAM,
+			  "Number of pod preemption victims caused by workload preemption.",
+			  wvictims, SX_ARRAY_SIZE(wvictims));
+	sx_metrics_define(m, "scheduler_preemption_workload_disruptions", SX_METRIC_HISTOGRAM,
+			  "Number of workload preemption units being preempted. A single "
+			  "preemption unit can be all pods in a pod group (in case of "
+			  "DisruptionMode=all), or a single pod (in case of "
+			  "DisruptionMode=single).",
+			  wvictims, SX_ARRAY_SIZE(wvictims));
 	sx_metrics_define(m, "schedext_events_dropped_total", SX_METRIC_COUNTER,
 			  "Events not sent, by reason: queue_full, spam_filter, rejected, "
 			  "retries_exhausted, shutdown.",
