@@ -133,6 +133,7 @@ struct sx_pg_preempt_result {
 	uint32_t nvictims;
 	const struct sx_pod **victims; /* references */
 	uint32_t nunits;	       /* preemption units among them */
+	uint32_t ngroup_units;	       /* ... of pods of pod groups (NumPodGroupDisruptions) */
 	uint32_t num_pdb_violations;
 	uint32_t nnominated;
 	const struct sx_pod **nominated; /* members (borrowed from the input) */

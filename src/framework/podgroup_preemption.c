@@ -8,7 +8,9 @@
  *
  * The domain is the whole cluster. A preemption unit is one pod, or every
  * scheduled pod of a PodGroup whose disruptionMode is All; its priority is
- * its PodGroup's when the pod has one, else the pod's. Every unit of lower
+ * its PodGroup's when the pod has one, else the pod's. A unit of a pod
+ * group's pods (whole or not) is more important than a lone pod of the
+ * same priority; between two such, the larger, then the one started first. Every unit of lower
  * priority than the preemptor group is removed from a private copy of the
  * snapshot, the group is placed there by the pod-group algorithm's dry run
  * (one member after another, each seeing the ones before), then the units
@@ -38,7 +40,8 @@ struct unit {
 	sx_str *nodes;
 	uint32_t n;
 	int32_t priority;
-	bool group;	  /* a whole PodGroup (disruptionMode All) */
+	bool group;	  /* pods of a pod group (NewPodVictim: its PodGroup key type) */
+	bool whole;	  /* every pod of a PodGroup with disruptionMode All */
 	int64_t earliest; /* earliest start time of its pods */
 	uint32_t violations;
 	bool preempt;
@@ -154,16 +157,17 @@ static int collect_units(const struct sx_snapshot *snap, struct unit **out, uint
 
 			if (!g || g->spec.disruption != SX_DISRUPTION_ALL) {
 				u[n].priority = g ? sx_pod_group_priority(g) : p->priority;
+				u[n].group = p->scheduling_group != SX_STR_EMPTY;
 				if (unit_add(&u[n++], p, ni->name, 1) < 0)
 					goto oom;
 				continue;
 			}
 			for (uint32_t k = 0; k < n && !seen; k++)
-				seen = u[k].group && u[k].pods[0]->meta.ns == p->meta.ns &&
+				seen = u[k].whole && u[k].pods[0]->meta.ns == p->meta.ns &&
 				       u[k].pods[0]->scheduling_group == p->scheduling_group;
 			if (seen)
 				continue;
-			u[n].group = true;
+			u[n].group = u[n].whole = true;
 			u[n].priority = sx_pod_group_priority(g);
 			for (uint32_t a = 0; a < snap->nnodes; a++)
 				for (uint32_t b = 0; b < snap->nodes[a]->npods; b++) {
@@ -338,6 +342,7 @@ static int fill_result(const struct sx_pg_preempt_input *in, struct sx_pg_member
 		if (!pot[i]->preempt)
 			continue;
 		out->nunits++;
+		out->ngroup_units += pot[i]->group;
 		for (uint32_t k = 0; k < pot[i]->n; k++)
 			out->victims[out->nvictims++] = sx_pod_ref(pot[i]->pods[k]);
 	}

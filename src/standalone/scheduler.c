@@ -767,7 +767,7 @@ static struct sx_status *apply_group_preemption(void *ctx, struct sx_preemption_
 		sx_metrics_observe(s->o.metrics, "scheduler_workload_preemption_victims", NULL,
 				   r->nvictims);
 		sx_metrics_observe(s->o.metrics, "scheduler_preemption_workload_disruptions",
-				   "preemptor=\"PodGroup\"", r->nunits);
+				   "preemptor=\"PodGroup\"", r->ngroup_units);
 	}
 	return NULL;
 }
