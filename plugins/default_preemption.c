@@ -11,6 +11,8 @@
 
 #include "schedext/buf.h"
 #include "schedext/handle.h"
+#include "schedext/features.h"
+#include "schedext/podgroup.h"
 #include "schedext/preemption.h"
 #include "slots.h"
 
@@ -132,9 +134,57 @@ static struct sx_status *post_filter_default_preemption(void *self, struct sx_cy
 	return st;
 }
 
-/* PreEnqueue: the preemptor waits until its victims are being deleted. */
+/* PodGroupPostFilter (default_preemption.go): the group's preemption
+ * (podgroup.h) and, when it found victims, their eviction through the
+ * handle's group applier. */
+static struct sx_status *
+pod_group_post_filter_default_preemption(void *self, const struct sx_pg_preempt_input *in,
+					 struct sx_pg_preempt_result *out)
+{
+	const struct dp_self *dp = self;
+	struct sx_handle_env env;
+	struct sx_status *st, *ap;
+	char msg[1024];
+
+	sx_pod_group_preempt(in, out);
+	st = out->status;
+	out->status = NULL;
+	if (st)
+		return st;
+	sx_handle_env(dp ? dp->handle : NULL, &env);
+	if (!env.apply_group)
+		return NULL;
+	ap = env.apply_group(env.apply_ctx, evaluator(self), in->pg, in->pods, in->npods, out);
+	if (sx_status_is_success(ap))
+		return NULL;
+	st = sx_status_new(SX_ERROR, "pod group preemption: %s",
+			   sx_status_message(ap, msg, sizeof(msg)));
+	sx_status_free(ap);
+	return st;
+}
+
+/* Is the pod a member of a pod group whose preemption is running? */
+static bool group_running(const void *self, const struct sx_pod *pod)
+{
+	const struct dp_self *dp = self;
+	char key[600];
+
+	if (pod->scheduling_group == SX_STR_EMPTY || !dp || !dp->handle || !dp->handle->profile ||
+	    !sx_feature_enabled(&dp->handle->profile->features, SX_FEATURE_GENERIC_WORKLOAD))
+		return false;
+	return sx_preemption_running(
+		evaluator(self),
+		sx_pg_preemption_key(pod->meta.ns, pod->scheduling_group, key, sizeof(key)));
+}
+
+/* PreEnqueue: the preemptor (or its group) waits until its victims are
+ * being deleted. */
 static struct sx_status *pre_enqueue_default_preemption(void *self, const struct sx_pod *pod)
 {
+	if (group_running(self, pod))
+		return sx_status_new(
+			SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
+			"waiting for the preemption for this pod group to be finished");
 	if (!sx_preemption_running(evaluator(self), pod->meta.uid))
 		return NULL;
 	return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
@@ -146,7 +196,9 @@ static struct sx_status *pre_enqueue_default_preemption(void *self, const struct
 static enum sx_hint hint_pod_default_preemption(void *self, const struct sx_pod *pod,
 						const void *old_obj, const void *new_obj)
 {
-	return sx_preemption_running(evaluator(self), pod->meta.uid) ? SX_QUEUE_SKIP : SX_QUEUE;
+	return sx_preemption_running(evaluator(self), pod->meta.uid) || group_running(self, pod)
+		       ? SX_QUEUE_SKIP
+		       : SX_QUEUE;
 }
 
 static const struct sx_event_reg events_default_preemption[] = {
@@ -162,5 +214,6 @@ const struct sx_plugin sx_plugin_default_preemption = {
 	.write_args = write_args_default_preemption,
 	.pre_enqueue = pre_enqueue_default_preemption,
 	.post_filter = post_filter_default_preemption,
+	.pod_group_post_filter = pod_group_post_filter_default_preemption,
 	.events = events_default_preemption,
 };

@@ -41,10 +41,11 @@ const char *sx_point_name(enum sx_point pt);
 
 /* The PodGroup extension points of 1.36 and 1.37 (plugins.placementGenerate,
  * placementScore, podGroupPostFilter), used by the pod-group cycle
- * (podgroup.h) with GenericWorkload. No schedext plugin implements them
- * yet (placements and group preemption are not implemented): the profile
- * keeps what the configuration enables there, resolved to the registry,
- * for /configz. (PlacementFeasible is not configured: the cycle runs it for
+ * (podgroup.h) with GenericWorkload. The profile keeps what the
+ * configuration enables there, resolved to the registry, for /configz;
+ * placements are not implemented, and PodGroupPostFilter runs the
+ * pod_group_post_filter hook of the profile's PostFilter plugins
+ * (DefaultPreemption's), whatever podGroupPostFilter says. (PlacementFeasible is not configured: the cycle runs it for
  * the Permit plugins that have it, as upstream.) */
 enum sx_group_point {
 	SX_GPT_PLACEMENT_GENERATE,

@@ -56,6 +56,19 @@ typedef struct sx_status *(*sx_preempt_apply_fn)(void *ctx, struct sx_preemption
 						 const struct sx_pod *preemptor,
 						 const struct sx_preempt_result *r);
 
+/* Carries out a successful group preemption (podgroup.h,
+ * sx_pg_preempt_result): evicts the victims, marking the group running in
+ * ev under sx_pg_preemption_key until they are gone. NULL or an Error
+ * status. Called by DefaultPreemption's PodGroupPostFilter on the cycle's
+ * thread. */
+struct sx_pod_group;
+struct sx_pg_preempt_result;
+typedef struct sx_status *(*sx_preempt_apply_group_fn)(void *ctx, struct sx_preemption_eval *ev,
+						       const struct sx_pod_group *pg,
+						       const struct sx_pod *const *members,
+						       uint32_t nmembers,
+						       const struct sx_pg_preempt_result *r);
+
 /* upstream events.EventRecorder.Eventf: one Event about pod. */
 struct sx_event_recorder {
 	void (*record)(void *ctx, const struct sx_pod *pod, const char *type, const char *reason,
@@ -78,7 +91,8 @@ struct sx_handle_env {
 	struct sx_pool *pool;			  /* Handle.Parallelizer */
 	sx_preempt_apply_fn apply;		  /* the evaluator's eviction; NULL: dry run */
 	void *apply_ctx;
-	uint64_t seed; /* preemption's candidate offsets; 0 = offset 0 */
+	sx_preempt_apply_group_fn apply_group; /* group preemption's; NULL: dry run */
+	uint64_t seed;			       /* preemption's candidate offsets; 0 = offset 0 */
 };
 
 /* A plugin instance's interest in cluster objects (upstream: the

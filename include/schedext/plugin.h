@@ -231,6 +231,8 @@ struct sx_placement_progress {
 };
 
 struct sx_pod_group;
+struct sx_pg_preempt_input;
+struct sx_pg_preempt_result;
 
 struct sx_plugin {
 	const char *name;
@@ -315,6 +317,13 @@ struct sx_plugin {
 	 * plugins that have it (upstream: GangScheduling only). */
 	struct sx_status *(*placement_feasible)(void *self, const struct sx_pod_group *pg,
 						struct sx_placement_progress progress);
+
+	/* PodGroupPostFilter (1.37): when a pod group's cycle fails, make
+	 * room for the group (podgroup.h, struct sx_pg_preempt_input); fills
+	 * out, returns its status (NULL: the group may be retried where out
+	 * nominates it). Runs on the pod-group cycle's thread. */
+	struct sx_status *(*pod_group_post_filter)(void *self, const struct sx_pg_preempt_input *in,
+						   struct sx_pg_preempt_result *out);
 
 	/* EventsToRegister: see "cluster events and queueing hints" above.
 	 * NULL = every event may help. */

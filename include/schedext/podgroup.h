@@ -21,8 +21,12 @@
  * member reads a new snapshot (consecutive snapshots share every NodeInfo
  * that did not change, so this costs the changed node and the arrays).
  *
+ * Group preemption (PodGroupPostFilter, DefaultPreemption's, below;
+ * src/framework/podgroup_preemption.c) runs the same algorithm in its
+ * dry-run mode on a copy of the snapshot without the victims.
+ *
  * Not here: placements (PlacementGenerate/PlacementScore, topology-aware
- * scheduling), PodGroupPostFilter (group preemption), CompositePodGroups.
+ * scheduling), CompositePodGroups.
  *
  * Threads: the algorithm runs on the caller's thread (the standalone loop);
  * it writes the cache through the binder.
@@ -31,6 +35,7 @@
 #define SCHEDEXT_PODGROUP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "schedext/framework.h"
@@ -93,5 +98,69 @@ struct sx_pg_algorithm {
 struct sx_status *sx_pod_group_algorithm(const struct sx_pg_algorithm *a, struct sx_pg_member *m,
 					 uint32_t n);
 void sx_pg_members_free(struct sx_pg_member *m, uint32_t n);
+
+/* ---------- group preemption (PodGroupPostFilter) ----------
+ *
+ * upstream pkg/scheduler/framework/preemption/podgrouppreemption.go
+ * (PodGroupEvaluator.Preempt, selectVictimsOnDomain,
+ * preemptorEligibleToPreemptOthers, moreImportantVictim), types.go
+ * (getCrossNodesVictims: the preemption units) and
+ * plugins/defaultpreemption/default_preemption.go (PodGroupPostFilter: the
+ * "pod group preemption: " prefix, no topology constraints). The domain is
+ * the whole cluster. A dry run: nothing is evicted here. */
+
+/* What the evaluator reads. */
+struct sx_pg_preempt_input {
+	const struct sx_profile *prof;
+	const struct sx_pod_group *pg;
+	const struct sx_pod *const *pods; /* the group's unscheduled members, in order */
+	uint32_t npods;
+	const struct sx_snapshot *snap; /* the cycle's snapshot (PodGroups, PDBs) */
+	const struct sx_nominator *nominator;
+	int32_t scheduled_before;
+	/* As sx_pg_algorithm's (members' filter and score). */
+	int (*schedule)(void *ctx, const struct sx_profile *prof, const struct sx_pod *pod,
+			struct sx_snapshot *snap, struct sx_cycle_result *res);
+	void *ctx;
+	struct sx_status *(*feasible)(void *ctx, const struct sx_pod_group *pg,
+				      struct sx_placement_progress progress);
+};
+
+/* The outcome: status NULL on success, then the victims to evict (whole
+ * units, most important unit first) and each placed member's node. */
+struct sx_pg_preempt_result {
+	struct sx_status *status; /* "pod group preemption: ..." */
+	uint32_t nvictims;
+	const struct sx_pod **victims; /* references */
+	uint32_t nunits;	       /* preemption units among them */
+	uint32_t ngroup_units;	       /* ... of pods of pod groups (NumPodGroupDisruptions) */
+	uint32_t num_pdb_violations;
+	uint32_t nnominated;
+	const struct sx_pod **nominated; /* members (borrowed from the input) */
+	sx_str *nominated_nodes;	 /* ... and their nodes */
+};
+void sx_pg_preempt_result_free(struct sx_pg_preempt_result *r);
+
+/* The group's preemption priority (util.PodGroupPriority: spec.priority,
+ * else 0) and whether it may preempt (resolvePreemptionPolicy: the
+ * PodGroup's preemptionPolicy with PodGroupPreemptionPolicy on, else Never
+ * when any member says Never). */
+int32_t sx_pod_group_priority(const struct sx_pod_group *pg);
+
+/* PodGroupEvaluator.Preempt without the actuation. Always fills *out
+ * (statuses prefixed "pod group preemption: "); returns 0 or SX_ENOMEM. */
+int sx_pod_group_preempt(const struct sx_pg_preempt_input *in, struct sx_pg_preempt_result *out);
+
+/* The key a group's running preemption goes by in the profile's
+ * evaluator (sx_preemption_begin; upstream Executor.preempting holds the
+ * PodGroup's UID): "podgroup/<namespace>/<name>". */
+const char *sx_pg_preemption_key(sx_str ns, sx_str name, char *buf, size_t len);
+
+/* RunPodGroupPostFilterPlugins: the profile's PostFilter plugins that have
+ * the pod_group_post_filter hook, in order, until one succeeds (the last
+ * status otherwise; Unschedulable "no PodGroupPostFilter plugin" without
+ * any). */
+struct sx_status *sx_run_pod_group_post_filter(const struct sx_pg_preempt_input *in,
+					       struct sx_pg_preempt_result *out);
 
 #endif /* SCHEDEXT_PODGROUP_H */

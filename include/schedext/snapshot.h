@@ -139,6 +139,13 @@ struct sx_snapshot *sx_snapshot_with_nodes(const struct sx_snapshot *snap,
  * node is not in snap. */
 struct sx_snapshot *sx_snapshot_with_pod(const struct sx_snapshot *snap, const struct sx_pod *pod,
 					 sx_str node);
+/* A private copy of snap where pods[i] is no longer counted on nodes[i]
+ * (each touched NodeInfo cloned once; a pod not on its node is ignored):
+ * what group preemption removes before it schedules the preemptor group.
+ * NULL on OOM. */
+struct sx_snapshot *sx_snapshot_without_pods(const struct sx_snapshot *snap,
+					     const struct sx_pod *const *pods, const sx_str *nodes,
+					     uint32_t n);
 struct sx_snapshot *sx_snapshot_ref(const struct sx_snapshot *snap);
 void sx_snapshot_unref(const struct sx_snapshot *snap);
 

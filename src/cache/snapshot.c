@@ -676,6 +676,48 @@ struct sx_snapshot *sx_snapshot_with_pod(const struct sx_snapshot *snap, const s
 	return s;
 }
 
+struct sx_snapshot *sx_snapshot_without_pods(const struct sx_snapshot *snap,
+					     const struct sx_pod *const *pods, const sx_str *nodes,
+					     uint32_t n)
+{
+	const struct sx__snap_internal *in = snap->internal;
+	struct sx_node_info **list = sx_calloc(snap->nnodes ? snap->nnodes : 1, sizeof(*list));
+	bool *cloned = sx_calloc(snap->nnodes ? snap->nnodes : 1, sizeof(*cloned));
+	struct sx_snapshot *s = NULL;
+
+	if (!list || !cloned)
+		goto out;
+	for (uint32_t i = 0; i < snap->nnodes; i++)
+		list[i] = sx_node_info_ref(snap->nodes[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		int at = sx_snapshot_find(snap, nodes[i]);
+
+		if (at < 0)
+			continue;
+		if (!cloned[at]) {
+			struct sx_node_info *ni = sx_node_info_clone(snap->nodes[at]);
+
+			if (!ni)
+				goto out;
+			sx_node_info_unref(list[at]);
+			list[at] = ni;
+			cloned[at] = true;
+		}
+		if (sx_node_info_remove_pod(list[at], pods[i]) == SX_ENOMEM)
+			goto out;
+	}
+	s = sx__snapshot_build(snap->generation, list, snap->nnodes, in->groups, in->images, snap);
+	if (s)
+		sx__snapshot_set_used_pvcs(s, in->used_pvcs);
+	list = NULL; /* the build took the references, or released them */
+out:
+	for (uint32_t i = 0; list && i < snap->nnodes; i++)
+		sx_node_info_unref(list[i]);
+	free(list);
+	free(cloned);
+	return s;
+}
+
 /* ---------- from the cache: build or patch (sx_cache_snapshot) ---------- */
 
 /* The node names in node-tree order (zones round-robin). */

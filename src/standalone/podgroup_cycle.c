@@ -21,9 +21,19 @@
  * scheduler_podgroup_scheduling_attempt_duration_seconds{result,profile},
  * scheduler_podgroup_scheduling_algorithm_duration_seconds.
  *
- * Not here: PodGroupPostFilter (group preemption), placements
- * (TopologyAwareWorkloadScheduling), CompositePodGroups, and the priority
- * and preemption-policy checks of validatePodGroup.
+ * A group the algorithm rejects goes to PodGroupPostFilter
+ * (runWorkloadAwarePreemption: DefaultPreemption's group preemption,
+ * podgroup.h); when it finds victims, their eviction starts and the
+ * members it placed are rejected with that placement as their nomination
+ * (waitingOnPreemption), so they come back to the nodes being freed.
+ * Upstream also appends the post filter's status to the group's reasons
+ * when it fails; here it is logged instead, and the group's words stay as
+ * the algorithm said them. Counted in
+ * scheduler_workload_preemption_attempts_total{result}.
+ *
+ * Not here: placements (TopologyAwareWorkloadScheduling),
+ * CompositePodGroups, and the priority and preemption-policy checks of
+ * validatePodGroup.
  *
  * Threads: the loop thread only.
  */
@@ -134,9 +144,38 @@ static void fail_all(const struct sx_pg_loop *l, struct sx_queue_item *items,
 		l->fail(l->s, items[i].profile, m[i].pod, msg, false, true, start, NULL);
 }
 
+/* The node group preemption nominated pod to, or SX_STR_EMPTY. */
+static sx_str nominated_for(const struct sx_pg_preempt_result *pf, const struct sx_pod *pod)
+{
+	for (uint32_t i = 0; pf && i < pf->nnominated; i++)
+		if (pf->nominated[i] == pod)
+			return pf->nominated_nodes[i];
+	return SX_STR_EMPTY;
+}
+
+/* A rejected member: with its nomination when group preemption gave one. */
+static void fail_member(const struct sx_pg_loop *l, const struct sx_queue_item *it,
+			const struct sx_pod *pod, const struct sx_status *st, const char *msg,
+			double start, struct sx_rejectors *rej,
+			const struct sx_pg_preempt_result *pf)
+{
+	sx_str nom = nominated_for(pf, pod);
+	char buf[2048];
+
+	if (nom == SX_STR_EMPTY || !l->fail_nominated) {
+		fail_with(l, it, pod, st, msg, start, rej);
+		return;
+	}
+	if (rej->unschedulable == 0 && rej->pending == 0)
+		rej->unschedulable = SX_REJ_ANY;
+	l->fail_nominated(l->s, it->profile, pod,
+			  msg ? msg : sx_status_message(st, buf, sizeof(buf)), nom, start, rej);
+}
+
 /* submitPodGroupResult. */
 static void submit(const struct sx_pg_loop *l, struct sx_queue_item *items, struct sx_pg_member *m,
-		   uint32_t n, const struct sx_status *group, double start)
+		   uint32_t n, const struct sx_status *group, double start,
+		   const struct sx_pg_preempt_result *pf)
 {
 	char gmsg[2048];
 	struct sx_rejectors grej = {0, 0};
@@ -156,7 +195,7 @@ static void submit(const struct sx_pg_loop *l, struct sx_queue_item *items, stru
 			l->bind(l->s, items[i].profile, m[i].pod, m[i].snap, &m[i].res, start,
 				items[i].attempts, items[i].initial_attempt);
 		} else if (m[i].scheduled || !m[i].evaluated) {
-			fail_with(l, &items[i], m[i].pod, group, gmsg, start, &rej);
+			fail_member(l, &items[i], m[i].pod, group, gmsg, start, &rej, pf);
 		} else {
 			/* It did not fit: its own FitError (no PostFilter ran). */
 			rej = (struct sx_rejectors){0, 0};
@@ -164,9 +203,54 @@ static void submit(const struct sx_pg_loop *l, struct sx_queue_item *items, stru
 				sx_rejectors_add_status(&rej, m[i].res.error);
 			else
 				sx_rejectors_from_result(&rej, &m[i].res);
-			fail_with(l, &items[i], m[i].pod, m[i].status, NULL, start, &rej);
+			fail_member(l, &items[i], m[i].pod, m[i].status, NULL, start, &rej, pf);
 		}
 	}
+}
+
+/* runWorkloadAwarePreemption: PodGroupPostFilter for a rejected group.
+ * Fills *pf when it succeeded (the members' nominations). */
+static void post_filter(const struct sx_pg_loop *l, const struct sx_profile *prof,
+			const struct sx_pod_group *pg, const struct sx_snapshot *snap,
+			struct sx_pg_member *m, uint32_t n, int32_t scheduled_before,
+			struct sx_pg_preempt_result *pf)
+{
+	const struct sx_pod **pods = calloc(n ? n : 1, sizeof(*pods));
+	char labels[160], msg[1024];
+	struct sx_status *st;
+
+	memset(pf, 0, sizeof(*pf));
+	if (!pods)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		pods[i] = m[i].pod;
+	struct sx_pg_preempt_input in = {
+		.prof = prof,
+		.pg = pg,
+		.pods = pods,
+		.npods = n,
+		.snap = snap,
+		.nominator = l->nominator ? l->nominator(l->s) : NULL,
+		.scheduled_before = scheduled_before,
+		.schedule = l->schedule,
+		.ctx = l->s,
+	};
+	st = sx_run_pod_group_post_filter(&in, pf);
+	if (l->metrics) {
+		snprintf(labels, sizeof(labels), "result=\"%s\"", sx_code_name(sx_status_code(st)));
+		sx_metrics_inc(l->metrics, "scheduler_workload_preemption_attempts_total", labels,
+			       1);
+	}
+	if (st) {
+		sx_log(2, "Pod group %s/%s: %s", sx_str_get(pg->meta.ns), pg->meta.name,
+		       sx_status_message(st, msg, sizeof(msg)));
+		sx_pg_preempt_result_free(pf);
+	} else {
+		sx_log(2, "Pod group %s/%s: preemption started, %u victims, %u members nominated",
+		       sx_str_get(pg->meta.ns), pg->meta.name, pf->nvictims, pf->nnominated);
+	}
+	sx_status_free(st);
+	free(pods);
 }
 
 /* validatePodGroup: one profile for the whole group. */
@@ -193,6 +277,7 @@ void sx_pg_schedule(const struct sx_pg_loop *l, struct sx_queue_item *it)
 	struct sx_pg_member *m = NULL;
 	struct sx_snapshot *gsnap = NULL;
 	struct sx_status *group = NULL;
+	struct sx_pg_preempt_result pf = {0};
 	const struct sx_pod_group *pg;
 	uint32_t nall = 0, n = 0;
 	char msg[1024];
@@ -252,7 +337,9 @@ void sx_pg_schedule(const struct sx_pg_loop *l, struct sx_queue_item *it)
 	t0 = sx_now_s();
 	group = sx_pod_group_algorithm(&a, m, n);
 	t0 = sx_now_s() - t0;
-	submit(l, items, m, n, group, start);
+	if (sx_status_is_rejected(group))
+		post_filter(l, items[0].profile, pg, gsnap, m, n, a.scheduled_before, &pf);
+	submit(l, items, m, n, group, start, &pf);
 	sx_status_message(group, msg, sizeof(msg));
 	if (sx_status_is_success(group)) {
 		sx_log(2, "Successfully scheduled a pod group %s/%s", sx_str_get(pg->meta.ns),
@@ -271,6 +358,7 @@ void sx_pg_schedule(const struct sx_pg_loop *l, struct sx_queue_item *it)
 		metrics_attempt(l, items[0].profile, "error", start, t0);
 	}
 out:
+	sx_pg_preempt_result_free(&pf);
 	sx_status_free(group);
 	if (m) {
 		sx_pg_members_free(m, n);

@@ -8,6 +8,8 @@
 
 #include "schedext/queue.h"
 
+struct sx_nominator;
+
 struct sx_binder;
 struct sx_cache;
 struct sx_cycle_result;
@@ -41,6 +43,12 @@ struct sx_pg_loop {
 	void (*fail)(struct sx_scheduler *s, const struct sx_profile *prof,
 		     const struct sx_pod *pod, const char *msg, bool rejected, bool clear_nominated,
 		     double start, const struct sx_rejectors *rej);
+	/* The same with a nomination (group preemption's). */
+	void (*fail_nominated)(struct sx_scheduler *s, const struct sx_profile *prof,
+			       const struct sx_pod *pod, const char *msg, sx_str nominated,
+			       double start, const struct sx_rejectors *rej);
+	/* The nominator of the running cycle (the queue's nominations). */
+	const struct sx_nominator *(*nominator)(struct sx_scheduler *s);
 };
 
 /* Does the popped item go through the pod-group cycle (a member of a pod

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 
 #include "preempter.h"
+#include "schedext/podgroup.h"
+#include "schedext/workload.h"
 
 #include "schedext/common.h"
 #include "schedext/metrics.h"
@@ -13,7 +15,13 @@
 
 struct job {
 	struct job *next;
-	const struct sx_pod *preemptor;
+	const struct sx_pod *preemptor; /* a group's first member */
+	/* A pod group's preemption: its key in ev, its UID, its members. */
+	bool group;
+	char key[600];
+	char *group_uid;
+	uint32_t nmembers;
+	const struct sx_pod **members;
 	struct sx_preemption_eval *ev; /* the profile's evaluator (its handle's) */
 	sx_str node;
 	uint32_t nvictims, nlower;
@@ -38,6 +46,10 @@ static void job_free(struct job *j)
 	for (uint32_t i = 0; i < j->nvictims + j->nlower; i++)
 		sx_pod_unref(j->victims[i]);
 	free(j->victims);
+	for (uint32_t i = 0; i < j->nmembers; i++)
+		sx_pod_unref(j->members[i]);
+	free(j->members);
+	free(j->group_uid);
 	sx_pod_unref(j->preemptor);
 	free(j);
 }
@@ -51,8 +63,8 @@ static int evict(struct sx_preempter *p, const struct job *j, const struct sx_po
 	char msg[400];
 	int rc;
 
-	snprintf(msg, sizeof(msg), "%s: preempting to accommodate a higher priority pod",
-		 sx_str_get(j->preemptor->scheduler_name));
+	snprintf(msg, sizeof(msg), "%s: preempting to accommodate a higher priority %s",
+		 sx_str_get(j->preemptor->scheduler_name), j->group ? "PodGroup" : "pod");
 	rc = sx_kube_patch_pod_status(p->kube, ns, v->meta.name, "DisruptionTarget", "True",
 				      REASON_PREEMPTION, msg, NULL, &err);
 	if (rc == 0)
@@ -64,8 +76,12 @@ static int evict(struct sx_preempter *p, const struct job *j, const struct sx_po
 		       sx_str_get(j->preemptor->meta.ns), j->preemptor->meta.name, err.msg);
 		return rc;
 	}
-	if (p->on_preempted)
-		p->on_preempted(p->ctx, v, j->preemptor, j->node);
+	if (p->on_preempted && j->group)
+		p->on_preempted(p->ctx, v, "PodGroup", j->group_uid ? j->group_uid : "", "cluster");
+	else if (p->on_preempted)
+		p->on_preempted(p->ctx, v, "pod",
+				j->preemptor->meta.uid ? j->preemptor->meta.uid : "",
+				sx_str_get(j->node));
 	return 0;
 }
 
@@ -93,7 +109,7 @@ static void run(struct sx_preempter *p, const struct job *j)
 	for (uint32_t i = 0; i + 1 < j->nvictims; i++)
 		if (!j->victims[i]->deleting && evict(p, j, j->victims[i]) < 0)
 			failed = 1;
-	sx_preemption_end(j->ev, j->preemptor->meta.uid);
+	sx_preemption_end(j->ev, j->group ? j->key : j->preemptor->meta.uid);
 	if (j->nvictims && !j->victims[j->nvictims - 1]->deleting &&
 	    evict(p, j, j->victims[j->nvictims - 1]) < 0)
 		failed = 1;
@@ -106,6 +122,8 @@ static void run(struct sx_preempter *p, const struct job *j)
 		sx_metrics_inc(p->metrics, "scheduler_preemption_goroutines_execution_total",
 			       labels, 1);
 	}
+	for (uint32_t i = 1; failed && i < j->nmembers; i++)
+		sx_queue_activate(p->q, j->members[i]);
 }
 
 static void *worker(void *arg)
@@ -194,6 +212,51 @@ int sx_preempter_submit(struct sx_preempter *p, struct sx_preemption_eval *ev,
 	p->tail = j;
 	pthread_cond_signal(&p->cond);
 	pthread_mutex_unlock(&p->mu);
+	return 0;
+}
+
+static void enqueue(struct sx_preempter *p, struct job *j)
+{
+	pthread_mutex_lock(&p->mu);
+	if (p->tail)
+		p->tail->next = j;
+	else
+		p->head = j;
+	p->tail = j;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->mu);
+}
+
+int sx_preempter_submit_group(struct sx_preempter *p, struct sx_preemption_eval *ev,
+			      const struct sx_pod_group *pg, const struct sx_pod *const *members,
+			      uint32_t nmembers, const struct sx_pg_preempt_result *r)
+{
+	struct job *j = nmembers ? calloc(1, sizeof(*j)) : NULL;
+
+	if (!j)
+		return SX_ENOMEM;
+	j->group = true;
+	j->ev = ev;
+	j->preemptor = sx_pod_ref(members[0]);
+	j->nvictims = r->nvictims;
+	j->victims = calloc(r->nvictims ? r->nvictims : 1, sizeof(*j->victims));
+	j->members = calloc(nmembers, sizeof(*j->members));
+	j->group_uid = sx_strdup(pg->meta.uid ? pg->meta.uid : "");
+	if (!j->victims || !j->members || !j->group_uid) {
+		j->nvictims = 0;
+		job_free(j);
+		return SX_ENOMEM;
+	}
+	for (uint32_t i = 0; i < r->nvictims; i++)
+		j->victims[i] = sx_pod_ref(r->victims[i]);
+	for (uint32_t i = 0; i < nmembers; i++)
+		j->members[j->nmembers++] = sx_pod_ref(members[i]);
+	sx_pg_preemption_key(pg->meta.ns, sx_intern(pg->meta.name), j->key, sizeof(j->key));
+	if (sx_preemption_begin(ev, j->key) == SX_ENOMEM) {
+		job_free(j);
+		return SX_ENOMEM;
+	}
+	enqueue(p, j);
 	return 0;
 }
 

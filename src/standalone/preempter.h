@@ -12,9 +12,10 @@
 struct sx_preempter;
 
 /* Called on the worker once a victim's DELETE succeeded (the Preempted
- * event). */
-typedef void (*sx_preempted_fn)(void *ctx, const struct sx_pod *victim,
-				const struct sx_pod *preemptor, sx_str node);
+ * event): the preemptor's type ("pod" or "PodGroup"), its UID and the
+ * node ("cluster" for a pod group: its domain is the whole cluster). */
+typedef void (*sx_preempted_fn)(void *ctx, const struct sx_pod *victim, const char *type,
+				const char *uid, const char *node);
 
 /* kube, q, ctx and metrics must outlive the preempter. metrics (may be
  * NULL): each preemption's run is observed as upstream's goroutine
@@ -42,6 +43,16 @@ struct sx_preempter *sx_preempter_start(struct sx_kube *kube, struct sx_queue *q
  * SX_ENOMEM. */
 int sx_preempter_submit(struct sx_preempter *p, struct sx_preemption_eval *ev,
 			const struct sx_pod *preemptor, const struct sx_preempt_result *r);
+
+/* The same for a pod group's preemption (podgroup.h): the group is marked
+ * running under sx_pg_preemption_key; the DisruptionTarget message says
+ * "higher priority PodGroup"; no nomination is cleared (the domain is the
+ * cluster, not a node); a failure activates every member again. */
+struct sx_pod_group;
+struct sx_pg_preempt_result;
+int sx_preempter_submit_group(struct sx_preempter *p, struct sx_preemption_eval *ev,
+			      const struct sx_pod_group *pg, const struct sx_pod *const *members,
+			      uint32_t nmembers, const struct sx_pg_preempt_result *r);
 
 /* Finishes the queued preemptions, then stops the worker. */
 void sx_preempter_stop(struct sx_preempter *p);

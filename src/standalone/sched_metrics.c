@@ -23,6 +23,7 @@ void sx_sched_metrics_define(struct sx_metrics *m, const struct sx_config *cfg)
 	/* metrics.ExponentialBuckets(0.1, 2, 14) */
 	static const double bc_wait[] = {0.1,  0.2,  0.4,  0.8,	  1.6,	 3.2,	6.4,
 					 12.8, 25.6, 51.2, 102.4, 204.8, 409.6, 819.2};
+	static const double wvictims[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
 
 	if (!m)
 		return;
@@ -61,6 +62,20 @@ void sx_sched_metrics_define(struct sx_metrics *m, const struct sx_config *cfg)
 			  "Time in seconds spent waiting for BindingConditions to be satisfied "
 			  "during PreBind.",
 			  bc_wait, SX_ARRAY_SIZE(bc_wait));
+	/* Workload preemption (metrics.go, GenericWorkload). */
+	sx_metrics_define(m, "scheduler_workload_preemption_attempts_total", SX_METRIC_COUNTER,
+			  "Total preemption attempts initiated by workload (including pod groups) "
+			  "in the cluster till now.",
+			  NULL, 0);
+	sx_metrics_define(m, "scheduler_workload_preemption_victims", SX_METRIC_HISTOGRAM,
+			  "Number of pod preemption victims caused by workload preemption.",
+			  wvictims, SX_ARRAY_SIZE(wvictims));
+	sx_metrics_define(m, "scheduler_preemption_workload_disruptions", SX_METRIC_HISTOGRAM,
+			  "Number of workload preemption units being preempted. A single "
+			  "preemption unit can be all pods in a pod group (in case of "
+			  "DisruptionMode=all), or a single pod (in case of "
+			  "DisruptionMode=single).",
+			  wvictims, SX_ARRAY_SIZE(wvictims));
 	sx_metrics_define(m, "schedext_events_dropped_total", SX_METRIC_COUNTER,
 			  "Events not sent, by reason: queue_full, spam_filter, rejected, "
 			  "retries_exhausted, shutdown.",

@@ -21,6 +21,7 @@
 #include "schedext/queue.h"
 #include "schedext/scheduler.h"
 #include "schedext/handle.h"
+#include "schedext/podgroup.h"
 
 #include "events.h"
 #include "podgroup_cycle.h"
@@ -598,6 +599,18 @@ static void pg_fail(struct sx_scheduler *s, const struct sx_profile *prof, const
 	handle_failure_rej(s, prof, pod, msg, rejected, SX_STR_EMPTY, clear_nominated, start, rej);
 }
 
+static void pg_fail_nominated(struct sx_scheduler *s, const struct sx_profile *prof,
+			      const struct sx_pod *pod, const char *msg, sx_str nominated,
+			      double start, const struct sx_rejectors *rej)
+{
+	handle_failure_rej(s, prof, pod, msg, true, nominated, false, start, rej);
+}
+
+static const struct sx_nominator *pg_nominator(struct sx_scheduler *s)
+{
+	return s->cur_nom ? &s->cur_nom->nom : NULL;
+}
+
 static void schedule_group(struct sx_scheduler *s, struct sx_queue_item *it)
 {
 	s->cur_nom = sx_queue_nominated(s->q);
@@ -715,14 +728,13 @@ static uint32_t proxy_pods_for_node(void *ctx, sx_str node, const struct sx_pod 
 }
 
 /* The Preempted event, on the preempter's thread. */
-static void on_preempted(void *ctx, const struct sx_pod *victim, const struct sx_pod *preemptor,
-			 sx_str node)
+static void on_preempted(void *ctx, const struct sx_pod *victim, const char *type, const char *uid,
+			 const char *node)
 {
 	struct sx_scheduler *s = ctx;
 	char msg[600];
 
-	snprintf(msg, sizeof(msg), "Preempted by pod %s on node %s",
-		 preemptor->meta.uid ? preemptor->meta.uid : "", sx_str_get(node));
+	snprintf(msg, sizeof(msg), "Preempted by %s %s on node %s", type, uid, node);
 	emit(s, victim, "Normal", "Preempted", "Preempting", msg, "schedext");
 }
 
@@ -742,6 +754,29 @@ static struct sx_status *apply_preemption(void *ctx, struct sx_preemption_eval *
 	if (s->o.metrics)
 		sx_metrics_observe(s->o.metrics, "scheduler_preemption_victims", NULL,
 				   r->victims.n);
+	return NULL;
+}
+
+/* The same for a pod group (Executor.actuatePodGroupPreemption), with the
+ * workload preemption metrics of upstream metrics.go. */
+static struct sx_status *apply_group_preemption(void *ctx, struct sx_preemption_eval *ev,
+						const struct sx_pod_group *pg,
+						const struct sx_pod *const *members, uint32_t n,
+						const struct sx_pg_preempt_result *r)
+{
+	struct sx_scheduler *s = ctx;
+
+	if (!leading(s))
+		return sx_status_new(SX_ERROR, "not the leader");
+	if (sx_preempter_submit_group(s->preempter, ev, pg, members, n, r) < 0)
+		return sx_status_new(SX_ERROR, "out of memory");
+	if (s->o.metrics) {
+		sx_metrics_observe(s->o.metrics, "scheduler_preemption_victims", NULL, r->nvictims);
+		sx_metrics_observe(s->o.metrics, "scheduler_workload_preemption_victims", NULL,
+				   r->nvictims);
+		sx_metrics_observe(s->o.metrics, "scheduler_preemption_workload_disruptions",
+				   "preemptor=\"PodGroup\"", r->ngroup_units);
+	}
 	return NULL;
 }
 
@@ -953,6 +988,7 @@ static void detach_cache(struct sx_scheduler *s)
 
 	env.cache = NULL;
 	env.apply = NULL;
+	env.apply_group = NULL;
 	env.apply_ctx = NULL;
 	sx_config_attach(s->o.cfg, &env);
 }
@@ -1014,7 +1050,9 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 				    .leading = leading,
 				    .schedule = pg_schedule_member,
 				    .bind = pg_bind,
-				    .fail = pg_fail};
+				    .fail = pg_fail,
+				    .fail_nominated = pg_fail_nominated,
+				    .nominator = pg_nominator};
 	s->env = (struct sx_handle_env){.cache = opts->cache,
 					.kube = opts->kube,
 					.binder = &s->binder,
@@ -1023,6 +1061,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 					.metrics = opts->metrics,
 					.pool = opts->pool,
 					.apply = apply_preemption,
+					.apply_group = apply_group_preemption,
 					.apply_ctx = s,
 					.seed = sx_now_ns()};
 	l = (struct sx_cache_listener){on_pod, on_node, s, on_object};

@@ -20,7 +20,14 @@ the pod-group cycle of 1.37 (schedule_one_podgroup.go):
     one binds whole, the other binds nothing and waits, and binds once the
     first is deleted;
 (g) a member added to a gang whose minCount is already bound binds alone
-    (the members scheduled before count, PodGroupState.ScheduledPodsCount).
+    (the members scheduled before count, PodGroupState.ScheduledPodsCount);
+(h) group preemption (DefaultPreemption's PodGroupPostFilter): a gang of
+    priority 100 that fits nowhere preempts a bound group of priority 10
+    whose disruptionMode is All whole (every member gets the
+    DisruptionTarget condition and is deleted, though one per node could
+    have stayed beside it), its members are nominated to the nodes being
+    freed, the victims get upstream's Preempted event, then the gang binds;
+    scheduler_workload_preemption_attempts_total{result="Success"} counts it.
 """
 import os
 import sys
@@ -260,8 +267,64 @@ def test_member_after_quorum(tmp):
         api.stop()
 
 
+def test_gang_preempts_group_whole(tmp):
+    low_group = pod_group("low", 4)
+    low_group["metadata"]["uid"] = "uid-pg-low"
+    low_group["spec"].update({"priority": 10, "disruptionMode": {"all": {}}})
+    high_group = pod_group("high", 2)
+    high_group["metadata"]["uid"] = "uid-pg-high"
+    high_group["spec"]["priority"] = 100
+    low = [member("low-%d" % i, "low") for i in range(4)]
+    for p in low:
+        p["spec"]["priority"] = 10
+    api, sx = start(tmp, "preempt", [node("n1"), node("n2")], low_group, low,
+                    "--feature-gates", "GenericWorkload=true")
+    try:
+        check(wait_for(lambda: len(bindings(api)) == 4, 20),
+              "preempt: the low group binds first: %r\n%s" % (bindings(api), sx.logtext()))
+        high = [member("high-%d" % i, "high", cpu="2500m") for i in range(2)]
+        for p in high:
+            p["spec"]["priority"] = 100
+        api.apply([{"op": "create", "object": high_group}])
+        api.apply([{"op": "create", "object": p} for p in high])
+
+        def deleted():
+            return sorted(d["name"] for d in api.control("records")["deletes"]
+                          if d["resource"] == "pods")
+        check(wait_for(lambda: deleted() == ["low-%d" % i for i in range(4)], 20),
+              "preempt: every member of the low group is deleted: %r\n%s"
+              % (deleted(), sx.logtext()))
+        rec = api.control("records")
+        for i in range(2):
+            noms = [(p["patch"].get("status") or {}).get("nominatedNodeName")
+                    for p in rec["patches"] if p["name"] == "high-%d" % i
+                    and "nominatedNodeName" in (p["patch"].get("status") or {})]
+            check(noms and noms[0] in ("n1", "n2"),
+                  "preempt: high-%d nominated to a node being freed: %r" % (i, noms))
+        conds = [c for p in rec["patches"] if p["name"].startswith("low-")
+                 for c in (p["patch"].get("status") or {}).get("conditions", [])
+                 if c.get("type") == "DisruptionTarget"]
+        check(len(conds) == 4 and all(
+            c["reason"] == "PreemptionByScheduler" and c["message"] ==
+            "default-scheduler: preempting to accommodate a higher priority PodGroup"
+            for c in conds), "preempt: DisruptionTarget on each victim: %r" % conds)
+        check(wait_for(lambda: bindings(api) == ["high-0", "high-1", "low-0", "low-1",
+                                                 "low-2", "low-3"], 20),
+              "preempt: the gang binds where the group was: %r\n%s"
+              % (bindings(api), sx.logtext()))
+        notes = [e.get("note") for e in api.control("records")["events"]
+                 if e.get("reason") == "Preempted"]
+        check(sorted(notes) == ["Preempted by PodGroup uid-pg-high on node cluster"] * 4,
+              "preempt: the Preempted events: %r" % notes)
+        got = metric(sx, "scheduler_workload_preemption_attempts_total", ['result="Success"'])
+        check(got == 1, "preempt: one successful workload preemption attempt: %r" % got)
+        check(sx.stop() == 0, "preempt: clean exit")
+    finally:
+        api.stop()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(os.path.basename(__file__),
                        [test_gang_fits, test_gang_does_not_fit, test_gate_off,
                         test_group_after_pods, test_gang_of_8, test_two_gangs_compete,
-                       test_member_after_quorum]))
+                       test_member_after_quorum, test_gang_preempts_group_whole]))

@@ -1,0 +1,532 @@
+/* Group preemption, the PodGroupPostFilter of DefaultPreemption (podgroup.h):
+ * upstream pkg/scheduler/framework/preemption/podgrouppreemption.go
+ * (PodGroupEvaluator.Preempt, selectVictimsOnDomain, isPreemptionAllowed,
+ * preemptorEligibleToPreemptOthers, moreImportantVictim), types.go
+ * (getCrossNodesVictims, NewPodVictim, NewVictim: the preemption units),
+ * util.go (FilterVictimsWithPDBViolation, GetPodPriority) and
+ * plugins/defaultpreemption/default_preemption.go (PodGroupPostFilter).
+ *
+ * The domain is the whole cluster. A preemption unit is one pod, or every
+ * scheduled pod of a PodGroup whose disruptionMode is All; its priority is
+ * its PodGroup's when the pod has one, else the pod's. A unit of a pod
+ * group's pods (whole or not) is more important than a lone pod of the
+ * same priority; between two such, the larger, then the one started first. Every unit of lower
+ * priority than the preemptor group is removed from a private copy of the
+ * snapshot, the group is placed there by the pod-group algorithm's dry run
+ * (one member after another, each seeing the ones before), then the units
+ * are reprieved one at a time, PDB-violating ones first, most important
+ * first: a unit is added back and kept when every placed member still
+ * passes its Filters with the nominated pods (PreFilter AddPod run on a
+ * clone of the member's cycle state for each pod of the unit). Upstream
+ * also runs Reserve for each member during a reprieve; here nothing is
+ * reserved (a dry run on copies).
+ *
+ * Runs on the caller's thread; no state of its own. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedext/features.h"
+#include "schedext/config.h"
+#include "schedext/podgroup.h"
+#include "schedext/preemption.h"
+#include "schedext/snapshot.h"
+#include "schedext/workload.h"
+
+#define PREFIX "pod group preemption: "
+
+struct unit {
+	const struct sx_pod **pods; /* borrowed from the snapshot */
+	sx_str *nodes;
+	uint32_t n;
+	int32_t priority;
+	bool group;	  /* pods of a pod group (NewPodVictim: its PodGroup key type) */
+	bool whole;	  /* every pod of a PodGroup with disruptionMode All */
+	int64_t earliest; /* earliest start time of its pods */
+	uint32_t violations;
+	bool preempt;
+};
+
+static const struct sx_pod_group *find_group(const struct sx_snapshot *snap, sx_str ns, sx_str name)
+{
+	const char *want = sx_str_get(name);
+
+	for (uint32_t i = 0; i < snap->npod_groups; i++) {
+		const struct sx_pod_group *g = snap->pod_groups[i];
+
+		if (g->meta.ns == ns && strcmp(g->meta.name, want) == 0)
+			return g;
+	}
+	return NULL;
+}
+
+int32_t sx_pod_group_priority(const struct sx_pod_group *pg)
+{
+	return pg->spec.has_priority ? pg->spec.priority : 0;
+}
+
+/* GetPodPriority: the pod's PodGroup's priority when it has one. */
+static int32_t pod_priority(const struct sx_snapshot *snap, const struct sx_pod *p)
+{
+	const struct sx_pod_group *g = p->scheduling_group != SX_STR_EMPTY
+					       ? find_group(snap, p->meta.ns, p->scheduling_group)
+					       : NULL;
+
+	return g ? sx_pod_group_priority(g) : p->priority;
+}
+
+static int64_t start_of(const struct sx_pod *p)
+{
+	return p->start_time ? p->start_time : INT64_MAX;
+}
+
+/* moreImportantVictim. */
+static bool more_important(const struct unit *a, const struct unit *b)
+{
+	if (a->priority != b->priority)
+		return a->priority > b->priority;
+	if (a->group != b->group)
+		return a->group;
+	if (a->group && a->n != b->n)
+		return a->n > b->n;
+	return a->earliest < b->earliest;
+}
+
+static void sort_units(struct unit **u, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		struct unit *x = u[i];
+		uint32_t j = i;
+
+		while (j > 0 && more_important(x, u[j - 1])) {
+			u[j] = u[j - 1];
+			j--;
+		}
+		u[j] = x;
+	}
+}
+
+static int unit_add(struct unit *u, const struct sx_pod *p, sx_str node, uint32_t cap)
+{
+	if (!u->pods) {
+		u->pods = sx_calloc(cap ? cap : 1, sizeof(*u->pods));
+		u->nodes = sx_calloc(cap ? cap : 1, sizeof(*u->nodes));
+		if (!u->pods || !u->nodes)
+			return SX_ENOMEM;
+		u->earliest = INT64_MAX;
+	}
+	u->pods[u->n] = p;
+	u->nodes[u->n++] = node;
+	if (start_of(p) < u->earliest)
+		u->earliest = start_of(p);
+	return 0;
+}
+
+static void units_free(struct unit *u, uint32_t n)
+{
+	for (uint32_t i = 0; u && i < n; i++) {
+		free(u[i].pods);
+		free(u[i].nodes);
+	}
+	free(u);
+}
+
+/* getCrossNodesVictims: one unit per pod, except that the pods of a
+ * PodGroup with disruptionMode All form one unit. */
+static int collect_units(const struct sx_snapshot *snap, struct unit **out, uint32_t *nout)
+{
+	uint32_t total = 0, n = 0;
+	struct unit *u;
+
+	for (uint32_t i = 0; i < snap->nnodes; i++)
+		total += snap->nodes[i]->npods;
+	*out = u = sx_calloc(total ? total : 1, sizeof(*u));
+	*nout = 0;
+	if (!u)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < snap->nnodes; i++) {
+		const struct sx_node_info *ni = snap->nodes[i];
+
+		for (uint32_t j = 0; j < ni->npods; j++) {
+			const struct sx_pod *p = ni->pods[j];
+			const struct sx_pod_group *g =
+				p->scheduling_group != SX_STR_EMPTY
+					? find_group(snap, p->meta.ns, p->scheduling_group)
+					: NULL;
+			bool seen = false;
+
+			if (!g || g->spec.disruption != SX_DISRUPTION_ALL) {
+				u[n].priority = g ? sx_pod_group_priority(g) : p->priority;
+				u[n].group = p->scheduling_group != SX_STR_EMPTY;
+				if (unit_add(&u[n++], p, ni->name, 1) < 0)
+					goto oom;
+				continue;
+			}
+			for (uint32_t k = 0; k < n && !seen; k++)
+				seen = u[k].whole && u[k].pods[0]->meta.ns == p->meta.ns &&
+				       u[k].pods[0]->scheduling_group == p->scheduling_group;
+			if (seen)
+				continue;
+			u[n].group = u[n].whole = true;
+			u[n].priority = sx_pod_group_priority(g);
+			for (uint32_t a = 0; a < snap->nnodes; a++)
+				for (uint32_t b = 0; b < snap->nodes[a]->npods; b++) {
+					const struct sx_pod *q = snap->nodes[a]->pods[b];
+
+					if (q->meta.ns == p->meta.ns &&
+					    q->scheduling_group == p->scheduling_group &&
+					    unit_add(&u[n], q, snap->nodes[a]->name, total) < 0)
+						goto oom;
+				}
+			n++;
+		}
+	}
+	*nout = n;
+	return 0;
+oom:
+	units_free(u, n + 1);
+	*out = NULL;
+	return SX_ENOMEM;
+}
+
+/* preemptorEligibleToPreemptOthers; NULL or the reason. */
+static const char *ineligible(const struct sx_pg_preempt_input *in, int32_t prio)
+{
+	bool never = false;
+
+	if (sx_feature_enabled(&in->prof->features, SX_FEATURE_POD_GROUP_PREEMPTION_POLICY)) {
+		never = in->pg->spec.has_preemption_policy && in->pg->spec.preempt_never;
+	} else {
+		for (uint32_t i = 0; i < in->npods; i++)
+			never = never || in->pods[i]->preempt_never;
+	}
+	if (never)
+		return "not eligible due to preemptionPolicy=Never.";
+	for (uint32_t i = 0; i < in->npods; i++) {
+		int at = in->pods[i]->nominated_node != SX_STR_EMPTY
+				 ? sx_snapshot_find(in->snap, in->pods[i]->nominated_node)
+				 : -1;
+
+		if (at < 0)
+			continue;
+		const struct sx_node_info *ni = in->snap->nodes[at];
+
+		for (uint32_t j = 0; j < ni->npods; j++) {
+			const struct sx_pod *p = ni->pods[j];
+
+			if (pod_priority(in->snap, p) < prio && p->deleting && p->preemption_target)
+				return "not eligible due to a terminating pod on the nominated "
+				       "node.";
+		}
+	}
+	return NULL;
+}
+
+static void fail(struct sx_pg_preempt_result *out, enum sx_code code, const char *msg)
+{
+	out->status = sx_status_new(code, PREFIX "%s", msg);
+}
+
+/* A copy of *view with pod counted on node; replaces *view. */
+static int add_to(struct sx_snapshot **view, const struct sx_pod *pod, sx_str node)
+{
+	struct sx_snapshot *next = sx_snapshot_with_pod(*view, pod, node);
+
+	if (!next)
+		return SX_ENOMEM;
+	sx_snapshot_unref(*view);
+	*view = next;
+	return 0;
+}
+
+/* Does every placed member still pass its Filters on try_ (the kept state
+ * with unit u added back)? *err: an Error met. */
+static bool members_fit(const struct sx_pg_preempt_input *in, struct sx_pg_member *m,
+			const struct sx_snapshot *try_, const struct unit *u,
+			struct sx_status **err)
+{
+	struct sx_snapshot *view = sx_snapshot_ref(try_);
+	bool fits = true;
+
+	for (uint32_t i = 0; i < in->npods && fits && !*err; i++) {
+		struct sx_cycle_state *cs;
+		struct sx_status *st = NULL;
+		int at;
+
+		if (!m[i].scheduled)
+			continue;
+		cs = sx_cycle_state_clone(in->prof, m[i].res.state);
+		if (!cs) {
+			*err = sx_status_oom();
+			break;
+		}
+		for (uint32_t k = 0; k < u->n && !st; k++) {
+			int v = sx_snapshot_find(view, u->nodes[k]);
+
+			if (v >= 0)
+				st = sx_run_add_pod(in->prof, cs, m[i].pod, u->pods[k],
+						    view->nodes[v]);
+		}
+		at = sx_snapshot_find(view, m[i].node);
+		if (!st && at >= 0)
+			st = sx_run_filters_with_nominated(in->prof, cs, m[i].pod, view->nodes[at],
+							   in->nominator);
+		sx_cycle_state_free(in->prof, cs);
+		if (sx_status_code(st) == SX_ERROR) {
+			*err = st;
+			break;
+		}
+		fits = sx_status_is_success(st) && at >= 0;
+		sx_status_free(st);
+		if (fits && add_to(&view, m[i].pod, m[i].node) < 0)
+			*err = sx_status_oom();
+	}
+	sx_snapshot_unref(view);
+	return fits;
+}
+
+/* Steps after the group fits without the potential units: reprieve. */
+static int reprieve(const struct sx_pg_preempt_input *in, struct sx_pg_member *m,
+		    const struct sx_snapshot *without, struct unit **pot, uint32_t npot,
+		    struct sx_pg_preempt_result *out)
+{
+	struct sx_snapshot *cur = sx_snapshot_ref(without);
+	struct sx_status *err = NULL;
+	int rc = 0;
+
+	for (int pass = 1; pass >= 0 && !rc && !err; pass--) {
+		for (uint32_t i = 0; i < npot && !rc && !err; i++) {
+			struct unit *u = pot[i];
+			struct sx_snapshot *try_;
+
+			if ((u->violations > 0) != (pass == 1))
+				continue;
+			try_ = sx_snapshot_ref(cur);
+			for (uint32_t k = 0; k < u->n && !rc; k++)
+				rc = add_to(&try_, u->pods[k], u->nodes[k]);
+			if (!rc && members_fit(in, m, try_, u, &err) && !err) {
+				sx_snapshot_unref(cur);
+				cur = try_;
+				continue;
+			}
+			sx_snapshot_unref(try_);
+			u->preempt = true;
+			if (pass == 1)
+				out->num_pdb_violations += u->violations;
+		}
+	}
+	sx_snapshot_unref(cur);
+	if (err && !rc) {
+		char msg[1024];
+
+		fail(out, SX_ERROR, sx_status_message(err, msg, sizeof(msg)));
+	}
+	sx_status_free(err);
+	return rc;
+}
+
+/* The victims (units to preempt, most important first) and nominations. */
+static int fill_result(const struct sx_pg_preempt_input *in, struct sx_pg_member *m,
+		       struct unit **pot, uint32_t npot, struct sx_pg_preempt_result *out)
+{
+	uint32_t total = 0;
+
+	for (uint32_t i = 0; i < npot; i++)
+		total += pot[i]->preempt ? pot[i]->n : 0;
+	out->victims = sx_calloc(total + 1, sizeof(*out->victims));
+	out->nominated = sx_calloc(in->npods + 1, sizeof(*out->nominated));
+	out->nominated_nodes = sx_calloc(in->npods + 1, sizeof(*out->nominated_nodes));
+	if (!out->victims || !out->nominated || !out->nominated_nodes)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < npot; i++) { /* pot is sorted by importance */
+		if (!pot[i]->preempt)
+			continue;
+		out->nunits++;
+		out->ngroup_units += pot[i]->group;
+		for (uint32_t k = 0; k < pot[i]->n; k++)
+			out->victims[out->nvictims++] = sx_pod_ref(pot[i]->pods[k]);
+	}
+	for (uint32_t i = 0; i < in->npods; i++)
+		if (m[i].scheduled) {
+			out->nominated[out->nnominated] = m[i].pod;
+			out->nominated_nodes[out->nnominated++] = m[i].node;
+		}
+	return 0;
+}
+
+/* Marks PDB violations per unit, in importance order. */
+static int mark_pdbs(const struct sx_snapshot *snap, struct unit **pot, uint32_t npot)
+{
+	uint32_t total = 0, k = 0;
+	const struct sx_pod **flat;
+	bool *violating;
+	int rc;
+
+	for (uint32_t i = 0; i < npot; i++)
+		total += pot[i]->n;
+	flat = sx_calloc(total + 1, sizeof(*flat));
+	violating = sx_calloc(total + 1, sizeof(*violating));
+	rc = flat && violating ? 0 : SX_ENOMEM;
+	for (uint32_t i = 0; i < npot && !rc; i++)
+		for (uint32_t j = 0; j < pot[i]->n; j++)
+			flat[k++] = pot[i]->pods[j];
+	if (!rc)
+		rc = sx_preempt_mark_pdb_violations(snap, flat, total, violating);
+	k = 0;
+	for (uint32_t i = 0; i < npot && !rc; i++)
+		for (uint32_t j = 0; j < pot[i]->n; j++)
+			pot[i]->violations += violating[k++];
+	free(flat);
+	free(violating);
+	return rc;
+}
+
+/* selectVictimsOnDomain once the preemptor is eligible. */
+static int select_victims(const struct sx_pg_preempt_input *in, struct unit **pot, uint32_t npot,
+			  struct sx_pg_preempt_result *out)
+{
+	const struct sx_pod **pods;
+	sx_str *nodes;
+	uint32_t total = 0, k = 0;
+	struct sx_snapshot *without = NULL;
+	struct sx_pg_member *m = sx_calloc(in->npods + 1, sizeof(*m));
+	struct sx_status *st = NULL;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < npot; i++)
+		total += pot[i]->n;
+	pods = sx_calloc(total + 1, sizeof(*pods));
+	nodes = sx_calloc(total + 1, sizeof(*nodes));
+	if (!m || !pods || !nodes) {
+		rc = SX_ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < npot; i++)
+		for (uint32_t j = 0; j < pot[i]->n; j++) {
+			pods[k] = pot[i]->pods[j];
+			nodes[k++] = pot[i]->nodes[j];
+		}
+	if (!(without = sx_snapshot_without_pods(in->snap, pods, nodes, total))) {
+		rc = SX_ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < in->npods; i++)
+		m[i].pod = in->pods[i];
+	struct sx_pg_algorithm a = {
+		.prof = in->prof,
+		.pg = in->pg,
+		.base = without,
+		.scheduled_before = in->scheduled_before,
+		.schedule = in->schedule,
+		.ctx = in->ctx,
+		.feasible = in->feasible,
+	};
+	st = sx_pod_group_algorithm(&a, m, in->npods);
+	if (!sx_status_is_success(st)) {
+		char msg[1024];
+
+		fail(out, sx_status_code(st), sx_status_message(st, msg, sizeof(msg)));
+		goto out;
+	}
+	sort_units(pot, npot);
+	if ((rc = mark_pdbs(in->snap, pot, npot)) < 0)
+		goto out;
+	if ((rc = reprieve(in, m, without, pot, npot, out)) < 0 || out->status)
+		goto out;
+	rc = fill_result(in, m, pot, npot, out);
+out:
+	sx_status_free(st);
+	if (m)
+		sx_pg_members_free(m, in->npods);
+	sx_snapshot_unref(without);
+	free(m);
+	free(pods);
+	free(nodes);
+	return rc;
+}
+
+int sx_pod_group_preempt(const struct sx_pg_preempt_input *in, struct sx_pg_preempt_result *out)
+{
+	int32_t prio = sx_pod_group_priority(in->pg);
+	struct unit *units = NULL, **pot = NULL;
+	uint32_t nunits = 0, npot = 0;
+	const char *why;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (in->pg->spec.ntopology > 0) {
+		fail(out, SX_UNSCHEDULABLE, "not supported with topology constraints");
+		return out->status ? 0 : SX_ENOMEM;
+	}
+	if ((why = ineligible(in, prio))) {
+		fail(out, SX_UNSCHEDULABLE, why);
+		return out->status ? 0 : SX_ENOMEM;
+	}
+	rc = collect_units(in->snap, &units, &nunits);
+	if (!rc && !(pot = sx_calloc(nunits + 1, sizeof(*pot))))
+		rc = SX_ENOMEM;
+	for (uint32_t i = 0; !rc && i < nunits; i++)
+		if (units[i].priority < prio) /* isPreemptionAllowed */
+			pot[npot++] = &units[i];
+	if (!rc && npot == 0)
+		fail(out, SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
+		     "No preemption victims found for incoming preemptor");
+	else if (!rc)
+		rc = select_victims(in, pot, npot, out);
+	units_free(units, nunits);
+	free(pot);
+	if (rc) {
+		sx_pg_preempt_result_free(out);
+		fail(out, SX_ERROR, "out of memory");
+	}
+	return rc;
+}
+
+void sx_pg_preempt_result_free(struct sx_pg_preempt_result *r)
+{
+	if (!r)
+		return;
+	sx_status_free(r->status);
+	for (uint32_t i = 0; i < r->nvictims; i++)
+		sx_pod_unref(r->victims[i]);
+	free(r->victims);
+	free(r->nominated);
+	free(r->nominated_nodes);
+	memset(r, 0, sizeof(*r));
+}
+
+struct sx_status *sx_run_pod_group_post_filter(const struct sx_pg_preempt_input *in,
+					       struct sx_pg_preempt_result *out)
+{
+	const struct sx_profile *prof = in->prof;
+	struct sx_status *st = NULL;
+	bool any = false;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < prof->n[SX_PT_POST_FILTER]; i++) {
+		const struct sx_enabled *e = &prof->points[SX_PT_POST_FILTER][i];
+
+		if (!e->plugin->pod_group_post_filter)
+			continue;
+		any = true;
+		sx_status_free(st);
+		sx_pg_preempt_result_free(out);
+		st = e->plugin->pod_group_post_filter(e->self, in, out);
+		if (sx_status_is_success(st))
+			return NULL;
+		sx_status_set_plugin(st, e->plugin->name);
+		if (sx_status_code(st) == SX_ERROR)
+			break;
+	}
+	if (!any) /* runWorkloadAwarePreemption without the plugin */
+		return sx_status_new(SX_UNSCHEDULABLE, "default preemption plugin is not "
+						       "registered, workload aware preemption is "
+						       "disabled");
+	return st;
+}
+
+const char *sx_pg_preemption_key(sx_str ns, sx_str name, char *buf, size_t len)
+{
+	snprintf(buf, len, "podgroup/%s/%s", sx_str_get(ns), sx_str_get(name));
+	return buf;
+}
