@@ -41,12 +41,13 @@ const char *sx_point_name(enum sx_point pt);
 
 /* The PodGroup extension points of 1.36 and 1.37 (plugins.placementGenerate,
  * placementScore, podGroupPostFilter), used by the pod-group cycle
- * (podgroup.h) with GenericWorkload. The profile keeps what the
- * configuration enables there, resolved to the registry, for /configz;
- * placements are not implemented, and PodGroupPostFilter runs the
- * pod_group_post_filter hook of the profile's PostFilter plugins
- * (DefaultPreemption's), whatever podGroupPostFilter says. (PlacementFeasible is not configured: the cycle runs it for
- * the Permit plugins that have it, as upstream.) */
+ * (podgroup.h) with GenericWorkload. podGroupPostFilter is resolved as
+ * every other point (multiPoint's plugins that implement it, then the
+ * set's own): the pod-group cycle runs exactly those. No schedext plugin
+ * implements the placement points: what the configuration enables there
+ * is kept for /configz and warned about once. (PlacementFeasible is not
+ * configured: the cycle runs it for the Permit plugins that have it, as
+ * upstream.) */
 enum sx_group_point {
 	SX_GPT_PLACEMENT_GENERATE,
 	SX_GPT_PLACEMENT_SCORE,

@@ -156,10 +156,11 @@ int sx_pod_group_preempt(const struct sx_pg_preempt_input *in, struct sx_pg_pree
  * PodGroup's UID): "podgroup/<namespace>/<name>". */
 const char *sx_pg_preemption_key(sx_str ns, sx_str name, char *buf, size_t len);
 
-/* RunPodGroupPostFilterPlugins: the profile's PostFilter plugins that have
- * the pod_group_post_filter hook, in order, until one succeeds (the last
- * status otherwise; Unschedulable "no PodGroupPostFilter plugin" without
- * any). */
+/* RunPodGroupPostFilterPlugins: the profile's podGroupPostFilter plugins
+ * (prof->group[SX_GPT_POD_GROUP_POST_FILTER], multiPoint expanded as at
+ * every point), in order, until one succeeds (the last status otherwise;
+ * Unschedulable "default preemption plugin is not registered, ..."
+ * without any). */
 struct sx_status *sx_run_pod_group_post_filter(const struct sx_pg_preempt_input *in,
 					       struct sx_pg_preempt_result *out);
 

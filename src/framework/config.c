@@ -386,13 +386,74 @@ static int expand_point(struct sx_profile *prof, enum sx_point pt, const struct 
 	return rc;
 }
 
-/* A PodGroup extension point's set: no schedext plugin implements one, so
- * multiPoint adds nothing there and what the set enables is kept as
- * configured (names checked as at every point and resolved to the
- * registry), shown by /configz and named in one warning: the pod-group
- * cycle runs without placements or group preemption. */
+static int add_group_enabled(struct sx_profile *prof, enum sx_group_point gpt, const char *name,
+			     int64_t weight)
+{
+	struct sx_group_enabled *arr =
+		realloc(prof->group[gpt], sizeof(*arr) * (prof->ngroup[gpt] + 1));
+
+	if (!arr)
+		return SX_ENOMEM;
+	prof->group[gpt] = arr;
+	arr[prof->ngroup[gpt]] = (struct sx_group_enabled){
+		.weight = gpt == SX_GPT_PLACEMENT_SCORE ? (weight > 0 ? weight : 1) : 0,
+		.index = sx_plugin_index(name),
+		.name = sx_strdup(name)};
+	if (!arr[prof->ngroup[gpt]].name)
+		return SX_ENOMEM;
+	if (arr[prof->ngroup[gpt]].index >= 0)
+		prof->instantiated[arr[prof->ngroup[gpt]].index] = true;
+	prof->ngroup[gpt]++;
+	return 0;
+}
+
+/* podGroupPostFilter (1.37) resolved as every other point is
+ * (framework.go expandMultiPointPlugins): multiPoint's plugins that
+ * implement it (DefaultPreemption's pod_group_post_filter) unless the set
+ * disables them or "*", then what the set enables; enabling a plugin that
+ * does not implement it is refused with upstream's words. */
+static int expand_pod_group_post_filter(struct sx_profile *prof, const struct plugin_set *set,
+					const struct plugin_set *multi, struct sx_error *err)
+{
+	const enum sx_group_point gpt = SX_GPT_POD_GROUP_POST_FILTER;
+	bool all_disabled = false;
+	int rc = 0;
+
+	for (unsigned i = 0; i < set->ndisabled; i++)
+		all_disabled |= strcmp(set->disabled[i], "*") == 0;
+	for (unsigned i = 0; i < multi->nenabled && !all_disabled && !rc; i++) {
+		const char *name = multi->enabled[i].name;
+		int idx = sx_plugin_index(name);
+
+		if (idx < 0 || !sx_plugins[idx]->pod_group_post_filter ||
+		    set_has_disabled(set, name) || find_enabled(set, name) >= 0)
+			continue;
+		rc = add_group_enabled(prof, gpt, name, 0);
+	}
+	for (unsigned i = 0; i < set->nenabled && !rc; i++) {
+		const char *name = set->enabled[i].name;
+		int idx = sx_plugin_index(name);
+
+		if (idx >= 0 && !sx_plugins[idx]->pod_group_post_filter) {
+			sx_error_set(err, SX_EINVAL,
+				     "plugin \"%s\" does not extend podGroupPostFilter plugin",
+				     name);
+			sx_error_prefix(err, "podGroupPostFilter");
+			return SX_EINVAL;
+		}
+		rc = add_group_enabled(prof, gpt, name, 0);
+	}
+	return rc ? sx_error_set(err, SX_ENOMEM, "out of memory") : 0;
+}
+
+/* A placement point's set (placementGenerate, placementScore): no schedext
+ * plugin implements one, so multiPoint adds nothing there and what the set
+ * enables is kept as configured (resolved to the registry), shown by
+ * /configz and named in one warning: the pod-group cycle runs without
+ * placements. */
 static int read_group_point(const cJSON *plugins, struct sx_profile *prof, enum sx_group_point gpt,
-			    struct plugin_set *set, struct sx_error *err)
+			    const struct plugin_set *multi, struct plugin_set *set,
+			    struct sx_error *err)
 {
 	int rc;
 
@@ -400,35 +461,29 @@ static int read_group_point(const cJSON *plugins, struct sx_profile *prof, enum 
 		return 0; /* refused by strict decoding already */
 	if ((rc = read_plugin_set(plugins, group_points[gpt].name, set, err)) < 0)
 		return rc;
+	if (gpt == SX_GPT_POD_GROUP_POST_FILTER)
+		return expand_pod_group_post_filter(prof, set, multi, err);
 	if (set->nenabled == 0)
 		return 0;
-	prof->group[gpt] = calloc(set->nenabled, sizeof(*prof->group[gpt]));
-	if (!prof->group[gpt])
-		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	for (unsigned i = 0; i < set->nenabled; i++) {
-		struct sx_group_enabled *g = &prof->group[gpt][prof->ngroup[gpt]++];
-		int64_t w = set->enabled[i].weight;
-
-		g->weight = gpt == SX_GPT_PLACEMENT_SCORE ? (w > 0 ? w : 1) : 0;
-		g->index = sx_plugin_index(set->enabled[i].name);
-		if (!(g->name = sx_strdup(set->enabled[i].name)))
+	for (unsigned i = 0; i < set->nenabled; i++)
+		if (add_group_enabled(prof, gpt, set->enabled[i].name, set->enabled[i].weight))
 			return sx_error_set(err, SX_ENOMEM, "out of memory");
-	}
 	sx_log(0,
 	       "warning: profile %s: plugins.%s enables %s%s: no schedext plugin implements "
-	       "%s (the pod-group cycle runs without placements or group preemption); ignored",
+	       "%s (the pod-group cycle runs without placements); ignored",
 	       prof->scheduler_name, group_points[gpt].name, set->enabled[0].name,
 	       set->nenabled > 1 ? " and others" : "", group_points[gpt].name);
 	return 0;
 }
 
-static int read_group_points(const cJSON *plugins, struct sx_profile *prof, struct sx_error *err)
+static int read_group_points(const cJSON *plugins, struct sx_profile *prof,
+			     const struct plugin_set *multi, struct sx_error *err)
 {
 	struct plugin_set *set = malloc(sizeof(*set));
 	int rc = set ? 0 : sx_error_set(err, SX_ENOMEM, "out of memory");
 
 	for (unsigned gpt = 0; gpt < SX_GPT_COUNT && !rc; gpt++)
-		rc = read_group_point(plugins, prof, gpt, set, err);
+		rc = read_group_point(plugins, prof, gpt, multi, set, err);
 	free(set);
 	return rc;
 }
@@ -611,8 +666,6 @@ static struct sx_profile *build_profile(struct sx_config *cfg, const cJSON *json
 			sx_error_prefix(err, "plugins");
 	if (!rc && (rc = read_plugin_set(plugins, "multiPoint", multi_custom, err)) < 0)
 		sx_error_prefix(err, "plugins");
-	if (!rc && (rc = read_group_points(plugins, prof, err)) < 0)
-		sx_error_prefix(err, "plugins");
 	if (!rc && json)
 		rc = read_plugin_config(cJSON_GetObjectItemCaseSensitive(json, "pluginConfig"),
 					prof, err);
@@ -620,6 +673,8 @@ static struct sx_profile *build_profile(struct sx_config *cfg, const cJSON *json
 		default_set(multi_def, &prof->features);
 		merge_plugin_set(multi_def, multi_custom, multi);
 	}
+	if (!rc && (rc = read_group_points(plugins, prof, multi, err)) < 0)
+		sx_error_prefix(err, "plugins");
 	for (unsigned pt = 0; pt < SX_PT_COUNT && !rc; pt++) {
 		if ((rc = expand_point(prof, pt, &sets[pt], multi, &sets[SX_PT_SCORE], err)) < 0)
 			sx_error_prefixf(err, "plugins.%s", point_names[pt]);

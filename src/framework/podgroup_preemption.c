@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "schedext/features.h"
+#include "schedext/registry.h"
 #include "schedext/config.h"
 #include "schedext/podgroup.h"
 #include "schedext/preemption.h"
@@ -503,18 +504,19 @@ struct sx_status *sx_run_pod_group_post_filter(const struct sx_pg_preempt_input 
 	bool any = false;
 
 	memset(out, 0, sizeof(*out));
-	for (unsigned i = 0; i < prof->n[SX_PT_POST_FILTER]; i++) {
-		const struct sx_enabled *e = &prof->points[SX_PT_POST_FILTER][i];
+	for (unsigned i = 0; i < prof->ngroup[SX_GPT_POD_GROUP_POST_FILTER]; i++) {
+		const struct sx_group_enabled *e = &prof->group[SX_GPT_POD_GROUP_POST_FILTER][i];
+		const struct sx_plugin *plugin = e->index >= 0 ? sx_plugins[e->index] : NULL;
 
-		if (!e->plugin->pod_group_post_filter)
-			continue;
+		if (!plugin || !plugin->pod_group_post_filter)
+			continue; /* an upstream plugin schedext lacks: warned at load */
 		any = true;
 		sx_status_free(st);
 		sx_pg_preempt_result_free(out);
-		st = e->plugin->pod_group_post_filter(e->self, in, out);
+		st = plugin->pod_group_post_filter(prof->instances[e->index], in, out);
 		if (sx_status_is_success(st))
 			return NULL;
-		sx_status_set_plugin(st, e->plugin->name);
+		sx_status_set_plugin(st, plugin->name);
 		if (sx_status_code(st) == SX_ERROR)
 			break;
 	}

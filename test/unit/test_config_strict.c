@@ -331,13 +331,67 @@ static void test_load_named(void)
 	unlink(path);
 }
 
+/* podGroupPostFilter is resolved as every point: multiPoint's
+ * DefaultPreemption by default, removed when the set disables it (the
+ * pod-group cycle then runs no group preemption), and a plugin that does
+ * not implement it refused (framework.go expandMultiPointPlugins). */
+static void test_pod_group_post_filter_expanded(void)
+{
+	static const char dflt[] = HEAD "profiles:\n- schedulerName: default-scheduler\n";
+	static const char off[] = HEAD "profiles:\n- plugins:\n    podGroupPostFilter:\n"
+				       "      disabled: [{name: DefaultPreemption}]\n";
+	static const char star[] = HEAD "profiles:\n- plugins:\n    podGroupPostFilter:\n"
+					"      disabled: [{name: '*'}]\n";
+	static const char wrong[] = HEAD "profiles:\n- plugins:\n    podGroupPostFilter:\n"
+					 "      enabled: [{name: NodeResourcesFit}]\n";
+	struct sx_features f = at(37, NULL);
+	struct sx_error err = {0};
+	struct sx_config *cfg;
+	char buf[1024];
+	char *z;
+
+	cfg = sx_config_parse_for(dflt, strlen(dflt), &f, &err);
+	CHECK(cfg != NULL);
+	if (cfg) {
+		CHECK_INT(cfg->profiles[0]->ngroup[SX_GPT_POD_GROUP_POST_FILTER], 1);
+		CHECK_STR(cfg->profiles[0]->group[SX_GPT_POD_GROUP_POST_FILTER][0].name,
+			  "DefaultPreemption");
+		z = configz(cfg);
+		CHECK(z && strstr(z, "\"podGroupPostFilter\":{\"enabled\":[{\"name\":"
+				     "\"DefaultPreemption\"}]}"));
+		free(z);
+		sx_config_free(cfg);
+	}
+	for (int i = 0; i < 2; i++) {
+		const char *y = i ? star : off;
+
+		cfg = sx_config_parse_for(y, strlen(y), &f, &err);
+		CHECK(cfg != NULL);
+		if (cfg) {
+			CHECK_INT(cfg->profiles[0]->ngroup[SX_GPT_POD_GROUP_POST_FILTER], 0);
+			/* PostFilter itself keeps DefaultPreemption */
+			CHECK(sx_profile_has(cfg->profiles[0], SX_PT_POST_FILTER,
+					     "DefaultPreemption"));
+			sx_config_free(cfg);
+		}
+	}
+	CHECK_STR(fail_at(37, NULL, wrong, buf, sizeof(buf)),
+		  "profiles[0].plugins.podGroupPostFilter: plugin \"NodeResourcesFit\" does not "
+		  "extend podGroupPostFilter plugin");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct sx_test_case cases[] = {
-		SX_TEST(test_file_137),	       SX_TEST(test_unknown_fields),
-		SX_TEST(test_release_fields),  SX_TEST(test_group_sets_validated),
-		SX_TEST(test_dra_args_gates),  SX_TEST(test_dra_defaults),
-		SX_TEST(test_configz_release), SX_TEST(test_load_named),
+		SX_TEST(test_file_137),
+		SX_TEST(test_unknown_fields),
+		SX_TEST(test_release_fields),
+		SX_TEST(test_group_sets_validated),
+		SX_TEST(test_dra_args_gates),
+		SX_TEST(test_dra_defaults),
+		SX_TEST(test_configz_release),
+		SX_TEST(test_load_named),
+		SX_TEST(test_pod_group_post_filter_expanded),
 	};
 
 	sx_intern_init();
