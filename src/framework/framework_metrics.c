@@ -494,6 +494,20 @@ static const struct family families[] = {
 	 0.000001, 1.5, 20},
 	{"scheduler_scheduling_algorithm_duration_seconds",
 	 "Scheduling algorithm latency in seconds", SX_METRIC_HISTOGRAM, 0.001, 2, 15},
+	/* opportunistic batching (batch.c), pkg/scheduler/metrics/metrics.go */
+	{"scheduler_batch_attempts_total", "Counts of results when we attempt to use batching.",
+	 SX_METRIC_COUNTER, 0, 0, 0},
+	{"scheduler_batch_cache_flushed_total", "Counts of cache flushes by reason.",
+	 SX_METRIC_COUNTER, 0, 0, 0},
+	{"scheduler_batch_rescore_attempts_total",
+	 "Counts of rescore attempts during opportunistic batching.", SX_METRIC_COUNTER, 0, 0, 0},
+	{"scheduler_get_node_hint_duration_seconds", "Latency for getting a node hint.",
+	 SX_METRIC_HISTOGRAM, 0.00001, 2, 12},
+	{"scheduler_store_schedule_results_duration_seconds",
+	 "Latency for storing scheduling results.", SX_METRIC_HISTOGRAM, 0.00001, 2, 12},
+	{"scheduler_batch_rescore_duration_seconds",
+	 "Latency for rescoring a node during opportunistic batching.", SX_METRIC_HISTOGRAM,
+	 0.00001, 2, 12},
 };
 
 void sx_fw_metrics_define(struct sx_metrics *m)
