@@ -52,6 +52,11 @@ struct sx_batch;
 struct sx_batch *sx_batch_new(const struct sx_profile *prof, struct sx_metrics *m, bool extenders);
 void sx_batch_free(struct sx_batch *b);
 
+/* Touches p's scheduler_batch_* series at 0 in m (the results and the
+ * flush reasons of p's release, the histograms' first labels), so that
+ * /metrics lists them before the first cycle. */
+void sx_batch_zero_series(struct sx_metrics *m, const struct sx_profile *p);
+
 /* Whether the profile signs pods at all. */
 bool sx_batch_signs(const struct sx_batch *b);
 
@@ -75,6 +80,9 @@ void sx_batch_store(struct sx_batch *b, const struct sx_buf *sig, sx_str hint,
 int64_t sx_batch_batched(const struct sx_batch *b);
 /* Nodes left in the state (0: none). */
 uint32_t sx_batch_remaining(const struct sx_batch *b);
+/* The nodes left in the state, in hint order, into out[0..max); returns
+ * how many there are. Tests. */
+uint32_t sx_batch_nodes(const struct sx_batch *b, sx_str *out, uint32_t max);
 /* The clock (seconds) deciding maxBatchAge; NULL: sx_now_s. Tests. */
 void sx_batch_set_clock(struct sx_batch *b, double (*now)(void));
 

@@ -93,6 +93,41 @@ static void observe(struct sx_batch *b, const char *family, const char *hinted, 
 	sx_metrics_observe(b->m, family, labels, s);
 }
 
+void sx_batch_zero_series(struct sx_metrics *m, const struct sx_profile *p)
+{
+	static const char *const results[] = {"no_hint", "hint_used", "hint_not_used"};
+	/* pkg/scheduler/metrics: the reasons of 1.35/1.36, then 1.37's */
+	static const char *const reasons135[] = {
+		"pod_failed", "pod_skipped", "node_missing",	 "node_not_full",
+		"empty_list", "expired",     "pod_incompatible", "pod_not_batchable"};
+	static const char *const reasons137[] = {
+		"pod_failed",	  "pod_skipped",   "pod_nominated",    "node_missing",
+		"empty_list",	  "expired",	   "pod_incompatible", "pod_not_batchable",
+		"prescore_error", "rescore_error", "normalize_error"};
+	bool v137 = sx_release(&p->features) >= 37;
+	const char *const *reasons = v137 ? reasons137 : reasons135;
+	size_t nreasons = v137 ? SX_ARRAY_SIZE(reasons137) : SX_ARRAY_SIZE(reasons135);
+	char esc[300], labels[400];
+
+	if (!m)
+		return;
+	sx_metrics_label_escape(p->scheduler_name, esc, sizeof(esc));
+	for (size_t i = 0; i < SX_ARRAY_SIZE(results); i++) {
+		snprintf(labels, sizeof(labels), "profile=\"%s\",result=\"%s\"", esc, results[i]);
+		sx_metrics_touch(m, "scheduler_batch_attempts_total", labels);
+	}
+	for (size_t i = 0; i < nreasons; i++) {
+		snprintf(labels, sizeof(labels), "profile=\"%s\",reason=\"%s\"", esc, reasons[i]);
+		sx_metrics_touch(m, "scheduler_batch_cache_flushed_total", labels);
+	}
+	snprintf(labels, sizeof(labels), "hinted=\"no_hint\",profile=\"%s\"", esc);
+	sx_metrics_touch(m, "scheduler_get_node_hint_duration_seconds", labels);
+	snprintf(labels, sizeof(labels), "profile=\"%s\"", esc);
+	sx_metrics_touch(m, "scheduler_store_schedule_results_duration_seconds", labels);
+	sx_metrics_touch(m, "scheduler_batch_rescore_attempts_total", labels);
+	sx_metrics_touch(m, "scheduler_batch_rescore_duration_seconds", labels);
+}
+
 /* logUnusableState: counts the flush (the state itself stays, as upstream). */
 static void unusable(struct sx_batch *b, int64_t cycle, const char *reason)
 {
@@ -204,6 +239,15 @@ int64_t sx_batch_batched(const struct sx_batch *b)
 uint32_t sx_batch_remaining(const struct sx_batch *b)
 {
 	return b->has_state ? b->n - b->head : 0;
+}
+
+uint32_t sx_batch_nodes(const struct sx_batch *b, sx_str *out, uint32_t max)
+{
+	uint32_t n = sx_batch_remaining(b);
+
+	for (uint32_t i = 0; i < n && i < max; i++)
+		out[i] = b->names[b->head + i];
+	return n;
 }
 
 void sx_batch_set_clock(struct sx_batch *b, double (*now)(void))
@@ -420,8 +464,10 @@ bool sx_batch_sign(const struct sx_batch *b, const struct sx_pod *pod, struct sx
 		if (st) {
 			char msg[256];
 
-			sx_log(5, "SignPod can't sign pod due to plugin plugin=%s status=%s",
-			       e->plugin->name, sx_status_message(st, msg, sizeof(msg)));
+			if (sx_log_verbosity >= 5)
+				sx_log(5,
+				       "SignPod can't sign pod due to plugin plugin=%s status=%s",
+				       e->plugin->name, sx_status_message(st, msg, sizeof(msg)));
 			sx_status_free(st);
 			return false;
 		}

@@ -31,6 +31,7 @@
 #include "schedext/framework.h"
 #include "schedext/framework_metrics.h"
 #include "schedext/metrics.h"
+#include "schedext/snapshot.h"
 
 /* The tables name only the fields a row needs. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -595,7 +596,373 @@ static void test_signature(void)
 	teardown(&w);
 }
 
-SX_TESTS(SX_TEST(test_upstream_scenarios_135), SX_TEST(test_no_batching_missing_sign),
+/* ---------- upstream's TestBatchBasic and TestBatchRescore ---------- */
+
+/* runtime/batch_test.go (1.37): OpportunisticBatch driven directly, with
+ * signatures given as bytes ("sig", "sig2"), a first pod "chosen" on
+ * firstChosenNode with firstOtherNodes left (in that order), then a
+ * second pod. Blocking pods are played by host port 80 (upstream's
+ * BatchTestPlugin: one blocking pod per node); the profile is NodePorts
+ * and NodeAffinity. Rows left out: the PodGroup cycle with
+ * GenericWorkload on (schedext has no pod-group cycle) and the injected
+ * PreScore/Score/Normalize errors (no plugin here can fail on demand). */
+struct basic_row {
+	const char *name;
+	bool first_blocking;
+	const char *first_sig;
+	bool first_scheduled;
+	const char *first_chosen;
+	const char *first_others[3];
+	int cycle; /* the second pod's cycle (upstream: 2, skipPod 3, sameCycle 1) */
+	bool second_blocking;
+	const char *second_nominated;
+	const char *second_sig;
+	const char *second_chosen;
+	const char *expected_hint;
+	const char *expected_state[3]; /* NULL: no state left */
+};
+
+static const struct basic_row basic_rows[] = {
+	{"a second pod with the same signature gets a hint",
+	 true,
+	 "sig",
+	 true,
+	 "n3",
+	 {"n1"},
+	 2,
+	 true,
+	 NULL,
+	 "sig",
+	 "n1",
+	 "n1"},
+	{"a second pod with a different signature doesn't get a hint",
+	 false,
+	 "sig",
+	 true,
+	 "n3",
+	 {"n1"},
+	 2,
+	 false,
+	 NULL,
+	 "sig2",
+	 "n1",
+	 ""},
+	{"a second non-blocking pod with the same signature gets a hint",
+	 false,
+	 "sig",
+	 true,
+	 "n3",
+	 {"n1"},
+	 2,
+	 false,
+	 NULL,
+	 "sig",
+	 "n4",
+	 "n1"},
+	{"pod doesn't get hint if previous pod didn't scheduled",
+	 true,
+	 "sig",
+	 false,
+	 "n3",
+	 {"n1"},
+	 2,
+	 true,
+	 NULL,
+	 "sig",
+	 "n1",
+	 ""},
+	{"empty list", true, "sig", true, "n3", {NULL}, 2, true, NULL, "sig", "n4", ""},
+	{"pod doesn't get hint because the previous pod is to a different profile",
+	 true,
+	 "sig",
+	 true,
+	 "n3",
+	 {"n1"},
+	 3,
+	 true,
+	 NULL,
+	 "sig",
+	 "n1",
+	 ""},
+	{"pod doesn't use batch from preceding pod when they are from the same cycle state, but "
+	 "GenericWorkload is disabled",
+	 true,
+	 "sig",
+	 true,
+	 "n3",
+	 {"n1"},
+	 1,
+	 true,
+	 NULL,
+	 "sig",
+	 "n1",
+	 ""},
+	{"pod uses batch from preceding pod and leaves remaining batch to next pod",
+	 true,
+	 "sig",
+	 true,
+	 "n3",
+	 {"n1", "n2"},
+	 2,
+	 true,
+	 NULL,
+	 "sig",
+	 "n1",
+	 "n1",
+	 {"n2"}},
+	{"a second pod with a nominated node does not get a hint",
+	 true,
+	 "sig",
+	 true,
+	 "n3",
+	 {"n1"},
+	 2,
+	 true,
+	 "n1",
+	 "sig",
+	 "n1",
+	 ""},
+};
+
+static const char table_config[] =
+	"{\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"kind\":"
+	"\"KubeSchedulerConfiguration\",\"profiles\":[{\"schedulerName\":\"default-scheduler\","
+	"\"plugins\":{\"multiPoint\":{\"disabled\":[{\"name\":\"*\"}],\"enabled\":["
+	"{\"name\":\"PrioritySort\"},{\"name\":\"NodePorts\"},{\"name\":\"NodeAffinity\"},"
+	"{\"name\":\"DefaultBinder\"}]}}}]}";
+
+static struct sx_pod *table_pod(const char *name, bool blocking, const char *nominated,
+				const char *node, const char *prefer, int weight)
+{
+	struct pod_def d = {name, {NULL}, "", false};
+	char buf[2048], aff[512] = "";
+	struct sx_error err = {0};
+	struct sx_pod *pod;
+	cJSON *j;
+
+	(void)d;
+	if (prefer)
+		snprintf(aff, sizeof(aff),
+			 ",\"affinity\":{\"nodeAffinity\":{\"preferredDuringSchedulingIgnored"
+			 "DuringExecution\":[{\"weight\":%d,\"preference\":{\"matchFields\":[{"
+			 "\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"%s\"]}]}}]}}",
+			 weight, prefer);
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"%s\"},"
+		 "\"spec\":{\"nodeName\":\"%s\"%s,\"containers\":[{\"name\":\"c\",\"image\":\"x\"%"
+		 "s}]},"
+		 "\"status\":{\"nominatedNodeName\":\"%s\"}}",
+		 name, name, node ? node : "", aff,
+		 blocking ? ",\"ports\":[{\"containerPort\":80,\"hostPort\":80}]" : "",
+		 nominated ? nominated : "");
+	j = cJSON_Parse(buf);
+	pod = sx_decode_pod(j, &err);
+	cJSON_Delete(j);
+	return pod;
+}
+
+/* StoreScheduleResults as the cycle calls it: chosen, then the others in
+ * the given order (descending totals keep it), raw scores raw[i]. */
+static void table_store(struct sx_batch *b, const struct sx_snapshot *snap, const char *sig,
+			const char *hint, const char *chosen, const char *const *others,
+			const int64_t *raw, int64_t cycle, uint64_t *rng)
+{
+	struct sx_cycle_state cs = {.snap = snap};
+	struct sx_cycle_result res = {0};
+	uint32_t feasible[4];
+	int64_t totals[4] = {0}, raws[4] = {0};
+	struct sx_buf sb;
+	uint32_t n = 0;
+
+	sx_buf_init(&sb);
+	sx_buf_put(&sb, sig, strlen(sig));
+	feasible[n++] = (uint32_t)sx_snapshot_find(snap, sx_intern(chosen));
+	for (int i = 0; others && i < 3 && others[i]; i++) {
+		feasible[n] = (uint32_t)sx_snapshot_find(snap, sx_intern(others[i]));
+		totals[n] = 100 - i;
+		raws[n] = raw ? raw[i] : 0;
+		n++;
+	}
+	res.state = &cs;
+	res.selected = (int)feasible[0];
+	res.nfeasible = n;
+	res.feasible = feasible;
+	res.totals = totals;
+	res.raw = raws;
+	sx_batch_store(b, &sb, hint ? sx_intern(hint) : SX_STR_EMPTY, &res, cycle, rng);
+	sx_buf_free(&sb);
+}
+
+static sx_str table_hint(struct sx_batch *b, const struct sx_config *cfg,
+			 const struct sx_snapshot *snap, const struct sx_pod *pod, const char *sig,
+			 int64_t cycle)
+{
+	struct sx_cycle_state *cs = sx_cycle_state_new(snap);
+	struct sx_buf sb;
+	sx_str hint;
+
+	sx_buf_init(&sb);
+	sx_buf_put(&sb, sig, strlen(sig));
+	sx_status_free(sx_run_pre_filter(cfg->profiles[0], cs, pod));
+	hint = sx_batch_hint(b, pod, &sb, cs, cycle);
+	sx_cycle_state_free(cfg->profiles[0], cs);
+	sx_buf_free(&sb);
+	return hint;
+}
+
+static struct sx_config *table_setup(struct sx_cache **cache, const char *const *names)
+{
+	struct sx_features f;
+	struct sx_error err = {0};
+	struct sx_config *cfg;
+
+	sx_intern_init();
+	sx_features_init(&f, 37);
+	cfg = sx_config_parse_for(table_config, strlen(table_config), &f, &err);
+	if (!cfg)
+		sx_test_fail(__FILE__, __LINE__, "config: %s", err.msg);
+	*cache = sx_cache_new();
+	for (int i = 0; names[i]; i++) {
+		struct node_def d = {names[i], 110};
+		struct world w = {.cache = *cache};
+
+		add_node(&w, &d);
+	}
+	return cfg;
+}
+
+static void test_upstream_batch_basic(void)
+{
+	static const char *const names[] = {"n1", "n2", "n3", "n4", NULL};
+
+	for (size_t r = 0; r < sizeof(basic_rows) / sizeof(basic_rows[0]); r++) {
+		const struct basic_row *t = &basic_rows[r];
+		struct sx_cache *cache;
+		struct sx_config *cfg = table_setup(&cache, names);
+		struct sx_metrics *m = sx_metrics_new();
+		struct sx_batch *b;
+		struct sx_snapshot *snap;
+		struct sx_pod *pod1 = table_pod("b-1", t->first_blocking, NULL, NULL, NULL, 0);
+		struct sx_pod *bound, *pod2;
+		struct sx_object obj = {SX_KIND_POD, NULL};
+		sx_str hint, left[4];
+		uint64_t rng = 7;
+		uint32_t nleft;
+		int want_left = 0;
+
+		sx_fw_metrics_define(m);
+		b = sx_batch_new(cfg->profiles[0], m, false);
+		snap = sx_cache_snapshot(cache);
+		CHECK(table_hint(b, cfg, snap, pod1, t->first_sig, 1) == SX_STR_EMPTY);
+		if (t->first_scheduled)
+			table_store(b, snap, t->first_sig, NULL, t->first_chosen, t->first_others,
+				    NULL, 1, &rng);
+		sx_snapshot_unref(snap);
+		/* the first pod runs on firstChosenNode */
+		bound = table_pod("b-1", t->first_blocking, NULL, t->first_chosen, NULL, 0);
+		obj.obj = bound;
+		sx_cache_upsert(cache, &obj);
+		snap = sx_cache_snapshot(cache);
+		pod2 = table_pod("b-2", t->second_blocking, t->second_nominated, NULL, NULL, 0);
+		hint = table_hint(b, cfg, snap, pod2, t->second_sig, t->cycle);
+		if (strcmp(hint ? sx_str_get(hint) : "", t->expected_hint) != 0)
+			sx_test_fail(__FILE__, __LINE__, "%s: hint '%s', expected '%s'", t->name,
+				     hint ? sx_str_get(hint) : "", t->expected_hint);
+		table_store(b, snap, t->second_sig, hint ? sx_str_get(hint) : NULL,
+			    t->second_chosen, NULL, NULL, t->cycle, &rng);
+		nleft = sx_batch_nodes(b, left, 4);
+		while (want_left < 3 && t->expected_state[want_left])
+			want_left++;
+		if ((int)nleft != want_left)
+			sx_test_fail(__FILE__, __LINE__, "%s: %u nodes left, expected %d", t->name,
+				     nleft, want_left);
+		for (int i = 0; i < want_left && i < (int)nleft; i++)
+			CHECK_STR(sx_str_get(left[i]), t->expected_state[i]);
+		sx_pod_unref(pod1);
+		sx_pod_unref(pod2);
+		sx_snapshot_unref(snap);
+		sx_batch_free(b);
+		sx_metrics_free(m);
+		sx_config_free(cfg);
+		sx_cache_free(cache);
+	}
+}
+
+/* TestBatchRescore (1.37): the first pod chose n2 and left n1 with a
+ * cached raw score of 50; the second pod (non-blocking, so n2 still fits)
+ * scores n2 afresh (here NodeAffinity's preferred weight on n2: 100 or
+ * 10), n2 rejoins the candidates and all are normalized again. */
+static void test_upstream_batch_rescore(void)
+{
+	static const struct {
+		const char *name;
+		int score;
+		bool chosen_missing;
+		const char *hint;
+		const char *left;
+		const char *flush;
+	} rows[] = {
+		{"rescored node wins", 100, false, "n2", "n1", NULL},
+		{"rescored node loses", 10, false, "n1", "n2", NULL},
+		{"chosen node missing from lister gives no hint", 100, true, "", "n1",
+		 "node_missing"},
+	};
+	static const char *const all[] = {"n1", "n2", NULL};
+	static const char *const only_n1[] = {"n1", NULL};
+	static const char *const cached[] = {"n1", NULL};
+	static const int64_t n1_raw[] = {50};
+
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		struct sx_cache *cache;
+		struct sx_config *cfg = table_setup(&cache, rows[r].chosen_missing ? only_n1 : all);
+		struct sx_metrics *m = sx_metrics_new();
+		struct sx_batch *b;
+		struct sx_snapshot *snap;
+		struct sx_pod *pod2;
+		sx_str hint, left[4];
+		uint64_t rng = 7;
+		char labels[128];
+
+		sx_fw_metrics_define(m);
+		b = sx_batch_new(cfg->profiles[0], m, false);
+		if (rows[r].chosen_missing) { /* n2 only in the first snapshot */
+			struct node_def d = {"n2", 110};
+			struct world w = {.cache = cache};
+
+			add_node(&w, &d);
+		}
+		snap = sx_cache_snapshot(cache);
+		table_store(b, snap, "sig", NULL, "n2", cached, n1_raw, 1, &rng);
+		sx_snapshot_unref(snap);
+		if (rows[r].chosen_missing)
+			sx_cache_delete(cache, SX_KIND_NODE, SX_STR_EMPTY, "n2");
+		snap = sx_cache_snapshot(cache);
+		pod2 = table_pod("a-2", false, NULL, NULL, "n2", rows[r].score);
+		hint = table_hint(b, cfg, snap, pod2, "sig", 2);
+		if (strcmp(hint ? sx_str_get(hint) : "", rows[r].hint) != 0)
+			sx_test_fail(__FILE__, __LINE__, "%s: hint '%s', expected '%s'",
+				     rows[r].name, hint ? sx_str_get(hint) : "", rows[r].hint);
+		CHECK_INT(sx_batch_nodes(b, left, 4), 1);
+		CHECK_STR(sx_str_get(left[0]), rows[r].left);
+		CHECK(sx_metrics_value(m, "scheduler_batch_rescore_attempts_total",
+				       "profile=\"default-scheduler\"") == (rows[r].flush ? 0 : 1));
+		if (rows[r].flush) {
+			snprintf(labels, sizeof(labels),
+				 "profile=\"default-scheduler\",reason=\"%s\"", rows[r].flush);
+			CHECK(sx_metrics_value(m, "scheduler_batch_cache_flushed_total", labels) ==
+			      1);
+		}
+		sx_pod_unref(pod2);
+		sx_snapshot_unref(snap);
+		sx_batch_free(b);
+		sx_metrics_free(m);
+		sx_config_free(cfg);
+		sx_cache_free(cache);
+	}
+}
+
+SX_TESTS(SX_TEST(test_upstream_batch_basic), SX_TEST(test_upstream_batch_rescore),
+	 SX_TEST(test_upstream_scenarios_135), SX_TEST(test_no_batching_missing_sign),
 	 SX_TEST(test_metrics_135), SX_TEST(test_rescore_137),
 	 SX_TEST(test_default_profile_unsignable), SX_TEST(test_flush_reasons),
 	 SX_TEST(test_signature))
