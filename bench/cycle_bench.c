@@ -348,8 +348,8 @@ static double batch_run(struct sx_cache *cache, struct sx_pod **pods, uint32_t n
 
 		sx_schedule(prof, pods[i], &opts, &res);
 		if (res.selected >= 0) {
-			placed[i] = sx_cache_assume(cache, pods[i], snap->nodes[res.selected]->name) ==
-				    0;
+			placed[i] = sx_cache_assume(cache, pods[i],
+						    snap->nodes[res.selected]->name) == 0;
 			(*scheduled)++;
 		}
 		sx_cycle_result_free(&res);
