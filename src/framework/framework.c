@@ -824,6 +824,8 @@ static void hint_settle(const struct sx_cycle_opts *opts, struct sx_cycle_result
 	if (res->evaluated[idx]) {
 		sx_status_free(bc->hint_status);
 	} else {
+		/* its own failure, not the PreFilterResult's absent status */
+		sx_status_free(res->statuses[idx]);
 		res->evaluated[idx] = true;
 		res->statuses[idx] = bc->hint_status;
 		if (opts->next_start_index && res->num_all_nodes)
