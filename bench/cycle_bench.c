@@ -19,7 +19,9 @@
  * takes one) with opportunistic batching off, then on, R rounds back to
  * back, as 1.35 with PodTopologySpread's default constraints cleared (the
  * shape upstream's batching serves: the default profile signs no pod,
- * batch.h), and prints both rates and the hints taken.
+ * batch.h), and prints both rates and the hints taken; with
+ * --default-profile, as the default profile of the default release, which
+ * signs no pod (the cost of batching where it cannot help).
  * --compare runs mix A then mix B R times in one process, on one loaded
  * cluster (each run's pods are forgotten afterwards, each run gets a fresh
  * configuration, so plugin state such as VolumeBinding's assume cache
@@ -307,7 +309,7 @@ static struct sx_pod *homogeneous_pod(uint32_t i)
 /* One run of pods[0..n) with batching on or off (a fresh 1.35
  * configuration each time); placed pods are forgotten afterwards. */
 static double batch_run(struct sx_cache *cache, struct sx_pod **pods, uint32_t n, unsigned threads,
-			bool on, double *cpu_us, uint32_t *scheduled, int64_t *hints)
+			bool dflt, bool on, double *cpu_us, uint32_t *scheduled, int64_t *hints)
 {
 	static const char conf[] =
 		"{\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"kind\":"
@@ -325,8 +327,9 @@ static double batch_run(struct sx_cache *cache, struct sx_pod **pods, uint32_t n
 	uint64_t rng = 1;
 	double t0, c0, dt;
 
-	sx_features_init(&f, 35);
-	cfg = sx_config_parse_for(conf, sizeof(conf) - 1, &f, &err);
+	sx_features_init(&f, dflt ? SX_RELEASE_DEFAULT : 35);
+	cfg = dflt ? sx_config_default_for(&f, &err)
+		   : sx_config_parse_for(conf, sizeof(conf) - 1, &f, &err);
 	prof = cfg ? cfg->profiles[0] : NULL;
 	if (prof && on)
 		b = sx_batch_new(prof, NULL, false);
@@ -368,7 +371,8 @@ static double batch_run(struct sx_cache *cache, struct sx_pod **pods, uint32_t n
 	return n / (dt > 0 ? dt : 1e-9);
 }
 
-static void bench_homogeneous(struct sx_cache *cache, uint32_t n, int rounds, unsigned threads)
+static void bench_homogeneous(struct sx_cache *cache, uint32_t n, int rounds, unsigned threads,
+			      bool dflt)
 {
 	struct sx_pod **pods = calloc(n ? n : 1, sizeof(*pods));
 	double off[MAX_ROUNDS], on[MAX_ROUNDS], ratio[MAX_ROUNDS], coff[MAX_ROUNDS],
@@ -383,23 +387,25 @@ static void bench_homogeneous(struct sx_cache *cache, uint32_t n, int rounds, un
 	for (int r = 0; r < rounds; r++) {
 		int64_t h0;
 
-		off[r] = batch_run(cache, pods, n, threads, false, &coff[r], &soff, &h0);
-		on[r] = batch_run(cache, pods, n, threads, true, &con[r], &son, &hints);
+		off[r] = batch_run(cache, pods, n, threads, dflt, false, &coff[r], &soff, &h0);
+		on[r] = batch_run(cache, pods, n, threads, dflt, true, &con[r], &son, &hints);
 		ratio[r] = on[r] / off[r];
 		fprintf(stderr,
 			"round %d: batching off %.0f pods/s (%u scheduled), on %.0f pods/s (%u, "
 			"%lld hints taken), ratio %.2f\n",
 			r, off[r], soff, on[r], son, (long long)hints, ratio[r]);
 	}
-	printf("bench cycle_homogeneous_batch_off %.0f pods/s nodes=%u pending=%u scheduled=%u "
-	       "threads=%u cpu_us_per_pod=%.0f (median of %d, emulated 1.35)\n",
-	       median(off, rounds), sx_cache_snapshot_nodes(cache), n, soff, threads,
-	       median(coff, rounds), rounds);
-	printf("bench cycle_homogeneous_batch_on %.0f pods/s nodes=%u pending=%u scheduled=%u "
+	const char *tag = dflt ? "_default_profile" : "";
+
+	printf("bench cycle_homogeneous%s_batch_off %.0f pods/s nodes=%u pending=%u scheduled=%u "
+	       "threads=%u cpu_us_per_pod=%.0f (median of %d, %s)\n",
+	       tag, median(off, rounds), sx_cache_snapshot_nodes(cache), n, soff, threads,
+	       median(coff, rounds), rounds, dflt ? "1.37's default profile" : "emulated 1.35");
+	printf("bench cycle_homogeneous%s_batch_on %.0f pods/s nodes=%u pending=%u scheduled=%u "
 	       "hint_used=%lld threads=%u cpu_us_per_pod=%.0f (median of %d, back to back)\n",
-	       median(on, rounds), sx_cache_snapshot_nodes(cache), n, son, (long long)hints,
+	       tag, median(on, rounds), sx_cache_snapshot_nodes(cache), n, son, (long long)hints,
 	       threads, median(con, rounds), rounds);
-	printf("bench cycle_homogeneous_batch_on_of_off %.2f ratio rounds=%d\n",
+	printf("bench cycle_homogeneous%s_batch_on_of_off %.2f ratio rounds=%d\n", tag,
 	       median(ratio, rounds), rounds);
 	for (uint32_t i = 0; i < n; i++)
 		sx_pod_unref(pods[i]);
@@ -478,9 +484,14 @@ int main(int argc, char **argv)
 	bool latency = false;
 	double gap_us = 0;
 	uint32_t homogeneous = 0;
+	bool default_profile = false;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--latency")) {
 			latency = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--default-profile")) {
+			default_profile = true;
 			continue;
 		}
 		if (i + 1 >= argc)
@@ -551,7 +562,7 @@ int main(int argc, char **argv)
 	}
 	sx_snapshot_unref(snap);
 	if (homogeneous)
-		bench_homogeneous(cache, homogeneous, rounds, threads);
+		bench_homogeneous(cache, homogeneous, rounds, threads, default_profile);
 	else if (pending && compare)
 		bench_compare(cache, pending, label, compare, compare_label, rounds, threads);
 	else if (pending && latency)

@@ -64,6 +64,10 @@ ROUNDS=${BENCH_ROUNDS:-5}; [ -n "${QUICK:-}" ] && ROUNDS=${BENCH_ROUNDS:-3}
 # docs/ARCHITECTURE.md "Opportunistic batching").
 "$BUILD/bench/cycle_bench" --state "$OUT/cluster.json" --homogeneous "$PENDING" \
   --rounds "$ROUNDS" --threads "$cores" | tee -a "$RESULTS"
+# The same with the default profile of the default release, which signs no
+# pod: what batching costs where it cannot help (hint_used=0).
+"$BUILD/bench/cycle_bench" --state "$OUT/cluster.json" --homogeneous "$PENDING" --default-profile \
+  --rounds "$ROUNDS" --threads "$cores" | tee -a "$RESULTS"
 
 # Queueing hints: pods moved out of unschedulablePods per node event, with
 # 5,000 pods rejected by NodeResourcesFit (before the hints: all of them).
