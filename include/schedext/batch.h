@@ -61,8 +61,11 @@ void sx_batch_zero_series(struct sx_metrics *m, const struct sx_profile *p);
 bool sx_batch_signs(const struct sx_batch *b);
 
 /* SignPod: the pod's signature into sig (reset first); false when the
- * pod has none (signatures off, or a plugin cannot sign it). */
-bool sx_batch_sign(const struct sx_batch *b, const struct sx_pod *pod, struct sx_buf *sig);
+ * pod has none (signatures off, or a plugin cannot sign it). Each
+ * plugin's call is timed (plugin_execution_duration_seconds, extension
+ * point Sign); with record (a sampled cycle) the whole point too. */
+bool sx_batch_sign(const struct sx_batch *b, const struct sx_pod *pod, struct sx_buf *sig,
+		   bool record);
 
 /* GetNodeHint for a cycle numbered cycle (the queue's count of popped
  * pods) whose PreFilter ran into cs: the hinted node, or SX_STR_EMPTY.

@@ -450,17 +450,33 @@ static void sign_images(struct sx_buf *s, const struct sx_pod *pod)
 	put_sorted(s, v, n);
 }
 
-bool sx_batch_sign(const struct sx_batch *b, const struct sx_pod *pod, struct sx_buf *sig)
+/* frameworkImpl.SignPod: its extension point duration is labelled with
+ * an outer status that the loop's shadows, so always Success upstream;
+ * kept so. */
+static void sign_done(const struct sx_batch *b, bool record, uint64_t t0)
+{
+	if (record)
+		sx_fw_metrics_point(b->prof, SX_EP_SIGN, SX_SUCCESS, sx_fw_metrics_now() - t0);
+}
+
+bool sx_batch_sign(const struct sx_batch *b, const struct sx_pod *pod, struct sx_buf *sig,
+		   bool record)
 {
 	uint32_t signers = 0;
+	uint64_t t0 = record ? sx_fw_metrics_now() : 0;
 
 	sx_buf_reset(sig);
-	if (!b->sign_enabled)
+	if (!b->sign_enabled) {
+		sign_done(b, record, t0);
 		return false;
+	}
 	for (unsigned i = 0; i < b->nsigners; i++) {
 		const struct sx_enabled *e = b->signers[i];
+		uint64_t t = sx_fw_metrics_ticks();
 		struct sx_status *st = e->plugin->sign(e->self, pod, &signers);
 
+		sx_fw_metrics_plugin(e->index, SX_EP_SIGN, sx_status_code(st),
+				     sx_fw_metrics_ticks() - t);
 		if (st) {
 			char msg[256];
 
@@ -469,6 +485,7 @@ bool sx_batch_sign(const struct sx_batch *b, const struct sx_pod *pod, struct sx
 				       "SignPod can't sign pod due to plugin plugin=%s status=%s",
 				       e->plugin->name, sx_status_message(st, msg, sizeof(msg)));
 			sx_status_free(st);
+			sign_done(b, record, t0);
 			return false;
 		}
 	}
@@ -495,6 +512,7 @@ bool sx_batch_sign(const struct sx_batch *b, const struct sx_pod *pod, struct sx
 		put_labels(sig, &pod->meta.labels);
 	if (signers & SX_SIGNER_FEATURES)
 		put_u32(sig, pod->needs_features);
+	sign_done(b, record, t0);
 	return !sig->failed;
 }
 

@@ -863,7 +863,7 @@ static int filter_phase(const struct sx_profile *prof, const struct sx_pod *pod,
 	}
 	if (bc) {
 		/* GetNodeHint even for a nominated pod, as upstream */
-		bc->sig_ok = sx_batch_sign(opts->batch, pod, &bc->sig);
+		bc->sig_ok = sx_batch_sign(opts->batch, pod, &bc->sig, cs->record_plugin_metrics);
 		bc->hint = sx_batch_hint(opts->batch, pod, bc->sig_ok ? &bc->sig : NULL, cs,
 					 opts->cycle);
 	}

@@ -38,6 +38,7 @@ static const char *const ep_labels[SX_EP_COUNT] = {
 	"PreBind",
 	"Bind",
 	"PostBind",
+	"Sign",
 };
 
 const char *sx_ext_point_label(enum sx_ext_point ep)

@@ -353,6 +353,11 @@ static void test_metrics_135(void)
 		     "profile=\"default-scheduler\",result=\"no_hint\"") == 4);
 	CHECK(metric(&w, "scheduler_batch_rescore_attempts_total",
 		     "profile=\"default-scheduler\"") == 0);
+	/* every SignPod call is timed, per plugin (extension point Sign) */
+	sx_fw_metrics_export(w.m, w.cfg);
+	CHECK(metric(&w, "scheduler_plugin_execution_duration_seconds",
+		     "plugin=\"NodeResourcesFit\",extension_point=\"Sign\",status=\"Success\"") >=
+	      4);
 	teardown(&w);
 }
 
@@ -465,7 +470,7 @@ static void test_default_profile_unsignable(void)
 
 		sx_buf_init(&sig);
 		CHECK(sx_batch_signs(b));
-		CHECK(!sx_batch_sign(b, pod, &sig));
+		CHECK(!sx_batch_sign(b, pod, &sig, false));
 		sx_buf_free(&sig);
 		sx_pod_unref(pod);
 		sx_batch_free(b);
@@ -580,12 +585,12 @@ static void test_signature(void)
 	pb = make_pod(&b, NULL);
 	pc = make_pod(&c, NULL);
 	pd = make_pod(&d, NULL);
-	CHECK(sx_batch_sign(w.batch[0], pa, &sa));
-	CHECK(sx_batch_sign(w.batch[0], pb, &sb));
+	CHECK(sx_batch_sign(w.batch[0], pa, &sa, false));
+	CHECK(sx_batch_sign(w.batch[0], pb, &sb, false));
 	CHECK(sa.len == sb.len && memcmp(sa.data, sb.data, sa.len) == 0);
-	CHECK(sx_batch_sign(w.batch[0], pc, &sb));
+	CHECK(sx_batch_sign(w.batch[0], pc, &sb, false));
 	CHECK(sa.len != sb.len || memcmp(sa.data, sb.data, sa.len) != 0);
-	CHECK(sx_batch_sign(w.batch[0], pd, &sb));
+	CHECK(sx_batch_sign(w.batch[0], pd, &sb, false));
 	CHECK(sa.len != sb.len || memcmp(sa.data, sb.data, sa.len) != 0);
 	sx_pod_unref(pa);
 	sx_pod_unref(pb);
