@@ -1,7 +1,9 @@
 /* The scheduling cycle (upstream pkg/scheduler/schedule_one.go schedulePod,
  * findNodesThatFitPod): PreEnqueue check,
- * PreFilter, parallel Filter with early stop and rotating start index,
- * then scoring and host selection (score_phase.c). */
+ * PreFilter, the nominated node or the opportunistic batch's hinted node
+ * alone (batch.h), parallel Filter with early stop and rotating start
+ * index, then scoring and host selection (score_phase.c), and the
+ * batch's results stored. */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
