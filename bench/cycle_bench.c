@@ -14,6 +14,14 @@
  * scheduler does (VolumeBinding assumes its bindings);
  * --gap-us keeps the caller busy that long between passes (a request's
  * HTTP share), so idle pool workers may go to sleep as in the server.
+ * --homogeneous N runs N pods of one Deployment-like template (a
+ * ReplicaSet's pods: same labels, requests and host port 8080, so a node
+ * takes one) with opportunistic batching off, then on, R rounds back to
+ * back, as 1.35 with PodTopologySpread's default constraints cleared (the
+ * shape upstream's batching serves: the default profile signs no pod,
+ * batch.h), and prints both rates and the hints taken; with
+ * --default-profile, as the default profile of the default release, which
+ * signs no pod (the cost of batching where it cannot help).
  * --compare runs mix A then mix B R times in one process, on one loaded
  * cluster (each run's pods are forgotten afterwards, each run gets a fresh
  * configuration, so plugin state such as VolumeBinding's assume cache
@@ -36,8 +44,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "schedext/batch.h"
 #include "schedext/cache.h"
 #include "schedext/decode.h"
+#include "schedext/features.h"
 #include "schedext/framework.h"
 #include "schedext/intern.h"
 #include "schedext/pool.h"
@@ -273,6 +283,135 @@ static void bench_compare(struct sx_cache *cache, const char *path_a, const char
 	free(b);
 }
 
+/* A ReplicaSet's pod, name web-<i>. */
+static struct sx_pod *homogeneous_pod(uint32_t i)
+{
+	char buf[1024];
+	struct sx_error err = {0};
+	struct sx_pod *pod;
+	cJSON *j;
+
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"web-%u\",\"namespace\":\"bench\",\"uid\":\"web-%u\","
+		 "\"labels\":{\"app\":\"web\",\"pod-template-hash\":\"5d4f8c\"},"
+		 "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\","
+		 "\"name\":\"web-5d4f8c\",\"uid\":\"rs-web\",\"controller\":true}]},"
+		 "\"spec\":{\"containers\":[{\"name\":\"web\",\"image\":\"nginx:1.27\","
+		 "\"ports\":[{\"containerPort\":8080,\"hostPort\":8080}],"
+		 "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"}}}]}}",
+		 i, i);
+	j = cJSON_Parse(buf);
+	pod = sx_decode_pod(j, &err);
+	cJSON_Delete(j);
+	return pod;
+}
+
+/* One run of pods[0..n) with batching on or off (a fresh 1.35
+ * configuration each time); placed pods are forgotten afterwards. */
+static double batch_run(struct sx_cache *cache, struct sx_pod **pods, uint32_t n, unsigned threads,
+			bool dflt, bool on, double *cpu_us, uint32_t *scheduled, int64_t *hints)
+{
+	static const char conf[] =
+		"{\"apiVersion\":\"kubescheduler.config.k8s.io/v1\",\"kind\":"
+		"\"KubeSchedulerConfiguration\",\"profiles\":[{\"schedulerName\":"
+		"\"default-scheduler\",\"pluginConfig\":[{\"name\":\"PodTopologySpread\","
+		"\"args\":{\"defaultingType\":\"List\"}}]}]}";
+	struct sx_features f;
+	struct sx_error err = {0};
+	struct sx_config *cfg;
+	const struct sx_profile *prof;
+	struct sx_pool *pool = threads > 1 ? sx_pool_new(threads - 1) : NULL;
+	struct sx_batch *b = NULL;
+	bool *placed = calloc(n ? n : 1, sizeof(*placed));
+	uint32_t next = 0;
+	uint64_t rng = 1;
+	double t0, c0, dt;
+
+	sx_features_init(&f, dflt ? SX_RELEASE_DEFAULT : 35);
+	cfg = dflt ? sx_config_default_for(&f, &err)
+		   : sx_config_parse_for(conf, sizeof(conf) - 1, &f, &err);
+	prof = cfg ? cfg->profiles[0] : NULL;
+	if (prof && on)
+		b = sx_batch_new(prof, NULL, false);
+	*scheduled = 0;
+	t0 = sx_now_s();
+	c0 = cpu_s();
+	for (uint32_t i = 0; prof && placed && i < n; i++) {
+		struct sx_snapshot *snap = sx_cache_snapshot(cache);
+		struct sx_cycle_opts opts = {.snap = snap,
+					     .mode = SX_CYCLE_FULL,
+					     .percentage = -1,
+					     .global_percentage = cfg->percentage_of_nodes_to_score,
+					     .next_start_index = &next,
+					     .rng = &rng,
+					     .pool = pool,
+					     .batch = b,
+					     .cycle = i + 1};
+		struct sx_cycle_result res;
+
+		sx_schedule(prof, pods[i], &opts, &res);
+		if (res.selected >= 0) {
+			placed[i] = sx_cache_assume(cache, pods[i],
+						    snap->nodes[res.selected]->name) == 0;
+			(*scheduled)++;
+		}
+		sx_cycle_result_free(&res);
+		sx_snapshot_unref(snap);
+	}
+	dt = sx_now_s() - t0;
+	*cpu_us = n ? (cpu_s() - c0) * 1e6 / n : 0;
+	*hints = b ? sx_batch_batched(b) : 0;
+	for (uint32_t i = 0; placed && i < n; i++)
+		if (placed[i])
+			sx_cache_forget(cache, pods[i]->meta.ns, pods[i]->meta.name);
+	free(placed);
+	sx_batch_free(b);
+	sx_pool_free(pool);
+	sx_config_free(cfg);
+	return n / (dt > 0 ? dt : 1e-9);
+}
+
+static void bench_homogeneous(struct sx_cache *cache, uint32_t n, int rounds, unsigned threads,
+			      bool dflt)
+{
+	struct sx_pod **pods = calloc(n ? n : 1, sizeof(*pods));
+	double off[MAX_ROUNDS], on[MAX_ROUNDS], ratio[MAX_ROUNDS], coff[MAX_ROUNDS],
+		con[MAX_ROUNDS];
+	uint32_t soff = 0, son = 0;
+	int64_t hints = 0;
+
+	if (rounds > MAX_ROUNDS)
+		rounds = MAX_ROUNDS;
+	for (uint32_t i = 0; i < n; i++)
+		pods[i] = homogeneous_pod(i);
+	for (int r = 0; r < rounds; r++) {
+		int64_t h0;
+
+		off[r] = batch_run(cache, pods, n, threads, dflt, false, &coff[r], &soff, &h0);
+		on[r] = batch_run(cache, pods, n, threads, dflt, true, &con[r], &son, &hints);
+		ratio[r] = on[r] / off[r];
+		fprintf(stderr,
+			"round %d: batching off %.0f pods/s (%u scheduled), on %.0f pods/s (%u, "
+			"%lld hints taken), ratio %.2f\n",
+			r, off[r], soff, on[r], son, (long long)hints, ratio[r]);
+	}
+	const char *tag = dflt ? "_default_profile" : "";
+
+	printf("bench cycle_homogeneous%s_batch_off %.0f pods/s nodes=%u pending=%u scheduled=%u "
+	       "threads=%u cpu_us_per_pod=%.0f (median of %d, %s)\n",
+	       tag, median(off, rounds), sx_cache_snapshot_nodes(cache), n, soff, threads,
+	       median(coff, rounds), rounds, dflt ? "1.37's default profile" : "emulated 1.35");
+	printf("bench cycle_homogeneous%s_batch_on %.0f pods/s nodes=%u pending=%u scheduled=%u "
+	       "hint_used=%lld threads=%u cpu_us_per_pod=%.0f (median of %d, back to back)\n",
+	       tag, median(on, rounds), sx_cache_snapshot_nodes(cache), n, son, (long long)hints,
+	       threads, median(con, rounds), rounds);
+	printf("bench cycle_homogeneous%s_batch_on_of_off %.2f ratio rounds=%d\n", tag,
+	       median(ratio, rounds), rounds);
+	for (uint32_t i = 0; i < n; i++)
+		sx_pod_unref(pods[i]);
+	free(pods);
+}
+
 /* Busy for us microseconds: the caller's share of a request (HTTP parse,
  * reply) between two passes, during which pool workers may go to sleep. */
 static void busy_us(double us)
@@ -344,9 +483,15 @@ int main(int argc, char **argv)
 	unsigned threads = 2;
 	bool latency = false;
 	double gap_us = 0;
+	uint32_t homogeneous = 0;
+	bool default_profile = false;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--latency")) {
 			latency = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--default-profile")) {
+			default_profile = true;
 			continue;
 		}
 		if (i + 1 >= argc)
@@ -367,6 +512,8 @@ int main(int argc, char **argv)
 			compare = argv[++i];
 		else if (!strcmp(argv[i], "--compare-label"))
 			compare_label = argv[++i];
+		else if (!strcmp(argv[i], "--homogeneous"))
+			homogeneous = (uint32_t)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--rounds"))
 			rounds = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 1;
 	}
@@ -401,7 +548,7 @@ int main(int argc, char **argv)
 	long rss = rss_kib();
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	if (!pending) {
+	if (!pending && !homogeneous) {
 		printf("bench ingest_state_file %.2f s nodes=%u pods=%u (parse+decode+apply, 1 "
 		       "thread)\n",
 		       load_s, st.nodes, st.pods);
@@ -414,7 +561,9 @@ int main(int argc, char **argv)
 		       sx_intern_bytes());
 	}
 	sx_snapshot_unref(snap);
-	if (pending && compare)
+	if (homogeneous)
+		bench_homogeneous(cache, homogeneous, rounds, threads, default_profile);
+	else if (pending && compare)
 		bench_compare(cache, pending, label, compare, compare_label, rounds, threads);
 	else if (pending && latency)
 		bench_latency(cache, cfg, pending, threads, gap_us);

@@ -57,6 +57,18 @@ ROUNDS=${BENCH_ROUNDS:-5}; [ -n "${QUICK:-}" ] && ROUNDS=${BENCH_ROUNDS:-3}
   --pending "$OUT/pending-plain.json" --label plain --compare "$OUT/pending-volumes.json" \
   --compare-label volumes --rounds "$ROUNDS" --threads "$cores" | tee -a "$RESULTS"
 
+# Opportunistic batching: a Deployment-like workload (PENDING pods of one
+# template, host port 8080: one per node) at 5,000 nodes, batching off then
+# on, ROUNDS rounds back to back (emulated 1.35 with PodTopologySpread's
+# default constraints cleared: the default profile signs no pod, see
+# docs/ARCHITECTURE.md "Opportunistic batching").
+"$BUILD/bench/cycle_bench" --state "$OUT/cluster.json" --homogeneous "$PENDING" \
+  --rounds "$ROUNDS" --threads "$cores" | tee -a "$RESULTS"
+# The same with the default profile of the default release, which signs no
+# pod: what batching costs where it cannot help (hint_used=0).
+"$BUILD/bench/cycle_bench" --state "$OUT/cluster.json" --homogeneous "$PENDING" --default-profile \
+  --rounds "$ROUNDS" --threads "$cores" | tee -a "$RESULTS"
+
 # Queueing hints: pods moved out of unschedulablePods per node event, with
 # 5,000 pods rejected by NodeResourcesFit (before the hints: all of them).
 "$BUILD/bench/requeue_bench" --pods 5000 | tee -a "$RESULTS"

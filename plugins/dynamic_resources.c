@@ -1561,6 +1561,19 @@ static const struct sx_event_reg events_dynamic_resources[] = {
 	SX_EVENTS_END,
 };
 
+/* DynamicResources.SignPod (dynamicresources.go): a pod with resource
+ * claims is not signable; others add nothing. */
+static struct sx_status *sign_dynamic_resources(void *self, const struct sx_pod *pod,
+						uint32_t *signers)
+{
+	(void)self;
+	(void)signers;
+	if (pod->nresource_claims > 0)
+		return sx_status_new(SX_UNSCHEDULABLE,
+				     "pods with dra resource claims are not signable");
+	return NULL;
+}
+
 const struct sx_plugin sx_plugin_dynamic_resources = {
 	.name = NAME,
 	.init = init_dynamic_resources,
@@ -1580,4 +1593,5 @@ const struct sx_plugin sx_plugin_dynamic_resources = {
 	.score = score_dynamic_resources,
 	.normalize_score = normalize_score_dynamic_resources,
 	.events = events_dynamic_resources,
+	.sign = sign_dynamic_resources,
 };

@@ -132,9 +132,20 @@ static struct sx_status *score_image_locality(void *self, const struct sx_cycle_
 	return NULL;
 }
 
+/* ImageLocality.SignPod: the canonical image names (image_locality.go). */
+static struct sx_status *sign_image_locality(void *self, const struct sx_pod *pod,
+					     uint32_t *signers)
+{
+	(void)self;
+	(void)pod;
+	*signers |= SX_SIGNER_IMAGE_NAMES;
+	return NULL;
+}
+
 const struct sx_plugin sx_plugin_image_locality = {
 	.name = "ImageLocality",
 	.init = init_image_locality,
 	.destroy = destroy_image_locality,
 	.score = score_image_locality,
+	.sign = sign_image_locality,
 };

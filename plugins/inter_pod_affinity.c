@@ -1536,6 +1536,23 @@ static struct sx_status *normalize_score_inter_pod_affinity(void *self,
 	return NULL;
 }
 
+/* InterPodAffinity.SignPod (interpodaffinity/plugin.go): a pod with
+ * pod (anti-)affinity is not signable; others sign their labels (the
+ * existing pods' terms select them), unless ignorePreferredTermsOfExistingPods
+ * is set (TestPodAffinitySignature). */
+static struct sx_status *sign_inter_pod_affinity(void *self, const struct sx_pod *pod,
+						 uint32_t *signers)
+{
+	const struct args *a = self;
+	const struct sx_affinity *af = pod->affinity;
+
+	if (af && (af->pod_affinity || af->pod_anti_affinity))
+		return sx_status_new(SX_UNSCHEDULABLE, "pods with pod affinity are not signable");
+	if (!a->ignore_preferred_of_existing)
+		*signers |= SX_SIGNER_LABELS;
+	return NULL;
+}
+
 const struct sx_plugin sx_plugin_inter_pod_affinity = {
 	.name = NAME,
 	.init = init_inter_pod_affinity,
@@ -1553,4 +1570,5 @@ const struct sx_plugin sx_plugin_inter_pod_affinity = {
 	.normalize_score = normalize_score_inter_pod_affinity,
 	.events = sx_events_inter_pod_affinity,
 	.explain = explain_inter_pod_affinity,
+	.sign = sign_inter_pod_affinity,
 };

@@ -663,6 +663,16 @@ static const struct sx_event_reg events_node_affinity[] = {
 	SX_EVENTS_END,
 };
 
+/* NodeAffinity.SignPod: the node affinity and the node selector
+ * (node_affinity.go). */
+static struct sx_status *sign_node_affinity(void *self, const struct sx_pod *pod, uint32_t *signers)
+{
+	(void)self;
+	(void)pod;
+	*signers |= SX_SIGNER_NODE_AFFINITY | SX_SIGNER_NODE_SELECTOR;
+	return NULL;
+}
+
 const struct sx_plugin sx_plugin_node_affinity = {
 	.name = NAME,
 	.init = init_node_affinity,
@@ -676,4 +686,5 @@ const struct sx_plugin sx_plugin_node_affinity = {
 	.normalize_score = normalize_score_node_affinity,
 	.events = events_node_affinity,
 	.explain = explain_node_affinity,
+	.sign = sign_node_affinity,
 };

@@ -210,6 +210,17 @@ static const struct sx_event_reg events_node_declared_features[] = {
 	SX_EVENTS_END,
 };
 
+/* NodeDeclaredFeatures.SignPod: the features inferred from the spec
+ * (node_declared_features.go). */
+static struct sx_status *sign_node_declared_features(void *self, const struct sx_pod *pod,
+						     uint32_t *signers)
+{
+	(void)self;
+	(void)pod;
+	*signers |= SX_SIGNER_FEATURES;
+	return NULL;
+}
+
 const struct sx_plugin sx_plugin_node_declared_features = {
 	.name = NAME,
 	.init = init_node_declared_features,
@@ -219,4 +230,5 @@ const struct sx_plugin sx_plugin_node_declared_features = {
 	.pre_filter = pre_filter_node_declared_features,
 	.filter = filter_node_declared_features,
 	.events = events_node_declared_features,
+	.sign = sign_node_declared_features,
 };

@@ -40,8 +40,18 @@ static const struct sx_event_reg events_node_name[] = {
 	SX_EVENTS_END,
 };
 
+/* NodeName.SignPod: spec.nodeName (node_name.go). */
+static struct sx_status *sign_node_name(void *self, const struct sx_pod *pod, uint32_t *signers)
+{
+	(void)self;
+	(void)pod;
+	*signers |= SX_SIGNER_NODE_NAME;
+	return NULL;
+}
+
 const struct sx_plugin sx_plugin_node_name = {
 	.name = NAME,
 	.filter = filter_node_name,
 	.events = events_node_name,
+	.sign = sign_node_name,
 };

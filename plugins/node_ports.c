@@ -142,6 +142,15 @@ static const struct sx_event_reg events_node_ports[] = {
 	SX_EVENTS_END,
 };
 
+/* NodePorts.SignPod: the host ports (node_ports.go). */
+static struct sx_status *sign_node_ports(void *self, const struct sx_pod *pod, uint32_t *signers)
+{
+	(void)self;
+	(void)pod;
+	*signers |= SX_SIGNER_HOST_PORTS;
+	return NULL;
+}
+
 const struct sx_plugin sx_plugin_node_ports = {
 	.name = NAME,
 	.state_clone = state_clone_node_ports,
@@ -150,4 +159,5 @@ const struct sx_plugin sx_plugin_node_ports = {
 	.filter = filter_node_ports,
 	.events = events_node_ports,
 	.explain = explain_node_ports,
+	.sign = sign_node_ports,
 };

@@ -73,6 +73,7 @@ static void *init_node_resources_balanced_allocation(const struct cJSON *args, s
 	sc->use_requested = true;
 	/* 1.36 scores the change in balance (kubernetes PR 135573) */
 	sc->balance_change = sx_release(&f) >= 36;
+	sc->no_sign = sx_feature_enabled(&f, SX_FEATURE_DRA_EXTENDED_RESOURCE);
 	if (!sx_args_is_object(args, "NodeResourcesBalancedAllocationArgs", err) ||
 	    sx_args_read(args, ba_fields, SX_ARRAY_SIZE(ba_fields), &a, &e, err) < 0 ||
 	    sx_ra_set_resources(sc, a.res, a.nres, "resources", err) < 0 || validate(sc, err) < 0)
@@ -150,6 +151,22 @@ static struct sx_status *score_node_resources_balanced_allocation(void *self,
 	return NULL;
 }
 
+/* BalancedAllocation.SignPod (noderesources/balanced_allocation.go):
+ * the requests and overheads; not signable while DRAExtendedResource
+ * is on, as upstream. */
+static struct sx_status *
+sign_node_resources_balanced_allocation(void *self, const struct sx_pod *pod, uint32_t *signers)
+{
+	const struct sx_ra_scorer *sc = self;
+
+	(void)pod;
+	if (sc->no_sign)
+		return sx_status_new(SX_UNSCHEDULABLE,
+				     "signature disabled when dra extended resources enabled");
+	*signers |= SX_SIGNER_RESOURCES;
+	return NULL;
+}
+
 const struct sx_plugin sx_plugin_node_resources_balanced_allocation = {
 	.name = "NodeResourcesBalancedAllocation",
 	.init = init_node_resources_balanced_allocation,
@@ -160,4 +177,5 @@ const struct sx_plugin sx_plugin_node_resources_balanced_allocation = {
 	.state_free = state_free_node_resources_balanced_allocation,
 	.pre_score = pre_score_node_resources_balanced_allocation,
 	.score = score_node_resources_balanced_allocation,
+	.sign = sign_node_resources_balanced_allocation,
 };

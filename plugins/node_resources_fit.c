@@ -19,6 +19,7 @@
 #include "schedext/dra_alloc.h"
 #include "schedext/handle.h"
 #include "resource_allocation.h"
+#include "schedext/handle.h"
 #include "schedext/plugin.h"
 #include "schedext/plugin_args.h"
 #include "slots.h"
@@ -336,6 +337,9 @@ static void *init_node_resources_fit(const struct cJSON *args, struct sx_handle 
 		struct sx_features ft = sx_handle_features(h);
 
 		f->dra_extended = sx_feature_enabled(&ft, SX_FEATURE_DRA_EXTENDED_RESOURCE);
+		struct sx_features fs = sx_handle_features(h);
+
+		f->sc.no_sign = sx_feature_enabled(&fs, SX_FEATURE_DRA_EXTENDED_RESOURCE);
 	}
 	return f;
 out_free:
@@ -697,6 +701,21 @@ static const struct sx_event_reg events_node_resources_fit[] = {
 	SX_EVENTS_END,
 };
 
+/* Fit.SignPod (noderesources/fit.go): the requests and overheads;
+ * not signable while DRAExtendedResource is on, as upstream. */
+static struct sx_status *sign_node_resources_fit(void *self, const struct sx_pod *pod,
+						 uint32_t *signers)
+{
+	const struct fit *f = self;
+
+	(void)pod;
+	if (f->sc.no_sign)
+		return sx_status_new(SX_UNSCHEDULABLE,
+				     "signature disabled when dra extended resources enabled");
+	*signers |= SX_SIGNER_RESOURCES;
+	return NULL;
+}
+
 const struct sx_plugin sx_plugin_node_resources_fit = {
 	.name = "NodeResourcesFit",
 	.init = init_node_resources_fit,
@@ -710,4 +729,5 @@ const struct sx_plugin sx_plugin_node_resources_fit = {
 	.pre_score = pre_score_node_resources_fit,
 	.score = score_node_resources_fit,
 	.events = events_node_resources_fit,
+	.sign = sign_node_resources_fit,
 };

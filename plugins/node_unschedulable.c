@@ -74,8 +74,19 @@ static const struct sx_event_reg events_node_unschedulable[] = {
 	SX_EVENTS_END,
 };
 
+/* NodeUnschedulable.SignPod: the tolerations (node_unschedulable.go). */
+static struct sx_status *sign_node_unschedulable(void *self, const struct sx_pod *pod,
+						 uint32_t *signers)
+{
+	(void)self;
+	(void)pod;
+	*signers |= SX_SIGNER_TOLERATIONS;
+	return NULL;
+}
+
 const struct sx_plugin sx_plugin_node_unschedulable = {
 	.name = NAME,
 	.filter = filter_node_unschedulable,
 	.events = events_node_unschedulable,
+	.sign = sign_node_unschedulable,
 };

@@ -703,6 +703,16 @@ static const struct sx_event_reg events_node_volume_limits[] = {
 	SX_EVENTS_END,
 };
 
+/* NodeVolumeLimits (CSILimits).SignPod: the non-synthetic volumes (csi.go). */
+static struct sx_status *sign_node_volume_limits(void *self, const struct sx_pod *pod,
+						 uint32_t *signers)
+{
+	(void)self;
+	(void)pod;
+	*signers |= SX_SIGNER_VOLUMES;
+	return NULL;
+}
+
 const struct sx_plugin sx_plugin_node_volume_limits = {
 	.name = NAME,
 	.init = init_node_volume_limits,
@@ -713,4 +723,5 @@ const struct sx_plugin sx_plugin_node_volume_limits = {
 	.filter = filter_node_volume_limits,
 	.events = events_node_volume_limits,
 	.explain = explain_node_volume_limits,
+	.sign = sign_node_volume_limits,
 };

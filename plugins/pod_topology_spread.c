@@ -1272,6 +1272,24 @@ static void write_args_pod_topology_spread(const void *self, struct sx_buf *b)
 	sx_buf_puts(b, "],\"defaultingType\":\"List\"");
 }
 
+/* PodTopologySpread.SignPod (podtopologyspread/plugin.go): spreading is
+ * not local to a pod and a node, so a pod with constraints, its own or
+ * the default ones (System defaulting included), is not signable. */
+static struct sx_status *sign_pod_topology_spread(void *self, const struct sx_pod *pod,
+						  uint32_t *signers)
+{
+	const struct sx_pts_args *a = self;
+
+	(void)signers;
+	if (pod->nspread > 0)
+		return sx_status_new(SX_UNSCHEDULABLE,
+				     "pods with topology constraints are not signable");
+	if (a->system_defaulted || a->n > 0)
+		return sx_status_new(SX_UNSCHEDULABLE,
+				     "pods with default topology constraints are not signable");
+	return NULL;
+}
+
 const struct sx_plugin sx_plugin_pod_topology_spread = {
 	.name = NAME,
 	.init = init_pod_topology_spread,
@@ -1289,4 +1307,5 @@ const struct sx_plugin sx_plugin_pod_topology_spread = {
 	.normalize_score = normalize_score_pod_topology_spread,
 	.events = sx_events_pod_topology_spread,
 	.explain = explain_pod_topology_spread,
+	.sign = sign_pod_topology_spread,
 };

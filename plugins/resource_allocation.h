@@ -52,6 +52,9 @@ struct sx_ra_scorer {
 	 * placing it (upstream balanced_allocation.go balancedResourceScorer
 	 * after kubernetes PR 135573). */
 	bool balance_change;
+	/* DRAExtendedResource is on: SignPod refuses every pod (upstream's
+	 * Fit.SignPod and BalancedAllocation.SignPod). */
+	bool no_sign;
 	uint32_t nresources;
 	struct sx_resource_weight resources[SX_RA_MAX_RESOURCES];
 	uint8_t kind[SX_RA_MAX_RESOURCES]; /* internal: resolved resource kind */

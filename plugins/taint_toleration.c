@@ -228,6 +228,16 @@ static const struct sx_event_reg events_taint_toleration[] = {
 	SX_EVENTS_END,
 };
 
+/* TaintToleration.SignPod: the tolerations (taint_toleration.go). */
+static struct sx_status *sign_taint_toleration(void *self, const struct sx_pod *pod,
+					       uint32_t *signers)
+{
+	(void)self;
+	(void)pod;
+	*signers |= SX_SIGNER_TOLERATIONS;
+	return NULL;
+}
+
 const struct sx_plugin sx_plugin_taint_toleration = {
 	.name = NAME,
 	.init = init_taint_toleration,
@@ -240,4 +250,5 @@ const struct sx_plugin sx_plugin_taint_toleration = {
 	.normalize_score = normalize_score_taint_toleration,
 	.events = events_taint_toleration,
 	.explain = explain_taint_toleration,
+	.sign = sign_taint_toleration,
 };

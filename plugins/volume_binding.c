@@ -776,6 +776,16 @@ static const struct sx_event_reg events_volume_binding[] = {
 	SX_EVENTS_END,
 };
 
+/* VolumeBinding.SignPod: the non-synthetic volumes (volume_binding.go). */
+static struct sx_status *sign_volume_binding(void *self, const struct sx_pod *pod,
+					     uint32_t *signers)
+{
+	(void)self;
+	(void)pod;
+	*signers |= SX_SIGNER_VOLUMES;
+	return NULL;
+}
+
 const struct sx_plugin sx_plugin_volume_binding = {
 	.name = "VolumeBinding",
 	.init = init_volume_binding,
@@ -793,4 +803,5 @@ const struct sx_plugin sx_plugin_volume_binding = {
 	.pre_bind = pre_bind_volume_binding,
 	.events = events_volume_binding,
 	.explain = explain_volume_binding,
+	.sign = sign_volume_binding,
 };

@@ -275,6 +275,17 @@ static const struct sx_event_reg events_volume_restrictions[] = {
 	SX_EVENTS_END,
 };
 
+/* VolumeRestrictions.SignPod: the non-synthetic volumes
+ * (volume_restrictions.go). */
+static struct sx_status *sign_volume_restrictions(void *self, const struct sx_pod *pod,
+						  uint32_t *signers)
+{
+	(void)self;
+	(void)pod;
+	*signers |= SX_SIGNER_VOLUMES;
+	return NULL;
+}
+
 const struct sx_plugin sx_plugin_volume_restrictions = {
 	.name = NAME,
 	.state_clone = state_clone_volume_restrictions,
@@ -284,4 +295,5 @@ const struct sx_plugin sx_plugin_volume_restrictions = {
 	.remove_pod = remove_pod_volume_restrictions,
 	.filter = filter_volume_restrictions,
 	.events = events_volume_restrictions,
+	.sign = sign_volume_restrictions,
 };

@@ -303,6 +303,15 @@ static const struct sx_event_reg events_volume_zone[] = {
 	SX_EVENTS_END,
 };
 
+/* VolumeZone.SignPod: the non-synthetic volumes (volume_zone.go). */
+static struct sx_status *sign_volume_zone(void *self, const struct sx_pod *pod, uint32_t *signers)
+{
+	(void)self;
+	(void)pod;
+	*signers |= SX_SIGNER_VOLUMES;
+	return NULL;
+}
+
 const struct sx_plugin sx_plugin_volume_zone = {
 	.name = NAME,
 	.state_clone = state_clone_volume_zone,
@@ -310,4 +319,5 @@ const struct sx_plugin sx_plugin_volume_zone = {
 	.pre_filter = pre_filter_volume_zone,
 	.filter = filter_volume_zone,
 	.events = events_volume_zone,
+	.sign = sign_volume_zone,
 };

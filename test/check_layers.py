@@ -41,7 +41,7 @@ HEADERS = {
     "cache.h": "cache", "snapshot.h": "cache", "node_info.h": "cache", "state.h": "cache", "informer.h": "cache", 
     
     "status.h": "framework", "plugin.h": "framework", "framework.h": "framework",
-    "handle.h": "framework",
+    "handle.h": "framework", "batch.h": "framework",
     "preemption.h": "framework", "queue.h": "queue", "config.h": "framework", "features.h": "framework",
     "registry.h": "framework", "binder.h": "framework",
     "fit_error.h": "framework", "framework_metrics.h": "framework", "plugin_args.h": "framework",

@@ -21,6 +21,7 @@
 struct sx_arena;
 struct sx_pool;
 struct sx_extenders;
+struct sx_batch;
 
 /* ---------- nominated pods ---------- */
 
@@ -59,6 +60,11 @@ struct sx_cycle_opts {
 	struct sx_extenders *ext;
 	bool always_score;     /* score even a single feasible node (explain) */
 	bool skip_pre_enqueue; /* the queue already ran PreEnqueue */
+	/* Opportunistic batching (batch.h), FULL mode: the profile's batch
+	 * (NULL: the gate is off, nothing is hinted nor stored) and the
+	 * cycle's number (the queue's count of popped pods). */
+	struct sx_batch *batch;
+	int64_t cycle;
 };
 
 struct sx_cycle_result {

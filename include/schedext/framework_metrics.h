@@ -37,6 +37,7 @@ enum sx_ext_point {
 	SX_EP_PRE_BIND,
 	SX_EP_BIND,
 	SX_EP_POST_BIND,
+	SX_EP_SIGN, /* SignPod (opportunistic batching, batch.h) */
 	SX_EP_COUNT
 };
 const char *sx_ext_point_label(enum sx_ext_point ep);

@@ -337,6 +337,31 @@ struct sx_plugin {
 	void (*explain)(void *self, const struct sx_cycle_state *cs, const struct sx_pod *pod,
 			const struct sx_node_info *ni, const struct sx_status *st,
 			struct sx_detail *d);
+	/* SignPlugin.SignPod (opportunistic batching, batch.h): ORs into
+	 * *signers the SX_SIGNER_* parts of the pod its PreFilter, Filter,
+	 * PreScore and Score read, and returns NULL; or returns a status
+	 * (Unschedulable, upstream's words) when it cannot sign this pod.
+	 * A plugin at one of those points without this hook turns
+	 * signatures off for its whole profile, as upstream's
+	 * computeBatchablePlugins does. Runs on the cycle's thread. */
+	struct sx_status *(*sign)(void *self, const struct sx_pod *pod, uint32_t *signers);
+};
+
+/* The pod parts plugins sign (upstream's signer names,
+ * staging/src/k8s.io/kube-scheduler/framework signers: the key each
+ * fragment is stored under). Each part is encoded once per pod, however
+ * many plugins ask for it (batch.c). */
+enum sx_signer {
+	SX_SIGNER_NODE_NAME = 1u << 0,	   /* v1.Pod.Spec.NodeName */
+	SX_SIGNER_TOLERATIONS = 1u << 1,   /* v1.Pod.Spec.Tolerations */
+	SX_SIGNER_NODE_AFFINITY = 1u << 2, /* v1.Pod.Spec.Affinity.NodeAffinity */
+	SX_SIGNER_NODE_SELECTOR = 1u << 3, /* v1.Pod.Spec.Affinity.NodeSelector */
+	SX_SIGNER_HOST_PORTS = 1u << 4,	   /* v1.Pod.Spec.HostPorts() */
+	SX_SIGNER_RESOURCES = 1u << 5,	   /* v1.Pod.Spec.ContainerRequestsAndOverheads() */
+	SX_SIGNER_VOLUMES = 1u << 6,	   /* v1.Pod.Spec.Volumes.NonSyntheticSources() */
+	SX_SIGNER_IMAGE_NAMES = 1u << 7,   /* v1.Pod.Spec.CanonicalImageNames() */
+	SX_SIGNER_LABELS = 1u << 8,	   /* v1.Pod.Labels */
+	SX_SIGNER_FEATURES = 1u << 9,	   /* v1.Pod.Spec.RequiredFeatures() */
 };
 
 /* ---------- helpers shared by plugins ---------- */

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "schedext/batch.h"
 #include "schedext/common.h"
 #include "schedext/config.h"
 #include "schedext/kube.h"
@@ -97,6 +98,7 @@ static void zero_profile(struct sx_metrics *m, const struct sx_profile *p)
 	char esc[300], labels[600];
 
 	sx_metrics_label_escape(p->scheduler_name, esc, sizeof(esc));
+	sx_batch_zero_series(m, p);
 	for (size_t i = 0; i < SX_ARRAY_SIZE(results); i++) {
 		snprintf(labels, sizeof(labels), "result=\"%s\",profile=\"%s\"", results[i], esc);
 		sx_metrics_touch(m, "scheduler_schedule_attempts_total", labels);

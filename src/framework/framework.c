@@ -1,13 +1,17 @@
 /* The scheduling cycle (upstream pkg/scheduler/schedule_one.go schedulePod,
  * findNodesThatFitPod): PreEnqueue check,
- * PreFilter, parallel Filter with early stop and rotating start index,
- * then scoring and host selection (score_phase.c). */
+ * PreFilter, the nominated node or the opportunistic batch's hinted node
+ * alone (batch.h), parallel Filter with early stop and rotating start
+ * index, then scoring and host selection (score_phase.c), and the
+ * batch's results stored. */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "schedext/batch.h"
+#include "schedext/buf.h"
 #include "schedext/extender_client.h"
 #include "schedext/framework.h"
 #include "schedext/arena.h"
@@ -767,9 +771,77 @@ static bool nominated_fast_path(const struct sx_profile *prof, struct sx_cycle_s
 	return res->nfeasible == 1;
 }
 
+/* A cycle's part in opportunistic batching (batch.h). */
+struct batch_cycle {
+	struct sx_buf sig;	       /* the pod's signature */
+	bool sig_ok;		       /* it has one */
+	sx_str hint;		       /* GetNodeHint's node, or SX_STR_EMPTY */
+	int hint_idx;		       /* its snapshot index when it failed Filter, else -1 */
+	struct sx_status *hint_status; /* that failure, until the full search */
+};
+
+/* evaluateNominatedNode for the hinted node (findNodesThatFitPod tries
+ * it as it tries a nominated node): true when it passes the filters (with
+ * the nominated pods), then it is the only feasible node and nothing
+ * else is filtered or scored, nor is the start index moved. Otherwise
+ * its status is kept for the full search (bc->hint_status). */
+static bool hint_fast_path(const struct sx_profile *prof, struct sx_cycle_state *cs,
+			   const struct sx_pod *pod, const struct sx_cycle_opts *opts,
+			   struct sx_cycle_result *res, struct batch_cycle *bc)
+{
+	struct sx_status *st = NULL;
+	int idx = sx_snapshot_find(cs->snap, bc->hint);
+
+	if (idx < 0 || opts->candidates)
+		return false;
+	if (prof->n[SX_PT_FILTER] > 0)
+		st = sx_run_filters_with_nominated(prof, cs, pod, cs->snap->nodes[idx],
+						   opts->nominator);
+	sx_fw_metrics_flush();
+	if (sx_status_is_success(st)) {
+		sx_status_free(st);
+		res->evaluated[idx] = true;
+		res->feasible[res->nfeasible++] = (uint32_t)idx;
+		return true;
+	}
+	if (st->code == SX_ERROR) { /* logged upstream; the full search follows */
+		sx_status_free(st);
+		return false;
+	}
+	bc->hint_idx = idx;
+	bc->hint_status = st;
+	return false;
+}
+
+/* After the full search: the hinted node's failure counts as evaluated
+ * when the search did not reach it (upstream's diagnosis holds it, and
+ * the start index moves past it too). */
+static void hint_settle(const struct sx_cycle_opts *opts, struct sx_cycle_result *res,
+			struct batch_cycle *bc)
+{
+	int idx = bc->hint_idx;
+
+	if (idx < 0)
+		return;
+	if (res->evaluated[idx]) {
+		sx_status_free(bc->hint_status);
+	} else {
+		/* its own failure, not the PreFilterResult's absent status */
+		sx_status_free(res->statuses[idx]);
+		res->evaluated[idx] = true;
+		res->statuses[idx] = bc->hint_status;
+		if (opts->next_start_index && res->num_all_nodes)
+			*opts->next_start_index =
+				(*opts->next_start_index + 1) % res->num_all_nodes;
+	}
+	bc->hint_status = NULL;
+	bc->hint_idx = -1;
+}
+
 /* Steps 5-8: PreEnqueue, PreFilter and Filter. Returns 0; the outcome is in res. */
 static int filter_phase(const struct sx_profile *prof, const struct sx_pod *pod,
-			const struct sx_cycle_opts *opts, struct sx_cycle_result *res)
+			const struct sx_cycle_opts *opts, struct sx_cycle_result *res,
+			struct batch_cycle *bc)
 {
 	struct sx_cycle_state *cs = res->state;
 	struct sx_node_set *set = NULL;
@@ -791,7 +863,18 @@ static int filter_phase(const struct sx_profile *prof, const struct sx_pod *pod,
 			set_error(res, st);
 		return 0;
 	}
+	if (bc) {
+		/* GetNodeHint even for a nominated pod, as upstream */
+		bc->sig_ok = sx_batch_sign(opts->batch, pod, &bc->sig, cs->record_plugin_metrics);
+		bc->hint = sx_batch_hint(opts->batch, pod, bc->sig_ok ? &bc->sig : NULL, cs,
+					 opts->cycle);
+	}
 	if (nominated_fast_path(prof, cs, pod, opts, res)) {
+		free_node_set(set);
+		return 0;
+	}
+	if (bc && bc->hint != SX_STR_EMPTY && pod->nominated_node == SX_STR_EMPTY &&
+	    hint_fast_path(prof, cs, pod, opts, res, bc)) {
 		free_node_set(set);
 		return 0;
 	}
@@ -801,14 +884,41 @@ static int filter_phase(const struct sx_profile *prof, const struct sx_pod *pod,
 		rc = apply_pre_filter_result(res, cs->snap, set, set_plugins, nset, cand, &ncand);
 	if (!rc)
 		rc = run_filter_phase(prof, cs, pod, opts, res, cand, ncand);
+	if (bc)
+		hint_settle(opts, res, bc);
 	if (!rc && opts->ext && opts->mode == SX_CYCLE_FULL && !res->error)
 		rc = sx_extenders_filter(opts->ext, pod, res);
 	free_node_set(set);
 	return rc;
 }
 
+static int schedule(const struct sx_profile *prof, const struct sx_pod *pod,
+		    const struct sx_cycle_opts *opts, struct sx_cycle_result *res,
+		    struct batch_cycle *bc);
+
 int sx_schedule(const struct sx_profile *prof, const struct sx_pod *pod,
 		const struct sx_cycle_opts *opts, struct sx_cycle_result *res)
+{
+	struct batch_cycle bc = {.hint = SX_STR_EMPTY, .hint_idx = -1};
+	bool batching = opts->batch && opts->mode == SX_CYCLE_FULL;
+	int rc;
+
+	if (!batching)
+		return schedule(prof, pod, opts, res, NULL);
+	sx_buf_init(&bc.sig);
+	rc = schedule(prof, pod, opts, res, &bc);
+	/* StoreScheduleResults: a node was chosen (schedulePod succeeded) */
+	if (rc == 0 && res->selected >= 0 && !res->error)
+		sx_batch_store(opts->batch, bc.sig_ok ? &bc.sig : NULL, bc.hint, res, opts->cycle,
+			       opts->rng);
+	sx_status_free(bc.hint_status);
+	sx_buf_free(&bc.sig);
+	return rc;
+}
+
+static int schedule(const struct sx_profile *prof, const struct sx_pod *pod,
+		    const struct sx_cycle_opts *opts, struct sx_cycle_result *res,
+		    struct batch_cycle *bc)
 {
 	const struct sx_snapshot *snap = opts->snap;
 	memset(res, 0, sizeof(*res));
@@ -830,7 +940,7 @@ int sx_schedule(const struct sx_profile *prof, const struct sx_pod *pod,
 			res->message = sx_strdup("no nodes available to schedule pods");
 			return 0;
 		}
-		if (filter_phase(prof, pod, opts, res) < 0)
+		if (filter_phase(prof, pod, opts, res, bc) < 0)
 			return SX_ENOMEM;
 		if (res->error)
 			return 0;

@@ -39,6 +39,7 @@ static const char *const ep_labels[SX_EP_COUNT] = {
 	"PreBind",
 	"Bind",
 	"PostBind",
+	"Sign",
 };
 
 const char *sx_ext_point_label(enum sx_ext_point ep)
@@ -539,6 +540,22 @@ static const struct family families[] = {
 	 "Number of ResourceClaims creation requests, categorized by creation status and admin "
 	 "access",
 	 SX_METRIC_COUNTER, SX_STABILITY_ALPHA, 0, 0, 0, NULL, SX_FEATURE_DRA_EXTENDED_RESOURCE},
+	/* opportunistic batching (batch.c), pkg/scheduler/metrics/metrics.go */
+	{"scheduler_batch_attempts_total", "Counts of results when we attempt to use batching.",
+	 SX_METRIC_COUNTER, SX_STABILITY_ALPHA, 0, 0, 0, NULL, ALWAYS},
+	{"scheduler_batch_cache_flushed_total", "Counts of cache flushes by reason.",
+	 SX_METRIC_COUNTER, SX_STABILITY_ALPHA, 0, 0, 0, NULL, ALWAYS},
+	{"scheduler_batch_rescore_attempts_total",
+	 "Counts of rescore attempts during opportunistic batching.", SX_METRIC_COUNTER,
+	 SX_STABILITY_ALPHA, 0, 0, 0, NULL, ALWAYS},
+	{"scheduler_get_node_hint_duration_seconds", "Latency for getting a node hint.",
+	 SX_METRIC_HISTOGRAM, SX_STABILITY_ALPHA, 0.00001, 2, 12, NULL, ALWAYS},
+	{"scheduler_store_schedule_results_duration_seconds",
+	 "Latency for storing scheduling results.", SX_METRIC_HISTOGRAM, SX_STABILITY_ALPHA,
+	 0.00001, 2, 12, NULL, ALWAYS},
+	{"scheduler_batch_rescore_duration_seconds",
+	 "Latency for rescoring a node during opportunistic batching.", SX_METRIC_HISTOGRAM,
+	 SX_STABILITY_ALPHA, 0.00001, 2, 12, NULL, ALWAYS},
 };
 
 /* component-base/metrics/registry.go shouldHide: a family deprecated in a

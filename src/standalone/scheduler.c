@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "schedext/batch.h"
 #include "schedext/cache.h"
 #include "schedext/extender_client.h"
 #include "schedext/framework.h"
@@ -98,6 +99,12 @@ struct sx_scheduler {
 	/* loop-thread state */
 	uint32_t next_start;
 	uint64_t rng;
+	/* The scheduling cycle count (SchedulingQueue.SchedulingCycle: one
+	 * per popped pod) and each profile's opportunistic batch (batch.h;
+	 * NULL where the OpportunisticBatching gate is off), by the index of
+	 * the profile in the configuration. */
+	int64_t cycle;
+	struct sx_batch **batch;
 	double last_gauges;
 	struct sx_nominated_set *cur_nom; /* the running cycle's nominations */
 	struct sx_nominator nom_proxy;	  /* for DefaultPreemption: reads cur_nom */
@@ -537,6 +544,10 @@ static void run_cycle(struct sx_scheduler *s, const struct sx_profile *prof,
 	int rc;
 
 	memset(&res, 0, sizeof(res));
+	for (unsigned i = 0; s->batch && i < s->o.cfg->nprofiles; i++)
+		if (s->o.cfg->profiles[i] == prof)
+			opts.batch = s->batch[i];
+	opts.cycle = s->cycle;
 	s->cur_nom = sx_queue_nominated(s->q);
 	opts.snap = snap;
 	opts.nominator = s->cur_nom ? &s->cur_nom->nom : NULL;
@@ -703,6 +714,7 @@ static void *loop_thread(void *arg)
 			break;
 		if (rc < 0)
 			continue;
+		s->cycle++; /* every pop starts a cycle, skipped pods too */
 		if (leading(s) && sx_pg_wants(&it))
 			schedule_group(s, &it);
 		else if (leading(s))
@@ -1005,7 +1017,32 @@ static void free_scheduler(struct sx_scheduler *s)
 	pthread_mutex_destroy(&s->bmu);
 	pthread_cond_destroy(&s->bcond);
 	pthread_mutex_destroy(&s->plmu);
+	for (unsigned i = 0; s->batch && i < s->o.cfg->nprofiles; i++)
+		sx_batch_free(s->batch[i]);
+	free(s->batch);
 	free(s);
+}
+
+/* One batch per profile whose OpportunisticBatching gate is on
+ * (schedule_one.go asks the gate before GetNodeHint and
+ * StoreScheduleResults); extenders turn signatures off (batch.h). */
+static int make_batches(struct sx_scheduler *s)
+{
+	const struct sx_config *cfg = s->o.cfg;
+
+	s->batch = calloc(cfg->nprofiles + 1, sizeof(*s->batch));
+	if (!s->batch)
+		return SX_ENOMEM;
+	for (unsigned i = 0; i < cfg->nprofiles; i++) {
+		const struct sx_profile *prof = cfg->profiles[i];
+
+		if (!sx_feature_enabled(&prof->features, SX_FEATURE_OPPORTUNISTIC_BATCHING))
+			continue;
+		s->batch[i] = sx_batch_new(prof, s->o.metrics, cfg->nextenders > 0);
+		if (!s->batch[i])
+			return SX_ENOMEM;
+	}
+	return 0;
 }
 
 int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler **out,
@@ -1038,6 +1075,11 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 		return rc;
 	}
 	sx_sched_metrics_define(opts->metrics, opts->cfg);
+	rc = make_batches(s);
+	if (rc < 0) {
+		free_scheduler(s);
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	}
 	s->binder = (struct sx_binder){
 		.cache = opts->cache, .kube = opts->kube, .post = api_binder, .ctx = s};
 	s->nom_proxy = (struct sx_nominator){.pods_for_node = proxy_pods_for_node, .ctx = s};
