@@ -170,7 +170,7 @@ static void setup(struct world *w, int release, const char *gates, bool fit, boo
 		sx_test_fail(__FILE__, __LINE__, "config: %s", err.msg);
 	w->cache = sx_cache_new();
 	w->m = sx_metrics_new();
-	sx_fw_metrics_define(w->m);
+	sx_fw_metrics_define(w->m, &w->cfg->features);
 	for (int i = 0; i < 2; i++)
 		w->batch[i] = sx_batch_new(w->cfg->profiles[i], w->m, w->cfg->nextenders > 0);
 	for (int i = 0; nodes && nodes[i].name; i++)
@@ -855,7 +855,7 @@ static void test_upstream_batch_basic(void)
 		uint32_t nleft;
 		int want_left = 0;
 
-		sx_fw_metrics_define(m);
+		sx_fw_metrics_define(m, &cfg->features);
 		b = sx_batch_new(cfg->profiles[0], m, false);
 		snap = sx_cache_snapshot(cache);
 		CHECK(table_hint(b, cfg, snap, pod1, t->first_sig, 1) == SX_STR_EMPTY);
@@ -928,7 +928,7 @@ static void test_upstream_batch_rescore(void)
 		uint64_t rng = 7;
 		char labels[128];
 
-		sx_fw_metrics_define(m);
+		sx_fw_metrics_define(m, &cfg->features);
 		b = sx_batch_new(cfg->profiles[0], m, false);
 		if (rows[r].chosen_missing) { /* n2 only in the first snapshot */
 			struct node_def d = {"n2", 110};
