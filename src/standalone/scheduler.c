@@ -59,16 +59,10 @@
 
 struct bind_job {
 	struct bind_job *next;
-	const struct sx_profile *prof;
-	const struct sx_pod *pod; /* reference */
-	sx_str node;
-	struct sx_cycle_state *cs;	/* owned */
-	struct sx_snapshot *snap;	/* reference kept for cs->snap; NULL when no
-					 * binding-cycle plugin kept state */
-	struct sx_waiting_pod *waiting; /* owned, may be NULL */
-	double start;			/* attempt start, for e2e latency */
-	uint32_t attempts;		/* the pod's scheduling attempts, this one included */
-	double initial_attempt;		/* when it first entered activeQ (SLI) */
+	struct sx_binding b;	/* what the binding cycle owns (binding_cycle.h) */
+	double start;		/* attempt start, for e2e latency */
+	uint32_t attempts;	/* the pod's scheduling attempts, this one included */
+	double initial_attempt; /* when it first entered activeQ (SLI) */
 };
 
 struct sx_scheduler {
@@ -81,16 +75,17 @@ struct sx_scheduler {
 	struct sx_events *ev;
 	pthread_t loop;
 	atomic_bool stop;
-	/* binder pool */
+	/* bind workers: the threads that run binding cycles */
 	pthread_mutex_t bmu;
 	pthread_cond_t bcond;
 	struct bind_job *jobs_head, *jobs_tail;
 	bool bstop;
 	unsigned nbinders, max_binders;
-	unsigned nidle, njobs;	  /* binders waiting for a job; jobs queued */
-	pthread_t *binders;	  /* [max_binders] */
-	struct sx_binder binder;  /* assume/bind/finish; Bind plugins see it in the state */
-	struct sx_handle_env env; /* what the profiles' handles get (sx_config_attach) */
+	unsigned nidle, njobs;		   /* workers waiting for a job; jobs queued */
+	pthread_t *binders;		   /* [max_binders] */
+	struct sx_binder binder;	   /* assume/bind/finish, through the profiles' handles */
+	struct sx_event_recorder recorder; /* the handles' EventRecorder: emit */
+	struct sx_handle_env env;	   /* what the profiles' handles get (sx_config_attach) */
 	/* loop-thread state */
 	uint32_t next_start;
 	uint64_t rng;
@@ -119,6 +114,14 @@ static void emit(struct sx_scheduler *s, const struct sx_pod *pod, const char *t
 {
 	if (leading(s))
 		sx_events_emit(s->ev, pod, type, reason, action, message, component);
+}
+
+/* The profiles' EventRecorder (handle.h): the event sender, as emit. */
+static void record_event(void *ctx, const char *component, const struct sx_pod *pod,
+			 const char *type, const char *reason, const char *action,
+			 const char *message)
+{
+	emit(ctx, pod, type, reason, action, message, component);
 }
 
 static void count_attempt(struct sx_scheduler *s, const struct sx_profile *prof, const char *result,
@@ -198,10 +201,13 @@ static void patch_status(struct sx_scheduler *s, const struct sx_pod *pod, bool 
 
 /* Condition, event, nomination and requeue for a failed attempt. msg is the
  * FitError text or the error; nominated: SX_STR_EMPTY = leave it, unless
- * clear_nominated (binding failures clear it). */
+ * clear_nominated (binding failures clear it: CLEAR_IF_SET when the pod
+ * had one, CLEAR_NOMINATED also when the binding cycle set it). */
+enum { KEEP_NOMINATED, CLEAR_IF_SET, CLEAR_NOMINATED };
+
 static void handle_failure_rej(struct sx_scheduler *s, const struct sx_profile *prof,
 			       const struct sx_pod *pod, const char *msg, bool rejected,
-			       sx_str nominated, bool clear_nominated, double start,
+			       sx_str nominated, int clear_nominated, double start,
 			       const struct sx_rejectors *rej)
 {
 	struct sx_rejectors any = {rejected ? SX_REJ_ANY : 0, 0};
@@ -219,11 +225,12 @@ static void handle_failure_rej(struct sx_scheduler *s, const struct sx_profile *
 	if (nominated != SX_STR_EMPTY) {
 		sx_queue_nominate(s->q, pod, nominated);
 		nom = sx_str_get(nominated);
-	} else if (clear_nominated && pod->nominated_node != SX_STR_EMPTY) {
+	} else if ((clear_nominated == CLEAR_IF_SET && pod->nominated_node != SX_STR_EMPTY) ||
+		   clear_nominated == CLEAR_NOMINATED) {
 		sx_queue_nominate(s->q, pod, SX_STR_EMPTY);
 		nom = "";
 	}
-	emit(s, pod, "Warning", "FailedScheduling", "Scheduling", msg, sx_sched_profile_name(prof));
+	sx_handle_event(prof->handle, pod, "Warning", "FailedScheduling", "Scheduling", msg);
 	patch_status(s, pod, rejected, msg, nom);
 	sx_queue_requeue_rejectors(s->q, pod, rej);
 }
@@ -247,7 +254,7 @@ static char *one_node_message(struct sx_status *st)
 
 static void fail_status(struct sx_scheduler *s, const struct sx_profile *prof,
 			const struct sx_pod *pod, struct sx_status *st, bool clear_nominated,
-			double start)
+			bool nominated_now, double start)
 {
 	char buf[2048];
 	bool rejected = sx_status_is_rejected(st);
@@ -257,86 +264,42 @@ static void fail_status(struct sx_scheduler *s, const struct sx_profile *prof,
 	sx_rejectors_add_status(&rej, st);
 	if (!msg)
 		sx_status_message(st, buf, sizeof(buf));
-	handle_failure_rej(s, prof, pod, msg ? msg : buf, rejected, SX_STR_EMPTY, clear_nominated,
+	handle_failure_rej(s, prof, pod, msg ? msg : buf, rejected, SX_STR_EMPTY,
+			   !clear_nominated ? KEEP_NOMINATED
+			   : nominated_now  ? CLEAR_NOMINATED
+					    : CLEAR_IF_SET,
 			   start, &rej);
 	free(msg);
 }
 
-/* ---------- binding cycle (schedule_one.go bindingCycle) ---------- */
+/* ---------- binding cycle (binding_cycle.c sx_binding_run) ---------- */
 
 static void free_job(struct bind_job *j)
 {
-	sx_cycle_state_free(j->prof, j->cs);
-	sx_snapshot_unref(j->snap);
-	sx_waiting_pod_free(j->waiting);
-	sx_pod_unref(j->pod);
+	sx_binding_release(&j->b);
 	free(j);
 }
 
-/* PreBind or Bind (bind), timed as an extension point. */
-static struct sx_status *timed_bind_point(struct bind_job *j, bool bind)
-{
-	uint64_t t0 = sx_fw_metrics_now();
-	struct sx_status *st = bind ? sx_run_bind(j->prof, j->cs, j->pod, j->node)
-				    : sx_run_pre_bind(j->prof, j->cs, j->pod, j->node);
-
-	sx_fw_metrics_point(j->prof, bind ? SX_EP_BIND : SX_EP_PRE_BIND, sx_status_code(st),
-			    sx_fw_metrics_now() - t0);
-	return st;
-}
-
-static struct sx_status *binding_cycle(struct sx_scheduler *s, struct bind_job *j)
-{
-	struct sx_status *st = NULL;
-	bool bound = false;
-
-	if (j->waiting) {
-		double t0 = sx_now_s();
-		st = sx_waiting_pod_wait(j->waiting);
-		sx_sched_metrics_permit_wait(s->o.metrics, st == NULL, sx_now_s() - t0);
-	}
-	if (!st)
-		st = timed_bind_point(j, false);
-	/* An interested binder extender binds instead of the Bind plugins. */
-	if (!st && s->o.extenders)
-		st = sx_extenders_bind(s->o.extenders, j->pod, j->node, &bound);
-	if (!st && !bound)
-		st = timed_bind_point(j, true);
-	if (st && st->code == SX_SKIP) {
-		sx_status_free(st);
-		st = sx_status_new(SX_ERROR, "no bind plugin bound pod \"%s\"", j->pod->meta.name);
-	}
-	return st;
-}
-
+/* The outcome of a binding cycle (schedule_one.go: the end of
+ * bindingCycle, handleBindingCycleError after Unreserve and forget). */
 static void run_job(struct sx_scheduler *s, struct bind_job *j)
 {
-	struct sx_status *st = binding_cycle(s, j);
-	const struct sx_pod *pod = j->pod;
-	char msg[600];
+	struct sx_status *st = sx_binding_run(&j->b);
+	const struct sx_profile *prof = j->b.prof;
+	const struct sx_pod *pod = j->b.pod;
 
 	if (!st) {
-		sx_binder_done(&s->binder, pod->meta.ns, pod->meta.name, true);
-		snprintf(msg, sizeof(msg), "Successfully assigned %s/%s to %s",
-			 sx_str_get(pod->meta.ns), pod->meta.name, sx_str_get(j->node));
-		sx_log(2, "%s", msg);
-		emit(s, pod, "Normal", "Scheduled", "Binding", msg, sx_sched_profile_name(j->prof));
-		uint64_t t0 = sx_fw_metrics_now();
-		sx_run_post_bind(j->prof, j->cs, pod, j->node);
-		sx_fw_metrics_point(j->prof, SX_EP_POST_BIND, SX_SUCCESS, sx_fw_metrics_now() - t0);
-		count_attempt(s, j->prof, "scheduled", j->start);
+		count_attempt(s, prof, "scheduled", j->start);
 		sx_sched_metrics_scheduled(s->o.metrics, j->attempts, j->initial_attempt);
 		sx_queue_done(s->q, pod);
 		return;
 	}
-	sx_run_unreserve(j->prof, j->cs, pod, j->node);
-	sx_binder_done(&s->binder, pod->meta.ns, pod->meta.name, false);
 	/* AssignedPodDelete; after a rejection it comes after the pod is
 	 * requeued and skips it (upstream defers it: the pod's own failure
 	 * must not count as an event that may help it). */
 	if (!sx_status_is_rejected(st))
 		sx_queue_assigned_pod_deleted(s->q, pod, false);
-	fail_status(s, j->prof, pod, st, true, j->start);
+	fail_status(s, prof, pod, st, true, j->b.nominated, j->start);
 	if (sx_status_is_rejected(st))
 		sx_queue_assigned_pod_deleted(s->q, pod, true);
 	sx_status_free(st);
@@ -388,28 +351,6 @@ static void submit_job(struct sx_scheduler *s, struct bind_job *j)
 	pthread_mutex_unlock(&s->bmu);
 }
 
-/* The binder's API step for DefaultBinder: POST the Binding, only while
- * leading. "Already assigned to the node we chose" means an earlier
- * attempt got through. */
-static struct sx_status *api_binder(void *ctx, const struct sx_pod *pod, sx_str node)
-{
-	struct sx_scheduler *s = ctx;
-	struct sx_status *st;
-	char same[300];
-
-	if (!leading(s))
-		return sx_status_new(SX_ERROR, "not the leader: binding of %s/%s abandoned",
-				     sx_str_get(pod->meta.ns), pod->meta.name);
-	st = sx_binder_post(&s->binder, sx_str_get(pod->meta.ns), pod->meta.name, pod->meta.uid,
-			    sx_str_get(node));
-	snprintf(same, sizeof(same), "is already assigned to node \"%s\"", sx_str_get(node));
-	if (st && st->nreasons && strstr(st->reasons[0], same)) {
-		sx_status_free(st);
-		return NULL;
-	}
-	return st;
-}
-
 /* ---------- scheduling cycle (schedule_one.go schedulingCycle) ---------- */
 
 /* Assume, Reserve, Permit, then hand the binding cycle to the binders.
@@ -431,24 +372,9 @@ static void assume_and_bind(struct sx_scheduler *s, const struct sx_profile *pro
 		return;
 	}
 	sx_queue_nominate(s->q, pod, SX_STR_EMPTY);
-	uint64_t t0 = sx_fw_metrics_now();
-	st = sx_run_reserve(prof, res->state, pod, node);
-	sx_fw_metrics_point(prof, SX_EP_RESERVE, sx_status_code(st), sx_fw_metrics_now() - t0);
-	if (!st) {
-		t0 = sx_fw_metrics_now();
-		st = sx_run_permit(prof, res->state, pod, node, &waiting);
-		sx_fw_metrics_point(prof, SX_EP_PERMIT, sx_status_code(st),
-				    sx_fw_metrics_now() - t0);
-		if (st && st->code == SX_WAIT && waiting) {
-			sx_status_free(st);
-			st = NULL;
-		}
-	}
+	st = sx_reserve_and_permit(prof, &s->binder, res->state, pod, node, &waiting);
 	if (st) {
-		sx_run_unreserve(prof, res->state, pod, node);
-		sx_binder_done(&s->binder, pod->meta.ns, pod->meta.name, false);
-		sx_waiting_pod_free(waiting);
-		fail_status(s, prof, pod, st, false, start);
+		fail_status(s, prof, pod, st, false, false, start);
 		sx_status_free(st);
 		return;
 	}
@@ -466,16 +392,15 @@ static void assume_and_bind(struct sx_scheduler *s, const struct sx_profile *pro
 	 * claims). Holding every cycle's snapshot made the peak RSS follow
 	 * the API server's latency (one snapshot per job in flight). */
 	bool keep_snap = sx_cycle_state_trim_for_binding(res->state);
-	*j = (struct bind_job){.prof = prof,
-			       .pod = sx_pod_ref(pod),
-			       .node = node,
-			       .cs = res->state,
-			       .snap = keep_snap ? sx_snapshot_ref(snap) : NULL,
-			       .waiting = waiting,
-			       .start = start,
-			       .attempts = s->cur_attempts,
-			       .initial_attempt = s->cur_initial_attempt};
-	j->cs->binder = &s->binder;
+	j->b = (struct sx_binding){.prof = prof,
+				   .pod = sx_pod_ref(pod),
+				   .node = node,
+				   .cs = res->state,
+				   .snap = keep_snap ? sx_snapshot_ref(snap) : NULL,
+				   .waiting = waiting};
+	j->start = start;
+	j->attempts = s->cur_attempts;
+	j->initial_attempt = s->cur_initial_attempt;
 	res->state = NULL;
 	submit_job(s, j);
 }
@@ -943,14 +868,17 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 		return rc;
 	}
 	sx_sched_metrics_define(opts->metrics);
-	s->binder = (struct sx_binder){
-		.cache = opts->cache, .kube = opts->kube, .post = api_binder, .ctx = s};
+	/* A former leader binds nothing (sx_binder_post_pod). */
+	s->binder =
+		(struct sx_binder){.cache = opts->cache, .kube = opts->kube, .leader = s->leader};
+	s->recorder = (struct sx_event_recorder){.record = record_event, .ctx = s};
 	s->nom_proxy = (struct sx_nominator){.pods_for_node = proxy_pods_for_node, .ctx = s};
 	s->env = (struct sx_handle_env){.cache = opts->cache,
 					.kube = opts->kube,
 					.binder = &s->binder,
 					.nominator = &s->nom_proxy,
 					.extenders = opts->extenders,
+					.recorder = &s->recorder,
 					.metrics = opts->metrics,
 					.pool = opts->pool,
 					.apply = apply_preemption,
