@@ -890,6 +890,21 @@ static struct sx_status *bind_claim(struct dra_self *self, struct sx_kube *kube,
 	return st;
 }
 
+/* upstream DynamicResources.PreBindPreFlight: Skip when the pod has no
+ * claims (or the plugin is off), else Success. Its PreBind stays in
+ * order with the others. */
+static struct sx_status *pre_bind_pre_flight_dynamic_resources(void *self,
+							       struct sx_cycle_state *cs,
+							       const struct sx_pod *pod,
+							       sx_str node, bool *allow_parallel)
+{
+	const struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
+
+	if (!s || s->n == 0)
+		return sx_status_new(SX_SKIP, NULL);
+	return NULL;
+}
+
 static struct sx_status *pre_bind_dynamic_resources(void *self, struct sx_cycle_state *cs,
 						    const struct sx_pod *pod, sx_str node)
 {
@@ -1045,6 +1060,7 @@ const struct sx_plugin sx_plugin_dynamic_resources = {
 	.post_filter = post_filter_dynamic_resources,
 	.reserve = reserve_dynamic_resources,
 	.unreserve = unreserve_dynamic_resources,
+	.pre_bind_pre_flight = pre_bind_pre_flight_dynamic_resources,
 	.pre_bind = pre_bind_dynamic_resources,
 	.events = events_dynamic_resources,
 };

@@ -594,7 +594,6 @@ static struct sx_status *pre_flight_and_nominate(struct sx_binding *b,
 	struct sx_status *st;
 	struct sx_error err = {0};
 
-	return NULL; /* STUB */
 	if (!nnn && sx_release(&prof->features) < 36)
 		return NULL; /* every PreBind plugin runs, in order */
 	st = run_pre_bind_pre_flights(prof, b->cs, b->pod, b->node);

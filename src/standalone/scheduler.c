@@ -294,14 +294,19 @@ static void run_job(struct sx_scheduler *s, struct bind_job *j)
 		sx_queue_done(s->q, pod);
 		return;
 	}
-	/* AssignedPodDelete; after a rejection it comes after the pod is
-	 * requeued and skips it (upstream defers it: the pod's own failure
-	 * must not count as an event that may help it). */
+	/* AssignedPodDelete of the assumed pod (on its node, as upstream's
+	 * assumedPod: the hints of pods waiting for room there look at its
+	 * node); after a rejection it comes after the pod is requeued and
+	 * skips it (upstream defers it: the pod's own failure must not count
+	 * as an event that may help it). */
+	const struct sx_pod *assumed = sx_pod_assumed_on(pod, j->b.node);
+
 	if (!sx_status_is_rejected(st))
-		sx_queue_assigned_pod_deleted(s->q, pod, false);
+		sx_queue_assigned_pod_deleted(s->q, assumed ? assumed : pod, false);
 	fail_status(s, prof, pod, st, true, j->b.nominated, j->start);
 	if (sx_status_is_rejected(st))
-		sx_queue_assigned_pod_deleted(s->q, pod, true);
+		sx_queue_assigned_pod_deleted(s->q, assumed ? assumed : pod, true);
+	sx_pod_unref(assumed);
 	sx_status_free(st);
 }
 
