@@ -21,6 +21,7 @@ struct sx_preempter {
 	struct sx_kube *kube;
 	struct sx_queue *q;
 	sx_preempted_fn on_preempted;
+	sx_in_memory_fn in_memory;
 	void *ctx;
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
@@ -44,9 +45,15 @@ static int evict(struct sx_preempter *p, const struct job *j, const struct sx_po
 {
 	struct sx_error err = {0};
 	const char *ns = sx_str_get(v->meta.ns);
+	const char *in_memory = p->in_memory ? p->in_memory(p->ctx, v, j->preemptor) : NULL;
 	char msg[400];
 	int rc;
 
+	if (in_memory) {
+		if (p->on_preempted)
+			p->on_preempted(p->ctx, v, j->preemptor, j->node, in_memory);
+		return 0;
+	}
 	snprintf(msg, sizeof(msg), "%s: preempting to accommodate a higher priority pod",
 		 sx_str_get(j->preemptor->scheduler_name));
 	rc = sx_kube_patch_pod_status(p->kube, ns, v->meta.name, "DisruptionTarget", "True",
@@ -61,7 +68,7 @@ static int evict(struct sx_preempter *p, const struct job *j, const struct sx_po
 		return rc;
 	}
 	if (p->on_preempted)
-		p->on_preempted(p->ctx, v, j->preemptor, j->node);
+		p->on_preempted(p->ctx, v, j->preemptor, j->node, NULL);
 	return 0;
 }
 
@@ -122,13 +129,18 @@ static void *worker(void *arg)
 }
 
 struct sx_preempter *sx_preempter_start(struct sx_kube *kube, struct sx_queue *q,
-					sx_preempted_fn on_preempted, void *ctx)
+					sx_preempted_fn on_preempted, sx_in_memory_fn in_memory,
+					void *ctx)
 {
 	struct sx_preempter *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
-	*p = (struct sx_preempter){.kube = kube, .q = q, .on_preempted = on_preempted, .ctx = ctx};
+	*p = (struct sx_preempter){.kube = kube,
+				   .q = q,
+				   .on_preempted = on_preempted,
+				   .in_memory = in_memory,
+				   .ctx = ctx};
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	if (pthread_create(&p->thread, NULL, worker, p) != 0) {

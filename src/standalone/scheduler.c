@@ -587,14 +587,46 @@ static uint32_t proxy_pods_for_node(void *ctx, sx_str node, const struct sx_pod 
 
 /* The Preempted event, on the preempter's thread. */
 static void on_preempted(void *ctx, const struct sx_pod *victim, const struct sx_pod *preemptor,
-			 sx_str node)
+			 sx_str node, const char *in_memory)
 {
 	struct sx_scheduler *s = ctx;
 	char msg[600];
 
-	snprintf(msg, sizeof(msg), "Preempted by pod %s on node %s",
-		 preemptor->meta.uid ? preemptor->meta.uid : "", sx_str_get(node));
+	snprintf(msg, sizeof(msg), "Preempted by pod %s on node %s%s",
+		 preemptor->meta.uid ? preemptor->meta.uid : "", sx_str_get(node),
+		 in_memory ? in_memory : "");
 	emit(s, victim, "Normal", "Preempted", "Preempting", msg, "schedext");
+}
+
+/* A victim whose binding cycle has not bound it yet is preempted in
+ * memory, not deleted (upstream Executor.PreemptPod; the waiting pods
+ * and the pods in PreBind are looked up across profiles, as upstream's
+ * one waitingPods map): from 1.36 a pod waiting at Permit ends its
+ * binding cycle with an Error (back to the queue with backoff) and one in
+ * PreBind has it cancelled; before, a waiting pod is rejected
+ * ("preempted") and one in PreBind deleted. */
+static const char *preempt_in_memory(void *ctx, const struct sx_pod *victim,
+				     const struct sx_pod *preemptor)
+{
+	struct sx_scheduler *s = ctx;
+	const struct sx_config *cfg = s->o.cfg;
+	const struct sx_profile *pp = sx_config_profile(cfg, sx_str_get(preemptor->scheduler_name));
+	bool v136 = sx_release(pp ? &pp->features : &cfg->features) >= 36;
+
+	for (unsigned i = 0; i < cfg->nprofiles; i++) {
+		struct sx_handle *h = cfg->profiles[i]->handle;
+
+		if (v136 && sx_handle_preempt_waiting(h, "DefaultPreemption", victim->meta.uid,
+						      "preempted"))
+			return " (in kube-scheduler memory).";
+		if (!v136 &&
+		    sx_handle_reject_waiting(h, "DefaultPreemption", victim->meta.uid, "preempted"))
+			return "";
+		if (v136 && sx_handle_cancel_pre_bind(h, victim->meta.uid,
+						      "preempted by DefaultPreemption"))
+			return " (in kube-scheduler memory).";
+	}
+	return NULL;
 }
 
 /* Hands the preemption to the preempter (asynchronous preemption, 1.34's
@@ -864,7 +896,8 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	}
 	s->q = sx_queue_new(opts->cfg);
 	if (s->q)
-		s->preempter = sx_preempter_start(opts->kube, s->q, on_preempted, s);
+		s->preempter =
+			sx_preempter_start(opts->kube, s->q, on_preempted, preempt_in_memory, s);
 	rc = s->preempter ? make_clients(s, err) : sx_error_set(err, SX_ENOMEM, "out of memory");
 	if (rc == 0)
 		rc = start_leader(s, err);
