@@ -2,7 +2,7 @@
  * the API writes of the assumed bindings, then the wait until the PV
  * controller (static) or the provisioner and PV controller (dynamic)
  * finished, read from the live cache in the profile's handle (handle.h;
- * the standalone loop attaches both). Runs on a binder thread, never on
+ * the standalone loop attaches both). Runs on a bind worker, never on
  * the scheduling thread. */
 #include <pthread.h>
 #include <stdio.h>

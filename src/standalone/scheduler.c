@@ -1,6 +1,6 @@
 /* The standalone scheduling loop (upstream pkg/scheduler/schedule_one.go scheduleOne):
  * one scheduling cycle at a time on the loop thread; binding cycles on a
- * binder pool; events through a bounded, rate-limited sender; leadership
+ * pool of bind workers; events through a bounded, rate-limited sender; leadership
  * gating every write. */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -33,19 +33,19 @@
 #include "schedext/registry.h"
 #include "schedext/dra_alloc.h"
 
-#define DEFAULT_BINDERS 8
+#define DEFAULT_BIND_WORKERS 8
 /* The pool grows past its size while every binder is busy: a PreBind may
  * wait for volumes up to bindTimeoutSeconds, and binding cycles must not
  * queue behind it (upstream runs each in its own goroutine). Bounded, so
  * a slow API server cannot make it spawn hundreds of threads (each with
  * its stack and malloc arena): binding round trips beyond that many wait
  * their turn. */
-/* A binding is one API round trip: the binders' throughput is at most
- * MAX_BINDERS / the API server's latency (16 threads: 717 pods/s with
+/* A binding is one API round trip: the bind workers' throughput is at most
+ * MAX_BIND_WORKERS / the API server's latency (16 threads: 717 pods/s with
  * 20 ms bindings, 64: 1,818; e2e.py scale, 5,000 nodes / 10,000 pods).
  * Upstream's one goroutine per binding has no such cap. 48 more threads
  * cost ~7 MB of peak RSS now that bind jobs hold no snapshot. */
-#define MAX_BINDERS 64
+#define MAX_BIND_WORKERS 64
 /* How long the event senders may go on after SIGTERM: kube-scheduler's
  * broadcaster drops its queue at exit, so a short grace only sends what
  * the client's rate allows by then; the rest is counted and logged. */
@@ -80,9 +80,9 @@ struct sx_scheduler {
 	pthread_cond_t bcond;
 	struct bind_job *jobs_head, *jobs_tail;
 	bool bstop;
-	unsigned nbinders, max_binders;
+	unsigned nworkers, max_workers;
 	unsigned nidle, njobs;		   /* workers waiting for a job; jobs queued */
-	pthread_t *binders;		   /* [max_binders] */
+	pthread_t *workers;		   /* [max_workers] */
 	struct sx_binder binder;	   /* assume/bind/finish, through the profiles' handles */
 	struct sx_event_recorder recorder; /* the handles' EventRecorder: emit */
 	struct sx_handle_env env;	   /* what the profiles' handles get (sx_config_attach) */
@@ -310,7 +310,7 @@ static void run_job(struct sx_scheduler *s, struct bind_job *j)
 	sx_status_free(st);
 }
 
-static void *binder_thread(void *arg)
+static void *bind_worker(void *arg)
 {
 	struct sx_scheduler *s = arg;
 
@@ -349,16 +349,16 @@ static void submit_job(struct sx_scheduler *s, struct bind_job *j)
 		s->jobs_head = j;
 	s->jobs_tail = j;
 	s->njobs++;
-	if (s->njobs > s->nidle && s->nbinders < s->max_binders &&
-	    pthread_create(&s->binders[s->nbinders], NULL, binder_thread, s) == 0)
-		s->nbinders++;
+	if (s->njobs > s->nidle && s->nworkers < s->max_workers &&
+	    pthread_create(&s->workers[s->nworkers], NULL, bind_worker, s) == 0)
+		s->nworkers++;
 	pthread_cond_signal(&s->bcond);
 	pthread_mutex_unlock(&s->bmu);
 }
 
 /* ---------- scheduling cycle (schedule_one.go schedulingCycle) ---------- */
 
-/* Assume, Reserve, Permit, then hand the binding cycle to the binders.
+/* Assume, Reserve, Permit, then hand the binding cycle to the bind workers.
  * Takes res->state. */
 static void assume_and_bind(struct sx_scheduler *s, const struct sx_profile *prof,
 			    const struct sx_pod *pod, struct sx_snapshot *snap,
@@ -808,15 +808,15 @@ static int start_leader(struct sx_scheduler *s, struct sx_error *err)
 
 static int start_threads(struct sx_scheduler *s, struct sx_error *err)
 {
-	s->nbinders = s->o.binders ? s->o.binders : DEFAULT_BINDERS;
-	s->max_binders = s->nbinders > MAX_BINDERS ? s->nbinders : MAX_BINDERS;
-	s->binders = calloc(s->max_binders, sizeof(*s->binders));
-	if (!s->binders)
+	s->nworkers = s->o.bind_workers ? s->o.bind_workers : DEFAULT_BIND_WORKERS;
+	s->max_workers = s->nworkers > MAX_BIND_WORKERS ? s->nworkers : MAX_BIND_WORKERS;
+	s->workers = calloc(s->max_workers, sizeof(*s->workers));
+	if (!s->workers)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	for (unsigned i = 0; i < s->nbinders; i++) {
-		if (pthread_create(&s->binders[i], NULL, binder_thread, s) != 0) {
-			s->nbinders = i;
-			return sx_error_set(err, SX_ENOMEM, "cannot start binder threads");
+	for (unsigned i = 0; i < s->nworkers; i++) {
+		if (pthread_create(&s->workers[i], NULL, bind_worker, s) != 0) {
+			s->nworkers = i;
+			return sx_error_set(err, SX_ENOMEM, "cannot start bind workers");
 		}
 	}
 	s->ev = sx_events_start(
@@ -833,17 +833,17 @@ static int start_threads(struct sx_scheduler *s, struct sx_error *err)
 	return 1; /* everything running */
 }
 
-static void stop_binders(struct sx_scheduler *s)
+static void stop_workers(struct sx_scheduler *s)
 {
 	pthread_mutex_lock(&s->bmu);
 	s->bstop = true;
 	pthread_cond_broadcast(&s->bcond);
 	pthread_mutex_unlock(&s->bmu);
-	for (unsigned i = 0; i < s->nbinders; i++) /* no job submitted any more */
-		pthread_join(s->binders[i], NULL);
-	free(s->binders);
-	s->binders = NULL;
-	s->nbinders = 0;
+	for (unsigned i = 0; i < s->nworkers; i++) /* no job submitted any more */
+		pthread_join(s->workers[i], NULL);
+	free(s->workers);
+	s->workers = NULL;
+	s->nworkers = 0;
 }
 
 /* Shutdown's first step: the profiles lose the live cache and the
@@ -864,7 +864,7 @@ static void free_scheduler(struct sx_scheduler *s)
 {
 	sx_preempter_stop(s->preempter);
 	s->preempter = NULL;
-	stop_binders(s);
+	stop_workers(s);
 	sx_leader_stop(s->leader);
 	sx_kube_free(s->event_kube);
 	sx_kube_free(s->lease_kube);
@@ -952,7 +952,7 @@ void sx_scheduler_stop(struct sx_scheduler *s)
 	sx_preempter_stop(s->preempter); /* its events go out before events_stop */
 	s->preempter = NULL;
 	detach_cache(s); /* waiting volume PreBinds give up */
-	stop_binders(s); /* in-flight bindings finish first */
+	stop_workers(s); /* in-flight bindings finish first */
 	sx_cache_set_listener(s->o.cache, NULL);
 	sx_config_attach(s->o.cfg, NULL);
 	sx_events_stop(s->ev, EVENTS_GRACE_S);
