@@ -394,9 +394,12 @@ struct sx_status *sx_run_pre_bind(const struct sx_profile *prof, struct sx_cycle
 	unsigned n = prof->n[SX_PT_PRE_BIND];
 	struct pre_bind_task task[SX_MAX_PLUGINS];
 	struct sx_status *st = NULL;
+	unsigned nrun = 0;
 
 	memset(task, 0, sizeof(task[0]) * n);
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = 0; i < n; i++)
+		nrun += !cs->skip_pre_bind[e[i].index];
+	for (unsigned i = 0; i < n && nrun > 1; i++) { /* alone, one runs here */
 		if (cs->skip_pre_bind[e[i].index] || !cs->parallel_pre_bind[e[i].index])
 			continue;
 		task[i] = (struct pre_bind_task){.e = &e[i], .cs = cs, .pod = pod, .node = node};
