@@ -617,7 +617,7 @@ static struct sx_status *pre_bind_volume_binding(void *self, struct sx_cycle_sta
 		return sx_status_new(SX_ERROR, "no pod volumes found for node \"%s\"",
 				     sx_str_get(node));
 	sx_log(2, "binding volumes of pod %s/%s", sx_str_get(pod->meta.ns), pod->meta.name);
-	res = vb_bind(p->waiter, pod, node, &st->vols, p->timeout_s);
+	res = vb_bind(p->waiter, &cs->pre_bind_cancelled, pod, node, &st->vols, p->timeout_s);
 	if (res)
 		sx_log(2, "binding volumes of pod %s/%s failed", sx_str_get(pod->meta.ns),
 		       pod->meta.name);

@@ -141,6 +141,10 @@ void sx_handle_env(const struct sx_handle *h, struct sx_handle_env *out);
 void sx_handle_event(const struct sx_handle *h, const struct sx_pod *pod, const char *type,
 		     const char *reason, const char *action, const char *message);
 
+/* Tells every listener to look again (their env_changed), as when the
+ * environment changes: a waiting PreBind notices its cancellation. */
+void sx_handle_wake(struct sx_handle *h);
+
 /* Registers / removes a listener (matched by self). 0, or SX_ENOMEM when
  * the table is full. */
 int sx_handle_listen(struct sx_handle *h, const struct sx_handle_listener *l);

@@ -17,6 +17,7 @@
 #ifndef SCHEDEXT_PLUGIN_H
 #define SCHEDEXT_PLUGIN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -54,6 +55,10 @@ struct sx_cycle_state {
 	bool skip_pre_bind[SX_MAX_PLUGINS];	/* PreBindPreFlight returned Skip */
 	bool parallel_pre_bind[SX_MAX_PLUGINS]; /* PreBindPreFlight allowed parallel */
 	bool record_plugin_metrics;		/* a sampled cycle: every plugin call is timed */
+	/* The binding was cancelled while in PreBind (preemption; upstream
+	 * cancels PreBind's context): a PreBind that waits gives up. Set by
+	 * sx_handle_cancel_pre_bind from any thread. */
+	atomic_bool pre_bind_cancelled;
 };
 
 /* A plugin's slot in cs, zero-allocated with size bytes on first use (the

@@ -564,7 +564,7 @@ static bool mark_prebound(struct sx_binding *b)
 
 bool sx_handle_cancel_pre_bind(struct sx_handle *h, const char *uid, const char *msg)
 {
-	bool done = false;
+	bool done = false, woke = false;
 
 	if (!h || !uid)
 		return false;
@@ -578,8 +578,14 @@ bool sx_handle_cancel_pre_bind(struct sx_handle *h, const char *uid, const char 
 		if (atomic_load(&b->pre_bind) == 1)
 			snprintf(b->cancel_msg, sizeof(b->cancel_msg), "%s", msg);
 		done = atomic_compare_exchange_strong(&b->pre_bind, &expect, 3) || expect == 3;
+		if (done && b->cs) {
+			atomic_store(&b->cs->pre_bind_cancelled, true);
+			woke = true;
+		}
 	}
 	pthread_mutex_unlock(&h->waiting_mu);
+	if (woke) /* a PreBind waiting for the cache looks again, and gives up */
+		sx_handle_wake(h);
 	return done;
 }
 

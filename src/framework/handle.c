@@ -144,3 +144,12 @@ void sx_handle_event(const struct sx_handle *h, const struct sx_pod *pod, const 
 				     h->profile ? h->profile->scheduler_name : "", pod, type,
 				     reason, action, message);
 }
+
+void sx_handle_wake(struct sx_handle *h)
+{
+	pthread_mutex_lock(&h->mu);
+	for (unsigned i = 0; i < h->nlisteners; i++)
+		if (h->listeners[i].env_changed)
+			h->listeners[i].env_changed(h->listeners[i].self);
+	pthread_mutex_unlock(&h->mu);
+}

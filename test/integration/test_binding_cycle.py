@@ -20,8 +20,9 @@ PreemptPod):
     says "(in kube-scheduler memory)."; under --emulated-version 1.35 it
     is rejected ("preempted", Unschedulable), not deleted either;
 (e) preemption of a victim in PreBind (1.36): its binding is cancelled in
-    memory (no DELETE) and fails with "preempted by DefaultPreemption";
-    the preemptor is bound in its place.
+    memory (no DELETE), VolumeBinding's wait for its volumes gives up at
+    once (upstream cancels PreBind's context), and it fails with
+    "preempted by DefaultPreemption"; the preemptor is bound in its place.
 """
 import json
 import os
@@ -253,8 +254,10 @@ def test_waiting_victim_rejected_135(tmp):
 
 
 def test_prebind_victim_cancelled(tmp):
+    # bindTimeoutSeconds 600: the victim's PreBind only ends because its
+    # cancellation interrupts its wait for the volumes.
     api, sx = start(tmp, "prebind", [node("n1", cpu="2")], api_args=("--no-pv-controller",),
-                    bind_timeout=5)
+                    bind_timeout=600)
     try:
         create(api, claim("data"))
         time.sleep(0.5)

@@ -66,9 +66,13 @@ static struct sx_status *pre_bind_tp(void *self, struct sx_cycle_state *cs,
 		;
 	snprintf(buf, sizeof(buf), "P(%s)", t->name);
 	log_event(buf);
-	if (t->cancel)
+	if (t->cancel) {
+		CHECK(!atomic_load(&cs->pre_bind_cancelled));
 		CHECK(sx_handle_cancel_pre_bind(t->cancel, pod->meta.uid,
 						"preempted by DefaultPreemption"));
+		/* What a waiting PreBind (VolumeBinding's) looks at. */
+		CHECK(atomic_load(&cs->pre_bind_cancelled));
+	}
 	usleep(50000); /* long enough for parallel runs to overlap */
 	atomic_fetch_sub(&running, 1);
 	return t->fail ? sx_status_new(SX_ERROR, "%s", t->fail) : NULL;
