@@ -490,8 +490,8 @@ static void schedule_one(struct sx_scheduler *s, struct sx_queue_item *it)
 	if (pod->deleting) {
 		snprintf(msg, sizeof(msg), "skip schedule deleting pod: %s/%s",
 			 sx_str_get(pod->meta.ns), pod->meta.name);
-		emit(s, pod, "Warning", "FailedScheduling", "Scheduling", msg,
-		     sx_sched_profile_name(it->profile));
+		sx_handle_event(it->profile->handle, pod, "Warning", "FailedScheduling",
+				"Scheduling", msg);
 		sx_queue_done(s->q, pod);
 		return;
 	}
