@@ -376,7 +376,7 @@ static void assume_and_bind(struct sx_scheduler *s, const struct sx_profile *pro
 		handle_failure(s, prof, pod, msg, false, SX_STR_EMPTY, false, start);
 		return;
 	}
-	sx_queue_nominate(s->q, pod, SX_STR_EMPTY);
+	sx_queue_assumed(s->q, pod);
 	st = sx_reserve_and_permit(prof, &s->binder, res->state, pod, node, &waiting);
 	if (st) {
 		fail_status(s, prof, pod, st, false, false, start);
