@@ -19,7 +19,7 @@
       seen in schedext's /debug/cache.
 
   e2e.py scale BIN CLUSTER PENDING NODES SIZES [--runs N] [--bind-delay-ms MS]
-                [--scheduler PATH]
+                [--scheduler PATH] [--storage FILE]
       Standalone at each size of SIZES (comma-separated pending pod counts,
       the first ones of PENDING) on NODES nodes, each on a fresh fake API
       server, and prints one `bench scale_standalone ...` line per size and
@@ -30,7 +30,9 @@
       seconds from the last binding to the last of them, and schedext's
       own time split from its /metrics (scheduling attempts vs the pod
       scheduling SLI). --bind-delay-ms slows every Binding down (the
-      fake's bind_delay_ms fault). --scheduler PATH runs a kube-scheduler
+      fake's bind_delay_ms fault). --storage FILE creates gen.py's
+      --storage-out objects (a volumes mix's claims, PVs and classes)
+      before the pods. --scheduler PATH runs a kube-scheduler
       binary the same way right after each schedext run (same client
       limits: qps 5000, burst 5000, no leader election); without it that
       half prints one `skipped` line.
@@ -175,6 +177,12 @@ def load_items(path):
         return json.load(f)["items"]
 
 
+def fresh_obj(o):
+    """o without the server-owned metadata fields."""
+    return dict(o, metadata={k: v for k, v in o["metadata"].items()
+                             if k not in ("uid", "resourceVersion", "creationTimestamp")})
+
+
 def nodes_of(cluster, n):
     """The first n Nodes, without the server-owned fields."""
     out = []
@@ -226,6 +234,8 @@ def standalone(binary, cluster_path, pending_path, nnodes):
         api.apply([namespace(n) for n in ns])
         t = time.time()
         api.apply(nodes_of(cluster, nnodes))
+        if storage:
+            api.apply([{"op": "create", "object": fresh_obj(o)} for o in storage])
         api.apply([{"op": "create", "object": p} for p in pending])
         load_s = time.time() - t
         del cluster
@@ -376,8 +386,9 @@ def kube_scheduler_config(tmp, kubeconfig_path):
     return path
 
 
-def scale_once(binary, kind, cluster, pending, nnodes, bind_delay_ms):
-    """One run; returns the figures as a dict."""
+def scale_once(binary, kind, cluster, pending, nnodes, bind_delay_ms, storage=()):
+    """One run; returns the figures as a dict. storage: objects the pods'
+    volumes need (claims, PVs, classes), created before the pods."""
     tmp = tempfile.mkdtemp(prefix="bench-scale-")
     api = FakeApi(tmp, 1000)
     proc = log = None
@@ -386,6 +397,8 @@ def scale_once(binary, kind, cluster, pending, nnodes, bind_delay_ms):
         ns = sorted({p["metadata"]["namespace"] for p in pending})
         api.apply([namespace(n) for n in ns])
         api.apply(nodes_of(cluster, nnodes))
+        if storage:
+            api.apply([{"op": "create", "object": fresh_obj(o)} for o in storage])
         api.apply([{"op": "create", "object": p} for p in pending])
         if bind_delay_ms:
             http("POST", api.base + "/_control/faults", {"bind_delay_ms": bind_delay_ms})
@@ -512,8 +525,11 @@ def scale(argv):
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--bind-delay-ms", type=int, default=0)
     ap.add_argument("--scheduler", default=None, help="a kube-scheduler binary")
+    ap.add_argument("--storage", default=None,
+                    help="gen.py --storage-out of a volumes mix: created before the pods")
     a = ap.parse_args(argv)
     cluster = [o for o in load_items(a.cluster) if o.get("kind") == "Node"][:a.nodes]
+    storage = load_items(a.storage) if a.storage else []
     pending_all = [fresh_pod(p) for p in load_items(a.pending)]
     got = {}
     for size in [int(x) for x in a.sizes.split(",")]:
@@ -521,13 +537,14 @@ def scale(argv):
             raise SystemExit("only %d pending pods in %s" % (len(pending_all), a.pending))
         pending = pending_all[:size]
         for _ in range(a.runs):
-            r = scale_once(a.binary, "schedext", cluster, pending, a.nodes, a.bind_delay_ms)
+            r = scale_once(a.binary, "schedext", cluster, pending, a.nodes, a.bind_delay_ms,
+                           storage)
             got.setdefault(size, []).append(r)
             scale_line("standalone", a.nodes, size, a.bind_delay_ms, r)
             if a.scheduler:
                 scale_line("kube_scheduler", a.nodes, size, a.bind_delay_ms,
                            scale_once(a.scheduler, "kube-scheduler", cluster, pending, a.nodes,
-                                      a.bind_delay_ms))
+                                      a.bind_delay_ms, storage))
         if not a.scheduler:
             print("bench scale_kube_scheduler skipped pods=%d: no --scheduler PATH given" % size,
                   flush=True)

@@ -1416,6 +1416,22 @@ static struct sx_status *wait_binding_conditions(struct dra_self *ds, struct sx_
 	}
 }
 
+/* upstream DynamicResources.PreBindPreFlight: Skip when the pod has no
+ * claims and no special claim of extended resources to create (or the
+ * plugin is off), else Success. Its PreBind stays in order with the
+ * others. */
+static struct sx_status *pre_bind_pre_flight_dynamic_resources(void *self,
+							       struct sx_cycle_state *cs,
+							       const struct sx_pod *pod,
+							       sx_str node, bool *allow_parallel)
+{
+	const struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
+
+	if (!s || (s->n == 0 && !s->ext_mask))
+		return sx_status_new(SX_SKIP, NULL);
+	return NULL;
+}
+
 static struct sx_status *pre_bind_dynamic_resources(void *self, struct sx_cycle_state *cs,
 						    const struct sx_pod *pod, sx_str node)
 {
@@ -1588,6 +1604,7 @@ const struct sx_plugin sx_plugin_dynamic_resources = {
 	.post_filter = post_filter_dynamic_resources,
 	.reserve = reserve_dynamic_resources,
 	.unreserve = unreserve_dynamic_resources,
+	.pre_bind_pre_flight = pre_bind_pre_flight_dynamic_resources,
 	.pre_bind = pre_bind_dynamic_resources,
 	.pre_score = pre_score_dynamic_resources,
 	.score = score_dynamic_resources,

@@ -181,10 +181,12 @@ void vb_waiter_free(struct vb_waiter *w);
 
 /* BindPodVolumes: the API writes through the handle's client, then waits
  * (polling the handle's live cache, woken by w) until every claim is
- * bound and usable, at most timeout_s seconds. NULL on success, else an
- * Error status ("binding volumes: ..."). */
-struct sx_status *vb_bind(struct vb_waiter *w, const struct sx_pod *pod, sx_str node,
-			  struct vb_volumes *v, int64_t timeout_s);
+ * bound and usable, at most timeout_s seconds, or until *cancelled
+ * (woken through w: "binding volumes: context canceled"). NULL on
+ * success, else an Error status ("binding volumes: ..."). */
+struct sx_status *vb_bind(struct vb_waiter *w, const atomic_bool *cancelled,
+			  const struct sx_pod *pod, sx_str node, struct vb_volumes *v,
+			  int64_t timeout_s);
 
 /* ---------- shared helpers ---------- */
 

@@ -629,6 +629,25 @@ static void unreserve_volume_binding(void *self, struct sx_cycle_state *cs,
 		       pod->meta.name);
 }
 
+/* upstream VolumeBinding.PreBindPreFlight: Skip when every claim is
+ * bound (or the pod has none), an Error when Reserve made no plan for
+ * this node, else Success; its PreBind may run beside the others
+ * (AllowParallel, 1.36). */
+static struct sx_status *pre_bind_pre_flight_volume_binding(void *self, struct sx_cycle_state *cs,
+							    const struct sx_pod *pod, sx_str node,
+							    bool *allow_parallel)
+{
+	const struct vb_state *st = cs->slots[SX_SLOT_volume_binding];
+
+	if (!st || st->skip || st->all_bound)
+		return sx_status_new(SX_SKIP, NULL);
+	if (!st->reserved || st->node != node)
+		return sx_status_new(SX_ERROR, "no pod volumes found for node \"%s\"",
+				     sx_str_get(node));
+	*allow_parallel = true;
+	return NULL;
+}
+
 static struct sx_status *pre_bind_volume_binding(void *self, struct sx_cycle_state *cs,
 						 const struct sx_pod *pod, sx_str node)
 {
@@ -642,7 +661,7 @@ static struct sx_status *pre_bind_volume_binding(void *self, struct sx_cycle_sta
 		return sx_status_new(SX_ERROR, "no pod volumes found for node \"%s\"",
 				     sx_str_get(node));
 	sx_log(2, "binding volumes of pod %s/%s", sx_str_get(pod->meta.ns), pod->meta.name);
-	res = vb_bind(p->waiter, pod, node, &st->vols, p->timeout_s);
+	res = vb_bind(p->waiter, &cs->pre_bind_cancelled, pod, node, &st->vols, p->timeout_s);
 	if (res)
 		sx_log(2, "binding volumes of pod %s/%s failed", sx_str_get(pod->meta.ns),
 		       pod->meta.name);
@@ -800,6 +819,7 @@ const struct sx_plugin sx_plugin_volume_binding = {
 	.score = score_volume_binding,
 	.reserve = reserve_volume_binding,
 	.unreserve = unreserve_volume_binding,
+	.pre_bind_pre_flight = pre_bind_pre_flight_volume_binding,
 	.pre_bind = pre_bind_volume_binding,
 	.events = events_volume_binding,
 	.explain = explain_volume_binding,

@@ -2,7 +2,7 @@
  * the API writes of the assumed bindings, then the wait until the PV
  * controller (static) or the provisioner and PV controller (dynamic)
  * finished, read from the live cache in the profile's handle (handle.h;
- * the standalone loop attaches both). Runs on a binder thread, never on
+ * the standalone loop attaches both). Runs on a bind worker, never on
  * the scheduling thread. */
 #include <pthread.h>
 #include <stdio.h>
@@ -276,8 +276,9 @@ static bool wait_change(struct vb_waiter *w, uint64_t *gen, uint64_t deadline,
 	return env.cache != NULL;
 }
 
-struct sx_status *vb_bind(struct vb_waiter *w, const struct sx_pod *pod, sx_str node,
-			  struct vb_volumes *v, int64_t timeout_s)
+struct sx_status *vb_bind(struct vb_waiter *w, const atomic_bool *cancelled,
+			  const struct sx_pod *pod, sx_str node, struct vb_volumes *v,
+			  int64_t timeout_s)
 {
 	uint64_t deadline = mono_ns() + (uint64_t)timeout_s * 1000000000ull, gen;
 	struct sx_handle_env env;
@@ -298,6 +299,8 @@ struct sx_status *vb_bind(struct vb_waiter *w, const struct sx_pod *pod, sx_str 
 	for (;;) {
 		if (!wait_change(w, &gen, deadline, &cache))
 			return sx_status_new(SX_ERROR, "binding volumes: scheduler shutting down");
+		if (cancelled && atomic_load(cancelled)) /* PreBind's context cancelled */
+			return sx_status_new(SX_ERROR, "binding volumes: context canceled");
 		if (mono_ns() >= deadline)
 			return sx_status_new(SX_ERROR,
 					     "binding volumes: context deadline exceeded");

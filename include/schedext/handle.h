@@ -35,6 +35,7 @@
 #include "schedext/status.h"
 
 struct sx_binder;
+struct sx_binding;
 struct sx_cache;
 struct sx_dra_claims;
 struct sx_extenders;
@@ -69,10 +70,12 @@ typedef struct sx_status *(*sx_preempt_apply_group_fn)(void *ctx, struct sx_pree
 						       uint32_t nmembers,
 						       const struct sx_pg_preempt_result *r);
 
-/* upstream events.EventRecorder.Eventf: one Event about pod. */
+/* upstream events.EventRecorder.Eventf: one Event about pod, reported by
+ * component (the profile's schedulerName: upstream makes one recorder
+ * per profile). */
 struct sx_event_recorder {
-	void (*record)(void *ctx, const struct sx_pod *pod, const char *type, const char *reason,
-		       const char *action, const char *message);
+	void (*record)(void *ctx, const char *component, const struct sx_pod *pod, const char *type,
+		       const char *reason, const char *action, const char *message);
 	void *ctx;
 };
 
@@ -80,13 +83,13 @@ struct sx_event_recorder {
 struct sx_handle_env {
 	struct sx_cache *cache; /* the live cache (informer listers) */
 	struct sx_kube *kube;	/* Handle.ClientSet */
-	/* The front end's binder (binder.h; upstream's binding goes through
-	 * Handle.ClientSet). The binding cycle still hands it to DefaultBinder
-	 * in the cycle state (cs->binder) as well. */
+	/* The front end's binder (binder.h): how DefaultBinder POSTs the
+	 * Binding (upstream's goes through Handle.ClientSet) and how the
+	 * binding cycle finishes or forgets the assumed pod. */
 	const struct sx_binder *binder;
 	const struct sx_nominator *nominator;	  /* Handle.PodNominator */
-	struct sx_extenders *extenders;		  /* Handle.Extenders (their preempt verb) */
-	const struct sx_event_recorder *recorder; /* Handle.EventRecorder; no plugin records yet */
+	struct sx_extenders *extenders;		  /* Handle.Extenders (preempt and bind verbs) */
+	const struct sx_event_recorder *recorder; /* Handle.EventRecorder (sx_handle_event) */
 	struct sx_metrics *metrics;		  /* frameworkImpl.metricsRecorder's registry */
 	struct sx_pool *pool;			  /* Handle.Parallelizer */
 	sx_preempt_apply_fn apply;		  /* the evaluator's eviction; NULL: dry run */
@@ -124,6 +127,10 @@ struct sx_handle {
 	 * (binding_cycle.h). */
 	pthread_mutex_t waiting_mu;
 	struct sx_waiting_pod *waiting;
+	/* The bindings in PreBind (upstream podsInPreBindMap), linked by
+	 * binding_cycle.c under waiting_mu; preemption may cancel them
+	 * (sx_handle_cancel_pre_bind). */
+	struct sx_binding *pre_binding;
 };
 
 /* The release and gates plugins of h follow: its profile's, or the
@@ -141,6 +148,16 @@ void sx_handle_free(struct sx_handle *h);
 void sx_handle_attach(struct sx_handle *h, const struct sx_handle_env *env);
 /* A copy of the current environment (zeroed when none; h may be NULL). */
 void sx_handle_env(const struct sx_handle *h, struct sx_handle_env *out);
+
+/* Records an Event about pod through the recorder of h's environment,
+ * as h's profile (upstream Handle.EventRecorder().Eventf); nothing
+ * without a recorder (explain, the extender) or a handle. */
+void sx_handle_event(const struct sx_handle *h, const struct sx_pod *pod, const char *type,
+		     const char *reason, const char *action, const char *message);
+
+/* Tells every listener to look again (their env_changed), as when the
+ * environment changes: a waiting PreBind notices its cancellation. */
+void sx_handle_wake(struct sx_handle *h);
 
 /* Registers / removes a listener (matched by self). 0, or SX_ENOMEM when
  * the table is full. */

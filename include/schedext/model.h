@@ -295,6 +295,9 @@ struct sx_pod {
 	int64_t start_time;		      /* status.startTime, unix seconds; 0 = unset */
 	uint32_t nvolumes;
 	struct sx_volume *volumes; /* spec.volumes, in order */
+	/* A view made by sx_pod_assumed_on: every other field is borrowed from
+	 * this pod, on which the view holds a reference. NULL otherwise. */
+	const struct sx_pod *view_of;
 };
 
 /* Bits of sx_pod.needs_features: a spec field that needs a node
@@ -603,6 +606,11 @@ struct sx_volume_attachment {
 
 /* Reference counting. ref returns its argument; unref frees at zero and
  * accepts NULL. */
+/* pod as the scheduler assumed it on node (upstream's assumed pod: a copy
+ * with spec.nodeName set), for the cluster event a forgotten assumed pod
+ * makes. A reference-counted view sharing pod's fields; NULL when out of
+ * memory. */
+struct sx_pod *sx_pod_assumed_on(const struct sx_pod *pod, sx_str node);
 struct sx_pod *sx_pod_ref(const struct sx_pod *pod);
 void sx_pod_unref(const struct sx_pod *pod);
 struct sx_node *sx_node_ref(const struct sx_node *node);

@@ -17,6 +17,7 @@
 #ifndef SCHEDEXT_PLUGIN_H
 #define SCHEDEXT_PLUGIN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -29,7 +30,6 @@ struct sx_buf;
 struct sx_detail;
 
 struct cJSON;
-struct sx_binder;
 struct sx_handle;
 struct sx_nominator;
 struct sx_preempt_result;
@@ -50,13 +50,16 @@ struct sx_profile;
  * state_free hook. */
 struct sx_cycle_state {
 	void *slots[SX_MAX_PLUGINS];
-	const struct sx_snapshot *snap;	  /* the cycle's snapshot (borrowed) */
-	bool skip_filter[SX_MAX_PLUGINS]; /* PreFilter returned Skip */
-	bool skip_score[SX_MAX_PLUGINS];  /* PreScore returned Skip */
-	/* How Bind plugins bind (binder.h), set by the front end that runs
-	 * the binding cycle; NULL: none configured. Borrowed. */
-	const struct sx_binder *binder;
-	bool record_plugin_metrics; /* a sampled cycle: every plugin call is timed */
+	const struct sx_snapshot *snap;		/* the cycle's snapshot (borrowed) */
+	bool skip_filter[SX_MAX_PLUGINS];	/* PreFilter returned Skip */
+	bool skip_score[SX_MAX_PLUGINS];	/* PreScore returned Skip */
+	bool skip_pre_bind[SX_MAX_PLUGINS];	/* PreBindPreFlight returned Skip */
+	bool parallel_pre_bind[SX_MAX_PLUGINS]; /* PreBindPreFlight allowed parallel */
+	bool record_plugin_metrics;		/* a sampled cycle: every plugin call is timed */
+	/* The binding was cancelled while in PreBind (preemption; upstream
+	 * cancels PreBind's context): a PreBind that waits gives up. Set by
+	 * sx_handle_cancel_pre_bind from any thread. */
+	atomic_bool pre_bind_cancelled;
 };
 
 /* A plugin's slot in cs, zero-allocated with size bytes on first use (the
@@ -126,7 +129,7 @@ struct sx_post_filter_result {
  * Reserve or Permit are consulted, and only for pods they rejected.
  *
  * A hint is called by the scheduling queue, under its lock, on whichever
- * thread delivered the event (informer, binder, scheduling loop): it must
+ * thread delivered the event (informer, bind worker, scheduling loop): it must
  * be quick, must not block or call into the queue or the cache, and may
  * only read `self` (the profile's instance, as for filter). `pod` is the
  * unschedulable pod. old_obj/new_obj are the event's objects, typed by
@@ -303,6 +306,16 @@ struct sx_plugin {
 	/* Permit: Wait sets *timeout_ms. */
 	struct sx_status *(*permit)(void *self, struct sx_cycle_state *cs, const struct sx_pod *pod,
 				    sx_str node, uint64_t *timeout_ms);
+	/* PreBindPreFlight (upstream PreBindPlugin.PreBindPreFlight): Skip
+	 * when PreBind has nothing to do for pod on node (it is then not
+	 * called), Success when it has (*allow_parallel: it may run beside
+	 * the other PreBind plugins, kube-scheduler 1.36), Error on failure.
+	 * NULL: Success, sequential. Runs on the binding cycle's thread. */
+	struct sx_status *(*pre_bind_pre_flight)(void *self, struct sx_cycle_state *cs,
+						 const struct sx_pod *pod, sx_str node,
+						 bool *allow_parallel);
+	/* PreBind: a plugin that allowed parallel runs on a thread of its own,
+	 * beside the others; it may only touch its own slot of cs. */
 	struct sx_status *(*pre_bind)(void *self, struct sx_cycle_state *cs,
 				      const struct sx_pod *pod, sx_str node);
 	/* Bind: Skip declines (next binder). */

@@ -207,6 +207,12 @@ double sx_queue_backoff_expiry(struct sx_queue *q, sx_str ns, const char *name);
 
 /* Nominates pod to node (SX_STR_EMPTY clears). Bound pods are not added. */
 void sx_queue_nominate(struct sx_queue *q, const struct sx_pod *pod, sx_str node);
+/* The in-flight pod was assumed on a node (upstream Scheduler.assume):
+ * its nomination is dropped (DeleteNominatedPodIfExists) and, until it
+ * leaves flight (done or requeued), updates of it nominate it no more
+ * (upstream ignores the updates of assumed pods): the binding cycle's
+ * own status.nominatedNodeName must not count it twice on its node. */
+void sx_queue_assumed(struct sx_queue *q, const struct sx_pod *pod);
 
 /* An immutable copy of the nominations with references held: its `nom`
  * serves the cycle's two-pass filter (pods_for_node returns the latest

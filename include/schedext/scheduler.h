@@ -2,13 +2,13 @@
  * backend/queue): pods whose schedulerName is one of the config's profiles are taken
  * from the scheduling queue (fed by the cache listener), scheduled one
  * cycle at a time, assumed in the cache, reserved and permitted, then bound
- * asynchronously by a small binder pool through the API server. Failures
+ * asynchronously by a small pool of bind workers through the API server. Failures
  * set the PodScheduled condition, emit a FailedScheduling event and
  * requeue with backoff. With leader election only the Lease holder
  * schedules or writes.
  *
  * Threads: start/stop from one thread (serve). The scheduler owns its
- * threads (scheduling loop, binders, event sender, leader election) and
+ * threads (scheduling loop, bind workers, event sender, leader election) and
  * the queue; everything in opts is borrowed and must outlive
  * sx_scheduler_stop().
  */
@@ -44,7 +44,7 @@ struct sx_scheduler_opts {
 	struct sx_pool *pool;		/* Filter/Score fan-out; may be NULL */
 	struct sx_metrics *metrics;	/* may be NULL */
 	struct sx_extenders *extenders; /* the config's extenders; may be NULL */
-	unsigned binders;		/* binding threads (default 8) */
+	unsigned bind_workers;		/* threads running binding cycles (default 8) */
 	bool leader_elect;
 	const char *lease_name;	     /* default "schedext" */
 	const char *lease_namespace; /* default: in-cluster namespace, else kube-system */

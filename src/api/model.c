@@ -117,10 +117,28 @@ static void containers_free(struct sx_container *c, uint32_t n)
 
 /* ---------- whole objects ---------- */
 
+struct sx_pod *sx_pod_assumed_on(const struct sx_pod *pod, sx_str node)
+{
+	struct sx_pod *v = malloc(sizeof(*v));
+
+	if (!v)
+		return NULL;
+	memcpy(v, pod, sizeof(*v));
+	atomic_init(&v->refcount, 1);
+	v->node_name = node;
+	v->view_of = sx_pod_ref(pod->view_of ? pod->view_of : pod);
+	return v;
+}
+
 void sx_pod_free(struct sx_pod *pod)
 {
 	if (!pod)
 		return;
+	if (pod->view_of) { /* its fields are the viewed pod's */
+		sx_pod_unref(pod->view_of);
+		free(pod);
+		return;
+	}
 	sx_meta_clear(&pod->meta);
 	for (uint32_t i = 0; pod->owners && i < pod->nowners; i++)
 		free(pod->owners[i].uid);

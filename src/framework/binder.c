@@ -2,8 +2,12 @@
  * precondition -> finish or forget. */
 #include "schedext/binder.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "schedext/cache.h"
 #include "schedext/kube.h"
+#include "schedext/leader.h"
 #include "schedext/model.h"
 
 int sx_binder_assume(const struct sx_binder *b, const struct sx_pod *pod, sx_str node)
@@ -34,12 +38,25 @@ struct sx_status *sx_binder_post(const struct sx_binder *b, const char *ns, cons
 struct sx_status *sx_binder_post_pod(const struct sx_binder *b, const struct sx_pod *pod,
 				     sx_str node)
 {
+	struct sx_status *st;
+	char same[300];
+
 	if (!b)
 		return sx_status_new(SX_ERROR, "no binder configured");
 	if (b->post)
 		return b->post(b->ctx, pod, node);
-	return sx_binder_post(b, sx_str_get(pod->meta.ns), pod->meta.name, pod->meta.uid,
-			      sx_str_get(node));
+	/* A former leader writes nothing. */
+	if (b->leader && !sx_leader_is_leader(b->leader))
+		return sx_status_new(SX_ERROR, "not the leader: binding of %s/%s abandoned",
+				     sx_str_get(pod->meta.ns), pod->meta.name);
+	st = sx_binder_post(b, sx_str_get(pod->meta.ns), pod->meta.name, pod->meta.uid,
+			    sx_str_get(node));
+	snprintf(same, sizeof(same), "is already assigned to node \"%s\"", sx_str_get(node));
+	if (st && st->nreasons && strstr(st->reasons[0], same)) {
+		sx_status_free(st);
+		return NULL;
+	}
+	return st;
 }
 
 struct sx_status *sx_binder_bind(const struct sx_binder *b, const struct sx_pod *pod,

@@ -5,7 +5,7 @@
  * Ownership: struct sx_extenders owns one struct ext per configured
  * extender (the configuration itself is borrowed) and, per extender, a few
  * idle curl easy handles: a call borrows one for its duration, so each
- * concurrent caller (scheduling thread, binder threads) keeps its own
+ * concurrent caller (scheduling thread, bind workers) keeps its own
  * kept-alive connection. */
 #include <cjson/cJSON.h>
 #include <curl/curl.h>

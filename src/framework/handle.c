@@ -132,3 +132,24 @@ struct sx_features sx_handle_features(const struct sx_handle *h)
 	sx_features_init(&f, SX_RELEASE_DEFAULT);
 	return f;
 }
+
+void sx_handle_event(const struct sx_handle *h, const struct sx_pod *pod, const char *type,
+		     const char *reason, const char *action, const char *message)
+{
+	struct sx_handle_env env;
+
+	sx_handle_env(h, &env);
+	if (env.recorder && env.recorder->record)
+		env.recorder->record(env.recorder->ctx,
+				     h->profile ? h->profile->scheduler_name : "", pod, type,
+				     reason, action, message);
+}
+
+void sx_handle_wake(struct sx_handle *h)
+{
+	pthread_mutex_lock(&h->mu);
+	for (unsigned i = 0; i < h->nlisteners; i++)
+		if (h->listeners[i].env_changed)
+			h->listeners[i].env_changed(h->listeners[i].self);
+	pthread_mutex_unlock(&h->mu);
+}

@@ -221,6 +221,7 @@ static void detach(struct sx_queue *q, struct qpod *e)
 	}
 	e->where = W_NONE;
 	e->gated = false;
+	e->assumed = false;
 }
 
 static const char *const queue_names[] = {"active", "backoff", "unschedulable", "gated"};
@@ -588,10 +589,13 @@ static void upsert_locked(struct sx_queue *q, const struct sx_pod *old_pod,
 		else if (e->where == W_INFLIGHT && old_pod)
 			record_own_update(q, old_pod, pod);
 	}
-	/* Nominator: a nomination in the object wins; a cleared one clears. */
-	if (pod->nominated_node != SX_STR_EMPTY)
+	/* Nominator: a nomination in the object wins; a cleared one clears.
+	 * Not for an assumed pod: upstream ignores its updates
+	 * (updatePodInSchedulingQueue), so the binding cycle's own
+	 * nominatedNodeName does not count it twice on its node. */
+	if (!e->assumed && pod->nominated_node != SX_STR_EMPTY)
 		sx__queue_set_nominated(q, e, pod->nominated_node);
-	else if (old_pod && old_pod->nominated_node != SX_STR_EMPTY)
+	else if (!e->assumed && old_pod && old_pod->nominated_node != SX_STR_EMPTY)
 		sx__queue_set_nominated(q, e, SX_STR_EMPTY);
 }
 

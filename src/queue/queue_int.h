@@ -26,6 +26,7 @@ struct qpod {
 	bool gated;		   /* in W_UNSCHED because PreEnqueue said no */
 	bool gone;		   /* deleted or bound while in flight */
 	bool err_backoff;	   /* last failure was an error: error backoff heap */
+	bool assumed;		   /* in flight and assumed (sx_queue_assumed) */
 	int gating;		   /* registry index of the gating plugin, or -1 */
 	uint64_t unsched, pending; /* rejector plugins (SX_REJ_* bits) */
 	double timestamp;	   /* last (re)queue time */

@@ -16,6 +16,20 @@ void sx_queue_nominate(struct sx_queue *q, const struct sx_pod *pod, sx_str node
 	pthread_mutex_unlock(&q->mu);
 }
 
+void sx_queue_assumed(struct sx_queue *q, const struct sx_pod *pod)
+{
+	char key[512];
+	struct qpod *e;
+
+	pthread_mutex_lock(&q->mu);
+	e = sx__queue_lookup(q, sx__queue_pod_key(pod, key, sizeof(key)));
+	if (e && !e->gone) {
+		sx__queue_set_nominated(q, e, SX_STR_EMPTY);
+		e->assumed = e->where == W_INFLIGHT;
+	}
+	pthread_mutex_unlock(&q->mu);
+}
+
 static uint32_t nominated_for_node(void *ctx, sx_str node, const struct sx_pod **out, uint32_t max)
 {
 	const struct sx_nominated_set *set = ctx;

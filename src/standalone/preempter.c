@@ -32,6 +32,7 @@ struct sx_preempter {
 	struct sx_kube *kube;
 	struct sx_queue *q;
 	sx_preempted_fn on_preempted;
+	sx_in_memory_fn in_memory;
 	void *ctx;
 	struct sx_metrics *metrics;
 	pthread_mutex_t mu;
@@ -54,15 +55,35 @@ static void job_free(struct job *j)
 	free(j);
 }
 
+/* The Preempted event's preemptor: the PodGroup (its UID, on node
+ * "cluster": its domain is the whole cluster) or the pod and its node. */
+static void notify(struct sx_preempter *p, const struct job *j, const struct sx_pod *v,
+		   const char *in_memory)
+{
+	if (j->group)
+		p->on_preempted(p->ctx, v, "PodGroup", j->group_uid ? j->group_uid : "", "cluster",
+				in_memory);
+	else
+		p->on_preempted(p->ctx, v, "pod",
+				j->preemptor->meta.uid ? j->preemptor->meta.uid : "",
+				sx_str_get(j->node), in_memory);
+}
+
 /* PreemptPod: DisruptionTarget first, then the DELETE. 0 when the victim
  * is gone (or was already). */
 static int evict(struct sx_preempter *p, const struct job *j, const struct sx_pod *v)
 {
 	struct sx_error err = {0};
 	const char *ns = sx_str_get(v->meta.ns);
+	const char *in_memory = p->in_memory ? p->in_memory(p->ctx, v, j->preemptor) : NULL;
 	char msg[400];
 	int rc;
 
+	if (in_memory) {
+		if (p->on_preempted)
+			notify(p, j, v, in_memory);
+		return 0;
+	}
 	snprintf(msg, sizeof(msg), "%s: preempting to accommodate a higher priority %s",
 		 sx_str_get(j->preemptor->scheduler_name), j->group ? "PodGroup" : "pod");
 	rc = sx_kube_patch_pod_status(p->kube, ns, v->meta.name, "DisruptionTarget", "True",
@@ -76,12 +97,8 @@ static int evict(struct sx_preempter *p, const struct job *j, const struct sx_po
 		       sx_str_get(j->preemptor->meta.ns), j->preemptor->meta.name, err.msg);
 		return rc;
 	}
-	if (p->on_preempted && j->group)
-		p->on_preempted(p->ctx, v, "PodGroup", j->group_uid ? j->group_uid : "", "cluster");
-	else if (p->on_preempted)
-		p->on_preempted(p->ctx, v, "pod",
-				j->preemptor->meta.uid ? j->preemptor->meta.uid : "",
-				sx_str_get(j->node));
+	if (p->on_preempted)
+		notify(p, j, v, NULL);
 	return 0;
 }
 
@@ -152,15 +169,19 @@ static void *worker(void *arg)
 }
 
 struct sx_preempter *sx_preempter_start(struct sx_kube *kube, struct sx_queue *q,
-					sx_preempted_fn on_preempted, void *ctx,
-					struct sx_metrics *metrics)
+					sx_preempted_fn on_preempted, sx_in_memory_fn in_memory,
+					void *ctx, struct sx_metrics *metrics)
 {
 	struct sx_preempter *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
-	*p = (struct sx_preempter){
-		.kube = kube, .q = q, .on_preempted = on_preempted, .ctx = ctx, .metrics = metrics};
+	*p = (struct sx_preempter){.kube = kube,
+				   .q = q,
+				   .on_preempted = on_preempted,
+				   .in_memory = in_memory,
+				   .ctx = ctx,
+				   .metrics = metrics};
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	if (pthread_create(&p->thread, NULL, worker, p) != 0) {

@@ -1,6 +1,6 @@
 /* The standalone scheduling loop (upstream pkg/scheduler/schedule_one.go scheduleOne):
  * one scheduling cycle at a time on the loop thread; binding cycles on a
- * binder pool; events through a bounded, rate-limited sender; leadership
+ * pool of bind workers; events through a bounded, rate-limited sender; leadership
  * gating every write. */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -36,19 +36,19 @@
 #include "schedext/registry.h"
 #include "schedext/dra_alloc.h"
 
-#define DEFAULT_BINDERS 8
+#define DEFAULT_BIND_WORKERS 8
 /* The pool grows past its size while every binder is busy: a PreBind may
  * wait for volumes up to bindTimeoutSeconds, and binding cycles must not
  * queue behind it (upstream runs each in its own goroutine). Bounded, so
  * a slow API server cannot make it spawn hundreds of threads (each with
  * its stack and malloc arena): binding round trips beyond that many wait
  * their turn. */
-/* A binding is one API round trip: the binders' throughput is at most
- * MAX_BINDERS / the API server's latency (16 threads: 717 pods/s with
+/* A binding is one API round trip: the bind workers' throughput is at most
+ * MAX_BIND_WORKERS / the API server's latency (16 threads: 717 pods/s with
  * 20 ms bindings, 64: 1,818; e2e.py scale, 5,000 nodes / 10,000 pods).
  * Upstream's one goroutine per binding has no such cap. 48 more threads
  * cost ~7 MB of peak RSS now that bind jobs hold no snapshot. */
-#define MAX_BINDERS 64
+#define MAX_BIND_WORKERS 64
 /* How long the event senders may go on after SIGTERM: kube-scheduler's
  * broadcaster drops its queue at exit, so a short grace only sends what
  * the client's rate allows by then; the rest is counted and logged. */
@@ -62,16 +62,10 @@
 
 struct bind_job {
 	struct bind_job *next;
-	const struct sx_profile *prof;
-	const struct sx_pod *pod; /* reference */
-	sx_str node;
-	struct sx_cycle_state *cs;	/* owned */
-	struct sx_snapshot *snap;	/* reference kept for cs->snap; NULL when no
-					 * binding-cycle plugin kept state */
-	struct sx_waiting_pod *waiting; /* owned, may be NULL */
-	double start;			/* attempt start, for e2e latency */
-	uint32_t attempts;		/* the pod's scheduling attempts, this one included */
-	double initial_attempt;		/* when it first entered activeQ (SLI) */
+	struct sx_binding b;	/* what the binding cycle owns (binding_cycle.h) */
+	double start;		/* attempt start, for e2e latency */
+	uint32_t attempts;	/* the pod's scheduling attempts, this one included */
+	double initial_attempt; /* when it first entered activeQ (SLI) */
 };
 
 struct sx_scheduler {
@@ -84,18 +78,19 @@ struct sx_scheduler {
 	struct sx_events *ev;
 	pthread_t loop;
 	atomic_bool stop;
-	/* binder pool */
+	/* bind workers: the threads that run binding cycles */
 	pthread_mutex_t bmu;
 	pthread_cond_t bcond;
 	struct bind_job *jobs_head, *jobs_tail;
 	bool bstop;
-	unsigned nbinders, max_binders;
-	unsigned nidle, njobs;	  /* binders waiting for a job; jobs queued */
-	unsigned nrunning;	  /* binding cycles running (scheduler_goroutines) */
-	pthread_t *binders;	  /* [max_binders] */
-	struct sx_binder binder;  /* assume/bind/finish; Bind plugins see it in the state */
-	struct sx_handle_env env; /* what the profiles' handles get (sx_config_attach) */
-	struct sx_pg_loop pg;	  /* the pod-group cycle's view of the loop */
+	unsigned nworkers, max_workers;
+	unsigned nidle, njobs;		   /* workers waiting for a job; jobs queued */
+	unsigned nrunning;		   /* binding cycles running (scheduler_goroutines) */
+	pthread_t *workers;		   /* [max_workers] */
+	struct sx_binder binder;	   /* assume/bind/finish, through the profiles' handles */
+	struct sx_event_recorder recorder; /* the handles' EventRecorder: emit */
+	struct sx_handle_env env;	   /* what the profiles' handles get (sx_config_attach) */
+	struct sx_pg_loop pg;		   /* the pod-group cycle's view of the loop */
 	/* loop-thread state */
 	uint32_t next_start;
 	uint64_t rng;
@@ -130,6 +125,14 @@ static void emit(struct sx_scheduler *s, const struct sx_pod *pod, const char *t
 {
 	if (leading(s))
 		sx_events_emit(s->ev, pod, type, reason, action, message, component);
+}
+
+/* The profiles' EventRecorder (handle.h): the event sender, as emit. */
+static void record_event(void *ctx, const char *component, const struct sx_pod *pod,
+			 const char *type, const char *reason, const char *action,
+			 const char *message)
+{
+	emit(ctx, pod, type, reason, action, message, component);
 }
 
 static void count_attempt(struct sx_scheduler *s, const struct sx_profile *prof, const char *result,
@@ -213,10 +216,13 @@ static void patch_status(struct sx_scheduler *s, const struct sx_pod *pod, bool 
 
 /* Condition, event, nomination and requeue for a failed attempt. msg is the
  * FitError text or the error; nominated: SX_STR_EMPTY = leave it, unless
- * clear_nominated (binding failures clear it). */
+ * clear_nominated (binding failures clear it: CLEAR_IF_SET when the pod
+ * had one, CLEAR_NOMINATED also when the binding cycle set it). */
+enum { KEEP_NOMINATED, CLEAR_IF_SET, CLEAR_NOMINATED };
+
 static void handle_failure_rej(struct sx_scheduler *s, const struct sx_profile *prof,
 			       const struct sx_pod *pod, const char *msg, bool rejected,
-			       sx_str nominated, bool clear_nominated, double start,
+			       sx_str nominated, int clear_nominated, double start,
 			       const struct sx_rejectors *rej)
 {
 	struct sx_rejectors any = {rejected ? SX_REJ_ANY : 0, 0};
@@ -234,11 +240,12 @@ static void handle_failure_rej(struct sx_scheduler *s, const struct sx_profile *
 	if (nominated != SX_STR_EMPTY) {
 		sx_queue_nominate(s->q, pod, nominated);
 		nom = sx_str_get(nominated);
-	} else if (clear_nominated && pod->nominated_node != SX_STR_EMPTY) {
+	} else if ((clear_nominated == CLEAR_IF_SET && pod->nominated_node != SX_STR_EMPTY) ||
+		   clear_nominated == CLEAR_NOMINATED) {
 		sx_queue_nominate(s->q, pod, SX_STR_EMPTY);
 		nom = "";
 	}
-	emit(s, pod, "Warning", "FailedScheduling", "Scheduling", msg, sx_sched_profile_name(prof));
+	sx_handle_event(prof->handle, pod, "Warning", "FailedScheduling", "Scheduling", msg);
 	patch_status(s, pod, rejected, msg, nom);
 	sx_queue_requeue_rejectors(s->q, pod, rej);
 }
@@ -262,7 +269,7 @@ static char *one_node_message(struct sx_status *st)
 
 static void fail_status(struct sx_scheduler *s, const struct sx_profile *prof,
 			const struct sx_pod *pod, struct sx_status *st, bool clear_nominated,
-			double start)
+			bool nominated_now, double start)
 {
 	char buf[2048];
 	bool rejected = sx_status_is_rejected(st);
@@ -272,92 +279,53 @@ static void fail_status(struct sx_scheduler *s, const struct sx_profile *prof,
 	sx_rejectors_add_status(&rej, st);
 	if (!msg)
 		sx_status_message(st, buf, sizeof(buf));
-	handle_failure_rej(s, prof, pod, msg ? msg : buf, rejected, SX_STR_EMPTY, clear_nominated,
+	handle_failure_rej(s, prof, pod, msg ? msg : buf, rejected, SX_STR_EMPTY,
+			   !clear_nominated ? KEEP_NOMINATED
+			   : nominated_now  ? CLEAR_NOMINATED
+					    : CLEAR_IF_SET,
 			   start, &rej);
 	free(msg);
 }
 
-/* ---------- binding cycle (schedule_one.go bindingCycle) ---------- */
+/* ---------- binding cycle (binding_cycle.c sx_binding_run) ---------- */
 
 static void free_job(struct bind_job *j)
 {
-	sx_cycle_state_free(j->prof, j->cs);
-	sx_snapshot_unref(j->snap);
-	sx_waiting_pod_free(j->waiting);
-	sx_pod_unref(j->pod);
+	sx_binding_release(&j->b);
 	free(j);
 }
 
-/* PreBind or Bind (bind), timed as an extension point. */
-static struct sx_status *timed_bind_point(struct bind_job *j, bool bind)
-{
-	uint64_t t0 = sx_fw_metrics_now();
-	struct sx_status *st = bind ? sx_run_bind(j->prof, j->cs, j->pod, j->node)
-				    : sx_run_pre_bind(j->prof, j->cs, j->pod, j->node);
-
-	sx_fw_metrics_point(j->prof, bind ? SX_EP_BIND : SX_EP_PRE_BIND, sx_status_code(st),
-			    sx_fw_metrics_now() - t0);
-	return st;
-}
-
-static struct sx_status *binding_cycle(struct sx_scheduler *s, struct bind_job *j)
-{
-	struct sx_status *st = NULL;
-	bool bound = false;
-
-	if (j->waiting) {
-		double t0 = sx_now_s();
-		st = sx_waiting_pod_wait(j->waiting);
-		sx_sched_metrics_permit_wait(s->o.metrics, st == NULL, sx_now_s() - t0);
-	}
-	if (!st)
-		st = timed_bind_point(j, false);
-	/* An interested binder extender binds instead of the Bind plugins. */
-	if (!st && s->o.extenders)
-		st = sx_extenders_bind(s->o.extenders, j->pod, j->node, &bound);
-	if (!st && !bound)
-		st = timed_bind_point(j, true);
-	if (st && st->code == SX_SKIP) {
-		sx_status_free(st);
-		st = sx_status_new(SX_ERROR, "no bind plugin bound pod \"%s\"", j->pod->meta.name);
-	}
-	return st;
-}
-
+/* The outcome of a binding cycle (schedule_one.go: the end of
+ * bindingCycle, handleBindingCycleError after Unreserve and forget). */
 static void run_job(struct sx_scheduler *s, struct bind_job *j)
 {
-	struct sx_status *st = binding_cycle(s, j);
-	const struct sx_pod *pod = j->pod;
-	char msg[600];
+	struct sx_status *st = sx_binding_run(&j->b);
+	const struct sx_profile *prof = j->b.prof;
+	const struct sx_pod *pod = j->b.pod;
 
 	if (!st) {
-		sx_binder_done(&s->binder, pod->meta.ns, pod->meta.name, true);
-		snprintf(msg, sizeof(msg), "Successfully assigned %s/%s to %s",
-			 sx_str_get(pod->meta.ns), pod->meta.name, sx_str_get(j->node));
-		sx_log(2, "%s", msg);
-		emit(s, pod, "Normal", "Scheduled", "Binding", msg, sx_sched_profile_name(j->prof));
-		uint64_t t0 = sx_fw_metrics_now();
-		sx_run_post_bind(j->prof, j->cs, pod, j->node);
-		sx_fw_metrics_point(j->prof, SX_EP_POST_BIND, SX_SUCCESS, sx_fw_metrics_now() - t0);
-		count_attempt(s, j->prof, "scheduled", j->start);
+		count_attempt(s, prof, "scheduled", j->start);
 		sx_sched_metrics_scheduled(s->o.metrics, j->attempts, j->initial_attempt);
 		sx_queue_done(s->q, pod);
 		return;
 	}
-	sx_run_unreserve(j->prof, j->cs, pod, j->node);
-	sx_binder_done(&s->binder, pod->meta.ns, pod->meta.name, false);
-	/* AssignedPodDelete; after a rejection it comes after the pod is
-	 * requeued and skips it (upstream defers it: the pod's own failure
-	 * must not count as an event that may help it). */
+	/* AssignedPodDelete of the assumed pod (on its node, as upstream's
+	 * assumedPod: the hints of pods waiting for room there look at its
+	 * node); after a rejection it comes after the pod is requeued and
+	 * skips it (upstream defers it: the pod's own failure must not count
+	 * as an event that may help it). */
+	const struct sx_pod *assumed = sx_pod_assumed_on(pod, j->b.node);
+
 	if (!sx_status_is_rejected(st))
-		sx_queue_assigned_pod_deleted(s->q, pod, false);
-	fail_status(s, j->prof, pod, st, true, j->start);
+		sx_queue_assigned_pod_deleted(s->q, assumed ? assumed : pod, false);
+	fail_status(s, prof, pod, st, true, j->b.nominated, j->start);
 	if (sx_status_is_rejected(st))
-		sx_queue_assigned_pod_deleted(s->q, pod, true);
+		sx_queue_assigned_pod_deleted(s->q, assumed ? assumed : pod, true);
+	sx_pod_unref(assumed);
 	sx_status_free(st);
 }
 
-static void *binder_thread(void *arg)
+static void *bind_worker(void *arg)
 {
 	struct sx_scheduler *s = arg;
 
@@ -399,38 +367,16 @@ static void submit_job(struct sx_scheduler *s, struct bind_job *j)
 		s->jobs_head = j;
 	s->jobs_tail = j;
 	s->njobs++;
-	if (s->njobs > s->nidle && s->nbinders < s->max_binders &&
-	    pthread_create(&s->binders[s->nbinders], NULL, binder_thread, s) == 0)
-		s->nbinders++;
+	if (s->njobs > s->nidle && s->nworkers < s->max_workers &&
+	    pthread_create(&s->workers[s->nworkers], NULL, bind_worker, s) == 0)
+		s->nworkers++;
 	pthread_cond_signal(&s->bcond);
 	pthread_mutex_unlock(&s->bmu);
 }
 
-/* The binder's API step for DefaultBinder: POST the Binding, only while
- * leading. "Already assigned to the node we chose" means an earlier
- * attempt got through. */
-static struct sx_status *api_binder(void *ctx, const struct sx_pod *pod, sx_str node)
-{
-	struct sx_scheduler *s = ctx;
-	struct sx_status *st;
-	char same[300];
-
-	if (!leading(s))
-		return sx_status_new(SX_ERROR, "not the leader: binding of %s/%s abandoned",
-				     sx_str_get(pod->meta.ns), pod->meta.name);
-	st = sx_binder_post(&s->binder, sx_str_get(pod->meta.ns), pod->meta.name, pod->meta.uid,
-			    sx_str_get(node));
-	snprintf(same, sizeof(same), "is already assigned to node \"%s\"", sx_str_get(node));
-	if (st && st->nreasons && strstr(st->reasons[0], same)) {
-		sx_status_free(st);
-		return NULL;
-	}
-	return st;
-}
-
 /* ---------- scheduling cycle (schedule_one.go schedulingCycle) ---------- */
 
-/* Assume, Reserve, Permit, then hand the binding cycle to the binders.
+/* Assume, Reserve, Permit, then hand the binding cycle to the bind workers.
  * Takes res->state. */
 static void assume_and_bind(struct sx_scheduler *s, const struct sx_profile *prof,
 			    const struct sx_pod *pod, struct sx_snapshot *snap,
@@ -448,25 +394,10 @@ static void assume_and_bind(struct sx_scheduler *s, const struct sx_profile *pro
 		handle_failure(s, prof, pod, msg, false, SX_STR_EMPTY, false, start);
 		return;
 	}
-	sx_queue_nominate(s->q, pod, SX_STR_EMPTY);
-	uint64_t t0 = sx_fw_metrics_now();
-	st = sx_run_reserve(prof, res->state, pod, node);
-	sx_fw_metrics_point(prof, SX_EP_RESERVE, sx_status_code(st), sx_fw_metrics_now() - t0);
-	if (!st) {
-		t0 = sx_fw_metrics_now();
-		st = sx_run_permit(prof, res->state, pod, node, &waiting);
-		sx_fw_metrics_point(prof, SX_EP_PERMIT, sx_status_code(st),
-				    sx_fw_metrics_now() - t0);
-		if (st && st->code == SX_WAIT && waiting) {
-			sx_status_free(st);
-			st = NULL;
-		}
-	}
+	sx_queue_assumed(s->q, pod);
+	st = sx_reserve_and_permit(prof, &s->binder, res->state, pod, node, &waiting);
 	if (st) {
-		sx_run_unreserve(prof, res->state, pod, node);
-		sx_binder_done(&s->binder, pod->meta.ns, pod->meta.name, false);
-		sx_waiting_pod_free(waiting);
-		fail_status(s, prof, pod, st, false, start);
+		fail_status(s, prof, pod, st, false, false, start);
 		sx_status_free(st);
 		return;
 	}
@@ -484,16 +415,15 @@ static void assume_and_bind(struct sx_scheduler *s, const struct sx_profile *pro
 	 * claims). Holding every cycle's snapshot made the peak RSS follow
 	 * the API server's latency (one snapshot per job in flight). */
 	bool keep_snap = sx_cycle_state_trim_for_binding(res->state);
-	*j = (struct bind_job){.prof = prof,
-			       .pod = sx_pod_ref(pod),
-			       .node = node,
-			       .cs = res->state,
-			       .snap = keep_snap ? sx_snapshot_ref(snap) : NULL,
-			       .waiting = waiting,
-			       .start = start,
-			       .attempts = s->cur_attempts,
-			       .initial_attempt = s->cur_initial_attempt};
-	j->cs->binder = &s->binder;
+	j->b = (struct sx_binding){.prof = prof,
+				   .pod = sx_pod_ref(pod),
+				   .node = node,
+				   .cs = res->state,
+				   .snap = keep_snap ? sx_snapshot_ref(snap) : NULL,
+				   .waiting = waiting};
+	j->start = start;
+	j->attempts = s->cur_attempts;
+	j->initial_attempt = s->cur_initial_attempt;
 	res->state = NULL;
 	submit_job(s, j);
 }
@@ -641,8 +571,8 @@ static void schedule_one(struct sx_scheduler *s, struct sx_queue_item *it)
 	if (pod->deleting) {
 		snprintf(msg, sizeof(msg), "skip schedule deleting pod: %s/%s",
 			 sx_str_get(pod->meta.ns), pod->meta.name);
-		emit(s, pod, "Warning", "FailedScheduling", "Scheduling", msg,
-		     sx_sched_profile_name(it->profile));
+		sx_handle_event(it->profile->handle, pod, "Warning", "FailedScheduling",
+				"Scheduling", msg);
 		sx_queue_done(s->q, pod);
 		return;
 	}
@@ -741,13 +671,45 @@ static uint32_t proxy_pods_for_node(void *ctx, sx_str node, const struct sx_pod 
 
 /* The Preempted event, on the preempter's thread. */
 static void on_preempted(void *ctx, const struct sx_pod *victim, const char *type, const char *uid,
-			 const char *node)
+			 const char *node, const char *in_memory)
 {
 	struct sx_scheduler *s = ctx;
 	char msg[600];
 
-	snprintf(msg, sizeof(msg), "Preempted by %s %s on node %s", type, uid, node);
+	snprintf(msg, sizeof(msg), "Preempted by %s %s on node %s%s", type, uid, node,
+		 in_memory ? in_memory : "");
 	emit(s, victim, "Normal", "Preempted", "Preempting", msg, "schedext");
+}
+
+/* A victim whose binding cycle has not bound it yet is preempted in
+ * memory, not deleted (upstream Executor.PreemptPod; the waiting pods
+ * and the pods in PreBind are looked up across profiles, as upstream's
+ * one waitingPods map): from 1.36 a pod waiting at Permit ends its
+ * binding cycle with an Error (back to the queue with backoff) and one in
+ * PreBind has it cancelled; before, a waiting pod is rejected
+ * ("preempted") and one in PreBind deleted. */
+static const char *preempt_in_memory(void *ctx, const struct sx_pod *victim,
+				     const struct sx_pod *preemptor)
+{
+	struct sx_scheduler *s = ctx;
+	const struct sx_config *cfg = s->o.cfg;
+	const struct sx_profile *pp = sx_config_profile(cfg, sx_str_get(preemptor->scheduler_name));
+	bool v136 = sx_release(pp ? &pp->features : &cfg->features) >= 36;
+
+	for (unsigned i = 0; i < cfg->nprofiles; i++) {
+		struct sx_handle *h = cfg->profiles[i]->handle;
+
+		if (v136 && sx_handle_preempt_waiting(h, "DefaultPreemption", victim->meta.uid,
+						      "preempted"))
+			return " (in kube-scheduler memory).";
+		if (!v136 &&
+		    sx_handle_reject_waiting(h, "DefaultPreemption", victim->meta.uid, "preempted"))
+			return "";
+		if (v136 && sx_handle_cancel_pre_bind(h, victim->meta.uid,
+						      "preempted by DefaultPreemption"))
+			return " (in kube-scheduler memory).";
+	}
+	return NULL;
 }
 
 /* Hands the preemption to the preempter (asynchronous preemption, 1.34's
@@ -872,6 +834,15 @@ static void visit_claim(void *ctx, const struct sx_object *obj, sx_str node, boo
 	sx_config_object_event(s->o.cfg, SX_KIND_RESOURCE_CLAIM, NULL, obj->obj);
 }
 
+/* Objects the informers listed before the listener was installed, for
+ * the plugins that track them (GangScheduling's pod groups). */
+static void visit_object(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)
+{
+	struct sx_scheduler *s = ctx;
+
+	sx_config_object_event(s->o.cfg, obj->kind, NULL, obj->obj);
+}
+
 static void visit_pod(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)
 {
 	struct sx_scheduler *s = ctx;
@@ -952,15 +923,15 @@ static int start_leader(struct sx_scheduler *s, struct sx_error *err)
 
 static int start_threads(struct sx_scheduler *s, struct sx_error *err)
 {
-	s->nbinders = s->o.binders ? s->o.binders : DEFAULT_BINDERS;
-	s->max_binders = s->nbinders > MAX_BINDERS ? s->nbinders : MAX_BINDERS;
-	s->binders = calloc(s->max_binders, sizeof(*s->binders));
-	if (!s->binders)
+	s->nworkers = s->o.bind_workers ? s->o.bind_workers : DEFAULT_BIND_WORKERS;
+	s->max_workers = s->nworkers > MAX_BIND_WORKERS ? s->nworkers : MAX_BIND_WORKERS;
+	s->workers = calloc(s->max_workers, sizeof(*s->workers));
+	if (!s->workers)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
-	for (unsigned i = 0; i < s->nbinders; i++) {
-		if (pthread_create(&s->binders[i], NULL, binder_thread, s) != 0) {
-			s->nbinders = i;
-			return sx_error_set(err, SX_ENOMEM, "cannot start binder threads");
+	for (unsigned i = 0; i < s->nworkers; i++) {
+		if (pthread_create(&s->workers[i], NULL, bind_worker, s) != 0) {
+			s->nworkers = i;
+			return sx_error_set(err, SX_ENOMEM, "cannot start bind workers");
 		}
 	}
 	s->ev = sx_events_start(
@@ -977,17 +948,17 @@ static int start_threads(struct sx_scheduler *s, struct sx_error *err)
 	return 1; /* everything running */
 }
 
-static void stop_binders(struct sx_scheduler *s)
+static void stop_workers(struct sx_scheduler *s)
 {
 	pthread_mutex_lock(&s->bmu);
 	s->bstop = true;
 	pthread_cond_broadcast(&s->bcond);
 	pthread_mutex_unlock(&s->bmu);
-	for (unsigned i = 0; i < s->nbinders; i++) /* no job submitted any more */
-		pthread_join(s->binders[i], NULL);
-	free(s->binders);
-	s->binders = NULL;
-	s->nbinders = 0;
+	for (unsigned i = 0; i < s->nworkers; i++) /* no job submitted any more */
+		pthread_join(s->workers[i], NULL);
+	free(s->workers);
+	s->workers = NULL;
+	s->nworkers = 0;
 }
 
 /* Shutdown's first step: the profiles lose the live cache and the
@@ -1009,7 +980,7 @@ static void free_scheduler(struct sx_scheduler *s)
 {
 	sx_preempter_stop(s->preempter);
 	s->preempter = NULL;
-	stop_binders(s);
+	stop_workers(s);
 	sx_leader_stop(s->leader);
 	sx_kube_free(s->event_kube);
 	sx_kube_free(s->lease_kube);
@@ -1066,7 +1037,8 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	}
 	s->q = sx_queue_new(opts->cfg);
 	if (s->q)
-		s->preempter = sx_preempter_start(opts->kube, s->q, on_preempted, s, opts->metrics);
+		s->preempter = sx_preempter_start(opts->kube, s->q, on_preempted, preempt_in_memory,
+						  s, opts->metrics);
 	rc = s->preempter ? make_clients(s, err) : sx_error_set(err, SX_ENOMEM, "out of memory");
 	if (rc == 0)
 		rc = start_leader(s, err);
@@ -1080,8 +1052,10 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 		free_scheduler(s);
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
 	}
-	s->binder = (struct sx_binder){
-		.cache = opts->cache, .kube = opts->kube, .post = api_binder, .ctx = s};
+	/* A former leader binds nothing (sx_binder_post_pod). */
+	s->binder =
+		(struct sx_binder){.cache = opts->cache, .kube = opts->kube, .leader = s->leader};
+	s->recorder = (struct sx_event_recorder){.record = record_event, .ctx = s};
 	s->nom_proxy = (struct sx_nominator){.pods_for_node = proxy_pods_for_node, .ctx = s};
 	s->pg = (struct sx_pg_loop){.s = s,
 				    .q = s->q,
@@ -1100,6 +1074,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 					.binder = &s->binder,
 					.nominator = &s->nom_proxy,
 					.extenders = opts->extenders,
+					.recorder = &s->recorder,
 					.metrics = opts->metrics,
 					.pool = opts->pool,
 					.apply = apply_preemption,
@@ -1112,6 +1087,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	sx_config_attach(opts->cfg, &s->env);
 	sx_cache_set_listener(opts->cache, &l);
 	sx_cache_visit(opts->cache, SX_KIND_RESOURCE_CLAIM, visit_claim, s);
+	sx_cache_visit(opts->cache, SX_KIND_POD_GROUP, visit_object, s); /* before their pods */
 	sx_cache_visit(opts->cache, SX_KIND_POD, visit_pod, s);
 	rc = start_threads(s, err);
 	if (rc < 0) {
@@ -1136,7 +1112,7 @@ void sx_scheduler_stop(struct sx_scheduler *s)
 	sx_preempter_stop(s->preempter); /* its events go out before events_stop */
 	s->preempter = NULL;
 	detach_cache(s); /* waiting volume PreBinds give up */
-	stop_binders(s); /* in-flight bindings finish first */
+	stop_workers(s); /* in-flight bindings finish first */
 	sx_cache_set_listener(s->o.cache, NULL);
 	sx_config_attach(s->o.cfg, NULL);
 	sx_events_stop(s->ev, EVENTS_GRACE_S);

@@ -2,6 +2,7 @@
  * plugins, called directly. */
 #include "plugin_util.h"
 #include "schedext/binder.h"
+#include "schedext/handle.h"
 #include "schedext/registry.h"
 
 extern const struct sx_plugin sx_plugin_scheduling_gates, sx_plugin_priority_sort,
@@ -54,20 +55,31 @@ static void test_default_binder(void)
 	char buf[256];
 	struct sx_pod *pod = tu_pod("{\"metadata\":{\"name\":\"p\"},\"spec\":{}}");
 	const struct sx_binder binder = {.post = fake_binder};
-	struct sx_cycle_state cs = {.binder = &binder};
+	struct sx_cycle_state cs = {0};
+	/* DefaultBinder binds with the binder of its profile's handle. */
+	struct sx_handle *h = sx_handle_new(NULL, NULL);
+	void *self = sx_plugin_default_binder.init(NULL, h, NULL);
 
-	CHECK(sx_plugin_default_binder.bind(NULL, &cs, pod, sx_intern("good")) == NULL);
-	CHECK_STR(tu_status(sx_plugin_default_binder.bind(NULL, &cs, pod, sx_intern("bad")), buf,
+	sx_handle_attach(h, &(struct sx_handle_env){.binder = &binder});
+	CHECK(sx_plugin_default_binder.bind(self, &cs, pod, sx_intern("good")) == NULL);
+	CHECK_STR(tu_status(sx_plugin_default_binder.bind(self, &cs, pod, sx_intern("bad")), buf,
 			    sizeof(buf)),
 		  "Error: pods \"p\" is forbidden");
 	CHECK_INT(bound, 2);
-	cs.binder = NULL;
-	CHECK_STR(tu_status(sx_plugin_default_binder.bind(NULL, &cs, pod, sx_intern("good")), buf,
+	sx_handle_attach(h, NULL);
+	CHECK_STR(tu_status(sx_plugin_default_binder.bind(self, &cs, pod, sx_intern("good")), buf,
 			    sizeof(buf)),
 		  "Error: no binder configured");
 	/* A binder without an API server or cache binds at once. */
-	cs.binder = &(const struct sx_binder){0};
-	CHECK(sx_plugin_default_binder.bind(NULL, &cs, pod, sx_intern("good")) == NULL);
+	sx_handle_attach(h, &(struct sx_handle_env){.binder = &(const struct sx_binder){0}});
+	CHECK(sx_plugin_default_binder.bind(self, &cs, pod, sx_intern("good")) == NULL);
+	/* Built without a handle (explain-style tests): no binder. */
+	CHECK_STR(tu_status(sx_plugin_default_binder.bind(
+				    sx_plugin_default_binder.init(NULL, NULL, NULL), &cs, pod,
+				    sx_intern("good")),
+			    buf, sizeof(buf)),
+		  "Error: no binder configured");
+	sx_handle_free(h);
 	sx_pod_unref(pod);
 }
 

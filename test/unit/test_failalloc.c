@@ -35,6 +35,7 @@
 #include "harness.h"
 #include "recount.h"
 #include "schedext/binder.h"
+#include "schedext/handle.h"
 #include "schedext/binding_cycle.h"
 #include "schedext/buf.h"
 #include "schedext/cache.h"
@@ -757,8 +758,8 @@ static bool binding_cycle(struct fixture *f, const struct sx_pod *pod, sx_str no
 	struct sx_status *st = NULL;
 	bool assumed = false;
 
-	if (cs)
-		cs->binder = &accepting_binder;
+	/* DefaultBinder binds through the profile's handle. */
+	sx_handle_attach(prof->handle, &(struct sx_handle_env){.binder = &accepting_binder});
 	arm(n);
 	if (!cs || sx_cache_assume(f->cache, pod, node) != 0)
 		st = sx_status_new(SX_ERROR, "assume failed");
@@ -784,6 +785,7 @@ static bool binding_cycle(struct fixture *f, const struct sx_pod *pod, sx_str no
 			sx_cache_forget(f->cache, pod->meta.ns, pod->meta.name);
 	}
 	disarm();
+	sx_handle_attach(prof->handle, NULL);
 	if (wp)
 		sx_waiting_pod_free(wp);
 	if (cs)

@@ -357,6 +357,37 @@ static void test_nominator(void)
 		sx_queue_nominate(f.q, plain, SX_STR_EMPTY);
 		sx_pod_unref(plain);
 	}
+	/* An assumed pod in flight is not nominated again by its own update
+	 * (the binding cycle's nominatedNodeName patch): upstream ignores the
+	 * updates of assumed pods. */
+	{
+		struct sx_queue_item in, it;
+		struct sx_pod *plain = pod_p("plain", 1), *nominated;
+		char buf[512];
+		struct sx_error err = {0};
+		cJSON *j;
+
+		CHECK_STR(pop_name(&f, &in), "n"); /* priority 5 first */
+		CHECK_STR(pop_name(&f, &it), "plain");
+		sx_queue_return(f.q, in.pod);
+		sx_pod_unref(in.pod);
+		sx_queue_assumed(f.q, it.pod);
+		snprintf(buf, sizeof(buf),
+			 "{\"metadata\":{\"name\":\"plain\",\"namespace\":\"ns\"},"
+			 "\"spec\":{\"priority\":1},\"status\":{\"nominatedNodeName\":\"n1\"}}");
+		j = cJSON_Parse(buf);
+		nominated = sx_decode_pod(j, &err);
+		cJSON_Delete(j);
+		CHECK(nominated != NULL);
+		sx_queue_pod_update(f.q, plain, nominated);
+		set = sx_queue_nominated(f.q);
+		CHECK_INT(set->n, 1); /* only "n" */
+		sx_nominated_set_free(set);
+		sx_queue_done(f.q, it.pod);
+		sx_pod_unref(it.pod);
+		sx_pod_unref(nominated);
+		sx_pod_unref(plain);
+	}
 	/* deletion clears */
 	sx_queue_pod_delete(f.q, nom);
 	set = sx_queue_nominated(f.q);
