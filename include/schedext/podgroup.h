@@ -53,7 +53,8 @@ struct sx_status *sx_run_placement_feasible(const struct sx_profile *prof,
 					    const struct sx_pod_group *pg,
 					    struct sx_placement_progress progress);
 
-/* Does the profile schedule pods of pod groups as groups (GenericWorkload)? */
+/* Does the profile schedule pods of pod groups as groups (GenericWorkload,
+ * from 1.36: 1.35 had the Permit quorum only)? */
 bool sx_profile_schedules_groups(const struct sx_profile *prof);
 
 /* One member of the group and what the algorithm found for it. */

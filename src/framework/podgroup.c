@@ -36,7 +36,11 @@ struct sx_status *sx_run_placement_feasible(const struct sx_profile *prof,
 
 bool sx_profile_schedules_groups(const struct sx_profile *prof)
 {
-	return sx_feature_enabled(&prof->features, SX_FEATURE_GENERIC_WORKLOAD);
+	/* 1.35's GenericWorkload (alpha) gave gangs GangScheduling's Permit
+	 * quorum only; the pod-group cycle and its extension points came with
+	 * 1.36 (plugins.placementGenerate/placementScore). */
+	return sx_feature_enabled(&prof->features, SX_FEATURE_GENERIC_WORKLOAD) &&
+	       sx_release(&prof->features) >= 36;
 }
 
 /* A status with one reason "<prefix><st's message>", code code; frees st. */

@@ -13,12 +13,13 @@ PreemptPod):
     --feature-gates NominatedNodeNameForExpectation=false the pod of (a)
     gets none either (and nothing to clear);
 (c) a gang member waiting at Permit gets nominatedNodeName too;
-(d) preemption of a victim waiting at Permit: from 1.36 it is preempted in
-    the scheduler's memory, without DisruptionTarget nor DELETE, its
-    binding cycle ends with an Error ("waiting on permit for pod:
-    preempted", back to the queue with backoff) and the Preempted event
-    says "(in kube-scheduler memory)."; under --emulated-version 1.35 it
-    is rejected ("preempted", Unschedulable), not deleted either;
+(d) preemption of a victim waiting at Permit (a gang member waiting for
+    its quorum, which only 1.35's Permit-only gangs leave waiting: from
+    1.36 the pod-group cycle rejects a gang that cannot fit whole, so no
+    member waits): under --emulated-version 1.35 it is rejected
+    ("preempted", Unschedulable), not deleted. 1.36's in-memory preemption
+    of a pod waiting at Permit is covered by test/unit/test_binding_cycle.c
+    (the same Executor path as (e) below);
 (e) preemption of a victim in PreBind (1.36): its binding is cancelled in
     memory (no DELETE), VolumeBinding's wait for its volumes gives up at
     once (upstream cancels PreBind's context), and it fails with
@@ -205,35 +206,6 @@ def gang_setup(tmp, tag, *extra):
     return api, sx, victim
 
 
-def test_waiting_victim_preempted_in_memory(tmp):
-    api, sx, victim = gang_setup(tmp, "wait136")
-    try:
-        create(api, pod("boss", cpu="1500m", priority=1000))
-        check(wait_for(lambda: bound_to(api, "boss") == "n1", 20),
-              "wait136: the preemptor is bound in the victim's place\n%s" % sx.logtext())
-        want = "waiting on permit for pod: preempted"
-        check(wait_for(lambda: [e for e in events(api, "FailedScheduling", victim)
-                                if e.get("note") == want], 10),
-              "wait136: the victim's binding cycle ends with %r: %r"
-              % (want, [e.get("note") for e in events(api, "FailedScheduling", victim)]))
-        check(deletes(api, victim) == [], "wait136: the victim is not deleted")
-        check(not [s for s in status_patches(api, victim) if any(
-            c.get("type") == "DisruptionTarget" for c in s.get("conditions", []))],
-            "wait136: no DisruptionTarget condition")
-        pre = events(api, "Preempted", victim)
-        check(pre and pre[0].get("note") ==
-              "Preempted by pod uid-boss on node n1 (in kube-scheduler memory).",
-              "wait136: the Preempted event says it was in memory: %r"
-              % [e.get("note") for e in pre])
-        cond = [s for s in status_patches(api, victim) if s.get("conditions")]
-        check(cond and cond[-1]["conditions"][0]["reason"] == "SchedulerError" and
-              cond[-1].get("nominatedNodeName", "x") is None,
-              "wait136: an error (backoff), its nomination cleared: %r" % cond[-1:])
-        check(sx.stop() == 0, "wait136: clean exit")
-    finally:
-        api.stop()
-
-
 def test_waiting_victim_rejected_135(tmp):
     api, sx, victim = gang_setup(tmp, "wait135", "--emulated-version", "1.35")
     try:
@@ -287,5 +259,4 @@ def test_prebind_victim_cancelled(tmp):
 if __name__ == "__main__":
     sys.exit(run_tests(os.path.basename(__file__),
                        [test_nominated_for_prebind_and_cleared, test_gate_off,
-                        test_waiting_victim_preempted_in_memory,
                         test_waiting_victim_rejected_135, test_prebind_victim_cancelled]))
