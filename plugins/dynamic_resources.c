@@ -1189,6 +1189,25 @@ static struct sx_status *bind_claim(struct dra_self *self, struct sx_kube *kube,
 	return st;
 }
 
+/* dynamic_resource_allocation_resourceclaim_creates_total{status,
+ * admin_access}: one per Create call of the special claim, "success" or
+ * "failure" (dynamicresources.go createExtendedResourceClaimInAPI; the
+ * family and its labels are resourceclaim/metrics ResourceClaimCreate).
+ * The special claim's requests never ask for admin access, so
+ * admin_access is always "false". */
+static void claim_create_metric(struct dra_self *ds, const char *status)
+{
+	struct sx_handle_env env;
+	char labels[64];
+
+	sx_handle_env(ds->handle, &env);
+	if (!env.metrics)
+		return;
+	snprintf(labels, sizeof(labels), "status=\"%s\",admin_access=\"false\"", status);
+	sx_metrics_inc(env.metrics, "dynamic_resource_allocation_resourceclaim_creates_total",
+		       labels, 1);
+}
+
 /* PreBind of the special claim (bindClaim, createExtendedResourceClaimInAPI,
  * patchPodExtendedResourceClaimStatus): created under a generated name,
  * its allocation and reservation written as any claim's, then the pod's
@@ -1207,6 +1226,7 @@ static struct sx_status *bind_extended(struct dra_self *ds, struct sx_kube *kube
 					sizeof(msg))
 		  : SX_ENOMEM;
 	cJSON_free(body);
+	claim_create_metric(ds, rc < 0 ? "failure" : "success");
 	if (rc < 0) {
 		sx_dra_pending_remove(ds->claims, s->ext_uid);
 		return sx_status_new(SX_ERROR, "create claim for extended resources %s/%s: %s",

@@ -8,7 +8,8 @@ pods as the counters allow. Consumable capacity: two pods share one
 device by capacity, each claim's result carrying its share. Extended
 resources backed by DRA: a pod asking example.com/gpu lands on the node
 whose device a DeviceClass maps to that name, with the special claim
-created and the pod's status.extendedResourceClaimStatus written.
+created, the pod's status.extendedResourceClaimStatus written and the
+create counted in dynamic_resource_allocation_resourceclaim_creates_total.
 Binding conditions: PreBind waits for a device's binding conditions up to
 DynamicResourcesArgs.bindingTimeout; a condition that never comes times the
 pod out and sends it back to the queue."""
@@ -183,6 +184,14 @@ def test_extended_resource(tmp):
         check(ers == {"resourceClaimName": c["metadata"]["name"], "requestMappings": [
             {"containerName": "c", "resourceName": "example.com/gpu", "requestName": "container-0-request-1"}]},
             "ext: pod status %r" % ers)
+        # the one Create of the special claim is counted (createExtendedResourceClaimInAPI)
+        code, body = http("GET", cl.sx.url + "/metrics")
+        text = body.decode() if isinstance(body, bytes) else str(body)
+        series = [ln for ln in text.splitlines()
+                  if ln.startswith("dynamic_resource_allocation_resourceclaim_creates_total{")]
+        check(series == ['dynamic_resource_allocation_resourceclaim_creates_total'
+                         '{status="success",admin_access="false"} 1'],
+              "ext: claim creates counted %r" % series)
     finally:
         check(cl.stop() == 0, "ext: clean exit")
 
