@@ -1466,25 +1466,72 @@ static struct sx_status *pre_bind_dynamic_resources(void *self, struct sx_cycle_
 
 /* ---------- explain ---------- */
 
+/* A claim's name for an operator: ns/name, or "extended resources" for
+ * the special claim of DRAExtendedResource. */
+static const char *claim_label(const struct sx_dra_claim_in *in, char *buf, size_t len)
+{
+	if (in->name && strcmp(in->name, "<extended-resources>") == 0)
+		snprintf(buf, len, "extended resources");
+	else
+		snprintf(buf, len, "%s/%s", in->ns ? in->ns : "", in->name ? in->name : "");
+	return buf;
+}
+
+/* A device as the operator finds it: its name, pool/name when the pool is
+ * not named after the node. */
+static const char *device_label(sx_str pool, sx_str dev, const struct sx_node *node, char *buf,
+				size_t len)
+{
+	if (node && pool == node->name_id)
+		snprintf(buf, len, "%s", sx_str_get(dev));
+	else
+		snprintf(buf, len, "%s/%s", sx_str_get(pool), sx_str_get(dev));
+	return buf;
+}
+
+/* The allocation the pod's claims would get on node (out[nout], cleared
+ * by the caller) and the claims it is for; false when it cannot. */
+static bool explain_allocate(const struct dra_state *s, const struct sx_node *node,
+			     struct sx_dra_claim_out **out, const struct sx_dra_claim_in **in,
+			     uint32_t *nout)
+{
+	char err[SX_DRA_ERR_LEN];
+	unsigned mask;
+	const struct sx_dra_prep *prep = prep_for(s, node, &mask, nout);
+
+	*in = mask ? s->var[mask].in : s->in;
+	*out = calloc(*nout + 1, sizeof(**out));
+	if (!*out)
+		return false;
+	if (*nout && (!prep || sx_dra_allocate_prepared(prep, node, 0, true, *out, err,
+							sizeof(err)) != SX_DRA_ALLOCATED)) {
+		free(*out);
+		*out = NULL;
+		return false;
+	}
+	return true;
+}
+
+static void free_outs(struct sx_dra_claim_out *out, uint32_t n)
+{
+	for (uint32_t i = 0; out && i < n; i++)
+		sx_dra_claim_out_clear(&out[i]);
+	free(out);
+}
+
 cJSON *sx_dra_explain_devices(const struct sx_cycle_state *cs, const struct sx_node *node)
 {
 	const struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
+	const struct sx_dra_claim_in *in;
 	struct sx_dra_claim_out *out;
-	char err[SX_DRA_ERR_LEN], k[320];
+	char k[320];
+	uint32_t nout;
 	cJSON *arr;
 
-	if (!s || s->n == 0)
+	if (!s || (s->n == 0 && s->next == 0) || !explain_allocate(s, node, &out, &in, &nout))
 		return NULL;
-	out = calloc(s->nalloc + 1, sizeof(*out));
 	arr = cJSON_CreateArray();
-	if (!out || !arr ||
-	    (s->nalloc && sx_dra_allocate_prepared(s->prep, node, 0, true, out, err, sizeof(err)) !=
-				  SX_DRA_ALLOCATED)) {
-		free(out);
-		cJSON_Delete(arr);
-		return NULL;
-	}
-	for (uint32_t i = 0; i < s->n; i++) {
+	for (uint32_t i = 0; arr && i < s->n; i++) {
 		const struct sx_dra_object *c = s->c[i].claim;
 		cJSON *o = cJSON_CreateObject();
 
@@ -1495,10 +1542,180 @@ cJSON *sx_dra_explain_devices(const struct sx_cycle_state *cs, const struct sx_n
 					      sx_dra_allocation_json(&out[s->c[i].alloc_ix]));
 		cJSON_AddItemToArray(arr, o);
 	}
-	for (uint32_t i = 0; i < s->nalloc; i++)
-		sx_dra_claim_out_clear(&out[i]);
-	free(out);
+	if (arr && nout > s->nalloc) {
+		/* the special claim of extended resources, made in PreBind */
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "claim", claim_label(&in[s->nalloc], k, sizeof(k)));
+		cJSON_AddBoolToObject(o, "allocatedBefore", false);
+		cJSON_AddItemToObject(o, "allocation", sx_dra_allocation_json(&out[s->nalloc]));
+		cJSON_AddItemToArray(arr, o);
+	}
+	free_outs(out, nout);
 	return arr;
+}
+
+/* One pick as the operator reads it: "request -> device", with what
+ * kind of device it is: a partition (it consumes a counter set of the
+ * pool) or a share of a device allocated many times (what it
+ * consumes). */
+static void pick_phrase(struct sx_buf *b, const struct sx_dra_pick *p, const struct sx_node *node)
+{
+	char dv[300], q[64];
+
+	sx_buf_printf(b, "%s -> %s", p->request,
+		      device_label(p->pool, p->device, node, dv, sizeof(dv)));
+	if (p->dev && p->dev->nconsumes)
+		sx_buf_printf(b, " (partition of %s)", sx_str_get(p->dev->consumes[0].name));
+	if (p->shared) {
+		struct sx_dra_named_qty c[8];
+		uint32_t n = sx_dra_consumed(p->req, p->driver, p->dev, c, 8);
+
+		sx_buf_puts(b, " (share");
+		for (uint32_t i = 0; i < n; i++) {
+			sx_dra_qty_string(c[i].q, q, sizeof(q));
+			sx_buf_printf(b, "%s %s %s", i ? "," : ":", c[i].name, q);
+		}
+		sx_buf_putc(b, ')');
+	}
+}
+
+int sx_dra_explain_node(const struct sx_cycle_state *cs, const struct sx_node *node,
+			struct sx_buf *b)
+{
+	const struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
+	const struct sx_dra_claim_in *in;
+	struct sx_dra_claim_out *out;
+	uint32_t nout, shown = 0;
+	char k[320];
+
+	if (!s || (s->n == 0 && s->next == 0))
+		return 0;
+	for (uint32_t i = 0; i < s->n; i++)
+		if (!s->c[i].to_allocate)
+			sx_buf_printf(b, "%s%s already allocated", shown++ ? "; " : "",
+				      kobj(s->c[i].claim, k, sizeof(k)));
+	if (!explain_allocate(s, node, &out, &in, &nout))
+		return 0;
+	for (uint32_t ci = 0; ci < nout; ci++) {
+		sx_buf_printf(b, "%s%s: ", shown++ ? "; " : "", claim_label(&in[ci], k, sizeof(k)));
+		for (uint32_t i = 0; i < out[ci].npicks; i++) {
+			if (i)
+				sx_buf_puts(b, ", ");
+			pick_phrase(b, &out[ci].picks[i], node);
+		}
+	}
+	free_outs(out, nout);
+	return (int)shown;
+}
+
+static const char *const why_words[SX_DRA_WHY_COUNT] = {
+	[SX_DRA_WHY_IN_USE] = "in use",
+	[SX_DRA_WHY_SELECTOR] = "selector false",
+	[SX_DRA_WHY_NODE] = "not for this node",
+	[SX_DRA_WHY_GATE] = "not usable",
+	[SX_DRA_WHY_TAINT] = "tainted",
+	[SX_DRA_WHY_CAPACITY] = "capacity exhausted",
+	[SX_DRA_WHY_COUNTERS] = "counters exhausted",
+};
+
+static const char *const why_members[SX_DRA_WHY_COUNT] = {
+	[SX_DRA_WHY_IN_USE] = "inUse",
+	[SX_DRA_WHY_SELECTOR] = "selectorFalse",
+	[SX_DRA_WHY_NODE] = "notForNode",
+	[SX_DRA_WHY_GATE] = "gateOff",
+	[SX_DRA_WHY_TAINT] = "tainted",
+	[SX_DRA_WHY_CAPACITY] = "capacityExhausted",
+	[SX_DRA_WHY_COUNTERS] = "countersExhausted",
+};
+
+/* Why Filter's "cannot allocate all claims" on this node: the first
+ * request of the pod's claims short of devices there, and why each
+ * device did not fit (sx_dra_diagnose). A claim allocated for other
+ * nodes: which claim. */
+static void explain_dynamic_resources(void *self, const struct sx_cycle_state *cs,
+				      const struct sx_pod *pod, const struct sx_node_info *ni,
+				      const struct sx_status *st, struct sx_detail *d)
+{
+	const struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
+	const struct sx_dra_prep *prep;
+	const struct sx_dra_claim_in *in;
+	struct sx_dra_diag g;
+	char err[SX_DRA_ERR_LEN], k[320], dv[300];
+	unsigned mask;
+	uint32_t nout;
+	struct sx_buf b;
+
+	if (!s || !ni->node)
+		return;
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct sx_dra_allocation *a = s->c[i].claim->u.claim.allocation;
+
+		if (a && a->node_selector &&
+		    !sx_node_selector_matches(a->node_selector, ni->node)) {
+			kobj(s->c[i].claim, k, sizeof(k));
+			sx_detail_text(d, "claim %s is allocated for other nodes", k);
+			sx_detail_str(d, "claim", k);
+			return;
+		}
+	}
+	prep = prep_for(s, ni->node, &mask, &nout);
+	in = mask ? s->var[mask].in : s->in;
+	if (!prep || !nout)
+		return;
+	if (sx_dra_diagnose(prep, ni->node, &g, err, sizeof(err)) < 0) {
+		sx_detail_text(d, "%s", err);
+		return;
+	}
+	if (g.found && g.ndevices == 0 && g.nskipped == 0)
+		return; /* the node publishes no device: the reason says enough */
+	if (!g.found) {
+		sx_detail_text(d, "each request has a device that fits alone, not all of them "
+				  "together (constraints, counters or capacity shared)");
+		return;
+	}
+	claim_label(&in[g.claim], k, sizeof(k));
+	sx_buf_init(&b);
+	sx_buf_printf(&b, "claim %s, request %s needs %d, %u of %u device(s) fit", k, g.request,
+		      g.needs, g.count[SX_DRA_WHY_FITS], g.ndevices);
+	for (uint32_t i = 0; i < g.nlisted; i++) {
+		sx_buf_printf(&b, "%s %s %s", i ? ";" : ":",
+			      device_label(g.listed[i].pool, g.listed[i].device, ni->node, dv,
+					   sizeof(dv)),
+			      why_words[g.listed[i].why]);
+		if (g.listed[i].detail[0])
+			sx_buf_printf(&b, g.listed[i].why == SX_DRA_WHY_TAINT ? " %s" : " (%s)",
+				      g.listed[i].detail);
+	}
+	if (g.ndevices - g.count[SX_DRA_WHY_FITS] > g.nlisted)
+		sx_buf_printf(&b, "; and %u more",
+			      g.ndevices - g.count[SX_DRA_WHY_FITS] - g.nlisted);
+	if (g.nskipped)
+		sx_buf_printf(&b, "; pool %s skipped (%s)", sx_str_get(g.skipped_pool),
+			      g.skipped_incomplete ? "incomplete" : "invalid");
+	sx_detail_text(d, "%s", b.failed || !b.data ? "" : b.data);
+	sx_buf_free(&b);
+	sx_detail_str(d, "claim", k);
+	sx_detail_str(d, "request", g.request);
+	sx_detail_int(d, "needs", g.needs);
+	sx_detail_int(d, "fit", g.count[SX_DRA_WHY_FITS]);
+	for (uint32_t i = 0; i < g.nlisted; i++)
+		if (g.listed[i].why == SX_DRA_WHY_TAINT) {
+			sx_detail_str(d, "taint", g.listed[i].detail);
+			break;
+		}
+	for (unsigned w = 0; w < SX_DRA_WHY_FITS; w++) {
+		sx_str names[SX_DRA_DIAG_LISTED];
+		uint32_t n = 0;
+
+		for (uint32_t i = 0; i < g.nlisted; i++)
+			if (g.listed[i].why == w)
+				names[n++] =
+					sx_intern(device_label(g.listed[i].pool, g.listed[i].device,
+							       ni->node, dv, sizeof(dv)));
+		if (n)
+			sx_detail_strs(d, why_members[w], names, n);
+	}
 }
 
 /* ---------- queueing hints ---------- */
@@ -1600,4 +1817,5 @@ const struct sx_plugin sx_plugin_dynamic_resources = {
 	.score = score_dynamic_resources,
 	.normalize_score = normalize_score_dynamic_resources,
 	.events = events_dynamic_resources,
+	.explain = explain_dynamic_resources,
 };
