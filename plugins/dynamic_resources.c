@@ -40,6 +40,9 @@ static struct sx_status reject_timed_out = SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND
 static struct sx_status reject_not_available = SX_STATUS_STATIC(
 	SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME, "resourceclaim not available on the node");
 
+static struct sx_status reject_stale_ext =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, "cannot schedule extended resource claim");
+
 struct dra_self {
 	uint64_t filter_timeout_ns; /* 0 = none */
 	/* bindingTimeout: how long PreBind may wait for device binding
@@ -107,6 +110,9 @@ struct dra_state {
 	unsigned ext_mask;			 /* Reserve's node: the variant used */
 	char ext_uid[64];			 /* the in-memory claim's uid (in flight) */
 	const struct sx_dra_object *ext_created; /* PreBind: the claim created */
+	/* a special claim of the pod from an earlier attempt (a reference):
+	 * Filter rejects every node, PostFilter deletes it */
+	const struct sx_dra_object *ext_stale;
 	/* Score (prioritized lists): per snapshot node, Filter's score + 1
 	 * (0: none); NULL when no claim has a firstAvailable request */
 	_Atomic int64_t *node_score;
@@ -400,6 +406,7 @@ static void state_free_dynamic_resources(void *state)
 		cJSON_Delete(s->var[m].mappings);
 	}
 	sx_dra_unref(s->ext_created);
+	sx_dra_unref(s->ext_stale);
 	free((void *)s->node_score);
 	free(s->reserved);
 	free(s->c);
@@ -584,6 +591,19 @@ static struct sx_status *ext_collect(struct dra_state *s, const struct sx_snapsh
 	}
 	if (s->next)
 		snprintf(s->ext_uid, sizeof(s->ext_uid), "extended-resources/%s", pod->meta.uid);
+	/* findExtendedResourceClaim: the special claim the pod controls, made
+	 * by an earlier attempt whose binding failed; its allocation may be
+	 * stale, so it is deleted (PostFilter) rather than reused */
+	for (uint32_t i = 0; s->next && pod->meta.uid && i < snap->nresource_claims; i++) {
+		const struct sx_dra_object *c = snap->resource_claims[i];
+
+		if (c->meta.ns == pod->meta.ns && c->u.claim.extended && c->u.claim.owner_uid &&
+		    strcmp(sx_str_get(c->u.claim.owner_kind), "Pod") == 0 &&
+		    strcmp(c->u.claim.owner_uid, pod->meta.uid) == 0) {
+			s->ext_stale = sx_dra_ref(c);
+			break;
+		}
+	}
 	return NULL;
 }
 
@@ -848,6 +868,8 @@ static struct sx_status *filter_dynamic_resources(void *self, const struct sx_cy
 
 	if (!s || (s->n == 0 && s->next == 0))
 		return NULL;
+	if (s->ext_stale) /* filterExtendedResources: the claim of a prior cycle */
+		return &reject_stale_ext;
 	for (uint32_t i = 0; i < s->n; i++) {
 		const struct sx_dra_allocation *a = s->c[i].claim->u.claim.allocation;
 
@@ -879,6 +901,38 @@ static struct sx_status *filter_dynamic_resources(void *self, const struct sx_cy
 
 /* ---------- PostFilter ---------- */
 
+/* deleteClaim: the builtin finalizer removed (a merge patch of the other
+ * finalizers, guarded by the claim's uid), then the claim deleted; a
+ * claim already gone is fine. 0 or a negative with msg set. */
+static int delete_claim(struct sx_kube *kube, const struct sx_dra_object *c, char *msg, size_t len)
+{
+	const char *ns = sx_str_get(c->meta.ns);
+	int rc = 0;
+
+	if (c->u.claim.has_finalizer) {
+		cJSON *patch = cJSON_CreateObject(),
+		      *md = cJSON_AddObjectToObject(patch, "metadata"),
+		      *fin = cJSON_AddArrayToObject(md, "finalizers");
+		char *body;
+
+		cJSON_AddStringToObject(md, "uid", c->meta.uid ? c->meta.uid : "");
+		for (uint32_t i = 0; fin && i < c->u.claim.nfinalizers; i++)
+			if (strcmp(c->u.claim.finalizers[i], SX_DRA_FINALIZER) != 0)
+				cJSON_AddItemToArray(fin,
+						     cJSON_CreateString(c->u.claim.finalizers[i]));
+		body = cJSON_PrintUnformatted(patch);
+		cJSON_Delete(patch);
+		rc = body ? sx_dra_patch_claim(kube, ns, c->meta.name, false, body, NULL, msg, len)
+			  : SX_ENOMEM;
+		cJSON_free(body);
+		if (rc == SX_ENOENT)
+			return 0;
+		if (rc < 0)
+			return rc;
+	}
+	return sx_dra_delete_claim(kube, ns, c->meta.name, msg, len);
+}
+
 static struct sx_status *post_filter_dynamic_resources(void *self, struct sx_cycle_state *cs,
 						       const struct sx_pod *pod,
 						       const struct sx_filtered_status *filtered,
@@ -897,7 +951,7 @@ static struct sx_status *post_filter_dynamic_resources(void *self, struct sx_cyc
 	 * empty state first). */
 	if (!s && !cs->skip_filter[SX_SLOT_dynamic_resources])
 		return sx_status_new(SX_ERROR, "not found");
-	if (!s || s->n == 0)
+	if (!s || (s->n == 0 && !s->ext_stale))
 		return sx_status_new(SX_UNSCHEDULABLE, "no new claims to deallocate");
 	for (uint32_t i = 0; i < s->n && i < 64; i++) {
 		const struct sx_dra_object *c = s->c[i].claim;
@@ -921,6 +975,14 @@ static struct sx_status *post_filter_dynamic_resources(void *self, struct sx_cyc
 				       msg, sizeof(msg)) < 0)
 			return sx_status_new(SX_ERROR, "%s", msg);
 		return sx_status_new(SX_UNSCHEDULABLE, "deallocation of ResourceClaim completed");
+	}
+	if (s->ext_stale) {
+		/* the special claim of a prior cycle is deleted, its finalizer
+		 * removed first (dynamicresources.go PostFilter, deleteClaim) */
+		if (!filtered->dry_run && kube &&
+		    delete_claim(kube, s->ext_stale, msg, sizeof(msg)) < 0)
+			return sx_status_new(SX_ERROR, "%s", msg);
+		return sx_status_new(SX_UNSCHEDULABLE, "deletion of ResourceClaim completed");
 	}
 	return sx_status_new(SX_UNSCHEDULABLE, "still not schedulable");
 }
@@ -1648,6 +1710,15 @@ static void explain_dynamic_resources(void *self, const struct sx_cycle_state *c
 
 	if (!s || !ni->node)
 		return;
+	if (s->ext_stale) {
+		kobj(s->ext_stale, k, sizeof(k));
+		sx_detail_text(d,
+			       "claim %s for the extended resources is left from an earlier "
+			       "attempt: PostFilter deletes it",
+			       k);
+		sx_detail_str(d, "claim", k);
+		return;
+	}
 	for (uint32_t i = 0; i < s->n; i++) {
 		const struct sx_dra_allocation *a = s->c[i].claim->u.claim.allocation;
 

@@ -275,6 +275,9 @@ struct sx_dra_claim {
 	struct sx_dra_consumer *reserved; /* status.reservedFor */
 	bool deleting;
 	bool has_finalizer; /* SX_DRA_FINALIZER among metadata.finalizers */
+	/* metadata.annotations[SX_DRA_EXTENDED_ANNOTATION] == "true": the
+	 * special claim of a pod's extended resources (DRAExtendedResource) */
+	bool extended;
 	uint32_t nfinalizers;
 	char **finalizers; /* metadata.finalizers */
 	sx_str owner_kind; /* controller owner, SX_STR_EMPTY = none */

@@ -196,6 +196,56 @@ def test_extended_resource(tmp):
         check(cl.stop() == 0, "ext: clean exit")
 
 
+def test_stale_extended_claim(tmp):
+    """A special claim left by an earlier attempt (annotation, the pod as
+    controller owner, allocated node-s1's gpu-0) is not reused: Filter
+    rejects every node ("cannot schedule extended resource claim"),
+    PostFilter removes its finalizer and deletes it ("deletion of
+    ResourceClaim completed"); the next attempt (a node added) creates a
+    new special claim on the device the stale one held."""
+    cls = dict(dclass("gpu"))
+    cls["spec"] = dict(cls["spec"], extendedResourceName="example.com/gpu")
+    p = pod("x-stale")
+    del p["spec"]["resourceClaims"]
+    p["metadata"]["uid"] = "uid-x-stale"
+    p["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+    p["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "1"}
+    stale = {"kind": "ResourceClaim", "metadata": {
+        "name": "x-stale-extended-resources-old", "namespace": NS,
+        "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+        "finalizers": ["resource.kubernetes.io/delete-protection"],
+        "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "x-stale", "uid": "uid-x-stale",
+                             "controller": True, "blockOwnerDeletion": True}]},
+        "spec": {"devices": {"requests": [{"name": "container-0-request-1", "exactly": {
+            "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]}},
+        "status": {"allocation": {"devices": {"results": [
+            {"request": "container-0-request-1", "driver": DRIVER, "pool": "node-s1", "device": "gpu-0"}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": ["node-s1"]}]}]}}}}
+    cl = Cluster(tmp, "stale", [node("node-s1"), cls, rslice("node-s1", device("gpu-0")), stale, p])
+    try:
+        names = lambda: sorted(c["metadata"]["name"] for c in state(cl.api, "resourceclaims"))
+        check(wait_for(lambda: "x-stale-extended-resources-old" not in names(), 15),
+              "stale: the old claim deleted %r" % names())
+        def failed():
+            return [e.get("note") for e in cl.api.control("records")["events"]
+                    if e["regarding"]["name"] == "x-stale" and e["reason"] == "FailedScheduling"]
+        check(wait_for(lambda: failed(), 15), "stale: a FailedScheduling event")
+        check(failed()[:1] == ["0/1 nodes are available: 1 cannot schedule extended resource claim. "
+                               "deletion of ResourceClaim completed, preemption: 0/1 nodes are available: "
+                               "1 No preemption victims found for incoming pod."], "stale: words %r" % failed())
+        cl.create(node("node-s2"))  # an event that moves the pod back to the queue, if it waits
+        check(wait_for(lambda: bound(cl.api, "x-stale"), 20), "stale: bound on the next attempt")
+        claims = [c for c in state(cl.api, "resourceclaims")
+                  if (c["metadata"].get("annotations") or {}).get("resource.kubernetes.io/extended-resource-claim")]
+        check(bound(cl.api, "x-stale") == "node-s1" and len(claims) == 1 and
+              claims[0]["metadata"]["name"].startswith("x-stale-extended-resources-") and
+              results(claims[0]) == [("container-0-request-1", "node-s1", "gpu-0")],
+              "stale: new claim %r on %r" % (claims, bound(cl.api, "x-stale")))
+    finally:
+        check(cl.stop() == 0, "stale: clean exit")
+
+
 def test_binding_conditions(tmp):
     """node-b1's device gpu-0 must be attached before use (bindingConditions
     Attached, failure condition AttachFailed); bindingTimeout is 2s. The
@@ -248,7 +298,7 @@ def test_binding_conditions(tmp):
 
 
 def main():
-    return run_tests("test_dra_devices.py", (test_device_taints, test_partitioned_gpu,
+    return run_tests("test_dra_devices.py", (test_device_taints, test_partitioned_gpu, test_stale_extended_claim,
                                              test_shared_by_capacity, test_extended_resource,
                                              test_binding_conditions))
 
