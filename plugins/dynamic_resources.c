@@ -98,8 +98,9 @@ struct dra_state {
 	struct sx_dra_index *ix;
 	struct sx_dra_allocated *allocated, *inflight;
 	struct sx_dra_alloc_env env;
-	struct sx_dra_prep *prep;	   /* the claims validated once for every node */
-	_Atomic uint64_t unavailable;	   /* bit i: claim i unusable on some node (PostFilter) */
+	struct sx_dra_prep *prep;     /* the claims validated once for every node */
+	_Atomic uint64_t unavailable; /* bit i: claim i unusable on some node (PostFilter) */
+	uint64_t binding_stale;	      /* bit i: claim i's binding conditions failed or timed out */
 	struct sx_dra_claim_out *reserved; /* [nalloc + 1], Reserve's allocation */
 	sx_str reserved_node;
 	/* DRAExtendedResource */
@@ -668,6 +669,32 @@ static const struct sx_dra_prep *prep_for(const struct dra_state *s, const struc
 	return *mask ? s->var[*mask].prep : s->prep;
 }
 
+static int claim_ready(const struct sx_dra_object *c, char *msg, size_t len);
+
+/* An allocated claim whose devices' binding conditions failed, or did not
+ * come within bindingTimeout of allocationTimestamp (Filter's
+ * isClaimReadyForBinding and isClaimTimeout): unavailable on every node,
+ * so PostFilter deallocates it and the next attempt allocates anew. The
+ * same for every node, so decided once in PreFilter. */
+static bool binding_stale(const struct dra_self *ds, const struct sx_dra_object *c)
+{
+	const struct sx_dra_allocation *a = c->u.claim.allocation;
+	uint64_t timeout_s =
+		(ds->binding_timeout_ns ? ds->binding_timeout_ns : 600ull * 1000000000ull) /
+		1000000000ull;
+	char msg[256];
+	int ready = claim_ready(c, msg, sizeof(msg));
+	bool conds = false;
+
+	if (ready < 0)
+		return true;
+	if (ready == 1 || !a->has_timestamp)
+		return false;
+	for (uint32_t i = 0; i < a->nresults; i++)
+		conds |= a->results[i].nbind_conds > 0;
+	return conds && a->timestamp + (int64_t)timeout_s < (int64_t)time(NULL);
+}
+
 static struct sx_status *pre_filter_dynamic_resources(void *self, struct sx_cycle_state *cs,
 						      const struct sx_pod *pod,
 						      struct sx_node_set **result)
@@ -695,6 +722,8 @@ static struct sx_status *pre_filter_dynamic_resources(void *self, struct sx_cycl
 			if (c->u.claim.nreserved >= RESERVED_FOR_MAX && !reserved_for(c, pod))
 				return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
 						     "resourceclaim in use");
+			if (ds->features.binding && binding_stale(ds, c))
+				s->binding_stale |= 1ull << (i & 63);
 			continue;
 		}
 		s->c[i].to_allocate = true;
@@ -870,6 +899,7 @@ static struct sx_status *filter_dynamic_resources(void *self, const struct sx_cy
 		return NULL;
 	if (s->ext_stale) /* filterExtendedResources: the claim of a prior cycle */
 		return &reject_stale_ext;
+	unavailable = s->binding_stale;
 	for (uint32_t i = 0; i < s->n; i++) {
 		const struct sx_dra_allocation *a = s->c[i].claim->u.claim.allocation;
 
@@ -1719,6 +1749,16 @@ static void explain_dynamic_resources(void *self, const struct sx_cycle_state *c
 		sx_detail_str(d, "claim", k);
 		return;
 	}
+	for (uint32_t i = 0; i < s->n && i < 64; i++)
+		if (s->binding_stale >> i & 1) {
+			kobj(s->c[i].claim, k, sizeof(k));
+			sx_detail_text(d,
+				       "claim %s: its devices' binding conditions failed or timed "
+				       "out, PostFilter deallocates it",
+				       k);
+			sx_detail_str(d, "claim", k);
+			return;
+		}
 	for (uint32_t i = 0; i < s->n; i++) {
 		const struct sx_dra_allocation *a = s->c[i].claim->u.claim.allocation;
 

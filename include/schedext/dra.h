@@ -243,6 +243,9 @@ struct sx_dra_allocation {
 	uint32_t nconfig;
 	struct sx_dra_alloc_config *config;
 	struct sx_node_selector *node_selector; /* NULL = every node */
+	/* allocationTimestamp (DRADeviceBindingConditions), unix seconds */
+	bool has_timestamp;
+	int64_t timestamp;
 };
 
 struct sx_dra_consumer {

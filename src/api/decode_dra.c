@@ -772,6 +772,8 @@ static int dec_allocation(struct sx_dra_object *o, const cJSON *status, struct s
 	}
 	if (rc == 0)
 		rc = dec_nodesel(aj, "nodeSelector", &a->node_selector, err);
+	if (rc == 0)
+		rc = sx_dec_time(aj, "allocationTimestamp", &a->timestamp, &a->has_timestamp, err);
 	if (rc < 0)
 		sx_error_prefix(err, "allocation");
 	return rc;

@@ -297,10 +297,47 @@ def test_binding_conditions(tmp):
         api.stop()
 
 
+def test_binding_failed_deallocated(tmp):
+    """Claim bf was allocated node-f1's gpu-0 by an earlier attempt whose
+    device then reported its failure condition AttachFailed (reserved for
+    no pod). The next attempt does not wait on it again: Filter finds it
+    unavailable on every node, PostFilter deallocates it ("deallocation of
+    ResourceClaim completed"), and the attempt after allocates it anew and
+    binds (the device, republished, has no binding conditions now)."""
+    failed = {"kind": "ResourceClaim", "metadata": {"name": "bf", "namespace": NS},
+              "spec": {"devices": {"requests": [request("gpu", "gpu")]}},
+              "status": {"allocation": {
+                  "devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": "node-f1", "device": "gpu-0",
+                                           "bindingConditions": ["Attached"],
+                                           "bindingFailureConditions": ["AttachFailed"]}]},
+                  "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                      {"key": "metadata.name", "operator": "In", "values": ["node-f1"]}]}]},
+                  "allocationTimestamp": "2026-01-01T00:00:00Z"},
+                  "devices": [{"driver": DRIVER, "pool": "node-f1", "device": "gpu-0", "conditions": [
+                      {"type": "AttachFailed", "status": "True", "reason": "NoPath", "message": "link down",
+                       "lastTransitionTime": "2026-01-01T00:00:00Z"}]}]}}
+    cl = Cluster(tmp, "bfail", [node("node-f1"), dclass("gpu"), rslice("node-f1", device("gpu-0")), failed])
+    try:
+        cl.create(pod("f-0", ("gpu", {"resourceClaimName": "bf"})))
+
+        def notes():
+            return [e.get("note") for e in cl.api.control("records")["events"]
+                    if e["regarding"]["name"] == "f-0" and e["reason"] == "FailedScheduling"]
+        check(wait_for(lambda: notes(), 15), "bfail: a FailedScheduling event")
+        check(notes()[:1] == ["0/1 nodes are available: 1 resourceclaim not available on the node. "
+                              "deallocation of ResourceClaim completed, preemption: 0/1 nodes are available: "
+                              "1 Preemption is not helpful for scheduling."], "bfail: words %r" % notes())
+        check(wait_for(lambda: bound(cl.api, "f-0") == "node-f1", 20), "bfail: bound after deallocation")
+        r0 = get(cl.api, "resourceclaims", "bf")["status"]["allocation"]["devices"]["results"][0]
+        check(r0.get("device") == "gpu-0" and "bindingConditions" not in r0, "bfail: allocated anew %r" % r0)
+    finally:
+        check(cl.stop() == 0, "bfail: clean exit")
+
+
 def main():
     return run_tests("test_dra_devices.py", (test_device_taints, test_partitioned_gpu, test_stale_extended_claim,
                                              test_shared_by_capacity, test_extended_resource,
-                                             test_binding_conditions))
+                                             test_binding_conditions, test_binding_failed_deallocated))
 
 
 if __name__ == "__main__":
