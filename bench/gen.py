@@ -17,7 +17,12 @@ like); --storage-out receives those claims, PVs and their StorageClass.
 The dra mix is plain pods each with one ResourceClaim for a GPU picked by a
 CEL selector on two attributes; --storage-out receives the claims, the
 DeviceClass and one ResourceSlice per node (--nodes) of 8 devices with 6
-attributes each.
+attributes each. The dra-partitionable mix (at --nodes, 1,000 in make
+bench) is half pods claiming a 40Gi partition of a GPU, half pods asking
+the extended resource example.com/gpu served by DRA; --storage-out receives
+the claims, the DeviceClass (naming the extended resource) and per node a
+pool of two slices: two GPUs' shared counters, and each GPU as a whole
+device and two halves consuming them.
 """
 import argparse
 import json
@@ -185,6 +190,54 @@ def dra_objects(nodes):
     return items
 
 
+DRA_PART_CLASS = "bench-mig"
+DRA_EXT_RESOURCE = "example.com/gpu"
+
+
+def dra_partitionable_objects(nodes):
+    """DRAPartitionableDevices and DRAExtendedResource: per node two 80Gi
+    GPUs published as partitions (a whole-GPU device consuming all of its
+    counter set, and two halves of 40Gi each), in one slice of devices and
+    one slice of counter sets (a pool of two slices); the DeviceClass also
+    serves the extended resource example.com/gpu."""
+    items = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+              "metadata": {"name": DRA_PART_CLASS},
+              "spec": {"selectors": [{"cel": {"expression": 'device.driver == "%s"' % DRA_DRIVER}}],
+                       "extendedResourceName": DRA_EXT_RESOURCE}}]
+    for n in range(nodes):
+        node = f"node-{n:05d}"
+        devs, sets = [], []
+        for g in range(2):
+            sets.append({"name": f"gpu-{g}", "counters": {"memory": {"value": "80Gi"}}})
+            for part, mem in (("whole", 80), ("half-0", 40), ("half-1", 40)):
+                devs.append({"name": f"gpu-{g}-{part}", "attributes": {
+                    "model": {"string": "a100"}, "memory": {"int": mem}, "index": {"int": g}},
+                    "capacity": {"memory": {"value": "%dGi" % mem}},
+                    "consumesCounters": [{"counterSet": f"gpu-{g}",
+                                          "counters": {"memory": {"value": "%dGi" % mem}}}]})
+        pool = {"name": node, "generation": 1, "resourceSliceCount": 2}
+        items.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                      "metadata": {"name": f"{node}-gpu-counters"},
+                      "spec": {"driver": DRA_DRIVER, "nodeName": node, "pool": pool, "sharedCounters": sets}})
+        items.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                      "metadata": {"name": f"{node}-gpu-devices"},
+                      "spec": {"driver": DRA_DRIVER, "nodeName": node, "pool": pool, "devices": devs}})
+    return items
+
+
+def add_partition_claim(pod, storage):
+    """A claim for one 40Gi partition."""
+    name = pod["metadata"]["name"]
+    storage.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                    "metadata": {"name": "mig-" + name, "namespace": "bench", "uid": "uid-mig-" + name,
+                                 "resourceVersion": "1"},
+                    "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                        "deviceClassName": DRA_PART_CLASS, "allocationMode": "ExactCount", "count": 1,
+                        "selectors": [{"cel": {"expression": 'device.attributes["%s"].memory == 40'
+                                                             % DRA_DRIVER}}]}}]}}})
+    pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "mig-" + name}]
+
+
 def add_claim(pod, storage):
     name = pod["metadata"]["name"]
     expr = ('device.attributes["%s"].model == "a100" && device.attributes["%s"].memory >= 40'
@@ -202,6 +255,16 @@ def pending_pod(i, mix, rng, storage=None):
     if mix == "dra":
         pod = base_pod(f"pending-dra-{i:06d}", "bench", "basic", rng)
         add_claim(pod, storage)
+        return pod
+    if mix == "dra-partitionable":
+        # half the pods claim a partition, half ask the extended resource
+        pod = base_pod(f"pending-drapart-{i:06d}", "bench", "basic", rng)
+        if i % 2 == 0:
+            add_partition_claim(pod, storage)
+        else:
+            res = pod["spec"]["containers"][0]["resources"]
+            res["requests"][DRA_EXT_RESOURCE] = "1"
+            res["limits"] = {DRA_EXT_RESOURCE: "1"}
         return pod
     if mix == "volumes":
         pod = base_pod(f"pending-volumes-{i:06d}", "bench", "basic", rng)
@@ -251,6 +314,11 @@ def main():
         if a.storage_out and a.mix == "dra":
             with open(a.storage_out, "w") as f:
                 json.dump({"apiVersion": "v1", "kind": "List", "items": dra_objects(a.nodes) + storage},
+                          f, separators=(",", ":"))
+        elif a.storage_out and a.mix == "dra-partitionable":
+            with open(a.storage_out, "w") as f:
+                json.dump({"apiVersion": "v1", "kind": "List",
+                           "items": dra_partitionable_objects(a.nodes) + storage},
                           f, separators=(",", ":"))
         elif a.storage_out:
             storage.insert(0, {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",

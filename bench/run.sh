@@ -68,6 +68,20 @@ ROUNDS=${BENCH_ROUNDS:-5}; [ -n "${QUICK:-}" ] && ROUNDS=${BENCH_ROUNDS:-3}
 # pod: what batching costs where it cannot help (hint_used=0).
 "$BUILD/bench/cycle_bench" --state "$OUT/cluster.json" --homogeneous "$PENDING" --default-profile \
   --rounds "$ROUNDS" --threads "$cores" | tee -a "$RESULTS"
+# DRA with partitionable devices and extended resources at 1,000 nodes:
+# half the pods claim a 40Gi partition of a GPU (each node: two GPUs as a
+# whole device and two halves over shared counters, a pool of two slices),
+# half ask example.com/gpu, served by DRA through the DeviceClass; beside
+# plain on the same 1,000-node cluster, back to back (each round a fresh
+# configuration, so the claims tracker starts empty and every round does
+# the same work). Target: at least half of plain's rate.
+python3 bench/gen.py --nodes 1000 --pods 20000 --seed 1 --out "$OUT/cluster-1k.json"
+python3 bench/gen.py --pending "$PENDING" --mix plain --seed 1 --pending-out "$OUT/pending-plain-1k.json"
+python3 bench/gen.py --nodes 1000 --pending "$PENDING" --mix dra-partitionable --seed 1 \
+  --pending-out "$OUT/pending-dra-partitionable.json" --storage-out "$OUT/storage-dra-partitionable.json"
+"$BUILD/bench/cycle_bench" --state "$OUT/cluster-1k.json" --extra-state "$OUT/storage-dra-partitionable.json" \
+  --pending "$OUT/pending-plain-1k.json" --label plain --compare "$OUT/pending-dra-partitionable.json" \
+  --compare-label dra_partitionable --rounds "$ROUNDS" --threads "$cores" | tee -a "$RESULTS"
 
 # Queueing hints: pods moved out of unschedulablePods per node event, with
 # 5,000 pods rejected by NodeResourcesFit (before the hints: all of them).

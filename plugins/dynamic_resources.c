@@ -40,6 +40,9 @@ static struct sx_status reject_timed_out = SX_STATUS_STATIC(SX_UNSCHEDULABLE_AND
 static struct sx_status reject_not_available = SX_STATUS_STATIC(
 	SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NAME, "resourceclaim not available on the node");
 
+static struct sx_status reject_stale_ext =
+	SX_STATUS_STATIC(SX_UNSCHEDULABLE, NAME, "cannot schedule extended resource claim");
+
 struct dra_self {
 	uint64_t filter_timeout_ns; /* 0 = none */
 	/* bindingTimeout: how long PreBind may wait for device binding
@@ -95,8 +98,9 @@ struct dra_state {
 	struct sx_dra_index *ix;
 	struct sx_dra_allocated *allocated, *inflight;
 	struct sx_dra_alloc_env env;
-	struct sx_dra_prep *prep;	   /* the claims validated once for every node */
-	_Atomic uint64_t unavailable;	   /* bit i: claim i unusable on some node (PostFilter) */
+	struct sx_dra_prep *prep;     /* the claims validated once for every node */
+	_Atomic uint64_t unavailable; /* bit i: claim i unusable on some node (PostFilter) */
+	uint64_t binding_stale;	      /* bit i: claim i's binding conditions failed or timed out */
 	struct sx_dra_claim_out *reserved; /* [nalloc + 1], Reserve's allocation */
 	sx_str reserved_node;
 	/* DRAExtendedResource */
@@ -107,6 +111,9 @@ struct dra_state {
 	unsigned ext_mask;			 /* Reserve's node: the variant used */
 	char ext_uid[64];			 /* the in-memory claim's uid (in flight) */
 	const struct sx_dra_object *ext_created; /* PreBind: the claim created */
+	/* a special claim of the pod from an earlier attempt (a reference):
+	 * Filter rejects every node, PostFilter deletes it */
+	const struct sx_dra_object *ext_stale;
 	/* Score (prioritized lists): per snapshot node, Filter's score + 1
 	 * (0: none); NULL when no claim has a firstAvailable request */
 	_Atomic int64_t *node_score;
@@ -400,6 +407,7 @@ static void state_free_dynamic_resources(void *state)
 		cJSON_Delete(s->var[m].mappings);
 	}
 	sx_dra_unref(s->ext_created);
+	sx_dra_unref(s->ext_stale);
 	free((void *)s->node_score);
 	free(s->reserved);
 	free(s->c);
@@ -584,6 +592,19 @@ static struct sx_status *ext_collect(struct dra_state *s, const struct sx_snapsh
 	}
 	if (s->next)
 		snprintf(s->ext_uid, sizeof(s->ext_uid), "extended-resources/%s", pod->meta.uid);
+	/* findExtendedResourceClaim: the special claim the pod controls, made
+	 * by an earlier attempt whose binding failed; its allocation may be
+	 * stale, so it is deleted (PostFilter) rather than reused */
+	for (uint32_t i = 0; s->next && pod->meta.uid && i < snap->nresource_claims; i++) {
+		const struct sx_dra_object *c = snap->resource_claims[i];
+
+		if (c->meta.ns == pod->meta.ns && c->u.claim.extended && c->u.claim.owner_uid &&
+		    strcmp(sx_str_get(c->u.claim.owner_kind), "Pod") == 0 &&
+		    strcmp(c->u.claim.owner_uid, pod->meta.uid) == 0) {
+			s->ext_stale = sx_dra_ref(c);
+			break;
+		}
+	}
 	return NULL;
 }
 
@@ -648,6 +669,32 @@ static const struct sx_dra_prep *prep_for(const struct dra_state *s, const struc
 	return *mask ? s->var[*mask].prep : s->prep;
 }
 
+static int claim_ready(const struct sx_dra_object *c, char *msg, size_t len);
+
+/* An allocated claim whose devices' binding conditions failed, or did not
+ * come within bindingTimeout of allocationTimestamp (Filter's
+ * isClaimReadyForBinding and isClaimTimeout): unavailable on every node,
+ * so PostFilter deallocates it and the next attempt allocates anew. The
+ * same for every node, so decided once in PreFilter. */
+static bool binding_stale(const struct dra_self *ds, const struct sx_dra_object *c)
+{
+	const struct sx_dra_allocation *a = c->u.claim.allocation;
+	uint64_t timeout_s =
+		(ds->binding_timeout_ns ? ds->binding_timeout_ns : 600ull * 1000000000ull) /
+		1000000000ull;
+	char msg[256];
+	int ready = claim_ready(c, msg, sizeof(msg));
+	bool conds = false;
+
+	if (ready < 0)
+		return true;
+	if (ready == 1 || !a->has_timestamp)
+		return false;
+	for (uint32_t i = 0; i < a->nresults; i++)
+		conds |= a->results[i].nbind_conds > 0;
+	return conds && a->timestamp + (int64_t)timeout_s < (int64_t)time(NULL);
+}
+
 static struct sx_status *pre_filter_dynamic_resources(void *self, struct sx_cycle_state *cs,
 						      const struct sx_pod *pod,
 						      struct sx_node_set **result)
@@ -675,6 +722,8 @@ static struct sx_status *pre_filter_dynamic_resources(void *self, struct sx_cycl
 			if (c->u.claim.nreserved >= RESERVED_FOR_MAX && !reserved_for(c, pod))
 				return sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
 						     "resourceclaim in use");
+			if (ds->features.binding && binding_stale(ds, c))
+				s->binding_stale |= 1ull << (i & 63);
 			continue;
 		}
 		s->c[i].to_allocate = true;
@@ -848,6 +897,9 @@ static struct sx_status *filter_dynamic_resources(void *self, const struct sx_cy
 
 	if (!s || (s->n == 0 && s->next == 0))
 		return NULL;
+	if (s->ext_stale) /* filterExtendedResources: the claim of a prior cycle */
+		return &reject_stale_ext;
+	unavailable = s->binding_stale;
 	for (uint32_t i = 0; i < s->n; i++) {
 		const struct sx_dra_allocation *a = s->c[i].claim->u.claim.allocation;
 
@@ -879,6 +931,38 @@ static struct sx_status *filter_dynamic_resources(void *self, const struct sx_cy
 
 /* ---------- PostFilter ---------- */
 
+/* deleteClaim: the builtin finalizer removed (a merge patch of the other
+ * finalizers, guarded by the claim's uid), then the claim deleted; a
+ * claim already gone is fine. 0 or a negative with msg set. */
+static int delete_claim(struct sx_kube *kube, const struct sx_dra_object *c, char *msg, size_t len)
+{
+	const char *ns = sx_str_get(c->meta.ns);
+	int rc = 0;
+
+	if (c->u.claim.has_finalizer) {
+		cJSON *patch = cJSON_CreateObject(),
+		      *md = cJSON_AddObjectToObject(patch, "metadata"),
+		      *fin = cJSON_AddArrayToObject(md, "finalizers");
+		char *body;
+
+		cJSON_AddStringToObject(md, "uid", c->meta.uid ? c->meta.uid : "");
+		for (uint32_t i = 0; fin && i < c->u.claim.nfinalizers; i++)
+			if (strcmp(c->u.claim.finalizers[i], SX_DRA_FINALIZER) != 0)
+				cJSON_AddItemToArray(fin,
+						     cJSON_CreateString(c->u.claim.finalizers[i]));
+		body = cJSON_PrintUnformatted(patch);
+		cJSON_Delete(patch);
+		rc = body ? sx_dra_patch_claim(kube, ns, c->meta.name, false, body, NULL, msg, len)
+			  : SX_ENOMEM;
+		cJSON_free(body);
+		if (rc == SX_ENOENT)
+			return 0;
+		if (rc < 0)
+			return rc;
+	}
+	return sx_dra_delete_claim(kube, ns, c->meta.name, msg, len);
+}
+
 static struct sx_status *post_filter_dynamic_resources(void *self, struct sx_cycle_state *cs,
 						       const struct sx_pod *pod,
 						       const struct sx_filtered_status *filtered,
@@ -897,7 +981,7 @@ static struct sx_status *post_filter_dynamic_resources(void *self, struct sx_cyc
 	 * empty state first). */
 	if (!s && !cs->skip_filter[SX_SLOT_dynamic_resources])
 		return sx_status_new(SX_ERROR, "not found");
-	if (!s || s->n == 0)
+	if (!s || (s->n == 0 && !s->ext_stale))
 		return sx_status_new(SX_UNSCHEDULABLE, "no new claims to deallocate");
 	for (uint32_t i = 0; i < s->n && i < 64; i++) {
 		const struct sx_dra_object *c = s->c[i].claim;
@@ -921,6 +1005,14 @@ static struct sx_status *post_filter_dynamic_resources(void *self, struct sx_cyc
 				       msg, sizeof(msg)) < 0)
 			return sx_status_new(SX_ERROR, "%s", msg);
 		return sx_status_new(SX_UNSCHEDULABLE, "deallocation of ResourceClaim completed");
+	}
+	if (s->ext_stale) {
+		/* the special claim of a prior cycle is deleted, its finalizer
+		 * removed first (dynamicresources.go PostFilter, deleteClaim) */
+		if (!filtered->dry_run && kube &&
+		    delete_claim(kube, s->ext_stale, msg, sizeof(msg)) < 0)
+			return sx_status_new(SX_ERROR, "%s", msg);
+		return sx_status_new(SX_UNSCHEDULABLE, "deletion of ResourceClaim completed");
 	}
 	return sx_status_new(SX_UNSCHEDULABLE, "still not schedulable");
 }
@@ -1189,6 +1281,25 @@ static struct sx_status *bind_claim(struct dra_self *self, struct sx_kube *kube,
 	return st;
 }
 
+/* dynamic_resource_allocation_resourceclaim_creates_total{status,
+ * admin_access}: one per Create call of the special claim, "success" or
+ * "failure" (dynamicresources.go createExtendedResourceClaimInAPI; the
+ * family and its labels are resourceclaim/metrics ResourceClaimCreate).
+ * The special claim's requests never ask for admin access, so
+ * admin_access is always "false". */
+static void claim_create_metric(struct dra_self *ds, const char *status)
+{
+	struct sx_handle_env env;
+	char labels[64];
+
+	sx_handle_env(ds->handle, &env);
+	if (!env.metrics)
+		return;
+	snprintf(labels, sizeof(labels), "status=\"%s\",admin_access=\"false\"", status);
+	sx_metrics_inc(env.metrics, "dynamic_resource_allocation_resourceclaim_creates_total",
+		       labels, 1);
+}
+
 /* PreBind of the special claim (bindClaim, createExtendedResourceClaimInAPI,
  * patchPodExtendedResourceClaimStatus): created under a generated name,
  * its allocation and reservation written as any claim's, then the pod's
@@ -1207,6 +1318,7 @@ static struct sx_status *bind_extended(struct dra_self *ds, struct sx_kube *kube
 					sizeof(msg))
 		  : SX_ENOMEM;
 	cJSON_free(body);
+	claim_create_metric(ds, rc < 0 ? "failure" : "success");
 	if (rc < 0) {
 		sx_dra_pending_remove(ds->claims, s->ext_uid);
 		return sx_status_new(SX_ERROR, "create claim for extended resources %s/%s: %s",
@@ -1462,25 +1574,72 @@ static struct sx_status *pre_bind_dynamic_resources(void *self, struct sx_cycle_
 
 /* ---------- explain ---------- */
 
+/* A claim's name for an operator: ns/name, or "extended resources" for
+ * the special claim of DRAExtendedResource. */
+static const char *claim_label(const struct sx_dra_claim_in *in, char *buf, size_t len)
+{
+	if (in->name && strcmp(in->name, "<extended-resources>") == 0)
+		snprintf(buf, len, "extended resources");
+	else
+		snprintf(buf, len, "%s/%s", in->ns ? in->ns : "", in->name ? in->name : "");
+	return buf;
+}
+
+/* A device as the operator finds it: its name, pool/name when the pool is
+ * not named after the node. */
+static const char *device_label(sx_str pool, sx_str dev, const struct sx_node *node, char *buf,
+				size_t len)
+{
+	if (node && pool == node->name_id)
+		snprintf(buf, len, "%s", sx_str_get(dev));
+	else
+		snprintf(buf, len, "%s/%s", sx_str_get(pool), sx_str_get(dev));
+	return buf;
+}
+
+/* The allocation the pod's claims would get on node (out[nout], cleared
+ * by the caller) and the claims it is for; false when it cannot. */
+static bool explain_allocate(const struct dra_state *s, const struct sx_node *node,
+			     struct sx_dra_claim_out **out, const struct sx_dra_claim_in **in,
+			     uint32_t *nout)
+{
+	char err[SX_DRA_ERR_LEN];
+	unsigned mask;
+	const struct sx_dra_prep *prep = prep_for(s, node, &mask, nout);
+
+	*in = mask ? s->var[mask].in : s->in;
+	*out = calloc(*nout + 1, sizeof(**out));
+	if (!*out)
+		return false;
+	if (*nout && (!prep || sx_dra_allocate_prepared(prep, node, 0, true, *out, err,
+							sizeof(err)) != SX_DRA_ALLOCATED)) {
+		free(*out);
+		*out = NULL;
+		return false;
+	}
+	return true;
+}
+
+static void free_outs(struct sx_dra_claim_out *out, uint32_t n)
+{
+	for (uint32_t i = 0; out && i < n; i++)
+		sx_dra_claim_out_clear(&out[i]);
+	free(out);
+}
+
 cJSON *sx_dra_explain_devices(const struct sx_cycle_state *cs, const struct sx_node *node)
 {
 	const struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
+	const struct sx_dra_claim_in *in;
 	struct sx_dra_claim_out *out;
-	char err[SX_DRA_ERR_LEN], k[320];
+	char k[320];
+	uint32_t nout;
 	cJSON *arr;
 
-	if (!s || s->n == 0)
+	if (!s || (s->n == 0 && s->next == 0) || !explain_allocate(s, node, &out, &in, &nout))
 		return NULL;
-	out = calloc(s->nalloc + 1, sizeof(*out));
 	arr = cJSON_CreateArray();
-	if (!out || !arr ||
-	    (s->nalloc && sx_dra_allocate_prepared(s->prep, node, 0, true, out, err, sizeof(err)) !=
-				  SX_DRA_ALLOCATED)) {
-		free(out);
-		cJSON_Delete(arr);
-		return NULL;
-	}
-	for (uint32_t i = 0; i < s->n; i++) {
+	for (uint32_t i = 0; arr && i < s->n; i++) {
 		const struct sx_dra_object *c = s->c[i].claim;
 		cJSON *o = cJSON_CreateObject();
 
@@ -1491,10 +1650,199 @@ cJSON *sx_dra_explain_devices(const struct sx_cycle_state *cs, const struct sx_n
 					      sx_dra_allocation_json(&out[s->c[i].alloc_ix]));
 		cJSON_AddItemToArray(arr, o);
 	}
-	for (uint32_t i = 0; i < s->nalloc; i++)
-		sx_dra_claim_out_clear(&out[i]);
-	free(out);
+	if (arr && nout > s->nalloc) {
+		/* the special claim of extended resources, made in PreBind */
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "claim", claim_label(&in[s->nalloc], k, sizeof(k)));
+		cJSON_AddBoolToObject(o, "allocatedBefore", false);
+		cJSON_AddItemToObject(o, "allocation", sx_dra_allocation_json(&out[s->nalloc]));
+		cJSON_AddItemToArray(arr, o);
+	}
+	free_outs(out, nout);
 	return arr;
+}
+
+/* One pick as the operator reads it: "request -> device", with what
+ * kind of device it is: a partition (it consumes a counter set of the
+ * pool) or a share of a device allocated many times (what it
+ * consumes). */
+static void pick_phrase(struct sx_buf *b, const struct sx_dra_pick *p, const struct sx_node *node)
+{
+	char dv[300], q[64];
+
+	sx_buf_printf(b, "%s -> %s", p->request,
+		      device_label(p->pool, p->device, node, dv, sizeof(dv)));
+	if (p->dev && p->dev->nconsumes)
+		sx_buf_printf(b, " (partition of %s)", sx_str_get(p->dev->consumes[0].name));
+	if (p->shared) {
+		struct sx_dra_named_qty c[8];
+		uint32_t n = sx_dra_consumed(p->req, p->driver, p->dev, c, 8);
+
+		sx_buf_puts(b, " (share");
+		for (uint32_t i = 0; i < n; i++) {
+			sx_dra_qty_string(c[i].q, q, sizeof(q));
+			sx_buf_printf(b, "%s %s %s", i ? "," : ":", c[i].name, q);
+		}
+		sx_buf_putc(b, ')');
+	}
+}
+
+int sx_dra_explain_node(const struct sx_cycle_state *cs, const struct sx_node *node,
+			struct sx_buf *b)
+{
+	const struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
+	const struct sx_dra_claim_in *in;
+	struct sx_dra_claim_out *out;
+	uint32_t nout, shown = 0;
+	char k[320];
+
+	if (!s || (s->n == 0 && s->next == 0))
+		return 0;
+	for (uint32_t i = 0; i < s->n; i++)
+		if (!s->c[i].to_allocate)
+			sx_buf_printf(b, "%s%s already allocated", shown++ ? "; " : "",
+				      kobj(s->c[i].claim, k, sizeof(k)));
+	if (!explain_allocate(s, node, &out, &in, &nout))
+		return 0;
+	for (uint32_t ci = 0; ci < nout; ci++) {
+		sx_buf_printf(b, "%s%s: ", shown++ ? "; " : "", claim_label(&in[ci], k, sizeof(k)));
+		for (uint32_t i = 0; i < out[ci].npicks; i++) {
+			if (i)
+				sx_buf_puts(b, ", ");
+			pick_phrase(b, &out[ci].picks[i], node);
+		}
+	}
+	free_outs(out, nout);
+	return (int)shown;
+}
+
+static const char *const why_words[SX_DRA_WHY_COUNT] = {
+	[SX_DRA_WHY_IN_USE] = "in use",
+	[SX_DRA_WHY_SELECTOR] = "selector false",
+	[SX_DRA_WHY_NODE] = "not for this node",
+	[SX_DRA_WHY_GATE] = "not usable",
+	[SX_DRA_WHY_TAINT] = "tainted",
+	[SX_DRA_WHY_CAPACITY] = "capacity exhausted",
+	[SX_DRA_WHY_COUNTERS] = "counters exhausted",
+};
+
+static const char *const why_members[SX_DRA_WHY_COUNT] = {
+	[SX_DRA_WHY_IN_USE] = "inUse",
+	[SX_DRA_WHY_SELECTOR] = "selectorFalse",
+	[SX_DRA_WHY_NODE] = "notForNode",
+	[SX_DRA_WHY_GATE] = "gateOff",
+	[SX_DRA_WHY_TAINT] = "tainted",
+	[SX_DRA_WHY_CAPACITY] = "capacityExhausted",
+	[SX_DRA_WHY_COUNTERS] = "countersExhausted",
+};
+
+/* Why Filter's "cannot allocate all claims" on this node: the first
+ * request of the pod's claims short of devices there, and why each
+ * device did not fit (sx_dra_diagnose). A claim allocated for other
+ * nodes: which claim. */
+static void explain_dynamic_resources(void *self, const struct sx_cycle_state *cs,
+				      const struct sx_pod *pod, const struct sx_node_info *ni,
+				      const struct sx_status *st, struct sx_detail *d)
+{
+	const struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
+	const struct sx_dra_prep *prep;
+	const struct sx_dra_claim_in *in;
+	struct sx_dra_diag g;
+	char err[SX_DRA_ERR_LEN], k[320], dv[300];
+	unsigned mask;
+	uint32_t nout;
+	struct sx_buf b;
+
+	if (!s || !ni->node)
+		return;
+	if (s->ext_stale) {
+		kobj(s->ext_stale, k, sizeof(k));
+		sx_detail_text(d,
+			       "claim %s for the extended resources is left from an earlier "
+			       "attempt: PostFilter deletes it",
+			       k);
+		sx_detail_str(d, "claim", k);
+		return;
+	}
+	for (uint32_t i = 0; i < s->n && i < 64; i++)
+		if (s->binding_stale >> i & 1) {
+			kobj(s->c[i].claim, k, sizeof(k));
+			sx_detail_text(d,
+				       "claim %s: its devices' binding conditions failed or timed "
+				       "out, PostFilter deallocates it",
+				       k);
+			sx_detail_str(d, "claim", k);
+			return;
+		}
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct sx_dra_allocation *a = s->c[i].claim->u.claim.allocation;
+
+		if (a && a->node_selector &&
+		    !sx_node_selector_matches(a->node_selector, ni->node)) {
+			kobj(s->c[i].claim, k, sizeof(k));
+			sx_detail_text(d, "claim %s is allocated for other nodes", k);
+			sx_detail_str(d, "claim", k);
+			return;
+		}
+	}
+	prep = prep_for(s, ni->node, &mask, &nout);
+	in = mask ? s->var[mask].in : s->in;
+	if (!prep || !nout)
+		return;
+	if (sx_dra_diagnose(prep, ni->node, &g, err, sizeof(err)) < 0) {
+		sx_detail_text(d, "%s", err);
+		return;
+	}
+	if (g.found && g.ndevices == 0 && g.nskipped == 0)
+		return; /* the node publishes no device: the reason says enough */
+	if (!g.found) {
+		sx_detail_text(d, "each request has a device that fits alone, not all of them "
+				  "together (constraints, counters or capacity shared)");
+		return;
+	}
+	claim_label(&in[g.claim], k, sizeof(k));
+	sx_buf_init(&b);
+	sx_buf_printf(&b, "claim %s, request %s needs %d, %u of %u device(s) fit", k, g.request,
+		      g.needs, g.count[SX_DRA_WHY_FITS], g.ndevices);
+	for (uint32_t i = 0; i < g.nlisted; i++) {
+		sx_buf_printf(&b, "%s %s %s", i ? ";" : ":",
+			      device_label(g.listed[i].pool, g.listed[i].device, ni->node, dv,
+					   sizeof(dv)),
+			      why_words[g.listed[i].why]);
+		if (g.listed[i].detail[0])
+			sx_buf_printf(&b, g.listed[i].why == SX_DRA_WHY_TAINT ? " %s" : " (%s)",
+				      g.listed[i].detail);
+	}
+	if (g.ndevices - g.count[SX_DRA_WHY_FITS] > g.nlisted)
+		sx_buf_printf(&b, "; and %u more",
+			      g.ndevices - g.count[SX_DRA_WHY_FITS] - g.nlisted);
+	if (g.nskipped)
+		sx_buf_printf(&b, "; pool %s skipped (%s)", sx_str_get(g.skipped_pool),
+			      g.skipped_incomplete ? "incomplete" : "invalid");
+	sx_detail_text(d, "%s", b.failed || !b.data ? "" : b.data);
+	sx_buf_free(&b);
+	sx_detail_str(d, "claim", k);
+	sx_detail_str(d, "request", g.request);
+	sx_detail_int(d, "needs", g.needs);
+	sx_detail_int(d, "fit", g.count[SX_DRA_WHY_FITS]);
+	for (uint32_t i = 0; i < g.nlisted; i++)
+		if (g.listed[i].why == SX_DRA_WHY_TAINT) {
+			sx_detail_str(d, "taint", g.listed[i].detail);
+			break;
+		}
+	for (unsigned w = 0; w < SX_DRA_WHY_FITS; w++) {
+		sx_str names[SX_DRA_DIAG_LISTED];
+		uint32_t n = 0;
+
+		for (uint32_t i = 0; i < g.nlisted; i++)
+			if (g.listed[i].why == w)
+				names[n++] =
+					sx_intern(device_label(g.listed[i].pool, g.listed[i].device,
+							       ni->node, dv, sizeof(dv)));
+		if (n)
+			sx_detail_strs(d, why_members[w], names, n);
+	}
 }
 
 /* ---------- queueing hints ---------- */
@@ -1611,4 +1959,5 @@ const struct sx_plugin sx_plugin_dynamic_resources = {
 	.normalize_score = normalize_score_dynamic_resources,
 	.events = events_dynamic_resources,
 	.sign = sign_dynamic_resources,
+	.explain = explain_dynamic_resources,
 };

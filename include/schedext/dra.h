@@ -243,6 +243,9 @@ struct sx_dra_allocation {
 	uint32_t nconfig;
 	struct sx_dra_alloc_config *config;
 	struct sx_node_selector *node_selector; /* NULL = every node */
+	/* allocationTimestamp (DRADeviceBindingConditions), unix seconds */
+	bool has_timestamp;
+	int64_t timestamp;
 };
 
 struct sx_dra_consumer {
@@ -275,6 +278,9 @@ struct sx_dra_claim {
 	struct sx_dra_consumer *reserved; /* status.reservedFor */
 	bool deleting;
 	bool has_finalizer; /* SX_DRA_FINALIZER among metadata.finalizers */
+	/* metadata.annotations[SX_DRA_EXTENDED_ANNOTATION] == "true": the
+	 * special claim of a pod's extended resources (DRAExtendedResource) */
+	bool extended;
 	uint32_t nfinalizers;
 	char **finalizers; /* metadata.finalizers */
 	sx_str owner_kind; /* controller owner, SX_STR_EMPTY = none */

@@ -201,6 +201,49 @@ int sx_dra_allocate_prepared(const struct sx_dra_prep *p, const struct sx_node *
 			     char *err, size_t errlen);
 void sx_dra_prep_free(struct sx_dra_prep *p);
 
+/* ---------- why a node's devices do not fit (explainers only) ----------
+ *
+ * Not upstream: the allocator only says "cannot allocate all claims".
+ * sx_dra_diagnose looks, on one node, at each request in the allocator's
+ * order (a firstAvailable list: its first subrequest) and at every
+ * candidate device of it alone, in the order of the allocator's checks
+ * (allocator_incubating.go, allocateOne and allocateDevice): in use,
+ * selectors, per-device node selection, gates, taints, capacity, shared
+ * counters; and reports the first request with fewer usable devices than
+ * it needs. */
+enum sx_dra_why {
+	SX_DRA_WHY_IN_USE,   /* allocated to another claim */
+	SX_DRA_WHY_SELECTOR, /* a class or request selector is false */
+	SX_DRA_WHY_NODE,     /* perDeviceNodeSelection excludes the node */
+	SX_DRA_WHY_GATE,     /* binding conditions or counters with the gate off */
+	SX_DRA_WHY_TAINT,    /* an untolerated NoSchedule/NoExecute taint */
+	SX_DRA_WHY_CAPACITY, /* its capacity left is less than asked */
+	SX_DRA_WHY_COUNTERS, /* its shared counters are exhausted */
+	SX_DRA_WHY_FITS,     /* usable alone */
+	SX_DRA_WHY_COUNT
+};
+#define SX_DRA_DIAG_LISTED 6
+struct sx_dra_diag {
+	bool found;	   /* a request is short of devices (else they fit only one by one) */
+	uint32_t claim;	   /* its claim (index into the prepared claims) */
+	char request[128]; /* "req" or "req/sub" */
+	int needs;	   /* devices it needs (allocationMode All: every match) */
+	uint32_t ndevices; /* candidate devices looked at */
+	uint32_t count[SX_DRA_WHY_COUNT];
+	uint32_t nlisted; /* the first devices that did not fit */
+	struct {
+		sx_str pool, device;
+		uint8_t why;
+		char detail[96]; /* the taint, the selector, the counter */
+	} listed[SX_DRA_DIAG_LISTED];
+	uint32_t nskipped;	 /* pools skipped (incomplete or invalid) */
+	sx_str skipped_pool;	 /* the first of them */
+	bool skipped_incomplete; /* it lacks slices (else invalid) */
+};
+/* Fills d for node; 0, or a negative with err set (the node's error). */
+int sx_dra_diagnose(const struct sx_dra_prep *p, const struct sx_node *node, struct sx_dra_diag *d,
+		    char *err, size_t errlen);
+
 /* upstream NodeMatches for a slice/device: nodeName, allNodes, selector. */
 bool sx_dra_node_matches(const struct sx_node *node, sx_str node_name, bool all_nodes,
 			 const struct sx_node_selector *sel);
@@ -304,6 +347,13 @@ int sx_dra_claim_known(struct sx_dra_claims *m, sx_str ns, const char *name,
  * not run or cannot allocate there. Caller deletes. */
 struct sx_cycle_state;
 struct cJSON *sx_dra_explain_devices(const struct sx_cycle_state *cs, const struct sx_node *node);
+/* The same in the operator's words, appended to b: per claim, each
+ * request and the device it would get ("default/c: gpu -> gpu-0"), a
+ * partition with its counter set, a share with what it consumes; claims
+ * allocated before say so. How many claims it named (0: nothing). */
+struct sx_buf;
+int sx_dra_explain_node(const struct sx_cycle_state *cs, const struct sx_node *node,
+			struct sx_buf *b);
 
 /* What request req consumes of each capacity of dev (of driver): the
  * entries of a result's consumedCapacity, names as the device spells

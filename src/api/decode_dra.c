@@ -772,6 +772,8 @@ static int dec_allocation(struct sx_dra_object *o, const cJSON *status, struct s
 	}
 	if (rc == 0)
 		rc = dec_nodesel(aj, "nodeSelector", &a->node_selector, err);
+	if (rc == 0)
+		rc = sx_dec_time(aj, "allocationTimestamp", &a->timestamp, &a->has_timestamp, err);
 	if (rc < 0)
 		sx_error_prefix(err, "allocation");
 	return rc;
@@ -861,6 +863,18 @@ static int dec_claim(struct sx_dra_object *o, const cJSON *json, struct sx_error
 			rc = dec_arr(o, md, "finalizers", sizeof(char *),
 				     (void **)&o->u.claim.finalizers, &o->u.claim.nfinalizers,
 				     finalizer_item, false, err);
+		if (rc == 0) {
+			const cJSON *ann;
+
+			rc = sx_dec_object(md, "annotations", &ann, err);
+			if (rc == 0 && ann) {
+				const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+					ann, SX_DRA_EXTENDED_ANNOTATION);
+
+				o->u.claim.extended =
+					cJSON_IsString(v) && strcmp(v->valuestring, "true") == 0;
+			}
+		}
 		if (rc < 0) {
 			sx_error_prefix(err, "metadata");
 			return rc;

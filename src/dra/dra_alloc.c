@@ -485,15 +485,24 @@ static uint8_t rule_effect(sx_str effect)
  * allocator: dynamic-resource-allocation/resourceslice/tracker,
  * Tracker.applyPatches; a rule without deviceSelector selects nothing,
  * an unset field of the selector matches anything). */
-static bool taint_prevents(const struct alloc *a, const struct rdata *rd, struct devref d)
+static bool taint_blocking(const struct alloc *a, const struct rdata *rd, struct devref d,
+			   char *why, size_t len)
 {
+	static const char *const effects[] = {"None", "NoSchedule", "NoExecute", "None"};
 	const struct sx_dra_slice *s = &d.slice->u.slice;
 	const struct sx_dra_device *dev = &s->devices[d.dev];
+	const char *v;
 
 	for (uint32_t i = 0; i < dev->ntaints; i++)
 		if (taint_blocks(rd->req, dev->taints[i].key, dev->taints[i].value,
-				 dev->taints[i].effect))
+				 dev->taints[i].effect)) {
+			if (why) {
+				v = sx_str_get(dev->taints[i].value);
+				snprintf(why, len, "%s%s%s:%s", sx_str_get(dev->taints[i].key),
+					 *v ? "=" : "", v, effects[dev->taints[i].effect & 3]);
+			}
 			return true;
+		}
 	for (uint32_t i = 0; i < a->env->ntaint_rules; i++) {
 		const struct sx_device_taint_rule *r = a->env->taint_rules[i];
 
@@ -501,10 +510,22 @@ static bool taint_prevents(const struct alloc *a, const struct rdata *rd, struct
 		    (r->pool != SX_STR_EMPTY && r->pool != s->pool) ||
 		    (r->device != SX_STR_EMPTY && r->device != dev->name))
 			continue;
-		if (taint_blocks(rd->req, r->key, r->value, rule_effect(r->effect)))
+		if (taint_blocks(rd->req, r->key, r->value, rule_effect(r->effect))) {
+			if (why) {
+				v = sx_str_get(r->value);
+				snprintf(why, len, "%s%s%s:%s (DeviceTaintRule %s)",
+					 sx_str_get(r->key), *v ? "=" : "", v,
+					 sx_str_get(r->effect), r->meta.name ? r->meta.name : "");
+			}
 			return true;
+		}
 	}
 	return false;
+}
+
+static bool taint_prevents(const struct alloc *a, const struct rdata *rd, struct devref d)
+{
+	return taint_blocking(a, rd, d, NULL, 0);
 }
 
 /* ---------- shared counters ---------- */
@@ -770,4 +791,139 @@ int sx__dra_search(struct alloc *a)
 					    "invalid resource pools were encountered");
 	}
 	return rc;
+}
+
+/* ---------- why a node's devices do not fit (sx_dra_diagnose) ---------- */
+
+/* Which counter of the pool taking dev's counters would exhaust. */
+static bool counters_short(struct alloc *a, uint32_t pool_ix, const struct sx_dra_device *dev,
+			   char *why, size_t len)
+{
+	struct pool *p = &a->pools[pool_ix];
+	bool short_ = false;
+
+	counters_add(p, dev, 1);
+	for (uint32_t i = 0; !short_ && i < p->nsets; i++)
+		for (uint32_t k = 0; !short_ && k < p->sets[i].n; k++)
+			if (p->sets[i].c[k].avail < p->sets[i].c[k].used) {
+				snprintf(why, len, "counter set %s: %s",
+					 sx_str_get(p->sets[i].name),
+					 sx_str_get(p->sets[i].c[k].name));
+				short_ = true;
+			}
+	counters_add(p, dev, -1);
+	return short_;
+}
+
+/* Why device d cannot serve rd alone, in allocateOne's and
+ * allocateDevice's order; SX_DRA_WHY_FITS when it can. A selector error
+ * counts as the selector being false (the search reports the error). */
+static uint8_t why_not(struct alloc *a, uint32_t ci, const struct rdata *rd, struct devref d,
+		       char *why, size_t len)
+{
+	const struct sx_dra_slice *s = &d.slice->u.slice;
+	const struct sx_dra_device *dev = &s->devices[d.dev];
+
+	why[0] = '\0';
+	if (in_use(a, rd, ci, d))
+		return SX_DRA_WHY_IN_USE;
+	if (dev->binding_conditions && !a->env->features.binding) {
+		snprintf(why, len, "binding conditions, DRADeviceBindingConditions off");
+		return SX_DRA_WHY_GATE;
+	}
+	if (selectors_match(a, ci, rd->cls, rd->cls->u.cls.selectors, rd->class_ids,
+			    rd->cls->u.cls.nselectors, d) != 1) {
+		snprintf(why, len, "class %s", rd->cls->meta.name);
+		return SX_DRA_WHY_SELECTOR;
+	}
+	if (selectors_match(a, ci, NULL, rd->req->selectors, rd->req_ids, rd->req->nselectors, d) !=
+	    1) {
+		snprintf(why, len, "request");
+		return SX_DRA_WHY_SELECTOR;
+	}
+	if (s->per_device &&
+	    !sx_dra_node_matches(a->node, dev->node_name, dev->all_nodes, dev->node_selector))
+		return SX_DRA_WHY_NODE;
+	if (dev->nconsumes && !a->env->features.partitionable) {
+		snprintf(why, len, "consumes counters, DRAPartitionableDevices off");
+		return SX_DRA_WHY_GATE;
+	}
+	if (a->env->features.device_taints && taint_blocking(a, rd, d, why, len))
+		return SX_DRA_WHY_TAINT;
+	if (a->env->features.consumable && !sx__dra_capacity_fits(a, rd, d))
+		return SX_DRA_WHY_CAPACITY;
+	if (dev->nconsumes && counters_short(a, d.pool, dev, why, len))
+		return SX_DRA_WHY_COUNTERS;
+	return SX_DRA_WHY_FITS;
+}
+
+/* One request: every candidate device classified; true when it is short. */
+static bool diagnose_request(struct alloc *a, uint32_t ci, const struct rdata *rd,
+			     struct sx_dra_diag *d)
+{
+	const struct sx_dra_index *ix = a->env->index;
+	const char *req, *sub;
+	char why[96];
+
+	memset(d->count, 0, sizeof(d->count));
+	d->ndevices = d->nlisted = 0;
+	for (uint32_t p = 0; p < a->npools; p++) {
+		const struct pool *pl = &a->pools[p];
+
+		if (pl->incomplete || pl->invalid)
+			continue;
+		for (uint32_t k = 0; k < pl->nslices; k++) {
+			const struct sx_dra_object *so = ix->slices[pl->slices[k]];
+
+			for (uint32_t dv = 0; dv < so->u.slice.ndevices; dv++) {
+				struct devref dr = {so, pl->slices[k], dv, p};
+				uint8_t w = why_not(a, ci, rd, dr, why, sizeof(why));
+
+				d->ndevices++;
+				d->count[w]++;
+				if (w == SX_DRA_WHY_FITS || d->nlisted == SX_DRA_DIAG_LISTED)
+					continue;
+				d->listed[d->nlisted].pool = so->u.slice.pool;
+				d->listed[d->nlisted].device = so->u.slice.devices[dv].name;
+				d->listed[d->nlisted].why = w;
+				snprintf(d->listed[d->nlisted].detail,
+					 sizeof(d->listed[d->nlisted].detail), "%s", why);
+				d->nlisted++;
+			}
+		}
+	}
+	names_of(rd, &req, &sub);
+	snprintf(d->request, sizeof(d->request), "%s%s%s", req, sub ? "/" : "", sub ? sub : "");
+	d->claim = ci;
+	if (rd->req->mode == SX_DRA_ALL) {
+		/* every device the request selects, at least one (collect_all) */
+		d->needs = (int)rd->nall;
+		return rd->nall == 0 ||
+		       d->count[SX_DRA_WHY_FITS] < d->ndevices - d->count[SX_DRA_WHY_SELECTOR] -
+							   d->count[SX_DRA_WHY_NODE];
+	}
+	d->needs = rd->num_devices;
+	return (int64_t)d->count[SX_DRA_WHY_FITS] < rd->num_devices;
+}
+
+int sx__dra_diagnose(struct alloc *a, struct sx_dra_diag *d)
+{
+	for (uint32_t p = 0; p < a->npools; p++)
+		if (a->pools[p].incomplete || a->pools[p].invalid) {
+			if (!d->nskipped++) {
+				d->skipped_pool = a->pools[p].pool;
+				d->skipped_incomplete = a->pools[p].incomplete;
+			}
+		}
+	for (uint32_t ci = 0; ci < a->nclaims; ci++)
+		for (uint32_t ri = 0; ri < a->claims[ci].spec->nrequests; ri++) {
+			const struct rreq *rq = &a->reqs[ci][ri];
+
+			if (rq->n && diagnose_request(a, ci, &rq->rd[0], d)) {
+				d->found = true;
+				return 0;
+			}
+		}
+	d->found = false;
+	return 0;
 }

@@ -127,6 +127,8 @@ int sx__dra_selectable(struct alloc *a, uint32_t ci, const struct rdata *rd, str
 int sx__dra_capacity_fits(const struct alloc *a, const struct rdata *rd, struct devref d);
 /* A new share ID (a random RFC 4122 UUID). */
 void sx__dra_share_id(char out[37]);
+/* sx_dra_diagnose on a set-up alloc: 0 or a negative. */
+int sx__dra_diagnose(struct alloc *a, struct sx_dra_diag *d);
 /* The search: SX_DRA_ALLOCATED, SX_DRA_UNSATISFIED or a negative. */
 int sx__dra_search(struct alloc *a);
 

@@ -590,6 +590,35 @@ int sx_dra_allocate_prepared(const struct sx_dra_prep *p, const struct sx_node *
 	return rc == 1 ? SX_DRA_ALLOCATED : rc;
 }
 
+int sx_dra_diagnose(const struct sx_dra_prep *p, const struct sx_node *node, struct sx_dra_diag *d,
+		    char *err, size_t errlen)
+{
+	struct sx_dra_claim_out *out = calloc(p->a.nclaims + 1, sizeof(*out));
+	struct alloc a = {.env = &p->env,
+			  .node = node,
+			  .claims = p->a.claims,
+			  .nclaims = p->a.nclaims,
+			  .out = out,
+			  .err = err,
+			  .errlen = errlen};
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	err[0] = '\0';
+	if (!out)
+		return fail(&a, "out of memory");
+	rc = sx__dra_gather_pools(&a);
+	if (rc == 0)
+		rc = alloc_arrays(&a);
+	for (uint32_t ci = 0; rc == 0 && ci < a.nclaims; ci++)
+		rc = node_claim(&a, p, ci);
+	if (rc == 0)
+		rc = sx__dra_diagnose(&a, d);
+	alloc_free(&a);
+	free(out);
+	return rc < 0 ? rc : 0;
+}
+
 /* The timeout until an sx_now_ns() deadline (0 = none; at least 1). */
 static uint64_t time_left(uint64_t deadline_ns)
 {

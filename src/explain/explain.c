@@ -352,6 +352,49 @@ static void write_devices_json(struct sx_buf *b, const struct sx_explain_opts *o
 	cJSON_Delete(d);
 }
 
+/* ,"devicesByNode":{NODE:{"text","claims"}} for each feasible node of a
+ * pod with claims (or extended resources backed by DRA): the devices its
+ * claims would get there, in words (the text output's "devices:" line)
+ * and as deviceAllocations. */
+static void write_node_devices_json(struct sx_buf *b, const struct sx_explain_opts *o,
+				    const struct sx_cycle_result *res,
+				    const struct name_index *nodes, uint32_t n)
+{
+	bool first = true;
+
+	for (uint32_t i = 0; i < n && res->state; i++) {
+		const struct sx_node *node = o->snap->nodes[nodes[i].at]->node;
+		struct sx_buf t;
+		cJSON *d;
+		char *text;
+
+		if (feasible_pos(res, nodes[i].at) < 0 || !node)
+			continue;
+		sx_buf_init(&t);
+		if (sx_dra_explain_node(res->state, node, &t) <= 0 || t.failed) {
+			sx_buf_free(&t);
+			continue;
+		}
+		sx_buf_puts(b, first ? ",\"devicesByNode\":{" : ",");
+		first = false;
+		sx_json_key(b, nodes[i].name);
+		sx_buf_puts(b, "{\"text\":");
+		sx_json_str(b, t.data);
+		sx_buf_free(&t);
+		d = sx_dra_explain_devices(res->state, node);
+		text = d ? cJSON_PrintUnformatted(d) : NULL;
+		if (text) {
+			sx_buf_puts(b, ",\"claims\":");
+			sx_buf_puts(b, text);
+		}
+		cJSON_free(text);
+		cJSON_Delete(d);
+		sx_buf_putc(b, '}');
+	}
+	if (!first)
+		sx_buf_putc(b, '}');
+}
+
 static void write_json(struct sx_buf *b, const struct sx_explain_opts *o, const struct sx_pod *pod,
 		       const struct sx_cycle_result *res, const struct post_filter_report *pf,
 		       const struct name_index *nodes, uint32_t n)
@@ -419,6 +462,7 @@ static void write_json(struct sx_buf *b, const struct sx_explain_opts *o, const 
 		write_scores_json(b, res, pos);
 	}
 	sx_buf_puts(b, "}");
+	write_node_devices_json(b, o, res, nodes, n);
 	if (pf->fo.ran)
 		write_post_filter_json(b, pf);
 	sx_buf_puts(b, "}\n");
@@ -441,6 +485,21 @@ static void write_post_filter_text(struct sx_buf *b, const struct post_filter_re
 				      ? ", violates its PodDisruptionBudget"
 				      : "");
 	}
+}
+
+/* Under a feasible node, the devices the pod's claims would get there
+ * (DynamicResources; nothing for a pod without claims). */
+static void write_node_devices_text(struct sx_buf *b, const struct sx_cycle_result *res,
+				    const struct sx_node *node)
+{
+	struct sx_buf t;
+
+	if (!res->state || !node)
+		return;
+	sx_buf_init(&t);
+	if (sx_dra_explain_node(res->state, node, &t) > 0 && !t.failed)
+		sx_buf_printf(b, "%-28s devices: %s\n", "", t.data);
+	sx_buf_free(&t);
 }
 
 static void write_text(struct sx_buf *b, const struct sx_explain_opts *o, const struct sx_pod *pod,
@@ -494,6 +553,7 @@ static void write_text(struct sx_buf *b, const struct sx_explain_opts *o, const 
 					      (long long)res->score_plugins[p].weight);
 			}
 			sx_buf_putc(b, '\n');
+			write_node_devices_text(b, res, o->snap->nodes[nodes[i].at]->node);
 		}
 	}
 }

@@ -8,7 +8,8 @@ pods as the counters allow. Consumable capacity: two pods share one
 device by capacity, each claim's result carrying its share. Extended
 resources backed by DRA: a pod asking example.com/gpu lands on the node
 whose device a DeviceClass maps to that name, with the special claim
-created and the pod's status.extendedResourceClaimStatus written.
+created, the pod's status.extendedResourceClaimStatus written and the
+create counted in dynamic_resource_allocation_resourceclaim_creates_total.
 Binding conditions: PreBind waits for a device's binding conditions up to
 DynamicResourcesArgs.bindingTimeout; a condition that never comes times the
 pod out and sends it back to the queue."""
@@ -183,8 +184,66 @@ def test_extended_resource(tmp):
         check(ers == {"resourceClaimName": c["metadata"]["name"], "requestMappings": [
             {"containerName": "c", "resourceName": "example.com/gpu", "requestName": "container-0-request-1"}]},
             "ext: pod status %r" % ers)
+        # the one Create of the special claim is counted (createExtendedResourceClaimInAPI)
+        code, body = http("GET", cl.sx.url + "/metrics")
+        text = body.decode() if isinstance(body, bytes) else str(body)
+        series = [ln for ln in text.splitlines()
+                  if ln.startswith("dynamic_resource_allocation_resourceclaim_creates_total{")]
+        check(series == ['dynamic_resource_allocation_resourceclaim_creates_total'
+                         '{status="success",admin_access="false"} 1'],
+              "ext: claim creates counted %r" % series)
     finally:
         check(cl.stop() == 0, "ext: clean exit")
+
+
+def test_stale_extended_claim(tmp):
+    """A special claim left by an earlier attempt (annotation, the pod as
+    controller owner, allocated node-s1's gpu-0) is not reused: Filter
+    rejects every node ("cannot schedule extended resource claim"),
+    PostFilter removes its finalizer and deletes it ("deletion of
+    ResourceClaim completed"); the next attempt (a node added) creates a
+    new special claim on the device the stale one held."""
+    cls = dict(dclass("gpu"))
+    cls["spec"] = dict(cls["spec"], extendedResourceName="example.com/gpu")
+    p = pod("x-stale")
+    del p["spec"]["resourceClaims"]
+    p["metadata"]["uid"] = "uid-x-stale"
+    p["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+    p["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "1"}
+    stale = {"kind": "ResourceClaim", "metadata": {
+        "name": "x-stale-extended-resources-old", "namespace": NS,
+        "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+        "finalizers": ["resource.kubernetes.io/delete-protection"],
+        "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "x-stale", "uid": "uid-x-stale",
+                             "controller": True, "blockOwnerDeletion": True}]},
+        "spec": {"devices": {"requests": [{"name": "container-0-request-1", "exactly": {
+            "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]}},
+        "status": {"allocation": {"devices": {"results": [
+            {"request": "container-0-request-1", "driver": DRIVER, "pool": "node-s1", "device": "gpu-0"}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": ["node-s1"]}]}]}}}}
+    cl = Cluster(tmp, "stale", [node("node-s1"), cls, rslice("node-s1", device("gpu-0")), stale, p])
+    try:
+        names = lambda: sorted(c["metadata"]["name"] for c in state(cl.api, "resourceclaims"))
+        check(wait_for(lambda: "x-stale-extended-resources-old" not in names(), 15),
+              "stale: the old claim deleted %r" % names())
+        def failed():
+            return [e.get("note") for e in cl.api.control("records")["events"]
+                    if e["regarding"]["name"] == "x-stale" and e["reason"] == "FailedScheduling"]
+        check(wait_for(lambda: failed(), 15), "stale: a FailedScheduling event")
+        check(failed()[:1] == ["0/1 nodes are available: 1 cannot schedule extended resource claim. "
+                               "deletion of ResourceClaim completed, preemption: 0/1 nodes are available: "
+                               "1 No preemption victims found for incoming pod."], "stale: words %r" % failed())
+        cl.create(node("node-s2"))  # an event that moves the pod back to the queue, if it waits
+        check(wait_for(lambda: bound(cl.api, "x-stale"), 20), "stale: bound on the next attempt")
+        claims = [c for c in state(cl.api, "resourceclaims")
+                  if (c["metadata"].get("annotations") or {}).get("resource.kubernetes.io/extended-resource-claim")]
+        check(bound(cl.api, "x-stale") == "node-s1" and len(claims) == 1 and
+              claims[0]["metadata"]["name"].startswith("x-stale-extended-resources-") and
+              results(claims[0]) == [("container-0-request-1", "node-s1", "gpu-0")],
+              "stale: new claim %r on %r" % (claims, bound(cl.api, "x-stale")))
+    finally:
+        check(cl.stop() == 0, "stale: clean exit")
 
 
 def test_binding_conditions(tmp):
@@ -238,10 +297,47 @@ def test_binding_conditions(tmp):
         api.stop()
 
 
+def test_binding_failed_deallocated(tmp):
+    """Claim bf was allocated node-f1's gpu-0 by an earlier attempt whose
+    device then reported its failure condition AttachFailed (reserved for
+    no pod). The next attempt does not wait on it again: Filter finds it
+    unavailable on every node, PostFilter deallocates it ("deallocation of
+    ResourceClaim completed"), and the attempt after allocates it anew and
+    binds (the device, republished, has no binding conditions now)."""
+    failed = {"kind": "ResourceClaim", "metadata": {"name": "bf", "namespace": NS},
+              "spec": {"devices": {"requests": [request("gpu", "gpu")]}},
+              "status": {"allocation": {
+                  "devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": "node-f1", "device": "gpu-0",
+                                           "bindingConditions": ["Attached"],
+                                           "bindingFailureConditions": ["AttachFailed"]}]},
+                  "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                      {"key": "metadata.name", "operator": "In", "values": ["node-f1"]}]}]},
+                  "allocationTimestamp": "2026-01-01T00:00:00Z"},
+                  "devices": [{"driver": DRIVER, "pool": "node-f1", "device": "gpu-0", "conditions": [
+                      {"type": "AttachFailed", "status": "True", "reason": "NoPath", "message": "link down",
+                       "lastTransitionTime": "2026-01-01T00:00:00Z"}]}]}}
+    cl = Cluster(tmp, "bfail", [node("node-f1"), dclass("gpu"), rslice("node-f1", device("gpu-0")), failed])
+    try:
+        cl.create(pod("f-0", ("gpu", {"resourceClaimName": "bf"})))
+
+        def notes():
+            return [e.get("note") for e in cl.api.control("records")["events"]
+                    if e["regarding"]["name"] == "f-0" and e["reason"] == "FailedScheduling"]
+        check(wait_for(lambda: notes(), 15), "bfail: a FailedScheduling event")
+        check(notes()[:1] == ["0/1 nodes are available: 1 resourceclaim not available on the node. "
+                              "deallocation of ResourceClaim completed, preemption: 0/1 nodes are available: "
+                              "1 Preemption is not helpful for scheduling."], "bfail: words %r" % notes())
+        check(wait_for(lambda: bound(cl.api, "f-0") == "node-f1", 20), "bfail: bound after deallocation")
+        r0 = get(cl.api, "resourceclaims", "bf")["status"]["allocation"]["devices"]["results"][0]
+        check(r0.get("device") == "gpu-0" and "bindingConditions" not in r0, "bfail: allocated anew %r" % r0)
+    finally:
+        check(cl.stop() == 0, "bfail: clean exit")
+
+
 def main():
-    return run_tests("test_dra_devices.py", (test_device_taints, test_partitioned_gpu,
+    return run_tests("test_dra_devices.py", (test_device_taints, test_partitioned_gpu, test_stale_extended_claim,
                                              test_shared_by_capacity, test_extended_resource,
-                                             test_binding_conditions))
+                                             test_binding_conditions, test_binding_failed_deallocated))
 
 
 if __name__ == "__main__":

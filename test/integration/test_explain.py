@@ -367,6 +367,126 @@ def test_rejection_details(tmp):
           "match pod topology spread constraints." in out, f"FailedScheduling words unchanged: {out}")
 
 
+def test_dra_details(tmp):
+    """DynamicResources in the operator's words: for each rejected node,
+    the first request short of devices and why each device did not fit
+    (tainted by which taint, in use, selector false, shared counters or
+    capacity exhausted), in text and in filter.NODE.detail; for each
+    feasible node, which device, partition or share each claim would get
+    (text "devices:" line, JSON devicesByNode). The same through
+    kubectl schedext why; a pod asking an extended resource backed by DRA
+    shows its special claim as "extended resources"."""
+    drv = "gpu.example.com"
+
+    def dev(name, model="a100", **kw):
+        return dict({"name": name, "attributes": {"model": {"string": model}}}, **kw)
+
+    def rslice(nn, *devs, name=None, count=1, counters=None):
+        spec = {"driver": drv, "nodeName": nn,
+                "pool": {"name": nn, "generation": 1, "resourceSliceCount": count}}
+        if devs:
+            spec["devices"] = list(devs)
+        if counters:
+            spec["sharedCounters"] = [{"name": "gpu-0", "counters": {"memory": {"value": counters}}}]
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                "metadata": {"name": name or nn}, "spec": spec}
+
+    def part(name, mem):
+        return dev(name, consumesCounters=[{"counterSet": "gpu-0", "counters": {"memory": {"value": mem}}}])
+
+    def held(name, nn, device, **extra):
+        r = dict({"request": "gpu", "driver": drv, "pool": nn, "device": device}, **extra)
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                "metadata": {"name": name, "namespace": "work", "uid": "uid-" + name},
+                "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}},
+                "status": {"allocation": {"devices": {"results": [r]}, "nodeSelector": {"nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [nn]}]}]}}}}
+
+    def nic():
+        return dev("nic-0", allowMultipleAllocations=True, capacity={"bandwidth": {"value": "10G"}})
+    items = [node(n) for n in ("n-cap", "n-none", "n-ok", "n-parts", "n-sel", "n-share", "n-taint", "n-used")] + [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+         "spec": {"selectors": [{"cel": {"expression": 'device.driver == "%s"' % drv}}],
+                  "extendedResourceName": "example.com/gpu"}},
+        rslice("n-taint", dev("gpu-0", taints=[{"key": "broken", "value": "true", "effect": "NoSchedule"}])),
+        rslice("n-used", dev("gpu-0")), held("held", "n-used", "gpu-0"),
+        rslice("n-sel", dev("gpu-0", model="h100"), dev("gpu-1", model="t4")),
+        rslice("n-parts", part("whole", "80Gi"), part("mig-0", "40Gi"), part("mig-1", "40Gi"),
+               name="n-parts-devs", count=2),
+        rslice("n-parts", name="n-parts-counters", count=2, counters="80Gi"),
+        held("held-part", "n-parts", "whole"),
+        rslice("n-cap", nic()), held("held-share", "n-cap", "nic-0", shareID="11111111-2222-4333-8444-555555555555",
+                                     consumedCapacity={"bandwidth": "8G"}),
+        rslice("n-ok", part("mig-0", "40Gi"), name="n-ok-devs", count=2),
+        rslice("n-ok", name="n-ok-counters", count=2, counters="80Gi"),
+        rslice("n-share", nic()),
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+         "metadata": {"name": "c", "namespace": "work", "uid": "uid-c"},
+         "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "selectors": [
+             {"cel": {"expression": 'device.attributes["%s"].model == "a100"' % drv}}]}}]}}}]
+    p = pod("p", cpu="100m", resourceClaims=[{"name": "gpu", "resourceClaimName": "c"}])
+    p["metadata"]["namespace"] = "work"
+    state = write(tmp, "dra.json", {"apiVersion": "v1", "kind": "List", "items": items})
+    pp = write(tmp, "dra-pod.json", p)
+    col = "                             "
+    want = [
+        "n-cap                        rejected   cannot help  DynamicResources: cannot allocate all claims "
+        "(claim work/c, request gpu needs 1, 0 of 1 device(s) fit: nic-0 capacity exhausted)",
+        "n-none                       rejected   cannot help  DynamicResources: cannot allocate all claims",
+        col + "devices: work/c: gpu -> mig-0 (partition of gpu-0)",
+        "n-parts                      rejected   cannot help  DynamicResources: cannot allocate all claims "
+        "(claim work/c, request gpu needs 1, 0 of 3 device(s) fit: whole in use; mig-0 counters exhausted "
+        "(counter set gpu-0: memory); mig-1 counters exhausted (counter set gpu-0: memory))",
+        "n-sel                        rejected   cannot help  DynamicResources: cannot allocate all claims "
+        "(claim work/c, request gpu needs 1, 0 of 2 device(s) fit: gpu-0 selector false (request); "
+        "gpu-1 selector false (request))",
+        col + "devices: work/c: gpu -> nic-0 (share: bandwidth 10G)",
+        "n-taint                      rejected   cannot help  DynamicResources: cannot allocate all claims "
+        "(claim work/c, request gpu needs 1, 0 of 1 device(s) fit: gpu-0 tainted broken=true:NoSchedule)",
+        "n-used                       rejected   cannot help  DynamicResources: cannot allocate all claims "
+        "(claim work/c, request gpu needs 1, 0 of 1 device(s) fit: gpu-0 in use)"]
+    rc, out, err = run("--state", state, "--pod", pp, "--format", "text")
+    check(rc == 0, f"dra details: rc {rc} {err}")
+    lines = out.splitlines()
+    for w in want:
+        check(w in lines, f"dra text line {w!r} in {out}")
+    check(lines[lines.index(col + "devices: work/c: gpu -> mig-0 (partition of gpu-0)") - 1].startswith(
+        "n-ok                         feasible "), "devices line under n-ok")
+    rc, out, err = run("--state", state, "--pod", pp)
+    r = json.loads(out)
+    f = r["filter"]
+    check(f["n-taint"]["detail"] == {
+        "text": "claim work/c, request gpu needs 1, 0 of 1 device(s) fit: gpu-0 tainted broken=true:NoSchedule",
+        "claim": "work/c", "request": "gpu", "needs": 1, "fit": 0, "taint": "broken=true:NoSchedule",
+        "tainted": ["gpu-0"]}, f"taint JSON {f['n-taint']}")
+    check({k: v for k, v in f["n-parts"]["detail"].items() if k != "text"} == {
+        "claim": "work/c", "request": "gpu", "needs": 1, "fit": 0, "inUse": ["whole"],
+        "countersExhausted": ["mig-0", "mig-1"]}, f"counters JSON {f['n-parts']}")
+    check(f["n-cap"]["detail"]["capacityExhausted"] == ["nic-0"], f"capacity JSON {f['n-cap']}")
+    check(f["n-sel"]["detail"]["selectorFalse"] == ["gpu-0", "gpu-1"], f"selector JSON {f['n-sel']}")
+    check(f["n-used"]["detail"]["inUse"] == ["gpu-0"], f"in use JSON {f['n-used']}")
+    check("detail" not in f["n-none"], f"no device, no detail {f['n-none']}")
+    by = r.get("devicesByNode") or {}
+    check(sorted(by) == ["n-ok", "n-share"] and by["n-ok"]["text"] == "work/c: gpu -> mig-0 (partition of gpu-0)"
+          and by["n-ok"]["claims"][0]["allocation"]["devices"]["results"] == [
+              {"request": "gpu", "driver": drv, "pool": "n-ok", "device": "mig-0"}], f"devicesByNode {by}")
+    # kubectl schedext why: the same words for the pending pod in the state
+    full = write(tmp, "dra-full.json", {"apiVersion": "v1", "kind": "List", "items": items + [p]})
+    k = subprocess.run([BIN.replace("schedext", "kubectl-schedext") if BIN.endswith("/schedext") else BIN,
+                        "why", "p", "-n", "work", "--state", full], capture_output=True, text=True, timeout=60)
+    check(k.returncode == 0 and all(w in k.stdout.splitlines() for w in want), f"kubectl why: {k.stdout} {k.stderr}")
+    # extended resources backed by DRA: the special claim in the same words
+    x = pod("x", cpu="100m")
+    x["metadata"]["namespace"] = "work"
+    x["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+    rc, out, err = run("--state", state, "--pod", write(tmp, "dra-x.json", x), "--format", "text")
+    lines = out.splitlines()
+    check(col + "devices: extended resources: container-0-request-1 -> mig-0 (partition of gpu-0)" in lines and
+          "n-taint                      rejected   cannot help  DynamicResources: cannot allocate all claims "
+          "(claim extended resources, request container-0-request-1 needs 1, 0 of 1 device(s) fit: gpu-0 "
+          "tainted broken=true:NoSchedule)" in lines, f"extended resources: {out} {err}")
+
+
 def main():
     if not os.path.exists(BIN):
         print(f"FAIL: {BIN} not built", file=sys.stderr)
@@ -381,6 +501,7 @@ def main():
         test_demo_volume_pod(tmp)
         test_fit_numbers(tmp)
         test_rejection_details(tmp)
+        test_dra_details(tmp)
     print(f"test_explain: {checks - failures} checks passed, {failures} failed")
     sys.exit(1 if failures else 0)
 
