@@ -225,16 +225,16 @@ static void destroy_dynamic_resources(void *self)
 	free(s);
 }
 
-static void write_args_dynamic_resources(const void *self, struct sx_buf *b)
+static void write_args_dynamic_resources(const void *self, struct sx_jw *w)
 {
 	const struct dra_self *s = self;
 	char d[64];
 
 	sx_format_duration((double)s->filter_timeout_ns / 1e9, d, sizeof(d));
-	sx_buf_printf(b, ",\"filterTimeout\":\"%s\"", d);
+	sx_jw_kstr(w, "filterTimeout", d);
 	if (s->binding_timeout_ns) {
 		sx_format_duration((double)s->binding_timeout_ns / 1e9, d, sizeof(d));
-		sx_buf_printf(b, ",\"bindingTimeout\":\"%s\"", d);
+		sx_jw_kstr(w, "bindingTimeout", d);
 	}
 }
 
