@@ -72,7 +72,8 @@ void sx_jw_end_array(struct sx_jw *w);
 void sx_jw_key(struct sx_jw *w, const char *key);
 void sx_jw_keyn(struct sx_jw *w, const char *key, size_t n);
 
-void sx_jw_str(struct sx_jw *w, const char *s); /* NULL writes "" */
+void sx_jw_str(struct sx_jw *w, const char *s);		/* NULL writes "" */
+void sx_jw_str_or_null(struct sx_jw *w, const char *s); /* NULL writes null */
 void sx_jw_strn(struct sx_jw *w, const char *s, size_t n);
 void sx_jw_strf(struct sx_jw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sx_jw_int(struct sx_jw *w, int64_t v);

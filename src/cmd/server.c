@@ -344,9 +344,14 @@ static unsigned op_readyz(struct sx_server *srv, const struct request *rq, struc
 
 static unsigned op_version(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
-	sx_buf_puts(b, "{\"version\":");
-	sx_json_str(b, SX_VERSION);
-	sx_buf_puts(b, ",\"extenderAPI\":\"k8s.io/kube-scheduler/extender/v1\"}\n");
+	struct sx_jw w;
+
+	sx_jw_init(&w, b);
+	sx_jw_object(&w);
+	sx_jw_kstr(&w, "version", SX_VERSION);
+	sx_jw_kstr(&w, "extenderAPI", "k8s.io/kube-scheduler/extender/v1");
+	sx_jw_end_object(&w);
+	sx_buf_putc(b, '\n');
 	return 200;
 }
 
@@ -376,49 +381,45 @@ static unsigned op_metrics(struct sx_server *srv, const struct request *rq, stru
 	return 200;
 }
 
-struct cache_dump {
-	struct sx_buf *b;
-	unsigned n;
-};
-
 static void dump_node(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)
 {
-	struct cache_dump *d = ctx;
+	struct sx_jw *w = ctx;
 	const struct sx_meta *meta = sx_object_meta(obj);
 
-	sx_buf_puts(d->b, d->n++ ? ",{\"name\":" : "{\"name\":");
-	sx_json_str(d->b, meta->name ? meta->name : "");
-	sx_buf_puts(d->b, ",\"resourceVersion\":");
-	sx_json_str(d->b, meta->resource_version ? meta->resource_version : "");
-	sx_buf_putc(d->b, '}');
+	sx_jw_object(w);
+	sx_jw_kstr(w, "name", meta->name);
+	sx_jw_kstr(w, "resourceVersion", meta->resource_version);
+	sx_jw_end_object(w);
 }
 
 static void dump_pod(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)
 {
-	struct cache_dump *d = ctx;
+	struct sx_jw *w = ctx;
 	const struct sx_meta *meta = sx_object_meta(obj);
 
-	sx_buf_puts(d->b, d->n++ ? ",{\"namespace\":" : "{\"namespace\":");
-	sx_json_str(d->b, sx_str_get(meta->ns));
-	sx_buf_puts(d->b, ",\"name\":");
-	sx_json_str(d->b, meta->name ? meta->name : "");
-	sx_buf_puts(d->b, ",\"nodeName\":");
-	sx_json_str(d->b, sx_str_get(node));
-	sx_buf_puts(d->b, ",\"resourceVersion\":");
-	sx_json_str(d->b, meta->resource_version ? meta->resource_version : "");
-	sx_buf_puts(d->b, assumed ? ",\"assumed\":true}" : ",\"assumed\":false}");
+	sx_jw_object(w);
+	sx_jw_kstr(w, "namespace", sx_str_get(meta->ns));
+	sx_jw_kstr(w, "name", meta->name);
+	sx_jw_kstr(w, "nodeName", sx_str_get(node));
+	sx_jw_kstr(w, "resourceVersion", meta->resource_version);
+	sx_jw_kbool(w, "assumed", assumed);
+	sx_jw_end_object(w);
 }
 
 static unsigned op_cache(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
-	struct cache_dump d = {b, 0};
+	struct sx_jw w;
 
-	sx_buf_puts(b, "{\"nodes\":[");
-	sx_cache_visit(srv->ex->cache, SX_KIND_NODE, dump_node, &d);
-	sx_buf_puts(b, "],\"pods\":[");
-	d.n = 0;
-	sx_cache_visit(srv->ex->cache, SX_KIND_POD, dump_pod, &d);
-	sx_buf_puts(b, "]}\n");
+	sx_jw_init(&w, b);
+	sx_jw_object(&w);
+	sx_jw_karray(&w, "nodes");
+	sx_cache_visit(srv->ex->cache, SX_KIND_NODE, dump_node, &w);
+	sx_jw_end_array(&w);
+	sx_jw_karray(&w, "pods");
+	sx_cache_visit(srv->ex->cache, SX_KIND_POD, dump_pod, &w);
+	sx_jw_end_array(&w);
+	sx_jw_end_object(&w);
+	sx_buf_putc(b, '\n');
 	return 200;
 }
 

@@ -131,6 +131,14 @@ void sx_jw_str(struct sx_jw *w, const char *s)
 	sx_json_str(w->b, s);
 }
 
+void sx_jw_str_or_null(struct sx_jw *w, const char *s)
+{
+	if (s)
+		sx_jw_str(w, s);
+	else
+		sx_jw_null(w);
+}
+
 void sx_jw_strf(struct sx_jw *w, const char *fmt, ...)
 {
 	char small[128], *big;
