@@ -21,6 +21,7 @@
 #include "schedext/queue.h"
 #include "schedext/scheduler.h"
 #include "schedext/handle.h"
+#include "schedext/hmap.h"
 
 #include "events.h"
 #include "preempter.h"
@@ -52,7 +53,7 @@
 #define EVENTS_GRACE_S 2.0
 /* Pods remembered as "status patch failure already logged"; past that
  * many in one outage, further pods' failures go to the verbose level. */
-#define PATCH_LOG_SLOTS	  16384
+#define PATCH_LOG_MAX	  12288
 #define SA_NAMESPACE_FILE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 /* ---------- the scheduler ---------- */
@@ -100,10 +101,10 @@ struct sx_scheduler {
 	struct sx_preempter *preempter;	  /* evicts victims off the loop thread */
 	struct sx_informers *own_inf;	  /* started on leadership (delayCacheUntilActive) */
 	/* Pods whose failed status patch was logged at the default level
-	 * since the last successful one (hashes of uid; 0 = empty slot). */
+	 * since the last successful one: hash of uid -> 1, at most
+	 * PATCH_LOG_MAX. */
 	pthread_mutex_t plmu;
-	uint64_t patch_logged[PATCH_LOG_SLOTS];
-	unsigned npatch_logged;
+	struct sx_hmap patch_logged;
 };
 
 static bool leading(struct sx_scheduler *s)
@@ -153,21 +154,10 @@ static bool patch_failure_is_new(struct sx_scheduler *s, const struct sx_pod *po
 	uint64_t h = sx_hash_str(pod->meta.uid ? pod->meta.uid : pod->meta.name);
 	bool is_new = false;
 
-	h |= 1; /* 0 marks an empty slot */
 	pthread_mutex_lock(&s->plmu);
-	for (unsigned i = (unsigned)(h % PATCH_LOG_SLOTS);; i = (i + 1) % PATCH_LOG_SLOTS) {
-		if (s->patch_logged[i] == h)
-			break;
-		if (s->patch_logged[i] == 0) {
-			/* Keep a quarter free so that probes end quickly. */
-			if (s->npatch_logged < PATCH_LOG_SLOTS / 4 * 3) {
-				s->patch_logged[i] = h;
-				s->npatch_logged++;
-				is_new = true;
-			}
-			break;
-		}
-	}
+	/* full (or out of memory): the pod's failure goes to -v=4 */
+	if (!sx_hmap_get(&s->patch_logged, h))
+		is_new = sx_hmap_put(&s->patch_logged, h, 1) == 0;
 	pthread_mutex_unlock(&s->plmu);
 	return is_new;
 }
@@ -175,10 +165,8 @@ static bool patch_failure_is_new(struct sx_scheduler *s, const struct sx_pod *po
 static void patch_succeeded(struct sx_scheduler *s)
 {
 	pthread_mutex_lock(&s->plmu);
-	if (s->npatch_logged) {
-		memset(s->patch_logged, 0, sizeof(s->patch_logged));
-		s->npatch_logged = 0;
-	}
+	if (sx_hmap_count(&s->patch_logged))
+		sx_hmap_clear(&s->patch_logged);
 	pthread_mutex_unlock(&s->plmu);
 }
 
@@ -909,6 +897,7 @@ static void free_scheduler(struct sx_scheduler *s)
 	sx_queue_free(s->q);
 	pthread_mutex_destroy(&s->bmu);
 	pthread_cond_destroy(&s->bcond);
+	sx_hmap_clear(&s->patch_logged);
 	pthread_mutex_destroy(&s->plmu);
 	free(s);
 }
@@ -928,6 +917,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	pthread_mutex_init(&s->bmu, NULL);
 	pthread_cond_init(&s->bcond, NULL);
 	pthread_mutex_init(&s->plmu, NULL);
+	sx_hmap_init(&s->patch_logged, PATCH_LOG_MAX);
 	if (!opts->cache || !opts->cfg || !opts->kube) {
 		free_scheduler(s);
 		return sx_error_set(err, SX_EINVAL, "--standalone needs a cluster (--kubeconfig)");
