@@ -377,6 +377,7 @@ static unsigned pool_threads(int parallelism)
 
 /* Everything serve owns, torn down in reverse order by serve_free(). */
 struct serve {
+	struct sx_serve_metrics *sm; /* rest_client_* handles (serve_metrics.h) */
 	struct sx_cache *cache;
 	struct sx_config *cfg;
 	struct sx_pool *pool;
@@ -397,7 +398,7 @@ struct serve {
 
 static void serve_free(struct serve *s)
 {
-	sx_serve_metrics_stop(); /* no API client may count into a freed registry */
+	sx_serve_metrics_stop(s->sm); /* no API client may count into a freed registry */
 	sx_authz_free(s->authz);
 	sx_informers_stop(s->inf);
 	sx_extenders_free(s->extenders);
@@ -615,7 +616,7 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	s->metrics = sx_metrics_new();
 	if (s->metrics) {
 		sx_fw_metrics_define(s->metrics); /* the same families in every mode */
-		sx_serve_metrics_init(s->metrics, s->cfg, s->le_name, !a->standalone);
+		s->sm = sx_serve_metrics_init(s->metrics, s->cfg, s->le_name, !a->standalone);
 	}
 	s->pool = sx_pool_new(pool_threads(s->cfg->parallelism));
 	if (!s->cache || !s->metrics || !s->pool) {
@@ -661,6 +662,7 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	s->ex.pool = s->pool;
 	s->ex.kube = s->kube;
 	s->ex.metrics = s->metrics;
+	s->ex.verb_requests = sx_metrics_find(s->metrics, "schedext_extender_verb_requests_total");
 	s->ex.node_memo = sx_node_memo_new(NODE_MEMO_BYTES, NODE_MEMO_ITEMS);
 	if (!s->ex.node_memo) {
 		fprintf(stderr, "schedext serve: out of memory\n");

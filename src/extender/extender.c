@@ -140,10 +140,10 @@ void sx_ext_count_attempt(const struct sx_extender *ex, const char *verb, const 
 {
 	char labels[96];
 
-	if (!ex->metrics)
+	if (!ex->verb_requests)
 		return;
 	snprintf(labels, sizeof(labels), "verb=\"%s\",result=\"%s\"", verb, result);
-	sx_metrics_inc(ex->metrics, "schedext_extender_verb_requests_total", labels, 1);
+	sx_metric_inc(ex->verb_requests, labels, 1);
 }
 
 /* ---------- filter / prioritize ---------- */

@@ -44,7 +44,7 @@ struct sx_extenders {
 	unsigned n;
 	struct ext *ext; /* non-ignorable first, then ignorable */
 	bool any_filter, any_prioritize;
-	struct sx_metrics *metrics;
+	struct sx_metric *requests, *duration; /* NULL without a registry */
 };
 
 static int server_name_route(struct ext *e);
@@ -58,18 +58,20 @@ static void curl_init_once(void)
 
 /* ---------- construction ---------- */
 
-static void define_metrics(struct sx_metrics *m)
+static void define_metrics(struct sx_extenders *x, struct sx_metrics *m)
 {
 	/* 1 ms .. 16 s, doubling: httpTimeout defaults to 5 s */
 	double buckets[15];
 
 	for (unsigned i = 0; i < SX_ARRAY_SIZE(buckets); i++)
 		buckets[i] = 0.001 * (double)(1u << i);
-	sx_metrics_define(m, "schedext_extender_requests_total", SX_METRIC_COUNTER,
-			  "Calls to configured extenders, by extender, verb and result.", NULL, 0);
-	sx_metrics_define(m, "schedext_extender_request_duration_seconds", SX_METRIC_HISTOGRAM,
-			  "Round-trip time of calls to configured extenders, by extender and verb.",
-			  buckets, SX_ARRAY_SIZE(buckets));
+	x->requests = sx_metrics_family(
+		m, "schedext_extender_requests_total", SX_METRIC_COUNTER,
+		"Calls to configured extenders, by extender, verb and result.", NULL, 0);
+	x->duration = sx_metrics_family(
+		m, "schedext_extender_request_duration_seconds", SX_METRIC_HISTOGRAM,
+		"Round-trip time of calls to configured extenders, by extender and verb.", buckets,
+		SX_ARRAY_SIZE(buckets));
 }
 
 struct sx_extenders *sx_extenders_new(const struct sx_extender_cfg *cfgs, unsigned n,
@@ -108,9 +110,8 @@ struct sx_extenders *sx_extenders_new(const struct sx_extender_cfg *cfgs, unsign
 		}
 	}
 	x->n = k;
-	x->metrics = metrics;
 	if (metrics)
-		define_metrics(metrics);
+		define_metrics(x, metrics);
 	for (unsigned i = 0; i < k; i++) {
 		if (!x->ext[i].base || server_name_route(&x->ext[i])) {
 			sx_extenders_free(x);
@@ -280,14 +281,13 @@ static void count(struct sx_extenders *x, const struct ext *e, const char *verb,
 	char labels[600], esc[400];
 	int n;
 
-	if (!x->metrics)
+	if (!x->requests)
 		return;
 	n = snprintf(labels, sizeof(labels), "extender=\"%s\",verb=\"%s\"",
 		     sx_metrics_label_escape(e->cfg->url_prefix, esc, sizeof(esc)), verb);
-	sx_metrics_observe(x->metrics, "schedext_extender_request_duration_seconds", labels,
-			   sx_now_s() - start);
+	sx_metric_observe(x->duration, labels, sx_now_s() - start);
 	snprintf(labels + n, sizeof(labels) - (size_t)n, ",result=\"%s\"", result);
-	sx_metrics_inc(x->metrics, "schedext_extender_requests_total", labels, 1);
+	sx_metric_inc(x->requests, labels, 1);
 }
 
 /* send(): POSTs body to <base>/<verb>; 0 and the decoded reply (caller

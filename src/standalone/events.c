@@ -119,6 +119,9 @@ struct sx_events {
 	double last_finish, last_refresh;
 	uint64_t last_name_ns;
 	uint64_t dropped[DROP_REASONS];
+	/* schedext_events_dropped_total, found at the first drop: the loop
+	 * declares it (sched_metrics.c) after starting the sender */
+	struct sx_metric *dropped_total;
 	double drop_logged[DROP_REASONS]; /* when the last drop line was written */
 };
 
@@ -266,8 +269,9 @@ static void count_drop(struct sx_events *ev, enum drop_reason r, unsigned n, con
 
 	ev->dropped[r] += n;
 	snprintf(labels, sizeof(labels), "reason=\"%s\"", drop_names[r]);
-	if (ev->o.metrics)
-		sx_metrics_inc(ev->o.metrics, "schedext_events_dropped_total", labels, n);
+	if (ev->o.metrics && !ev->dropped_total)
+		ev->dropped_total = sx_metrics_find(ev->o.metrics, "schedext_events_dropped_total");
+	sx_metric_inc(ev->dropped_total, labels, n);
 	if (r == DROP_SHUTDOWN ||
 	    (ev->drop_logged[r] > 0 && now - ev->drop_logged[r] < DROP_LOG_EVERY_S))
 		return;

@@ -8,32 +8,44 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct sx_metric;
 struct sx_metrics;
 struct sx_profile;
 struct sx_queue_lengths;
 
+/* The handles of every family the loop writes (NULL: not counted). */
+struct sx_sched_metrics {
+	struct sx_metric *attempts, *attempt_duration, *algorithm_duration, *pending_pods;
+	struct sx_metric *preemption_attempts, *preemption_victims, *leader;
+	struct sx_metric *sli_duration, *pod_attempts, *permit_wait, *event_handling;
+	struct sx_metric *incoming, *unschedulable;
+};
+
 /* The profile label of a profile (its schedulerName). */
 const char *sx_sched_profile_name(const struct sx_profile *prof);
-/* Defines every metric the loop writes; m NULL: no-op. */
-void sx_sched_metrics_define(struct sx_metrics *m);
+/* Defines every metric the loop writes and fills h; m NULL: h all NULL. */
+void sx_sched_metrics_define(struct sx_metrics *m, struct sx_sched_metrics *h);
 /* One scheduling attempt with its result, since start (sx_now_s()). */
-void sx_sched_metrics_attempt(struct sx_metrics *m, const struct sx_profile *prof,
+void sx_sched_metrics_attempt(const struct sx_sched_metrics *h, const struct sx_profile *prof,
 			      const char *result, double start);
 /* The pending-pods gauges and schedext_leader. */
-void sx_sched_metrics_gauges(struct sx_metrics *m, const struct sx_queue_lengths *l, bool leader);
+void sx_sched_metrics_gauges(const struct sx_sched_metrics *h, const struct sx_queue_lengths *l,
+			     bool leader);
 
 struct sx_queue;
 struct sx_config;
 /* A pod bound after `attempts` attempts, first queued at initial_attempt
  * (sx_now_s()): scheduler_pod_scheduling_sli_duration_seconds{attempts}
  * and scheduler_pod_scheduling_attempts. */
-void sx_sched_metrics_scheduled(struct sx_metrics *m, uint32_t attempts, double initial_attempt);
+void sx_sched_metrics_scheduled(const struct sx_sched_metrics *h, uint32_t attempts,
+				double initial_attempt);
 /* scheduler_permit_wait_duration_seconds{result="success"|"reject"}. */
-void sx_sched_metrics_permit_wait(struct sx_metrics *m, bool success, double seconds);
+void sx_sched_metrics_permit_wait(const struct sx_sched_metrics *h, bool success, double seconds);
 /* scheduler_event_handling_duration_seconds{event="<what>Add|Update|Delete"}. */
-void sx_sched_metrics_event(struct sx_metrics *m, const char *what, const void *old_obj,
+void sx_sched_metrics_event(const struct sx_sched_metrics *h, const char *what, const void *old_obj,
 			    const void *new_obj, uint64_t ns);
 /* The queue's incoming-pods counters and unschedulable-pods-by-plugin gauges. */
-void sx_sched_metrics_queue(struct sx_metrics *m, struct sx_queue *q, const struct sx_config *cfg);
+void sx_sched_metrics_queue(const struct sx_sched_metrics *h, struct sx_queue *q,
+			    const struct sx_config *cfg);
 
 #endif /* SCHEDEXT_STANDALONE_SCHED_METRICS_H */

@@ -73,7 +73,8 @@ struct bind_job {
 };
 
 struct sx_scheduler {
-	uint32_t cur_attempts; /* the popped pod's, for its bind job */
+	struct sx_sched_metrics met; /* handles into o.metrics (all NULL without) */
+	uint32_t cur_attempts;	     /* the popped pod's, for its bind job */
 	double cur_initial_attempt;
 	struct sx_scheduler_opts o;
 	struct sx_queue *q;
@@ -125,7 +126,7 @@ static void emit(struct sx_scheduler *s, const struct sx_pod *pod, const char *t
 static void count_attempt(struct sx_scheduler *s, const struct sx_profile *prof, const char *result,
 			  double start)
 {
-	sx_sched_metrics_attempt(s->o.metrics, prof, result, start);
+	sx_sched_metrics_attempt(&s->met, prof, result, start);
 }
 
 static void update_gauges(struct sx_scheduler *s)
@@ -137,8 +138,8 @@ static void update_gauges(struct sx_scheduler *s)
 		return;
 	s->last_gauges = now;
 	sx_queue_lengths(s->q, &l);
-	sx_sched_metrics_gauges(s->o.metrics, &l, leading(s));
-	sx_sched_metrics_queue(s->o.metrics, s->q, s->o.cfg);
+	sx_sched_metrics_gauges(&s->met, &l, leading(s));
+	sx_sched_metrics_queue(&s->met, s->q, s->o.cfg);
 }
 
 /* ---------- failures (schedule_one.go handleSchedulingFailure) ---------- */
@@ -281,7 +282,7 @@ static struct sx_status *binding_cycle(struct sx_scheduler *s, struct bind_job *
 	if (j->waiting) {
 		double t0 = sx_now_s();
 		st = sx_waiting_pod_wait(j->waiting);
-		sx_sched_metrics_permit_wait(s->o.metrics, st == NULL, sx_now_s() - t0);
+		sx_sched_metrics_permit_wait(&s->met, st == NULL, sx_now_s() - t0);
 	}
 	if (!st)
 		st = timed_bind_point(j, false);
@@ -313,7 +314,7 @@ static void run_job(struct sx_scheduler *s, struct bind_job *j)
 		sx_run_post_bind(j->prof, j->cs, pod, j->node);
 		sx_fw_metrics_point(j->prof, SX_EP_POST_BIND, SX_SUCCESS, sx_fw_metrics_now() - t0);
 		count_attempt(s, j->prof, "scheduled", j->start);
-		sx_sched_metrics_scheduled(s->o.metrics, j->attempts, j->initial_attempt);
+		sx_sched_metrics_scheduled(&s->met, j->attempts, j->initial_attempt);
 		sx_queue_done(s->q, pod);
 		return;
 	}
@@ -482,8 +483,8 @@ static void fit_error(struct sx_scheduler *s, const struct sx_profile *prof,
 	if (fo.status && !sx_status_is_rejected(fo.status))
 		sx_log(0, "PostFilter for %s/%s: %s", sx_str_get(pod->meta.ns), pod->meta.name,
 		       sx_status_message(fo.status, buf, sizeof(buf)));
-	if (fo.ran && s->o.metrics)
-		sx_metrics_inc(s->o.metrics, "scheduler_preemption_attempts_total", NULL, 1);
+	if (fo.ran)
+		sx_metric_inc(s->met.preemption_attempts, NULL, 1);
 	sx_rejectors_from_result(&rej, res);
 	handle_failure_rej(s, prof, pod,
 			   rc == 0	  ? fo.message
@@ -518,9 +519,7 @@ static void run_cycle(struct sx_scheduler *s, const struct sx_profile *prof,
 	opts.snap = snap;
 	opts.nominator = s->cur_nom ? &s->cur_nom->nom : NULL;
 	rc = snap ? sx_schedule(prof, pod, &opts, &res) : SX_ENOMEM;
-	if (s->o.metrics)
-		sx_metrics_observe(s->o.metrics, "scheduler_scheduling_algorithm_duration_seconds",
-				   NULL, sx_now_s() - t0);
+	sx_metric_observe(s->met.algorithm_duration, NULL, sx_now_s() - t0);
 	if (rc < 0)
 		handle_failure(s, prof, pod, "out of memory", false, SX_STR_EMPTY, false, start);
 	else if (res.selected >= 0)
@@ -668,9 +667,7 @@ static struct sx_status *apply_preemption(void *ctx, struct sx_preemption_eval *
 		return sx_status_new(SX_ERROR, "not the leader");
 	if (sx_preempter_submit(s->preempter, ev, preemptor, r) < 0)
 		return sx_status_new(SX_ERROR, "out of memory");
-	if (s->o.metrics)
-		sx_metrics_observe(s->o.metrics, "scheduler_preemption_victims", NULL,
-				   r->victims.n);
+	sx_metric_observe(s->met.preemption_victims, NULL, r->victims.n);
 	return NULL;
 }
 
@@ -690,10 +687,9 @@ static void on_pod(void *ctx, const struct sx_pod *old_pod, const struct sx_pod 
 	else if (old_pod)
 		sx_queue_pod_delete(s->q, old_pod);
 	if (p)
-		sx_sched_metrics_event(s->o.metrics,
-				       p->node_name != SX_STR_EMPTY ? "AssignedPod"
-								    : "UnscheduledPod",
-				       old_pod, new_pod, sx_fw_metrics_now() - t0);
+		sx_sched_metrics_event(
+			&s->met, p->node_name != SX_STR_EMPTY ? "AssignedPod" : "UnscheduledPod",
+			old_pod, new_pod, sx_fw_metrics_now() - t0);
 }
 
 static void on_node(void *ctx, const struct sx_node *old_node, const struct sx_node *new_node)
@@ -702,7 +698,7 @@ static void on_node(void *ctx, const struct sx_node *old_node, const struct sx_n
 	uint64_t t0 = sx_fw_metrics_now();
 
 	sx_queue_node_event(s->q, old_node, new_node);
-	sx_sched_metrics_event(s->o.metrics, "Node", old_node, new_node, sx_fw_metrics_now() - t0);
+	sx_sched_metrics_event(&s->met, "Node", old_node, new_node, sx_fw_metrics_now() - t0);
 }
 
 /* The event resource of a kind: its EVENT column in kinds.def (upstream
@@ -932,7 +928,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 		free_scheduler(s);
 		return rc;
 	}
-	sx_sched_metrics_define(opts->metrics);
+	sx_sched_metrics_define(opts->metrics, &s->met);
 	s->binder = (struct sx_binder){
 		.cache = opts->cache, .kube = opts->kube, .post = api_binder, .ctx = s};
 	s->nom_proxy = (struct sx_nominator){.pods_for_node = proxy_pods_for_node, .ctx = s};
