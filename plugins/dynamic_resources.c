@@ -617,6 +617,43 @@ static struct sx_status *filter_dynamic_resources(void *self, const struct sx_cy
 
 /* ---------- PostFilter ---------- */
 
+/* PostFilter's deallocation: clears the claim's status under its uid and
+ * resourceVersion preconditions (upstream dynamicresources.go PostFilter,
+ * the UpdateStatus of a claim with no reservation). */
+static struct sx_status *deallocate_claim(struct sx_kube *kube, const struct sx_dra_object *c,
+					  char *msg, size_t len)
+{
+	static const char *const cleared[] = {"reservedFor", "allocation", "devices"};
+	struct sx_buf b;
+	struct sx_jw w;
+	int rc;
+
+	sx_buf_init(&b);
+	sx_jw_init(&w, &b);
+	sx_jw_object(&w);
+	sx_jw_kobject(&w, "metadata");
+	sx_jw_kstr(&w, "uid", c->meta.uid);
+	sx_jw_kstr(&w, "resourceVersion", c->meta.resource_version);
+	sx_jw_end_object(&w);
+	sx_jw_kobject(&w, "status");
+	for (size_t i = 0; i < sizeof(cleared) / sizeof(cleared[0]); i++) {
+		sx_jw_key(&w, cleared[i]);
+		sx_jw_null(&w);
+	}
+	sx_jw_end_object(&w);
+	sx_jw_end_object(&w);
+	if (b.failed) {
+		sx_buf_free(&b);
+		return sx_status_new(SX_ERROR, "out of memory");
+	}
+	rc = sx_dra_patch_claim(kube, sx_str_get(c->meta.ns), c->meta.name, true, b.data, NULL, msg,
+				len);
+	sx_buf_free(&b);
+	if (rc < 0)
+		return sx_status_new(SX_ERROR, "%s", msg);
+	return sx_status_new(SX_UNSCHEDULABLE, "deallocation of ResourceClaim completed");
+}
+
 static struct sx_status *post_filter_dynamic_resources(void *self, struct sx_cycle_state *cs,
 						       const struct sx_pod *pod,
 						       const struct sx_filtered_status *filtered,
@@ -625,7 +662,7 @@ static struct sx_status *post_filter_dynamic_resources(void *self, struct sx_cyc
 	struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
 	uint64_t bits = s ? atomic_load(&s->unavailable) : 0;
 	struct sx_kube *kube = api(self);
-	char msg[512], body[512];
+	char msg[512];
 
 	/* getStateData fails when PreFilter never ran (an earlier PreFilter
 	 * plugin returned UnschedulableAndUnresolvable): upstream
@@ -650,15 +687,7 @@ static struct sx_status *post_filter_dynamic_resources(void *self, struct sx_cyc
 					     "deallocation of ResourceClaim completed");
 		if (!kube)
 			break;
-		snprintf(body, sizeof(body),
-			 "{\"metadata\":{\"uid\":\"%s\",\"resourceVersion\":\"%s\"},"
-			 "\"status\":{\"reservedFor\":null,\"allocation\":null,\"devices\":null}}",
-			 c->meta.uid ? c->meta.uid : "",
-			 c->meta.resource_version ? c->meta.resource_version : "");
-		if (sx_dra_patch_claim(kube, sx_str_get(c->meta.ns), c->meta.name, true, body, NULL,
-				       msg, sizeof(msg)) < 0)
-			return sx_status_new(SX_ERROR, "%s", msg);
-		return sx_status_new(SX_UNSCHEDULABLE, "deallocation of ResourceClaim completed");
+		return deallocate_claim(kube, c, msg, sizeof(msg));
 	}
 	return sx_status_new(SX_UNSCHEDULABLE, "still not schedulable");
 }
