@@ -252,7 +252,7 @@ static enum MHD_Result send_buf(struct sx_server *srv, struct MHD_Connection *co
 	if (b->failed) {
 		sx_buf_free(b);
 		code = 500;
-		sx_buf_puts(b, "{\"error\":\"out of memory\"}\n");
+		sx_reply_error(b, "out of memory");
 	}
 	resp = reply_response(srv, b);
 	if (!resp)
