@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct sx_buf {
 	char *data; /* NUL-terminated when len > 0 or after sx_buf_cstr */
@@ -28,6 +29,20 @@ void sx_buf_puts(struct sx_buf *b, const char *s);
 void sx_buf_putc(struct sx_buf *b, char c);
 void sx_buf_printf(struct sx_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sx_buf_int(struct sx_buf *b, int64_t v);
+/* Appends n bytes for the caller to fill: their address, or NULL (and
+ * failed set) when the buffer cannot grow. Inline while they fit. */
+char *sx_buf_grow_slow(struct sx_buf *b, size_t n);
+static inline char *sx_buf_grow(struct sx_buf *b, size_t n)
+{
+	char *p;
+
+	if (b->failed || n >= b->cap - b->len)
+		return sx_buf_grow_slow(b, n);
+	p = b->data + b->len;
+	b->len += n;
+	b->data[b->len] = '\0';
+	return p;
+}
 /* Takes ownership of the data (caller frees); the buffer is reset. */
 char *sx_buf_take(struct sx_buf *b, size_t *len);
 const char *sx_buf_cstr(struct sx_buf *b);
@@ -69,7 +84,6 @@ void sx_jw_object(struct sx_jw *w);
 void sx_jw_end_object(struct sx_jw *w);
 void sx_jw_array(struct sx_jw *w);
 void sx_jw_end_array(struct sx_jw *w);
-void sx_jw_key(struct sx_jw *w, const char *key);
 void sx_jw_keyn(struct sx_jw *w, const char *key, size_t n);
 
 void sx_jw_str(struct sx_jw *w, const char *s);		/* NULL writes "" */
@@ -88,12 +102,41 @@ void sx_jw_null(struct sx_jw *w);
  * printed elsewhere); the caller vouches for it. */
 void sx_jw_raw(struct sx_jw *w, const char *json, size_t n);
 
-/* key + value in one call */
-void sx_jw_kstr(struct sx_jw *w, const char *key, const char *s);
-void sx_jw_kint(struct sx_jw *w, const char *key, int64_t v);
-void sx_jw_kbool(struct sx_jw *w, const char *key, bool v);
-void sx_jw_kdouble(struct sx_jw *w, const char *key, double v);
-void sx_jw_kobject(struct sx_jw *w, const char *key);
-void sx_jw_karray(struct sx_jw *w, const char *key);
+/* key + value in one call; inline so that a literal key's length is
+ * known at compile time */
+static inline void sx_jw_key(struct sx_jw *w, const char *key)
+{
+	sx_jw_keyn(w, key, strlen(key));
+}
+static inline void sx_jw_kstr(struct sx_jw *w, const char *key, const char *s)
+{
+	sx_jw_keyn(w, key, strlen(key));
+	sx_jw_str(w, s);
+}
+static inline void sx_jw_kint(struct sx_jw *w, const char *key, int64_t v)
+{
+	sx_jw_keyn(w, key, strlen(key));
+	sx_jw_int(w, v);
+}
+static inline void sx_jw_kbool(struct sx_jw *w, const char *key, bool v)
+{
+	sx_jw_keyn(w, key, strlen(key));
+	sx_jw_bool(w, v);
+}
+static inline void sx_jw_kdouble(struct sx_jw *w, const char *key, double v)
+{
+	sx_jw_keyn(w, key, strlen(key));
+	sx_jw_double(w, v);
+}
+static inline void sx_jw_kobject(struct sx_jw *w, const char *key)
+{
+	sx_jw_keyn(w, key, strlen(key));
+	sx_jw_object(w);
+}
+static inline void sx_jw_karray(struct sx_jw *w, const char *key)
+{
+	sx_jw_keyn(w, key, strlen(key));
+	sx_jw_array(w);
+}
 
 #endif /* SCHEDEXT_BUF_H */

@@ -4,7 +4,10 @@
  *
  * State is two bit sets indexed by depth (does the container have a member
  * yet; is it an object) and a "key written, value due" flag, so a writer
- * is a few words on the caller's stack and costs one branch per value. */
+ * is a few words on the caller's stack and costs one branch per value.
+ * Each key or value is one append to the buffer (comma, quotes, colon
+ * and all) when it needs no escape: replies of thousands of names cost
+ * what hand-placed literals cost. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,45 +40,93 @@ static inline void fail(struct sx_jw *w)
 	w->b->failed = true;
 }
 
-/* Before a value: the comma when the array or top level has one already;
- * inside an object a value must follow its key. */
-static inline void before_value(struct sx_jw *w)
+/* Before a value: whether a comma is due (the array or top level has a
+ * member already); -1 when a value is not allowed here (inside an object
+ * a value must follow its key). */
+static inline int before_value(struct sx_jw *w)
 {
+	int comma;
+
 	if (w->after_key) {
 		w->after_key = false;
-		return;
+		return 0;
 	}
 	if (w->is_obj & bit(w->depth)) {
 		fail(w);
+		return -1;
+	}
+	comma = (w->more & bit(w->depth)) != 0;
+	w->more |= bit(w->depth);
+	return comma;
+}
+
+/* Bytes written as they are inside a JSON string (sx_json_strn's rule). */
+static inline bool plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+/* [,]"s"[:] in one append when s needs no escape (names, keys, most
+ * values), else through sx_json_strn. */
+static void put_str(struct sx_jw *w, int comma, const char *s, size_t n, bool colon)
+{
+	size_t i = 0;
+	char *p;
+
+	while (i < n && plain((unsigned char)s[i]))
+		i++;
+	if (i < n) {
+		if (comma)
+			sx_buf_putc(w->b, ',');
+		sx_json_strn(w->b, s, n);
+		if (colon)
+			sx_buf_putc(w->b, ':');
 		return;
 	}
-	if (w->more & bit(w->depth))
-		sx_buf_putc(w->b, ',');
-	w->more |= bit(w->depth);
+	if (!(p = sx_buf_grow(w->b, (size_t)comma + n + 2 + colon)))
+		return;
+	if (comma)
+		*p++ = ',';
+	*p++ = '"';
+	memcpy(p, s, n);
+	p += n;
+	*p++ = '"';
+	if (colon)
+		*p = ':';
+}
+
+/* [,]text in one append. */
+static void put_raw(struct sx_jw *w, int comma, const char *text, size_t n)
+{
+	char *p = sx_buf_grow(w->b, (size_t)comma + n);
+
+	if (!p)
+		return;
+	if (comma)
+		*p++ = ',';
+	memcpy(p, text, n);
 }
 
 void sx_jw_keyn(struct sx_jw *w, const char *key, size_t n)
 {
+	int comma;
+
 	if (!(w->is_obj & bit(w->depth)) || w->after_key) {
 		fail(w);
 		return;
 	}
-	if (w->more & bit(w->depth))
-		sx_buf_putc(w->b, ',');
+	comma = (w->more & bit(w->depth)) != 0;
 	w->more |= bit(w->depth);
-	sx_json_strn(w->b, key, n);
-	sx_buf_putc(w->b, ':');
+	put_str(w, comma, key, n, true);
 	w->after_key = true;
-}
-
-void sx_jw_key(struct sx_jw *w, const char *key)
-{
-	sx_jw_keyn(w, key, strlen(key));
 }
 
 static void open_container(struct sx_jw *w, char c, bool obj)
 {
-	before_value(w);
+	int comma = before_value(w);
+
+	if (comma < 0)
+		return;
 	if (w->depth + 1 >= SX_JW_MAX_DEPTH) {
 		fail(w);
 		return;
@@ -86,7 +137,7 @@ static void open_container(struct sx_jw *w, char c, bool obj)
 		w->is_obj |= bit(w->depth);
 	else
 		w->is_obj &= ~bit(w->depth);
-	sx_buf_putc(w->b, c);
+	put_raw(w, comma, &c, 1);
 }
 
 static void close_container(struct sx_jw *w, char c, bool obj)
@@ -96,7 +147,7 @@ static void close_container(struct sx_jw *w, char c, bool obj)
 		return;
 	}
 	w->depth--;
-	sx_buf_putc(w->b, c);
+	put_raw(w, 0, &c, 1);
 }
 
 void sx_jw_object(struct sx_jw *w)
@@ -121,14 +172,15 @@ void sx_jw_end_array(struct sx_jw *w)
 
 void sx_jw_strn(struct sx_jw *w, const char *s, size_t n)
 {
-	before_value(w);
-	sx_json_strn(w->b, s, n);
+	int comma = before_value(w);
+
+	if (comma >= 0)
+		put_str(w, comma, s, n, false);
 }
 
 void sx_jw_str(struct sx_jw *w, const char *s)
 {
-	before_value(w);
-	sx_json_str(w->b, s);
+	sx_jw_strn(w, s ? s : "", s ? strlen(s) : 0);
 }
 
 void sx_jw_str_or_null(struct sx_jw *w, const char *s)
@@ -167,26 +219,56 @@ void sx_jw_strf(struct sx_jw *w, const char *fmt, ...)
 	free(big);
 }
 
+/* Digits of u, sign when neg, at the end of tmp[24]: their start. */
+static char *digits(char tmp[24], uint64_t u, bool neg)
+{
+	char *p = tmp + 24;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (neg)
+		*--p = '-';
+	return p;
+}
+
 void sx_jw_int(struct sx_jw *w, int64_t v)
 {
-	before_value(w);
-	sx_buf_int(w->b, v);
+	int comma = before_value(w);
+	char tmp[24], *p;
+
+	if (comma < 0)
+		return;
+	/* the magnitude as unsigned, so INT64_MIN is exact */
+	p = digits(tmp, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, v < 0);
+	put_raw(w, comma, p, (size_t)(tmp + sizeof(tmp) - p));
 }
 
 void sx_jw_uint(struct sx_jw *w, uint64_t v)
 {
-	before_value(w);
-	sx_buf_printf(w->b, "%llu", (unsigned long long)v);
+	int comma = before_value(w);
+	char tmp[24], *p;
+
+	if (comma < 0)
+		return;
+	p = digits(tmp, v, false);
+	put_raw(w, comma, p, (size_t)(tmp + sizeof(tmp) - p));
 }
 
 void sx_jw_doublef(struct sx_jw *w, const char *fmt, double v)
 {
-	before_value(w);
-	if (!isfinite(v)) {
-		sx_buf_puts(w->b, "null");
+	int comma = before_value(w);
+	char tmp[64];
+	int n;
+
+	if (comma < 0)
 		return;
-	}
-	sx_buf_printf(w->b, fmt, v);
+	n = isfinite(v) ? snprintf(tmp, sizeof(tmp), fmt, v) : -1;
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		put_raw(w, comma, "null", 4);
+	else
+		put_raw(w, comma, tmp, (size_t)n);
 }
 
 void sx_jw_double(struct sx_jw *w, double v)
@@ -196,54 +278,24 @@ void sx_jw_double(struct sx_jw *w, double v)
 
 void sx_jw_bool(struct sx_jw *w, bool v)
 {
-	before_value(w);
-	sx_buf_puts(w->b, v ? "true" : "false");
+	int comma = before_value(w);
+
+	if (comma >= 0)
+		put_raw(w, comma, v ? "true" : "false", v ? 4 : 5);
 }
 
 void sx_jw_null(struct sx_jw *w)
 {
-	before_value(w);
-	sx_buf_puts(w->b, "null");
+	int comma = before_value(w);
+
+	if (comma >= 0)
+		put_raw(w, comma, "null", 4);
 }
 
 void sx_jw_raw(struct sx_jw *w, const char *json, size_t n)
 {
-	before_value(w);
-	sx_buf_put(w->b, json, n);
-}
+	int comma = before_value(w);
 
-void sx_jw_kstr(struct sx_jw *w, const char *key, const char *s)
-{
-	sx_jw_key(w, key);
-	sx_jw_str(w, s);
-}
-
-void sx_jw_kint(struct sx_jw *w, const char *key, int64_t v)
-{
-	sx_jw_key(w, key);
-	sx_jw_int(w, v);
-}
-
-void sx_jw_kbool(struct sx_jw *w, const char *key, bool v)
-{
-	sx_jw_key(w, key);
-	sx_jw_bool(w, v);
-}
-
-void sx_jw_kdouble(struct sx_jw *w, const char *key, double v)
-{
-	sx_jw_key(w, key);
-	sx_jw_double(w, v);
-}
-
-void sx_jw_kobject(struct sx_jw *w, const char *key)
-{
-	sx_jw_key(w, key);
-	sx_jw_object(w);
-}
-
-void sx_jw_karray(struct sx_jw *w, const char *key)
-{
-	sx_jw_key(w, key);
-	sx_jw_array(w);
+	if (comma >= 0)
+		put_raw(w, comma, json, n);
 }

@@ -188,6 +188,15 @@ static void test_jw_shapes(void)
 	sx_jw_kint(&w, "n", 1);
 	sx_buf_putc(&b, '}');
 	CHECK_STR(sx_buf_cstr(&b), "{\"kind\":\"X\",\"n\":1}");
+	/* keys and values that need escapes, after members that do not */
+	sx_buf_reset(&b);
+	sx_jw_init(&w, &b);
+	sx_jw_object(&w);
+	sx_jw_kint(&w, "plain", INT64_MIN);
+	sx_jw_kstr(&w, "node\n\"1\"", "caf\xc3\xa9\x01");
+	sx_jw_end_object(&w);
+	CHECK_STR(sx_buf_cstr(&b), "{\"plain\":-9223372036854775808,\"node\\n\\\"1\\\"\":"
+				   "\"caf\xc3\xa9\\u0001\"}");
 	sx_buf_free(&b);
 }
 
