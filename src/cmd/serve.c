@@ -398,13 +398,14 @@ struct serve {
 
 static void serve_free(struct serve *s)
 {
-	sx_serve_metrics_stop(s->sm); /* no API client may count into a freed registry */
+	sx_serve_metrics_stop(); /* no API client may count into a freed registry */
 	sx_authz_free(s->authz);
 	sx_informers_stop(s->inf);
 	sx_extenders_free(s->extenders);
 	sx_kube_free(s->kube);
 	sx_pool_free(s->pool);
 	sx_config_free(s->cfg);
+	sx_serve_metrics_free(s->sm); /* the informers and clients have stopped */
 	sx_metrics_free(s->metrics);
 	sx_cache_free(s->cache);
 	sx_node_memo_free(s->ex.node_memo);

@@ -235,8 +235,12 @@ struct sx_serve_metrics *sx_serve_metrics_init(struct sx_metrics *m, const struc
 	return sm;
 }
 
-void sx_serve_metrics_stop(struct sx_serve_metrics *sm)
+void sx_serve_metrics_stop(void)
 {
 	sx_kube_set_observer(NULL, NULL);
+}
+
+void sx_serve_metrics_free(struct sx_serve_metrics *sm)
+{
 	free(sm);
 }

@@ -18,7 +18,10 @@ struct sx_serve_metrics;
  * series for each profile (the loop, when running, makes its own). */
 struct sx_serve_metrics *sx_serve_metrics_init(struct sx_metrics *m, const struct sx_config *cfg,
 					       const char *lease_name, bool extender_only);
-/* Unhooks the API clients (before m is freed) and frees sm (NULL: no-op). */
-void sx_serve_metrics_stop(struct sx_serve_metrics *sm);
+/* Unhooks the API clients (before m is freed). A request already in
+ * flight may still count into the handles: free them with
+ * sx_serve_metrics_free only once every API client has stopped. */
+void sx_serve_metrics_stop(void);
+void sx_serve_metrics_free(struct sx_serve_metrics *sm);
 
 #endif
