@@ -42,12 +42,12 @@ static void destroy_default_preemption(void *self)
 	free(self);
 }
 
-static void write_args_default_preemption(const void *self, struct sx_buf *b)
+static void write_args_default_preemption(const void *self, struct sx_jw *w)
 {
 	const struct dp_self *s = self;
 
-	sx_buf_printf(b, ",\"minCandidateNodesPercentage\":%d,\"minCandidateNodesAbsolute\":%d",
-		      s->args.min_candidate_nodes_percentage, s->args.min_candidate_nodes_absolute);
+	sx_jw_kint(w, "minCandidateNodesPercentage", s->args.min_candidate_nodes_percentage);
+	sx_jw_kint(w, "minCandidateNodesAbsolute", s->args.min_candidate_nodes_absolute);
 }
 
 /* The profile's evaluator state (handle.h); NULL without a handle. */

@@ -260,16 +260,16 @@ static void destroy_dynamic_resources(void *self)
 	free(s);
 }
 
-static void write_args_dynamic_resources(const void *self, struct sx_buf *b)
+static void write_args_dynamic_resources(const void *self, struct sx_jw *w)
 {
 	const struct dra_self *s = self;
 	char d[64];
 
 	sx_format_duration((double)s->filter_timeout_ns / 1e9, d, sizeof(d));
-	sx_buf_printf(b, ",\"filterTimeout\":\"%s\"", d);
+	sx_jw_kstr(w, "filterTimeout", d);
 	if (s->binding_timeout_ns) {
 		sx_format_duration((double)s->binding_timeout_ns / 1e9, d, sizeof(d));
-		sx_buf_printf(b, ",\"bindingTimeout\":\"%s\"", d);
+		sx_jw_kstr(w, "bindingTimeout", d);
 	}
 }
 
@@ -963,6 +963,43 @@ static int delete_claim(struct sx_kube *kube, const struct sx_dra_object *c, cha
 	return sx_dra_delete_claim(kube, ns, c->meta.name, msg, len);
 }
 
+/* PostFilter's deallocation: clears the claim's status under its uid and
+ * resourceVersion preconditions (upstream dynamicresources.go PostFilter,
+ * the UpdateStatus of a claim with no reservation). */
+static struct sx_status *deallocate_claim(struct sx_kube *kube, const struct sx_dra_object *c,
+					  char *msg, size_t len)
+{
+	static const char *const cleared[] = {"reservedFor", "allocation", "devices"};
+	struct sx_buf b;
+	struct sx_jw w;
+	int rc;
+
+	sx_buf_init(&b);
+	sx_jw_init(&w, &b);
+	sx_jw_object(&w);
+	sx_jw_kobject(&w, "metadata");
+	sx_jw_kstr(&w, "uid", c->meta.uid);
+	sx_jw_kstr(&w, "resourceVersion", c->meta.resource_version);
+	sx_jw_end_object(&w);
+	sx_jw_kobject(&w, "status");
+	for (size_t i = 0; i < sizeof(cleared) / sizeof(cleared[0]); i++) {
+		sx_jw_key(&w, cleared[i]);
+		sx_jw_null(&w);
+	}
+	sx_jw_end_object(&w);
+	sx_jw_end_object(&w);
+	if (b.failed) {
+		sx_buf_free(&b);
+		return sx_status_new(SX_ERROR, "out of memory");
+	}
+	rc = sx_dra_patch_claim(kube, sx_str_get(c->meta.ns), c->meta.name, true, b.data, NULL, msg,
+				len);
+	sx_buf_free(&b);
+	if (rc < 0)
+		return sx_status_new(SX_ERROR, "%s", msg);
+	return sx_status_new(SX_UNSCHEDULABLE, "deallocation of ResourceClaim completed");
+}
+
 static struct sx_status *post_filter_dynamic_resources(void *self, struct sx_cycle_state *cs,
 						       const struct sx_pod *pod,
 						       const struct sx_filtered_status *filtered,
@@ -971,7 +1008,7 @@ static struct sx_status *post_filter_dynamic_resources(void *self, struct sx_cyc
 	struct dra_state *s = cs->slots[SX_SLOT_dynamic_resources];
 	uint64_t bits = s ? atomic_load(&s->unavailable) : 0;
 	struct sx_kube *kube = api(self);
-	char msg[512], body[512];
+	char msg[512];
 
 	/* getStateData fails when PreFilter never ran (an earlier PreFilter
 	 * plugin returned UnschedulableAndUnresolvable): upstream
@@ -996,15 +1033,7 @@ static struct sx_status *post_filter_dynamic_resources(void *self, struct sx_cyc
 					     "deallocation of ResourceClaim completed");
 		if (!kube)
 			break;
-		snprintf(body, sizeof(body),
-			 "{\"metadata\":{\"uid\":\"%s\",\"resourceVersion\":\"%s\"},"
-			 "\"status\":{\"reservedFor\":null,\"allocation\":null,\"devices\":null}}",
-			 c->meta.uid ? c->meta.uid : "",
-			 c->meta.resource_version ? c->meta.resource_version : "");
-		if (sx_dra_patch_claim(kube, sx_str_get(c->meta.ns), c->meta.name, true, body, NULL,
-				       msg, sizeof(msg)) < 0)
-			return sx_status_new(SX_ERROR, "%s", msg);
-		return sx_status_new(SX_UNSCHEDULABLE, "deallocation of ResourceClaim completed");
+		return deallocate_claim(kube, c, msg, sizeof(msg));
 	}
 	if (s->ext_stale) {
 		/* the special claim of a prior cycle is deleted, its finalizer

@@ -147,13 +147,12 @@ static void destroy_inter_pod_affinity(void *self)
 	free(a);
 }
 
-static void write_args_inter_pod_affinity(const void *self, struct sx_buf *b)
+static void write_args_inter_pod_affinity(const void *self, struct sx_jw *w)
 {
 	const struct args *a = self;
 
-	sx_buf_printf(b, ",\"hardPodAffinityWeight\":%d,\"ignorePreferredTermsOfExistingPods\":%s",
-		      a->hard_pod_affinity_weight,
-		      a->ignore_preferred_of_existing ? "true" : "false");
+	sx_jw_kint(w, "hardPodAffinityWeight", a->hard_pod_affinity_weight);
+	sx_jw_kbool(w, "ignorePreferredTermsOfExistingPods", a->ignore_preferred_of_existing);
 }
 
 /* ---------- term matching ---------- */

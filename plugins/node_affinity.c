@@ -288,13 +288,14 @@ static void destroy_node_affinity(void *p)
 	free(self);
 }
 
-static void write_args_node_affinity(const void *p, struct sx_buf *b)
+static void write_args_node_affinity(const void *p, struct sx_jw *w)
 {
 	const struct node_affinity *self = p;
 
+	/* added_json: the args' addedAffinity as cJSON printed it at init */
 	if (self->added_json) {
-		sx_buf_puts(b, ",\"addedAffinity\":");
-		sx_buf_puts(b, self->added_json);
+		sx_jw_key(w, "addedAffinity");
+		sx_jw_raw(w, self->added_json, strlen(self->added_json));
 	}
 }
 

@@ -91,9 +91,9 @@ static void destroy_node_resources_balanced_allocation(void *self)
 	free(self);
 }
 
-static void write_args_node_resources_balanced_allocation(const void *self, struct sx_buf *b)
+static void write_args_node_resources_balanced_allocation(const void *self, struct sx_jw *w)
 {
-	sx_ra_write_args(b, self);
+	sx_ra_write_args(w, self);
 }
 
 static void *state_clone_node_resources_balanced_allocation(const void *state)

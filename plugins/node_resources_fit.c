@@ -294,26 +294,29 @@ static int set_ignored(struct fit *f, struct fit_args *a, struct sx_error *err)
 	return 0;
 }
 
-static void write_args_node_resources_fit(const void *self, struct sx_buf *b)
+static void write_args_node_resources_fit(const void *self, struct sx_jw *w)
 {
 	static const char *const types[] = {"LeastAllocated", "MostAllocated",
 					    "RequestedToCapacityRatio"};
 	const struct fit *f = self;
 
 	/* upstream omits empty lists (omitempty) */
-	for (uint32_t i = 0; i < f->nignored; i++) {
-		sx_buf_puts(b, i ? "," : ",\"ignoredResources\":[");
-		sx_json_str(b, sx_str_get(f->ignored[i]));
+	if (f->nignored) {
+		sx_jw_karray(w, "ignoredResources");
+		for (uint32_t i = 0; i < f->nignored; i++)
+			sx_jw_str(w, sx_str_get(f->ignored[i]));
+		sx_jw_end_array(w);
 	}
-	sx_buf_puts(b, f->nignored ? "]" : "");
-	for (uint32_t i = 0; i < f->ngroups; i++) {
-		sx_buf_puts(b, i ? "," : ",\"ignoredResourceGroups\":[");
-		sx_json_str(b, f->groups[i]);
+	if (f->ngroups) {
+		sx_jw_karray(w, "ignoredResourceGroups");
+		for (uint32_t i = 0; i < f->ngroups; i++)
+			sx_jw_str(w, f->groups[i]);
+		sx_jw_end_array(w);
 	}
-	sx_buf_puts(b, f->ngroups ? "]" : "");
-	sx_buf_printf(b, ",\"scoringStrategy\":{\"type\":\"%s\"", types[f->sc.strategy]);
-	sx_ra_write_args(b, &f->sc);
-	sx_buf_putc(b, '}');
+	sx_jw_kobject(w, "scoringStrategy");
+	sx_jw_kstr(w, "type", types[f->sc.strategy]);
+	sx_ra_write_args(w, &f->sc);
+	sx_jw_end_object(w);
 }
 
 static void *init_node_resources_fit(const struct cJSON *args, struct sx_handle *h,

@@ -1243,33 +1243,33 @@ static void destroy_pod_topology_spread(void *self)
 
 /* System defaulting keeps no constraints in the args (upstream applies
  * its built-in ones at run time), List shows them. */
-static void write_args_pod_topology_spread(const void *self, struct sx_buf *b)
+static void write_args_pod_topology_spread(const void *self, struct sx_jw *w)
 {
 	const struct sx_pts_args *a = self;
 
 	if (a->system_defaulted) {
-		sx_buf_puts(b, ",\"defaultingType\":\"System\"");
+		sx_jw_kstr(w, "defaultingType", "System");
 		return;
 	}
-	sx_buf_puts(b, ",\"defaultConstraints\":[");
+	sx_jw_karray(w, "defaultConstraints");
 	for (uint32_t i = 0; i < a->n; i++) {
 		const struct sx_pts_dconstraint *d = &a->v[i];
 
-		sx_buf_printf(b, "%s{\"maxSkew\":%d,\"topologyKey\":", i ? "," : "", d->max_skew);
-		sx_json_str(b, sx_str_get(d->key));
-		sx_buf_printf(b, ",\"whenUnsatisfiable\":\"%s\"",
-			      d->when == SX_DO_NOT_SCHEDULE ? "DoNotSchedule" : "ScheduleAnyway");
+		sx_jw_object(w);
+		sx_jw_kint(w, "maxSkew", d->max_skew);
+		sx_jw_kstr(w, "topologyKey", sx_str_get(d->key));
+		sx_jw_kstr(w, "whenUnsatisfiable",
+			   d->when == SX_DO_NOT_SCHEDULE ? "DoNotSchedule" : "ScheduleAnyway");
 		if (d->min_domains)
-			sx_buf_printf(b, ",\"minDomains\":%d", d->min_domains);
+			sx_jw_kint(w, "minDomains", d->min_domains);
 		if (d->aff_policy)
-			sx_buf_printf(b, ",\"nodeAffinityPolicy\":\"%s\"",
-				      sx_pts_policies[d->aff_policy - 1]);
+			sx_jw_kstr(w, "nodeAffinityPolicy", sx_pts_policies[d->aff_policy - 1]);
 		if (d->taint_policy)
-			sx_buf_printf(b, ",\"nodeTaintsPolicy\":\"%s\"",
-				      sx_pts_policies[d->taint_policy - 1]);
-		sx_buf_putc(b, '}');
+			sx_jw_kstr(w, "nodeTaintsPolicy", sx_pts_policies[d->taint_policy - 1]);
+		sx_jw_end_object(w);
 	}
-	sx_buf_puts(b, "],\"defaultingType\":\"List\"");
+	sx_jw_end_array(w);
+	sx_jw_kstr(w, "defaultingType", "List");
 }
 
 /* PodTopologySpread.SignPod (podtopologyspread/plugin.go): spreading is

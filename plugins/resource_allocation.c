@@ -439,24 +439,29 @@ void sx_ra_default_resources(struct sx_ra_scorer *sc)
 	sc->kind[1] = RA_MEMORY;
 }
 
-void sx_ra_write_args(struct sx_buf *b, const struct sx_ra_scorer *sc)
+void sx_ra_write_args(struct sx_jw *w, const struct sx_ra_scorer *sc)
 {
-	sx_buf_puts(b, ",\"resources\":[");
+	sx_jw_karray(w, "resources");
 	for (uint32_t i = 0; i < sc->nresources; i++) {
-		sx_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
-		sx_json_str(b, sx_str_get(sc->resources[i].name));
-		sx_buf_printf(b, ",\"weight\":%lld}", (long long)sc->resources[i].weight);
+		sx_jw_object(w);
+		sx_jw_kstr(w, "name", sx_str_get(sc->resources[i].name));
+		sx_jw_kint(w, "weight", sc->resources[i].weight);
+		sx_jw_end_object(w);
 	}
-	sx_buf_putc(b, ']');
+	sx_jw_end_array(w);
 	if (sc->strategy != SX_RA_REQUESTED_TO_CAPACITY_RATIO)
 		return;
-	sx_buf_puts(b, ",\"requestedToCapacityRatio\":{\"shape\":[");
-	for (uint32_t i = 0; i < sc->nshape; i++)
-		sx_buf_printf(b, "%s{\"utilization\":%lld,\"score\":%lld}", i ? "," : "",
-			      (long long)sc->shape[i].utilization,
-			      (long long)(sc->shape[i].score /
-					  (SX_MAX_NODE_SCORE / SX_MAX_CUSTOM_PRIORITY_SCORE)));
-	sx_buf_puts(b, "]}");
+	sx_jw_kobject(w, "requestedToCapacityRatio");
+	sx_jw_karray(w, "shape");
+	for (uint32_t i = 0; i < sc->nshape; i++) {
+		sx_jw_object(w);
+		sx_jw_kint(w, "utilization", sc->shape[i].utilization);
+		sx_jw_kint(w, "score",
+			   sc->shape[i].score / (SX_MAX_NODE_SCORE / SX_MAX_CUSTOM_PRIORITY_SCORE));
+		sx_jw_end_object(w);
+	}
+	sx_jw_end_array(w);
+	sx_jw_end_object(w);
 }
 
 static const struct sx_arg resource_fields[] = {

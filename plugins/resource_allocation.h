@@ -136,6 +136,6 @@ struct sx_buf;
 /* /configz: ,"resources":[{"name","weight"}...] and, for
  * RequestedToCapacityRatio, ,"requestedToCapacityRatio":{"shape":[...]}
  * with the scores back on upstream's 0..10 scale. */
-void sx_ra_write_args(struct sx_buf *b, const struct sx_ra_scorer *sc);
+void sx_ra_write_args(struct sx_jw *w, const struct sx_ra_scorer *sc);
 
 #endif /* SCHEDEXT_PLUGINS_RESOURCE_ALLOCATION_H */

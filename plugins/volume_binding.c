@@ -235,20 +235,22 @@ static void destroy_volume_binding(void *self)
 	free(p);
 }
 
-static void write_args_volume_binding(const void *self, struct sx_buf *b)
+static void write_args_volume_binding(const void *self, struct sx_jw *w)
 {
 	const struct vb_plugin *p = self;
 
-	sx_buf_printf(b, ",\"bindTimeoutSeconds\":%lld", (long long)p->timeout_s);
+	sx_jw_kint(w, "bindTimeoutSeconds", p->timeout_s);
 	if (p->nshape == 0)
 		return;
-	sx_buf_puts(b, ",\"shape\":[");
-	for (uint32_t i = 0; i < p->nshape; i++)
-		sx_buf_printf(b, "%s{\"utilization\":%lld,\"score\":%lld}", i ? "," : "",
-			      (long long)p->shape[i].utilization,
-			      (long long)(p->shape[i].score /
-					  (SX_MAX_NODE_SCORE / SX_MAX_CUSTOM_PRIORITY_SCORE)));
-	sx_buf_putc(b, ']');
+	sx_jw_karray(w, "shape");
+	for (uint32_t i = 0; i < p->nshape; i++) {
+		sx_jw_object(w);
+		sx_jw_kint(w, "utilization", p->shape[i].utilization);
+		sx_jw_kint(w, "score",
+			   p->shape[i].score / (SX_MAX_NODE_SCORE / SX_MAX_CUSTOM_PRIORITY_SCORE));
+		sx_jw_end_object(w);
+	}
+	sx_jw_end_array(w);
 }
 
 /* The shared statuses; false when one could not be made whole. */

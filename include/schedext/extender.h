@@ -21,6 +21,7 @@ struct sx_buf;
 struct sx_cache;
 struct sx_config;
 struct sx_kube;
+struct sx_metric;
 struct sx_metrics;
 struct sx_pool;
 struct sx_profile;
@@ -36,7 +37,10 @@ struct sx_extender {
 	const struct sx_profile *profile; /* --extender-profile */
 	struct sx_pool *pool;		  /* Filter/Score fan-out; NULL = serial */
 	struct sx_kube *kube;		  /* NULL: bind in the cache only (--state) */
-	struct sx_metrics *metrics;	  /* scheduling attempts by result; may be NULL */
+	struct sx_metrics *metrics;	  /* /metrics' registry; may be NULL */
+	/* schedext_extender_verb_requests_total's handle (metrics.h), or
+	 * NULL: served verbs are not counted */
+	struct sx_metric *verb_requests;
 	/* Node items of full-Node bodies validated before (node_memo.h); NULL
 	 * scans every item in full. Owned by whoever built the extender. */
 	struct sx_node_memo *node_memo;

@@ -25,6 +25,7 @@
 #include "schedext/common.h"
 
 struct sx_buf;
+struct sx_jw;
 
 /* Upstream's gate names, alphabetical as in upstream's table; AllAlpha and
  * AllBeta are component-base's two special gates. */
@@ -143,5 +144,7 @@ const char *sx_features_diff(const struct sx_features *f, char *buf, size_t len)
 /* Appends "\"emulatedVersion\":\"1.37\",\"featureGates\":{\"A\":true}" (the
  * gates that differ from the release's defaults) for /configz. */
 void sx_features_write_json(struct sx_buf *b, const struct sx_features *f);
+/* The same two members through a writer inside an open object. */
+void sx_features_write_jw(struct sx_jw *w, const struct sx_features *f);
 
 #endif /* SCHEDEXT_FEATURES_H */

@@ -56,6 +56,12 @@ const char *sx_kube_server(const struct sx_kube *kube);
 typedef void (*sx_kube_observer_fn)(void *ctx, const char *method, const char *server,
 				    const char *code, double seconds);
 void sx_kube_set_observer(sx_kube_observer_fn fn, void *ctx);
+/* Reports one request made outside sx_kube_request (the informers'
+ * LIST and WATCH over their own curl handles) to the observer: failed is
+ * a transport failure (code "<error>"), else status is the HTTP status;
+ * the duration runs from start_ns (sx_now_ns()). */
+void sx_kube_observe(const struct sx_kube *kube, const char *method, bool failed, long status,
+		     uint64_t start_ns);
 
 /* A raw request. body may be NULL. On return *status is the HTTP status
  * (0 when no response), *resp the body (caller frees; may be NULL). Retries

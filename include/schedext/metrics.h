@@ -2,8 +2,13 @@
  * sets, rendered in the text exposition format (version 0.0.4) for
  * GET /metrics.
  *
- * Families are declared once with sx_metrics_define(); series (one per label
- * set) are created on first use. `labels` is the label part already
+ * Families are declared once, and their handles (struct sx_metric) kept by
+ * whoever updates them: sx_metrics_family() declares a family and returns
+ * its handle, sx_metrics_find() gives the handle of one declared
+ * elsewhere; updates through sx_metric_*() then find only the series (one
+ * per label set, created on first use), not the family by name. The
+ * sx_metrics_*() functions taking a name are for tests and one-off
+ * updates. `labels` is the label part already
  * formatted, e.g. `verb="filter",code="200"` (NULL or "" = no labels); values
  * must be escaped by the caller (sx_metrics_label_escape helps).
  *
@@ -18,6 +23,7 @@
 
 struct sx_buf;
 struct sx_metrics;
+struct sx_metric; /* a family; valid while its registry lives */
 
 enum sx_metric_type { SX_METRIC_COUNTER, SX_METRIC_GAUGE, SX_METRIC_HISTOGRAM };
 
@@ -54,6 +60,33 @@ enum sx_metric_stability {
 int sx_metrics_define_kube(struct sx_metrics *m, const char *name, enum sx_metric_type type,
 			   enum sx_metric_stability stability, const char *deprecated,
 			   const char *help, const double *buckets, unsigned nbuckets);
+
+/* sx_metrics_family with sx_metrics_define_kube's help annotations. */
+struct sx_metric *sx_metrics_family_kube(struct sx_metrics *m, const char *name,
+					 enum sx_metric_type type,
+					 enum sx_metric_stability stability, const char *deprecated,
+					 const char *help, const double *buckets,
+					 unsigned nbuckets);
+
+/* Declares a family (as sx_metrics_define) and returns its handle; the
+ * existing family when one of that name and type is declared already.
+ * NULL when m is NULL, on invalid arguments, a type clash or out of
+ * memory: updates through a NULL handle are ignored. */
+struct sx_metric *sx_metrics_family(struct sx_metrics *m, const char *name,
+				    enum sx_metric_type type, const char *help,
+				    const double *buckets, unsigned nbuckets);
+/* The handle of a declared family, or NULL. */
+struct sx_metric *sx_metrics_find(struct sx_metrics *m, const char *name);
+
+/* Updates through a handle, as the by-name functions below; f NULL is
+ * ignored (0 for sx_metric_value). */
+void sx_metric_inc(struct sx_metric *f, const char *labels, uint64_t v);
+void sx_metric_set(struct sx_metric *f, const char *labels, double v);
+void sx_metric_observe(struct sx_metric *f, const char *labels, double v);
+void sx_metric_touch(struct sx_metric *f, const char *labels);
+void sx_metric_set_histogram(struct sx_metric *f, const char *labels, const uint64_t *buckets,
+			     unsigned nbuckets, uint64_t count, double sum);
+double sx_metric_value(struct sx_metric *f, const char *labels);
 
 /* Counter += v. Ignored when the family is unknown or not a counter. */
 void sx_metrics_inc(struct sx_metrics *m, const char *name, const char *labels, uint64_t v);

@@ -28,6 +28,7 @@
 
 struct sx_buf;
 struct sx_detail;
+struct sx_jw;
 
 struct cJSON;
 struct sx_handle;
@@ -249,10 +250,11 @@ struct sx_plugin {
 	void (*destroy)(void *self);
 	/* Plugins with args: the args object the instance runs with, every
 	 * default applied, as /configz shows it (upstream's v1 field names and
-	 * kind args_kind, e.g. "NodeResourcesFitArgs"): appends ,"field":value
-	 * for each field (the caller writes the braces, kind and apiVersion). */
+	 * kind args_kind, e.g. "NodeResourcesFitArgs"): writes each field as a
+	 * member of the args object w has open (the caller writes the braces,
+	 * kind and apiVersion). */
 	const char *args_kind;
-	void (*write_args)(const void *self, struct sx_buf *b);
+	void (*write_args)(const void *self, struct sx_jw *w);
 
 	/* Per-cycle state management for the plugin's slot. clone is needed
 	 * by the nominated-pods pass and preemption (the state is mutated by

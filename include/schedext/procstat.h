@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+struct sx_metric;
 struct sx_metrics;
 
 struct sx_procstat {
@@ -19,9 +20,16 @@ struct sx_procstat {
 
 void sx_procstat_read(struct sx_procstat *out);
 
-/* Defines the families (process_resident_memory_bytes, ...) in m. */
-void sx_procstat_define(struct sx_metrics *m);
+/* The families' handles, kept by whoever updates them. */
+#define SX_PROCSTAT_FAMILIES 10
+struct sx_procstat_metrics {
+	struct sx_metric *f[SX_PROCSTAT_FAMILIES];
+};
+
+/* Defines the families (process_resident_memory_bytes, ...) in m and
+ * fills h with their handles. */
+void sx_procstat_define(struct sx_metrics *m, struct sx_procstat_metrics *h);
 /* Sets them from a fresh sx_procstat_read(). */
-void sx_procstat_update(struct sx_metrics *m);
+void sx_procstat_update(const struct sx_procstat_metrics *h);
 
 #endif

@@ -507,15 +507,15 @@ void sx_kube_set_observer(sx_kube_observer_fn fn, void *ctx)
 }
 
 /* One attempt's metrics (client-go request.go updateURLMetrics). */
-static void observe(const struct sx_kube *kube, const char *method, int rc, long status,
-		    uint64_t start_ns)
+void sx_kube_observe(const struct sx_kube *kube, const char *method, bool failed, long status,
+		     uint64_t start_ns)
 {
 	sx_kube_observer_fn fn = atomic_load(&observer);
 	char code[24];
 
-	if (!fn)
+	if (!fn || !kube)
 		return;
-	if (rc)
+	if (failed)
 		snprintf(code, sizeof(code), "<error>");
 	else
 		snprintf(code, sizeof(code), "%ld", status);
@@ -545,7 +545,7 @@ int sx_kube_request(struct sx_kube *kube, const char *method, const char *path,
 		uint64_t start_ns = sx_now_ns();
 		rc = attempt(kube, method, path, content_type, body, body_len, status, &r, &gen,
 			     err);
-		observe(kube, method, rc, *status, start_ns);
+		sx_kube_observe(kube, method, rc != 0, *status, start_ns);
 		if (rc) {
 			/* Transport failure: only idempotent reads are retried
 			 * (a failed credential plugin is not a transport one). */

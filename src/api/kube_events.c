@@ -13,12 +13,12 @@
 
 /* Appends message truncated to 1024 bytes ending " ..." (kube-scheduler's
  * rule), cutting on a UTF-8 boundary. */
-static void put_event_message(struct sx_buf *b, const char *m)
+static void put_event_message(struct sx_jw *w, const char *m)
 {
 	size_t n = strlen(m), cut = 1020;
 
 	if (n <= 1024) {
-		sx_json_str(b, m);
+		sx_jw_str(w, m);
 		return;
 	}
 	while (cut > 0 && ((unsigned char)m[cut] & 0xC0) == 0x80)
@@ -28,7 +28,7 @@ static void put_event_message(struct sx_buf *b, const char *m)
 
 		memcpy(tmp, m, cut);
 		memcpy(tmp + cut, " ...", 5);
-		sx_json_str(b, tmp);
+		sx_jw_str(w, tmp);
 	}
 }
 
@@ -48,11 +48,12 @@ static int event_code(int rc, long status, struct sx_error *err)
 	return err->code = SX_EIO;
 }
 
-static void put_series(struct sx_buf *b, const struct sx_kube_event *ev)
+static void put_series(struct sx_jw *w, const struct sx_kube_event *ev)
 {
-	sx_buf_printf(b, "\"series\":{\"count\":%d,\"lastObservedTime\":", (int)ev->series_count);
-	sx_json_str(b, ev->last_observed ? ev->last_observed : "");
-	sx_buf_putc(b, '}');
+	sx_jw_kobject(w, "series");
+	sx_jw_kint(w, "count", (int)ev->series_count);
+	sx_jw_kstr(w, "lastObservedTime", ev->last_observed);
+	sx_jw_end_object(w);
 }
 
 /* The body as tools/events' recorder makes it (recorderImpl.makeEvent):
@@ -62,38 +63,35 @@ static void put_event(struct sx_buf *b, const struct sx_kube_event *ev, const ch
 		      const char *event_time)
 {
 	char instance[129];
+	struct sx_jw w;
 
 	snprintf(instance, sizeof(instance), "%s", ev->instance ? ev->instance : "");
-	sx_buf_puts(b, "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":"
-		       "{\"name\":");
-	sx_json_str(b, name);
-	sx_buf_puts(b, ",\"namespace\":");
-	sx_json_str(b, ev->ns);
-	sx_buf_puts(b, "},\"eventTime\":");
-	sx_json_str(b, event_time);
-	if (ev->series_count > 0) {
-		sx_buf_putc(b, ',');
-		put_series(b, ev);
-	}
-	sx_buf_puts(b, ",\"reportingController\":");
-	sx_json_str(b, ev->component ? ev->component : "schedext");
-	sx_buf_puts(b, ",\"reportingInstance\":");
-	sx_json_str(b, instance);
-	sx_buf_puts(b, ",\"action\":");
-	sx_json_str(b, ev->action ? ev->action : "");
-	sx_buf_puts(b, ",\"reason\":");
-	sx_json_str(b, ev->reason);
-	sx_buf_puts(b, ",\"regarding\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":");
-	sx_json_str(b, ev->ns);
-	sx_buf_puts(b, ",\"name\":");
-	sx_json_str(b, ev->pod_name);
-	sx_buf_puts(b, ",\"uid\":");
-	sx_json_str(b, ev->pod_uid ? ev->pod_uid : "");
-	sx_buf_puts(b, "},\"note\":");
-	put_event_message(b, ev->message ? ev->message : "");
-	sx_buf_puts(b, ",\"type\":");
-	sx_json_str(b, ev->type ? ev->type : "Normal");
-	sx_buf_putc(b, '}');
+	sx_jw_init(&w, b);
+	sx_jw_object(&w);
+	sx_jw_kstr(&w, "apiVersion", "events.k8s.io/v1");
+	sx_jw_kstr(&w, "kind", "Event");
+	sx_jw_kobject(&w, "metadata");
+	sx_jw_kstr(&w, "name", name);
+	sx_jw_kstr(&w, "namespace", ev->ns);
+	sx_jw_end_object(&w);
+	sx_jw_kstr(&w, "eventTime", event_time);
+	if (ev->series_count > 0)
+		put_series(&w, ev);
+	sx_jw_kstr(&w, "reportingController", ev->component ? ev->component : "schedext");
+	sx_jw_kstr(&w, "reportingInstance", instance);
+	sx_jw_kstr(&w, "action", ev->action);
+	sx_jw_kstr(&w, "reason", ev->reason);
+	sx_jw_kobject(&w, "regarding");
+	sx_jw_kstr(&w, "apiVersion", "v1");
+	sx_jw_kstr(&w, "kind", "Pod");
+	sx_jw_kstr(&w, "namespace", ev->ns);
+	sx_jw_kstr(&w, "name", ev->pod_name);
+	sx_jw_kstr(&w, "uid", ev->pod_uid);
+	sx_jw_end_object(&w);
+	sx_jw_key(&w, "note");
+	put_event_message(&w, ev->message ? ev->message : "");
+	sx_jw_kstr(&w, "type", ev->type ? ev->type : "Normal");
+	sx_jw_end_object(&w);
 }
 
 int sx_kube_create_event(struct sx_kube *kube, const struct sx_kube_event *ev, struct sx_error *err)
@@ -125,15 +123,17 @@ int sx_kube_patch_event_series(struct sx_kube *kube, const struct sx_kube_event 
 {
 	char *path = sx_kube_ns_path("/apis/events.k8s.io/v1", ev->ns, "events", ev->name, NULL);
 	struct sx_buf b;
+	struct sx_jw w;
 	long status;
 	int rc;
 
 	if (!path)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
 	sx_buf_init(&b);
-	sx_buf_putc(&b, '{');
-	put_series(&b, ev);
-	sx_buf_putc(&b, '}');
+	sx_jw_init(&w, &b);
+	sx_jw_object(&w);
+	put_series(&w, ev);
+	sx_jw_end_object(&w);
 	rc = sx_kube_write_json(kube, "PATCH", path, "application/strategic-merge-patch+json", &b,
 				NULL, &status, err);
 	sx_buf_free(&b);

@@ -80,32 +80,32 @@ static int lease_write(struct sx_kube *kube, const char *method, const char *ns,
 				     strcmp(method, "PUT") == 0 ? name : NULL, NULL);
 	char *out = NULL;
 	struct sx_buf b;
+	struct sx_jw w;
 	int rc;
 
 	if (!path)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
 	sx_buf_init(&b);
-	sx_buf_puts(&b, "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\","
-			"\"metadata\":{\"name\":");
-	sx_json_str(&b, name);
-	sx_buf_puts(&b, ",\"namespace\":");
-	sx_json_str(&b, ns);
-	if (l->resource_version[0]) {
-		sx_buf_puts(&b, ",\"resourceVersion\":");
-		sx_json_str(&b, l->resource_version);
-	}
-	sx_buf_puts(&b, "},\"spec\":{\"holderIdentity\":");
-	sx_json_str(&b, l->holder);
-	sx_buf_printf(&b, ",\"leaseDurationSeconds\":%d", (int)l->duration_s);
-	if (l->acquire_time[0]) {
-		sx_buf_puts(&b, ",\"acquireTime\":");
-		sx_json_str(&b, l->acquire_time);
-	}
-	if (l->renew_time[0]) {
-		sx_buf_puts(&b, ",\"renewTime\":");
-		sx_json_str(&b, l->renew_time);
-	}
-	sx_buf_printf(&b, ",\"leaseTransitions\":%d}}", (int)l->transitions);
+	sx_jw_init(&w, &b);
+	sx_jw_object(&w);
+	sx_jw_kstr(&w, "apiVersion", "coordination.k8s.io/v1");
+	sx_jw_kstr(&w, "kind", "Lease");
+	sx_jw_kobject(&w, "metadata");
+	sx_jw_kstr(&w, "name", name);
+	sx_jw_kstr(&w, "namespace", ns);
+	if (l->resource_version[0])
+		sx_jw_kstr(&w, "resourceVersion", l->resource_version);
+	sx_jw_end_object(&w);
+	sx_jw_kobject(&w, "spec");
+	sx_jw_kstr(&w, "holderIdentity", l->holder);
+	sx_jw_kint(&w, "leaseDurationSeconds", (int)l->duration_s);
+	if (l->acquire_time[0])
+		sx_jw_kstr(&w, "acquireTime", l->acquire_time);
+	if (l->renew_time[0])
+		sx_jw_kstr(&w, "renewTime", l->renew_time);
+	sx_jw_kint(&w, "leaseTransitions", (int)l->transitions);
+	sx_jw_end_object(&w);
+	sx_jw_end_object(&w);
 	rc = write_json(kube, method, path, "application/json", &b, &out, err);
 	if (rc == 0)
 		rc = parse_lease(out, l, err);

@@ -36,25 +36,28 @@ int sx_kube_bind(struct sx_kube *kube, const char *ns, const char *name, const c
 {
 	char *path = sx_kube_ns_path("/api/v1", ns, "pods", name, "binding");
 	struct sx_buf b;
+	struct sx_jw w;
 	int rc;
 
 	if (!path)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
 	sx_buf_init(&b);
-	sx_buf_puts(&b, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{");
-	sx_json_key(&b, "name");
-	sx_json_str(&b, name);
-	sx_buf_putc(&b, ',');
-	sx_json_key(&b, "namespace");
-	sx_json_str(&b, ns);
-	if (uid && *uid) {
-		sx_buf_putc(&b, ',');
-		sx_json_key(&b, "uid");
-		sx_json_str(&b, uid);
-	}
-	sx_buf_puts(&b, "},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":");
-	sx_json_str(&b, node);
-	sx_buf_puts(&b, "}}");
+	sx_jw_init(&w, &b);
+	sx_jw_object(&w);
+	sx_jw_kstr(&w, "apiVersion", "v1");
+	sx_jw_kstr(&w, "kind", "Binding");
+	sx_jw_kobject(&w, "metadata");
+	sx_jw_kstr(&w, "name", name);
+	sx_jw_kstr(&w, "namespace", ns);
+	if (uid && *uid)
+		sx_jw_kstr(&w, "uid", uid);
+	sx_jw_end_object(&w);
+	sx_jw_kobject(&w, "target");
+	sx_jw_kstr(&w, "apiVersion", "v1");
+	sx_jw_kstr(&w, "kind", "Node");
+	sx_jw_kstr(&w, "name", node);
+	sx_jw_end_object(&w);
+	sx_jw_end_object(&w);
 	rc = write_json(kube, "POST", path, "application/json", &b, NULL, err);
 	sx_buf_free(&b);
 	free(path);
@@ -122,38 +125,35 @@ int sx_kube_patch_pod_status(struct sx_kube *kube, const char *ns, const char *n
 {
 	char *path = sx_kube_ns_path("/api/v1", ns, "pods", name, "status"), now[40];
 	struct sx_buf b;
-	bool comma = false;
+	struct sx_jw w;
 	int rc;
 
 	if (!path)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
 	sx_buf_init(&b);
-	sx_buf_puts(&b, "{\"status\":{");
+	sx_jw_init(&w, &b);
+	sx_jw_object(&w);
+	sx_jw_kobject(&w, "status");
 	if (nominated) {
-		sx_json_key(&b, "nominatedNodeName");
-		if (*nominated)
-			sx_json_str(&b, nominated);
-		else
-			sx_buf_puts(&b, "null");
-		comma = true;
+		sx_jw_key(&w, "nominatedNodeName");
+		sx_jw_str_or_null(&w, *nominated ? nominated : NULL);
 	}
 	if (cond_type) {
 		time_str(now, sizeof(now), false);
-		if (comma)
-			sx_buf_putc(&b, ',');
-		sx_buf_puts(&b, "\"conditions\":[{\"type\":");
-		sx_json_str(&b, cond_type);
-		sx_buf_puts(&b, ",\"status\":");
-		sx_json_str(&b, cond_status ? cond_status : "False");
-		sx_buf_puts(&b, ",\"reason\":");
-		sx_json_str(&b, reason ? reason : "");
-		sx_buf_puts(&b, ",\"message\":");
-		sx_json_str(&b, message ? message : "");
-		sx_buf_puts(&b, ",\"lastProbeTime\":null,\"lastTransitionTime\":");
-		sx_json_str(&b, now);
-		sx_buf_puts(&b, "}]");
+		sx_jw_karray(&w, "conditions");
+		sx_jw_object(&w);
+		sx_jw_kstr(&w, "type", cond_type);
+		sx_jw_kstr(&w, "status", cond_status ? cond_status : "False");
+		sx_jw_kstr(&w, "reason", reason);
+		sx_jw_kstr(&w, "message", message);
+		sx_jw_key(&w, "lastProbeTime");
+		sx_jw_null(&w);
+		sx_jw_kstr(&w, "lastTransitionTime", now);
+		sx_jw_end_object(&w);
+		sx_jw_end_array(&w);
 	}
-	sx_buf_puts(&b, "}}");
+	sx_jw_end_object(&w);
+	sx_jw_end_object(&w);
 	rc = write_json(kube, "PATCH", path, "application/strategic-merge-patch+json", &b, NULL,
 			err);
 	sx_buf_free(&b);
@@ -166,18 +166,23 @@ int sx_kube_delete_pod(struct sx_kube *kube, const char *ns, const char *name, c
 {
 	char *path = sx_kube_ns_path("/api/v1", ns, "pods", name, NULL);
 	struct sx_buf b;
+	struct sx_jw w;
 	int rc;
 
 	if (!path)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
 	sx_buf_init(&b);
-	sx_buf_puts(&b, "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\"");
+	sx_jw_init(&w, &b);
+	sx_jw_object(&w);
+	sx_jw_kstr(&w, "apiVersion", "v1");
+	sx_jw_kstr(&w, "kind", "DeleteOptions");
 	if (uid && *uid) {
-		sx_buf_puts(&b, ",\"preconditions\":{\"uid\":");
-		sx_json_str(&b, uid);
-		sx_buf_putc(&b, '}');
+		sx_jw_kobject(&w, "preconditions");
+		sx_jw_kstr(&w, "uid", uid);
+		sx_jw_end_object(&w);
 	}
-	sx_buf_puts(&b, ",\"propagationPolicy\":\"Background\"}");
+	sx_jw_kstr(&w, "propagationPolicy", "Background");
+	sx_jw_end_object(&w);
 	rc = write_json(kube, "DELETE", path, "application/json", &b, NULL, err);
 	sx_buf_free(&b);
 	free(path);
@@ -203,11 +208,14 @@ static int merge_patch(struct sx_kube *kube, const char *path, struct sx_buf *b,
 	return rc;
 }
 
-/* The metadata part of a patch: the resourceVersion precondition. */
-static void put_rv_precondition(struct sx_buf *b, const char *rv)
+/* Opens a merge patch and its metadata with the resourceVersion
+ * precondition; the caller adds to metadata and closes it. */
+static void open_rv_patch(struct sx_jw *w, struct sx_buf *b, const char *rv)
 {
-	sx_buf_puts(b, "\"metadata\":{\"resourceVersion\":");
-	sx_json_str(b, rv ? rv : "");
+	sx_jw_init(w, b);
+	sx_jw_object(w);
+	sx_jw_kobject(w, "metadata");
+	sx_jw_kstr(w, "resourceVersion", rv);
 }
 
 int sx_kube_bind_pv(struct sx_kube *kube, const char *pv, const char *rv,
@@ -215,6 +223,7 @@ int sx_kube_bind_pv(struct sx_kube *kube, const char *pv, const char *rv,
 		    size_t len, struct sx_error *err)
 {
 	struct sx_buf b, pb;
+	struct sx_jw w;
 	char *path;
 	int rc;
 
@@ -225,21 +234,24 @@ int sx_kube_bind_pv(struct sx_kube *kube, const char *pv, const char *rv,
 	if (!path)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
 	sx_buf_init(&b);
-	sx_buf_putc(&b, '{');
-	put_rv_precondition(&b, rv);
-	if (bound_by_controller)
-		sx_buf_puts(&b,
-			    ",\"annotations\":{\"pv.kubernetes.io/bound-by-controller\":\"yes\"}");
-	sx_buf_puts(&b, "},\"spec\":{\"claimRef\":{\"kind\":\"PersistentVolumeClaim\","
-			"\"apiVersion\":\"v1\",\"namespace\":");
-	sx_json_str(&b, claim->ns);
-	sx_buf_puts(&b, ",\"name\":");
-	sx_json_str(&b, claim->name);
-	sx_buf_puts(&b, ",\"uid\":");
-	sx_json_str(&b, claim->uid ? claim->uid : "");
-	sx_buf_puts(&b, ",\"resourceVersion\":");
-	sx_json_str(&b, claim->resource_version ? claim->resource_version : "");
-	sx_buf_puts(&b, "}}}");
+	open_rv_patch(&w, &b, rv);
+	if (bound_by_controller) {
+		sx_jw_kobject(&w, "annotations");
+		sx_jw_kstr(&w, "pv.kubernetes.io/bound-by-controller", "yes");
+		sx_jw_end_object(&w);
+	}
+	sx_jw_end_object(&w);
+	sx_jw_kobject(&w, "spec");
+	sx_jw_kobject(&w, "claimRef");
+	sx_jw_kstr(&w, "kind", "PersistentVolumeClaim");
+	sx_jw_kstr(&w, "apiVersion", "v1");
+	sx_jw_kstr(&w, "namespace", claim->ns);
+	sx_jw_kstr(&w, "name", claim->name);
+	sx_jw_kstr(&w, "uid", claim->uid);
+	sx_jw_kstr(&w, "resourceVersion", claim->resource_version);
+	sx_jw_end_object(&w);
+	sx_jw_end_object(&w);
+	sx_jw_end_object(&w);
 	rc = merge_patch(kube, path, &b, new_rv, len, err);
 	sx_buf_free(&b);
 	free(path);
@@ -252,18 +264,18 @@ int sx_kube_annotate_pvc(struct sx_kube *kube, const char *ns, const char *name,
 {
 	char *path = sx_kube_ns_path("/api/v1", ns, "persistentvolumeclaims", name, NULL);
 	struct sx_buf b;
+	struct sx_jw w;
 	int rc;
 
 	if (!path)
 		return sx_error_set(err, SX_ENOMEM, "out of memory");
 	sx_buf_init(&b);
-	sx_buf_putc(&b, '{');
-	put_rv_precondition(&b, rv);
-	sx_buf_puts(&b, ",\"annotations\":{");
-	sx_json_str(&b, key);
-	sx_buf_putc(&b, ':');
-	sx_json_str(&b, value);
-	sx_buf_puts(&b, "}}}");
+	open_rv_patch(&w, &b, rv);
+	sx_jw_kobject(&w, "annotations");
+	sx_jw_kstr(&w, key, value);
+	sx_jw_end_object(&w);
+	sx_jw_end_object(&w);
+	sx_jw_end_object(&w);
 	rc = merge_patch(kube, path, &b, new_rv, len, err);
 	sx_buf_free(&b);
 	free(path);

@@ -246,6 +246,13 @@ static size_t on_data(char *data, size_t size, size_t n, void *ctx)
 	x->last_data_ns = sx_now_ns();
 	if (x->status == 0)
 		curl_easy_getinfo(x->inf->h, CURLINFO_RESPONSE_CODE, &x->status);
+	/* A watch is counted when its response begins, as client-go's
+	 * rest/request.go (Request.Watch) calls updateURLMetrics once
+	 * client.Do returned the headers: the stream then runs for minutes. */
+	if (x->watch && !x->observed) {
+		x->observed = true;
+		sx_kube_observe(x->inf->parent->kube, "GET", false, x->status, x->start_ns);
+	}
 	if (x->watch && x->status == 200) {
 		int rc = sx_line_buf_feed(&x->lines, data, len, on_event, x);
 
@@ -369,7 +376,7 @@ static bool start_transfer(struct informer *inf)
 	curl_easy_setopt(inf->h, CURLOPT_ERRORBUFFER, inf->ebuf);
 	curl_easy_setopt(inf->h, CURLOPT_PRIVATE, inf);
 	sx_kube_throttle(p->kube, &p->stop);
-	inf->x.last_data_ns = inf->watch_t0 = sx_now_ns();
+	inf->x.last_data_ns = inf->watch_t0 = inf->x.start_ns = sx_now_ns();
 	if (curl_multi_add_handle(p->multi, inf->h) != CURLM_OK) {
 		curl_slist_free_all(inf->hdrs);
 		inf->hdrs = NULL;
@@ -424,6 +431,10 @@ static void transfer_done(struct informer *inf, CURLcode rc)
 		curl_easy_getinfo(inf->h, CURLINFO_RESPONSE_CODE, &inf->x.status);
 	if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR && !stopping(inf))
 		log_transport(inf, &inf->x, rc, inf->ebuf);
+	/* a LIST page (or a watch that never answered) in rest_client_*,
+	 * like every other API call; not a transfer we aborted to stop */
+	if (!inf->x.observed && !stopping(inf))
+		sx_kube_observe(p->kube, "GET", inf->x.status == 0, inf->x.status, inf->x.start_ns);
 	curl_slist_free_all(inf->hdrs);
 	inf->hdrs = NULL;
 	if (!stopping(inf)) {

@@ -65,6 +65,8 @@ struct xfer {
 	enum result result;
 	unsigned long events;
 	uint64_t last_data_ns;
+	uint64_t start_ns; /* when the request was sent */
+	bool observed;	   /* counted in rest_client_* already */
 };
 
 /* LIST pages decoded so far (applied at once with the last page). */

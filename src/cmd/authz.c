@@ -161,14 +161,19 @@ static int token_review(struct sx_authz *a, const char *token, struct user *u, c
 			size_t msglen)
 {
 	struct sx_buf b;
+	struct sx_jw w;
 	cJSON *ans, *st, *user, *g;
 	int rc;
 
 	sx_buf_init(&b);
-	sx_buf_puts(&b, "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"TokenReview\","
-			"\"spec\":{\"token\":");
-	sx_json_str(&b, token);
-	sx_buf_puts(&b, "}}");
+	sx_jw_init(&w, &b);
+	sx_jw_object(&w);
+	sx_jw_kstr(&w, "apiVersion", "authentication.k8s.io/v1");
+	sx_jw_kstr(&w, "kind", "TokenReview");
+	sx_jw_kobject(&w, "spec");
+	sx_jw_kstr(&w, "token", token);
+	sx_jw_end_object(&w);
+	sx_jw_end_object(&w);
 	ans = b.failed ? NULL
 		       : review(a, "/apis/authentication.k8s.io/v1/tokenreviews", b.data, msg,
 				msglen);
@@ -198,28 +203,29 @@ static int access_review(struct sx_authz *a, const struct user *u, const char *p
 			 const char *verb, char *reason, size_t rlen, char *msg, size_t msglen)
 {
 	struct sx_buf b;
+	struct sx_jw w;
 	cJSON *ans, *st;
 	int rc;
 
 	sx_buf_init(&b);
-	sx_buf_puts(&b, "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":"
-			"\"SubjectAccessReview\",\"spec\":{\"user\":");
-	sx_json_str(&b, u->name);
-	if (u->uid[0]) {
-		sx_buf_puts(&b, ",\"uid\":");
-		sx_json_str(&b, u->uid);
-	}
-	sx_buf_puts(&b, ",\"groups\":[");
-	for (unsigned i = 0; i < u->ngroups; i++) {
-		if (i)
-			sx_buf_putc(&b, ',');
-		sx_json_str(&b, u->groups[i]);
-	}
-	sx_buf_puts(&b, "],\"nonResourceAttributes\":{\"path\":");
-	sx_json_str(&b, path);
-	sx_buf_puts(&b, ",\"verb\":");
-	sx_json_str(&b, verb);
-	sx_buf_puts(&b, "}}}");
+	sx_jw_init(&w, &b);
+	sx_jw_object(&w);
+	sx_jw_kstr(&w, "apiVersion", "authorization.k8s.io/v1");
+	sx_jw_kstr(&w, "kind", "SubjectAccessReview");
+	sx_jw_kobject(&w, "spec");
+	sx_jw_kstr(&w, "user", u->name);
+	if (u->uid[0])
+		sx_jw_kstr(&w, "uid", u->uid);
+	sx_jw_karray(&w, "groups");
+	for (unsigned i = 0; i < u->ngroups; i++)
+		sx_jw_str(&w, u->groups[i]);
+	sx_jw_end_array(&w);
+	sx_jw_kobject(&w, "nonResourceAttributes");
+	sx_jw_kstr(&w, "path", path);
+	sx_jw_kstr(&w, "verb", verb);
+	sx_jw_end_object(&w);
+	sx_jw_end_object(&w);
+	sx_jw_end_object(&w);
 	ans = b.failed ? NULL
 		       : review(a, "/apis/authorization.k8s.io/v1/subjectaccessreviews", b.data,
 				msg, msglen);

@@ -565,11 +565,14 @@ static int cmd_why(const struct kargs *a, struct env *e)
 			sx_buf_printf(&out, "Pod %s is already bound to node %s.\n", key,
 				      sx_str_get(node));
 		else {
-			sx_buf_puts(&out, "{\"pod\":");
-			sx_json_str(&out, key);
-			sx_buf_puts(&out, ",\"boundNode\":");
-			sx_json_str(&out, sx_str_get(node));
-			sx_buf_puts(&out, "}\n");
+			struct sx_jw w;
+
+			sx_jw_init(&w, &out);
+			sx_jw_object(&w);
+			sx_jw_kstr(&w, "pod", key);
+			sx_jw_kstr(&w, "boundNode", sx_str_get(node));
+			sx_jw_end_object(&w);
+			sx_buf_putc(&out, '\n');
 		}
 		rc = 0;
 	} else {

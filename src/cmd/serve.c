@@ -381,6 +381,7 @@ static unsigned pool_threads(int parallelism)
 
 /* Everything serve owns, torn down in reverse order by serve_free(). */
 struct serve {
+	struct sx_serve_metrics *sm; /* rest_client_* handles (serve_metrics.h) */
 	struct sx_cache *cache;
 	struct sx_config *cfg;
 	struct sx_pool *pool;
@@ -408,6 +409,7 @@ static void serve_free(struct serve *s)
 	sx_kube_free(s->kube);
 	sx_pool_free(s->pool);
 	sx_config_free(s->cfg);
+	sx_serve_metrics_free(s->sm); /* the informers and clients have stopped */
 	sx_metrics_free(s->metrics);
 	sx_cache_free(s->cache);
 	sx_node_memo_free(s->ex.node_memo);
@@ -621,7 +623,7 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	if (s->metrics) {
 		sx_fw_metrics_define(s->metrics,
 				     &s->cfg->features); /* the same families in every mode */
-		sx_serve_metrics_init(s->metrics, s->cfg, s->le_name, !a->standalone);
+		s->sm = sx_serve_metrics_init(s->metrics, s->cfg, s->le_name, !a->standalone);
 	}
 	s->pool = sx_pool_new(pool_threads(s->cfg->parallelism));
 	if (!s->cache || !s->metrics || !s->pool) {
@@ -667,6 +669,7 @@ static int serve_setup(struct serve *s, const struct serve_args *a)
 	s->ex.pool = s->pool;
 	s->ex.kube = s->kube;
 	s->ex.metrics = s->metrics;
+	s->ex.verb_requests = sx_metrics_find(s->metrics, "schedext_extender_verb_requests_total");
 	s->ex.node_memo = sx_node_memo_new(NODE_MEMO_BYTES, NODE_MEMO_ITEMS);
 	if (!s->ex.node_memo) {
 		fprintf(stderr, "schedext serve: out of memory\n");

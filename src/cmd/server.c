@@ -80,6 +80,12 @@ struct sx_server {
 	double started;
 	int (*verify_peers)(void *session, unsigned int *status); /* gnutls, via dlsym */
 	struct sx_bufpool bufs; /* request bodies and replies, reused (bufpool.h) */
+	/* metric handles (NULL without a registry), resolved at start */
+	struct {
+		struct sx_metric *requests, *duration, *nodes, *pods, *restarts, *uptime;
+		struct sx_metric *cache_size, *master_status, *leader;
+		struct sx_procstat_metrics proc;
+	} m;
 };
 
 /* Bodies and replies above POOLED_MIN come from, and go back to, the
@@ -183,16 +189,15 @@ static enum route find_route(const struct sx_server *srv, const char *url)
 
 static void record(struct sx_server *srv, const struct request *rq, unsigned code)
 {
-	struct sx_metrics *m = srv->ex->metrics;
 	char labels[96];
 	double secs = (double)(sx_now_ns() - rq->start_ns) / 1e9;
 
-	if (!m)
+	if (!srv->m.requests)
 		return;
 	snprintf(labels, sizeof(labels), "verb=\"%s\",code=\"%u\"", routes[rq->route].name, code);
-	sx_metrics_inc(m, "schedext_http_requests_total", labels, 1);
+	sx_metric_inc(srv->m.requests, labels, 1);
 	snprintf(labels, sizeof(labels), "verb=\"%s\"", routes[rq->route].name);
-	sx_metrics_observe(m, "schedext_http_request_duration_seconds", labels, secs);
+	sx_metric_observe(srv->m.duration, labels, secs);
 }
 
 /* A reply MHD is sending: its buffer goes back to the pool when MHD is
@@ -247,7 +252,7 @@ static enum MHD_Result send_buf(struct sx_server *srv, struct MHD_Connection *co
 	if (b->failed) {
 		sx_buf_free(b);
 		code = 500;
-		sx_buf_puts(b, "{\"error\":\"out of memory\"}\n");
+		sx_reply_error(b, "out of memory");
 	}
 	resp = reply_response(srv, b);
 	if (!resp)
@@ -344,9 +349,14 @@ static unsigned op_readyz(struct sx_server *srv, const struct request *rq, struc
 
 static unsigned op_version(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
-	sx_buf_puts(b, "{\"version\":");
-	sx_json_str(b, SX_VERSION);
-	sx_buf_puts(b, ",\"extenderAPI\":\"k8s.io/kube-scheduler/extender/v1\"}\n");
+	struct sx_jw w;
+
+	sx_jw_init(&w, b);
+	sx_jw_object(&w);
+	sx_jw_kstr(&w, "version", SX_VERSION);
+	sx_jw_kstr(&w, "extenderAPI", "k8s.io/kube-scheduler/extender/v1");
+	sx_jw_end_object(&w);
+	sx_buf_putc(b, '\n');
 	return 200;
 }
 
@@ -356,68 +366,64 @@ static unsigned op_metrics(struct sx_server *srv, const struct request *rq, stru
 	struct sx_cache_stats st = {0};
 
 	sx_cache_stats(srv->ex->cache, &st);
-	sx_metrics_set(m, "schedext_cache_nodes", NULL, st.nodes);
-	sx_metrics_set(m, "schedext_cache_pods", "state=\"bound\"", st.bound_pods);
-	sx_metrics_set(m, "schedext_cache_pods", "state=\"pending\"", st.pending_pods);
-	sx_metrics_set(m, "schedext_cache_pods", "state=\"assumed\"", st.assumed_pods);
-	sx_metrics_set(m, "schedext_watch_restarts_total", NULL,
-		       srv->inf ? (double)sx_informers_restarts(srv->inf) : 0);
-	sx_metrics_set(m, "schedext_uptime_seconds", NULL, sx_now_s() - srv->started);
-	sx_procstat_update(m);
-	sx_metrics_set(m, "scheduler_cache_size", "type=\"nodes\"", st.nodes);
-	sx_metrics_set(m, "scheduler_cache_size", "type=\"pods\"", st.pods);
-	sx_metrics_set(m, "scheduler_cache_size", "type=\"assumed_pods\"", st.assumed_pods);
+	sx_metric_set(srv->m.nodes, NULL, st.nodes);
+	sx_metric_set(srv->m.pods, "state=\"bound\"", st.bound_pods);
+	sx_metric_set(srv->m.pods, "state=\"pending\"", st.pending_pods);
+	sx_metric_set(srv->m.pods, "state=\"assumed\"", st.assumed_pods);
+	sx_metric_set(srv->m.restarts, NULL,
+		      srv->inf ? (double)sx_informers_restarts(srv->inf) : 0);
+	sx_metric_set(srv->m.uptime, NULL, sx_now_s() - srv->started);
+	sx_procstat_update(&srv->m.proc);
+	sx_metric_set(srv->m.cache_size, "type=\"nodes\"", st.nodes);
+	sx_metric_set(srv->m.cache_size, "type=\"pods\"", st.pods);
+	sx_metric_set(srv->m.cache_size, "type=\"assumed_pods\"", st.assumed_pods);
 	if (srv->lease_label[0]) /* client-go's leaderelection gauge, from the loop's */
-		sx_metrics_set(m, "leader_election_master_status", srv->lease_label,
-			       sx_metrics_value(m, "schedext_leader", NULL));
+		sx_metric_set(srv->m.master_status, srv->lease_label,
+			      sx_metric_value(srv->m.leader, NULL));
 	sx_fw_metrics_export(m, srv->ex->cfg);
 	sx_metrics_render(m, b);
 	return 200;
 }
 
-struct cache_dump {
-	struct sx_buf *b;
-	unsigned n;
-};
-
 static void dump_node(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)
 {
-	struct cache_dump *d = ctx;
+	struct sx_jw *w = ctx;
 	const struct sx_meta *meta = sx_object_meta(obj);
 
-	sx_buf_puts(d->b, d->n++ ? ",{\"name\":" : "{\"name\":");
-	sx_json_str(d->b, meta->name ? meta->name : "");
-	sx_buf_puts(d->b, ",\"resourceVersion\":");
-	sx_json_str(d->b, meta->resource_version ? meta->resource_version : "");
-	sx_buf_putc(d->b, '}');
+	sx_jw_object(w);
+	sx_jw_kstr(w, "name", meta->name);
+	sx_jw_kstr(w, "resourceVersion", meta->resource_version);
+	sx_jw_end_object(w);
 }
 
 static void dump_pod(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)
 {
-	struct cache_dump *d = ctx;
+	struct sx_jw *w = ctx;
 	const struct sx_meta *meta = sx_object_meta(obj);
 
-	sx_buf_puts(d->b, d->n++ ? ",{\"namespace\":" : "{\"namespace\":");
-	sx_json_str(d->b, sx_str_get(meta->ns));
-	sx_buf_puts(d->b, ",\"name\":");
-	sx_json_str(d->b, meta->name ? meta->name : "");
-	sx_buf_puts(d->b, ",\"nodeName\":");
-	sx_json_str(d->b, sx_str_get(node));
-	sx_buf_puts(d->b, ",\"resourceVersion\":");
-	sx_json_str(d->b, meta->resource_version ? meta->resource_version : "");
-	sx_buf_puts(d->b, assumed ? ",\"assumed\":true}" : ",\"assumed\":false}");
+	sx_jw_object(w);
+	sx_jw_kstr(w, "namespace", sx_str_get(meta->ns));
+	sx_jw_kstr(w, "name", meta->name);
+	sx_jw_kstr(w, "nodeName", sx_str_get(node));
+	sx_jw_kstr(w, "resourceVersion", meta->resource_version);
+	sx_jw_kbool(w, "assumed", assumed);
+	sx_jw_end_object(w);
 }
 
 static unsigned op_cache(struct sx_server *srv, const struct request *rq, struct sx_buf *b)
 {
-	struct cache_dump d = {b, 0};
+	struct sx_jw w;
 
-	sx_buf_puts(b, "{\"nodes\":[");
-	sx_cache_visit(srv->ex->cache, SX_KIND_NODE, dump_node, &d);
-	sx_buf_puts(b, "],\"pods\":[");
-	d.n = 0;
-	sx_cache_visit(srv->ex->cache, SX_KIND_POD, dump_pod, &d);
-	sx_buf_puts(b, "]}\n");
+	sx_jw_init(&w, b);
+	sx_jw_object(&w);
+	sx_jw_karray(&w, "nodes");
+	sx_cache_visit(srv->ex->cache, SX_KIND_NODE, dump_node, &w);
+	sx_jw_end_array(&w);
+	sx_jw_karray(&w, "pods");
+	sx_cache_visit(srv->ex->cache, SX_KIND_POD, dump_pod, &w);
+	sx_jw_end_array(&w);
+	sx_jw_end_object(&w);
+	sx_buf_putc(b, '\n');
 	return 200;
 }
 
@@ -812,22 +818,28 @@ static int listen_socket(const char *spec, const struct sockaddr_storage *ss, so
 	return fd;
 }
 
-static void define_metrics(struct sx_metrics *m)
+/* The server's families, and the handles of those it sets that others
+ * declared before it starts (the framework's cache size; the standalone
+ * loop's leader gauge and serve's leader_election_master_status). */
+static void define_metrics(struct sx_server *srv, struct sx_metrics *m)
 {
-	sx_metrics_define(m, "schedext_http_requests_total", SX_METRIC_COUNTER,
-			  "HTTP requests by verb and status code.", NULL, 0);
-	sx_metrics_define(m, "schedext_http_request_duration_seconds", SX_METRIC_HISTOGRAM,
-			  "HTTP request latency by verb.", latency_buckets,
-			  SX_ARRAY_SIZE(latency_buckets));
-	sx_metrics_define(m, "schedext_cache_nodes", SX_METRIC_GAUGE, "Nodes in the cache.", NULL,
-			  0);
-	sx_metrics_define(m, "schedext_cache_pods", SX_METRIC_GAUGE, "Pods in the cache by state.",
-			  NULL, 0);
-	sx_metrics_define(m, "schedext_watch_restarts_total", SX_METRIC_COUNTER,
-			  "Watch restarts of the informers.", NULL, 0);
-	sx_metrics_define(m, "schedext_uptime_seconds", SX_METRIC_GAUGE,
-			  "Seconds since the server started.", NULL, 0);
-	sx_procstat_define(m);
+	srv->m.requests = sx_metrics_family(m, "schedext_http_requests_total", SX_METRIC_COUNTER,
+					    "HTTP requests by verb and status code.", NULL, 0);
+	srv->m.duration = sx_metrics_family(m, "schedext_http_request_duration_seconds",
+					    SX_METRIC_HISTOGRAM, "HTTP request latency by verb.",
+					    latency_buckets, SX_ARRAY_SIZE(latency_buckets));
+	srv->m.nodes = sx_metrics_family(m, "schedext_cache_nodes", SX_METRIC_GAUGE,
+					 "Nodes in the cache.", NULL, 0);
+	srv->m.pods = sx_metrics_family(m, "schedext_cache_pods", SX_METRIC_GAUGE,
+					"Pods in the cache by state.", NULL, 0);
+	srv->m.restarts = sx_metrics_family(m, "schedext_watch_restarts_total", SX_METRIC_COUNTER,
+					    "Watch restarts of the informers.", NULL, 0);
+	srv->m.uptime = sx_metrics_family(m, "schedext_uptime_seconds", SX_METRIC_GAUGE,
+					  "Seconds since the server started.", NULL, 0);
+	sx_procstat_define(m, &srv->m.proc);
+	srv->m.cache_size = sx_metrics_find(m, "scheduler_cache_size");
+	srv->m.master_status = sx_metrics_find(m, "leader_election_master_status");
+	srv->m.leader = sx_metrics_find(m, "schedext_leader");
 }
 
 struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct sx_extender *ex,
@@ -877,7 +889,7 @@ struct sx_server *sx_server_start(const struct sx_server_opts *o, const struct s
 	while (srv->prefix[0] && srv->prefix[strlen(srv->prefix) - 1] == '/')
 		srv->prefix[strlen(srv->prefix) - 1] = '\0';
 	if (ex->metrics)
-		define_metrics(ex->metrics);
+		define_metrics(srv, ex->metrics);
 	if (v6)
 		flags |= MHD_USE_IPv6;
 	if (o->tls_cert_pem)

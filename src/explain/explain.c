@@ -136,18 +136,17 @@ static void plugin_detail(const struct sx_explain_opts *o, const struct sx_cycle
 /* ,"detail":{"text":...,members} when the plugin gave members: the
  * text is the phrase text output shows in parentheses (the page shows it
  * as it is). */
-static void write_detail_json(struct sx_buf *b, const struct sx_detail *d)
+static void write_detail_json(struct sx_jw *w, const struct sx_detail *d)
 {
 	if (!d->n)
 		return;
-	sx_buf_puts(b, ",\"detail\":{\"text\":");
-	sx_json_str(b, d->text);
+	sx_jw_kobject(w, "detail");
+	sx_jw_kstr(w, "text", d->text);
 	for (unsigned i = 0; i < d->n; i++) {
-		sx_buf_putc(b, ',');
-		sx_json_key(b, d->members[i].name);
-		sx_buf_puts(b, d->members[i].json);
+		sx_jw_key(w, d->members[i].name);
+		sx_jw_raw(w, d->members[i].json, strlen(d->members[i].json));
 	}
-	sx_buf_putc(b, '}');
+	sx_jw_end_object(w);
 }
 
 /* "Insufficient cpu (requests 7500m, free 3920m of 4000m)" for each reason
@@ -181,9 +180,9 @@ static const char *detail_message(const struct sx_status *st, const struct sx_po
 	return buf;
 }
 
-/* ,"resources":[{"resource","requests","free","allocatable"}] of a
- * NodeResourcesFit status (quantities as strings). */
-static void write_fit_json(struct sx_buf *b, const struct sx_status *st, const struct sx_pod *pod,
+/* "resources":[{"resource","requests","free","allocatable"}] of a
+ * NodeResourcesFit status (quantities as strings), when it has numbers. */
+static void write_fit_json(struct sx_jw *w, const struct sx_status *st, const struct sx_pod *pod,
 			   const struct sx_node_info *ni)
 {
 	struct fit_numbers f;
@@ -195,54 +194,39 @@ static void write_fit_json(struct sx_buf *b, const struct sx_status *st, const s
 	for (unsigned r = 0; r < st->nreasons; r++) {
 		if (!fit_numbers(pod, ni, st->reasons[r], &f))
 			continue;
-		sx_buf_puts(b, first ? ",\"resources\":[{\"resource\":" : ",{\"resource\":");
+		if (first)
+			sx_jw_karray(w, "resources");
 		first = false;
-		sx_json_str(b, f.resource);
-		sx_buf_puts(b, ",\"requests\":");
-		sx_json_str(b, quantity(q, sizeof(q), f.resource, f.requests));
-		sx_buf_puts(b, ",\"free\":");
-		sx_json_str(b, quantity(q, sizeof(q), f.resource, f.free));
-		sx_buf_puts(b, ",\"allocatable\":");
-		sx_json_str(b, quantity(q, sizeof(q), f.resource, f.allocatable));
-		sx_buf_putc(b, '}');
+		sx_jw_object(w);
+		sx_jw_kstr(w, "resource", f.resource);
+		sx_jw_kstr(w, "requests", quantity(q, sizeof(q), f.resource, f.requests));
+		sx_jw_kstr(w, "free", quantity(q, sizeof(q), f.resource, f.free));
+		sx_jw_kstr(w, "allocatable", quantity(q, sizeof(q), f.resource, f.allocatable));
+		sx_jw_end_object(w);
 	}
 	if (!first)
-		sx_buf_putc(b, ']');
+		sx_jw_end_array(w);
 }
 
 /* {"plugin","code","reasons"[,"resources"][,"detail"]}: the status of a
  * node (pod and ni given: NodeResourcesFit's numbers too; d: the
  * rejecting plugin's detail) or the PreFilter one. */
-static void write_status_of(struct sx_buf *b, const struct sx_status *st, const struct sx_pod *pod,
-			    const struct sx_node_info *ni, const struct sx_detail *d);
-
-static void write_status(struct sx_buf *b, const struct sx_status *st)
-{
-	write_status_of(b, st, NULL, NULL, NULL);
-}
-
-static void write_status_of(struct sx_buf *b, const struct sx_status *st, const struct sx_pod *pod,
+static void write_status_of(struct sx_jw *w, const struct sx_status *st, const struct sx_pod *pod,
 			    const struct sx_node_info *ni, const struct sx_detail *d)
 {
-	sx_buf_puts(b, "{\"plugin\":");
-	if (st->plugin)
-		sx_json_str(b, st->plugin);
-	else
-		sx_buf_puts(b, "null");
-	sx_buf_puts(b, ",\"code\":");
-	sx_json_str(b, sx_code_name(st->code));
-	sx_buf_puts(b, ",\"reasons\":[");
-	for (unsigned r = 0; r < st->nreasons; r++) {
-		if (r)
-			sx_buf_putc(b, ',');
-		sx_json_str(b, st->reasons[r]);
-	}
-	sx_buf_putc(b, ']');
+	sx_jw_object(w);
+	sx_jw_key(w, "plugin");
+	sx_jw_str_or_null(w, st->plugin);
+	sx_jw_kstr(w, "code", sx_code_name(st->code));
+	sx_jw_karray(w, "reasons");
+	for (unsigned r = 0; r < st->nreasons; r++)
+		sx_jw_str(w, st->reasons[r]);
+	sx_jw_end_array(w);
 	if (pod && ni)
-		write_fit_json(b, st, pod, ni);
+		write_fit_json(w, st, pod, ni);
 	if (d)
-		write_detail_json(b, d);
-	sx_buf_putc(b, '}');
+		write_detail_json(w, d);
+	sx_jw_end_object(w);
 }
 
 /* Status of candidate node `at`: its own, or the PreFilter rejection. */
@@ -262,81 +246,72 @@ static int feasible_pos(const struct sx_cycle_result *res, uint32_t at)
 	return -1;
 }
 
-static void write_scores_json(struct sx_buf *b, const struct sx_cycle_result *res, int pos)
+static void write_scores_json(struct sx_jw *w, const struct sx_cycle_result *res, int pos)
 {
 	uint32_t np = res->nscore_plugins;
-	sx_buf_puts(b, "{\"total\":");
-	sx_buf_int(b, res->totals ? res->totals[pos] : 0);
-	sx_buf_puts(b, ",\"plugins\":{");
-	bool first = true;
+
+	sx_jw_object(w);
+	sx_jw_kint(w, "total", res->totals ? res->totals[pos] : 0);
+	sx_jw_kobject(w, "plugins");
 	for (uint32_t p = 0; p < np && res->raw; p++) {
 		if (res->score_skipped[p])
 			continue;
 		const struct sx_enabled *e = &res->score_plugins[p];
 		int64_t norm = res->normalized[(size_t)pos * np + p];
-		if (!first)
-			sx_buf_putc(b, ',');
-		first = false;
-		sx_json_key(b, e->plugin->name);
-		sx_buf_puts(b, "{\"raw\":");
-		sx_buf_int(b, res->raw[(size_t)pos * np + p]);
-		sx_buf_puts(b, ",\"normalized\":");
-		sx_buf_int(b, norm);
-		sx_buf_puts(b, ",\"weight\":");
-		sx_buf_int(b, e->weight);
-		sx_buf_puts(b, ",\"weighted\":");
-		sx_buf_int(b, norm * e->weight);
-		sx_buf_puts(b, "}");
+		sx_jw_kobject(w, e->plugin->name);
+		sx_jw_kint(w, "raw", res->raw[(size_t)pos * np + p]);
+		sx_jw_kint(w, "normalized", norm);
+		sx_jw_kint(w, "weight", e->weight);
+		sx_jw_kint(w, "weighted", norm * e->weight);
+		sx_jw_end_object(w);
 	}
-	sx_buf_puts(b, "}}");
+	sx_jw_end_object(w);
+	sx_jw_end_object(w);
 }
 
-static void write_victims_json(struct sx_buf *b, const struct post_filter_report *pf)
+static void write_victims_json(struct sx_jw *w, const struct post_filter_report *pf)
 {
 	char key[512];
-	sx_buf_puts(b, "[");
+
+	sx_jw_array(w);
 	for (uint32_t i = 0; i < pf->fo.preemption.victims.n; i++) {
 		const struct sx_pod *v = pf->fo.preemption.victims.pods[i];
-		sx_buf_puts(b, i ? ",{\"pod\":" : "{\"pod\":");
-		sx_json_str(b, sx_pod_key(v, key, sizeof(key)));
-		sx_buf_printf(b, ",\"priority\":%d,\"pdbViolated\":%s}", v->priority,
-			      pf->violating && pf->violating[i] ? "true" : "false");
+		sx_jw_object(w);
+		sx_jw_kstr(w, "pod", sx_pod_key(v, key, sizeof(key)));
+		sx_jw_kint(w, "priority", v->priority);
+		sx_jw_kbool(w, "pdbViolated", pf->violating && pf->violating[i]);
+		sx_jw_end_object(w);
 	}
-	sx_buf_puts(b, "]");
+	sx_jw_end_array(w);
 }
 
 /* "postFilter":{"plugin","code","message","nominatedNode","victims"}:
  * the plugin that succeeded or first rejected, the final status's code
  * and message (the FitError's PostFilterMsg), as RunPostFilterPlugins
  * returns them. */
-static void write_post_filter_json(struct sx_buf *b, const struct post_filter_report *pf)
+static void write_post_filter_json(struct sx_jw *w, const struct post_filter_report *pf)
 {
 	char msg[4096];
 	const struct sx_status *st = pf->fo.status;
-	sx_buf_puts(b, ",\"postFilter\":{\"plugin\":");
-	if (pf->fo.plugin)
-		sx_json_str(b, pf->fo.plugin);
-	else
-		sx_buf_puts(b, "null");
-	sx_buf_puts(b, ",\"code\":");
-	sx_json_str(b, sx_code_name(st ? st->code : SX_SUCCESS));
-	sx_buf_puts(b, ",\"message\":");
-	if (st)
-		sx_json_str(b, sx_status_message(st, msg, sizeof(msg)));
-	else
-		sx_buf_puts(b, "null");
-	sx_buf_puts(b, ",\"nominatedNode\":");
-	if (!st && pf->fo.nominated_node != SX_STR_EMPTY)
-		sx_json_str(b, sx_str_get(pf->fo.nominated_node));
-	else
-		sx_buf_puts(b, "null");
-	sx_buf_puts(b, ",\"victims\":");
-	write_victims_json(b, pf);
-	sx_buf_puts(b, "}");
+
+	sx_jw_kobject(w, "postFilter");
+	sx_jw_key(w, "plugin");
+	sx_jw_str_or_null(w, pf->fo.plugin);
+	sx_jw_kstr(w, "code", sx_code_name(st ? st->code : SX_SUCCESS));
+	sx_jw_key(w, "message");
+	sx_jw_str_or_null(w, st ? sx_status_message(st, msg, sizeof(msg)) : NULL);
+	sx_jw_key(w, "nominatedNode");
+	sx_jw_str_or_null(w, !st && pf->fo.nominated_node != SX_STR_EMPTY
+				     ? sx_str_get(pf->fo.nominated_node)
+				     : NULL);
+	sx_jw_key(w, "victims");
+	write_victims_json(w, pf);
+	sx_jw_end_object(w);
 }
 
-/* ,"deviceAllocations":[...] for the selected node of a pod with claims. */
-static void write_devices_json(struct sx_buf *b, const struct sx_explain_opts *o,
+/* "deviceAllocations":[...] for the selected node of a pod with claims
+ * (the DRA explainer builds it as a cJSON tree; printed here as is). */
+static void write_devices_json(struct sx_jw *w, const struct sx_explain_opts *o,
 			       const struct sx_cycle_result *res)
 {
 	cJSON *d = res->selected >= 0 && res->state
@@ -345,8 +320,8 @@ static void write_devices_json(struct sx_buf *b, const struct sx_explain_opts *o
 	char *text = d ? cJSON_PrintUnformatted(d) : NULL;
 
 	if (text) {
-		sx_buf_puts(b, ",\"deviceAllocations\":");
-		sx_buf_puts(b, text);
+		sx_jw_key(w, "deviceAllocations");
+		sx_jw_raw(w, text, strlen(text));
 	}
 	cJSON_free(text);
 	cJSON_Delete(d);
@@ -356,7 +331,7 @@ static void write_devices_json(struct sx_buf *b, const struct sx_explain_opts *o
  * pod with claims (or extended resources backed by DRA): the devices its
  * claims would get there, in words (the text output's "devices:" line)
  * and as deviceAllocations. */
-static void write_node_devices_json(struct sx_buf *b, const struct sx_explain_opts *o,
+static void write_node_devices_json(struct sx_jw *w, const struct sx_explain_opts *o,
 				    const struct sx_cycle_result *res,
 				    const struct name_index *nodes, uint32_t n)
 {
@@ -375,97 +350,87 @@ static void write_node_devices_json(struct sx_buf *b, const struct sx_explain_op
 			sx_buf_free(&t);
 			continue;
 		}
-		sx_buf_puts(b, first ? ",\"devicesByNode\":{" : ",");
+		if (first)
+			sx_jw_kobject(w, "devicesByNode");
 		first = false;
-		sx_json_key(b, nodes[i].name);
-		sx_buf_puts(b, "{\"text\":");
-		sx_json_str(b, t.data);
+		sx_jw_kobject(w, nodes[i].name);
+		sx_jw_kstr(w, "text", t.data);
 		sx_buf_free(&t);
+		/* the allocator's device view is a cJSON tree (dra layer) */
 		d = sx_dra_explain_devices(res->state, node);
 		text = d ? cJSON_PrintUnformatted(d) : NULL;
 		if (text) {
-			sx_buf_puts(b, ",\"claims\":");
-			sx_buf_puts(b, text);
+			sx_jw_key(w, "claims");
+			sx_jw_raw(w, text, strlen(text));
 		}
 		cJSON_free(text);
 		cJSON_Delete(d);
-		sx_buf_putc(b, '}');
+		sx_jw_end_object(w);
 	}
 	if (!first)
-		sx_buf_putc(b, '}');
+		sx_jw_end_object(w);
 }
 
 static void write_json(struct sx_buf *b, const struct sx_explain_opts *o, const struct sx_pod *pod,
 		       const struct sx_cycle_result *res, const struct post_filter_report *pf,
 		       const struct name_index *nodes, uint32_t n)
 {
-	char key[512];
-	sx_buf_puts(b, "{\"pod\":");
-	sx_json_str(b, sx_pod_key(pod, key, sizeof(key)));
-	sx_buf_puts(b, ",\"profile\":");
-	sx_json_str(b, o->profile->scheduler_name);
-	sx_buf_printf(b, ",\"numNodes\":%u,\"feasibleNodes\":[", res->num_all_nodes);
-	bool first = true;
-	for (uint32_t i = 0; i < n; i++) {
-		if (feasible_pos(res, nodes[i].at) < 0)
-			continue;
-		if (!first)
-			sx_buf_putc(b, ',');
-		first = false;
-		sx_json_str(b, nodes[i].name);
-	}
-	sx_buf_puts(b, "],\"selectedNode\":");
-	if (res->selected >= 0)
-		sx_json_str(b, sx_str_get(o->snap->nodes[res->selected]->name));
-	else
-		sx_buf_puts(b, "null");
-	write_devices_json(b, o, res);
-	sx_buf_puts(b, ",\"message\":");
+	char key[512], msg[2048];
+	struct sx_jw w;
+
+	sx_jw_init(&w, b);
+	sx_jw_object(&w);
+	sx_jw_kstr(&w, "pod", sx_pod_key(pod, key, sizeof(key)));
+	sx_jw_kstr(&w, "profile", o->profile->scheduler_name);
+	sx_jw_kint(&w, "numNodes", res->num_all_nodes);
+	sx_jw_karray(&w, "feasibleNodes");
+	for (uint32_t i = 0; i < n; i++)
+		if (feasible_pos(res, nodes[i].at) >= 0)
+			sx_jw_str(&w, nodes[i].name);
+	sx_jw_end_array(&w);
+	sx_jw_key(&w, "selectedNode");
+	sx_jw_str_or_null(&w, res->selected >= 0 ? sx_str_get(o->snap->nodes[res->selected]->name)
+						 : NULL);
+	write_devices_json(&w, o, res);
+	sx_jw_key(&w, "message");
 	if (pf->fo.message)
-		sx_json_str(b, pf->fo.message);
+		sx_jw_str(&w, pf->fo.message);
 	else if (res->message)
-		sx_json_str(b, res->message);
-	else if (res->error) {
-		char msg[2048];
-		sx_json_str(b, sx_status_message(res->error, msg, sizeof(msg)));
-	} else
-		sx_buf_puts(b, "null");
-	sx_buf_puts(b, ",\"preFilter\":");
-	if (res->pre_filter)
-		write_status(b, res->pre_filter);
+		sx_jw_str(&w, res->message);
+	else if (res->error)
+		sx_jw_str(&w, sx_status_message(res->error, msg, sizeof(msg)));
 	else
-		sx_buf_puts(b, "null");
-	sx_buf_puts(b, ",\"filter\":{");
-	first = true;
+		sx_jw_null(&w);
+	sx_jw_key(&w, "preFilter");
+	if (res->pre_filter)
+		write_status_of(&w, res->pre_filter, NULL, NULL, NULL);
+	else
+		sx_jw_null(&w);
+	sx_jw_kobject(&w, "filter");
 	for (uint32_t i = 0; i < n; i++) {
 		const struct sx_status *st = node_status(res, nodes[i].at);
 		struct sx_detail d;
 		if (!st)
 			continue;
-		if (!first)
-			sx_buf_putc(b, ',');
-		first = false;
-		sx_json_key(b, nodes[i].name);
+		sx_jw_key(&w, nodes[i].name);
 		plugin_detail(o, res, pod, o->snap->nodes[nodes[i].at], st, &d);
-		write_status_of(b, st, pod, o->snap->nodes[nodes[i].at], &d);
+		write_status_of(&w, st, pod, o->snap->nodes[nodes[i].at], &d);
 	}
-	sx_buf_puts(b, "},\"scores\":{");
-	first = true;
+	sx_jw_end_object(&w);
+	sx_jw_kobject(&w, "scores");
 	for (uint32_t i = 0; i < n && res->totals; i++) {
 		int pos = feasible_pos(res, nodes[i].at);
 		if (pos < 0)
 			continue;
-		if (!first)
-			sx_buf_putc(b, ',');
-		first = false;
-		sx_json_key(b, nodes[i].name);
-		write_scores_json(b, res, pos);
+		sx_jw_key(&w, nodes[i].name);
+		write_scores_json(&w, res, pos);
 	}
-	sx_buf_puts(b, "}");
-	write_node_devices_json(b, o, res, nodes, n);
+	sx_jw_end_object(&w);
+	write_node_devices_json(&w, o, res, nodes, n);
 	if (pf->fo.ran)
-		write_post_filter_json(b, pf);
-	sx_buf_puts(b, "}\n");
+		write_post_filter_json(&w, pf);
+	sx_jw_end_object(&w);
+	sx_buf_putc(b, '\n');
 }
 
 static void write_post_filter_text(struct sx_buf *b, const struct post_filter_report *pf)

@@ -200,39 +200,40 @@ static void write_json(struct sx_buf *b, const struct verdict *v, uint32_t n, ui
 		       const struct group *g, uint32_t ng)
 {
 	char key[512];
-	sx_buf_printf(b, "{\"pods\":%u,", n + skipped);
+	struct sx_jw w;
+
+	sx_jw_init(&w, b);
+	sx_jw_object(&w);
+	sx_jw_kint(&w, "pods", n + skipped);
 	if (skipped)
-		sx_buf_printf(b, "\"notEvaluated\":%u,", skipped);
-	sx_buf_puts(b, "\"groups\":[");
+		sx_jw_kint(&w, "notEvaluated", skipped);
+	sx_jw_karray(&w, "groups");
 	for (uint32_t i = 0; i < ng; i++) {
 		const struct verdict *first = &v[g[i].start];
-		sx_buf_puts(b, i ? ",{\"plugin\":" : "{\"plugin\":");
-		if (first->plugin)
-			sx_json_str(b, first->plugin);
-		else
-			sx_buf_puts(b, "null");
-		sx_buf_puts(b, ",\"reason\":");
-		sx_json_str(b, first->reason);
-		sx_buf_printf(b, ",\"count\":%u,\"pods\":[", g[i].n);
+		sx_jw_object(&w);
+		sx_jw_key(&w, "plugin");
+		sx_jw_str_or_null(&w, first->plugin);
+		sx_jw_kstr(&w, "reason", first->reason);
+		sx_jw_kint(&w, "count", g[i].n);
+		sx_jw_karray(&w, "pods");
 		for (uint32_t j = g[i].start; j < g[i].start + g[i].n; j++) {
-			sx_buf_puts(b, j > g[i].start ? ",{\"pod\":" : "{\"pod\":");
-			sx_json_str(b, sx_pod_key(v[j].pod, key, sizeof(key)));
-			sx_buf_printf(b, ",\"nodesRejected\":%u,\"numNodes\":%u,\"message\":",
-				      v[j].rejected, v[j].num_nodes);
-			if (v[j].message)
-				sx_json_str(b, v[j].message);
-			else
-				sx_buf_puts(b, "null");
-			sx_buf_puts(b, ",\"node\":");
-			if (v[j].node != SX_STR_EMPTY)
-				sx_json_str(b, sx_str_get(v[j].node));
-			else
-				sx_buf_puts(b, "null");
-			sx_buf_putc(b, '}');
+			sx_jw_object(&w);
+			sx_jw_kstr(&w, "pod", sx_pod_key(v[j].pod, key, sizeof(key)));
+			sx_jw_kint(&w, "nodesRejected", v[j].rejected);
+			sx_jw_kint(&w, "numNodes", v[j].num_nodes);
+			sx_jw_key(&w, "message");
+			sx_jw_str_or_null(&w, v[j].message);
+			sx_jw_key(&w, "node");
+			sx_jw_str_or_null(&w,
+					  v[j].node != SX_STR_EMPTY ? sx_str_get(v[j].node) : NULL);
+			sx_jw_end_object(&w);
 		}
-		sx_buf_puts(b, "]}");
+		sx_jw_end_array(&w);
+		sx_jw_end_object(&w);
 	}
-	sx_buf_puts(b, "]}\n");
+	sx_jw_end_array(&w);
+	sx_jw_end_object(&w);
+	sx_buf_putc(b, '\n');
 }
 
 static void write_text(struct sx_buf *b, const struct verdict *v, uint32_t n, uint32_t skipped,

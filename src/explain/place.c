@@ -516,41 +516,40 @@ static void write_json(struct sx_buf *b, const struct sx_placements *p, const ch
 	uint32_t nn = 0;
 	struct count *by_node = tally(p, true, &nn);
 
-	sx_buf_puts(b, "{\"summary\":");
-	sx_json_str(b, summary ? summary : "");
-	sx_buf_printf(b, ",\"pods\":%u,\"placed\":%u,\"unschedulable\":%u,",
-		      p->n + p->not_evaluated, p->placed, p->n - p->placed);
+	struct sx_jw w;
+
+	sx_jw_init(&w, b);
+	sx_jw_object(&w);
+	sx_jw_kstr(&w, "summary", summary);
+	sx_jw_kint(&w, "pods", p->n + p->not_evaluated);
+	sx_jw_kint(&w, "placed", p->placed);
+	sx_jw_kint(&w, "unschedulable", p->n - p->placed);
 	if (p->not_evaluated)
-		sx_buf_printf(b, "\"notEvaluated\":%u,", p->not_evaluated);
-	sx_buf_puts(b, "\"byNode\":{");
-	for (uint32_t i = 0; by_node && i < nn; i++) {
-		if (i)
-			sx_buf_putc(b, ',');
-		sx_json_key(b, by_node[i].key);
-		sx_buf_printf(b, "%u", by_node[i].n);
-	}
-	sx_buf_puts(b, "},\"placements\":[");
+		sx_jw_kint(&w, "notEvaluated", p->not_evaluated);
+	sx_jw_kobject(&w, "byNode");
+	for (uint32_t i = 0; by_node && i < nn; i++)
+		sx_jw_kint(&w, by_node[i].key, by_node[i].n);
+	sx_jw_end_object(&w);
+	sx_jw_karray(&w, "placements");
 	for (uint32_t i = 0; i < p->n; i++) {
 		const struct sx_placement *x = &p->v[i];
-		sx_buf_puts(b, i ? ",{\"pod\":" : "{\"pod\":");
-		sx_json_str(b, x->pod);
-		sx_buf_puts(b, ",\"node\":");
-		if (x->node != SX_STR_EMPTY)
-			sx_json_str(b, sx_str_get(x->node));
-		else
-			sx_buf_puts(b, "null");
-		sx_buf_puts(b, ",\"message\":");
-		if (x->message)
-			sx_json_str(b, x->message);
-		else
-			sx_buf_puts(b, "null");
-		for (uint32_t k = 0; k < x->nvictims; k++) {
-			sx_buf_puts(b, k ? "," : ",\"victims\":[");
-			sx_json_str(b, x->victims[k]);
+		sx_jw_object(&w);
+		sx_jw_kstr(&w, "pod", x->pod);
+		sx_jw_key(&w, "node");
+		sx_jw_str_or_null(&w, x->node != SX_STR_EMPTY ? sx_str_get(x->node) : NULL);
+		sx_jw_key(&w, "message");
+		sx_jw_str_or_null(&w, x->message);
+		if (x->nvictims) {
+			sx_jw_karray(&w, "victims");
+			for (uint32_t k = 0; k < x->nvictims; k++)
+				sx_jw_str(&w, x->victims[k]);
+			sx_jw_end_array(&w);
 		}
-		sx_buf_puts(b, x->nvictims ? "]}" : "}");
+		sx_jw_end_object(&w);
 	}
-	sx_buf_puts(b, "]}\n");
+	sx_jw_end_array(&w);
+	sx_jw_end_object(&w);
+	sx_buf_putc(b, '\n');
 	if (!by_node)
 		b->failed = true;
 	free(by_node);

@@ -60,9 +60,13 @@ static int parse_bind(struct bind_args *b, struct sx_buf *out, struct sx_verb_lo
 static int bind_reply(struct sx_buf *out, struct sx_verb_log *log, const char *msg,
 		      const struct bind_args *b)
 {
-	sx_buf_puts(out, "{\"Error\":");
-	sx_json_str(out, msg);
-	sx_buf_puts(out, "}\n");
+	struct sx_jw w;
+
+	sx_jw_init(&w, out);
+	sx_jw_object(&w);
+	sx_jw_kstr(&w, "Error", msg);
+	sx_jw_end_object(&w);
+	sx_buf_putc(out, '\n');
 	if (msg[0])
 		snprintf(log->result, sizeof(log->result), "error: %.110s", msg);
 	else

@@ -110,10 +110,14 @@ struct cJSON *sx_request_parse(const char *body, size_t len, char *err, size_t e
 
 void sx_reply_error(struct sx_buf *out, const char *msg)
 {
+	struct sx_jw w;
+
 	sx_buf_reset(out);
-	sx_buf_puts(out, "{\"error\":");
-	sx_json_str(out, msg);
-	sx_buf_puts(out, "}\n");
+	sx_jw_init(&w, out);
+	sx_jw_object(&w);
+	sx_jw_kstr(&w, "error", msg);
+	sx_jw_end_object(&w);
+	sx_buf_putc(out, '\n');
 }
 
 int sx_ext_fail(struct sx_buf *out, struct sx_verb_log *log, int status, const char *fmt, ...)
@@ -136,10 +140,10 @@ void sx_ext_count_attempt(const struct sx_extender *ex, const char *verb, const 
 {
 	char labels[96];
 
-	if (!ex->metrics)
+	if (!ex->verb_requests)
 		return;
 	snprintf(labels, sizeof(labels), "verb=\"%s\",result=\"%s\"", verb, result);
-	sx_metrics_inc(ex->metrics, "schedext_extender_verb_requests_total", labels, 1);
+	sx_metric_inc(ex->verb_requests, labels, 1);
 }
 
 /* ---------- filter / prioritize ---------- */
@@ -184,30 +188,24 @@ static const struct sx_status *filter_status(const struct sx_cycle_result *res,
 }
 
 /* A failure map entry: "name": "reason". */
-static void put_failure(struct sx_buf *out, bool *first, const struct req_node *rn,
-			const char *reason)
+static void put_failure(struct sx_jw *w, const struct req_node *rn, const char *reason)
 {
-	if (!*first)
-		sx_buf_putc(out, ',');
-	*first = false;
-	sx_json_strn(out, rn->name, rn->name_len);
-	sx_buf_putc(out, ':');
-	sx_json_str(out, reason);
+	sx_jw_keyn(w, rn->name, rn->name_len);
+	sx_jw_str(w, reason);
 }
 
 #define UNKNOWN_NODE_REASON "node(s) not found in the schedext cache"
 
 /* Writes one failure map: unresolvable or not. Returns the count. */
-static uint32_t put_failures(struct sx_buf *out, const struct ext_args *a,
+static uint32_t put_failures(struct sx_jw *w, const struct ext_args *a,
 			     const struct sx_cycle_result *res, const bool *feasible,
 			     bool unresolvable)
 {
 	const struct sx_status *st;
 	char msg[1024];
-	bool first = true;
 	uint32_t i, n = 0;
 
-	sx_buf_putc(out, '{');
+	sx_jw_object(w);
 	for (i = 0; i < a->n; i++) {
 		const struct req_node *rn = &a->nodes[i];
 
@@ -215,7 +213,7 @@ static uint32_t put_failures(struct sx_buf *out, const struct ext_args *a,
 			continue;
 		if (rn->at < 0) {
 			if (!unresolvable)
-				put_failure(out, &first, rn, UNKNOWN_NODE_REASON), n++;
+				put_failure(w, rn, UNKNOWN_NODE_REASON), n++;
 			continue;
 		}
 		st = filter_status(res, feasible, rn->at);
@@ -224,35 +222,44 @@ static uint32_t put_failures(struct sx_buf *out, const struct ext_args *a,
 		if ((st->code == SX_UNSCHEDULABLE_AND_UNRESOLVABLE) != unresolvable)
 			continue;
 		sx_status_message(st, msg, sizeof(msg));
-		put_failure(out, &first, rn, msg[0] ? msg : sx_code_name(st->code));
+		put_failure(w, rn, msg[0] ? msg : sx_code_name(st->code));
 		n++;
 	}
-	sx_buf_putc(out, '}');
+	sx_jw_end_object(w);
 	return n;
 }
 
-/* The passing nodes in the form they came in. Returns the count. */
-static uint32_t put_passing(struct sx_buf *out, const struct ext_args *a, const bool *feasible,
+/* The passing nodes in the form they came in: names, or the request's
+ * Node items byte for byte. Returns the count. */
+static uint32_t put_passing(struct sx_jw *w, const struct ext_args *a, const bool *feasible,
 			    bool pre_rejected)
 {
 	uint32_t i, n = 0;
 
-	sx_buf_puts(out,
-		    a->nodes_mode ? "{\"Nodes\":{\"metadata\":{},\"items\":[" : "{\"NodeNames\":[");
+	if (a->nodes_mode) {
+		sx_jw_kobject(w, "Nodes");
+		sx_jw_kobject(w, "metadata");
+		sx_jw_end_object(w);
+		sx_jw_karray(w, "items");
+	} else {
+		sx_jw_karray(w, "NodeNames");
+	}
 	for (i = 0; i < a->n; i++) {
 		const struct req_node *rn = &a->nodes[i];
 
 		if (rn->dup || rn->at < 0 || pre_rejected || !feasible[rn->at])
 			continue;
-		if (n++)
-			sx_buf_putc(out, ',');
-		if (!a->nodes_mode) {
-			sx_json_strn(out, rn->name, rn->name_len);
-		} else {
-			sx_buf_put(out, rn->raw, rn->raw_len);
-		}
+		n++;
+		if (!a->nodes_mode)
+			sx_jw_strn(w, rn->name, rn->name_len);
+		else
+			sx_jw_raw(w, rn->raw, rn->raw_len);
 	}
-	sx_buf_puts(out, a->nodes_mode ? "]},\"NodeNames\":null" : "],\"Nodes\":null");
+	sx_jw_end_array(w);
+	if (a->nodes_mode)
+		sx_jw_end_object(w);
+	sx_jw_key(w, a->nodes_mode ? "NodeNames" : "Nodes");
+	sx_jw_null(w);
 	return n;
 }
 
@@ -264,6 +271,7 @@ int sx_extender_filter(const struct sx_extender *ex, const char *body, size_t le
 	bool *feasible = NULL;
 	char msg[1024];
 	uint32_t i, npass, nfail;
+	struct sx_jw w;
 	int rc;
 
 	rc = sx_ext_args_parse(ex, body, len, &a, out, log);
@@ -276,9 +284,11 @@ int sx_extender_filter(const struct sx_extender *ex, const char *body, size_t le
 	}
 	if (res.error) {
 		/* A plugin error fails the whole call (ExtenderFilterResult.Error). */
-		sx_buf_puts(out, "{\"Error\":");
-		sx_json_str(out, sx_status_message(res.error, msg, sizeof(msg)));
-		sx_buf_puts(out, "}\n");
+		sx_jw_init(&w, out);
+		sx_jw_object(&w);
+		sx_jw_kstr(&w, "Error", sx_status_message(res.error, msg, sizeof(msg)));
+		sx_jw_end_object(&w);
+		sx_buf_putc(out, '\n');
 		snprintf(log->result, sizeof(log->result), "error: %.110s", msg);
 		sx_ext_count_attempt(ex, "filter", "error");
 		rc = 200;
@@ -286,12 +296,16 @@ int sx_extender_filter(const struct sx_extender *ex, const char *body, size_t le
 	}
 	for (i = 0; i < res.nfeasible; i++)
 		feasible[res.feasible[i]] = true;
-	npass = put_passing(out, &a, feasible, res.pre_filter != NULL);
-	sx_buf_puts(out, ",\"FailedNodes\":");
-	nfail = put_failures(out, &a, &res, feasible, false);
-	sx_buf_puts(out, ",\"FailedAndUnresolvableNodes\":");
-	nfail += put_failures(out, &a, &res, feasible, true);
-	sx_buf_puts(out, ",\"Error\":\"\"}\n");
+	sx_jw_init(&w, out);
+	sx_jw_object(&w);
+	npass = put_passing(&w, &a, feasible, res.pre_filter != NULL);
+	sx_jw_key(&w, "FailedNodes");
+	nfail = put_failures(&w, &a, &res, feasible, false);
+	sx_jw_key(&w, "FailedAndUnresolvableNodes");
+	nfail += put_failures(&w, &a, &res, feasible, true);
+	sx_jw_kstr(&w, "Error", "");
+	sx_jw_end_object(&w);
+	sx_buf_putc(out, '\n');
 	snprintf(log->result, sizeof(log->result), "%u passed, %u failed", npass, nfail);
 	sx_ext_count_attempt(ex, "filter", npass ? "feasible" : "unschedulable");
 	rc = 200;
@@ -321,6 +335,7 @@ int sx_extender_prioritize(const struct sx_extender *ex, const char *body, size_
 	int64_t *total = NULL, max = 0;
 	char msg[1024];
 	uint32_t i, n = 0;
+	struct sx_jw w;
 	int rc;
 
 	rc = sx_ext_args_parse(ex, body, len, &a, out, log);
@@ -345,21 +360,22 @@ int sx_extender_prioritize(const struct sx_extender *ex, const char *body, size_
 		if (res.totals[i] > max)
 			max = res.totals[i];
 	}
-	sx_buf_putc(out, '[');
+	sx_jw_init(&w, out);
+	sx_jw_array(&w);
 	for (i = 0; i < a.n; i++) {
 		const struct req_node *rn = &a.nodes[i];
 
 		if (rn->dup)
 			continue;
-		if (n++)
-			sx_buf_putc(out, ',');
-		sx_buf_puts(out, "{\"Host\":");
-		sx_json_strn(out, rn->name, rn->name_len);
-		sx_buf_puts(out, ",\"Score\":");
-		sx_buf_int(out, rn->at >= 0 ? sx_extender_score(total[rn->at], max) : 0);
-		sx_buf_putc(out, '}');
+		n++;
+		sx_jw_object(&w);
+		sx_jw_key(&w, "Host");
+		sx_jw_strn(&w, rn->name, rn->name_len);
+		sx_jw_kint(&w, "Score", rn->at >= 0 ? sx_extender_score(total[rn->at], max) : 0);
+		sx_jw_end_object(&w);
 	}
-	sx_buf_puts(out, "]\n");
+	sx_jw_end_array(&w);
+	sx_buf_putc(out, '\n');
 	snprintf(log->result, sizeof(log->result), "%u scored, max total %lld", n, (long long)max);
 	sx_ext_count_attempt(ex, "prioritize", "scored");
 	rc = 200;

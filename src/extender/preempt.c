@@ -211,26 +211,18 @@ static int read_entries(const struct sx_json_val *map, struct preempt_req *r)
 
 /* "node":{"Pods":[{"UID":...}...],"NumPDBViolations":n}, victims most
  * important first as the engine orders them. */
-static void put_meta_victims(struct sx_buf *out, const char *node, const struct sx_victims *v,
-			     bool *first)
+static void put_meta_victims(struct sx_jw *w, const char *node, const struct sx_victims *v)
 {
-	uint32_t i;
-
-	if (!*first)
-		sx_buf_putc(out, ',');
-	*first = false;
-	sx_json_str(out, node);
-	sx_buf_puts(out, ":{\"Pods\":[");
-	for (i = 0; i < v->n; i++) {
-		if (i)
-			sx_buf_putc(out, ',');
-		sx_buf_puts(out, "{\"UID\":");
-		sx_json_str(out, v->pods[i]->meta.uid ? v->pods[i]->meta.uid : "");
-		sx_buf_putc(out, '}');
+	sx_jw_kobject(w, node);
+	sx_jw_karray(w, "Pods");
+	for (uint32_t i = 0; i < v->n; i++) {
+		sx_jw_object(w);
+		sx_jw_kstr(w, "UID", v->pods[i]->meta.uid);
+		sx_jw_end_object(w);
 	}
-	sx_buf_puts(out, "],\"NumPDBViolations\":");
-	sx_buf_int(out, v->num_pdb_violations);
-	sx_buf_putc(out, '}');
+	sx_jw_end_array(w);
+	sx_jw_kint(w, "NumPDBViolations", v->num_pdb_violations);
+	sx_jw_end_object(w);
 }
 
 /* Victims for one node entry: 1 kept, 0 when the node is dropped (unknown,
@@ -321,7 +313,7 @@ static void preempt_req_free(const struct sx_extender *ex, struct preempt_req *r
  * Returns 1 kept, 0 dropped, or an HTTP status with the reply written. */
 static int preempt_entry(const struct sx_extender *ex, const struct preempt_req *r,
 			 const struct preempt_entry *e, bool pre_ok, struct victims *vs,
-			 bool *first, struct sx_buf *out, struct sx_verb_log *log)
+			 struct sx_jw *w, struct sx_buf *out, struct sx_verb_log *log)
 {
 	const struct sx_node_info *ni;
 	struct sx_victims vict;
@@ -344,7 +336,7 @@ static int preempt_entry(const struct sx_extender *ex, const struct preempt_req 
 				 sx_status_message(st, sbuf, sizeof(sbuf)));
 		sx_status_free(st);
 	} else if (rc) {
-		put_meta_victims(out, name, &vict, first);
+		put_meta_victims(w, name, &vict);
 		sx_victims_free(&vict);
 	}
 out:
@@ -358,7 +350,8 @@ int sx_extender_preempt(const struct sx_extender *ex, const char *body, size_t l
 	struct preempt_req r = {0};
 	struct victims vs = {0};
 	struct sx_status *st;
-	bool first = true, pre_ok;
+	struct sx_jw w;
+	bool pre_ok;
 	uint32_t i, nnodes = 0;
 	char sbuf[256];
 	int rc;
@@ -375,14 +368,18 @@ int sx_extender_preempt(const struct sx_extender *ex, const char *body, size_t l
 		goto out;
 	}
 	sx_status_free(st);
-	sx_buf_puts(out, "{\"NodeNameToMetaVictims\":{");
+	sx_jw_init(&w, out);
+	sx_jw_object(&w);
+	sx_jw_kobject(&w, "NodeNameToMetaVictims");
 	for (i = 0; i < r.n; i++) {
-		rc = preempt_entry(ex, &r, &r.entries[i], pre_ok, &vs, &first, out, log);
+		rc = preempt_entry(ex, &r, &r.entries[i], pre_ok, &vs, &w, out, log);
 		if (rc > 1)
 			goto out;
 		nnodes += (uint32_t)rc;
 	}
-	sx_buf_puts(out, "}}\n");
+	sx_jw_end_object(&w);
+	sx_jw_end_object(&w);
+	sx_buf_putc(out, '\n');
 	snprintf(log->result, sizeof(log->result), "%u of %u nodes kept", nnodes, log->nnodes);
 	sx_ext_count_attempt(ex, "preempt", nnodes ? "preemption" : "unschedulable");
 	rc = 200;

@@ -44,7 +44,7 @@ struct sx_extenders {
 	unsigned n;
 	struct ext *ext; /* non-ignorable first, then ignorable */
 	bool any_filter, any_prioritize;
-	struct sx_metrics *metrics;
+	struct sx_metric *requests, *duration; /* NULL without a registry */
 };
 
 static int server_name_route(struct ext *e);
@@ -58,18 +58,20 @@ static void curl_init_once(void)
 
 /* ---------- construction ---------- */
 
-static void define_metrics(struct sx_metrics *m)
+static void define_metrics(struct sx_extenders *x, struct sx_metrics *m)
 {
 	/* 1 ms .. 16 s, doubling: httpTimeout defaults to 5 s */
 	double buckets[15];
 
 	for (unsigned i = 0; i < SX_ARRAY_SIZE(buckets); i++)
 		buckets[i] = 0.001 * (double)(1u << i);
-	sx_metrics_define(m, "schedext_extender_requests_total", SX_METRIC_COUNTER,
-			  "Calls to configured extenders, by extender, verb and result.", NULL, 0);
-	sx_metrics_define(m, "schedext_extender_request_duration_seconds", SX_METRIC_HISTOGRAM,
-			  "Round-trip time of calls to configured extenders, by extender and verb.",
-			  buckets, SX_ARRAY_SIZE(buckets));
+	x->requests = sx_metrics_family(
+		m, "schedext_extender_requests_total", SX_METRIC_COUNTER,
+		"Calls to configured extenders, by extender, verb and result.", NULL, 0);
+	x->duration = sx_metrics_family(
+		m, "schedext_extender_request_duration_seconds", SX_METRIC_HISTOGRAM,
+		"Round-trip time of calls to configured extenders, by extender and verb.", buckets,
+		SX_ARRAY_SIZE(buckets));
 }
 
 struct sx_extenders *sx_extenders_new(const struct sx_extender_cfg *cfgs, unsigned n,
@@ -108,9 +110,8 @@ struct sx_extenders *sx_extenders_new(const struct sx_extender_cfg *cfgs, unsign
 		}
 	}
 	x->n = k;
-	x->metrics = metrics;
 	if (metrics)
-		define_metrics(metrics);
+		define_metrics(x, metrics);
 	for (unsigned i = 0; i < k; i++) {
 		if (!x->ext[i].base || server_name_route(&x->ext[i])) {
 			sx_extenders_free(x);
@@ -280,14 +281,13 @@ static void count(struct sx_extenders *x, const struct ext *e, const char *verb,
 	char labels[600], esc[400];
 	int n;
 
-	if (!x->metrics)
+	if (!x->requests)
 		return;
 	n = snprintf(labels, sizeof(labels), "extender=\"%s\",verb=\"%s\"",
 		     sx_metrics_label_escape(e->cfg->url_prefix, esc, sizeof(esc)), verb);
-	sx_metrics_observe(x->metrics, "schedext_extender_request_duration_seconds", labels,
-			   sx_now_s() - start);
+	sx_metric_observe(x->duration, labels, sx_now_s() - start);
 	snprintf(labels + n, sizeof(labels) - (size_t)n, ",result=\"%s\"", result);
-	sx_metrics_inc(x->metrics, "schedext_extender_requests_total", labels, 1);
+	sx_metric_inc(x->requests, labels, 1);
 }
 
 /* send(): POSTs body to <base>/<verb>; 0 and the decoded reply (caller
@@ -383,57 +383,67 @@ static int shape_error(const cJSON *v, const char *type, struct sx_error *err)
 /* ---------- request bodies ---------- */
 
 /* The object as received, or a minimal stand-in when it was not kept. */
-static void put_pod(struct sx_buf *b, const struct sx_pod *pod)
+static void put_pod(struct sx_jw *w, const struct sx_pod *pod)
 {
 	if (pod->meta.raw) {
-		sx_buf_puts(b, pod->meta.raw);
+		sx_jw_raw(w, pod->meta.raw, strlen(pod->meta.raw));
 		return;
 	}
-	sx_buf_puts(b, "{\"metadata\":{\"name\":");
-	sx_json_str(b, pod->meta.name ? pod->meta.name : "");
-	sx_buf_puts(b, ",\"namespace\":");
-	sx_json_str(b, sx_str_get(pod->meta.ns));
-	sx_buf_puts(b, ",\"uid\":");
-	sx_json_str(b, pod->meta.uid ? pod->meta.uid : "");
-	sx_buf_puts(b, "},\"spec\":{\"schedulerName\":");
-	sx_json_str(b, sx_str_get(pod->scheduler_name));
-	sx_buf_puts(b, "}}");
+	sx_jw_object(w);
+	sx_jw_kobject(w, "metadata");
+	sx_jw_kstr(w, "name", pod->meta.name);
+	sx_jw_kstr(w, "namespace", sx_str_get(pod->meta.ns));
+	sx_jw_kstr(w, "uid", pod->meta.uid);
+	sx_jw_end_object(w);
+	sx_jw_kobject(w, "spec");
+	sx_jw_kstr(w, "schedulerName", sx_str_get(pod->scheduler_name));
+	sx_jw_end_object(w);
+	sx_jw_end_object(w);
 }
 
-static void put_node(struct sx_buf *b, const struct sx_node_info *ni)
+static void put_node(struct sx_jw *w, const struct sx_node_info *ni)
 {
 	if (ni->node && ni->node->meta.raw) {
-		sx_buf_puts(b, ni->node->meta.raw);
+		sx_jw_raw(w, ni->node->meta.raw, strlen(ni->node->meta.raw));
 		return;
 	}
-	sx_buf_puts(b, "{\"metadata\":{\"name\":");
-	sx_json_str(b, sx_str_get(ni->name));
-	sx_buf_puts(b, "}}");
+	sx_jw_object(w);
+	sx_jw_kobject(w, "metadata");
+	sx_jw_kstr(w, "name", sx_str_get(ni->name));
+	sx_jw_end_object(w);
+	sx_jw_end_object(w);
 }
 
 /* ExtenderArgs {Pod, Nodes, NodeNames} for the snapshot indices idx[]. */
 static void put_args(struct sx_buf *b, const struct ext *e, const struct sx_pod *pod,
 		     const struct sx_snapshot *snap, const uint32_t *idx, uint32_t n)
 {
-	sx_buf_puts(b, "{\"Pod\":");
-	put_pod(b, pod);
+	struct sx_jw w;
+
+	sx_jw_init(&w, b);
+	sx_jw_object(&w);
+	sx_jw_key(&w, "Pod");
+	put_pod(&w, pod);
 	if (e->cfg->node_cache_capable) {
-		sx_buf_puts(b, ",\"Nodes\":null,\"NodeNames\":[");
-		for (uint32_t i = 0; i < n; i++) {
-			if (i)
-				sx_buf_putc(b, ',');
-			sx_json_str(b, sx_str_get(snap->nodes[idx[i]]->name));
-		}
-		sx_buf_puts(b, "]}");
-		return;
+		sx_jw_key(&w, "Nodes");
+		sx_jw_null(&w);
+		sx_jw_karray(&w, "NodeNames");
+		for (uint32_t i = 0; i < n; i++)
+			sx_jw_str(&w, sx_str_get(snap->nodes[idx[i]]->name));
+		sx_jw_end_array(&w);
+	} else {
+		sx_jw_kobject(&w, "Nodes");
+		sx_jw_kobject(&w, "metadata");
+		sx_jw_end_object(&w);
+		sx_jw_karray(&w, "items");
+		for (uint32_t i = 0; i < n; i++)
+			put_node(&w, snap->nodes[idx[i]]);
+		sx_jw_end_array(&w);
+		sx_jw_end_object(&w);
+		sx_jw_key(&w, "NodeNames");
+		sx_jw_null(&w);
 	}
-	sx_buf_puts(b, ",\"Nodes\":{\"metadata\":{},\"items\":[");
-	for (uint32_t i = 0; i < n; i++) {
-		if (i)
-			sx_buf_putc(b, ',');
-		put_node(b, snap->nodes[idx[i]]);
-	}
-	sx_buf_puts(b, "]},\"NodeNames\":null}");
+	sx_jw_end_object(&w);
 }
 
 /* Snapshot index of a node name from a reply (never interns), or -1. */
@@ -715,18 +725,17 @@ static int bind_one(struct sx_extenders *x, struct ext *e, const struct sx_pod *
 	const cJSON *error;
 	cJSON *reply;
 	struct sx_buf b;
+	struct sx_jw w;
 	int rc;
 
 	sx_buf_init(&b);
-	sx_buf_puts(&b, "{\"PodName\":");
-	sx_json_str(&b, pod->meta.name ? pod->meta.name : "");
-	sx_buf_puts(&b, ",\"PodNamespace\":");
-	sx_json_str(&b, sx_str_get(pod->meta.ns));
-	sx_buf_puts(&b, ",\"PodUID\":");
-	sx_json_str(&b, pod->meta.uid ? pod->meta.uid : "");
-	sx_buf_puts(&b, ",\"Node\":");
-	sx_json_str(&b, sx_str_get(node));
-	sx_buf_putc(&b, '}');
+	sx_jw_init(&w, &b);
+	sx_jw_object(&w);
+	sx_jw_kstr(&w, "PodName", pod->meta.name);
+	sx_jw_kstr(&w, "PodNamespace", sx_str_get(pod->meta.ns));
+	sx_jw_kstr(&w, "PodUID", pod->meta.uid);
+	sx_jw_kstr(&w, "Node", sx_str_get(node));
+	sx_jw_end_object(&w);
 	rc = send_verb(x, e, e->cfg->bind_verb, &b, &reply, err);
 	sx_buf_free(&b);
 	if (rc)
@@ -769,33 +778,41 @@ struct sx_status *sx_extenders_bind(struct sx_extenders *x, const struct sx_pod 
 
 /* ---------- preempt ---------- */
 
-static void put_victims(struct sx_buf *b, const struct ext *e, const struct sx_preempt_candidate *c,
+/* NodeNameToVictims (full pods) or NodeNameToMetaVictims (UIDs, for a
+ * nodeCacheCapable extender), the other null. */
+static void put_victims(struct sx_jw *w, const struct ext *e, const struct sx_preempt_candidate *c,
 			uint32_t n)
 {
-	sx_buf_puts(b, e->cfg->node_cache_capable ? ",\"NodeNameToVictims\":null,"
-						    "\"NodeNameToMetaVictims\":{"
-						  : ",\"NodeNameToVictims\":{");
+	bool meta = e->cfg->node_cache_capable;
+
+	if (meta) {
+		sx_jw_key(w, "NodeNameToVictims");
+		sx_jw_null(w);
+	}
+	sx_jw_kobject(w, meta ? "NodeNameToMetaVictims" : "NodeNameToVictims");
 	for (uint32_t i = 0; i < n; i++) {
-		if (i)
-			sx_buf_putc(b, ',');
-		sx_json_key(b, sx_str_get(c[i].node));
-		sx_buf_puts(b, "{\"Pods\":[");
+		sx_jw_kobject(w, sx_str_get(c[i].node));
+		sx_jw_karray(w, "Pods");
 		for (uint32_t k = 0; k < c[i].victims.n; k++) {
 			const struct sx_pod *v = c[i].victims.pods[k];
 
-			if (k)
-				sx_buf_putc(b, ',');
-			if (e->cfg->node_cache_capable) {
-				sx_buf_puts(b, "{\"UID\":");
-				sx_json_str(b, v->meta.uid ? v->meta.uid : "");
-				sx_buf_putc(b, '}');
+			if (meta) {
+				sx_jw_object(w);
+				sx_jw_kstr(w, "UID", v->meta.uid);
+				sx_jw_end_object(w);
 			} else {
-				put_pod(b, v);
+				put_pod(w, v);
 			}
 		}
-		sx_buf_printf(b, "],\"NumPDBViolations\":%u}", c[i].victims.num_pdb_violations);
+		sx_jw_end_array(w);
+		sx_jw_kint(w, "NumPDBViolations", c[i].victims.num_pdb_violations);
+		sx_jw_end_object(w);
 	}
-	sx_buf_puts(b, e->cfg->node_cache_capable ? "}}" : "},\"NodeNameToMetaVictims\":null}");
+	sx_jw_end_object(w);
+	if (!meta) {
+		sx_jw_key(w, "NodeNameToMetaVictims");
+		sx_jw_null(w);
+	}
 }
 
 /* convertToVictims for one node: UIDs to the pods of that node. */
@@ -886,12 +903,16 @@ static int preempt_one(struct sx_extenders *x, struct ext *e, const struct sx_po
 	uint32_t nnext = 0;
 	cJSON *reply;
 	struct sx_buf b;
+	struct sx_jw w;
 	int rc;
 
 	sx_buf_init(&b);
-	sx_buf_puts(&b, "{\"Pod\":");
-	put_pod(&b, pod);
-	put_victims(&b, e, *cands, *ncands);
+	sx_jw_init(&w, &b);
+	sx_jw_object(&w);
+	sx_jw_key(&w, "Pod");
+	put_pod(&w, pod);
+	put_victims(&w, e, *cands, *ncands);
+	sx_jw_end_object(&w);
 	rc = send_verb(x, e, e->cfg->preempt_verb, &b, &reply, err);
 	sx_buf_free(&b);
 	if (rc)

@@ -466,18 +466,23 @@ const char *sx_features_diff(const struct sx_features *f, char *buf, size_t len)
 	return buf;
 }
 
-void sx_features_write_json(struct sx_buf *b, const struct sx_features *f)
+void sx_features_write_jw(struct sx_jw *w, const struct sx_features *f)
 {
 	uint64_t diff = f->enabled ^ defaults_at(f->release);
-	bool first = true;
 
-	sx_buf_printf(b, "\"emulatedVersion\":\"1.%d\",\"featureGates\":{", f->release);
-	for (int id = 0; id < SX_FEATURE_COUNT; id++) {
-		if (!(diff & bit(id)))
-			continue;
-		sx_buf_printf(b, "%s\"%s\":%s", first ? "" : ",", names[id],
-			      (f->enabled & bit(id)) ? "true" : "false");
-		first = false;
-	}
-	sx_buf_putc(b, '}');
+	sx_jw_key(w, "emulatedVersion");
+	sx_jw_strf(w, "1.%d", f->release);
+	sx_jw_kobject(w, "featureGates");
+	for (int id = 0; id < SX_FEATURE_COUNT; id++)
+		if (diff & bit(id))
+			sx_jw_kbool(w, names[id], f->enabled & bit(id));
+	sx_jw_end_object(w);
+}
+
+void sx_features_write_json(struct sx_buf *b, const struct sx_features *f)
+{
+	struct sx_jw w;
+
+	sx_jw_init_in(&w, b, false);
+	sx_features_write_jw(&w, f);
 }

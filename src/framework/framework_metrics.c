@@ -351,9 +351,9 @@ void sx_fw_metrics_point(const struct sx_profile *prof, enum sx_ext_point ep, en
 
 /* ---------- export ---------- */
 
-/* Copies h into the registry series name{labels}; nothing when empty. */
-static void export_hist(struct sx_metrics *m, const char *name, const char *labels,
-			const struct hist *h, unsigned nbounds)
+/* Copies h into the series f{labels}; nothing when empty. */
+static void export_hist(struct sx_metric *f, const char *labels, const struct hist *h,
+			unsigned nbounds)
 {
 	uint64_t b[PLUGIN_BUCKETS], count = 0;
 
@@ -364,8 +364,8 @@ static void export_hist(struct sx_metrics *m, const char *name, const char *labe
 		count += v;
 	}
 	if (count)
-		sx_metrics_set_histogram(
-			m, name, labels, b, nbounds, count,
+		sx_metric_set_histogram(
+			f, labels, b, nbounds, count,
 			(double)atomic_load_explicit(&h->sum_ns, memory_order_relaxed) / 1e9);
 }
 
@@ -379,6 +379,14 @@ static const char *profile_name(const struct sx_config *cfg, const struct sx_pro
 
 void sx_fw_metrics_export(struct sx_metrics *m, const struct sx_config *cfg)
 {
+	/* the families' handles, found once per scrape (not per series) */
+	struct sx_metric *points =
+		sx_metrics_find(m, "scheduler_framework_extension_point_duration_seconds");
+	struct sx_metric *evaluations = sx_metrics_find(m, "scheduler_plugin_evaluation_total");
+	struct sx_metric *hints =
+		sx_metrics_find(m, "scheduler_queueing_hint_execution_duration_seconds");
+	struct sx_metric *executions =
+		sx_metrics_find(m, "scheduler_plugin_execution_duration_seconds");
 	char labels[256], esc[128];
 
 	init_bounds();
@@ -391,9 +399,7 @@ void sx_fw_metrics_export(struct sx_metrics *m, const struct sx_config *cfg)
 					 "extension_point=\"%s\",status=\"%s\",profile=\"%s\"",
 					 ep_labels[ep], sx_code_name((enum sx_code)c),
 					 sx_metrics_label_escape(name, esc, sizeof(esc)));
-				export_hist(m,
-					    "scheduler_framework_extension_point_duration_seconds",
-					    labels, &point_hist[p][ep][c], POINT_BUCKETS);
+				export_hist(points, labels, &point_hist[p][ep][c], POINT_BUCKETS);
 			}
 		for (unsigned pl = 0; name && pl < sx_plugin_count && pl < SX_MAX_PLUGINS; pl++)
 			for (unsigned k = 0; k < NEVAL; k++) {
@@ -405,8 +411,7 @@ void sx_fw_metrics_export(struct sx_metrics *m, const struct sx_config *cfg)
 					 "plugin=\"%s\",extension_point=\"%s\",profile=\"%s\"",
 					 sx_plugins[pl]->name, ep_labels[eval_points[k]],
 					 sx_metrics_label_escape(name, esc, sizeof(esc)));
-				sx_metrics_set(m, "scheduler_plugin_evaluation_total", labels,
-					       (double)n);
+				sx_metric_set(evaluations, labels, (double)n);
 			}
 	}
 	for (unsigned pl = 0; pl < sx_plugin_count && pl < SX_MAX_PLUGINS; pl++)
@@ -417,8 +422,7 @@ void sx_fw_metrics_export(struct sx_metrics *m, const struct sx_config *cfg)
 					 sx_plugins[pl]->name,
 					 sx_metrics_label_escape(hint_events[ev], esc, sizeof(esc)),
 					 h ? "Queue" : "QueueSkip");
-				export_hist(m, "scheduler_queueing_hint_execution_duration_seconds",
-					    labels, &hint_hist[pl][ev][h], HINT_BUCKETS);
+				export_hist(hints, labels, &hint_hist[pl][ev][h], HINT_BUCKETS);
 			}
 	for (unsigned pl = 0; pl < sx_plugin_count && pl < SX_MAX_PLUGINS; pl++)
 		for (unsigned ep = 0; ep < SX_EP_COUNT; ep++)
@@ -427,8 +431,8 @@ void sx_fw_metrics_export(struct sx_metrics *m, const struct sx_config *cfg)
 					 "plugin=\"%s\",extension_point=\"%s\",status=\"%s\"",
 					 sx_plugins[pl]->name, ep_labels[ep],
 					 sx_code_name((enum sx_code)c));
-				export_hist(m, "scheduler_plugin_execution_duration_seconds",
-					    labels, &plugin_hist[pl][ep][c], PLUGIN_BUCKETS);
+				export_hist(executions, labels, &plugin_hist[pl][ep][c],
+					    PLUGIN_BUCKETS);
 			}
 }
 

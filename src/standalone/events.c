@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "schedext/common.h"
+#include "schedext/hmap.h"
 #include "schedext/kube.h"
 #include "schedext/metrics.h"
 #include "schedext/model.h"
@@ -32,7 +33,6 @@
  * the client's token bucket, not their number, sets the rate. */
 #define DEFAULT_SENDERS	 4
 #define MAX_SENDERS	 16
-#define LRU_BUCKETS	 8192
 #define DROP_LOG_EVERY_S 10.0
 #define NAME_MAX_LEN	 300 /* "<pod name (<= 253)>.<16 hex digits>" */
 
@@ -43,14 +43,16 @@ struct fields {
 };
 
 struct lru_node {
-	struct lru_node *hnext, *prev, *next;
-	uint64_t hash;
+	struct lru_node *prev, *next;
+	uint64_t hash; /* sx_hash_str(key) */
 	char *key;
 };
 
-/* Hash map with least-recently-used order (groupcache's lru.Cache). */
+/* Hash map with least-recently-used order (groupcache's lru.Cache): the
+ * project's hash table (bounded at SX_EVENTS_CACHE_CAP + 1: an entry is
+ * added before the oldest is evicted) over an intrusive list. */
 struct lru {
-	struct lru_node *buckets[LRU_BUCKETS];
+	struct sx_hmap map;   /* hash -> struct lru_node * */
 	struct lru_node head; /* head.next: most recent */
 	unsigned n;
 };
@@ -117,6 +119,9 @@ struct sx_events {
 	double last_finish, last_refresh;
 	uint64_t last_name_ns;
 	uint64_t dropped[DROP_REASONS];
+	/* schedext_events_dropped_total, found at the first drop: the loop
+	 * declares it (sched_metrics.c) after starting the sender */
+	struct sx_metric *dropped_total;
 	double drop_logged[DROP_REASONS]; /* when the last drop line was written */
 };
 
@@ -183,7 +188,19 @@ static bool fields_copy(struct fields *dst, const struct fields *src)
 
 static void lru_init(struct lru *l)
 {
+	sx_hmap_init(&l->map, SX_EVENTS_CACHE_CAP + 1);
 	l->head.prev = l->head.next = &l->head;
+	l->n = 0;
+}
+
+static bool node_has_key(uint64_t val, const void *key)
+{
+	return strcmp(((const struct lru_node *)(uintptr_t)val)->key, key) == 0;
+}
+
+static bool node_is(uint64_t val, const void *node)
+{
+	return (const void *)(uintptr_t)val == node;
 }
 
 static void list_unlink(struct lru_node *n)
@@ -203,35 +220,34 @@ static void list_push_front(struct lru *l, struct lru_node *n)
 /* The entry for key (now the most recent), or NULL. */
 static struct lru_node *lru_get(struct lru *l, const char *key, uint64_t hash)
 {
-	struct lru_node *n = l->buckets[hash % LRU_BUCKETS];
+	struct lru_node *n = sx_hmap_find_ptr(&l->map, hash, node_has_key, key);
 
-	for (; n; n = n->hnext) {
-		if (n->hash == hash && strcmp(n->key, key) == 0) {
-			list_unlink(n);
-			list_push_front(l, n);
-			return n;
-		}
+	if (n) {
+		list_unlink(n);
+		list_push_front(l, n);
 	}
-	return NULL;
+	return n;
 }
 
-static void lru_add(struct lru *l, struct lru_node *n)
+/* Adds n (key absent) as the most recent: 0, or SX_ENOMEM/SX_ETOOBIG with
+ * n not added. */
+static int lru_add(struct lru *l, struct lru_node *n)
 {
-	struct lru_node **b = &l->buckets[n->hash % LRU_BUCKETS];
+	int rc = sx_hmap_add(&l->map, n->hash, n);
 
-	n->hnext = *b;
-	*b = n;
+	if (rc)
+		return rc;
 	list_push_front(l, n);
 	l->n++;
+	return 0;
 }
 
 static void lru_remove(struct lru *l, struct lru_node *n)
 {
-	struct lru_node **p = &l->buckets[n->hash % LRU_BUCKETS];
+	struct sx_hmap_slot *s = sx_hmap_find(&l->map, n->hash, node_is, n);
 
-	while (*p != n)
-		p = &(*p)->hnext;
-	*p = n->hnext;
+	if (s)
+		sx_hmap_del_slot(&l->map, s);
 	list_unlink(n);
 	l->n--;
 }
@@ -253,8 +269,9 @@ static void count_drop(struct sx_events *ev, enum drop_reason r, unsigned n, con
 
 	ev->dropped[r] += n;
 	snprintf(labels, sizeof(labels), "reason=\"%s\"", drop_names[r]);
-	if (ev->o.metrics)
-		sx_metrics_inc(ev->o.metrics, "schedext_events_dropped_total", labels, n);
+	if (ev->o.metrics && !ev->dropped_total)
+		ev->dropped_total = sx_metrics_find(ev->o.metrics, "schedext_events_dropped_total");
+	sx_metric_inc(ev->dropped_total, labels, n);
 	if (r == DROP_SHUTDOWN ||
 	    (ev->drop_logged[r] > 0 && now - ev->drop_logged[r] < DROP_LOG_EVERY_S))
 		return;
@@ -353,7 +370,11 @@ static bool spam_accept(struct sx_events *ev, const struct fields *f, double now
 		sp->node.hash = h;
 		sp->tokens = SPAM_BURST;
 		sp->last = now;
-		lru_add(&ev->spam, &sp->node);
+		if (lru_add(&ev->spam, &sp->node)) {
+			free(sp->node.key);
+			free(sp);
+			return true;
+		}
 		if (ev->spam.n > SX_EVENTS_CACHE_CAP) {
 			struct lru_node *old = lru_oldest(&ev->spam);
 
@@ -412,7 +433,13 @@ static void record_new(struct sx_events *ev, struct fields *f, char *key, uint64
 	event_name(ev, f->pod, s->name);
 	memcpy(j->name, s->name, sizeof(j->name));
 	memcpy(j->event_time, s->event_time, sizeof(j->event_time));
-	lru_add(&ev->series, &s->node);
+	if (lru_add(&ev->series, &s->node)) {
+		/* out of memory: the event is still created, its repeats
+		 * are not counted */
+		free_series(s);
+		push_job(ev, j);
+		return;
+	}
 	if (ev->series.n > SX_EVENTS_CACHE_CAP)
 		retire_series(ev, (struct series *)lru_oldest(&ev->series));
 	push_job(ev, j);
@@ -686,6 +713,7 @@ static void free_lru(struct lru *l, bool series)
 			free(n);
 		}
 	}
+	sx_hmap_clear(&l->map);
 	lru_init(l);
 }
 

@@ -8,22 +8,39 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct sx_metric;
 struct sx_metrics;
 struct sx_profile;
 struct sx_queue_lengths;
 
+/* The handles of every family the loop writes (NULL: not counted). */
+struct sx_sched_metrics {
+	struct sx_metric *attempts, *attempt_duration, *algorithm_duration, *pending_pods;
+	struct sx_metric *preemption_attempts, *preemption_victims, *leader;
+	struct sx_metric *sli_duration, *pod_attempts, *permit_wait, *event_handling;
+	struct sx_metric *incoming, *unschedulable;
+	/* 1.35-1.37 families: queue entities, binding goroutines, pod groups,
+	 * DRA binding conditions, workload preemption */
+	struct sx_metric *goroutines, *queued_entities, *incoming_entities;
+	struct sx_metric *pg_attempts, *pg_attempt_duration, *pg_algorithm_duration;
+	struct sx_metric *bc_allocations, *bc_wait;
+	struct sx_metric *wl_preemption_attempts, *wl_preemption_victims, *wl_disruptions;
+};
+
 /* The profile label of a profile (its schedulerName). */
 const char *sx_sched_profile_name(const struct sx_profile *prof);
-/* Defines every metric the loop writes; m NULL: no-op. */
+/* Defines every metric the loop writes, for cfg's gates (NULL: the
+ * default release's), and fills h; m NULL: h all NULL. */
 struct sx_config;
-void sx_sched_metrics_define(struct sx_metrics *m, const struct sx_config *cfg);
+void sx_sched_metrics_define(struct sx_metrics *m, const struct sx_config *cfg,
+			     struct sx_sched_metrics *h);
 /* One scheduling attempt with its result, since start (sx_now_s()). */
-void sx_sched_metrics_attempt(struct sx_metrics *m, const struct sx_profile *prof,
+void sx_sched_metrics_attempt(const struct sx_sched_metrics *h, const struct sx_profile *prof,
 			      const char *result, double start);
-/* The pending-pods and queued-entities gauges, scheduler_goroutines
- * {operation="binding"} (binding cycles queued or running: upstream's one
- * goroutine per binding cycle) and schedext_leader. */
-void sx_sched_metrics_gauges(struct sx_metrics *m, const struct sx_queue_lengths *l,
+/* The pending-pods gauges, scheduler_goroutines{operation="binding"}
+ * (binding cycles queued or running: upstream's one goroutine per binding
+ * cycle) and schedext_leader. */
+void sx_sched_metrics_gauges(const struct sx_sched_metrics *h, const struct sx_queue_lengths *l,
 			     uint32_t binding, bool leader);
 
 struct sx_queue;
@@ -31,16 +48,18 @@ struct sx_config;
 /* A pod bound after `attempts` attempts, first queued at initial_attempt
  * (sx_now_s()): scheduler_pod_scheduling_sli_duration_seconds{attempts}
  * and scheduler_pod_scheduling_attempts. */
-void sx_sched_metrics_scheduled(struct sx_metrics *m, uint32_t attempts, double initial_attempt);
+void sx_sched_metrics_scheduled(const struct sx_sched_metrics *h, uint32_t attempts,
+				double initial_attempt);
 /* scheduler_permit_wait_duration_seconds{result="success"|"reject"}. */
-void sx_sched_metrics_permit_wait(struct sx_metrics *m, bool success, double seconds);
+void sx_sched_metrics_permit_wait(const struct sx_sched_metrics *h, bool success, double seconds);
 /* scheduler_event_handling_duration_seconds{event="<what>Add|Update|Delete"}. */
-void sx_sched_metrics_event(struct sx_metrics *m, const char *what, const void *old_obj,
+void sx_sched_metrics_event(const struct sx_sched_metrics *h, const char *what, const void *old_obj,
 			    const void *new_obj, uint64_t ns);
 /* scheduler_queued_entities and the pod-group queues of scheduler_pending_pods. */
-void sx_sched_metrics_entities(struct sx_metrics *m, struct sx_queue *q);
-/* The queue's incoming-pods counters, unschedulable-pods-by-plugin gauges
- * and sx_sched_metrics_entities. */
-void sx_sched_metrics_queue(struct sx_metrics *m, struct sx_queue *q, const struct sx_config *cfg);
+void sx_sched_metrics_entities(const struct sx_sched_metrics *h, struct sx_queue *q);
+/* The queue's incoming-pods and incoming-entities counters,
+ * unschedulable-pods-by-plugin gauges and sx_sched_metrics_entities. */
+void sx_sched_metrics_queue(const struct sx_sched_metrics *h, struct sx_queue *q,
+			    const struct sx_config *cfg);
 
 #endif /* SCHEDEXT_STANDALONE_SCHED_METRICS_H */

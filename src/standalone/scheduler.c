@@ -23,6 +23,7 @@
 #include "schedext/scheduler.h"
 #include "schedext/handle.h"
 #include "schedext/podgroup.h"
+#include "schedext/hmap.h"
 
 #include "events.h"
 #include "podgroup_cycle.h"
@@ -55,7 +56,7 @@
 #define EVENTS_GRACE_S 2.0
 /* Pods remembered as "status patch failure already logged"; past that
  * many in one outage, further pods' failures go to the verbose level. */
-#define PATCH_LOG_SLOTS	  16384
+#define PATCH_LOG_MAX	  12288
 #define SA_NAMESPACE_FILE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 /* ---------- the scheduler ---------- */
@@ -69,7 +70,8 @@ struct bind_job {
 };
 
 struct sx_scheduler {
-	uint32_t cur_attempts; /* the popped pod's, for its bind job */
+	struct sx_sched_metrics met; /* handles into o.metrics (all NULL without) */
+	uint32_t cur_attempts;	     /* the popped pod's, for its bind job */
 	double cur_initial_attempt;
 	struct sx_scheduler_opts o;
 	struct sx_queue *q;
@@ -106,10 +108,10 @@ struct sx_scheduler {
 	struct sx_preempter *preempter;	  /* evicts victims off the loop thread */
 	struct sx_informers *own_inf;	  /* started on leadership (delayCacheUntilActive) */
 	/* Pods whose failed status patch was logged at the default level
-	 * since the last successful one (hashes of uid; 0 = empty slot). */
+	 * since the last successful one: hash of uid -> 1, at most
+	 * PATCH_LOG_MAX. */
 	pthread_mutex_t plmu;
-	uint64_t patch_logged[PATCH_LOG_SLOTS];
-	unsigned npatch_logged;
+	struct sx_hmap patch_logged;
 };
 
 static bool leading(struct sx_scheduler *s)
@@ -138,7 +140,7 @@ static void record_event(void *ctx, const char *component, const struct sx_pod *
 static void count_attempt(struct sx_scheduler *s, const struct sx_profile *prof, const char *result,
 			  double start)
 {
-	sx_sched_metrics_attempt(s->o.metrics, prof, result, start);
+	sx_sched_metrics_attempt(&s->met, prof, result, start);
 }
 
 static void update_gauges(struct sx_scheduler *s)
@@ -154,8 +156,8 @@ static void update_gauges(struct sx_scheduler *s)
 	pthread_mutex_lock(&s->bmu);
 	binding = s->njobs + s->nrunning;
 	pthread_mutex_unlock(&s->bmu);
-	sx_sched_metrics_gauges(s->o.metrics, &l, binding, leading(s));
-	sx_sched_metrics_queue(s->o.metrics, s->q, s->o.cfg);
+	sx_sched_metrics_gauges(&s->met, &l, binding, leading(s));
+	sx_sched_metrics_queue(&s->met, s->q, s->o.cfg);
 }
 
 /* ---------- failures (schedule_one.go handleSchedulingFailure) ---------- */
@@ -171,21 +173,10 @@ static bool patch_failure_is_new(struct sx_scheduler *s, const struct sx_pod *po
 	uint64_t h = sx_hash_str(pod->meta.uid ? pod->meta.uid : pod->meta.name);
 	bool is_new = false;
 
-	h |= 1; /* 0 marks an empty slot */
 	pthread_mutex_lock(&s->plmu);
-	for (unsigned i = (unsigned)(h % PATCH_LOG_SLOTS);; i = (i + 1) % PATCH_LOG_SLOTS) {
-		if (s->patch_logged[i] == h)
-			break;
-		if (s->patch_logged[i] == 0) {
-			/* Keep a quarter free so that probes end quickly. */
-			if (s->npatch_logged < PATCH_LOG_SLOTS / 4 * 3) {
-				s->patch_logged[i] = h;
-				s->npatch_logged++;
-				is_new = true;
-			}
-			break;
-		}
-	}
+	/* full (or out of memory): the pod's failure goes to -v=4 */
+	if (!sx_hmap_get(&s->patch_logged, h))
+		is_new = sx_hmap_put(&s->patch_logged, h, 1) == 0;
 	pthread_mutex_unlock(&s->plmu);
 	return is_new;
 }
@@ -193,10 +184,8 @@ static bool patch_failure_is_new(struct sx_scheduler *s, const struct sx_pod *po
 static void patch_succeeded(struct sx_scheduler *s)
 {
 	pthread_mutex_lock(&s->plmu);
-	if (s->npatch_logged) {
-		memset(s->patch_logged, 0, sizeof(s->patch_logged));
-		s->npatch_logged = 0;
-	}
+	if (sx_hmap_count(&s->patch_logged))
+		sx_hmap_clear(&s->patch_logged);
 	pthread_mutex_unlock(&s->plmu);
 }
 
@@ -305,7 +294,7 @@ static void run_job(struct sx_scheduler *s, struct bind_job *j)
 
 	if (!st) {
 		count_attempt(s, prof, "scheduled", j->start);
-		sx_sched_metrics_scheduled(s->o.metrics, j->attempts, j->initial_attempt);
+		sx_sched_metrics_scheduled(&s->met, j->attempts, j->initial_attempt);
 		sx_queue_done(s->q, pod);
 		return;
 	}
@@ -442,8 +431,8 @@ static void fit_error(struct sx_scheduler *s, const struct sx_profile *prof,
 	if (fo.status && !sx_status_is_rejected(fo.status))
 		sx_log(0, "PostFilter for %s/%s: %s", sx_str_get(pod->meta.ns), pod->meta.name,
 		       sx_status_message(fo.status, buf, sizeof(buf)));
-	if (fo.ran && s->o.metrics)
-		sx_metrics_inc(s->o.metrics, "scheduler_preemption_attempts_total", NULL, 1);
+	if (fo.ran)
+		sx_metric_inc(s->met.preemption_attempts, NULL, 1);
 	sx_rejectors_from_result(&rej, res);
 	handle_failure_rej(s, prof, pod,
 			   rc == 0	  ? fo.message
@@ -482,9 +471,7 @@ static void run_cycle(struct sx_scheduler *s, const struct sx_profile *prof,
 	opts.snap = snap;
 	opts.nominator = s->cur_nom ? &s->cur_nom->nom : NULL;
 	rc = snap ? sx_schedule(prof, pod, &opts, &res) : SX_ENOMEM;
-	if (s->o.metrics)
-		sx_metrics_observe(s->o.metrics, "scheduler_scheduling_algorithm_duration_seconds",
-				   NULL, sx_now_s() - t0);
+	sx_metric_observe(s->met.algorithm_duration, NULL, sx_now_s() - t0);
 	if (rc < 0)
 		handle_failure(s, prof, pod, "out of memory", false, SX_STR_EMPTY, false, start);
 	else if (res.selected >= 0)
@@ -725,9 +712,7 @@ static struct sx_status *apply_preemption(void *ctx, struct sx_preemption_eval *
 		return sx_status_new(SX_ERROR, "not the leader");
 	if (sx_preempter_submit(s->preempter, ev, preemptor, r) < 0)
 		return sx_status_new(SX_ERROR, "out of memory");
-	if (s->o.metrics)
-		sx_metrics_observe(s->o.metrics, "scheduler_preemption_victims", NULL,
-				   r->victims.n);
+	sx_metric_observe(s->met.preemption_victims, NULL, r->victims.n);
 	return NULL;
 }
 
@@ -770,10 +755,9 @@ static void on_pod(void *ctx, const struct sx_pod *old_pod, const struct sx_pod 
 	else if (old_pod)
 		sx_queue_pod_delete(s->q, old_pod);
 	if (p)
-		sx_sched_metrics_event(s->o.metrics,
-				       p->node_name != SX_STR_EMPTY ? "AssignedPod"
-								    : "UnscheduledPod",
-				       old_pod, new_pod, sx_fw_metrics_now() - t0);
+		sx_sched_metrics_event(
+			&s->met, p->node_name != SX_STR_EMPTY ? "AssignedPod" : "UnscheduledPod",
+			old_pod, new_pod, sx_fw_metrics_now() - t0);
 }
 
 static void on_node(void *ctx, const struct sx_node *old_node, const struct sx_node *new_node)
@@ -782,7 +766,7 @@ static void on_node(void *ctx, const struct sx_node *old_node, const struct sx_n
 	uint64_t t0 = sx_fw_metrics_now();
 
 	sx_queue_node_event(s->q, old_node, new_node);
-	sx_sched_metrics_event(s->o.metrics, "Node", old_node, new_node, sx_fw_metrics_now() - t0);
+	sx_sched_metrics_event(&s->met, "Node", old_node, new_node, sx_fw_metrics_now() - t0);
 }
 
 /* The event resource of a kind: its EVENT column in kinds.def (upstream
@@ -987,6 +971,7 @@ static void free_scheduler(struct sx_scheduler *s)
 	sx_queue_free(s->q);
 	pthread_mutex_destroy(&s->bmu);
 	pthread_cond_destroy(&s->bcond);
+	sx_hmap_clear(&s->patch_logged);
 	pthread_mutex_destroy(&s->plmu);
 	for (unsigned i = 0; s->batch && i < s->o.cfg->nprofiles; i++)
 		sx_batch_free(s->batch[i]);
@@ -1031,6 +1016,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	pthread_mutex_init(&s->bmu, NULL);
 	pthread_cond_init(&s->bcond, NULL);
 	pthread_mutex_init(&s->plmu, NULL);
+	sx_hmap_init(&s->patch_logged, PATCH_LOG_MAX);
 	if (!opts->cache || !opts->cfg || !opts->kube) {
 		free_scheduler(s);
 		return sx_error_set(err, SX_EINVAL, "--standalone needs a cluster (--kubeconfig)");
@@ -1046,7 +1032,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 		free_scheduler(s);
 		return rc;
 	}
-	sx_sched_metrics_define(opts->metrics, opts->cfg);
+	sx_sched_metrics_define(opts->metrics, opts->cfg, &s->met);
 	rc = make_batches(s);
 	if (rc < 0) {
 		free_scheduler(s);

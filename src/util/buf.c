@@ -64,6 +64,18 @@ void sx_buf_put(struct sx_buf *b, const char *s, size_t n)
 	b->data[b->len] = '\0';
 }
 
+char *sx_buf_grow_slow(struct sx_buf *b, size_t n)
+{
+	char *p;
+
+	if (!reserve(b, n))
+		return NULL;
+	p = b->data + b->len;
+	b->len += n;
+	b->data[b->len] = '\0';
+	return p;
+}
+
 void sx_buf_puts(struct sx_buf *b, const char *s)
 {
 	sx_buf_put(b, s, strlen(s));

@@ -19,8 +19,10 @@ struct series {
 	uint64_t *buckets; /* [nbuckets] cumulative at render time */
 };
 
-struct family {
-	struct family *next;
+/* A family; its address is the handle callers keep (struct sx_metric). */
+struct sx_metric {
+	struct sx_metric *next;
+	struct sx_metrics *reg; /* its registry: the lock, the series bound */
 	char *name;
 	char *help;
 	enum sx_metric_type type;
@@ -31,7 +33,7 @@ struct family {
 
 struct sx_metrics {
 	pthread_mutex_t lock;
-	struct family *head, **tail;
+	struct sx_metric *head, **tail;
 	unsigned nseries;
 };
 
@@ -46,7 +48,7 @@ struct sx_metrics *sx_metrics_new(void)
 	return m;
 }
 
-static void family_free(struct family *f)
+static void family_free(struct sx_metric *f)
 {
 	struct series *s, *next;
 
@@ -63,7 +65,7 @@ static void family_free(struct family *f)
 
 void sx_metrics_free(struct sx_metrics *m)
 {
-	struct family *f, *next;
+	struct sx_metric *f, *next;
 
 	if (!m)
 		return;
@@ -75,9 +77,10 @@ void sx_metrics_free(struct sx_metrics *m)
 	free(m);
 }
 
-static struct family *find_family(struct sx_metrics *m, const char *name)
+/* Caller holds the lock. */
+static struct sx_metric *find_family(struct sx_metrics *m, const char *name)
 {
-	struct family *f;
+	struct sx_metric *f;
 
 	for (f = m->head; f; f = f->next)
 		if (strcmp(f->name, name) == 0)
@@ -85,16 +88,20 @@ static struct family *find_family(struct sx_metrics *m, const char *name)
 	return NULL;
 }
 
-int sx_metrics_define(struct sx_metrics *m, const char *name, enum sx_metric_type type,
-		      const char *help, const double *buckets, unsigned nbuckets)
+/* Defines name; *out is the new family, or the existing one (rc
+ * SX_EEXIST). */
+static int define(struct sx_metrics *m, const char *name, enum sx_metric_type type,
+		  const char *help, const double *buckets, unsigned nbuckets,
+		  struct sx_metric **out)
 {
-	struct family *f;
+	struct sx_metric *f;
 	int rc = 0;
 
+	*out = NULL;
 	if (nbuckets > SX_METRICS_MAX_BUCKETS || (type == SX_METRIC_HISTOGRAM && !buckets))
 		return SX_EINVAL;
 	pthread_mutex_lock(&m->lock);
-	if (find_family(m, name)) {
+	if ((*out = find_family(m, name))) {
 		rc = SX_EEXIST;
 		goto out;
 	}
@@ -105,6 +112,7 @@ int sx_metrics_define(struct sx_metrics *m, const char *name, enum sx_metric_typ
 		rc = SX_ENOMEM;
 		goto out;
 	}
+	f->reg = m;
 	f->type = type;
 	f->nbuckets = type == SX_METRIC_HISTOGRAM ? nbuckets : 0;
 	if (f->nbuckets)
@@ -112,40 +120,98 @@ int sx_metrics_define(struct sx_metrics *m, const char *name, enum sx_metric_typ
 	f->tail = &f->head;
 	*m->tail = f;
 	m->tail = &f->next;
+	*out = f;
 out:
 	pthread_mutex_unlock(&m->lock);
 	return rc;
+}
+
+/* component-base's help of a KubeOpts metric (opts.go markDeprecated,
+ * then annotateStabilityLevel); malloc'd, NULL on a bad level or out of
+ * memory. */
+static char *kube_help(enum sx_metric_stability stability, const char *deprecated, const char *help)
+{
+	static const char *const levels[] = {"", "[ALPHA] ", "[BETA] ", "[STABLE] "};
+	size_t len;
+	char *text;
+
+	if ((unsigned)stability >= SX_ARRAY_SIZE(levels))
+		return NULL;
+	help = help ? help : "";
+	len = strlen(levels[stability]) + strlen(help) + (deprecated ? strlen(deprecated) + 20 : 0);
+	text = malloc(len + 1);
+	if (text)
+		snprintf(text, len + 1, "%s%s%s%s%s", levels[stability],
+			 deprecated ? "(Deprecated since " : "", deprecated ? deprecated : "",
+			 deprecated ? ") " : "", help);
+	return text;
 }
 
 int sx_metrics_define_kube(struct sx_metrics *m, const char *name, enum sx_metric_type type,
 			   enum sx_metric_stability stability, const char *deprecated,
 			   const char *help, const double *buckets, unsigned nbuckets)
 {
-	static const char *const levels[] = {"", "[ALPHA] ", "[BETA] ", "[STABLE] "};
-	size_t len;
-	char *text;
+	char *text = kube_help(stability, deprecated, help);
 	int rc;
 
-	if ((unsigned)stability >= SX_ARRAY_SIZE(levels))
-		return SX_EINVAL;
-	help = help ? help : "";
-	len = strlen(levels[stability]) + strlen(help) + (deprecated ? strlen(deprecated) + 20 : 0);
-	text = malloc(len + 1);
 	if (!text)
-		return SX_ENOMEM;
-	snprintf(text, len + 1, "%s%s%s%s%s", levels[stability],
-		 deprecated ? "(Deprecated since " : "", deprecated ? deprecated : "",
-		 deprecated ? ") " : "", help);
+		return (unsigned)stability > SX_STABILITY_STABLE ? SX_EINVAL : SX_ENOMEM;
 	rc = sx_metrics_define(m, name, type, text, buckets, nbuckets);
 	free(text);
 	return rc;
 }
 
+struct sx_metric *sx_metrics_family_kube(struct sx_metrics *m, const char *name,
+					 enum sx_metric_type type,
+					 enum sx_metric_stability stability, const char *deprecated,
+					 const char *help, const double *buckets, unsigned nbuckets)
+{
+	char *text = kube_help(stability, deprecated, help);
+	struct sx_metric *f =
+		text ? sx_metrics_family(m, name, type, text, buckets, nbuckets) : NULL;
+
+	free(text);
+	return f;
+}
+
+int sx_metrics_define(struct sx_metrics *m, const char *name, enum sx_metric_type type,
+		      const char *help, const double *buckets, unsigned nbuckets)
+{
+	struct sx_metric *f;
+
+	return define(m, name, type, help, buckets, nbuckets, &f);
+}
+
+struct sx_metric *sx_metrics_family(struct sx_metrics *m, const char *name,
+				    enum sx_metric_type type, const char *help,
+				    const double *buckets, unsigned nbuckets)
+{
+	struct sx_metric *f;
+	int rc;
+
+	if (!m)
+		return NULL;
+	rc = define(m, name, type, help, buckets, nbuckets, &f);
+	return (rc == 0 || rc == SX_EEXIST) && f && f->type == type ? f : NULL;
+}
+
+struct sx_metric *sx_metrics_find(struct sx_metrics *m, const char *name)
+{
+	struct sx_metric *f;
+
+	if (!m)
+		return NULL;
+	pthread_mutex_lock(&m->lock);
+	f = find_family(m, name);
+	pthread_mutex_unlock(&m->lock);
+	return f;
+}
+
 /* The series of f with these labels, created when `create`; NULL when the
  * registry is full or allocation fails. Caller holds the lock. */
-static struct series *get_series(struct sx_metrics *m, struct family *f, const char *labels,
-				 bool create)
+static struct series *get_series(struct sx_metric *f, const char *labels, bool create)
 {
+	struct sx_metrics *m = f->reg;
 	struct series *s;
 
 	if (!labels)
@@ -173,20 +239,17 @@ static struct series *get_series(struct sx_metrics *m, struct family *f, const c
 	return s;
 }
 
-/* Applies one update of `type` under the lock. */
-static void update(struct sx_metrics *m, const char *name, const char *labels,
-		   enum sx_metric_type type, double v)
+/* Applies one update of `type` under the registry's lock. */
+static void update(struct sx_metric *f, const char *labels, enum sx_metric_type type, double v)
 {
-	struct family *f;
 	struct series *s;
 	unsigned i;
 
-	pthread_mutex_lock(&m->lock);
-	f = find_family(m, name);
 	/* A counter may also be set from a monotonic source (watch restarts). */
 	if (!f || (f->type != type && !(type == SX_METRIC_GAUGE && f->type == SX_METRIC_COUNTER)))
-		goto out;
-	s = get_series(m, f, labels, true);
+		return;
+	pthread_mutex_lock(&f->reg->lock);
+	s = get_series(f, labels, true);
 	if (!s)
 		goto out;
 	switch (type) {
@@ -207,70 +270,99 @@ static void update(struct sx_metrics *m, const char *name, const char *labels,
 		break;
 	}
 out:
-	pthread_mutex_unlock(&m->lock);
+	pthread_mutex_unlock(&f->reg->lock);
 }
+
+void sx_metric_touch(struct sx_metric *f, const char *labels)
+{
+	if (!f)
+		return;
+	pthread_mutex_lock(&f->reg->lock);
+	get_series(f, labels, true);
+	pthread_mutex_unlock(&f->reg->lock);
+}
+
+void sx_metric_inc(struct sx_metric *f, const char *labels, uint64_t v)
+{
+	update(f, labels, SX_METRIC_COUNTER, (double)v);
+}
+
+void sx_metric_set(struct sx_metric *f, const char *labels, double v)
+{
+	update(f, labels, SX_METRIC_GAUGE, v);
+}
+
+void sx_metric_observe(struct sx_metric *f, const char *labels, double v)
+{
+	if (isnan(v))
+		return;
+	update(f, labels, SX_METRIC_HISTOGRAM, v);
+}
+
+void sx_metric_set_histogram(struct sx_metric *f, const char *labels, const uint64_t *buckets,
+			     unsigned nbuckets, uint64_t count, double sum)
+{
+	struct series *s;
+
+	if (!f || f->type != SX_METRIC_HISTOGRAM || f->nbuckets != nbuckets)
+		return;
+	pthread_mutex_lock(&f->reg->lock);
+	s = get_series(f, labels, true);
+	if (s) {
+		memcpy(s->buckets, buckets, nbuckets * sizeof(*buckets));
+		s->count = count;
+		s->sum = sum;
+	}
+	pthread_mutex_unlock(&f->reg->lock);
+}
+
+double sx_metric_value(struct sx_metric *f, const char *labels)
+{
+	struct series *s;
+	double v = 0;
+
+	if (!f)
+		return 0;
+	pthread_mutex_lock(&f->reg->lock);
+	s = get_series(f, labels, false);
+	if (s)
+		v = f->type == SX_METRIC_HISTOGRAM ? (double)s->count : s->value;
+	pthread_mutex_unlock(&f->reg->lock);
+	return v;
+}
+
+/* ---------- by name (tests, and callers that update a family once) ---------- */
 
 void sx_metrics_touch(struct sx_metrics *m, const char *name, const char *labels)
 {
-	struct family *f;
-
-	pthread_mutex_lock(&m->lock);
-	f = find_family(m, name);
-	if (f)
-		get_series(m, f, labels, true);
-	pthread_mutex_unlock(&m->lock);
+	sx_metric_touch(sx_metrics_find(m, name), labels);
 }
 
 void sx_metrics_inc(struct sx_metrics *m, const char *name, const char *labels, uint64_t v)
 {
-	update(m, name, labels, SX_METRIC_COUNTER, (double)v);
+	sx_metric_inc(sx_metrics_find(m, name), labels, v);
 }
 
 void sx_metrics_set(struct sx_metrics *m, const char *name, const char *labels, double v)
 {
-	update(m, name, labels, SX_METRIC_GAUGE, v);
+	sx_metric_set(sx_metrics_find(m, name), labels, v);
 }
 
 void sx_metrics_set_histogram(struct sx_metrics *m, const char *name, const char *labels,
 			      const uint64_t *buckets, unsigned nbuckets, uint64_t count,
 			      double sum)
 {
-	struct family *f;
-	struct series *s;
-
-	pthread_mutex_lock(&m->lock);
-	f = find_family(m, name);
-	s = f && f->type == SX_METRIC_HISTOGRAM && f->nbuckets == nbuckets
-		    ? get_series(m, f, labels, true)
-		    : NULL;
-	if (s) {
-		memcpy(s->buckets, buckets, nbuckets * sizeof(*buckets));
-		s->count = count;
-		s->sum = sum;
-	}
-	pthread_mutex_unlock(&m->lock);
+	sx_metric_set_histogram(sx_metrics_find(m, name), labels, buckets, nbuckets, count, sum);
 }
 
 void sx_metrics_observe(struct sx_metrics *m, const char *name, const char *labels, double v)
 {
-	if (isnan(v))
-		return;
-	update(m, name, labels, SX_METRIC_HISTOGRAM, v);
+	sx_metric_observe(sx_metrics_find(m, name), labels, v);
 }
 
 double sx_metrics_value(struct sx_metrics *m, const char *name, const char *labels)
 {
-	struct family *f;
-	struct series *s;
-	double v = 0;
-
-	pthread_mutex_lock(&m->lock);
-	f = find_family(m, name);
-	s = f ? get_series(m, f, labels, false) : NULL;
-	if (s)
-		v = f->type == SX_METRIC_HISTOGRAM ? (double)s->count : s->value;
-	pthread_mutex_unlock(&m->lock);
-	return v;
+	return sx_metric_value(sx_metrics_find(m, name), labels);
 }
 
 static const char *type_name(enum sx_metric_type t)
@@ -309,7 +401,7 @@ static void put_name(struct sx_buf *out, const char *name, const char *suffix, c
 	sx_buf_putc(out, '}');
 }
 
-static void render_histogram(struct sx_buf *out, const struct family *f, const struct series *s)
+static void render_histogram(struct sx_buf *out, const struct sx_metric *f, const struct series *s)
 {
 	char le[64];
 	uint64_t cum = 0;
@@ -335,7 +427,7 @@ static void render_histogram(struct sx_buf *out, const struct family *f, const s
 
 void sx_metrics_render(struct sx_metrics *m, struct sx_buf *out)
 {
-	const struct family *f;
+	const struct sx_metric *f;
 	const struct series *s;
 
 	pthread_mutex_lock(&m->lock);

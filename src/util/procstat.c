@@ -108,7 +108,8 @@ void sx_procstat_read(struct sx_procstat *out)
 	read_malloc(out);
 }
 
-void sx_procstat_define(struct sx_metrics *m)
+/* The families in the order of sx_procstat_update's values. */
+void sx_procstat_define(struct sx_metrics *m, struct sx_procstat_metrics *h)
 {
 	static const struct {
 		const char *name, *help;
@@ -131,23 +132,24 @@ void sx_procstat_define(struct sx_metrics *m)
 		{"schedext_malloc_system_bytes", "Bytes malloc holds from the system, all arenas.",
 		 SX_METRIC_GAUGE},
 	};
-	for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++)
-		sx_metrics_define(m, fam[i].name, fam[i].t, fam[i].help, NULL, 0);
+	_Static_assert(sizeof(fam) / sizeof(fam[0]) == SX_PROCSTAT_FAMILIES, "one handle each");
+	for (size_t i = 0; i < SX_PROCSTAT_FAMILIES; i++)
+		h->f[i] = sx_metrics_family(m, fam[i].name, fam[i].t, fam[i].help, NULL, 0);
 }
 
-void sx_procstat_update(struct sx_metrics *m)
+void sx_procstat_update(const struct sx_procstat_metrics *h)
 {
 	struct sx_procstat s;
 
 	sx_procstat_read(&s);
-	sx_metrics_set(m, "process_resident_memory_bytes", NULL, s.rss_bytes);
-	sx_metrics_set(m, "process_virtual_memory_bytes", NULL, s.virtual_bytes);
-	sx_metrics_set(m, "process_cpu_seconds_total", NULL, s.cpu_seconds);
-	sx_metrics_set(m, "process_start_time_seconds", NULL, s.start_time_seconds);
-	sx_metrics_set(m, "process_open_fds", NULL, s.open_fds);
-	sx_metrics_set(m, "process_max_fds", NULL, s.max_fds);
-	sx_metrics_set(m, "schedext_resident_memory_peak_bytes", NULL, s.peak_rss_bytes);
-	sx_metrics_set(m, "schedext_threads", NULL, s.threads);
-	sx_metrics_set(m, "schedext_malloc_arenas", NULL, s.arenas);
-	sx_metrics_set(m, "schedext_malloc_system_bytes", NULL, s.heap_bytes);
+	sx_metric_set(h->f[0], NULL, s.rss_bytes);
+	sx_metric_set(h->f[1], NULL, s.virtual_bytes);
+	sx_metric_set(h->f[2], NULL, s.cpu_seconds);
+	sx_metric_set(h->f[3], NULL, s.start_time_seconds);
+	sx_metric_set(h->f[4], NULL, s.open_fds);
+	sx_metric_set(h->f[5], NULL, s.max_fds);
+	sx_metric_set(h->f[6], NULL, s.peak_rss_bytes);
+	sx_metric_set(h->f[7], NULL, s.threads);
+	sx_metric_set(h->f[8], NULL, s.arenas);
+	sx_metric_set(h->f[9], NULL, s.heap_bytes);
 }

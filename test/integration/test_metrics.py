@@ -232,6 +232,14 @@ def test_rest_client(tmp):
                         text, re.M), "rest_client_request_duration_seconds{verb,host}")
         check('rest_client_request_duration_seconds_bucket{verb="POST",host="%s",le="0.005"}' % host in text,
               "client-go's latency buckets")
+        # the informers' LIST and WATCH requests count too (one LIST and one
+        # WATCH per watched kind at least), as client-go's reflectors' do
+        m = re.search(r'^rest_client_requests_total\{code="200",method="GET",host="%s"\} (\d+)$'
+                      % re.escape(host), text, re.M)
+        check(m and int(m.group(1)) >= 4,
+              "informers' GETs in rest_client_requests_total: %r" % series_of(text, "rest_client_requests_total"))
+        check(re.search(r'^rest_client_request_duration_seconds_count\{verb="GET",host="%s"\} [1-9]' % re.escape(host),
+                        text, re.M), "informers' GETs in rest_client_request_duration_seconds")
     finally:
         api.stop()
 

@@ -142,5 +142,98 @@ static void test_json_utf8(void)
 	sx_buf_free(&b);
 }
 
-SX_TESTS(SX_TEST(test_put_and_grow), SX_TEST(test_printf_reset), SX_TEST(test_take_empty),
-	 SX_TEST(test_int), SX_TEST(test_json_escapes), SX_TEST(test_json_utf8))
+/* The writer places commas and colons; compact output. */
+static void test_jw_shapes(void)
+{
+	struct sx_buf b;
+	struct sx_jw w;
+
+	sx_buf_init(&b);
+	sx_jw_init(&w, &b);
+	sx_jw_object(&w);
+	sx_jw_kstr(&w, "name", "a\"b");
+	sx_jw_karray(&w, "items");
+	sx_jw_int(&w, -3);
+	sx_jw_uint(&w, 18446744073709551615ull);
+	sx_jw_object(&w);
+	sx_jw_end_object(&w);
+	sx_jw_array(&w);
+	sx_jw_end_array(&w);
+	sx_jw_null(&w);
+	sx_jw_raw(&w, "{\"x\":1}", 7);
+	sx_jw_end_array(&w);
+	sx_jw_kbool(&w, "ok", true);
+	sx_jw_kdouble(&w, "qps", 0.5);
+	sx_jw_key(&w, "nan");
+	sx_jw_double(&w, 0.0 / 0.0);
+	sx_jw_key(&w, "d");
+	sx_jw_strf(&w, "%gs", 2.5);
+	sx_jw_kobject(&w, "empty");
+	sx_jw_end_object(&w);
+	sx_jw_end_object(&w);
+	CHECK(!b.failed);
+	CHECK_STR(sx_buf_cstr(&b), "{\"name\":\"a\\\"b\",\"items\":[-3,18446744073709551615,{},[],"
+				   "null,{\"x\":1}],\"ok\":true,\"qps\":0.5,\"nan\":null,"
+				   "\"d\":\"2.5s\",\"empty\":{}}");
+	/* a long formatted string is escaped whole */
+	sx_buf_reset(&b);
+	sx_jw_init(&w, &b);
+	sx_jw_strf(&w, "%0200d\"", 7);
+	CHECK_INT(b.len, 204);
+	CHECK_STR(b.data + 199, "07\\\"\"");
+	/* members added to an object someone else opened */
+	sx_buf_reset(&b);
+	sx_buf_puts(&b, "{\"kind\":\"X\"");
+	sx_jw_init_in(&w, &b, true);
+	sx_jw_kint(&w, "n", 1);
+	sx_buf_putc(&b, '}');
+	CHECK_STR(sx_buf_cstr(&b), "{\"kind\":\"X\",\"n\":1}");
+	/* keys and values that need escapes, after members that do not */
+	sx_buf_reset(&b);
+	sx_jw_init(&w, &b);
+	sx_jw_object(&w);
+	sx_jw_kint(&w, "plain", INT64_MIN);
+	sx_jw_kstr(&w, "node\n\"1\"", "caf\xc3\xa9\x01");
+	sx_jw_end_object(&w);
+	CHECK_STR(sx_buf_cstr(&b), "{\"plain\":-9223372036854775808,\"node\\n\\\"1\\\"\":"
+				   "\"caf\xc3\xa9\\u0001\"}");
+	sx_buf_free(&b);
+}
+
+/* Misuse marks the buffer failed instead of writing malformed JSON. */
+static void test_jw_misuse(void)
+{
+	struct sx_buf b;
+	struct sx_jw w;
+
+	sx_buf_init(&b);
+	sx_jw_init(&w, &b);
+	sx_jw_object(&w);
+	sx_jw_str(&w, "value without key");
+	CHECK(b.failed);
+	sx_buf_reset(&b);
+	sx_jw_init(&w, &b);
+	sx_jw_end_array(&w);
+	CHECK(b.failed);
+	sx_buf_reset(&b);
+	sx_jw_init(&w, &b);
+	sx_jw_array(&w);
+	sx_jw_key(&w, "k");
+	CHECK(b.failed);
+	sx_buf_reset(&b);
+	sx_jw_init(&w, &b);
+	sx_jw_object(&w);
+	sx_jw_end_array(&w);
+	CHECK(b.failed);
+	sx_buf_reset(&b);
+	sx_jw_init(&w, &b);
+	for (int i = 0; i < 100; i++)
+		sx_jw_array(&w);
+	CHECK(b.failed);
+	CHECK(b.len < SX_JW_MAX_DEPTH);
+	sx_buf_free(&b);
+}
+
+SX_TESTS(SX_TEST(test_jw_shapes), SX_TEST(test_jw_misuse), SX_TEST(test_put_and_grow),
+	 SX_TEST(test_printf_reset), SX_TEST(test_take_empty), SX_TEST(test_int),
+	 SX_TEST(test_json_escapes), SX_TEST(test_json_utf8))

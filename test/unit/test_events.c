@@ -321,6 +321,42 @@ static void test_burst_is_not_dropped(void)
 	sx_metrics_free(m);
 }
 
+/* The series cache keeps the SX_EVENTS_CACHE_CAP most recent events: past
+ * it the oldest is forgotten (its repeat is a new event), the newest still
+ * counts repeats. */
+static void test_series_cache_is_bounded(void)
+{
+	struct sx_metrics *m = new_metrics();
+	struct sx_events *ev = start(m);
+	static char names[SX_EVENTS_CACHE_CAP + 1][16];
+	struct sx_pod p;
+	unsigned calls = 0;
+
+	for (int i = 0; i <= SX_EVENTS_CACHE_CAP; i++) {
+		snprintf(names[i], sizeof(names[i]), "p%d", i);
+		make_pod(&p, names[i], names[i]);
+		sx_events_emit(ev, &p, "Normal", "Scheduled", "Binding", "ok", "default-scheduler");
+	}
+	for (int i = 0; i < 5000 && calls < SX_EVENTS_CACHE_CAP + 1; i++) {
+		usleep(1000);
+		pthread_mutex_lock(&sink.mu);
+		calls = sink.calls;
+		pthread_mutex_unlock(&sink.mu);
+	}
+	CHECK_INT(calls, SX_EVENTS_CACHE_CAP + 1);
+	sink_reset();
+	make_pod(&p, names[0], names[0]);
+	sx_events_emit(ev, &p, "Normal", "Scheduled", "Binding", "ok", "default-scheduler");
+	CHECK(settle(ev, 1));
+	CHECK(!sink.w[0].patch);
+	make_pod(&p, names[SX_EVENTS_CACHE_CAP], names[SX_EVENTS_CACHE_CAP]);
+	sx_events_emit(ev, &p, "Normal", "Scheduled", "Binding", "ok", "default-scheduler");
+	CHECK(settle(ev, 2));
+	CHECK(sink.w[1].patch && sink.w[1].count == 2);
+	sx_events_stop(ev, 1);
+	sx_metrics_free(m);
+}
+
 SX_TESTS(SX_TEST(test_series_counts_repeats), SX_TEST(test_spam_filter_per_object),
 	 SX_TEST(test_retries_and_refusals), SX_TEST(test_stop_counts_what_is_queued),
-	 SX_TEST(test_burst_is_not_dropped))
+	 SX_TEST(test_burst_is_not_dropped), SX_TEST(test_series_cache_is_bounded))

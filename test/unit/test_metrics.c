@@ -170,3 +170,39 @@ static void test_scheduler_families_gated(void)
 SX_TESTS(SX_TEST(test_counter_and_gauge), SX_TEST(test_histogram),
 	 SX_TEST(test_series_cap_and_escape), SX_TEST(test_touch), SX_TEST(test_kube_stability),
 	 SX_TEST(test_scheduler_families_gated))
+/* Handles: declared once, found again, updated without a name lookup. */
+static void test_handles(void)
+{
+	struct sx_metrics *m = sx_metrics_new();
+	struct sx_metric *c, *h;
+	const double b[] = {1};
+	struct sx_buf out;
+
+	sx_buf_init(&out);
+	c = sx_metrics_family(m, "c_total", SX_METRIC_COUNTER, "C.", NULL, 0);
+	CHECK(c != NULL);
+	CHECK(sx_metrics_family(m, "c_total", SX_METRIC_COUNTER, "again", NULL, 0) == c);
+	CHECK(sx_metrics_family(m, "c_total", SX_METRIC_GAUGE, "clash", NULL, 0) == NULL);
+	CHECK(sx_metrics_find(m, "c_total") == c);
+	CHECK(sx_metrics_find(m, "nope") == NULL);
+	CHECK(sx_metrics_family(NULL, "x", SX_METRIC_GAUGE, "x", NULL, 0) == NULL);
+	h = sx_metrics_family(m, "h", SX_METRIC_HISTOGRAM, "H.", b, 1);
+	sx_metric_inc(c, "r=\"a\"", 2);
+	sx_metric_inc(c, "r=\"a\"", 1);
+	sx_metric_observe(h, NULL, 0.5);
+	sx_metric_observe(c, NULL, 0.5); /* wrong type: ignored */
+	sx_metric_inc(NULL, NULL, 1);	 /* no handle: ignored */
+	CHECK(sx_metrics_value(m, "c_total", "r=\"a\"") == 3);
+	CHECK(sx_metric_value(h, NULL) == 1);
+	CHECK(sx_metric_value(NULL, NULL) == 0);
+	sx_metrics_render(m, &out);
+	CHECK_STR(sx_buf_cstr(&out),
+		  "# HELP c_total C.\n# TYPE c_total counter\nc_total{r=\"a\"} 3\n"
+		  "# HELP h H.\n# TYPE h histogram\nh_bucket{le=\"1\"} 1\n"
+		  "h_bucket{le=\"+Inf\"} 1\nh_sum 0.5\nh_count 1\n");
+	sx_buf_free(&out);
+	sx_metrics_free(m);
+}
+
+SX_TESTS(SX_TEST(test_handles), SX_TEST(test_counter_and_gauge), SX_TEST(test_histogram),
+	 SX_TEST(test_series_cap_and_escape), SX_TEST(test_touch))
