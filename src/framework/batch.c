@@ -39,6 +39,11 @@
 struct sx_batch {
 	const struct sx_profile *prof;
 	struct sx_metrics *m;
+	/* the scheduler_batch_* families, resolved once (NULL without m) */
+	struct {
+		struct sx_metric *attempts, *flushed, *rescores, *rescore_duration, *hint_duration,
+			*store_duration;
+	} f;
 	char profile[300]; /* the profile label, escaped */
 	bool sign_enabled;
 	unsigned nsigners;
@@ -65,32 +70,33 @@ struct sx_batch {
 
 /* ---------- metrics ---------- */
 
-static void count(struct sx_batch *b, const char *family, const char *label, const char *value)
+static void count(struct sx_batch *b, struct sx_metric *family, const char *label,
+		  const char *value)
 {
 	char labels[400];
 
-	if (!b->m)
+	if (!family)
 		return;
 	if (label)
 		snprintf(labels, sizeof(labels), "profile=\"%s\",%s=\"%s\"", b->profile, label,
 			 value);
 	else
 		snprintf(labels, sizeof(labels), "profile=\"%s\"", b->profile);
-	sx_metrics_inc(b->m, family, labels, 1);
+	sx_metric_inc(family, labels, 1);
 }
 
-static void observe(struct sx_batch *b, const char *family, const char *hinted, double s)
+static void observe(struct sx_batch *b, struct sx_metric *family, const char *hinted, double s)
 {
 	char labels[400];
 
-	if (!b->m)
+	if (!family)
 		return;
 	if (hinted)
 		snprintf(labels, sizeof(labels), "hinted=\"%s\",profile=\"%s\"", hinted,
 			 b->profile);
 	else
 		snprintf(labels, sizeof(labels), "profile=\"%s\"", b->profile);
-	sx_metrics_observe(b->m, family, labels, s);
+	sx_metric_observe(family, labels, s);
 }
 
 void sx_batch_zero_series(struct sx_metrics *m, const struct sx_profile *p)
@@ -131,7 +137,7 @@ void sx_batch_zero_series(struct sx_metrics *m, const struct sx_profile *p)
 /* logUnusableState: counts the flush (the state itself stays, as upstream). */
 static void unusable(struct sx_batch *b, int64_t cycle, const char *reason)
 {
-	count(b, "scheduler_batch_cache_flushed_total", "reason", reason);
+	count(b, b->f.flushed, "reason", reason);
 	sx_log(4, "OpportunisticBatch found unusable state profile=%s cycleCount=%lld reason=%s",
 	       b->profile, (long long)cycle, reason);
 }
@@ -193,6 +199,13 @@ struct sx_batch *sx_batch_new(const struct sx_profile *prof, struct sx_metrics *
 		return NULL;
 	b->prof = prof;
 	b->m = m;
+	b->f.attempts = sx_metrics_find(m, "scheduler_batch_attempts_total");
+	b->f.flushed = sx_metrics_find(m, "scheduler_batch_cache_flushed_total");
+	b->f.rescores = sx_metrics_find(m, "scheduler_batch_rescore_attempts_total");
+	b->f.rescore_duration = sx_metrics_find(m, "scheduler_batch_rescore_duration_seconds");
+	b->f.hint_duration = sx_metrics_find(m, "scheduler_get_node_hint_duration_seconds");
+	b->f.store_duration =
+		sx_metrics_find(m, "scheduler_store_schedule_results_duration_seconds");
 	b->now = default_now;
 	b->rng = 0x9E3779B97F4A7C15ull;
 	b->rescore = sx_release(&prof->features) >= 37;
@@ -636,12 +649,12 @@ void sx_batch_store(struct sx_batch *b, const struct sx_buf *sig, sx_str hint,
 	b->last_chosen = chosen;
 	b->last_succeeded = true;
 	if (hint == chosen) {
-		count(b, "scheduler_batch_attempts_total", "result", "hint_used");
+		count(b, b->f.attempts, "result", "hint_used");
 		b->batched++;
 		goto out;
 	}
 	if (hint != SX_STR_EMPTY)
-		count(b, "scheduler_batch_attempts_total", "result", "hint_not_used");
+		count(b, b->f.attempts, "result", "hint_not_used");
 	if (sig && others) {
 		if (set_state(b, sig, res, rng ? rng : &b->rng) == 0)
 			goto out;
@@ -650,7 +663,7 @@ void sx_batch_store(struct sx_batch *b, const struct sx_buf *sig, sx_str hint,
 	}
 	drop_state(b);
 out:
-	observe(b, "scheduler_store_schedule_results_duration_seconds", NULL, sx_now_s() - t0);
+	observe(b, b->f.store_duration, NULL, sx_now_s() - t0);
 }
 
 /* ---------- GetNodeHint ---------- */
@@ -780,7 +793,7 @@ static bool rescore(struct sx_batch *b, const struct sx_pod *pod, struct sx_cycl
 	const char *reason = NULL;
 	int phase = 0;
 
-	count(b, "scheduler_batch_rescore_attempts_total", NULL, NULL);
+	count(b, b->f.rescores, NULL, NULL);
 	if (!raw || !skipped || !copy) {
 		reason = "rescore_error";
 		goto out;
@@ -844,7 +857,7 @@ out:
 	sx_cycle_state_free(b->prof, copy);
 	free(raw);
 	free(skipped);
-	observe(b, "scheduler_batch_rescore_duration_seconds", NULL, sx_now_s() - t0);
+	observe(b, b->f.rescore_duration, NULL, sx_now_s() - t0);
 	return !reason;
 }
 
@@ -884,7 +897,7 @@ sx_str sx_batch_hint(struct sx_batch *b, const struct sx_pod *pod, const struct 
 	if (compatible(b, pod, sig, cycle) && refresh(b, pod, cs, cycle) && b->head < b->n)
 		hint = b->names[b->head++];
 	if (hint == SX_STR_EMPTY) {
-		count(b, "scheduler_batch_attempts_total", "result", "no_hint");
+		count(b, b->f.attempts, "result", "no_hint");
 		sx_log(4, "OpportunisticBatch no node hint available for pod profile=%s pod=%s/%s",
 		       b->profile, sx_str_get(pod->meta.ns), pod->meta.name);
 	} else {
@@ -894,7 +907,6 @@ sx_str sx_batch_hint(struct sx_batch *b, const struct sx_pod *pod, const struct 
 		       b->profile, sx_str_get(pod->meta.ns), pod->meta.name, sx_str_get(hint),
 		       b->n - b->head);
 	}
-	observe(b, "scheduler_get_node_hint_duration_seconds", hint ? "hint" : "no_hint",
-		sx_now_s() - t0);
+	observe(b, b->f.hint_duration, hint ? "hint" : "no_hint", sx_now_s() - t0);
 	return hint;
 }

@@ -91,17 +91,14 @@ static void metrics_attempt(const struct sx_pg_loop *l, const struct sx_profile 
 {
 	char labels[512], esc[300];
 
-	if (!l->metrics)
+	if (!l->met || !l->met->pg_attempts)
 		return;
 	snprintf(labels, sizeof(labels), "result=\"%s\",profile=\"%s\"", result,
 		 sx_metrics_label_escape(sx_sched_profile_name(prof), esc, sizeof(esc)));
-	sx_metrics_inc(l->metrics, "scheduler_podgroup_schedule_attempts_total", labels, 1);
-	sx_metrics_observe(l->metrics, "scheduler_podgroup_scheduling_attempt_duration_seconds",
-			   labels, sx_now_s() - start);
+	sx_metric_inc(l->met->pg_attempts, labels, 1);
+	sx_metric_observe(l->met->pg_attempt_duration, labels, sx_now_s() - start);
 	if (algo_s >= 0)
-		sx_metrics_observe(l->metrics,
-				   "scheduler_podgroup_scheduling_algorithm_duration_seconds", NULL,
-				   algo_s);
+		sx_metric_observe(l->met->pg_algorithm_duration, NULL, algo_s);
 }
 
 /* updatePodGroupCondition: a True condition is never turned back. */
@@ -236,10 +233,9 @@ static void post_filter(const struct sx_pg_loop *l, const struct sx_profile *pro
 		.ctx = l->s,
 	};
 	st = sx_run_pod_group_post_filter(&in, pf);
-	if (l->metrics) {
+	if (l->met && l->met->wl_preemption_attempts) {
 		snprintf(labels, sizeof(labels), "result=\"%s\"", sx_code_name(sx_status_code(st)));
-		sx_metrics_inc(l->metrics, "scheduler_workload_preemption_attempts_total", labels,
-			       1);
+		sx_metric_inc(l->met->wl_preemption_attempts, labels, 1);
 	}
 	if (st) {
 		sx_log(2, "Pod group %s/%s: %s", sx_str_get(pg->meta.ns), pg->meta.name,

@@ -8,6 +8,8 @@
 
 #include "schedext/queue.h"
 
+struct sx_sched_metrics;
+
 struct sx_nominator;
 
 struct sx_binder;
@@ -27,6 +29,7 @@ struct sx_pg_loop {
 	const struct sx_binder *binder;
 	struct sx_kube *kube;
 	struct sx_metrics *metrics;
+	const struct sx_sched_metrics *met; /* the loop's metric handles */
 	bool (*leading)(struct sx_scheduler *s);
 	/* One member's filter and score with the loop's cycle options (no
 	 * PostFilter); returns as sx_schedule. */

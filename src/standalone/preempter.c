@@ -34,7 +34,8 @@ struct sx_preempter {
 	sx_preempted_fn on_preempted;
 	sx_in_memory_fn in_memory;
 	void *ctx;
-	struct sx_metrics *metrics;
+	/* the goroutine families, resolved at start (NULL when absent) */
+	struct sx_metric *goroutine_duration, *goroutine_executions;
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
 	struct job *head, *tail;
@@ -132,12 +133,10 @@ static void run(struct sx_preempter *p, const struct job *j)
 		failed = 1;
 	if (failed)
 		sx_queue_activate(p->q, j->preemptor);
-	if (p->metrics) {
+	if (p->goroutine_duration || p->goroutine_executions) {
 		const char *labels = failed ? "result=\"error\"" : "result=\"success\"";
-		sx_metrics_observe(p->metrics, "scheduler_preemption_goroutines_duration_seconds",
-				   labels, sx_now_s() - start);
-		sx_metrics_inc(p->metrics, "scheduler_preemption_goroutines_execution_total",
-			       labels, 1);
+		sx_metric_observe(p->goroutine_duration, labels, sx_now_s() - start);
+		sx_metric_inc(p->goroutine_executions, labels, 1);
 	}
 	for (uint32_t i = 1; failed && i < j->nmembers; i++)
 		sx_queue_activate(p->q, j->members[i]);
@@ -176,12 +175,16 @@ struct sx_preempter *sx_preempter_start(struct sx_kube *kube, struct sx_queue *q
 
 	if (!p)
 		return NULL;
-	*p = (struct sx_preempter){.kube = kube,
-				   .q = q,
-				   .on_preempted = on_preempted,
-				   .in_memory = in_memory,
-				   .ctx = ctx,
-				   .metrics = metrics};
+	*p = (struct sx_preempter){
+		.kube = kube,
+		.q = q,
+		.on_preempted = on_preempted,
+		.in_memory = in_memory,
+		.ctx = ctx,
+		.goroutine_duration = sx_metrics_find(
+			metrics, "scheduler_preemption_goroutines_duration_seconds"),
+		.goroutine_executions = sx_metrics_find(
+			metrics, "scheduler_preemption_goroutines_execution_total")};
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	if (pthread_create(&p->thread, NULL, worker, p) != 0) {

@@ -729,13 +729,9 @@ static struct sx_status *apply_group_preemption(void *ctx, struct sx_preemption_
 		return sx_status_new(SX_ERROR, "not the leader");
 	if (sx_preempter_submit_group(s->preempter, ev, pg, members, n, r) < 0)
 		return sx_status_new(SX_ERROR, "out of memory");
-	if (s->o.metrics) {
-		sx_metrics_observe(s->o.metrics, "scheduler_preemption_victims", NULL, r->nvictims);
-		sx_metrics_observe(s->o.metrics, "scheduler_workload_preemption_victims", NULL,
-				   r->nvictims);
-		sx_metrics_observe(s->o.metrics, "scheduler_preemption_workload_disruptions",
-				   "preemptor=\"PodGroup\"", r->ngroup_units);
-	}
+	sx_metric_observe(s->met.preemption_victims, NULL, r->nvictims);
+	sx_metric_observe(s->met.wl_preemption_victims, NULL, r->nvictims);
+	sx_metric_observe(s->met.wl_disruptions, "preemptor=\"PodGroup\"", r->ngroup_units);
 	return NULL;
 }
 
@@ -1049,6 +1045,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 				    .binder = &s->binder,
 				    .kube = opts->kube,
 				    .metrics = opts->metrics,
+				    .met = &s->met,
 				    .leading = leading,
 				    .schedule = pg_schedule_member,
 				    .bind = pg_bind,
