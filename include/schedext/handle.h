@@ -79,6 +79,11 @@ struct sx_handle_env {
 	sx_preempt_apply_fn apply;		  /* the evaluator's eviction; NULL: dry run */
 	void *apply_ctx;
 	uint64_t seed; /* preemption's candidate offsets; 0 = offset 0 */
+	/* Moves the pending pod ns/name, unschedulable or backing off, to
+	 * activeQ (upstream framework.PodsToActivate, which the scheduling
+	 * cycle hands to SchedulingQueue.Activate); NULL: nothing to move. */
+	void (*activate)(void *ctx, sx_str ns, const char *name);
+	void *activate_ctx;
 };
 
 /* A plugin instance's interest in cluster objects (upstream: the

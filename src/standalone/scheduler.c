@@ -721,6 +721,14 @@ static void on_preempted(void *ctx, const struct sx_pod *victim, const struct sx
 /* Hands the preemption to the preempter (asynchronous preemption, 1.34's
  * default; preemption.go prepareCandidateAsync): the preemptor is gated by
  * DefaultPreemption's PreEnqueue until its victims are going. */
+/* The handle's PodsToActivate (Coscheduling's ActivateSiblings). */
+static void activate_pod(void *ctx, sx_str ns, const char *name)
+{
+	struct sx_scheduler *s = ctx;
+
+	sx_queue_activate_name(s->q, ns, name);
+}
+
 static struct sx_status *apply_preemption(void *ctx, struct sx_preemption_eval *ev,
 					  const struct sx_pod *preemptor,
 					  const struct sx_preempt_result *r)
@@ -1016,6 +1024,8 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 					.pool = opts->pool,
 					.apply = apply_preemption,
 					.apply_ctx = s,
+					.activate = activate_pod,
+					.activate_ctx = s,
 					.seed = sx_now_ns()};
 	l = (struct sx_cache_listener){on_pod, on_node, s, on_object};
 	/* Before the listener (claims are tracked from the first event) and
