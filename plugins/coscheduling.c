@@ -399,10 +399,10 @@ static struct sx_status *post_filter_coscheduling(void *self, struct sx_cycle_st
 	if (!pg)
 		return sx_status_new(SX_UNSCHEDULABLE, "can not find pod group");
 	if ((int64_t)assigned >= min_member)
-		return sx_status_new(SX_UNSCHEDULABLE, "%s", "");
+		return sx_status_new(SX_UNSCHEDULABLE, NULL);
 	/* notAssignedPercentage in float32, as upstream */
 	if ((float)(min_member - (int32_t)assigned) / (float)min_member <= 0.1f)
-		return sx_status_new(SX_UNSCHEDULABLE, "%s", "");
+		return sx_status_new(SX_UNSCHEDULABLE, NULL);
 	sx_gang_members_settle_waiting(&s->m, s->h, pod->meta.ns, group, COSCHED_NAME,
 				       "optimistic rejection in PostFilter");
 	pthread_mutex_lock(&s->mu);
@@ -535,7 +535,7 @@ static struct sx_status *permit_coscheduling(void *self, struct sx_cycle_state *
 	if (assigned == 0)
 		activate_siblings(s, pod, group);
 	*timeout_ms = wait_s > 0 ? (uint64_t)wait_s * 1000u : 0;
-	return sx_status_new(SX_WAIT, "%s", "");
+	return sx_status_new(SX_WAIT, NULL);
 }
 
 /* ---------- EventsToRegister ---------- */
