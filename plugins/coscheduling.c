@@ -33,10 +33,17 @@
  * to activeQ through the handle's activate (PodsToActivate), so members
  * refused at PreFilter before the group was complete are tried again.
  *
+ * PostBind writes the PodGroup's status as scheduler-plugins did before
+ * its PodGroup controller took it over (PodGroupManager.PostBind of
+ * pkg/coscheduling/core): scheduled counts the members bound (or being
+ * bound), phase turns Scheduling, then Scheduled at minMember, with
+ * scheduleStartTime set when it first turns Scheduling; patched (the
+ * status subresource) only when the phase changes, so a cluster without
+ * the controller still sees its gangs' progress.
+ *
  * Differences: CheckClusterResource's "resource gap: %v" prints upstream's
  * Go map of Quantity structs; here the remaining quantities are written
- * in their canonical form (map[cpu:4 pods:2]). PodGroup status is not
- * written (upstream's scheduler leaves it to the PodGroup controller).
+ * in their canonical form (map[cpu:4 pods:2]).
  *
  * Threads: every hook may run on any thread; the tracker and the
  * permitted/backed-off lists have their own mutexes.
@@ -51,6 +58,7 @@
 #include "schedext/binding_cycle.h"
 #include "schedext/buf.h"
 #include "schedext/handle.h"
+#include "schedext/kube.h"
 #include "schedext/node_info.h"
 #include "schedext/plugin_args.h"
 #include "schedext/snapshot.h"
@@ -538,6 +546,50 @@ static struct sx_status *permit_coscheduling(void *self, struct sx_cycle_state *
 	return sx_status_new(SX_WAIT, NULL);
 }
 
+/* PodGroupManager.PostBind: the PodGroup's phase and scheduled count. */
+static void post_bind_coscheduling(void *self, struct sx_cycle_state *cs, const struct sx_pod *pod,
+				   sx_str node)
+{
+	struct cosched *s = self;
+	sx_str group = sx_gang_group_of(&s->m, pod);
+	const struct sx_gang_group *g;
+	const struct sx_cosched_group *pg;
+	struct sx_handle_env env;
+	struct sx_error err = {0};
+	const char *phase = NULL;
+	int32_t scheduled = 0;
+	bool start = false;
+
+	if (group == SX_STR_EMPTY)
+		return;
+	sx_handle_env(s->h, &env);
+	if (!env.kube)
+		return;
+	sx_gang_members_lock(&s->m);
+	g = sx_gang_members_find(&s->m, pod->meta.ns, group);
+	pg = group_obj(g);
+	if (pg) {
+		/* Status.Scheduled++ of the group as this plugin last counted it
+		 * (upstream's cached copy), or as the object shows it */
+		int32_t before = g->binds > pg->scheduled ? g->binds : pg->scheduled;
+		const char *was = before == 0		     ? sx_str_get(pg->phase)
+				  : before >= pg->min_member ? "Scheduled"
+							     : "Scheduling";
+
+		scheduled = sx_gang_group_add_bind(&s->m, pod->meta.ns, group, pg->scheduled);
+		phase = scheduled >= pg->min_member ? "Scheduled" : "Scheduling";
+		start = !pg->has_schedule_start && before == 0 && strcmp(phase, "Scheduling") == 0;
+		if (strcmp(was, phase) == 0)
+			phase = NULL;
+	}
+	sx_gang_members_unlock(&s->m);
+	if (phase && sx_kube_patch_cosched_group_status(env.kube, sx_str_get(pod->meta.ns),
+							sx_str_get(group), phase, scheduled, start,
+							&err) < 0)
+		sx_log(1, "Coscheduling: patching PodGroup %s/%s status: %s",
+		       sx_str_get(pod->meta.ns), sx_str_get(group), err.msg);
+}
+
 /* ---------- EventsToRegister ---------- */
 
 static const struct sx_event_reg events_coscheduling[] = {
@@ -631,5 +683,6 @@ const struct sx_plugin sx_plugin_coscheduling = {
 	.reserve = reserve_coscheduling,
 	.unreserve = unreserve_coscheduling,
 	.permit = permit_coscheduling,
+	.post_bind = post_bind_coscheduling,
 	.events = events_coscheduling,
 };

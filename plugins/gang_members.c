@@ -240,6 +240,16 @@ uint32_t sx_gang_group_scheduled(const struct sx_gang_group *g)
 	return n;
 }
 
+int32_t sx_gang_group_add_bind(struct sx_gang_members *t, sx_str ns, sx_str name, int32_t floor)
+{
+	struct sx_gang_group *g = find(t, ns, name);
+
+	if (!g)
+		return 0;
+	g->binds = (g->binds > floor ? g->binds : floor) + 1;
+	return g->binds;
+}
+
 struct settle {
 	const struct sx_gang_members *t;
 	sx_str ns, name;

@@ -41,6 +41,7 @@ struct sx_gang_member {
 struct sx_gang_group {
 	sx_str ns, name;
 	const void *obj; /* a reference to the group object; NULL until it appears */
+	int32_t binds;	 /* members bound, as PostBind counts them (sx_gang_group_add_bind) */
 	uint32_t n, cap;
 	struct sx_gang_member *m;
 };
@@ -76,6 +77,11 @@ const struct sx_gang_group *sx_gang_members_find(const struct sx_gang_members *t
 /* Its members assumed or bound (upstream ScheduledPodsCount; Coscheduling's
  * CalculateAssignedPods counts the same pods, those with a node). */
 uint32_t sx_gang_group_scheduled(const struct sx_gang_group *g);
+
+/* Under the lock: one more member of group (ns, name) bound; the count
+ * starts from floor when it is higher (the count the group object last
+ * showed). Returns the new count; 0 when the group is unknown. */
+int32_t sx_gang_group_add_bind(struct sx_gang_members *t, sx_str ns, sx_str name, int32_t floor);
 
 /* Allows (msg NULL) or rejects with msg, in the name of plugin, every pod
  * of group (ns, name) waiting at Permit in h's profile. */

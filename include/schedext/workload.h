@@ -93,6 +93,7 @@ struct sx_cosched_group {
 	/* status (what the plugin writes without a controller) */
 	sx_str phase; /* status.phase ("Pending", "Scheduling", "Scheduled", ...) */
 	int32_t scheduled, running, succeeded, failed;
+	bool has_schedule_start; /* status.scheduleStartTime set */
 };
 
 struct sx_workload *sx_decode_workload(const struct cJSON *json, struct sx_error *err);

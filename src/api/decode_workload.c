@@ -300,6 +300,11 @@ static int decode_cosched_status(const cJSON *st, struct sx_cosched_group *g, st
 		rc = sx_dec_int32(st, "succeeded", &g->succeeded, NULL, err);
 	if (rc == 0)
 		rc = sx_dec_int32(st, "failed", &g->failed, NULL, err);
+	if (rc == 0) {
+		int64_t t;
+
+		rc = sx_dec_time(st, "scheduleStartTime", &t, &g->has_schedule_start, err);
+	}
 	return rc;
 }
 

@@ -6,7 +6,8 @@ profile as scheduler-plugins' sample configuration does (Coscheduling in
 multiPoint, PrioritySort disabled):
 
 (a) a gang of 4 with minMember 4 that fits: the members wait at Permit
-    until the fourth is assumed, then all 4 are bound;
+    until the fourth is assumed, then all 4 are bound; PostBind writes the
+    PodGroup's status (phase Scheduled, scheduled 4);
 (b) a gang of 4 with minMember 4 of which only 2 fit binds none: the third
     fits nowhere, and its PostFilter rejects the waiting members
     ("optimistic rejection in PostFilter") and, with podGroupBackoffSeconds,
@@ -108,6 +109,13 @@ def failed_notes(api, pod):
             and (e.get("regarding") or {}).get("name") == pod]
 
 
+def group_status(api, name):
+    for g in api.control("state")["objects"].get("podgroups.scheduling.x-k8s.io", []):
+        if g["metadata"]["name"] == name:
+            return g.get("status") or {}
+    return None
+
+
 def test_gang_fits(tmp):
     pods = [member("w-%d" % i, "train") for i in range(4)]
     api, sx = start(tmp, "fits", [node("n1"), node("n2")], [pod_group("train", 4)], pods)
@@ -117,6 +125,16 @@ def test_gang_fits(tmp):
         check(bindings(api) == ["w-0", "w-1", "w-2", "w-3"], "fits: one Binding each")
         check(all(not failed_notes(api, "w-%d" % i) for i in range(4)),
               "fits: no member was ever rejected")
+        # PostBind's status, as scheduler-plugins wrote it before its
+        # PodGroup controller: Scheduled with 4 scheduled
+        check(wait_for(lambda: (group_status(api, "train") or {}).get("phase") == "Scheduled",
+                       10),
+              "fits: the PodGroup's phase is Scheduled: %r" % group_status(api, "train"))
+        st = group_status(api, "train")
+        check(st.get("scheduled") == 4 and st.get("scheduleStartTime"),
+              "fits: scheduled 4, scheduleStartTime set: %r" % st)
+        check(not api.control("state")["objects"].get("podgroups"),
+              "fits: the Workload API's podgroups are untouched")
         check(sx.stop() == 0, "fits: clean exit")
     finally:
         api.stop()
