@@ -87,7 +87,11 @@ struct cosched {
 	int64_t backoff_s;
 	double wall_offset; /* wall-clock seconds minus sx_now_s() at init */
 	struct sx_gang_members m;
-	pthread_mutex_t mu;		/* guards permitted and backed_off */
+	pthread_mutex_t mu; /* guards permitted and backed_off */
+	/* PostBind's count and patch, one member at a time, so that the
+	 * patches reach the API server in the order of the counts (upstream
+	 * holds the manager's lock across PostBind) */
+	pthread_mutex_t post_bind_mu;
 	struct expiring_set permitted;	/* passed the minResources check (permittedPG) */
 	struct expiring_set backed_off; /* failed recently (backedOffPG) */
 };
@@ -565,6 +569,7 @@ static void post_bind_coscheduling(void *self, struct sx_cycle_state *cs, const 
 	sx_handle_env(s->h, &env);
 	if (!env.kube)
 		return;
+	pthread_mutex_lock(&s->post_bind_mu);
 	sx_gang_members_lock(&s->m);
 	g = sx_gang_members_find(&s->m, pod->meta.ns, group);
 	pg = group_obj(g);
@@ -588,6 +593,7 @@ static void post_bind_coscheduling(void *self, struct sx_cycle_state *cs, const 
 							&err) < 0)
 		sx_log(1, "Coscheduling: patching PodGroup %s/%s status: %s",
 		       sx_str_get(pod->meta.ns), sx_str_get(group), err.msg);
+	pthread_mutex_unlock(&s->post_bind_mu);
 }
 
 /* ---------- EventsToRegister ---------- */
@@ -633,6 +639,7 @@ static void *init_coscheduling(const struct cJSON *args, struct sx_handle *h, st
 		return NULL;
 	}
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->post_bind_mu, NULL);
 	if (h) {
 		struct sx_handle_listener l = {
 			.kinds = (1ull << SX_KIND_POD) | (1ull << SX_KIND_COSCHED_POD_GROUP),
@@ -642,6 +649,7 @@ static void *init_coscheduling(const struct cJSON *args, struct sx_handle *h, st
 		if (sx_handle_listen(h, &l) < 0) {
 			sx_gang_members_destroy(&s->m);
 			pthread_mutex_destroy(&s->mu);
+			pthread_mutex_destroy(&s->post_bind_mu);
 			free(s);
 			sx_error_set(err, SX_ENOMEM, "Coscheduling: too many handle listeners");
 			return NULL;
@@ -660,6 +668,7 @@ static void destroy_coscheduling(void *self)
 		sx_handle_unlisten(s->h, s);
 	sx_gang_members_destroy(&s->m);
 	pthread_mutex_destroy(&s->mu);
+	pthread_mutex_destroy(&s->post_bind_mu);
 	free(s);
 }
 

@@ -825,6 +825,15 @@ static void visit_claim(void *ctx, const struct sx_object *obj, sx_str node, boo
 	sx_config_object_event(s->o.cfg, SX_KIND_RESOURCE_CLAIM, NULL, obj->obj);
 }
 
+/* PodGroups (both kinds) cached before the listener: the gang plugins'
+ * member trackers hear of them as added. */
+static void visit_group(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)
+{
+	struct sx_scheduler *s = ctx;
+
+	sx_config_object_event(s->o.cfg, obj->kind, NULL, obj->obj);
+}
+
 static void visit_pod(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)
 {
 	struct sx_scheduler *s = ctx;
@@ -1033,6 +1042,8 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	sx_config_attach(opts->cfg, &s->env);
 	sx_cache_set_listener(opts->cache, &l);
 	sx_cache_visit(opts->cache, SX_KIND_RESOURCE_CLAIM, visit_claim, s);
+	sx_cache_visit(opts->cache, SX_KIND_POD_GROUP, visit_group, s);
+	sx_cache_visit(opts->cache, SX_KIND_COSCHED_POD_GROUP, visit_group, s);
 	sx_cache_visit(opts->cache, SX_KIND_POD, visit_pod, s);
 	rc = start_threads(s, err);
 	if (rc < 0) {
