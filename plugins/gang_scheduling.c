@@ -14,7 +14,8 @@
  * waiting 5m0s at plugin GangScheduling".
  *
  * The pod group state (upstream's PodGroupManager: PodGroups and
- * PodGroupStates) is kept per instance from the handle's object events
+ * PodGroupStates; gang_members.h, shared with Coscheduling) is kept per
+ * instance from the handle's object events
  * (PodGroup and Pod kinds), so PreEnqueue, which runs under the cache's
  * and the queue's locks, never reads the cache. Assumed members are
  * marked at Reserve and unmarked at Unreserve (the cache assumes a pod
@@ -35,123 +36,33 @@
  * Not here: Activate of the other members at Permit (the queue has no
  * Activate), CompositePodGroup hierarchies.
  *
- * Threads: every hook may run on any thread; the state has its own mutex.
+ * Threads: every hook may run on any thread; the state has its own mutex
+ * (gang_members.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 
 #include "schedext/plugin.h"
 #include "schedext/binding_cycle.h"
 #include "schedext/handle.h"
 #include "schedext/workload.h"
+#include "gang_members.h"
 
 #define GANG_NAME	  "GangScheduling"
 #define PERMIT_TIMEOUT_MS (5ull * 60 * 1000) /* permitTimeoutDuration */
 
-struct member {
-	char *uid;
-	bool assumed, bound;
-};
-
-struct group {
-	sx_str ns, name;
-	const struct sx_pod_group *pg; /* a reference; NULL until it appears */
-	uint32_t n, cap;
-	struct member *m;
-};
-
 struct gang {
 	struct sx_handle *h; /* borrowed: outlives the instance */
 	uint64_t timeout_ms;
-	pthread_mutex_t mu;
-	/* A front end feeds the handle's pod events (the standalone loop
+	/* The pod group state, shared with Coscheduling (gang_members.h). A
+	 * front end feeds the handle's pod events (the standalone loop
 	 * delivers every pod, each before its own PreEnqueue). Without one
-	 * (the extender, explain) there is no pod group state, and the
-	 * plugin gates nothing: as an extender, kube-scheduler's own
+	 * (the extender, explain) there is no pod group state (m.fed false),
+	 * and the plugin gates nothing: as an extender, kube-scheduler's own
 	 * GangScheduling has gated the pod already. */
-	bool fed;
-	uint32_t n, cap;
-	struct group *g;
+	struct sx_gang_members m;
 };
-
-static struct group *find_group(struct gang *s, sx_str ns, sx_str name, bool create)
-{
-	for (uint32_t i = 0; i < s->n; i++)
-		if (s->g[i].ns == ns && s->g[i].name == name)
-			return &s->g[i];
-	if (!create)
-		return NULL;
-	if (s->n == s->cap) {
-		uint32_t cap = s->cap ? s->cap * 2 : 8;
-		struct group *g = realloc(s->g, cap * sizeof(*g));
-
-		if (!g)
-			return NULL;
-		s->g = g;
-		s->cap = cap;
-	}
-	s->g[s->n] = (struct group){.ns = ns, .name = name};
-	return &s->g[s->n++];
-}
-
-static void drop_if_empty(struct gang *s, struct group *g)
-{
-	if (g->n || g->pg)
-		return;
-	free(g->m);
-	*g = s->g[--s->n];
-}
-
-static struct member *find_member(struct group *g, const char *uid)
-{
-	for (uint32_t i = 0; i < g->n; i++)
-		if (strcmp(g->m[i].uid, uid) == 0)
-			return &g->m[i];
-	return NULL;
-}
-
-static struct member *add_member(struct group *g, const char *uid)
-{
-	struct member *m = find_member(g, uid);
-
-	if (m)
-		return m;
-	if (g->n == g->cap) {
-		uint32_t cap = g->cap ? g->cap * 2 : 8;
-		struct member *a = realloc(g->m, cap * sizeof(*a));
-
-		if (!a)
-			return NULL;
-		g->m = a;
-		g->cap = cap;
-	}
-	m = &g->m[g->n];
-	*m = (struct member){.uid = strdup(uid)};
-	if (!m->uid)
-		return NULL;
-	g->n++;
-	return m;
-}
-
-static void remove_member(struct gang *s, struct group *g, const char *uid)
-{
-	struct member *m = find_member(g, uid);
-
-	if (!m)
-		return;
-	free(m->uid);
-	*m = g->m[--g->n];
-	drop_if_empty(s, g);
-}
-
-/* The pod's identity among its group's members: the UID, or the name
- * for objects without one (state files). */
-static const char *pod_key(const struct sx_pod *p)
-{
-	return p->meta.uid && p->meta.uid[0] ? p->meta.uid : p->meta.name;
-}
 
 /* The handle's object events (upstream: the PodGroup informer and the
  * pod group manager's AddPodGroupMember/DeletePodGroupMember). */
@@ -159,40 +70,13 @@ static void object_gang_scheduling(void *self, enum sx_kind kind, const void *ol
 				   const void *new_obj)
 {
 	struct gang *s = self;
-	struct group *g;
 
-	pthread_mutex_lock(&s->mu);
-	s->fed |= kind == SX_KIND_POD;
-	if (kind == SX_KIND_POD_GROUP) {
-		const struct sx_pod_group *o = old_obj, *n = new_obj;
-		const struct sx_pod_group *any = n ? n : o;
+	sx_gang_members_event(&s->m, kind, old_obj, new_obj);
+}
 
-		g = find_group(s, any->meta.ns, sx_intern(any->meta.name), n != NULL);
-		if (g) {
-			sx_pod_group_unref(g->pg);
-			g->pg = n ? sx_pod_group_ref(n) : NULL;
-			drop_if_empty(s, g);
-		}
-	} else if (kind == SX_KIND_POD) {
-		const struct sx_pod *o = old_obj, *n = new_obj;
-
-		if (o && o->scheduling_group != SX_STR_EMPTY &&
-		    (!n || n->scheduling_group != o->scheduling_group ||
-		     strcmp(pod_key(n), pod_key(o)) != 0)) {
-			g = find_group(s, o->meta.ns, o->scheduling_group, false);
-			if (g)
-				remove_member(s, g, pod_key(o));
-		}
-		if (n && n->scheduling_group != SX_STR_EMPTY) {
-			struct member *m;
-
-			g = find_group(s, n->meta.ns, n->scheduling_group, true);
-			m = g ? add_member(g, pod_key(n)) : NULL;
-			if (m)
-				m->bound = n->node_name != SX_STR_EMPTY;
-		}
-	}
-	pthread_mutex_unlock(&s->mu);
+static const struct sx_pod_group *group_obj(const struct sx_gang_group *g)
+{
+	return g ? g->obj : NULL;
 }
 
 /* GangScheduling.PreEnqueue (hierarchies disabled). */
@@ -200,69 +84,47 @@ static struct sx_status *pre_enqueue_gang_scheduling(void *self, const struct sx
 {
 	struct gang *s = self;
 	struct sx_status *st = NULL;
-	struct group *g;
+	const struct sx_gang_group *g;
+	const struct sx_pod_group *pg;
 
 	if (pod->scheduling_group == SX_STR_EMPTY)
 		return NULL;
-	pthread_mutex_lock(&s->mu);
-	g = find_group(s, pod->meta.ns, pod->scheduling_group, false);
-	if (!s->fed)
+	sx_gang_members_lock(&s->m);
+	g = sx_gang_members_find(&s->m, pod->meta.ns, pod->scheduling_group);
+	pg = group_obj(g);
+	if (!s->m.fed)
 		st = NULL;
-	else if (!g || !g->pg)
+	else if (!pg)
 		st = sx_status_new(
 			SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
 			"waiting for pods's pod group \"%s\" to appear in scheduling queue",
 			sx_str_get(pod->scheduling_group));
-	else if (g->pg->spec.policy == SX_GROUP_POLICY_GANG &&
-		 g->n < (uint32_t)g->pg->spec.min_count)
+	else if (pg->spec.policy == SX_GROUP_POLICY_GANG && g->n < (uint32_t)pg->spec.min_count)
 		st = sx_status_new(
 			SX_UNSCHEDULABLE_AND_UNRESOLVABLE,
 			"waiting for minCount pods from a gang to appear in scheduling queue");
-	pthread_mutex_unlock(&s->mu);
+	sx_gang_members_unlock(&s->m);
 	return st;
 }
 
 /* Reserve/Unreserve: the pod is assumed in the cache from just before
  * Reserve until it is bound or forgotten after Unreserve (upstream
  * counts assumed pods in PodGroupState.AssumedPods). */
-static void mark_assumed(struct gang *s, const struct sx_pod *pod, bool assumed)
-{
-	struct group *g;
-	struct member *m;
-
-	pthread_mutex_lock(&s->mu);
-	g = find_group(s, pod->meta.ns, pod->scheduling_group, assumed);
-	m = g ? (assumed ? add_member(g, pod_key(pod)) : find_member(g, pod_key(pod))) : NULL;
-	if (m)
-		m->assumed = assumed;
-	pthread_mutex_unlock(&s->mu);
-}
-
 static struct sx_status *reserve_gang_scheduling(void *self, struct sx_cycle_state *cs,
 						 const struct sx_pod *pod, sx_str node)
 {
-	if (pod->scheduling_group != SX_STR_EMPTY)
-		mark_assumed(self, pod, true);
+	struct gang *s = self;
+
+	sx_gang_members_assume(&s->m, pod, true);
 	return NULL;
 }
 
 static void unreserve_gang_scheduling(void *self, struct sx_cycle_state *cs,
 				      const struct sx_pod *pod, sx_str node)
 {
-	if (pod->scheduling_group != SX_STR_EMPTY)
-		mark_assumed(self, pod, false);
-}
+	struct gang *s = self;
 
-struct allow_ctx {
-	sx_str ns, group;
-};
-
-static void allow_member(void *ctx, struct sx_waiting_pod *wp, const struct sx_pod *pod)
-{
-	const struct allow_ctx *a = ctx;
-
-	if (pod->meta.ns == a->ns && pod->scheduling_group == a->group)
-		sx_waiting_pod_allow(wp, GANG_NAME);
+	sx_gang_members_assume(&s->m, pod, false);
 }
 
 /* GangScheduling.Permit / permitPodGroup. */
@@ -271,21 +133,23 @@ static struct sx_status *permit_gang_scheduling(void *self, struct sx_cycle_stat
 						uint64_t *timeout_ms)
 {
 	struct gang *s = self;
-	struct group *g;
+	const struct sx_gang_group *g;
+	const struct sx_pod_group *pg;
 	uint32_t scheduled = 0;
 	int32_t min_count = 0;
 	bool gang;
 
 	if (pod->scheduling_group == SX_STR_EMPTY)
 		return NULL;
-	pthread_mutex_lock(&s->mu);
-	g = find_group(s, pod->meta.ns, pod->scheduling_group, false);
-	if (!s->fed) {
-		pthread_mutex_unlock(&s->mu);
+	sx_gang_members_lock(&s->m);
+	g = sx_gang_members_find(&s->m, pod->meta.ns, pod->scheduling_group);
+	pg = group_obj(g);
+	if (!s->m.fed) {
+		sx_gang_members_unlock(&s->m);
 		return NULL;
 	}
-	if (!g || !g->pg) {
-		pthread_mutex_unlock(&s->mu);
+	if (!pg) {
+		sx_gang_members_unlock(&s->m);
 		return sx_status_new(
 			SX_ERROR,
 			"failed to get podGroup %s/%s: podgroup.scheduling.k8s.io \"%s\" "
@@ -293,11 +157,10 @@ static struct sx_status *permit_gang_scheduling(void *self, struct sx_cycle_stat
 			sx_str_get(pod->meta.ns), sx_str_get(pod->scheduling_group),
 			sx_str_get(pod->scheduling_group));
 	}
-	gang = g->pg->spec.policy == SX_GROUP_POLICY_GANG;
-	min_count = g->pg->spec.min_count;
-	for (uint32_t i = 0; i < g->n; i++)
-		scheduled += g->m[i].assumed || g->m[i].bound;
-	pthread_mutex_unlock(&s->mu);
+	gang = pg->spec.policy == SX_GROUP_POLICY_GANG;
+	min_count = pg->spec.min_count;
+	scheduled = sx_gang_group_scheduled(g);
+	sx_gang_members_unlock(&s->m);
 	if (!gang)
 		return NULL;
 	if (scheduled < (uint32_t)min_count) {
@@ -306,8 +169,8 @@ static struct sx_status *permit_gang_scheduling(void *self, struct sx_cycle_stat
 				     "waiting for minCount pods from a gang to be scheduled");
 	}
 	/* The quorum is met: allow every waiting member of the gang. */
-	struct allow_ctx a = {pod->meta.ns, pod->scheduling_group};
-	sx_handle_iterate_waiting(s->h, allow_member, &a);
+	sx_gang_members_settle_waiting(&s->m, s->h, pod->meta.ns, pod->scheduling_group, GANG_NAME,
+				       NULL);
 	return NULL;
 }
 
@@ -404,7 +267,11 @@ static void *init_gang_scheduling(const struct cJSON *args, struct sx_handle *h,
 	}
 	s->h = h;
 	s->timeout_ms = t && *t ? strtoull(t, NULL, 10) : PERMIT_TIMEOUT_MS;
-	pthread_mutex_init(&s->mu, NULL);
+	if (sx_gang_members_init(&s->m, SX_KIND_POD_GROUP, NULL) < 0) {
+		free(s);
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		return NULL;
+	}
 	if (h) {
 		struct sx_handle_listener l = {
 			.kinds = (1ull << SX_KIND_POD) | (1ull << SX_KIND_POD_GROUP),
@@ -412,7 +279,7 @@ static void *init_gang_scheduling(const struct cJSON *args, struct sx_handle *h,
 			.self = s,
 		};
 		if (sx_handle_listen(h, &l) < 0) {
-			pthread_mutex_destroy(&s->mu);
+			sx_gang_members_destroy(&s->m);
 			free(s);
 			sx_error_set(err, SX_ENOMEM, "GangScheduling: too many handle listeners");
 			return NULL;
@@ -429,14 +296,7 @@ static void destroy_gang_scheduling(void *self)
 		return;
 	if (s->h)
 		sx_handle_unlisten(s->h, s);
-	for (uint32_t i = 0; i < s->n; i++) {
-		for (uint32_t j = 0; j < s->g[i].n; j++)
-			free(s->g[i].m[j].uid);
-		free(s->g[i].m);
-		sx_pod_group_unref(s->g[i].pg);
-	}
-	free(s->g);
-	pthread_mutex_destroy(&s->mu);
+	sx_gang_members_destroy(&s->m);
 	free(s);
 }
 

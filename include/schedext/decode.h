@@ -36,10 +36,16 @@ struct sx_node *sx_decode_node(const struct cJSON *json, struct sx_error *err);
 
 /* Any modelled kind. `kind` is the kind string (from the object or, for
  * list items, from the list's kind minus "List"); NULL means read the
- * object's own "kind". Returns 0 and fills *out; SX_ENOENT (with err set to
- * "unknown kind X") when the kind is not modelled; other negatives on error. */
+ * object's own "kind". The object's own "apiVersion", when it has one,
+ * picks among kinds of the same string in several groups (sx_kind_lookup).
+ * Returns 0 and fills *out; SX_ENOENT (with err set to "unknown kind X")
+ * when the kind is not modelled; other negatives on error. */
 int sx_decode_object(const struct cJSON *json, const char *kind, struct sx_object *out,
 		     struct sx_error *err);
+/* The same, for an object known to be of kind `k` (an informer's items,
+ * which carry no kind of their own). */
+int sx_decode_object_as(const struct cJSON *json, enum sx_kind k, struct sx_object *out,
+			struct sx_error *err);
 
 /* From now on sx_decode_object keeps the JSON of objects of `kind` in
  * meta.raw (on = false stops it). Used when extenders are configured;

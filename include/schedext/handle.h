@@ -96,6 +96,11 @@ struct sx_handle_env {
 	void *apply_ctx;
 	sx_preempt_apply_group_fn apply_group; /* group preemption's; NULL: dry run */
 	uint64_t seed;			       /* preemption's candidate offsets; 0 = offset 0 */
+	/* Moves the pending pod ns/name, unschedulable or backing off, to
+	 * activeQ (upstream framework.PodsToActivate, which the scheduling
+	 * cycle hands to SchedulingQueue.Activate); NULL: nothing to move. */
+	void (*activate)(void *ctx, sx_str ns, const char *name);
+	void *activate_ctx;
 };
 
 /* A plugin instance's interest in cluster objects (upstream: the

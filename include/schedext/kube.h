@@ -95,6 +95,14 @@ int sx_kube_patch_pod_group_status(struct sx_kube *kube, const char *ns, const c
 				   const char *reason, const char *message,
 				   int64_t observed_generation, struct sx_error *err);
 
+/* PATCH /apis/scheduling.x-k8s.io/v1alpha1/namespaces/{ns}/podgroups/{name}/status
+ * (scheduler-plugins' PodGroup CRD) with a merge patch setting phase and
+ * scheduled, and scheduleStartTime=now when start_now (scheduler-plugins
+ * pkg/coscheduling/core, PodGroupManager.PostBind). */
+int sx_kube_patch_cosched_group_status(struct sx_kube *kube, const char *ns, const char *name,
+				       const char *phase, int32_t scheduled, bool start_now,
+				       struct sx_error *err);
+
 /* PATCH /api/v1/namespaces/{ns}/pods/{name}/status with a strategic merge
  * patch. cond_type NULL: no condition; otherwise one condition
  * {type, status, reason, message, lastTransitionTime=now}. nominated: NULL

@@ -383,8 +383,15 @@ struct sx_kind_desc {
 const struct sx_kind_desc *sx_kind_desc(enum sx_kind kind);
 /* "Node", "Pod", ... (the Kubernetes kind string); "Unknown" for others. */
 const char *sx_kind_name(enum sx_kind kind);
-/* Kind from a kind string ("Pod"); SX_KIND_UNKNOWN when not modelled. */
+/* Kind from a kind string ("Pod"); SX_KIND_UNKNOWN when not modelled. A
+ * kind string several groups serve ("PodGroup": scheduling.k8s.io and
+ * scheduling.x-k8s.io) names its first row; sx_kind_lookup tells them
+ * apart. */
 enum sx_kind sx_kind_from_name(const char *kind);
+/* Kind from an object's apiVersion ("scheduling.x-k8s.io/v1alpha1", "v1";
+ * the group decides, not the version) and kind string. A NULL or empty
+ * apiVersion, or a group no row of that kind has, is sx_kind_from_name. */
+enum sx_kind sx_kind_lookup(const char *api_version, const char *kind);
 
 /* Namespace, Service, ReplicationController, ReplicaSet, StatefulSet,
  * PodDisruptionBudget share one struct: the fields each kind

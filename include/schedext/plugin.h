@@ -158,7 +158,10 @@ enum sx_event_resource {
 	SX_RES_RESOURCE_SLICE,
 	SX_RES_DEVICE_CLASS,
 	SX_RES_POD_GROUP, /* scheduling.k8s.io PodGroup (workload.h) */
-	SX_RES_WILDCARD,  /* "*": matches every resource */
+	/* scheduling.x-k8s.io PodGroup (workload.h; scheduler-plugins
+	 * Coscheduling.EventsToRegister's GVK "podgroups.v1alpha1.scheduling.x-k8s.io") */
+	SX_RES_COSCHED_POD_GROUP,
+	SX_RES_WILDCARD, /* "*": matches every resource */
 	SX_RES_COUNT
 };
 

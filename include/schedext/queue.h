@@ -82,6 +82,9 @@ void sx_queue_assigned_pod_deleted(struct sx_queue *q, const struct sx_pod *pod,
 /* ForceActivate: the pod (unschedulable or backing off) goes to activeQ
  * through PreEnqueue. */
 void sx_queue_activate(struct sx_queue *q, const struct sx_pod *pod);
+/* The same for the pod ns/name (SchedulingQueue.Activate of
+ * PodsToActivate); nothing when it is not pending there. */
+void sx_queue_activate_name(struct sx_queue *q, sx_str ns, const char *name);
 
 /* ---------- the scheduling side ---------- */
 

@@ -73,6 +73,29 @@ struct sx_pod_group {
 	int8_t initially_scheduled;
 };
 
+/* scheduler-plugins' PodGroup CRD, scheduling.x-k8s.io/v1alpha1
+ * (kubernetes-sigs/scheduler-plugins apis/scheduling/v1alpha1/types.go,
+ * PodGroupSpec and PodGroupStatus), for clusters before the Workload API:
+ * pods join it with the label scheduling.x-k8s.io/pod-group, and the
+ * Coscheduling plugin (plugins/coscheduling.c) schedules them as a gang.
+ * Same kind string as struct sx_pod_group; its kinds.def row is
+ * COSCHED_POD_GROUP. */
+#define SX_COSCHED_POD_GROUP_LABEL "scheduling.x-k8s.io/pod-group"
+
+struct sx_cosched_group {
+	atomic_int refcount;
+	struct sx_meta meta;
+	int32_t min_member;		  /* spec.minMember */
+	bool has_schedule_timeout;	  /* spec.scheduleTimeoutSeconds set */
+	int32_t schedule_timeout_seconds; /* spec.scheduleTimeoutSeconds */
+	bool has_min_resources;		  /* spec.minResources set */
+	struct sx_resources min_resources;
+	/* status (what the plugin writes without a controller) */
+	sx_str phase; /* status.phase ("Pending", "Scheduling", "Scheduled", ...) */
+	int32_t scheduled, running, succeeded, failed;
+	bool has_schedule_start; /* status.scheduleStartTime set */
+};
+
 struct sx_workload *sx_decode_workload(const struct cJSON *json, struct sx_error *err);
 struct sx_pod_group *sx_decode_pod_group(const struct cJSON *json, struct sx_error *err);
 void sx_workload_free(struct sx_workload *w);
@@ -81,5 +104,9 @@ struct sx_workload *sx_workload_ref(const struct sx_workload *w);
 void sx_workload_unref(const struct sx_workload *w);
 struct sx_pod_group *sx_pod_group_ref(const struct sx_pod_group *g);
 void sx_pod_group_unref(const struct sx_pod_group *g);
+struct sx_cosched_group *sx_decode_cosched_group(const struct cJSON *json, struct sx_error *err);
+void sx_cosched_group_free(struct sx_cosched_group *g);
+struct sx_cosched_group *sx_cosched_group_ref(const struct sx_cosched_group *g);
+void sx_cosched_group_unref(const struct sx_cosched_group *g);
 
 #endif /* SCHEDEXT_WORKLOAD_H */

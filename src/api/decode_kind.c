@@ -59,7 +59,23 @@ int sx_decode_object(const cJSON *json, const char *kind, struct sx_object *out,
 			return SX_EINVAL;
 		}
 	}
-	k = sx_kind_from_name(kind);
+	k = sx_kind_lookup(sx_json_string(json, "apiVersion"), kind);
+	if (k == SX_KIND_UNKNOWN)
+		return sx_error_set(err, SX_ENOENT, "unknown kind %.64s", kind);
+	return sx_decode_object_as(json, k, out, err);
+}
+
+int sx_decode_object_as(const cJSON *json, enum sx_kind k, struct sx_object *out,
+			struct sx_error *err)
+{
+	struct sx_error tmp;
+
+	if (!err)
+		err = &tmp;
+	out->kind = SX_KIND_UNKNOWN;
+	out->obj = NULL;
+	if (!cJSON_IsObject(json))
+		return sx_dec_not_object(err, json);
 	switch (k) {
 #define DECODE(fn)	fn(json, err)
 #define DECODE_KIND(fn) fn(json, k, err)
@@ -72,7 +88,7 @@ int sx_decode_object(const cJSON *json, const char *kind, struct sx_object *out,
 #undef DECODE_KIND
 	case SX_KIND_UNKNOWN:
 	case SX_KIND_COUNT:
-		return sx_error_set(err, SX_ENOENT, "unknown kind %.64s", kind);
+		return sx_error_set(err, SX_ENOENT, "unknown kind %.64s", sx_kind_name(k));
 	}
 	if (!out->obj)
 		return err->code < 0 ? err->code : SX_EINVAL;

@@ -6,6 +6,10 @@
  * PodGroupTemplate, PodGroupSpec, PodGroupSchedulingPolicy,
  * GangSchedulingPolicy, DisruptionMode, PodGroupSchedulingConstraints,
  * WorkloadReference). Also their frees (reference counting: model.c).
+ * And scheduler-plugins' PodGroup CRD, scheduling.x-k8s.io/v1alpha1
+ * (kubernetes-sigs/scheduler-plugins apis/scheduling/v1alpha1/types.go:
+ * PodGroupSpec minMember, minResources, scheduleTimeoutSeconds;
+ * PodGroupStatus phase and counts).
  *
  * Ownership: each object is allocated here and owned by the caller
  * (reference count 1, released with sx_workload_unref/sx_pod_group_unref).
@@ -249,6 +253,87 @@ struct sx_pod_group *sx_decode_pod_group(const cJSON *json, struct sx_error *err
 	}
 	if (rc < 0) {
 		sx_pod_group_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+/* ---------- scheduling.x-k8s.io/v1alpha1 PodGroup ---------- */
+
+void sx_cosched_group_free(struct sx_cosched_group *g)
+{
+	if (!g)
+		return;
+	free(g->min_resources.scalar);
+	sx_meta_clear(&g->meta);
+	free(g);
+}
+
+static int decode_cosched_spec(const cJSON *spec, struct sx_cosched_group *g, struct sx_error *err)
+{
+	struct sx_rlist l = {0};
+	int rc = sx_dec_int32(spec, "minMember", &g->min_member, NULL, err);
+
+	if (rc == 0)
+		rc = sx_dec_int32(spec, "scheduleTimeoutSeconds", &g->schedule_timeout_seconds,
+				  &g->has_schedule_timeout, err);
+	if (rc == 0)
+		rc = sx_dec_rlist(spec, "minResources", true, &l, &g->has_min_resources, err);
+	if (rc == 0 && g->has_min_resources) {
+		rc = sx_rlist_to_resources(&l, &g->min_resources, err);
+		if (rc < 0)
+			sx_error_prefix(err, "minResources");
+	}
+	sx_rlist_clear(&l);
+	return rc;
+}
+
+static int decode_cosched_status(const cJSON *st, struct sx_cosched_group *g, struct sx_error *err)
+{
+	int rc = sx_dec_intern(st, "phase", &g->phase, err);
+
+	if (rc == 0)
+		rc = sx_dec_int32(st, "scheduled", &g->scheduled, NULL, err);
+	if (rc == 0)
+		rc = sx_dec_int32(st, "running", &g->running, NULL, err);
+	if (rc == 0)
+		rc = sx_dec_int32(st, "succeeded", &g->succeeded, NULL, err);
+	if (rc == 0)
+		rc = sx_dec_int32(st, "failed", &g->failed, NULL, err);
+	if (rc == 0) {
+		int64_t t;
+
+		rc = sx_dec_time(st, "scheduleStartTime", &t, &g->has_schedule_start, err);
+	}
+	return rc;
+}
+
+struct sx_cosched_group *sx_decode_cosched_group(const cJSON *json, struct sx_error *err)
+{
+	struct sx_cosched_group *g = sx_dec_new(json, sizeof(*g), err);
+	const cJSON *spec, *st;
+	int rc;
+
+	if (!g)
+		return NULL;
+	atomic_init(&g->refcount, 1);
+	rc = sx_dec_head(json, &g->meta, err);
+	if (rc == 0)
+		rc = sx_dec_object(json, "spec", &spec, err);
+	if (rc == 0 && spec) {
+		rc = decode_cosched_spec(spec, g, err);
+		if (rc < 0)
+			sx_error_prefix(err, "spec");
+	}
+	if (rc == 0)
+		rc = sx_dec_object(json, "status", &st, err);
+	if (rc == 0 && st) {
+		rc = decode_cosched_status(st, g, err);
+		if (rc < 0)
+			sx_error_prefix(err, "status");
+	}
+	if (rc < 0) {
+		sx_cosched_group_free(g);
 		return NULL;
 	}
 	return g;

@@ -119,6 +119,34 @@ int sx_kube_patch_pod_group_status(struct sx_kube *kube, const char *ns, const c
 	return rc;
 }
 
+int sx_kube_patch_cosched_group_status(struct sx_kube *kube, const char *ns, const char *name,
+				       const char *phase, int32_t scheduled, bool start_now,
+				       struct sx_error *err)
+{
+	char *path = sx_kube_ns_path("/apis/scheduling.x-k8s.io/v1alpha1", ns, "podgroups", name,
+				     "status"),
+	     now[40];
+	struct sx_buf b;
+	int rc;
+
+	if (!path)
+		return sx_error_set(err, SX_ENOMEM, "out of memory");
+	sx_buf_init(&b);
+	sx_buf_puts(&b, "{\"status\":{\"phase\":");
+	sx_json_str(&b, phase);
+	sx_buf_printf(&b, ",\"scheduled\":%d", (int)scheduled);
+	if (start_now) {
+		time_str(now, sizeof(now), false);
+		sx_buf_puts(&b, ",\"scheduleStartTime\":");
+		sx_json_str(&b, now);
+	}
+	sx_buf_puts(&b, "}}");
+	rc = write_json(kube, "PATCH", path, "application/merge-patch+json", &b, NULL, err);
+	sx_buf_free(&b);
+	free(path);
+	return rc;
+}
+
 int sx_kube_patch_pod_status(struct sx_kube *kube, const char *ns, const char *name,
 			     const char *cond_type, const char *cond_status, const char *reason,
 			     const char *message, const char *nominated, struct sx_error *err)

@@ -315,6 +315,7 @@ SX_DEFINE_REF(sx_device_taint_rule, sx_device_taint_rule_ref, sx_device_taint_ru
 	      sx_device_taint_rule_free)
 SX_DEFINE_REF(sx_workload, sx_workload_ref, sx_workload_unref, sx_workload_free)
 SX_DEFINE_REF(sx_pod_group, sx_pod_group_ref, sx_pod_group_unref, sx_pod_group_free)
+SX_DEFINE_REF(sx_cosched_group, sx_cosched_group_ref, sx_cosched_group_unref, sx_cosched_group_free)
 
 /* ---------- kinds (generated from kinds.def) ---------- */
 
@@ -350,12 +351,35 @@ const char *sx_kind_name(enum sx_kind kind)
 
 enum sx_kind sx_kind_from_name(const char *kind)
 {
+	return sx_kind_lookup(NULL, kind);
+}
+
+/* The group of an apiVersion: "" for "v1", "apps" for "apps/v1". */
+static bool group_is(const char *api_version, const char *group)
+{
+	const char *slash = strchr(api_version, '/');
+	size_t n = slash ? (size_t)(slash - api_version) : 0;
+
+	return strlen(group) == n && strncmp(api_version, group, n) == 0;
+}
+
+enum sx_kind sx_kind_lookup(const char *api_version, const char *kind)
+{
+	enum sx_kind first = SX_KIND_UNKNOWN;
+
 	if (!kind)
 		return SX_KIND_UNKNOWN;
-	for (int k = SX_KIND_UNKNOWN + 1; k < SX_KIND_COUNT; k++)
-		if (strcmp(kind, kind_descs[k].kind) == 0)
+	for (int k = SX_KIND_UNKNOWN + 1; k < SX_KIND_COUNT; k++) {
+		if (strcmp(kind, kind_descs[k].kind) != 0)
+			continue;
+		if (!api_version || !*api_version || group_is(api_version, kind_descs[k].group))
 			return (enum sx_kind)k;
-	return SX_KIND_UNKNOWN;
+		if (first == SX_KIND_UNKNOWN)
+			first = (enum sx_kind)k;
+	}
+	/* A group no row has (an older or aliased one): the kind's first row,
+	 * as before kinds were keyed by group. */
+	return first;
 }
 
 const struct sx_meta *sx_object_meta(const struct sx_object *o)

@@ -163,7 +163,7 @@ static int upsert(struct informer *inf, const cJSON *obj)
 	struct sx_object o;
 	struct sx_error err = {0};
 	char ebuf[600];
-	int rc = sx_decode_object(obj, sx_kind_name(inf->d->kind), &o, &err);
+	int rc = sx_decode_object_as(obj, inf->d->kind, &o, &err);
 
 	if (rc == SX_ENOMEM || err.code == SX_ENOMEM)
 		return SX_ENOMEM;

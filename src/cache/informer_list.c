@@ -64,7 +64,7 @@ static int collect(struct informer *inf, const cJSON *item, struct objs *out)
 	struct sx_object o;
 	struct sx_error err = {0};
 	char ebuf[600];
-	int rc = sx_decode_object(item, sx_kind_name(inf->d->kind), &o, &err);
+	int rc = sx_decode_object_as(item, inf->d->kind, &o, &err);
 
 	if (rc == SX_ENOMEM || err.code == SX_ENOMEM)
 		return SX_ENOMEM;

@@ -137,8 +137,9 @@ void sx_state_warn_fields(struct sx_field_warnings *w, const char *file, const c
 	struct warn_ctx c = {w, file, where, kind, item};
 
 	if (kind)
-		sx_decode_check_fields(item, sx_kind_from_name(kind), SX_FIELDS_WARN, warn_field,
-				       &c, NULL);
+		sx_decode_check_fields(item,
+				       sx_kind_lookup(sx_json_string(item, "apiVersion"), kind),
+				       SX_FIELDS_WARN, warn_field, &c, NULL);
 }
 
 void sx_field_warnings_free(struct sx_field_warnings *w)

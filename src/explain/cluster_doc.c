@@ -16,10 +16,13 @@
 #define MAX_LIST_PAGES 100000
 
 /* Moves every item of list (a parsed XList) into out, giving items without
- * a kind the list's item kind. */
+ * a kind the list's item kind, and items without an apiVersion the list's
+ * (kube-apiserver's list items carry neither; the group tells kinds of the
+ * same name apart, sx_kind_lookup). */
 static int take_list_items(cJSON *out, cJSON *list, const char *list_kind)
 {
 	cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items");
+	const char *api_version = sx_json_string(list, "apiVersion");
 	char kind[128] = "";
 	size_t n = list_kind ? strlen(list_kind) : 0;
 
@@ -31,6 +34,12 @@ static int take_list_items(cJSON *out, cJSON *list, const char *list_kind)
 		cJSON *it = cJSON_DetachItemViaPointer(items, items->child);
 		if (cJSON_IsObject(it) && !cJSON_GetObjectItemCaseSensitive(it, "kind") &&
 		    kind[0] && !cJSON_AddStringToObject(it, "kind", kind)) {
+			cJSON_Delete(it);
+			return SX_ENOMEM;
+		}
+		if (cJSON_IsObject(it) && !cJSON_GetObjectItemCaseSensitive(it, "apiVersion") &&
+		    api_version && *api_version &&
+		    !cJSON_AddStringToObject(it, "apiVersion", api_version)) {
 			cJSON_Delete(it);
 			return SX_ENOMEM;
 		}

@@ -128,7 +128,11 @@ SCHEMA(dp_args_s, TYPEMETA, V("minCandidateNodesPercentage"), V("minCandidateNod
 /* bindingTimeout: kubernetes PR 134905, 1.35 */
 SCHEMA(dra_args_s, TYPEMETA, V("filterTimeout"), {"bindingTimeout", K_VALUE, NULL, 35});
 
-/* The plugins with an args type registered in the v1 scheme. */
+/* scheduler-plugins apis/config/v1 CoschedulingArgs */
+SCHEMA(cosched_args_s, TYPEMETA, V("permitWaitingTimeSeconds"), V("podGroupBackoffSeconds"));
+
+/* The plugins with an args type registered in the v1 scheme (and the
+ * out-of-tree ones of the registry). */
 static const struct {
 	const char *plugin;
 	const struct schema *args;
@@ -141,6 +145,7 @@ static const struct {
 	{"VolumeBinding", &vb_args_s},
 	{"DefaultPreemption", &dp_args_s},
 	{"DynamicResources", &dra_args_s},
+	{"Coscheduling", &cosched_args_s},
 };
 
 /* ---------- the walk ---------- */

@@ -24,6 +24,7 @@ static const char *const resource_names[SX_RES_COUNT] = {
 	[SX_RES_RESOURCE_SLICE] = "resource.k8s.io/ResourceSlice",
 	[SX_RES_DEVICE_CLASS] = "resource.k8s.io/DeviceClass",
 	[SX_RES_POD_GROUP] = "scheduling.k8s.io/PodGroup",
+	[SX_RES_COSCHED_POD_GROUP] = "podgroups.v1alpha1.scheduling.x-k8s.io",
 	[SX_RES_WILDCARD] = "*",
 };
 

@@ -719,11 +719,17 @@ void sx_queue_assigned_pod_deleted(struct sx_queue *q, const struct sx_pod *pod,
 
 void sx_queue_activate(struct sx_queue *q, const struct sx_pod *pod)
 {
+	sx_queue_activate_name(q, pod->meta.ns, pod->meta.name);
+}
+
+void sx_queue_activate_name(struct sx_queue *q, sx_str ns, const char *name)
+{
 	char key[512];
 	struct qpod *e;
 
+	snprintf(key, sizeof(key), "%s/%s", sx_str_get(ns), name);
 	pthread_mutex_lock(&q->mu);
-	e = sx__queue_lookup(q, sx__queue_pod_key(pod, key, sizeof(key)));
+	e = sx__queue_lookup(q, key);
 	if (e && (e->where == W_UNSCHED || e->where == W_BACKOFF)) {
 		q->cur_event = "ForceActivate";
 		to_active(q, e);

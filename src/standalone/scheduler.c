@@ -702,6 +702,14 @@ static const char *preempt_in_memory(void *ctx, const struct sx_pod *victim,
 /* Hands the preemption to the preempter (asynchronous preemption, 1.34's
  * default; preemption.go prepareCandidateAsync): the preemptor is gated by
  * DefaultPreemption's PreEnqueue until its victims are going. */
+/* The handle's PodsToActivate (Coscheduling's ActivateSiblings). */
+static void activate_pod(void *ctx, sx_str ns, const char *name)
+{
+	struct sx_scheduler *s = ctx;
+
+	sx_queue_activate_name(s->q, ns, name);
+}
+
 static struct sx_status *apply_preemption(void *ctx, struct sx_preemption_eval *ev,
 					  const struct sx_pod *preemptor,
 					  const struct sx_preempt_result *r)
@@ -815,7 +823,8 @@ static void visit_claim(void *ctx, const struct sx_object *obj, sx_str node, boo
 }
 
 /* Objects the informers listed before the listener was installed, for
- * the plugins that track them (GangScheduling's pod groups). */
+ * the plugins that track them (the gang plugins' pod groups, both kinds:
+ * their member trackers hear of them as added). */
 static void visit_object(void *ctx, const struct sx_object *obj, sx_str node, bool assumed)
 {
 	struct sx_scheduler *s = ctx;
@@ -1063,6 +1072,8 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 					.apply = apply_preemption,
 					.apply_group = apply_group_preemption,
 					.apply_ctx = s,
+					.activate = activate_pod,
+					.activate_ctx = s,
 					.seed = sx_now_ns()};
 	l = (struct sx_cache_listener){on_pod, on_node, s, on_object};
 	/* Before the listener (claims are tracked from the first event) and
@@ -1070,7 +1081,9 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	sx_config_attach(opts->cfg, &s->env);
 	sx_cache_set_listener(opts->cache, &l);
 	sx_cache_visit(opts->cache, SX_KIND_RESOURCE_CLAIM, visit_claim, s);
-	sx_cache_visit(opts->cache, SX_KIND_POD_GROUP, visit_object, s); /* before their pods */
+	/* before their pods */
+	sx_cache_visit(opts->cache, SX_KIND_POD_GROUP, visit_object, s);
+	sx_cache_visit(opts->cache, SX_KIND_COSCHED_POD_GROUP, visit_object, s);
 	sx_cache_visit(opts->cache, SX_KIND_POD, visit_pod, s);
 	rc = start_threads(s, err);
 	if (rc < 0) {

@@ -89,7 +89,7 @@ def _kinds_table():
                         "include", "schedext", "kinds.def")
     with open(path, encoding="utf-8") as fh:
         text = re.sub(r"/\*.*?\*/", "", fh.read(), flags=re.S)
-    out = {}
+    out, plurals = {}, set()
     for start in (m.end() for m in re.finditer(r"^SX_KIND\(", text, re.M)):
         depth, end = 1, start
         while depth:
@@ -100,7 +100,12 @@ def _kinds_table():
         if cols[12] != "WATCHED":
             continue
         prefix = "/api/" + version if not group else "/apis/%s/%s" % (group, version)
-        out[resource] = (prefix, kind, cols[5] == "NAMESPACED")
+        # A plural a previous row took (podgroups of scheduling.k8s.io and
+        # of scheduling.x-k8s.io) is keyed resource.group, as kubectl
+        # spells a qualified resource.
+        key = resource if resource not in plurals else "%s.%s" % (resource, group)
+        plurals.add(resource)
+        out[key] = (prefix, kind, cols[5] == "NAMESPACED")
     return out
 
 
@@ -111,7 +116,25 @@ RESOURCES = dict(_kinds_table(), **{
     "deployments": ("/apis/apps/v1", "Deployment", True),
     "leases": ("/apis/coordination.k8s.io/v1", "Lease", True),
 })
-KIND_TO_RESOURCE = {v[1]: k for k, v in RESOURCES.items()}
+# (apiVersion, kind) -> resource key; a kind alone names its first row.
+KIND_TO_RESOURCE = {}
+for _k, _v in RESOURCES.items():
+    _av = (_v[0].split("/", 2)[2] if _v[0].startswith("/apis/") else _v[0].split("/")[2])
+    KIND_TO_RESOURCE[(_av, _v[1])] = _k
+    KIND_TO_RESOURCE.setdefault(_v[1], _k)
+# (api prefix, plural) -> resource key
+PATH_TO_RESOURCE = {(v[0], k.split(".", 1)[0]): k for k, v in RESOURCES.items()}
+
+
+def plural(res):
+    """The URL plural of a resource key ("podgroups.scheduling.x-k8s.io")."""
+    return res.split(".", 1)[0]
+
+
+def kind_resource(obj):
+    """The resource key of an object, by its apiVersion and kind."""
+    return KIND_TO_RESOURCE.get((obj.get("apiVersion", ""), obj.get("kind", ""))) or \
+        KIND_TO_RESOURCE.get(obj.get("kind", ""))
 EVENTS_V1 = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([^/]+)/events$")
 EVENT_V1 = re.compile(r"^/apis/events\.k8s\.io/v1/namespaces/([^/]+)/events/([^/]+)$")
 REVIEW_PATHS = ("/apis/authentication.k8s.io/v1/tokenreviews",
@@ -297,7 +320,7 @@ class Store:
         key = self.key_of(resource, obj)
         if key in self.objects[resource]:
             raise ApiError(409, "AlreadyExists", '%s%s "%s" already exists' % (
-                resource, "." + GROUP_OF[prefix] if GROUP_OF[prefix] else "", key[1]))
+                plural(resource), "." + GROUP_OF[prefix] if GROUP_OF[prefix] else "", key[1]))
         obj["kind"] = kind
         obj["apiVersion"] = (GROUP_OF[prefix] + "/" if GROUP_OF[prefix] else "") + prefix.rsplit("/", 1)[1]
         md["uid"] = md.get("uid") or str(uuid.uuid4())
@@ -343,7 +366,7 @@ class Store:
 
     def qualified(self, resource):
         g = GROUP_OF[RESOURCES[resource][0]]
-        return resource + ("." + g if g else "")
+        return plural(resource) + ("." + g if g else "")
 
     def state_at(self, resource, rv):
         """The objects of resource as they were at rv (an etcd read at a
@@ -927,7 +950,7 @@ class Handler(BaseHTTPRequestHandler):
                 parts = [p for p in path[len(prefix):].split("/") if p]
                 if len(parts) >= 3 and parts[0] == "namespaces":
                     parts = parts[2:]
-                return parts[0] if parts and parts[0] in RESOURCES else None
+                return PATH_TO_RESOURCE.get((prefix, parts[0])) if parts else None
         return None
 
     def parse_path(self, path):
@@ -941,9 +964,9 @@ class Handler(BaseHTTPRequestHandler):
         ns = None
         if len(parts) >= 2 and parts[0] == "namespaces" and len(parts) != 2:
             ns, parts = parts[1], parts[2:]
-        if not parts or parts[0] not in RESOURCES or RESOURCES[parts[0]][0] != prefix:
+        res = PATH_TO_RESOURCE.get((prefix, parts[0])) if parts else None
+        if res is None:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        res = parts[0]
         name = parts[1] if len(parts) > 1 else None
         sub = parts[2] if len(parts) > 2 else None
         if len(parts) > 3:
@@ -967,7 +990,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.bind(ns, name)
         if method == "PATCH" and res == "pods" and sub == "status":
             return self.patch_status(ns, name)
-        if method == "PATCH" and res in ("resourceclaims", "podgroups") and sub == "status":
+        if method == "PATCH" and res in ("resourceclaims", "podgroups",
+                                         "podgroups.scheduling.x-k8s.io") and sub == "status":
             return self.patch_object(res, key, status_only=True)
         if sub:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
@@ -1564,7 +1588,7 @@ class Handler(BaseHTTPRequestHandler):
     def apply_op(self, op):
         st = self.store
         obj = op.get("object") or {}
-        res = KIND_TO_RESOURCE.get(obj.get("kind", ""))
+        res = kind_resource(obj)
         if res is None:
             raise ApiError(400, "BadRequest", "unknown kind %r" % obj.get("kind"))
         kind = op.get("op", "upsert")

@@ -62,5 +62,39 @@ def test_device_taint_rules(tmp):
         api.stop()
 
 
+def test_cosched_pod_groups(tmp):
+    """Two kinds named PodGroup: scheduler-plugins' CRD
+    (scheduling.x-k8s.io/v1alpha1) is served and listed apart from the
+    Workload API's (scheduling.k8s.io/v1beta1)."""
+    api = FakeApi(tmp)
+    try:
+        url = "http://127.0.0.1:%d" % api.port
+        api.apply([{"op": "create", "object": {
+            "kind": "PodGroup", "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "metadata": {"name": "pg1", "namespace": "default"},
+            "spec": {"minMember": 3}}}])
+        code, out = http("GET", url + "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups")
+        items = out.get("items", []) if code == 200 else []
+        check(len(items) == 1 and items[0]["spec"] == {"minMember": 3},
+              "the fake serves the CRD's podgroups: %r %r" % (code, out))
+        check(out.get("apiVersion") == "scheduling.x-k8s.io/v1alpha1" and
+              out.get("kind") == "PodGroupList", "its list: %r" % out)
+        code, out = http("GET", url + "/apis/scheduling.k8s.io/v1beta1/podgroups")
+        check(code == 200 and out.get("items") == [],
+              "the Workload API's podgroups are another collection: %r" % out)
+        kc = os.path.join(tmp, "kubeconfig")
+        write_kubeconfig(kc, url)
+        sx = Serve(tmp, kc, "sx-kinds", "-v=2")
+        check(sx.wait_ready(), "schedext ready")
+        check(wait_for(lambda: "listed 1 podgroups" in sx.logtext()
+                       and "listed 0 podgroups" in sx.logtext(), 10),
+              "one PodGroup list of each group reached the cache:\n" + sx.logtext())
+        check("continuing without it" not in sx.logtext(), "every watched kind is served")
+        check(sx.stop() == 0, "clean exit")
+    finally:
+        api.stop()
+
+
 if __name__ == "__main__":
-    sys.exit(run_tests(os.path.basename(__file__), [test_device_taint_rules]))
+    sys.exit(run_tests(os.path.basename(__file__), [test_device_taint_rules,
+                                                    test_cosched_pod_groups]))

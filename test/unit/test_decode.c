@@ -772,8 +772,19 @@ static void test_kind_names(void)
 	CHECK_INT(sx_kind_from_name("PersistentVolumeClaim"), SX_KIND_PVC);
 	CHECK_INT(sx_kind_from_name("pod"), SX_KIND_UNKNOWN);
 	CHECK_INT(sx_kind_from_name(NULL), SX_KIND_UNKNOWN);
+	/* A kind string names its first row; a later row of the same string
+	 * (scheduling.x-k8s.io's PodGroup) is found by its group. */
 	for (int k = 1; k < SX_KIND_COUNT; k++)
-		CHECK_INT(sx_kind_from_name(sx_kind_name((enum sx_kind)k)), k);
+		if (k != SX_KIND_COSCHED_POD_GROUP)
+			CHECK_INT(sx_kind_from_name(sx_kind_name((enum sx_kind)k)), k);
+	CHECK_INT(sx_kind_from_name("PodGroup"), SX_KIND_POD_GROUP);
+	CHECK_INT(sx_kind_lookup("scheduling.k8s.io/v1beta1", "PodGroup"), SX_KIND_POD_GROUP);
+	CHECK_INT(sx_kind_lookup("scheduling.x-k8s.io/v1alpha1", "PodGroup"),
+		  SX_KIND_COSCHED_POD_GROUP);
+	CHECK_INT(sx_kind_lookup("scheduling.x-k8s.io/v1alpha1", "Pod"), SX_KIND_POD);
+	CHECK_INT(sx_kind_lookup("v1", "Pod"), SX_KIND_POD);
+	CHECK_INT(sx_kind_lookup("", "Pod"), SX_KIND_POD);
+	CHECK_INT(sx_kind_lookup("v1", "Deployment"), SX_KIND_UNKNOWN);
 }
 
 /* Decoding with an explicit kind (list items get it from the list). */

@@ -1,4 +1,6 @@
-/* scheduling.k8s.io/v1beta1 Workload and PodGroup, and the pod's
+/* scheduling.k8s.io/v1beta1 Workload and PodGroup, scheduler-plugins'
+ * scheduling.x-k8s.io/v1alpha1 PodGroup (the same kind string, told apart
+ * by apiVersion), and the pod's
  * spec.schedulingGroup (src/api/decode_workload.c, decode_pod.c): the
  * decoders' fields and errors, and PodGroups reaching the cache and its
  * snapshot through the informer's LIST and WATCH paths. */
@@ -187,6 +189,87 @@ static void test_informer(void)
 	sx_cache_free(c);
 }
 
+/* scheduler-plugins' PodGroup: spec and status fields, told apart from
+ * the Workload API's PodGroup by its apiVersion. */
+static void test_cosched_group(void)
+{
+	struct sx_error err = {0};
+	cJSON *j = parse("{'kind':'PodGroup','apiVersion':'scheduling.x-k8s.io/v1alpha1',"
+			 "'metadata':{'name':'pg1','namespace':'ml'},"
+			 "'spec':{'minMember':3,'scheduleTimeoutSeconds':10,"
+			 "'minResources':{'cpu':'3','memory':'3Gi','nvidia.com/gpu':'2'}},"
+			 "'status':{'phase':'Scheduling','scheduled':1,'running':1}}");
+	struct sx_object o;
+	struct sx_cosched_group *g;
+
+	CHECK_INT(sx_decode_object(j, NULL, &o, &err), 0);
+	cJSON_Delete(j);
+	CHECK_INT(o.kind, SX_KIND_COSCHED_POD_GROUP);
+	g = o.obj;
+	CHECK_STR(g->meta.name, "pg1");
+	CHECK_INT(g->min_member, 3);
+	CHECK(g->has_schedule_timeout && g->schedule_timeout_seconds == 10);
+	CHECK(g->has_min_resources);
+	CHECK_INT(g->min_resources.milli_cpu, 3000);
+	CHECK_INT(g->min_resources.memory, 3ll << 30);
+	CHECK_INT(g->min_resources.nscalar, 1);
+	CHECK_STR(sx_str_get(g->phase), "Scheduling");
+	CHECK_INT(g->scheduled, 1);
+	CHECK_INT(g->running, 1);
+	sx_object_unref(&o);
+
+	/* the list's kind and no apiVersion: the first PodGroup row */
+	j = parse("{'metadata':{'name':'b','namespace':'ml'},"
+		  "'spec':{'schedulingPolicy':{'basic':{}}}}");
+	CHECK_INT(sx_decode_object(j, "PodGroup", &o, &err), 0);
+	CHECK_INT(o.kind, SX_KIND_POD_GROUP);
+	sx_object_unref(&o);
+	/* and as the informer decodes it, by its row */
+	CHECK_INT(sx_decode_object_as(j, SX_KIND_COSCHED_POD_GROUP, &o, &err), 0);
+	CHECK_INT(o.kind, SX_KIND_COSCHED_POD_GROUP);
+	sx_object_unref(&o);
+	cJSON_Delete(j);
+
+	j = parse("{'kind':'PodGroup','apiVersion':'scheduling.x-k8s.io/v1alpha1',"
+		  "'metadata':{'name':'c','namespace':'ml'},'spec':{'minMember':'x'}}");
+	CHECK(sx_decode_object(j, NULL, &o, &err) < 0);
+	CHECK_STR(err.path, "spec.minMember");
+	cJSON_Delete(j);
+}
+
+/* The CRD's PodGroups through its informer (LIST and WATCH): its own
+ * snapshot block, the Workload API's stays empty. */
+static void test_cosched_informer(void)
+{
+	static const char list[] =
+		"{\"kind\":\"PodGroupList\",\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\","
+		"\"metadata\":{\"resourceVersion\":\"10\"},\"items\":["
+		"{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"},\"spec\":{\"minMember\":2}},"
+		"{\"metadata\":{\"name\":\"b\",\"namespace\":\"n\"},\"spec\":{\"minMember\":3}}]}";
+	static const char watch[] =
+		"{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"b\","
+		"\"namespace\":\"n\"},\"spec\":{\"minMember\":3}}}\n";
+	struct sx_cache *c = sx_cache_new();
+	struct sx_snapshot *s;
+	char rv[64];
+
+	CHECK_INT(sx_informer_replay_list(c, SX_KIND_COSCHED_POD_GROUP, list, strlen(list), rv,
+					  sizeof(rv)),
+		  0);
+	CHECK_INT(sx_informer_replay_watch(c, SX_KIND_COSCHED_POD_GROUP, watch, strlen(watch), rv,
+					   sizeof(rv)),
+		  0);
+	s = sx_cache_snapshot(c);
+	CHECK_INT(s->npod_groups, 0);
+	CHECK_INT(s->ncosched_pod_groups, 1);
+	if (s->ncosched_pod_groups == 1) {
+		CHECK_STR(s->cosched_pod_groups[0]->meta.name, "a");
+		CHECK_INT(s->cosched_pod_groups[0]->min_member, 2);
+	}
+	sx_snapshot_unref(s);
+	sx_cache_free(c);
+}
+
 static void setup_suite(void) __attribute__((constructor));
 static void setup_suite(void)
 {
@@ -195,4 +278,5 @@ static void setup_suite(void)
 }
 
 SX_TESTS(SX_TEST(test_pod_group), SX_TEST(test_workload), SX_TEST(test_pod_field),
-	 SX_TEST(test_errors), SX_TEST(test_informer))
+	 SX_TEST(test_errors), SX_TEST(test_informer), SX_TEST(test_cosched_group),
+	 SX_TEST(test_cosched_informer))

@@ -4,6 +4,7 @@
  * (cache_map.c, snapshot.c). */
 #include <cjson/cJSON.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "harness.h"
@@ -37,10 +38,20 @@ static void test_descriptors(void)
 		CHECK(d && d->kind && d->resource && d->path);
 		if (!d)
 			continue;
-		CHECK_INT(sx_kind_from_name(d->kind), k);
+		/* keyed by group and kind: two rows are "PodGroup" */
+		char api_version[128];
+		snprintf(api_version, sizeof(api_version), "%s%s%s", d->group, *d->group ? "/" : "",
+			 d->version);
+		CHECK_INT(sx_kind_lookup(api_version, d->kind), k);
+		if (k != SX_KIND_COSCHED_POD_GROUP)
+			CHECK_INT(sx_kind_from_name(d->kind), k);
 		CHECK_STR(sx_kind_name((enum sx_kind)k), d->kind);
 	}
 	CHECK_INT(sx_kind_from_name("Deployment"), SX_KIND_UNKNOWN);
+	d = sx_kind_desc(SX_KIND_COSCHED_POD_GROUP);
+	CHECK_STR(d->path, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups");
+	CHECK_STR(d->kind, "PodGroup");
+	CHECK(d->namespaced);
 }
 
 /* The informers watch every WATCHED kind in table order (all of them
@@ -96,6 +107,10 @@ static const struct {
 	 "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"},"
 	 "\"spec\":{\"schedulingPolicy\":{\"basic\":{}}}}",
 	 AT(pod_groups)},
+	{SX_KIND_COSCHED_POD_GROUP,
+	 "{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"metadata\":{\"name\":\"a\","
+	 "\"namespace\":\"n\"},\"spec\":{\"minMember\":2}}",
+	 AT(cosched_pod_groups)},
 #undef AT
 };
 
