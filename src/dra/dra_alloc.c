@@ -108,15 +108,17 @@ static struct counter *find_counter(const struct pool *p, sx_str set, sx_str nam
 
 /* Allocated before this search (AllocatedDevices): whole, or shared
  * while DRAConsumableCapacity is off (then a share is a whole device, as
- * upstream gathers the allocated state without the gate). */
-static bool device_allocated(const struct alloc *a, sx_str drv, sx_str pool, sx_str dev)
+ * upstream gathers the allocated state without the gate). p: the
+ * device's pool, whose any_allocated skips the lookups. */
+static bool device_allocated(const struct alloc *a, const struct pool *p, sx_str drv, sx_str pool,
+			     sx_str dev)
 {
-	if (sx_dra_allocated_has(a->env->allocated, drv, pool, dev) ||
-	    sx_dra_allocated_has(a->env->allocated2, drv, pool, dev))
-		return true;
-	return !a->env->features.consumable &&
-	       (sx_dra_allocated_shared(a->env->allocated, drv, pool, dev) ||
-		sx_dra_allocated_shared(a->env->allocated2, drv, pool, dev));
+	bool shared_too = !a->env->features.consumable;
+
+	if (p && !p->any_allocated)
+		return false;
+	return sx__dra_allocated_in_use(a->env->allocated, drv, pool, dev, shared_too) ||
+	       sx__dra_allocated_in_use(a->env->allocated2, drv, pool, dev, shared_too);
 }
 
 /* DRAPartitionableDevices: the pool's counter sets from its sharedCounters
@@ -166,7 +168,7 @@ static int pool_counters(struct alloc *a, struct pool *p, int64_t gen, uint32_t 
 		for (uint32_t d = 0; d < s->ndevices; d++) {
 			const struct sx_dra_device *dev = &s->devices[d];
 			bool allocated = dev->nconsumes &&
-					 device_allocated(a, s->driver, s->pool, dev->name);
+					 device_allocated(a, p, s->driver, s->pool, dev->name);
 
 			for (uint32_t u = 0; u < dev->nconsumes; u++)
 				for (uint32_t c = 0; c < dev->consumes[u].ncounters; c++) {
@@ -181,6 +183,57 @@ static int pool_counters(struct alloc *a, struct pool *p, int64_t gen, uint32_t 
 					if (allocated)
 						ctr->avail -= dev->consumes[u].counters[c].value;
 				}
+		}
+	}
+	return 0;
+}
+
+/* pool_counters for a node seeing the pool's whole newest generation,
+ * whose counter sets the index prepared (dra_pool_info.sets_ok): a copy,
+ * less the allocated devices' consumption when the pool has any.
+ * 0 or SX_ENOMEM. */
+static int pool_counters_tmpl(struct alloc *a, struct pool *p, const struct dra_pool_info *pi)
+{
+	const struct sx_dra_index *ix = a->env->index;
+	uint32_t nctr = 0;
+	struct counter *c;
+
+	if (!pi->nsets)
+		return 0;
+	for (uint32_t i = 0; i < pi->nsets; i++)
+		nctr += ix->tmpl_sets[pi->set_first + i].n;
+	p->sets = sx__dra_amem(a, pi->nsets, sizeof(*p->sets));
+	c = sx__dra_amem(a, nctr + 1, sizeof(*c));
+	if (!p->sets || !c)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < pi->nsets; i++) {
+		const struct dra_tmpl_set *ts = &ix->tmpl_sets[pi->set_first + i];
+
+		p->sets[i] = (struct counter_set){ts->name, ts->n, c};
+		for (uint32_t j = 0; j < ts->n; j++)
+			c[j] = (struct counter){ix->tmpl_ctrs[ts->first + j].name,
+						ix->tmpl_ctrs[ts->first + j].value, 0};
+		c += ts->n;
+	}
+	p->nsets = pi->nsets;
+	if (!p->any_allocated)
+		return 0;
+	for (uint32_t k = 0; k < pi->n; k++) {
+		const struct sx_dra_slice *s = &ix->slices[ix->pool_slices[pi->first + k]]->u.slice;
+
+		if (s->generation != pi->max_gen || !s->consumes)
+			continue;
+		for (uint32_t d = 0; d < s->ndevices; d++) {
+			const struct sx_dra_device *dev = &s->devices[d];
+
+			if (!dev->nconsumes ||
+			    !device_allocated(a, p, s->driver, s->pool, dev->name))
+				continue;
+			for (uint32_t u = 0; u < dev->nconsumes; u++)
+				for (uint32_t j = 0; j < dev->consumes[u].ncounters; j++)
+					find_counter(p, dev->consumes[u].name,
+						     dev->consumes[u].counters[j].name)
+						->avail -= dev->consumes[u].counters[j].value;
 		}
 	}
 	return 0;
@@ -203,7 +256,9 @@ static int make_pool(struct alloc *a, uint32_t *sl, uint32_t n)
 		if (ix->meta[sl[i]].generation == gen)
 			sl[k++] = sl[i];
 	first = &ix->meta[sl[0]];
-	*p = (struct pool){first->driver, first->pool, false, false, k, sl, 0, NULL};
+	*p = (struct pool){first->driver, first->pool, false, false, false, k, sl, 0, NULL};
+	p->any_allocated = sx__dra_allocated_pool_any(a->env->allocated, p->driver, p->pool) ||
+			   sx__dra_allocated_pool_any(a->env->allocated2, p->driver, p->pool);
 	if ((int64_t)k != first->slice_count) {
 		/* Slices irrelevant for the node may complete the pool, or a
 		 * newer generation may be under way (then skip the pool). */
@@ -221,6 +276,13 @@ static int make_pool(struct alloc *a, uint32_t *sl, uint32_t n)
 	a->npools++;
 	if (p->invalid || !a->env->features.partitionable)
 		return 0;
+	if (k == first->pool_count_at_max && gen == first->pool_max_gen &&
+	    ix->pools[first->pool_ix].sets_ok) {
+		for (uint32_t i = 0; i < k; i++)
+			if (ix->meta[sl[i]].counters)
+				return pool_counters_tmpl(a, p, &ix->pools[first->pool_ix]);
+		return 0;
+	}
 	for (uint32_t i = 0; i < k; i++)
 		if (ix->meta[sl[i]].counters)
 			return pool_counters(a, p, gen, first->pool_ix);
@@ -439,7 +501,7 @@ static bool in_use(const struct alloc *a, const struct rdata *rd, uint32_t ci, s
 
 	if (rd->req->admin_access)
 		return allocating(a, s->driver, s->pool, name, (int)ci);
-	return device_allocated(a, s->driver, s->pool, name) ||
+	return device_allocated(a, &a->pools[d.pool], s->driver, s->pool, name) ||
 	       allocating(a, s->driver, s->pool, name, -1);
 }
 

@@ -31,6 +31,9 @@ struct counter_set {
 struct pool {
 	sx_str driver, pool;
 	bool incomplete, invalid;
+	/* a device of the pool is in env's allocated sets (else no device
+	 * of it needs looking up there) */
+	bool any_allocated;
 	uint32_t nslices;
 	uint32_t *slices;
 	/* DRAPartitionableDevices: the counter sets of its sharedCounters

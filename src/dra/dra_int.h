@@ -25,6 +25,26 @@ struct dra_pool_info {
 	uint32_t count_at_max; /* slices with that generation */
 	bool duplicates;       /* those slices repeat a device name */
 	uint32_t first, n;     /* its slices: pool_slices[first .. first + n) */
+	/* DRAPartitionableDevices: the counter sets of the newest generation's
+	 * sharedCounters slices, in slice order, as a node seeing the whole
+	 * generation gathers them before the allocated devices' consumption
+	 * (dra_alloc.c, pool_counters): tmpl_sets[set_first .. + nsets).
+	 * sets_ok: computed and valid (no duplicate set name, every
+	 * consumed counter exists); otherwise the allocator builds them. */
+	bool sets_ok;
+	uint32_t set_first, nsets;
+};
+
+/* A counter set of a pool's template: its counters
+ * tmpl_ctrs[first .. first + n). */
+struct dra_tmpl_set {
+	sx_str name;
+	uint32_t first, n;
+};
+
+struct dra_tmpl_ctr {
+	sx_str name;
+	sx_nano value;
 };
 
 /* What Filter reads of a slice to gather a node's pools, in one place
@@ -61,15 +81,22 @@ struct sx_dra_index {
 	uint32_t nglobal;
 	uint32_t *global; /* the other slices */
 	uint32_t ndevices;
-	uint32_t *dev_base;	     /* per slice: its first device's memo row */
-	uint32_t *slice_pool;	     /* per slice: its entry in pools */
-	struct dra_slice_meta *meta; /* per slice */
-	_Atomic uint64_t *memo;	     /* [ndevices * SX__DRA_MEMO] */
+	uint32_t *dev_base;		/* per slice: its first device's memo row */
+	uint32_t *slice_pool;		/* per slice: its entry in pools */
+	struct dra_slice_meta *meta;	/* per slice */
+	_Atomic uint64_t *memo;		/* [ndevices * SX__DRA_MEMO] */
+	struct dra_tmpl_set *tmpl_sets; /* per pool: dra_pool_info.set_first */
+	struct dra_tmpl_ctr *tmpl_ctrs;
 };
 
 int sx__dra_pool_cmp(sx_str da, sx_str pa, sx_str db, sx_str pb);
 const struct dra_pool_info *sx__dra_pool_find(const struct sx_dra_index *ix, sx_str driver,
 					      sx_str pool);
+/* Does a have a device (whole or shared) of the pool? */
+bool sx__dra_allocated_pool_any(const struct sx_dra_allocated *a, sx_str driver, sx_str pool);
+/* Is the device allocated whole (or shared, when shared_too)? One lookup. */
+bool sx__dra_allocated_in_use(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+			      sx_str device, bool shared_too);
 /* Slices with nodeName == node: count, first entry in *first. */
 uint32_t sx__dra_node_slices(const struct sx_dra_index *ix, sx_str node, uint32_t *first);
 
