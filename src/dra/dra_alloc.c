@@ -218,23 +218,18 @@ static int pool_counters_tmpl(struct alloc *a, struct pool *p, const struct dra_
 	p->nsets = pi->nsets;
 	if (!p->any_allocated)
 		return 0;
-	for (uint32_t k = 0; k < pi->n; k++) {
-		const struct sx_dra_slice *s = &ix->slices[ix->pool_slices[pi->first + k]]->u.slice;
+	c = p->sets[0].c;
+	for (uint32_t k = 0; k < pi->nuses;) {
+		const struct dra_tmpl_use *u = &ix->tmpl_uses[pi->use_first + k];
+		uint32_t e = k + 1;
 
-		if (s->generation != pi->max_gen || !s->consumes)
-			continue;
-		for (uint32_t d = 0; d < s->ndevices; d++) {
-			const struct sx_dra_device *dev = &s->devices[d];
-
-			if (!dev->nconsumes ||
-			    !device_allocated(a, p, s->driver, s->pool, dev->name))
-				continue;
-			for (uint32_t u = 0; u < dev->nconsumes; u++)
-				for (uint32_t j = 0; j < dev->consumes[u].ncounters; j++)
-					find_counter(p, dev->consumes[u].name,
-						     dev->consumes[u].counters[j].name)
-						->avail -= dev->consumes[u].counters[j].value;
-		}
+		while (e < pi->nuses && ix->tmpl_uses[pi->use_first + e].device == u->device)
+			e++;
+		if (device_allocated(a, p, p->driver, p->pool, u->device))
+			for (; k < e; k++)
+				c[ix->tmpl_uses[pi->use_first + k].ctr].avail -=
+					ix->tmpl_uses[pi->use_first + k].value;
+		k = e;
 	}
 	return 0;
 }

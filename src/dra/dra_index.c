@@ -249,7 +249,7 @@ static const struct dra_tmpl_ctr *tmpl_find(const struct sx_dra_index *ix,
  * pool_counters. */
 static int build_counter_templates(struct sx_dra_index *ix)
 {
-	uint32_t nsets = 0, nctrs = 0, ns = 0, nc = 0;
+	uint32_t nsets = 0, nctrs = 0, nuses = 0, ns = 0, nc = 0, nu = 0;
 	uint32_t *sl = sx_calloc(ix->nslices + 1, sizeof(*sl));
 
 	if (!sl)
@@ -260,10 +260,14 @@ static int build_counter_templates(struct sx_dra_index *ix)
 		nsets += s->ncounter_sets;
 		for (uint32_t k = 0; k < s->ncounter_sets; k++)
 			nctrs += s->counter_sets[k].ncounters;
+		for (uint32_t d = 0; s->consumes && d < s->ndevices; d++)
+			for (uint32_t u = 0; u < s->devices[d].nconsumes; u++)
+				nuses += s->devices[d].consumes[u].ncounters;
 	}
 	ix->tmpl_sets = sx_calloc(nsets + 1, sizeof(*ix->tmpl_sets));
 	ix->tmpl_ctrs = sx_calloc(nctrs + 1, sizeof(*ix->tmpl_ctrs));
-	if (!ix->tmpl_sets || !ix->tmpl_ctrs) {
+	ix->tmpl_uses = sx_calloc(nuses + 1, sizeof(*ix->tmpl_uses));
+	if (!ix->tmpl_sets || !ix->tmpl_ctrs || !ix->tmpl_uses) {
 		free(sl);
 		return SX_ENOMEM;
 	}
@@ -295,6 +299,7 @@ static int build_counter_templates(struct sx_dra_index *ix)
 			}
 		}
 		pi->nsets = ns - pi->set_first;
+		pi->use_first = nu;
 		for (uint32_t i = 0; ok && i < k; i++) {
 			const struct sx_dra_slice *s = &ix->slices[sl[i]]->u.slice;
 
@@ -305,12 +310,26 @@ static int build_counter_templates(struct sx_dra_index *ix)
 
 				for (uint32_t u = 0; ok && u < dev->nconsumes; u++)
 					for (uint32_t c = 0; ok && c < dev->consumes[u].ncounters;
-					     c++)
-						ok = tmpl_find(ix, pi, dev->consumes[u].name,
-							       dev->consumes[u].counters[c].name) !=
-						     NULL;
+					     c++) {
+						const struct dra_tmpl_ctr *t = tmpl_find(
+							ix, pi, dev->consumes[u].name,
+							dev->consumes[u].counters[c].name);
+
+						ok = t != NULL;
+						if (ok)
+							ix->tmpl_uses[nu++] = (struct dra_tmpl_use){
+								dev->name,
+								(uint32_t)(t - ix->tmpl_ctrs) -
+									(pi->nsets
+										 ? ix->tmpl_sets
+											   [pi->set_first]
+												   .first
+										 : 0),
+								dev->consumes[u].counters[c].value};
+					}
 			}
 		}
+		pi->nuses = nu - pi->use_first;
 		pi->sets_ok = ok;
 	}
 	free(sl);
@@ -333,6 +352,7 @@ static void index_free(struct sx_dra_index *ix)
 	free(ix->memo);
 	free(ix->tmpl_sets);
 	free(ix->tmpl_ctrs);
+	free(ix->tmpl_uses);
 	free(ix);
 }
 

@@ -33,6 +33,9 @@ struct dra_pool_info {
 	 * consumed counter exists); otherwise the allocator builds them. */
 	bool sets_ok;
 	uint32_t set_first, nsets;
+	/* with sets_ok, what its devices consume, device by device:
+	 * tmpl_uses[use_first .. + nuses) */
+	uint32_t use_first, nuses;
 };
 
 /* A counter set of a pool's template: its counters
@@ -44,6 +47,14 @@ struct dra_tmpl_set {
 
 struct dra_tmpl_ctr {
 	sx_str name;
+	sx_nano value;
+};
+
+/* A device's consumption of one counter of its pool's template: ctr
+ * counts from the pool's first counter (tmpl_sets[set_first].first). */
+struct dra_tmpl_use {
+	sx_str device;
+	uint32_t ctr;
 	sx_nano value;
 };
 
@@ -87,6 +98,7 @@ struct sx_dra_index {
 	_Atomic uint64_t *memo;		/* [ndevices * SX__DRA_MEMO] */
 	struct dra_tmpl_set *tmpl_sets; /* per pool: dra_pool_info.set_first */
 	struct dra_tmpl_ctr *tmpl_ctrs;
+	struct dra_tmpl_use *tmpl_uses;
 };
 
 int sx__dra_pool_cmp(sx_str da, sx_str pa, sx_str db, sx_str pb);
