@@ -114,11 +114,25 @@ static bool device_allocated(const struct alloc *a, const struct pool *p, sx_str
 			     sx_str dev)
 {
 	bool shared_too = !a->env->features.consumable;
+	const struct sx_dra_allocated *set[2] = {a->env->allocated, a->env->allocated2};
 
-	if (p && !p->any_allocated)
-		return false;
-	return sx__dra_allocated_in_use(a->env->allocated, drv, pool, dev, shared_too) ||
-	       sx__dra_allocated_in_use(a->env->allocated2, drv, pool, dev, shared_too);
+	if (!p)
+		return sx__dra_allocated_in_use(set[0], drv, pool, dev, shared_too) ||
+		       sx__dra_allocated_in_use(set[1], drv, pool, dev, shared_too);
+	for (int i = 0; i < 2; i++) {
+		const struct sx__dra_pool_devs *pd = p->pd[i];
+		bool listed = false;
+
+		if (!pd)
+			continue;
+		if (pd->n > SX__DRA_POOL_DEVS)
+			listed = true;
+		for (uint32_t k = 0; !listed && k < pd->n; k++)
+			listed = pd->dev[k] == dev;
+		if (listed && sx__dra_allocated_in_use(set[i], drv, pool, dev, shared_too))
+			return true;
+	}
+	return false;
 }
 
 /* DRAPartitionableDevices: the pool's counter sets from its sharedCounters
@@ -251,9 +265,11 @@ static int make_pool(struct alloc *a, uint32_t *sl, uint32_t n)
 		if (ix->meta[sl[i]].generation == gen)
 			sl[k++] = sl[i];
 	first = &ix->meta[sl[0]];
-	*p = (struct pool){first->driver, first->pool, false, false, false, k, sl, 0, NULL};
-	p->any_allocated = sx__dra_allocated_pool_any(a->env->allocated, p->driver, p->pool) ||
-			   sx__dra_allocated_pool_any(a->env->allocated2, p->driver, p->pool);
+	*p = (struct pool){
+		.driver = first->driver, .pool = first->pool, .nslices = k, .slices = sl};
+	p->pd[0] = sx__dra_allocated_pool(a->env->allocated, p->driver, p->pool);
+	p->pd[1] = sx__dra_allocated_pool(a->env->allocated2, p->driver, p->pool);
+	p->any_allocated = p->pd[0] || p->pd[1];
 	if ((int64_t)k != first->slice_count) {
 		/* Slices irrelevant for the node may complete the pool, or a
 		 * newer generation may be under way (then skip the pool). */

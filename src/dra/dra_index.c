@@ -483,7 +483,9 @@ bool sx_dra_node_matches(const struct sx_node *node, sx_str node_name, bool all_
  * allocated whole or shared), and with DRAConsumableCapacity one per
  * (shared device, capacity name) summing what its shares consume
  * (upstream AllocatedState: AllocatedDevices, AllocatedSharedDeviceIDs
- * and AggregatedCapacity, structured/internal/allocatedstate.go). */
+ * and AggregatedCapacity, structured/internal/allocatedstate.go). A third
+ * table lists per pool the devices with a key (sx__dra_pool_devs), so
+ * the allocator looks up only the devices listed there. */
 #define DEV_EXCLUSIVE 1u
 #define DEV_SHARED    2u
 
@@ -499,12 +501,6 @@ struct cap_key {
 	sx_nano value;
 };
 
-/* A pool with at least one device key: the allocator skips the device
- * lookups of a pool absent here (sx__dra_allocated_pool_any). */
-struct pool_key {
-	sx_str driver, pool; /* pool SX_STR_EMPTY = empty slot */
-};
-
 struct sx_dra_allocated {
 	atomic_int refcount;
 	uint32_t n, cap;  /* cap: power of two */
@@ -513,7 +509,7 @@ struct sx_dra_allocated {
 	uint32_t cn, ccap;
 	struct cap_key *cslots;
 	uint32_t pn, pcap;
-	struct pool_key *pslots;
+	struct sx__dra_pool_devs *pslots;
 };
 
 static uint32_t dev_hash(sx_str d, sx_str p, sx_str v, sx_str c)
@@ -626,21 +622,22 @@ static uint32_t pool_hash(sx_str d, sx_str p)
 	return dev_hash(d, p, SX_STR_EMPTY, SX_STR_EMPTY);
 }
 
-static bool pool_lookup(const struct sx_dra_allocated *a, sx_str driver, sx_str pool)
+static const struct sx__dra_pool_devs *pool_lookup(const struct sx_dra_allocated *a, sx_str driver,
+						   sx_str pool)
 {
 	if (!a || a->pn == 0)
-		return false;
+		return NULL;
 	for (uint32_t i = pool_hash(driver, pool) & (a->pcap - 1);; i = (i + 1) & (a->pcap - 1)) {
-		const struct pool_key *k = &a->pslots[i];
+		const struct sx__dra_pool_devs *k = &a->pslots[i];
 
 		if (k->pool == SX_STR_EMPTY)
-			return false;
+			return NULL;
 		if (k->pool == pool && k->driver == driver)
-			return true;
+			return k;
 	}
 }
 
-static void put_pool(struct pool_key *slots, uint32_t cap, struct pool_key k)
+static void put_pool(struct sx__dra_pool_devs *slots, uint32_t cap, struct sx__dra_pool_devs k)
 {
 	uint32_t i = pool_hash(k.driver, k.pool) & (cap - 1);
 
@@ -649,34 +646,47 @@ static void put_pool(struct pool_key *slots, uint32_t cap, struct pool_key k)
 	slots[i] = k;
 }
 
-/* Records the pool of a new device key; SX_ENOMEM. */
-static int add_pool(struct sx_dra_allocated *a, sx_str driver, sx_str pool)
+/* Records a new device key in its pool's entry; SX_ENOMEM. */
+static int add_pool(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device)
 {
-	if (pool == SX_STR_EMPTY || pool_lookup(a, driver, pool))
-		return 0;
-	if ((a->pn + 1) * 2 > a->pcap) {
-		uint32_t ncap = a->pcap ? a->pcap * 2 : 16;
-		struct pool_key *s = sx_calloc(ncap, sizeof(*s));
+	struct sx__dra_pool_devs *k;
 
-		if (!s)
-			return SX_ENOMEM;
-		for (uint32_t i = 0; i < a->pcap; i++)
-			if (a->pslots[i].pool != SX_STR_EMPTY)
-				put_pool(s, ncap, a->pslots[i]);
-		free(a->pslots);
-		a->pslots = s;
-		a->pcap = ncap;
+	if (pool == SX_STR_EMPTY)
+		return 0;
+	k = (struct sx__dra_pool_devs *)pool_lookup(a, driver, pool);
+	if (!k) {
+		if ((a->pn + 1) * 2 > a->pcap) {
+			uint32_t ncap = a->pcap ? a->pcap * 2 : 16;
+			struct sx__dra_pool_devs *s = sx_calloc(ncap, sizeof(*s));
+
+			if (!s)
+				return SX_ENOMEM;
+			for (uint32_t i = 0; i < a->pcap; i++)
+				if (a->pslots[i].pool != SX_STR_EMPTY)
+					put_pool(s, ncap, a->pslots[i]);
+			free(a->pslots);
+			a->pslots = s;
+			a->pcap = ncap;
+		}
+		put_pool(a->pslots, a->pcap,
+			 (struct sx__dra_pool_devs){.driver = driver, .pool = pool});
+		a->pn++;
+		k = (struct sx__dra_pool_devs *)pool_lookup(a, driver, pool);
 	}
-	put_pool(a->pslots, a->pcap, (struct pool_key){driver, pool});
-	a->pn++;
+	if (k->n < SX__DRA_POOL_DEVS)
+		k->dev[k->n] = device;
+	k->n++;
 	return 0;
 }
 
-bool sx__dra_allocated_pool_any(const struct sx_dra_allocated *a, sx_str driver, sx_str pool)
+/* What a pool named "" (never in the table) answers: may have anything. */
+static const struct sx__dra_pool_devs any_devs = {.n = UINT32_MAX};
+
+const struct sx__dra_pool_devs *sx__dra_allocated_pool(const struct sx_dra_allocated *a,
+						       sx_str driver, sx_str pool)
 {
-	/* A pool named "" cannot be in the pool table: answer yes. */
 	if (pool == SX_STR_EMPTY)
-		return a && a->n;
+		return a && a->n ? &any_devs : NULL;
 	return pool_lookup(a, driver, pool);
 }
 
@@ -745,7 +755,7 @@ static struct dev_key *upsert(struct sx_dra_allocated *a, sx_str driver, sx_str 
 
 	if (k)
 		return (struct dev_key *)k;
-	if (add_pool(a, driver, pool) < 0)
+	if (add_pool(a, driver, pool, device) < 0)
 		return NULL;
 	if ((a->n + 1) * 2 > a->cap) {
 		uint32_t ncap = a->cap ? a->cap * 2 : 64;

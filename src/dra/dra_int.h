@@ -104,8 +104,19 @@ struct sx_dra_index {
 int sx__dra_pool_cmp(sx_str da, sx_str pa, sx_str db, sx_str pb);
 const struct dra_pool_info *sx__dra_pool_find(const struct sx_dra_index *ix, sx_str driver,
 					      sx_str pool);
-/* Does a have a device (whole or shared) of the pool? */
-bool sx__dra_allocated_pool_any(const struct sx_dra_allocated *a, sx_str driver, sx_str pool);
+/* The devices of one pool with a key in an sx_dra_allocated (whole or
+ * shared), in the order added: n of them, the first SX__DRA_POOL_DEVS
+ * listed (n above that: the list is incomplete). */
+#define SX__DRA_POOL_DEVS 6
+struct sx__dra_pool_devs {
+	sx_str driver, pool; /* pool SX_STR_EMPTY = empty slot */
+	uint32_t n;
+	sx_str dev[SX__DRA_POOL_DEVS];
+};
+/* The pool's entry, NULL when a has no device of it. Valid while a is
+ * not changed. */
+const struct sx__dra_pool_devs *sx__dra_allocated_pool(const struct sx_dra_allocated *a,
+						       sx_str driver, sx_str pool);
 /* Is the device allocated whole (or shared, when shared_too)? One lookup. */
 bool sx__dra_allocated_in_use(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
 			      sx_str device, bool shared_too);
