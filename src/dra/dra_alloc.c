@@ -317,8 +317,12 @@ int sx__dra_gather_pools(struct alloc *a)
 	for (uint32_t i = 0; i < ix->nglobal; i++)
 		if (slice_relevant(a, &ix->slices[ix->global[i]]->u.slice))
 			a->pool_slices[n++] = ix->global[i];
-	if (n > 1)
-		qsort_r(a->pool_slices, n, sizeof(uint32_t), slice_pool_cmp, (void *)ix);
+	for (uint32_t i = 1; i < n; i++)
+		if (slice_pool_cmp(&a->pool_slices[i - 1], &a->pool_slices[i], (void *)ix) > 0) {
+			/* not in order already (one node's slices usually are) */
+			qsort_r(a->pool_slices, n, sizeof(uint32_t), slice_pool_cmp, (void *)ix);
+			break;
+		}
 	for (uint32_t i = 0; i < n;) {
 		uint32_t j = i + 1;
 
