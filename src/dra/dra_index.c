@@ -1,7 +1,10 @@
 /* ResourceSlices indexed for the allocator (dra_alloc.h): by node name,
  * the slices every node must check (allNodes, nodeSelector), and per pool
- * the newest generation and how many slices it has; plus the set of
- * devices in use. */
+ * the newest generation, how many slices it has, its counter sets and
+ * what each device consumes of them (built once per slice set, so a node
+ * visit copies them instead of walking the slices); plus the set of
+ * devices in use, with per pool the devices it holds (the allocator looks
+ * up only those). */
 #include "dra_int.h"
 
 #include <pthread.h>
