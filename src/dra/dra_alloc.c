@@ -108,15 +108,31 @@ static struct counter *find_counter(const struct pool *p, sx_str set, sx_str nam
 
 /* Allocated before this search (AllocatedDevices): whole, or shared
  * while DRAConsumableCapacity is off (then a share is a whole device, as
- * upstream gathers the allocated state without the gate). */
-static bool device_allocated(const struct alloc *a, sx_str drv, sx_str pool, sx_str dev)
+ * upstream gathers the allocated state without the gate). p: the
+ * device's pool, whose any_allocated skips the lookups. */
+static bool device_allocated(const struct alloc *a, const struct pool *p, sx_str drv, sx_str pool,
+			     sx_str dev)
 {
-	if (sx_dra_allocated_has(a->env->allocated, drv, pool, dev) ||
-	    sx_dra_allocated_has(a->env->allocated2, drv, pool, dev))
-		return true;
-	return !a->env->features.consumable &&
-	       (sx_dra_allocated_shared(a->env->allocated, drv, pool, dev) ||
-		sx_dra_allocated_shared(a->env->allocated2, drv, pool, dev));
+	bool shared_too = !a->env->features.consumable;
+	const struct sx_dra_allocated *set[2] = {a->env->allocated, a->env->allocated2};
+
+	if (!p)
+		return sx__dra_allocated_in_use(set[0], drv, pool, dev, shared_too) ||
+		       sx__dra_allocated_in_use(set[1], drv, pool, dev, shared_too);
+	for (int i = 0; i < 2; i++) {
+		const struct sx__dra_pool_devs *pd = p->pd[i];
+		bool listed = false;
+
+		if (!pd)
+			continue;
+		if (pd->n > SX__DRA_POOL_DEVS)
+			listed = true;
+		for (uint32_t k = 0; !listed && k < pd->n; k++)
+			listed = pd->dev[k] == dev;
+		if (listed && sx__dra_allocated_in_use(set[i], drv, pool, dev, shared_too))
+			return true;
+	}
+	return false;
 }
 
 /* DRAPartitionableDevices: the pool's counter sets from its sharedCounters
@@ -166,7 +182,7 @@ static int pool_counters(struct alloc *a, struct pool *p, int64_t gen, uint32_t 
 		for (uint32_t d = 0; d < s->ndevices; d++) {
 			const struct sx_dra_device *dev = &s->devices[d];
 			bool allocated = dev->nconsumes &&
-					 device_allocated(a, s->driver, s->pool, dev->name);
+					 device_allocated(a, p, s->driver, s->pool, dev->name);
 
 			for (uint32_t u = 0; u < dev->nconsumes; u++)
 				for (uint32_t c = 0; c < dev->consumes[u].ncounters; c++) {
@@ -182,6 +198,52 @@ static int pool_counters(struct alloc *a, struct pool *p, int64_t gen, uint32_t 
 						ctr->avail -= dev->consumes[u].counters[c].value;
 				}
 		}
+	}
+	return 0;
+}
+
+/* pool_counters for a node seeing the pool's whole newest generation,
+ * whose counter sets the index prepared (dra_pool_info.sets_ok): a copy,
+ * less the allocated devices' consumption when the pool has any.
+ * 0 or SX_ENOMEM. */
+static int pool_counters_tmpl(struct alloc *a, struct pool *p, const struct dra_pool_info *pi)
+{
+	const struct sx_dra_index *ix = a->env->index;
+	uint32_t nctr = 0;
+	struct counter *c;
+
+	if (!pi->nsets)
+		return 0;
+	for (uint32_t i = 0; i < pi->nsets; i++)
+		nctr += ix->tmpl_sets[pi->set_first + i].n;
+	p->sets = sx__dra_amem(a, pi->nsets, sizeof(*p->sets));
+	c = sx__dra_amem(a, nctr + 1, sizeof(*c));
+	if (!p->sets || !c)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < pi->nsets; i++) {
+		const struct dra_tmpl_set *ts = &ix->tmpl_sets[pi->set_first + i];
+
+		p->sets[i] = (struct counter_set){ts->name, ts->n, c};
+		for (uint32_t j = 0; j < ts->n; j++)
+			c[j] = (struct counter){ix->tmpl_ctrs[ts->first + j].name,
+						ix->tmpl_ctrs[ts->first + j].value, 0};
+		c += ts->n;
+	}
+	p->nsets = pi->nsets;
+	if (!p->any_allocated)
+		return 0;
+	c = p->sets[0].c;
+	for (uint32_t k = 0; k < pi->nuses;) {
+		const struct dra_tmpl_use *u = &ix->tmpl_uses[pi->use_first + k];
+		uint32_t e = k + 1;
+
+		while (e < pi->nuses && ix->tmpl_uses[pi->use_first + e].device == u->device)
+			e++;
+		if (device_allocated(a, p, p->driver, p->pool, u->device))
+			for (; k < e; k++)
+				c[ix->tmpl_uses[pi->use_first + k].ctr].avail -=
+					ix->tmpl_uses[pi->use_first + k].value;
+		k = e;
 	}
 	return 0;
 }
@@ -203,7 +265,11 @@ static int make_pool(struct alloc *a, uint32_t *sl, uint32_t n)
 		if (ix->meta[sl[i]].generation == gen)
 			sl[k++] = sl[i];
 	first = &ix->meta[sl[0]];
-	*p = (struct pool){first->driver, first->pool, false, false, k, sl, 0, NULL};
+	*p = (struct pool){
+		.driver = first->driver, .pool = first->pool, .nslices = k, .slices = sl};
+	p->pd[0] = sx__dra_allocated_pool(a->env->allocated, p->driver, p->pool);
+	p->pd[1] = sx__dra_allocated_pool(a->env->allocated2, p->driver, p->pool);
+	p->any_allocated = p->pd[0] || p->pd[1];
 	if ((int64_t)k != first->slice_count) {
 		/* Slices irrelevant for the node may complete the pool, or a
 		 * newer generation may be under way (then skip the pool). */
@@ -221,6 +287,13 @@ static int make_pool(struct alloc *a, uint32_t *sl, uint32_t n)
 	a->npools++;
 	if (p->invalid || !a->env->features.partitionable)
 		return 0;
+	if (k == first->pool_count_at_max && gen == first->pool_max_gen &&
+	    ix->pools[first->pool_ix].sets_ok) {
+		for (uint32_t i = 0; i < k; i++)
+			if (ix->meta[sl[i]].counters)
+				return pool_counters_tmpl(a, p, &ix->pools[first->pool_ix]);
+		return 0;
+	}
 	for (uint32_t i = 0; i < k; i++)
 		if (ix->meta[sl[i]].counters)
 			return pool_counters(a, p, gen, first->pool_ix);
@@ -244,8 +317,12 @@ int sx__dra_gather_pools(struct alloc *a)
 	for (uint32_t i = 0; i < ix->nglobal; i++)
 		if (slice_relevant(a, &ix->slices[ix->global[i]]->u.slice))
 			a->pool_slices[n++] = ix->global[i];
-	if (n > 1)
-		qsort_r(a->pool_slices, n, sizeof(uint32_t), slice_pool_cmp, (void *)ix);
+	for (uint32_t i = 1; i < n; i++)
+		if (slice_pool_cmp(&a->pool_slices[i - 1], &a->pool_slices[i], (void *)ix) > 0) {
+			/* not in order already (one node's slices usually are) */
+			qsort_r(a->pool_slices, n, sizeof(uint32_t), slice_pool_cmp, (void *)ix);
+			break;
+		}
 	for (uint32_t i = 0; i < n;) {
 		uint32_t j = i + 1;
 
@@ -439,7 +516,7 @@ static bool in_use(const struct alloc *a, const struct rdata *rd, uint32_t ci, s
 
 	if (rd->req->admin_access)
 		return allocating(a, s->driver, s->pool, name, (int)ci);
-	return device_allocated(a, s->driver, s->pool, name) ||
+	return device_allocated(a, &a->pools[d.pool], s->driver, s->pool, name) ||
 	       allocating(a, s->driver, s->pool, name, -1);
 }
 

@@ -31,6 +31,11 @@ struct counter_set {
 struct pool {
 	sx_str driver, pool;
 	bool incomplete, invalid;
+	/* a device of the pool is in env's allocated sets (else no device
+	 * of it needs looking up there); pd: its entries in allocated and
+	 * allocated2 (NULL: no device of the pool there) */
+	bool any_allocated;
+	const struct sx__dra_pool_devs *pd[2];
 	uint32_t nslices;
 	uint32_t *slices;
 	/* DRAPartitionableDevices: the counter sets of its sharedCounters

@@ -1,7 +1,10 @@
 /* ResourceSlices indexed for the allocator (dra_alloc.h): by node name,
  * the slices every node must check (allNodes, nodeSelector), and per pool
- * the newest generation and how many slices it has; plus the set of
- * devices in use. */
+ * the newest generation, how many slices it has, its counter sets and
+ * what each device consumes of them (built once per slice set, so a node
+ * visit copies them instead of walking the slices); plus the set of
+ * devices in use, with per pool the devices it holds (the allocator looks
+ * up only those). */
 #include "dra_int.h"
 
 #include <pthread.h>
@@ -107,7 +110,8 @@ static int build_pools(struct sx_dra_index *ix)
 	for (uint32_t i = 0; i < ix->nslices; i++) {
 		const struct sx_dra_slice *s = &ix->slices[i]->u.slice;
 
-		p[n++] = (struct dra_pool_info){s->driver, s->pool, s->generation, 0, false, 0, 0};
+		p[n++] = (struct dra_pool_info){
+			.driver = s->driver, .pool = s->pool, .max_gen = s->generation};
 	}
 	qsort(p, n, sizeof(*p), pool_info_cmp);
 	ix->npools = 0;
@@ -128,7 +132,7 @@ static int build_pools(struct sx_dra_index *ix)
 	}
 	for (uint32_t i = 0; i < ix->nslices; i++) {
 		const struct sx_dra_slice *s = &ix->slices[i]->u.slice;
-		struct dra_pool_info key = {s->driver, s->pool, 0, 0, false, 0, 0}, *pi;
+		struct dra_pool_info key = {.driver = s->driver, .pool = s->pool}, *pi;
 
 		pi = bsearch(&key, p, ix->npools, sizeof(*p), pool_info_cmp);
 		ix->slice_pool[i] = (uint32_t)(pi - p);
@@ -219,6 +223,122 @@ static int build_meta(struct sx_dra_index *ix)
 	return 0;
 }
 
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static const struct dra_tmpl_ctr *tmpl_find(const struct sx_dra_index *ix,
+					    const struct dra_pool_info *pi, sx_str set, sx_str name)
+{
+	for (uint32_t i = 0; i < pi->nsets; i++) {
+		const struct dra_tmpl_set *ts = &ix->tmpl_sets[pi->set_first + i];
+
+		if (ts->name != set)
+			continue;
+		for (uint32_t k = 0; k < ts->n; k++)
+			if (ix->tmpl_ctrs[ts->first + k].name == name)
+				return &ix->tmpl_ctrs[ts->first + k];
+		return NULL;
+	}
+	return NULL;
+}
+
+/* Per pool, the counter sets of its newest generation (dra_pool_info,
+ * sets_ok), so a node seeing the whole pool copies them instead of
+ * walking the slices; the same sets and checks as dra_alloc.c's
+ * pool_counters. */
+static int build_counter_templates(struct sx_dra_index *ix)
+{
+	uint32_t nsets = 0, nctrs = 0, nuses = 0, ns = 0, nc = 0, nu = 0;
+	uint32_t *sl = sx_calloc(ix->nslices + 1, sizeof(*sl));
+
+	if (!sl)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < ix->nslices; i++) {
+		const struct sx_dra_slice *s = &ix->slices[i]->u.slice;
+
+		nsets += s->ncounter_sets;
+		for (uint32_t k = 0; k < s->ncounter_sets; k++)
+			nctrs += s->counter_sets[k].ncounters;
+		for (uint32_t d = 0; s->consumes && d < s->ndevices; d++)
+			for (uint32_t u = 0; u < s->devices[d].nconsumes; u++)
+				nuses += s->devices[d].consumes[u].ncounters;
+	}
+	ix->tmpl_sets = sx_calloc(nsets + 1, sizeof(*ix->tmpl_sets));
+	ix->tmpl_ctrs = sx_calloc(nctrs + 1, sizeof(*ix->tmpl_ctrs));
+	ix->tmpl_uses = sx_calloc(nuses + 1, sizeof(*ix->tmpl_uses));
+	if (!ix->tmpl_sets || !ix->tmpl_ctrs || !ix->tmpl_uses) {
+		free(sl);
+		return SX_ENOMEM;
+	}
+	for (uint32_t p = 0; p < ix->npools; p++) {
+		struct dra_pool_info *pi = &ix->pools[p];
+		uint32_t k = 0;
+		bool ok = true;
+
+		for (uint32_t i = 0; i < pi->n; i++)
+			if (ix->slices[ix->pool_slices[pi->first + i]]->u.slice.generation ==
+			    pi->max_gen)
+				sl[k++] = ix->pool_slices[pi->first + i];
+		qsort(sl, k, sizeof(*sl), u32_cmp);
+		pi->set_first = ns;
+		for (uint32_t i = 0; i < k; i++) {
+			const struct sx_dra_slice *s = &ix->slices[sl[i]]->u.slice;
+
+			for (uint32_t c = 0; c < s->ncounter_sets; c++) {
+				const struct sx_dra_counter_set *cs = &s->counter_sets[c];
+
+				for (uint32_t j = pi->set_first; j < ns; j++)
+					if (ix->tmpl_sets[j].name == cs->name)
+						ok = false; /* duplicate counter set name */
+				ix->tmpl_sets[ns++] =
+					(struct dra_tmpl_set){cs->name, nc, cs->ncounters};
+				for (uint32_t j = 0; j < cs->ncounters; j++)
+					ix->tmpl_ctrs[nc++] = (struct dra_tmpl_ctr){
+						cs->counters[j].name, cs->counters[j].value};
+			}
+		}
+		pi->nsets = ns - pi->set_first;
+		pi->use_first = nu;
+		for (uint32_t i = 0; ok && i < k; i++) {
+			const struct sx_dra_slice *s = &ix->slices[sl[i]]->u.slice;
+
+			if (!s->consumes)
+				continue;
+			for (uint32_t d = 0; ok && d < s->ndevices; d++) {
+				const struct sx_dra_device *dev = &s->devices[d];
+
+				for (uint32_t u = 0; ok && u < dev->nconsumes; u++)
+					for (uint32_t c = 0; ok && c < dev->consumes[u].ncounters;
+					     c++) {
+						const struct dra_tmpl_ctr *t = tmpl_find(
+							ix, pi, dev->consumes[u].name,
+							dev->consumes[u].counters[c].name);
+
+						ok = t != NULL;
+						if (ok)
+							ix->tmpl_uses[nu++] = (struct dra_tmpl_use){
+								dev->name,
+								(uint32_t)(t - ix->tmpl_ctrs) -
+									(pi->nsets
+										 ? ix->tmpl_sets
+											   [pi->set_first]
+												   .first
+										 : 0),
+								dev->consumes[u].counters[c].value};
+					}
+			}
+		}
+		pi->nuses = nu - pi->use_first;
+		pi->sets_ok = ok;
+	}
+	free(sl);
+	return 0;
+}
+
 static void index_free(struct sx_dra_index *ix)
 {
 	for (uint32_t i = 0; ix->slices && i < ix->nslices; i++)
@@ -233,6 +353,9 @@ static void index_free(struct sx_dra_index *ix)
 	free(ix->slice_pool);
 	free(ix->meta);
 	free(ix->memo);
+	free(ix->tmpl_sets);
+	free(ix->tmpl_ctrs);
+	free(ix->tmpl_uses);
 	free(ix);
 }
 
@@ -252,7 +375,8 @@ struct sx_dra_index *sx_dra_index_new(const struct sx_snapshot *snap)
 	for (uint32_t i = 0; i < n; i++)
 		ix->slices[i] = sx_dra_ref(snap->resource_slices[i]);
 	ix->nslices = n;
-	if (build_pools(ix) < 0 || build_nodes(ix) < 0 || build_meta(ix) < 0) {
+	if (build_pools(ix) < 0 || build_nodes(ix) < 0 || build_meta(ix) < 0 ||
+	    build_counter_templates(ix) < 0) {
 		index_free(ix);
 		return NULL;
 	}
@@ -306,7 +430,7 @@ struct sx_dra_index *sx__dra_index_cached(struct sx_dra_index_cache *c,
 const struct dra_pool_info *sx__dra_pool_find(const struct sx_dra_index *ix, sx_str driver,
 					      sx_str pool)
 {
-	struct dra_pool_info key = {driver, pool, 0, 0, false, 0, 0};
+	struct dra_pool_info key = {.driver = driver, .pool = pool};
 
 	return bsearch(&key, ix->pools, ix->npools, sizeof(key), pool_info_cmp);
 }
@@ -362,7 +486,9 @@ bool sx_dra_node_matches(const struct sx_node *node, sx_str node_name, bool all_
  * allocated whole or shared), and with DRAConsumableCapacity one per
  * (shared device, capacity name) summing what its shares consume
  * (upstream AllocatedState: AllocatedDevices, AllocatedSharedDeviceIDs
- * and AggregatedCapacity, structured/internal/allocatedstate.go). */
+ * and AggregatedCapacity, structured/internal/allocatedstate.go). A third
+ * table lists per pool the devices with a key (sx__dra_pool_devs), so
+ * the allocator looks up only the devices listed there. */
 #define DEV_EXCLUSIVE 1u
 #define DEV_SHARED    2u
 
@@ -385,6 +511,8 @@ struct sx_dra_allocated {
 	struct dev_key *slots;
 	uint32_t cn, ccap;
 	struct cap_key *cslots;
+	uint32_t pn, pcap;
+	struct sx__dra_pool_devs *pslots;
 };
 
 static uint32_t dev_hash(sx_str d, sx_str p, sx_str v, sx_str c)
@@ -417,6 +545,7 @@ void sx_dra_allocated_free(struct sx_dra_allocated *a)
 		return;
 	free(a->slots);
 	free(a->cslots);
+	free(a->pslots);
 	free(a);
 }
 
@@ -438,6 +567,14 @@ struct sx_dra_allocated *sx_dra_allocated_clone(const struct sx_dra_allocated *a
 			goto oom;
 		memcpy(c->cslots, a->cslots, a->ccap * sizeof(*c->cslots));
 	}
+	if (a->pcap) {
+		c->pslots = sx_calloc(a->pcap, sizeof(*c->pslots));
+		if (!c->pslots)
+			goto oom;
+		memcpy(c->pslots, a->pslots, a->pcap * sizeof(*c->pslots));
+	}
+	c->pn = a->pn;
+	c->pcap = a->pcap;
 	c->n = a->n;
 	c->cap = a->cap;
 	c->nshared = a->nshared;
@@ -446,6 +583,7 @@ struct sx_dra_allocated *sx_dra_allocated_clone(const struct sx_dra_allocated *a
 	return c;
 oom:
 	free(c->slots);
+	free(c->cslots);
 	free(c);
 	return NULL;
 }
@@ -480,6 +618,87 @@ static const struct cap_key *lookup_cap(const struct sx_dra_allocated *a, sx_str
 		if (k->device == device && k->pool == pool && k->driver == driver && k->cap == cap)
 			return k;
 	}
+}
+
+static uint32_t pool_hash(sx_str d, sx_str p)
+{
+	return dev_hash(d, p, SX_STR_EMPTY, SX_STR_EMPTY);
+}
+
+static const struct sx__dra_pool_devs *pool_lookup(const struct sx_dra_allocated *a, sx_str driver,
+						   sx_str pool)
+{
+	if (!a || a->pn == 0)
+		return NULL;
+	for (uint32_t i = pool_hash(driver, pool) & (a->pcap - 1);; i = (i + 1) & (a->pcap - 1)) {
+		const struct sx__dra_pool_devs *k = &a->pslots[i];
+
+		if (k->pool == SX_STR_EMPTY)
+			return NULL;
+		if (k->pool == pool && k->driver == driver)
+			return k;
+	}
+}
+
+static void put_pool(struct sx__dra_pool_devs *slots, uint32_t cap, struct sx__dra_pool_devs k)
+{
+	uint32_t i = pool_hash(k.driver, k.pool) & (cap - 1);
+
+	while (slots[i].pool != SX_STR_EMPTY)
+		i = (i + 1) & (cap - 1);
+	slots[i] = k;
+}
+
+/* Records a new device key in its pool's entry; SX_ENOMEM. */
+static int add_pool(struct sx_dra_allocated *a, sx_str driver, sx_str pool, sx_str device)
+{
+	struct sx__dra_pool_devs *k;
+
+	if (pool == SX_STR_EMPTY)
+		return 0;
+	k = (struct sx__dra_pool_devs *)pool_lookup(a, driver, pool);
+	if (!k) {
+		if ((a->pn + 1) * 2 > a->pcap) {
+			uint32_t ncap = a->pcap ? a->pcap * 2 : 16;
+			struct sx__dra_pool_devs *s = sx_calloc(ncap, sizeof(*s));
+
+			if (!s)
+				return SX_ENOMEM;
+			for (uint32_t i = 0; i < a->pcap; i++)
+				if (a->pslots[i].pool != SX_STR_EMPTY)
+					put_pool(s, ncap, a->pslots[i]);
+			free(a->pslots);
+			a->pslots = s;
+			a->pcap = ncap;
+		}
+		put_pool(a->pslots, a->pcap,
+			 (struct sx__dra_pool_devs){.driver = driver, .pool = pool});
+		a->pn++;
+		k = (struct sx__dra_pool_devs *)pool_lookup(a, driver, pool);
+	}
+	if (k->n < SX__DRA_POOL_DEVS)
+		k->dev[k->n] = device;
+	k->n++;
+	return 0;
+}
+
+/* What a pool named "" (never in the table) answers: may have anything. */
+static const struct sx__dra_pool_devs any_devs = {.n = UINT32_MAX};
+
+const struct sx__dra_pool_devs *sx__dra_allocated_pool(const struct sx_dra_allocated *a,
+						       sx_str driver, sx_str pool)
+{
+	if (pool == SX_STR_EMPTY)
+		return a && a->n ? &any_devs : NULL;
+	return pool_lookup(a, driver, pool);
+}
+
+bool sx__dra_allocated_in_use(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+			      sx_str device, bool shared_too)
+{
+	const struct dev_key *k = lookup(a, driver, pool, device);
+
+	return k && (k->flags & (DEV_EXCLUSIVE | (shared_too ? DEV_SHARED : 0)));
 }
 
 bool sx_dra_allocated_has(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
@@ -539,6 +758,8 @@ static struct dev_key *upsert(struct sx_dra_allocated *a, sx_str driver, sx_str 
 
 	if (k)
 		return (struct dev_key *)k;
+	if (add_pool(a, driver, pool, device) < 0)
+		return NULL;
 	if ((a->n + 1) * 2 > a->cap) {
 		uint32_t ncap = a->cap ? a->cap * 2 : 64;
 		struct dev_key *s = sx_calloc(ncap, sizeof(*s));

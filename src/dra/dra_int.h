@@ -25,6 +25,37 @@ struct dra_pool_info {
 	uint32_t count_at_max; /* slices with that generation */
 	bool duplicates;       /* those slices repeat a device name */
 	uint32_t first, n;     /* its slices: pool_slices[first .. first + n) */
+	/* DRAPartitionableDevices: the counter sets of the newest generation's
+	 * sharedCounters slices, in slice order, as a node seeing the whole
+	 * generation gathers them before the allocated devices' consumption
+	 * (dra_alloc.c, pool_counters): tmpl_sets[set_first .. + nsets).
+	 * sets_ok: computed and valid (no duplicate set name, every
+	 * consumed counter exists); otherwise the allocator builds them. */
+	bool sets_ok;
+	uint32_t set_first, nsets;
+	/* with sets_ok, what its devices consume, device by device:
+	 * tmpl_uses[use_first .. + nuses) */
+	uint32_t use_first, nuses;
+};
+
+/* A counter set of a pool's template: its counters
+ * tmpl_ctrs[first .. first + n). */
+struct dra_tmpl_set {
+	sx_str name;
+	uint32_t first, n;
+};
+
+struct dra_tmpl_ctr {
+	sx_str name;
+	sx_nano value;
+};
+
+/* A device's consumption of one counter of its pool's template: ctr
+ * counts from the pool's first counter (tmpl_sets[set_first].first). */
+struct dra_tmpl_use {
+	sx_str device;
+	uint32_t ctr;
+	sx_nano value;
 };
 
 /* What Filter reads of a slice to gather a node's pools, in one place
@@ -61,15 +92,34 @@ struct sx_dra_index {
 	uint32_t nglobal;
 	uint32_t *global; /* the other slices */
 	uint32_t ndevices;
-	uint32_t *dev_base;	     /* per slice: its first device's memo row */
-	uint32_t *slice_pool;	     /* per slice: its entry in pools */
-	struct dra_slice_meta *meta; /* per slice */
-	_Atomic uint64_t *memo;	     /* [ndevices * SX__DRA_MEMO] */
+	uint32_t *dev_base;		/* per slice: its first device's memo row */
+	uint32_t *slice_pool;		/* per slice: its entry in pools */
+	struct dra_slice_meta *meta;	/* per slice */
+	_Atomic uint64_t *memo;		/* [ndevices * SX__DRA_MEMO] */
+	struct dra_tmpl_set *tmpl_sets; /* per pool: dra_pool_info.set_first */
+	struct dra_tmpl_ctr *tmpl_ctrs;
+	struct dra_tmpl_use *tmpl_uses;
 };
 
 int sx__dra_pool_cmp(sx_str da, sx_str pa, sx_str db, sx_str pb);
 const struct dra_pool_info *sx__dra_pool_find(const struct sx_dra_index *ix, sx_str driver,
 					      sx_str pool);
+/* The devices of one pool with a key in an sx_dra_allocated (whole or
+ * shared), in the order added: n of them, the first SX__DRA_POOL_DEVS
+ * listed (n above that: the list is incomplete). */
+#define SX__DRA_POOL_DEVS 6
+struct sx__dra_pool_devs {
+	sx_str driver, pool; /* pool SX_STR_EMPTY = empty slot */
+	uint32_t n;
+	sx_str dev[SX__DRA_POOL_DEVS];
+};
+/* The pool's entry, NULL when a has no device of it. Valid while a is
+ * not changed. */
+const struct sx__dra_pool_devs *sx__dra_allocated_pool(const struct sx_dra_allocated *a,
+						       sx_str driver, sx_str pool);
+/* Is the device allocated whole (or shared, when shared_too)? One lookup. */
+bool sx__dra_allocated_in_use(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
+			      sx_str device, bool shared_too);
 /* Slices with nodeName == node: count, first entry in *first. */
 uint32_t sx__dra_node_slices(const struct sx_dra_index *ix, sx_str node, uint32_t *first);
 

@@ -21,14 +21,16 @@ static int fail(struct alloc *a, const char *fmt, ...)
 	return SX_DRA_FATAL;
 }
 
-void *sx__dra_amem(struct alloc *a, size_t n, size_t size)
+/* sx__dra_amem; zeroed only when zero (scratch is not: for arrays whose
+ * entries are written before they are read, like the stack). */
+static void *amem_z(struct alloc *a, size_t n, size_t size, bool zero)
 {
 	size_t bytes = (n ? n : 1) * size, at = (a->scratch_used + 15) & ~(size_t)15;
 	void *p;
 
 	if (a->scratch && at + bytes <= a->scratch_len) {
 		a->scratch_used = at + bytes;
-		return memset(a->scratch + at, 0, bytes);
+		return zero ? memset(a->scratch + at, 0, bytes) : a->scratch + at;
 	}
 	if (a->nmem == a->capmem) {
 		uint32_t cap = a->capmem ? a->capmem * 2 : 16;
@@ -43,6 +45,11 @@ void *sx__dra_amem(struct alloc *a, size_t n, size_t size)
 	if (p)
 		a->mem[a->nmem++] = p;
 	return p;
+}
+
+void *sx__dra_amem(struct alloc *a, size_t n, size_t size)
+{
+	return amem_z(a, n, size, true);
 }
 
 #define amem sx__dra_amem
@@ -499,7 +506,9 @@ static int alloc_arrays(struct alloc *a)
 	a->reqs = amem(a, a->nclaims, sizeof(*a->reqs));
 	a->cons = amem(a, a->nclaims, sizeof(*a->cons));
 	a->ncons = amem(a, a->nclaims, sizeof(*a->ncons));
-	a->stack = amem(a, (size_t)a->nclaims * SX_DRA_ALLOCATION_RESULTS_MAX, sizeof(*a->stack));
+	/* each entry is written whole when pushed, read only below nstack */
+	a->stack = amem_z(a, (size_t)a->nclaims * SX_DRA_ALLOCATION_RESULTS_MAX, sizeof(*a->stack),
+			  false);
 	return a->reqs && a->cons && a->ncons && a->stack ? 0 : fail(a, "out of memory");
 }
 
