@@ -21,6 +21,7 @@
 #include "schedext/features.h"
 #include "schedext/framework.h"
 #include "schedext/podgroup.h"
+#include "schedext/registry.h"
 #include "schedext/snapshot.h"
 #include "schedext/workload.h"
 
@@ -244,5 +245,78 @@ static void test_best_scored(void)
 	sx_config_free(cfg);
 }
 
-SX_TESTS(SX_TEST(test_config), SX_TEST(test_split_and_infeasible), SX_TEST(test_fits_one_zone),
-	 SX_TEST(test_best_scored))
+/* podgroup_pods_count_test.go TestScorePlacement: the members scheduled
+ * before (assigned and assumed) plus the 2 proposed. */
+static void test_pods_count_score(void)
+{
+	const struct sx_plugin *pl = sx_plugins[sx_plugin_index("PodGroupPodsCount")];
+	static const struct {
+		const char *name;
+		int32_t before;
+		int64_t want;
+	} rows[] = {
+		{"existing assigned and assumed pods", 3, 5},
+		{"no assumed pods", 1, 3},
+		{"no assigned pods", 1, 3},
+		{"no assigned pods, no assumed pods", 0, 2},
+	};
+	const sx_str nodes[2] = {sx_intern("node1"), sx_intern("node2")};
+
+	for (size_t i = 0; i < SX_ARRAY_SIZE(rows); i++) {
+		struct sx_pg_assignments a = {
+			.nproposed = 2, .nodes = nodes, .scheduled_before = rows[i].before};
+		int64_t score = -1;
+
+		fprintf(stderr, "case: %s\n", rows[i].name);
+		CHECK(pl->placement_score(NULL, NULL, &a, &score) == NULL);
+		CHECK_INT(score, rows[i].want);
+	}
+}
+
+/* podgroup_pods_count_test.go TestNormalizePlacementScore. */
+static void test_pods_count_normalize(void)
+{
+	const struct sx_plugin *pl = sx_plugins[sx_plugin_index("PodGroupPodsCount")];
+	static const struct {
+		const char *name;
+		uint32_t n;
+		int64_t in[4], want[4];
+		const char *err;
+	} rows[] = {
+		{"distinct scores", 3, {10, 50, 110}, {9, 45, 100}, NULL},
+		{"equal scores", 2, {50, 50}, {100, 100}, NULL},
+		{"single score", 1, {50}, {100}, NULL},
+		{"some minimal score that is far from a group of scores located closely",
+		 4,
+		 {11, 100, 101, 102},
+		 {10, 98, 99, 100},
+		 NULL},
+		{"zero scores",
+		 2,
+		 {0, 0},
+		 {0},
+		 "no pods from pod group are assigned to any of the candidate placements"},
+	};
+
+	for (size_t i = 0; i < SX_ARRAY_SIZE(rows); i++) {
+		int64_t scores[4];
+		struct sx_status *st;
+		char buf[256];
+
+		fprintf(stderr, "case: %s\n", rows[i].name);
+		memcpy(scores, rows[i].in, sizeof(scores));
+		st = pl->normalize_placement_score(NULL, NULL, scores, rows[i].n);
+		if (rows[i].err) {
+			CHECK_INT(sx_status_code(st), SX_ERROR);
+			CHECK_STR(sx_status_message(st, buf, sizeof(buf)), rows[i].err);
+			sx_status_free(st);
+			continue;
+		}
+		CHECK(st == NULL);
+		for (uint32_t k = 0; k < rows[i].n; k++)
+			CHECK_INT(scores[k], rows[i].want[k]);
+	}
+}
+
+SX_TESTS(SX_TEST(test_config), SX_TEST(test_pods_count_score), SX_TEST(test_pods_count_normalize),
+	 SX_TEST(test_split_and_infeasible), SX_TEST(test_fits_one_zone), SX_TEST(test_best_scored))
