@@ -430,7 +430,7 @@ static bool implements_group(int idx, enum sx_group_point gpt)
  * pod_group_post_filter, TopologyPlacement's placement_generate,
  * PodGroupPodsCount's placement_score) unless the set disables them or
  * "*", then what the set enables; enabling a plugin that does not
- * implement it is refused with upstream's words. */
+ * implement podGroupPostFilter is refused with upstream's words. */
 static int expand_group_point(struct sx_profile *prof, enum sx_group_point gpt,
 			      const struct plugin_set *set, const struct plugin_set *multi,
 			      struct sx_error *err)
@@ -471,8 +471,8 @@ static int expand_group_point(struct sx_profile *prof, enum sx_group_point gpt,
 /* A group point's set: resolved as the other points (expand_group_point);
  * what it enables that no schedext plugin implements (an upstream plugin
  * schedext lacks, or one without the hook such as NodeResourcesFit's
- * placement score) is kept as
- * configured, shown by /configz and named in one warning. */
+ * placement score) is kept as configured, shown by /configz, skipped by
+ * the pod-group cycle and named in one warning. */
 static int read_group_point(const cJSON *plugins, struct sx_profile *prof, enum sx_group_point gpt,
 			    const struct plugin_set *multi, struct plugin_set *set,
 			    struct sx_error *err)
