@@ -41,11 +41,15 @@ const char *sx_point_name(enum sx_point pt);
 
 /* The PodGroup extension points of 1.36 and 1.37 (plugins.placementGenerate,
  * placementScore, podGroupPostFilter), used by the pod-group cycle
- * (podgroup.h) with GenericWorkload. podGroupPostFilter is resolved as
- * every other point (multiPoint's plugins that implement it, then the
- * set's own): the pod-group cycle runs exactly those. No schedext plugin
- * implements the placement points: what the configuration enables there
- * is kept for /configz and warned about once. (PlacementFeasible is not
+ * (podgroup.h) with GenericWorkload. Each is resolved as every other
+ * point (multiPoint's plugins that implement it, then the set's own): the
+ * pod-group cycle runs exactly those (the placement points with
+ * TopologyAwareWorkloadScheduling: TopologyPlacement, PodGroupPodsCount).
+ * At the placement points, what the configuration enables that no
+ * schedext plugin implements (NodeResourcesFit's placement score, an
+ * upstream plugin schedext lacks) is kept for /configz, skipped by the
+ * cycle and warned about once. podGroupPostFilter refuses a registry
+ * plugin without the hook. (PlacementFeasible is not
  * configured: the cycle runs it for the Permit plugins that have it, as
  * upstream.) */
 enum sx_group_point {

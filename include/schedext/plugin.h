@@ -240,6 +240,31 @@ struct sx_placement_progress {
 struct sx_pod_group;
 struct sx_pg_preempt_input;
 struct sx_pg_preempt_result;
+struct sx_snapshot;
+
+/* Placement (k8s.io/kube-scheduler framework, 1.37, topology-aware
+ * workload scheduling): a named set of nodes the pod-group cycle may place
+ * a group on. Names and the node array are owned (sx_pg_placements_free). */
+struct sx_pg_placement {
+	char *name;
+	uint32_t nnodes;
+	sx_str *nodes; /* node names, in the snapshot's order */
+};
+struct sx_pg_placements {
+	uint32_t n;
+	struct sx_pg_placement *v;
+};
+void sx_pg_placements_free(struct sx_pg_placements *p);
+
+/* PodGroupAssignments: a feasible placement and what the group's cycle
+ * proposed in it (the members placed there, and their nodes). */
+struct sx_pg_assignments {
+	const struct sx_pg_placement *placement;
+	uint32_t nproposed;
+	const struct sx_pod *const *pods;
+	const sx_str *nodes;
+	int32_t scheduled_before; /* members bound or assumed before the cycle */
+};
 
 struct sx_plugin {
 	const char *name;
@@ -335,6 +360,19 @@ struct sx_plugin {
 	 * plugins that have it (upstream: GangScheduling only). */
 	struct sx_status *(*placement_feasible)(void *self, const struct sx_pod_group *pg,
 						struct sx_placement_progress progress);
+
+	/* PlacementGenerate (1.37, TopologyAwareWorkloadScheduling): the
+	 * candidate placements of pg among snap's nodes, appended to out;
+	 * none (Success, nothing added): this plugin has no opinion. */
+	struct sx_status *(*placement_generate)(void *self, const struct sx_pod_group *pg,
+						const struct sx_snapshot *snap,
+						struct sx_pg_placements *out);
+	/* PlacementScore (1.37): *score of one feasible placement; then
+	 * NormalizePlacementScore (may be NULL) over every placement's. */
+	struct sx_status *(*placement_score)(void *self, const struct sx_pod_group *pg,
+					     const struct sx_pg_assignments *a, int64_t *score);
+	struct sx_status *(*normalize_placement_score)(void *self, const struct sx_pod_group *pg,
+						       int64_t *scores, uint32_t n);
 
 	/* PodGroupPostFilter (1.37): when a pod group's cycle fails, make
 	 * room for the group (podgroup.h, struct sx_pg_preempt_input); fills

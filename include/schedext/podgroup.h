@@ -25,8 +25,19 @@
  * src/framework/podgroup_preemption.c) runs the same algorithm in its
  * dry-run mode on a copy of the snapshot without the victims.
  *
- * Not here: placements (PlacementGenerate/PlacementScore, topology-aware
- * scheduling), CompositePodGroups.
+ * Placements (TopologyAwareWorkloadScheduling, upstream
+ * schedule_one_podgroup.go podGroupSchedulingPlacementAlgorithm,
+ * evaluatePlacement, findBestPodGroupPlacement, findBestPlacement):
+ * sx_pod_group_placement_algorithm runs the algorithm once per placement
+ * the profile's PlacementGenerate plugins return, members restricted to
+ * the placement's nodes, and keeps the feasible placement the
+ * PlacementScore plugins score highest.
+ *
+ * Not here: CompositePodGroups; the nominated placement tried first
+ * (upstream nominatedPlacement); merging the placements of several
+ * PlacementGenerate plugins (the first plugin returning any is used);
+ * a random tie-break between equally scored placements (the first
+ * generated wins); NodeResourcesFit's placement score.
  *
  * Threads: the algorithm runs on the caller's thread (the standalone loop);
  * it writes the cache through the binder.
@@ -88,6 +99,8 @@ struct sx_pg_algorithm {
 	 * (sx_run_placement_feasible). Tests script it. */
 	struct sx_status *(*feasible)(void *ctx, const struct sx_pod_group *pg,
 				      struct sx_placement_progress progress);
+	/* Members see only these nodes (upstream AssumePlacement); NULL: all. */
+	const struct sx_pg_placement *placement;
 };
 
 /* Runs the algorithm over m[0..n) (in that order). Returns the group's
@@ -99,6 +112,17 @@ struct sx_pg_algorithm {
 struct sx_status *sx_pod_group_algorithm(const struct sx_pg_algorithm *a, struct sx_pg_member *m,
 					 uint32_t n);
 void sx_pg_members_free(struct sx_pg_member *m, uint32_t n);
+
+/* podGroupSchedulingPlacementAlgorithm: with TopologyAwareWorkloadScheduling
+ * on and placements generated, sx_pod_group_algorithm per placement (a's
+ * placement ignored), m[] left with the chosen placement's members (the
+ * best scored feasible one; with none feasible, the first placement's,
+ * the status Unschedulable "0/<n> placements are available, reported
+ * placement status: <its status>"); a PlacementGenerate or PlacementScore
+ * plugin's non-Success status is returned as is, its plugin named.
+ * Otherwise exactly sx_pod_group_algorithm. */
+struct sx_status *sx_pod_group_placement_algorithm(const struct sx_pg_algorithm *a,
+						   struct sx_pg_member *m, uint32_t n);
 
 /* ---------- group preemption (PodGroupPostFilter) ----------
  *

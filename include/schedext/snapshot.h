@@ -146,6 +146,12 @@ struct sx_snapshot *sx_snapshot_with_pod(const struct sx_snapshot *snap, const s
 struct sx_snapshot *sx_snapshot_without_pods(const struct sx_snapshot *snap,
 					     const struct sx_pod *const *pods, const sx_str *nodes,
 					     uint32_t n);
+/* A private copy of snap with only the nodes named in names[0..n) (those
+ * snap has; in names' order), everything else shared: a pod group's
+ * placement (upstream Snapshot.AssumePlacement, the nodes listed while a
+ * placement is assumed). NULL on OOM. */
+struct sx_snapshot *sx_snapshot_in_placement(const struct sx_snapshot *snap, const sx_str *names,
+					     uint32_t n);
 struct sx_snapshot *sx_snapshot_ref(const struct sx_snapshot *snap);
 void sx_snapshot_unref(const struct sx_snapshot *snap);
 

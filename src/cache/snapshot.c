@@ -676,6 +676,28 @@ struct sx_snapshot *sx_snapshot_with_pod(const struct sx_snapshot *snap, const s
 	return s;
 }
 
+struct sx_snapshot *sx_snapshot_in_placement(const struct sx_snapshot *snap, const sx_str *names,
+					     uint32_t n)
+{
+	const struct sx__snap_internal *in = snap->internal;
+	struct sx_node_info **list = sx_calloc(n ? n : 1, sizeof(*list));
+	uint32_t k = 0;
+	struct sx_snapshot *s;
+
+	if (!list)
+		return NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		int at = sx_snapshot_find(snap, names[i]);
+
+		if (at >= 0)
+			list[k++] = sx_node_info_ref(snap->nodes[at]);
+	}
+	s = sx__snapshot_build(snap->generation, list, k, in->groups, in->images, NULL);
+	if (s)
+		sx__snapshot_set_used_pvcs(s, in->used_pvcs);
+	return s;
+}
+
 struct sx_snapshot *sx_snapshot_without_pods(const struct sx_snapshot *snap,
 					     const struct sx_pod *const *pods, const sx_str *nodes,
 					     uint32_t n)

@@ -407,15 +407,34 @@ static int add_group_enabled(struct sx_profile *prof, enum sx_group_point gpt, c
 	return 0;
 }
 
-/* podGroupPostFilter (1.37) resolved as every other point is
- * (framework.go expandMultiPointPlugins): multiPoint's plugins that
- * implement it (DefaultPreemption's pod_group_post_filter) unless the set
- * disables them or "*", then what the set enables; enabling a plugin that
- * does not implement it is refused with upstream's words. */
-static int expand_pod_group_post_filter(struct sx_profile *prof, const struct plugin_set *set,
-					const struct plugin_set *multi, struct sx_error *err)
+/* Does registry plugin idx implement group point gpt? */
+static bool implements_group(int idx, enum sx_group_point gpt)
 {
-	const enum sx_group_point gpt = SX_GPT_POD_GROUP_POST_FILTER;
+	const struct sx_plugin *pl = idx >= 0 ? sx_plugins[idx] : NULL;
+
+	if (!pl)
+		return false;
+	switch (gpt) {
+	case SX_GPT_PLACEMENT_GENERATE:
+		return pl->placement_generate != NULL;
+	case SX_GPT_PLACEMENT_SCORE:
+		return pl->placement_score != NULL;
+	default:
+		return pl->pod_group_post_filter != NULL;
+	}
+}
+
+/* podGroupPostFilter, placementGenerate and placementScore (1.37)
+ * resolved as every other point is (framework.go expandMultiPointPlugins):
+ * multiPoint's plugins that implement it (DefaultPreemption's
+ * pod_group_post_filter, TopologyPlacement's placement_generate,
+ * PodGroupPodsCount's placement_score) unless the set disables them or
+ * "*", then what the set enables; enabling a plugin that does not
+ * implement podGroupPostFilter is refused with upstream's words. */
+static int expand_group_point(struct sx_profile *prof, enum sx_group_point gpt,
+			      const struct plugin_set *set, const struct plugin_set *multi,
+			      struct sx_error *err)
+{
 	bool all_disabled = false;
 	int rc = 0;
 
@@ -425,54 +444,62 @@ static int expand_pod_group_post_filter(struct sx_profile *prof, const struct pl
 		const char *name = multi->enabled[i].name;
 		int idx = sx_plugin_index(name);
 
-		if (idx < 0 || !sx_plugins[idx]->pod_group_post_filter ||
-		    set_has_disabled(set, name) || find_enabled(set, name) >= 0)
+		if (idx < 0 || !implements_group(idx, gpt) || set_has_disabled(set, name) ||
+		    find_enabled(set, name) >= 0)
 			continue;
-		rc = add_group_enabled(prof, gpt, name, 0);
+		rc = add_group_enabled(prof, gpt, name, multi->enabled[i].weight);
 	}
 	for (unsigned i = 0; i < set->nenabled && !rc; i++) {
 		const char *name = set->enabled[i].name;
 		int idx = sx_plugin_index(name);
 
-		if (idx >= 0 && !sx_plugins[idx]->pod_group_post_filter) {
-			sx_error_set(err, SX_EINVAL,
-				     "plugin \"%s\" does not extend podGroupPostFilter plugin",
-				     name);
-			sx_error_prefix(err, "podGroupPostFilter");
+		/* At the placement points, a plugin schedext's registry has
+		 * without the hook (NodeResourcesFit's placement score) is
+		 * kept, and warned about by the caller. */
+		if (idx >= 0 && !implements_group(idx, gpt) &&
+		    gpt == SX_GPT_POD_GROUP_POST_FILTER) {
+			sx_error_set(err, SX_EINVAL, "plugin \"%s\" does not extend %s plugin",
+				     name, group_points[gpt].name);
+			sx_error_prefix(err, group_points[gpt].name);
 			return SX_EINVAL;
 		}
-		rc = add_group_enabled(prof, gpt, name, 0);
+		rc = add_group_enabled(prof, gpt, name, set->enabled[i].weight);
 	}
 	return rc ? sx_error_set(err, SX_ENOMEM, "out of memory") : 0;
 }
 
-/* A placement point's set (placementGenerate, placementScore): no schedext
- * plugin implements one, so multiPoint adds nothing there and what the set
- * enables is kept as configured (resolved to the registry), shown by
- * /configz and named in one warning: the pod-group cycle runs without
- * placements. */
+/* A group point's set: resolved as the other points (expand_group_point);
+ * what it enables that no schedext plugin implements (an upstream plugin
+ * schedext lacks, or one without the hook such as NodeResourcesFit's
+ * placement score) is kept as configured, shown by /configz, skipped by
+ * the pod-group cycle and named in one warning. */
 static int read_group_point(const cJSON *plugins, struct sx_profile *prof, enum sx_group_point gpt,
 			    const struct plugin_set *multi, struct plugin_set *set,
 			    struct sx_error *err)
 {
+	const char *first = NULL;
+	unsigned nmissing = 0;
 	int rc;
 
 	if (prof->features.release < group_points[gpt].since)
 		return 0; /* refused by strict decoding already */
 	if ((rc = read_plugin_set(plugins, group_points[gpt].name, set, err)) < 0)
 		return rc;
-	if (gpt == SX_GPT_POD_GROUP_POST_FILTER)
-		return expand_pod_group_post_filter(prof, set, multi, err);
-	if (set->nenabled == 0)
-		return 0;
-	for (unsigned i = 0; i < set->nenabled; i++)
-		if (add_group_enabled(prof, gpt, set->enabled[i].name, set->enabled[i].weight))
-			return sx_error_set(err, SX_ENOMEM, "out of memory");
-	sx_log(0,
-	       "warning: profile %s: plugins.%s enables %s%s: no schedext plugin implements "
-	       "%s (the pod-group cycle runs without placements); ignored",
-	       prof->scheduler_name, group_points[gpt].name, set->enabled[0].name,
-	       set->nenabled > 1 ? " and others" : "", group_points[gpt].name);
+	if ((rc = expand_group_point(prof, gpt, set, multi, err)) < 0 ||
+	    gpt == SX_GPT_POD_GROUP_POST_FILTER)
+		return rc;
+	for (unsigned i = 0; i < prof->ngroup[gpt]; i++) {
+		if (implements_group(prof->group[gpt][i].index, gpt))
+			continue;
+		first = first ? first : prof->group[gpt][i].name;
+		nmissing++;
+	}
+	if (nmissing)
+		sx_log(0,
+		       "warning: profile %s: plugins.%s enables %s%s: no schedext plugin "
+		       "implements it at %s; ignored",
+		       prof->scheduler_name, group_points[gpt].name, first,
+		       nmissing > 1 ? " and others" : "", group_points[gpt].name);
 	return 0;
 }
 

@@ -3,7 +3,11 @@
  * (podGroupSchedulingDefaultAlgorithm, podGroupPodSchedulingAlgorithm,
  * podGroupPotentiallyFeasible, RunRootSchedulingAlgorithm's "no pods were
  * schedulable") and podgroup_types.go (podGroupFitError: its message is the
- * rejecting status's). Runs on the caller's thread; no state of its own. */
+ * rejecting status's); placements from schedule_one_podgroup.go
+ * (podGroupSchedulingPlacementAlgorithm, evaluatePlacement,
+ * findBestPlacement) and framework.go (RunPlacementGeneratePlugins,
+ * RunPlacementScorePlugins). Runs on the caller's thread; no state of its
+ * own. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +17,7 @@
 #include "schedext/cache.h"
 #include "schedext/config.h"
 #include "schedext/features.h"
+#include "schedext/registry.h"
 #include "schedext/snapshot.h"
 #include "schedext/workload.h"
 
@@ -91,6 +96,13 @@ static void schedule_member(const struct sx_pg_algorithm *a, struct sx_pg_member
 
 	m->evaluated = true;
 	m->snap = a->cache ? sx_cache_snapshot(a->cache) : sx_snapshot_ref(*view);
+	if (m->snap && a->placement) { /* AssumePlacement: only its nodes listed */
+		struct sx_snapshot *in = sx_snapshot_in_placement(m->snap, a->placement->nodes,
+								  a->placement->nnodes);
+
+		sx_snapshot_unref(m->snap);
+		m->snap = in;
+	}
 	rc = m->snap ? a->schedule(a->ctx, a->prof, m->pod, m->snap, &m->res) : SX_ENOMEM;
 	if (rc < 0) {
 		m->status = sx_status_new(SX_ERROR, "out of memory");
@@ -189,4 +201,207 @@ void sx_pg_members_free(struct sx_pg_member *m, uint32_t n)
 		sx_snapshot_unref(m[i].snap);
 		sx_status_free(m[i].status);
 	}
+}
+
+void sx_pg_placements_free(struct sx_pg_placements *p)
+{
+	for (uint32_t i = 0; p && i < p->n; i++) {
+		free(p->v[i].name);
+		free(p->v[i].nodes);
+	}
+	if (p) {
+		free(p->v);
+		*p = (struct sx_pg_placements){0};
+	}
+}
+
+/* RunPlacementGeneratePlugins over the profile's placementGenerate set: the
+ * first plugin that returns placements gives them (see podgroup.h). */
+static struct sx_status *generate(const struct sx_pg_algorithm *a, const struct sx_snapshot *snap,
+				  struct sx_pg_placements *out)
+{
+	const struct sx_profile *prof = a->prof;
+
+	for (unsigned i = 0; i < prof->ngroup[SX_GPT_PLACEMENT_GENERATE] && out->n == 0; i++) {
+		const struct sx_group_enabled *e = &prof->group[SX_GPT_PLACEMENT_GENERATE][i];
+		const struct sx_plugin *pl = e->index >= 0 ? sx_plugins[e->index] : NULL;
+		struct sx_status *st;
+
+		if (!pl || !pl->placement_generate)
+			continue;
+		st = pl->placement_generate(prof->instances[e->index], a->pg, snap, out);
+		if (!sx_status_is_success(st)) {
+			sx_pg_placements_free(out);
+			return sx_status_set_plugin(st, pl->name);
+		}
+		sx_status_free(st);
+	}
+	return NULL;
+}
+
+/* One feasible placement's outcome. */
+struct outcome {
+	const struct sx_pg_placement *placement;
+	struct sx_pg_member *m;
+	int64_t total;
+};
+
+/* RunPlacementScorePlugins and findBestPlacement: the index of the best of
+ * o[0..n), or -1 with *err set. */
+static int best_placement(const struct sx_pg_algorithm *a, struct outcome *o, uint32_t n,
+			  uint32_t nm, struct sx_status **err)
+{
+	const struct sx_profile *prof = a->prof;
+	int64_t *scores = calloc(n, sizeof(*scores));
+	const struct sx_pod **pods = calloc(nm ? nm : 1, sizeof(*pods));
+	sx_str *nodes = calloc(nm ? nm : 1, sizeof(*nodes));
+	int best = 0;
+
+	*err = NULL;
+	if (!scores || !pods || !nodes) {
+		*err = sx_status_new(SX_ERROR, "out of memory");
+		best = -1;
+	}
+	for (unsigned i = 0; best >= 0 && i < prof->ngroup[SX_GPT_PLACEMENT_SCORE]; i++) {
+		const struct sx_group_enabled *e = &prof->group[SX_GPT_PLACEMENT_SCORE][i];
+		const struct sx_plugin *pl = e->index >= 0 ? sx_plugins[e->index] : NULL;
+		void *self = pl ? prof->instances[e->index] : NULL;
+
+		if (!pl || !pl->placement_score)
+			continue;
+		for (uint32_t k = 0; k < n && !*err; k++) {
+			struct sx_pg_assignments as = {.placement = o[k].placement,
+						       .pods = pods,
+						       .nodes = nodes,
+						       .scheduled_before = a->scheduled_before};
+
+			for (uint32_t j = 0; j < nm; j++) {
+				if (!o[k].m[j].scheduled)
+					continue;
+				pods[as.nproposed] = o[k].m[j].pod;
+				nodes[as.nproposed++] = o[k].m[j].node;
+			}
+			*err = pl->placement_score(self, a->pg, &as, &scores[k]);
+		}
+		if (!*err && pl->normalize_placement_score)
+			*err = pl->normalize_placement_score(self, a->pg, scores, n);
+		if (*err) {
+			sx_status_set_plugin(*err, pl->name);
+			best = -1;
+			break;
+		}
+		for (uint32_t k = 0; k < n; k++)
+			o[k].total += scores[k] * e->weight;
+	}
+	for (uint32_t k = 1; best >= 0 && k < n; k++)
+		if (o[k].total > o[best].total)
+			best = (int)k;
+	free(scores);
+	free(pods);
+	free(nodes);
+	return best;
+}
+
+static struct sx_pg_member *fresh_members(const struct sx_pg_member *m, uint32_t n)
+{
+	struct sx_pg_member *c = calloc(n ? n : 1, sizeof(*c));
+
+	for (uint32_t i = 0; c && i < n; i++)
+		c[i].pod = m[i].pod;
+	return c;
+}
+
+static void drop_members(struct sx_pg_member *c, uint32_t n)
+{
+	if (c)
+		sx_pg_members_free(c, n);
+	free(c);
+}
+
+struct sx_status *sx_pod_group_placement_algorithm(const struct sx_pg_algorithm *a,
+						   struct sx_pg_member *m, uint32_t n)
+{
+	struct sx_pg_placements pl = {0};
+	struct sx_status *st = NULL, *any_st = NULL;
+	struct sx_pg_member *any = NULL;
+	struct outcome *ok = NULL;
+	uint32_t nok = 0;
+	struct sx_snapshot *snap;
+	int best;
+
+	if (!sx_feature_enabled(&a->prof->features,
+				SX_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING) ||
+	    a->prof->ngroup[SX_GPT_PLACEMENT_GENERATE] == 0)
+		return sx_pod_group_algorithm(a, m, n);
+	snap = a->cache ? sx_cache_snapshot(a->cache) : sx_snapshot_ref(a->base);
+	if (!snap)
+		return sx_status_new(SX_ERROR, "out of memory");
+	st = generate(a, snap, &pl);
+	sx_snapshot_unref(snap);
+	if (st)
+		return st;
+	if (pl.n == 0) /* no plugin constrains the group: one placement, every node */
+		return sx_pod_group_algorithm(a, m, n);
+	ok = calloc(pl.n, sizeof(*ok));
+	if (!ok) {
+		sx_pg_placements_free(&pl);
+		return sx_status_new(SX_ERROR, "out of memory");
+	}
+	for (uint32_t i = 0; i < pl.n; i++) { /* evaluatePlacement */
+		struct sx_pg_algorithm in = *a;
+		struct sx_pg_member *c = fresh_members(m, n);
+
+		if (!c) {
+			st = sx_status_new(SX_ERROR, "out of memory");
+			goto out;
+		}
+		in.placement = &pl.v[i];
+		st = sx_pod_group_algorithm(&in, c, n);
+		if (sx_status_code(st) == SX_ERROR) {
+			drop_members(any, n);
+			any = c;
+			goto out;
+		}
+		if (sx_status_is_success(st)) {
+			ok[nok++] = (struct outcome){.placement = &pl.v[i], .m = c};
+		} else if (!any) {
+			any = c;
+			any_st = st;
+			st = NULL;
+			continue;
+		} else {
+			drop_members(c, n);
+		}
+		sx_status_free(st);
+		st = NULL;
+	}
+	if (nok == 0) {
+		char buf[1024];
+
+		sx_status_message(any_st, buf, sizeof(buf));
+		st = sx_status_new(SX_UNSCHEDULABLE,
+				   "0/%u placements are available, reported placement status: %s",
+				   pl.n, buf);
+		sx_status_set_plugin(st, any_st ? any_st->plugin : NULL);
+		goto out;
+	}
+	drop_members(any, n);
+	any = NULL;
+	best = nok == 1 ? 0 : best_placement(a, ok, nok, n, &st);
+	if (best >= 0) {
+		any = ok[best].m;
+		ok[best].m = NULL;
+	}
+out:
+	if (any) { /* hand the chosen members to the caller */
+		for (uint32_t i = 0; i < n; i++)
+			m[i] = any[i];
+		free(any);
+	}
+	for (uint32_t k = 0; k < nok; k++)
+		drop_members(ok[k].m, n);
+	free(ok);
+	sx_status_free(any_st);
+	sx_pg_placements_free(&pl);
+	return st;
 }

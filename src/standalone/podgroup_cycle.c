@@ -331,7 +331,7 @@ void sx_pg_schedule(const struct sx_pg_loop *l, struct sx_queue_item *it)
 	sx_log(3, "Attempting to schedule pod group %s/%s (%u pods)", sx_str_get(pg->meta.ns),
 	       pg->meta.name, n);
 	t0 = sx_now_s();
-	group = sx_pod_group_algorithm(&a, m, n);
+	group = sx_pod_group_placement_algorithm(&a, m, n);
 	t0 = sx_now_s() - t0;
 	if (sx_status_is_rejected(group))
 		post_filter(l, items[0].profile, pg, gsnap, m, n, a.scheduled_before, &pf);

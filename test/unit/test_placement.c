@@ -1,0 +1,322 @@
+/* Topology placement of the pod-group cycle (TopologyAwareWorkloadScheduling):
+ * src/framework/podgroup.c sx_pod_group_placement_algorithm with the
+ * TopologyPlacement and PodGroupPodsCount plugins enabled through
+ * multiPoint, as upstream schedule_one_podgroup.go
+ * podGroupSchedulingPlacementAlgorithm runs them: one placement per value
+ * of the PodGroup's schedulingConstraints.topology key, members restricted
+ * to the placement's nodes, the best scored feasible placement chosen.
+ * Members are filtered and scored by the real cycle; GangScheduling's
+ * PlacementFeasible enforces minCount. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "harness.h"
+#include "plugins/plugin_util.h"
+#include "schedext/binder.h"
+#include "schedext/cache.h"
+#include "schedext/config.h"
+#include "schedext/features.h"
+#include "schedext/framework.h"
+#include "schedext/podgroup.h"
+#include "schedext/registry.h"
+#include "schedext/snapshot.h"
+#include "schedext/workload.h"
+
+#define HEAD "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+
+static const char yaml[] =
+	HEAD "profiles:\n"
+	     "- schedulerName: default-scheduler\n"
+	     "  plugins:\n"
+	     "    multiPoint:\n"
+	     "      enabled: [{name: TopologyPlacement}, {name: PodGroupPodsCount}]\n";
+
+static int schedule(void *ctx, const struct sx_profile *prof, const struct sx_pod *pod,
+		    struct sx_snapshot *snap, struct sx_cycle_result *res)
+{
+	struct sx_cycle_opts opts = {.mode = SX_CYCLE_FULL, .percentage = 100, .snap = snap};
+
+	(void)ctx;
+	memset(res, 0, sizeof(*res));
+	res->selected = -1;
+	return sx_schedule(prof, pod, &opts, res);
+}
+
+static void add_node(struct sx_cache *cache, const char *name, const char *zone, int cpu)
+{
+	char buf[400];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"kubernetes.io/hostname\":\"%s\","
+		 "\"topology.kubernetes.io/zone\":\"%s\"}},"
+		 "\"status\":{\"allocatable\":{\"cpu\":\"%d\",\"memory\":\"8Gi\",\"pods\":\"110\"}}"
+		 "}",
+		 name, name, zone, cpu);
+	tu_add(cache, "Node", buf);
+}
+
+static struct sx_pod *member(const char *name)
+{
+	char buf[400];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"%s\"},"
+		 "\"spec\":{\"schedulingGroup\":{\"podGroupName\":\"pg\"},"
+		 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}}",
+		 name, name);
+	return tu_pod(buf);
+}
+
+static struct sx_pod_group *pod_group(int min_count, const char *key)
+{
+	char buf[400];
+	cJSON *j;
+	struct sx_error err = {0};
+	struct sx_pod_group *pg;
+
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\":\"scheduling.k8s.io/v1beta1\",\"kind\":\"PodGroup\","
+		 "\"metadata\":{\"name\":\"pg\",\"namespace\":\"default\"},"
+		 "\"spec\":{\"schedulingPolicy\":{\"gang\":{\"minCount\":%d}}%s%s%s}}",
+		 min_count, key ? ",\"schedulingConstraints\":{\"topology\":[{\"key\":\"" : "",
+		 key ? key : "", key ? "\"}]}" : "");
+	j = cJSON_Parse(buf);
+	CHECK(j != NULL);
+	pg = sx_decode_pod_group(j, &err);
+	cJSON_Delete(j);
+	CHECK(pg != NULL);
+	return pg;
+}
+
+struct run {
+	struct sx_status *group;
+	char nodes[3][16]; /* each member's node, "" when not placed */
+};
+
+/* Runs the placement algorithm for 3 members of a gang on the cache's
+ * nodes; nothing stays assumed. */
+static struct run run(const struct sx_config *cfg, struct sx_cache *cache, int min_count,
+		      const char *key)
+{
+	struct sx_binder binder = {.cache = cache};
+	struct sx_pod_group *pg = pod_group(min_count, key);
+	struct sx_pg_member m[3] = {{0}};
+	const char *names[3] = {"p1", "p2", "p3"};
+	struct sx_pg_algorithm a = {
+		.prof = sx_config_profile(cfg, "default-scheduler"),
+		.pg = pg,
+		.cache = cache,
+		.binder = &binder,
+		.schedule = schedule,
+	};
+	struct run r = {0};
+
+	for (int i = 0; i < 3; i++)
+		m[i].pod = member(names[i]);
+	r.group = sx_pod_group_placement_algorithm(&a, m, 3);
+	for (int i = 0; i < 3; i++) {
+		sx_str node = SX_STR_EMPTY;
+		bool assumed = false;
+		const struct sx_pod *cur;
+
+		if (m[i].scheduled)
+			snprintf(r.nodes[i], sizeof(r.nodes[i]), "%s", sx_str_get(m[i].node));
+		cur = sx_cache_get_pod(cache, m[i].pod->meta.ns, names[i], &node, &assumed);
+		CHECK(!cur || (!assumed && node == SX_STR_EMPTY));
+		sx_pod_unref(cur);
+	}
+	sx_pg_members_free(m, 3);
+	for (int i = 0; i < 3; i++)
+		sx_pod_unref(m[i].pod);
+	sx_pod_group_unref(pg);
+	return r;
+}
+
+static const char *message(const struct sx_status *st, char *buf, size_t len)
+{
+	return sx_status_message(st, buf, len);
+}
+
+static struct sx_config *config(void)
+{
+	struct sx_features f;
+	struct sx_error err = {0};
+	struct sx_config *cfg;
+
+	sx_intern_init();
+	sx_features_init(&f, 37);
+	CHECK(sx_features_set(&f, "GenericWorkload=true,TopologyAwareWorkloadScheduling=true",
+			      &err) == 0);
+	cfg = sx_config_parse_for(yaml, strlen(yaml), &f, &err);
+	if (!cfg)
+		sx_test_fail(__FILE__, __LINE__, "config: %s", err.msg);
+	return cfg;
+}
+
+/* multiPoint enables the placement plugins at their points. */
+static void test_config(void)
+{
+	struct sx_config *cfg = config();
+	const struct sx_profile *p = sx_config_profile(cfg, "default-scheduler");
+
+	CHECK_INT(p->ngroup[SX_GPT_PLACEMENT_GENERATE], 1);
+	CHECK_STR(p->group[SX_GPT_PLACEMENT_GENERATE][0].name, "TopologyPlacement");
+	CHECK_INT(p->ngroup[SX_GPT_PLACEMENT_SCORE], 1);
+	CHECK_STR(p->group[SX_GPT_PLACEMENT_SCORE][0].name, "PodGroupPodsCount");
+	CHECK_INT(p->group[SX_GPT_PLACEMENT_SCORE][0].weight, 1);
+	sx_config_free(cfg);
+}
+
+/* zone-a: a1 4 cpu (two members); zone-b: b1 2 cpu (one member). */
+static void test_split_and_infeasible(void)
+{
+	struct sx_config *cfg = config();
+	struct sx_cache *cache = sx_cache_new();
+	struct run r;
+	char buf[512];
+
+	add_node(cache, "a1", "zone-a", 4);
+	add_node(cache, "b1", "zone-b", 2);
+	/* Without the constraint the gang is split across the zones. */
+	r = run(cfg, cache, 3, NULL);
+	CHECK(sx_status_is_success(r.group));
+	CHECK_STR(r.nodes[0], "a1");
+	CHECK_STR(r.nodes[1], "a1");
+	CHECK_STR(r.nodes[2], "b1");
+	sx_status_free(r.group);
+	/* With it, no zone holds three members. */
+	r = run(cfg, cache, 3, "topology.kubernetes.io/zone");
+	CHECK_INT(sx_status_code(r.group), SX_UNSCHEDULABLE);
+	CHECK_STR(message(r.group, buf, sizeof(buf)),
+		  "0/2 placements are available, reported placement status: minCount (3) "
+		  "cannot be satisfied: 2 scheduled, 0 remaining");
+	CHECK_STR(r.group->plugin ? r.group->plugin : "", "GangScheduling");
+	sx_status_free(r.group);
+	/* A key no node carries: TopologyPlacement's words. */
+	r = run(cfg, cache, 3, "example.com/rack");
+	CHECK_INT(sx_status_code(r.group), SX_UNSCHEDULABLE);
+	CHECK_STR(message(r.group, buf, sizeof(buf)),
+		  "no nodes found with topology label 'example.com/rack'");
+	CHECK_STR(r.group->plugin ? r.group->plugin : "", "TopologyPlacement");
+	sx_status_free(r.group);
+	sx_cache_free(cache);
+	sx_config_free(cfg);
+}
+
+/* A gang that fits only in zone-b is placed there whole. */
+static void test_fits_one_zone(void)
+{
+	struct sx_config *cfg = config();
+	struct sx_cache *cache = sx_cache_new();
+	struct run r;
+
+	add_node(cache, "a1", "zone-a", 4);
+	add_node(cache, "b1", "zone-b", 2);
+	add_node(cache, "b2", "zone-b", 4);
+	r = run(cfg, cache, 3, "topology.kubernetes.io/zone");
+	CHECK(sx_status_is_success(r.group));
+	for (int i = 0; i < 3; i++)
+		CHECK(strcmp(r.nodes[i], "b1") == 0 || strcmp(r.nodes[i], "b2") == 0);
+	sx_status_free(r.group);
+	sx_cache_free(cache);
+	sx_config_free(cfg);
+}
+
+/* minCount 2: both zones are feasible; PodGroupPodsCount prefers zone-b,
+ * where all three members fit, over zone-a (two). */
+static void test_best_scored(void)
+{
+	struct sx_config *cfg = config();
+	struct sx_cache *cache = sx_cache_new();
+	struct run r;
+
+	add_node(cache, "a1", "zone-a", 4);
+	add_node(cache, "b1", "zone-b", 2);
+	add_node(cache, "b2", "zone-b", 4);
+	r = run(cfg, cache, 2, "topology.kubernetes.io/zone");
+	CHECK(sx_status_is_success(r.group));
+	for (int i = 0; i < 3; i++)
+		CHECK(strcmp(r.nodes[i], "b1") == 0 || strcmp(r.nodes[i], "b2") == 0);
+	sx_status_free(r.group);
+	sx_cache_free(cache);
+	sx_config_free(cfg);
+}
+
+/* podgroup_pods_count_test.go TestScorePlacement: the members scheduled
+ * before (assigned and assumed) plus the 2 proposed. */
+static void test_pods_count_score(void)
+{
+	const struct sx_plugin *pl = sx_plugins[sx_plugin_index("PodGroupPodsCount")];
+	static const struct {
+		const char *name;
+		int32_t before;
+		int64_t want;
+	} rows[] = {
+		{"existing assigned and assumed pods", 3, 5},
+		{"no assumed pods", 1, 3},
+		{"no assigned pods", 1, 3},
+		{"no assigned pods, no assumed pods", 0, 2},
+	};
+	const sx_str nodes[2] = {sx_intern("node1"), sx_intern("node2")};
+
+	for (size_t i = 0; i < SX_ARRAY_SIZE(rows); i++) {
+		struct sx_pg_assignments a = {
+			.nproposed = 2, .nodes = nodes, .scheduled_before = rows[i].before};
+		int64_t score = -1;
+
+		fprintf(stderr, "case: %s\n", rows[i].name);
+		CHECK(pl->placement_score(NULL, NULL, &a, &score) == NULL);
+		CHECK_INT(score, rows[i].want);
+	}
+}
+
+/* podgroup_pods_count_test.go TestNormalizePlacementScore. */
+static void test_pods_count_normalize(void)
+{
+	const struct sx_plugin *pl = sx_plugins[sx_plugin_index("PodGroupPodsCount")];
+	static const struct {
+		const char *name;
+		uint32_t n;
+		int64_t in[4], want[4];
+		const char *err;
+	} rows[] = {
+		{"distinct scores", 3, {10, 50, 110}, {9, 45, 100}, NULL},
+		{"equal scores", 2, {50, 50}, {100, 100}, NULL},
+		{"single score", 1, {50}, {100}, NULL},
+		{"some minimal score that is far from a group of scores located closely",
+		 4,
+		 {11, 100, 101, 102},
+		 {10, 98, 99, 100},
+		 NULL},
+		{"zero scores",
+		 2,
+		 {0, 0},
+		 {0},
+		 "no pods from pod group are assigned to any of the candidate placements"},
+	};
+
+	for (size_t i = 0; i < SX_ARRAY_SIZE(rows); i++) {
+		int64_t scores[4];
+		struct sx_status *st;
+		char buf[256];
+
+		fprintf(stderr, "case: %s\n", rows[i].name);
+		memcpy(scores, rows[i].in, sizeof(scores));
+		st = pl->normalize_placement_score(NULL, NULL, scores, rows[i].n);
+		if (rows[i].err) {
+			CHECK_INT(sx_status_code(st), SX_ERROR);
+			CHECK_STR(sx_status_message(st, buf, sizeof(buf)), rows[i].err);
+			sx_status_free(st);
+			continue;
+		}
+		CHECK(st == NULL);
+		for (uint32_t k = 0; k < rows[i].n; k++)
+			CHECK_INT(scores[k], rows[i].want[k]);
+	}
+}
+
+SX_TESTS(SX_TEST(test_config), SX_TEST(test_pods_count_score), SX_TEST(test_pods_count_normalize),
+	 SX_TEST(test_split_and_infeasible), SX_TEST(test_fits_one_zone), SX_TEST(test_best_scored))
