@@ -1783,7 +1783,7 @@ static void explain_dynamic_resources(void *self, const struct sx_cycle_state *c
 	uint32_t nout;
 	struct sx_buf b;
 
-	if (!s || !ni->node)
+	if (!s || !ni || !ni->node)
 		return;
 	if (s->ext_stale) {
 		kobj(s->ext_stale, k, sizeof(k));

@@ -1213,7 +1213,7 @@ static void explain_inter_pod_affinity(void *self, const struct sx_cycle_state *
 {
 	const struct sx_state_pair *sp = slot_const(cs);
 	const struct filter_state *f = sp ? sp->f : NULL;
-	const struct sx_node *node = ni->node;
+	const struct sx_node *node = ni ? ni->node : NULL;
 	char pk[512];
 	sx_str v;
 

@@ -93,7 +93,7 @@ static void explain_node_ports(void *self, const struct sx_cycle_state *cs,
 	const struct wanted *w = cs->slots[SX_SLOT_node_ports];
 	char port[320];
 
-	for (uint32_t i = 0; w && i < w->n; i++) {
+	for (uint32_t i = 0; w && ni && i < w->n; i++) {
 		const struct sx_host_port *p = &w->ports[i];
 		if (!sx_node_info_port_conflicts(ni, p))
 			continue;

@@ -565,9 +565,9 @@ static struct sx_status *filter_node_volume_limits(void *self, const struct sx_c
  * check_limits compared: volumes already attached to the node (its pods'
  * and VolumeAttachments') plus the pod's new ones, against the CSINode's
  * allocatable count (upstream nodevolumelimits/csi.go, CSILimits.Filter). */
-static void explain_node_volume_limits(void *self, const struct sx_cycle_state *cs,
-				       const struct sx_pod *pod, const struct sx_node_info *ni,
-				       const struct sx_status *st, struct sx_detail *d)
+static void explain_on_node(void *self, const struct sx_cycle_state *cs, const struct sx_pod *pod,
+			    const struct sx_node_info *ni, const struct sx_status *st,
+			    struct sx_detail *d)
 {
 	const struct nvl_state *s = cs->slots[SX_SLOT_node_volume_limits];
 	sx_str node = ni->node ? ni->node->name_id : ni->name;
@@ -608,6 +608,14 @@ static void explain_node_volume_limits(void *self, const struct sx_cycle_state *
 	sx_status_free(err);
 	set_free(&fresh);
 	set_free(&attached);
+}
+
+static void explain_node_volume_limits(void *self, const struct sx_cycle_state *cs,
+				       const struct sx_pod *pod, const struct sx_node_info *ni,
+				       const struct sx_status *st, struct sx_detail *d)
+{
+	if (ni) /* nothing behind a PreFilter rejection */
+		explain_on_node(self, cs, pod, ni, st, d);
 }
 
 /* ---------- queueing hints ---------- */

@@ -1014,7 +1014,7 @@ static void explain_pod_topology_spread(void *self, const struct sx_cycle_state 
 	const struct filter_state *f = sp ? sp->f : NULL;
 	sx_str v;
 
-	if (!f || !ni->node)
+	if (!f || !ni || !ni->node)
 		return;
 	for (uint32_t i = 0; i < f->cs.n; i++) {
 		const struct constraint *c = &f->cs.v[i];

@@ -96,7 +96,7 @@ static void explain_taint_toleration(void *self, const struct sx_cycle_state *cs
 
 	SX_UNUSED(cs);
 	SX_UNUSED(st);
-	if (!ni->node)
+	if (!ni || !ni->node)
 		return;
 	t = sx_find_untolerated_taint_ops(ni->node->taints, ni->node->ntaints, pod->tolerations,
 					  pod->ntolerations, FILTER_EFFECTS, compare_ops(self));

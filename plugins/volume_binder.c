@@ -783,3 +783,49 @@ void vb_revert(struct vb_assume *a, const struct vb_volumes *v)
 	revert_locked(a, v, v->nstatic, v->ndynamic);
 	pthread_mutex_unlock(&a->mu);
 }
+
+void vb_explain_immediate(const struct sx_snapshot *snap, const struct sx_pod *pod,
+			  struct sx_detail *d)
+{
+	static const char *const modes[] = {NULL, "Immediate", "WaitForFirstConsumer"};
+	struct sx_error err = {0};
+
+	for (uint32_t i = 0; i < pod->nvolumes; i++) {
+		const struct sx_volume *v = &pod->volumes[i];
+		const struct sx_pvc *pvc;
+		const struct sx_storage_class *sc;
+		const char *mode;
+
+		if (!is_claim_volume(v))
+			continue;
+		pvc = sx_snapshot_find_pvc(snap, pod->meta.ns, v->claim);
+		if (!pvc || vb_fully_bound(pvc) ||
+		    (delay_binding(snap, pvc, &err) > 0 && pvc->volume_name == SX_STR_EMPTY))
+			continue;
+		sc = pvc->storage_class != SX_STR_EMPTY
+			     ? sx_snapshot_find_storage_class(snap, pvc->storage_class)
+			     : NULL;
+		mode = sc && sc->binding_mode < 3 ? modes[sc->binding_mode] : NULL;
+		if (pvc->volume_name != SX_STR_EMPTY)
+			sx_detail_text(d, "claim %s: volumeName %s, not Bound yet", pvc->meta.name,
+				       sx_str_get(pvc->volume_name));
+		else if (pvc->storage_class == SX_STR_EMPTY)
+			sx_detail_text(d, "claim %s: no storageClassName, binds Immediate",
+				       pvc->meta.name);
+		else if (!sc)
+			sx_detail_text(d, "claim %s: storageClass %s not found, binds Immediate",
+				       pvc->meta.name, sx_str_get(pvc->storage_class));
+		else
+			sx_detail_text(d, "claim %s: storageClass %s, volumeBindingMode %s",
+				       pvc->meta.name, sx_str_get(pvc->storage_class), mode);
+		if (d->n)
+			continue; /* JSON: the first claim only */
+		sx_detail_str(d, "claim", pvc->meta.name);
+		sx_detail_str(d, "storageClass",
+			      pvc->storage_class != SX_STR_EMPTY ? sx_str_get(pvc->storage_class)
+								 : NULL);
+		sx_detail_str(d, "volumeBindingMode", sc ? mode : "Immediate");
+		if (pvc->volume_name != SX_STR_EMPTY)
+			sx_detail_str(d, "volumeName", sx_str_get(pvc->volume_name));
+	}
+}

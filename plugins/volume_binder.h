@@ -110,6 +110,10 @@ void vb_assume_free(struct vb_assume *a);
  * fills st (skip set when the pod has no claim), or a rejection/error. */
 struct sx_status *vb_pod_claims(struct vb_assume *a, const struct sx_snapshot *snap,
 				const struct sx_pod *pod, struct vb_state *st);
+/* Explainers: the claims behind "pod has unbound immediate
+ * PersistentVolumeClaims" (name, storage class, binding mode) into d. */
+void vb_explain_immediate(const struct sx_snapshot *snap, const struct sx_pod *pod,
+			  struct sx_detail *d);
 void vb_state_clear(struct vb_state *st);
 
 /* ---------- Filter ---------- */

@@ -388,6 +388,12 @@ static void explain_volume_binding(void *self, const struct sx_cycle_state *cs,
 	char req[400];
 	sx_str v;
 
+	if (!ni) { /* the PreFilter rejection */
+		if (st->nreasons &&
+		    strcmp(st->reasons[0], "pod has unbound immediate PersistentVolumeClaims") == 0)
+			vb_explain_immediate(cs->snap, pod, d);
+		return;
+	}
 	if (!vs || vs->skip || !ni->node || st->nreasons == 0 ||
 	    strcmp(st->reasons[0], reason_text[0]) != 0)
 		return;

@@ -388,8 +388,9 @@ struct sx_plugin {
 	/* Explainers only, never while scheduling: the numbers behind this
 	 * plugin's Filter rejection `st` of ni (which taint, label or count),
 	 * read from the cycle state cs its Filter read; fills d (zeroed by
-	 * the caller) through sx_detail_*, or leaves it empty. See "the
-	 * numbers behind a rejection" below. */
+	 * the caller) through sx_detail_*, or leaves it empty. ni NULL: st
+	 * is this plugin's PreFilter rejection of the whole cycle (cs as its
+	 * PreFilter left it). See "the numbers behind a rejection" below. */
 	void (*explain)(void *self, const struct sx_cycle_state *cs, const struct sx_pod *pod,
 			const struct sx_node_info *ni, const struct sx_status *st,
 			struct sx_detail *d);

@@ -133,6 +133,26 @@ static void plugin_detail(const struct sx_explain_opts *o, const struct sx_cycle
 	}
 }
 
+/* The numbers behind the PreFilter rejection: the rejecting PreFilter
+ * plugin's explain hook with no node (ni NULL). d is zeroed. */
+static void pre_filter_detail(const struct sx_explain_opts *o, const struct sx_cycle_result *res,
+			      const struct sx_pod *pod, struct sx_detail *d)
+{
+	const struct sx_profile *p = o->profile;
+	const struct sx_status *st = res->pre_filter;
+
+	memset(d, 0, sizeof(*d));
+	if (!st || !st->plugin || !res->state)
+		return;
+	for (unsigned i = 0; i < p->n[SX_PT_PRE_FILTER]; i++) {
+		const struct sx_enabled *e = &p->points[SX_PT_PRE_FILTER][i];
+		if (e->plugin->explain && strcmp(e->plugin->name, st->plugin) == 0) {
+			e->plugin->explain(e->self, res->state, pod, NULL, st, d);
+			return;
+		}
+	}
+}
+
 /* ,"detail":{"text":...,members} when the plugin gave members: the
  * text is the phrase text output shows in parentheses (the page shows it
  * as it is). */
@@ -160,7 +180,7 @@ static const char *detail_message(const struct sx_status *st, const struct sx_po
 	char q[3][48];
 	size_t n = 0;
 
-	if (!st->plugin || strcmp(st->plugin, "NodeResourcesFit") != 0 || !st->nreasons) {
+	if (!ni || !st->plugin || strcmp(st->plugin, "NodeResourcesFit") != 0 || !st->nreasons) {
 		sx_status_message(st, buf, len);
 		n = strlen(buf);
 		if (d->text[0] && n < len)
@@ -402,9 +422,11 @@ static void write_json(struct sx_buf *b, const struct sx_explain_opts *o, const 
 	else
 		sx_jw_null(&w);
 	sx_jw_key(&w, "preFilter");
-	if (res->pre_filter)
-		write_status_of(&w, res->pre_filter, NULL, NULL, NULL);
-	else
+	if (res->pre_filter) {
+		struct sx_detail d;
+		pre_filter_detail(o, res, pod, &d);
+		write_status_of(&w, res->pre_filter, NULL, NULL, &d);
+	} else
 		sx_jw_null(&w);
 	sx_jw_kobject(&w, "filter");
 	for (uint32_t i = 0; i < n; i++) {
@@ -483,10 +505,13 @@ static void write_text(struct sx_buf *b, const struct sx_explain_opts *o, const 
 			      pf->fo.message ? pf->fo.message : res->message);
 	if (pf->fo.ran)
 		write_post_filter_text(b, pf);
-	if (res->pre_filter)
+	if (res->pre_filter) {
+		struct sx_detail d;
+		pre_filter_detail(o, res, pod, &d);
 		sx_buf_printf(b, "PreFilter:  %s rejected the pod: %s\n",
 			      res->pre_filter->plugin ? res->pre_filter->plugin : "?",
-			      sx_status_message(res->pre_filter, msg, sizeof(msg)));
+			      detail_message(res->pre_filter, pod, NULL, &d, msg, sizeof(msg)));
+	}
 	/* PREEMPTION: whether evicting pods could make the node fit. Upstream's
 	 * preemption skips UnschedulableAndUnresolvable nodes
 	 * (pkg/scheduler/framework/preemption/preemption.go,
