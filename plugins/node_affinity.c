@@ -537,33 +537,38 @@ static void explain_terms(struct sx_detail *d, const char *what, const struct sx
 
 /* PreFilter's "pod affinity terms conflict": each required term's
  * metadata.name In requirements, which name no node in common (the JSON
- * members: the first one). */
+ * members: the first requirement). */
 static void explain_conflict(struct sx_detail *d, const struct sx_node_selector *sel)
 {
-	static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
-	char req[400];
+	char req[400], term[600];
 
 	for (uint32_t i = 0; sel && i < sel->nterms && i < 4; i++) {
 		const struct sx_node_selector_term *t = &sel->terms[i];
-		for (uint32_t k = 0; k < t->nfields; k++) {
+		size_t n = 0;
+
+		term[0] = '\0';
+		for (uint32_t k = 0; k < t->nfields && n < sizeof(term); k++) {
 			const struct sx_requirement *r = &t->fields[k];
 			if (r->key != SX_S_METADATA_NAME || r->op != SX_OP_IN)
 				continue;
 			sx_requirement_string(r, req, sizeof(req));
-			sx_detail_text(d, "nodeAffinity term %u: matchFields %s", i, req);
+			n += (size_t)snprintf(term + n, sizeof(term) - n, "%s%s", n ? " and " : "",
+					      req);
 			if (d->n)
 				continue;
 			snprintf(req, sizeof(req), "nodeAffinity term %u", i);
 			sx_detail_str(d, "failed", req);
 			sx_detail_str(d, "key", sx_str_get(r->key));
-			sx_detail_str(d, "operator", ops[r->op]);
+			sx_detail_str(d, "operator", "In");
 			sx_detail_strs(d, "values", r->values, r->nvalues);
 		}
+		if (term[0])
+			sx_detail_text(
+				d, "nodeAffinity term %u: matchFields %s name no node in common", i,
+				term);
 	}
 	if (sel && sel->nterms > 4)
 		sx_detail_text(d, "%u more term(s)", sel->nterms - 4);
-	if (d->text[0])
-		sx_detail_text(d, "no node in common");
 }
 
 /* Which nodeSelector entry or required term the node failed (upstream

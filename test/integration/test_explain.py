@@ -487,6 +487,55 @@ def test_dra_details(tmp):
           "tainted broken=true:NoSchedule)" in lines, f"extended resources: {out} {err}")
 
 
+def test_pre_filter_details(tmp):
+    """A PreFilter rejection shows its numbers too (issue 25): NodeAffinity's
+    conflicting matchFields terms, VolumeBinding's unbound immediate claim;
+    the FailedScheduling message keeps kube-scheduler's words."""
+    sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "fast"},
+          "provisioner": "ebs.csi.aws.com", "volumeBindingMode": "Immediate"}
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+           "metadata": {"name": "data", "namespace": "default"},
+           "spec": {"storageClassName": "fast", "accessModes": ["ReadWriteOnce"],
+                    "resources": {"requests": {"storage": "1Gi"}}}, "status": {"phase": "Pending"}}
+    state = write(tmp, "pf.json", {"apiVersion": "v1", "kind": "List", "items": [
+        node("n1"), node("n2"), sc, pvc]})
+    pinned = write(tmp, "pinned.json", pod("pinned", affinity={"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": ["n1"]},
+            {"key": "metadata.name", "operator": "In", "values": ["n2"]}]}]}}}))
+    rc, out, err = run("--state", state, "--pod", pinned, "--format", "text")
+    check(rc == 0 and "PreFilter:  NodeAffinity rejected the pod: pod affinity terms conflict "
+          "(nodeAffinity term 0: matchFields metadata.name In [n1] and metadata.name In [n2] "
+          "name no node in common)" in out.splitlines(), f"NodeAffinity PreFilter text: {out} {err}")
+    check("Message:    0/2 nodes are available: pod affinity terms conflict. not found"
+          in out.splitlines(), f"FailedScheduling words unchanged: {out}")
+    rc, out, err = run("--state", state, "--pod", pinned)
+    r = json.loads(out)
+    check(r["preFilter"] == {
+        "plugin": "NodeAffinity", "code": "UnschedulableAndUnresolvable",
+        "reasons": ["pod affinity terms conflict"],
+        "detail": {"text": "nodeAffinity term 0: matchFields metadata.name In [n1] and "
+                           "metadata.name In [n2] name no node in common",
+                   "failed": "nodeAffinity term 0", "key": "metadata.name", "operator": "In",
+                   "values": ["n1"]}}, f"NodeAffinity PreFilter JSON: {r['preFilter']}")
+    vol = write(tmp, "vol.json", pod("vol", volumes=[{"name": "v", "persistentVolumeClaim":
+                                                     {"claimName": "data"}}]))
+    rc, out, err = run("--state", state, "--pod", vol, "--format", "text")
+    check(rc == 0 and "PreFilter:  VolumeBinding rejected the pod: pod has unbound immediate "
+          "PersistentVolumeClaims (claim data: storageClass fast, volumeBindingMode Immediate)"
+          in out.splitlines(), f"VolumeBinding PreFilter text: {out} {err}")
+    rc, out, err = run("--state", state, "--pod", vol)
+    r = json.loads(out)
+    check(r["preFilter"] == {
+        "plugin": "VolumeBinding", "code": "UnschedulableAndUnresolvable",
+        "reasons": ["pod has unbound immediate PersistentVolumeClaims"],
+        "detail": {"text": "claim data: storageClass fast, volumeBindingMode Immediate",
+                   "claim": "data", "storageClass": "fast", "volumeBindingMode": "Immediate"}},
+          f"VolumeBinding PreFilter JSON: {r['preFilter']}")
+    check(r["message"] == "0/2 nodes are available: pod has unbound immediate "
+          "PersistentVolumeClaims. not found", f"FailedScheduling words unchanged: {r['message']}")
+
+
 def main():
     if not os.path.exists(BIN):
         print(f"FAIL: {BIN} not built", file=sys.stderr)
@@ -502,6 +551,7 @@ def main():
         test_fit_numbers(tmp)
         test_rejection_details(tmp)
         test_dra_details(tmp)
+        test_pre_filter_details(tmp)
     print(f"test_explain: {checks - failures} checks passed, {failures} failed")
     sys.exit(1 if failures else 0)
 
