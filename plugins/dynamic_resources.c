@@ -1770,6 +1770,24 @@ static const char *const why_members[SX_DRA_WHY_COUNT] = {
  * request of the pod's claims short of devices there, and why each
  * device did not fit (sx_dra_diagnose). A claim allocated for other
  * nodes: which claim. */
+/* The PreFilter rejection's names: the claim not found, the device
+ * class missing (read back from upstream's words, which name them). */
+static void explain_pre_filter(const struct sx_pod *pod, const char *reason, struct sx_detail *d)
+{
+	char a[256], b[256];
+
+	if (sscanf(reason, "resourceclaim.resource.k8s.io \"%255[^\"]\" not found", a) == 1) {
+		sx_detail_text(d, "claim %s/%s is not in the cluster", sx_str_get(pod->meta.ns), a);
+		sx_detail_str(d, "claim", a);
+		sx_detail_str(d, "namespace", sx_str_get(pod->meta.ns));
+	} else if (sscanf(reason, "request %255s device class %255s does not exist", a, b) == 2) {
+		a[strcspn(a, ":")] = '\0';
+		sx_detail_text(d, "request %s: DeviceClass %s is not in the cluster", a, b);
+		sx_detail_str(d, "request", a);
+		sx_detail_str(d, "deviceClass", b);
+	}
+}
+
 static void explain_dynamic_resources(void *self, const struct sx_cycle_state *cs,
 				      const struct sx_pod *pod, const struct sx_node_info *ni,
 				      const struct sx_status *st, struct sx_detail *d)
@@ -1783,6 +1801,10 @@ static void explain_dynamic_resources(void *self, const struct sx_cycle_state *c
 	uint32_t nout;
 	struct sx_buf b;
 
+	if (!ni && st->nreasons) {
+		explain_pre_filter(pod, st->reasons[0], d);
+		return;
+	}
 	if (!s || !ni || !ni->node)
 		return;
 	if (s->ext_stale) {

@@ -293,6 +293,9 @@ def test_explain(tmp):
                                     capture_output=True, text=True).stdout)
     check(out["selectedNode"] is None and out["preFilter"]["reasons"] ==
           ['resourceclaim.resource.k8s.io "nope" not found'], "explain: missing claim %r" % out["preFilter"])
+    check(out["preFilter"].get("detail") == {"text": "claim work/nope is not in the cluster",
+                                             "claim": "nope", "namespace": "work"},
+          "explain: missing claim detail %r" % out["preFilter"])
 
 
 def main():
