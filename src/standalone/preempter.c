@@ -216,6 +216,18 @@ static struct job *job_new(const struct sx_pod *preemptor, const struct sx_preem
 	return j;
 }
 
+static void enqueue(struct sx_preempter *p, struct job *j)
+{
+	pthread_mutex_lock(&p->mu);
+	if (p->tail)
+		p->tail->next = j;
+	else
+		p->head = j;
+	p->tail = j;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->mu);
+}
+
 int sx_preempter_submit(struct sx_preempter *p, struct sx_preemption_eval *ev,
 			const struct sx_pod *preemptor, const struct sx_preempt_result *r)
 {
@@ -228,27 +240,8 @@ int sx_preempter_submit(struct sx_preempter *p, struct sx_preemption_eval *ev,
 		job_free(j);
 		return SX_ENOMEM;
 	}
-	pthread_mutex_lock(&p->mu);
-	if (p->tail)
-		p->tail->next = j;
-	else
-		p->head = j;
-	p->tail = j;
-	pthread_cond_signal(&p->cond);
-	pthread_mutex_unlock(&p->mu);
+	enqueue(p, j);
 	return 0;
-}
-
-static void enqueue(struct sx_preempter *p, struct job *j)
-{
-	pthread_mutex_lock(&p->mu);
-	if (p->tail)
-		p->tail->next = j;
-	else
-		p->head = j;
-	p->tail = j;
-	pthread_cond_signal(&p->cond);
-	pthread_mutex_unlock(&p->mu);
 }
 
 int sx_preempter_submit_group(struct sx_preempter *p, struct sx_preemption_eval *ev,

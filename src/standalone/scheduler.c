@@ -442,12 +442,11 @@ static void fit_error(struct sx_scheduler *s, const struct sx_profile *prof,
 	sx_fit_outcome_free(&fo);
 }
 
-static void run_cycle(struct sx_scheduler *s, const struct sx_profile *prof,
-		      const struct sx_pod *pod, double start)
+/* The loop's options of a full scheduling cycle (snapshot and nominator
+ * are the caller's). */
+static struct sx_cycle_opts cycle_opts(struct sx_scheduler *s)
 {
-	struct sx_snapshot *snap = sx_cache_snapshot(s->o.cache);
-	struct sx_cycle_result res;
-	struct sx_cycle_opts opts = {
+	return (struct sx_cycle_opts){
 		.mode = SX_CYCLE_FULL,
 		.percentage = -1,
 		.global_percentage = s->o.cfg->percentage_of_nodes_to_score,
@@ -458,6 +457,14 @@ static void run_cycle(struct sx_scheduler *s, const struct sx_profile *prof,
 		.ext = s->o.extenders,
 		.extenders = sx_extenders_affect_search(s->o.extenders),
 	};
+}
+
+static void run_cycle(struct sx_scheduler *s, const struct sx_profile *prof,
+		      const struct sx_pod *pod, double start)
+{
+	struct sx_snapshot *snap = sx_cache_snapshot(s->o.cache);
+	struct sx_cycle_result res;
+	struct sx_cycle_opts opts = cycle_opts(s);
 	double t0 = sx_now_s();
 	char buf[2048];
 	int rc;
@@ -494,19 +501,10 @@ static int pg_schedule_member(void *ctx, const struct sx_profile *prof, const st
 			      struct sx_snapshot *snap, struct sx_cycle_result *res)
 {
 	struct sx_scheduler *s = ctx;
-	struct sx_cycle_opts opts = {
-		.mode = SX_CYCLE_FULL,
-		.percentage = -1,
-		.global_percentage = s->o.cfg->percentage_of_nodes_to_score,
-		.next_start_index = &s->next_start,
-		.rng = &s->rng,
-		.pool = s->o.pool,
-		.skip_pre_enqueue = true,
-		.ext = s->o.extenders,
-		.extenders = sx_extenders_affect_search(s->o.extenders),
-		.snap = snap,
-		.nominator = s->cur_nom ? &s->cur_nom->nom : NULL,
-	};
+	struct sx_cycle_opts opts = cycle_opts(s);
+
+	opts.snap = snap;
+	opts.nominator = s->cur_nom ? &s->cur_nom->nom : NULL;
 	memset(res, 0, sizeof(*res));
 	return sx_schedule(prof, pod, &opts, res);
 }
