@@ -3,7 +3,7 @@
  * (pkg/scheduler/framework/plugins/gangscheduling/gangscheduling.go of
  * 1.37, GangScheduling.PreEnqueue, Permit, EventsToRegister; pod groups
  * without a parent CompositePodGroup). Enabled in the default profile
- * only with the GenericWorkload gate (config.c).
+ * only with the GangScheduling and GenericWorkload gates (config.c).
  *
  * PreEnqueue holds a member back until its PodGroup exists and at least
  * gang.minCount pods of the group exist; Permit makes each member Wait

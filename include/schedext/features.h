@@ -51,6 +51,7 @@ struct sx_jw;
 	X(DRA_SCHEDULER_FILTER_TIMEOUT, "DRASchedulerFilterTimeout")                               \
 	X(DRA_WORKLOAD_RESOURCE_CLAIMS, "DRAWorkloadResourceClaims")                               \
 	X(DYNAMIC_RESOURCE_ALLOCATION, "DynamicResourceAllocation")                                \
+	X(GANG_SCHEDULING, "GangScheduling")                                                       \
 	X(GENERIC_WORKLOAD, "GenericWorkload")                                                     \
 	X(IN_PLACE_POD_LEVEL_RESOURCES_VERTICAL_SCALING,                                           \
 	  "InPlacePodLevelResourcesVerticalScaling")                                               \
@@ -73,7 +74,9 @@ struct sx_jw;
 	X(TAINT_TOLERATION_COMPARISON_OPERATORS, "TaintTolerationComparisonOperators")             \
 	X(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, "TopologyAwareWorkloadScheduling")                   \
 	X(VOLUME_ATTRIBUTES_CLASS, "VolumeAttributesClass")                                        \
-	X(VOLUME_LIMIT_SCALING, "VolumeLimitScaling")
+	X(VOLUME_LIMIT_SCALING, "VolumeLimitScaling")                                              \
+	X(WORKLOAD_AWARE_PREEMPTION, "WorkloadAwarePreemption")                                    \
+	X(WORKLOAD_WITH_JOB, "WorkloadWithJob")
 
 enum sx_feature {
 #define SX_FEATURE_ENUM(id, name) SX_FEATURE_##id,
@@ -134,7 +137,10 @@ int sx_features_parse_release(const char *value, int *minor, struct sx_error *er
  * false, feature is locked to true", "cannot set feature gate A to true,
  * feature is PreAlpha at emulated version 1.35" (several of the last two:
  * "[e1, e2]"). On error f is unchanged. Setting a GA or Deprecated gate
- * logs upstream's warning. */
+ * logs upstream's warning. An enabled gate whose dependency is off
+ * (GangScheduling needs GenericWorkload, WorkloadAwarePreemption and
+ * WorkloadWithJob need GangScheduling / GenericWorkload) is refused:
+ * "feature GangScheduling depends on GenericWorkload, which is disabled". */
 int sx_features_set(struct sx_features *f, const char *value, struct sx_error *err);
 
 /* "A=true,B=false": the gates whose value differs from the release's

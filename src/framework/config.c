@@ -641,10 +641,11 @@ static void default_set(struct plugin_set *s, const struct sx_features *f)
 	 * configuration lists it there, weight 0). */
 	if (sx_feature_enabled(f, SX_FEATURE_NODE_DECLARED_FEATURES))
 		s->enabled[s->nenabled++] = (struct entry){"NodeDeclaredFeatures", 0};
-	/* GangScheduling joins the default set with the GenericWorkload gate
-	 * (upstream default_plugins.go applies the gate to the defaults);
-	 * without it the profile is unchanged. */
-	if (sx_feature_enabled(f, SX_FEATURE_GENERIC_WORKLOAD))
+	/* GangScheduling joins the default set with the GangScheduling gate
+	 * (which needs GenericWorkload), as upstream's default_plugins.go
+	 * applyFeatureGates; without it the profile is unchanged. */
+	if (sx_feature_enabled(f, SX_FEATURE_GANG_SCHEDULING) &&
+	    sx_feature_enabled(f, SX_FEATURE_GENERIC_WORKLOAD))
 		s->enabled[s->nenabled++] = (struct entry){"GangScheduling", 0};
 }
 

@@ -74,6 +74,9 @@ static const struct vspec specs[SX_FEATURE_COUNT][MAX_SPECS] = {
 	[SX_FEATURE_DRA_SCHEDULER_FILTER_TIMEOUT] = {B(34, true)},
 	[SX_FEATURE_DRA_WORKLOAD_RESOURCE_CLAIMS] = {A(36, false), B(37, false)},
 	[SX_FEATURE_DYNAMIC_RESOURCE_ALLOCATION] = {L(35)},
+	/* kube-scheduler's gate accepts every kube feature (component-base
+	 * registers them all): WorkloadWithJob is the job controller's. */
+	[SX_FEATURE_GANG_SCHEDULING] = {A(35, false)},
 	[SX_FEATURE_GENERIC_WORKLOAD] = {A(35, false), B(37, false)},
 	[SX_FEATURE_IN_PLACE_POD_LEVEL_RESOURCES_VERTICAL_SCALING] = {A(35, false), B(36, true)},
 	[SX_FEATURE_IN_PLACE_POD_VERTICAL_SCALING] = {L(35)},
@@ -95,6 +98,8 @@ static const struct vspec specs[SX_FEATURE_COUNT][MAX_SPECS] = {
 	[SX_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING] = {A(36, false)},
 	[SX_FEATURE_VOLUME_ATTRIBUTES_CLASS] = {G(34), L(36)},
 	[SX_FEATURE_VOLUME_LIMIT_SCALING] = {A(35, false), B(37, true)},
+	[SX_FEATURE_WORKLOAD_AWARE_PREEMPTION] = {A(36, false)},
+	[SX_FEATURE_WORKLOAD_WITH_JOB] = {A(36, false)},
 };
 
 static const char *const names[SX_FEATURE_COUNT] = {
@@ -379,6 +384,36 @@ static void set_unset_stage(struct sx_features *f, enum sx_prerelease stage, boo
 	}
 }
 
+/* Upstream's feature dependencies (kube_features.go's dependency table):
+ * an enabled gate needs each of its dependencies on. */
+static const struct {
+	enum sx_feature gate, needs;
+} deps[] = {
+	{SX_FEATURE_GANG_SCHEDULING, SX_FEATURE_GENERIC_WORKLOAD},
+	{SX_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, SX_FEATURE_GENERIC_WORKLOAD},
+	{SX_FEATURE_WORKLOAD_AWARE_PREEMPTION, SX_FEATURE_GANG_SCHEDULING},
+	{SX_FEATURE_WORKLOAD_WITH_JOB, SX_FEATURE_GENERIC_WORKLOAD},
+};
+
+/* component-base's dependency validation after Set: every enabled gate
+ * whose dependency is disabled, aggregated as the other errors. */
+static int check_dependencies(const struct sx_features *f, struct sx_error *err)
+{
+	char agg[sizeof(err->msg)] = "", msg[200];
+	unsigned nerr = 0;
+
+	for (size_t i = 0; i < SX_ARRAY_SIZE(deps); i++) {
+		if (!(f->enabled & bit(deps[i].gate)) || (f->enabled & bit(deps[i].needs)))
+			continue;
+		snprintf(msg, sizeof(msg), "feature %s depends on %s, which is disabled",
+			 names[deps[i].gate], names[deps[i].needs]);
+		agg_add(agg, sizeof(agg), &nerr, msg);
+	}
+	if (nerr)
+		return sx_error_set(err, SX_EINVAL, nerr > 1 ? "[%s]" : "%s", agg);
+	return 0;
+}
+
 /* unsafeSetFromMap at f->release: unknown gates end it at once; locked
  * and PreAlpha gates are collected. */
 static int apply(struct sx_features *f, const struct raw *r, struct sx_error *err)
@@ -430,7 +465,7 @@ static int apply(struct sx_features *f, const struct raw *r, struct sx_error *er
 		set_unset_stage(f, SX_ALPHA, f->enabled & bit(SX_FEATURE_ALL_ALPHA), explicit);
 	if (explicit & bit(SX_FEATURE_ALL_BETA))
 		set_unset_stage(f, SX_BETA, f->enabled & bit(SX_FEATURE_ALL_BETA), explicit);
-	return 0;
+	return check_dependencies(f, err);
 }
 
 int sx_features_set(struct sx_features *f, const char *value, struct sx_error *err)

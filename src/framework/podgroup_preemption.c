@@ -504,6 +504,10 @@ struct sx_status *sx_run_pod_group_post_filter(const struct sx_pg_preempt_input 
 	bool any = false;
 
 	memset(out, 0, sizeof(*out));
+	/* runWorkloadAwarePreemption runs only with the WorkloadAwarePreemption
+	 * gate (pkg/scheduler/schedule_one_podgroup.go). */
+	if (!sx_feature_enabled(&prof->features, SX_FEATURE_WORKLOAD_AWARE_PREEMPTION))
+		return sx_status_new(SX_UNSCHEDULABLE, "workload aware preemption is disabled");
 	for (unsigned i = 0; i < prof->ngroup[SX_GPT_POD_GROUP_POST_FILTER]; i++) {
 		const struct sx_group_enabled *e = &prof->group[SX_GPT_POD_GROUP_POST_FILTER][i];
 		const struct sx_plugin *plugin = e->index >= 0 ? sx_plugins[e->index] : NULL;

@@ -194,8 +194,12 @@ def test_gate_off(tmp):
 def gang_setup(tmp, tag, *extra):
     """n1 with 2 cpu: a gang of 2 (minCount 2) of which one member fits
     and waits at Permit; the other stays pending."""
+    # WorkloadAwarePreemption is PreAlpha (not settable) before 1.36
+    gates = "GenericWorkload=true,GangScheduling=true"
+    if "1.35" not in extra:
+        gates += ",WorkloadAwarePreemption=true"
     api, sx = start(tmp, tag, [node("n1", cpu="2"), pod_group("g", 2)],
-                    "--feature-gates", "GenericWorkload=true", *extra)
+                    "--feature-gates", gates, *extra)
     create(api, pod("m-0", cpu="1500m", priority=1, group="g"),
            pod("m-1", cpu="1500m", priority=1, group="g"))
     check(wait_for(lambda: nnn_patches(api, "m-0") == ["n1"] or

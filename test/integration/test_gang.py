@@ -3,7 +3,7 @@
 with the standalone scheduler against test/fakeapi/fakeapi.py, through
 the pod-group cycle of 1.37 (schedule_one_podgroup.go):
 
-(a) with --feature-gates GenericWorkload=true, a gang of 4 with minCount 4
+(a) with --feature-gates GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true, a gang of 4 with minCount 4
     that fits is bound whole;
 (b) a gang of 4 with minCount 4 of which only 2 fit binds none and holds
     nothing: the group is rejected whole in its cycle with
@@ -95,7 +95,7 @@ def bindings(api):
 def test_gang_fits(tmp):
     pods = [member("w-%d" % i, "train") for i in range(4)]
     api, sx = start(tmp, "fits", [node("n1"), node("n2")], pod_group("train", 4), pods,
-                    "--feature-gates", "GenericWorkload=true")
+                    "--feature-gates", "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true")
     try:
         check(wait_for(lambda: len(bindings(api)) == 4, 20),
               "fits: the 4 members are bound: %r\n%s" % (bindings(api), sx.logtext()))
@@ -129,7 +129,7 @@ def plain(name, cpu):
 def test_gang_does_not_fit(tmp):
     pods = [member("w-%d" % i, "big") for i in range(4)]
     api, sx = start(tmp, "nofit", [node("n1")], pod_group("big", 4), pods,
-                    "--feature-gates", "GenericWorkload=true")
+                    "--feature-gates", "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true")
     want = "minCount (4) cannot be satisfied: 2 scheduled, 1 remaining"
     try:
         check(wait_for(lambda: pod_group_condition(api, "big") is not None, 20),
@@ -173,7 +173,7 @@ def test_gate_off(tmp):
 def test_group_after_pods(tmp):
     pods = [member("w-%d" % i, "late") for i in range(4)]
     api, sx = start(tmp, "late", [node("n1"), node("n2")], None, pods,
-                    "--feature-gates", "GenericWorkload=true")
+                    "--feature-gates", "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true")
     try:
         time.sleep(1)
         check(bindings(api) == [], "late: nothing bound before the PodGroup exists")
@@ -200,7 +200,7 @@ def test_gang_of_8(tmp):
     nodes = [node("n%d" % i) for i in range(1, 5)]
     pods = [member("g-%d" % i, "eight") for i in range(8)]
     api, sx = start(tmp, "eight", nodes, pod_group("eight", 8), pods,
-                    "--feature-gates", "GenericWorkload=true")
+                    "--feature-gates", "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true")
     try:
         check(wait_for(lambda: len(bindings(api)) == 8, 20),
               "eight: the 8 members are bound: %r\n%s" % (bindings(api), sx.logtext()))
@@ -227,7 +227,7 @@ def test_two_gangs_compete(tmp):
     pods = ([member("a-%d" % i, "ga") for i in range(4)] +
             [member("b-%d" % i, "gb") for i in range(4)])
     api, sx = start(tmp, "two", nodes, pod_group("ga", 4), [],
-                    "--feature-gates", "GenericWorkload=true")
+                    "--feature-gates", "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true")
     api.apply([{"op": "create", "object": pod_group("gb", 4)}])
     api.apply([{"op": "create", "object": p} for p in pods])
     try:
@@ -255,7 +255,7 @@ def test_two_gangs_compete(tmp):
 def test_member_after_quorum(tmp):
     pods = [member("q-%d" % i, "quorum") for i in range(2)]
     api, sx = start(tmp, "quorum", [node("n1"), node("n2")], pod_group("quorum", 2), pods,
-                    "--feature-gates", "GenericWorkload=true")
+                    "--feature-gates", "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true")
     try:
         check(wait_for(lambda: bindings(api) == ["q-0", "q-1"], 20),
               "quorum: the gang of 2 binds: %r\n%s" % (bindings(api), sx.logtext()))
@@ -278,7 +278,7 @@ def test_gang_preempts_group_whole(tmp):
     for p in low:
         p["spec"]["priority"] = 10
     api, sx = start(tmp, "preempt", [node("n1"), node("n2")], low_group, low,
-                    "--feature-gates", "GenericWorkload=true")
+                    "--feature-gates", "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true")
     try:
         check(wait_for(lambda: len(bindings(api)) == 4, 20),
               "preempt: the low group binds first: %r\n%s" % (bindings(api), sx.logtext()))

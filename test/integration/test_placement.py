@@ -21,7 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sxtest import FakeApi, Serve, check, run_tests, write_kubeconfig  # noqa: E402
 
-GATES = "GenericWorkload=true,TopologyAwareWorkloadScheduling=true"
+GATES = "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true,TopologyAwareWorkloadScheduling=true"
 CONFIG = ("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
           "profiles:\n- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n"
           "      enabled: [{name: TopologyPlacement}, {name: PodGroupPodsCount}]\n")

@@ -64,7 +64,11 @@ static bool in_profile(const struct sx_profile *prof)
  * upstream's without GangScheduling; on, the plugin is in it. */
 static void test_gate(void)
 {
-	struct sx_config *off = config(NULL, NULL), *on = config(NULL, "GenericWorkload=true");
+	struct sx_config
+		*off = config(NULL, NULL),
+		*on = config(
+			NULL,
+			"GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true");
 
 	CHECK(!in_profile(sx_config_profile(off, "default-scheduler")));
 	CHECK(in_profile(sx_config_profile(on, "default-scheduler")));
@@ -147,7 +151,8 @@ static unsigned split(const char *list, char names[MAXP][16])
 
 static void run_flow(const struct flow_case *tc)
 {
-	struct sx_config *cfg = config(only_gang, "GenericWorkload=true");
+	struct sx_config *cfg = config(
+		only_gang, "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true");
 	const struct sx_profile *prof = sx_config_profile(cfg, "default-scheduler");
 	void *self = gang_self(prof);
 	char names[MAXP][16], buf[512];
@@ -268,7 +273,8 @@ static void test_permit_timeout(void)
 	char buf[256];
 
 	setenv("SCHEDEXT_TEST_GANG_PERMIT_TIMEOUT_MS", "50", 1);
-	cfg = config(only_gang, "GenericWorkload=true");
+	cfg = config(only_gang,
+		     "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true");
 	unsetenv("SCHEDEXT_TEST_GANG_PERMIT_TIMEOUT_MS");
 	prof = sx_config_profile(cfg, "default-scheduler");
 	sx_handle_object_event(prof->handle, SX_KIND_POD_GROUP, NULL, g);
@@ -425,7 +431,8 @@ static void test_hint_pod_group(void)
  * plugin always has its informers). */
 static void test_unfed(void)
 {
-	struct sx_config *cfg = config(only_gang, "GenericWorkload=true");
+	struct sx_config *cfg = config(
+		only_gang, "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true");
 	void *self = gang_self(sx_config_profile(cfg, "default-scheduler"));
 	struct sx_pod *p = pod("p1", "pg1");
 	struct sx_cycle_state cs = {0};
@@ -467,7 +474,8 @@ static const struct pf_case pf_cases[] = {
 
 static void test_placement_feasible(void)
 {
-	struct sx_config *cfg = config(only_gang, "GenericWorkload=true");
+	struct sx_config *cfg = config(
+		only_gang, "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true");
 	const struct sx_profile *prof = sx_config_profile(cfg, "default-scheduler");
 
 	for (size_t c = 0; c < SX_ARRAY_SIZE(pf_cases); c++) {
@@ -507,7 +515,8 @@ static void test_placement_feasible(void)
 /* The words (derived from GangScheduling.PlacementFeasible). */
 static void test_placement_feasible_words(void)
 {
-	struct sx_config *cfg = config(only_gang, "GenericWorkload=true");
+	struct sx_config *cfg = config(
+		only_gang, "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true");
 	const struct sx_profile *prof = sx_config_profile(cfg, "default-scheduler");
 	struct sx_pod_group *pg = group("pg", "{\"gang\":{\"minCount\":4}}");
 	struct sx_status *st;

@@ -148,7 +148,9 @@ static struct sx_config *config(void)
 
 	sx_intern_init();
 	sx_features_init(&f, 37);
-	CHECK(sx_features_set(&f, "GenericWorkload=true,TopologyAwareWorkloadScheduling=true",
+	CHECK(sx_features_set(&f,
+			      "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption="
+			      "true,TopologyAwareWorkloadScheduling=true",
 			      &err) == 0);
 	cfg = sx_config_parse_for(yaml, strlen(yaml), &f, &err);
 	if (!cfg)

@@ -137,7 +137,10 @@ static void test_algorithm(void)
 
 	sx_intern_init();
 	sx_features_init(&feat, SX_RELEASE_DEFAULT);
-	CHECK(sx_features_set(&feat, "GenericWorkload=true", &err) == 0);
+	CHECK(sx_features_set(
+		      &feat,
+		      "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true",
+		      &err) == 0);
 	cfg = sx_config_default_for(&feat, &err);
 	CHECK(cfg != NULL);
 	cache = sx_cache_new();

@@ -369,8 +369,10 @@ static void test_preempt_victims(void)
 
 	sx_intern_init();
 	sx_features_init(&feat, SX_RELEASE_DEFAULT);
-	CHECK(sx_features_set(&feat, "GenericWorkload=true,PodGroupPreemptionPolicy=true", &err) ==
-	      0);
+	CHECK(sx_features_set(&feat,
+			      "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption="
+			      "true,PodGroupPreemptionPolicy=true",
+			      &err) == 0);
 	cfg = sx_config_default_for(&feat, &err);
 	CHECK(cfg != NULL);
 	if (!cfg)
@@ -403,7 +405,10 @@ static void test_member_never_without_gate(void)
 
 	sx_intern_init();
 	sx_features_init(&feat, SX_RELEASE_DEFAULT);
-	CHECK(sx_features_set(&feat, "GenericWorkload=true", &err) == 0);
+	CHECK(sx_features_set(
+		      &feat,
+		      "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true",
+		      &err) == 0);
 	cfg = sx_config_default_for(&feat, &err);
 	CHECK(cfg != NULL);
 	if (cfg)
