@@ -71,7 +71,8 @@ static void notify(struct sx_preempter *p, const struct job *j, const struct sx_
 }
 
 /* PreemptPod: DisruptionTarget first, then the DELETE. 0 when the victim
- * is gone (or was already). */
+ * is deleted (or preempted in memory), 1 when it was gone already (no
+ * deletion event will follow), < 0 on failure. */
 static int evict(struct sx_preempter *p, const struct job *j, const struct sx_pod *v)
 {
 	struct sx_error err = {0};
@@ -92,7 +93,7 @@ static int evict(struct sx_preempter *p, const struct job *j, const struct sx_po
 	if (rc == 0)
 		rc = sx_kube_delete_pod(p->kube, ns, v->meta.name, v->meta.uid, &err);
 	if (rc == SX_ENOENT)
-		return 0;
+		return 1;
 	if (rc < 0) {
 		sx_log(0, "preempting %s/%s for %s/%s: %s", ns, v->meta.name,
 		       sx_str_get(j->preemptor->meta.ns), j->preemptor->meta.name, err.msg);
@@ -121,24 +122,28 @@ static void clear_lower(struct sx_preempter *p, const struct job *j)
 static void run(struct sx_preempter *p, const struct job *j)
 {
 	double start = sx_now_s();
-	int failed = 0;
+	int failed = 0, last = 0;
 
 	clear_lower(p, j);
 	for (uint32_t i = 0; i + 1 < j->nvictims; i++)
 		if (!j->victims[i]->deleting && evict(p, j, j->victims[i]) < 0)
 			failed = 1;
 	sx_preemption_end(j->ev, j->group ? j->key : j->preemptor->meta.uid);
-	if (j->nvictims && !j->victims[j->nvictims - 1]->deleting &&
-	    evict(p, j, j->victims[j->nvictims - 1]) < 0)
+	if (j->nvictims && !j->victims[j->nvictims - 1]->deleting)
+		last = evict(p, j, j->victims[j->nvictims - 1]);
+	if (last < 0)
 		failed = 1;
-	if (failed)
+	/* The last victim's deletion event is what retries the preemptor
+	 * (the hints skip the earlier ones while the preemption runs); when
+	 * that victim was gone already no event comes, so activate it. */
+	if (failed || last > 0)
 		sx_queue_activate(p->q, j->preemptor);
 	if (p->goroutine_duration || p->goroutine_executions) {
 		const char *labels = failed ? "result=\"error\"" : "result=\"success\"";
 		sx_metric_observe(p->goroutine_duration, labels, sx_now_s() - start);
 		sx_metric_inc(p->goroutine_executions, labels, 1);
 	}
-	for (uint32_t i = 1; failed && i < j->nmembers; i++)
+	for (uint32_t i = 1; (failed || last > 0) && i < j->nmembers; i++)
 		sx_queue_activate(p->q, j->members[i]);
 }
 

@@ -53,7 +53,10 @@ Tests drive it through /_control/* (never subject to auth or faults):
   POST /_control/drop      abruptly close every open watch
   POST /_control/controllers {"pvController": bool, "provisioner": bool,
                             "provisioners": [names] or null (= every one but
-                            kubernetes.io/no-provisioner), "delayMs": N};
+                            kubernetes.io/no-provisioner), "delayMs": N,
+                            "kubeletGraceMs": N (a bound pod's DELETE sets
+                            deletionTimestamp; a kubelet removes it N ms
+                            later; 0, the default: removed at once)};
                             GET reads them
 
 Usage: fakeapi.py [--port 0] [--token T] [--tls-cert F --tls-key F
@@ -352,17 +355,37 @@ class Store:
         self._emit(resource, "MODIFIED", old, new)
         return new
 
-    def delete(self, resource, key, uid=None):
+    def delete(self, resource, key, uid=None, grace_ms=0):
+        """grace_ms > 0: a pod bound to a node is deleted gracefully as by
+        a real API server with a kubelet: deletionTimestamp and
+        deletionGracePeriodSeconds are set (MODIFIED) and the kubelet's
+        confirmation removes it grace_ms later (DELETED)."""
         old = self.objects[resource].get(key)
         if old is None:
             raise ApiError(404, "NotFound", '%s "%s" not found' % (resource, key[1]))
         if uid and uid != old["metadata"]["uid"]:
             raise ApiError(409, "Conflict", "Precondition failed: UID in precondition: %s, UID in object meta: %s" % (uid, old["metadata"]["uid"]))
+        if grace_ms and (old.get("spec") or {}).get("nodeName"):
+            if old["metadata"].get("deletionTimestamp"):
+                return old
+            md = dict(old["metadata"], deletionTimestamp=now_rfc3339(),
+                      deletionGracePeriodSeconds=max(1, grace_ms // 1000))
+            new = self.update(resource, dict(old, metadata=md), check_rv=False, owned=True)
+            uid_now = md["uid"]
+            threading.Timer(grace_ms / 1000.0, self._kubelet_confirm,
+                            (resource, key, uid_now)).start()
+            return new
         del self.objects[resource][key]
         last = copy.deepcopy(old)
         last["metadata"]["resourceVersion"] = self._next_rv()
         self._emit(resource, "DELETED", old, last)
         return last
+
+    def _kubelet_confirm(self, resource, key, uid):
+        with self.lock:
+            cur = self.objects[resource].get(key)
+            if cur is not None and cur["metadata"]["uid"] == uid:
+                self.delete(resource, key, uid)
 
     def qualified(self, resource):
         g = GROUP_OF[RESOURCES[resource][0]]
@@ -413,6 +436,7 @@ class Controllers:
         self.provisioner = provisioner
         self.provisioners = provisioners  # None: every provisioner but NO_PROVISIONER
         self.delay_ms = 0
+        self.kubelet_grace_ms = 0  # 0: pods are deleted at once (no kubelet)
         self.seen_rv = -1
         t = threading.Thread(target=self.run, name="controllers", daemon=True)
         t.start()
@@ -420,7 +444,8 @@ class Controllers:
     def settings(self):
         with self.store.lock:
             return {"pvController": self.pv_controller, "provisioner": self.provisioner,
-                    "provisioners": self.provisioners, "delayMs": self.delay_ms}
+                    "provisioners": self.provisioners, "delayMs": self.delay_ms,
+                    "kubeletGraceMs": self.kubelet_grace_ms}
 
     def configure(self, body):
         with self.store.lock:
@@ -432,6 +457,8 @@ class Controllers:
                 self.provisioners = body["provisioners"]
             if "delayMs" in body:
                 self.delay_ms = int(body["delayMs"] or 0)
+            if "kubeletGraceMs" in body:
+                self.kubelet_grace_ms = max(0, int(body["kubeletGraceMs"] or 0))
             self.seen_rv = -1  # re-examine everything with the new settings
             self.store.lock.notify_all()
 
@@ -1027,7 +1054,8 @@ class Handler(BaseHTTPRequestHandler):
             body = self.body_json() or {}
             uid = ((body.get("preconditions") or {}).get("uid"))
             with st.lock:
-                obj = st.delete(res, key, uid)
+                grace = self.server.controllers.kubelet_grace_ms if res == "pods" else 0
+                obj = st.delete(res, key, uid, grace)
                 st.records["deletes"].append({"resource": res, "namespace": key[0], "name": name,
                                               "body": body, "seq": st.next_seq()})
             return self.send_json(200, obj)

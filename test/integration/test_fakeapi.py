@@ -287,7 +287,34 @@ def test_request_log(tmp):
         api.stop()
 
 
+def test_graceful_pod_delete(tmp):
+    """kubeletGraceMs: a bound pod's DELETE marks it terminating (MODIFIED
+    with deletionTimestamp), a kubelet removes it later (DELETED); an
+    unbound pod goes at once."""
+    api = FakeApi(tmp)
+    try:
+        bound = dict(pod("bound"), spec=dict(pod("bound")["spec"], nodeName="n1"))
+        out = api.apply([{"op": "create", "object": bound},
+                         {"op": "create", "object": pod("unbound")}])
+        api.control("controllers", {"kubeletGraceMs": 400})
+        w = Watch(api, "/api/v1/pods", resourceVersion=out["resourceVersion"])
+        base = "http://127.0.0.1:%d/api/v1/namespaces/default/pods/" % api.port
+        code, first = http("DELETE", base + "bound", {})
+        check(code == 200 and first["metadata"].get("deletionTimestamp") and
+              first["metadata"].get("deletionGracePeriodSeconds") == 1,
+              "a bound pod's DELETE answers it terminating: %r %r" % (code, first))
+        code, _ = http("DELETE", base + "unbound", {})
+        evs = w.events(until=lambda e: len(e) >= 3, timeout=5)
+        w.close()
+        check([(e["type"], e["object"]["metadata"]["name"]) for e in evs] ==
+              [("MODIFIED", "bound"), ("DELETED", "unbound"), ("DELETED", "bound")],
+              "terminating, the unbound one gone, then the kubelet's removal: %r"
+              % [(e["type"], e["object"]["metadata"]["name"]) for e in evs])
+    finally:
+        api.stop()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests("test_fakeapi.py", (
         test_pagination, test_list_resource_versions, test_watch_too_old, test_bookmarks,
-        test_streaming_list, test_watch_timeout, test_request_log)))
+        test_streaming_list, test_watch_timeout, test_request_log, test_graceful_pod_delete)))

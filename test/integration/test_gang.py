@@ -26,7 +26,8 @@ the pod-group cycle of 1.37 (schedule_one_podgroup.go):
     whose disruptionMode is All whole (every member gets the
     DisruptionTarget condition and is deleted, though one per node could
     have stayed beside it), its members are nominated to the nodes being
-    freed, the victims get upstream's Preempted event, then the gang binds;
+    freed, the victims get upstream's Preempted event, then (once their
+    graceful deletion ends, a kubelet's confirmation) the gang binds;
     scheduler_workload_preemption_attempts_total{result="Success"} counts it.
 """
 import os
@@ -280,6 +281,10 @@ def test_gang_preempts_group_whole(tmp):
     api, sx = start(tmp, "preempt", [node("n1"), node("n2")], low_group, low,
                     "--feature-gates", "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true")
     try:
+        # Victims terminate as on a real cluster: a kubelet confirms each
+        # deletion 300 ms after its DELETE, so the gang's retries meanwhile
+        # see terminating pods (not eligible to preempt again).
+        api.control("controllers", {"kubeletGraceMs": 300})
         check(wait_for(lambda: len(bindings(api)) == 4, 20),
               "preempt: the low group binds first: %r\n%s" % (bindings(api), sx.logtext()))
         high = [member("high-%d" % i, "high", cpu="2500m") for i in range(2)]
@@ -301,13 +306,14 @@ def test_gang_preempts_group_whole(tmp):
                     and "nominatedNodeName" in (p["patch"].get("status") or {})]
             check(noms and noms[0] in ("n1", "n2"),
                   "preempt: high-%d nominated to a node being freed: %r" % (i, noms))
-        conds = [c for p in rec["patches"] if p["name"].startswith("low-")
-                 for c in (p["patch"].get("status") or {}).get("conditions", [])
-                 if c.get("type") == "DisruptionTarget"]
-        check(len(conds) == 4 and all(
-            c["reason"] == "PreemptionByScheduler" and c["message"] ==
-            "default-scheduler: preempting to accommodate a higher priority PodGroup"
-            for c in conds), "preempt: DisruptionTarget on each victim: %r" % conds)
+        conds = sorted((p["name"], c["reason"], c["message"]) for p in rec["patches"]
+                       if p["name"].startswith("low-")
+                       for c in (p["patch"].get("status") or {}).get("conditions", [])
+                       if c.get("type") == "DisruptionTarget")
+        check(conds == [("low-%d" % i, "PreemptionByScheduler",
+                         "default-scheduler: preempting to accommodate a higher priority PodGroup")
+                        for i in range(4)],
+              "preempt: DisruptionTarget once on each victim: %r" % conds)
         check(wait_for(lambda: bindings(api) == ["high-0", "high-1", "low-0", "low-1",
                                                  "low-2", "low-3"], 20),
               "preempt: the gang binds where the group was: %r\n%s"
@@ -316,8 +322,14 @@ def test_gang_preempts_group_whole(tmp):
                  if e.get("reason") == "Preempted"]
         check(sorted(notes) == ["Preempted by PodGroup uid-pg-high on node cluster"] * 4,
               "preempt: the Preempted events: %r" % notes)
+        # A retry while the victims terminate (a victim's update moves the
+        # gang) may find no member nominated any more -- an ineligible
+        # attempt clears the nominations, as upstream's -- and "preempt"
+        # again: the victims are terminating, so nothing more is evicted.
         got = metric(sx, "scheduler_workload_preemption_attempts_total", ['result="Success"'])
-        check(got == 1, "preempt: one successful workload preemption attempt: %r" % got)
+        check(got and got >= 1, "preempt: a successful workload preemption attempt: %r" % got)
+        check(sorted(d["name"] for d in api.control("records")["deletes"]) ==
+              ["low-%d" % i for i in range(4)], "preempt: one DELETE per victim")
         check(sx.stop() == 0, "preempt: clean exit")
     finally:
         api.stop()
