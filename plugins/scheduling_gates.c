@@ -1,6 +1,7 @@
 /* SchedulingGates (PreEnqueue): a pod carrying spec.schedulingGates is held
  * back from the active queue until every gate is removed
  * (upstream schedulinggates/scheduling_gates.go). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,28 @@ static struct sx_status *pre_enqueue_scheduling_gates(void *self, const struct s
 	return st;
 }
 
+/* The gates the pod still has, named one by one and as an array
+ * (explainers; the reason names them inside one string). */
+static void explain_scheduling_gates(void *self, const struct sx_cycle_state *cs,
+				     const struct sx_pod *pod, const struct sx_node_info *ni,
+				     const struct sx_status *st, struct sx_detail *d)
+{
+	char list[400];
+	size_t n = 0;
+
+	SX_UNUSED(self);
+	SX_UNUSED(cs);
+	SX_UNUSED(st);
+	if (ni || pod->ngates == 0)
+		return;
+	list[0] = '\0';
+	for (uint32_t i = 0; i < pod->ngates && n < sizeof(list); i++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "",
+				      sx_str_get(pod->gates[i]));
+	sx_detail_text(d, "%u scheduling gate(s) left: %s", pod->ngates, list);
+	sx_detail_strs(d, "gates", pod->gates, pod->ngates);
+}
+
 /* ---------- queueing hints ---------- */
 
 static bool same_pod(const struct sx_pod *a, const struct sx_pod *b)
@@ -78,4 +101,5 @@ const struct sx_plugin sx_plugin_scheduling_gates = {
 	.name = "SchedulingGates",
 	.pre_enqueue = pre_enqueue_scheduling_gates,
 	.events = events_scheduling_gates,
+	.explain = explain_scheduling_gates,
 };

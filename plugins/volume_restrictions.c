@@ -3,6 +3,7 @@
  * anywhere in the cluster (upstream
  * volumerestrictions/volume_restrictions.go, 1.34).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -220,6 +221,134 @@ static struct sx_status *filter_volume_restrictions(void *self, const struct sx_
 	return NULL;
 }
 
+/* ---------- the numbers behind a rejection (explainers) ---------- */
+
+/* The in-tree source of a conflict-prone volume, as the pod spec names it. */
+static const char *source_name(uint8_t source)
+{
+	switch (source) {
+	case SX_VSRC_GCE_PD:
+		return "gcePersistentDisk";
+	case SX_VSRC_AWS_EBS:
+		return "awsElasticBlockStore";
+	case SX_VSRC_RBD:
+		return "rbd";
+	default:
+		return "iscsi";
+	}
+}
+
+/* PreFilter's "persistentvolumeclaim ... not found": the pod's volume that
+ * names the missing claim (the first, as collect_rwop stops there). */
+static void explain_missing_claim(const struct sx_snapshot *snap, const struct sx_pod *pod,
+				  struct sx_detail *d)
+{
+	for (uint32_t i = 0; i < pod->nvolumes; i++) {
+		const struct sx_volume *v = &pod->volumes[i];
+		if (v->source != SX_VSRC_PVC || sx_snapshot_find_pvc(snap, pod->meta.ns, v->claim))
+			continue;
+		sx_detail_text(d, "volume %s: claim %s/%s is not in the cluster",
+			       sx_str_get(v->name), sx_str_get(pod->meta.ns), sx_str_get(v->claim));
+		sx_detail_str(d, "volume", sx_str_get(v->name));
+		sx_detail_str(d, "claim", sx_str_get(v->claim));
+		return;
+	}
+}
+
+/* Filter's disk conflict on ni: the pod's volume and the pod on the node
+ * that mounts the same disk (satisfyVolumeConflicts, pair by pair). */
+static void explain_disk(const struct sx_pod *pod, const struct sx_node_info *ni,
+			 struct sx_detail *d)
+{
+	char key[512];
+
+	for (uint32_t i = 0; i < pod->nvolumes; i++) {
+		const struct sx_volume *v = &pod->volumes[i];
+		if (!needs_check(v))
+			continue;
+		for (uint32_t k = 0; k < ni->npods; k++)
+			for (uint32_t j = 0; j < ni->pods[k]->nvolumes; j++) {
+				if (!volumes_conflict(v, &ni->pods[k]->volumes[j]))
+					continue;
+				sx_pod_key(ni->pods[k], key, sizeof(key));
+				sx_detail_text(d, "volume %s: %s %s mounted by pod %s",
+					       sx_str_get(v->name), source_name(v->source),
+					       sx_str_get(v->id), key);
+				sx_detail_str(d, "volume", sx_str_get(v->name));
+				sx_detail_str(d, "disk", sx_str_get(v->id));
+				sx_detail_str(d, "mountedBy", key);
+				return;
+			}
+	}
+}
+
+/* A scheduled pod of the pod's namespace using one of its ReadWriteOncePod
+ * claims (the first in node order); *at gets its node, *claim the claim. */
+static const struct sx_pod *rwop_user(const struct sx_snapshot *snap, const struct sx_pod *pod,
+				      const struct rwop_state *s, const struct sx_node_info **at,
+				      sx_str *claim)
+{
+	for (uint32_t n = 0; n < snap->nnodes; n++)
+		for (uint32_t k = 0; k < snap->nodes[n]->npods; k++) {
+			const struct sx_pod *o = snap->nodes[n]->pods[k];
+			if (o->meta.ns != pod->meta.ns)
+				continue;
+			for (uint32_t j = 0; j < o->nvolumes; j++)
+				if (o->volumes[j].source == SX_VSRC_PVC &&
+				    has_claim(s, o->volumes[j].claim)) {
+					*at = snap->nodes[n];
+					*claim = o->volumes[j].claim;
+					return o;
+				}
+		}
+	return NULL;
+}
+
+/* Filter's ReadWriteOncePod conflict: which claim, and which pod uses it
+ * where (upstream counts PVC references of every scheduled pod,
+ * volume_restrictions.go calPreFilterState). A claim held only by a
+ * nominated pod names no pod. */
+static void explain_rwop(const struct sx_cycle_state *cs, const struct sx_pod *pod,
+			 struct sx_detail *d)
+{
+	const struct rwop_state *s = cs->slots[SX_SLOT_volume_restrictions];
+	const struct sx_node_info *at = NULL;
+	const struct sx_pod *user;
+	sx_str claim = SX_STR_EMPTY;
+	char key[512];
+
+	if (!s || s->n == 0)
+		return;
+	user = rwop_user(cs->snap, pod, s, &at, &claim);
+	if (!user) {
+		sx_detail_text(d, "ReadWriteOncePod claim %s", sx_str_get(s->claims[0]));
+		sx_detail_str(d, "claim", sx_str_get(s->claims[0]));
+		return;
+	}
+	sx_pod_key(user, key, sizeof(key));
+	sx_detail_text(d, "ReadWriteOncePod claim %s in use by pod %s on node %s",
+		       sx_str_get(claim), key, sx_str_get(at->name));
+	sx_detail_str(d, "claim", sx_str_get(claim));
+	sx_detail_str(d, "usedBy", key);
+	sx_detail_str(d, "node", sx_str_get(at->name));
+}
+
+/* The claim or disk behind each of the plugin's reasons. */
+static void explain_volume_restrictions(void *self, const struct sx_cycle_state *cs,
+					const struct sx_pod *pod, const struct sx_node_info *ni,
+					const struct sx_status *st, struct sx_detail *d)
+{
+	SX_UNUSED(self);
+	if (!st->nreasons || !cs->snap)
+		return;
+	if (!ni && strncmp(st->reasons[0], "persistentvolumeclaim ", 22) == 0)
+		explain_missing_claim(cs->snap, pod, d);
+	else if (ni && strcmp(st->reasons[0], REASON_DISK) == 0)
+		explain_disk(pod, ni, d);
+	else if (ni && strcmp(st->reasons[0], REASON_RWOP) == 0)
+		explain_rwop(cs, pod, d);
+}
+
 /* ---------- queueing hints ---------- */
 
 /* isSchedulableAfterPodDeleted: the deleted pod (same namespace) mounted
@@ -296,4 +425,5 @@ const struct sx_plugin sx_plugin_volume_restrictions = {
 	.filter = filter_volume_restrictions,
 	.events = events_volume_restrictions,
 	.sign = sign_volume_restrictions,
+	.explain = explain_volume_restrictions,
 };

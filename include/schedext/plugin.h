@@ -389,8 +389,9 @@ struct sx_plugin {
 	 * plugin's Filter rejection `st` of ni (which taint, label or count),
 	 * read from the cycle state cs its Filter read; fills d (zeroed by
 	 * the caller) through sx_detail_*, or leaves it empty. ni NULL: st
-	 * is this plugin's PreFilter rejection of the whole cycle (cs as its
-	 * PreFilter left it). See "the numbers behind a rejection" below. */
+	 * is this plugin's PreEnqueue or PreFilter rejection of the whole
+	 * cycle (cs as PreFilter left it). See "the numbers behind a
+	 * rejection" below. */
 	void (*explain)(void *self, const struct sx_cycle_state *cs, const struct sx_pod *pod,
 			const struct sx_node_info *ni, const struct sx_status *st,
 			struct sx_detail *d);

@@ -109,6 +109,18 @@ static const char *quantity(char *buf, size_t len, const char *resource, int64_t
 	return buf;
 }
 
+/* The explain hook of the plugin named st->plugin at point pt, or NULL. */
+static const struct sx_enabled *explainer_at(const struct sx_profile *p, enum sx_point pt,
+					     const struct sx_status *st)
+{
+	for (unsigned i = 0; i < p->n[pt]; i++) {
+		const struct sx_enabled *e = &p->points[pt][i];
+		if (e->plugin->explain && strcmp(e->plugin->name, st->plugin) == 0)
+			return e;
+	}
+	return NULL;
+}
+
 /* ---------- the numbers behind the other plugins' reasons ----------
  *
  * Asked of the rejecting plugin's explain hook (plugin.h), which reads the
@@ -119,38 +131,34 @@ static void plugin_detail(const struct sx_explain_opts *o, const struct sx_cycle
 			  const struct sx_pod *pod, const struct sx_node_info *ni,
 			  const struct sx_status *st, struct sx_detail *d)
 {
-	const struct sx_profile *p = o->profile;
+	const struct sx_enabled *e;
 
 	memset(d, 0, sizeof(*d));
 	if (res->pre_filter || !st->plugin || !res->state || !ni)
 		return;
-	for (unsigned i = 0; i < p->n[SX_PT_FILTER]; i++) {
-		const struct sx_enabled *e = &p->points[SX_PT_FILTER][i];
-		if (e->plugin->explain && strcmp(e->plugin->name, st->plugin) == 0) {
-			e->plugin->explain(e->self, res->state, pod, ni, st, d);
-			return;
-		}
-	}
+	e = explainer_at(o->profile, SX_PT_FILTER, st);
+	if (e)
+		e->plugin->explain(e->self, res->state, pod, ni, st, d);
 }
 
-/* The numbers behind the PreFilter rejection: the rejecting PreFilter
- * plugin's explain hook with no node (ni NULL). d is zeroed. */
+/* The numbers behind the rejection before Filter: the explain hook, with
+ * no node (ni NULL), of the PreEnqueue plugin that held the pod back
+ * (SchedulingGates' gates) or of the PreFilter plugin that rejected it.
+ * d is zeroed. */
 static void pre_filter_detail(const struct sx_explain_opts *o, const struct sx_cycle_result *res,
 			      const struct sx_pod *pod, struct sx_detail *d)
 {
-	const struct sx_profile *p = o->profile;
 	const struct sx_status *st = res->pre_filter;
+	const struct sx_enabled *e;
 
 	memset(d, 0, sizeof(*d));
 	if (!st || !st->plugin || !res->state)
 		return;
-	for (unsigned i = 0; i < p->n[SX_PT_PRE_FILTER]; i++) {
-		const struct sx_enabled *e = &p->points[SX_PT_PRE_FILTER][i];
-		if (e->plugin->explain && strcmp(e->plugin->name, st->plugin) == 0) {
-			e->plugin->explain(e->self, res->state, pod, NULL, st, d);
-			return;
-		}
-	}
+	e = explainer_at(o->profile, SX_PT_PRE_ENQUEUE, st);
+	if (!e)
+		e = explainer_at(o->profile, SX_PT_PRE_FILTER, st);
+	if (e)
+		e->plugin->explain(e->self, res->state, pod, NULL, st, d);
 }
 
 /* ,"detail":{"text":...,members} when the plugin gave members: the
@@ -396,6 +404,7 @@ static void write_json(struct sx_buf *b, const struct sx_explain_opts *o, const 
 		       const struct name_index *nodes, uint32_t n)
 {
 	char key[512], msg[2048];
+	struct sx_detail pfd, d;
 	struct sx_jw w;
 
 	sx_jw_init(&w, b);
@@ -421,22 +430,23 @@ static void write_json(struct sx_buf *b, const struct sx_explain_opts *o, const 
 		sx_jw_str(&w, sx_status_message(res->error, msg, sizeof(msg)));
 	else
 		sx_jw_null(&w);
+	/* a PreFilter rejection is every node's status, with its numbers */
+	pre_filter_detail(o, res, pod, &pfd);
 	sx_jw_key(&w, "preFilter");
-	if (res->pre_filter) {
-		struct sx_detail d;
-		pre_filter_detail(o, res, pod, &d);
-		write_status_of(&w, res->pre_filter, NULL, NULL, &d);
-	} else
+	if (res->pre_filter)
+		write_status_of(&w, res->pre_filter, NULL, NULL, &pfd);
+	else
 		sx_jw_null(&w);
 	sx_jw_kobject(&w, "filter");
 	for (uint32_t i = 0; i < n; i++) {
 		const struct sx_status *st = node_status(res, nodes[i].at);
-		struct sx_detail d;
 		if (!st)
 			continue;
 		sx_jw_key(&w, nodes[i].name);
-		plugin_detail(o, res, pod, o->snap->nodes[nodes[i].at], st, &d);
-		write_status_of(&w, st, pod, o->snap->nodes[nodes[i].at], &d);
+		if (!res->pre_filter)
+			plugin_detail(o, res, pod, o->snap->nodes[nodes[i].at], st, &d);
+		write_status_of(&w, st, pod, o->snap->nodes[nodes[i].at],
+				res->pre_filter ? &pfd : &d);
 	}
 	sx_jw_end_object(&w);
 	sx_jw_kobject(&w, "scores");

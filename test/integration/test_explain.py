@@ -137,23 +137,46 @@ def test_missing_claim(tmp):
     check(r["postFilter"] == {"plugin": "DynamicResources", "code": "Error",
                               "message": "not found", "nominatedNode": None, "victims": []},
           f"missing claim postFilter: {r['postFilter']}")
-    check(r["preFilter"] == {"plugin": "VolumeRestrictions", "code": "UnschedulableAndUnresolvable",
-                             "reasons": ['persistentvolumeclaim "no-such-claim" not found']},
-          f"missing claim preFilter: {r['preFilter']}")
+    # the preFilter object as before, plus the volume that names the claim
+    want = {"plugin": "VolumeRestrictions", "code": "UnschedulableAndUnresolvable",
+            "reasons": ['persistentvolumeclaim "no-such-claim" not found'],
+            "detail": {"text": "volume v: claim default/no-such-claim is not in the cluster",
+                       "volume": "v", "claim": "no-such-claim"}}
+    check(r["preFilter"] == want, f"missing claim preFilter: {r['preFilter']}")
+    check(r["filter"]["n1"] == want and r["filter"]["n3"] == want,
+          f"every node carries the PreFilter status and its detail: {r['filter']}")
+    rc, out, err = run("--state", state, "--pod", p, "--format", "text")
+    check('PreFilter:  VolumeRestrictions rejected the pod: persistentvolumeclaim "no-such-claim" '
+          'not found (volume v: claim default/no-such-claim is not in the cluster)' in out.splitlines(),
+          f"missing claim text: {out} {err}")
 
 
 def test_gated_pod(tmp):
     state = write(tmp, "s.json", {"apiVersion": "v1", "kind": "List", "items": [node("n1"), node("n2")]})
-    p = write(tmp, "gated.json", pod("gated", schedulingGates=[{"name": "example.com/wait"}]))
+    p = write(tmp, "gated.json", pod("gated", schedulingGates=[{"name": "example.com/wait"},
+                                                              {"name": "example.com/quota"}]))
     rc, out, _ = run("--state", state, "--pod", p)
     r = json.loads(out)
+    # kube-scheduler's status as before, plus the gates left as an array
     want = {"plugin": "SchedulingGates", "code": "UnschedulableAndUnresolvable",
-            "reasons": ["waiting for scheduling gates: [example.com/wait]"]}
+            "reasons": ["waiting for scheduling gates: [example.com/wait example.com/quota]"],
+            "detail": {"text": "2 scheduling gate(s) left: example.com/wait, example.com/quota",
+                       "gates": ["example.com/wait", "example.com/quota"]}}
     check(r["preFilter"] == want, f"gated preFilter {r['preFilter']}")
-    check(r["filter"].get("n1") == want and r["filter"].get("n2") == want, "every node carries it")
+    check(r["filter"].get("n1") == want and r["filter"].get("n2") == want,
+          f"every node carries it, with its detail: {r['filter']}")
     # A gated pod never enters a scheduling cycle: no PostFilter, no PostFilter words.
     check("postFilter" not in r and r["message"] == "0/2 nodes are available: waiting for "
-          "scheduling gates: [example.com/wait].", f"gated: {r.get('postFilter')} {r['message']}")
+          "scheduling gates: [example.com/wait example.com/quota].",
+          f"gated: {r.get('postFilter')} {r['message']}")
+    rc, out, _ = run("--state", state, "--pod", p, "--format", "text")
+    lines = out.splitlines()
+    check("PreFilter:  SchedulingGates rejected the pod: waiting for scheduling gates: "
+          "[example.com/wait example.com/quota] (2 scheduling gate(s) left: example.com/wait, "
+          "example.com/quota)" in lines, f"gated text: {out}")
+    check("n1                           rejected   cannot help  SchedulingGates: waiting for "
+          "scheduling gates: [example.com/wait example.com/quota]" in lines,
+          f"node rows keep the reason alone (the PreFilter line has the numbers): {out}")
 
 
 def test_single_plugin_profile(tmp):
@@ -536,6 +559,53 @@ def test_pre_filter_details(tmp):
           "PersistentVolumeClaims. not found", f"FailedScheduling words unchanged: {r['message']}")
 
 
+def test_volume_restrictions_details(tmp):
+    """VolumeRestrictions' Filter reasons name neither the claim nor the
+    disk: explain names the ReadWriteOncePod claim and the pod using it
+    (on which node), and the in-tree disk and the pod on the node that
+    mounts it; the FailedScheduling message keeps kube-scheduler's words."""
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+           "metadata": {"name": "solo", "namespace": "default",
+                        "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+           "spec": {"accessModes": ["ReadWriteOncePod"], "volumeName": "pv1", "storageClassName": ""},
+           "status": {"phase": "Bound"}}
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
+          "spec": {"accessModes": ["ReadWriteOncePod"], "capacity": {"storage": "1Gi"},
+                   "claimRef": {"namespace": "default", "name": "solo"},
+                   "csi": {"driver": "d.example.com", "volumeHandle": "h"}},
+          "status": {"phase": "Bound"}}
+    holder = pod("holder", nodeName="n2", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "solo"}}])
+    disk = pod("diskpod", nodeName="n1", volumes=[{"name": "x", "gcePersistentDisk": {"pdName": "disk-1"}}])
+    state = write(tmp, "vr.json", {"apiVersion": "v1", "kind": "List", "items": [
+        node("n1"), node("n2"), pvc, pv, holder, disk]})
+    rwop = write(tmp, "rwop.json", pod("second", volumes=[{"name": "d", "persistentVolumeClaim":
+                                                           {"claimName": "solo"}}]))
+    rc, out, err = run("--state", state, "--pod", rwop)
+    r = json.loads(out)
+    reason = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+              "already in-use by another pod")
+    for n in ("n1", "n2"):
+        check(r["filter"].get(n) == {
+            "plugin": "VolumeRestrictions", "code": "Unschedulable", "reasons": [reason],
+            "detail": {"text": "ReadWriteOncePod claim solo in use by pod default/holder on node n2",
+                       "claim": "solo", "usedBy": "default/holder", "node": "n2"}},
+            f"RWOP {n}: {r['filter'].get(n)} {err}")
+    check(r["message"].startswith("0/2 nodes are available: 2 " + reason + ". "),
+          f"FailedScheduling words unchanged: {r['message']}")
+    rc, out, err = run("--state", state, "--pod", rwop, "--format", "text")
+    check("n1                           rejected   may help     VolumeRestrictions: " + reason +
+          " (ReadWriteOncePod claim solo in use by pod default/holder on node n2)" in out.splitlines(),
+          f"RWOP text: {out} {err}")
+    gce = write(tmp, "gce.json", pod("gce", volumes=[{"name": "y", "gcePersistentDisk": {"pdName": "disk-1"}}]))
+    rc, out, err = run("--state", state, "--pod", gce)
+    r = json.loads(out)
+    check(r["selectedNode"] == "n2" and r["filter"].get("n1") == {
+        "plugin": "VolumeRestrictions", "code": "Unschedulable", "reasons": ["node(s) had no available disk"],
+        "detail": {"text": "volume y: gcePersistentDisk disk-1 mounted by pod default/diskpod",
+                   "volume": "y", "disk": "disk-1", "mountedBy": "default/diskpod"}},
+        f"disk conflict: {r['filter']} {err}")
+
+
 def main():
     if not os.path.exists(BIN):
         print(f"FAIL: {BIN} not built", file=sys.stderr)
@@ -552,6 +622,7 @@ def main():
         test_rejection_details(tmp)
         test_dra_details(tmp)
         test_pre_filter_details(tmp)
+        test_volume_restrictions_details(tmp)
     print(f"test_explain: {checks - failures} checks passed, {failures} failed")
     sys.exit(1 if failures else 0)
 
