@@ -83,57 +83,56 @@ void sx_detail_text(struct sx_detail *d, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The next member named name, or NULL when d is full. */
-static char *detail_member(struct sx_detail *d, const char *name)
+/* Adds member `name` whose value is the JSON text json[0..len), or null
+ * when it does not fit in what is left of d->json. */
+void sx_detail_json(struct sx_detail *d, const char *name, const char *json, size_t len)
 {
+	static const char null_json[] = "null";
+
 	if (d->n >= SX_DETAIL_MAX)
-		return NULL;
+		return;
+	if (!json || len == 0 || len > sizeof(d->json) - d->used) {
+		json = null_json;
+		len = 4;
+		if (len > sizeof(d->json) - d->used)
+			return;
+	}
 	snprintf(d->members[d->n].name, sizeof(d->members[d->n].name), "%s", name);
-	return d->members[d->n++].json;
+	memcpy(d->json + d->used, json, len);
+	d->members[d->n].off = d->used;
+	d->members[d->n].len = (uint32_t)len;
+	d->used += (uint32_t)len;
+	d->n++;
 }
 
-/* Copies the JSON text of b into a member (null when it does not fit). */
-static void detail_set(char *dst, struct sx_buf *b)
+/* The member from b's JSON text (null when b failed), then frees b. */
+static void detail_buf(struct sx_detail *d, const char *name, struct sx_buf *b)
 {
-	size_t cap = sizeof(((struct sx_detail *)0)->members[0].json);
-
-	if (!b->failed && b->len > 0 && b->len < cap) {
-		memcpy(dst, b->data, b->len);
-		dst[b->len] = '\0';
-	} else {
-		snprintf(dst, cap, "null");
-	}
+	sx_detail_json(d, name, b->failed ? NULL : b->data, b->failed ? 0 : b->len);
 	sx_buf_free(b);
 }
 
 void sx_detail_str(struct sx_detail *d, const char *name, const char *value)
 {
-	char *dst = detail_member(d, name);
 	struct sx_buf b;
 
-	if (!dst)
-		return;
 	sx_buf_init(&b);
 	if (value)
 		sx_json_str(&b, value);
-	detail_set(dst, &b);
+	detail_buf(d, name, &b);
 }
 
 void sx_detail_int(struct sx_detail *d, const char *name, int64_t value)
 {
-	char *dst = detail_member(d, name);
+	char v[24];
 
-	if (dst)
-		snprintf(dst, sizeof(d->members[0].json), "%" PRId64, value);
+	sx_detail_json(d, name, v, (size_t)snprintf(v, sizeof(v), "%" PRId64, value));
 }
 
 void sx_detail_strs(struct sx_detail *d, const char *name, const sx_str *values, uint32_t n)
 {
-	char *dst = detail_member(d, name);
 	struct sx_buf b;
 
-	if (!dst)
-		return;
 	sx_buf_init(&b);
 	sx_buf_putc(&b, '[');
 	for (uint32_t i = 0; i < n; i++) {
@@ -142,7 +141,7 @@ void sx_detail_strs(struct sx_detail *d, const char *name, const sx_str *values,
 		sx_json_str(&b, sx_str_get(values[i]));
 	}
 	sx_buf_putc(&b, ']');
-	detail_set(dst, &b);
+	detail_buf(d, name, &b);
 }
 
 const char *sx_taint_string(const struct sx_taint *t, char *buf, size_t len)

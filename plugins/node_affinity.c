@@ -512,8 +512,72 @@ static void explain_requirement(struct sx_detail *d, const char *where,
 	sx_detail_str(d, "nodeValue", has ? sx_str_get(v) : NULL);
 }
 
-/* Each term of sel (ORed: every one failed) with its first failing
- * requirement; at most 4 are named. */
+#define TEXT_TERMS 4  /* terms the text phrase names */
+#define JSON_TERMS 16 /* terms the "terms" member lists */
+
+/* One element of "terms": the term's index, the expression the node
+ * fails ("matchExpressions[k]" or "matchFields[k]") with its key,
+ * operator and values and what the node has (its label value, its name
+ * for matchFields, null without the label); or "empty"/"invalid". */
+static void term_json(struct sx_jw *w, uint32_t i, const struct sx_node_selector_term *t,
+		      const struct sx_node *node)
+{
+	static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+	struct sx_error err;
+	bool field = false;
+	const struct sx_requirement *r = failing_requirement(t, node, &field);
+	sx_str v = SX_STR_EMPTY;
+	bool has;
+
+	sx_jw_object(w);
+	sx_jw_kint(w, "term", i);
+	if (term_empty(t) || !term_valid(t, &err) || !r) {
+		sx_jw_kbool(w, term_empty(t) ? "empty" : "invalid", true);
+		sx_jw_end_object(w);
+		return;
+	}
+	sx_jw_key(w, "expression");
+	sx_jw_strf(w, "%s[%u]", field ? "matchFields" : "matchExpressions",
+		   (unsigned)(field ? r - t->fields : r - t->exprs));
+	sx_jw_kstr(w, "key", sx_str_get(r->key));
+	sx_jw_kstr(w, "operator", r->op < 6 ? ops[r->op] : "In");
+	if (r->op != SX_OP_EXISTS && r->op != SX_OP_DOES_NOT_EXIST) {
+		sx_jw_karray(w, "values");
+		for (uint32_t k = 0; k < r->nvalues; k++)
+			sx_jw_str(w, sx_str_get(r->values[k]));
+		sx_jw_end_array(w);
+	}
+	has = field || sx_node_label(node, r->key, &v);
+	sx_jw_key(w, "nodeValue");
+	sx_jw_str_or_null(w, !has ? NULL : sx_str_get(field ? node->name_id : v));
+	sx_jw_end_object(w);
+}
+
+/* "terms": every term of sel (up to JSON_TERMS; "moreTerms" counts the
+ * rest) with the expression the node fails in it. */
+static void terms_json(struct sx_detail *d, const struct sx_node_selector *sel,
+		       const struct sx_node *node)
+{
+	struct sx_buf b;
+	struct sx_jw w;
+
+	sx_buf_init(&b);
+	sx_jw_init(&w, &b);
+	sx_jw_array(&w);
+	for (uint32_t i = 0; i < sel->nterms && i < JSON_TERMS; i++)
+		term_json(&w, i, &sel->terms[i], node);
+	sx_jw_end_array(&w);
+	sx_detail_json(d, "terms", b.failed ? NULL : b.data, b.failed ? 0 : b.len);
+	sx_buf_free(&b);
+	if (sel->nterms > JSON_TERMS)
+		sx_detail_int(d, "moreTerms", sel->nterms - JSON_TERMS);
+}
+
+/* Each term of sel (ORed: the node failed every one) with its first
+ * failing requirement: the text names TEXT_TERMS of them; the JSON keeps
+ * the first failure's members and lists every term in "terms"
+ * (upstream nodeaffinity.RequiredNodeAffinity.Match: any term matching
+ * admits the node). */
 static void explain_terms(struct sx_detail *d, const char *what, const struct sx_node_selector *sel,
 			  const struct sx_node *node)
 {
@@ -521,7 +585,7 @@ static void explain_terms(struct sx_detail *d, const char *what, const struct sx
 	char where[96];
 	bool field;
 
-	for (uint32_t i = 0; i < sel->nterms && i < 4; i++) {
+	for (uint32_t i = 0; i < sel->nterms && i < TEXT_TERMS; i++) {
 		const struct sx_node_selector_term *t = &sel->terms[i];
 		const struct sx_requirement *r = failing_requirement(t, node, &field);
 
@@ -531,8 +595,9 @@ static void explain_terms(struct sx_detail *d, const char *what, const struct sx
 		else if (r)
 			explain_requirement(d, where, r, field, node);
 	}
-	if (sel->nterms > 4)
-		sx_detail_text(d, "%u more term(s)", sel->nterms - 4);
+	if (sel->nterms > TEXT_TERMS)
+		sx_detail_text(d, "%u more term(s)", sel->nterms - TEXT_TERMS);
+	terms_json(d, sel, node);
 }
 
 /* PreFilter's "pod affinity terms conflict": each required term's

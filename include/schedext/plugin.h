@@ -449,23 +449,28 @@ void sx_default_normalize_score(int64_t max_priority, bool reverse, struct sx_no
  * for text output ("taint dedicated=gpu:NoSchedule") and a few members
  * of the JSON "detail" object ({"taint":"dedicated=gpu:NoSchedule"}).
  * Filled by the sx_detail_* helpers (plugins/helpers.c), which truncate
- * rather than fail. */
+ * rather than fail: members' values share one bounded buffer, and a value
+ * that does not fit is null. */
 #define SX_DETAIL_MAX 10
 struct sx_detail {
 	char text[600];
 	unsigned n;
+	uint32_t used; /* bytes of json[] taken */
 	struct {
 		char name[24];
-		char json[232]; /* the member's value as JSON text */
+		uint32_t off, len; /* the member's value as JSON text in json[] */
 	} members[SX_DETAIL_MAX];
+	char json[4096];
 };
 /* Appends to the text phrase, printf-style ("; " between calls). */
 void sx_detail_text(struct sx_detail *d, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* Members: a string (NULL: null), an integer, an array of strings. */
+/* Members: a string (NULL: null), an integer, an array of strings, a
+ * JSON value the caller built (json: len bytes of valid JSON). */
 void sx_detail_str(struct sx_detail *d, const char *name, const char *value);
 void sx_detail_int(struct sx_detail *d, const char *name, int64_t value);
 void sx_detail_strs(struct sx_detail *d, const char *name, const sx_str *values, uint32_t n);
+void sx_detail_json(struct sx_detail *d, const char *name, const char *json, size_t len);
 /* "key=value:Effect" as kubectl prints a taint ("key:Effect" without a value). */
 const char *sx_taint_string(const struct sx_taint *t, char *buf, size_t len);
 /* "key In [a, b]", "key Exists", "key=value" (SX_OP_EQUALS): a requirement

@@ -172,7 +172,7 @@ static void write_detail_json(struct sx_jw *w, const struct sx_detail *d)
 	sx_jw_kstr(w, "text", d->text);
 	for (unsigned i = 0; i < d->n; i++) {
 		sx_jw_key(w, d->members[i].name);
-		sx_jw_raw(w, d->members[i].json, strlen(d->members[i].json));
+		sx_jw_raw(w, d->json + d->members[i].off, d->members[i].len);
 	}
 	sx_jw_end_object(w);
 }

@@ -371,7 +371,34 @@ def test_rejection_details(tmp):
           "has topology.kubernetes.io/zone=a)", f"node affinity term line: {t['a1']}")
     d = detail(naff)
     check(d["a1"] == {"failed": "nodeAffinity term 0", "key": "topology.kubernetes.io/zone",
-                      "operator": "In", "values": ["b", "c"], "nodeValue": "a"}, f"node affinity JSON: {d}")
+                      "operator": "In", "values": ["b", "c"], "nodeValue": "a",
+                      "terms": [{"term": 0, "expression": "matchExpressions[0]",
+                                 "key": "topology.kubernetes.io/zone", "operator": "In",
+                                 "values": ["b", "c"], "nodeValue": "a"}]}, f"node affinity JSON: {d}")
+    # required terms are ORed: a node fails when every term fails, and the
+    # JSON lists each term with the first expression the node fails in it
+    naff3 = p("w11", affinity={
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["b", "c"]}]},
+            {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]},
+                                  {"key": "disk", "operator": "Exists"}]},
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["b1"]}]}]}}})
+    t = text(naff3)
+    check(t["a1"] == "a1                           rejected   cannot help  NodeAffinity: node(s) didn't match "
+          "Pod's node affinity/selector (nodeAffinity term 0: topology.kubernetes.io/zone In [b, c], node "
+          "has topology.kubernetes.io/zone=a; nodeAffinity term 1: disk Exists, node has no disk label; "
+          "nodeAffinity term 2: metadata.name In [b1], node is a1)", f"three terms line: {t['a1']}")
+    d = detail(naff3)
+    check(d["a1"] == {"failed": "nodeAffinity term 0", "key": "topology.kubernetes.io/zone",
+                      "operator": "In", "values": ["b", "c"], "nodeValue": "a", "terms": [
+                          {"term": 0, "expression": "matchExpressions[0]", "key": "topology.kubernetes.io/zone",
+                           "operator": "In", "values": ["b", "c"], "nodeValue": "a"},
+                          {"term": 1, "expression": "matchExpressions[1]", "key": "disk",
+                           "operator": "Exists", "nodeValue": None},
+                          {"term": 2, "expression": "matchFields[0]", "key": "metadata.name",
+                           "operator": "In", "values": ["b1"], "nodeValue": "a1"}]},
+          f"three terms JSON: {d.get('a1')}")
+    check("b1" not in d and d["a2"]["terms"][2]["nodeValue"] == "a2", f"b1 matches term 0 and 2: {d}")
     t = text(aff)
     check(t["a1"] == "a1                           rejected   cannot help  InterPodAffinity: node(s) didn't "
           "match pod affinity rules (affinity term 0: no pod matching the terms in "
