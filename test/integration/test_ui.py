@@ -262,6 +262,38 @@ def browser_history(base, tmp):
         stop(p)
 
 
+def gated_page(tmp):
+    """A rejection before Filter (SchedulingGates) is every node's status on
+    the page, with its numbers (the gates left) and the unresolvable marker
+    on each row; a rejection preemption may fix (Insufficient cpu within
+    the node's allocatable) has no marker."""
+    path = os.path.join(tmp, "gated.json")
+    gated = pod("gated", "1")
+    gated["spec"]["schedulingGates"] = [{"name": "example.com/quota"}]
+    items = [node("a", "4"), node("b", "4"), pod("busy", "3", "a"), pod("mid", "2"), gated,
+             node("t", "8", [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}])]
+    with open(path, "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f)
+    srv = Server("--state", path)
+    try:
+        rc, dom, err = chromium("http://127.0.0.1:%d/ui#pod=default/mid" % srv.port, tmp, ["--dump-dom"])
+        r = {x[0]: x for x in rows(dom)}
+        check(r["a"][2][1] == "rejected" and r["t"][2][1] == "rejectedunresolvable" and
+              r["b"][2][1] == "feasible" and dom.count('<span class="unres">unresolvable</span>') == 2,
+              f"a marker on the tainted row only: {r}")
+        rc, dom, err = chromium("http://127.0.0.1:%d/ui#pod=default/gated" % srv.port, tmp, ["--dump-dom"])
+        check(rc == 0 and 'data-js-errors="0"' in dom, f"gated page: {err[-300:]}")
+        r = {x[0]: x for x in rows(dom)}
+        want = ("SchedulingGates: waiting for scheduling gates: [example.com/quota] "
+                "(1 scheduling gate(s) left: example.com/quota)")
+        check(sorted(r) == ["a", "b", "t"] and all(x[2][1] == "rejectedunresolvable" and x[2][2] == want
+                                              for x in r.values()),
+              f"every node row: the PreFilter reason, its numbers, the marker: {r}")
+        check(dom.count('id="unres-legend"') == 1, "the legend once")
+    finally:
+        srv.kill()
+
+
 def whatif_rows(dom):
     """(class, pod, node, notes) per row of the what-if placements."""
     out = []
@@ -321,6 +353,16 @@ def main():
                   f"the numbers behind Insufficient cpu: {r3.get('a')}")
             check('data-tables-fit="1"' in dom and 'data-tables-fit="1"' in dom3,
                   "the matrix fits its panel (Total visible)")
+            # which rejections preemption cannot fix, as visible text: a marker in the
+            # Filter cell of each UnschedulableAndUnresolvable row (the taint; 64 cpu is
+            # more than any node's allocatable), the meaning said once under the table
+            check(all(r3[n][2][1] == "rejectedunresolvable" for n in "abt"), f"unresolvable marker per row: {r3}")
+            check(dom3.count('<span class="unres">unresolvable</span>') == 4 and
+                  dom3.count("UnschedulableAndUnresolvable: evicting pods cannot make the node fit, "
+                             "so preemption does not consider it.") == 1,
+                  "one marker per row, one legend")
+            check(byname["t"][2][1] == "rejectedunresolvable" and dom.count('id="unres-legend"') == 1,
+                  f"the marker for a schedulable pod too: {byname['t']}")
             check(re.search(r'<select id="whatif-target"[^>]*><option value="a">', dom),
                   "the what-if node picker starts on a node without taints")
             check(re.search(r'<input id="auto-refresh" type="checkbox">', dom),
@@ -443,6 +485,7 @@ def main():
                             "--debug-time-budget", "0s"], capture_output=True, text=True, timeout=20)
         check(p.returncode == 2 and "--debug-time-budget: expected a duration in (0s, 1h], got '0s'"
               in p.stderr, f"a zero budget is refused: {p.returncode} {p.stderr!r}")
+        gated_page(tmp)
         live_refresh(tmp)
     print(f"test_ui.py: {checks} checks, {failures} failed")
     return 1 if failures else 0
