@@ -600,9 +600,45 @@ static void explain_terms(struct sx_detail *d, const char *what, const struct sx
 	terms_json(d, sel, node);
 }
 
+/* "terms" of the conflict: every term (up to JSON_TERMS) with the value
+ * sets of its metadata.name In requirements ("names"), whose
+ * intersection is empty in each term (upstream NodeAffinity.PreFilter
+ * intersects them within a term and unions the terms). */
+static void conflict_terms_json(struct sx_detail *d, const struct sx_node_selector *sel)
+{
+	struct sx_buf b;
+	struct sx_jw w;
+
+	sx_buf_init(&b);
+	sx_jw_init(&w, &b);
+	sx_jw_array(&w);
+	for (uint32_t i = 0; i < sel->nterms && i < JSON_TERMS; i++) {
+		const struct sx_node_selector_term *t = &sel->terms[i];
+		sx_jw_object(&w);
+		sx_jw_kint(&w, "term", i);
+		sx_jw_karray(&w, "names");
+		for (uint32_t k = 0; k < t->nfields; k++) {
+			const struct sx_requirement *r = &t->fields[k];
+			if (r->key != SX_S_METADATA_NAME || r->op != SX_OP_IN)
+				continue;
+			sx_jw_array(&w);
+			for (uint32_t v = 0; v < r->nvalues; v++)
+				sx_jw_str(&w, sx_str_get(r->values[v]));
+			sx_jw_end_array(&w);
+		}
+		sx_jw_end_array(&w);
+		sx_jw_end_object(&w);
+	}
+	sx_jw_end_array(&w);
+	sx_detail_json(d, "terms", b.failed ? NULL : b.data, b.failed ? 0 : b.len);
+	sx_buf_free(&b);
+	if (sel->nterms > JSON_TERMS)
+		sx_detail_int(d, "moreTerms", sel->nterms - JSON_TERMS);
+}
+
 /* PreFilter's "pod affinity terms conflict": each required term's
  * metadata.name In requirements, which name no node in common (the JSON
- * members: the first requirement). */
+ * members: the first requirement, and every term in "terms"). */
 static void explain_conflict(struct sx_detail *d, const struct sx_node_selector *sel)
 {
 	char req[400], term[600];
@@ -634,6 +670,8 @@ static void explain_conflict(struct sx_detail *d, const struct sx_node_selector 
 	}
 	if (sel && sel->nterms > 4)
 		sx_detail_text(d, "%u more term(s)", sel->nterms - 4);
+	if (sel)
+		conflict_terms_json(d, sel);
 }
 
 /* Which nodeSelector entry or required term the node failed (upstream

@@ -567,7 +567,24 @@ def test_pre_filter_details(tmp):
         "detail": {"text": "nodeAffinity term 0: matchFields metadata.name In [n1] and "
                            "metadata.name In [n2] name no node in common",
                    "failed": "nodeAffinity term 0", "key": "metadata.name", "operator": "In",
-                   "values": ["n1"]}}, f"NodeAffinity PreFilter JSON: {r['preFilter']}")
+                   "values": ["n1"], "terms": [{"term": 0, "names": [["n1"], ["n2"]]}]}},
+          f"NodeAffinity PreFilter JSON: {r['preFilter']}")
+    check(r["filter"]["n1"] == r["preFilter"] and r["filter"]["n2"] == r["preFilter"],
+          f"every node carries the PreFilter status and its detail: {r['filter']}")
+    two = write(tmp, "two.json", pod("two", affinity={"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]},
+                             {"key": "metadata.name", "operator": "In", "values": ["n2"]}]},
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1", "n3"]},
+                             {"key": "metadata.name", "operator": "In", "values": ["n2"]}]}]}}}))
+    rc, out, err = run("--state", state, "--pod", two)
+    r = json.loads(out)
+    check(r["preFilter"]["detail"]["terms"] == [{"term": 0, "names": [["n1"], ["n2"]]},
+                                                {"term": 1, "names": [["n1", "n3"], ["n2"]]}] and
+          r["preFilter"]["detail"]["text"] == "nodeAffinity term 0: matchFields metadata.name In [n1] and "
+          "metadata.name In [n2] name no node in common; nodeAffinity term 1: matchFields metadata.name "
+          "In [n1, n3] and metadata.name In [n2] name no node in common",
+          f"NodeAffinity PreFilter: every term: {r['preFilter']}")
     vol = write(tmp, "vol.json", pod("vol", volumes=[{"name": "v", "persistentVolumeClaim":
                                                      {"claimName": "data"}}]))
     rc, out, err = run("--state", state, "--pod", vol, "--format", "text")
