@@ -177,6 +177,14 @@ def test_gated_pod(tmp):
     check("n1                           rejected   cannot help  SchedulingGates: waiting for "
           "scheduling gates: [example.com/wait example.com/quota]" in lines,
           f"node rows keep the reason alone (the PreFilter line has the numbers): {out}")
+    # kubectl schedext why: the same words for the gated pod in the state
+    g = pod("gated", schedulingGates=[{"name": "example.com/wait"}, {"name": "example.com/quota"}])
+    full = write(tmp, "gated-full.json", {"apiVersion": "v1", "kind": "List", "items": [node("n1"), node("n2"), g]})
+    k = subprocess.run([BIN.replace("schedext", "kubectl-schedext") if BIN.endswith("/schedext") else BIN,
+                        "why", "gated", "--state", full], capture_output=True, text=True, timeout=60)
+    check(k.returncode == 0 and "PreFilter:  SchedulingGates rejected the pod: waiting for scheduling gates: "
+          "[example.com/wait example.com/quota] (2 scheduling gate(s) left: example.com/wait, "
+          "example.com/quota)" in k.stdout.splitlines(), f"kubectl why gated: {k.stdout} {k.stderr}")
 
 
 def test_single_plugin_profile(tmp):
