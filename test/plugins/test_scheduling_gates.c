@@ -23,6 +23,52 @@ static void test_gates(void)
 	sx_pod_unref(free_pod);
 }
 
+/* The explain hook: the gates left, as a phrase and an array; nothing
+ * for a node (SchedulingGates rejects before any node is filtered). */
+static void test_gates_explain(void)
+{
+	struct sx_pod *gated =
+		tu_pod("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[],"
+		       "\"schedulingGates\":[{\"name\":\"a\"},{\"name\":\"b/c\"}]}}");
+	struct sx_status *st = sx_plugin_scheduling_gates.pre_enqueue(NULL, gated);
+	struct sx_node_info ni = {0};
+	struct sx_detail d = {0};
+
+	sx_plugin_scheduling_gates.explain(NULL, NULL, gated, NULL, st, &d);
+	CHECK_STR(d.text, "2 scheduling gate(s) left: a, b/c");
+	CHECK_INT(d.n, 1);
+	CHECK_STR(d.members[0].name, "gates");
+	CHECK(d.members[0].len == 11 &&
+	      memcmp(d.json + d.members[0].off, "[\"a\",\"b/c\"]", 11) == 0);
+	memset(&d, 0, sizeof(d));
+	sx_plugin_scheduling_gates.explain(NULL, NULL, gated, &ni, st, &d);
+	CHECK(d.n == 0 && d.text[0] == '\0');
+	sx_status_free(st);
+	sx_pod_unref(gated);
+}
+
+/* The detail helpers truncate rather than fail: at most SX_DETAIL_MAX
+ * members, and a value that does not fit what is left of the shared
+ * buffer is null. */
+static void test_detail_bounds(void)
+{
+	static char big[sizeof(((struct sx_detail *)0)->json)];
+	struct sx_detail d = {0};
+
+	memset(big, 'x', sizeof(big));
+	big[0] = '"';
+	big[sizeof(big) - 2] = '"';
+	sx_detail_int(&d, "n", 42);
+	sx_detail_json(&d, "big", big, sizeof(big) - 1); /* one byte more than is left */
+	CHECK_INT(d.n, 2);
+	CHECK(d.members[1].len == 4 && memcmp(d.json + d.members[1].off, "null", 4) == 0);
+	for (int i = 0; i < SX_DETAIL_MAX + 2; i++)
+		sx_detail_str(&d, "s", "v");
+	CHECK_INT(d.n, SX_DETAIL_MAX);
+	CHECK(memcmp(d.json + d.members[2].off, "\"v\"", 3) == 0);
+	CHECK(memcmp(d.json, "42", 2) == 0);
+}
+
 static void test_priority_sort(void)
 {
 	struct sx_pod *hi = tu_pod("{\"metadata\":{\"name\":\"h\"},\"spec\":{\"priority\":10}}");
@@ -83,4 +129,5 @@ static void test_default_binder(void)
 	sx_pod_unref(pod);
 }
 
-SX_TESTS(SX_TEST(test_gates), SX_TEST(test_priority_sort), SX_TEST(test_default_binder))
+SX_TESTS(SX_TEST(test_gates), SX_TEST(test_gates_explain), SX_TEST(test_detail_bounds),
+	 SX_TEST(test_priority_sort), SX_TEST(test_default_binder))
