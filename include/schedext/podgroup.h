@@ -37,7 +37,7 @@
  * (upstream nominatedPlacement); merging the placements of several
  * PlacementGenerate plugins (the first plugin returning any is used);
  * a random tie-break between equally scored placements (the first
- * generated wins); NodeResourcesFit's placement score.
+ * generated wins).
  *
  * Threads: the algorithm runs on the caller's thread (the standalone loop);
  * it writes the cache through the binder.

@@ -248,8 +248,8 @@ struct outcome {
 
 /* RunPlacementScorePlugins and findBestPlacement: the index of the best of
  * o[0..n), or -1 with *err set. */
-static int best_placement(const struct sx_pg_algorithm *a, struct outcome *o, uint32_t n,
-			  uint32_t nm, struct sx_status **err)
+static int best_placement(const struct sx_pg_algorithm *a, const struct sx_snapshot *snap,
+			  struct outcome *o, uint32_t n, uint32_t nm, struct sx_status **err)
 {
 	const struct sx_profile *prof = a->prof;
 	int64_t *scores = calloc(n, sizeof(*scores));
@@ -273,7 +273,8 @@ static int best_placement(const struct sx_pg_algorithm *a, struct outcome *o, ui
 			struct sx_pg_assignments as = {.placement = o[k].placement,
 						       .pods = pods,
 						       .nodes = nodes,
-						       .scheduled_before = a->scheduled_before};
+						       .scheduled_before = a->scheduled_before,
+						       .snap = snap};
 
 			for (uint32_t j = 0; j < nm; j++) {
 				if (!o[k].m[j].scheduled)
@@ -337,15 +338,14 @@ struct sx_status *sx_pod_group_placement_algorithm(const struct sx_pg_algorithm 
 	if (!snap)
 		return sx_status_new(SX_ERROR, "out of memory");
 	st = generate(a, snap, &pl);
-	sx_snapshot_unref(snap);
-	if (st)
-		return st;
-	if (pl.n == 0) /* no plugin constrains the group: one placement, every node */
-		return sx_pod_group_algorithm(a, m, n);
+	if (st || pl.n == 0) { /* none: no plugin constrains the group */
+		sx_snapshot_unref(snap);
+		return st ? st : sx_pod_group_algorithm(a, m, n);
+	}
 	ok = calloc(pl.n, sizeof(*ok));
 	if (!ok) {
-		sx_pg_placements_free(&pl);
-		return sx_status_new(SX_ERROR, "out of memory");
+		st = sx_status_new(SX_ERROR, "out of memory");
+		goto out;
 	}
 	for (uint32_t i = 0; i < pl.n; i++) { /* evaluatePlacement */
 		struct sx_pg_algorithm in = *a;
@@ -387,7 +387,7 @@ struct sx_status *sx_pod_group_placement_algorithm(const struct sx_pg_algorithm 
 	}
 	drop_members(any, n);
 	any = NULL;
-	best = nok == 1 ? 0 : best_placement(a, ok, nok, n, &st);
+	best = nok == 1 ? 0 : best_placement(a, snap, ok, nok, n, &st);
 	if (best >= 0) {
 		any = ok[best].m;
 		ok[best].m = NULL;
@@ -403,5 +403,6 @@ out:
 	free(ok);
 	sx_status_free(any_st);
 	sx_pg_placements_free(&pl);
+	sx_snapshot_unref(snap);
 	return st;
 }

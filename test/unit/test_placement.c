@@ -158,17 +158,44 @@ static struct sx_config *config(void)
 	return cfg;
 }
 
-/* multiPoint enables the placement plugins at their points. */
+/* The placement points of a profile: the generator, then NodeResourcesFit
+ * (default multiPoint, weight 1) and PodGroupPodsCount (weight 1). */
+static void check_placement_points(const struct sx_profile *p)
+{
+	CHECK_INT(p->ngroup[SX_GPT_PLACEMENT_GENERATE], 1);
+	CHECK_STR(p->group[SX_GPT_PLACEMENT_GENERATE][0].name, "TopologyPlacement");
+	CHECK_INT(p->ngroup[SX_GPT_PLACEMENT_SCORE], 2);
+	CHECK_STR(p->group[SX_GPT_PLACEMENT_SCORE][0].name, "NodeResourcesFit");
+	CHECK_INT(p->group[SX_GPT_PLACEMENT_SCORE][0].weight, 1);
+	CHECK_STR(p->group[SX_GPT_PLACEMENT_SCORE][1].name, "PodGroupPodsCount");
+	CHECK_INT(p->group[SX_GPT_PLACEMENT_SCORE][1].weight, 1);
+}
+
+/* multiPoint enables the placement plugins at their points; with
+ * TopologyAwareWorkloadScheduling the default profile has them already
+ * (upstream default_plugins.go applyFeatureGates), without it none. */
 static void test_config(void)
 {
 	struct sx_config *cfg = config();
-	const struct sx_profile *p = sx_config_profile(cfg, "default-scheduler");
+	struct sx_features f;
+	struct sx_error err = {0};
 
-	CHECK_INT(p->ngroup[SX_GPT_PLACEMENT_GENERATE], 1);
-	CHECK_STR(p->group[SX_GPT_PLACEMENT_GENERATE][0].name, "TopologyPlacement");
-	CHECK_INT(p->ngroup[SX_GPT_PLACEMENT_SCORE], 1);
-	CHECK_STR(p->group[SX_GPT_PLACEMENT_SCORE][0].name, "PodGroupPodsCount");
-	CHECK_INT(p->group[SX_GPT_PLACEMENT_SCORE][0].weight, 1);
+	check_placement_points(sx_config_profile(cfg, "default-scheduler"));
+	sx_config_free(cfg);
+	sx_features_init(&f, 37);
+	CHECK(sx_features_set(&f, "GenericWorkload=true,TopologyAwareWorkloadScheduling=true",
+			      &err) == 0);
+	cfg = sx_config_default_for(&f, &err);
+	CHECK(cfg != NULL);
+	check_placement_points(sx_config_profile(cfg, "default-scheduler"));
+	sx_config_free(cfg);
+	sx_features_init(&f, 37);
+	CHECK(sx_features_set(&f, "GenericWorkload=true", &err) == 0);
+	cfg = sx_config_default_for(&f, &err);
+	CHECK(cfg != NULL);
+	CHECK_INT(sx_config_profile(cfg, "default-scheduler")->ngroup[SX_GPT_PLACEMENT_GENERATE],
+		  0);
+	CHECK_INT(sx_config_profile(cfg, "default-scheduler")->ngroup[SX_GPT_PLACEMENT_SCORE], 1);
 	sx_config_free(cfg);
 }
 
