@@ -2,7 +2,7 @@
 """Topology placement of the pod-group cycle (TopologyAwareWorkloadScheduling,
 upstream schedule_one_podgroup.go podGroupSchedulingPlacementAlgorithm)
 with the standalone scheduler against test/fakeapi/fakeapi.py, the
-TopologyPlacement and PodGroupPodsCount plugins enabled through multiPoint:
+TopologyPlacementGenerator and PodGroupPodsCount plugins enabled through multiPoint:
 
 (a) a gang of 3 (2 cpu each) whose PodGroup asks for one
     topology.kubernetes.io/zone, on zone-a (one 4-cpu node) and zone-b
@@ -24,7 +24,7 @@ from sxtest import FakeApi, Serve, check, run_tests, write_kubeconfig  # noqa: E
 GATES = "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true,TopologyAwareWorkloadScheduling=true"
 CONFIG = ("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
           "profiles:\n- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n"
-          "      enabled: [{name: TopologyPlacement}, {name: PodGroupPodsCount}]\n")
+          "      enabled: [{name: TopologyPlacementGenerator}, {name: PodGroupPodsCount}]\n")
 ZONE = "topology.kubernetes.io/zone"
 
 

@@ -1,6 +1,6 @@
 /* Topology placement of the pod-group cycle (TopologyAwareWorkloadScheduling):
  * src/framework/podgroup.c sx_pod_group_placement_algorithm with the
- * TopologyPlacement and PodGroupPodsCount plugins enabled through
+ * TopologyPlacementGenerator and PodGroupPodsCount plugins enabled through
  * multiPoint, as upstream schedule_one_podgroup.go
  * podGroupSchedulingPlacementAlgorithm runs them: one placement per value
  * of the PodGroup's schedulingConstraints.topology key, members restricted
@@ -32,7 +32,7 @@ static const char yaml[] =
 	     "- schedulerName: default-scheduler\n"
 	     "  plugins:\n"
 	     "    multiPoint:\n"
-	     "      enabled: [{name: TopologyPlacement}, {name: PodGroupPodsCount}]\n";
+	     "      enabled: [{name: TopologyPlacementGenerator}, {name: PodGroupPodsCount}]\n";
 
 static int schedule(void *ctx, const struct sx_profile *prof, const struct sx_pod *pod,
 		    struct sx_snapshot *snap, struct sx_cycle_result *res)
@@ -163,7 +163,7 @@ static struct sx_config *config(void)
 static void check_placement_points(const struct sx_profile *p)
 {
 	CHECK_INT(p->ngroup[SX_GPT_PLACEMENT_GENERATE], 1);
-	CHECK_STR(p->group[SX_GPT_PLACEMENT_GENERATE][0].name, "TopologyPlacement");
+	CHECK_STR(p->group[SX_GPT_PLACEMENT_GENERATE][0].name, "TopologyPlacementGenerator");
 	CHECK_INT(p->ngroup[SX_GPT_PLACEMENT_SCORE], 2);
 	CHECK_STR(p->group[SX_GPT_PLACEMENT_SCORE][0].name, "NodeResourcesFit");
 	CHECK_INT(p->group[SX_GPT_PLACEMENT_SCORE][0].weight, 1);
@@ -224,12 +224,12 @@ static void test_split_and_infeasible(void)
 		  "cannot be satisfied: 2 scheduled, 0 remaining");
 	CHECK_STR(r.group->plugin ? r.group->plugin : "", "GangScheduling");
 	sx_status_free(r.group);
-	/* A key no node carries: TopologyPlacement's words. */
+	/* A key no node carries: TopologyPlacementGenerator's words. */
 	r = run(cfg, cache, 3, "example.com/rack");
 	CHECK_INT(sx_status_code(r.group), SX_UNSCHEDULABLE);
 	CHECK_STR(message(r.group, buf, sizeof(buf)),
 		  "no nodes found with topology label 'example.com/rack'");
-	CHECK_STR(r.group->plugin ? r.group->plugin : "", "TopologyPlacement");
+	CHECK_STR(r.group->plugin ? r.group->plugin : "", "TopologyPlacementGenerator");
 	sx_status_free(r.group);
 	sx_cache_free(cache);
 	sx_config_free(cfg);
