@@ -31,13 +31,13 @@
  * sx_pod_group_placement_algorithm runs the algorithm once per placement
  * the profile's PlacementGenerate plugins return, members restricted to
  * the placement's nodes, and keeps the feasible placement the
- * PlacementScore plugins score highest.
+ * PlacementScore plugins score highest (equal totals: one at random). The
+ * placement holding the most members' nominated nodes (a group preemption
+ * nominated them) is tried first and, when the group is feasible there,
+ * used without trying the others (nominatedPlacement).
  *
- * Not here: CompositePodGroups; the nominated placement tried first
- * (upstream nominatedPlacement); merging the placements of several
- * PlacementGenerate plugins (the first plugin returning any is used);
- * a random tie-break between equally scored placements (the first
- * generated wins).
+ * Not here: CompositePodGroups; merging the placements of several
+ * PlacementGenerate plugins (the first plugin returning any is used).
  *
  * Threads: the algorithm runs on the caller's thread (the standalone loop);
  * it writes the cache through the binder.
@@ -101,6 +101,9 @@ struct sx_pg_algorithm {
 				      struct sx_placement_progress progress);
 	/* Members see only these nodes (upstream AssumePlacement); NULL: all. */
 	const struct sx_pg_placement *placement;
+	/* The random state of the tie-break between equally scored
+	 * placements (in/out); NULL: a fixed seed. */
+	uint64_t *rng;
 };
 
 /* Runs the algorithm over m[0..n) (in that order). Returns the group's
@@ -116,13 +119,19 @@ void sx_pg_members_free(struct sx_pg_member *m, uint32_t n);
 /* podGroupSchedulingPlacementAlgorithm: with TopologyAwareWorkloadScheduling
  * on and placements generated, sx_pod_group_algorithm per placement (a's
  * placement ignored), m[] left with the chosen placement's members (the
- * best scored feasible one; with none feasible, the first placement's,
- * the status Unschedulable "0/<n> placements are available, reported
- * placement status: <its status>"); a PlacementGenerate or PlacementScore
+ * best scored feasible one; with none feasible, the first evaluated
+ * placement's (the nominated one when tried), the status Unschedulable "0/<n> placements are
+ * available, reported placement status: <its status>"); a PlacementGenerate or PlacementScore
  * plugin's non-Success status is returned as is, its plugin named.
  * Otherwise exactly sx_pod_group_algorithm. */
 struct sx_status *sx_pod_group_placement_algorithm(const struct sx_pg_algorithm *a,
 						   struct sx_pg_member *m, uint32_t n);
+
+/* nominatedPlacement: the index of the placement in pl holding the
+ * nominated nodes (status.nominatedNodeName) of the most members m[0..n),
+ * the first on a tie; -1 when none holds any. */
+int sx_pg_nominated_placement(const struct sx_pg_placements *pl, const struct sx_pg_member *m,
+			      uint32_t n);
 
 /* ---------- group preemption (PodGroupPostFilter) ----------
  *

@@ -20,6 +20,7 @@
 #include "schedext/registry.h"
 #include "schedext/snapshot.h"
 #include "schedext/workload.h"
+#include "framework_int.h"
 
 struct sx_status *sx_run_placement_feasible(const struct sx_profile *prof,
 					    const struct sx_pod_group *pg,
@@ -246,6 +247,28 @@ struct outcome {
 	int64_t total;
 };
 
+/* findBestPlacement's choice: the highest total; among equal totals each
+ * is picked with the same chance (upstream draws a Randomizer per score
+ * and keeps the highest; here the loop's reservoir sampling, sx__tie_pick,
+ * with a's random state). */
+static int pick_best(const struct sx_pg_algorithm *a, const struct outcome *o, uint32_t n)
+{
+	uint64_t local = 0x2545F4914F6CDD1Dull;
+	uint64_t *rng = a->rng ? a->rng : &local;
+	uint64_t ties = 1;
+	int best = 0;
+
+	for (uint32_t k = 1; k < n; k++) {
+		if (o[k].total > o[best].total) {
+			best = (int)k;
+			ties = 1;
+		} else if (o[k].total == o[best].total && sx__tie_pick(rng, ++ties)) {
+			best = (int)k;
+		}
+	}
+	return best;
+}
+
 /* RunPlacementScorePlugins and findBestPlacement: the index of the best of
  * o[0..n), or -1 with *err set. */
 static int best_placement(const struct sx_pg_algorithm *a, const struct sx_snapshot *snap,
@@ -294,9 +317,7 @@ static int best_placement(const struct sx_pg_algorithm *a, const struct sx_snaps
 		for (uint32_t k = 0; k < n; k++)
 			o[k].total += scores[k] * e->weight;
 	}
-	for (uint32_t k = 1; best >= 0 && k < n; k++)
-		if (o[k].total > o[best].total)
-			best = (int)k;
+	best = best >= 0 ? pick_best(a, o, n) : best;
 	free(scores);
 	free(pods);
 	free(nodes);
@@ -319,14 +340,111 @@ static void drop_members(struct sx_pg_member *c, uint32_t n)
 	free(c);
 }
 
+/* evaluatePlacement: the algorithm on placement p with members fresh
+ * copies of m (*out, owned by the caller, set even on failure). */
+static struct sx_status *evaluate(const struct sx_pg_algorithm *a, const struct sx_pg_placement *p,
+				  const struct sx_pg_member *m, uint32_t n,
+				  struct sx_pg_member **out)
+{
+	struct sx_pg_algorithm in = *a;
+
+	*out = fresh_members(m, n);
+	if (!*out)
+		return sx_status_new(SX_ERROR, "out of memory");
+	in.placement = p;
+	return sx_pod_group_algorithm(&in, *out, n);
+}
+
+int sx_pg_nominated_placement(const struct sx_pg_placements *pl, const struct sx_pg_member *m,
+			      uint32_t n)
+{
+	uint32_t best_count = 0;
+	int best = -1;
+
+	for (uint32_t i = 0; i < pl->n; i++) {
+		uint32_t count = 0;
+
+		/* Each member nominated to one of the placement's nodes counts
+		 * once (upstream counts per node; a node is listed once). */
+		for (uint32_t j = 0; j < n; j++) {
+			sx_str nnn = m[j].pod->nominated_node;
+
+			for (uint32_t k = 0; nnn != SX_STR_EMPTY && k < pl->v[i].nnodes; k++)
+				if (pl->v[i].nodes[k] == nnn) {
+					count++;
+					break;
+				}
+		}
+		if (count > best_count) {
+			best_count = count;
+			best = (int)i;
+		}
+	}
+	return best;
+}
+
+/* What the placement loop gathered: the feasible placements and the
+ * reported one's members and status (the first infeasible evaluated). */
+struct tally {
+	struct outcome *ok;
+	uint32_t nok;
+	struct sx_pg_member *any;
+	struct sx_status *any_st;
+};
+
+/* Files placement p's outcome (c, st: both taken). Returns an Error
+ * status that ends the loop (c then becomes the reported members). */
+static struct sx_status *file_outcome(struct tally *t, const struct sx_pg_placement *p,
+				      struct sx_pg_member *c, struct sx_status *st, uint32_t n)
+{
+	if (sx_status_code(st) == SX_ERROR) {
+		drop_members(t->any, n);
+		t->any = c;
+		return st;
+	}
+	if (sx_status_is_success(st)) {
+		t->ok[t->nok++] = (struct outcome){.placement = p, .m = c};
+	} else if (!t->any) {
+		t->any = c;
+		t->any_st = st;
+		return NULL;
+	} else {
+		drop_members(c, n);
+	}
+	sx_status_free(st);
+	return NULL;
+}
+
+/* The evaluation order: the nominated placement first (if any), alone
+ * when the group is feasible there; then every other placement. */
+static struct sx_status *evaluate_all(const struct sx_pg_algorithm *a,
+				      const struct sx_pg_placements *pl,
+				      const struct sx_pg_member *m, uint32_t n, struct tally *t)
+{
+	int nom = sx_pg_nominated_placement(pl, m, n);
+
+	for (int64_t k = nom >= 0 ? -1 : 0; k < (int64_t)pl->n; k++) {
+		uint32_t i = k < 0 ? (uint32_t)nom : (uint32_t)k;
+		struct sx_pg_member *c;
+		struct sx_status *st;
+
+		if (k >= 0 && (int)i == nom)
+			continue;
+		if (k >= 0 && nom >= 0 && t->nok > 0)
+			break; /* the nominated placement is feasible: used as is */
+		st = evaluate(a, &pl->v[i], m, n, &c);
+		if ((st = file_outcome(t, &pl->v[i], c, st, n)) != NULL)
+			return st;
+	}
+	return NULL;
+}
+
 struct sx_status *sx_pod_group_placement_algorithm(const struct sx_pg_algorithm *a,
 						   struct sx_pg_member *m, uint32_t n)
 {
 	struct sx_pg_placements pl = {0};
-	struct sx_status *st = NULL, *any_st = NULL;
-	struct sx_pg_member *any = NULL;
-	struct outcome *ok = NULL;
-	uint32_t nok = 0;
+	struct tally t = {0};
+	struct sx_status *st = NULL;
 	struct sx_snapshot *snap;
 	int best;
 
@@ -342,66 +460,37 @@ struct sx_status *sx_pod_group_placement_algorithm(const struct sx_pg_algorithm 
 		sx_snapshot_unref(snap);
 		return st ? st : sx_pod_group_algorithm(a, m, n);
 	}
-	ok = calloc(pl.n, sizeof(*ok));
-	if (!ok) {
-		st = sx_status_new(SX_ERROR, "out of memory");
+	t.ok = calloc(pl.n, sizeof(*t.ok));
+	st = t.ok ? evaluate_all(a, &pl, m, n, &t) : sx_status_new(SX_ERROR, "out of memory");
+	if (st)
 		goto out;
-	}
-	for (uint32_t i = 0; i < pl.n; i++) { /* evaluatePlacement */
-		struct sx_pg_algorithm in = *a;
-		struct sx_pg_member *c = fresh_members(m, n);
-
-		if (!c) {
-			st = sx_status_new(SX_ERROR, "out of memory");
-			goto out;
-		}
-		in.placement = &pl.v[i];
-		st = sx_pod_group_algorithm(&in, c, n);
-		if (sx_status_code(st) == SX_ERROR) {
-			drop_members(any, n);
-			any = c;
-			goto out;
-		}
-		if (sx_status_is_success(st)) {
-			ok[nok++] = (struct outcome){.placement = &pl.v[i], .m = c};
-		} else if (!any) {
-			any = c;
-			any_st = st;
-			st = NULL;
-			continue;
-		} else {
-			drop_members(c, n);
-		}
-		sx_status_free(st);
-		st = NULL;
-	}
-	if (nok == 0) {
+	if (t.nok == 0) {
 		char buf[1024];
 
-		sx_status_message(any_st, buf, sizeof(buf));
+		sx_status_message(t.any_st, buf, sizeof(buf));
 		st = sx_status_new(SX_UNSCHEDULABLE,
 				   "0/%u placements are available, reported placement status: %s",
 				   pl.n, buf);
-		sx_status_set_plugin(st, any_st ? any_st->plugin : NULL);
+		sx_status_set_plugin(st, t.any_st ? t.any_st->plugin : NULL);
 		goto out;
 	}
-	drop_members(any, n);
-	any = NULL;
-	best = nok == 1 ? 0 : best_placement(a, snap, ok, nok, n, &st);
+	drop_members(t.any, n);
+	t.any = NULL;
+	best = t.nok == 1 ? 0 : best_placement(a, snap, t.ok, t.nok, n, &st);
 	if (best >= 0) {
-		any = ok[best].m;
-		ok[best].m = NULL;
+		t.any = t.ok[best].m;
+		t.ok[best].m = NULL;
 	}
 out:
-	if (any) { /* hand the chosen members to the caller */
+	if (t.any) { /* hand the chosen members to the caller */
 		for (uint32_t i = 0; i < n; i++)
-			m[i] = any[i];
-		free(any);
+			m[i] = t.any[i];
+		free(t.any);
 	}
-	for (uint32_t k = 0; k < nok; k++)
-		drop_members(ok[k].m, n);
-	free(ok);
-	sx_status_free(any_st);
+	for (uint32_t k = 0; k < t.nok; k++)
+		drop_members(t.ok[k].m, n);
+	free(t.ok);
+	sx_status_free(t.any_st);
 	sx_pg_placements_free(&pl);
 	sx_snapshot_unref(snap);
 	return st;

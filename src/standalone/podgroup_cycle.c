@@ -327,6 +327,7 @@ void sx_pg_schedule(const struct sx_pg_loop *l, struct sx_queue_item *it)
 			count_scheduled(gsnap, it->pod->meta.ns, it->pod->scheduling_group),
 		.schedule = l->schedule,
 		.ctx = l->s,
+		.rng = l->rng,
 	};
 	sx_log(3, "Attempting to schedule pod group %s/%s (%u pods)", sx_str_get(pg->meta.ns),
 	       pg->meta.name, n);

@@ -50,6 +50,8 @@ struct sx_pg_loop {
 	void (*fail_nominated)(struct sx_scheduler *s, const struct sx_profile *prof,
 			       const struct sx_pod *pod, const char *msg, sx_str nominated,
 			       double start, const struct sx_rejectors *rej);
+	/* The loop's tie-break random state (placements, as nodes). */
+	uint64_t *rng;
 	/* The nominator of the running cycle (the queue's nominations). */
 	const struct sx_nominator *(*nominator)(struct sx_scheduler *s);
 };

@@ -2,12 +2,13 @@
 """Topology placement of the pod-group cycle (TopologyAwareWorkloadScheduling,
 upstream schedule_one_podgroup.go podGroupSchedulingPlacementAlgorithm)
 with the standalone scheduler against test/fakeapi/fakeapi.py, the
-TopologyPlacementGenerator and PodGroupPodsCount plugins enabled through multiPoint:
+TopologyPlacementGenerator and PodGroupPodsCount plugins enabled through multiPoint
+(or, in (a), by the default profile with the gate, as upstream's applyFeatureGates):
 
 (a) a gang of 3 (2 cpu each) whose PodGroup asks for one
     topology.kubernetes.io/zone, on zone-a (one 4-cpu node) and zone-b
     (a 2-cpu and a 4-cpu node), binds whole in zone-b, the only zone that
-    holds it;
+    holds it, with no configuration file;
 (b) without the constraint, on zone-a's node and zone-b's 2-cpu node
     only, the same gang is split across the zones;
 (c) with the constraint there, no zone holds it: nothing binds and the
@@ -61,16 +62,19 @@ def wait_for(fn, timeout, step=0.2):
     return fn()
 
 
-def start(tmp, tag, nodes, group, pods):
+def start(tmp, tag, nodes, group, pods, config=CONFIG):
     api = FakeApi(tmp)
     kc = os.path.join(tmp, "kubeconfig-" + tag)
-    cfg = os.path.join(tmp, "config-" + tag + ".yaml")
-    with open(cfg, "w") as f:
-        f.write(CONFIG)
+    args = []
+    if config:
+        cfg = os.path.join(tmp, "config-" + tag + ".yaml")
+        with open(cfg, "w") as f:
+            f.write(config)
+        args = ["--config", cfg]
     write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port)
     api.apply([{"op": "create", "object": {"kind": "Namespace", "metadata": {"name": "work"}}}])
     api.apply([{"op": "create", "object": o} for o in nodes + [group]])
-    sx = Serve(tmp, kc, "sx-" + tag, "--standalone", "-v=2", "--config", cfg,
+    sx = Serve(tmp, kc, "sx-" + tag, "--standalone", "-v=2", *args,
                "--feature-gates", GATES)
     check(sx.wait_ready(), "%s: schedext ready" % tag)
     api.apply([{"op": "create", "object": p} for p in pods])
@@ -95,7 +99,7 @@ def pod_group_condition(api, name):
 def test_fits_one_zone(tmp):
     pods = [member("w-%d" % i, "train") for i in range(3)]
     nodes = [node("a1", "zone-a", "4"), node("b1", "zone-b", "2"), node("b2", "zone-b", "4")]
-    api, sx = start(tmp, "zone", nodes, pod_group("train", 3, ZONE), pods)
+    api, sx = start(tmp, "zone", nodes, pod_group("train", 3, ZONE), pods, config=None)
     try:
         check(wait_for(lambda: len(placed(api)) == 3, 20),
               "zone: the 3 members are bound: %r\n%s" % (placed(api), sx.logtext()))
