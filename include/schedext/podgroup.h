@@ -68,6 +68,14 @@ struct sx_status *sx_run_placement_feasible(const struct sx_profile *prof,
  * from 1.36: 1.35 had the Permit quorum only)? */
 bool sx_profile_schedules_groups(const struct sx_profile *prof);
 
+/* errPodGroupUnschedulable (schedule_one_podgroup.go): the error of the
+ * group's Unschedulable statuses (Status.WithError), whose Reasons() put
+ * it first: the group's message then reads "pod group is unschedulable,
+ * <reasons>". Here it is the status's first reason. */
+#define SX_PG_UNSCHEDULABLE "pod group is unschedulable"
+/* Does st carry it (its AsError() is then that error alone)? */
+bool sx_pg_status_has_group_error(const struct sx_status *st);
+
 /* One member of the group and what the algorithm found for it. */
 struct sx_pg_member {
 	const struct sx_pod *pod; /* borrowed from the caller */

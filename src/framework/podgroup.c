@@ -8,6 +8,7 @@
  * findBestPlacement) and framework.go (RunPlacementGeneratePlugins,
  * RunPlacementScorePlugins). Runs on the caller's thread; no state of its
  * own. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,30 +63,31 @@ static struct sx_status *wrap(enum sx_code code, const char *prefix, struct sx_s
 	return out;
 }
 
-/* podGroupPotentiallyFeasible: *proceed says whether to go on with the next
- * member; the status returned is the group's status so far. A Wait goes on
- * but reads Unschedulable should the members run out. */
-static struct sx_status *potentially_feasible(const struct sx_pg_algorithm *a,
-					      struct sx_placement_progress p, bool *proceed)
+/* NewStatus(Unschedulable, st's reasons...).WithError(errPodGroupUnschedulable):
+ * the reasons "pod group is unschedulable" then st's (Status.Reasons puts
+ * the error first); st's plugin kept for the rejectors. Frees st. */
+static struct sx_status *group_unschedulable(struct sx_status *st)
 {
-	struct sx_status *st = a->feasible ? a->feasible(a->ctx, a->pg, p)
-					   : sx_run_placement_feasible(a->prof, a->pg, p);
+	struct sx_status *out = sx_status_new(SX_UNSCHEDULABLE, "%s", SX_PG_UNSCHEDULABLE);
 
-	switch (sx_status_code(st)) {
-	case SX_SUCCESS:
-		*proceed = true;
-		return st;
-	case SX_WAIT:
-		*proceed = true;
-		return wrap(SX_UNSCHEDULABLE, "", st);
-	case SX_UNSCHEDULABLE:
-	case SX_UNSCHEDULABLE_AND_UNRESOLVABLE:
-		*proceed = false;
-		return wrap(SX_UNSCHEDULABLE, "", st);
-	default:
-		*proceed = false;
-		return wrap(SX_ERROR, "failed to evaluate placement feasibility: ", st);
-	}
+	for (unsigned i = 0; st && i < st->nreasons; i++)
+		sx_status_add_reason(out, "%s", st->reasons[i]);
+	sx_status_set_plugin(out, st ? st->plugin : NULL);
+	sx_status_free(st);
+	return out;
+}
+
+bool sx_pg_status_has_group_error(const struct sx_status *st)
+{
+	return st && st->nreasons > 0 && strcmp(st->reasons[0], SX_PG_UNSCHEDULABLE) == 0;
+}
+
+/* RunPlacementFeasiblePlugins, or the test's script. */
+static struct sx_status *run_feasible(const struct sx_pg_algorithm *a,
+				      struct sx_placement_progress p)
+{
+	return a->feasible ? a->feasible(a->ctx, a->pg, p)
+			   : sx_run_placement_feasible(a->prof, a->pg, p);
 }
 
 /* podGroupPodSchedulingAlgorithm: filter and score one member; where it
@@ -157,18 +159,25 @@ static void revert(const struct sx_pg_algorithm *a, struct sx_pg_member *m, uint
 	}
 }
 
-struct sx_status *sx_pod_group_algorithm(const struct sx_pg_algorithm *a, struct sx_pg_member *m,
-					 uint32_t n)
+/* podGroupSchedulingDefaultAlgorithm: the group's status; *any: some
+ * member was placed and the status is Success. */
+static struct sx_status *group_algorithm(const struct sx_pg_algorithm *a, struct sx_pg_member *m,
+					 uint32_t n, bool *any)
 {
 	struct sx_placement_progress p = {.remaining = (int32_t)n,
 					  .scheduled = a->scheduled_before};
-	struct sx_status *group;
 	struct sx_snapshot *view = a->cache ? NULL : sx_snapshot_ref(a->base);
-	bool proceed, any = false;
+	struct sx_status *group = run_feasible(a, p), *st;
 
+	*any = false;
 	/* Before any member: can the group meet its constraints at all? */
-	group = potentially_feasible(a, p, &proceed);
-	for (uint32_t i = 0; i < n && proceed; i++) {
+	if (sx_status_code(group) == SX_ERROR)
+		group = wrap(SX_ERROR, "failed to evaluate placement feasibility: ", group);
+	else if (sx_status_code(group) == SX_UNSCHEDULABLE)
+		group = group_unschedulable(group);
+	for (uint32_t i = 0; i < n && sx_status_code(group) != SX_ERROR &&
+			     sx_status_code(group) != SX_UNSCHEDULABLE;
+	     i++) {
 		schedule_member(a, &m[i], &view);
 		if (!m[i].scheduled && !sx_status_is_rejected(m[i].status)) {
 			sx_status_free(group);
@@ -179,19 +188,44 @@ struct sx_status *sx_pod_group_algorithm(const struct sx_pg_algorithm *a, struct
 		p.remaining--;
 		if (m[i].scheduled)
 			p.scheduled++;
+		st = run_feasible(a, p);
 		sx_status_free(group);
-		group = potentially_feasible(a, p, &proceed);
-		any = any || m[i].scheduled;
+		if (sx_status_code(st) == SX_ERROR) {
+			group = wrap(SX_ERROR, "failed to evaluate placement feasibility: ", st);
+			break;
+		}
+		/* Unschedulable now: the constraints cannot be met whatever
+		 * the rest do (the plugin's words, as they are). */
+		group = st;
+		if (sx_status_code(group) != SX_UNSCHEDULABLE)
+			*any = *any || m[i].scheduled;
 	}
+	if (sx_status_code(group) == SX_WAIT)
+		group = group_unschedulable(group);
 	if (!sx_status_is_success(group))
-		any = false;
+		*any = false;
 	revert(a, m, n);
 	sx_snapshot_unref(view);
+	return group;
+}
+
+/* RunRootSchedulingAlgorithm: Success needs a member placed. */
+static struct sx_status *root_status(struct sx_status *group, bool any)
+{
 	if (sx_status_is_success(group) && !any) {
 		sx_status_free(group);
-		group = sx_status_new(SX_UNSCHEDULABLE, "no pods were schedulable");
+		return group_unschedulable(NULL);
 	}
 	return group;
+}
+
+struct sx_status *sx_pod_group_algorithm(const struct sx_pg_algorithm *a, struct sx_pg_member *m,
+					 uint32_t n)
+{
+	bool any;
+	struct sx_status *group = group_algorithm(a, m, n, &any);
+
+	return root_status(group, any);
 }
 
 void sx_pg_members_free(struct sx_pg_member *m, uint32_t n)
@@ -245,6 +279,7 @@ struct outcome {
 	const struct sx_pg_placement *placement;
 	struct sx_pg_member *m;
 	int64_t total;
+	bool any; /* a member was placed (anyScheduled) */
 };
 
 /* findBestPlacement's choice: the highest total; among equal totals each
@@ -344,15 +379,16 @@ static void drop_members(struct sx_pg_member *c, uint32_t n)
  * copies of m (*out, owned by the caller, set even on failure). */
 static struct sx_status *evaluate(const struct sx_pg_algorithm *a, const struct sx_pg_placement *p,
 				  const struct sx_pg_member *m, uint32_t n,
-				  struct sx_pg_member **out)
+				  struct sx_pg_member **out, bool *any)
 {
 	struct sx_pg_algorithm in = *a;
 
+	*any = false;
 	*out = fresh_members(m, n);
 	if (!*out)
 		return sx_status_new(SX_ERROR, "out of memory");
 	in.placement = p;
-	return sx_pod_group_algorithm(&in, *out, n);
+	return group_algorithm(&in, *out, n, any);
 }
 
 int sx_pg_nominated_placement(const struct sx_pg_placements *pl, const struct sx_pg_member *m,
@@ -384,7 +420,8 @@ int sx_pg_nominated_placement(const struct sx_pg_placements *pl, const struct sx
 }
 
 /* What the placement loop gathered: the feasible placements and the
- * reported one's members and status (the first infeasible evaluated). */
+ * reported one's members and status (the nominated placement's when it
+ * was tried, else the first evaluated that was not feasible). */
 struct tally {
 	struct outcome *ok;
 	uint32_t nok;
@@ -392,31 +429,37 @@ struct tally {
 	struct sx_status *any_st;
 };
 
-/* Files placement p's outcome (c, st: both taken). Returns an Error
- * status that ends the loop (c then becomes the reported members). */
-static struct sx_status *file_outcome(struct tally *t, const struct sx_pg_placement *p,
-				      struct sx_pg_member *c, struct sx_status *st, uint32_t n)
+/* Files outcome o with its status st (both taken); report: it is the
+ * reported one even when another was. Returns an Error status that ends
+ * the loop (o's members then become the reported ones). */
+static struct sx_status *file_outcome(struct tally *t, const struct outcome *o,
+				      struct sx_status *st, uint32_t n, bool report)
 {
 	if (sx_status_code(st) == SX_ERROR) {
 		drop_members(t->any, n);
-		t->any = c;
+		t->any = o->m;
 		return st;
 	}
-	if (sx_status_is_success(st)) {
-		t->ok[t->nok++] = (struct outcome){.placement = p, .m = c};
-	} else if (!t->any) {
-		t->any = c;
+	if (sx_status_is_success(st) && (o->any || !report)) {
+		t->ok[t->nok++] = *o;
+		sx_status_free(st);
+		return NULL;
+	}
+	if (!t->any || report) {
+		drop_members(t->any, n);
+		sx_status_free(t->any_st);
+		t->any = o->m;
 		t->any_st = st;
 		return NULL;
-	} else {
-		drop_members(c, n);
 	}
+	drop_members(o->m, n);
 	sx_status_free(st);
 	return NULL;
 }
 
 /* The evaluation order: the nominated placement first (if any), alone
- * when the group is feasible there; then every other placement. */
+ * when the group is feasible there with a member placed (not only through
+ * members placed before); then every other placement. */
 static struct sx_status *evaluate_all(const struct sx_pg_algorithm *a,
 				      const struct sx_pg_placements *pl,
 				      const struct sx_pg_member *m, uint32_t n, struct tally *t)
@@ -425,18 +468,39 @@ static struct sx_status *evaluate_all(const struct sx_pg_algorithm *a,
 
 	for (int64_t k = nom >= 0 ? -1 : 0; k < (int64_t)pl->n; k++) {
 		uint32_t i = k < 0 ? (uint32_t)nom : (uint32_t)k;
-		struct sx_pg_member *c;
+		struct outcome o = {.placement = &pl->v[i]};
 		struct sx_status *st;
 
 		if (k >= 0 && (int)i == nom)
 			continue;
 		if (k >= 0 && nom >= 0 && t->nok > 0)
 			break; /* the nominated placement is feasible: used as is */
-		st = evaluate(a, &pl->v[i], m, n, &c);
-		if ((st = file_outcome(t, &pl->v[i], c, st, n)) != NULL)
+		st = evaluate(a, o.placement, m, n, &o.m, &o.any);
+		if ((st = file_outcome(t, &o, st, n, k < 0)) != NULL)
 			return st;
 	}
 	return NULL;
+}
+
+/* "0/<n> placements are available, reported placement status: <its
+ * AsError>", after the group error: the reported status's AsError is the
+ * group error alone when it carries one ("<nil>" for a Success). */
+static struct sx_status *none_available(const struct sx_status *rep, uint32_t n)
+{
+	char buf[1024];
+	struct sx_status *st;
+
+	if (sx_pg_status_has_group_error(rep))
+		snprintf(buf, sizeof(buf), "%s", SX_PG_UNSCHEDULABLE);
+	else if (sx_status_is_success(rep))
+		snprintf(buf, sizeof(buf), "<nil>");
+	else
+		sx_status_message(rep, buf, sizeof(buf));
+	st = sx_status_new(SX_UNSCHEDULABLE, "%s", SX_PG_UNSCHEDULABLE);
+	sx_status_add_reason(st, "0/%u placements are available, reported placement status: %s", n,
+			     buf);
+	sx_status_set_plugin(st, rep ? rep->plugin : NULL);
+	return st;
 }
 
 struct sx_status *sx_pod_group_placement_algorithm(const struct sx_pg_algorithm *a,
@@ -465,19 +529,14 @@ struct sx_status *sx_pod_group_placement_algorithm(const struct sx_pg_algorithm 
 	if (st)
 		goto out;
 	if (t.nok == 0) {
-		char buf[1024];
-
-		sx_status_message(t.any_st, buf, sizeof(buf));
-		st = sx_status_new(SX_UNSCHEDULABLE,
-				   "0/%u placements are available, reported placement status: %s",
-				   pl.n, buf);
-		sx_status_set_plugin(st, t.any_st ? t.any_st->plugin : NULL);
+		st = none_available(t.any_st, pl.n);
 		goto out;
 	}
 	drop_members(t.any, n);
 	t.any = NULL;
 	best = t.nok == 1 ? 0 : best_placement(a, snap, t.ok, t.nok, n, &st);
-	if (best >= 0) {
+	if (best >= 0) { /* RunRootSchedulingAlgorithm: Success needs a member placed */
+		st = root_status(NULL, t.ok[best].any);
 		t.any = t.ok[best].m;
 		t.ok[best].m = NULL;
 	}

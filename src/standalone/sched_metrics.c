@@ -46,7 +46,10 @@ void sx_sched_metrics_define(struct sx_metrics *m, const struct sx_config *cfg,
 					    "Number of pending pods, by the queue type.", NULL, 0);
 	h->pg_attempts = sx_metrics_family(
 		m, "scheduler_podgroup_schedule_attempts_total", SX_METRIC_COUNTER,
-		"Number of attempts to schedule pod group, by the result.", NULL, 0);
+		"Number of attempts to schedule pod group, by the result. 'unschedulable' means a "
+		"pod group could not be scheduled, while 'error' means an internal scheduler "
+		"problem.",
+		NULL, 0);
 	h->pg_attempt_duration = sx_metrics_family(
 		m, "scheduler_podgroup_scheduling_attempt_duration_seconds", SX_METRIC_HISTOGRAM,
 		"Pod group scheduling attempt latency in seconds", lat, SX_ARRAY_SIZE(lat));

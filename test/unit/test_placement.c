@@ -231,7 +231,8 @@ static void test_split_and_infeasible(void)
 	r = run(cfg, cache, 3, "topology.kubernetes.io/zone");
 	CHECK_INT(sx_status_code(r.group), SX_UNSCHEDULABLE);
 	CHECK_STR(message(r.group, buf, sizeof(buf)),
-		  "0/2 placements are available, reported placement status: minCount (3) "
+		  "pod group is unschedulable, 0/2 placements are available, reported "
+		  "placement status: minCount (3) "
 		  "cannot be satisfied: 2 scheduled, 0 remaining");
 	CHECK_STR(r.group->plugin ? r.group->plugin : "", "GangScheduling");
 	sx_status_free(r.group);
@@ -350,12 +351,14 @@ static void test_nominated_first(void)
 	add_node(cache, "b1", "zone-b", 4);
 	r = run_with(cfg, cache, 3, "topology.kubernetes.io/zone", NULL, NULL);
 	CHECK_STR(message(r.group, buf, sizeof(buf)),
-		  "0/2 placements are available, reported placement status: minCount (3) "
+		  "pod group is unschedulable, 0/2 placements are available, reported "
+		  "placement status: minCount (3) "
 		  "cannot be satisfied: 1 scheduled, 1 remaining");
 	sx_status_free(r.group);
 	r = run_with(cfg, cache, 3, "topology.kubernetes.io/zone", NULL, "b1");
 	CHECK_STR(message(r.group, buf, sizeof(buf)),
-		  "0/2 placements are available, reported placement status: minCount (3) "
+		  "pod group is unschedulable, 0/2 placements are available, reported "
+		  "placement status: minCount (3) "
 		  "cannot be satisfied: 2 scheduled, 0 remaining");
 	sx_status_free(r.group);
 	sx_cache_free(cache);
