@@ -32,9 +32,10 @@
  * the profile's PlacementGenerate plugins return, members restricted to
  * the placement's nodes, and keeps the feasible placement the
  * PlacementScore plugins score highest (equal totals: one at random). The
- * placement holding the most members' nominated nodes (a group preemption
- * nominated them) is tried first and, when the group is feasible there,
- * used without trying the others (nominatedPlacement).
+ * one placement holding members' nominated nodes (a group preemption
+ * nominated them) is tried first and, when the group is feasible there
+ * with a member placed, used without trying the others
+ * (nominatedPlacement).
  *
  * Not here: CompositePodGroups; merging the placements of several
  * PlacementGenerate plugins (the first plugin returning any is used).
@@ -67,14 +68,6 @@ struct sx_status *sx_run_placement_feasible(const struct sx_profile *prof,
 /* Does the profile schedule pods of pod groups as groups (GenericWorkload,
  * from 1.36: 1.35 had the Permit quorum only)? */
 bool sx_profile_schedules_groups(const struct sx_profile *prof);
-
-/* errPodGroupUnschedulable (schedule_one_podgroup.go): the error of the
- * group's Unschedulable statuses (Status.WithError), whose Reasons() put
- * it first: the group's message then reads "pod group is unschedulable,
- * <reasons>". Here it is the status's first reason. */
-#define SX_PG_UNSCHEDULABLE "pod group is unschedulable"
-/* Does st carry it (its AsError() is then that error alone)? */
-bool sx_pg_status_has_group_error(const struct sx_status *st);
 
 /* One member of the group and what the algorithm found for it. */
 struct sx_pg_member {
@@ -128,16 +121,18 @@ void sx_pg_members_free(struct sx_pg_member *m, uint32_t n);
  * on and placements generated, sx_pod_group_algorithm per placement (a's
  * placement ignored), m[] left with the chosen placement's members (the
  * best scored feasible one; with none feasible, the first evaluated
- * placement's (the nominated one when tried), the status Unschedulable "0/<n> placements are
- * available, reported placement status: <its status>"); a PlacementGenerate or PlacementScore
- * plugin's non-Success status is returned as is, its plugin named.
+ * placement's (the nominated one when tried), the status Unschedulable
+ * "0/<n> placements are available, first placement status: <its
+ * status>"); a PlacementGenerate or PlacementScore plugin's non-Success
+ * status is returned as is, its plugin named.
  * Otherwise exactly sx_pod_group_algorithm. */
 struct sx_status *sx_pod_group_placement_algorithm(const struct sx_pg_algorithm *a,
 						   struct sx_pg_member *m, uint32_t n);
 
-/* nominatedPlacement: the index of the placement in pl holding the
- * nominated nodes (status.nominatedNodeName) of the most members m[0..n),
- * the first on a tie; -1 when none holds any. */
+/* nominatedPlacement: the index of the one placement in pl holding a
+ * nominated node (status.nominatedNodeName) of a member of m[0..n); -1
+ * when none does, or more than one (overlapping placements: a nomination
+ * cannot tell which one the group's preemption chose). */
 int sx_pg_nominated_placement(const struct sx_pg_placements *pl, const struct sx_pg_member *m,
 			      uint32_t n);
 

@@ -3,8 +3,10 @@
  * (podGroupSchedulingDefaultAlgorithm, podGroupPodSchedulingAlgorithm,
  * podGroupPotentiallyFeasible, RunRootSchedulingAlgorithm's "no pods were
  * schedulable") and podgroup_types.go (podGroupFitError: its message is the
- * rejecting status's); placements from schedule_one_podgroup.go
- * (podGroupSchedulingPlacementAlgorithm, evaluatePlacement,
+ * rejecting status's, "0/<n> placements are available, first placement
+ * status: ..." within placements); placements from the same
+ * algorithm_podgroup.go (podGroupSchedulingPlacementAlgorithm,
+ * nominatedPlacement, evaluatePlacement, findBestPodGroupPlacement,
  * findBestPlacement) and framework.go (RunPlacementGeneratePlugins,
  * RunPlacementScorePlugins). Runs on the caller's thread; no state of its
  * own. */
@@ -63,31 +65,38 @@ static struct sx_status *wrap(enum sx_code code, const char *prefix, struct sx_s
 	return out;
 }
 
-/* NewStatus(Unschedulable, st's reasons...).WithError(errPodGroupUnschedulable):
- * the reasons "pod group is unschedulable" then st's (Status.Reasons puts
- * the error first); st's plugin kept for the rejectors. Frees st. */
-static struct sx_status *group_unschedulable(struct sx_status *st)
-{
-	struct sx_status *out = sx_status_new(SX_UNSCHEDULABLE, "%s", SX_PG_UNSCHEDULABLE);
-
-	for (unsigned i = 0; st && i < st->nreasons; i++)
-		sx_status_add_reason(out, "%s", st->reasons[i]);
-	sx_status_set_plugin(out, st ? st->plugin : NULL);
-	sx_status_free(st);
-	return out;
-}
-
-bool sx_pg_status_has_group_error(const struct sx_status *st)
-{
-	return st && st->nreasons > 0 && strcmp(st->reasons[0], SX_PG_UNSCHEDULABLE) == 0;
-}
-
 /* RunPlacementFeasiblePlugins, or the test's script. */
 static struct sx_status *run_feasible(const struct sx_pg_algorithm *a,
 				      struct sx_placement_progress p)
 {
 	return a->feasible ? a->feasible(a->ctx, a->pg, p)
 			   : sx_run_placement_feasible(a->prof, a->pg, p);
+}
+
+/* podGroupPotentiallyFeasible: *proceed says whether to go on with the next
+ * member; the status returned is the group's status so far. An
+ * Unschedulable or a Wait becomes an Unschedulable whose message is the
+ * plugin's (podGroupFitError); a Wait goes on, so it only stays should the
+ * members run out; any other code is kept as is and goes on. */
+static struct sx_status *potentially_feasible(const struct sx_pg_algorithm *a,
+					      struct sx_placement_progress p, bool *proceed)
+{
+	struct sx_status *st = run_feasible(a, p);
+
+	switch (sx_status_code(st)) {
+	case SX_ERROR:
+		*proceed = false;
+		return wrap(SX_ERROR, "failed to evaluate placement feasibility: ", st);
+	case SX_UNSCHEDULABLE:
+		*proceed = false;
+		return wrap(SX_UNSCHEDULABLE, "", st);
+	case SX_WAIT:
+		*proceed = true;
+		return wrap(SX_UNSCHEDULABLE, "", st);
+	default:
+		*proceed = true;
+		return st;
+	}
 }
 
 /* podGroupPodSchedulingAlgorithm: filter and score one member; where it
@@ -167,17 +176,13 @@ static struct sx_status *group_algorithm(const struct sx_pg_algorithm *a, struct
 	struct sx_placement_progress p = {.remaining = (int32_t)n,
 					  .scheduled = a->scheduled_before};
 	struct sx_snapshot *view = a->cache ? NULL : sx_snapshot_ref(a->base);
-	struct sx_status *group = run_feasible(a, p), *st;
+	struct sx_status *group;
+	bool proceed;
 
 	*any = false;
 	/* Before any member: can the group meet its constraints at all? */
-	if (sx_status_code(group) == SX_ERROR)
-		group = wrap(SX_ERROR, "failed to evaluate placement feasibility: ", group);
-	else if (sx_status_code(group) == SX_UNSCHEDULABLE)
-		group = group_unschedulable(group);
-	for (uint32_t i = 0; i < n && sx_status_code(group) != SX_ERROR &&
-			     sx_status_code(group) != SX_UNSCHEDULABLE;
-	     i++) {
+	group = potentially_feasible(a, p, &proceed);
+	for (uint32_t i = 0; i < n && proceed; i++) {
 		schedule_member(a, &m[i], &view);
 		if (!m[i].scheduled && !sx_status_is_rejected(m[i].status)) {
 			sx_status_free(group);
@@ -188,20 +193,11 @@ static struct sx_status *group_algorithm(const struct sx_pg_algorithm *a, struct
 		p.remaining--;
 		if (m[i].scheduled)
 			p.scheduled++;
-		st = run_feasible(a, p);
 		sx_status_free(group);
-		if (sx_status_code(st) == SX_ERROR) {
-			group = wrap(SX_ERROR, "failed to evaluate placement feasibility: ", st);
-			break;
-		}
-		/* Unschedulable now: the constraints cannot be met whatever
-		 * the rest do (the plugin's words, as they are). */
-		group = st;
-		if (sx_status_code(group) != SX_UNSCHEDULABLE)
+		group = potentially_feasible(a, p, &proceed);
+		if (proceed)
 			*any = *any || m[i].scheduled;
 	}
-	if (sx_status_code(group) == SX_WAIT)
-		group = group_unschedulable(group);
 	if (!sx_status_is_success(group))
 		*any = false;
 	revert(a, m, n);
@@ -214,7 +210,7 @@ static struct sx_status *root_status(struct sx_status *group, bool any)
 {
 	if (sx_status_is_success(group) && !any) {
 		sx_status_free(group);
-		return group_unschedulable(NULL);
+		return sx_status_new(SX_UNSCHEDULABLE, "no pods were schedulable");
 	}
 	return group;
 }
@@ -391,32 +387,33 @@ static struct sx_status *evaluate(const struct sx_pg_algorithm *a, const struct 
 	return group_algorithm(&in, *out, n, any);
 }
 
+/* Does the placement list node? */
+static bool placement_has(const struct sx_pg_placement *p, sx_str node)
+{
+	for (uint32_t k = 0; k < p->nnodes; k++)
+		if (p->nodes[k] == node)
+			return true;
+	return false;
+}
+
 int sx_pg_nominated_placement(const struct sx_pg_placements *pl, const struct sx_pg_member *m,
 			      uint32_t n)
 {
-	uint32_t best_count = 0;
-	int best = -1;
+	int matched = -1;
 
 	for (uint32_t i = 0; i < pl->n; i++) {
-		uint32_t count = 0;
+		bool holds = false;
 
-		/* Each member nominated to one of the placement's nodes counts
-		 * once (upstream counts per node; a node is listed once). */
-		for (uint32_t j = 0; j < n; j++) {
-			sx_str nnn = m[j].pod->nominated_node;
-
-			for (uint32_t k = 0; nnn != SX_STR_EMPTY && k < pl->v[i].nnodes; k++)
-				if (pl->v[i].nodes[k] == nnn) {
-					count++;
-					break;
-				}
-		}
-		if (count > best_count) {
-			best_count = count;
-			best = (int)i;
-		}
+		for (uint32_t j = 0; j < n && !holds; j++)
+			holds = m[j].pod->nominated_node != SX_STR_EMPTY &&
+				placement_has(&pl->v[i], m[j].pod->nominated_node);
+		if (!holds)
+			continue;
+		if (matched >= 0)
+			return -1; /* overlap: every placement is scored */
+		matched = (int)i;
 	}
-	return best;
+	return matched;
 }
 
 /* What the placement loop gathered: the feasible placements and the
@@ -482,23 +479,22 @@ static struct sx_status *evaluate_all(const struct sx_pg_algorithm *a,
 	return NULL;
 }
 
-/* "0/<n> placements are available, reported placement status: <its
- * AsError>", after the group error: the reported status's AsError is the
- * group error alone when it carries one ("<nil>" for a Success). */
+/* podGroupFitError with the placements' count: "0/<n> placements are
+ * available, first placement status: <the reported status's message>";
+ * a Success reported (the nominated placement, feasible only through
+ * members placed before) gives upstream's actionable reason instead. */
 static struct sx_status *none_available(const struct sx_status *rep, uint32_t n)
 {
 	char buf[1024];
 	struct sx_status *st;
 
-	if (sx_pg_status_has_group_error(rep))
-		snprintf(buf, sizeof(buf), "%s", SX_PG_UNSCHEDULABLE);
-	else if (sx_status_is_success(rep))
-		snprintf(buf, sizeof(buf), "<nil>");
+	if (sx_status_is_success(rep))
+		snprintf(buf, sizeof(buf),
+			 "nominated placement is feasible but no pending pod was scheduled");
 	else
 		sx_status_message(rep, buf, sizeof(buf));
-	st = sx_status_new(SX_UNSCHEDULABLE, "%s", SX_PG_UNSCHEDULABLE);
-	sx_status_add_reason(st, "0/%u placements are available, reported placement status: %s", n,
-			     buf);
+	st = sx_status_new(SX_UNSCHEDULABLE,
+			   "0/%u placements are available, first placement status: %s", n, buf);
 	sx_status_set_plugin(st, rep ? rep->plugin : NULL);
 	return st;
 }

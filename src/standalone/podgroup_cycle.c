@@ -11,9 +11,9 @@
  * and binding cycle (GangScheduling's Permit lets them bind together);
  * otherwise every member is rejected (the FailedScheduling event, the
  * PodScheduled=False condition, nomination cleared, back to the queue): a
- * member that did not fit with its own FitError, one placed with "pod
- * group is unschedulable, <the group's message>", one never tried with the
- * algorithm's status (sx_pg_submit). The PodGroup gets the
+ * member that did not fit with its own FitError, one placed with the
+ * group's status, one never tried with the algorithm's status
+ * (sx_pg_submit). The PodGroup gets the
  * PodGroupInitiallyScheduled condition (True/Scheduled,
  * False/Unschedulable, False/SchedulerError), never turned back from True
  * to False.
@@ -184,7 +184,7 @@ static void fail_one(const struct sx_pg_loop *l, struct sx_queue_item *it, struc
 		     struct sx_rejectors rej)
 {
 	const struct sx_pg_preempt_result *pf = o->waiting ? o->pf : NULL;
-	char msg[2300], amsg[2048];
+	char amsg[2048];
 
 	if (sx_status_code(o->group) == SX_ERROR) {
 		/* The member's own error, else the group's. */
@@ -192,14 +192,10 @@ static void fail_one(const struct sx_pg_loop *l, struct sx_queue_item *it, struc
 			fail_with(l, it, m->pod, m->status, NULL, start, &rej);
 		else
 			fail_with(l, it, m->pod, o->group, gmsg, start, &rej);
-	} else if (m->scheduled && o->waiting) {
-		/* Back to the queue waiting for the victims to go. */
-		fail_member(l, it, m->pod, o->group, gmsg, start, &rej, pf);
 	} else if (m->scheduled) {
-		/* NewStatus(Unschedulable, the group's message)
-		 * .WithError(errPodGroupUnschedulable). */
-		snprintf(msg, sizeof(msg), "%s, %s", SX_PG_UNSCHEDULABLE, gmsg);
-		fail_with(l, it, m->pod, o->group, msg, start, &rej);
+		/* The group's status; waiting on preemption, with the
+		 * nomination its preemption gave (back to the nodes freed). */
+		fail_member(l, it, m->pod, o->group, gmsg, start, &rej, pf);
 	} else if (!m->evaluated) {
 		/* completePodGroupAlgorithmResult: the algorithm's status, as it
 		 * was before PodGroupPostFilter. */
@@ -299,9 +295,8 @@ static struct sx_status *post_filter(const struct sx_pg_loop *l, const struct sx
 
 /* applyPodGroupPostFilterResult: the group's status after
  * PodGroupPostFilter ran on group (st taken): an Error replaces it;
- * otherwise st's message is appended as one more reason (String() of a
- * Success is "", appended too: upstream's group message then ends with
- * ", "), and a Success means waitingOnPreemption. */
+ * otherwise st's message, when it has one, is appended as one more
+ * reason; a Success means waitingOnPreemption. */
 static struct sx_status *apply_post_filter(const struct sx_status *group, struct sx_status *st,
 					   bool *waiting)
 {
@@ -312,8 +307,8 @@ static struct sx_status *apply_post_filter(const struct sx_status *group, struct
 	if (sx_status_code(st) == SX_ERROR)
 		return st;
 	out = sx_status_clone(group);
-	if (out)
-		sx_status_add_reason(out, "%s", sx_status_message(st, msg, sizeof(msg)));
+	if (out && *sx_status_message(st, msg, sizeof(msg)))
+		sx_status_add_reason(out, "%s", msg);
 	sx_status_free(st);
 	return out ? out : sx_status_new(SX_ERROR, "out of memory");
 }

@@ -85,10 +85,9 @@ struct sx_pg_outcome {
 /* submitPodGroupAlgorithmResult for m[0..n) (items[i] popped with m[i]):
  * with a Success every placed member goes to its binding cycle, the rest
  * are rejected; otherwise every member is rejected: with its own error
- * (an Error group) or FitError (it did not fit), a placed one with
- * "pod group is unschedulable, <the group's message>" (the group's own
- * message and its nomination when waiting on preemption), one never tried
- * with the algorithm's message. Then the PodGroupInitiallyScheduled
+ * (an Error group) or FitError (it did not fit), a placed one with the
+ * group's status (and its nomination when waiting on preemption), one
+ * never tried with the algorithm's status. Then the PodGroupInitiallyScheduled
  * condition (never True to False) and
  * scheduler_podgroup_schedule_attempts_total{result} with result
  * scheduled, unschedulable, waiting_on_preemption or error. algo_s < 0:

@@ -144,12 +144,11 @@ def test_gang_does_not_fit(tmp):
               "nofit: PodGroupInitiallyScheduled False/Unschedulable %r: %r" % (want, cond))
         check(wait_for(lambda: all(failed_notes(api, "w-%d" % i) for i in range(4)), 10),
               "nofit: every member is rejected")
-        # Two members fit: the group's status after errPodGroupUnschedulable; the
-        # third does not (its own FitError); the fourth is not tried: the
-        # algorithm's status (completePodGroupAlgorithmResult, before the post filter).
+        # Two members fit: the group's status; the third does not (its own
+        # FitError); the fourth is not tried: the algorithm's status
+        # (completePodGroupAlgorithmResult, before the post filter).
         notes = [failed_notes(api, "w-%d" % i)[0] for i in range(4)]
-        placed = "pod group is unschedulable, " + want
-        check(sorted(notes) == sorted([placed, placed, "0/1 nodes are available: 1 Insufficient "
+        check(sorted(notes) == sorted([want, want, "0/1 nodes are available: 1 Insufficient "
                                        "cpu.", algo]),
               "nofit: two placed, one FitError, one not tried: %r" % notes)
         check(bindings(api) == [], "nofit: no member bound: %r" % bindings(api))
@@ -337,10 +336,9 @@ def test_gang_preempts_group_whole(tmp):
         got = metric(sx, "scheduler_podgroup_schedule_attempts_total",
                      ['result="waiting_on_preemption"'])
         check(got and got >= 1, "preempt: an attempt counted waiting_on_preemption: %r" % got)
-        # While waiting, the group's status is the algorithm's with
-        # PodGroupPostFilter's Success appended (its String() is empty:
-        # applyPodGroupPostFilterResult), on the PodGroup and each member.
-        waiting = "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining, "
+        # While waiting, the group's status is the algorithm's (a Success of
+        # PodGroupPostFilter has no words to append).
+        waiting = "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining"
         msgs = [c["message"] for p in api.control("records")["patches"] if p["name"] == "high"
                 for c in (p["patch"].get("status") or {}).get("conditions", [])
                 if c.get("reason") == "Unschedulable"]
@@ -350,7 +348,7 @@ def test_gang_preempts_group_whole(tmp):
         notes = sorted(e.get("note") for e in api.control("records")["events"]
                        if e.get("reason") == "FailedScheduling"
                        and (e.get("regarding") or {}).get("name", "").startswith("high-"))
-        check({"0/2 nodes are available: 2 Insufficient cpu.", waiting[:-2]} <= set(notes),
+        check({"0/2 nodes are available: 2 Insufficient cpu.", waiting} <= set(notes),
               "preempt: the waiting members' events: %r" % notes)
         check(sorted(d["name"] for d in api.control("records")["deletes"]) ==
               ["low-%d" % i for i in range(4)], "preempt: one DELETE per victim")

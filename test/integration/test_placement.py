@@ -12,9 +12,8 @@ TopologyPlacementGenerator and PodGroupPodsCount plugins enabled through multiPo
 (b) without the constraint, on zone-a's node and zone-b's 2-cpu node
     only, the same gang is split across the zones;
 (c) with the constraint there, no zone holds it: nothing binds and the
-    PodGroup's PodGroupInitiallyScheduled condition says "pod group is
-    unschedulable, 0/2 placements are available, reported placement status:
-    ..., <PodGroupPostFilter's words>".
+    PodGroup's PodGroupInitiallyScheduled condition says "0/2 placements are
+    available, first placement status: ..., <PodGroupPostFilter's words>".
 """
 import os
 import sys
@@ -129,8 +128,8 @@ def test_no_zone_holds_it(tmp):
     pods = [member("w-%d" % i, "train") for i in range(3)]
     nodes = [node("a1", "zone-a", "4"), node("b1", "zone-b", "2")]
     api, sx = start(tmp, "none", nodes, pod_group("train", 3, ZONE), pods)
-    want = ("pod group is unschedulable, 0/2 placements are available, reported placement "
-            "status: minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, "
+    want = ("0/2 placements are available, first placement status: "
+            "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, "
             "pod group preemption: not supported with topology constraints")
     try:
         check(wait_for(lambda: pod_group_condition(api, "train") is not None, 20),

@@ -58,23 +58,21 @@ static const struct algo_case cases[] = {
 };
 
 /* The group's message per row (derived, upstream's rows compare codes):
- * schedule_one_podgroup.go podGroupSchedulingDefaultAlgorithm and
- * RunRootSchedulingAlgorithm. PlacementFeasible's Unschedulable before
- * any pod, a Wait at the end and a Success without a pod placed carry
- * errPodGroupUnschedulable first; one after a pod keeps the plugin's
- * words. */
+ * algorithm_podgroup.go podGroupPotentiallyFeasible (a podGroupFitError
+ * reads as PlacementFeasible's words, a Wait's too when the members run
+ * out) and RunRootSchedulingAlgorithm ("no pods were schedulable"). */
 static const char *const want_msg[SX_ARRAY_SIZE(cases)] = {
 	"",
 	"",
 	"",
-	"pod group is unschedulable, scripted 4",
+	"scripted 4",
 	"scripted 2",
 	"scripted 3",
 	"",
-	"pod group is unschedulable",
+	"no pods were schedulable",
 	"failed to schedule other pod from a pod group: fake filter error",
 	"failed to evaluate placement feasibility: scripted 3",
-	"pod group is unschedulable, scripted 1",
+	"scripted 1",
 	"failed to evaluate placement feasibility: scripted 1",
 };
 

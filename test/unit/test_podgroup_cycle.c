@@ -22,12 +22,12 @@ enum { OK = 1, UNSCHED, ERR };
 
 struct row {
 	const char *name;
-	int group;	       /* OK, UNSCHED or ERR */
-	const char *group_msg; /* its message */
-	bool waiting;	       /* waitingOnPreemption */
-	int pods[3];	       /* each member: OK (placed), UNSCHED or ERR */
-	bool nominated[3];     /* PodGroupPostFilter nominated it (waiting) */
-	int8_t existing;       /* the PodGroup's condition before: 1 True */
+	int group;				 /* OK, UNSCHED or ERR */
+	const char *group_msg;			 /* its message */
+	bool waiting;				 /* waitingOnPreemption */
+	int pods[3];				 /* each member: OK (placed), UNSCHED or ERR */
+	bool nominated[3];			 /* PodGroupPostFilter nominated it (waiting) */
+	int8_t existing;			 /* the PodGroup's condition before: 1 True */
 	const char *bound, *preempting, *failed; /* members, "p1p3" style */
 	bool cond_written;
 	bool cond_ok;
@@ -35,43 +35,202 @@ struct row {
 };
 
 static const struct row rows[] = {
-	{"All pods feasible", OK, NULL, false, {OK, OK, OK}, {0}, 0, "p1p2p3", "", "", true, true,
-	 "Scheduled", ""},
-	{"All pods feasible, but podGroup unschedulable", UNSCHED,
-	 "not enough capacity for the gang", false, {OK, OK, OK}, {0}, 0, "", "", "p1p2p3", true,
-	 false, "Unschedulable", "not enough capacity for the gang"},
-	{"One unschedulable", OK, NULL, false, {OK, UNSCHED, OK}, {0}, 0, "p1p3", "", "p2", true,
-	 true, "Scheduled", ""},
-	{"All pods require preemption", UNSCHED, "waiting for preemption to complete", true,
-	 {OK, OK, OK}, {1, 1, 1}, 0, "", "p1p2p3", "", true, false, "Unschedulable",
+	{"All pods feasible",
+	 OK,
+	 NULL,
+	 false,
+	 {OK, OK, OK},
+	 {0},
+	 0,
+	 "p1p2p3",
+	 "",
+	 "",
+	 true,
+	 true,
+	 "Scheduled",
+	 ""},
+	{"All pods feasible, but podGroup unschedulable",
+	 UNSCHED,
+	 "not enough capacity for the gang",
+	 false,
+	 {OK, OK, OK},
+	 {0},
+	 0,
+	 "",
+	 "",
+	 "p1p2p3",
+	 true,
+	 false,
+	 "Unschedulable",
+	 "not enough capacity for the gang"},
+	{"One unschedulable",
+	 OK,
+	 NULL,
+	 false,
+	 {OK, UNSCHED, OK},
+	 {0},
+	 0,
+	 "p1p3",
+	 "",
+	 "p2",
+	 true,
+	 true,
+	 "Scheduled",
+	 ""},
+	{"All pods require preemption",
+	 UNSCHED,
+	 "waiting for preemption to complete",
+	 true,
+	 {OK, OK, OK},
+	 {1, 1, 1},
+	 0,
+	 "",
+	 "p1p2p3",
+	 "",
+	 true,
+	 false,
+	 "Unschedulable",
 	 "waiting for preemption to complete"},
-	{"One pod requires preemption, two are feasible", UNSCHED,
-	 "waiting for preemption to complete", true, {OK, OK, OK}, {1, 1, 1}, 0, "", "p1p2p3", "",
-	 true, false, "Unschedulable", "waiting for preemption to complete"},
-	{"One pod unschedulable, one requires preemption, one feasible", UNSCHED,
-	 "waiting for preemption to complete", true, {OK, UNSCHED, OK}, {1, 0, 1}, 0, "", "p1p3",
-	 "p2", true, false, "Unschedulable", "waiting for preemption to complete"},
-	{"All pods unschedulable", UNSCHED, "0/3 nodes are available: insufficient cpu", false,
-	 {UNSCHED, UNSCHED, UNSCHED}, {0}, 0, "", "", "p1p2p3", true, false, "Unschedulable",
+	{"One pod requires preemption, two are feasible",
+	 UNSCHED,
+	 "waiting for preemption to complete",
+	 true,
+	 {OK, OK, OK},
+	 {1, 1, 1},
+	 0,
+	 "",
+	 "p1p2p3",
+	 "",
+	 true,
+	 false,
+	 "Unschedulable",
+	 "waiting for preemption to complete"},
+	{"One pod unschedulable, one requires preemption, one feasible",
+	 UNSCHED,
+	 "waiting for preemption to complete",
+	 true,
+	 {OK, UNSCHED, OK},
+	 {1, 0, 1},
+	 0,
+	 "",
+	 "p1p3",
+	 "p2",
+	 true,
+	 false,
+	 "Unschedulable",
+	 "waiting for preemption to complete"},
+	{"All pods unschedulable",
+	 UNSCHED,
+	 "0/3 nodes are available: insufficient cpu",
+	 false,
+	 {UNSCHED, UNSCHED, UNSCHED},
+	 {0},
+	 0,
+	 "",
+	 "",
+	 "p1p2p3",
+	 true,
+	 false,
+	 "Unschedulable",
 	 "0/3 nodes are available: insufficient cpu"},
-	{"All pods unschedulable with nil nominatingInfo", UNSCHED,
-	 "0/3 nodes are available: insufficient cpu", false, {UNSCHED, UNSCHED, UNSCHED}, {0}, 0,
-	 "", "", "p1p2p3", true, false, "Unschedulable", "0/3 nodes are available: insufficient cpu"},
-	{"Unschedulable for the entire pod group", UNSCHED, "node affinity mismatch", false,
-	 {UNSCHED, UNSCHED, UNSCHED}, {0}, 0, "", "", "p1p2p3", true, false, "Unschedulable",
+	{"All pods unschedulable with nil nominatingInfo",
+	 UNSCHED,
+	 "0/3 nodes are available: insufficient cpu",
+	 false,
+	 {UNSCHED, UNSCHED, UNSCHED},
+	 {0},
+	 0,
+	 "",
+	 "",
+	 "p1p2p3",
+	 true,
+	 false,
+	 "Unschedulable",
+	 "0/3 nodes are available: insufficient cpu"},
+	{"Unschedulable for the entire pod group",
+	 UNSCHED,
+	 "node affinity mismatch",
+	 false,
+	 {UNSCHED, UNSCHED, UNSCHED},
+	 {0},
+	 0,
+	 "",
+	 "",
+	 "p1p2p3",
+	 true,
+	 false,
+	 "Unschedulable",
 	 "node affinity mismatch"},
-	{"Error for one pod", ERR, "plugin returned error", false, {OK, ERR, ERR}, {0}, 0, "", "",
-	 "p1p2p3", true, false, "SchedulerError", "plugin returned error"},
-	{"Error for one pod while waiting on preemption", ERR, "internal failure", false,
-	 {OK, ERR, ERR}, {0}, 0, "", "", "p1p2p3", true, false, "SchedulerError",
+	{"Error for one pod",
+	 ERR,
+	 "plugin returned error",
+	 false,
+	 {OK, ERR, ERR},
+	 {0},
+	 0,
+	 "",
+	 "",
+	 "p1p2p3",
+	 true,
+	 false,
+	 "SchedulerError",
+	 "plugin returned error"},
+	{"Error for one pod while waiting on preemption",
+	 ERR,
+	 "internal failure",
+	 false,
+	 {OK, ERR, ERR},
+	 {0},
+	 0,
+	 "",
+	 "",
+	 "p1p2p3",
+	 true,
+	 false,
+	 "SchedulerError",
 	 "internal failure"},
-	{"Already Scheduled, successful cycle keeps condition", OK, NULL, false, {OK, OK, OK}, {0},
-	 1, "p1p2p3", "", "", true, true, "Scheduled", ""},
-	{"Already Scheduled, rejected cycle does not regress condition", UNSCHED,
-	 "extra pods could not be placed", false, {UNSCHED, UNSCHED, UNSCHED}, {0}, 1, "", "",
-	 "p1p2p3", false, false, NULL, NULL},
-	{"Already Scheduled, error cycle does not regress condition", ERR, "", false,
-	 {OK, ERR, ERR}, {0}, 1, "", "", "p1p2p3", false, false, NULL, NULL},
+	{"Already Scheduled, successful cycle keeps condition",
+	 OK,
+	 NULL,
+	 false,
+	 {OK, OK, OK},
+	 {0},
+	 1,
+	 "p1p2p3",
+	 "",
+	 "",
+	 true,
+	 true,
+	 "Scheduled",
+	 ""},
+	{"Already Scheduled, rejected cycle does not regress condition",
+	 UNSCHED,
+	 "extra pods could not be placed",
+	 false,
+	 {UNSCHED, UNSCHED, UNSCHED},
+	 {0},
+	 1,
+	 "",
+	 "",
+	 "p1p2p3",
+	 false,
+	 false,
+	 NULL,
+	 NULL},
+	{"Already Scheduled, error cycle does not regress condition",
+	 ERR,
+	 "",
+	 false,
+	 {OK, ERR, ERR},
+	 {0},
+	 1,
+	 "",
+	 "",
+	 "p1p2p3",
+	 false,
+	 false,
+	 NULL,
+	 NULL},
 };
 
 /* What the loop was asked to do. */
@@ -103,8 +262,8 @@ static void rec_bind(struct sx_scheduler *s, const struct sx_profile *prof,
 }
 
 static void rec_fail(struct sx_scheduler *s, const struct sx_profile *prof,
-		     const struct sx_pod *pod, const char *msg, bool rejected,
-		     bool clear_nominated, double start, const struct sx_rejectors *rej)
+		     const struct sx_pod *pod, const char *msg, bool rejected, bool clear_nominated,
+		     double start, const struct sx_rejectors *rej)
 {
 	struct record *r = (struct record *)s;
 
@@ -169,8 +328,8 @@ static void submit_row(const struct row *tc, struct record *r)
 	sx_str nodes[3];
 	struct sx_pg_preempt_result pf = {.nominated = nominated, .nominated_nodes = nodes};
 	struct sx_status *group = status_of(tc->group, tc->group_msg);
-	struct sx_pg_outcome o = {.group = group, .algorithm = group, .waiting = tc->waiting,
-				  .pf = &pf};
+	struct sx_pg_outcome o = {
+		.group = group, .algorithm = group, .waiting = tc->waiting, .pf = &pf};
 	const char *names[3] = {"p1", "p2", "p3"};
 
 	memset(r, 0, sizeof(*r));
@@ -180,8 +339,9 @@ static void submit_row(const struct row *tc, struct record *r)
 		m[i].evaluated = true;
 		m[i].scheduled = tc->pods[i] == OK;
 		m[i].node = m[i].scheduled ? sx_intern("node1") : SX_STR_EMPTY;
-		m[i].status = status_of(tc->pods[i], tc->pods[i] == ERR ? tc->group_msg
-									  : "0/1 nodes are available");
+		m[i].status =
+			status_of(tc->pods[i],
+				  tc->pods[i] == ERR ? tc->group_msg : "0/1 nodes are available");
 		if (tc->nominated[i]) {
 			nominated[pf.nnominated] = m[i].pod;
 			nodes[pf.nnominated++] = sx_intern("node1");
@@ -217,16 +377,15 @@ static void test_submit(void)
 }
 
 /* derived: the words each rejected member is given
- * (submitPodGroupAlgorithmResult's FailureHandler statuses): a placed
- * member of a rejected group "pod group is unschedulable, <the group's
- * message>", one waiting on preemption the group's message, one that did
- * not fit its own, one of an Error group the error. */
+ * (submitPodGroupResult's FailureHandler statuses): a placed member of a
+ * rejected group the group's status, waiting on preemption too, one that
+ * did not fit its own, one of an Error group the error. */
 static void test_submit_messages(void)
 {
 	struct record r;
 
 	submit_row(&rows[1], &r);
-	CHECK_STR(r.msg[0], "pod group is unschedulable, not enough capacity for the gang");
+	CHECK_STR(r.msg[0], "not enough capacity for the gang");
 	submit_row(&rows[5], &r);
 	CHECK_STR(r.msg[0], "waiting for preemption to complete");
 	CHECK_STR(r.msg[1], "0/1 nodes are available");
