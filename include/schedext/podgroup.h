@@ -105,6 +105,13 @@ struct sx_pg_algorithm {
 	/* The random state of the tie-break between equally scored
 	 * placements (in/out); NULL: a fixed seed. */
 	uint64_t *rng;
+	/* Optional observers (metrics.go RecordGeneratedPlacements and
+	 * ObservePlacementEvaluation; called with observe_ctx): the
+	 * placements generated, and each placement evaluated without an
+	 * Error. */
+	void (*placements_generated)(void *ctx, const struct sx_profile *prof, uint32_t n);
+	void (*placement_evaluated)(void *ctx, const struct sx_profile *prof, bool feasible);
+	void *observe_ctx;
 };
 
 /* Runs the algorithm over m[0..n) (in that order). Returns the group's

@@ -378,13 +378,17 @@ static struct sx_status *evaluate(const struct sx_pg_algorithm *a, const struct 
 				  struct sx_pg_member **out, bool *any)
 {
 	struct sx_pg_algorithm in = *a;
+	struct sx_status *st;
 
 	*any = false;
 	*out = fresh_members(m, n);
 	if (!*out)
 		return sx_status_new(SX_ERROR, "out of memory");
 	in.placement = p;
-	return group_algorithm(&in, *out, n, any);
+	st = group_algorithm(&in, *out, n, any);
+	if (a->placement_evaluated && sx_status_code(st) != SX_ERROR)
+		a->placement_evaluated(a->observe_ctx, a->prof, sx_status_is_success(st));
+	return st;
 }
 
 /* Does the placement list node? */
@@ -516,9 +520,15 @@ struct sx_status *sx_pod_group_placement_algorithm(const struct sx_pg_algorithm 
 	if (!snap)
 		return sx_status_new(SX_ERROR, "out of memory");
 	st = generate(a, snap, &pl);
-	if (st || pl.n == 0) { /* none: no plugin constrains the group */
+	if (st) {
 		sx_snapshot_unref(snap);
-		return st ? st : sx_pod_group_algorithm(a, m, n);
+		return st;
+	}
+	if (a->placements_generated)
+		a->placements_generated(a->observe_ctx, a->prof, pl.n);
+	if (pl.n == 0) { /* no plugin constrains the group */
+		sx_snapshot_unref(snap);
+		return sx_pod_group_algorithm(a, m, n);
 	}
 	t.ok = calloc(pl.n, sizeof(*t.ok));
 	st = t.ok ? evaluate_all(a, &pl, m, n, &t) : sx_status_new(SX_ERROR, "out of memory");

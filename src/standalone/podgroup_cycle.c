@@ -22,7 +22,10 @@
  * scheduler_podgroup_schedule_attempts_total{result,profile} (result
  * scheduled, unschedulable, waiting_on_preemption or error),
  * scheduler_podgroup_scheduling_attempt_duration_seconds{result,profile},
- * scheduler_podgroup_scheduling_algorithm_duration_seconds.
+ * scheduler_podgroup_scheduling_algorithm_duration_seconds; with
+ * placements scheduler_generated_placements_total{profile} and
+ * scheduler_placement_evaluations_total{profile,result} (feasible,
+ * infeasible).
  *
  * A group the algorithm finds Unschedulable goes, with
  * WorkloadAwarePreemption, to PodGroupPostFilter (DefaultPreemption's
@@ -101,6 +104,39 @@ static void metrics_attempt(const struct sx_pg_loop *l, const struct sx_profile 
 	sx_metric_observe(l->met->pg_attempt_duration, labels, sx_now_s() - start);
 	if (algo_s >= 0)
 		sx_metric_observe(l->met->pg_algorithm_duration, NULL, algo_s);
+}
+
+/* One placement metric series: {profile[,result]} += n. */
+static void count_placement(struct sx_metric *family, const struct sx_profile *prof,
+			    const char *result, uint32_t n)
+{
+	char labels[512], esc[300];
+
+	if (!family)
+		return;
+	snprintf(labels, sizeof(labels), "profile=\"%s\"%s%s%s",
+		 sx_metrics_label_escape(sx_sched_profile_name(prof), esc, sizeof(esc)),
+		 result ? ",result=\"" : "", result ? result : "", result ? "\"" : "");
+	sx_metric_inc(family, labels, n);
+}
+
+/* RecordGeneratedPlacements (ctx: the loop). */
+static void placements_generated(void *ctx, const struct sx_profile *prof, uint32_t n)
+{
+	const struct sx_pg_loop *l = ctx;
+
+	if (l->met)
+		count_placement(l->met->pg_generated_placements, prof, NULL, n);
+}
+
+/* ObservePlacementEvaluation's counter (ctx: the loop). */
+static void placement_evaluated(void *ctx, const struct sx_profile *prof, bool feasible)
+{
+	const struct sx_pg_loop *l = ctx;
+
+	if (l->met)
+		count_placement(l->met->pg_placement_evaluations, prof,
+				feasible ? "feasible" : "infeasible", 1);
 }
 
 /* updatePodGroupCondition: a True condition is never turned back to False
@@ -394,6 +430,9 @@ void sx_pg_schedule(const struct sx_pg_loop *l, struct sx_queue_item *it)
 		.schedule = l->schedule,
 		.ctx = l->s,
 		.rng = l->rng,
+		.placements_generated = placements_generated,
+		.placement_evaluated = placement_evaluated,
+		.observe_ctx = (void *)l,
 	};
 	sx_log(3, "Attempting to schedule pod group %s/%s (%u pods)", sx_str_get(pg->meta.ns),
 	       pg->meta.name, n);

@@ -87,6 +87,17 @@ def placed(api):
             for b in api.control("records")["bindings"]}
 
 
+def metric(sx, name, labels):
+    """The value of the first series of name carrying every label, or None."""
+    import urllib.request
+    with urllib.request.urlopen(sx.url + "/metrics", timeout=5) as r:
+        text = r.read().decode()
+    for line in text.splitlines():
+        if line.startswith(name + "{") and all(lb in line for lb in labels):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
 def pod_group_condition(api, name):
     for g in api.control("state")["objects"].get("podgroups", []):
         if g["metadata"]["name"] == name:
@@ -105,6 +116,15 @@ def test_fits_one_zone(tmp):
               "zone: the 3 members are bound: %r\n%s" % (placed(api), sx.logtext()))
         check(sorted(placed(api).values()) == ["b1", "b2", "b2"],
               "zone: all in zone-b: %r" % placed(api))
+        # metrics.go RecordGeneratedPlacements / ObservePlacementEvaluation:
+        # two placements, zone-a infeasible, zone-b feasible.
+        prof = 'profile="default-scheduler"'
+        check(metric(sx, "scheduler_generated_placements_total", [prof]) == 2,
+              "zone: 2 placements generated")
+        check(metric(sx, "scheduler_placement_evaluations_total",
+                     [prof, 'result="feasible"']) == 1, "zone: one feasible placement")
+        check(metric(sx, "scheduler_placement_evaluations_total",
+                     [prof, 'result="infeasible"']) == 1, "zone: one infeasible placement")
         check(sx.stop() == 0, "zone: clean exit")
     finally:
         api.stop()
