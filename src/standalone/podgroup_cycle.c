@@ -37,8 +37,12 @@
  * come back to the nodes being freed. Counted in
  * scheduler_workload_preemption_attempts_total{result}.
  *
- * Not here: CompositePodGroups, and the priority and preemption-policy
- * checks of validatePodGroup.
+ * validatePodGroup (sx_pg_validate) first: every member, queued or bound,
+ * with the first one's schedulerName, the PodGroup's priority and one
+ * preemption policy; otherwise each member fails with the error and the
+ * PodGroup's condition is False/SchedulerError.
+ *
+ * Not here: CompositePodGroups.
  *
  * Threads: the loop thread only.
  */
@@ -349,20 +353,118 @@ static struct sx_status *apply_post_filter(const struct sx_status *group, struct
 	return out ? out : sx_status_new(SX_ERROR, "out of memory");
 }
 
-/* validatePodGroup: one profile for the whole group. */
-static bool same_profile(const struct sx_queue_item *items, const struct sx_pg_member *m,
-			 uint32_t n, char *msg, size_t len)
+/* ---------- validatePodGroup ---------- */
+
+/* A Go %q of s into buf (quotes, backslash and double quote escaped:
+ * object and scheduler names hold nothing else that %q would escape). */
+static const char *quoted(const char *s, char *buf, size_t len)
 {
-	for (uint32_t i = 1; i < n; i++)
-		if (items[i].profile != items[0].profile) {
-			snprintf(
-				msg, len,
-				"all pods in a pod group hierarchy should have the same "
-				".spec.schedulerName set, got: \"%s\" (\"%s\") and \"%s\" (\"%s\")",
-				sx_sched_profile_name(items[i].profile), m[i].pod->meta.name,
-				sx_sched_profile_name(items[0].profile), m[0].pod->meta.name);
+	size_t o = 0;
+
+	if (len < 3)
+		return "";
+	buf[o++] = '"';
+	for (; *s && o + 3 < len; s++) {
+		if (*s == '"' || *s == '\\')
+			buf[o++] = '\\';
+		buf[o++] = *s;
+	}
+	buf[o++] = '"';
+	buf[o] = '\0';
+	return buf;
+}
+
+static const char *policy_name(bool never)
+{
+	return never ? "Never" : "PreemptLowerPriority";
+}
+
+/* What every pod of the group is checked against: the first queued pod's
+ * schedulerName (and its preemption policy without
+ * PodGroupPreemptionPolicy), the root group's priority and (with the
+ * gate) its preemption policy. */
+struct group_rules {
+	const struct sx_pod *first;
+	const struct sx_pod_group *pg;
+	int32_t priority;
+	bool never;
+	bool pg_policy; /* PodGroupPreemptionPolicy */
+};
+
+/* validatePod: NULL when pod conforms, else the error into msg. */
+static const char *check_pod(const struct group_rules *r, const struct sx_pod *pod, char *msg,
+			     size_t len)
+{
+	char a[300], b[300], c[300], d[600], key[600];
+
+	/* The root group as the message names it (rootInfo.GetKey(), an
+	 * EntityKey: rendered namespace/name here, its own printed form could
+	 * not be read). */
+	snprintf(key, sizeof(key), "%s/%s", sx_str_get(r->pg->meta.ns), r->pg->meta.name);
+	if (pod->scheduler_name != r->first->scheduler_name) {
+		snprintf(msg, len,
+			 "all pods in a pod group hierarchy should have the same "
+			 ".spec.schedulerName set, got: %s (%s) and %s (%s)",
+			 quoted(sx_str_get(pod->scheduler_name), a, sizeof(a)),
+			 quoted(pod->meta.name, b, sizeof(b)),
+			 quoted(sx_str_get(r->first->scheduler_name), c, sizeof(c)),
+			 quoted(r->first->meta.name, d, sizeof(d)));
+		return msg;
+	}
+	if (pod->priority != r->priority) {
+		snprintf(msg, len,
+			 "all pods in a pod group hierarchy should have the same priority as the "
+			 "root pod group's priority, got %d (%s) and %d (%s)",
+			 (int)pod->priority, quoted(pod->meta.name, a, sizeof(a)), (int)r->priority,
+			 quoted(key, d, sizeof(d)));
+		return msg;
+	}
+	if (pod->preempt_never == r->never)
+		return NULL;
+	if (r->pg_policy)
+		snprintf(msg, len,
+			 "all pods in a pod group hierarchy should have the same preemption policy "
+			 "as the root pod group's preemption policy, got %s (%s) and %s (%s)",
+			 policy_name(pod->preempt_never), quoted(pod->meta.name, a, sizeof(a)),
+			 policy_name(r->never), quoted(key, d, sizeof(d)));
+	else
+		snprintf(msg, len,
+			 "all pods in a pod group hierarchy should have the same preemption "
+			 "policy, got %s (%s) and %s (%s)",
+			 policy_name(pod->preempt_never), quoted(pod->meta.name, a, sizeof(a)),
+			 policy_name(r->never), quoted(r->first->meta.name, d, sizeof(d)));
+	return msg;
+}
+
+bool sx_pg_validate(const struct sx_pg_member *m, uint32_t n, const struct sx_pod_group *pg,
+		    const struct sx_snapshot *snap, const struct sx_features *f, char *msg,
+		    size_t len)
+{
+	struct group_rules r = {.first = n ? m[0].pod : NULL, .pg = pg};
+	sx_str group;
+
+	if (!n || !pg)
+		return true;
+	group = sx_intern(pg->meta.name);
+	r.priority = sx_pod_group_priority(pg);
+	r.pg_policy = sx_feature_enabled(f, SX_FEATURE_POD_GROUP_PREEMPTION_POLICY);
+	r.never = r.pg_policy ? pg->spec.has_preemption_policy && pg->spec.preempt_never
+			      : r.first->preempt_never;
+	for (uint32_t i = 0; i < n; i++)
+		if (check_pod(&r, m[i].pod, msg, len))
 			return false;
+	/* Then the group's members bound or assumed (PodGroupState.ScheduledPods). */
+	for (uint32_t i = 0; snap && i < snap->nnodes; i++) {
+		const struct sx_node_info *ni = snap->nodes[i];
+
+		for (uint32_t j = 0; j < ni->npods; j++) {
+			const struct sx_pod *p = ni->pods[j];
+
+			if (p->scheduling_group == group && p->meta.ns == pg->meta.ns &&
+			    check_pod(&r, p, msg, len))
+				return false;
 		}
+	}
 	return true;
 }
 
@@ -408,16 +510,19 @@ void sx_pg_schedule(const struct sx_pg_loop *l, struct sx_queue_item *it)
 	}
 	if (n == 0)
 		goto out;
-	if (!same_profile(items, m, n, msg, sizeof(msg))) {
-		fail_all(l, items, m, n, msg, start);
-		goto out;
-	}
 	gsnap = sx_cache_snapshot(l->cache);
 	pg = find_group(gsnap, it->pod->meta.ns, it->pod->scheduling_group);
 	if (!pg) {
 		snprintf(msg, sizeof(msg), "podgroup.scheduling.k8s.io \"%s\" not found",
 			 sx_str_get(it->pod->scheduling_group));
 		fail_all(l, items, m, n, gsnap ? msg : "out of memory", start);
+		goto out;
+	}
+	/* handlePodGroupFailureBeforeScheduling: every member fails with the
+	 * error, the PodGroup's condition says it. */
+	if (!sx_pg_validate(m, n, pg, gsnap, &items[0].profile->features, msg, sizeof(msg))) {
+		fail_all(l, items, m, n, msg, start);
+		write_condition(l, pg, false, "SchedulerError", msg);
 		goto out;
 	}
 	struct sx_pg_algorithm a = {

@@ -15,6 +15,7 @@ struct sx_nominator;
 struct sx_binder;
 struct sx_cache;
 struct sx_cycle_result;
+struct sx_features;
 struct sx_kube;
 struct sx_metrics;
 struct sx_pg_member;
@@ -72,6 +73,15 @@ bool sx_pg_wants(const struct sx_queue_item *it);
  * thread, binds the group or rejects it whole, writes the
  * PodGroupInitiallyScheduled condition. */
 void sx_pg_schedule(const struct sx_pg_loop *l, struct sx_queue_item *it);
+
+/* validatePodGroup: do the members m[0..n) (queued, in order) and the
+ * group's members bound or assumed in snap share the first one's
+ * schedulerName, the PodGroup's priority and one preemption policy (the
+ * PodGroup's with PodGroupPreemptionPolicy in f, else the first one's)?
+ * false with upstream's words in msg otherwise. */
+bool sx_pg_validate(const struct sx_pg_member *m, uint32_t n, const struct sx_pod_group *pg,
+		    const struct sx_snapshot *snap, const struct sx_features *f, char *msg,
+		    size_t len);
 
 /* What the cycle decided for the group (upstream podGroupAlgorithmResult
  * after applyPodGroupPostFilterResult). */

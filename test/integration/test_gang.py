@@ -357,8 +357,35 @@ def test_gang_preempts_group_whole(tmp):
         api.stop()
 
 
+def test_invalid_group(tmp):
+    """validatePodGroup: a member whose priority is not its PodGroup's makes
+    every member fail with the error, and the PodGroup's condition
+    False/SchedulerError says it; nothing binds."""
+    pods = [member("v-%d" % i, "mixed") for i in range(2)]
+    pods[1]["spec"]["priority"] = 7
+    api, sx = start(tmp, "invalid", [node("n1")], pod_group("mixed", 2), pods,
+                    "--feature-gates", "GenericWorkload=true,GangScheduling=true")
+    want = ("all pods in a pod group hierarchy should have the same priority as the root "
+            "pod group's priority, got 7 (\"v-1\") and 0 (\"work/mixed\")")
+    try:
+        check(wait_for(lambda: pod_group_condition(api, "mixed") is not None, 20),
+              "invalid: the PodGroup gets its condition\n%s" % sx.logtext())
+        cond = pod_group_condition(api, "mixed")
+        check(cond["status"] == "False" and cond["reason"] == "SchedulerError"
+              and cond["message"] == want, "invalid: False/SchedulerError %r: %r" % (want, cond))
+        check(wait_for(lambda: all(failed_notes(api, "v-%d" % i) for i in range(2)), 10),
+              "invalid: every member is rejected")
+        notes = [failed_notes(api, "v-%d" % i)[0] for i in range(2)]
+        check(notes == [want, want], "invalid: each member gets the error: %r" % notes)
+        check(bindings(api) == [], "invalid: nothing bound: %r" % bindings(api))
+        check(sx.stop() == 0, "invalid: clean exit")
+    finally:
+        api.stop()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(os.path.basename(__file__),
                        [test_gang_fits, test_gang_does_not_fit, test_gate_off,
                         test_group_after_pods, test_gang_of_8, test_two_gangs_compete,
-                       test_member_after_quorum, test_gang_preempts_group_whole]))
+                       test_member_after_quorum, test_gang_preempts_group_whole,
+                        test_invalid_group]))

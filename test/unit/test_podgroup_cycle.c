@@ -16,6 +16,8 @@
 #include "../../src/standalone/podgroup_cycle.h"
 #include "plugins/plugin_util.h"
 #include "schedext/podgroup.h"
+#include "schedext/features.h"
+#include "schedext/snapshot.h"
 #include "schedext/workload.h"
 
 enum { OK = 1, UNSCHED, ERR };
@@ -394,4 +396,144 @@ static void test_submit_messages(void)
 	CHECK_STR(r.msg[1], "plugin returned error");
 }
 
-SX_TESTS(SX_TEST(test_submit), SX_TEST(test_submit_messages))
+/* ---------- validatePodGroup (sx_pg_validate) ---------- */
+
+/* A queued member: scheduler (NULL: default), priority (< 0: none), Never. */
+static struct sx_pod *vpod(const char *name, const char *sched, int prio, bool never)
+{
+	char buf[600], p[40] = "";
+
+	if (prio >= 0)
+		snprintf(p, sizeof(p), ",\"priority\":%d", prio);
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"%s\"},"
+		 "\"spec\":{\"schedulingGroup\":{\"podGroupName\":\"pg\"}%s%s%s%s%s,"
+		 "\"containers\":[{\"name\":\"c\"}]}}",
+		 name, name, sched ? ",\"schedulerName\":\"" : "", sched ? sched : "",
+		 sched ? "\"" : "", p, never ? ",\"preemptionPolicy\":\"Never\"" : "");
+	return tu_pod(buf);
+}
+
+static struct sx_pod_group *vgroup(int prio, bool never)
+{
+	char buf[400], p[40] = "";
+	struct sx_error err = {0};
+	struct sx_pod_group *pg;
+	cJSON *j;
+
+	if (prio >= 0)
+		snprintf(p, sizeof(p), ",\"priority\":%d", prio);
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\":\"scheduling.k8s.io/v1beta1\",\"kind\":\"PodGroup\","
+		 "\"metadata\":{\"name\":\"pg\",\"namespace\":\"default\"},"
+		 "\"spec\":{\"schedulingPolicy\":{\"gang\":{\"minCount\":2}}%s%s}}",
+		 p, never ? ",\"preemptionPolicy\":\"Never\"" : "");
+	j = cJSON_Parse(buf);
+	pg = sx_decode_pod_group(j, &err);
+	cJSON_Delete(j);
+	CHECK(pg != NULL);
+	return pg;
+}
+
+/* Validates p[0..n) against pg with the gate as given; the message, ""
+ * when valid. */
+static const char *validate(struct sx_pod **p, uint32_t n, struct sx_pod_group *pg,
+			    const struct sx_snapshot *snap, bool gate, char *msg, size_t len)
+{
+	struct sx_pg_member m[3] = {{0}};
+	struct sx_features f;
+	struct sx_error err = {0};
+
+	sx_features_init(&f, 37);
+	if (gate)
+		CHECK(sx_features_set(&f,
+				      "GenericWorkload=true,GangScheduling=true,"
+				      "WorkloadAwarePreemption=true,PodGroupPreemptionPolicy=true",
+				      &err) == 0);
+	for (uint32_t i = 0; i < n; i++)
+		m[i].pod = p[i];
+	msg[0] = '\0';
+	if (sx_pg_validate(m, n, pg, snap, &f, msg, len))
+		CHECK_STR(msg, "");
+	return msg;
+}
+
+static void unref_all(struct sx_pod **p, uint32_t n, struct sx_pod_group *pg)
+{
+	for (uint32_t i = 0; i < n; i++)
+		sx_pod_unref(p[i]);
+	sx_pod_group_unref(pg);
+}
+
+/* schedule_one_podgroup.go validatePodGroup's checks, one row each
+ * (derived: its words, the pods in the queue's order). */
+static void test_validate(void)
+{
+	char msg[600];
+	struct sx_pod *p[3];
+	struct sx_pod_group *pg;
+
+	sx_intern_init();
+	p[0] = vpod("p1", NULL, -1, false);
+	p[1] = vpod("p2", NULL, -1, false);
+	pg = vgroup(-1, false);
+	CHECK_STR(validate(p, 2, pg, NULL, false, msg, sizeof(msg)), "");
+	unref_all(p, 2, pg);
+
+	p[0] = vpod("p1", NULL, -1, false);
+	p[1] = vpod("p2", "other-scheduler", -1, false);
+	pg = vgroup(-1, false);
+	CHECK_STR(validate(p, 2, pg, NULL, false, msg, sizeof(msg)),
+		  "all pods in a pod group hierarchy should have the same .spec.schedulerName "
+		  "set, got: \"other-scheduler\" (\"p2\") and \"default-scheduler\" (\"p1\")");
+	unref_all(p, 2, pg);
+
+	p[0] = vpod("p1", NULL, 10, false);
+	p[1] = vpod("p2", NULL, 20, false);
+	pg = vgroup(10, false);
+	CHECK_STR(validate(p, 2, pg, NULL, false, msg, sizeof(msg)),
+		  "all pods in a pod group hierarchy should have the same priority as the root "
+		  "pod group's priority, got 20 (\"p2\") and 10 (\"default/pg\")");
+	unref_all(p, 2, pg);
+
+	p[0] = vpod("p1", NULL, -1, true);
+	p[1] = vpod("p2", NULL, -1, false);
+	pg = vgroup(-1, false);
+	CHECK_STR(validate(p, 2, pg, NULL, false, msg, sizeof(msg)),
+		  "all pods in a pod group hierarchy should have the same preemption policy, got "
+		  "PreemptLowerPriority (\"p2\") and Never (\"p1\")");
+	/* With PodGroupPreemptionPolicy the PodGroup's (default
+	 * PreemptLowerPriority) is the reference: p1 now differs. */
+	CHECK_STR(validate(p, 2, pg, NULL, true, msg, sizeof(msg)),
+		  "all pods in a pod group hierarchy should have the same preemption policy as "
+		  "the root pod group's preemption policy, got Never (\"p1\") and "
+		  "PreemptLowerPriority (\"default/pg\")");
+	unref_all(p, 2, pg);
+
+	/* A member already bound counts as well. */
+	{
+		struct sx_cache *c = sx_cache_new();
+		struct sx_snapshot *snap;
+		char buf[600];
+
+		tu_add(c, "Node",
+		       "{\"metadata\":{\"name\":\"n1\"},\"status\":{\"allocatable\":{\"cpu\":\"4\","
+		       "\"memory\":\"4Gi\",\"pods\":\"10\"}}}");
+		snprintf(buf, sizeof(buf),
+			 "{\"metadata\":{\"name\":\"p0\",\"namespace\":\"default\",\"uid\":\"p0\"},"
+			 "\"spec\":{\"schedulingGroup\":{\"podGroupName\":\"pg\"},\"priority\":5,"
+			 "\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\"}]}}");
+		tu_add(c, "Pod", buf);
+		snap = sx_cache_snapshot(c);
+		p[0] = vpod("p1", NULL, 10, false);
+		pg = vgroup(10, false);
+		CHECK_STR(validate(p, 1, pg, snap, false, msg, sizeof(msg)),
+			  "all pods in a pod group hierarchy should have the same priority as the "
+			  "root pod group's priority, got 5 (\"p0\") and 10 (\"default/pg\")");
+		unref_all(p, 1, pg);
+		sx_snapshot_unref(snap);
+		sx_cache_free(c);
+	}
+}
+
+SX_TESTS(SX_TEST(test_submit), SX_TEST(test_submit_messages), SX_TEST(test_validate))
