@@ -26,8 +26,9 @@
  * dry-run mode on a copy of the snapshot without the victims.
  *
  * Placements (TopologyAwareWorkloadScheduling, upstream
- * schedule_one_podgroup.go podGroupSchedulingPlacementAlgorithm,
- * evaluatePlacement, findBestPodGroupPlacement, findBestPlacement):
+ * algorithm_podgroup.go podGroupSchedulingPlacementAlgorithm,
+ * evaluatePlacement, nominatedPlacement, findBestPodGroupPlacement,
+ * findBestPlacement):
  * sx_pod_group_placement_algorithm runs the algorithm once per placement
  * the profile's PlacementGenerate plugins return, members restricted to
  * the placement's nodes, and keeps the feasible placement the
@@ -116,7 +117,8 @@ struct sx_pg_algorithm {
 
 /* Runs the algorithm over m[0..n) (in that order). Returns the group's
  * status: NULL (Success), Unschedulable (PlacementFeasible's words, or
- * "no pods were schedulable") or Error ("failed to schedule other pod from
+ * "no pods were schedulable"), another rejection PlacementFeasible gave
+ * as it gave it, or Error ("failed to schedule other pod from
  * a pod group: ...", "failed to evaluate placement feasibility: ...").
  * Never leaves anything assumed. Free the members with
  * sx_pg_members_free. */
