@@ -397,10 +397,10 @@ static const char *check_pod(const struct group_rules *r, const struct sx_pod *p
 {
 	char a[300], b[300], c[300], d[600], key[600];
 
-	/* The root group as the message names it (rootInfo.GetKey(), an
-	 * EntityKey: rendered namespace/name here, its own printed form could
-	 * not be read). */
-	snprintf(key, sizeof(key), "%s/%s", sx_str_get(r->pg->meta.ns), r->pg->meta.name);
+	/* The root group as the message names it: rootInfo.GetKey(), an
+	 * EntityKey, printed "<type>/<namespace>/<name>" (as upstream's
+	 * algorithm_podgroup_test.go records keys: "podgroup//pg"). */
+	snprintf(key, sizeof(key), "podgroup/%s/%s", sx_str_get(r->pg->meta.ns), r->pg->meta.name);
 	if (pod->scheduler_name != r->first->scheduler_name) {
 		snprintf(msg, len,
 			 "all pods in a pod group hierarchy should have the same "

@@ -366,7 +366,7 @@ def test_invalid_group(tmp):
     api, sx = start(tmp, "invalid", [node("n1")], pod_group("mixed", 2), pods,
                     "--feature-gates", "GenericWorkload=true,GangScheduling=true")
     want = ("all pods in a pod group hierarchy should have the same priority as the root "
-            "pod group's priority, got 7 (\"v-1\") and 0 (\"work/mixed\")")
+            "pod group's priority, got 7 (\"v-1\") and 0 (\"podgroup/work/mixed\")")
     try:
         check(wait_for(lambda: pod_group_condition(api, "mixed") is not None, 20),
               "invalid: the PodGroup gets its condition\n%s" % sx.logtext())

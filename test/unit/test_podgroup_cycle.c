@@ -493,7 +493,7 @@ static void test_validate(void)
 	pg = vgroup(10, false);
 	CHECK_STR(validate(p, 2, pg, NULL, false, msg, sizeof(msg)),
 		  "all pods in a pod group hierarchy should have the same priority as the root "
-		  "pod group's priority, got 20 (\"p2\") and 10 (\"default/pg\")");
+		  "pod group's priority, got 20 (\"p2\") and 10 (\"podgroup/default/pg\")");
 	unref_all(p, 2, pg);
 
 	p[0] = vpod("p1", NULL, -1, true);
@@ -507,7 +507,7 @@ static void test_validate(void)
 	CHECK_STR(validate(p, 2, pg, NULL, true, msg, sizeof(msg)),
 		  "all pods in a pod group hierarchy should have the same preemption policy as "
 		  "the root pod group's preemption policy, got Never (\"p1\") and "
-		  "PreemptLowerPriority (\"default/pg\")");
+		  "PreemptLowerPriority (\"podgroup/default/pg\")");
 	unref_all(p, 2, pg);
 
 	/* A member already bound counts as well. */
@@ -529,7 +529,8 @@ static void test_validate(void)
 		pg = vgroup(10, false);
 		CHECK_STR(validate(p, 1, pg, snap, false, msg, sizeof(msg)),
 			  "all pods in a pod group hierarchy should have the same priority as the "
-			  "root pod group's priority, got 5 (\"p0\") and 10 (\"default/pg\")");
+			  "root pod group's priority, got 5 (\"p0\") and 10 "
+			  "(\"podgroup/default/pg\")");
 		unref_all(p, 1, pg);
 		sx_snapshot_unref(snap);
 		sx_cache_free(c);
