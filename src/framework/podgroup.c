@@ -309,6 +309,7 @@ static int best_placement(const struct sx_pg_algorithm *a, const struct sx_snaps
 	int64_t *scores = calloc(n, sizeof(*scores));
 	const struct sx_pod **pods = calloc(nm ? nm : 1, sizeof(*pods));
 	sx_str *nodes = calloc(nm ? nm : 1, sizeof(*nodes));
+	struct sx_status *st;
 	int best = 0;
 
 	*err = NULL;
@@ -336,12 +337,28 @@ static int best_placement(const struct sx_pg_algorithm *a, const struct sx_snaps
 				pods[as.nproposed] = o[k].m[j].pod;
 				nodes[as.nproposed++] = o[k].m[j].node;
 			}
-			*err = pl->placement_score(self, a->pg, &as, &scores[k]);
+			st = pl->placement_score(self, a->pg, &as, &scores[k]);
+			/* framework.go RunPlacementScorePlugins' words (its
+			 * test "when score plugin fails, returns error"). */
+			if (!sx_status_is_success(st))
+				*err = sx_status_as_error(st,
+							  "running PlacementScore plugins: plugin "
+							  "\"%s\" failed with: %s",
+							  pl->name);
+			else
+				sx_status_free(st);
 		}
-		if (!*err && pl->normalize_placement_score)
-			*err = pl->normalize_placement_score(self, a->pg, scores, n);
+		if (!*err && pl->normalize_placement_score) {
+			st = pl->normalize_placement_score(self, a->pg, scores, n);
+			/* As the node scores' Normalize is reported. */
+			if (!sx_status_is_success(st))
+				*err = sx_status_as_error(
+					st, "running Normalize on PlacementScore plugin \"%s\": %s",
+					pl->name);
+			else
+				sx_status_free(st);
+		}
 		if (*err) {
-			sx_status_set_plugin(*err, pl->name);
 			best = -1;
 			break;
 		}
