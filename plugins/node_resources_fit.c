@@ -22,6 +22,7 @@
 #include "schedext/handle.h"
 #include "schedext/plugin.h"
 #include "schedext/plugin_args.h"
+#include "schedext/snapshot.h"
 #include "slots.h"
 
 #define MAX_IGNORED 256
@@ -598,6 +599,59 @@ static struct sx_status *score_node_resources_fit(void *self, const struct sx_cy
 
 /* Does the pod's request fit the node's allocatable alone (isFit: an empty
  * NodeInfo of the node)? */
+/* a + b for quantities (never negative), clamped: hostile figures summed
+ * over many pods or nodes must not overflow. */
+static int64_t add_clamped(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+/* PlacementScore (1.37, TopologyAwareWorkloadScheduling): upstream
+ * noderesources placement_bin_packing.go ScorePlacement, which the 1.37
+ * NodeResourcesFit carries (fit.go implements PlacementScorePlugin; the
+ * default multiPoint therefore enables it at placementScore, weight 1).
+ * The scoring strategy of Fit's args over the placement's nodes taken as
+ * one: requested is every proposed member's (non-zero) request plus what
+ * the nodes' pods already request, allocatable the nodes' sum. Members
+ * proposed on a node the snapshot lacks are skipped, as upstream. No
+ * NormalizePlacementScore. */
+static struct sx_status *placement_score_node_resources_fit(void *self,
+							    const struct sx_pod_group *pg,
+							    const struct sx_pg_assignments *a,
+							    int64_t *score)
+{
+	const struct fit *f = self;
+	int64_t group[SX_RA_MAX_RESOURCES] = {0}, requested[SX_RA_MAX_RESOURCES];
+	int64_t alloc[SX_RA_MAX_RESOURCES] = {0}, one[SX_RA_MAX_RESOURCES];
+	int64_t used[SX_RA_MAX_RESOURCES];
+	uint32_t n = f->sc.nresources;
+
+	(void)pg;
+	for (uint32_t j = 0; j < a->nproposed; j++) {
+		if (a->snap && sx_snapshot_find(a->snap, a->nodes[j]) < 0)
+			continue;
+		sx_ra_pod_requests(&f->sc, a->pods[j], one);
+		for (uint32_t i = 0; i < n; i++)
+			group[i] = add_clamped(group[i], one[i]);
+	}
+	memcpy(requested, group, sizeof(group));
+	for (uint32_t k = 0; a->snap && a->placement && k < a->placement->nnodes; k++) {
+		int idx = sx_snapshot_find(a->snap, a->placement->nodes[k]);
+
+		if (idx < 0 || !a->snap->nodes[idx]->node)
+			continue;
+		sx_ra_node_usage(&f->sc, a->snap->nodes[idx], group, one, used);
+		for (uint32_t i = 0; i < n; i++) {
+			alloc[i] = add_clamped(alloc[i], one[i]);
+			requested[i] = add_clamped(requested[i], used[i]);
+		}
+	}
+	*score = sx_ra_combine(&f->sc, requested, alloc);
+	return NULL;
+}
+
 static bool fits_empty_node(const struct fit *f, const struct sx_pod *pod,
 			    const struct sx_node *node)
 {
@@ -731,6 +785,7 @@ const struct sx_plugin sx_plugin_node_resources_fit = {
 	.filter = filter_node_resources_fit,
 	.pre_score = pre_score_node_resources_fit,
 	.score = score_node_resources_fit,
+	.placement_score = placement_score_node_resources_fit,
 	.events = events_node_resources_fit,
 	.sign = sign_node_resources_fit,
 };

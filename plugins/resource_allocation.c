@@ -274,6 +274,22 @@ static void node_alloc_req(const struct sx_ra_scorer *sc, uint32_t i, const stru
 	}
 }
 
+void sx_ra_node_usage(const struct sx_ra_scorer *sc, const struct sx_node_info *ni,
+		      const int64_t *group_reqs, int64_t *alloc, int64_t *used)
+{
+	for (uint32_t i = 0; i < sc->nresources; i++) {
+		int64_t req;
+		bool scored;
+
+		node_alloc_req(sc, i, ni, group_reqs[i], &alloc[i], &req);
+		/* A scalar is scored when the node has it and the group asks
+		 * for it (node_alloc_req then sets either figure). */
+		scored = sc->kind[i] == RA_SCALAR ? (alloc[i] != 0 || req != 0)
+						  : sc->kind[i] != RA_OTHER;
+		used[i] = scored ? node_requested(sc, i, ni) : 0;
+	}
+}
+
 /* x * 100 / d for x >= 0, d > 0, exact: in 64 bits when x * 100 cannot
  * overflow (always, for real quantities), else in 128 (a libgcc call per
  * node and resource that showed in profiles). */

@@ -85,6 +85,15 @@ bool sx_ra_all_zero(const int64_t *reqs, uint32_t n);
 int sx_ra_score(const struct sx_ra_scorer *sc, const struct sx_node_info *ni,
 		const int64_t *pod_reqs, int64_t *score);
 
+/* One node's share of a placement's score (upstream
+ * calculateNodeAllocatableRequest as the placement score calls it): for
+ * each configured resource, the node's allocatable into alloc[i] and what
+ * its pods already request into used[i] (non-zero requests for cpu and
+ * memory, as Fit scores nodes), both 0 where the resource is not scored: a
+ * scalar resource the node lacks, or one group_reqs[i] does not ask for. */
+void sx_ra_node_usage(const struct sx_ra_scorer *sc, const struct sx_node_info *ni,
+		      const int64_t *group_reqs, int64_t *alloc, int64_t *used);
+
 /* Strategy primitives, exposed for direct tests. */
 int64_t sx_ra_least_requested(int64_t requested, int64_t capacity);
 int64_t sx_ra_most_requested(int64_t requested, int64_t capacity);

@@ -44,9 +44,9 @@ const char *sx_point_name(enum sx_point pt);
  * (podgroup.h) with GenericWorkload. Each is resolved as every other
  * point (multiPoint's plugins that implement it, then the set's own): the
  * pod-group cycle runs exactly those (the placement points with
- * TopologyAwareWorkloadScheduling: TopologyPlacement, PodGroupPodsCount).
- * At the placement points, what the configuration enables that no
- * schedext plugin implements (NodeResourcesFit's placement score, an
+ * TopologyAwareWorkloadScheduling: TopologyPlacementGenerator,
+ * NodeResourcesFit and PodGroupPodsCount). At the placement points, what
+ * the configuration enables that no schedext plugin implements (an
  * upstream plugin schedext lacks) is kept for /configz, skipped by the
  * cycle and warned about once. podGroupPostFilter refuses a registry
  * plugin without the hook. (PlacementFeasible is not

@@ -264,6 +264,10 @@ struct sx_pg_assignments {
 	const struct sx_pod *const *pods;
 	const sx_str *nodes;
 	int32_t scheduled_before; /* members bound or assumed before the cycle */
+	/* The snapshot the placements were generated from, without any member
+	 * of this cycle assumed: the placement's NodeInfos are looked up here
+	 * (upstream PodGroupAssignments.Placement.Nodes). */
+	const struct sx_snapshot *snap;
 };
 
 struct sx_plugin {

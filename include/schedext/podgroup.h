@@ -26,18 +26,20 @@
  * dry-run mode on a copy of the snapshot without the victims.
  *
  * Placements (TopologyAwareWorkloadScheduling, upstream
- * schedule_one_podgroup.go podGroupSchedulingPlacementAlgorithm,
- * evaluatePlacement, findBestPodGroupPlacement, findBestPlacement):
+ * algorithm_podgroup.go podGroupSchedulingPlacementAlgorithm,
+ * evaluatePlacement, nominatedPlacement, findBestPodGroupPlacement,
+ * findBestPlacement):
  * sx_pod_group_placement_algorithm runs the algorithm once per placement
  * the profile's PlacementGenerate plugins return, members restricted to
  * the placement's nodes, and keeps the feasible placement the
- * PlacementScore plugins score highest.
+ * PlacementScore plugins score highest (equal totals: one at random). The
+ * one placement holding members' nominated nodes (a group preemption
+ * nominated them) is tried first and, when the group is feasible there
+ * with a member placed, used without trying the others
+ * (nominatedPlacement).
  *
- * Not here: CompositePodGroups; the nominated placement tried first
- * (upstream nominatedPlacement); merging the placements of several
- * PlacementGenerate plugins (the first plugin returning any is used);
- * a random tie-break between equally scored placements (the first
- * generated wins); NodeResourcesFit's placement score.
+ * Not here: CompositePodGroups; merging the placements of several
+ * PlacementGenerate plugins (the first plugin returning any is used).
  *
  * Threads: the algorithm runs on the caller's thread (the standalone loop);
  * it writes the cache through the binder.
@@ -101,11 +103,22 @@ struct sx_pg_algorithm {
 				      struct sx_placement_progress progress);
 	/* Members see only these nodes (upstream AssumePlacement); NULL: all. */
 	const struct sx_pg_placement *placement;
+	/* The random state of the tie-break between equally scored
+	 * placements (in/out); NULL: a fixed seed. */
+	uint64_t *rng;
+	/* Optional observers (metrics.go RecordGeneratedPlacements and
+	 * ObservePlacementEvaluation; called with observe_ctx): the
+	 * placements generated, and each placement evaluated without an
+	 * Error. */
+	void (*placements_generated)(void *ctx, const struct sx_profile *prof, uint32_t n);
+	void (*placement_evaluated)(void *ctx, const struct sx_profile *prof, bool feasible);
+	void *observe_ctx;
 };
 
 /* Runs the algorithm over m[0..n) (in that order). Returns the group's
  * status: NULL (Success), Unschedulable (PlacementFeasible's words, or
- * "no pods were schedulable") or Error ("failed to schedule other pod from
+ * "no pods were schedulable"), another rejection PlacementFeasible gave
+ * as it gave it, or Error ("failed to schedule other pod from
  * a pod group: ...", "failed to evaluate placement feasibility: ...").
  * Never leaves anything assumed. Free the members with
  * sx_pg_members_free. */
@@ -116,13 +129,21 @@ void sx_pg_members_free(struct sx_pg_member *m, uint32_t n);
 /* podGroupSchedulingPlacementAlgorithm: with TopologyAwareWorkloadScheduling
  * on and placements generated, sx_pod_group_algorithm per placement (a's
  * placement ignored), m[] left with the chosen placement's members (the
- * best scored feasible one; with none feasible, the first placement's,
- * the status Unschedulable "0/<n> placements are available, reported
- * placement status: <its status>"); a PlacementGenerate or PlacementScore
- * plugin's non-Success status is returned as is, its plugin named.
+ * best scored feasible one; with none feasible, the first evaluated
+ * placement's (the nominated one when tried), the status Unschedulable
+ * "0/<n> placements are available, first placement status: <its
+ * status>"); a PlacementGenerate or PlacementScore plugin's non-Success
+ * status is returned as is, its plugin named.
  * Otherwise exactly sx_pod_group_algorithm. */
 struct sx_status *sx_pod_group_placement_algorithm(const struct sx_pg_algorithm *a,
 						   struct sx_pg_member *m, uint32_t n);
+
+/* nominatedPlacement: the index of the one placement in pl holding a
+ * nominated node (status.nominatedNodeName) of a member of m[0..n); -1
+ * when none does, or more than one (overlapping placements: a nomination
+ * cannot tell which one the group's preemption chose). */
+int sx_pg_nominated_placement(const struct sx_pg_placements *pl, const struct sx_pg_member *m,
+			      uint32_t n);
 
 /* ---------- group preemption (PodGroupPostFilter) ----------
  *

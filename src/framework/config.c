@@ -427,9 +427,9 @@ static bool implements_group(int idx, enum sx_group_point gpt)
 /* podGroupPostFilter, placementGenerate and placementScore (1.37)
  * resolved as every other point is (framework.go expandMultiPointPlugins):
  * multiPoint's plugins that implement it (DefaultPreemption's
- * pod_group_post_filter, TopologyPlacement's placement_generate,
- * PodGroupPodsCount's placement_score) unless the set disables them or
- * "*", then what the set enables; enabling a plugin that does not
+ * pod_group_post_filter, TopologyPlacementGenerator's placement_generate,
+ * NodeResourcesFit's and PodGroupPodsCount's placement_score) unless the
+ * set disables them or "*", then what the set enables; enabling a plugin that does not
  * implement podGroupPostFilter is refused with upstream's words. */
 static int expand_group_point(struct sx_profile *prof, enum sx_group_point gpt,
 			      const struct plugin_set *set, const struct plugin_set *multi,
@@ -454,8 +454,7 @@ static int expand_group_point(struct sx_profile *prof, enum sx_group_point gpt,
 		int idx = sx_plugin_index(name);
 
 		/* At the placement points, a plugin schedext's registry has
-		 * without the hook (NodeResourcesFit's placement score) is
-		 * kept, and warned about by the caller. */
+		 * without the hook is kept, and warned about by the caller. */
 		if (idx >= 0 && !implements_group(idx, gpt) &&
 		    gpt == SX_GPT_POD_GROUP_POST_FILTER) {
 			sx_error_set(err, SX_EINVAL, "plugin \"%s\" does not extend %s plugin",
@@ -470,9 +469,8 @@ static int expand_group_point(struct sx_profile *prof, enum sx_group_point gpt,
 
 /* A group point's set: resolved as the other points (expand_group_point);
  * what it enables that no schedext plugin implements (an upstream plugin
- * schedext lacks, or one without the hook such as NodeResourcesFit's
- * placement score) is kept as configured, shown by /configz, skipped by
- * the pod-group cycle and named in one warning. */
+ * schedext lacks, or one without the hook) is kept as configured, shown
+ * by /configz, skipped by the pod-group cycle and named in one warning. */
 static int read_group_point(const cJSON *plugins, struct sx_profile *prof, enum sx_group_point gpt,
 			    const struct plugin_set *multi, struct plugin_set *set,
 			    struct sx_error *err)
@@ -647,6 +645,13 @@ static void default_set(struct plugin_set *s, const struct sx_features *f)
 	if (sx_feature_enabled(f, SX_FEATURE_GANG_SCHEDULING) &&
 	    sx_feature_enabled(f, SX_FEATURE_GENERIC_WORKLOAD))
 		s->enabled[s->nenabled++] = (struct entry){"GangScheduling", 0};
+	/* applyFeatureGates' TopologyAwareWorkloadScheduling step appends the
+	 * placement generator and PodGroupPodsCount (weight 1); NodeResourcesFit,
+	 * already in the set, scores placements as well (multiPoint). */
+	if (sx_feature_enabled(f, SX_FEATURE_TOPOLOGY_AWARE_WORKLOAD_SCHEDULING)) {
+		s->enabled[s->nenabled++] = (struct entry){"TopologyPlacementGenerator", 0};
+		s->enabled[s->nenabled++] = (struct entry){"PodGroupPodsCount", 1};
+	}
 }
 
 static int read_percentage(const cJSON *obj, int *out, struct sx_error *err)

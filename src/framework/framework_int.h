@@ -67,5 +67,11 @@ struct sx_status *sx__score_nodes(const struct sx_profile *prof, struct sx_cycle
 /* selectHost: the snapshot index of a best total (ties by reservoir
  * sampling with rng), -1 with no feasible node. */
 int sx__select_host(const struct sx_cycle_result *res, uint64_t *rng);
+/* One step of that reservoir sampling: should the ties-th candidate with
+ * the best total seen so far replace the current pick (probability
+ * 1/ties)? rng NULL: a fixed seed. Every candidate among equal totals is
+ * then picked with the same chance, as upstream's random Randomizer per
+ * score (selectHost, findBestPlacement). */
+bool sx__tie_pick(uint64_t *rng, uint64_t ties);
 
 #endif /* SCHEDEXT_FRAMEWORK_INT_H */

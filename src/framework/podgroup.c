@@ -3,11 +3,14 @@
  * (podGroupSchedulingDefaultAlgorithm, podGroupPodSchedulingAlgorithm,
  * podGroupPotentiallyFeasible, RunRootSchedulingAlgorithm's "no pods were
  * schedulable") and podgroup_types.go (podGroupFitError: its message is the
- * rejecting status's); placements from schedule_one_podgroup.go
- * (podGroupSchedulingPlacementAlgorithm, evaluatePlacement,
+ * rejecting status's, "0/<n> placements are available, first placement
+ * status: ..." within placements); placements from the same
+ * algorithm_podgroup.go (podGroupSchedulingPlacementAlgorithm,
+ * nominatedPlacement, evaluatePlacement, findBestPodGroupPlacement,
  * findBestPlacement) and framework.go (RunPlacementGeneratePlugins,
  * RunPlacementScorePlugins). Runs on the caller's thread; no state of its
  * own. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +23,7 @@
 #include "schedext/registry.h"
 #include "schedext/snapshot.h"
 #include "schedext/workload.h"
+#include "framework_int.h"
 
 struct sx_status *sx_run_placement_feasible(const struct sx_profile *prof,
 					    const struct sx_pod_group *pg,
@@ -61,29 +65,37 @@ static struct sx_status *wrap(enum sx_code code, const char *prefix, struct sx_s
 	return out;
 }
 
+/* RunPlacementFeasiblePlugins, or the test's script. */
+static struct sx_status *run_feasible(const struct sx_pg_algorithm *a,
+				      struct sx_placement_progress p)
+{
+	return a->feasible ? a->feasible(a->ctx, a->pg, p)
+			   : sx_run_placement_feasible(a->prof, a->pg, p);
+}
+
 /* podGroupPotentiallyFeasible: *proceed says whether to go on with the next
- * member; the status returned is the group's status so far. A Wait goes on
- * but reads Unschedulable should the members run out. */
+ * member; the status returned is the group's status so far. An
+ * Unschedulable or a Wait becomes an Unschedulable whose message is the
+ * plugin's (podGroupFitError); a Wait goes on, so it only stays should the
+ * members run out; any other code is kept as is and goes on. */
 static struct sx_status *potentially_feasible(const struct sx_pg_algorithm *a,
 					      struct sx_placement_progress p, bool *proceed)
 {
-	struct sx_status *st = a->feasible ? a->feasible(a->ctx, a->pg, p)
-					   : sx_run_placement_feasible(a->prof, a->pg, p);
+	struct sx_status *st = run_feasible(a, p);
 
 	switch (sx_status_code(st)) {
-	case SX_SUCCESS:
-		*proceed = true;
-		return st;
+	case SX_ERROR:
+		*proceed = false;
+		return wrap(SX_ERROR, "failed to evaluate placement feasibility: ", st);
+	case SX_UNSCHEDULABLE:
+		*proceed = false;
+		return wrap(SX_UNSCHEDULABLE, "", st);
 	case SX_WAIT:
 		*proceed = true;
 		return wrap(SX_UNSCHEDULABLE, "", st);
-	case SX_UNSCHEDULABLE:
-	case SX_UNSCHEDULABLE_AND_UNRESOLVABLE:
-		*proceed = false;
-		return wrap(SX_UNSCHEDULABLE, "", st);
 	default:
-		*proceed = false;
-		return wrap(SX_ERROR, "failed to evaluate placement feasibility: ", st);
+		*proceed = true;
+		return st;
 	}
 }
 
@@ -156,15 +168,18 @@ static void revert(const struct sx_pg_algorithm *a, struct sx_pg_member *m, uint
 	}
 }
 
-struct sx_status *sx_pod_group_algorithm(const struct sx_pg_algorithm *a, struct sx_pg_member *m,
-					 uint32_t n)
+/* podGroupSchedulingDefaultAlgorithm: the group's status; *any: some
+ * member was placed and the status is Success. */
+static struct sx_status *group_algorithm(const struct sx_pg_algorithm *a, struct sx_pg_member *m,
+					 uint32_t n, bool *any)
 {
 	struct sx_placement_progress p = {.remaining = (int32_t)n,
 					  .scheduled = a->scheduled_before};
-	struct sx_status *group;
 	struct sx_snapshot *view = a->cache ? NULL : sx_snapshot_ref(a->base);
-	bool proceed, any = false;
+	struct sx_status *group;
+	bool proceed;
 
+	*any = false;
 	/* Before any member: can the group meet its constraints at all? */
 	group = potentially_feasible(a, p, &proceed);
 	for (uint32_t i = 0; i < n && proceed; i++) {
@@ -180,17 +195,33 @@ struct sx_status *sx_pod_group_algorithm(const struct sx_pg_algorithm *a, struct
 			p.scheduled++;
 		sx_status_free(group);
 		group = potentially_feasible(a, p, &proceed);
-		any = any || m[i].scheduled;
+		if (proceed)
+			*any = *any || m[i].scheduled;
 	}
 	if (!sx_status_is_success(group))
-		any = false;
+		*any = false;
 	revert(a, m, n);
 	sx_snapshot_unref(view);
+	return group;
+}
+
+/* RunRootSchedulingAlgorithm: Success needs a member placed. */
+static struct sx_status *root_status(struct sx_status *group, bool any)
+{
 	if (sx_status_is_success(group) && !any) {
 		sx_status_free(group);
-		group = sx_status_new(SX_UNSCHEDULABLE, "no pods were schedulable");
+		return sx_status_new(SX_UNSCHEDULABLE, "no pods were schedulable");
 	}
 	return group;
+}
+
+struct sx_status *sx_pod_group_algorithm(const struct sx_pg_algorithm *a, struct sx_pg_member *m,
+					 uint32_t n)
+{
+	bool any;
+	struct sx_status *group = group_algorithm(a, m, n, &any);
+
+	return root_status(group, any);
 }
 
 void sx_pg_members_free(struct sx_pg_member *m, uint32_t n)
@@ -244,17 +275,41 @@ struct outcome {
 	const struct sx_pg_placement *placement;
 	struct sx_pg_member *m;
 	int64_t total;
+	bool any; /* a member was placed (anyScheduled) */
 };
+
+/* findBestPlacement's choice: the highest total; among equal totals each
+ * is picked with the same chance (upstream draws a Randomizer per score
+ * and keeps the highest; here the loop's reservoir sampling, sx__tie_pick,
+ * with a's random state). */
+static int pick_best(const struct sx_pg_algorithm *a, const struct outcome *o, uint32_t n)
+{
+	uint64_t local = 0x2545F4914F6CDD1Dull;
+	uint64_t *rng = a->rng ? a->rng : &local;
+	uint64_t ties = 1;
+	int best = 0;
+
+	for (uint32_t k = 1; k < n; k++) {
+		if (o[k].total > o[best].total) {
+			best = (int)k;
+			ties = 1;
+		} else if (o[k].total == o[best].total && sx__tie_pick(rng, ++ties)) {
+			best = (int)k;
+		}
+	}
+	return best;
+}
 
 /* RunPlacementScorePlugins and findBestPlacement: the index of the best of
  * o[0..n), or -1 with *err set. */
-static int best_placement(const struct sx_pg_algorithm *a, struct outcome *o, uint32_t n,
-			  uint32_t nm, struct sx_status **err)
+static int best_placement(const struct sx_pg_algorithm *a, const struct sx_snapshot *snap,
+			  struct outcome *o, uint32_t n, uint32_t nm, struct sx_status **err)
 {
 	const struct sx_profile *prof = a->prof;
 	int64_t *scores = calloc(n, sizeof(*scores));
 	const struct sx_pod **pods = calloc(nm ? nm : 1, sizeof(*pods));
 	sx_str *nodes = calloc(nm ? nm : 1, sizeof(*nodes));
+	struct sx_status *st;
 	int best = 0;
 
 	*err = NULL;
@@ -273,7 +328,8 @@ static int best_placement(const struct sx_pg_algorithm *a, struct outcome *o, ui
 			struct sx_pg_assignments as = {.placement = o[k].placement,
 						       .pods = pods,
 						       .nodes = nodes,
-						       .scheduled_before = a->scheduled_before};
+						       .scheduled_before = a->scheduled_before,
+						       .snap = snap};
 
 			for (uint32_t j = 0; j < nm; j++) {
 				if (!o[k].m[j].scheduled)
@@ -281,21 +337,35 @@ static int best_placement(const struct sx_pg_algorithm *a, struct outcome *o, ui
 				pods[as.nproposed] = o[k].m[j].pod;
 				nodes[as.nproposed++] = o[k].m[j].node;
 			}
-			*err = pl->placement_score(self, a->pg, &as, &scores[k]);
+			st = pl->placement_score(self, a->pg, &as, &scores[k]);
+			/* framework.go RunPlacementScorePlugins' words (its
+			 * test "when score plugin fails, returns error"). */
+			if (!sx_status_is_success(st))
+				*err = sx_status_as_error(st,
+							  "running PlacementScore plugins: plugin "
+							  "\"%s\" failed with: %s",
+							  pl->name);
+			else
+				sx_status_free(st);
 		}
-		if (!*err && pl->normalize_placement_score)
-			*err = pl->normalize_placement_score(self, a->pg, scores, n);
+		if (!*err && pl->normalize_placement_score) {
+			st = pl->normalize_placement_score(self, a->pg, scores, n);
+			/* As the node scores' Normalize is reported. */
+			if (!sx_status_is_success(st))
+				*err = sx_status_as_error(
+					st, "running Normalize on PlacementScore plugin \"%s\": %s",
+					pl->name);
+			else
+				sx_status_free(st);
+		}
 		if (*err) {
-			sx_status_set_plugin(*err, pl->name);
 			best = -1;
 			break;
 		}
 		for (uint32_t k = 0; k < n; k++)
 			o[k].total += scores[k] * e->weight;
 	}
-	for (uint32_t k = 1; best >= 0 && k < n; k++)
-		if (o[k].total > o[best].total)
-			best = (int)k;
+	best = best >= 0 ? pick_best(a, o, n) : best;
 	free(scores);
 	free(pods);
 	free(nodes);
@@ -318,14 +388,144 @@ static void drop_members(struct sx_pg_member *c, uint32_t n)
 	free(c);
 }
 
+/* evaluatePlacement: the algorithm on placement p with members fresh
+ * copies of m (*out, owned by the caller, set even on failure). */
+static struct sx_status *evaluate(const struct sx_pg_algorithm *a, const struct sx_pg_placement *p,
+				  const struct sx_pg_member *m, uint32_t n,
+				  struct sx_pg_member **out, bool *any)
+{
+	struct sx_pg_algorithm in = *a;
+	struct sx_status *st;
+
+	*any = false;
+	*out = fresh_members(m, n);
+	if (!*out)
+		return sx_status_new(SX_ERROR, "out of memory");
+	in.placement = p;
+	st = group_algorithm(&in, *out, n, any);
+	if (a->placement_evaluated && sx_status_code(st) != SX_ERROR)
+		a->placement_evaluated(a->observe_ctx, a->prof, sx_status_is_success(st));
+	return st;
+}
+
+/* Does the placement list node? */
+static bool placement_has(const struct sx_pg_placement *p, sx_str node)
+{
+	for (uint32_t k = 0; k < p->nnodes; k++)
+		if (p->nodes[k] == node)
+			return true;
+	return false;
+}
+
+int sx_pg_nominated_placement(const struct sx_pg_placements *pl, const struct sx_pg_member *m,
+			      uint32_t n)
+{
+	int matched = -1;
+
+	for (uint32_t i = 0; i < pl->n; i++) {
+		bool holds = false;
+
+		for (uint32_t j = 0; j < n && !holds; j++)
+			holds = m[j].pod->nominated_node != SX_STR_EMPTY &&
+				placement_has(&pl->v[i], m[j].pod->nominated_node);
+		if (!holds)
+			continue;
+		if (matched >= 0)
+			return -1; /* overlap: every placement is scored */
+		matched = (int)i;
+	}
+	return matched;
+}
+
+/* What the placement loop gathered: the feasible placements and the
+ * reported one's members and status (the nominated placement's when it
+ * was tried, else the first evaluated that was not feasible). */
+struct tally {
+	struct outcome *ok;
+	uint32_t nok;
+	struct sx_pg_member *any;
+	struct sx_status *any_st;
+};
+
+/* Files outcome o with its status st (both taken); report: it is the
+ * reported one even when another was. Returns an Error status that ends
+ * the loop (o's members then become the reported ones). */
+static struct sx_status *file_outcome(struct tally *t, const struct outcome *o,
+				      struct sx_status *st, uint32_t n, bool report)
+{
+	if (sx_status_code(st) == SX_ERROR) {
+		drop_members(t->any, n);
+		t->any = o->m;
+		return st;
+	}
+	if (sx_status_is_success(st) && (o->any || !report)) {
+		t->ok[t->nok++] = *o;
+		sx_status_free(st);
+		return NULL;
+	}
+	if (!t->any || report) {
+		drop_members(t->any, n);
+		sx_status_free(t->any_st);
+		t->any = o->m;
+		t->any_st = st;
+		return NULL;
+	}
+	drop_members(o->m, n);
+	sx_status_free(st);
+	return NULL;
+}
+
+/* The evaluation order: the nominated placement first (if any), alone
+ * when the group is feasible there with a member placed (not only through
+ * members placed before); then every other placement. */
+static struct sx_status *evaluate_all(const struct sx_pg_algorithm *a,
+				      const struct sx_pg_placements *pl,
+				      const struct sx_pg_member *m, uint32_t n, struct tally *t)
+{
+	int nom = sx_pg_nominated_placement(pl, m, n);
+
+	for (int64_t k = nom >= 0 ? -1 : 0; k < (int64_t)pl->n; k++) {
+		uint32_t i = k < 0 ? (uint32_t)nom : (uint32_t)k;
+		struct outcome o = {.placement = &pl->v[i]};
+		struct sx_status *st;
+
+		if (k >= 0 && (int)i == nom)
+			continue;
+		if (k >= 0 && nom >= 0 && t->nok > 0)
+			break; /* the nominated placement is feasible: used as is */
+		st = evaluate(a, o.placement, m, n, &o.m, &o.any);
+		if ((st = file_outcome(t, &o, st, n, k < 0)) != NULL)
+			return st;
+	}
+	return NULL;
+}
+
+/* podGroupFitError with the placements' count: "0/<n> placements are
+ * available, first placement status: <the reported status's message>";
+ * a Success reported (the nominated placement, feasible only through
+ * members placed before) gives upstream's actionable reason instead. */
+static struct sx_status *none_available(const struct sx_status *rep, uint32_t n)
+{
+	char buf[1024];
+	struct sx_status *st;
+
+	if (sx_status_is_success(rep))
+		snprintf(buf, sizeof(buf),
+			 "nominated placement is feasible but no pending pod was scheduled");
+	else
+		sx_status_message(rep, buf, sizeof(buf));
+	st = sx_status_new(SX_UNSCHEDULABLE,
+			   "0/%u placements are available, first placement status: %s", n, buf);
+	sx_status_set_plugin(st, rep ? rep->plugin : NULL);
+	return st;
+}
+
 struct sx_status *sx_pod_group_placement_algorithm(const struct sx_pg_algorithm *a,
 						   struct sx_pg_member *m, uint32_t n)
 {
 	struct sx_pg_placements pl = {0};
-	struct sx_status *st = NULL, *any_st = NULL;
-	struct sx_pg_member *any = NULL;
-	struct outcome *ok = NULL;
-	uint32_t nok = 0;
+	struct tally t = {0};
+	struct sx_status *st = NULL;
 	struct sx_snapshot *snap;
 	int best;
 
@@ -337,71 +537,43 @@ struct sx_status *sx_pod_group_placement_algorithm(const struct sx_pg_algorithm 
 	if (!snap)
 		return sx_status_new(SX_ERROR, "out of memory");
 	st = generate(a, snap, &pl);
-	sx_snapshot_unref(snap);
-	if (st)
+	if (st) {
+		sx_snapshot_unref(snap);
 		return st;
-	if (pl.n == 0) /* no plugin constrains the group: one placement, every node */
+	}
+	if (a->placements_generated)
+		a->placements_generated(a->observe_ctx, a->prof, pl.n);
+	if (pl.n == 0) { /* no plugin constrains the group */
+		sx_snapshot_unref(snap);
 		return sx_pod_group_algorithm(a, m, n);
-	ok = calloc(pl.n, sizeof(*ok));
-	if (!ok) {
-		sx_pg_placements_free(&pl);
-		return sx_status_new(SX_ERROR, "out of memory");
 	}
-	for (uint32_t i = 0; i < pl.n; i++) { /* evaluatePlacement */
-		struct sx_pg_algorithm in = *a;
-		struct sx_pg_member *c = fresh_members(m, n);
-
-		if (!c) {
-			st = sx_status_new(SX_ERROR, "out of memory");
-			goto out;
-		}
-		in.placement = &pl.v[i];
-		st = sx_pod_group_algorithm(&in, c, n);
-		if (sx_status_code(st) == SX_ERROR) {
-			drop_members(any, n);
-			any = c;
-			goto out;
-		}
-		if (sx_status_is_success(st)) {
-			ok[nok++] = (struct outcome){.placement = &pl.v[i], .m = c};
-		} else if (!any) {
-			any = c;
-			any_st = st;
-			st = NULL;
-			continue;
-		} else {
-			drop_members(c, n);
-		}
-		sx_status_free(st);
-		st = NULL;
-	}
-	if (nok == 0) {
-		char buf[1024];
-
-		sx_status_message(any_st, buf, sizeof(buf));
-		st = sx_status_new(SX_UNSCHEDULABLE,
-				   "0/%u placements are available, reported placement status: %s",
-				   pl.n, buf);
-		sx_status_set_plugin(st, any_st ? any_st->plugin : NULL);
+	t.ok = calloc(pl.n, sizeof(*t.ok));
+	st = t.ok ? evaluate_all(a, &pl, m, n, &t) : sx_status_new(SX_ERROR, "out of memory");
+	if (st)
+		goto out;
+	if (t.nok == 0) {
+		st = none_available(t.any_st, pl.n);
 		goto out;
 	}
-	drop_members(any, n);
-	any = NULL;
-	best = nok == 1 ? 0 : best_placement(a, ok, nok, n, &st);
-	if (best >= 0) {
-		any = ok[best].m;
-		ok[best].m = NULL;
+	drop_members(t.any, n);
+	t.any = NULL;
+	best = t.nok == 1 ? 0 : best_placement(a, snap, t.ok, t.nok, n, &st);
+	if (best >= 0) { /* RunRootSchedulingAlgorithm: Success needs a member placed */
+		st = root_status(NULL, t.ok[best].any);
+		t.any = t.ok[best].m;
+		t.ok[best].m = NULL;
 	}
 out:
-	if (any) { /* hand the chosen members to the caller */
+	if (t.any) { /* hand the chosen members to the caller */
 		for (uint32_t i = 0; i < n; i++)
-			m[i] = any[i];
-		free(any);
+			m[i] = t.any[i];
+		free(t.any);
 	}
-	for (uint32_t k = 0; k < nok; k++)
-		drop_members(ok[k].m, n);
-	free(ok);
-	sx_status_free(any_st);
+	for (uint32_t k = 0; k < t.nok; k++)
+		drop_members(t.ok[k].m, n);
+	free(t.ok);
+	sx_status_free(t.any_st);
 	sx_pg_placements_free(&pl);
+	sx_snapshot_unref(snap);
 	return st;
 }

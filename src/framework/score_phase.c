@@ -181,6 +181,13 @@ static uint64_t next_random(uint64_t *state)
 	return x;
 }
 
+bool sx__tie_pick(uint64_t *rng, uint64_t ties)
+{
+	uint64_t local = 0x2545F4914F6CDD1Dull;
+
+	return next_random(rng ? rng : &local) % ties == 0;
+}
+
 /* selectHost: reservoir sampling among the highest totals (schedule_one.go). */
 int sx__select_host(const struct sx_cycle_result *res, uint64_t *rng)
 {
@@ -196,7 +203,7 @@ int sx__select_host(const struct sx_cycle_result *res, uint64_t *rng)
 			ties = 1;
 		} else if (res->totals[i] == max) {
 			ties++;
-			if (next_random(state) % ties == 0)
+			if (sx__tie_pick(state, ties))
 				best = (int)i;
 		}
 	}

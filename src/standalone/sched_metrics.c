@@ -46,13 +46,30 @@ void sx_sched_metrics_define(struct sx_metrics *m, const struct sx_config *cfg,
 					    "Number of pending pods, by the queue type.", NULL, 0);
 	h->pg_attempts = sx_metrics_family(
 		m, "scheduler_podgroup_schedule_attempts_total", SX_METRIC_COUNTER,
-		"Number of attempts to schedule pod group, by the result.", NULL, 0);
+		"Number of attempts to schedule pod group, by the result. 'unschedulable' means a "
+		"pod group could not be scheduled, while 'error' means an internal scheduler "
+		"problem.",
+		NULL, 0);
 	h->pg_attempt_duration = sx_metrics_family(
 		m, "scheduler_podgroup_scheduling_attempt_duration_seconds", SX_METRIC_HISTOGRAM,
 		"Pod group scheduling attempt latency in seconds", lat, SX_ARRAY_SIZE(lat));
 	h->pg_algorithm_duration = sx_metrics_family(
 		m, "scheduler_podgroup_scheduling_algorithm_duration_seconds", SX_METRIC_HISTOGRAM,
 		"Pod group scheduling algorithm latency in seconds", lat, SX_ARRAY_SIZE(lat));
+	/* Topology-aware placements (metrics.go RecordGeneratedPlacements,
+	 * ObservePlacementEvaluation). */
+	h->pg_generated_placements = sx_metrics_family(
+		m, "scheduler_generated_placements_total", SX_METRIC_COUNTER,
+		"Number of candidate placements generated when scheduling pod groups, by scheduler "
+		"profile.",
+		NULL, 0);
+	h->pg_placement_evaluations = sx_metrics_family(
+		m, "scheduler_placement_evaluations_total", SX_METRIC_COUNTER,
+		"Number of candidate placements evaluated when scheduling pod groups, by result "
+		"and "
+		"scheduler profile. 'feasible' means the pod group fit into the placement, while "
+		"'infeasible' means it did not.",
+		NULL, 0);
 	h->preemption_attempts =
 		sx_metrics_family(m, "scheduler_preemption_attempts_total", SX_METRIC_COUNTER,
 				  "Total preemption attempts in the cluster till now.", NULL, 0);

@@ -23,6 +23,7 @@ struct sx_sched_metrics {
 	 * DRA binding conditions, workload preemption */
 	struct sx_metric *goroutines, *queued_entities, *incoming_entities;
 	struct sx_metric *pg_attempts, *pg_attempt_duration, *pg_algorithm_duration;
+	struct sx_metric *pg_generated_placements, *pg_placement_evaluations;
 	struct sx_metric *bc_allocations, *bc_wait;
 	struct sx_metric *wl_preemption_attempts, *wl_preemption_victims, *wl_disruptions;
 };

@@ -1058,6 +1058,7 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 				    .bind = pg_bind,
 				    .fail = pg_fail,
 				    .fail_nominated = pg_fail_nominated,
+				    .rng = &s->rng,
 				    .nominator = pg_nominator};
 	s->env = (struct sx_handle_env){.cache = opts->cache,
 					.kube = opts->kube,

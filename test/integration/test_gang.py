@@ -131,7 +131,10 @@ def test_gang_does_not_fit(tmp):
     pods = [member("w-%d" % i, "big") for i in range(4)]
     api, sx = start(tmp, "nofit", [node("n1")], pod_group("big", 4), pods,
                     "--feature-gates", "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true")
-    want = "minCount (4) cannot be satisfied: 2 scheduled, 1 remaining"
+    # The algorithm's words, then (WorkloadAwarePreemption on) PodGroupPostFilter's,
+    # appended to the group's status (applyPodGroupPostFilterResult).
+    algo = "minCount (4) cannot be satisfied: 2 scheduled, 1 remaining"
+    want = algo + ", pod group preemption: No preemption victims found for incoming preemptor"
     try:
         check(wait_for(lambda: pod_group_condition(api, "big") is not None, 20),
               "nofit: the PodGroup gets its condition\n%s" % sx.logtext())
@@ -141,11 +144,13 @@ def test_gang_does_not_fit(tmp):
               "nofit: PodGroupInitiallyScheduled False/Unschedulable %r: %r" % (want, cond))
         check(wait_for(lambda: all(failed_notes(api, "w-%d" % i) for i in range(4)), 10),
               "nofit: every member is rejected")
-        # Two members fit, the third does not (its own FitError), the fourth
-        # is not tried: three carry the group's words.
-        notes = sorted(failed_notes(api, "w-%d" % i)[0] for i in range(4))
-        check(notes == ["0/1 nodes are available: 1 Insufficient cpu.", want, want, want],
-              "nofit: one FitError, three times the group's words: %r" % notes)
+        # Two members fit: the group's status; the third does not (its own
+        # FitError); the fourth is not tried: the algorithm's status
+        # (completePodGroupAlgorithmResult, before the post filter).
+        notes = [failed_notes(api, "w-%d" % i)[0] for i in range(4)]
+        check(sorted(notes) == sorted([want, want, "0/1 nodes are available: 1 Insufficient "
+                                       "cpu.", algo]),
+              "nofit: two placed, one FitError, one not tried: %r" % notes)
         check(bindings(api) == [], "nofit: no member bound: %r" % bindings(api))
         # Nothing is held: a pod needing 3.5 of the node's 4 cpus binds.
         api.apply([{"op": "create", "object": plain("solo", "3500m")}])
@@ -328,9 +333,52 @@ def test_gang_preempts_group_whole(tmp):
         # again: the victims are terminating, so nothing more is evicted.
         got = metric(sx, "scheduler_workload_preemption_attempts_total", ['result="Success"'])
         check(got and got >= 1, "preempt: a successful workload preemption attempt: %r" % got)
+        got = metric(sx, "scheduler_podgroup_schedule_attempts_total",
+                     ['result="waiting_on_preemption"'])
+        check(got and got >= 1, "preempt: an attempt counted waiting_on_preemption: %r" % got)
+        # While waiting, the group's status is the algorithm's (a Success of
+        # PodGroupPostFilter has no words to append).
+        waiting = "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining"
+        msgs = [c["message"] for p in api.control("records")["patches"] if p["name"] == "high"
+                for c in (p["patch"].get("status") or {}).get("conditions", [])
+                if c.get("reason") == "Unschedulable"]
+        check(msgs and msgs[0] == waiting, "preempt: the waiting group's condition: %r" % msgs)
+        # Its members: the first tried does not fit (its FitError), the other
+        # is not tried (the algorithm's status, before the post filter).
+        notes = sorted(e.get("note") for e in api.control("records")["events"]
+                       if e.get("reason") == "FailedScheduling"
+                       and (e.get("regarding") or {}).get("name", "").startswith("high-"))
+        check({"0/2 nodes are available: 2 Insufficient cpu.", waiting} <= set(notes),
+              "preempt: the waiting members' events: %r" % notes)
         check(sorted(d["name"] for d in api.control("records")["deletes"]) ==
               ["low-%d" % i for i in range(4)], "preempt: one DELETE per victim")
         check(sx.stop() == 0, "preempt: clean exit")
+    finally:
+        api.stop()
+
+
+def test_invalid_group(tmp):
+    """validatePodGroup: a member whose priority is not its PodGroup's makes
+    every member fail with the error, and the PodGroup's condition
+    False/SchedulerError says it; nothing binds."""
+    pods = [member("v-%d" % i, "mixed") for i in range(2)]
+    pods[1]["spec"]["priority"] = 7
+    api, sx = start(tmp, "invalid", [node("n1")], pod_group("mixed", 2), pods,
+                    "--feature-gates", "GenericWorkload=true,GangScheduling=true")
+    want = ("all pods in a pod group hierarchy should have the same priority as the root "
+            "pod group's priority, got 7 (\"v-1\") and 0 (\"podgroup/work/mixed\")")
+    try:
+        check(wait_for(lambda: pod_group_condition(api, "mixed") is not None, 20),
+              "invalid: the PodGroup gets its condition\n%s" % sx.logtext())
+        cond = pod_group_condition(api, "mixed")
+        check(cond["status"] == "False" and cond["reason"] == "SchedulerError"
+              and cond["message"] == want, "invalid: False/SchedulerError %r: %r" % (want, cond))
+        check(wait_for(lambda: all(failed_notes(api, "v-%d" % i) for i in range(2)), 10),
+              "invalid: every member is rejected")
+        notes = [failed_notes(api, "v-%d" % i)[0] for i in range(2)]
+        check(notes == [want, want], "invalid: each member gets the error: %r" % notes)
+        check(bindings(api) == [], "invalid: nothing bound: %r" % bindings(api))
+        check(sx.stop() == 0, "invalid: clean exit")
     finally:
         api.stop()
 
@@ -339,4 +387,5 @@ if __name__ == "__main__":
     sys.exit(run_tests(os.path.basename(__file__),
                        [test_gang_fits, test_gang_does_not_fit, test_gate_off,
                         test_group_after_pods, test_gang_of_8, test_two_gangs_compete,
-                       test_member_after_quorum, test_gang_preempts_group_whole]))
+                       test_member_after_quorum, test_gang_preempts_group_whole,
+                        test_invalid_group]))

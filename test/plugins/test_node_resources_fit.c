@@ -275,7 +275,224 @@ static void test_balanced_skip(void)
 	sx_pod_unref(pod);
 }
 
+/* ---------- PlacementScore (upstream placement_bin_packing_test.go) ---------- */
+
+/* A node of upstream's test: capacity (= allocatable) cpu and memory, and
+ * gpu when not NULL. */
+static void pb_node(struct sx_cache *c, const char *name, const char *cpu, const char *mem,
+		    const char *gpu)
+{
+	char b[400];
+
+	snprintf(b, sizeof(b),
+		 "{\"metadata\":{\"name\":\"%s\"},\"status\":{\"allocatable\":{\"cpu\":\"%s\","
+		 "\"memory\":\"%s\"%s%s%s}}}",
+		 name, cpu, mem, gpu ? ",\"nvidia.com/gpu\":\"" : "", gpu ? gpu : "",
+		 gpu ? "\"" : "");
+	tu_add(c, "Node", b);
+}
+
+/* A pod requesting cpu, memory (and gpu); bound to node unless NULL. */
+static void pb_pod_json(char *b, size_t len, const char *uid, const char *node, const char *cpu,
+			const char *mem, const char *gpu)
+{
+	snprintf(b, len,
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"%s\"},"
+		 "\"spec\":{%s%s%s\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+		 "{\"cpu\":\"%s\",\"memory\":\"%s\"%s%s%s}}}]}}",
+		 uid, uid, node ? "\"nodeName\":\"" : "", node ? node : "", node ? "\"," : "", cpu,
+		 mem, gpu ? ",\"nvidia.com/gpu\":\"" : "", gpu ? gpu : "", gpu ? "\"" : "");
+}
+
+struct pb_pod {
+	const char *uid, *cpu, *mem, *gpu;
+	const char *node; /* the proposed assignment (members) or nodeName */
+};
+
+/* ScorePlacement of NodeResourcesFit with args over a placement of the
+ * named nodes; members proposed on their nodes. */
+static int64_t pb_score(struct sx_cache *c, const char *args, const char *const *placement,
+			uint32_t np, const struct pb_pod *members, uint32_t nm)
+{
+	const struct sx_plugin *p = &sx_plugin_node_resources_fit;
+	struct sx_error err = {0};
+	cJSON *j = cJSON_Parse(args);
+	void *self = p->init(j, NULL, &err);
+	struct sx_snapshot *snap = sx_cache_snapshot(c);
+	struct sx_pod *pods[4] = {0};
+	const struct sx_pod *cpods[4] = {0};
+	sx_str pnodes[4], nodes[4];
+	struct sx_pg_placement pl = {.name = "p", .nnodes = np, .nodes = pnodes};
+	struct sx_pg_assignments a = {
+		.placement = &pl, .nproposed = nm, .pods = cpods, .nodes = nodes, .snap = snap};
+	int64_t score = -1;
+	char b[600];
+
+	cJSON_Delete(j);
+	CHECK(self != NULL);
+	for (uint32_t i = 0; i < np; i++)
+		pnodes[i] = sx_intern(placement[i]);
+	for (uint32_t i = 0; i < nm; i++) {
+		pb_pod_json(b, sizeof(b), members[i].uid, NULL, members[i].cpu, members[i].mem,
+			    members[i].gpu);
+		pods[i] = tu_pod(b);
+		cpods[i] = pods[i];
+		nodes[i] = sx_intern(members[i].node);
+	}
+	if (self)
+		CHECK(p->placement_score(self, NULL, &a, &score) == NULL);
+	for (uint32_t i = 0; i < nm; i++)
+		sx_pod_unref(pods[i]);
+	sx_snapshot_unref(snap);
+	if (self)
+		p->destroy(self);
+	return score;
+}
+
+#define PB_MOST(cpu_w, mem_w)                                                                      \
+	"{\"scoringStrategy\":{\"type\":\"MostAllocated\",\"resources\":[{\"name\":\"cpu\","       \
+	"\"weight\":" #cpu_w "},{\"name\":\"memory\",\"weight\":" #mem_w "}]}}"
+#define PB_MOST_GPU                                                                                \
+	"{\"scoringStrategy\":{\"type\":\"MostAllocated\",\"resources\":[{\"name\":\"cpu\","       \
+	"\"weight\":1},{\"name\":\"memory\",\"weight\":1},{\"name\":\"nvidia.com/gpu\","           \
+	"\"weight\":1}]}}"
+
+/* upstream TestPlacementBinPackingScore: the rows, each on a fresh cache
+ * of two (or three) 5000m/5000 nodes, the placement node1 and node2. */
+static void test_placement_score(void)
+{
+	static const char *const two[] = {"node1", "node2"};
+	static const struct {
+		const char *name, *args;
+		bool third_node, gpu;
+		struct pb_pod members[2];
+		struct pb_pod existing; /* on node1 when uid is set */
+		int64_t want;
+	} rows[] = {
+		{"Computes score based on total requests",
+		 PB_MOST(1, 1),
+		 false,
+		 false,
+		 {{"foo", "1000m", "0", NULL, "node1"}, {"bar", "2000m", "2000", NULL, "node2"}},
+		 {0},
+		 25},
+		{"Computes score using weights",
+		 PB_MOST(4, 1),
+		 false,
+		 false,
+		 {{"foo", "1000m", "0", NULL, "node1"}, {"bar", "2000m", "2000", NULL, "node2"}},
+		 {0},
+		 28},
+		{"Handles multiple pods per node",
+		 PB_MOST(4, 1),
+		 false,
+		 false,
+		 {{"foo", "1000m", "0", NULL, "node1"}, {"bar", "2000m", "2000", NULL, "node1"}},
+		 {0},
+		 28},
+		{"Does not include nodes from outside of placement",
+		 PB_MOST(1, 1),
+		 true,
+		 false,
+		 {{"foo", "1000m", "0", NULL, "node1"}, {"bar", "2000m", "2000", NULL, "node2"}},
+		 {0},
+		 25},
+		{"Includes pre-existing pods from outside of pod group",
+		 PB_MOST(1, 1),
+		 false,
+		 false,
+		 {{"foo", "1000m", "0", NULL, "node1"}, {"bar", "2000m", "2000", NULL, "node2"}},
+		 {"baz", "1000m", "0", NULL, "node1"},
+		 30},
+		{"Includes scalar resources if any pod in pod group has nonzero requests",
+		 PB_MOST_GPU,
+		 false,
+		 true,
+		 {{"foo", "1000m", "0", "0", "node1"}, {"bar", "1000m", "2000", "1", "node2"}},
+		 {"baz", "1000m", "0", "0", "node1"},
+		 20},
+		{"Does not include scalar resources if all pods in pod group have zero requests",
+		 PB_MOST_GPU,
+		 false,
+		 true,
+		 {{"foo", "1000m", "0", "0", "node1"}, {"bar", "1000m", "2000", "0", "node2"}},
+		 {"baz", "1000m", "0", "1", "node1"},
+		 25},
+	};
+
+	sx_intern_init();
+	for (size_t r = 0; r < SX_ARRAY_SIZE(rows); r++) {
+		struct sx_cache *c = sx_cache_new();
+		const char *gpu = rows[r].gpu ? "5" : NULL;
+		char b[600];
+
+		pb_node(c, "node1", "5000m", "5000", gpu);
+		pb_node(c, "node2", "5000m", "5000", gpu);
+		if (rows[r].third_node)
+			pb_node(c, "node3", "5000m", "5000", gpu);
+		if (rows[r].existing.uid) {
+			pb_pod_json(b, sizeof(b), rows[r].existing.uid, rows[r].existing.node,
+				    rows[r].existing.cpu, rows[r].existing.mem,
+				    rows[r].existing.gpu);
+			tu_add(c, "Pod", b);
+		}
+		if (pb_score(c, rows[r].args, two, 2, rows[r].members, 2) != rows[r].want)
+			sx_test_fail(
+				__FILE__, __LINE__, "%s: score %lld, want %lld", rows[r].name,
+				(long long)pb_score(c, rows[r].args, two, 2, rows[r].members, 2),
+				(long long)rows[r].want);
+		sx_cache_free(c);
+	}
+}
+
+/* upstream TestPlacementBinPackingScore_Strategies: nodes of 100m/100,
+ * 200m/200, 300m/300; foo (100m, 0) on node1, bar (200m, 60) on node2:
+ * cpu 300m/600m, memory 60/600. */
+static void test_placement_score_strategies(void)
+{
+	static const char *const all[] = {"node1", "node2", "node3"};
+	static const struct pb_pod members[] = {{"foo", "100m", "0", NULL, "node1"},
+						{"bar", "200m", "60", NULL, "node2"}};
+#define RES "\"resources\":[{\"name\":\"cpu\",\"weight\":1},{\"name\":\"memory\",\"weight\":1}]"
+#define RTCR(points)                                                                               \
+	"{\"scoringStrategy\":{\"type\":\"RequestedToCapacityRatio\"," RES                         \
+	",\"requestedToCapacityRatio\":{\"shape\":[" points "]}}}"
+	static const struct {
+		const char *name, *args;
+		int64_t want;
+	} rows[] = {
+		{"LeastAllocated", "{\"scoringStrategy\":{\"type\":\"LeastAllocated\"," RES "}}",
+		 70},
+		{"MostAllocated", "{\"scoringStrategy\":{\"type\":\"MostAllocated\"," RES "}}", 30},
+		{"RequestedToCapacityRatio with shape equivalent to LeastAllocated",
+		 RTCR("{\"utilization\":0,\"score\":10},{\"utilization\":100,\"score\":0}"), 70},
+		{"RequestedToCapacityRatio with shape equivalent to MostAllocated",
+		 RTCR("{\"utilization\":0,\"score\":0},{\"utilization\":100,\"score\":10}"), 30},
+		{"RequestedToCapacityRatio with custom shape",
+		 RTCR("{\"utilization\":0,\"score\":0},{\"utilization\":50,\"score\":10},"
+		      "{\"utilization\":100,\"score\":0}"),
+		 60},
+	};
+#undef RTCR
+#undef RES
+	struct sx_cache *c = sx_cache_new();
+
+	sx_intern_init();
+	pb_node(c, "node1", "100m", "100", NULL);
+	pb_node(c, "node2", "200m", "200", NULL);
+	pb_node(c, "node3", "300m", "300", NULL);
+	for (size_t r = 0; r < SX_ARRAY_SIZE(rows); r++) {
+		int64_t got = pb_score(c, rows[r].args, all, 3, members, 2);
+
+		if (got != rows[r].want)
+			sx_test_fail(__FILE__, __LINE__, "%s: score %lld, want %lld", rows[r].name,
+				     (long long)got, (long long)rows[r].want);
+	}
+	sx_cache_free(c);
+}
+
 SX_TESTS(SX_TEST(test_broken_linear), SX_TEST(test_least_most_primitives),
 	 SX_TEST(test_combine_rtcr_rounding), SX_TEST(test_balanced_std),
 	 SX_TEST(test_resource_names), SX_TEST(test_fit_args), SX_TEST(test_balanced_args),
-	 SX_TEST(test_filter_hooks), SX_TEST(test_balanced_skip))
+	 SX_TEST(test_filter_hooks), SX_TEST(test_balanced_skip), SX_TEST(test_placement_score),
+	 SX_TEST(test_placement_score_strategies))

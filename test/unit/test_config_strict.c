@@ -301,7 +301,9 @@ static void test_configz_release(void)
 	f = at(36, NULL);
 	cfg = sx_config_default_for(&f, &err);
 	z = cfg ? configz(cfg) : NULL;
-	CHECK(z && strstr(z, "\"placementScore\":{\"enabled\":[]}}"));
+	/* NodeResourcesFit implements PlacementScore: multiPoint enables it. */
+	CHECK(z && strstr(z, "\"placementScore\":{\"enabled\":[{\"name\":\"NodeResourcesFit\","
+			     "\"weight\":1}]}}"));
 	CHECK(z && !strstr(z, "podGroupPostFilter"));
 	free(z);
 	sx_config_free(cfg);

@@ -1,6 +1,6 @@
 /* Topology placement of the pod-group cycle (TopologyAwareWorkloadScheduling):
  * src/framework/podgroup.c sx_pod_group_placement_algorithm with the
- * TopologyPlacement and PodGroupPodsCount plugins enabled through
+ * TopologyPlacementGenerator and PodGroupPodsCount plugins enabled through
  * multiPoint, as upstream schedule_one_podgroup.go
  * podGroupSchedulingPlacementAlgorithm runs them: one placement per value
  * of the PodGroup's schedulingConstraints.topology key, members restricted
@@ -32,7 +32,7 @@ static const char yaml[] =
 	     "- schedulerName: default-scheduler\n"
 	     "  plugins:\n"
 	     "    multiPoint:\n"
-	     "      enabled: [{name: TopologyPlacement}, {name: PodGroupPodsCount}]\n";
+	     "      enabled: [{name: TopologyPlacementGenerator}, {name: PodGroupPodsCount}]\n";
 
 static int schedule(void *ctx, const struct sx_profile *prof, const struct sx_pod *pod,
 		    struct sx_snapshot *snap, struct sx_cycle_result *res)
@@ -58,15 +58,18 @@ static void add_node(struct sx_cache *cache, const char *name, const char *zone,
 	tu_add(cache, "Node", buf);
 }
 
-static struct sx_pod *member(const char *name)
+/* A member asking 2 cpu; nominated to node unless NULL. */
+static struct sx_pod *member_nominated(const char *name, const char *node)
 {
-	char buf[400];
+	char buf[500];
 
 	snprintf(buf, sizeof(buf),
 		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"%s\"},"
 		 "\"spec\":{\"schedulingGroup\":{\"podGroupName\":\"pg\"},"
-		 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}}",
-		 name, name);
+		 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"2\"}}}]}"
+		 "%s%s%s}",
+		 name, name, node ? ",\"status\":{\"nominatedNodeName\":\"" : "", node ? node : "",
+		 node ? "\"}" : "");
 	return tu_pod(buf);
 }
 
@@ -97,9 +100,10 @@ struct run {
 };
 
 /* Runs the placement algorithm for 3 members of a gang on the cache's
- * nodes; nothing stays assumed. */
-static struct run run(const struct sx_config *cfg, struct sx_cache *cache, int min_count,
-		      const char *key)
+ * nodes, the first nominated to nominated (unless NULL), the tie-break
+ * with rng; nothing stays assumed. */
+static struct run run_with(const struct sx_config *cfg, struct sx_cache *cache, int min_count,
+			   const char *key, uint64_t *rng, const char *nominated)
 {
 	struct sx_binder binder = {.cache = cache};
 	struct sx_pod_group *pg = pod_group(min_count, key);
@@ -111,11 +115,12 @@ static struct run run(const struct sx_config *cfg, struct sx_cache *cache, int m
 		.cache = cache,
 		.binder = &binder,
 		.schedule = schedule,
+		.rng = rng,
 	};
 	struct run r = {0};
 
 	for (int i = 0; i < 3; i++)
-		m[i].pod = member(names[i]);
+		m[i].pod = member_nominated(names[i], i == 0 ? nominated : NULL);
 	r.group = sx_pod_group_placement_algorithm(&a, m, 3);
 	for (int i = 0; i < 3; i++) {
 		sx_str node = SX_STR_EMPTY;
@@ -133,6 +138,12 @@ static struct run run(const struct sx_config *cfg, struct sx_cache *cache, int m
 		sx_pod_unref(m[i].pod);
 	sx_pod_group_unref(pg);
 	return r;
+}
+
+static struct run run(const struct sx_config *cfg, struct sx_cache *cache, int min_count,
+		      const char *key)
+{
+	return run_with(cfg, cache, min_count, key, NULL, NULL);
 }
 
 static const char *message(const struct sx_status *st, char *buf, size_t len)
@@ -158,17 +169,44 @@ static struct sx_config *config(void)
 	return cfg;
 }
 
-/* multiPoint enables the placement plugins at their points. */
+/* The placement points of a profile: the generator, then NodeResourcesFit
+ * (default multiPoint, weight 1) and PodGroupPodsCount (weight 1). */
+static void check_placement_points(const struct sx_profile *p)
+{
+	CHECK_INT(p->ngroup[SX_GPT_PLACEMENT_GENERATE], 1);
+	CHECK_STR(p->group[SX_GPT_PLACEMENT_GENERATE][0].name, "TopologyPlacementGenerator");
+	CHECK_INT(p->ngroup[SX_GPT_PLACEMENT_SCORE], 2);
+	CHECK_STR(p->group[SX_GPT_PLACEMENT_SCORE][0].name, "NodeResourcesFit");
+	CHECK_INT(p->group[SX_GPT_PLACEMENT_SCORE][0].weight, 1);
+	CHECK_STR(p->group[SX_GPT_PLACEMENT_SCORE][1].name, "PodGroupPodsCount");
+	CHECK_INT(p->group[SX_GPT_PLACEMENT_SCORE][1].weight, 1);
+}
+
+/* multiPoint enables the placement plugins at their points; with
+ * TopologyAwareWorkloadScheduling the default profile has them already
+ * (upstream default_plugins.go applyFeatureGates), without it none. */
 static void test_config(void)
 {
 	struct sx_config *cfg = config();
-	const struct sx_profile *p = sx_config_profile(cfg, "default-scheduler");
+	struct sx_features f;
+	struct sx_error err = {0};
 
-	CHECK_INT(p->ngroup[SX_GPT_PLACEMENT_GENERATE], 1);
-	CHECK_STR(p->group[SX_GPT_PLACEMENT_GENERATE][0].name, "TopologyPlacement");
-	CHECK_INT(p->ngroup[SX_GPT_PLACEMENT_SCORE], 1);
-	CHECK_STR(p->group[SX_GPT_PLACEMENT_SCORE][0].name, "PodGroupPodsCount");
-	CHECK_INT(p->group[SX_GPT_PLACEMENT_SCORE][0].weight, 1);
+	check_placement_points(sx_config_profile(cfg, "default-scheduler"));
+	sx_config_free(cfg);
+	sx_features_init(&f, 37);
+	CHECK(sx_features_set(&f, "GenericWorkload=true,TopologyAwareWorkloadScheduling=true",
+			      &err) == 0);
+	cfg = sx_config_default_for(&f, &err);
+	CHECK(cfg != NULL);
+	check_placement_points(sx_config_profile(cfg, "default-scheduler"));
+	sx_config_free(cfg);
+	sx_features_init(&f, 37);
+	CHECK(sx_features_set(&f, "GenericWorkload=true", &err) == 0);
+	cfg = sx_config_default_for(&f, &err);
+	CHECK(cfg != NULL);
+	CHECK_INT(sx_config_profile(cfg, "default-scheduler")->ngroup[SX_GPT_PLACEMENT_GENERATE],
+		  0);
+	CHECK_INT(sx_config_profile(cfg, "default-scheduler")->ngroup[SX_GPT_PLACEMENT_SCORE], 1);
 	sx_config_free(cfg);
 }
 
@@ -193,16 +231,16 @@ static void test_split_and_infeasible(void)
 	r = run(cfg, cache, 3, "topology.kubernetes.io/zone");
 	CHECK_INT(sx_status_code(r.group), SX_UNSCHEDULABLE);
 	CHECK_STR(message(r.group, buf, sizeof(buf)),
-		  "0/2 placements are available, reported placement status: minCount (3) "
+		  "0/2 placements are available, first placement status: minCount (3) "
 		  "cannot be satisfied: 2 scheduled, 0 remaining");
 	CHECK_STR(r.group->plugin ? r.group->plugin : "", "GangScheduling");
 	sx_status_free(r.group);
-	/* A key no node carries: TopologyPlacement's words. */
+	/* A key no node carries: TopologyPlacementGenerator's words. */
 	r = run(cfg, cache, 3, "example.com/rack");
 	CHECK_INT(sx_status_code(r.group), SX_UNSCHEDULABLE);
 	CHECK_STR(message(r.group, buf, sizeof(buf)),
 		  "no nodes found with topology label 'example.com/rack'");
-	CHECK_STR(r.group->plugin ? r.group->plugin : "", "TopologyPlacement");
+	CHECK_STR(r.group->plugin ? r.group->plugin : "", "TopologyPlacementGenerator");
 	sx_status_free(r.group);
 	sx_cache_free(cache);
 	sx_config_free(cfg);
@@ -245,6 +283,154 @@ static void test_best_scored(void)
 	sx_status_free(r.group);
 	sx_cache_free(cache);
 	sx_config_free(cfg);
+}
+
+/* Two zones where the gang scores the same: findBestPlacement picks one
+ * at random (upstream's Randomizer per score); over 64 seeds both zones
+ * are chosen, and one seed always gives the same zone. */
+static void test_tie_break(void)
+{
+	struct sx_config *cfg = config();
+	struct sx_cache *cache = sx_cache_new();
+	int chosen[2] = {0, 0};
+
+	add_node(cache, "a1", "zone-a", 6);
+	add_node(cache, "b1", "zone-b", 6);
+	for (uint64_t seed = 1; seed <= 64; seed++) {
+		uint64_t rng = seed * 0x9E3779B97F4A7C15ull, again = rng;
+		struct run r = run_with(cfg, cache, 3, "topology.kubernetes.io/zone", &rng, NULL);
+		struct run r2 =
+			run_with(cfg, cache, 3, "topology.kubernetes.io/zone", &again, NULL);
+
+		CHECK(sx_status_is_success(r.group));
+		CHECK(strcmp(r.nodes[0], r.nodes[1]) == 0 && strcmp(r.nodes[1], r.nodes[2]) == 0);
+		CHECK_STR(r.nodes[0], r2.nodes[0]);
+		chosen[strcmp(r.nodes[0], "a1") == 0 ? 0 : 1]++;
+		sx_status_free(r.group);
+		sx_status_free(r2.group);
+	}
+	CHECK(chosen[0] > 0 && chosen[1] > 0);
+	CHECK_INT(chosen[0] + chosen[1], 64);
+	sx_cache_free(cache);
+	sx_config_free(cfg);
+}
+
+/* nominatedPlacement: zone-a holds the whole gang (scored higher), zone-b
+ * two members; with minCount 2 a member nominated to b1 takes the gang to
+ * zone-b, tried first and used alone. With minCount 3 zone-b is infeasible
+ * and the gang goes to zone-a; when no zone holds it, the nominated
+ * placement's status is the one reported. */
+static void test_nominated_first(void)
+{
+	struct sx_config *cfg = config();
+	struct sx_cache *cache = sx_cache_new();
+	struct run r;
+	char buf[512];
+
+	add_node(cache, "a1", "zone-a", 6);
+	add_node(cache, "b1", "zone-b", 4);
+	r = run_with(cfg, cache, 2, "topology.kubernetes.io/zone", NULL, NULL);
+	CHECK(sx_status_is_success(r.group));
+	CHECK_STR(r.nodes[0], "a1");
+	CHECK_STR(r.nodes[2], "a1");
+	sx_status_free(r.group);
+	r = run_with(cfg, cache, 2, "topology.kubernetes.io/zone", NULL, "b1");
+	CHECK(sx_status_is_success(r.group));
+	CHECK_STR(r.nodes[0], "b1");
+	CHECK_STR(r.nodes[1], "b1");
+	CHECK_STR(r.nodes[2], "");
+	sx_status_free(r.group);
+	r = run_with(cfg, cache, 3, "topology.kubernetes.io/zone", NULL, "b1");
+	CHECK(sx_status_is_success(r.group));
+	CHECK_STR(r.nodes[0], "a1");
+	sx_status_free(r.group);
+	sx_cache_free(cache);
+	cache = sx_cache_new();
+	add_node(cache, "a1", "zone-a", 2);
+	add_node(cache, "b1", "zone-b", 4);
+	r = run_with(cfg, cache, 3, "topology.kubernetes.io/zone", NULL, NULL);
+	CHECK_STR(message(r.group, buf, sizeof(buf)),
+		  "0/2 placements are available, first placement status: minCount (3) "
+		  "cannot be satisfied: 1 scheduled, 1 remaining");
+	sx_status_free(r.group);
+	r = run_with(cfg, cache, 3, "topology.kubernetes.io/zone", NULL, "b1");
+	CHECK_STR(message(r.group, buf, sizeof(buf)),
+		  "0/2 placements are available, first placement status: minCount (3) "
+		  "cannot be satisfied: 2 scheduled, 0 remaining");
+	sx_status_free(r.group);
+	sx_cache_free(cache);
+	sx_config_free(cfg);
+}
+
+/* schedule_one_podgroup_test.go TestNominatedPlacement: its first three
+ * rows; the last two (several placements hold nominated nodes) are
+ * derived from algorithm_podgroup.go nominatedPlacement of 1.37, which
+ * then tries none first and scores every placement (the test's older
+ * version preferred the one holding the most). */
+static void test_nominated_placement_rows(void)
+{
+	static const char *const rack1[] = {"node-1"}, *const rack2[] = {"node-2"},
+				 *const rack12[] = {"node-1", "node-2"},
+				 *const rack23[] = {"node-2", "node-3"};
+	static const struct {
+		const char *name;
+		const char *const *p[2];
+		uint32_t np[2];
+		const char *nominated[5];
+		uint32_t n;
+		int want;
+	} rows[] = {
+		{"no nominations returns nil", {rack1, rack2}, {1, 1}, {"", ""}, 2, -1},
+		{"nominated node not in any placement returns nil",
+		 {rack1, rack2},
+		 {1, 1},
+		 {"node-3"},
+		 1,
+		 -1},
+		{"single placement holds the nominated node",
+		 {rack1, rack2},
+		 {1, 1},
+		 {"node-2", ""},
+		 2,
+		 1},
+		{"derived: overlapping placements holding the nominated nodes return nil",
+		 {rack1, rack12},
+		 {1, 2},
+		 {"node-1", "node-2"},
+		 2,
+		 -1},
+		{"derived: nominated nodes in two placements return nil",
+		 {rack1, rack23},
+		 {1, 2},
+		 {"node-1", "node-1", "node-1", "node-2", "node-3"},
+		 5,
+		 -1},
+	};
+
+	sx_intern_init();
+	for (size_t r = 0; r < SX_ARRAY_SIZE(rows); r++) {
+		struct sx_pg_placement v[2];
+		struct sx_pg_placements pl = {.n = 2, .v = v};
+		struct sx_pg_member m[5] = {{0}};
+		sx_str nodes[2][2];
+		char name[8];
+
+		fprintf(stderr, "case: %s\n", rows[r].name);
+		for (int i = 0; i < 2; i++) {
+			for (uint32_t k = 0; k < rows[r].np[i]; k++)
+				nodes[i][k] = sx_intern(rows[r].p[i][k]);
+			v[i] = (struct sx_pg_placement){
+				.name = "p", .nnodes = rows[r].np[i], .nodes = nodes[i]};
+		}
+		for (uint32_t j = 0; j < rows[r].n; j++) {
+			snprintf(name, sizeof(name), "%c", 'a' + (int)j);
+			m[j].pod = member_nominated(
+				name, *rows[r].nominated[j] ? rows[r].nominated[j] : NULL);
+		}
+		CHECK_INT(sx_pg_nominated_placement(&pl, m, rows[r].n), rows[r].want);
+		for (uint32_t j = 0; j < rows[r].n; j++)
+			sx_pod_unref(m[j].pod);
+	}
 }
 
 /* podgroup_pods_count_test.go TestScorePlacement: the members scheduled
@@ -321,4 +507,6 @@ static void test_pods_count_normalize(void)
 }
 
 SX_TESTS(SX_TEST(test_config), SX_TEST(test_pods_count_score), SX_TEST(test_pods_count_normalize),
-	 SX_TEST(test_split_and_infeasible), SX_TEST(test_fits_one_zone), SX_TEST(test_best_scored))
+	 SX_TEST(test_split_and_infeasible), SX_TEST(test_fits_one_zone), SX_TEST(test_best_scored),
+	 SX_TEST(test_tie_break), SX_TEST(test_nominated_first),
+	 SX_TEST(test_nominated_placement_rows))

@@ -57,6 +57,25 @@ static const struct algo_case cases[] = {
 	{"First placementFeasible call returned Error", {S, S, S}, {E}, E, {0, 0, 0}},
 };
 
+/* The group's message per row (derived, upstream's rows compare codes):
+ * algorithm_podgroup.go podGroupPotentiallyFeasible (a podGroupFitError
+ * reads as PlacementFeasible's words, a Wait's too when the members run
+ * out) and RunRootSchedulingAlgorithm ("no pods were schedulable"). */
+static const char *const want_msg[SX_ARRAY_SIZE(cases)] = {
+	"",
+	"",
+	"",
+	"scripted 4",
+	"scripted 2",
+	"scripted 3",
+	"",
+	"no pods were schedulable",
+	"failed to schedule other pod from a pod group: fake filter error",
+	"failed to evaluate placement feasibility: scripted 3",
+	"scripted 1",
+	"failed to evaluate placement feasibility: scripted 1",
+};
+
 struct fixture {
 	const struct algo_case *tc;
 	unsigned calls;
@@ -161,12 +180,14 @@ static void test_algorithm(void)
 			.feasible = scripted,
 		};
 		struct sx_status *group;
+		char msg[512];
 
 		fprintf(stderr, "case: %s\n", tc->name);
 		for (int i = 0; i < 3; i++)
 			m[i].pod = member(names[i]);
 		group = sx_pod_group_algorithm(&a, m, 3);
 		CHECK_INT(sx_status_code(group), code_of(tc->want_group));
+		CHECK_STR(sx_status_message(group, msg, sizeof(msg)), want_msg[c]);
 		for (int i = 0; i < 3; i++) {
 			sx_str node = SX_STR_EMPTY;
 			bool assumed = false;

@@ -1,8 +1,9 @@
-/* TopologyPlacement (PlacementGenerate, 1.37, behind
+/* TopologyPlacementGenerator (PlacementGenerate, 1.37, behind
  * TopologyAwareWorkloadScheduling): upstream
- * pkg/scheduler/framework/plugins/topologyplacement/topologyplacement.go,
- * TopologyPlacement.GeneratePlacements. For a PodGroup with
- * schedulingConstraints.topology, one placement per distinct value of the
+ * pkg/scheduler/framework/plugins/topologyaware (TopologyPlacement,
+ * registered as names.TopologyPlacementGenerator; the alpha's package
+ * topologyplacement named it TopologyPlacement), GeneratePlacements. For
+ * a PodGroup with schedulingConstraints.topology, one placement per distinct value of the
  * first constraint's key among the nodes (upstream's alpha reads only the
  * first), in the values' string order: the nodes labelled with that value.
  * A group without constraints gets none (no opinion); an empty key is an
@@ -79,10 +80,10 @@ static int add_placement(struct sx_pg_placements *out, const struct sx_snapshot 
 	return 0;
 }
 
-static struct sx_status *placement_generate_topology_placement(void *self,
-							       const struct sx_pod_group *pg,
-							       const struct sx_snapshot *snap,
-							       struct sx_pg_placements *out)
+static struct sx_status *
+placement_generate_topology_placement_generator(void *self, const struct sx_pod_group *pg,
+						const struct sx_snapshot *snap,
+						struct sx_pg_placements *out)
 {
 	sx_str key, *vals;
 	uint32_t n;
@@ -106,7 +107,7 @@ static struct sx_status *placement_generate_topology_placement(void *self,
 	return NULL;
 }
 
-const struct sx_plugin sx_plugin_topology_placement = {
-	.name = "TopologyPlacement",
-	.placement_generate = placement_generate_topology_placement,
+const struct sx_plugin sx_plugin_topology_placement_generator = {
+	.name = "TopologyPlacementGenerator",
+	.placement_generate = placement_generate_topology_placement_generator,
 };
