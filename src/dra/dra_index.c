@@ -167,7 +167,8 @@ static int build_node_tab(struct sx_dra_index *ix)
 			j++;
 		while (ix->node_tab[h].node != SX_STR_EMPTY)
 			h = (h + 1) & ix->node_mask;
-		ix->node_tab[h] = (struct dra_node_span){ix->by_node[i].node, i, j - i};
+		ix->node_tab[h] =
+			(struct dra_node_span){ix->by_node[i].node, i, j - i, ix->nspans++, false};
 		i = j;
 	}
 	return 0;
@@ -221,6 +222,28 @@ static int build_meta(struct sx_dra_index *ix)
 		};
 	}
 	return 0;
+}
+
+/* The Filter memo (dra_memo.c), when every slice names its node: a
+ * node's devices then depend on its name alone. A span whose slices have
+ * per-device node selection or an empty pool name is left out. */
+static int build_fmemo(struct sx_dra_index *ix)
+{
+	if (ix->nglobal || !ix->nspans)
+		return 0;
+	for (uint32_t h = 0; h <= ix->node_mask; h++) {
+		struct dra_node_span *sp = &ix->node_tab[h];
+
+		for (uint32_t i = 0; sp->node != SX_STR_EMPTY && i < sp->n; i++) {
+			const struct sx_dra_slice *s =
+				&ix->slices[ix->by_node[sp->first + i].slice]->u.slice;
+
+			sp->no_memo |=
+				s->per_device || s->has_per_device || s->pool == SX_STR_EMPTY;
+		}
+	}
+	ix->fmemo = sx__dra_fmemo_new(ix->nspans);
+	return ix->fmemo ? 0 : SX_ENOMEM;
 }
 
 static int u32_cmp(const void *a, const void *b)
@@ -356,6 +379,7 @@ static void index_free(struct sx_dra_index *ix)
 	free(ix->tmpl_sets);
 	free(ix->tmpl_ctrs);
 	free(ix->tmpl_uses);
+	sx__dra_fmemo_free(ix->fmemo);
 	free(ix);
 }
 
@@ -376,7 +400,7 @@ struct sx_dra_index *sx_dra_index_new(const struct sx_snapshot *snap)
 		ix->slices[i] = sx_dra_ref(snap->resource_slices[i]);
 	ix->nslices = n;
 	if (build_pools(ix) < 0 || build_nodes(ix) < 0 || build_meta(ix) < 0 ||
-	    build_counter_templates(ix) < 0) {
+	    build_counter_templates(ix) < 0 || build_fmemo(ix) < 0) {
 		index_free(ix);
 		return NULL;
 	}
@@ -435,23 +459,29 @@ const struct dra_pool_info *sx__dra_pool_find(const struct sx_dra_index *ix, sx_
 	return bsearch(&key, ix->pools, ix->npools, sizeof(key), pool_info_cmp);
 }
 
+const struct dra_node_span *sx__dra_node_span(const struct sx_dra_index *ix, sx_str node)
+{
+	if (!ix->node_tab || node == SX_STR_EMPTY)
+		return NULL;
+	for (uint32_t h = node_hash(node) & ix->node_mask;; h = (h + 1) & ix->node_mask) {
+		const struct dra_node_span *sp = &ix->node_tab[h];
+
+		if (sp->node == node)
+			return sp;
+		if (sp->node == SX_STR_EMPTY)
+			return NULL;
+	}
+}
+
 uint32_t sx__dra_node_slices(const struct sx_dra_index *ix, sx_str node, uint32_t *first)
 {
 	uint32_t lo = 0, hi = ix->nby_node, end;
 
 	if (ix->node_tab && node != SX_STR_EMPTY) {
-		for (uint32_t h = node_hash(node) & ix->node_mask;; h = (h + 1) & ix->node_mask) {
-			const struct dra_node_span *sp = &ix->node_tab[h];
+		const struct dra_node_span *sp = sx__dra_node_span(ix, node);
 
-			if (sp->node == node) {
-				*first = sp->first;
-				return sp->n;
-			}
-			if (sp->node == SX_STR_EMPTY) {
-				*first = 0;
-				return 0;
-			}
-		}
+		*first = sp ? sp->first : 0;
+		return sp ? sp->n : 0;
 	}
 
 	while (lo < hi) {
