@@ -167,8 +167,8 @@ static int build_node_tab(struct sx_dra_index *ix)
 			j++;
 		while (ix->node_tab[h].node != SX_STR_EMPTY)
 			h = (h + 1) & ix->node_mask;
-		ix->node_tab[h] =
-			(struct dra_node_span){ix->by_node[i].node, i, j - i, ix->nspans++, false};
+		ix->node_tab[h] = (struct dra_node_span){
+			.node = ix->by_node[i].node, .first = i, .n = j - i, .memo = ix->nspans++};
 		i = j;
 	}
 	return 0;
@@ -226,20 +226,29 @@ static int build_meta(struct sx_dra_index *ix)
 
 /* The Filter memo (dra_memo.c), when every slice names its node: a
  * node's devices then depend on its name alone. A span whose slices have
- * per-device node selection or an empty pool name is left out. */
+ * per-device node selection or an empty pool name is left out; one whose
+ * slices are of one pool names it (the memo reads no slice then). */
 static int build_fmemo(struct sx_dra_index *ix)
 {
 	if (ix->nglobal || !ix->nspans)
 		return 0;
 	for (uint32_t h = 0; h <= ix->node_mask; h++) {
 		struct dra_node_span *sp = &ix->node_tab[h];
+		const struct dra_slice_meta *first;
 
-		for (uint32_t i = 0; sp->node != SX_STR_EMPTY && i < sp->n; i++) {
-			const struct sx_dra_slice *s =
-				&ix->slices[ix->by_node[sp->first + i].slice]->u.slice;
+		if (sp->node == SX_STR_EMPTY)
+			continue;
+		first = &ix->meta[ix->by_node[sp->first].slice];
+		sp->one_pool = true;
+		sp->driver = first->driver;
+		sp->pool = first->pool;
+		for (uint32_t i = 0; i < sp->n; i++) {
+			uint32_t si = ix->by_node[sp->first + i].slice;
+			const struct sx_dra_slice *s = &ix->slices[si]->u.slice;
 
 			sp->no_memo |=
 				s->per_device || s->has_per_device || s->pool == SX_STR_EMPTY;
+			sp->one_pool &= ix->meta[si].pool_ix == first->pool_ix;
 		}
 	}
 	ix->fmemo = sx__dra_fmemo_new(ix->nspans);
@@ -577,6 +586,11 @@ void sx_dra_allocated_free(struct sx_dra_allocated *a)
 	free(a->cslots);
 	free(a->pslots);
 	free(a);
+}
+
+bool sx__dra_allocated_exclusive(const struct sx_dra_allocated *a)
+{
+	return atomic_load(&a->refcount) == 1;
 }
 
 struct sx_dra_allocated *sx_dra_allocated_clone(const struct sx_dra_allocated *a)

@@ -19,6 +19,8 @@ struct dra_node_span {
 	uint32_t first, n;
 	uint32_t memo; /* its row of the Filter memo (dra_memo.c) */
 	bool no_memo;  /* a slice of it the memo cannot describe */
+	bool one_pool; /* its slices are of one pool: */
+	sx_str driver, pool;
 };
 
 struct dra_pool_info {
@@ -125,6 +127,9 @@ struct sx__dra_pool_devs {
  * not changed. */
 const struct sx__dra_pool_devs *sx__dra_allocated_pool(const struct sx_dra_allocated *a,
 						       sx_str driver, sx_str pool);
+/* Whether a's only reference is its caller's (then nobody else reads it
+ * and the caller may change it). */
+bool sx__dra_allocated_exclusive(const struct sx_dra_allocated *a);
 /* Is the device allocated whole (or shared, when shared_too)? One lookup. */
 bool sx__dra_allocated_in_use(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
 			      sx_str device, bool shared_too);

@@ -14,8 +14,9 @@
  *    node's devices depend on its name alone; DeviceTaintRules turn the
  *    memo off;
  *  - the devices in use of the node's pools: their exact list from both
- *    sets of the env (whole devices only: a share, or a pool with more
- *    devices in use than sx__dra_pool_devs lists, is not remembered).
+ *    sets of the env (whole devices only: sets with shares, or a pool
+ *    with more devices in use than sx__dra_pool_devs lists, are not
+ *    remembered).
  *
  * Only "allocated" and "cannot allocate" are remembered (a timeout or an
  * error is not), and only feasibility: callers that need the picks (score
@@ -233,23 +234,21 @@ static uint32_t sig_id(struct sx__dra_fmemo *m, const unsigned char *b, size_t n
 void sx_dra_prep_memo(struct sx_dra_prep *p)
 {
 	struct sx__dra_fmemo *m = p->env.index ? p->env.index->fmemo : NULL;
-	struct sigbuf *s;
+	struct sigbuf s; /* b is written before it is read */
 
+	s.n = 0;
+	s.over = false;
 	p->memo_sig = 0;
-	if (!m || p->err_claim < p->a.nclaims || p->env.ntaint_rules)
+	if (!m || p->err_claim < p->a.nclaims || p->env.ntaint_rules ||
+	    sx_dra_allocated_any_shared(p->env.allocated) ||
+	    sx_dra_allocated_any_shared(p->env.allocated2))
 		return;
-	s = malloc(sizeof(*s));
-	if (!s)
+	sig_put_prep(&s, p);
+	if (s.over)
 		return;
-	s->n = 0;
-	s->over = false;
-	sig_put_prep(s, p);
-	if (!s->over) {
-		pthread_mutex_lock(&m->sig_mu);
-		p->memo_sig = sig_id(m, s->b, s->n);
-		pthread_mutex_unlock(&m->sig_mu);
-	}
-	free(s);
+	pthread_mutex_lock(&m->sig_mu);
+	p->memo_sig = sig_id(m, s.b, s.n);
+	pthread_mutex_unlock(&m->sig_mu);
 }
 
 /* ---------- the node's devices in use ---------- */
@@ -265,17 +264,16 @@ static void sort_u32(uint32_t *v, uint32_t n)
 		}
 }
 
-/* Appends the devices in use of one pool (both sets, sorted, each once)
- * to key; false when they cannot be listed or do not fit. */
-static bool pool_key(const struct sx_dra_alloc_env *env, const struct dra_slice_meta *sm,
-		     uint32_t *key, uint8_t *nkey)
+/* Appends the devices in use of pool (driver, pool) in both sets (sorted,
+ * each once) to key; false when they cannot be listed or do not fit. */
+static bool pool_key(const struct sx_dra_alloc_env *env, sx_str driver, sx_str pool, uint32_t *key,
+		     uint8_t *nkey)
 {
 	const struct sx_dra_allocated *set[2] = {env->allocated, env->allocated2};
 	uint32_t devs[2 * SX__DRA_POOL_DEVS], n = 0, u = 0;
 
 	for (int i = 0; i < 2; i++) {
-		const struct sx__dra_pool_devs *pd =
-			sx__dra_allocated_pool(set[i], sm->driver, sm->pool);
+		const struct sx__dra_pool_devs *pd = sx__dra_allocated_pool(set[i], driver, pool);
 
 		if (!pd)
 			continue;
@@ -296,31 +294,30 @@ static bool pool_key(const struct sx_dra_alloc_env *env, const struct dra_slice_
 	return true;
 }
 
-/* The node's row and the key of its pools' devices in use; false when
- * the node's result cannot be remembered. */
+/* The node's row and the key of its pools' devices in use (pools in the
+ * order of its slices); false when the node's result cannot be
+ * remembered. The prep has no shares in its sets (sx_dra_prep_memo). */
 static bool node_key(const struct sx_dra_prep *p, const struct sx_node *node,
 		     const struct dra_node_span **row, uint32_t *key, uint8_t *nkey)
 {
 	const struct sx_dra_index *ix = p->env.index;
-	const struct dra_node_span *sp;
+	const struct dra_node_span *sp = node ? sx__dra_node_span(ix, node->name_id) : NULL;
 
-	if (!node || sx_dra_allocated_any_shared(p->env.allocated) ||
-	    sx_dra_allocated_any_shared(p->env.allocated2))
-		return false;
-	sp = sx__dra_node_span(ix, node->name_id);
 	if (!sp || sp->no_memo)
 		return false;
 	*nkey = 0;
+	*row = sp;
+	if (sp->one_pool)
+		return pool_key(&p->env, sp->driver, sp->pool, key, nkey);
 	for (uint32_t i = 0; i < sp->n; i++) {
 		const struct dra_slice_meta *sm = &ix->meta[ix->by_node[sp->first + i].slice];
 		bool seen = false;
 
 		for (uint32_t k = 0; k < i && !seen; k++)
 			seen = ix->meta[ix->by_node[sp->first + k].slice].pool_ix == sm->pool_ix;
-		if (!seen && !pool_key(&p->env, sm, key, nkey))
+		if (!seen && !pool_key(&p->env, sm->driver, sm->pool, key, nkey))
 			return false;
 	}
-	*row = sp;
 	return true;
 }
 
