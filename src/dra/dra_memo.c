@@ -282,15 +282,16 @@ static bool pool_key(const struct sx_dra_alloc_env *env, sx_str driver, sx_str p
 		for (uint32_t k = 0; k < pd->n; k++)
 			devs[n++] = pd->dev[k];
 	}
-	sort_u32(devs, n);
+	if (n > 1)
+		sort_u32(devs, n);
 	for (uint32_t k = 0; k < n; k++)
 		if (u == 0 || devs[k] != devs[u - 1])
 			devs[u++] = devs[k];
 	if (*nkey + 1 + u > KEY_WORDS)
 		return false;
 	key[(*nkey)++] = u;
-	memcpy(key + *nkey, devs, u * sizeof(*devs));
-	*nkey += u;
+	for (uint32_t k = 0; k < u; k++)
+		key[(*nkey)++] = devs[k];
 	return true;
 }
 
@@ -325,7 +326,11 @@ static bool node_key(const struct sx_dra_prep *p, const struct sx_node *node,
 
 static bool same_key(const struct fentry *e, const uint32_t *key, uint8_t nkey)
 {
-	return e->nkey == nkey && memcmp(e->key, key, nkey * sizeof(*key)) == 0;
+	bool same = e->nkey == nkey;
+
+	for (uint8_t k = 0; same && k < nkey; k++)
+		same = e->key[k] == key[k];
+	return same;
 }
 
 /* Whether row has the result for sig and key: then *rc is it. */
