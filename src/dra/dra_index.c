@@ -543,6 +543,9 @@ struct cap_key {
 	sx_nano value;
 };
 
+/* The pools of a set's last changes (sx__dra_allocated_unchanged). */
+#define JOURNAL 32
+
 struct sx_dra_allocated {
 	atomic_int refcount;
 	uint32_t n, cap;  /* cap: power of two */
@@ -552,7 +555,41 @@ struct sx_dra_allocated {
 	struct cap_key *cslots;
 	uint32_t pn, pcap;
 	struct sx__dra_pool_devs *pslots;
+	/* Its number (sx_serial: a copy has its own), the changes made to it
+	 * since, and the pool of change i (from 1) at journal[(i - 1) %
+	 * JOURNAL]. */
+	uint64_t id, mods;
+	struct {
+		sx_str driver, pool;
+	} journal[JOURNAL];
 };
+
+/* Records a change of the pool (driver, pool). */
+static void journal_add(struct sx_dra_allocated *a, sx_str driver, sx_str pool)
+{
+	a->journal[a->mods % JOURNAL].driver = driver;
+	a->journal[a->mods % JOURNAL].pool = pool;
+	a->mods++;
+}
+
+struct sx__dra_stamp sx__dra_allocated_stamp(const struct sx_dra_allocated *a)
+{
+	return a ? (struct sx__dra_stamp){a->id, a->mods} : (struct sx__dra_stamp){0, 0};
+}
+
+bool sx__dra_allocated_unchanged(const struct sx_dra_allocated *a, struct sx__dra_stamp s,
+				 sx_str driver, sx_str pool)
+{
+	if (!a)
+		return s.id == 0 && s.mods == 0;
+	if (a->id != s.id || s.mods > a->mods || a->mods - s.mods > JOURNAL)
+		return false;
+	for (uint64_t i = s.mods; i < a->mods; i++)
+		if (a->journal[i % JOURNAL].pool == pool &&
+		    a->journal[i % JOURNAL].driver == driver)
+			return false;
+	return true;
+}
 
 static uint32_t dev_hash(sx_str d, sx_str p, sx_str v, sx_str c)
 {
@@ -566,8 +603,10 @@ struct sx_dra_allocated *sx_dra_allocated_new(void)
 {
 	struct sx_dra_allocated *a = sx_calloc(1, sizeof(*a));
 
-	if (a)
+	if (a) {
 		atomic_init(&a->refcount, 1);
+		a->id = sx_serial();
+	}
 	return a;
 }
 
@@ -856,6 +895,7 @@ int sx_dra_allocated_add(struct sx_dra_allocated *a, sx_str driver, sx_str pool,
 
 	if (device == SX_STR_EMPTY)
 		return 0;
+	journal_add(a, driver, pool);
 	k = upsert(a, driver, pool, device);
 	if (!k)
 		return SX_ENOMEM;
@@ -871,6 +911,7 @@ int sx_dra_allocated_add_shared(struct sx_dra_allocated *a, sx_str driver, sx_st
 
 	if (device == SX_STR_EMPTY)
 		return 0;
+	journal_add(a, driver, pool);
 	k = upsert(a, driver, pool, device);
 	if (!k)
 		return SX_ENOMEM;

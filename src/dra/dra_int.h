@@ -127,6 +127,18 @@ struct sx__dra_pool_devs {
  * not changed. */
 const struct sx__dra_pool_devs *sx__dra_allocated_pool(const struct sx_dra_allocated *a,
 						       sx_str driver, sx_str pool);
+/* Changes of a set since a stamp (dra_memo.c): each set has a number no
+ * other set has (sx_serial; a copy gets its own) and keeps the pools of
+ * its last changes. sx__dra_allocated_unchanged: whether a has changed no
+ * device of pool (driver, pool) since stamp s was taken of it (false when
+ * it cannot tell: another set, or more changes than it keeps). A NULL set
+ * has stamp {0, 0}. */
+struct sx__dra_stamp {
+	uint64_t id, mods;
+};
+struct sx__dra_stamp sx__dra_allocated_stamp(const struct sx_dra_allocated *a);
+bool sx__dra_allocated_unchanged(const struct sx_dra_allocated *a, struct sx__dra_stamp s,
+				 sx_str driver, sx_str pool);
 /* Whether a's only reference is its caller's (then nobody else reads it
  * and the caller may change it). */
 bool sx__dra_allocated_exclusive(const struct sx_dra_allocated *a);

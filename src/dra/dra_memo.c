@@ -22,6 +22,14 @@
  * error is not), and only feasibility: callers that need the picks (score
  * of prioritized lists, Reserve) run the search.
  *
+ * The fast path: each entry keeps stamps of the two sets it was last
+ * checked against (struct sx__dra_stamp). A set has a number no other
+ * set has and lists the pools of its last changes, so when the sets are
+ * those (the claims tracker changes its set in place while no cycle
+ * holds it) and none of those changes is of the node's pool, its devices
+ * in use are the same and the entry answers without looking them up
+ * (still_valid).
+ *
  * Ownership: the memo is part of its index and freed with it. Threads:
  * rows are read and written by concurrent Filter calls under striped
  * locks; the signature table under its own. */
@@ -43,6 +51,8 @@ struct fentry {
 	uint8_t allocated;
 	uint8_t nkey;
 	uint32_t key[KEY_WORDS];
+	/* the env's sets when the key was last compared (the fast path) */
+	struct sx__dra_stamp stamp[2];
 };
 
 struct sig {
@@ -295,19 +305,15 @@ static bool pool_key(const struct sx_dra_alloc_env *env, sx_str driver, sx_str p
 	return true;
 }
 
-/* The node's row and the key of its pools' devices in use (pools in the
- * order of its slices); false when the node's result cannot be
- * remembered. The prep has no shares in its sets (sx_dra_prep_memo). */
-static bool node_key(const struct sx_dra_prep *p, const struct sx_node *node,
-		     const struct dra_node_span **row, uint32_t *key, uint8_t *nkey)
+/* The key of the devices in use of the pools of node span sp (pools in
+ * the order of its slices); false when it cannot be made. The prep has
+ * no shares in its sets (sx_dra_prep_memo). */
+static bool node_key(const struct sx_dra_prep *p, const struct dra_node_span *sp, uint32_t *key,
+		     uint8_t *nkey)
 {
 	const struct sx_dra_index *ix = p->env.index;
-	const struct dra_node_span *sp = node ? sx__dra_node_span(ix, node->name_id) : NULL;
 
-	if (!sp || sp->no_memo)
-		return false;
 	*nkey = 0;
-	*row = sp;
 	if (sp->one_pool)
 		return pool_key(&p->env, sp->driver, sp->pool, key, nkey);
 	for (uint32_t i = 0; i < sp->n; i++) {
@@ -333,40 +339,63 @@ static bool same_key(const struct fentry *e, const uint32_t *key, uint8_t nkey)
 	return same;
 }
 
-/* Whether row has the result for sig and key: then *rc is it. */
-static bool row_get(struct sx__dra_fmemo *m, uint32_t row, uint32_t sig, const uint32_t *key,
-		    uint8_t nkey, int *rc)
+/* The fast path: the entry's key was compared when the env's sets were
+ * as its stamps say, and neither set has changed the node's one pool
+ * since, so the key is still the same. */
+static bool still_valid(const struct sx_dra_prep *p, const struct dra_node_span *sp,
+			const struct fentry *e)
 {
-	const struct fentry *e = &m->rows[(size_t)row * WAYS];
+	return sp->one_pool &&
+	       sx__dra_allocated_unchanged(p->env.allocated, e->stamp[0], sp->driver, sp->pool) &&
+	       sx__dra_allocated_unchanged(p->env.allocated2, e->stamp[1], sp->driver, sp->pool);
+}
+
+/* Whether row has the result for the prep's signature with its sets as
+ * they are: then *rc is it, and the entry's stamps are renewed (the
+ * fast path then has fewer changes to look through next time). key NULL:
+ * only the fast path (still_valid); else the key is compared. */
+static bool row_get(struct sx__dra_fmemo *m, const struct sx_dra_prep *p,
+		    const struct dra_node_span *sp, const uint32_t *key, uint8_t nkey, int *rc)
+{
+	struct fentry *e = &m->rows[(size_t)sp->memo * WAYS];
 	bool found = false;
 
-	pthread_mutex_lock(&m->locks[row % LOCKS]);
-	for (int w = 0; w < WAYS && !found; w++)
-		if (e[w].sig == sig && same_key(&e[w], key, nkey)) {
-			*rc = e[w].allocated ? SX_DRA_ALLOCATED : SX_DRA_UNSATISFIED;
-			found = true;
-		}
-	pthread_mutex_unlock(&m->locks[row % LOCKS]);
+	pthread_mutex_lock(&m->locks[sp->memo % LOCKS]);
+	for (int w = 0; w < WAYS && !found; w++) {
+		if (e[w].sig != p->memo_sig)
+			continue;
+		found = key ? same_key(&e[w], key, nkey) : still_valid(p, sp, &e[w]);
+		if (!found)
+			continue;
+		*rc = e[w].allocated ? SX_DRA_ALLOCATED : SX_DRA_UNSATISFIED;
+		e[w].stamp[0] = sx__dra_allocated_stamp(p->env.allocated);
+		e[w].stamp[1] = sx__dra_allocated_stamp(p->env.allocated2);
+	}
+	pthread_mutex_unlock(&m->locks[sp->memo % LOCKS]);
 	return found;
 }
 
 /* Stores a result: over the signature's entry, else first (the others
  * move down, the last one goes). */
-static void row_put(struct sx__dra_fmemo *m, uint32_t row, uint32_t sig, const uint32_t *key,
-		    uint8_t nkey, bool allocated)
+static void row_put(struct sx__dra_fmemo *m, const struct sx_dra_prep *p,
+		    const struct dra_node_span *sp, const uint32_t *key, uint8_t nkey,
+		    bool allocated)
 {
-	struct fentry *e = &m->rows[(size_t)row * WAYS];
+	struct fentry *e = &m->rows[(size_t)sp->memo * WAYS];
 	int w = 0;
 
-	pthread_mutex_lock(&m->locks[row % LOCKS]);
-	while (w < WAYS - 1 && e[w].sig != sig)
+	pthread_mutex_lock(&m->locks[sp->memo % LOCKS]);
+	while (w < WAYS - 1 && e[w].sig != p->memo_sig)
 		w++;
 	memmove(&e[1], &e[0], (size_t)w * sizeof(*e));
-	e[0].sig = sig;
+	e[0].sig = p->memo_sig;
 	e[0].allocated = allocated;
 	e[0].nkey = nkey;
-	memcpy(e[0].key, key, nkey * sizeof(*key));
-	pthread_mutex_unlock(&m->locks[row % LOCKS]);
+	for (uint8_t k = 0; k < nkey; k++)
+		e[0].key[k] = key[k];
+	e[0].stamp[0] = sx__dra_allocated_stamp(p->env.allocated);
+	e[0].stamp[1] = sx__dra_allocated_stamp(p->env.allocated2);
+	pthread_mutex_unlock(&m->locks[sp->memo % LOCKS]);
 }
 
 /* ---------- entry ---------- */
@@ -395,18 +424,26 @@ int sx_dra_allocate_feasible(const struct sx_dra_prep *p, const struct sx_node *
 			     uint64_t timeout_ns, char *err, size_t errlen)
 {
 	struct sx__dra_fmemo *m = p->env.index ? p->env.index->fmemo : NULL;
-	const struct dra_node_span *row = NULL;
+	const struct dra_node_span *sp = NULL;
 	uint32_t key[KEY_WORDS];
 	uint8_t nkey = 0;
-	bool memo = m && p->memo_sig && node_key(p, node, &row, key, &nkey);
+	bool memo;
 	int rc;
 
-	if (memo && row_get(m, row->memo, p->memo_sig, key, nkey, &rc)) {
+	if (m && p->memo_sig && node)
+		sp = sx__dra_node_span(p->env.index, node->name_id);
+	memo = sp && !sp->no_memo;
+	if (memo && row_get(m, p, sp, NULL, 0, &rc)) {
+		err[0] = '\0';
+		return rc;
+	}
+	memo = memo && node_key(p, sp, key, &nkey);
+	if (memo && row_get(m, p, sp, key, nkey, &rc)) {
 		err[0] = '\0';
 		return rc;
 	}
 	rc = search(p, node, timeout_ns, err, errlen);
 	if (memo && (rc == SX_DRA_ALLOCATED || rc == SX_DRA_UNSATISFIED))
-		row_put(m, row->memo, p->memo_sig, key, nkey, rc == SX_DRA_ALLOCATED);
+		row_put(m, p, sp, key, nkey, rc == SX_DRA_ALLOCATED);
 	return rc;
 }

@@ -697,10 +697,9 @@ static void memo_use(struct memo_env *m, int k, int from, int to)
 				     dev_name(i));
 }
 
-/* A result is reused only for the same claims, node and devices in use:
- * each question below has the answer the search gives, whatever the
- * questions before it left in the memo. */
-static void test_filter_memo(void)
+/* node-1: dev-0..dev-7, node-2: dev-0; claims: 2 devices, 2 devices of
+ * a selector matching none, 7 devices. */
+static void memo_setup(struct memo_env *m)
 {
 	static const char *const slices[2] = {
 		MEMO_SLICE("node-1",
@@ -712,32 +711,55 @@ static void test_filter_memo(void)
 		MEMO_CLAIM("2", ""),
 		MEMO_CLAIM("2", ",\"selectors\":[{\"cel\":{\"expression\":\"false\"}}]"),
 		MEMO_CLAIM("7", "")};
-	struct memo_env m = {0};
 	struct sx_snapshot snap = {.nresource_slices = 2};
 	struct sx_error err = {0};
 
 	for (int i = 0; i < 2; i++) {
-		cJSON *sj = cJSON_Parse(slices[i]), *cj = cJSON_Parse(claims[i]);
+		cJSON *sj = cJSON_Parse(slices[i]);
 		char nb[64];
 
 		snprintf(nb, sizeof(nb), "{\"metadata\":{\"name\":\"node-%d\"}}", i + 1);
 		cJSON *nj = cJSON_Parse(nb);
 
-		m.slices[i] = decode(sj, "memo");
-		m.claims[i] = decode(cj, "memo");
-		m.nodes[i] = sx_decode_node(nj, &err);
+		m->slices[i] = decode(sj, "memo");
+		m->nodes[i] = sx_decode_node(nj, &err);
 		cJSON_Delete(sj);
-		cJSON_Delete(cj);
 		cJSON_Delete(nj);
 	}
-	cJSON *cj = cJSON_Parse(claims[2]);
-	m.claims[2] = decode(cj, "memo");
-	cJSON_Delete(cj);
+	for (int i = 0; i < 3; i++) {
+		cJSON *cj = cJSON_Parse(claims[i]);
+
+		m->claims[i] = decode(cj, "memo");
+		cJSON_Delete(cj);
+	}
 	cJSON *kj = cJSON_Parse("{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"class-a\"}}");
-	m.cls = decode(kj, "memo");
+	m->cls = decode(kj, "memo");
 	cJSON_Delete(kj);
-	snap.resource_slices = (const struct sx_dra_object **)m.slices;
-	m.ix = sx_dra_index_new(&snap);
+	snap.resource_slices = (const struct sx_dra_object **)m->slices;
+	m->ix = sx_dra_index_new(&snap);
+}
+
+static void memo_teardown(struct memo_env *m)
+{
+	sx_dra_index_unref(m->ix);
+	for (int i = 0; i < 2; i++) {
+		sx_dra_allocated_free(m->set[i]);
+		sx_dra_unref(m->slices[i]);
+		sx_node_unref(m->nodes[i]);
+	}
+	for (int i = 0; i < 3; i++)
+		sx_dra_unref(m->claims[i]);
+	sx_dra_unref(m->cls);
+}
+
+/* A result is reused only for the same claims, node and devices in use:
+ * each question below has the answer the search gives, whatever the
+ * questions before it left in the memo. */
+static void test_filter_memo(void)
+{
+	struct memo_env m = {0};
+
+	memo_setup(&m);
 	memo_use(&m, 0, 0, 0);
 	memo_use(&m, 1, 0, 0);
 
@@ -777,15 +799,88 @@ static void test_filter_memo(void)
 	memo_use(&m, 0, 0, 0);
 	CHECK_INT(memo_ask(&m, 0, 0), SX_DRA_ALLOCATED);
 
-	sx_dra_index_unref(m.ix);
-	for (int i = 0; i < 2; i++) {
-		sx_dra_allocated_free(m.set[i]);
-		sx_dra_unref(m.slices[i]);
-		sx_dra_unref(m.claims[i]);
-		sx_node_unref(m.nodes[i]);
-	}
-	sx_dra_unref(m.claims[2]);
-	sx_dra_unref(m.cls);
+	memo_teardown(&m);
 }
 
-SX_TESTS(SX_TEST(test_upstream_table), SX_TEST(test_taint_rules), SX_TEST(test_filter_memo))
+/* A pending allocation of dev on node's pool through tracker t. */
+static void memo_pend(struct sx_dra_claims *t, const char *uid, const char *node, int dev)
+{
+	static struct sx_dra_claim_out out; /* large: not on the stack */
+
+	memset(&out, 0, sizeof(out));
+	out.npicks = 1;
+	out.picks[0].driver = sx_intern("driver-a");
+	out.picks[0].pool = sx_intern(node);
+	out.picks[0].device = dev_name(dev);
+	CHECK(sx_dra_pending_add(t, uid, &out) == 0);
+}
+
+/* A new cycle's sets from tracker t (the previous ones released first,
+ * unless hold: a cycle still holds them). */
+static void memo_cycle(struct memo_env *m, struct sx_dra_claims *t, const struct sx_snapshot *snap,
+		       struct sx_dra_allocated **held)
+{
+	for (int k = 0; k < 2; k++) {
+		if (held)
+			held[k] = m->set[k];
+		else
+			sx_dra_allocated_free(m->set[k]);
+	}
+	m->set[0] = sx_dra_allocated_base(t, snap);
+	m->set[1] = sx_dra_inflight(t, snap);
+}
+
+/* The sets of the claims tracker change between cycles (in place while
+ * no cycle holds them): a result is reused without comparing the
+ * devices in use only while its pool did not change, and every answer is
+ * the search's. */
+static void test_filter_memo_tracker(void)
+{
+	struct memo_env m = {0};
+	struct sx_dra_claims *t = sx_dra_claims_new();
+	struct sx_snapshot snap = {0};
+	struct sx_dra_allocated *held[2];
+	char uid[32];
+
+	memo_setup(&m);
+	memo_cycle(&m, t, &snap, NULL);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_ALLOCATED);
+	memo_pend(t, "u0", "node-1", 0);
+	memo_cycle(&m, t, &snap, NULL);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_ALLOCATED);
+	memo_pend(t, "u1", "node-1", 1);
+	memo_cycle(&m, t, &snap, NULL);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_UNSATISFIED);
+	CHECK_INT(memo_ask(&m, 0, 0), SX_DRA_ALLOCATED);
+	/* another pool changes: node-1's answers stay */
+	memo_pend(t, "u2", "node-2", 0);
+	memo_cycle(&m, t, &snap, NULL);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_UNSATISFIED);
+	CHECK_INT(memo_ask(&m, 0, 1), SX_DRA_UNSATISFIED);
+	/* a cycle holds the sets: the next ones are copies */
+	memo_pend(t, "u3", "node-1", 2);
+	memo_cycle(&m, t, &snap, held);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_UNSATISFIED);
+	sx_dra_allocated_free(held[0]);
+	sx_dra_allocated_free(held[1]);
+	/* removals; more changes elsewhere than a set keeps */
+	CHECK(sx_dra_pending_remove(t, "u1"));
+	CHECK(sx_dra_pending_remove(t, "u3"));
+	memo_cycle(&m, t, &snap, NULL);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_ALLOCATED);
+	memo_pend(t, "u4", "node-1", 4);
+	for (int i = 0; i < 40; i++) {
+		snprintf(uid, sizeof(uid), "x%d", i);
+		memo_pend(t, uid, "node-2", 10 + i);
+	}
+	memo_cycle(&m, t, &snap, NULL);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_UNSATISFIED);
+	CHECK(sx_dra_pending_remove(t, "u4"));
+	memo_cycle(&m, t, &snap, NULL);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_ALLOCATED);
+	memo_teardown(&m);
+	sx_dra_claims_free(t);
+}
+
+SX_TESTS(SX_TEST(test_upstream_table), SX_TEST(test_taint_rules), SX_TEST(test_filter_memo),
+	 SX_TEST(test_filter_memo_tracker))
