@@ -559,6 +559,7 @@ static struct sx_status *prepare_allocator(struct dra_self *self, struct dra_sta
 		s->prep = sx_dra_prepare(&s->env, s->in, s->nalloc);
 		if (!s->prep)
 			return sx_status_oom();
+		sx_dra_prep_memo(s->prep);
 	}
 	return NULL;
 }
@@ -642,7 +643,10 @@ static struct sx_status *ext_variant(struct dra_state *s, const struct sx_pod *p
 	v->in[s->nalloc] = (struct sx_dra_claim_in){sx_str_get(v->claim->meta.ns),
 						    v->claim->meta.name, &v->claim->u.claim.spec};
 	v->prep = sx_dra_prepare(&s->env, v->in, s->nalloc + 1);
-	return v->prep ? NULL : sx_status_oom();
+	if (!v->prep)
+		return sx_status_oom();
+	sx_dra_prep_memo(v->prep);
+	return NULL;
 oom:
 	return sx_status_oom();
 }
@@ -750,17 +754,9 @@ static struct sx_status *pre_filter_dynamic_resources(void *self, struct sx_cycl
 
 /* ---------- Filter ---------- */
 
-/* Allocates the pod's claims for node into out[nalloc] (cleared by the
- * caller on SX_DRA_ALLOCATED). A Filter status, or NULL on success. */
-static struct sx_status *allocate(struct dra_self *self, const struct sx_dra_prep *prep,
-				  const struct sx_node *node, bool results,
-				  struct sx_dra_claim_out *out)
+/* The Filter status of the allocator's answer rc (err: its message). */
+static struct sx_status *alloc_status(int rc, const char *err)
 {
-	char err[SX_DRA_ERR_LEN];
-	int rc;
-
-	rc = sx_dra_allocate_prepared(prep, node, self->filter_timeout_ns, results, out, err,
-				      sizeof(err));
 	switch (rc) {
 	case SX_DRA_ALLOCATED:
 		return NULL;
@@ -773,6 +769,31 @@ static struct sx_status *allocate(struct dra_self *self, const struct sx_dra_pre
 	default:
 		return sx_status_new(SX_ERROR, "%s", err);
 	}
+}
+
+/* Allocates the pod's claims for node into out[nalloc] (cleared by the
+ * caller on SX_DRA_ALLOCATED). A Filter status, or NULL on success. */
+static struct sx_status *allocate(struct dra_self *self, const struct sx_dra_prep *prep,
+				  const struct sx_node *node, bool results,
+				  struct sx_dra_claim_out *out)
+{
+	char err[SX_DRA_ERR_LEN];
+
+	return alloc_status(sx_dra_allocate_prepared(prep, node, self->filter_timeout_ns, results,
+						     out, err, sizeof(err)),
+			    err);
+}
+
+/* Whether the pod's claims can be allocated on node, nothing kept: the
+ * allocator may answer from earlier cycles (sx_dra_allocate_feasible). */
+static struct sx_status *feasible(struct dra_self *self, const struct sx_dra_prep *prep,
+				  const struct sx_node *node)
+{
+	char err[SX_DRA_ERR_LEN];
+
+	return alloc_status(
+		sx_dra_allocate_feasible(prep, node, self->filter_timeout_ns, err, sizeof(err)),
+		err);
 }
 
 /* ---------- Score (prioritized lists) ---------- */
@@ -907,7 +928,11 @@ static struct sx_status *filter_dynamic_resources(void *self, const struct sx_cy
 			unavailable |= 1ull << (i & 63);
 	}
 	prep = prep_for(s, ni->node, &mask, &nout);
-	if (prep) {
+	if (prep && !s->node_score) {
+		st = feasible(self, prep, ni->node);
+		if (st)
+			return st;
+	} else if (prep) {
 		struct sx_dra_claim_out one, *out = nout == 1 ? &one : calloc(nout, sizeof(*out));
 
 		if (!out)

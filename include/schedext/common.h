@@ -54,6 +54,10 @@ void *sx_calloc(size_t n, size_t size);
 char *sx_strdup(const char *s);
 char *sx_strndup(const char *s, size_t n);
 
+/* A number no earlier call in the process returned (from 1; any thread):
+ * identities that must never repeat, unlike addresses. */
+uint64_t sx_serial(void);
+
 /* Monotonic clock in nanoseconds / seconds as double. */
 uint64_t sx_now_ns(void);
 double sx_now_s(void);

@@ -23,7 +23,9 @@
  *
  * Device selectors are evaluated by a callback so the allocator does not
  * depend on the CEL module; results are memoized per (slice object,
- * device, expression) because they do not depend on the node.
+ * device, expression) because they do not depend on the node. Filter's
+ * feasibility answers are remembered per node across cycles while their
+ * inputs stay the same (sx_dra_allocate_feasible, dra_memo.c).
  */
 #ifndef SCHEDEXT_DRA_ALLOC_H
 #define SCHEDEXT_DRA_ALLOC_H
@@ -200,6 +202,17 @@ int sx_dra_allocate_prepared(const struct sx_dra_prep *p, const struct sx_node *
 			     uint64_t timeout_ns, bool results, struct sx_dra_claim_out *out,
 			     char *err, size_t errlen);
 void sx_dra_prep_free(struct sx_dra_prep *p);
+
+/* Filter's question, whether p's claims can be allocated on node, with
+ * sx_dra_allocate_prepared's return (results false, no output), answered
+ * from the results of earlier cycles when every input of the search is
+ * provably the same (dra_memo.c says which) and remembered for later
+ * ones. sx_dra_prep_memo (after sx_dra_prepare, before the prep is
+ * shared) lets a prep use that memo; without it each call searches.
+ * Thread-safe on one prep, like sx_dra_allocate_prepared. */
+void sx_dra_prep_memo(struct sx_dra_prep *p);
+int sx_dra_allocate_feasible(const struct sx_dra_prep *p, const struct sx_node *node,
+			     uint64_t timeout_ns, char *err, size_t errlen);
 
 /* ---------- why a node's devices do not fit (explainers only) ----------
  *

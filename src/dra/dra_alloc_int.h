@@ -117,6 +117,7 @@ struct sx_dra_prep {
 	bool err_constraint; /* the error is the claim's constraints' */
 	int err_rc;
 	char err[SX_DRA_ERR_LEN];
+	uint32_t memo_sig; /* its signature in the index's Filter memo; 0 = none */
 };
 
 /* Zeroed memory owned by the call (scratch, else heap). */

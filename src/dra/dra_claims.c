@@ -25,9 +25,11 @@ struct entry {
 
 /* Bounds of the tables: claims in flight, claims of the cluster known to
  * PreEnqueue. Past them an entry is not added (as on allocation
- * failure). */
+ * failure). RECENT_MAX: pending entries remembered since the last freeze
+ * (more, and the next freeze copies the whole set). */
 #define PENDING_MAX (1u << 20)
 #define KNOWN_MAX   (1u << 22)
+#define RECENT_MAX  64
 
 /* The base set of the last snapshot's claims (pointers compared, the
  * claims held so they cannot be reused meanwhile). */
@@ -45,10 +47,16 @@ struct sx_dra_claims {
 	/* The devices of the pending entries, kept as entries are added
 	 * (rebuilt after a removal: dirty), and a copy frozen for the cycles
 	 * until the next change (gen counts the changes), so a PreFilter
-	 * takes a reference instead of walking every pending allocation. */
+	 * takes a reference instead of walking every pending allocation.
+	 * recent: the entries added since the freeze (unless recent_lost: a
+	 * removal, or more than RECENT_MAX), so that a frozen copy no cycle
+	 * holds any more is brought up to date instead of copied anew. */
 	struct sx_dra_allocated *pending_devs, *frozen;
 	bool pending_dirty;
 	uint64_t gen, frozen_gen;
+	uint32_t nrecent;
+	bool recent_lost;
+	const struct entry *recent[RECENT_MAX];
 
 	pthread_mutex_t base_mu; /* guards base */
 	struct base base;
@@ -165,6 +173,10 @@ int sx_dra_pending_add(struct sx_dra_claims *m, const char *uid, const struct sx
 	if (rc == 0) {
 		if (!m->pending_dirty && add_pending_devs(m->pending_devs, e) < 0)
 			m->pending_dirty = true;
+		if (m->nrecent < RECENT_MAX)
+			m->recent[m->nrecent++] = e;
+		else
+			m->recent_lost = true;
 		m->gen++;
 	}
 	pthread_mutex_unlock(&m->mu);
@@ -183,6 +195,7 @@ static bool remove_entry(struct sx_dra_claims *m, const char *uid, bool is_pendi
 		dead = sx_hmap_ptr(s);
 		sx_hmap_del_slot(&m->pending, s);
 		m->pending_dirty = true;
+		m->recent_lost = true; /* dead may be among them */
 		m->gen++;
 	} else if (!is_pending && (e = find_assumed(m, uid ? uid : ""))) {
 		dead = *e;
@@ -328,6 +341,16 @@ struct sx_dra_allocated *sx_dra_allocated_base(struct sx_dra_claims *m,
 	return set;
 }
 
+/* Adds the entries added since the freeze to the frozen copy a, which no
+ * cycle holds (m->mu held): a equals pending_devs then. 0 or SX_ENOMEM. */
+static int add_recent(struct sx_dra_allocated *a, const struct sx_dra_claims *m)
+{
+	for (uint32_t i = 0; i < m->nrecent; i++)
+		if (add_pending_devs(a, m->recent[i]) < 0)
+			return SX_ENOMEM;
+	return 0;
+}
+
 /* The pending devices as of now, frozen (m->mu held); NULL on OOM. */
 static struct sx_dra_allocated *frozen_pending(struct sx_dra_claims *m)
 {
@@ -347,13 +370,20 @@ static struct sx_dra_allocated *frozen_pending(struct sx_dra_claims *m)
 		m->pending_dirty = false;
 	}
 	if (!m->frozen || m->frozen_gen != m->gen) {
-		struct sx_dra_allocated *f = sx_dra_allocated_clone(m->pending_devs);
+		struct sx_dra_allocated *f = NULL;
 
+		if (m->frozen && !m->recent_lost && sx__dra_allocated_exclusive(m->frozen) &&
+		    add_recent(m->frozen, m) == 0)
+			f = sx_dra_allocated_ref(m->frozen);
+		else
+			f = sx_dra_allocated_clone(m->pending_devs);
 		if (!f)
 			return NULL;
 		sx_dra_allocated_free(m->frozen);
 		m->frozen = f;
 		m->frozen_gen = m->gen;
+		m->nrecent = 0;
+		m->recent_lost = false;
 	}
 	return m->frozen;
 }

@@ -167,7 +167,8 @@ static int build_node_tab(struct sx_dra_index *ix)
 			j++;
 		while (ix->node_tab[h].node != SX_STR_EMPTY)
 			h = (h + 1) & ix->node_mask;
-		ix->node_tab[h] = (struct dra_node_span){ix->by_node[i].node, i, j - i};
+		ix->node_tab[h] = (struct dra_node_span){
+			.node = ix->by_node[i].node, .first = i, .n = j - i, .memo = ix->nspans++};
 		i = j;
 	}
 	return 0;
@@ -221,6 +222,37 @@ static int build_meta(struct sx_dra_index *ix)
 		};
 	}
 	return 0;
+}
+
+/* The Filter memo (dra_memo.c), when every slice names its node: a
+ * node's devices then depend on its name alone. A span whose slices have
+ * per-device node selection or an empty pool name is left out; one whose
+ * slices are of one pool names it (the memo reads no slice then). */
+static int build_fmemo(struct sx_dra_index *ix)
+{
+	if (ix->nglobal || !ix->nspans)
+		return 0;
+	for (uint32_t h = 0; h <= ix->node_mask; h++) {
+		struct dra_node_span *sp = &ix->node_tab[h];
+		const struct dra_slice_meta *first;
+
+		if (sp->node == SX_STR_EMPTY)
+			continue;
+		first = &ix->meta[ix->by_node[sp->first].slice];
+		sp->one_pool = true;
+		sp->driver = first->driver;
+		sp->pool = first->pool;
+		for (uint32_t i = 0; i < sp->n; i++) {
+			uint32_t si = ix->by_node[sp->first + i].slice;
+			const struct sx_dra_slice *s = &ix->slices[si]->u.slice;
+
+			sp->no_memo |=
+				s->per_device || s->has_per_device || s->pool == SX_STR_EMPTY;
+			sp->one_pool &= ix->meta[si].pool_ix == first->pool_ix;
+		}
+	}
+	ix->fmemo = sx__dra_fmemo_new(ix->nspans);
+	return ix->fmemo ? 0 : SX_ENOMEM;
 }
 
 static int u32_cmp(const void *a, const void *b)
@@ -356,6 +388,7 @@ static void index_free(struct sx_dra_index *ix)
 	free(ix->tmpl_sets);
 	free(ix->tmpl_ctrs);
 	free(ix->tmpl_uses);
+	sx__dra_fmemo_free(ix->fmemo);
 	free(ix);
 }
 
@@ -376,7 +409,7 @@ struct sx_dra_index *sx_dra_index_new(const struct sx_snapshot *snap)
 		ix->slices[i] = sx_dra_ref(snap->resource_slices[i]);
 	ix->nslices = n;
 	if (build_pools(ix) < 0 || build_nodes(ix) < 0 || build_meta(ix) < 0 ||
-	    build_counter_templates(ix) < 0) {
+	    build_counter_templates(ix) < 0 || build_fmemo(ix) < 0) {
 		index_free(ix);
 		return NULL;
 	}
@@ -435,23 +468,29 @@ const struct dra_pool_info *sx__dra_pool_find(const struct sx_dra_index *ix, sx_
 	return bsearch(&key, ix->pools, ix->npools, sizeof(key), pool_info_cmp);
 }
 
+const struct dra_node_span *sx__dra_node_span(const struct sx_dra_index *ix, sx_str node)
+{
+	if (!ix->node_tab || node == SX_STR_EMPTY)
+		return NULL;
+	for (uint32_t h = node_hash(node) & ix->node_mask;; h = (h + 1) & ix->node_mask) {
+		const struct dra_node_span *sp = &ix->node_tab[h];
+
+		if (sp->node == node)
+			return sp;
+		if (sp->node == SX_STR_EMPTY)
+			return NULL;
+	}
+}
+
 uint32_t sx__dra_node_slices(const struct sx_dra_index *ix, sx_str node, uint32_t *first)
 {
 	uint32_t lo = 0, hi = ix->nby_node, end;
 
 	if (ix->node_tab && node != SX_STR_EMPTY) {
-		for (uint32_t h = node_hash(node) & ix->node_mask;; h = (h + 1) & ix->node_mask) {
-			const struct dra_node_span *sp = &ix->node_tab[h];
+		const struct dra_node_span *sp = sx__dra_node_span(ix, node);
 
-			if (sp->node == node) {
-				*first = sp->first;
-				return sp->n;
-			}
-			if (sp->node == SX_STR_EMPTY) {
-				*first = 0;
-				return 0;
-			}
-		}
+		*first = sp ? sp->first : 0;
+		return sp ? sp->n : 0;
 	}
 
 	while (lo < hi) {
@@ -504,6 +543,9 @@ struct cap_key {
 	sx_nano value;
 };
 
+/* The pools of a set's last changes (sx__dra_allocated_unchanged). */
+#define JOURNAL 32
+
 struct sx_dra_allocated {
 	atomic_int refcount;
 	uint32_t n, cap;  /* cap: power of two */
@@ -513,7 +555,41 @@ struct sx_dra_allocated {
 	struct cap_key *cslots;
 	uint32_t pn, pcap;
 	struct sx__dra_pool_devs *pslots;
+	/* Its number (sx_serial: a copy has its own), the changes made to it
+	 * since, and the pool of change i (from 1) at journal[(i - 1) %
+	 * JOURNAL]. */
+	uint64_t id, mods;
+	struct {
+		sx_str driver, pool;
+	} journal[JOURNAL];
 };
+
+/* Records a change of the pool (driver, pool). */
+static void journal_add(struct sx_dra_allocated *a, sx_str driver, sx_str pool)
+{
+	a->journal[a->mods % JOURNAL].driver = driver;
+	a->journal[a->mods % JOURNAL].pool = pool;
+	a->mods++;
+}
+
+struct sx__dra_stamp sx__dra_allocated_stamp(const struct sx_dra_allocated *a)
+{
+	return a ? (struct sx__dra_stamp){a->id, a->mods} : (struct sx__dra_stamp){0, 0};
+}
+
+bool sx__dra_allocated_unchanged(const struct sx_dra_allocated *a, struct sx__dra_stamp s,
+				 sx_str driver, sx_str pool)
+{
+	if (!a)
+		return s.id == 0 && s.mods == 0;
+	if (a->id != s.id || s.mods > a->mods || a->mods - s.mods > JOURNAL)
+		return false;
+	for (uint64_t i = s.mods; i < a->mods; i++)
+		if (a->journal[i % JOURNAL].pool == pool &&
+		    a->journal[i % JOURNAL].driver == driver)
+			return false;
+	return true;
+}
 
 static uint32_t dev_hash(sx_str d, sx_str p, sx_str v, sx_str c)
 {
@@ -527,8 +603,10 @@ struct sx_dra_allocated *sx_dra_allocated_new(void)
 {
 	struct sx_dra_allocated *a = sx_calloc(1, sizeof(*a));
 
-	if (a)
+	if (a) {
 		atomic_init(&a->refcount, 1);
+		a->id = sx_serial();
+	}
 	return a;
 }
 
@@ -547,6 +625,11 @@ void sx_dra_allocated_free(struct sx_dra_allocated *a)
 	free(a->cslots);
 	free(a->pslots);
 	free(a);
+}
+
+bool sx__dra_allocated_exclusive(const struct sx_dra_allocated *a)
+{
+	return atomic_load(&a->refcount) == 1;
 }
 
 struct sx_dra_allocated *sx_dra_allocated_clone(const struct sx_dra_allocated *a)
@@ -812,6 +895,7 @@ int sx_dra_allocated_add(struct sx_dra_allocated *a, sx_str driver, sx_str pool,
 
 	if (device == SX_STR_EMPTY)
 		return 0;
+	journal_add(a, driver, pool);
 	k = upsert(a, driver, pool, device);
 	if (!k)
 		return SX_ENOMEM;
@@ -827,6 +911,7 @@ int sx_dra_allocated_add_shared(struct sx_dra_allocated *a, sx_str driver, sx_st
 
 	if (device == SX_STR_EMPTY)
 		return 0;
+	journal_add(a, driver, pool);
 	k = upsert(a, driver, pool, device);
 	if (!k)
 		return SX_ENOMEM;

@@ -1,5 +1,5 @@
-/* Internals of the DRA allocator (dra_index.c, dra_alloc.c, dra_result.c):
- * the slice index layout. Not a public header. */
+/* Internals of the DRA allocator (dra_index.c, dra_alloc.c, dra_result.c,
+ * dra_memo.c): the slice index layout. Not a public header. */
 #ifndef SCHEDEXT_DRA_INT_H
 #define SCHEDEXT_DRA_INT_H
 
@@ -17,6 +17,10 @@ struct dra_node_ent {
 struct dra_node_span {
 	sx_str node; /* SX_STR_EMPTY: a free slot */
 	uint32_t first, n;
+	uint32_t memo; /* its row of the Filter memo (dra_memo.c) */
+	bool no_memo;  /* a slice of it the memo cannot describe */
+	bool one_pool; /* its slices are of one pool: */
+	sx_str driver, pool;
 };
 
 struct dra_pool_info {
@@ -99,6 +103,12 @@ struct sx_dra_index {
 	struct dra_tmpl_set *tmpl_sets; /* per pool: dra_pool_info.set_first */
 	struct dra_tmpl_ctr *tmpl_ctrs;
 	struct dra_tmpl_use *tmpl_uses;
+	uint32_t nspans; /* nodes in node_tab */
+	/* Filter results remembered across cycles, a row per node span
+	 * (dra_memo.c); NULL when a slice has no nodeName, so that some
+	 * node's devices would depend on more than its name. Written under
+	 * its own locks: the one mutable part of the index besides memo. */
+	struct sx__dra_fmemo *fmemo;
 };
 
 int sx__dra_pool_cmp(sx_str da, sx_str pa, sx_str db, sx_str pb);
@@ -117,11 +127,33 @@ struct sx__dra_pool_devs {
  * not changed. */
 const struct sx__dra_pool_devs *sx__dra_allocated_pool(const struct sx_dra_allocated *a,
 						       sx_str driver, sx_str pool);
+/* Changes of a set since a stamp (dra_memo.c): each set has a number no
+ * other set has (sx_serial; a copy gets its own) and keeps the pools of
+ * its last changes. sx__dra_allocated_unchanged: whether a has changed no
+ * device of pool (driver, pool) since stamp s was taken of it (false when
+ * it cannot tell: another set, or more changes than it keeps). A NULL set
+ * has stamp {0, 0}. */
+struct sx__dra_stamp {
+	uint64_t id, mods;
+};
+struct sx__dra_stamp sx__dra_allocated_stamp(const struct sx_dra_allocated *a);
+bool sx__dra_allocated_unchanged(const struct sx_dra_allocated *a, struct sx__dra_stamp s,
+				 sx_str driver, sx_str pool);
+/* Whether a's only reference is its caller's (then nobody else reads it
+ * and the caller may change it). */
+bool sx__dra_allocated_exclusive(const struct sx_dra_allocated *a);
 /* Is the device allocated whole (or shared, when shared_too)? One lookup. */
 bool sx__dra_allocated_in_use(const struct sx_dra_allocated *a, sx_str driver, sx_str pool,
 			      sx_str device, bool shared_too);
 /* Slices with nodeName == node: count, first entry in *first. */
 uint32_t sx__dra_node_slices(const struct sx_dra_index *ix, sx_str node, uint32_t *first);
+/* The node's span of by_node, NULL when no slice names it. */
+const struct dra_node_span *sx__dra_node_span(const struct sx_dra_index *ix, sx_str node);
+
+/* The Filter memo of an index (dra_memo.c): rows for nspans nodes; NULL
+ * on OOM. */
+struct sx__dra_fmemo *sx__dra_fmemo_new(uint32_t nspans);
+void sx__dra_fmemo_free(struct sx__dra_fmemo *m);
 
 /* The last index made, shared by the cycles of snapshots with the same
  * ResourceSlice objects (one per claims tracker, dra_claims.c). */

@@ -1,16 +1,25 @@
-/* Error reports, allocation helpers, clocks and logging. */
+/* Error reports, allocation helpers, serial numbers, clocks and logging. */
 #include "schedext/common.h"
 
 #include <malloc.h>
 #include <unistd.h>
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 int sx_log_verbosity = 1;
+
+/* sx_serial's last number (process-wide by design). */
+static _Atomic uint64_t last_serial;
+
+uint64_t sx_serial(void)
+{
+	return atomic_fetch_add(&last_serial, 1) + 1;
+}
 
 int sx_error_set(struct sx_error *err, int code, const char *fmt, ...)
 {

@@ -345,6 +345,51 @@ static void test_inflight_shared(void)
 	sx_dra_claims_free(m);
 }
 
+/* The set of a cycle that ended is brought up to date for the next one
+ * (the same set, with the allocations added since), one a cycle still
+ * holds is left as it was; after a removal, or more additions than the
+ * tracker lists, the next set is made anew. Each set has exactly the
+ * devices pending when it was taken. */
+static void test_inflight_updated(void)
+{
+	struct sx_cache *c = sx_cache_new();
+	struct sx_snapshot *snap = sx_cache_snapshot(c);
+	struct sx_dra_allocated *a, *b, *d;
+	struct sx_dra_claims *m = sx_dra_claims_new();
+	char uid[32], dev[32];
+
+	pend(m, "u1", "dev-1");
+	a = sx_dra_inflight(m, snap);
+	sx_dra_allocated_free(a); /* its cycle ended */
+	pend(m, "u2", "dev-2");
+	b = sx_dra_inflight(m, snap);
+	CHECK(b == a && has_dev(b, "dev-1") && has_dev(b, "dev-2") && !has_dev(b, "dev-3"));
+	pend(m, "u3", "dev-3"); /* b still held */
+	d = sx_dra_inflight(m, snap);
+	CHECK(d != b && has_dev(d, "dev-1") && has_dev(d, "dev-2") && has_dev(d, "dev-3"));
+	CHECK(!has_dev(b, "dev-3"));
+	sx_dra_allocated_free(b);
+	sx_dra_allocated_free(d);
+	CHECK(sx_dra_pending_remove(m, "u2"));
+	pend(m, "u4", "dev-4");
+	d = sx_dra_inflight(m, snap);
+	CHECK(has_dev(d, "dev-1") && !has_dev(d, "dev-2") && has_dev(d, "dev-3") &&
+	      has_dev(d, "dev-4"));
+	sx_dra_allocated_free(d);
+	for (int i = 5; i < 80; i++) {
+		snprintf(uid, sizeof(uid), "u%d", i);
+		snprintf(dev, sizeof(dev), "dev-%d", i);
+		pend(m, uid, dev);
+	}
+	d = sx_dra_inflight(m, snap);
+	CHECK(has_dev(d, "dev-1") && !has_dev(d, "dev-2") && has_dev(d, "dev-5") &&
+	      has_dev(d, "dev-79") && !has_dev(d, "dev-80"));
+	sx_dra_allocated_free(d);
+	sx_snapshot_unref(snap);
+	sx_cache_free(c);
+	sx_dra_claims_free(m);
+}
+
 /* DRAConsumableCapacity in flight: a share reserved by one pod (its
  * claim pending until PreBind) leaves the device, but not its consumed
  * capacity, to the next pod's cycle. nic-0 has 10 of bandwidth; each
@@ -576,5 +621,6 @@ static void test_prioritized_score(void)
 }
 
 SX_TESTS(SX_TEST(test_taint_gates), SX_TEST(test_partitionable_gate), SX_TEST(test_table),
-	 SX_TEST(test_args), SX_TEST(test_inflight_shared), SX_TEST(test_consumable_inflight),
-	 SX_TEST(test_prioritized_score), SX_TEST(test_consumable_gate))
+	 SX_TEST(test_args), SX_TEST(test_inflight_shared), SX_TEST(test_inflight_updated),
+	 SX_TEST(test_consumable_inflight), SX_TEST(test_prioritized_score),
+	 SX_TEST(test_consumable_gate))

@@ -358,6 +358,29 @@ static void check_claim(const char *name, uint32_t ci, const struct sx_dra_claim
 	check_config(name, ci, o, cJSON_GetObjectItem(want, "config"));
 }
 
+/* Filter's question (sx_dra_allocate_feasible) answers as the search
+ * did, asked twice: the second answer may come from the memo. */
+static void check_feasible(const char *name, const struct sx_dra_alloc_env *env,
+			   const struct sx_node *node, const struct sx_dra_claim_in *in, uint32_t n,
+			   int want)
+{
+	struct sx_dra_prep *p = sx_dra_prepare(env, in, n);
+	char err[SX_DRA_ERR_LEN];
+
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	sx_dra_prep_memo(p);
+	for (int round = 0; round < 2; round++) {
+		int rc = sx_dra_allocate_feasible(p, node, 0, err, sizeof(err));
+
+		if (rc != want)
+			sx_test_fail(__FILE__, __LINE__, "%s: feasible, call %d: rc %d, want %d",
+				     name, round + 1, rc, want);
+	}
+	sx_dra_prep_free(p);
+}
+
 static int run_case(const cJSON *j, const char *name)
 {
 	struct tcase t = {.j = j, .selectors = cJSON_GetObjectItem(j, "selectors")};
@@ -422,6 +445,7 @@ static int run_case(const cJSON *j, const char *name)
 		in[i] = (struct sx_dra_claim_in){NULL, t.claims[i]->meta.name,
 						 &t.claims[i]->u.claim.spec};
 	rc = sx_dra_allocate(&env, t.node, in, t.nclaims, out, err, sizeof(err));
+	check_feasible(name, &env, t.node, in, t.nclaims, rc);
 	if (cJSON_IsString(error)) {
 		if (rc >= 0 || !strstr(err, error->valuestring))
 			sx_test_fail(__FILE__, __LINE__, "%s: rc %d err \"%s\", want error \"%s\"",
@@ -604,4 +628,259 @@ static void test_taint_rules(void)
 		  "device-1");
 }
 
-SX_TESTS(SX_TEST(test_upstream_table), SX_TEST(test_taint_rules))
+/* ---------- Filter results across cycles (dra_memo.c) ---------- */
+
+#define MEMO_SLICE(node, ndev)                                                                     \
+	"{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"" node "\"},"                        \
+	"\"spec\":{\"driver\":\"driver-a\",\"nodeName\":\"" node "\",\"pool\":{\"name\":"          \
+	"\"" node "\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":" ndev "}}"
+#define MEMO_CLAIM(count, sel)                                                                     \
+	"{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"claim-0\"},\"spec\":{\"devices\":"   \
+	"{\"requests\":[{\"name\":\"req-0\",\"exactly\":{\"deviceClassName\":\"class-a\","         \
+	"\"count\":" count sel "}}]}}}"
+
+/* A selector "false" matches nothing, any other everything. */
+static int match_memo(void *ctx, const char *expr, sx_str driver, sx_str pool,
+		      const struct sx_dra_device *dev, char *err, size_t errlen)
+{
+	return strcmp(expr, "false") == 0 ? SX_DRA_NO_MATCH : SX_DRA_MATCH;
+}
+
+struct memo_env {
+	struct sx_dra_object *slices[2], *cls, *claims[3];
+	struct sx_node *nodes[2];
+	struct sx_dra_index *ix;
+	struct sx_dra_allocated *set[2];
+};
+
+static sx_str dev_name(int i)
+{
+	char b[16];
+
+	snprintf(b, sizeof(b), "dev-%d", i);
+	return sx_intern(b);
+}
+
+/* What Filter answers for claim c on node n (0: cannot allocate, 1: can),
+ * with set[0] and set[1] in use; each question on a new prep, as each
+ * cycle makes one. */
+static int memo_ask(struct memo_env *m, int c, int n)
+{
+	struct sx_dra_alloc_env env = {
+		.index = m->ix,
+		.allocated = m->set[0],
+		.allocated2 = m->set[1],
+		.get_class = rule_class,
+		.class_ctx = m->cls,
+		.match = match_memo,
+	};
+	struct sx_dra_claim_in in = {"default", "claim-0", &m->claims[c]->u.claim.spec};
+	struct sx_dra_prep *p = sx_dra_prepare(&env, &in, 1);
+	char err[SX_DRA_ERR_LEN];
+	int rc;
+
+	if (!p)
+		return -1;
+	sx_dra_prep_memo(p);
+	rc = sx_dra_allocate_feasible(p, m->nodes[n], 0, err, sizeof(err));
+	sx_dra_prep_free(p);
+	return rc;
+}
+
+/* Sets set[k] to devices dev-<from>..dev-<to - 1> of node-1's pool. */
+static void memo_use(struct memo_env *m, int k, int from, int to)
+{
+	sx_dra_allocated_free(m->set[k]);
+	m->set[k] = sx_dra_allocated_new();
+	for (int i = from; i < to; i++)
+		sx_dra_allocated_add(m->set[k], sx_intern("driver-a"), sx_intern("node-1"),
+				     dev_name(i));
+}
+
+/* node-1: dev-0..dev-7, node-2: dev-0; claims: 2 devices, 2 devices of
+ * a selector matching none, 7 devices. */
+static void memo_setup(struct memo_env *m)
+{
+	static const char *const slices[2] = {
+		MEMO_SLICE("node-1",
+			   "[{\"name\":\"dev-0\"},{\"name\":\"dev-1\"},{\"name\":"
+			   "\"dev-2\"},{\"name\":\"dev-3\"},{\"name\":\"dev-4\"},{"
+			   "\"name\":\"dev-5\"},{\"name\":\"dev-6\"},{\"name\":\"dev-7\"}]"),
+		MEMO_SLICE("node-2", "[{\"name\":\"dev-0\"}]")};
+	static const char *const claims[3] = {
+		MEMO_CLAIM("2", ""),
+		MEMO_CLAIM("2", ",\"selectors\":[{\"cel\":{\"expression\":\"false\"}}]"),
+		MEMO_CLAIM("7", "")};
+	struct sx_snapshot snap = {.nresource_slices = 2};
+	struct sx_error err = {0};
+
+	for (int i = 0; i < 2; i++) {
+		cJSON *sj = cJSON_Parse(slices[i]);
+		char nb[64];
+
+		snprintf(nb, sizeof(nb), "{\"metadata\":{\"name\":\"node-%d\"}}", i + 1);
+		cJSON *nj = cJSON_Parse(nb);
+
+		m->slices[i] = decode(sj, "memo");
+		m->nodes[i] = sx_decode_node(nj, &err);
+		cJSON_Delete(sj);
+		cJSON_Delete(nj);
+	}
+	for (int i = 0; i < 3; i++) {
+		cJSON *cj = cJSON_Parse(claims[i]);
+
+		m->claims[i] = decode(cj, "memo");
+		cJSON_Delete(cj);
+	}
+	cJSON *kj = cJSON_Parse("{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"class-a\"}}");
+	m->cls = decode(kj, "memo");
+	cJSON_Delete(kj);
+	snap.resource_slices = (const struct sx_dra_object **)m->slices;
+	m->ix = sx_dra_index_new(&snap);
+}
+
+static void memo_teardown(struct memo_env *m)
+{
+	sx_dra_index_unref(m->ix);
+	for (int i = 0; i < 2; i++) {
+		sx_dra_allocated_free(m->set[i]);
+		sx_dra_unref(m->slices[i]);
+		sx_node_unref(m->nodes[i]);
+	}
+	for (int i = 0; i < 3; i++)
+		sx_dra_unref(m->claims[i]);
+	sx_dra_unref(m->cls);
+}
+
+/* A result is reused only for the same claims, node and devices in use:
+ * each question below has the answer the search gives, whatever the
+ * questions before it left in the memo. */
+static void test_filter_memo(void)
+{
+	struct memo_env m = {0};
+
+	memo_setup(&m);
+	memo_use(&m, 0, 0, 0);
+	memo_use(&m, 1, 0, 0);
+
+	CHECK_INT(memo_ask(&m, 0, 0), SX_DRA_ALLOCATED);
+	CHECK_INT(memo_ask(&m, 0, 0), SX_DRA_ALLOCATED);
+	/* another claim (its selector differs), another node */
+	CHECK_INT(memo_ask(&m, 1, 0), SX_DRA_UNSATISFIED);
+	CHECK_INT(memo_ask(&m, 0, 1), SX_DRA_UNSATISFIED);
+	CHECK_INT(memo_ask(&m, 0, 0), SX_DRA_ALLOCATED);
+	/* devices in use, from either set */
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_ALLOCATED);
+	memo_use(&m, 0, 0, 1);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_ALLOCATED);
+	memo_use(&m, 1, 1, 2);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_UNSATISFIED);
+	memo_use(&m, 0, 0, 0);
+	memo_use(&m, 1, 0, 0);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_ALLOCATED);
+	/* the same devices in use, claims differing in their count */
+	memo_use(&m, 0, 0, 3);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_UNSATISFIED);
+	CHECK_INT(memo_ask(&m, 0, 0), SX_DRA_ALLOCATED);
+	/* 6 of 8 leave two */
+	memo_use(&m, 0, 0, 3);
+	memo_use(&m, 1, 3, 6);
+	CHECK_INT(memo_ask(&m, 0, 0), SX_DRA_ALLOCATED);
+	memo_use(&m, 1, 2, 7);
+	CHECK_INT(memo_ask(&m, 0, 0), SX_DRA_UNSATISFIED);
+	/* more than the pool's list of devices in use holds */
+	memo_use(&m, 1, 0, 0);
+	memo_use(&m, 0, 0, 6);
+	CHECK_INT(memo_ask(&m, 0, 0), SX_DRA_ALLOCATED);
+	memo_use(&m, 0, 0, 7);
+	CHECK_INT(memo_ask(&m, 0, 0), SX_DRA_UNSATISFIED);
+	memo_use(&m, 0, 1, 8);
+	CHECK_INT(memo_ask(&m, 0, 0), SX_DRA_UNSATISFIED);
+	memo_use(&m, 0, 0, 0);
+	CHECK_INT(memo_ask(&m, 0, 0), SX_DRA_ALLOCATED);
+
+	memo_teardown(&m);
+}
+
+/* A pending allocation of dev on node's pool through tracker t. */
+static void memo_pend(struct sx_dra_claims *t, const char *uid, const char *node, int dev)
+{
+	static struct sx_dra_claim_out out; /* large: not on the stack */
+
+	memset(&out, 0, sizeof(out));
+	out.npicks = 1;
+	out.picks[0].driver = sx_intern("driver-a");
+	out.picks[0].pool = sx_intern(node);
+	out.picks[0].device = dev_name(dev);
+	CHECK(sx_dra_pending_add(t, uid, &out) == 0);
+}
+
+/* A new cycle's sets from tracker t (the previous ones released first,
+ * unless hold: a cycle still holds them). */
+static void memo_cycle(struct memo_env *m, struct sx_dra_claims *t, const struct sx_snapshot *snap,
+		       struct sx_dra_allocated **held)
+{
+	for (int k = 0; k < 2; k++) {
+		if (held)
+			held[k] = m->set[k];
+		else
+			sx_dra_allocated_free(m->set[k]);
+	}
+	m->set[0] = sx_dra_allocated_base(t, snap);
+	m->set[1] = sx_dra_inflight(t, snap);
+}
+
+/* The sets of the claims tracker change between cycles (in place while
+ * no cycle holds them): a result is reused without comparing the
+ * devices in use only while its pool did not change, and every answer is
+ * the search's. */
+static void test_filter_memo_tracker(void)
+{
+	struct memo_env m = {0};
+	struct sx_dra_claims *t = sx_dra_claims_new();
+	struct sx_snapshot snap = {0};
+	struct sx_dra_allocated *held[2];
+	char uid[32];
+
+	memo_setup(&m);
+	memo_cycle(&m, t, &snap, NULL);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_ALLOCATED);
+	memo_pend(t, "u0", "node-1", 0);
+	memo_cycle(&m, t, &snap, NULL);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_ALLOCATED);
+	memo_pend(t, "u1", "node-1", 1);
+	memo_cycle(&m, t, &snap, NULL);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_UNSATISFIED);
+	CHECK_INT(memo_ask(&m, 0, 0), SX_DRA_ALLOCATED);
+	/* another pool changes: node-1's answers stay */
+	memo_pend(t, "u2", "node-2", 0);
+	memo_cycle(&m, t, &snap, NULL);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_UNSATISFIED);
+	CHECK_INT(memo_ask(&m, 0, 1), SX_DRA_UNSATISFIED);
+	/* a cycle holds the sets: the next ones are copies */
+	memo_pend(t, "u3", "node-1", 2);
+	memo_cycle(&m, t, &snap, held);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_UNSATISFIED);
+	sx_dra_allocated_free(held[0]);
+	sx_dra_allocated_free(held[1]);
+	/* removals; more changes elsewhere than a set keeps */
+	CHECK(sx_dra_pending_remove(t, "u1"));
+	CHECK(sx_dra_pending_remove(t, "u3"));
+	memo_cycle(&m, t, &snap, NULL);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_ALLOCATED);
+	memo_pend(t, "u4", "node-1", 4);
+	for (int i = 0; i < 40; i++) {
+		snprintf(uid, sizeof(uid), "x%d", i);
+		memo_pend(t, uid, "node-2", 10 + i);
+	}
+	memo_cycle(&m, t, &snap, NULL);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_UNSATISFIED);
+	CHECK(sx_dra_pending_remove(t, "u4"));
+	memo_cycle(&m, t, &snap, NULL);
+	CHECK_INT(memo_ask(&m, 2, 0), SX_DRA_ALLOCATED);
+	memo_teardown(&m);
+	sx_dra_claims_free(t);
+}
+
+SX_TESTS(SX_TEST(test_upstream_table), SX_TEST(test_taint_rules), SX_TEST(test_filter_memo),
+	 SX_TEST(test_filter_memo_tracker))
