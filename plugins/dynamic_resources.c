@@ -1912,11 +1912,44 @@ static bool pod_uses_claim(const struct sx_pod *pod, const struct sx_dra_object 
 	return false;
 }
 
+static bool same_str(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* status.devices equal: the same devices with the same conditions (type,
+ * status, reason, message) in the same order. */
+static bool same_device_status(const struct sx_dra_claim *a, const struct sx_dra_claim *b)
+{
+	if (a->ndevice_status != b->ndevice_status)
+		return false;
+	for (uint32_t i = 0; i < a->ndevice_status; i++) {
+		const struct sx_dra_device_status *x = &a->device_status[i],
+						  *y = &b->device_status[i];
+
+		if (x->driver != y->driver || x->pool != y->pool || x->device != y->device ||
+		    x->nconds != y->nconds)
+			return false;
+		for (uint32_t j = 0; j < x->nconds; j++)
+			if (!same_str(x->conds[j].type, y->conds[j].type) ||
+			    x->conds[j].is_true != y->conds[j].is_true ||
+			    !same_str(x->conds[j].reason, y->conds[j].reason) ||
+			    !same_str(x->conds[j].message, y->conds[j].message))
+				return false;
+	}
+	return true;
+}
+
+/* apiequality.Semantic.DeepEqual of the two statuses, on what the model
+ * keeps: allocation (results, timestamp), reservedFor, devices. */
 static bool same_status(const struct sx_dra_object *a, const struct sx_dra_object *b)
 {
 	const struct sx_dra_allocation *x = a->u.claim.allocation, *y = b->u.claim.allocation;
 
-	if (!x != !y || a->u.claim.nreserved != b->u.claim.nreserved)
+	if (!x != !y || a->u.claim.nreserved != b->u.claim.nreserved ||
+	    !same_device_status(&a->u.claim, &b->u.claim))
+		return false;
+	if (x && (x->has_timestamp != y->has_timestamp || x->timestamp != y->timestamp))
 		return false;
 	if (x && x->nresults != y->nresults)
 		return false;
@@ -1931,26 +1964,71 @@ static bool same_status(const struct sx_dra_object *a, const struct sx_dra_objec
 	return true;
 }
 
-/* isSchedulableAfterClaimChange (the claim is matched by name: the hint
- * may not look claims up in the cache). */
+/* foreachPodResourceClaim for the hints: 1 when every claim of pod
+ * exists, is not being deleted and (generated from a template) is the
+ * pod's, *uses set when one of them has UID uid (may be NULL); 0 when one
+ * is not (the pod stays unschedulable); -1 when claims are not tracked by
+ * name here (explain, tests without a live cache): the caller falls back
+ * to matching by name. Reads the claims tracker (its own lock), not the
+ * cache. */
+static int pod_claims_ok(const struct dra_self *ds, const struct sx_pod *pod, const char *uid,
+			 bool *uses)
+{
+	char err[256];
+
+	for (uint32_t i = 0; i < pod->nresource_claims; i++) {
+		const struct sx_dra_object *c;
+		const char *name;
+		bool owner;
+		int known;
+
+		if (claim_name(pod, &pod->resource_claims[i], &name, &owner, err, sizeof(err)) < 0)
+			return 0;
+		if (!name)
+			continue;
+		known = sx_dra_claim_known(ds->claims, pod->meta.ns, name, &c);
+		if (known <= 0)
+			return known;
+		known = check_claim(pod, c, owner, err, sizeof(err));
+		if (uses && uid && c->meta.uid && strcmp(c->meta.uid, uid) == 0)
+			*uses = true;
+		sx_dra_unref(c);
+		if (known < 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* isSchedulableAfterClaimChange: the pod's claims must all be there; a
+ * deallocation may free devices for anyone; otherwise only the pod's own
+ * claims matter, created or with a changed status. Deletes are not
+ * registered (new_obj is never NULL from the queue). */
 static enum sx_hint hint_claim_dynamic_resources(void *self, const struct sx_pod *pod,
 						 const void *old_obj, const void *new_obj)
 {
 	const struct sx_object *o = old_obj, *n = new_obj;
 	const struct sx_dra_object *oc = o ? o->obj : NULL, *nc = n ? n->obj : NULL;
+	bool uses = false;
+	int ok;
 
 	if (!nc)
 		return SX_QUEUE;
+	ok = pod_claims_ok(self, pod, nc->meta.uid, &uses);
+	if (ok == 0)
+		return SX_QUEUE_SKIP;
+	if (ok < 0)
+		uses = pod_uses_claim(pod, nc);
 	if (oc && oc->u.claim.allocation && !nc->u.claim.allocation)
 		return SX_QUEUE; /* deallocated: devices became free */
-	if (!pod_uses_claim(pod, nc))
+	if (!uses)
 		return SX_QUEUE_SKIP;
 	if (!oc)
 		return SX_QUEUE;
 	return same_status(oc, nc) ? SX_QUEUE_SKIP : SX_QUEUE;
 }
 
-/* isSchedulableAfterPodChange */
+/* isSchedulableAfterPodChange: the pod itself, now with every claim it
+ * references existing (a generated claim's name landed in its status). */
 static enum sx_hint hint_pod_dynamic_resources(void *self, const struct sx_pod *pod,
 					       const void *old_obj, const void *new_obj)
 {
@@ -1958,17 +2036,28 @@ static enum sx_hint hint_pod_dynamic_resources(void *self, const struct sx_pod *
 	const char *name;
 	bool owner;
 	char err[256];
+	int ok;
 
+	(void)old_obj;
 	if (!np || !np->meta.uid || !pod->meta.uid || strcmp(np->meta.uid, pod->meta.uid) != 0)
 		return SX_QUEUE_SKIP;
+	ok = pod_claims_ok(self, np, NULL, NULL);
+	if (ok >= 0)
+		return ok ? SX_QUEUE : SX_QUEUE_SKIP;
 	for (uint32_t i = 0; i < np->nresource_claims; i++)
 		if (claim_name(np, &np->resource_claims[i], &name, &owner, err, sizeof(err)) < 0)
 			return SX_QUEUE_SKIP;
 	return SX_QUEUE;
 }
 
+/* EventsToRegister (dynamicresources.go): with queueing hints, nodes
+ * added or changing labels or allocatable (1.34 on: a device plugin's
+ * resource going away hands an extended resource to DRA); claims and the
+ * pod's generated claim through hints; every DeviceClass and ResourceSlice
+ * change. DeviceTaintRule changes come as ResourceSlice updates, as
+ * upstream's slice tracker reports them (scheduler.c, on_object). */
 static const struct sx_event_reg events_dynamic_resources[] = {
-	{SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_LABEL, NULL},
+	{SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_LABEL | SX_ACT_UPDATE_NODE_ALLOCATABLE, NULL},
 	{SX_RES_RESOURCE_CLAIM, SX_ACT_ADD | SX_ACT_UPDATE, hint_claim_dynamic_resources},
 	{SX_RES_POD, SX_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM, hint_pod_dynamic_resources},
 	{SX_RES_DEVICE_CLASS, SX_ACT_ADD | SX_ACT_UPDATE, NULL},

@@ -340,6 +340,14 @@ void sx_dra_claim_event(struct sx_dra_claims *m, const struct sx_dra_object *old
 /* -1 when not tracking; 0 absent; 1 present (*out: a new reference). */
 int sx_dra_claim_known(struct sx_dra_claims *m, sx_str ns, const char *name,
 		       const struct sx_dra_object **out);
+/* The DeviceClasses likewise (upstream's DeviceClassResolver, for the
+ * queueing hints of NodeResourcesFit, which may not take a snapshot). */
+void sx_dra_class_event(struct sx_dra_claims *m, const struct sx_dra_object *old_class,
+			const struct sx_dra_object *new_class);
+/* Does a DeviceClass serve extended resource `name` (explicitly, or as
+ * deviceclass.resource.kubernetes.io/<class>)? -1 when m is NULL or not
+ * tracking; 0 no; 1 yes. */
+int sx_dra_resource_backed(struct sx_dra_claims *m, const char *name);
 
 /* For explain (plugins/dynamic_resources.c): the pod's claims after a
  * cycle cs, each {"claim", "allocatedBefore", "allocation"} with the

@@ -32,7 +32,7 @@ def test_device_taints(tmp):
     DeviceTaintRule (maintenance:NoExecute), node-t3's only with effect None.
     An untolerating pod gets node-t3; one tolerating broken gets node-t1,
     with its toleration in the allocation result; a third one, tolerating
-    nothing, finds no device left it may use."""
+    nothing, finds no device left it may use, until the rule is deleted."""
     rule = {"kind": "DeviceTaintRule", "metadata": {"name": "maintenance"},
             "spec": {"deviceSelector": {"driver": DRIVER, "pool": "node-t2"},
                      "taint": {"key": "maintenance", "effect": "NoExecute"}}}
@@ -65,6 +65,14 @@ def test_device_taints(tmp):
         check(cond().startswith("0/3 nodes are available: 3 cannot allocate all claims."),
               "taints: FailedScheduling words %r" % cond())
         check(not bound(cl.api, "p-other"), "taints: third pod waits")
+        # The rule goes away: upstream's slice tracker reports node-t2's slice
+        # as updated, DynamicResources' ResourceSlice registration requeues
+        # the pod at once (not after the 5-minute flush of unschedulable pods).
+        cl.api.apply([{"op": "delete", "object": rule}])
+        check(wait_for(lambda: bound(cl.api, "p-other"), 15),
+              "taints: third pod bound once the DeviceTaintRule is deleted")
+        check(bound(cl.api, "p-other") == "node-t2", "taints: on the device the rule tainted: %r"
+              % bound(cl.api, "p-other"))
     finally:
         check(cl.stop() == 0, "taints: clean exit")
 
