@@ -49,6 +49,7 @@ struct fit_state {
 	uint64_t dra_backed;
 	bool prescored;
 	int64_t pod_reqs[SX_RA_MAX_RESOURCES]; /* per scoringStrategy.resources */
+	struct sx_ra_dra *dra;		       /* draPreScoreState (a reference), or NULL */
 };
 
 /* ---------- args ---------- */
@@ -205,6 +206,7 @@ static void destroy_node_resources_fit(void *self)
 		free(f->groups[i]);
 	free(f->groups);
 	free(f->ignored);
+	sx_ra_dra_destroy(&f->sc);
 	free(f);
 }
 
@@ -345,6 +347,10 @@ static void *init_node_resources_fit(const struct cJSON *args, struct sx_handle 
 		f->dra_extended = sx_feature_enabled(&ft, SX_FEATURE_DRA_EXTENDED_RESOURCE);
 		f->sc.no_sign = f->dra_extended;
 		f->dra = h ? h->dra : NULL;
+		if (sx_ra_dra_init(&f->sc, h) < 0) {
+			sx_error_set(err, SX_ENOMEM, "out of memory");
+			goto out_free;
+		}
 	}
 	return f;
 out_free:
@@ -362,6 +368,7 @@ static void state_free_node_resources_fit(void *state)
 	if (!s)
 		return;
 	free(s->scalar);
+	sx_ra_dra_unref(s->dra);
 	free(s);
 }
 
@@ -382,6 +389,7 @@ static void *state_clone_node_resources_fit(const void *state)
 		}
 		memcpy(c->scalar, s->scalar, s->nscalar * sizeof(*c->scalar));
 	}
+	sx_ra_dra_ref(c->dra);
 	return c;
 }
 
@@ -573,6 +581,10 @@ static struct sx_status *pre_score_node_resources_fit(void *self, struct sx_cycl
 	if (!s)
 		return sx_status_oom();
 	sx_ra_pod_requests(&f->sc, pod, s->pod_reqs);
+	sx_ra_dra_unref(s->dra);
+	s->dra = NULL;
+	if (sx_ra_dra_prescore(&f->sc, cs->snap, &s->dra) < 0)
+		return sx_status_oom();
 	s->prescored = true;
 	return NULL;
 }
@@ -586,12 +598,22 @@ static struct sx_status *score_node_resources_fit(void *self, const struct sx_cy
 	int64_t local[SX_RA_MAX_RESOURCES];
 	const int64_t *reqs = local;
 
-	/* Without PreScore (as upstream) the request vector is computed here. */
-	if (s && s->prescored)
+	struct sx_ra_dra *dra = NULL;
+	int rc;
+
+	/* Without PreScore (as upstream) the request vector and the DRA
+	 * state are computed here. */
+	if (s && s->prescored) {
 		reqs = s->pod_reqs;
-	else
+		dra = sx_ra_dra_ref(s->dra);
+	} else {
 		sx_ra_pod_requests(&f->sc, pod, local);
-	if (sx_ra_score(&f->sc, ni, reqs, score) < 0)
+		if (sx_ra_dra_prescore(&f->sc, cs->snap, &dra) < 0)
+			return sx_status_oom();
+	}
+	rc = sx_ra_score(&f->sc, ni, reqs, dra, score);
+	sx_ra_dra_unref(dra);
+	if (rc < 0)
 		return sx_status_new(SX_ERROR, "resources not found");
 	return NULL;
 }

@@ -379,6 +379,18 @@ void sx_dra_qty_string(struct sx_dra_qty q, char *buf, size_t len);
  * or NULL. */
 const struct sx_dra_object *sx_dra_class_for_resource(const struct sx_snapshot *snap,
 						      const char *name);
+/* How many devices of class cls serve node (*capacity) and how many of
+ * them are in use in a or a2 (*allocated; either may be NULL): every
+ * ResourceSlice of ix, whatever its pool's generation, filtered by node
+ * (nodeName, allNodes, nodeSelector; per device with
+ * perDeviceNodeSelection) and by the class's selectors (upstream
+ * noderesources resource_allocation.go calculateDRAResourceTotals, the
+ * scorers' view of an extended resource backed by DRA). 0, or -1 when a
+ * selector fails to evaluate (both counts 0). Thread-safe. */
+int sx_dra_class_devices(const struct sx_dra_index *ix, const struct sx_dra_allocated *a,
+			 const struct sx_dra_allocated *a2, const struct sx_node *node,
+			 const struct sx_dra_object *cls, sx_dra_match_fn match, void *mctx,
+			 int64_t *capacity, int64_t *allocated);
 /* The special ResourceClaim (generateName, pod owner, annotation, one
  * request per container and resource) for pod's extended resources
  * res[0..n), served by the classes named cls[0..n), without name and uid;
