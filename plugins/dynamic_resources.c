@@ -5,7 +5,12 @@
  * others allocatable there (PreFilter/Filter); Reserve holds the
  * allocation in flight, PreBind writes status.allocation and
  * status.reservedFor, PostFilter deallocates a claim reserved for no pod.
- * Device selectors are CEL programs from a compile cache. */
+ * Device selectors are CEL programs from a compile cache. With
+ * DRADeviceBindingConditions, PreBind then waits on a bind worker for the
+ * devices' binding conditions (wait_binding_conditions: every 5 s as
+ * upstream, at once when a claim changes in the live cache; it ends at
+ * once on shutdown or cancellation, through the instance's waiter,
+ * handle_waiter.h). */
 #include <cjson/cJSON.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -27,6 +32,7 @@
 #include "schedext/selector.h"
 #include "resource_allocation.h"
 #include "dra_match.h"
+#include "handle_waiter.h"
 #include "slots.h"
 
 #define NAME		 "DynamicResources"
@@ -54,6 +60,9 @@ struct dra_self {
 	struct sx_handle *handle;	  /* the profile's (may be NULL: no API client) */
 	struct sx_dra_claims *claims;	  /* the handle's tracker, or own_claims */
 	struct sx_dra_claims *own_claims; /* without a shared tracker (tests); owned */
+	/* PreBind's wait for binding conditions, woken by claim changes, the
+	 * environment going away and cancellation (handle_waiter.h); owned */
+	struct sx_waiter *waiter;
 	/* The profile's gates (sx_handle_features). */
 	struct sx_dra_features features;
 	bool taint_rules; /* DRADeviceTaintRules */
@@ -240,7 +249,9 @@ static void *init_dynamic_resources(const struct cJSON *args, struct sx_handle *
 	read_gates(s, h);
 	/* upstream: cel.NewCache(10, cel.Features{EnableConsumableCapacity}) */
 	s->cel = sx_cel_cache_new_features(10, s->features.consumable);
-	if (!s->cel || !s->claims) {
+	s->waiter = sx_waiter_new(h, 1ull << SX_KIND_RESOURCE_CLAIM);
+	if (!s->cel || !s->claims || !s->waiter) {
+		sx_waiter_free(s->waiter);
 		sx_cel_cache_free(s->cel);
 		sx_dra_claims_free(s->own_claims);
 		free(s);
@@ -256,6 +267,7 @@ static void destroy_dynamic_resources(void *self)
 
 	if (!s)
 		return;
+	sx_waiter_free(s->waiter);
 	sx_cel_cache_free(s->cel);
 	sx_dra_claims_free(s->own_claims);
 	free(s);
@@ -1473,17 +1485,73 @@ static void binding_metrics(struct dra_self *ds, const struct dra_state *s, cons
 	}
 }
 
+#define BINDING_POLL_NS 5000000000ull /* upstream BindingConditionPollInterval */
+
+/* Did one of the claims with binding conditions change in the live cache
+ * since *seen (references, updated)? A driver's status write then is
+ * worth reading at once rather than at the next poll. */
+static bool claims_changed(struct dra_self *ds, const struct dra_state *s,
+			   const struct sx_dra_object **seen)
+{
+	bool changed = false;
+
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct sx_dra_object *c = s->c[i].claim, *now = NULL;
+
+		if (!claim_has_binding_conditions(c) ||
+		    sx_dra_claim_known(ds->claims, c->meta.ns, c->meta.name, &now) <= 0)
+			continue;
+		if (now != seen[i]) {
+			changed |= seen[i] != NULL;
+			sx_dra_unref(seen[i]);
+			seen[i] = now;
+		} else {
+			sx_dra_unref(now);
+		}
+	}
+	return changed;
+}
+
+/* isPodReadyForBinding: reads each claim with binding conditions again
+ * through the API; 1 ready, 0 not yet, -1 failed (msg set). */
+static int read_ready(struct sx_kube *kube, struct dra_state *s, char *msg, size_t len)
+{
+	int ready = 1;
+
+	for (uint32_t i = 0; ready == 1 && i < s->n; i++) {
+		struct sx_dra_object *fresh = NULL;
+		const struct sx_dra_object *c = s->c[i].claim;
+
+		if (!claim_has_binding_conditions(c))
+			continue;
+		if (sx_dra_get_claim(kube, sx_str_get(c->meta.ns), c->meta.name, &fresh, msg, len) <
+		    0)
+			return -2;
+		sx_dra_unref(s->c[i].claim); /* Unreserve works with the claim read */
+		s->c[i].claim = fresh;
+		ready = claim_ready(fresh, msg, len);
+	}
+	return ready;
+}
+
 /* PreBind's wait (upstream PreBind: wait.PollUntilContextTimeout every 5s,
  * at once first, up to bindingTimeout; isPodReadyForBinding reads each
- * claim again). An Error status sends the pod back to the queue. */
+ * claim again). Also read at once when one of the claims changes in the
+ * live cache. The wait ends at once, "context canceled", when the
+ * scheduler stops (the cache is detached) or preemption cancels the
+ * PreBind (upstream: PreBind's context is cancelled). An Error status
+ * sends the pod back to the queue. */
 static struct sx_status *wait_binding_conditions(struct dra_self *ds, struct sx_kube *kube,
-						 struct dra_state *s, const struct sx_pod *pod,
-						 sx_str node)
+						 struct sx_cycle_state *cs, struct dra_state *s,
+						 const struct sx_pod *pod, sx_str node)
 {
 	/* 10 minutes when no configuration gave one (the plugin built alone) */
-	uint64_t start = sx_now_ns(),
+	uint64_t start = sx_waiter_now_ns(),
 		 deadline = start + (ds->binding_timeout_ns ? ds->binding_timeout_ns
-							    : 600ull * 1000000000ull);
+							    : 600ull * 1000000000ull),
+		 gen = sx_waiter_gen(ds->waiter), next_poll = start;
+	const struct sx_dra_object **seen;
+	struct sx_status *st = NULL;
 	bool need = false;
 	char msg[512];
 
@@ -1491,50 +1559,47 @@ static struct sx_status *wait_binding_conditions(struct dra_self *ds, struct sx_
 		need |= claim_has_binding_conditions(s->c[i].claim);
 	if (!need)
 		return NULL;
+	seen = calloc(s->n, sizeof(*seen));
+	if (!seen)
+		return sx_status_oom();
+	claims_changed(ds, s, seen);
 	sx_log(2,
 	       "DynamicResources: waiting for binding conditions for device on node %s (pod %s/%s)",
 	       sx_str_get(node), sx_str_get(pod->meta.ns), pod->meta.name);
-	for (;;) {
-		uint64_t now;
-		int ready = 1;
+	while (!st) {
+		uint64_t now = sx_waiter_now_ns();
+		int ready;
 
-		for (uint32_t i = 0; ready == 1 && i < s->n; i++) {
-			struct sx_dra_object *fresh = NULL;
-			const struct sx_dra_object *c = s->c[i].claim;
-
-			if (!claim_has_binding_conditions(c))
-				continue;
-			if (sx_dra_get_claim(kube, sx_str_get(c->meta.ns), c->meta.name, &fresh,
-					     msg, sizeof(msg)) < 0) {
-				binding_metrics(ds, s, "failure", (sx_now_ns() - start) / 1e9);
-				return sx_status_new(SX_ERROR, "%s", msg);
+		if (now >= next_poll) {
+			ready = read_ready(kube, s, msg, sizeof(msg));
+			now = sx_waiter_now_ns();
+			next_poll = now + BINDING_POLL_NS;
+			if (ready == 1) {
+				binding_metrics(ds, s, "success", (now - start) / 1e9);
+				break;
 			}
-			sx_dra_unref(s->c[i].claim); /* Unreserve works with the claim read */
-			s->c[i].claim = fresh;
-			ready = claim_ready(fresh, msg, sizeof(msg));
-		}
-		now = sx_now_ns();
-		if (ready == 1) {
-			binding_metrics(ds, s, "success", (now - start) / 1e9);
-			return NULL;
-		}
-		if (ready < 0) {
-			binding_metrics(ds, s, "failure", (now - start) / 1e9);
-			return sx_status_new(SX_ERROR, "%s", msg);
+			if (ready < 0) {
+				binding_metrics(ds, s, "failure", (now - start) / 1e9);
+				st = sx_status_new(SX_ERROR, "%s", msg);
+				break;
+			}
 		}
 		if (now >= deadline) {
 			binding_metrics(ds, s, "timeout", (now - start) / 1e9);
-			return sx_status_new(SX_ERROR, "device binding timeout");
+			st = sx_status_new(SX_ERROR, "device binding timeout");
+			break;
 		}
-		{
-			uint64_t wait =
-				deadline - now < 5000000000ull ? deadline - now : 5000000000ull;
-			struct timespec ts = {(time_t)(wait / 1000000000ull),
-					      (long)(wait % 1000000000ull)};
-
-			nanosleep(&ts, NULL);
-		}
+		if (!sx_waiter_wait(ds->waiter, &gen, next_poll < deadline ? next_poll : deadline,
+				    NULL) ||
+		    atomic_load(&cs->pre_bind_cancelled))
+			st = sx_status_new(SX_ERROR, "context canceled");
+		else if (claims_changed(ds, s, seen))
+			next_poll = 0;
 	}
+	for (uint32_t i = 0; i < s->n; i++)
+		sx_dra_unref(seen[i]);
+	free(seen);
+	return st;
 }
 
 /* upstream DynamicResources.PreBindPreFlight: Skip when the pod has no
@@ -1577,7 +1642,7 @@ static struct sx_status *pre_bind_dynamic_resources(void *self, struct sx_cycle_
 	if (s && !st && s->ext_mask && kube)
 		st = bind_extended(ds, kube, s, pod);
 	if (s && !st && kube && ds->features.binding)
-		st = wait_binding_conditions(ds, kube, s, pod, node);
+		st = wait_binding_conditions(ds, kube, cs, s, pod, node);
 	return st;
 }
 

@@ -20,7 +20,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sxtest import FakeApi, Serve, check, http, run_tests, write_kubeconfig  # noqa: E402
 from test_dra import (DRIVER, Cluster, bound, claim, dclass, device, get, node, pod,  # noqa: E402
-                      request, results, rslice, sched_condition, state, wait_for, NS)
+                      request, reserved, results, rslice, sched_condition, state, wait_for, NS)
 
 
 def tainted(dev, key, effect):
@@ -342,10 +342,38 @@ def test_binding_failed_deallocated(tmp):
         check(cl.stop() == 0, "bfail: clean exit")
 
 
+def test_binding_wait_shutdown(tmp):
+    """A pod waits in PreBind for its device's binding condition, with the
+    default bindingTimeout (10 minutes). The scheduler is stopped meanwhile:
+    the wait ends at once ("context canceled"), the binding is given up
+    (not bound) and schedext exits 0 within the 20 s stop() allows (before,
+    the bind worker slept on until the timeout and the process was killed)."""
+    api = FakeApi(tmp)
+    kc = os.path.join(tmp, "kubeconfig-bw")
+    write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port)
+    dev = dict(device("gpu-0"), bindingConditions=["Attached"], bindingFailureConditions=["AttachFailed"])
+    api.apply([{"op": "create", "object": o} for o in [
+        {"kind": "Namespace", "metadata": {"name": NS}}, node("node-w1"), dclass("gpu"),
+        rslice("node-w1", dev), claim("bw", request("gpu", "gpu"))]])
+    sx = Serve(tmp, kc, "sx-bw", "--standalone", "-v=2")
+    try:
+        api.apply([{"op": "create", "object": pod("w-0", ("gpu", {"resourceClaimName": "bw"}))}])
+        waiting = lambda: "w-0" in reserved(get(api, "resourceclaims", "bw"))
+        check(wait_for(waiting, 20), "bwait: claim reserved, PreBind waiting")
+        check(wait_for(lambda: "waiting for binding conditions" in open(sx.logpath).read(), 10),
+              "bwait: the wait started")
+    finally:
+        rc = sx.stop()
+        check(rc == 0, "bwait: clean exit while waiting (rc %r)" % rc)
+        check(not bound(api, "w-0"), "bwait: not bound")
+        api.stop()
+
+
 def main():
     return run_tests("test_dra_devices.py", (test_device_taints, test_partitioned_gpu, test_stale_extended_claim,
                                              test_shared_by_capacity, test_extended_resource,
-                                             test_binding_conditions, test_binding_failed_deallocated))
+                                             test_binding_conditions, test_binding_failed_deallocated,
+                                             test_binding_wait_shutdown))
 
 
 if __name__ == "__main__":
