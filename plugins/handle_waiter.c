@@ -91,11 +91,9 @@ uint64_t sx_waiter_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-bool sx_waiter_wait(struct sx_waiter *w, uint64_t *gen, uint64_t until_ns,
-		    struct sx_cache **cache)
+bool sx_waiter_wait(struct sx_waiter *w, uint64_t *gen, uint64_t until_ns, struct sx_cache **cache)
 {
-	struct timespec ts = {(time_t)(until_ns / 1000000000ull),
-			      (long)(until_ns % 1000000000ull)};
+	struct timespec ts = {(time_t)(until_ns / 1000000000ull), (long)(until_ns % 1000000000ull)};
 	struct sx_handle_env env;
 
 	pthread_mutex_lock(&w->mu);

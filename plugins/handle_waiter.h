@@ -30,7 +30,6 @@ uint64_t sx_waiter_now_ns(void);
  * to the current count and *cache (may be NULL) to the handle's live
  * cache. false when the cache is gone (the scheduler is stopping, or no
  * environment). */
-bool sx_waiter_wait(struct sx_waiter *w, uint64_t *gen, uint64_t until_ns,
-		    struct sx_cache **cache);
+bool sx_waiter_wait(struct sx_waiter *w, uint64_t *gen, uint64_t until_ns, struct sx_cache **cache);
 
 #endif /* SCHEDEXT_PLUGINS_HANDLE_WAITER_H */

@@ -171,11 +171,10 @@ static struct sx_status *score_node_resources_balanced_allocation(void *self,
 		sx_ra_pod_requests(sc, pod, local);
 		if (sx_ra_dra_prescore(sc, cs->snap, &dra) < 0)
 			return sx_status_oom();
-	} else {
-		dra = sx_ra_dra_ref(s->dra);
 	}
-	rc = sx_ra_score(sc, ni, s ? s->pod_reqs : local, dra, score);
-	sx_ra_dra_unref(dra);
+	rc = sx_ra_score(sc, ni, s ? s->pod_reqs : local, s ? s->dra : dra, score);
+	if (dra)
+		sx_ra_dra_unref(dra);
 	if (rc < 0)
 		return sx_status_new(SX_ERROR, "resources not found");
 	return NULL;

@@ -605,14 +605,14 @@ static struct sx_status *score_node_resources_fit(void *self, const struct sx_cy
 	 * state are computed here. */
 	if (s && s->prescored) {
 		reqs = s->pod_reqs;
-		dra = sx_ra_dra_ref(s->dra);
 	} else {
 		sx_ra_pod_requests(&f->sc, pod, local);
 		if (sx_ra_dra_prescore(&f->sc, cs->snap, &dra) < 0)
 			return sx_status_oom();
 	}
-	rc = sx_ra_score(&f->sc, ni, reqs, dra, score);
-	sx_ra_dra_unref(dra);
+	rc = sx_ra_score(&f->sc, ni, reqs, s && s->prescored ? s->dra : dra, score);
+	if (dra)
+		sx_ra_dra_unref(dra);
 	if (rc < 0)
 		return sx_status_new(SX_ERROR, "resources not found");
 	return NULL;

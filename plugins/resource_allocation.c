@@ -242,8 +242,9 @@ static int64_t node_requested(const struct sx_ra_scorer *sc, uint32_t i,
 /* The DRA side of resource i on ni (calculateDRAExtendedResourceAllocatableRequest):
  * devices of the serving class on the node and how many are in use;
  * (0, 0) when no class serves it or a selector fails. */
-static void dra_alloc_req(const struct sx_ra_dra *dra, uint32_t i, const struct sx_node *node,
-			  int64_t *capacity, int64_t *allocated)
+__attribute__((noinline)) static void dra_alloc_req(const struct sx_ra_dra *dra, uint32_t i,
+						    const struct sx_node *node, int64_t *capacity,
+						    int64_t *allocated)
 {
 	*capacity = 0;
 	*allocated = 0;
@@ -258,9 +259,12 @@ static void dra_alloc_req(const struct sx_ra_dra *dra, uint32_t i, const struct 
 
 /* (allocatable, requested-including-pod) of resource i on ni; (0, 0) means
  * "not scored" (upstream calculateResourceAllocatableRequest). The node's
- * requested amount without the pod is *req - pod_req when *alloc != 0. */
-void sx_ra_alloc_request(const struct sx_ra_scorer *sc, uint32_t i, const struct sx_node_info *ni,
-			 int64_t pod_req, const struct sx_ra_dra *dra, int64_t *alloc, int64_t *req)
+ * requested amount without the pod is *req - pod_req when *alloc != 0.
+ * Static so that sx_ra_score's loop inlines it (a call per node and
+ * resource showed in perf-check); sx_ra_alloc_request exports it. */
+static inline void node_alloc_req(const struct sx_ra_scorer *sc, uint32_t i,
+				  const struct sx_node_info *ni, int64_t pod_req,
+				  const struct sx_ra_dra *dra, int64_t *alloc, int64_t *req)
 {
 	const struct sx_resources *al = &ni->node->allocatable;
 	bool exists;
@@ -305,6 +309,12 @@ void sx_ra_alloc_request(const struct sx_ra_scorer *sc, uint32_t i, const struct
 	default:
 		return;
 	}
+}
+
+void sx_ra_alloc_request(const struct sx_ra_scorer *sc, uint32_t i, const struct sx_node_info *ni,
+			 int64_t pod_req, const struct sx_ra_dra *dra, int64_t *alloc, int64_t *req)
+{
+	node_alloc_req(sc, i, ni, pod_req, dra, alloc, req);
 }
 
 /* x * 100 / d for x >= 0, d > 0, exact: in 64 bits when x * 100 cannot
@@ -433,7 +443,7 @@ int64_t sx_ra_balance_change(int64_t with_pod, int64_t without_pod)
 int sx_ra_score(const struct sx_ra_scorer *sc, const struct sx_node_info *ni,
 		const int64_t *pod_reqs, const struct sx_ra_dra *dra, int64_t *score)
 {
-	/* Not zero-initialised: sx_ra_alloc_request sets entries [0, nresources),
+	/* Not zero-initialised: node_alloc_req sets entries [0, nresources),
 	 * the only ones read, and clearing 1 KiB per node per plugin showed up
 	 * as the top cost of scoring. */
 	int64_t requested[SX_RA_MAX_RESOURCES], allocatable[SX_RA_MAX_RESOURCES];
@@ -444,19 +454,19 @@ int sx_ra_score(const struct sx_ra_scorer *sc, const struct sx_node_info *ni,
 	if (ni->node == NULL)
 		return 0;
 	for (uint32_t i = 0; i < sc->nresources; i++)
-		sx_ra_alloc_request(sc, i, ni, pod_reqs[i], dra, &allocatable[i], &requested[i]);
+		node_alloc_req(sc, i, ni, pod_reqs[i], dra, &allocatable[i], &requested[i]);
 	if (sc->strategy == SX_RA_BALANCED && sc->balance_change) {
 		int64_t allocated[SX_RA_MAX_RESOURCES];
 
 		/* The node without the pod: the same resources, the pod's
 		 * request taken back out (what it was before add_sat). */
 		for (uint32_t i = 0; i < sc->nresources; i++)
-			allocated[i] = !allocatable[i] ? 0
-				       : dra && dra->cls[i] && sc->kind[i] == RA_SCALAR &&
-						       !scalar_get(&ni->node->allocatable,
-								   sc->resources[i].name, NULL)
-					       ? requested[i] - pod_reqs[i] /* the devices in use */
-					       : node_requested(sc, i, ni);
+			allocated[i] = allocatable[i] ? node_requested(sc, i, ni) : 0;
+		/* a resource scored by its DRA devices: the devices in use */
+		for (uint32_t i = 0; dra && i < sc->nresources; i++)
+			if (allocatable[i] && dra->cls[i] && sc->kind[i] == RA_SCALAR &&
+			    !scalar_get(&ni->node->allocatable, sc->resources[i].name, NULL))
+				allocated[i] = requested[i] - pod_reqs[i];
 		*score =
 			sx_ra_balance_change(sx_ra_balance(requested, allocatable, sc->nresources),
 					     sx_ra_balance(allocated, allocatable, sc->nresources));
