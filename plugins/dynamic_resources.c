@@ -5,7 +5,12 @@
  * others allocatable there (PreFilter/Filter); Reserve holds the
  * allocation in flight, PreBind writes status.allocation and
  * status.reservedFor, PostFilter deallocates a claim reserved for no pod.
- * Device selectors are CEL programs from a compile cache. */
+ * Device selectors are CEL programs from a compile cache. With
+ * DRADeviceBindingConditions, PreBind then waits on a bind worker for the
+ * devices' binding conditions (wait_binding_conditions: every 5 s as
+ * upstream, at once when a claim changes in the live cache; it ends at
+ * once on shutdown or cancellation, through the instance's waiter,
+ * handle_waiter.h). */
 #include <cjson/cJSON.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -26,6 +31,8 @@
 #include "schedext/plugin_args.h"
 #include "schedext/selector.h"
 #include "resource_allocation.h"
+#include "dra_match.h"
+#include "handle_waiter.h"
 #include "slots.h"
 
 #define NAME		 "DynamicResources"
@@ -53,6 +60,9 @@ struct dra_self {
 	struct sx_handle *handle;	  /* the profile's (may be NULL: no API client) */
 	struct sx_dra_claims *claims;	  /* the handle's tracker, or own_claims */
 	struct sx_dra_claims *own_claims; /* without a shared tracker (tests); owned */
+	/* PreBind's wait for binding conditions, woken by claim changes, the
+	 * environment going away and cancellation (handle_waiter.h); owned */
+	struct sx_waiter *waiter;
 	/* The profile's gates (sx_handle_features). */
 	struct sx_dra_features features;
 	bool taint_rules; /* DRADeviceTaintRules */
@@ -239,7 +249,9 @@ static void *init_dynamic_resources(const struct cJSON *args, struct sx_handle *
 	read_gates(s, h);
 	/* upstream: cel.NewCache(10, cel.Features{EnableConsumableCapacity}) */
 	s->cel = sx_cel_cache_new_features(10, s->features.consumable);
-	if (!s->cel || !s->claims) {
+	s->waiter = sx_waiter_new(h, 1ull << SX_KIND_RESOURCE_CLAIM);
+	if (!s->cel || !s->claims || !s->waiter) {
+		sx_waiter_free(s->waiter);
 		sx_cel_cache_free(s->cel);
 		sx_dra_claims_free(s->own_claims);
 		free(s);
@@ -255,6 +267,7 @@ static void destroy_dynamic_resources(void *self)
 
 	if (!s)
 		return;
+	sx_waiter_free(s->waiter);
 	sx_cel_cache_free(s->cel);
 	sx_dra_claims_free(s->own_claims);
 	free(s);
@@ -278,30 +291,9 @@ static void write_args_dynamic_resources(const void *self, struct sx_jw *w)
 static int match_cel(void *ctx, const char *expr, sx_str driver, sx_str pool,
 		     const struct sx_dra_device *dev, char *err, size_t errlen)
 {
-	struct dra_self *s = ctx;
-	struct sx_cel_attr attrs[64];
-	struct sx_cel_capacity caps[64];
-	struct sx_cel_device d = {sx_str_get(driver), attrs, 0, caps, 0, dev->allow_multiple};
-	struct sx_cel_program *p = sx_cel_cache_get(s->cel, expr, strlen(expr), err, errlen);
-	bool result = false;
-	int rc;
+	const struct dra_self *s = ctx;
 
-	(void)pool;
-	if (!p)
-		return SX_DRA_COMPILE_ERROR;
-	for (uint32_t i = 0; i < dev->nattrs && i < 64; i++) {
-		const struct sx_dra_attr *a = &dev->attrs[i];
-
-		attrs[d.n_attrs++] = (struct sx_cel_attr){a->name, (enum sx_cel_attr_type)a->type,
-							  a->i, a->b, a->s};
-	}
-	for (uint32_t i = 0; i < dev->ncaps && i < 64; i++)
-		caps[d.n_caps++] = (struct sx_cel_capacity){dev->caps[i].name, dev->caps[i].value};
-	rc = sx_cel_eval_device(p, &d, &result, NULL, err, errlen);
-	sx_cel_program_unref(p);
-	if (rc < 0)
-		return SX_DRA_RUNTIME_ERROR;
-	return result ? SX_DRA_MATCH : SX_DRA_NO_MATCH;
+	return sx_dra_cel_match(s->cel, expr, driver, pool, dev, err, errlen);
 }
 
 /* ---------- claims of a pod ---------- */
@@ -1518,17 +1510,73 @@ static void binding_metrics(struct dra_self *ds, const struct dra_state *s, cons
 	}
 }
 
+#define BINDING_POLL_NS 5000000000ull /* upstream BindingConditionPollInterval */
+
+/* Did one of the claims with binding conditions change in the live cache
+ * since *seen (references, updated)? A driver's status write then is
+ * worth reading at once rather than at the next poll. */
+static bool claims_changed(struct dra_self *ds, const struct dra_state *s,
+			   const struct sx_dra_object **seen)
+{
+	bool changed = false;
+
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct sx_dra_object *c = s->c[i].claim, *now = NULL;
+
+		if (!claim_has_binding_conditions(c) ||
+		    sx_dra_claim_known(ds->claims, c->meta.ns, c->meta.name, &now) <= 0)
+			continue;
+		if (now != seen[i]) {
+			changed |= seen[i] != NULL;
+			sx_dra_unref(seen[i]);
+			seen[i] = now;
+		} else {
+			sx_dra_unref(now);
+		}
+	}
+	return changed;
+}
+
+/* isPodReadyForBinding: reads each claim with binding conditions again
+ * through the API; 1 ready, 0 not yet, -1 failed (msg set). */
+static int read_ready(struct sx_kube *kube, struct dra_state *s, char *msg, size_t len)
+{
+	int ready = 1;
+
+	for (uint32_t i = 0; ready == 1 && i < s->n; i++) {
+		struct sx_dra_object *fresh = NULL;
+		const struct sx_dra_object *c = s->c[i].claim;
+
+		if (!claim_has_binding_conditions(c))
+			continue;
+		if (sx_dra_get_claim(kube, sx_str_get(c->meta.ns), c->meta.name, &fresh, msg, len) <
+		    0)
+			return -2;
+		sx_dra_unref(s->c[i].claim); /* Unreserve works with the claim read */
+		s->c[i].claim = fresh;
+		ready = claim_ready(fresh, msg, len);
+	}
+	return ready;
+}
+
 /* PreBind's wait (upstream PreBind: wait.PollUntilContextTimeout every 5s,
  * at once first, up to bindingTimeout; isPodReadyForBinding reads each
- * claim again). An Error status sends the pod back to the queue. */
+ * claim again). Also read at once when one of the claims changes in the
+ * live cache. The wait ends at once, "context canceled", when the
+ * scheduler stops (the cache is detached) or preemption cancels the
+ * PreBind (upstream: PreBind's context is cancelled). An Error status
+ * sends the pod back to the queue. */
 static struct sx_status *wait_binding_conditions(struct dra_self *ds, struct sx_kube *kube,
-						 struct dra_state *s, const struct sx_pod *pod,
-						 sx_str node)
+						 struct sx_cycle_state *cs, struct dra_state *s,
+						 const struct sx_pod *pod, sx_str node)
 {
 	/* 10 minutes when no configuration gave one (the plugin built alone) */
-	uint64_t start = sx_now_ns(),
+	uint64_t start = sx_waiter_now_ns(),
 		 deadline = start + (ds->binding_timeout_ns ? ds->binding_timeout_ns
-							    : 600ull * 1000000000ull);
+							    : 600ull * 1000000000ull),
+		 gen = sx_waiter_gen(ds->waiter), next_poll = start;
+	const struct sx_dra_object **seen;
+	struct sx_status *st = NULL;
 	bool need = false;
 	char msg[512];
 
@@ -1536,50 +1584,47 @@ static struct sx_status *wait_binding_conditions(struct dra_self *ds, struct sx_
 		need |= claim_has_binding_conditions(s->c[i].claim);
 	if (!need)
 		return NULL;
+	seen = calloc(s->n, sizeof(*seen));
+	if (!seen)
+		return sx_status_oom();
+	claims_changed(ds, s, seen);
 	sx_log(2,
 	       "DynamicResources: waiting for binding conditions for device on node %s (pod %s/%s)",
 	       sx_str_get(node), sx_str_get(pod->meta.ns), pod->meta.name);
-	for (;;) {
-		uint64_t now;
-		int ready = 1;
+	while (!st) {
+		uint64_t now = sx_waiter_now_ns();
+		int ready;
 
-		for (uint32_t i = 0; ready == 1 && i < s->n; i++) {
-			struct sx_dra_object *fresh = NULL;
-			const struct sx_dra_object *c = s->c[i].claim;
-
-			if (!claim_has_binding_conditions(c))
-				continue;
-			if (sx_dra_get_claim(kube, sx_str_get(c->meta.ns), c->meta.name, &fresh,
-					     msg, sizeof(msg)) < 0) {
-				binding_metrics(ds, s, "failure", (sx_now_ns() - start) / 1e9);
-				return sx_status_new(SX_ERROR, "%s", msg);
+		if (now >= next_poll) {
+			ready = read_ready(kube, s, msg, sizeof(msg));
+			now = sx_waiter_now_ns();
+			next_poll = now + BINDING_POLL_NS;
+			if (ready == 1) {
+				binding_metrics(ds, s, "success", (now - start) / 1e9);
+				break;
 			}
-			sx_dra_unref(s->c[i].claim); /* Unreserve works with the claim read */
-			s->c[i].claim = fresh;
-			ready = claim_ready(fresh, msg, sizeof(msg));
-		}
-		now = sx_now_ns();
-		if (ready == 1) {
-			binding_metrics(ds, s, "success", (now - start) / 1e9);
-			return NULL;
-		}
-		if (ready < 0) {
-			binding_metrics(ds, s, "failure", (now - start) / 1e9);
-			return sx_status_new(SX_ERROR, "%s", msg);
+			if (ready < 0) {
+				binding_metrics(ds, s, "failure", (now - start) / 1e9);
+				st = sx_status_new(SX_ERROR, "%s", msg);
+				break;
+			}
 		}
 		if (now >= deadline) {
 			binding_metrics(ds, s, "timeout", (now - start) / 1e9);
-			return sx_status_new(SX_ERROR, "device binding timeout");
+			st = sx_status_new(SX_ERROR, "device binding timeout");
+			break;
 		}
-		{
-			uint64_t wait =
-				deadline - now < 5000000000ull ? deadline - now : 5000000000ull;
-			struct timespec ts = {(time_t)(wait / 1000000000ull),
-					      (long)(wait % 1000000000ull)};
-
-			nanosleep(&ts, NULL);
-		}
+		if (!sx_waiter_wait(ds->waiter, &gen, next_poll < deadline ? next_poll : deadline,
+				    NULL) ||
+		    atomic_load(&cs->pre_bind_cancelled))
+			st = sx_status_new(SX_ERROR, "context canceled");
+		else if (claims_changed(ds, s, seen))
+			next_poll = 0;
 	}
+	for (uint32_t i = 0; i < s->n; i++)
+		sx_dra_unref(seen[i]);
+	free(seen);
+	return st;
 }
 
 /* upstream DynamicResources.PreBindPreFlight: Skip when the pod has no
@@ -1622,7 +1667,7 @@ static struct sx_status *pre_bind_dynamic_resources(void *self, struct sx_cycle_
 	if (s && !st && s->ext_mask && kube)
 		st = bind_extended(ds, kube, s, pod);
 	if (s && !st && kube && ds->features.binding)
-		st = wait_binding_conditions(ds, kube, s, pod, node);
+		st = wait_binding_conditions(ds, kube, cs, s, pod, node);
 	return st;
 }
 
@@ -1937,11 +1982,44 @@ static bool pod_uses_claim(const struct sx_pod *pod, const struct sx_dra_object 
 	return false;
 }
 
+static bool same_str(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* status.devices equal: the same devices with the same conditions (type,
+ * status, reason, message) in the same order. */
+static bool same_device_status(const struct sx_dra_claim *a, const struct sx_dra_claim *b)
+{
+	if (a->ndevice_status != b->ndevice_status)
+		return false;
+	for (uint32_t i = 0; i < a->ndevice_status; i++) {
+		const struct sx_dra_device_status *x = &a->device_status[i],
+						  *y = &b->device_status[i];
+
+		if (x->driver != y->driver || x->pool != y->pool || x->device != y->device ||
+		    x->nconds != y->nconds)
+			return false;
+		for (uint32_t j = 0; j < x->nconds; j++)
+			if (!same_str(x->conds[j].type, y->conds[j].type) ||
+			    x->conds[j].is_true != y->conds[j].is_true ||
+			    !same_str(x->conds[j].reason, y->conds[j].reason) ||
+			    !same_str(x->conds[j].message, y->conds[j].message))
+				return false;
+	}
+	return true;
+}
+
+/* apiequality.Semantic.DeepEqual of the two statuses, on what the model
+ * keeps: allocation (results, timestamp), reservedFor, devices. */
 static bool same_status(const struct sx_dra_object *a, const struct sx_dra_object *b)
 {
 	const struct sx_dra_allocation *x = a->u.claim.allocation, *y = b->u.claim.allocation;
 
-	if (!x != !y || a->u.claim.nreserved != b->u.claim.nreserved)
+	if (!x != !y || a->u.claim.nreserved != b->u.claim.nreserved ||
+	    !same_device_status(&a->u.claim, &b->u.claim))
+		return false;
+	if (x && (x->has_timestamp != y->has_timestamp || x->timestamp != y->timestamp))
 		return false;
 	if (x && x->nresults != y->nresults)
 		return false;
@@ -1956,26 +2034,71 @@ static bool same_status(const struct sx_dra_object *a, const struct sx_dra_objec
 	return true;
 }
 
-/* isSchedulableAfterClaimChange (the claim is matched by name: the hint
- * may not look claims up in the cache). */
+/* foreachPodResourceClaim for the hints: 1 when every claim of pod
+ * exists, is not being deleted and (generated from a template) is the
+ * pod's, *uses set when one of them has UID uid (may be NULL); 0 when one
+ * is not (the pod stays unschedulable); -1 when claims are not tracked by
+ * name here (explain, tests without a live cache): the caller falls back
+ * to matching by name. Reads the claims tracker (its own lock), not the
+ * cache. */
+static int pod_claims_ok(const struct dra_self *ds, const struct sx_pod *pod, const char *uid,
+			 bool *uses)
+{
+	char err[256];
+
+	for (uint32_t i = 0; i < pod->nresource_claims; i++) {
+		const struct sx_dra_object *c;
+		const char *name;
+		bool owner;
+		int known;
+
+		if (claim_name(pod, &pod->resource_claims[i], &name, &owner, err, sizeof(err)) < 0)
+			return 0;
+		if (!name)
+			continue;
+		known = sx_dra_claim_known(ds->claims, pod->meta.ns, name, &c);
+		if (known <= 0)
+			return known;
+		known = check_claim(pod, c, owner, err, sizeof(err));
+		if (uses && uid && c->meta.uid && strcmp(c->meta.uid, uid) == 0)
+			*uses = true;
+		sx_dra_unref(c);
+		if (known < 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* isSchedulableAfterClaimChange: the pod's claims must all be there; a
+ * deallocation may free devices for anyone; otherwise only the pod's own
+ * claims matter, created or with a changed status. Deletes are not
+ * registered (new_obj is never NULL from the queue). */
 static enum sx_hint hint_claim_dynamic_resources(void *self, const struct sx_pod *pod,
 						 const void *old_obj, const void *new_obj)
 {
 	const struct sx_object *o = old_obj, *n = new_obj;
 	const struct sx_dra_object *oc = o ? o->obj : NULL, *nc = n ? n->obj : NULL;
+	bool uses = false;
+	int ok;
 
 	if (!nc)
 		return SX_QUEUE;
+	ok = pod_claims_ok(self, pod, nc->meta.uid, &uses);
+	if (ok == 0)
+		return SX_QUEUE_SKIP;
+	if (ok < 0)
+		uses = pod_uses_claim(pod, nc);
 	if (oc && oc->u.claim.allocation && !nc->u.claim.allocation)
 		return SX_QUEUE; /* deallocated: devices became free */
-	if (!pod_uses_claim(pod, nc))
+	if (!uses)
 		return SX_QUEUE_SKIP;
 	if (!oc)
 		return SX_QUEUE;
 	return same_status(oc, nc) ? SX_QUEUE_SKIP : SX_QUEUE;
 }
 
-/* isSchedulableAfterPodChange */
+/* isSchedulableAfterPodChange: the pod itself, now with every claim it
+ * references existing (a generated claim's name landed in its status). */
 static enum sx_hint hint_pod_dynamic_resources(void *self, const struct sx_pod *pod,
 					       const void *old_obj, const void *new_obj)
 {
@@ -1983,17 +2106,28 @@ static enum sx_hint hint_pod_dynamic_resources(void *self, const struct sx_pod *
 	const char *name;
 	bool owner;
 	char err[256];
+	int ok;
 
+	(void)old_obj;
 	if (!np || !np->meta.uid || !pod->meta.uid || strcmp(np->meta.uid, pod->meta.uid) != 0)
 		return SX_QUEUE_SKIP;
+	ok = pod_claims_ok(self, np, NULL, NULL);
+	if (ok >= 0)
+		return ok ? SX_QUEUE : SX_QUEUE_SKIP;
 	for (uint32_t i = 0; i < np->nresource_claims; i++)
 		if (claim_name(np, &np->resource_claims[i], &name, &owner, err, sizeof(err)) < 0)
 			return SX_QUEUE_SKIP;
 	return SX_QUEUE;
 }
 
+/* EventsToRegister (dynamicresources.go): with queueing hints, nodes
+ * added or changing labels or allocatable (1.34 on: a device plugin's
+ * resource going away hands an extended resource to DRA); claims and the
+ * pod's generated claim through hints; every DeviceClass and ResourceSlice
+ * change. DeviceTaintRule changes come as ResourceSlice updates, as
+ * upstream's slice tracker reports them (scheduler.c, on_object). */
 static const struct sx_event_reg events_dynamic_resources[] = {
-	{SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_LABEL, NULL},
+	{SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_LABEL | SX_ACT_UPDATE_NODE_ALLOCATABLE, NULL},
 	{SX_RES_RESOURCE_CLAIM, SX_ACT_ADD | SX_ACT_UPDATE, hint_claim_dynamic_resources},
 	{SX_RES_POD, SX_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM, hint_pod_dynamic_resources},
 	{SX_RES_DEVICE_CLASS, SX_ACT_ADD | SX_ACT_UPDATE, NULL},

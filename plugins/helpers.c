@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dra_match.h"
 #include "schedext/buf.h"
+#include "schedext/cel.h"
 #include "schedext/intern.h"
 #include "schedext/plugin.h"
 #include "state_pair.h"
@@ -173,4 +175,34 @@ const char *sx_requirement_string(const struct sx_requirement *r, char *buf, siz
 	if (n < len)
 		snprintf(buf + n, len - n, "%s", r->nvalues ? "]" : " []");
 	return buf;
+}
+
+/* ---------- DRA device selectors (dra_match.h) ---------- */
+
+int sx_dra_cel_match(void *cel_cache, const char *expr, sx_str driver, sx_str pool,
+		     const struct sx_dra_device *dev, char *err, size_t errlen)
+{
+	struct sx_cel_attr attrs[64];
+	struct sx_cel_capacity caps[64];
+	struct sx_cel_device d = {sx_str_get(driver), attrs, 0, caps, 0, dev->allow_multiple};
+	struct sx_cel_program *p = sx_cel_cache_get(cel_cache, expr, strlen(expr), err, errlen);
+	bool result = false;
+	int rc;
+
+	(void)pool;
+	if (!p)
+		return SX_DRA_COMPILE_ERROR;
+	for (uint32_t i = 0; i < dev->nattrs && i < 64; i++) {
+		const struct sx_dra_attr *a = &dev->attrs[i];
+
+		attrs[d.n_attrs++] = (struct sx_cel_attr){a->name, (enum sx_cel_attr_type)a->type,
+							  a->i, a->b, a->s};
+	}
+	for (uint32_t i = 0; i < dev->ncaps && i < 64; i++)
+		caps[d.n_caps++] = (struct sx_cel_capacity){dev->caps[i].name, dev->caps[i].value};
+	rc = sx_cel_eval_device(p, &d, &result, NULL, err, errlen);
+	sx_cel_program_unref(p);
+	if (rc < 0)
+		return SX_DRA_RUNTIME_ERROR;
+	return result ? SX_DRA_MATCH : SX_DRA_NO_MATCH;
 }

@@ -23,6 +23,7 @@
 /* Cycle state: the pod's actual request per configured resource. */
 struct ba_state {
 	int64_t pod_reqs[SX_RA_MAX_RESOURCES];
+	struct sx_ra_dra *dra; /* draPreScoreState (a reference), or NULL */
 };
 
 /* Upstream ValidateNodeResourcesBalancedAllocationArgs: no duplicate names,
@@ -79,6 +80,12 @@ static void *init_node_resources_balanced_allocation(const struct cJSON *args, s
 	    sx_ra_set_resources(sc, a.res, a.nres, "resources", err) < 0 || validate(sc, err) < 0)
 		goto out_free;
 	sx_args_free(ba_fields, SX_ARRAY_SIZE(ba_fields), &a);
+	if (sx_ra_dra_init(sc, h) < 0) {
+		sx_error_set(err, SX_ENOMEM, "out of memory");
+		sx_ra_dra_destroy(sc);
+		free(sc);
+		return NULL;
+	}
 	return sc;
 out_free:
 	sx_args_free(ba_fields, SX_ARRAY_SIZE(ba_fields), &a);
@@ -88,6 +95,8 @@ out_free:
 
 static void destroy_node_resources_balanced_allocation(void *self)
 {
+	if (self)
+		sx_ra_dra_destroy(self);
 	free(self);
 }
 
@@ -100,14 +109,20 @@ static void *state_clone_node_resources_balanced_allocation(const void *state)
 {
 	struct ba_state *c = malloc(sizeof(*c));
 
-	if (c)
+	if (c) {
 		memcpy(c, state, sizeof(*c));
+		sx_ra_dra_ref(c->dra);
+	}
 	return c;
 }
 
 static void state_free_node_resources_balanced_allocation(void *state)
 {
-	free(state);
+	struct ba_state *s = state;
+
+	if (s)
+		sx_ra_dra_unref(s->dra);
+	free(s);
 }
 
 /* Skip for best-effort pods (1.33+): every configured request is 0, so all
@@ -130,6 +145,10 @@ pre_score_node_resources_balanced_allocation(void *self, struct sx_cycle_state *
 	if (!s)
 		return sx_status_oom();
 	memcpy(s->pod_reqs, reqs, sizeof(reqs));
+	sx_ra_dra_unref(s->dra);
+	s->dra = NULL;
+	if (sx_ra_dra_prescore(sc, cs->snap, &s->dra) < 0)
+		return sx_status_oom();
 	return NULL;
 }
 
@@ -143,10 +162,20 @@ static struct sx_status *score_node_resources_balanced_allocation(void *self,
 	const struct ba_state *s = cs->slots[SX_SLOT_node_resources_balanced_allocation];
 	int64_t local[SX_RA_MAX_RESOURCES];
 
-	/* Without PreScore (as upstream) the request vector is computed here. */
-	if (!s)
+	struct sx_ra_dra *dra = NULL;
+	int rc;
+
+	/* Without PreScore (as upstream) the request vector and the DRA
+	 * state are computed here. */
+	if (!s) {
 		sx_ra_pod_requests(sc, pod, local);
-	if (sx_ra_score(sc, ni, s ? s->pod_reqs : local, score) < 0)
+		if (sx_ra_dra_prescore(sc, cs->snap, &dra) < 0)
+			return sx_status_oom();
+	}
+	rc = sx_ra_score(sc, ni, s ? s->pod_reqs : local, s ? s->dra : dra, score);
+	if (dra)
+		sx_ra_dra_unref(dra);
+	if (rc < 0)
 		return sx_status_new(SX_ERROR, "resources not found");
 	return NULL;
 }

@@ -35,6 +35,9 @@ struct fit {
 	char **groups; /* ignoredResourceGroups (prefixes before '/') */
 	struct sx_ra_scorer sc;
 	bool dra_extended; /* DRAExtendedResource: DeviceClasses serve extended resources */
+	/* The handle's DRA manager (borrowed, may be NULL): the queueing
+	 * hints ask it which extended resources a DeviceClass serves. */
+	struct sx_dra_claims *dra;
 };
 
 /* The cycle state slot (owned by the cycle, freed by state_free). */
@@ -47,6 +50,7 @@ struct fit_state {
 	uint64_t dra_backed;
 	bool prescored;
 	int64_t pod_reqs[SX_RA_MAX_RESOURCES]; /* per scoringStrategy.resources */
+	struct sx_ra_dra *dra;		       /* draPreScoreState (a reference), or NULL */
 };
 
 /* ---------- args ---------- */
@@ -203,6 +207,7 @@ static void destroy_node_resources_fit(void *self)
 		free(f->groups[i]);
 	free(f->groups);
 	free(f->ignored);
+	sx_ra_dra_destroy(&f->sc);
 	free(f);
 }
 
@@ -341,9 +346,12 @@ static void *init_node_resources_fit(const struct cJSON *args, struct sx_handle 
 		struct sx_features ft = sx_handle_features(h);
 
 		f->dra_extended = sx_feature_enabled(&ft, SX_FEATURE_DRA_EXTENDED_RESOURCE);
-		struct sx_features fs = sx_handle_features(h);
-
-		f->sc.no_sign = sx_feature_enabled(&fs, SX_FEATURE_DRA_EXTENDED_RESOURCE);
+		f->sc.no_sign = f->dra_extended;
+		f->dra = h ? h->dra : NULL;
+		if (sx_ra_dra_init(&f->sc, h) < 0) {
+			sx_error_set(err, SX_ENOMEM, "out of memory");
+			goto out_free;
+		}
 	}
 	return f;
 out_free:
@@ -361,6 +369,7 @@ static void state_free_node_resources_fit(void *state)
 	if (!s)
 		return;
 	free(s->scalar);
+	sx_ra_dra_unref(s->dra);
 	free(s);
 }
 
@@ -381,6 +390,7 @@ static void *state_clone_node_resources_fit(const void *state)
 		}
 		memcpy(c->scalar, s->scalar, s->nscalar * sizeof(*c->scalar));
 	}
+	sx_ra_dra_ref(c->dra);
 	return c;
 }
 
@@ -572,6 +582,10 @@ static struct sx_status *pre_score_node_resources_fit(void *self, struct sx_cycl
 	if (!s)
 		return sx_status_oom();
 	sx_ra_pod_requests(&f->sc, pod, s->pod_reqs);
+	sx_ra_dra_unref(s->dra);
+	s->dra = NULL;
+	if (sx_ra_dra_prescore(&f->sc, cs->snap, &s->dra) < 0)
+		return sx_status_oom();
 	s->prescored = true;
 	return NULL;
 }
@@ -585,20 +599,28 @@ static struct sx_status *score_node_resources_fit(void *self, const struct sx_cy
 	int64_t local[SX_RA_MAX_RESOURCES];
 	const int64_t *reqs = local;
 
-	/* Without PreScore (as upstream) the request vector is computed here. */
-	if (s && s->prescored)
+	struct sx_ra_dra *dra = NULL;
+	int rc;
+
+	/* Without PreScore (as upstream) the request vector and the DRA
+	 * state are computed here. */
+	if (s && s->prescored) {
 		reqs = s->pod_reqs;
-	else
+	} else {
 		sx_ra_pod_requests(&f->sc, pod, local);
-	if (sx_ra_score(&f->sc, ni, reqs, score) < 0)
+		if (sx_ra_dra_prescore(&f->sc, cs->snap, &dra) < 0)
+			return sx_status_oom();
+	}
+	rc = sx_ra_score(&f->sc, ni, reqs, s && s->prescored ? s->dra : dra, score);
+	if (dra)
+		sx_ra_dra_unref(dra);
+	if (rc < 0)
 		return sx_status_new(SX_ERROR, "resources not found");
 	return NULL;
 }
 
 /* ---------- queueing hints (upstream fit.go EventsToRegister) ---------- */
 
-/* Does the pod's request fit the node's allocatable alone (isFit: an empty
- * NodeInfo of the node)? */
 /* a + b for quantities (never negative), clamped: hostile figures summed
  * over many pods or nodes must not overflow. */
 static int64_t add_clamped(int64_t a, int64_t b)
@@ -652,6 +674,22 @@ static struct sx_status *placement_score_node_resources_fit(void *self,
 	return NULL;
 }
 
+/* shouldDelegateResourceToDRA (fit.go): with DRAExtendedResource, a
+ * resource the node does not advertise that a DeviceClass serves is
+ * DynamicResources' business. Without a DRA manager that tracks classes
+ * (upstream: draManager nil) every such resource is delegated. */
+static bool delegated_to_dra(const struct fit *f, sx_str name, const struct sx_node *node)
+{
+	int backed;
+
+	if (!f->dra_extended || sx_resources_get(&node->allocatable, name) > 0)
+		return false;
+	backed = sx_dra_resource_backed(f->dra, sx_str_get(name));
+	return backed != 0;
+}
+
+/* Does the pod's request fit the node's allocatable alone (isFit: Fits on
+ * an empty NodeInfo of the node, no resources ignored)? */
 static bool fits_empty_node(const struct fit *f, const struct sx_pod *pod,
 			    const struct sx_node *node)
 {
@@ -664,11 +702,10 @@ static bool fits_empty_node(const struct fit *f, const struct sx_pod *pod,
 		return false;
 	for (uint32_t i = 0; i < req->nscalar; i++) {
 		sx_str name = req->scalar[i].name;
-		const char *s = sx_str_get(name);
 
-		if (req->scalar[i].value == 0 || !sx_is_scalar_resource_name(s))
+		if (req->scalar[i].value == 0 || !sx_is_scalar_resource_name(sx_str_get(name)))
 			continue;
-		if (sx_is_extended_resource_name(s) && ignored(f, name))
+		if (delegated_to_dra(f, name, node))
 			continue;
 		if (req->scalar[i].value > sx_resources_get(al, name))
 			return false;
@@ -676,9 +713,10 @@ static bool fits_empty_node(const struct fit *f, const struct sx_pod *pod,
 	return true;
 }
 
-/* haveAnyRequestedResourcesIncreased: pods, or a resource the pod asks for. */
-static bool requested_increased(const struct sx_pod *pod, const struct sx_node *o,
-				const struct sx_node *n)
+/* haveAnyRequestedResourcesIncreased: pods, or a resource the pod asks
+ * for, grew; or one the pod asks for is now DynamicResources'. */
+static bool requested_increased(const struct fit *f, const struct sx_pod *pod,
+				const struct sx_node *o, const struct sx_node *n)
 {
 	const struct sx_resources *req = &pod->request, *a = &o->allocatable, *b = &n->allocatable;
 
@@ -691,7 +729,10 @@ static bool requested_increased(const struct sx_pod *pod, const struct sx_node *
 	for (uint32_t i = 0; i < req->nscalar; i++) {
 		sx_str name = req->scalar[i].name;
 
-		if (sx_resources_get(b, name) > sx_resources_get(a, name))
+		if (req->scalar[i].value == 0)
+			continue;
+		if (sx_resources_get(b, name) > sx_resources_get(a, name) ||
+		    delegated_to_dra(f, name, n))
 			return true;
 	}
 	return false;
@@ -707,7 +748,7 @@ static enum sx_hint hint_node_node_resources_fit(void *self, const struct sx_pod
 		return SX_QUEUE_SKIP;
 	if (!o)
 		return SX_QUEUE;
-	return requested_increased(pod, o, n) ? SX_QUEUE : SX_QUEUE_SKIP;
+	return requested_increased(self, pod, o, n) ? SX_QUEUE : SX_QUEUE_SKIP;
 }
 
 /* A resource the target pod requests went down on the other pod. */
@@ -752,9 +793,53 @@ static enum sx_hint hint_pod_node_resources_fit(void *self, const struct sx_pod 
 
 /* InPlacePodVerticalScaling is beta (on) in 1.34: UpdatePodScaleDown too;
  * with queueing hints only Add and UpdateNodeAllocatable for nodes. */
+/* Does the pod request resource `name` (resource.PodRequests has it,
+ * whatever the amount)? */
+static bool pod_requests(const struct sx_pod *pod, const char *name)
+{
+	const struct sx_resources *r = &pod->request;
+
+	for (uint32_t i = 0; i < r->nscalar; i++)
+		if (strcmp(sx_str_get(r->scalar[i].name), name) == 0)
+			return true;
+	return false;
+}
+
+/* isSchedulableAfterDeviceClassEvent (fit.go): a class added under the
+ * implicit name the pod asks for (deviceclass.resource.kubernetes.io/
+ * <class>), or added or changed to serve, by extendedResourceName, one
+ * the pod asks for. An update keeping extendedResourceName changes
+ * nothing here. Registered only with DRAExtendedResource upstream; with
+ * the gate off the hint skips, the same for the queue. */
+static enum sx_hint hint_class_node_resources_fit(void *self, const struct sx_pod *pod,
+						  const void *old_obj, const void *new_obj)
+{
+	const struct fit *f = self;
+	const struct sx_object *o = old_obj, *n = new_obj;
+	const struct sx_dra_object *oc = o ? o->obj : NULL, *nc = n ? n->obj : NULL;
+	const char *ern = nc ? nc->u.cls.extended_resource_name : NULL;
+	char implicit[512];
+
+	if (!f || !f->dra_extended || !nc)
+		return SX_QUEUE_SKIP;
+	if (oc) {
+		const char *old_ern = oc->u.cls.extended_resource_name;
+
+		if (strcmp(old_ern ? old_ern : "", ern ? ern : "") == 0)
+			return SX_QUEUE_SKIP;
+	} else {
+		snprintf(implicit, sizeof(implicit), "%s%s", SX_DRA_CLASS_PREFIX,
+			 nc->meta.name ? nc->meta.name : "");
+		if (pod_requests(pod, implicit))
+			return SX_QUEUE;
+	}
+	return ern && pod_requests(pod, ern) ? SX_QUEUE : SX_QUEUE_SKIP;
+}
+
 static const struct sx_event_reg events_node_resources_fit[] = {
 	{SX_RES_POD, SX_ACT_DELETE | SX_ACT_UPDATE_POD_SCALE_DOWN, hint_pod_node_resources_fit},
 	{SX_RES_NODE, SX_ACT_ADD | SX_ACT_UPDATE_NODE_ALLOCATABLE, hint_node_node_resources_fit},
+	{SX_RES_DEVICE_CLASS, SX_ACT_ADD | SX_ACT_UPDATE, hint_class_node_resources_fit},
 	SX_EVENTS_END,
 };
 

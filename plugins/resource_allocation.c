@@ -2,9 +2,15 @@
  * NodeResourcesBalancedAllocation. See resource_allocation.h. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "resource_allocation.h"
+#include "dra_match.h"
+#include "schedext/cel.h"
+#include "schedext/features.h"
+#include "schedext/handle.h"
+#include "schedext/snapshot.h"
 #include "schedext/buf.h"
 
 /* Resolved kinds of a configured resource name (sx_ra_scorer.kind). */
@@ -233,11 +239,32 @@ static int64_t node_requested(const struct sx_ra_scorer *sc, uint32_t i,
 	}
 }
 
+/* The DRA side of resource i on ni (calculateDRAExtendedResourceAllocatableRequest):
+ * devices of the serving class on the node and how many are in use;
+ * (0, 0) when no class serves it or a selector fails. */
+__attribute__((noinline)) static void dra_alloc_req(const struct sx_ra_dra *dra, uint32_t i,
+						    const struct sx_node *node, int64_t *capacity,
+						    int64_t *allocated)
+{
+	*capacity = 0;
+	*allocated = 0;
+	if (!dra->cls[i])
+		return;
+	if (sx_dra_class_devices(dra->ix, dra->base, dra->inflight, node, dra->cls[i],
+				 sx_dra_cel_match, dra->cel, capacity, allocated) < 0) {
+		*capacity = 0;
+		*allocated = 0;
+	}
+}
+
 /* (allocatable, requested-including-pod) of resource i on ni; (0, 0) means
  * "not scored" (upstream calculateResourceAllocatableRequest). The node's
- * requested amount without the pod is *req - pod_req when *alloc != 0. */
-static void node_alloc_req(const struct sx_ra_scorer *sc, uint32_t i, const struct sx_node_info *ni,
-			   int64_t pod_req, int64_t *alloc, int64_t *req)
+ * requested amount without the pod is *req - pod_req when *alloc != 0.
+ * Static so that sx_ra_score's loop inlines it (a call per node and
+ * resource showed in perf-check); sx_ra_alloc_request exports it. */
+static inline void node_alloc_req(const struct sx_ra_scorer *sc, uint32_t i,
+				  const struct sx_node_info *ni, int64_t pod_req,
+				  const struct sx_ra_dra *dra, int64_t *alloc, int64_t *req)
 {
 	const struct sx_resources *al = &ni->node->allocatable;
 	bool exists;
@@ -263,6 +290,16 @@ static void node_alloc_req(const struct sx_ra_scorer *sc, uint32_t i, const stru
 		return;
 	case RA_SCALAR:
 		*alloc = scalar_get(al, sc->resources[i].name, &exists);
+		if (*alloc == 0 && sc->dra_extended && dra) {
+			int64_t allocated;
+
+			/* not the device plugin's: the devices backing it */
+			dra_alloc_req(dra, i, ni->node, alloc, &allocated);
+			if (*alloc > 0) {
+				*req = add_sat(allocated, pod_req);
+				return;
+			}
+		}
 		if (exists)
 			*req = add_sat(scalar_get(&ni->requested, sc->resources[i].name, NULL),
 				       pod_req);
@@ -281,13 +318,19 @@ void sx_ra_node_usage(const struct sx_ra_scorer *sc, const struct sx_node_info *
 		int64_t req;
 		bool scored;
 
-		node_alloc_req(sc, i, ni, group_reqs[i], &alloc[i], &req);
+		node_alloc_req(sc, i, ni, group_reqs[i], NULL, &alloc[i], &req);
 		/* A scalar is scored when the node has it and the group asks
 		 * for it (node_alloc_req then sets either figure). */
 		scored = sc->kind[i] == RA_SCALAR ? (alloc[i] != 0 || req != 0)
 						  : sc->kind[i] != RA_OTHER;
 		used[i] = scored ? node_requested(sc, i, ni) : 0;
 	}
+}
+
+void sx_ra_alloc_request(const struct sx_ra_scorer *sc, uint32_t i, const struct sx_node_info *ni,
+			 int64_t pod_req, const struct sx_ra_dra *dra, int64_t *alloc, int64_t *req)
+{
+	node_alloc_req(sc, i, ni, pod_req, dra, alloc, req);
 }
 
 /* x * 100 / d for x >= 0, d > 0, exact: in 64 bits when x * 100 cannot
@@ -414,7 +457,7 @@ int64_t sx_ra_balance_change(int64_t with_pod, int64_t without_pod)
 }
 
 int sx_ra_score(const struct sx_ra_scorer *sc, const struct sx_node_info *ni,
-		const int64_t *pod_reqs, int64_t *score)
+		const int64_t *pod_reqs, const struct sx_ra_dra *dra, int64_t *score)
 {
 	/* Not zero-initialised: node_alloc_req sets entries [0, nresources),
 	 * the only ones read, and clearing 1 KiB per node per plugin showed up
@@ -427,7 +470,7 @@ int sx_ra_score(const struct sx_ra_scorer *sc, const struct sx_node_info *ni,
 	if (ni->node == NULL)
 		return 0;
 	for (uint32_t i = 0; i < sc->nresources; i++)
-		node_alloc_req(sc, i, ni, pod_reqs[i], &allocatable[i], &requested[i]);
+		node_alloc_req(sc, i, ni, pod_reqs[i], dra, &allocatable[i], &requested[i]);
 	if (sc->strategy == SX_RA_BALANCED && sc->balance_change) {
 		int64_t allocated[SX_RA_MAX_RESOURCES];
 
@@ -435,6 +478,11 @@ int sx_ra_score(const struct sx_ra_scorer *sc, const struct sx_node_info *ni,
 		 * request taken back out (what it was before add_sat). */
 		for (uint32_t i = 0; i < sc->nresources; i++)
 			allocated[i] = allocatable[i] ? node_requested(sc, i, ni) : 0;
+		/* a resource scored by its DRA devices: the devices in use */
+		for (uint32_t i = 0; dra && i < sc->nresources; i++)
+			if (allocatable[i] && dra->cls[i] && sc->kind[i] == RA_SCALAR &&
+			    !scalar_get(&ni->node->allocatable, sc->resources[i].name, NULL))
+				allocated[i] = requested[i] - pod_reqs[i];
 		*score =
 			sx_ra_balance_change(sx_ra_balance(requested, allocatable, sc->nresources),
 					     sx_ra_balance(allocated, allocatable, sc->nresources));
@@ -445,6 +493,95 @@ int sx_ra_score(const struct sx_ra_scorer *sc, const struct sx_node_info *ni,
 }
 
 /* ---------- args ---------- */
+
+/* ---------- extended resources backed by DRA ---------- */
+
+int sx_ra_dra_init(struct sx_ra_scorer *sc, struct sx_handle *h)
+{
+	struct sx_features f = sx_handle_features(h);
+
+	sc->dra_extended = sx_feature_enabled(&f, SX_FEATURE_DRA_EXTENDED_RESOURCE);
+	if (!sc->dra_extended)
+		return 0;
+	/* upstream: a CEL cache of 10 compiled class selectors */
+	sc->cel = sx_cel_cache_new_features(
+		10, sx_feature_enabled(&f, SX_FEATURE_DRA_CONSUMABLE_CAPACITY));
+	sc->dra = h ? h->dra : NULL;
+	if (!sc->dra)
+		sc->dra = sc->own_dra = sx_dra_claims_new();
+	return sc->cel && sc->dra ? 0 : SX_ENOMEM;
+}
+
+void sx_ra_dra_destroy(struct sx_ra_scorer *sc)
+{
+	sx_cel_cache_free(sc->cel);
+	sx_dra_claims_free(sc->own_dra);
+	sc->cel = NULL;
+	sc->dra = sc->own_dra = NULL;
+}
+
+struct sx_ra_dra *sx_ra_dra_ref(struct sx_ra_dra *d)
+{
+	if (d)
+		atomic_fetch_add(&d->refcount, 1);
+	return d;
+}
+
+void sx_ra_dra_unref(struct sx_ra_dra *d)
+{
+	if (!d || atomic_fetch_sub(&d->refcount, 1) > 1)
+		return;
+	sx_dra_index_unref(d->ix);
+	sx_dra_allocated_free(d->base);
+	sx_dra_allocated_free(d->inflight);
+	free(d);
+}
+
+/* schedutil.IsDRAExtendedResourceName: an extended resource name, or the
+ * implicit name of a class. */
+static bool dra_extended_name(const char *name)
+{
+	return sx_is_extended_resource_name(name) ||
+	       strncmp(name, SX_DRA_CLASS_PREFIX, strlen(SX_DRA_CLASS_PREFIX)) == 0;
+}
+
+int sx_ra_dra_prescore(const struct sx_ra_scorer *sc, const struct sx_snapshot *snap,
+		       struct sx_ra_dra **out)
+{
+	const struct sx_dra_object *cls[SX_RA_MAX_RESOURCES] = {0};
+	bool any = false;
+	struct sx_ra_dra *d;
+
+	*out = NULL;
+	if (!sc->dra_extended || !snap)
+		return 0;
+	for (uint32_t i = 0; i < sc->nresources; i++) {
+		const char *name = sx_str_get(sc->resources[i].name);
+
+		if (sc->kind[i] != RA_SCALAR || !dra_extended_name(name))
+			continue;
+		cls[i] = sx_dra_class_for_resource(snap, name);
+		any |= cls[i] != NULL;
+	}
+	if (!any)
+		return 0;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return SX_ENOMEM;
+	atomic_init(&d->refcount, 1);
+	memcpy(d->cls, cls, sizeof(cls));
+	d->cel = sc->cel;
+	/* GatherAllocatedState: the claims' allocations plus those in flight */
+	d->ix = sx_dra_index_get(sc->dra, snap);
+	d->base = sx_dra_allocated_base(sc->dra, snap);
+	d->inflight = sx_dra_inflight(sc->dra, snap);
+	if (!d->ix || !d->base || !d->inflight) {
+		sx_ra_dra_unref(d);
+		return SX_ENOMEM;
+	}
+	*out = d;
+	return 0;
+}
 
 void sx_ra_default_resources(struct sx_ra_scorer *sc)
 {

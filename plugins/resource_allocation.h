@@ -6,17 +6,27 @@
  *
  * Everything here is stateless after construction: a struct sx_ra_scorer is
  * built once by a plugin's init() and only read by its hooks, so any thread
- * may call the scoring functions concurrently.
+ * may call the scoring functions concurrently (its CEL cache and DRA
+ * tracker lock themselves).
+ *
+ * With DRAExtendedResource, an extended resource a node does not advertise
+ * is scored by the devices the DeviceClass serving it has on the node
+ * (upstream resource_allocation.go getDRAPreScoredParams,
+ * calculateDRAExtendedResourceAllocatableRequest): PreScore gathers the
+ * classes, slice index and devices in use once (struct sx_ra_dra), Score
+ * counts per node.
  */
 #ifndef SCHEDEXT_PLUGINS_RESOURCE_ALLOCATION_H
 #define SCHEDEXT_PLUGINS_RESOURCE_ALLOCATION_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "schedext/cache.h"
 #include "schedext/common.h"
+#include "schedext/dra_alloc.h"
 #include "schedext/model.h"
 #include "schedext/plugin.h"
 #include "schedext/plugin_args.h"
@@ -60,6 +70,14 @@ struct sx_ra_scorer {
 	uint8_t kind[SX_RA_MAX_RESOURCES]; /* internal: resolved resource kind */
 	uint32_t nshape;
 	struct sx_shape_point shape[SX_RA_MAX_SHAPE];
+	/* DRAExtendedResource: extended resources a node does not advertise
+	 * are scored by the devices DeviceClasses give them (upstream
+	 * resourceAllocationScorer.enableDRAExtendedResource, draManager,
+	 * celCache). dra: the handle's DRA manager or own_dra (made when the
+	 * handle has none, owned); cel: owned. Set by sx_ra_dra_init. */
+	bool dra_extended;
+	struct sx_dra_claims *dra, *own_dra;
+	struct sx_cel_cache *cel;
 };
 
 /* ---------- resource names (upstream v1helper / schedutil) ---------- */
@@ -73,6 +91,36 @@ bool sx_is_scalar_resource_name(const char *name);
  * upstream's first error message into msg. */
 bool sx_qualified_name_ok(const char *name, char *msg, size_t len);
 
+/* ---------- extended resources backed by DRA ---------- */
+
+struct sx_handle;
+struct sx_snapshot;
+/* Turns DRA scoring on when DRAExtendedResource is on for h's profile
+ * (tracker: h's, or one of its own). 0 or SX_ENOMEM. */
+int sx_ra_dra_init(struct sx_ra_scorer *sc, struct sx_handle *h);
+/* Frees what sx_ra_dra_init made. */
+void sx_ra_dra_destroy(struct sx_ra_scorer *sc);
+
+/* upstream draPreScoreState: for each configured resource the DeviceClass
+ * serving it (borrowed from the snapshot, which the cycle holds), the
+ * snapshot's slice index and the devices in use (claims allocated, in
+ * flight and assumed). Refcounted (cycle-state clones share it),
+ * read-only. */
+struct sx_ra_dra {
+	atomic_int refcount;
+	struct sx_dra_index *ix;
+	struct sx_dra_allocated *base, *inflight;
+	struct sx_cel_cache *cel; /* the scorer's (borrowed) */
+	const struct sx_dra_object *cls[SX_RA_MAX_RESOURCES];
+};
+/* getDRAPreScoredParams: NULL in *out when DRA scoring is off or no
+ * configured resource is an extended resource a DeviceClass serves.
+ * 0 or SX_ENOMEM. */
+int sx_ra_dra_prescore(const struct sx_ra_scorer *sc, const struct sx_snapshot *snap,
+		       struct sx_ra_dra **out);
+struct sx_ra_dra *sx_ra_dra_ref(struct sx_ra_dra *d);
+void sx_ra_dra_unref(struct sx_ra_dra *d);
+
 /* ---------- scoring ---------- */
 
 /* The pod's request for each configured resource, into out[nresources]. */
@@ -83,7 +131,12 @@ bool sx_ra_all_zero(const int64_t *reqs, uint32_t n);
  * and sets *score, or SX_EINVAL when no resources are configured (upstream
  * "resources not found"). */
 int sx_ra_score(const struct sx_ra_scorer *sc, const struct sx_node_info *ni,
-		const int64_t *pod_reqs, int64_t *score);
+		const int64_t *pod_reqs, const struct sx_ra_dra *dra, int64_t *score);
+/* calculateResourceAllocatableRequest of resource i (exposed for tests):
+ * (allocatable, requested including pod_req); (0, 0) = not scored. */
+void sx_ra_alloc_request(const struct sx_ra_scorer *sc, uint32_t i, const struct sx_node_info *ni,
+			 int64_t pod_req, const struct sx_ra_dra *dra, int64_t *alloc,
+			 int64_t *req);
 
 /* One node's share of a placement's score (upstream
  * calculateNodeAllocatableRequest as the placement score calls it): for

@@ -175,20 +175,18 @@ void vb_revert(struct vb_assume *a, const struct vb_volumes *v);
 
 /* ---------- PreBind ---------- */
 
-/* A VolumeBinding instance's waiting PreBinds, listening on the
- * profile's handle h (NULL: none; every bind then fails "no API server").
- * NULL when out of memory or the handle's listener table is full. */
+/* A VolumeBinding instance waits through a struct sx_waiter
+ * (handle_waiter.h) listening for PVs and PVCs on the profile's handle
+ * (NULL: none; every bind then fails "no API server"). */
 struct sx_handle;
-struct vb_waiter;
-struct vb_waiter *vb_waiter_new(struct sx_handle *h);
-void vb_waiter_free(struct vb_waiter *w);
+struct sx_waiter;
 
-/* BindPodVolumes: the API writes through the handle's client, then waits
- * (polling the handle's live cache, woken by w) until every claim is
+/* BindPodVolumes: the API writes through h's client, then waits
+ * (polling h's live cache, woken by w) until every claim is
  * bound and usable, at most timeout_s seconds, or until *cancelled
  * (woken through w: "binding volumes: context canceled"). NULL on
  * success, else an Error status ("binding volumes: ..."). */
-struct sx_status *vb_bind(struct vb_waiter *w, const atomic_bool *cancelled,
+struct sx_status *vb_bind(struct sx_handle *h, struct sx_waiter *w, const atomic_bool *cancelled,
 			  const struct sx_pod *pod, sx_str node, struct vb_volumes *v,
 			  int64_t timeout_s);
 

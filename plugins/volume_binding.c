@@ -20,6 +20,7 @@
 #include "schedext/config.h"
 #include "schedext/features.h"
 #include "schedext/handle.h"
+#include "handle_waiter.h"
 #include "schedext/plugin_args.h"
 #include "slots.h"
 #include "resource_allocation.h"
@@ -34,7 +35,8 @@ extern const struct sx_plugin sx_plugin_volume_binding;
 struct vb_plugin {
 	int64_t timeout_s;	  /* bindTimeoutSeconds */
 	struct vb_assume *assume; /* the profile's assume cache */
-	struct vb_waiter *waiter; /* PreBind's wait on the handle's cache */
+	struct sx_handle *handle; /* the profile's (may be NULL) */
+	struct sx_waiter *waiter; /* PreBind's wait on the handle's cache */
 	/* Filter's rejections, one shared status per set of reasons (index:
 	 * enum vb_reason bits), so rejecting thousands of nodes allocates
 	 * nothing. */
@@ -231,7 +233,7 @@ static void destroy_volume_binding(void *self)
 		sx_status_unshare(p->rejected[r]);
 	sx_status_unshare(p->skip);
 	vb_assume_free(p->assume);
-	vb_waiter_free(p->waiter);
+	sx_waiter_free(p->waiter);
 	free(p);
 }
 
@@ -283,13 +285,15 @@ static void *init_volume_binding(const struct cJSON *args, struct sx_handle *h,
 {
 	struct vb_plugin *p = sx_calloc(1, sizeof(*p));
 
-	if (!p || !(p->assume = vb_assume_new()) || !(p->waiter = vb_waiter_new(h))) {
+	if (!p || !(p->assume = vb_assume_new()) ||
+	    !(p->waiter = sx_waiter_new(h, 1ull << SX_KIND_PV | 1ull << SX_KIND_PVC))) {
 		if (p)
 			vb_assume_free(p->assume);
 		free(p);
 		sx_error_set(err, SX_ENOMEM, "out of memory");
 		return NULL;
 	}
+	p->handle = h;
 	if ((scoring_gate(h) ? parse_scoring_args(args, p, err) : parse_args(args, p, err)) < 0) {
 		destroy_volume_binding(p);
 		return NULL;
@@ -669,7 +673,8 @@ static struct sx_status *pre_bind_volume_binding(void *self, struct sx_cycle_sta
 		return sx_status_new(SX_ERROR, "no pod volumes found for node \"%s\"",
 				     sx_str_get(node));
 	sx_log(2, "binding volumes of pod %s/%s", sx_str_get(pod->meta.ns), pod->meta.name);
-	res = vb_bind(p->waiter, &cs->pre_bind_cancelled, pod, node, &st->vols, p->timeout_s);
+	res = vb_bind(p->handle, p->waiter, &cs->pre_bind_cancelled, pod, node, &st->vols,
+		      p->timeout_s);
 	if (res)
 		sx_log(2, "binding volumes of pod %s/%s failed", sx_str_get(pod->meta.ns),
 		       pod->meta.name);

@@ -12,72 +12,10 @@
 
 #include "schedext/handle.h"
 #include "schedext/kube.h"
+#include "handle_waiter.h"
 #include "volume_binder.h"
 
 #define POLL_NS 1000000000ull /* upstream polls every second */
-
-/* One VolumeBinding instance's waiting PreBinds: woken by PV and PVC
- * changes and by the environment coming or going (upstream's
- * pvcCache/pvCache informer handlers). */
-struct vb_waiter {
-	struct sx_handle *handle; /* the profile's; NULL: no environment */
-	pthread_mutex_t mu;
-	pthread_cond_t cond; /* CLOCK_MONOTONIC */
-	uint64_t gen;	     /* bumped on every notification */
-};
-
-static void wake(void *self)
-{
-	struct vb_waiter *w = self;
-
-	pthread_mutex_lock(&w->mu);
-	w->gen++;
-	pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->mu);
-}
-
-static void on_volume(void *self, enum sx_kind kind, const void *old_obj, const void *new_obj)
-{
-	wake(self);
-}
-
-void vb_waiter_free(struct vb_waiter *w)
-{
-	if (!w)
-		return;
-	if (w->handle)
-		sx_handle_unlisten(w->handle, w);
-	pthread_cond_destroy(&w->cond);
-	pthread_mutex_destroy(&w->mu);
-	free(w);
-}
-
-struct vb_waiter *vb_waiter_new(struct sx_handle *h)
-{
-	struct vb_waiter *w = sx_calloc(1, sizeof(*w));
-	struct sx_handle_listener l = {
-		.kinds = 1ull << SX_KIND_PV | 1ull << SX_KIND_PVC,
-		.object = on_volume,
-		.env_changed = wake,
-		.self = w,
-	};
-	pthread_condattr_t attr;
-
-	if (!w)
-		return NULL;
-	w->handle = h;
-	pthread_mutex_init(&w->mu, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&w->cond, &attr);
-	pthread_condattr_destroy(&attr);
-	if (h && sx_handle_listen(h, &l) < 0) {
-		w->handle = NULL;
-		vb_waiter_free(w);
-		return NULL;
-	}
-	return w;
-}
 
 /* ---------- bindAPIUpdate ---------- */
 
@@ -239,57 +177,28 @@ static int check_bindings(struct sx_cache *cache, const struct sx_pod *pod, sx_s
 
 /* ---------- the wait ---------- */
 
-static void deadline_ts(struct timespec *ts, uint64_t at_ns)
-{
-	ts->tv_sec = (time_t)(at_ns / 1000000000ull);
-	ts->tv_nsec = (long)(at_ns % 1000000000ull);
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Sleeps until something changed in the cache, a second passed or the
  * deadline; false when the environment went away (shutdown). */
-static bool wait_change(struct vb_waiter *w, uint64_t *gen, uint64_t deadline,
+static bool wait_change(struct sx_waiter *w, uint64_t *gen, uint64_t deadline,
 			struct sx_cache **cache)
 {
-	uint64_t until = mono_ns() + POLL_NS;
-	struct sx_handle_env env;
-	struct timespec ts;
+	uint64_t until = sx_waiter_now_ns() + POLL_NS;
 
-	if (until > deadline)
-		until = deadline;
-	deadline_ts(&ts, until);
-	pthread_mutex_lock(&w->mu);
-	while (w->gen == *gen && mono_ns() < until)
-		pthread_cond_timedwait(&w->cond, &w->mu, &ts);
-	*gen = w->gen;
-	pthread_mutex_unlock(&w->mu);
-	/* Read after the generation: a detach after it bumps it again. */
-	sx_handle_env(w->handle, &env);
-	*cache = env.cache;
-	return env.cache != NULL;
+	return sx_waiter_wait(w, gen, until > deadline ? deadline : until, cache);
 }
 
-struct sx_status *vb_bind(struct vb_waiter *w, const atomic_bool *cancelled,
+struct sx_status *vb_bind(struct sx_handle *h, struct sx_waiter *w, const atomic_bool *cancelled,
 			  const struct sx_pod *pod, sx_str node, struct vb_volumes *v,
 			  int64_t timeout_s)
 {
-	uint64_t deadline = mono_ns() + (uint64_t)timeout_s * 1000000000ull, gen;
+	uint64_t deadline = sx_waiter_now_ns() + (uint64_t)timeout_s * 1000000000ull,
+		 gen = sx_waiter_gen(w);
 	struct sx_handle_env env;
 	struct sx_cache *cache;
 	struct sx_status *st;
 	char msg[768];
 
-	pthread_mutex_lock(&w->mu);
-	gen = w->gen;
-	pthread_mutex_unlock(&w->mu);
-	sx_handle_env(w->handle, &env);
+	sx_handle_env(h, &env);
 	if (!env.kube || !env.cache)
 		return sx_status_new(SX_ERROR,
 				     "binding volumes: no API server to bind volumes with");
@@ -301,7 +210,7 @@ struct sx_status *vb_bind(struct vb_waiter *w, const atomic_bool *cancelled,
 			return sx_status_new(SX_ERROR, "binding volumes: scheduler shutting down");
 		if (cancelled && atomic_load(cancelled)) /* PreBind's context cancelled */
 			return sx_status_new(SX_ERROR, "binding volumes: context canceled");
-		if (mono_ns() >= deadline)
+		if (sx_waiter_now_ns() >= deadline)
 			return sx_status_new(SX_ERROR,
 					     "binding volumes: context deadline exceeded");
 		switch (check_bindings(cache, pod, node, v, msg, sizeof(msg))) {

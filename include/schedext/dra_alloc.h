@@ -353,6 +353,14 @@ void sx_dra_claim_event(struct sx_dra_claims *m, const struct sx_dra_object *old
 /* -1 when not tracking; 0 absent; 1 present (*out: a new reference). */
 int sx_dra_claim_known(struct sx_dra_claims *m, sx_str ns, const char *name,
 		       const struct sx_dra_object **out);
+/* The DeviceClasses likewise (upstream's DeviceClassResolver, for the
+ * queueing hints of NodeResourcesFit, which may not take a snapshot). */
+void sx_dra_class_event(struct sx_dra_claims *m, const struct sx_dra_object *old_class,
+			const struct sx_dra_object *new_class);
+/* Does a DeviceClass serve extended resource `name` (explicitly, or as
+ * deviceclass.resource.kubernetes.io/<class>)? -1 when m is NULL or not
+ * tracking; 0 no; 1 yes. */
+int sx_dra_resource_backed(struct sx_dra_claims *m, const char *name);
 
 /* For explain (plugins/dynamic_resources.c): the pod's claims after a
  * cycle cs, each {"claim", "allocatedBefore", "allocation"} with the
@@ -384,6 +392,18 @@ void sx_dra_qty_string(struct sx_dra_qty q, char *buf, size_t len);
  * or NULL. */
 const struct sx_dra_object *sx_dra_class_for_resource(const struct sx_snapshot *snap,
 						      const char *name);
+/* How many devices of class cls serve node (*capacity) and how many of
+ * them are in use in a or a2 (*allocated; either may be NULL): every
+ * ResourceSlice of ix, whatever its pool's generation, filtered by node
+ * (nodeName, allNodes, nodeSelector; per device with
+ * perDeviceNodeSelection) and by the class's selectors (upstream
+ * noderesources resource_allocation.go calculateDRAResourceTotals, the
+ * scorers' view of an extended resource backed by DRA). 0, or -1 when a
+ * selector fails to evaluate (both counts 0). Thread-safe. */
+int sx_dra_class_devices(const struct sx_dra_index *ix, const struct sx_dra_allocated *a,
+			 const struct sx_dra_allocated *a2, const struct sx_node *node,
+			 const struct sx_dra_object *cls, sx_dra_match_fn match, void *mctx,
+			 int64_t *capacity, int64_t *allocated);
 /* The special ResourceClaim (generateName, pod owner, annotation, one
  * request per container and resource) for pod's extended resources
  * res[0..n), served by the classes named cls[0..n), without name and uid;

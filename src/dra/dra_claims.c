@@ -30,6 +30,7 @@ struct entry {
 #define PENDING_MAX (1u << 20)
 #define KNOWN_MAX   (1u << 22)
 #define RECENT_MAX  64
+#define CLASSES_MAX (1u << 16)
 
 /* The base set of the last snapshot's claims (pointers compared, the
  * claims held so they cannot be reused meanwhile). */
@@ -68,6 +69,10 @@ struct sx_dra_claims {
 	pthread_mutex_t known_mu; /* guards known, tracking */
 	struct sx_hmap known;	  /* known_hash(ns, name) -> the claim (a reference) */
 	bool tracking;
+	/* The DeviceClasses, for the extended resources they serve (upstream
+	 * DefaultDRAManager.DeviceClassResolver, the extended resource cache
+	 * fed by DeviceClass events), under known_mu with the claims. */
+	struct sx_hmap classes; /* name_id -> the class (a reference) */
 
 	struct sx_dra_index_cache ix;
 };
@@ -84,6 +89,7 @@ struct sx_dra_claims *sx_dra_claims_new(void)
 	pthread_mutex_init(&m->ix.mu, NULL);
 	sx_hmap_init(&m->pending, PENDING_MAX);
 	sx_hmap_init(&m->known, KNOWN_MAX);
+	sx_hmap_init(&m->classes, CLASSES_MAX);
 	m->pending_dirty = true;
 	return m;
 }
@@ -604,13 +610,78 @@ static void known_clear(struct sx_dra_claims *m)
 	sx_hmap_clear(&m->known);
 }
 
+/* Drops every class (m->known_mu held, or m unreachable). */
+static void classes_clear(struct sx_dra_claims *m)
+{
+	struct sx_hmap_slot *s;
+
+	for (uint32_t i = 0; (s = sx_hmap_next(&m->classes, &i));)
+		sx_dra_unref((const struct sx_dra_object *)(uintptr_t)s->val);
+	sx_hmap_clear(&m->classes);
+}
+
 void sx_dra_track_claims(struct sx_dra_claims *m, bool on)
 {
 	pthread_mutex_lock(&m->known_mu);
 	m->tracking = on;
-	if (!on)
+	if (!on) {
 		known_clear(m);
+		classes_clear(m);
+	}
 	pthread_mutex_unlock(&m->known_mu);
+}
+
+void sx_dra_class_event(struct sx_dra_claims *m, const struct sx_dra_object *old_class,
+			const struct sx_dra_object *new_class)
+{
+	const struct sx_dra_object *c = new_class ? new_class : old_class;
+	const struct sx_dra_object *dead = NULL;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&m->known_mu);
+	if (m->tracking && !new_class) {
+		dead = m->classes.n ? (const void *)(uintptr_t)sx_hmap_del(&m->classes, c->name_id)
+				    : NULL;
+	} else if (m->tracking) {
+		struct sx_hmap_slot *s =
+			m->classes.n ? sx_hmap_slot(&m->classes, c->name_id) : NULL;
+
+		if (s) {
+			dead = (const void *)(uintptr_t)s->val;
+			s->val = (uintptr_t)sx_dra_ref(new_class);
+		} else if (sx_hmap_put(&m->classes, c->name_id, (uintptr_t)new_class) == 0) {
+			sx_dra_ref(new_class);
+		}
+	}
+	pthread_mutex_unlock(&m->known_mu);
+	sx_dra_unref(dead);
+}
+
+int sx_dra_resource_backed(struct sx_dra_claims *m, const char *name)
+{
+	size_t pl = strlen(SX_DRA_CLASS_PREFIX);
+	struct sx_hmap_slot *s;
+	int rc = 0;
+
+	if (!m)
+		return -1;
+	pthread_mutex_lock(&m->known_mu);
+	if (!m->tracking)
+		rc = -1;
+	else if (strncmp(name, SX_DRA_CLASS_PREFIX, pl) == 0) {
+		sx_str id = sx_intern_lookup_n(name + pl, strlen(name + pl));
+
+		rc = id != SX_STR_INVALID && m->classes.n && sx_hmap_slot(&m->classes, id) != NULL;
+	} else
+		for (uint32_t i = 0; !rc && (s = sx_hmap_next(&m->classes, &i));) {
+			const struct sx_dra_object *c = (const void *)(uintptr_t)s->val;
+			const char *ern = c->u.cls.extended_resource_name;
+
+			rc = ern && strcmp(ern, name) == 0;
+		}
+	pthread_mutex_unlock(&m->known_mu);
+	return rc;
 }
 
 void sx_dra_claim_event(struct sx_dra_claims *m, const struct sx_dra_object *old_claim,
@@ -686,6 +757,7 @@ void sx_dra_claims_free(struct sx_dra_claims *m)
 	sx_dra_allocated_free(m->frozen);
 	base_clear(&m->base);
 	known_clear(m);
+	classes_clear(m);
 	sx_dra_index_unref(m->ix.cached);
 	pthread_mutex_destroy(&m->mu);
 	pthread_mutex_destroy(&m->base_mu);

@@ -309,3 +309,110 @@ out:
 	free(b.maps);
 	return claim;
 }
+
+/* ---------- scoring: devices of a class on a node ---------- */
+
+/* Does the device match every CEL selector of the class (none: all do)?
+ * 1, 0, or -1 on an evaluation error. */
+static int class_matches(const struct sx_dra_object *cls, sx_str driver, sx_str pool,
+			 const struct sx_dra_device *dev, sx_dra_match_fn match, void *mctx)
+{
+	char err[SX_DRA_ERR_LEN];
+
+	for (uint32_t i = 0; i < cls->u.cls.nselectors; i++) {
+		const char *expr = cls->u.cls.selectors[i];
+		int rc;
+
+		if (!expr)
+			continue;
+		rc = match(mctx, expr, driver, pool, dev, err, sizeof(err));
+		if (rc < 0)
+			return -1;
+		if (rc == SX_DRA_NO_MATCH)
+			return 0;
+	}
+	return 1;
+}
+
+struct class_count {
+	const struct sx_dra_object *cls;
+	const struct sx_dra_allocated *a, *a2;
+	sx_dra_match_fn match;
+	void *mctx;
+	int64_t capacity, allocated;
+};
+
+/* Counts one device of slice s (structured.IsDeviceAllocated: whole or a
+ * share). 0 or -1 on a selector error. */
+static int count_device(struct class_count *c, const struct sx_dra_slice *s,
+			const struct sx_dra_device *dev)
+{
+	int m = class_matches(c->cls, s->driver, s->pool, dev, c->match, c->mctx);
+
+	if (m <= 0)
+		return m;
+	c->capacity++;
+	if ((c->a && sx__dra_allocated_in_use(c->a, s->driver, s->pool, dev->name, true)) ||
+	    (c->a2 && sx__dra_allocated_in_use(c->a2, s->driver, s->pool, dev->name, true)))
+		c->allocated++;
+	return 0;
+}
+
+/* The devices of slice s that serve node, counted (upstream
+ * calculateDRAResourceTotals' node filtering, per device with
+ * perDeviceNodeSelection, else per slice). 0 or -1. */
+static int count_slice(struct class_count *c, const struct sx_dra_slice *s,
+		       const struct sx_node *node)
+{
+	sx_str name = node->name_id;
+
+	if (s->per_device) {
+		for (uint32_t d = 0; d < s->ndevices; d++) {
+			const struct sx_dra_device *dev = &s->devices[d];
+
+			if (!dev->all_nodes &&
+			    (dev->node_name == SX_STR_EMPTY || dev->node_name != name) &&
+			    (!dev->node_selector ||
+			     !sx_dra_node_matches(node, dev->node_name, dev->all_nodes,
+						  dev->node_selector)))
+				continue;
+			if (count_device(c, s, dev) < 0)
+				return -1;
+		}
+		return 0;
+	}
+	if (!s->all_nodes && s->node_name != name && s->node_selector) {
+		if (!sx_dra_node_matches(node, s->node_name, s->all_nodes, s->node_selector))
+			return 0;
+	} else if (!s->all_nodes && s->node_name != SX_STR_EMPTY && s->node_name != name) {
+		return 0;
+	}
+	for (uint32_t d = 0; d < s->ndevices; d++)
+		if (count_device(c, s, &s->devices[d]) < 0)
+			return -1;
+	return 0;
+}
+
+int sx_dra_class_devices(const struct sx_dra_index *ix, const struct sx_dra_allocated *a,
+			 const struct sx_dra_allocated *a2, const struct sx_node *node,
+			 const struct sx_dra_object *cls, sx_dra_match_fn match, void *mctx,
+			 int64_t *capacity, int64_t *allocated)
+{
+	struct class_count c = {cls, a, a2, match, mctx, 0, 0};
+	uint32_t first, n = sx__dra_node_slices(ix, node->name_id, &first);
+
+	*capacity = 0;
+	*allocated = 0;
+	/* the slices naming this node, then those naming none (allNodes,
+	 * a selector, per-device selection); slices of other nodes never
+	 * serve it */
+	for (uint32_t i = 0; i < n; i++)
+		if (count_slice(&c, &ix->slices[ix->by_node[first + i].slice]->u.slice, node) < 0)
+			return -1;
+	for (uint32_t i = 0; i < ix->nglobal; i++)
+		if (count_slice(&c, &ix->slices[ix->global[i]]->u.slice, node) < 0)
+			return -1;
+	*capacity = c.capacity;
+	*allocated = c.allocated;
+	return 0;
+}

@@ -119,6 +119,8 @@ void sx_config_object_event(const struct sx_config *cfg, enum sx_kind kind, cons
 {
 	if (kind == SX_KIND_RESOURCE_CLAIM)
 		sx_dra_claim_event(cfg->dra, old_obj, new_obj); /* DynamicResources' PreEnqueue */
+	else if (kind == SX_KIND_DEVICE_CLASS)
+		sx_dra_class_event(cfg->dra, old_obj, new_obj); /* NodeResourcesFit's hints */
 	for (unsigned i = 0; i < cfg->nprofiles; i++)
 		sx_handle_object_event(cfg->profiles[i]->handle, kind, old_obj, new_obj);
 }

@@ -795,6 +795,15 @@ static enum sx_event_resource event_resource(enum sx_kind kind)
 	return SX_RES_NONE;
 }
 
+/* Do DeviceTaintRules taint devices (DRADeviceTaints and
+ * DRADeviceTaintRules on in the configuration's release; upstream's
+ * tracker watches the rules only then)? */
+static bool taint_rules_on(const struct sx_config *cfg)
+{
+	return sx_feature_enabled(&cfg->features, SX_FEATURE_DRA_DEVICE_TAINTS) &&
+	       sx_feature_enabled(&cfg->features, SX_FEATURE_DRA_DEVICE_TAINT_RULES);
+}
+
 /* Another kind changed (storage, DRA): the profiles' handles hear of it
  * (VolumeBinding's waiting PreBinds, DynamicResources' claims), then a
  * cluster event for the queue's hints, objects as struct sx_object
@@ -808,6 +817,15 @@ static void on_object(void *ctx, enum sx_kind kind, const void *old_obj, const v
 	uint32_t action = !old_obj ? SX_ACT_ADD : !new_obj ? SX_ACT_DELETE : SX_ACT_UPDATE;
 
 	sx_config_object_event(s->o.cfg, kind, old_obj, new_obj);
+	if (kind == SX_KIND_DEVICE_TAINT_RULE && taint_rules_on(s->o.cfg)) {
+		/* upstream's ResourceSlice tracker (dynamic-resource-allocation
+		 * resourceslice/tracker) folds the rules into the slices and
+		 * reports the slices whose taints changed as updated: one
+		 * ResourceSlice update carries it here (the objects are the
+		 * rules, o.kind says so; no hint reads them). */
+		res = SX_RES_RESOURCE_SLICE;
+		action = SX_ACT_UPDATE;
+	}
 	if (res == SX_RES_NONE)
 		return;
 	sx_queue_cluster_event(s->q, res, action, old_obj ? &o : NULL, new_obj ? &n : NULL);
@@ -1080,6 +1098,8 @@ int sx_scheduler_start(const struct sx_scheduler_opts *opts, struct sx_scheduler
 	sx_config_attach(opts->cfg, &s->env);
 	sx_cache_set_listener(opts->cache, &l);
 	sx_cache_visit(opts->cache, SX_KIND_RESOURCE_CLAIM, visit_claim, s);
+	/* the classes NodeResourcesFit's hints read (the claims tracker) */
+	sx_cache_visit(opts->cache, SX_KIND_DEVICE_CLASS, visit_object, s);
 	/* before their pods */
 	sx_cache_visit(opts->cache, SX_KIND_POD_GROUP, visit_object, s);
 	sx_cache_visit(opts->cache, SX_KIND_COSCHED_POD_GROUP, visit_object, s);

@@ -20,7 +20,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sxtest import FakeApi, Serve, check, http, run_tests, write_kubeconfig  # noqa: E402
 from test_dra import (DRIVER, Cluster, bound, claim, dclass, device, get, node, pod,  # noqa: E402
-                      request, results, rslice, sched_condition, state, wait_for, NS)
+                      request, reserved, results, rslice, sched_condition, state, wait_for, NS)
 
 
 def tainted(dev, key, effect):
@@ -32,7 +32,7 @@ def test_device_taints(tmp):
     DeviceTaintRule (maintenance:NoExecute), node-t3's only with effect None.
     An untolerating pod gets node-t3; one tolerating broken gets node-t1,
     with its toleration in the allocation result; a third one, tolerating
-    nothing, finds no device left it may use."""
+    nothing, finds no device left it may use, until the rule is deleted."""
     rule = {"kind": "DeviceTaintRule", "metadata": {"name": "maintenance"},
             "spec": {"deviceSelector": {"driver": DRIVER, "pool": "node-t2"},
                      "taint": {"key": "maintenance", "effect": "NoExecute"}}}
@@ -65,6 +65,14 @@ def test_device_taints(tmp):
         check(cond().startswith("0/3 nodes are available: 3 cannot allocate all claims."),
               "taints: FailedScheduling words %r" % cond())
         check(not bound(cl.api, "p-other"), "taints: third pod waits")
+        # The rule goes away: upstream's slice tracker reports node-t2's slice
+        # as updated, DynamicResources' ResourceSlice registration requeues
+        # the pod at once (not after the 5-minute flush of unschedulable pods).
+        cl.api.apply([{"op": "delete", "object": rule}])
+        check(wait_for(lambda: bound(cl.api, "p-other"), 15),
+              "taints: third pod bound once the DeviceTaintRule is deleted")
+        check(bound(cl.api, "p-other") == "node-t2", "taints: on the device the rule tainted: %r"
+              % bound(cl.api, "p-other"))
     finally:
         check(cl.stop() == 0, "taints: clean exit")
 
@@ -334,10 +342,38 @@ def test_binding_failed_deallocated(tmp):
         check(cl.stop() == 0, "bfail: clean exit")
 
 
+def test_binding_wait_shutdown(tmp):
+    """A pod waits in PreBind for its device's binding condition, with the
+    default bindingTimeout (10 minutes). The scheduler is stopped meanwhile:
+    the wait ends at once ("context canceled"), the binding is given up
+    (not bound) and schedext exits 0 within the 20 s stop() allows (before,
+    the bind worker slept on until the timeout and the process was killed)."""
+    api = FakeApi(tmp)
+    kc = os.path.join(tmp, "kubeconfig-bw")
+    write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port)
+    dev = dict(device("gpu-0"), bindingConditions=["Attached"], bindingFailureConditions=["AttachFailed"])
+    api.apply([{"op": "create", "object": o} for o in [
+        {"kind": "Namespace", "metadata": {"name": NS}}, node("node-w1"), dclass("gpu"),
+        rslice("node-w1", dev), claim("bw", request("gpu", "gpu"))]])
+    sx = Serve(tmp, kc, "sx-bw", "--standalone", "-v=2")
+    try:
+        api.apply([{"op": "create", "object": pod("w-0", ("gpu", {"resourceClaimName": "bw"}))}])
+        waiting = lambda: "w-0" in reserved(get(api, "resourceclaims", "bw"))
+        check(wait_for(waiting, 20), "bwait: claim reserved, PreBind waiting")
+        check(wait_for(lambda: "waiting for binding conditions" in open(sx.logpath).read(), 10),
+              "bwait: the wait started")
+    finally:
+        rc = sx.stop()
+        check(rc == 0, "bwait: clean exit while waiting (rc %r)" % rc)
+        check(not bound(api, "w-0"), "bwait: not bound")
+        api.stop()
+
+
 def main():
     return run_tests("test_dra_devices.py", (test_device_taints, test_partitioned_gpu, test_stale_extended_claim,
                                              test_shared_by_capacity, test_extended_resource,
-                                             test_binding_conditions, test_binding_failed_deallocated))
+                                             test_binding_conditions, test_binding_failed_deallocated,
+                                             test_binding_wait_shutdown))
 
 
 if __name__ == "__main__":
