@@ -107,7 +107,8 @@ static int whole_group(const struct sx_snapshot *snap, const struct sx_pod *p,
 		for (uint32_t b = 0; b < snap->nodes[a]->npods; b++) {
 			const struct sx_pod *q = snap->nodes[a]->pods[b];
 
-			if (q->meta.ns == p->meta.ns && q->scheduling_group == p->scheduling_group &&
+			if (q->meta.ns == p->meta.ns &&
+			    q->scheduling_group == p->scheduling_group &&
 			    unit_add(u, q, snap->nodes[a]->name, cap) < 0)
 				return SX_ENOMEM;
 		}

@@ -31,9 +31,9 @@ struct sx_victim_unit {
 	sx_str *nodes;		    /* each pod's node */
 	uint32_t n;
 	int32_t priority;
-	bool group;	  /* pods of a pod group (NewPodVictim: its PodGroup key type) */
-	bool whole;	  /* every pod of a PodGroup with disruptionMode All */
-	int64_t earliest; /* earliest start time of its pods (unset: latest) */
+	bool group;	     /* pods of a pod group (NewPodVictim: its PodGroup key type) */
+	bool whole;	     /* every pod of a PodGroup with disruptionMode All */
+	int64_t earliest;    /* earliest start time of its pods (unset: latest) */
 	uint32_t violations; /* its pods violating a PDB (sx_victim_units_mark_pdbs) */
 	bool preempt;	     /* the caller's mark */
 };
@@ -50,8 +50,7 @@ int32_t sx_victim_pod_priority(const struct sx_snapshot *snap, const struct sx_p
  * pod-group pods before a lone pod; between two of those the larger; then
  * the earlier start. Without pod groups every unit is a lone pod, which
  * leaves util.MoreImportantPod (priority, then start). */
-bool sx_victim_unit_more_important(const struct sx_victim_unit *a,
-				   const struct sx_victim_unit *b);
+bool sx_victim_unit_more_important(const struct sx_victim_unit *a, const struct sx_victim_unit *b);
 /* Stable: most important first. */
 void sx_victim_units_sort(struct sx_victim_unit **u, uint32_t n);
 
