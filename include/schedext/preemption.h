@@ -111,9 +111,11 @@ uint32_t sx_preempt_num_candidates(const struct sx_preempt_args *args, uint32_t 
  * upstream's text ("not eligible due to preemptionPolicy=Never." or "not
  * eligible due to a terminating pod on the nominated node.").
  * A pod "terminating because of preemption" has a deletionTimestamp and,
- * as its first DisruptionTarget condition, True/PreemptionByScheduler. */
+ * as its first DisruptionTarget condition, True/PreemptionByScheduler.
+ * groups (GenericWorkload): a pod of a PodGroup counts with the group's
+ * priority (NewPodVictim). */
 bool sx_preempt_pod_eligible(const struct sx_pod *pod, const struct sx_snapshot *snap,
-			     enum sx_code nominated_code, const char **reason);
+			     enum sx_code nominated_code, bool groups, const char **reason);
 
 /* ---------- candidates ---------- */
 

@@ -403,7 +403,7 @@ uint32_t sx_preempt_num_candidates(const struct sx_preempt_args *args, uint32_t 
 /* ---------- eligibility ---------- */
 
 bool sx_preempt_pod_eligible(const struct sx_pod *pod, const struct sx_snapshot *snap,
-			     enum sx_code nominated_code, const char **reason)
+			     enum sx_code nominated_code, bool groups, const char **reason)
 {
 	*reason = NULL;
 	if (pod->preempt_never) {
@@ -420,8 +420,12 @@ bool sx_preempt_pod_eligible(const struct sx_pod *pod, const struct sx_snapshot 
 	for (uint32_t i = 0; i < ni->npods; i++) {
 		const struct sx_pod *p = ni->pods[i];
 
-		/* podTerminatingByPreemption: being deleted for a preemption */
-		if (p->priority < pod->priority && p->deleting && p->preemption_target) {
+		/* isPreemptionAllowed on NewPodVictim (its PodGroup's priority
+		 * with pod groups on) and podTerminatingByPreemption: being
+		 * deleted for a preemption */
+		int32_t prio = groups ? sx_victim_pod_priority(snap, p) : p->priority;
+
+		if (prio < pod->priority && p->deleting && p->preemption_target) {
 			*reason = "not eligible due to a terminating pod on the nominated node.";
 			return false;
 		}
@@ -704,7 +708,9 @@ int sx_preempt(const struct sx_profile *prof, const struct sx_cycle_state *cs,
 	const char *reason;
 	int rc;
 	memset(out, 0, sizeof(*out));
-	if (!sx_preempt_pod_eligible(pod, snap, nominated_code(in, pod), &reason)) {
+	if (!sx_preempt_pod_eligible(
+		    pod, snap, nominated_code(in, pod),
+		    sx_feature_enabled(&prof->features, SX_FEATURE_GENERIC_WORKLOAD), &reason)) {
 		fail(out, SX_UNSCHEDULABLE, reason);
 		return out->status ? 0 : SX_ENOMEM;
 	}

@@ -941,27 +941,28 @@ static void test_eligibility(void)
 	/* "Pod with nominated node": its status UnschedulableAndUnresolvable */
 	struct sx_pod *pod =
 		make_pod(&(struct pod_spec){.name = "p", .priority = HIGH, .nominated = "node1"});
-	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE_AND_UNRESOLVABLE, &reason));
+	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE_AND_UNRESOLVABLE, false,
+				      &reason));
 	/* "Pod with nominated node, but without nominated node status" */
-	CHECK(!sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, &reason));
+	CHECK(!sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, false, &reason));
 	CHECK_STR(reason, "not eligible due to a terminating pod on the nominated node.");
 	sx_pod_unref(pod);
 	pod = make_pod(&(struct pod_spec){.name = "p", .priority = HIGH, .nominated = "node2"});
-	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, &reason));
+	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, false, &reason));
 	sx_pod_unref(pod);
 	/* "Pod without nominated node" */
 	pod = make_pod(&(struct pod_spec){.name = "p", .priority = HIGH});
-	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, &reason));
+	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, false, &reason));
 	CHECK(reason == NULL);
 	sx_pod_unref(pod);
 	/* "Pod with 'PreemptNever' preemption policy" */
 	pod = make_pod(&(struct pod_spec){.name = "p", .priority = HIGH, .never = true});
-	CHECK(!sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, &reason));
+	CHECK(!sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, false, &reason));
 	CHECK_STR(reason, "not eligible due to preemptionPolicy=Never.");
 	sx_pod_unref(pod);
 	/* A terminating pod of higher priority does not block. */
 	pod = make_pod(&(struct pod_spec){.name = "p", .priority = LOW - 1, .nominated = "node1"});
-	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, &reason));
+	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, false, &reason));
 	sx_pod_unref(pod);
 	world_end(&w);
 }
@@ -1182,6 +1183,36 @@ static void test_group_victim_group_priority(void)
 	world_end(&w);
 }
 
+/* derived (default_preemption.go PodEligibleToPreemptOthers on
+ * NewPodVictim, as upstream's row "Preemptor group is not eligible if
+ * nominated node has terminating pod belonging to a pod group of lower
+ * priority" for a group preemptor): a terminating pod of priority HIGH in
+ * a PodGroup of priority LOW blocks a MID preemptor with pod groups on,
+ * not without. */
+static void test_eligibility_group_priority(void)
+{
+	struct world w;
+	const char *reason;
+
+	world_start_gates(&w, WORKLOAD_GATES);
+	add_node(w.cache, "node1", VERY_LARGE, 32);
+	add_pod_group(w.cache, "victim-pg", LOW, "all");
+	add_pod(w.cache, &(struct pod_spec){.name = "victim",
+					    .node = "node1",
+					    .priority = HIGH,
+					    .extra = IN_PG("victim-pg"),
+					    .deleting = true,
+					    .preempted = true});
+	w.snap = sx_cache_snapshot(w.cache);
+	struct sx_pod *pod =
+		make_pod(&(struct pod_spec){.name = "p", .priority = MID, .nominated = "node1"});
+	CHECK(!sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, true, &reason));
+	CHECK_STR(reason, "not eligible due to a terminating pod on the nominated node.");
+	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, false, &reason));
+	sx_pod_unref(pod);
+	world_end(&w);
+}
+
 /* ---------- the extender entry point ---------- */
 
 static void test_select_victims_given_list(void)
@@ -1294,4 +1325,4 @@ SX_TESTS(SX_TEST(test_post_filter_higher_priority), SX_TEST(test_post_filter_tie
 	 SX_TEST(test_group_victim_across_nodes), SX_TEST(test_group_victim_gate_off),
 	 SX_TEST(test_group_victim_single_node), SX_TEST(test_group_victims_subset),
 	 SX_TEST(test_group_victim_insufficient), SX_TEST(test_group_victim_disruption_single),
-	 SX_TEST(test_group_victim_group_priority))
+	 SX_TEST(test_group_victim_group_priority), SX_TEST(test_eligibility_group_priority))
