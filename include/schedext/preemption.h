@@ -57,7 +57,7 @@ bool sx_pod_more_important(const struct sx_pod *a, const struct sx_pod *b);
  * potential_victims: NULL = every preemption unit on the node with a
  * priority strictly lower than the pod's (DefaultPreemption; upstream's
  * DomainVictims, src/framework/victim_units.h): a unit is one pod, or, with
- * GenericWorkload, every scheduled pod of a PodGroup whose disruptionMode
+ * GenericWorkload from 1.37, every scheduled pod of a PodGroup whose disruptionMode
  * is All, on any node, with the group's priority (a pod of a PodGroup
  * always counts with its group's priority). Only the node's own copy
  * changes; the group's pods elsewhere go through the PreFilter

@@ -182,6 +182,15 @@ static uint32_t collect_given(const struct sx_node_info *ni, const struct sx_pod
 	return n;
 }
 
+/* Victims as pod groups (upstream DefaultPreemption's pgLister, set with
+ * GenericWorkload): 1.37's DomainVictims; 1.35 and 1.36 judged every pod
+ * by its own priority. */
+static bool victim_groups(const struct sx_profile *prof)
+{
+	return sx_feature_enabled(&prof->features, SX_FEATURE_GENERIC_WORKLOAD) &&
+	       sx_release(&prof->features) >= 37;
+}
+
 /* The node's preemption units (getCrossNodesVictims over the node; with
  * pod groups on - GenericWorkload, upstream's pgLister - a pod of a
  * PodGroup with disruptionMode All brings its whole group from every node),
@@ -197,10 +206,8 @@ static int node_units(const struct dry_node *d, const struct sx_node_info *ni,
 
 	if (!given && idx >= 0 && d->snap->nodes[idx] == ni) {
 		at = (uint32_t)idx;
-		return sx_victim_units_collect(
-			d->snap, &at, 1,
-			sx_feature_enabled(&d->prof->features, SX_FEATURE_GENERIC_WORKLOAD), units,
-			nunits);
+		return sx_victim_units_collect(d->snap, &at, 1, victim_groups(d->prof), units,
+					       nunits);
 	}
 	pods = sx_calloc(ni->npods + 1, sizeof(*pods));
 	if (!pods)
@@ -708,9 +715,15 @@ int sx_preempt(const struct sx_profile *prof, const struct sx_cycle_state *cs,
 	const char *reason;
 	int rc;
 	memset(out, 0, sizeof(*out));
-	if (!sx_preempt_pod_eligible(
-		    pod, snap, nominated_code(in, pod),
-		    sx_feature_enabled(&prof->features, SX_FEATURE_GENERIC_WORKLOAD), &reason)) {
+	/* DefaultPreemption.PostFilter: a pod group's member is preempted for
+	 * by its group (PodGroupPostFilter), never pod by pod */
+	if (pod->scheduling_group != SX_STR_EMPTY && victim_groups(prof)) {
+		fail(out, SX_UNSCHEDULABLE,
+		     "not eligible due to workload aware preemption enabled");
+		return out->status ? 0 : SX_ENOMEM;
+	}
+	if (!sx_preempt_pod_eligible(pod, snap, nominated_code(in, pod), victim_groups(prof),
+				     &reason)) {
 		fail(out, SX_UNSCHEDULABLE, reason);
 		return out->status ? 0 : SX_ENOMEM;
 	}

@@ -139,7 +139,7 @@ static void add_pdb(struct sx_cache *cache, const char *name, const char *match,
 
 /* A configuration whose only profile enables `plugins` (JSON list items). */
 static struct sx_config *make_config_gates(const char *plugins, const char *dp_args,
-					   const char *gates)
+					   const char *gates, int minor)
 {
 	struct sx_features feat;
 	char json[2048];
@@ -151,7 +151,7 @@ static struct sx_config *make_config_gates(const char *plugins, const char *dp_a
 		 "\"*\"}],\"enabled\":[%s,{\"name\":\"DefaultPreemption\"}]}},\"pluginConfig\":"
 		 "[{\"name\":\"DefaultPreemption\",\"args\":%s}]}]}",
 		 plugins, dp_args ? dp_args : "{}");
-	sx_features_init(&feat, SX_RELEASE_DEFAULT);
+	sx_features_init(&feat, minor);
 	if (gates)
 		CHECK_INT(sx_features_set(&feat, gates, &err), 0);
 	struct sx_config *cfg = sx_config_parse_for(json, strlen(json), &feat, &err);
@@ -163,7 +163,7 @@ static struct sx_config *make_config_gates(const char *plugins, const char *dp_a
 
 static struct sx_config *make_config(const char *plugins, const char *dp_args)
 {
-	return make_config_gates(plugins, dp_args, NULL);
+	return make_config_gates(plugins, dp_args, NULL, SX_RELEASE_DEFAULT);
 }
 
 #define FIT "{\"name\":\"NodeResourcesFit\"}"
@@ -995,12 +995,17 @@ static void add_pod_group(struct sx_cache *cache, const char *name, int priority
 	add_json(cache, json, "PodGroup");
 }
 
-static void world_start_gates(struct world *w, const char *gates)
+static void world_start_release(struct world *w, const char *gates, int minor)
 {
 	memset(w, 0, sizeof(*w));
 	w->cache = sx_cache_new();
-	w->cfg = make_config_gates(FIT, NULL, gates);
+	w->cfg = make_config_gates(FIT, NULL, gates, minor);
 	w->prof = w->cfg ? w->cfg->profiles[0] : NULL;
+}
+
+static void world_start_gates(struct world *w, const char *gates)
+{
+	world_start_release(w, gates, SX_RELEASE_DEFAULT);
 }
 
 /* The dry run on one node only. */
@@ -1061,6 +1066,20 @@ static void test_group_victim_gate_off(void)
 	struct world w;
 
 	world_start_gates(&w, NULL);
+	add_group_across_nodes(&w);
+	world_ready(&w, &(struct pod_spec){
+				.name = "preemptor-pod", .priority = HIGH, .res = 500, .mem = 200});
+	CHECK_STR(dry_run_on(&w, "node1"), "node1[pod-group-victim-1]/0");
+	world_end(&w);
+}
+
+/* derived: 1.36 (GenericWorkload on) judged every pod by its own
+ * priority, one victim per pod (DomainVictims came with 1.37). */
+static void test_group_victim_136(void)
+{
+	struct world w;
+
+	world_start_release(&w, WORKLOAD_GATES, 36);
 	add_group_across_nodes(&w);
 	world_ready(&w, &(struct pod_spec){
 				.name = "preemptor-pod", .priority = HIGH, .res = 500, .mem = 200});
@@ -1213,6 +1232,38 @@ static void test_eligibility_group_priority(void)
 	world_end(&w);
 }
 
+/* default_preemption.go PostFilter: with pod groups on, a member of a pod
+ * group does not preempt pod by pod (its group's PodGroupPostFilter does);
+ * without GenericWorkload it does (derived). */
+static void test_group_member_not_eligible(void)
+{
+	struct world w;
+	sx_str nominated;
+	const char *member = "p-member";
+
+	for (int on = 1; on >= 0; on--) {
+		world_start_gates(&w, on ? WORKLOAD_GATES : NULL);
+		add_node(w.cache, "node1", 500, 32);
+		add_pod(w.cache, &(struct pod_spec){"low", "node1", LOW, 500});
+		world_ready(&w, &(struct pod_spec){.name = member,
+						   .priority = HIGH,
+						   .res = 500,
+						   .extra = IN_PG("pg")});
+		struct sx_status *st = post_filter(&w, "U", &nominated);
+		if (on) {
+			CHECK_INT(sx_status_code(st), SX_UNSCHEDULABLE);
+			CHECK_STR(msg_of(st), "preemption: not eligible due to workload aware "
+					      "preemption enabled");
+			CHECK_STR(applied, "");
+		} else {
+			CHECK(st == NULL);
+			CHECK_STR(applied, "[low]/0");
+		}
+		sx_status_free(st);
+		world_end(&w);
+	}
+}
+
 /* ---------- the extender entry point ---------- */
 
 static void test_select_victims_given_list(void)
@@ -1323,6 +1374,7 @@ SX_TESTS(SX_TEST(test_post_filter_higher_priority), SX_TEST(test_post_filter_tie
 	 SX_TEST(test_select_best_candidate), SX_TEST(test_pick_one_empty),
 	 SX_TEST(test_eligibility), SX_TEST(test_select_victims_given_list), SX_TEST(test_args),
 	 SX_TEST(test_group_victim_across_nodes), SX_TEST(test_group_victim_gate_off),
-	 SX_TEST(test_group_victim_single_node), SX_TEST(test_group_victims_subset),
-	 SX_TEST(test_group_victim_insufficient), SX_TEST(test_group_victim_disruption_single),
-	 SX_TEST(test_group_victim_group_priority), SX_TEST(test_eligibility_group_priority))
+	 SX_TEST(test_group_victim_136), SX_TEST(test_group_victim_single_node),
+	 SX_TEST(test_group_victims_subset), SX_TEST(test_group_victim_insufficient),
+	 SX_TEST(test_group_victim_disruption_single), SX_TEST(test_group_victim_group_priority),
+	 SX_TEST(test_eligibility_group_priority), SX_TEST(test_group_member_not_eligible))
