@@ -41,6 +41,9 @@ struct sx_status *sx_run_permit(const struct sx_profile *prof, struct sx_cycle_s
  * timer fired (Unschedulable "rejected due to timeout after waiting <d> at
  * plugin <name>"). */
 struct sx_status *sx_waiting_pod_wait(struct sx_waiting_pod *wp);
+/* That timeout's words for a wait of timeout_ms at plugin (Go's
+ * Duration.String of the wait), for views that predict it. */
+void sx_permit_timeout_message(char *buf, size_t len, uint64_t timeout_ms, const char *plugin);
 void sx_waiting_pod_allow(struct sx_waiting_pod *wp, const char *plugin);
 void sx_waiting_pod_reject(struct sx_waiting_pod *wp, const char *plugin, const char *msg);
 /* Frees wp and takes it off its profile's handle's waiting pods. */

@@ -54,11 +54,21 @@ bool sx_pod_more_important(const struct sx_pod *a, const struct sx_pod *b);
  * ones first, then the others, each group most important first — keeping
  * every pod that can be added back.
  *
- * potential_victims: NULL = every pod on the node with a priority strictly
- * lower than the pod's (DefaultPreemption); otherwise exactly these pods
- * (the extender verb: kube-scheduler's proposal; pods not on the node are
- * ignored). snap gives the PodDisruptionBudgets (snap->pdbs); nom may be
- * NULL.
+ * potential_victims: NULL = every preemption unit on the node with a
+ * priority strictly lower than the pod's (DefaultPreemption; upstream's
+ * DomainVictims, src/framework/victim_units.h): a unit is one pod, or, with
+ * GenericWorkload from 1.37, every scheduled pod of a PodGroup whose disruptionMode
+ * is All, on any node, with the group's priority (a pod of a PodGroup
+ * always counts with its group's priority). Only the node's own copy
+ * changes; the group's pods elsewhere go through the PreFilter
+ * RemovePod/AddPod extensions with their node as the snapshot has it. A
+ * unit is reprieved or evicted whole, units ordered as MoreImportantVictim
+ * (priority, pod groups before lone pods, larger groups first, then start
+ * time). Otherwise exactly these pods (the extender verb: kube-scheduler's
+ * proposal; pods not on the node are ignored), one unit each. snap gives
+ * the PodDisruptionBudgets (snap->pdbs) and the PodGroups; nom may be
+ * NULL. out->pods may then hold pods of other nodes: evicting the
+ * candidate evicts them all.
  *
  * Returns NULL on success with *out filled (out->n may be 0 only when the
  * caller passed potential victims that are all reprieved); otherwise the
@@ -101,9 +111,11 @@ uint32_t sx_preempt_num_candidates(const struct sx_preempt_args *args, uint32_t 
  * upstream's text ("not eligible due to preemptionPolicy=Never." or "not
  * eligible due to a terminating pod on the nominated node.").
  * A pod "terminating because of preemption" has a deletionTimestamp and,
- * as its first DisruptionTarget condition, True/PreemptionByScheduler. */
+ * as its first DisruptionTarget condition, True/PreemptionByScheduler.
+ * groups (GenericWorkload): a pod of a PodGroup counts with the group's
+ * priority (NewPodVictim). */
 bool sx_preempt_pod_eligible(const struct sx_pod *pod, const struct sx_snapshot *snap,
-			     enum sx_code nominated_code, const char **reason);
+			     enum sx_code nominated_code, bool groups, const char **reason);
 
 /* ---------- candidates ---------- */
 

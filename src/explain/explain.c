@@ -613,6 +613,7 @@ int sx_explain(const struct sx_explain_opts *o, const struct sx_pod *pod, struct
 	struct sx_cycle_result res;
 	uint64_t rng = 0x5eed;
 	uint32_t *idx = NULL, n = 0;
+	bool cosched;
 	struct sx_cycle_opts copts = {
 		.snap = o->snap,
 		.mode = SX_CYCLE_FULL,
@@ -642,7 +643,7 @@ int sx_explain(const struct sx_explain_opts *o, const struct sx_pod *pod, struct
 		write_text(out, o, pod, &res, &pf, nodes, n);
 	else if (rc == 0)
 		write_json(out, o, pod, &res, &pf, nodes, n);
-	if (rc == 0 && o->cache && pod->scheduling_group != SX_STR_EMPTY)
+	if (rc == 0 && o->cache && sx_explain_group_of(o->profile, pod, &cosched) != SX_STR_EMPTY)
 		rc = append_gang(o, pod, out);
 	post_filter_report_free(&pf);
 	free(nodes);

@@ -274,7 +274,8 @@ static void verdicts_free(struct collect *c)
 /* Gangs: the verdict of each pod group, once per group (sx_explain_gang_status). */
 struct gang_verdict {
 	sx_str ns, group;
-	int rc;			  /* 1: a member of a PodGroup in the snapshot */
+	bool cosched;		  /* scheduler-plugins' PodGroup (Coscheduling) */
+	int rc;			  /* 1: a member of a group in the snapshot */
 	struct sx_status *status; /* NULL: schedulable now */
 };
 
@@ -284,14 +285,15 @@ struct gangs {
 };
 
 static const struct gang_verdict *gang_of(struct gangs *gs, struct sx_cache *cache,
-					  const struct sx_config *cfg, struct sx_pool *pool,
-					  const struct sx_snapshot *snap, const struct sx_pod *pod)
+					  const struct sx_profile *prof, struct sx_pool *pool,
+					  const struct sx_snapshot *snap, const struct sx_pod *pod,
+					  sx_str group, bool cosched)
 {
-	const struct sx_profile *prof = sx_config_profile(cfg, sx_str_get(pod->scheduler_name));
 	struct gang_verdict *v;
 
 	for (uint32_t i = 0; i < gs->n; i++)
-		if (gs->g[i].ns == pod->meta.ns && gs->g[i].group == pod->scheduling_group)
+		if (gs->g[i].ns == pod->meta.ns && gs->g[i].group == group &&
+		    gs->g[i].cosched == cosched)
 			return &gs->g[i];
 	if (gs->n == gs->cap) {
 		uint32_t cap = gs->cap ? gs->cap * 2 : 8;
@@ -303,7 +305,7 @@ static const struct gang_verdict *gang_of(struct gangs *gs, struct sx_cache *cac
 		gs->cap = cap;
 	}
 	v = &gs->g[gs->n];
-	*v = (struct gang_verdict){pod->meta.ns, pod->scheduling_group, 0, NULL};
+	*v = (struct gang_verdict){pod->meta.ns, group, cosched, 0, NULL};
 	v->rc = sx_explain_gang_status(cache, snap, prof, pod, pool, &v->status);
 	if (v->rc < 0)
 		return NULL;
@@ -312,17 +314,22 @@ static const struct gang_verdict *gang_of(struct gangs *gs, struct sx_cache *cac
 }
 
 /* A member of a gang that cannot be scheduled now is blocked by its group:
- * GangScheduling with the group's words (its own FitError stays its
- * message when it does not fit by itself). */
+ * the gating plugin (GangScheduling, or Coscheduling) with the group's
+ * words (its own FitError stays its message when it does not fit by
+ * itself). */
 static int judge_gang(struct gangs *gs, struct sx_cache *cache, const struct sx_pending_opts *o,
 		      const struct sx_snapshot *snap, struct verdict *v)
 {
+	const struct sx_profile *prof =
+		sx_config_profile(o->cfg, sx_str_get(v->pod->scheduler_name));
 	const struct gang_verdict *g;
 	char msg[2048];
+	bool cosched;
+	sx_str group = sx_explain_group_of(prof, v->pod, &cosched);
 
-	if (v->pod->scheduling_group == SX_STR_EMPTY)
+	if (group == SX_STR_EMPTY)
 		return 0;
-	g = gang_of(gs, cache, o->cfg, o->pool, snap, v->pod);
+	g = gang_of(gs, cache, prof, o->pool, snap, v->pod, group, cosched);
 	if (!g)
 		return SX_ENOMEM;
 	if (g->rc <= 0 || !g->status)
@@ -330,7 +337,7 @@ static int judge_gang(struct gangs *gs, struct sx_cache *cache, const struct sx_
 	sx_status_message(g->status, msg, sizeof(msg));
 	free(v->reason);
 	v->reason = strdup(msg);
-	v->plugin = "GangScheduling";
+	v->plugin = cosched ? "Coscheduling" : "GangScheduling";
 	if (!v->message)
 		v->message = strdup(msg);
 	v->node = SX_STR_EMPTY;

@@ -139,6 +139,14 @@ static void go_duration(char *buf, size_t len, uint64_t ms)
 		snprintf(buf, len, "%ss", sec);
 }
 
+void sx_permit_timeout_message(char *buf, size_t len, uint64_t timeout_ms, const char *plugin)
+{
+	char dur[64];
+
+	go_duration(dur, sizeof(dur), timeout_ms);
+	snprintf(buf, len, "rejected due to timeout after waiting %s at plugin %s", dur, plugin);
+}
+
 static struct sx_waiting_pod *waiting_pod_new(const struct sx_pod *pod)
 {
 	struct sx_waiting_pod *wp = calloc(1, sizeof(*wp));
@@ -260,11 +268,8 @@ struct sx_status *sx_waiting_pod_wait(struct sx_waiting_pod *wp)
 		const struct pending_plugin *p = &wp->pending[earliest(wp)];
 		uint64_t now = sx_now_ns();
 		if (now >= p->deadline_ns) {
-			char dur[64], msg[256];
-			go_duration(dur, sizeof(dur), p->timeout_ms);
-			snprintf(msg, sizeof(msg),
-				 "rejected due to timeout after waiting %s at plugin %s", dur,
-				 p->name);
+			char msg[256];
+			sx_permit_timeout_message(msg, sizeof(msg), p->timeout_ms, p->name);
 			reject_locked(wp, p->name, msg);
 			break;
 		}

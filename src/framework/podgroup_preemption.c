@@ -21,6 +21,9 @@
  * also runs Reserve for each member during a reprieve; here nothing is
  * reserved (a dry run on copies).
  *
+ * The units, their order and their PDB count are shared with single-pod
+ * preemption (victim_units.h).
+ *
  * Runs on the caller's thread; no state of its own. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,161 +36,13 @@
 #include "schedext/preemption.h"
 #include "schedext/snapshot.h"
 #include "schedext/workload.h"
+#include "victim_units.h"
 
 #define PREFIX "pod group preemption: "
-
-struct unit {
-	const struct sx_pod **pods; /* borrowed from the snapshot */
-	sx_str *nodes;
-	uint32_t n;
-	int32_t priority;
-	bool group;	  /* pods of a pod group (NewPodVictim: its PodGroup key type) */
-	bool whole;	  /* every pod of a PodGroup with disruptionMode All */
-	int64_t earliest; /* earliest start time of its pods */
-	uint32_t violations;
-	bool preempt;
-};
-
-static const struct sx_pod_group *find_group(const struct sx_snapshot *snap, sx_str ns, sx_str name)
-{
-	const char *want = sx_str_get(name);
-
-	for (uint32_t i = 0; i < snap->npod_groups; i++) {
-		const struct sx_pod_group *g = snap->pod_groups[i];
-
-		if (g->meta.ns == ns && strcmp(g->meta.name, want) == 0)
-			return g;
-	}
-	return NULL;
-}
 
 int32_t sx_pod_group_priority(const struct sx_pod_group *pg)
 {
 	return pg->spec.has_priority ? pg->spec.priority : 0;
-}
-
-/* GetPodPriority: the pod's PodGroup's priority when it has one. */
-static int32_t pod_priority(const struct sx_snapshot *snap, const struct sx_pod *p)
-{
-	const struct sx_pod_group *g = p->scheduling_group != SX_STR_EMPTY
-					       ? find_group(snap, p->meta.ns, p->scheduling_group)
-					       : NULL;
-
-	return g ? sx_pod_group_priority(g) : p->priority;
-}
-
-static int64_t start_of(const struct sx_pod *p)
-{
-	return p->start_time ? p->start_time : INT64_MAX;
-}
-
-/* moreImportantVictim. */
-static bool more_important(const struct unit *a, const struct unit *b)
-{
-	if (a->priority != b->priority)
-		return a->priority > b->priority;
-	if (a->group != b->group)
-		return a->group;
-	if (a->group && a->n != b->n)
-		return a->n > b->n;
-	return a->earliest < b->earliest;
-}
-
-static void sort_units(struct unit **u, uint32_t n)
-{
-	for (uint32_t i = 1; i < n; i++) {
-		struct unit *x = u[i];
-		uint32_t j = i;
-
-		while (j > 0 && more_important(x, u[j - 1])) {
-			u[j] = u[j - 1];
-			j--;
-		}
-		u[j] = x;
-	}
-}
-
-static int unit_add(struct unit *u, const struct sx_pod *p, sx_str node, uint32_t cap)
-{
-	if (!u->pods) {
-		u->pods = sx_calloc(cap ? cap : 1, sizeof(*u->pods));
-		u->nodes = sx_calloc(cap ? cap : 1, sizeof(*u->nodes));
-		if (!u->pods || !u->nodes)
-			return SX_ENOMEM;
-		u->earliest = INT64_MAX;
-	}
-	u->pods[u->n] = p;
-	u->nodes[u->n++] = node;
-	if (start_of(p) < u->earliest)
-		u->earliest = start_of(p);
-	return 0;
-}
-
-static void units_free(struct unit *u, uint32_t n)
-{
-	for (uint32_t i = 0; u && i < n; i++) {
-		free(u[i].pods);
-		free(u[i].nodes);
-	}
-	free(u);
-}
-
-/* getCrossNodesVictims: one unit per pod, except that the pods of a
- * PodGroup with disruptionMode All form one unit. */
-static int collect_units(const struct sx_snapshot *snap, struct unit **out, uint32_t *nout)
-{
-	uint32_t total = 0, n = 0;
-	struct unit *u;
-
-	for (uint32_t i = 0; i < snap->nnodes; i++)
-		total += snap->nodes[i]->npods;
-	*out = u = sx_calloc(total ? total : 1, sizeof(*u));
-	*nout = 0;
-	if (!u)
-		return SX_ENOMEM;
-	for (uint32_t i = 0; i < snap->nnodes; i++) {
-		const struct sx_node_info *ni = snap->nodes[i];
-
-		for (uint32_t j = 0; j < ni->npods; j++) {
-			const struct sx_pod *p = ni->pods[j];
-			const struct sx_pod_group *g =
-				p->scheduling_group != SX_STR_EMPTY
-					? find_group(snap, p->meta.ns, p->scheduling_group)
-					: NULL;
-			bool seen = false;
-
-			if (!g || g->spec.disruption != SX_DISRUPTION_ALL) {
-				u[n].priority = g ? sx_pod_group_priority(g) : p->priority;
-				u[n].group = p->scheduling_group != SX_STR_EMPTY;
-				if (unit_add(&u[n++], p, ni->name, 1) < 0)
-					goto oom;
-				continue;
-			}
-			for (uint32_t k = 0; k < n && !seen; k++)
-				seen = u[k].whole && u[k].pods[0]->meta.ns == p->meta.ns &&
-				       u[k].pods[0]->scheduling_group == p->scheduling_group;
-			if (seen)
-				continue;
-			u[n].group = u[n].whole = true;
-			u[n].priority = sx_pod_group_priority(g);
-			for (uint32_t a = 0; a < snap->nnodes; a++)
-				for (uint32_t b = 0; b < snap->nodes[a]->npods; b++) {
-					const struct sx_pod *q = snap->nodes[a]->pods[b];
-
-					if (q->meta.ns == p->meta.ns &&
-					    q->scheduling_group == p->scheduling_group &&
-					    unit_add(&u[n], q, snap->nodes[a]->name, total) < 0)
-						goto oom;
-				}
-			n++;
-		}
-	}
-	*nout = n;
-	return 0;
-oom:
-	units_free(u, n + 1);
-	*out = NULL;
-	return SX_ENOMEM;
 }
 
 /* preemptorEligibleToPreemptOthers; NULL or the reason. */
@@ -215,7 +70,8 @@ static const char *ineligible(const struct sx_pg_preempt_input *in, int32_t prio
 		for (uint32_t j = 0; j < ni->npods; j++) {
 			const struct sx_pod *p = ni->pods[j];
 
-			if (pod_priority(in->snap, p) < prio && p->deleting && p->preemption_target)
+			if (sx_victim_pod_priority(in->snap, p) < prio && p->deleting &&
+			    p->preemption_target)
 				return "not eligible due to a terminating pod on the nominated "
 				       "node.";
 		}
@@ -243,7 +99,7 @@ static int add_to(struct sx_snapshot **view, const struct sx_pod *pod, sx_str no
 /* Does every placed member still pass its Filters on try_ (the kept state
  * with unit u added back)? *err: an Error met. */
 static bool members_fit(const struct sx_pg_preempt_input *in, struct sx_pg_member *m,
-			const struct sx_snapshot *try_, const struct unit *u,
+			const struct sx_snapshot *try_, const struct sx_victim_unit *u,
 			struct sx_status **err)
 {
 	struct sx_snapshot *view = sx_snapshot_ref(try_);
@@ -288,7 +144,7 @@ static bool members_fit(const struct sx_pg_preempt_input *in, struct sx_pg_membe
 
 /* Steps after the group fits without the potential units: reprieve. */
 static int reprieve(const struct sx_pg_preempt_input *in, struct sx_pg_member *m,
-		    const struct sx_snapshot *without, struct unit **pot, uint32_t npot,
+		    const struct sx_snapshot *without, struct sx_victim_unit **pot, uint32_t npot,
 		    struct sx_pg_preempt_result *out)
 {
 	struct sx_snapshot *cur = sx_snapshot_ref(without);
@@ -297,7 +153,7 @@ static int reprieve(const struct sx_pg_preempt_input *in, struct sx_pg_member *m
 
 	for (int pass = 1; pass >= 0 && !rc && !err; pass--) {
 		for (uint32_t i = 0; i < npot && !rc && !err; i++) {
-			struct unit *u = pot[i];
+			struct sx_victim_unit *u = pot[i];
 			struct sx_snapshot *try_;
 
 			if ((u->violations > 0) != (pass == 1))
@@ -328,7 +184,7 @@ static int reprieve(const struct sx_pg_preempt_input *in, struct sx_pg_member *m
 
 /* The victims (units to preempt, most important first) and nominations. */
 static int fill_result(const struct sx_pg_preempt_input *in, struct sx_pg_member *m,
-		       struct unit **pot, uint32_t npot, struct sx_pg_preempt_result *out)
+		       struct sx_victim_unit **pot, uint32_t npot, struct sx_pg_preempt_result *out)
 {
 	uint32_t total = 0;
 
@@ -355,36 +211,9 @@ static int fill_result(const struct sx_pg_preempt_input *in, struct sx_pg_member
 	return 0;
 }
 
-/* Marks PDB violations per unit, in importance order. */
-static int mark_pdbs(const struct sx_snapshot *snap, struct unit **pot, uint32_t npot)
-{
-	uint32_t total = 0, k = 0;
-	const struct sx_pod **flat;
-	bool *violating;
-	int rc;
-
-	for (uint32_t i = 0; i < npot; i++)
-		total += pot[i]->n;
-	flat = sx_calloc(total + 1, sizeof(*flat));
-	violating = sx_calloc(total + 1, sizeof(*violating));
-	rc = flat && violating ? 0 : SX_ENOMEM;
-	for (uint32_t i = 0; i < npot && !rc; i++)
-		for (uint32_t j = 0; j < pot[i]->n; j++)
-			flat[k++] = pot[i]->pods[j];
-	if (!rc)
-		rc = sx_preempt_mark_pdb_violations(snap, flat, total, violating);
-	k = 0;
-	for (uint32_t i = 0; i < npot && !rc; i++)
-		for (uint32_t j = 0; j < pot[i]->n; j++)
-			pot[i]->violations += violating[k++];
-	free(flat);
-	free(violating);
-	return rc;
-}
-
 /* selectVictimsOnDomain once the preemptor is eligible. */
-static int select_victims(const struct sx_pg_preempt_input *in, struct unit **pot, uint32_t npot,
-			  struct sx_pg_preempt_result *out)
+static int select_victims(const struct sx_pg_preempt_input *in, struct sx_victim_unit **pot,
+			  uint32_t npot, struct sx_pg_preempt_result *out)
 {
 	const struct sx_pod **pods;
 	sx_str *nodes;
@@ -429,8 +258,8 @@ static int select_victims(const struct sx_pg_preempt_input *in, struct unit **po
 		fail(out, sx_status_code(st), sx_status_message(st, msg, sizeof(msg)));
 		goto out;
 	}
-	sort_units(pot, npot);
-	if ((rc = mark_pdbs(in->snap, pot, npot)) < 0)
+	sx_victim_units_sort(pot, npot);
+	if ((rc = sx_victim_units_mark_pdbs(in->snap, pot, npot)) < 0)
 		goto out;
 	if ((rc = reprieve(in, m, without, pot, npot, out)) < 0 || out->status)
 		goto out;
@@ -449,7 +278,7 @@ out:
 int sx_pod_group_preempt(const struct sx_pg_preempt_input *in, struct sx_pg_preempt_result *out)
 {
 	int32_t prio = sx_pod_group_priority(in->pg);
-	struct unit *units = NULL, **pot = NULL;
+	struct sx_victim_unit *units = NULL, **pot = NULL;
 	uint32_t nunits = 0, npot = 0;
 	const char *why;
 	int rc;
@@ -463,7 +292,7 @@ int sx_pod_group_preempt(const struct sx_pg_preempt_input *in, struct sx_pg_pree
 		fail(out, SX_UNSCHEDULABLE, why);
 		return out->status ? 0 : SX_ENOMEM;
 	}
-	rc = collect_units(in->snap, &units, &nunits);
+	rc = sx_victim_units_collect(in->snap, NULL, 0, true, &units, &nunits);
 	if (!rc && !(pot = sx_calloc(nunits + 1, sizeof(*pot))))
 		rc = SX_ENOMEM;
 	for (uint32_t i = 0; !rc && i < nunits; i++)
@@ -474,7 +303,7 @@ int sx_pod_group_preempt(const struct sx_pg_preempt_input *in, struct sx_pg_pree
 		     "No preemption victims found for incoming preemptor");
 	else if (!rc)
 		rc = select_victims(in, pot, npot, out);
-	units_free(units, nunits);
+	sx_victim_units_free(units, nunits);
 	free(pot);
 	if (rc) {
 		sx_pg_preempt_result_free(out);

@@ -2,7 +2,11 @@
  * Evaluator): eligibility, victim
  * selection on one node with PDB-aware reprieve, the dry run over the
  * candidate nodes, and upstream's pickOneNodeForPreemption. Everything runs
- * on clones; nothing here evicts. */
+ * on clones; nothing here evicts. Victims are preemption units
+ * (victim_units.h): with GenericWorkload a PodGroup with disruptionMode All
+ * is one unit spanning its nodes (plugins/defaultpreemption
+ * default_preemption.go SelectVictimsOnNode, isPreemptionAllowedAcrossAll
+ * VictimNodes; framework/preemption/types.go DomainVictim). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -16,6 +20,9 @@
 #include "schedext/plugin_args.h"
 #include "schedext/selector.h"
 #include "schedext/fit_error.h"
+#include "schedext/features.h"
+#include "schedext/snapshot.h"
+#include "victim_units.h"
 
 #define NO_VICTIMS    "No preemption victims found for incoming pod"
 #define NOT_HELPFUL   "Preemption is not helpful for scheduling"
@@ -44,20 +51,6 @@ bool sx_pod_more_important(const struct sx_pod *a, const struct sx_pod *b)
 	if (a->priority != b->priority)
 		return a->priority > b->priority;
 	return start_of(a) < start_of(b);
-}
-
-/* Stable insertion sort, most important first (lists are per node: small). */
-static void sort_by_importance(const struct sx_pod **p, uint32_t n)
-{
-	for (uint32_t i = 1; i < n; i++) {
-		const struct sx_pod *x = p[i];
-		uint32_t j = i;
-		while (j > 0 && sx_pod_more_important(x, p[j - 1])) {
-			p[j] = p[j - 1];
-			j--;
-		}
-		p[j] = x;
-	}
 }
 
 static bool same_pod(const struct sx_pod *a, const struct sx_pod *b)
@@ -104,18 +97,36 @@ int sx_preempt_mark_pdb_violations(const struct sx_snapshot *snap, const struct 
 
 /* ---------- SelectVictimsOnNode ---------- */
 
+/* The dry run on one node (the main node): its NodeInfo is a private
+ * clone; the other nodes a group victim's pods run on (its affected nodes)
+ * are read from the snapshot and never changed, only their pods go
+ * through the PreFilter extensions (SelectVictimsOnNode's contract). */
 struct dry_node {
 	const struct sx_profile *prof;
 	struct sx_cycle_state *cs; /* private clone */
-	struct sx_node_info *ni;   /* private clone */
+	struct sx_node_info *ni;   /* private clone of the main node */
+	const struct sx_snapshot *snap;
 	const struct sx_pod *pod;
 	const struct sx_nominator *nom;
 };
 
-static struct sx_status *remove_victim(struct dry_node *d, const struct sx_pod *v)
+static const struct sx_node_info *remote_node(const struct dry_node *d, sx_str node)
 {
-	int rc = sx_node_info_remove_pod(d->ni, v);
+	int at = d->snap ? sx_snapshot_find(d->snap, node) : -1;
 
+	return at >= 0 ? d->snap->nodes[at] : NULL;
+}
+
+static struct sx_status *remove_victim(struct dry_node *d, const struct sx_pod *v, sx_str node)
+{
+	const struct sx_node_info *remote;
+	int rc;
+
+	if (node != d->ni->name) {
+		remote = remote_node(d, node);
+		return remote ? sx_run_remove_pod(d->prof, d->cs, d->pod, v, remote) : NULL;
+	}
+	rc = sx_node_info_remove_pod(d->ni, v);
 	if (rc == SX_ENOENT)
 		return NULL; /* not counted there: nothing to undo */
 	if (rc < 0)
@@ -123,42 +134,102 @@ static struct sx_status *remove_victim(struct dry_node *d, const struct sx_pod *
 	return sx_run_remove_pod(d->prof, d->cs, d->pod, v, d->ni);
 }
 
-static struct sx_status *add_victim(struct dry_node *d, const struct sx_pod *v)
+static struct sx_status *add_victim(struct dry_node *d, const struct sx_pod *v, sx_str node)
 {
+	const struct sx_node_info *remote;
+
+	if (node != d->ni->name) {
+		remote = remote_node(d, node);
+		return remote ? sx_run_add_pod(d->prof, d->cs, d->pod, v, remote) : NULL;
+	}
 	if (sx_node_info_add_pod(d->ni, v) < 0)
 		return sx_status_oom();
 	return sx_run_add_pod(d->prof, d->cs, d->pod, v, d->ni);
 }
 
-/* Potential victims as the node's own pod pointers: the lower-priority
- * pods, or the caller's list restricted to pods on the node. */
-static uint32_t collect(const struct sx_node_info *ni, const struct sx_pod *pod,
-			const struct sx_pod *const *given, uint32_t ngiven,
-			const struct sx_pod **out)
+/* Every pod of a unit, where it runs. */
+static struct sx_status *remove_unit(struct dry_node *d, const struct sx_victim_unit *u)
+{
+	struct sx_status *st = NULL;
+
+	for (uint32_t i = 0; i < u->n && !st; i++)
+		st = remove_victim(d, u->pods[i], u->nodes[i]);
+	return st;
+}
+
+static struct sx_status *add_unit(struct dry_node *d, const struct sx_victim_unit *u)
+{
+	struct sx_status *st = NULL;
+
+	for (uint32_t i = 0; i < u->n && !st; i++)
+		st = add_victim(d, u->pods[i], u->nodes[i]);
+	return st;
+}
+
+/* The caller's proposal restricted to pods on the node, as the node's own
+ * pod pointers. */
+static uint32_t collect_given(const struct sx_node_info *ni, const struct sx_pod *const *given,
+			      uint32_t ngiven, const struct sx_pod **out)
 {
 	uint32_t n = 0;
-	for (uint32_t i = 0; i < ni->npods; i++) {
-		const struct sx_pod *p = ni->pods[i];
-		if (!given) {
-			if (p->priority < pod->priority)
-				out[n++] = p;
-			continue;
-		}
+
+	for (uint32_t i = 0; i < ni->npods; i++)
 		for (uint32_t j = 0; j < ngiven; j++)
-			if (given[j] && same_pod(given[j], p)) {
-				out[n++] = p;
+			if (given[j] && same_pod(given[j], ni->pods[i])) {
+				out[n++] = ni->pods[i];
 				break;
 			}
-	}
 	return n;
 }
 
-/* Adds a pod back; keeps it when the pod still fits, else removes it again
- * and appends it to the victims. *kept tells which. */
-static struct sx_status *reprieve(struct dry_node *d, const struct sx_pod *v,
-				  struct sx_victims *out, bool *kept)
+/* Victims as pod groups (upstream DefaultPreemption's pgLister, set with
+ * GenericWorkload): 1.37's DomainVictims; 1.35 and 1.36 judged every pod
+ * by its own priority. */
+static bool victim_groups(const struct sx_profile *prof)
 {
-	struct sx_status *st = add_victim(d, v);
+	return sx_feature_enabled(&prof->features, SX_FEATURE_GENERIC_WORKLOAD) &&
+	       sx_release(&prof->features) >= 37;
+}
+
+/* The node's preemption units (getCrossNodesVictims over the node; with
+ * pod groups on - GenericWorkload, upstream's pgLister - a pod of a
+ * PodGroup with disruptionMode All brings its whole group from every node),
+ * or one unit per pod of the caller's proposal. */
+static int node_units(const struct dry_node *d, const struct sx_node_info *ni,
+		      const struct sx_pod *const *given, uint32_t ngiven,
+		      struct sx_victim_unit **units, uint32_t *nunits)
+{
+	const struct sx_pod **pods;
+	uint32_t n, at;
+	int idx = d->snap ? sx_snapshot_find(d->snap, ni->name) : -1;
+	int rc;
+
+	if (!given && idx >= 0 && d->snap->nodes[idx] == ni) {
+		at = (uint32_t)idx;
+		return sx_victim_units_collect(d->snap, &at, 1, victim_groups(d->prof), units,
+					       nunits);
+	}
+	pods = sx_calloc(ni->npods + 1, sizeof(*pods));
+	if (!pods)
+		return SX_ENOMEM;
+	if (given) {
+		n = collect_given(ni, given, ngiven, pods);
+	} else {
+		for (n = 0; n < ni->npods; n++)
+			pods[n] = ni->pods[n];
+	}
+	rc = sx_victim_units_of_pods(pods, n, ni->name, units, nunits);
+	free(pods);
+	return rc;
+}
+
+/* Adds a unit back; keeps it when the pod still fits, else removes it
+ * again and appends it to the victims. *kept tells which. */
+static struct sx_status *reprieve(struct dry_node *d, struct sx_victim_unit *u,
+				  struct sx_victim_unit **victims, uint32_t *nvictims, bool *kept)
+{
+	struct sx_status *st = add_unit(d, u);
+
 	if (st)
 		return st;
 	st = sx_run_filters_with_nominated(d->prof, d->cs, d->pod, d->ni, d->nom);
@@ -168,42 +239,75 @@ static struct sx_status *reprieve(struct dry_node *d, const struct sx_pod *v,
 	sx_status_free(st);
 	if (*kept)
 		return NULL;
-	st = remove_victim(d, v);
+	st = remove_unit(d, u);
 	if (!st)
-		out->pods[out->n++] = sx_pod_ref(v);
+		victims[(*nvictims)++] = u;
 	return st;
 }
 
-/* Steps 3-6 once the pod fits without the victims: sort, split by PDB,
- * reprieve violating then non-violating pods. */
-static struct sx_status *reprieve_all(struct dry_node *d, const struct sx_snapshot *snap,
-				      const struct sx_pod **pods, uint32_t n,
+/* The victims' pods, unit after unit, as references. */
+static int flatten(struct sx_victim_unit **victims, uint32_t n, struct sx_victims *out)
+{
+	uint32_t total = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		total += victims[i]->n;
+	out->pods = sx_calloc(total + 1, sizeof(*out->pods));
+	if (!out->pods)
+		return SX_ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < victims[i]->n; j++)
+			out->pods[out->n++] = sx_pod_ref(victims[i]->pods[j]);
+	return 0;
+}
+
+/* Once the pod fits without the units: sort them, split by PDB, reprieve
+ * violating then non-violating units, most important first. */
+static struct sx_status *reprieve_all(struct dry_node *d, struct sx_victim_unit **pot, uint32_t n,
 				      struct sx_victims *out)
 {
-	bool *violating = sx_calloc(n, sizeof(*violating));
+	struct sx_victim_unit **victims = sx_calloc(n + 1, sizeof(*victims));
 	struct sx_status *st = NULL;
-	uint32_t nviolating = 0;
+	uint32_t nviolating = 0, nvictims = 0;
 	bool kept = false;
-	out->pods = sx_calloc(n, sizeof(*out->pods));
-	if (!violating || !out->pods || mark_violations(snap, pods, n, violating) < 0) {
-		free(violating);
+
+	if (!victims)
+		return sx_status_oom();
+	sx_victim_units_sort(pot, n);
+	if (sx_victim_units_mark_pdbs(d->snap, pot, n) < 0) {
+		free(victims);
 		return sx_status_oom();
 	}
 	for (uint32_t i = 0; i < n; i++)
-		nviolating += violating[i];
+		nviolating += pot[i]->violations > 0;
 	for (int pass = 1; pass >= 0 && !st; pass--) {
 		for (uint32_t i = 0; i < n && !st; i++) {
-			if (violating[i] != (pass == 1))
+			if ((pot[i]->violations > 0) != (pass == 1))
 				continue;
-			st = reprieve(d, pods[i], out, &kept);
+			st = reprieve(d, pot[i], victims, &nvictims, &kept);
 			if (!st && !kept && pass == 1)
-				out->num_pdb_violations++;
+				out->num_pdb_violations += pot[i]->violations;
 		}
 	}
 	if (!st && nviolating && nviolating < n)
-		sort_by_importance(out->pods, out->n);
-	free(violating);
+		sx_victim_units_sort(victims, nvictims);
+	if (!st && flatten(victims, nvictims, out) < 0)
+		st = sx_status_oom();
+	free(victims);
 	return st;
+}
+
+/* isPreemptionAllowedAcrossAllVictimNodes: lower priority than the pod
+ * (IsEligiblePod, by default true, on each affected node). */
+static uint32_t eligible_units(const struct sx_pod *pod, struct sx_victim_unit *units, uint32_t n,
+			       bool given, struct sx_victim_unit **pot)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (given || units[i].priority < pod->priority)
+			pot[k++] = &units[i];
+	return k;
 }
 
 struct sx_status *
@@ -213,33 +317,36 @@ sx_preempt_select_victims_on_node(const struct sx_profile *prof, const struct sx
 				  const struct sx_pod *const *potential_victims, uint32_t n,
 				  const struct sx_nominator *nom, struct sx_victims *out)
 {
-	struct dry_node d = {.prof = prof, .pod = pod, .nom = nom};
-	const struct sx_pod **pods = sx_calloc(ni->npods + 1, sizeof(*pods));
+	struct dry_node d = {.prof = prof, .snap = snap, .pod = pod, .nom = nom};
+	struct sx_victim_unit *units = NULL, **pot = NULL;
 	struct sx_status *st = NULL;
-	uint32_t npods;
+	uint32_t nunits = 0, npot = 0;
+
 	memset(out, 0, sizeof(*out));
-	if (!pods)
+	if (node_units(&d, ni, potential_victims, n, &units, &nunits) < 0 ||
+	    !(pot = sx_calloc(nunits + 1, sizeof(*pot)))) {
+		sx_victim_units_free(units, nunits);
 		return sx_status_oom();
-	npods = collect(ni, pod, potential_victims, n, pods);
+	}
+	npot = eligible_units(pod, units, nunits, potential_victims != NULL, pot);
 	d.ni = sx_node_info_clone(ni);
 	d.cs = sx_cycle_state_clone(prof, cs);
 	if (!d.ni || !d.cs)
 		st = sx_status_oom();
-	for (uint32_t i = 0; i < npods && !st; i++)
-		st = remove_victim(&d, pods[i]);
-	if (!st && npods == 0)
+	for (uint32_t i = 0; i < npot && !st; i++)
+		st = remove_unit(&d, pot[i]);
+	if (!st && npot == 0)
 		st = sx_status_new(SX_UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS);
 	if (!st)
 		st = sx_run_filters_with_nominated(prof, d.cs, pod, d.ni, nom);
-	if (!st) {
-		sort_by_importance(pods, npods);
-		st = reprieve_all(&d, snap, pods, npods, out);
-	}
+	if (!st)
+		st = reprieve_all(&d, pot, npot, out);
 	if (st)
 		sx_victims_free(out);
 	sx_cycle_state_free(prof, d.cs);
 	sx_node_info_unref(d.ni);
-	free(pods);
+	free(pot);
+	sx_victim_units_free(units, nunits);
 	sx_fw_metrics_flush(); /* the Filter calls timed above */
 	return st;
 }
@@ -303,7 +410,7 @@ uint32_t sx_preempt_num_candidates(const struct sx_preempt_args *args, uint32_t 
 /* ---------- eligibility ---------- */
 
 bool sx_preempt_pod_eligible(const struct sx_pod *pod, const struct sx_snapshot *snap,
-			     enum sx_code nominated_code, const char **reason)
+			     enum sx_code nominated_code, bool groups, const char **reason)
 {
 	*reason = NULL;
 	if (pod->preempt_never) {
@@ -320,8 +427,12 @@ bool sx_preempt_pod_eligible(const struct sx_pod *pod, const struct sx_snapshot 
 	for (uint32_t i = 0; i < ni->npods; i++) {
 		const struct sx_pod *p = ni->pods[i];
 
-		/* podTerminatingByPreemption: being deleted for a preemption */
-		if (p->priority < pod->priority && p->deleting && p->preemption_target) {
+		/* isPreemptionAllowed on NewPodVictim (its PodGroup's priority
+		 * with pod groups on) and podTerminatingByPreemption: being
+		 * deleted for a preemption */
+		int32_t prio = groups ? sx_victim_pod_priority(snap, p) : p->priority;
+
+		if (prio < pod->priority && p->deleting && p->preemption_target) {
 			*reason = "not eligible due to a terminating pod on the nominated node.";
 			return false;
 		}
@@ -604,7 +715,15 @@ int sx_preempt(const struct sx_profile *prof, const struct sx_cycle_state *cs,
 	const char *reason;
 	int rc;
 	memset(out, 0, sizeof(*out));
-	if (!sx_preempt_pod_eligible(pod, snap, nominated_code(in, pod), &reason)) {
+	/* DefaultPreemption.PostFilter: a pod group's member is preempted for
+	 * by its group (PodGroupPostFilter), never pod by pod */
+	if (pod->scheduling_group != SX_STR_EMPTY && victim_groups(prof)) {
+		fail(out, SX_UNSCHEDULABLE,
+		     "not eligible due to workload aware preemption enabled");
+		return out->status ? 0 : SX_ENOMEM;
+	}
+	if (!sx_preempt_pod_eligible(pod, snap, nominated_code(in, pod), victim_groups(prof),
+				     &reason)) {
 		fail(out, SX_UNSCHEDULABLE, reason);
 		return out->status ? 0 : SX_ENOMEM;
 	}

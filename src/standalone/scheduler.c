@@ -953,6 +953,22 @@ static int start_threads(struct sx_scheduler *s, struct sx_error *err)
 	return 1; /* everything running */
 }
 
+static void reject_at_shutdown(void *ctx, struct sx_waiting_pod *wp, const struct sx_pod *pod)
+{
+	sx_waiting_pod_reject(wp, NULL, "scheduler is shutting down");
+}
+
+/* Shutdown, once the loop is joined (every waiting pod exists by then: the
+ * loop runs Permit): a binding waiting at Permit would hold stop_workers
+ * up to its timeout (a Coscheduling gang waits a minute by default), where
+ * kube-scheduler's process just exits. The waiting pods are rejected, so
+ * their bindings run Unreserve and bind nothing. */
+static void reject_waiting(struct sx_scheduler *s)
+{
+	for (unsigned i = 0; i < s->o.cfg->nprofiles; i++)
+		sx_handle_iterate_waiting(s->o.cfg->profiles[i]->handle, reject_at_shutdown, NULL);
+}
+
 static void stop_workers(struct sx_scheduler *s)
 {
 	pthread_mutex_lock(&s->bmu);
@@ -1127,6 +1143,7 @@ void sx_scheduler_stop(struct sx_scheduler *s)
 	sx_preempter_stop(s->preempter); /* its events go out before events_stop */
 	s->preempter = NULL;
 	detach_cache(s); /* waiting volume PreBinds give up */
+	reject_waiting(s);
 	stop_workers(s); /* in-flight bindings finish first */
 	sx_cache_set_listener(s->o.cache, NULL);
 	sx_config_attach(s->o.cfg, NULL);

@@ -17,6 +17,8 @@ multiPoint, PrioritySort disabled):
     upstream's words, and binds once its missing member is created;
 (d) minResources the cluster cannot hold: refused at PreFilter
     ("resource gap"), nothing bound;
+(f) /debug/explain and /debug/pending on a live gang whose members wait
+    at Permit (test_explain_waiting);
 (e) the configuration: /configz shows CoschedulingArgs with their defaults
     filled in, a negative podGroupBackoffSeconds is refused, an unknown
     args field is a strict decoding error.
@@ -211,6 +213,50 @@ def test_min_resources(tmp):
         api.stop()
 
 
+def test_explain_waiting(tmp):
+    """(f) /debug/explain on a member of a live gang: 9 of minMember 10 fit
+    and wait at Permit (the cache holds them assumed); the tenth fits
+    nowhere, 9 of 10 misses minMember by 10%, so PostFilter rejects
+    nothing and the verdict is the Permit timeout of the PodGroup's
+    scheduleTimeoutSeconds. /debug/pending groups the tenth under
+    Coscheduling's words."""
+    pods = [member("w-%d" % i, "ten", cpu="1") for i in range(9)]
+    for p in pods:
+        p["spec"]["priority"] = 1  # before the tenth in Coscheduling's queue order
+    last = member("w-9", "ten", cpu="1")
+    last["spec"]["nodeSelector"] = {"disk": "none"}
+    group = pod_group("ten", 10)
+    group["spec"]["scheduleTimeoutSeconds"] = 60
+    # every member exists before the scheduler starts (its first LIST), so
+    # no member is refused for missing siblings and the nine wait together
+    api, sx = start(tmp, "explain", [node("n1", cpu="9")] + pods + [last], [group], [])
+    words = "rejected due to timeout after waiting 1m0s at plugin Coscheduling"
+    try:
+        def report():
+            code, body = http("GET", sx.url + "/debug/explain?pod=work/w-9")
+            return (body or {}).get("podGroup") if code == 200 else None
+        check(wait_for(lambda: (report() or {}).get("waitingAtPermit") == 9, 20),
+              "explain: 9 members waiting at Permit: %r\n%s" % (report(), sx.logtext()))
+        g = report() or {}
+        check({k: g.get(k) for k in ("name", "plugin", "minMember", "pending", "bound",
+                                     "waitingAtPermit", "timeoutSeconds", "timeoutFrom",
+                                     "fit", "notTried", "status", "message")} ==
+              {"name": "ten", "plugin": "Coscheduling", "minMember": 10, "pending": 1,
+               "bound": 0, "waitingAtPermit": 9, "timeoutSeconds": 60,
+               "timeoutFrom": "scheduleTimeoutSeconds", "fit": {}, "notTried": [],
+               "status": "Unschedulable", "message": words}, "explain: the group: %r" % g)
+        check([r["pod"] for r in g.get("rejected", [])] == ["w-9"],
+              "explain: the tenth is rejected: %r" % g.get("rejected"))
+        code, body = http("GET", sx.url + "/debug/pending")
+        got = [(x["plugin"], x["reason"], [p["pod"] for p in x["pods"]])
+               for x in (body or {}).get("groups", [])]
+        check(got == [("Coscheduling", words, ["work/w-9"])], "explain: pending: %r" % got)
+        check(bindings(api) == [], "explain: nothing bound while the gang waits")
+        check(sx.stop() == 0, "explain: clean exit")
+    finally:
+        api.stop()
+
+
 def test_configuration(tmp):
     api = FakeApi(tmp)
     try:
@@ -240,4 +286,4 @@ def test_configuration(tmp):
 if __name__ == "__main__":
     sys.exit(run_tests(os.path.basename(__file__),
                        [test_gang_fits, test_gang_does_not_fit, test_too_few_pods,
-                        test_min_resources, test_configuration]))
+                        test_min_resources, test_explain_waiting, test_configuration]))

@@ -383,9 +383,96 @@ def test_invalid_group(tmp):
         api.stop()
 
 
+def test_plain_pod_preempts_group_whole(tmp):
+    """A plain pod preempting on one node takes a victim PodGroup whose
+    disruptionMode is All whole, its member on the other node too
+    (upstream default_preemption.go SelectVictimsOnNode over DomainVictims;
+    the row "pod group victim across multiple nodes, pod-group-as-victim
+    enabled" of test/integration/scheduler/preemption TestPreemption): both
+    members get DisruptionTarget and are deleted, each gets the Preempted
+    event naming the pod and node n1, then the preemptor binds on n1."""
+    group = {"kind": "PodGroup", "apiVersion": "scheduling.k8s.io/v1beta1",
+             "metadata": {"name": "pg1", "namespace": "work", "uid": "uid-pg1"},
+             "spec": {"schedulingPolicy": {"basic": {}}, "priority": 10,
+                      "disruptionMode": {"all": {}}}}
+    low = [member("pod-group-victim-%d" % i, "pg1", cpu="1") for i in (1, 2)]
+    for p, n in zip(low, ("n1", "n2")):
+        p["spec"].update({"priority": 10, "nodeName": n})
+        p["status"]["phase"] = "Running"
+    api, sx = start(tmp, "plainpreempt", [node("n1", cpu="1"), node("n2", cpu="1")], group, low,
+                    "--feature-gates", "GenericWorkload=true")
+    try:
+        api.control("controllers", {"kubeletGraceMs": 300})
+        pre = {"kind": "Pod", "metadata": {"name": "preemptor-pod", "namespace": "work",
+                                           "uid": "uid-preemptor"},
+               "spec": {"priority": 100, "nodeSelector": {"kubernetes.io/hostname": "n1"},
+                        "containers": [{"name": "c", "image": "busybox",
+                                        "resources": {"requests": {"cpu": "1",
+                                                                   "memory": "64Mi"}}}]},
+               "status": {"phase": "Pending"}}
+        api.apply([{"op": "create", "object": pre}])
+
+        def deleted():
+            return sorted(d["name"] for d in api.control("records")["deletes"]
+                          if d["resource"] == "pods")
+        want = ["pod-group-victim-1", "pod-group-victim-2"]
+        check(wait_for(lambda: deleted() == want, 20),
+              "plain preempt: both members deleted: %r\n%s" % (deleted(), sx.logtext()))
+        check(wait_for(lambda: bindings(api) == ["preemptor-pod"], 20),
+              "plain preempt: the preemptor binds: %r\n%s" % (bindings(api), sx.logtext()))
+        rec = api.control("records")
+        conds = sorted((p["name"], c["reason"], c["message"]) for p in rec["patches"]
+                       if p["name"].startswith("pod-group-victim-")
+                       for c in (p["patch"].get("status") or {}).get("conditions", [])
+                       if c.get("type") == "DisruptionTarget")
+        check(conds == [(n, "PreemptionByScheduler",
+                         "default-scheduler: preempting to accommodate a higher priority pod")
+                        for n in want], "plain preempt: DisruptionTarget on each: %r" % conds)
+        notes = sorted((e["regarding"]["name"], e.get("note")) for e in rec["events"]
+                       if e.get("reason") == "Preempted")
+        check(notes == [(n, "Preempted by pod uid-preemptor on node n1") for n in want],
+              "plain preempt: the Preempted events: %r" % notes)
+        check(sx.stop() == 0, "plain preempt: clean exit")
+    finally:
+        api.stop()
+
+
+def test_plain_pod_preempts_one_member_gate_off(tmp):
+    """The same cluster without GenericWorkload: every pod is its own victim
+    (upstream's pgLister is nil), so only the member on n1 goes."""
+    group = {"kind": "PodGroup", "apiVersion": "scheduling.k8s.io/v1beta1",
+             "metadata": {"name": "pg1", "namespace": "work", "uid": "uid-pg1"},
+             "spec": {"schedulingPolicy": {"basic": {}}, "priority": 10,
+                      "disruptionMode": {"all": {}}}}
+    low = [member("pod-group-victim-%d" % i, "pg1", cpu="1") for i in (1, 2)]
+    for p, n in zip(low, ("n1", "n2")):
+        p["spec"].update({"priority": 10, "nodeName": n})
+        p["status"]["phase"] = "Running"
+    api, sx = start(tmp, "plainoff", [node("n1", cpu="1"), node("n2", cpu="1")], group, low)
+    try:
+        api.control("controllers", {"kubeletGraceMs": 300})
+        pre = {"kind": "Pod", "metadata": {"name": "preemptor-pod", "namespace": "work",
+                                           "uid": "uid-preemptor"},
+               "spec": {"priority": 100, "nodeSelector": {"kubernetes.io/hostname": "n1"},
+                        "containers": [{"name": "c", "image": "busybox",
+                                        "resources": {"requests": {"cpu": "1",
+                                                                   "memory": "64Mi"}}}]},
+               "status": {"phase": "Pending"}}
+        api.apply([{"op": "create", "object": pre}])
+        check(wait_for(lambda: bindings(api) == ["preemptor-pod"], 20),
+              "gate off: the preemptor binds: %r\n%s" % (bindings(api), sx.logtext()))
+        got = sorted(d["name"] for d in api.control("records")["deletes"]
+                     if d["resource"] == "pods")
+        check(got == ["pod-group-victim-1"], "gate off: only the member on n1: %r" % got)
+        check(sx.stop() == 0, "gate off: clean exit")
+    finally:
+        api.stop()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(os.path.basename(__file__),
                        [test_gang_fits, test_gang_does_not_fit, test_gate_off,
                         test_group_after_pods, test_gang_of_8, test_two_gangs_compete,
                        test_member_after_quorum, test_gang_preempts_group_whole,
-                        test_invalid_group]))
+                        test_invalid_group, test_plain_pod_preempts_group_whole,
+                        test_plain_pod_preempts_one_member_gate_off]))

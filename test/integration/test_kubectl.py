@@ -275,6 +275,127 @@ def test_pending_gang(tmp):
                   (None, "schedulable now", 1, ["work/solo"])], f"pending gang: {got}")
 
 
+COSCHED_LABEL = "scheduling.x-k8s.io/pod-group"
+COSCHED_CONFIG = ("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                  "profiles:\n- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n"
+                  "      enabled:\n      - name: Coscheduling\n      disabled:\n"
+                  "      - name: PrioritySort\n")
+
+
+def cosched_cluster(min_member, nodes, members, spec=None, status=None, bound=(), cpu="1500m"):
+    """A Coscheduling gang (scheduler-plugins' PodGroup CRD, pods joining by
+    label) and the ConfigMap of a profile that enables Coscheduling, as
+    scheduler-plugins' sample configuration does."""
+    def member(name, node_name=None):
+        return pod(name, cpu=cpu, ns="work",
+                   node_name=node_name, labels={COSCHED_LABEL: "train"})
+    group = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+             "metadata": {"name": "train", "namespace": "work"},
+             "spec": dict({"minMember": min_member}, **(spec or {}))}
+    if status:
+        group["status"] = status
+    cm = {"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": "sched", "namespace": "kube-system"},
+          "data": {"config.yaml": COSCHED_CONFIG}}
+    return [namespace("work"), cm, group] + [node(n, cpu=c) for n, c in nodes] + \
+        [member(n, nn) for n, nn in bound] + [member("w-%d" % i) for i in range(members)]
+
+
+COSCHED_REJECTED = ("PodGroup work/train gets rejected due to Pod w-3 is unschedulable even after "
+                    "PostFilter")
+
+
+def test_why_cosched(tmp):
+    """A Coscheduling gang of 4 (minMember 4) of which 3 fit: the member that
+    fits nowhere rejects the group in PostFilter's words (3 of 4 with a
+    node misses minMember by more than 10%)."""
+    st = dump(tmp, "cosched.json", cosched_cluster(4, [("n1", "4"), ("n2", "2")], 4))
+    cm = ("--config-map", "kube-system/sched")
+    rc, out, err = kubectl("why", "w-2", "-n", "work", "--state", st, "-o", "json", *cm)
+    check(rc == 0, f"why cosched rc {rc} {err}")
+    g = json.loads(out).get("podGroup") if rc == 0 else None
+    check(g == {"name": "train", "plugin": "Coscheduling", "minMember": 4, "pending": 4,
+                "bound": 0, "waitingAtPermit": 0, "timeoutSeconds": 60,
+                "timeoutFrom": "permitWaitingTimeSeconds", "phase": None, "scheduled": 0,
+                "fit": {"w-0": "n1", "w-1": "n1", "w-2": "n2"},
+                "rejected": [{"pod": "w-3",
+                              "message": "0/2 nodes are available: 2 Insufficient cpu.",
+                              "nodes": {"n1": {"plugin": "NodeResourcesFit",
+                                               "reason": "Insufficient cpu"},
+                                        "n2": {"plugin": "NodeResourcesFit",
+                                               "reason": "Insufficient cpu"}}}],
+                "notTried": [], "status": "Unschedulable", "message": COSCHED_REJECTED},
+          f"why cosched json: {g}")
+    rc, out, _ = kubectl("why", "w-0", "-n", "work", "--state", st, *cm)
+    tail = out.splitlines()[-8:]
+    check(tail == ["Pod group:  work/train (Coscheduling, minMember 4)",
+                   "Members:    4 pending, 0 bound, 0 waiting at Permit",
+                   "Timeout:    a member waits at Permit up to 60s (permitWaitingTimeSeconds)",
+                   "Fit:        3 of 4 pending: w-0 -> n1, w-1 -> n1, w-2 -> n2",
+                   "Rejected:   w-3: 0/2 nodes are available: 2 Insufficient cpu.",
+                   "              n1                       NodeResourcesFit: Insufficient cpu",
+                   "              n2                       NodeResourcesFit: Insufficient cpu",
+                   "Group:      Unschedulable: " + COSCHED_REJECTED], f"why cosched text: {tail}")
+    # without Coscheduling in the profile the label means nothing: no group report
+    rc, out, _ = kubectl("why", "w-0", "-n", "work", "--state", st, "-o", "json")
+    check(rc == 0 and "podGroup" not in json.loads(out), "default profile: no podGroup")
+    rc, out, err = kubectl("pending", "-A", "--state", st, "-o", "json", *cm)
+    got = [(g["plugin"], g["reason"], g["count"]) for g in json.loads(out)["groups"]] \
+        if rc == 0 else err
+    check(got == [("Coscheduling", COSCHED_REJECTED, 4)], f"pending cosched: {got}")
+
+
+def test_why_cosched_too_few(tmp):
+    """Fewer pods than minMember: PreFilter stops every member before any
+    node, in Coscheduling's words; pending groups the members under it."""
+    st = dump(tmp, "cosched-few.json", cosched_cluster(5, [("n1", "4"), ("n2", "2")], 4))
+    cm = ("--config-map", "kube-system/sched")
+    rc, out, err = kubectl("why", "w-1", "-n", "work", "--state", st, *cm)
+    tail = out.splitlines()[-6:]
+    check(tail == ["Pod group:  work/train (Coscheduling, minMember 5)",
+                   "Members:    4 pending, 0 bound, 0 waiting at Permit",
+                   "Timeout:    a member waits at Permit up to 60s (permitWaitingTimeSeconds)",
+                   "Fit:        0 of 4 pending",
+                   "Not tried:  w-0, w-1, w-2, w-3",
+                   "Group:      UnschedulableAndUnresolvable: pre-filter pod w-1 cannot find "
+                   "enough sibling pods, current pods number: 4, minMember of group: 5"],
+          f"why cosched too few: {rc} {err} {tail}")
+    rc, out, err = kubectl("pending", "-A", "--state", st, *cm)
+    lines = out.splitlines()
+    check(lines[3:5] == ["4      Coscheduling                 pre-filter pod w-0 cannot find "
+                         "enough sibling pods, current pods number: 4, minMember of group: 5",
+                         "       work/w-0, work/w-1, work/w-2, work/w-3"],
+          f"pending cosched too few: {lines}")
+
+
+def test_why_cosched_timeout(tmp):
+    """One member bound, 8 of the 9 pending fit: 9 of minMember 10 have a
+    node, within 10%, so PostFilter rejects nothing and the members that
+    fit wait at Permit until the PodGroup's scheduleTimeoutSeconds; the
+    status PostBind wrote shows."""
+    st = dump(tmp, "cosched-timeout.json",
+              cosched_cluster(10, [("n1", "8"), ("n0", "1")], 9,
+                              spec={"scheduleTimeoutSeconds": 90},
+                              status={"phase": "Scheduling", "scheduled": 1},
+                              bound=[("w-b", "n0")], cpu="1"))
+    cm = ("--config-map", "kube-system/sched")
+    rc, out, err = kubectl("why", "w-8", "-n", "work", "--state", st, *cm)
+    lines = out.splitlines()
+    head = lines[lines.index("Pod group:  work/train (Coscheduling, minMember 10)"):] \
+        if "Pod group:  work/train (Coscheduling, minMember 10)" in lines else lines
+    check(head[1:4] == ["Members:    9 pending, 1 bound, 0 waiting at Permit",
+                        "Timeout:    a member waits at Permit up to 90s (scheduleTimeoutSeconds)",
+                        "Phase:      Scheduling, 1 scheduled"] and
+          head[-1] == "Group:      Unschedulable: rejected due to timeout after waiting 1m30s "
+                      "at plugin Coscheduling", f"why cosched timeout: {rc} {err} {head}")
+    rc, out, err = kubectl("why", "w-8", "-n", "work", "--state", st, "-o", "json", *cm)
+    g = json.loads(out).get("podGroup") if rc == 0 else {}
+    check((g.get("bound"), g.get("timeoutSeconds"), g.get("timeoutFrom"), g.get("phase"),
+           g.get("scheduled"), len(g.get("fit", {})), [r["pod"] for r in g.get("rejected", [])])
+          == (1, 90, "scheduleTimeoutSeconds", "Scheduling", 1, 8, ["w-8"]),
+          f"why cosched timeout json: {g}")
+
+
 def test_what_if_drain(tmp):
     items = [node("n1", cpu="4"), node("n2", cpu="4"),
              pod("a", cpu="1", node_name="n1"), pod("b", cpu="1", node_name="n1"),
@@ -584,7 +705,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for t in (test_why_taints, test_why_affinity_text, test_why_preemption_victims,
                   test_why_pdb, test_why_missing_claim, test_why_yaml, test_pending_groups,
-                  test_why_gang, test_pending_gang, test_what_if_drain, test_config_map,
+                  test_why_gang, test_pending_gang, test_why_cosched, test_why_cosched_too_few,
+                  test_why_cosched_timeout, test_what_if_drain, test_config_map,
                   test_what_if_scale, test_what_if_pending_after_add, test_what_if_queue_order,
                   test_what_if_preemption, test_what_if_nominated, test_release_flags,
                   test_bad_input,

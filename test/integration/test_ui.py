@@ -304,6 +304,61 @@ def whatif_rows(dom):
     return out
 
 
+COSCHED_CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: Coscheduling
+      disabled:
+      - name: PrioritySort
+"""
+
+
+def gang_page(tmp):
+    """A Coscheduling gang (scheduler-plugins' PodGroup, pods joining by
+    label) of minMember 4 of which 3 fit: the page shows the member's group
+    under the verdict as `why` does, and the pending list groups the four
+    members under Coscheduling's words."""
+    items = [node("n1", "4"), node("n2", "2"),
+             {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+              "metadata": {"name": "train", "namespace": "work"},
+              "spec": {"minMember": 4, "scheduleTimeoutSeconds": 30}}]
+    for i in range(4):
+        p = pod("w-%d" % i, "1500m")
+        p["metadata"]["namespace"] = "work"
+        p["metadata"]["labels"] = {"scheduling.x-k8s.io/pod-group": "train"}
+        items.append(p)
+    path = os.path.join(tmp, "gang.json")
+    with open(path, "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f)
+    cfg = os.path.join(tmp, "cosched.yaml")
+    with open(cfg, "w") as f:
+        f.write(COSCHED_CONFIG)
+    words = ("PodGroup work/train gets rejected due to Pod w-3 is unschedulable even after "
+             "PostFilter")
+    srv = Server("--state", path, "--config", cfg)
+    try:
+        base = "http://127.0.0.1:%d/ui" % srv.port
+        rc, dom, err = chromium(base + "#pod=work/w-0", tmp, ["--dump-dom"])
+        check(rc == 0 and 'data-js-errors="0"' in dom, f"gang page: chromium rc {rc}")
+        shown = re.search(r'<div class="podgroup" id="pod-group">(.*?)</div>', dom, re.S)
+        want = "\n".join([
+            "Pod group train (Coscheduling, minMember 4)",
+            "4 pending, 0 bound, 0 waiting at Permit",
+            "A member waits at Permit up to 30s (scheduleTimeoutSeconds)",
+            "Fit: 3 of 4 pending: w-0 \u2192 n1, w-1 \u2192 n1, w-2 \u2192 n2",
+            "Rejected: w-3: 0/2 nodes are available: 2 Insufficient cpu.",
+            "Group: Unschedulable: " + words])
+        check(shown and shown.group(1) == want,
+              f"gang page: the member's group: {shown.group(1) if shown else dom[-800:]!r}")
+        check("4 × Coscheduling: " + words in dom, "gang page: the members grouped as pending")
+    finally:
+        srv.kill()
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         srv = Server("--state", cluster(tmp))
@@ -486,6 +541,7 @@ def main():
         check(p.returncode == 2 and "--debug-time-budget: expected a duration in (0s, 1h], got '0s'"
               in p.stderr, f"a zero budget is refused: {p.returncode} {p.stderr!r}")
         gated_page(tmp)
+        gang_page(tmp)
         live_refresh(tmp)
     print(f"test_ui.py: {checks} checks, {failures} failed")
     return 1 if failures else 0

@@ -17,6 +17,7 @@
 #include "harness.h"
 #include "schedext/cache.h"
 #include "schedext/decode.h"
+#include "schedext/features.h"
 #include "schedext/framework.h"
 #include "schedext/handle.h"
 #include "schedext/preemption.h"
@@ -49,6 +50,7 @@ struct pod_spec {
 	bool deleting;
 	bool never;
 	bool preempted; /* DisruptionTarget True / PreemptionByScheduler */
+	int mem;	/* memory when it differs from res */
 };
 
 static struct sx_pod *make_pod(const struct pod_spec *s)
@@ -58,7 +60,7 @@ static struct sx_pod *make_pod(const struct pod_spec *s)
 	if (s->res)
 		snprintf(res, sizeof(res),
 			 ",\"resources\":{\"requests\":{\"cpu\":\"%dm\",\"memory\":\"%d\"}}",
-			 s->res, s->res);
+			 s->res, s->mem ? s->mem : s->res);
 	if (s->start)
 		snprintf(start, sizeof(start), "\"startTime\":\"1970-01-01T00:00:%02dZ\"",
 			 s->start);
@@ -136,8 +138,10 @@ static void add_pdb(struct sx_cache *cache, const char *name, const char *match,
 }
 
 /* A configuration whose only profile enables `plugins` (JSON list items). */
-static struct sx_config *make_config(const char *plugins, const char *dp_args)
+static struct sx_config *make_config_gates(const char *plugins, const char *dp_args,
+					   const char *gates, int minor)
 {
+	struct sx_features feat;
 	char json[2048];
 	struct sx_error err = {0};
 	snprintf(json, sizeof(json),
@@ -147,11 +151,19 @@ static struct sx_config *make_config(const char *plugins, const char *dp_args)
 		 "\"*\"}],\"enabled\":[%s,{\"name\":\"DefaultPreemption\"}]}},\"pluginConfig\":"
 		 "[{\"name\":\"DefaultPreemption\",\"args\":%s}]}]}",
 		 plugins, dp_args ? dp_args : "{}");
-	struct sx_config *cfg = sx_config_parse(json, strlen(json), &err);
+	sx_features_init(&feat, minor);
+	if (gates)
+		CHECK_INT(sx_features_set(&feat, gates, &err), 0);
+	struct sx_config *cfg = sx_config_parse_for(json, strlen(json), &feat, &err);
 	if (!cfg)
 		fprintf(stderr, "config: %s %s\n", err.path, err.msg);
 	CHECK(cfg != NULL);
 	return cfg;
+}
+
+static struct sx_config *make_config(const char *plugins, const char *dp_args)
+{
+	return make_config_gates(plugins, dp_args, NULL, SX_RELEASE_DEFAULT);
 }
 
 #define FIT "{\"name\":\"NodeResourcesFit\"}"
@@ -929,29 +941,327 @@ static void test_eligibility(void)
 	/* "Pod with nominated node": its status UnschedulableAndUnresolvable */
 	struct sx_pod *pod =
 		make_pod(&(struct pod_spec){.name = "p", .priority = HIGH, .nominated = "node1"});
-	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE_AND_UNRESOLVABLE, &reason));
+	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE_AND_UNRESOLVABLE, false,
+				      &reason));
 	/* "Pod with nominated node, but without nominated node status" */
-	CHECK(!sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, &reason));
+	CHECK(!sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, false, &reason));
 	CHECK_STR(reason, "not eligible due to a terminating pod on the nominated node.");
 	sx_pod_unref(pod);
 	pod = make_pod(&(struct pod_spec){.name = "p", .priority = HIGH, .nominated = "node2"});
-	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, &reason));
+	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, false, &reason));
 	sx_pod_unref(pod);
 	/* "Pod without nominated node" */
 	pod = make_pod(&(struct pod_spec){.name = "p", .priority = HIGH});
-	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, &reason));
+	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, false, &reason));
 	CHECK(reason == NULL);
 	sx_pod_unref(pod);
 	/* "Pod with 'PreemptNever' preemption policy" */
 	pod = make_pod(&(struct pod_spec){.name = "p", .priority = HIGH, .never = true});
-	CHECK(!sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, &reason));
+	CHECK(!sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, false, &reason));
 	CHECK_STR(reason, "not eligible due to preemptionPolicy=Never.");
 	sx_pod_unref(pod);
 	/* A terminating pod of higher priority does not block. */
 	pod = make_pod(&(struct pod_spec){.name = "p", .priority = LOW - 1, .nominated = "node1"});
-	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, &reason));
+	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, false, &reason));
 	sx_pod_unref(pod);
 	world_end(&w);
+}
+
+/* ---------- victims that are whole pod groups ----------
+ *
+ * The pod-group rows of upstream test/integration/scheduler/preemption
+ * preemption_test.go TestPreemption (genericWorkloadEnabled: the victim
+ * units of default_preemption.go SelectVictimsOnNode, DomainVictim and its
+ * AffectedNodes in framework/preemption/types.go): a plain pod preempting
+ * on node1 takes a PodGroup with disruptionMode All whole, its pods on
+ * other nodes included. node1 has cpu 500m, memory 500, 32 pods; the
+ * existing pods were bound by the scheduler there, here they are bound in
+ * the cluster; the preemptor's nodeSelector node=node1 (node2) makes the
+ * other node UnschedulableAndUnresolvable, so the dry run looks at its
+ * node only. */
+
+#define WORKLOAD_GATES "GenericWorkload=true"
+#define IN_PG(g)       "\"schedulingGroup\":{\"podGroupName\":\"" g "\"},"
+
+static void add_pod_group(struct sx_cache *cache, const char *name, int priority, const char *mode)
+{
+	char json[512];
+
+	snprintf(json, sizeof(json),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"%s\"},"
+		 "\"spec\":{\"schedulingPolicy\":{\"basic\":{}},\"priority\":%d,"
+		 "\"disruptionMode\":{\"%s\":{}}}}",
+		 name, name, priority, mode);
+	add_json(cache, json, "PodGroup");
+}
+
+static void world_start_release(struct world *w, const char *gates, int minor)
+{
+	memset(w, 0, sizeof(*w));
+	w->cache = sx_cache_new();
+	w->cfg = make_config_gates(FIT, NULL, gates, minor);
+	w->prof = w->cfg ? w->cfg->profiles[0] : NULL;
+}
+
+static void world_start_gates(struct world *w, const char *gates)
+{
+	world_start_release(w, gates, SX_RELEASE_DEFAULT);
+}
+
+/* The dry run on one node only. */
+static const char *dry_run_on(struct world *w, const char *node)
+{
+	uint32_t pot[1] = {(uint32_t)node_index(w->snap, node)};
+	struct sx_preempt_candidate *c = NULL;
+	uint32_t nc = 0;
+	struct sx_status *st[8] = {0}, *err = NULL;
+
+	CHECK_INT(sx_preempt_dry_run(w->prof, w->cs, w->pod, w->snap, pot, 1, 0, 1, NULL, &c, &nc,
+				     st, &err),
+		  0);
+	const char *out = cands_str(c, nc);
+	sx_preempt_candidates_free(c, nc);
+	for (uint32_t i = 0; i < 8; i++)
+		sx_status_free(st[i]);
+	sx_status_free(err);
+	return out;
+}
+
+/* "pod group victim across multiple nodes, pod-group-as-victim enabled" */
+static void add_group_across_nodes(struct world *w)
+{
+	add_node(w->cache, "node1", 500, 32);
+	add_node(w->cache, "node2", 500, 32);
+	add_pod_group(w->cache, "pg1", LOW, "all");
+	add_pod(w->cache, &(struct pod_spec){"pod-group-victim-1", "node1", LOW, 500,
+					     .extra = IN_PG("pg1"), .mem = 200});
+	add_pod(w->cache, &(struct pod_spec){"pod-group-victim-2", "node2", LOW, 500,
+					     .extra = IN_PG("pg1"), .mem = 200});
+}
+
+static void test_group_victim_across_nodes(void)
+{
+	struct world w;
+	sx_str nominated;
+
+	world_start_gates(&w, WORKLOAD_GATES);
+	add_group_across_nodes(&w);
+	world_ready(&w, &(struct pod_spec){
+				.name = "preemptor-pod", .priority = HIGH, .res = 500, .mem = 200});
+	CHECK_STR(dry_run_on(&w, "node1"), "node1[pod-group-victim-1,pod-group-victim-2]/0");
+	/* through DefaultPreemption's PostFilter: node2 fails NodeAffinity
+	 * (UnschedulableAndUnresolvable), the applier gets both pods */
+	struct sx_status *st = post_filter(&w, "UX", &nominated);
+	CHECK(st == NULL);
+	CHECK_STR(sx_str_get(nominated), "node1");
+	CHECK_STR(applied, "[pod-group-victim-1,pod-group-victim-2]/0");
+	sx_status_free(st);
+	world_end(&w);
+}
+
+/* derived: without pod groups (GenericWorkload off, upstream's pgLister
+ * nil: NewPodVictim of every pod) the same cluster loses one pod. */
+static void test_group_victim_gate_off(void)
+{
+	struct world w;
+
+	world_start_gates(&w, NULL);
+	add_group_across_nodes(&w);
+	world_ready(&w, &(struct pod_spec){
+				.name = "preemptor-pod", .priority = HIGH, .res = 500, .mem = 200});
+	CHECK_STR(dry_run_on(&w, "node1"), "node1[pod-group-victim-1]/0");
+	world_end(&w);
+}
+
+/* derived: 1.36 (GenericWorkload on) judged every pod by its own
+ * priority, one victim per pod (DomainVictims came with 1.37). */
+static void test_group_victim_136(void)
+{
+	struct world w;
+
+	world_start_release(&w, WORKLOAD_GATES, 36);
+	add_group_across_nodes(&w);
+	world_ready(&w, &(struct pod_spec){
+				.name = "preemptor-pod", .priority = HIGH, .res = 500, .mem = 200});
+	CHECK_STR(dry_run_on(&w, "node1"), "node1[pod-group-victim-1]/0");
+	world_end(&w);
+}
+
+/* "pod group occupying a single node, pod-group-as-victim enabled" */
+static void test_group_victim_single_node(void)
+{
+	struct world w;
+
+	world_start_gates(&w, WORKLOAD_GATES);
+	add_node(w.cache, "node1", 500, 32);
+	add_pod_group(w.cache, "pg-single", LOW, "all");
+	add_pod(w.cache, &(struct pod_spec){"pod-group-victim-1", "node1", LOW, 200,
+					    .extra = IN_PG("pg-single"), .mem = 100});
+	add_pod(w.cache, &(struct pod_spec){"pod-group-victim-2", "node1", LOW, 200,
+					    .extra = IN_PG("pg-single"), .mem = 100});
+	world_ready(&w, &(struct pod_spec){
+				.name = "preemptor-pod", .priority = HIGH, .res = 300, .mem = 200});
+	CHECK_STR(dry_run_on(&w, "node1"), "node1[pod-group-victim-1,pod-group-victim-2]/0");
+	world_end(&w);
+}
+
+/* "multiple victim pod groups, only subset selected for preemption": the
+ * medium group is reprieved whole, the low one goes whole. */
+static void test_group_victims_subset(void)
+{
+	struct world w;
+
+	world_start_gates(&w, WORKLOAD_GATES);
+	add_node(w.cache, "node1", 500, 32);
+	add_node(w.cache, "node2", 500, 32);
+	add_pod_group(w.cache, "pg-low", LOW, "all");
+	add_pod_group(w.cache, "pg-medium", MID, "all");
+	add_pod(w.cache, &(struct pod_spec){"pg-low-node1", "node1", LOW, 200,
+					    .extra = IN_PG("pg-low"), .mem = 100});
+	add_pod(w.cache, &(struct pod_spec){"pg-low-node2", "node2", LOW, 200,
+					    .extra = IN_PG("pg-low"), .mem = 100});
+	add_pod(w.cache, &(struct pod_spec){"pg-medium-node1", "node1", MID, 200,
+					    .extra = IN_PG("pg-medium"), .mem = 100});
+	add_pod(w.cache, &(struct pod_spec){"pg-medium-node2", "node2", MID, 200,
+					    .extra = IN_PG("pg-medium"), .mem = 100});
+	world_ready(&w, &(struct pod_spec){
+				.name = "preemptor-pod", .priority = HIGH, .res = 300, .mem = 100});
+	CHECK_STR(dry_run_on(&w, "node1"), "node1[pg-low-node1,pg-low-node2]/0");
+	world_end(&w);
+}
+
+/* "unsuccessful pod group preemption when freeing lower priority group is
+ * insufficient": nothing is a candidate. */
+static void test_group_victim_insufficient(void)
+{
+	struct world w;
+	struct sx_victims v;
+
+	world_start_gates(&w, WORKLOAD_GATES);
+	add_node(w.cache, "node1", 500, 32);
+	add_node(w.cache, "node2", 1000, 32);
+	add_pod_group(w.cache, "pg-victim", LOW, "all");
+	add_pod(w.cache, &(struct pod_spec){"unpreemptible-pod", "node2", HIGH, 500, .mem = 200});
+	add_pod(w.cache, &(struct pod_spec){"pg-victim-1", "node2", LOW, 150,
+					    .extra = IN_PG("pg-victim"), .mem = 100});
+	add_pod(w.cache, &(struct pod_spec){"pg-victim-2", "node2", LOW, 150,
+					    .extra = IN_PG("pg-victim"), .mem = 100});
+	world_ready(&w, &(struct pod_spec){
+				.name = "preemptor-pod", .priority = HIGH, .res = 600, .mem = 200});
+	CHECK_STR(dry_run_on(&w, "node2"), "");
+	struct sx_status *st = sx_preempt_select_victims_on_node(
+		w.prof, w.cs, w.pod, w.snap->nodes[node_index(w.snap, "node2")], w.snap, NULL, 0,
+		NULL, &v);
+	CHECK_INT(sx_status_code(st), SX_UNSCHEDULABLE);
+	CHECK_STR(msg_of(st), "Insufficient cpu");
+	sx_status_free(st);
+	world_end(&w);
+}
+
+/* "pod group victim across multiple nodes, DisruptionModeSingle enabled":
+ * only the member on node1 goes. */
+static void test_group_victim_disruption_single(void)
+{
+	struct world w;
+
+	world_start_gates(&w, WORKLOAD_GATES);
+	add_node(w.cache, "node1", 500, 32);
+	add_node(w.cache, "node2", 500, 32);
+	add_pod_group(w.cache, "pg-single-multi", LOW, "single");
+	add_pod(w.cache, &(struct pod_spec){"pg-single-multi-node1", "node1", LOW, 500,
+					    .extra = IN_PG("pg-single-multi"), .mem = 200});
+	add_pod(w.cache, &(struct pod_spec){"pg-single-multi-node2", "node2", LOW, 500,
+					    .extra = IN_PG("pg-single-multi"), .mem = 200});
+	world_ready(&w, &(struct pod_spec){
+				.name = "preemptor-pod", .priority = HIGH, .res = 500, .mem = 200});
+	CHECK_STR(dry_run_on(&w, "node1"), "node1[pg-single-multi-node1]/0");
+	world_end(&w);
+}
+
+/* derived (default_preemption.go isPreemptionAllowedAcrossAllVictimNodes,
+ * GetPodPriority): a victim's priority is its PodGroup's, not the pod's:
+ * a pod of priority LOW in a group of priority VERY_HIGH is no victim of
+ * a HIGH pod. */
+static void test_group_victim_group_priority(void)
+{
+	struct world w;
+	struct sx_victims v;
+
+	world_start_gates(&w, WORKLOAD_GATES);
+	add_node(w.cache, "node1", 500, 32);
+	add_pod_group(w.cache, "pg-vip", VERY_HIGH, "single");
+	add_pod(w.cache, &(struct pod_spec){"vip-member", "node1", LOW, 500,
+					    .extra = IN_PG("pg-vip"), .mem = 200});
+	world_ready(&w, &(struct pod_spec){
+				.name = "preemptor-pod", .priority = HIGH, .res = 500, .mem = 200});
+	struct sx_status *st = sx_preempt_select_victims_on_node(
+		w.prof, w.cs, w.pod, w.snap->nodes[0], w.snap, NULL, 0, NULL, &v);
+	CHECK_INT(sx_status_code(st), SX_UNSCHEDULABLE_AND_UNRESOLVABLE);
+	CHECK_STR(msg_of(st), "No preemption victims found for incoming pod");
+	sx_status_free(st);
+	world_end(&w);
+}
+
+/* derived (default_preemption.go PodEligibleToPreemptOthers on
+ * NewPodVictim, as upstream's row "Preemptor group is not eligible if
+ * nominated node has terminating pod belonging to a pod group of lower
+ * priority" for a group preemptor): a terminating pod of priority HIGH in
+ * a PodGroup of priority LOW blocks a MID preemptor with pod groups on,
+ * not without. */
+static void test_eligibility_group_priority(void)
+{
+	struct world w;
+	const char *reason;
+
+	world_start_gates(&w, WORKLOAD_GATES);
+	add_node(w.cache, "node1", VERY_LARGE, 32);
+	add_pod_group(w.cache, "victim-pg", LOW, "all");
+	add_pod(w.cache, &(struct pod_spec){.name = "victim",
+					    .node = "node1",
+					    .priority = HIGH,
+					    .extra = IN_PG("victim-pg"),
+					    .deleting = true,
+					    .preempted = true});
+	w.snap = sx_cache_snapshot(w.cache);
+	struct sx_pod *pod =
+		make_pod(&(struct pod_spec){.name = "p", .priority = MID, .nominated = "node1"});
+	CHECK(!sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, true, &reason));
+	CHECK_STR(reason, "not eligible due to a terminating pod on the nominated node.");
+	CHECK(sx_preempt_pod_eligible(pod, w.snap, SX_UNSCHEDULABLE, false, &reason));
+	sx_pod_unref(pod);
+	world_end(&w);
+}
+
+/* default_preemption.go PostFilter: with pod groups on, a member of a pod
+ * group does not preempt pod by pod (its group's PodGroupPostFilter does);
+ * without GenericWorkload it does (derived). */
+static void test_group_member_not_eligible(void)
+{
+	struct world w;
+	sx_str nominated;
+	const char *member = "p-member";
+
+	for (int on = 1; on >= 0; on--) {
+		world_start_gates(&w, on ? WORKLOAD_GATES : NULL);
+		add_node(w.cache, "node1", 500, 32);
+		add_pod(w.cache, &(struct pod_spec){"low", "node1", LOW, 500});
+		world_ready(&w, &(struct pod_spec){.name = member,
+						   .priority = HIGH,
+						   .res = 500,
+						   .extra = IN_PG("pg")});
+		struct sx_status *st = post_filter(&w, "U", &nominated);
+		if (on) {
+			CHECK_INT(sx_status_code(st), SX_UNSCHEDULABLE);
+			CHECK_STR(msg_of(st), "preemption: not eligible due to workload aware "
+					      "preemption enabled");
+			CHECK_STR(applied, "");
+		} else {
+			CHECK(st == NULL);
+			CHECK_STR(applied, "[low]/0");
+		}
+		sx_status_free(st);
+		world_end(&w);
+	}
 }
 
 /* ---------- the extender entry point ---------- */
@@ -1062,4 +1372,9 @@ SX_TESTS(SX_TEST(test_post_filter_higher_priority), SX_TEST(test_post_filter_tie
 	 SX_TEST(test_dry_run_topology_spread), SX_TEST(test_dry_run_same_pdb),
 	 SX_TEST(test_dry_run_args_limit), SX_TEST(test_dry_run_looks_past_pdb_violations),
 	 SX_TEST(test_select_best_candidate), SX_TEST(test_pick_one_empty),
-	 SX_TEST(test_eligibility), SX_TEST(test_select_victims_given_list), SX_TEST(test_args))
+	 SX_TEST(test_eligibility), SX_TEST(test_select_victims_given_list), SX_TEST(test_args),
+	 SX_TEST(test_group_victim_across_nodes), SX_TEST(test_group_victim_gate_off),
+	 SX_TEST(test_group_victim_136), SX_TEST(test_group_victim_single_node),
+	 SX_TEST(test_group_victims_subset), SX_TEST(test_group_victim_insufficient),
+	 SX_TEST(test_group_victim_disruption_single), SX_TEST(test_group_victim_group_priority),
+	 SX_TEST(test_eligibility_group_priority), SX_TEST(test_group_member_not_eligible))
