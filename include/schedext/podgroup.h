@@ -38,8 +38,11 @@
  * with a member placed, used without trying the others
  * (nominatedPlacement).
  *
- * Not here: CompositePodGroups; merging the placements of several
- * PlacementGenerate plugins (the first plugin returning any is used).
+ * Several PlacementGenerate plugins: their placements are merged as
+ * upstream framework.go RunPlacementGeneratePlugins does (see
+ * sx_pg_placements_merge).
+ *
+ * Not here: CompositePodGroups.
  *
  * Threads: the algorithm runs on the caller's thread (the standalone loop);
  * it writes the cache through the binder.
@@ -137,6 +140,28 @@ void sx_pg_members_free(struct sx_pg_member *m, uint32_t n);
  * Otherwise exactly sx_pod_group_algorithm. */
 struct sx_status *sx_pod_group_placement_algorithm(const struct sx_pg_algorithm *a,
 						   struct sx_pg_member *m, uint32_t n);
+
+/* Upper bound on the placements one merge may produce (a cross product). */
+#define SX_PG_MAX_PLACEMENTS 65536
+
+/* Folds one more PlacementGenerate plugin's placements (cur, n > 0) into
+ * acc (upstream framework.go RunPlacementGeneratePlugins): acc becomes the
+ * cross product, acc's placements outer, of the non-empty node
+ * intersections, each named "<acc's>/<cur's>" with its nodes in acc's
+ * order, and cur is freed. Returns 0; -1 out of memory or -2 over
+ * SX_PG_MAX_PLACEMENTS, acc and cur then untouched (the caller frees). */
+int sx_pg_placements_merge(struct sx_pg_placements *acc, struct sx_pg_placements *cur);
+
+/* One PlacementGenerate plugin's placements cur folded into acc, as
+ * upstream framework.go RunPlacementGeneratePlugins merges them, plugins in
+ * the profile's order: none (the plugin leaves the group unconstrained;
+ * upstream it returns the parent placement) is skipped; the first
+ * constraining plugin's become acc (*constrained set); later ones are
+ * merged (sx_pg_placements_merge). Unschedulable when no merged placement
+ * is left; Error out of memory or over SX_PG_MAX_PLACEMENTS. cur is
+ * consumed on success; on a non-NULL status the caller frees acc and cur. */
+struct sx_status *sx_pg_placements_fold(struct sx_pg_placements *acc, bool *constrained,
+					struct sx_pg_placements *cur);
 
 /* nominatedPlacement: the index of the one placement in pl holding a
  * nominated node (status.nominatedNodeName) of a member of m[0..n); -1

@@ -246,26 +246,115 @@ void sx_pg_placements_free(struct sx_pg_placements *p)
 	}
 }
 
-/* RunPlacementGeneratePlugins over the profile's placementGenerate set: the
- * first plugin that returns placements gives them (see podgroup.h). */
+/* One intersection of the merge: a's nodes (in a's, the snapshot's, order)
+ * also in b, named "<a>/<b>"; appended to out unless empty. -1: out of
+ * memory. */
+static int intersect_one(const struct sx_pg_placement *a, const struct sx_pg_placement *b,
+			 struct sx_pg_placements *out)
+{
+	struct sx_pg_placement *p = &out->v[out->n];
+	size_t len = strlen(a->name) + strlen(b->name) + 2;
+
+	*p = (struct sx_pg_placement){.nodes =
+					      malloc(sizeof(sx_str) * (a->nnodes ? a->nnodes : 1))};
+	if (!p->nodes)
+		return -1;
+	for (uint32_t i = 0; i < a->nnodes; i++)
+		for (uint32_t j = 0; j < b->nnodes; j++)
+			if (a->nodes[i] == b->nodes[j]) {
+				p->nodes[p->nnodes++] = a->nodes[i];
+				break;
+			}
+	if (p->nnodes == 0) { /* empty intersections are dropped */
+		free(p->nodes);
+		return 0;
+	}
+	p->name = malloc(len);
+	if (!p->name) {
+		free(p->nodes);
+		return -1;
+	}
+	snprintf(p->name, len, "%s/%s", a->name, b->name);
+	out->n++;
+	return 0;
+}
+
+int sx_pg_placements_merge(struct sx_pg_placements *acc, struct sx_pg_placements *cur)
+{
+	struct sx_pg_placements out = {0};
+	uint64_t cap = (uint64_t)acc->n * cur->n;
+	int rc = 0;
+
+	if (cap > SX_PG_MAX_PLACEMENTS)
+		return -2;
+	out.v = calloc(cap ? cap : 1, sizeof(*out.v));
+	if (!out.v)
+		return -1;
+	for (uint32_t i = 0; i < acc->n && rc == 0; i++)
+		for (uint32_t j = 0; j < cur->n && rc == 0; j++)
+			rc = intersect_one(&acc->v[i], &cur->v[j], &out);
+	if (rc < 0) {
+		sx_pg_placements_free(&out);
+		return -1;
+	}
+	sx_pg_placements_free(acc);
+	sx_pg_placements_free(cur);
+	*acc = out;
+	return 0;
+}
+
+struct sx_status *sx_pg_placements_fold(struct sx_pg_placements *acc, bool *constrained,
+					struct sx_pg_placements *cur)
+{
+	int rc = 0;
+
+	if (cur->n == 0) /* unconstrained: skipped */
+		return NULL;
+	if (!*constrained)
+		*acc = *cur;
+	else
+		rc = sx_pg_placements_merge(acc, cur);
+	*constrained = true;
+	if (rc < 0) /* acc and cur untouched: the caller frees them */
+		return rc == -1 ? sx_status_new(SX_ERROR, "out of memory")
+				: sx_status_new(SX_ERROR, "more than %d merged placements",
+						SX_PG_MAX_PLACEMENTS);
+	*cur = (struct sx_pg_placements){0};
+	if (acc->n == 0)
+		return sx_status_new(SX_UNSCHEDULABLE,
+				     "no placement is common to the PlacementGenerate plugins");
+	return NULL;
+}
+
+/* RunPlacementGeneratePlugins (upstream framework.go) over the profile's
+ * placementGenerate set, in order, folded by sx_pg_placements_fold. */
 static struct sx_status *generate(const struct sx_pg_algorithm *a, const struct sx_snapshot *snap,
 				  struct sx_pg_placements *out)
 {
 	const struct sx_profile *prof = a->prof;
+	bool constrained = false;
 
-	for (unsigned i = 0; i < prof->ngroup[SX_GPT_PLACEMENT_GENERATE] && out->n == 0; i++) {
+	for (unsigned i = 0; i < prof->ngroup[SX_GPT_PLACEMENT_GENERATE]; i++) {
 		const struct sx_group_enabled *e = &prof->group[SX_GPT_PLACEMENT_GENERATE][i];
 		const struct sx_plugin *pl = e->index >= 0 ? sx_plugins[e->index] : NULL;
+		struct sx_pg_placements cur = {0};
 		struct sx_status *st;
 
 		if (!pl || !pl->placement_generate)
 			continue;
-		st = pl->placement_generate(prof->instances[e->index], a->pg, snap, out);
+		st = pl->placement_generate(prof->instances[e->index], a->pg, snap, &cur);
 		if (!sx_status_is_success(st)) {
+			sx_pg_placements_free(&cur);
 			sx_pg_placements_free(out);
 			return sx_status_set_plugin(st, pl->name);
 		}
 		sx_status_free(st);
+		st = sx_pg_placements_fold(out, &constrained, &cur);
+		if (st) {
+			sx_pg_placements_free(&cur);
+			sx_pg_placements_free(out);
+			return st;
+		}
 	}
 	return NULL;
 }

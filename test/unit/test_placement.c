@@ -6,7 +6,9 @@
  * of the PodGroup's schedulingConstraints.topology key, members restricted
  * to the placement's nodes, the best scored feasible placement chosen.
  * Members are filtered and scored by the real cycle; GangScheduling's
- * PlacementFeasible enforces minCount. */
+ * PlacementFeasible enforces minCount. The merge of several
+ * PlacementGenerate plugins' placements (sx_pg_placements_fold) runs
+ * upstream's TestRunPlacementGeneratePluginsMerge rows. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -506,7 +508,104 @@ static void test_pods_count_normalize(void)
 	}
 }
 
+/* upstream framework/runtime/framework_placement_test.go
+ * TestRunPlacementGeneratePluginsMerge: each plugin's placements as
+ * "name:n1,n2" strings ("" ends a plugin's list; a plugin with none is
+ * upstream's returnParent), folded in order by sx_pg_placements_fold;
+ * want: the merged placements (none with an Unschedulable status, or when
+ * every plugin is unconstrained: upstream's input placement, here the
+ * caller's all-nodes run). A missing third plugin runs as unconstrained. */
+struct merge_row {
+	const char *name;
+	const char *plugins[3][3];
+	int code;
+	const char *want[3];
+};
+
+static void placements_of(const char *const *spec, struct sx_pg_placements *out)
+{
+	for (; *spec; spec++) {
+		const char *colon = strchr(*spec, ':');
+		struct sx_pg_placement *p;
+		char nodes[64];
+
+		out->v = realloc(out->v, sizeof(*out->v) * (out->n + 1));
+		p = &out->v[out->n++];
+		*p = (struct sx_pg_placement){.name = strndup(*spec, (size_t)(colon - *spec)),
+					      .nodes = malloc(sizeof(sx_str) * 4)};
+		snprintf(nodes, sizeof(nodes), "%s", colon + 1);
+		for (char *t = strtok(nodes, ","); t; t = strtok(NULL, ","))
+			p->nodes[p->nnodes++] = sx_intern(t);
+	}
+}
+
+static void describe(const struct sx_pg_placement *p, char *buf, size_t len)
+{
+	size_t at = (size_t)snprintf(buf, len, "%s:", p->name);
+
+	for (uint32_t i = 0; i < p->nnodes && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? "," : "",
+				       sx_str_get(p->nodes[i]));
+}
+
+static void test_generate_merge(void)
+{
+	static const struct merge_row rows[] = {
+		{"two single-placement plugins intersect",
+		 {{"a:n1,n2,n3"}, {"b:n2,n3,n4"}},
+		 SX_SUCCESS,
+		 {"a/b:n2,n3"}},
+		{"cross product drops empty intersections",
+		 {{"a1:n1,n2", "a2:n3,n4"}, {"b1:n2,n3"}},
+		 SX_SUCCESS,
+		 {"a1/b1:n2", "a2/b1:n3"}},
+		{"three plugins fold-merge",
+		 {{"a:n1,n2,n3"}, {"b:n2,n3,n4"}, {"c:n3,n4"}},
+		 SX_SUCCESS,
+		 {"a/b/c:n3"}},
+		{"no overlap is unschedulable", {{"a:n1"}, {"b:n2"}}, SX_UNSCHEDULABLE, {NULL}},
+		{"unconstrained plugin is skipped", {{NULL}, {"b:n2,n3"}}, SX_SUCCESS, {"b:n2,n3"}},
+		{"all unconstrained returns input placement", {{NULL}, {NULL}}, SX_SUCCESS, {NULL}},
+		{"same placement name from different plugins succeeds",
+		 {{"dup:n1,n2"}, {"dup:n2,n3"}},
+		 SX_SUCCESS,
+		 {"dup/dup:n2"}},
+		{"empty and slash-containing placement names succeed",
+		 {{"zone-a/rack-1:n1,n2"}, {":n2,n3"}},
+		 SX_SUCCESS,
+		 {"zone-a/rack-1/:n2"}},
+	};
+	char buf[128];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct sx_pg_placements acc = {0};
+		struct sx_status *st = NULL;
+		bool constrained = false;
+		uint32_t k = 0;
+
+		fprintf(stderr, "case: %s\n", rows[i].name);
+		for (int p = 0; p < 3 && !st; p++) {
+			struct sx_pg_placements cur = {0};
+
+			placements_of(rows[i].plugins[p], &cur);
+			st = sx_pg_placements_fold(&acc, &constrained, &cur);
+			sx_pg_placements_free(&cur);
+		}
+		CHECK_INT(sx_status_code(st), rows[i].code);
+		if (st)
+			CHECK_STR(sx_status_message(st, buf, sizeof(buf)),
+				  "no placement is common to the PlacementGenerate plugins");
+		for (; k < acc.n; k++) {
+			describe(&acc.v[k], buf, sizeof(buf));
+			CHECK_STR(buf, rows[i].want[k] ? rows[i].want[k] : "(none)");
+		}
+		CHECK(rows[i].code != SX_SUCCESS || k == 3 || rows[i].want[k] == NULL);
+		sx_status_free(st);
+		sx_pg_placements_free(&acc);
+	}
+}
+
 SX_TESTS(SX_TEST(test_config), SX_TEST(test_pods_count_score), SX_TEST(test_pods_count_normalize),
 	 SX_TEST(test_split_and_infeasible), SX_TEST(test_fits_one_zone), SX_TEST(test_best_scored),
 	 SX_TEST(test_tie_break), SX_TEST(test_nominated_first),
-	 SX_TEST(test_nominated_placement_rows))
+	 SX_TEST(test_nominated_placement_rows), SX_TEST(test_generate_merge))
