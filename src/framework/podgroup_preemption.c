@@ -17,9 +17,11 @@
  * are reprieved one at a time, PDB-violating ones first, most important
  * first: a unit is added back and kept when every placed member still
  * passes its Filters with the nominated pods (PreFilter AddPod run on a
- * clone of the member's cycle state for each pod of the unit). Upstream
- * also runs Reserve for each member during a reprieve; here nothing is
- * reserved (a dry run on copies).
+ * clone of the member's cycle state for each pod of the unit); a member
+ * that passes is assumed (counted on the copy) and its Reserve plugins run
+ * on that clone before the next member is filtered, then every reserved
+ * member is unreserved, last first, when the unit's check ends (upstream
+ * reprieveVictim).
  *
  * The units, their order and their PDB count are shared with single-pod
  * preemption (victim_units.h).
@@ -33,6 +35,7 @@
 #include "schedext/registry.h"
 #include "schedext/config.h"
 #include "schedext/podgroup.h"
+#include "schedext/binding_cycle.h"
 #include "schedext/preemption.h"
 #include "schedext/snapshot.h"
 #include "schedext/workload.h"
@@ -96,48 +99,87 @@ static int add_to(struct sx_snapshot **view, const struct sx_pod *pod, sx_str no
 	return 0;
 }
 
+/* Unreserve, last in first out, the members reserved by members_fit, and
+ * free their cycle states (upstream reprieveVictim's cleanupFns). */
+static void unreserve_all(const struct sx_pg_preempt_input *in, const struct sx_pg_member *m,
+			  struct sx_cycle_state **cs, const bool *reserved)
+{
+	for (uint32_t i = in->npods; i-- > 0;) {
+		if (reserved[i])
+			sx_run_unreserve(in->prof, cs[i], m[i].pod, m[i].node);
+		if (cs[i])
+			sx_cycle_state_free(in->prof, cs[i]);
+	}
+}
+
+/* One placed member on view: PreFilter AddPod for each pod of unit u, its
+ * Filters with the nominated pods; *st their status. Then, when it passes,
+ * it is assumed on *view and reserved (upstream reprieveVictim: AddPod and
+ * RunReservePluginsReserve, whose status is not looked at), *reserved set.
+ * -1: out of memory. */
+static int member_fits(const struct sx_pg_preempt_input *in, const struct sx_pg_member *mi,
+		       struct sx_cycle_state *cs, struct sx_snapshot **view,
+		       const struct sx_victim_unit *u, struct sx_status **st, bool *reserved)
+{
+	int at;
+
+	for (uint32_t k = 0; k < u->n && !*st; k++) {
+		int v = sx_snapshot_find(*view, u->nodes[k]);
+
+		if (v >= 0)
+			*st = sx_run_add_pod(in->prof, cs, mi->pod, u->pods[k], (*view)->nodes[v]);
+	}
+	at = sx_snapshot_find(*view, mi->node);
+	if (!*st && at >= 0)
+		*st = sx_run_filters_with_nominated(in->prof, cs, mi->pod, (*view)->nodes[at],
+						    in->nominator);
+	if (!*st && at < 0)
+		*st = sx_status_new(SX_UNSCHEDULABLE, "node not found");
+	if (*st)
+		return 0;
+	if (add_to(view, mi->pod, mi->node) < 0)
+		return -1;
+	sx_status_free(sx_run_reserve(in->prof, cs, mi->pod, mi->node));
+	*reserved = true;
+	return 0;
+}
+
 /* Does every placed member still pass its Filters on try_ (the kept state
- * with unit u added back)? *err: an Error met. */
+ * with unit u added back), the members before it assumed and reserved?
+ * *err: an Error met. */
 static bool members_fit(const struct sx_pg_preempt_input *in, struct sx_pg_member *m,
 			const struct sx_snapshot *try_, const struct sx_victim_unit *u,
 			struct sx_status **err)
 {
 	struct sx_snapshot *view = sx_snapshot_ref(try_);
-	bool fits = true;
+	struct sx_cycle_state **cs = sx_calloc(in->npods + 1, sizeof(*cs));
+	bool *reserved = sx_calloc(in->npods + 1, sizeof(*reserved));
+	bool fits = cs && reserved;
 
+	if (!fits)
+		*err = sx_status_oom();
 	for (uint32_t i = 0; i < in->npods && fits && !*err; i++) {
-		struct sx_cycle_state *cs;
 		struct sx_status *st = NULL;
-		int at;
 
 		if (!m[i].scheduled)
 			continue;
-		cs = sx_cycle_state_clone(in->prof, m[i].res.state);
-		if (!cs) {
+		cs[i] = sx_cycle_state_clone(in->prof, m[i].res.state);
+		if (!cs[i] || member_fits(in, &m[i], cs[i], &view, u, &st, &reserved[i]) < 0) {
+			sx_status_free(st);
 			*err = sx_status_oom();
 			break;
 		}
-		for (uint32_t k = 0; k < u->n && !st; k++) {
-			int v = sx_snapshot_find(view, u->nodes[k]);
-
-			if (v >= 0)
-				st = sx_run_add_pod(in->prof, cs, m[i].pod, u->pods[k],
-						    view->nodes[v]);
-		}
-		at = sx_snapshot_find(view, m[i].node);
-		if (!st && at >= 0)
-			st = sx_run_filters_with_nominated(in->prof, cs, m[i].pod, view->nodes[at],
-							   in->nominator);
-		sx_cycle_state_free(in->prof, cs);
 		if (sx_status_code(st) == SX_ERROR) {
 			*err = st;
 			break;
 		}
-		fits = sx_status_is_success(st) && at >= 0;
+		fits = sx_status_is_success(st);
 		sx_status_free(st);
-		if (fits && add_to(&view, m[i].pod, m[i].node) < 0)
-			*err = sx_status_oom();
 	}
+	if (cs && reserved)
+		unreserve_all(in, m, cs, reserved);
+	free(cs);
+	free(reserved);
 	sx_snapshot_unref(view);
 	return fits;
 }
