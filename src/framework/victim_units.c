@@ -70,9 +70,13 @@ void sx_victim_units_sort(struct sx_victim_unit **u, uint32_t n)
 
 static int unit_add(struct sx_victim_unit *u, const struct sx_pod *p, sx_str node, uint32_t cap)
 {
-	if (!u->pods) {
-		u->pods = sx_calloc(cap ? cap : 1, sizeof(*u->pods));
-		u->nodes = sx_calloc(cap ? cap : 1, sizeof(*u->nodes));
+	if (!u->pods && cap <= 1) {
+		u->pods = &u->one_pod;
+		u->nodes = &u->one_node;
+		u->earliest = INT64_MAX;
+	} else if (!u->pods) {
+		u->pods = sx_calloc(cap, sizeof(*u->pods));
+		u->nodes = sx_calloc(cap, sizeof(*u->nodes));
 		if (!u->pods || !u->nodes)
 			return SX_ENOMEM;
 		u->earliest = INT64_MAX;
@@ -87,6 +91,8 @@ static int unit_add(struct sx_victim_unit *u, const struct sx_pod *p, sx_str nod
 void sx_victim_units_free(struct sx_victim_unit *u, uint32_t n)
 {
 	for (uint32_t i = 0; u && i < n; i++) {
+		if (u[i].pods == &u[i].one_pod)
+			continue;
 		free(u[i].pods);
 		free(u[i].nodes);
 	}

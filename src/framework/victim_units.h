@@ -27,8 +27,12 @@ struct sx_snapshot;
 struct sx_pod_group;
 
 struct sx_victim_unit {
-	const struct sx_pod **pods; /* borrowed from the snapshot */
-	sx_str *nodes;		    /* each pod's node */
+	const struct sx_pod **pods; /* borrowed from the snapshot; &one_pod for a lone pod */
+	sx_str *nodes;		    /* each pod's node; &one_node for a lone pod */
+	/* A lone pod's storage: one unit per pod per node is the common case,
+	 * so it costs no allocation (units are never copied by value). */
+	const struct sx_pod *one_pod;
+	sx_str one_node;
 	uint32_t n;
 	int32_t priority;
 	bool group;	     /* pods of a pod group (NewPodVictim: its PodGroup key type) */
