@@ -89,15 +89,21 @@ def wait_for(fn, timeout, step=0.2):
     return fn()
 
 
-def start(tmp, tag, nodes, groups, pods, args=None):
+def start(tmp, tag, nodes, groups, pods, args=None, pods_first=False):
+    """pods_first: the pods exist before schedext starts (its first LIST
+    has them all), so no member is judged while a sibling's Pod event is
+    still on its way."""
     api = FakeApi(tmp)
     kc = os.path.join(tmp, "kubeconfig-" + tag)
     write_kubeconfig(kc, "http://127.0.0.1:%d" % api.port)
     api.apply([{"op": "create", "object": {"kind": "Namespace", "metadata": {"name": "work"}}}])
     api.apply([{"op": "create", "object": o} for o in nodes + groups])
+    if pods_first:
+        api.apply([{"op": "create", "object": p} for p in pods])
     sx = Serve(tmp, kc, "sx-" + tag, "--standalone", "-v=2", "--config", config(tmp, tag, args))
     check(sx.wait_ready(), "%s: schedext ready" % tag)
-    api.apply([{"op": "create", "object": p} for p in pods])
+    if not pods_first:
+        api.apply([{"op": "create", "object": p} for p in pods])
     return api, sx
 
 
@@ -143,7 +149,7 @@ def test_gang_fits(tmp):
 def test_gang_does_not_fit(tmp):
     pods = [member("w-%d" % i, "big") for i in range(4)]
     api, sx = start(tmp, "nofit", [node("n1")], [pod_group("big", 4)], pods,
-                    "{permitWaitingTimeSeconds: 3, podGroupBackoffSeconds: 60}")
+                    "{permitWaitingTimeSeconds: 3, podGroupBackoffSeconds: 60}", pods_first=True)
     post = ("PodGroup work/big gets rejected due to Pod %s is unschedulable even after "
             "PostFilter")
     try:
