@@ -71,6 +71,22 @@ static struct sx_dra_object *decode(const cJSON *j, const char *name)
 	return o.obj;
 }
 
+/* The snapshot keeps ResourceSlices sorted by name (snapshot.h), so the
+ * allocator sees a pool's slices in name order, as upstream's buildPool
+ * sorts them (pools_experimental.go, sortSlicesByName); the table lists
+ * them in any order, and some rows reuse a name (stable). */
+static void sort_slices(struct tcase *t)
+{
+	for (uint32_t i = 1; i < t->nslices; i++) {
+		struct sx_dra_object *s = t->slices[i];
+		uint32_t k = i;
+
+		for (; k > 0 && strcmp(t->slices[k - 1]->meta.name, s->meta.name) > 0; k--)
+			t->slices[k] = t->slices[k - 1];
+		t->slices[k] = s;
+	}
+}
+
 static bool load(struct tcase *t, const char *name)
 {
 	const cJSON *e;
@@ -93,6 +109,7 @@ static bool load(struct tcase *t, const char *name)
 	LOAD("slices", slices, nslices, 64)
 	LOAD("claims", claims, nclaims, 8)
 #undef LOAD
+	sort_slices(t);
 	return true;
 }
 
