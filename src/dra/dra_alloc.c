@@ -300,6 +300,39 @@ static int make_pool(struct alloc *a, uint32_t *sl, uint32_t n)
 	return 0;
 }
 
+/* Does a pool offer a device with binding conditions? */
+static bool pool_binds(const struct alloc *a, const struct pool *p)
+{
+	for (uint32_t k = 0; k < p->nslices; k++) {
+		const struct sx_dra_slice *s = &a->env->index->slices[p->slices[k]]->u.slice;
+
+		for (uint32_t d = 0; d < s->ndevices; d++)
+			if (s->devices[d].binding_conditions)
+				return true;
+	}
+	return false;
+}
+
+/* Pools offering devices with binding conditions go after the others,
+ * each group still sorted by driver and pool, so the first-fit search
+ * prefers devices usable without waiting (pools_experimental.go,
+ * GatherPools: poolHasBindingConditions). A stable partition. */
+static void binding_pools_last(struct alloc *a)
+{
+	struct pool tmp;
+	uint32_t k = 0;
+
+	if (a->npools < 2)
+		return; /* nothing to reorder: skip the device walk */
+	for (uint32_t i = 0; i < a->npools; i++) {
+		if (pool_binds(a, &a->pools[i]))
+			continue;
+		tmp = a->pools[i];
+		memmove(&a->pools[k + 1], &a->pools[k], (size_t)(i - k) * sizeof(tmp));
+		a->pools[k++] = tmp;
+	}
+}
+
 int sx__dra_gather_pools(struct alloc *a)
 {
 	const struct sx_dra_index *ix = a->env->index;
@@ -333,6 +366,7 @@ int sx__dra_gather_pools(struct alloc *a)
 			return fail(a, SX_DRA_FATAL, "out of memory");
 		i = j;
 	}
+	binding_pools_last(a);
 	return 0;
 }
 

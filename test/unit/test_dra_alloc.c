@@ -899,5 +899,89 @@ static void test_filter_memo_tracker(void)
 	sx_dra_claims_free(t);
 }
 
-SX_TESTS(SX_TEST(test_upstream_table), SX_TEST(test_taint_rules), SX_TEST(test_filter_memo),
-	 SX_TEST(test_filter_memo_tracker))
+/* ---------- pools with binding conditions last ---------- */
+
+#define BSLICE(name, pool, dev, extra)                                                             \
+	"{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"" name "\"},"                        \
+	"\"spec\":{\"driver\":\"driver-a\",\"nodeName\":\"node-1\",\"pool\":{\"name\":\"" pool     \
+	"\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":[{\"name\":\"" dev "\"" extra   \
+	"}]}}"
+
+/* The device one exactCount request of class-a gets from the slices
+ * (pool/device), "" when none fits. */
+static const char *alloc_from(const char *const *slice_json, uint32_t n, bool binding, char *buf)
+{
+	cJSON *kj = cJSON_Parse("{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"class-a\"}}");
+	cJSON *cj = cJSON_Parse(CLAIM(""));
+	cJSON *nj = cJSON_Parse("{\"metadata\":{\"name\":\"node-1\"}}");
+	struct sx_error err = {0};
+	struct sx_dra_object *sl[4], *cl = decode(cj, "binds"), *cls = decode(kj, "binds");
+	struct sx_node *node = sx_decode_node(nj, &err);
+	struct sx_snapshot snap = {.nresource_slices = n,
+				   .resource_slices = (const struct sx_dra_object **)sl};
+	struct sx_dra_allocated *allocated = sx_dra_allocated_new();
+	struct sx_dra_index *ix;
+	struct sx_dra_claim_in in = {NULL, "claim-0", &cl->u.claim.spec};
+	struct sx_dra_claim_out out;
+	char msg[SX_DRA_ERR_LEN];
+
+	for (uint32_t i = 0; i < n; i++) {
+		cJSON *sj = cJSON_Parse(slice_json[i]);
+
+		sl[i] = decode(sj, "binds");
+		cJSON_Delete(sj);
+	}
+	ix = sx_dra_index_new(&snap);
+	struct sx_dra_alloc_env env = {
+		.features = {.binding = binding},
+		.index = ix,
+		.allocated = allocated,
+		.get_class = rule_class,
+		.class_ctx = cls,
+		.match = match_all,
+	};
+	buf[0] = '\0';
+	if (sx_dra_allocate(&env, node, &in, 1, &out, msg, sizeof(msg)) == SX_DRA_ALLOCATED) {
+		snprintf(buf, 64, "%s/%s", sx_str_get(out.picks[0].pool),
+			 sx_str_get(out.picks[0].device));
+		sx_dra_claim_out_clear(&out);
+	}
+	sx_dra_index_unref(ix);
+	sx_dra_allocated_free(allocated);
+	for (uint32_t i = 0; i < n; i++)
+		sx_dra_unref(sl[i]);
+	sx_dra_unref(cl);
+	sx_dra_unref(cls);
+	sx_node_unref(node);
+	cJSON_Delete(kj);
+	cJSON_Delete(cj);
+	cJSON_Delete(nj);
+	return buf;
+}
+
+/* derived: upstream's GatherPools puts pools offering a device with
+ * binding conditions after the others (pools_experimental.go,
+ * poolHasBindingConditions), so the first fit is a device usable at
+ * once even when its pool sorts later; between two such pools, and
+ * between two plain ones, the order stays by pool name. */
+static void test_binding_pools_last(void)
+{
+	const char *mixed[] = {
+		BSLICE("s1", "pool-1", "device-1", ",\"bindingConditions\":[\"Ready\"]"),
+		BSLICE("s2", "pool-2", "device-2", "")};
+	const char *both[] = {
+		BSLICE("s1", "pool-1", "device-1", ",\"bindingConditions\":[\"Ready\"]"),
+		BSLICE("s2", "pool-2", "device-2", ",\"bindingConditions\":[\"Ready\"]")};
+	const char *plain[] = {BSLICE("s1", "pool-1", "device-1", ""),
+			       BSLICE("s2", "pool-2", "device-2", "")};
+	char buf[64];
+
+	CHECK_STR(alloc_from(mixed, 2, true, buf), "pool-2/device-2");
+	CHECK_STR(alloc_from(both, 2, true, buf), "pool-1/device-1");
+	CHECK_STR(alloc_from(plain, 2, true, buf), "pool-1/device-1");
+	/* without DRADeviceBindingConditions such devices are never picked */
+	CHECK_STR(alloc_from(both, 2, false, buf), "");
+}
+
+SX_TESTS(SX_TEST(test_upstream_table), SX_TEST(test_taint_rules), SX_TEST(test_binding_pools_last),
+	 SX_TEST(test_filter_memo), SX_TEST(test_filter_memo_tracker))
