@@ -474,9 +474,12 @@ static bool constraint_applies(const struct cons *c, const char *req, const char
 	return false;
 }
 
+/* Both one value of the same type, and equal; a value of no known type
+ * (or a list, DRAListTypeAttributes off) never matches (constraint.go:
+ * "Unknown value type, cannot match"). */
 static bool attr_equal(const struct sx_dra_attr *x, const struct sx_dra_attr *y)
 {
-	if (x->type != y->type)
+	if (x->type != y->type || !sx_dra_attr_scalar(x))
 		return false;
 	switch (x->type) {
 	case SX_DRA_ATTR_INT:
@@ -496,6 +499,8 @@ static bool distinct_add(struct cons *c, const struct sx_dra_attr *at)
 {
 	if (!at || c->n >= SX_DRA_ALLOCATION_RESULTS_MAX)
 		return false;
+	if (!sx_dra_attr_scalar(at) && c->n > 0)
+		return false; /* "Distinct attribute type unknown" */
 	for (int i = 0; i < c->n; i++)
 		if (attr_equal(c->seen[i], at))
 			return false;

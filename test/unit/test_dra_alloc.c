@@ -412,6 +412,9 @@ static int run_case(const cJSON *j, const char *name)
 	char err[SX_DRA_ERR_LEN];
 	int rc;
 
+	if (cJSON_IsTrue(cJSON_GetObjectItem(features, "listTypeAttributes")))
+		sx_test_fail(__FILE__, __LINE__, "%s: needs DRAListTypeAttributes (not built)",
+			     name);
 	if (!load(&t, name)) {
 		unload(&t);
 		sx_dra_allocated_free(allocated);
