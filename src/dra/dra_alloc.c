@@ -106,6 +106,17 @@ static struct counter *find_counter(const struct pool *p, sx_str set, sx_str nam
 	return NULL;
 }
 
+/* Is there a counter set of that name? A consumption naming none makes
+ * the pool invalid even when it consumes no counter of it
+ * (pools_experimental.go, validateDeviceCounterConsumption). */
+static bool has_set(const struct pool *p, sx_str set)
+{
+	for (uint32_t i = 0; i < p->nsets; i++)
+		if (p->sets[i].name == set)
+			return true;
+	return false;
+}
+
 /* Allocated before this search (AllocatedDevices): whole, or shared
  * while DRAConsumableCapacity is off (then a share is a whole device, as
  * upstream gathers the allocated state without the gate). p: the
@@ -184,7 +195,11 @@ static int pool_counters(struct alloc *a, struct pool *p, int64_t gen, uint32_t 
 			bool allocated = dev->nconsumes &&
 					 device_allocated(a, p, s->driver, s->pool, dev->name);
 
-			for (uint32_t u = 0; u < dev->nconsumes; u++)
+			for (uint32_t u = 0; u < dev->nconsumes; u++) {
+				if (!has_set(p, dev->consumes[u].name)) {
+					p->invalid = true; /* counter set not found */
+					return 0;
+				}
 				for (uint32_t c = 0; c < dev->consumes[u].ncounters; c++) {
 					struct counter *ctr =
 						find_counter(p, dev->consumes[u].name,
@@ -197,6 +212,7 @@ static int pool_counters(struct alloc *a, struct pool *p, int64_t gen, uint32_t 
 					if (allocated)
 						ctr->avail -= dev->consumes[u].counters[c].value;
 				}
+			}
 		}
 	}
 	return 0;
