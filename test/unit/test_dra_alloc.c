@@ -272,8 +272,23 @@ static void check_tolerations(const char *name, uint32_t ci, const struct sx_dra
 	}
 }
 
+/* Upstream's share IDs: internal.GenerateShareID, uuid.NewUUID of
+ * k8s.io/apimachinery/pkg/util/uuid, google/uuid New: a random version 4
+ * UUID in canonical lower-case form (8-4-4-4-12, RFC 4122 variant). */
+static bool uuid_v4(const char *id)
+{
+	if (strlen(id) != 36 || id[14] != '4' || !strchr("89ab", id[19]))
+		return false;
+	for (int i = 0; i < 36; i++)
+		if ((i == 8 || i == 13 || i == 18 || i == 23) ? id[i] != '-'
+							      : !strchr("0123456789abcdef", id[i]))
+			return false;
+	return true;
+}
+
 /* A share (upstream's withConsumedCapacity(&fixedShareID, consumed)):
- * any share ID, the consumed capacity as the result's strings. */
+ * any share ID of upstream's format (the table, as upstream's, replaces
+ * the random value), the consumed capacity as the result's strings. */
 static void check_share(const char *name, uint32_t ci, const struct sx_dra_pick *p,
 			const cJSON *want)
 {
@@ -284,7 +299,7 @@ static void check_share(const char *name, uint32_t ci, const struct sx_dra_pick 
 
 	if (cJSON_IsNull(want))
 		want = NULL; /* a row naming binding conditions, not a share */
-	if (p->shared != (want != NULL) || (want && strlen(p->share_id) != 36)) {
+	if (p->shared != (want != NULL) || (want && !uuid_v4(p->share_id))) {
 		sx_test_fail(__FILE__, __LINE__, "%s: claim %u: %s shared %d (id \"%s\"), want %d",
 			     name, ci, sx_str_get(p->device), p->shared, p->share_id, want != NULL);
 		return;
@@ -355,6 +370,10 @@ static void check_claim(const char *name, uint32_t ci, const struct sx_dra_claim
 
 		check_tolerations(name, ci, p, cJSON_GetArrayItem(r, 5));
 		check_share(name, ci, p, cJSON_GetArrayItem(r, 6));
+		for (uint32_t k = 0; p->shared && k + 1 < i; k++)
+			if (o->picks[k].shared && !strcmp(o->picks[k].share_id, p->share_id))
+				sx_test_fail(__FILE__, __LINE__, "%s: claim %u: share ID %s twice",
+					     name, ci, p->share_id);
 		check_binding(name, ci, p, cJSON_GetArrayItem(r, 7));
 		if (strcmp(p->request, cJSON_GetArrayItem(r, 0)->valuestring) ||
 		    strcmp(sx_str_get(p->driver), cJSON_GetArrayItem(r, 1)->valuestring) ||
