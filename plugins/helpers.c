@@ -195,6 +195,15 @@ int sx_dra_cel_match(void *cel_cache, const char *expr, sx_str driver, sx_str po
 	for (uint32_t i = 0; i < dev->nattrs && i < 64; i++) {
 		const struct sx_dra_attr *a = &dev->attrs[i];
 
+		if (!sx_dra_attr_scalar(a)) {
+			/* upstream's Device conversion for CEL (cel/compile.go,
+			 * getAttributeValue): a value of no known type, or a list
+			 * (DRAListTypeAttributes, which this evaluator does not
+			 * implement), fails every selector on the device */
+			snprintf(err, errlen, "attribute %s: unsupported attribute value", a->name);
+			sx_cel_program_unref(p);
+			return SX_DRA_RUNTIME_ERROR;
+		}
 		attrs[d.n_attrs++] = (struct sx_cel_attr){a->name, (enum sx_cel_attr_type)a->type,
 							  a->i, a->b, a->s};
 	}

@@ -30,22 +30,47 @@ struct cJSON;
 #define SX_DRA_ALLOCATION_RESULTS_MAX 32 /* AllocationResultsMaxSize */
 #define SX_DRA_FINALIZER	      "resource.kubernetes.io/delete-protection"
 
+/* The first four match enum sx_cel_attr_type (the CEL bridge casts). */
 enum sx_dra_attr_type {
 	SX_DRA_ATTR_INT,
 	SX_DRA_ATTR_BOOL,
 	SX_DRA_ATTR_STRING,
 	SX_DRA_ATTR_VERSION,
+	/* No value this release knows: `{}` (a newer apiserver's attribute
+	 * type, its field dropped on the way); upstream's "unsupported
+	 * attribute value". */
+	SX_DRA_ATTR_NONE,
+	/* DRAListTypeAttributes (alpha): ints, bools, strings, versions */
+	SX_DRA_ATTR_INTS,
+	SX_DRA_ATTR_BOOLS,
+	SX_DRA_ATTR_STRINGS,
+	SX_DRA_ATTR_VERSIONS,
 };
 
 /* devices[].attributes[name]: name as written in the slice ("model" or
- * "domain/model"); exactly one value. */
+ * "domain/model"); at most one value (DeviceAttribute: int, bool,
+ * string, version, or a list ints, bools, strings, versions). */
 struct sx_dra_attr {
 	const char *name;
 	uint8_t type; /* enum sx_dra_attr_type */
 	bool b;
 	int64_t i;
-	const char *s; /* string and version values */
+	const char *s;	/* string and version values */
+	uint32_t nlist; /* list types: the values (may be 0: `[]`) */
+	union {
+		const int64_t *ints;
+		const bool *bools;
+		char *const *strs; /* strings, versions */
+	} list;
 };
+
+/* A single value of a type this release compares (int, bool, string,
+ * version): what matchAttribute and distinctAttribute can use without
+ * DRAListTypeAttributes. */
+static inline bool sx_dra_attr_scalar(const struct sx_dra_attr *a)
+{
+	return a->type <= SX_DRA_ATTR_VERSION;
+}
 
 /* A quantity and whether it was written with a binary suffix (Ki..Ei):
  * resource.Quantity's format, which its canonical string keeps. */

@@ -18,7 +18,8 @@
  *    allocations in flight);
  *  - sx_dra_allocate(): the backtracking search for one node, in
  *    upstream's order (claims, requests, subrequests in order; pools
- *    sorted by driver then pool name, slices by name, devices in order),
+ *    sorted by driver then pool name, those offering devices with
+ *    binding conditions last, slices by name, devices in order),
  *    so the same inputs give the same allocation.
  *
  * Device selectors are evaluated by a callback so the allocator does not

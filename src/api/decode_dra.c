@@ -6,6 +6,7 @@
 #include "schedext/dra.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdalign.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -120,6 +121,111 @@ static int attr_cmp(const void *a, const void *b)
 	return strcmp(((const struct sx_dra_attr *)a)->name, ((const struct sx_dra_attr *)b)->name);
 }
 
+static int int_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	double d = cJSON_IsNumber(j) ? j->valuedouble : 0.5;
+
+	(void)arg;
+	if (!cJSON_IsNumber(j))
+		return sx_error_set(err, SX_EINVAL, "expected integer, got %s",
+				    sx_dec_type_name(j));
+	/* (double)INT64_MAX rounds up to 2^63, so compare strictly there. */
+	if (!isfinite(d) || d != floor(d) || d < -9223372036854775808.0 ||
+	    d >= 9223372036854775808.0)
+		return sx_error_set(err, SX_EINVAL, "expected integer, got %g", d);
+	*(int64_t *)elem = (int64_t)d;
+	return 0;
+}
+
+static int bool_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
+{
+	(void)arg;
+	if (!cJSON_IsBool(j))
+		return sx_error_set(err, SX_EINVAL, "expected boolean, got %s",
+				    sx_dec_type_name(j));
+	*(bool *)elem = cJSON_IsTrue(j);
+	return 0;
+}
+
+/* The value members of a DeviceAttribute (k8s.io/api/resource/v1), in the
+ * order a value is taken when several are set (scalars first, as
+ * upstream's getAttributeValue looks at them); the lists are
+ * DRAListTypeAttributes' (alpha). */
+static const char *const attr_keys[] = {"int",	"bool",	 "string",  "version",
+					"ints", "bools", "strings", "versions"};
+
+#define NKEYS (sizeof(attr_keys) / sizeof(*attr_keys))
+
+/* The type of attr_keys[k] (NONE sits between scalars and lists). */
+static uint8_t key_type(size_t k)
+{
+	return (uint8_t)(k < SX_DRA_ATTR_NONE ? k : k + 1);
+}
+
+/* The list member attr_keys[k] of attribute a into at. */
+static int dec_attr_list(struct sx_dra_object *o, const cJSON *a, size_t k, struct sx_dra_attr *at,
+			 struct sx_error *err)
+{
+	void *vals = NULL;
+	int rc;
+
+	at->type = key_type(k);
+	if (at->type == SX_DRA_ATTR_INTS)
+		rc = dec_arr(o, a, attr_keys[k], sizeof(int64_t), &vals, &at->nlist, int_item,
+			     false, err);
+	else if (at->type == SX_DRA_ATTR_BOOLS)
+		rc = dec_arr(o, a, attr_keys[k], sizeof(bool), &vals, &at->nlist, bool_item, false,
+			     err);
+	else
+		rc = dec_arr(o, a, attr_keys[k], sizeof(char *), &vals, &at->nlist, str_item, false,
+			     err);
+	if (at->type == SX_DRA_ATTR_INTS)
+		at->list.ints = vals;
+	else if (at->type == SX_DRA_ATTR_BOOLS)
+		at->list.bools = vals;
+	else
+		at->list.strs = vals;
+	return rc;
+}
+
+/* One attribute's value: the first member of attr_keys present; none
+ * (`{}`, or only nulls) is SX_DRA_ATTR_NONE, which selectors and
+ * constraints report as upstream does ("unsupported attribute value");
+ * a member the v1 type does not have is an error naming it. */
+static int dec_attr_value(struct sx_dra_object *o, const cJSON *a, struct sx_dra_attr *at,
+			  struct sx_error *err)
+{
+	const cJSON *m;
+	size_t k;
+
+	cJSON_ArrayForEach(m, a)
+	{
+		for (k = 0; k < NKEYS && strcmp(m->string, attr_keys[k]); k++)
+			;
+		if (k == NKEYS) {
+			sx_error_set(err, SX_EINVAL, "unknown field \"%s\"", m->string);
+			sx_error_prefix(err, m->string);
+			return SX_EINVAL;
+		}
+	}
+	for (k = 0; k < NKEYS && !sx_dec_get(a, attr_keys[k]); k++)
+		;
+	at->type = k < NKEYS ? key_type(k) : SX_DRA_ATTR_NONE;
+	switch (at->type) {
+	case SX_DRA_ATTR_INT:
+		return sx_dec_int64(a, "int", INT64_MIN, INT64_MAX, &at->i, NULL, err);
+	case SX_DRA_ATTR_BOOL:
+		return sx_dec_bool(a, "bool", &at->b, err);
+	case SX_DRA_ATTR_STRING:
+	case SX_DRA_ATTR_VERSION:
+		return dec_str(o, a, attr_keys[k], (char **)&at->s, err);
+	case SX_DRA_ATTR_NONE:
+		return 0;
+	default:
+		return dec_attr_list(o, a, k, at, err);
+	}
+}
+
 static int dec_attrs(struct sx_dra_object *o, const cJSON *dev, struct sx_dra_device *d,
 		     struct sx_error *err)
 {
@@ -135,7 +241,6 @@ static int dec_attrs(struct sx_dra_object *o, const cJSON *dev, struct sx_dra_de
 	cJSON_ArrayForEach(a, m)
 	{
 		struct sx_dra_attr *at = &d->attrs[k];
-		const cJSON *v;
 
 		if (!cJSON_IsObject(a)) {
 			sx_dec_not_object(err, a);
@@ -144,23 +249,7 @@ static int dec_attrs(struct sx_dra_object *o, const cJSON *dev, struct sx_dra_de
 		at->name = astrdup(o, a->string);
 		if (!at->name)
 			return sx_dec_oom(err);
-		if ((v = sx_dec_get(a, "int"))) {
-			at->type = SX_DRA_ATTR_INT;
-			rc = sx_dec_int64(a, "int", INT64_MIN, INT64_MAX, &at->i, NULL, err);
-		} else if ((v = sx_dec_get(a, "bool"))) {
-			at->type = SX_DRA_ATTR_BOOL;
-			rc = sx_dec_bool(a, "bool", &at->b, err);
-		} else if ((v = sx_dec_get(a, "string"))) {
-			at->type = SX_DRA_ATTR_STRING;
-			rc = dec_str(o, a, "string", (char **)&at->s, err);
-		} else if ((v = sx_dec_get(a, "version"))) {
-			at->type = SX_DRA_ATTR_VERSION;
-			rc = dec_str(o, a, "version", (char **)&at->s, err);
-		} else {
-			sx_error_set(err, SX_EINVAL, "exactly one value must be set");
-			rc = SX_EINVAL;
-		}
-		if (rc < 0)
+		if (dec_attr_value(o, a, at, err) < 0)
 			goto fail;
 		k++;
 	}

@@ -106,6 +106,17 @@ static struct counter *find_counter(const struct pool *p, sx_str set, sx_str nam
 	return NULL;
 }
 
+/* Is there a counter set of that name? A consumption naming none makes
+ * the pool invalid even when it consumes no counter of it
+ * (pools_experimental.go, validateDeviceCounterConsumption). */
+static bool has_set(const struct pool *p, sx_str set)
+{
+	for (uint32_t i = 0; i < p->nsets; i++)
+		if (p->sets[i].name == set)
+			return true;
+	return false;
+}
+
 /* Allocated before this search (AllocatedDevices): whole, or shared
  * while DRAConsumableCapacity is off (then a share is a whole device, as
  * upstream gathers the allocated state without the gate). p: the
@@ -184,7 +195,11 @@ static int pool_counters(struct alloc *a, struct pool *p, int64_t gen, uint32_t 
 			bool allocated = dev->nconsumes &&
 					 device_allocated(a, p, s->driver, s->pool, dev->name);
 
-			for (uint32_t u = 0; u < dev->nconsumes; u++)
+			for (uint32_t u = 0; u < dev->nconsumes; u++) {
+				if (!has_set(p, dev->consumes[u].name)) {
+					p->invalid = true; /* counter set not found */
+					return 0;
+				}
 				for (uint32_t c = 0; c < dev->consumes[u].ncounters; c++) {
 					struct counter *ctr =
 						find_counter(p, dev->consumes[u].name,
@@ -197,6 +212,7 @@ static int pool_counters(struct alloc *a, struct pool *p, int64_t gen, uint32_t 
 					if (allocated)
 						ctr->avail -= dev->consumes[u].counters[c].value;
 				}
+			}
 		}
 	}
 	return 0;
@@ -300,6 +316,39 @@ static int make_pool(struct alloc *a, uint32_t *sl, uint32_t n)
 	return 0;
 }
 
+/* Does a pool offer a device with binding conditions? */
+static bool pool_binds(const struct alloc *a, const struct pool *p)
+{
+	for (uint32_t k = 0; k < p->nslices; k++) {
+		const struct sx_dra_slice *s = &a->env->index->slices[p->slices[k]]->u.slice;
+
+		for (uint32_t d = 0; d < s->ndevices; d++)
+			if (s->devices[d].binding_conditions)
+				return true;
+	}
+	return false;
+}
+
+/* Pools offering devices with binding conditions go after the others,
+ * each group still sorted by driver and pool, so the first-fit search
+ * prefers devices usable without waiting (pools_experimental.go,
+ * GatherPools: poolHasBindingConditions). A stable partition. */
+static void binding_pools_last(struct alloc *a)
+{
+	struct pool tmp;
+	uint32_t k = 0;
+
+	if (a->npools < 2)
+		return; /* nothing to reorder: skip the device walk */
+	for (uint32_t i = 0; i < a->npools; i++) {
+		if (pool_binds(a, &a->pools[i]))
+			continue;
+		tmp = a->pools[i];
+		memmove(&a->pools[k + 1], &a->pools[k], (size_t)(i - k) * sizeof(tmp));
+		a->pools[k++] = tmp;
+	}
+}
+
 int sx__dra_gather_pools(struct alloc *a)
 {
 	const struct sx_dra_index *ix = a->env->index;
@@ -333,6 +382,7 @@ int sx__dra_gather_pools(struct alloc *a)
 			return fail(a, SX_DRA_FATAL, "out of memory");
 		i = j;
 	}
+	binding_pools_last(a);
 	return 0;
 }
 
@@ -440,9 +490,12 @@ static bool constraint_applies(const struct cons *c, const char *req, const char
 	return false;
 }
 
+/* Both one value of the same type, and equal; a value of no known type
+ * (or a list, DRAListTypeAttributes off) never matches (constraint.go:
+ * "Unknown value type, cannot match"). */
 static bool attr_equal(const struct sx_dra_attr *x, const struct sx_dra_attr *y)
 {
-	if (x->type != y->type)
+	if (x->type != y->type || !sx_dra_attr_scalar(x))
 		return false;
 	switch (x->type) {
 	case SX_DRA_ATTR_INT:
@@ -462,6 +515,8 @@ static bool distinct_add(struct cons *c, const struct sx_dra_attr *at)
 {
 	if (!at || c->n >= SX_DRA_ALLOCATION_RESULTS_MAX)
 		return false;
+	if (!sx_dra_attr_scalar(at) && c->n > 0)
+		return false; /* "Distinct attribute type unknown" */
 	for (int i = 0; i < c->n; i++)
 		if (attr_equal(c->seen[i], at))
 			return false;

@@ -253,6 +253,8 @@ int sx__dra_capacity_fits(const struct alloc *a, const struct rdata *rd, struct 
 	return 1;
 }
 
+/* GenerateShareID: k8s.io/apimachinery/pkg/util/uuid NewUUID, which is
+ * google/uuid New: a random version 4 UUID, canonical lower-case text. */
 void sx__dra_share_id(char out[37])
 {
 	unsigned char b[16];

@@ -343,7 +343,10 @@ static int build_counter_templates(struct sx_dra_index *ix)
 			for (uint32_t d = 0; ok && d < s->ndevices; d++) {
 				const struct sx_dra_device *dev = &s->devices[d];
 
-				for (uint32_t u = 0; ok && u < dev->nconsumes; u++)
+				for (uint32_t u = 0; ok && u < dev->nconsumes; u++) {
+					/* a set consumed without counters: pool_counters
+					 * checks that it exists */
+					ok = dev->consumes[u].ncounters > 0;
 					for (uint32_t c = 0; ok && c < dev->consumes[u].ncounters;
 					     c++) {
 						const struct dra_tmpl_ctr *t = tmpl_find(
@@ -362,6 +365,7 @@ static int build_counter_templates(struct sx_dra_index *ix)
 										 : 0),
 								dev->consumes[u].counters[c].value};
 					}
+				}
 			}
 		}
 		pi->nuses = nu - pi->use_first;

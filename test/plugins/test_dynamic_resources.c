@@ -290,6 +290,37 @@ static void test_partitionable_gate(void)
 		gated_filter(r, objs, want[r - 35]);
 }
 
+/* A device attribute of no type this release knows (`{}`) or a list
+ * (DRAListTypeAttributes, alpha and off in 1.37) fails the class's CEL
+ * selector on that device, as upstream's getAttributeValue does
+ * (cel/compile.go), and Filter reports the error. */
+static void test_unsupported_attribute(void)
+{
+	static const char *const empty[] = {
+		"ResourceSlice",
+		"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d.example.com\","
+		"\"nodeName\":\"worker\",\"pool\":{\"name\":\"worker\",\"generation\":1,"
+		"\"resourceSliceCount\":1},\"devices\":[{\"name\":\"dev-1\",\"attributes\":"
+		"{\"numa\":{}}}]}}",
+		NULL,
+	};
+	static const char *const list[] = {
+		"ResourceSlice",
+		"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"d.example.com\","
+		"\"nodeName\":\"worker\",\"pool\":{\"name\":\"worker\",\"generation\":1,"
+		"\"resourceSliceCount\":1},\"devices\":[{\"name\":\"dev-1\",\"attributes\":"
+		"{\"model\":{\"string\":\"a\"},\"numa\":{\"ints\":[0,1]}}}]}}",
+		NULL,
+	};
+
+	gated_filter(37, empty,
+		     "Error: class class: selector #0 on device d.example.com/worker/dev-1: CEL "
+		     "runtime error: attribute numa: unsupported attribute value");
+	gated_filter(37, list,
+		     "Error: class class: selector #0 on device d.example.com/worker/dev-1: CEL "
+		     "runtime error: attribute numa: unsupported attribute value");
+}
+
 /* One pending allocation of device dev (pool p, driver d.example.com). */
 static void pend(struct sx_dra_claims *m, const char *uid, const char *dev)
 {
@@ -621,6 +652,6 @@ static void test_prioritized_score(void)
 }
 
 SX_TESTS(SX_TEST(test_taint_gates), SX_TEST(test_partitionable_gate), SX_TEST(test_table),
-	 SX_TEST(test_args), SX_TEST(test_inflight_shared), SX_TEST(test_inflight_updated),
-	 SX_TEST(test_consumable_inflight), SX_TEST(test_prioritized_score),
-	 SX_TEST(test_consumable_gate))
+	 SX_TEST(test_unsupported_attribute), SX_TEST(test_args), SX_TEST(test_inflight_shared),
+	 SX_TEST(test_inflight_updated), SX_TEST(test_consumable_inflight),
+	 SX_TEST(test_prioritized_score), SX_TEST(test_consumable_gate))

@@ -71,6 +71,22 @@ static struct sx_dra_object *decode(const cJSON *j, const char *name)
 	return o.obj;
 }
 
+/* The snapshot keeps ResourceSlices sorted by name (snapshot.h), so the
+ * allocator sees a pool's slices in name order, as upstream's buildPool
+ * sorts them (pools_experimental.go, sortSlicesByName); the table lists
+ * them in any order, and some rows reuse a name (stable). */
+static void sort_slices(struct tcase *t)
+{
+	for (uint32_t i = 1; i < t->nslices; i++) {
+		struct sx_dra_object *s = t->slices[i];
+		uint32_t k = i;
+
+		for (; k > 0 && strcmp(t->slices[k - 1]->meta.name, s->meta.name) > 0; k--)
+			t->slices[k] = t->slices[k - 1];
+		t->slices[k] = s;
+	}
+}
+
 static bool load(struct tcase *t, const char *name)
 {
 	const cJSON *e;
@@ -93,6 +109,7 @@ static bool load(struct tcase *t, const char *name)
 	LOAD("slices", slices, nslices, 64)
 	LOAD("claims", claims, nclaims, 8)
 #undef LOAD
+	sort_slices(t);
 	return true;
 }
 
@@ -255,8 +272,23 @@ static void check_tolerations(const char *name, uint32_t ci, const struct sx_dra
 	}
 }
 
+/* Upstream's share IDs: internal.GenerateShareID, uuid.NewUUID of
+ * k8s.io/apimachinery/pkg/util/uuid, google/uuid New: a random version 4
+ * UUID in canonical lower-case form (8-4-4-4-12, RFC 4122 variant). */
+static bool uuid_v4(const char *id)
+{
+	if (strlen(id) != 36 || id[14] != '4' || !strchr("89ab", id[19]))
+		return false;
+	for (int i = 0; i < 36; i++)
+		if ((i == 8 || i == 13 || i == 18 || i == 23) ? id[i] != '-'
+							      : !strchr("0123456789abcdef", id[i]))
+			return false;
+	return true;
+}
+
 /* A share (upstream's withConsumedCapacity(&fixedShareID, consumed)):
- * any share ID, the consumed capacity as the result's strings. */
+ * any share ID of upstream's format (the table, as upstream's, replaces
+ * the random value), the consumed capacity as the result's strings. */
 static void check_share(const char *name, uint32_t ci, const struct sx_dra_pick *p,
 			const cJSON *want)
 {
@@ -267,7 +299,7 @@ static void check_share(const char *name, uint32_t ci, const struct sx_dra_pick 
 
 	if (cJSON_IsNull(want))
 		want = NULL; /* a row naming binding conditions, not a share */
-	if (p->shared != (want != NULL) || (want && strlen(p->share_id) != 36)) {
+	if (p->shared != (want != NULL) || (want && !uuid_v4(p->share_id))) {
 		sx_test_fail(__FILE__, __LINE__, "%s: claim %u: %s shared %d (id \"%s\"), want %d",
 			     name, ci, sx_str_get(p->device), p->shared, p->share_id, want != NULL);
 		return;
@@ -338,6 +370,10 @@ static void check_claim(const char *name, uint32_t ci, const struct sx_dra_claim
 
 		check_tolerations(name, ci, p, cJSON_GetArrayItem(r, 5));
 		check_share(name, ci, p, cJSON_GetArrayItem(r, 6));
+		for (uint32_t k = 0; p->shared && k + 1 < i; k++)
+			if (o->picks[k].shared && !strcmp(o->picks[k].share_id, p->share_id))
+				sx_test_fail(__FILE__, __LINE__, "%s: claim %u: share ID %s twice",
+					     name, ci, p->share_id);
 		check_binding(name, ci, p, cJSON_GetArrayItem(r, 7));
 		if (strcmp(p->request, cJSON_GetArrayItem(r, 0)->valuestring) ||
 		    strcmp(sx_str_get(p->driver), cJSON_GetArrayItem(r, 1)->valuestring) ||
@@ -395,6 +431,9 @@ static int run_case(const cJSON *j, const char *name)
 	char err[SX_DRA_ERR_LEN];
 	int rc;
 
+	if (cJSON_IsTrue(cJSON_GetObjectItem(features, "listTypeAttributes")))
+		sx_test_fail(__FILE__, __LINE__, "%s: needs DRAListTypeAttributes (not built)",
+			     name);
 	if (!load(&t, name)) {
 		unload(&t);
 		sx_dra_allocated_free(allocated);
@@ -882,5 +921,89 @@ static void test_filter_memo_tracker(void)
 	sx_dra_claims_free(t);
 }
 
-SX_TESTS(SX_TEST(test_upstream_table), SX_TEST(test_taint_rules), SX_TEST(test_filter_memo),
-	 SX_TEST(test_filter_memo_tracker))
+/* ---------- pools with binding conditions last ---------- */
+
+#define BSLICE(name, pool, dev, extra)                                                             \
+	"{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"" name "\"},"                        \
+	"\"spec\":{\"driver\":\"driver-a\",\"nodeName\":\"node-1\",\"pool\":{\"name\":\"" pool     \
+	"\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":[{\"name\":\"" dev "\"" extra   \
+	"}]}}"
+
+/* The device one exactCount request of class-a gets from the slices
+ * (pool/device), "" when none fits. */
+static const char *alloc_from(const char *const *slice_json, uint32_t n, bool binding, char *buf)
+{
+	cJSON *kj = cJSON_Parse("{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"class-a\"}}");
+	cJSON *cj = cJSON_Parse(CLAIM(""));
+	cJSON *nj = cJSON_Parse("{\"metadata\":{\"name\":\"node-1\"}}");
+	struct sx_error err = {0};
+	struct sx_dra_object *sl[4], *cl = decode(cj, "binds"), *cls = decode(kj, "binds");
+	struct sx_node *node = sx_decode_node(nj, &err);
+	struct sx_snapshot snap = {.nresource_slices = n,
+				   .resource_slices = (const struct sx_dra_object **)sl};
+	struct sx_dra_allocated *allocated = sx_dra_allocated_new();
+	struct sx_dra_index *ix;
+	struct sx_dra_claim_in in = {NULL, "claim-0", &cl->u.claim.spec};
+	struct sx_dra_claim_out out;
+	char msg[SX_DRA_ERR_LEN];
+
+	for (uint32_t i = 0; i < n; i++) {
+		cJSON *sj = cJSON_Parse(slice_json[i]);
+
+		sl[i] = decode(sj, "binds");
+		cJSON_Delete(sj);
+	}
+	ix = sx_dra_index_new(&snap);
+	struct sx_dra_alloc_env env = {
+		.features = {.binding = binding},
+		.index = ix,
+		.allocated = allocated,
+		.get_class = rule_class,
+		.class_ctx = cls,
+		.match = match_all,
+	};
+	buf[0] = '\0';
+	if (sx_dra_allocate(&env, node, &in, 1, &out, msg, sizeof(msg)) == SX_DRA_ALLOCATED) {
+		snprintf(buf, 64, "%s/%s", sx_str_get(out.picks[0].pool),
+			 sx_str_get(out.picks[0].device));
+		sx_dra_claim_out_clear(&out);
+	}
+	sx_dra_index_unref(ix);
+	sx_dra_allocated_free(allocated);
+	for (uint32_t i = 0; i < n; i++)
+		sx_dra_unref(sl[i]);
+	sx_dra_unref(cl);
+	sx_dra_unref(cls);
+	sx_node_unref(node);
+	cJSON_Delete(kj);
+	cJSON_Delete(cj);
+	cJSON_Delete(nj);
+	return buf;
+}
+
+/* derived: upstream's GatherPools puts pools offering a device with
+ * binding conditions after the others (pools_experimental.go,
+ * poolHasBindingConditions), so the first fit is a device usable at
+ * once even when its pool sorts later; between two such pools, and
+ * between two plain ones, the order stays by pool name. */
+static void test_binding_pools_last(void)
+{
+	const char *mixed[] = {
+		BSLICE("s1", "pool-1", "device-1", ",\"bindingConditions\":[\"Ready\"]"),
+		BSLICE("s2", "pool-2", "device-2", "")};
+	const char *both[] = {
+		BSLICE("s1", "pool-1", "device-1", ",\"bindingConditions\":[\"Ready\"]"),
+		BSLICE("s2", "pool-2", "device-2", ",\"bindingConditions\":[\"Ready\"]")};
+	const char *plain[] = {BSLICE("s1", "pool-1", "device-1", ""),
+			       BSLICE("s2", "pool-2", "device-2", "")};
+	char buf[64];
+
+	CHECK_STR(alloc_from(mixed, 2, true, buf), "pool-2/device-2");
+	CHECK_STR(alloc_from(both, 2, true, buf), "pool-1/device-1");
+	CHECK_STR(alloc_from(plain, 2, true, buf), "pool-1/device-1");
+	/* without DRADeviceBindingConditions such devices are never picked */
+	CHECK_STR(alloc_from(both, 2, false, buf), "");
+}
+
+SX_TESTS(SX_TEST(test_upstream_table), SX_TEST(test_taint_rules), SX_TEST(test_binding_pools_last),
+	 SX_TEST(test_filter_memo), SX_TEST(test_filter_memo_tracker))
