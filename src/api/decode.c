@@ -294,32 +294,38 @@ int sx_dec_bool(const cJSON *obj, const char *key, bool *out, struct sx_error *e
 	return 0;
 }
 
+int sx_dec_int64_value(const cJSON *v, int64_t min, int64_t max, int64_t *out, struct sx_error *err)
+{
+	double d;
+
+	*out = 0;
+	if (!cJSON_IsNumber(v))
+		return sx_error_set(err, SX_EINVAL, "expected integer, got %s",
+				    sx_dec_type_name(v));
+	d = v->valuedouble;
+	if (!isfinite(d) || d != floor(d))
+		return sx_error_set(err, SX_EINVAL, "expected integer, got %g", d);
+	/* (double)INT64_MAX rounds up to 2^63, so compare strictly there. */
+	if (d < (double)min || d > (double)max || d >= 9223372036854775808.0)
+		return sx_error_set(err, SX_EINVAL, "integer %.0f out of range", d);
+	*out = (int64_t)d;
+	return 0;
+}
+
 int sx_dec_int64(const cJSON *obj, const char *key, int64_t min, int64_t max, int64_t *out,
 		 bool *present, struct sx_error *err)
 {
 	const cJSON *v = sx_dec_get(obj, key);
-	double d;
 
 	*out = 0;
 	if (present)
 		*present = false;
 	if (!v)
 		return 0;
-	if (!cJSON_IsNumber(v))
-		return sx_dec_type_error(err, key, "integer", v);
-	d = v->valuedouble;
-	if (!isfinite(d) || d != floor(d)) {
-		sx_error_set(err, SX_EINVAL, "expected integer, got %g", d);
+	if (sx_dec_int64_value(v, min, max, out, err) < 0) {
 		sx_error_prefix(err, key);
 		return SX_EINVAL;
 	}
-	/* (double)INT64_MAX rounds up to 2^63, so compare strictly there. */
-	if (d < (double)min || d > (double)max || d >= 9223372036854775808.0) {
-		sx_error_set(err, SX_EINVAL, "integer %.0f out of range", d);
-		sx_error_prefix(err, key);
-		return SX_EINVAL;
-	}
-	*out = (int64_t)d;
 	if (present)
 		*present = true;
 	return 0;

@@ -6,7 +6,6 @@
 #include "schedext/dra.h"
 
 #include <cjson/cJSON.h>
-#include <math.h>
 #include <stdalign.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -123,18 +122,8 @@ static int attr_cmp(const void *a, const void *b)
 
 static int int_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)
 {
-	double d = cJSON_IsNumber(j) ? j->valuedouble : 0.5;
-
 	(void)arg;
-	if (!cJSON_IsNumber(j))
-		return sx_error_set(err, SX_EINVAL, "expected integer, got %s",
-				    sx_dec_type_name(j));
-	/* (double)INT64_MAX rounds up to 2^63, so compare strictly there. */
-	if (!isfinite(d) || d != floor(d) || d < -9223372036854775808.0 ||
-	    d >= 9223372036854775808.0)
-		return sx_error_set(err, SX_EINVAL, "expected integer, got %g", d);
-	*(int64_t *)elem = (int64_t)d;
-	return 0;
+	return sx_dec_int64_value(j, INT64_MIN, INT64_MAX, elem, err);
 }
 
 static int bool_item(const cJSON *j, void *elem, void *arg, struct sx_error *err)

@@ -59,6 +59,9 @@ int sx_dec_intern(const cJSON *obj, const char *key, sx_str *out, struct sx_erro
 /* Interns a validated string value (no path set on error). */
 int sx_dec_intern_value(const cJSON *s, sx_str *out, struct sx_error *err);
 int sx_dec_bool(const cJSON *obj, const char *key, bool *out, struct sx_error *err);
+/* A JSON integer within [min, max] (an error without a field prefix). */
+int sx_dec_int64_value(const cJSON *v, int64_t min, int64_t max, int64_t *out,
+		       struct sx_error *err);
 /* Integer in [min, max]; *present (may be NULL) tells whether it was set. */
 int sx_dec_int64(const cJSON *obj, const char *key, int64_t min, int64_t max, int64_t *out,
 		 bool *present, struct sx_error *err);
